@@ -1,0 +1,27 @@
+"""Package discovery for dlsys-suite.
+
+The core (`suite`) and every built-in plugin (`plugins/suite_*`) are found automatically. The
+top-level `hardware_profiles/` and `experiments/` folders stay where a reader expects them in the
+checkout, and are mapped into the wheel as `suite/data/hardware_profiles` and
+`suite/data/experiments`, so a non-editable install finds them through importlib.resources
+(`suite.resources.builtin_dir`).
+"""
+
+from setuptools import find_packages, setup
+
+core = find_packages(where=".", include=["suite", "suite.*"])
+plugins = find_packages(where="plugins", include=["suite_*", "suite_*.*"])
+data = {
+    "suite.data.hardware_profiles": "hardware_profiles",
+    "suite.data.experiments": "experiments",
+}
+
+setup(
+    packages=core + plugins + list(data),
+    package_dir={**{p: "plugins/" + p.replace(".", "/") for p in plugins}, **data},
+    package_data={
+        "suite.data.hardware_profiles": ["**/*.toml", "*.md"],
+        "suite.data.experiments": ["*.toml"],
+        "": ["*.toml", "*.md", "*.csv", "*.json"],
+    },
+)

@@ -1,0 +1,71 @@
+"""dlsys-suite: a plugin-based benchmark suite for distributed deep-learning and HPC techniques.
+
+Plugins import the contract from here::
+
+    from suite import hookimpl, Technique, Variant, Paper, Param, Claim, Result
+
+The core never imports a plugin by name; plugins are found through the ``suite.plugins``
+entry-point group (see :mod:`suite.hookspecs`).
+"""
+
+from suite.errors import (
+    ExperimentError,
+    ParameterError,
+    PluginError,
+    ProfileError,
+    StoreError,
+    SuiteError,
+    TechniqueError,
+    WorkloadError,
+)
+from suite.hookspecs import hookimpl, hookspec
+from suite.technique import (
+    Approx,
+    AtLeast,
+    AtMost,
+    Between,
+    Claim,
+    Exact,
+    Metric,
+    Paper,
+    Param,
+    Property,
+    Result,
+    Scenario,
+    ScenarioSpec,
+    Skip,
+    Technique,
+    Variant,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "__version__",
+    "hookimpl",
+    "hookspec",
+    "Approx",
+    "AtLeast",
+    "AtMost",
+    "Between",
+    "Claim",
+    "Exact",
+    "Metric",
+    "Paper",
+    "Param",
+    "Property",
+    "Result",
+    "Scenario",
+    "ScenarioSpec",
+    "Skip",
+    "Technique",
+    "Variant",
+    "SuiteError",
+    "ParameterError",
+    "TechniqueError",
+    "PluginError",
+    "ProfileError",
+    "WorkloadError",
+    "ExperimentError",
+    "StoreError",
+]

@@ -1,0 +1,61 @@
+"""The ``suite`` command.
+
+Each command group lives in its own module of this package and registers itself on
+:data:`main` (plugins/techniques/info here; hardware, workloads, run/results/compare/report,
+reproduce, validate, plugin in their modules). Every command: ``--help``, a non-zero exit on
+failure, errors as one line (traceback with ``--debug``), and a machine-readable output option.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from suite.cli.common import SuiteGroup
+
+__all__ = ["main"]
+
+
+@click.group(cls=SuiteGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("--debug", is_flag=True, help="Show full tracebacks on error.")
+@click.option("--strict-plugins", is_flag=True,
+              help="Fail if any plugin is quarantined (also SUITE_STRICT_PLUGINS=1).")
+@click.version_option(package_name="dlsys-suite", prog_name="suite")
+@click.pass_context
+def main(ctx: click.Context, debug: bool, strict_plugins: bool) -> None:
+    """dlsys-suite: re-implemented distributed-DL and HPC systems techniques, predicted on declared
+    hardware and checked against their papers.
+
+    \b
+    Start here:
+      suite techniques              what is installed
+      suite reproduce               every paper claim: the paper's number beside ours
+      suite run --technique poseidon --profile titan-x-maxwell-16n-10gbe --workload vgg19-22k
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug or os.environ.get("SUITE_DEBUG") == "1"
+    if strict_plugins:
+        os.environ["SUITE_STRICT_PLUGINS"] = "1"
+    from suite.registry import reset_registry
+
+    if strict_plugins:
+        reset_registry(None)
+
+
+def _register_commands() -> None:
+    import importlib
+
+    for mod in ("plugins", "hardware", "workloads", "run", "results", "reproduce", "validate", "plugin_new"):
+        try:
+            importlib.import_module(f"suite.cli.{mod}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"suite.cli.{mod}":
+                raise
+
+
+_register_commands()
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""Shared CLI helpers: one-line errors, output formats, the console."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from suite.errors import SuiteError
+
+__all__ = ["SuiteGroup", "format_option", "emit", "console", "fail"]
+
+
+class SuiteGroup(click.Group):
+    """A click group whose commands print :class:`SuiteError` (and any other error) as one line."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
+            raise
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+        except Exception as exc:  # noqa: BLE001 - the one place errors become exit codes
+            debug = bool((ctx.obj or {}).get("debug"))
+            if debug:
+                raise
+            msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            if not isinstance(exc, SuiteError):
+                msg = f"{type(exc).__name__}: {msg} (run with --debug for the traceback)"
+            click.echo(f"error: {msg}", err=True)
+            sys.exit(2 if isinstance(exc, SuiteError) else 1)
+
+
+def format_option(*choices: str, default: str = "table"):
+    return click.option("--format", "fmt", type=click.Choice(list(choices)), default=default,
+                        show_default=True, help="Output format.")
+
+
+def console():
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=False)
+
+
+def emit(rows: list[dict], fmt: str, columns: list[str] | None = None, title: str | None = None) -> None:
+    """Print rows as a rich table, JSON or CSV."""
+    columns = columns or (list(rows[0]) if rows else [])
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2, default=str))
+        return
+    if fmt == "csv":
+        import csv
+
+        w = csv.DictWriter(sys.stdout, fieldnames=columns, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+        return
+    from rich.table import Table
+
+    t = Table(title=title, show_lines=False)
+    for c in columns:
+        t.add_column(c)
+    for r in rows:
+        t.add_row(*[_cell(r.get(c)) for c in columns])
+    console().print(t)
+
+
+def _cell(v: Any) -> str:
+    from rich.markup import escape
+
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, (list, tuple)):
+        return escape(", ".join(map(str, v)))
+    return escape(str(v))
+
+
+def fail(msg: str, code: int = 2):
+    from suite.errors import SuiteError
+
+    raise SuiteError(msg)

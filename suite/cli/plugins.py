@@ -1,0 +1,112 @@
+"""``suite plugins``, ``suite techniques``, ``suite info``."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from suite.cli import main
+from suite.cli.common import emit, format_option
+
+
+@main.command("plugins")
+@format_option("table", "json")
+@click.pass_context
+def plugins_cmd(ctx: click.Context, fmt: str) -> None:
+    """Installed plugins, their versions, and quarantined ones with the reason."""
+    from suite.registry import get_registry
+
+    reg = get_registry()
+    rows = [{"plugin": p.name, "distribution": p.distribution, "version": p.version, "status": p.status,
+             "techniques": p.techniques, "reason": p.reason} for p in reg.plugins]
+    emit(rows, fmt, ["plugin", "distribution", "version", "status", "techniques", "reason"], title="plugins")
+    if ctx.obj.get("debug"):
+        for p in reg.quarantined():
+            click.echo(f"--- {p.name}\n{p.detail}", err=True)
+
+
+@main.command("techniques")
+@click.option("--category", help="Only this category (communication, memory, fault-tolerance, sgd, kernels, ...).")
+@format_option("table", "json")
+def techniques_cmd(category: str | None, fmt: str) -> None:
+    """Installed techniques with their paper, variants and claims."""
+    from suite.registry import get_registry
+
+    rows = []
+    for t in get_registry().techniques(category):
+        rows.append({"name": t.name, "category": t.category, "title": t.title,
+                     "paper": f"{t.paper.venue} {t.paper.year or ''}".strip(),
+                     "variants": [v.name + ("*" if v.baseline else "") for v in t.variants],
+                     "fidelities": sorted(t.fidelities), "claims": len(t.claims)})
+    emit(rows, fmt, ["name", "category", "title", "paper", "variants", "fidelities", "claims"],
+         title="techniques (* = baseline variant)")
+
+
+@main.command("info")
+@click.argument("technique")
+@format_option("text", "json", default="text")
+def info_cmd(technique: str, fmt: str) -> None:
+    """Details of one technique: paper, variants, parameters, claims, profiles used."""
+    from suite.registry import get_registry
+
+    reg = get_registry()
+    t = reg.technique(technique)
+    plug = reg.plugin_of(technique)
+    data = {
+        "name": t.name, "title": t.title, "category": t.category, "version": t.version,
+        "plugin": {"name": plug.name, "distribution": plug.distribution, "version": plug.version},
+        "paper": {"citation": t.paper.cite(), "arxiv": t.paper.arxiv, "doi": t.paper.doi, "code": t.paper.code},
+        "variants": [{"name": v.name, "baseline": v.baseline, "description": v.description} for v in t.variants],
+        "fidelities": sorted(t.fidelities),
+        "parameters": {k: {"type": p.type.__name__, "default": p.default, "unit": p.unit, "minimum": p.minimum,
+                           "maximum": p.maximum, "choices": list(p.choices) if p.choices else None, "help": p.help}
+                       for k, p in t.parameters.items()},
+        "defaults": {"profile": t.default_profile, "workload": t.default_workload},
+        "claims": [{"id": c.id, "statement": c.statement, "source": c.source, "verified": c.verified,
+                    "expect": c.expect.describe(),
+                    "profiles": sorted({s.profile for s in c.specs().values() if s.profile})} for c in t.claims],
+        "properties": [{"name": p.name, "description": p.description} for p in t.properties],
+        "docs": t.docs,
+    }
+    if fmt == "json":
+        click.echo(json.dumps(data, indent=2, default=str))
+        return
+    from rich.markup import escape
+
+    from suite.cli.common import console
+
+    c = console()
+    c.print(f"[bold]{escape(t.name)}[/bold]  {escape(t.title)}  ({t.category}, v{t.version})")
+    c.print(f"paper: {escape(t.paper.cite())}")
+    if t.paper.code:
+        c.print(f"code:  {escape(t.paper.code)}")
+    c.print(f"plugin: {plug.name} from {plug.distribution} {plug.version}")
+    c.print("\n[bold]variants[/bold] (* = baseline)")
+    for v in t.variants:
+        c.print(f"  {escape(v.name)}{'*' if v.baseline else ''}: {escape(v.description)}")
+    c.print(f"\n[bold]fidelities[/bold]: {', '.join(sorted(t.fidelities))}")
+    c.print(f"defaults: profile={t.default_profile}  workload={t.default_workload}")
+    if t.parameters:
+        c.print("\n[bold]parameters[/bold]")
+        for k, p in t.parameters.items():
+            rng = []
+            if p.minimum is not None:
+                rng.append(f">= {p.minimum}")
+            if p.maximum is not None:
+                rng.append(f"<= {p.maximum}")
+            if p.choices:
+                rng.append("one of " + "/".join(map(str, p.choices)))
+            c.print(f"  {k} ({p.type.__name__}{', ' + p.unit if p.unit else ''}; default {p.default!r}"
+                    f"{'; ' + ', '.join(rng) if rng else ''}): {escape(p.help)}")
+    if t.claims:
+        c.print("\n[bold]claims[/bold]")
+        for cl in t.claims:
+            c.print(f"  {cl.id} [{cl.source}; {'verified' if cl.verified else 'unverified'}]: "
+                    f"{escape(cl.statement)} (expect {escape(cl.expect.describe())})")
+    if t.properties:
+        c.print("\n[bold]properties[/bold]")
+        for p in t.properties:
+            c.print(f"  {p.name}: {escape(p.description)}")
+    if t.docs:
+        c.print(f"\ndocs: {t.docs}")

@@ -1,0 +1,51 @@
+"""Exceptions of dlsys-suite.
+
+Every error a user can cause derives from :class:`SuiteError`; the CLI prints its message as
+one line (no traceback unless ``--debug``) and exits non-zero. Messages name the file, the
+field, what was expected and what was given.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "SuiteError",
+    "ParameterError",
+    "TechniqueError",
+    "PluginError",
+    "ProfileError",
+    "WorkloadError",
+    "ExperimentError",
+    "StoreError",
+]
+
+
+class SuiteError(Exception):
+    """Base class: a user-facing error with a one-line message."""
+
+
+class ParameterError(SuiteError, ValueError):
+    """A technique parameter, variant or scenario value is invalid."""
+
+
+class TechniqueError(SuiteError):
+    """A technique declaration is malformed (a plugin author's error)."""
+
+
+class PluginError(SuiteError):
+    """A plugin failed to load or conflicts with another (strict mode, duplicate names)."""
+
+
+class ProfileError(SuiteError, ValueError):
+    """A hardware profile is malformed: names file, field path, expected and given."""
+
+
+class WorkloadError(SuiteError, LookupError):
+    """An unknown or malformed workload."""
+
+
+class ExperimentError(SuiteError, ValueError):
+    """An experiment file or a sweep specification is malformed."""
+
+
+class StoreError(SuiteError):
+    """The results store cannot be opened, or a query names an unknown run."""

@@ -1,0 +1,75 @@
+"""Hardware profiles: declarative TOML with units, validated into SI (see DESIGN.md).
+
+Public API::
+
+    from suite.hardware import get_profile, library, Profile
+    prof = get_profile("titan-x-maxwell-16n-10gbe")
+    prof.device.peak_flops["fp32"]   # FLOP/s
+    prof.network[-1].bandwidth       # B/s per direction
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from suite.hardware.profile import Profile, ProfileLibrary, load_file
+from suite.hardware.schema import CollectiveFit, Cost, Device, Link, NetworkLevel, Node, Reliability
+from suite.hardware.units import format_quantity, parse_quantity
+
+__all__ = [
+    "Profile",
+    "ProfileLibrary",
+    "Device",
+    "Node",
+    "Link",
+    "NetworkLevel",
+    "CollectiveFit",
+    "Reliability",
+    "Cost",
+    "load_file",
+    "library",
+    "get_profile",
+    "profile_dirs",
+    "parse_quantity",
+    "format_quantity",
+]
+
+_LIBS: dict[tuple, ProfileLibrary] = {}
+
+
+def profile_dirs(extra: tuple[str | Path, ...] = ()) -> list[Path]:
+    """Folders searched for profiles: the shipped ones, plugin-provided ones, ``SUITE_PROFILES``
+    (os.pathsep-separated) and *extra* (``--profiles DIR``)."""
+    from suite.resources import builtin_dir
+
+    dirs: list[Path] = [builtin_dir("hardware_profiles")]
+    try:
+        from suite.registry import get_registry
+
+        dirs += [Path(p) for p in get_registry().hardware_profile_paths()]
+    except Exception:  # registry not importable yet / plugin failure: shipped profiles still work
+        pass
+    env = os.environ.get("SUITE_PROFILES")
+    if env:
+        dirs += [Path(p) for p in env.split(os.pathsep) if p]
+    dirs += [Path(p) for p in extra]
+    return dirs
+
+
+def library(extra: tuple[str | Path, ...] = ()) -> ProfileLibrary:
+    """The profile library (cached per set of folders)."""
+    dirs = tuple(str(p) for p in profile_dirs(tuple(extra)))
+    if dirs not in _LIBS:
+        _LIBS[dirs] = ProfileLibrary(dirs)
+    return _LIBS[dirs]
+
+
+def get_profile(name: str, extra: tuple[str | Path, ...] = ()) -> Profile:
+    """Resolve a profile by name, or load it from a path ending in ``.toml``."""
+    if name.endswith(".toml"):
+        p = Path(name)
+        lib = library(tuple(extra) + ((p.parent,) if p.exists() else ()))
+        doc, _ = load_file(p)
+        return lib.get(doc.profile.name)
+    return library(tuple(extra)).get(name)

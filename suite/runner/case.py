@@ -1,0 +1,126 @@
+"""Cases: a scenario plus fidelity, resolved and hashed.
+
+The case key is the content hash DESIGN.md defines:
+
+    hash(technique, technique version, variant, profile content hash, workload hash,
+         params, seed, fidelity)
+
+so a case already stored with status ok is never computed again, and changing a profile figure,
+a workload or a technique's version makes new cases.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from suite.errors import ParameterError, SuiteError
+from suite.technique import Scenario, ScenarioSpec, Technique
+
+__all__ = ["Case", "resolve_case", "case_key"]
+
+
+@dataclass(frozen=True)
+class Case:
+    """A resolved, hashed unit of work."""
+
+    key: str
+    technique: str
+    technique_version: str
+    variant: str
+    fidelity: str
+    profile: str | None
+    profile_hash: str | None
+    workload: str | None
+    workload_hash: str | None
+    params: dict[str, Any]
+    seed: int
+    overrides: dict[str, str] = field(default_factory=dict)
+    scenario: Scenario | None = field(default=None, compare=False, repr=False)
+
+    def describe(self) -> str:
+        bits = [self.technique, self.variant, self.fidelity]
+        if self.profile:
+            bits.append(self.profile + ("*" if self.overrides else ""))
+        if self.workload:
+            bits.append(self.workload)
+        if self.params:
+            bits.append(",".join(f"{k}={v}" for k, v in sorted(self.params.items())))
+        return " ".join(bits)
+
+    def identity(self) -> dict[str, Any]:
+        """JSON-able identity (what the key hashes), stored beside each case."""
+        return {
+            "technique": self.technique, "technique_version": self.technique_version,
+            "variant": self.variant, "fidelity": self.fidelity,
+            "profile": self.profile, "profile_hash": self.profile_hash,
+            "workload": self.workload, "workload_hash": self.workload_hash,
+            "params": self.params, "seed": self.seed, "overrides": self.overrides,
+        }
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, float) and v.is_integer() and abs(v) < 2**53:
+        return v  # keep 1.0 distinct from 1 only by declared type; params are validated first
+    return v
+
+
+def case_key(technique: str, version: str, variant: str, profile_hash: str | None,
+             workload_hash: str | None, params: dict[str, Any], seed: int, fidelity: str) -> str:
+    """SHA-256 (first 20 hex chars) of the case identity (DESIGN.md, Runner)."""
+    ident = [technique, version, variant, profile_hash, workload_hash,
+             {k: _jsonable(params[k]) for k in sorted(params)}, int(seed), fidelity]
+    blob = json.dumps(ident, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def resolve_case(tech: Technique, spec: ScenarioSpec, *, profile_dirs: tuple = ()) -> Case:
+    """Validate a spec against its technique and resolve profile and workload by name.
+
+    Raises
+    ------
+    ParameterError, ProfileError, WorkloadError
+        One-line errors naming the technique, the field and the value given.
+    """
+    from suite.hardware import get_profile
+    from suite.workloads import get_workload
+
+    if spec.fidelity not in tech.fidelities:
+        raise ParameterError(f"{tech.name}: fidelity {spec.fidelity!r} not supported; expected one of {sorted(tech.fidelities)}")
+    tech.get_variant(spec.variant)
+    params = tech.validate_params(spec.params)
+    profile_name = spec.profile or tech.default_profile
+    workload_name = spec.workload or tech.default_workload
+    profile = None
+    if profile_name:
+        profile = get_profile(profile_name, tuple(profile_dirs))
+        if spec.overrides:
+            profile = profile.with_overrides(dict(spec.overrides))
+        if profile.kind not in tech.profile_kinds:
+            raise ParameterError(
+                f"{tech.name}: profile {profile.name!r} is of kind {profile.kind!r}; expected one of {list(tech.profile_kinds)}")
+    elif tech.needs_profile and spec.fidelity != "execute":
+        raise ParameterError(f"{tech.name}: a hardware profile is required (--profile NAME)")
+    workload = None
+    if workload_name:
+        workload = get_workload(workload_name)
+    elif tech.needs_workload:
+        raise ParameterError(f"{tech.name}: a workload is required (--workload NAME)")
+    scenario = Scenario(technique=tech.name, variant=spec.variant, fidelity=spec.fidelity,
+                        profile=profile, workload=workload, params=params, seed=int(spec.seed))
+    p_hash = profile.content_hash() if profile is not None else None
+    w_hash = workload.content_hash() if workload is not None else None
+    key = case_key(tech.name, tech.version, spec.variant, p_hash, w_hash, params, spec.seed, spec.fidelity)
+    return Case(key=key, technique=tech.name, technique_version=tech.version, variant=spec.variant,
+                fidelity=spec.fidelity, profile=profile.name if profile else None, profile_hash=p_hash,
+                workload=workload.name if workload else None, workload_hash=w_hash, params=params,
+                seed=int(spec.seed), overrides={k: str(v) for k, v in spec.overrides.items()}, scenario=scenario)
+
+
+def evaluate_case(tech: Technique, case: Case):
+    """Evaluate one case in this process. Returns the Result (exceptions propagate)."""
+    if case.scenario is None:
+        raise SuiteError(f"case {case.key}: not resolved")
+    return tech.evaluate(case.scenario)

@@ -1,0 +1,539 @@
+"""The types of the plugin contract: what a technique declares and what it returns.
+
+A plugin builds one :class:`Technique` per published method and returns it from the
+``suite_techniques`` hook (see :mod:`suite.hookspecs`). Everything here is plain data plus the
+evaluation functions the plugin provides; the core never names a technique.
+
+Vocabulary (DESIGN.md): a *scenario* is (technique, variant, profile, workload, params, seed,
+fidelity); a *claim* is a paper's number tied to one or more scenarios, with an acceptance fixed
+before our number is seen.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from suite.errors import ParameterError, TechniqueError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from suite.hardware import Profile
+    from suite.workloads import Workload
+
+__all__ = [
+    "CATEGORIES",
+    "FIDELITIES",
+    "Paper",
+    "Variant",
+    "Param",
+    "Metric",
+    "Result",
+    "Scenario",
+    "ScenarioSpec",
+    "Acceptance",
+    "Approx",
+    "AtLeast",
+    "AtMost",
+    "Between",
+    "Exact",
+    "Claim",
+    "Property",
+    "Technique",
+    "Skip",
+]
+
+CATEGORIES = (
+    "communication",
+    "memory",
+    "fault-tolerance",
+    "sgd",
+    "kernels",
+    "accelerators",
+    "cluster-design",
+    "data-systems",
+)
+FIDELITIES = ("model", "simulate", "execute")
+DIRECTIONS = ("lower", "higher", "none")
+
+
+# --------------------------------------------------------------------------- metadata
+
+
+@dataclass(frozen=True)
+class Paper:
+    """Bibliographic record of the paper a technique re-implements."""
+
+    title: str
+    authors: tuple[str, ...] = ()
+    venue: str = ""
+    year: int | None = None
+    arxiv: str | None = None
+    doi: str | None = None
+    code: str | None = None
+
+    def cite(self) -> str:
+        who = self.authors[0] + (" et al." if len(self.authors) > 1 else "") if self.authors else ""
+        parts = [p for p in (who, self.venue, str(self.year) if self.year else "") if p]
+        ref = f"arXiv {self.arxiv}" if self.arxiv else (f"doi:{self.doi}" if self.doi else "")
+        return f"{self.title} ({', '.join(parts)}{'; ' + ref if ref else ''})"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One way to run a technique. Baselines are variants too, so a comparison is one sweep."""
+
+    name: str
+    description: str
+    baseline: bool = False
+
+
+_TYPES = {"int": int, "float": float, "str": str, "bool": bool}
+
+
+@dataclass(frozen=True)
+class Param:
+    """A declared technique parameter: type, default, unit and allowed range.
+
+    Values are validated by :meth:`validate` before a case runs; a bad value raises
+    :class:`~suite.errors.ParameterError` with one line naming the parameter, what was expected
+    and what was given.
+    """
+
+    type: type = float
+    default: Any = None
+    unit: str = ""
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple | None = None
+    help: str = ""
+    optional: bool = False  # None is an accepted value (e.g. "use the profile's figure")
+
+    def validate(self, name: str, value: Any, *, technique: str = "") -> Any:
+        where = f"{technique}: parameter {name!r}" if technique else f"parameter {name!r}"
+        if value is None:
+            if self.optional:
+                return None
+            raise ParameterError(f"{where}: expected {self.type.__name__}, got None")
+        try:
+            if self.type is bool and isinstance(value, str):
+                low = value.strip().lower()
+                if low not in ("true", "false", "1", "0", "yes", "no"):
+                    raise ValueError(value)
+                v: Any = low in ("true", "1", "yes")
+            elif self.type is int:
+                if isinstance(value, bool):
+                    raise ValueError(value)
+                if isinstance(value, float) and not value.is_integer():
+                    raise ValueError(value)
+                if isinstance(value, str):
+                    fv = float(value)
+                    if not fv.is_integer():
+                        raise ValueError(value)
+                    v = int(fv)
+                else:
+                    v = int(value)
+            elif self.type is float:
+                if isinstance(value, bool):
+                    raise ValueError(value)
+                v = float(value)
+                if not math.isfinite(v):
+                    raise ValueError(value)
+            else:
+                v = self.type(value)
+        except (TypeError, ValueError):
+            raise ParameterError(f"{where}: expected {self.type.__name__}, got {value!r}") from None
+        if self.choices is not None and v not in self.choices:
+            raise ParameterError(f"{where}: expected one of {list(self.choices)}, got {v!r}")
+        unit = f" {self.unit}" if self.unit else ""
+        if self.minimum is not None and v < self.minimum:
+            raise ParameterError(f"{where}: expected >= {self.minimum}{unit}, got {v!r}")
+        if self.maximum is not None and v > self.maximum:
+            raise ParameterError(f"{where}: expected <= {self.maximum}{unit}, got {v!r}")
+        return v
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One measured or predicted quantity.
+
+    ``unit`` is a pint-parsable unit string (``"s"``, ``"B"``, ``"samples/s"``, ``"1"`` for a
+    dimensionless ratio). ``direction`` says which way is better: ``"lower"``, ``"higher"`` or
+    ``"none"``. ``samples`` holds raw repeated measurements (execute fidelity) when there are any.
+    """
+
+    name: str
+    value: float
+    unit: str = "1"
+    direction: str = "none"
+    samples: tuple[float, ...] | None = None
+
+    def __post_init__(self):
+        if self.direction not in DIRECTIONS:
+            raise TechniqueError(f"metric {self.name!r}: direction must be one of {DIRECTIONS}, got {self.direction!r}")
+
+
+@dataclass
+class Result:
+    """What one evaluation returns: metrics by name, plus JSON-serialisable artifacts.
+
+    Artifacts hold structured detail that is not a scalar metric (a timeline, a per-layer
+    table, a loss curve, the chosen groups); they must be JSON-serialisable (lists, dicts,
+    numbers, strings).
+    """
+
+    metrics: dict[str, Metric] = field(default_factory=dict)
+    artifacts: dict[str, Any] = field(default_factory=dict)
+
+    def add(self, name: str, value: float, unit: str = "1", direction: str = "none",
+            samples: Sequence[float] | None = None) -> "Result":
+        self.metrics[name] = Metric(name, float(value), unit, direction,
+                                    tuple(float(s) for s in samples) if samples is not None else None)
+        return self
+
+    def __getitem__(self, name: str) -> float:
+        return self.metrics[name].value
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.metrics
+
+
+@dataclass(frozen=True)
+class Skip(Exception):
+    """Raise from an evaluate function to decline a scenario that does not apply (benchopt's
+    ``skip``): the case is stored with status ``skipped`` and the reason, never as a crash."""
+
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+# --------------------------------------------------------------------------- scenarios
+
+
+@dataclass(frozen=True)
+class ScenarioSpec:
+    """A scenario by name, as written in a claim or an experiment file (not yet resolved)."""
+
+    variant: str
+    profile: str | None = None
+    workload: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    fidelity: str = "model"
+    seed: int = 0
+    overrides: Mapping[str, str] = field(default_factory=dict)  # profile field -> value with unit
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A resolved scenario: what an evaluate function receives.
+
+    ``profile`` is the resolved :class:`suite.hardware.Profile` (overrides applied) or ``None``;
+    ``workload`` the resolved :class:`suite.workloads.Workload` or ``None``; ``params`` are
+    validated and complete (defaults filled in).
+    """
+
+    technique: str
+    variant: str
+    fidelity: str
+    profile: "Profile | None" = None
+    workload: "Workload | None" = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    seed: int = 0
+
+    @property
+    def profile_name(self) -> str | None:
+        return self.profile.name if self.profile is not None else None
+
+    @property
+    def workload_name(self) -> str | None:
+        return self.workload.name if self.workload is not None else None
+
+    def param(self, name: str) -> Any:
+        return self.params[name]
+
+
+# --------------------------------------------------------------------------- claims
+
+
+class Acceptance:
+    """How a claim's number is judged. Fixed before our number is seen (DESIGN.md, Tolerances)."""
+
+    paper: Any = None
+
+    def check(self, ours: Any) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def describe(self) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def ratio(self, ours: Any) -> float | None:
+        try:
+            p = float(self.paper)
+            o = float(ours)
+        except (TypeError, ValueError):
+            return None
+        return o / p if p != 0 else None
+
+
+@dataclass(frozen=True)
+class Approx(Acceptance):
+    """The paper's value within a relative tolerance: ``|ours/paper - 1| <= rel``."""
+
+    paper: float
+    rel: float = 0.2
+
+    def check(self, ours: Any) -> bool:
+        return math.isfinite(float(ours)) and abs(float(ours) - self.paper) <= self.rel * abs(self.paper)
+
+    def describe(self) -> str:
+        return f"{self.paper:g} ± {self.rel:.0%}"
+
+
+@dataclass(frozen=True)
+class AtLeast(Acceptance):
+    paper: float
+
+    def check(self, ours: Any) -> bool:
+        return float(ours) >= self.paper
+
+    def describe(self) -> str:
+        return f">= {self.paper:g}"
+
+
+@dataclass(frozen=True)
+class AtMost(Acceptance):
+    paper: float
+
+    def check(self, ours: Any) -> bool:
+        return float(ours) <= self.paper
+
+    def describe(self) -> str:
+        return f"<= {self.paper:g}"
+
+
+@dataclass(frozen=True)
+class Between(Acceptance):
+    low: float
+    high: float
+
+    @property
+    def paper(self) -> str:  # type: ignore[override]
+        return f"[{self.low:g}, {self.high:g}]"
+
+    def check(self, ours: Any) -> bool:
+        return self.low <= float(ours) <= self.high
+
+    def describe(self) -> str:
+        return f"in [{self.low:g}, {self.high:g}]"
+
+
+@dataclass(frozen=True)
+class Exact(Acceptance):
+    """Exact equality: counts, orderings (a tuple of variant names), booleans."""
+
+    paper: Any
+
+    def check(self, ours: Any) -> bool:
+        if isinstance(self.paper, (list, tuple)):
+            return tuple(ours) == tuple(self.paper)
+        return ours == self.paper
+
+    def describe(self) -> str:
+        if isinstance(self.paper, (list, tuple)):
+            return " > ".join(map(str, self.paper)) if self.paper and isinstance(self.paper[0], str) else str(list(self.paper))
+        return str(self.paper)
+
+    def ratio(self, ours: Any) -> float | None:
+        if isinstance(self.paper, (list, tuple, str, bool)):
+            return None
+        return super().ratio(ours)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A number (or ordering) from the paper, tied to the scenario(s) that reproduce it.
+
+    Either give ``scenario`` and ``metric`` (our value is that metric of that case), or give
+    ``cases`` (label -> ScenarioSpec) and ``derive`` (a function from label -> Result to our
+    value, e.g. a ratio of two variants or an ordering).
+
+    ``source`` names where in the paper the number is (``"abstract"``, ``"Table 4"``);
+    ``verified`` is True only if the number was read in the paper itself
+    (shared/research/verified_*.md). ``note`` explains assumptions, and why a claim is not
+    reproduced when it is not.
+    """
+
+    id: str
+    statement: str
+    source: str
+    verified: bool
+    expect: Acceptance
+    scenario: ScenarioSpec | None = None
+    metric: str | None = None
+    cases: Mapping[str, ScenarioSpec] | None = None
+    derive: Callable[[Mapping[str, Result]], Any] | None = None
+    note: str = ""
+
+    def __post_init__(self):
+        if self.scenario is None and not self.cases:
+            raise TechniqueError(f"claim {self.id!r}: give `scenario` (+ `metric`) or `cases` (+ `derive`)")
+        if self.scenario is not None and self.metric is None and self.derive is None:
+            raise TechniqueError(f"claim {self.id!r}: a single-scenario claim needs `metric`")
+        if self.cases and self.derive is None:
+            raise TechniqueError(f"claim {self.id!r}: `cases` needs a `derive` function")
+
+    def specs(self) -> dict[str, ScenarioSpec]:
+        """Every scenario this claim needs, by label (``"main"`` for ``scenario``)."""
+        out: dict[str, ScenarioSpec] = {}
+        if self.scenario is not None:
+            out["main"] = self.scenario
+        if self.cases:
+            out.update(self.cases)
+        return out
+
+    def value(self, results: Mapping[str, Result]) -> Any:
+        """Our value from the results of :meth:`specs` (same labels)."""
+        if self.derive is not None:
+            return self.derive(results)
+        return results["main"][self.metric]
+
+
+# --------------------------------------------------------------------------- properties
+
+
+@dataclass(frozen=True)
+class Property:
+    """A declared invariant the conformance kit checks under hypothesis-generated inputs.
+
+    ``check(technique, scenario)`` raises ``AssertionError`` with a message when the invariant
+    does not hold for that scenario; the kit generates the scenarios (random valid profiles of
+    the kinds the technique accepts, its variants, small parameters).
+    """
+
+    name: str
+    description: str
+    check: Callable[["Technique", Scenario], None]
+
+
+# --------------------------------------------------------------------------- technique
+
+
+@dataclass
+class Technique:
+    """One published method, as a plugin declares it.
+
+    Parameters
+    ----------
+    name : str
+        Unique identifier (``"poseidon"``); lower-case, digits and ``-``.
+    title : str
+        One line for listings.
+    category : str
+        One of :data:`CATEGORIES`.
+    paper : Paper
+    variants : list of Variant
+        At least one baseline.
+    parameters : dict of str -> Param
+    fidelities : dict of str -> callable
+        Fidelity name (``model``, ``simulate``, ``execute``) -> ``evaluate(scenario) -> Result``.
+    claims : list of Claim
+    properties : list of Property
+    version : str
+        The technique's version; part of every case key, so bump it when results change.
+    default_profile, default_workload : str or None
+        What ``suite run --technique T`` uses when none is given.
+    needs_profile, needs_workload : bool
+        Whether a scenario must name a profile / workload.
+    profile_kinds : tuple of str
+        Which profile kinds the model accepts (``device``, ``node``, ``cluster``, ``measured``).
+    capabilities : frozenset of str
+        Family checks of the conformance kit that apply (e.g. ``{"bytes-conserved"}``).
+    smoke : ScenarioSpec or None
+        A small scenario that runs in well under a second (conformance kit, smoke experiment).
+    """
+
+    name: str
+    title: str
+    category: str
+    paper: Paper
+    variants: list[Variant]
+    fidelities: dict[str, Callable[[Scenario], Result]]
+    parameters: dict[str, Param] = field(default_factory=dict)
+    claims: list[Claim] = field(default_factory=list)
+    properties: list[Property] = field(default_factory=list)
+    version: str = "0.1.0"
+    default_profile: str | None = None
+    default_workload: str | None = None
+    needs_profile: bool = True
+    needs_workload: bool = True
+    profile_kinds: tuple[str, ...] = ("device", "node", "cluster", "measured")
+    capabilities: frozenset[str] = frozenset()
+    smoke: Sequence[ScenarioSpec] = ()
+    docs: str = ""  # path of the docs page, relative to the repository root
+
+    def __post_init__(self):
+        import re
+
+        if not re.fullmatch(r"[a-z][a-z0-9-]*", self.name or ""):
+            raise TechniqueError(f"technique name must be lower-case letters, digits and '-', got {self.name!r}")
+        if self.category not in CATEGORIES:
+            raise TechniqueError(f"technique {self.name!r}: category must be one of {CATEGORIES}, got {self.category!r}")
+        if not self.variants:
+            raise TechniqueError(f"technique {self.name!r}: declares no variants")
+        names = [v.name for v in self.variants]
+        if len(set(names)) != len(names):
+            raise TechniqueError(f"technique {self.name!r}: duplicate variant names {names}")
+        if not any(v.baseline for v in self.variants):
+            raise TechniqueError(f"technique {self.name!r}: no variant is marked baseline=True")
+        bad = [f for f in self.fidelities if f not in FIDELITIES]
+        if bad or not self.fidelities:
+            raise TechniqueError(f"technique {self.name!r}: fidelities must be a non-empty subset of {FIDELITIES}, got {list(self.fidelities)}")
+        ids = [c.id for c in self.claims]
+        if len(set(ids)) != len(ids):
+            raise TechniqueError(f"technique {self.name!r}: duplicate claim ids")
+        if isinstance(self.smoke, ScenarioSpec):
+            self.smoke = (self.smoke,)
+
+    # -- lookups
+    @property
+    def variant_names(self) -> list[str]:
+        return [v.name for v in self.variants]
+
+    @property
+    def baselines(self) -> list[Variant]:
+        return [v for v in self.variants if v.baseline]
+
+    def get_variant(self, name: str) -> Variant:
+        for v in self.variants:
+            if v.name == name:
+                return v
+        raise ParameterError(f"{self.name}: unknown variant {name!r}; expected one of {self.variant_names}")
+
+    def validate_params(self, params: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Fill defaults and validate; unknown names are an error naming the known ones."""
+        params = dict(params or {})
+        unknown = sorted(set(params) - set(self.parameters))
+        if unknown:
+            raise ParameterError(
+                f"{self.name}: unknown parameter {unknown[0]!r}; expected one of {sorted(self.parameters)}"
+            )
+        out = {}
+        for pname, p in self.parameters.items():
+            out[pname] = p.validate(pname, params.get(pname, p.default), technique=self.name)
+        return out
+
+    def evaluate(self, scenario: Scenario) -> Result:
+        """Run one resolved scenario at its fidelity and check the result's shape."""
+        if scenario.fidelity not in self.fidelities:
+            raise Skip(f"{self.name} has no {scenario.fidelity!r} fidelity (has {sorted(self.fidelities)})")
+        self.get_variant(scenario.variant)
+        result = self.fidelities[scenario.fidelity](scenario)
+        if not isinstance(result, Result):
+            raise TechniqueError(f"{self.name}: {scenario.fidelity} evaluate returned {type(result).__name__}, expected Result")
+        return result

@@ -1,0 +1,1 @@
+"""Registers the built-in workloads (filled in by the workload-zoo work)."""
