@@ -1,0 +1,1 @@
+"""Conformance kit for technique authors (see docs/plugin-authors.md)."""

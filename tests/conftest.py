@@ -1,0 +1,44 @@
+"""Test configuration: hypothesis profiles and isolation of the plugin registry.
+
+Profiles (select with HYPOTHESIS_PROFILE, default ``dev``; CI sets ``ci``):
+
+* ``ci``: derandomized, bounded examples, no deadline (2 shared cores);
+* ``dev``: a few more examples, randomized.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    max_examples=25,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.differing_executors],
+)
+settings.register_profile(
+    "dev",
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.differing_executors],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+@pytest.fixture
+def isolated_registry():
+    """Yield a function installing an in-process registry; restores the real one afterwards."""
+    from suite.registry import Registry, reset_registry
+
+    def install(*modules, strict=False):
+        reg = Registry(entry_points_=[], modules=list(modules), strict=strict)
+        reset_registry(reg)
+        return reg
+
+    yield install
+    reset_registry(None)

@@ -1,0 +1,119 @@
+"""Registry: discovery, quarantine of a broken plugin, duplicate names, check_pending, strict mode."""
+
+from __future__ import annotations
+
+import types
+from importlib.metadata import EntryPoint
+
+import pytest
+
+from suite import Paper, Result, Technique, Variant, hookimpl
+from suite.errors import PluginError
+from suite.registry import Registry
+
+
+def _technique(name: str) -> Technique:
+    return Technique(
+        name=name, title="t", category="communication", paper=Paper("P"),
+        variants=[Variant("base", "baseline", baseline=True)],
+        fidelities={"model": lambda s: Result().add("x", 1.0)},
+        needs_profile=False, needs_workload=False,
+    )
+
+
+def _module(name: str, *techs: str, **extra) -> types.ModuleType:
+    mod = types.ModuleType(name)
+
+    @hookimpl
+    def suite_techniques():
+        return [_technique(t) for t in techs]
+
+    mod.suite_techniques = suite_techniques
+    for k, v in extra.items():
+        setattr(mod, k, v)
+    return mod
+
+
+def test_good_plugins_load_and_list_techniques():
+    reg = Registry(entry_points_=[], modules=[("a", _module("a", "alpha")), ("b", _module("b", "beta", "gamma"))])
+    assert [t.name for t in reg.techniques()] == ["alpha", "beta", "gamma"]
+    assert reg.plugin_of("gamma").name == "b"
+    assert not reg.quarantined()
+
+
+def test_import_failure_is_quarantined_and_others_work():
+    ep = EntryPoint(name="broken", value="suite_definitely_not_installed_xyz", group="suite.plugins")
+    reg = Registry(entry_points_=[ep], modules=[("a", _module("a", "alpha"))])
+    q = reg.quarantined()
+    assert [p.name for p in q] == ["broken"]
+    assert "import failed: ModuleNotFoundError" in q[0].reason
+    assert reg.technique("alpha").name == "alpha"
+
+
+def test_strict_mode_raises_on_quarantine():
+    ep = EntryPoint(name="broken", value="suite_definitely_not_installed_xyz", group="suite.plugins")
+    with pytest.raises(PluginError, match="plugin 'broken'.*import failed"):
+        Registry(entry_points_=[ep], strict=True)
+
+
+def test_strict_from_environment(monkeypatch):
+    monkeypatch.setenv("SUITE_STRICT_PLUGINS", "1")
+    ep = EntryPoint(name="broken", value="suite_definitely_not_installed_xyz", group="suite.plugins")
+    with pytest.raises(PluginError):
+        Registry(entry_points_=[ep])
+
+
+def test_misspelled_hook_is_caught_by_check_pending():
+    mod = _module("typo", "alpha")
+
+    @hookimpl
+    def suite_technique():  # missing the final "s"
+        return []
+
+    mod.suite_technique = suite_technique
+    reg = Registry(entry_points_=[], modules=[("typo", mod), ("ok", _module("ok", "beta"))])
+    (q,) = reg.quarantined()
+    assert q.name == "typo" and "bad hook implementation" in q.reason and "suite_technique" in q.reason
+    assert [t.name for t in reg.techniques()] == ["beta"]
+
+
+def test_hook_that_raises_is_quarantined():
+    mod = types.ModuleType("boom")
+
+    @hookimpl
+    def suite_techniques():
+        raise RuntimeError("kaput")
+
+    mod.suite_techniques = suite_techniques
+    reg = Registry(entry_points_=[], modules=[("boom", mod)])
+    assert "suite_techniques() failed: RuntimeError: kaput" in reg.quarantined()[0].reason
+
+
+def test_wrong_return_type_is_quarantined():
+    mod = types.ModuleType("wrong")
+
+    @hookimpl
+    def suite_techniques():
+        return ["not a technique"]
+
+    mod.suite_techniques = suite_techniques
+    reg = Registry(entry_points_=[], modules=[("wrong", mod)])
+    assert "expected Technique" in reg.quarantined()[0].reason
+
+
+def test_duplicate_technique_names_name_both_distributions():
+    with pytest.raises(PluginError, match="'alpha' is provided by two distributions.*plugin 'a'.*plugin 'b'"):
+        Registry(entry_points_=[], modules=[("a", _module("a", "alpha")), ("b", _module("b", "alpha"))])
+
+
+def test_unknown_technique_lists_installed():
+    reg = Registry(entry_points_=[], modules=[("a", _module("a", "alpha"))])
+    with pytest.raises(PluginError, match="unknown technique 'nope'; installed: alpha"):
+        reg.technique("nope")
+
+
+def test_builtin_plugins_are_registered_by_entry_point():
+    from importlib.metadata import entry_points
+
+    names = {ep.name for ep in entry_points(group="suite.plugins")}
+    assert "poseidon" in names

@@ -1,0 +1,100 @@
+"""The contract types: parameter validation, claims and acceptances, technique checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from suite import (Approx, AtLeast, AtMost, Between, Claim, Exact, Paper, Param, Result, ScenarioSpec,
+                   Technique, Variant)
+from suite.errors import ParameterError, TechniqueError
+
+
+def test_param_validation_messages():
+    p = Param(int, default=16, minimum=1, maximum=1024, unit="nodes")
+    assert p.validate("nodes", "8") == 8
+    with pytest.raises(ParameterError, match=r"parameter 'nodes': expected >= 1 nodes, got 0"):
+        p.validate("nodes", 0)
+    with pytest.raises(ParameterError, match=r"expected int, got '2.5'"):
+        p.validate("nodes", "2.5")
+    with pytest.raises(ParameterError, match="expected int, got True"):
+        p.validate("nodes", True)
+    f = Param(float, default=0.5, minimum=0, maximum=1)
+    assert f.validate("eff", "0.25") == 0.25
+    with pytest.raises(ParameterError, match="expected float, got 'nan'"):
+        f.validate("eff", "nan")
+    c = Param(str, default="fp32", choices=("fp32", "fp16"))
+    with pytest.raises(ParameterError, match=r"expected one of \['fp32', 'fp16'\], got 'int8'"):
+        c.validate("dtype", "int8")
+    b = Param(bool, default=False)
+    assert b.validate("x", "yes") is True
+    assert Param(int, default=None, optional=True).validate("servers", None) is None
+
+
+def test_acceptances():
+    assert Approx(15.5, rel=0.2).check(13.0) and not Approx(15.5, rel=0.2).check(12.0)
+    assert Approx(15.5).ratio(31.0) == pytest.approx(2.0)
+    assert AtLeast(2).check(2) and not AtLeast(2).check(1.99)
+    assert AtMost(0.11).check(0.05) and not AtMost(0.11).check(0.2)
+    assert Between(2, 3).check(2.5) and not Between(2, 3).check(3.1)
+    assert Exact(("a", "b")).check(["a", "b"]) and not Exact(("a", "b")).check(["b", "a"])
+    assert Exact(("a", "b")).describe() == "a > b"
+    assert Exact(("a", "b")).ratio(("a", "b")) is None
+    assert Exact(1920).ratio(1920) == 1.0
+
+
+def _tech(**kw):
+    base = dict(name="demo", title="Demo", category="communication", paper=Paper("P", ("A", "B"), "X", 2020),
+                variants=[Variant("base", "b", baseline=True), Variant("new", "n")],
+                fidelities={"model": lambda s: Result().add("t", float(s.params["n"]), "s", "lower")},
+                parameters={"n": Param(int, 2, minimum=1)}, needs_profile=False, needs_workload=False)
+    base.update(kw)
+    return Technique(**base)
+
+
+def test_technique_declaration_checks():
+    t = _tech()
+    assert t.variant_names == ["base", "new"] and [v.name for v in t.baselines] == ["base"]
+    assert t.validate_params({}) == {"n": 2}
+    with pytest.raises(ParameterError, match="unknown parameter 'm'; expected one of \\['n'\\]"):
+        t.validate_params({"m": 1})
+    with pytest.raises(TechniqueError, match="no variant is marked baseline"):
+        _tech(variants=[Variant("a", "a")])
+    with pytest.raises(TechniqueError, match="category must be one of"):
+        _tech(category="misc")
+    with pytest.raises(TechniqueError, match="lower-case"):
+        _tech(name="Bad Name")
+    with pytest.raises(TechniqueError, match="fidelities"):
+        _tech(fidelities={"guess": lambda s: Result()})
+    with pytest.raises(ParameterError, match="unknown variant 'zz'"):
+        t.get_variant("zz")
+
+
+def test_claim_value_single_and_derived():
+    c = Claim("c1", "x", "abstract", True, Approx(2.0), scenario=ScenarioSpec("base"), metric="t")
+    r = Result().add("t", 2.1)
+    assert c.value({"main": r}) == 2.1 and c.expect.check(2.1)
+
+    def ratio(res):
+        return res["a"]["t"] / res["b"]["t"]
+
+    d = Claim("c2", "y", "Table 1", False, Approx(1.5),
+              cases={"a": ScenarioSpec("new"), "b": ScenarioSpec("base")}, derive=ratio)
+    assert d.value({"a": Result().add("t", 3.0), "b": Result().add("t", 2.0)}) == 1.5
+    with pytest.raises(TechniqueError):
+        Claim("c3", "z", "abstract", True, Approx(1.0))
+    with pytest.raises(TechniqueError):
+        Claim("c4", "z", "abstract", True, Approx(1.0), scenario=ScenarioSpec("base"))
+
+
+def test_evaluate_and_resolve_case_key_changes_with_params():
+    from suite.runner.case import resolve_case
+
+    t = _tech()
+    a = resolve_case(t, ScenarioSpec("base", params={"n": 3}))
+    b = resolve_case(t, ScenarioSpec("base", params={"n": 4}))
+    a2 = resolve_case(t, ScenarioSpec("base", params={"n": 3}))
+    assert a.key == a2.key != b.key
+    assert t.evaluate(a.scenario)["t"] == 3.0
+    assert resolve_case(t, ScenarioSpec("new", params={"n": 3})).key != a.key
+    with pytest.raises(ParameterError, match="fidelity 'execute' not supported"):
+        resolve_case(t, ScenarioSpec("base", fidelity="execute"))
