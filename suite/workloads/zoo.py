@@ -1,1 +1,31 @@
-"""Registers the built-in workloads (filled in by the workload-zoo work)."""
+"""Registers the built-in workloads (names are what ``get_workload`` and ``--workload`` accept).
+
+Every builder is lazy (called on first use, then cached by :func:`suite.workloads.get_workload`).
+docs/workloads.md lists each workload with its source and pinned figures.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from suite.workloads import register, register_pattern
+from suite.workloads import architectures as A
+
+# CNNs (torchvision definitions unless stated)
+register("alexnet", A.alexnet)
+register("alexnet-caffe", A.alexnet_caffe)
+register("vgg11", partial(A.vgg, 11))
+register("vgg13", partial(A.vgg, 13))
+register("vgg16", partial(A.vgg, 16))
+register("vgg19", partial(A.vgg, 19))
+register("vgg19-22k", partial(A.vgg, 19, num_classes=21841, name="vgg19-22k"))
+register("googlenet", partial(A.googlenet, aux=False))
+register("googlenet-aux", partial(A.googlenet, aux=True))
+register("inception-v3", partial(A.inception_v3, aux=True))
+register("inception-v3-noaux", partial(A.inception_v3, aux=False))
+for _d in (18, 34, 50, 101, 152, 200):
+    register(f"resnet-{_d}", partial(A.resnet, _d))
+register_pattern(r"resnet-(\d+)", lambda d: A.resnet(int(d)), example="resnet-1001")
+register("densenet-121", A.densenet)
+register("dcgan-generator", A.dcgan_generator)
+register("ebgan-generator", A.ebgan_generator)
