@@ -1,1 +1,44 @@
-"""pytest plugin registered under the ``pytest11`` entry point (fixtures for plugin authors)."""
+"""pytest plugin of dlsys-suite, registered under the ``pytest11`` entry point, so a plugin
+author's test suite gets it just by having dlsys-suite installed.
+
+Fixtures
+--------
+suite_check
+    ``suite_check(technique_or_name, **kw) -> CheckReport``: runs
+    :func:`suite.testing.check_technique`, resolving a technique name through the registry.
+suite_technique
+    ``suite_technique(name) -> Technique`` from the installed plugins (strict: a quarantined
+    plugin fails the test with its reason).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "suite_conformance: a dlsys-suite technique conformance test")
+
+
+@pytest.fixture
+def suite_technique():
+    from suite.registry import Registry
+
+    def get(name: str):
+        reg = Registry()
+        for p in reg.quarantined():
+            pytest.fail(f"plugin {p.name!r} is quarantined: {p.reason}")
+        return reg.technique(name)
+
+    return get
+
+
+@pytest.fixture
+def suite_check(suite_technique):
+    from suite.testing import check_technique
+
+    def run(technique, **kw):
+        tech = suite_technique(technique) if isinstance(technique, str) else technique
+        return check_technique(tech, **kw)
+
+    return run
