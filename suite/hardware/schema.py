@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from suite.hardware.units import BandwidthQ, BytesQ, FlopRateQ, MoneyQ, PerByteTimeQ, PowerQ, TimeQ
+from suite.hardware.units import BandwidthQ, BytesQ, FlopRateQ, FrequencyQ, MoneyQ, PerByteTimeQ, PowerQ, TimeQ
 
 __all__ = [
     "Link",
@@ -64,7 +64,7 @@ class Device(BaseModel):
     peak_flops: dict[str, FlopRateQ]  # dtype -> FLOP/s (dense, no sparsity)
     host_link: Link | None = None
     cores: int | None = None  # SMs / CUs / CPU cores
-    clock: float | None = None  # Hz
+    clock: FrequencyQ | None = None  # Hz
     tdp: PowerQ | None = None  # W
     # achieved fraction of peak vs operation size: {"gemm": [[flops, fraction], ...]}
     efficiency: dict[str, list[tuple[float, float]]] | None = None

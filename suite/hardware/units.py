@@ -24,6 +24,7 @@ __all__ = [
     "PerByteTimeQ",
     "PowerQ",
     "MoneyQ",
+    "FrequencyQ",
     "DIMENSIONS",
 ]
 
@@ -70,6 +71,7 @@ DIMENSIONS: dict[str, tuple[str, str, str]] = {
     "per_byte_time": ("second / byte", "a time per byte", '"0.8 ns/B"'),
     "power": ("watt", "a power", '"400 W"'),
     "money": ("USD", "an amount of money", '"32 USD"'),
+    "frequency": ("hertz", "a frequency", '"1.41 GHz"'),
 }
 
 
@@ -152,3 +154,4 @@ TimeQ = Annotated[float, _validator("time")]
 PerByteTimeQ = Annotated[float, _validator("per_byte_time")]
 PowerQ = Annotated[float, _validator("power")]
 MoneyQ = Annotated[float, _validator("money")]
+FrequencyQ = Annotated[float, _validator("frequency")]
