@@ -1,0 +1,103 @@
+"""The third-party cycle, for real: scaffold a plugin, pip-install it into a temporary virtual
+environment beside this project, discover it, reproduce its claim, run its generated tests; and
+a deliberately broken plugin is quarantined while the rest work, and fails under --strict-plugins.
+
+The temporary venv sees this environment's packages (dlsys-suite and its dependencies) through a
+``.pth`` file, so nothing is downloaded; the plugin itself is installed with pip.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import site
+import subprocess
+import sys
+import sysconfig
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from suite.scaffold import scaffold_plugin
+
+
+def _run(cmd, **kw):
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SUITE_STRICT_PLUGINS")}
+    env.update(kw.pop("env", {}))
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, **kw)
+
+
+@pytest.fixture(scope="module")
+def child_venv(tmp_path_factory):
+    root = tmp_path_factory.mktemp("venv")
+    venv = root / "venv"
+    base_python = getattr(sys, "_base_executable", sys.executable)
+    r = _run([base_python, "-m", "venv", "--without-pip", str(venv)])
+    assert r.returncode == 0, r.stderr
+    py = venv / "bin" / "python"
+    child_site = Path(_run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
+    parent_sites = [sysconfig.get_paths()["purelib"], *site.getsitepackages()]
+    (child_site / "_parent_env.pth").write_text("\n".join(dict.fromkeys(parent_sites)) + "\n")
+    return py
+
+
+def _pip_install(py, path):
+    r = _run([str(py), "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index", "-q", str(path)])
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_scaffold_install_discover_reproduce_and_test(child_venv, tmp_path):
+    root = scaffold_plugin("ring-demo", tmp_path)
+    _pip_install(child_venv, root)
+
+    r = _run([str(child_venv), "-m", "suite", "techniques", "--format", "json"])
+    assert r.returncode == 0, r.stderr
+    names = {t["name"] for t in json.loads(r.stdout)}
+    assert "ring-demo" in names and "poseidon" in names
+
+    r = _run([str(child_venv), "-m", "suite", "reproduce", "ring-demo", "--store", str(tmp_path / "s.sqlite"),
+              "--format", "json"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "ring-bandwidth-optimal" in r.stdout
+
+    r = _run([str(child_venv), "-m", "pytest", "-q", "-p", "no:cacheprovider", str(root / "tests")], cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "3 passed" in r.stdout
+
+
+def test_broken_plugin_is_quarantined_and_strict_fails(child_venv, tmp_path):
+    pkg = tmp_path / "broken"
+    (pkg / "suite_broken_demo").mkdir(parents=True)
+    (pkg / "suite_broken_demo" / "__init__.py").write_text("raise ImportError('this plugin is broken on purpose')\n")
+    (pkg / "pyproject.toml").write_text(textwrap.dedent("""\
+        [build-system]
+        requires = ["setuptools>=68"]
+        build-backend = "setuptools.build_meta"
+        [project]
+        name = "suite-broken-demo"
+        version = "0.0.1"
+        [project.entry-points."suite.plugins"]
+        broken-demo = "suite_broken_demo"
+        [tool.setuptools]
+        packages = ["suite_broken_demo"]
+        """))
+    _pip_install(child_venv, pkg)
+
+    r = _run([str(child_venv), "-m", "suite", "plugins", "--format", "json"])
+    assert r.returncode == 0, r.stderr
+    plugins = {p["plugin"]: p for p in json.loads(r.stdout)}
+    assert plugins["broken-demo"]["status"] == "quarantined"
+    assert "this plugin is broken on purpose" in plugins["broken-demo"]["reason"]
+    assert plugins["broken-demo"]["distribution"] == "suite-broken-demo"
+    assert plugins["poseidon"]["status"] == "ok"
+
+    r = _run([str(child_venv), "-m", "suite", "techniques", "--format", "json"])
+    assert r.returncode == 0 and "poseidon" in r.stdout
+
+    r = _run([str(child_venv), "-m", "suite", "--strict-plugins", "techniques"])
+    assert r.returncode != 0
+    assert r.stderr.strip().startswith("error: plugin 'broken-demo' (suite-broken-demo)")
+    assert "Traceback" not in r.stderr
+    r = _run([str(child_venv), "-m", "suite", "techniques"], env={"SUITE_STRICT_PLUGINS": "1"})
+    assert r.returncode != 0
