@@ -29,3 +29,9 @@ register_pattern(r"resnet-(\d+)", lambda d: A.resnet(int(d)), example="resnet-10
 register("densenet-121", A.densenet)
 register("dcgan-generator", A.dcgan_generator)
 register("ebgan-generator", A.ebgan_generator)
+
+# Transformers from hyperparameters (suite.workloads.transformer.SPECS)
+from suite.workloads.transformer import SPECS as _SPECS, transformer as _transformer  # noqa: E402
+
+for _name, _spec in _SPECS.items():
+    register(_name, partial(_transformer, _spec))
