@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from suite.errors import ParameterError, SuiteError
 from suite.technique import Scenario, ScenarioSpec, Technique
 
-__all__ = ["Case", "resolve_case", "case_key"]
+__all__ = ["Case", "Resolver", "resolve_case", "case_key", "evaluate_case"]
 
 
 @dataclass(frozen=True)
@@ -76,47 +77,105 @@ def case_key(technique: str, version: str, variant: str, profile_hash: str | Non
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
-def resolve_case(tech: Technique, spec: ScenarioSpec, *, profile_dirs: tuple = ()) -> Case:
+class Resolver:
+    """Resolves specs into cases, loading each distinct profile (with its overrides) and workload
+    once and hashing it once (a sweep of 10,000 cases touches a handful of profiles).
+
+    Parameters
+    ----------
+    profile_dirs : tuple of path
+        Extra profile folders (``--profiles DIR``).
+    """
+
+    def __init__(self, profile_dirs: tuple = ()):
+        self.profile_dirs = tuple(profile_dirs)
+        self._profiles: dict[tuple, tuple[Any, str]] = {}
+        self._workloads: dict[str, tuple[Any, str]] = {}
+
+    def profile(self, name: str, overrides: Mapping[str, Any] | None = None):
+        """(Profile, content hash) of *name* with *overrides* applied."""
+        ov = tuple(sorted((str(k), str(v)) for k, v in (overrides or {}).items()))
+        hit = self._profiles.get((name, ov))
+        if hit is None:
+            from suite.hardware import get_profile
+
+            prof = get_profile(name, self.profile_dirs)
+            if ov:
+                prof = prof.with_overrides(dict(ov))
+            hit = (prof, prof.content_hash())
+            self._profiles[(name, ov)] = hit
+        return hit
+
+    def workload(self, name: str):
+        """(Workload, content hash) of *name*."""
+        hit = self._workloads.get(name)
+        if hit is None:
+            from suite.workloads import get_workload
+
+            wl = get_workload(name)
+            hit = (wl, wl.content_hash())
+            self._workloads[name] = hit
+        return hit
+
+    def resolve(self, tech: Technique, spec: ScenarioSpec) -> Case:
+        """Validate *spec* against *tech* and resolve it (see :func:`resolve_case`)."""
+        if spec.fidelity not in tech.fidelities:
+            raise ParameterError(f"{tech.name}: fidelity {spec.fidelity!r} not supported; expected one of {sorted(tech.fidelities)}")
+        tech.get_variant(spec.variant)
+        params = tech.validate_params(spec.params)
+        profile_name = spec.profile or tech.default_profile
+        workload_name = spec.workload or tech.default_workload
+        profile = p_hash = None
+        if profile_name:
+            profile, p_hash = self.profile(profile_name, spec.overrides)
+            if profile.kind not in tech.profile_kinds:
+                raise ParameterError(
+                    f"{tech.name}: profile {profile.name!r} is of kind {profile.kind!r}; expected one of {list(tech.profile_kinds)}")
+        elif spec.overrides:
+            raise ParameterError(f"{tech.name}: profile overrides {sorted(spec.overrides)} given without a profile")
+        elif tech.needs_profile and spec.fidelity != "execute":
+            raise ParameterError(f"{tech.name}: a hardware profile is required (--profile NAME)")
+        workload = w_hash = None
+        if workload_name:
+            workload, w_hash = self.workload(workload_name)
+        elif tech.needs_workload:
+            raise ParameterError(f"{tech.name}: a workload is required (--workload NAME)")
+        seed = int(spec.seed)
+        scenario = Scenario(technique=tech.name, variant=spec.variant, fidelity=spec.fidelity,
+                            profile=profile, workload=workload, params=params, seed=seed)
+        key = case_key(tech.name, tech.version, spec.variant, p_hash, w_hash, params, seed, spec.fidelity)
+        return Case(key=key, technique=tech.name, technique_version=tech.version, variant=spec.variant,
+                    fidelity=spec.fidelity, profile=profile.name if profile else None, profile_hash=p_hash,
+                    workload=workload.name if workload else None, workload_hash=w_hash, params=params,
+                    seed=seed, overrides={k: str(v) for k, v in spec.overrides.items()}, scenario=scenario)
+
+
+def resolve_case(tech: Technique, spec: ScenarioSpec, *, profile_dirs: tuple = (),
+                 resolver: Resolver | None = None) -> Case:
     """Validate a spec against its technique and resolve profile and workload by name.
+
+    Parameters
+    ----------
+    tech : Technique
+    spec : ScenarioSpec
+        Missing profile/workload take the technique's defaults; ``overrides`` are applied to the
+        profile (:meth:`suite.hardware.Profile.with_overrides`), giving a new content hash.
+    profile_dirs : tuple of path
+        Extra profile folders.
+    resolver : Resolver, optional
+        Reuse its caches (sweeps).
+
+    Returns
+    -------
+    Case
+        With ``key`` (:func:`case_key`) and the resolved ``scenario``.
 
     Raises
     ------
     ParameterError, ProfileError, WorkloadError
         One-line errors naming the technique, the field and the value given.
     """
-    from suite.hardware import get_profile
-    from suite.workloads import get_workload
-
-    if spec.fidelity not in tech.fidelities:
-        raise ParameterError(f"{tech.name}: fidelity {spec.fidelity!r} not supported; expected one of {sorted(tech.fidelities)}")
-    tech.get_variant(spec.variant)
-    params = tech.validate_params(spec.params)
-    profile_name = spec.profile or tech.default_profile
-    workload_name = spec.workload or tech.default_workload
-    profile = None
-    if profile_name:
-        profile = get_profile(profile_name, tuple(profile_dirs))
-        if spec.overrides:
-            profile = profile.with_overrides(dict(spec.overrides))
-        if profile.kind not in tech.profile_kinds:
-            raise ParameterError(
-                f"{tech.name}: profile {profile.name!r} is of kind {profile.kind!r}; expected one of {list(tech.profile_kinds)}")
-    elif tech.needs_profile and spec.fidelity != "execute":
-        raise ParameterError(f"{tech.name}: a hardware profile is required (--profile NAME)")
-    workload = None
-    if workload_name:
-        workload = get_workload(workload_name)
-    elif tech.needs_workload:
-        raise ParameterError(f"{tech.name}: a workload is required (--workload NAME)")
-    scenario = Scenario(technique=tech.name, variant=spec.variant, fidelity=spec.fidelity,
-                        profile=profile, workload=workload, params=params, seed=int(spec.seed))
-    p_hash = profile.content_hash() if profile is not None else None
-    w_hash = workload.content_hash() if workload is not None else None
-    key = case_key(tech.name, tech.version, spec.variant, p_hash, w_hash, params, spec.seed, spec.fidelity)
-    return Case(key=key, technique=tech.name, technique_version=tech.version, variant=spec.variant,
-                fidelity=spec.fidelity, profile=profile.name if profile else None, profile_hash=p_hash,
-                workload=workload.name if workload else None, workload_hash=w_hash, params=params,
-                seed=int(spec.seed), overrides={k: str(v) for k, v in spec.overrides.items()}, scenario=scenario)
+    return (resolver or Resolver(profile_dirs)).resolve(tech, spec)
 
 
 def evaluate_case(tech: Technique, case: Case):

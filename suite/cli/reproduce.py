@@ -1,0 +1,100 @@
+"""``suite reproduce``: the paper-claims scoreboard (the main job)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import click
+
+from suite.cli import main
+from suite.cli.common import emit
+from suite.cli.run import execution_options, open_store
+
+
+@main.command("reproduce")
+@click.argument("techniques", nargs=-1)
+@click.option("--all", "all_", is_flag=True, help="Every installed technique (the default when none is named).")
+@click.option("--verified-only", is_flag=True, help="Only claims whose number was read in the paper itself.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True,
+              help="Output format.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the scoreboard here.")
+@click.option("--strict", is_flag=True, help="Exit non-zero when any claim ends in error.")
+@execution_options
+def reproduce_cmd(techniques, all_, verified_only, fmt, output, strict, jobs, executor, scheduler, store_path, rerun,
+                  timeout, isolate, profile_dirs, quiet):
+    """Run every claim of TECHNIQUE(s) (all when none given) and print the paper's number beside ours.
+
+    \b
+    Verdicts: reproduced / not reproduced / error (a failing case or a claim whose value could
+    not be derived, with the reason). A verdict is information: the exit status is 0 even when
+    claims are not reproduced; with --strict it is 1 when any claim ends in error.
+    Cases are stored and cached like `suite run`, so a second reproduce computes nothing.
+    """
+    from suite.registry import get_registry
+    from suite.runner.case import Resolver
+    from suite.runner.executors import ExecOptions
+    from suite.runner.progress import make_progress
+    from suite.runner.reproduce import render_markdown, reproduce
+
+    reg = get_registry()
+    techs = reg.techniques() if (all_ or not techniques) else [reg.technique(t) for t in techniques]
+    store = open_store(store_path)
+    try:
+        board = reproduce(techs, store, executor=executor,
+                          options=ExecOptions(jobs=jobs, timeout=timeout, scheduler=scheduler, isolate=isolate),
+                          verified_only=verified_only, rerun=rerun,
+                          progress=make_progress(quiet or fmt != "table" or output is not None),
+                          command=shlex.join(["suite", *sys.argv[1:]]), registry=reg,
+                          resolver=Resolver(tuple(profile_dirs)))
+    except KeyboardInterrupt:
+        click.echo("interrupted: finished cases are stored; run the same command again to resume", err=True)
+        sys.exit(130)
+    finally:
+        store.close()
+
+    if fmt == "json":
+        text = json.dumps(board.as_dict(), indent=2, default=str)
+    elif fmt == "markdown":
+        text = render_markdown(board)
+    else:
+        text = None
+    if output is not None:
+        if text is None:
+            import contextlib
+            import io
+
+            buf = io.StringIO()
+            with contextlib.redirect_stdout(buf):
+                _print_table(board, plain=True)
+            text = buf.getvalue()
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text, encoding="utf-8")
+        click.echo(f"wrote the scoreboard of {len(board.outcomes)} claim(s) to {output}", err=True)
+    elif text is not None:
+        click.echo(text)
+    else:
+        _print_table(board)
+    if not techs or not board.outcomes:
+        click.echo("no claims to reproduce" + ("" if techs else " (no technique installed: see `suite plugins`)"),
+                   err=True)
+    if strict and board.counts()["error"]:
+        click.echo(f"error: {board.counts()['error']} claim(s) ended in error (--strict)", err=True)
+        sys.exit(1)
+
+
+def _print_table(board, plain: bool = False) -> None:
+    from suite.runner.reproduce import ERROR, NOT_REPRODUCED, REPRODUCED, table_rows
+
+    cols = ["claim", "statement", "source", "paper", "ours", "ratio", "verdict"]
+    for tech in dict.fromkeys(o.technique for o in board.outcomes):
+        for verified in (True, False):
+            rows = [r for r in table_rows(board, verified) if r["technique"] == tech]
+            if rows:
+                emit(rows, "table", cols, title=f"{tech}: {'verified' if verified else 'unverified'} claims")
+    for label, v in (("verified", True), ("unverified", False), ("all", None)):
+        c = board.counts(v)
+        click.echo(f"{label}: {c['total']} claim(s): {c[REPRODUCED]} reproduced, {c[NOT_REPRODUCED]} not reproduced, "
+                   f"{c[ERROR]} error")

@@ -1,0 +1,193 @@
+"""``suite run``: expand a sweep (flags or an experiment file), execute it, store the results."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import click
+
+from suite.cli import main
+from suite.cli.common import emit, format_option
+from suite.errors import ExperimentError
+
+__all__ = ["run_cmd", "execution_options", "open_store", "parse_assignments"]
+
+
+def execution_options(f):
+    """Options shared by ``suite run`` and ``suite reproduce``."""
+    opts = [
+        click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+                     help="Parallel workers (local: processes; dask: LocalCluster workers). -j 1 runs in this process."),
+        click.option("--executor", default="local", show_default=True,
+                     help="local, dask, or an executor a plugin provides."),
+        click.option("--scheduler", metavar="ADDR", help="dask scheduler address (default: a LocalCluster)."),
+        click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path),
+                     help="SQLite store (default: $SUITE_STORE or results/suite.sqlite)."),
+        click.option("--rerun", is_flag=True, help="Recompute cases already stored ok."),
+        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="S",
+                     help="Per-case timeout in seconds (a case over it is stored as timeout)."),
+        click.option("--isolate", is_flag=True, help="With -j 1, still run cases in a worker process (crash isolation)."),
+        click.option("--profiles", "profile_dirs", multiple=True, type=click.Path(exists=True, path_type=Path),
+                     help="Extra hardware-profile folder (repeatable)."),
+        click.option("-q", "--quiet", is_flag=True, help="No progress output."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def open_store(store_path: Path | None):
+    from suite.results import Store
+
+    return Store(store_path)
+
+
+def parse_assignments(values: tuple[str, ...], flag: str) -> dict[str, list[str]]:
+    """``("nodes=1,2,4", ...)`` -> ``{"nodes": ["1", "2", "4"]}``; one-line error naming the flag."""
+    out: dict[str, list[str]] = {}
+    for v in values:
+        if "=" not in v:
+            raise ExperimentError(f"{flag} {v!r}: expected NAME=VALUE[,VALUE...]")
+        k, vals = v.split("=", 1)
+        k = k.strip()
+        items = [x.strip() for x in vals.split(",") if x.strip()]
+        if not k or not items:
+            raise ExperimentError(f"{flag} {v!r}: expected NAME=VALUE[,VALUE...]")
+        out.setdefault(k, []).extend(items)
+    return out
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    return [x.strip() for v in values for x in v.split(",") if x.strip()]
+
+
+def _summary_table(store, summary, limit: int = 40) -> None:
+    if summary.total == 0 or summary.total > limit:
+        return
+    df = store.metrics(summary.run_id, wide=True)
+    if df.empty:
+        return
+    metric_cols = [c for c in df.columns if c not in ("key", "technique", "technique_version", "variant", "fidelity",
+                                                      "profile", "profile_hash", "workload", "workload_hash", "params",
+                                                      "overrides", "seed", "duration") and not c.startswith("param.")]
+    rows = []
+    for _, r in df.iterrows():
+        row = {"technique": r["technique"], "variant": r["variant"],
+               "profile": (r["profile"] or "") + ("*" if r["overrides"] else ""), "workload": r["workload"] or "",
+               "params": ",".join(f"{k}={v}" for k, v in sorted(r["params"].items()))}
+        if r["overrides"]:
+            row["params"] = ";".join(filter(None, [row["params"], ",".join(f"{k}={v}" for k, v in r["overrides"].items())]))
+        for c in metric_cols[:6]:
+            row[c] = r[c]
+        rows.append(row)
+    emit(rows, "table", list(rows[0]), title=f"run {summary.run_id} (* = profile with overrides)")
+
+
+def report_summary(store, summary, fmt: str, quiet: bool, show_table: bool = True) -> None:
+    """Print a run's outcome (and exit non-zero on failures / interrupt)."""
+    if fmt == "json":
+        click.echo(json.dumps(summary.as_dict(), indent=2, default=str))
+    else:
+        if show_table and not quiet and not summary.interrupted:
+            _summary_table(store, summary)
+        for f in summary.failures[:10]:
+            click.echo(f"  {f['status']}: {f['case']} [{f['key']}]: {f['error']}", err=True)
+        if len(summary.failures) > 10:
+            click.echo(f"  ... (see `suite results show {summary.run_id}`)", err=True)
+        click.echo(summary.message(), err=summary.interrupted)
+    if summary.interrupted:
+        if fmt == "json":
+            click.echo(summary.message(), err=True)
+        sys.exit(130)
+    if summary.failed:
+        click.echo(f"error: {summary.failed} case(s) failed (stored with their tracebacks: "
+                   f"`suite results show {summary.run_id}`)", err=True)
+        sys.exit(1)
+
+
+@main.command("run")
+@click.argument("experiment", required=False)
+@click.option("--entry", "entries", multiple=True, help="With an experiment file: only this entry (repeatable).")
+@click.option("-t", "--technique", help="Technique to sweep (instead of an experiment file).")
+@click.option("--variant", "variants", multiple=True, help="Variant(s), comma-separated (default: all).")
+@click.option("--profile", "profiles", multiple=True,
+              help="Profile(s): names, globs, kind:K, tag:T; comma-separated (default: the technique's).")
+@click.option("--workload", "workloads", multiple=True, help="Workload(s), comma-separated (default: the technique's).")
+@click.option("--param", "params", multiple=True, metavar="NAME=V1,V2", help="Technique parameter values (repeatable).")
+@click.option("--set", "sets", multiple=True, metavar="FIELD=V1,V2",
+              help='Profile field overrides, e.g. "network.-1.bandwidth=2 Gbit/s,10 Gbit/s" (repeatable).')
+@click.option("--fidelity", "fidelities", multiple=True, help="model, simulate, execute; comma-separated (default: model).")
+@click.option("--seed", "seeds", multiple=True, help="Seed(s), comma-separated (default: 0).")
+@click.option("--allow-parallel-execute", is_flag=True, help="Let execute-fidelity cases run concurrently.")
+@click.option("--dry-run", is_flag=True, help="Expand and list the cases; run nothing.")
+@execution_options
+@format_option("table", "json")
+@click.pass_context
+def run_cmd(ctx, experiment, entries, technique, variants, profiles, workloads, params, sets, fidelities, seeds,
+            allow_parallel_execute, dry_run, jobs, executor, scheduler, store_path, rerun, timeout, isolate,
+            profile_dirs, quiet, fmt):
+    """Run a sweep: an experiment file (path or shipped name, e.g. `smoke`) or a one-off sweep
+    from flags; every combination is a case, stored in the results store.
+
+    \b
+    Examples:
+      suite run smoke -j 2
+      suite run --technique poseidon --variant ps,poseidon --param nodes=1,2,4,8,16 \\
+                --set "network.-1.bandwidth=2 Gbit/s,10 Gbit/s"
+
+    A case already stored ok is not computed again (--rerun forces); an interrupted run resumes
+    when the same command is run again. Exit status: 0, 1 if any case failed, 130 if interrupted.
+    """
+    from suite.registry import get_registry
+    from suite.runner.case import Resolver
+    from suite.runner.engine import run_cases
+    from suite.runner.executors import ExecOptions
+    from suite.runner.experiment import expand_entry, expand_experiment
+    from suite.runner.progress import make_progress
+
+    registry = get_registry()
+    resolver = Resolver(tuple(profile_dirs))
+    flags = any([technique, variants, profiles, workloads, params, sets, fidelities, seeds])
+    if experiment and flags:
+        raise ExperimentError("give an experiment file or sweep flags (--technique ...), not both")
+    if experiment:
+        exp = expand_experiment(experiment, registry=registry, resolver=resolver, only=entries or None)
+    else:
+        if not technique:
+            raise ExperimentError("give an experiment file (e.g. `suite run smoke`) or --technique NAME")
+        if entries:
+            raise ExperimentError("--entry needs an experiment file")
+        entry = {"technique": technique}
+        for key, vals in (("variants", variants), ("profiles", profiles), ("workloads", workloads),
+                          ("fidelities", fidelities), ("seeds", seeds)):
+            if vals:
+                entry[key] = _split(vals)
+        if seeds:
+            try:
+                entry["seeds"] = [int(s) for s in entry["seeds"]]
+            except ValueError:
+                raise ExperimentError(f"--seed: expected integers, got {','.join(seeds)!r}") from None
+        if params:
+            entry["params"] = parse_assignments(params, "--param")
+        if sets:
+            entry["set"] = parse_assignments(sets, "--set")
+        exp = expand_entry(entry, where="command line", registry=registry, resolver=resolver)
+    for note in exp.notes:
+        click.echo(f"note: {note}", err=True)
+    if dry_run:
+        rows = [{"key": c.key, "case": c.describe(), "seed": c.seed, "overrides": c.overrides or ""} for c in exp.cases]
+        emit(rows, fmt, ["key", "case", "seed", "overrides"], title=f"{len(rows)} case(s) (dry run)")
+        return
+    store = open_store(store_path)
+    try:
+        summary = run_cases(exp.cases, store, executor=executor,
+                            options=ExecOptions(jobs=jobs, timeout=timeout, scheduler=scheduler, isolate=isolate),
+                            rerun=rerun, allow_parallel_execute=allow_parallel_execute,
+                            progress=make_progress(quiet or fmt == "json"), command=shlex.join(["suite", *sys.argv[1:]]),
+                            registry=registry)
+        report_summary(store, summary, fmt, quiet)
+    finally:
+        store.close()

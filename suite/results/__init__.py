@@ -1,0 +1,15 @@
+"""Results: the SQLite store and its read API (pandas DataFrames).
+
+Public API::
+
+    from suite.results import Store
+    store = Store()                        # SUITE_STORE or results/suite.sqlite
+    store.runs()                           # one row per run, with provenance
+    store.cases(run="latest")              # one row per case (status, error, params, ...)
+    store.metrics(run="latest", wide=True) # one row per ok case, one column per metric
+    store.result(key)                      # a suite.technique.Result
+"""
+
+from suite.results.store import SCHEMA_VERSION, Store, default_store_path
+
+__all__ = ["Store", "SCHEMA_VERSION", "default_store_path"]

@@ -1,0 +1,628 @@
+"""The results store: one SQLite file (WAL mode) with runs, cases, metrics, samples, artifacts.
+
+Only the coordinating process of a run writes it (workers return plain dicts). Writes are
+batched: the runner calls :meth:`Store.add_outcome` per finished case and :meth:`Store.flush`
+commits every ``batch_size`` cases or ``batch_seconds``, so a ``kill -9`` loses at most the
+cases not yet committed (the next run recomputes only those). Every write is keyed by the case
+key (``INSERT ... ON CONFLICT``), so two ``suite run`` processes on one store lose nothing and
+store no duplicate.
+
+Tables (schema version :data:`SCHEMA_VERSION`)
+----------------------------------------------
+``runs``
+    ``id, started, finished, host, platform, python, packages (JSON name -> version),
+    plugins (JSON distribution -> version), git_commit, command, status`` (``running``, ``done``,
+    ``failed`` (some case failed), ``interrupted``), and the counts ``total, computed, cached,
+    ok, failed, skipped``.
+``cases``
+    one row per case key: ``key, identity (JSON of what the key hashes), technique,
+    technique_version, variant, fidelity, profile, profile_hash, workload, workload_hash,
+    params (JSON), overrides (JSON profile field -> value), seed, status`` (``ok``, ``failed``,
+    ``timeout``, ``crashed``, ``skipped``), ``error`` (one line), ``traceback, duration`` (s,
+    evaluation only), ``run_id`` (the run that computed it), ``created``.
+``run_cases``
+    ``run_id, case_key, outcome`` (``computed`` or ``cached``): every case a run asked for,
+    including those it found already stored.
+``metrics``
+    long format: ``case_key, name, value, unit, direction``.
+``samples``
+    raw repeated measurements: ``case_key, metric, idx, value``.
+``artifacts``
+    ``case_key, data`` (JSON object).
+
+A case already stored with status ``ok`` is never overwritten by a non-ok outcome; ``--rerun``
+replaces an ok case by a new ok one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform as _platform
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from suite.errors import StoreError
+
+__all__ = ["Store", "SCHEMA_VERSION", "MIGRATIONS", "default_store_path", "OK", "FAILED_STATUSES"]
+
+SCHEMA_VERSION = 1
+OK = "ok"
+FAILED_STATUSES = ("failed", "timeout", "crashed")
+STATUSES = (OK, "skipped") + FAILED_STATUSES
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    started TEXT NOT NULL,
+    finished TEXT,
+    host TEXT, platform TEXT, python TEXT,
+    packages TEXT, plugins TEXT, git_commit TEXT, command TEXT,
+    status TEXT NOT NULL DEFAULT 'running',
+    total INTEGER DEFAULT 0, computed INTEGER DEFAULT 0, cached INTEGER DEFAULT 0,
+    ok INTEGER DEFAULT 0, failed INTEGER DEFAULT 0, skipped INTEGER DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS cases (
+    key TEXT PRIMARY KEY,
+    identity TEXT NOT NULL,
+    technique TEXT NOT NULL, technique_version TEXT,
+    variant TEXT, fidelity TEXT,
+    profile TEXT, profile_hash TEXT, workload TEXT, workload_hash TEXT,
+    params TEXT, overrides TEXT, seed INTEGER,
+    status TEXT NOT NULL, error TEXT, traceback TEXT, duration REAL,
+    run_id INTEGER REFERENCES runs(id), created TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS cases_technique ON cases(technique, variant);
+CREATE TABLE IF NOT EXISTS run_cases (
+    run_id INTEGER NOT NULL, case_key TEXT NOT NULL, outcome TEXT NOT NULL,
+    PRIMARY KEY (run_id, case_key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS metrics (
+    case_key TEXT NOT NULL, name TEXT NOT NULL, value REAL, unit TEXT, direction TEXT,
+    PRIMARY KEY (case_key, name)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS samples (
+    case_key TEXT NOT NULL, metric TEXT NOT NULL, idx INTEGER NOT NULL, value REAL,
+    PRIMARY KEY (case_key, metric, idx)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS artifacts (case_key TEXT PRIMARY KEY, data TEXT NOT NULL);
+"""
+
+#: Migrations: ``MIGRATIONS[n](conn)`` upgrades a store from schema version ``n`` to ``n + 1``.
+#: Add one function per schema change and bump :data:`SCHEMA_VERSION`.
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {}
+
+_CASE_COLUMNS = ("key", "identity", "technique", "technique_version", "variant", "fidelity", "profile",
+                 "profile_hash", "workload", "workload_hash", "params", "overrides", "seed", "status",
+                 "error", "traceback", "duration", "run_id", "created")
+
+# Insert a case; an existing ok case is only replaced by a new ok one (a rerun).
+_UPSERT_CASE = (
+    f"INSERT INTO cases ({', '.join(_CASE_COLUMNS)}) VALUES ({', '.join('?' * len(_CASE_COLUMNS))}) "
+    "ON CONFLICT(key) DO UPDATE SET "
+    + ", ".join(f"{c}=excluded.{c}" for c in _CASE_COLUMNS if c != "key")
+    + " WHERE cases.status != 'ok' OR excluded.status = 'ok'"
+)
+
+
+def default_store_path() -> Path:
+    """``SUITE_STORE`` if set, else ``results/suite.sqlite`` relative to the working directory."""
+    return Path(os.environ.get("SUITE_STORE") or Path("results") / "suite.sqlite")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _json_default(o: Any) -> Any:
+    try:
+        import numpy as np
+
+        if isinstance(o, np.ndarray):
+            return o.tolist()
+        if isinstance(o, np.generic):
+            return o.item()
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(o, (set, frozenset, tuple)):
+        return list(o)
+    raise TypeError(f"{type(o).__name__} is not JSON-serialisable")
+
+
+def dumps(obj: Any) -> str:
+    """JSON as stored: sorted keys, numpy converted."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=_json_default)
+
+
+def _finite(v: Any) -> float | None:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if not math.isnan(f) else None
+
+
+_GIT: dict[str, str | None] = {}
+
+
+def _git_commit() -> str | None:
+    """The commit of the checkout the suite runs from (or of the CWD), if it is a git checkout."""
+    if "c" in _GIT:
+        return _GIT["c"]
+    commit = None
+    for where in (Path(__file__).resolve().parents[2], Path.cwd()):
+        if not (where / ".git").exists():
+            continue
+        try:
+            out = subprocess.run(["git", "-C", str(where), "rev-parse", "HEAD"], capture_output=True,
+                                 text=True, timeout=5)
+            if out.returncode == 0:
+                commit = out.stdout.strip()
+                dirty = subprocess.run(["git", "-C", str(where), "status", "--porcelain", "--untracked-files=no"],
+                                       capture_output=True, text=True, timeout=5)
+                if dirty.returncode == 0 and dirty.stdout.strip():
+                    commit += "-dirty"
+                break
+        except (OSError, subprocess.SubprocessError):
+            pass
+    _GIT["c"] = commit
+    return commit
+
+
+def _package_versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name in ("dlsys-suite", "numpy", "scipy", "pandas", "pydantic", "pint", "pluggy", "dask", "distributed"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            pass
+    return out
+
+
+def provenance(command: str | None = None, plugins: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Where and with what a run was made (the ``runs`` row, without times and counts)."""
+    if plugins is None:
+        try:
+            from suite.registry import get_registry
+
+            plugins = get_registry().distributions()
+        except Exception:  # noqa: BLE001 - provenance must never stop a run
+            plugins = {}
+    return {
+        "host": socket.gethostname(),
+        "platform": _platform.platform(),
+        "python": sys.version.split()[0],
+        "packages": dumps(_package_versions()),
+        "plugins": dumps(dict(plugins)),
+        "git_commit": _git_commit(),
+        "command": command if command is not None else " ".join(sys.argv),
+    }
+
+
+class Store:
+    """A results store in one SQLite file.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        The SQLite file; created (with its folder) if missing. Defaults to
+        :func:`default_store_path` (``SUITE_STORE`` or ``results/suite.sqlite`` in the CWD).
+    batch_size : int
+        Outcomes buffered before a commit.
+    batch_seconds : float
+        Longest time an outcome waits in the buffer before a commit (checked on each add).
+    readonly : bool
+        Open an existing store for reading only.
+
+    Raises
+    ------
+    StoreError
+        The file is not a store, cannot be created, or was written by a newer schema version.
+
+    Examples
+    --------
+    >>> store = Store("results/suite.sqlite")          # doctest: +SKIP
+    >>> store.metrics(run="latest", wide=True)          # doctest: +SKIP
+    """
+
+    def __init__(self, path: str | Path | None = None, *, batch_size: int = 500, batch_seconds: float = 0.5,
+                 readonly: bool = False):
+        self.path = Path(path) if path is not None else default_store_path()
+        self.batch_size = int(batch_size)
+        self.batch_seconds = float(batch_seconds)
+        self._buffer: list[tuple[dict, int]] = []
+        self._run_links: list[tuple[int, str, str]] = []
+        self._last_flush = time.monotonic()
+        if readonly:
+            if not self.path.exists():
+                raise StoreError(f"store {str(self.path)!r} does not exist (run `suite run` first, or give --store PATH)")
+            uri = f"file:{self.path.resolve()}?mode=ro"
+            try:
+                self.conn = sqlite3.connect(uri, uri=True, timeout=60, check_same_thread=False)
+                self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            except sqlite3.DatabaseError as exc:
+                raise StoreError(f"store {str(self.path)!r}: cannot open: {exc}") from None
+            self._check_version(readonly=True)
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.conn = sqlite3.connect(str(self.path), timeout=60, isolation_level=None, check_same_thread=False)
+            self.conn.execute("PRAGMA busy_timeout = 60000")
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+            with self._tx():
+                for stmt in _SCHEMA.strip().split(";"):
+                    if stmt.strip():
+                        self.conn.execute(stmt)
+                row = self.conn.execute("SELECT version FROM schema_version").fetchone()
+                if row is None:
+                    self.conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"store {str(self.path)!r}: not a dlsys-suite store or not writable: {exc}") from None
+        self._check_version(readonly=False)
+
+    # ------------------------------------------------------------------ plumbing
+    class _Tx:
+        def __init__(self, conn):
+            self.conn = conn
+
+        def __enter__(self):
+            self.conn.execute("BEGIN IMMEDIATE")
+            return self.conn
+
+        def __exit__(self, et, ev, tb):
+            self.conn.execute("COMMIT" if et is None else "ROLLBACK")
+            return False
+
+    def _tx(self) -> "_Tx":
+        return Store._Tx(self.conn)
+
+    def _check_version(self, readonly: bool) -> None:
+        try:
+            row = self.conn.execute("SELECT version FROM schema_version").fetchone()
+        except sqlite3.DatabaseError:
+            raise StoreError(f"store {str(self.path)!r}: not a dlsys-suite store (no schema_version table)") from None
+        version = row[0] if row else SCHEMA_VERSION
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"store {str(self.path)!r}: schema version {version} is newer than this suite's "
+                             f"({SCHEMA_VERSION}); upgrade dlsys-suite")
+        if version < SCHEMA_VERSION:
+            if readonly:
+                raise StoreError(f"store {str(self.path)!r}: schema version {version} needs migrating to "
+                                 f"{SCHEMA_VERSION}; open it once for writing (e.g. `suite run`)")
+            self.migrate(version)
+
+    def migrate(self, version: int) -> None:
+        """Apply :data:`MIGRATIONS` from *version* up to :data:`SCHEMA_VERSION`, in one transaction."""
+        with self._tx():
+            for v in range(version, SCHEMA_VERSION):
+                if v not in MIGRATIONS:
+                    raise StoreError(f"store {str(self.path)!r}: no migration from schema version {v}")
+                MIGRATIONS[v](self.conn)
+            self.conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
+
+    @property
+    def schema_version(self) -> int:
+        return self.conn.execute("SELECT version FROM schema_version").fetchone()[0]
+
+    def close(self) -> None:
+        if getattr(self, "conn", None) is not None:
+            try:
+                self.flush()
+            finally:
+                self.conn.close()
+                self.conn = None
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ writing: runs
+    def begin_run(self, command: str | None = None, plugins: Mapping[str, str] | None = None) -> int:
+        """Record a new run with its provenance; returns its id."""
+        prov = provenance(command, plugins)
+        with self._tx():
+            cur = self.conn.execute(
+                "INSERT INTO runs (started, host, platform, python, packages, plugins, git_commit, command, status) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running')",
+                (_now(), prov["host"], prov["platform"], prov["python"], prov["packages"], prov["plugins"],
+                 prov["git_commit"], prov["command"]))
+            return int(cur.lastrowid)
+
+    def finish_run(self, run_id: int, status: str, counts: Mapping[str, int]) -> None:
+        """Close a run: its final status and counts (total, computed, cached, ok, failed, skipped)."""
+        self.flush()
+        cols = ("total", "computed", "cached", "ok", "failed", "skipped")
+        with self._tx():
+            self.conn.execute(
+                f"UPDATE runs SET finished = ?, status = ?, {', '.join(c + ' = ?' for c in cols)} WHERE id = ?",
+                (_now(), status, *[int(counts.get(c, 0)) for c in cols], run_id))
+
+    # ------------------------------------------------------------------ writing: cases
+    def ok_keys(self, keys: Iterable[str] | None = None) -> set[str]:
+        """Keys stored with status ok (among *keys*, or all)."""
+        if keys is None:
+            return {r[0] for r in self.conn.execute("SELECT key FROM cases WHERE status = 'ok'")}
+        keys = list(keys)
+        out: set[str] = set()
+        for i in range(0, len(keys), 900):
+            chunk = keys[i:i + 900]
+            q = f"SELECT key FROM cases WHERE status = 'ok' AND key IN ({','.join('?' * len(chunk))})"
+            out.update(r[0] for r in self.conn.execute(q, chunk))
+        return out
+
+    def link_cached(self, run_id: int, keys: Iterable[str]) -> None:
+        """Record that *run_id* used these already-stored cases (committed with the next flush)."""
+        self._run_links.extend((run_id, k, "cached") for k in keys)
+        self._maybe_flush()
+
+    def add_outcome(self, identity: Mapping[str, Any], outcome: Mapping[str, Any], run_id: int) -> None:
+        """Buffer one finished case.
+
+        Parameters
+        ----------
+        identity : mapping
+            :meth:`suite.runner.case.Case.identity` plus ``key``.
+        outcome : mapping
+            What a worker returns: ``status``, ``metrics`` (list of ``[name, value, unit,
+            direction]``), ``samples`` (metric -> list of float), ``artifacts`` (JSON text or
+            None), ``error``, ``traceback``, ``duration`` (s).
+        run_id : int
+        """
+        self._buffer.append(({**identity, **outcome}, run_id))
+        self._maybe_flush()
+
+    def _maybe_flush(self) -> None:
+        n = len(self._buffer) + len(self._run_links) // 8
+        if n >= self.batch_size or (n and time.monotonic() - self._last_flush >= self.batch_seconds):
+            self.flush()
+
+    def flush(self) -> int:
+        """Commit buffered outcomes in one transaction; returns how many cases were written."""
+        if self.conn is None or (not self._buffer and not self._run_links):
+            return 0
+        buf, links = self._buffer, self._run_links
+        created = _now()
+        case_rows, metric_rows, sample_rows, art_rows, dels, links2 = [], [], [], [], [], list(links)
+        for d, run_id in buf:
+            key = d["key"]
+            ident = {k: d.get(k) for k in ("technique", "technique_version", "variant", "fidelity", "profile",
+                                            "profile_hash", "workload", "workload_hash", "params", "seed", "overrides")}
+            case_rows.append((
+                key, dumps(ident), d["technique"], d.get("technique_version"), d.get("variant"), d.get("fidelity"),
+                d.get("profile"), d.get("profile_hash"), d.get("workload"), d.get("workload_hash"),
+                dumps(d.get("params") or {}), dumps(d.get("overrides") or {}), d.get("seed"),
+                d["status"], d.get("error"), d.get("traceback"), d.get("duration"), run_id, created))
+            links2.append((run_id, key, "computed"))
+            if d["status"] == OK:
+                dels.append((key,))
+                metric_rows.extend((key, m[0], _finite(m[1]), m[2], m[3]) for m in d.get("metrics") or ())
+                for mname, vals in (d.get("samples") or {}).items():
+                    sample_rows.extend((key, mname, i, _finite(v)) for i, v in enumerate(vals))
+                if d.get("artifacts"):
+                    art = d["artifacts"]
+                    art_rows.append((key, art if isinstance(art, str) else dumps(art)))
+        with self._tx():
+            if case_rows:
+                self.conn.executemany(_UPSERT_CASE, case_rows)
+                # an ok outcome replaces the case's metrics; a non-ok one never touches them
+                for tbl in ("metrics", "samples", "artifacts"):
+                    self.conn.executemany(f"DELETE FROM {tbl} WHERE case_key = ?", dels)
+                self.conn.executemany("INSERT OR REPLACE INTO metrics VALUES (?, ?, ?, ?, ?)", metric_rows)
+                self.conn.executemany("INSERT OR REPLACE INTO samples VALUES (?, ?, ?, ?)", sample_rows)
+                self.conn.executemany("INSERT OR REPLACE INTO artifacts VALUES (?, ?)", art_rows)
+            self.conn.executemany("INSERT OR IGNORE INTO run_cases VALUES (?, ?, ?)", links2)
+        self._buffer, self._run_links = [], []
+        self._last_flush = time.monotonic()
+        return len(case_rows)
+
+    # ------------------------------------------------------------------ reading
+    def resolve_run(self, run: int | str | None) -> int | None:
+        """A run id from an id, ``"latest"`` or None (None stays None: all runs).
+
+        Raises
+        ------
+        StoreError
+            Unknown run id, or ``latest`` on an empty store.
+        """
+        if run is None:
+            return None
+        if isinstance(run, str) and run.strip().lower() in ("latest", "last"):
+            row = self.conn.execute("SELECT max(id) FROM runs").fetchone()
+            if row is None or row[0] is None:
+                raise StoreError(f"store {str(self.path)!r} has no runs yet")
+            return int(row[0])
+        try:
+            rid = int(run)
+        except (TypeError, ValueError):
+            raise StoreError(f"run: expected a run id or 'latest', got {run!r}") from None
+        if self.conn.execute("SELECT 1 FROM runs WHERE id = ?", (rid,)).fetchone() is None:
+            raise StoreError(f"store {str(self.path)!r}: no run with id {rid} (see `suite results list`)")
+        return rid
+
+    def run_info(self, run: int | str) -> dict[str, Any]:
+        """One run's row as a dict (packages and plugins decoded)."""
+        rid = self.resolve_run(run)
+        cur = self.conn.execute("SELECT * FROM runs WHERE id = ?", (rid,))
+        names = [c[0] for c in cur.description]
+        d = dict(zip(names, cur.fetchone()))
+        for k in ("packages", "plugins"):
+            d[k] = json.loads(d[k]) if d.get(k) else {}
+        return d
+
+    def runs(self):
+        """Every run, newest last, as a :class:`pandas.DataFrame`.
+
+        Columns: ``id, started, finished, status, total, computed, cached, ok, failed, skipped,
+        host, platform, python, packages, plugins, git_commit, command``.
+        """
+        import pandas as pd
+
+        df = pd.read_sql_query("SELECT id, started, finished, status, total, computed, cached, ok, failed, skipped, "
+                               "host, platform, python, packages, plugins, git_commit, command FROM runs ORDER BY id",
+                               self.conn)
+        return df
+
+    def _case_query(self, run: int | str | None, filters: Mapping[str, Any], columns: str) -> tuple[str, list]:
+        rid = self.resolve_run(run)
+        where, args = [], []
+        if rid is not None:
+            sql = (f"SELECT {columns}, rc.outcome AS outcome FROM run_cases rc JOIN cases c ON c.key = rc.case_key")
+            where.append("rc.run_id = ?")
+            args.append(rid)
+        else:
+            sql = f"SELECT {columns} FROM cases c"
+        allowed = {"key", "technique", "variant", "fidelity", "profile", "profile_hash", "workload", "seed", "status",
+                   "technique_version", "run_id"}
+        for k, v in filters.items():
+            if v is None:
+                continue
+            if k not in allowed:
+                raise StoreError(f"filter {k!r}: expected one of {sorted(allowed)}")
+            vals = list(v) if isinstance(v, (list, tuple, set, frozenset)) else [v]
+            where.append(f"c.{k} IN ({','.join('?' * len(vals))})")
+            args.extend(vals)
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        return sql + " ORDER BY c.technique, c.variant, c.created, c.key", args
+
+    def cases(self, run: int | str | None = None, *, expand_params: bool = True, **filters: Any):
+        """Cases as a :class:`pandas.DataFrame`, one row per case.
+
+        Parameters
+        ----------
+        run : int, ``"latest"`` or None
+            Only the cases this run asked for (computed or found cached); None: every stored case.
+        expand_params : bool
+            Add one column ``param.NAME`` per technique parameter.
+        **filters
+            Column = value (or list of values): ``technique, variant, fidelity, profile,
+            profile_hash, workload, seed, status, key, technique_version, run_id``.
+
+        Returns
+        -------
+        DataFrame
+            Columns ``key, technique, technique_version, variant, fidelity, profile, profile_hash,
+            workload, workload_hash, params`` (dict), ``overrides`` (dict), ``seed, status, error,
+            duration`` (s), ``run_id`` (the run that computed it), ``created``, then ``outcome``
+            (``computed``/``cached``, only with *run*) and the ``param.NAME`` columns.
+        """
+        import pandas as pd
+
+        cols = ("c.key, c.technique, c.technique_version, c.variant, c.fidelity, c.profile, c.profile_hash, "
+                "c.workload, c.workload_hash, c.params, c.overrides, c.seed, c.status, c.error, c.duration, "
+                "c.run_id, c.created")
+        sql, args = self._case_query(run, filters, cols)
+        df = pd.read_sql_query(sql, self.conn, params=args)
+        df["params"] = [json.loads(p) if p else {} for p in df["params"]]
+        df["overrides"] = [json.loads(p) if p else {} for p in df["overrides"]]
+        if expand_params and len(df):
+            pdf = pd.DataFrame(list(df["params"]), index=df.index)
+            for c in pdf.columns:
+                df[f"param.{c}"] = pdf[c]
+        return df
+
+    def metrics(self, run: int | str | None = None, wide: bool = False, **filters: Any):
+        """Metrics of ok cases as a :class:`pandas.DataFrame`.
+
+        Parameters
+        ----------
+        run : int, ``"latest"`` or None
+        wide : bool
+            False (long form): one row per (case, metric) with columns ``key, technique, variant,
+            fidelity, profile, profile_hash, workload, params, seed, name, value, unit,
+            direction`` and ``param.NAME``. True: one row per case, one column per metric name
+            (values only; units are in the long form). A metric whose name is also a case
+            column (``seed``, ``profile``, ...) is named ``metric.NAME``.
+        **filters
+            As :meth:`cases`.
+        """
+        import pandas as pd
+
+        filters = {**filters}
+        cases = self.cases(run, **filters)
+        cases = cases[cases["status"] == OK]
+        if cases.empty:
+            base = ["key", "technique", "variant", "fidelity", "profile", "profile_hash", "workload", "params", "seed"]
+            return pd.DataFrame(columns=base if wide else base + ["name", "value", "unit", "direction"])
+        keys = list(cases["key"])
+        rows = []
+        for i in range(0, len(keys), 900):
+            chunk = keys[i:i + 900]
+            rows.extend(self.conn.execute(
+                f"SELECT case_key, name, value, unit, direction FROM metrics WHERE case_key IN ({','.join('?' * len(chunk))})",
+                chunk).fetchall())
+        m = pd.DataFrame(rows, columns=["key", "name", "value", "unit", "direction"])
+        keep = [c for c in cases.columns if c not in ("error", "created", "outcome", "run_id", "status")]
+        if not wide:
+            return cases[keep].merge(m, on="key", how="inner")
+        w = m.pivot(index="key", columns="name", values="value")
+        w.columns.name = None
+        # a metric named like a case column (e.g. "seed") becomes "metric.NAME"
+        w = w.rename(columns={c: f"metric.{c}" for c in w.columns if c in cases.columns}).reset_index()
+        return cases[keep].merge(w, on="key", how="left")
+
+    def result(self, key: str):
+        """The stored :class:`suite.technique.Result` of an ok case (metrics, samples, artifacts).
+
+        Raises
+        ------
+        StoreError
+            No such case, or the case is not ok (its status and error are named).
+        """
+        from suite.technique import Metric, Result
+
+        row = self.conn.execute("SELECT status, error FROM cases WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            raise StoreError(f"store {str(self.path)!r}: no case with key {key!r}")
+        if row[0] != OK:
+            raise StoreError(f"case {key}: status {row[0]}: {row[1] or ''}".rstrip(": "))
+        samples: dict[str, list[float]] = {}
+        for metric, _idx, value in self.conn.execute(
+                "SELECT metric, idx, value FROM samples WHERE case_key = ? ORDER BY metric, idx", (key,)):
+            samples.setdefault(metric, []).append(value if value is not None else math.nan)
+        res = Result()
+        for name, value, unit, direction in self.conn.execute(
+                "SELECT name, value, unit, direction FROM metrics WHERE case_key = ? ORDER BY name", (key,)):
+            s = samples.get(name)
+            res.metrics[name] = Metric(name, value if value is not None else math.nan, unit or "1",
+                                       direction or "none", tuple(s) if s is not None else None)
+        art = self.conn.execute("SELECT data FROM artifacts WHERE case_key = ?", (key,)).fetchone()
+        if art is not None:
+            res.artifacts = json.loads(art[0])
+        return res
+
+    def case(self, key: str) -> dict[str, Any]:
+        """One case's row as a dict (with ``traceback``), or StoreError."""
+        cur = self.conn.execute("SELECT * FROM cases WHERE key = ?", (key,))
+        row = cur.fetchone()
+        if row is None:
+            raise StoreError(f"store {str(self.path)!r}: no case with key {key!r}")
+        d = dict(zip([c[0] for c in cur.description], row))
+        for k in ("identity", "params", "overrides"):
+            d[k] = json.loads(d[k]) if d.get(k) else {}
+        return d
+
+    def statuses(self, keys: Iterable[str]) -> dict[str, tuple[str, str | None]]:
+        """key -> (status, error) for the given keys that are stored."""
+        keys = list(keys)
+        out = {}
+        for i in range(0, len(keys), 900):
+            chunk = keys[i:i + 900]
+            for k, s, e in self.conn.execute(
+                    f"SELECT key, status, error FROM cases WHERE key IN ({','.join('?' * len(chunk))})", chunk):
+                out[k] = (s, e)
+        return out

@@ -1,0 +1,18 @@
+"""The runner: experiment files and sweeps -> cases -> executors -> the results store.
+
+Public API::
+
+    from suite.runner import expand_entry, expand_experiment, run_cases, reproduce, ExecOptions
+    exp = expand_entry({"technique": "poseidon", "params": {"nodes": [1, 2, 4]}})
+    summary = run_cases(exp.cases, Store(), options=ExecOptions(jobs=2))
+"""
+
+from suite.runner.case import Case, Resolver, case_key, resolve_case
+from suite.runner.engine import RunSummary, run_cases
+from suite.runner.executors import ExecOptions, Executor, get_executor, run_case
+from suite.runner.experiment import Expansion, expand_entry, expand_experiment, find_experiment, load_experiment
+from suite.runner.reproduce import Scoreboard, reproduce
+
+__all__ = ["Case", "Resolver", "case_key", "resolve_case", "RunSummary", "run_cases", "ExecOptions", "Executor",
+           "get_executor", "run_case", "Expansion", "expand_entry", "expand_experiment", "find_experiment",
+           "load_experiment", "Scoreboard", "reproduce"]

@@ -1,0 +1,178 @@
+"""The coordinator: skip stored cases, execute the rest, write outcomes to the store.
+
+Data flow (DESIGN.md): resolved cases -> :func:`run_cases` -> executor (local pool / dask) ->
+outcome dicts -> :class:`suite.results.Store` (batched commits, only here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from suite.results.store import FAILED_STATUSES, Store
+from suite.runner.case import Case
+from suite.runner.executors import ExecOptions, Executor, get_executor
+from suite.runner.progress import NullProgress, Progress
+
+__all__ = ["RunSummary", "run_cases"]
+
+
+@dataclass
+class RunSummary:
+    """What a run did. ``failed`` counts failed + timeout + crashed cases."""
+
+    run_id: int
+    store: str
+    total: int = 0
+    cached: int = 0
+    computed: int = 0
+    ok: int = 0
+    failed: int = 0
+    skipped: int = 0
+    by_status: dict[str, int] = field(default_factory=dict)
+    interrupted: bool = False
+    seconds: float = 0.0
+    failures: list[dict[str, Any]] = field(default_factory=list)  # first few: key, case, status, error
+    keys: list[str] = field(default_factory=list)  # every case key of the run, in expansion order
+
+    error: str | None = None  # set when the run stopped on an error of the suite itself
+
+    @property
+    def status(self) -> str:
+        if self.error:
+            return "error"
+        if self.interrupted:
+            return "interrupted"
+        return "failed" if self.failed else "done"
+
+    def as_dict(self) -> dict[str, Any]:
+        d = {k: getattr(self, k) for k in ("run_id", "store", "total", "computed", "cached", "ok", "failed",
+                                            "skipped", "by_status", "interrupted", "seconds", "failures")}
+        d["status"] = self.status
+        return d
+
+    def message(self) -> str:
+        """One line for the terminal."""
+        if self.interrupted:
+            return (f"interrupted: run {self.run_id} stored {self.computed} new case(s) in {self.store}; "
+                    f"run the same command again to resume (stored cases are not recomputed)")
+        head = f"run {self.run_id}: {self.total} case(s), {self.cached} already stored"
+        if self.computed == 0 and self.total:
+            return (f"{head}: nothing new to compute (every case is stored ok; --rerun recomputes); "
+                    f"store {self.store}")
+        head += f", {self.computed} computed"
+        bits = [f"{self.ok} ok"]
+        if self.skipped:
+            bits.append(f"{self.skipped} skipped")
+        if self.failed:
+            detail = ", ".join(f"{self.by_status[s]} {s}" for s in FAILED_STATUSES if self.by_status.get(s))
+            bits.append(f"{self.failed} failed ({detail})")
+        return f"{head}; {', '.join(bits)}; {self.seconds:.2f} s; store {self.store}"
+
+
+def _dedupe(cases: Sequence[Case]) -> list[Case]:
+    seen: set[str] = set()
+    out = []
+    for c in cases:
+        if c.key not in seen:
+            seen.add(c.key)
+            out.append(c)
+    return out
+
+
+def run_cases(cases: Sequence[Case], store: Store, *, executor: str | Executor = "local",
+              options: ExecOptions | None = None, rerun: bool = False, allow_parallel_execute: bool = False,
+              progress: Progress | None = None, command: str | None = None, registry: Any = None) -> RunSummary:
+    """Run *cases* into *store* as one run.
+
+    Parameters
+    ----------
+    cases : sequence of Case
+        Resolved cases (duplicates by key are run once).
+    store : Store
+    executor : str or Executor
+        ``"local"``, ``"dask"`` or a plugin's executor name.
+    options : ExecOptions
+        Jobs, timeout (s), dask scheduler.
+    rerun : bool
+        Recompute cases already stored ok.
+    allow_parallel_execute : bool
+        Let ``execute``-fidelity cases run concurrently (by default they run one at a time, so
+        measured timings stay clean).
+    progress : Progress
+        Where to show progress (default: nothing).
+    command : str
+        The command line recorded in the run's provenance (default ``sys.argv``).
+
+    Returns
+    -------
+    RunSummary
+        Counts, failures, and ``interrupted`` if Ctrl-C stopped it (everything finished before
+        is committed).
+    """
+    import time
+
+    options = options or ExecOptions()
+    progress = progress or NullProgress()
+    ex = executor if isinstance(executor, Executor) or hasattr(executor, "map_cases") else get_executor(executor, registry)
+    cases = _dedupe(cases)
+    t0 = time.monotonic()
+    run_id = store.begin_run(command=command, plugins=registry.distributions() if registry is not None else None)
+    summary = RunSummary(run_id=run_id, store=str(store.path), total=len(cases), keys=[c.key for c in cases])
+    cached = set() if rerun else store.ok_keys(summary.keys)
+    store.link_cached(run_id, [c.key for c in cases if c.key in cached])
+    todo = [c for c in cases if c.key not in cached]
+    summary.cached = len(cases) - len(todo)
+    phases: list[tuple[list[Case], ExecOptions]] = []
+    if allow_parallel_execute:
+        phases.append((todo, options))
+    else:
+        par = [c for c in todo if c.fidelity != "execute"]
+        ser = [c for c in todo if c.fidelity == "execute"]
+        if par:
+            phases.append((par, options))
+        if ser:  # one at a time; keep process isolation if the user asked for a pool
+            phases.append((ser, replace(options, jobs=1, isolate=options.isolate or options.jobs > 1)))
+    by_key = {c.key: c for c in todo}
+    progress.start(len(cases), summary.cached)
+    gen = None
+    try:
+        for phase_cases, opts in phases:
+            gen = ex.map_cases(phase_cases, opts)
+            for out in gen:
+                case = by_key[out["key"]]
+                ident = case.identity()
+                ident["key"] = case.key
+                store.add_outcome(ident, out, run_id)
+                st = out["status"]
+                summary.computed += 1
+                summary.by_status[st] = summary.by_status.get(st, 0) + 1
+                if st == "ok":
+                    summary.ok += 1
+                elif st == "skipped":
+                    summary.skipped += 1
+                else:
+                    summary.failed += 1
+                    if len(summary.failures) < 50:
+                        summary.failures.append({"key": case.key, "case": case.describe(), "status": st,
+                                                 "error": out.get("error")})
+                progress.update(st)
+            gen = None
+    except KeyboardInterrupt:
+        summary.interrupted = True
+        if gen is not None and hasattr(gen, "close"):
+            try:
+                gen.close()
+            except BaseException:  # noqa: BLE001 - stopping workers must not hide the interrupt
+                pass
+    except BaseException as exc:
+        summary.error = str(exc) or type(exc).__name__
+        raise
+    finally:
+        progress.stop()
+        summary.seconds = time.monotonic() - t0
+        counts = {"total": summary.total, "computed": summary.computed, "cached": summary.cached,
+                  "ok": summary.ok + summary.cached, "failed": summary.failed, "skipped": summary.skipped}
+        store.finish_run(run_id, summary.status, counts)
+    return summary

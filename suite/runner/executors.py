@@ -1,0 +1,452 @@
+"""Executors: where cases are evaluated. One interface, two built-in implementations.
+
+An executor turns resolved :class:`~suite.runner.case.Case` objects into *outcomes*: plain,
+pickle-able dicts (see :func:`run_case`) that the coordinating process writes to the store.
+Workers never touch the store.
+
+* ``local`` (default): with ``jobs == 1`` cases are evaluated in this process (fastest; a
+  per-case timeout uses ``SIGALRM``); otherwise a pool of forked worker processes, each fed
+  chunks of case indices over a pipe. A worker that dies (``os.abort``, a segfault) or runs past
+  the timeout is killed and replaced; its current case is stored as ``crashed`` / ``timeout`` and
+  the rest of its chunk is re-queued, so the run goes on.
+* ``dask``: :mod:`dask.distributed`, on ``--scheduler ADDRESS`` or a ``LocalCluster`` started for
+  the run. Cases are shipped in chunks with their technique; a chunk whose worker dies is re-run
+  case by case so only the culprit is stored as ``crashed``.
+
+A plugin adds an executor with the ``suite_executor(name)`` hook, returning an object with the
+:class:`Executor` interface; it can evaluate a case with :func:`run_case`.
+"""
+
+from __future__ import annotations
+
+import abc
+import multiprocessing as mp
+import os
+import signal
+import time
+import traceback
+from collections import deque
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from suite.errors import SuiteError
+from suite.runner.case import Case
+from suite.technique import Skip, Technique
+
+__all__ = ["Executor", "ExecOptions", "LocalExecutor", "DaskExecutor", "get_executor", "run_case",
+           "evaluate_outcome", "BUILTIN_EXECUTORS"]
+
+
+@dataclass(frozen=True)
+class ExecOptions:
+    """How to execute: ``jobs`` workers, a per-case ``timeout`` (s, None for none), a dask
+    ``scheduler`` address, and ``isolate`` (use a worker process even with one job)."""
+
+    jobs: int = 1
+    timeout: float | None = None
+    scheduler: str | None = None
+    isolate: bool = False
+
+
+class Executor(abc.ABC):
+    """The executor interface.
+
+    ``map_cases(cases, options)`` yields one outcome dict per case, in any order, as cases
+    finish. It must yield an outcome for every case (``crashed`` if it could not run it) unless
+    the consumer stops early (Ctrl-C: ``close()`` of the generator), and release its workers when
+    the generator is closed.
+    """
+
+    name: str = ""
+
+    @abc.abstractmethod
+    def map_cases(self, cases: Sequence[Case], options: ExecOptions) -> Iterator[dict]:
+        raise NotImplementedError
+
+
+# --------------------------------------------------------------------------- one case
+
+
+class CaseTimeout(BaseException):
+    """Raised inside an in-process evaluation when its timeout expires (not an Exception, so a
+    plugin's ``except Exception`` cannot swallow it)."""
+
+
+def _one_line(exc: BaseException) -> str:
+    msg = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {msg[0]}" if msg else type(exc).__name__
+
+
+def evaluate_outcome(tech: Technique, scenario: Any, key: str) -> dict:
+    """Evaluate one scenario and return its outcome as a plain dict.
+
+    Returns
+    -------
+    dict
+        ``key``, ``status`` (``ok``, ``skipped``, ``failed``, ``timeout``), ``metrics`` (list of
+        ``[name, value, unit, direction]``), ``samples`` (metric -> list of float), ``artifacts``
+        (JSON text or None), ``error`` (one line or None), ``traceback`` (or None), ``duration``
+        (s of evaluation).
+    """
+    from suite.results.store import dumps
+
+    t0 = time.perf_counter()
+    out: dict[str, Any] = {"key": key, "metrics": None, "samples": None, "artifacts": None,
+                           "error": None, "traceback": None}
+    try:
+        res = tech.evaluate(scenario)
+        metrics, samples = [], {}
+        for m in res.metrics.values():
+            metrics.append([m.name, m.value, m.unit, m.direction])
+            if m.samples is not None:
+                samples[m.name] = list(m.samples)
+        out["metrics"], out["samples"] = metrics, samples or None
+        if res.artifacts:
+            try:
+                out["artifacts"] = dumps(res.artifacts)
+            except (TypeError, ValueError) as exc:
+                raise SuiteError(f"{tech.name}: artifacts are not JSON-serialisable: {exc}") from None
+        out["status"] = "ok"
+    except Skip as exc:
+        out["status"], out["error"] = "skipped", str(exc)
+    except CaseTimeout as exc:
+        out["status"], out["error"] = "timeout", str(exc)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - any failure of plugin code is a stored failed case
+        out["status"], out["error"], out["traceback"] = "failed", _one_line(exc), traceback.format_exc()
+    out["duration"] = time.perf_counter() - t0
+    return out
+
+
+def run_case(case: Case, technique: Technique | None = None) -> dict:
+    """Evaluate a resolved case (looking its technique up in the registry if not given)."""
+    if technique is None:
+        from suite.registry import get_registry
+
+        technique = get_registry().technique(case.technique)
+    if case.scenario is None:
+        raise SuiteError(f"case {case.key}: not resolved")
+    return evaluate_outcome(technique, case.scenario, case.key)
+
+
+def crashed_outcome(key: str, error: str, status: str = "crashed") -> dict:
+    return {"key": key, "status": status, "metrics": None, "samples": None, "artifacts": None,
+            "error": error, "traceback": None, "duration": None}
+
+
+# --------------------------------------------------------------------------- local
+
+
+def _alarm(signum, frame):  # pragma: no cover - exercised through the timeout tests
+    raise CaseTimeout(_alarm.message)
+
+
+_alarm.message = "timed out"
+
+
+def _in_process(cases: Sequence[Case], timeout: float | None) -> Iterator[dict]:
+    import threading
+
+    from suite.registry import get_registry
+
+    reg = get_registry()
+    techs: dict[str, Technique] = {}
+    use_alarm = bool(timeout) and threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
+    old = signal.signal(signal.SIGALRM, _alarm) if use_alarm else None
+    try:
+        for case in cases:
+            tech = techs.get(case.technique)
+            if tech is None:
+                tech = techs[case.technique] = reg.technique(case.technique)
+            if use_alarm:
+                _alarm.message = f"timed out after {timeout:g} s"
+                signal.setitimer(signal.ITIMER_REAL, float(timeout))
+                try:
+                    out = evaluate_outcome(tech, case.scenario, case.key)
+                finally:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+            else:
+                out = evaluate_outcome(tech, case.scenario, case.key)
+            yield out
+    finally:
+        if use_alarm:
+            signal.signal(signal.SIGALRM, old)
+
+
+# Cases of the current pool run. Set by the coordinator before it forks a worker; a forked
+# worker reads its cases from here by index, so a task message is a list of small integers.
+_TASKS: Sequence[Case] = ()
+
+
+def _worker_main(conn) -> None:  # pragma: no cover - runs in a child process
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's business
+    code = 0
+    try:
+        from suite.registry import get_registry
+
+        reg = get_registry()
+        techs: dict[str, Technique] = {}
+        while True:
+            msg = conn.recv()
+            if msg is None:
+                break
+            for i in msg:
+                case = _TASKS[i]
+                tech = techs.get(case.technique)
+                if tech is None:
+                    tech = techs[case.technique] = reg.technique(case.technique)
+                out = evaluate_outcome(tech, case.scenario, case.key)
+                out["i"] = i
+                conn.send(out)
+    except (EOFError, BrokenPipeError, KeyboardInterrupt):
+        code = 1
+    except BaseException:  # noqa: BLE001
+        traceback.print_exc()
+        code = 1
+    finally:
+        # never run the parent's atexit handlers or close its inherited SQLite connection
+        os._exit(code)
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "worker process vanished"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"worker process died ({name}) while running this case"
+    return f"worker process exited with status {code} while running this case"
+
+
+class _Worker:
+    __slots__ = ("proc", "conn", "chunk", "since")
+
+    def __init__(self, ctx):
+        parent, child = ctx.Pipe(duplex=True)
+        self.proc = ctx.Process(target=_worker_main, args=(child,), daemon=True)
+        self.proc.start()
+        child.close()
+        self.conn = parent
+        self.chunk: deque[int] = deque()
+        self.since = time.monotonic()
+
+    def kill(self) -> None:
+        try:
+            if self.proc.is_alive():
+                self.proc.kill()
+            self.proc.join(5)
+        finally:
+            self.conn.close()
+
+
+def _pool(cases: Sequence[Case], jobs: int, timeout: float | None) -> Iterator[dict]:
+    from multiprocessing.connection import wait
+
+    global _TASKS
+    ctx = mp.get_context("fork")
+    _TASKS = cases
+    pending: deque[int] = deque(range(len(cases)))
+    workers = [_Worker(ctx) for _ in range(max(1, min(jobs, len(cases))))]
+    try:
+        while True:
+            now = time.monotonic()
+            for w in workers:
+                if not w.chunk and pending:
+                    size = max(1, min(64, len(pending) // (len(workers) * 4) or 1))
+                    chunk = [pending.popleft() for _ in range(min(size, len(pending)))]
+                    w.chunk.extend(chunk)
+                    w.since = now
+                    w.conn.send(chunk)
+            busy = [w for w in workers if w.chunk]
+            if not busy:
+                return
+            wait_for = 1.0
+            if timeout:
+                wait_for = max(0.0, min(wait_for, min(w.since + timeout - now for w in busy)))
+            ready = set(wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=wait_for))
+            for idx, w in enumerate(workers):
+                if not w.chunk:
+                    continue
+                dead = w.proc.sentinel in ready
+                if w.conn in ready or dead:
+                    try:
+                        while w.chunk and w.conn.poll():
+                            out = w.conn.recv()
+                            i = out.pop("i")
+                            if w.chunk and w.chunk[0] == i:
+                                w.chunk.popleft()
+                            w.since = time.monotonic()
+                            yield out
+                    except (EOFError, OSError):
+                        dead = True
+                if w.chunk and (dead or not w.proc.is_alive()):
+                    w.proc.join(5)
+                    i = w.chunk.popleft()
+                    pending.extendleft(reversed(w.chunk))
+                    code = w.proc.exitcode
+                    w.kill()
+                    workers[idx] = _Worker(ctx)
+                    yield crashed_outcome(cases[i].key, _describe_exit(code))
+                elif w.chunk and timeout and time.monotonic() - w.since > timeout:
+                    i = w.chunk.popleft()
+                    pending.extendleft(reversed(w.chunk))
+                    w.kill()
+                    workers[idx] = _Worker(ctx)
+                    yield crashed_outcome(cases[i].key, f"timed out after {timeout:g} s", status="timeout")
+    finally:
+        for w in workers:
+            try:
+                if not w.chunk and w.proc.is_alive():
+                    w.conn.send(None)
+            except (OSError, BrokenPipeError):
+                pass
+        deadline = time.monotonic() + 2
+        for w in workers:
+            w.proc.join(max(0.0, deadline - time.monotonic()))
+            w.kill()
+        _TASKS = ()
+
+
+class LocalExecutor(Executor):
+    """This machine: in-process with one job, a pool of forked workers with more (see module doc)."""
+
+    name = "local"
+
+    def map_cases(self, cases: Sequence[Case], options: ExecOptions) -> Iterator[dict]:
+        if not cases:
+            return iter(())
+        if options.jobs <= 1 and not options.isolate:
+            return _in_process(cases, options.timeout)
+        return _pool(cases, max(1, options.jobs), options.timeout)
+
+
+# --------------------------------------------------------------------------- dask
+
+
+def _dask_chunk(techs: dict, items: list) -> list[dict]:  # runs on a dask worker
+    return [evaluate_outcome(techs[t], scen, key) for key, t, scen in items]
+
+
+def _shippable(tech: Technique) -> Technique:
+    """The technique without claims and properties (closures a worker does not need)."""
+    return replace(tech, claims=[], properties=[])
+
+
+class DaskExecutor(Executor):
+    """dask.distributed: ``options.scheduler`` or a LocalCluster of ``options.jobs`` workers.
+
+    A per-case timeout is enforced from the coordinator (a timed-out case is stored as ``timeout``;
+    its worker thread cannot be interrupted and finishes in the background).
+    """
+
+    name = "dask"
+
+    def map_cases(self, cases: Sequence[Case], options: ExecOptions) -> Iterator[dict]:
+        try:
+            from dask.distributed import Client, LocalCluster, as_completed  # noqa: F401
+        except ImportError:
+            raise SuiteError("executor 'dask' needs dask.distributed: pip install 'dlsys-suite[dask]'") from None
+        return self._run(cases, options)
+
+    def _run(self, cases: Sequence[Case], options: ExecOptions) -> Iterator[dict]:
+        import logging
+
+        from dask.distributed import Client, LocalCluster, wait
+        from distributed.client import FIRST_COMPLETED
+
+        from suite.registry import get_registry
+
+        if not cases:
+            return
+        cluster = None
+        if options.scheduler:
+            try:
+                client = Client(options.scheduler, timeout="20s")
+            except OSError as exc:
+                raise SuiteError(f"--scheduler {options.scheduler}: cannot connect: {exc}") from None
+        else:
+            cluster = LocalCluster(n_workers=max(1, options.jobs), threads_per_worker=1, processes=True,
+                                   dashboard_address=None, silence_logs=logging.ERROR)
+            client = Client(cluster)
+        try:
+            reg = get_registry()
+            techs = {name: _shippable(reg.technique(name)) for name in sorted({c.technique for c in cases})}
+            [tech_future] = client.scatter([techs], broadcast=True)
+            nworkers = max(1, len(client.scheduler_info().get("workers", {})) or options.jobs)
+            size = 1 if options.timeout else max(1, min(256, len(cases) // (nworkers * 8) or 1))
+            by_key = {c.key: c for c in cases}
+            running: dict[Any, tuple[list[str], float]] = {}
+
+            def submit(keys: list[str]) -> None:
+                items = [(k, by_key[k].technique, by_key[k].scenario) for k in keys]
+                fut = client.submit(_dask_chunk, tech_future, items, pure=False)
+                running[fut] = (keys, time.monotonic())
+
+            keys_all = [c.key for c in cases]
+            for i in range(0, len(keys_all), size):
+                submit(keys_all[i:i + size])
+            while running:
+                wait_for = 1.0
+                if options.timeout:
+                    now = time.monotonic()
+                    wait_for = max(0.01, min(t0 + options.timeout * len(k) - now for k, t0 in running.values()))
+                try:
+                    done, _ = wait(list(running), timeout=wait_for, return_when=FIRST_COMPLETED)
+                except Exception:  # noqa: BLE001 - dask raises its own TimeoutError class
+                    done = set()
+                for fut in done:
+                    keys, _t0 = running.pop(fut)
+                    try:
+                        yield from fut.result()
+                    except Exception as exc:  # noqa: BLE001 - KilledWorker, a lost worker, ...
+                        if len(keys) > 1:
+                            for k in keys:  # find the culprit: one case per task
+                                submit([k])
+                        else:
+                            yield crashed_outcome(keys[0], f"dask worker lost while running this case: {_one_line(exc)}")
+                if options.timeout:
+                    now = time.monotonic()
+                    for fut, (keys, t0) in list(running.items()):
+                        if now - t0 > options.timeout * len(keys):
+                            running.pop(fut)
+                            fut.cancel()
+                            for k in keys:
+                                yield crashed_outcome(k, f"timed out after {options.timeout:g} s", status="timeout")
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+
+
+# --------------------------------------------------------------------------- lookup
+
+BUILTIN_EXECUTORS = {"local": LocalExecutor, "dask": DaskExecutor}
+
+
+def get_executor(name: str, registry: Any = None) -> Executor:
+    """The executor called *name*: a built-in one, or one a plugin provides (``suite_executor``).
+
+    Raises
+    ------
+    SuiteError
+        Unknown name (the known ones are listed).
+    """
+    if name in BUILTIN_EXECUTORS:
+        return BUILTIN_EXECUTORS[name]()
+    if registry is None:
+        from suite.registry import get_registry
+
+        registry = get_registry()
+    ex = registry.executor(name)
+    if ex is None:
+        raise SuiteError(f"--executor: unknown executor {name!r}; expected one of {sorted(BUILTIN_EXECUTORS)} "
+                         "or one a plugin provides")
+    if isinstance(ex, type):
+        ex = ex()
+    if not hasattr(ex, "map_cases"):
+        raise SuiteError(f"--executor {name}: the plugin's executor has no map_cases method")
+    return ex

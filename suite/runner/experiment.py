@@ -1,0 +1,383 @@
+"""Experiment files and sweeps: expand named entries into resolved cases.
+
+An experiment file is TOML. Every top-level table is a named *entry* (``defaults`` is merged
+into each entry; a top-level ``description`` string is allowed)::
+
+    description = "Poseidon: speed-up vs nodes and bandwidth"
+
+    [defaults]
+    fidelities = ["model"]
+
+    [poseidon-scaling]
+    technique = "poseidon"
+    profiles  = ["titan-x-maxwell-16n-10gbe"]      # names, globs ("titan-*"), "kind:cluster", "tag:ethernet"
+    workloads = ["vgg19-22k", "inception-v3"]      # names or globs
+    variants  = ["ps", "poseidon"]                 # default: every variant of the technique
+    params    = { nodes = [1, 2, 4, 8, 16, 32] }   # scalar or list per parameter
+    set       = { "network.-1.bandwidth" = ["2 Gbit/s", "10 Gbit/s", "40 Gbit/s"] }  # profile overrides
+    seeds     = [0]
+    exclude   = [{ variant = "ps", params = { nodes = 1 } }]
+    include   = [{ variant = "sfb", params = { nodes = 16 } }]
+
+Each entry expands to the cartesian product profiles x workloads x variants x params x set x
+seeds x fidelities. ``exclude`` rules remove the combinations that match every key of a rule
+(a list value matches any of its items); ``include`` rules add combinations: each is the entry
+with the rule's keys replacing the entry's (so ``include = [{variant = "sfb"}]`` adds the sfb
+variant for every other axis), and is not subject to ``exclude``.
+
+Other entry keys: ``technique = "*"`` (every installed technique), ``smoke = true`` (the
+technique's own smoke scenarios), ``claims = true`` or a list of claim ids (every scenario the
+claims need), ``optional = true`` (skip the entry when its technique is not installed),
+``description``. Singular key names (``profile``, ``variant``, ...) are accepted too.
+
+Errors name the file, the entry and the key.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import itertools
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from suite.errors import ExperimentError, SuiteError
+from suite.runner.case import Case, Resolver
+from suite.technique import ScenarioSpec, Technique
+
+__all__ = ["expand_entry", "load_experiment", "expand_experiment", "find_experiment", "Expansion", "ENTRY_KEYS"]
+
+_AXES = {  # canonical key -> accepted spellings
+    "variants": ("variants", "variant"),
+    "profiles": ("profiles", "profile"),
+    "workloads": ("workloads", "workload"),
+    "seeds": ("seeds", "seed"),
+    "fidelities": ("fidelities", "fidelity"),
+    "params": ("params",),
+    "set": ("set",),
+}
+_OTHER = ("technique", "exclude", "include", "smoke", "claims", "optional", "description")
+ENTRY_KEYS = tuple(sorted({s for v in _AXES.values() for s in v} | set(_OTHER)))
+_RULE_KEYS = ("variant", "profile", "workload", "fidelity", "seed", "params", "set")
+_ALIAS = {s: k for k, v in _AXES.items() for s in v}
+
+
+@dataclass
+class Expansion:
+    """Resolved cases of an experiment, plus notes (skipped optional entries, techniques without
+    smoke scenarios) for the user."""
+
+    cases: list[Case] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    entries: dict[str, int] = field(default_factory=dict)  # entry name -> number of cases
+
+
+def _as_list(v: Any) -> list:
+    if isinstance(v, (list, tuple)):
+        return list(v)
+    return [v]
+
+
+def _eq(a: Any, b: Any) -> bool:
+    return a == b or str(a) == str(b)
+
+
+def _matches(rule: Mapping[str, Any], combo: Mapping[str, Any]) -> bool:
+    for k, want in rule.items():
+        if k in ("params", "set"):
+            for pk, pv in want.items():
+                have = combo[k].get(pk, _MISSING)
+                if have is _MISSING or not any(_eq(have, w) for w in _as_list(pv)):
+                    return False
+        else:
+            if not any(_eq(combo[k], w) for w in _as_list(want)):
+                return False
+    return True
+
+
+_MISSING = object()
+
+
+def _normalize(entry: Mapping[str, Any], where: str, tech_params: Iterable[str] = ()) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in entry.items():
+        if k in _OTHER:
+            out[k] = v
+        elif k in _ALIAS:
+            canon = _ALIAS[k]
+            if canon in out:
+                raise ExperimentError(f"{where}: key {k!r}: given twice (as {k!r} and another spelling)")
+            if canon in ("params", "set"):
+                if not isinstance(v, Mapping):
+                    raise ExperimentError(f"{where}: key {k!r}: expected a table (name = value or list), got {v!r}")
+                out[canon] = dict(v)
+            else:
+                out[canon] = _as_list(v)
+        else:
+            raise ExperimentError(f"{where}: unknown key {k!r}; expected one of {list(ENTRY_KEYS)}")
+    return out
+
+
+def _normalize_rule(rule: Any, where: str, params: Iterable[str]) -> dict[str, Any]:
+    if not isinstance(rule, Mapping):
+        raise ExperimentError(f"{where}: expected a table like {{ variant = \"ps\" }}, got {rule!r}")
+    out: dict[str, Any] = {}
+    params = set(params)
+    for k, v in rule.items():
+        canon = {"variants": "variant", "profiles": "profile", "workloads": "workload", "fidelities": "fidelity",
+                 "seeds": "seed"}.get(k, k)
+        if canon in ("params", "set"):
+            if not isinstance(v, Mapping):
+                raise ExperimentError(f"{where}: key {k!r}: expected a table, got {v!r}")
+            out.setdefault(canon, {}).update(v)
+        elif canon in _RULE_KEYS:
+            out[canon] = v
+        elif k in params:  # a bare parameter name
+            out.setdefault("params", {})[k] = v
+        else:
+            raise ExperimentError(f"{where}: unknown key {k!r}; expected one of {list(_RULE_KEYS)} or a parameter "
+                                  f"name ({', '.join(sorted(params)) or 'none'})")
+    return out
+
+
+def _profile_names(patterns: list, tech: Technique, resolver: Resolver, where: str) -> list[str | None]:
+    from suite.hardware import library
+
+    out: list[str | None] = []
+    lib = None
+    for p in patterns:
+        if p is None:
+            out.append(None)
+            continue
+        if not isinstance(p, str):
+            raise ExperimentError(f"{where}: key 'profiles': expected names, globs, 'kind:K' or 'tag:T', got {p!r}")
+        if not (p.startswith(("kind:", "tag:")) or any(ch in p for ch in "*?[")):
+            out.append(p)
+            continue
+        lib = lib or library(resolver.profile_dirs)
+        found = []
+        for name in lib.names():
+            prof = lib.get(name)
+            if prof.kind not in tech.profile_kinds:
+                continue
+            if p.startswith("kind:"):
+                ok = prof.kind == p[5:]
+            elif p.startswith("tag:"):
+                ok = p[4:] in prof.tags
+            else:
+                ok = fnmatch.fnmatchcase(name, p)
+            if ok:
+                found.append(name)
+        if not found:
+            raise ExperimentError(f"{where}: key 'profiles': {p!r} matches no profile of kind "
+                                  f"{'/'.join(tech.profile_kinds)} (see `suite hardware list`)")
+        out.extend(found)
+    return list(dict.fromkeys(out))
+
+
+def _workload_names(patterns: list, where: str) -> list[str | None]:
+    out: list[str | None] = []
+    for p in patterns:
+        if isinstance(p, str) and any(ch in p for ch in "*?["):
+            from suite.workloads import list_workloads
+
+            found = [n for n in list_workloads() if fnmatch.fnmatchcase(n, p)]
+            if not found:
+                raise ExperimentError(f"{where}: key 'workloads': {p!r} matches no workload (see `suite workloads list`)")
+            out.extend(found)
+        elif p is None or isinstance(p, str):
+            out.append(p)
+        else:
+            raise ExperimentError(f"{where}: key 'workloads': expected names or globs, got {p!r}")
+    return list(dict.fromkeys(out))
+
+
+def _product(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where: str) -> list[dict[str, Any]]:
+    """Combinations (as dicts of names) of one normalized entry for one technique."""
+    variants = e.get("variants") or tech.variant_names
+    for v in variants:
+        if v not in tech.variant_names:
+            raise ExperimentError(f"{where}: key 'variants': {tech.name} has no variant {v!r}; expected one of {tech.variant_names}")
+    profiles = _profile_names(e.get("profiles") or [None], tech, resolver, where)
+    workloads = _workload_names(e.get("workloads") or [None], where)
+    default_fid = "model" if "model" in tech.fidelities else sorted(tech.fidelities)[0]
+    fids = e.get("fidelities") or [default_fid]
+    for f in fids:
+        if f not in tech.fidelities:
+            raise ExperimentError(f"{where}: key 'fidelities': {tech.name} has no fidelity {f!r}; expected one of {sorted(tech.fidelities)}")
+    seeds = e.get("seeds") or [0]
+    for s in seeds:
+        if isinstance(s, bool) or not isinstance(s, int) and not (isinstance(s, str) and s.strip().lstrip("-").isdigit()):
+            raise ExperimentError(f"{where}: key 'seeds': expected integers, got {s!r}")
+    params = e.get("params") or {}
+    for pk in params:
+        if pk not in tech.parameters:
+            raise ExperimentError(f"{where}: key 'params': {tech.name} has no parameter {pk!r}; expected one of {sorted(tech.parameters)}")
+    sets = e.get("set") or {}
+    pnames, pvals = list(params), [_as_list(params[k]) for k in params]
+    snames, svals = list(sets), [[str(x) for x in _as_list(sets[k])] for k in sets]
+    out = []
+    for prof, wl, var, fid, seed, pcombo, scombo in itertools.product(
+            profiles, workloads, variants, fids, seeds, itertools.product(*pvals), itertools.product(*svals)):
+        out.append({"variant": var, "profile": prof, "workload": wl, "fidelity": fid, "seed": int(seed),
+                    "params": dict(zip(pnames, pcombo)), "set": dict(zip(snames, scombo))})
+    return out
+
+
+def _specs_for(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where: str) -> list[ScenarioSpec]:
+    if e.get("smoke") or e.get("claims"):
+        axes = [k for k in e if k in _AXES or k in ("include", "exclude")]
+        if axes:
+            kind = "smoke" if e.get("smoke") else "claims"
+            raise ExperimentError(f"{where}: key {axes[0]!r} cannot be combined with {kind!r}")
+        specs: list[ScenarioSpec] = []
+        if e.get("smoke"):
+            specs.extend(tech.smoke)
+        claims = e.get("claims")
+        if claims:
+            ids = [c.id for c in tech.claims]
+            want = ids if claims is True else _as_list(claims)
+            for cid in want:
+                if cid not in ids:
+                    raise ExperimentError(f"{where}: key 'claims': {tech.name} has no claim {cid!r}; expected one of {ids}")
+            for c in tech.claims:
+                if c.id in want:
+                    specs.extend(c.specs().values())
+        return specs
+    params_known = list(tech.parameters)
+    combos = _product(tech, e, resolver, where)
+    for i, rule in enumerate(_as_list(e.get("exclude") or [])):
+        r = _normalize_rule(rule, f"{where}: exclude[{i}]", params_known)
+        combos = [c for c in combos if not _matches(r, c)]
+    for i, rule in enumerate(_as_list(e.get("include") or [])):
+        r = _normalize_rule(rule, f"{where}: include[{i}]", params_known)
+        sub = {k: v for k, v in e.items() if k not in ("include", "exclude")}
+        for k, v in r.items():
+            if k == "params":
+                sub["params"] = {**(sub.get("params") or {}), **v}
+            elif k == "set":
+                sub["set"] = {**(sub.get("set") or {}), **v}
+            else:
+                sub[_ALIAS.get(k + "s", k) if k != "fidelity" else "fidelities"] = _as_list(v)
+        combos.extend(_product(tech, sub, resolver, f"{where}: include[{i}]"))
+    return [ScenarioSpec(variant=c["variant"], profile=c["profile"], workload=c["workload"], params=c["params"],
+                         fidelity=c["fidelity"], seed=c["seed"], overrides=c["set"]) for c in combos]
+
+
+def expand_entry(entry: Mapping[str, Any], *, where: str = "command line", registry: Any = None,
+                 resolver: Resolver | None = None, expansion: Expansion | None = None, name: str = "") -> Expansion:
+    """Expand one entry (a dict with the keys of an experiment-file entry) into resolved cases.
+
+    Raises
+    ------
+    ExperimentError
+        A malformed entry, unknown technique/variant/parameter/fidelity, a pattern that matches
+        nothing, or a case that does not resolve (the underlying one-line reason is kept).
+    """
+    if registry is None:
+        from suite.registry import get_registry
+
+        registry = get_registry()
+    resolver = resolver or Resolver()
+    exp = expansion or Expansion()
+    e = _normalize(entry, where)
+    tname = e.get("technique")
+    if not isinstance(tname, str) or not tname:
+        raise ExperimentError(f"{where}: key 'technique': required (a technique name or '*')")
+    if tname == "*":
+        techs = registry.techniques()
+    else:
+        try:
+            techs = [registry.technique(tname)]
+        except SuiteError as exc:
+            if e.get("optional"):
+                exp.notes.append(f"{where}: skipped: {exc}")
+                return exp
+            raise ExperimentError(f"{where}: key 'technique': {exc}") from None
+    before = len(exp.cases)
+    for tech in techs:
+        specs = _specs_for(tech, e, resolver, where)
+        if not specs and e.get("smoke"):
+            exp.notes.append(f"{where}: {tech.name} declares no smoke scenario; skipped")
+        for spec in specs:
+            try:
+                exp.cases.append(resolver.resolve(tech, spec))
+            except SuiteError as exc:
+                label = ", ".join(f"{k}={v}" for k, v in (("variant", spec.variant), ("profile", spec.profile),
+                                                           ("workload", spec.workload)) if v)
+                raise ExperimentError(f"{where}: {tech.name} ({label}): {exc}") from None
+    exp.entries[name or where] = len(exp.cases) - before
+    return exp
+
+
+def find_experiment(name_or_path: str | Path) -> Path:
+    """A path to an experiment file: the path itself, or ``experiments/NAME.toml`` shipped with
+    the suite (``suite run smoke``).
+
+    Raises
+    ------
+    ExperimentError
+        Neither exists (the shipped names are listed).
+    """
+    p = Path(name_or_path)
+    if p.is_file():
+        return p
+    from suite.resources import builtin_dir
+
+    try:
+        d = builtin_dir("experiments")
+    except FileNotFoundError:
+        d = None
+    if d is not None:
+        stem = p.name[:-5] if p.name.endswith(".toml") else p.name
+        cand = d / f"{stem}.toml"
+        if cand.is_file():
+            return cand
+    shipped = sorted(f.stem for f in d.glob("*.toml")) if d is not None else []
+    raise ExperimentError(f"experiment {str(name_or_path)!r}: no such file, and no shipped experiment of that name "
+                          f"(shipped: {', '.join(shipped) or 'none'})")
+
+
+def load_experiment(path: str | Path) -> tuple[Path, dict[str, Any], dict[str, dict[str, Any]]]:
+    """Parse an experiment file: (path, top-level metadata, entries by name with defaults merged)."""
+    path = find_experiment(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ExperimentError(f"{path}: invalid TOML: {exc}") from None
+    meta: dict[str, Any] = {}
+    defaults = raw.pop("defaults", {}) or {}
+    if not isinstance(defaults, Mapping):
+        raise ExperimentError(f"{path}: key 'defaults': expected a table")
+    entries: dict[str, dict[str, Any]] = {}
+    for k, v in raw.items():
+        if k == "description":
+            meta[k] = v
+        elif isinstance(v, Mapping):
+            entries[k] = {**defaults, **v}
+        else:
+            raise ExperimentError(f"{path}: top-level key {k!r}: expected an entry table like [{k}] with "
+                                  f"technique = \"...\" (only 'description' may be a plain value)")
+    if not entries:
+        raise ExperimentError(f"{path}: no entries (add a table like [my-sweep] with technique = \"...\")")
+    return path, meta, entries
+
+
+def expand_experiment(path: str | Path, *, registry: Any = None, resolver: Resolver | None = None,
+                      only: Iterable[str] | None = None) -> Expansion:
+    """Every case of an experiment file (optionally only the named entries)."""
+    path, _meta, entries = load_experiment(path)
+    if only:
+        only = list(only)
+        for n in only:
+            if n not in entries:
+                raise ExperimentError(f"{path}: no entry {n!r}; entries: {', '.join(entries)}")
+        entries = {k: v for k, v in entries.items() if k in only}
+    resolver = resolver or Resolver()
+    exp = Expansion()
+    for name, entry in entries.items():
+        expand_entry(entry, where=f"{path}: entry [{name}]", registry=registry, resolver=resolver,
+                     expansion=exp, name=name)
+    return exp
