@@ -35,3 +35,14 @@ from suite.workloads.transformer import SPECS as _SPECS, transformer as _transfo
 
 for _name, _spec in _SPECS.items():
     register(_name, partial(_transformer, _spec))
+
+# Datasets (all local: scikit-learn bundled files and seeded generators)
+from suite.workloads import datasets as _D  # noqa: E402
+
+for _name in _D.SKLEARN_BUNDLED:
+    register(_name, partial(_D.sklearn_dataset, _name))
+register("moons", partial(_D.moons, name="moons"))
+register("circles", partial(_D.circles, name="circles"))
+register("blobs", partial(_D.blobs, name="blobs"))
+register("gaussian-mixture", partial(_D.gaussian_mixture, name="gaussian-mixture"))
+register("powerlaw-graph", partial(_D.powerlaw_graph, name="powerlaw-graph"))
