@@ -1,0 +1,101 @@
+"""`suite workloads list|show`, and workloads contributed by plugins (with name clashes)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import types
+
+import pytest
+from click.testing import CliRunner
+
+import suite.workloads as W
+from suite.cli import main
+from suite.errors import WorkloadError
+from suite.hookspecs import hookimpl
+from suite.registry import Registry, reset_registry
+from suite.workloads.cnn import CNNBuilder
+
+
+@pytest.fixture
+def isolated_zoo():
+    """Snapshot and restore the workload registry and the process-wide plugin registry."""
+    W._load_plugins()  # built-ins registered once
+    saved = (dict(W._BUILDERS), list(W._PATTERNS), dict(W._CACHE), W._PLUGINS_LOADED)
+    yield
+    W._BUILDERS.clear()
+    W._BUILDERS.update(saved[0])
+    W._PATTERNS[:] = saved[1]
+    W._CACHE.clear()
+    W._CACHE.update(saved[2])
+    W._PLUGINS_LOADED = saved[3]
+    reset_registry(None)
+
+
+def _plugin_module(name: str, workload_name: str):
+    b = CNNBuilder(workload_name, (1, 4, 4))
+    b.fc(b.input, 3)
+    table = b.build(source="test plugin")
+    mod = types.ModuleType(name)
+
+    @hookimpl
+    def suite_workloads():
+        return [table]
+
+    mod.suite_workloads = suite_workloads
+    return mod
+
+
+def test_a_plugin_adds_a_workload(isolated_zoo):
+    reset_registry(Registry(entry_points_=[], modules=[("toyplug", _plugin_module("toyplug", "toy-net"))]))
+    W._PLUGINS_LOADED = False
+    wl = W.get_workload("toy-net")
+    assert wl.params == 16 * 3 + 3
+    assert "toyplug" in W.provider_of("toy-net")
+    assert "toy-net" in W.list_workloads()
+
+
+def test_a_plugin_clashing_with_a_builtin_is_an_error_naming_both(isolated_zoo):
+    reset_registry(Registry(entry_points_=[], modules=[("clash", _plugin_module("clash", "vgg19"))]))
+    W._PLUGINS_LOADED = False
+    with pytest.raises(WorkloadError) as exc:
+        W.get_workload("vgg19")
+    msg = str(exc.value)
+    assert "'vgg19'" in msg and "suite" in msg and "clash" in msg
+
+
+def test_cli_list_json_and_kind_filter():
+    r = CliRunner().invoke(main, ["workloads", "list", "--format", "json", "--kind", "transformer"])
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.output)
+    names = {row["name"] for row in rows}
+    assert {"gpt3-175b", "llama3-405b", "bert-base"} <= names
+    assert all(row["kind"] == "transformer" for row in rows)
+    r = CliRunner().invoke(main, ["workloads", "list", "--format", "csv"])
+    assert r.exit_code == 0
+    names = {row["name"] for row in csv.DictReader(io.StringIO(r.output))}
+    assert {"vgg19", "vgg19-22k", "googlenet", "inception-v3", "resnet-152", "resnet-1001", "digits",
+            "dcgan-generator", "densenet-121"} <= names
+
+
+def test_cli_show_totals_and_layers():
+    r = CliRunner().invoke(main, ["workloads", "show", "resnet-50", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    info = json.loads(r.output)
+    assert info["params"] == 25_557_032 and info["layers"] == 174
+    r = CliRunner().invoke(main, ["workloads", "show", "vgg16", "--layers", "--format", "csv"])
+    assert r.exit_code == 0
+    rows = list(csv.DictReader(io.StringIO(r.output)))
+    assert sum(int(row["params"]) for row in rows) == 138_357_544
+    assert rows[-1]["grad_shape"] == "1000x4096"
+    r = CliRunner().invoke(main, ["workloads", "show", "resnet-2500", "--layers", "--format", "json"])
+    assert r.exit_code == 0 and len(json.loads(r.output)) > 8000
+
+
+def test_cli_errors_are_one_line():
+    r = CliRunner().invoke(main, ["workloads", "show", "resnet-77"])
+    assert r.exit_code == 2
+    assert r.output.strip().startswith("error: resnet-77") and len(r.output.strip().splitlines()) == 1
+    r = CliRunner().invoke(main, ["workloads", "show", "moons", "--layers"])
+    assert r.exit_code == 2 and "no layers" in r.output
