@@ -1,0 +1,14 @@
+"""dlsys-suite plugin: unified kernel-segregated transpose convolution (Tida et al., arXiv 2502.20493).
+
+Technique ``transpose-conv``: variants ``scatter`` and ``zero-insert`` (baselines),
+``kernel-segregated`` (2022) and ``unified`` (2025); execute and model fidelities.
+"""
+
+from suite import hookimpl
+
+
+@hookimpl
+def suite_techniques():
+    from suite_transpose_conv.technique import TECHNIQUE
+
+    return [TECHNIQUE]

@@ -1,0 +1,139 @@
+"""Execute fidelity: run a variant on real arrays on this machine, timed, counted and checked.
+
+For each layer of the scenario (see :mod:`.layers`): random input and weights from
+``numpy.random.default_rng(seed)``, one warm-up call, ``repeats`` timed calls
+(``time.perf_counter``), one call under ``tracemalloc`` for the peak temporary memory, and (when
+``check`` is true) a comparison with the scatter definition (:func:`.ops.scatter`), whose own
+correctness the tests establish against an independent oracle (the adjoint of a direct
+convolution built with ``scipy.signal.correlate2d``).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+import tracemalloc
+
+import numpy as np
+
+from suite.errors import TechniqueError
+from suite.technique import Result, Scenario
+
+from .layers import ConvT, layers_of
+from .ops import run
+
+__all__ = ["evaluate", "measure_layer", "peak_temp_bytes"]
+
+
+def _inputs(l: ConvT, dtype: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    x = rng.standard_normal((l.n, l.ci, l.h, l.w)).astype(dtype)
+    w = (rng.standard_normal((l.ci, l.co, l.k, l.k)) / np.sqrt(l.ci * l.k * l.k)).astype(dtype)
+    return x, w
+
+
+def peak_temp_bytes(variant: str, x: np.ndarray, w: np.ndarray, l: ConvT) -> int:
+    """Peak traced memory of one call beyond its output (bytes), by ``tracemalloc``.
+
+    numpy reports its data buffers to tracemalloc, so the peak covers every temporary array
+    (padded / zero-inserted inputs, slab copies, GEMM results, sub-output buffers). The output's
+    logical size ``N Co Ho Wo`` is subtracted; inputs allocated before the call are not counted.
+    """
+    was = tracemalloc.is_tracing()
+    if not was:
+        tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        out, _ = run(variant, x, w, l.s, l.p, l.op)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        if not was:
+            tracemalloc.stop()
+    return int(peak - l.n * l.co * l.ho * l.wo * out.itemsize)
+
+
+def measure_layer(variant: str, l: ConvT, *, dtype: str = "float32", repeats: int = 5, seed: int = 0,
+                  check: bool = True) -> dict:
+    """Time, count and check one variant on one layer.
+
+    Returns
+    -------
+    dict
+        ``samples`` (s, one per repeat), ``time`` (median, s), ``macs``, ``outputs_computed``
+        (per channel), ``peak_temp_bytes`` (B), ``max_abs_error`` (against scatter; NaN if not
+        checked).
+
+    Raises
+    ------
+    TechniqueError
+        The variant's output differs from the scatter definition (``allclose`` with rtol 1e-4,
+        atol 1e-4 x the output's scale for float32; 1e-10 for float64): a bug, not a user error.
+    """
+    rng = np.random.default_rng(seed)
+    x, w = _inputs(l, dtype, rng)
+    out, work = run(variant, x, w, l.s, l.p, l.op)  # warm-up, also the checked result
+    err = float("nan")
+    if check:
+        ref, _ = run("scatter", x, w, l.s, l.p, l.op)
+        err = float(np.max(np.abs(out - ref))) if out.size else 0.0
+        tol = 1e-4 if dtype == "float32" else 1e-10
+        if not np.allclose(out, ref, rtol=tol, atol=tol * max(1.0, float(np.max(np.abs(ref))) if ref.size else 1.0)):
+            raise TechniqueError(f"transpose-conv: variant {variant!r} differs from scatter on layer {l.name!r} "
+                                 f"(max abs error {err:.3g})")
+        del ref
+    del out
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out, _ = run(variant, x, w, l.s, l.p, l.op)
+        samples.append(time.perf_counter() - t0)
+        del out
+    return {
+        "samples": samples,
+        "time": statistics.median(samples),
+        "macs": work.macs,
+        "outputs_computed": work.outputs,
+        "peak_temp_bytes": peak_temp_bytes(variant, x, w, l),
+        "max_abs_error": err,
+    }
+
+
+def evaluate(scenario: Scenario) -> Result:
+    """Execute fidelity: measured time, MACs, outputs, peak temporary memory of one variant.
+
+    Metrics (over the scenario's layers): ``time`` (s; median over repeats of the summed
+    per-layer times, raw per-repeat sums in ``samples``), ``time_iqr`` (s; inter-quartile range
+    of those sums), ``macs`` (1), ``outputs_computed`` (1; per channel, summed over layers),
+    ``extra_outputs`` (1; per channel), ``peak_temp_bytes`` (B; the largest layer's),
+    ``max_abs_error`` (1; against scatter). Artifact ``layers``: per-layer figures and samples.
+    """
+    prm = scenario.params
+    repeats = int(prm["repeats"])
+    rows = []
+    for i, l in enumerate(layers_of(scenario)):
+        m = measure_layer(scenario.variant, l, dtype=prm["dtype"], repeats=repeats, seed=scenario.seed + i,
+                          check=bool(prm["check"]))
+        rows.append({**l.as_dict(), **m, "extra_outputs": m["outputs_computed"] - l.ho * l.wo})
+    totals = [sum(r["samples"][j] for r in rows) for j in range(repeats)]
+    q = np.percentile(totals, [25, 75]) if totals else (0.0, 0.0)
+    res = Result()
+    res.add("time", statistics.median(totals), "s", "lower", samples=totals)
+    res.add("time_iqr", float(q[1] - q[0]), "s", "none")
+    res.add("macs", sum(r["macs"] for r in rows), "1", "lower")
+    res.add("outputs_computed", sum(r["outputs_computed"] for r in rows), "1", "lower")
+    res.add("extra_outputs", sum(r["extra_outputs"] for r in rows), "1", "lower")
+    res.add("peak_temp_bytes", max(r["peak_temp_bytes"] for r in rows), "B", "lower")
+    errs = [r["max_abs_error"] for r in rows if r["max_abs_error"] == r["max_abs_error"]]
+    if errs:
+        res.add("max_abs_error", max(errs), "1", "lower")
+    res.artifacts["layers"] = rows
+    res.artifacts["machine"] = _machine()
+    return res
+
+
+def _machine() -> dict:
+    import os
+    import platform
+
+    return {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
+            "cpus": os.cpu_count(), "numpy": np.__version__}

@@ -1,0 +1,334 @@
+"""Cost model of the four transpose-convolution variants: MACs, outputs, temporary memory, time.
+
+Counts are closed forms of the algorithms (no execution). Time is a sum of roofline terms
+(:func:`suite.perf.roofline_time`, [Williams09]) over the operations a variant issues, in one of
+two traffic modes (parameter ``traffic``):
+
+``per-tap`` (default)
+    The structure of this suite's reference implementation (:mod:`.ops`), run one operation
+    at a time: per kernel tap, a gather copy of the input slab (memory-bound), a GEMM
+    ``(M, Ci) x (Ci, Co)`` and an accumulate; plus the set-up copies (padded / zero-inserted
+    input) and, for kernel segregation, the interleave of the sub-outputs. This is what
+    ``suite validate`` compares with the measured execute fidelity.
+``fused``
+    One kernel per launch that reads its inputs and writes its outputs once, as a GPU
+    implementation does: zero-insert = upsample kernel + convolution kernel; kernel
+    segregation = ``s^2`` launches each writing a ``ceil(Ho/s) x ceil(Wo/s)`` sub-output, then an
+    interleave; unified = one launch writing the output directly [Tida25 abstract].
+
+Plus ``launches x launch_overhead`` (parameter; 0 by default because no profile field states it).
+
+References
+----------
+.. [Williams09] S. Williams, A. Waterman, D. Patterson, "Roofline", CACM 52(4), 2009.
+.. [Tida22] V. S. Tida et al., "Kernel-Segregated Transpose Convolution Operation", arXiv 2209.03704.
+.. [Tida25] V. S. Tida et al., "Unified Kernel-Segregated Transpose Convolution Operation",
+   arXiv 2502.20493 (abstract: one unified kernel; KS computes extra elements for odd sizes).
+.. [Dumoulin16] V. Dumoulin, F. Visin, "A guide to convolution arithmetic", arXiv 1603.07285, §4.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from suite.perf import roofline_time
+from suite.technique import Result, Scenario, Skip
+
+from .layers import ConvT, layers_of
+from .ops import phase_plan
+
+__all__ = ["macs", "outputs_computed", "extra_outputs", "temp_bytes", "operations", "layer_time",
+           "evaluate", "Op"]
+
+ITEMSIZE = {"float32": 4, "float64": 8}
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def macs(l: ConvT, variant: str) -> int:
+    """Multiply-accumulates a variant issues for one layer (whole batch).
+
+    Notes
+    -----
+    * scatter: ``N Ci Co H W k^2`` (every input times every tap).
+    * zero-insert: ``N Ci Co Ho Wo k^2`` [Dumoulin16 §4.5].
+    * kernel-segregated: ``N Ci Co ceil(Ho/s) ceil(Wo/s) k^2`` (``s^2`` classes, each on the
+      ceil grid, ``sum_a ceil((k-a)/s) = k`` taps per axis) [Tida22].
+    * unified: ``N Ci Co sum_{r,c} ceil((Ho-r)/s) ceil((Wo-c)/s) T_r T_c`` with
+      ``T_r = ceil((k - (r+p) mod s)/s)`` [Tida25].
+    """
+    base = l.n * l.ci * l.co
+    if variant == "scatter":
+        return base * l.h * l.w * l.k * l.k
+    if variant == "zero-insert":
+        return base * l.ho * l.wo * l.k * l.k
+    if variant == "kernel-segregated":
+        return base * _cdiv(l.ho, l.s) * _cdiv(l.wo, l.s) * l.k * l.k
+    if variant == "unified":
+        rows, _, _ = phase_plan(l.h, l.k, l.s, l.p, l.op, grid="exact")
+        cols, _, _ = phase_plan(l.w, l.k, l.s, l.p, l.op, grid="exact")
+        return base * sum(r.count * r.taps for r in rows) * sum(c.count * c.taps for c in cols)
+    raise ValueError(f"unknown variant {variant!r}")
+
+
+def outputs_computed(l: ConvT, variant: str) -> int:
+    """Output elements computed per (sample, output channel), before any crop.
+
+    scatter: the uncropped buffer ``((H-1)s + k + max(0, op-p))``-squared; zero-insert and
+    unified: ``Ho Wo``; kernel-segregated: ``s^2 ceil(Ho/s) ceil(Wo/s)`` [Tida22].
+    """
+    if variant == "scatter":
+        extra = max(0, l.op - l.p)
+        return ((l.h - 1) * l.s + l.k + extra) * ((l.w - 1) * l.s + l.k + extra)
+    if variant in ("zero-insert", "unified"):
+        return l.ho * l.wo
+    if variant == "kernel-segregated":
+        return l.s * l.s * _cdiv(l.ho, l.s) * _cdiv(l.wo, l.s)
+    raise ValueError(f"unknown variant {variant!r}")
+
+
+def extra_outputs(l: ConvT) -> int:
+    """Extra elements kernel segregation computes and crops, per (sample, channel):
+    ``s^2 ceil(Ho/s) ceil(Wo/s) - Ho Wo`` (papers_1.md §5; zero when s divides Ho and Wo)."""
+    return l.s * l.s * _cdiv(l.ho, l.s) * _cdiv(l.wo, l.s) - l.ho * l.wo
+
+
+def _contiguous(sizes: tuple[int, ...], full: tuple[int, ...]) -> bool:
+    """Whether a slab ``a[:s0, i:i+s1, j:j+s2, :]`` of a C-contiguous array of leading shape
+    ``full`` is itself contiguous (then the tap GEMM reshapes it without a copy)."""
+    partial = False
+    for size, whole in reversed(list(zip(sizes, full))):
+        if partial and size != 1:
+            return False
+        if size != whole:
+            partial = True
+    return True
+
+
+def temp_bytes(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-tap") -> int:
+    """Peak temporary memory of a variant beyond its input, weights and output (bytes).
+
+    Parameters
+    ----------
+    l : ConvT
+    variant : str
+    itemsize : int
+        Bytes per element (4 for float32).
+    traffic : {"per-tap", "fused"}
+        ``per-tap``: the allocation sequence of :mod:`.ops` (padded input, per-tap slab copy
+        ``A``, weight-tap copy, GEMM result ``B``, sub-output buffers), so the measured
+        tracemalloc peak can be checked against it. ``fused``: only the buffers the algorithm
+        itself needs: zero-insert the upsampled padded input ``N Ci (Ho+k-1)(Wo+k-1)``;
+        kernel segregation the ``s^2`` sub-outputs ``N Co s^2 ceil(Ho/s) ceil(Wo/s)``; scatter
+        the uncropped buffer minus the output; unified nothing [Tida25].
+
+    Returns
+    -------
+    int
+        Bytes.
+    """
+    n, ci, co, ho, wo, k, s = l.n, l.ci, l.co, l.ho, l.wo, l.k, l.s
+    out = n * co * ho * wo
+    wtap = ci * co if k > 1 else 0  # the (Ci, Co) tap of a (Ci, Co, 1, 1) weight is contiguous: no copy
+    if variant == "scatter":
+        full = n * co * outputs_computed(l, "scatter")
+        if traffic == "fused":
+            return (full - out) * itemsize
+        return (n * l.h * l.w * ci + full + wtap + n * l.h * l.w * co - out) * itemsize
+    if variant == "zero-insert":
+        up = n * ci * (ho + k - 1) * (wo + k - 1)
+        if traffic == "fused":
+            return up * itemsize
+        a = 0 if _contiguous((n, ho, wo), (n, ho + k - 1, wo + k - 1)) else n * ho * wo * ci
+        return (up + a + n * ho * wo * co + wtap) * itemsize
+    grid = "exact" if variant == "unified" else "ceil"
+    rows, rlo, rhi = phase_plan(l.h, k, s, l.p, l.op, grid=grid)
+    cols, clo, chi = phase_plan(l.w, k, s, l.p, l.op, grid=grid)
+    if variant == "kernel-segregated":
+        sub = n * co * _cdiv(ho, s) * _cdiv(wo, s)
+        if traffic == "fused":
+            return s * s * sub * itemsize
+        hp, wp = l.h + rlo + rhi, l.w + clo + chi
+        xp = n * ci * hp * wp
+        peak, alive = 0, 0
+        for pr in rows:
+            for pc in cols:
+                m = n * pr.count * pc.count
+                taps = pr.taps * pc.taps
+                if taps:
+                    # first tap: A + weight copy + B (B becomes the sub-output); later taps add A + w + B
+                    a = 0 if _contiguous((n, pr.count, pc.count), (n, hp, wp)) else m * ci
+                    cur = alive + a + wtap + m * co + (m * co if taps >= 2 else 0)
+                    peak = max(peak, cur)
+                alive += sub
+                peak = max(peak, alive)
+        return (xp + peak) * itemsize
+    if variant == "unified":
+        if traffic == "fused":
+            return 0
+        hp, wp = l.h + rlo + rhi, l.w + clo + chi
+        xp = n * ci * hp * wp
+        step = max(((0 if _contiguous((n, pr.count, pc.count), (n, hp, wp)) else n * pr.count * pc.count * ci)
+                    + n * pr.count * pc.count * co + wtap
+                    for pr in rows for pc in cols if pr.taps and pc.taps and pr.count and pc.count), default=0)
+        return (xp + step) * itemsize
+    raise ValueError(f"unknown variant {variant!r}")
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operation of a variant's schedule: FLOPs (2 per MAC, 1 per add) and bytes moved."""
+
+    what: str
+    flops: float
+    bytes: float
+
+
+def operations(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-tap") -> list[Op]:
+    """The operations a variant issues for one layer, in order (see the module docstring).
+
+    ``per-tap`` per tap with an ``M``-row slab: gather ``2 M Ci`` elements (read + write;
+    none for scatter, whose slab is the contiguous input), GEMM ``2 M Ci Co`` FLOPs over
+    ``M Ci + Ci Co + M Co`` elements, accumulate ``M Co`` FLOPs over ``3 M Co`` elements.
+    Set-up: padded / zero-inserted input written once (its size) plus the input read;
+    kernel segregation's interleave reads and writes the output. ``fused``: see the module
+    docstring; every kernel reads its operands and writes its results once.
+    """
+    n, ci, co, h, w, k, s, ho, wo = l.n, l.ci, l.co, l.h, l.w, l.k, l.s, l.ho, l.wo
+    b = float(itemsize)
+    x_el, w_el, out_el = n * ci * h * w, ci * co * k * k, n * co * ho * wo
+    m_total = macs(l, variant)
+    ops: list[Op] = []
+    if traffic == "fused":
+        if variant == "scatter":
+            full = n * co * outputs_computed(l, "scatter")
+            ops.append(Op("scatter", 2.0 * m_total, b * (x_el + w_el + 2 * full)))
+            ops.append(Op("crop", 0.0, b * 2 * out_el))
+        elif variant == "zero-insert":
+            up = n * ci * (ho + k - 1) * (wo + k - 1)
+            ops.append(Op("upsample", 0.0, b * (x_el + up)))
+            ops.append(Op("conv", 2.0 * m_total, b * (up + w_el + out_el)))
+        elif variant == "kernel-segregated":
+            sub = n * co * _cdiv(ho, s) * _cdiv(wo, s)
+            for _ in range(s * s):
+                ops.append(Op("sub-kernel", 2.0 * m_total / (s * s), b * (x_el + w_el / (s * s) + sub)))
+            ops.append(Op("interleave", 0.0, b * (s * s * sub + out_el)))
+        elif variant == "unified":
+            ops.append(Op("unified", 2.0 * m_total, b * (x_el + w_el + out_el)))
+        else:
+            raise ValueError(f"unknown variant {variant!r}")
+        return ops
+    # per-tap: the reference implementation's schedule
+    if variant == "scatter":
+        full = n * co * outputs_computed(l, "scatter")
+        ops.append(Op("layout", 0.0, b * 2 * x_el))
+        ops.append(Op("zero", 0.0, b * full))
+        mm = n * h * w
+        for _ in range(k * k):
+            ops.append(Op("gemm", 2.0 * mm * ci * co, b * (mm * ci + ci * co + mm * co)))
+            ops.append(Op("add", 1.0 * mm * co, b * 3 * mm * co))
+        return ops
+    if variant == "zero-insert":
+        up = n * ci * (ho + k - 1) * (wo + k - 1)
+        ops.append(Op("upsample", 0.0, b * (up + 2 * x_el)))
+        ops.append(Op("zero", 0.0, b * out_el))
+        mm = n * ho * wo
+        for _ in range(k * k):
+            ops.append(Op("gather", 0.0, b * 2 * mm * ci))
+            ops.append(Op("gemm", 2.0 * mm * ci * co, b * (mm * ci + ci * co + mm * co)))
+            ops.append(Op("add", 1.0 * mm * co, b * 3 * mm * co))
+        return ops
+    grid = "exact" if variant == "unified" else "ceil"
+    rows, rlo, rhi = phase_plan(h, k, s, l.p, l.op, grid=grid)
+    cols, clo, chi = phase_plan(w, k, s, l.p, l.op, grid=grid)
+    xp = n * ci * (h + rlo + rhi) * (w + clo + chi)
+    ops.append(Op("pad", 0.0, b * (xp + 2 * x_el)))
+    ops.append(Op("zero", 0.0, b * out_el))
+    for pr in rows:
+        for pc in cols:
+            mm = n * pr.count * pc.count
+            for t in range(pr.taps * pc.taps):
+                ops.append(Op("gather", 0.0, b * 2 * mm * ci))
+                ops.append(Op("gemm", 2.0 * mm * ci * co, b * (mm * ci + ci * co + mm * co)))
+                if t or variant == "unified":
+                    ops.append(Op("add", 1.0 * mm * co, b * 3 * mm * co))
+    if variant == "kernel-segregated":
+        ops.append(Op("interleave", 0.0, b * 2 * out_el))
+    return ops
+
+
+def layer_time(l: ConvT, variant: str, peak_flops: float, mem_bandwidth: float, *, itemsize: int = 4,
+               traffic: str = "per-tap", efficiency: float = 1.0, launch_overhead: float = 0.0) -> float:
+    """Predicted time of one layer (s): ``sum_ops max(F/(eff peak), B/BW) + launches t_launch``.
+
+    Parameters
+    ----------
+    l : ConvT
+    variant : str
+    peak_flops : float
+        FLOP/s of the profile's device for the dtype.
+    mem_bandwidth : float
+        B/s.
+    itemsize : int
+    traffic : {"per-tap", "fused"}
+    efficiency : float
+        Achieved fraction of peak, in (0, 1] (parameter; default 1).
+    launch_overhead : float
+        Seconds per operation (kernel launch / dispatch), default 0.
+
+    References
+    ----------
+    [Williams09] for each term; the operation list is :func:`operations`.
+    """
+    ops = operations(l, variant, itemsize, traffic)
+    return sum(roofline_time(o.flops, o.bytes, peak_flops, mem_bandwidth, efficiency) for o in ops) \
+        + launch_overhead * len(ops)
+
+
+def evaluate(scenario: Scenario) -> Result:
+    """Model fidelity: time, MACs, outputs and temporary memory of one variant on a profile.
+
+    Metrics (sums over the scenario's layers; ``peak_temp_bytes`` is the maximum):
+    ``time`` (s), ``macs`` (1), ``outputs_computed`` (1, per channel, summed over layers),
+    ``extra_outputs`` (1, per channel), ``peak_temp_bytes`` (B). Artifact ``layers``: the same
+    per layer.
+
+    Raises
+    ------
+    Skip
+        The scenario has no profile, or its device has no peak for the dtype's precision.
+    """
+    prof = scenario.profile
+    if prof is None or prof.device is None:
+        raise Skip("transpose-conv model needs a profile with a device")
+    prm = scenario.params
+    dtype = prm["dtype"]
+    itemsize = ITEMSIZE[dtype]
+    prec = "fp32" if dtype == "float32" else "fp64"
+    if prec not in prof.device.peak_flops:
+        raise Skip(f"profile {prof.name!r} has no {prec} peak")
+    peak, bw = prof.device.flops(prec), prof.device.memory_bandwidth
+    traffic, eff, launch = prm["traffic"], float(prm["efficiency"]), float(prm["launch_overhead"])
+    v = scenario.variant
+    rows = []
+    for l in layers_of(scenario):
+        rows.append({
+            **l.as_dict(),
+            "time": layer_time(l, v, peak, bw, itemsize=itemsize, traffic=traffic, efficiency=eff,
+                               launch_overhead=launch),
+            "macs": macs(l, v),
+            "outputs_computed": outputs_computed(l, v),
+            "extra_outputs": outputs_computed(l, v) - l.ho * l.wo,
+            "peak_temp_bytes": temp_bytes(l, v, itemsize, traffic),
+        })
+    res = Result()
+    res.add("time", sum(r["time"] for r in rows), "s", "lower")
+    res.add("macs", sum(r["macs"] for r in rows), "1", "lower")
+    res.add("outputs_computed", sum(r["outputs_computed"] for r in rows), "1", "lower")
+    res.add("extra_outputs", sum(r["extra_outputs"] for r in rows), "1", "lower")
+    res.add("peak_temp_bytes", max(r["peak_temp_bytes"] for r in rows), "B", "lower")
+    res.artifacts["layers"] = rows
+    res.artifacts["profile"] = {"name": prof.name, "peak_flops": peak, "memory_bandwidth": bw, "precision": prec}
+    return res

@@ -1,0 +1,388 @@
+"""Transpose convolution four ways, on real numpy arrays (NCHW), with counted work.
+
+Every function computes PyTorch ``ConvTranspose2d`` semantics (no dilation, no groups, no bias):
+
+    Ho = (H - 1) s - 2 p + k + op,   Wo = (W - 1) s - 2 p + k + op
+    out[n, co, i s + kh - p, j s + kw - p] += x[n, ci, i, j] * w[ci, co, kh, kw]
+
+with ``x`` of shape (N, Ci, H, W), ``w`` of shape (Ci, Co, k, k) (PyTorch's layout), stride
+``s``, padding ``p`` and output padding ``op`` (0 <= op < s). Each returns ``(out, stats)`` where
+``out`` has shape (N, Co, Ho, Wo) and ``stats`` is a :class:`Work` counted by the code as it runs
+(multiply-accumulates issued, output elements computed before any crop).
+
+All four share one computational primitive so that their times compare the algorithms, not
+the BLAS calls: a *tap GEMM*, ``(N h w, Ci) @ (Ci, Co)`` for one kernel tap over a spatial slab
+(``numpy.tensordot``). Data are held channels-last (NHWC) inside; the result is returned as an
+NCHW view of the channels-last buffer.
+
+* :func:`scatter` -- the definition: one tap GEMM per kernel tap over the whole input, added
+  into an uncropped buffer at stride ``s``, then cropped by ``p``. The oracle of the others.
+* :func:`zero_insert` -- the conventional method: insert ``s - 1`` zeros between input
+  elements, pad by ``k - 1 - p`` (plus ``op`` at the end), and run a stride-1 correlation with the
+  flipped kernel. About ``(s^2 - 1)/s^2`` of its MACs multiply inserted zeros.
+* :func:`kernel_segregated` -- Tida et al. 2022: the kernel is split into ``s^2`` sub-kernels
+  ``w[:, :, a::s, b::s]``, one per output parity class; each class is a small dense correlation
+  of the *original* input with its sub-kernel, computed on a ``ceil(Ho/s) x ceil(Wo/s)`` grid into
+  its own sub-output buffer, then interleaved into the output and cropped. For ``Ho`` or ``Wo``
+  not divisible by ``s`` (odd sizes for s = 2) it computes
+  ``s^2 ceil(Ho/s) ceil(Wo/s) - Ho Wo`` extra elements per channel.
+* :func:`unified` -- Tida et al. 2025: one pass over the output parity classes, each output
+  element computed exactly once from its class's sub-kernel and written in place; no extra
+  elements, no sub-output buffers.
+
+References
+----------
+.. [Tida22] V. S. Tida et al., "Kernel-Segregated Transpose Convolution Operation",
+   arXiv 2209.03704, 2022 (abstract: four sub-kernels, no multiplications by inserted zeros).
+.. [Tida25] V. S. Tida et al., "Unified Kernel-Segregated Transpose Convolution Operation",
+   arXiv 2502.20493, 2025 (abstract: one unified kernel, no extra elements for odd sizes).
+.. [Dumoulin16] V. Dumoulin, F. Visin, "A guide to convolution arithmetic for deep learning",
+   arXiv 1603.07285, 2016, §4 (transposed convolution as zero insertion + stride-1 convolution).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from suite.errors import ParameterError
+
+__all__ = ["Work", "output_size", "phase_plan", "scatter", "zero_insert", "kernel_segregated",
+           "unified", "VARIANTS", "run"]
+
+
+@dataclass
+class Work:
+    """Work counted by an implementation while it runs.
+
+    Attributes
+    ----------
+    macs : int
+        Multiply-accumulates issued (including those against padding zeros or inserted zeros).
+    outputs : int
+        Output elements computed per (sample, output channel), before any crop.
+    """
+
+    macs: int = 0
+    outputs: int = 0
+
+
+def output_size(h: int, k: int, s: int, p: int, op: int = 0) -> int:
+    """Transpose-convolution output size along one axis: ``(h - 1) s - 2 p + k + op``.
+
+    Raises
+    ------
+    ParameterError
+        A size, kernel or stride below 1, negative padding, ``op`` outside ``[0, s)``, or an
+        output size below 1.
+    """
+    if h < 1 or k < 1 or s < 1:
+        raise ParameterError(f"transpose conv: expected input size, kernel and stride >= 1, got h={h}, k={k}, s={s}")
+    if p < 0:
+        raise ParameterError(f"transpose conv: expected padding >= 0, got {p}")
+    if not 0 <= op < s:
+        raise ParameterError(f"transpose conv: expected 0 <= output_padding < stride ({s}), got {op}")
+    ho = (h - 1) * s - 2 * p + k + op
+    if ho < 1:
+        raise ParameterError(f"transpose conv: output size (h-1)s-2p+k+op = {ho} < 1 for h={h}, k={k}, s={s}, p={p}, op={op}")
+    return ho
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One output parity class along one axis.
+
+    Outputs ``o = s q + r`` for ``q in [0, count)`` use kernel taps ``a + s t`` (``t < taps``)
+    and input rows ``q + d - t``: ``out[s q + r] = sum_t x[q + d - t] w[a + s t]``, where
+    ``a = (r + p) mod s`` and ``d = (r + p) div s``.
+    """
+
+    r: int
+    a: int
+    d: int
+    taps: int
+    count: int
+
+
+def phase_plan(h: int, k: int, s: int, p: int, op: int = 0, *, grid: str = "exact") -> tuple[list[Phase], int, int]:
+    """Parity classes of one axis and the input padding they need.
+
+    Parameters
+    ----------
+    h, k, s, p, op : int
+        Input size, kernel, stride, padding, output padding along this axis.
+    grid : {"exact", "ceil"}
+        ``exact``: class ``r`` has ``ceil((Ho - r)/s)`` outputs (the unified method);
+        ``ceil``: every class has ``ceil(Ho/s)`` outputs (kernel segregation, 2022).
+
+    Returns
+    -------
+    phases : list of Phase
+        One per ``r in [0, s)``.
+    pad_lo, pad_hi : int
+        Zeros needed before and after the input so that every tap slab is in range.
+
+    Notes
+    -----
+    From the scatter definition, output ``o`` receives tap ``kh`` from input ``i`` iff
+    ``i s + kh = o + p``, so ``kh = (o + p) mod s + s t`` and ``i = (o + p) div s - t``
+    [Tida22]. The number of taps of class ``a`` is ``ceil((k - a)/s)`` (0 when ``a >= k``),
+    and ``sum_a ceil((k - a)/s) = k``.
+    """
+    ho = output_size(h, k, s, p, op)
+    phases = []
+    lo = hi = 0
+    for r in range(s):
+        a, d = (r + p) % s, (r + p) // s
+        taps = max(0, _ceil_div(k - a, s))
+        count = _ceil_div(ho - r, s) if grid == "exact" else _ceil_div(ho, s)
+        count = max(0, count)
+        phases.append(Phase(r, a, d, taps, count))
+        if taps and count:
+            lo = max(lo, taps - 1 - d)
+            hi = max(hi, count - 1 + d - (h - 1))
+    return phases, lo, hi
+
+
+def _check(x: np.ndarray, w: np.ndarray, s: int, p: int, op: int) -> tuple[int, int, int, int, int, int, int]:
+    if x.ndim != 4:
+        raise ParameterError(f"transpose conv: input must be NCHW (4-D), got shape {x.shape}")
+    if w.ndim != 4 or w.shape[2] != w.shape[3]:
+        raise ParameterError(f"transpose conv: weight must be (Ci, Co, k, k), got shape {w.shape}")
+    n, ci, h, wd = x.shape
+    if w.shape[0] != ci:
+        raise ParameterError(f"transpose conv: weight has {w.shape[0]} input channels, input has {ci}")
+    k = w.shape[2]
+    ho, wo = output_size(h, k, s, p, op), output_size(wd, k, s, p, op)
+    return n, ci, w.shape[1], h, wd, ho, wo
+
+
+def _taps(w: np.ndarray) -> np.ndarray:
+    """Weights as a (k, k, Ci, Co) *view*: ``taps[kh, kw]`` is the (Ci, Co) matrix of one tap
+    (copied by the tap GEMM, Ci Co elements, so no whole-weight copy is made)."""
+    return w.transpose(2, 3, 0, 1)
+
+
+def _gemm(slab: np.ndarray, tap: np.ndarray, work: Work) -> np.ndarray:
+    """One tap GEMM: (N, h, w, Ci) x (Ci, Co) -> (N, h, w, Co); counts its MACs."""
+    work.macs += slab.shape[0] * slab.shape[1] * slab.shape[2] * tap.shape[0] * tap.shape[1]
+    return np.tensordot(slab, tap, axes=([3], [0]))
+
+
+def _nchw(out_nhwc: np.ndarray) -> np.ndarray:
+    return out_nhwc.transpose(0, 3, 1, 2)
+
+
+def scatter(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_padding: int = 0):
+    """Transpose convolution by its definition (scatter-add of every input times every tap).
+
+    Parameters
+    ----------
+    x : ndarray, shape (N, Ci, H, W)
+    w : ndarray, shape (Ci, Co, k, k)
+    stride, padding, output_padding : int
+
+    Returns
+    -------
+    out : ndarray, shape (N, Co, Ho, Wo)
+    work : Work
+        ``macs = N Ci Co H W k^2``; ``outputs`` = size of the uncropped buffer per channel.
+
+    Notes
+    -----
+    ``full[i s + kh, j s + kw] += x[i, j] w[kh, kw]`` on a buffer of
+    ``(H - 1) s + k + max(0, op - p)`` rows, then ``out = full[p : p + Ho]`` [Dumoulin16 §4].
+    """
+    s, p, op = stride, padding, output_padding
+    n, ci, co, h, wd, ho, wo = _check(x, w, s, p, op)
+    k = w.shape[2]
+    taps = _taps(w)
+    xn = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    hf = (h - 1) * s + k + max(0, op - p)
+    wf = (wd - 1) * s + k + max(0, op - p)
+    full = np.zeros((n, hf, wf, co), dtype=np.result_type(x, w))
+    work = Work(outputs=hf * wf)
+    for kh in range(k):
+        for kw in range(k):
+            full[:, kh:kh + (h - 1) * s + 1:s, kw:kw + (wd - 1) * s + 1:s, :] += _gemm(xn, taps[kh, kw], work)
+    del xn, taps
+    return _nchw(full[:, p:p + ho, p:p + wo, :]), work
+
+
+def zero_insert(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_padding: int = 0):
+    """Conventional transpose convolution: zero insertion, padding, stride-1 correlation.
+
+    Parameters
+    ----------
+    x : ndarray, shape (N, Ci, H, W)
+    w : ndarray, shape (Ci, Co, k, k)
+    stride, padding, output_padding : int
+
+    Returns
+    -------
+    out : ndarray, shape (N, Co, Ho, Wo)
+    work : Work
+        ``macs = N Ci Co Ho Wo k^2``; ``outputs = Ho Wo``.
+
+    Notes
+    -----
+    ``u`` = x with ``s - 1`` zeros between elements, padded by ``k - 1 - p`` before and
+    ``k - 1 - p + op`` after (a negative pad crops), shape ``Ho + k - 1``; then
+    ``out[o] = sum_kh u[o + kh] w[k - 1 - kh]`` [Dumoulin16 §4.5, relationship 13-14].
+    """
+    s, p, op = stride, padding, output_padding
+    n, ci, co, h, wd, ho, wo = _check(x, w, s, p, op)
+    k = w.shape[2]
+    taps = _taps(w)
+    lo = k - 1 - p
+    hu, wu = ho + k - 1, wo + k - 1
+    up = np.zeros((n, hu, wu, ci), dtype=x.dtype)
+
+    def span(size_in: int, size_up: int) -> tuple[int, int]:
+        i0 = max(0, _ceil_div(-lo, s))
+        i1 = min(size_in, (size_up - 1 - lo) // s + 1)
+        return i0, i1
+
+    (i0, i1), (j0, j1) = span(h, hu), span(wd, wu)
+    if i1 > i0 and j1 > j0:
+        up[:, lo + i0 * s:lo + (i1 - 1) * s + 1:s, lo + j0 * s:lo + (j1 - 1) * s + 1:s, :] = \
+            x[:, :, i0:i1, j0:j1].transpose(0, 2, 3, 1)
+    out = np.zeros((n, ho, wo, co), dtype=np.result_type(x, w))
+    work = Work(outputs=ho * wo)
+    for kh in range(k):
+        for kw in range(k):
+            out += _gemm(up[:, kh:kh + ho, kw:kw + wo, :], taps[k - 1 - kh, k - 1 - kw], work)
+    del up, taps
+    return _nchw(out), work
+
+
+def _padded(x: np.ndarray, ph: tuple[int, int], pw: tuple[int, int]) -> np.ndarray:
+    n, ci, h, wd = x.shape
+    xp = np.zeros((n, h + ph[0] + ph[1], wd + pw[0] + pw[1], ci), dtype=x.dtype)
+    xp[:, ph[0]:ph[0] + h, pw[0]:pw[0] + wd, :] = x.transpose(0, 2, 3, 1)
+    return xp
+
+
+def kernel_segregated(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_padding: int = 0):
+    """Kernel-segregated transpose convolution (Tida et al. 2022): ``s^2`` sub-kernels, each
+    computing a ``ceil(Ho/s) x ceil(Wo/s)`` sub-output, interleaved and cropped.
+
+    Parameters
+    ----------
+    x : ndarray, shape (N, Ci, H, W)
+    w : ndarray, shape (Ci, Co, k, k)
+    stride, padding, output_padding : int
+
+    Returns
+    -------
+    out : ndarray, shape (N, Co, Ho, Wo)
+    work : Work
+        ``macs = N Ci Co k^2 ceil(Ho/s) ceil(Wo/s)``; ``outputs = s^2 ceil(Ho/s) ceil(Wo/s)``.
+
+    Notes
+    -----
+    Sub-output ``(r, c)`` is ``Y[q, u] = sum_{t, v} x[q + d_r - t, u + d_c - v] w[a_r + s t, a_c + s v]``
+    on the ceil grid (see :func:`phase_plan`); ``out[r::s, c::s] = Y[:ceil((Ho - r)/s), :ceil((Wo - c)/s)]``
+    drops the extra elements [Tida22]. All ``s^2`` sub-output buffers are alive before the
+    interleave, as with one buffer per sub-kernel launch.
+    """
+    s, p, op = stride, padding, output_padding
+    n, ci, co, h, wd, ho, wo = _check(x, w, s, p, op)
+    k = w.shape[2]
+    taps = _taps(w)
+    rows, rlo, rhi = phase_plan(h, k, s, p, op, grid="ceil")
+    cols, clo, chi = phase_plan(wd, k, s, p, op, grid="ceil")
+    xp = _padded(x, (rlo, rhi), (clo, chi))
+    dtype = np.result_type(x, w)
+    out = np.empty((n, ho, wo, co), dtype=dtype)
+    work = Work()
+    subs = []
+    for pr in rows:
+        for pc in cols:
+            work.outputs += pr.count * pc.count
+            y = None
+            for t in range(pr.taps):
+                for v in range(pc.taps):
+                    i0, j0 = rlo + pr.d - t, clo + pc.d - v
+                    g = _gemm(xp[:, i0:i0 + pr.count, j0:j0 + pc.count, :], taps[pr.a + s * t, pc.a + s * v], work)
+                    if y is None:
+                        y = g
+                    else:
+                        y += g
+                    del g
+            if y is None:
+                y = np.zeros((n, pr.count, pc.count, co), dtype=dtype)
+            subs.append((pr.r, pc.r, y))
+    for r, c, y in subs:  # interleave, cropping the extra elements
+        view = out[:, r::s, c::s, :]
+        view[...] = y[:, :view.shape[1], :view.shape[2], :]
+    del subs, xp, taps
+    return _nchw(out), work
+
+
+def unified(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_padding: int = 0):
+    """Unified kernel-segregated transpose convolution (Tida et al. 2025): each output element
+    computed once, from its parity class's sub-kernel, written in place.
+
+    Parameters
+    ----------
+    x : ndarray, shape (N, Ci, H, W)
+    w : ndarray, shape (Ci, Co, k, k)
+    stride, padding, output_padding : int
+
+    Returns
+    -------
+    out : ndarray, shape (N, Co, Ho, Wo)
+    work : Work
+        ``macs = N Ci Co sum_{r,c} ceil((Ho-r)/s) ceil((Wo-c)/s) taps_r taps_c``;
+        ``outputs = Ho Wo`` exactly.
+
+    Notes
+    -----
+    ``out[s q + r, s u + c] += x[q + d_r - t, u + d_c - v] w[a_r + s t, a_c + s v]`` over the
+    exact grid of class ``(r, c)`` (see :func:`phase_plan`) [Tida25]. Classes without taps
+    (``a >= k``, possible when ``s > k``) stay zero.
+    """
+    s, p, op = stride, padding, output_padding
+    n, ci, co, h, wd, ho, wo = _check(x, w, s, p, op)
+    k = w.shape[2]
+    taps = _taps(w)
+    rows, rlo, rhi = phase_plan(h, k, s, p, op, grid="exact")
+    cols, clo, chi = phase_plan(wd, k, s, p, op, grid="exact")
+    xp = _padded(x, (rlo, rhi), (clo, chi))
+    out = np.zeros((n, ho, wo, co), dtype=np.result_type(x, w))
+    work = Work()
+    for pr in rows:
+        for pc in cols:
+            work.outputs += pr.count * pc.count
+            if not (pr.count and pc.count):
+                continue
+            view = out[:, pr.r::s, pc.r::s, :]
+            for t in range(pr.taps):
+                for v in range(pc.taps):
+                    i0, j0 = rlo + pr.d - t, clo + pc.d - v
+                    view += _gemm(xp[:, i0:i0 + pr.count, j0:j0 + pc.count, :], taps[pr.a + s * t, pc.a + s * v], work)
+    del xp, taps
+    return _nchw(out), work
+
+
+VARIANTS = {
+    "scatter": scatter,
+    "zero-insert": zero_insert,
+    "kernel-segregated": kernel_segregated,
+    "unified": unified,
+}
+
+
+def run(variant: str, x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_padding: int = 0):
+    """Dispatch to one variant by name. Raises ParameterError for an unknown name."""
+    try:
+        fn = VARIANTS[variant]
+    except KeyError:
+        raise ParameterError(f"transpose-conv: unknown variant {variant!r}; expected one of {list(VARIANTS)}") from None
+    return fn(x, w, stride, padding, output_padding)
