@@ -58,6 +58,21 @@ def test_resnet50_macs_about_4_1_g():
     assert t.fwd_flops >= 2 * macs  # FLOPs = 2 x MACs plus element-wise ops
 
 
+# torchvision model documentation, weights tables, column "GFLOPS" (it counts multiply-adds, i.e.
+# GMACs, at the weights' input size, eval mode: no auxiliary heads). Printed to 2-4 significant
+# digits; tolerance 1% (covers the rounding of every entry), fixed before comparing.
+TORCHVISION_GMACS = {"alexnet": 0.71, "vgg11": 7.61, "vgg16": 15.47, "vgg19": 19.63, "googlenet": 1.5,
+                     "inception-v3-noaux": 5.71, "resnet-18": 1.81, "resnet-34": 3.66, "resnet-50": 4.09,
+                     "resnet-101": 7.8, "resnet-152": 11.51, "densenet-121": 2.83}
+
+
+@pytest.mark.parametrize("name,gmacs", sorted(TORCHVISION_GMACS.items()))
+def test_macs_match_torchvision_documentation(name, gmacs):
+    t = get_workload(name)
+    macs = sum(l.attrs.get("macs", 0) for l in t.layers)
+    assert macs / 1e9 == pytest.approx(gmacs, rel=0.01)
+
+
 def _check_chain(t):
     produced = {"input": t.input_shape}
     for l in t.layers:
