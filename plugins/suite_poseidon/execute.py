@@ -167,6 +167,7 @@ def evaluate(scenario, repeats: int = 3):
     suite.Result
         ``aggregate_time`` (s, median, with samples), ``bytes_moved`` (B, sent by all nodes for
         the chosen schemes), ``bytes_ps``/``bytes_sfb`` (B, the same for all-PS / SFB-for-fc),
+        ``bytes_sent``/``bytes_received`` (B, all nodes, chosen schemes, from the ledger),
         ``max_rel_error`` (vs the oracle), ``sfb_layers``; artifact ``layers``.
 
     Raises
@@ -192,6 +193,7 @@ def evaluate(scenario, repeats: int = 3):
     rng = np.random.default_rng(scenario.seed)
 
     layers_out, chosen, data = [], {}, {}
+    sent = received = 0
     bytes_by_scheme = {"ps": 0, "sfb": 0}
     worst = 0.0
     for layer in EXEC_LAYERS:
@@ -231,6 +233,9 @@ def evaluate(scenario, repeats: int = 3):
         sfb_sent = row.get("sfb_bytes_all_nodes", sum(ps_nodes)) // 2
         bytes_by_scheme["sfb"] += sfb_sent
         row["bytes_moved"] = (sum(ps_nodes) if scheme == "ps" else row["sfb_bytes_all_nodes"]) // 2
+        mine = [msg for msg in ledger.messages if msg.tag.startswith(f"{layer.name}:{scheme}")]
+        sent += sum(Ledger(mine).sent_by().values())
+        received += sum(Ledger(mine).received_by().values())
         layers_out.append(row)
 
     samples = []
@@ -247,6 +252,8 @@ def evaluate(scenario, repeats: int = 3):
     res = Result()
     res.add("aggregate_time", float(np.median(samples)), "s", "lower", samples=samples)
     res.add("bytes_moved", sum(r["bytes_moved"] for r in layers_out), "B", "lower")
+    res.add("bytes_sent", sent, "B", "lower")
+    res.add("bytes_received", received, "B", "lower")
     res.add("bytes_ps", bytes_by_scheme["ps"], "B", "lower")
     res.add("bytes_sfb", bytes_by_scheme["sfb"], "B", "lower")
     res.add("max_rel_error", worst, "1", "lower")

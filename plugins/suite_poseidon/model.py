@@ -453,7 +453,8 @@ def evaluate(scenario):
         Metrics ``iteration_time`` (s), ``throughput`` (samples/s), ``speedup`` (1, aggregate
         throughput over one node's), ``comm_time`` (s, sum over layers), ``exposed_comm`` (s),
         ``compute_time`` (s, forward + backward), ``bytes_per_node`` (B per iteration, sent plus
-        received), ``sfb_layers`` (count); artifact ``layers`` (per layer: scheme, bytes, time).
+        received), ``comm_bytes`` (B one node sends per iteration: half of ``bytes_per_node``, the
+        traffic being symmetric), ``sfb_layers`` (count); artifact ``layers`` (per layer: scheme, bytes, time).
 
     Raises
     ------
@@ -489,6 +490,7 @@ def evaluate(scenario):
     res.add("exposed_comm", at_p.exposed_comm, "s", "lower")
     res.add("compute_time", at_p.compute_time, "s", "lower")
     res.add("bytes_per_node", at_p.bytes_per_node, "B", "lower")
+    res.add("comm_bytes", at_p.bytes_per_node / 2.0, "B", "lower")
     res.add("sfb_layers", sum(1 for c in at_p.comms if c is not None and c.scheme == "sfb"), "1", "none")
     res.artifacts["layers"] = at_p.per_layer()
     res.artifacts["setup"] = {
