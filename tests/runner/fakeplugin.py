@@ -40,6 +40,8 @@ def evaluate(scenario) -> Result:
         os.abort()
     if mode == "skip":
         raise Skip("fake does not apply here")
+    if p["delay"]:
+        time.sleep(p["delay"])
     gbit = scenario.profile.network[-1].bandwidth * 8 / 1e9 if scenario.profile and scenario.profile.network else 1.0
     y = y_of(p["x"], p["n"], scenario.variant, gbit)
     r = Result().add("y", y, "s", "lower").add("seed", scenario.seed, "1", "none")
@@ -75,7 +77,8 @@ TECHNIQUE = Technique(
     variants=[Variant("base", "the baseline", baseline=True), Variant("fast", "twice the metric")],
     fidelities={"model": evaluate, "execute": evaluate},
     parameters={"x": Param(float, 1.0, minimum=0.0), "n": Param(int, 1, minimum=1),
-                "mode": Param(str, "ok", choices=("ok", "raise", "hang", "abort", "skip"))},
+                "mode": Param(str, "ok", choices=("ok", "raise", "hang", "abort", "skip")),
+                "delay": Param(float, 0.0, unit="s", minimum=0.0)},
     claims=CLAIMS,
     default_profile="fake-cluster-a", default_workload="fake-wl",
     profile_kinds=("cluster",),
@@ -85,7 +88,7 @@ TECHNIQUE = Technique(
 TECHNIQUE2 = Technique(
     name="fake-two", title="A second fake, without workload", category="sgd", paper=Paper(title="Fake 2"),
     variants=[Variant("only", "the only one", baseline=True)], fidelities={"model": evaluate},
-    parameters={"x": Param(float, 3.0), "n": Param(int, 1), "mode": Param(str, "ok")},
+    parameters={"x": Param(float, 3.0), "n": Param(int, 1), "mode": Param(str, "ok"), "delay": Param(float, 0.0)},
     needs_workload=False, default_profile="fake-gpu", profile_kinds=("device",),
 )
 

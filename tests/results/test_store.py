@@ -1,0 +1,170 @@
+"""The SQLite store: upsert rules, read API (DataFrames, Result round trip), runs, schema version."""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+
+import pytest
+
+from suite.errors import StoreError
+from suite.results import SCHEMA_VERSION, Store
+from suite.results import store as store_mod
+
+
+def ident(key, **kw):
+    d = {"key": key, "technique": "t", "technique_version": "1", "variant": "v", "fidelity": "model",
+         "profile": "p", "profile_hash": "ph", "workload": "w", "workload_hash": "wh", "params": {"a": 1},
+         "seed": 0, "overrides": {}}
+    d.update(kw)
+    return d
+
+
+def ok(key, y=1.0, samples=None, artifacts=None):
+    return {"key": key, "status": "ok", "metrics": [["y", y, "s", "lower"], ["z", 2 * y, "B", "none"]],
+            "samples": samples, "artifacts": artifacts, "error": None, "traceback": None, "duration": 0.01}
+
+
+def bad(key, status="failed"):
+    return {"key": key, "status": status, "metrics": None, "samples": None, "artifacts": None,
+            "error": "ValueError: x", "traceback": "Traceback ...", "duration": 0.0}
+
+
+@pytest.fixture
+def st(tmp_path):
+    s = Store(tmp_path / "sub" / "s.sqlite")
+    yield s
+    s.close()
+
+
+def test_wal_and_schema_version(st):
+    assert st.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert st.schema_version == SCHEMA_VERSION
+
+
+def test_ok_is_never_overwritten_by_failure_but_rerun_replaces(st):
+    r1 = st.begin_run("c1")
+    st.add_outcome(ident("k1"), ok("k1", 3.0), r1)
+    st.flush()
+    r2 = st.begin_run("c2")
+    st.add_outcome(ident("k1"), bad("k1"), r2)
+    st.flush()
+    assert st.case("k1")["status"] == "ok"
+    assert st.result("k1")["y"] == 3.0
+    st.add_outcome(ident("k1"), ok("k1", 5.0), r2)  # a rerun
+    st.flush()
+    assert st.result("k1")["y"] == 5.0 and st.result("k1")["z"] == 10.0
+    assert st.conn.execute("SELECT count(*) FROM metrics").fetchone()[0] == 2
+
+
+def test_failed_case_replaced_by_ok(st):
+    r = st.begin_run()
+    st.add_outcome(ident("k"), bad("k", "crashed"), r)
+    st.flush()
+    with pytest.raises(StoreError, match="case k: status crashed: ValueError: x"):
+        st.result("k")
+    st.add_outcome(ident("k"), ok("k"), r)
+    st.flush()
+    assert st.case("k")["status"] == "ok" and st.case("k")["error"] is None
+
+
+def test_result_round_trip_with_samples_and_artifacts(st):
+    r = st.begin_run()
+    st.add_outcome(ident("k"), ok("k", 2.0, samples={"y": [1.0, 2.0, 3.0]}, artifacts='{"trace": [1, 2]}'), r)
+    st.flush()
+    res = st.result("k")
+    assert res.metrics["y"].unit == "s" and res.metrics["y"].direction == "lower"
+    assert res.metrics["y"].samples == (1.0, 2.0, 3.0) and res.metrics["z"].samples is None
+    assert res.artifacts == {"trace": [1, 2]}
+    with pytest.raises(StoreError, match="no case with key 'nope'"):
+        st.result("nope")
+
+
+def test_nan_and_inf_metrics(st):
+    r = st.begin_run()
+    st.add_outcome(ident("k"), {**ok("k"), "metrics": [["a", float("nan"), "1", "none"], ["b", float("inf"), "1", "none"]]}, r)
+    st.flush()
+    res = st.result("k")
+    assert math.isnan(res["a"]) and res["b"] == math.inf
+
+
+def test_read_api_frames(st):
+    r1 = st.begin_run("first")
+    for i in range(3):
+        st.add_outcome(ident(f"k{i}", variant="v" if i < 2 else "w", params={"a": i}), ok(f"k{i}", float(i)), r1)
+    st.add_outcome(ident("kf"), bad("kf"), r1)
+    st.finish_run(r1, "failed", {"total": 4, "computed": 4, "ok": 3, "failed": 1})
+    r2 = st.begin_run("second")
+    st.link_cached(r2, ["k0", "k1"])
+    st.finish_run(r2, "done", {"total": 2, "cached": 2, "ok": 2})
+    runs = st.runs()
+    assert list(runs["id"]) == [1, 2] and list(runs["status"]) == ["failed", "done"]
+    assert list(runs["command"]) == ["first", "second"]
+    assert st.resolve_run("latest") == 2
+    c = st.cases()
+    assert len(c) == 4 and set(c["status"]) == {"ok", "failed"}
+    assert sorted(c["param.a"]) == [0, 1, 1, 2]
+    c2 = st.cases("latest")
+    assert sorted(c2["key"]) == ["k0", "k1"] and set(c2["outcome"]) == {"cached"}
+    assert list(st.cases(variant="w")["key"]) == ["k2"]
+    assert len(st.cases(status=["ok", "failed"])) == 4
+    long = st.metrics(1)
+    assert len(long) == 6 and set(long["name"]) == {"y", "z"}
+    assert set(long.columns) >= {"key", "technique", "variant", "name", "value", "unit", "direction", "param.a"}
+    wide = st.metrics(1, wide=True)
+    assert len(wide) == 3 and dict(zip(wide["key"], wide["z"])) == {"k0": 0.0, "k1": 2.0, "k2": 4.0}
+    with pytest.raises(StoreError, match="filter 'colour'"):
+        st.cases(colour="red")
+    with pytest.raises(StoreError, match="no run with id 7"):
+        st.cases(7)
+    info = st.run_info(1)
+    assert info["python"] and isinstance(info["packages"], dict) and "numpy" in info["packages"]
+
+
+def test_readonly_and_errors(tmp_path):
+    with pytest.raises(StoreError, match="does not exist"):
+        Store(tmp_path / "none.sqlite", readonly=True)
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="not a dlsys-suite store"):
+        Store(junk)
+    s = Store(tmp_path / "e.sqlite")
+    s.close()
+    ro = Store(tmp_path / "e.sqlite", readonly=True)
+    with pytest.raises(StoreError, match="has no runs yet"):
+        ro.resolve_run("latest")
+
+
+def test_newer_schema_refused_and_migration_hook(tmp_path, monkeypatch):
+    p = tmp_path / "s.sqlite"
+    Store(p).close()
+    con = sqlite3.connect(p)
+    con.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION + 1,))
+    con.commit()
+    con.close()
+    with pytest.raises(StoreError, match="newer than this suite"):
+        Store(p)
+    # an older store is migrated through MIGRATIONS
+    con = sqlite3.connect(p)
+    con.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION - 1,))
+    con.commit()
+    con.close()
+    calls = []
+    monkeypatch.setitem(store_mod.MIGRATIONS, SCHEMA_VERSION - 1,
+                        lambda conn: calls.append(conn.execute("SELECT count(*) FROM runs").fetchone()[0]))
+    s = Store(p)
+    assert calls == [0] and s.schema_version == SCHEMA_VERSION
+    s.close()
+
+
+def test_batched_commits(tmp_path):
+    s = Store(tmp_path / "s.sqlite", batch_size=3, batch_seconds=3600)
+    r = s.begin_run()
+    other = sqlite3.connect(tmp_path / "s.sqlite")
+    for i in range(2):
+        s.add_outcome(ident(f"k{i}"), ok(f"k{i}"), r)
+    assert other.execute("SELECT count(*) FROM cases").fetchone()[0] == 0  # still buffered
+    s.add_outcome(ident("k2"), ok("k2"), r)
+    assert other.execute("SELECT count(*) FROM cases").fetchone()[0] == 3  # one batch committed
+    other.close()
+    s.close()

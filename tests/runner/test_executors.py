@@ -1,0 +1,132 @@
+"""Executors: results come back, and a case that raises, hangs, aborts or skips is stored with its
+status while every other case completes."""
+
+from __future__ import annotations
+
+import pytest
+
+from fakeplugin import y_of
+from suite.runner import ExecOptions, expand_entry, run_cases
+
+GBIT_A = 10.0  # fake-cluster-a's network bandwidth, Gbit/s
+
+
+def _modes_sweep(modes):
+    return expand_entry({"technique": "fake", "variants": ["base"], "params": {"x": [1, 2, 3], "mode": modes}})
+
+
+def _check_ok_values(store, run_id):
+    m = store.metrics(run_id, wide=True)
+    assert len(m) == 3
+    for _, r in m.iterrows():
+        assert r["y"] == pytest.approx(y_of(r["param.x"], 1, "base", GBIT_A))
+
+
+def test_pool_isolates_raise_hang_abort_skip(fake_registry, store):
+    exp = _modes_sweep(["ok", "raise", "hang", "abort", "skip"])
+    s = run_cases(exp.cases, store, options=ExecOptions(jobs=2, timeout=1.0))
+    assert (s.total, s.computed, s.ok, s.skipped, s.failed) == (15, 15, 3, 3, 9)
+    assert s.by_status == {"ok": 3, "skipped": 3, "failed": 3, "timeout": 3, "crashed": 3}
+    cases = store.cases(s.run_id)
+    by_mode = {m: set(cases[cases["param.mode"] == m]["status"]) for m in ("ok", "raise", "hang", "abort", "skip")}
+    assert by_mode == {"ok": {"ok"}, "raise": {"failed"}, "hang": {"timeout"}, "abort": {"crashed"}, "skip": {"skipped"}}
+    failed = store.case(cases[cases["param.mode"] == "raise"]["key"].iloc[0])
+    assert failed["error"] == "ValueError: boom from the fake plugin"
+    assert "Traceback" in failed["traceback"] and "boom from the fake plugin" in failed["traceback"]
+    crashed = cases[cases["param.mode"] == "abort"]["error"].iloc[0]
+    assert "SIGABRT" in crashed
+    assert set(cases[cases["param.mode"] == "skip"]["error"]) == {"fake does not apply here"}
+    _check_ok_values(store, s.run_id)
+    run = store.run_info(s.run_id)
+    assert (run["status"], run["failed"], run["ok"]) == ("failed", 9, 3)
+
+
+def test_in_process_raise_hang_skip(fake_registry, store):
+    exp = _modes_sweep(["ok", "raise", "hang", "skip"])
+    s = run_cases(exp.cases, store, options=ExecOptions(jobs=1, timeout=0.5))
+    assert s.by_status == {"ok": 3, "failed": 3, "timeout": 3, "skipped": 3}
+    _check_ok_values(store, s.run_id)
+
+
+def test_failed_cases_are_retried_ok_ones_cached(fake_registry, store):
+    exp = _modes_sweep(["ok", "raise"])
+    s1 = run_cases(exp.cases, store)
+    s2 = run_cases(exp.cases, store)
+    assert (s1.computed, s2.computed, s2.cached, s2.failed) == (6, 3, 3, 3)
+
+
+def test_execute_cases_run_serially_in_a_worker(fake_registry, store):
+    exp = expand_entry({"technique": "fake", "variants": ["base"], "fidelities": ["model", "execute"],
+                        "params": {"x": [1, 2]}})
+    s = run_cases(exp.cases, store, options=ExecOptions(jobs=2))
+    assert s.ok == 4
+    res = store.result(store.cases(s.run_id, fidelity="execute")["key"].iloc[0])
+    assert res.metrics["t"].samples is not None and len(res.metrics["t"].samples) == 3
+
+
+def test_pool_and_in_process_agree(fake_registry, tmp_path):
+    from suite.results import Store
+
+    exp = expand_entry({"technique": "fake", "params": {"x": [1, 2, 3], "n": [1, 2, 3]},
+                        "set": {"network.-1.bandwidth": ["1 Gbit/s", "25 Gbit/s"]}})
+    vals = []
+    for jobs in (1, 2):
+        with Store(tmp_path / f"s{jobs}.sqlite") as st:
+            s = run_cases(exp.cases, st, options=ExecOptions(jobs=jobs))
+            assert s.ok == 36
+            m = st.metrics(s.run_id)
+            vals.append(dict(zip(m["key"] + "/" + m["name"], m["value"])))
+    assert vals[0] == vals[1]
+
+
+def test_unknown_executor(fake_registry, store):
+    from suite.errors import SuiteError
+
+    exp = _modes_sweep(["ok"])
+    with pytest.raises(SuiteError, match="unknown executor 'nope'"):
+        run_cases(exp.cases, store, executor="nope")
+
+
+def test_plugin_executor_through_the_hook(fake_registry, store):
+    import types
+
+    from suite import hookimpl
+    from suite.registry import Registry
+    from suite.runner.executors import Executor, run_case
+
+    class Serial(Executor):
+        name = "serial"
+
+        def map_cases(self, cases, options):
+            for c in cases:
+                yield run_case(c)
+
+    mod = types.ModuleType("serial_exec")
+    mod.suite_executor = hookimpl(lambda name: Serial() if name == "serial" else None)
+    import fakeplugin
+
+    reg = Registry(entry_points_=[], modules=[("fake", fakeplugin), ("serial", mod)])
+    exp = _modes_sweep(["ok"])
+    s = run_cases(exp.cases, store, executor="serial", registry=reg)
+    assert s.ok == 3
+
+
+def test_dask_local_cluster_matches_local(fake_registry, tmp_path, monkeypatch):
+    pytest.importorskip("distributed")
+    from pathlib import Path
+
+    from suite.results import Store
+
+    # dask workers are fresh processes: let them import the fake plugin module by reference
+    here = str(Path(__file__).resolve().parent)
+    monkeypatch.setenv("PYTHONPATH", here + ":" + __import__("os").environ.get("PYTHONPATH", ""))
+    exp = expand_entry({"technique": "fake", "variants": ["base"],
+                        "params": {"x": [1, 2, 3, 4], "mode": ["ok", "raise", "skip"]}})
+    with Store(tmp_path / "dask.sqlite") as st:
+        s = run_cases(exp.cases, st, executor="dask", options=ExecOptions(jobs=2))
+        assert s.by_status == {"ok": 4, "failed": 4, "skipped": 4}
+        d = st.metrics(s.run_id)
+    with Store(tmp_path / "local.sqlite") as st:
+        s = run_cases(exp.cases, st, options=ExecOptions(jobs=2))
+        loc = st.metrics(s.run_id)
+    assert dict(zip(d["key"] + d["name"], d["value"])) == dict(zip(loc["key"] + loc["name"], loc["value"]))

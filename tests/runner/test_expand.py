@@ -1,0 +1,158 @@
+"""Expansion of sweeps and experiment files: products, include/exclude, globs, tags, errors."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from suite.errors import ExperimentError
+from suite.runner.experiment import expand_entry, expand_experiment, find_experiment
+
+
+def combos(exp):
+    return sorted((c.variant, c.profile, c.params["x"], c.params["n"], c.seed, c.fidelity,
+                   tuple(sorted(c.overrides.items()))) for c in exp.cases)
+
+
+def test_product_counts_and_defaults(fake_registry):
+    exp = expand_entry({"technique": "fake", "params": {"x": [1, 2, 3], "n": [1, 2]}, "seeds": [0, 1]})
+    # 2 variants (default: all) x 3 x 2 x 2 seeds; default profile/workload/fidelity
+    assert len(exp.cases) == 2 * 3 * 2 * 2
+    assert {c.profile for c in exp.cases} == {"fake-cluster-a"}
+    assert {c.workload for c in exp.cases} == {"fake-wl"}
+    assert {c.fidelity for c in exp.cases} == {"model"}
+    assert len({c.key for c in exp.cases}) == len(exp.cases)
+
+
+def test_scalars_and_singular_keys(fake_registry):
+    exp = expand_entry({"technique": "fake", "variant": "fast", "seed": 3, "fidelity": "execute", "params": {"x": 2}})
+    [c] = exp.cases
+    assert (c.variant, c.seed, c.fidelity, c.params["x"]) == ("fast", 3, "execute", 2.0)
+
+
+def test_set_overrides_make_distinct_profiles(fake_registry):
+    exp = expand_entry({"technique": "fake", "variants": ["base"],
+                        "set": {"network.-1.bandwidth": ["2 Gbit/s", "10 Gbit/s", "40 Gbit/s"]}})
+    assert len(exp.cases) == 3
+    assert len({c.profile_hash for c in exp.cases}) == 3
+    bws = sorted(c.scenario.profile.network[-1].bandwidth for c in exp.cases)
+    assert bws == pytest.approx([2e9 / 8, 10e9 / 8, 40e9 / 8])
+    # 10 Gbit/s is the file's own value, but an override is recorded, so the hash differs from the plain profile
+    plain = expand_entry({"technique": "fake", "variants": ["base"]}).cases[0]
+    assert plain.profile_hash not in {c.profile_hash for c in exp.cases}
+
+
+def test_exclude_and_include(fake_registry):
+    exp = expand_entry({"technique": "fake", "params": {"x": [1, 2], "n": [1, 2]},
+                        "exclude": [{"variant": "fast", "params": {"n": 2}}, {"x": 1, "n": 1}],
+                        "include": [{"variant": "fast", "params": {"x": 9, "n": [5, 6]}}]})
+    got = {(c.variant, c.params["x"], c.params["n"]) for c in exp.cases}
+    product = {(v, x, n) for v in ("base", "fast") for x in (1.0, 2.0) for n in (1, 2)}
+    excluded = {(v, x, n) for (v, x, n) in product if (v == "fast" and n == 2) or (x == 1.0 and n == 1)}
+    assert got == (product - excluded) | {("fast", 9.0, 5), ("fast", 9.0, 6)}
+
+
+def test_exclude_list_value_matches_any(fake_registry):
+    exp = expand_entry({"technique": "fake", "variants": ["base"], "params": {"n": [1, 2, 3, 4]},
+                        "exclude": [{"n": [2, 4]}]})
+    assert sorted(c.params["n"] for c in exp.cases) == [1, 3]
+
+
+def test_profile_globs_tags_kinds(fake_registry):
+    def profiles(pats):
+        return sorted({c.profile for c in expand_entry({"technique": "fake", "variants": ["base"],
+                                                        "profiles": pats}).cases})
+
+    assert profiles(["fake-cluster-*"]) == ["fake-cluster-a", "fake-cluster-b"]
+    assert profiles(["tag:fake-ib"]) == ["fake-cluster-b"]
+    assert profiles(["tag:fake"]) == ["fake-cluster-a", "fake-cluster-b"]  # fake-gpu is a device
+    clusters = profiles(["kind:cluster"])
+    assert {"fake-cluster-a", "fake-cluster-b"} <= set(clusters)
+    from suite.hardware import get_profile
+
+    assert {get_profile(n).kind for n in clusters} == {"cluster"}
+    # a glob only picks profiles of kinds the technique accepts (fake-gpu is a device)
+    assert profiles(["fake-*"]) == ["fake-cluster-a", "fake-cluster-b"]
+    # duplicates collapse
+    assert profiles(["fake-cluster-a", "tag:fake-eth"]) == ["fake-cluster-a"]
+
+
+def test_technique_star_and_smoke_and_claims(fake_registry):
+    exp = expand_entry({"technique": "*", "smoke": True})
+    assert sorted({c.technique for c in exp.cases}) == ["fake"]
+    assert any("fake-two declares no smoke" in n for n in exp.notes)
+    claims = expand_entry({"technique": "fake", "claims": ["ratio-2x"]})
+    assert sorted(c.variant for c in claims.cases) == ["base", "fast"]
+
+
+@pytest.mark.parametrize("entry, fragment", [
+    ({"technique": "fake", "variants": ["nope"]}, "no variant 'nope'"),
+    ({"technique": "fake", "params": {"zz": [1]}}, "no parameter 'zz'"),
+    ({"technique": "fake", "fidelities": ["simulate"]}, "no fidelity 'simulate'"),
+    ({"technique": "fake", "profiles": ["tag:nothing"]}, "'tag:nothing' matches no profile"),
+    ({"technique": "fake", "colour": "red"}, "unknown key 'colour'"),
+    ({"technique": "fake", "exclude": [{"colour": 1}]}, "exclude[0]: unknown key 'colour'"),
+    ({"technique": "nope"}, "key 'technique': unknown technique 'nope'"),
+    ({"technique": "fake", "params": {"n": [0]}}, "parameter 'n': expected >= 1"),
+    ({"technique": "fake", "smoke": True, "variants": ["base"]}, "cannot be combined with 'smoke'"),
+])
+def test_entry_errors_name_the_key(fake_registry, entry, fragment):
+    with pytest.raises(ExperimentError) as ei:
+        expand_entry(entry, where="x.toml: entry [e]")
+    msg = str(ei.value)
+    assert msg.startswith("x.toml: entry [e]")
+    assert fragment in msg
+    assert "\n" not in msg
+
+
+def test_optional_entry_skipped(fake_registry):
+    exp = expand_entry({"technique": "not-installed", "optional": True})
+    assert exp.cases == [] and "skipped" in exp.notes[0]
+
+
+def test_experiment_file(fake_registry, tmp_path):
+    f = tmp_path / "exp.toml"
+    f.write_text(textwrap.dedent("""
+        description = "test"
+        [defaults]
+        seeds = [0, 1]
+        [one]
+        technique = "fake"
+        variants = ["base"]
+        params = { x = [1, 2] }
+        [two]
+        technique = "fake-two"
+        seeds = [7]
+    """))
+    exp = expand_experiment(f)
+    assert exp.entries == {"one": 4, "two": 1}
+    assert {c.seed for c in exp.cases if c.technique == "fake-two"} == {7}
+    only = expand_experiment(f, only=["two"])
+    assert len(only.cases) == 1
+    with pytest.raises(ExperimentError, match=r"no entry 'three'"):
+        expand_experiment(f, only=["three"])
+
+
+def test_experiment_file_errors_name_file_entry_key(fake_registry, tmp_path):
+    f = tmp_path / "bad.toml"
+    f.write_text('[sweep]\ntechnique = "fake"\nparams = { x = [1, "a"] }\n')
+    with pytest.raises(ExperimentError) as ei:
+        expand_experiment(f)
+    assert str(ei.value).startswith(f"{f}: entry [sweep]: fake")
+    assert "parameter 'x': expected float, got 'a'" in str(ei.value)
+    g = tmp_path / "bad2.toml"
+    g.write_text('x = 1\n')
+    with pytest.raises(ExperimentError, match="top-level key 'x'"):
+        expand_experiment(g)
+    h = tmp_path / "bad3.toml"
+    h.write_text('[a\n')
+    with pytest.raises(ExperimentError, match="invalid TOML"):
+        expand_experiment(h)
+
+
+def test_shipped_experiments_found_by_name():
+    assert find_experiment("smoke").name == "smoke.toml"
+    assert find_experiment("papers").name == "papers.toml"
+    with pytest.raises(ExperimentError, match="shipped: .*smoke"):
+        find_experiment("no-such-experiment")

@@ -1,0 +1,80 @@
+"""Resume after kill -9, and two concurrent runs on one store."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SCRIPT = HERE / "run_fake.py"
+
+
+def _ok_count(path: Path) -> int:
+    if not path.exists():
+        return 0
+    con = sqlite3.connect(path, timeout=30)
+    try:
+        return con.execute("SELECT count(*) FROM cases WHERE status = 'ok'").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+    finally:
+        con.close()
+
+
+def _run(store: Path, n: int, delay: float, jobs: int = 1):
+    return subprocess.Popen([sys.executable, str(SCRIPT), str(store), str(n), str(delay), str(jobs)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _parse(out: str) -> dict:
+    return dict(kv.split("=") for kv in out.split()) if out else {}
+
+
+def test_kill9_then_resume_computes_only_missing(tmp_path):
+    store = tmp_path / "s.sqlite"
+    n = 150
+    p = _run(store, n, 0.02, jobs=2)
+    deadline = time.time() + 60
+    while _ok_count(store) < 20 and time.time() < deadline and p.poll() is None:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    done = _ok_count(store)
+    assert 0 < done < n, done
+    # every committed case is whole: a metric row per metric, no case without its metrics
+    con = sqlite3.connect(store)
+    orphans = con.execute("SELECT count(*) FROM cases c WHERE status='ok' AND "
+                          "(SELECT count(*) FROM metrics m WHERE m.case_key = c.key) != 2").fetchone()[0]
+    con.close()
+    assert orphans == 0
+    p2 = _run(store, n, 0.02, jobs=2)  # the same sweep (delay is part of the case key)
+    out, err = p2.communicate(timeout=120)
+    assert p2.returncode == 0, err
+    got = _parse(out)
+    assert int(got["computed"]) == n - done
+    assert int(got["cached"]) == done
+    assert _ok_count(store) == n
+
+
+def test_two_concurrent_runs_lose_nothing(tmp_path):
+    store = tmp_path / "s.sqlite"
+    n = 200
+    procs = [_run(store, n, 0.002, jobs=1), _run(store, n, 0.002, jobs=1)]
+    outs = [p.communicate(timeout=180) for p in procs]
+    for p, (_o, e) in zip(procs, outs):
+        assert p.returncode == 0, e
+    con = sqlite3.connect(store)
+    assert con.execute("SELECT count(*), count(DISTINCT key) FROM cases").fetchone() == (n, n)
+    assert con.execute("SELECT count(*) FROM cases WHERE status = 'ok'").fetchone()[0] == n
+    assert con.execute("SELECT count(*) FROM metrics").fetchone()[0] == 2 * n
+    runs = con.execute("SELECT id FROM runs").fetchall()
+    assert len(runs) == 2
+    for (rid,) in runs:
+        assert con.execute("SELECT count(*) FROM run_cases WHERE run_id = ?", (rid,)).fetchone()[0] == n
+    con.close()
+    total_computed = sum(int(_parse(o)["computed"]) for o, _e in outs)
+    assert n <= total_computed <= 2 * n
