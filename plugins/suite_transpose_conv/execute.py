@@ -110,10 +110,11 @@ def evaluate(scenario: Scenario) -> Result:
     prm = scenario.params
     repeats = int(prm["repeats"])
     rows = []
-    for i, l in enumerate(layers_of(scenario)):
-        m = measure_layer(scenario.variant, l, dtype=prm["dtype"], repeats=repeats, seed=scenario.seed + i,
-                          check=bool(prm["check"]))
-        rows.append({**l.as_dict(), **m, "extra_outputs": m["outputs_computed"] - l.ho * l.wo})
+    with _blas_threads(int(prm["threads"])):
+        for i, l in enumerate(layers_of(scenario)):
+            m = measure_layer(scenario.variant, l, dtype=prm["dtype"], repeats=repeats, seed=scenario.seed + i,
+                              check=bool(prm["check"]))
+            rows.append({**l.as_dict(), **m, "extra_outputs": m["outputs_computed"] - l.ho * l.wo})
     totals = [sum(r["samples"][j] for r in rows) for j in range(repeats)]
     q = np.percentile(totals, [25, 75]) if totals else (0.0, 0.0)
     res = Result()
@@ -127,8 +128,22 @@ def evaluate(scenario: Scenario) -> Result:
     if errs:
         res.add("max_abs_error", max(errs), "1", "lower")
     res.artifacts["layers"] = rows
-    res.artifacts["machine"] = _machine()
+    res.artifacts["machine"] = {**_machine(), "blas_threads": int(prm["threads"]) or "default"}
     return res
+
+
+def _blas_threads(n: int):
+    """Limit BLAS threads to *n* while timing (threadpoolctl, a scikit-learn dependency); no-op for
+    0 or when threadpoolctl is missing."""
+    import contextlib
+
+    if n <= 0:
+        return contextlib.nullcontext()
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=n, user_api="blas")
 
 
 def _machine() -> dict:

@@ -1,0 +1,411 @@
+"""Tests of the transpose-conv plugin.
+
+Oracles: (1) the adjoint of a direct strided convolution built column by column with
+``scipy.signal.correlate2d`` (PyTorch ConvTranspose2d is the adjoint of Conv2d); (2) scipy's
+full 2-D convolution of the zero-upsampled input, cropped. Counts and model values against hand
+calculations written here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from scipy.signal import convolve2d, correlate2d
+
+from suite import ParameterError, Result, Scenario, Skip
+from suite.errors import WorkloadError
+from suite.hardware import ProfileLibrary
+from suite.workloads import Layer, LayerTable
+from suite_transpose_conv import claims as C
+from suite_transpose_conv import execute as X
+from suite_transpose_conv import model as M
+from suite_transpose_conv import ops
+from suite_transpose_conv.layers import ConvT, from_layer, layers_of
+from suite_transpose_conv.technique import TECHNIQUE, check_counts, check_equals_scatter
+
+VARIANTS = list(ops.VARIANTS)
+
+# --------------------------------------------------------------------------- oracles
+
+
+def _direct_conv(z: np.ndarray, w: np.ndarray, s: int, p: int, h: int, wd: int) -> np.ndarray:
+    """Conv2d (stride s, padding p) of z (Co, Ho, Wo) with w read as (Ci, Co, k, k): (Ci, h, wd)."""
+    ci_n, co_n, k, _ = w.shape
+    ho, wo = z.shape[1:]
+    zp = np.zeros((co_n, max(ho + 2 * p, (h - 1) * s + k), max(wo + 2 * p, (wd - 1) * s + k)))
+    zp[:, p:p + ho, p:p + wo] = z
+    y = np.zeros((ci_n, h, wd))
+    for ci in range(ci_n):
+        for co in range(co_n):
+            y[ci] += correlate2d(zp[co], w[ci, co], mode="valid")[::s, ::s][:h, :wd]
+    return y
+
+
+def adjoint_oracle(x: np.ndarray, w: np.ndarray, s: int, p: int, op: int) -> np.ndarray:
+    """Transpose conv as the explicit adjoint (dense matrix transpose) of the direct convolution."""
+    n, ci, h, wd = x.shape
+    co, k = w.shape[1], w.shape[2]
+    ho, wo = (h - 1) * s - 2 * p + k + op, (wd - 1) * s - 2 * p + k + op
+    cols = []
+    for j in range(co * ho * wo):
+        e = np.zeros(co * ho * wo)
+        e[j] = 1.0
+        cols.append(_direct_conv(e.reshape(co, ho, wo), w, s, p, h, wd).ravel())
+    a = np.stack(cols, axis=1)  # (Ci h wd, Co ho wo)
+    return np.stack([(a.T @ x[i].ravel()).reshape(co, ho, wo) for i in range(n)])
+
+
+def upsample_oracle(x: np.ndarray, w: np.ndarray, s: int, p: int, op: int) -> np.ndarray:
+    """Full 2-D convolution (scipy) of the zero-upsampled input with each kernel, cropped by p."""
+    n, ci, h, wd = x.shape
+    co, k = w.shape[1], w.shape[2]
+    ho, wo = (h - 1) * s - 2 * p + k + op, (wd - 1) * s - 2 * p + k + op
+    out = np.zeros((n, co, ho, wo))
+    for b in range(n):
+        for c in range(ci):
+            u = np.zeros(((h - 1) * s + 1, (wd - 1) * s + 1))
+            u[::s, ::s] = x[b, c]
+            for o in range(co):
+                full = convolve2d(u, w[c, o], mode="full")  # ((h-1)s+k, (w-1)s+k)
+                padded = np.zeros((full.shape[0] + op, full.shape[1] + op))
+                padded[:full.shape[0], :full.shape[1]] = full
+                out[b, o] += padded[p:p + ho, p:p + wo]
+    return out
+
+
+@st.composite
+def geometries(draw, max_hw=9, max_c=3, strides=(2, 3), max_k=7):
+    s = draw(st.sampled_from(strides))
+    k = draw(st.integers(2, max_k))
+    p = draw(st.integers(0, k - 1))
+    op = draw(st.integers(0, s - 1))
+    h = draw(st.integers(1, max_hw))
+    w = draw(st.integers(1, max_hw))
+    assume((h - 1) * s - 2 * p + k + op >= 1 and (w - 1) * s - 2 * p + k + op >= 1)
+    return ConvT("t", draw(st.integers(1, 2)), draw(st.integers(1, max_c)), draw(st.integers(1, max_c)), h, w,
+                 k, s, p, op)
+
+
+def _arrays(l: ConvT, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((l.n, l.ci, l.h, l.w)), rng.standard_normal((l.ci, l.co, l.k, l.k))
+
+
+# --------------------------------------------------------------------------- correctness
+
+
+def test_scatter_is_the_adjoint_of_direct_convolution_fixed_cases():
+    for l in [ConvT("a", 1, 2, 3, 3, 4, 3, 2, 1, 1), ConvT("b", 2, 1, 2, 2, 3, 4, 3, 2, 2),
+              ConvT("c", 1, 2, 1, 4, 4, 5, 2, 4, 0)]:
+        x, w = _arrays(l)
+        out, _ = ops.scatter(x, w, l.s, l.p, l.op)
+        np.testing.assert_allclose(out, adjoint_oracle(x, w, l.s, l.p, l.op), rtol=1e-10, atol=1e-10)
+
+
+@settings(max_examples=12, deadline=None)
+@given(geometries(max_hw=4, max_c=2, max_k=5))
+def test_every_variant_equals_the_adjoint_oracle(l):
+    x, w = _arrays(l, 1)
+    ref = adjoint_oracle(x, w, l.s, l.p, l.op)
+    for v in VARIANTS:
+        out, _ = ops.run(v, x, w, l.s, l.p, l.op)
+        assert out.shape == (l.n, l.co, l.ho, l.wo)
+        np.testing.assert_allclose(out, ref, rtol=1e-9, atol=1e-9, err_msg=v)
+
+
+@settings(max_examples=30, deadline=None)
+@given(geometries())
+def test_every_variant_equals_scatter_and_scipy(l):
+    x, w = _arrays(l, 2)
+    ref, _ = ops.scatter(x, w, l.s, l.p, l.op)
+    np.testing.assert_allclose(ref, upsample_oracle(x, w, l.s, l.p, l.op), rtol=1e-9, atol=1e-9)
+    for v in VARIANTS:
+        out, _ = ops.run(v, x, w, l.s, l.p, l.op)
+        np.testing.assert_allclose(out, ref, rtol=1e-9, atol=1e-9, err_msg=v)
+
+
+def test_stride_larger_than_kernel_and_stride_one():
+    # s = 3 > k = 2: one parity class per axis has no taps and stays zero
+    for l in [ConvT("a", 1, 2, 2, 4, 5, 2, 3, 0, 2), ConvT("b", 1, 3, 2, 5, 5, 3, 1, 1, 0)]:
+        x, w = _arrays(l, 3)
+        ref = upsample_oracle(x, w, l.s, l.p, l.op)
+        for v in VARIANTS:
+            np.testing.assert_allclose(ops.run(v, x, w, l.s, l.p, l.op)[0], ref, rtol=1e-9, atol=1e-9, err_msg=v)
+
+
+def test_float32_inputs_stay_float32():
+    l = ConvT("a", 1, 4, 4, 5, 5, 4, 2, 1, 0)
+    x, w = (a.astype(np.float32) for a in _arrays(l))
+    for v in VARIANTS:
+        assert ops.run(v, x, w, 2, 1, 0)[0].dtype == np.float32
+
+
+def test_bad_geometry_is_a_one_line_parameter_error():
+    x, w = np.zeros((1, 2, 3, 3)), np.zeros((2, 2, 3, 3))
+    with pytest.raises(ParameterError, match="output_padding"):
+        ops.unified(x, w, 2, 1, 2)
+    with pytest.raises(ParameterError, match="input channels"):
+        ops.unified(np.zeros((1, 3, 3, 3)), w, 2, 1, 0)
+    with pytest.raises(ParameterError, match="unknown variant"):
+        ops.run("im2col", x, w, 2, 1, 0)
+    with pytest.raises(ParameterError, match="output size"):
+        ops.output_size(1, 2, 2, 1, 0)  # 0 - 2 + 2 = 0
+
+
+# --------------------------------------------------------------------------- counts
+
+
+@settings(max_examples=30, deadline=None)
+@given(geometries(max_hw=12, max_c=3))
+def test_counts_properties(l):
+    x, w = _arrays(l, 4)
+    work = {v: ops.run(v, x, w, l.s, l.p, l.op)[1] for v in VARIANTS}
+    # unified computes exactly Ho x Wo outputs per channel
+    assert work["unified"].outputs == l.ho * l.wo
+    assert work["zero-insert"].outputs == l.ho * l.wo
+    # MACs unified <= KS <= zero-insert, with equality of the first two when s divides Ho and Wo
+    assert work["unified"].macs <= work["kernel-segregated"].macs <= work["zero-insert"].macs
+    if l.ho % l.s == 0 and l.wo % l.s == 0:
+        assert work["unified"].macs == work["kernel-segregated"].macs
+    # extra elements of KS: s^2 ceil(Ho/s) ceil(Wo/s) - Ho Wo
+    extra = l.s ** 2 * math.ceil(l.ho / l.s) * math.ceil(l.wo / l.s) - l.ho * l.wo
+    assert work["kernel-segregated"].outputs - l.ho * l.wo == extra == M.extra_outputs(l)
+    # counted work equals the model's closed forms
+    for v in VARIANTS:
+        assert work[v].macs == M.macs(l, v), v
+        assert work[v].outputs == M.outputs_computed(l, v), v
+
+
+def test_counts_by_hand():
+    # DCGAN-style layer: 256 -> 128 channels, 16x16 -> 32x32, k4 s2 p1
+    l = ConvT("d", 1, 256, 128, 16, 16, 4, 2, 1, 0)
+    assert (l.ho, l.wo) == (32, 32)
+    assert M.macs(l, "zero-insert") == 32 * 32 * 16 * 256 * 128 == 536_870_912
+    assert M.macs(l, "unified") == M.macs(l, "kernel-segregated") == 536_870_912 // 4
+    assert M.macs(l, "scatter") == 16 * 16 * 16 * 256 * 128
+    # odd output: H = 15, k3 s2 p1 -> Ho = 29. Classes: r=0 uses taps {1} (1 tap) on 15 outputs,
+    # r=1 taps {0, 2} (2 taps) on 14 outputs: 15*1 + 14*2 = 43 per axis -> 43^2 per channel pair.
+    o = ConvT("o", 1, 1, 1, 15, 15, 3, 2, 1, 0)
+    assert o.ho == 29
+    assert M.macs(o, "unified") == 43 * 43 == 1849
+    assert M.macs(o, "kernel-segregated") == 15 * 15 * 9 == 2025
+    assert M.macs(o, "zero-insert") == 29 * 29 * 9 == 7569
+    assert M.outputs_computed(o, "kernel-segregated") == 4 * 15 * 15 == 900
+    assert M.extra_outputs(o) == 900 - 841 == 59
+
+
+def test_phase_plan_by_hand():
+    # k=5, s=2, p=2 (DCGAN): taps per class ceil((5-a)/2): a=0 -> 3, a=1 -> 2; sum = k
+    phases, lo, hi = ops.phase_plan(4, 5, 2, 2, 1)
+    assert [(ph.r, ph.a, ph.d, ph.taps, ph.count) for ph in phases] == [(0, 0, 1, 3, 4), (1, 1, 1, 2, 4)]
+    assert (lo, hi) == (1, 1)
+    assert sum(ph.taps for ph in phases) == 5
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def _tracemalloc_slack(itemsize: int) -> int:
+    # numpy's ufunc buffers for in-place adds on strided views (2 x 8192 elements) + Python objects
+    return 2 * 8192 * itemsize + 8192
+
+
+@settings(max_examples=10, deadline=None)
+@given(geometries(max_hw=14, max_c=24))
+def test_peak_temp_memory_matches_the_model(l):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((l.n, l.ci, l.h, l.w)).astype(np.float32)
+    w = rng.standard_normal((l.ci, l.co, l.k, l.k)).astype(np.float32)
+    for v in VARIANTS:
+        measured = X.peak_temp_bytes(v, x, w, l)
+        assert abs(measured - M.temp_bytes(l, v, 4)) <= _tracemalloc_slack(4), v
+
+
+def test_temp_memory_ordering_on_gan_layers():
+    for l in [ConvT("a", 1, 256, 128, 8, 8, 4, 2, 1, 0), ConvT("b", 1, 128, 64, 15, 15, 3, 2, 1, 0)]:
+        x, w = (a.astype(np.float32) for a in _arrays(l))
+        meas = {v: X.peak_temp_bytes(v, x, w, l) for v in VARIANTS}
+        assert meas["unified"] < meas["kernel-segregated"] < meas["zero-insert"]
+        fused = {v: M.temp_bytes(l, v, 4, "fused") for v in VARIANTS}
+        assert fused["unified"] == 0
+        # KS: 4 sub-outputs of ceil(Ho/2)^2 x Co floats; zero-insert: (Ho+k-1)^2 x Ci floats
+        assert fused["kernel-segregated"] == 4 * math.ceil(l.ho / 2) ** 2 * l.co * 4
+        assert fused["zero-insert"] == (l.ho + l.k - 1) ** 2 * l.ci * 4
+
+
+# --------------------------------------------------------------------------- model
+
+CPU_TOML = """
+[profile]
+name = "test-cpu"
+kind = "device"
+source = "test: round figures for hand calculation"
+[device]
+type = "cpu"
+memory = "64 GB"
+memory_bandwidth = "100 GB/s"
+peak_flops = { fp32 = "1 TFLOP/s", fp64 = "0.5 TFLOP/s" }
+"""
+
+
+@pytest.fixture
+def profile(tmp_path):
+    (tmp_path / "cpu.toml").write_text(CPU_TOML)
+    return ProfileLibrary([tmp_path]).get("test-cpu")
+
+
+def _scenario(variant, fidelity="model", profile=None, workload=None, **params):
+    return Scenario("transpose-conv", variant, fidelity, profile=profile, workload=workload,
+                    params=TECHNIQUE.validate_params(params))
+
+
+def test_model_fused_time_by_hand(profile):
+    # 256 -> 128, 16 -> 32, k4 s2 p1, batch 1, float32; unified fused = one kernel:
+    # FLOPs 2 * 134,217,728 = 268,435,456 at 1e12 -> 268.4 us; bytes 4 * (65536 + 524288 + 131072)
+    # = 2,883,584 at 1e11 -> 28.8 us; compute-bound -> 268.435456 us.
+    params = dict(in_channels=256, out_channels=128, height=16, width=16, kernel=4, stride=2, padding=1,
+                  traffic="fused")
+    r = TECHNIQUE.evaluate(_scenario("unified", profile=profile, **params))
+    assert r["time"] == pytest.approx(268.435456e-6, rel=1e-12)
+    assert r["macs"] == 134_217_728
+    assert r["peak_temp_bytes"] == 0
+    # zero-insert fused: upsample (0 FLOPs, 4*(65536 + 35*35*256) B = 1,516,544 B -> 15.17 us)
+    # + conv (2 * 536,870,912 FLOPs -> 1073.74 us; bytes 4*(313600 + 524288 + 131072) < roof)
+    z = TECHNIQUE.evaluate(_scenario("zero-insert", profile=profile, **params))
+    assert z["time"] == pytest.approx(15.16544e-6 + 1073.741824e-6, rel=1e-12)
+    # KS fused: 4 launches of 268,435,456/4 FLOPs each (67.1 us; memory 4*(65536 + 131072 + 32768)
+    # = 917,504 B -> 9.2 us) + interleave 4*(131072 + 131072) B -> 10.49 us
+    k = TECHNIQUE.evaluate(_scenario("kernel-segregated", profile=profile, **params))
+    assert k["time"] == pytest.approx(4 * 67.108864e-6 + 10.48576e-6, rel=1e-12)
+
+
+def test_model_per_tap_time_is_a_sum_of_rooflines(profile):
+    l = ConvT("l", 1, 8, 4, 5, 5, 3, 2, 1, 0)
+    ops_list = M.operations(l, "unified", 4, "per-tap")
+    gemms = [o for o in ops_list if o.what == "gemm"]
+    assert sum(o.flops for o in gemms) == 2 * M.macs(l, "unified")
+    expect = sum(max(o.flops / 1e12, o.bytes / 1e11) for o in ops_list)
+    assert M.layer_time(l, "unified", 1e12, 1e11) == pytest.approx(expect, rel=1e-12)
+    # efficiency scales the compute roof only; launch overhead adds per operation
+    assert M.layer_time(l, "unified", 1e12, 1e11, launch_overhead=1e-6) == pytest.approx(expect + len(ops_list) * 1e-6)
+
+
+def test_model_without_profile_skips():
+    with pytest.raises(Skip):
+        TECHNIQUE.evaluate(_scenario("unified"))
+
+
+# --------------------------------------------------------------------------- workloads
+
+def _deconv(name, cin, hin, cout, k, s, p, op, hout=None):
+    hout = hout if hout is not None else (hin - 1) * s - 2 * p + k + op
+    return Layer(name, "deconv", (cin, hin, hin), (cout, hout, hout),
+                 attrs={"kernel": (k, k), "stride": (s, s), "padding": (p, p), "output_padding": (op, op)})
+
+
+GEN = LayerTable("tiny-gen", "gan", layers=(
+    _deconv("d1", 16, 1, 32, 4, 1, 0, 0),
+    Layer("d1.relu", "act", (32, 4, 4), (32, 4, 4)),
+    _deconv("d2", 32, 4, 16, 5, 2, 2, 1),
+    _deconv("d3", 16, 8, 3, 4, 2, 1, 0),
+))
+
+
+def test_layers_from_a_workload():
+    ls = layers_of(_scenario("unified", workload=GEN, batch=2))
+    assert [(l.name, l.n, l.ci, l.co, l.h, l.k, l.s, l.p, l.op, l.ho) for l in ls] == [
+        ("d1", 2, 16, 32, 1, 4, 1, 0, 0, 4), ("d2", 2, 32, 16, 4, 5, 2, 2, 1, 8), ("d3", 2, 16, 3, 8, 4, 2, 1, 0, 16)]
+
+
+def test_workload_errors():
+    bad = _deconv("bad", 8, 4, 8, 4, 2, 1, 0, hout=9)
+    with pytest.raises(WorkloadError, match="output_shape"):
+        from_layer(bad, 1)
+    no_deconv = LayerTable("fc-only", "cnn", layers=(Layer("fc", "fc", (8,), (4,)),))
+    with pytest.raises(Skip):
+        layers_of(_scenario("unified", workload=no_deconv))
+
+
+def test_zoo_gan_generators_have_deconv_layers():
+    from suite.workloads import get_workload
+
+    for name in ("dcgan-generator", "ebgan-generator"):
+        try:
+            wl = get_workload(name)
+        except WorkloadError:
+            pytest.skip(f"{name} not in the zoo yet")
+        ls = [from_layer(l, 1) for l in wl.layers if l.kind == "deconv"]
+        assert ls and all(l.s == 2 for l in ls[1:])
+
+
+# --------------------------------------------------------------------------- execute
+
+def test_execute_small_layer():
+    r = TECHNIQUE.evaluate(_scenario("unified", "execute", in_channels=8, out_channels=4, height=7, width=6,
+                                     kernel=3, stride=2, padding=1, repeats=3))
+    l = ConvT("layer", 1, 8, 4, 7, 6, 3, 2, 1, 0)
+    assert len(r.metrics["time"].samples) == 3
+    assert r["time"] == pytest.approx(float(np.median(r.metrics["time"].samples)))
+    assert r["macs"] == M.macs(l, "unified")
+    assert r["outputs_computed"] == l.ho * l.wo == 13 * 11
+    assert r["extra_outputs"] == 0
+    assert r["max_abs_error"] < 1e-4
+    assert abs(r["peak_temp_bytes"] - M.temp_bytes(l, "unified", 4)) <= _tracemalloc_slack(4)
+    k = TECHNIQUE.evaluate(_scenario("kernel-segregated", "execute", in_channels=8, out_channels=4, height=7,
+                                     width=6, kernel=3, stride=2, padding=1, repeats=1))
+    assert k["extra_outputs"] == M.extra_outputs(l) == 4 * 7 * 6 - 13 * 11
+
+
+def test_execute_on_a_workload_sums_layers():
+    r = TECHNIQUE.evaluate(_scenario("zero-insert", "execute", workload=GEN, repeats=2))
+    rows = r.artifacts["layers"]
+    assert [row["name"] for row in rows] == ["d1", "d2", "d3"]
+    assert r["macs"] == sum(M.macs(from_layer(l, 1), "zero-insert") for l in GEN.layers if l.kind == "deconv")
+    assert r.metrics["time"].samples == pytest.approx(
+        tuple(sum(row["samples"][j] for row in rows) for j in range(2)))
+
+
+def test_declared_properties_hold_on_smoke_like_scenarios():
+    for v in VARIANTS:
+        sc = _scenario(v, "execute", in_channels=3, out_channels=2, height=5, width=6, kernel=5, stride=3,
+                       padding=2, output_padding=1)
+        check_equals_scatter(TECHNIQUE, sc)
+        check_counts(TECHNIQUE, sc)
+
+
+# --------------------------------------------------------------------------- claims
+
+def _res(layers):
+    r = Result()
+    r.artifacts["layers"] = layers
+    return r
+
+
+def test_mean_speedup_and_memory_saving_by_hand():
+    results = {
+        "g/zero-insert": _res([{"s": 1, "time": 1.0, "peak_temp_bytes": 0},
+                               {"s": 2, "time": 4.0, "peak_temp_bytes": 30e6},
+                               {"s": 2, "time": 6.0, "peak_temp_bytes": 10e6}]),
+        "g/unified": _res([{"s": 1, "time": 1.0, "peak_temp_bytes": 0},
+                           {"s": 2, "time": 1.0, "peak_temp_bytes": 5e6},
+                           {"s": 2, "time": 3.0, "peak_temp_bytes": 1e6}]),
+    }
+    # stride-1 layer excluded: mean(4/1, 6/3) = 3
+    assert C.mean_speedup(results) == pytest.approx(3.0)
+    assert C.max_memory_saving_mb(results) == pytest.approx(25.0)
+
+
+def test_claims_are_declared_with_fixed_tolerances():
+    ids = {c.id: c for c in TECHNIQUE.claims}
+    assert ids["cpu-average-speedup"].expect.paper == 3.89 and ids["cpu-average-speedup"].expect.rel == 0.2
+    assert ids["gpu-average-speedup"].expect.paper == 2.03 and ids["gpu-average-speedup"].expect.rel == 0.2
+    assert ids["gan-layers-speedup"].expect.paper == 3.5
+    assert ids["ebgan-memory-saving"].expect.paper == 35.0 and ids["ebgan-memory-saving"].expect.rel == 0.3
+    assert all(c.verified for c in TECHNIQUE.claims)  # all four numbers are [READ] in verified_1.md §4
+    for c in TECHNIQUE.claims:
+        labels = set(c.specs())
+        assert {lab.rsplit("/", 1)[1] for lab in labels} == {"zero-insert", "unified"}
