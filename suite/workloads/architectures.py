@@ -27,8 +27,8 @@ from suite.errors import WorkloadError
 from suite.workloads.cnn import T, CNNBuilder
 from suite.workloads.types import LayerTable
 
-__all__ = ["alexnet", "alexnet_caffe", "vgg", "googlenet", "inception_v3", "resnet", "resnet_stages",
-           "densenet", "dcgan_generator", "ebgan_generator", "VGG_CFGS", "RESNET_STAGES"]
+__all__ = ["alexnet", "alexnet_caffe", "vgg", "googlenet", "inception_v3", "inception_v4", "resnet",
+           "resnet_stages", "densenet", "DENSENET_CFGS", "dcgan_generator", "ebgan_generator", "VGG_CFGS", "RESNET_STAGES"]
 
 TORCHVISION = "torchvision.models (v0.15+)"
 
@@ -381,6 +381,12 @@ def resnet(depth: int, num_classes: int = 1000, image: int = 224) -> LayerTable:
 
 
 # ---------------------------------------------------------------------------------------- DenseNet
+_DENSENET_PUBLISHED = {"densenet-121": 7_978_856, "densenet-161": 28_681_000, "densenet-169": 14_149_480,
+                       "densenet-201": 20_013_928}
+#: name -> (growth, blocks, initial features), torchvision
+DENSENET_CFGS = {"densenet-121": (32, (6, 12, 24, 16), 64), "densenet-161": (48, (6, 12, 36, 24), 96),
+                 "densenet-169": (32, (6, 12, 32, 32), 64), "densenet-201": (32, (6, 12, 48, 32), 64)}
+
 def densenet(growth: int = 32, blocks: tuple[int, ...] = (6, 12, 24, 16), init: int = 64, bn_size: int = 4,
              num_classes: int = 1000, name: str = "densenet-121") -> LayerTable:
     """torchvision DenseNet (BC: bottleneck + compression 0.5). densenet-121: 7,978,856 parameters.
@@ -411,8 +417,8 @@ def densenet(growth: int = 32, blocks: tuple[int, ...] = (6, 12, 24, 16), init: 
     x = b.relu(b.bn(x, name="norm5"), name="relu5")
     x = b.adaptive_avgpool(x, 1, name="avgpool")
     b.fc(x, num_classes, name="classifier")
-    pub = 7_978_856 if (name == "densenet-121" and num_classes == 1000) else None
-    return b.build(source=f"{TORCHVISION} densenet121; Huang et al. CVPR 2017 Table 1",
+    pub = _DENSENET_PUBLISHED.get(name) if num_classes == 1000 else None
+    return b.build(source=f"{TORCHVISION} {name.replace('-', '')}; Huang et al. CVPR 2017 Table 1",
                    description=f"DenseNet-BC, growth {growth}, blocks {blocks}, 224x224", published_params=pub)
 
 
@@ -460,3 +466,82 @@ def ebgan_generator(z: int = 100) -> LayerTable:
     return b.build(kind="gan", source="Zhao, Mathieu, LeCun, ICLR 2017 (EB-GAN); layer shapes ASSUMED "
                                       "DCGAN-style (see docs/workloads.md)",
                    description="EB-GAN generator (assumed): z=100 -> 4x4x512 -> 64x64x3, 4x4 transpose convs")
+
+
+# ---------------------------------------------------------------------------------------- Inception-v4
+def _iv4_a(b: CNNBuilder, x: T, n: str) -> T:
+    b0 = _bc(b, x, 96, 1, f"{n}.branch0")
+    b1 = _bc(b, _bc(b, x, 64, 1, f"{n}.branch1.0"), 96, 3, f"{n}.branch1.1", padding=1)
+    b2 = _bc(b, x, 64, 1, f"{n}.branch2.0")
+    b2 = _bc(b, _bc(b, b2, 96, 3, f"{n}.branch2.1", padding=1), 96, 3, f"{n}.branch2.2", padding=1)
+    b3 = _bc(b, b.avgpool(x, 3, 1, 1, name=f"{n}.branch3.pool"), 96, 1, f"{n}.branch3.1")
+    return b.concat([b0, b1, b2, b3], name=f"{n}.concat")
+
+
+def _iv4_b(b: CNNBuilder, x: T, n: str) -> T:
+    b0 = _bc(b, x, 384, 1, f"{n}.branch0")
+    b1 = _bc(b, x, 192, 1, f"{n}.branch1.0")
+    b1 = _bc(b, b1, 224, (1, 7), f"{n}.branch1.1", padding=(0, 3))
+    b1 = _bc(b, b1, 256, (7, 1), f"{n}.branch1.2", padding=(3, 0))
+    b2 = _bc(b, x, 192, 1, f"{n}.branch2.0")
+    b2 = _bc(b, b2, 192, (7, 1), f"{n}.branch2.1", padding=(3, 0))
+    b2 = _bc(b, b2, 224, (1, 7), f"{n}.branch2.2", padding=(0, 3))
+    b2 = _bc(b, b2, 224, (7, 1), f"{n}.branch2.3", padding=(3, 0))
+    b2 = _bc(b, b2, 256, (1, 7), f"{n}.branch2.4", padding=(0, 3))
+    b3 = _bc(b, b.avgpool(x, 3, 1, 1, name=f"{n}.branch3.pool"), 128, 1, f"{n}.branch3.1")
+    return b.concat([b0, b1, b2, b3], name=f"{n}.concat")
+
+
+def _iv4_c(b: CNNBuilder, x: T, n: str) -> T:
+    b0 = _bc(b, x, 256, 1, f"{n}.branch0")
+    b1 = _bc(b, x, 384, 1, f"{n}.branch1_0")
+    b1a = _bc(b, b1, 256, (1, 3), f"{n}.branch1_1a", padding=(0, 1))
+    b1b = _bc(b, b1, 256, (3, 1), f"{n}.branch1_1b", padding=(1, 0))
+    b2 = _bc(b, x, 384, 1, f"{n}.branch2_0")
+    b2 = _bc(b, b2, 448, (3, 1), f"{n}.branch2_1", padding=(1, 0))
+    b2 = _bc(b, b2, 512, (1, 3), f"{n}.branch2_2", padding=(0, 1))
+    b2a = _bc(b, b2, 256, (1, 3), f"{n}.branch2_3a", padding=(0, 1))
+    b2b = _bc(b, b2, 256, (3, 1), f"{n}.branch2_3b", padding=(1, 0))
+    b3 = _bc(b, b.avgpool(x, 3, 1, 1, name=f"{n}.branch3.pool"), 256, 1, f"{n}.branch3.1")
+    return b.concat([b0, b1a, b1b, b2a, b2b, b3], name=f"{n}.concat")
+
+
+def inception_v4(num_classes: int = 1000) -> LayerTable:
+    """Inception-v4 (Szegedy et al., AAAI 2017, Figs. 3-9), 299x299, as timm / Cadene's
+    ``pretrainedmodels`` define it (conv without bias + BN eps 1e-3 + ReLU), 1000 classes."""
+    b = CNNBuilder("inception-v4", (3, 299, 299))
+    x = _bc(b, b.input, 32, 3, "stem.0", stride=2)
+    x = _bc(b, x, 32, 3, "stem.1")
+    x = _bc(b, x, 64, 3, "stem.2", padding=1)
+    x = b.concat([b.maxpool(x, 3, 2, name="mixed_3a.pool"), _bc(b, x, 96, 3, "mixed_3a.conv", stride=2)],
+                 name="mixed_3a.concat")
+    b0 = _bc(b, _bc(b, x, 64, 1, "mixed_4a.branch0.0"), 96, 3, "mixed_4a.branch0.1")
+    b1 = _bc(b, x, 64, 1, "mixed_4a.branch1.0")
+    b1 = _bc(b, b1, 64, (1, 7), "mixed_4a.branch1.1", padding=(0, 3))
+    b1 = _bc(b, b1, 64, (7, 1), "mixed_4a.branch1.2", padding=(3, 0))
+    b1 = _bc(b, b1, 96, 3, "mixed_4a.branch1.3")
+    x = b.concat([b0, b1], name="mixed_4a.concat")
+    x = b.concat([_bc(b, x, 192, 3, "mixed_5a.conv", stride=2), b.maxpool(x, 3, 2, name="mixed_5a.pool")],
+                 name="mixed_5a.concat")
+    for i in range(4):
+        x = _iv4_a(b, x, f"inception_a{i}")
+    r0 = _bc(b, x, 384, 3, "reduction_a.branch0", stride=2)
+    r1 = _bc(b, x, 192, 1, "reduction_a.branch1.0")
+    r1 = _bc(b, r1, 224, 3, "reduction_a.branch1.1", padding=1)
+    r1 = _bc(b, r1, 256, 3, "reduction_a.branch1.2", stride=2)
+    x = b.concat([r0, r1, b.maxpool(x, 3, 2, name="reduction_a.pool")], name="reduction_a.concat")
+    for i in range(7):
+        x = _iv4_b(b, x, f"inception_b{i}")
+    r0 = _bc(b, _bc(b, x, 192, 1, "reduction_b.branch0.0"), 192, 3, "reduction_b.branch0.1", stride=2)
+    r1 = _bc(b, x, 256, 1, "reduction_b.branch1.0")
+    r1 = _bc(b, r1, 256, (1, 7), "reduction_b.branch1.1", padding=(0, 3))
+    r1 = _bc(b, r1, 320, (7, 1), "reduction_b.branch1.2", padding=(3, 0))
+    r1 = _bc(b, r1, 320, 3, "reduction_b.branch1.3", stride=2)
+    x = b.concat([r0, r1, b.maxpool(x, 3, 2, name="reduction_b.pool")], name="reduction_b.concat")
+    for i in range(3):
+        x = _iv4_c(b, x, f"inception_c{i}")
+    x = b.adaptive_avgpool(x, 1, name="avgpool")
+    b.fc(x, num_classes, name="fc")
+    return b.build(source="Szegedy et al. AAAI 2017 (Inception-v4); timm inception_v4 definition",
+                   description="Inception-v4, 299x299, 1000 classes",
+                   published_params=42_679_816 if num_classes == 1000 else None)

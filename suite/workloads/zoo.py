@@ -26,7 +26,9 @@ register("inception-v3-noaux", partial(A.inception_v3, aux=False))
 for _d in (18, 34, 50, 101, 152, 200):
     register(f"resnet-{_d}", partial(A.resnet, _d))
 register_pattern(r"resnet-(\d+)", lambda d: A.resnet(int(d)), example="resnet-1001")
-register("densenet-121", A.densenet)
+register("inception-v4", A.inception_v4)
+for _name, (_g, _blocks, _init) in A.DENSENET_CFGS.items():
+    register(_name, partial(A.densenet, _g, _blocks, _init, name=_name))
 register("dcgan-generator", A.dcgan_generator)
 register("ebgan-generator", A.ebgan_generator)
 

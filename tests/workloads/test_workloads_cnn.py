@@ -29,6 +29,10 @@ PUBLISHED = {
     "resnet-34": 21_797_672,
     "resnet-101": 44_549_160,
     "densenet-121": 7_978_856,
+    "densenet-161": 28_681_000,
+    "densenet-169": 14_149_480,
+    "densenet-201": 20_013_928,
+    "inception-v4": 42_679_816,  # timm inception_v4
 }
 
 
@@ -63,7 +67,8 @@ def test_resnet50_macs_about_4_1_g():
 # digits; tolerance 1% (covers the rounding of every entry), fixed before comparing.
 TORCHVISION_GMACS = {"alexnet": 0.71, "vgg11": 7.61, "vgg16": 15.47, "vgg19": 19.63, "googlenet": 1.5,
                      "inception-v3-noaux": 5.71, "resnet-18": 1.81, "resnet-34": 3.66, "resnet-50": 4.09,
-                     "resnet-101": 7.8, "resnet-152": 11.51, "densenet-121": 2.83}
+                     "resnet-101": 7.8, "resnet-152": 11.51, "densenet-121": 2.83,
+                     "densenet-161": 7.73, "densenet-169": 3.36, "densenet-201": 4.29}
 
 
 @pytest.mark.parametrize("name,gmacs", sorted(TORCHVISION_GMACS.items()))
