@@ -1,0 +1,263 @@
+"""Single-process kernel k-means on real arrays: kernels, the assignment matrix, one iteration.
+
+The formulation is Popcorn's / the distributed paper's linear-algebraic one (Bellavita et al.,
+arXiv 2601.17136v2 §II-B, eqs. (1)-(8); Popcorn, PPoPP 2025):
+
+* ``K = kappa(X, X)`` from the Gram matrix ``X X^T`` (GEMM, or SYRK for the symmetric case);
+* ``V`` the k x n 0/1 assignment matrix (one nonzero per column, CSR);
+* ``E = K V^T`` (SpMM), so ``E[i, c] = sum_{j in c} K_ij``;
+* ``z_i = E[i, cl(i)]`` and ``G = V z`` (SpMV), so ``G_c = sum_{i, j in c} K_ij``;
+* ``D[i, c] = K_ii - 2 E[i, c] / |c| + G_c / |c|^2`` = the squared feature-space distance of point
+  i to the mean of cluster c; empty clusters get ``+inf``; the new label is the row-wise argmin.
+
+The paper's eq. (3) stores ``1/|L_c|`` in V; we keep V 0/1 (as Popcorn's code does) and divide by
+the cluster sizes afterwards, which is the same arithmetic.
+
+Tie rule (ours, stated because the distributed layouts must agree label for label): a point keeps
+its current cluster if that cluster's distance is within ``TIE_RTOL * (|K_ii| + |min_c D|)`` of
+the row minimum; otherwise it takes the smallest cluster index within that band. Values that
+differ only by floating-point summation order therefore give the same label in every layout, and
+a point's term of the objective never increases (so the objective is monotone for a PSD kernel).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg.blas as blas
+import scipy.sparse as sp
+
+from suite.errors import ParameterError
+
+__all__ = [
+    "KERNELS",
+    "TIE_RTOL",
+    "resolve_kernel",
+    "gram",
+    "kernel_matrix",
+    "kernel_diag",
+    "assignment_matrix",
+    "cluster_terms",
+    "distances",
+    "update_labels",
+    "objective",
+    "init_labels",
+]
+
+KERNELS = ("linear", "polynomial", "gaussian", "sigmoid")
+TIE_RTOL = 1e-9
+
+
+def resolve_kernel(kind: str, X: np.ndarray, gamma: float | None = None, coef0: float = 1.0,
+                   degree: int = 2) -> dict:
+    """Kernel parameters with defaults filled.
+
+    Parameters
+    ----------
+    kind : {"linear", "polynomial", "gaussian", "sigmoid"}
+    X : ndarray, shape (n, d)
+        The data (only used for the Gaussian default ``gamma``).
+    gamma : float or None
+        Polynomial/sigmoid scale (default 1, the paper's value, eq. 2 and §VI-A); Gaussian
+        ``exp(-gamma ||x - y||^2)`` with default ``1 / (d * var(X))`` (scikit-learn's "scale").
+    coef0 : float
+        Additive constant c of the polynomial/sigmoid kernel (paper: 1).
+    degree : int
+        Polynomial degree (paper: 2).
+
+    Returns
+    -------
+    dict with keys kind, gamma, coef0, degree.
+
+    Raises
+    ------
+    ParameterError
+        Unknown kernel name.
+    """
+    if kind not in KERNELS:
+        raise ParameterError(f"kernel-kmeans: parameter 'kernel': expected one of {list(KERNELS)}, got {kind!r}")
+    if gamma is None:
+        if kind == "gaussian":
+            var = float(np.var(X)) if X.size else 1.0
+            gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+        else:
+            gamma = 1.0
+    return {"kind": kind, "gamma": float(gamma), "coef0": float(coef0), "degree": int(degree)}
+
+
+def gram(X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
+    """The Gram matrix ``X Y^T`` (float64): SYRK when ``Y is None`` (symmetric), else GEMM.
+
+    Popcorn picks GEMM or SYRK at run time to build ``B = P P^T`` (arXiv 2501.05587; paper eq. 1).
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d)
+    Y : ndarray, shape (m, d), optional
+
+    Returns
+    -------
+    ndarray, shape (n, n) or (n, m)
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if Y is not None:
+        return X @ np.asarray(Y, dtype=np.float64).T
+    if X.shape[0] == 0:
+        return np.zeros((0, 0))
+    upper = blas.dsyrk(1.0, X)  # upper triangle of X X^T (Fortran order)
+    return np.triu(upper) + np.triu(upper, 1).T
+
+
+def _apply(G: np.ndarray, kp: dict, sq_x: np.ndarray | None = None, sq_y: np.ndarray | None = None) -> np.ndarray:
+    kind = kp["kind"]
+    if kind == "linear":
+        return G
+    if kind == "polynomial":
+        return (kp["gamma"] * G + kp["coef0"]) ** kp["degree"]
+    if kind == "sigmoid":
+        return np.tanh(kp["gamma"] * G + kp["coef0"])
+    d2 = sq_x[:, None] + sq_y[None, :] - 2.0 * G
+    np.maximum(d2, 0.0, out=d2)
+    return np.exp(-kp["gamma"] * d2)
+
+
+def kernel_matrix(X: np.ndarray, Y: np.ndarray | None = None, kp: dict | None = None) -> np.ndarray:
+    """``K = kappa(X, Y)`` (float64) from the Gram matrix (paper eqs. 1-2).
+
+    Kernels: linear ``x.y``; polynomial ``(gamma x.y + c)^degree``; sigmoid ``tanh(gamma x.y + c)``;
+    Gaussian ``exp(-gamma (|x|^2 + |y|^2 - 2 x.y))`` (our extension; Popcorn has the first three).
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d)
+    Y : ndarray, shape (m, d), optional (default X; then the Gram matrix is built by SYRK)
+    kp : dict
+        From :func:`resolve_kernel`.
+
+    Returns
+    -------
+    ndarray, shape (n, m)
+    """
+    X = np.asarray(X, dtype=np.float64)
+    Gm = gram(X, Y)
+    if kp["kind"] == "gaussian":
+        Yv = X if Y is None else np.asarray(Y, dtype=np.float64)
+        return _apply(Gm, kp, np.einsum("ij,ij->i", X, X), np.einsum("ij,ij->i", Yv, Yv))
+    return _apply(Gm, kp)
+
+
+def kernel_diag(X: np.ndarray, kp: dict) -> np.ndarray:
+    """``K_ii`` for every point without forming K (shape (n,))."""
+    X = np.asarray(X, dtype=np.float64)
+    sq = np.einsum("ij,ij->i", X, X)
+    if kp["kind"] == "gaussian":
+        return np.ones(X.shape[0])
+    return _apply(sq, kp)
+
+
+def assignment_matrix(labels: np.ndarray, k: int) -> sp.csr_matrix:
+    """The k x n 0/1 assignment matrix V in CSR (one nonzero per column; paper eq. 3 without the
+    1/|c| scaling, which :func:`distances` applies)."""
+    labels = np.asarray(labels, dtype=np.int64)
+    n = labels.shape[0]
+    return sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(k, n))
+
+
+def cluster_terms(E: np.ndarray, labels: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Cluster sizes ``|c|`` and ``G_c = sum_{i in c} E[i, c]`` (paper eqs. 5-6: z, then c = V z).
+
+    Parameters
+    ----------
+    E : ndarray, shape (n, k)
+        ``K V^T`` with 0/1 V.
+    labels : ndarray of int, shape (n,)
+
+    Returns
+    -------
+    sizes, G : ndarrays, shape (k,)
+    """
+    labels = np.asarray(labels, dtype=np.int64)
+    z = E[np.arange(labels.shape[0]), labels]
+    V = assignment_matrix(labels, k)
+    return np.bincount(labels, minlength=k).astype(np.float64), V @ z
+
+
+def distances(E: np.ndarray, sizes: np.ndarray, G: np.ndarray) -> np.ndarray:
+    """``D'[i, c] = -2 E[i, c] / |c| + G_c / |c|^2`` (paper eq. 8, without the per-row constant K_ii).
+
+    Empty clusters (``|c| = 0``) give ``+inf`` (never NaN).
+
+    Returns
+    -------
+    ndarray, shape (n, k)
+    """
+    sizes = np.asarray(sizes, dtype=np.float64)
+    safe = np.where(sizes > 0, sizes, 1.0)
+    D = -2.0 * E / safe[None, :] + (G / safe**2)[None, :]
+    D[:, sizes == 0] = np.inf
+    return D
+
+
+def update_labels(D: np.ndarray, diag: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Row-wise argmin of D with the module's tie rule (keep the current label if within tolerance).
+
+    Parameters
+    ----------
+    D : ndarray, shape (n, k)
+        From :func:`distances`.
+    diag : ndarray, shape (n,)
+        ``K_ii`` (sets the tolerance scale).
+    labels : ndarray of int, shape (n,)
+        Current labels.
+    """
+    labels = np.asarray(labels, dtype=np.int64)
+    m = D.min(axis=1)
+    tol = TIE_RTOL * (np.abs(diag) + np.abs(m))
+    cand = D <= (m + tol)[:, None]
+    keep = cand[np.arange(D.shape[0]), labels]
+    first = np.argmax(cand, axis=1)
+    return np.where(keep, labels, first).astype(np.int64)
+
+
+def objective(D: np.ndarray, diag: np.ndarray, labels: np.ndarray) -> float:
+    """Kernel k-means objective of the partition ``labels``: ``sum_i ||phi(x_i) - mu_cl(i)||^2 =
+    sum_i (K_ii + D'[i, cl(i)])`` with D' computed from that same partition."""
+    labels = np.asarray(labels, dtype=np.int64)
+    return float(np.sum(diag + D[np.arange(D.shape[0]), labels]))
+
+
+def init_labels(X: np.ndarray, k: int, kp: dict, method: str, rng: np.random.Generator) -> np.ndarray:
+    """Initial partition.
+
+    ``round-robin``: ``i mod k`` (the paper's initialisation, §V); ``random``: uniform labels
+    from *rng*; ``kmeans++``: kernel k-means++ seeding in feature space (distances
+    ``K_ii + K_cc - 2 K_ic`` to the chosen seed points; Arthur & Vassilvitskii, SODA 2007),
+    then each point joins its nearest seed.
+
+    Raises
+    ------
+    ParameterError
+        Unknown method, or k larger than the number of points.
+    """
+    n = X.shape[0]
+    if k > n:
+        raise ParameterError(f"kernel-kmeans: parameter 'k': expected <= number of points {n}, got {k}")
+    if method == "round-robin":
+        return np.arange(n, dtype=np.int64) % k
+    if method == "random":
+        return rng.integers(0, k, size=n).astype(np.int64)
+    if method == "kmeans++":
+        diag = kernel_diag(X, kp)
+        seeds = [int(rng.integers(n))]
+        best = np.maximum(diag + diag[seeds[0]] - 2.0 * kernel_matrix(X, X[seeds], kp)[:, 0], 0.0)
+        for _ in range(1, k):
+            total = best.sum()
+            nxt = int(rng.choice(n, p=best / total)) if total > 0 else int(rng.integers(n))
+            seeds.append(nxt)
+            dist = np.maximum(diag + diag[nxt] - 2.0 * kernel_matrix(X, X[[nxt]], kp)[:, 0], 0.0)
+            best = np.minimum(best, dist)
+        Ks = kernel_matrix(X, X[seeds], kp)
+        dseed = diag[None, seeds] - 2.0 * Ks
+        lab = np.argmin(dseed, axis=1).astype(np.int64)
+        lab[seeds] = np.arange(k)
+        return lab
+    raise ParameterError(f"kernel-kmeans: parameter 'init': expected one of ['round-robin', 'random', 'kmeans++'], got {method!r}")

@@ -1,0 +1,451 @@
+"""Cost model of kernel k-means on GPUs: per-iteration time, K build, memory, by variant and layout.
+
+Pure functions of (n, d, k, P, profile) built from :mod:`suite.perf` primitives. SI units:
+seconds, bytes, B/s, FLOP/s. A "word" is one element (``w`` bytes: 4 for fp32, the paper's
+precision, §V; labels are 32-bit integers, also 4 bytes).
+
+Model
+-----
+**Local compute (roofline, [Williams09]; :func:`suite.perf.roofline_time`).**
+
+* K block ``m_i x m_j`` from ``X_i X_j^T`` fused with the kernel function:
+  ``F = 2 m_i m_j d + c_kappa m_i m_j`` FLOPs, ``B = (m_i + m_j) d w + m_i m_j w`` bytes
+  (paper eq. 1 by GEMM; single device by SYRK, ``F = n (n+1) d``, Popcorn's run-time choice).
+  ``c_kappa`` = 0 (linear), 3 (polynomial), 4 (Gaussian), 3 (sigmoid) FLOPs per entry.
+* SpMM ``V_i K_ij`` (V one nonzero per column): ``F = 2 m_i m_j``,
+  ``B = m_i m_j w + m_i (w + 4) + k m_j w`` -- reading K once dominates, so it is bound by HBM
+  bandwidth (Popcorn; papers_4.md entry 21 (b): ``T_iter ~ 4 n^2 / (P BW)``).
+* Dense baseline ``K V^T`` with dense V: ``F = 2 n^2 k``, ``B = n^2 w + 2 n k w``.
+* Cluster update on a rank's ``m`` points: ``F = 4 m k``, ``B = 3 m k w`` (E read, D written, read
+  for the argmin).
+* Sliding window (single GPU, §VI-D): every iteration, for each of ``ceil(n / b)`` block rows,
+  the K block (``F = 2 b n d + c_kappa b n``, ``B = (b + n) d w + b n w``) and its product with
+  the dense V^T (``F = 2 b n k``, ``B = b n w + n k w``).
+
+**Communication (alpha-beta, [Hockney94]; collectives of [Thakur05] from :mod:`suite.perf.comm`).**
+Layouts follow the paper (Bellavita et al., arXiv 2601.17136v2 §IV, Table I) and the
+collectives the simulation in :mod:`suite_kernel_kmeans.solvers` performs, so the model's word
+counts equal the execute ledger's:
+
+====== ============================================= =========================================================
+layout K build (once)                                 each iteration
+====== ============================================= =========================================================
+1d     ring all-gather of X (n d), eq. 14              ring all-gather of labels (n), eq. 15; all-reduce G (k)
+1.5d   all-gather X_j along columns (n d / q),        gather labels on the diagonal + binomial broadcast along
+       binomial broadcast X_i along rows (n d / q)    rows (n / q), eq. 23; ring reduce-scatter of k n / q along
+       (SUMMA-like, eqs. 9, 16)                       columns, eq. 24; all-reduce sizes and G (2k)
+2d     as 1.5d (rows and columns swapped)             transpose (n / P) + all-gather of labels along rows
+                                                      (n / q); reduce-scatter of k n / q along columns (eq. 18);
+                                                      all-reduce of the group's sizes and G along rows (2k / q);
+                                                      min-reduction of (value, code) pairs, 2 x n / q along
+                                                      columns (the MPI_MINLOC update, eq. 19)
+====== ============================================= =========================================================
+
+with ``q = sqrt(P)``. Small all-reduces take the fastest of ring, binomial tree and Rabenseifner
+(what an MPI library selects by size, [Thakur05]). Ranks are placed on nodes in order
+(``devices_per_node`` consecutive ranks per node); a collective whose group lies inside one node
+uses the innermost network level (NVLink), otherwise the outermost, with each GPU's share of its
+node's NICs: ``bandwidth * nics_per_node / devices_per_node`` (every GPU of a node communicates
+at once in all layouts). Latency is the level's ``latency`` per message.
+
+**Iteration and totals.** ``T_iter = sum of local phases + sum of collectives`` (no overlap;
+the paper's implementation runs the phases one after another, Alg. 1-2);
+``T_total = T_K + iterations x T_iter`` (100 iterations, §VI-A).
+
+**Memory per GPU.** The K block ``(n^2 / P) w`` plus X blocks, gathered labels, partial and owned
+E^T, D (see :func:`memory_per_gpu`). ``fits_memory`` compares it with ``device.memory``.
+
+References
+----------
+.. [Bellavita26] J. Bellavita, M. Rubino, N. Iyer, A. Chang, A. Devarakonda, F. Vella, G. Guidi,
+   "Communication-Avoiding Linear Algebraic Kernel K-Means on GPUs", arXiv 2601.17136v2 (2026):
+   §II-B eqs. (1)-(8), §IV Table I and eqs. (9)-(25), §V, §VI-A..D.
+.. [Popcorn25] J. Bellavita, T. Pasquali, L. Del Rio Martin, F. Vella, G. Guidi, "Popcorn:
+   Accelerating Kernel K-means on GPUs through Sparse Linear Algebra", PPoPP 2025, pp. 426-440.
+.. [Williams09] S. Williams, A. Waterman, D. Patterson, "Roofline", CACM 52(4), 2009.
+.. [Hockney94] R. Hockney, Parallel Computing 20(3), 1994 (alpha-beta model).
+.. [Thakur05] R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of Collective Communication
+   Operations in MPICH", IJHPCA 19(1), 2005.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from suite.errors import ParameterError
+from suite.perf import (
+    allgather_time,
+    alpha_beta,
+    broadcast_time,
+    rabenseifner_allreduce_time,
+    reduce_scatter_time,
+    ring_allreduce_time,
+    roofline_time,
+    tree_allreduce_time,
+)
+from suite.technique import Skip
+
+__all__ = [
+    "KERNEL_FLOPS",
+    "Collective",
+    "comm_plan",
+    "words_per_rank",
+    "memory_per_gpu",
+    "group_alpha_beta",
+    "collective_time",
+    "predict",
+    "DTYPE_BYTES",
+]
+
+DTYPE_BYTES = {"fp32": 4, "fp64": 8}
+KERNEL_FLOPS = {"linear": 0, "polynomial": 3, "gaussian": 4, "sigmoid": 3}
+LABEL_BYTES = 4
+
+
+@dataclass(frozen=True)
+class Collective:
+    """One collective of a layout, as the model and the simulation perform it.
+
+    ``kind`` in {allgather, broadcast, gather, reduce-scatter, allreduce, allreduce-small, p2p};
+    ``words`` is the operation's total size m in elements (an all-gather's gathered vector, a
+    broadcast's message, a reduce-scatter's input per rank); ``group`` the number of ranks and
+    ``stride`` the rank distance between group members (placement on nodes); ``phase`` is
+    ``kernel`` (once) or ``iter`` (every iteration); ``elem`` the element size (data or label).
+    """
+
+    name: str
+    kind: str
+    words: float
+    group: int
+    stride: int
+    phase: str
+    elem: str = "data"
+
+
+def _grid(p: int) -> int:
+    q = math.isqrt(p)
+    if q * q != p:
+        raise ParameterError(f"kernel-kmeans: parameter 'gpus': the 1.5d and 2d layouts need a square number of GPUs, got {p}")
+    return q
+
+
+def comm_plan(variant: str, n: int, d: int, k: int, p: int) -> list[Collective]:
+    """The collectives of one layout (see the module table; [Bellavita26] §IV, Table I).
+
+    Parameters
+    ----------
+    variant : {"dense", "popcorn", "sliding-window", "1d", "1.5d", "2d"}
+    n, d, k : int
+        Points, features, clusters.
+    p : int
+        GPUs (ranks).
+
+    Returns
+    -------
+    list of Collective (empty for single-GPU variants and for p = 1).
+    """
+    if variant in ("dense", "popcorn", "sliding-window") or p == 1:
+        return []
+    if variant == "1d":
+        return [
+            Collective("allgather-X", "allgather", n * d, p, 1, "kernel"),
+            Collective("allgather-V", "allgather", n, p, 1, "iter", "label"),
+            Collective("allreduce-c", "allreduce-small", k, p, 1, "iter"),
+        ]
+    q = _grid(p)
+    if variant == "1.5d":  # column-major ranks: a column is q consecutive ranks, a row has stride q
+        return [
+            Collective("allgather-X", "allgather", n * d / q, q, 1, "kernel"),
+            Collective("bcast-X", "broadcast", n * d / q, q, q, "kernel"),
+            Collective("gather-V", "gather", n / q, q, 1, "iter", "label"),
+            Collective("bcast-V", "broadcast", n / q, q, q, "iter", "label"),
+            Collective("reduce-scatter-E", "reduce-scatter", k * n / q, q, 1, "iter"),
+            Collective("allreduce-c", "allreduce-small", 2 * k, p, 1, "iter"),
+        ]
+    if variant == "2d":  # row-major ranks: a row is q consecutive ranks, a column has stride q
+        return [
+            Collective("allgather-X", "allgather", n * d / q, q, 1, "kernel"),
+            Collective("bcast-X", "broadcast", n * d / q, q, q, "kernel"),
+            Collective("transpose-V", "p2p", n / p, 2, max(q - 1, 1), "iter", "label"),
+            Collective("allgather-V", "allgather", n / q, q, 1, "iter", "label"),
+            Collective("reduce-scatter-E", "reduce-scatter", k * n / q, q, q, "iter"),
+            Collective("allreduce-c", "allreduce-small", 2 * k / q, q, 1, "iter"),
+            Collective("minloc-value", "allreduce", n / q, q, q, "iter"),
+            Collective("minloc-index", "allreduce", n / q, q, q, "iter"),
+        ]
+    raise ParameterError(f"kernel-kmeans: unknown variant {variant!r}")
+
+
+def _received(c: Collective) -> float:
+    """Words the busiest rank of the group receives (ring/binomial algorithms of [Thakur05])."""
+    g = c.group
+    if g <= 1 or c.words == 0:
+        return 0.0
+    if c.kind in ("allgather", "reduce-scatter", "gather"):
+        return (g - 1) / g * c.words
+    if c.kind == "broadcast":
+        return c.words
+    if c.kind in ("allreduce", "allreduce-small"):
+        return 2 * (g - 1) / g * c.words
+    if c.kind == "p2p":
+        return c.words
+    raise ValueError(c.kind)
+
+
+def words_per_rank(plan: list[Collective], phase: str) -> float:
+    """Words received by the busiest rank in one phase (``kernel`` or ``iter``), summed over the
+    phase's collectives. For 1.5d the busiest rank is off the diagonal (it receives the broadcast
+    of n/q labels rather than the gather of (q-1) n/P), so ``gather`` is not added to it;
+    for 2d the diagonal rank skips the transpose but every other rank receives it."""
+    total = 0.0
+    kinds = {c.kind for c in plan if c.phase == phase}
+    for c in plan:
+        if c.phase != phase:
+            continue
+        if c.kind == "gather" and "broadcast" in kinds:
+            continue
+        total += _received(c)
+    return total
+
+
+def group_alpha_beta(profile, group: int, stride: int) -> tuple[float, float]:
+    """(alpha, beta) per GPU for a collective over ``group`` ranks spaced ``stride`` apart.
+
+    Inside one node (all members on the same node when ranks are placed ``devices_per_node`` per
+    node): the innermost network level. Across nodes: the outermost level, with beta from each
+    GPU's share of the node's NICs, ``bandwidth * nics / devices_per_node`` (``nics`` =
+    ``node.nics_per_node`` when the level's bandwidth is per NIC, else 1: per node).
+
+    Raises
+    ------
+    Skip
+        The profile has no network level, or the group spans more GPUs than it has.
+    """
+    if not profile.network:
+        raise Skip(f"profile {profile.name!r} has no [[network]] level; a distributed layout needs one")
+    dpn = profile.devices_per_node
+    span = (group - 1) * stride + 1
+    inside = (span <= dpn) and (dpn % max(span, 1) == 0 or span == 1)
+    if inside and (profile.kind == "node" or len(profile.network) >= 2):
+        return alpha_beta(profile.network[0])
+    level = profile.network[-1]
+    alpha, beta = alpha_beta(level)
+    if len(profile.network) >= 2 or profile.kind == "cluster":
+        nics = profile.node.nics_per_node if (profile.node is not None and profile.node.nics_per_node) else 1
+        per_gpu = level.bandwidth * nics / dpn if dpn > 0 else level.bandwidth
+        per_gpu = min(per_gpu, level.bandwidth * nics)
+        beta = 1.0 / per_gpu
+    return alpha, beta
+
+
+def collective_time(c: Collective, profile, w: int) -> float:
+    """Time (s) of one collective on *profile* with data elements of *w* bytes."""
+    if c.group <= 1 or c.words == 0:
+        return 0.0
+    alpha, beta = group_alpha_beta(profile, c.group, c.stride)
+    m = c.words * (LABEL_BYTES if c.elem == "label" else w)
+    g = c.group
+    if c.kind == "allgather":
+        return allgather_time(m, g, alpha, beta)
+    if c.kind == "gather":  # root receives (g-1)/g of m from g-1 peers
+        return allgather_time(m, g, alpha, beta)
+    if c.kind == "reduce-scatter":
+        return reduce_scatter_time(m, g, alpha, beta)
+    if c.kind == "broadcast":
+        return broadcast_time(m, g, alpha, beta, "binomial")
+    if c.kind == "allreduce":
+        return ring_allreduce_time(m, g, alpha, beta)
+    if c.kind == "allreduce-small":
+        return min(ring_allreduce_time(m, g, alpha, beta), tree_allreduce_time(m, g, alpha, beta),
+                   rabenseifner_allreduce_time(m, g, alpha, beta))
+    if c.kind == "p2p":
+        return alpha + m * beta
+    raise ValueError(c.kind)
+
+
+def memory_per_gpu(variant: str, n: int, d: int, k: int, p: int, w: int, window: int = 8192) -> float:
+    """Bytes one GPU holds (the largest rank): K or its block, X or its blocks, V, E, D.
+
+    * dense: ``n^2 w + n d w + k n w (V) + 2 n k w (E, D)``
+    * popcorn: ``n^2 w + n d w + n (w + 4) (V, CSR) + 2 n k w``
+    * sliding-window: ``b n w + n d w + k n w (dense V) + 2 n k w``
+    * 1d: ``n^2/P w + n d w (X replicated) + n 4 (labels) + 2 k n/P w``
+    * 1.5d / 2d: ``n^2/P w + 2 n d/q w + n/q (w + 4) + k n/q w (partial) + 2 k n/P w``
+    """
+    if variant == "dense":
+        return n * n * w + n * d * w + k * n * w + 2 * n * k * w
+    if variant == "popcorn":
+        return n * n * w + n * d * w + n * (w + 4) + 2 * n * k * w
+    if variant == "sliding-window":
+        b = min(window, n)
+        return b * n * w + n * d * w + k * n * w + 2 * n * k * w
+    if variant == "1d":
+        return n * n / p * w + n * d * w + n * LABEL_BYTES + 2 * k * n / p * w
+    q = _grid(p)
+    return n * n / p * w + 2 * n * d / q * w + n / q * (w + 4) + k * n / q * w + 2 * k * n / p * w
+
+
+def _kblock(mi: float, mj: float, d: int, ck: int, w: int, peak: float, bw: float, syrk: bool = False) -> float:
+    flops = (mi * (mi + 1) * d if syrk else 2 * mi * mj * d) + ck * mi * mj
+    return roofline_time(flops, (mi + mj) * d * w + mi * mj * w, peak, bw)
+
+
+def predict(variant: str, profile, n: int, d: int, k: int, p: int = 1, iterations: int = 100,
+            dtype: str = "fp32", kernel: str = "polynomial", window: int = 8192) -> dict:
+    """Predicted times, traffic and memory of one variant.
+
+    Parameters
+    ----------
+    variant : str
+        ``dense``, ``popcorn``, ``sliding-window`` (one GPU) or ``1d``, ``1.5d``, ``2d`` (p GPUs).
+    profile : suite.hardware.Profile
+    n, d, k : int
+        Points, features, clusters.
+    p : int
+        GPUs for the layouts (ignored by the single-GPU variants).
+    iterations : int
+        Clustering iterations (paper: 100).
+    dtype : {"fp32", "fp64"}
+        Precision of K, X and E (paper: fp32).
+    kernel : str
+        Sets the kernel function's FLOPs per entry (:data:`KERNEL_FLOPS`).
+    window : int
+        Sliding-window block rows b (paper: 8192).
+
+    Returns
+    -------
+    dict with ``time_per_iteration``, ``kernel_time``, ``total_time`` (s), ``comm_time_per_iteration``,
+    ``kernel_comm_time`` (s), ``words_per_iteration``, ``words_kernel`` (per busiest rank),
+    ``memory_per_gpu`` (B), ``fits_memory`` (bool), ``gpus`` and a per-phase ``breakdown`` (s).
+
+    Raises
+    ------
+    Skip
+        More GPUs than the profile has, or a layout on a profile without a network.
+    ParameterError
+        A non-square GPU count for 1.5d/2d.
+    """
+    dev = profile.require_device()
+    if dtype not in DTYPE_BYTES:
+        raise ParameterError(f"kernel-kmeans: parameter 'dtype': expected one of {list(DTYPE_BYTES)}, got {dtype!r}")
+    w = DTYPE_BYTES[dtype]
+    peak = dev.flops(dtype)
+    bw = dev.memory_bandwidth
+    ck = KERNEL_FLOPS.get(kernel, 3)
+    single = variant in ("dense", "popcorn", "sliding-window")
+    P = 1 if single else int(p)
+    if P > profile.num_devices:
+        raise Skip(f"profile {profile.name!r} has {profile.num_devices} devices; {P} GPUs requested")
+    bd: dict[str, float] = {}
+    if single:
+        if variant == "sliding-window":
+            b = min(window, n)
+            blocks = math.ceil(n / b)
+            t_k, t_mm = 0.0, 0.0
+            for s in range(blocks):
+                rows = min(b, n - s * b)
+                t_k += _kblock(rows, n, d, ck, w, peak, bw)
+                t_mm += roofline_time(2 * rows * n * k, rows * n * w + n * k * w, peak, bw)
+            bd = {"kernel_recompute": t_k, "gemm_E": t_mm}
+            kernel_time = 0.0
+        else:
+            kernel_time = _kblock(n, n, d, ck, w, peak, bw, syrk=True)
+            if variant == "dense":
+                bd = {"gemm_E": roofline_time(2 * n * n * k, n * n * w + 2 * n * k * w, peak, bw)}
+            else:
+                bd = {"spmm_E": roofline_time(2 * n * n, n * n * w + n * (w + 4) + k * n * w, peak, bw)}
+        bd["update"] = roofline_time(4 * n * k, 3 * n * k * w, peak, bw)
+        plan: list[Collective] = []
+        comm_iter = comm_k = 0.0
+    else:
+        plan = comm_plan(variant, n, d, k, P)
+        if variant == "1d":
+            mi, mj = n, n / P
+            spmm_rows = n  # V (k x n) times K[:, own] (n x n/P)
+        else:
+            q = _grid(P)
+            mi = mj = n / q
+            spmm_rows = n / q
+        kernel_comp = _kblock(mi, mj, d, ck, w, peak, bw)
+        spmm = roofline_time(2 * spmm_rows * mj, spmm_rows * mj * w + spmm_rows * (w + 4) + k * mj * w, peak, bw)
+        upd = roofline_time(4 * (n / P) * k, 3 * (n / P) * k * w, peak, bw)
+        bd = {"spmm_E": spmm, "update": upd}
+        comm_k = 0.0
+        comm_iter = 0.0
+        for c in plan:
+            t = collective_time(c, profile, w)
+            bd[c.name] = t
+            if c.phase == "kernel":
+                comm_k += t
+            else:
+                comm_iter += t
+        bd["kernel_compute"] = kernel_comp
+        kernel_time = kernel_comp + comm_k
+    if single:
+        t_iter = sum(bd.values())
+    else:
+        t_iter = bd["spmm_E"] + bd["update"] + comm_iter
+    mem = memory_per_gpu(variant, n, d, k, P, w, window)
+    return {
+        "time_per_iteration": t_iter,
+        "kernel_time": kernel_time,
+        "total_time": kernel_time + iterations * t_iter,
+        "comm_time_per_iteration": comm_iter,
+        "kernel_comm_time": comm_k,
+        "words_per_iteration": words_per_rank(plan, "iter"),
+        "words_kernel": words_per_rank(plan, "kernel"),
+        "memory_per_gpu": mem,
+        "fits_memory": mem <= dev.memory,
+        "gpus": P,
+        "breakdown": bd,
+    }
+
+
+def problem_size(scenario) -> tuple[int, int]:
+    """(n, d) of a model scenario: ``n`` from the parameter or the workload, ``d`` from the workload.
+
+    Raises
+    ------
+    Skip
+        The workload is not a dataset described by n and d.
+    """
+    wl = scenario.workload
+    d = getattr(wl, "d", None)
+    n = scenario.params.get("n") or getattr(wl, "n", None)
+    if not n or not d:
+        raise Skip(f"workload {getattr(wl, 'name', None)!r} is not a dataset with n and d; "
+                   "the kernel k-means model needs one (e.g. mnist8m, higgs, kdd-sampled, digits)")
+    return int(n), int(d)
+
+
+def evaluate(scenario) -> "Result":
+    """Model fidelity: :func:`predict` for the scenario's variant, profile, workload and parameters.
+
+    Metrics: ``time_per_iteration``, ``kernel_time``, ``total_time``, ``comm_time_per_iteration``,
+    ``kernel_comm_time`` (s); ``words_per_iteration``, ``words_kernel`` (elements the busiest rank
+    receives); ``peak_memory`` (B per GPU, :func:`memory_per_gpu`); ``fits`` (1 when it fits the
+    device memory, else 0); ``gpus``; ``points``.
+    Artifact ``breakdown``: seconds per phase and collective.
+    """
+    from suite.technique import Result
+
+    if scenario.profile is None:
+        raise Skip("the model fidelity needs a hardware profile")
+    n, d = problem_size(scenario)
+    p = scenario.params
+    if int(p["k"]) > n:
+        raise ParameterError(f"kernel-kmeans: parameter 'k': expected <= number of points {n}, got {p['k']}")
+    pr = predict(scenario.variant, scenario.profile, n, d, int(p["k"]), int(p["gpus"]), int(p["iterations"]),
+                 p["dtype"], p["kernel"], int(p["window"]))
+    out = Result()
+    for name in ("time_per_iteration", "kernel_time", "total_time", "comm_time_per_iteration", "kernel_comm_time"):
+        out.add(name, pr[name], "s", "lower")
+    out.add("words_per_iteration", pr["words_per_iteration"], "1", "lower")
+    out.add("words_kernel", pr["words_kernel"], "1", "lower")
+    out.add("peak_memory", pr["memory_per_gpu"], "B", "lower")
+    out.add("fits", float(pr["fits_memory"]), "1", "higher")
+    out.add("gpus", pr["gpus"], "1", "none")
+    out.add("points", n, "1", "none")
+    out.artifacts["breakdown"] = {k: float(v) for k, v in pr["breakdown"].items()}
+    return out

@@ -1,0 +1,563 @@
+"""Kernel k-means runs on real arrays: the single-process variants and the simulated layouts.
+
+Single process (one device):
+
+* ``dense``: K stored, V dense (k x n), ``E = K V^T`` by GEMM (the non-sparse GPU baseline
+  Popcorn compares against);
+* ``popcorn``: K stored, V sparse (CSR), ``E^T = V K`` by SpMM and ``G = V z`` by SpMV
+  (Popcorn, PPoPP 2025);
+* ``sliding-window``: K never stored; every iteration recomputes K in b x n block rows and
+  multiplies each by the dense V^T (the paper's single-GPU baseline, §VI-D, b = 8192).
+
+Distributed over P simulated ranks (Bellavita et al., arXiv 2601.17136v2 §IV; one Python object
+per rank holding its own blocks; every byte that crosses ranks goes through
+:func:`suite.collectives.send` into a :class:`suite.collectives.Ledger`):
+
+* ``1d`` (§IV-A, Alg. 1): rank r owns n/P points and the K column block ``K[:, own]``.
+  K: all-gather X, local GEMM. Iteration: all-gather the labels (V), local SpMM
+  ``E^T[:, own] = V K[:, own]``, all-reduce the k-vector G (sizes come from the gathered labels).
+* ``1.5d`` (§IV-C, Alg. 2): a sqrt(P) x sqrt(P) grid, ranks numbered column-major; rank (i, j)
+  owns the K block ``K_ij`` (row block i, column block j) and the labels of sub-block i of block j
+  (V 1-D). K: all-gather X along the column, broadcast X[block i] from the diagonal along the row.
+  Iteration: gather block i's labels on the diagonal (i, i) and broadcast them along row i
+  (§V: MPI_Gather + MPI_Bcast), local SpMM ``V_i K_ij``, reduce-scatter the k x n/sqrt(P) partial
+  sums along column j split by columns (points), all-reduce sizes and G (2k words). The cluster
+  update needs no communication.
+* ``2d`` (§IV-B, our reading): same grid, ranks row-major; V 1-D row-major, so rank (i, j) holds
+  sub-block j of block i. Iteration: a transpose exchange gives (i, j) its V sub-block from
+  (j, i), all-gather along row i (V_i), local SpMM, reduce-scatter along column j split by
+  *rows* (cluster groups), all-reduce sizes and G of the group along row i, and the argmin over
+  cluster groups by a min-reduction of (value, rule code) pairs along column j -- the
+  MPI_MINLOC all-reduce that "doubles the buffer" (§V).
+
+Words are counted per rank as the elements a rank receives (float64 and int64 both 8 bytes here).
+The objective and the convergence flag are diagnostics computed outside the ledger.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from suite.collectives import Ledger, Message, allgather, broadcast, ring_allreduce, send
+from suite.errors import ParameterError
+
+from suite_kernel_kmeans import algorithm as alg
+
+__all__ = ["RunResult", "run_single", "run_1d", "run_15d", "run_2d", "run", "LAYOUTS", "SINGLE", "partition"]
+
+SINGLE = ("dense", "popcorn", "sliding-window")
+LAYOUTS = ("1d", "1.5d", "2d")
+WORD = 8  # bytes per element exchanged in the simulation (float64 / int64)
+
+
+@dataclass
+class RunResult:
+    """What one run returns.
+
+    Attributes
+    ----------
+    labels : ndarray of int, shape (n,)
+    objectives : list of float
+        Objective of the partition at the start of each iteration (and of the final partition
+        when the run converged).
+    iterations : int
+    iter_times : list of float
+        Wall time of each iteration (s).
+    kernel_time : float
+        Wall time to build K (s); 0 for the sliding window.
+    kernel_ledger, iter_ledgers : Ledger, list of Ledger
+        Traffic of the K build and of each iteration (distributed layouts only).
+    converged : bool
+    """
+
+    labels: np.ndarray
+    objectives: list[float]
+    iterations: int
+    iter_times: list[float]
+    kernel_time: float
+    converged: bool
+    kernel_ledger: Ledger = field(default_factory=Ledger)
+    iter_ledgers: list[Ledger] = field(default_factory=list)
+
+    def words_received(self, ledger: Ledger) -> int:
+        """Largest number of words one rank received in *ledger*."""
+        return max(ledger.received_by().values(), default=0) // WORD
+
+
+def partition(n: int, p: int) -> list[slice]:
+    """Contiguous 1-D partition of n points over p ranks (sizes differ by at most one)."""
+    bounds = [(n * r) // p for r in range(p + 1)]
+    return [slice(bounds[r], bounds[r + 1]) for r in range(p)]
+
+
+# --------------------------------------------------------------------------- single process
+
+
+def run_single(X: np.ndarray, k: int, kp: dict, labels0: np.ndarray, max_iter: int,
+               method: str = "popcorn", window: int = 8192) -> RunResult:
+    """Kernel k-means on one process by ``dense``, ``popcorn`` or ``sliding-window``.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d)
+    k : int
+        Clusters.
+    kp : dict
+        Kernel from :func:`algorithm.resolve_kernel`.
+    labels0 : ndarray of int, shape (n,)
+        Initial partition.
+    max_iter : int
+        Iterations at most; stops early when no label changes.
+    method : {"dense", "popcorn", "sliding-window"}
+    window : int
+        Block rows b of the sliding window.
+
+    Returns
+    -------
+    RunResult
+
+    References
+    ----------
+    Bellavita et al., arXiv 2601.17136v2, §II-B eqs. (1)-(8) and §VI-D (sliding window).
+    """
+    if method not in SINGLE:
+        raise ParameterError(f"kernel-kmeans: variant {method!r} is not single-process; expected one of {list(SINGLE)}")
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    t0 = time.perf_counter()
+    K = kernel = None
+    if method != "sliding-window":
+        K = alg.kernel_matrix(X, None, kp)
+        diag = np.diag(K).copy()
+    else:
+        diag = alg.kernel_diag(X, kp)
+        kernel = kp
+    kernel_time = time.perf_counter() - t0 if method != "sliding-window" else 0.0
+    labels = np.asarray(labels0, dtype=np.int64).copy()
+    objs: list[float] = []
+    times: list[float] = []
+    converged = False
+    b = max(1, min(int(window), n))
+    for _ in range(max_iter):
+        t = time.perf_counter()
+        if method == "popcorn":
+            V = alg.assignment_matrix(labels, k)
+            E = np.asarray(V @ K).T  # E^T = V K (SpMM), K symmetric
+            sizes = np.bincount(labels, minlength=k).astype(np.float64)
+            z = E[np.arange(n), labels]
+            G = V @ z  # SpMV
+        else:
+            Vd = np.zeros((k, n))
+            Vd[labels, np.arange(n)] = 1.0
+            if method == "dense":
+                E = K @ Vd.T  # GEMM
+            else:
+                E = np.empty((n, k))
+                for s in range(0, n, b):
+                    E[s:s + b] = alg.kernel_matrix(X[s:s + b], X, kernel) @ Vd.T
+            sizes = Vd.sum(axis=1)
+            z = E[np.arange(n), labels]
+            G = Vd @ z
+        D = alg.distances(E, sizes, G)
+        objs.append(alg.objective(D, diag, labels))
+        new = alg.update_labels(D, diag, labels)
+        times.append(time.perf_counter() - t)
+        if np.array_equal(new, labels):
+            converged = True
+            break
+        labels = new
+    return RunResult(labels, objs, len(times), times, kernel_time, converged)
+
+
+# --------------------------------------------------------------------------- group helpers
+
+
+def _into(global_ledger: Ledger, sub: Ledger, members: list[int]) -> None:
+    """Copy a group-local ledger (ranks 0..g-1) into the global one (ranks = members)."""
+    for m in sub.messages:
+        global_ledger.messages.append(Message(members[m.src], members[m.dst], m.nbytes, m.tag))
+
+
+def _group_allgather(parts: list[np.ndarray], members: list[int], ledger: Ledger, tag: str) -> list[np.ndarray]:
+    sub = Ledger()
+    out = allgather(parts, sub, tag)
+    _into(ledger, sub, members)
+    return out
+
+
+def _group_broadcast(array: np.ndarray, members: list[int], root: int, ledger: Ledger, tag: str) -> list[np.ndarray]:
+    sub = Ledger()
+    out = broadcast(array, len(members), root, sub, tag)
+    _into(ledger, sub, members)
+    return out
+
+
+def _ring_reduce_scatter(arrays: list[np.ndarray], segments: list, members: list[int], ledger: Ledger,
+                         tag: str, axis: int) -> list[np.ndarray]:
+    """Ring reduce-scatter with explicit segments along *axis* of 2-D arrays [Thakur05 §4.5]:
+    member r ends with segment r summed over all members; each member sends p-1 segments."""
+    p = len(arrays)
+    bufs = [np.array(a, copy=True) for a in arrays]
+
+    def seg(a, c):
+        return a[:, segments[c]] if axis == 1 else a[segments[c], :]
+
+    for step in range(p - 1):
+        sent = []
+        for r in range(p):
+            c = (r - step - 1) % p
+            dst = (r + 1) % p
+            sent.append((dst, c, send(ledger, members[r], members[dst], np.ascontiguousarray(seg(bufs[r], c)), tag)))
+        for dst, c, data in sent:
+            if axis == 1:
+                bufs[dst][:, segments[c]] += data
+            else:
+                bufs[dst][segments[c], :] += data
+    return [np.array(seg(bufs[r], r), copy=True) for r in range(p)]
+
+
+def _ring_allreduce_min(arrays: list[np.ndarray], members: list[int], ledger: Ledger, tag: str) -> list[np.ndarray]:
+    """Ring all-reduce with ``min`` (reduce-scatter then all-gather, [Patarasuk09])."""
+    p = len(arrays)
+    n = arrays[0].shape[0]
+    if p == 1:
+        return [np.array(arrays[0], copy=True)]
+    segs = partition(n, p)
+    bufs = [np.array(a, copy=True) for a in arrays]
+    for step in range(p - 1):
+        sent = []
+        for r in range(p):
+            c = (r - step - 1) % p
+            dst = (r + 1) % p
+            sent.append((dst, c, send(ledger, members[r], members[dst], bufs[r][segs[c]], tag)))
+        for dst, c, data in sent:
+            np.minimum(bufs[dst][segs[c]], data, out=bufs[dst][segs[c]])
+    for step in range(p - 1):
+        sent = []
+        for r in range(p):
+            c = (r - step) % p
+            dst = (r + 1) % p
+            sent.append((dst, c, send(ledger, members[r], members[dst], bufs[r][segs[c]], tag)))
+        for dst, c, data in sent:
+            bufs[dst][segs[c]] = data
+    return bufs
+
+
+def _allreduce(arrays: list[np.ndarray], ledger: Ledger, tag: str) -> list[np.ndarray]:
+    if len(arrays) == 1:
+        return [np.array(arrays[0], copy=True)]
+    return ring_allreduce(arrays, ledger, tag)
+
+
+def _grid(p: int) -> int:
+    q = math.isqrt(p)
+    if q * q != p:
+        raise ParameterError(f"kernel-kmeans: parameter 'gpus': the 1.5d and 2d layouts need a square number of ranks, got {p}")
+    return q
+
+
+def _local_update(Et: np.ndarray, labels: np.ndarray, sizes: np.ndarray, G: np.ndarray, diag: np.ndarray):
+    """Distances, objective contribution and new labels of a rank's own points (E^T is k x m)."""
+    D = alg.distances(Et.T, sizes, G)
+    obj = alg.objective(D, diag, labels)
+    return alg.update_labels(D, diag, labels), obj
+
+
+# --------------------------------------------------------------------------- 1D
+
+
+def run_1d(X: np.ndarray, k: int, kp: dict, labels0: np.ndarray, max_iter: int, p: int) -> RunResult:
+    """The 1-D layout over *p* simulated ranks (paper §IV-A, Alg. 1; eqs. 14-15).
+
+    Returns
+    -------
+    RunResult
+        Labels in global point order, equal to :func:`run_single`'s (same tie rule).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n, d = X.shape
+    if p > n:
+        raise ParameterError(f"kernel-kmeans: parameter 'gpus': expected <= number of points {n}, got {p}")
+    own = partition(n, p)
+    t0 = time.perf_counter()
+    kled = Ledger()
+    xall = allgather([X[s].ravel() for s in own], kled, "allgather-X")
+    Kcol = [alg.kernel_matrix(xall[r].reshape(n, d), X[own[r]], kp) for r in range(p)]  # K[:, own_r]
+    diag = [np.diag(Kcol[r][own[r], :]).copy() for r in range(p)]
+    kernel_time = time.perf_counter() - t0
+    lab = [np.asarray(labels0[s], dtype=np.int64).copy() for s in own]
+    objs, times, ledgers = [], [], []
+    converged = False
+    for _ in range(max_iter):
+        t = time.perf_counter()
+        led = Ledger()
+        gathered = allgather([lab[r] for r in range(p)], led, "allgather-V")
+        Et, Gp = [], []
+        for r in range(p):
+            V = alg.assignment_matrix(gathered[r], k)
+            Et.append(np.asarray(V @ Kcol[r]))  # k x n_r (SpMM)
+            z = Et[r][lab[r], np.arange(lab[r].shape[0])]
+            Gp.append(np.bincount(lab[r], weights=z, minlength=k).astype(np.float64))
+        Gs = _allreduce(Gp, led, "allreduce-c")
+        new, obj = [], 0.0
+        for r in range(p):
+            sizes = np.bincount(gathered[r], minlength=k).astype(np.float64)
+            nl, o = _local_update(Et[r], lab[r], sizes, Gs[r], diag[r])
+            new.append(nl)
+            obj += o
+        objs.append(obj)
+        times.append(time.perf_counter() - t)
+        ledgers.append(led)
+        if all(np.array_equal(a, b) for a, b in zip(new, lab)):
+            converged = True
+            break
+        lab = new
+    return RunResult(np.concatenate(lab), objs, len(times), times, kernel_time, converged, kled, ledgers)
+
+
+# --------------------------------------------------------------------------- 1.5D
+
+
+def run_15d(X: np.ndarray, k: int, kp: dict, labels0: np.ndarray, max_iter: int, p: int) -> RunResult:
+    """The 1.5-D layout over a sqrt(p) x sqrt(p) grid (paper §IV-C, Alg. 2, Fig. 1; eqs. 23-25).
+
+    Ranks are column-major: rank ``r = j q + i`` is grid position (i, j) and owns chunk r of the
+    1-D partition, which is sub-block i of column block j.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n, d = X.shape
+    q = _grid(p)
+    if p > n:
+        raise ParameterError(f"kernel-kmeans: parameter 'gpus': expected <= number of points {n}, got {p}")
+    own = partition(n, p)
+    blk = [slice(own[b * q].start, own[b * q + q - 1].stop) for b in range(q)]  # block b = chunks bq..bq+q-1
+
+    def rank(i, j):
+        return j * q + i
+
+    t0 = time.perf_counter()
+    kled = Ledger()
+    xcol = {}  # (i, j) -> X[block j] after the column all-gather
+    for j in range(q):
+        members = [rank(i, j) for i in range(q)]
+        out = _group_allgather([X[own[m]].ravel() for m in members], members, kled, "allgather-X")
+        for i in range(q):
+            xcol[(i, j)] = out[i].reshape(-1, d)
+    xrow = {}  # (i, j) -> X[block i], broadcast from the diagonal (i, i) along row i
+    for i in range(q):
+        members = [rank(i, j) for j in range(q)]
+        out = _group_broadcast(xcol[(i, i)], members, i, kled, "bcast-X")
+        for j in range(q):
+            xrow[(i, j)] = out[j]
+    Kb = {(i, j): alg.kernel_matrix(xrow[(i, j)], xcol[(i, j)], kp) for i in range(q) for j in range(q)}
+    diag = {}
+    for j in range(q):
+        Kjj = Kb[(j, j)]
+        for i in range(q):
+            s = own[rank(i, j)]
+            off = s.start - blk[j].start
+            diag[(i, j)] = np.diag(Kjj)[off:off + s.stop - s.start].copy()
+    kernel_time = time.perf_counter() - t0
+
+    lab = {(i, j): np.asarray(labels0[own[rank(i, j)]], dtype=np.int64).copy() for i in range(q) for j in range(q)}
+    objs, times, ledgers = [], [], []
+    converged = False
+    for _ in range(max_iter):
+        t = time.perf_counter()
+        led = Ledger()
+        # V of block i: gather column i's labels on the diagonal (i, i), broadcast along row i
+        vrow = {}
+        for i in range(q):
+            diag_rank = rank(i, i)
+            parts = [send(led, rank(ii, i), diag_rank, lab[(ii, i)], "gather-V") for ii in range(q)]
+            vblock = np.concatenate(parts)
+            members = [rank(i, j) for j in range(q)]
+            out = _group_broadcast(vblock, members, i, led, "bcast-V")
+            for j in range(q):
+                vrow[(i, j)] = out[j]
+        # local SpMM and the column-split reduce-scatter along each process column
+        Et = {}
+        for j in range(q):
+            partial = [np.asarray(alg.assignment_matrix(vrow[(i, j)], k) @ Kb[(i, j)]) for i in range(q)]
+            segs = [slice(own[rank(i, j)].start - blk[j].start, own[rank(i, j)].stop - blk[j].start) for i in range(q)]
+            members = [rank(i, j) for i in range(q)]
+            out = _ring_reduce_scatter(partial, segs, members, led, "reduce-scatter-E", axis=1)
+            for i in range(q):
+                Et[(i, j)] = out[i]
+        # sizes and G: one all-reduce of 2k words over all ranks
+        order = [(i, j) for j in range(q) for i in range(q)]  # rank order
+        vec = []
+        for (i, j) in order:
+            l = lab[(i, j)]
+            z = Et[(i, j)][l, np.arange(l.shape[0])]
+            vec.append(np.concatenate([np.bincount(l, minlength=k).astype(np.float64),
+                                       np.bincount(l, weights=z, minlength=k)]))
+        tot = _allreduce(vec, led, "allreduce-c")
+        new, obj = {}, 0.0
+        for r, (i, j) in enumerate(order):
+            nl, o = _local_update(Et[(i, j)], lab[(i, j)], tot[r][:k], tot[r][k:], diag[(i, j)])
+            new[(i, j)] = nl
+            obj += o
+        objs.append(obj)
+        times.append(time.perf_counter() - t)
+        ledgers.append(led)
+        if all(np.array_equal(new[key], lab[key]) for key in lab):
+            converged = True
+            break
+        lab = new
+    labels = np.concatenate([lab[(i, j)] for (i, j) in [(r % q, r // q) for r in range(p)]])
+    return RunResult(labels, objs, len(times), times, kernel_time, converged, kled, ledgers)
+
+
+# --------------------------------------------------------------------------- 2D
+
+
+def run_2d(X: np.ndarray, k: int, kp: dict, labels0: np.ndarray, max_iter: int, p: int) -> RunResult:
+    """The 2-D layout over a sqrt(p) x sqrt(p) grid (paper §IV-B, eqs. 18-19; our reading of the
+    layout, see the module docstring).
+
+    Ranks are row-major: rank ``r = i q + j`` is grid position (i, j) and owns chunk r, which is
+    sub-block j of row block i.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n, d = X.shape
+    q = _grid(p)
+    if p > n:
+        raise ParameterError(f"kernel-kmeans: parameter 'gpus': expected <= number of points {n}, got {p}")
+    own = partition(n, p)
+    blk = [slice(own[b * q].start, own[b * q + q - 1].stop) for b in range(q)]
+    groups = np.array_split(np.arange(k), q)  # cluster groups g_0..g_{q-1} (may be empty if k < q)
+
+    def rank(i, j):
+        return i * q + j
+
+    t0 = time.perf_counter()
+    kled = Ledger()
+    xrow = {}  # X[block i] by an all-gather along row i
+    for i in range(q):
+        members = [rank(i, j) for j in range(q)]
+        out = _group_allgather([X[own[m]].ravel() for m in members], members, kled, "allgather-X")
+        for j in range(q):
+            xrow[(i, j)] = out[j].reshape(-1, d)
+    xcol = {}  # X[block j] broadcast from the diagonal (j, j) along column j
+    for j in range(q):
+        members = [rank(i, j) for i in range(q)]
+        out = _group_broadcast(xrow[(j, j)], members, j, kled, "bcast-X")
+        for i in range(q):
+            xcol[(i, j)] = out[i]
+    Kb = {(i, j): alg.kernel_matrix(xrow[(i, j)], xcol[(i, j)], kp) for i in range(q) for j in range(q)}
+    diagb = {j: np.diag(Kb[(j, j)]).copy() for j in range(q)}  # K_ii of block j (known to column j)
+    kernel_time = time.perf_counter() - t0
+
+    # state: every rank of column j knows the labels of block j
+    colab = {(i, j): np.asarray(labels0[blk[j]], dtype=np.int64).copy() for i in range(q) for j in range(q)}
+    objs, times, ledgers = [], [], []
+    converged = False
+    for _ in range(max_iter):
+        t = time.perf_counter()
+        led = Ledger()
+        # transpose: (i, j) gets sub-block j of block i from (j, i), which knows block i
+        mine = {}
+        for i in range(q):
+            for j in range(q):
+                s = own[rank(i, j)]
+                piece = colab[(j, i)][s.start - blk[i].start:s.stop - blk[i].start]
+                mine[(i, j)] = send(led, rank(j, i), rank(i, j), piece, "transpose-V")
+        # all-gather V_i along row i
+        vrow = {}
+        for i in range(q):
+            members = [rank(i, j) for j in range(q)]
+            out = _group_allgather([mine[(i, j)] for j in range(q)], members, led, "allgather-V")
+            for j in range(q):
+                vrow[(i, j)] = out[j]
+        # local SpMM, then reduce-scatter along column j split by cluster groups (rows of E^T)
+        Eg = {}
+        for j in range(q):
+            partial = [np.asarray(alg.assignment_matrix(vrow[(i, j)], k) @ Kb[(i, j)]) for i in range(q)]
+            members = [rank(i, j) for i in range(q)]
+            segs = [slice(int(g[0]), int(g[-1]) + 1) if g.size else slice(0, 0) for g in groups]
+            out = _ring_reduce_scatter(partial, segs, members, led, "reduce-scatter-E", axis=0)
+            for i in range(q):
+                Eg[(i, j)] = out[i]  # |g_i| x n_j
+        # sizes and G of group g_i: partial over block j, all-reduce along row i
+        SG = {}
+        for i in range(q):
+            g = groups[i]
+            vec = []
+            for j in range(q):
+                l = colab[(i, j)]
+                ing = np.isin(l, g)
+                z = np.zeros(l.shape[0])
+                z[ing] = Eg[(i, j)][l[ing] - (g[0] if g.size else 0), np.nonzero(ing)[0]]
+                cnt = np.bincount(l[ing] - (g[0] if g.size else 0), minlength=g.size).astype(np.float64)
+                gs = np.bincount(l[ing] - (g[0] if g.size else 0), weights=z[ing], minlength=g.size)
+                vec.append(np.concatenate([cnt, gs]))
+            members = [rank(i, j) for j in range(q)]
+            sub = Ledger()
+            out = _allreduce(vec, sub, "allreduce-c") if g.size else vec
+            _into(led, sub, members)
+            for j in range(q):
+                SG[(i, j)] = out[j]
+        # distances of group g_i for block j, then the argmin over groups along column j
+        new, obj = {}, 0.0
+        for j in range(q):
+            dj = diagb[j]
+            lj = colab[(0, j)]
+            Dg = []
+            for i in range(q):
+                g = groups[i]
+                if g.size:
+                    Dg.append(alg.distances(Eg[(i, j)].T, SG[(i, j)][:g.size], SG[(i, j)][g.size:]))
+                else:
+                    Dg.append(np.full((lj.shape[0], 0), np.inf))
+            mins = [Dg[i].min(axis=1) if Dg[i].shape[1] else np.full(lj.shape[0], np.inf) for i in range(q)]
+            members = [rank(i, j) for i in range(q)]
+            gmin = _ring_allreduce_min(mins, members, led, "minloc-value")
+            codes = []
+            for i in range(q):
+                g = groups[i]
+                m = gmin[i]
+                tol = alg.TIE_RTOL * (np.abs(dj) + np.abs(m))
+                code = np.full(lj.shape[0], np.inf)
+                if g.size:
+                    cand = Dg[i] <= (m + tol)[:, None]
+                    anyc = cand.any(axis=1)
+                    first = g[0] + np.argmax(cand, axis=1)
+                    code = np.where(anyc, first.astype(np.float64), np.inf)
+                    ing = np.isin(lj, g)
+                    keep = np.zeros(lj.shape[0], dtype=bool)
+                    keep[ing] = cand[np.nonzero(ing)[0], lj[ing] - g[0]]
+                    code[keep] = -1.0  # the current label is a candidate: keep it
+                    obj += float(np.sum(dj[ing] + Dg[i][np.nonzero(ing)[0], lj[ing] - g[0]]))
+                codes.append(code)
+            best = _ring_allreduce_min(codes, members, led, "minloc-index")
+            for i in range(q):
+                nl = np.where(best[i] < 0, lj, best[i]).astype(np.int64)
+                new[(i, j)] = nl
+        objs.append(obj)
+        times.append(time.perf_counter() - t)
+        ledgers.append(led)
+        if all(np.array_equal(new[key], colab[key]) for key in colab):
+            converged = True
+            break
+        colab = new
+    labels = np.concatenate([colab[(0, j)] for j in range(q)])
+    return RunResult(labels, objs, len(times), times, kernel_time, converged, kled, ledgers)
+
+
+def run(variant: str, X: np.ndarray, k: int, kp: dict, labels0: np.ndarray, max_iter: int,
+        p: int = 1, window: int = 8192) -> RunResult:
+    """Dispatch by variant name (``dense``, ``popcorn``, ``sliding-window``, ``1d``, ``1.5d``, ``2d``)."""
+    if variant in SINGLE:
+        return run_single(X, k, kp, labels0, max_iter, variant, window)
+    if variant == "1d":
+        return run_1d(X, k, kp, labels0, max_iter, p)
+    if variant == "1.5d":
+        return run_15d(X, k, kp, labels0, max_iter, p)
+    if variant == "2d":
+        return run_2d(X, k, kp, labels0, max_iter, p)
+    raise ParameterError(f"kernel-kmeans: unknown variant {variant!r}; expected one of {list(SINGLE + LAYOUTS)}")
