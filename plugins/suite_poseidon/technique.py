@@ -116,21 +116,23 @@ CLAIMS = [
     Claim(
         "tf-vgg19-22k-16n-40gbe",
         "With 40 GbE and Titan X, TensorFlow reaches only 8x on 16 machines",
-        source="secondary summary (rajatbisht.net, 'Problem'), not the paper text", verified=False,
+        source="secondary summary", verified=False,
         scenario=ScenarioSpec(variant="ps", profile=_40G, workload="vgg19-22k",
                               params={"nodes": 16, "batch_per_node": 32}),
         metric="speedup", expect=Approx(8.0, rel=0.2),
-        note="The model is not named in the summary; we assume VGG19-22K, the model of the surrounding "
+        note="Read only in a third-party summary of the paper (rajatbisht.net, 'Problem'; verified_1.md §1 "
+             "[READ-2nd]). The model is not named in the summary; we assume VGG19-22K, the model of the surrounding "
              "motivation. " + _TF_NOTE + _SPEEDUP_NOTE,
     ),
     Claim(
         "tf-vgg19-22k-32n-slower-than-1",
         "Open-source TensorFlow on 32 machines is slower than on 1 machine on VGG19-22K",
-        source="secondary summary (rajatbisht.net, 'Problem'), not the paper text", verified=False,
+        source="secondary summary", verified=False,
         scenario=ScenarioSpec(variant="ps", profile=_40G, workload="vgg19-22k",
                               params={"nodes": 32, "batch_per_node": 32}),
         metric="speedup", expect=AtMost(1.0),
-        note="Bandwidth not given; we assume 40 GbE, the testbed of the companion '8x at 40 GbE' statement. "
+        note="Read only in a third-party summary of the paper (rajatbisht.net, 'Problem'; verified_1.md §1 "
+             "[READ-2nd]). Bandwidth not given; we assume 40 GbE, the testbed of the companion '8x at 40 GbE' statement. "
              + _TF_NOTE + _SPEEDUP_NOTE,
     ),
 ]
