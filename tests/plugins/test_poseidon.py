@@ -468,3 +468,23 @@ def test_conformance_kit():
     rep = check_technique(TECHNIQUE, max_examples=5)
     assert "properties" in rep.passed and "family:alpha-beta-bound" in rep.passed
     assert "family:bytes-conserved" in rep.passed
+
+
+def test_ps_layer_time_fewer_servers_hand_calculation():
+    # P = 4 workers, S = 2 colocated servers, 1e6 params = 4e6 B: the busiest NIC (a server) moves
+    # max(4e6, (4-1)*4e6/2) = 6e6 B per phase: T = 2 (1e-5 + 6e6/1.25e9) = 9.62e-3 s;
+    # a server+worker node moves 2*1e6*(4+2-2)/2 floats = 4e6 floats = 1.6e7 B
+    lc = model.layer_comm(conv("c", 1_000_000, 0, 0), "ps", 4, 2, 32, 1e-5, 1 / (10 * GBIT), 1e13, 1e12, 1.0)
+    assert lc.time == pytest.approx(9.62e-3, rel=1e-12)
+    assert lc.bytes == pytest.approx(1.6e7, rel=1e-12)
+
+
+def test_model_bytes_equal_execute_ledger_bytes():
+    """The model's per-node bytes for a layer equal what the execute fidelity's ledger counts for
+    the same layer shape (fc6 of EXEC_LAYERS, no bias) at P = S = 8, K = 16."""
+    r = TECHNIQUE.evaluate(scenario("poseidon", None, None, fidelity="execute", nodes=8, batch_per_node=16))
+    row = {x["layer"]: x for x in r.artifacts["layers"]}["fc6"]
+    layer = execute.EXEC_LAYERS[1]
+    for scheme, key in (("ps", "ps_bytes_per_server_node"), ("sfb", "sfb_bytes_per_node")):
+        lc = model.layer_comm(layer, scheme, 8, 8, 16, 1e-5, 1e-9, 1e13, 1e12, 1.0)
+        assert lc.bytes == row[key]
