@@ -28,7 +28,7 @@ from suite.workloads.cnn import T, CNNBuilder
 from suite.workloads.types import LayerTable
 
 __all__ = ["alexnet", "alexnet_caffe", "vgg", "googlenet", "inception_v3", "inception_v4", "resnet",
-           "resnet_stages", "densenet", "DENSENET_CFGS", "dcgan_generator", "ebgan_generator", "VGG_CFGS", "RESNET_STAGES"]
+           "resnet_stages", "densenet", "DENSENET_CFGS", "resnet18_cifar", "vgg16_cifar", "cifar10_quick", "dcgan_generator", "ebgan_generator", "VGG_CFGS", "RESNET_STAGES"]
 
 TORCHVISION = "torchvision.models (v0.15+)"
 
@@ -545,3 +545,65 @@ def inception_v4(num_classes: int = 1000) -> LayerTable:
     return b.build(source="Szegedy et al. AAAI 2017 (Inception-v4); timm inception_v4 definition",
                    description="Inception-v4, 299x299, 1000 classes",
                    published_params=42_679_816 if num_classes == 1000 else None)
+
+
+# ---------------------------------------------------------------------------------------- CIFAR-10 models
+def resnet18_cifar(num_classes: int = 10) -> LayerTable:
+    """ResNet-18 for 32x32 CIFAR images as kuangliu/pytorch-cifar defines it (the common
+    reference): 3x3 stem conv (64, no max pool), basic units (2, 2, 2, 2), 1x1-conv + BN
+    projection shortcuts, 4x4 average pool, fc 512 -> 10."""
+    b = CNNBuilder("resnet-18-cifar", (3, 32, 32))
+    x = b.conv_bn_relu(b.input, 64, 3, 1, 1, name="conv1")
+    in_c = 64
+    for s, width in enumerate((64, 128, 256, 512), start=1):
+        for u in range(2):
+            stride = 2 if (s > 1 and u == 0) else 1
+            nm = f"layer{s}.{u}"
+            y = b.conv_bn_relu(x, width, 3, stride, 1, name=f"{nm}.1")
+            y = b.conv_bn_relu(y, width, 3, 1, 1, name=f"{nm}.2", relu=False)
+            sc = (b.conv_bn_relu(x, width, 1, stride, name=f"{nm}.shortcut", relu=False)
+                  if (stride != 1 or in_c != width) else x)
+            x = b.relu(b.add([y, sc], name=f"{nm}.add"), name=f"{nm}.relu")
+            in_c = width
+    x = b.avgpool(x, 4, name="avgpool")
+    b.fc(x, num_classes, name="linear")
+    return b.build(source="kuangliu/pytorch-cifar models/resnet.py (ResNet18); He et al. CVPR 2016",
+                   description="ResNet-18 for CIFAR-10 (32x32, no max pool)",
+                   published_params=11_173_962 if num_classes == 10 else None)
+
+
+def vgg16_cifar(num_classes: int = 10) -> LayerTable:
+    """VGG-16 for 32x32 CIFAR images as kuangliu/pytorch-cifar defines it: configuration D convs
+    (with bias) each followed by batch norm and ReLU, five 2x2 max pools to 1x1x512, fc 512 -> 10."""
+    b = CNNBuilder("vgg16-cifar", (3, 32, 32))
+    x = b.input
+    block, idx = 1, 1
+    for v in VGG_CFGS[16]:
+        if v == "M":
+            x = b.maxpool(x, 2, 2, name=f"pool{block}")
+            block, idx = block + 1, 1
+        else:
+            x = b.conv(x, v, 3, padding=1, name=f"conv{block}_{idx}")
+            x = b.relu(b.bn(x, name=f"bn{block}_{idx}"), name=f"relu{block}_{idx}")
+            idx += 1
+    b.fc(x, num_classes, name="classifier")
+    return b.build(source="kuangliu/pytorch-cifar models/vgg.py (VGG('VGG16')); Simonyan & Zisserman 2015",
+                   description="VGG-16 with batch norm for CIFAR-10 (32x32), one fc layer",
+                   published_params=14_728_266 if num_classes == 10 else None)
+
+
+def cifar10_quick() -> LayerTable:
+    """Caffe's ``cifar10_quick`` (examples/cifar10/cifar10_quick_train_test.prototxt), the
+    small net Poseidon also ran in Caffe: conv 32-32-64 (5x5, pad 2), 3x3 stride-2 pools (Caffe
+    rounds pooled sizes up), fc 64 -> 10. Caffe's pool order: max, relu | relu, avg | relu, avg."""
+    b = CNNBuilder("cifar10-quick", (3, 32, 32))
+    x = b.conv(b.input, 32, 5, padding=2, name="conv1")
+    x = b.relu(b.maxpool(x, 3, 2, ceil_mode=True, name="pool1"), name="relu1")
+    x = b.relu(b.conv(x, 32, 5, padding=2, name="conv2"), name="relu2")
+    x = b.avgpool(x, 3, 2, ceil_mode=True, name="pool2")
+    x = b.relu(b.conv(x, 64, 5, padding=2, name="conv3"), name="relu3")
+    x = b.avgpool(x, 3, 2, ceil_mode=True, name="pool3")
+    x = b.fc(x, 64, name="ip1")
+    b.softmax(b.fc(x, 10, name="ip2"), name="prob")
+    return b.build(source="BVLC Caffe examples/cifar10/cifar10_quick_train_test.prototxt",
+                   description="Caffe CIFAR-10 quick: 3 conv + 2 fc, 32x32")

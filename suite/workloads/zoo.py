@@ -29,6 +29,9 @@ register_pattern(r"resnet-(\d+)", lambda d: A.resnet(int(d)), example="resnet-10
 register("inception-v4", A.inception_v4)
 for _name, (_g, _blocks, _init) in A.DENSENET_CFGS.items():
     register(_name, partial(A.densenet, _g, _blocks, _init, name=_name))
+register("resnet-18-cifar", A.resnet18_cifar)
+register("vgg16-cifar", A.vgg16_cifar)
+register("cifar10-quick", A.cifar10_quick)
 register("dcgan-generator", A.dcgan_generator)
 register("ebgan-generator", A.ebgan_generator)
 

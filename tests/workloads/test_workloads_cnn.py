@@ -33,6 +33,8 @@ PUBLISHED = {
     "densenet-169": 14_149_480,
     "densenet-201": 20_013_928,
     "inception-v4": 42_679_816,  # timm inception_v4
+    "resnet-18-cifar": 11_173_962,  # kuangliu/pytorch-cifar ResNet18
+    "vgg16-cifar": 14_728_266,  # kuangliu/pytorch-cifar VGG('VGG16')
 }
 
 
@@ -123,6 +125,13 @@ def test_alexnet_caffe_conv_outputs_match_superneurons_walkthrough():
     mib = [t[f"conv{i}"].activation_bytes * 200 / 2**20 for i in (1, 2, 3, 4)]
     assert mib == pytest.approx([221.56, 142.38, 49.51, 49.51], abs=0.01)
     assert len(t) == 23  # "23 layers -> 46 steps"
+
+
+def test_cifar10_quick_by_hand():
+    # conv 3->32 5x5 (2432), conv 32->32 (25632), conv 32->64 (51264), ip1 64*4*4 -> 64 (65600), ip2 (650)
+    t = get_workload("cifar10-quick")
+    assert t.params == 2432 + 25632 + 51264 + 65600 + 650
+    assert [l.output_shape for l in t.layers if l.kind == "pool"] == [(32, 16, 16), (32, 8, 8), (64, 4, 4)]
 
 
 def test_small_conv_flops_by_hand():
