@@ -197,7 +197,6 @@ TECHNIQUE = Technique(
     default_profile="k80-cluster-10gbe",
     default_workload="googlenet",
     profile_kinds=("device", "node", "cluster", "measured"),
-    capabilities=frozenset({"bytes-conserved"}),
     smoke=[
         ScenarioSpec(variant="mg-wfbp", profile="k80-cluster-10gbe", workload="googlenet",
                      params={"workers": 8, "batch": 64}, fidelity="model"),
