@@ -33,13 +33,28 @@ __all__ = [
     "profile_dirs",
     "parse_quantity",
     "format_quantity",
+    "user_profile_dir",
+    "clear_cache",
 ]
 
 _LIBS: dict[tuple, ProfileLibrary] = {}
 
 
+def user_profile_dir() -> Path:
+    """The per-user profile folder: ``$XDG_CONFIG_HOME/dlsys-suite/profiles`` (default
+    ``~/.config/dlsys-suite/profiles``). ``suite hardware calibrate`` writes ``local.toml`` here."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "dlsys-suite" / "profiles"
+
+
+def clear_cache() -> None:
+    """Forget loaded libraries (after a profile file was written, e.g. by calibrate)."""
+    _LIBS.clear()
+
+
 def profile_dirs(extra: tuple[str | Path, ...] = ()) -> list[Path]:
-    """Folders searched for profiles: the shipped ones, plugin-provided ones, ``SUITE_PROFILES``
+    """Folders searched for profiles, in order: the shipped ones, plugin-provided ones, the
+    per-user folder (:func:`user_profile_dir`, when it exists), ``SUITE_PROFILES``
     (os.pathsep-separated) and *extra* (``--profiles DIR``)."""
     from suite.resources import builtin_dir
 
@@ -50,6 +65,9 @@ def profile_dirs(extra: tuple[str | Path, ...] = ()) -> list[Path]:
         dirs += [Path(p) for p in get_registry().hardware_profile_paths()]
     except Exception:  # registry not importable yet / plugin failure: shipped profiles still work
         pass
+    user = user_profile_dir()
+    if user.is_dir():
+        dirs.append(user)
     env = os.environ.get("SUITE_PROFILES")
     if env:
         dirs += [Path(p) for p in env.split(os.pathsep) if p]
@@ -66,10 +84,21 @@ def library(extra: tuple[str | Path, ...] = ()) -> ProfileLibrary:
 
 
 def get_profile(name: str, extra: tuple[str | Path, ...] = ()) -> Profile:
-    """Resolve a profile by name, or load it from a path ending in ``.toml``."""
+    """Resolve a profile by name, or load it from a path ending in ``.toml``.
+
+    Raises
+    ------
+    ProfileError
+        Unknown name (with close matches) or a malformed file (one line: file, field, expected,
+        given).
+    """
     if name.endswith(".toml"):
+        from suite.errors import ProfileError
+        from suite.hardware.profile import read_toml
+
         p = Path(name)
-        lib = library(tuple(extra) + ((p.parent,) if p.exists() else ()))
-        doc, _ = load_file(p)
-        return lib.get(doc.profile.name)
+        if not p.exists():
+            raise ProfileError(f"{p}: expected an existing profile file, got a path that does not exist")
+        lib = library(tuple(extra) + (p,))
+        return lib.get((read_toml(p).get("profile") or {}).get("name", ""))
     return library(tuple(extra)).get(name)

@@ -8,19 +8,22 @@ device's table in ``profile.device``), every quantity in SI units.
 from __future__ import annotations
 
 import copy
+import difflib
 import hashlib
 import json
+import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from suite.errors import ProfileError
-from suite.hardware.schema import Cost, Device, Node, NetworkLevel, ProfileDoc, Reliability
+from suite.hardware.schema import Cost, Device, Link, Node, NetworkLevel, ProfileDoc, Reliability
+from suite.hardware.units import DIMENSIONS, dimension_of
 
-__all__ = ["Profile", "ProfileLibrary", "load_file", "format_validation_error"]
+__all__ = ["Profile", "ProfileLibrary", "load_file", "read_toml", "format_validation_error", "FILE_CONTEXT"]
 
 
 class Profile(BaseModel):
@@ -100,12 +103,19 @@ class Profile(BaseModel):
 
     # -- identity
     def normalized(self) -> dict:
-        """The content that defines this profile's results (no path, no prose)."""
-        d = self.model_dump(mode="json", exclude={"path", "description", "source", "sources", "measured", "verified"})
-        return d
+        """The content that defines this profile's results: every figure (SI floats rounded to 12
+        significant digits, so "10 Gbit/s" and "1.25 GB/s" agree), the name, kind, references,
+        extensions and overrides; no path, prose, sources, tags or verification flags."""
+        d = self.model_dump(mode="json", exclude={"path", "description", "source", "sources", "measured",
+                                                  "verified", "tags", "vendor"})
+        return _round_floats(d)
 
     def content_hash(self) -> str:
-        """Stable SHA-256 (hex, 16 chars) of the normalized profile; part of every case key."""
+        """Stable SHA-256 (hex, 16 chars) of :meth:`normalized`; part of every case key.
+
+        Independent of key order in the file and of where the file lives; any figure changed
+        gives a different hash.
+        """
         blob = json.dumps(self.normalized(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -123,28 +133,52 @@ class Profile(BaseModel):
         """
         if not overrides:
             return self
-        data = self.model_dump(mode="python")
+        data = _to_plain(self.model_dump(mode="python"))
         for path, value in overrides.items():
-            parts = path.split(".")
+            parts = str(path).split(".")
             cur: Any = data
+            bad = ProfileError(f"profile {self.name!r}: override {path!r}: expected the dotted path of a field of this "
+                               f"profile (e.g. network.-1.bandwidth, device.peak_flops.fp32, nodes), got {path!r}")
+            created: type[BaseModel] | None = None
             try:
                 for p in parts[:-1]:
-                    cur = cur[int(p)] if isinstance(cur, (list, tuple)) else cur[p]
+                    nxt = cur[int(p)] if isinstance(cur, list) else cur[p]
+                    if nxt is None and isinstance(cur, dict) and p in _OPTIONAL_TABLES:
+                        nxt = cur[p] = {}  # e.g. reliability.device_mtbf on a profile without [reliability]
+                        created = _OPTIONAL_TABLES[p]
+                    cur = nxt
                 last = parts[-1]
-                if isinstance(cur, (list, tuple)):
-                    raise KeyError(last)
-                if last not in cur:
+                free = len(parts) >= 2 and (parts[-2] in _FREE_TABLES or parts[0] == "ext")
+                free = free or (created is not None and last in created.model_fields)
+                if not isinstance(cur, dict) or (last not in cur and not free):
                     raise KeyError(last)
             except (KeyError, IndexError, ValueError, TypeError):
-                raise ProfileError(f"profile {self.name!r}: override {path!r}: no such field") from None
-            if isinstance(cur, dict) and isinstance(cur.get(last), BaseModel):
-                raise ProfileError(f"profile {self.name!r}: override {path!r}: is a table, give a leaf field")
+                raise bad from None
+            if isinstance(cur.get(last), dict) and not isinstance(value, dict):
+                raise ProfileError(f"profile {self.name!r}: override {path!r}: expected the path of a single figure, "
+                                   f"got the table {path!r}")
             cur[last] = value
         data["overrides"] = {**self.overrides, **{k: str(v) for k, v in overrides.items()}}
         try:
             return Profile.model_validate(_to_plain(data))
         except ValidationError as exc:
-            raise ProfileError(format_validation_error(exc, f"profile {self.name!r} (override)")) from None
+            raise ProfileError(format_validation_error(exc, f"profile {self.name!r} (override)", model=Profile)) from None
+
+
+# Tables that may be absent (None) and are created by an override of one of their fields.
+_OPTIONAL_TABLES: dict[str, type[BaseModel]] = {"reliability": Reliability, "cost": Cost, "host_link": Link}
+# Free-form tables whose keys are not fixed by the schema (an override may add a key).
+_FREE_TABLES = frozenset({"peak_flops", "efficiency"})
+
+
+def _round_floats(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return float(f"{obj:.12g}")
+    if isinstance(obj, dict):
+        return {k: _round_floats(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_round_floats(v) for v in obj]
+    return obj
 
 
 def _to_plain(obj: Any) -> Any:
@@ -157,38 +191,179 @@ def _to_plain(obj: Any) -> Any:
     return obj
 
 
-def format_validation_error(exc: ValidationError, where: str) -> str:
-    """One line: ``<where>: field <a.b.c>: <message>, got <value>``."""
-    err = exc.errors()[0]
-    loc = ".".join(str(x) for x in err["loc"])
+# --------------------------------------------------------------------------------------------
+# One-line error messages: "<file>: field <a.b.c>: expected <what>, got <given> (<why>)"
+
+#: Validation context for profile files: quantities must be strings with a unit.
+FILE_CONTEXT = {"strict_units": True}
+
+
+def _unwrap(ann: Any) -> list[Any]:
+    """The concrete types inside Optional/Union/list/tuple/dict/Annotated annotations."""
+    origin = get_origin(ann)
+    if origin is None or origin is Literal or origin is Annotated:
+        return [ann]
+    args = get_args(ann)
+    if origin is dict:
+        return _unwrap(args[1]) if len(args) == 2 else [Any]
+    out: list[Any] = []
+    for a in args:
+        if a is type(None) or a is Ellipsis:
+            continue
+        out += _unwrap(a)
+    return out
+
+
+def _describe(ann: Any, metadata: list) -> str:
+    dim = dimension_of(metadata) or next((dimension_of(list(getattr(a, "__metadata__", ()))) for a in
+                                          get_args(ann) if getattr(a, "__metadata__", None)), None)
+    if dim is None:
+        for a in _unwrap(ann):
+            md = getattr(a, "__metadata__", None)
+            if md and dimension_of(list(md)):
+                dim = dimension_of(list(md))
+                break
+    if dim:
+        _si, what, example = DIMENSIONS[dim]
+        return f"{what} like {example}"
+    kinds = _unwrap(ann)
+    for k in kinds:
+        if get_origin(k) is Literal:
+            return "one of " + ", ".join(repr(x) for x in get_args(k))
+    for k in kinds:
+        if isinstance(k, type) and issubclass(k, BaseModel):
+            return "a table"
+    names = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
+    for k in kinds:
+        if k in names:
+            return names[k]
+    return "a value"
+
+
+def _field_at(model: type[BaseModel], loc: tuple) -> tuple[type[BaseModel] | None, Any, list] | None:
+    """Walk *loc* through *model*'s fields: returns (parent model, annotation, metadata) of the leaf."""
+    cur: Any = model
+    parent: type[BaseModel] | None = None
+    ann: Any = None
+    meta: list = []
+    for part in loc:
+        if isinstance(part, int) or (isinstance(part, str) and part.lstrip("-").isdigit() and
+                                     isinstance(cur, type) and issubclass(cur, BaseModel)):
+            continue  # a list index: the element's model was entered at the list field
+        if isinstance(cur, type) and issubclass(cur, BaseModel):
+            if not isinstance(part, str) or part not in cur.model_fields:
+                return None
+            parent = cur
+            f = cur.model_fields[part]
+            ann, meta = f.annotation, list(f.metadata)
+            models = [k for k in _unwrap(ann) if isinstance(k, type) and issubclass(k, BaseModel)]
+            cur = models[0] if models else ann
+        else:  # inside a list/dict: the element keeps the annotation of its container
+            ann_inner = [k for k in _unwrap(ann)]
+            models = [k for k in ann_inner if isinstance(k, type) and issubclass(k, BaseModel)]
+            if models:
+                cur = models[0]
+            else:
+                inner = get_args(ann)
+                ann = inner[-1] if inner else ann
+                meta = list(getattr(ann, "__metadata__", ())) or meta
+    return parent, ann, meta
+
+
+def _loc_str(loc: tuple) -> str:
+    return ".".join(str(x) for x in loc) or "(top level)"
+
+
+def format_validation_error(exc: ValidationError, where: str, model: type[BaseModel] | None = None) -> str:
+    """One line: ``<where>: field <a.b.c>: expected <what>, got <given> (<why>)``.
+
+    Only the first error is reported (a profile is fixed one field at a time).
+    """
+    model = model or ProfileDoc
+    errs = exc.errors()
+    # an unknown key is usually the cause of a "missing" one (a typo): report it first
+    err = next((e for e in errs if e["type"] == "extra_forbidden"), errs[0])
+    loc = tuple(err["loc"])
+    path = _loc_str(loc)
     msg = err["msg"]
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
     given = err.get("input")
-    if err["type"] == "extra_forbidden":
-        return f"{where}: field {loc}: unknown key (not in the schema; extensions go under [ext.NAME])"
-    if err["type"] == "missing":
-        return f"{where}: field {loc}: required field is missing"
-    if "got" in msg:
-        return f"{where}: field {loc}: {msg}"
-    return f"{where}: field {loc}: {msg}, got {given!r}"
+    typ = err["type"]
+    if typ == "extra_forbidden":
+        parent_loc, key = loc[:-1], loc[-1]
+        found = _field_at(model, parent_loc + ("__x__",)) if parent_loc else None
+        allowed: list[str] = []
+        if parent_loc:
+            walked = _field_at(model, parent_loc)
+            if walked is not None:
+                kinds = [k for k in _unwrap(walked[1]) if isinstance(k, type) and issubclass(k, BaseModel)]
+                allowed = list(kinds[0].model_fields) if kinds else []
+        else:
+            allowed = list(model.model_fields)
+        del found
+        table = f"[{_loc_str(parent_loc)}]" if parent_loc else "the top level"
+        hint = ""
+        if loc == ("node", "nodes"):
+            hint = "; `nodes` is a top-level key: put `nodes = N` before the first [table]"
+        else:
+            close = difflib.get_close_matches(str(key), allowed, n=1)
+            if close:
+                hint = f"; did you mean {close[0]!r}?"
+        return (f"{where}: field {path}: expected a key of {table} ({', '.join(allowed)}), got unknown key "
+                f"{key!r}{hint} (extensions go under [ext.NAME])")
+    walked = _field_at(model, loc)
+    expected = _describe(walked[1], walked[2]) if walked else "a valid value"
+    if typ == "missing":
+        return f"{where}: field {path}: expected {expected}, got nothing (required field missing)"
+    if msg.startswith("expected "):  # our quantity validator already says expected/got
+        return f"{where}: field {path}: {msg}"
+    if msg.startswith("Input should be "):
+        msg = msg[len("Input should be "):]
+        for words, sym in (("greater than or equal to ", ">= "), ("less than or equal to ", "<= "),
+                           ("greater than ", "> "), ("less than ", "< ")):
+            if msg.startswith(words):
+                msg = f"{expected} {sym}{msg[len(words):]}"
+                break
+        return f"{where}: field {path}: expected {msg}, got {given!r}"
+    return f"{where}: field {path}: expected {expected}, got {given!r} ({msg})"
+
+
+def _toml_error(path: Path, exc: tomllib.TOMLDecodeError) -> ProfileError:
+    text = str(exc)
+    m = re.search(r"\(at line (\d+), column (\d+)\)", text)
+    where = f"line {m.group(1)}, column {m.group(2)}" if m else "syntax"
+    what = re.sub(r"\s*\(at line \d+, column \d+\)", "", text) or "a syntax error"
+    return ProfileError(f"{path}: {where}: expected valid TOML, got {what[0].lower() + what[1:]}")
+
+
+def read_toml(path: str | Path) -> dict:
+    """Read one TOML file; a syntax or I/O problem is a one-line :class:`ProfileError`."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ProfileError(f"{path}: expected a readable TOML file, got {exc.strerror or exc}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise _toml_error(path, exc) from None
 
 
 def load_file(path: str | Path) -> tuple[ProfileDoc, dict]:
-    """Parse and validate one TOML file (references not resolved). Returns (doc, raw dict)."""
+    """Parse and validate one TOML file (references not resolved). Returns (doc, raw dict).
+
+    A file that ``extends`` another may omit required fields; use :class:`ProfileLibrary` to
+    validate it resolved.
+    """
     path = Path(path)
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ProfileError(f"{path}: invalid TOML: {exc}") from None
-    except OSError as exc:
-        raise ProfileError(f"{path}: cannot read: {exc.strerror}") from None
+    raw = read_toml(path)
     return _validate_doc(raw, str(path)), raw
 
 
 def _validate_doc(raw: dict, where: str) -> ProfileDoc:
     try:
-        return ProfileDoc.model_validate(raw)
+        return ProfileDoc.model_validate(raw, context=FILE_CONTEXT)
     except ValidationError as exc:
         raise ProfileError(format_validation_error(exc, where)) from None
 
@@ -203,37 +378,111 @@ def _merge(base: dict, over: dict) -> dict:
     return out
 
 
+def _path_exists(data: Any, path: str) -> bool:
+    cur = data
+    for part in path.split("."):
+        if isinstance(cur, dict):
+            if part not in cur:
+                return False
+            cur = cur[part]
+        elif isinstance(cur, (list, tuple)):
+            try:
+                cur = cur[int(part)]
+            except (ValueError, IndexError):
+                return False
+        else:
+            return False
+    return True
+
+
+def _registry_extensions() -> dict[str, type]:
+    try:
+        from suite.registry import get_registry
+
+        return dict(get_registry().profile_extensions())
+    except Exception:  # noqa: BLE001 - a broken registry must not hide the shipped profiles
+        return {}
+
+
 class ProfileLibrary:
     """All profiles found in a set of folders/files, addressable by name.
 
     Parameters
     ----------
     paths : iterable of Path
-        Folders (searched recursively for ``*.toml``) or files.
+        Folders (searched recursively for ``*.toml``) or files. A file reached twice (the same
+        resolved path) is read once.
+    extensions : dict, optional
+        ``{"NAME": pydantic model}`` schemas for ``[ext.NAME]`` tables; default: the ones plugins
+        register through the ``suite_profile_extensions`` hook.
+    collect_errors : bool
+        False (default): the first unreadable file or duplicate name raises. True: such files are
+        skipped and their one-line messages kept in :attr:`file_errors` (``suite hardware validate``).
+
+    Attributes
+    ----------
+    warnings : list of str
+        One line per problem that is not an error (an ``[ext.NAME]`` no installed plugin knows:
+        kept unvalidated), filled as profiles are resolved.
+    file_errors : dict
+        Path -> one-line error, for files skipped with ``collect_errors=True``.
 
     Raises
     ------
     ProfileError
-        Two files declare the same name (both paths named).
+        Invalid TOML, a missing ``profile.name``, or two files declaring the same name (both named).
     """
 
-    def __init__(self, paths: Iterable[str | Path]):
+    def __init__(self, paths: Iterable[str | Path], *, extensions: Mapping[str, type] | None = None,
+                 collect_errors: bool = False):
         self._raw: dict[str, tuple[Path, dict]] = {}
         self._cache: dict[str, Profile] = {}
+        self._extensions = dict(extensions) if extensions is not None else None
+        self.warnings: list[str] = []
+        self.file_errors: dict[str, str] = {}
+        seen: set[Path] = set()
         for p in paths:
             p = Path(p)
-            files = sorted(p.rglob("*.toml")) if p.is_dir() else [p]
+            if p.is_dir():
+                files = sorted(p.rglob("*.toml"))
+            elif p.exists() or not collect_errors:
+                files = [p]
+            else:
+                files = [p]
             for f in files:
+                key = f.resolve()
+                if key in seen:
+                    continue
+                seen.add(key)
                 try:
-                    raw = tomllib.loads(f.read_text(encoding="utf-8"))
-                except tomllib.TOMLDecodeError as exc:
-                    raise ProfileError(f"{f}: invalid TOML: {exc}") from None
-                name = (raw.get("profile") or {}).get("name")
-                if not isinstance(name, str) or not name:
-                    raise ProfileError(f"{f}: field profile.name: required field is missing")
-                if name in self._raw:
-                    raise ProfileError(f"{f}: profile name {name!r} is already defined in {self._raw[name][0]}")
-                self._raw[name] = (f, raw)
+                    self._add_file(f)
+                except ProfileError as exc:
+                    if not collect_errors:
+                        raise
+                    self.file_errors[str(f)] = str(exc)
+
+    def _add_file(self, f: Path) -> None:
+        raw = read_toml(f)
+        meta = raw.get("profile")
+        if not isinstance(meta, dict):
+            raise ProfileError(f"{f}: field profile: expected a [profile] table with name and kind, got "
+                               f"{'nothing (required table missing)' if meta is None else repr(meta)}")
+        name = meta.get("name")
+        if name is None:
+            raise ProfileError(f"{f}: field profile.name: expected a string, got nothing (required field missing)")
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]*", name):
+            raise ProfileError(f"{f}: field profile.name: expected a name of letters, digits, '.', '_', '+', '-', "
+                               f"got {name!r}")
+        if name in self._raw:
+            raise ProfileError(f"{f}: field profile.name: expected a name no other profile uses, got {name!r} "
+                               f"(already defined in {self._raw[name][0]})")
+        self._raw[name] = (f, raw)
+
+    @property
+    def extensions(self) -> dict[str, type]:
+        if self._extensions is None:
+            self._extensions = _registry_extensions()
+        return self._extensions
 
     def names(self) -> list[str]:
         return sorted(self._raw)
@@ -241,77 +490,148 @@ class ProfileLibrary:
     def __contains__(self, name: str) -> bool:
         return name in self._raw
 
+    def __len__(self) -> int:
+        return len(self._raw)
+
     def path(self, name: str) -> Path:
         return self._raw[name][0]
 
+    def raw(self, name: str) -> dict:
+        """The file's own table (before ``extends`` is applied)."""
+        return copy.deepcopy(self._raw[name][1])
+
+    def _hint(self, name: str) -> str:
+        close = difflib.get_close_matches(name, list(self._raw), n=3, cutoff=0.6)
+        close += [n for n in self._raw if name.lower() in n.lower() and n not in close][: 3 - len(close)]
+        return f"; did you mean {', '.join(close)}?" if close else "; see `suite hardware list`"
+
     def _merged_raw(self, name: str, chain: tuple[str, ...] = ()) -> dict:
-        if name not in self._raw:
-            where = f"{self._raw[chain[-1]][0]}: field profile.extends" if chain else "profile"
-            raise ProfileError(f"{where}: unknown profile {name!r}")
-        if name in chain:
-            raise ProfileError(f"{self._raw[name][0]}: field profile.extends: cycle {' -> '.join(chain + (name,))}")
         path, raw = self._raw[name]
+        if name in chain:
+            cyc = " -> ".join(chain + (name,))
+            raise ProfileError(f"{self._raw[chain[0]][0]}: field profile.extends: expected a chain without "
+                               f"cycles, got {cyc}")
         parent = (raw.get("profile") or {}).get("extends")
-        if parent:
-            base = self._merged_raw(parent, chain + (name,))
-            base.get("profile", {}).pop("tags", None)
-            merged = _merge(base, raw)
-            merged["profile"]["kind"] = raw["profile"].get("kind", base["profile"].get("kind"))
-            return merged
-        return copy.deepcopy(raw)
+        if parent is None:
+            return copy.deepcopy(raw)
+        if not isinstance(parent, str) or parent not in self._raw:
+            raise ProfileError(f"{path}: field profile.extends: expected the name of a profile in the library, "
+                               f"got {parent!r}{self._hint(str(parent))}")
+        base = self._merged_raw(parent, chain + (name,))
+        for k in ("tags", "extends", "verified"):
+            base.get("profile", {}).pop(k, None)
+        merged = _merge(base, raw)
+        merged["profile"]["kind"] = raw.get("profile", {}).get("kind", base.get("profile", {}).get("kind"))
+        return merged
 
     def get(self, name: str) -> Profile:
-        """The resolved profile *name* (extends applied, device reference resolved)."""
+        """The resolved profile *name* (extends applied, device reference resolved).
+
+        Raises
+        ------
+        ProfileError
+            Unknown name (with close matches), or anything wrong in the file or what it extends or
+            references, as one line naming file, field path, expected and given.
+        """
         if name in self._cache:
             return self._cache[name]
         if name not in self._raw:
-            close = [n for n in self._raw if name.lower() in n.lower()][:5]
-            hint = f"; did you mean {', '.join(close)}?" if close else "; see `suite hardware list`"
-            raise ProfileError(f"unknown hardware profile {name!r}{hint}")
-        path = self._raw[name][0]
+            raise ProfileError(f"hardware profile: expected a known profile name, got {name!r}{self._hint(name)}")
+        path, own = self._raw[name]
+        parent = (own.get("profile") or {}).get("extends")
+        if isinstance(parent, str) and parent in self._raw and parent != name:
+            self._merged_raw(name)  # cycles first, so the message names the cycle
+            self.get(parent)  # the parent's own errors are reported against the parent's file
         merged = self._merged_raw(name)
         doc = _validate_doc(merged, str(path))
-        device = doc.device
-        node = doc.node
-        sources = dict(doc.sources)
-        if node is not None and device is None:
-            ref = node.device
-            if ref not in self._raw:
-                raise ProfileError(f"{path}: field node.device: unknown profile {ref!r}")
-            dev_prof = self.get(ref)
-            if dev_prof.device is None:
-                raise ProfileError(f"{path}: field node.device: profile {ref!r} has no [device] table")
-            device = dev_prof.device
-            if not device.name:
-                device = device.model_copy(update={"name": ref})
-            sources = {**{f"device.{k}" if not k.startswith("device.") else k: v for k, v in dev_prof.sources.items()}, **sources}
-        if doc.profile.kind in ("node", "cluster") and node is None:
-            raise ProfileError(f"{path}: field node: required for kind {doc.profile.kind!r}")
-        if doc.profile.kind == "device" and device is None:
-            raise ProfileError(f"{path}: field device: required for kind 'device'")
-        if doc.profile.kind == "cluster" and not doc.network:
-            raise ProfileError(f"{path}: field network: a cluster needs at least one [[network]] level")
-        prof = Profile(
-            name=doc.profile.name,
-            kind=doc.profile.kind,
-            source=doc.profile.source,
-            verified=doc.profile.verified,
-            description=doc.profile.description,
-            vendor=doc.profile.vendor,
-            tags=tuple(doc.profile.tags),
-            device=device,
-            node=node,
-            nodes=doc.nodes,
-            network=tuple(doc.network),
-            reliability=doc.reliability,
-            cost=doc.cost,
-            sources=sources,
-            measured=doc.measured,
-            ext=doc.ext,
-            path=str(path),
-        )
+        prof = self._resolve(name, path, doc)
         self._cache[name] = prof
         return prof
 
+    def _resolve(self, name: str, path: Path, doc: ProfileDoc) -> Profile:
+        kind = doc.profile.kind
+        device, node = doc.device, doc.node
+        sources = dict(doc.sources)
+        if node is not None and device is None:
+            ref = node.device
+            if ref not in self._raw or ref == name:
+                raise ProfileError(f"{path}: field node.device: expected the name of a device profile, got "
+                                   f"{ref!r}{self._hint(ref)}")
+            dev_prof = self.get(ref)
+            if dev_prof.device is None:
+                raise ProfileError(f"{path}: field node.device: expected a profile with a [device] table, got "
+                                   f"{ref!r} (kind {dev_prof.kind!r}, no [device])")
+            device = dev_prof.device if dev_prof.device.name else dev_prof.device.model_copy(update={"name": ref})
+            sources = {**{(k if k.startswith("device.") else f"device.{k}"): v
+                          for k, v in dev_prof.sources.items() if k.startswith("device.")}, **sources}
+        if node is not None and node.cpu is not None:
+            if node.cpu not in self._raw:
+                raise ProfileError(f"{path}: field node.cpu: expected the name of a cpu device profile, got "
+                                   f"{node.cpu!r}{self._hint(node.cpu)}")
+            cpu = self.get(node.cpu).device
+            if cpu is None or cpu.type != "cpu":
+                raise ProfileError(f"{path}: field node.cpu: expected a profile whose [device] type is 'cpu', got "
+                                   f"{node.cpu!r} ({'no [device]' if cpu is None else 'type ' + repr(cpu.type)})")
+        if kind in ("node", "cluster") and node is None:
+            raise ProfileError(f"{path}: field node: expected a [node] table for kind {kind!r}, got nothing "
+                               f"(required table missing)")
+        if kind in ("device", "measured") and device is None:
+            raise ProfileError(f"{path}: field device: expected a [device] table for kind {kind!r}, got nothing "
+                               f"(required table missing)")
+        if kind == "cluster" and doc.nodes is None:
+            raise ProfileError(f"{path}: field nodes: expected an integer >= 1 (top-level, before the first "
+                               f"[table]) for kind 'cluster', got nothing (required field missing)")
+        if kind == "cluster" and not doc.network:
+            raise ProfileError(f"{path}: field network: expected at least one [[network]] level for kind "
+                               f"'cluster', got nothing (required table missing)")
+        if kind in ("device",) and (doc.nodes is not None):
+            raise ProfileError(f"{path}: field nodes: expected no node count for kind {kind!r}, got {doc.nodes!r}")
+        ext = self._validate_ext(path, doc.ext)
+        prof = Profile(
+            name=doc.profile.name, kind=kind, source=doc.profile.source, verified=doc.profile.verified,
+            description=doc.profile.description, vendor=doc.profile.vendor, tags=tuple(doc.profile.tags),
+            device=device, node=node, nodes=doc.nodes, network=tuple(doc.network), reliability=doc.reliability,
+            cost=doc.cost, sources=sources, measured=doc.measured, ext=ext, path=str(path),
+        )
+        dumped = prof.model_dump(mode="python")
+        for key in doc.sources:
+            if not _path_exists(dumped, key):
+                raise ProfileError(f"{path}: field sources.{key}: expected the path of a field of this profile "
+                                   f"(e.g. device.memory, network.0.bandwidth), got {key!r}")
+        return prof
+
+    def _validate_ext(self, path: Path, ext: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, table in ext.items():
+            if not isinstance(table, dict):
+                raise ProfileError(f"{path}: field ext.{key}: expected a table [ext.{key}], got {table!r}")
+            schema = self.extensions.get(key)
+            if schema is None:
+                msg = (f"{path}: field ext.{key}: no installed plugin registers extension {key!r} "
+                       f"(suite_profile_extensions); kept unvalidated")
+                if msg not in self.warnings:
+                    self.warnings.append(msg)
+                out[key] = copy.deepcopy(table)
+                continue
+            try:
+                model = schema.model_validate(table, context=FILE_CONTEXT)
+            except ValidationError as exc:
+                one = format_validation_error(exc, str(path), model=schema)
+                # prefix the field path with ext.NAME
+                one = one.replace(f"{path}: field ", f"{path}: field ext.{key}.", 1)
+                raise ProfileError(one) from None
+            out[key] = model.model_dump(mode="python")
+        return out
+
     def all(self) -> list[Profile]:
         return [self.get(n) for n in self.names()]
+
+    def check_all(self) -> dict[str, str]:
+        """Resolve every profile; returns name -> one-line error for those that fail."""
+        errors: dict[str, str] = {}
+        for n in self.names():
+            try:
+                self.get(n)
+            except ProfileError as exc:
+                errors[n] = str(exc)
+        return errors

@@ -11,7 +11,7 @@ import functools
 from typing import Annotated
 
 import pint
-from pydantic import BeforeValidator
+from pydantic import BeforeValidator, ValidationInfo
 
 __all__ = [
     "ureg",
@@ -26,6 +26,8 @@ __all__ = [
     "MoneyQ",
     "FrequencyQ",
     "DIMENSIONS",
+    "POSITIVE",
+    "dimension_of",
 ]
 
 
@@ -75,62 +77,93 @@ DIMENSIONS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def parse_quantity(value: object, dimension: str) -> float:
+# Dimensions whose zero is meaningless (a zero bandwidth or compute rate is an error, not a value).
+POSITIVE: frozenset[str] = frozenset({"bytes", "bandwidth", "flop_rate", "per_byte_time", "frequency"})
+
+
+def parse_quantity(value: object, dimension: str, *, strict: bool = False, positive: bool | None = None) -> float:
     """Parse *value* (a string with a unit) into a float in the SI unit of *dimension*.
 
     Parameters
     ----------
     value : str or float
-        ``"10 Gbit/s"``. A bare number is only accepted for ``0`` (the zero of any dimension)
-        or when it is already a float produced by this function (re-validation of a model).
+        ``"10 Gbit/s"``. A bare number (int/float) is taken as already in SI units, which is what
+        programmatic construction and re-validation of a model need; with ``strict=True`` (every
+        TOML file) a bare number is an error, so a profile always says its unit.
     dimension : str
         A key of :data:`DIMENSIONS`.
+    strict : bool
+        Reject bare numbers (the mode used for profile files).
+    positive : bool, optional
+        Require a value > 0 (default: for the dimensions in :data:`POSITIVE`); otherwise >= 0.
 
     Returns
     -------
     float
-        The value in bytes, B/s, FLOP/s, s, s/B, W or USD.
+        The value in bytes, B/s, FLOP/s, s, s/B, W, USD or Hz.
 
     Raises
     ------
     ValueError
-        With a message "expected <dimension> like <example>, got <value>".
+        One line "expected <what> like <example>, got <value> (<why>)". A size given in bits
+        (``"80 Gbit"``) is an error: sizes are bytes; rates may be given in bits per second.
     """
     si, what, example = DIMENSIONS[dimension]
-    if isinstance(value, bool):
+    positive = dimension in POSITIVE if positive is None else positive
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise ValueError(f"expected {what} like {example}, got {value!r}")
     if isinstance(value, (int, float)):
-        # Already-normalised floats (model re-validation, programmatic construction) are SI.
-        return float(value)
-    if not isinstance(value, str):
-        raise ValueError(f"expected {what} like {example}, got {value!r}")
-    text = value.strip().replace("FLOPS", "FLOP/s").replace("flops", "FLOP/s")
-    try:
-        q = ureg.Quantity(text)
-    except Exception:
-        raise ValueError(f"expected {what} like {example}, got {value!r} (not a quantity)") from None
-    if not isinstance(q, pint.Quantity) or q.dimensionless:
-        raise ValueError(f"expected {what} like {example}, got {value!r} (no unit)")
-    try:
-        out = float(q.to(si).magnitude)
-    except pint.DimensionalityError:
-        raise ValueError(f"expected {what} like {example}, got {value!r} (dimension {q.dimensionality})") from None
-    if out != out:  # NaN (e.g. an unconvertible currency)
-        raise ValueError(f"expected {what} like {example}, got {value!r} (cannot convert to {si})")
+        if strict:
+            raise ValueError(f"expected {what} like {example}, got {value!r} (a bare number: write the unit, as a string)")
+        out = float(value)
+    else:
+        text = value.strip().replace("FLOPS", "FLOP/s").replace("flops", "FLOP/s")
+        try:
+            q = ureg.Quantity(text)
+        except Exception:
+            raise ValueError(f"expected {what} like {example}, got {value!r} (not a quantity)") from None
+        if not isinstance(q, pint.Quantity) or q.dimensionless:
+            raise ValueError(f"expected {what} like {example}, got {value!r} (no unit)")
+        if dimension == "bytes" and _has_bits(q):
+            raise ValueError(f"expected {what} like {example}, got {value!r} (bits: a size must be given in bytes, "
+                             f"B/kB/MB/GB or KiB/MiB/GiB)")
+        try:
+            out = float(q.to(si).magnitude)
+        except pint.DimensionalityError:
+            raise ValueError(f"expected {what} like {example}, got {value!r} (wrong dimension "
+                             f"{q.dimensionality})") from None
+    if out != out or out in (float("inf"), float("-inf")):  # NaN (e.g. an unconvertible currency) or inf
+        raise ValueError(f"expected {what} like {example}, got {value!r} (cannot convert to a finite {si})")
+    if positive and out <= 0:
+        raise ValueError(f"expected {what} > 0 like {example}, got {value!r}")
     if out < 0:
-        raise ValueError(f"expected {what} >= 0, got {value!r}")
+        raise ValueError(f"expected {what} >= 0 like {example}, got {value!r}")
     return out
 
 
+def _has_bits(q: pint.Quantity) -> bool:
+    """True when the unit of *q* counts information in bits (``Gbit``, ``Mibit``), not bytes."""
+    return any("bit" in str(name) and "byte" not in str(name) for name in q._units)
+
+
 def format_quantity(value: float, dimension: str) -> str:
-    """Render an SI float in a readable unit (``2.5e10 B/s`` -> ``"25 GB/s"``)."""
+    """Render an SI float in a readable unit (``2.5e10`` B/s -> ``"25 GB/s"``).
+
+    Sizes are shown in decimal (GB) or binary (GiB) units, whichever needs fewer digits, so that a
+    datasheet's "80 GB" and "32 GiB" both come back as written.
+    """
     si = DIMENSIONS[dimension][0]
     q = ureg.Quantity(value, si)
-    if dimension == "bytes":
-        q = q.to_compact() if value < 1024 else _binary(q)
-    else:
+    if dimension == "bytes" and value >= 1024:
+        dec, binq = q.to_compact(), _binary(q)
+        a, b = f"{dec.magnitude:.4g}", f"{binq.magnitude:.4g}"
+        q = binq if len(b.replace(".", "")) < len(a.replace(".", "")) else dec
+    elif dimension == "time" and value >= 60:
+        q = q.to("hour") if value >= 3600 else q.to("minute")
+    elif value != 0:
         q = q.to_compact()
-    return f"{q.magnitude:.4g} {q.units:~P}"
+    unit = f"{q.units:~P}".replace("flop", "FLOP").replace("usd", "USD")
+    return f"{q.magnitude:.6g} {unit}"
 
 
 def _binary(q: pint.Quantity) -> pint.Quantity:
@@ -140,11 +173,30 @@ def _binary(q: pint.Quantity) -> pint.Quantity:
     return q.to("byte")
 
 
-def _validator(dimension: str):
-    def check(v: object) -> float:
-        return parse_quantity(v, dimension)
+class _QuantityValidator:
+    """Pydantic before-validator for one dimension; strict (no bare numbers) when the validation
+    context says ``{"strict_units": True}`` (profile files), lenient (SI floats) otherwise."""
 
-    return BeforeValidator(check)
+    def __init__(self, dimension: str):
+        self.dimension = dimension
+
+    def __call__(self, value: object, info: ValidationInfo) -> float:
+        strict = bool(info.context and info.context.get("strict_units"))
+        return parse_quantity(value, self.dimension, strict=strict)
+
+
+def _validator(dimension: str) -> BeforeValidator:
+    v = BeforeValidator(_QuantityValidator(dimension))
+    return v
+
+
+def dimension_of(metadata: list) -> str | None:
+    """The quantity dimension declared by a field's metadata (``BytesQ`` -> ``"bytes"``), or None."""
+    for m in metadata:
+        func = getattr(m, "func", None)
+        if isinstance(func, _QuantityValidator):
+            return func.dimension
+    return None
 
 
 BytesQ = Annotated[float, _validator("bytes")]

@@ -1,0 +1,247 @@
+"""``suite hardware list|show|validate|diff|calibrate``: the hardware-profile library."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from suite.cli import main
+from suite.cli.common import SuiteGroup, emit, format_option
+
+
+@main.group("hardware", cls=SuiteGroup)
+def hardware() -> None:
+    """Hardware profiles: list, show, validate, diff, and calibrate this machine.
+
+    \b
+    Profiles are TOML files with a unit on every figure (docs/profiles.md). They are found in the
+    shipped library, in plugin folders, in ~/.config/dlsys-suite/profiles (calibrated profiles),
+    in $SUITE_PROFILES and in --profiles DIR.
+    """
+
+
+def _profiles_option(f):
+    return click.option("--profiles", "profile_dirs", multiple=True, type=click.Path(file_okay=True),
+                        help="Extra profile folder or file (repeatable).")(f)
+
+
+def _row(prof) -> dict:
+    from suite.hardware.units import format_quantity
+
+    dev = prof.device
+    row = {"name": prof.name, "kind": prof.kind, "vendor": prof.vendor or (dev.vendor if dev else ""),
+           "device": (dev.name if dev else ""), "devices": prof.num_devices if prof.kind != "device" else 1,
+           "memory": format_quantity(dev.memory, "bytes") if dev else "",
+           "mem_bw": format_quantity(dev.memory_bandwidth, "bandwidth") if dev else "",
+           "fp32": format_quantity(dev.peak_flops["fp32"], "flop_rate") if dev and "fp32" in dev.peak_flops else "",
+           "fastest": "", "network": "", "verified": prof.verified, "sources": len(prof.sources)}
+    if dev and dev.peak_flops:
+        k = max(dev.peak_flops, key=lambda d: dev.peak_flops[d])
+        row["fastest"] = f"{format_quantity(dev.peak_flops[k], 'flop_rate')} {k}"
+    if prof.network:
+        lvl = prof.network[-1]
+        row["network"] = f"{lvl.name} {format_quantity(lvl.bandwidth, 'bandwidth')}"
+    return row
+
+
+@hardware.command("list")
+@click.option("--kind", type=click.Choice(["device", "node", "cluster", "measured"]), help="Only this kind.")
+@click.option("--vendor", help="Only this vendor (nvidia, amd, google, intel, cerebras, hpe, aws, ...).")
+@_profiles_option
+@format_option("table", "json", "csv")
+def list_cmd(kind: str | None, vendor: str | None, profile_dirs: tuple[str, ...], fmt: str) -> None:
+    """Profiles in the library, with headline figures (one row each)."""
+    from suite.errors import ProfileError
+    from suite.hardware import library
+
+    lib = library(profile_dirs)
+    rows = []
+    for name in lib.names():
+        try:
+            prof = lib.get(name)
+        except ProfileError as exc:
+            rows.append({"name": name, "kind": "?", "vendor": "", "device": f"ERROR: {exc}"})
+            continue
+        row = _row(prof)
+        if kind and prof.kind != kind:
+            continue
+        if vendor and vendor.lower() not in (row["vendor"] or "").lower():
+            continue
+        rows.append(row)
+    cols = ["name", "kind", "vendor", "device", "devices", "memory", "mem_bw", "fastest", "network"]
+    if fmt != "table":
+        cols += ["fp32", "verified", "sources"]
+    emit(rows, fmt, cols, title=f"hardware profiles ({len(rows)})")
+    for w in lib.warnings:
+        click.echo(f"warning: {w}", err=True)
+
+
+def _source_for(prof, path: str) -> str:
+    if path in prof.sources:
+        return prof.sources[path]
+    # device fields of a node/cluster, sources of a dict entry's parent, list index aliases
+    parts = path.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        cand = ".".join(parts[:i])
+        if cand in prof.sources:
+            return prof.sources[cand]
+    if prof.network and parts[0] == "network" and len(parts) > 2:
+        neg = f"network.{int(parts[1]) - len(prof.network)}.{'.'.join(parts[2:])}"
+        if neg in prof.sources:
+            return prof.sources[neg]
+    return ""
+
+
+def show_data(prof) -> dict:
+    """The JSON document of ``suite hardware show --format json``."""
+    from suite.hardware.derived import derived, flatten
+
+    return {
+        "name": prof.name, "kind": prof.kind, "vendor": prof.vendor, "source": prof.source,
+        "verified": prof.verified, "description": prof.description, "tags": list(prof.tags), "path": prof.path,
+        "content_hash": prof.content_hash(), "overrides": prof.overrides,
+        "fields": [{"path": f.path, "value": f.value, "display": f.text, "dimension": f.dimension,
+                    "source": _source_for(prof, f.path)} for f in flatten(prof)],
+        "derived": [{"name": d.name, "value": d.value, "display": d.text, "formula": d.formula}
+                    for d in derived(prof)],
+        "measured": prof.measured,
+        "profile": prof.model_dump(mode="json"),
+    }
+
+
+@hardware.command("show")
+@click.argument("name")
+@_profiles_option
+@format_option("text", "json", default="text")
+def show_cmd(name: str, profile_dirs: tuple[str, ...], fmt: str) -> None:
+    """One profile, resolved: every figure with its unit and source, and derived figures
+    (machine balance, totals, bisection and aggregate bandwidth). NAME may be a .toml path."""
+    from suite.hardware import get_profile
+
+    prof = get_profile(name, tuple(profile_dirs))
+    data = show_data(prof)
+    if fmt == "json":
+        click.echo(json.dumps(data, indent=2, default=str))
+        return
+    from rich.markup import escape
+    from rich.table import Table
+
+    from suite.cli.common import console
+
+    c = console()
+    c.print(f"[bold]{escape(prof.name)}[/bold]  ({prof.kind}{', ' + prof.vendor if prof.vendor else ''};"
+            f" {'verified' if prof.verified else 'unverified'}; hash {data['content_hash']})")
+    if prof.source:
+        c.print(f"source: {escape(prof.source)}")
+    if prof.description:
+        c.print(escape(prof.description))
+    if prof.path:
+        c.print(f"file: {escape(prof.path)}")
+    if prof.overrides:
+        c.print(f"overrides: {escape(json.dumps(prof.overrides))}")
+    t = Table(title="figures", show_lines=False)
+    for col in ("field", "value", "source"):
+        t.add_column(col, overflow="fold")
+    for f in data["fields"]:
+        t.add_row(escape(f["path"]), escape(f["display"]), escape(f["source"] or "-"))
+    c.print(t)
+    if data["derived"]:
+        t = Table(title="derived", show_lines=False)
+        for col in ("figure", "value", "formula"):
+            t.add_column(col, overflow="fold")
+        for d in data["derived"]:
+            t.add_row(escape(d["name"]), escape(d["display"]), escape(d["formula"]))
+        c.print(t)
+    if prof.measured:
+        c.print("[bold]measured[/bold] (how each figure was measured)")
+        for k, v in prof.measured.items():
+            c.print(f"  {escape(k)}: {escape(json.dumps(v, default=str))}")
+
+
+@hardware.command("validate")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=True))
+@_profiles_option
+@format_option("text", "json", default="text")
+def validate_cmd(files: tuple[str, ...], profile_dirs: tuple[str, ...], fmt: str) -> None:
+    """Validate profile files (or folders), resolved against the library: schema, units,
+    references, extends, extensions. One line per problem; exit status 2 on any error."""
+    from suite.hardware.validate import validate_paths
+
+    report = validate_paths(files, profile_dirs)
+    if fmt == "json":
+        click.echo(json.dumps(report, indent=2))
+    else:
+        for ok in report["ok"]:
+            click.echo(f"ok: {ok['name']} ({ok['kind']}) {ok['path']}")
+        for w in report["warnings"]:
+            click.echo(f"warning: {w}", err=True)
+        for e in report["errors"]:
+            click.echo(f"error: {e}", err=True)
+    if report["errors"]:
+        sys.exit(2)
+
+
+@hardware.command("diff")
+@click.argument("a")
+@click.argument("b")
+@click.option("--all", "show_all", is_flag=True, help="Also list the fields that are equal.")
+@_profiles_option
+@format_option("table", "json", "csv")
+def diff_cmd(a: str, b: str, show_all: bool, profile_dirs: tuple[str, ...], fmt: str) -> None:
+    """Field-by-field difference of two profiles (resolved), with the ratio B/A."""
+    from suite.hardware import get_profile
+    from suite.hardware.derived import derived, flatten
+
+    pa, pb = get_profile(a, tuple(profile_dirs)), get_profile(b, tuple(profile_dirs))
+    fa = {f.path: f for f in flatten(pa)}
+    fb = {f.path: f for f in flatten(pb)}
+    for d in derived(pa):
+        fa[f"derived.{d.name}"] = d
+    for d in derived(pb):
+        fb[f"derived.{d.name}"] = d
+    rows = []
+    for path in list(dict.fromkeys(list(fa) + list(fb))):
+        x, y = fa.get(path), fb.get(path)
+        vx = x.value if x is not None else None
+        vy = y.value if y is not None else None
+        if vx == vy and not show_all:
+            continue
+        ratio = None
+        if isinstance(vx, (int, float)) and isinstance(vy, (int, float)) and not isinstance(vx, bool) and vx:
+            ratio = vy / vx
+        rows.append({"field": path, a: x.text if x is not None else "-", b: y.text if y is not None else "-",
+                     "ratio_b_over_a": ratio})
+    emit(rows, fmt, ["field", a, b, "ratio_b_over_a"],
+         title=f"{a} vs {b} (hash {pa.content_hash()} vs {pb.content_hash()})")
+
+
+@hardware.command("calibrate")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Where to write the profile (default: $SUITE_PROFILES's first folder, else "
+                   "~/.config/dlsys-suite/profiles/local.toml).")
+@click.option("--name", default="local", show_default=True, help="Profile name to write.")
+@click.option("--quick", is_flag=True, help="Small arrays and few repeats (a few seconds; noisier).")
+@format_option("text", "json", default="text")
+def calibrate_cmd(output: str | None, name: str, quick: bool, fmt: str) -> None:
+    """Measure this machine (GEMM FLOP/s per dtype, STREAM copy/triad bandwidth, cores, memory,
+    loopback TCP bandwidth and latency) and write a kind = "measured" profile."""
+    from suite.hardware import calibrate as cal
+    from suite.hardware import clear_cache
+
+    path = Path(output) if output else cal.default_output()
+    show_progress = fmt == "text" and sys.stderr.isatty()
+    result = cal.calibrate(quick=quick, progress=show_progress)
+    text = cal.to_toml(result, name=name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    clear_cache()
+    if fmt == "json":
+        click.echo(json.dumps({"path": str(path), "name": name, **result.as_dict()}, indent=2, default=str))
+        return
+    click.echo(f"wrote {path} (profile {name!r}; `suite hardware show {name}`"
+               f"{'' if output is None else ' --profiles ' + str(path)})")
+    for line in result.summary_lines():
+        click.echo(f"  {line}")
