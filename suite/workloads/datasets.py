@@ -127,12 +127,21 @@ def sklearn_dataset(name: str) -> Dataset:
 
 
 def moons(n: int = 1000, noise: float = 0.1, seed: int = 0, name: str | None = None) -> Dataset:
+    """Two interleaving half circles: ``n`` points in 2-D, 2 classes, Gaussian ``noise`` (std).
+
+    Returns a :class:`Dataset` named ``moons-n{n}-s{seed}`` unless ``name`` is given;
+    ``load()`` gives ``(X float64 (n, 2), y int64 (n,))``. See :func:`load_moons`.
+    """
     return Dataset(name=name or f"moons-n{n}-s{seed}", kind="dataset", source="sklearn.datasets.make_moons",
                    description=f"two moons, noise {noise}", loader=load_moons,
                    params={"n": n, "noise": noise, "seed": seed}, n=n, d=2, classes=2)
 
 
 def circles(n: int = 1000, noise: float = 0.05, factor: float = 0.5, seed: int = 0, name: str | None = None) -> Dataset:
+    """Two concentric circles (inner radius ``factor``): ``n`` points in 2-D, 2 classes.
+
+    ``load()`` gives ``(X float64 (n, 2), y int64 (n,))``. See :func:`load_circles`.
+    """
     return Dataset(name=name or f"circles-n{n}-s{seed}", kind="dataset", source="sklearn.datasets.make_circles",
                    description=f"two circles, noise {noise}, factor {factor}", loader=load_circles,
                    params={"n": n, "noise": noise, "factor": factor, "seed": seed}, n=n, d=2, classes=2)
@@ -140,6 +149,10 @@ def circles(n: int = 1000, noise: float = 0.05, factor: float = 0.5, seed: int =
 
 def blobs(n: int = 1000, centers: int = 4, d: int = 2, std: float = 1.0, seed: int = 0,
           name: str | None = None) -> Dataset:
+    """``centers`` isotropic Gaussian blobs (std ``std``) in ``d`` dimensions, ``n`` points.
+
+    ``load()`` gives ``(X float64 (n, d), y int64 (n,))``. See :func:`load_blobs`.
+    """
     return Dataset(name=name or f"blobs-n{n}-k{centers}-d{d}-s{seed}", kind="dataset",
                    source="sklearn.datasets.make_blobs", description=f"{centers} isotropic blobs, std {std}",
                    loader=load_blobs, params={"n": n, "centers": centers, "d": d, "std": std, "seed": seed},
@@ -148,6 +161,9 @@ def blobs(n: int = 1000, centers: int = 4, d: int = 2, std: float = 1.0, seed: i
 
 def gaussian_mixture(n: int = 2000, k: int = 5, d: int = 10, separation: float = 3.0, seed: int = 0,
                      name: str | None = None) -> Dataset:
+    """A ``k``-component anisotropic Gaussian mixture in ``d`` dimensions (see
+    :func:`load_gaussian_mixture` for the exact generator); labels are the components.
+    """
     return Dataset(name=name or f"gaussian-mixture-n{n}-k{k}-d{d}-s{seed}", kind="dataset",
                    source="suite.workloads.datasets.load_gaussian_mixture (numpy default_rng)",
                    description=f"{k}-component anisotropic Gaussian mixture, separation {separation}",
@@ -156,6 +172,9 @@ def gaussian_mixture(n: int = 2000, k: int = 5, d: int = 10, separation: float =
 
 
 def powerlaw_graph(n: int = 1000, m: int = 3, seed: int = 0, name: str | None = None) -> Dataset:
+    """A Barabasi-Albert power-law graph with ``n`` nodes, each new node attaching ``m`` edges
+    (``kind = "graph"``); ``load()`` gives ``(edges int64 (E, 2), degree int64 (n,))``.
+    """
     return Dataset(name=name or f"powerlaw-graph-n{n}-m{m}-s{seed}", kind="graph",
                    source="networkx.barabasi_albert_graph (Barabasi & Albert 1999)",
                    description=f"preferential attachment, {n} nodes, {(n - m) * m} edges; load() -> (edges, degree)",
