@@ -69,6 +69,10 @@ __all__ = [
     "layer_comm",
     "IterationModel",
     "iteration_model",
+    "speedup",
+    "alpha_beta_of",
+    "resolve_nodes",
+    "evaluate",
 ]
 
 #: Achieved fraction of the device's fp32 peak used for every claim and scenario (never per

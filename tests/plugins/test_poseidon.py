@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from suite import Scenario, ScenarioSpec, Skip
 from suite.collectives import Ledger
 from suite.errors import ParameterError
-from suite.hardware import Device, Profile, ProfileLibrary
+from suite.hardware import Device, ProfileLibrary
 from suite.runner.case import resolve_case
 from suite.testing.strategies import layer_tables, layers
 from suite.workloads import Layer, LayerTable
