@@ -51,3 +51,15 @@ register("circles", partial(_D.circles, name="circles"))
 register("blobs", partial(_D.blobs, name="blobs"))
 register("gaussian-mixture", partial(_D.gaussian_mixture, name="gaussian-mixture"))
 register("powerlaw-graph", partial(_D.powerlaw_graph, name="powerlaw-graph"))
+
+
+def _transformer_at_seq(name: str, seq: str):
+    from suite.errors import WorkloadError
+
+    if name not in _SPECS:
+        raise WorkloadError(f"unknown transformer {name!r} in {name}@seq{seq}; one of {', '.join(sorted(_SPECS))}")
+    return _transformer(_SPECS[name], seq=int(seq))
+
+
+# Any transformer at another sequence length: e.g. "gpt2@seq512", "llama2-7b@seq2048"
+register_pattern(r"([a-z0-9.\-]+)@seq(\d+)", _transformer_at_seq, example="gpt2@seq512")

@@ -126,3 +126,17 @@ def test_bad_spec_is_a_clear_error():
         TransformerSpec("bad", 2, 64, 8, vocab=10, seq=4, kv_heads=3)
     with pytest.raises(WorkloadError, match="positions"):
         transformer(SPECS["gpt2"], seq=4096)
+
+
+def test_other_sequence_lengths_by_name():
+    t = get_workload("llama2-7b@seq2048")
+    assert t.name == "llama2-7b@seq2048" and t.input_shape == (2048,)
+    assert t.params == EXACT["llama2-7b"]
+    # matmul FLOPs of the blocks are linear in s, the attention core quadratic
+    full, half = get_workload("llama2-7b"), t
+    core = sum(l.attrs["core_flops"] for l in full.layers if l.kind == "attention")
+    core_h = sum(l.attrs["core_flops"] for l in half.layers if l.kind == "attention")
+    assert core == 4 * core_h
+    assert full.fwd_flops - core == pytest.approx(2 * (half.fwd_flops - core_h))
+    with pytest.raises(WorkloadError, match="unknown transformer"):
+        get_workload("resnet-50@seq128")
