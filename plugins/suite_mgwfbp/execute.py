@@ -264,7 +264,9 @@ def evaluate(scenario):
     ``bytes_per_step``; ``ledger_matches_ring`` = 1 when every group's messages per step equal
     ``2 (P-1) P`` (``2 (P-1) n`` for a buffer of n < P elements, whose empty chunks send nothing) and
     its bytes ``2 (P-1) m`` (ring all-reduce of m bytes [Patarasuk09]);
-    ``step_time`` (wall time of a step; raw samples attached).
+    ``step_time`` (wall time of a step; raw samples attached); for the conformance kit,
+    ``oracle_error`` (the larger of the two differences) and the ledger's ``bytes_sent`` and
+    ``bytes_received`` over all workers and steps.
     """
     from suite.technique import Result, Skip
     from suite.workloads import LayerTable
@@ -324,6 +326,9 @@ def evaluate(scenario):
     res.add("accuracy", acc, "1", "higher")
     res.add("max_diff_vs_layerwise", float(np.max(np.abs(model.flat() - oracle.flat()))), "1", "lower")
     res.add("max_diff_vs_dense", float(np.max(np.abs(model.flat() - dense.flat()))), "1", "lower")
+    res.add("oracle_error", max(res["max_diff_vs_layerwise"], res["max_diff_vs_dense"]), "1", "lower")
+    res.add("bytes_sent", float(sum(ledger.sent_by().values())), "B", "none")
+    res.add("bytes_received", float(sum(ledger.received_by().values())), "B", "none")
     res.add("messages_per_step", ledger.count / steps, "1", "lower")
     res.add("bytes_per_step", ledger.total_bytes / steps, "B", "lower")
     res.add("groups", len(groups), "1", "none")
