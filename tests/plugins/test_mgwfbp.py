@@ -3,7 +3,6 @@ by hand, properties under hypothesis, and the execute fidelity against its oracl
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
