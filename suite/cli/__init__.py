@@ -47,7 +47,8 @@ def main(ctx: click.Context, debug: bool, strict_plugins: bool) -> None:
 def _register_commands() -> None:
     import importlib
 
-    for mod in ("plugins", "hardware", "workloads", "run", "results", "reproduce", "validate", "plugin_new"):
+    for mod in ("plugins", "hardware", "workloads", "run", "results", "export", "compare", "report", "reproduce",
+                "validate", "plugin_new"):
         try:
             importlib.import_module(f"suite.cli.{mod}")
         except ModuleNotFoundError as exc:

@@ -16,6 +16,7 @@ Conventions (the contract plugins rely on; do not change silently):
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
@@ -64,6 +65,11 @@ class Workload:
         return asdict(self)
 
     def content_hash(self) -> str:
+        """SHA-256 (16 hex chars) of :meth:`content`; computed once per object (workloads are frozen)."""
+        return self._content_hash
+
+    @functools.cached_property
+    def _content_hash(self) -> str:
         blob = json.dumps(self.content(), sort_keys=True, default=str, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
