@@ -107,6 +107,22 @@ def _contiguous(sizes: tuple[int, ...], full: tuple[int, ...]) -> bool:
     return True
 
 
+def _strided_add_buffer(n: int, rows: int, cols: int, ch: int, step: int, full_rows: int, full_cols: int,
+                        row0: int = 0, col0: int = 0) -> int:
+    """Elements of the buffers numpy's ufunc machinery allocates for an in-place add into the view
+    ``a[:n, row0::step][:rows], [col0::step][:cols], :ch]`` of a C-contiguous (n, full_rows,
+    full_cols, ch) array: ``2 min(8192, size)`` when the view is not contiguous (numpy's default
+    ufunc buffer of 8192 elements for the read and the write side; measured with tracemalloc in
+    the tests), else 0."""
+    import numpy as np
+
+    view = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), shape=(n, rows, cols, ch),
+                                           strides=(full_rows * full_cols * ch, step * full_cols * ch, step * ch, 1))
+    if view.flags.c_contiguous:
+        return 0
+    return 2 * min(8192, n * rows * cols * ch)
+
+
 def temp_bytes(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-tap") -> int:
     """Peak temporary memory of a variant beyond its input, weights and output (bytes).
 
@@ -136,7 +152,9 @@ def temp_bytes(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-ta
         full = n * co * outputs_computed(l, "scatter")
         if traffic == "fused":
             return (full - out) * itemsize
-        return (n * l.h * l.w * ci + full + wtap + n * l.h * l.w * co - out) * itemsize
+        hf, wf = (l.h - 1) * s + k + max(0, l.op - l.p), (l.w - 1) * s + k + max(0, l.op - l.p)
+        buf = _strided_add_buffer(n, l.h, l.w, co, s, hf, wf) if k > 1 or s > 1 else 0
+        return (n * l.h * l.w * ci + full + max(wtap, buf) + n * l.h * l.w * co - out) * itemsize
     if variant == "zero-insert":
         up = n * ci * (ho + k - 1) * (wo + k - 1)
         if traffic == "fused":
@@ -170,8 +188,9 @@ def temp_bytes(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-ta
             return 0
         hp, wp = l.h + rlo + rhi, l.w + clo + chi
         xp = n * ci * hp * wp
-        step = max(((0 if _contiguous((n, pr.count, pc.count), (n, hp, wp)) else n * pr.count * pc.count * ci)
-                    + n * pr.count * pc.count * co + wtap
+        step = max((max((0 if _contiguous((n, pr.count, pc.count), (n, hp, wp)) else n * pr.count * pc.count * ci)
+                        + wtap, _strided_add_buffer(n, pr.count, pc.count, co, s, ho, wo))
+                    + n * pr.count * pc.count * co
                     for pr in rows for pc in cols if pr.taps and pc.taps and pr.count and pc.count), default=0)
         return (xp + step) * itemsize
     raise ValueError(f"unknown variant {variant!r}")
