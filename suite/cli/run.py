@@ -65,25 +65,36 @@ def _split(values: tuple[str, ...]) -> list[str]:
 
 
 def _summary_table(store, summary, limit: int = 40) -> None:
+    """A small run's results: one row per case, its main metrics (direction first) with units."""
     if summary.total == 0 or summary.total > limit:
         return
-    df = store.metrics(summary.run_id, wide=True)
+    df = store.metrics(summary.run_id, wide=False)
     if df.empty:
         return
-    metric_cols = [c for c in df.columns if c not in ("key", "technique", "technique_version", "variant", "fidelity",
-                                                      "profile", "profile_hash", "workload", "workload_hash", "params",
-                                                      "overrides", "seed", "duration") and not c.startswith("param.")]
     rows = []
-    for _, r in df.iterrows():
-        row = {"technique": r["technique"], "variant": r["variant"],
-               "profile": (r["profile"] or "") + ("*" if r["overrides"] else ""), "workload": r["workload"] or "",
-               "params": ",".join(f"{k}={v}" for k, v in sorted(r["params"].items()))}
+    for key, g in df.groupby("key", sort=False):
+        r = g.iloc[0]
+        g = g.assign(_o=[0 if d in ("lower", "higher") else 1 for d in g["direction"]]).sort_values(["_o", "name"])
+        ms = [f"{n}={_fmt(v)}{'' if u in ('1', '', None) else ' ' + u}" for n, v, u in zip(g["name"], g["value"], g["unit"])]
+        params = ",".join(f"{k}={v}" for k, v in sorted(r["params"].items()))
         if r["overrides"]:
-            row["params"] = ";".join(filter(None, [row["params"], ",".join(f"{k}={v}" for k, v in r["overrides"].items())]))
-        for c in metric_cols[:6]:
-            row[c] = r[c]
-        rows.append(row)
-    emit(rows, "table", list(rows[0]), title=f"run {summary.run_id} (* = profile with overrides)")
+            params = ";".join(filter(None, [params, ",".join(f"{k}={v}" for k, v in r["overrides"].items())]))
+        rows.append({"technique": r["technique"], "variant": r["variant"],
+                     "profile": _s(r["profile"]) + ("*" if r["overrides"] else ""), "workload": _s(r["workload"]),
+                     "params": params, "metrics": "  ".join(ms[:4]) + ("  ..." if len(ms) > 4 else "")})
+    emit(rows, "table", list(rows[0]), title=f"run {summary.run_id} (* = profile with overrides; all metrics: "
+                                              f"suite results show {summary.run_id})")
+
+
+def _s(v) -> str:
+    return "" if v is None or (isinstance(v, float) and v != v) else str(v)
+
+
+def _fmt(v) -> str:
+    try:
+        return f"{float(v):.4g}"
+    except (TypeError, ValueError):
+        return str(v)
 
 
 def report_summary(store, summary, fmt: str, quiet: bool, show_table: bool = True) -> None:

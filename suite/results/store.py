@@ -143,6 +143,9 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=_json_default)
 
 
+_js = json.JSONEncoder(separators=(",", ":")).encode  # a scalar as JSON
+
+
 def _finite(v: Any) -> float | None:
     try:
         f = float(v)
@@ -399,12 +402,17 @@ class Store:
         case_rows, metric_rows, sample_rows, art_rows, dels, links2 = [], [], [], [], [], list(links)
         for d, run_id in buf:
             key = d["key"]
-            ident = {k: d.get(k) for k in ("technique", "technique_version", "variant", "fidelity", "profile",
-                                            "profile_hash", "workload", "workload_hash", "params", "seed", "overrides")}
+            params = dumps(d.get("params") or {})
+            overrides = dumps(d["overrides"]) if d.get("overrides") else "{}"
+            ident = (f'{{"fidelity":{_js(d.get("fidelity"))},"overrides":{overrides},"params":{params},'
+                     f'"profile":{_js(d.get("profile"))},"profile_hash":{_js(d.get("profile_hash"))},'
+                     f'"seed":{_js(d.get("seed"))},"technique":{_js(d["technique"])},'
+                     f'"technique_version":{_js(d.get("technique_version"))},"variant":{_js(d.get("variant"))},'
+                     f'"workload":{_js(d.get("workload"))},"workload_hash":{_js(d.get("workload_hash"))}}}')
             case_rows.append((
-                key, dumps(ident), d["technique"], d.get("technique_version"), d.get("variant"), d.get("fidelity"),
+                key, ident, d["technique"], d.get("technique_version"), d.get("variant"), d.get("fidelity"),
                 d.get("profile"), d.get("profile_hash"), d.get("workload"), d.get("workload_hash"),
-                dumps(d.get("params") or {}), dumps(d.get("overrides") or {}), d.get("seed"),
+                params, overrides, d.get("seed"),
                 d["status"], d.get("error"), d.get("traceback"), d.get("duration"), run_id, created))
             links2.append((run_id, key, "computed"))
             if d["status"] == OK:

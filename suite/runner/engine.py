@@ -66,8 +66,8 @@ class RunSummary:
         if self.skipped:
             bits.append(f"{self.skipped} skipped")
         if self.failed:
-            detail = ", ".join(f"{self.by_status[s]} {s}" for s in FAILED_STATUSES if self.by_status.get(s))
-            bits.append(f"{self.failed} failed ({detail})")
+            parts = [f"{self.by_status[s]} {s}" for s in FAILED_STATUSES if self.by_status.get(s)]
+            bits.append(f"{self.failed} failed" + (f" ({', '.join(parts)})" if parts != [f"{self.failed} failed"] else ""))
         return f"{head}; {', '.join(bits)}; {self.seconds:.2f} s; store {self.store}"
 
 

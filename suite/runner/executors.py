@@ -96,6 +96,7 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str) -> dict:
                            "error": None, "traceback": None}
     try:
         res = tech.evaluate(scenario)
+        out["duration"] = time.perf_counter() - t0  # evaluation only, not the serialisation below
         metrics, samples = [], {}
         for m in res.metrics.values():
             metrics.append([m.name, m.value, m.unit, m.direction])
@@ -116,7 +117,8 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str) -> dict:
         raise
     except BaseException as exc:  # noqa: BLE001 - any failure of plugin code is a stored failed case
         out["status"], out["error"], out["traceback"] = "failed", _one_line(exc), traceback.format_exc()
-    out["duration"] = time.perf_counter() - t0
+    if out.get("duration") is None or out["status"] != "ok":
+        out["duration"] = time.perf_counter() - t0
     return out
 
 

@@ -1,0 +1,141 @@
+"""Runner + store throughput: a sweep of model-fidelity cases, end to end into a fresh store.
+
+Measures, for a cheap in-process technique (``bench``: a closed-form metric, a few microseconds per
+evaluation) and, when installed, a real cost model (``poseidon``):
+
+* the bare loop: ``technique.evaluate(scenario)`` over the already-resolved scenarios, in one
+  process (the floor);
+* expansion (sweep -> resolved, hashed cases);
+* ``run_cases`` with the local executor at ``-j 1`` (in-process) and ``-j 2`` (forked worker pool),
+  and with the dask executor (LocalCluster, 2 workers; cluster start-up included);
+* a second identical run (every case cached).
+
+Per-case overhead = (run time - bare-loop time) / cases. Results go to docs/performance.md.
+
+Usage::
+
+    python benchmarks/bench_runner.py [--cases 10000] [--no-dask] [--no-real]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import tempfile
+import time
+import types
+from pathlib import Path
+
+from suite import hookimpl
+from suite.registry import Registry, get_registry, reset_registry
+from suite.results import Store
+from suite.runner import ExecOptions, expand_entry, run_cases
+from suite.technique import Paper, Param, Result, Technique, Variant
+
+
+def _bench_evaluate(scenario):
+    p = scenario.params
+    bw = scenario.profile.network[-1].bandwidth if scenario.profile is not None and scenario.profile.network else 1.0
+    t = p["size"] / bw + p["work"] * (0.5 if scenario.variant == "fast" else 1.0)
+    return Result().add("time", t, "s", "lower").add("throughput", 1.0 / t, "1/s", "higher")
+
+
+BENCH = Technique(
+    name="bench", title="closed-form technique for runner benchmarks", category="communication",
+    paper=Paper(title="none"), variants=[Variant("base", "baseline", baseline=True), Variant("fast", "half work")],
+    fidelities={"model": _bench_evaluate},
+    parameters={"size": Param(float, 1e6, unit="B"), "work": Param(float, 1e-3, unit="s")},
+    needs_workload=False, needs_profile=False,
+)
+
+
+def _plugin_module():
+    mod = types.ModuleType("bench_plugin")
+    mod.suite_techniques = hookimpl(lambda: [BENCH])
+    return mod
+
+
+def bare_loop(tech, cases) -> float:
+    t0 = time.perf_counter()
+    for c in cases:
+        tech.evaluate(c.scenario)
+    return time.perf_counter() - t0
+
+
+def timed_run(cases, path: Path, executor="local", jobs=1) -> tuple[float, object]:
+    with Store(path) as st:
+        t0 = time.perf_counter()
+        s = run_cases(cases, st, executor=executor, options=ExecOptions(jobs=jobs), command="bench")
+        dt = time.perf_counter() - t0
+    assert s.ok + s.cached == len(cases), s.message()
+    return dt, s
+
+
+def bench(label, tech, entry, tmp: Path, dask: bool) -> list[dict]:
+    expand_entry({**entry, "params": {k: v[:1] for k, v in entry.get("params", {}).items()}})  # warm imports
+    t0 = time.perf_counter()
+    exp = expand_entry(entry)
+    t_expand = time.perf_counter() - t0
+    cases = exp.cases
+    n = len(cases)
+    bare = min(bare_loop(tech, cases) for _ in range(2))
+    rows = [{"technique": label, "what": "bare loop (evaluate only)", "cases": n, "seconds": bare}]
+    rows.append({"technique": label, "what": "expansion (resolve + hash)", "cases": n, "seconds": t_expand})
+    runs = [("local -j 1 (in-process)", "local", 1), ("local -j 2 (worker pool)", "local", 2)]
+    if dask:
+        runs.append(("dask -j 2 (LocalCluster, start-up included)", "dask", 2))
+    for i, (what, ex, jobs) in enumerate(runs):
+        path = tmp / f"{label}-{i}.sqlite"
+        dt, _s = timed_run(cases, path, ex, jobs)
+        rows.append({"technique": label, "what": what, "cases": n, "seconds": dt})
+        if i == 0:
+            dt2, s2 = timed_run(cases, path, ex, jobs)
+            assert s2.computed == 0
+            rows.append({"technique": label, "what": "second identical run (all cached)", "cases": n, "seconds": dt2})
+    for r in rows:
+        r["cases_per_s"] = r["cases"] / r["seconds"]
+        r["us_per_case"] = 1e6 * r["seconds"] / r["cases"]
+        r["overhead_us"] = 1e6 * (r["seconds"] - bare) / r["cases"] if r["what"].startswith(("local", "dask")) else None
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cases", type=int, default=10000)
+    ap.add_argument("--no-dask", action="store_true")
+    ap.add_argument("--no-real", action="store_true")
+    a = ap.parse_args()
+    real = get_registry()
+    reg = Registry(entry_points_=[], modules=[("bench", _plugin_module())])
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        reset_registry(reg)
+        sizes = [float(1 << k) for k in range(10, 30)]  # 20
+        works = [1e-3 * (1 + i) for i in range(max(1, a.cases // (2 * len(sizes))))]
+        rows += bench("bench (fake, closed form)", BENCH,
+                      {"technique": "bench", "params": {"size": sizes, "work": works}}, tmp, not a.no_dask)
+        reset_registry(real)
+        if not a.no_real:
+            try:
+                pos = real.technique("poseidon")
+            except Exception:  # noqa: BLE001
+                pos = None
+            if pos is not None:
+                nodes = list(range(1, 33))
+                bws = [f"{b} Gbit/s" for b in range(1, 1 + max(1, a.cases // (len(nodes) * len(pos.variants))))]
+                rows += bench("poseidon (model)", pos, {"technique": "poseidon", "params": {"nodes": nodes},
+                                                        "set": {"network.-1.bandwidth": bws}}, tmp, not a.no_dask)
+    print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
+    print("| technique | what | cases | seconds | cases/s | us/case | overhead us/case vs bare loop |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        ov = f"{r['overhead_us']:.1f}" if r["overhead_us"] is not None else ""
+        print(f"| {r['technique']} | {r['what']} | {r['cases']} | {r['seconds']:.2f} | {r['cases_per_s']:.0f} | "
+              f"{r['us_per_case']:.1f} | {ov} |")
+
+
+if __name__ == "__main__":
+    main()
