@@ -101,7 +101,7 @@ PROPERTIES = [
 ]
 
 _SMOKE_LAYER = {"in_channels": 8, "out_channels": 8, "height": 9, "width": 9, "kernel": 3, "stride": 2,
-                "padding": 1, "repeats": 2}
+                "padding": 1, "repeats": 2, "dtype": "float64"}  # float64: oracle_error ~1e-15 (oracle-exact)
 
 SMOKE = [
     ScenarioSpec(variant="unified", fidelity="execute", params=_SMOKE_LAYER),
@@ -136,7 +136,7 @@ TECHNIQUE = Technique(
     needs_profile=True,
     needs_workload=False,
     profile_kinds=("device", "node", "measured"),
-    capabilities=frozenset({"equals-oracle"}),
+    capabilities=frozenset({"oracle-exact"}),
     smoke=SMOKE,
     docs="docs/techniques/transpose-conv.md",
 )

@@ -353,7 +353,7 @@ def test_execute_small_layer():
     assert r["macs"] == M.macs(l, "unified")
     assert r["outputs_computed"] == l.ho * l.wo == 13 * 11
     assert r["extra_outputs"] == 0
-    assert r["max_abs_error"] < 1e-4
+    assert r["oracle_error"] < 1e-4
     assert abs(r["peak_temp_bytes"] - M.temp_bytes(l, "unified", 4)) <= _tracemalloc_slack(4)
     k = TECHNIQUE.evaluate(_scenario("kernel-segregated", "execute", in_channels=8, out_channels=4, height=7,
                                      width=6, kernel=3, stride=2, padding=1, repeats=1))
@@ -409,3 +409,11 @@ def test_claims_are_declared_with_fixed_tolerances():
     for c in TECHNIQUE.claims:
         labels = set(c.specs())
         assert {lab.rsplit("/", 1)[1] for lab in labels} == {"zero-insert", "unified"}
+
+
+def test_conformance_kit():
+    from suite.testing import check_technique
+
+    rep = check_technique(TECHNIQUE, max_examples=3)
+    assert rep.outcomes["family:oracle-exact"] == "passed"
+    assert rep.outcomes["properties"] == "passed"
