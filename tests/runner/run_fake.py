@@ -26,6 +26,9 @@ def main() -> None:
     store = Store(store_path, batch_size=10, batch_seconds=0.1)
     s = run_cases(exp.cases, store, options=ExecOptions(jobs=jobs))
     store.close()
+    if s.interrupted:
+        print(s.message(), file=sys.stderr)
+        sys.exit(130)
     print(f"computed={s.computed} cached={s.cached} ok={s.ok}")
 
 

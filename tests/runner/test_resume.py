@@ -78,3 +78,25 @@ def test_two_concurrent_runs_lose_nothing(tmp_path):
     con.close()
     total_computed = sum(int(_parse(o)["computed"]) for o, _e in outs)
     assert n <= total_computed <= 2 * n
+
+
+def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path):
+    store = tmp_path / "s.sqlite"
+    n = 150
+    p = _run(store, n, 0.02, jobs=2)
+    deadline = time.time() + 60
+    while _ok_count(store) < 10 and time.time() < deadline and p.poll() is None:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    _out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert "interrupted: run 1 stored" in err and "run the same command again to resume" in err
+    con = sqlite3.connect(store)
+    status, computed = con.execute("SELECT status, computed FROM runs WHERE id = 1").fetchone()
+    done = con.execute("SELECT count(*) FROM cases WHERE status = 'ok'").fetchone()[0]
+    con.close()
+    assert status == "interrupted" and computed == done and 0 < done < n
+    p2 = _run(store, n, 0.02, jobs=2)
+    out, err = p2.communicate(timeout=120)
+    assert p2.returncode == 0, err
+    assert _parse(out)["computed"] == str(n - done)
