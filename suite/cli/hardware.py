@@ -241,7 +241,7 @@ def calibrate_cmd(output: str | None, name: str, quick: bool, fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps({"path": str(path), "name": name, **result.as_dict()}, indent=2, default=str))
         return
-    click.echo(f"wrote {path} (profile {name!r}; `suite hardware show {name}`"
-               f"{'' if output is None else ' --profiles ' + str(path)})")
+    hint = f"suite hardware show {name}" + ("" if output is None else f" --profiles {path}")
+    click.echo(f"wrote {path} (profile {name!r}; see `{hint}`)")
     for line in result.summary_lines():
         click.echo(f"  {line}")

@@ -1,0 +1,511 @@
+"""Measure this machine and write a ``kind = "measured"`` hardware profile.
+
+What is measured, and how (each figure records its method, repeats and spread in ``[measured]``):
+
+* dense GEMM throughput per dtype (fp64, fp32): ``numpy.matmul`` of two n x n matrices, counted
+  as 2 n^3 FLOP, n chosen so one product takes about 0.2 s (capped);
+* memory bandwidth: STREAM-style ``copy`` (c = a; 2 x 8 bytes moved per element) and ``triad``
+  (a = b + s c; 3 x 8 bytes per element, computed in cache-sized blocks so the temporary never
+  goes to memory) on float64 arrays much larger than the last-level cache, counted the STREAM way
+  (McCalpin, "Memory Bandwidth and Machine Balance in Current High Performance Computers",
+  IEEE TCCA Newsletter, 1995);
+* core count (usable by this process, logical, and physical) and physical memory size;
+* loopback TCP between two processes on 127.0.0.1: one-way latency as half the median
+  round-trip time of a 1-byte ping-pong (TCP_NODELAY), and bandwidth as bytes / time of one
+  bulk transfer acknowledged by the receiver.
+
+Every figure is the median of its repeats; ``spread`` is (max - min) / median.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import multiprocessing as mp
+import os
+import platform
+import socket
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["Measurement", "Calibration", "calibrate", "measure_gemm", "measure_stream", "measure_tcp",
+           "host_facts", "to_toml", "default_output"]
+
+
+@dataclass
+class Measurement:
+    """One measured figure: SI value (the median), its samples, and how it was obtained."""
+
+    name: str
+    value: float
+    dimension: str
+    method: str
+    samples: list[float]
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def repeats(self) -> int:
+        return len(self.samples)
+
+    @property
+    def spread(self) -> float:
+        """(max - min) / median of the samples (0 when a single sample)."""
+        if len(self.samples) < 2 or self.value == 0:
+            return 0.0
+        return (max(self.samples) - min(self.samples)) / self.value
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"value": self.value, "dimension": self.dimension, "method": self.method, "repeats": self.repeats,
+                "median": self.value, "min": min(self.samples), "max": max(self.samples),
+                "spread": round(self.spread, 4), "samples": [float(f"{s:.6g}") for s in self.samples],
+                **self.params}
+
+
+@dataclass
+class Calibration:
+    """The result of :func:`calibrate`."""
+
+    measurements: dict[str, Measurement]
+    facts: dict[str, Any]
+    started: str
+    duration_s: float
+    quick: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"started": self.started, "duration_s": round(self.duration_s, 2), "quick": self.quick,
+                "facts": self.facts, "measurements": {k: m.as_dict() for k, m in self.measurements.items()}}
+
+    def summary_lines(self) -> list[str]:
+        from suite.hardware.units import format_quantity
+
+        out = []
+        for k, m in self.measurements.items():
+            out.append(f"{k}: {format_quantity(m.value, m.dimension)} (median of {m.repeats}, "
+                       f"spread {m.spread:.1%}; {m.method.split(';')[0]})")
+        f = self.facts
+        out.append(f"cores: {f['cores_usable']} usable, {f['cores_logical']} logical, "
+                   f"{f.get('cores_physical') or '?'} physical; memory {format_quantity(f['memory_bytes'], 'bytes')};"
+                   f" last-level cache {format_quantity(f['llc_bytes'], 'bytes') if f.get('llc_bytes') else '?'}")
+        out.append(f"took {self.duration_s:.1f} s")
+        return out
+
+
+# --------------------------------------------------------------------------------------------
+# host facts
+
+def _llc_bytes() -> int | None:
+    """Largest cache size reported by sysfs for cpu0 (bytes), or None."""
+    best = None
+    base = Path("/sys/devices/system/cpu/cpu0/cache")
+    for idx in sorted(base.glob("index*")) if base.is_dir() else []:
+        try:
+            text = (idx / "size").read_text().strip()
+        except OSError:
+            continue
+        mult = {"K": 1024, "M": 1024**2, "G": 1024**3}.get(text[-1:].upper(), 1)
+        try:
+            size = int(text.rstrip("KMGkmg")) * mult
+        except ValueError:
+            continue
+        best = max(best or 0, size)
+    return best
+
+
+def _physical_cores() -> int | None:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    pairs = set()
+    phys = core = None
+    for line in text.splitlines() + [""]:
+        if line.startswith("physical id"):
+            phys = line.split(":")[1].strip()
+        elif line.startswith("core id"):
+            core = line.split(":")[1].strip()
+        elif not line.strip():
+            if core is not None:
+                pairs.add((phys, core))
+            phys = core = None
+    return len(pairs) or None
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _memory_bytes() -> int:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return 0
+
+
+def _available_bytes() -> int:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return _memory_bytes() // 2
+
+
+def host_facts() -> dict[str, Any]:
+    """Facts read (not timed) from the OS: cores, memory, cache, CPU model, BLAS."""
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - macOS
+        usable = os.cpu_count() or 1
+    blas = ""
+    try:
+        cfg = np.show_config(mode="dicts")  # numpy >= 1.25
+        blas = str(cfg.get("Build Dependencies", {}).get("blas", {}).get("name", ""))
+    except Exception:  # noqa: BLE001 - informational only
+        pass
+    return {"cpu_model": _cpu_model(), "cores_usable": usable, "cores_logical": os.cpu_count() or usable,
+            "cores_physical": _physical_cores(), "memory_bytes": _memory_bytes(), "llc_bytes": _llc_bytes(),
+            "hostname": platform.node(), "platform": platform.platform(), "python": platform.python_version(),
+            "numpy": np.__version__, "blas": blas}
+
+
+# --------------------------------------------------------------------------------------------
+# GEMM
+
+def measure_gemm(dtype: str = "float64", repeats: int = 5, target_s: float = 0.2, n_max: int = 4096,
+                 n_min: int = 128) -> Measurement:
+    """Dense GEMM throughput (FLOP/s) of ``numpy.matmul`` for *dtype*.
+
+    Parameters
+    ----------
+    dtype : {"float64", "float32"}
+    repeats : int
+        Timed products after one warm-up (the median is reported).
+    target_s : float
+        Wanted seconds per product; n is scaled from a probe at n_min as n ~ t^(1/3).
+    n_max, n_min : int
+        Bounds on the matrix order.
+
+    Returns
+    -------
+    Measurement
+        FLOP/s, counting 2 n^3 FLOP per product.
+    """
+    rng = np.random.default_rng(0)
+    n = n_min
+    a = rng.standard_normal((n, n)).astype(dtype)
+    b = rng.standard_normal((n, n)).astype(dtype)
+    a @ b  # warm up BLAS threads
+    probes = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        a @ b
+        probes.append(time.perf_counter() - t0)
+    probe = max(min(probes), 1e-6)
+    n = int(min(n_max, max(n_min, n * (target_s / probe) ** (1 / 3))))
+    n -= n % 64 if n >= 128 else 0
+    a = rng.standard_normal((n, n)).astype(dtype)
+    b = rng.standard_normal((n, n)).astype(dtype)
+    c = np.empty((n, n), dtype=dtype)
+    np.matmul(a, b, out=c)
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        np.matmul(a, b, out=c)
+        samples.append(2.0 * n**3 / (time.perf_counter() - t0))
+    key = {"float64": "fp64", "float32": "fp32"}.get(dtype, dtype)
+    return Measurement(f"device.peak_flops.{key}", statistics.median(samples), "flop_rate",
+                       f"numpy.matmul {n}x{n} {dtype}, 2n^3 FLOP per product; 1 warm-up", samples, {"n": n})
+
+
+# --------------------------------------------------------------------------------------------
+# STREAM
+
+def measure_stream(array_bytes: int, repeats: int = 5, block: int = 65536) -> tuple[Measurement, Measurement]:
+    """STREAM-style copy and triad bandwidth (B/s) on float64 arrays of *array_bytes* each.
+
+    Copy moves 2 x 8 bytes per element (read a, write c); triad ``a = b + s*c`` moves 3 x 8 bytes
+    (read b and c, write a), computed in blocks of *block* elements so ``s*c`` stays in cache.
+    Write-allocate traffic is not counted, as in STREAM.
+    """
+    n = max(block, array_bytes // 8)
+    a = np.full(n, 1.0)
+    b = np.full(n, 2.0)
+    c = np.full(n, 0.5)
+    tmp = np.empty(block)
+    s = 3.0
+
+    def copy() -> None:
+        np.copyto(c, a)
+
+    def triad() -> None:
+        for i in range(0, n, block):
+            j = min(i + block, n)
+            t = tmp[: j - i]
+            np.multiply(c[i:j], s, out=t)
+            np.add(b[i:j], t, out=a[i:j])
+
+    out = []
+    for name, fn, words in (("copy", copy, 2), ("triad", triad, 3)):
+        fn()  # warm up: page in
+        samples = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            fn()
+            samples.append(words * 8 * n / (time.perf_counter() - t0))
+        out.append(Measurement(
+            f"stream.{name}", statistics.median(samples), "bandwidth",
+            f"STREAM-style {name} on 3 float64 arrays of {n * 8 / 2**20:.0f} MiB each, {words} x 8 B per element"
+            + ("; blocked so s*c stays in cache" if name == "triad" else ""),
+            samples, {"array_bytes": int(n * 8)}))
+    return out[0], out[1]
+
+
+# --------------------------------------------------------------------------------------------
+# loopback TCP
+
+def _recv_exact(sock: socket.socket, n: int, buf: bytearray | None = None) -> None:
+    view = memoryview(buf if buf is not None else bytearray(n))
+    got = 0
+    while got < n:
+        k = sock.recv_into(view[got:], n - got)
+        if k == 0:
+            raise ConnectionError("peer closed")
+        got += k
+
+
+def _tcp_server(port_q: Any, rounds: int, bulk: int, repeats: int) -> None:  # pragma: no cover - child
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    port_q.put(srv.getsockname()[1])
+    conn, _ = srv.accept()
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    one = bytearray(1)
+    for _ in range(repeats):
+        for _ in range(rounds):
+            _recv_exact(conn, 1, one)
+            conn.sendall(b"x")
+    buf = bytearray(1 << 20)
+    for _ in range(repeats):
+        left = bulk
+        while left:
+            k = conn.recv_into(buf, min(len(buf), left))
+            if k == 0:
+                return
+            left -= k
+        conn.sendall(b"k")
+    conn.close()
+    srv.close()
+
+
+def measure_tcp(rounds: int = 2000, bulk_bytes: int = 64 << 20, repeats: int = 5,
+                timeout_s: float = 60.0) -> tuple[Measurement, Measurement]:
+    """Loopback TCP one-way latency (s) and bandwidth (B/s) between this process and a child.
+
+    Latency: *rounds* 1-byte ping-pongs per repeat; one-way = round-trip / 2. Bandwidth: one
+    transfer of *bulk_bytes* per repeat, timed until the receiver's 1-byte acknowledgement.
+    Only 127.0.0.1 is used.
+    """
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    proc = ctx.Process(target=_tcp_server, args=(q, rounds, bulk_bytes, repeats), daemon=True)
+    proc.start()
+    try:
+        port = q.get(timeout=timeout_s)
+        sock = socket.create_connection(("127.0.0.1", port), timeout=timeout_s)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        one = bytearray(1)
+        lat = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            for _ in range(rounds):
+                sock.sendall(b"p")
+                _recv_exact(sock, 1, one)
+            lat.append((time.perf_counter() - t0) / rounds / 2)
+        payload = memoryview(bytes(min(bulk_bytes, 4 << 20)))
+        bw = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            left = bulk_bytes
+            while left:
+                chunk = payload[: min(len(payload), left)]
+                sock.sendall(chunk)
+                left -= len(chunk)
+            _recv_exact(sock, 1, one)
+            bw.append(bulk_bytes / (time.perf_counter() - t0))
+        sock.close()
+    finally:
+        proc.join(timeout=timeout_s)
+        if proc.is_alive():  # pragma: no cover - only on a hung child
+            proc.terminate()
+    latency = Measurement("network.0.latency", statistics.median(lat), "time",
+                          f"loopback TCP 127.0.0.1, 1-byte ping-pong x {rounds} per repeat, TCP_NODELAY; "
+                          f"one-way = round trip / 2", lat, {"rounds": rounds})
+    bandwidth = Measurement("network.0.bandwidth", statistics.median(bw), "bandwidth",
+                            f"loopback TCP 127.0.0.1, {bulk_bytes / 2**20:.0f} MiB per transfer until a 1-byte "
+                            f"acknowledgement", bw, {"bytes": bulk_bytes})
+    return latency, bandwidth
+
+
+# --------------------------------------------------------------------------------------------
+# driver
+
+def calibrate(quick: bool = False, progress: bool = False) -> Calibration:
+    """Measure this machine (see the module docstring).
+
+    Parameters
+    ----------
+    quick : bool
+        Small sizes and 3 repeats: a few seconds, noisier (for tests and smoke runs).
+        Default: well under a minute on a laptop-class machine.
+    progress : bool
+        Show a rich progress display on stderr.
+    """
+    started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    t_start = time.perf_counter()
+    facts = host_facts()
+    llc = facts.get("llc_bytes") or 32 << 20
+    avail = _available_bytes()
+    if quick:
+        reps = 3
+        array_bytes = min(max(2 * llc, 8 << 20), 64 << 20)
+        gemm_kw = {"target_s": 0.02, "n_max": 512, "n_min": 64}
+        tcp_kw = {"rounds": 200, "bulk_bytes": 4 << 20}
+    else:
+        reps = 5
+        array_bytes = min(max(8 * llc, 128 << 20), 512 << 20)
+        gemm_kw = {"target_s": 0.25, "n_max": 4096, "n_min": 1024}
+        tcp_kw = {"rounds": 2000, "bulk_bytes": 64 << 20}
+    array_bytes = int(min(array_bytes, max(avail // 8, 4 << 20)))  # 3 arrays stay under ~40% of free memory
+    steps: list[tuple[str, Callable[[], Any]]] = [
+        ("GEMM fp64", lambda: [measure_gemm("float64", reps, **gemm_kw)]),
+        ("GEMM fp32", lambda: [measure_gemm("float32", reps, **gemm_kw)]),
+        ("STREAM copy/triad", lambda: list(measure_stream(array_bytes, reps))),
+        ("loopback TCP", lambda: list(measure_tcp(repeats=reps, **tcp_kw))),
+    ]
+    results: dict[str, Measurement] = {}
+    if progress:
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        with Progress(TextColumn("calibrating: {task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                      TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
+            task = bar.add_task(steps[0][0], total=len(steps))
+            for desc, fn in steps:
+                bar.update(task, description=desc)
+                for m in fn():
+                    results[m.name] = m
+                bar.advance(task)
+    else:
+        for _desc, fn in steps:
+            for m in fn():
+                results[m.name] = m
+    return Calibration(results, facts, started, time.perf_counter() - t_start, quick)
+
+
+def default_output() -> Path:
+    """Where ``suite hardware calibrate`` writes by default: the first ``$SUITE_PROFILES``
+    folder, else the per-user folder; file ``local.toml``."""
+    env = os.environ.get("SUITE_PROFILES")
+    if env:
+        first = next((p for p in env.split(os.pathsep) if p), None)
+        if first:
+            return Path(first) / "local.toml"
+    from suite.hardware import user_profile_dir
+
+    return user_profile_dir() / "local.toml"
+
+
+def _q(value: float, dimension: str) -> str:
+    """A TOML string with unit that parses back to *value* (6 significant digits)."""
+    from suite.hardware.units import format_quantity
+
+    return format_quantity(value, dimension)
+
+
+def _toml_value(v: Any) -> str:
+    import json
+
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(float(v)) if isinstance(v, float) else str(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if v is None:
+        return '""'
+    return json.dumps(str(v), ensure_ascii=False)
+
+
+def to_toml(cal: Calibration, name: str = "local") -> str:
+    """Render *cal* as a ``kind = "measured"`` profile (every figure a string with a unit)."""
+    m = cal.measurements
+    f = cal.facts
+    when = cal.started
+    lines = [
+        "# Written by `suite hardware calibrate`" + (" --quick" if cal.quick else "") + f" on {when}.",
+        "# Re-run it to refresh; edit at will (it is a normal profile).",
+        "[profile]",
+        f"name = {_toml_value(name)}",
+        'kind = "measured"',
+        f"source = {_toml_value('suite hardware calibrate on ' + str(f.get('hostname')) + ', ' + when)}",
+        "verified = true",
+        f"description = {_toml_value('This machine as measured: ' + str(f.get('cpu_model')) + ', ' + str(f.get('cores_usable')) + ' usable cores, numpy ' + str(f.get('numpy')) + (' (quick mode: small sizes, noisier)' if cal.quick else '') + '. memory_bandwidth is the STREAM triad median; network level 0 is loopback TCP between two processes.')}",
+        'tags = ["measured", "local"]',
+        "",
+        "[device]",
+        'type = "cpu"',
+        f"name = {_toml_value(f.get('cpu_model'))}",
+        f"memory = {_toml_value(_q(f['memory_bytes'], 'bytes'))}",
+        f"memory_bandwidth = {_toml_value(_q(m['stream.triad'].value, 'bandwidth'))}",
+    ]
+    if f.get("llc_bytes"):
+        lines.append(f"on_chip_memory = {_toml_value(_q(f['llc_bytes'], 'bytes'))}")
+    flops = ", ".join(f"{k.rsplit('.', 1)[1]} = {_toml_value(_q(v.value, 'flop_rate'))}"
+                      for k, v in m.items() if k.startswith("device.peak_flops."))
+    lines += [f"peak_flops = {{ {flops} }}", f"cores = {int(f['cores_usable'])}", "",
+              "[node]", f"device = {_toml_value(name)}", "devices_per_node = 1",
+              f"host_memory = {_toml_value(_q(f['memory_bytes'], 'bytes'))}", "",
+              "[[network]]", 'name = "loopback-tcp"', 'topology = "switch"', "size = 2",
+              f"bandwidth = {_toml_value(_q(m['network.0.bandwidth'].value, 'bandwidth'))}",
+              f"latency = {_toml_value(_q(m['network.0.latency'].value, 'time'))}", "",
+              "[sources]"]
+    src = {
+        "device.memory": "os.sysconf(SC_PHYS_PAGES x SC_PAGE_SIZE) (read, not timed)",
+        "device.memory_bandwidth": "measured: " + m["stream.triad"].method,
+        "device.cores": "os.sched_getaffinity (cores usable by this process; read, not timed)",
+        "node.host_memory": "os.sysconf (read, not timed)",
+        "network.0.bandwidth": "measured: " + m["network.0.bandwidth"].method,
+        "network.0.latency": "measured: " + m["network.0.latency"].method,
+    }
+    if f.get("llc_bytes"):
+        src["device.on_chip_memory"] = "sysfs /sys/devices/system/cpu/cpu0/cache (largest level; read, not timed)"
+    for k, v in m.items():
+        if k.startswith("device.peak_flops."):
+            src[k] = "measured: " + v.method
+    lines += [f"{_toml_value(k)} = {_toml_value(v)}" for k, v in src.items()]
+    lines += ["", "[measured]", f"started = {_toml_value(when)}", f"duration_s = {round(cal.duration_s, 2)}",
+              f"quick = {_toml_value(cal.quick)}"]
+    for k, v in f.items():
+        if v is not None:
+            lines.append(f"{k} = {_toml_value(v)}")
+    aliases = {"stream.triad": ["device.memory_bandwidth"]}
+    for k, meas in m.items():
+        d = meas.as_dict()
+        lines += ["", f"[measured.{_toml_value(k)}]"]
+        if k in aliases:
+            d["used_for"] = aliases[k]
+        lines += [f"{kk} = {_toml_value(vv)}" for kk, vv in d.items()]
+    return "\n".join(lines) + "\n"

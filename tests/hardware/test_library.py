@@ -1,0 +1,246 @@
+"""The shipped profile library: everything validates, every figure has a source, figures lie in
+physical ranges, the names other plugins rely on exist, and the content hash behaves."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from suite.cli.hardware import _source_for
+from suite.hardware import ProfileLibrary, library, profile_dirs
+from suite.hardware.derived import bisection_bandwidth, derived, flatten
+from suite.hardware.units import format_quantity, parse_quantity
+from suite.resources import builtin_dir
+
+SHIPPED = builtin_dir("hardware_profiles")
+LIB = ProfileLibrary([SHIPPED])
+ALL = LIB.all()
+BY_NAME = {p.name: p for p in ALL}
+
+DEVICES = ["nvidia-k40c", "nvidia-k80", "nvidia-titan-x-maxwell", "nvidia-titan-x-pascal", "nvidia-titan-xp",
+           "nvidia-gtx-1080-ti", "nvidia-rtx-2070", "nvidia-rtx-a5000", "nvidia-v100-sxm2-16gb",
+           "nvidia-v100-sxm2-32gb", "nvidia-a40", "nvidia-a100-sxm4-40gb", "nvidia-a100-sxm4-80gb",
+           "nvidia-a800-sxm4-80gb", "nvidia-h100-sxm5-80gb", "nvidia-h200-sxm-141gb", "nvidia-gh200", "nvidia-b200",
+           "amd-mi250x", "amd-mi300x", "google-tpu-v4", "google-tpu-v5p", "cerebras-wse-2",
+           "intel-xeon-platinum-8280", "amd-epyc-7763"]
+NODES = ["dgx-1-v100", "dgx-a100", "dgx-h100", "hgx-h200", "frontier-node", "perlmutter-gpu-node",
+         "k40c-workstation", "titan-xp-workstation"]
+CLUSTERS = ["titanx-cluster-10gbe", "titanx-cluster-40gbe", "k80-cluster-10gbe", "k80-cluster-ib56",
+            "gtx1080ti-6x3-ib56", "a40-64", "a800-64", "ft-32dev", "selene-dgx-a100", "h100-ndr-fat-tree", "frontier",
+            "perlmutter"]
+
+
+def test_at_least_30_profiles_all_valid():
+    assert len(LIB) >= 30
+    assert LIB.check_all() == {}
+    assert LIB.warnings == []
+
+
+@pytest.mark.parametrize("name,kind", [(n, "device") for n in DEVICES] + [(n, "node") for n in NODES]
+                         + [(n, "cluster") for n in CLUSTERS])
+def test_agreed_names_exist_with_kind(name, kind):
+    assert BY_NAME[name].kind == kind
+
+
+def test_library_is_shipped_folder_first():
+    assert profile_dirs()[0] == SHIPPED
+    assert set(LIB.names()) <= set(library().names())
+
+
+@pytest.mark.parametrize("prof", ALL, ids=lambda p: p.name)
+def test_every_figure_has_a_source(prof):
+    assert prof.source
+    missing = []
+    for f in flatten(prof):
+        if f.dimension is None or f.value in (0, 0.0):
+            continue  # not a quantity, or a schema default (latency 0 when not given)
+        if ".fits." in f.path:
+            i, j = re.match(r"network\.(\d+)\.fits\.(\d+)\.", f.path).groups()
+            if not prof.network[int(i)].fits[int(j)].source:
+                missing.append(f.path)
+            continue
+        if not _source_for(prof, f.path):
+            missing.append(f.path)
+    assert missing == []
+
+
+@pytest.mark.parametrize("prof", ALL, ids=lambda p: p.name)
+def test_assumptions_are_declared(prof):
+    """A profile whose sources say 'assumption' says so in its description too, and is unverified."""
+    if any("assumption" in s.lower() for s in prof.sources.values()) and prof.kind == "cluster":
+        assert "ASSUMPTION" in prof.description.upper()
+    if prof.kind != "measured":
+        assert prof.verified is False  # nothing was re-checked against its document in this library
+
+
+# ----------------------------------------------------------------------------- sanity ranges
+# Line rates per direction, by technology, written out by hand:
+#  PCIe gen g x16: raw signalling 2.5/5/8/16/32 GT/s per lane x 16 lanes / 8 bits
+#  NVLink 2/3/4/5 per GPU per direction: 150 / 300 / 450 / 900 GB/s (V100/A100/H100/B200 datasheets)
+#  Ethernet / InfiniBand / Slingshot: the rate in the name (Gbit/s), Slingshot-11 200 Gbit/s
+PCIE_GTS = {1: 2.5e9, 2: 5e9, 3: 8e9, 4: 16e9, 5: 32e9, 6: 64e9}
+NVLINK = {2: 150e9, 3: 300e9, 4: 450e9, 5: 900e9}
+
+
+def line_rate(name: str) -> float:
+    """Upper bound (B/s per direction) of a network level or host link named *name*."""
+    n = name.lower()
+    if m := re.search(r"pcie ?(\d)(?:\.0)?(?: x(\d+))?", n):
+        return PCIE_GTS[int(m.group(1))] * int(m.group(2) or 16) / 8
+    if "k80-board-pcie" in n:
+        return PCIE_GTS[3] * 16 / 8
+    if m := re.search(r"pcie ?(\d)", n):
+        return PCIE_GTS[int(m.group(1))] * 16 / 8
+    if m := re.search(r"nvlink(\d)", n):
+        return NVLINK[int(m.group(1))]
+    if n == "nvlink-c2c":
+        return 450e9
+    if m := re.search(r"(?:ethernet|infiniband)\D*?(\d+)g", n):
+        return int(m.group(1)) * 1e9 / 8
+    if "slingshot-11" in n:
+        return 200e9 / 8
+    if "infinity-fabric" in n:
+        return 200e9  # MI250X in-package GCD link, the fastest xGMI link of the generation
+    raise AssertionError(f"no line-rate rule for link {name!r}: add one to this test")
+
+
+@pytest.mark.parametrize("prof", ALL, ids=lambda p: p.name)
+def test_sanity_ranges(prof):
+    dev = prof.device
+    assert dev is not None
+    for dtype, rate in dev.peak_flops.items():
+        assert 1e9 <= rate <= 10e15, (dtype, rate)  # no device above 10 PFLOP/s dense
+    if dev.type != "wafer":
+        assert 1e9 <= dev.memory_bandwidth < 10e12  # single device below 10 TB/s
+        assert dev.peak_flops
+    if dev.type in ("gpu", "tpu"):
+        assert 4e9 <= dev.memory <= 256e9
+    # precision ladder: lower precision is never slower
+    ladder = [k for k in ("fp64", "fp32", "tf32", "fp16", "fp8") if k in dev.peak_flops]
+    for lo, hi in zip(ladder, ladder[1:]):
+        assert dev.peak_flops[lo] <= dev.peak_flops[hi], (lo, hi)
+    if "bf16" in dev.peak_flops and "fp16" in dev.peak_flops:
+        assert dev.peak_flops["bf16"] == dev.peak_flops["fp16"]
+    if dev.host_link is not None:
+        assert 0 < dev.host_link.bandwidth <= line_rate(dev.host_link.name.split(" (")[0]) * 1.0001
+    if "fp32" in dev.peak_flops:
+        assert 1 <= dev.peak_flops["fp32"] / dev.memory_bandwidth <= 100  # machine balance, FLOP/B
+    for lvl in prof.network:
+        assert 0 < lvl.bandwidth <= line_rate(lvl.name) * 1.0001, lvl.name
+        assert 1e-7 <= lvl.latency <= 1e-3, lvl.name
+        for fit in lvl.fits:
+            assert 1e-7 <= fit.alpha <= 1e-2
+            assert 1 / fit.beta <= 8 * lvl.bandwidth  # an all-reduce is not faster than 8x the link
+    if prof.kind == "cluster":
+        assert prof.network[-1].size == prof.nodes
+        if len(prof.network) > 1:
+            assert prof.network[0].size == prof.node.devices_per_node
+    if prof.reliability and prof.reliability.device_mtbf:
+        assert prof.reliability.device_mtbf >= 1000 * 3600
+
+
+def test_known_figures_in_si():
+    """Spot checks of the unit conversion on shipped files (hand-computed)."""
+    a100 = BY_NAME["nvidia-a100-sxm4-80gb"].device
+    assert a100.memory == 80e9 and a100.memory_bandwidth == 2039e9 and a100.peak_flops["bf16"] == 312e12
+    assert BY_NAME["google-tpu-v4"].device.memory == 32 * 2**30
+    assert BY_NAME["titanx-cluster-10gbe"].network[-1].bandwidth == 1.25e9  # 10 Gbit/s
+    assert BY_NAME["gtx1080ti-6x3-ib56"].network[-1].bandwidth == 7e9  # 56 Gbit/s
+    fits = {f.workers: (f.alpha, f.beta) for f in BY_NAME["k80-cluster-10gbe"].network[-1].fits}
+    assert fits == {16: (9.080981e-4, 7.395651e-10), 8: (5.230273e-4, 8.570747e-10)}  # placeholders left out
+    ib = {f.workers for f in BY_NAME["k80-cluster-ib56"].network[-1].fits}
+    assert ib == {2, 4, 8, 16}
+    assert BY_NAME["ft-32dev"].num_devices == 32
+    assert BY_NAME["perlmutter"].devices_per_node == 4 and BY_NAME["perlmutter"].node.nics_per_node == 4
+    assert BY_NAME["perlmutter"].device.memory == 80e9
+    assert BY_NAME["frontier"].num_devices == 9408 * 4
+
+
+def test_derived_figures_by_hand():
+    d = {x.name: x.value for x in derived(BY_NAME["perlmutter"])}
+    assert d["machine_balance.fp32"] == pytest.approx(19.5e12 / 2039e9)
+    assert d["machine_balance.bf16"] == pytest.approx(312e12 / 2039e9)
+    assert d["devices_total"] == 1024
+    assert d["network.-1.aggregate_injection"] == pytest.approx(256 * 4 * 25e9)
+    # 4 GPUs fully connected, 300 GB/s each over 3 links: 2 x 2 links of 100 GB/s cross the cut
+    assert d["network.0.bisection_bandwidth"] == pytest.approx(400e9)
+    sel = BY_NAME["selene-dgx-a100"]
+    # fat-tree of 560 nodes, 8 NICs x 25 GB/s per node, non-blocking: 280 x 200 GB/s
+    assert bisection_bandwidth(sel, -1) == pytest.approx(280 * 8 * 25e9)
+    assert bisection_bandwidth(BY_NAME["frontier"], -1) is None  # dragonfly: taper not recorded
+
+
+# ----------------------------------------------------------------------------- content hash
+
+def test_hash_stable_across_key_order_and_location(tmp_path):
+    src = SHIPPED / "devices" / "nvidia-v100-sxm2-16gb.toml"
+    text = src.read_text()
+    (tmp_path / "a").mkdir()
+    shutil.copy(src, tmp_path / "a" / "v.toml")
+    # reorder the [device] keys and change prose: same content
+    lines = text.splitlines()
+    start = lines.index("[device]") + 1
+    end = next(i for i in range(start, len(lines)) if not lines[i].strip())
+    body = lines[start:end][::-1]
+    reordered = "\n".join(lines[:start] + body + lines[end:]).replace("Figures recalled", "Numbers recalled")
+    reordered = reordered.replace('memory_bandwidth = "900 GB/s"', 'memory_bandwidth = "7200 Gbit/s"')
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "v.toml").write_text(reordered)
+    h0 = LIB.get("nvidia-v100-sxm2-16gb").content_hash()
+    ha = ProfileLibrary([tmp_path / "a"]).get("nvidia-v100-sxm2-16gb").content_hash()
+    hb = ProfileLibrary([tmp_path / "b"]).get("nvidia-v100-sxm2-16gb").content_hash()
+    assert h0 == ha == hb
+    assert re.fullmatch(r"[0-9a-f]{16}", h0)
+
+
+NUMERIC = [(p.name, f.path) for p in ALL if p.kind != "device" for f in flatten(p)
+           if f.dimension and isinstance(f.value, float) and f.value > 0 and ".fits." not in f.path]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from(NUMERIC), st.floats(1.01, 3.0))
+def test_any_figure_changed_changes_hash(case, factor):
+    name, path = case
+    prof = BY_NAME[name]
+    value = next(f.value for f in flatten(prof) if f.path == path)
+    changed = prof.with_overrides({path: value * factor})
+    assert changed.content_hash() != prof.content_hash()
+
+
+def test_override_records_and_parses_units():
+    prof = BY_NAME["titanx-cluster-10gbe"]
+    q = prof.with_overrides({"network.-1.bandwidth": "40 Gbit/s"})
+    assert q.network[-1].bandwidth == 5e9
+    assert q.overrides == {"network.-1.bandwidth": "40 Gbit/s"}
+    assert q.content_hash() != BY_NAME["titanx-cluster-40gbe"].content_hash()  # the name and overrides differ
+
+
+# ----------------------------------------------------------------------------- units round trip
+
+DIMS = {"bytes": (1e3, 1e15), "bandwidth": (1e6, 1e16), "flop_rate": (1e9, 1e16), "time": (1e-9, 1e9),
+        "per_byte_time": (1e-13, 1e-6), "power": (1.0, 1e6), "frequency": (1e6, 1e10)}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(DIMS)), st.floats(0, 1))
+def test_format_parse_round_trip(dim, u):
+    lo, hi = DIMS[dim]
+    value = lo * (hi / lo) ** u
+    text = format_quantity(value, dim)
+    assert parse_quantity(text, dim, strict=True) == pytest.approx(value, rel=1e-5)
+
+
+def test_bits_and_bytes_never_guessed():
+    assert parse_quantity("400 Gbit/s", "bandwidth") == 50e9
+    assert parse_quantity("400 GB/s", "bandwidth") == 400e9
+    assert parse_quantity("1 GiB", "bytes") == 2**30
+    assert parse_quantity("1 GB", "bytes") == 1e9
+    with pytest.raises(ValueError, match="bits: a size must be given in bytes"):
+        parse_quantity("8 Gibit", "bytes")
+    assert parse_quantity(5.0, "bytes") == 5.0  # programmatic SI float
+    with pytest.raises(ValueError, match="a bare number"):
+        parse_quantity(5.0, "bytes", strict=True)

@@ -1,0 +1,198 @@
+"""Every malformed profile in tests/hardware/malformed/ gives ONE clear line naming the file, the
+field path, what was expected and what was given, and `suite hardware validate` exits 2 without a
+traceback. The expected lines are written here by hand from the corpus files."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from pydantic import BaseModel
+
+from suite.cli import main
+from suite.errors import ProfileError
+from suite.hardware import ProfileLibrary, get_profile, library, profile_dirs
+from suite.hardware.units import BandwidthQ
+from suite.hardware.validate import validate_paths
+
+HERE = Path(__file__).parent / "malformed"
+
+# file -> (field path or None for a syntax error, fragment of "expected ...", fragment of "got ...")
+CASES: dict[str, tuple[str | None, str, str]] = {
+    "missing-field.toml": ("device.memory_bandwidth", "expected a bandwidth in bytes or bits per second",
+                           "got nothing (required field missing)"),
+    "wrong-dimension.toml": ("device.memory", 'expected a size in bytes like "80 GiB"', "got '900 GB/s' (wrong dimension"),
+    "bits-for-bytes.toml": ("device.memory", "expected a size in bytes", "got '128 Gbit' (bits: a size must be given in bytes"),
+    "bare-number.toml": ("device.memory_bandwidth", "expected a bandwidth", "got 900 (a bare number"),
+    "no-unit-string.toml": ("device.memory_bandwidth", "expected a bandwidth", "got '900' (no unit)"),
+    "zero-flops.toml": ("device.peak_flops.fp32", "expected a compute rate > 0", "got '0 TFLOP/s'"),
+    "zero-bandwidth.toml": ("network.0.bandwidth", "expected a bandwidth in bytes or bits per second > 0", "got '0 Gbit/s'"),
+    "negative-bandwidth.toml": ("network.0.bandwidth", "> 0", "got '-100 Gbit/s'"),
+    "unknown-key.toml": ("device.memroy", "expected a key of [device] (type, name, vendor, memory,",
+                         "got unknown key 'memroy'; did you mean 'memory'?"),
+    "wrong-type-literal.toml": ("device.type", "expected 'gpu', 'cpu', 'tpu', 'wafer', 'fpga' or 'accelerator'",
+                                "got 'quantum'"),
+    "wrong-kind.toml": ("profile.kind", "expected 'device', 'node', 'cluster' or 'measured'", "got 'rack'"),
+    "duplicate-name.toml": ("profile.name", "expected a name no other profile uses",
+                            "got 'nvidia-a100-sxm4-80gb' (already defined in "),
+    "bad-source-path.toml": ("sources.device.memroy", "expected the path of a field of this profile", "got 'device.memroy'"),
+    "bad-syntax.toml": (None, "expected valid TOML", "got "),
+    "unknown-reference.toml": ("node.device", "expected the name of a device profile",
+                               "got 'nvidia-a100-sxm9-80gb'; did you mean nvidia-a100-sxm4-80gb"),
+    "cpu-is-a-gpu.toml": ("node.cpu", "expected a profile whose [device] type is 'cpu'", "got 'nvidia-k40c' (type 'gpu')"),
+    "zero-nodes.toml": ("nodes", "expected an integer >= 1", "got 0"),
+    "cluster-without-network.toml": ("network", "expected at least one [[network]] level", "got nothing"),
+    "nodes-in-node-table.toml": ("node.nodes", "expected a key of [node]",
+                                 "got unknown key 'nodes'; `nodes` is a top-level key"),
+    "unknown-extends.toml": ("profile.extends", "expected the name of a profile in the library",
+                             "got 'dgx-a1000'; did you mean dgx-a100"),
+    "self-extends.toml": ("profile.extends", "expected a chain without cycles", "got self-extends -> self-extends"),
+    "missing-name.toml": ("profile.name", "expected a string", "got nothing (required field missing)"),
+}
+
+
+def test_corpus_is_complete():
+    """Every file in the corpus has an expected message here, and vice versa."""
+    assert sorted(p.name for p in HERE.glob("*.toml")) == sorted(CASES)
+
+
+def _check_line(line: str, fname: str, field: str | None, expected: str, given: str) -> None:
+    assert "\n" not in line.strip()
+    path = str(HERE / fname)
+    assert line.startswith(path + ": "), line
+    rest = line[len(path) + 2:]
+    if field is None:
+        assert re.match(r"line \d+, column \d+: expected valid TOML, got .+", rest), rest
+    else:
+        assert rest.startswith(f"field {field}: expected "), rest
+    assert expected in rest, (expected, rest)
+    assert given in rest, (given, rest)
+    assert rest.index("expected") < rest.index(given.split()[0]), rest
+
+
+@pytest.mark.parametrize("fname", sorted(CASES))
+def test_validate_paths_one_line(fname):
+    field, expected, given = CASES[fname]
+    report = validate_paths([HERE / fname])
+    assert report["ok"] == []
+    assert len(report["errors"]) == 1
+    _check_line(report["errors"][0], fname, field, expected, given)
+
+
+@pytest.mark.parametrize("fname", sorted(CASES))
+def test_cli_validate_exit_2_no_traceback(fname):
+    field, expected, given = CASES[fname]
+    res = CliRunner().invoke(main, ["hardware", "validate", str(HERE / fname)])
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output
+    lines = [ln for ln in res.output.splitlines() if ln.startswith("error: ")]
+    assert len(lines) == 1, res.output
+    _check_line(lines[0][len("error: "):], fname, field, expected, given)
+
+
+def test_extends_cycle_across_two_files():
+    report = validate_paths([HERE / "cycle"])
+    assert len(report["errors"]) == 2
+    a = str(HERE / "cycle" / "cycle-a.toml")
+    assert f"{a}: field profile.extends: expected a chain without cycles, got cycle-a -> cycle-b -> cycle-a" in report["errors"]
+
+
+def test_cli_validate_good_and_bad_together_exits_2():
+    good = profile_dirs()[0] / "devices" / "nvidia-k40c.toml"
+    res = CliRunner().invoke(main, ["hardware", "validate", str(good), str(HERE / "zero-flops.toml")])
+    assert res.exit_code == 2
+    assert "ok: nvidia-k40c (device)" in res.output
+    assert res.output.count("error: ") == 1
+
+
+def test_duplicate_names_across_folders(tmp_path):
+    for sub in ("one", "two"):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "x.toml").write_text((HERE.parent / "malformed" / "missing-name.toml").read_text()
+                                               .replace('[profile]', '[profile]\nname = "twin"'))
+    with pytest.raises(ProfileError) as exc:
+        ProfileLibrary([tmp_path / "one", tmp_path / "two"])
+    msg = str(exc.value)
+    assert msg == (f"{tmp_path / 'two' / 'x.toml'}: field profile.name: expected a name no other profile uses, "
+                   f"got 'twin' (already defined in {tmp_path / 'one' / 'x.toml'})")
+
+
+def test_unknown_profile_name_suggests():
+    with pytest.raises(ProfileError, match=r"expected a known profile name, got 'nvidia-a100'; did you mean "):
+        library().get("nvidia-a100")
+
+
+def test_get_profile_of_missing_file():
+    with pytest.raises(ProfileError, match=r"nope\.toml: expected an existing profile file"):
+        get_profile("nope.toml")
+
+
+# ---------------------------------------------------------------------------- extensions
+
+class HopperExt(BaseModel):
+    model_config = {"extra": "forbid"}
+    dsmem_bandwidth: BandwidthQ
+    max_cluster_size: int
+
+
+EXT_PROFILE = """[profile]
+name = "ext-test"
+kind = "device"
+
+[device]
+type = "gpu"
+memory = "80 GB"
+memory_bandwidth = "3.35 TB/s"
+peak_flops = {{ fp32 = "67 TFLOP/s" }}
+
+[ext.{name}]
+{body}
+"""
+
+
+def _write(tmp_path, name, body):
+    f = tmp_path / "ext.toml"
+    f.write_text(EXT_PROFILE.format(name=name, body=body))
+    return f
+
+
+def test_registered_extension_validated_into_si(tmp_path):
+    f = _write(tmp_path, "hopper", 'dsmem_bandwidth = "3.3 TB/s"\nmax_cluster_size = 16')
+    lib = ProfileLibrary([f], extensions={"hopper": HopperExt})
+    prof = lib.get("ext-test")
+    assert prof.ext["hopper"] == {"dsmem_bandwidth": 3.3e12, "max_cluster_size": 16}
+    assert lib.warnings == []
+
+
+def test_registered_extension_error_names_ext_path(tmp_path):
+    f = _write(tmp_path, "hopper", 'dsmem_bandwidth = "3.3 TB"\nmax_cluster_size = 16')
+    report = validate_paths([f], extensions={"hopper": HopperExt})
+    assert len(report["errors"]) == 1
+    assert report["errors"][0].startswith(f"{f}: field ext.hopper.dsmem_bandwidth: expected a bandwidth")
+    assert "got '3.3 TB' (wrong dimension" in report["errors"][0]
+
+
+def test_registered_extension_bare_number_rejected(tmp_path):
+    f = _write(tmp_path, "hopper", "dsmem_bandwidth = 3.3e12\nmax_cluster_size = 16")
+    with pytest.raises(ProfileError, match=r"field ext\.hopper\.dsmem_bandwidth: .*a bare number"):
+        ProfileLibrary([f], extensions={"hopper": HopperExt}).get("ext-test")
+
+
+def test_unknown_extension_kept_and_warned(tmp_path):
+    f = _write(tmp_path, "fpga", "dsp_slices = 9024")
+    report = validate_paths([f], extensions={})
+    assert report["errors"] == []
+    assert [o["name"] for o in report["ok"]] == ["ext-test"]
+    assert report["warnings"] == [f"{f}: field ext.fpga: no installed plugin registers extension 'fpga' "
+                                  f"(suite_profile_extensions); kept unvalidated"]
+    prof = ProfileLibrary([f], extensions={}).get("ext-test")
+    assert prof.ext == {"fpga": {"dsp_slices": 9024}}
+
+
+def test_cli_validate_shows_extension_warning(tmp_path):
+    f = _write(tmp_path, "nosuchplugin", "x = 1")
+    res = CliRunner().invoke(main, ["hardware", "validate", str(f)])
+    assert res.exit_code == 0, res.output
+    assert "warning: " in res.output and "ext.nosuchplugin" in res.output
