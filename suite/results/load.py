@@ -1,0 +1,207 @@
+"""``suite.results.load``: a store's results as one pandas DataFrame (long or wide form).
+
+This is the Python entry point for analysis; the CLI commands ``suite compare``, ``suite report``
+and ``suite results export`` are built on it. It only reads the store (see
+:mod:`suite.results.store` for the schema).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from suite.errors import StoreError
+
+__all__ = ["load", "open_store", "override_value", "CASE_COLUMNS"]
+
+#: Case columns present in both forms, in this order (then ``param.NAME`` and ``set.PATH``).
+CASE_COLUMNS = ("run", "key", "technique", "technique_version", "variant", "fidelity", "profile", "profile_hash",
+                "workload", "workload_hash", "seed", "params", "overrides", "duration", "run_id")
+
+
+def open_store(store: Any):
+    """A :class:`suite.results.Store` from a Store, a path, or None (the default store), read-only.
+
+    Returns
+    -------
+    (Store, bool)
+        The store and whether this call opened it (and so should close it).
+
+    Raises
+    ------
+    StoreError
+        The path does not exist or is not a store.
+    """
+    from suite.results.store import Store, default_store_path
+
+    if isinstance(store, Store):
+        return store, False
+    if store is None:
+        store = default_store_path()
+    if not isinstance(store, (str, Path)):
+        raise StoreError(f"store: expected a Store or a path to a .sqlite file, got {type(store).__name__}")
+    return Store(store, readonly=True), True
+
+
+_NUM_UNIT = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(.*?)\s*$")
+
+
+def override_value(text: Any) -> tuple[float | None, str]:
+    """Split a profile override value such as ``"10 Gbit/s"`` into ``(10.0, "Gbit/s")``.
+
+    Parameters
+    ----------
+    text : str or number
+        The value as given to ``suite run --set PATH=VALUE`` (stored verbatim).
+
+    Returns
+    -------
+    (float or None, str)
+        The number and its unit string (``""`` for a bare number); ``(None, text)`` when the
+        value does not start with a number.
+    """
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return float(text), ""
+    m = _NUM_UNIT.match(str(text))
+    if not m:
+        return None, str(text)
+    return float(m.group(1)), m.group(2)
+
+
+def load(store: Any = None, run: int | str | None = None, wide: bool = False, *,
+         params: Mapping[str, Any] | None = None, metrics: Any = None, status: str = "ok", **filters: Any):
+    """Load results from a store into a :class:`pandas.DataFrame`.
+
+    Parameters
+    ----------
+    store : Store, str, Path or None
+        An open :class:`suite.results.Store`, or the path of a store file (opened read-only and
+        closed again); None: ``$SUITE_STORE`` or ``results/suite.sqlite``.
+    run : int, ``"latest"`` or None
+        Only the cases this run asked for (computed or found already stored); None: every case
+        in the store.
+    wide : bool
+        False (long form): one row per (case, metric). True: one row per case, one column per
+        metric (values only; units and directions are in the long form and in ``df.attrs``).
+    params : mapping, optional
+        Keep cases whose technique parameters equal these values, e.g. ``{"nodes": 4}``.
+    metrics : str or list of str, optional
+        Keep only these metrics (long form: rows; wide form: columns).
+    status : str
+        Only ``"ok"`` cases carry metrics; kept for clarity (other values raise).
+    **filters
+        Column = value (or list of values) on ``technique, variant, fidelity, profile,
+        profile_hash, workload, seed, technique_version, key, run_id``.
+
+    Returns
+    -------
+    DataFrame
+        Case columns :data:`CASE_COLUMNS`:
+
+        ``run`` (the run asked for, or None), ``key`` (the case key), ``technique``,
+        ``technique_version``, ``variant``, ``fidelity`` (``model``/``simulate``/``execute``),
+        ``profile`` (name), ``profile_hash`` (content hash of the profile with its overrides),
+        ``workload``, ``workload_hash``, ``seed``, ``params`` (dict), ``overrides`` (dict: profile
+        field path -> value as given), ``duration`` (s, evaluation time), ``run_id`` (the run that
+        computed the case); then one ``param.NAME`` column per technique parameter and one
+        ``set.PATH`` column per overridden profile field (the value as given, e.g. ``"10 Gbit/s"``).
+
+        Long form adds ``name, value, unit, direction`` (``lower``/``higher``/``none``) and
+        ``n_samples`` (raw repeated measurements stored for that metric; 0 for model fidelity).
+        Wide form adds one float column per metric name (``metric.NAME`` when the name collides
+        with a case column).
+
+        ``df.attrs`` holds ``store`` (path), ``run`` (the run's provenance dict, or None) and
+        ``units`` / ``directions`` (metric name -> unit / direction).
+
+    Raises
+    ------
+    StoreError
+        Unknown store, run or filter column (one line, naming it).
+
+    Examples
+    --------
+    >>> from suite.results import load                                   # doctest: +SKIP
+    >>> df = load("results/suite.sqlite", run="latest", wide=True)      # doctest: +SKIP
+    >>> df.groupby(["variant", "param.nodes"])["throughput"].mean()       # doctest: +SKIP
+    """
+    import pandas as pd
+
+    if status != "ok":
+        raise StoreError(f"status: only ok cases carry metrics; got {status!r} (use Store.cases for other statuses)")
+    st, opened = open_store(store)
+    try:
+        rid = st.resolve_run(run)
+        long = st.metrics(rid, wide=False, **filters)
+        cases = st.cases(rid, **filters)
+        info = st.run_info(rid) if rid is not None else None
+        nsamp = _sample_counts(st, list(long["key"].unique())) if len(long) else {}
+        path = str(st.path)
+    finally:
+        if opened:
+            st.close()
+    cases = cases[cases["status"] == "ok"]
+    if params:
+        for k, v in params.items():
+            col = f"param.{k}"
+            if col not in cases.columns:
+                raise StoreError(f"params: no case has a parameter {k!r}")
+            cases = cases[cases[col] == v]
+    keep_keys = set(cases["key"])
+    long = long[long["key"].isin(keep_keys)]
+    if metrics is not None:
+        names = [metrics] if isinstance(metrics, str) else list(metrics)
+        long = long[long["name"].isin(names)]
+    units = dict(zip(long["name"], long["unit"]))
+    directions = dict(zip(long["name"], long["direction"]))
+
+    base = cases.copy()
+    base.insert(0, "run", rid)
+    sets = sorted({k for ov in base["overrides"] for k in (ov or {})})
+    for p in sets:
+        base[f"set.{p}"] = [(ov or {}).get(p) for ov in base["overrides"]]
+    pcols = [c for c in base.columns if c.startswith("param.")]
+    scols = [f"set.{p}" for p in sets]
+    base = base[[c for c in CASE_COLUMNS if c in base.columns] + pcols + scols].reset_index(drop=True)
+
+    if not wide:
+        m = long[["key", "name", "value", "unit", "direction"]].copy()
+        m["n_samples"] = [nsamp.get((k, n), 0) for k, n in zip(m["key"], m["name"])]
+        df = base.merge(m, on="key", how="inner")
+    else:
+        if len(long):
+            w = long.pivot(index="key", columns="name", values="value")
+            w.columns.name = None
+            w = w.rename(columns={c: f"metric.{c}" for c in w.columns if c in base.columns}).reset_index()
+            df = base.merge(w, on="key", how="left")
+        else:
+            df = base
+    df = df.reset_index(drop=True)
+    df.attrs = {"store": path, "run": info, "units": units, "directions": directions}
+    return df
+
+
+def _sample_counts(store, keys: list[str]) -> dict[tuple[str, str], int]:
+    out: dict[tuple[str, str], int] = {}
+    for i in range(0, len(keys), 900):
+        chunk = keys[i:i + 900]
+        q = (f"SELECT case_key, metric, count(*) FROM samples WHERE case_key IN ({','.join('?' * len(chunk))}) "
+             "GROUP BY case_key, metric")
+        for k, m, n in store.conn.execute(q, chunk):
+            out[(k, m)] = int(n)
+    return out
+
+
+def samples(store, keys: list[str]) -> dict[tuple[str, str], list[float]]:
+    """Raw samples: (case key, metric) -> values in index order (read-only query on ``samples``)."""
+    out: dict[tuple[str, str], list[float]] = {}
+    for i in range(0, len(keys), 900):
+        chunk = keys[i:i + 900]
+        q = (f"SELECT case_key, metric, value FROM samples WHERE case_key IN ({','.join('?' * len(chunk))}) "
+             "ORDER BY case_key, metric, idx")
+        for k, m, v in store.conn.execute(q, chunk):
+            if v is not None:
+                out.setdefault((k, m), []).append(float(v))
+    return out
