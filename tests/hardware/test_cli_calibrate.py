@@ -1,0 +1,159 @@
+"""`suite hardware list|show|diff|calibrate` and the calibration measurements (quick mode)."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from suite.cli import main
+from suite.hardware import ProfileLibrary, clear_cache
+from suite.hardware import calibrate as cal
+
+
+def run(*args, env=None):
+    res = CliRunner().invoke(main, list(args), env=env)
+    assert "Traceback" not in res.output, res.output
+    return res
+
+
+def test_list_json_filters():
+    res = run("hardware", "list", "--kind", "cluster", "--format", "json")
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.output[res.output.index("["):])
+    names = {r["name"] for r in rows}
+    assert {"titanx-cluster-10gbe", "k80-cluster-ib56", "perlmutter"} <= names
+    assert {r["kind"] for r in rows} == {"cluster"}
+    res = run("hardware", "list", "--vendor", "amd", "--format", "json")
+    rows = json.loads(res.output[res.output.index("["):])
+    assert {r["name"] for r in rows} >= {"amd-mi250x", "amd-mi300x", "amd-epyc-7763"}
+    assert all(r["vendor"] == "amd" for r in rows)
+
+
+def test_show_json_units_sources_derived():
+    res = run("hardware", "show", "nvidia-k40c", "--format", "json")
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    fields = {f["path"]: f for f in data["fields"]}
+    assert fields["device.memory_bandwidth"]["display"] == "288 GB/s"
+    assert fields["device.peak_flops.fp32"]["display"] == "4.29 TFLOP/s"
+    assert "K40 datasheet" in fields["device.memory_bandwidth"]["source"]
+    derived = {d["name"]: d["value"] for d in data["derived"]}
+    assert derived["machine_balance.fp32"] == pytest.approx(4.29e12 / 288e9)  # 14.9 FLOP/B
+
+
+def test_show_text_and_unknown_name():
+    res = run("hardware", "show", "k80-cluster-10gbe")
+    assert res.exit_code == 0
+    assert "machine_balance.fp32" in res.output and "ethernet-10g" in res.output
+    res = run("hardware", "show", "k80-cluster")
+    assert res.exit_code == 2
+    assert res.output.startswith("error: hardware profile: expected a known profile name, got 'k80-cluster'")
+
+
+def test_diff_titanx_10_vs_40():
+    res = run("hardware", "diff", "titanx-cluster-10gbe", "titanx-cluster-40gbe", "--format", "json")
+    assert res.exit_code == 0, res.output
+    rows = {r["field"]: r for r in json.loads(res.output)}
+    assert rows["network.0.bandwidth"]["ratio_b_over_a"] == pytest.approx(4.0)
+    assert rows["network.0.name"]["titanx-cluster-10gbe"] == "ethernet-10g"
+    assert "device.memory" not in rows  # equal fields are left out
+
+
+# ----------------------------------------------------------------------------- measurements
+
+def test_gemm_counts_2n3():
+    m = cal.measure_gemm("float64", repeats=3, target_s=0.005, n_max=128, n_min=64)
+    n = m.params["n"]
+    assert 64 <= n <= 128 and m.repeats == 3
+    assert m.value > 1e7  # any BLAS does better than 10 MFLOP/s
+    assert min(m.samples) <= m.value <= max(m.samples)
+    assert m.name == "device.peak_flops.fp64"
+
+
+def test_stream_counts_bytes_and_triad_is_correct():
+    copy, triad = cal.measure_stream(1 << 20, repeats=2, block=4096)
+    assert copy.params["array_bytes"] == triad.params["array_bytes"] == 1 << 20
+    assert copy.value > 1e8 and triad.value > 1e8
+    assert "3 x 8 B" in triad.method and "2 x 8 B" in copy.method
+
+
+def test_blocked_triad_matches_numpy():
+    """The blocked triad computes a = b + s*c exactly like the one-line numpy expression."""
+    n, block = 10_000, 4096
+    rng = np.random.default_rng(1)
+    b, c = rng.standard_normal(n), rng.standard_normal(n)
+    a = np.empty(n)
+    tmp = np.empty(block)
+    for i in range(0, n, block):
+        j = min(i + block, n)
+        np.multiply(c[i:j], 3.0, out=tmp[: j - i])
+        np.add(b[i:j], tmp[: j - i], out=a[i:j])
+    np.testing.assert_array_equal(a, b + 3.0 * c)
+
+
+def test_loopback_tcp():
+    lat, bw = cal.measure_tcp(rounds=20, bulk_bytes=1 << 20, repeats=2)
+    assert 1e-7 < lat.value < 0.05
+    assert bw.value > 1e6
+    assert lat.name == "network.0.latency" and bw.name == "network.0.bandwidth"
+
+
+def test_host_facts():
+    f = cal.host_facts()
+    assert f["cores_usable"] >= 1 and f["memory_bytes"] > 2**28
+
+
+def _fake_calibration() -> cal.Calibration:
+    ms = {
+        "device.peak_flops.fp64": cal.Measurement("device.peak_flops.fp64", 5.0e10, "flop_rate", "gemm", [4.9e10, 5.0e10, 5.2e10]),
+        "device.peak_flops.fp32": cal.Measurement("device.peak_flops.fp32", 1.0e11, "flop_rate", "gemm", [1e11]),
+        "stream.copy": cal.Measurement("stream.copy", 2.0e10, "bandwidth", "copy", [2e10]),
+        "stream.triad": cal.Measurement("stream.triad", 1.5e10, "bandwidth", "triad", [1.5e10]),
+        "network.0.latency": cal.Measurement("network.0.latency", 2.0e-5, "time", "ping", [2e-5]),
+        "network.0.bandwidth": cal.Measurement("network.0.bandwidth", 3.0e9, "bandwidth", "bulk", [3e9]),
+    }
+    facts = {"cpu_model": "Test CPU", "cores_usable": 2, "cores_logical": 4, "cores_physical": 2,
+             "memory_bytes": 16 * 2**30, "llc_bytes": 32 * 2**20, "hostname": "h", "platform": "p",
+             "python": "3", "numpy": "2", "blas": ""}
+    return cal.Calibration(ms, facts, "2026-01-01T00:00:00+00:00", 1.0, True)
+
+
+def test_to_toml_round_trip(tmp_path):
+    c = _fake_calibration()
+    text = cal.to_toml(c, name="local")
+    raw = tomllib.loads(text)
+    assert raw["profile"]["kind"] == "measured"
+    assert raw["measured"]["device.peak_flops.fp64"]["spread"] == pytest.approx((5.2e10 - 4.9e10) / 5e10, rel=1e-3)
+    f = tmp_path / "local.toml"
+    f.write_text(text)
+    prof = ProfileLibrary([f]).get("local")
+    assert prof.device.peak_flops == {"fp64": 5e10, "fp32": 1e11}
+    assert prof.device.memory_bandwidth == 1.5e10
+    assert prof.device.memory == 16 * 2**30
+    assert prof.network[0].latency == pytest.approx(2e-5) and prof.network[0].bandwidth == 3e9
+    assert prof.num_devices == 1
+
+
+def test_cli_calibrate_quick_then_show_local(tmp_path):
+    """`calibrate --quick` writes into the per-user folder, and `show local` finds it there."""
+    env = {"XDG_CONFIG_HOME": str(tmp_path), "SUITE_PROFILES": ""}
+    clear_cache()
+    try:
+        res = run("hardware", "calibrate", "--quick", env=env)
+        assert res.exit_code == 0, res.output
+        out = tmp_path / "dlsys-suite" / "profiles" / "local.toml"
+        assert out.exists() and f"wrote {out}" in res.output
+        res = run("hardware", "show", "local", "--format", "json", env=env)
+        assert res.exit_code == 0, res.output
+        data = json.loads(res.output)
+        assert data["kind"] == "measured"
+        assert set(data["measured"]) >= {"device.peak_flops.fp64", "stream.triad", "network.0.latency"}
+        assert data["measured"]["stream.triad"]["repeats"] == 3
+        res = run("hardware", "validate", str(out), env=env)
+        assert res.exit_code == 0, res.output
+    finally:
+        clear_cache()
