@@ -1,0 +1,39 @@
+"""``suite results export``: a whole store (or one run) to Parquet, provenance in the metadata."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from suite.cli.results import _store_option, results_group
+
+
+@results_group.command("export")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=Path("suite-results.parquet"),
+              show_default=True, help="Parquet file to write.")
+@click.option("--run", "run", default=None, help="Only this run (an id or `latest`); default: the whole store.")
+@_store_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="What to print about the export.")
+def export_cmd(output, run, store_path, fmt) -> None:
+    """Export every ok case's metrics (long form) to a Parquet file readable by pandas.
+
+    \b
+    Columns: those of suite.results.load (long form), plus `runs` (run ids that asked for the
+    case) and `samples` (raw repeated measurements). The file's metadata key `dlsys_suite`
+    holds the provenance of every run (host, packages, plugins, git commit, command):
+      pandas.read_parquet(FILE)
+      suite.results.export.read_provenance(FILE)
+    """
+    from suite.results.export import export_parquet
+    from suite.results.store import default_store_path
+
+    info = export_parquet(store_path or default_store_path(), output, run=run)
+    if fmt == "json":
+        click.echo(json.dumps({k: info[k] for k in ("path", "rows", "run", "exported")} |
+                              {"runs": [r["id"] for r in info["runs"]]}, indent=2))
+    else:
+        click.echo(f"wrote {info['rows']} metric row(s) of {len(info['runs'])} run(s) to {info['path']} "
+                   f"(provenance in the Parquet metadata key 'dlsys_suite')")

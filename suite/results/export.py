@@ -1,0 +1,184 @@
+"""Export a whole results store (or one run) to Parquet, with the provenance as file metadata.
+
+The Parquet file holds the long form of :func:`suite.results.load` (one row per case and metric,
+every ok case of the store) plus two columns: ``runs`` (every run that asked for the case) and
+``samples`` (the raw repeated measurements, empty for model fidelity). ``params`` and
+``overrides`` are JSON text (techniques declare different parameters). The file's key-value
+metadata ``dlsys_suite`` is a JSON object::
+
+    {"format": "dlsys-suite results", "format_version": 1, "store_schema_version": 1,
+     "exported": "<UTC ISO time>", "store": "<path>", "run": <id or null>,
+     "runs": [{"id": 1, "started": ..., "host": ..., "packages": {...}, "plugins": {...},
+               "git_commit": ..., "command": ..., "status": ..., counts...}, ...],
+     "cases": {"ok": N, "failed": N, ...}}
+
+Read it back with ``pandas.read_parquet(path)`` and :func:`read_provenance`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from suite.errors import StoreError
+
+__all__ = ["export_parquet", "read_provenance", "METADATA_KEY", "FORMAT_VERSION"]
+
+METADATA_KEY = b"dlsys_suite"
+FORMAT_VERSION = 1
+
+
+def _column_type(values: Iterable[Any]) -> str:
+    kinds = set()
+    for v in values:
+        if v is None or (isinstance(v, float) and v != v):
+            continue
+        if isinstance(v, bool):
+            kinds.add("bool")
+        elif isinstance(v, int):
+            kinds.add("int")
+        elif isinstance(v, float):
+            kinds.add("num")
+        elif isinstance(v, str):
+            kinds.add("str")
+        else:
+            kinds.add("other")
+    if kinds == {"int", "num"}:
+        return "num"
+    return kinds.pop() if len(kinds) == 1 else ("none" if not kinds else "mixed")
+
+
+def _portable(df):
+    """Columns Parquet can hold whatever the techniques put in their parameters."""
+    import pandas as pd
+
+    df = df.copy()
+    for c in ("params", "overrides"):
+        if c in df.columns:
+            df[c] = [json.dumps(v, sort_keys=True, default=str) for v in df[c]]
+    for c in [c for c in df.columns if c.startswith(("param.", "set."))]:
+        kind = _column_type(df[c])
+        if kind == "int":
+            df[c] = df[c].astype("Int64")
+        elif kind == "num":
+            df[c] = pd.to_numeric(df[c], errors="coerce").astype("float64")
+        elif kind == "bool":
+            df[c] = df[c].astype("boolean")
+        elif kind == "str":
+            df[c] = df[c].astype("string")
+        else:  # mixed, lists, dicts: JSON text per cell
+            df[c] = [None if v is None or (isinstance(v, float) and v != v) else json.dumps(v, default=str)
+                     for v in df[c]]
+            df[c] = df[c].astype("string")
+    if "run" in df.columns:
+        df["run"] = df["run"].astype("Int64")
+    return df
+
+
+def export_parquet(store: Any, path: str | Path, run: int | str | None = None) -> dict[str, Any]:
+    """Write every ok case's metrics (or one run's) to a Parquet file with provenance metadata.
+
+    Parameters
+    ----------
+    store : Store, str, Path or None
+        As :func:`suite.results.load`.
+    path : str or Path
+        The Parquet file to write (its folder is created).
+    run : int, ``"latest"`` or None
+        Only this run's cases; None: the whole store.
+
+    Returns
+    -------
+    dict
+        The provenance written under the metadata key ``dlsys_suite``, plus ``rows`` and
+        ``path``.
+
+    Raises
+    ------
+    StoreError
+        Unknown store or run.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from suite.results.load import load, open_store
+
+    st, opened = open_store(store)
+    try:
+        df = load(st, run=run, wide=False)
+        keys = list(df["key"].unique())
+        runs_of = _runs_of(st, keys)
+        samp = _samples(st, keys)
+        runs = st.runs()
+        rid = st.resolve_run(run)
+        if rid is not None:
+            runs = runs[runs["id"] == rid]
+        counts = dict(st.conn.execute("SELECT status, count(*) FROM cases GROUP BY status").fetchall())
+        schema_version = st.schema_version
+        store_path = str(st.path)
+    finally:
+        if opened:
+            st.close()
+    df["runs"] = [runs_of.get(k, []) for k in df["key"]]
+    df["samples"] = [samp.get((k, n), []) for k, n in zip(df["key"], df["name"])]
+    df = _portable(df)
+    run_rows = []
+    for r in runs.to_dict("records"):
+        r = {k: (v.item() if hasattr(v, "item") else v) for k, v in r.items()}
+        for k in ("packages", "plugins"):
+            r[k] = json.loads(r[k]) if r.get(k) else {}
+        run_rows.append(r)
+    prov = {"format": "dlsys-suite results", "format_version": FORMAT_VERSION,
+            "store_schema_version": schema_version,
+            "exported": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "store": store_path, "run": rid, "runs": run_rows, "cases": counts}
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    meta = dict(table.schema.metadata or {})
+    meta[METADATA_KEY] = json.dumps(prov, default=str).encode()
+    table = table.replace_schema_metadata(meta)
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        pq.write_table(table, out)
+    except OSError as exc:
+        raise StoreError(f"export: cannot write {str(out)!r}: {exc}") from None
+    return {**prov, "rows": len(df), "path": str(out)}
+
+
+def read_provenance(path: str | Path) -> dict[str, Any]:
+    """The ``dlsys_suite`` metadata of an exported Parquet file.
+
+    Raises
+    ------
+    StoreError
+        The file is not a Parquet file written by :func:`export_parquet`.
+    """
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except (OSError, ValueError) as exc:
+        raise StoreError(f"{str(path)!r}: not a Parquet file: {exc}") from None
+    if METADATA_KEY not in meta:
+        raise StoreError(f"{str(path)!r}: no dlsys_suite metadata (not written by `suite results export`)")
+    return json.loads(meta[METADATA_KEY])
+
+
+def _runs_of(store, keys: list[str]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for i in range(0, len(keys), 900):
+        chunk = keys[i:i + 900]
+        for k, r in store.conn.execute(
+                f"SELECT case_key, run_id FROM run_cases WHERE case_key IN ({','.join('?' * len(chunk))}) "
+                "ORDER BY run_id", chunk):
+            out.setdefault(k, []).append(int(r))
+    return out
+
+
+def _samples(store, keys: list[str]) -> dict[tuple[str, str], list[float]]:
+    from suite.results.load import samples
+
+    return samples(store, keys)
