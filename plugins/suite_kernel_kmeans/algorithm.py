@@ -103,21 +103,34 @@ def gram(X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
         return X @ np.asarray(Y, dtype=np.float64).T
     if X.shape[0] == 0:
         return np.zeros((0, 0))
-    upper = blas.dsyrk(1.0, X)  # upper triangle of X X^T (Fortran order)
-    return np.triu(upper) + np.triu(upper, 1).T
+    U = blas.dsyrk(1.0, X)  # upper triangle of X X^T (Fortran order)
+    n = U.shape[0]
+    step = 1024
+    for b0 in range(0, n, step):  # mirror the upper triangle block by block (no n x n temporaries)
+        b1 = min(n, b0 + step)
+        blk = U[b0:b1, b0:b1]
+        U[b0:b1, b0:b1] = np.triu(blk) + np.triu(blk, 1).T
+        U[b1:, b0:b1] = U[b0:b1, b1:].T
+    return U.T  # symmetric, so the C-ordered transpose view is the same matrix
 
 
 def _apply(G: np.ndarray, kp: dict, sq_x: np.ndarray | None = None, sq_y: np.ndarray | None = None) -> np.ndarray:
+    """Apply the kernel function to a freshly computed Gram matrix, in place (one n x m buffer)."""
     kind = kp["kind"]
     if kind == "linear":
         return G
-    if kind == "polynomial":
-        return (kp["gamma"] * G + kp["coef0"]) ** kp["degree"]
-    if kind == "sigmoid":
-        return np.tanh(kp["gamma"] * G + kp["coef0"])
-    d2 = sq_x[:, None] + sq_y[None, :] - 2.0 * G
-    np.maximum(d2, 0.0, out=d2)
-    return np.exp(-kp["gamma"] * d2)
+    if kind in ("polynomial", "sigmoid"):
+        G *= kp["gamma"]
+        G += kp["coef0"]
+        if kind == "polynomial":
+            return np.power(G, kp["degree"], out=G)
+        return np.tanh(G, out=G)
+    G *= -2.0
+    G += sq_x[:, None]
+    G += sq_y[None, :]
+    np.maximum(G, 0.0, out=G)
+    G *= -kp["gamma"]
+    return np.exp(G, out=G)
 
 
 def kernel_matrix(X: np.ndarray, Y: np.ndarray | None = None, kp: dict | None = None) -> np.ndarray:
@@ -151,7 +164,7 @@ def kernel_diag(X: np.ndarray, kp: dict) -> np.ndarray:
     sq = np.einsum("ij,ij->i", X, X)
     if kp["kind"] == "gaussian":
         return np.ones(X.shape[0])
-    return _apply(sq, kp)
+    return _apply(np.array(sq, dtype=np.float64), kp)
 
 
 def assignment_matrix(labels: np.ndarray, k: int) -> sp.csr_matrix:

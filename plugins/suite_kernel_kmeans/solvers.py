@@ -47,7 +47,7 @@ from suite.errors import ParameterError
 
 from suite_kernel_kmeans import algorithm as alg
 
-__all__ = ["RunResult", "run_single", "run_1d", "run_15d", "run_2d", "run", "LAYOUTS", "SINGLE", "partition"]
+__all__ = ["RunResult", "run_single", "single_iteration", "run_1d", "run_15d", "run_2d", "run", "LAYOUTS", "SINGLE", "partition"]
 
 SINGLE = ("dense", "popcorn", "sliding-window")
 LAYOUTS = ("1d", "1.5d", "2d")
@@ -144,24 +144,7 @@ def run_single(X: np.ndarray, k: int, kp: dict, labels0: np.ndarray, max_iter: i
     b = max(1, min(int(window), n))
     for _ in range(max_iter):
         t = time.perf_counter()
-        if method == "popcorn":
-            V = alg.assignment_matrix(labels, k)
-            E = np.asarray(V @ K).T  # E^T = V K (SpMM), K symmetric
-            sizes = np.bincount(labels, minlength=k).astype(np.float64)
-            z = E[np.arange(n), labels]
-            G = V @ z  # SpMV
-        else:
-            Vd = np.zeros((k, n))
-            Vd[labels, np.arange(n)] = 1.0
-            if method == "dense":
-                E = K @ Vd.T  # GEMM
-            else:
-                E = np.empty((n, k))
-                for s in range(0, n, b):
-                    E[s:s + b] = alg.kernel_matrix(X[s:s + b], X, kernel) @ Vd.T
-            sizes = Vd.sum(axis=1)
-            z = E[np.arange(n), labels]
-            G = Vd @ z
+        E, sizes, G = single_iteration(method, labels, k, K=K, X=X, kp=kernel, window=b)
         D = alg.distances(E, sizes, G)
         objs.append(alg.objective(D, diag, labels))
         new = alg.update_labels(D, diag, labels)
@@ -171,6 +154,42 @@ def run_single(X: np.ndarray, k: int, kp: dict, labels0: np.ndarray, max_iter: i
             break
         labels = new
     return RunResult(labels, objs, len(times), times, kernel_time, converged)
+
+
+def single_iteration(method: str, labels: np.ndarray, k: int, K: np.ndarray | None = None,
+                     X: np.ndarray | None = None, kp: dict | None = None, window: int = 8192
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The products of one iteration on one process: ``E = K V^T`` (n x k), sizes and G.
+
+    ``popcorn``: V in CSR, ``E^T = V K`` (SpMM, K symmetric), ``G = V z`` (SpMV);
+    ``dense``: V dense, ``E = K V^T`` (GEMM); ``sliding-window``: K never stored, each b x n block
+    row ``kappa(X_b, X)`` is recomputed and multiplied by the dense ``V^T`` (needs X and kp).
+
+    Returns
+    -------
+    E : ndarray, shape (n, k); sizes, G : ndarrays, shape (k,)
+    """
+    labels = np.asarray(labels, dtype=np.int64)
+    n = labels.shape[0]
+    if method == "popcorn":
+        V = alg.assignment_matrix(labels, k)
+        E = np.asarray(V @ K).T  # E^T = V K (SpMM), K symmetric
+        sizes = np.bincount(labels, minlength=k).astype(np.float64)
+        z = E[np.arange(n), labels]
+        return E, sizes, V @ z  # SpMV
+    Vd = np.zeros((k, n))
+    Vd[labels, np.arange(n)] = 1.0
+    if method == "dense":
+        E = K @ Vd.T  # GEMM
+    elif method == "sliding-window":
+        b = max(1, min(int(window), n))
+        E = np.empty((n, k))
+        for s in range(0, n, b):
+            E[s:s + b] = alg.kernel_matrix(X[s:s + b], X, kp) @ Vd.T
+    else:
+        raise ParameterError(f"kernel-kmeans: variant {method!r} is not single-process; expected one of {list(SINGLE)}")
+    z = E[np.arange(n), labels]
+    return E, Vd.sum(axis=1), Vd @ z
 
 
 # --------------------------------------------------------------------------- group helpers
