@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -471,6 +472,12 @@ def run_simulation(pm: PerfModel, policy: str, trace: list[TraceEvent], horizon:
 # --------------------------------------------------------------------------- scenario plumbing
 
 
+@lru_cache(maxsize=64)
+def _perf_model(job, cluster, bubble_fill: float, tp: int) -> PerfModel:
+    """One PerfModel (and its plan-search cache) per (job, cluster, bubble fill, TP degree)."""
+    return PerfModel(job, cluster, bubble_fill=bubble_fill, tp_degrees=(tp,))
+
+
 def build(scenario) -> tuple[PerfModel, Knobs]:
     """The performance model and knobs of a resolved scenario (profile + workload + params).
 
@@ -495,7 +502,7 @@ def build(scenario) -> tuple[PerfModel, Knobs]:
     cluster = cluster_from_profile(scenario.profile, mfu=float(p["mfu"]), device_mtbf_h=p["device_mtbf"],
                                    repair_time_h=p["repair_time"], restart_time_s=p["restart_time"],
                                    checkpoint_bandwidth_gbs=p["checkpoint_bandwidth"])
-    pm = PerfModel(job, cluster, bubble_fill=float(p["bubble_fill"]), tp_degrees=(int(p["tp"]),))
+    pm = _perf_model(job, cluster, float(p["bubble_fill"]), int(p["tp"]))
     knobs = Knobs(reconfigure_time=float(p["reconfigure_time"]), failover_time=float(p["failover_time"]),
                   checkpoint_rule=p["checkpoint_rule"], failure_free_mtbf=(p["failures"] == "none"))
     return pm, knobs
