@@ -134,8 +134,10 @@ def temp_bytes(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-ta
         Bytes per element (4 for float32).
     traffic : {"per-tap", "fused"}
         ``per-tap``: the allocation sequence of :mod:`.ops` (padded input, per-tap slab copy
-        ``A``, weight-tap copy, GEMM result ``B``, sub-output buffers), so the measured
-        tracemalloc peak can be checked against it. ``fused``: only the buffers the algorithm
+        ``A``, weight-tap copy, GEMM result ``B``, the unified method's one per-class
+        accumulator, kernel segregation's ``s^2`` sub-output buffers, numpy's ufunc buffers for
+        in-place adds into strided views), so the measured tracemalloc peak can be checked
+        against it. ``fused``: only the buffers the algorithm
         itself needs: zero-insert the upsampled padded input ``N Ci (Ho+k-1)(Wo+k-1)``;
         kernel segregation the ``s^2`` sub-outputs ``N Co s^2 ceil(Ho/s) ceil(Wo/s)``; scatter
         the uncropped buffer minus the output; unified nothing [Tida25].
@@ -188,10 +190,16 @@ def temp_bytes(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-ta
             return 0
         hp, wp = l.h + rlo + rhi, l.w + clo + chi
         xp = n * ci * hp * wp
-        step = max((max((0 if _contiguous((n, pr.count, pc.count), (n, hp, wp)) else n * pr.count * pc.count * ci)
-                        + wtap, _strided_add_buffer(n, pr.count, pc.count, co, s, ho, wo))
-                    + n * pr.count * pc.count * co
-                    for pr in rows for pc in cols if pr.taps and pc.taps and pr.count and pc.count), default=0)
+        step = 0
+        for pr in rows:
+            for pc in cols:
+                taps = pr.taps * pc.taps
+                if not (taps and pr.count and pc.count):
+                    continue
+                m = n * pr.count * pc.count
+                a = 0 if _contiguous((n, pr.count, pc.count), (n, hp, wp)) else m * ci
+                # first tap: A + weight copy + B (B becomes the accumulator); later taps: acc + A + w + B
+                step = max(step, a + wtap + m * co + (m * co if taps >= 2 else 0))
         return (xp + step) * itemsize
     raise ValueError(f"unknown variant {variant!r}")
 
@@ -212,7 +220,8 @@ def operations(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-ta
     none for scatter, whose slab is the contiguous input), GEMM ``2 M Ci Co`` FLOPs over
     ``M Ci + Ci Co + M Co`` elements, accumulate ``M Co`` FLOPs over ``3 M Co`` elements.
     Set-up: padded / zero-inserted input written once (its size) plus the input read;
-    kernel segregation's interleave reads and writes the output. ``fused``: see the module
+    kernel segregation's interleave reads and writes the output; the unified method writes each
+    class's accumulator once (read + write of its size). ``fused``: see the module
     docstring; every kernel reads its operands and writes its results once.
     """
     n, ci, co, h, w, k, s, ho, wo = l.n, l.ci, l.co, l.h, l.w, l.k, l.s, l.ho, l.wo
@@ -271,8 +280,10 @@ def operations(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-ta
             for t in range(pr.taps * pc.taps):
                 ops.append(Op("gather", 0.0, b * 2 * mm * ci))
                 ops.append(Op("gemm", 2.0 * mm * ci * co, b * (mm * ci + ci * co + mm * co)))
-                if t or variant == "unified":
+                if t:
                     ops.append(Op("add", 1.0 * mm * co, b * 3 * mm * co))
+            if variant == "unified" and pr.taps * pc.taps and mm:
+                ops.append(Op("write", 0.0, b * 2 * mm * co))  # the class's accumulator into its strided outputs
     if variant == "kernel-segregated":
         ops.append(Op("interleave", 0.0, b * 2 * out_el))
     return ops

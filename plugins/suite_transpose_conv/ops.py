@@ -344,9 +344,12 @@ def unified(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_
 
     Notes
     -----
-    ``out[s q + r, s u + c] += x[q + d_r - t, u + d_c - v] w[a_r + s t, a_c + s v]`` over the
-    exact grid of class ``(r, c)`` (see :func:`phase_plan`) [Tida25]. Classes without taps
-    (``a >= k``, possible when ``s > k``) stay zero.
+    ``out[s q + r, s u + c] = sum_{t, v} x[q + d_r - t, u + d_c - v] w[a_r + s t, a_c + s v]`` over
+    the exact grid of class ``(r, c)`` (see :func:`phase_plan`) [Tida25]. A class's taps are
+    accumulated in one transient the size of that class (what a GPU thread keeps in registers)
+    and written once into its strided output positions; no class's buffer outlives its write, so
+    there are never ``s^2`` sub-outputs alive and no element is computed twice. Classes without
+    taps (``a >= k``, possible when ``s > k``) stay zero.
     """
     s, p, op = stride, padding, output_padding
     n, ci, co, h, wd, ho, wo = _check(x, w, s, p, op)
@@ -360,13 +363,20 @@ def unified(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_
     for pr in rows:
         for pc in cols:
             work.outputs += pr.count * pc.count
-            if not (pr.count and pc.count):
+            if not (pr.count and pc.count and pr.taps and pc.taps):
                 continue
-            view = out[:, pr.r::s, pc.r::s, :]
+            acc = None  # this class's outputs, accumulated over its taps (a thread's registers on a GPU)
             for t in range(pr.taps):
                 for v in range(pc.taps):
                     i0, j0 = rlo + pr.d - t, clo + pc.d - v
-                    view += _gemm(xp[:, i0:i0 + pr.count, j0:j0 + pc.count, :], taps[pr.a + s * t, pc.a + s * v], work)
+                    g = _gemm(xp[:, i0:i0 + pr.count, j0:j0 + pc.count, :], taps[pr.a + s * t, pc.a + s * v], work)
+                    if acc is None:
+                        acc = g
+                    else:
+                        acc += g
+                    del g
+            out[:, pr.r::s, pc.r::s, :] = acc  # each output element written once, in place
+            del acc
     del xp, taps
     return _nchw(out), work
 

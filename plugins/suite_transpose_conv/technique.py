@@ -46,8 +46,9 @@ PARAMETERS = {
     "output_padding": Param(int, 0, "", 0, 15, help="output padding op, 0 <= op < s"),
     "dtype": Param(str, "float32", choices=("float32", "float64"), help="element type"),
     "repeats": Param(int, 5, "", 1, 1000, help="execute: timed repeats (median reported, raw samples kept)"),
-    "threads": Param(int, 0, "", 0, 256, help="execute: BLAS threads while timing (threadpoolctl); 0 = the "
-                     "library's default (all cores, as `suite hardware calibrate` measures)"),
+    "threads": Param(int, 1, "", 0, 256, help="execute: BLAS threads while timing (threadpoolctl); 0 = the "
+                     "library's default. 1 by default: multi-threaded BLAS on a shared, oversubscribed machine "
+                     "gives timings 10-100x off"),
     "check": Param(bool, True, help="execute: compare the output with the scatter definition"),
     "traffic": Param(str, "per-tap", choices=("per-tap", "fused"),
                      help="model: memory traffic of the reference numpy schedule (per-tap) or of one fused "
