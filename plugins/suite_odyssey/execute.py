@@ -32,7 +32,6 @@ The oracle is plain full-batch gradient descent of the same MLP in numpy (no wor
 
 from __future__ import annotations
 
-import copy
 import math
 import time
 

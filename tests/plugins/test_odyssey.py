@@ -30,7 +30,7 @@ from suite_odyssey.model import (
     uniform_transformer,
     young_interval,
 )
-from suite_odyssey.simulate import Knobs, TraceEvent, read_trace, run_simulation
+from suite_odyssey.simulate import TraceEvent, read_trace
 from suite_odyssey.technique import CLAIMS, TECHNIQUE, max_ratio_vs_replan, max_ratio_vs_reroute
 
 # ----------------------------------------------------------------------------- helpers
