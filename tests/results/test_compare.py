@@ -1,0 +1,180 @@
+"""suite compare: scenario joins, better/worse by direction, the CI threshold, Mann-Whitney U on
+raw samples, and the refusal of cross-profile / cross-version comparisons."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from click.testing import CliRunner
+
+from suite.cli import main
+from suite.results import Store
+from suite.results.compare import CompareError, CompareRefused, compare_runs, parse_threshold
+from suite.results.load import load
+
+
+def test_changed_profile_is_refused_then_allowed_with_the_field_difference(sweep_store):
+    path, a, b = sweep_store
+    with pytest.raises(CompareRefused, match="different hardware profiles.*--allow-profile-change"):
+        compare_runs(path, a, b)
+    cmp = compare_runs(path, a, b, allow_profile_change=True)
+    assert cmp.matched == 24 and not cmp.only_a and not cmp.only_b
+    from suite.hardware import get_profile
+
+    nic_latency = get_profile("titanx-cluster-10gbe").network[-1].latency  # s, from the profile file
+    assert len(cmp.profile_diffs) == 1
+    d = cmp.profile_diffs[0]
+    assert d.pairs == 24 and list(d.fields) == ["network.0.latency"]
+    assert d.fields["network.0.latency"] == (pytest.approx(nic_latency), pytest.approx(50e-6))
+    assert nic_latency != pytest.approx(50e-6)
+
+
+def test_values_ratio_and_direction(sweep_store):
+    path, a, b = sweep_store
+    cmp = compare_runs(path, a, b, allow_profile_change=True)
+    wa = load(path, run=a, wide=True).set_index("key")
+    wb = load(path, run=b, wide=True).set_index("key")
+    for r in cmp.rows:
+        assert r.a == wa.loc[r.key_a, r.metric] and r.b == wb.loc[r.key_b, r.metric]
+        # same scenario on both sides
+        for col in ("variant", "param.nodes", "set.network.-1.bandwidth"):
+            assert wa.loc[r.key_a, col] == wb.loc[r.key_b, col]
+        if r.a == r.b:
+            assert r.verdict == "same" and r.ratio == 1.0
+            continue
+        assert r.ratio == pytest.approx(r.b / r.a) and r.change == pytest.approx((r.b - r.a) / abs(r.a))
+        expected = {"lower": "better" if r.b < r.a else "worse", "higher": "better" if r.b > r.a else "worse",
+                    "none": "changed"}[r.direction]
+        assert r.verdict == expected
+    # a slower NIC (higher latency) never makes a time shorter or a throughput higher
+    assert not [r for r in cmp.rows if r.verdict == "better"]
+    # the bytes on the wire do not depend on latency
+    assert {r.verdict for r in cmp.rows if r.metric in ("comm_bytes", "bytes_per_node")} == {"same"}
+
+
+def test_threshold_gates_exactly_the_metrics_worse_beyond_it(sweep_store):
+    path, a, b = sweep_store
+    for thr in (0.05, 0.3, 0.5):
+        cmp = compare_runs(path, a, b, allow_profile_change=True, threshold=thr)
+        expected = {(r.key_a, r.metric) for r in cmp.rows if r.direction != "none" and r.a and
+                    ((r.b - r.a) / abs(r.a) if r.direction == "lower" else (r.a - r.b) / abs(r.a)) > thr}
+        assert {(r.key_a, r.metric) for r in cmp.regressions()} == expected
+        assert cmp.exit_code == (1 if expected else 0)
+    assert compare_runs(path, a, b, allow_profile_change=True, threshold=0.05).exit_code == 1
+    assert compare_runs(path, a, b, allow_profile_change=True, threshold=0.5).exit_code == 0
+    assert compare_runs(path, a, b, allow_profile_change=True).exit_code == 0  # no threshold: report only
+    same = compare_runs(path, a, a, threshold="0%")
+    assert {r.verdict for r in same.rows} == {"same"} and same.exit_code == 0 and not same.mismatches
+
+
+def test_cli_refuses_then_gates(sweep_store):
+    path, a, b = sweep_store
+    runner = CliRunner()
+    res = runner.invoke(main, ["compare", str(a), str(b), "--store", str(path)])
+    assert res.exit_code == 2
+    assert res.output.count("\n") == 1 and res.output.startswith("error: compare refused")
+    res = runner.invoke(main, ["compare", str(a), str(b), "--store", str(path), "--allow-profile-change",
+                               "--threshold", "5%"])
+    assert res.exit_code == 1, res.output
+    assert "network.0.latency" in res.output and "beyond 5.0%" in res.output
+    res = runner.invoke(main, ["compare", str(a), str(b), "--store", str(path), "--allow-profile-change",
+                               "--threshold", "50%", "--format", "json", "--metric", "iteration_time"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert doc["matched_cases"] == 24 and len(doc["rows"]) == 24
+    assert doc["profile_diffs"][0]["fields"]["network.0.latency"][1] == pytest.approx(50e-6)
+
+
+@pytest.mark.parametrize("text,value", [("5%", 0.05), ("0.05", 0.05), ("0%", 0.0), ("12.5%", 0.125), (None, None)])
+def test_parse_threshold(text, value):
+    assert parse_threshold(text) == value
+
+
+@pytest.mark.parametrize("text", ["5", "five", "-1%", "abc%"])
+def test_parse_threshold_errors(text):
+    with pytest.raises(CompareError, match="--threshold"):
+        parse_threshold(text)
+
+
+# ----------------------------------------------------------------- hand-built stores (samples, versions)
+
+def _case(store, run, key, version, samples, variant="v", value=None):
+    ident = {"key": key, "technique": "toy", "technique_version": version, "variant": variant, "fidelity": "execute",
+             "profile": None, "profile_hash": None, "workload": None, "workload_hash": None,
+             "params": {"n": 1}, "seed": 0, "overrides": {}}
+    med = value if value is not None else sorted(samples)[len(samples) // 2]
+    store.add_outcome(ident, {"status": "ok", "metrics": [["wall_time", med, "s", "lower"]],
+                              "samples": {"wall_time": samples}, "duration": 0.1}, run)
+
+
+def _store(tmp_path, name, a_samples, b_samples, version_b="1.0", variant="v"):
+    path = tmp_path / name
+    with Store(path) as st:
+        ra = st.begin_run("a", plugins={})
+        _case(st, ra, "ka" + name, "1.0", a_samples, variant)
+        st.finish_run(ra, "done", {"total": 1, "ok": 1})
+        rb = st.begin_run("b", plugins={})
+        _case(st, rb, "kb" + name, version_b, b_samples, variant)
+        st.finish_run(rb, "done", {"total": 1, "ok": 1})
+    return path, ra, rb
+
+
+def test_mann_whitney_separated_samples_are_significant(tmp_path):
+    # 5 vs 5 samples, every B above every A: exact two-sided p = 2 / C(10, 5) = 2 / 252
+    path, ra, rb = _store(tmp_path, "sep.sqlite", [1.0, 1.1, 1.2, 1.3, 1.4], [2.0, 2.1, 2.2, 2.3, 2.4])
+    cmp = compare_runs(path, ra, rb, threshold="5%")
+    (row,) = cmp.rows
+    assert row.p_value == pytest.approx(2 / math.comb(10, 5))
+    assert row.significant is True and row.verdict == "worse" and row.regression and cmp.exit_code == 1
+    assert row.change == pytest.approx((2.2 - 1.2) / 1.2)
+
+
+def test_mann_whitney_overlapping_samples_are_not_significant(tmp_path):
+    # medians 1.2 -> 1.32 (+10%, beyond 5%) but the samples interleave: not significant, no regression
+    a = [1.0, 1.1, 1.2, 1.5, 1.6]
+    b = [0.9, 1.25, 1.32, 1.45, 1.7]
+    from scipy.stats import mannwhitneyu
+
+    p = mannwhitneyu(a, b, alternative="two-sided").pvalue
+    assert p >= 0.05
+    path, ra, rb = _store(tmp_path, "ovl.sqlite", a, b)
+    cmp = compare_runs(path, ra, rb, threshold="5%")
+    (row,) = cmp.rows
+    assert row.verdict == "worse" and row.change == pytest.approx(0.1)
+    assert row.p_value == pytest.approx(p) and row.significant is False
+    assert not row.regression and cmp.exit_code == 0
+    assert "not significant" in row.label(cmp.threshold)
+
+
+def test_technique_version_change_is_refused(tmp_path):
+    path, ra, rb = _store(tmp_path, "ver.sqlite", [1.0, 1.1, 1.2], [1.0, 1.1, 1.2], version_b="2.0")
+    with pytest.raises(CompareRefused, match="technique toy: version 1.0 in run 1, 2.0 in run 2"):
+        compare_runs(path, ra, rb)
+    assert compare_runs(path, ra, rb, allow_profile_change=True).rows[0].verdict == "same"
+
+
+def test_nothing_in_common_is_an_error(tmp_path):
+    path, ra, rb = _store(tmp_path, "none.sqlite", [1.0, 1.1], [1.0, 1.1])
+    with Store(path) as st:
+        rc = st.begin_run("c", plugins={})
+        _case(st, rc, "kc", "1.0", [1.0, 1.2], variant="other")
+        st.finish_run(rc, "done", {"total": 1, "ok": 1})
+    with pytest.raises(CompareError, match="no scenario in common"):
+        compare_runs(path, ra, rc)
+
+
+def test_run_b_from_a_second_store(tmp_path):
+    pa, ra, _ = _store(tmp_path, "base.sqlite", [1.0, 1.05, 1.1, 1.15, 1.2], [1.0] * 5)
+    pb, _, rb = _store(tmp_path, "new.sqlite", [5.0] * 5, [1.5, 1.55, 1.6, 1.65, 1.7])
+    cmp = compare_runs(pa, ra, rb, store_b=pb, threshold="5%")
+    (row,) = cmp.rows
+    assert (row.a, row.b) == (1.1, 1.6) and row.significant and row.regression
+    # 3 samples a side can never reach p < 0.05 (the smallest two-sided p is 2 / C(6, 3) = 0.1)
+    p3, r3a, r3b = _store(tmp_path, "three.sqlite", [1.0, 1.1, 1.2], [2.0, 2.1, 2.2])
+    (row3,) = compare_runs(p3, r3a, r3b, threshold="5%").rows
+    assert row3.p_value == pytest.approx(0.1) and row3.significant is False and not row3.regression
+    res = CliRunner().invoke(main, ["compare", str(ra), str(rb), "--store", str(pa), "--store-b", str(pb),
+                                    "--threshold", "5%"])
+    assert res.exit_code == 1 and "worse +45.5%" in res.output
