@@ -1,0 +1,479 @@
+"""SuperNeurons' memory policies as a step-level simulation over a layer table.
+
+The network is executed as 2N steps: forward of layers 0..N-1 in table order, then backward of
+N-1..0. Tensors are the forward outputs ``F_i`` (``activation_bytes x batch``), the gradients
+``G_i`` w.r.t. those outputs, the model input, and the parameters with their gradients (always
+resident). Each step reads and writes tensors; a policy decides when a tensor becomes resident
+and when it leaves:
+
+==============================  ===========================================================
+policy                          rule (Wang et al., PPoPP'18, section)
+==============================  ===========================================================
+``baseline``                    every tensor kept until the end of backward: peak
+                                ``sum l^f + sum l^b`` (§3.2, the Caffe/Torch behaviour)
+``liveness``                    each tensor freed after its last use (§3.2)
+``liveness+offload``            + Unified Tensor Pool: CONV outputs offloaded to host memory
+                                after their last forward use, prefetched at the backward of the
+                                CONV layer before their first backward use (§3.3.1); with the
+                                Tensor Cache (default) tensors are offloaded only under memory
+                                pressure, least recently used first (§3.3.2, Alg. 2)
+``liveness+offload+recompute``  + cost-aware recomputation: outputs of cheap layers (all but
+                                CONV, FC and tensors crossing a segment) are dropped after
+                                forward and recomputed per segment, speed-centric if
+                                ``sum_seg l^f + l^b_seg <= l_peak`` else memory-centric (§3.4)
+``recompute-only``              checkpoint every CONV output on the device (no offload), drop
+                                the rest, recompute every segment speed-centric (the common
+                                checkpointing baseline, MXNet's mirror strategy per §3.4)
+==============================  ===========================================================
+
+What a backward step reads: its output-gradient ``G_i``; its inputs' ``F`` for layers whose
+gradient needs the input (conv, fc, deconv, norm, lrn, pool); its own ``F_i`` for layers whose
+gradient is a function of the output (act, pool, lrn, softmax, dropout's mask). It writes the
+input gradients ``G_j``. Simplifications (stated in docs/techniques/superneurons.md): in-place
+operations are not modelled; workspaces are the layer table's hints; a tensor leaves device
+memory the step its offload starts (pinned host copies are asynchronous).
+
+Times: per-layer compute by roofline (:func:`suite.perf.layer_times`), transfers over the
+device's host link (:func:`suite.perf.transfer_time`), one copy engine per direction; a read of
+a tensor whose prefetch has not completed stalls compute (the stall time).
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+from suite.errors import ParameterError
+from suite.perf import layer_times, transfer_time
+from suite.workloads import LayerTable
+
+__all__ = ["POLICIES", "MemoryTrace", "simulate", "layer_memory", "max_trainable", "NEEDS_INPUT", "NEEDS_OUTPUT"]
+
+POLICIES = ("baseline", "liveness", "liveness+offload", "liveness+offload+recompute", "recompute-only")
+NEEDS_INPUT = frozenset({"conv", "fc", "deconv", "norm", "lrn", "pool", "attention", "embedding"})
+NEEDS_OUTPUT = frozenset({"act", "pool", "lrn", "softmax", "dropout"})
+INPLACE_KINDS = frozenset({"act", "dropout"})
+CHECKPOINT_KINDS = frozenset({"conv", "deconv", "fc"})
+OFFLOAD_KINDS = frozenset({"conv", "deconv"})
+INPUT = "input"
+
+
+@dataclass
+class MemoryTrace:
+    """Outcome of one policy on one network (bytes, FLOPs, seconds)."""
+
+    policy: str
+    batch: int
+    peak: float  # bytes of activations/gradients at the worst step (params excluded)
+    params_bytes: float  # weights + weight gradients, always resident
+    peak_step: int
+    per_step: list[float]
+    bytes_offloaded: float = 0.0
+    bytes_prefetched: float = 0.0
+    recompute_flops: float = 0.0
+    recompute_time: float = 0.0
+    compute_time: float = 0.0
+    stall_time: float = 0.0
+    l_peak: float = 0.0  # max_i l_i, the largest single layer's need (paper's lower bound)
+    segments: dict[str, int] = field(default_factory=dict)  # speed / memory -centric counts
+    violations: list[str] = field(default_factory=list)  # reads of non-resident tensors
+
+    @property
+    def total_peak(self) -> float:
+        return self.peak + self.params_bytes
+
+    @property
+    def iteration_time(self) -> float:
+        return self.compute_time + self.recompute_time + self.stall_time
+
+
+@dataclass
+class _Graph:
+    names: list[str]
+    kinds: list[str]
+    out: list[str]  # tensor holding layer i's output (an in-place layer aliases its input's)
+    size: dict[str, float]  # tensor -> bytes ("input", F tensors by name, G tensors "G:name")
+    fwd_reads: dict[str, list[int]]  # F tensor -> forward steps reading it
+    bwd_reads: dict[str, list[int]]  # F tensor -> backward steps reading it
+    g_read: dict[str, int]  # G tensor -> last step reading it
+    reads: list[list[str]]  # step -> tensors read
+    writes: list[list[str]]  # step -> tensors created
+    fwd_flops: list[float]
+    n: int
+
+
+def _graph(table: LayerTable, batch: int, inplace: bool = True) -> _Graph:
+    layers = table.layers
+    n = len(layers)
+    names = [l.name for l in layers]
+    index = {nm: i for i, nm in enumerate(names)}
+    size: dict[str, float] = {INPUT: float(batch * table.dtype_bytes * _prod(table.input_shape))}
+    consumers: dict[str, int] = {}
+    raw: list[list[str]] = []
+    for i, l in enumerate(layers):
+        ins = list(l.attrs.get("inputs") or ([names[i - 1]] if i else [INPUT]))
+        for x in ins:
+            if x != INPUT and x not in index:
+                raise ParameterError(f"workload {table.name!r}: layer {l.name!r} reads unknown tensor {x!r}")
+            consumers[x] = consumers.get(x, 0) + 1
+        raw.append(ins)
+    # In-place layers (as in Caffe and SuperNeurons): an activation or dropout that is the only
+    # consumer of its input writes into the input's buffer; its output is an alias.
+    out: list[str] = []
+    alias: dict[str, str] = {}
+    for i, l in enumerate(layers):
+        src = raw[i][0]
+        if (inplace and l.kind in INPLACE_KINDS and len(raw[i]) == 1 and src != INPUT
+                and consumers.get(src, 0) == 1):
+            alias[l.name] = alias.get(src, src)
+        else:
+            size[l.name] = float(l.activation_bytes * batch)
+            size["G:" + l.name] = float(l.activation_bytes * batch)
+        out.append(alias.get(l.name, l.name))
+    inputs = [[alias.get(x, x) for x in ins] for ins in raw]
+    steps = 2 * n
+    reads: list[list[str]] = [[] for _ in range(steps)]
+    writes: list[list[str]] = [[] for _ in range(steps)]
+    fwd_reads: dict[str, list[int]] = {}
+    bwd_reads: dict[str, list[int]] = {}
+    g_read: dict[str, int] = {}
+    g_written: set[str] = set()
+    for i, l in enumerate(layers):
+        reads[i] += inputs[i]
+        if out[i] == l.name:
+            writes[i].append(l.name)
+        for x in inputs[i]:
+            fwd_reads.setdefault(x, []).append(i)
+    for i in range(n - 1, -1, -1):
+        t = 2 * n - 1 - i
+        l = layers[i]
+        g = "G:" + out[i]
+        if g not in g_written:  # the loss gradient appears at the first backward step
+            writes[t].append(g)
+            g_written.add(g)
+        reads[t].append(g)
+        g_read[g] = t
+        if l.kind in NEEDS_INPUT:
+            for x in inputs[i]:
+                reads[t].append(x)
+                bwd_reads.setdefault(x, []).append(t)
+        if l.kind in NEEDS_OUTPUT:
+            reads[t].append(out[i])
+            bwd_reads.setdefault(out[i], []).append(t)
+        for x in inputs[i]:
+            if x == INPUT:
+                continue
+            gx = "G:" + x
+            if gx not in g_written:
+                writes[t].append(gx)
+                g_written.add(gx)
+            g_read.setdefault(gx, 2 * n)  # read later by x's own backward (set below)
+    for i in range(n):  # G of a tensor is last read by the backward of its producer
+        if out[i] == names[i]:
+            g_read["G:" + out[i]] = 2 * n - 1 - i
+    return _Graph(names, [l.kind for l in layers], out, size, fwd_reads, bwd_reads, g_read,
+                  reads, writes, [l.fwd_flops * batch for l in layers], n)
+
+
+def _prod(shape) -> int:
+    out = 1
+    for s in shape:
+        out *= int(s)
+    return out
+
+
+def layer_memory(table: LayerTable, batch: int, inplace: bool = True, graph: "_Graph | None" = None) -> list[float]:
+    """``l_i``: bytes layer i needs at its backward step (every tensor it reads or writes), the
+    per-layer need whose maximum ``l_peak`` is the paper's lower bound on the peak (§3.4).
+    Convolution workspaces are excluded: SuperNeurons sizes them dynamically from the memory left
+    below the peak (§3.5)."""
+    g = graph if graph is not None else _graph(table, batch, inplace)
+    out = []
+    for i in range(g.n):
+        t = 2 * g.n - 1 - i
+        ts = set(g.reads[t]) | set(g.writes[t])
+        out.append(sum(g.size[x] for x in ts))
+    return out
+
+
+def _segments(g: _Graph) -> tuple[list[list[int]], set[str]]:
+    """Recomputation segments: maximal runs of consecutive non-checkpoint layers (table order).
+    A segment's output tensors are dropped after forward and recomputed in backward, except a
+    tensor read by a layer outside its own segment (a skip connection), which is kept as a
+    checkpoint like the model input and the CONV/FC outputs."""
+    segs: list[list[int]] = []
+    cur: list[int] = []
+    for i, k in enumerate(g.kinds):
+        if k in CHECKPOINT_KINDS:
+            if cur:
+                segs.append(cur)
+                cur = []
+        else:
+            cur.append(i)
+    if cur:
+        segs.append(cur)
+    seg_of = {i: s for s, layers in enumerate(segs) for i in layers}
+    dropped: set[str] = set()
+    for s, layers in enumerate(segs):
+        for i in layers:
+            nm = g.names[i]
+            if g.out[i] != nm:  # an in-place layer owns no tensor
+                continue
+            readers = g.fwd_reads.get(nm, [])
+            # droppable when every forward reader is in this segment or is a checkpoint layer
+            # (the CONV/FC that consumes the segment's result recomputes-on-demand in backward)
+            if g.bwd_reads.get(nm) and all(seg_of.get(r) == s or g.kinds[r] in CHECKPOINT_KINDS for r in readers):
+                dropped.add(nm)
+    return segs, dropped
+
+
+def simulate(table: LayerTable, batch: int, policy: str, *, capacity: float | None = None,
+             tensor_cache: bool = True, device=None, efficiency: float = 0.5, inplace: bool = True,
+             offload_kinds: frozenset[str] = OFFLOAD_KINDS, recompute_rule: str = "cost-aware") -> MemoryTrace:
+    """Simulate one training iteration of *table* under *policy*.
+
+    Parameters
+    ----------
+    table : LayerTable
+        With ``attrs["inputs"]`` naming each layer's producers (the zoo records them).
+    batch : int
+        Samples per iteration.
+    policy : str
+        One of :data:`POLICIES`.
+    capacity : float, optional
+        Device memory for activations (bytes): the Tensor Cache evicts only above it. None: no
+        pressure (eager offload of every CONV output when ``tensor_cache`` is False).
+    tensor_cache : bool
+        Offload only under pressure (§3.3.2) instead of every CONV output.
+    device : suite.hardware.Device, optional
+        For compute, transfer and stall times (host link, peak FLOP/s, memory bandwidth).
+    efficiency : float
+        Achieved fraction of fp32 peak for compute times.
+    inplace : bool
+        Activations and dropout write into their input's buffer (Caffe, SuperNeurons).
+    offload_kinds : frozenset of str
+        Layer kinds whose outputs the Unified Tensor Pool offloads (CONV in the paper, §3.3.1).
+    recompute_rule : {"cost-aware", "speed-centric", "memory-centric"}
+        How segments are recomputed under ``liveness+offload+recompute`` (§3.4); the other two
+        rules exist to compare against.
+
+    Returns
+    -------
+    MemoryTrace
+
+    Raises
+    ------
+    ParameterError
+        Unknown policy, or a layer reading an unknown tensor.
+    """
+    if policy not in POLICIES:
+        raise ParameterError(f"superneurons: policy must be one of {list(POLICIES)}, got {policy!r}")
+    g = _graph(table, batch, inplace)
+    n, steps = g.n, 2 * g.n
+    params_bytes = 2.0 * table.params * table.dtype_bytes
+    lmem = layer_memory(table, batch, inplace, graph=g)
+    l_peak = max(lmem) if lmem else 0.0
+    offload = policy in ("liveness+offload", "liveness+offload+recompute")
+    recompute = policy in ("liveness+offload+recompute", "recompute-only")
+    keep_all = policy == "baseline"
+    index = {nm: i for i, nm in enumerate(g.names)}
+
+    # -- recomputation plan (§3.4)
+    dropped: set[str] = set()
+    materialize: dict[int, list[str]] = {}  # step -> dropped tensors recomputed and kept (speed-centric)
+    transient: dict[int, list[str]] = {}  # step -> dropped tensors recomputed for that step only
+    recompute_flops = 0.0
+    recompute_layers: list[int] = []
+    counts = {"speed-centric": 0, "memory-centric": 0}
+    if recompute:
+        segs, dropped = _segments(g)
+        for seg in segs:
+            seg_dropped = [i for i in seg if g.names[i] in dropped]
+            if not seg_dropped:
+                continue
+            t0 = min(min(g.bwd_reads[g.names[i]]) for i in seg_dropped)
+            seg_lf = sum(g.size.get(g.names[i], 0.0) for i in seg)
+            lb = g.size.get("G:" + g.names[seg[-1]], 0.0)
+            if policy == "recompute-only" or recompute_rule == "speed-centric":
+                speed = True
+            elif recompute_rule == "memory-centric":
+                speed = False
+            else:
+                speed = seg_lf + lb <= l_peak
+            if speed:
+                counts["speed-centric"] += 1
+                materialize.setdefault(t0, []).extend(g.names[i] for i in seg_dropped)
+                upto = max(seg_dropped)
+                for j in seg:
+                    if j <= upto:
+                        recompute_flops += g.fwd_flops[j]
+                        recompute_layers.append(j)
+            else:
+                counts["memory-centric"] += 1
+                for i in seg_dropped:
+                    for t in g.bwd_reads[g.names[i]]:
+                        transient.setdefault(t, []).append(g.names[i])
+                        for j in seg:  # the chain from the segment's checkpoint up to layer i
+                            if j <= i:
+                                recompute_flops += g.fwd_flops[j]
+                                recompute_layers.append(j)
+
+    # -- a recomputation reads the segment's inputs (its checkpoint): they stay alive (or are
+    #    prefetched) until then
+    if recompute:
+        seg_inputs: dict[int, set[str]] = {}
+        for seg in segs:
+            own = {g.names[i] for i in seg} | {g.out[i] for i in seg}
+            ext = {x for i in seg for x in g.reads[i] if x not in own}
+            for i in seg:
+                seg_inputs[i] = ext
+        for t, xs in list(materialize.items()) + list(transient.items()):
+            for x in xs:
+                for e in seg_inputs.get(index[x], ()):
+                    if e not in g.reads[t]:
+                        g.reads[t].append(e)
+                        g.bwd_reads.setdefault(e, []).append(t)
+
+    # -- lifetimes, computed once
+    def last_use(x: str) -> int:
+        if x.startswith("G:"):
+            return g.g_read.get(x, steps - 1)
+        return max([*g.fwd_reads.get(x, []), *g.bwd_reads.get(x, [])], default=index.get(x, 0))
+
+    free_at: dict[int, list[str]] = {}
+    for x in g.size:
+        free_at.setdefault(min(last_use(x), steps - 1), []).append(x)
+    offloadable = {g.names[i] for i, k in enumerate(g.kinds)
+                   if k in offload_kinds and g.out[i] == g.names[i] and g.bwd_reads.get(g.names[i])}
+    if policy == "recompute-only" or not offload:
+        offloadable = set()
+    eager = offload and not tensor_cache
+    leave_at: dict[int, list[str]] = {}  # after forward: dropped (recompute) or offloaded (eager)
+    for x in dropped:
+        leave_at.setdefault(max(g.fwd_reads.get(x, [index[x]])), []).append(x)
+    prefetch_at: dict[int, list[str]] = {}
+    if eager:
+        conv_bsteps = sorted(2 * n - 1 - i for i, k in enumerate(g.kinds) if k in offload_kinds)
+        for x in offloadable - dropped:
+            leave_at.setdefault(max(g.fwd_reads.get(x, [index[x]])), []).append(x)
+            first = min(g.bwd_reads[x])
+            k = bisect.bisect_left(conv_bsteps, first)
+            prefetch_at.setdefault(conv_bsteps[k - 1] if k else first, []).append(x)
+
+    resident: dict[str, float] = {INPUT: g.size[INPUT]}
+    total = g.size[INPUT]
+    evicted: set[str] = set()
+    last_touch: dict[str, int] = {}
+    per_step: list[float] = []
+    off_b = pre_b = 0.0
+    violations: list[str] = []
+    transfers: list[tuple[int, int, float]] = []  # (issue step, read step, bytes), for stalls
+
+    def add(x: str) -> None:
+        nonlocal total
+        if x not in resident:
+            resident[x] = g.size[x]
+            total += g.size[x]
+
+    def drop(x: str) -> None:
+        nonlocal total
+        if x in resident:
+            total -= resident.pop(x)
+
+    for t in range(steps):
+        for x in g.writes[t]:
+            add(x)
+        for x in prefetch_at.get(t, ()):
+            if x in evicted:
+                add(x)
+                pre_b += g.size[x]
+                evicted.discard(x)
+                transfers.append((t, min(g.bwd_reads[x]), g.size[x]))
+        for x in materialize.get(t, ()):
+            add(x)
+        for x in transient.get(t, ()):
+            add(x)
+        for x in g.reads[t]:
+            if x not in resident and x in evicted:  # cache miss: brought back for this read
+                add(x)
+                pre_b += g.size[x]
+                evicted.discard(x)
+                transfers.append((t, t, g.size[x]))
+            if x not in resident:
+                violations.append(f"step {t}: {x} read but not resident")
+            last_touch[x] = t
+        if offload and tensor_cache and capacity is not None and total > capacity:
+            locked = set(g.reads[t]) | set(g.writes[t])
+            cands = sorted((x for x in resident if x in offloadable and x not in locked and last_use(x) > t),
+                           key=lambda x: last_touch.get(x, -1))
+            for x in cands:
+                if total <= capacity:
+                    break
+                drop(x)
+                evicted.add(x)
+                off_b += g.size[x]
+        per_step.append(total)
+        if keep_all:
+            continue
+        for x in transient.get(t, ()):
+            drop(x)
+        for x in free_at.get(t, ()):
+            drop(x)
+            evicted.discard(x)
+        for x in leave_at.get(t, ()):
+            if x in resident and t < n:
+                drop(x)
+                if x not in dropped:  # eager offload to host (§3.3.1)
+                    evicted.add(x)
+                    off_b += g.size[x]
+    peak = max(per_step) if per_step else 0.0
+    trace = MemoryTrace(policy=policy, batch=batch, peak=peak, params_bytes=params_bytes,
+                        peak_step=per_step.index(peak) if per_step else 0, per_step=per_step,
+                        bytes_offloaded=off_b, bytes_prefetched=pre_b, recompute_flops=recompute_flops,
+                        l_peak=l_peak, segments=counts, violations=violations)
+    if device is not None:
+        fwd, bwd = layer_times(list(table.layers), batch, device, "fp32", efficiency, table.dtype_bytes)
+        step_time = fwd + bwd[::-1]
+        trace.compute_time = sum(step_time)
+        trace.recompute_time = sum(fwd[i] for i in recompute_layers)
+        bw = device.host_link.bandwidth if device.host_link is not None else None
+        if bw and transfers:
+            # one H2D copy engine; a prefetch issued at the start of step s must land before the
+            # read at step r; the compute of steps s..r-1 hides it
+            start = [0.0]
+            for st in step_time:
+                start.append(start[-1] + st)
+            engine = stall = 0.0
+            for s_, r, b in sorted(transfers):
+                begin = max(start[s_] + stall, engine)
+                done = begin + transfer_time(b, bw)
+                engine = done
+                ready = start[r] + stall
+                if done > ready:
+                    stall += done - ready
+            trace.stall_time = stall
+    return trace
+
+
+def max_trainable(build, capacity: float, policy: str, lo: int, hi: int, **kw) -> int | None:
+    """Largest integer x in [lo, hi] whose network ``build(x)`` fits *capacity* under *policy*
+    (total peak incl. parameters), by bisection (peaks grow with x). None if even lo does not fit.
+
+    ``build(x) -> (LayerTable, batch)``.
+    """
+    def fits(x: int) -> bool:
+        table, batch = build(x)
+        tr = simulate(table, batch, policy, capacity=max(0.0, capacity - 2.0 * table.params * table.dtype_bytes), **kw)
+        return tr.total_peak <= capacity and not tr.violations
+
+    if not fits(lo):
+        return None
+    if fits(hi):
+        return hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo

@@ -1,0 +1,164 @@
+"""SuperNeurons: the memory simulation against hand calculations, the executed policies against
+the baseline's gradients, the paper's invariants under hypothesis, and the conformance kit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from suite.testing import check_technique
+from suite.workloads.cnn import CNNBuilder
+from suite_superneurons.execute import init_params, load_batch, train_step
+from suite_superneurons.model import POLICIES, layer_memory, simulate
+from suite_superneurons.technique import TECHNIQUE
+
+MB = 2.0**20
+
+
+def _chain():
+    # input 1x8x8 -> conv(4ch,3x3,pad1) -> relu (in place) -> fc(10)
+    b = CNNBuilder("tiny", (1, 8, 8))
+    x = b.relu(b.conv(b.input, 4, 3, padding=1, name="conv"), name="relu")
+    b.fc(x, 10, name="fc")
+    return b.build()
+
+
+def test_baseline_and_liveness_by_hand():
+    t = _chain()
+    batch = 2
+    conv_out = 4 * 8 * 8 * 4 * batch  # 4 ch x 8 x 8 floats x batch = 2048 B
+    fc_out = 10 * 4 * batch  # 80 B
+    data = 1 * 8 * 8 * 4 * batch  # 512 B
+    # baseline: input + F_conv (aliased by relu) + F_fc + G_fc + G_conv at the end
+    base = simulate(t, batch, "baseline")
+    assert base.peak == data + conv_out + fc_out + fc_out + conv_out
+    # liveness, backward of fc (step 3): input, F_conv (needed by relu and conv backward), F_fc is
+    # dead after forward (nobody reads it in backward), G_fc (read), G_conv (written)
+    live = simulate(t, batch, "liveness")
+    assert live.peak == data + conv_out + fc_out + conv_out
+    # l_i of the relu backward: G_conv (its output gradient, in place) and F_conv
+    lm = layer_memory(t, batch)
+    assert lm[2] == fc_out + conv_out + conv_out  # fc: reads G_fc, F_conv; writes G_conv
+    assert live.l_peak == max(lm)
+
+
+def test_eager_offload_moves_conv_output_and_brings_it_back():
+    t = _chain()
+    tr = simulate(t, 2, "liveness+offload", tensor_cache=False)
+    assert tr.bytes_offloaded == tr.bytes_prefetched == 4 * 8 * 8 * 4 * 2
+    assert not tr.violations
+
+
+def test_tensor_cache_offloads_only_under_pressure():
+    from suite.workloads import get_workload
+
+    t = get_workload("alexnet-caffe")
+    free = simulate(t, 64, "liveness+offload", capacity=None)
+    assert free.bytes_offloaded == 0  # no pressure, no traffic (Table 3's zero rows)
+    live = simulate(t, 64, "liveness")
+    eager = simulate(t, 64, "liveness+offload", tensor_cache=False)
+    cap = (live.peak + eager.peak) / 2  # reachable by offloading some, not all, CONV outputs
+    tight = simulate(t, 64, "liveness+offload", capacity=cap)
+    assert 0 < tight.bytes_offloaded == tight.bytes_prefetched
+    assert tight.bytes_offloaded <= eager.bytes_offloaded
+    assert tight.peak <= cap
+    assert not tight.violations
+
+
+def test_alexnet_l_peak_is_the_lrn1_backward():
+    # §4.1.1: the recompute peak equals max(l_i), at the backward LRN1 (paper: 886.385 MB at batch 200);
+    # by hand: LRN1 backward reads G_norm1, F_conv1, F_norm1 and writes G_conv1, each 96x55x55x200x4 B
+    from suite.workloads import get_workload
+
+    lm = layer_memory(get_workload("alexnet-caffe"), 200)
+    assert max(lm) == pytest.approx(4 * 96 * 55 * 55 * 200 * 4)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_executed_policies_give_bit_identical_gradients(policy):
+    widths = [64, 96, 96, 10]
+    X, y = load_batch(256, 0)
+    params = init_params(widths, 0)
+    ref, loss_ref, _, _ = train_step(params, X, y, "baseline", measure=False)
+    grads, loss, _peak, (off, pre) = train_step(params, X, y, policy)
+    assert loss == loss_ref
+    for a, b in zip(grads, ref):
+        assert np.array_equal(a, b)
+    assert off == pre
+    if "offload" in policy:
+        assert off == 2 * 256 * 96 * 8  # two fc outputs of 256x96 float64
+
+
+def test_executed_backward_matches_finite_differences():
+    widths = [64, 8, 10]
+    X, y = load_batch(32, 1)
+    params = init_params(widths, 1)
+    grads, loss, _, _ = train_step(params, X, y, "liveness", measure=False)
+    W = params[0][0][0]
+    i, j = 3, 5
+    h = 1e-6
+    W[i, j] += h
+    _, up, _, _ = train_step(params, X, y, "baseline", measure=False)
+    W[i, j] -= 2 * h
+    _, down, _, _ = train_step(params, X, y, "baseline", measure=False)
+    W[i, j] += h
+    assert grads[0][i, j] == pytest.approx((up - down) / (2 * h), rel=1e-5, abs=1e-9)
+
+
+def test_measured_peaks_fall_with_each_policy():
+    widths = [64, 256, 256, 256, 10]
+    X, y = load_batch(512, 0)
+    params = init_params(widths, 0)
+    peak = {p: train_step(params, X, y, p)[2] for p in POLICIES}
+    assert peak["baseline"] > peak["liveness"] > peak["liveness+offload"] > peak["liveness+offload+recompute"]
+
+
+@st.composite
+def networks(draw):
+    b = CNNBuilder("gen", (3, 32, 32))
+    x = b.input
+    for i in range(draw(st.integers(1, 6))):
+        x = b.conv(x, draw(st.sampled_from([4, 8, 16])), 3, padding=1, name=f"c{i}")
+        if draw(st.booleans()):
+            x = b.bn(x, name=f"bn{i}")
+        x = b.relu(x, name=f"r{i}")
+        if draw(st.booleans()) and x.shape[1] >= 4:
+            x = b.maxpool(x, 2, name=f"p{i}")
+    b.fc(x, 10, name="fc")
+    return b.build(), draw(st.integers(1, 8))
+
+
+@settings(max_examples=25, deadline=None)
+@given(networks())
+def test_paper_invariants(net):
+    t, batch = net
+    peaks = {p: simulate(t, batch, p, tensor_cache=False) for p in POLICIES}
+    for p, tr in peaks.items():
+        assert not tr.violations, (p, tr.violations[:2])  # no tensor read after free / before prefetch
+        assert tr.bytes_offloaded == tr.bytes_prefetched
+    assert peaks["baseline"].peak >= peaks["liveness"].peak >= peaks["liveness+offload+recompute"].peak
+    assert peaks["liveness+offload+recompute"].peak >= peaks["liveness"].l_peak
+    cost = simulate(t, batch, "liveness+offload+recompute", recompute_rule="cost-aware")
+    mem = simulate(t, batch, "liveness+offload+recompute", recompute_rule="memory-centric")
+    assert cost.recompute_flops <= mem.recompute_flops
+
+
+def test_model_max_depth_is_monotone_in_memory():
+    from dataclasses import replace
+
+    from suite import ScenarioSpec
+    from suite.runner.case import resolve_case
+
+    case = resolve_case(TECHNIQUE, ScenarioSpec("liveness", params={"mode": "max-depth", "batch": 16,
+                                                                    "max_units": 400}))
+    small = TECHNIQUE.evaluate(case.scenario)["max_depth"]
+    bigger = case.scenario.profile.with_overrides({"device.memory": "24 GB"})
+    big = TECHNIQUE.evaluate(replace(case.scenario, profile=bigger))["max_depth"]
+    assert big > small > 0
+
+
+def test_conformance_kit():
+    rep = check_technique(TECHNIQUE, max_examples=3)
+    assert "family:memory-capacity" in rep.passed and "family:offload-balanced" in rep.passed
