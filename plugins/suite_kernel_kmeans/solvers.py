@@ -177,19 +177,19 @@ def single_iteration(method: str, labels: np.ndarray, k: int, K: np.ndarray | No
         sizes = np.bincount(labels, minlength=k).astype(np.float64)
         z = E[np.arange(n), labels]
         return E, sizes, V @ z  # SpMV
-    Vd = np.zeros((k, n))
-    Vd[labels, np.arange(n)] = 1.0
+    Vt = np.zeros((n, k))  # dense V^T, stored contiguous so the product is one BLAS GEMM
+    Vt[np.arange(n), labels] = 1.0
     if method == "dense":
-        E = K @ Vd.T  # GEMM
+        E = K @ Vt  # GEMM
     elif method == "sliding-window":
         b = max(1, min(int(window), n))
         E = np.empty((n, k))
         for s in range(0, n, b):
-            E[s:s + b] = alg.kernel_matrix(X[s:s + b], X, kp) @ Vd.T
+            E[s:s + b] = alg.kernel_matrix(X[s:s + b], X, kp) @ Vt
     else:
         raise ParameterError(f"kernel-kmeans: variant {method!r} is not single-process; expected one of {list(SINGLE)}")
     z = E[np.arange(n), labels]
-    return E, Vd.sum(axis=1), Vd @ z
+    return E, Vt.sum(axis=0), Vt.T @ z
 
 
 # --------------------------------------------------------------------------- group helpers
