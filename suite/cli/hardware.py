@@ -114,14 +114,31 @@ def show_data(prof) -> dict:
 
 @hardware.command("show")
 @click.argument("name")
+@click.option("--set", "sets", multiple=True, metavar="FIELD=VALUE",
+              help='Apply an override first, e.g. --set "network.-1.bandwidth=40 Gbit/s" (repeatable).')
 @_profiles_option
-@format_option("text", "json", default="text")
-def show_cmd(name: str, profile_dirs: tuple[str, ...], fmt: str) -> None:
+@format_option("text", "json", "toml", default="text")
+def show_cmd(name: str, sets: tuple[str, ...], profile_dirs: tuple[str, ...], fmt: str) -> None:
     """One profile, resolved: every figure with its unit and source, and derived figures
-    (machine balance, totals, bisection and aggregate bandwidth). NAME may be a .toml path."""
+    (machine balance, totals, bisection and aggregate bandwidth). NAME may be a .toml path.
+    --format toml writes the resolved profile as a standalone file (exact SI values)."""
+    from suite.errors import ProfileError
     from suite.hardware import get_profile
 
     prof = get_profile(name, tuple(profile_dirs))
+    if sets:
+        ov = {}
+        for s in sets:
+            if "=" not in s:
+                raise ProfileError(f"--set: expected FIELD=VALUE, got {s!r}")
+            k, v = s.split("=", 1)
+            ov[k.strip()] = v.strip()
+        prof = prof.with_overrides(ov)
+    if fmt == "toml":
+        from suite.hardware.export import to_toml
+
+        click.echo(to_toml(prof), nl=False)
+        return
     data = show_data(prof)
     if fmt == "json":
         click.echo(json.dumps(data, indent=2, default=str))

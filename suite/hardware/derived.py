@@ -172,8 +172,9 @@ def derived(profile: Profile) -> list[Derived]:
             out.append(Derived("machine_balance.fp32", dev.peak_flops["fp32"] / dev.memory_bandwidth, None,
                                "peak_flops.fp32 / memory_bandwidth (FLOP/B)"))
         fastest = max(dev.peak_flops, key=lambda k: dev.peak_flops[k])
-        out.append(Derived(f"machine_balance.{fastest}", dev.peak_flops[fastest] / dev.memory_bandwidth, None,
-                           f"peak_flops.{fastest} (fastest dtype) / memory_bandwidth (FLOP/B)"))
+        if fastest != "fp32" and dev.peak_flops[fastest] != dev.peak_flops.get("fp32"):
+            out.append(Derived(f"machine_balance.{fastest}", dev.peak_flops[fastest] / dev.memory_bandwidth, None,
+                               f"peak_flops.{fastest} (fastest dtype) / memory_bandwidth (FLOP/B)"))
         if dev.host_link is not None:
             out.append(Derived("host_link_balance", dev.memory_bandwidth / dev.host_link.bandwidth, None,
                                "memory_bandwidth / host_link.bandwidth (how much slower the host link is)"))

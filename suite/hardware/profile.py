@@ -60,7 +60,7 @@ class Profile(BaseModel):
     tags: tuple[str, ...] = ()
     device: Device | None = None
     node: Node | None = None
-    nodes: int | None = None
+    nodes: int | None = Field(default=None, ge=1)
     network: tuple[NetworkLevel, ...] = ()
     reliability: Reliability | None = None
     cost: Cost | None = None
@@ -162,7 +162,17 @@ class Profile(BaseModel):
         try:
             return Profile.model_validate(_to_plain(data))
         except ValidationError as exc:
-            raise ProfileError(format_validation_error(exc, f"profile {self.name!r} (override)", model=Profile)) from None
+            line = format_validation_error(exc, f"profile {self.name!r} (override)", model=Profile)
+            # name the override as the user wrote it (network.-1.bandwidth, not network.1.bandwidth)
+            loc = ".".join(str(x) for x in exc.errors()[0]["loc"])
+            for key in overrides:
+                parts = str(key).split(".")
+                norm = [str(len(self.network) + int(p)) if (i == 1 and parts[0] == "network" and p.lstrip("-").isdigit()
+                                                         and int(p) < 0) else p for i, p in enumerate(parts)]
+                if ".".join(norm) == loc:
+                    line = line.replace(f" (override): field {loc}:", f": override {key!r}:", 1)
+                    break
+            raise ProfileError(line) from None
 
 
 # Tables that may be absent (None) and are created by an override of one of their fields.
