@@ -455,10 +455,14 @@ class ProfileLibrary:
             p = Path(p)
             if p.is_dir():
                 files = sorted(p.rglob("*.toml"))
-            elif p.exists() or not collect_errors:
+            elif p.exists():
                 files = [p]
             else:
-                files = [p]
+                msg = f"{p}: expected an existing profile folder or file, got a path that does not exist"
+                if not collect_errors:
+                    raise ProfileError(msg)
+                self.file_errors[str(p)] = msg
+                continue
             for f in files:
                 key = f.resolve()
                 if key in seen:
