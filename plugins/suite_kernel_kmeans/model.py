@@ -209,24 +209,31 @@ def words_per_rank(plan: list[Collective], phase: str) -> float:
     return total
 
 
-def group_alpha_beta(profile, group: int, stride: int) -> tuple[float, float]:
+def group_alpha_beta(profile, group: int, stride: int, p: int | None = None) -> tuple[float, float]:
     """(alpha, beta) per GPU for a collective over ``group`` ranks spaced ``stride`` apart.
 
-    Inside one node (all members on the same node when ranks are placed ``devices_per_node`` per
-    node): the innermost network level. Across nodes: the outermost level, with beta from each
-    GPU's share of the node's NICs, ``bandwidth * nics / devices_per_node`` (``nics`` =
-    ``node.nics_per_node`` when the level's bandwidth is per NIC, else 1: per node).
+    Ranks are placed ``devices_per_node`` per node in order. All the layout's groups of this
+    collective run at once: consecutive groups (``stride == 1``) are the blocks
+    ``[b g, (b+1) g)``, strided ones the sets ``{o + t stride}``. They all lie inside a node when
+    ``p <= devices_per_node``, or ``g`` divides ``devices_per_node`` (consecutive), or
+    ``g stride <= devices_per_node`` (strided); then the innermost network level is used
+    (NVLink). Otherwise the outermost level, with beta from each GPU's share of the node's NICs,
+    ``bandwidth * nics / devices_per_node`` (``nics`` = ``node.nics_per_node`` when the level's
+    bandwidth is per NIC, else 1: per node).
 
     Raises
     ------
     Skip
-        The profile has no network level, or the group spans more GPUs than it has.
+        The profile has no network level.
     """
     if not profile.network:
         raise Skip(f"profile {profile.name!r} has no [[network]] level; a distributed layout needs one")
     dpn = profile.devices_per_node
-    span = (group - 1) * stride + 1
-    inside = (span <= dpn) and (dpn % max(span, 1) == 0 or span == 1)
+    p = group * stride if p is None else p
+    if stride == 1:
+        inside = p <= dpn or (group <= dpn and dpn % group == 0)
+    else:
+        inside = p <= dpn or group * stride <= dpn
     if inside and (profile.kind == "node" or len(profile.network) >= 2):
         return alpha_beta(profile.network[0])
     level = profile.network[-1]
@@ -239,11 +246,11 @@ def group_alpha_beta(profile, group: int, stride: int) -> tuple[float, float]:
     return alpha, beta
 
 
-def collective_time(c: Collective, profile, w: int) -> float:
-    """Time (s) of one collective on *profile* with data elements of *w* bytes."""
+def collective_time(c: Collective, profile, w: int, p: int | None = None) -> float:
+    """Time (s) of one collective of a *p*-GPU layout on *profile*, data elements of *w* bytes."""
     if c.group <= 1 or c.words == 0:
         return 0.0
-    alpha, beta = group_alpha_beta(profile, c.group, c.stride)
+    alpha, beta = group_alpha_beta(profile, c.group, c.stride, p)
     m = c.words * (LABEL_BYTES if c.elem == "label" else w)
     g = c.group
     if c.kind == "allgather":
@@ -374,7 +381,7 @@ def predict(variant: str, profile, n: int, d: int, k: int, p: int = 1, iteration
         comm_k = 0.0
         comm_iter = 0.0
         for c in plan:
-            t = collective_time(c, profile, w)
+            t = collective_time(c, profile, w, P)
             bd[c.name] = t
             if c.phase == "kernel":
                 comm_k += t

@@ -464,6 +464,16 @@ def test_1_5d_collective_times_by_hand(profiles):
     assert pr["total_time"] == pytest.approx(pr["kernel_time"] + 100 * pr["time_per_iteration"])
 
 
+def test_group_placement_picks_the_network_level(profiles):
+    _, cl = profiles
+    nvlink, nic = (1e-6, 1 / 100e9), (5e-6, 1 / (10e9 * 2 / 4))
+    assert model.group_alpha_beta(cl, 2, 2, 4) == pytest.approx(nvlink)  # 2 x 2 grid: one node
+    assert model.group_alpha_beta(cl, 4, 1, 16) == pytest.approx(nvlink)  # columns of 4 = nodes
+    assert model.group_alpha_beta(cl, 4, 4, 16) == pytest.approx(nic)  # rows cross 4 nodes
+    assert model.group_alpha_beta(cl, 3, 1, 9) == pytest.approx(nic)  # columns of 3 straddle nodes
+    assert model.group_alpha_beta(cl, 16, 1, 16) == pytest.approx(nic)
+
+
 def test_layout_needs_enough_devices(profiles):
     _, cl = profiles
     with pytest.raises(Skip):
