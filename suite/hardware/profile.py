@@ -302,7 +302,6 @@ def format_validation_error(exc: ValidationError, where: str, model: type[BaseMo
     typ = err["type"]
     if typ == "extra_forbidden":
         parent_loc, key = loc[:-1], loc[-1]
-        found = _field_at(model, parent_loc + ("__x__",)) if parent_loc else None
         allowed: list[str] = []
         if parent_loc:
             walked = _field_at(model, parent_loc)
@@ -311,7 +310,6 @@ def format_validation_error(exc: ValidationError, where: str, model: type[BaseMo
                 allowed = list(kinds[0].model_fields) if kinds else []
         else:
             allowed = list(model.model_fields)
-        del found
         table = f"[{_loc_str(parent_loc)}]" if parent_loc else "the top level"
         hint = ""
         if loc == ("node", "nodes"):

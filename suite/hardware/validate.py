@@ -37,8 +37,7 @@ def validate_paths(paths: Iterable[str | Path], extra: Iterable[str | Path] = ()
             errors.append(f"{p}: expected an existing profile file or folder, got a path that does not exist")
     dirs = [Path(d) for d in profile_dirs(tuple(extra))]
     lib = ProfileLibrary([*dirs, *files], extensions=extensions, collect_errors=True)
-    # library files (shipped, plugins) that failed are errors too only when asked about
-    wanted = {f.resolve() for f in files}
+    # a library file (shipped, plugin, user folder) that failed is reported only when asked about
     by_path = {lib.path(n).resolve(): n for n in lib.names()}
     ok: list[dict] = []
     for f in files:
@@ -59,5 +58,4 @@ def validate_paths(paths: Iterable[str | Path], extra: Iterable[str | Path] = ()
             errors.append(str(exc))
             continue
         ok.append({"name": prof.name, "kind": prof.kind, "path": str(f), "hash": prof.content_hash()})
-    del wanted
     return {"ok": ok, "errors": errors, "warnings": list(lib.warnings)}
