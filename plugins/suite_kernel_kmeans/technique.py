@@ -312,3 +312,11 @@ TECHNIQUE = Technique(
     ),
     docs="docs/techniques/kernel-kmeans.md",
 )
+
+# `suite validate kernel-kmeans` (execute here vs the model on the calibrated local profile):
+# the single-device variants on digits in float64, the precision the execute fidelity computes in.
+TECHNIQUE.validation = [
+    ScenarioSpec(variant=v, workload="digits", params={"k": 16, "dtype": "fp64", "kernel": "gaussian"},
+                 fidelity="execute")
+    for v in ("dense", "popcorn", "sliding-window")
+]
