@@ -12,7 +12,9 @@ every metric both report under the same name and unit:
 Which scenarios: those given, else the technique's declared validation set (a ``validation``
 attribute holding :class:`~suite.technique.ScenarioSpec` objects), else its ``smoke`` scenarios.
 Each spec's fidelity and profile are replaced (execute / model, on the chosen profile); its
-variant, workload, params and seed are kept.
+variant, workload, params and seed are kept. A scenario that declines (``Skip``) or does not fit
+the profile (a :class:`~suite.errors.SuiteError`, e.g. a cluster-only model on a one-device
+profile) is listed as skipped with its reason; any other exception propagates.
 
 This module knows no technique by name.
 
@@ -215,6 +217,9 @@ def validate(technique: str | Technique, profile: str = DEFAULT_PROFILE, *,
                 results[fid] = tech.evaluate(case.scenario)
         except Skip as exc:
             report.skipped.append((label, str(exc)))
+            continue
+        except SuiteError as exc:  # e.g. the profile's kind or size does not fit this scenario
+            report.skipped.append((label, str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__))
             continue
         for name, unit, meas, pred, err in compare_results(results["execute"], results["model"], metrics):
             report.rows.append(ValidationRow(label, spec.variant, name, unit, meas, pred, err))

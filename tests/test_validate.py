@@ -184,3 +184,29 @@ def test_cli_errors(isolated_registry, profiles):
     assert res.output.strip().splitlines() == [
         "error: validate: technique 'fakeval' has no 'execute' fidelity (has ['model']); "
         "validate compares execute with model"]
+
+
+def test_scenarios_that_do_not_fit_the_profile_are_skipped_with_reason(profiles):
+    from suite.errors import ParameterError
+
+    def picky_model(scenario):
+        if scenario.params["x"] > 3:
+            raise ParameterError("fakeval: x > 3 needs a cluster profile")
+        return _model(scenario)
+
+    tech = _tech()
+    tech.fidelities["model"] = picky_model
+    rep = validate(tech, "local", profile_dirs=profiles,
+                   scenarios=[ScenarioSpec("base", params={"x": 1.0}), ScenarioSpec("base", params={"x": 4.0})])
+    assert rep.skipped == [("base x=4.0", "fakeval: x > 3 needs a cluster profile")]
+    assert {r.case for r in rep.rows} == {"base"}
+
+
+def test_a_bug_in_a_technique_propagates(profiles):
+    def broken(scenario):
+        raise ZeroDivisionError("bug")
+
+    tech = _tech()
+    tech.fidelities["execute"] = broken
+    with pytest.raises(ZeroDivisionError):
+        validate(tech, "local", profile_dirs=profiles)

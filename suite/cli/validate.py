@@ -50,6 +50,8 @@ def validate_cmd(technique: str, profile: str, profile_dirs: tuple, metrics: tup
     emit(summary, "table", ["metric", "unit", "cases", "MAPE %"], title="mean absolute percentage error")
     overall = report.mape()
     c = console()
+    if not report.rows:
+        c.print("no values compared: no scenario reported a metric with the same name and unit at both fidelities")
     c.print(f"overall MAPE: {'undefined' if overall is None else f'{overall:.1f} %'} over {len(report.rows)} values")
     for case, reason in report.skipped:
         c.print(f"skipped: {case}: {reason}")
