@@ -148,9 +148,12 @@ def setup(variant: str, params, profile=None, seed: int = 0, dataset=None) -> Se
         F, nbytes = 3.0 * wl.fwd_flops, 4.0 * wl.params
     if profile is not None and K > 1 and not profile.network:
         raise Skip(f"profile {profile.name!r} has no network for {K} workers")
-    if profile is not None and params["dtype"] not in profile.require_device().peak_flops:
-        raise Skip(f"device of {profile.name!r} has no {params['dtype']} peak")
-    clock = clock_for(profile, F, nbytes, [b] * K, speeds, float(params["efficiency"]), params["dtype"],
+    dtype = params["dtype"]
+    if profile is not None:
+        from suite_palsgd.model import peak_dtype
+
+        dtype = peak_dtype(profile.require_device(), dtype)
+    clock = clock_for(profile, F, nbytes, [b] * K, speeds, float(params["efficiency"]), dtype,
                       params.get("algorithm", "ring"))
     t_ps = 3.0 * nbytes / profile.require_device().memory_bandwidth if profile is not None else 0.0
     w = Workers(prob, model, [b] * K, clock, seed)

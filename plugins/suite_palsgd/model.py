@@ -47,9 +47,19 @@ from suite.collectives.dataparallel import allreduce_seconds, compute_seconds
 from suite.technique import Result, Scenario, Skip
 from suite.workloads import LayerTable
 
-__all__ = ["VARIANTS", "Times", "times", "step_time", "total_time", "allreduce_count", "evaluate"]
+__all__ = ["VARIANTS", "peak_dtype", "Times", "times", "step_time", "total_time", "allreduce_count", "evaluate"]
 
 VARIANTS = ("s-sgd", "local-sgd", "diloco", "palsgd")
+
+
+def peak_dtype(device, dtype: str) -> str:
+    """*dtype* when the device lists a peak for it, else the first of bf16 -> fp16 -> fp32 it has
+    (mixed precision falls back to fp16 on devices without bf16, and to fp32 on devices without
+    16-bit tensor cores). The dtype used is reported in the result's ``inputs`` artifact."""
+    for d in (dtype, "bf16", "fp16", "fp32"):
+        if d in device.peak_flops:
+            return d
+    return dtype  # let Device.flops raise its one-line error
 
 
 @dataclass(frozen=True)
@@ -132,9 +142,8 @@ def evaluate(scenario: Scenario) -> Result:
     K = int(q["workers"] or prof.num_devices)
     if K > 1 and not prof.network:
         raise Skip(f"profile {prof.name!r} has no network for {K} workers")
-    if q["dtype"] not in prof.require_device().peak_flops:
-        raise Skip(f"device of {prof.name!r} has no {q['dtype']} peak")
-    tm = times(wl, prof, K, int(q["batch"]), int(q["grad_accum"]), float(q["efficiency"]), q["dtype"],
+    dtype = peak_dtype(prof.require_device(), q["dtype"])
+    tm = times(wl, prof, K, int(q["batch"]), int(q["grad_accum"]), float(q["efficiency"]), dtype,
                q["algorithm"])
     v = scenario.variant
     H, p, warm, ov = int(q["H"]), float(q["p"]), int(q["warmup"]), float(q["overlap"])
@@ -156,6 +165,6 @@ def evaluate(scenario: Scenario) -> Result:
     res.add("allreduces", allreduce_count(v, int(round(n)), H, warm), "1", "lower")
     w = min(warm, n) if v != "s-sgd" else n
     res.add("grad_evals", K * (w + (1.0 - p_eff) * (n - w)), "1", "none")
-    res.artifacts["inputs"] = {"workers": K, "H": H, "p": p_eff, "warmup": warm, "steps": n,
+    res.artifacts["inputs"] = {"dtype": dtype, "workers": K, "H": H, "p": p_eff, "warmup": warm, "steps": n,
                                "t_c": tm.t_c, "t_ar": tm.t_ar, "t_ps": tm.t_ps, "allreduce_bytes": tm.nbytes}
     return res

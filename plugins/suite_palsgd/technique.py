@@ -67,7 +67,8 @@ PARAMETERS = {
                     help="execute: slowest / fastest time per sample over the workers"),
     "efficiency": Param(float, default=0.5, minimum=1e-3, maximum=1.0,
                         help="achieved fraction of peak FLOP/s (assumption, the same for every model)"),
-    "dtype": Param(str, default="bf16", help="peak_flops entry (assumption: bf16 mixed precision)"),
+    "dtype": Param(str, default="bf16", help="peak_flops entry (assumption: bf16 mixed precision); a device "
+                                             "without it falls back to fp16, then fp32"),
     "algorithm": Param(str, default="ring", choices=("ring", "hierarchical"),
                        help="all-reduce across nodes: one flat ring (NCCL) or hierarchical"),
     "split": Param(str, default="dirichlet", choices=("iid", "dirichlet"),
@@ -148,9 +149,6 @@ _SMALL = dict(workers=3, steps=9, batch=8, H=2, warmup=3, p=0.3, eta=0.5, inner=
 def _exec(variant: str, profile=None, **over):
     q = dict(_SMALL)
     q.update(over)
-    dt = q["dtype"]
-    if profile is not None and dt not in profile.require_device().peak_flops:
-        q["dtype"] = next(iter(profile.require_device().peak_flops))
     s = execute.setup(variant, q, profile, 0)
     extra = execute.run(s)
     return s, extra

@@ -1,0 +1,242 @@
+"""Tests of the palsgd plugin: optimizers against hand/torch-style formulas, the pseudo-sync map,
+the issue's properties (reduction to S-SGD, all-reduce count, identical replicas after a sync),
+step times by hand, claims resolve, GPT-Neo-8M's size, and the conformance kit."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from suite.runner.case import resolve_case
+from suite.technique import ScenarioSpec, Skip
+from suite.testing import check_technique
+from suite_palsgd import execute, model
+from suite_palsgd.technique import _SMALL, TECHNIQUE, gpt_neo_8m
+
+
+def _eval(variant, fidelity="model", workload=None, profile="dgx-a100", **params):
+    spec = ScenarioSpec(variant=variant, profile=profile,
+                        workload=workload or ("resnet-50" if fidelity == "model" else "digits"),
+                        params=params, fidelity=fidelity)
+    return TECHNIQUE.evaluate(resolve_case(TECHNIQUE, spec).scenario)
+
+
+def _run(variant, **over):
+    q = dict(_SMALL)
+    q.update(over)
+    s = execute.setup(variant, q, None, 0)
+    extra = execute.run(s)
+    return s, extra
+
+
+# --------------------------------------------------------------------------- optimizers
+
+
+def test_adamw_two_steps_by_hand():
+    opt = execute.AdamW(lr=0.1, weight_decay=0.01)
+    x = np.array([1.0, -2.0])
+    g1, g2 = np.array([0.5, -1.0]), np.array([0.1, 0.3])
+    x1 = opt.step(x, g1)
+    # first step: m̂ = g, v̂ = g^2 -> update lr * g/(|g| + eps)
+    assert np.allclose(x1, x * (1 - 0.001) - 0.1 * g1 / (np.abs(g1) + 1e-8), rtol=1e-12)
+    x2 = opt.step(x1, g2)
+    m = 0.9 * 0.1 * g1 + 0.1 * g2
+    v = 0.999 * 0.001 * g1 ** 2 + 0.001 * g2 ** 2
+    mh, vh = m / (1 - 0.81), v / (1 - 0.999 ** 2)
+    assert np.allclose(x2, x1 * (1 - 0.001) - 0.1 * mh / (np.sqrt(vh) + 1e-8), rtol=1e-12)
+
+
+def test_nesterov_by_hand():
+    opt = execute.Nesterov(lr=0.5, momentum=0.9)
+    x = np.array([1.0])
+    x1 = opt.step(x, np.array([2.0]))  # buf = 2, update 2 + 1.8
+    assert x1[0] == pytest.approx(1.0 - 0.5 * 3.8)
+    x2 = opt.step(x1, np.array([1.0]))  # buf = 1.8 + 1 = 2.8, update 1 + 2.52
+    assert x2[0] == pytest.approx(x1[0] - 0.5 * 3.52)
+    plain = execute.Nesterov(lr=1.0, momentum=0.0)
+    assert plain.step(np.array([3.0]), np.array([1.0]))[0] == 2.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(1e-3, 1.0), st.floats(0.01, 2.0), st.floats(0.01, 0.99), st.integers(0, 1000))
+def test_pseudo_sync_contraction(lr, eta, p, seed):
+    rng = np.random.default_rng(seed)
+    x, xbar = rng.normal(size=5), rng.normal(size=5)
+    y = execute.pseudo_sync(x, xbar, lr, eta, p)
+    factor = abs(1 - lr * eta / p)
+    assert np.allclose(np.abs(y - xbar), factor * np.abs(x - xbar), rtol=1e-9, atol=1e-12)
+    assert np.array_equal(execute.pseudo_sync(xbar, xbar, lr, eta, p), xbar)  # fixed point
+
+
+def test_pseudo_sync_expected_update_is_proximal():
+    """E[update] over the Bernoulli(p) draw = -lr (grad + eta (x - xbar)) for an SGD inner step
+    (papers_2.md §8, in expectation): p * pseudo + (1-p) * gradient step at lr/(1-p)."""
+    x, xbar, g = np.array([1.0, 2.0]), np.array([0.0, 1.0]), np.array([0.3, -0.2])
+    lr, eta, p = 0.1, 0.5, 0.25
+    pseudo = execute.pseudo_sync(x, xbar, lr, eta, p) - x
+    grad = execute.SGD(lr).step(x, g, 1 / (1 - p)) - x
+    assert np.allclose(p * pseudo + (1 - p) * grad, -lr * (g + eta * (x - xbar)), rtol=1e-12)
+
+
+# --------------------------------------------------------------------------- execute properties
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.integers(1, 4), st.integers(0, 5), st.integers(0, 50))
+def test_p0_h1_sgd_outer_lr1_equals_ssgd(K, warmup, seed):
+    kw = dict(workers=K, warmup=warmup, p=0.0, H=1, inner="sgd", lr=0.1, outer_lr=1.0, outer_momentum=0.0, steps=8)
+    q = dict(_SMALL, **kw)
+    a = execute.setup("palsgd", q, None, seed)
+    execute.run(a)
+    b = execute.setup("s-sgd", q, None, seed)
+    execute.run(b)
+    for x, y in zip(a.workers.params, b.workers.params):
+        assert np.allclose(x, y, rtol=0, atol=1e-12)
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 12), st.integers(1, 5), st.integers(0, 8),
+       st.sampled_from(["local-sgd", "diloco", "palsgd"]))
+def test_allreduce_count_and_identical_replicas(K, T, H, warmup, variant):
+    s, extra = _run(variant, workers=K, steps=T, H=H, warmup=warmup)
+    w = min(warmup, T)
+    assert s.workers.allreduces == w + (T - w) // H
+    assert extra["synced_identical"]
+    if (T - w) % H == 0:
+        assert s.workers.identical()
+
+
+def test_ssgd_allreduces_every_step_and_counts_gradients():
+    s, _ = _run("s-sgd", steps=7)
+    assert s.workers.allreduces == 7 and s.workers.grad_evals == 7 * 3
+
+
+def test_palsgd_gradient_evaluations_binomial():
+    """grad evals = K * warm-up + Binomial(K (T - warm-up), 1 - p), within 4 sigma."""
+    T, warm, K, p = 200, 10, 3, 0.3
+    s, extra = _run("palsgd", steps=T, warmup=warm, workers=K, p=p)
+    n = K * (T - warm)
+    local = s.workers.grad_evals - K * warm
+    assert local + extra["pseudo_syncs"] == n
+    assert abs(local - n * (1 - p)) <= 4 * np.sqrt(n * p * (1 - p))
+
+
+def test_one_worker_local_variants_are_inner_optimizer_with_outer_step():
+    # one worker, outer lr 1, no momentum: an outer step sets xbar to the worker's model, so
+    # local-sgd, diloco and (p = 0) palsgd equal plain inner AdamW on that worker's stream
+    kw = dict(workers=1, p=0.0, outer_lr=1.0, outer_momentum=0.0, steps=12, H=3, warmup=2)
+    ref, _ = _run("s-sgd", **kw)
+    for v in ("local-sgd", "diloco", "palsgd"):
+        s, _ = _run(v, **kw)
+        assert np.allclose(s.workers.params[0], ref.workers.params[0], rtol=0, atol=1e-12), v
+
+
+def test_execute_result_and_curves():
+    r = _eval("palsgd", fidelity="execute", workers=4, steps=40, batch=16, H=8, warmup=8, p=0.2)
+    c = r.artifacts["curve"]
+    assert c["step"][-1] == 40 and all(b >= a for a, b in zip(c["time"], c["time"][1:]))
+    assert r["allreduces"] == 8 + 32 // 8
+    assert r["grad_evals"] + r["pseudo_syncs"] == 4 * 40
+    assert r["bytes_sent"] == r["bytes_received"] > 0
+    assert r["oracle_error"] <= 1e-12 and r["synced_identical"] == 1.0
+    assert r["final_loss"] < c["loss"][0]
+
+
+def test_execute_clock_ddp_by_hand():
+    from suite.hardware import get_profile
+
+    prof = get_profile("dgx-a100")
+    r = _eval("s-sgd", fidelity="execute", workers=4, steps=3, batch=16, dtype="fp32")
+    flops = 3 * 2 * 64 * 10 * 16
+    t_c = flops / (0.5 * 19.5e12)
+    t_ar = 2 * 3 * 1e-6 + 2 * 3 / 4 * (650 * 8) / prof.network[0].bandwidth
+    assert r["sim_time"] == pytest.approx(3 * (t_c + t_ar), rel=1e-12)
+
+
+def test_palsgd_loss_close_to_ddp_on_iid():
+    """papers_2.md §8 (d): PALSGD's final loss near DDP's at an equal number of steps (we allow 15%:
+    with p = 0.2 a fifth of its steps take no gradient)."""
+    kw = dict(fidelity="execute", workers=4, steps=200, batch=16, H=8, warmup=8, p=0.2, split="iid")
+    a, b = _eval("palsgd", **kw), _eval("s-sgd", **kw)
+    assert a["final_loss"] <= 1.15 * b["final_loss"]
+
+
+# --------------------------------------------------------------------------- model
+
+
+def test_step_times_by_hand():
+    tm = model.Times(t_c=1.0, t_ar=0.5, t_ps=0.01, nbytes=1.0)
+    assert model.step_time("s-sgd", tm, 10, 0.2) == 1.5
+    assert model.step_time("s-sgd", tm, 10, 0.2, overlap=0.5) == 1.25
+    assert model.step_time("local-sgd", tm, 10, 0.2) == pytest.approx(1.05)
+    assert model.step_time("diloco", tm, 10, 0.2) == pytest.approx(1.05)
+    assert model.step_time("palsgd", tm, 10, 0.2) == pytest.approx(0.8 + 0.002 + 0.05)
+    assert model.total_time("palsgd", tm, 100, 10, 0.2, warmup=20) == pytest.approx(20 * 1.5 + 80 * 0.852)
+    assert model.allreduce_count("palsgd", 100, 10, 20) == 28
+    assert model.allreduce_count("s-sgd", 100, 10, 20) == 100
+    with pytest.raises(ValueError):
+        model.step_time("nope", tm, 1, 0.0)
+
+
+def test_model_inputs_by_hand_resnet50_dgx():
+    from suite.workloads import get_workload
+
+    wl = get_workload("resnet-50")
+    r = _eval("palsgd", workers=4)
+    t_c = 128 * 16 * 3 * wl.fwd_flops / (0.5 * 312e12)
+    t_ar = 2 * 3 * 1e-6 + 2 * 3 / 4 * 4 * wl.params / 300e9
+    t_ps = 3 * 4 * wl.params / 2039e9
+    assert r["compute_time"] == pytest.approx(t_c, rel=1e-12)
+    assert r["allreduce_time"] == pytest.approx(t_ar, rel=1e-12)
+    assert r["pseudo_sync_time"] == pytest.approx(t_ps, rel=1e-12)
+    ddp = 10_000 * (t_c + t_ar)
+    pal = 100 * (t_c + t_ar) + 9_900 * (0.9 * t_c + 0.1 * t_ps + t_ar / 100)
+    assert r["time_saving"] == pytest.approx(1 - pal / ddp, rel=1e-12)
+    assert r["speedup"] == pytest.approx(ddp / pal, rel=1e-12)
+    assert r["allreduces"] == 100 + 9_900 // 100
+
+
+def test_model_skips_and_dtype_fallback():
+    with pytest.raises(Skip):
+        _eval("palsgd", workload="digits")
+    r = _eval("palsgd", profile="gtx1080ti-6x3-ib56", workers=16)  # no bf16/fp16 peak: fp32
+    assert r.artifacts["inputs"]["dtype"] == "fp32"
+    from suite.workloads import get_workload
+
+    t_c = 128 * 16 * 3 * get_workload("resnet-50").fwd_flops / (0.5 * 11.34e12)
+    assert r["compute_time"] == pytest.approx(t_c, rel=1e-12)
+
+
+def test_gpt_neo_8m_matches_the_authors_count():
+    wl = gpt_neo_8m()
+    assert wl.params == 8_054_656 == wl.published_params
+    from suite.workloads import get_workload, provider_of
+
+    assert get_workload("gpt-neo-8m").params == 8_054_656
+    assert "palsgd" in provider_of("gpt-neo-8m")
+
+
+def test_claims_resolve_and_values_follow_the_model():
+    for c in TECHNIQUE.claims:
+        res = {lab: TECHNIQUE.evaluate(resolve_case(TECHNIQUE, spec).scenario) for lab, spec in c.specs().items()}
+        inp = res["main"].artifacts["inputs"]
+        tc, tar, tps, H, p, w = inp["t_c"], inp["t_ar"], inp["t_ps"], inp["H"], inp["p"], inp["warmup"]
+        ddp = 10_000 * (tc + tar)
+        pal = w * (tc + tar) + (10_000 - w) * ((1 - p) * tc + p * tps + tar / H)
+        assert c.value(res) == pytest.approx(1 - pal / ddp, rel=1e-12)
+
+
+def test_conformance_kit():
+    rep = check_technique(TECHNIQUE, max_examples=3)
+    assert rep.outcomes["family:sgd-envelope"] == "passed"
+    assert rep.outcomes["properties"] == "passed"
+
+
+def test_declared_properties_on_the_shipped_profile():
+    scen = resolve_case(TECHNIQUE, TECHNIQUE.smoke[0]).scenario
+    for prop in TECHNIQUE.properties:
+        prop.check(TECHNIQUE, dataclasses.replace(scen, variant="palsgd"))
