@@ -454,8 +454,11 @@ class Technique:
         Which profile kinds the model accepts (``device``, ``node``, ``cluster``, ``measured``).
     capabilities : frozenset of str
         Family checks of the conformance kit that apply (e.g. ``{"bytes-conserved"}``).
-    smoke : ScenarioSpec or None
-        A small scenario that runs in well under a second (conformance kit, smoke experiment).
+    smoke : sequence of ScenarioSpec
+        Small scenarios that run in well under a second (conformance kit, smoke experiment).
+    validation : sequence of ScenarioSpec
+        Scenarios ``suite validate`` runs at both execute and model fidelity (defaults to
+        ``smoke`` when empty).
     """
 
     name: str
@@ -475,6 +478,7 @@ class Technique:
     profile_kinds: tuple[str, ...] = ("device", "node", "cluster", "measured")
     capabilities: frozenset[str] = frozenset()
     smoke: Sequence[ScenarioSpec] = ()
+    validation: Sequence[ScenarioSpec] = ()
     docs: str = ""  # path of the docs page, relative to the repository root
 
     def __post_init__(self):

@@ -108,7 +108,7 @@ def validation_specs(tech: Technique) -> list[ScenarioSpec]:
     SuiteError
         Neither is declared.
     """
-    specs = list(getattr(tech, "validation", None) or tech.smoke or ())
+    specs = list(tech.validation or tech.smoke or ())
     if not specs:
         raise SuiteError(f"validate: technique {tech.name!r} declares no validation set and no smoke scenarios")
     return specs

@@ -139,6 +139,6 @@ TECHNIQUE = Technique(
     profile_kinds=("device", "node", "measured"),
     capabilities=frozenset({"oracle-exact"}),
     smoke=SMOKE,
+    validation=VALIDATION,
     docs="docs/techniques/transpose-conv.md",
 )
-TECHNIQUE.validation = VALIDATION  # read by suite.validate (a declared validation set)

@@ -102,8 +102,8 @@ def info_cmd(technique: str, fmt: str) -> None:
     if t.claims:
         c.print("\n[bold]claims[/bold]")
         for cl in t.claims:
-            c.print(f"  {cl.id} [{cl.source}; {'verified' if cl.verified else 'unverified'}]: "
-                    f"{escape(cl.statement)} (expect {escape(cl.expect.describe())})")
+            tag = escape(f"[{cl.source}; {'verified' if cl.verified else 'unverified'}]")
+            c.print(f"  {escape(cl.id)} {tag}: {escape(cl.statement)} (expect {escape(cl.expect.describe())})")
     if t.properties:
         c.print("\n[bold]properties[/bold]")
         for p in t.properties:
