@@ -1,0 +1,32 @@
+"""``suite report RUN -o report.html``: one self-contained HTML report of a run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from suite.cli import main
+
+
+@main.command("report")
+@click.argument("run", default="latest")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=Path("report.html"),
+              show_default=True, help="HTML file to write.")
+@click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="SQLite store (default: $SUITE_STORE or results/suite.sqlite).")
+@click.option("--no-scoreboard", is_flag=True, help="Leave out the reproduction scoreboard section.")
+@click.option("--title", help="Page title (default: 'dlsys-suite report: run N').")
+def report_cmd(run, output, store_path, no_scoreboard, title) -> None:
+    """Write one HTML file for RUN (an id or `latest`): provenance, a table and plots per
+    technique, and the reproduction scoreboard of the claims whose cases the store holds.
+
+    \b
+    The file is self-contained (images embedded as PNG, no script, no network):
+      suite report latest -o report.html
+    """
+    from suite.report import write_report
+    from suite.results.store import default_store_path
+
+    out = write_report(store_path or default_store_path(), run, output, scoreboard=not no_scoreboard, title=title)
+    click.echo(f"wrote {out} ({out.stat().st_size / 1024:.0f} KiB)")

@@ -1,0 +1,287 @@
+"""One self-contained HTML report of a run: provenance, a table and plots per technique, and the
+reproduction scoreboard. Images are embedded (base64 PNG); there is no script and no external
+resource. Every string that comes from a plugin, a profile, a workload or the command line is
+escaped with :func:`html.escape`.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+__all__ = ["build_report", "write_report", "MAX_ROWS"]
+
+#: Most case rows shown per technique table (the rest: `suite results export`).
+MAX_ROWS = 200
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1180px;color:#222;
+padding:0 1em;line-height:1.4}
+h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2em}
+h3{margin-top:1.4em}
+table{border-collapse:collapse;margin:.6em 0;font-size:.85em}
+th,td{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}
+th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
+table.kv th{width:11em}
+figure{margin:1em 0;display:inline-block;vertical-align:top}figure img{max-width:100%;border:1px solid #eee}
+figcaption{font-size:.8em;color:#555;max-width:900px}
+.reproduced{background:#e6f4e6}.not-reproduced{background:#fbeaea}.error{background:#fff4d6}
+.scroll{overflow-x:auto;max-width:100%}.muted{color:#777;font-size:.85em}nav ul{columns:2}code{background:#f6f6f6;padding:0 .2em}
+"""
+
+
+def e(v: Any) -> str:
+    """Escaped text for HTML (None -> empty)."""
+    return "" if v is None else html.escape(str(v), quote=True)
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return ""
+        return f"{v:.4g}"
+    if isinstance(v, dict):
+        return ", ".join(f"{k}={x}" for k, x in v.items())
+    return str(v)
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _table(columns: list[str], rows: list[list[Any]], cls: str = "", row_classes: list[str] | None = None) -> str:
+    out = [f'<div class="scroll"><table class="{e(cls)}"><thead><tr>' + "".join(f"<th>{e(c)}</th>" for c in columns) + "</tr></thead><tbody>"]
+    for i, r in enumerate(rows):
+        rc = f' class="{e(row_classes[i])}"' if row_classes else ""
+        out.append(f"<tr{rc}>" + "".join(
+            f'<td class="num">{e(_fmt(v))}</td>' if _is_num(v) else f"<td>{e(_fmt(v))}</td>" for v in r) + "</tr>")
+    out.append("</tbody></table></div>")
+    return "".join(out)
+
+
+def _slug(s: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in str(s))
+
+
+def _provenance(info: dict[str, Any], store_path: str) -> str:
+    rows = [("run", info["id"]), ("status", info["status"]), ("started", info["started"]),
+            ("finished", info.get("finished") or "-"), ("command", info.get("command")),
+            ("cases", f"{info['total']}: computed {info['computed']}, cached {info['cached']}, ok {info['ok']}, "
+                      f"failed {info['failed']}, skipped {info['skipped']}"),
+            ("host", info.get("host")), ("platform", info.get("platform")), ("python", info.get("python")),
+            ("git commit", info.get("git_commit") or "-"),
+            ("packages", ", ".join(f"{k} {v}" for k, v in sorted((info.get("packages") or {}).items())) or "-"),
+            ("plugins", ", ".join(f"{k} {v}" for k, v in sorted((info.get("plugins") or {}).items())) or "-"),
+            ("store", store_path)]
+    body = "".join(f"<tr><th>{e(k)}</th><td>{'<code>' + e(v) + '</code>' if k == 'command' else e(v)}</td></tr>"
+                   for k, v in rows)
+    return f'<section id="provenance"><h2>Run provenance</h2><table class="kv">{body}</table></section>'
+
+
+def _varying(df, cols: list[str]) -> list[str]:
+    out = []
+    for c in cols:
+        if c not in df.columns:
+            continue
+        vals = {json.dumps(v, sort_keys=True, default=str) for v in df[c]}
+        if len(vals) > 1:
+            out.append(c)
+    return out
+
+
+def _technique_section(name: str, wide, failed, units: dict, directions: dict, tech: Any) -> str:
+    from suite.report.plots import choose_figures
+
+    parts = [f'<section id="technique-{e(_slug(name))}" class="technique"><h2>Technique: {e(name)}</h2>']
+    meta = []
+    if tech is not None:
+        meta.append(f"<b>{e(tech.title)}</b>")
+        try:
+            meta.append(f"paper: {e(tech.paper.cite())}")
+        except Exception:  # noqa: BLE001 - a malformed paper record must not stop the report
+            pass
+    if len(wide):
+        meta.append("version " + e(", ".join(sorted(set(map(str, wide["technique_version"]))))))
+        meta.append("profile " + e(", ".join(sorted(set(map(str, wide["profile"]))))))
+        meta.append("workload " + e(", ".join(sorted(set(map(str, wide["workload"]))))))
+        meta.append("fidelity " + e(", ".join(sorted(set(map(str, wide["fidelity"]))))))
+    meta.append(f"{len(wide)} ok case(s), {len(failed)} not ok")
+    parts.append("<p>" + "; ".join(meta) + "</p>")
+    baseline = None
+    if tech is not None and tech.baselines:
+        baseline = tech.baselines[0].name
+    if len(wide):
+        metric_names = [m for m in units if m in wide.columns]
+        figs = choose_figures(wide, {m: directions[m] for m in metric_names},
+                              {m: units[m] for m in metric_names}, baseline, name)
+        if figs:
+            parts.append("<h3>Plots</h3>")
+            for f in figs:
+                parts.append(f'<figure><img src="data:image/png;base64,{f.png}" alt="{e(f.title)}">'
+                             f"<figcaption>{e(f.caption)}</figcaption></figure>")
+        idcols = ["variant"] + _varying(wide, ["profile", "workload", "fidelity", "seed"])
+        pcols = _varying(wide, [c for c in wide.columns if c.startswith("param.")])
+        scols = _varying(wide, [c for c in wide.columns if c.startswith("set.")])
+        const = {c.split(".", 1)[1]: wide[c].iloc[0] for c in wide.columns
+                 if c.startswith(("param.", "set.")) and c not in pcols + scols}
+        mcols = sorted(metric_names, key=lambda m: (0 if directions.get(m) in ("higher", "lower") else 1, m))
+        sort_cols = [c for c in idcols + pcols if c in wide.columns]
+        try:
+            shown = wide.sort_values(sort_cols, kind="stable") if sort_cols else wide
+        except TypeError:
+            shown = wide
+        header = idcols + [c.split(".", 1)[1] for c in pcols + scols] + [
+            f"{m} ({units[m]})" if units.get(m) not in (None, "", "1") else m for m in mcols]
+        rows = [[r[c] for c in idcols + pcols + scols + mcols] for r in shown.head(MAX_ROWS).to_dict("records")]
+        parts.append("<h3>Cases</h3>")
+        if const:
+            parts.append('<p class="muted">the same in every case: ' + e(", ".join(f"{k}={'none' if v is None else _fmt(v)}" for k, v in const.items()))
+                         + "</p>")
+        parts.append(_table(header, rows, "cases"))
+        if len(wide) > MAX_ROWS:
+            parts.append(f'<p class="muted">first {MAX_ROWS} of {len(wide)} cases; all of them: '
+                         f"<code>suite results export</code></p>")
+        dirs = ", ".join(f"{m}: {directions[m]} is better" for m in mcols if directions.get(m) in ("higher", "lower"))
+        if dirs:
+            parts.append(f'<p class="muted">{e(dirs)}</p>')
+    if len(failed):
+        parts.append("<h3>Cases not ok</h3>")
+        parts.append(_table(["variant", "status", "params", "error"],
+                            [[r["variant"], r["status"], r["params"], r["error"]] for r in failed.to_dict("records")],
+                            "failed"))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _scoreboard_section(board, not_run: int, from_run: bool) -> str:
+    from suite.runner.reproduce import ERROR, NOT_REPRODUCED, REPRODUCED, format_value
+
+    parts = ['<section id="scoreboard"><h2>Reproduction scoreboard</h2>',
+             '<p class="muted">Each claim\'s acceptance was fixed before our number was computed; values are read '
+             "from the cases stored" + (" by this reproduce run" if from_run else " in this store (any run)")
+             + (f"; {not_run} claim(s) of these techniques have no stored case (run <code>suite reproduce</code>)"
+                if not_run else "") + ".</p>"]
+    rows = []
+    for label, v in (("verified", True), ("unverified", False), ("all", None)):
+        c = board.counts(v)
+        rows.append([label, c["total"], c[REPRODUCED], c[NOT_REPRODUCED], c[ERROR]])
+    parts.append(_table(["claims", "total", "reproduced", "not reproduced", "error"], rows, "counts"))
+    for tech in dict.fromkeys(o.technique for o in board.outcomes):
+        parts.append(f"<h3>{e(tech)}</h3>")
+        outs = [o for o in board.outcomes if o.technique == tech]
+        outs.sort(key=lambda o: not o.verified)
+        parts.append(_table(
+            ["claim", "verified", "statement", "source", "paper", "ours", "ratio", "verdict"],
+            [[o.claim, "yes" if o.verified else "no", o.statement, o.source, o.paper, format_value(o.ours),
+              o.ratio, o.verdict + (f": {o.reason}" if o.reason else "")] for o in outs],
+            "scoreboard", [o.verdict.replace(" ", "-") for o in outs]))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def build_report(store: Any, run: Any = "latest", *, registry: Any = None, scoreboard: bool = True,
+                 title: str | None = None) -> str:
+    """The HTML text of the report of *run*.
+
+    Parameters
+    ----------
+    store : Store, str, Path or None
+        As :func:`suite.results.load`.
+    run : int or ``"latest"``
+    registry : suite.registry.Registry, optional
+        Where technique metadata (title, paper, baseline variant, claims) comes from; default:
+        the installed plugins. A technique no longer installed is still reported, without them.
+    scoreboard : bool
+        Add the reproduction scoreboard (claims of the run's techniques whose cases the store
+        holds).
+    title : str, optional
+
+    Returns
+    -------
+    str
+        A complete HTML document (UTF-8), images embedded as base64 PNG.
+
+    Raises
+    ------
+    StoreError
+        Unknown store or run.
+    """
+    from suite.results.load import load, open_store
+
+    st, opened = open_store(store)
+    try:
+        rid = st.resolve_run(run)
+        info = st.run_info(rid)
+        wide = load(st, run=rid, wide=True)
+        units, directions = wide.attrs["units"], wide.attrs["directions"]
+        cases = st.cases(rid)
+        failed = cases[cases["status"] != "ok"]
+        techniques = list(dict.fromkeys(list(cases["technique"])))
+        if registry is None:
+            from suite.registry import get_registry
+
+            registry = get_registry()
+        techs: dict[str, Any] = {}
+        for t in techniques:
+            try:
+                techs[t] = registry.technique(t)
+            except Exception:  # noqa: BLE001 - not installed now: reported without metadata
+                techs[t] = None
+        board, not_run = None, 0
+        if scoreboard and any(techs.values()):
+            from suite.report.scoreboard import stored_scoreboard
+
+            board, not_run = stored_scoreboard([t for t in techs.values() if t is not None], st)
+        store_path = str(st.path)
+    finally:
+        if opened:
+            st.close()
+
+    title = title or f"dlsys-suite report: run {rid}"
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    nav = ['<li><a href="#provenance">Run provenance</a></li>']
+    nav += [f'<li><a href="#technique-{e(_slug(t))}">Technique: {e(t)}</a></li>' for t in techniques]
+    has_board = board is not None and board.outcomes
+    if has_board:
+        nav.append('<li><a href="#scoreboard">Reproduction scoreboard</a></li>')
+    body = [f"<header><h1>{e(title)}</h1><p class=\"muted\">generated {e(now)} by <code>suite report</code> from "
+            f"{e(store_path)}</p></header>", f"<nav><ul>{''.join(nav)}</ul></nav>", _provenance(info, store_path)]
+    for t in techniques:
+        body.append(_technique_section(t, wide[wide["technique"] == t], failed[failed["technique"] == t], units,
+                                       directions, techs.get(t)))
+    if not techniques:
+        body.append("<p>This run has no cases.</p>")
+    if has_board:
+        from_run = str(info.get("command") or "").split()[1:2] == ["reproduce"]
+        body.append(_scoreboard_section(board, not_run, from_run))
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{e(title)}</title>"
+            f"<style>{_CSS}</style></head><body>" + "\n".join(body) + "</body></html>\n")
+
+
+def write_report(store: Any, run: Any, path: str | Path, **kwargs: Any) -> Path:
+    """Write :func:`build_report` to *path* (UTF-8); returns the path.
+
+    Raises
+    ------
+    StoreError
+        Unknown store or run, or the file cannot be written.
+    """
+    from suite.errors import StoreError
+
+    text = build_report(store, run, **kwargs)
+    out = Path(path)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise StoreError(f"report: cannot write {str(out)!r}: {exc}") from None
+    return out

@@ -1,0 +1,202 @@
+"""suite report: the HTML of a real poseidon sweep parsed back (sections, tables, embedded PNGs),
+the scoreboard against `reproduce`, and escaping of every plugin/profile/command string."""
+
+from __future__ import annotations
+
+import base64
+from html.parser import HTMLParser
+
+import pytest
+from click.testing import CliRunner
+
+from suite.cli import main
+from suite.report import build_report
+from suite.report.plots import choose_figures, numeric_axis
+from suite.results import Store
+from suite.results.load import load
+
+from conftest import SWEEP, run_sweep  # noqa: E402  (tests/results/conftest.py)
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+class Page(HTMLParser):
+    """Collects what a reader sees: sections, headings, tables, images, text, start tags."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.sections: list[str] = []
+        self.headings: list[str] = []
+        self.tables: list[list[list[str]]] = []
+        self.images: list[str] = []
+        self.text: list[str] = []
+        self._h = None
+        self._cell = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append(tag)
+        if tag == "section":
+            self.sections.append(a.get("id"))
+        elif tag in ("h1", "h2", "h3"):
+            self._h = []
+        elif tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+        elif tag == "img":
+            self.images.append(a["src"])
+
+    def handle_endtag(self, tag):
+        if tag in ("h1", "h2", "h3") and self._h is not None:
+            self.headings.append("".join(self._h))
+            self._h = None
+        elif tag in ("td", "th") and self._cell is not None:
+            self.tables[-1][-1].append("".join(self._cell))
+            self._cell = None
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._h is not None:
+            self._h.append(data)
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def parse(text: str) -> Page:
+    p = Page()
+    p.feed(text)
+    p.close()
+    return p
+
+
+@pytest.fixture(scope="module")
+def report_store(tmp_path_factory):
+    """A store with the sweep (run 1) and `reproduce poseidon` (run 2); the reproduce scoreboard."""
+    from suite.registry import get_registry
+    from suite.runner.reproduce import reproduce
+
+    path = tmp_path_factory.mktemp("report") / "suite.sqlite"
+    with Store(path) as st:
+        sweep = run_sweep(st, SWEEP, "suite run --technique poseidon <script>alert('cmd')</script>")
+        board = reproduce([get_registry().technique("poseidon")], st, command="suite reproduce poseidon")
+    return path, sweep, board
+
+
+@pytest.fixture(scope="module")
+def sweep_page(report_store):
+    path, sweep, _board = report_store
+    return parse(build_report(path, sweep))
+
+
+def test_sweep_report_sections_tables_and_images(report_store, sweep_page):
+    path, sweep, board = report_store
+    page = sweep_page
+    assert page.sections == ["provenance", "technique-poseidon", "scoreboard"]
+    assert page.headings[:3] == [f"dlsys-suite report: run {sweep}", "Run provenance", "Technique: poseidon"]
+    # at least two plots, every one an embedded PNG that decodes
+    assert len(page.images) >= 2
+    for src in page.images:
+        assert src.startswith("data:image/png;base64,")
+        assert base64.b64decode(src.split(",", 1)[1])[:8] == PNG
+    # no external resource and no script at all
+    assert "script" not in page.tags and "link" not in page.tags
+    # the cases table: one row per case, the store's values
+    cases = next(t for t in page.tables if t and "variant" in t[0] and "nodes" in t[0])
+    header, rows = cases[0], cases[1:]
+    assert len(rows) == 24
+    wide = load(path, run=sweep, wide=True)
+    col = header.index("throughput (samples/s)")
+    shown = sorted(float(r[col]) for r in rows)
+    assert shown == pytest.approx(sorted(wide["throughput"]), rel=1e-3)  # printed with 4 significant digits
+    # provenance table holds the command (escaped, see below) and the plugin versions
+    prov = page.tables[0]
+    assert dict((r[0], r[1]) for r in prov)["run"] == str(sweep)
+
+
+def test_scoreboard_section_matches_reproduce(report_store, sweep_page):
+    path, sweep, board = report_store
+    page = sweep_page
+    sb = page.tables[-1]
+    assert sb[0][:2] == ["claim", "verified"]
+    got = {r[0]: r[-1].split(":")[0] for r in sb[1:]}
+    assert got == {o.claim: o.verdict for o in board.outcomes}
+    counts = page.tables[-2]
+    assert counts[-1][:2] == ["all", str(len(board.outcomes))]
+    # the reproduce run's own report has the scoreboard too, said to come from that run
+    page2 = parse(build_report(path, "latest"))
+    assert "scoreboard" in page2.sections and any("by this reproduce run" in t for t in page2.text)
+
+
+def test_text_from_plugins_profiles_and_commands_is_escaped(tmp_path):
+    from suite.technique import Paper, Result, Technique, Variant
+
+    evil = "<script>alert('x')</script>"
+
+    def model(scenario):
+        return Result()
+
+    tech = Technique(name="toy", title=f"Toy {evil}", category="communication", paper=Paper(title=f"P {evil}"),
+                     variants=[Variant("base", "b", baseline=True), Variant(evil, "v")], fidelities={"model": model},
+                     needs_profile=False, needs_workload=False)
+
+    class Reg:
+        def technique(self, name):
+            return tech
+
+    path = tmp_path / "evil.sqlite"
+    with Store(path) as st:
+        run = st.begin_run(f"suite run {evil}", plugins={evil: "1.0"})
+        for i, (variant, status) in enumerate([("base", "ok"), (evil, "ok"), (evil, "failed")]):
+            ident = {"key": f"k{i}", "technique": "toy", "technique_version": "1.0", "variant": variant,
+                     "fidelity": "model", "profile": f"prof{evil}", "profile_hash": "h", "workload": None,
+                     "workload_hash": None, "params": {"n": i, "mode": evil}, "seed": 0,
+                     "overrides": {"network.-1.bandwidth": f"{i + 1} Gbit/s"}}
+            out = {"status": status, "metrics": [["time", 1.0 + i, "s", "lower"], [evil, 2.0, evil, "none"]],
+                   "error": f"boom {evil}" if status != "ok" else None, "duration": 0.1}
+            st.add_outcome(ident, out, run)
+        st.finish_run(run, "failed", {"total": 3, "ok": 2, "failed": 1})
+    text = build_report(path, run, registry=Reg())
+    page = parse(text)
+    assert "script" not in page.tags
+    assert evil not in text
+    visible = "".join(page.text)
+    # the evil strings are shown as text: title, paper, variant, params, profile, metric, error, command, plugin
+    assert visible.count(evil) >= 8
+    assert "&lt;script&gt;" in text
+    assert page.sections == ["provenance", "technique-toy"]
+
+
+def test_figures_chosen_for_the_poseidon_sweep(sweep_store):
+    path, a, _b = sweep_store
+    wide = load(path, run=a, wide=True)
+    figs = choose_figures(wide, wide.attrs["directions"], wide.attrs["units"], "ps", "poseidon")
+    lines = [(f.x, f.y) for f in figs if f.kind == "line"]
+    # speed-up and throughput against nodes; iteration time against the swept NIC bandwidth
+    assert lines[:2] == [("param.nodes", "speedup"), ("param.nodes", "throughput")]
+    assert ("set.network.-1.bandwidth", "iteration_time") in lines
+    assert [f.kind for f in figs].count("bars") == 1
+    for f in figs:
+        assert base64.b64decode(f.png)[:8] == PNG
+
+
+@pytest.mark.parametrize("values,expected", [([1, 2, 4], ([1.0, 2.0, 4.0], "")),
+                                             (["10 Gbit/s", "40 Gbit/s"], ([10.0, 40.0], "Gbit/s")),
+                                             (["10 Gbit/s", "5 GB/s"], (None, "")),
+                                             (["fp32", "fp16"], (None, "")), ([True, False], (None, ""))])
+def test_numeric_axis(values, expected):
+    assert numeric_axis(values) == expected
+
+
+def test_cli_writes_the_file(report_store, tmp_path):
+    path, sweep, _board = report_store
+    out = tmp_path / "r.html"
+    res = CliRunner().invoke(main, ["report", str(sweep), "--store", str(path), "-o", str(out), "--no-scoreboard"])
+    assert res.exit_code == 0, res.output
+    page = parse(out.read_text(encoding="utf-8"))
+    assert "scoreboard" not in page.sections and len(page.images) >= 2
+    res = CliRunner().invoke(main, ["report", "42", "--store", str(path), "-o", str(out)])
+    assert res.exit_code == 2 and "no run with id 42" in res.output
