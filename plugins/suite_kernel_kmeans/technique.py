@@ -289,6 +289,14 @@ PROPERTIES = [
              prop_faster_memory_not_slower),
 ]
 
+# `suite validate kernel-kmeans` (execute here vs the model on the calibrated local profile):
+# the single-device variants on digits in float64, the precision the execute fidelity computes in.
+VALIDATION = [
+    ScenarioSpec(variant=v, workload="digits", params={"k": 16, "dtype": "fp64", "kernel": "gaussian"},
+                 fidelity="execute")
+    for v in ("dense", "popcorn", "sliding-window")
+]
+
 TECHNIQUE = Technique(
     name="kernel-kmeans",
     title="Communication-avoiding linear-algebraic kernel k-means on GPUs (1D / 1.5D / 2D, Popcorn SpMM)",
@@ -310,13 +318,7 @@ TECHNIQUE = Technique(
         ScenarioSpec(variant="popcorn", workload="iris", params={"k": 3, "gpus": 4, "iterations": 20},
                      fidelity="execute"),
     ),
+    validation=VALIDATION,
     docs="docs/techniques/kernel-kmeans.md",
 )
 
-# `suite validate kernel-kmeans` (execute here vs the model on the calibrated local profile):
-# the single-device variants on digits in float64, the precision the execute fidelity computes in.
-TECHNIQUE.validation = [
-    ScenarioSpec(variant=v, workload="digits", params={"k": 16, "dtype": "fp64", "kernel": "gaussian"},
-                 fidelity="execute")
-    for v in ("dense", "popcorn", "sliding-window")
-]
