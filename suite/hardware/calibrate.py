@@ -84,6 +84,10 @@ class Calibration:
 
         out = []
         for k, m in self.measurements.items():
+            if "curve" in m.params:
+                pts = ", ".join(f"n={n}: {fr:.2f}" for n, (_s, fr) in zip(m.params["sizes"], m.params["curve"]))
+                out.append(f"{k}: fraction of peak {pts}")
+                continue
             out.append(f"{k}: {format_quantity(m.value, m.dimension)} (median of {m.repeats}, "
                        f"spread {m.spread:.1%}; {m.method.split(';')[0]})")
         f = self.facts
@@ -226,6 +230,52 @@ def measure_gemm(dtype: str = "float64", repeats: int = 5, target_s: float = 0.2
     key = {"float64": "fp64", "float32": "fp32"}.get(dtype, dtype)
     return Measurement(f"device.peak_flops.{key}", statistics.median(samples), "flop_rate",
                        f"numpy.matmul {n}x{n} {dtype}, 2n^3 FLOP per product; 1 warm-up", samples, {"n": n})
+
+
+def measure_gemm_curve(dtype: str, sizes: list[int], peak: float, repeats: int = 3,
+                       flop_per_sample: float = 1e9) -> Measurement:
+    """Achieved fraction of *peak* for ``numpy.matmul`` of n x n matrices, for each n in *sizes*.
+
+    Parameters
+    ----------
+    dtype : str
+    sizes : list of int
+        Matrix orders n.
+    peak : float
+        FLOP/s the fractions are relative to (pass the best rate of the large-n measurement).
+    repeats : int
+    flop_per_sample : float
+        Small products are repeated inside one timed sample until about this many FLOP, so that
+        every sample lasts long enough for the timer and for scheduler noise to average out.
+
+    Returns
+    -------
+    Measurement
+        ``params["curve"]`` is ``[[2 n^3, fraction], ...]`` in increasing size (FLOP per product),
+        fraction = best rate / peak, clipped to (0, 1]: a device efficiency curve. The best (not
+        the median) rate is used because contention on a shared machine only ever slows a sample.
+    """
+    rng = np.random.default_rng(1)
+    curve, rates = [], []
+    for n in sorted(set(sizes)):
+        a = rng.standard_normal((n, n)).astype(dtype)
+        b = rng.standard_normal((n, n)).astype(dtype)
+        c = np.empty((n, n), dtype=dtype)
+        np.matmul(a, b, out=c)
+        inner = max(1, int(flop_per_sample // (2 * n**3)))  # batch small products into one sample
+        samples = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            for _ in range(inner):
+                np.matmul(a, b, out=c)
+            samples.append(inner * 2.0 * n**3 / (time.perf_counter() - t0))
+        rates.append(statistics.median(samples))
+        curve.append([float(2 * n**3), float(f"{min(1.0, max(max(samples) / peak, 1e-6)):.4g}")])
+    key = {"float64": "fp64", "float32": "fp32"}.get(dtype, dtype)
+    return Measurement(f"device.efficiency.gemm_{key}", statistics.median(rates), "flop_rate",
+                       f"numpy.matmul n x n {dtype} for n in {sorted(set(sizes))}, best of {repeats} samples of "
+                       f"~{flop_per_sample:.0e} FLOP; fraction of the best large-n rate", rates,
+                       {"curve": curve, "sizes": sorted(set(sizes))})
 
 
 # --------------------------------------------------------------------------------------------
@@ -389,9 +439,21 @@ def calibrate(quick: bool = False, progress: bool = False) -> Calibration:
         gemm_kw = {"target_s": 0.25, "n_max": 4096, "n_min": 1024}
         tcp_kw = {"rounds": 2000, "bulk_bytes": 64 << 20}
     array_bytes = int(min(array_bytes, max(avail // 8, 4 << 20)))  # 3 arrays stay under ~40% of free memory
+    curve_sizes = [32, 64, 128] if quick else [64, 128, 256, 512, 1024]
+
+    def gemm(dtype: str) -> list[Measurement]:
+        peak = measure_gemm(dtype, reps, **gemm_kw)
+        sizes = [n for n in curve_sizes if n < peak.params["n"]]
+        eff = (measure_gemm_curve(dtype, sizes, max(peak.samples), repeats=3,
+                                  flop_per_sample=1e8 if quick else 1e9) if sizes else None)
+        if eff is not None:
+            eff.params["curve"].append([float(2 * peak.params["n"] ** 3), 1.0])
+            eff.params["sizes"].append(peak.params["n"])
+        return [peak] + ([eff] if eff is not None else [])
+
     steps: list[tuple[str, Callable[[], Any]]] = [
-        ("GEMM fp64", lambda: [measure_gemm("float64", reps, **gemm_kw)]),
-        ("GEMM fp32", lambda: [measure_gemm("float32", reps, **gemm_kw)]),
+        ("GEMM fp64", lambda: gemm("float64")),
+        ("GEMM fp32", lambda: gemm("float32")),
         ("STREAM copy/triad", lambda: list(measure_stream(array_bytes, reps))),
         ("loopback TCP", lambda: list(measure_tcp(repeats=reps, **tcp_kw))),
     ]
@@ -475,7 +537,11 @@ def to_toml(cal: Calibration, name: str = "local") -> str:
         lines.append(f"on_chip_memory = {_toml_value(_q(f['llc_bytes'], 'bytes'))}")
     flops = ", ".join(f"{k.rsplit('.', 1)[1]} = {_toml_value(_q(v.value, 'flop_rate'))}"
                       for k, v in m.items() if k.startswith("device.peak_flops."))
-    lines += [f"peak_flops = {{ {flops} }}", f"cores = {int(f['cores_usable'])}", "",
+    lines.append(f"peak_flops = {{ {flops} }}")
+    curves = {k.rsplit(".", 1)[1]: v.params["curve"] for k, v in m.items() if k.startswith("device.efficiency.")}
+    if curves:
+        lines.append("efficiency = { " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in curves.items()) + " }")
+    lines += [f"cores = {int(f['cores_usable'])}", "",
               "[node]", f"device = {_toml_value(name)}", "devices_per_node = 1",
               f"host_memory = {_toml_value(_q(f['memory_bytes'], 'bytes'))}", "",
               "[[network]]", 'name = "loopback-tcp"', 'topology = "switch"', "size = 2",
@@ -493,7 +559,7 @@ def to_toml(cal: Calibration, name: str = "local") -> str:
     if f.get("llc_bytes"):
         src["device.on_chip_memory"] = "sysfs /sys/devices/system/cpu/cpu0/cache (largest level; read, not timed)"
     for k, v in m.items():
-        if k.startswith("device.peak_flops."):
+        if k.startswith(("device.peak_flops.", "device.efficiency.")):
             src[k] = "measured: " + v.method
     lines += [f"{_toml_value(k)} = {_toml_value(v)}" for k, v in src.items()]
     lines += ["", "[measured]", f"started = {_toml_value(when)}", f"duration_s = {round(cal.duration_s, 2)}",

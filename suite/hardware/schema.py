@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from suite.hardware.units import BandwidthQ, BytesQ, FlopRateQ, FrequencyQ, MoneyQ, PerByteTimeQ, PowerQ, TimeQ
 
@@ -66,8 +66,50 @@ class Device(BaseModel):
     cores: int | None = None  # SMs / CUs / CPU cores
     clock: FrequencyQ | None = None  # Hz
     tdp: PowerQ | None = None  # W
-    # achieved fraction of peak vs operation size: {"gemm": [[flops, fraction], ...]}
+    # achieved fraction of peak vs operation size: {"gemm_fp32": [[flops, fraction], ...]}
     efficiency: dict[str, list[tuple[float, float]]] | None = None
+
+    @field_validator("efficiency")
+    @classmethod
+    def _check_efficiency(cls, v: dict[str, list[tuple[float, float]]] | None):
+        for name, curve in (v or {}).items():
+            if not curve:
+                raise ValueError(f"expected [[size, fraction], ...] with at least one point for {name!r}, got []")
+            sizes = [s for s, _f in curve]
+            if any(s <= 0 for s in sizes) or sizes != sorted(sizes) or len(set(sizes)) != len(sizes):
+                raise ValueError(f"expected sizes > 0 in increasing order for {name!r}, got {sizes}")
+            if any(not 0 < f <= 1 for _s, f in curve):
+                raise ValueError(f"expected fractions in (0, 1] for {name!r}, got {[f for _s, f in curve]}")
+        return v
+
+    def efficiency_at(self, curve: str, size: float) -> float | None:
+        """Achieved fraction of peak for an operation of *size* on efficiency curve *curve*.
+
+        Linear interpolation in log(size) between the curve's points, clamped to the first and last
+        point outside them. Returns None when the device has no such curve.
+
+        Parameters
+        ----------
+        curve : str
+            e.g. ``"gemm_fp32"`` (calibrated profiles record ``gemm_fp64`` and ``gemm_fp32``,
+            size in FLOP per operation).
+        size : float
+            Operation size in the curve's unit (> 0).
+        """
+        pts = (self.efficiency or {}).get(curve)
+        if not pts:
+            return None
+        import math
+
+        if size <= pts[0][0]:
+            return pts[0][1]
+        if size >= pts[-1][0]:
+            return pts[-1][1]
+        for (s0, f0), (s1, f1) in zip(pts, pts[1:]):
+            if s0 <= size <= s1:
+                w = (math.log(size) - math.log(s0)) / (math.log(s1) - math.log(s0))
+                return f0 + w * (f1 - f0)
+        return pts[-1][1]  # pragma: no cover - unreachable for sorted points
 
     def flops(self, dtype: str = "fp32") -> float:
         """Peak FLOP/s for *dtype*; falls back fp32 -> tf32 -> fp16 only when asked dtype absent."""

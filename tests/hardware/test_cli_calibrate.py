@@ -157,3 +157,34 @@ def test_cli_calibrate_quick_then_show_local(tmp_path):
         assert res.exit_code == 0, res.output
     finally:
         clear_cache()
+
+
+def test_gemm_efficiency_curve_shape():
+    m = cal.measure_gemm_curve("float32", [32, 16], peak=1e15, repeats=2, flop_per_sample=1e6)
+    sizes = [s for s, _f in m.params["curve"]]
+    assert sizes == [2.0 * 16**3, 2.0 * 32**3]  # increasing, 2 n^3 FLOP per product
+    assert all(0 < f <= 1 for _s, f in m.params["curve"])
+    assert m.params["sizes"] == [16, 32]
+
+
+def test_efficiency_at_interpolates_in_log_size():
+    from suite.hardware.schema import Device
+
+    d = Device(type="cpu", memory=1e9, memory_bandwidth=1e9, peak_flops={"fp32": 1e11},
+               efficiency={"gemm_fp32": [[1e6, 0.1], [1e9, 0.5], [1e12, 0.9]]})
+    assert d.efficiency_at("gemm_fp32", 1e3) == 0.1  # clamped below
+    assert d.efficiency_at("gemm_fp32", 1e15) == 0.9  # clamped above
+    # 10^7.5 is halfway between 10^6 and 10^9 in log size: 0.1 + 0.5 x 0.4
+    assert d.efficiency_at("gemm_fp32", 10**7.5) == pytest.approx(0.3)
+    assert d.efficiency_at("gemm_fp64", 1e9) is None
+
+
+@pytest.mark.parametrize("curve,msg", [([[1e6, 1.5]], "fractions in \\(0, 1\\]"), ([[1e9, 0.5], [1e6, 0.2]], "increasing"),
+                                       ([], "at least one point")])
+def test_efficiency_curve_validated(curve, msg):
+    from pydantic import ValidationError
+
+    from suite.hardware.schema import Device
+
+    with pytest.raises(ValidationError, match=msg):
+        Device(type="cpu", memory=1e9, memory_bandwidth=1e9, peak_flops={"fp32": 1e11}, efficiency={"g": curve})
