@@ -43,7 +43,6 @@ import numpy as np
 from suite.errors import ParameterError, ProfileError
 from suite.perf import ring_allreduce_time
 from suite.perf.pipeline import (
-    enumerate_plans,
     partition_layers,
     pipeline_1f1b_schedule,
     pipeline_1f1b_unbalanced_time,
@@ -310,7 +309,7 @@ class PerfModel:
         self.tp_degrees = tuple(sorted(set(int(t) for t in tp_degrees)))
         self._rate = cluster.flops * cluster.mfu
         self._cost = np.asarray(job.fwd) + np.asarray(job.bwd)
-        self._best = lru_cache(maxsize=None)(self._best_plan)
+        self._chain: dict[float, list[Plan | None]] = {}
         self._bounds = lru_cache(maxsize=None)(self._partition)
 
     # -- per stage
@@ -371,32 +370,61 @@ class PerfModel:
         return Plan(dp, pp, tp, b, tuple(tf), tuple(tb), hop, ar, float(t))
 
     def best_plan(self, devices: int, state_factor: float = 1.0) -> Plan | None:
-        """The fastest plan on ``devices`` devices whose stages fit in memory, or None.
+        """The fastest plan on at most ``devices`` devices whose stages fit in memory, or None.
 
-        Every (dp, pp, tp) with ``dp pp tp <= devices`` and ``dp <= M`` is scored with the closed
-        form ``sum_s c_s + (m - 1) max_s c_s + 2 hop (p - 1) + allreduce`` and the three best are
-        timed exactly with the 1F1B DAG (plan search [Zhou25 §4.1, unseen; Jang23]).
+        For each device count ``k = 1 .. devices``, the plans using exactly ``k`` devices
+        (``dp pp tp = k``, ``dp <= M``, ``pp <= layers``) are scored with the closed form
+        ``sum_s c_s + (m - 1) max_s c_s + 2 hop (p - 1) + allreduce``; the three best are timed
+        exactly with the 1F1B DAG, and the result is the fastest of those and of the result for
+        ``k - 1`` (plan search [Zhou25 §4.1, unseen; Jang23]). So a plan found for fewer devices
+        is always a candidate, and the result never gets faster when devices are removed.
+        Computed once per device count and cached.
         """
-        return self._best(int(devices), float(state_factor))
+        devices = int(devices)
+        chain = self._chain.setdefault(float(state_factor), [None])
+        while len(chain) <= devices:
+            k = len(chain)
+            prev = chain[-1]
+            own = self._best_exactly(k, float(state_factor), prev.iteration_time if prev else math.inf)
+            if own is None or (prev is not None and prev.iteration_time <= own.iteration_time):
+                chain.append(prev)
+            else:
+                chain.append(own)
+        return chain[devices] if devices >= 1 else None
 
-    def _best_plan(self, devices: int, state_factor: float) -> Plan | None:
+    #: the 1F1B DAG makespan was never below 0.826 x the closed form (3000 random pipelines,
+    #: tests/plugins/test_odyssey.py checks >= 0.8): a plan whose estimate x 0.8 cannot beat the
+    #: best so far is not timed exactly
+    DAG_OVER_CLOSED_FORM_MIN = 0.8
+
+    def _best_exactly(self, devices: int, state_factor: float, bound: float = math.inf) -> Plan | None:
         scored = []
-        for dp, pp, tp in enumerate_plans(devices, self.job.layers, self.tp_degrees):
-            if dp > self.job.microbatches:
+        for tp in self.tp_degrees:
+            if devices % tp:
                 continue
-            b = self._bounds(pp)
-            if not self.fits(b, tp, state_factor):
-                continue
-            tf, tb = self.stage_times(b, tp)
-            m = max(split_microbatches(self.job.microbatches, dp))
-            est = (pipeline_1f1b_unbalanced_time(tf + tb, m) + 2 * (pp - 1) * self.hop_time(b)
-                   + self.allreduce_time(b, dp, tp))
-            scored.append((est, dp, pp, tp))
+            for pp in range(1, min(self.job.layers, devices // tp) + 1):
+                if (devices // tp) % pp:
+                    continue
+                dp = devices // (tp * pp)
+                if dp > self.job.microbatches:
+                    continue
+                b = self._bounds(pp)
+                if not self.fits(b, tp, state_factor):
+                    continue
+                tf, tb = self.stage_times(b, tp)
+                m = max(split_microbatches(self.job.microbatches, dp))
+                est = (pipeline_1f1b_unbalanced_time(tf + tb, m) + 2 * (pp - 1) * self.hop_time(b)
+                       + self.allreduce_time(b, dp, tp))
+                scored.append((est, dp, pp, tp))
         if not scored:
             return None
         scored.sort()
-        best = [self.plan(dp, pp, tp) for _e, dp, pp, tp in scored[:3]]
-        return min(best, key=lambda p: (p.iteration_time, p.devices))
+        best: list[Plan] = []
+        for est, dp, pp, tp in scored[:3]:
+            if self.DAG_OVER_CLOSED_FORM_MIN * est >= min([bound] + [b.iteration_time for b in best]):
+                continue
+            best.append(self.plan(dp, pp, tp))
+        return min(best, key=lambda p: (p.iteration_time, p.devices)) if best else None
 
     # -- recovery policies
     def reroute_time(self, plan: Plan, holes_per_stage: Sequence[int]) -> float:

@@ -184,39 +184,50 @@ def pipeline_1f1b_schedule(t_fwd, t_bwd, microbatches: int, p2p: float = 0.0) ->
             ops.append(("B", k))
         ops += [("B", i) for i in range(m - w, m)]
         orders.append(ops)
-    fe = np.full((p, m), np.nan)
-    be = np.full((p, m), np.nan)
+    Fl, Bl = F.tolist(), B.tolist()
+    nan = None
+    fe = [[nan] * m for _ in range(p)]
+    be = [[nan] * m for _ in range(p)]
     pos = [0] * p
     free = [0.0] * p
     remaining = 2 * p * m
     while remaining:
         progressed = False
         for s in range(p):
-            while pos[s] < len(orders[s]):
-                kind, i = orders[s][pos[s]]
+            ops = orders[s]
+            fs, bs, free_s = fe[s], be[s], free[s]
+            k = pos[s]
+            while k < len(ops):
+                kind, i = ops[k]
                 if kind == "F":
                     if s > 0:
-                        if np.isnan(fe[s - 1, i]):
+                        up = fe[s - 1][i]
+                        if up is None:
                             break
-                        ready = fe[s - 1, i] + p2p
+                        ready = up + p2p
                     else:
                         ready = 0.0
-                    fe[s, i] = max(ready, free[s]) + F[s, i]
-                    free[s] = fe[s, i]
+                    free_s = (ready if ready > free_s else free_s) + Fl[s][i]
+                    fs[i] = free_s
                 else:
                     if s < p - 1:
-                        if np.isnan(be[s + 1, i]):
+                        down = be[s + 1][i]
+                        if down is None:
                             break
-                        ready = be[s + 1, i] + p2p
+                        ready = down + p2p
                     else:
-                        ready = fe[s, i]
-                    be[s, i] = max(ready, free[s]) + B[s, i]
-                    free[s] = be[s, i]
-                pos[s] += 1
+                        ready = fs[i]
+                    free_s = (ready if ready > free_s else free_s) + Bl[s][i]
+                    bs[i] = free_s
+                k += 1
                 remaining -= 1
                 progressed = True
+            pos[s] = k
+            free[s] = free_s
         if not progressed:  # pragma: no cover - the 1F1B order is deadlock-free
             raise RuntimeError("1F1B schedule deadlocked")
+    fe = np.array(fe, dtype=float)
+    be = np.array(be, dtype=float)
     return Schedule1F1B(fe, be, float(max(free)), F.sum(axis=1) + B.sum(axis=1))
 
 

@@ -230,6 +230,36 @@ def test_reroute_conserves_microbatches(M, dp, data):
     assert sum(load) == M and len(load) == dp - f and max(load) - min(load) <= 1
 
 
+@settings(max_examples=40)
+@given(st.integers(1, 16), st.integers(1, 64), st.data())
+def test_dag_never_below_pruning_bound_of_closed_form(p, m, data):
+    """The plan search skips plans whose closed-form estimate x 0.8 cannot beat the best so far;
+    that is safe only if the exact 1F1B makespan is >= 0.8 x the closed form."""
+    from suite.perf.pipeline import pipeline_1f1b_schedule, pipeline_1f1b_unbalanced_time
+
+    f = np.array(data.draw(st.lists(st.floats(0.05, 3.0), min_size=p, max_size=p)))
+    b = np.array(data.draw(st.lists(st.floats(0.05, 6.0), min_size=p, max_size=p)))
+    hop = data.draw(st.sampled_from([0.0, 0.01, 0.2]))
+    exact = pipeline_1f1b_schedule(f, b, m, hop).makespan
+    est = pipeline_1f1b_unbalanced_time(f + b, m) + 2 * (p - 1) * hop
+    assert exact >= PerfModel.DAG_OVER_CLOSED_FORM_MIN * est
+
+
+def test_plan_search_is_exhaustive_on_a_small_case():
+    """On a small job the chained search equals brute force over every (dp, pp) timed with the DAG."""
+    from suite.perf.pipeline import enumerate_plans
+
+    job = toy_job(layers=6, flops=1e12, params=10**9, M=12)
+    pm = PerfModel(job, toy_cluster(n=12, mem=40e9, bw=1e10, lat=1e-4))
+    for n in range(1, 13):
+        plans = [pm.plan(d, p) for d, p, _t in enumerate_plans(n, 6) if d <= 12 and pm.fits(pm._bounds(p))]
+        best = pm.best_plan(n)
+        if not plans:
+            assert best is None
+            continue
+        assert best.iteration_time == pytest.approx(min(q.iteration_time for q in plans))
+
+
 @pytest.mark.parametrize("variant", ["checkpoint-restart", "replan", "reroute", "odyssey", "redundant"])
 def test_no_failures_all_but_redundant_equal_failure_free(tmp_path, variant):
     prof = write_profile(tmp_path)
