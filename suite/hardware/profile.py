@@ -598,6 +598,13 @@ class ProfileLibrary:
                                f"'cluster', got nothing (required table missing)")
         if kind in ("device",) and (doc.nodes is not None):
             raise ProfileError(f"{path}: field nodes: expected no node count for kind {kind!r}, got {doc.nodes!r}")
+        if kind == "cluster" and doc.network and doc.nodes is not None and doc.network[-1].size != doc.nodes:
+            self._warn(f"{path}: field network.{len(doc.network) - 1}.size: expected the node count ({doc.nodes}) for "
+                       f"the outermost level of a cluster, got {doc.network[-1].size}")
+        if (node is not None and len(doc.network) >= (2 if kind == "cluster" else 1)
+                and doc.network[0].size != node.devices_per_node):
+            self._warn(f"{path}: field network.0.size: expected devices_per_node ({node.devices_per_node}) for the "
+                       f"intra-node level, got {doc.network[0].size}")
         ext = self._validate_ext(path, doc.ext)
         prof = Profile(
             name=doc.profile.name, kind=kind, source=doc.profile.source, verified=doc.profile.verified,
@@ -611,6 +618,10 @@ class ProfileLibrary:
                 raise ProfileError(f"{path}: field sources.{key}: expected the path of a field of this profile "
                                    f"(e.g. device.memory, network.0.bandwidth), got {key!r}")
         return prof
+
+    def _warn(self, msg: str) -> None:
+        if msg not in self.warnings:
+            self.warnings.append(msg)
 
     def _validate_ext(self, path: Path, ext: dict[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}
