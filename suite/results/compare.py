@@ -101,7 +101,7 @@ class MetricDiff:
             return self.verdict
         if self.verdict == "same":
             return "same"
-        text = f"{self.verdict} {self.change:+.1%}" if math.isfinite(self.change) else self.verdict
+        text = f"{self.verdict} {_pct(self.change)}" if math.isfinite(self.change) else self.verdict
         if self.significant is False:
             text += f", not significant (p={self.p_value:.2g})"
         elif self.significant:
@@ -185,6 +185,27 @@ def _jsonable(v: Any) -> Any:
     if hasattr(v, "item"):
         return _jsonable(v.item())
     return v
+
+
+def _pct(x: float) -> str:
+    """A relative change as a percentage: 1 decimal, or 2 significant digits below 0.1%."""
+    return f"{x:+.1%}" if abs(x) >= 1e-3 else f"{x * 100:+.2g}%"
+
+
+def _sortable(v: Any) -> tuple:
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return (0, float(v), "")
+    from suite.results.load import override_value
+
+    num, unit = override_value(v) if isinstance(v, str) else (None, "")
+    return (1, num, unit) if num is not None else (2, 0.0, str(v))
+
+
+def _order(ident: Mapping[str, Any]) -> tuple:
+    return (ident["technique"], str(ident["variant"]), str(ident["workload"]), str(ident["fidelity"]),
+            [(k, _sortable(v)) for k, v in sorted(ident["params"].items())],
+            str(ident.get("profile", "")), [(k, _sortable(v)) for k, v in sorted(ident["set"].items())],
+            ident["seed"] if ident["seed"] is not None else -1)
 
 
 def _fmt(v: Any) -> str:
@@ -430,7 +451,7 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
     swept = _swept(ca, cb)
     ida = {_scenario_key(r, swept[r["technique"]]): r for r in ca.to_dict("records")}
     idb = {_scenario_key(r, swept[r["technique"]]): r for r in cb.to_dict("records")}
-    common = [k for k in ida if k in idb]
+    common = sorted((k for k in ida if k in idb), key=lambda k: _order(json.loads(k)))
     la_name = f"run {info_a['id']}"
     lb_name = f"run {info_b['id']}" + (" (second store)" if store_b is not None else "")
     if not common:
