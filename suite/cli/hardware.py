@@ -173,9 +173,21 @@ def show_cmd(name: str, sets: tuple[str, ...], profile_dirs: tuple[str, ...], fm
             t.add_row(escape(d["name"]), escape(d["display"]), escape(d["formula"]))
         c.print(t)
     if prof.measured:
+        from suite.hardware.units import DIMENSIONS, format_quantity
+
         c.print("[bold]measured[/bold] (how each figure was measured)")
         for k, v in prof.measured.items():
-            c.print(f"  {escape(k)}: {escape(json.dumps(v, default=str))}")
+            if isinstance(v, dict) and "method" in v:
+                dim = v.get("dimension") if v.get("dimension") in DIMENSIONS else None
+                fq = (lambda x: format_quantity(float(x), dim)) if dim else (lambda x: f"{x:.4g}")
+                if "curve" in v:
+                    pts = ", ".join(f"n={n}: {fr:.2f}" for n, (_s, fr) in zip(v.get("sizes", []), v["curve"]))
+                    c.print(f"  {escape(k)}: fraction of peak {pts}\n      {escape(v['method'])}")
+                else:
+                    c.print(f"  {escape(k)}: {fq(v['median'])} (median of {v.get('repeats')}, {fq(v['min'])} .. "
+                            f"{fq(v['max'])}, spread {float(v.get('spread', 0)):.1%})\n      {escape(v['method'])}")
+            else:
+                c.print(f"  {escape(k)}: {escape(json.dumps(v, default=str))}")
 
 
 @hardware.command("validate")

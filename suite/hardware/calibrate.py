@@ -59,6 +59,9 @@ class Measurement:
         return (max(self.samples) - min(self.samples)) / self.value
 
     def as_dict(self) -> dict[str, Any]:
+        if "curve" in self.params:  # an efficiency curve: one median rate per size, no spread across sizes
+            return {"method": self.method, "dimension": self.dimension,
+                    "rates": [float(f"{s:.6g}") for s in self.samples], **self.params}
         return {"value": self.value, "dimension": self.dimension, "method": self.method, "repeats": self.repeats,
                 "median": self.value, "min": min(self.samples), "max": max(self.samples),
                 "spread": round(self.spread, 4), "samples": [float(f"{s:.6g}") for s in self.samples],
@@ -511,6 +514,14 @@ def _toml_value(v: Any) -> str:
     return json.dumps(str(v), ensure_ascii=False)
 
 
+def _vendor(model: str) -> str:
+    low = model.lower()
+    for key, vendor in (("amd", "amd"), ("intel", "intel"), ("apple", "apple"), ("arm", "arm"), ("ampere", "ampere")):
+        if key in low:
+            return vendor
+    return ""
+
+
 def to_toml(cal: Calibration, name: str = "local") -> str:
     """Render *cal* as a ``kind = "measured"`` profile (every figure a string with a unit)."""
     m = cal.measurements
@@ -530,6 +541,7 @@ def to_toml(cal: Calibration, name: str = "local") -> str:
         "[device]",
         'type = "cpu"',
         f"name = {_toml_value(f.get('cpu_model'))}",
+        f"vendor = {_toml_value(_vendor(str(f.get('cpu_model', ''))))}",
         f"memory = {_toml_value(_q(f['memory_bytes'], 'bytes'))}",
         f"memory_bandwidth = {_toml_value(_q(m['stream.triad'].value, 'bandwidth'))}",
     ]

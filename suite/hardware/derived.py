@@ -98,7 +98,7 @@ def flatten(profile: Profile, include_meta: bool = False) -> list[Field]:
             for i, v in enumerate(obj):
                 walk(v, path + (i,))
             return
-        if isinstance(obj, (list, tuple)) and not obj:
+        if (isinstance(obj, (list, tuple)) and not obj) or obj == "":
             return
         out.append(Field(".".join(map(str, path)), obj, _dimension(path)))
 
