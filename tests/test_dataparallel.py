@@ -49,6 +49,8 @@ def test_problem_errors():
         load_problem(2, "weird")
     with pytest.raises(ParameterError, match="workers"):
         load_problem(0)
+    with pytest.raises(ParameterError, match="workers must be <= 1438"):
+        load_problem(5000)
 
 
 @pytest.mark.parametrize("hidden", [0, 7])

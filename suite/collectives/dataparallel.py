@@ -144,7 +144,7 @@ def load_problem(workers: int, split: str = "iid", alpha: float = 0.5, seed: int
     Raises
     ------
     ParameterError
-        Unknown split, ``workers < 1`` or a fraction outside (0, 1).
+        Unknown split, ``workers`` outside [1, training samples] or a fraction outside (0, 1).
     """
     if workers < 1:
         raise ParameterError(f"load_problem: workers must be >= 1, got {workers}")
@@ -161,6 +161,9 @@ def load_problem(workers: int, split: str = "iid", alpha: float = 0.5, seed: int
     perm = rng.permutation(len(y))
     n_test = max(1, int(round(test_fraction * len(y))))
     test, train = perm[:n_test], perm[n_test:]
+    if workers > len(train):
+        raise ParameterError(f"load_problem: workers must be <= {len(train)} (training samples of {name}), "
+                             f"got {workers}")
     mu = X[train].mean(axis=0)
     sd = X[train].std(axis=0)
     sd[sd == 0] = 1.0
