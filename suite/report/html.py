@@ -27,8 +27,8 @@ table{border-collapse:collapse;margin:.6em 0;font-size:.85em}
 th,td{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}
 th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
 table.kv th{width:11em}
-figure{margin:1em 0;display:inline-block;vertical-align:top}figure img{max-width:100%;border:1px solid #eee}
-figcaption{font-size:.8em;color:#555;max-width:900px}
+figure{margin:1em 1em 1em 0;display:inline-table;vertical-align:top}figure img{max-width:100%;border:1px solid #eee}
+figcaption{display:table-caption;caption-side:bottom;font-size:.8em;color:#555;padding-top:.3em}
 .reproduced{background:#e6f4e6}.not-reproduced{background:#fbeaea}.error{background:#fff4d6}
 .scroll{overflow-x:auto;max-width:100%}.muted{color:#777;font-size:.85em}nav ul{columns:2}code{background:#f6f6f6;padding:0 .2em}
 """

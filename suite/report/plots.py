@@ -163,7 +163,7 @@ def line_figure(df, x: str, xunit: str, y: str, yunit: str, facet: tuple[str, st
         order = sorted(range(len(vals)), key=lambda i: nums[i]) if nums else range(len(vals))
         vals = [vals[i] for i in order][:MAX_PANELS]
         panels = [(f"{_label(fcol, '')} = {v}", df[df[fcol] == v]) for v in vals]
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels) + 0.6, 3.4), squeeze=False, sharey=True,
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels) + 2.2, 3.4), squeeze=False, sharey=True,
                              layout="constrained")
     for ax, (ptitle, sub) in zip(axes[0], panels):
         for vi, (variant, g) in enumerate(sub.groupby("variant", sort=True)):
@@ -191,7 +191,7 @@ def line_figure(df, x: str, xunit: str, y: str, yunit: str, facet: tuple[str, st
         if 1 < len(xs_all) <= 10:
             ax.set_xticks(xs_all, [f"{v:g}" for v in xs_all])
     axes[0][0].set_ylabel(_label(y, yunit))
-    axes[0][-1].legend(fontsize=8, title="variant", title_fontsize=8)
+    axes[0][-1].legend(fontsize=8, title="variant", title_fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.suptitle(title, fontsize=10)
     return render(fig)
 
@@ -234,7 +234,7 @@ def bars_figure(df, y: str, yunit: str, baseline: str, group_cols: list[str], ti
     ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
     ax.set_xticks(xs, labels, fontsize=7)
     ax.set_ylabel(f"{y} / {baseline}")
-    ax.legend(fontsize=8, title="variant", title_fontsize=8)
+    ax.legend(fontsize=8, title="variant", title_fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     ax.grid(True, axis="y", alpha=0.3)
     fig.suptitle(title, fontsize=10)
     return render(fig)
@@ -283,7 +283,8 @@ def choose_figures(df, directions: dict[str, str], units: dict[str, str], baseli
                    + ("" if not facet or len(axes) <= 2 else "; further swept dimensions averaged"))
             figs.append(Figure("line", title, x, y, png, cap))
     if baseline and df["variant"].nunique() > 1:
-        y = _pick(metrics, _GENERIC, 1)[0]
+        lines = [f.y for f in figs if f.kind == "line"]
+        y = lines[0] if lines else _pick(metrics, _GENERIC, 1)[0]  # the headline metric of the first plot
         groups = [a[0] for a in axes]
         title = f"{technique}: {y} of each variant relative to the baseline {baseline}"
         png = bars_figure(df, y, units.get(y, ""), baseline, groups, title)
