@@ -71,8 +71,11 @@ def override_value(text: Any) -> tuple[float | None, str]:
 
 
 def load(store: Any = None, run: int | str | None = None, wide: bool = False, *,
-         params: Mapping[str, Any] | None = None, metrics: Any = None, status: str = "ok", **filters: Any):
-    """Load results from a store into a :class:`pandas.DataFrame`.
+         params: Mapping[str, Any] | None = None, metrics: Any = None, **filters: Any):
+    """Load the metrics of a store's ok cases into a :class:`pandas.DataFrame`.
+
+    Failed, timed-out and skipped cases carry no metrics; :meth:`Store.cases` lists every case
+    with its status and error.
 
     Parameters
     ----------
@@ -89,8 +92,6 @@ def load(store: Any = None, run: int | str | None = None, wide: bool = False, *,
         Keep cases whose technique parameters equal these values, e.g. ``{"nodes": 4}``.
     metrics : str or list of str, optional
         Keep only these metrics (long form: rows; wide form: columns).
-    status : str
-        Only ``"ok"`` cases carry metrics; kept for clarity (other values raise).
     **filters
         Column = value (or list of values) on ``technique, variant, fidelity, profile,
         profile_hash, workload, seed, technique_version, key, run_id``.
@@ -127,10 +128,6 @@ def load(store: Any = None, run: int | str | None = None, wide: bool = False, *,
     >>> df = load("results/suite.sqlite", run="latest", wide=True)      # doctest: +SKIP
     >>> df.groupby(["variant", "param.nodes"])["throughput"].mean()       # doctest: +SKIP
     """
-    import pandas as pd
-
-    if status != "ok":
-        raise StoreError(f"status: only ok cases carry metrics; got {status!r} (use Store.cases for other statuses)")
     st, opened = open_store(store)
     try:
         rid = st.resolve_run(run)
