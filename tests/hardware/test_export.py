@@ -62,3 +62,41 @@ def test_cli_show_toml_with_override(tmp_path):
     raw = tomllib.loads(res.output)
     assert raw["network"][0]["bandwidth"] == "5000000000.0 B/s"
     assert '# overrides applied: {"network.-1.bandwidth": "40 Gbit/s"}' in res.output
+
+
+# ------------------------------------------------------------------ error paths across the schema
+from hypothesis import strategies as st  # noqa: E402
+
+from suite.hardware.derived import flatten  # noqa: E402
+from suite.hardware.units import DIMENSIONS  # noqa: E402
+from suite.hardware.validate import validate_paths  # noqa: E402
+
+WRONG = {"bytes": "5 s", "bandwidth": "5 GB", "flop_rate": "5 GB/s", "time": "5 GB", "per_byte_time": "5 s",
+         "power": "5 s", "money": "5 s", "frequency": "5 GB"}
+QUANTITY_FIELDS = [(p.name, f.path, f.dimension) for p in LIB.all() for f in flatten(p) if f.dimension]
+
+
+def _set(raw, path, value):
+    parts = path.split(".")
+    cur = raw
+    for p in parts[:-1]:
+        cur = cur[int(p)] if isinstance(cur, list) else cur[p]
+    cur[parts[-1]] = value
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(QUANTITY_FIELDS), st.sampled_from(["wrong-dimension", "bare-number"]))
+def test_error_names_the_field_anywhere_in_the_schema(tmp_path, case, how):
+    """Break any quantity of any shipped profile (resolved export): the one error line names that
+    exact field path and the expected dimension."""
+    name, path, dim = case
+    raw = tomllib.loads(to_toml(LIB.get(name), extensions={}))
+    raw["profile"]["name"] = f"broken-{name}"  # not a duplicate of the shipped profile
+    _set(raw, path, WRONG[dim] if how == "wrong-dimension" else 5.0)
+    f = tmp_path / f"{name}.toml"
+    f.write_text(toml_dumps(raw))
+    report = validate_paths([f], extensions={})
+    assert len(report["errors"]) == 1, report
+    line = report["errors"][0]
+    assert line.startswith(f"{f}: field {path}: expected {DIMENSIONS[dim][1]}"), line
+    assert ("wrong dimension" in line) if how == "wrong-dimension" else ("a bare number" in line)
