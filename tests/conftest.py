@@ -9,6 +9,7 @@ Profiles (select with HYPOTHESIS_PROFILE, default ``dev``; CI sets ``ci``):
 from __future__ import annotations
 
 import os
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -27,6 +28,11 @@ settings.register_profile(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.differing_executors],
 )
+# Tests never see this machine's per-user profiles (a calibrated `local` written by
+# `suite hardware calibrate`) nor write to the repository's default store.
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="suite-test-config-")
+os.environ.setdefault("SUITE_STORE", os.path.join(tempfile.mkdtemp(prefix="suite-test-store-"), "suite.sqlite"))
+
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 

@@ -38,7 +38,10 @@ def child_venv(tmp_path_factory):
     py = venv / "bin" / "python"
     child_site = Path(_run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
     parent_sites = [sysconfig.get_paths()["purelib"], *site.getsitepackages()]
-    (child_site / "_parent_env.pth").write_text("\n".join(dict.fromkeys(parent_sites)) + "\n")
+    # addsitedir (not a bare path) so the parent's own .pth files run too: an editable install of
+    # dlsys-suite is found through one
+    lines = [f"import site; site.addsitedir({p!r})" for p in dict.fromkeys(parent_sites)]
+    (child_site / "_parent_env.pth").write_text("\n".join(lines) + "\n")
     return py
 
 
