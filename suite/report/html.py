@@ -47,6 +47,8 @@ def _fmt(v: Any) -> str:
     if isinstance(v, float):
         if math.isnan(v):
             return ""
+        if v.is_integer() and abs(v) < 1e15 and abs(v) >= 1e4:
+            return str(int(v))  # counts and sizes (a float only because another technique left it empty)
         return f"{v:.4g}"
     if isinstance(v, dict):
         return ", ".join(f"{k}={x}" for k, x in v.items())
@@ -255,8 +257,12 @@ def build_report(store: Any, run: Any = "latest", *, registry: Any = None, score
     body = [f"<header><h1>{e(title)}</h1><p class=\"muted\">generated {e(now)} by <code>suite report</code> from "
             f"{e(store_path)}</p></header>", f"<nav><ul>{''.join(nav)}</ul></nav>", _provenance(info, store_path)]
     for t in techniques:
-        body.append(_technique_section(t, wide[wide["technique"] == t], failed[failed["technique"] == t], units,
-                                       directions, techs.get(t)))
+        # columns of other techniques' parameters and metrics are empty here: drop them
+        tw = wide[wide["technique"] == t]
+        tw = tw.drop(columns=[c for c in tw.columns if (c.startswith(("param.", "set.")) or c in units)
+                              and tw[c].isna().all()])
+        tf = failed[failed["technique"] == t]
+        body.append(_technique_section(t, tw, tf, units, directions, techs.get(t)))
     if not techniques:
         body.append("<p>This run has no cases.</p>")
     if has_board:

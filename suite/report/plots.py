@@ -10,7 +10,8 @@ Rules (a person would rather look than read where a metric moves with a swept nu
   chosen by what the x axis is: speed-up / throughput against nodes, iteration time against a
   bandwidth or latency, memory against depth; otherwise the first such metrics.
 * one line per variant; when another dimension is swept too, one panel per value of it
-  (at most 4).
+  (at most 4); any further swept dimension (profile, workload, other parameters) is held fixed
+  at its most populated combination, named in the caption (values are never averaged).
 * a bar chart of each variant relative to the technique's baseline variant, per scenario.
 
 Figures are rendered with matplotlib's Agg backend to PNG and returned as base64 text for
@@ -162,7 +163,7 @@ def line_figure(df, x: str, xunit: str, y: str, yunit: str, facet: tuple[str, st
         nums, _ = numeric_axis(vals)
         order = sorted(range(len(vals)), key=lambda i: nums[i]) if nums else range(len(vals))
         vals = [vals[i] for i in order][:MAX_PANELS]
-        panels = [(f"{_label(fcol, '')} = {v}", df[df[fcol] == v]) for v in vals]
+        panels = [(f"{_label(fcol, '')} = {_val(v)}", df[df[fcol] == v]) for v in vals]
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels) + 2.2, 3.4), squeeze=False, sharey=True,
                              layout="constrained")
     for ax, (ptitle, sub) in zip(axes[0], panels):
@@ -240,6 +241,49 @@ def bars_figure(df, y: str, yunit: str, baseline: str, group_cols: list[str], ti
     return render(fig)
 
 
+_CONTEXT = ("profile", "workload", "fidelity", "seed")
+
+
+def _val(v: Any) -> str:
+    if isinstance(v, float):
+        return str(int(v)) if v.is_integer() and abs(v) < 1e15 else f"{v:g}"
+    return str(v)
+
+
+def _short(col: str) -> str:
+    return col.split(".", 1)[1] if col.startswith(("param.", "set.")) else col
+
+
+def varying_columns(df) -> list[str]:
+    """Scenario columns (profile, workload, fidelity, seed, ``param.*``, ``set.*``) with more
+    than one value in *df*."""
+    import json
+
+    out = []
+    for c in df.columns:
+        if c in _CONTEXT or c.startswith(("param.", "set.")):
+            if len({json.dumps(v, sort_keys=True, default=str) for v in df[c]}) > 1:
+                out.append(c)
+    return out
+
+
+def _slice(df, context: list[str], x: str):
+    """The rows of the most populated combination of *context* values with >= 2 x values, and
+    that combination as (column, value) pairs; (None, []) when there is none."""
+    if not context:
+        return df, []
+    keys = [tuple(str(v) for v in row) for row in df[context].itertuples(index=False, name=None)]
+    counts: dict[tuple, int] = {}
+    for k in keys:
+        counts[k] = counts.get(k, 0) + 1
+    for k, _n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        mask = [kk == k for kk in keys]
+        sub = df[mask]
+        if sub[x].astype(str).nunique() >= 2:
+            return sub, list(zip(context, sub[context].iloc[0].tolist()))
+    return None, []
+
+
 def choose_figures(df, directions: dict[str, str], units: dict[str, str], baseline: str | None,
                    technique: str, max_line: int = 4) -> list[Figure]:
     """The figures worth drawing for one technique's cases (wide form of :func:`suite.results.load`).
@@ -272,20 +316,27 @@ def choose_figures(df, directions: dict[str, str], units: dict[str, str], baseli
         prefs = next((p for rx, p in _PREF_BY_X if rx.search(x)), _GENERIC)
         others = [a for a in axes if a[0] != x]
         facet = others[0] if others else None
+        # every other varying dimension is held fixed (never averaged): the most populated slice
+        context = [c for c in varying_columns(df) if c not in (x, facet[0] if facet else None)]
+        sub, fixed = _slice(df, context, x)
+        if sub is None:
+            continue
         for y in _pick(metrics, prefs, 2):
             if len(figs) >= max_line:
                 break
             title = f"{technique}: {y} vs {_label(x, '')}"
-            png = line_figure(df, x, xunit, y, units.get(y, ""), facet, title)
+            png = line_figure(sub, x, xunit, y, units.get(y, ""), facet, title)
             yu = units.get(y, "")
-            cap = (f"{y} ({yu + ', ' if yu not in ('', '1') else ''}{directions.get(y)} is better) against {_label(x, xunit)}, one line "
-                   f"per variant" + (f", one panel per {_label(facet[0], facet[1])}" if facet else "")
-                   + ("" if not facet or len(axes) <= 2 else "; further swept dimensions averaged"))
+            cap = (f"{y} ({yu + ', ' if yu not in ('', '1') else ''}{directions.get(y)} is better) against "
+                   f"{_label(x, xunit)}, one line per variant"
+                   + (f", one panel per {_label(facet[0], facet[1])}" if facet else "")
+                   + ("; the other swept dimensions fixed at " + ", ".join(f"{_short(c)}={_val(v)}" for c, v in fixed)
+                      if fixed else ""))
             figs.append(Figure("line", title, x, y, png, cap))
     if baseline and df["variant"].nunique() > 1:
         lines = [f.y for f in figs if f.kind == "line"]
         y = lines[0] if lines else _pick(metrics, _GENERIC, 1)[0]  # the headline metric of the first plot
-        groups = [a[0] for a in axes]
+        groups = [c for c in varying_columns(df) if c != "variant"]
         title = f"{technique}: {y} of each variant relative to the baseline {baseline}"
         png = bars_figure(df, y, units.get(y, ""), baseline, groups, title)
         if png:

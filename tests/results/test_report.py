@@ -200,3 +200,26 @@ def test_cli_writes_the_file(report_store, tmp_path):
     assert "scoreboard" not in page.sections and len(page.images) >= 2
     res = CliRunner().invoke(main, ["report", "42", "--store", str(path), "-o", str(out)])
     assert res.exit_code == 2 and "no run with id 42" in res.output
+
+
+def test_each_technique_section_shows_only_its_own_parameters_and_metrics(tmp_path):
+    class NoReg:
+        def technique(self, name):
+            raise KeyError(name)  # techniques no longer installed are still reported
+
+    path = tmp_path / "two.sqlite"
+    with Store(path) as st:
+        run = st.begin_run("suite run two", plugins={})
+        for i, (tech, params, metric) in enumerate([("alpha", {"width": 1}, "alpha_time"),
+                                                    ("alpha", {"width": 2}, "alpha_time"),
+                                                    ("beta", {"depth": 3}, "beta_bytes")]):
+            ident = {"key": f"k{i}", "technique": tech, "technique_version": "1", "variant": "v", "fidelity": "model",
+                     "profile": None, "profile_hash": None, "workload": None, "workload_hash": None,
+                     "params": params, "seed": 0, "overrides": {}}
+            st.add_outcome(ident, {"status": "ok", "metrics": [[metric, float(i + 1), "s", "lower"]]}, run)
+        st.finish_run(run, "done", {"total": 3, "ok": 3})
+    page = parse(build_report(path, run, registry=NoReg()))
+    assert page.sections == ["provenance", "technique-alpha", "technique-beta"]
+    alpha, beta = page.tables[1], page.tables[2]
+    assert alpha[0] == ["variant", "width", "alpha_time (s)"] and [r[1:] for r in alpha[1:]] == [["1", "1"], ["2", "2"]]
+    assert beta[0] == ["variant", "beta_bytes (s)"] and beta[1] == ["v", "3"]
