@@ -178,3 +178,27 @@ def test_run_b_from_a_second_store(tmp_path):
     res = CliRunner().invoke(main, ["compare", str(ra), str(rb), "--store", str(pa), "--store-b", str(pb),
                                     "--threshold", "5%"])
     assert res.exit_code == 1 and "worse +45.5%" in res.output
+
+
+def test_real_execute_runs_carry_samples_and_are_tested(tmp_path):
+    # two real execute-fidelity runs of poseidon (timed aggregation on arrays, 3 repeats each)
+    # into two stores; their timings differ by chance, and 3 samples a side cannot be significant
+    from scipy.stats import mannwhitneyu
+
+    from conftest import run_sweep
+
+    entry = {"technique": "poseidon", "variants": ["sfb"], "fidelities": ["execute"],
+             "params": {"nodes": ["2"], "batch_per_node": ["4"]}}
+    paths = [tmp_path / "x1.sqlite", tmp_path / "x2.sqlite"]
+    runs = []
+    for p in paths:
+        with Store(p) as st:
+            runs.append(run_sweep(st, entry, "execute run"))
+    cmp = compare_runs(paths[0], runs[0], runs[1], store_b=paths[1], threshold="0%", metrics="aggregate_time")
+    (row,) = cmp.rows
+    with Store(paths[0], readonly=True) as sa, Store(paths[1], readonly=True) as sb:
+        xa = sa.result(row.key_a).metrics["aggregate_time"].samples
+        xb = sb.result(row.key_b).metrics["aggregate_time"].samples
+    assert len(xa) == len(xb) == 3
+    assert row.p_value == pytest.approx(mannwhitneyu(xa, xb, alternative="two-sided").pvalue)
+    assert row.p_value >= 0.1 and row.significant is False and not row.regression and cmp.exit_code == 0
