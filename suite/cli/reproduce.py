@@ -11,7 +11,7 @@ import click
 
 from suite.cli import main
 from suite.cli.common import emit
-from suite.cli.run import execution_options, open_store
+from suite.cli.run import check_executor, execution_options, open_store
 
 
 @main.command("reproduce")
@@ -39,6 +39,7 @@ def reproduce_cmd(techniques, all_, verified_only, fmt, output, strict, jobs, ex
     from suite.runner.progress import make_progress
     from suite.runner.reproduce import render_markdown, reproduce
 
+    check_executor(executor, scheduler)
     reg = get_registry()
     techs = reg.techniques() if (all_ or not techniques) else [reg.technique(t) for t in techniques]
     store = open_store(store_path)

@@ -39,6 +39,11 @@ def execution_options(f):
     return f
 
 
+def check_executor(executor: str, scheduler: str | None) -> None:
+    if scheduler and executor == "local":
+        raise ExperimentError("--scheduler is for --executor dask (the local executor has no scheduler)")
+
+
 def open_store(store_path: Path | None):
     from suite.results import Store
 
@@ -159,6 +164,7 @@ def run_cmd(ctx, experiment, entries, technique, variants, profiles, workloads, 
     from suite.runner.experiment import expand_entry, expand_experiment
     from suite.runner.progress import make_progress
 
+    check_executor(executor, scheduler)
     registry = get_registry()
     resolver = Resolver(tuple(profile_dirs))
     flags = any([technique, variants, profiles, workloads, params, sets, fidelities, seeds])

@@ -372,12 +372,11 @@ class DaskExecutor(Executor):
                 raise SuiteError(f"--scheduler {options.scheduler}: cannot connect: {exc}") from None
         else:
             cluster = LocalCluster(n_workers=max(1, options.jobs), threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.ERROR)
+                                   dashboard_address=None, silence_logs=logging.CRITICAL)
             client = Client(cluster)
         try:
             reg = get_registry()
             techs = {name: _shippable(reg.technique(name)) for name in sorted({c.technique for c in cases})}
-            [tech_future] = client.scatter([techs], broadcast=True)
             nworkers = max(1, len(client.scheduler_info().get("workers", {})) or options.jobs)
             size = 1 if options.timeout else max(1, min(256, len(cases) // (nworkers * 8) or 1))
             by_key = {c.key: c for c in cases}
@@ -385,7 +384,9 @@ class DaskExecutor(Executor):
 
             def submit(keys: list[str]) -> None:
                 items = [(k, by_key[k].technique, by_key[k].scenario) for k in keys]
-                fut = client.submit(_dask_chunk, tech_future, items, pure=False)
+                # the techniques travel with each task (not scattered: scattered data dies with its worker)
+                needed = {by_key[k].technique for k in keys}
+                fut = client.submit(_dask_chunk, {t: techs[t] for t in needed}, items, pure=False)
                 running[fut] = (keys, time.monotonic())
 
             keys_all = [c.key for c in cases]

@@ -130,3 +130,24 @@ def test_dask_local_cluster_matches_local(fake_registry, tmp_path, monkeypatch):
         s = run_cases(exp.cases, st, options=ExecOptions(jobs=2))
         loc = st.metrics(s.run_id)
     assert dict(zip(d["key"] + d["name"], d["value"])) == dict(zip(loc["key"] + loc["name"], loc["value"]))
+
+
+@pytest.mark.slow
+def test_dask_existing_scheduler_and_crash(fake_registry, tmp_path, monkeypatch):
+    pytest.importorskip("distributed")
+    import logging
+    import os
+    from pathlib import Path
+
+    from distributed import LocalCluster
+
+    from suite.results import Store
+
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parent) + ":" + os.environ.get("PYTHONPATH", ""))
+    exp = expand_entry({"technique": "fake", "variants": ["base"], "params": {"x": [1, 2, 3], "mode": ["ok", "abort"]}})
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=logging.ERROR) as cluster, Store(tmp_path / "s.sqlite") as st:
+        s = run_cases(exp.cases, st, executor="dask", options=ExecOptions(scheduler=cluster.scheduler_address))
+        assert s.by_status == {"ok": 3, "crashed": 3}
+        errs = set(st.cases(s.run_id, status="crashed")["error"])
+        assert all(e.startswith("dask worker lost while running this case") for e in errs)
