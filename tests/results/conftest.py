@@ -26,6 +26,12 @@ def run_sweep(store, entry, command):
 
 
 @pytest.fixture(scope="session")
+def sweep():
+    """(run_sweep function, the sweep entry) for tests that build their own store."""
+    return run_sweep, SWEEP
+
+
+@pytest.fixture(scope="session")
 def sweep_store(tmp_path_factory):
     """(path, run A id, run B id) of a store holding the sweep and the changed-profile sweep."""
     from suite.results import Store

@@ -181,13 +181,12 @@ def test_run_b_from_a_second_store(tmp_path):
     assert res.exit_code == 1 and "wall_time +45.5%" in res.output.splitlines()[-1]
 
 
-def test_real_execute_runs_carry_samples_and_are_tested(tmp_path):
+def test_real_execute_runs_carry_samples_and_are_tested(tmp_path, sweep):
     # two real execute-fidelity runs of poseidon (timed aggregation on arrays, 3 repeats each)
     # into two stores; their timings differ by chance, and 3 samples a side cannot be significant
     from scipy.stats import mannwhitneyu
 
-    from conftest import run_sweep
-
+    run_sweep = sweep[0]
     entry = {"technique": "poseidon", "variants": ["sfb"], "fidelities": ["execute"],
              "params": {"nodes": ["2"], "batch_per_node": ["4"]}}
     paths = [tmp_path / "x1.sqlite", tmp_path / "x2.sqlite"]

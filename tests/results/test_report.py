@@ -15,7 +15,6 @@ from suite.report.plots import choose_figures, numeric_axis
 from suite.results import Store
 from suite.results.load import load
 
-from conftest import SWEEP, run_sweep  # noqa: E402  (tests/results/conftest.py)
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -74,16 +73,17 @@ def parse(text: str) -> Page:
 
 
 @pytest.fixture(scope="module")
-def report_store(tmp_path_factory):
+def report_store(tmp_path_factory, sweep):
     """A store with the sweep (run 1) and `reproduce poseidon` (run 2); the reproduce scoreboard."""
     from suite.registry import get_registry
     from suite.runner.reproduce import reproduce
 
+    run_sweep, entry = sweep
     path = tmp_path_factory.mktemp("report") / "suite.sqlite"
     with Store(path) as st:
-        sweep = run_sweep(st, SWEEP, "suite run --technique poseidon <script>alert('cmd')</script>")
+        run_id = run_sweep(st, entry, "suite run --technique poseidon <script>alert('cmd')</script>")
         board = reproduce([get_registry().technique("poseidon")], st, command="suite reproduce poseidon")
-    return path, sweep, board
+    return path, run_id, board
 
 
 @pytest.fixture(scope="module")
