@@ -27,8 +27,13 @@ def export_cmd(output, run, store_path, fmt) -> None:
       pandas.read_parquet(FILE)
       suite.results.export.read_provenance(FILE)
     """
+    from suite.errors import StoreError
     from suite.results.export import export_parquet
     from suite.results.store import default_store_path
+
+    if output.suffix.lower() not in (".parquet", ".pq"):
+        raise StoreError(f"-o {str(output)!r}: expected a .parquet file (for CSV: suite results show RUN --format csv "
+                         f"-o FILE.csv)")
 
     info = export_parquet(store_path or default_store_path(), output, run=run)
     if fmt == "json":

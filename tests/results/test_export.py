@@ -65,3 +65,10 @@ def test_export_missing_store_is_one_line_error(tmp_path):
     res = CliRunner().invoke(main, ["results", "export", "--store", str(tmp_path / "none.sqlite"),
                                     "-o", str(tmp_path / "x.parquet")])
     assert res.exit_code == 2 and "does not exist" in res.output
+
+
+def test_export_refuses_other_suffixes(sweep_store, tmp_path):
+    path, _a, _b = sweep_store
+    res = CliRunner().invoke(main, ["results", "export", "--store", str(path), "-o", str(tmp_path / "x.csv")])
+    assert res.exit_code == 2 and "expected a .parquet file" in res.output
+    assert not (tmp_path / "x.csv").exists()
