@@ -372,7 +372,8 @@ class Store:
         self._run_links.extend((run_id, k, "cached") for k in keys)
         self._maybe_flush()
 
-    def add_outcome(self, identity: Mapping[str, Any], outcome: Mapping[str, Any], run_id: int) -> None:
+    def add_outcome(self, identity: Mapping[str, Any], outcome: Mapping[str, Any], run_id: int,
+                    replace: bool = True) -> None:
         """Buffer one finished case.
 
         Parameters
@@ -384,8 +385,14 @@ class Store:
             direction]``), ``samples`` (metric -> list of float), ``artifacts`` (JSON text or
             None), ``error``, ``traceback``, ``duration`` (s).
         run_id : int
+        replace : bool
+            Delete the case's previous metrics, samples and artifacts before writing an ok
+            outcome. Only a case already stored ok has any (a non-ok outcome never writes them),
+            so the runner passes False unless it is recomputing stored cases (``--rerun``).
         """
-        self._buffer.append(({**identity, **outcome}, run_id))
+        d = {**identity, **outcome}
+        d["_replace"] = replace
+        self._buffer.append((d, run_id))
         self._maybe_flush()
 
     def _maybe_flush(self) -> None:
@@ -416,7 +423,8 @@ class Store:
                 d["status"], d.get("error"), d.get("traceback"), d.get("duration"), run_id, created))
             links2.append((run_id, key, "computed"))
             if d["status"] == OK:
-                dels.append((key,))
+                if d.get("_replace", True):
+                    dels.append((key,))
                 metric_rows.extend((key, m[0], _finite(m[1]), m[2], m[3]) for m in d.get("metrics") or ())
                 for mname, vals in (d.get("samples") or {}).items():
                     sample_rows.extend((key, mname, i, _finite(v)) for i, v in enumerate(vals))

@@ -144,7 +144,7 @@ def run_cases(cases: Sequence[Case], store: Store, *, executor: str | Executor =
                 case = by_key[out["key"]]
                 ident = case.identity()
                 ident["key"] = case.key
-                store.add_outcome(ident, out, run_id)
+                store.add_outcome(ident, out, run_id, replace=rerun)
                 st = out["status"]
                 summary.computed += 1
                 summary.by_status[st] = summary.by_status.get(st, 0) + 1
