@@ -97,10 +97,15 @@ def bench(label, tech, entry, tmp: Path, dask: bool, repeats: int = 2) -> list[d
             dt2, s2 = timed_run(cases, path, ex, jobs)
             assert s2.computed == 0
             rows.append({"technique": label, "what": "second identical run (all cached)", "cases": n, "seconds": dt2})
+    if dask:
+        dt, _s = timed_run(cases[:1], tmp / f"{label}-dask-1.sqlite", "dask", 2)
+        rows.append({"technique": label, "what": "dask -j 2, one case (cluster start-up and shutdown)", "cases": 1,
+                     "seconds": dt})
     for r in rows:
         r["cases_per_s"] = r["cases"] / r["seconds"]
         r["us_per_case"] = 1e6 * r["seconds"] / r["cases"]
-        r["overhead_us"] = 1e6 * (r["seconds"] - bare) / r["cases"] if r["what"].startswith(("local", "dask")) else None
+        r["overhead_us"] = (1e6 * (r["seconds"] - bare) / r["cases"]
+                            if r["what"].startswith(("local", "dask")) and r["cases"] == n else None)
     return rows
 
 
