@@ -111,10 +111,10 @@ def _technique_section(name: str, wide, failed, units: dict, directions: dict, t
         except Exception:  # noqa: BLE001 - a malformed paper record must not stop the report
             pass
     if len(wide):
-        meta.append("version " + e(", ".join(sorted(set(map(str, wide["technique_version"]))))))
-        meta.append("profile " + e(", ".join(sorted(set(map(str, wide["profile"]))))))
-        meta.append("workload " + e(", ".join(sorted(set(map(str, wide["workload"]))))))
-        meta.append("fidelity " + e(", ".join(sorted(set(map(str, wide["fidelity"]))))))
+        for label, col in (("version", "technique_version"), ("profile", "profile"), ("workload", "workload"),
+                           ("fidelity", "fidelity")):
+            vals = sorted({str(v) for v in wide[col] if v is not None and v == v})
+            meta.append(f"{label} " + e(", ".join(vals) or "-"))
     meta.append(f"{len(wide)} ok case(s), {len(failed)} not ok")
     parts.append("<p>" + "; ".join(meta) + "</p>")
     baseline = None

@@ -166,11 +166,14 @@ def line_figure(df, x: str, xunit: str, y: str, yunit: str, facet: tuple[str, st
         panels = [(f"{_label(fcol, '')} = {_val(v)}", df[df[fcol] == v]) for v in vals]
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels) + 2.2, 3.4), squeeze=False, sharey=True,
                              layout="constrained")
+    # one colour, marker and dash per variant across every panel
+    index = {v: i for i, v in enumerate(sorted(set(map(str, df["variant"]))))}
     for ax, (ptitle, sub) in zip(axes[0], panels):
-        for vi, (variant, g) in enumerate(sub.groupby("variant", sort=True)):
+        for variant, g in sub.groupby("variant", sort=True):
+            vi = index[str(variant)]
             xs, _ = numeric_axis(list(g[x]))
             pts = sorted(zip(xs, g[y]), key=lambda t: t[0])
-            # several cases at one x (another dimension not faceted): their mean
+            # the caller holds every other dimension fixed, so one case per x; a mean otherwise
             agg: dict[float, list[float]] = {}
             for xv, yv in pts:
                 if yv is not None and not (isinstance(yv, float) and math.isnan(yv)):
@@ -180,8 +183,8 @@ def line_figure(df, x: str, xunit: str, y: str, yunit: str, facet: tuple[str, st
             xv = sorted(agg)
             # distinct markers, shrinking sizes and dash styles: coinciding variants stay visible
             ax.plot(xv, [sum(agg[v]) / len(agg[v]) for v in xv], marker=_MARKERS[vi % len(_MARKERS)],
-                    markersize=max(3.0, 9.0 - 1.5 * vi), linestyle=_STYLES[vi % len(_STYLES)],
-                    linewidth=max(1.0, 2.6 - 0.4 * vi), label=str(variant))
+                    markersize=max(3.0, 9.0 - 1.5 * (vi % 4)), linestyle=_STYLES[vi % len(_STYLES)],
+                    linewidth=max(1.0, 2.6 - 0.4 * (vi % 4)), color=f"C{vi % 10}", label=str(variant))
         ax.set_xlabel(_label(x, xunit))
         if ptitle:
             ax.set_title(ptitle, fontsize=9)
@@ -192,7 +195,13 @@ def line_figure(df, x: str, xunit: str, y: str, yunit: str, facet: tuple[str, st
         if 1 < len(xs_all) <= 10:
             ax.set_xticks(xs_all, [f"{v:g}" for v in xs_all])
     axes[0][0].set_ylabel(_label(y, yunit))
-    axes[0][-1].legend(fontsize=8, title="variant", title_fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    handles: dict[str, Any] = {}
+    for ax in axes[0]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lab, h)
+    order = sorted(handles, key=lambda lab: index.get(lab, 0))
+    axes[0][-1].legend([handles[lab] for lab in order], order, fontsize=8, title="variant", title_fontsize=8,
+                       loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.suptitle(title, fontsize=10)
     return render(fig)
 
@@ -267,11 +276,27 @@ def varying_columns(df) -> list[str]:
     return out
 
 
-def _slice(df, context: list[str], x: str):
-    """The rows of the most populated combination of *context* values with >= 2 x values, and
-    that combination as (column, value) pairs; (None, []) when there is none."""
+def _follows(df, col: str, x: str) -> bool:
+    """Whether the parameter or profile field *col* is a function of *x* in *df* (they are swept
+    together): it then moves along the x axis and needs no fixing. A profile, workload, fidelity
+    or seed never moves along an axis."""
+    if not col.startswith(("param.", "set.")):
+        return False
+    pairs = {(str(a), str(b)) for a, b in zip(df[x], df[col])}
+    return len({a for a, _b in pairs}) == len(pairs)
+
+
+def _has_line(df, x: str, facet: str | None) -> bool:
+    """Whether some variant (in some panel) has at least two distinct x values."""
+    keys = [facet, "variant"] if facet else ["variant"]
+    return any(g[x].astype(str).nunique() >= 2 for _k, g in df.groupby(keys, sort=False))
+
+
+def _slice(df, context: list[str], x: str, facet: str | None = None):
+    """The rows of the most populated combination of *context* values in which some variant has
+    at least two x values, and that combination as (column, value) pairs; (None, []) if none."""
     if not context:
-        return df, []
+        return (df, []) if _has_line(df, x, facet) else (None, [])
     keys = [tuple(str(v) for v in row) for row in df[context].itertuples(index=False, name=None)]
     counts: dict[tuple, int] = {}
     for k in keys:
@@ -279,7 +304,7 @@ def _slice(df, context: list[str], x: str):
     for k, _n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         mask = [kk == k for kk in keys]
         sub = df[mask]
-        if sub[x].astype(str).nunique() >= 2:
+        if _has_line(sub, x, facet):
             return sub, list(zip(context, sub[context].iloc[0].tolist()))
     return None, []
 
@@ -315,12 +340,18 @@ def choose_figures(df, directions: dict[str, str], units: dict[str, str], baseli
     for i, (x, xunit) in enumerate(axes[:2]):
         prefs = next((p for rx, p in _PREF_BY_X if rx.search(x)), _GENERIC)
         others = [a for a in axes if a[0] != x]
-        facet = others[0] if others else None
-        # every other varying dimension is held fixed (never averaged): the most populated slice
-        context = [c for c in varying_columns(df) if c not in (x, facet[0] if facet else None)]
-        sub, fixed = _slice(df, context, x)
+        # one panel per value of the next swept number; if that gives no line (the two move
+        # together), no panels. Every other varying dimension is held fixed, never averaged.
+        sub = None
+        for facet in ([others[0]] if others else []) + [None]:
+            context = [c for c in varying_columns(df) if c not in (x, facet[0] if facet else None)
+                       and not _follows(df, c, x)]
+            sub, fixed = _slice(df, context, x, facet[0] if facet else None)
+            if sub is not None:
+                break
         if sub is None:
             continue
+        along = [c for c in varying_columns(sub) if c not in (x, facet[0] if facet else None) and _follows(sub, c, x)]
         for y in _pick(metrics, prefs, 2):
             if len(figs) >= max_line:
                 break
@@ -328,7 +359,9 @@ def choose_figures(df, directions: dict[str, str], units: dict[str, str], baseli
             png = line_figure(sub, x, xunit, y, units.get(y, ""), facet, title)
             yu = units.get(y, "")
             cap = (f"{y} ({yu + ', ' if yu not in ('', '1') else ''}{directions.get(y)} is better) against "
-                   f"{_label(x, xunit)}, one line per variant"
+                   f"{_label(x, xunit)}"
+                   + (f" ({', '.join(_short(c) for c in along)} changing with it)" if along else "")
+                   + ", one line per variant"
                    + (f", one panel per {_label(facet[0], facet[1])}" if facet else "")
                    + ("; the other swept dimensions fixed at " + ", ".join(f"{_short(c)}={_val(v)}" for c, v in fixed)
                       if fixed else ""))

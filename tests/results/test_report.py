@@ -223,3 +223,32 @@ def test_each_technique_section_shows_only_its_own_parameters_and_metrics(tmp_pa
     alpha, beta = page.tables[1], page.tables[2]
     assert alpha[0] == ["variant", "width", "alpha_time (s)"] and [r[1:] for r in alpha[1:]] == [["1", "1"], ["2", "2"]]
     assert beta[0] == ["variant", "beta_bytes (s)"] and beta[1] == ["v", "3"]
+
+
+def _frame(rows):
+    import pandas as pd
+
+    return pd.DataFrame(rows)
+
+
+def test_figures_never_average_and_skip_degenerate_axes():
+    base = {"profile": "p", "workload": "w", "fidelity": "model", "seed": 0}
+    # nodes and bandwidth move together: panels per bandwidth would hold one point each, so the
+    # figure has no panels; a second profile is held fixed (named in the caption), not averaged
+    rows = []
+    for prof, scale in (("p", 1.0), ("q", 100.0)):
+        for n, bw in ((1, "10 Gbit/s"), (2, "20 Gbit/s"), (4, "40 Gbit/s")):
+            for v, f in (("a", 1.0), ("b", 0.5)):
+                rows.append({**base, "profile": prof, "variant": v, "param.nodes": n, "set.network.-1.bandwidth": bw,
+                             "speedup": scale * f * n})
+    rows += [{**base, "profile": "p", "variant": "a", "param.nodes": 8, "set.network.-1.bandwidth": "80 Gbit/s",
+              "speedup": 8.0}]  # profile p is the most populated slice
+    figs = choose_figures(_frame(rows), {"speedup": "higher"}, {"speedup": "1"}, "a", "t")
+    line = [f for f in figs if f.kind == "line"]
+    assert [(f.x, f.y) for f in line] == [("param.nodes", "speedup"), ("set.network.-1.bandwidth", "speedup")]
+    for f in line:
+        assert "panel" not in f.caption and f.caption.endswith("fixed at profile=p")
+    # one case per variant and x value, never two x values for one variant: no line figure at all
+    rows = [{**base, "variant": "a", "param.nodes": 1, "t": 1.0}, {**base, "variant": "b", "param.nodes": 2, "t": 2.0}]
+    figs = choose_figures(_frame(rows), {"t": "lower"}, {"t": "s"}, "a", "t")
+    assert [f for f in figs if f.kind == "line"] == []
