@@ -182,8 +182,13 @@ def _in_process(cases: Sequence[Case], timeout: float | None) -> Iterator[dict]:
 _TASKS: Sequence[Case] = ()
 
 
-def _worker_main(conn) -> None:  # pragma: no cover - runs in a child process
+def _worker_main(conn, fault_fd: int) -> None:  # pragma: no cover - runs in a child process
+    import faulthandler
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's business
+    # a fatal error (abort, segfault) writes the Python stack to a file the coordinator reads
+    # back and stores as the crashed case's traceback
+    faulthandler.enable(file=fault_fd, all_threads=False)
     code = 0
     try:
         from suite.registry import get_registry
@@ -225,16 +230,28 @@ def _describe_exit(code: int | None) -> str:
 
 
 class _Worker:
-    __slots__ = ("proc", "conn", "chunk", "since")
+    __slots__ = ("proc", "conn", "chunk", "since", "fault")
 
     def __init__(self, ctx):
+        import tempfile
+
         parent, child = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(target=_worker_main, args=(child,), daemon=True)
+        self.fault = tempfile.TemporaryFile()
+        self.proc = ctx.Process(target=_worker_main, args=(child, self.fault.fileno()), daemon=True)
         self.proc.start()
         child.close()
         self.conn = parent
         self.chunk: deque[int] = deque()
         self.since = time.monotonic()
+
+    def fault_text(self) -> str | None:
+        """What faulthandler wrote when the worker died (the Python stack), if anything."""
+        try:
+            self.fault.seek(0)
+            text = self.fault.read().decode("utf-8", "replace").strip()
+        except (OSError, ValueError):
+            return None
+        return text or None
 
     def kill(self) -> None:
         try:
@@ -243,6 +260,7 @@ class _Worker:
             self.proc.join(5)
         finally:
             self.conn.close()
+            self.fault.close()
 
 
 def _pool(cases: Sequence[Case], jobs: int, timeout: float | None) -> Iterator[dict]:
@@ -290,9 +308,12 @@ def _pool(cases: Sequence[Case], jobs: int, timeout: float | None) -> Iterator[d
                     i = w.chunk.popleft()
                     pending.extendleft(reversed(w.chunk))
                     code = w.proc.exitcode
+                    stack = w.fault_text()
                     w.kill()
                     workers[idx] = _Worker(ctx)
-                    yield crashed_outcome(cases[i].key, _describe_exit(code))
+                    out = crashed_outcome(cases[i].key, _describe_exit(code))
+                    out["traceback"] = stack
+                    yield out
                 elif w.chunk and timeout and time.monotonic() - w.since > timeout:
                     i = w.chunk.popleft()
                     pending.extendleft(reversed(w.chunk))

@@ -33,8 +33,11 @@ def test_pool_isolates_raise_hang_abort_skip(fake_registry, store):
     failed = store.case(cases[cases["param.mode"] == "raise"]["key"].iloc[0])
     assert failed["error"] == "ValueError: boom from the fake plugin"
     assert "Traceback" in failed["traceback"] and "boom from the fake plugin" in failed["traceback"]
-    crashed = cases[cases["param.mode"] == "abort"]["error"].iloc[0]
-    assert "SIGABRT" in crashed
+    crashed = store.case(cases[cases["param.mode"] == "abort"]["key"].iloc[0])
+    assert crashed["error"] == "worker process died (SIGABRT) while running this case"
+    # the worker's Python stack at the abort, written by faulthandler, is the stored traceback
+    assert "Fatal Python error: Aborted" in crashed["traceback"]
+    assert "fakeplugin.py" in crashed["traceback"] and "in evaluate" in crashed["traceback"]
     assert set(cases[cases["param.mode"] == "skip"]["error"]) == {"fake does not apply here"}
     _check_ok_values(store, s.run_id)
     run = store.run_info(s.run_id)
