@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from suite.cli import main
-from suite.cli.common import emit
+from suite.cli.results import wide_table
 from suite.cli.run import check_executor, execution_options, open_store
 
 
@@ -94,7 +94,7 @@ def _print_table(board, plain: bool = False) -> None:
         for verified in (True, False):
             rows = [r for r in table_rows(board, verified) if r["technique"] == tech]
             if rows:
-                emit(rows, "table", cols, title=f"{tech}: {'verified' if verified else 'unverified'} claims")
+                wide_table(rows, cols, title=f"{tech}: {'verified' if verified else 'unverified'} claims")
     for label, v in (("verified", True), ("unverified", False), ("all", None)):
         c = board.counts(v)
         click.echo(f"{label}: {c['total']} claim(s): {c[REPRODUCED]} reproduced, {c[NOT_REPRODUCED]} not reproduced, "

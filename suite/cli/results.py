@@ -19,6 +19,25 @@ def results_group() -> None:
     """Read the results store: runs and their cases."""
 
 
+def wide_table(rows: list[dict], columns: list[str], title: str | None = None) -> None:
+    """A rich table that is not squeezed to 80 columns when the output is not a terminal
+    (a pipe or a file): there the table may be as wide as its content (up to 240 characters)."""
+    import sys
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from suite.cli.common import _cell
+
+    tty = sys.stdout.isatty()
+    t = Table(title=title)
+    for c in columns:
+        t.add_column(c)
+    for r in rows:
+        t.add_row(*[_cell(r.get(c)) for c in columns])
+    Console(highlight=False, width=None if tty else 240).print(t)
+
+
 def _store_option(f):
     return click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path),
                         help="SQLite store (default: $SUITE_STORE or results/suite.sqlite).")(f)
@@ -57,8 +76,48 @@ def list_cmd(store_path, fmt) -> None:
     if fmt == "json":
         click.echo(json.dumps([{k: _clean(v) for k, v in r.items()} for r in rows], indent=2, default=str))
         return
-    emit(rows, fmt, ["run", "started", "status", "cases", "computed", "cached", "ok", "failed", "skipped", "git",
-                     "command"], title=f"runs in {store_path or 'the store'}")
+    for r in rows:  # the table keeps what fits a terminal; --format json has everything
+        r["started"] = (r["started"] or "")[:16].replace("T", " ")
+        cmd = r["command"] or ""
+        r["command"] = cmd if len(cmd) <= 60 else cmd[:57] + "..."
+    wide_table(rows, ["run", "started", "status", "cases", "computed", "cached", "failed", "command"],
+               title=f"runs in {store_path or 'the store'}")
+
+
+def _s(v) -> str:
+    return "" if v is None or (isinstance(v, float) and v != v) else str(v)
+
+
+def _fmt(v) -> str:
+    try:
+        return f"{float(v):.4g}"
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def compact_rows(store, run, limit_metrics: int = 4) -> list[dict]:
+    """One short row per case of *run* for a terminal table: identity, params and overrides in one
+    column, status (with the error), and the main metrics (directional first) with units."""
+    cases = store.cases(run)
+    m = store.metrics(run, wide=False)
+    per: dict[str, list[str]] = {}
+    if not m.empty:
+        m = m.assign(_o=[0 if d in ("lower", "higher") else 1 for d in m["direction"]]).sort_values(["_o", "name"])
+        for k, n, v, u in zip(m["key"], m["name"], m["value"], m["unit"]):
+            per.setdefault(k, []).append(f"{n}={_fmt(v)}{'' if u in ('1', '', None) else ' ' + u}")
+    rows = []
+    for r in cases.to_dict("records"):
+        params = ",".join(f"{k}={v}" for k, v in sorted(r["params"].items()))
+        if r["overrides"]:
+            params = ";".join(filter(None, [params, ",".join(f"{k}={v}" for k, v in r["overrides"].items())]))
+        ms = per.get(r["key"], [])
+        status = r["status"] + (f": {r['error']}" if r["status"] != "ok" and _s(r["error"]) else "")
+        rows.append({"key": r["key"][:10], "technique": r["technique"], "variant": r["variant"],
+                     "fidelity": r["fidelity"],
+                     "profile": _s(r["profile"]) + ("*" if r["overrides"] else ""), "workload": _s(r["workload"]),
+                     "params": params, "status": status,
+                     "metrics": "  ".join(ms[:limit_metrics]) + ("  ..." if len(ms) > limit_metrics else "")})
+    return rows
 
 
 def run_rows(store, run) -> list[dict]:
@@ -89,7 +148,7 @@ def show_cmd(run, store_path, fmt, output) -> None:
     """The cases of RUN (an id or `latest`): status, parameters and metrics; with provenance."""
     with _open(store_path) as store:
         info = store.run_info(run)
-        rows = run_rows(store, info["id"])
+        rows = run_rows(store, info["id"]) if fmt != "table" else compact_rows(store, info["id"])
     columns: list[str] = []
     for r in rows:
         for k in r:
@@ -122,5 +181,5 @@ def _show(info, rows, columns, fmt, plain: bool = False) -> None:
     click.echo(f"  plugins: {plugins}")
     click.echo(f"  cases {info['total']}: computed {info['computed']}, cached {info['cached']}, ok {info['ok']}, "
                f"failed {info['failed']}, skipped {info['skipped']}")
-    shown = [c for c in columns if c not in ("key", "outcome", "duration", "overrides") or c == "key"]
-    emit(rows, "table", shown, title=None)
+    wide_table(rows, columns, title=f"run {info['id']}: {len(rows)} case(s) (* = profile with overrides; "
+                                    f"every metric: --format csv or json)")

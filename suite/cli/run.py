@@ -73,33 +73,12 @@ def _summary_table(store, summary, limit: int = 40) -> None:
     """A small run's results: one row per case, its main metrics (direction first) with units."""
     if summary.total == 0 or summary.total > limit:
         return
-    df = store.metrics(summary.run_id, wide=False)
-    if df.empty:
-        return
-    rows = []
-    for key, g in df.groupby("key", sort=False):
-        r = g.iloc[0]
-        g = g.assign(_o=[0 if d in ("lower", "higher") else 1 for d in g["direction"]]).sort_values(["_o", "name"])
-        ms = [f"{n}={_fmt(v)}{'' if u in ('1', '', None) else ' ' + u}" for n, v, u in zip(g["name"], g["value"], g["unit"])]
-        params = ",".join(f"{k}={v}" for k, v in sorted(r["params"].items()))
-        if r["overrides"]:
-            params = ";".join(filter(None, [params, ",".join(f"{k}={v}" for k, v in r["overrides"].items())]))
-        rows.append({"technique": r["technique"], "variant": r["variant"],
-                     "profile": _s(r["profile"]) + ("*" if r["overrides"] else ""), "workload": _s(r["workload"]),
-                     "params": params, "metrics": "  ".join(ms[:4]) + ("  ..." if len(ms) > 4 else "")})
-    emit(rows, "table", list(rows[0]), title=f"run {summary.run_id} (* = profile with overrides; all metrics: "
-                                              f"suite results show {summary.run_id})")
+    from suite.cli.results import compact_rows, wide_table
 
-
-def _s(v) -> str:
-    return "" if v is None or (isinstance(v, float) and v != v) else str(v)
-
-
-def _fmt(v) -> str:
-    try:
-        return f"{float(v):.4g}"
-    except (TypeError, ValueError):
-        return str(v)
+    rows = [{k: v for k, v in r.items() if k not in ("key", "fidelity")} for r in compact_rows(store, summary.run_id)]
+    if rows:
+        wide_table(rows, list(rows[0]), title=f"run {summary.run_id} (* = profile with overrides; every metric: "
+                                                f"suite results show {summary.run_id} --format csv)")
 
 
 def report_summary(store, summary, fmt: str, quiet: bool, show_table: bool = True) -> None:
