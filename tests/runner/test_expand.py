@@ -156,3 +156,28 @@ def test_shipped_experiments_found_by_name():
     assert find_experiment("papers").name == "papers.toml"
     with pytest.raises(ExperimentError, match="shipped: .*smoke"):
         find_experiment("no-such-experiment")
+
+
+def test_product_and_exclude_property(fake_registry):
+    """Hypothesis: the expansion equals an itertools oracle of the same product minus the rule."""
+    import itertools
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=25, deadline=None)
+    @given(xs=st.lists(st.integers(0, 50), min_size=1, max_size=4, unique=True),
+           ns=st.lists(st.integers(1, 9), min_size=1, max_size=3, unique=True),
+           variants=st.sets(st.sampled_from(["base", "fast"]), min_size=1),
+           seeds=st.lists(st.integers(0, 3), min_size=1, max_size=2, unique=True),
+           drop_n=st.integers(1, 9))
+    def check(xs, ns, variants, seeds, drop_n):
+        variants = sorted(variants)
+        entry = {"technique": "fake", "variants": variants, "seeds": seeds, "params": {"x": xs, "n": ns},
+                 "exclude": [{"variant": "fast", "n": drop_n}]}
+        got = sorted((c.variant, c.params["x"], c.params["n"], c.seed) for c in expand_entry(entry).cases)
+        want = sorted((v, float(x), n, s) for v, x, n, s in itertools.product(variants, xs, ns, seeds)
+                      if not (v == "fast" and n == drop_n))
+        assert got == want
+
+    check()
