@@ -44,6 +44,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
@@ -247,6 +248,12 @@ class Store:
         self._buffer: list[tuple[dict, int]] = []
         self._run_links: list[tuple[int, str, str]] = []
         self._last_flush = time.monotonic()
+        # Writes come from the caller and from a background flusher that commits buffered
+        # outcomes every `batch_seconds`, so a finished case never waits in memory behind a long
+        # evaluation (kill -9 then loses at most the last batch_seconds of results).
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
+        self._flusher: threading.Thread | None = None
         if readonly:
             if not self.path.exists():
                 raise StoreError(f"store {str(self.path)!r} does not exist (run `suite run` first, or give --store PATH)")
@@ -320,12 +327,34 @@ class Store:
         return self.conn.execute("SELECT version FROM schema_version").fetchone()[0]
 
     def close(self) -> None:
-        if getattr(self, "conn", None) is not None:
+        """Stop the background flusher, commit what is buffered, close the connection."""
+        if getattr(self, "conn", None) is None:
+            return
+        self._stop.set()
+        if self._flusher is not None:
+            self._flusher.join(5)
+            self._flusher = None
+        with self._lock:
             try:
                 self.flush()
             finally:
                 self.conn.close()
                 self.conn = None
+
+    def _flush_loop(self) -> None:
+        while not self._stop.wait(self.batch_seconds / 2):
+            try:
+                with self._lock:
+                    if (self._buffer or self._run_links) and \
+                            time.monotonic() - self._last_flush >= self.batch_seconds:
+                        self.flush()
+            except Exception:  # noqa: BLE001 - the caller's next flush raises the same error
+                pass
+
+    def _ensure_flusher(self) -> None:
+        if self._flusher is None and self.batch_seconds > 0:
+            self._flusher = threading.Thread(target=self._flush_loop, name="suite-store-flusher", daemon=True)
+            self._flusher.start()
 
     def __enter__(self) -> "Store":
         return self
@@ -337,7 +366,7 @@ class Store:
     def begin_run(self, command: str | None = None, plugins: Mapping[str, str] | None = None) -> int:
         """Record a new run with its provenance; returns its id."""
         prov = provenance(command, plugins)
-        with self._tx():
+        with self._lock, self._tx():
             cur = self.conn.execute(
                 "INSERT INTO runs (started, host, platform, python, packages, plugins, git_commit, command, status) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running')",
@@ -347,9 +376,10 @@ class Store:
 
     def finish_run(self, run_id: int, status: str, counts: Mapping[str, int]) -> None:
         """Close a run: its final status and counts (total, computed, cached, ok, failed, skipped)."""
-        self.flush()
         cols = ("total", "computed", "cached", "ok", "failed", "skipped")
-        with self._tx():
+        with self._lock:
+            self.flush()
+        with self._lock, self._tx():
             self.conn.execute(
                 f"UPDATE runs SET finished = ?, status = ?, {', '.join(c + ' = ?' for c in cols)} WHERE id = ?",
                 (_now(), status, *[int(counts.get(c, 0)) for c in cols], run_id))
@@ -369,8 +399,10 @@ class Store:
 
     def link_cached(self, run_id: int, keys: Iterable[str]) -> None:
         """Record that *run_id* used these already-stored cases (committed with the next flush)."""
-        self._run_links.extend((run_id, k, "cached") for k in keys)
-        self._maybe_flush()
+        with self._lock:
+            self._run_links.extend((run_id, k, "cached") for k in keys)
+            self._maybe_flush()
+        self._ensure_flusher()
 
     def add_outcome(self, identity: Mapping[str, Any], outcome: Mapping[str, Any], run_id: int,
                     replace: bool = True) -> None:
@@ -392,8 +424,10 @@ class Store:
         """
         d = {**identity, **outcome}
         d["_replace"] = replace
-        self._buffer.append((d, run_id))
-        self._maybe_flush()
+        with self._lock:
+            self._buffer.append((d, run_id))
+            self._maybe_flush()
+        self._ensure_flusher()
 
     def _maybe_flush(self) -> None:
         n = len(self._buffer) + len(self._run_links) // 8
@@ -402,6 +436,10 @@ class Store:
 
     def flush(self) -> int:
         """Commit buffered outcomes in one transaction; returns how many cases were written."""
+        with self._lock:
+            return self._flush()
+
+    def _flush(self) -> int:
         if self.conn is None or (not self._buffer and not self._run_links):
             return 0
         buf, links = self._buffer, self._run_links

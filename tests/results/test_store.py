@@ -168,3 +168,22 @@ def test_batched_commits(tmp_path):
     assert other.execute("SELECT count(*) FROM cases").fetchone()[0] == 3  # one batch committed
     other.close()
     s.close()
+
+
+def test_background_flush_commits_while_the_caller_is_busy(tmp_path):
+    """A finished case is committed within ~batch_seconds even if no other outcome follows
+    (the caller may be inside a long evaluation)."""
+    import time
+
+    s = Store(tmp_path / "s.sqlite", batch_size=1000, batch_seconds=0.2)
+    r = s.begin_run()
+    s.add_outcome(ident("k0"), ok("k0"), r)
+    other = sqlite3.connect(tmp_path / "s.sqlite")
+    deadline = time.monotonic() + 5
+    seen = 0
+    while time.monotonic() < deadline and not seen:
+        time.sleep(0.05)
+        seen = other.execute("SELECT count(*) FROM cases").fetchone()[0]
+    other.close()
+    assert seen == 1
+    s.close()
