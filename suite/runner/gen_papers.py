@@ -20,7 +20,7 @@ BUILTIN = ("poseidon", "mg-wfbp", "superneurons", "odyssey", "cocod-sgd", "palsg
 
 
 def render(registry=None) -> str:
-    """The TOML text: the built-in techniques plus every installed one, with claim ids as comments."""
+    """The TOML text: the built-in techniques plus every installed one, each with its paper as a comment."""
     if registry is None:
         from suite.registry import get_registry
 
@@ -32,11 +32,8 @@ def render(registry=None) -> str:
     for name in names:
         t = installed.get(name)
         lines.append(f"[{name}]")
-        if t is not None:
+        if t is not None:  # the claims themselves: `suite info NAME` (kept out of here so this never goes stale)
             lines.append("# " + " ".join(t.paper.cite().split()))
-            for c in t.claims:
-                text = f"{c.id}: {c.statement} ({c.source}{', verified' if c.verified else ''})"
-                lines.append("#   " + " ".join(text.split()))
         lines += [f'technique = "{name}"', "claims = true", "optional = true", ""]
     return "\n".join(lines)
 
