@@ -370,7 +370,7 @@ class DaskExecutor(Executor):
 
     def map_cases(self, cases: Sequence[Case], options: ExecOptions) -> Iterator[dict]:
         try:
-            from dask.distributed import Client, LocalCluster, as_completed  # noqa: F401
+            import dask.distributed  # noqa: F401  (only to fail early with a clear message)
         except ImportError:
             raise SuiteError("executor 'dask' needs dask.distributed: pip install 'dlsys-suite[dask]'") from None
         return self._run(cases, options)
