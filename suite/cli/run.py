@@ -173,6 +173,8 @@ def run_cmd(ctx, experiment, entries, technique, variants, profiles, workloads, 
         exp = expand_entry(entry, where="command line", registry=registry, resolver=resolver)
     for note in exp.notes:
         click.echo(f"note: {note}", err=True)
+    for warning in exp.warnings:
+        click.echo(f"warning: {warning}", err=True)
     if dry_run:
         rows = [{"key": c.key, "case": c.describe(), "seed": c.seed, "overrides": c.overrides or ""} for c in exp.cases]
         emit(rows, fmt, ["key", "case", "seed", "overrides"], title=f"{len(rows)} case(s) (dry run)")

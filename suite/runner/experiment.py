@@ -25,7 +25,8 @@ seeds x fidelities. ``exclude`` rules remove the combinations that match every k
 with the rule's keys replacing the entry's (so ``include = [{variant = "sfb"}]`` adds the sfb
 variant for every other axis), and is not subject to ``exclude``.
 
-Other entry keys: ``technique = "*"`` (every installed technique), ``smoke = true`` (the
+Other entry keys: ``technique = "*"`` (every installed technique; one whose scenarios do not resolve is
+skipped with a note instead of stopping the others), ``smoke = true`` (the
 technique's own smoke scenarios), ``claims = true`` or a list of claim ids (every scenario the
 claims need), ``optional = true`` (skip the entry when its technique is not installed),
 ``description``. Singular key names (``profile``, ``variant``, ...) are accepted too.
@@ -67,10 +68,12 @@ _ALIAS = {s: k for k, v in _AXES.items() for s in v}
 @dataclass
 class Expansion:
     """Resolved cases of an experiment, plus notes (skipped optional entries, techniques without
-    smoke scenarios) for the user."""
+    smoke scenarios) and warnings (a technique of a ``technique = "*"`` entry whose scenarios do
+    not resolve) for the user."""
 
     cases: list[Case] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # techniques skipped because their scenarios are broken
     entries: dict[str, int] = field(default_factory=dict)  # entry name -> number of cases
 
 
@@ -298,16 +301,26 @@ def expand_entry(entry: Mapping[str, Any], *, where: str = "command line", regis
             raise ExperimentError(f"{where}: key 'technique': {exc}") from None
     before = len(exp.cases)
     for tech in techs:
-        specs = _specs_for(tech, e, resolver, where)
-        if not specs and e.get("smoke"):
-            exp.notes.append(f"{where}: {tech.name} declares no smoke scenario; skipped")
-        for spec in specs:
-            try:
-                exp.cases.append(resolver.resolve(tech, spec))
-            except SuiteError as exc:
-                label = ", ".join(f"{k}={v}" for k, v in (("variant", spec.variant), ("profile", spec.profile),
-                                                           ("workload", spec.workload)) if v)
-                raise ExperimentError(f"{where}: {tech.name} ({label}): {exc}") from None
+        try:
+            specs = _specs_for(tech, e, resolver, where)
+            if not specs and e.get("smoke"):
+                exp.notes.append(f"{where}: {tech.name} declares no smoke scenario; skipped")
+            cases = []
+            for spec in specs:
+                try:
+                    cases.append(resolver.resolve(tech, spec))
+                except SuiteError as exc:
+                    label = ", ".join(f"{k}={v}" for k, v in (("variant", spec.variant), ("profile", spec.profile),
+                                                               ("workload", spec.workload)) if v)
+                    raise ExperimentError(f"{where}: {tech.name} ({label}): {exc}") from None
+        except ExperimentError as exc:
+            if tname != "*":
+                raise
+            # `technique = "*"`: one technique's broken scenario must not stop every other one
+            # (like a quarantined plugin); it is reported and skipped
+            exp.warnings.append(f"{exc}; {tech.name} skipped")
+            continue
+        exp.cases.extend(cases)
     exp.entries[name or where] = len(exp.cases) - before
     return exp
 

@@ -181,3 +181,28 @@ def test_product_and_exclude_property(fake_registry):
         assert got == want
 
     check()
+
+
+def test_star_entry_skips_a_technique_whose_scenario_does_not_resolve(fake_registry):
+    from dataclasses import replace
+
+    from suite.registry import Registry
+    from suite.technique import ScenarioSpec
+
+    import fakeplugin
+    import types
+
+    broken = replace(fakeplugin.TECHNIQUE2, name="fake-broken", smoke=(ScenarioSpec("only", profile="no-such-profile"),))
+    mod = types.ModuleType("broken")
+    from suite import hookimpl
+
+    mod.suite_techniques = hookimpl(lambda: [broken])
+    reg = Registry(entry_points_=[], modules=[("fake", fakeplugin), ("broken", mod)])
+    exp = expand_entry({"technique": "*", "smoke": True}, registry=reg, where="smoke.toml: entry [smoke]")
+    assert {c.technique for c in exp.cases} == {"fake"}
+    [note] = exp.warnings
+    assert note.startswith("smoke.toml: entry [smoke]: fake-broken (variant=only, profile=no-such-profile): ")
+    assert note.endswith("; fake-broken skipped")
+    # naming the technique explicitly keeps it an error
+    with pytest.raises(ExperimentError, match="no-such-profile"):
+        expand_entry({"technique": "fake-broken", "smoke": True}, registry=reg)
