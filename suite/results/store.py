@@ -144,7 +144,21 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=_json_default)
 
 
-_js = json.JSONEncoder(separators=(",", ":")).encode  # a scalar as JSON
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def _js(v: Any) -> str:
+    """A scalar as JSON (fast paths for the identity fields: None, plain strings, ints)."""
+    if v is None:
+        return "null"
+    t = type(v)
+    if t is str:
+        if v.isascii() and v.isprintable() and '"' not in v and "\\" not in v:
+            return f'"{v}"'
+        return _encode(v)
+    if t is int:
+        return str(v)
+    return _encode(v)
 
 
 def _finite(v: Any) -> float | None:

@@ -199,14 +199,25 @@ def _worker_main(conn, fault_fd: int) -> None:  # pragma: no cover - runs in a c
             msg = conn.recv()
             if msg is None:
                 break
-            for i in msg:
+            indices, immediate = msg
+            buf: list[dict] = []
+            last = time.monotonic()
+            for i in indices:
                 case = _TASKS[i]
                 tech = techs.get(case.technique)
                 if tech is None:
                     tech = techs[case.technique] = reg.technique(case.technique)
                 out = evaluate_outcome(tech, case.scenario, case.key)
                 out["i"] = i
-                conn.send(out)
+                buf.append(out)
+                now = time.monotonic()
+                # immediate: one message per case (exact timeout and crash attribution);
+                # otherwise outcomes are batched (fewer messages for cheap cases)
+                if immediate or len(buf) >= _BATCH_CASES or now - last >= _BATCH_SECONDS:
+                    conn.send(buf)
+                    buf, last = [], now
+            if buf:
+                conn.send(buf)
     except (EOFError, BrokenPipeError, KeyboardInterrupt):
         code = 1
     except BaseException:  # noqa: BLE001
@@ -229,8 +240,12 @@ def _describe_exit(code: int | None) -> str:
     return f"worker process exited with status {code} while running this case"
 
 
+_BATCH_CASES = 32  # a worker sends outcomes in batches of at most this many ...
+_BATCH_SECONDS = 0.05  # ... or this old, unless a chunk is "immediate"
+
+
 class _Worker:
-    __slots__ = ("proc", "conn", "chunk", "since", "fault")
+    __slots__ = ("proc", "conn", "chunk", "since", "fault", "immediate")
 
     def __init__(self, ctx):
         import tempfile
@@ -243,6 +258,7 @@ class _Worker:
         self.conn = parent
         self.chunk: deque[int] = deque()
         self.since = time.monotonic()
+        self.immediate = True
 
     def fault_text(self) -> str | None:
         """What faulthandler wrote when the worker died (the Python stack), if anything."""
@@ -270,17 +286,27 @@ def _pool(cases: Sequence[Case], jobs: int, timeout: float | None) -> Iterator[d
     ctx = mp.get_context("fork")
     _TASKS = cases
     pending: deque[int] = deque(range(len(cases)))
+    # Cases that were in a batched chunk whose worker died: which one killed it is unknown, so
+    # each is re-run alone, in immediate mode; the one that dies again is the crashed case.
+    suspects: deque[int] = deque()
     workers = [_Worker(ctx) for _ in range(max(1, min(jobs, len(cases))))]
     try:
         while True:
             now = time.monotonic()
             for w in workers:
-                if not w.chunk and pending:
+                if w.chunk:
+                    continue
+                if suspects:
+                    chunk, w.immediate = [suspects.popleft()], True
+                elif pending:
                     size = max(1, min(64, len(pending) // (len(workers) * 4) or 1))
                     chunk = [pending.popleft() for _ in range(min(size, len(pending)))]
-                    w.chunk.extend(chunk)
-                    w.since = now
-                    w.conn.send(chunk)
+                    w.immediate = bool(timeout)  # timeouts need per-case progress messages
+                else:
+                    continue
+                w.chunk.extend(chunk)
+                w.since = now
+                w.conn.send((chunk, w.immediate))
             busy = [w for w in workers if w.chunk]
             if not busy:
                 return
@@ -295,22 +321,25 @@ def _pool(cases: Sequence[Case], jobs: int, timeout: float | None) -> Iterator[d
                 if w.conn in ready or dead:
                     try:
                         while w.chunk and w.conn.poll():
-                            out = w.conn.recv()
-                            i = out.pop("i")
-                            if w.chunk and w.chunk[0] == i:
-                                w.chunk.popleft()
-                            w.since = time.monotonic()
-                            yield out
+                            for out in w.conn.recv():
+                                i = out.pop("i")
+                                if w.chunk and w.chunk[0] == i:
+                                    w.chunk.popleft()
+                                w.since = time.monotonic()
+                                yield out
                     except (EOFError, OSError):
                         dead = True
                 if w.chunk and (dead or not w.proc.is_alive()):
                     w.proc.join(5)
-                    i = w.chunk.popleft()
-                    pending.extendleft(reversed(w.chunk))
                     code = w.proc.exitcode
                     stack = w.fault_text()
                     w.kill()
                     workers[idx] = _Worker(ctx)
+                    if not w.immediate:  # unknown culprit among the unreported cases
+                        suspects.extend(w.chunk)
+                        continue
+                    i = w.chunk.popleft()
+                    pending.extendleft(reversed(w.chunk))
                     out = crashed_outcome(cases[i].key, _describe_exit(code))
                     out["traceback"] = stack
                     yield out

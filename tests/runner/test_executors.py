@@ -44,6 +44,23 @@ def test_pool_isolates_raise_hang_abort_skip(fake_registry, store):
     assert (run["status"], run["failed"], run["ok"]) == ("failed", 9, 3)
 
 
+def test_pool_batched_outcomes_find_the_crashing_case(fake_registry, store):
+    """Without --timeout, workers batch their outcomes; when one dies, the unreported cases of its
+    chunk are re-run one by one and only the case that aborts again is stored as crashed."""
+    exp = expand_entry({"technique": "fake", "variants": ["base"],
+                        "params": {"x": list(range(1, 21)), "mode": ["ok", "abort", "raise"]},
+                        "exclude": [{"mode": "abort", "x": list(range(3, 21))}]})  # 2 aborting cases
+    s = run_cases(exp.cases, store, options=ExecOptions(jobs=2))
+    assert s.by_status == {"ok": 20, "failed": 20, "crashed": 2}
+    cases = store.cases(s.run_id)
+    assert set(cases[cases["status"] == "crashed"]["param.mode"]) == {"abort"}
+    for key in cases[cases["status"] == "crashed"]["key"]:
+        assert "Fatal Python error: Aborted" in store.case(key)["traceback"]
+    m = store.metrics(s.run_id, wide=True)
+    assert sorted(m["param.x"]) == [float(x) for x in range(1, 21)]
+    assert all(m["y"] == m["param.x"] * GBIT_A)
+
+
 def test_in_process_raise_hang_skip(fake_registry, store):
     exp = _modes_sweep(["ok", "raise", "hang", "skip"])
     s = run_cases(exp.cases, store, options=ExecOptions(jobs=1, timeout=0.5))
