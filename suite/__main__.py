@@ -1,4 +1,4 @@
-from suite.cli import main
+from suite.cli import entry
 
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    entry()

@@ -251,6 +251,14 @@ def scaffold_plugin(name: str, out_dir: str | Path = ".", profile: str = "titanx
     if not re.fullmatch(r"[a-z][a-z0-9-]*[a-z0-9]", name or ""):
         raise SuiteError(f"plugin name must be lower-case letters, digits and '-', got {name!r}")
     pkg = package_name(name)
+    import importlib.util
+
+    from suite.registry import get_registry
+
+    if name in {t.name for t in get_registry().techniques()}:
+        raise SuiteError(f"plugin name {name!r}: a technique of that name is already installed; choose another")
+    if importlib.util.find_spec(pkg) is not None:
+        raise SuiteError(f"plugin name {name!r}: the package {pkg!r} already exists on this Python path; choose another")
     root = Path(out_dir) / f"suite-{name}"
     if root.exists():
         raise SuiteError(f"{root}: already exists; choose another name or -o DIR")

@@ -346,7 +346,7 @@ class Exact(Acceptance):
 
     def describe(self) -> str:
         if isinstance(self.paper, (list, tuple)):
-            return " > ".join(map(str, self.paper)) if self.paper and isinstance(self.paper[0], str) else str(list(self.paper))
+            return "(" + ", ".join(map(str, self.paper)) + ")"
         return str(self.paper)
 
     def ratio(self, ours: Any) -> float | None:

@@ -37,7 +37,7 @@ def test_acceptances():
     assert AtMost(0.11).check(0.05) and not AtMost(0.11).check(0.2)
     assert Between(2, 3).check(2.5) and not Between(2, 3).check(3.1)
     assert Exact(("a", "b")).check(["a", "b"]) and not Exact(("a", "b")).check(["b", "a"])
-    assert Exact(("a", "b")).describe() == "a > b"
+    assert Exact(("a", "b")).describe() == "(a, b)"
     assert Exact(("a", "b")).ratio(("a", "b")) is None
     assert Exact(1920).ratio(1920) == 1.0
 

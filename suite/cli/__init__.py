@@ -15,7 +15,7 @@ import click
 
 from suite.cli.common import SuiteGroup
 
-__all__ = ["main"]
+__all__ = ["main", "entry"]
 
 
 @click.group(cls=SuiteGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -58,5 +58,15 @@ def _register_commands() -> None:
 
 _register_commands()
 
+
+def entry() -> None:
+    """Console-script entry point: accepts ``--debug`` and ``--strict-plugins`` anywhere on the
+    command line (``suite info x --debug`` as well as ``suite --debug info x``)."""
+    args = sys.argv[1:]
+    front = [a for a in args if a in ("--debug", "--strict-plugins")]
+    rest = [a for a in args if a not in ("--debug", "--strict-plugins")]
+    main.main(args=front + rest, prog_name="suite")
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    entry()

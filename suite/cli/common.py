@@ -24,13 +24,19 @@ class SuiteGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(130)
+        except BrokenPipeError:  # `suite ... | head`: the reader left; not an error of ours
+            import os
+
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            sys.exit(0)
         except Exception as exc:  # noqa: BLE001 - the one place errors become exit codes
             debug = bool((ctx.obj or {}).get("debug"))
             if debug:
                 raise
             msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             if not isinstance(exc, SuiteError):
-                msg = f"{type(exc).__name__}: {msg} (run with --debug for the traceback)"
+                msg = f"{type(exc).__name__}: {msg} (add --debug for the traceback)"
             click.echo(f"error: {msg}", err=True)
             sys.exit(2 if isinstance(exc, SuiteError) else 1)
 
@@ -41,9 +47,25 @@ def format_option(*choices: str, default: str = "table"):
 
 
 def console():
+    """A rich console; when output is not a terminal (a pipe, a file, CI logs) it is 160 columns
+    wide unless COLUMNS says otherwise, so tables are not squeezed to 80 and cut."""
+    import os
+
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=False)
+    width = None
+    if not sys.stdout.isatty() and "COLUMNS" not in os.environ:
+        width = 160
+    return Console(highlight=False, soft_wrap=False, width=width)
+
+
+def warn_quarantined() -> None:
+    """One line on stderr per quarantined plugin, so a technique never vanishes silently."""
+    from suite.registry import get_registry
+
+    for p in get_registry().quarantined():
+        click.echo(f"warning: plugin {p.name!r} ({p.distribution}) is quarantined: {p.reason} "
+                   f"(see `suite plugins`)", err=True)
 
 
 def emit(rows: list[dict], fmt: str, columns: list[str] | None = None, title: str | None = None) -> None:
@@ -63,8 +85,9 @@ def emit(rows: list[dict], fmt: str, columns: list[str] | None = None, title: st
     from rich.table import Table
 
     t = Table(title=title, show_lines=False)
-    for c in columns:
-        t.add_column(c)
+    for i, c in enumerate(columns):
+        # the first column is the name people copy: never cut it; others wrap rather than truncate
+        t.add_column(c, no_wrap=(i == 0), overflow="fold")
     for r in rows:
         t.add_row(*[_cell(r.get(c)) for c in columns])
     console().print(t)

@@ -7,7 +7,7 @@ import json
 import click
 
 from suite.cli import main
-from suite.cli.common import emit, format_option
+from suite.cli.common import emit, format_option, warn_quarantined
 
 
 @main.command("plugins")
@@ -33,11 +33,14 @@ def techniques_cmd(category: str | None, fmt: str) -> None:
     """Installed techniques with their paper, variants and claims."""
     from suite.registry import get_registry
 
+    warn_quarantined()
     rows = []
     for t in get_registry().techniques(category):
         rows.append({"name": t.name, "category": t.category, "title": t.title,
                      "paper": f"{t.paper.venue} {t.paper.year or ''}".strip(),
-                     "variants": [v.name + ("*" if v.baseline else "") for v in t.variants],
+                     "variants": [v.name + ("*" if v.baseline else "") for v in t.variants] if fmt != "json"
+                     else [v.name for v in t.variants],
+                     "baselines": [v.name for v in t.baselines],
                      "fidelities": sorted(t.fidelities), "claims": len(t.claims)})
     emit(rows, fmt, ["name", "category", "title", "paper", "variants", "fidelities", "claims"],
          title="techniques (* = baseline variant)")
@@ -51,6 +54,7 @@ def info_cmd(technique: str, fmt: str) -> None:
     from suite.registry import get_registry
 
     reg = get_registry()
+    warn_quarantined()
     t = reg.technique(technique)
     plug = reg.plugin_of(technique)
     data = {

@@ -96,7 +96,8 @@ def show_cmd(name: str, show_layers: bool, fmt: str) -> None:
         from suite.workloads.datasets import data_hash
 
         info["params"] = wl.params
-        info["data_hash"] = data_hash(wl)
+        # datasets described only by their size (a paper's data, not shipped) have no loader
+        info["data_hash"] = data_hash(wl) if wl.loader is not None else "(no local data: described by n, d only)"
     if fmt == "json":
         click.echo(json.dumps(info, indent=2, default=str))
         return

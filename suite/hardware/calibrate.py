@@ -556,7 +556,7 @@ def to_toml(cal: Calibration, name: str = "local") -> str:
     lines += [f"cores = {int(f['cores_usable'])}", "",
               "[node]", f"device = {_toml_value(name)}", "devices_per_node = 1",
               f"host_memory = {_toml_value(_q(f['memory_bytes'], 'bytes'))}", "",
-              "[[network]]", 'name = "loopback-tcp"', 'topology = "switch"', "size = 2",
+              "[[network]]", 'name = "loopback-tcp"', 'topology = "switch"', "size = 1",  # one node: the level's endpoints are its devices
               f"bandwidth = {_toml_value(_q(m['network.0.bandwidth'].value, 'bandwidth'))}",
               f"latency = {_toml_value(_q(m['network.0.latency'].value, 'time'))}", "",
               "[sources]"]
