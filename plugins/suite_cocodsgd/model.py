@@ -15,7 +15,7 @@ variant        round time                  why
                                            with k local steps
 =============  ==========================  ==============================================
 
-[Shen19, Fig. 1 caption, READ-2nd in verified_2.md: S-SGD and Local-SGD run computation and
+[Shen19, Fig. 1 caption, secondary source in verified_2.md: S-SGD and Local-SGD run computation and
 communication sequentially, Pipe-SGD and CoCoD-SGD in parallel; Local-SGD and CoCoD-SGD
 communicate every k iterations]; the formulas are those of shared/research/papers_3.md entry 14.
 
@@ -32,7 +32,7 @@ Time to target = iterations-to-target x iteration time (round time / k). Iterati
 the parameter ``steps`` for S-SGD and ``steps * steps_ratio`` for the others; ``steps_ratio``
 defaults to 1 (an assumption: the supplement's Corollary 1 gives CoCoD-SGD the same
 ``O(1/sqrt(T sum M_i))`` iteration rate as S-SGD, verified_2.md §2; the paper's measured
-iterations-to-accuracy are [NOT FOUND]). So the speed-up over S-SGD is
+iterations-to-accuracy are (not found in the sources)). So the speed-up over S-SGD is
 ``k (t_c + t_AR) / round(variant) / steps_ratio``.
 
 References

@@ -1,10 +1,10 @@
 """Declaration of CoCoD-SGD: paper, variants, parameters, claims, properties.
 
-Facts: shared/research/papers_3.md entry 14, verified_2.md §2 and verified_3.md §5. [READ]: the
+Facts: shared/research/papers_3.md entry 14, verified_2.md §2 and verified_3.md §5. (read in the paper): the
 abstract (16 GTX 1080 Ti, ResNet18 and VGG16, "up to 2-3x faster than traditional synchronous
 SGD"; "better time speedup") and the update rule and weights of the supplement (eq. 9, weights
-M_i / sum M). [READ-2nd]: 6 nodes x 3 GTX 1080 Ti, 56 Gb/s InfiniBand, CIFAR-10/100, Fig. 1's
-caption. [NOT FOUND]: k, batch sizes, per-model speed-ups, the heterogeneous set-up.
+M_i / sum M). (secondary source): 6 nodes x 3 GTX 1080 Ti, 56 Gb/s InfiniBand, CIFAR-10/100, Fig. 1's
+caption. (not found in the sources): k, batch sizes, per-model speed-ups, the heterogeneous set-up.
 """
 
 from __future__ import annotations
@@ -39,10 +39,10 @@ PARAMETERS = {
     "workers": Param(int, default=None, minimum=1, maximum=4096, optional=True,
                      help="data-parallel workers K; default: model, every device of the profile; execute, 4"),
     "batch": Param(int, default=128, minimum=1, maximum=65536, unit="samples",
-                   help="per-worker mini-batch (global batch K x batch). The paper's is [NOT FOUND]; 128 is "
+                   help="per-worker mini-batch (global batch K x batch). The paper's is (not found in the sources); 128 is "
                         "the usual CIFAR-10 setting (assumption)"),
     "k": Param(int, default=4, minimum=1, maximum=10_000,
-               help="iterations per communication round (Local-SGD and CoCoD-SGD); the paper's k is [NOT FOUND]"),
+               help="iterations per communication round (Local-SGD and CoCoD-SGD); the paper's k is (not found in the sources)"),
     "steps": Param(int, default=200, minimum=1, maximum=1_000_000,
                    help="model: S-SGD iterations to the target; execute: iterations to run"),
     "steps_ratio": Param(float, default=1.0, minimum=0.01, maximum=100.0,
@@ -68,10 +68,10 @@ PARAMETERS = {
 }
 
 _HW_NOTE = (
-    "Profile gtx1080ti-6x3-ib56 (6 nodes x 3 GTX 1080 Ti, 56 Gb/s InfiniBand, verified_2.md [READ-2nd]); 16 "
+    "Profile gtx1080ti-6x3-ib56 (6 nodes x 3 GTX 1080 Ti, 56 Gb/s InfiniBand, verified_2.md (secondary source)); 16 "
     "workers on one flat ring whose inter-node hops run at 56 Gb/s; fp32 gradients; t_c from the CIFAR "
     "layer table's FLOPs at efficiency 0.5 of the 11.34 TFLOP/s fp32 peak; batch 128 per GPU and k = 4 are "
-    "assumptions (the paper's are [NOT FOUND]); homogeneous workers; iterations to target equal to S-SGD's "
+    "assumptions (the paper's are (not found in the sources)); homogeneous workers; iterations to target equal to S-SGD's "
     "(steps_ratio = 1). Tolerance: the paper's range [2, 3] widened by the 20% ratio tolerance at each end."
 )
 
@@ -97,7 +97,7 @@ def _claims() -> list[Claim]:
             source="abstract", verified=True,
             expect=Between(1.6, 3.6),
             scenario=_spec("cocod-sgd", wl), metric="speedup",
-            note=_HW_NOTE + " The abstract gives one range for both models; per-model values are [NOT FOUND].",
+            note=_HW_NOTE + " The abstract gives one range for both models; per-model values are (not found in the sources).",
         ))
         out.append(Claim(
             id=f"{wl}-16x1080ti-faster-than-ssgd",
@@ -107,7 +107,7 @@ def _claims() -> list[Claim]:
             cases={"cocod-sgd": _spec("cocod-sgd", wl), "s-sgd": _spec("s-sgd", wl)},
             derive=cocod_before_ssgd,
             note="Implied by the abstract's 'up to 2-3x faster than traditional synchronous SGD' (verified_2.md "
-                 "§2, [READ]); ordering of time to target under the same assumptions as the speed-up claim.",
+                 "§2, (read in the paper)); ordering of time to target under the same assumptions as the speed-up claim.",
         ))
     return out
 

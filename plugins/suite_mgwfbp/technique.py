@@ -1,10 +1,10 @@
 """Declaration of the MG-WFBP technique: paper, variants, parameters, claims, properties.
 
 Facts come from shared/research/papers_4.md entry 20, verified_1.md §2 and verified_3.md §3.
-The paper's full text could not be read: its per-model figures are [NOT FOUND]; the only
+The paper's full text could not be read: its per-model figures are (not found in the sources); the only
 numbers are speed-ups implied by a plotting script of the authors' group (code, not paper text),
 recorded here as unverified claims. The abstract's statements (better scaling than WFBP and
-SyncEASGD on an 8-node 10GbE cluster; an optimal solution) are [READ].
+SyncEASGD on an 8-node 10GbE cluster; an optimal solution) are (read in the paper).
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def _claims() -> list[Claim]:
             cases={"mg-wfbp": _spec("mg-wfbp", wl, batch), "wfbp": _spec("wfbp", wl, batch)},
             derive=mg_before_wfbp,
             note="The abstract says 'much better scaling efficiency than existing methods WFBP and SyncEASGD' "
-                 "(verified_1.md §2, [READ]); as an ordering of iteration times (ties count as not slower).",
+                 "(verified_1.md §2, (read in the paper)); as an ordering of iteration times (ties count as not slower).",
         ))
         out.append(Claim(
             id=f"{wl}-8n-10gbe-mgwfbp-not-slower-than-sync",
@@ -131,8 +131,8 @@ def _claims() -> list[Claim]:
                 expect=AtMost(1e-9),
                 scenario=_spec("mg-wfbp", wl, batch, profile=prof),
                 metric="optimality_gap",
-                note="The abstract says 'we develop an optimal solution' (verified_1.md §2, [READ]); the theorem "
-                     "and its conditions are [NOT FOUND]. Our value is T(mg-wfbp)/T(best contiguous grouping) - 1, "
+                note="The abstract says 'we develop an optimal solution' (verified_1.md §2, (read in the paper)); the theorem "
+                     "and its conditions are (not found in the sources). Our value is T(mg-wfbp)/T(best contiguous grouping) - 1, "
                      "the best found exactly by dynamic programming over groupings (O(L^2), checked against "
                      "brute force for L <= 12); 1e-9 only absorbs float rounding.",
             ))

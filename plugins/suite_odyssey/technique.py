@@ -1,8 +1,8 @@
 """Odyssey / Chameleon (Zhou et al., arXiv 2508.21613; INFOCOM 2026): the technique declaration.
 
 Variants (the baselines first), parameters, fidelities, the abstract's claims (the only figures
-read in the paper: shared/research/verified_2.md §1 [READ]; verified_3.md §2 for the v4 title and
-venue [READ-2nd]) and the declared properties.
+read in the paper: shared/research/verified_2.md §1 (read in the paper); verified_3.md §2 for the v4 title and
+venue (secondary source)) and the declared properties.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ PAPER = Paper(
     authors=("Yuhang Zhou", "Zhibin Wang", "Peng Jiang", "Haoran Xia", "Junhe Lu", "Qianyu Jiang", "Rong Gu",
              "Hengxi Xu", "Xinjing Huang", "Guanghuan Fang", "Zhiheng Hu", "Jingyi Zhang", "Yongjin Cai",
              "Jian He", "Chen Tian"),
-    venue="arXiv (v4 accepted at IEEE INFOCOM 2026, READ-2nd)",
+    venue="arXiv (v4 accepted at IEEE INFOCOM 2026, secondary source)",
     year=2025,
     arxiv="2508.21613",
 )
@@ -112,7 +112,7 @@ PARAMETERS = {
 
 #: the claims' setting, fixed before any of our numbers were seen (see the docs page):
 #: a cluster MTBF of 3 h (96 h per device / 32), after "interruptions on average every few hours"
-#: (Odyssey §I [READ], verified_2.md §1); everything else at its default
+#: (Odyssey §I (read in the paper), verified_2.md §1); everything else at its default
 CLAIM_PARAMS = {"device_mtbf": 96.0, "horizon": 48.0}
 CLAIM_SEEDS = (0, 1, 2)
 _PROFILE, _WORKLOAD = "ft-32dev", "llama2-7b"

@@ -25,7 +25,7 @@ variant       step time                                why
 The first ``warmup`` steps of the local variants are DDP steps [authors' code:
 ``local_sgd_start_iter``]. Time to target = the step times summed over ``target_steps *
 steps_ratio`` steps (``steps_ratio = 1`` for DDP). ``steps_ratio`` defaults to 1: an assumption
-(the paper's steps or epochs to the target are [NOT FOUND], verified_2.md §3); with it, PALSGD's
+(the paper's steps or epochs to the target are (not found in the sources), verified_2.md §3); with it, PALSGD's
 saving comes from the pseudo-sync steps that skip compute and from the all-reduces it avoids.
 ``time_saving = 1 - T_variant / T_DDP`` is how we read "X% faster than DDP".
 

@@ -1,10 +1,10 @@
 """Declaration of PALSGD: paper, variants, parameters, claims, properties, and GPT-Neo-8M.
 
-Facts: shared/research/papers_2.md entry 8, verified_2.md §3, verified_3.md §6. [READ]: the
+Facts: shared/research/papers_2.md entry 8, verified_2.md §3, verified_3.md §6. (read in the paper): the
 abstract's 18.4% / 24.4% / 21.1% faster than DDP (ImageNet-1K ResNet-50, TinyStories
-GPT-Neo-125M, TinyStories GPT-Neo-8M) and "beats DiLoCo". [READ-2nd]: Algorithm 1's
+GPT-Neo-125M, TinyStories GPT-Neo-8M) and "beats DiLoCo". (secondary source): Algorithm 1's
 pseudo-synchronization step. [CODE]: the authors' code (update rules, H, p, η, warm-up, batch,
-gradient accumulation, GPT-Neo-8M's size). [NOT FOUND]: hardware, wall-clock times, the settings
+gradient accumulation, GPT-Neo-8M's size). (not found in the sources): hardware, wall-clock times, the settings
 of the headline runs, how "faster" was measured.
 """
 
@@ -102,7 +102,7 @@ def gpt_neo_8m():
 
 # --------------------------------------------------------------------------- claims
 
-_HW = ("Hardware [NOT FOUND]; assumption: 4 workers (the code's 4 GPUs per node) on one dgx-a100 node "
+_HW = ("Hardware (not found in the sources); assumption: 4 workers (the code's 4 GPUs per node) on one dgx-a100 node "
        "(A100 80 GB, NVSwitch), bf16 peak at efficiency 0.5, fp32 gradients on the wire. Settings from the "
        "authors' code defaults for that experiment [CODE], not confirmed as the paper's. Steps to the target "
        "equal to DDP's (steps_ratio = 1, assumption), 10,000 target steps. 'X% faster' read as "

@@ -121,7 +121,7 @@ CLAIMS = [
                               params={"nodes": 16, "batch_per_node": 32}),
         metric="speedup", expect=Approx(8.0, rel=0.2),
         note="Read only in a third-party summary of the paper (rajatbisht.net, 'Problem'; verified_1.md §1 "
-             "[READ-2nd]). The model is not named in the summary; we assume VGG19-22K, the model of the surrounding "
+             "(secondary source)). The model is not named in the summary; we assume VGG19-22K, the model of the surrounding "
              "motivation. " + _TF_NOTE + _SPEEDUP_NOTE,
     ),
     Claim(
@@ -132,7 +132,7 @@ CLAIMS = [
                               params={"nodes": 32, "batch_per_node": 32}),
         metric="speedup", expect=AtMost(1.0),
         note="Read only in a third-party summary of the paper (rajatbisht.net, 'Problem'; verified_1.md §1 "
-             "[READ-2nd]). Bandwidth not given; we assume 40 GbE, the testbed of the companion '8x at 40 GbE' statement. "
+             "(secondary source)). Bandwidth not given; we assume 40 GbE, the testbed of the companion '8x at 40 GbE' statement. "
              + _TF_NOTE + _SPEEDUP_NOTE,
     ),
 ]

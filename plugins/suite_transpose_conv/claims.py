@@ -98,7 +98,7 @@ def max_memory_saving_mb(results: Mapping[str, Result]) -> float:
 
 _SRC = "abstract (arXiv 2502.20493v1)"
 _BASE_NOTE = ("Baseline assumed: zero-insert (conventional); the abstract does not name it "
-              "(verified_1.md §4 [NOT FOUND]). Average = mean of per-layer time(zero-insert)/time(unified) "
+              "(verified_1.md §4 (not found in the sources)). Average = mean of per-layer time(zero-insert)/time(unified) "
               "(measured: minimum over repeats). ")
 
 CLAIMS = [
