@@ -182,9 +182,22 @@ def _in_process(cases: Sequence[Case], timeout: float | None) -> Iterator[dict]:
 _TASKS: Sequence[Case] = ()
 
 
-def _worker_main(conn, fault_fd: int) -> None:  # pragma: no cover - runs in a child process
+def _die_with_parent(parent: int) -> None:
+    """Make this worker exit when the coordinator dies (kill -9 leaves no orphan workers)."""
+    try:  # Linux: the kernel sends SIGKILL when the parent dies
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):  # elsewhere: the receive loop polls os.getppid()
+        pass
+    if os.getppid() != parent:  # the parent died before prctl
+        os._exit(1)
+
+
+def _worker_main(conn, fault_fd: int, parent: int) -> None:  # pragma: no cover - runs in a child process
     import faulthandler
 
+    _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's business
     # a fatal error (abort, segfault) writes the Python stack to a file the coordinator reads
     # back and stores as the crashed case's traceback
@@ -196,6 +209,9 @@ def _worker_main(conn, fault_fd: int) -> None:  # pragma: no cover - runs in a c
         reg = get_registry()
         techs: dict[str, Technique] = {}
         while True:
+            while not conn.poll(1.0):
+                if os.getppid() != parent:  # orphaned: the coordinator was killed
+                    raise EOFError
             msg = conn.recv()
             if msg is None:
                 break
@@ -252,7 +268,7 @@ class _Worker:
 
         parent, child = ctx.Pipe(duplex=True)
         self.fault = tempfile.TemporaryFile()
-        self.proc = ctx.Process(target=_worker_main, args=(child, self.fault.fileno()), daemon=True)
+        self.proc = ctx.Process(target=_worker_main, args=(child, self.fault.fileno(), os.getpid()), daemon=True)
         self.proc.start()
         child.close()
         self.conn = parent

@@ -100,3 +100,24 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path):
     out, err = p2.communicate(timeout=120)
     assert p2.returncode == 0, err
     assert _parse(out)["computed"] == str(n - done)
+
+
+def test_kill9_of_the_coordinator_leaves_no_worker_behind(tmp_path):
+    import os
+
+    store = tmp_path / "s.sqlite"
+    p = _run(store, 400, 0.02, jobs=2)
+    deadline = time.time() + 60
+    while _ok_count(store) < 10 and time.time() < deadline and p.poll() is None:
+        time.sleep(0.05)
+    children = [int(c) for c in Path(f"/proc/{p.pid}/task/{p.pid}/children").read_text().split()]
+    assert len(children) >= 2  # the pool's workers
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    deadline = time.time() + 10
+    alive = children
+    while alive and time.time() < deadline:
+        time.sleep(0.1)
+        alive = [c for c in children if os.path.exists(f"/proc/{c}") and
+                 Path(f"/proc/{c}/stat").read_text().split()[2] != "Z"]
+    assert alive == []
