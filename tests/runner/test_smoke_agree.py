@@ -28,12 +28,15 @@ def test_smoke_local_and_dask_agree(tmp_path):
             frames[name] = (st.cases("latest"), st.metrics("latest"))
     (lc, lm), (dc, dm) = frames["local"], frames["dask"]
     assert sorted(lc["key"]) == sorted(dc["key"])
-    assert dict(zip(lc["key"], lc["status"])) == dict(zip(dc["key"], dc["status"]))
     model = set(lc[lc["fidelity"] == "model"]["key"])
+    # model-fidelity outcomes are deterministic; an execute case may measure differently
+    assert {k: s for k, s in zip(lc["key"], lc["status"]) if k in model} == \
+        {k: s for k, s in zip(dc["key"], dc["status"]) if k in model}
     a = {(k, n): v for k, n, v in zip(lm["key"], lm["name"], lm["value"]) if k in model}
     b = {(k, n): v for k, n, v in zip(dm["key"], dm["name"], dm["value"]) if k in model}
     assert a == b and a
-    # execute-fidelity cases report the same metric names (values are measurements)
-    ex = set(lc["key"]) - model
+    # execute-fidelity cases ok on both sides report the same metric names (values are measurements)
+    ok_both = set(lc[lc["status"] == "ok"]["key"]) & set(dc[dc["status"] == "ok"]["key"])
+    ex = ok_both - model
     assert {(k, n) for k, n in zip(lm["key"], lm["name"]) if k in ex} == \
         {(k, n) for k, n in zip(dm["key"], dm["name"]) if k in ex}
