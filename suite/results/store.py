@@ -279,21 +279,35 @@ class Store:
                 raise StoreError(f"store {str(self.path)!r}: cannot open: {exc}") from None
             self._check_version(readonly=True)
             return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(str(self.path), timeout=60, isolation_level=None, check_same_thread=False)
-            self.conn.execute("PRAGMA busy_timeout = 60000")
-            self.conn.execute("PRAGMA journal_mode = WAL")
-            self.conn.execute("PRAGMA synchronous = NORMAL")
-            with self._tx():
-                for stmt in _SCHEMA.strip().split(";"):
-                    if stmt.strip():
-                        self.conn.execute(stmt)
-                row = self.conn.execute("SELECT version FROM schema_version").fetchone()
-                if row is None:
-                    self.conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"store {str(self.path)!r}: not a dlsys-suite store or not writable: {exc}") from None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Two processes opening a new store at once: switching to WAL needs a moment of exclusive
+        # access and SQLite reports "database is locked" without waiting on the busy timeout, so
+        # the set-up is retried for a while before it is an error.
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                self.conn = sqlite3.connect(str(self.path), timeout=60, isolation_level=None,
+                                            check_same_thread=False)
+                self.conn.execute("PRAGMA busy_timeout = 60000")
+                self.conn.execute("PRAGMA journal_mode = WAL")
+                self.conn.execute("PRAGMA synchronous = NORMAL")
+                with self._tx():
+                    for stmt in _SCHEMA.strip().split(";"):
+                        if stmt.strip():
+                            self.conn.execute(stmt)
+                    row = self.conn.execute("SELECT version FROM schema_version").fetchone()
+                    if row is None:
+                        self.conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" in str(exc) and time.monotonic() < deadline:
+                    if getattr(self, "conn", None) is not None:
+                        self.conn.close()
+                    time.sleep(0.05)
+                    continue
+                raise StoreError(f"store {str(self.path)!r}: not a dlsys-suite store or not writable: {exc}") from None
+            except sqlite3.DatabaseError as exc:
+                raise StoreError(f"store {str(self.path)!r}: not a dlsys-suite store or not writable: {exc}") from None
         self._check_version(readonly=False)
 
     # ------------------------------------------------------------------ plumbing

@@ -72,7 +72,7 @@ def format_value(v: Any) -> str:
         return f"{v:.4g}" if math.isfinite(v) else str(v)
     if isinstance(v, (list, tuple)):
         if v and all(isinstance(x, str) for x in v):
-            return " > ".join(v)
+            return "(" + ", ".join(v) + ")"
         return "[" + ", ".join(format_value(x) for x in v) + "]"
     try:
         return f"{float(v):.4g}"
