@@ -106,8 +106,18 @@ def compact_rows(store, run, limit_metrics: int = 4) -> list[dict]:
         for k, n, v, u in zip(m["key"], m["name"], m["value"], m["unit"]):
             per.setdefault(k, []).append(f"{n}={_fmt(v)}{'' if u in ('1', '', None) else ' ' + u}")
     rows = []
-    for r in cases.to_dict("records"):
-        params = ",".join(f"{k}={v}" for k, v in sorted(r["params"].items()))
+    records = cases.to_dict("records")
+    # show the parameters that vary within the run (the swept ones), not every default
+    seen: dict[str, set] = {}
+    for r in records:
+        for k, v in r["params"].items():
+            seen.setdefault(k, set()).add(repr(v))
+    varying = {k for k, vs in seen.items() if len(vs) > 1}
+    records.sort(key=lambda r: (r["technique"], r["variant"], _s(r["profile"]), _s(r["workload"]),
+                                [(k, repr(r["params"].get(k))) for k in sorted(varying)],
+                                sorted((r["overrides"] or {}).items())))
+    for r in records:
+        params = ",".join(f"{k}={v}" for k, v in sorted(r["params"].items()) if k in varying)
         if r["overrides"]:
             params = ";".join(filter(None, [params, ",".join(f"{k}={v}" for k, v in r["overrides"].items())]))
         ms = per.get(r["key"], [])

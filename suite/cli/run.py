@@ -81,6 +81,24 @@ def _summary_table(store, summary, limit: int = 40) -> None:
                                                 f"suite results show {summary.run_id} --format csv)")
 
 
+def _skip_reasons(store, summary, most: int = 3) -> None:
+    """Say why cases were skipped (the reasons are otherwise only in the store)."""
+    try:
+        cases = store.cases(summary.run_id)
+    except Exception:  # noqa: BLE001 - a summary line must not fail the run
+        return
+    if cases.empty or "status" not in cases:
+        return
+    skipped = cases[cases["status"] == "skipped"]
+    if skipped.empty:
+        return
+    counts = skipped["error"].fillna("").value_counts()
+    for reason, n in list(counts.items())[:most]:
+        click.echo(f"  skipped {n} case(s): {reason}", err=True)
+    if len(counts) > most:
+        click.echo(f"  ... {len(counts) - most} more reason(s): `suite results show {summary.run_id}`", err=True)
+
+
 def report_summary(store, summary, fmt: str, quiet: bool, show_table: bool = True) -> None:
     """Print a run's outcome (and exit non-zero on failures / interrupt)."""
     if fmt == "json":
@@ -93,6 +111,7 @@ def report_summary(store, summary, fmt: str, quiet: bool, show_table: bool = Tru
         if len(summary.failures) > 10:
             click.echo(f"  ... (see `suite results show {summary.run_id}`)", err=True)
         click.echo(summary.message(), err=summary.interrupted)
+        _skip_reasons(store, summary)
     if summary.interrupted:
         if fmt == "json":
             click.echo(summary.message(), err=True)
