@@ -32,7 +32,7 @@ def stored_scoreboard(techniques: Sequence[Any], store, resolver=None) -> tuple[
         had no stored case at all.
     """
     from suite.runner.case import Resolver
-    from suite.runner.reproduce import ERROR, NOT_REPRODUCED, REPRODUCED, ClaimOutcome, Scoreboard
+    from suite.runner.reproduce import ERROR, ClaimOutcome, Scoreboard, judge
 
     resolver = resolver or Resolver()
     outcomes: list[ClaimOutcome] = []
@@ -54,28 +54,7 @@ def stored_scoreboard(techniques: Sequence[Any], store, resolver=None) -> tuple[
                 not_run += 1
                 continue
             outcomes.append(o)
-            bad = [(label, status.get(c.key, ("missing", "not computed"))) for label, c in cases.items()
-                   if status.get(c.key, ("missing",))[0] != "ok"]
-            if bad:
-                label, (st, err) = bad[0]
-                o.reason = f"case {label!r} {st}: {err or ''}".rstrip(": ")
-                continue
-            try:
-                ours = claim.value({label: store.result(c.key) for label, c in cases.items()})
-            except Exception as exc:  # noqa: BLE001
-                o.reason = f"value could not be derived: {_one_line(exc)}"
-                continue
-            o.ours = ours
-            try:
-                ok = bool(claim.expect.check(ours))
-            except Exception as exc:  # noqa: BLE001
-                o.reason = f"acceptance check failed: {_one_line(exc)}"
-                continue
-            try:
-                o.ratio = claim.expect.ratio(ours)
-            except Exception:  # noqa: BLE001 - a ratio is decoration
-                o.ratio = None
-            o.verdict = REPRODUCED if ok else NOT_REPRODUCED
+            judge(claim, o, cases, status, store)
     return Scoreboard(outcomes, None), not_run
 
 

@@ -153,30 +153,36 @@ def reproduce(techniques: Sequence[Technique], store: Store, *, executor: str = 
             raise KeyboardInterrupt
     status = store.statuses({c.key for _t, _c, _o, cases in pending for c in cases.values()})
     for _tech, claim, o, cases in pending:
-        bad = [(label, status.get(c.key, ("missing", "not computed"))) for label, c in cases.items()
-               if status.get(c.key, ("missing",))[0] != "ok"]
-        if bad:
-            label, (st, err) = bad[0]
-            o.reason = f"case {label!r} {st}: {err or ''}".rstrip(": ")
-            continue
-        try:
-            results = {label: store.result(c.key) for label, c in cases.items()}
-            ours = claim.value(results)
-        except Exception as exc:  # noqa: BLE001
-            o.reason = f"value could not be derived: {_one_line(exc)}"
-            continue
-        o.ours = ours
-        try:
-            ok = bool(claim.expect.check(ours))
-        except Exception as exc:  # noqa: BLE001
-            o.reason = f"acceptance check failed: {_one_line(exc)}"
-            continue
-        try:
-            o.ratio = claim.expect.ratio(ours)
-        except Exception:  # noqa: BLE001 - a ratio is decoration
-            o.ratio = None
-        o.verdict = REPRODUCED if ok else NOT_REPRODUCED
+        judge(claim, o, cases, status, store)
     return Scoreboard(outcomes, summary)
+
+
+def judge(claim, o, cases, status, store) -> None:
+    """Fill outcome *o* of *claim* from stored cases: the reason when a case is not ok or the value
+    cannot be derived, else our value, the ratio and the verdict. ``status`` maps case key ->
+    (status, error); ``cases`` maps the claim's labels -> resolved Case."""
+    bad = [(label, status.get(c.key, ("missing", "not computed"))) for label, c in cases.items()
+           if status.get(c.key, ("missing",))[0] != "ok"]
+    if bad:
+        label, (st, err) = bad[0]
+        o.reason = f"case {label!r} {st}: {err or ''}".rstrip(": ")
+        return
+    try:
+        ours = claim.value({label: store.result(c.key) for label, c in cases.items()})
+    except Exception as exc:  # noqa: BLE001
+        o.reason = f"value could not be derived: {_one_line(exc)}"
+        return
+    o.ours = ours
+    try:
+        ok = bool(claim.expect.check(ours))
+    except Exception as exc:  # noqa: BLE001
+        o.reason = f"acceptance check failed: {_one_line(exc)}"
+        return
+    try:
+        o.ratio = claim.expect.ratio(ours)
+    except Exception:  # noqa: BLE001 - a ratio is decoration
+        o.ratio = None
+    o.verdict = REPRODUCED if ok else NOT_REPRODUCED
 
 
 def _safe(f) -> str:
