@@ -51,6 +51,10 @@ class Link(BaseModel):
     latency: TimeQ = 0.0  # s
 
 
+#: dtype names accepted as ``peak_flops`` keys (dense rates; ``fp64_tensor`` = FP64 on tensor cores)
+PEAK_FLOPS_DTYPES = ("fp64", "fp64_tensor", "fp32", "tf32", "bf16", "fp16", "fp8", "fp6", "fp4", "int8", "int4")
+
+
 class Device(BaseModel):
     """One compute device (GPU, CPU socket, TPU chip, wafer)."""
 
@@ -68,6 +72,14 @@ class Device(BaseModel):
     tdp: PowerQ | None = None  # W
     # achieved fraction of peak vs operation size: {"gemm_fp32": [[flops, fraction], ...]}
     efficiency: dict[str, list[tuple[float, float]]] | None = None
+
+    @field_validator("peak_flops")
+    @classmethod
+    def _check_dtypes(cls, v: dict[str, float]):
+        bad = sorted(set(v) - set(PEAK_FLOPS_DTYPES))
+        if bad:
+            raise ValueError(f"expected dtype keys among {list(PEAK_FLOPS_DTYPES)}, got {bad[0]!r}")
+        return v
 
     @field_validator("efficiency")
     @classmethod

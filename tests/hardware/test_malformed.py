@@ -27,6 +27,8 @@ CASES: dict[str, tuple[str | None, str, str]] = {
     "bits-for-bytes.toml": ("device.memory", "expected a size in bytes", "got '128 Gbit' (bits: a size must be given in bytes"),
     "bare-number.toml": ("device.memory_bandwidth", "expected a bandwidth", "got 900 (a bare number"),
     "no-unit-string.toml": ("device.memory_bandwidth", "expected a bandwidth", "got '900' (no unit)"),
+    "unknown-dtype.toml": ("device.peak_flops", "expected dtype keys among ['fp64', 'fp64_tensor', 'fp32',",
+                           "got 'fp99'"),
     "zero-flops.toml": ("device.peak_flops.fp32", "expected a compute rate > 0", "got '0 TFLOP/s'"),
     "zero-bandwidth.toml": ("network.0.bandwidth", "expected a bandwidth in bytes or bits per second > 0", "got '0 Gbit/s'"),
     "negative-bandwidth.toml": ("network.0.bandwidth", "> 0", "got '-100 Gbit/s'"),
