@@ -55,3 +55,8 @@ def validate_cmd(technique: str, profile: str, profile_dirs: tuple, metrics: tup
     c.print(f"overall MAPE: {'undefined' if overall is None else f'{overall:.1f} %'} over {len(report.rows)} values")
     for case, reason in report.skipped:
         c.print(f"skipped: {case}: {reason}")
+    if not report.rows:
+        from suite.errors import SuiteError
+
+        raise SuiteError(f"validate {technique}: nothing was compared on profile {profile!r} "
+                         f"({len(report.skipped)} scenario(s) skipped)")
