@@ -8,6 +8,7 @@ import click
 
 from suite.cli import main
 from suite.cli.common import emit, format_option, warn_quarantined
+from suite.technique import CATEGORIES
 
 
 @main.command("plugins")
@@ -27,7 +28,7 @@ def plugins_cmd(ctx: click.Context, fmt: str) -> None:
 
 
 @main.command("techniques")
-@click.option("--category", help="Only this category (communication, memory, fault-tolerance, sgd, kernels, ...).")
+@click.option("--category", type=click.Choice(list(CATEGORIES)), help="Only this category.")
 @format_option("table", "json")
 def techniques_cmd(category: str | None, fmt: str) -> None:
     """Installed techniques with their paper, variants and claims."""
