@@ -191,15 +191,7 @@ def evaluate(scenario: Scenario) -> Result:
     s = setup(scenario.variant, p, scenario.profile, scenario.seed, scenario.workload)
     extra = run(s)
     w = s.workers
-    loss, acc = w.evaluate()
-    res = Result()
-    res.add("final_loss", loss, "1", "lower")
-    res.add("final_accuracy", acc, "1", "higher")
-    res.add("allreduces", w.allreduces, "1", "lower")
-    res.add("grad_evals", w.grad_evals, "1", "none")
-    res.add("sim_time", w.time, "s", "lower")
-    res.add("bytes_sent", float(sum(w.ledger.sent_by().values())), "B", "lower")
-    res.add("bytes_received", float(sum(w.ledger.received_by().values())), "B", "lower")
+    res = w.result()
     oracle = w.allreduce_error
     if scenario.variant == "s-sgd":
         ref = run_dense_sgd(setup("s-sgd", p, scenario.profile, scenario.seed, scenario.workload))
@@ -207,8 +199,6 @@ def evaluate(scenario: Scenario) -> Result:
     if scenario.variant == "cocod-sgd":
         oracle = max(oracle, extra["merge_error"])
     res.add("oracle_error", oracle, "1", "lower")
-    res.artifacts["curve"] = w.curve
     res.artifacts["batches"] = [int(b) for b in w.batches]
-    res.artifacts["step_times"] = [float(x) for x in w.clock.step]
     res.artifacts["allreduce_time"] = w.clock.allreduce
     return res

@@ -78,6 +78,7 @@ from suite.perf import (
     allgather_time,
     alpha_beta,
     broadcast_time,
+    p2p_time,
     rabenseifner_allreduce_time,
     reduce_scatter_time,
     ring_allreduce_time,
@@ -267,7 +268,7 @@ def collective_time(c: Collective, profile, w: int, p: int | None = None) -> flo
         return min(ring_allreduce_time(m, g, alpha, beta), tree_allreduce_time(m, g, alpha, beta),
                    rabenseifner_allreduce_time(m, g, alpha, beta))
     if c.kind == "p2p":
-        return alpha + m * beta
+        return p2p_time(m, alpha, beta)
     raise ValueError(c.kind)
 
 

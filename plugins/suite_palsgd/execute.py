@@ -214,19 +214,9 @@ def evaluate(scenario: Scenario) -> Result:
     s = setup(scenario.variant, scenario.params, scenario.profile, scenario.seed, scenario.workload)
     extra = run(s)
     w = s.workers
-    loss, acc = w.evaluate()
-    res = Result()
-    res.add("final_loss", loss, "1", "lower")
-    res.add("final_accuracy", acc, "1", "higher")
-    res.add("allreduces", w.allreduces, "1", "lower")
-    res.add("grad_evals", w.grad_evals, "1", "none")
+    res = w.result()
     res.add("pseudo_syncs", extra["pseudo_syncs"], "1", "none")
-    res.add("sim_time", w.time, "s", "lower")
-    res.add("bytes_sent", float(sum(w.ledger.sent_by().values())), "B", "lower")
-    res.add("bytes_received", float(sum(w.ledger.received_by().values())), "B", "lower")
     res.add("oracle_error", w.allreduce_error, "1", "lower")
     res.add("synced_identical", 1.0 if extra["synced_identical"] else 0.0, "1", "none")
-    res.artifacts["curve"] = w.curve
-    res.artifacts["step_times"] = [float(x) for x in w.clock.step]
     res.artifacts["allreduce_time"] = w.clock.allreduce
     return res

@@ -555,6 +555,26 @@ class Workers:
         self.curve["loss"].append(loss)
         self.curve["accuracy"].append(acc)
 
+    def result(self):
+        """The metrics every data-parallel technique reports after training (a
+        :class:`suite.technique.Result` to which a plugin adds its own): final_loss,
+        final_accuracy, allreduces, grad_evals, sim_time (s), bytes_sent / bytes_received (B,
+        from the ledger), and the loss/accuracy curve and step times as artifacts."""
+        from suite.technique import Result
+
+        loss, acc = self.evaluate()
+        res = Result()
+        res.add("final_loss", loss, "1", "lower")
+        res.add("final_accuracy", acc, "1", "higher")
+        res.add("allreduces", self.allreduces, "1", "lower")
+        res.add("grad_evals", self.grad_evals, "1", "none")
+        res.add("sim_time", self.time, "s", "lower")
+        res.add("bytes_sent", float(sum(self.ledger.sent_by().values())), "B", "lower")
+        res.add("bytes_received", float(sum(self.ledger.received_by().values())), "B", "lower")
+        res.artifacts["curve"] = self.curve
+        res.artifacts["step_times"] = [float(x) for x in self.clock.step]
+        return res
+
     def identical(self) -> bool:
         """Whether every replica is bit-identical to worker 0's."""
         return all(np.array_equal(p, self.params[0]) for p in self.params[1:])
