@@ -38,6 +38,9 @@ __all__ = [
     "AtMost",
     "Between",
     "Exact",
+    "Gain",
+    "Ordered",
+    "Null",
     "Claim",
     "Property",
     "Technique",
@@ -356,6 +359,105 @@ class Exact(Acceptance):
 
 
 @dataclass(frozen=True)
+class Gain(Acceptance):
+    """An "x-times faster" / "y% better" claim, judged on the gain (DESIGN.md, Tolerances).
+
+    ``paper`` is the ratio as the paper states it (``15.5`` for "15.5x"; ``1.244`` for "24.4%
+    better"); our value is the same ratio. Accepted when ``|(ours - 1) - (paper - 1)| <= rel *
+    |paper - 1|``, so the band can never contain "no gain" (1.0) for ``rel < 1``.
+    """
+
+    paper: float
+    rel: float = 0.2
+
+    def __post_init__(self):
+        if self.paper == 1.0:
+            raise TechniqueError("Gain: a paper ratio of exactly 1.0 claims no gain; use Approx")
+
+    def check(self, ours: Any) -> bool:
+        o = float(ours)
+        g = self.paper - 1.0
+        return math.isfinite(o) and abs((o - 1.0) - g) <= self.rel * abs(g)
+
+    def band(self) -> tuple[float, float]:
+        g = self.paper - 1.0
+        lo, hi = 1.0 + g - self.rel * abs(g), 1.0 + g + self.rel * abs(g)
+        return (lo, hi)
+
+    def describe(self) -> str:
+        lo, hi = self.band()
+        return f"{self.paper:g}x (gain ± {self.rel:.0%}: [{lo:.4g}, {hi:.4g}])"
+
+
+@dataclass(frozen=True)
+class Ordered(Acceptance):
+    """An ordering of labelled values with a margin: "A faster than B faster than C".
+
+    ``paper`` is the labels from best to worst; our value is a mapping label -> value (``derive``
+    returns it). Accepted when each consecutive pair differs by more than ``margin`` (relative, in
+    the better direction): ``lower=True`` means smaller is better (times); a tie fails.
+    """
+
+    paper: tuple[str, ...]
+    margin: float = 0.02
+    lower: bool = True
+
+    def check(self, ours: Any) -> bool:
+        vals = [float(ours[k]) for k in self.paper]
+        if not all(math.isfinite(v) for v in vals):
+            return False
+        for a, b in zip(vals, vals[1:]):
+            if self.lower and not a * (1.0 + self.margin) < b:
+                return False
+            if not self.lower and not a > b * (1.0 + self.margin):
+                return False
+        return True
+
+    def describe(self) -> str:
+        sym = " < " if self.lower else " > "
+        return sym.join(self.paper) + f" (margin {self.margin:.0%})"
+
+    def ratio(self, ours: Any) -> float | None:
+        return None
+
+
+@dataclass(frozen=True)
+class Null:
+    """A null prediction: what a trivial or baseline explanation would give for a claim.
+
+    A claim is ``reproduced`` only if our value is inside its band and every null's value is
+    outside it; a null inside the band makes the verdict ``not discriminating`` (DESIGN.md,
+    Claims and reproduction).
+
+    Give exactly one of:
+
+    * ``variants``: variant substitutions, e.g. ``{"poseidon": "wfbp"}``. The claim's scenarios
+      are evaluated again with every spec whose variant is a key replaced by its value, and the
+      claim's value is derived from those results (the baseline at the same scenario);
+    * ``value``: the trivial predictor's value itself (``1.0`` for no gain, ``16.0`` for ideal
+      scaling on 16 nodes, ``0.0`` for zero communication), with ``label`` saying which.
+    """
+
+    label: str
+    variants: Mapping[str, str] | None = None
+    value: Any = None
+
+    def __post_init__(self):
+        if (self.variants is None) == (self.value is None):
+            raise TechniqueError(f"null {self.label!r}: give exactly one of `variants` or `value`")
+
+    def substitute(self, specs: Mapping[str, "ScenarioSpec"]) -> dict[str, "ScenarioSpec"]:
+        """The claim's specs with this null's variant substitutions applied."""
+        import dataclasses
+
+        out = {}
+        for label, spec in specs.items():
+            v = (self.variants or {}).get(spec.variant)
+            out[label] = dataclasses.replace(spec, variant=v) if v is not None else spec
+        return out
+
+
+@dataclass(frozen=True)
 class Claim:
     """A number (or ordering) from the paper, tied to the scenario(s) that reproduce it.
 
@@ -367,6 +469,11 @@ class Claim:
     ``verified`` is True only if the number was read in the paper itself
     (shared/research/verified_*.md). ``note`` explains assumptions, and why a claim is not
     reproduced when it is not.
+
+    ``nulls`` are the null predictions that must fall outside the band for the verdict
+    ``reproduced`` (:class:`Null`). A claim with none gives ``null_reason`` (a count, an exact
+    value, a memory size with no trivial alternative); the conformance kit fails a claim with
+    neither. ``measured`` marks a claim judged on execute-fidelity timings on this machine.
     """
 
     id: str
@@ -379,6 +486,9 @@ class Claim:
     cases: Mapping[str, ScenarioSpec] | None = None
     derive: Callable[[Mapping[str, Result]], Any] | None = None
     note: str = ""
+    nulls: tuple[Null, ...] = ()
+    null_reason: str = ""
+    measured: bool = False
 
     def __post_init__(self):
         if self.scenario is None and not self.cases:
@@ -387,6 +497,10 @@ class Claim:
             raise TechniqueError(f"claim {self.id!r}: a single-scenario claim needs `metric`")
         if self.cases and self.derive is None:
             raise TechniqueError(f"claim {self.id!r}: `cases` needs a `derive` function")
+        if isinstance(self.nulls, Null):
+            object.__setattr__(self, "nulls", (self.nulls,))
+        elif not isinstance(self.nulls, tuple):
+            object.__setattr__(self, "nulls", tuple(self.nulls))
 
     def specs(self) -> dict[str, ScenarioSpec]:
         """Every scenario this claim needs, by label (``"main"`` for ``scenario``)."""

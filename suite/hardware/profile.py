@@ -404,12 +404,14 @@ def _path_exists(data: Any, path: str) -> bool:
 
 
 def _registry_extensions() -> dict[str, type]:
+    from suite.hardware.extensions import CORE_EXTENSIONS
+
     try:
         from suite.registry import get_registry
 
-        return dict(get_registry().profile_extensions())
+        return {**dict(get_registry().profile_extensions()), **CORE_EXTENSIONS}
     except Exception:  # noqa: BLE001 - a broken registry must not hide the shipped profiles
-        return {}
+        return dict(CORE_EXTENSIONS)
 
 
 class ProfileLibrary:

@@ -29,6 +29,7 @@ from suite.perf.compute import (
     roofline_time,
     transfer_time,
 )
+from suite.perf.collective import CollectiveCost, Group, collective_time, group_of
 from suite.perf.network import alpha_beta, allreduce_fit
 from suite.perf.timeline import Timeline, grouped_wfbp_timeline, sequential_iteration_time, wfbp_timeline
 
@@ -40,4 +41,5 @@ __all__ = [
     "pipeline_1f1b_time", "pipeline_bubble_fraction",
     "Timeline", "wfbp_timeline", "grouped_wfbp_timeline", "sequential_iteration_time",
     "alpha_beta", "allreduce_fit",
+    "collective_time", "Group", "CollectiveCost", "group_of",
 ]
