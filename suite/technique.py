@@ -93,6 +93,27 @@ class Variant:
 
 
 _TYPES = {"int": int, "float": float, "str": str, "bool": bool}
+_INT_LIMIT = 2**53  # larger integers are not exact as floats: a typo (1e308), never a parameter
+
+
+def _has_unit(text: str) -> bool:
+    t = text.strip()
+    try:
+        float(t)
+        return False
+    except ValueError:
+        return any(ch.isalpha() for ch in t) and t.lower() not in ("inf", "-inf", "nan", "infinity")
+
+
+def _to_unit(text: str, unit: str, where: str) -> float:
+    """``"64 MiB"`` -> its magnitude in *unit* (the parameter's declared unit), with pint."""
+    from suite.hardware.units import ureg
+
+    try:
+        q = ureg.Quantity(text.strip())
+        return float(q.to(unit).magnitude)
+    except Exception:  # noqa: BLE001 - pint raises several kinds: one line for all
+        raise ParameterError(f"{where}: expected a number or a quantity convertible to {unit}, got {text!r}") from None
 
 
 @dataclass(frozen=True)
@@ -119,6 +140,8 @@ class Param:
             if self.optional:
                 return None
             raise ParameterError(f"{where}: expected {self.type.__name__}, got None")
+        if isinstance(value, str) and self.unit and self.type in (int, float) and _has_unit(value):
+            value = _to_unit(value, self.unit, where)
         try:
             if self.type is bool and isinstance(value, str):
                 low = value.strip().lower()
@@ -131,12 +154,22 @@ class Param:
                 if isinstance(value, float) and not value.is_integer():
                     raise ValueError(value)
                 if isinstance(value, str):
-                    fv = float(value)
-                    if not fv.is_integer():
+                    txt = value.strip().replace("_", "")
+                    if txt.lstrip("+-").isdigit():
+                        v = int(txt)
+                    else:
+                        fv = float(txt)
+                        if not fv.is_integer() or abs(fv) > _INT_LIMIT:
+                            raise ValueError(value)
+                        v = int(fv)
+                elif isinstance(value, float):
+                    if abs(value) > _INT_LIMIT:
                         raise ValueError(value)
-                    v = int(fv)
+                    v = int(value)
                 else:
                     v = int(value)
+                if abs(v) > _INT_LIMIT:
+                    raise ParameterError(f"{where}: expected an integer of magnitude <= 2**53, got {value!r}")
             elif self.type is float:
                 if isinstance(value, bool):
                     raise ValueError(value)
@@ -248,6 +281,13 @@ class Scenario:
     workload: "Workload | None" = None
     params: Mapping[str, Any] = field(default_factory=dict)
     seed: int = 0
+
+    def __post_init__(self):
+        from suite.frozen import freeze
+
+        object.__setattr__(self, "params", freeze(self.params, "scenario.params"))
+        if self.workload is not None:
+            freeze(self.workload, f"workload {getattr(self.workload, 'name', '')!r}")
 
     @property
     def profile_name(self) -> str | None:

@@ -70,6 +70,12 @@ class Profile(BaseModel):
     path: str | None = None
     overrides: dict[str, str] = Field(default_factory=dict)
 
+    def model_post_init(self, __context: Any) -> None:
+        # deeply read-only: one profile object serves every case of a sweep (suite.frozen)
+        from suite.frozen import freeze_fields
+
+        freeze_fields(self, f"profile {self.name!r}")
+
     # -- derived figures
     @property
     def devices_per_node(self) -> int:
@@ -104,10 +110,12 @@ class Profile(BaseModel):
     # -- identity
     def normalized(self) -> dict:
         """The content that defines this profile's results: every figure (SI floats rounded to 12
-        significant digits, so "10 Gbit/s" and "1.25 GB/s" agree), the name, kind, references,
-        extensions and overrides; no path, prose, sources, tags or verification flags."""
+        significant digits, so "10 Gbit/s" and "1.25 GB/s" agree), the name, kind, references
+        and extensions, overridden figures included; no override text, path, prose, sources, tags or verification flags."""
+        # the overridden figures themselves are in the dump (in SI units); the override text is not
+        # hashed, so "10 Gbit/s" and "1.25 GB/s" give one case
         d = self.model_dump(mode="json", exclude={"path", "description", "source", "sources", "measured",
-                                                  "verified", "tags", "vendor"})
+                                                  "verified", "tags", "vendor", "overrides"})
         return _round_floats(d)
 
     def content_hash(self) -> str:
@@ -352,6 +360,8 @@ def read_toml(path: str | Path) -> dict:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ProfileError(f"{path}: expected a readable TOML file, got {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ProfileError(f"{path}: expected a UTF-8 text file, got undecodable bytes at offset {exc.start}") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -601,12 +611,14 @@ class ProfileLibrary:
         if kind in ("device",) and (doc.nodes is not None):
             raise ProfileError(f"{path}: field nodes: expected no node count for kind {kind!r}, got {doc.nodes!r}")
         if kind == "cluster" and doc.network and doc.nodes is not None and doc.network[-1].size != doc.nodes:
-            self._warn(f"{path}: field network.{len(doc.network) - 1}.size: expected the node count ({doc.nodes}) for "
-                       f"the outermost level of a cluster, got {doc.network[-1].size}")
+            raise ProfileError(f"{path}: field network.{len(doc.network) - 1}.size: expected the node count "
+                               f"(field nodes = {doc.nodes}) for the outermost level of a cluster, "
+                               f"got {doc.network[-1].size}")
         if (node is not None and len(doc.network) >= (2 if kind == "cluster" else 1)
                 and doc.network[0].size != node.devices_per_node):
-            self._warn(f"{path}: field network.0.size: expected devices_per_node ({node.devices_per_node}) for the "
-                       f"intra-node level, got {doc.network[0].size}")
+            raise ProfileError(f"{path}: field network.0.size: expected devices_per_node (field "
+                               f"node.devices_per_node = {node.devices_per_node}) for the intra-node level, "
+                               f"got {doc.network[0].size}")
         ext = self._validate_ext(path, doc.ext)
         prof = Profile(
             name=doc.profile.name, kind=kind, source=doc.profile.source, verified=doc.profile.verified,

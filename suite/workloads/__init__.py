@@ -19,6 +19,8 @@ from collections.abc import Callable
 from suite.errors import WorkloadError
 from suite.workloads.types import Dataset, Layer, LayerTable, Workload
 
+from suite.errors import PluginError  # noqa: E402
+
 __all__ = ["Layer", "LayerTable", "Workload", "Dataset", "register", "register_pattern",
            "get_workload", "list_workloads"]
 
@@ -52,7 +54,7 @@ def _load_plugins() -> None:
 
         for provider, wl in get_registry().plugin_workloads():
             register(wl.name, (lambda w=wl: w), provider=provider)
-    except WorkloadError:
+    except (WorkloadError, PluginError):  # a clash, or --strict-plugins: never swallowed
         raise
     except Exception:  # pragma: no cover - registry problems are reported by `suite plugins`
         pass
@@ -81,7 +83,9 @@ def get_workload(name: str) -> Workload:
             close = [n for n in _BUILDERS if name.lower().split("-")[0] in n][:6]
             hint = f"; did you mean {', '.join(close)}?" if close else "; see `suite workloads list`"
             raise WorkloadError(f"unknown workload {name!r}{hint}")
-    _CACHE[name] = wl
+    from suite.frozen import freeze
+
+    _CACHE[name] = wl = freeze(wl, f"workload {name!r}")
     return wl
 
 

@@ -59,7 +59,7 @@ def test_gqa_and_swiglu_shapes_llama2_70b():
     attn = next(l for l in t.layers if l.name == "block0.attn")
     # q, o: 8192x8192; k, v: 8 KV heads x 128 = 1024 wide; RMSNorm 8192
     assert attn.params == 2 * 8192 * 8192 + 2 * 8192 * 1024 + 8192
-    assert attn.attrs["weights"] == [(8192, 8192), (1024, 8192), (1024, 8192), (8192, 8192)]
+    assert attn.attrs["weights"] == ((8192, 8192), (1024, 8192), (1024, 8192), (8192, 8192))  # frozen: tuples
     mlp = next(l for l in t.layers if l.name == "block0.mlp")
     assert mlp.params == 3 * 8192 * 28672 + 8192
     assert t.layers[-1].name == "lm_head" and t.layers[-1].params == 32000 * 8192  # untied
