@@ -4,8 +4,11 @@ Every distribution that declares an entry point in the group ``suite.plugins`` i
 own. A plugin that fails to import, register, pass ``check_pending`` or return valid techniques
 is *quarantined*: recorded with its reason (``suite plugins`` shows it) while every other plugin
 keeps working. Strict mode (``--strict-plugins`` or ``SUITE_STRICT_PLUGINS=1``) turns any
-quarantine into a :class:`~suite.errors.PluginError`. Two techniques with the same name are an
-error naming both distributions, in any mode.
+quarantine into a :class:`~suite.errors.PluginError`. Every hook is called once, when the
+registry is built, and what it returns is type-checked: a hook that raises or returns the wrong
+type, or a technique / workload / extension name that another plugin already provides, quarantines
+that plugin (one line naming plugin, hook, expected and given); this distribution's own plugins
+load first, so a third-party plugin cannot take a built-in technique's name.
 
 The core never imports a plugin by name: this module is the only place plugins enter.
 """
@@ -29,6 +32,7 @@ from suite.technique import Technique
 __all__ = ["GROUP", "PluginInfo", "Registry", "get_registry", "reset_registry", "strict_from_env"]
 
 GROUP = "suite.plugins"
+HOST_DISTRIBUTION = "dlsys-suite"
 
 
 @dataclass
@@ -43,6 +47,7 @@ class PluginInfo:
     reason: str = ""
     detail: str = ""  # traceback, for --debug
     techniques: list[str] = field(default_factory=list)
+    import_seconds: float = 0.0  # time to import the plugin module and call its hooks
 
 
 def strict_from_env() -> bool:
@@ -54,6 +59,51 @@ def _dist_of(ep: EntryPoint) -> tuple[str, str]:
     if dist is None:
         return ("<unknown>", "")
     return (dist.metadata["Name"] or "<unknown>", dist.version or "")
+
+
+def _is_model_class(v: Any) -> bool:
+    try:
+        from pydantic import BaseModel
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(v, type) and issubclass(v, BaseModel)
+
+
+def _check_hook_results(got: dict[str, list]) -> str | None:
+    """One line naming the hook, what it must return and what it returned, or None if all is well."""
+    from suite.workloads.types import Workload
+
+    def kind(v: Any) -> str:
+        return type(v).__name__ + (f" {v!r}" if isinstance(v, (str, int, float)) else "")
+
+    for lst in got["suite_techniques"]:
+        if not isinstance(lst, (list, tuple)):
+            return f"suite_techniques() returned {kind(lst)}, expected a list of Technique"
+        for t in lst:
+            if not isinstance(t, Technique):
+                return f"suite_techniques() returned {kind(t)} in its list, expected Technique"
+    for lst in got["suite_hardware_profiles"]:
+        if not isinstance(lst, (list, tuple)):
+            return f"suite_hardware_profiles() returned {kind(lst)}, expected a list of paths"
+        for p in lst:
+            if not isinstance(p, (str, Path)) or not str(p):
+                return f"suite_hardware_profiles() returned {kind(p)} in its list, expected a path (str or Path)"
+            if not Path(p).exists():
+                return f"suite_hardware_profiles() returned {str(p)!r}, expected an existing file or folder"
+    for lst in got["suite_workloads"]:
+        if not isinstance(lst, (list, tuple)):
+            return f"suite_workloads() returned {kind(lst)}, expected a list of Workload"
+        for w in lst:
+            if not isinstance(w, Workload):
+                return f"suite_workloads() returned {kind(w)} in its list, expected a Workload"
+    for d in got["suite_profile_extensions"]:
+        if not isinstance(d, dict):
+            return f"suite_profile_extensions() returned {kind(d)}, expected a dict of name -> pydantic model class"
+        for k, v in d.items():
+            if not isinstance(k, str) or not _is_model_class(v):
+                return (f"suite_profile_extensions() returned {k!r}: {kind(v)}, expected a name -> "
+                        f"pydantic model class")
+    return None
 
 
 class Registry:
@@ -75,9 +125,14 @@ class Registry:
         self.plugins: list[PluginInfo] = []
         self._techniques: dict[str, tuple[Technique, PluginInfo]] = {}
         self._pm_by_plugin: dict[str, pluggy.PluginManager] = {}
+        self._profile_paths: list[Path] = []
+        self._workloads: list[tuple[str, Any]] = []
+        self._extensions: dict[str, type] = {}
         eps = list(entry_points(group=GROUP)) if entry_points_ is None else list(entry_points_)
         seen: set[tuple[str, str]] = set()
-        for ep in sorted(eps, key=lambda e: e.name):
+        # this distribution's own plugins load first, so a third-party plugin that reuses a
+        # built-in technique name is the one quarantined (never the other way round)
+        for ep in sorted(eps, key=lambda e: (_dist_of(e)[0] != HOST_DISTRIBUTION, e.name)):
             if (ep.name, ep.value) in seen:  # the same distribution visible twice on sys.path
                 continue
             seen.add((ep.name, ep.value))
@@ -97,7 +152,18 @@ class Registry:
             raise PluginError(f"plugin {info.name!r} ({info.distribution}): {reason}")
 
     def _load(self, info: PluginInfo, load) -> None:
+        """Import one plugin, call every hook it implements once, check what each returns, and
+        keep its contributions only if all of it is valid (else quarantine it whole)."""
+        import time
+
         self.plugins.append(info)
+        t0 = time.perf_counter()
+        try:
+            self._load_checked(info, load)
+        finally:
+            info.import_seconds = time.perf_counter() - t0
+
+    def _load_checked(self, info: PluginInfo, load) -> None:
         try:
             module = load()
         except Exception as exc:  # any import failure quarantines only this plugin
@@ -112,25 +178,50 @@ class Registry:
             msg = str(exc).replace("\n", " ")
             self._quarantine(info, f"bad hook implementation: {msg}", traceback.format_exc())
             return
-        try:
-            techs = [t for lst in pm.hook.suite_techniques() for t in (lst or [])]
-        except Exception as exc:
-            self._quarantine(info, f"suite_techniques() failed: {type(exc).__name__}: {exc}", traceback.format_exc())
+        got: dict[str, list] = {}
+        for hook in ("suite_techniques", "suite_hardware_profiles", "suite_workloads", "suite_profile_extensions"):
+            try:
+                got[hook] = list(getattr(pm.hook, hook)())
+            except Exception as exc:
+                self._quarantine(info, f"{hook}() failed: {type(exc).__name__}: {exc}", traceback.format_exc())
+                return
+        problem = _check_hook_results(got)
+        if problem:
+            self._quarantine(info, problem)
             return
-        bad = [t for t in techs if not isinstance(t, Technique)]
-        if bad:
-            self._quarantine(info, f"suite_techniques() returned {type(bad[0]).__name__}, expected Technique")
-            return
+        techs = [t for lst in got["suite_techniques"] for t in (lst or [])]
         for t in techs:
             if t.name in self._techniques:
                 other = self._techniques[t.name][1]
-                raise PluginError(
-                    f"technique {t.name!r} is provided by two distributions: "
-                    f"{other.distribution} (plugin {other.name!r}) and {info.distribution} (plugin {info.name!r})"
-                )
+                self._quarantine(info, f"suite_techniques(): technique {t.name!r} is already provided by "
+                                       f"{other.distribution} (plugin {other.name!r}); expected a unique name, "
+                                       f"got a duplicate from {info.distribution}")
+                return
+        if len({t.name for t in techs}) != len(techs):
+            self._quarantine(info, "suite_techniques(): expected unique technique names, got a name twice")
+            return
+        where = f"{info.distribution} (plugin {info.name!r})"
+        wl_names = {getattr(w, "name", None) for _p, w in self._workloads}
+        for lst in got["suite_workloads"]:
+            for w in lst or []:
+                if w.name in wl_names:
+                    self._quarantine(info, f"suite_workloads(): workload {w.name!r} is already provided by another "
+                                           f"plugin; expected a unique name")
+                    return
+        exts = {k: v for d in got["suite_profile_extensions"] for k, v in (d or {}).items()}
+        from suite.hardware.extensions import CORE_EXTENSIONS
+
+        clash = sorted((set(exts) & set(self._extensions)) | (set(exts) & set(CORE_EXTENSIONS)))
+        if clash:
+            self._quarantine(info, f"suite_profile_extensions(): extension {clash[0]!r} is already registered "
+                                   f"(by the core or another plugin); expected a new name")
+            return
         for t in techs:
             self._techniques[t.name] = (t, info)
             info.techniques.append(t.name)
+        self._profile_paths += [Path(p) for lst in got["suite_hardware_profiles"] for p in (lst or [])]
+        self._workloads += [(where, w) for lst in got["suite_workloads"] for w in (lst or [])]
+        self._extensions.update(exts)
         self._pm_by_plugin[info.name] = pm
 
     # -- queries
@@ -154,31 +245,17 @@ class Registry:
     def quarantined(self) -> list[PluginInfo]:
         return [p for p in self.plugins if p.status != "ok"]
 
-    def _call(self, hook: str, **kwargs) -> list[tuple[PluginInfo, Any]]:
-        out = []
-        for info in self.plugins:
-            pm = self._pm_by_plugin.get(info.name)
-            if pm is None:
-                continue
-            try:
-                for r in getattr(pm.hook, hook)(**kwargs):
-                    out.append((info, r))
-            except Exception as exc:
-                self._quarantine(info, f"{hook}() failed: {type(exc).__name__}: {exc}", traceback.format_exc())
-        return out
-
     def hardware_profile_paths(self) -> list[Path]:
-        return [Path(p) for _info, lst in self._call("suite_hardware_profiles") for p in (lst or [])]
+        """Profile files and folders the plugins provide (their hooks were called once, at load)."""
+        return list(self._profile_paths)
 
     def plugin_workloads(self) -> list[tuple[str, Any]]:
-        return [(f"{info.distribution} (plugin {info.name!r})", w)
-                for info, lst in self._call("suite_workloads") for w in (lst or [])]
+        """``(provider, Workload)`` for every workload the plugins provide."""
+        return list(self._workloads)
 
     def profile_extensions(self) -> dict[str, type]:
-        out: dict[str, type] = {}
-        for _info, d in self._call("suite_profile_extensions"):
-            out.update(d or {})
-        return out
+        """Extension name -> pydantic model class, from the plugins' hooks."""
+        return dict(self._extensions)
 
     def executor(self, name: str) -> Any:
         for info in self.plugins:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import types
 from importlib.metadata import EntryPoint
 
@@ -101,9 +102,14 @@ def test_wrong_return_type_is_quarantined():
     assert "expected Technique" in reg.quarantined()[0].reason
 
 
-def test_duplicate_technique_names_name_both_distributions():
-    with pytest.raises(PluginError, match="'alpha' is provided by two distributions.*plugin 'a'.*plugin 'b'"):
-        Registry(entry_points_=[], modules=[("a", _module("a", "alpha")), ("b", _module("b", "alpha"))])
+def test_duplicate_technique_name_quarantines_the_second_plugin_only():
+    reg = Registry(entry_points_=[], modules=[("a", _module("a", "alpha")), ("b", _module("b", "alpha"))])
+    assert reg.technique("alpha") is not None and [p.name for p in reg.quarantined()] == ["b"]
+    assert re.search(r"technique 'alpha' is already provided by .*plugin 'a'.*expected a unique name",
+                     reg.quarantined()[0].reason)
+    with pytest.raises(PluginError, match="technique 'alpha' is already provided"):
+        Registry(entry_points_=[], modules=[("a", _module("a", "alpha")), ("b", _module("b", "alpha"))],
+                 strict=True)
 
 
 def test_unknown_technique_lists_installed():

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 
 import click
 
 from suite.cli import main
-from suite.cli.common import emit, format_option, warn_quarantined
+from suite.cli.common import emit, format_option, warn_quarantined, strict_json
 from suite.technique import CATEGORIES
 
 
@@ -20,8 +19,14 @@ def plugins_cmd(ctx: click.Context, fmt: str) -> None:
 
     reg = get_registry()
     rows = [{"plugin": p.name, "distribution": p.distribution, "version": p.version, "status": p.status,
-             "techniques": p.techniques, "reason": p.reason} for p in reg.plugins]
-    emit(rows, fmt, ["plugin", "distribution", "version", "status", "techniques", "reason"], title="plugins")
+             "techniques": p.techniques, "load_s": round(p.import_seconds, 3), "reason": p.reason}
+            for p in reg.plugins]
+    emit(rows, fmt, ["plugin", "distribution", "version", "status", "techniques", "load_s", "reason"],
+         title="plugins (load_s: import and hook calls, the first plugin also pays for shared libraries)")
+    for p in reg.plugins:
+        if p.import_seconds > 1.0:
+            click.echo(f"warning: plugin {p.name!r} took {p.import_seconds:.2f} s to load (import its heavy "
+                       f"modules inside evaluate functions)", err=True)
     if ctx.obj.get("debug"):
         for p in reg.quarantined():
             click.echo(f"--- {p.name}\n{p.detail}", err=True)
@@ -75,7 +80,7 @@ def info_cmd(technique: str, fmt: str) -> None:
         "docs": t.docs,
     }
     if fmt == "json":
-        click.echo(json.dumps(data, indent=2, default=str))
+        click.echo(strict_json(data, indent=2, default=str))
         return
     from rich.markup import escape
 

@@ -11,6 +11,7 @@ Public API::
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from suite.hardware.profile import Profile, ProfileLibrary, load_file
@@ -52,6 +53,9 @@ def clear_cache() -> None:
     _LIBS.clear()
 
 
+from suite.errors import PluginError  # noqa: E402
+
+
 def profile_dirs(extra: tuple[str | Path, ...] = ()) -> list[Path]:
     """Folders searched for profiles, in order: the shipped ones, plugin-provided ones, the
     per-user folder (:func:`user_profile_dir`, when it exists), ``SUITE_PROFILES``
@@ -63,7 +67,9 @@ def profile_dirs(extra: tuple[str | Path, ...] = ()) -> list[Path]:
         from suite.registry import get_registry
 
         dirs += [Path(p) for p in get_registry().hardware_profile_paths()]
-    except Exception:  # registry not importable yet / plugin failure: shipped profiles still work
+    except PluginError:  # --strict-plugins: a broken plugin is an error, never silently skipped
+        raise
+    except Exception:  # registry not importable yet: shipped profiles still work
         pass
     user = user_profile_dir()
     if user.is_dir():
@@ -79,7 +85,12 @@ def library(extra: tuple[str | Path, ...] = ()) -> ProfileLibrary:
     """The profile library (cached per set of folders)."""
     dirs = tuple(str(p) for p in profile_dirs(tuple(extra)))
     if dirs not in _LIBS:
-        _LIBS[dirs] = ProfileLibrary(dirs)
+        # a broken file (undecodable, empty, invalid TOML, a duplicate name) costs only itself: it
+        # is skipped with one warning naming it; `suite hardware validate` reports it as an error
+        lib = ProfileLibrary(dirs, collect_errors=True)
+        for msg in lib.file_errors.values():
+            print(f"warning: {msg}; skipped", file=sys.stderr)
+        _LIBS[dirs] = lib
     return _LIBS[dirs]
 
 
