@@ -68,11 +68,36 @@ def warn_quarantined() -> None:
                    f"(see `suite plugins`)", err=True)
 
 
+def _finite_json(obj: Any) -> Any:
+    import math
+
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite_json(v) for v in obj]
+    try:
+        import numpy as np
+
+        if isinstance(obj, np.generic):
+            return _finite_json(obj.item())
+    except ImportError:  # pragma: no cover
+        pass
+    return obj
+
+
+def strict_json(obj: Any, **kwargs: Any) -> str:
+    """JSON that any parser reads: NaN and infinities become null (never ``NaN``/``Infinity``)."""
+    kwargs.setdefault("default", str)
+    return json.dumps(_finite_json(obj), allow_nan=False, **kwargs)
+
+
 def emit(rows: list[dict], fmt: str, columns: list[str] | None = None, title: str | None = None) -> None:
     """Print rows as a rich table, JSON or CSV."""
     columns = columns or (list(rows[0]) if rows else [])
     if fmt == "json":
-        click.echo(json.dumps(rows, indent=2, default=str))
+        click.echo(strict_json(rows, indent=2))
         return
     if fmt == "csv":
         import csv

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import click
 
 from suite.cli import main
-from suite.cli.common import emit
+from suite.cli.common import emit, strict_json
 
 
 @main.command("compare")
@@ -57,7 +56,7 @@ def compare_cmd(run_a, run_b, threshold, allow_profile_change, metrics, show_all
                        allow_profile_change=allow_profile_change, alpha=alpha, metrics=list(metrics) or None,
                        profile_dirs=tuple(profile_dirs))
     if fmt == "json":
-        click.echo(json.dumps(cmp.as_dict(), indent=2, default=str))
+        click.echo(strict_json(cmp.as_dict(), indent=2, default=str))
     else:
         _print(cmp, show_all)
     if cmp.exit_code:

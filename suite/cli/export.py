@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
+from suite.cli.common import strict_json
 from suite.cli.results import _store_option, results_group
 
 
@@ -37,7 +37,7 @@ def export_cmd(output, run, store_path, fmt) -> None:
 
     info = export_parquet(store_path or default_store_path(), output, run=run)
     if fmt == "json":
-        click.echo(json.dumps({k: info[k] for k in ("path", "rows", "run", "exported")} |
+        click.echo(strict_json({k: info[k] for k in ("path", "rows", "run", "exported")} |
                               {"runs": [r["id"] for r in info["runs"]]}, indent=2))
     else:
         click.echo(f"wrote {info['rows']} metric row(s) of {len(info['runs'])} run(s) to {info['path']} "

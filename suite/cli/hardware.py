@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from suite.cli import main
-from suite.cli.common import SuiteGroup, emit, format_option
+from suite.cli.common import SuiteGroup, emit, format_option, strict_json
 
 
 @main.group("hardware", cls=SuiteGroup)
@@ -141,7 +141,7 @@ def show_cmd(name: str, sets: tuple[str, ...], profile_dirs: tuple[str, ...], fm
         return
     data = show_data(prof)
     if fmt == "json":
-        click.echo(json.dumps(data, indent=2, default=str))
+        click.echo(strict_json(data, indent=2, default=str))
         return
     from rich.markup import escape
     from rich.table import Table
@@ -201,7 +201,7 @@ def validate_cmd(files: tuple[str, ...], profile_dirs: tuple[str, ...], fmt: str
 
     report = validate_paths(files, profile_dirs)
     if fmt == "json":
-        click.echo(json.dumps(report, indent=2))
+        click.echo(strict_json(report, indent=2))
     else:
         for ok in report["ok"]:
             click.echo(f"ok: {ok['name']} ({ok['kind']}) {ok['path']}")
@@ -268,7 +268,7 @@ def calibrate_cmd(output: str | None, name: str, quick: bool, fmt: str) -> None:
     path.write_text(text, encoding="utf-8")
     clear_cache()
     if fmt == "json":
-        click.echo(json.dumps({"path": str(path), "name": name, **result.as_dict()}, indent=2, default=str))
+        click.echo(strict_json({"path": str(path), "name": name, **result.as_dict()}, indent=2, default=str))
         return
     hint = f"suite hardware show {name}" + ("" if output is None else f" --profiles {path}")
     click.echo(f"wrote {path} (profile {name!r}; see `{hint}`)")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 import click
 
 from suite.cli import main
+from suite.cli.common import strict_json
 from suite.cli.results import wide_table
 from suite.cli.run import check_executor, execution_options, open_store
 
@@ -57,7 +57,7 @@ def reproduce_cmd(techniques, all_, verified_only, fmt, output, strict, jobs, ex
         store.close()
 
     if fmt == "json":
-        text = json.dumps(board.as_dict(), indent=2, default=str)
+        text = strict_json(board.as_dict(), indent=2, default=str)
     elif fmt == "markdown":
         text = render_markdown(board)
     else:

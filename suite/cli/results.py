@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from suite.cli import main
-from suite.cli.common import SuiteGroup, emit, format_option
+from suite.cli.common import SuiteGroup, emit, format_option, strict_json
 
 __all__ = ["results_group", "run_rows"]
 
@@ -74,7 +74,7 @@ def list_cmd(store_path, fmt) -> None:
                      "computed": r["computed"], "cached": r["cached"], "ok": r["ok"], "failed": r["failed"],
                      "skipped": r["skipped"], "git": (r["git_commit"] or "")[:12], "command": r["command"]})
     if fmt == "json":
-        click.echo(json.dumps([{k: _clean(v) for k, v in r.items()} for r in rows], indent=2, default=str))
+        click.echo(strict_json([{k: _clean(v) for k, v in r.items()} for r in rows], indent=2, default=str))
         return
     for r in rows:  # the table keeps what fits a terminal; --format json has everything
         r["started"] = (r["started"] or "")[:16].replace("T", " ")
@@ -179,7 +179,7 @@ def show_cmd(run, store_path, fmt, output) -> None:
 
 def _show(info, rows, columns, fmt, plain: bool = False) -> None:
     if fmt == "json":
-        click.echo(json.dumps({"run": {k: _clean(v) for k, v in info.items()}, "cases": rows}, indent=2, default=str))
+        click.echo(strict_json({"run": {k: _clean(v) for k, v in info.items()}, "cases": rows}, indent=2, default=str))
         return
     if fmt == "csv":
         emit([{k: (json.dumps(v) if isinstance(v, dict) else v) for k, v in r.items()} for r in rows], "csv", columns)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 from pathlib import Path
@@ -10,7 +9,7 @@ from pathlib import Path
 import click
 
 from suite.cli import main
-from suite.cli.common import emit, format_option
+from suite.cli.common import emit, format_option, strict_json
 from suite.errors import ExperimentError
 
 __all__ = ["run_cmd", "execution_options", "open_store", "parse_assignments"]
@@ -20,7 +19,7 @@ def execution_options(f):
     """Options shared by ``suite run`` and ``suite reproduce``."""
     opts = [
         click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
-                     help="Parallel workers (local: processes; dask: LocalCluster workers). -j 1 runs in this process."),
+                     help="Parallel workers (local: processes; dask: LocalCluster workers)."),
         click.option("--executor", default="local", show_default=True,
                      help="local, dask, or an executor a plugin provides."),
         click.option("--scheduler", metavar="ADDR", help="dask scheduler address (default: a LocalCluster)."),
@@ -28,8 +27,11 @@ def execution_options(f):
                      help="SQLite store (default: $SUITE_STORE or results/suite.sqlite)."),
         click.option("--rerun", is_flag=True, help="Recompute cases already stored ok."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="S",
-                     help="Per-case timeout in seconds (a case over it is stored as timeout)."),
-        click.option("--isolate", is_flag=True, help="With -j 1, still run cases in a worker process (crash isolation)."),
+                     help="Per-case timeout in seconds (a case over it is stored as timeout); default: none for "
+                          "model and simulate cases, 600 s for execute cases."),
+        click.option("--isolate/--in-process", "isolate", default=True, show_default=True,
+                     help="Evaluate in worker processes, so a crashing or hanging plugin costs only its own case "
+                          "(default); --in-process evaluates in this process (debugging, profiling)."),
         click.option("--profiles", "profile_dirs", multiple=True, type=click.Path(exists=True, path_type=Path),
                      help="Extra hardware-profile folder (repeatable)."),
         click.option("-q", "--quiet", is_flag=True, help="No progress output."),
@@ -102,7 +104,7 @@ def _skip_reasons(store, summary, most: int = 3) -> None:
 def report_summary(store, summary, fmt: str, quiet: bool, show_table: bool = True) -> None:
     """Print a run's outcome (and exit non-zero on failures / interrupt)."""
     if fmt == "json":
-        click.echo(json.dumps(summary.as_dict(), indent=2, default=str))
+        click.echo(strict_json(summary.as_dict(), indent=2, default=str))
     else:
         if show_table and not quiet and not summary.interrupted:
             _summary_table(store, summary)
@@ -137,11 +139,13 @@ def report_summary(store, summary, fmt: str, quiet: bool, show_table: bool = Tru
 @click.option("--seed", "seeds", multiple=True, help="Seed(s), comma-separated (default: 0).")
 @click.option("--allow-parallel-execute", is_flag=True, help="Let execute-fidelity cases run concurrently.")
 @click.option("--dry-run", is_flag=True, help="Expand and list the cases; run nothing.")
+@click.option("--max-cases", type=click.IntRange(min=1), default=1_000_000, show_default=True,
+              help="Refuse a sweep with more cases than this (counted before anything is built).")
 @execution_options
 @format_option("table", "json")
 @click.pass_context
 def run_cmd(ctx, experiment, entries, technique, variants, profiles, workloads, params, sets, fidelities, seeds,
-            allow_parallel_execute, dry_run, jobs, executor, scheduler, store_path, rerun, timeout, isolate,
+            allow_parallel_execute, dry_run, max_cases, jobs, executor, scheduler, store_path, rerun, timeout, isolate,
             profile_dirs, quiet, fmt):
     """Run a sweep: an experiment file (path or shipped name, e.g. `smoke`) or a one-off sweep
     from flags; every combination is a case, stored in the results store.
@@ -169,7 +173,8 @@ def run_cmd(ctx, experiment, entries, technique, variants, profiles, workloads, 
     if experiment and flags:
         raise ExperimentError("give an experiment file or sweep flags (--technique ...), not both")
     if experiment:
-        exp = expand_experiment(experiment, registry=registry, resolver=resolver, only=entries or None)
+        exp = expand_experiment(experiment, registry=registry, resolver=resolver, only=entries or None,
+                                max_cases=max_cases)
     else:
         if not technique:
             raise ExperimentError("give an experiment file (e.g. `suite run smoke`) or --technique NAME")
@@ -189,7 +194,10 @@ def run_cmd(ctx, experiment, entries, technique, variants, profiles, workloads, 
             entry["params"] = parse_assignments(params, "--param")
         if sets:
             entry["set"] = parse_assignments(sets, "--set")
-        exp = expand_entry(entry, where="command line", registry=registry, resolver=resolver)
+        from suite.runner.experiment import Expansion
+
+        exp = expand_entry(entry, where="command line", registry=registry, resolver=resolver,
+                           expansion=Expansion(max_cases=max_cases))
     for note in exp.notes:
         click.echo(f"note: {note}", err=True)
     for warning in exp.warnings:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 
 import click
 
 from suite.cli import main
-from suite.cli.common import console, emit
+from suite.cli.common import console, emit, strict_json
 
 
 @main.command("validate")
@@ -38,7 +37,7 @@ def validate_cmd(technique: str, profile: str, profile_dirs: tuple, metrics: tup
     report = validate(technique, profile, metrics=metrics or None, profile_dirs=tuple(profile_dirs),
                       progress=progress)
     if fmt == "json":
-        click.echo(json.dumps(report.as_dict(), indent=2, default=str))
+        click.echo(strict_json(report.as_dict(), indent=2, default=str))
         return
     rows = [{"case": r.case, "metric": r.metric, "unit": r.unit, "measured": r.measured, "predicted": r.predicted,
              "error %": ("exact" if r.predicted == r.measured else "undefined") if r.error_pct is None

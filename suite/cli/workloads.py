@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 
 import click
 
 from suite.cli import main
-from suite.cli.common import emit, format_option
+from suite.cli.common import emit, format_option, strict_json
 
 LAYER_COLUMNS = ["name", "kind", "input_shape", "output_shape", "params", "fwd_flops", "bwd_data_flops",
                  "bwd_weight_flops", "activation_bytes", "workspace_bytes", "grad_shape"]
@@ -99,7 +98,7 @@ def show_cmd(name: str, show_layers: bool, fmt: str) -> None:
         # datasets described only by their size (a paper's data, not shipped) have no loader
         info["data_hash"] = data_hash(wl) if wl.loader is not None else "(no local data: described by n, d only)"
     if fmt == "json":
-        click.echo(json.dumps(info, indent=2, default=str))
+        click.echo(strict_json(info, indent=2, default=str))
         return
     rows = [{"field": k, "value": (f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else
                                    f"{v:.6g}" if isinstance(v, float) else v)} for k, v in info.items()]

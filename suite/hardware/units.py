@@ -28,6 +28,7 @@ __all__ = [
     "DIMENSIONS",
     "POSITIVE",
     "dimension_of",
+    "nonnegative_unit",
 ]
 
 
@@ -207,3 +208,28 @@ PerByteTimeQ = Annotated[float, _validator("per_byte_time")]
 PowerQ = Annotated[float, _validator("power")]
 MoneyQ = Annotated[float, _validator("money")]
 FrequencyQ = Annotated[float, _validator("frequency")]
+
+
+_NONNEG_DIMS = frozenset({"[time]", "[information]", "[flop]"})
+
+
+@functools.lru_cache(maxsize=512)
+def nonnegative_unit(unit: str) -> bool:
+    """True when a quantity in *unit* cannot be negative: a time, a size in bytes or bits, a
+    FLOP count, or a rate of any of these (``"s"``, ``"MiB"``, ``"GB/s"``, ``"TFLOP/s"``,
+    ``"samples/s"``). Dimensionless units (``"1"``, ``"%"``) and units pint does not know (a
+    count such as ``samples``) are not constrained, except a rate per second of such a count.
+    """
+    u = (unit or "").strip()
+    if u in ("", "1", "%", "x"):
+        return False
+    try:
+        dims = dict(ureg.parse_units(u).dimensionality)
+    except Exception:  # noqa: BLE001 - "samples/s", "img/s", "tokens/s": a count per time
+        head, _, tail = u.partition("/")
+        return bool(tail) and tail.strip() in ("s", "second", "h", "ms", "us") and bool(head.strip())
+    if not dims:
+        return False
+    pos = {d for d, e in dims.items() if e > 0}
+    neg = {d for d, e in dims.items() if e < 0}
+    return pos <= _NONNEG_DIMS and (not neg or neg <= {"[time]"}) and bool(pos)

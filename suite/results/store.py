@@ -55,7 +55,7 @@ from suite.errors import StoreError
 
 __all__ = ["Store", "SCHEMA_VERSION", "MIGRATIONS", "default_store_path", "OK", "FAILED_STATUSES"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 OK = "ok"
 FAILED_STATUSES = ("failed", "timeout", "crashed")
 STATUSES = (OK, "skipped") + FAILED_STATUSES
@@ -69,6 +69,7 @@ CREATE TABLE IF NOT EXISTS runs (
     host TEXT, platform TEXT, python TEXT,
     packages TEXT, plugins TEXT, git_commit TEXT, command TEXT,
     status TEXT NOT NULL DEFAULT 'running',
+    pid INTEGER,
     total INTEGER DEFAULT 0, computed INTEGER DEFAULT 0, cached INTEGER DEFAULT 0,
     ok INTEGER DEFAULT 0, failed INTEGER DEFAULT 0, skipped INTEGER DEFAULT 0
 );
@@ -100,7 +101,14 @@ CREATE TABLE IF NOT EXISTS artifacts (case_key TEXT PRIMARY KEY, data TEXT NOT N
 
 #: Migrations: ``MIGRATIONS[n](conn)`` upgrades a store from schema version ``n`` to ``n + 1``.
 #: Add one function per schema change and bump :data:`SCHEMA_VERSION`.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {}
+def _v1_to_v2(conn: sqlite3.Connection) -> None:
+    """Runs record the coordinating process id, so a run whose process is gone shows as interrupted."""
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+    if "pid" not in cols:
+        conn.execute("ALTER TABLE runs ADD COLUMN pid INTEGER")
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2}
 
 _CASE_COLUMNS = ("key", "identity", "technique", "technique_version", "variant", "fidelity", "profile",
                  "profile_hash", "workload", "workload_hash", "params", "overrides", "seed", "status",
@@ -228,6 +236,31 @@ def provenance(command: str | None = None, plugins: Mapping[str, str] | None = N
     }
 
 
+def _gone(host: Any, pid: Any) -> bool:
+    """True when a run marked ``running`` cannot be: it was started on this host by a process that
+    no longer exists (killed with -9, a power cut). Runs of other hosts are left as they are."""
+    if host != socket.gethostname() or pid is None:
+        return False
+    try:
+        pid = int(pid)
+    except (TypeError, ValueError):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OSError):
+        return False
+    if pid == os.getpid():
+        return False
+    try:  # a reused pid of another program: compare its command line
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            cmd = fh.read().decode("utf-8", "replace")
+        return "suite" not in cmd and "python" not in cmd and "pytest" not in cmd
+    except OSError:
+        return False
+
+
 class Store:
     """A results store in one SQLite file.
 
@@ -271,15 +304,28 @@ class Store:
         if readonly:
             if not self.path.exists():
                 raise StoreError(f"store {str(self.path)!r} does not exist (run `suite run` first, or give --store PATH)")
-            uri = f"file:{self.path.resolve()}?mode=ro"
-            try:
-                self.conn = sqlite3.connect(uri, uri=True, timeout=60, check_same_thread=False)
-                self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            except sqlite3.DatabaseError as exc:
-                raise StoreError(f"store {str(self.path)!r}: cannot open: {exc}") from None
+            self.conn = None
+            # a store on a read-only file or folder cannot even create the WAL's shared-memory file:
+            # fall back to immutable mode (nobody can be writing it)
+            for query in ("mode=ro", "mode=ro&immutable=1"):
+                uri = f"file:{self.path.resolve()}?{query}"
+                try:
+                    self.conn = sqlite3.connect(uri, uri=True, timeout=60, check_same_thread=False)
+                    self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                    break
+                except sqlite3.DatabaseError as exc:
+                    err = exc
+                    self.conn = None
+            if self.conn is None:
+                raise StoreError(f"store {str(self.path)!r}: cannot open: {err}") from None
             self._check_version(readonly=True)
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if path is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        elif not self.path.parent.is_dir():
+            raise StoreError(f"store {str(self.path)!r}: expected an existing folder, got no folder "
+                             f"{str(self.path.parent)!r} (create it first)")
+        self._refuse_foreign()
         # Two processes opening a new store at once: switching to WAL needs a moment of exclusive
         # access and SQLite reports "database is locked" without waiting on the busy timeout, so
         # the set-up is retried for a while before it is an error.
@@ -309,6 +355,31 @@ class Store:
             except sqlite3.DatabaseError as exc:
                 raise StoreError(f"store {str(self.path)!r}: not a dlsys-suite store or not writable: {exc}") from None
         self._check_version(readonly=False)
+
+    def _refuse_foreign(self) -> None:
+        """An existing SQLite file that is not a suite store is never written to (no tables added,
+        no switch to WAL)."""
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return
+        try:
+            with open(self.path, "rb") as fh:
+                head = fh.read(16)
+        except OSError as exc:
+            raise StoreError(f"store {str(self.path)!r}: cannot read: {exc.strerror or exc}") from None
+        if head != b"SQLite format 3\x00":
+            raise StoreError(f"store {str(self.path)!r}: expected a dlsys-suite store (SQLite), got another kind of file")
+        try:
+            conn = sqlite3.connect(f"file:{self.path.resolve()}?mode=ro", uri=True, timeout=60)
+            try:
+                tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            finally:
+                conn.close()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"store {str(self.path)!r}: cannot open: {exc}") from None
+        if tables and "schema_version" not in tables:
+            shown = ", ".join(sorted(tables)[:5])
+            raise StoreError(f"store {str(self.path)!r}: expected a dlsys-suite store, got another application's "
+                             f"SQLite database (tables {shown}); give another --store path")
 
     # ------------------------------------------------------------------ plumbing
     class _Tx:
@@ -396,10 +467,10 @@ class Store:
         prov = provenance(command, plugins)
         with self._lock, self._tx():
             cur = self.conn.execute(
-                "INSERT INTO runs (started, host, platform, python, packages, plugins, git_commit, command, status) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running')",
+                "INSERT INTO runs (started, host, platform, python, packages, plugins, git_commit, command, status, pid) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)",
                 (_now(), prov["host"], prov["platform"], prov["python"], prov["packages"], prov["plugins"],
-                 prov["git_commit"], prov["command"]))
+                 prov["git_commit"], prov["command"], os.getpid()))
             return int(cur.lastrowid)
 
     def finish_run(self, run_id: int, status: str, counts: Mapping[str, int]) -> None:
@@ -477,7 +548,7 @@ class Store:
             key = d["key"]
             params = dumps(d.get("params") or {})
             overrides = dumps(d["overrides"]) if d.get("overrides") else "{}"
-            ident = (f'{{"fidelity":{_js(d.get("fidelity"))},"overrides":{overrides},"params":{params},'
+            ident = (f'{{"code":{_js(d.get("code"))},"fidelity":{_js(d.get("fidelity"))},"overrides":{overrides},"params":{params},'
                      f'"profile":{_js(d.get("profile"))},"profile_hash":{_js(d.get("profile_hash"))},'
                      f'"seed":{_js(d.get("seed"))},"technique":{_js(d["technique"])},'
                      f'"technique_version":{_js(d.get("technique_version"))},"variant":{_js(d.get("variant"))},'
@@ -543,6 +614,8 @@ class Store:
         d = dict(zip(names, cur.fetchone()))
         for k in ("packages", "plugins"):
             d[k] = json.loads(d[k]) if d.get(k) else {}
+        if d.get("status") == "running" and _gone(d.get("host"), d.get("pid")):
+            d["status"] = "interrupted"
         return d
 
     def runs(self):
@@ -554,9 +627,12 @@ class Store:
         import pandas as pd
 
         df = pd.read_sql_query("SELECT id, started, finished, status, total, computed, cached, ok, failed, skipped, "
-                               "host, platform, python, packages, plugins, git_commit, command FROM runs ORDER BY id",
+                               "host, platform, python, packages, plugins, git_commit, command, pid FROM runs ORDER BY id",
                                self.conn)
-        return df
+        if len(df):
+            gone = [st == "running" and _gone(h, p) for st, h, p in zip(df["status"], df["host"], df["pid"])]
+            df.loc[gone, "status"] = "interrupted"
+        return df.drop(columns=["pid"])
 
     def _case_query(self, run: int | str | None, filters: Mapping[str, Any], columns: str) -> tuple[str, list]:
         rid = self.resolve_run(run)

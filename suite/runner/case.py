@@ -20,7 +20,7 @@ from typing import Any
 from suite.errors import ParameterError, SuiteError
 from suite.technique import Scenario, ScenarioSpec, Technique
 
-__all__ = ["Case", "Resolver", "resolve_case", "case_key", "evaluate_case"]
+__all__ = ["Case", "Resolver", "resolve_case", "case_key", "code_fingerprint", "evaluate_case"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,7 @@ class Case:
     seed: int
     overrides: dict[str, str] = field(default_factory=dict)
     scenario: Scenario | None = field(default=None, compare=False, repr=False)
+    code: str | None = None  # the technique's code fingerprint (code_fingerprint)
 
     def describe(self) -> str:
         bits = [self.technique, self.variant, self.fidelity]
@@ -58,7 +59,7 @@ class Case:
             "variant": self.variant, "fidelity": self.fidelity,
             "profile": self.profile, "profile_hash": self.profile_hash,
             "workload": self.workload, "workload_hash": self.workload_hash,
-            "params": self.params, "seed": self.seed, "overrides": self.overrides,
+            "params": self.params, "seed": self.seed, "overrides": self.overrides, "code": self.code,
         }
 
 
@@ -69,12 +70,69 @@ def _jsonable(v: Any) -> Any:
 
 
 def case_key(technique: str, version: str, variant: str, profile_hash: str | None,
-             workload_hash: str | None, params: dict[str, Any], seed: int, fidelity: str) -> str:
-    """SHA-256 (first 20 hex chars) of the case identity (DESIGN.md, Runner)."""
+             workload_hash: str | None, params: dict[str, Any], seed: int, fidelity: str,
+             code: str | None = None) -> str:
+    """SHA-256 (first 20 hex chars) of the case identity (DESIGN.md, Runner).
+
+    ``code`` is the technique's code fingerprint (:func:`code_fingerprint`): a change to the
+    plugin's source makes new cases even when its author forgot to bump ``version``.
+    """
     ident = [technique, version, variant, profile_hash, workload_hash,
              {k: _jsonable(params[k]) for k in sorted(params)}, int(seed), fidelity]
+    if code is not None:
+        ident.append(code)
     blob = json.dumps(ident, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+_FINGERPRINTS: dict[str, str] = {}
+
+
+def code_fingerprint(tech: Technique) -> str:
+    """SHA-256 (16 hex chars) of the source of the package that implements *tech*.
+
+    The package is the top-level package of the module that defines the technique's evaluate
+    functions; every ``*.py`` file under it is hashed (relative path and bytes, sorted). A
+    technique defined in a single module (tests, notebooks) hashes that module's file. Computed
+    once per package and process.
+    """
+    import importlib
+    import sys
+    from pathlib import Path
+
+    mods = sorted({getattr(f, "__module__", None) or "" for f in tech.fidelities.values()} - {""})
+    top = mods[0].split(".")[0] if mods else ""
+    cache_key = f"{top}|{tech.name}"
+    hit = _FINGERPRINTS.get(cache_key)
+    if hit is not None:
+        return hit
+    h = hashlib.sha256()
+    files: list[Path] = []
+    mod = sys.modules.get(top)
+    if mod is None and top:
+        try:
+            mod = importlib.import_module(top)
+        except Exception:  # noqa: BLE001 - an unimportable package has no fingerprint but its name
+            mod = None
+    if mod is not None:
+        if getattr(mod, "__path__", None):
+            for root in mod.__path__:
+                files += sorted(Path(root).rglob("*.py"))
+            base = Path(list(mod.__path__)[0])
+        elif getattr(mod, "__file__", None):
+            files = [Path(mod.__file__)]
+            base = files[0].parent
+        for f in files:
+            try:
+                rel = f.relative_to(base).as_posix() if f.is_relative_to(base) else f.name
+                h.update(rel.encode() + b"\0" + f.read_bytes() + b"\0")
+            except OSError:
+                continue
+    else:
+        h.update(top.encode())
+    fp = h.hexdigest()[:16]
+    _FINGERPRINTS[cache_key] = fp
+    return fp
 
 
 class Resolver:
@@ -143,8 +201,9 @@ class Resolver:
         seed = int(spec.seed)
         scenario = Scenario(technique=tech.name, variant=spec.variant, fidelity=spec.fidelity,
                             profile=profile, workload=workload, params=params, seed=seed)
-        key = case_key(tech.name, tech.version, spec.variant, p_hash, w_hash, params, seed, spec.fidelity)
-        return Case(key=key, technique=tech.name, technique_version=tech.version, variant=spec.variant,
+        code = code_fingerprint(tech)
+        key = case_key(tech.name, tech.version, spec.variant, p_hash, w_hash, params, seed, spec.fidelity, code)
+        return Case(key=key, technique=tech.name, technique_version=tech.version, code=code, variant=spec.variant,
                     fidelity=spec.fidelity, profile=profile.name if profile else None, profile_hash=p_hash,
                     workload=workload.name if workload else None, workload_hash=w_hash, params=params,
                     seed=seed, overrides={k: str(v) for k, v in spec.overrides.items()}, scenario=scenario)

@@ -71,6 +71,37 @@ class RunSummary:
         return f"{head}; {', '.join(bits)}; {self.seconds:.2f} s; store {self.store}"
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a CI time-out, a batch scheduler) during a run: handled like Ctrl-C, so the run is
+    marked ``interrupted`` and every finished case is committed."""
+
+
+def _on_sigterm(signum, frame):  # pragma: no cover - exercised through a subprocess test
+    raise Terminated()
+
+
+def _trap_sigterm():
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    try:
+        return signal.signal(signal.SIGTERM, _on_sigterm)
+    except (ValueError, OSError):  # pragma: no cover
+        return None
+
+
+def _restore_sigterm(old) -> None:
+    import signal
+
+    if old is not None:
+        try:
+            signal.signal(signal.SIGTERM, old)
+        except (ValueError, OSError):  # pragma: no cover
+            pass
+
+
 def _dedupe(cases: Sequence[Case]) -> list[Case]:
     seen: set[str] = set()
     out = []
@@ -132,11 +163,13 @@ def run_cases(cases: Sequence[Case], store: Store, *, executor: str | Executor =
         ser = [c for c in todo if c.fidelity == "execute"]
         if par:
             phases.append((par, options))
-        if ser:  # one at a time; keep process isolation if the user asked for a pool
-            phases.append((ser, replace(options, jobs=1, isolate=options.isolate or options.jobs > 1)))
+        if ser:  # one at a time, with a time-out enforced from outside the worker
+            phases.append((ser, replace(options, jobs=1, isolate=options.isolate or options.jobs > 1,
+                                        timeout=options.timeout or options.execute_timeout)))
     by_key = {c.key: c for c in todo}
     progress.start(len(cases), summary.cached)
     gen = None
+    old_term = _trap_sigterm()
     try:
         for phase_cases, opts in phases:
             gen = ex.map_cases(phase_cases, opts)
@@ -170,6 +203,7 @@ def run_cases(cases: Sequence[Case], store: Store, *, executor: str | Executor =
         summary.error = str(exc) or type(exc).__name__
         raise
     finally:
+        _restore_sigterm(old_term)
         progress.stop()
         summary.seconds = time.monotonic() - t0
         counts = {"total": summary.total, "computed": summary.computed, "cached": summary.cached,

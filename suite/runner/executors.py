@@ -4,9 +4,9 @@ An executor turns resolved :class:`~suite.runner.case.Case` objects into *outcom
 pickle-able dicts (see :func:`run_case`) that the coordinating process writes to the store.
 Workers never touch the store.
 
-* ``local`` (default): with ``jobs == 1`` cases are evaluated in this process (fastest; a
-  per-case timeout uses ``SIGALRM``); otherwise a pool of forked worker processes, each fed
-  chunks of case indices over a pipe. A worker that dies (``os.abort``, a segfault) or runs past
+* ``local`` (default): a pool of ``jobs`` forked worker processes (one by default), each fed
+  chunks of case indices over a pipe; ``isolate=False`` with one job (``--in-process``)
+  evaluates in this process instead (a per-case timeout then uses ``SIGALRM``). A worker that dies (``os.abort``, a segfault) or runs past
   the timeout is killed and replaced; its current case is stored as ``crashed`` / ``timeout`` and
   the rest of its chunk is re-queued, so the run goes on.
 * ``dask``: :mod:`dask.distributed`, on ``--scheduler ADDRESS`` or a ``LocalCluster`` started for
@@ -35,18 +35,39 @@ from suite.runner.case import Case
 from suite.technique import Skip, Technique
 
 __all__ = ["Executor", "ExecOptions", "LocalExecutor", "DaskExecutor", "get_executor", "run_case",
-           "evaluate_outcome", "BUILTIN_EXECUTORS"]
+           "evaluate_outcome", "BUILTIN_EXECUTORS", "DEFAULT_EXECUTE_TIMEOUT", "metric_problem"]
+
+
+#: default time-out (s) of an execute-fidelity case, enforced from outside its worker process
+DEFAULT_EXECUTE_TIMEOUT = 600.0
 
 
 @dataclass(frozen=True)
 class ExecOptions:
-    """How to execute: ``jobs`` workers, a per-case ``timeout`` (s, None for none), a dask
-    ``scheduler`` address, and ``isolate`` (use a worker process even with one job)."""
+    """How to execute.
+
+    Attributes
+    ----------
+    jobs : int
+        Worker processes.
+    timeout : float or None
+        Per-case time-out (s) for every case; None for none.
+    scheduler : str or None
+        A dask scheduler address.
+    isolate : bool
+        Evaluate in worker processes even with one job (the default), so a plugin that aborts,
+        segfaults, exhausts memory or hangs costs only its own case. ``False`` is the in-process
+        fast path (``--in-process``): for debugging and profiling a plugin you trust.
+    execute_timeout : float or None
+        Time-out (s) of an execute-fidelity case when ``timeout`` is not given
+        (:data:`DEFAULT_EXECUTE_TIMEOUT`); enforced by killing the worker.
+    """
 
     jobs: int = 1
     timeout: float | None = None
     scheduler: str | None = None
-    isolate: bool = False
+    isolate: bool = True
+    execute_timeout: float | None = DEFAULT_EXECUTE_TIMEOUT
 
 
 class Executor(abc.ABC):
@@ -78,6 +99,31 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {msg[0]}" if msg else type(exc).__name__
 
 
+class BadMetric(SuiteError):
+    """A metric that cannot be true (NaN, infinite, a negative time or size): the case fails."""
+
+
+def metric_problem(m: Any) -> str | None:
+    """Why metric *m* cannot be stored as a result, or None when it can.
+
+    NaN and infinity are never results; a negative value is impossible where the unit's
+    dimension cannot be negative (a time, a size, a FLOP count, or a rate of one:
+    :func:`suite.hardware.units.nonnegative_unit`). Raw samples are checked the same way.
+    """
+    import math
+
+    from suite.hardware.units import nonnegative_unit
+
+    vals = [m.value] + list(m.samples or ())
+    for v in vals:
+        if not math.isfinite(v):
+            return f"metric {m.name!r} is {v} ({m.unit}): expected a finite number"
+    if any(v < 0 for v in vals) and nonnegative_unit(m.unit):
+        v = min(vals)
+        return f"metric {m.name!r} is {v:g} {m.unit}: expected >= 0 for a quantity in {m.unit}"
+    return None
+
+
 def evaluate_outcome(tech: Technique, scenario: Any, key: str) -> dict:
     """Evaluate one scenario and return its outcome as a plain dict.
 
@@ -99,6 +145,9 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str) -> dict:
         out["duration"] = time.perf_counter() - t0  # evaluation only, not the serialisation below
         metrics, samples = [], {}
         for m in res.metrics.values():
+            bad = metric_problem(m)
+            if bad:
+                raise BadMetric(f"{tech.name}: {bad}")
             metrics.append([m.name, m.value, m.unit, m.direction])
             if m.samples is not None:
                 samples[m.name] = list(m.samples)
@@ -380,7 +429,7 @@ def _pool(cases: Sequence[Case], jobs: int, timeout: float | None) -> Iterator[d
 
 
 class LocalExecutor(Executor):
-    """This machine: in-process with one job, a pool of forked workers with more (see module doc)."""
+    """This machine: a pool of forked workers; in this process only when asked (see module doc)."""
 
     name = "local"
 

@@ -65,6 +65,10 @@ _RULE_KEYS = ("variant", "profile", "workload", "fidelity", "seed", "params", "s
 _ALIAS = {s: k for k, v in _AXES.items() for s in v}
 
 
+#: the largest sweep expanded without ``--max-cases`` (a 10^9-case typo must not eat the memory)
+DEFAULT_MAX_CASES = 1_000_000
+
+
 @dataclass
 class Expansion:
     """Resolved cases of an experiment, plus notes (skipped optional entries, techniques without
@@ -75,6 +79,8 @@ class Expansion:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # techniques skipped because their scenarios are broken
     entries: dict[str, int] = field(default_factory=dict)  # entry name -> number of cases
+    max_cases: int = DEFAULT_MAX_CASES  # a sweep larger than this is refused before it is expanded
+
 
 
 def _as_list(v: Any) -> list:
@@ -197,8 +203,12 @@ def _workload_names(patterns: list, where: str) -> list[str | None]:
     return list(dict.fromkeys(out))
 
 
-def _product(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where: str) -> list[dict[str, Any]]:
-    """Combinations (as dicts of names) of one normalized entry for one technique."""
+def _product(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where: str,
+             limit: int | None = None) -> list[dict[str, Any]]:
+    """Combinations (as dicts of names) of one normalized entry for one technique.
+
+    Raises ExperimentError, before building anything, when the product has more than *limit*
+    combinations."""
     variants = e.get("variants") or tech.variant_names
     for v in variants:
         if v not in tech.variant_names:
@@ -221,6 +231,13 @@ def _product(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where: s
     sets = e.get("set") or {}
     pnames, pvals = list(params), [_as_list(params[k]) for k in params]
     snames, svals = list(sets), [[str(x) for x in _as_list(sets[k])] for k in sets]
+    if limit is not None:
+        count = len(profiles) * len(workloads) * len(variants) * len(fids) * len(seeds)
+        for vals in pvals + svals:
+            count *= len(vals)
+        if count > limit:
+            raise ExperimentError(f"{where}: expected at most {limit:,} cases (--max-cases), got a sweep of "
+                                  f"{count:,} cases for {tech.name}; narrow it or raise --max-cases")
     out = []
     for prof, wl, var, fid, seed, pcombo, scombo in itertools.product(
             profiles, workloads, variants, fids, seeds, itertools.product(*pvals), itertools.product(*svals)):
@@ -229,7 +246,8 @@ def _product(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where: s
     return out
 
 
-def _specs_for(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where: str) -> list[ScenarioSpec]:
+def _specs_for(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where: str,
+               limit: int | None = None) -> list[ScenarioSpec]:
     if e.get("smoke") or e.get("claims"):
         axes = [k for k in e if k in _AXES or k in ("include", "exclude")]
         if axes:
@@ -250,7 +268,7 @@ def _specs_for(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where:
                     specs.extend(c.specs().values())
         return specs
     params_known = list(tech.parameters)
-    combos = _product(tech, e, resolver, where)
+    combos = _product(tech, e, resolver, where, limit)
     for i, rule in enumerate(_as_list(e.get("exclude") or [])):
         r = _normalize_rule(rule, f"{where}: exclude[{i}]", params_known)
         combos = [c for c in combos if not _matches(r, c)]
@@ -264,7 +282,8 @@ def _specs_for(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where:
                 sub["set"] = {**(sub.get("set") or {}), **v}
             else:
                 sub[_ALIAS.get(k + "s", k) if k != "fidelity" else "fidelities"] = _as_list(v)
-        combos.extend(_product(tech, sub, resolver, f"{where}: include[{i}]"))
+        combos.extend(_product(tech, sub, resolver, f"{where}: include[{i}]",
+                               None if limit is None else max(0, limit - len(combos))))
     return [ScenarioSpec(variant=c["variant"], profile=c["profile"], workload=c["workload"], params=c["params"],
                          fidelity=c["fidelity"], seed=c["seed"], overrides=c["set"]) for c in combos]
 
@@ -302,7 +321,7 @@ def expand_entry(entry: Mapping[str, Any], *, where: str = "command line", regis
     before = len(exp.cases)
     for tech in techs:
         try:
-            specs = _specs_for(tech, e, resolver, where)
+            specs = _specs_for(tech, e, resolver, where, max(0, exp.max_cases - len(exp.cases)))
             if not specs and e.get("smoke"):
                 exp.notes.append(f"{where}: {tech.name} declares no smoke scenario; skipped")
             cases = []
@@ -379,8 +398,8 @@ def load_experiment(path: str | Path) -> tuple[Path, dict[str, Any], dict[str, d
 
 
 def expand_experiment(path: str | Path, *, registry: Any = None, resolver: Resolver | None = None,
-                      only: Iterable[str] | None = None) -> Expansion:
-    """Every case of an experiment file (optionally only the named entries)."""
+                      only: Iterable[str] | None = None, max_cases: int = DEFAULT_MAX_CASES) -> Expansion:
+    """Every case of an experiment file (optionally only the named entries); at most *max_cases*."""
     path, _meta, entries = load_experiment(path)
     if only:
         only = list(only)
@@ -389,7 +408,7 @@ def expand_experiment(path: str | Path, *, registry: Any = None, resolver: Resol
                 raise ExperimentError(f"{path}: no entry {n!r}; entries: {', '.join(entries)}")
         entries = {k: v for k, v in entries.items() if k in only}
     resolver = resolver or Resolver()
-    exp = Expansion()
+    exp = Expansion(max_cases=max_cases)
     for name, entry in entries.items():
         expand_entry(entry, where=f"{path}: entry [{name}]", registry=registry, resolver=resolver,
                      expansion=exp, name=name)

@@ -200,15 +200,19 @@ def test_cli_validate_shows_extension_warning(tmp_path):
     assert "warning: " in res.output and "ext.nosuchplugin" in res.output
 
 
-def test_network_size_mismatch_is_a_warning(tmp_path):
+def test_network_size_mismatch_is_an_error_naming_both_fields(tmp_path):
     f = tmp_path / "c.toml"
     f.write_text('nodes = 4\n[profile]\nname = "size-mismatch"\nkind = "cluster"\n[node]\n'
                  'device = "nvidia-a100-sxm4-80gb"\ndevices_per_node = 8\n[[network]]\nname = "nvl"\n'
                  'topology = "switch"\nsize = 4\nbandwidth = "300 GB/s"\n[[network]]\nname = "ib"\n'
                  'topology = "fat-tree"\nsize = 2\nbandwidth = "200 Gbit/s"\n')
     report = validate_paths([f], extensions={})
-    assert report["errors"] == [] and [o["name"] for o in report["ok"]] == ["size-mismatch"]
-    assert report["warnings"] == [
-        f"{f}: field network.1.size: expected the node count (4) for the outermost level of a cluster, got 2",
-        f"{f}: field network.0.size: expected devices_per_node (8) for the intra-node level, got 4",
-    ]
+    assert report["ok"] == []
+    assert report["errors"] == [
+        f"{f}: field network.1.size: expected the node count (field nodes = 4) for the outermost level of a "
+        f"cluster, got 2"]
+    f.write_text(f.read_text().replace("size = 2", "size = 4"))
+    report = validate_paths([f], extensions={})
+    assert report["errors"] == [
+        f"{f}: field network.0.size: expected devices_per_node (field node.devices_per_node = 8) for the "
+        f"intra-node level, got 4"]

@@ -32,6 +32,7 @@ def bad(key, status="failed"):
 
 @pytest.fixture
 def st(tmp_path):
+    (tmp_path / "sub").mkdir()
     s = Store(tmp_path / "sub" / "s.sqlite")
     yield s
     s.close()
@@ -126,8 +127,12 @@ def test_readonly_and_errors(tmp_path):
         Store(tmp_path / "none.sqlite", readonly=True)
     junk = tmp_path / "junk.sqlite"
     junk.write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(StoreError, match="not a dlsys-suite store"):
+    with pytest.raises(StoreError, match="expected a dlsys-suite store .SQLite., got another kind of file"):
         Store(junk)
+    assert junk.read_bytes() == b"this is not sqlite" * 100  # untouched
+    with pytest.raises(StoreError, match="expected an existing folder, got no folder"):
+        Store(tmp_path / "missing" / "s.sqlite")  # never creates folders silently
+    assert not (tmp_path / "missing").exists()
     s = Store(tmp_path / "e.sqlite")
     s.close()
     ro = Store(tmp_path / "e.sqlite", readonly=True)

@@ -38,9 +38,18 @@ def test_set_overrides_make_distinct_profiles(fake_registry):
     assert len({c.profile_hash for c in exp.cases}) == 3
     bws = sorted(c.scenario.profile.network[-1].bandwidth for c in exp.cases)
     assert bws == pytest.approx([2e9 / 8, 10e9 / 8, 40e9 / 8])
-    # 10 Gbit/s is the file's own value, but an override is recorded, so the hash differs from the plain profile
+    # 10 Gbit/s is the file's own value: the same content, so the same profile hash as the plain profile
     plain = expand_entry({"technique": "fake", "variants": ["base"]}).cases[0]
-    assert plain.profile_hash not in {c.profile_hash for c in exp.cases}
+    same = next(c for c in exp.cases if c.scenario.profile.network[-1].bandwidth == pytest.approx(10e9 / 8))
+    assert plain.profile_hash == same.profile_hash and plain.key == same.key
+
+
+def test_overrides_hash_their_si_value_not_their_text(fake_registry):
+    """1.25 GB/s and 10 Gbit/s are one bandwidth: one case (issue 16: the text was hashed)."""
+    a = expand_entry({"technique": "fake", "variants": ["base"], "set": {"network.-1.bandwidth": "1.25 GB/s"}})
+    b = expand_entry({"technique": "fake", "variants": ["base"], "set": {"network.-1.bandwidth": "10 Gbit/s"}})
+    c = expand_entry({"technique": "fake", "variants": ["base"], "set": {"network.-1.bandwidth": "10 GB/s"}})
+    assert a.cases[0].key == b.cases[0].key != c.cases[0].key
 
 
 def test_exclude_and_include(fake_registry):
