@@ -71,7 +71,7 @@ class Device(BaseModel):
     clock: FrequencyQ | None = None  # Hz
     tdp: PowerQ | None = None  # W
     # achieved fraction of peak vs operation size: {"gemm_fp32": [[flops, fraction], ...]}
-    efficiency: dict[str, list[tuple[float, float]]] | None = None
+    efficiency: dict[str, tuple[tuple[float, float], ...]] | None = None
 
     @field_validator("peak_flops")
     @classmethod
@@ -164,7 +164,7 @@ class NetworkLevel(BaseModel):
     size: int = Field(ge=1)  # endpoints at this level (devices for the inner, nodes for outer)
     bandwidth: BandwidthQ  # B/s per direction per endpoint
     latency: TimeQ = 0.0  # s, per message
-    fits: list[CollectiveFit] = Field(default_factory=list)
+    fits: tuple[CollectiveFit, ...] = ()
 
 
 class Reliability(BaseModel):
