@@ -1,0 +1,11 @@
+"""stencil codes on the Cerebras WSE (Brown et al., 2022) as a dlsys-suite technique plugin (work in progress: provides no technique yet).
+
+Registered through the ``suite.plugins`` entry point like any third-party plugin.
+"""
+
+from suite import hookimpl
+
+
+@hookimpl
+def suite_techniques():
+    return []
