@@ -82,11 +82,12 @@ def test_two_concurrent_runs_lose_nothing(tmp_path):
 
 def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path):
     store = tmp_path / "s.sqlite"
-    n = 150
+    n = 400  # >= 4 s of work at 2 jobs: on a loaded machine 150 cases could finish before the signal was sent
     p = _run(store, n, 0.02, jobs=2)
     deadline = time.time() + 60
     while _ok_count(store) < 10 and time.time() < deadline and p.poll() is None:
         time.sleep(0.05)
+    assert p.poll() is None, "the run finished before it could be interrupted"
     p.send_signal(signal.SIGINT)
     _out, err = p.communicate(timeout=60)
     assert p.returncode == 130, err
