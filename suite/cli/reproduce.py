@@ -28,9 +28,12 @@ def reproduce_cmd(techniques, all_, verified_only, fmt, output, strict, jobs, ex
     """Run every claim of TECHNIQUE(s) (all when none given) and print the paper's number beside ours.
 
     \b
-    Verdicts: reproduced / not reproduced / error (a failing case or a claim whose value could
-    not be derived, with the reason). A verdict is information: the exit status is 0 even when
-    claims are not reproduced; with --strict it is 1 when any claim ends in error.
+    Verdicts: reproduced (ours inside the band, every null prediction outside) / not
+    discriminating (a null, the baseline at the same scenario or a trivial predictor, is inside
+    too) / not reproduced / inconclusive (a measured claim whose bootstrap interval straddles the
+    band's edge) / error (a failing case or a value that could not be derived, with the reason).
+    A verdict is information: the exit status is 0 even when claims are not reproduced; with
+    --strict it is 1 when any claim ends in error.
     Cases are stored and cached like `suite run`, so a second reproduce computes nothing.
     """
     from suite.registry import get_registry
@@ -87,15 +90,13 @@ def reproduce_cmd(techniques, all_, verified_only, fmt, output, strict, jobs, ex
 
 
 def _print_table(board, plain: bool = False) -> None:
-    from suite.runner.reproduce import ERROR, NOT_REPRODUCED, REPRODUCED, table_rows
+    from suite.runner.reproduce import counts_line, table_rows
 
-    cols = ["claim", "statement", "source", "paper", "ours", "ratio", "verdict"]
+    cols = ["claim", "statement", "source", "paper", "ours", "nulls", "ratio", "verdict"]
     for tech in dict.fromkeys(o.technique for o in board.outcomes):
         for verified in (True, False):
             rows = [r for r in table_rows(board, verified) if r["technique"] == tech]
             if rows:
                 wide_table(rows, cols, title=f"{tech}: {'verified' if verified else 'unverified'} claims")
     for label, v in (("verified", True), ("unverified", False), ("all", None)):
-        c = board.counts(v)
-        click.echo(f"{label}: {c['total']} claim(s): {c[REPRODUCED]} reproduced, {c[NOT_REPRODUCED]} not reproduced, "
-                   f"{c[ERROR]} error")
+        click.echo(f"{label}: {counts_line(board.counts(v))}")

@@ -30,6 +30,7 @@ table.kv th{width:11em}
 figure{margin:1em 1em 1em 0;display:inline-table;vertical-align:top}figure img{max-width:100%;border:1px solid #eee}
 figcaption{display:table-caption;caption-side:bottom;font-size:.8em;color:#555;padding-top:.3em}
 .reproduced{background:#e6f4e6}.not-reproduced{background:#fbeaea}.error{background:#fff4d6}
+.not-discriminating{background:#eef0f7}.inconclusive{background:#f4f0e6}
 .scroll{overflow-x:auto;max-width:100%}.muted{color:#777;font-size:.85em}nav ul{columns:2}code{background:#f6f6f6;padding:0 .2em}
 """
 
@@ -164,26 +165,29 @@ def _technique_section(name: str, wide, failed, units: dict, directions: dict, t
 
 
 def _scoreboard_section(board, not_run: int, from_run: bool) -> str:
-    from suite.runner.reproduce import ERROR, NOT_REPRODUCED, REPRODUCED, format_value
+    from suite.runner.reproduce import VERDICTS, format_nulls, format_ours, format_verdict
 
     parts = ['<section id="scoreboard"><h2>Reproduction scoreboard</h2>',
-             '<p class="muted">Each claim\'s acceptance was fixed before our number was computed; values are read '
+             '<p class="muted">Each claim\'s acceptance was fixed before our number was computed; a claim is '
+             "<i>reproduced</i> when ours is inside its band and every null prediction (the baseline at the same "
+             "scenario, a trivial predictor) is outside, <i>not discriminating</i> when a null is inside too, "
+             "<i>inconclusive</i> when a measured interval straddles the band's edge. Values are read "
              "from the cases stored" + (" by this reproduce run" if from_run else " in this store (any run)")
              + (f"; {not_run} claim(s) of these techniques have no stored case (run <code>suite reproduce</code>)"
                 if not_run else "") + ".</p>"]
     rows = []
     for label, v in (("verified", True), ("unverified", False), ("all", None)):
         c = board.counts(v)
-        rows.append([label, c["total"], c[REPRODUCED], c[NOT_REPRODUCED], c[ERROR]])
-    parts.append(_table(["claims", "total", "reproduced", "not reproduced", "error"], rows, "counts"))
+        rows.append([label, c["total"], *[c[x] for x in VERDICTS]])
+    parts.append(_table(["claims", "total", *VERDICTS], rows, "counts"))
     for tech in dict.fromkeys(o.technique for o in board.outcomes):
         parts.append(f"<h3>{e(tech)}</h3>")
         outs = [o for o in board.outcomes if o.technique == tech]
         outs.sort(key=lambda o: not o.verified)
         parts.append(_table(
-            ["claim", "verified", "statement", "source", "paper", "ours", "ratio", "verdict"],
-            [[o.claim, "yes" if o.verified else "no", o.statement, o.source, o.paper, format_value(o.ours),
-              o.ratio, o.verdict + (f": {o.reason}" if o.reason else "")] for o in outs],
+            ["claim", "verified", "statement", "source", "paper", "ours", "null(s)", "ratio", "verdict"],
+            [[o.claim, "yes" if o.verified else "no", o.statement, o.source, o.paper, format_ours(o),
+              format_nulls(o), o.ratio, format_verdict(o)] for o in outs],
             "scoreboard", [o.verdict.replace(" ", "-") for o in outs]))
     parts.append("</section>")
     return "".join(parts)
@@ -228,9 +232,9 @@ def build_report(store: Any, run: Any = "latest", *, registry: Any = None, score
         failed = cases[cases["status"] != "ok"]
         techniques = list(dict.fromkeys(list(cases["technique"])))
         if registry is None:
-            from suite.registry import get_registry
+            from suite.context import Context
 
-            registry = get_registry()
+            registry = Context.build().registry
         techs: dict[str, Any] = {}
         for t in techniques:
             try:

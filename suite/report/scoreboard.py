@@ -1,10 +1,11 @@
 """The reproduction scoreboard from what a store already holds (nothing is run).
 
-:func:`suite.runner.reproduce.reproduce` runs the claims' cases and judges them; a report must
-only read. :func:`stored_scoreboard` resolves each claim's cases to their keys exactly as
-``reproduce`` does (same :class:`~suite.runner.case.Resolver`, so the same case keys), reads the
-stored results, and applies the claim's acceptance. Claims none of whose cases are stored are
-left out (counted in ``not_run``).
+:func:`suite.runner.reproduce.reproduce` runs the claims' cases (and their variant nulls') and
+judges them; a report must only read. :func:`stored_scoreboard` resolves each claim's cases and
+its nulls' substituted cases to their keys exactly as ``reproduce`` does (same
+:class:`~suite.runner.case.Resolver`, so the same case keys), reads the stored results, and
+judges with :func:`suite.runner.reproduce.judge` (the same verdict classes and nulls). Claims
+none of whose own cases are stored are left out (counted in ``not_run``).
 """
 
 from __future__ import annotations
@@ -28,19 +29,19 @@ def stored_scoreboard(techniques: Sequence[Any], store, resolver=None) -> tuple[
     -------
     (Scoreboard, int)
         The :class:`suite.runner.reproduce.Scoreboard` of every claim with at least one stored
-        case (verdicts: reproduced / not reproduced / error with the reason), and how many claims
-        had no stored case at all.
+        case (verdicts as :func:`suite.runner.reproduce.judge`: reproduced / not discriminating /
+        not reproduced / inconclusive / error, with the nulls), and how many claims had no stored
+        case at all.
     """
     from suite.runner.case import Resolver
-    from suite.runner.reproduce import ERROR, ClaimOutcome, Scoreboard, judge
+    from suite.runner.reproduce import ERROR, Scoreboard, _one_line, judge, new_outcome, null_cases
 
     resolver = resolver or Resolver()
-    outcomes: list[ClaimOutcome] = []
+    outcomes = []
     not_run = 0
     for tech in techniques:
         for claim in tech.claims:
-            o = ClaimOutcome(technique=tech.name, claim=claim.id, statement=claim.statement, source=claim.source,
-                             verified=claim.verified, paper=_safe(claim.expect.describe), note=claim.note)
+            o = new_outcome(tech, claim)
             try:
                 cases = {label: resolver.resolve(tech, spec) for label, spec in claim.specs().items()}
             except Exception as exc:  # noqa: BLE001 - a claim that does not resolve is an error row
@@ -53,22 +54,10 @@ def stored_scoreboard(techniques: Sequence[Any], store, resolver=None) -> tuple[
             if not status:
                 not_run += 1
                 continue
+            nc = null_cases(tech, claim, resolver)
+            nkeys = [c.key for _n, ncases, _r in nc if ncases for c in ncases.values()]
+            if nkeys:
+                status.update(store.statuses(nkeys))
             outcomes.append(o)
-            judge(claim, o, cases, status, store)
+            judge(claim, o, cases, status, store, nc)
     return Scoreboard(outcomes, None), not_run
-
-
-def _one_line(exc: BaseException) -> str:
-    from suite.errors import SuiteError
-
-    msg = str(exc).strip().splitlines()
-    if not msg:
-        return type(exc).__name__
-    return msg[0] if isinstance(exc, SuiteError) else f"{type(exc).__name__}: {msg[0]}"
-
-
-def _safe(f) -> str:
-    try:
-        return str(f())
-    except Exception as exc:  # noqa: BLE001 - a description that fails is shown as its error type
-        return f"<{type(exc).__name__}>"

@@ -1,14 +1,27 @@
-"""Reproduce paper claims: run every scenario a claim needs, compute our value, give a verdict.
+"""Reproduce paper claims: run every scenario a claim and its nulls need, compute our value, judge.
 
-A verdict is information, never forced: ``reproduced`` when the claim's acceptance (fixed before
-our number was seen) holds, ``not reproduced`` when it does not, ``error`` when a case failed or
-the claim's ``derive`` raised (with the one-line reason). One claim's error never stops the others.
+A verdict is information, never forced (DESIGN.md, Claims and reproduction):
+
+``reproduced``
+    our value is inside the claim's band and every null prediction is outside it;
+``not discriminating``
+    our value is inside, and so is a null (the baseline at the same scenario, or a trivial
+    predictor such as no gain = 1.0x): the claim cannot tell the technique from its null;
+``not reproduced``
+    our value is outside the band;
+``inconclusive``
+    a measured claim (execute timings) whose bootstrap confidence interval straddles the band's
+    edge, or one of whose measured nulls does;
+``error``
+    a case (the claim's or a null's) failed, or a value could not be derived (with the reason).
+
+One claim's error never stops the others.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,16 +30,52 @@ from suite.results.store import Store
 from suite.runner.case import Case, Resolver
 from suite.runner.engine import RunSummary, run_cases
 from suite.runner.executors import ExecOptions
-from suite.technique import Claim, Technique
+from suite.technique import Claim, Metric, Null, Result, Technique
 
-__all__ = ["ClaimOutcome", "Scoreboard", "reproduce", "REPRODUCED", "NOT_REPRODUCED", "ERROR"]
+__all__ = ["ClaimOutcome", "NullOutcome", "Scoreboard", "reproduce", "judge", "null_cases", "bootstrap_interval",
+           "REPRODUCED", "NOT_DISCRIMINATING", "NOT_REPRODUCED", "INCONCLUSIVE", "ERROR", "VERDICTS",
+           "MEASURED_LABEL", "BOOTSTRAP_REPLICATES", "CONFIDENCE"]
 
-REPRODUCED, NOT_REPRODUCED, ERROR = "reproduced", "not reproduced", "error"
+REPRODUCED, NOT_DISCRIMINATING, NOT_REPRODUCED, INCONCLUSIVE, ERROR = (
+    "reproduced", "not discriminating", "not reproduced", "inconclusive", "error")
+#: Every verdict class, in the order the scoreboard counts them.
+VERDICTS = (REPRODUCED, NOT_DISCRIMINATING, NOT_REPRODUCED, INCONCLUSIVE, ERROR)
+#: The label of a claim judged on timings taken on this machine (``Claim.measured``).
+MEASURED_LABEL = "measured on this machine"
+#: Bootstrap replicates of a measured claim's value, and the two-sided confidence level.
+BOOTSTRAP_REPLICATES = 2000
+CONFIDENCE = 0.95
+_INSIDE, _OUTSIDE, _STRADDLES = "inside", "outside", "straddles"
+
+
+@dataclass
+class NullOutcome:
+    """One null prediction of a claim, judged against the claim's band.
+
+    ``inside`` is True when the null's value is inside the band (the claim does not
+    discriminate), False when outside, None when it could not be judged (``reason`` says why)
+    or, for a measured null, when its interval straddles the band's edge (``straddles``).
+    """
+
+    label: str
+    kind: str  # "variants" or "value"
+    value: Any = None
+    inside: bool | None = None
+    straddles: bool = False
+    interval: tuple[float, float] | None = None
+    reason: str = ""
+    substitutions: dict[str, str] = field(default_factory=dict)
+    cases: dict[str, str] = field(default_factory=dict)  # label -> case key (variant nulls)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "kind": self.kind, "value": _jsonable(self.value), "inside": self.inside,
+                "straddles": self.straddles, "interval": list(self.interval) if self.interval else None,
+                "reason": self.reason, "substitutions": dict(self.substitutions), "cases": dict(self.cases)}
 
 
 @dataclass
 class ClaimOutcome:
-    """One row of the scoreboard."""
+    """One row of the scoreboard: paper, ours, the nulls, the verdict."""
 
     technique: str
     claim: str
@@ -40,16 +89,27 @@ class ClaimOutcome:
     reason: str = ""
     note: str = ""
     cases: dict[str, str] = field(default_factory=dict)  # label -> case key
+    nulls: list[NullOutcome] = field(default_factory=list)
+    null_reason: str = ""
+    measured: bool = False
+    label: str = ""  # "measured on this machine" for a measured claim
+    interval: tuple[float, float] | None = None  # bootstrap CI of our value (measured)
+    samples: int = 0  # fewest samples behind any timed metric of the claim (measured)
 
     def as_dict(self) -> dict[str, Any]:
         return {"technique": self.technique, "claim": self.claim, "statement": self.statement, "source": self.source,
                 "verified": self.verified, "paper": self.paper, "ours": _jsonable(self.ours), "ratio": self.ratio,
-                "verdict": self.verdict, "reason": self.reason, "note": self.note, "cases": self.cases}
+                "verdict": self.verdict, "reason": self.reason, "note": self.note, "cases": self.cases,
+                "nulls": [n.as_dict() for n in self.nulls], "null_reason": self.null_reason,
+                "measured": self.measured, "label": self.label,
+                "interval": list(self.interval) if self.interval else None, "samples": self.samples}
 
 
 def _jsonable(v: Any) -> Any:
     if isinstance(v, tuple):
-        return list(v)
+        return [_jsonable(x) for x in v]
+    if isinstance(v, Mapping):
+        return {str(k): _jsonable(x) for k, x in v.items()}
     try:
         import numpy as np
 
@@ -57,11 +117,14 @@ def _jsonable(v: Any) -> Any:
             return v.item()
     except ImportError:  # pragma: no cover
         pass
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
     return v
 
 
 def format_value(v: Any) -> str:
-    """Our value for a table: numbers with 4 significant digits, orderings as ``a > b``."""
+    """A value for a table: numbers with 4 significant digits, orderings ``(a, b)``, mappings
+    ``a=1, b=2``."""
     if v is None:
         return ""
     if isinstance(v, bool):
@@ -70,6 +133,8 @@ def format_value(v: Any) -> str:
         return str(v)
     if isinstance(v, float):
         return f"{v:.4g}" if math.isfinite(v) else str(v)
+    if isinstance(v, Mapping):
+        return ", ".join(f"{k}={format_value(x)}" for k, x in v.items())
     if isinstance(v, (list, tuple)):
         if v and all(isinstance(x, str) for x in v):
             return "(" + ", ".join(v) + ")"
@@ -80,6 +145,39 @@ def format_value(v: Any) -> str:
         return str(v)
 
 
+def format_nulls(o: ClaimOutcome) -> str:
+    """The nulls of one outcome for a table cell: ``label = value (inside|outside)``; ``; ``-joined.
+    A claim without nulls shows its written reason (``none: <reason>``)."""
+    if not o.nulls:
+        return f"none: {o.null_reason}" if o.null_reason else "none declared"
+    parts = []
+    for n in o.nulls:
+        if n.reason:
+            state = n.reason
+        elif n.straddles:
+            state = "straddles"
+        else:
+            state = "inside" if n.inside else "outside"
+        val = format_value(n.value)
+        if n.interval:
+            val += f" [{n.interval[0]:.4g}, {n.interval[1]:.4g}]"
+        parts.append(f"{n.label} = {val} ({state})" if val else f"{n.label} ({state})")
+    return "; ".join(parts)
+
+
+def format_ours(o: ClaimOutcome) -> str:
+    """Our value, with its bootstrap interval for a measured claim."""
+    s = format_value(o.ours)
+    if o.interval:
+        s += f" [{o.interval[0]:.4g}, {o.interval[1]:.4g}]"
+    return s
+
+
+def format_verdict(o: ClaimOutcome) -> str:
+    v = o.verdict + (f": {o.reason}" if o.reason else "")
+    return v + (f" ({o.label})" if o.label else "")
+
+
 @dataclass
 class Scoreboard:
     """Every claim outcome, and the run that computed their cases."""
@@ -88,8 +186,9 @@ class Scoreboard:
     run: RunSummary | None = None
 
     def counts(self, verified: bool | None = None) -> dict[str, int]:
+        """Claims per verdict class (every class of :data:`VERDICTS`, zeros included) and ``total``."""
         rows = [o for o in self.outcomes if verified is None or o.verified == verified]
-        c = {REPRODUCED: 0, NOT_REPRODUCED: 0, ERROR: 0}
+        c = {v: 0 for v in VERDICTS}
         for o in rows:
             c[o.verdict] += 1
         c["total"] = len(rows)
@@ -106,11 +205,40 @@ def _one_line(exc: BaseException) -> str:
     return msg[0] if msg and isinstance(exc, SuiteError) else (f"{type(exc).__name__}: {msg[0]}" if msg else type(exc).__name__)
 
 
+def new_outcome(tech: Technique, claim: Claim) -> ClaimOutcome:
+    """An empty outcome row for *claim* (verdict ``error`` until judged)."""
+    return ClaimOutcome(technique=tech.name, claim=claim.id, statement=claim.statement, source=claim.source,
+                        verified=claim.verified, paper=_safe(claim.expect.describe), note=claim.note,
+                        null_reason=claim.null_reason, measured=bool(claim.measured),
+                        label=MEASURED_LABEL if claim.measured else "")
+
+
+def null_cases(tech: Technique, claim: Claim, resolver: Resolver) -> list[tuple[Null, dict[str, Case] | None, str]]:
+    """The resolved cases of every variant-substitution null of *claim*.
+
+    Returns one ``(null, cases, reason)`` per null in declaration order: ``cases`` maps the claim's
+    labels to the substituted, resolved cases (``None`` for a value null, or when the substituted
+    scenario does not resolve, with ``reason`` saying why).
+    """
+    out: list[tuple[Null, dict[str, Case] | None, str]] = []
+    for n in claim.nulls:
+        if n.variants is None:
+            out.append((n, None, ""))
+            continue
+        try:
+            specs = n.substitute(claim.specs())
+            out.append((n, {label: resolver.resolve(tech, spec) for label, spec in specs.items()}, ""))
+        except Exception as exc:  # noqa: BLE001 - reported on the null, the claim still judged
+            out.append((n, None, f"null scenario does not resolve: {_one_line(exc)}"))
+    return out
+
+
 def reproduce(techniques: Sequence[Technique], store: Store, *, executor: str = "local",
               options: ExecOptions | None = None, verified_only: bool = False, rerun: bool = False,
               progress: Any = None, command: str | None = None, registry: Any = None,
               resolver: Resolver | None = None) -> Scoreboard:
-    """Run the claims of *techniques* through the runner (stored and cached) and judge them.
+    """Run the claims of *techniques* and their variant nulls through the runner (stored and
+    cached) and judge them (:func:`judge`).
 
     Parameters
     ----------
@@ -127,15 +255,14 @@ def reproduce(techniques: Sequence[Technique], store: Store, *, executor: str = 
         One :class:`ClaimOutcome` per claim, in technique then declaration order.
     """
     resolver = resolver or Resolver()
-    pending: list[tuple[Technique, Claim, ClaimOutcome, dict[str, Case]]] = []
+    pending: list[tuple[Claim, ClaimOutcome, dict[str, Case], list]] = []
     outcomes: list[ClaimOutcome] = []
     all_cases: list[Case] = []
     for tech in techniques:
         for claim in tech.claims:
             if verified_only and not claim.verified:
                 continue
-            o = ClaimOutcome(technique=tech.name, claim=claim.id, statement=claim.statement, source=claim.source,
-                             verified=claim.verified, paper=_safe(claim.expect.describe), note=claim.note)
+            o = new_outcome(tech, claim)
             outcomes.append(o)
             try:
                 cases = {label: resolver.resolve(tech, spec) for label, spec in claim.specs().items()}
@@ -144,45 +271,231 @@ def reproduce(techniques: Sequence[Technique], store: Store, *, executor: str = 
                 continue
             o.cases = {label: c.key for label, c in cases.items()}
             all_cases.extend(cases.values())
-            pending.append((tech, claim, o, cases))
+            nc = null_cases(tech, claim, resolver)
+            for _n, ncases, _r in nc:
+                if ncases:
+                    all_cases.extend(ncases.values())
+            pending.append((claim, o, cases, nc))
     summary = None
     if all_cases:
         summary = run_cases(all_cases, store, executor=executor, options=options, rerun=rerun, progress=progress,
                             command=command, registry=registry)
         if summary.interrupted:
             raise KeyboardInterrupt
-    status = store.statuses({c.key for _t, _c, _o, cases in pending for c in cases.values()})
-    for _tech, claim, o, cases in pending:
-        judge(claim, o, cases, status, store)
+    status = store.statuses({c.key for c in all_cases})
+    for claim, o, cases, nc in pending:
+        judge(claim, o, cases, status, store, nc)
     return Scoreboard(outcomes, summary)
 
 
-def judge(claim, o, cases, status, store) -> None:
-    """Fill outcome *o* of *claim* from stored cases: the reason when a case is not ok or the value
-    cannot be derived, else our value, the ratio and the verdict. ``status`` maps case key ->
-    (status, error); ``cases`` maps the claim's labels -> resolved Case."""
-    bad = [(label, status.get(c.key, ("missing", "not computed"))) for label, c in cases.items()
-           if status.get(c.key, ("missing",))[0] != "ok"]
+# --------------------------------------------------------------------------- judging
+
+
+def _point_stat(m: Metric):
+    """The statistic a metric's value is of its samples: the median when the value is the samples'
+    median, else the mean (the two estimators plugins report)."""
+    import numpy as np
+
+    s = np.asarray(m.samples, dtype=float)
+    med = float(np.median(s))
+    return np.median if math.isclose(m.value, med, rel_tol=1e-9, abs_tol=1e-300) else np.mean
+
+
+def _timed(results: Mapping[str, Result]) -> dict[tuple[str, str], Metric]:
+    return {(label, name): m for label, r in results.items() for name, m in r.metrics.items()
+            if m.samples is not None and len(m.samples) >= 2 and all(math.isfinite(x) for x in m.samples)}
+
+
+def bootstrap_interval(claim: Claim, results: Mapping[str, Result], *, replicates: int = BOOTSTRAP_REPLICATES,
+                       seed: int = 0) -> list[Any]:
+    """Bootstrap replicates of *claim*'s value from the raw samples of its results.
+
+    Each replicate resamples, with replacement and independently per metric, the samples of every
+    metric that has at least two (a percentile bootstrap, Efron & Tibshirani, *An Introduction
+    to the Bootstrap*, 1993, ch. 13), recomputes the metric's statistic on the resample (median or
+    mean, whichever the stored value is) and derives the claim's value from the resampled results.
+    Deterministic for a given *seed* and samples. Returns the replicate values (empty when no
+    metric has samples).
+    """
+    import numpy as np
+
+    timed = _timed(results)
+    if not timed:
+        return []
+    rng = np.random.default_rng(seed)
+    stats = {k: (_point_stat(m), np.asarray(m.samples, dtype=float)) for k, m in timed.items()}
+    out = []
+    for _ in range(replicates):
+        res = {label: Result(dict(r.metrics), r.artifacts) for label, r in results.items()}
+        for (label, name), (stat, s) in stats.items():
+            m = res[label].metrics[name]
+            res[label].metrics[name] = Metric(m.name, float(stat(rng.choice(s, size=s.size, replace=True))),
+                                              m.unit, m.direction, m.samples)
+        out.append(claim.value(res))
+    return out
+
+
+def _scalar(v: Any) -> float | None:
+    if isinstance(v, bool):
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _classify(claim: Claim, point: Any, reps: list[Any]) -> tuple[str, tuple[float, float] | None]:
+    """inside / outside / straddles for a value and its bootstrap replicates (none: the point).
+
+    A scalar value: the central :data:`CONFIDENCE` percentile interval of the replicates (plus
+    the point) is inside when every replicate in it passes the acceptance, outside when none
+    does, else it straddles the band's edge. A non-scalar value (an ordering's mapping): the
+    fraction of replicates that pass, inside above ``(1 + CONFIDENCE) / 2``, outside below
+    ``(1 - CONFIDENCE) / 2``.
+    """
+    import numpy as np
+
+    check = claim.expect.check
+    if not reps:
+        return (_INSIDE if check(point) else _OUTSIDE), None
+    xs = [_scalar(r) for r in reps]
+    if all(x is not None for x in xs) and _scalar(point) is not None:
+        a = (1.0 - CONFIDENCE) / 2.0
+        lo, hi = (float(q) for q in np.quantile(xs, [a, 1.0 - a]))
+        lo, hi = min(lo, float(point)), max(hi, float(point))
+        within = [x for x in xs if lo <= x <= hi] + [lo, hi, float(point)]
+        passes = [bool(check(x)) for x in within]
+        state = _INSIDE if all(passes) else (_OUTSIDE if not any(passes) else _STRADDLES)
+        return state, (lo, hi)
+    frac = sum(bool(check(r)) for r in reps) / len(reps)
+    if frac >= (1.0 + CONFIDENCE) / 2.0 and check(point):
+        return _INSIDE, None
+    if frac <= (1.0 - CONFIDENCE) / 2.0 and not check(point):
+        return _OUTSIDE, None
+    return _STRADDLES, None
+
+
+def _bad_case(cases: Mapping[str, Case], status) -> str:
+    for label, c in cases.items():
+        st, err = status.get(c.key, ("missing", "not computed"))
+        if st != "ok":
+            return f"case {label!r} {st}: {err or ''}".rstrip(": ")
+    return ""
+
+
+def _judge_value(claim: Claim, results: Mapping[str, Result], statistics: bool):
+    """(value, state, interval, samples) of *claim* on *results*; bootstrap when *statistics*."""
+    value = claim.value(results)
+    reps: list[Any] = []
+    n = 0
+    if statistics:
+        timed = _timed(results)
+        n = min((len(m.samples) for m in timed.values()), default=0)
+        reps = bootstrap_interval(claim, results)
+    state, interval = _classify(claim, value, reps)
+    return value, state, interval, n
+
+
+def judge(claim: Claim, o: ClaimOutcome, cases: Mapping[str, Case], status, store,
+          nulls: Sequence[tuple[Null, Mapping[str, Case] | None, str]] | None = None) -> None:
+    """Fill outcome *o* of *claim* from stored cases: our value, the ratio, every null and the verdict.
+
+    Parameters
+    ----------
+    claim : Claim
+    o : ClaimOutcome
+        Filled in place.
+    cases : mapping of label -> Case
+        The claim's resolved cases.
+    status : mapping of case key -> (status, error)
+        As :meth:`suite.results.store.Store.statuses`, covering the claim's and the nulls' cases.
+    store : Store
+    nulls : sequence of (Null, cases or None, reason), optional
+        As :func:`null_cases`. Default: value nulls are judged, variant nulls carry the reason
+        "null cases not given to judge()" (so the verdict is never ``reproduced`` on evidence
+        that was not evaluated).
+
+    Notes
+    -----
+    The verdict: ``error`` when a claim case is not ok or a value cannot be derived or checked;
+    else ``not reproduced`` when our value (or, measured, its whole interval) is outside the band;
+    ``inconclusive`` when a measured interval straddles the band's edge; ``not discriminating``
+    when ours is inside and a null is inside too; ``inconclusive`` when ours is inside and a
+    measured null straddles; ``error`` when ours is inside but a null could not be evaluated
+    (the evidence is missing); else ``reproduced``. A claim with neither nulls nor a
+    ``null_reason`` is judged on its value alone and says so in ``reason``.
+    """
+    if nulls is None:
+        nulls = [(n, None, "" if n.variants is None else "null cases not given to judge()") for n in claim.nulls]
+    statistics = bool(claim.measured) or any(c.fidelity == "execute" for c in cases.values())
+    bad = _bad_case(cases, status)
     if bad:
-        label, (st, err) = bad[0]
-        o.reason = f"case {label!r} {st}: {err or ''}".rstrip(": ")
+        o.reason = bad
         return
     try:
-        ours = claim.value({label: store.result(c.key) for label, c in cases.items()})
+        results = {label: store.result(c.key) for label, c in cases.items()}
+        ours, state, o.interval, o.samples = _judge_value(claim, results, statistics)
     except Exception as exc:  # noqa: BLE001
         o.reason = f"value could not be derived: {_one_line(exc)}"
         return
     o.ours = ours
     try:
-        ok = bool(claim.expect.check(ours))
-    except Exception as exc:  # noqa: BLE001
-        o.reason = f"acceptance check failed: {_one_line(exc)}"
-        return
-    try:
         o.ratio = claim.expect.ratio(ours)
     except Exception:  # noqa: BLE001 - a ratio is decoration
         o.ratio = None
-    o.verdict = REPRODUCED if ok else NOT_REPRODUCED
+    # the nulls
+    o.nulls = []
+    for n, ncases, why in nulls:
+        no = NullOutcome(label=n.label, kind="value" if n.variants is None else "variants",
+                         substitutions=dict(n.variants or {}))
+        o.nulls.append(no)
+        if why:
+            no.reason = why
+            continue
+        try:
+            if n.variants is None:
+                no.value = n.value
+                nstate, no.interval = _classify(claim, n.value, [])
+            else:
+                no.cases = {label: c.key for label, c in ncases.items()}
+                nbad = _bad_case(ncases, status)
+                if nbad:
+                    no.reason = "null " + nbad
+                    continue
+                nres = {label: store.result(c.key) for label, c in ncases.items()}
+                no.value, nstate, no.interval, _n = _judge_value(claim, nres, statistics)
+        except Exception as exc:  # noqa: BLE001
+            no.reason = f"null value could not be derived: {_one_line(exc)}"
+            continue
+        no.straddles = nstate == _STRADDLES
+        no.inside = None if no.straddles else nstate == _INSIDE
+    # the verdict
+    if state == _OUTSIDE:
+        o.verdict = NOT_REPRODUCED
+        return
+    if state == _STRADDLES:
+        o.verdict = INCONCLUSIVE
+        o.reason = f"the {CONFIDENCE:.0%} interval of our value straddles the band's edge"
+        return
+    inside = [n.label for n in o.nulls if n.inside]
+    if inside:
+        o.verdict = NOT_DISCRIMINATING
+        o.reason = "null inside the band: " + ", ".join(inside)
+        return
+    straddling = [n.label for n in o.nulls if n.straddles]
+    if straddling:
+        o.verdict = INCONCLUSIVE
+        o.reason = f"the {CONFIDENCE:.0%} interval of a null straddles the band's edge: " + ", ".join(straddling)
+        return
+    unjudged = [n for n in o.nulls if n.reason]
+    if unjudged:
+        o.verdict = ERROR
+        o.reason = f"null {unjudged[0].label!r}: {unjudged[0].reason}"
+        return
+    o.verdict = REPRODUCED
+    if not o.nulls and not claim.null_reason:
+        o.reason = "no null prediction declared"
 
 
 def _safe(f) -> str:
@@ -195,6 +508,11 @@ def _safe(f) -> str:
 # --------------------------------------------------------------------------- rendering
 
 
+def counts_line(c: Mapping[str, int]) -> str:
+    """``N claim(s): a reproduced, b not discriminating, ...`` for one counts dict."""
+    return f"{c['total']} claim(s): " + ", ".join(f"{c[v]} {v}" for v in VERDICTS)
+
+
 def render_markdown(board: Scoreboard, title: str = "Reproductions") -> str:
     """The scoreboard as a Markdown page (``suite reproduce --all --format markdown``)."""
     def esc(s: Any) -> str:
@@ -203,37 +521,40 @@ def render_markdown(board: Scoreboard, title: str = "Reproductions") -> str:
     techs = list(dict.fromkeys(o.technique for o in board.outcomes))
     cmd = "suite reproduce --all --format markdown" if len(techs) != 1 else f"suite reproduce {techs[0]} --format markdown"
     lines = [f"# {title}", "",
-             f"Generated by `{cmd}`. Each claim's acceptance was fixed before our "
-             "number was computed; a claim our model does not reproduce stays *not reproduced* and the technique's "
-             "page explains why. Claims reproduced by measurement on this machine (execute fidelity) vary between "
-             "runs and machines; model claims are deterministic.", ""]
-    c = board.counts()
-    cv, cu = board.counts(True), board.counts(False)
-    lines += ["| | claims | reproduced | not reproduced | error |", "|---|---|---|---|---|",
-              f"| verified | {cv['total']} | {cv[REPRODUCED]} | {cv[NOT_REPRODUCED]} | {cv[ERROR]} |",
-              f"| unverified | {cu['total']} | {cu[REPRODUCED]} | {cu[NOT_REPRODUCED]} | {cu[ERROR]} |",
-              f"| **all** | {c['total']} | {c[REPRODUCED]} | {c[NOT_REPRODUCED]} | {c[ERROR]} |", ""]
-    for tech in dict.fromkeys(o.technique for o in board.outcomes):
+             f"Generated by `{cmd}`. Each claim's acceptance was fixed before our number was computed. "
+             "Verdicts: *reproduced* (ours inside the band, every null prediction outside), *not discriminating* "
+             "(ours inside, but a null, the baseline at the same scenario or a trivial predictor, is inside too), "
+             "*not reproduced* (ours outside), *inconclusive* (a measured claim whose "
+             f"{CONFIDENCE:.0%} bootstrap interval straddles the band's edge), *error*. A claim our model does not "
+             "reproduce stays *not reproduced* and the technique's page explains why. Claims "
+             f"{MEASURED_LABEL} (execute fidelity) are timings of this machine, not of the paper's hardware; "
+             "model claims are deterministic.", ""]
+    head = "| | claims | " + " | ".join(VERDICTS) + " |"
+    lines += [head, "|---|---|" + "---|" * len(VERDICTS)]
+    for label, v in (("verified", True), ("unverified", False), ("**all**", None)):
+        c = board.counts(v)
+        lines.append(f"| {label} | {c['total']} | " + " | ".join(str(c[x]) for x in VERDICTS) + " |")
+    lines.append("")
+    for tech in techs:
         lines += [f"## {tech}", ""]
         for verified in (True, False):
             rows = [o for o in board.outcomes if o.technique == tech and o.verified == verified]
             if not rows:
                 continue
             lines += [f"### {'Verified' if verified else 'Unverified'} claims", "",
-                      "| claim | statement | source | paper | ours | ratio | verdict |",
-                      "|---|---|---|---|---|---|---|"]
+                      "| claim | statement | source | paper | ours | null(s) | ratio | verdict |",
+                      "|---|---|---|---|---|---|---|---|"]
             for o in rows:
-                verdict = o.verdict + (f": {o.reason}" if o.reason else "")
                 ratio = f"{o.ratio:.3f}" if o.ratio is not None else ""
                 lines.append(f"| {esc(o.claim)} | {esc(o.statement)} | {esc(o.source)} | {esc(o.paper)} | "
-                             f"{esc(format_value(o.ours))} | {ratio} | {esc(verdict)} |")
+                             f"{esc(format_ours(o))} | {esc(format_nulls(o))} | {ratio} | {esc(format_verdict(o))} |")
             lines.append("")
     return "\n".join(lines) + "\n"
 
 
 def table_rows(board: Scoreboard, verified: bool) -> list[dict[str, Any]]:
     return [{"technique": o.technique, "claim": o.claim, "statement": o.statement, "source": o.source,
-             "paper": o.paper, "ours": format_value(o.ours),
+             "paper": o.paper, "ours": format_ours(o), "nulls": format_nulls(o),
              "ratio": f"{o.ratio:.3f}" if o.ratio is not None else "",
-             "verdict": o.verdict + (f": {o.reason}" if o.reason else "")}
+             "verdict": format_verdict(o)}
             for o in board.outcomes if o.verified == verified]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from suite.runner.reproduce import ERROR, NOT_REPRODUCED, REPRODUCED, render_markdown, reproduce
+from suite.runner.reproduce import (ERROR, INCONCLUSIVE, NOT_DISCRIMINATING, NOT_REPRODUCED, REPRODUCED,
+                                    render_markdown, reproduce)
 
 
 def test_verdicts(fake_registry, store):
@@ -20,8 +21,12 @@ def test_verdicts(fake_registry, store):
     assert by["derive-bad"].reason == "value could not be derived: ZeroDivisionError: derive exploded"
     assert by["case-fails"].verdict == ERROR
     assert by["case-fails"].reason == "case 'main' failed: ValueError: boom from the fake plugin"
-    assert board.counts() == {REPRODUCED: 1, NOT_REPRODUCED: 1, ERROR: 2, "total": 4}
-    assert board.counts(True) == {REPRODUCED: 1, NOT_REPRODUCED: 0, ERROR: 1, "total": 2}
+    # the fake's claims declare no null: judged on the value alone, and the row says so
+    assert by["ratio-2x"].reason == "no null prediction declared" and by["ratio-2x"].nulls == []
+    assert board.counts() == {REPRODUCED: 1, NOT_DISCRIMINATING: 0, NOT_REPRODUCED: 1, INCONCLUSIVE: 0, ERROR: 2,
+                              "total": 4}
+    assert board.counts(True) == {REPRODUCED: 1, NOT_DISCRIMINATING: 0, NOT_REPRODUCED: 0, INCONCLUSIVE: 0,
+                                  ERROR: 1, "total": 2}
     # stored and cached: a second reproduce computes nothing new
     again = reproduce([fake_registry.technique("fake")], store)
     assert again.run.computed == 1  # only the failing case is retried
@@ -33,7 +38,9 @@ def test_verified_only_and_markdown(fake_registry, store):
     assert sorted(o.claim for o in board.outcomes) == ["case-fails", "ratio-2x"]
     md = render_markdown(board)
     assert "## fake" in md and "### Verified claims" in md and "### Unverified" not in md
-    assert "| ratio-2x | fast is 2x base | Table 1 | 2 ± 20% | 2 | 1.000 | reproduced |" in md
+    assert ("| ratio-2x | fast is 2x base | Table 1 | 2 ± 20% | 2 | none declared | 1.000 | "
+            "reproduced: no null prediction declared |") in md
+    assert "| | claims | reproduced | not discriminating | not reproduced | inconclusive | error |" in md
 
 
 def test_unresolvable_claim_is_an_error_row(fake_registry, store):
@@ -50,3 +57,44 @@ def test_unresolvable_claim_is_an_error_row(fake_registry, store):
     assert board.outcomes[0].reason.startswith("scenario does not resolve: ")
     assert "'no-such-profile'" in board.outcomes[0].reason
     assert board.outcomes[1].verdict == REPRODUCED
+
+
+def test_variant_null_is_run_stored_and_judged(fake_registry, store):
+    """A variant null's cases are extra cases of the run; the stored scoreboard judges them the same."""
+    from dataclasses import replace
+
+    from suite.report.scoreboard import stored_scoreboard
+    from suite.technique import Claim, Gain, Null, ScenarioSpec
+
+    tech = fake_registry.technique("fake")
+    spec = dict(profile="fake-cluster-a", workload="fake-wl")
+    # y(fast, x=1) = 2 * 10 = 20; y(base, x=1) = 10 (10 Gbit/s profile): the ratio fast/base is 2
+    two = Claim("gain-2x", "fast is 2x base", "Table 1", True, Gain(2.0),
+                cases={"base": ScenarioSpec("base", **spec), "fast": ScenarioSpec("fast", **spec)},
+                derive=lambda r: r["fast"]["y"] / r["base"]["y"],
+                nulls=(Null("base for fast", variants={"fast": "base"}), Null("no gain", value=1.0)))
+    # the null "fast at x=2 counts as base" gives 2 * 10 / 10 = 2: inside -> not discriminating
+    weak = replace(two, id="weak", cases={"base": ScenarioSpec("base", params={"x": 2.0}, **spec),
+                                           "fast": ScenarioSpec("fast", **spec)},
+                   derive=lambda r: r["fast"]["y"] / (r["base"]["y"] / 2.0),
+                   nulls=(Null("fast everywhere", variants={"base": "fast"}),))
+    t2 = replace(tech, claims=[two, weak])
+    board = reproduce([t2], store)
+    by = {o.claim: o for o in board.outcomes}
+    assert by["gain-2x"].verdict == REPRODUCED and by["gain-2x"].ours == pytest.approx(2.0)
+    assert [(n.label, n.value, n.inside) for n in by["gain-2x"].nulls] == [("base for fast", 1.0, False),
+                                                                          ("no gain", 1.0, False)]
+    assert by["gain-2x"].nulls[0].cases["fast"] != by["gain-2x"].cases["fast"]
+    # weak: ours = 20 / (20 / 2) = 2; null: base->fast at x=2 gives 40, 20 / 20 = 1 -> outside; reproduced
+    assert by["weak"].ours == pytest.approx(2.0)
+    assert by["weak"].nulls[0].value == pytest.approx(1.0) and by["weak"].verdict == REPRODUCED
+    # distinct cases: base(x=1), fast(x=1) [gain-2x; its null only repeats base(x=1)], base(x=2) [weak;
+    # its fast(x=1) is shared], fast(x=2) [weak's null; its other case is fast(x=1) again]: 4
+    assert board.run.total == 4
+    stored, not_run = stored_scoreboard([t2], store)
+    assert not_run == 0
+    assert [o.as_dict() for o in stored.outcomes] == [o.as_dict() for o in board.outcomes]
+    d = board.as_dict()
+    assert d["claims"][0]["nulls"][1] == {"label": "no gain", "kind": "value", "value": 1.0, "inside": False,
+                                         "straddles": False, "interval": None, "reason": "", "substitutions": {},
+                                         "cases": {}}
