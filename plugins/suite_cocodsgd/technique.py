@@ -1,10 +1,11 @@
 """Declaration of CoCoD-SGD: paper, variants, parameters, claims, properties.
 
-Facts: shared/research/papers_3.md entry 14, verified_2.md §2 and verified_3.md §5. (read in the paper): the
-abstract (16 GTX 1080 Ti, ResNet18 and VGG16, "up to 2-3x faster than traditional synchronous
-SGD"; "better time speedup") and the update rule and weights of the supplement (eq. 9, weights
-M_i / sum M). (secondary source): 6 nodes x 3 GTX 1080 Ti, 56 Gb/s InfiniBand, CIFAR-10/100, Fig. 1's
-caption. (not found in the sources): k, batch sizes, per-model speed-ups, the heterogeneous set-up.
+Facts (Shen et al., IJCAI 2019, arXiv 1906.12043): the abstract (16 GTX 1080 Ti, ResNet18 and
+VGG16, "up to 2-3x faster than traditional synchronous SGD"; "better time speedup") and the
+update rule and weights of the supplement (eq. 9, weights M_i / sum M), read in the paper; the
+testbed (6 nodes x 3 GTX 1080 Ti, 56 Gb/s InfiniBand, CIFAR-10/100) and Fig. 1's caption from a
+secondary source. Not stated in what could be read: k, batch sizes, per-model speed-ups, the
+heterogeneous set-up.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from suite import Between, Claim, Exact, Paper, Param, Property, Result, ScenarioSpec, Technique, Variant
+from suite import Between, Claim, Null, Ordered, Paper, Param, Property, Result, ScenarioSpec, Technique, Variant
 
 from suite_cocodsgd import execute, model
 
@@ -39,10 +40,10 @@ PARAMETERS = {
     "workers": Param(int, default=None, minimum=1, maximum=4096, optional=True,
                      help="data-parallel workers K; default: model, every device of the profile; execute, 4"),
     "batch": Param(int, default=128, minimum=1, maximum=65536, unit="samples",
-                   help="per-worker mini-batch (global batch K x batch). The paper's is (not found in the sources); 128 is "
+                   help="per-worker mini-batch (global batch K x batch). The paper's is not stated; 128 is "
                         "the usual CIFAR-10 setting (assumption)"),
     "k": Param(int, default=4, minimum=1, maximum=10_000,
-               help="iterations per communication round (Local-SGD and CoCoD-SGD); the paper's k is (not found in the sources)"),
+               help="iterations per communication round (Local-SGD and CoCoD-SGD); the paper's k is not stated"),
     "steps": Param(int, default=200, minimum=1, maximum=1_000_000,
                    help="model: S-SGD iterations to the target; execute: iterations to run"),
     "steps_ratio": Param(float, default=1.0, minimum=0.01, maximum=100.0,
@@ -68,11 +69,12 @@ PARAMETERS = {
 }
 
 _HW_NOTE = (
-    "Profile gtx1080ti-6x3-ib56 (6 nodes x 3 GTX 1080 Ti, 56 Gb/s InfiniBand, verified_2.md (secondary source)); 16 "
+    "Profile gtx1080ti-6x3-ib56 (6 nodes x 3 GTX 1080 Ti, 56 Gb/s InfiniBand, from a secondary source); 16 "
     "workers on one flat ring whose inter-node hops run at 56 Gb/s; fp32 gradients; t_c from the CIFAR "
     "layer table's FLOPs at efficiency 0.5 of the 11.34 TFLOP/s fp32 peak; batch 128 per GPU and k = 4 are "
-    "assumptions (the paper's are (not found in the sources)); homogeneous workers; iterations to target equal to S-SGD's "
-    "(steps_ratio = 1). Tolerance: the paper's range [2, 3] widened by the 20% ratio tolerance at each end."
+    "assumptions (the paper's are not stated in what could be read); homogeneous workers; iterations to target equal to S-SGD's "
+    "(steps_ratio = 1). Tolerance on the gain (DESIGN.md): the paper's range of gains [1, 2] widened by "
+    "20% of the gain at each end: [2 - 0.2 x 1, 3 + 0.2 x 2] = [1.8, 3.4]."
 )
 
 
@@ -81,11 +83,14 @@ def _spec(variant: str, workload: str) -> ScenarioSpec:
                         params={"workers": 16, "hetero": 1.0}, fidelity="model")
 
 
-def cocod_before_ssgd(results: Mapping[str, Result]) -> tuple[str, str]:
-    """Ordering of cocod-sgd and s-sgd by time to target (cocod-sgd first when not slower)."""
-    if results["cocod-sgd"]["time_to_target"] <= results["s-sgd"]["time_to_target"]:
-        return ("cocod-sgd", "s-sgd")
-    return ("s-sgd", "cocod-sgd")
+def times_to_target(results: Mapping[str, Result]) -> dict[str, float]:
+    """Label -> time to target (s): the value the ordering claims judge."""
+    return {label: r["time_to_target"] for label, r in results.items()}
+
+
+_NULLS_SPEEDUP = (Null("no gain", value=1.0),
+                  Null("Local SGD for CoCoD-SGD", variants={"cocod-sgd": "local-sgd"}),
+                  Null("Pipe-SGD for CoCoD-SGD", variants={"cocod-sgd": "pipe-sgd"}))
 
 
 def _claims() -> list[Claim]:
@@ -95,19 +100,26 @@ def _claims() -> list[Claim]:
             id=f"{wl}-16x1080ti-speedup",
             statement=f"CoCoD-SGD trains {name} up to 2-3x faster than synchronous SGD on 16 GTX 1080 Ti",
             source="abstract", verified=True,
-            expect=Between(1.6, 3.6),
-            scenario=_spec("cocod-sgd", wl), metric="speedup",
-            note=_HW_NOTE + " The abstract gives one range for both models; per-model values are (not found in the sources).",
+            expect=Between(1.8, 3.4),
+            scenario=_spec("cocod-sgd", wl), metric="speedup", nulls=_NULLS_SPEEDUP,
+            note=_HW_NOTE + " The abstract gives one range for both models; per-model values are not stated.",
         ))
         out.append(Claim(
             id=f"{wl}-16x1080ti-faster-than-ssgd",
             statement=f"CoCoD-SGD reaches the target sooner than S-SGD ({name}, 16 GTX 1080 Ti)",
             source="abstract", verified=True,
-            expect=Exact(("cocod-sgd", "s-sgd")),
+            expect=Ordered(("cocod-sgd", "s-sgd"), margin=0.02, lower=True),
             cases={"cocod-sgd": _spec("cocod-sgd", wl), "s-sgd": _spec("s-sgd", wl)},
-            derive=cocod_before_ssgd,
-            note="Implied by the abstract's 'up to 2-3x faster than traditional synchronous SGD' (verified_2.md "
-                 "§2, (read in the paper)); ordering of time to target under the same assumptions as the speed-up claim.",
+            derive=times_to_target,
+            nulls=(Null("S-SGD for CoCoD-SGD", variants={"cocod-sgd": "s-sgd"}),
+                   Null("Local SGD for CoCoD-SGD", variants={"cocod-sgd": "local-sgd"}),
+                   Null("Pipe-SGD for CoCoD-SGD", variants={"cocod-sgd": "pipe-sgd"})),
+            note="Implied by the abstract's 'up to 2-3x faster than traditional synchronous SGD'; ordering of "
+                 "time to target with the 2% margin of DESIGN.md, under the same assumptions as the speed-up "
+                 "claim. With steps_ratio = 1 the model's max(k t_c, t_AR) <= k (t_c + t_AR) holds for every "
+                 "input, and so does Local SGD's k t_c + t_AR: the nulls put each baseline in CoCoD-SGD's place, "
+                 "and when a baseline that does not decouple (Local SGD) is as much faster than S-SGD, the "
+                 "ordering does not show what CoCoD-SGD adds.",
         ))
     return out
 
