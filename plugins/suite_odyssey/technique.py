@@ -1,8 +1,8 @@
 """Odyssey / Chameleon (Zhou et al., arXiv 2508.21613; INFOCOM 2026): the technique declaration.
 
 Variants (the baselines first), parameters, fidelities, the abstract's claims (the only figures
-read in the paper: shared/research/verified_2.md §1 (read in the paper); verified_3.md §2 for the v4 title and
-venue (secondary source)) and the declared properties.
+read in the paper; the v4 title and venue from a secondary source), their null predictions, and
+the declared properties.
 """
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ from __future__ import annotations
 import math
 
 from suite import (
-    Approx,
     AtLeast,
     Claim,
+    Gain,
+    Null,
     Paper,
     Param,
     Property,
@@ -112,7 +113,8 @@ PARAMETERS = {
 
 #: the claims' setting, fixed before any of our numbers were seen (see the docs page):
 #: a cluster MTBF of 3 h (96 h per device / 32), after "interruptions on average every few hours"
-#: (Odyssey §I (read in the paper), verified_2.md §1); everything else at its default
+#: (Odyssey §I); everything else at its default. The verdicts depend on this assumption (the
+#: shipped ft-32dev profile's sourced figure is 50,000 h per device): see the docs page's sweep
 CLAIM_PARAMS = {"device_mtbf": 96.0, "horizon": 48.0}
 CLAIM_SEEDS = (0, 1, 2)
 _PROFILE, _WORKLOAD = "ft-32dev", "llama2-7b"
@@ -138,10 +140,13 @@ def max_ratio_vs_reroute(results) -> float:
     return _max_ratio(results, "reroute")
 
 
-_ASSUME = ("ASSUMED setup (the paper's is NOT FOUND, verified_2.md §1): ft-32dev (4 x 8 A100-80GB, HDR IB; card "
+_ASSUME = ("ASSUMED setup (the paper's is not stated in the abstract): ft-32dev (4 x 8 A100-80GB, HDR IB; card "
            "type unknown), llama2-7b, global batch 512 x 4096 tokens, micro-batch 1, selective recomputation, "
            "MFU 0.4, device MTBF 96 h (cluster MTBF 3 h), repair 4 h and restart 10 min (profile), reconfiguration "
-           "60 s, failover 10 s, bubble fill 1, 48 h simulated, exponential failures with seeds 0-2.")
+           "60 s, failover 10 s, bubble fill 1, 48 h simulated, exponential failures with seeds 0-2. "
+           "Assumption-dependent: the device MTBF of 96 h replaces the profile's sourced 50,000 h (Llama 3, "
+           "section 3.3.4) to match the paper's 'interruptions every few hours'; docs/techniques/odyssey.md gives "
+           "the verdicts at 32 h, 96 h and 50,000 h.")
 
 CLAIMS = [
     Claim(
@@ -150,26 +155,33 @@ CLAIMS = [
         source="abstract", verified=True,
         scenario=_spec("odyssey", 0), metric="post_recovery_relative",
         expect=AtLeast(0.89),
+        nulls=(Null("ideal: only the failed card's share lost (31/32)", value=31 / 32),
+               Null("Oobleck (replan) for Odyssey", variants={"odyssey": "replan"}),
+               Null("ReCycle (reroute) for Odyssey", variants={"odyssey": "reroute"})),
         note="A bound, checked as stated (>= 0.89 of failure-free; no extra tolerance). Ours: time-weighted "
-             "throughput while a device is down (after the recovery) over the failure-free best plan. " + _ASSUME,
+             "throughput while a device is down (after the recovery) over the failure-free best plan. An ideal "
+             "elastic system that loses exactly the failed card's share (31/32 = 0.969) meets the bound, so the "
+             "claim cannot be discriminating. " + _ASSUME,
     ),
     Claim(
         id="avg-throughput-vs-oobleck",
         statement="Up to 1.229x higher average throughput than Oobleck",
         source="abstract", verified=True,
         cases={f"{v}-s{s}": _spec(v, s) for s in CLAIM_SEEDS for v in ("odyssey", "replan")},
-        derive=max_ratio_vs_replan, expect=Approx(1.229, rel=0.2),
-        note="Ratio (20%). 'Up to' = the largest ratio over three failure traces. Oobleck = our `replan`. "
-             "A ratio near 1 passes the fixed 20% band only at its lower edge: the magnitude (a 23% gain) is "
-             "not reproduced; docs/techniques/odyssey.md explains why. " + _ASSUME,
+        derive=max_ratio_vs_replan, expect=Gain(1.229, rel=0.2),
+        nulls=(Null("no gain", value=1.0), Null("Oobleck (replan) for Odyssey", variants={"odyssey": "replan"})),
+        note="'Up to 1.229x' judged on the gain (0.229 +- 20%: [1.183, 1.275]). 'Up to' = the largest ratio over "
+             "three failure traces. Oobleck = our `replan`. " + _ASSUME,
     ),
     Claim(
         id="avg-throughput-vs-recycle",
         statement="Up to 1.355x higher average throughput than ReCycle",
         source="abstract", verified=True,
         cases={f"{v}-s{s}": _spec(v, s) for s in CLAIM_SEEDS for v in ("odyssey", "reroute")},
-        derive=max_ratio_vs_reroute, expect=Approx(1.355, rel=0.2),
-        note="Ratio (20%). 'Up to' = the largest ratio over three failure traces. ReCycle = our `reroute`. " + _ASSUME,
+        derive=max_ratio_vs_reroute, expect=Gain(1.355, rel=0.2),
+        nulls=(Null("no gain", value=1.0), Null("ReCycle (reroute) for Odyssey", variants={"odyssey": "reroute"})),
+        note="'Up to 1.355x' judged on the gain (0.355 +- 20%: [1.284, 1.426]). 'Up to' = the largest ratio over "
+             "three failure traces. ReCycle = our `reroute`. " + _ASSUME,
     ),
 ]
 
