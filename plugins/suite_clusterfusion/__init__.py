@@ -1,6 +1,10 @@
-"""ClusterFusion (Luo et al., NeurIPS 2025) as a dlsys-suite technique plugin (work in progress: provides no technique yet).
+"""ClusterFusion (Luo et al., NeurIPS 2025) as a dlsys-suite technique plugin.
 
-Registered through the ``suite.plugins`` entry point like any third-party plugin.
+Registered through the ``suite.plugins`` entry point like any third-party plugin; see
+:mod:`suite_clusterfusion.technique` for the declaration, :mod:`suite_clusterfusion.model` for the
+cost model, :mod:`suite_clusterfusion.execute` for the reference implementation on real arrays,
+:mod:`suite_clusterfusion.hopper` for the ``[ext.hopper]`` profile table and
+:mod:`suite_clusterfusion.workloads` for the DeepSeek-V2-Lite workload.
 """
 
 from suite import hookimpl
@@ -8,4 +12,20 @@ from suite import hookimpl
 
 @hookimpl
 def suite_techniques():
-    return []
+    from suite_clusterfusion.technique import TECHNIQUE
+
+    return [TECHNIQUE]
+
+
+@hookimpl
+def suite_workloads():
+    from suite_clusterfusion.workloads import deepseek_v2_lite
+
+    return [deepseek_v2_lite()]
+
+
+@hookimpl
+def suite_profile_extensions():
+    from suite_clusterfusion.hopper import HopperExt
+
+    return {"hopper": HopperExt}

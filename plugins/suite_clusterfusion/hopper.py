@@ -1,0 +1,101 @@
+"""The ``[ext.hopper]`` profile table: what ClusterFusion reads about a Hopper-class GPU beyond the core schema.
+
+Thread-block clusters and distributed shared memory (DSMEM) are Hopper features (CUDA compute
+capability 9.0): the blocks of one cluster read and write each other's shared memory over the
+SM-to-SM network. The table carries the figures the cost model needs; every figure needs a source
+in the profile's ``[sources]`` (``"ext.hopper.dsmem_bandwidth" = "..."``).
+
+Fields (SI units after loading)
+-------------------------------
+dsmem_bandwidth : B/s
+    Aggregate DSMEM bandwidth of the whole GPU (all SMs together).
+dsmem_latency_cluster, dsmem_latency_cycles : lists of equal length
+    SM-to-SM DSMEM latency in SM clock cycles, measured at the listed cluster sizes
+    (ascending); other sizes are interpolated linearly in log2(cluster size) and held constant
+    beyond the ends (:func:`dsmem_latency_cycles`).
+global_latency_cycles : float
+    Latency of the same block-to-block exchange through global memory (the DSMEM-off path).
+max_cluster_size, max_cluster_size_nonportable : int
+    The portable cluster-size limit and the limit with
+    ``cudaFuncAttributeNonPortableClusterSizeAllowed``.
+sm_clock : Hz
+    SM clock used to turn cycles into seconds.
+hbm_bandwidth_achieved : B/s, optional
+    Measured HBM bandwidth (a STREAM-like copy); the model reads memory at this rate instead of
+    the datasheet peak when given.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from suite.hardware.units import BandwidthQ, FrequencyQ
+
+__all__ = ["HopperExt", "dsmem_latency_cycles", "hopper_of"]
+
+
+class HopperExt(BaseModel):
+    """``[ext.hopper]``: thread-block clusters and DSMEM of a Hopper-class GPU (see module docstring)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    dsmem_bandwidth: BandwidthQ
+    dsmem_latency_cluster: tuple[int, ...] = Field(min_length=1)
+    dsmem_latency_cycles: tuple[float, ...] = Field(min_length=1)
+    global_latency_cycles: float = Field(gt=0)
+    max_cluster_size: int = Field(ge=1)
+    max_cluster_size_nonportable: int | None = Field(default=None, ge=1)
+    sm_clock: FrequencyQ
+    hbm_bandwidth_achieved: BandwidthQ | None = None
+
+    @model_validator(mode="after")
+    def _check(self):
+        if len(self.dsmem_latency_cluster) != len(self.dsmem_latency_cycles):
+            raise ValueError(f"dsmem_latency_cluster and dsmem_latency_cycles must have equal lengths, got "
+                             f"{len(self.dsmem_latency_cluster)} and {len(self.dsmem_latency_cycles)}")
+        if list(self.dsmem_latency_cluster) != sorted(set(self.dsmem_latency_cluster)):
+            raise ValueError(f"dsmem_latency_cluster must be strictly ascending, got {list(self.dsmem_latency_cluster)}")
+        if any(c < 1 for c in self.dsmem_latency_cluster) or any(v <= 0 for v in self.dsmem_latency_cycles):
+            raise ValueError("dsmem latency cluster sizes must be >= 1 and cycles > 0")
+        if self.max_cluster_size_nonportable is not None and self.max_cluster_size_nonportable < self.max_cluster_size:
+            raise ValueError(f"max_cluster_size_nonportable ({self.max_cluster_size_nonportable}) must be >= "
+                             f"max_cluster_size ({self.max_cluster_size})")
+        return self
+
+
+def dsmem_latency_cycles(hopper: dict, cluster: int) -> float:
+    """SM-to-SM DSMEM latency (cycles) at *cluster* blocks, from the measured points of ``[ext.hopper]``.
+
+    Linear interpolation in ``log2(cluster)`` between the measured sizes, constant beyond the ends
+    (e.g. 190 / 200 / 280 cycles at 2 / 4 / 16 give 240 at 8).
+
+    Parameters
+    ----------
+    hopper : dict
+        The resolved ``profile.ext["hopper"]`` table.
+    cluster : int
+        Blocks per cluster, >= 1.
+
+    Returns
+    -------
+    float
+        Cycles.
+    """
+    xs = [math.log2(c) for c in hopper["dsmem_latency_cluster"]]
+    ys = [float(v) for v in hopper["dsmem_latency_cycles"]]
+    x = math.log2(max(1, int(cluster)))
+    if x <= xs[0]:
+        return ys[0]
+    if x >= xs[-1]:
+        return ys[-1]
+    for (x0, y0), (x1, y1) in zip(zip(xs, ys), zip(xs[1:], ys[1:])):
+        if x0 <= x <= x1:
+            return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    return ys[-1]  # pragma: no cover - unreachable
+
+
+def hopper_of(profile) -> dict | None:
+    """The profile's ``[ext.hopper]`` table (a dict, SI units) or None when it has none."""
+    ext = getattr(profile, "ext", None) or {}
+    return ext.get("hopper")
