@@ -163,8 +163,12 @@ class NetworkLevel(BaseModel):
     topology: Literal["switch", "ring", "fat-tree", "torus", "dragonfly", "bus", "mesh", "fully-connected"]
     size: int = Field(ge=1)  # endpoints at this level (devices for the inner, nodes for outer)
     bandwidth: BandwidthQ  # B/s per direction per endpoint
-    latency: TimeQ = 0.0  # s, per message
+    latency: TimeQ = 0.0  # s, per message (per hop on ring / torus / mesh)
     fits: tuple[CollectiveFit, ...] = ()
+    # optional topology detail read by suite.perf.collective (absent: the defaults below)
+    oversubscription: float = Field(default=1.0, ge=1.0)  # fat-tree down:up taper; dragonfly global taper
+    leaf_size: int | None = Field(default=None, ge=1)  # endpoints per fat-tree leaf / dragonfly group (1)
+    dims: tuple[int, ...] | None = None  # torus / mesh shape (default: the most square 2-D factorization)
 
 
 class Reliability(BaseModel):

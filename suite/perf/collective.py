@@ -1,36 +1,114 @@
 """One collective cost model over a whole hardware profile (all network levels).
 
 ``collective_time(op, nbytes, group, profile)`` prices a collective for ranks placed on the
-profile's hierarchy: an intra-node phase over ``network[0]`` and an inter-node phase over the
-outermost level, as NCCL's hierarchical algorithms do. Every technique prices its communication
-here, so a profile field (bandwidth, latency, topology, NICs per node) changes every technique
-that crosses that level.
+profile's hierarchy. Every technique prices its communication here, so a profile field
+(bandwidth, latency, topology, NICs per node, oversubscription) changes every technique whose
+traffic crosses that level, and leaves the others alone.
 
-This module is the contract techniques build on; the algorithms behind ``algorithm="auto"`` are
-documented per function.
+Placement
+---------
+The group's ranks are split into *dimensions*, one per network level the traffic crosses
+(:func:`dimensions`): ``ranks_per_node`` ranks on the intra-node level ``network[0]`` (when the
+profile has one: two or more levels, or one level and several devices per node), and
+``nodes`` nodes spread over the inter-node levels innermost first (a level of size S holds S
+units of the level below; the outermost level takes the rest). Ranks are numbered
+hierarchically (rank = local index + ranks_per_node * node index), as NCCL and MPI number them
+under a block placement. A level with one participant is not crossed: its fields change nothing.
+
+Each level's cost
+-----------------
+A message of m bytes over level L costs ``h * latency + m / (bw_eff)`` (Hockney's alpha-beta,
+[Hockney94]) with ``h`` the hop count and ``bw_eff`` the per-flow bandwidth of the step's
+traffic pattern on L's topology:
+
+* ``switch`` (and ``fully-connected`` for ring traffic, which NCCL spreads over all links with
+  several rings): full bisection, every endpoint sends at its ``bandwidth``;
+* ``fully-connected``: a flow to one peer uses one direct link, ``bandwidth / (size - 1)``;
+* ``ring`` / ``torus`` / ``mesh`` (``dims``, default the most square 2-D shape): an endpoint's
+  bandwidth is split over its 2k neighbour links (k dimensions); a bidirectional ring maps on
+  neighbours at ``bandwidth / k``; a partner h hops away costs h latencies and shares each link
+  with the other flows crossing it (``bandwidth / (k h)``) [Dally04 §3];
+* ``fat-tree``: traffic leaving a leaf of ``leaf_size`` endpoints shares its uplinks, tapered by
+  ``oversubscription`` (down:up bandwidth, 1 = full bisection) [Leiserson85];
+* ``dragonfly``: groups of ``leaf_size`` nodes; traffic concentrated between two groups is routed
+  non-minimally over two global links (Valiant), ``bandwidth / (2 oversubscription)``; spread
+  (all-to-all) traffic is bound by the groups' global links, ``bandwidth / oversubscription``
+  [Kim08];
+* ``bus``: one shared medium of ``bandwidth``: k concurrent flows each get ``bandwidth / k``; a
+  broadcast reaches every endpoint in one transmission.
+
+Inter-node levels are reached through the node's ``nics_per_node`` NICs: a level's bandwidth is
+per NIC, and the ranks of a node that send at once over it share the node's NICs.
+
+Algorithms
+----------
+All-reduce: ``ring`` [Patarasuk09], binomial ``tree`` (reduce + broadcast) [Thakur05 §4.4],
+``recursive-doubling`` and ``rabenseifner`` (recursive-halving reduce-scatter + recursive-doubling
+all-gather) with MPICH's fold of the ``p - 2^floor(log2 p)`` extra ranks [Thakur05 §4.5], and over
+several levels ``hierarchical`` (reduce-scatter level by level inward-out, all-reduce of the
+shard on the outermost level, all-gather back; NCCL's hierarchical / 2-D algorithm, [Sanders09]).
+Reduce-scatter / all-gather: ``ring``, ``recursive-doubling`` (halving for reduce-scatter;
+power-of-two p), ``bruck`` (all-gather, any p), ``hierarchical``. Broadcast / reduce: ``tree``
+(binomial), ``scatter-allgather`` (van de Geijn, [Thakur05 §4.2]), on a bus one transmission.
+All-to-all: ``pairwise`` and ``bruck`` [Thakur05 §4.6]. Point-to-point: ``p2p``.
+
+``algorithm="auto"`` prices every candidate and keeps the fastest, as NCCL's tuner does (it
+predicts each algorithm's time from a latency-bandwidth model and picks the minimum);
+``algorithm="mpich"`` applies MPICH's size-based switch instead ([Thakur05] §4: all-reduce by
+recursive doubling for messages <= 2 KiB or fewer elements than ranks, Rabenseifner above;
+broadcast binomial below 12 KiB or under 8 ranks, scatter-allgather above; all-gather recursive
+doubling (power-of-two p) / Bruck below 512 KiB total, ring above; all-to-all Bruck below
+256 B per message and 8 ranks, pairwise otherwise).
+
+Reduction term
+--------------
+Reducing m bytes streams two operands and writes one result through device memory:
+``gamma = 3 / device.memory_bandwidth`` s/B, added to every reduction step (the gamma term of
+[Thakur05]); zero when the profile has no device.
 
 References
 ----------
+.. [Hockney94] R. Hockney, "The communication challenge for MPP", Parallel Computing 20(3), 1994.
 .. [Thakur05] R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of Collective Communication
    Operations in MPICH", IJHPCA 19(1), 2005.
 .. [Patarasuk09] P. Patarasuk, X. Yuan, "Bandwidth optimal all-reduce algorithms for clusters of
    workstations", JPDC 69(2), 2009.
+.. [Sanders09] P. Sanders, J. Speck, J. L. Traeff, "Two-tree algorithms for full bandwidth
+   broadcast, reduction and scan", Parallel Computing 35(12), 2009 (and NCCL's hierarchical
+   reduce-scatter / all-reduce / all-gather composition across NVLink and the NICs).
+.. [Dally04] W. Dally, B. Towles, "Principles and Practices of Interconnection Networks", 2004.
+.. [Leiserson85] C. Leiserson, "Fat-trees: universal networks for hardware-efficient
+   supercomputing", IEEE Trans. Computers C-34(10), 1985.
+.. [Kim08] J. Kim, W. Dally, S. Scott, D. Abts, "Technology-driven, highly-scalable dragonfly
+   topology", ISCA 2008.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from suite.errors import ProfileError
-from suite.perf import comm
 
 if TYPE_CHECKING:  # pragma: no cover
-    from suite.hardware import NetworkLevel, Profile
+    from suite.hardware import Profile
 
-__all__ = ["OPS", "Group", "CollectiveCost", "collective_time", "group_of"]
+__all__ = ["OPS", "ALGORITHMS", "Group", "CollectiveCost", "collective_time", "group_of", "dimensions",
+           "Dim", "reduction_gamma"]
 
 OPS = ("allreduce", "reduce-scatter", "allgather", "broadcast", "reduce", "alltoall", "p2p")
+
+#: algorithms priced per op (``auto`` and ``mpich`` choose among them)
+ALGORITHMS = {
+    "allreduce": ("ring", "tree", "recursive-doubling", "rabenseifner", "hierarchical"),
+    "reduce-scatter": ("ring", "recursive-doubling", "hierarchical"),
+    "allgather": ("ring", "recursive-doubling", "bruck", "hierarchical"),
+    "broadcast": ("tree", "scatter-allgather", "hierarchical"),
+    "reduce": ("tree", "scatter-allgather", "hierarchical"),
+    "alltoall": ("pairwise", "bruck"),
+    "p2p": ("p2p",),
+}
 
 
 @dataclass(frozen=True)
@@ -41,9 +119,10 @@ class Group:
     ----------
     ranks_per_node : int
         Ranks of the group on each node (<= the node's devices); traffic between them crosses
-        ``network[0]`` (the intra-node level) when the profile has more than one level.
+        ``network[0]`` (the intra-node level) when the profile has one.
     nodes : int
-        Nodes the group spans; traffic between nodes crosses the outermost level.
+        Nodes the group spans; traffic between nodes crosses the inter-node levels (the nodes
+        fill the innermost inter-node level first, see :func:`dimensions`).
     """
 
     ranks_per_node: int = 1
@@ -74,9 +153,12 @@ class CollectiveCost:
     time : float
         Seconds.
     algorithm : str
-        The algorithm priced (the chosen one under ``auto``).
+        The algorithm priced (the chosen one under ``auto`` / ``mpich``); ``none`` when nothing
+        moves (one rank or zero bytes).
     bytes_per_level : tuple of float
-        Bytes each rank sends on each network level of the profile, innermost first.
+        Bytes sent over each network level of the profile, innermost first, averaged over the
+        group's ranks (the total over that level divided by the group size; for the symmetric
+        algorithms, what every rank sends). The execute substrate's ledger gives the same totals.
     """
 
     time: float
@@ -84,16 +166,340 @@ class CollectiveCost:
     bytes_per_level: tuple[float, ...]
 
 
-def _levels(profile: "Profile") -> tuple["NetworkLevel", "NetworkLevel"]:
-    if not profile.network:
+# --------------------------------------------------------------------------- levels and placement
+
+
+@dataclass(frozen=True)
+class Dim:
+    """One dimension of a placed group: ``n`` participants on network level ``level``.
+
+    ``stride`` is the rank distance between neighbours of this dimension (product of the inner
+    dimensions' sizes); ``inter`` says whether the level is reached through the node's NICs.
+    """
+
+    level: int
+    n: int
+    stride: int
+    inter: bool
+
+
+@dataclass(frozen=True)
+class _Lvl:
+    topo: str
+    size: int
+    bw: float  # B/s per endpoint (per NIC times NICs for inter-node levels)
+    medium: float  # B/s of a bus medium
+    lat: float
+    k: int  # torus / mesh dimensions
+    shape: tuple[int, ...]
+    over: float
+    leaf: int
+    inter: bool
+
+
+def _square_dims(n: int) -> tuple[int, ...]:
+    a = int(math.isqrt(n))
+    while a > 1 and n % a:
+        a -= 1
+    return (a, n // a) if a > 1 else (n,)
+
+
+_CACHE: dict[int, tuple[object, tuple]] = {}
+_TOKENS = __import__("itertools").count()
+
+
+def _prepare(profile: "Profile") -> tuple:
+    """Per-profile derived figures (cached on the object's identity; profiles are immutable)."""
+    hit = _CACHE.get(id(profile))
+    if hit is not None and hit[0] is profile:
+        return hit[1]
+    net = profile.network
+    if not net:
         raise ProfileError(f"profile {profile.name!r}: has no [[network]] level")
-    return profile.network[0], profile.network[-1]
+    dpn = profile.devices_per_node
+    intra = len(net) >= 2 or dpn > 1
+    nics = (profile.node.nics_per_node or 1) if profile.node is not None else 1
+    lv = []
+    for i, level in enumerate(net):
+        if level.bandwidth <= 0:
+            raise ProfileError(f"network level {level.name!r} (network.{i}.bandwidth): expected > 0, got {level.bandwidth}")
+        inter = not (intra and i == 0)
+        topo = level.topology
+        shape: tuple[int, ...] = ()
+        if topo in ("torus", "mesh"):
+            shape = tuple(d for d in (getattr(level, "dims", None) or _square_dims(level.size)) if d > 1) or (1,)
+        elif topo == "ring":
+            shape = (level.size,)
+        over = float(getattr(level, "oversubscription", None) or 1.0)
+        leaf = int(getattr(level, "leaf_size", None) or 1)
+        mult = nics if inter and len(net) > 1 else 1
+        lv.append(_Lvl(topo, level.size, level.bandwidth * mult, level.bandwidth, level.latency,
+                       max(1, len(shape)), shape, over, leaf, inter))
+    dev = profile.device
+    gamma = 3.0 / dev.memory_bandwidth if dev is not None and dev.memory_bandwidth else 0.0
+    out = (tuple(lv), intra, gamma, next(_TOKENS))
+    if len(_CACHE) > 256:
+        _CACHE.clear()
+        _LINES.clear()
+    _CACHE[id(profile)] = (profile, out)
+    return out
 
 
-def _ab(level: "NetworkLevel", nics: int = 1) -> tuple[float, float]:
-    if level.bandwidth <= 0:
-        raise ProfileError(f"network level {level.name!r}: bandwidth must be > 0")
-    return level.latency, 1.0 / (level.bandwidth * nics)
+def reduction_gamma(profile: "Profile") -> float:
+    """Seconds per byte to reduce (sum) one buffer into another on the profile's device:
+    ``3 / memory_bandwidth`` (read two operands, write one); 0 without a device."""
+    return _prepare(profile)[2]
+
+
+def dimensions(profile: "Profile", group: Group) -> tuple[Dim, ...]:
+    """The network levels *group*'s traffic crosses, innermost first, with their participants.
+
+    ``ranks_per_node`` ranks sit on the intra-node level (``network[0]`` when the profile has
+    two or more levels, or one level and several devices per node); the ``nodes`` fill the
+    inter-node levels innermost first, ``min(nodes, size)`` per level-1 domain, and so on, the
+    outermost level taking the rest. A one-level profile whose group spans several nodes of
+    several ranks prices the whole group flat on that level. Levels with one participant are
+    left out (they are not crossed).
+    """
+    lv, intra, _g, _t = _prepare(profile)
+    return _dims(lv, intra, group)
+
+
+def _dims(lv, intra, group: Group) -> tuple[Dim, ...]:
+    pi, po = group.ranks_per_node, group.nodes
+    L = len(lv)
+    out: list[Dim] = []
+    if L == 1:
+        if group.size > 1:
+            out.append(Dim(0, group.size, 1, lv[0].inter))
+        return tuple(out)
+    stride = 1
+    if pi > 1:
+        out.append(Dim(0, pi, 1, False))
+        stride = pi
+    rest = po
+    first = 1 if intra else 0
+    for i in range(first, L):
+        if rest <= 1:
+            break
+        n = rest if i == L - 1 else min(rest, lv[i].size)
+        if n > 1:
+            out.append(Dim(i, n, stride, True))
+            stride *= n
+        rest = -(-rest // n)
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- one step on one level
+
+
+def _hops_factor(v: _Lvl, d: int) -> int:
+    """Hops between endpoints d apart (rank distance within the level) on a ring / torus / mesh."""
+    h = 0
+    for size in v.shape:
+        x = d % size
+        d //= size
+        h += x if v.topo == "mesh" else min(x, size - x)
+    return max(1, h)
+
+
+def _step(v: _Lvl, pattern: str, n: int, d: int, per_node: int, per_domain: int) -> tuple[float, float]:
+    """(latency, bandwidth per flow) of one step of *pattern* on level *v*.
+
+    pattern: ``ring`` (all n send to a neighbour), ``xor`` (all n exchange with a partner d
+    apart), ``tree`` (ceil(n / 2d) senders, partner d apart), ``single`` (one flow), ``shift``
+    (all n send to the rank d ahead, all-to-all step). ``per_node``: ranks of a node using the
+    level at once (share its NICs); ``per_domain``: concurrent instances on one shared medium.
+    """
+    t = v.topo
+    lat = v.lat
+    if t == "bus":
+        if pattern == "single":
+            flows = per_domain
+        elif pattern == "tree":
+            flows = -(-n // (2 * d)) * per_domain
+        else:
+            flows = n * per_domain
+        return lat, v.medium / max(1, flows)
+    bw = v.bw / per_node if v.inter else v.bw
+    if t in ("switch",):
+        return lat, bw
+    if t == "fully-connected":
+        if pattern == "ring":
+            return lat, bw
+        return lat, bw / max(1, v.size - 1)
+    if t in ("ring", "torus", "mesh"):
+        if pattern == "ring":
+            return lat, bw / v.k
+        h = _hops_factor(v, d) if pattern != "single" else 1
+        if pattern in ("xor", "shift"):
+            return lat * h, bw / (v.k * h)
+        return lat * h, bw / v.k
+    if t == "fat-tree":
+        L, o = v.leaf, v.over
+        if o <= 1 or n <= L:
+            return lat, bw
+        if pattern == "ring" or pattern == "single":
+            return lat, bw * min(1.0, L / o)
+        if pattern == "tree":
+            return lat, bw * (min(1.0, L / o) if d >= L else 1.0)
+        if pattern == "xor":
+            return lat, bw * (1.0 / o if d >= L else 1.0)
+        return lat, bw * min(1.0, L / (o * min(d, L)))  # shift
+    if t == "dragonfly":
+        G, o = v.leaf, v.over
+        if n <= G:
+            return lat, bw
+        if pattern in ("ring", "single", "tree"):
+            return lat, bw
+        if pattern == "xor":
+            return lat, bw / (2.0 * o) if d >= G else bw
+        return lat, bw * min(1.0, G / (o * min(d, G)))
+    raise ProfileError(f"network topology {t!r}: not priced")  # pragma: no cover - schema forbids
+
+
+# --------------------------------------------------------------------------- algorithms on one dimension
+
+
+def _lg(n: int) -> int:
+    return max(0, (n - 1).bit_length())
+
+
+def _ring_half(v, dim, m, pn, pd):
+    """One ring reduce-scatter (or all-gather) of an m-byte buffer over dim: (n-1) steps of m/n."""
+    n = dim.n
+    a, bw = _step(v, "ring", n, 1, pn, pd)
+    return (n - 1) * (a + m / n / bw)
+
+
+def _xor_steps(v, dim, m_of_step, dists, pn, pd):
+    t = 0.0
+    for d, m in zip(dists, m_of_step):
+        a, bw = _step(v, "xor", dim.n, d, pn, pd)
+        t += a + m / bw
+    return t
+
+
+def _fold(v, dim, m, pn, pd, g):
+    """MPICH's fold for non-power-of-two n: extra ranks send their buffer to a partner before, and
+    receive the result after (two messages of m, one reduction of m)."""
+    a, bw = _step(v, "xor", dim.n, 1, pn, pd)
+    return 2 * (a + m / bw) + m * g
+
+
+def _ar_flat(name, v, dim, m, pn, pd, g):
+    n = dim.n
+    if name == "ring":
+        return 2 * _ring_half(v, dim, m, pn, pd) + (n - 1) / n * m * g
+    if name == "tree":
+        t = 0.0
+        for k in range(_lg(n)):
+            a, bw = _step(v, "tree", n, 1 << k, pn, pd)
+            t += 2 * (a + m / bw) + m * g
+        return t
+    p2 = 1 << (n.bit_length() - 1)
+    extra = _fold(v, dim, m, pn, pd, g) if p2 != n else 0.0
+    steps = p2.bit_length() - 1
+    if name == "recursive-doubling":
+        ds = [1 << k for k in range(steps)]
+        return extra + _xor_steps(v, dim, [m] * steps, ds, pn, pd) + steps * m * g
+    if name == "rabenseifner":
+        ds = [p2 >> (k + 1) for k in range(steps)]
+        ms = [m / (2 << k) for k in range(steps)]
+        rs = _xor_steps(v, dim, ms, ds, pn, pd)
+        ag = _xor_steps(v, dim, ms[::-1], ds[::-1], pn, pd)
+        return extra + rs + ag + (p2 - 1) / p2 * m * g
+    raise KeyError(name)
+
+
+def _rs_flat(name, v, dim, m, pn, pd, g, reduce=True):
+    """Reduce-scatter (reduce=True) or all-gather of an m-byte total over one dimension."""
+    n = dim.n
+    gg = (n - 1) / n * m * g if reduce else 0.0
+    if name == "ring":
+        return _ring_half(v, dim, m, pn, pd) + gg
+    if name == "recursive-doubling":
+        if n & (n - 1):
+            raise KeyError(name)
+        steps = n.bit_length() - 1
+        ds = [n >> (k + 1) for k in range(steps)] if reduce else [1 << k for k in range(steps)]
+        ms = [m / (2 << k) for k in range(steps)] if reduce else [m * (1 << k) / n for k in range(steps)]
+        return _xor_steps(v, dim, ms, ds, pn, pd) + gg
+    if name == "bruck" and not reduce:
+        t = 0.0
+        for k in range(_lg(n)):
+            d = 1 << k
+            a, bw = _step(v, "shift", n, d, pn, pd)
+            t += a + min(d, n - d) * m / n / bw
+        return t
+    raise KeyError(name)
+
+
+def _bc_flat(name, v, dim, m, pn, pd, g, reduce=False):
+    n = dim.n
+    if v.topo == "bus" and not reduce and name == "tree":
+        a, bw = _step(v, "single", n, 1, pn, pd)
+        return a + m / bw  # one transmission on the shared medium reaches every endpoint
+    if name == "tree":
+        t = 0.0
+        for k in range(_lg(n)):
+            a, bw = _step(v, "tree", n, 1 << k, pn, pd)
+            t += a + m / bw + (m * g if reduce else 0.0)
+        return t
+    if name == "scatter-allgather":
+        # binomial scatter (log n steps, (n-1)/n m in all) then ring all-gather (reduce: the
+        # mirror image, reduce-scatter then gather)
+        t = 0.0
+        for k in range(_lg(n)):
+            a, bw = _step(v, "tree", n, 1 << k, pn, pd)
+            t += a + m / (2 << k) / bw
+        return t + _ring_half(v, dim, m, pn, pd) + ((n - 1) / n * m * g if reduce else 0.0)
+    raise KeyError(name)
+
+
+def _a2a_flat(name, v, dim, m, pn, pd):
+    n = dim.n
+    if name == "pairwise":
+        t = 0.0
+        for k in range(1, n):
+            a, bw = _step(v, "shift", n, k, pn, pd)
+            t += a + m / n / bw
+        return t
+    if name == "bruck":
+        t = 0.0
+        for k in range(_lg(n)):
+            a, bw = _step(v, "shift", n, 1 << k, pn, pd)
+            t += a + m / 2 / bw
+        return t
+    raise KeyError(name)
+
+
+# --------------------------------------------------------------------------- bytes per level
+
+
+def _spread(nlev: int, dims, per_dim: list[float]) -> tuple[float, ...]:
+    out = [0.0] * nlev
+    for d, b in zip(dims, per_dim):
+        out[d.level] += b
+    return tuple(out)
+
+
+def _ring_crossings(dims) -> list[float]:
+    """Fraction of a hierarchical ring's neighbour pairs whose outermost crossed level is each dim."""
+    p = 1
+    for d in dims:
+        p *= d.n
+    fr = []
+    outer_prod = p
+    for i, d in enumerate(dims):
+        above = outer_prod // d.n  # pairs differing beyond this dim
+        fr.append(((outer_prod if outer_prod > 1 else 0) - (above if above > 1 else 0)) / p)
+        outer_prod = above
+    # the product of the dims outward of dim i counts the pairs crossing at least dim i
+    return fr
+
+
+# --------------------------------------------------------------------------- the model
 
 
 def collective_time(op: str, nbytes: float, group: Group, profile: "Profile",
@@ -105,14 +511,16 @@ def collective_time(op: str, nbytes: float, group: Group, profile: "Profile",
     op : str
         One of :data:`OPS`. ``nbytes`` is the full buffer (all-reduce, reduce, broadcast), the
         gathered / scattered total (all-gather, reduce-scatter), the bytes each rank sends to all
-        others together (all-to-all), or the message (p2p, between two ranks on different nodes
-        when ``group.nodes > 1``).
+        others together (all-to-all), or the message (p2p: ``ranks_per_node`` pairs of ranks at
+        once, each pair on two nodes when ``group.nodes > 1``, else on one node).
     nbytes : float
         Bytes (B).
     group : Group
     profile : Profile
     algorithm : str
-        ``auto`` (the fastest priced), ``ring``, ``tree``, ``hierarchical``.
+        ``auto`` (the fastest priced, as NCCL's tuner), ``mpich`` (MPICH's size-based switch) or
+        one of :data:`ALGORITHMS` ``[op]``. ``hierarchical`` on a group that crosses one level is
+        the best flat algorithm there.
 
     Returns
     -------
@@ -121,67 +529,297 @@ def collective_time(op: str, nbytes: float, group: Group, profile: "Profile",
     Raises
     ------
     ValueError
-        Unknown op or algorithm, negative size.
+        Unknown op or algorithm, an algorithm not defined for the group (recursive-halving
+        reduce-scatter for a non-power-of-two dimension), negative size.
     ProfileError
-        The profile has no network level.
+        The profile has no network level, or a level's bandwidth is not > 0.
     """
     if op not in OPS:
         raise ValueError(f"collective op must be one of {OPS}, got {op!r}")
-    if nbytes < 0:
+    if not nbytes >= 0:
         raise ValueError(f"nbytes must be >= 0, got {nbytes}")
-    inner, outer = _levels(profile)
-    nlev = len(profile.network)
-    nics = (profile.node.nics_per_node or 1) if profile.node is not None else 1
-    a_in, b_in = _ab(inner)
-    a_out, b_out = _ab(outer, nics if nlev > 1 else 1)
-    pi, po = group.ranks_per_node, group.nodes
-    zero = tuple(0.0 for _ in range(nlev))
-    if group.size == 1 or nbytes == 0:
-        return CollectiveCost(0.0, "none", zero)
-
-    def per_level(inner_b: float, outer_b: float) -> tuple[float, ...]:
-        out = [0.0] * nlev
-        out[0] += inner_b if nlev > 1 else inner_b + outer_b
-        if nlev > 1:
-            out[-1] += outer_b
-        return tuple(out)
-
-    if op == "p2p":
-        if po > 1:
-            return CollectiveCost(comm.p2p_time(nbytes, a_out, b_out), "p2p", per_level(0.0, nbytes))
-        return CollectiveCost(comm.p2p_time(nbytes, a_in, b_in), "p2p", per_level(nbytes, 0.0))
-    if nlev == 1 or po == 1 or pi == 1:
-        a, b = (a_in, b_in) if po == 1 else (a_out, b_out)
-        p = group.size
-        lvl_inner = po == 1
-        if op == "allreduce":
-            cands = {"ring": comm.ring_allreduce_time(nbytes, p, a, b),
-                     "tree": comm.tree_allreduce_time(nbytes, p, a, b)}
-            sent = {"ring": 2 * (p - 1) / p * nbytes, "tree": 2 * nbytes}
-        elif op in ("reduce-scatter", "allgather"):
-            cands = {"ring": comm.reduce_scatter_time(nbytes, p, a, b)}
-            sent = {"ring": (p - 1) / p * nbytes}
-        elif op in ("broadcast", "reduce"):
-            cands = {"tree": comm.broadcast_time(nbytes, p, a, b)}
-            sent = {"tree": nbytes}
-        else:  # alltoall: p-1 messages of nbytes/p each
-            cands = {"pairwise": (p - 1) * comm.p2p_time(nbytes / p, a, b)}
-            sent = {"pairwise": (p - 1) / p * nbytes}
-        name = min(cands, key=cands.get) if algorithm in ("auto", "hierarchical") else algorithm
-        if name not in cands:
-            raise ValueError(f"algorithm {algorithm!r} is not priced for {op}; expected one of {sorted(cands)}")
-        s = sent[name]
-        return CollectiveCost(cands[name], name, per_level(s, 0.0) if lvl_inner else per_level(0.0, s))
-    # two levels: intra-node phase, inter-node phase on 1/pi of the data, intra-node phase
-    if op == "allreduce":
-        t = comm.hierarchical_allreduce_time(nbytes, pi, po, a_in, b_in, a_out, b_out)
-        return CollectiveCost(t, "hierarchical", per_level(2 * (pi - 1) / pi * nbytes, 2 * (po - 1) / po * nbytes / pi))
-    if op in ("reduce-scatter", "allgather"):
-        t = comm.reduce_scatter_time(nbytes, pi, a_in, b_in) + comm.reduce_scatter_time(nbytes / pi, po, a_out, b_out)
-        return CollectiveCost(t, "hierarchical", per_level((pi - 1) / pi * nbytes, (po - 1) / po * nbytes / pi))
-    if op in ("broadcast", "reduce"):
-        t = comm.broadcast_time(nbytes, po, a_out, b_out) + comm.broadcast_time(nbytes, pi, a_in, b_in)
-        return CollectiveCost(t, "hierarchical", per_level(nbytes, nbytes))
+    if algorithm not in ("auto", "mpich") and algorithm not in ALGORITHMS[op]:
+        raise ValueError(f"algorithm for {op}: expected auto, mpich or one of {ALGORITHMS[op]}, got {algorithm!r}")
+    lv, intra, g, token = _prepare(profile)
+    nlev = len(lv)
+    dims = _dims(lv, intra, group)
+    if not dims or nbytes == 0:
+        return CollectiveCost(0.0, "none", (0.0,) * nlev)
+    m = float(nbytes)
     p = group.size
-    t = (pi - 1) * comm.p2p_time(nbytes / p, a_in, b_in) + (p - pi) * comm.p2p_time(nbytes / p, a_out, b_out)
-    return CollectiveCost(t, "pairwise", per_level((pi - 1) / p * nbytes, (p - pi) / p * nbytes))
+    pi = group.ranks_per_node if len(dims) > 1 or dims[0].inter else 1
+    if op == "p2p":
+        d = dims[-1]
+        v = lv[d.level]
+        pn = group.ranks_per_node if d.inter else 1
+        a, bw = _step(v, "single", 2, 1, pn, pn)
+        return CollectiveCost(a + m / bw, "p2p", _spread(nlev, (d,), [m]))
+    if algorithm == "mpich":
+        algorithm = _mpich_choice(op, m, p, dims)
+    key = (token, op, group.ranks_per_node, group.nodes, algorithm)
+    lines = _LINES.get(key)
+    if lines is None:
+        lines = _lines(op, algorithm, dims, lv, pi, g, p)
+        if len(_LINES) > 100_000:
+            _LINES.clear()
+        _LINES[key] = lines
+    best = None
+    for name, a0, b0, per in lines:
+        t = a0 + b0 * m
+        if best is None or t < best[0] * (1 - 1e-12):
+            best = (t, name, per)
+    t, name, per = best
+    return CollectiveCost(t, name, _spread(nlev, dims, [x * m for x in per]))
+
+
+#: (profile token, op, ranks_per_node, nodes, algorithm) -> affine lines (a token is unique to
+#: one profile object, see _prepare)
+_LINES: dict[tuple, list] = {}
+
+
+def _lines(op, algorithm, dims, lv, pi, g, p) -> list:
+    """Every candidate's time as an affine function of the size, ``T(m) = A + B m`` (all the
+    formulas are: latency terms plus bytes over bandwidths plus the gamma term), with its bytes
+    per dimension per byte of m. Evaluated at m = 0 and m = 1."""
+    names = ALGORITHMS[op] if algorithm == "auto" else (algorithm,)
+    out = []
+    for name in names:
+        for sub in _subs(op, name, dims):
+            try:
+                t0, _ = _price(op, name, 0.0, dims, lv, pi, g, p, sub)
+                t1, per = _price(op, name, 1.0, dims, lv, pi, g, p, sub)
+            except KeyError:
+                continue
+            label = sub if (len(dims) == 1 and name == "hierarchical") else name
+            out.append((label, t0, t1 - t0, per))
+    if not out:
+        raise ValueError(f"algorithm {algorithm!r} is not defined for {op} over "
+                         f"{'x'.join(str(d.n) for d in dims)} ranks")
+    return out
+
+
+def _subs(op, name, dims):
+    """The sub-choices of an algorithm (each an affine line): the flat algorithm a one-level
+    'hierarchical' stands for, the last level's all-reduce, each level's broadcast."""
+    if name != "hierarchical":
+        return (None,)
+    if len(dims) == 1:
+        return tuple(a for a in ALGORITHMS[op] if a != "hierarchical")
+    if op == "allreduce":
+        return ("ring", "tree", "recursive-doubling", "rabenseifner")
+    if op in ("broadcast", "reduce"):
+        import itertools
+
+        return tuple(itertools.product(("tree", "scatter-allgather"), repeat=len(dims)))
+    return (None,)
+
+
+def _mpich_choice(op, m, p, dims) -> str:
+    pow2 = p & (p - 1) == 0
+    if op == "allreduce":
+        return "recursive-doubling" if m <= 2048 or m < 4 * p else "rabenseifner"
+    if op in ("broadcast", "reduce"):
+        return "tree" if m < 12288 or p < 8 else "scatter-allgather"
+    if op == "allgather":
+        if m < 524288 and len(dims) == 1:
+            return "recursive-doubling" if pow2 else "bruck"
+        return "ring"
+    if op == "reduce-scatter":
+        return "recursive-doubling" if pow2 and len(dims) == 1 and m / p < 524288 else "ring"
+    if op == "alltoall":
+        return "bruck" if m / p <= 256 and p >= 8 else "pairwise"
+    return "p2p"  # pragma: no cover
+
+
+def _price(op, name, m, dims, lv, pi, g, p, sub=None):
+    """(time, bytes per dim averaged over the group's ranks) of algorithm *name*."""
+    if len(dims) == 1:
+        d = dims[0]
+        v = lv[d.level]
+        pn = pi if d.inter else 1
+        n = d.n
+        if name == "hierarchical":
+            return _price(op, sub, m, dims, lv, pi, g, p)
+        if op == "allreduce":
+            t = _ar_flat(name, v, d, m, pn, pn, g)
+            return t, [_ar_bytes(name, n, m)]
+        if op in ("reduce-scatter", "allgather"):
+            t = _rs_flat(name, v, d, m, pn, pn, g, reduce=op == "reduce-scatter")
+            return t, [(n - 1) / n * m]
+        if op in ("broadcast", "reduce"):
+            t = _bc_flat(name, v, d, m, pn, pn, g, reduce=op == "reduce")
+            return t, [_bc_bytes(name, n, m, v.topo == "bus" and op == "broadcast")]
+        t = _a2a_flat(name, v, d, m, pn, pn)
+        return t, [(n - 1) / n * m if name == "pairwise" else m / 2 * _lg(n)]
+    # several levels
+    k = len(dims)
+    if op == "allreduce":
+        if name == "hierarchical":
+            t, per, share = 0.0, [0.0] * k, m
+            inst = 1
+            for i, d in enumerate(dims[:-1]):
+                v = lv[d.level]
+                pn = pi if d.inter else 1
+                pd = inst if d.inter else 1
+                t += 2 * _ring_half(v, d, share, pn, pd) + (d.n - 1) / d.n * share * g
+                per[i] = 2 * (d.n - 1) / d.n * share
+                share /= d.n
+                inst *= d.n
+            d = dims[-1]
+            v = lv[d.level]
+            ta = _ar_flat(sub, v, d, share, pi if d.inter else 1, inst, g)
+            per[-1] = _ar_bytes(sub, d.n, share)
+            return t + ta, per
+        if name == "ring":
+            return _flat_ring(dims, lv, m, g, p, 2)
+        if name == "tree":
+            t, per = 0.0, [0.0] * k
+            prod = 1
+            for i, d in enumerate(dims):
+                v = lv[d.level]
+                t += _ar_flat("tree", v, d, m, 1, 1, g)
+                per[i] = 2 * (d.n - 1) * m * (p // (prod * d.n)) / p  # the leaders of each subtree
+                prod *= d.n
+            return t, per
+        if name in ("recursive-doubling", "rabenseifner"):
+            return _flat_xor(name, dims, lv, m, g, p, pi)
+    if op in ("reduce-scatter", "allgather"):
+        red = op == "reduce-scatter"
+        if name == "hierarchical":
+            t, per = 0.0, [0.0] * k
+            inst = 1
+            share = m
+            for i in range(k):
+                d = dims[i]
+                v = lv[d.level]
+                pn = pi if d.inter else 1
+                pd = inst if d.inter else 1
+                t += _rs_flat("ring", v, d, share, pn, pd, g, reduce=red)
+                per[i] = (d.n - 1) / d.n * share
+                share /= d.n
+                inst *= d.n
+            return t, per
+        if name == "ring":
+            return _flat_ring(dims, lv, m, g, p, 1, reduce=red)
+        raise KeyError(name)
+    if op in ("broadcast", "reduce"):
+        red = op == "reduce"
+        if name in ("tree", "hierarchical", "scatter-allgather"):
+            t, per = 0.0, [0.0] * k
+            prod = 1
+            for i, d in enumerate(dims):
+                v = lv[d.level]
+                if name == "hierarchical":
+                    a = sub[i]
+                    tt = _bc_flat(a, v, d, m, 1, 1, g, red)
+                else:
+                    tt, a = _bc_flat(name, v, d, m, 1, 1, g, red), name
+                t += tt
+                inst = p // (prod * d.n)
+                per[i] = _bc_bytes(a, d.n, m, v.topo == "bus" and not red) * d.n * inst / p
+                prod *= d.n
+            return t, per
+        raise KeyError(name)
+    if op == "alltoall":
+        t, per = 0.0, [0.0] * k
+        inner = 1
+        for i, d in enumerate(dims):
+            v = lv[d.level]
+            pn = pi if d.inter else 1
+            peers = (d.n - 1) * inner
+            if name == "pairwise":
+                a, bw = _step(v, "shift", d.n, 1, pn, inner if d.inter else 1)
+                t += peers * (a + m / p / bw)
+                per[i] = peers * m / p
+            elif name == "bruck":
+                for s in range(_lg(d.n)):
+                    a, bw = _step(v, "shift", d.n, 1 << s, pn, inner if d.inter else 1)
+                    t += a + m / 2 / bw
+                per[i] = m / 2 * _lg(d.n)
+            else:
+                raise KeyError(name)
+            inner *= d.n
+        return t, per
+    raise KeyError(name)
+
+
+def _flat_ring(dims, lv, m, g, p, halves, reduce=True):
+    """One ring through every rank (hierarchical order): each step is as slow as its slowest hop;
+    the ring's inter-node hops use all the node's NICs (one channel per NIC, as NCCL's rings)."""
+    fr = _ring_crossings(dims)
+    a_max, bw_min = 0.0, math.inf
+    outer = p
+    for d, f in zip(dims, fr):
+        v = lv[d.level]
+        outer //= d.n
+        a, bw = _step(v, "ring", d.n, 1, 1, 1)
+        if v.topo == "bus":
+            # the ring's hops on one medium (one per level domain) are on it at once
+            bw = v.medium / max(1.0, p * f / max(1, outer))
+        a_max, bw_min = max(a_max, a), min(bw_min, bw)
+    t = halves * (p - 1) * (a_max + m / p / bw_min)
+    if reduce:
+        t += (p - 1) / p * m * g
+    per = [halves * (p - 1) / p * m * f for f in fr]
+    return t, per
+
+
+def _flat_xor(name, dims, lv, m, g, p, pi):
+    """Recursive doubling / Rabenseifner over all ranks, partners found across the dims."""
+    p2 = 1 << (p.bit_length() - 1)
+    steps = p2.bit_length() - 1
+
+    def at(dist):
+        # the dim whose stride range holds this distance
+        for d in reversed(dims):
+            if dist >= d.stride:
+                return d, max(1, dist // d.stride)
+        return dims[0], dist
+
+    per = [0.0] * len(dims)
+    t = 0.0
+    if p2 != p:
+        d, dd = at(1)
+        v = lv[d.level]
+        a, bw = _step(v, "xor", d.n, dd, pi if d.inter else 1, 1)
+        t += 2 * (a + m / bw) + m * g
+        per[dims.index(d)] += 2 * (p - p2) * m / p
+    if name == "recursive-doubling":
+        sched = [(1 << s, m) for s in range(steps)]
+        t += steps * m * g
+    else:
+        rs = [(p2 >> (s + 1), m / (2 << s)) for s in range(steps)]
+        sched = rs + rs[::-1]
+        t += (p2 - 1) / p2 * m * g
+    for dist, mm in sched:
+        d, dd = at(dist)
+        v = lv[d.level]
+        pn = pi if d.inter else 1
+        a, bw = _step(v, "xor", d.n, dd, pn, d.stride if d.inter else 1)
+        t += a + mm / bw
+        per[dims.index(d)] += mm * p2 / p
+    return t, per
+
+
+def _ar_bytes(name: str, n: int, m: float) -> float:
+    """Bytes per rank (averaged) of a flat all-reduce over n ranks."""
+    p2 = 1 << (n.bit_length() - 1)
+    extra = 2 * (n - p2) * m / n
+    if name == "ring":
+        return 2 * (n - 1) / n * m
+    if name == "tree":
+        return 2 * (n - 1) / n * m
+    if name == "recursive-doubling":
+        return extra + (p2.bit_length() - 1) * m * p2 / n
+    return extra + 2 * (p2 - 1) / p2 * m * p2 / n  # rabenseifner
+
+
+def _bc_bytes(name: str, n: int, m: float, bus: bool) -> float:
+    """Bytes per rank (averaged) of a flat broadcast / reduce over n ranks."""
+    if bus and name == "tree":
+        return m / n  # one transmission on the medium
+    if name == "tree":
+        return (n - 1) / n * m
+    # scatter-allgather: the binomial scatter sends m/2 per round over lg n rounds, then every
+    # rank sends (n-1)/n m in the ring all-gather
+    return (n - 1) / n * m + m * _lg(n) / (2 * n)

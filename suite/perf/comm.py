@@ -25,6 +25,7 @@ __all__ = [
     "ring_allreduce_time",
     "tree_allreduce_time",
     "rabenseifner_allreduce_time",
+    "recursive_doubling_allreduce_time",
     "hierarchical_allreduce_time",
     "reduce_scatter_time",
     "allgather_time",
@@ -96,15 +97,53 @@ def tree_allreduce_time(nbytes: float, p: int, alpha: float, beta: float) -> flo
     return 2 * math.ceil(math.log2(p)) * (alpha + nbytes * beta)
 
 
-def rabenseifner_allreduce_time(nbytes: float, p: int, alpha: float, beta: float) -> float:
-    """Recursive-halving reduce-scatter + recursive-doubling all-gather [Thakur05 §4.5]:
+def _fold_split(p: int) -> tuple[int, int]:
+    """(p', r): the largest power of two p' <= p and the r = p - p' extra ranks MPICH folds in."""
+    p2 = 1 << (p.bit_length() - 1)
+    return p2, p - p2
 
-    ``T = 2 log2(p) alpha + 2 (p-1)/p m beta`` (p a power of two; ceil(log2 p) otherwise).
+
+def rabenseifner_allreduce_time(nbytes: float, p: int, alpha: float, beta: float, gamma: float = 0.0) -> float:
+    """Recursive-halving reduce-scatter + recursive-doubling all-gather [Thakur05 §4.5].
+
+    For p a power of two: ``T = 2 log2(p) alpha + 2 (p-1)/p m beta + (p-1)/p m gamma``.
+    Otherwise MPICH folds the ``r = p - p'`` extra ranks first (p' the largest power of two
+    below p): in the first 2r ranks the even ones send their whole buffer to their odd
+    neighbour, which reduces it; the p' remaining ranks run the power-of-two algorithm; the
+    odd ranks send the result back. That adds ``2 (alpha + m beta) + m gamma``:
+
+    ``T = 2 (alpha + m beta) + m gamma + 2 log2(p') alpha + 2 (p'-1)/p' m beta + (p'-1)/p' m gamma``.
+
+    Parameters
+    ----------
+    gamma : float
+        Seconds per byte of the reduction (0: reduction compute ignored).
     """
     _check(p, nbytes, alpha, beta)
     if p == 1 or nbytes == 0:
         return 0.0
-    return 2 * math.ceil(math.log2(p)) * alpha + 2 * (p - 1) / p * nbytes * beta
+    p2, r = _fold_split(p)
+    t = 2 * (p2.bit_length() - 1) * alpha + (p2 - 1) / p2 * nbytes * (2 * beta + gamma)
+    if r:
+        t += 2 * (alpha + nbytes * beta) + nbytes * gamma
+    return t
+
+
+def recursive_doubling_allreduce_time(nbytes: float, p: int, alpha: float, beta: float, gamma: float = 0.0) -> float:
+    """Recursive-doubling all-reduce [Thakur05 §4.5]: log2(p') rounds, each exchanging the whole
+    buffer with the partner ``rank xor 2^k`` and reducing it, after MPICH's fold of the
+    ``r = p - p'`` extra ranks (see :func:`rabenseifner_allreduce_time`):
+
+    ``T = log2(p') (alpha + m beta + m gamma) + [r > 0] (2 (alpha + m beta) + m gamma)``.
+    """
+    _check(p, nbytes, alpha, beta)
+    if p == 1 or nbytes == 0:
+        return 0.0
+    p2, r = _fold_split(p)
+    t = (p2.bit_length() - 1) * (alpha + nbytes * (beta + gamma))
+    if r:
+        t += 2 * (alpha + nbytes * beta) + nbytes * gamma
+    return t
 
 
 def hierarchical_allreduce_time(nbytes: float, p_inner: int, p_outer: int,
