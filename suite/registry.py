@@ -29,7 +29,7 @@ from suite import hookspecs
 from suite.errors import PluginError
 from suite.technique import Technique
 
-__all__ = ["GROUP", "PluginInfo", "Registry", "get_registry", "reset_registry", "strict_from_env"]
+__all__ = ["GROUP", "PluginInfo", "Registry", "strict_from_env"]
 
 GROUP = "suite.plugins"
 HOST_DISTRIBUTION = "dlsys-suite"
@@ -55,10 +55,34 @@ def strict_from_env() -> bool:
 
 
 def _dist_of(ep: EntryPoint) -> tuple[str, str]:
+    """(distribution name, version) of an entry point; reading a distribution's metadata parses
+    its METADATA file, so it is done once per distribution (:func:`_dist_cached`)."""
     dist = getattr(ep, "dist", None)
     if dist is None:
         return ("<unknown>", "")
-    return (dist.metadata["Name"] or "<unknown>", dist.version or "")
+    return _dist_cached(str(getattr(dist, "_path", "")) or repr(dist), dist)
+
+
+_DISTS: dict[str, tuple[str, str]] = {}
+_DISCOVERED: list[EntryPoint] | None = None
+
+
+def _discover() -> list[EntryPoint]:
+    """The ``suite.plugins`` entry points installed (scanning every distribution on sys.path takes
+    ~10 ms, and what is installed does not change while the process runs: scanned once). Each
+    Registry still imports and calls its plugins itself."""
+    global _DISCOVERED
+    if _DISCOVERED is None:
+        _DISCOVERED = list(entry_points(group=GROUP))
+    return list(_DISCOVERED)
+
+
+def _dist_cached(path: str, dist: Any) -> tuple[str, str]:
+    # the installed distribution's name and version do not change while the process runs
+    hit = _DISTS.get(path)
+    if hit is None:
+        hit = _DISTS[path] = (dist.metadata["Name"] or "<unknown>", dist.version or "")
+    return hit
 
 
 def _is_model_class(v: Any) -> bool:
@@ -128,15 +152,15 @@ class Registry:
         self._profile_paths: list[Path] = []
         self._workloads: list[tuple[str, Any]] = []
         self._extensions: dict[str, type] = {}
-        eps = list(entry_points(group=GROUP)) if entry_points_ is None else list(entry_points_)
+        eps = _discover() if entry_points_ is None else list(entry_points_)
         seen: set[tuple[str, str]] = set()
         # this distribution's own plugins load first, so a third-party plugin that reuses a
         # built-in technique name is the one quarantined (never the other way round)
-        for ep in sorted(eps, key=lambda e: (_dist_of(e)[0] != HOST_DISTRIBUTION, e.name)):
+        dists = [(ep, _dist_of(ep)) for ep in eps]
+        for ep, (dist, version) in sorted(dists, key=lambda d: (d[1][0] != HOST_DISTRIBUTION, d[0].name)):
             if (ep.name, ep.value) in seen:  # the same distribution visible twice on sys.path
                 continue
             seen.add((ep.name, ep.value))
-            dist, version = _dist_of(ep)
             info = PluginInfo(ep.name, ep.value, dist, version)
             self._load(info, ep.load)
         for name, module in modules:
@@ -270,20 +294,3 @@ class Registry:
     def distributions(self) -> dict[str, str]:
         """Plugin distribution -> version (run provenance)."""
         return {p.distribution: p.version for p in self.plugins}
-
-
-_REGISTRY: Registry | None = None
-
-
-def get_registry(strict: bool | None = None) -> Registry:
-    """The process-wide registry, loaded on first use."""
-    global _REGISTRY
-    if _REGISTRY is None or (strict is not None and strict != _REGISTRY.strict):
-        _REGISTRY = Registry(strict=strict)
-    return _REGISTRY
-
-
-def reset_registry(registry: Registry | None = None) -> None:
-    """Replace (or drop) the process-wide registry; used by tests."""
-    global _REGISTRY
-    _REGISTRY = registry

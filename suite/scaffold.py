@@ -253,9 +253,9 @@ def scaffold_plugin(name: str, out_dir: str | Path = ".", profile: str = "titanx
     pkg = package_name(name)
     import importlib.util
 
-    from suite.registry import get_registry
+    from suite.context import Context
 
-    if name in {t.name for t in get_registry().techniques()}:
+    if name in {t.name for t in Context.build().techniques()}:
         raise SuiteError(f"plugin name {name!r}: a technique of that name is already installed; choose another")
     if importlib.util.find_spec(pkg) is not None:
         raise SuiteError(f"plugin name {name!r}: the package {pkg!r} already exists on this Python path; choose another")

@@ -153,7 +153,8 @@ def compare_results(measured: Result, predicted: Result, metrics: Iterable[str] 
 
 def validate(technique: str | Technique, profile: str = DEFAULT_PROFILE, *,
              scenarios: Sequence[ScenarioSpec] | None = None, metrics: Iterable[str] | None = None,
-             profile_dirs: tuple = (), progress: Callable[[int, int, str], None] | None = None) -> ValidationReport:
+             profile_dirs: tuple = (), progress: Callable[[int, int, str], None] | None = None,
+             context: Any = None) -> ValidationReport:
     """Run a technique's scenarios at execute and model fidelity and compare them.
 
     Parameters
@@ -183,27 +184,22 @@ def validate(technique: str | Technique, profile: str = DEFAULT_PROFILE, *,
         The profile does not exist (the message suggests ``suite hardware calibrate`` for
         ``local``).
     """
-    from suite.hardware import get_profile
-    from suite.runner.case import resolve_case
+    from suite.context import Context
+    from suite.runner.case import Resolver
 
-    if isinstance(technique, str):
-        from suite.registry import get_registry
-
-        tech = get_registry().technique(technique)
-    else:
-        tech = technique
+    ctx = (context if context is not None else Context.build()).with_profile_dirs(tuple(profile_dirs))
+    tech = ctx.technique(technique) if isinstance(technique, str) else technique
     missing = [f for f in ("execute", "model") if f not in tech.fidelities]
     if missing:
         raise SuiteError(f"validate: technique {tech.name!r} has no {missing[0]!r} fidelity (has "
                          f"{sorted(tech.fidelities)}); validate compares execute with model")
-    from suite.hardware import library
-
-    if not profile.endswith(".toml") and profile not in library(tuple(profile_dirs)):
+    if not profile.endswith(".toml") and profile not in ctx.profiles:
         hint = ("run `suite hardware calibrate` to measure this machine and write it"
                 if profile == DEFAULT_PROFILE else
                 "see `suite hardware list`, or run `suite hardware calibrate` for the calibrated 'local' profile")
         raise ProfileError(f"validate: hardware profile {profile!r} not found; {hint}")
-    get_profile(profile, tuple(profile_dirs))  # a malformed profile raises its own one-line error
+    ctx.profile(profile)  # a malformed profile raises its own one-line error
+    resolver = Resolver(context=ctx)
     specs = list(scenarios) if scenarios is not None else validation_specs(tech)
     report = ValidationReport(tech.name, profile)
     for i, spec in enumerate(specs):
@@ -213,7 +209,7 @@ def validate(technique: str | Technique, profile: str = DEFAULT_PROFILE, *,
         results = {}
         try:
             for fid in ("execute", "model"):
-                case = resolve_case(tech, replace(spec, fidelity=fid, profile=profile), profile_dirs=tuple(profile_dirs))
+                case = resolver.resolve(tech, replace(spec, fidelity=fid, profile=profile))
                 results[fid] = tech.evaluate(case.scenario)
         except Skip as exc:
             report.skipped.append((label, str(exc)))

@@ -38,13 +38,16 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 
 @pytest.fixture
 def isolated_registry():
-    """Yield a function installing an in-process registry; restores the real one afterwards."""
-    from suite.registry import Registry, reset_registry
+    """Yield a function making every context built during the test load an in-process registry of
+    the given plugin modules (through ``suite.context.default_registry``); undone afterwards."""
+    from suite.registry import Registry
+
+    mp = pytest.MonkeyPatch()
 
     def install(*modules, strict=False):
         reg = Registry(entry_points_=[], modules=list(modules), strict=strict)
-        reset_registry(reg)
+        mp.setattr("suite.context.default_registry", lambda strict=None: reg)
         return reg
 
     yield install
-    reset_registry(None)
+    mp.undo()

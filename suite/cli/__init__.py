@@ -36,12 +36,9 @@ def main(ctx: click.Context, debug: bool, strict_plugins: bool) -> None:
     """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug or os.environ.get("SUITE_DEBUG") == "1"
-    if strict_plugins:
-        os.environ["SUITE_STRICT_PLUGINS"] = "1"
-    from suite.registry import reset_registry
-
-    if strict_plugins:
-        reset_registry(None)
+    # the command's one context (plugins, profiles, workloads) is built on first use by
+    # suite.cli.common.get_context and passed down from there
+    ctx.obj["strict"] = True if strict_plugins else None
 
 
 def _register_commands() -> None:

@@ -59,11 +59,27 @@ def console():
     return Console(highlight=False, soft_wrap=False, width=width)
 
 
+def get_context(profile_dirs: tuple = ()) -> Any:
+    """This command's :class:`suite.context.Context`: built once (the plugins are loaded and their
+    hooks called then), kept on the click context, and passed down explicitly from here.
+    *profile_dirs* (``--profiles DIR``) gives a view with more profile folders, same plugins."""
+    from suite.context import Context
+
+    cctx = click.get_current_context(silent=True)
+    root = cctx.find_root() if cctx is not None else None
+    obj = root.obj if root is not None and isinstance(root.obj, dict) else None
+    ctx = obj.get("context") if obj is not None else None
+    if ctx is None:
+        ctx = Context.build(strict=obj.get("strict") if obj is not None else None,
+                            debug=bool(obj.get("debug")) if obj is not None else False)
+        if obj is not None:
+            obj["context"] = ctx
+    return ctx.with_profile_dirs(tuple(profile_dirs))
+
+
 def warn_quarantined() -> None:
     """One line on stderr per quarantined plugin, so a technique never vanishes silently."""
-    from suite.registry import get_registry
-
-    for p in get_registry().quarantined():
+    for p in get_context().registry.quarantined():
         click.echo(f"warning: plugin {p.name!r} ({p.distribution}) is quarantined: {p.reason} "
                    f"(see `suite plugins`)", err=True)
 

@@ -54,10 +54,10 @@ def _row(prof) -> dict:
 @format_option("table", "json", "csv")
 def list_cmd(kind: str | None, vendor: str | None, profile_dirs: tuple[str, ...], fmt: str) -> None:
     """Profiles in the library, with headline figures (one row each)."""
+    from suite.cli.common import get_context
     from suite.errors import ProfileError
-    from suite.hardware import library
 
-    lib = library(profile_dirs)
+    lib = get_context(tuple(profile_dirs)).profiles
     rows = []
     for name in lib.names():
         try:
@@ -123,9 +123,9 @@ def show_cmd(name: str, sets: tuple[str, ...], profile_dirs: tuple[str, ...], fm
     (machine balance, totals, bisection and aggregate bandwidth). NAME may be a .toml path.
     --format toml writes the resolved profile as a standalone file (exact SI values)."""
     from suite.errors import ProfileError
-    from suite.hardware import get_profile
+    from suite.cli.common import get_context
 
-    prof = get_profile(name, tuple(profile_dirs))
+    prof = get_context(tuple(profile_dirs)).profile(name)
     if sets:
         ov = {}
         for s in sets:
@@ -221,10 +221,11 @@ def validate_cmd(files: tuple[str, ...], profile_dirs: tuple[str, ...], fmt: str
 @format_option("table", "json", "csv")
 def diff_cmd(a: str, b: str, show_all: bool, profile_dirs: tuple[str, ...], fmt: str) -> None:
     """Field-by-field difference of two profiles (resolved), with the ratio B/A."""
-    from suite.hardware import get_profile
+    from suite.cli.common import get_context
     from suite.hardware.derived import derived, flatten
 
-    pa, pb = get_profile(a, tuple(profile_dirs)), get_profile(b, tuple(profile_dirs))
+    context = get_context(tuple(profile_dirs))
+    pa, pb = context.profile(a), context.profile(b)
     fa = {f.path: f for f in flatten(pa)}
     fb = {f.path: f for f in flatten(pb)}
     for d in derived(pa):
@@ -257,6 +258,7 @@ def diff_cmd(a: str, b: str, show_all: bool, profile_dirs: tuple[str, ...], fmt:
 def calibrate_cmd(output: str | None, name: str, quick: bool, fmt: str) -> None:
     """Measure this machine (GEMM FLOP/s per dtype, STREAM copy/triad bandwidth, cores, memory,
     loopback TCP bandwidth and latency) and write a kind = "measured" profile."""
+    from suite.cli.common import get_context
     from suite.hardware import calibrate as cal
     from suite.hardware import clear_cache
 
@@ -267,6 +269,7 @@ def calibrate_cmd(output: str | None, name: str, quick: bool, fmt: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     clear_cache()
+    get_context().clear_profiles()
     if fmt == "json":
         click.echo(strict_json({"path": str(path), "name": name, **result.as_dict()}, indent=2, default=str))
         return

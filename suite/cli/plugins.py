@@ -15,9 +15,9 @@ from suite.technique import CATEGORIES
 @click.pass_context
 def plugins_cmd(ctx: click.Context, fmt: str) -> None:
     """Installed plugins, their versions, and quarantined ones with the reason."""
-    from suite.registry import get_registry
+    from suite.cli.common import get_context
 
-    reg = get_registry()
+    reg = get_context().registry
     rows = [{"plugin": p.name, "distribution": p.distribution, "version": p.version, "status": p.status,
              "techniques": p.techniques, "load_s": round(p.import_seconds, 3), "reason": p.reason}
             for p in reg.plugins]
@@ -37,11 +37,11 @@ def plugins_cmd(ctx: click.Context, fmt: str) -> None:
 @format_option("table", "json")
 def techniques_cmd(category: str | None, fmt: str) -> None:
     """Installed techniques with their paper, variants and claims."""
-    from suite.registry import get_registry
+    from suite.cli.common import get_context
 
     warn_quarantined()
     rows = []
-    for t in get_registry().techniques(category):
+    for t in get_context().techniques(category):
         rows.append({"name": t.name, "category": t.category, "title": t.title,
                      "paper": f"{t.paper.venue} {t.paper.year or ''}".strip(),
                      "variants": [v.name + ("*" if v.baseline else "") for v in t.variants] if fmt != "json"
@@ -57,9 +57,9 @@ def techniques_cmd(category: str | None, fmt: str) -> None:
 @format_option("text", "json", default="text")
 def info_cmd(technique: str, fmt: str) -> None:
     """Details of one technique: paper, variants, parameters, claims, profiles used."""
-    from suite.registry import get_registry
+    from suite.cli.common import get_context
 
-    reg = get_registry()
+    reg = get_context().registry
     warn_quarantined()
     t = reg.technique(technique)
     plug = reg.plugin_of(technique)

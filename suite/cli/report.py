@@ -28,5 +28,8 @@ def report_cmd(run, output, store_path, no_scoreboard, title) -> None:
     from suite.report import write_report
     from suite.results.store import default_store_path
 
-    out = write_report(store_path or default_store_path(), run, output, scoreboard=not no_scoreboard, title=title)
+    from suite.cli.common import get_context
+
+    out = write_report(store_path or default_store_path(), run, output, scoreboard=not no_scoreboard, title=title,
+                       registry=get_context().registry)
     click.echo(f"wrote {out} ({out.stat().st_size / 1024:.0f} KiB)")

@@ -36,14 +36,15 @@ def reproduce_cmd(techniques, all_, verified_only, fmt, output, strict, jobs, ex
     --strict it is 1 when any claim ends in error.
     Cases are stored and cached like `suite run`, so a second reproduce computes nothing.
     """
-    from suite.registry import get_registry
+    from suite.cli.common import get_context
     from suite.runner.case import Resolver
     from suite.runner.executors import ExecOptions
     from suite.runner.progress import make_progress
     from suite.runner.reproduce import render_markdown, reproduce
 
     check_executor(executor, scheduler)
-    reg = get_registry()
+    context = get_context(tuple(profile_dirs))
+    reg = context.registry
     techs = reg.techniques() if (all_ or not techniques) else [reg.technique(t) for t in techniques]
     store = open_store(store_path)
     try:
@@ -52,7 +53,7 @@ def reproduce_cmd(techniques, all_, verified_only, fmt, output, strict, jobs, ex
                           verified_only=verified_only, rerun=rerun,
                           progress=make_progress(quiet or fmt != "table" or output is not None),
                           command=shlex.join(["suite", *sys.argv[1:]]), registry=reg,
-                          resolver=Resolver(tuple(profile_dirs)))
+                          resolver=Resolver(context=context))
     except KeyboardInterrupt:
         click.echo("interrupted: finished cases are stored; run the same command again to resume", err=True)
         sys.exit(130)

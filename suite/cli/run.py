@@ -159,7 +159,7 @@ def run_cmd(ctx, experiment, entries, technique, variants, profiles, workloads, 
     A case already stored ok is not computed again (--rerun forces); an interrupted run resumes
     when the same command is run again. Exit status: 0, 1 if any case failed, 130 if interrupted.
     """
-    from suite.registry import get_registry
+    from suite.cli.common import get_context
     from suite.runner.case import Resolver
     from suite.runner.engine import run_cases
     from suite.runner.executors import ExecOptions
@@ -167,8 +167,9 @@ def run_cmd(ctx, experiment, entries, technique, variants, profiles, workloads, 
     from suite.runner.progress import make_progress
 
     check_executor(executor, scheduler)
-    registry = get_registry()
-    resolver = Resolver(tuple(profile_dirs))
+    context = get_context(tuple(profile_dirs))
+    registry = context.registry
+    resolver = Resolver(context=context)
     flags = any([technique, variants, profiles, workloads, params, sets, fidelities, seeds])
     if experiment and flags:
         raise ExperimentError("give an experiment file or sweep flags (--technique ...), not both")

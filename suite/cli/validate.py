@@ -34,7 +34,10 @@ def validate_cmd(technique: str, profile: str, profile_dirs: tuple, metrics: tup
         if not quiet and fmt == "table" and done < total:
             click.echo(f"[{done + 1}/{total}] {what}", err=True)
 
+    from suite.cli.common import get_context
+
     report = validate(technique, profile, metrics=metrics or None, profile_dirs=tuple(profile_dirs),
+                      context=get_context(),
                       progress=progress)
     if fmt == "json":
         click.echo(strict_json(report.as_dict(), indent=2, default=str))

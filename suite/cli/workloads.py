@@ -13,11 +13,12 @@ LAYER_COLUMNS = ["name", "kind", "input_shape", "output_shape", "params", "fwd_f
 
 
 def _summary(name: str) -> dict:
-    from suite.workloads import get_workload, provider_of
+    from suite.cli.common import get_context
     from suite.workloads.types import Dataset, LayerTable
 
-    wl = get_workload(name)
-    row: dict = {"name": name, "kind": wl.kind, "provider": provider_of(name), "source": wl.source,
+    lib = get_context().workloads
+    wl = lib.get(name)
+    row: dict = {"name": name, "kind": wl.kind, "provider": lib.provider(name), "source": wl.source,
                  "description": wl.description}
     if isinstance(wl, LayerTable):
         row.update({"params": wl.params, "published_params": wl.published_params,
@@ -38,9 +39,9 @@ def workloads_group() -> None:
 @format_option("table", "json", "csv")
 def list_cmd(kind: str | None, fmt: str) -> None:
     """Every registered workload (families such as resnet-<depth> by one example)."""
-    from suite.workloads import list_workloads
+    from suite.cli.common import get_context
 
-    rows = [_summary(n) for n in list_workloads()]
+    rows = [_summary(n) for n in get_context().workloads.names()]
     if kind:
         rows = [r for r in rows if r["kind"] == kind]
     if fmt == "table":
@@ -63,10 +64,10 @@ def list_cmd(kind: str | None, fmt: str) -> None:
 @format_option("table", "json", "csv")
 def show_cmd(name: str, show_layers: bool, fmt: str) -> None:
     """Totals of one workload; with --layers its per-layer table."""
-    from suite.workloads import get_workload
+    from suite.cli.common import get_context
     from suite.workloads.types import Dataset, LayerTable
 
-    wl = get_workload(name)
+    wl = get_context().workloads.get(name)
     if show_layers:
         if not isinstance(wl, LayerTable):
             from suite.errors import WorkloadError

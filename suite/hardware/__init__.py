@@ -53,24 +53,15 @@ def clear_cache() -> None:
     _LIBS.clear()
 
 
-from suite.errors import PluginError  # noqa: E402
-
-
-def profile_dirs(extra: tuple[str | Path, ...] = ()) -> list[Path]:
-    """Folders searched for profiles, in order: the shipped ones, plugin-provided ones, the
-    per-user folder (:func:`user_profile_dir`, when it exists), ``SUITE_PROFILES``
-    (os.pathsep-separated) and *extra* (``--profiles DIR``)."""
+def profile_dirs(extra: tuple[str | Path, ...] = (), plugin_paths: tuple[str | Path, ...] = ()) -> list[Path]:
+    """Folders searched for profiles, in order: the shipped ones, *plugin_paths* (what the
+    plugins' ``suite_hardware_profiles`` hooks returned: :meth:`suite.context.Context.search_dirs`
+    passes them), the per-user folder (:func:`user_profile_dir`, when it exists),
+    ``SUITE_PROFILES`` (os.pathsep-separated) and *extra* (``--profiles DIR``)."""
     from suite.resources import builtin_dir
 
     dirs: list[Path] = [builtin_dir("hardware_profiles")]
-    try:
-        from suite.registry import get_registry
-
-        dirs += [Path(p) for p in get_registry().hardware_profile_paths()]
-    except PluginError:  # --strict-plugins: a broken plugin is an error, never silently skipped
-        raise
-    except Exception:  # registry not importable yet: shipped profiles still work
-        pass
+    dirs += [Path(p) for p in plugin_paths]
     user = user_profile_dir()
     if user.is_dir():
         dirs.append(user)
@@ -81,17 +72,28 @@ def profile_dirs(extra: tuple[str | Path, ...] = ()) -> list[Path]:
     return dirs
 
 
-def library(extra: tuple[str | Path, ...] = ()) -> ProfileLibrary:
-    """The profile library (cached per set of folders)."""
-    dirs = tuple(str(p) for p in profile_dirs(tuple(extra)))
-    if dirs not in _LIBS:
-        # a broken file (undecodable, empty, invalid TOML, a duplicate name) costs only itself: it
-        # is skipped with one warning naming it; `suite hardware validate` reports it as an error
-        lib = ProfileLibrary(dirs, collect_errors=True)
+def library(extra: tuple[str | Path, ...] = (), *, plugin_paths: tuple[str | Path, ...] = (),
+            extensions: dict[str, type] | None = None) -> ProfileLibrary:
+    """The library of the shipped, *plugin_paths*, per-user, ``SUITE_PROFILES`` and *extra*
+    profiles, validating ``[ext.NAME]`` tables with *extensions* (default: the core's schemas).
+
+    Libraries are cached per (folders, schemas): profiles are deeply immutable, so one library
+    can serve every context that asks for the same folders. Commands reach it through their
+    context (:attr:`suite.context.Context.profiles`), which passes the plugins' folders and
+    schemas. A broken file (undecodable, empty, invalid TOML, a duplicate name) costs only
+    itself: it is skipped with one warning naming it; ``suite hardware validate`` reports it.
+    """
+    from suite.hardware.extensions import CORE_EXTENSIONS
+
+    exts = dict(CORE_EXTENSIONS) if extensions is None else dict(extensions)
+    dirs = tuple(str(p) for p in profile_dirs(tuple(extra), tuple(plugin_paths)))
+    key = (dirs, tuple(sorted((k, id(v)) for k, v in exts.items())))
+    if key not in _LIBS:
+        lib = ProfileLibrary(dirs, extensions=exts, collect_errors=True)
         for msg in lib.file_errors.values():
             print(f"warning: {msg}; skipped", file=sys.stderr)
-        _LIBS[dirs] = lib
-    return _LIBS[dirs]
+        _LIBS[key] = lib
+    return _LIBS[key]
 
 
 def get_profile(name: str, extra: tuple[str | Path, ...] = ()) -> Profile:

@@ -414,14 +414,10 @@ def _path_exists(data: Any, path: str) -> bool:
 
 
 def _registry_extensions() -> dict[str, type]:
+    """The core's extension schemas (a context adds the plugins': suite.context.Context.extensions)."""
     from suite.hardware.extensions import CORE_EXTENSIONS
 
-    try:
-        from suite.registry import get_registry
-
-        return {**dict(get_registry().profile_extensions()), **CORE_EXTENSIONS}
-    except Exception:  # noqa: BLE001 - a broken registry must not hide the shipped profiles
-        return dict(CORE_EXTENSIONS)
+    return dict(CORE_EXTENSIONS)
 
 
 class ProfileLibrary:
@@ -433,8 +429,8 @@ class ProfileLibrary:
         Folders (searched recursively for ``*.toml``) or files. A file reached twice (the same
         resolved path) is read once.
     extensions : dict, optional
-        ``{"NAME": pydantic model}`` schemas for ``[ext.NAME]`` tables; default: the ones plugins
-        register through the ``suite_profile_extensions`` hook.
+        ``{"NAME": pydantic model}`` schemas for ``[ext.NAME]`` tables; default: the core's
+        (:data:`suite.hardware.extensions.CORE_EXTENSIONS`). A context passes the plugins' too.
     collect_errors : bool
         False (default): the first unreadable file or duplicate name raises. True: such files are
         skipped and their one-line messages kept in :attr:`file_errors` (``suite hardware validate``).

@@ -379,9 +379,9 @@ def _verdict(a: float | None, b: float | None, direction: str) -> tuple[float | 
 def _plugin_versions(techniques: set[str], info_a: Mapping, info_b: Mapping) -> list[str]:
     out = []
     try:
-        from suite.registry import get_registry
+        from suite.context import Context
 
-        reg = get_registry()
+        reg = Context.build().registry
     except Exception:  # noqa: BLE001 - no registry: nothing to map techniques to distributions
         return out
     seen = set()

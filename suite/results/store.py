@@ -218,13 +218,7 @@ def _package_versions() -> dict[str, str]:
 
 def provenance(command: str | None = None, plugins: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Where and with what a run was made (the ``runs`` row, without times and counts)."""
-    if plugins is None:
-        try:
-            from suite.registry import get_registry
-
-            plugins = get_registry().distributions()
-        except Exception:  # noqa: BLE001 - provenance must never stop a run
-            plugins = {}
+    plugins = dict(plugins or {})  # the runner passes its context's plugin distributions
     return {
         "host": socket.gethostname(),
         "platform": _platform.platform(),

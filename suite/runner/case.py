@@ -41,6 +41,8 @@ class Case:
     overrides: dict[str, str] = field(default_factory=dict)
     scenario: Scenario | None = field(default=None, compare=False, repr=False)
     code: str | None = None  # the technique's code fingerprint (code_fingerprint)
+    # the Technique object that evaluates it (set by the resolver): executors never look it up
+    tech: Technique | None = field(default=None, compare=False, repr=False)
 
     def describe(self) -> str:
         bits = [self.technique, self.variant, self.fidelity]
@@ -143,10 +145,16 @@ class Resolver:
     ----------
     profile_dirs : tuple of path
         Extra profile folders (``--profiles DIR``).
+    context : suite.context.Context, optional
+        Where profiles and workloads come from (its plugins' folders and workloads included);
+        default: a new context (:meth:`suite.context.Context.build`).
     """
 
-    def __init__(self, profile_dirs: tuple = ()):
+    def __init__(self, profile_dirs: tuple = (), context: Any = None):
+        from suite.context import Context
+
         self.profile_dirs = tuple(profile_dirs)
+        self.context = (context if context is not None else Context.build()).with_profile_dirs(self.profile_dirs)
         self._profiles: dict[tuple, tuple[Any, str]] = {}
         self._workloads: dict[str, tuple[Any, str]] = {}
 
@@ -155,9 +163,7 @@ class Resolver:
         ov = tuple(sorted((str(k), str(v)) for k, v in (overrides or {}).items()))
         hit = self._profiles.get((name, ov))
         if hit is None:
-            from suite.hardware import get_profile
-
-            prof = get_profile(name, self.profile_dirs)
+            prof = self.context.profile(name)
             if ov:
                 prof = prof.with_overrides(dict(ov))
             hit = (prof, prof.content_hash())
@@ -168,9 +174,7 @@ class Resolver:
         """(Workload, content hash) of *name*."""
         hit = self._workloads.get(name)
         if hit is None:
-            from suite.workloads import get_workload
-
-            wl = get_workload(name)
+            wl = self.context.workload(name)
             hit = (wl, wl.content_hash())
             self._workloads[name] = hit
         return hit
@@ -206,7 +210,8 @@ class Resolver:
         return Case(key=key, technique=tech.name, technique_version=tech.version, code=code, variant=spec.variant,
                     fidelity=spec.fidelity, profile=profile.name if profile else None, profile_hash=p_hash,
                     workload=workload.name if workload else None, workload_hash=w_hash, params=params,
-                    seed=seed, overrides={k: str(v) for k, v in spec.overrides.items()}, scenario=scenario)
+                    seed=seed, overrides={k: str(v) for k, v in spec.overrides.items()}, scenario=scenario,
+                    tech=tech)
 
 
 def resolve_case(tech: Technique, spec: ScenarioSpec, *, profile_dirs: tuple = (),

@@ -171,12 +171,15 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str) -> dict:
     return out
 
 
-def run_case(case: Case, technique: Technique | None = None) -> dict:
-    """Evaluate a resolved case (looking its technique up in the registry if not given)."""
-    if technique is None:
-        from suite.registry import get_registry
+def _tech(case: Case) -> Technique:
+    if case.tech is None:
+        raise SuiteError(f"case {case.key}: not resolved (no technique attached; resolve it with suite.runner.resolve_case)")
+    return case.tech
 
-        technique = get_registry().technique(case.technique)
+
+def run_case(case: Case, technique: Technique | None = None) -> dict:
+    """Evaluate a resolved case (with the technique it was resolved against, unless one is given)."""
+    technique = technique if technique is not None else _tech(case)
     if case.scenario is None:
         raise SuiteError(f"case {case.key}: not resolved")
     return evaluate_outcome(technique, case.scenario, case.key)
@@ -200,17 +203,11 @@ _alarm.message = "timed out"
 def _in_process(cases: Sequence[Case], timeout: float | None) -> Iterator[dict]:
     import threading
 
-    from suite.registry import get_registry
-
-    reg = get_registry()
-    techs: dict[str, Technique] = {}
     use_alarm = bool(timeout) and threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
     old = signal.signal(signal.SIGALRM, _alarm) if use_alarm else None
     try:
         for case in cases:
-            tech = techs.get(case.technique)
-            if tech is None:
-                tech = techs[case.technique] = reg.technique(case.technique)
+            tech = _tech(case)
             if use_alarm:
                 _alarm.message = f"timed out after {timeout:g} s"
                 signal.setitimer(signal.ITIMER_REAL, float(timeout))
@@ -253,10 +250,6 @@ def _worker_main(conn, fault_fd: int, parent: int) -> None:  # pragma: no cover 
     faulthandler.enable(file=fault_fd, all_threads=False)
     code = 0
     try:
-        from suite.registry import get_registry
-
-        reg = get_registry()
-        techs: dict[str, Technique] = {}
         while True:
             while not conn.poll(1.0):
                 if os.getppid() != parent:  # orphaned: the coordinator was killed
@@ -269,9 +262,7 @@ def _worker_main(conn, fault_fd: int, parent: int) -> None:  # pragma: no cover 
             last = time.monotonic()
             for i in indices:
                 case = _TASKS[i]
-                tech = techs.get(case.technique)
-                if tech is None:
-                    tech = techs[case.technique] = reg.technique(case.technique)
+                tech = _tech(case)
                 out = evaluate_outcome(tech, case.scenario, case.key)
                 out["i"] = i
                 buf.append(out)
@@ -475,8 +466,6 @@ class DaskExecutor(Executor):
         from dask.distributed import Client, LocalCluster, wait
         from distributed.client import FIRST_COMPLETED
 
-        from suite.registry import get_registry
-
         if not cases:
             return
         cluster = None
@@ -490,8 +479,10 @@ class DaskExecutor(Executor):
                                    dashboard_address=None, silence_logs=logging.CRITICAL)
             client = Client(cluster)
         try:
-            reg = get_registry()
-            techs = {name: _shippable(reg.technique(name)) for name in sorted({c.technique for c in cases})}
+            techs: dict[str, Any] = {}
+            for c in cases:  # the techniques the cases were resolved against, shipped with each task
+                if c.technique not in techs:
+                    techs[c.technique] = _shippable(_tech(c))
             nworkers = max(1, len(client.scheduler_info().get("workers", {})) or options.jobs)
             size = 1 if options.timeout else max(1, min(256, len(cases) // (nworkers * 8) or 1))
             by_key = {c.key: c for c in cases}
@@ -556,9 +547,9 @@ def get_executor(name: str, registry: Any = None) -> Executor:
     if name in BUILTIN_EXECUTORS:
         return BUILTIN_EXECUTORS[name]()
     if registry is None:
-        from suite.registry import get_registry
+        from suite.context import default_registry
 
-        registry = get_registry()
+        registry = default_registry()
     ex = registry.executor(name)
     if ex is None:
         raise SuiteError(f"--executor: unknown executor {name!r}; expected one of {sorted(BUILTIN_EXECUTORS)} "

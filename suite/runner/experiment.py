@@ -289,8 +289,12 @@ def _specs_for(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where:
 
 
 def expand_entry(entry: Mapping[str, Any], *, where: str = "command line", registry: Any = None,
-                 resolver: Resolver | None = None, expansion: Expansion | None = None, name: str = "") -> Expansion:
+                 resolver: Resolver | None = None, expansion: Expansion | None = None, name: str = "",
+                 context: Any = None) -> Expansion:
     """Expand one entry (a dict with the keys of an experiment-file entry) into resolved cases.
+
+    The techniques come from *registry*, else the resolver's context, else *context*, else a new
+    context (:meth:`suite.context.Context.build`); profiles and workloads from the resolver's context.
 
     Raises
     ------
@@ -298,11 +302,12 @@ def expand_entry(entry: Mapping[str, Any], *, where: str = "command line", regis
         A malformed entry, unknown technique/variant/parameter/fidelity, a pattern that matches
         nothing, or a case that does not resolve (the underlying one-line reason is kept).
     """
-    if registry is None:
-        from suite.registry import get_registry
+    if resolver is None:
+        from suite.context import Context
 
-        registry = get_registry()
-    resolver = resolver or Resolver()
+        resolver = Resolver(context=context if context is not None else Context.build(registry=registry))
+    if registry is None:
+        registry = resolver.context.registry
     exp = expansion or Expansion()
     e = _normalize(entry, where)
     tname = e.get("technique")
@@ -398,7 +403,8 @@ def load_experiment(path: str | Path) -> tuple[Path, dict[str, Any], dict[str, d
 
 
 def expand_experiment(path: str | Path, *, registry: Any = None, resolver: Resolver | None = None,
-                      only: Iterable[str] | None = None, max_cases: int = DEFAULT_MAX_CASES) -> Expansion:
+                      only: Iterable[str] | None = None, max_cases: int = DEFAULT_MAX_CASES,
+                      context: Any = None) -> Expansion:
     """Every case of an experiment file (optionally only the named entries); at most *max_cases*."""
     path, _meta, entries = load_experiment(path)
     if only:
@@ -407,7 +413,10 @@ def expand_experiment(path: str | Path, *, registry: Any = None, resolver: Resol
             if n not in entries:
                 raise ExperimentError(f"{path}: no entry {n!r}; entries: {', '.join(entries)}")
         entries = {k: v for k, v in entries.items() if k in only}
-    resolver = resolver or Resolver()
+    if resolver is None:
+        from suite.context import Context
+
+        resolver = Resolver(context=context if context is not None else Context.build(registry=registry))
     exp = Expansion(max_cases=max_cases)
     for name, entry in entries.items():
         expand_entry(entry, where=f"{path}: entry [{name}]", registry=registry, resolver=resolver,

@@ -7,8 +7,9 @@ Public API::
     vgg.params, vgg.fwd_flops, vgg.layers[0].output_shape
 
 Built-in workloads are registered in :mod:`suite.workloads.zoo` with :func:`register`
-(a name -> zero-argument builder, built lazily and cached); plugins add theirs through the
-``suite_workloads`` hook. A name clash is an error naming both providers.
+(a name -> zero-argument builder, built lazily, frozen and cached: a workload is immutable, so
+sharing it is safe). Plugins add theirs through the ``suite_workloads`` hook; a command sees
+them through its context (:class:`suite.context.WorkloadLibrary`), never through this module.
 """
 
 from __future__ import annotations
@@ -19,10 +20,8 @@ from collections.abc import Callable
 from suite.errors import WorkloadError
 from suite.workloads.types import Dataset, Layer, LayerTable, Workload
 
-from suite.errors import PluginError  # noqa: E402
-
 __all__ = ["Layer", "LayerTable", "Workload", "Dataset", "register", "register_pattern",
-           "get_workload", "list_workloads"]
+           "get_workload", "list_workloads", "zoo_has", "provider_of"]
 
 _BUILDERS: dict[str, tuple[Callable[[], Workload], str]] = {}
 _PATTERNS: list[tuple[re.Pattern, Callable[..., Workload], str, str]] = []
@@ -43,21 +42,19 @@ def register_pattern(pattern: str, builder: Callable[..., Workload], example: st
 
 
 def _load_plugins() -> None:
+    """Register the zoo's built-in workloads (once; the name is historical: plugins' workloads
+    live in a context's :class:`suite.context.WorkloadLibrary`)."""
     global _PLUGINS_LOADED
     if _PLUGINS_LOADED:
         return
     _PLUGINS_LOADED = True
     from suite.workloads import zoo  # noqa: F401  (registers the built-in workloads)
 
-    try:
-        from suite.registry import get_registry
 
-        for provider, wl in get_registry().plugin_workloads():
-            register(wl.name, (lambda w=wl: w), provider=provider)
-    except (WorkloadError, PluginError):  # a clash, or --strict-plugins: never swallowed
-        raise
-    except Exception:  # pragma: no cover - registry problems are reported by `suite plugins`
-        pass
+def zoo_has(name: str) -> bool:
+    """True when the zoo itself provides *name* (a registered name or a family pattern)."""
+    _load_plugins()
+    return name in _BUILDERS or any(pat.fullmatch(name) for pat, _b, _e, _p in _PATTERNS)
 
 
 def get_workload(name: str) -> Workload:

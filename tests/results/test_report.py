@@ -75,14 +75,14 @@ def parse(text: str) -> Page:
 @pytest.fixture(scope="module")
 def report_store(tmp_path_factory, sweep):
     """A store with the sweep (run 1) and `reproduce poseidon` (run 2); the reproduce scoreboard."""
-    from suite.registry import get_registry
+    from suite.context import Context
     from suite.runner.reproduce import reproduce
 
     run_sweep, entry = sweep
     path = tmp_path_factory.mktemp("report") / "suite.sqlite"
     with Store(path) as st:
         run_id = run_sweep(st, entry, "suite run --technique poseidon <script>alert('cmd')</script>")
-        board = reproduce([get_registry().technique("poseidon")], st, command="suite reproduce poseidon")
+        board = reproduce([Context.build().technique("poseidon")], st, command="suite reproduce poseidon")
     return path, run_id, board
 
 

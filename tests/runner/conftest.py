@@ -16,14 +16,14 @@ import fakeplugin  # noqa: E402
 
 @pytest.fixture
 def fake_registry(monkeypatch):
-    """A registry holding only the fake techniques, installed process-wide."""
-    from suite.registry import Registry, reset_registry
+    """A registry holding only the fake techniques: what every context built during the test loads
+    (``suite.context.default_registry`` is the factory :meth:`Context.build` calls)."""
+    from suite.registry import Registry
 
     monkeypatch.setenv("SUITE_PROFILES", str(PROFILES))
     reg = Registry(entry_points_=[], modules=[("fake", fakeplugin)])
-    reset_registry(reg)
+    monkeypatch.setattr("suite.context.default_registry", lambda strict=None: reg)
     yield reg
-    reset_registry(None)
 
 
 @pytest.fixture

@@ -12,7 +12,8 @@ sys.path.insert(0, str(HERE))
 os.environ["SUITE_PROFILES"] = str(HERE / "profiles")
 
 import fakeplugin  # noqa: E402
-from suite.registry import Registry, reset_registry  # noqa: E402
+from suite.context import Context  # noqa: E402
+from suite.registry import Registry  # noqa: E402
 from suite.results import Store  # noqa: E402
 from suite.runner import ExecOptions, expand_entry, run_cases  # noqa: E402
 
@@ -20,9 +21,9 @@ from suite.runner import ExecOptions, expand_entry, run_cases  # noqa: E402
 def main() -> None:
     store_path, n, delay = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
     jobs = int(sys.argv[4]) if len(sys.argv) > 4 else 1
-    reset_registry(Registry(entry_points_=[], modules=[("fake", fakeplugin)]))
+    context = Context.build(registry=Registry(entry_points_=[], modules=[("fake", fakeplugin)]))
     exp = expand_entry({"technique": "fake", "variants": ["base"], "params": {"n": list(range(1, n + 1)),
-                                                                            "delay": [delay]}})
+                                                                            "delay": [delay]}}, context=context)
     store = Store(store_path, batch_size=10, batch_seconds=0.1)
     s = run_cases(exp.cases, store, options=ExecOptions(jobs=jobs))
     store.close()

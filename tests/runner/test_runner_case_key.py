@@ -27,9 +27,7 @@ def test_key_changes_with_every_component():
 
 
 def test_resolved_key_stable_across_resolutions(fake_registry):
-    from suite.registry import get_registry
-
-    tech = get_registry().technique("fake")
+    tech = fake_registry.technique("fake")
     spec = ScenarioSpec("fast", params={"x": "2", "n": 3})
     a = resolve_case(tech, spec)
     b = resolve_case(tech, ScenarioSpec("fast", profile="fake-cluster-a", workload="fake-wl",

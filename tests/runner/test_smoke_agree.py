@@ -12,10 +12,9 @@ from suite.cli import main
 @pytest.mark.slow
 def test_smoke_local_and_dask_agree(tmp_path):
     pytest.importorskip("distributed")
-    from suite.registry import get_registry, reset_registry
+    from suite.context import Context
 
-    reset_registry(None)
-    if not any(t.smoke for t in get_registry().techniques()):
+    if not any(t.smoke for t in Context.build().techniques()):
         pytest.skip("no installed technique declares smoke scenarios")
     from suite.results import Store
 

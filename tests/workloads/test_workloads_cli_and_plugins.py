@@ -14,23 +14,13 @@ import suite.workloads as W
 from suite.cli import main
 from suite.errors import WorkloadError
 from suite.hookspecs import hookimpl
-from suite.registry import Registry, reset_registry
+from suite.context import Context
+from suite.registry import Registry
 from suite.workloads.cnn import CNNBuilder
 
 
-@pytest.fixture
-def isolated_zoo():
-    """Snapshot and restore the workload registry and the process-wide plugin registry."""
-    W._load_plugins()  # built-ins registered once
-    saved = (dict(W._BUILDERS), list(W._PATTERNS), dict(W._CACHE), W._PLUGINS_LOADED)
-    yield
-    W._BUILDERS.clear()
-    W._BUILDERS.update(saved[0])
-    W._PATTERNS[:] = saved[1]
-    W._CACHE.clear()
-    W._CACHE.update(saved[2])
-    W._PLUGINS_LOADED = saved[3]
-    reset_registry(None)
+def _context(*modules) -> Context:
+    return Context.build(registry=Registry(entry_points_=[], modules=list(modules)))
 
 
 def _plugin_module(name: str, workload_name: str):
@@ -47,22 +37,23 @@ def _plugin_module(name: str, workload_name: str):
     return mod
 
 
-def test_a_plugin_adds_a_workload(isolated_zoo):
-    reset_registry(Registry(entry_points_=[], modules=[("toyplug", _plugin_module("toyplug", "toy-net"))]))
-    W._PLUGINS_LOADED = False
-    wl = W.get_workload("toy-net")
+def test_a_plugin_adds_a_workload():
+    ctx = _context(("toyplug", _plugin_module("toyplug", "toy-net")))
+    wl = ctx.workload("toy-net")
     assert wl.params == 16 * 3 + 3
-    assert "toyplug" in W.provider_of("toy-net")
-    assert "toy-net" in W.list_workloads()
+    assert "toyplug" in ctx.workloads.provider("toy-net")
+    assert "toy-net" in ctx.workloads.names()
+    # one context's plugins never leak into another context, nor into the zoo
+    assert "toy-net" not in _context().workloads.names() and "toy-net" not in W.list_workloads()
 
 
-def test_a_plugin_clashing_with_a_builtin_is_an_error_naming_both(isolated_zoo):
-    reset_registry(Registry(entry_points_=[], modules=[("clash", _plugin_module("clash", "vgg19"))]))
-    W._PLUGINS_LOADED = False
+def test_a_plugin_clashing_with_a_builtin_is_an_error_naming_both():
+    ctx = _context(("clash", _plugin_module("clash", "vgg19")))
     with pytest.raises(WorkloadError) as exc:
-        W.get_workload("vgg19")
+        ctx.workload("vgg19")
     msg = str(exc.value)
     assert "'vgg19'" in msg and "suite" in msg and "clash" in msg
+    assert ctx.workload("vgg16").name == "vgg16"  # the rest of the library works
 
 
 def test_cli_list_json_and_kind_filter():

@@ -1,0 +1,233 @@
+"""One explicit context for a command: the plugins, the profile and workload libraries, the options.
+
+The CLI builds one :class:`Context` per command (a library user builds their own with
+:meth:`Context.build`) and passes it down explicitly: to the experiment expansion and the
+resolver, the runner, reproduce, report, compare and validate. There is no process-global
+registry: every hook is called once, when the context's :class:`~suite.registry.Registry` is
+built, and what the plugins return (techniques, profile folders, workloads, extension schemas)
+is held here.
+
+A function of the core that is given no context builds a fresh one (:meth:`Context.build`), so
+library calls work with no set-up; nothing is cached between two such calls.
+
+Example::
+
+    from suite.context import Context
+    ctx = Context.build(profile_dirs=["my_profiles"])
+    tech = ctx.technique("poseidon")
+    prof = ctx.profile("titanx-cluster-10gbe")
+    wl = ctx.workload("vgg19-22k")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from suite.errors import WorkloadError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from suite.hardware import Profile, ProfileLibrary
+    from suite.registry import Registry
+    from suite.technique import Technique
+    from suite.workloads import Workload
+
+__all__ = ["Context", "WorkloadLibrary", "default_registry"]
+
+
+def default_registry(strict: bool | None = None) -> "Registry":
+    """The registry :meth:`Context.build` loads when it is given none: every installed plugin
+    found through the ``suite.plugins`` entry-point group. (Tests substitute a registry of fake
+    plugins by monkeypatching this function; nothing else refers to it.)"""
+    from suite.registry import Registry
+
+    return Registry(strict=strict)
+
+
+class WorkloadLibrary:
+    """The workload zoo (:mod:`suite.workloads`) plus the workloads one registry's plugins provide.
+
+    Parameters
+    ----------
+    plugin_workloads : iterable of (provider, Workload)
+        From :meth:`suite.registry.Registry.plugin_workloads`. A plugin workload whose name the
+        zoo already has is an error naming both providers when that name is looked up (the rest
+        of the library works).
+    """
+
+    def __init__(self, plugin_workloads: Iterable[tuple[str, "Workload"]] = ()):
+        from suite.frozen import freeze
+
+        self._plugin: dict[str, tuple[str, Workload]] = {}
+        for provider, wl in plugin_workloads:
+            self._plugin[wl.name] = (provider, freeze(wl, f"workload {wl.name!r}"))
+
+    def _clash(self, name: str) -> None:
+        import suite.workloads as W
+
+        if name in self._plugin and W.zoo_has(name):
+            raise WorkloadError(f"workload {name!r} is provided by both {W.provider_of(name)} and "
+                                f"{self._plugin[name][0]}")
+
+    def get(self, name: str) -> "Workload":
+        """The workload called *name*.
+
+        Raises
+        ------
+        WorkloadError
+            Unknown name (with close matches), or a plugin workload clashing with the zoo.
+        """
+        import suite.workloads as W
+
+        self._clash(name)
+        if name in self._plugin:
+            return self._plugin[name][1]
+        try:
+            return W.get_workload(name)
+        except WorkloadError:
+            close = [n for n in self._plugin if name.lower().split("-")[0] in n][:6]
+            if close:
+                raise WorkloadError(f"unknown workload {name!r}; did you mean {', '.join(close)}?") from None
+            raise
+
+    def names(self) -> list[str]:
+        """Every workload name (families listed by one example)."""
+        import suite.workloads as W
+
+        return sorted(set(W.list_workloads()) | set(self._plugin))
+
+    def provider(self, name: str) -> str:
+        """Who provides *name*: ``suite`` for the zoo, else the plugin's distribution."""
+        import suite.workloads as W
+
+        self._clash(name)
+        if name in self._plugin:
+            return self._plugin[name][0]
+        return W.provider_of(name)
+
+
+@dataclass
+class Context:
+    """What one command works with, built once and passed down.
+
+    Attributes
+    ----------
+    registry : Registry
+        The loaded plugins (quarantined ones included, with their reasons).
+    profile_dirs : tuple of Path
+        Extra profile folders (``--profiles DIR``), searched after the shipped, plugin, per-user
+        and ``SUITE_PROFILES`` folders.
+    store_path : Path or None
+        The results store (None: ``$SUITE_STORE`` or ``results/suite.sqlite``).
+    debug : bool
+        Show tracebacks.
+    """
+
+    registry: "Registry"
+    profile_dirs: tuple[Path, ...] = ()
+    store_path: Path | None = None
+    debug: bool = False
+    _profiles: "ProfileLibrary | None" = field(default=None, repr=False)
+    _workloads: WorkloadLibrary | None = field(default=None, repr=False)
+
+    @classmethod
+    def build(cls, *, registry: "Registry | None" = None, strict: bool | None = None,
+              profile_dirs: Iterable[str | Path] = (), store_path: str | Path | None = None,
+              debug: bool = False) -> "Context":
+        """Load the plugins (unless *registry* is given) and return a new context.
+
+        Raises
+        ------
+        PluginError
+            In strict mode (``strict=True`` or ``SUITE_STRICT_PLUGINS=1``), a plugin that would be
+            quarantined.
+        """
+        reg = registry if registry is not None else default_registry(strict)
+        return cls(registry=reg, profile_dirs=tuple(Path(p) for p in profile_dirs),
+                   store_path=Path(store_path) if store_path is not None else None, debug=debug)
+
+    @property
+    def strict(self) -> bool:
+        return self.registry.strict
+
+    def with_profile_dirs(self, extra: Iterable[str | Path]) -> "Context":
+        """The same plugins with more profile folders (a new profile library, the same registry)."""
+        extra = tuple(Path(p) for p in extra)
+        if not extra:
+            return self
+        return Context(registry=self.registry, profile_dirs=self.profile_dirs + extra, store_path=self.store_path,
+                       debug=self.debug, _workloads=self._workloads)
+
+    # -- techniques
+    def technique(self, name: str) -> "Technique":
+        return self.registry.technique(name)
+
+    def techniques(self, category: str | None = None) -> list["Technique"]:
+        return self.registry.techniques(category)
+
+    # -- hardware profiles
+    def search_dirs(self) -> list[Path]:  # noqa: D401
+        """Profile folders, in order: shipped, plugin-provided, per-user, ``SUITE_PROFILES``, extra."""
+        from suite.hardware import profile_dirs
+
+        return profile_dirs(self.profile_dirs, plugin_paths=self.registry.hardware_profile_paths())
+
+    def extensions(self) -> dict[str, type]:
+        """``[ext.NAME]`` schemas: the core's and the plugins'."""
+        from suite.hardware.extensions import CORE_EXTENSIONS
+
+        return {**self.registry.profile_extensions(), **CORE_EXTENSIONS}
+
+    @property
+    def profiles(self) -> "ProfileLibrary":
+        """This context's profile library (built on first use). A broken file costs only itself:
+        it is skipped with one warning naming it (``suite hardware validate`` reports it)."""
+        if self._profiles is None:
+            from suite.hardware import library
+
+            self._profiles = library(self.profile_dirs, plugin_paths=tuple(self.registry.hardware_profile_paths()),
+                                     extensions=self.extensions())
+        return self._profiles
+
+    def profile(self, name: str) -> "Profile":
+        """A profile by name, or loaded from a path ending in ``.toml``.
+
+        Raises
+        ------
+        ProfileError
+            Unknown name (with close matches) or a malformed file.
+        """
+        if name.endswith(".toml"):
+            from suite.errors import ProfileError
+            from suite.hardware.profile import read_toml
+
+            p = Path(name)
+            if not p.exists():
+                raise ProfileError(f"{p}: expected an existing profile file, got a path that does not exist")
+            return self.with_profile_dirs([p]).profiles.get((read_toml(p).get("profile") or {}).get("name", ""))
+        return self.profiles.get(name)
+
+    def clear_profiles(self) -> None:
+        """Forget the loaded profiles (after a profile file was written, e.g. by calibrate)."""
+        from suite.hardware import clear_cache
+
+        clear_cache()
+        self._profiles = None
+
+    # -- workloads
+    @property
+    def workloads(self) -> WorkloadLibrary:
+        if self._workloads is None:
+            self._workloads = WorkloadLibrary(self.registry.plugin_workloads())
+        return self._workloads
+
+    def workload(self, name: str) -> "Workload":
+        return self.workloads.get(name)
+
+    # -- store
+    def open_store(self, readonly: bool = False) -> Any:
+        from suite.results import Store
+
+        return Store(self.store_path, readonly=readonly)
