@@ -20,9 +20,12 @@ max_cluster_size, max_cluster_size_nonportable : int
     ``cudaFuncAttributeNonPortableClusterSizeAllowed``.
 sm_clock : Hz
     SM clock used to turn cycles into seconds.
-hbm_bandwidth_achieved : B/s, optional
-    Measured HBM bandwidth (a STREAM-like copy); the model reads memory at this rate instead of
-    the datasheet peak when given.
+hbm_efficiency : float in (0, 1], optional
+    Achieved fraction of the datasheet memory bandwidth (a measured copy rate over the peak);
+    the model reads HBM at ``hbm_efficiency x device.memory_bandwidth`` (1 when absent).
+kernel_gap : s, optional
+    GPU-side gap between two consecutive kernels of a decode step (launch and drain), charged
+    once per kernel.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import math
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from suite.hardware.units import BandwidthQ, FrequencyQ
+from suite.hardware.units import BandwidthQ, FrequencyQ, TimeQ
 
 __all__ = ["HopperExt", "dsmem_latency_cycles", "hopper_of"]
 
@@ -47,7 +50,8 @@ class HopperExt(BaseModel):
     max_cluster_size: int = Field(ge=1)
     max_cluster_size_nonportable: int | None = Field(default=None, ge=1)
     sm_clock: FrequencyQ
-    hbm_bandwidth_achieved: BandwidthQ | None = None
+    hbm_efficiency: float | None = Field(default=None, gt=0, le=1)
+    kernel_gap: TimeQ | None = None
 
     @model_validator(mode="after")
     def _check(self):
