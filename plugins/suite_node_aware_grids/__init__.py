@@ -1,6 +1,11 @@
-"""node-aware processor grids (Irmler et al., 2023) as a dlsys-suite technique plugin (work in progress: provides no technique yet).
+"""node-aware-grids: node-aware processor grids for distributed tensor contractions (Irmler et al.,
+arXiv 2307.08829, 2023) as a dlsys-suite technique plugin.
 
-Registered through the ``suite.plugins`` entry point like any third-party plugin.
+Registered through the ``suite.plugins`` entry point like any third-party plugin; see
+:mod:`suite_node_aware_grids.technique` for the declaration, :mod:`~suite_node_aware_grids.grids`
+for the grid enumeration, rank renumbering and volumes, :mod:`~suite_node_aware_grids.model` for
+the cost model, :mod:`~suite_node_aware_grids.execute` for the distributed contraction on real
+arrays and :mod:`~suite_node_aware_grids.workloads` for the ``contraction`` workload kind.
 """
 
 from suite import hookimpl
@@ -8,4 +13,13 @@ from suite import hookimpl
 
 @hookimpl
 def suite_techniques():
-    return []
+    from suite_node_aware_grids.technique import TECHNIQUE
+
+    return [TECHNIQUE]
+
+
+@hookimpl
+def suite_workloads():
+    from suite_node_aware_grids.workloads import contraction_workloads
+
+    return contraction_workloads()
