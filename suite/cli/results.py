@@ -159,6 +159,14 @@ def show_cmd(run, store_path, fmt, output) -> None:
     with _open(store_path) as store:
         info = store.run_info(run)
         rows = run_rows(store, info["id"]) if fmt != "table" else compact_rows(store, info["id"])
+        stale, notes = _other_code(store, info["id"])
+    for r in rows:  # table rows show a key prefix, csv/json rows the whole key
+        other = bool(stale) and any(k.startswith(r["key"]) for k in stale)
+        if fmt == "table":
+            if other:
+                r["status"] = f"{r['status']} (other code)"
+        else:
+            r["other_code"] = other
     columns: list[str] = []
     for r in rows:
         for k in r:
@@ -175,6 +183,33 @@ def show_cmd(run, store_path, fmt, output) -> None:
         click.echo(f"wrote {len(rows)} case(s) of run {info['id']} to {output}", err=True)
         return
     _show(info, rows, columns, fmt)
+
+
+def _other_code(store, run_id) -> tuple[set[str], list[str]]:
+    """Keys of *run_id*'s cases computed by other code than the installed technique's (its code
+    fingerprint differs: the plugin changed since), and one note per such technique."""
+    from suite.cli.common import get_context
+    from suite.runner.case import code_fingerprint
+
+    ctx = get_context()
+    current: dict[str, str | None] = {}
+    stale: set[str] = set()
+    codes = store.codes(run_id)
+    for key, (tech, code) in codes.items():
+        if tech not in current:
+            try:
+                current[tech] = code_fingerprint(ctx.technique(tech))
+            except Exception:  # noqa: BLE001 - not installed now: nothing to compare with
+                current[tech] = None
+        if current[tech] is not None and code is not None and code != current[tech]:
+            stale.add(key)
+    techs = sorted({codes[k][0] for k in stale})
+    notes = [f"note: {sum(codes[k][0] == t for k in stale)} case(s) of {t} were computed by "
+             f"other code than the installed {t} (marked 'other code'; `suite run --rerun` recomputes them)"
+             for t in techs]
+    for n in notes:
+        click.echo(n, err=True)
+    return stale, notes
 
 
 def _show(info, rows, columns, fmt, plain: bool = False) -> None:

@@ -768,6 +768,15 @@ class Store:
             d[k] = json.loads(d[k]) if d.get(k) else {}
         return d
 
+    def codes(self, run: int | str | None = "latest") -> dict[str, tuple[str, str | None]]:
+        """key -> (technique, code fingerprint it was computed with) for the cases of *run*
+        (None for cases stored before fingerprints were recorded)."""
+        rid = self.resolve_run(run)
+        rows = self.conn.execute(
+            "SELECT c.key, c.technique, json_extract(c.identity, '$.code') FROM cases c "
+            "JOIN run_cases r ON r.case_key = c.key WHERE r.run_id = ?", (rid,))
+        return {k: (t, code) for k, t, code in rows}
+
     def statuses(self, keys: Iterable[str]) -> dict[str, tuple[str, str | None]]:
         """key -> (status, error) for the given keys that are stored."""
         keys = list(keys)

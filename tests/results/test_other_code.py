@@ -1,0 +1,40 @@
+"""`suite results show` marks cases computed by other code than the installed technique's (issue 16:
+a plugin changed without a version bump served stale results; now its fingerprint differs)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from click.testing import CliRunner
+
+from suite.cli import main
+
+
+def test_results_show_marks_cases_of_other_code(tmp_path):
+    st = tmp_path / "s.sqlite"
+    r = CliRunner().invoke(main, ["run", "--technique", "poseidon", "--variant", "ps", "--param", "nodes=1,2",
+                                  "-q", "--store", str(st)])
+    assert r.exit_code == 0, r.output
+    con = sqlite3.connect(st)
+    (key, ident), = con.execute("SELECT key, identity FROM cases WHERE params LIKE '%\"nodes\":2%'").fetchall()
+    d = json.loads(ident)
+    assert len(d["code"]) == 16  # the fingerprint the case was computed with
+    d["code"] = "0" * 16  # as if an earlier version of the plugin's source had computed it
+    con.execute("UPDATE cases SET identity = ? WHERE key = ?", (json.dumps(d), key))
+    con.commit()
+    con.close()
+    r = CliRunner().invoke(main, ["results", "show", "latest", "--store", str(st), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.output[r.output.index("{"):])["cases"]
+    assert {row["key"]: row["other_code"] for row in rows} == {row["key"]: row["key"] == key for row in rows}
+    r = CliRunner().invoke(main, ["results", "show", "latest", "--store", str(st)])
+    assert "ok (other code)" in r.output and "1 case(s) of poseidon were computed by other code" in r.output
+
+
+def test_scaffold_writes_a_version(tmp_path):
+    from suite.scaffold import scaffold_plugin
+
+    root = scaffold_plugin("versioned-demo", tmp_path)
+    text = next(root.rglob("technique.py")).read_text()
+    assert 'version="0.1.0"' in text
