@@ -231,7 +231,7 @@ def test_execute_result_and_curves():
 
 def test_cocod_iid_loss_close_to_ssgd():
     """On an IID split at equal iterations, CoCoD-SGD's loss stays within 10% of S-SGD's (its mean
-    follows Local-SGD's update; papers_3.md §14 (d) asks for parity on the toy model)."""
+    follows Local-SGD's update; parity on the toy model)."""
     kw = dict(fidelity="execute", workers=4, steps=120, batch=16, k=4, split="iid", hetero=1.0)
     a, b = _eval("cocod-sgd", **kw), _eval("s-sgd", **kw)
     assert a["final_loss"] <= 1.10 * b["final_loss"]

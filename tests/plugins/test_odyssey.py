@@ -467,7 +467,7 @@ def test_claims_resolve_and_derive():
         for spec in c.specs().values():
             case = resolve_case(TECHNIQUE, spec)
             assert case.profile == "ft-32dev" and case.workload == "llama2-7b"
-        assert c.verified  # the abstract's numbers are [READ] in verified_2.md §1
+        assert c.verified  # the abstract's numbers, read in the paper
 
     def res(v):
         return Result().add("average_throughput", v, "samples/s", "higher")

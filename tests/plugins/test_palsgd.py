@@ -74,7 +74,7 @@ def test_pseudo_sync_contraction(lr, eta, p, seed):
 
 def test_pseudo_sync_expected_update_is_proximal():
     """E[update] over the Bernoulli(p) draw = -lr (grad + eta (x - xbar)) for an SGD inner step
-    (papers_2.md §8, in expectation): p * pseudo + (1-p) * gradient step at lr/(1-p)."""
+    (Algorithm 1, in expectation): p * pseudo + (1-p) * gradient step at lr/(1-p)."""
     x, xbar, g = np.array([1.0, 2.0]), np.array([0.0, 1.0]), np.array([0.3, -0.2])
     lr, eta, p = 0.1, 0.5, 0.25
     pseudo = execute.pseudo_sync(x, xbar, lr, eta, p) - x
@@ -158,7 +158,7 @@ def test_execute_clock_ddp_by_hand():
 
 
 def test_palsgd_loss_close_to_ddp_on_iid():
-    """papers_2.md §8 (d): PALSGD's final loss near DDP's at an equal number of steps (we allow 15%:
+    """PALSGD's final loss near DDP's at an equal number of steps (we allow 15%:
     with p = 0.2 a fifth of its steps take no gradient)."""
     kw = dict(fidelity="execute", workers=4, steps=200, batch=16, H=8, warmup=8, p=0.2, split="iid")
     a, b = _eval("palsgd", **kw), _eval("s-sgd", **kw)

@@ -368,6 +368,17 @@ def test_execute_on_a_workload_sums_layers():
     assert r["macs"] == sum(M.macs(from_layer(l, 1), "zero-insert") for l in GEN.layers if l.kind == "deconv")
     assert r.metrics["time"].samples == pytest.approx(
         tuple(sum(row["samples"][j] for row in rows) for j in range(2)))
+    # every sample of every layer is stored, as the samples of its layer_time.<i> metric
+    for i, row in enumerate(rows):
+        assert r.metrics[f"layer_time.{i}"].samples == pytest.approx(tuple(row["samples"]))
+        assert r[f"layer_time.{i}"] == pytest.approx(float(np.median(row["samples"])))
+
+
+def test_execute_pins_every_thread_pool_to_the_declared_count():
+    r = TECHNIQUE.evaluate(_scenario("unified", "execute", in_channels=4, out_channels=2, height=5, width=5,
+                                     kernel=3, stride=2, padding=1, repeats=2, threads=1))
+    pools = r.artifacts["machine"]["thread_pools"]
+    assert pools and all(p["threads"] == 1 for p in pools)
 
 
 def test_declared_properties_hold_on_smoke_like_scenarios():
@@ -397,10 +408,11 @@ def test_mean_speedup_and_memory_saving_by_hand():
     }
     # stride-1 layer excluded: mean(4/1, 6/3) = 3
     assert C.mean_speedup(results) == pytest.approx(3.0)
-    # measured results carry time_min, which takes precedence: mean(8/1, 6/3) = 5
-    results["g/zero-insert"].artifacts["layers"][1]["time_min"] = 8.0
-    for row in results["g/zero-insert"].artifacts["layers"] + results["g/unified"].artifacts["layers"]:
-        row.setdefault("time_min", row["time"])
+    # measured results carry per-layer medians as metrics layer_time.<i>, which take precedence
+    # over the artifact: mean(8/1, 6/3) = 5
+    for label, times in (("g/zero-insert", (1.0, 8.0, 6.0)), ("g/unified", (1.0, 1.0, 3.0))):
+        for i, t in enumerate(times):
+            results[label].add(f"layer_time.{i}", t, "s", "lower", samples=[t, t])
     assert C.mean_speedup(results) == pytest.approx(5.0)
     assert C.max_memory_saving_mb(results) == pytest.approx(25.0)
 
@@ -410,10 +422,15 @@ def test_claims_are_declared_with_fixed_tolerances():
     assert ids["cpu-average-speedup"].expect.paper == 3.89 and ids["cpu-average-speedup"].expect.rel == 0.2
     assert ids["gpu-average-speedup"].expect.paper == 2.03 and ids["gpu-average-speedup"].expect.rel == 0.2
     assert ids["gan-layers-speedup"].expect.paper == 3.5
-    assert ids["ebgan-memory-saving"].expect.paper == 35.0 and ids["ebgan-memory-saving"].expect.rel == 0.3
-    assert all(c.verified for c in TECHNIQUE.claims)  # all four numbers are [READ] in verified_1.md §4
+    # memory: 20% (DESIGN.md); speed-ups judged on the gain; timings are measured on this machine
+    assert ids["ebgan-memory-saving"].expect.paper == 35.0 and ids["ebgan-memory-saving"].expect.rel == 0.2
+    assert ids["gan-layers-speedup"].expect.band() == pytest.approx((3.0, 4.0))  # 1 + 2.5 +- 0.5
+    assert {c.id for c in TECHNIQUE.claims if c.measured} == {"cpu-average-speedup", "gan-layers-speedup"}
+    assert all(any(n.value == 1.0 for n in c.nulls) for c in TECHNIQUE.claims if "speedup" in c.id)
+    assert all(c.verified for c in TECHNIQUE.claims)  # every number was read in the abstract
     for c in TECHNIQUE.claims:
         labels = set(c.specs())
+        assert c.nulls
         assert {lab.rsplit("/", 1)[1] for lab in labels} == {"zero-insert", "unified"}
 
 
