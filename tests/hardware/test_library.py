@@ -107,6 +107,8 @@ def line_rate(name: str) -> float:
         return 200e9 / 8
     if "infinity-fabric" in n:
         return 200e9  # MI250X in-package GCD link, the fastest xGMI link of the generation
+    if n == "shared-memory":
+        return 12 * 6400e6 * 8  # DRAM-bound copies: at most one 12-channel DDR5-6400 socket (614 GB/s)
     raise AssertionError(f"no line-rate rule for link {name!r}: add one to this test")
 
 
