@@ -1,0 +1,283 @@
+"""Issue 16, the runner and the store: results that cannot lie, runs that end in a known state,
+sweeps and stores that refuse bad input with one line and touch nothing.
+
+Each test names the defect of issue 16 it pins; each failed on the code before the trust work
+(commit d821f04) and passes now.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from suite import Paper, Result, Technique, Variant
+from suite.cli import main
+from suite.results import Store
+from suite.runner.executors import evaluate_outcome
+from suite.technique import Scenario
+
+
+def cli(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def _refuse_constants(name: str):
+    raise AssertionError(f"JSON output contains {name}")
+
+
+def strict_loads(text: str):
+    """json.loads that fails on NaN / Infinity / -Infinity (what a strict parser does)."""
+    return json.loads(text, parse_constant=_refuse_constants)
+
+
+# --------------------------------------------------------------------------- metrics that cannot be true
+
+
+def _tech(value: float, unit: str) -> Technique:
+    return Technique(name="liar", title="returns one metric", category="communication",
+                     paper=Paper("P", year=2024, venue="tests"), variants=[Variant("base", "b", baseline=True)],
+                     fidelities={"model": lambda s: Result().add("m", value, unit, "lower")},
+                     needs_profile=False, needs_workload=False)
+
+
+def _outcome(value: float, unit: str) -> dict:
+    scen = Scenario(technique="liar", variant="base", fidelity="model")
+    return evaluate_outcome(_tech(value, unit), scen, "k" * 20)
+
+
+@pytest.mark.parametrize("value, unit, reason", [
+    (math.nan, "s", "metric 'm' is nan (s): expected a finite number"),
+    (math.inf, "s", "metric 'm' is inf (s): expected a finite number"),
+    (-math.inf, "1", "metric 'm' is -inf (1): expected a finite number"),
+    (-0.5, "s", "metric 'm' is -0.5 s: expected >= 0 for a quantity in s"),
+    (-3.0, "GiB", "metric 'm' is -3 GiB: expected >= 0 for a quantity in GiB"),
+    (-1e9, "B/s", "metric 'm' is -1e+09 B/s: expected >= 0 for a quantity in B/s"),
+    (-2.0, "samples/s", "metric 'm' is -2 samples/s: expected >= 0 for a quantity in samples/s"),
+])
+def test_impossible_metric_fails_the_case_with_one_line(value, unit, reason):
+    out = _outcome(value, unit)
+    assert out["status"] == "failed"
+    assert out["error"] == f"BadMetric: liar: {reason}"
+    assert out["metrics"] is None
+
+
+@pytest.mark.parametrize("value, unit", [(-0.25, "1"), (-4.0, "%"), (0.0, "s"), (2.5e-3, "s")])
+def test_possible_metric_is_stored_ok(value, unit):
+    """A negative dimensionless value (a loss change, a relative error) is a real result."""
+    out = _outcome(value, unit)
+    assert out["status"] == "ok" and out["metrics"] == [["m", value, unit, "lower"]]
+
+
+def test_json_output_never_contains_nan_or_infinity(tmp_path):
+    """A store written by an older suite may hold inf/NaN; every --format json prints strict JSON."""
+    path = tmp_path / "s.sqlite"
+    with Store(path) as st:
+        run = st.begin_run(command="test")
+        ident = {"technique": "old", "technique_version": "0", "variant": "base", "fidelity": "model",
+                 "params": {}, "seed": 0, "key": "a" * 20}
+        st.add_outcome(ident, {"key": "a" * 20, "status": "ok", "duration": math.inf,
+                               "metrics": [["t", math.inf, "s", "lower"], ["r", math.nan, "1", "none"],
+                                           ["ok", 2.0, "s", "lower"]]}, run)
+        st.finish_run(run, "done", {"total": 1, "computed": 1, "ok": 1})
+    r = cli("results", "show", "latest", "--format", "json", "--store", str(path))
+    assert r.exit_code == 0, r.output
+    (case,) = strict_loads(r.stdout)["cases"]
+    assert (case["t"], case["ok"]) == (None, 2.0)
+    r = cli("results", "list", "--format", "json", "--store", str(path))
+    assert r.exit_code == 0 and strict_loads(r.stdout)[0]["run"] == 1
+
+
+# --------------------------------------------------------------------------- sweep size
+
+
+def _values(n: int) -> str:
+    return ",".join(str(i) for i in range(1, n + 1))
+
+
+def test_huge_sweep_is_refused_before_it_is_expanded():
+    """4 variants x 2000 x 2000 = 16,000,000 cases: counted and refused at once (a --dry-run too)."""
+    r = cli("run", "--technique", "poseidon", "--param", f"nodes={_values(2000)}",
+            "--param", f"batch_per_node={_values(2000)}", "--dry-run")
+    assert r.exit_code == 2
+    assert r.output.strip().splitlines() == [
+        "error: command line: expected at most 1,000,000 cases (--max-cases), got a sweep of 16,000,000 cases "
+        "for poseidon; narrow it or raise --max-cases"]
+
+
+def test_max_cases_limit_and_dry_run_count():
+    args = ["run", "--technique", "poseidon", "--param", "nodes=1,2,4", "--dry-run"]  # 4 variants x 3
+    r = cli(*args, "--max-cases", "11")
+    assert r.exit_code == 2 and "expected at most 11 cases (--max-cases), got a sweep of 12 cases" in r.output
+    r = cli(*args, "--max-cases", "12")
+    assert r.exit_code == 0, r.output
+    assert "12 case(s) (dry run)" in r.output
+    r = cli(*args, "--format", "json")
+    assert len(strict_loads(r.stdout)) == 12
+
+
+# --------------------------------------------------------------------------- the store
+
+
+def test_store_refuses_another_applications_database_and_leaves_it_untouched(tmp_path):
+    db = tmp_path / "contacts.db"
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE contacts (name TEXT)")
+    conn.execute("INSERT INTO contacts VALUES ('ada')")
+    conn.commit()
+    conn.close()
+    before = db.read_bytes()
+    for args in (["run", "--technique", "poseidon", "--variant", "poseidon", "--param", "nodes=2", "-q"],
+                 ["results", "list"]):
+        r = cli(*args, "--store", str(db))
+        assert r.exit_code == 2, r.output
+        (line,) = r.output.strip().splitlines()
+        assert line.startswith(f"error: store {str(db)!r}: ") and "dlsys-suite store" in line
+    assert db.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["contacts.db"]  # no -wal, no -shm
+
+
+def test_store_in_a_missing_folder_is_refused_not_created(tmp_path):
+    where = tmp_path / "no" / "such" / "s.sqlite"
+    r = cli("run", "--technique", "poseidon", "--variant", "poseidon", "--param", "nodes=2", "-q",
+            "--store", str(where))
+    assert r.exit_code == 2
+    assert r.output.strip().splitlines() == [
+        f"error: store {str(where)!r}: expected an existing folder, got no folder {str(where.parent)!r} "
+        f"(create it first)"]
+    assert not (tmp_path / "no").exists()
+
+
+def _without_write_rights() -> list[str]:
+    """A command prefix under which this user cannot write what its mode bits forbid (root can:
+    it then runs without the capabilities that override file permissions)."""
+    if os.geteuid() != 0:
+        return []
+    import shutil
+
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: cannot make a folder read-only")
+    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"]
+
+
+def test_read_only_store_can_be_listed(tmp_path):
+    """A store on read-only media (here: a folder and file this user may not write) is readable."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    path = folder / "s.sqlite"
+    r = cli("run", "--technique", "poseidon", "--variant", "poseidon", "--param", "nodes=2", "-q",
+            "--store", str(path))
+    assert r.exit_code == 0, r.output
+    prefix = _without_write_rights()
+    path.chmod(0o444)
+    folder.chmod(0o555)
+    try:
+        env = {k: v for k, v in os.environ.items() if k != "SUITE_STORE"}
+        res = subprocess.run([*prefix, sys.executable, "-m", "suite", "results", "list", "--format", "json",
+                              "--store", str(path)], capture_output=True, text=True, env=env, timeout=60)
+        assert res.returncode == 0, res.stderr
+        (run,) = strict_loads(res.stdout)
+        assert (run["run"], run["status"], run["ok"]) == (1, "done", 1)
+        assert sorted(p.name for p in folder.iterdir()) == ["s.sqlite"]
+    finally:
+        folder.chmod(0o755)
+        path.chmod(0o644)
+
+
+# --------------------------------------------------------------------------- runs end in a known state
+
+
+def test_running_run_whose_process_is_gone_reads_as_interrupted(tmp_path):
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    with Store(tmp_path / "s.sqlite") as st:
+        mine = st.begin_run(command="still running")
+        dead = st.begin_run(command="killed with -9")
+        st.conn.execute("UPDATE runs SET pid = ? WHERE id = ?", (gone.pid, dead))
+        assert st.run_info(mine)["status"] == "running"  # this process is alive
+        assert st.run_info(dead)["status"] == "interrupted"
+        assert list(st.runs()["status"]) == ["running", "interrupted"]
+
+
+SLOW = '''
+import time
+from suite import hookimpl, Paper, Param, Result, Technique, Variant
+
+
+def slow(s):
+    time.sleep(s.params["delay"])
+    return Result().add("y", float(s.params["i"]), "s", "lower")
+
+
+T = Technique(name="evil-slow", title="slow", category="communication", paper=Paper("P", year=2024, venue="t"),
+              variants=[Variant("base", "b", baseline=True)], fidelities={"model": slow},
+              parameters={"i": Param(int, 0), "delay": Param(float, 0.0)},
+              needs_profile=False, needs_workload=False)
+
+
+@hookimpl
+def suite_techniques():
+    return [T]
+'''
+
+
+def _install(site: Path, pkg: str, body: str) -> None:
+    (site / pkg).mkdir(parents=True)
+    (site / pkg / "__init__.py").write_text(textwrap.dedent(body))
+    info = site / f"{pkg}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {pkg.replace('_', '-')}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[suite.plugins]\n{pkg} = {pkg}\n")
+
+
+def _ok_count(store: Path) -> int:
+    try:
+        conn = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5)
+        try:
+            return conn.execute("SELECT count(*) FROM cases WHERE status = 'ok'").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:  # not created yet
+        return 0
+
+
+def test_sigterm_marks_the_run_interrupted_and_keeps_finished_cases(tmp_path):
+    site = tmp_path / "site"
+    _install(site, "evil_slow", SLOW)
+    store = tmp_path / "s.sqlite"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(site)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    proc = subprocess.Popen([sys.executable, "-m", "suite", "run", "--technique", "evil-slow",
+                             "--param", f"i={_values(60)}", "--param", "delay=0.2", "-q", "--store", str(store)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while _ok_count(store) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert proc.poll() is None, "the sweep ended before the signal"
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "interrupted: run 1 stored" in err
+    conn = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    try:
+        status, finished, computed = conn.execute("SELECT status, finished, computed FROM runs").fetchone()
+        n_ok = conn.execute("SELECT count(*) FROM cases WHERE status = 'ok'").fetchone()[0]
+    finally:
+        conn.close()
+    assert status == "interrupted" and finished is not None
+    assert 2 <= n_ok == computed < 60
