@@ -1,6 +1,10 @@
-"""Mixed-TD (Yu and Bouganis, FPL 2023) as a dlsys-suite technique plugin (work in progress: provides no technique yet).
+"""Mixed-TD (Yu and Bouganis, FPL 2023) as a dlsys-suite technique plugin.
 
-Registered through the ``suite.plugins`` entry point like any third-party plugin.
+Registered through the ``suite.plugins`` entry point like any third-party plugin; see
+:mod:`suite_mixed_td.technique` for the declaration, :mod:`suite_mixed_td.decompose` for the SVD /
+CPD schemes on real arrays, :mod:`suite_mixed_td.model` for the FPGA pipeline model and the search,
+:mod:`suite_mixed_td.execute` for the execute fidelity, :mod:`suite_mixed_td.workloads` for
+RepVGG-A0 (deploy form) and the digits CNN.
 """
 
 from suite import hookimpl
@@ -8,4 +12,13 @@ from suite import hookimpl
 
 @hookimpl
 def suite_techniques():
-    return []
+    from suite_mixed_td.technique import TECHNIQUE
+
+    return [TECHNIQUE]
+
+
+@hookimpl
+def suite_workloads():
+    from suite_mixed_td.workloads import digits_cnn, repvgg_a0
+
+    return [repvgg_a0(), digits_cnn()]

@@ -1,0 +1,606 @@
+"""Mixed-TD's cost model: a layer-pipelined (fpgaConvNet-style) dataflow accelerator on one FPGA,
+and the evolutionary search over per-layer decompositions.
+
+Pure functions from (layer table, FPGA resources, parameters) to metrics. Units: cycles, DSP
+slices, bytes, seconds, images/s (batch 1, steady state).
+
+Model
+-----
+* **Stages.** Every convolution (and the fc layer) of the network is one pipeline stage; a
+  decomposed target layer becomes 2 (SVD) or 4 (CPD) stages, its factor layers
+  (:func:`suite_mixed_td.decompose.factor_layers`). The pipeline holds the whole network (one
+  partition, batch 1; the authors' optimiser settings, ``fpga_utils.py`` [Yu23]).
+* **Folding** [Venieris16]. A stage with ``cin_g = cin / groups`` input channels per group,
+  ``cout`` filters and a ``kh x kw`` kernel computes ``ho wo cout cin_g kh kw`` MACs per image with
+  parallelism ``p = coarse_in x coarse_out x fine``, ``coarse_in | cin_g``, ``coarse_out | cout``,
+  ``fine | kh kw``: ``cycles = MACs / p``, ``DSPs = ceil(p x dsp_per_mac)``.
+* **Greedy** (after fpgaConvNet's optimiser, which raises the folding of the slowest node while
+  resources allow): starting from all foldings 1, repeatedly raise the slowest stage one rung of
+  its *ladder* (its next folding, the cheapest of "next divisor of fine / coarse_in / coarse_out")
+  while the DSP total stays within the budget. The ladder does not reach every product of
+  divisors, so the greedy can be worse than a brute force over all foldings (a test pins such a
+  case). Because each stage's ladder is fixed, the greedy's final level is the smallest ``T`` with
+  ``sum_s DSP_s(T) <= budget``, ``DSP_s(T)`` the cheapest rung with ``cycles <= T``; the
+  vectorised evaluator finds it by bisection, the reference :func:`greedy_fold` by stepping.
+* **Memory.** 8-bit weights (the authors' block floating point) are held on chip (BRAM18 x 18 Kib +
+  URAM x 288 Kib, or ``[ext.fpga] on_chip_memory``). Weights beyond that spill to DRAM and are
+  streamed once per image: ``t_dram = (W - M_onchip) / BW_dram``
+  (:func:`suite.perf.transfer_time`).
+* **Throughput** ``= 1 / max(T / f_clk, t_dram)`` images/s; ``throughput_per_dsp`` = throughput /
+  DSPs used.
+* **Search** (``search.py``, ``evo_agent.py`` [Yu23]): 100 random first designs drawn with the
+  authors' MAC-ratio prior (normal over 0.05-wide MAC-ratio bins, mean ``ratio - sample_bias -
+  macs_latency_bias``, sd 0.15), then per generation 25 parents, 50 mutants (each layer re-drawn
+  with probability 0.2) and 50 uniform crossovers. Feasible: MACs <= ``macs_target`` x dense and
+  throughput >= dense / ``ratio``. The authors rank by top-1 on 50,000 ImageNet images; offline we
+  rank by an accuracy proxy, the kept-MAC score ``sum_l log(MACs_l / MACs_l^dense)`` (less
+  compression, more accuracy), ties broken by throughput per DSP. The proxy cannot tell SVD from
+  CPD at equal MACs: mixed vs single-method differences in this model come from how the factor
+  layers map onto the folding only.
+
+References
+----------
+.. [Yu23] Z. Yu, C.-S. Bouganis, "Mixed-TD", FPL 2023 (arXiv 2306.05021), and the authors' code
+   ``Yu-Zhewen/Mixed-TD`` (``search.py``, ``evo_agent.py``, ``fpga_utils.py``, ``decomposition/``):
+   search settings, candidate prior and the U250 optimiser configuration (code, secondary source).
+.. [Venieris16] S. I. Venieris, C.-S. Bouganis, "fpgaConvNet: A Framework for Mapping
+   Convolutional Neural Networks on FPGAs", FCCM 2016: layer-per-stage streaming pipeline,
+   coarse/fine folding, throughput set by the slowest stage.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from suite.perf import transfer_time
+
+from suite_mixed_td.decompose import (
+    FactorLayer,
+    Geometry,
+    Scheme,
+    candidate_ranks,
+    dense_macs,
+    divisors,
+    factor_layers,
+    schemes_for,
+)
+
+__all__ = [
+    "DSP_PER_MAC",
+    "WEIGHT_BITS",
+    "METHODS",
+    "PRIORS",
+    "Resources",
+    "resources_of",
+    "ladder",
+    "all_foldings",
+    "Candidate",
+    "Network",
+    "build_network",
+    "is_target",
+    "greedy_fold",
+    "brute_force_fold",
+    "evaluate_designs",
+    "design_metrics",
+    "search",
+    "SearchResult",
+]
+
+#: DSP slices per 8-bit MAC of parallelism. Unknown for the authors' 8-bit BFP datapath (not in the
+#: sources read); one per-toolflow constant, 1 (a DSP48E2 per multiplier, the fpgaConvNet default
+#: for 16-bit data), stated as an assumption, never tuned.
+DSP_PER_MAC = 1.0
+#: Weight word width (the authors' optimiser runs with 8-bit weights, ``fpga_utils.py`` [Yu23]).
+WEIGHT_BITS = 8
+#: ``--method`` of each variant (``search.py`` [Yu23]).
+METHODS = {"dense": (), "svd-only": ("svd",), "cpd-only": ("cpd",), "mixed-td": ("svd", "cpd")}
+#: (sample_bias, macs_latency_bias) of the authors' first-generation prior (``search.py`` [Yu23]):
+#: by model family, and "cp" when the method is CP only.
+PRIORS = {("resnet", "mixed"): (0.10, 0.23), ("resnet", "cp"): (0.20, 0.30),
+          ("repvgg", "mixed"): (0.15, 0.23), ("repvgg", "cp"): (0.20, 0.35)}
+_BRAM18_BITS = 18 * 1024
+_URAM_BITS = 288 * 1024
+
+
+# --------------------------------------------------------------------------- resources
+
+
+@dataclass(frozen=True)
+class Resources:
+    """FPGA resources the model reads: DSP slices, on-chip weight capacity (B), design clock
+    (Hz), off-chip bandwidth (B/s)."""
+
+    dsps: int
+    on_chip_bytes: float
+    clock: float
+    dram_bw: float
+
+
+def resources_of(profile, dsp_budget: int | None = None) -> Resources:
+    """The :class:`Resources` of a profile's ``[ext.fpga]`` table.
+
+    On-chip capacity: ``on_chip_memory`` if given, else ``bram18 x 18 Kib + uram x 288 Kib``;
+    bandwidth: ``[ext.fpga] memory_bandwidth`` (what the toolflow assumes), else the device's.
+
+    Raises
+    ------
+    suite.Skip
+        The profile has no ``[ext.fpga]`` table, or lacks a clock.
+    """
+    from suite import Skip
+
+    fp = (profile.ext or {}).get("fpga") if profile is not None else None
+    if not fp:
+        name = profile.name if profile is not None else None
+        raise Skip(f"mixed-td: profile {name!r} has no [ext.fpga] table (DSP slices, BRAM/URAM, clock); "
+                   f"use an FPGA profile such as xilinx-alveo-u250")
+    if fp.get("clock") is None:
+        raise Skip(f"mixed-td: profile {profile.name!r}: [ext.fpga] has no clock")
+    onchip = fp.get("on_chip_memory")
+    if onchip is None:
+        onchip = ((fp.get("bram18") or 0) * _BRAM18_BITS + (fp.get("uram") or 0) * _URAM_BITS) / 8
+    bw = fp.get("memory_bandwidth") or (profile.device.memory_bandwidth if profile.device else None)
+    if not bw:
+        raise Skip(f"mixed-td: profile {profile.name!r}: no memory bandwidth ([ext.fpga] or [device])")
+    dsps = int(fp["dsp_slices"]) if dsp_budget is None else int(dsp_budget)
+    return Resources(dsps=dsps, on_chip_bytes=float(onchip), clock=float(fp["clock"]), dram_bw=float(bw))
+
+
+# --------------------------------------------------------------------------- folding
+
+
+def _stage_dims(fl: FactorLayer) -> tuple[int, int, int, int]:
+    """(cin per group, cout, kernel elements, output pixels) of a stage."""
+    return fl.cin // fl.groups, fl.cout, fl.kh * fl.kw, fl.ho * fl.wo
+
+
+@functools.lru_cache(maxsize=65536)
+def _ladder_dims(cin_g: int, cout: int, k: int) -> tuple[tuple[int, ...], ...]:
+    dims = [divisors(k), divisors(cin_g), divisors(cout)]  # fine, coarse_in, coarse_out (tie order)
+    idx = [0, 0, 0]
+    rungs = [(1, 1, 1)]
+    while True:
+        best = None
+        for d in range(3):
+            if idx[d] + 1 < len(dims[d]):
+                trial = [dims[e][idx[e] + (1 if e == d else 0)] for e in range(3)]
+                prod = trial[0] * trial[1] * trial[2]
+                if best is None or prod < best[0]:
+                    best = (prod, d)
+        if best is None:
+            break
+        idx[best[1]] += 1
+        rungs.append(tuple(dims[e][idx[e]] for e in range(3)))
+    return tuple(rungs)
+
+
+def ladder(fl: FactorLayer) -> tuple[np.ndarray, np.ndarray]:
+    """The greedy's folding ladder of one stage: parallelism ``p`` (increasing) and cycles per
+    image ``MACs / p`` (decreasing) at each rung, from (1, 1, 1) to full unrolling.
+
+    Each rung raises the one of fine (| kh kw), coarse_in (| cin/groups), coarse_out (| cout)
+    whose next divisor gives the smallest product (ties: fine, then coarse_in, then coarse_out).
+    """
+    cin_g, cout, k, _pix = _stage_dims(fl)
+    rungs = _ladder_dims(cin_g, cout, k)
+    p = np.array([a * b * c for a, b, c in rungs], dtype=np.int64)
+    return p, fl.macs / p.astype(float)
+
+
+def all_foldings(fl: FactorLayer) -> np.ndarray:
+    """Every distinct parallelism ``fine x coarse_in x coarse_out`` of a stage (sorted)."""
+    cin_g, cout, k, _ = _stage_dims(fl)
+    ps = {a * b * c for a in divisors(k) for b in divisors(cin_g) for c in divisors(cout)}
+    return np.array(sorted(ps), dtype=np.int64)
+
+
+def _dsp(p, dsp_per_mac: float):
+    return np.ceil(np.asarray(p, dtype=float) * dsp_per_mac - 1e-9).astype(np.int64)
+
+
+def greedy_fold(stages: list[FactorLayer], budget: int, dsp_per_mac: float = DSP_PER_MAC
+                ) -> tuple[float, int, list[int]] | None:
+    """The reference greedy, step by step: raise the slowest stage one rung while the DSP total
+    fits in *budget*; then set every stage to the cheapest rung that still meets the final level
+    (stages tied at the slowest level were raised past it one by one; the DSPs they do not need
+    are released, so the design's DSP count is what its throughput requires).
+
+    Returns
+    -------
+    (cycles, dsps, rungs) : the slowest stage's cycles per image, DSPs used, each stage's rung;
+    or None when even folding 1 everywhere exceeds the budget.
+    """
+    lads = [ladder(s) for s in stages]
+    rung = [0] * len(stages)
+    dsps = [int(_dsp(l[0][0], dsp_per_mac)) for l in lads]
+    if sum(dsps) > budget:
+        return None
+    while True:
+        cyc = [l[1][r] for l, r in zip(lads, rung)]
+        s = int(np.argmax(cyc))
+        if rung[s] + 1 >= len(lads[s][0]):
+            break
+        new = int(_dsp(lads[s][0][rung[s] + 1], dsp_per_mac))
+        if sum(dsps) - dsps[s] + new > budget:
+            break
+        rung[s] += 1
+        dsps[s] = new
+    level = max(l[1][r] for l, r in zip(lads, rung))
+    # release what the level does not need (ties leave stages raised past it): cheapest rung <= level
+    rung = [int(np.argmax(l[1] <= level)) for l in lads]
+    dsps = [int(_dsp(l[0][r], dsp_per_mac)) for l, r in zip(lads, rung)]
+    return float(level), int(sum(dsps)), rung
+
+
+def brute_force_fold(stages: list[FactorLayer], budget: int, dsp_per_mac: float = DSP_PER_MAC
+                     ) -> tuple[float, int] | None:
+    """The best folding over every product of divisors of every stage (exhaustive; small layers
+    only): the smallest slowest-stage cycles with DSPs <= budget, and the fewest DSPs reaching it."""
+    import itertools
+
+    opts = [all_foldings(s) for s in stages]
+    best = None
+    for combo in itertools.product(*opts):
+        d = int(sum(_dsp(p, dsp_per_mac) for p in combo))
+        if d > budget:
+            continue
+        cyc = max(s.macs / p for s, p in zip(stages, combo))
+        if best is None or cyc < best[0] - 1e-9 or (abs(cyc - best[0]) <= 1e-9 and d < best[1]):
+            best = (cyc, d)
+    return best
+
+
+# --------------------------------------------------------------------------- network
+
+
+def is_target(layer) -> bool:
+    """A layer the authors decompose: a 3x3 conv, groups 1, more than 3 input channels
+    (``svd_target_module_filter`` [Yu23])."""
+    return (layer.kind == "conv" and tuple(layer.attrs.get("kernel", ())) == (3, 3)
+            and int(layer.attrs.get("groups", 1)) == 1 and layer.input_shape[0] > 3)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One per-layer choice: scheme, rank, its factor layers (stages), MACs and weights."""
+
+    scheme: Scheme
+    rank: int
+    stages: tuple[FactorLayer, ...]
+    macs: int
+    params: int
+
+    def label(self) -> str:
+        return "keep" if self.scheme.kind == "keep" else f"{self.scheme}@{self.rank}"
+
+
+@dataclass
+class Network:
+    """The search space of one workload: per target layer its candidates (index 0 = keep), the
+    fixed stages (other convs, fc), and the padded stage tables the vectorised evaluator uses."""
+
+    name: str
+    layers: list[Geometry]
+    candidates: list[list[Candidate]]
+    fixed: list[FactorLayer]
+    dense_macs: int
+    # vectorised tables (built by _tables)
+    stage_ids: np.ndarray = field(default=None, repr=False)  # (L, Kmax, 4) global stage id, 0 = null
+    fixed_ids: np.ndarray = field(default=None, repr=False)  # (S_fixed,)
+    P: np.ndarray = field(default=None, repr=False)  # (S_all, R) parallelism per rung
+    CY: np.ndarray = field(default=None, repr=False)  # (S_all, R) cycles per rung
+    W: np.ndarray = field(default=None, repr=False)  # (S_all,) weights per stage
+    cand_macs: np.ndarray = field(default=None, repr=False)  # (L, Kmax)
+    n_cands: np.ndarray = field(default=None, repr=False)  # (L,)
+
+    def flat_keys(self) -> tuple[np.ndarray, float]:
+        """Every stage's ladder cycles in increasing order, offset by ``stage id x big`` so that one
+        ``searchsorted`` answers a query per (design, stage) pair."""
+        if getattr(self, "_keys", None) is None:
+            big = float(2 * self.CY.max() + 2)
+            if big * len(self.CY) >= 2**52:
+                raise ValueError("mixed-td: cycle counts too large for the flat ladder table")
+            keys = (np.arange(len(self.CY))[:, None] * big + self.CY[:, ::-1]).ravel()
+            self._keys = (keys, big)
+        return self._keys
+
+    def stages_of(self, design) -> list[FactorLayer]:
+        out = list(self.fixed)
+        for l, k in enumerate(design):
+            out += list(self.candidates[l][int(k)].stages)
+        return out
+
+    def macs_of(self, design) -> int:
+        fixed = sum(s.macs for s in self.fixed)
+        return fixed + sum(self.candidates[l][int(k)].macs for l, k in enumerate(design))
+
+    def params_of(self, design) -> int:
+        fixed = sum(s.params for s in self.fixed)
+        return fixed + sum(self.candidates[l][int(k)].params for l, k in enumerate(design))
+
+    def describe(self, design) -> list[dict]:
+        return [{"layer": g.name, "choice": self.candidates[l][int(k)].label(),
+                 "macs_ratio": self.candidates[l][int(k)].macs / dense_macs(g)}
+                for l, (g, k) in enumerate(zip(self.layers, design))]
+
+
+def _fixed_stage(layer) -> FactorLayer | None:
+    if layer.kind == "conv":
+        g = Geometry.of_layer(layer)
+        return FactorLayer(g.C, g.F, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, int(layer.attrs.get("groups", 1)),
+                           g.ho, g.wo)
+    if layer.kind == "fc":
+        return FactorLayer(int(layer.input_shape[0]), int(layer.output_shape[0]), 1, 1, 1, 1, 0, 0, 1, 1, 1)
+    return None
+
+
+def build_network(workload, methods=("svd", "cpd")) -> Network:
+    """The search space of a layer-table workload under the variant's methods (cached)."""
+    key = (workload.name, workload.content_hash(), tuple(methods))
+    net = _NETS.get(key)
+    if net is None:
+        if len(_NETS) > 32:
+            _NETS.clear()
+        net = _NETS[key] = _build_network(workload, tuple(methods))
+    return net
+
+
+_NETS: dict = {}
+
+
+def _build_network(workload, methods: tuple[str, ...]) -> Network:
+    layers, cands, fixed = [], [], []
+    for layer in workload.layers:
+        if is_target(layer):
+            g = Geometry.of_layer(layer)
+            keep = Candidate(Scheme("keep"), 0, tuple(factor_layers(g, Scheme("keep"), 0)), dense_macs(g),
+                             g.F * g.C * g.kh * g.kw)
+            row = [keep]
+            for s in schemes_for(g, methods):
+                for r in candidate_ranks(g, s):
+                    fls = tuple(factor_layers(g, s, r))
+                    row.append(Candidate(s, r, fls, sum(f.macs for f in fls), sum(f.params for f in fls)))
+            layers.append(g)
+            cands.append(row)
+        else:
+            st = _fixed_stage(layer)
+            if st is not None:
+                fixed.append(st)
+    dense = sum(s.macs for s in fixed) + sum(row[0].macs for row in cands)
+    net = Network(workload.name, layers, cands, fixed, dense)
+    _tables(net)
+    return net
+
+
+def _tables(net: Network) -> None:
+    stages: list[FactorLayer | None] = [None]  # id 0: the null stage (no work, no DSP)
+    kmax = max((len(r) for r in net.candidates), default=1)
+    ids = np.zeros((len(net.candidates), kmax, 4), dtype=np.int64)
+    macs = np.zeros((len(net.candidates), kmax), dtype=float)
+    for l, row in enumerate(net.candidates):
+        for k, c in enumerate(row):
+            for j, st in enumerate(c.stages):
+                ids[l, k, j] = len(stages)
+                stages.append(st)
+            macs[l, k] = c.macs
+    fixed_ids = np.arange(len(stages), len(stages) + len(net.fixed), dtype=np.int64)
+    stages += net.fixed
+    lads = [ladder(s) if s is not None else (np.array([0]), np.array([0.0])) for s in stages]
+    rmax = max(len(p) for p, _ in lads)
+    P = np.zeros((len(stages), rmax), dtype=np.int64)
+    CY = np.zeros((len(stages), rmax), dtype=float)
+    for i, (p, cy) in enumerate(lads):
+        P[i, :len(p)], P[i, len(p):] = p, p[-1]
+        CY[i, :len(cy)], CY[i, len(cy):] = cy, cy[-1]
+    net.stage_ids, net.fixed_ids, net.P, net.CY = ids, fixed_ids, P, CY
+    net.W = np.array([0 if s is None else s.params for s in stages], dtype=float)
+    net.cand_macs = macs
+    net.n_cands = np.array([len(r) for r in net.candidates], dtype=np.int64)
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+def evaluate_designs(net: Network, designs: np.ndarray, res: Resources, dsp_per_mac: float = DSP_PER_MAC,
+                     weight_bits: int = WEIGHT_BITS) -> dict[str, np.ndarray]:
+    """Vectorised evaluation of many designs (one candidate index per target layer each).
+
+    The greedy's final level is the smallest integer ``T`` (cycles are integers: every folding
+    divides the stage's MACs) with ``sum_s DSP_s(T) <= budget``; found by integer bisection, each
+    step one ``searchsorted`` over all (design, stage) pairs.
+
+    Parameters
+    ----------
+    designs : int ndarray, shape (n, L)
+    res : Resources
+    dsp_per_mac : float
+        DSP slices per unit of MAC parallelism.
+
+    Returns
+    -------
+    dict of ndarray, shape (n,)
+        ``cycles`` (slowest stage, per image), ``dsps``, ``throughput`` (images/s, 0 when even
+        folding 1 exceeds the DSP budget), ``macs``, ``weight_bytes``, ``spilled_bytes``,
+        ``feasible_fold`` (bool).
+    """
+    designs = np.atleast_2d(np.asarray(designs, dtype=np.int64))
+    n, L = designs.shape
+    if L:
+        ids = net.stage_ids[np.arange(L)[None, :], designs].reshape(n, -1)  # (n, 4L)
+    else:
+        ids = np.zeros((n, 0), dtype=np.int64)
+    ids = np.concatenate([ids, np.broadcast_to(net.fixed_ids, (n, len(net.fixed_ids)))], axis=1)
+    R = net.CY.shape[1]
+    DS = _dsp(net.P, dsp_per_mac)
+    DS[0] = 0
+    keys, big = net.flat_keys()
+    base = ids.astype(float) * big
+    budget = res.dsps
+
+    def alloc(T):
+        # rung = number of ladder entries with cycles > T (the cheapest rung reaching T)
+        q = base + T[:, None]
+        pos = np.searchsorted(keys, q, side="right") - ids * R
+        rung = R - pos
+        ok = (rung < R).all(axis=1)
+        rung = np.minimum(rung, R - 1)
+        d = DS[ids, rung].sum(axis=1)
+        return ok & (d <= budget), d, rung
+
+    hi = net.CY[ids, 0].max(axis=1)  # folding 1 everywhere (integers)
+    lo = net.CY[ids, -1].max(axis=1)  # full unrolling everywhere
+    feas_hi, _, _ = alloc(hi)
+    lo_ok, _, _ = alloc(lo)
+    a, b = lo.copy(), hi.copy()  # invariant: b feasible (when feas_hi), a - 1 infeasible unless lo_ok
+    while True:
+        active = (b - a) > 0.5
+        if not active.any():
+            break
+        mid = np.floor((a + b) / 2)
+        ok, _, _ = alloc(mid)
+        b = np.where(active & ok, mid, b)
+        a = np.where(active & ~ok, mid + 1, a)
+    T = np.where(lo_ok, lo, b)
+    ok, dsps, rung = alloc(T)
+    cycles = net.CY[ids, rung].max(axis=1)
+    ok &= feas_hi
+    w_bytes = net.W[ids].sum(axis=1) * weight_bits / 8
+    spilled = np.maximum(0.0, w_bytes - res.on_chip_bytes)
+    t_dram = spilled / res.dram_bw
+    interval = np.maximum(cycles / res.clock, t_dram)
+    tput = np.where(ok, 1.0 / interval, 0.0)
+    macs = (net.cand_macs[np.arange(L)[None, :], designs].sum(axis=1) if L else np.zeros(n)) \
+        + sum(s.macs for s in net.fixed)
+    return {"cycles": cycles, "dsps": np.where(ok, dsps, 0), "throughput": tput, "macs": macs,
+            "weight_bytes": w_bytes, "spilled_bytes": spilled, "feasible_fold": ok}
+
+
+def design_metrics(net: Network, design, res: Resources, dsp_per_mac: float = DSP_PER_MAC,
+                   weight_bits: int = WEIGHT_BITS) -> dict[str, float]:
+    """One design by the reference (scalar) path: :func:`greedy_fold` plus the DRAM bound through
+    :func:`suite.perf.transfer_time`. Agrees with :func:`evaluate_designs`."""
+    stages = net.stages_of(design)
+    g = greedy_fold(stages, res.dsps, dsp_per_mac)
+    w_bytes = sum(s.params for s in stages) * weight_bits / 8
+    spilled = max(0.0, w_bytes - res.on_chip_bytes)
+    t_dram = transfer_time(spilled, res.dram_bw)
+    if g is None:
+        return {"cycles": math.inf, "dsps": 0, "throughput": 0.0, "weight_bytes": w_bytes, "spilled_bytes": spilled}
+    cycles, dsps, _ = g
+    interval = max(cycles / res.clock, t_dram)
+    return {"cycles": cycles, "dsps": dsps, "throughput": 1.0 / interval, "weight_bytes": w_bytes,
+            "spilled_bytes": spilled}
+
+
+# --------------------------------------------------------------------------- search
+
+
+@dataclass
+class SearchResult:
+    """The best design of a search and its figures."""
+
+    design: np.ndarray
+    metrics: dict[str, float]
+    feasible: bool
+    evaluations: int
+    generations: int
+    history: list[float]
+
+
+def _prior(net: Network, mean: float, sd: float = 0.15, step: float = 0.05) -> list[np.ndarray]:
+    """The authors' first-generation prior (``generate_random_sample`` [Yu23]): candidates binned by
+    MAC ratio into (k step, (k+1) step]; each bin gets the normal mass over its interval, shared
+    equally by its candidates."""
+    from scipy.stats import norm
+
+    out = []
+    for l, row in enumerate(net.candidates):
+        base = row[0].macs
+        bins = [min(int(math.ceil(c.macs / base / step - 1e-9)) - 1, int(round(1 / step)) - 1) for c in row]
+        probs = np.zeros(len(row))
+        for b in set(bins):
+            members = [i for i, x in enumerate(bins) if x == b]
+            mass = norm.cdf((b + 1) * step, mean, sd) - norm.cdf(b * step, mean, sd)
+            probs[members] = mass / len(members)
+        if probs.sum() <= 0:
+            probs[:] = 1.0
+        out.append(probs / probs.sum())
+    return out
+
+
+def search(net: Network, res: Resources, *, ratio: float, macs_target: float, generations: int, seed: int,
+           prior_mean: float, dsp_per_mac: float = DSP_PER_MAC, parents: int = 25, mutants: int = 50,
+           crossovers: int = 50, mutate_prob: float = 0.2) -> SearchResult:
+    """The evolutionary search over per-layer candidates (see the module docstring).
+
+    Parameters
+    ----------
+    ratio : float
+        Throughput constraint: ``throughput >= dense throughput / ratio``.
+    macs_target : float
+        MAC constraint as a fraction of the dense network's MACs.
+    generations : int
+        Generation 0 is the random population (``mutants + crossovers`` designs).
+    prior_mean : float
+        Mean MAC ratio of the first-generation prior.
+
+    Returns
+    -------
+    SearchResult
+        The best design (feasible if any design was), its metrics, evaluation count.
+    """
+    rng = np.random.default_rng(seed)
+    L = len(net.candidates)
+    dense = np.zeros((1, L), dtype=np.int64)
+    d0 = evaluate_designs(net, dense, res, dsp_per_mac)
+    t_req = float(d0["throughput"][0]) / ratio
+    m_req = macs_target * net.dense_macs
+    base_macs = net.cand_macs[:, 0]
+    log_keep = np.log(np.where(net.cand_macs > 0, net.cand_macs, 1.0) / base_macs[:, None])
+
+    def score(designs):
+        ev = evaluate_designs(net, designs, res, dsp_per_mac)
+        proxy = log_keep[np.arange(L)[None, :], designs].sum(axis=1) if L else np.zeros(len(designs))
+        tpd = np.where(ev["dsps"] > 0, ev["throughput"] / np.maximum(ev["dsps"], 1), 0.0)
+        feas = (ev["macs"] <= m_req * (1 + 1e-12)) & (ev["throughput"] >= t_req * (1 - 1e-12)) & ev["feasible_fold"]
+        # infeasible designs rank below every feasible one, by how far they miss the constraints
+        miss = np.maximum(0, ev["macs"] / m_req - 1) + np.maximum(0, 1 - ev["throughput"] / max(t_req, 1e-300))
+        s = np.where(feas, proxy + 1e-3 * np.log(np.maximum(tpd, 1e-300)), -1e6 - miss)
+        return s, feas
+
+    prior = _prior(net, prior_mean)
+    n0 = mutants + crossovers
+    pop = np.stack([rng.choice(len(p), size=n0, p=p) for p in prior], axis=1) if L else np.zeros((n0, 0), np.int64)
+    s, feas = score(pop)
+    evals = n0
+    history = []
+    order = np.argsort(-s, kind="stable")[:parents]
+    par, par_s, par_f = pop[order], s[order], feas[order]
+    history.append(float(par_s[0]))
+    nc = net.n_cands
+    for _ in range(1, generations):
+        pick = rng.integers(0, len(par), size=mutants)
+        mut = par[pick].copy()
+        mask = rng.random(mut.shape) < mutate_prob
+        fresh = (rng.random(mut.shape) * nc[None, :]).astype(np.int64)
+        mut[mask] = fresh[mask]
+        a = par[rng.integers(0, len(par), size=crossovers)]
+        b = par[rng.integers(0, len(par), size=crossovers)]
+        cross = np.where(rng.random(a.shape) < 0.5, a, b)
+        kids = np.concatenate([mut, cross])
+        ks, kf = score(kids)
+        evals += len(kids)
+        allp = np.concatenate([par, kids])
+        alls = np.concatenate([par_s, ks])
+        allf = np.concatenate([par_f, kf])
+        order = np.argsort(-alls, kind="stable")[:parents]
+        par, par_s, par_f = allp[order], alls[order], allf[order]
+        history.append(float(par_s[0]))
+    best = par[0]
+    ev = evaluate_designs(net, best[None, :], res, dsp_per_mac)
+    m = {k: float(v[0]) for k, v in ev.items()}
+    return SearchResult(best, m, bool(par_f[0]), evals, generations, history)

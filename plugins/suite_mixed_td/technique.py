@@ -1,0 +1,309 @@
+"""Mixed-TD (Yu and Bouganis, FPL 2023): the technique declaration.
+
+Variants, parameters, fidelities, the paper's claims (the abstract's 1.73x-10.29x throughput per
+DSP, the only number read in the paper's own text), the model fidelity's evaluate and the declared
+properties.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+
+from suite import Between, Claim, Null, Paper, Param, Property, Result, ScenarioSpec, Skip, Technique, Variant
+
+from suite_mixed_td import execute, model
+from suite_mixed_td.workloads import digits_cnn, repvgg_a0
+
+__all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "evaluate_model", "per_dsp_gain", "default_ratio",
+           "WORKLOADS"]
+
+PAPER = Paper(
+    title="Mixed-TD: Efficient Neural Network Accelerator with Layer-Specific Tensor Decomposition",
+    authors=("Zhewen Yu", "Christos-Savvas Bouganis"),
+    venue="FPL",
+    year=2023,
+    arxiv="2306.05021",
+    code="https://github.com/Yu-Zhewen/Mixed-TD (search.py, evo_agent.py, fpga_utils.py, decomposition/; read)",
+)
+
+VARIANTS = [
+    Variant("dense", "no decomposition: every layer one pipeline stage, folded by the greedy", baseline=True),
+    Variant("svd-only", "the search limited to SVD schemes (the authors' --method SVD)", baseline=True),
+    Variant("cpd-only", "the search limited to CPD (the authors' --method CP)", baseline=True),
+    Variant("mixed-td", "per target layer keep, SVD (spatial, grouped g | C or g | F) or CPD, chosen by the search"),
+]
+
+#: The search's throughput constraint per model family (``required_compression_ratio`` in the
+#: authors' ``search.py``): throughput >= dense / ratio.
+RATIOS = {"resnet": 0.65, "repvgg": 0.75}
+
+
+def WORKLOADS():
+    """Workloads this plugin adds (the ``suite_workloads`` hook)."""
+    return [repvgg_a0(), digits_cnn()]
+
+
+def _family(wl) -> str:
+    return "repvgg" if "repvgg" in (wl.name if wl is not None else "") else "resnet"
+
+
+def default_ratio(wl) -> float:
+    """0.75 for RepVGG-A0, 0.65 otherwise (ResNet-18's, also used for other workloads)."""
+    return RATIOS[_family(wl)]
+
+
+PARAMETERS = {
+    "generations": Param(int, default=500, unit="generations", minimum=1, maximum=5000,
+                         help="search generations (500 in the authors' search.py)"),
+    "ratio": Param(float, default=None, minimum=0.05, maximum=1.0, optional=True,
+                   help="throughput constraint: designs must reach dense / ratio (default 0.65 ResNet-18, "
+                        "0.75 RepVGG-A0, as in the authors' code); also the execute fidelity's per-layer MAC budget"),
+    "macs_target": Param(float, default=None, minimum=0.01, maximum=1.0, optional=True,
+                         help="MAC constraint as a fraction of the dense network's MACs (default: = ratio)"),
+    "dsp_budget": Param(int, default=None, unit="DSP slices", minimum=1, maximum=10_000_000, optional=True,
+                        help="DSP slices the greedy may use (default: the profile's [ext.fpga] dsp_slices)"),
+    "dsp_per_mac": Param(float, default=model.DSP_PER_MAC, unit="DSP slices", minimum=0.01, maximum=8.0,
+                         help="DSP slices per unit of 8-bit MAC parallelism (per toolflow; 1 assumed, unknown)"),
+    "epochs": Param(int, default=8, unit="epochs", minimum=1, maximum=200,
+                    help="execute, digits: training epochs of the small CNN"),
+    "execute_layers": Param(int, default=2, unit="layers", minimum=1, maximum=64,
+                            help="execute, layer tables: how many target convs (from the first) to decompose"),
+}
+
+
+# --------------------------------------------------------------------------- model fidelity
+
+
+def evaluate_model(scenario) -> Result:
+    """Model fidelity: the variant's design (dense, or the search's best) on the FPGA pipeline model.
+
+    Returns
+    -------
+    suite.Result
+        ``throughput`` (images/s), ``dsps`` (DSP slices), ``throughput_per_dsp`` (images/s/DSP),
+        ``macs`` (MAC/image), ``macs_ratio`` (1, over dense), ``weight_bytes``, ``spilled_bytes`` (B),
+        ``speedup`` and ``per_dsp_gain`` over the dense design (1), ``feasible`` (1 if both search
+        constraints hold), ``decomposed_layers``. Artifacts: ``layers`` (per-layer choice),
+        ``search`` (evaluations, wall time, evaluations/s, best score per generation).
+
+    Raises
+    ------
+    suite.Skip
+        No ``[ext.fpga]`` in the profile; a workload that is not a layer table; a DSP budget below the
+        dense design's stage count.
+    """
+    from suite.workloads import LayerTable
+
+    wl = scenario.workload
+    if not isinstance(wl, LayerTable):
+        raise Skip(f"mixed-td model: workload {getattr(wl, 'name', None)!r} is not a layer table "
+                   f"(for the digits CNN use 'mixed-td-digits-cnn')")
+    p = scenario.params
+    res = model.resources_of(scenario.profile, p.get("dsp_budget"))
+    dpm = float(p["dsp_per_mac"])
+    ratio = float(p["ratio"]) if p.get("ratio") is not None else default_ratio(wl)
+    macs_target = float(p["macs_target"]) if p.get("macs_target") is not None else ratio
+    methods = model.METHODS[scenario.variant]
+    net = model.build_network(wl, methods or ("svd", "cpd"))
+    L = len(net.candidates)
+    dense_design = np.zeros(L, dtype=np.int64)
+    d0 = {k: float(v[0]) for k, v in model.evaluate_designs(net, dense_design[None, :], res, dpm).items()}
+    if not d0["feasible_fold"]:
+        raise Skip(f"mixed-td model: dsp_budget {res.dsps} is below the {len(net.stages_of(dense_design))} "
+                   f"stages of the dense design of {wl.name!r}")
+    t0 = time.perf_counter()
+    evals = 1
+    history: list[float] = []
+    if methods and L:
+        fam = _family(wl)
+        sb, mb = model.PRIORS[(fam, "cp" if methods == ("cpd",) else "mixed")]
+        sr = model.search(net, res, ratio=ratio, macs_target=macs_target, generations=int(p["generations"]),
+                          seed=int(scenario.seed), prior_mean=ratio - sb - mb, dsp_per_mac=dpm)
+        design, m, feasible, evals, history = sr.design, sr.metrics, sr.feasible, sr.evaluations, sr.history
+    else:
+        design, m, feasible = dense_design, d0, True
+    wall = time.perf_counter() - t0
+    tpd = m["throughput"] / m["dsps"] if m["dsps"] else 0.0
+    tpd0 = d0["throughput"] / d0["dsps"]
+    out = Result()
+    out.add("throughput", m["throughput"], "1/s", "higher")
+    out.add("dsps", m["dsps"], "1", "lower")
+    out.add("throughput_per_dsp", tpd, "1/s", "higher")
+    out.add("macs", m["macs"], "1", "lower")
+    out.add("macs_ratio", m["macs"] / net.dense_macs, "1", "lower")
+    out.add("weight_bytes", m["weight_bytes"], "B", "lower")
+    out.add("spilled_bytes", m["spilled_bytes"], "B", "lower")
+    out.add("speedup", m["throughput"] / d0["throughput"], "1", "higher")
+    out.add("per_dsp_gain", tpd / tpd0, "1", "higher")
+    out.add("feasible", 1.0 if feasible else 0.0, "1", "higher")
+    out.add("decomposed_layers", float(sum(1 for k in design if int(k) != 0)), "1", "none")
+    out.artifacts["layers"] = net.describe(design)
+    out.artifacts["search"] = {"evaluations": int(evals), "wall_s": wall,
+                               "evaluations_per_s": (evals / wall) if wall > 0 else None,
+                               "ratio": ratio, "macs_target": macs_target, "best_score": history[-1:] or None}
+    return out
+
+
+def per_dsp_gain(results):
+    """Throughput per DSP of the ``mixed`` case over the ``dense`` case (claim derive function)."""
+    a, b = results["mixed"], results["dense"]
+    return a["throughput_per_dsp"] / b["throughput_per_dsp"]
+
+
+_U250 = "xilinx-alveo-u250"
+# the abstract's 1.73x and 10.29x with each end's gain widened by 20% (DESIGN.md: speed-ups judged on the gain)
+_LO, _HI = 1.0 + 0.73 * 0.8, 1.0 + 9.29 * 1.2
+_NOTE = ("The abstract compares Mixed-TD designs with other published accelerators, which are not named in the "
+         "sources read (verified_4.md: NOT FOUND); ours is the Mixed-TD design over OUR dense design on the same "
+         "U250 pipeline model, so the comparison is not like for like. The band is the paper's range with each "
+         "end's gain widened by 20%. The search floor (1/ratio) is a null: a design that merely meets the "
+         "throughput constraint at equal DSPs lands there. The search ranks designs by a kept-MAC accuracy proxy "
+         "(no ImageNet offline), which drives it to the constraint boundary, as the authors' top-1 objective does. ")
+
+
+def _claim(cid, workload, ratio, family):
+    return Claim(
+        cid,
+        f"Mixed-TD reaches 1.73x to 10.29x throughput per DSP compared to state-of-the-art accelerators "
+        f"({family} on a U250)",
+        source="abstract", verified=True,
+        cases={"mixed": ScenarioSpec(variant="mixed-td", profile=_U250, workload=workload),
+               "dense": ScenarioSpec(variant="dense", profile=_U250, workload=workload)},
+        derive=per_dsp_gain, expect=Between(_LO, _HI),
+        nulls=(Null("dense design", variants={"mixed-td": "dense"}),
+               Null(f"search floor 1/ratio = 1/{ratio}", value=1.0 / ratio)),
+        note=_NOTE + f"Throughput constraint ratio {ratio} (authors' search.py, secondary source).",
+    )
+
+
+CLAIMS = [
+    _claim("resnet18-per-dsp", "resnet-18", 0.65, "ResNet-18"),
+    _claim("repvgga0-per-dsp", "mixed-td-repvgg-a0", 0.75, "RepVGG-A0"),
+]
+
+
+# --------------------------------------------------------------------------- properties
+
+
+def _resources_for(scenario) -> model.Resources:
+    """The profile's FPGA resources, or (a generated profile without [ext.fpga]) resources drawn from
+    the seed and the device's memory figures, so a property is checked on any profile."""
+    prof = scenario.profile
+    if prof is not None and (prof.ext or {}).get("fpga"):
+        return model.resources_of(prof)
+    dev = prof.device if prof is not None else None
+    rng = np.random.default_rng(scenario.seed)
+    onchip = float(dev.on_chip_memory) if dev is not None and dev.on_chip_memory else 4e6
+    bw = float(dev.memory_bandwidth) if dev is not None else 1e10
+    return model.Resources(dsps=int(rng.integers(64, 20000)), on_chip_bytes=onchip, clock=2e8, dram_bw=bw)
+
+
+def _small_net(scenario):
+    from suite.workloads import LayerTable
+
+    wl = scenario.workload if isinstance(scenario.workload, LayerTable) else digits_cnn()
+    return model.build_network(wl, ("svd", "cpd"))
+
+
+def _random_designs(net, seed, n=16):
+    rng = np.random.default_rng(seed)
+    d = np.stack([rng.integers(0, k, size=n) for k in net.n_cands], axis=1) if len(net.n_cands) else \
+        np.zeros((n, 0), dtype=np.int64)
+    d[0] = 0
+    return d
+
+
+def check_dsp_monotone(tech, scenario):
+    """Throughput is non-decreasing in the DSP budget (dense and random designs)."""
+    net = _small_net(scenario)
+    res = _resources_for(scenario)
+    d = _random_designs(net, scenario.seed)
+    t1 = model.evaluate_designs(net, d, res)["throughput"]
+    t2 = model.evaluate_designs(net, d, dataclasses.replace(res, dsps=res.dsps * 2))["throughput"]
+    assert (t2 >= t1 * (1 - 1e-12)).all(), f"throughput fell when the DSP budget doubled: {t1} -> {t2}"
+
+
+def check_vector_equals_reference(tech, scenario):
+    """The vectorised evaluator equals the step-by-step greedy on random designs."""
+    net = _small_net(scenario)
+    res = _resources_for(scenario)
+    d = _random_designs(net, scenario.seed, n=6)
+    ev = model.evaluate_designs(net, d, res)
+    for i, row in enumerate(d):
+        ref = model.design_metrics(net, row, res)
+        assert abs(ref["throughput"] - ev["throughput"][i]) <= 1e-9 * max(ref["throughput"], 1e-300), \
+            f"design {list(row)}: vectorised {ev['throughput'][i]} vs greedy {ref['throughput']} images/s"
+        assert int(ref["dsps"]) == int(ev["dsps"][i]), f"design {list(row)}: DSPs {ev['dsps'][i]} vs {ref['dsps']}"
+
+
+def check_dram_only_when_spilled(tech, scenario):
+    """DRAM bandwidth changes throughput only for designs whose weights spill."""
+    net = _small_net(scenario)
+    res = _resources_for(scenario)
+    d = _random_designs(net, scenario.seed)
+    a = model.evaluate_designs(net, d, res)
+    b = model.evaluate_designs(net, d, dataclasses.replace(res, dram_bw=res.dram_bw * 4))
+    fits = a["spilled_bytes"] == 0
+    assert np.array_equal(a["throughput"][fits], b["throughput"][fits]), "throughput moved with DRAM bandwidth " \
+        "although every weight is on chip"
+    assert (b["throughput"] >= a["throughput"] * (1 - 1e-12)).all(), "more DRAM bandwidth lowered throughput"
+
+
+def check_search_meets_constraints(tech, scenario):
+    """A short search's design meets MACs <= target and throughput >= dense / ratio when it says feasible."""
+    net = _small_net(scenario)
+    res = _resources_for(scenario)
+    L = len(net.candidates)
+    d0 = model.evaluate_designs(net, np.zeros((1, L), dtype=np.int64), res)
+    if not d0["feasible_fold"][0]:
+        raise Skip("DSP budget below the dense design's stage count")
+    sr = model.search(net, res, ratio=0.65, macs_target=0.8, generations=4, seed=scenario.seed, prior_mean=0.32)
+    if sr.feasible:
+        assert sr.metrics["macs"] <= 0.8 * net.dense_macs * (1 + 1e-12), "MAC constraint violated"
+        assert sr.metrics["throughput"] >= d0["throughput"][0] / 0.65 * (1 - 1e-12), "throughput constraint violated"
+
+
+PROPERTIES = [
+    Property("dsp-monotone", "throughput is non-decreasing in the DSP budget", check_dsp_monotone),
+    Property("vector-equals-greedy", "the vectorised evaluator equals the step-by-step greedy",
+             check_vector_equals_reference),
+    Property("dram-only-when-spilled", "DRAM bandwidth matters only when weights spill", check_dram_only_when_spilled),
+    Property("search-constraints", "a feasible search result meets both constraints", check_search_meets_constraints),
+]
+
+
+def _evaluate_execute(scenario):
+    from threadpoolctl import threadpool_limits
+
+    p = dict(scenario.params)
+    if p.get("ratio") is None:
+        p["ratio"] = default_ratio(scenario.workload)
+    sc = dataclasses.replace(scenario, params=p)
+    with threadpool_limits(1):  # tiny matrices: BLAS threads only contend
+        return execute.evaluate(sc)
+
+
+TECHNIQUE = Technique(
+    name="mixed-td",
+    title="Mixed-TD: per-layer SVD / CPD decomposition searched for a dataflow FPGA accelerator",
+    category="accelerators",
+    paper=PAPER,
+    variants=VARIANTS,
+    parameters=PARAMETERS,
+    fidelities={"model": evaluate_model, "execute": _evaluate_execute},
+    claims=CLAIMS,
+    properties=PROPERTIES,
+    version="0.1.0",
+    default_profile=_U250,
+    default_workload="resnet-18",
+    profile_kinds=("device",),
+    smoke=[
+        ScenarioSpec(variant="mixed-td", fidelity="model", profile=_U250, workload="resnet-18",
+                     params={"generations": 3}),
+        ScenarioSpec(variant="mixed-td", fidelity="execute", profile=_U250, workload="digits", params={"epochs": 2}),
+    ],
+    docs="docs/techniques/mixed-td.md",
+)
