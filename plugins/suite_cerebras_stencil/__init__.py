@@ -1,6 +1,11 @@
-"""stencil codes on the Cerebras WSE (Brown et al., 2022) as a dlsys-suite technique plugin (work in progress: provides no technique yet).
+"""Stencil codes on the Cerebras wafer-scale engine, written in TensorFlow (Brown, Echols, Zarins,
+Grosser, 2022; arXiv 2210.04795) as a dlsys-suite technique plugin.
 
-Registered through the ``suite.plugins`` entry point like any third-party plugin.
+Registered through the ``suite.plugins`` entry point like any third-party plugin; see
+:mod:`suite_cerebras_stencil.technique` for the declaration, :mod:`~suite_cerebras_stencil.model`
+for the cost model, :mod:`~suite_cerebras_stencil.execute` for the reference implementation on
+real arrays, :mod:`~suite_cerebras_stencil.kernels` for the two stencils and
+:mod:`~suite_cerebras_stencil.extension` for the ``[ext.cerebras]`` profile table.
 """
 
 from suite import hookimpl
@@ -8,4 +13,13 @@ from suite import hookimpl
 
 @hookimpl
 def suite_techniques():
-    return []
+    from suite_cerebras_stencil.technique import TECHNIQUE
+
+    return [TECHNIQUE]
+
+
+@hookimpl
+def suite_profile_extensions():
+    from suite_cerebras_stencil.extension import CerebrasExt
+
+    return {"cerebras": CerebrasExt}
