@@ -53,7 +53,9 @@ power-of-two p), ``bruck`` (all-gather, any p), ``hierarchical``. Broadcast / re
 All-to-all: ``pairwise`` and ``bruck`` [Thakur05 §4.6]. Point-to-point: ``p2p``.
 
 ``algorithm="auto"`` prices every candidate and keeps the fastest, as NCCL's tuner does (it
-predicts each algorithm's time from a latency-bandwidth model and picks the minimum);
+predicts each algorithm's time from a latency-bandwidth model and picks the minimum; recursive
+doubling and Rabenseifner across several levels of which one has a non-power-of-two size are
+left out, since there the partner's level is only approximated by its rank distance);
 ``algorithm="mpich"`` applies MPICH's size-based switch instead ([Thakur05] §4: all-reduce by
 recursive doubling for messages <= 2 KiB or fewer elements than ranks, Rabenseifner above;
 broadcast binomial below 12 KiB or under 8 ranks, scatter-allgather above; all-gather recursive
@@ -447,14 +449,27 @@ def _bc_flat(name, v, dim, m, pn, pd, g, reduce=False):
             t += a + m / bw + (m * g if reduce else 0.0)
         return t
     if name == "scatter-allgather":
-        # binomial scatter (log n steps, (n-1)/n m in all) then ring all-gather (reduce: the
-        # mirror image, reduce-scatter then gather)
+        # binomial scatter of n blocks from the root (rounds at distance d = 2^k descending, the
+        # root sending the blocks of its upper half each round), then ring all-gather (reduce:
+        # the mirror image, reduce-scatter then gather)
         t = 0.0
-        for k in range(_lg(n)):
-            a, bw = _step(v, "tree", n, 1 << k, pn, pd)
-            t += a + m / (2 << k) / bw
+        for k in range(_lg(n) - 1, -1, -1):
+            d = 1 << k
+            a, bw = _step(v, "tree", n, d, pn, pd)
+            t += a + m * (min(2 * d, n) - d) / n / bw
         return t + _ring_half(v, dim, m, pn, pd) + ((n - 1) / n * m * g if reduce else 0.0)
     raise KeyError(name)
+
+
+def _scatter_blocks(n: int) -> int:
+    """Blocks a binomial scatter over n ranks moves in all (each non-root rank receives its subtree's)."""
+    total = 0
+    for k in range(_lg(n)):
+        d = 1 << k
+        q = -(-(n - d) // (2 * d))  # senders i = 0, 2d, ... with i + d < n
+        full = n // (2 * d)
+        total += full * d + (q - full) * (n - full * 2 * d - d) if q > full else full * d
+    return total
 
 
 def _a2a_flat(name, v, dim, m, pn, pd):
@@ -564,8 +579,11 @@ def collective_time(op: str, nbytes: float, group: Group, profile: "Profile",
             _LINES.clear()
         _LINES[key] = lines
     best = None
-    for name, a0, b0, per in lines:
-        t = a0 + b0 * m
+    for name, pieces, per in lines:
+        if len(pieces) == 1:
+            t = pieces[0][0] + pieces[0][1] * m
+        else:
+            t = max(a0 + b0 * m for a0, b0 in pieces)
         if best is None or t < best[0] * (1 - 1e-12):
             best = (t, name, per)
     t, name, per = best
@@ -578,20 +596,34 @@ _LINES: dict[tuple, list] = {}
 
 
 def _lines(op, algorithm, dims, lv, pi, g, p) -> list:
-    """Every candidate's time as an affine function of the size, ``T(m) = A + B m`` (all the
-    formulas are: latency terms plus bytes over bandwidths plus the gamma term), with its bytes
-    per dimension per byte of m. Evaluated at m = 0 and m = 1."""
+    """Every candidate's time as a function of the size: the maximum of affine pieces
+    ``A_i + B_i m`` (one piece for most algorithms; one per crossed level for a ring through
+    several levels, whose step is as slow as its slowest hop), with its bytes per dimension per
+    byte of m. All the formulas are latency terms plus bytes over bandwidths plus the gamma
+    term, so two evaluations (m = 0 and m = 1) give each piece exactly."""
     names = ALGORITHMS[op] if algorithm == "auto" else (algorithm,)
+    if algorithm == "auto" and len(dims) > 1 and any(d.n & (d.n - 1) for d in dims):
+        # across levels of non-power-of-two sizes the partner's level is only approximated
+        # (by its rank distance): not a candidate the tuner trusts
+        names = tuple(n for n in names if n not in ("recursive-doubling", "rabenseifner"))
     out = []
     for name in names:
-        for sub in _subs(op, name, dims):
+        if name == "ring" and len(dims) > 1 and op in ("allreduce", "reduce-scatter", "allgather"):
+            groups = [tuple(range(len(dims)))]
+        else:
+            groups = [(s,) for s in _subs(op, name, dims)]
+        for group in groups:
+            pieces, per = [], None
             try:
-                t0, _ = _price(op, name, 0.0, dims, lv, pi, g, p, sub)
-                t1, per = _price(op, name, 1.0, dims, lv, pi, g, p, sub)
+                for sub in group:
+                    t0, _ = _price(op, name, 0.0, dims, lv, pi, g, p, sub)
+                    t1, per = _price(op, name, 1.0, dims, lv, pi, g, p, sub)
+                    pieces.append((t0, t1 - t0))
             except KeyError:
                 continue
+            sub = group[0]
             label = sub if (len(dims) == 1 and name == "hierarchical") else name
-            out.append((label, t0, t1 - t0, per))
+            out.append((label, tuple(pieces), per))
     if not out:
         raise ValueError(f"algorithm {algorithm!r} is not defined for {op} over "
                          f"{'x'.join(str(d.n) for d in dims)} ranks")
@@ -671,7 +703,7 @@ def _price(op, name, m, dims, lv, pi, g, p, sub=None):
             per[-1] = _ar_bytes(sub, d.n, share)
             return t + ta, per
         if name == "ring":
-            return _flat_ring(dims, lv, m, g, p, 2)
+            return _flat_ring(dims, lv, m, g, p, 2, seg=sub)
         if name == "tree":
             t, per = 0.0, [0.0] * k
             prod = 1
@@ -700,7 +732,7 @@ def _price(op, name, m, dims, lv, pi, g, p, sub=None):
                 inst *= d.n
             return t, per
         if name == "ring":
-            return _flat_ring(dims, lv, m, g, p, 1, reduce=red)
+            return _flat_ring(dims, lv, m, g, p, 1, reduce=red, seg=sub)
         raise KeyError(name)
     if op in ("broadcast", "reduce"):
         red = op == "reduce"
@@ -743,21 +775,26 @@ def _price(op, name, m, dims, lv, pi, g, p, sub=None):
     raise KeyError(name)
 
 
-def _flat_ring(dims, lv, m, g, p, halves, reduce=True):
-    """One ring through every rank (hierarchical order): each step is as slow as its slowest hop;
-    the ring's inter-node hops use all the node's NICs (one channel per NIC, as NCCL's rings)."""
+def _flat_ring(dims, lv, m, g, p, halves, reduce=True, seg=None):
+    """One ring through every rank (hierarchical order). A step ends when every hop's message
+    has arrived, so each of the ``halves (p-1)`` steps lasts as long as the slowest hop:
+    ``max_j (latency_j + (m/p) / bw_j)`` over the levels j the ring crosses (with *seg* = j,
+    level j's term alone; the caller takes the maximum). The ring's inter-node hops use all
+    the node's NICs (one channel per NIC, as NCCL's rings do)."""
     fr = _ring_crossings(dims)
-    a_max, bw_min = 0.0, math.inf
+    worst = 0.0
     outer = p
-    for d, f in zip(dims, fr):
+    for j, (d, f) in enumerate(zip(dims, fr)):
         v = lv[d.level]
         outer //= d.n
+        if seg is not None and j != seg:
+            continue
         a, bw = _step(v, "ring", d.n, 1, 1, 1)
         if v.topo == "bus":
             # the ring's hops on one medium (one per level domain) are on it at once
             bw = v.medium / max(1.0, p * f / max(1, outer))
-        a_max, bw_min = max(a_max, a), min(bw_min, bw)
-    t = halves * (p - 1) * (a_max + m / p / bw_min)
+        worst = max(worst, a + m / p / bw)
+    t = halves * (p - 1) * worst
     if reduce:
         t += (p - 1) / p * m * g
     per = [halves * (p - 1) / p * m * f for f in fr]
@@ -820,6 +857,6 @@ def _bc_bytes(name: str, n: int, m: float, bus: bool) -> float:
         return m / n  # one transmission on the medium
     if name == "tree":
         return (n - 1) / n * m
-    # scatter-allgather: the binomial scatter sends m/2 per round over lg n rounds, then every
-    # rank sends (n-1)/n m in the ring all-gather
-    return (n - 1) / n * m + m * _lg(n) / (2 * n)
+    # scatter-allgather: the binomial scatter's blocks of m/n, then every rank sends (n-1)/n m
+    # in the ring all-gather
+    return (n - 1) / n * m + m * _scatter_blocks(n) / (n * n)
