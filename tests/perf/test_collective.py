@@ -182,7 +182,10 @@ def test_auto_is_the_fastest_and_bytes_are_conserved(prof, rpn, nodes, op, m):
     g = Group(min(rpn, prof.devices_per_node), min(nodes, prof.num_nodes))
     auto = collective_time(op, m, g, prof)
     assert auto.time >= 0 and math.isfinite(auto.time)
+    dims = dimensions(prof, g)
     for name in ALGORITHMS[op]:
+        if name in ("recursive-doubling", "rabenseifner") and len(dims) > 1 and any(d.n & (d.n - 1) for d in dims):
+            continue  # left out of auto: their level placement is approximate there
         try:
             c = collective_time(op, m, g, prof, name)
         except ValueError:
