@@ -1,0 +1,188 @@
+"""Verdicts that can fail (issue 18): judge() on hand-made results, and every installed claim.
+
+The unit tests feed :func:`suite.runner.reproduce.judge` stored results directly (a dict-backed
+store), so each verdict follows from numbers written here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from suite import AtMost, Claim, Gain, Null, Ordered, Result, ScenarioSpec
+from suite.runner.reproduce import (ERROR, INCONCLUSIVE, NOT_DISCRIMINATING, NOT_REPRODUCED, REPRODUCED,
+                                    bootstrap_interval, judge, new_outcome)
+
+
+@dataclass
+class _Case:
+    key: str
+    fidelity: str = "model"
+
+
+class _Store:
+    def __init__(self, results):
+        self.results = results
+
+    def result(self, key):
+        return self.results[key]
+
+
+def _res(t, samples=None):
+    return Result().add("t", t, "s", "lower", samples=samples)
+
+
+def _judge(claim, results, nulls=(), fidelity="model", status=None):
+    """results: case key -> Result; the claim's labels are the keys of its specs, its case keys
+    'label', and a variant null's case keys 'null:label'."""
+    cases = {lab: _Case(lab, fidelity) for lab in claim.specs()}
+    ncases = []
+    for n in nulls:
+        ncases.append((n, None, "") if n.variants is None else
+                      (n, {lab: _Case(f"null:{lab}", fidelity) for lab in claim.specs()}, ""))
+    status = status or {k: ("ok", None) for k in results}
+    o = new_outcome(type("T", (), {"name": "t"})(), claim)
+    judge(claim, o, cases, status, _Store(results), ncases)
+    return o
+
+
+def _ratio_claim(expect, nulls=(), measured=False):
+    specs = {"base": ScenarioSpec("base"), "fast": ScenarioSpec("fast")}
+    return Claim("c", "fast is x times base", "Table 1", True, expect, cases=specs,
+                 derive=lambda r: r["base"]["t"] / r["fast"]["t"], nulls=tuple(nulls), measured=measured)
+
+
+NULLS = (Null("no gain", value=1.0), Null("base for fast", variants={"fast": "base"}))
+
+
+def test_reproduced_needs_every_null_outside():
+    c = _ratio_claim(Gain(2.0), NULLS)  # band [1.8, 2.2]
+    # ours 4 / 2 = 2.0 inside; null: base in fast's place 4 / 4 = 1.0 outside; no gain 1.0 outside
+    o = _judge(c, {"base": _res(4.0), "fast": _res(2.0), "null:base": _res(4.0), "null:fast": _res(4.0)},
+               c.nulls)
+    assert o.ours == 2.0 and [n.inside for n in o.nulls] == [False, False] and o.verdict == REPRODUCED
+
+
+def test_a_null_inside_makes_it_not_discriminating():
+    c = _ratio_claim(Gain(2.0), NULLS)
+    # the null's cases (another baseline) also give 4 / 2.1 = 1.905, inside [1.8, 2.2]
+    o = _judge(c, {"base": _res(4.0), "fast": _res(2.0), "null:base": _res(4.0), "null:fast": _res(2.1)},
+               c.nulls)
+    assert o.nulls[1].value == pytest.approx(4.0 / 2.1)
+    assert o.verdict == NOT_DISCRIMINATING and o.reason == "null inside the band: base for fast"
+
+
+def test_outside_is_not_reproduced_whatever_the_nulls():
+    c = _ratio_claim(Gain(2.0), (Null("ideal", value=2.0),))  # a null inside does not rescue ours
+    o = _judge(c, {"base": _res(3.0), "fast": _res(2.0)}, c.nulls)  # 1.5 < 1.8
+    assert o.verdict == NOT_REPRODUCED and o.nulls[0].inside
+
+
+def test_a_failed_null_case_is_an_error_not_a_reproduction():
+    c = _ratio_claim(Gain(2.0), NULLS)
+    res = {"base": _res(4.0), "fast": _res(2.0), "null:base": _res(4.0)}
+    status = {**{k: ("ok", None) for k in res}, "null:fast": ("failed", "boom")}
+    o = _judge(c, res, c.nulls, status=status)
+    assert o.verdict == ERROR and o.reason == "null 'base for fast': null case 'fast' failed: boom"
+
+
+def test_ordering_ties_fail_and_the_margin_counts():
+    c = Claim("o", "a faster than b", "abstract", True, Ordered(("a", "b"), margin=0.02),
+              cases={"a": ScenarioSpec("a"), "b": ScenarioSpec("b")},
+              derive=lambda r: {k: v["t"] for k, v in r.items()},
+              nulls=(Null("b for a", variants={"a": "b"}),))
+    tie = _judge(c, {"a": _res(1.0), "b": _res(1.0), "null:a": _res(1.0), "null:b": _res(1.0)}, c.nulls)
+    assert tie.verdict == NOT_REPRODUCED
+    ok = _judge(c, {"a": _res(1.0), "b": _res(1.03), "null:a": _res(1.03), "null:b": _res(1.03)}, c.nulls)
+    assert ok.verdict == REPRODUCED and ok.nulls[0].inside is False
+
+
+def test_no_null_and_no_reason_says_so():
+    c = Claim("m", "under 2 s", "Sec. 4", True, AtMost(2.0), scenario=ScenarioSpec("fast"), metric="t")
+    o = _judge(c, {"main": _res(1.0)})
+    assert o.verdict == REPRODUCED and o.reason == "no null prediction declared"
+
+
+# --------------------------------------------------------------------------- measured claims
+
+
+def _measured(base, fast, null_fast=None):
+    c = _ratio_claim(Gain(2.0), NULLS, measured=True)
+    res = {"base": _res(sorted(base)[len(base) // 2], base), "fast": _res(sorted(fast)[len(fast) // 2], fast),
+           "null:base": _res(sorted(base)[len(base) // 2], base)}
+    nf = null_fast or base
+    res["null:fast"] = _res(sorted(nf)[len(nf) // 2], nf)
+    return c, _judge(c, res, c.nulls, fidelity="execute")
+
+
+def test_measured_tight_samples_reproduce_with_their_interval():
+    # base median 1.0, fast medians of resamples in [0.499, 0.501]: ratio in [1.996, 2.004] ⊂ [1.8, 2.2]
+    c, o = _measured([1.0] * 5, [0.5, 0.499, 0.5, 0.501, 0.5])
+    assert o.verdict == REPRODUCED and o.label == "measured on this machine"
+    lo, hi = o.interval
+    assert 1.99 < lo <= 2.0 <= hi < 2.01 and o.samples == 5
+
+
+def test_measured_interval_straddling_the_edge_is_inconclusive():
+    # fast samples 0.4 .. 0.6 (median 0.5, ratio 2.0): resampled medians reach 0.6 -> ratio 1.67 < 1.8
+    c, o = _measured([1.0] * 5, [0.4, 0.45, 0.5, 0.55, 0.6])
+    assert o.ours == pytest.approx(2.0) and o.interval[0] < 1.8 <= o.interval[1]
+    assert o.verdict == INCONCLUSIVE
+
+
+def test_measured_far_outside_is_not_reproduced():
+    c, o = _measured([1.0] * 5, [0.25, 0.251, 0.249, 0.25, 0.25])  # ratio ~ 4
+    assert o.verdict == NOT_REPRODUCED and o.interval[0] > 2.2
+
+
+def test_bootstrap_is_deterministic():
+    c = _ratio_claim(Gain(2.0), measured=True)
+    res = {"base": _res(1.0, [0.9, 1.0, 1.1]), "fast": _res(0.5, [0.45, 0.5, 0.55])}
+    assert bootstrap_interval(c, res) == bootstrap_interval(c, res)
+    assert len(bootstrap_interval(c, res, replicates=10)) == 10
+
+
+# --------------------------------------------------------------------------- every installed claim
+
+
+def _installed():
+    from suite.registry import Registry
+
+    reg = Registry()
+    return reg.techniques()
+
+
+def test_every_installed_claim_declares_a_null_or_a_reason():
+    missing = [f"{t.name}:{c.id}" for t in _installed() for c in t.claims if not c.nulls and not c.null_reason]
+    assert missing == []
+
+
+@pytest.mark.slow
+def test_no_installed_claim_is_reproduced_with_a_null_inside(tmp_path):
+    """Run every installed model/simulate claim (and its nulls) and check the judge's output: a
+    ``reproduced`` claim has every null evaluated and outside its band, re-checked here with the
+    claim's own acceptance on the null's value."""
+    from dataclasses import replace
+
+    from suite.results import Store
+    from suite.runner.reproduce import reproduce
+
+    techs = []
+    for t in _installed():
+        claims = [c for c in t.claims if all(s.fidelity != "execute" for s in c.specs().values())]
+        techs.append(replace(t, claims=claims))
+    store = Store(tmp_path / "s.sqlite")
+    try:
+        board = reproduce(techs, store)
+    finally:
+        store.close()
+    claims = {(t.name, c.id): c for t in techs for c in t.claims}
+    for o in board.outcomes:
+        if o.verdict != REPRODUCED:
+            continue
+        c = claims[(o.technique, o.claim)]
+        assert len(o.nulls) == len(c.nulls), o.claim
+        for n in o.nulls:
+            assert not n.reason and n.inside is False, (o.claim, n.label)
+            assert not c.expect.check(n.value), (o.claim, n.label, n.value)
