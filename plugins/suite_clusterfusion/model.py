@@ -17,9 +17,9 @@ Model
 
   - ``unfused``: QKV GEMV (full GPU) -> attention kernel of ``B H`` blocks over the whole cache ->
     output GEMV; q/k/v and o are written to and read from HBM; 3 kernels;
-  - ``flash-decoding`` [Dao23]: the attention kernel split into ``P = ceil(SMs / (B H))`` parts
-    (capped so a part has >= 256 keys), partials ``(m, l, o)`` (fp32) written to HBM and merged by
-    a second kernel; 4 kernels;
+  - ``flash-decoding`` [Dao23]: the attention kernel split into P parts (FlashAttention-2's split
+    heuristic, :func:`flash_splits`), partials ``(m, l, o)`` (fp32) written to HBM and merged by a
+    second kernel; 4 kernels;
   - ``fused-global`` and ``clusterfusion`` [Luo25 Sec. 4]: one kernel of ``H N`` blocks (a cluster of
     N blocks per head) reading the weights and the cache once, plus the cluster exchanges of the
     dataflow (below) in series with it: over DSMEM for ``clusterfusion``, through global memory for
@@ -31,9 +31,9 @@ Model
   absorbed query (``r B / N`` per block), ClusterReduce of the softmax partials (``(r + 2) B``
   fp32) and of the up-projected output (``d_v B`` fp32). A ClusterReduce of ``size`` bytes is
   log2 N rounds of one ``size``-byte message per block, a ClusterGather of ``size``-byte pieces
-  rounds of ``size 2^r`` [Luo25 Alg. 1, 2]; each round is priced by
-  :func:`suite.perf.collective_time` (``p2p``) over a one-level on-chip network built from
-  ``[ext.hopper]``: per-block bandwidth ``dsmem_bandwidth / SMs``, latency
+  rounds of ``size 2^r`` [Luo25 Alg. 1, 2], i.e. a recursive-doubling all-reduce / all-gather,
+  priced by :func:`suite.perf.collective_time` (``algorithm="recursive-doubling"``) over a
+  one-level on-chip network (a switch of N endpoints) built from ``[ext.hopper]``: per-block bandwidth ``dsmem_bandwidth / SMs``, latency
   ``dsmem_latency_cycles(N) / sm_clock`` (DSMEM), or ``eta_hbm BW / SMs / 2`` (each byte written
   then read) and ``global_latency_cycles / sm_clock`` (global memory). Traffic per primitive
   ``size log2 N N`` (Reduce) and ``size (N - 1) N`` (Gather) [Luo25 Eq. 3].
@@ -134,11 +134,17 @@ def decode_shape(workload) -> DecodeShape:
     ValueError
         The workload has no attention layer (not a transformer layer table).
     """
-    return _decode_shape(workload.name, workload.content_hash(), workload)
+    key = (workload.name, workload.content_hash())
+    got = _SHAPES.get(key)
+    if got is None:
+        got = _SHAPES[key] = _decode_shape(workload.name, workload)
+    return got
 
 
-@lru_cache(maxsize=64)
-def _decode_shape(name, _hash, workload) -> DecodeShape:
+_SHAPES: dict = {}  # (name, content hash) -> DecodeShape
+
+
+def _decode_shape(name, workload) -> DecodeShape:
     layers = list(getattr(workload, "layers", ()) or ())
     attn = [l for l in layers if l.kind == "attention"]
     if not attn:
@@ -211,14 +217,31 @@ def gpu_of(profile, launch_gap=None) -> Gpu:
     if dev is None:
         raise Skip(f"clusterfusion: profile {profile.name!r} has no device")
     peak = dev.peak_flops.get("fp16") or dev.peak_flops.get("bf16") or max(dev.peak_flops.values())
-    gap = launch_gap if launch_gap is not None else (hop.get("kernel_gap") if hop.get("kernel_gap") is not None
+    q = lambda key, dim: _quantity(profile, hop, key, dim)  # noqa: E731
+    gap = launch_gap if launch_gap is not None else (q("kernel_gap", "time") if hop.get("kernel_gap") is not None
                                                     else DEFAULT_KERNEL_GAP)
-    eta = hop.get("hbm_efficiency") or 1.0
+    eta = float(hop.get("hbm_efficiency") or 1.0)
     sms = int(dev.cores or 1)
     np_max = hop.get("max_cluster_size_nonportable") or hop["max_cluster_size"]
-    return Gpu(profile.name, sms, float(peak), float(dev.memory_bandwidth) * eta, float(gap), float(hop["sm_clock"]),
-               float(hop["dsmem_bandwidth"]), (tuple(hop["dsmem_latency_cluster"]), tuple(hop["dsmem_latency_cycles"])),
+    return Gpu(profile.name, sms, float(peak), float(dev.memory_bandwidth) * eta, float(gap), q("sm_clock", "frequency"),
+               q("dsmem_bandwidth", "bandwidth"),
+               (tuple(int(c) for c in hop["dsmem_latency_cluster"]), tuple(float(c) for c in hop["dsmem_latency_cycles"])),
                float(hop["global_latency_cycles"]), int(hop["max_cluster_size"]), int(np_max))
+
+
+def _quantity(profile, hop: dict, key: str, dim: str) -> float:
+    """An ``[ext.hopper]`` figure in SI units; an override may have left a string with a unit there."""
+    from suite.errors import ProfileError
+    from suite.hardware import parse_quantity
+
+    v = hop[key]
+    if isinstance(v, str):
+        try:
+            return parse_quantity(v, dim)
+        except Exception:  # noqa: BLE001 - one line for every parse failure
+            raise ProfileError(f"profile {profile.name!r}: field ext.hopper.{key}: expected a {dim} with a unit, "
+                               f"got {v!r}") from None
+    return float(v)
 
 
 def check_cluster_size(gpu: Gpu, n: int, non_portable: bool) -> None:
@@ -249,11 +272,23 @@ def _kernel(gpu: Gpu, flops: float, nbytes: float, blocks: int | None = None) ->
     return roofline_time(flops, nbytes, gpu.peak, gpu.bw * occ) + gpu.gap
 
 
-def flash_splits(batch: int, heads: int, seq: int, sms: int) -> int:
-    """Flash-decoding's split count: enough parts to fill the SMs, ``ceil(SMs / (B H))``, but no part
-    shorter than :data:`MIN_KEYS_PER_SPLIT` keys [Dao23]."""
-    want = max(1, math.ceil(sms / (batch * heads)))
-    return max(1, min(want, (seq + 1) // MIN_KEYS_PER_SPLIT or 1))
+def flash_splits(batch: int, heads: int, seq: int, sms: int, max_splits: int = 128) -> int:
+    """Flash-decoding's split count, by the heuristic of FlashAttention-2's split-KV path
+    (``num_splits_heuristic``, ``csrc/flash_attn/flash_api.cpp``; re-implemented): no split when the
+    ``B H`` blocks already fill 80% of the SMs; otherwise, among ``1 .. min(max_splits, SMs, parts
+    of MIN_KEYS_PER_SPLIT keys)``, the smallest count whose wave efficiency
+    ``w / ceil(w)`` (``w = B H P / SMs``) is >= 0.85 of the best one."""
+    bh = batch * heads
+    if bh >= 0.8 * sms:
+        return 1
+    limit = max(1, min(max_splits, sms, math.ceil((seq + 1) / MIN_KEYS_PER_SPLIT)))
+
+    def eff(p):
+        w = bh * p / sms
+        return w / math.ceil(w)
+
+    best = max(eff(p) for p in range(1, limit + 1))
+    return next(p for p in range(1, limit + 1) if eff(p) >= 0.85 * best)
 
 
 def expected_experts(experts: int, active: int, batch: int) -> float:
@@ -291,10 +326,11 @@ def exchanges(shape: DecodeShape, batch: int, n: int) -> tuple[Exchange, ...]:
 
 @lru_cache(maxsize=256)
 def _level(bandwidth: float, latency: float, n: int, device_name: str):
-    """A one-level on-chip 'network' of N blocks, for :func:`suite.perf.collective_time`."""
+    """A one-level on-chip 'network' of N blocks (each block an endpoint of a switch-like SM-to-SM
+    fabric, full per-block bandwidth to any peer), for :func:`suite.perf.collective_time`."""
     from suite.hardware import NetworkLevel, Profile
 
-    lvl = NetworkLevel(name="on-chip", topology="fully-connected", size=n, bandwidth=bandwidth, latency=latency)
+    lvl = NetworkLevel(name="on-chip", topology="switch", size=n, bandwidth=bandwidth, latency=latency)
     return Profile(name=f"{device_name}/on-chip", kind="device", network=(lvl,))
 
 
@@ -306,23 +342,31 @@ def path_figures(gpu: Gpu, n: int, dsmem: bool) -> tuple[float, float]:
     return gpu.bw / gpu.sms / 2.0, gpu.global_cycles / gpu.clock
 
 
+@lru_cache(maxsize=4096)
 def primitive_time(op: str, size: float, n: int, gpu: Gpu, dsmem: bool = True) -> float:
-    """Time (s) of one ClusterReduce / ClusterGather of ``size`` bytes per block on N blocks:
-    ``sum over rounds of collective_time("p2p", message)`` with the message ``size`` (Reduce) or
-    ``size 2^r`` (Gather) [Luo25 Alg. 1, 2], over the DSMEM or global-memory path."""
+    """Time (s) of one ClusterReduce / ClusterGather of ``size`` bytes per block on N blocks.
+
+    ClusterReduce is a recursive-doubling all-reduce of ``size`` bytes, ClusterGather a
+    recursive-doubling all-gather of ``N size`` bytes (log2 N rounds; the cyclic peers
+    ``(b + 2^r) mod N`` of [Luo25 Alg. 1, 2] cost what MPICH's XOR partners cost on a switch), priced
+    by :func:`suite.perf.collective_time` on a one-level on-chip network of the N blocks
+    (:func:`path_figures`): ``log2 N (alpha + size / bw)`` and ``log2 N alpha + (N - 1) size / bw``.
+    No reduction compute is charged (the on-chip profile has no device; the adds are register work).
+    """
     n = check_cluster(n)
     if n == 1 or size <= 0:
         return 0.0
     bw, lat = path_figures(gpu, n, dsmem)
     prof = _level(bw, lat, n, gpu.name)
-    grp = Group(ranks_per_node=n, nodes=1)
-    t = 0.0
-    for r in range(rounds(n)):
-        msg = size if op == "reduce" else size * (2 ** r)
-        t += collective_time("p2p", msg, grp, prof).time
-    return t
+    grp = Group(ranks_per_node=1, nodes=n)
+    if op == "reduce":
+        return collective_time("allreduce", size, grp, prof, algorithm="recursive-doubling").time
+    if op == "gather":
+        return collective_time("allgather", size * n, grp, prof, algorithm="recursive-doubling").time
+    raise ValueError(f"primitive: expected 'reduce' or 'gather', got {op!r}")
 
 
+@lru_cache(maxsize=4096)
 def exchange_time(shape: DecodeShape, batch: int, n: int, gpu: Gpu, dsmem: bool) -> tuple[float, float]:
     """``(time s, bytes all blocks of one cluster send)`` of one head's exchanges per layer."""
     t = nbytes = 0.0
