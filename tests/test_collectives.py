@@ -16,8 +16,10 @@ def test_ring_and_tree_allreduce_equal_dense_sum(p, n, seed):
     rng = np.random.default_rng(seed)
     arrays = [rng.normal(size=n) for _ in range(p)]
     oracle = np.sum(arrays, axis=0)
-    for algo in ("ring", "tree"):
-        out = C.allreduce(arrays, algo)
+    for algo in C.ALLREDUCE_ALGORITHMS:
+        led = C.Ledger()
+        out = C.allreduce(arrays, algo, led)
+        assert led.conservation_problems(require_receipts=True) == []
         assert len(out) == p
         for o in out:
             np.testing.assert_allclose(o, oracle, rtol=1e-12, atol=1e-12)
@@ -77,3 +79,56 @@ def test_allgather_concatenates_in_rank_order():
 def test_shape_mismatch_is_an_error():
     with pytest.raises(ValueError, match="one shape"):
         C.ring_allreduce([np.ones(3), np.ones(4)])
+
+
+def _model_bytes(algo, p, m):
+    """Total bytes of the analytic model's all-reduce over p ranks on one switched level."""
+    from suite.hardware.profile import Profile
+    from suite.perf import Group, collective_time
+
+    prof = Profile.model_validate({
+        "name": "t", "kind": "cluster", "nodes": p,
+        "device": {"type": "gpu", "name": "g", "memory": 1e9, "memory_bandwidth": 1e12, "peak_flops": {"fp32": 1e12}},
+        "node": {"device": "g", "devices_per_node": 1},
+        "network": [{"name": "sw", "topology": "switch", "size": p, "bandwidth": 1e10, "latency": 1e-6}]})
+    return sum(collective_time("allreduce", m, Group(1, p), prof, algo).bytes_per_level) * p
+
+
+@pytest.mark.parametrize("p", [2, 3, 5, 6, 7, 8, 12])
+def test_recursive_doubling_and_rabenseifner_bytes_match_the_formulas(p):
+    p2 = 1 << (p.bit_length() - 1)
+    r = p - p2
+    n = 8 * p2  # divisible by p' so every halving is exact
+    arrays = [np.ones(n) for _ in range(p)]
+    m = arrays[0].nbytes
+    led = C.Ledger()
+    C.recursive_doubling_allreduce(arrays, led)
+    # hand: the fold and the unfold move m for each of the r extra ranks; each of the p' ranks
+    # sends its whole buffer in each of log2 p' rounds
+    assert led.total_bytes == 2 * r * m + p2 * (p2.bit_length() - 1) * m
+    assert led.total_bytes == pytest.approx(_model_bytes("recursive-doubling", p, m))
+    led = C.Ledger()
+    C.rabenseifner_allreduce(arrays, led)
+    # hand: halving sends m/2 + m/4 + ... + m/p' = (p'-1)/p' m per rank, doubling the same
+    assert led.total_bytes == 2 * r * m + 2 * (p2 - 1) * m
+    assert led.total_bytes == pytest.approx(_model_bytes("rabenseifner", p, m))
+    # MPICH's fold: the first 2r ranks pair up, evens hand over
+    folds = [(mm.src, mm.dst) for mm in led.messages if mm.tag.endswith(":fold")]
+    assert folds == [(i, i + 1) for i in range(0, 2 * r, 2)]
+
+
+def test_a_lost_or_duplicated_message_is_detected():
+    arrays = [np.arange(8.0) for _ in range(4)]
+    led = C.Ledger()
+    C.ring_allreduce(arrays, led)
+    assert led.conservation_problems(require_receipts=True) == []
+    assert led.received_by() == led.sent_by()  # ring: every rank receives what it sends
+    lost = C.Ledger(list(led.messages), list(led.receipts[1:]))
+    (msg,) = lost.conservation_problems()
+    assert "lost" in msg and f"{led.receipts[0].src} -> {led.receipts[0].dst}" in msg
+    dup = C.Ledger(list(led.messages), list(led.receipts) + [led.receipts[3]])
+    assert "duplicated" in dup.conservation_problems()[0]
+    # a ledger only the senders kept cannot be checked, and says so when asked
+    only_sent = C.Ledger(list(led.messages))
+    assert only_sent.conservation_problems() == []
+    assert "no receiver tallied" in only_sent.conservation_problems(require_receipts=True)[0]

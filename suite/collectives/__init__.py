@@ -10,8 +10,18 @@ Algorithms
 ----------
 * ring all-reduce: reduce-scatter then all-gather around a ring, p-1 steps each [Patarasuk09];
 * tree all-reduce: binomial-tree reduce to rank 0, then binomial broadcast [Thakur05 §4.4];
+* recursive-doubling all-reduce and Rabenseifner's all-reduce (recursive-halving reduce-scatter,
+  recursive-doubling all-gather), both with MPICH's fold of the ``p - 2^floor(log2 p)`` extra
+  ranks [Thakur05 §4.5];
 * parameter server: workers push shards to S servers, servers sum, workers pull [Li14];
 * broadcast (binomial), reduce-scatter, all-gather (ring).
+
+Two tallies
+-----------
+The sender records every message it sends (:func:`send`, :meth:`Ledger.record`); the receiver
+records, independently, what it takes in (:func:`recv`, :meth:`Ledger.receive`). Every
+collective here does both, so :meth:`Ledger.conservation_problems` can tell a message sent but
+never received (lost) or received twice (duplicated) from a correct run.
 
 References are those of :mod:`suite.perf.comm`.
 """
@@ -29,7 +39,10 @@ __all__ = [
     "Ledger",
     "ring_allreduce",
     "tree_allreduce",
+    "recursive_doubling_allreduce",
+    "rabenseifner_allreduce",
     "allreduce",
+    "recv",
     "reduce_scatter",
     "allgather",
     "broadcast",
@@ -48,17 +61,26 @@ class Message:
 
 @dataclass
 class Ledger:
-    """A per-link traffic ledger: every message sent between simulated workers.
+    """A per-link traffic ledger: every message sent between simulated workers, tallied twice.
 
-    ``src``/``dst`` are rank numbers; parameter servers are numbered from ``server_base``
-    (default 10_000) so worker and server traffic stay apart when not colocated.
+    ``messages`` is what senders recorded (:meth:`record`); ``receipts`` what receivers recorded
+    (:meth:`receive`), each rank for itself. ``src``/``dst`` are rank numbers; parameter servers
+    are numbered from ``server_base`` (default 10_000) so worker and server traffic stay apart
+    when not colocated.
     """
 
     messages: list[Message] = field(default_factory=list)
+    receipts: list[Message] = field(default_factory=list)
 
     def record(self, src: int, dst: int, nbytes: int, tag: str = "") -> None:
+        """Sender side: *src* sent *nbytes* to *dst*."""
         if src != dst and nbytes > 0:
             self.messages.append(Message(src, dst, int(nbytes), tag))
+
+    def receive(self, src: int, dst: int, nbytes: int, tag: str = "") -> None:
+        """Receiver side: *dst* took in *nbytes* from *src* (recorded by the receiving rank)."""
+        if src != dst and nbytes > 0:
+            self.receipts.append(Message(src, dst, int(nbytes), tag))
 
     @property
     def count(self) -> int:
@@ -75,10 +97,46 @@ class Ledger:
         return dict(out)
 
     def received_by(self) -> dict[int, int]:
+        """Bytes each rank received: the receivers' own tally when they kept one, else the
+        senders' messages by destination."""
         out: dict[int, int] = defaultdict(int)
-        for m in self.messages:
+        for m in (self.receipts if self.receipts else self.messages):
             out[m.dst] += m.nbytes
         return dict(out)
+
+    def conservation_problems(self, require_receipts: bool = False) -> list[str]:
+        """Compare the senders' and the receivers' tallies, per (source, destination, tag).
+
+        Returns one line per discrepancy: messages lost (sent, never received), duplicated or
+        unsent (received more often than sent), or a byte count that differs. Empty when the two
+        tallies agree. A ledger whose receivers kept no tally cannot be checked: that is a
+        problem only with ``require_receipts=True``.
+        """
+        if not self.receipts:
+            if require_receipts and self.messages:
+                return [f"ledger: {len(self.messages)} messages sent but no receiver tallied any "
+                        "(receivers must call suite.collectives.recv / Ledger.receive)"]
+            return []
+        sent: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
+        got: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
+        for m in self.messages:
+            sent[(m.src, m.dst, m.tag)][0] += 1
+            sent[(m.src, m.dst, m.tag)][1] += m.nbytes
+        for m in self.receipts:
+            got[(m.src, m.dst, m.tag)][0] += 1
+            got[(m.src, m.dst, m.tag)][1] += m.nbytes
+        out = []
+        for key in sorted(set(sent) | set(got), key=str):
+            (ns, bs), (nr, br) = sent.get(key, (0, 0)), got.get(key, (0, 0))
+            src, dst, tag = key
+            if ns > nr:
+                out.append(f"{ns - nr} message(s) {src} -> {dst} tag {tag!r} lost: sent {ns} ({bs} B), received {nr} ({br} B)")
+            elif nr > ns:
+                out.append(f"{nr - ns} message(s) {src} -> {dst} tag {tag!r} duplicated or never sent: "
+                           f"sent {ns} ({bs} B), received {nr} ({br} B)")
+            elif bs != br:
+                out.append(f"messages {src} -> {dst} tag {tag!r}: sent {bs} B, received {br} B")
+        return out
 
     def per_link(self) -> dict[tuple[int, int], int]:
         out: dict[tuple[int, int], int] = defaultdict(int)
@@ -116,6 +174,14 @@ def send(ledger: Ledger | None, src: int, dst: int, array: np.ndarray, tag: str 
     return np.array(array, copy=True)
 
 
+def recv(ledger: Ledger | None, src: int, dst: int, data: np.ndarray, tag: str = "") -> np.ndarray:
+    """The receiving rank *dst* takes in *data* from *src*, tallying it on its own side. Returns
+    *data*."""
+    if ledger is not None:
+        ledger.receive(src, dst, data.nbytes, tag)
+    return data
+
+
 def _chunks(n: int, p: int) -> list[slice]:
     bounds = np.linspace(0, n, p + 1).round().astype(int)
     return [slice(int(bounds[i]), int(bounds[i + 1])) for i in range(p)]
@@ -137,8 +203,8 @@ def reduce_scatter(arrays: Sequence[np.ndarray], ledger: Ledger | None = None, t
         for r in range(p):
             c = (r - step) % p
             sent.append((r, (r + 1) % p, c, send(ledger, r, (r + 1) % p, bufs[r][chunks[c]], tag)))
-        for _src, dst, c, data in sent:
-            bufs[dst][chunks[c]] += data
+        for src, dst, c, data in sent:
+            bufs[dst][chunks[c]] += recv(ledger, src, dst, data, tag)
     return bufs
 
 
@@ -167,9 +233,9 @@ def ring_allreduce(arrays: Sequence[np.ndarray], ledger: Ledger | None = None, t
         sent = []
         for r in range(p):
             c = (r + 1 - step) % p
-            sent.append(((r + 1) % p, c, send(ledger, r, (r + 1) % p, bufs[r][chunks[c]], tag)))
-        for dst, c, data in sent:
-            bufs[dst][chunks[c]] = data
+            sent.append((r, (r + 1) % p, c, send(ledger, r, (r + 1) % p, bufs[r][chunks[c]], tag)))
+        for src, dst, c, data in sent:
+            bufs[dst][chunks[c]] = recv(ledger, src, dst, data, tag)
     return [b.reshape(shape) for b in bufs]
 
 
@@ -182,9 +248,9 @@ def allgather(parts: Sequence[np.ndarray], ledger: Ledger | None = None, tag: st
         sent = []
         for r in range(p):
             c = (r - step) % p
-            sent.append(((r + 1) % p, c, send(ledger, r, (r + 1) % p, have[r][c], tag)))
-        for dst, c, data in sent:
-            have[dst][c] = data
+            sent.append((r, (r + 1) % p, c, send(ledger, r, (r + 1) % p, have[r][c], tag)))
+        for src, dst, c, data in sent:
+            have[dst][c] = recv(ledger, src, dst, data, tag)
     return [np.concatenate([h[r].reshape(-1) for r in range(p)]) for h in have]
 
 
@@ -198,7 +264,8 @@ def broadcast(array: np.ndarray, p: int, root: int = 0, ledger: Ledger | None = 
         for v in list(have):
             if v + dist < p:
                 src, dst = (v + root) % p, (v + dist + root) % p
-                out[dst] = send(ledger, src, dst, out[src], tag)
+                data = send(ledger, src, dst, out[src], tag)
+                out[dst] = recv(ledger, src, dst, data, tag)
                 have.append(v + dist)
         dist *= 2
     return [out[r] for r in range(p)]
@@ -214,19 +281,116 @@ def tree_allreduce(arrays: Sequence[np.ndarray], ledger: Ledger | None = None, t
     while dist < p:
         for r in range(0, p, 2 * dist):
             if r + dist < p:
-                bufs[r] += send(ledger, r + dist, r, bufs[r + dist], tag)
+                data = send(ledger, r + dist, r, bufs[r + dist], tag)
+                bufs[r] += recv(ledger, r + dist, r, data, tag)
         dist *= 2
     return broadcast(bufs[0], p, 0, ledger, tag)
 
 
+def _fold(bufs, ledger, tag):
+    """MPICH's fold [Thakur05 §4.5]: with p' the largest power of two <= p and r = p - p', the
+    even ranks among the first 2r send their buffer to the next (odd) rank, which adds it.
+    Returns the p' ranks that go on, in order (their new ranks 0..p'-1)."""
+    p = len(bufs)
+    p2 = 1 << (p.bit_length() - 1)
+    r = p - p2
+    for i in range(0, 2 * r, 2):
+        data = send(ledger, i, i + 1, bufs[i], tag + ":fold")
+        bufs[i + 1] += recv(ledger, i, i + 1, data, tag + ":fold")
+    return [2 * k + 1 for k in range(r)] + list(range(2 * r, p))
+
+
+def _unfold(bufs, ledger, tag):
+    p = len(bufs)
+    r = p - (1 << (p.bit_length() - 1))
+    for i in range(0, 2 * r, 2):
+        data = send(ledger, i + 1, i, bufs[i + 1], tag + ":unfold")
+        bufs[i] = recv(ledger, i + 1, i, data, tag + ":unfold")
+
+
+def recursive_doubling_allreduce(arrays: Sequence[np.ndarray], ledger: Ledger | None = None,
+                                 tag: str = "allreduce") -> list[np.ndarray]:
+    """Recursive-doubling all-reduce with MPICH's fold for non-power-of-two p [Thakur05 §4.5].
+
+    After the fold, log2(p') rounds: new rank j exchanges its whole buffer with ``j xor 2^k``
+    and adds what it receives; then the folded ranks get the result back. Bytes on the wire:
+    ``p' log2(p') m + 2 r m`` (m the buffer's bytes, r = p - p').
+
+    Returns one array per worker, each equal to the sum (up to floating-point order).
+    """
+    _check(arrays)
+    shape = arrays[0].shape
+    bufs = [np.array(a, copy=True).reshape(-1) for a in arrays]
+    active = _fold(bufs, ledger, tag)
+    p2 = len(active)
+    d = 1
+    while d < p2:
+        sent = [(active[j], active[j ^ d], send(ledger, active[j], active[j ^ d], bufs[active[j]], tag))
+                for j in range(p2)]
+        for src, dst, data in sent:
+            bufs[dst] = bufs[dst] + recv(ledger, src, dst, data, tag)
+        d *= 2
+    _unfold(bufs, ledger, tag)
+    return [b.reshape(shape) for b in bufs]
+
+
+def rabenseifner_allreduce(arrays: Sequence[np.ndarray], ledger: Ledger | None = None,
+                           tag: str = "allreduce") -> list[np.ndarray]:
+    """Rabenseifner's all-reduce with MPICH's fold [Thakur05 §4.5]: recursive-halving
+    reduce-scatter (round k: partner ``j xor p'/2^(k+1)``; the lower rank keeps the lower half
+    of its range and sends the upper, the partner the reverse; each adds what it receives),
+    then recursive-doubling all-gather of the reduced pieces in the reverse order.
+
+    Bytes on the wire, for a buffer of m bytes whose length divides by p': ``2 (p'-1) m + 2 r m``.
+    """
+    _check(arrays)
+    shape = arrays[0].shape
+    bufs = [np.array(a, copy=True).reshape(-1) for a in arrays]
+    active = _fold(bufs, ledger, tag)
+    p2 = len(active)
+    n = bufs[0].size
+    lo, hi = [0] * p2, [n] * p2
+    hist = []
+    dist = p2 // 2
+    while dist >= 1:
+        moves = []
+        for j in range(p2):
+            q = j ^ dist
+            mid = lo[j] + (hi[j] - lo[j]) // 2
+            keep = (lo[j], mid) if j < q else (mid, hi[j])
+            give = (mid, hi[j]) if j < q else (lo[j], mid)
+            moves.append((j, q, keep, give, send(ledger, active[j], active[q], bufs[active[j]][give[0]:give[1]], tag)))
+        # partners hold the same range: what j gives is the half q keeps
+        for j, q, _keep, give, data in moves:
+            bufs[active[q]][give[0]:give[1]] += recv(ledger, active[j], active[q], data, tag)
+        for j, _q, keep, _give, _data in moves:
+            lo[j], hi[j] = keep
+        hist.append(dist)
+        dist //= 2
+    for dist in reversed(hist):
+        moves = []
+        for j in range(p2):
+            q = j ^ dist
+            moves.append((j, q, (lo[j], hi[j]), send(ledger, active[j], active[q], bufs[active[j]][lo[j]:hi[j]], tag)))
+        for j, q, (a, b), data in moves:
+            bufs[active[q]][a:b] = recv(ledger, active[j], active[q], data, tag)
+        for j, q, (a, b), _data in moves:
+            lo[q], hi[q] = min(lo[q], a), max(hi[q], b)
+    _unfold(bufs, ledger, tag)
+    return [b.reshape(shape) for b in bufs]
+
+
+ALLREDUCE_ALGORITHMS = ("ring", "tree", "recursive-doubling", "rabenseifner")
+
+
 def allreduce(arrays: Sequence[np.ndarray], algorithm: str = "ring", ledger: Ledger | None = None,
               tag: str = "allreduce") -> list[np.ndarray]:
-    """All-reduce (sum) by ``algorithm`` in {"ring", "tree"}."""
-    if algorithm == "ring":
-        return ring_allreduce(arrays, ledger, tag)
-    if algorithm == "tree":
-        return tree_allreduce(arrays, ledger, tag)
-    raise ValueError(f"all-reduce algorithm must be 'ring' or 'tree', got {algorithm!r}")
+    """All-reduce (sum) by ``algorithm`` in :data:`ALLREDUCE_ALGORITHMS`."""
+    fn = {"ring": ring_allreduce, "tree": tree_allreduce, "recursive-doubling": recursive_doubling_allreduce,
+          "rabenseifner": rabenseifner_allreduce}.get(algorithm)
+    if fn is None:
+        raise ValueError(f"all-reduce algorithm must be one of {ALLREDUCE_ALGORITHMS}, got {algorithm!r}")
+    return fn(arrays, ledger, tag)
 
 
 def ps_push_pull(arrays: Sequence[np.ndarray], servers: int, ledger: Ledger | None = None,
@@ -251,11 +415,12 @@ def ps_push_pull(arrays: Sequence[np.ndarray], servers: int, ledger: Ledger | No
     for s, sl in enumerate(shards):
         acc = None
         for r in range(p):
-            part = send(ledger, r, srank(s), flat[r][sl], tag + ":push")
+            part = recv(ledger, r, srank(s), send(ledger, r, srank(s), flat[r][sl], tag + ":push"), tag + ":push")
             acc = part if acc is None else acc + part
         sums.append(acc)
     out = []
     for r in range(p):
-        pulled = [send(ledger, srank(s), r, sums[s], tag + ":pull") for s in range(servers)]
+        pulled = [recv(ledger, srank(s), r, send(ledger, srank(s), r, sums[s], tag + ":pull"), tag + ":pull")
+                  for s in range(servers)]
         out.append(np.concatenate(pulled).reshape(shape))
     return out
