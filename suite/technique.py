@@ -45,6 +45,7 @@ __all__ = [
     "Property",
     "Technique",
     "Skip",
+    "CAPABILITIES",
 ]
 
 CATEGORIES = (
@@ -59,6 +60,10 @@ CATEGORIES = (
 )
 FIDELITIES = ("model", "simulate", "execute")
 DIRECTIONS = ("lower", "higher", "none")
+#: Family checks of the conformance kit a technique may declare in ``capabilities``
+#: (suite/testing/check.py, FAMILY_CHECKS); any other name is an error, never a skipped check.
+CAPABILITIES = ("bytes-conserved", "alpha-beta-bound", "memory-capacity", "offload-balanced",
+                "recovery-exact", "sgd-envelope", "oracle-exact", "network-sensitivity")
 
 
 # --------------------------------------------------------------------------- metadata
@@ -657,6 +662,12 @@ class Technique:
             raise TechniqueError(f"technique {self.name!r}: duplicate claim ids")
         if isinstance(self.smoke, ScenarioSpec):
             self.smoke = (self.smoke,)
+        if isinstance(self.capabilities, str):
+            self.capabilities = frozenset({self.capabilities})
+        unknown = sorted(set(self.capabilities) - set(CAPABILITIES))
+        if unknown:
+            raise TechniqueError(f"technique {self.name!r}: capabilities: expected names from {list(CAPABILITIES)}, "
+                                 f"got unknown {unknown[0]!r}")
 
     # -- lookups
     @property

@@ -1,41 +1,66 @@
-"""``check_technique``: the public proof that a technique follows the contract.
+"""The conformance kit: the public proof that a technique follows the contract.
 
-Like scikit-learn's ``check_estimator``: one call runs every generic check and the family checks
-the technique opts into through ``Technique.capabilities``; each check either passes, fails with
-an ``AssertionError`` naming the technique, the check and the case, or is skipped with a reason.
+Like scikit-learn's ``check_estimator`` / ``parametrize_with_checks``: every generic check and
+the family checks the technique opts into through ``Technique.capabilities``; each check either
+passes, fails with an ``AssertionError`` naming the technique, the check and the case, or is
+skipped with a reason. Three ways to run them:
+
+* :func:`parametrize_with_checks` -- one pytest item per check (``poseidon:metadata``,
+  ``poseidon:family:bytes-conserved``, ...), each in its own forked process with a time-out, so
+  one failure, crash or hang does not hide the others (the recommended way in a test suite);
+* :func:`run_checks` -- every check, each isolated with a time-out, outcomes collected in a
+  :class:`CheckReport` (nothing raised);
+* :func:`check_technique` -- every check in this process, in order, raising the first failure
+  (the original interface, kept for existing callers).
+
+Generic checks (ids): ``metadata``, ``parameters``, ``runs-and-metrics``, ``determinism``,
+``claims-resolve``, ``claims-nulls``, ``property:NAME`` (one per declared property), then
+``family:CAPABILITY`` for each declared capability.
 
 Family checks and the metric conventions they read (a technique that declares the capability
-must report these):
+must report these; an undeclared name is a :class:`~suite.errors.TechniqueError` when the
+technique is built, see :data:`suite.technique.CAPABILITIES`):
 
-=====================  ================================================================  =========================================
-capability             what is checked                                                   metrics / artifacts read
-=====================  ================================================================  =========================================
-``bytes-conserved``    bytes sent by all workers == bytes received (execute)             ``bytes_sent``, ``bytes_received``
-``alpha-beta-bound``   communication time >= the bandwidth lower bound of the profile    ``comm_time`` (s), ``comm_bytes`` (B)
-                       for moving ``comm_bytes`` over the outer network level             per worker
-``memory-capacity``    peak device memory <= device capacity (when ``fits`` == 1)         ``peak_memory`` (B), ``fits``
-``offload-balanced``   bytes offloaded == bytes prefetched back                           ``bytes_offloaded``, ``bytes_prefetched``
-``recovery-exact``     state after recovery equals the fault-free state (execute)         ``recovery_error`` (== 0 within 1e-9)
-``sgd-envelope``       final loss within an envelope of the synchronous baseline          ``final_loss``; baseline variant's
-``oracle-exact``       output equals the oracle (execute)                                 ``oracle_error`` <= 1e-8
-=====================  ================================================================  =========================================
+=======================  ================================================================  =========================================
+capability               what is checked                                                   metrics / artifacts read
+=======================  ================================================================  =========================================
+``bytes-conserved``      bytes sent by all workers == bytes received (execute)             ``bytes_sent``, ``bytes_received``
+``alpha-beta-bound``     communication time >= the bandwidth lower bound of the profile    ``comm_time`` (s), ``comm_bytes`` (B)
+                         for moving ``comm_bytes`` over the outer network level             per worker
+``memory-capacity``      peak device memory <= device capacity (when ``fits`` == 1)         ``peak_memory`` (B), ``fits``
+``offload-balanced``     bytes offloaded == bytes prefetched back                           ``bytes_offloaded``, ``bytes_prefetched``
+``recovery-exact``       state after recovery equals the fault-free state (execute)         ``recovery_error`` (== 0 within 1e-9)
+``sgd-envelope``         final loss within an envelope of the synchronous baseline          ``final_loss``; baseline variant's
+``oracle-exact``         output equals the oracle (execute)                                 ``oracle_error`` <= 1e-8
+``network-sensitivity``  a slower network level the traffic crosses raises the              what ``suite.perf.check_network_sensitivity``
+                         communication time; a level it does not cross changes nothing     reads (issue 17), on each model smoke case
+=======================  ================================================================  =========================================
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import os
+import signal
+import threading
+import traceback
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from suite.errors import ParameterError, SuiteError
-from suite.technique import Result, Skip, Technique
+from suite.technique import CAPABILITIES, Result, Skip, Technique
 
-__all__ = ["CheckReport", "check_technique", "FAMILY_CHECKS"]
+__all__ = ["CheckReport", "Outcome", "check_technique", "run_checks", "run_check", "check_ids",
+           "parametrize_with_checks", "FAMILY_CHECKS", "DEFAULT_CHECK_TIMEOUT", "check_claims_nulls"]
+
+#: time-out (s) of one check when run isolated (:func:`run_check`, :func:`parametrize_with_checks`)
+DEFAULT_CHECK_TIMEOUT = 300.0
 
 
 @dataclass
 class CheckReport:
-    """Outcome of :func:`check_technique`: check name -> "passed" / "skipped: reason"."""
+    """Outcome per check id: ``"passed"``, ``"skipped: reason"`` or ``"failed: message"``."""
 
     technique: str
     outcomes: dict[str, str] = field(default_factory=dict)
@@ -47,6 +72,10 @@ class CheckReport:
     @property
     def skipped(self) -> dict[str, str]:
         return {k: v[len("skipped: "):] for k, v in self.outcomes.items() if v.startswith("skipped")}
+
+    @property
+    def failed(self) -> dict[str, str]:
+        return {k: v[len("failed: "):] for k, v in self.outcomes.items() if v.startswith("failed")}
 
 
 def _fail(tech: Technique, check: str, msg: str) -> AssertionError:
@@ -102,13 +131,30 @@ def check_parameters(tech: Technique) -> None:
         raise _fail(tech, "parameters", "an unknown parameter was accepted")
 
 
-def _smoke_cases(tech: Technique):
+_RESOLVER: list = []
+
+
+def _resolver():
+    """One resolver (one context: the installed plugins' profiles and workloads) for every check
+    of this process; built before an isolated check forks, so each child inherits it loaded."""
+    if not _RESOLVER:
+        from suite.runner.case import Resolver
+
+        _RESOLVER.append(Resolver())
+    return _RESOLVER[0]
+
+
+def _resolve(tech: Technique, spec):
     from suite.runner.case import resolve_case
 
+    return resolve_case(tech, spec, resolver=_resolver())
+
+
+def _smoke_cases(tech: Technique):
     out = []
     for spec in tech.smoke:
         for v in tech.variant_names:
-            out.append(resolve_case(tech, replace(spec, variant=v)))
+            out.append(_resolve(tech, replace(spec, variant=v)))
     return out
 
 
@@ -119,13 +165,17 @@ def _run(tech: Technique, case) -> Result | None:
         return None
 
 
-def check_runs_and_metrics(tech: Technique) -> dict[str, Result]:
+def check_runs_and_metrics(tech: Technique, cases: Sequence | None = None) -> dict[str, Result]:
+    """Every variant x smoke scenario runs; every metric is finite, has a unit, and is not
+    negative where its unit cannot be (the runner's rule, :func:`suite.runner.executors.metric_problem`)."""
+    from suite.runner.executors import metric_problem
+
     results: dict[str, Result] = {}
     fids = {s.fidelity for s in tech.smoke}
     missing = set(tech.fidelities) - fids
     if missing:
         raise _fail(tech, "runs", f"no smoke scenario for fidelity {sorted(missing)}")
-    for case in _smoke_cases(tech):
+    for case in (cases if cases is not None else _smoke_cases(tech)):
         r = _run(tech, case)
         if r is None:
             continue
@@ -136,14 +186,17 @@ def check_runs_and_metrics(tech: Technique) -> dict[str, Result]:
                 raise _fail(tech, "metrics", f"{case.describe()}: metric {name!r} is not finite: {m.value!r}")
             if not m.unit:
                 raise _fail(tech, "metrics", f"{case.describe()}: metric {name!r} has no unit")
+            bad = metric_problem(m)
+            if bad:
+                raise _fail(tech, "metrics", f"{case.describe()}: {bad}")
         results[case.key] = r
     if not results:
         raise _fail(tech, "runs", "every smoke case was skipped")
     return results
 
 
-def check_determinism(tech: Technique, first: dict[str, Result]) -> None:
-    for case in _smoke_cases(tech):
+def check_determinism(tech: Technique, first: dict[str, Result], cases: Sequence | None = None) -> None:
+    for case in (cases if cases is not None else _smoke_cases(tech)):
         if case.fidelity == "execute" or case.key not in first:
             continue  # measured timings are not deterministic
         again = _run(tech, case)
@@ -155,24 +208,63 @@ def check_determinism(tech: Technique, first: dict[str, Result]) -> None:
 
 
 def check_claims_resolve(tech: Technique) -> None:
-    from suite.runner.case import resolve_case
-
     for c in tech.claims:
         for label, spec in c.specs().items():
             try:
-                resolve_case(tech, spec)
+                _resolve(tech, spec)
             except SuiteError as exc:
                 raise _fail(tech, "claims", f"claim {c.id!r} case {label!r} does not resolve: {exc}") from None
+
+
+def check_claims_nulls(tech: Technique) -> None:
+    """Every claim declares its null predictions or a written reason why it has none (issue 18,
+    DESIGN.md "Claims and reproduction"); a variant null substitutes a variant the claim uses by
+    another variant of the technique, and its scenarios resolve.
+
+    Raises
+    ------
+    AssertionError
+        Naming the technique, the claim and what is missing or wrong.
+    """
+    known = tech.variant_names
+    for c in tech.claims:
+        if not c.nulls and not (c.null_reason or "").strip():
+            raise _fail(tech, "claims-nulls", f"claim {c.id!r} declares neither `nulls` (the null predictions "
+                                              f"that must fall outside its band, e.g. Null('baseline', variants="
+                                              f"{{...}}) or Null('no gain', value=1.0)) nor a written `null_reason`")
+        used = {s.variant for s in c.specs().values()}
+        for n in c.nulls:
+            if n.variants is None:
+                continue
+            for src, dst in n.variants.items():
+                if dst not in known:
+                    raise _fail(tech, "claims-nulls", f"claim {c.id!r}: null {n.label!r}: expected a variant of "
+                                                      f"{tech.name} ({', '.join(known)}) to substitute, got {dst!r}")
+                if src not in used:
+                    raise _fail(tech, "claims-nulls", f"claim {c.id!r}: null {n.label!r}: expected to replace a "
+                                                      f"variant the claim uses ({', '.join(sorted(used))}), got {src!r}")
+            subst = n.substitute(c.specs())
+            if subst == c.specs():
+                raise _fail(tech, "claims-nulls", f"claim {c.id!r}: null {n.label!r} changes no scenario of the claim")
+            for label, spec in subst.items():
+                try:
+                    _resolve(tech, spec)
+                except SuiteError as exc:
+                    raise _fail(tech, "claims-nulls", f"claim {c.id!r}: null {n.label!r} case {label!r} does not "
+                                                      f"resolve: {exc}") from None
 
 
 def check_properties(tech: Technique, max_examples: int = 10) -> str | None:
     if not tech.properties:
         return "no declared properties"
-    fid = "model" if "model" in tech.fidelities else next(iter(tech.fidelities))
-
+    fid = _property_fidelity(tech)
     for prop in tech.properties:
         _check_one_property(tech, prop, fid, max_examples)
     return None
+
+
+def _property_fidelity(tech: Technique) -> str:
+    return "model" if "model" in tech.fidelities else next(iter(tech.fidelities))
 
 
 def _check_one_property(tech: Technique, prop, fid: str, max_examples: int) -> None:
@@ -284,6 +376,47 @@ def _family_sgd(tech, results, cases, rel: float = 0.5):
     return None if seen else "no smoke scenario reports final_loss for a baseline variant"
 
 
+def _network_sensitivity_check() -> Callable | None:
+    """``suite.perf.check_network_sensitivity(technique, scenario)`` (issue 17), when installed."""
+    try:
+        import suite.perf as perf
+    except ImportError:  # pragma: no cover
+        return None
+    fn = getattr(perf, "check_network_sensitivity", None)
+    if fn is None:
+        try:
+            from importlib import import_module
+
+            fn = getattr(import_module("suite.perf.sensitivity"), "check_network_sensitivity", None)
+        except ImportError:
+            fn = None
+    return fn
+
+
+def _family_network(tech, results, cases):
+    """Run issue 17's network-sensitivity check on every model smoke case on a profile with a
+    network: it raises AssertionError when a slower level the traffic crosses does not raise the
+    communication time (or one it does not cross changes it)."""
+    fn = _network_sensitivity_check()
+    if fn is None:
+        return "suite.perf.check_network_sensitivity is not available in this version of dlsys-suite"
+    seen = False
+    for case in cases:
+        scen = case.scenario
+        if case.fidelity != "model" or case.key not in results or scen.profile is None or not scen.profile.network:
+            continue
+        try:
+            why = fn(tech, scen)
+        except Skip:
+            continue
+        except AssertionError as exc:
+            raise _fail(tech, "network-sensitivity", f"{case.describe()}: {exc}") from None
+        if isinstance(why, str) and why:
+            continue  # the check says this scenario does not apply
+        seen = True
+    return None if seen else "no model smoke case on a profile with a network that the check applies to"
+
+
 FAMILY_CHECKS: dict[str, Callable] = {
     "bytes-conserved": lambda t, r, c: _family_bytes_conserved(t, r),
     "alpha-beta-bound": _family_alpha_beta,
@@ -292,11 +425,290 @@ FAMILY_CHECKS: dict[str, Callable] = {
     "recovery-exact": lambda t, r, c: _family_metric_zero("recovery-exact", "recovery_error", 1e-9)(t, r),
     "sgd-envelope": _family_sgd,
     "oracle-exact": lambda t, r, c: _family_metric_zero("oracle-exact", "oracle_error", 1e-8)(t, r),
+    "network-sensitivity": _family_network,
 }
+assert set(FAMILY_CHECKS) == set(CAPABILITIES), "suite.technique.CAPABILITIES and FAMILY_CHECKS disagree"
 
 
-def check_technique(tech: Technique, *, max_examples: int = 10, properties: bool = True) -> CheckReport:
-    """Run every conformance check on *tech*.
+# ----------------------------------------------------------------------------- one check by id
+
+
+class _State:
+    """What several checks share for one technique: the smoke cases and their results (computed
+    on first use; in an isolated check, in that check's own process)."""
+
+    def __init__(self, tech: Technique, max_examples: int):
+        self.tech = tech
+        self.max_examples = max_examples
+        self._cases: list | None = None
+        self._results: dict[str, Result] | None = None
+
+    @property
+    def cases(self) -> list:
+        if self._cases is None:
+            self._cases = _smoke_cases(self.tech)
+        return self._cases
+
+    @property
+    def results(self) -> dict[str, Result]:
+        if self._results is None:
+            self._results = check_runs_and_metrics(self.tech, self.cases)
+        return self._results
+
+
+def check_ids(tech: Technique, *, properties: bool = True, require_nulls: bool = True) -> list[str]:
+    """The ids of every check that applies to *tech*, in the order :func:`check_technique` runs them."""
+    ids = ["metadata", "parameters", "runs-and-metrics", "determinism", "claims-resolve"]
+    if require_nulls:
+        ids.append("claims-nulls")
+    if properties:
+        ids += [f"property:{p.name}" for p in tech.properties]
+    ids += [f"family:{cap}" for cap in FAMILY_CHECKS if cap in tech.capabilities]
+    return ids
+
+
+def _check_fn(check_id: str) -> Callable[[_State], str | None]:
+    """The function running check *check_id* on a state: returns None (passed) or a skip reason,
+    raises AssertionError (failed)."""
+    simple = {
+        "metadata": lambda s: check_metadata(s.tech),
+        "parameters": lambda s: check_parameters(s.tech),
+        "runs-and-metrics": lambda s: (s.results, None)[1],
+        "determinism": lambda s: check_determinism(s.tech, s.results, s.cases),
+        "claims-resolve": lambda s: check_claims_resolve(s.tech),
+        "claims-nulls": lambda s: check_claims_nulls(s.tech),
+    }
+    if check_id in simple:
+        return simple[check_id]
+    if check_id.startswith("property:"):
+        name = check_id[len("property:"):]
+
+        def prop(s: _State) -> None:
+            for p in s.tech.properties:
+                if p.name == name:
+                    return _check_one_property(s.tech, p, _property_fidelity(s.tech), s.max_examples)
+            raise _fail(s.tech, check_id, f"no declared property {name!r}")
+
+        return prop
+    if check_id.startswith("family:") and check_id[len("family:"):] in FAMILY_CHECKS:
+        cap = check_id[len("family:"):]
+
+        def family(s: _State) -> str | None:
+            if cap == "network-sensitivity" and _network_sensitivity_check() is None:
+                return "suite.perf.check_network_sensitivity is not available in this version of dlsys-suite"
+            why = FAMILY_CHECKS[cap](s.tech, s.results, s.cases)
+            if why:
+                raise _fail(s.tech, cap, f"capability declared but {why}")
+            return None
+
+        return family
+    raise ValueError(f"unknown check id {check_id!r}; expected one of the ids check_ids() lists")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one isolated check gave: ``status`` (passed, skipped, failed), a one-paragraph
+    ``message`` (the skip reason or the failure) and the child's ``traceback`` when it failed."""
+
+    check: str
+    status: str
+    message: str = ""
+    traceback: str = ""
+
+
+def _outcome_of(tech: Technique, check_id: str, max_examples: int) -> Outcome:
+    try:
+        why = _check_fn(check_id)(_State(tech, max_examples))
+    except AssertionError as exc:
+        return Outcome(check_id, "failed", str(exc), traceback.format_exc())
+    except Exception as exc:  # noqa: BLE001 - a check that errors is a failed check, named
+        return Outcome(check_id, "failed", f"{tech.name}: check {check_id!r} raised {type(exc).__name__}: {exc}",
+                       traceback.format_exc())
+    return Outcome(check_id, "skipped", why) if why else Outcome(check_id, "passed")
+
+
+class _CheckTimeout(BaseException):
+    pass
+
+
+def _in_process(tech: Technique, check_id: str, max_examples: int, timeout: float | None) -> Outcome:
+    use_alarm = bool(timeout) and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not use_alarm:
+        return _outcome_of(tech, check_id, max_examples)
+
+    def on_alarm(signum, frame):
+        raise _CheckTimeout()
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, float(timeout))
+    try:
+        return _outcome_of(tech, check_id, max_examples)
+    except _CheckTimeout:
+        return Outcome(check_id, "failed", f"{tech.name}: check {check_id!r} timed out after {timeout:g} s")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _child(conn, tech: Technique, check_id: str, max_examples: int) -> None:  # pragma: no cover - child process
+    code = 0
+    try:
+        import faulthandler
+
+        faulthandler.disable()  # a check that aborts is reported by the parent, without a stack dump
+        out = _outcome_of(tech, check_id, max_examples)
+        conn.send((out.status, out.message, out.traceback))
+    except BaseException:  # noqa: BLE001
+        code = 1
+    finally:
+        os._exit(code)  # never run the parent's atexit handlers (pytest's, a store's)
+
+
+def run_check(tech: Technique, check_id: str, *, max_examples: int = 10,
+              timeout: float | None = DEFAULT_CHECK_TIMEOUT, isolate: bool = True) -> Outcome:
+    """Run one check of *tech* (an id from :func:`check_ids`) and return its :class:`Outcome`.
+
+    Parameters
+    ----------
+    tech : Technique
+    check_id : str
+    max_examples : int
+        Hypothesis examples of a property check.
+    timeout : float or None
+        Seconds before the check is stopped and failed (None: no limit).
+    isolate : bool
+        Run it in a forked child process (POSIX), killed at the time-out, so a check that hangs in
+        C code or kills its process fails alone. Without fork (or ``isolate=False``) it runs in
+        this process with a ``SIGALRM`` time-out.
+
+    Returns
+    -------
+    Outcome
+        Never raises for a failing check (``status == "failed"``).
+    """
+    _check_fn(check_id)  # an unknown id is the caller's error, raised here
+    _resolver()  # load the plugins' profiles and workloads once, here, not in every child
+    if not isolate or not hasattr(os, "fork"):
+        return _in_process(tech, check_id, max_examples, timeout)
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(send, tech, check_id, max_examples), daemon=True)
+    proc.start()
+    send.close()
+    try:
+        if recv.poll(timeout):
+            try:
+                status, message, tb = recv.recv()
+                return Outcome(check_id, status, message, tb)
+            except (EOFError, OSError):
+                pass
+        else:
+            return Outcome(check_id, "failed", f"{tech.name}: check {check_id!r} timed out after {timeout:g} s")
+        proc.join(5)
+        code = proc.exitcode
+        how = f"signal {-code}" if code is not None and code < 0 else f"exit status {code}"
+        try:
+            how = signal.Signals(-code).name if code is not None and code < 0 else how
+        except ValueError:
+            pass
+        return Outcome(check_id, "failed", f"{tech.name}: check {check_id!r} crashed its process ({how})")
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join(5)
+        recv.close()
+
+
+def run_checks(tech: Technique, *, max_examples: int = 10, properties: bool = True, require_nulls: bool = True,
+               timeout: float | None = DEFAULT_CHECK_TIMEOUT, isolate: bool = True) -> CheckReport:
+    """Run every check of *tech*, each on its own (:func:`run_check`), and collect the outcomes:
+    a failing or hanging check is recorded and the next one runs. Nothing is raised."""
+    rep = CheckReport(tech.name)
+    for cid in check_ids(tech, properties=properties, require_nulls=require_nulls):
+        out = run_check(tech, cid, max_examples=max_examples, timeout=timeout, isolate=isolate)
+        rep.outcomes[cid] = out.status if out.status == "passed" else f"{out.status}: {out.message}"
+    return rep
+
+
+# ----------------------------------------------------------------------------- pytest
+
+
+class _Check:
+    """The callable a :func:`parametrize_with_checks` item receives: ``check(technique)``."""
+
+    def __init__(self, check_id: str, max_examples: int, timeout: float | None, isolate: bool):
+        self.check_id = check_id
+        self.max_examples = max_examples
+        self.timeout = timeout
+        self.isolate = isolate
+
+    def __repr__(self) -> str:
+        return self.check_id
+
+    def __call__(self, technique: Technique) -> None:
+        import pytest
+
+        out = run_check(technique, self.check_id, max_examples=self.max_examples, timeout=self.timeout,
+                        isolate=self.isolate)
+        if out.status == "skipped":
+            pytest.skip(out.message)
+        if out.status == "failed":
+            detail = f"\n\n{out.traceback}" if out.traceback else ""
+            raise AssertionError(out.message + detail)
+
+
+def parametrize_with_checks(techniques: Iterable[Technique], *, max_examples: int = 10,
+                            timeout: float | None = DEFAULT_CHECK_TIMEOUT, properties: bool = True,
+                            require_nulls: bool = True, isolate: bool = True):
+    """A ``pytest.mark.parametrize`` of one item per (technique, check), like scikit-learn's.
+
+    Examples
+    --------
+    ::
+
+        from suite.testing import parametrize_with_checks
+        from suite_mytech.technique import TECHNIQUE
+
+        @parametrize_with_checks([TECHNIQUE], timeout=120)
+        def test_conformance(technique, check):
+            check(technique)
+
+    gives items ``test_conformance[mytech:metadata]``, ``...[mytech:runs-and-metrics]``,
+    ``...[mytech:family:bytes-conserved]``, ... Each runs in a forked process killed after
+    *timeout* seconds (see :func:`run_check`); a check that does not apply is skipped with its
+    reason. ``pytest -k "mytech and not property"`` selects as usual.
+
+    Parameters
+    ----------
+    techniques : iterable of Technique
+    max_examples : int
+        Hypothesis examples per property check.
+    timeout : float or None
+        Per-check time-out in seconds (:data:`DEFAULT_CHECK_TIMEOUT`).
+    properties, require_nulls : bool
+        Include the property checks / the ``claims-nulls`` check.
+    isolate : bool
+        Fork a process per check (default); False runs in the test process with SIGALRM.
+    """
+    import pytest
+
+    params = []
+    for tech in techniques:
+        if not isinstance(tech, Technique):
+            raise TypeError(f"parametrize_with_checks: expected Technique objects, got {type(tech).__name__}")
+        for cid in check_ids(tech, properties=properties, require_nulls=require_nulls):
+            params.append(pytest.param(tech, _Check(cid, max_examples, timeout, isolate), id=f"{tech.name}:{cid}"))
+    return pytest.mark.parametrize("technique, check", params)
+
+
+# ----------------------------------------------------------------------------- everything, in order
+
+
+def check_technique(tech: Technique, *, max_examples: int = 10, properties: bool = True,
+                    require_nulls: bool = True) -> CheckReport:
+    """Run every conformance check on *tech* in this process, raising the first failure.
 
     Parameters
     ----------
@@ -305,11 +717,15 @@ def check_technique(tech: Technique, *, max_examples: int = 10, properties: bool
         Hypothesis examples per declared property.
     properties : bool
         Whether to run the declared properties (the slowest part).
+    require_nulls : bool
+        Whether to run ``claims-nulls`` (every claim declares null predictions or a
+        ``null_reason``).
 
     Returns
     -------
     CheckReport
-        Outcomes per check ("passed" or "skipped: reason").
+        Outcomes per check ("passed" or "skipped: reason"); ``properties`` summarises the
+        ``property:NAME`` checks, and undeclared capabilities are listed as skipped.
 
     Raises
     ------
@@ -317,31 +733,23 @@ def check_technique(tech: Technique, *, max_examples: int = 10, properties: bool
         The first failing check, named, with the case that failed.
     """
     rep = CheckReport(tech.name)
-    check_metadata(tech)
-    rep.outcomes["metadata"] = "passed"
-    check_parameters(tech)
-    rep.outcomes["parameters"] = "passed"
-    results = check_runs_and_metrics(tech)
-    rep.outcomes["runs-and-metrics"] = "passed"
-    check_determinism(tech, results)
-    rep.outcomes["determinism"] = "passed"
-    check_claims_resolve(tech)
-    rep.outcomes["claims-resolve"] = "passed"
+    state = _State(tech, max_examples)
+    for cid in check_ids(tech, properties=False, require_nulls=require_nulls):
+        if cid.startswith("family:"):
+            break
+        why = _check_fn(cid)(state)
+        rep.outcomes[cid] = f"skipped: {why}" if why else "passed"
+    if not require_nulls:
+        rep.outcomes["claims-nulls"] = "skipped: disabled by caller"
     if properties:
         why = check_properties(tech, max_examples)
         rep.outcomes["properties"] = f"skipped: {why}" if why else "passed"
     else:
         rep.outcomes["properties"] = "skipped: disabled by caller"
-    cases = _smoke_cases(tech)
-    for cap, fn in FAMILY_CHECKS.items():
+    for cap in FAMILY_CHECKS:
         if cap not in tech.capabilities:
             rep.outcomes[f"family:{cap}"] = "skipped: capability not declared"
             continue
-        why = fn(tech, results, cases)
-        if why:
-            raise _fail(tech, cap, f"capability declared but {why}")
-        rep.outcomes[f"family:{cap}"] = "passed"
-    unknown = set(tech.capabilities) - set(FAMILY_CHECKS)
-    for cap in sorted(unknown):
-        rep.outcomes[f"family:{cap}"] = "skipped: no family check of that name"
+        why = _check_fn(f"family:{cap}")(state)
+        rep.outcomes[f"family:{cap}"] = f"skipped: {why}" if why else "passed"
     return rep

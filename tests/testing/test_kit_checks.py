@@ -1,0 +1,239 @@
+"""The conformance kit, issue 16 item 7 and issue 18's kit item: one pytest item per check with a
+time-out (a failing, crashing or hanging check fails alone), unknown capabilities are errors, and
+a claim without null predictions or a written reason fails ``claims-nulls``."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from suite import Claim, Exact, Gain, Null, Paper, Param, Property, Result, ScenarioSpec, Technique, Variant
+from suite.errors import TechniqueError
+from suite.testing import check_ids, check_technique, parametrize_with_checks, run_check, run_checks
+
+
+def _model(s):
+    n = s.params["n"]
+    return (Result().add("t", (2.0 if s.variant == "base" else 1.0) / n, "s", "lower")
+            .add("bytes_sent", 10.0 * n, "B").add("bytes_received", 10.0 * n, "B"))
+
+
+def _speedup(results):
+    return results["base"]["t"] / results["fast"]["t"]
+
+
+def _hang(tech, scenario):
+    """A property stuck in C with its signals blocked: only a kill from outside stops it."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGINT, signal.SIGTERM})
+    ctypes.CDLL(None).sleep(60)
+
+
+def _abort(tech, scenario):
+    os.abort()
+
+
+def _never(tech, scenario):
+    raise AssertionError("invariant broken")
+
+
+SPECS = {"base": ScenarioSpec("base", params={"n": 4}), "fast": ScenarioSpec("fast", params={"n": 4})}
+
+
+def _claim(**kw):
+    base = dict(id="2x", statement="fast is 2x base", source="Table 1", verified=False, expect=Gain(2.0),
+                cases=SPECS, derive=_speedup)
+    base.update(kw)
+    return Claim(**base)
+
+
+def _tech(**kw):
+    base = dict(
+        name="kit-checks", title="Demo", category="communication",
+        paper=Paper("A paper", ("A. Author",), "Venue", 2020),
+        variants=[Variant("base", "the baseline", baseline=True), Variant("fast", "the method"),
+                  Variant("other", "another baseline", baseline=True)],
+        fidelities={"model": _model},
+        parameters={"n": Param(int, 2, minimum=1, maximum=64)},
+        needs_profile=False, needs_workload=False,
+        smoke=[ScenarioSpec("base", params={"n": 4})],
+        capabilities=frozenset({"bytes-conserved"}),
+        claims=[_claim(nulls=(Null("baseline for the method", variants={"fast": "other"}), Null("no gain", value=1.0)))],
+    )
+    base.update(kw)
+    return Technique(**base)
+
+
+GOOD = _tech()
+
+# --------------------------------------------------------------------------- the kit, used as intended
+
+
+@parametrize_with_checks([GOOD], timeout=60)
+def test_good_technique_conforms(technique, check):
+    check(technique)
+
+
+def test_one_item_per_check_with_readable_ids():
+    mark = parametrize_with_checks([GOOD, _tech(name="kit-two", capabilities=frozenset())])
+    ids = [p.id for p in mark.args[1]]
+    assert ids == ["kit-checks:metadata", "kit-checks:parameters", "kit-checks:runs-and-metrics",
+                   "kit-checks:determinism", "kit-checks:claims-resolve", "kit-checks:claims-nulls",
+                   "kit-checks:family:bytes-conserved",
+                   "kit-two:metadata", "kit-two:parameters", "kit-two:runs-and-metrics", "kit-two:determinism",
+                   "kit-two:claims-resolve", "kit-two:claims-nulls"]
+    props = _tech(properties=[Property("p1", "x", _never), Property("p2", "y", _never)])
+    assert check_ids(props)[-3:] == ["property:p1", "property:p2", "family:bytes-conserved"]
+    assert "claims-nulls" not in check_ids(props, require_nulls=False)
+    with pytest.raises(TypeError, match="expected Technique objects, got str"):
+        parametrize_with_checks(["poseidon"])
+
+
+def test_crashing_and_failing_checks_each_fail_alone():
+    tech = _tech(properties=[Property("aborts", "kills its process", _abort),
+                             Property("fails", "an invariant that does not hold", _never)])
+    rep = run_checks(tech, max_examples=2)
+    assert rep.failed == {
+        "property:aborts": "kit-checks: check 'property:aborts' crashed its process (SIGABRT)",
+        "property:fails": "kit-checks: check 'property fails' failed: invariant broken (scenario base, profile None)",
+    }
+    assert set(rep.passed) == {"metadata", "parameters", "runs-and-metrics", "determinism", "claims-resolve",
+                               "claims-nulls", "family:bytes-conserved"}
+
+
+def test_check_hanging_in_c_is_killed_at_its_time_out():
+    out = run_check(_tech(properties=[Property("hangs", "stuck in C", _hang)]), "property:hangs", timeout=2,
+                    max_examples=1)
+    assert (out.status, out.message) == ("failed", "kit-checks: check 'property:hangs' timed out after 2 s")
+
+
+def test_in_process_check_times_out_with_sigalrm():
+    def slow(tech, scenario):
+        import time
+
+        time.sleep(30)
+
+    out = run_check(_tech(properties=[Property("slow", "sleeps", slow)]), "property:slow", timeout=0.5,
+                    isolate=False, max_examples=1)
+    assert (out.status, out.message) == ("failed", "kit-checks: check 'property:slow' timed out after 0.5 s")
+
+
+def test_skip_reason_is_reported_not_failed():
+    out = run_check(_tech(properties=[]), "family:bytes-conserved", timeout=30)
+    assert out.status == "passed"
+    tech = _tech(capabilities=frozenset({"network-sensitivity"}))
+    out = run_check(tech, "family:network-sensitivity", timeout=30)
+    from suite.testing.check import _network_sensitivity_check
+
+    if _network_sensitivity_check() is None:
+        assert out.status == "skipped" and "check_network_sensitivity is not available" in out.message
+    else:  # issue 17's check is installed: a technique with no profile has no network to vary
+        assert out.status == "skipped" or out.status == "passed", out
+
+
+def test_unknown_check_id_is_the_callers_error():
+    with pytest.raises(ValueError, match="unknown check id 'family:no-such'"):
+        run_check(GOOD, "family:no-such")
+
+
+PYTEST_FILE = '''
+import signal, ctypes
+from suite import Property
+from suite.testing import parametrize_with_checks
+import test_kit_checks as K
+
+def hang(tech, scenario):
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGINT, signal.SIGTERM})
+    ctypes.CDLL(None).sleep(60)
+
+T = K._tech(properties=[Property("hangs", "stuck", hang), Property("fails", "broken", K._never)])
+
+@parametrize_with_checks([T], timeout=5, max_examples=2)
+def test_checks(technique, check):
+    check(technique)
+'''
+
+
+@pytest.mark.slow
+def test_pytest_items_a_hang_does_not_hide_the_rest(tmp_path):
+    """Run as pytest runs a plugin author's suite: 9 items, 2 fail (one by time-out), 7 pass."""
+    f = tmp_path / "test_author.py"
+    f.write_text(textwrap.dedent(PYTEST_FILE))
+    env = dict(os.environ)
+    here = os.path.dirname(__file__)
+    env["PYTHONPATH"] = os.pathsep.join([here] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        str(f), "-rf"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert "2 failed, 7 passed" in r.stdout, r.stdout[-3000:]
+    assert "FAILED test_author.py::test_checks[kit-checks:property:hangs]" in r.stdout
+    assert "timed out after 5 s" in r.stdout
+    assert "FAILED test_author.py::test_checks[kit-checks:property:fails]" in r.stdout
+
+
+# --------------------------------------------------------------------------- check_technique (existing callers)
+
+
+def test_check_technique_keeps_its_report_shape():
+    rep = check_technique(GOOD, max_examples=2)
+    assert {"metadata", "parameters", "runs-and-metrics", "determinism", "claims-resolve", "claims-nulls",
+            "family:bytes-conserved"} <= set(rep.passed)
+    assert rep.skipped["properties"] == "no declared properties"
+    assert rep.skipped["family:sgd-envelope"] == "capability not declared"
+    rep = check_technique(_tech(claims=[_claim()]), require_nulls=False)
+    assert rep.skipped["claims-nulls"] == "disabled by caller"
+
+
+def test_negative_time_metric_fails_runs_and_metrics():
+    def negative(s):
+        return Result().add("t", -1.0, "s", "lower")
+
+    with pytest.raises(AssertionError, match=r"check 'metrics' failed: .*metric 't' is -1 s: expected >= 0"):
+        check_technique(_tech(fidelities={"model": negative}, capabilities=frozenset(), claims=[]))
+
+
+# --------------------------------------------------------------------------- capabilities
+
+
+def test_unknown_capability_is_an_error_not_a_skipped_check():
+    with pytest.raises(TechniqueError, match=r"technique 'kit-checks': capabilities: expected names from "
+                                             r"\[.*'bytes-conserved'.*\], got unknown 'bytes-conserve'"):
+        _tech(capabilities=frozenset({"bytes-conserve"}))  # a typo used to skip its check silently
+
+
+def test_capability_names_are_the_family_checks():
+    from suite.technique import CAPABILITIES
+    from suite.testing import FAMILY_CHECKS
+
+    assert sorted(CAPABILITIES) == sorted(FAMILY_CHECKS)
+
+
+# --------------------------------------------------------------------------- claims-nulls
+
+
+@pytest.mark.parametrize("claim, message", [
+    (_claim(), "claim '2x' declares neither `nulls`"),
+    (_claim(null_reason="   "), "claim '2x' declares neither `nulls`"),
+    (_claim(nulls=(Null("typo", variants={"fast": "othr"}),)),
+     "claim '2x': null 'typo': expected a variant of kit-checks (base, fast, other) to substitute, got 'othr'"),
+    (_claim(nulls=(Null("unused", variants={"other": "base"}),)),
+     "claim '2x': null 'unused': expected to replace a variant the claim uses (base, fast), got 'other'"),
+    (_claim(nulls=(Null("same", variants={"fast": "fast"}),)), "claim '2x': null 'same' changes no scenario"),
+])
+def test_claim_without_a_usable_null_fails(claim, message):
+    tech = _tech(claims=[claim])
+    with pytest.raises(AssertionError, match="check 'claims-nulls' failed: " + message.replace("(", r"\(")
+                       .replace(")", r"\)").replace("[", r"\[")):
+        check_technique(tech, properties=False)
+    out = run_check(tech, "claims-nulls", isolate=False)
+    assert out.status == "failed" and message in out.message
+
+
+def test_claim_with_a_written_null_reason_passes():
+    tech = _tech(claims=[Claim("count", "a count", "Table 2", False, Exact(4), scenario=ScenarioSpec("base"),
+                               metric="t", null_reason="an exact count: no trivial predictor gives it")])
+    assert run_check(tech, "claims-nulls", isolate=False).status == "passed"
