@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import functools
 import math
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -175,6 +176,7 @@ class Plan:
         return self.v_total - self.v_inter
 
 
+@functools.lru_cache(maxsize=4096)
 def make_plan(variant: str, groups, ranks: int, ppn: int, dtype_bytes: int, mem_cap: float,
               grid: tuple[int, ...] | None = None) -> Plan:
     """The mapping of *variant* (``default-grid``, ``summa-2d``, ``node-aware``).
@@ -188,6 +190,10 @@ def make_plan(variant: str, groups, ranks: int, ppn: int, dtype_bytes: int, mem_
     ------
     ValueError
         Unknown variant, ppn not dividing ranks, or no grid fits (message says which).
+
+    Notes
+    -----
+    Pure and cached (the arguments are hashable: ``groups`` is a frozen dataclass).
     """
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
@@ -269,6 +275,22 @@ def _phase(op: str, m: float, st: "G.CommStats", k_in: float, profile) -> float:
     return t
 
 
+_TIMES_CACHE: dict[int, tuple] = {}
+
+
+def _cache_for(profile) -> dict:
+    """Per-profile memo of :func:`times` (profiles are immutable; keyed by identity, held weakly)."""
+    ent = _TIMES_CACHE.get(id(profile))
+    if ent is None or ent[0]() is not profile:
+        if len(_TIMES_CACHE) > 64:
+            _TIMES_CACHE.clear()
+        ent = (weakref.ref(profile), {})
+        _TIMES_CACHE[id(profile)] = ent
+    if len(ent[1]) > 4096:
+        ent[1].clear()
+    return ent[1]
+
+
 def times(plan: Plan, groups, profile, dtype: str, efficiency: float | None = None) -> Times:
     """Time of *plan* on *profile* (module docstring for every term).
 
@@ -291,7 +313,22 @@ def times(plan: Plan, groups, profile, dtype: str, efficiency: float | None = No
     ------
     suite.errors.ProfileError
         The device has no peak for *dtype*, or the profile has no network level.
+
+    Notes
+    -----
+    Memoised per profile object (profiles are immutable), so a claim's baseline is priced once.
     """
+    memo = _cache_for(profile)
+    key = (plan, groups, dtype, efficiency)
+    hit = memo.get(key)
+    if hit is not None:
+        return hit
+    out = _times(plan, groups, profile, dtype, efficiency)
+    memo[key] = out
+    return out
+
+
+def _times(plan: Plan, groups, profile, dtype: str, efficiency: float | None) -> Times:
     dev = profile.require_device()
     dpn = profile.devices_per_node
     ppn, p = plan.ppn, plan.ranks
@@ -324,8 +361,7 @@ def times(plan: Plan, groups, profile, dtype: str, efficiency: float | None = No
     inter += p * (f_inter + fc_inter)
     # compute
     flops = 2.0 * groups.M * groups.N * groups.K / p
-    dbytes = DTYPE_BYTES[dtype]
-    local = (a / (pm * pk) + b / (pn * pk) + c / (pm * pn)) if dbytes else 0.0
+    local = a / (pm * pk) + b / (pn * pk) + c / (pm * pn)
     peak = dev.flops(dtype) * dpn / ppn
     bw = dev.memory_bandwidth * dpn / ppn
     eff = efficiency

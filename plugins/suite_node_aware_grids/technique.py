@@ -1,7 +1,7 @@
 """Node-aware processor grids (Irmler et al., arXiv 2307.08829): the technique declaration.
 
-Variants, parameters, fidelities, claims (with where each came from: shared/research/
-papers_4.md §17, verified_4.md §11) and the declared properties.
+Variants, parameters, fidelities, claims (with where each came from: the paper's abstract, the
+only part of the paper that was read, or the authors' CTF code) and the declared properties.
 """
 
 from __future__ import annotations
@@ -79,8 +79,8 @@ def _pair(workload, ranks, ppn):
             for v in ("node-aware", "default-grid")}
 
 
-_SCEN = ("The paper's machine, sizes and speed-ups were not found (verified_4.md §11: only the abstract was "
-         "read); this scenario is ours, fixed before any run: Perlmutter CPU nodes (2x EPYC 7763, one 200 Gb/s "
+_SCEN = ("The paper's machine, sizes and speed-ups were not found (only the abstract was read); this "
+         "scenario is ours, fixed before any run: Perlmutter CPU nodes (2x EPYC 7763, one 200 Gb/s "
          "Slingshot-11 NIC), 64 ranks per node, fp64. ")
 _INTRA = ("The intra-node level (shared-memory copies at half the DRAM bandwidth, shared by the node's ranks) "
           "is an assumption; docs/techniques/node-aware-grids.md shows how the ordering moves with it. ")

@@ -12,6 +12,7 @@ replace the extents of the indices of that class.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -92,6 +93,11 @@ def index_groups(spec: str, extents: dict[str, int]) -> Groups:
     return Groups(a, b, c, m, n, k, prod(m), prod(n), prod(k))
 
 
+@functools.lru_cache(maxsize=1024)
+def _groups(spec: str, extents: tuple[tuple[str, int], ...]) -> Groups:
+    return index_groups(spec, dict(extents))
+
+
 @dataclass(frozen=True)
 class Contraction(Workload):
     """A tensor contraction workload: ``spec`` (einsum, two operands) and ``extents``.
@@ -111,7 +117,7 @@ class Contraction(Workload):
     classes: dict[str, str] = field(default_factory=dict)
 
     def groups(self) -> Groups:
-        return index_groups(self.spec, dict(self.extents))
+        return _groups(self.spec, tuple(sorted((k, int(v)) for k, v in self.extents.items())))
 
     def content(self) -> Any:
         return {"name": self.name, "kind": self.kind, "spec": self.spec,
