@@ -30,23 +30,24 @@ Per call::
     (SC20): 0.86 PFLOP/s over a 600 x 595 mesh on a CS-1, for BiCGStab on a 7-point stencil
     (another code); the per-PE memory bandwidth is ``memory_bandwidth / cores``. The WSE-2 is
     assumed to reach the same per-PE rate.
-* **Halo** per step:
+* **Halo** per step (``alpha + beta m`` over the busiest path, :func:`halo_link_bytes`):
 
   - ``cpu-2s``: two planes of every input field per socket, copied through memory (read and
     write) at the stencil's bandwidth: there is no sourced inter-socket (UPI) figure;
-  - ``gpu-4x``: two planes per GPU, two point-to-point messages priced by
-    :func:`suite.perf.collective_time` (``p2p``) over the node's innermost level (NVLink in
-    ``dgx-1-v100``; a PCIe override gives the PCIe host);
-  - ``wse``: per PE, the perimeter of its block for every input field to the four neighbours
-    plus the corner columns advection reads (two hops each), as one ``p2p`` through the PE's
-    share of the fabric, a mesh level of ``fabric_bandwidth / cores`` per PE and
-    ``hop_latency`` (0 when unknown) built from ``[ext.cerebras]``.
+  - ``gpu-4x``: two planes per GPU, one to each neighbour over separate links at once, each a
+    ``p2p`` priced by :func:`suite.perf.collective_time` over the node's innermost level
+    (NVLink in ``dgx-1-v100``; a PCIe override gives the PCIe host);
+  - ``wse``: per PE, the faces of its block for every input field go to the four neighbours
+    over the four links at once; the busiest link carries the longer face plus the corner
+    columns advection reads (two hops each), one ``p2p`` on a mesh level of
+    ``fabric_bandwidth / cores`` per PE and ``hop_latency`` (0 when unknown) built from
+    ``[ext.cerebras]`` and priced by :func:`suite.perf.collective_time`.
 * **I/O** (``io = "streamed"``: the grid comes in and goes out every call, as a TF input
   pipeline feeds it): ``cpu-2s`` copies the inputs in and outputs out through memory
   (:func:`suite.perf.transfer_time` of 2 x the bytes at the full memory bandwidth); ``gpu-4x``
   over each GPU's host link (``device.host_link``, PCIe 3.0 x16); ``wse`` over the system's
   Ethernet (``[ext.cerebras] io_bandwidth``, 12 x 100 GbE). ``resident``: no I/O term.
-* **Capacity**: each rank's resident fields (inputs, outputs) plus its halo buffers must fit
+* **Capacity**: each rank's resident fields (inputs and outputs; halo buffers not counted) must fit
   its memory: the socket's share of host memory, the GPU's HBM, the PE's SRAM
   (``memory / cores``). A wafer case that does not fit is declined (``Skip``) with one line.
 
@@ -484,6 +485,12 @@ def sweep(pf: Platform, kernel: str, nx, ny, nz, steps=1, dtype: str = "fp32", i
 # --------------------------------------------------------------------------- evaluate
 
 
+def _dominant(parts: dict, compute_bound: bool) -> str:
+    """The largest term of a call: ``io``, ``halo``, or ``compute`` with its roofline bound."""
+    top = max(parts, key=parts.get)
+    return f"compute ({'FLOP' if compute_bound else 'memory'}-bound)" if top == "compute" else top
+
+
 def _kb(x: float) -> str:
     return f"{x / 1e3:.0f} KB"
 
@@ -549,7 +556,7 @@ def evaluate(scenario):
         "dtype": dtype, "io": io, "ranks": pf.ranks, "peak_flops_per_rank": pf.peak,
         "stencil_bandwidth_per_rank": pf.bandwidth, "halo_path": pf.link,
         "halo_alpha_s": pf.halo_alpha, "halo_beta_s_per_B": pf.halo_beta, "io_bandwidth": pf.io_bandwidth,
-        "dominant": max(parts, key=parts.get),
+        "dominant": _dominant(parts, pr.flops / pf.peak >= pr.bytes_moved / pf.bandwidth),
         "bound": "compute" if pr.flops / pf.peak >= pr.bytes_moved / pf.bandwidth else "memory",
     }
     return res
