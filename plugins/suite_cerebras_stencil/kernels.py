@@ -277,13 +277,15 @@ def halo_corners(kernel: str) -> tuple[tuple[str, int, int], ...]:
 
 def _corr(a: np.ndarray, taps: Mapping[tuple[int, int, int], float]) -> np.ndarray:
     """``out[i] = sum_o w_o a[i + o]`` (periodic) with :func:`scipy.ndimage.correlate`, a 3x3x3
-    weight kernel holding ``w_o`` at ``1 + o`` (the centre is offset 0)."""
+    weight kernel holding ``w_o`` at ``1 + o`` (the centre is offset 0). float16 is correlated
+    in float32 and rounded back (scipy has no float16 kernels)."""
     from scipy import ndimage
 
-    k = np.zeros((3, 3, 3), dtype=a.dtype)
+    work = a.astype(np.float32) if a.dtype == np.float16 else a  # ndimage has no float16 kernels
+    k = np.zeros((3, 3, 3), dtype=work.dtype)
     for (ox, oy, oz), w in taps.items():
         k[1 + ox, 1 + oy, 1 + oz] = w
-    return ndimage.correlate(a, k, mode="wrap")
+    return ndimage.correlate(work, k, mode="wrap").astype(a.dtype, copy=False)
 
 
 def diffusion7_correlate(u: np.ndarray, c: float = DIFFUSION_C) -> np.ndarray:

@@ -123,8 +123,9 @@ class Platform:
 
     ``ranks``: sockets, GPUs or PEs; ``peak``, ``bandwidth``: per rank (bandwidth already
     scaled by the stencil efficiency); ``halo_alpha`` (s per message) and ``halo_beta`` (s/B)
-    of the halo path; ``io_bandwidth``/``io_latency``: per rank for the streamed copies;
-    ``capacity``: bytes per rank; ``pe_cols``/``pe_rows``: the wafer mesh (0 when unknown).
+    of the halo path (the halo time is ``alpha + beta * halo_link_bytes``);
+    ``io_bandwidth``/``io_latency``: per rank for the streamed copies, ``io_copy_factor`` the
+    bytes moved per byte copied (2 for a copy through memory); ``capacity``: bytes per rank; ``pe_cols``/``pe_rows``: the wafer mesh (0 when unknown).
     """
 
     variant: str
@@ -560,9 +561,3 @@ def evaluate(scenario):
         "bound": "compute" if pr.flops / pf.peak >= pr.bytes_moved / pf.bandwidth else "memory",
     }
     return res
-
-
-def _check_nonneg(*xs):  # pragma: no cover - defensive
-    for x in xs:
-        if not math.isfinite(x) or x < 0:
-            raise ValueError(f"expected a finite value >= 0, got {x}")
