@@ -492,6 +492,15 @@ def _ffn(gpu: Gpu, spec: tuple, b: int, h: int) -> tuple[float, int, float]:
     return t, 6, (router + shared * per + touched * per) * ELEM + 4 * b * h * ELEM
 
 
+@lru_cache(maxsize=64)
+def _ffn_counts(ffn: tuple) -> tuple:
+    """``((spec, layers with it), ...)`` in first-seen order."""
+    out: dict = {}
+    for spec in ffn:
+        out[spec] = out.get(spec, 0) + 1
+    return tuple(out.items())
+
+
 def tpot(shape: DecodeShape, variant: str, batch: int, seq: int, n: int, gpu: Gpu) -> StepCost:
     """Time per output token of the whole model (module docstring): embedding + per layer (2 norms,
     attention module, FFN/MoE) + final norm + LM head + sampling."""
@@ -505,14 +514,11 @@ def tpot(shape: DecodeShape, variant: str, batch: int, seq: int, n: int, gpu: Gp
     ffn_t = 0.0
     kernels = 4 + shape.layers * (2 + mod.kernels)
     hbm = shape.layers * (mod.hbm_bytes + 2 * norm_bytes) + shape.vocab * h * ELEM
-    cache: dict = {}
-    for spec in shape.ffn:
-        if spec not in cache:
-            cache[spec] = _ffn(gpu, spec, b, h)
-        t, k, nb = cache[spec]
-        ffn_t += t
-        kernels += k
-        hbm += nb
+    for spec, count in _ffn_counts(shape.ffn):
+        t, k, nb = _ffn(gpu, spec, b, h)
+        ffn_t += count * t
+        kernels += count * k
+        hbm += count * nb
     attn_t = shape.layers * mod.time
     total = attn_t + ffn_t + shape.layers * norms + other
     return StepCost(total, attn_t, ffn_t, other + shape.layers * norms, kernels, hbm,
