@@ -34,13 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from suite.errors import ParameterError
-from suite.perf import (
-    grouped_wfbp_timeline,
-    hierarchical_allreduce_time,
-    rabenseifner_allreduce_time,
-    ring_allreduce_time,
-    tree_allreduce_time,
-)
+from suite.perf import grouped_wfbp_timeline
 from suite.perf.timeline import Timeline
 
 __all__ = [
@@ -361,11 +355,7 @@ GROUPERS = ("sync", "wfbp", "bucket", "mg-wfbp")
 # --------------------------------------------------------------------------- from a profile
 
 
-_ALGOS = {
-    "ring": ring_allreduce_time,
-    "tree": tree_allreduce_time,
-    "rabenseifner": rabenseifner_allreduce_time,
-}
+_ALGOS = ("ring", "tree", "rabenseifner", "hierarchical")
 
 
 def comm_cost_from_profile(profile, workers: int, algorithm: str = "ring", use_fit: bool = True) -> CommCost:
@@ -373,13 +363,17 @@ def comm_cost_from_profile(profile, workers: int, algorithm: str = "ring", use_f
 
     1. With ``use_fit``, the profile's published fit for exactly this worker count
        (``suite.perf.allreduce_fit``, e.g. the authors' regression on the K80 clusters [R]).
-    2. Otherwise the linear coefficients of the alpha-beta formula of *algorithm* on the
-       outermost network level: ring ``a = 2(P-1) alpha, b = 2(P-1)/P beta`` [Patarasuk09],
-       tree ``a = 2 ceil(log2 P) alpha, b = 2 ceil(log2 P) beta``, Rabenseifner
-       ``a = 2 ceil(log2 P) alpha, b = 2 (P-1)/P beta`` [Thakur05], or ``hierarchical``
-       (reduce-scatter/all-gather on the inner level, ring across nodes on the outer level).
-       The coefficients are read off the formula functions of :mod:`suite.perf.comm` themselves
-       (``a = T(m1) - b m1``, ``b = (T(m2) - T(m1)) / (m2 - m1)``; exact since each is affine in m).
+       The fit replaces the network model: bandwidth, latency and topology of the profile are
+       then NOT read (the source string and the ``comm_model`` artifact say so).
+    2. Otherwise the linear coefficients of *algorithm*'s all-reduce priced by
+       :func:`suite.perf.collective_time` over the workers packed onto the profile's nodes
+       (``group_of``): every level the group crosses, its bandwidth, latency, NICs and
+       topology, and the reduction term. ``ring``, ``tree``, ``rabenseifner`` and
+       ``hierarchical`` (intra-node reduce-scatter, inter-node all-reduce, intra-node
+       all-gather) as documented there. For a fixed algorithm the time is the maximum of
+       affine pieces in m; ``a`` and ``b`` are read at m1 = 1 B and m2 = 1 MiB
+       (``b = (T(m2) - T(m1)) / (m2 - m1)``, ``a = T(m1) - b m1``; exact for the one-piece
+       algorithms, a chord for a ring through several levels whose slowest hop changes with m).
 
     Parameters
     ----------
@@ -399,7 +393,7 @@ def comm_cost_from_profile(profile, workers: int, algorithm: str = "ring", use_f
     suite.Skip
         P > 1 and the profile has no network level.
     """
-    from suite.perf import allreduce_fit, alpha_beta
+    from suite.perf import allreduce_fit, collective_time, group_of
     from suite.technique import Skip
 
     if workers <= 1:
@@ -410,29 +404,20 @@ def comm_cost_from_profile(profile, workers: int, algorithm: str = "ring", use_f
         fit = allreduce_fit(profile, workers)
         if fit is not None:
             return CommCost(fit[0], fit[1], f"fit: published all-reduce fit of network level "
-                                            f"{profile.network[-1].name!r} for {workers} workers")
-    alpha, beta = alpha_beta(profile.network[-1])
-    if algorithm == "hierarchical":
-        dpn = profile.devices_per_node
-        p_in = min(dpn, workers)
-        p_out = math.ceil(workers / p_in)
-        if len(profile.network) >= 2 and p_in > 1:
-            ai, bi = alpha_beta(profile.network[0])
-        else:
-            ai, bi = alpha, beta
-            p_in, p_out = 1, workers
-        f = lambda m: hierarchical_allreduce_time(m, p_in, p_out, ai, bi, alpha, beta)  # noqa: E731
-    elif algorithm in _ALGOS:
-        fn = _ALGOS[algorithm]
-        f = lambda m: fn(m, workers, alpha, beta)  # noqa: E731
-    else:
-        raise ParameterError(f"parameter 'algorithm': expected one of {sorted(_ALGOS) + ['hierarchical']}, got {algorithm!r}")
+                                            f"{profile.network[-1].name!r} for {workers} workers "
+                                            "(the profile's bandwidth, latency and topology are not read; "
+                                            "use_fit=false prices the network model)")
+    if algorithm not in _ALGOS:
+        raise ParameterError(f"parameter 'algorithm': expected one of {list(_ALGOS)}, got {algorithm!r}")
+    group = group_of(profile, workers)
     m1, m2 = 1.0, 2.0**20
-    b = (f(m2) - f(m1)) / (m2 - m1)
-    a = f(m1) - b * m1
+    t1 = collective_time("allreduce", m1, group, profile, algorithm).time
+    t2 = collective_time("allreduce", m2, group, profile, algorithm).time
+    b = (t2 - t1) / (m2 - m1)
+    a = t1 - b * m1
     return CommCost(max(a, 0.0), max(b, 0.0),
-                    f"formula:{algorithm} on network level {profile.network[-1].name!r} "
-                    f"(latency {alpha:.3g} s, bandwidth {1 / beta:.4g} B/s)")
+                    f"formula:{algorithm} by suite.perf.collective_time over {group.ranks_per_node} ranks/node x "
+                    f"{group.nodes} nodes ({', '.join(l.name for l in profile.network)})")
 
 
 def layer_costs(table, batch: int, device, efficiency: float, dtype: str = "fp32",
