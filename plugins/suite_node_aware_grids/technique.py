@@ -204,8 +204,9 @@ def check_one_node_no_inter(tech, scenario):
 
 
 def check_faster_links(tech, scenario):
-    """Doubling the outer (or, with ppn > 1, the inner) level's bandwidth never makes a variant slower,
-    and halving the outer one changes the time when data crosses nodes."""
+    """Doubling the outer or the inner level's bandwidth never makes a variant slower; halving the
+    outer one changes the time when data crosses nodes, halving the inner one when ppn > 1 and data
+    moves inside nodes."""
     sc = _fit(scenario)
     prof = sc.profile
     t0 = tech.evaluate(sc)
@@ -219,6 +220,10 @@ def check_faster_links(tech, scenario):
         slower = prof.with_overrides({f"network.{n - 1}.bandwidth": f"{prof.network[-1].bandwidth / 2} B/s"})
         t2 = tech.evaluate(dataclasses.replace(sc, profile=slower))
         assert t2["time"] > t0["time"], "halving the inter-node bandwidth did not change the time"
+    if n > 1 and int(sc.params["ranks_per_node"]) > 1 and t0["intra_node_bytes"] > 0:
+        slower = prof.with_overrides({"network.0.bandwidth": f"{prof.network[0].bandwidth / 2} B/s"})
+        t3 = tech.evaluate(dataclasses.replace(sc, profile=slower))
+        assert t3["time"] > t0["time"], "halving the intra-node bandwidth did not change the time (ppn > 1)"
 
 
 def check_execute_oracle(tech, scenario):
