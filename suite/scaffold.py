@@ -134,7 +134,7 @@ _TECHNIQUE = '''\
 
 from __future__ import annotations
 
-from suite import Approx, Claim, Paper, Param, Property, ScenarioSpec, Technique, Variant
+from suite import Approx, Claim, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant
 
 from {pkg} import execute, model
 
@@ -182,6 +182,8 @@ TECHNIQUE = Technique(
             expect=Approx(1.0, rel=0.05),
             scenario=ScenarioSpec("ring", profile="{profile}", params={{"workers": 8, "message_mb": 1000.0}}),
             metric="efficiency",
+            # the null: the other algorithm at the same point must fall outside the band
+            nulls=(Null("binomial tree at the same point", variants={{"ring": "tree"}}),),
         ),
     ],
     properties=[Property("bandwidth-monotone", "comm_time never increases when bandwidth doubles",
