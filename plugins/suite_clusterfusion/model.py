@@ -197,9 +197,10 @@ class Gpu:
     global_cycles: float
     max_cluster: int
     max_cluster_np: int
+    waves: bool = True  # scale a kernel's bandwidth by its SM occupancy (False: every kernel at full bandwidth)
 
 
-def gpu_of(profile, launch_gap=None) -> Gpu:
+def gpu_of(profile, launch_gap=None, occupancy_model: str = "waves") -> Gpu:
     """:class:`Gpu` of a profile with an ``[ext.hopper]`` table.
 
     Raises
@@ -226,7 +227,8 @@ def gpu_of(profile, launch_gap=None) -> Gpu:
     return Gpu(profile.name, sms, float(peak), float(dev.memory_bandwidth) * eta, float(gap), q("sm_clock", "frequency"),
                q("dsmem_bandwidth", "bandwidth"),
                (tuple(int(c) for c in hop["dsmem_latency_cluster"]), tuple(float(c) for c in hop["dsmem_latency_cycles"])),
-               float(hop["global_latency_cycles"]), int(hop["max_cluster_size"]), int(np_max))
+               float(hop["global_latency_cycles"]), int(hop["max_cluster_size"]), int(np_max),
+               occupancy_model == "waves")
 
 
 def _quantity(profile, hop: dict, key: str, dim: str) -> float:
@@ -268,7 +270,7 @@ def occupancy(blocks: int, sms: int) -> float:
 
 
 def _kernel(gpu: Gpu, flops: float, nbytes: float, blocks: int | None = None) -> float:
-    occ = 1.0 if blocks is None else occupancy(blocks, gpu.sms)
+    occ = 1.0 if blocks is None or not gpu.waves else occupancy(blocks, gpu.sms)
     return roofline_time(flops, nbytes, gpu.peak, gpu.bw * occ) + gpu.gap
 
 
@@ -555,7 +557,7 @@ def evaluate(scenario):
     if prof is None:
         raise Skip("clusterfusion model fidelity needs a hardware profile")
     p = scenario.params
-    gpu = gpu_of(prof, p.get("launch_gap"))
+    gpu = gpu_of(prof, p.get("launch_gap"), p.get("occupancy", "waves"))
     n, b, s = int(p["cluster_size"]), int(p["batch"]), int(p["seq_len"])
     if scenario.variant == "clusterfusion":
         check_cluster_size(gpu, n, bool(p.get("non_portable", False)))

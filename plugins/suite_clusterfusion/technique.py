@@ -52,6 +52,9 @@ PARAMETERS = {
                                "max_cluster_size_nonportable)"),
     "launch_gap": Param(float, default=None, unit="s", minimum=0.0, maximum=1e-3, optional=True,
                         help="per-kernel gap; default: the profile's [ext.hopper] kernel_gap"),
+    "occupancy": Param(str, default="waves", choices=("waves", "none"),
+                       help="waves: a kernel of k < SMs blocks reads HBM at k/SMs of the bandwidth (wave by wave); "
+                            "none: every kernel at the full bandwidth"),
     "primitive_bytes": Param(int, default=8192, unit="B", minimum=1, maximum=2**30,
                              help="bytes per block of the ClusterReduce / ClusterGather microbenchmark metrics"),
 }
