@@ -5,10 +5,15 @@ Fixtures
 --------
 suite_check
     ``suite_check(technique_or_name, **kw) -> CheckReport``: runs
-    :func:`suite.testing.check_technique`, resolving a technique name through the registry.
+    :func:`suite.testing.check_technique` (every check in the test's process, the first failure
+    raised; ``require_nulls=False`` leaves out ``claims-nulls``), resolving a technique name
+    through the registry.
 suite_technique
     ``suite_technique(name) -> Technique`` from the installed plugins (strict: a quarantined
     plugin fails the test with its reason).
+
+For one pytest item per check, each in its own process with a time-out, decorate a test with
+:func:`suite.testing.parametrize_with_checks` instead (docs/plugin-authors.md, section 6).
 """
 
 from __future__ import annotations
