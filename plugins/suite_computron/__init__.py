@@ -1,6 +1,10 @@
-"""Computron (Zou et al., 2023) as a dlsys-suite technique plugin (work in progress: provides no technique yet).
+"""Computron (Zou et al., arXiv 2306.13835, 2023) as a dlsys-suite technique plugin.
 
-Registered through the ``suite.plugins`` entry point like any third-party plugin.
+Registered through the ``suite.plugins`` entry point like any third-party plugin; see
+:mod:`suite_computron.technique` for the declaration, :mod:`suite_computron.model` for the cost
+model, :mod:`suite_computron.simulate` for the serving engine (simpy),
+:mod:`suite_computron.execute` for the shard-parallel copies on real arrays and
+:mod:`suite_computron.workloads` for OPT-1.3B / 13B and the authors' serving configurations.
 """
 
 from suite import hookimpl
@@ -8,4 +12,20 @@ from suite import hookimpl
 
 @hookimpl
 def suite_techniques():
-    return []
+    from suite_computron.technique import TECHNIQUE
+
+    return [TECHNIQUE]
+
+
+@hookimpl
+def suite_workloads():
+    from suite_computron.workloads import all_workloads
+
+    return all_workloads()
+
+
+@hookimpl
+def suite_profile_extensions():
+    from suite_computron.technique import PcieSwitchExt
+
+    return {"pcie_switch": PcieSwitchExt}
