@@ -278,7 +278,7 @@ def evaluate(scenario, repeats: int = 3):
         ``oracle_error`` (max |C - C_ref| / max |C_ref|), ``inter_node_bytes`` /
         ``intra_node_bytes`` / ``messages`` (ledger, broadcasts and reductions),
         ``inter_node_bytes_formula``, ``total_bytes_formula``, ``ledger_formula_error``
-        (relative), ``remap_bytes`` (ledger, crossing nodes), ``bytes_sent`` / ``bytes_received``
+        (relative), ``remap_bytes`` (ledger, crossing nodes), ``remap_messages``, ``bytes_sent`` / ``bytes_received``
         (all messages), ``contraction_time`` (s, median of *repeats*, with samples),
         ``oracle_time`` (s, the oracle on this machine), ``time_ratio``; artifacts ``grid``, ``setup``.
 
@@ -333,6 +333,8 @@ def evaluate(scenario, repeats: int = 3):
     res.add("remap_bytes", split.get("remap_inter_bytes", 0), "B", "lower")
     res.add("messages", split.get("comm_inter_messages", 0) + split.get("comm_intra_messages", 0), "1", "lower")
     res.add("inter_node_messages", split.get("comm_inter_messages", 0), "1", "lower")
+    res.add("remap_messages", split.get("remap_inter_messages", 0) + split.get("remap_intra_messages", 0), "1",
+            "lower")
     res.add("bytes_sent", sum(ledger.sent_by().values()), "B", "none")
     res.add("bytes_received", sum(ledger.received_by().values()), "B", "none")
     med = float(np.median(samples))

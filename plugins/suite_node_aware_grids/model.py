@@ -247,8 +247,9 @@ class Times:
     remap: float
     steps: int
     efficiency: float
-    messages: float
+    messages: float  # broadcasts and reductions
     inter_messages: float
+    remap_messages: float  # the one-time remap (node-aware)
     remap_bytes_inter: float
     remap_bytes_intra: float
 
@@ -357,8 +358,7 @@ def _times(plan: Plan, groups, profile, dtype: str, efficiency: float | None) ->
         t_remap += collective_time("p2p", r_inter / nodes, Group(1, 2), profile).time
     if r_intra > 0:
         t_remap += collective_time("p2p", r_intra / nodes / dpn, Group(2, 1), profile).time
-    msgs += p * (f_inter + f_intra + fc_inter + fc_intra)
-    inter += p * (f_inter + fc_inter)
+    remap_msgs = p * (f_inter + f_intra + fc_inter + fc_intra)
     # compute
     flops = 2.0 * groups.M * groups.N * groups.K / p
     local = a / (pm * pk) + b / (pn * pk) + c / (pm * pn)
@@ -368,7 +368,7 @@ def _times(plan: Plan, groups, profile, dtype: str, efficiency: float | None) ->
     if eff is None:
         eff = dev.efficiency_at(f"gemm_{dtype}", flops) or DEFAULT_GEMM_EFFICIENCY
     t_comp = roofline_time(flops, local, peak, bw, eff)
-    return Times(t_comp, t_a, t_b, t_c, t_remap, s, float(eff), msgs, inter, r_inter, r_intra)
+    return Times(t_comp, t_a, t_b, t_c, t_remap, s, float(eff), msgs, inter, remap_msgs, r_inter, r_intra)
 
 
 # --------------------------------------------------------------------------- evaluate
@@ -442,7 +442,7 @@ def evaluate(scenario):
         ``comm_time``, ``remap_time`` (s), ``inter_node_bytes``, ``intra_node_bytes`` (B, all
         ranks, broadcasts and reductions), ``remap_bytes`` (B crossing nodes in the remap),
         ``volume_ratio`` (default-grid's inter-node volume over this variant's), ``messages``,
-        ``inter_node_messages`` (counts), ``mem_per_rank`` (B), ``nodes``; artifacts ``grid``
+        ``inter_node_messages`` (counts, broadcasts and reductions), ``remap_messages``, ``mem_per_rank`` (B), ``nodes``; artifacts ``grid``
         (lens, g, h, candidates with their volumes) and ``setup``.
 
     Raises
@@ -475,6 +475,7 @@ def evaluate(scenario):
     res.add("volume_ratio", plan.v_default_inter / plan.v_inter if plan.v_inter > 0 else 1.0, "1", "higher")
     res.add("messages", t.messages, "1", "lower")
     res.add("inter_node_messages", t.inter_messages, "1", "lower")
+    res.add("remap_messages", t.remap_messages, "1", "lower")
     res.add("mem_per_rank", memory_per_rank(plan.sizes, plan.lens), "B", "lower")
     res.add("nodes", plan.nodes, "1", "none")
     h = None if plan.g is None else [a // b for a, b in zip(plan.lens, plan.g)]

@@ -205,7 +205,12 @@ def test_execute_16x16_ledger_matches_the_hand_count():
     # renumbering moves bytes between inter and intra, not the total
     assert de["inter_node_bytes"] + de["intra_node_bytes"] == na["inter_node_bytes"] + na["intra_node_bytes"]
     mo = _eval("node-aware", "node-aware-grids-mmm-256", ranks=256, ranks_per_node=16, grid="16x16")
-    assert mo["inter_node_bytes"] == na["inter_node_bytes"]
+    for k in ("inter_node_bytes", "intra_node_bytes", "messages", "inter_node_messages", "remap_messages",
+              "remap_bytes"):
+        assert mo[k] == na[k], k  # the model's counts are the ledger's
+    # by hand: 16 steps x 256 ranks x (15 + 15) / 16 receivers per panel pair = 7,680 messages;
+    # inter-node: 16 steps x (16 comms x 3 + 16 comms x 3) remote nodes = 1,536
+    assert (na["messages"], na["inter_node_messages"]) == (7680, 1536)
 
 
 @pytest.mark.parametrize("ranks,ppn", [(16, 4), (64, 8)])
