@@ -128,6 +128,10 @@ class Param:
     Values are validated by :meth:`validate` before a case runs; a bad value raises
     :class:`~suite.errors.ParameterError` with one line naming the parameter, what was expected
     and what was given.
+
+    ``measured`` is the range the paper measured, ``(low, high)`` in the parameter's unit: a case
+    outside it is still run, and is flagged *extrapolated* (:meth:`extrapolated`) in ``suite
+    results show`` and the scoreboard, since nothing in the paper checks the model there.
     """
 
     type: type = float
@@ -138,6 +142,22 @@ class Param:
     choices: tuple | None = None
     help: str = ""
     optional: bool = False  # None is an accepted value (e.g. "use the profile's figure")
+    measured: tuple[float, float] | None = None  # the paper's measured range (low, high)
+
+    def extrapolated(self, value: Any) -> str | None:
+        """Why *value* lies outside the paper's measured range, or None (inside, or no range)."""
+        if self.measured is None or value is None or isinstance(value, (str, bool)):
+            return None
+        lo, hi = self.measured
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            return None
+        if v < lo:
+            return f"{value:g} < {lo:g}, the smallest the paper measured"
+        if v > hi:
+            return f"{value:g} > {hi:g}, the largest the paper measured"
+        return None
 
     def validate(self, name: str, value: Any, *, technique: str = "") -> Any:
         where = f"{technique}: parameter {name!r}" if technique else f"parameter {name!r}"
@@ -683,6 +703,17 @@ class Technique:
             if v.name == name:
                 return v
         raise ParameterError(f"{self.name}: unknown variant {name!r}; expected one of {self.variant_names}")
+
+    def extrapolated(self, params: Mapping[str, Any]) -> dict[str, str]:
+        """Parameter name -> why its value lies outside the paper's measured range
+        (:attr:`Param.measured`), for the parameters that do."""
+        out = {}
+        for k, v in params.items():
+            p = self.parameters.get(k)
+            why = p.extrapolated(v) if p is not None else None
+            if why:
+                out[k] = why
+        return out
 
     def validate_params(self, params: Mapping[str, Any] | None) -> dict[str, Any]:
         """Fill defaults and validate; unknown names are an error naming the known ones."""

@@ -46,7 +46,8 @@ VARIANTS = [
 ]
 
 PARAMETERS = {
-    "nodes": Param(int, default=16, unit="nodes", minimum=1,
+    "nodes": Param(int, default=16, unit="nodes", minimum=1, measured=(1, 32),  # abstract: 16 and 32 machines
+                   
                    help="single-GPU machines (one worker each); <= the profile's nodes for a cluster"),
     "batch_per_node": Param(int, default=32, unit="samples", minimum=1,
                             help="per-node batch K (32 in the Poseidon TF release docs)"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 from pathlib import Path
 
 import click
@@ -160,13 +161,18 @@ def show_cmd(run, store_path, fmt, output) -> None:
         info = store.run_info(run)
         rows = run_rows(store, info["id"]) if fmt != "table" else compact_rows(store, info["id"])
         stale, notes = _other_code(store, info["id"])
+        extra = _extrapolated(store, info["id"])
     for r in rows:  # table rows show a key prefix, csv/json rows the whole key
         other = bool(stale) and any(k.startswith(r["key"]) for k in stale)
+        why = next((v for k, v in extra.items() if k.startswith(r["key"])), {}) if extra else {}
         if fmt == "table":
             if other:
                 r["status"] = f"{r['status']} (other code)"
+            if why:
+                r["status"] = f"{r['status']} (extrapolated: {', '.join(f'{k} {v}' for k, v in why.items())})"
         else:
             r["other_code"] = other
+            r["extrapolated"] = why or None
     columns: list[str] = []
     for r in rows:
         for k in r:
@@ -183,6 +189,27 @@ def show_cmd(run, store_path, fmt, output) -> None:
         click.echo(f"wrote {len(rows)} case(s) of run {info['id']} to {output}", err=True)
         return
     _show(info, rows, columns, fmt)
+
+
+def _extrapolated(store, run_id) -> dict[str, dict[str, str]]:
+    """key -> {parameter: why} for the cases of *run_id* whose parameters lie outside the range
+    their paper measured (``Param.measured`` of the installed technique)."""
+    from suite.cli.common import get_context
+
+    ctx = get_context()
+    techs: dict[str, Any] = {}
+    out = {}
+    for r in store.cases(run_id).to_dict("records"):
+        t = r["technique"]
+        if t not in techs:
+            try:
+                techs[t] = ctx.technique(t)
+            except Exception:  # noqa: BLE001 - not installed now
+                techs[t] = None
+        why = techs[t].extrapolated(r["params"] or {}) if techs[t] is not None else {}
+        if why:
+            out[r["key"]] = why
+    return out
 
 
 def _other_code(store, run_id) -> tuple[set[str], list[str]]:

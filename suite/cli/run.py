@@ -195,8 +195,15 @@ def run_cmd(ctx, experiment, entries, technique, variants, profiles, workloads, 
             entry["params"] = parse_assignments(params, "--param")
         if sets:
             entry["set"] = parse_assignments(sets, "--set")
-        from suite.runner.experiment import Expansion
+        from suite.runner.experiment import Expansion, count_entry
 
+        if dry_run:  # the count first, at once: expanding a large sweep takes a while
+            n = count_entry(entry, context=context)
+            if fmt != "json":
+                click.echo(f"{n:,} case(s) in this sweep", err=True)
+            if n > max_cases:
+                raise ExperimentError(f"command line: expected at most {max_cases:,} cases (--max-cases), got a "
+                                      f"sweep of {n:,} cases; narrow it or raise --max-cases")
         exp = expand_entry(entry, where="command line", registry=registry, resolver=resolver,
                            expansion=Expansion(max_cases=max_cases))
     for note in exp.notes:

@@ -203,12 +203,8 @@ def _workload_names(patterns: list, where: str) -> list[str | None]:
     return list(dict.fromkeys(out))
 
 
-def _product(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where: str,
-             limit: int | None = None) -> list[dict[str, Any]]:
-    """Combinations (as dicts of names) of one normalized entry for one technique.
-
-    Raises ExperimentError, before building anything, when the product has more than *limit*
-    combinations."""
+def _axes(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where: str) -> tuple:
+    """The validated axes of one normalized entry for one technique."""
     variants = e.get("variants") or tech.variant_names
     for v in variants:
         if v not in tech.variant_names:
@@ -231,10 +227,41 @@ def _product(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where: s
     sets = e.get("set") or {}
     pnames, pvals = list(params), [_as_list(params[k]) for k in params]
     snames, svals = list(sets), [[str(x) for x in _as_list(sets[k])] for k in sets]
+    return profiles, workloads, variants, fids, seeds, pnames, pvals, snames, svals
+
+
+def _count(axes: tuple) -> int:
+    profiles, workloads, variants, fids, seeds, _pn, pvals, _sn, svals = axes
+    count = len(profiles) * len(workloads) * len(variants) * len(fids) * len(seeds)
+    for vals in pvals + svals:
+        count *= len(vals)
+    return count
+
+
+def count_entry(entry: Mapping[str, Any], *, where: str = "command line", context: Any = None) -> int:
+    """The number of cases a sweep entry's product gives (before ``exclude`` / ``include``),
+    counted without building any case: ``suite run --dry-run`` prints it at once."""
+    from suite.context import Context
+
+    resolver = Resolver(context=context if context is not None else Context.build())
+    e = _normalize(entry, where)
+    tname = e.get("technique")
+    if e.get("smoke") or e.get("claims") or not isinstance(tname, str):
+        return 0
+    techs = resolver.context.techniques() if tname == "*" else [resolver.context.technique(tname)]
+    return sum(_count(_axes(t, e, resolver, where)) for t in techs)
+
+
+def _product(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where: str,
+             limit: int | None = None) -> list[dict[str, Any]]:
+    """Combinations (as dicts of names) of one normalized entry for one technique.
+
+    Raises ExperimentError, before building anything, when the product has more than *limit*
+    combinations."""
+    axes = _axes(tech, e, resolver, where)
+    profiles, workloads, variants, fids, seeds, pnames, pvals, snames, svals = axes
     if limit is not None:
-        count = len(profiles) * len(workloads) * len(variants) * len(fids) * len(seeds)
-        for vals in pvals + svals:
-            count *= len(vals)
+        count = _count(axes)
         if count > limit:
             raise ExperimentError(f"{where}: expected at most {limit:,} cases (--max-cases), got a sweep of "
                                   f"{count:,} cases for {tech.name}; narrow it or raise --max-cases")

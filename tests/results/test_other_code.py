@@ -38,3 +38,20 @@ def test_scaffold_writes_a_version(tmp_path):
     root = scaffold_plugin("versioned-demo", tmp_path)
     text = next(root.rglob("technique.py")).read_text()
     assert 'version="0.1.0"' in text
+
+
+def test_cases_outside_the_papers_measured_range_are_flagged_extrapolated(tmp_path):
+    """Poseidon's abstract measures 16 and 32 machines; 64 nodes is outside what the paper checks."""
+    from suite.context import Context
+
+    tech = Context.build().technique("poseidon")
+    assert tech.extrapolated({"nodes": 32}) == {}
+    assert tech.extrapolated({"nodes": 64}) == {"nodes": "64 > 32, the largest the paper measured"}
+    st = tmp_path / "s.sqlite"
+    r = CliRunner().invoke(main, ["run", "--technique", "poseidon", "--variant", "ps", "--param", "nodes=16,64",
+                                  "--set", "nodes=64", "--set", "network.-1.size=64", "-q", "--store", str(st)])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(main, ["results", "show", "latest", "--store", str(st), "--format", "json"])
+    rows = json.loads(r.output[r.output.index("{"):])["cases"]
+    assert sorted((row["param.nodes"], row["extrapolated"]) for row in rows) == [
+        (16, None), (64, {"nodes": "64 > 32, the largest the paper measured"})]
