@@ -228,3 +228,12 @@ def test_code_change_without_version_bump_makes_a_new_case_key(tmp_path, monkeyp
         assert resolve_case(mod.TECHNIQUE, ScenarioSpec("b")).key == first.key
     finally:
         sys.modules.pop("trust_fp_pkg", None)
+
+
+def test_scaffold_writes_a_technique_version(tmp_path):
+    """The generated technique declares its version (part of every case key), to be bumped."""
+    from suite.scaffold import scaffold_plugin
+
+    root = scaffold_plugin("trust-demo", tmp_path)
+    text = (root / "suite_trust_demo" / "technique.py").read_text()
+    assert '    version="0.1.0",' in text.splitlines()

@@ -204,15 +204,20 @@ def test_aborting_plugin_costs_only_its_case_at_default_settings(tmp_path):
 
 HANGER = '''
 def hang(s):
-    if s.params["i"] == s.params["hang"]:
+    if s.params["i"] == s.params["blocked"]:
         # a C call that never returns to the interpreter, with the signals a time-out could use
         # blocked: nothing inside this process can stop it
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGINT, signal.SIGTERM})
         ctypes.CDLL(None).sleep(30)
+    if s.params["i"] == s.params["busy"]:
+        # a C loop that holds the GIL and never checks signals (hours): no Python handler, no
+        # other thread of this process (a commit thread) runs until it ends
+        sum(range(10**13))
     return Result().add("y", float(s.params["i"]), "s", "lower")
 
 
-T = technique("evil-hang", hang, parameters={"i": Param(int, 0), "hang": Param(int, -1)})
+T = technique("evil-hang", hang, parameters={"i": Param(int, 0), "blocked": Param(int, -1),
+                                             "busy": Param(int, -1)})
 
 
 @hookimpl
@@ -224,13 +229,13 @@ def suite_techniques():
 def test_plugin_hanging_in_c_is_stopped_from_outside(tmp_path):
     site = install(tmp_path / "site", "evil_hang", HANGER)
     st = tmp_path / "s.sqlite"
-    r = suite(site, "run", "--technique", "evil-hang", "--param", "i=1,2,3", "--param", "hang=2",
-              "--timeout", "1", "-q", store=st, timeout=25)
+    r = suite(site, "run", "--technique", "evil-hang", "--param", "i=1,2,3,4,5", "--param", "blocked=2",
+              "--param", "busy=4", "--timeout", "1", "-q", store=st, timeout=40)
     assert r.returncode == 1, r.stderr
     cases = {c["params"]["i"]: c for c in stored(st, "evil-hang")}
-    assert {i: c["status"] for i, c in cases.items()} == {1: "ok", 2: "timeout", 3: "ok"}
-    assert cases[2]["error"] == "timed out after 1 s"
-    assert cases[3]["metrics"] == {"y": 3.0}
+    assert {i: c["status"] for i, c in cases.items()} == {1: "ok", 2: "timeout", 3: "ok", 4: "timeout", 5: "ok"}
+    assert cases[2]["error"] == cases[4]["error"] == "timed out after 1 s"
+    assert cases[5]["metrics"] == {"y": 5.0}
 
 
 # --------------------------------------------------------------------------- duplicate name
