@@ -224,13 +224,11 @@ def fused_mha(layer: MhaLayer, n: int, dsmem: Ledger, hbm: HbmCounter, via_globa
         hbm.w("kv-cache", k_new, v_new)
         pieces = [split_attention(q, keys[:, p], vals[:, p], d ** -0.5) for p in parts]
         merged = _reduce(pieces, softmax_merge, dsmem, hbm, via_global, f"h{hd}:attn", base)
-        o = _finish(merged[0])
         # 3. output projection: column slice j per block, added into the output in global memory
         for j, k in enumerate(ks):
             y = gemv(_finish(merged[j]), layer.wo[cols, k])
             hbm.r("weights", layer.wo[cols, k])
             out[:, k] += y  # atomicAdd of the head's contribution: resolved in L2
-        del o
     hbm.w("output", out)  # the finished output leaves L2 for HBM once
     return out
 

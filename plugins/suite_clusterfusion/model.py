@@ -63,7 +63,7 @@ from functools import lru_cache
 
 from suite.perf import Group, collective_time, roofline_time
 
-from suite_clusterfusion.cluster import check_cluster, gather_traffic, reduce_traffic, rounds
+from suite_clusterfusion.cluster import check_cluster, gather_traffic, reduce_traffic
 from suite_clusterfusion.hopper import dsmem_latency_cycles, hopper_of
 
 __all__ = ["VARIANTS", "ELEM", "ACC", "DEFAULT_KERNEL_GAP", "MIN_KEYS_PER_SPLIT", "DecodeShape", "decode_shape",

@@ -7,10 +7,7 @@ shared/research/verified_4.md §1) and the declared properties.
 from __future__ import annotations
 
 import dataclasses
-import math
 import statistics
-
-import numpy as np
 
 from suite import Between, Claim, Gain, Null, Ordered, Paper, Param, Property, ScenarioSpec, Technique, Variant
 
@@ -325,5 +322,3 @@ TECHNIQUE = Technique(
     ],
     docs="docs/techniques/clusterfusion.md",
 )
-
-del math, np
