@@ -170,8 +170,24 @@ def _digits(seed: int):
     return x[idx[:cut]], y[idx[:cut]], x[idx[cut:]], y[idx[cut:]]
 
 
+_TRAINED: dict = {}
+
+
 def train_digits_cnn(seed: int = 0, epochs: int = 8, lr: float = 0.03, batch: int = 128):
-    """Train :class:`DigitsCNN` on 75% of the digits with Adam (seeded). Returns (net, x_test, y_test)."""
+    """Train :class:`DigitsCNN` on 75% of the digits with Adam (seeded). Returns (net, x_test, y_test).
+
+    Deterministic for its arguments, so the result is kept per process (the variants of one sweep
+    share one trained network; nothing writes to it afterwards).
+    """
+    key = (seed, epochs, lr, batch)
+    if key not in _TRAINED:
+        if len(_TRAINED) > 8:
+            _TRAINED.clear()
+        _TRAINED[key] = _train(seed, epochs, lr, batch)
+    return _TRAINED[key]
+
+
+def _train(seed, epochs, lr, batch):
     xtr, ytr, xte, yte = _digits(seed)
     net = DigitsCNN(seed)
     prm = net.params()

@@ -102,6 +102,7 @@ METHODS = {"dense": (), "svd-only": ("svd",), "cpd-only": ("cpd",), "mixed-td": 
 #: by model family, and "cp" when the method is CP only.
 PRIORS = {("resnet", "mixed"): (0.10, 0.23), ("resnet", "cp"): (0.20, 0.30),
           ("repvgg", "mixed"): (0.15, 0.23), ("repvgg", "cp"): (0.20, 0.35)}
+_INFEASIBLE = 1e18  # DSPs of a level a candidate's stages cannot reach
 _BRAM18_BITS = 18 * 1024
 _URAM_BITS = 288 * 1024
 
@@ -297,16 +298,66 @@ class Network:
     cand_macs: np.ndarray = field(default=None, repr=False)  # (L, Kmax)
     n_cands: np.ndarray = field(default=None, repr=False)  # (L,)
 
-    def flat_keys(self) -> tuple[np.ndarray, float]:
-        """Every stage's ladder cycles in increasing order, offset by ``stage id x big`` so that one
-        ``searchsorted`` answers a query per (design, stage) pair."""
-        if getattr(self, "_keys", None) is None:
-            big = float(2 * self.CY.max() + 2)
-            if big * len(self.CY) >= 2**52:
-                raise ValueError("mixed-td: cycle counts too large for the flat ladder table")
-            keys = (np.arange(len(self.CY))[:, None] * big + self.CY[:, ::-1]).ravel()
-            self._keys = (keys, big)
-        return self._keys
+    def dsp_table(self, dsp_per_mac: float) -> np.ndarray:
+        """DSPs of every stage at every rung (cached per dsp_per_mac)."""
+        cache = getattr(self, "_dsps", None) or {}
+        if dsp_per_mac not in cache:
+            ds = _dsp(self.P, dsp_per_mac)
+            ds[0] = 0
+            cache[dsp_per_mac] = ds
+            self._dsps = cache
+        return cache[dsp_per_mac]
+
+    def cand_tables(self, dsp_per_mac: float) -> dict:
+        """Per candidate (and one group for the fixed stages) the DSPs its stages need at every level
+        where that changes, a step function of the level T (cached per ``dsp_per_mac``).
+
+        Keys: ``bp`` (flat, row c holds candidate c's breakpoints ascending, padded with the last),
+        ``dsp`` (DSP total at each breakpoint; ``_INFEASIBLE`` below the level its stages can reach),
+        ``width``, ``cid[l, k]`` (candidate id of layer l's k-th choice), ``fixed_id``, and per
+        candidate ``hi`` / ``lo`` (slowest stage at folding 1 / fully unrolled), ``weights``, ``macs``.
+        """
+        cache = getattr(self, "_ctab", None) or {}
+        if dsp_per_mac in cache:
+            return cache[dsp_per_mac]
+        DS = self.dsp_table(dsp_per_mac)
+        groups = [[int(i) for i in self.stage_ids[l, k] if i]
+                  for l in range(len(self.candidates)) for k in range(len(self.candidates[l]))]
+        groups.append([int(i) for i in self.fixed_ids])
+        cid = np.zeros(self.stage_ids.shape[:2], dtype=np.int64)
+        c = 0
+        for l in range(len(self.candidates)):
+            for k in range(len(self.candidates[l])):
+                cid[l, k] = c
+                c += 1
+        bps, dss = [], []
+        hi, lo, wts = [], [], []
+        for g in groups:
+            if not g:
+                bps.append(np.array([0.0]))
+                dss.append(np.array([0.0]))
+                hi.append(0.0), lo.append(0.0), wts.append(0.0)
+                continue
+            b = np.unique(self.CY[g].ravel())
+            rung = (self.CY[g][:, None, :] > b[None, :, None]).sum(axis=2)  # (stages, breakpoints)
+            reach = self.CY[g, -1].max()
+            d = np.take_along_axis(DS[g], np.minimum(rung, self.CY.shape[1] - 1), axis=1).sum(axis=0).astype(float)
+            d[b < reach] = _INFEASIBLE
+            bps.append(b)
+            dss.append(d)
+            hi.append(float(self.CY[g, 0].max()))
+            lo.append(float(reach))
+            wts.append(float(self.W[g].sum()))
+        width = max(len(b) for b in bps)
+        bp = np.concatenate([np.concatenate([b, np.full(width - len(b), b[-1])]) for b in bps])
+        dsp = np.concatenate([np.concatenate([d, np.full(width - len(d), d[-1])]) for d in dss])
+        macs = np.concatenate([self.cand_macs[l, :len(self.candidates[l])] for l in range(len(self.candidates))]
+                              + [np.array([float(sum(s.macs for s in self.fixed))])])
+        out = {"bp": bp, "dsp": dsp, "width": width, "cid": cid, "fixed_id": c, "hi": np.array(hi),
+               "lo": np.array(lo), "weights": np.array(wts), "macs": macs}
+        cache[dsp_per_mac] = out
+        self._ctab = cache
+        return out
 
     def stages_of(self, design) -> list[FactorLayer]:
         out = list(self.fixed)
@@ -410,8 +461,9 @@ def evaluate_designs(net: Network, designs: np.ndarray, res: Resources, dsp_per_
     """Vectorised evaluation of many designs (one candidate index per target layer each).
 
     The greedy's final level is the smallest integer ``T`` (cycles are integers: every folding
-    divides the stage's MACs) with ``sum_s DSP_s(T) <= budget``; found by integer bisection, each
-    step one ``searchsorted`` over all (design, stage) pairs.
+    divides the stage's MACs) with ``sum_s DSP_s(T) <= budget``; found by integer bisection over T,
+    each step a vectorised binary search in every chosen candidate's precomputed step function
+    ``DSP_c(T)`` (:meth:`Network.cand_tables`).
 
     Parameters
     ----------
@@ -429,53 +481,59 @@ def evaluate_designs(net: Network, designs: np.ndarray, res: Resources, dsp_per_
     """
     designs = np.atleast_2d(np.asarray(designs, dtype=np.int64))
     n, L = designs.shape
-    if L:
-        ids = net.stage_ids[np.arange(L)[None, :], designs].reshape(n, -1)  # (n, 4L)
-    else:
-        ids = np.zeros((n, 0), dtype=np.int64)
-    ids = np.concatenate([ids, np.broadcast_to(net.fixed_ids, (n, len(net.fixed_ids)))], axis=1)
-    R = net.CY.shape[1]
-    DS = _dsp(net.P, dsp_per_mac)
-    DS[0] = 0
-    keys, big = net.flat_keys()
-    base = ids.astype(float) * big
+    t = net.cand_tables(dsp_per_mac)
+    width, bp, dd = t["width"], t["bp"], t["dsp"]
+    cids = np.concatenate([t["cid"][np.arange(L)[None, :], designs] if L else np.zeros((n, 0), np.int64),
+                           np.full((n, 1), t["fixed_id"])], axis=1)
+    rows = cids * width
+    steps = [1 << k for k in range(int(width).bit_length(), -1, -1)]
     budget = res.dsps
 
-    def alloc(T):
-        # rung = number of ladder entries with cycles > T (the cheapest rung reaching T)
-        q = base + T[:, None]
-        pos = np.searchsorted(keys, q, side="right") - ids * R
-        rung = R - pos
-        ok = (rung < R).all(axis=1)
-        rung = np.minimum(rung, R - 1)
-        d = DS[ids, rung].sum(axis=1)
-        return ok & (d <= budget), d, rung
+    def at(T):
+        """Per (design, candidate): number of breakpoints <= T (branch-free binary search)."""
+        tt = T[:, None]
+        cnt = np.zeros(cids.shape, dtype=np.int64)
+        for st in steps:
+            nxt = cnt + st
+            probe = bp[rows + np.minimum(nxt, width) - 1]
+            cnt = np.where((nxt <= width) & (probe <= tt), nxt, cnt)
+        return cnt
 
-    hi = net.CY[ids, 0].max(axis=1)  # folding 1 everywhere (integers)
-    lo = net.CY[ids, -1].max(axis=1)  # full unrolling everywhere
-    feas_hi, _, _ = alloc(hi)
-    lo_ok, _, _ = alloc(lo)
-    a, b = lo.copy(), hi.copy()  # invariant: b feasible (when feas_hi), a - 1 infeasible unless lo_ok
+    def dsps_at(cnt):
+        return np.where(cnt == 0, _INFEASIBLE, dd[rows + np.maximum(cnt - 1, 0)]).sum(axis=1)
+
+    hi = t["hi"][cids].max(axis=1)  # folding 1 everywhere (integer cycles)
+    lo = t["lo"][cids].max(axis=1)  # full unrolling everywhere
+    feas_hi = dsps_at(at(hi)) <= budget
+    lo_ok = dsps_at(at(lo)) <= budget
+    # bracket: no level below dsp_per_mac x sum(MACs) / budget fits (each stage needs MACs / T
+    # parallelism); try 2x and 8x that bound as upper ends before the folding-1 level
+    a = np.maximum(lo, np.floor(dsp_per_mac * t["macs"][cids].sum(axis=1) / max(budget, 1)))
+    b = hi.copy()  # invariant: b feasible (when feas_hi), a - 1 infeasible unless lo_ok
+    for k in (8.0, 2.0):
+        trial = np.minimum(np.floor(a * k), hi)
+        b = np.where(dsps_at(at(trial)) <= budget, trial, b)
     while True:
         active = (b - a) > 0.5
         if not active.any():
             break
         mid = np.floor((a + b) / 2)
-        ok, _, _ = alloc(mid)
+        ok = dsps_at(at(mid)) <= budget
         b = np.where(active & ok, mid, b)
         a = np.where(active & ~ok, mid + 1, a)
     T = np.where(lo_ok, lo, b)
-    ok, dsps, rung = alloc(T)
-    cycles = net.CY[ids, rung].max(axis=1)
-    ok &= feas_hi
-    w_bytes = net.W[ids].sum(axis=1) * weight_bits / 8
+    cnt = at(T)
+    dsps = dsps_at(cnt)
+    ok = feas_hi & (dsps <= budget)
+    # the slowest stage's cycles: the largest breakpoint <= T over the design's candidates
+    cycles = np.where(cnt > 0, bp[rows + np.maximum(cnt - 1, 0)], 0.0).max(axis=1)
+    w_bytes = t["weights"][cids].sum(axis=1) * weight_bits / 8
     spilled = np.maximum(0.0, w_bytes - res.on_chip_bytes)
     t_dram = spilled / res.dram_bw
     interval = np.maximum(cycles / res.clock, t_dram)
     tput = np.where(ok, 1.0 / interval, 0.0)
-    macs = (net.cand_macs[np.arange(L)[None, :], designs].sum(axis=1) if L else np.zeros(n)) \
-        + sum(s.macs for s in net.fixed)
-    return {"cycles": cycles, "dsps": np.where(ok, dsps, 0), "throughput": tput, "macs": macs,
+    macs = t["macs"][cids].sum(axis=1)
+    return {"cycles": cycles, "dsps": np.where(ok, dsps, 0).astype(float), "throughput": tput, "macs": macs,
             "weight_bytes": w_bytes, "spilled_bytes": spilled, "feasible_fold": ok}
 
 
@@ -534,7 +592,7 @@ def _prior(net: Network, mean: float, sd: float = 0.15, step: float = 0.05) -> l
 
 def search(net: Network, res: Resources, *, ratio: float, macs_target: float, generations: int, seed: int,
            prior_mean: float, dsp_per_mac: float = DSP_PER_MAC, parents: int = 25, mutants: int = 50,
-           crossovers: int = 50, mutate_prob: float = 0.2) -> SearchResult:
+           crossovers: int = 50, mutate_prob: float = 0.2, objective: str = "accuracy-proxy") -> SearchResult:
     """The evolutionary search over per-layer candidates (see the module docstring).
 
     Parameters
@@ -547,6 +605,9 @@ def search(net: Network, res: Resources, *, ratio: float, macs_target: float, ge
         Generation 0 is the random population (``mutants + crossovers`` designs).
     prior_mean : float
         Mean MAC ratio of the first-generation prior.
+    objective : {"accuracy-proxy", "per-dsp"}
+        What feasible designs are ranked by: the kept-MAC accuracy proxy (the stand-in for the
+        authors' top-1), or throughput per DSP alone (the model's ceiling, for the docs' sensitivity).
 
     Returns
     -------
@@ -569,7 +630,9 @@ def search(net: Network, res: Resources, *, ratio: float, macs_target: float, ge
         feas = (ev["macs"] <= m_req * (1 + 1e-12)) & (ev["throughput"] >= t_req * (1 - 1e-12)) & ev["feasible_fold"]
         # infeasible designs rank below every feasible one, by how far they miss the constraints
         miss = np.maximum(0, ev["macs"] / m_req - 1) + np.maximum(0, 1 - ev["throughput"] / max(t_req, 1e-300))
-        s = np.where(feas, proxy + 1e-3 * np.log(np.maximum(tpd, 1e-300)), -1e6 - miss)
+        ltpd = np.log(np.maximum(tpd, 1e-300))
+        good = proxy + 1e-3 * ltpd if objective == "accuracy-proxy" else ltpd
+        s = np.where(feas, good, -1e6 - miss)
         return s, feas
 
     prior = _prior(net, prior_mean)
