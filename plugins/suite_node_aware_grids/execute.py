@@ -198,9 +198,7 @@ class DistributedRun:
                     pb[t] = recv[off:off + shp[0] * shp[1]].reshape(shp)
                     off += shp[0] * shp[1]
             held_a[x], held_b[x] = pa, pb
-        cpart = {x: np.zeros((self.mb[self.coords(x)[0]].stop - self.mb[self.coords(x)[0]].start,
-                              self.nb[self.coords(x)[1]].stop - self.nb[self.coords(x)[1]].start),
-                             dtype=self.amat.dtype) for x in range(self.p)}
+        cpart: dict[int, np.ndarray] = {}
         a_per, b_per = self.s // self.pn, self.s // self.pm
         for t in range(self.s):
             recv_a: dict[int, np.ndarray] = {}
@@ -221,7 +219,10 @@ class DistributedRun:
                     for x in xs:
                         recv_b[x] = got[hold[x]]
             for x in range(self.p):
-                cpart[x] += recv_a[x] @ recv_b[x]
+                if t == 0:
+                    cpart[x] = recv_a[x] @ recv_b[x]
+                else:
+                    cpart[x] += recv_a[x] @ recv_b[x]
         cmat = np.empty((self.groups.M, self.groups.N), dtype=self.amat.dtype)
         for xm in range(self.pm):
             for xn in range(self.pn):
