@@ -111,12 +111,18 @@ def test_fp32_within_tolerance_of_the_float64_oracle(kernel):
         assert np.abs(got - want).max() / scale < 1e-6
 
 
-def test_blocked_diffusion_is_bit_identical_to_slices():
+def test_blocked_kernels_are_bit_identical_to_slices():
     (u,) = fields("diffusion7", (11, 9, 7), seed=2, dtype=np.float32)
     p = K.pad_wrap(u)
+    f = fields("advection", (11, 9, 7), seed=4, dtype=np.float32)
+    pf = tuple(K.pad_wrap(x) for x in f)
+    whole = K.advection_padded(*pf)
     for planes in (1, 3, 4, 11):
         out = np.empty_like(u)
         assert np.array_equal(K.diffusion7_blocked(p, out, planes=planes), K.diffusion7_padded(p))
+        outs = tuple(np.empty_like(x) for x in f)
+        K.advection_blocked(*pf, out=outs, planes=planes)
+        assert all(np.array_equal(a, b) for a, b in zip(outs, whole))
 
 
 # --------------------------------------------------------------------------- counts (hand)
