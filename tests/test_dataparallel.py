@@ -96,14 +96,20 @@ def test_proportional_batches_equal_finish_time():
 
 def test_allreduce_seconds_by_hand(gtx):
     m = 44_695_848.0
-    # 16 workers span nodes: flat ring, inter-node hops at 56 Gbit/s = 7e9 B/s, alpha 1 us
-    assert allreduce_seconds(gtx, m, 16) == pytest.approx(2 * 15 * 1e-6 + 2 * 15 / 16 * m / 7e9, rel=1e-12)
+    gam = 3 / 484e9  # reduction: read two operands, write one, at the 1080 Ti's 484 GB/s
+    # 16 workers span nodes: flat ring whose slowest hop is the inter-node one, 56 Gbit/s =
+    # 7e9 B/s, alpha 1 us (PCIe hops: 2 us + m/16 / 15.75 GB/s, faster); reduction on 15/16 m
+    assert allreduce_seconds(gtx, m, 16) == pytest.approx(
+        2 * 15 * 1e-6 + 2 * 15 / 16 * m / 7e9 + 15 / 16 * m * gam, rel=1e-9)
     # 3 workers fit in one node: PCIe 3.0 ring (15.75 GB/s, 2 us)
-    assert allreduce_seconds(gtx, m, 3) == pytest.approx(2 * 2 * 2e-6 + 2 * 2 / 3 * m / 15.75e9, rel=1e-12)
-    # hierarchical: RS in node + ring over 6 nodes of m/3 + AG in node
+    assert allreduce_seconds(gtx, m, 3) == pytest.approx(2 * 2 * 2e-6 + 2 * 2 / 3 * m / 15.75e9 + 2 / 3 * m * gam,
+                                                         rel=1e-9)
+    # hierarchical: RS in node + ring over 6 nodes of m/3 + AG in node; across nodes the 3 ranks
+    # of a node share its one NIC (7e9 / 3 each)
     rs = (3 - 1) * 2e-6 + 2 / 3 * m / 15.75e9
-    ar = 2 * 5 * 1e-6 + 2 * 5 / 6 * (m / 3) / 7e9
-    assert allreduce_seconds(gtx, m, 18, "hierarchical") == pytest.approx(2 * rs + ar, rel=1e-12)
+    ar = 2 * 5 * 1e-6 + 2 * 5 / 6 * (m / 3) / (7e9 / 3)
+    assert allreduce_seconds(gtx, m, 18, "hierarchical") == pytest.approx(
+        2 * rs + ar + 2 / 3 * m * gam + 5 / 6 * (m / 3) * gam, rel=1e-9)
     assert allreduce_seconds(gtx, m, 1) == 0.0
 
 
@@ -117,7 +123,7 @@ def test_compute_and_clock_by_hand(gtx):
     assert compute_seconds(gtx, 11.34e12, 0.5) == pytest.approx(2.0)
     c = clock_for(gtx, 1e9, 4e6, [10, 20], [1.0, 2.0], efficiency=0.5)
     assert np.allclose(c.step, [10 * 1e9 / 5.67e12, 40 * 1e9 / 5.67e12])
-    assert c.allreduce == pytest.approx(2 * 1 * 2e-6 + 1 * 4e6 / 15.75e9)
+    assert c.allreduce == pytest.approx(2 * 1 * 2e-6 + 1 * 4e6 / 15.75e9 + 0.5 * 4e6 * 3 / 484e9)
     assert c.slowest == pytest.approx(c.step[1])
 
 

@@ -19,8 +19,8 @@ Pieces
 * :func:`proportional_batches` -- CoCoD-SGD's proportional sampling: batch sizes proportional to
   each worker's speed, so all finish a local step at the same time [Shen19, §3].
 * :func:`allreduce_seconds` / :func:`compute_seconds` / :func:`clock_for` -- the per-step
-  compute time from FLOPs and peak (roofline compute roof, one stated efficiency) and the ring
-  all-reduce time from the profile's alpha-beta figures (:mod:`suite.perf.comm`).
+  compute time from FLOPs and peak (roofline compute roof, one stated efficiency) and the
+  all-reduce time over the profile's levels (:func:`suite.perf.collective_time`).
 * :class:`Workers` -- the simulated workers.
 
 References
@@ -339,11 +339,12 @@ def _levels(profile: "Profile"):
 def allreduce_seconds(profile: "Profile", nbytes: float, workers: int, algorithm: str = "ring") -> float:
     """Time of one all-reduce of *nbytes* over *workers* devices of *profile* (s).
 
-    Workers fill nodes in order (``devices_per_node`` each). Inside one node: ring over the inner
-    level. Across nodes, ``ring``: one flat ring whose slowest hops cross the outer level, so
-    ``2(p-1) alpha_out + 2(p-1)/p m beta_out`` [Patarasuk09] (NCCL's ring); ``hierarchical``:
-    reduce-scatter in the node, ring all-reduce of each shard across nodes, all-gather in the
-    node (:func:`suite.perf.comm.hierarchical_allreduce_time`).
+    Workers fill nodes in order (``devices_per_node`` each, :func:`suite.perf.group_of`) and
+    the all-reduce is priced by :func:`suite.perf.collective_time` over every level the group
+    crosses: ``ring``, one flat ring through all workers (NCCL's ring; each step as slow as its
+    slowest hop, the inter-node hops over the node's NICs) [Patarasuk09]; ``hierarchical``:
+    reduce-scatter in the node, all-reduce of each shard across nodes, all-gather in the node;
+    ``auto``: the fastest priced. Both include the reduction term.
 
     Parameters
     ----------
@@ -352,34 +353,27 @@ def allreduce_seconds(profile: "Profile", nbytes: float, workers: int, algorithm
         Message size m (B).
     workers : int
         p >= 1; 1 costs nothing.
-    algorithm : {"ring", "hierarchical"}
+    algorithm : {"ring", "hierarchical", "auto"}
 
     Raises
     ------
     ProfileError
         More than one worker but no network level that connects them.
     """
-    from suite.perf import hierarchical_allreduce_time, ring_allreduce_time
-    from suite.perf.network import alpha_beta
+    from suite.perf import collective_time, group_of
 
     if workers <= 1 or nbytes <= 0:
         return 0.0
-    if algorithm not in ("ring", "hierarchical"):
-        raise ParameterError(f"all-reduce algorithm must be 'ring' or 'hierarchical', got {algorithm!r}")
+    if algorithm not in ("ring", "hierarchical", "auto"):
+        raise ParameterError(f"all-reduce algorithm must be 'ring', 'hierarchical' or 'auto', got {algorithm!r}")
     inner, outer = _levels(profile)
     dpn = profile.devices_per_node
-    if workers <= dpn and inner is not None:
-        a, b = alpha_beta(inner)
-        return ring_allreduce_time(nbytes, workers, a, b)
-    if outer is None:
+    if workers > dpn and outer is None:
         raise ProfileError(f"profile {profile.name!r}: {workers} workers need more than one node "
                            f"({dpn} devices per node) but the profile has no inter-node network level")
-    ao, bo = alpha_beta(outer)
-    p_in = min(dpn, workers)
-    if algorithm == "ring" or inner is None or p_in == 1:
-        return ring_allreduce_time(nbytes, workers, ao, bo)
-    ai, bi = alpha_beta(inner)
-    return hierarchical_allreduce_time(nbytes, p_in, math.ceil(workers / p_in), ai, bi, ao, bo)
+    if inner is None and outer is None:
+        raise ProfileError(f"profile {profile.name!r}: {workers} workers but no [[network]] level")
+    return collective_time("allreduce", nbytes, group_of(profile, workers), profile, algorithm).time
 
 
 def compute_seconds(profile: "Profile", flops: float, efficiency: float, dtype: str = "fp32") -> float:

@@ -125,25 +125,37 @@ class Group:
     nodes : int
         Nodes the group spans; traffic between nodes crosses the inter-node levels (the nodes
         fill the innermost inter-node level first, see :func:`dimensions`).
+    ranks : int, optional
+        Total ranks when the last node is only partly filled (``(nodes-1) ranks_per_node <
+        ranks < nodes ranks_per_node``; :func:`group_of` sets it). Algorithms over all ranks
+        (ring, recursive doubling, Rabenseifner) count this many; the per-level phases of the
+        hierarchical algorithms price full nodes (the busiest).
     """
 
     ranks_per_node: int = 1
     nodes: int = 1
+    ranks: int | None = None
 
     def __post_init__(self):
         if self.ranks_per_node < 1 or self.nodes < 1:
             raise ValueError(f"group: ranks_per_node and nodes must be >= 1, got {self.ranks_per_node}, {self.nodes}")
+        if self.ranks is not None and not (self.ranks_per_node * (self.nodes - 1) < self.ranks
+                                           <= self.ranks_per_node * self.nodes):
+            raise ValueError(f"group: ranks must be in ({self.ranks_per_node * (self.nodes - 1)}, "
+                             f"{self.ranks_per_node * self.nodes}] for {self.ranks_per_node} per node on "
+                             f"{self.nodes} nodes, got {self.ranks}")
 
     @property
     def size(self) -> int:
-        return self.ranks_per_node * self.nodes
+        return self.ranks if self.ranks is not None else self.ranks_per_node * self.nodes
 
 
 def group_of(profile: "Profile", ranks: int) -> Group:
-    """The group of *ranks* ranks packed onto the profile's nodes (fill a node, then the next)."""
+    """The group of *ranks* ranks packed onto the profile's nodes (fill a node, then the next;
+    the last one may be partly filled)."""
     per = max(1, min(ranks, profile.devices_per_node))
     nodes = -(-ranks // per)
-    return Group(ranks_per_node=per, nodes=nodes)
+    return Group(ranks_per_node=per, nodes=nodes, ranks=ranks if ranks != per * nodes else None)
 
 
 @dataclass(frozen=True)
@@ -275,6 +287,8 @@ def _dims(lv, intra, group: Group) -> tuple[Dim, ...]:
         if group.size > 1:
             out.append(Dim(0, group.size, 1, lv[0].inter))
         return tuple(out)
+    if pi * po > 1 and group.size == 1:
+        return ()
     stride = 1
     if pi > 1:
         out.append(Dim(0, pi, 1, False))
@@ -571,7 +585,7 @@ def collective_time(op: str, nbytes: float, group: Group, profile: "Profile",
         return CollectiveCost(a + m / bw, "p2p", _spread(nlev, (d,), [m]))
     if algorithm == "mpich":
         algorithm = _mpich_choice(op, m, p, dims)
-    key = (token, op, group.ranks_per_node, group.nodes, algorithm)
+    key = (token, op, group.ranks_per_node, group.nodes, group.ranks, algorithm)
     lines = _LINES.get(key)
     if lines is None:
         lines = _lines(op, algorithm, dims, lv, pi, g, p)
@@ -783,7 +797,7 @@ def _flat_ring(dims, lv, m, g, p, halves, reduce=True, seg=None):
     the node's NICs (one channel per NIC, as NCCL's rings do)."""
     fr = _ring_crossings(dims)
     worst = 0.0
-    outer = p
+    outer = math.prod(d.n for d in dims)
     for j, (d, f) in enumerate(zip(dims, fr)):
         v = lv[d.level]
         outer //= d.n

@@ -153,8 +153,10 @@ def test_execute_clock_ddp_by_hand():
     r = _eval("s-sgd", fidelity="execute", workers=4, steps=3, batch=16, dtype="fp32")
     flops = 3 * 2 * 64 * 10 * 16
     t_c = flops / (0.5 * 19.5e12)
-    t_ar = 2 * 3 * 1e-6 + 2 * 3 / 4 * (650 * 8) / prof.network[0].bandwidth
-    assert r["sim_time"] == pytest.approx(3 * (t_c + t_ar), rel=1e-12)
+    # ring over 4 NVLink GPUs, plus the reduction of 3/4 m at 3 / memory bandwidth
+    t_ar = (2 * 3 * 1e-6 + 2 * 3 / 4 * (650 * 8) / prof.network[0].bandwidth
+            + 3 / 4 * (650 * 8) * 3 / prof.device.memory_bandwidth)
+    assert r["sim_time"] == pytest.approx(3 * (t_c + t_ar), rel=1e-9)
 
 
 def test_palsgd_loss_close_to_ddp_on_iid():
@@ -188,15 +190,15 @@ def test_model_inputs_by_hand_resnet50_dgx():
     wl = get_workload("resnet-50")
     r = _eval("palsgd", workers=4)
     t_c = 128 * 16 * 3 * wl.fwd_flops / (0.5 * 312e12)
-    t_ar = 2 * 3 * 1e-6 + 2 * 3 / 4 * 4 * wl.params / 300e9
+    t_ar = 2 * 3 * 1e-6 + 2 * 3 / 4 * 4 * wl.params / 300e9 + 3 / 4 * 4 * wl.params * 3 / 2039e9  # + reduction
     t_ps = 3 * 4 * wl.params / 2039e9
-    assert r["compute_time"] == pytest.approx(t_c, rel=1e-12)
-    assert r["allreduce_time"] == pytest.approx(t_ar, rel=1e-12)
-    assert r["pseudo_sync_time"] == pytest.approx(t_ps, rel=1e-12)
+    assert r["compute_time"] == pytest.approx(t_c, rel=1e-9)
+    assert r["allreduce_time"] == pytest.approx(t_ar, rel=1e-9)
+    assert r["pseudo_sync_time"] == pytest.approx(t_ps, rel=1e-9)
     ddp = 10_000 * (t_c + t_ar)
     pal = 100 * (t_c + t_ar) + 9_900 * (0.9 * t_c + 0.1 * t_ps + t_ar / 100)
-    assert r["time_saving"] == pytest.approx(1 - pal / ddp, rel=1e-12)
-    assert r["speedup"] == pytest.approx(ddp / pal, rel=1e-12)
+    assert r["time_saving"] == pytest.approx(1 - pal / ddp, rel=1e-9)
+    assert r["speedup"] == pytest.approx(ddp / pal, rel=1e-9)
     assert r["allreduces"] == 100 + 9_900 // 100
 
 
@@ -229,7 +231,7 @@ def test_resnet50_claim_by_hand_and_its_verdict_inputs():
     c = {c.id: c for c in TECHNIQUE.claims}["resnet-50-imagenet-faster-than-ddp"]
     wl = get_workload("resnet-50")
     t_c = 128 * 16 * 3 * wl.fwd_flops / (0.5 * 312e12)
-    t_ar = 2 * 3 * 1e-6 + 2 * 3 / 4 * 4 * wl.params / 300e9
+    t_ar = 2 * 3 * 1e-6 + 2 * 3 / 4 * 4 * wl.params / 300e9 + 3 / 4 * 4 * wl.params * 3 / 2039e9  # + reduction
     t_ps = 3 * 4 * wl.params / 2039e9
     ddp = 10_000 * (t_c + t_ar)
     pal = 100 * (t_c + t_ar) + 9_900 * (0.9 * t_c + 0.1 * t_ps + t_ar / 100)
