@@ -10,11 +10,13 @@ Model
   (:func:`suite.perf.layer_times`): ``max(F * K / (eff * peak_fp32), bytes / mem_bw)`` with K the
   per-node batch and ``eff`` the technique-wide efficiency (see :data:`DEFAULT_EFFICIENCY`).
 * **PS** (parameter server, servers colocated on the first S nodes, gradient sharded evenly over
-  them): :func:`suite.perf.ps_push_pull_time` over the outermost network level
-  (``profile.network[-1]``), one push and one pull per layer.
+  them): one push and one pull per layer, each a ``direct`` all-to-all priced by
+  :func:`suite.perf.collective_time` over the nodes (:func:`suite.perf.ps_push_pull_time`'s
+  busiest-NIC bytes on a switch; the topology, NICs and every crossed level otherwise).
 * **SFB** (sufficient-factor broadcasting, fc layers): an fc gradient over a batch of K is
   ``sum_k u_k v_k^T`` (u in R^M, v in R^N); every worker sends its K pairs to each of the P-1
-  others over its single NIC (:func:`suite.perf.broadcast_time`, ``algorithm="flat"``), then
+  others over its single NIC (:func:`suite.perf.broadcast_time`, ``algorithm="flat"``; given a
+  profile, a ring all-gather by :func:`suite.perf.collective_time`, the same cost on a switch), then
   rebuilds the others' gradients: ``2 M N K (P-1)`` extra FLOPs, counted on the layer's
   communication path (serial after the factors arrive). The bias (``params - M N``) goes by PS.
 * **HybComm.** Per layer, the cheaper of the two by the cost rule of Poseidon's Table 1 /
@@ -234,8 +236,25 @@ class LayerComm:
                 "comm_time": self.time, "net_time": self.net_time, "rebuild_time": self.rebuild_time}
 
 
+def _ps_time(m: float, p: int, s: int, alpha: float, beta: float, profile=None) -> float:
+    """Colocated sharded-PS push + pull of m bytes: :func:`suite.perf.ps_push_pull_time` with
+    (alpha, beta), or, given a *profile*, each phase priced by
+    :func:`suite.perf.collective_time` as a ``direct`` all-to-all over the P nodes (every shard
+    posted at once: one latency, the busiest NIC direction's bytes B = m (P-1)/P for S = P, or
+    max(m, (P-1) m / S) for S < P, at the node's share of every level it crosses)."""
+    if profile is None:
+        return ps_push_pull_time(m, p, s, alpha, beta, colocated=True)
+    if p <= 1 or m <= 0:
+        return 0.0
+    from suite.perf import Group, collective_time
+
+    busiest = m * (p - 1) / p if s == p else max(m, (p - 1) * m / s)
+    return 2.0 * collective_time("alltoall", busiest * p / (p - 1), Group(1, p), profile, "direct").time
+
+
 def layer_comm(layer, scheme: str, workers: int, servers: int, batch: int, alpha: float, beta: float,
-               peak_flops: float, mem_bandwidth: float, efficiency: float, dtype_bytes: int = 4) -> LayerComm:
+               peak_flops: float, mem_bandwidth: float, efficiency: float, dtype_bytes: int = 4,
+               profile=None) -> LayerComm:
     """Communication cost of one layer's gradient under *scheme* (``"ps"`` or ``"sfb"``).
 
     Parameters
@@ -252,6 +271,12 @@ def layer_comm(layer, scheme: str, workers: int, servers: int, batch: int, alpha
         reconstruction ``2 M N K (P1-1)`` FLOPs.
     dtype_bytes : int
         Bytes per gradient element.
+    profile : suite.hardware.Profile, optional
+        When given, the network times come from :func:`suite.perf.collective_time` over the
+        P1 nodes (one worker each) on this profile's levels, and ``alpha``/``beta`` are not
+        used: PS as two ``direct`` all-to-all phases (:func:`_ps_time`), SFB as a ``ring``
+        all-gather of the P1 sufficient-factor messages, whose cost ``(P1-1)(alpha + msg beta)``
+        on a switch is exactly the flat broadcast's.
 
     Returns
     -------
@@ -272,7 +297,7 @@ def layer_comm(layer, scheme: str, workers: int, servers: int, batch: int, alpha
     p, s = workers, servers
     if scheme == "ps":
         m = layer.params * dtype_bytes
-        t = ps_push_pull_time(m, p, s, alpha, beta, colocated=True)
+        t = _ps_time(m, p, s, alpha, beta, profile)
         nbytes = 2.0 * layer.params * (p + s - 2) / s * dtype_bytes
         return LayerComm(layer.name, layer.kind, "ps", nbytes, t, 0.0)
     if scheme != "sfb":
@@ -281,11 +306,18 @@ def layer_comm(layer, scheme: str, workers: int, servers: int, batch: int, alpha
         raise ValueError(f"layer {layer.name!r} ({layer.kind}) has no sufficient factors; SFB needs an fc layer")
     mm, nn = layer.grad_shape
     msg = batch * (mm + nn) * dtype_bytes
-    t_net = broadcast_time(msg, p, alpha, beta, algorithm="flat")
+    if profile is None:
+        t_net = broadcast_time(msg, p, alpha, beta, algorithm="flat")
+    elif p > 1:
+        from suite.perf import Group, collective_time
+
+        t_net = collective_time("allgather", msg * p, Group(1, p), profile, "ring").time
+    else:
+        t_net = 0.0
     nbytes = sfb_floats_per_node(mm, nn, p, batch) * dtype_bytes
     extra = max(0, layer.params - mm * nn)  # bias (and anything beyond the weight matrix) by PS
     if extra:
-        t_net += ps_push_pull_time(extra * dtype_bytes, p, s, alpha, beta, colocated=True)
+        t_net += _ps_time(extra * dtype_bytes, p, s, alpha, beta, profile)
         nbytes += 2.0 * extra * (p + s - 2) / s * dtype_bytes
     rebuild = 0.0
     if p > 1:
@@ -338,7 +370,7 @@ class IterationModel:
 
 def iteration_model(layers: Sequence, variant: str, nodes: int, batch: int, servers: int,
                     alpha: float, beta: float, device, efficiency: float = DEFAULT_EFFICIENCY,
-                    dtype: str = "fp32") -> IterationModel:
+                    dtype: str = "fp32", profile=None) -> IterationModel:
     """Per-iteration time of *variant* on *nodes* single-GPU nodes.
 
     Parameters
@@ -360,6 +392,8 @@ def iteration_model(layers: Sequence, variant: str, nodes: int, batch: int, serv
         Achieved fraction of peak, in (0, 1].
     dtype : str
         ``"fp32"``.
+    profile : suite.hardware.Profile, optional
+        Price the network over this profile's levels (:func:`layer_comm`).
 
     Returns
     -------
@@ -398,7 +432,7 @@ def iteration_model(layers: Sequence, variant: str, nodes: int, batch: int, serv
         else:
             scheme = best_scheme(layer, nodes, servers, batch)
         comms.append(layer_comm(layer, scheme, nodes, servers, batch, alpha, beta, peak,
-                                device.memory_bandwidth, efficiency, d))
+                                device.memory_bandwidth, efficiency, d, profile))
     ctimes = [c.time if c is not None else 0.0 for c in comms]
     f = float(sum(fwd))
     if overlap:
@@ -411,13 +445,14 @@ def iteration_model(layers: Sequence, variant: str, nodes: int, batch: int, serv
 
 
 def speedup(layers: Sequence, variant: str, nodes: int, batch: int, servers: int, alpha: float, beta: float,
-            device, efficiency: float = DEFAULT_EFFICIENCY, dtype: str = "fp32") -> tuple[float, IterationModel, IterationModel]:
+            device, efficiency: float = DEFAULT_EFFICIENCY, dtype: str = "fp32",
+            profile=None) -> tuple[float, IterationModel, IterationModel]:
     """Aggregate throughput at *nodes* over one node's (same variant, same batch per node).
 
     Returns ``(speedup, model_at_P, model_at_1)``; ``speedup = P T_1 / T_P`` (1 at P = 1).
     """
-    at_p = iteration_model(layers, variant, nodes, batch, servers, alpha, beta, device, efficiency, dtype)
-    at_1 = iteration_model(layers, variant, 1, batch, 1, alpha, beta, device, efficiency, dtype)
+    at_p = iteration_model(layers, variant, nodes, batch, servers, alpha, beta, device, efficiency, dtype, profile)
+    at_1 = iteration_model(layers, variant, 1, batch, 1, alpha, beta, device, efficiency, dtype, profile)
     return at_p.throughput / at_1.throughput, at_p, at_1
 
 
@@ -485,7 +520,7 @@ def evaluate(scenario):
     else:  # single node: no traffic crosses a network
         alpha, beta, net = 0.0, 0.0, None
     sp, at_p, at_1 = speedup(wl.layers, scenario.variant, nodes, batch, servers, alpha, beta, device,
-                             float(p["efficiency"]), p["dtype"])
+                             float(p["efficiency"]), p["dtype"], prof if prof.network else None)
     res = Result()
     res.add("iteration_time", at_p.iteration_time, "s", "lower")
     res.add("throughput", at_p.throughput, "samples/s", "higher")

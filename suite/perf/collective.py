@@ -50,7 +50,10 @@ shard on the outermost level, all-gather back; NCCL's hierarchical / 2-D algorit
 Reduce-scatter / all-gather: ``ring``, ``recursive-doubling`` (halving for reduce-scatter;
 power-of-two p), ``bruck`` (all-gather, any p), ``hierarchical``. Broadcast / reduce: ``tree``
 (binomial), ``scatter-allgather`` (van de Geijn, [Thakur05 §4.2]), on a bus one transmission.
-All-to-all: ``pairwise`` and ``bruck`` [Thakur05 §4.6]. Point-to-point: ``p2p``.
+All-to-all: ``pairwise`` and ``bruck`` [Thakur05 §4.6], and ``direct`` (every message posted at
+once, as NCCL's all-to-all and a sharded parameter server's push [Li14]: one latency, the
+(p-1)/p m bytes at the rank's share of each level, the slowest level bounding). Point-to-point:
+``p2p``.
 
 ``algorithm="auto"`` prices every candidate and keeps the fastest, as NCCL's tuner does (it
 predicts each algorithm's time from a latency-bandwidth model and picks the minimum; recursive
@@ -81,6 +84,7 @@ References
 .. [Dally04] W. Dally, B. Towles, "Principles and Practices of Interconnection Networks", 2004.
 .. [Leiserson85] C. Leiserson, "Fat-trees: universal networks for hardware-efficient
    supercomputing", IEEE Trans. Computers C-34(10), 1985.
+.. [Li14] M. Li et al., "Scaling Distributed Machine Learning with the Parameter Server", OSDI 2014.
 .. [Kim08] J. Kim, W. Dally, S. Scott, D. Abts, "Technology-driven, highly-scalable dragonfly
    topology", ISCA 2008.
 """
@@ -108,7 +112,7 @@ ALGORITHMS = {
     "allgather": ("ring", "recursive-doubling", "bruck", "hierarchical"),
     "broadcast": ("tree", "scatter-allgather", "hierarchical"),
     "reduce": ("tree", "scatter-allgather", "hierarchical"),
-    "alltoall": ("pairwise", "bruck"),
+    "alltoall": ("pairwise", "bruck", "direct"),
     "p2p": ("p2p",),
 }
 
@@ -500,6 +504,13 @@ def _a2a_flat(name, v, dim, m, pn, pd):
             a, bw = _step(v, "shift", n, 1 << k, pn, pd)
             t += a + m / 2 / bw
         return t
+    if name == "direct":
+        if v.topo == "bus":
+            return v.lat + (n - 1) / n * m * n * pd / v.medium  # every rank's messages on one medium
+        a, bw = _step(v, "shift", n, max(1, n // 2), pn, pd)
+        if v.topo == "fully-connected":
+            bw = v.bw / pn if v.inter else v.bw  # one direct link to each peer, all in use
+        return a + (n - 1) / n * m / bw
     raise KeyError(name)
 
 
@@ -622,8 +633,9 @@ def _lines(op, algorithm, dims, lv, pi, g, p) -> list:
         names = tuple(n for n in names if n not in ("recursive-doubling", "rabenseifner"))
     out = []
     for name in names:
-        if name == "ring" and len(dims) > 1 and op in ("allreduce", "reduce-scatter", "allgather"):
-            groups = [tuple(range(len(dims)))]
+        if len(dims) > 1 and ((name == "ring" and op in ("allreduce", "reduce-scatter", "allgather"))
+                              or (name == "direct" and op == "alltoall")):
+            groups = [tuple(range(len(dims)))]  # the slowest level bounds: max of per-level pieces
         else:
             groups = [(s,) for s in _subs(op, name, dims)]
         for group in groups:
@@ -696,7 +708,7 @@ def _price(op, name, m, dims, lv, pi, g, p, sub=None):
             t = _bc_flat(name, v, d, m, pn, pn, g, reduce=op == "reduce")
             return t, [_bc_bytes(name, n, m, v.topo == "bus" and op == "broadcast")]
         t = _a2a_flat(name, v, d, m, pn, pn)
-        return t, [(n - 1) / n * m if name == "pairwise" else m / 2 * _lg(n)]
+        return t, [m / 2 * _lg(n) if name == "bruck" else (n - 1) / n * m]
     # several levels
     k = len(dims)
     if op == "allreduce":
@@ -776,6 +788,16 @@ def _price(op, name, m, dims, lv, pi, g, p, sub=None):
             if name == "pairwise":
                 a, bw = _step(v, "shift", d.n, 1, pn, inner if d.inter else 1)
                 t += peers * (a + m / p / bw)
+                per[i] = peers * m / p
+            elif name == "direct":
+                if sub is None or sub == i:
+                    flows = peers * (pi if d.inter else 1)
+                    if v.topo == "bus":
+                        tt = v.lat + peers * m / p * flows * (inner if d.inter else 1) / v.medium / max(1, peers)
+                    else:
+                        a, bw = _step(v, "shift", d.n, max(1, d.n // 2), pn, inner if d.inter else 1)
+                        tt = a + peers * m / p / bw
+                    t = max(t, tt)
                 per[i] = peers * m / p
             elif name == "bruck":
                 for s in range(_lg(d.n)):
