@@ -49,7 +49,7 @@ Per call::
   Ethernet (``[ext.cerebras] io_bandwidth``, 12 x 100 GbE). ``resident``: no I/O term.
 * **Capacity**: each rank's resident fields (inputs and outputs; halo buffers not counted) must fit
   its memory: the socket's share of host memory, the GPU's HBM, the PE's SRAM
-  (``memory / cores``). A wafer case that does not fit is declined (``Skip``) with one line.
+  (``memory / cores``). A case that does not fit is declined (``Skip``) with one line.
 
 The vectorised :func:`sweep` evaluates the same formulas on arrays (halo alpha and beta taken
 from :func:`suite.perf.collective_time`, which is affine in the bytes for one group).
@@ -67,7 +67,6 @@ References
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np

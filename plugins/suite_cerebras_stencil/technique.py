@@ -8,8 +8,6 @@ both WSE profiles and the docs page gives the sensitivity to each assumption.
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from suite import Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant
@@ -334,7 +332,3 @@ TECHNIQUE = Technique(
     validation=VALIDATION,
     docs="docs/techniques/cerebras-stencil.md",
 )
-
-
-def _replace(spec: ScenarioSpec, **kw) -> ScenarioSpec:  # pragma: no cover - convenience for docs scripts
-    return dataclasses.replace(spec, **kw)

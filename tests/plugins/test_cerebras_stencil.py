@@ -4,7 +4,6 @@ the claims and the bad-input messages."""
 
 from __future__ import annotations
 
-import dataclasses
 
 import numpy as np
 import pytest
