@@ -116,9 +116,12 @@ def show_data(prof) -> dict:
 @click.argument("name")
 @click.option("--set", "sets", multiple=True, metavar="FIELD=VALUE",
               help='Apply an override first, e.g. --set "network.-1.bandwidth=40 Gbit/s" (repeatable).')
+@click.option("--unread", is_flag=True,
+              help="Evaluate every installed technique's variants on this profile (model/simulate) and mark the "
+                   "fields none of them reads.")
 @_profiles_option
 @format_option("text", "json", "toml", default="text")
-def show_cmd(name: str, sets: tuple[str, ...], profile_dirs: tuple[str, ...], fmt: str) -> None:
+def show_cmd(name: str, sets: tuple[str, ...], unread: bool, profile_dirs: tuple[str, ...], fmt: str) -> None:
     """One profile, resolved: every figure with its unit and source, and derived figures
     (machine balance, totals, bisection and aggregate bandwidth). NAME may be a .toml path.
     --format toml writes the resolved profile as a standalone file (exact SI values)."""
@@ -140,6 +143,19 @@ def show_cmd(name: str, sets: tuple[str, ...], profile_dirs: tuple[str, ...], fm
         click.echo(to_toml(prof), nl=False)
         return
     data = show_data(prof)
+    if unread:
+        from suite.hardware.tracking import covers
+        from suite.runner.fields import probe_fields_read
+
+        context = get_context(tuple(profile_dirs))
+        readers: dict[str, set[str]] = {}
+        for tech in context.techniques():
+            reads, _problems = probe_fields_read(tech, context, profile=name)
+            if reads:
+                readers[tech.name] = set().union(*reads.values())
+        for f in data["fields"]:
+            f["read_by"] = sorted(t for t, r in readers.items() if covers(r, f["path"]))
+        data["probed_techniques"] = sorted(readers)
     if fmt == "json":
         click.echo(strict_json(data, indent=2, default=str))
         return
@@ -159,11 +175,15 @@ def show_cmd(name: str, sets: tuple[str, ...], profile_dirs: tuple[str, ...], fm
         c.print(f"file: {escape(prof.path)}")
     if prof.overrides:
         c.print(f"overrides: {escape(json.dumps(prof.overrides))}")
-    t = Table(title="figures", show_lines=False)
-    for col in ("field", "value", "source"):
+    t = Table(title="figures" + (f" (read by: of the {len(data['probed_techniques'])} techniques that "
+                                  f"evaluate on this profile)" if unread else ""), show_lines=False)
+    for col in ("field", "value", "source") + (("read by",) if unread else ()):
         t.add_column(col, overflow="fold")
     for f in data["fields"]:
-        t.add_row(escape(f["path"]), escape(f["display"]), escape(f["source"] or "-"))
+        row = [escape(f["path"]), escape(f["display"]), escape(f["source"] or "-")]
+        if unread:
+            row.append(escape(", ".join(f["read_by"])) if f["read_by"] else "[bold]nobody[/bold]")
+        t.add_row(*row)
     c.print(t)
     if data["derived"]:
         t = Table(title="derived", show_lines=False)

@@ -59,10 +59,15 @@ def info_cmd(technique: str, fmt: str) -> None:
     """Details of one technique: paper, variants, parameters, claims, profiles used."""
     from suite.cli.common import get_context
 
-    reg = get_context().registry
+    from suite.runner.fields import probe_fields_read
+
+    context = get_context()
+    reg = context.registry
     warn_quarantined()
     t = reg.technique(technique)
     plug = reg.plugin_of(technique)
+    reads, probe_problems = probe_fields_read(t, context)
+    fields_union = sorted(set().union(*reads.values())) if reads else []
     data = {
         "name": t.name, "title": t.title, "category": t.category, "version": t.version,
         "plugin": {"name": plug.name, "distribution": plug.distribution, "version": plug.version},
@@ -77,6 +82,9 @@ def info_cmd(technique: str, fmt: str) -> None:
                     "expect": c.expect.describe(),
                     "profiles": sorted({s.profile for s in c.specs().values() if s.profile})} for c in t.claims],
         "properties": [{"name": p.name, "description": p.description} for p in t.properties],
+        "profile_fields_read": {"all": fields_union,
+                                "by_variant": {f"{v}/{f}": sorted(r) for (v, f), r in sorted(reads.items())},
+                                "not_probed": probe_problems},
         "docs": t.docs,
     }
     if fmt == "json":
@@ -118,5 +126,15 @@ def info_cmd(technique: str, fmt: str) -> None:
         c.print("\n[bold]properties[/bold]")
         for p in t.properties:
             c.print(f"  {p.name}: {escape(p.description)}")
+    if reads:
+        c.print("\n[bold]profile fields read[/bold] (default scenario of each variant, model/simulate; a field "
+                "not listed does not change this technique's results)")
+        common = set.intersection(*reads.values())
+        c.print(f"  every variant: {escape(', '.join(sorted(common)) or '(none)')}")
+        for (v, f), r in sorted(reads.items()):
+            if r - common:
+                c.print(f"  {escape(v)} ({f}) also: {escape(', '.join(sorted(r - common)))}")
+    for msg in probe_problems:
+        c.print(f"  not probed: {escape(msg)}")
     if t.docs:
         c.print(f"\ndocs: {t.docs}")

@@ -114,6 +114,8 @@ def report_summary(store, summary, fmt: str, quiet: bool, show_table: bool = Tru
             click.echo(f"  ... (see `suite results show {summary.run_id}`)", err=True)
         click.echo(summary.message(), err=summary.interrupted)
         _skip_reasons(store, summary)
+        for w in summary.warnings:
+            click.echo(f"warning: {w}", err=True)
     if summary.interrupted:
         if fmt == "json":
             click.echo(summary.message(), err=True)

@@ -55,7 +55,7 @@ from suite.errors import StoreError
 
 __all__ = ["Store", "SCHEMA_VERSION", "MIGRATIONS", "default_store_path", "OK", "FAILED_STATUSES"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 OK = "ok"
 FAILED_STATUSES = ("failed", "timeout", "crashed")
 STATUSES = (OK, "skipped") + FAILED_STATUSES
@@ -96,6 +96,11 @@ CREATE TABLE IF NOT EXISTS samples (
     case_key TEXT NOT NULL, metric TEXT NOT NULL, idx INTEGER NOT NULL, value REAL,
     PRIMARY KEY (case_key, metric, idx)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS fields_read (
+    technique TEXT NOT NULL, code TEXT NOT NULL, variant TEXT NOT NULL, fidelity TEXT NOT NULL,
+    fields TEXT NOT NULL,
+    PRIMARY KEY (technique, code, variant, fidelity)
+);
 CREATE TABLE IF NOT EXISTS artifacts (case_key TEXT PRIMARY KEY, data TEXT NOT NULL);
 """
 
@@ -108,7 +113,14 @@ def _v1_to_v2(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE runs ADD COLUMN pid INTEGER")
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2}
+def _v2_to_v3(conn: sqlite3.Connection) -> None:
+    """The profile fields each (technique code, variant, fidelity) was seen to read."""
+    conn.execute("CREATE TABLE IF NOT EXISTS fields_read (technique TEXT NOT NULL, code TEXT NOT NULL, "
+                 "variant TEXT NOT NULL, fidelity TEXT NOT NULL, fields TEXT NOT NULL, "
+                 "PRIMARY KEY (technique, code, variant, fidelity))")
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 _CASE_COLUMNS = ("key", "identity", "technique", "technique_version", "variant", "fidelity", "profile",
                  "profile_hash", "workload", "workload_hash", "params", "overrides", "seed", "status",
@@ -767,6 +779,32 @@ class Store:
         for k in ("identity", "params", "overrides"):
             d[k] = json.loads(d[k]) if d.get(k) else {}
         return d
+
+    def add_fields_read(self, technique: str, code: str, variant: str, fidelity: str,
+                        fields: Iterable[str]) -> None:
+        """Record (a union with what is stored) the profile fields an evaluation of this
+        technique code, variant and fidelity read (:mod:`suite.hardware.tracking`)."""
+        with self._lock, self._tx():
+            row = self.conn.execute("SELECT fields FROM fields_read WHERE technique=? AND code=? AND variant=? "
+                                    "AND fidelity=?", (technique, code or "", variant, fidelity)).fetchone()
+            have = set(json.loads(row[0])) if row else set()
+            new = have | set(fields)
+            if row is None or new != have:
+                self.conn.execute("INSERT OR REPLACE INTO fields_read VALUES (?, ?, ?, ?, ?)",
+                                  (technique, code or "", variant, fidelity, json.dumps(sorted(new))))
+
+    def fields_read(self, technique: str, code: str | None = None) -> dict[tuple[str, str], set[str]]:
+        """(variant, fidelity) -> the profile fields stored as read by *technique* (its *code*
+        fingerprint only, when given)."""
+        q = "SELECT variant, fidelity, fields FROM fields_read WHERE technique = ?"
+        args: list = [technique]
+        if code is not None:
+            q += " AND code = ?"
+            args.append(code)
+        out: dict[tuple[str, str], set[str]] = {}
+        for v, f, fields in self.conn.execute(q, args):
+            out.setdefault((v, f), set()).update(json.loads(fields))
+        return out
 
     def codes(self, run: int | str | None = "latest") -> dict[str, tuple[str, str | None]]:
         """key -> (technique, code fingerprint it was computed with) for the cases of *run*

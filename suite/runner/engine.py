@@ -35,6 +35,7 @@ class RunSummary:
     seconds: float = 0.0
     failures: list[dict[str, Any]] = field(default_factory=list)  # first few: key, case, status, error
     keys: list[str] = field(default_factory=list)  # every case key of the run, in expansion order
+    warnings: list[str] = field(default_factory=list)  # e.g. an override of a field no case read
 
     error: str | None = None  # set when the run stopped on an error of the suite itself
 
@@ -48,7 +49,8 @@ class RunSummary:
 
     def as_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in ("run_id", "store", "total", "computed", "cached", "ok", "failed",
-                                            "skipped", "by_status", "interrupted", "seconds", "failures")}
+                                            "skipped", "by_status", "interrupted", "seconds", "failures",
+                                            "warnings")}
         d["status"] = self.status
         return d
 
@@ -109,6 +111,39 @@ def _dedupe(cases: Sequence[Case]) -> list[Case]:
         if c.key not in seen:
             seen.add(c.key)
             out.append(c)
+    return out
+
+
+def _unread_overrides(cases: Sequence[Case], store: Store, seen: dict[tuple, set[str]]) -> list[str]:
+    """One warning per (technique, overridden field) that no evaluation of that technique's code
+    was seen to read (this run's recorded reads, plus the store's for the same code)."""
+    from suite.hardware.tracking import covers, normalize_path
+
+    out: list[str] = []
+    done: set[tuple[str, str]] = set()
+    known: dict[tuple[str, str], set[str] | None] = {}
+    for c in cases:
+        if not c.overrides:
+            continue
+        kc = (c.technique, c.code or "")
+        if kc not in known:
+            reads = set()
+            for (t, code, _v, _f), r in seen.items():
+                if (t, code) == kc:
+                    reads |= r
+            for r in store.fields_read(c.technique, c.code or "").values():
+                reads |= r
+            known[kc] = reads or None
+        reads = known[kc]
+        if reads is None:  # nothing recorded (every case cached from an older store, or failed)
+            continue
+        for k in c.overrides:
+            path = normalize_path(k, c.scenario.profile if c.scenario is not None else None)
+            if (c.technique, k) not in done and not covers(reads, path):
+                done.add((c.technique, k))
+                out.append(f"--set {k}: {c.technique} never read profile field {path!r} in this run, so its "
+                           f"results do not depend on it (the cases differ only in their keys); see "
+                           f"`suite info {c.technique}` for the fields it reads")
     return out
 
 
@@ -188,6 +223,7 @@ def run_cases(cases: Sequence[Case], store: Store, *, executor: str | Executor =
             phases.append((ser, replace(options, jobs=1, isolate=options.isolate or options.jobs > 1,
                                         timeout=options.timeout or options.execute_timeout)))
     by_key = {c.key: c for c in todo}
+    seen_reads: dict[tuple, set[str]] = {}
     progress.start(len(cases), summary.cached)
     gen = None
     old_term = _trap_sigterm()
@@ -199,6 +235,9 @@ def run_cases(cases: Sequence[Case], store: Store, *, executor: str | Executor =
                 ident = case.identity()
                 ident["key"] = case.key
                 store.add_outcome(ident, out, run_id, replace=rerun)
+                if out.get("fields_read"):
+                    seen_reads.setdefault((case.technique, case.code or "", case.variant, case.fidelity),
+                                          set()).update(out["fields_read"])
                 st = out["status"]
                 summary.computed += 1
                 summary.by_status[st] = summary.by_status.get(st, 0) + 1
@@ -230,4 +269,10 @@ def run_cases(cases: Sequence[Case], store: Store, *, executor: str | Executor =
         counts = {"total": summary.total, "computed": summary.computed, "cached": summary.cached,
                   "ok": summary.ok + summary.cached, "failed": summary.failed, "skipped": summary.skipped}
         store.finish_run(run_id, summary.status, counts)
+        try:
+            for (t, code, v, f), r in seen_reads.items():
+                store.add_fields_read(t, code, v, f, r)
+            summary.warnings = _unread_overrides(cases, store, seen_reads)
+        except Exception as exc:  # noqa: BLE001 - a diagnostic must never lose the run
+            summary.warnings.append(f"could not record the profile fields read: {exc}")
     return summary

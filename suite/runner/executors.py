@@ -124,6 +124,11 @@ def metric_problem(m: Any) -> str | None:
     return None
 
 
+#: cases of each (technique, variant, fidelity) per process whose profile reads are recorded
+TRACK_CASES = 2
+_TRACKED: dict[tuple, int] = {}
+
+
 def evaluate_outcome(tech: Technique, scenario: Any, key: str) -> dict:
     """Evaluate one scenario and return its outcome as a plain dict.
 
@@ -140,6 +145,18 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str) -> dict:
     t0 = time.perf_counter()
     out: dict[str, Any] = {"key": key, "metrics": None, "samples": None, "artifacts": None,
                            "error": None, "traceback": None}
+    reads = None
+    group = (tech.name, getattr(scenario, "variant", None), getattr(scenario, "fidelity", None))
+    if getattr(scenario, "profile", None) is not None and _TRACKED.get(group, 0) < TRACK_CASES:
+        # the first cases of each (technique, variant, fidelity) in this process read their
+        # profile through a recording view: which fields the technique depends on
+        import dataclasses
+
+        from suite.hardware.tracking import tracked
+
+        _TRACKED[group] = _TRACKED.get(group, 0) + 1
+        view, reads = tracked(scenario.profile)
+        scenario = dataclasses.replace(scenario, profile=view)
     try:
         res = tech.evaluate(scenario)
         out["duration"] = time.perf_counter() - t0  # evaluation only, not the serialisation below
@@ -168,6 +185,8 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str) -> dict:
         out["status"], out["error"], out["traceback"] = "failed", _one_line(exc), traceback.format_exc()
     if out.get("duration") is None or out["status"] != "ok":
         out["duration"] = time.perf_counter() - t0
+    if reads is not None and out["status"] == "ok":
+        out["fields_read"] = sorted(reads)
     return out
 
 

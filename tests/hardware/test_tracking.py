@@ -1,0 +1,109 @@
+"""Which profile fields an evaluation reads (issue 17, item 5): the recording view, the runner's
+warning for an override nobody reads, `suite info` and `suite hardware show --unread`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from suite.cli import main
+from suite.context import Context
+from suite.errors import SuiteError
+from suite.frozen import ImmutableError
+from suite.hardware.tracking import covers, field_paths, normalize_path, tracked
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    return Context.build()
+
+
+def test_view_records_exactly_the_fields_read(ctx):
+    prof = ctx.profile("dgx-a100")
+    view, reads = tracked(prof)
+    assert view.device.peak_flops["fp32"] == prof.device.peak_flops["fp32"]
+    assert view.network[-1].bandwidth == prof.network[-1].bandwidth  # -1 is recorded as its index
+    assert view.devices_per_node == prof.devices_per_node  # a derived figure: its inputs are recorded
+    assert reads == {"device.peak_flops.fp32", f"network.{len(prof.network) - 1}.bandwidth", "node.devices_per_node"}
+    assert "device.tdp" not in reads
+
+
+def test_view_is_as_read_only_as_the_profile(ctx):
+    view, _reads = tracked(ctx.profile("dgx-a100"))
+    with pytest.raises(ImmutableError):
+        view.device.peak_flops["fp32"] = 1.0
+    with pytest.raises(Exception):  # pydantic's frozen-instance error, naming the field
+        view.device.memory = 1.0
+
+
+def test_paths_and_cover_rules(ctx):
+    prof = ctx.profile("dgx-a100")
+    paths = field_paths(prof)
+    assert "device.memory" in paths and "network.0.bandwidth" in paths and "name" not in paths
+    assert normalize_path("network.-1.bandwidth", prof) == f"network.{len(prof.network) - 1}.bandwidth"
+    assert covers({"device.peak_flops"}, "device.peak_flops.bf16")  # a whole table was read
+    assert covers({"device.peak_flops.fp32"}, "device.peak_flops")
+    assert not covers({"device.peak_flops.fp32"}, "device.tdp")
+
+
+def test_every_builtin_technique_gives_the_same_numbers_through_the_view(ctx):
+    import dataclasses
+
+    from suite import ScenarioSpec
+    from suite.runner.case import Resolver
+
+    res = Resolver(context=ctx)
+    for name in ("poseidon", "mg-wfbp", "superneurons", "odyssey", "cocod-sgd", "palsgd", "kernel-kmeans",
+                 "transpose-conv"):
+        tech = ctx.technique(name)
+        case = res.resolve(tech, ScenarioSpec(tech.variant_names[-1], fidelity="model"))
+        view, reads = tracked(case.scenario.profile)
+        a = tech.evaluate(case.scenario)
+        b = tech.evaluate(dataclasses.replace(case.scenario, profile=view))
+        assert {k: m.value for k, m in a.metrics.items()} == {k: m.value for k, m in b.metrics.items()}, name
+        assert reads, name
+
+
+def test_run_warns_once_about_an_override_no_case_reads(tmp_path):
+    st = tmp_path / "s.sqlite"
+    r = CliRunner().invoke(main, ["run", "--technique", "poseidon", "--param", "nodes=4", "--store", str(st), "-q",
+                                  "--set", "device.tdp=100 W,200 W"])
+    assert r.exit_code == 0, r.output
+    assert r.output.count("warning: --set device.tdp: poseidon never read profile field 'device.tdp'") == 1
+    r = CliRunner().invoke(main, ["run", "--technique", "poseidon", "--param", "nodes=4", "--store", str(st), "-q",
+                                  "--set", "network.-1.bandwidth=1 Gbit/s,2 Gbit/s"])
+    assert r.exit_code == 0 and "warning" not in r.output, r.output
+    from suite.results import Store
+
+    with Store(st, readonly=True) as s:
+        reads = s.fields_read("poseidon")
+    assert set(reads) >= {("poseidon", "model"), ("ps", "model")}
+    assert "device.peak_flops.fp32" in reads[("poseidon", "model")]
+
+
+def test_info_lists_the_fields_a_technique_reads():
+    r = CliRunner().invoke(main, ["info", "poseidon", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    fields = json.loads(r.output)["profile_fields_read"]["all"]
+    # Poseidon prices compute on the fp32 peak and communication on the (single) network level
+    assert {"device.peak_flops.fp32", "network.0.bandwidth", "network.0.latency"} <= set(fields)
+    assert "device.tdp" not in fields and "cost.node_hour" not in fields
+
+
+def test_hardware_show_marks_fields_nobody_reads():
+    r = CliRunner().invoke(main, ["hardware", "show", "titanx-cluster-10gbe", "--unread", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    rows = {f["path"]: f["read_by"] for f in json.loads(r.output[r.output.index("{"):])["fields"]}
+    assert rows["device.tdp"] == []
+    assert "poseidon" in rows["device.peak_flops.fp32"]
+
+
+def test_unresolved_case_has_no_tracking_side_effects():
+    from suite.runner.executors import run_case
+    from suite.runner.case import Case
+
+    with pytest.raises(SuiteError, match="not resolved"):
+        run_case(Case(key="k", technique="t", technique_version="1", variant="v", fidelity="model", profile=None,
+                      profile_hash=None, workload=None, workload_hash=None, params={}, seed=0))
