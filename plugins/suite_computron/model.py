@@ -316,8 +316,10 @@ def _forward(table, k: int, tokens: int, tp: int, pp: int, profile, efficiency: 
     compute = roofline_time(flops, nbytes, peak, dev.memory_bandwidth, efficiency)
     act = k * tokens * _hidden(table) * DTYPE_BYTES
     tp_comm = handoff = 0.0
-    if tp > 1 or pp > 1:
-        if not profile.network:
+    if (tp > 1 or pp > 1) and not profile.network:
+        if dev.type == "cpu":  # threads of one CPU share its memory: nothing crosses a link
+            return compute, 0.0, 0.0
+        else:
             raise ProfileError(f"profile {profile.name!r}: field network: expected an intra-node level for "
                                f"tp x pp = {n} > 1, got nothing")
     if tp > 1:

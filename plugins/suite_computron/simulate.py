@@ -28,7 +28,8 @@ GPU. Stage and swap times come from :mod:`suite_computron.model`. All models sta
 
 Outputs: latency (response time, arrival to completion) mean / p50 / p90 / p99 overall and per
 model, SLO attainment (fraction of requests answered within ``slo`` s), loads, offloads, bytes
-moved, the largest number of models resident (loaded or loading), GPU busy time, and an event log.
+moved, the largest number of models resident (loaded or loading), GPU busy time, and an event log
+(``batch``, ``load`` and ``evict`` when decided; ``loaded`` and ``offloaded`` when a transfer ends).
 """
 
 from __future__ import annotations
@@ -272,8 +273,9 @@ class Engine:
         while True:
             now = env.now
             while self._pending and self._pending[0][0] <= now:
-                _t, _s, kind, m = heapq.heappop(self._pending)
+                t_end, _s, kind, m = heapq.heappop(self._pending)
                 self.state[m] = kind
+                self.log.append((t_end, kind, m))
                 if kind == "loaded":
                     self.bytes_loaded += self.S
                 else:
