@@ -150,14 +150,14 @@ def scenarios(draw, technique, fidelity: str = "model", profile_kind: str | None
     technique accepts the kind) a generated profile in place of the named one."""
     from dataclasses import replace
 
-    from suite.runner.case import resolve_case
+    from suite.testing.check import _resolve  # one resolver for every example (profiles loaded once)
 
     specs = [s for s in technique.smoke if s.fidelity == fidelity] or list(technique.smoke)
     if not specs:
         raise ValueError(f"technique {technique.name!r} declares no smoke scenarios")
     spec = draw(st.sampled_from(specs))
     spec = replace(spec, variant=draw(st.sampled_from(technique.variant_names)))
-    case = resolve_case(technique, spec)
+    case = _resolve(technique, spec)
     scen = case.scenario
     if scen.profile is not None:
         kind = profile_kind or scen.profile.kind
