@@ -166,6 +166,7 @@ def test_no_installed_claim_is_reproduced_with_a_null_inside(tmp_path):
     from dataclasses import replace
 
     from suite.results import Store
+    from suite.runner.executors import ExecOptions
     from suite.runner.reproduce import reproduce
 
     techs = []
@@ -174,7 +175,7 @@ def test_no_installed_claim_is_reproduced_with_a_null_inside(tmp_path):
         techs.append(replace(t, claims=claims))
     store = Store(tmp_path / "s.sqlite")
     try:
-        board = reproduce(techs, store)
+        board = reproduce(techs, store, options=ExecOptions(timeout=300))  # a case past it: an error row
     finally:
         store.close()
     claims = {(t.name, c.id): c for t in techs for c in t.claims}
