@@ -527,3 +527,26 @@ def test_conformance_kit():
     rep = check_technique(TECHNIQUE, max_examples=3)
     for check in ("metadata", "parameters", "runs-and-metrics", "determinism", "claims-resolve", "properties"):
         assert rep.outcomes[check] == "passed", check
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(1e8, 1e11), st.floats(4e9, 64e9), st.floats(0.5, 1.0), st.none() | st.floats(10e9, 400e9),
+       st.none() | st.integers(1, 8), st.floats(8e9, 64e9), st.floats(0, 1e-5))
+def test_swap_time_monotone(S, link, frac, host, gpus, uplink, lat):
+    """Non-increasing in n (parallel), non-decreasing in n (serial, latency per shard), and a slower
+    link, host memory or switch uplink never lowers it (raises it where that bound binds)."""
+    ep = model.HostEndpoint(link, frac, lat, host, gpus, uplink if gpus else None)
+    par = [model.swap_time(S, n, ep).time for n in (1, 2, 3, 4, 8)]
+    assert all(b <= a * (1 + 1e-12) for a, b in zip(par, par[1:]))
+    ser = [model.swap_time(S, n, ep, parallel=False).time for n in (1, 2, 4)]
+    assert all(b >= a * (1 - 1e-12) for a, b in zip(ser, ser[1:]))
+    for n in (1, 4):
+        base = model.swap_time(S, n, ep)
+        slower = {"link": dataclasses.replace(ep, link_bandwidth=link / 2),
+                  "host-memory": dataclasses.replace(ep, host_bandwidth=host / 2 if host else None),
+                  "switch": dataclasses.replace(ep, switch_bandwidth=uplink / 2 if gpus else None)}
+        for what, e2 in slower.items():
+            t2 = model.swap_time(S, n, e2).time
+            assert t2 >= base.time * (1 - 1e-12)
+            if base.bound == what:
+                assert t2 > base.time
