@@ -322,9 +322,8 @@ def evaluate(scenario):
         rng = np.random.default_rng(seed)
         oracle, ey, werr, outerr, macs, dmacs = 0.0, 0.0, [], [], 0, 0
         for layer in targets:
-            g0 = dec.Geometry.of_layer(layer)
-            hw = min(g0.h, 8)
-            geo = dec.Geometry(g0.F, g0.C, g0.kh, g0.kw, g0.sh, g0.sw, g0.ph, g0.pw, g0.h, g0.w, g0.name)
+            geo = g0 = dec.Geometry.of_layer(layer)
+            hw = min(g0.h, 8)  # the oracle runs on an 8x8 input patch (any size checks the algebra)
             w = rng.normal(0, np.sqrt(2.0 / (g0.C * g0.kh * g0.kw)), (g0.F, g0.C, g0.kh, g0.kw))
             ch = choose(w, geo, methods, ratio, seed) if methods else choose(w, geo, (), ratio)
             x = rng.normal(size=(1, g0.C, hw, hw))
