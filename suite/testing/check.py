@@ -131,17 +131,30 @@ def check_parameters(tech: Technique) -> None:
         raise _fail(tech, "parameters", "an unknown parameter was accepted")
 
 
-_RESOLVER: list = []
+_RESOLVER: dict = {}
+
+
+def _resolver_key() -> tuple:
+    """What the resolver's profiles and workloads depend on: the profile folders named by the
+    environment and the registry a test may have substituted."""
+    import sys
+
+    ctx_mod, reg_mod = sys.modules.get("suite.context"), sys.modules.get("suite.registry")
+    return (os.environ.get("SUITE_PROFILES", ""), os.environ.get("XDG_CONFIG_HOME", ""),
+            id(getattr(ctx_mod, "default_registry", None)), id(getattr(reg_mod, "_REGISTRY", None)))
 
 
 def _resolver():
-    """One resolver (one context: the installed plugins' profiles and workloads) for every check
-    of this process; built before an isolated check forks, so each child inherits it loaded."""
-    if not _RESOLVER:
+    """One resolver (one context: the installed plugins' profiles and workloads) for the checks
+    of this process, rebuilt when the profile folders or the registry change; built before an
+    isolated check forks, so each child inherits it loaded."""
+    key = _resolver_key()
+    if key not in _RESOLVER:
         from suite.runner.case import Resolver
 
-        _RESOLVER.append(Resolver())
-    return _RESOLVER[0]
+        _RESOLVER.clear()
+        _RESOLVER[key] = Resolver()
+    return _RESOLVER[key]
 
 
 def _resolve(tech: Technique, spec):
