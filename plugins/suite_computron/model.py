@@ -62,7 +62,7 @@ from suite.perf import Group, collective_time, roofline_time
 
 __all__ = ["LINK_FRACTION", "DEFAULT_EFFICIENCY", "DTYPE_BYTES", "VARIANTS", "HostEndpoint", "SwapCost",
            "ServiceCost", "layout", "host_endpoint", "host_link_time", "swap_time", "service_cost",
-           "check_fits", "served_table", "model_bytes", "evaluate"]
+           "check_fits", "served_table", "model_bytes", "layer_table_of", "settings", "evaluate"]
 
 #: Achieved fraction of a PCIe link's per-direction bandwidth for large pinned DMA copies.
 #: Source: PCIe 4.0 packet overhead [PCIe4] at the usual 256-byte maximum payload -- each TLP
@@ -182,7 +182,7 @@ def _link_profile(bandwidth: float, latency: float):
 
     return Profile.model_validate({
         "name": "computron-host-link", "kind": "node", "source": "derived from the scenario's host link",
-        "device": {"type": "gpu", "memory": 1.0, "memory_bandwidth": 1.0, "peak_flops": {"fp32": 1.0}},
+        "device": {"type": "gpu", "memory": 1.0, "memory_bandwidth": 1e18, "peak_flops": {"fp32": 1e18}},
         "node": {"device": "host-link-endpoint", "devices_per_node": 2},
         "network": [{"name": "host-link", "topology": "switch", "size": 2, "bandwidth": bandwidth,
                      "latency": latency}]})
