@@ -122,7 +122,7 @@ def test_a_lost_or_duplicated_message_is_detected():
     led = C.Ledger()
     C.ring_allreduce(arrays, led)
     assert led.conservation_problems(require_receipts=True) == []
-    assert led.received_by() == led.sent_by()  # ring: every rank receives what it sends
+    assert led.tallied_by_receivers() == led.received_by() == led.sent_by()  # ring: each receives what it sends
     lost = C.Ledger(list(led.messages), list(led.receipts[1:]))
     (msg,) = lost.conservation_problems()
     assert "lost" in msg and f"{led.receipts[0].src} -> {led.receipts[0].dst}" in msg

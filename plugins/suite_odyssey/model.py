@@ -14,6 +14,8 @@ References
 .. [Narayanan21] D. Narayanan et al., "Efficient Large-Scale Language Model Training on GPU
    Clusters Using Megatron-LM", SC 2021: 1F1B (§2.2); transformer-layer FLOPs
    ``24 b s h^2 + 4 b s^2 h`` forward, backward twice the forward (§5.1, Eq. 3 derivation).
+.. [Shoeybi19] M. Shoeybi et al., "Megatron-LM: Training Multi-Billion Parameter Language Models
+   Using Model Parallelism", arXiv 1909.08053, 2019, §3 (two all-reduces per layer and pass).
 .. [Rajbhandari20] S. Rajbhandari et al., "ZeRO: Memory Optimizations Toward Training Trillion
    Parameter Models", SC 2020, §3.1: mixed-precision Adam keeps 16 bytes of state per parameter.
 .. [Thorpe23] J. Thorpe et al., "Bamboo: Making Preemptible Instances Resilient for Affordable
@@ -212,6 +214,10 @@ class ClusterModel:
     repair_time: float
     restart_time: float
     checkpoint_bandwidth: float
+    #: the hardware profile whose levels price every transfer through suite.perf.collective_time
+    #: (None: the flat ``latency + bytes / bandwidth`` above, for hand-built clusters)
+    profile: object = field(default=None, compare=False, hash=False, repr=False)
+    profile_key: str = ""  # the profile's content hash: clusters of different profiles differ
 
 
 def cluster_from_profile(profile, *, mfu: float, device_mtbf_h=None, repair_time_h=None,
@@ -247,6 +253,7 @@ def cluster_from_profile(profile, *, mfu: float, device_mtbf_h=None, repair_time
         device_mtbf=pick(device_mtbf_h, 3600.0, "device_mtbf"), repair_time=pick(repair_time_h, 3600.0, "repair_time"),
         restart_time=pick(restart_time_s, 1.0, "restart_time"),
         checkpoint_bandwidth=pick(checkpoint_bandwidth_gbs, 1e9, "checkpoint_bandwidth"),
+        profile=profile, profile_key=profile.content_hash(),
     )
 
 
@@ -310,6 +317,7 @@ class PerfModel:
         self._rate = cluster.flops * cluster.mfu
         self._cost = np.asarray(job.fwd) + np.asarray(job.bwd)
         self._chain: dict[float, list[Plan | None]] = {}
+        self._tpc: dict[int, np.ndarray] = {}
         self._bounds = lru_cache(maxsize=None)(self._partition)
 
     # -- per stage
@@ -318,31 +326,93 @@ class PerfModel:
 
     def stage_times(self, bounds: Sequence[int], tp: int = 1) -> tuple[np.ndarray, np.ndarray]:
         """Per-micro-batch forward and backward time of each stage (s):
-        ``FLOPs x micro_batch / (tp x peak x mfu)`` (TP divides the compute; its communication
-        is not modelled)."""
+        ``FLOPs x micro_batch / (tp x peak x mfu)`` (TP divides the compute), plus, with
+        ``tp > 1`` and the cluster's profile, tensor parallelism's all-reduces of each layer's
+        activation (:meth:`tp_comm`)."""
         mb = self.job.micro_batch
         tf = stage_sums(self.job.fwd, bounds) * mb / (tp * self._rate)
         tb = stage_sums(self.job.bwd, bounds) * mb / (tp * self._rate)
+        if tp > 1 and self.cluster.profile is not None:
+            c = stage_sums(self.tp_comm(tp), bounds)
+            tf, tb = tf + c, tb + c
         return tf, tb
 
-    def hop_time(self, bounds: Sequence[int]) -> float:
-        """Send of one micro-batch's boundary activation: ``alpha + act x b / BW`` (largest
-        boundary; alpha-beta [suite.perf.p2p_time])."""
+    def tp_comm(self, tp: int) -> np.ndarray:
+        """Per layer, the forward (= backward) tensor-parallel communication of one micro-batch
+        (s): two all-reduces of the layer's activation over the ``tp`` devices of a stage, as
+        Megatron-LM's row/column split does per transformer layer and pass [Shoeybi19 §3], priced by
+        :func:`suite.perf.collective_time` (``tp`` consecutive devices; the other stages on the
+        node run theirs at once, ``Group.concurrent``)."""
+        hit = self._tpc.get(tp)
+        if hit is not None:
+            return hit
+        from suite.perf import Group, collective_time
+
+        prof = self.cluster.profile
+        dpn = prof.devices_per_node
+        g = Group(tp, 1, concurrent=max(1, dpn // tp)) if tp <= dpn else Group(dpn, -(-tp // dpn))
+        mb = self.job.micro_batch
+        out = np.array([2.0 * collective_time("allreduce", a * mb, g, prof).time for a in self.job.act])
+        self._tpc[tp] = out
+        return out
+
+    def _pp_intra(self, pp: int, tp: int) -> bool:
+        """Whether every pipeline of ``pp`` stages x ``tp`` devices lies inside one node (devices
+        are numbered pipeline by pipeline, stage by stage, ``tp`` consecutive per stage)."""
+        dpn = self.cluster.profile.devices_per_node
+        span = pp * tp
+        return span <= dpn and dpn % span == 0
+
+    def hop_time(self, bounds: Sequence[int], tp: int = 1) -> float:
+        """Send of one micro-batch's boundary activation (largest boundary; s).
+
+        With the cluster's profile: :func:`suite.perf.collective_time` ``p2p`` inside a node when
+        every pipeline fits in one (:meth:`_pp_intra`), else between two nodes (the slowest hop
+        sets the pipeline's pace). Without: ``alpha + act x b / BW`` [suite.perf.p2p_time]."""
         if len(bounds) <= 2:
             return 0.0
         act = max(self.job.act[b - 1] for b in bounds[1:-1])
-        return self.cluster.latency + act * self.job.micro_batch / self.cluster.bandwidth
+        nbytes = act * self.job.micro_batch
+        prof = self.cluster.profile
+        if prof is None:
+            return self.cluster.latency + nbytes / self.cluster.bandwidth
+        from suite.perf import Group, collective_time
+
+        g = Group(2, 1) if self._pp_intra(len(bounds) - 1, tp) and prof.devices_per_node > 1 else Group(1, 2)
+        return collective_time("p2p", nbytes, g, prof).time
 
     def stage_params(self, bounds: Sequence[int]) -> np.ndarray:
         return stage_sums(self.job.params, bounds)
 
+    def dp_group(self, dp: int, pp: int, tp: int):
+        """Where the ``dp`` replicas of one stage shard sit: devices ``pp tp`` apart, so
+        ``dpn // (pp tp)`` per node when a pipeline is smaller than a node, else one per node;
+        the other stages' and shards' all-reduces run at once on the same nodes
+        (``Group.concurrent``)."""
+        from suite.perf import Group
+
+        dpn = self.cluster.profile.devices_per_node
+        stride = pp * tp
+        if stride < dpn and dpn % stride == 0:
+            per = min(dp, dpn // stride)
+            nodes = -(-dp // per)
+            return Group(per, nodes, ranks=dp if dp != per * nodes else None, concurrent=stride)
+        return Group(1, dp, concurrent=min(stride, dpn))
+
     def allreduce_time(self, bounds: Sequence[int], dp: int, tp: int = 1) -> float:
-        """Ring all-reduce of the largest stage's gradient shard over ``dp`` replicas
-        [Patarasuk09 via suite.perf.ring_allreduce_time]; 0 for ``dp = 1``."""
+        """All-reduce of the largest stage's gradient shard over ``dp`` replicas; 0 for
+        ``dp = 1``. With the cluster's profile: :func:`suite.perf.collective_time` (``auto``)
+        over :meth:`dp_group`; without: ring [Patarasuk09 via suite.perf.ring_allreduce_time]."""
         if dp <= 1:
             return 0.0
         nbytes = float(self.stage_params(bounds).max()) * GRAD_BYTES_PER_PARAM / tp
-        return ring_allreduce_time(nbytes, dp, self.cluster.latency, 1.0 / self.cluster.bandwidth)
+        prof = self.cluster.profile
+        if prof is None:
+            return ring_allreduce_time(nbytes, dp, self.cluster.latency, 1.0 / self.cluster.bandwidth)
+        from suite.perf import collective_time
+
+        pp = len(bounds) - 1
+        return collective_time("allreduce", nbytes, self.dp_group(dp, pp, tp), prof).time
 
     def stage_memory(self, bounds: Sequence[int], tp: int = 1, state_factor: float = 1.0) -> np.ndarray:
         """Bytes per device of each stage: ``16 x params x state_factor / tp`` [Rajbhandari20]
@@ -364,7 +434,7 @@ class PerfModel:
         b = tuple(bounds) if bounds is not None else self._bounds(pp)
         tf, tb = self.stage_times(b, tp)
         m = max(split_microbatches(self.job.microbatches, dp))
-        hop = self.hop_time(b)
+        hop = self.hop_time(b, tp)
         ar = self.allreduce_time(b, dp, tp)
         t = pipeline_1f1b_schedule(tf, tb, m, hop).makespan + ar if m > 0 else ar
         return Plan(dp, pp, tp, b, tuple(tf), tuple(tb), hop, ar, float(t))
@@ -413,7 +483,7 @@ class PerfModel:
                     continue
                 tf, tb = self.stage_times(b, tp)
                 m = max(split_microbatches(self.job.microbatches, dp))
-                est = (pipeline_1f1b_unbalanced_time(tf + tb, m) + 2 * (pp - 1) * self.hop_time(b)
+                est = (pipeline_1f1b_unbalanced_time(tf + tb, m) + 2 * (pp - 1) * self.hop_time(b, tp)
                        + self.allreduce_time(b, dp, tp))
                 scored.append((est, dp, pp, tp))
         if not scored:
@@ -491,8 +561,20 @@ class PerfModel:
         return STATE_BYTES_PER_PARAM * float(self.stage_params(bounds)[stage]) / tp
 
     def transfer_time(self, nbytes: float) -> float:
-        """``alpha + bytes / BW`` on the outer network (s)."""
-        return 0.0 if nbytes <= 0 else self.cluster.latency + nbytes / self.cluster.bandwidth
+        """State copy between two nodes (s): :func:`suite.perf.collective_time` ``p2p`` over the
+        profile's inter-node levels, or ``alpha + bytes / BW`` without a profile."""
+        if nbytes <= 0:
+            return 0.0
+        prof = self.cluster.profile
+        if prof is None or prof.num_nodes < 2:
+            if prof is not None:
+                from suite.perf import Group, collective_time
+
+                return collective_time("p2p", nbytes, Group(min(2, prof.devices_per_node), 1), prof).time
+            return self.cluster.latency + nbytes / self.cluster.bandwidth
+        from suite.perf import Group, collective_time
+
+        return collective_time("p2p", nbytes, Group(1, 2), prof).time
 
     def replan_transfer_time(self, old: Plan | None, old_layers: Mapping[int, tuple[int, int]],
                              new: Plan, new_layers: Mapping[int, tuple[int, int]]) -> float:

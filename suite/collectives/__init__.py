@@ -97,10 +97,16 @@ class Ledger:
         return dict(out)
 
     def received_by(self) -> dict[int, int]:
-        """Bytes each rank received: the receivers' own tally when they kept one, else the
-        senders' messages by destination."""
+        """Bytes addressed to each rank, from the senders' records."""
         out: dict[int, int] = defaultdict(int)
-        for m in (self.receipts if self.receipts else self.messages):
+        for m in self.messages:
+            out[m.dst] += m.nbytes
+        return dict(out)
+
+    def tallied_by_receivers(self) -> dict[int, int]:
+        """Bytes each rank says it took in (its own tally, :meth:`receive`)."""
+        out: dict[int, int] = defaultdict(int)
+        for m in self.receipts:
             out[m.dst] += m.nbytes
         return dict(out)
 

@@ -134,13 +134,21 @@ class Group:
         ranks < nodes ranks_per_node``; :func:`group_of` sets it). Algorithms over all ranks
         (ring, recursive doubling, Rabenseifner) count this many; the per-level phases of the
         hierarchical algorithms price full nodes (the busiest).
+    concurrent : int
+        Copies of this collective that run at once on the same nodes over other ranks (the
+        data-parallel groups of the other pipeline stages / tensor shards): they share every
+        node's NICs and every bus medium equally, so each inter-node level's bandwidth (and a
+        bus's) is divided by this count. Intra-node switched links are per device: unaffected.
     """
 
     ranks_per_node: int = 1
     nodes: int = 1
     ranks: int | None = None
+    concurrent: int = 1
 
     def __post_init__(self):
+        if self.concurrent < 1:
+            raise ValueError(f"group: concurrent must be >= 1, got {self.concurrent}")
         if self.ranks_per_node < 1 or self.nodes < 1:
             raise ValueError(f"group: ranks_per_node and nodes must be >= 1, got {self.ranks_per_node}, {self.nodes}")
         if self.ranks is not None and not (self.ranks_per_node * (self.nodes - 1) < self.ranks
@@ -261,6 +269,15 @@ def _prepare(profile: "Profile") -> tuple:
         _LINES.clear()
     _CACHE[id(profile)] = (profile, out)
     return out
+
+
+def _shared(lv, c: int) -> tuple:
+    """The levels as one of *c* concurrent copies of a collective sees them (NICs and media shared)."""
+    import dataclasses
+
+    return tuple(dataclasses.replace(v, bw=v.bw / c if v.inter else v.bw,
+                                     medium=v.medium / c if (v.inter or v.topo == "bus") else v.medium)
+                 for v in lv)
 
 
 def reduction_gamma(profile: "Profile") -> float:
@@ -596,9 +613,11 @@ def collective_time(op: str, nbytes: float, group: Group, profile: "Profile",
         return CollectiveCost(a + m / bw, "p2p", _spread(nlev, (d,), [m]))
     if algorithm == "mpich":
         algorithm = _mpich_choice(op, m, p, dims)
-    key = (token, op, group.ranks_per_node, group.nodes, group.ranks, algorithm)
+    key = (token, op, group.ranks_per_node, group.nodes, group.ranks, group.concurrent, algorithm)
     lines = _LINES.get(key)
     if lines is None:
+        if group.concurrent > 1:
+            lv = _shared(lv, group.concurrent)
         lines = _lines(op, algorithm, dims, lv, pi, g, p)
         if len(_LINES) > 100_000:
             _LINES.clear()
