@@ -41,12 +41,13 @@ layout K build (once)                                 each iteration
                                                       columns (the MPI_MINLOC update, eq. 19)
 ====== ============================================= =========================================================
 
-with ``q = sqrt(P)``. Small all-reduces take the fastest of ring, binomial tree and Rabenseifner
-(what an MPI library selects by size, [Thakur05]). Ranks are placed on nodes in order
-(``devices_per_node`` consecutive ranks per node); a collective whose group lies inside one node
-uses the innermost network level (NVLink), otherwise the outermost, with each GPU's share of its
-node's NICs: ``bandwidth * nics_per_node / devices_per_node`` (every GPU of a node communicates
-at once in all layouts). Latency is the level's ``latency`` per message.
+with ``q = sqrt(P)``. Every collective is priced by :func:`suite.perf.collective_time` over the
+group's placement (:func:`placement`): ranks sit on nodes in order (``devices_per_node``
+consecutive ranks per node); a group inside one node crosses the intra-node level only, a group
+across nodes every level it spans, and the layout's other groups of the same collective run at
+once, sharing each node's NICs (every GPU of a node communicates at once in all layouts) and any
+bus. Small all-reduces take the fastest algorithm (``auto``; what NCCL's tuner or an MPI library
+selects by size, [Thakur05]); the others run the algorithm the simulation performs.
 
 **Iteration and totals.** ``T_iter = sum of local phases + sum of collectives`` (no overlap;
 the paper's implementation runs the phases one after another, Alg. 1-2);
@@ -74,17 +75,7 @@ import math
 from dataclasses import dataclass
 
 from suite.errors import ParameterError
-from suite.perf import (
-    allgather_time,
-    alpha_beta,
-    broadcast_time,
-    p2p_time,
-    rabenseifner_allreduce_time,
-    reduce_scatter_time,
-    ring_allreduce_time,
-    roofline_time,
-    tree_allreduce_time,
-)
+from suite.perf import alpha_beta, roofline_time
 from suite.technique import Skip
 
 __all__ = [
@@ -94,6 +85,7 @@ __all__ = [
     "words_per_rank",
     "memory_per_gpu",
     "group_alpha_beta",
+    "placement",
     "collective_time",
     "predict",
     "DTYPE_BYTES",
@@ -247,29 +239,70 @@ def group_alpha_beta(profile, group: int, stride: int, p: int | None = None) -> 
     return alpha, beta
 
 
+def placement(profile, group: int, stride: int, p: int | None = None):
+    """The :class:`suite.perf.Group` of one collective over ``group`` ranks spaced ``stride``
+    apart in a *p*-GPU layout placed ``devices_per_node`` per node in order, with every other
+    group of the same collective running at once (``Group.concurrent``: the groups that share
+    a node's NICs or a bus).
+
+    * consecutive (``stride == 1``): inside a node when ``group`` divides ``devices_per_node``
+      (``dpn / group`` groups per node), else ``devices_per_node`` per node over
+      ``group / devices_per_node`` nodes;
+    * strided: ``dpn / stride`` members per node when ``stride < dpn`` (``stride`` groups share
+      a node), one per node otherwise (``dpn`` groups share each node).
+    """
+    from suite.perf import Group
+
+    dpn = profile.devices_per_node
+    p = group * stride if p is None else p
+    if p <= dpn:
+        return Group(group, 1, concurrent=max(1, p // group))
+    if stride == 1:
+        if group <= dpn and dpn % group == 0:
+            return Group(group, 1, concurrent=dpn // group)
+        per = min(group, dpn)
+        nodes = -(-group // per)
+        return Group(per, nodes, ranks=group if group != per * nodes else None)
+    if stride < dpn:
+        per = max(1, min(group, dpn // stride))
+        nodes = -(-group // per)
+        return Group(per, nodes, ranks=group if group != per * nodes else None, concurrent=min(stride, dpn))
+    return Group(1, group, concurrent=dpn)
+
+
+#: the algorithm each collective of the layouts runs (as the simulation in solvers performs it)
+_ALGO = {"allgather": ("allgather", "ring"), "gather": ("allgather", "ring"),
+         "reduce-scatter": ("reduce-scatter", "ring"), "broadcast": ("broadcast", "tree"),
+         "allreduce": ("allreduce", "ring"), "allreduce-small": ("allreduce", "auto"), "p2p": ("p2p", "p2p")}
+
+
 def collective_time(c: Collective, profile, w: int, p: int | None = None) -> float:
-    """Time (s) of one collective of a *p*-GPU layout on *profile*, data elements of *w* bytes."""
+    """Time (s) of one collective of a *p*-GPU layout on *profile*, data elements of *w* bytes:
+    :func:`suite.perf.collective_time` over the group's :func:`placement` (every level it
+    crosses, the NICs and media shared with the layout's other groups, the reduction term).
+    Ring all-gather (a gather is priced as one), ring reduce-scatter, binomial broadcast, ring
+    all-reduce, and for the small all-reduce of the centroid norms the fastest algorithm
+    (``auto``); p2p between two nodes when the group spans nodes.
+
+    Raises
+    ------
+    Skip
+        The profile has no network level.
+    """
     if c.group <= 1 or c.words == 0:
         return 0.0
-    alpha, beta = group_alpha_beta(profile, c.group, c.stride, p)
+    if not profile.network:
+        raise Skip(f"profile {profile.name!r} has no [[network]] level; a distributed layout needs one")
+    from suite.perf import collective_time as price
+
     m = c.words * (LABEL_BYTES if c.elem == "label" else w)
-    g = c.group
-    if c.kind == "allgather":
-        return allgather_time(m, g, alpha, beta)
-    if c.kind == "gather":  # root receives (g-1)/g of m from g-1 peers
-        return allgather_time(m, g, alpha, beta)
-    if c.kind == "reduce-scatter":
-        return reduce_scatter_time(m, g, alpha, beta)
-    if c.kind == "broadcast":
-        return broadcast_time(m, g, alpha, beta, "binomial")
-    if c.kind == "allreduce":
-        return ring_allreduce_time(m, g, alpha, beta)
-    if c.kind == "allreduce-small":
-        return min(ring_allreduce_time(m, g, alpha, beta), tree_allreduce_time(m, g, alpha, beta),
-                   rabenseifner_allreduce_time(m, g, alpha, beta))
+    op, algo = _ALGO[c.kind]
+    g = placement(profile, c.group, c.stride, p)
     if c.kind == "p2p":
-        return p2p_time(m, alpha, beta)
-    raise ValueError(c.kind)
+        from suite.perf import Group
+
+        g = Group(1, 2, concurrent=g.concurrent * g.ranks_per_node) if g.nodes > 1 else Group(2, 1, concurrent=g.concurrent)
+    return price(op, m, g, profile, algo).time
 
 
 def memory_per_gpu(variant: str, n: int, d: int, k: int, p: int, w: int, window: int = 8192) -> float:
