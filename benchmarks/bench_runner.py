@@ -6,8 +6,9 @@ evaluation) and, when installed, a real cost model (``poseidon``):
 * the bare loop: ``technique.evaluate(scenario)`` over the already-resolved scenarios, in one
   process (the floor);
 * expansion (sweep -> resolved, hashed cases);
-* ``run_cases`` with the local executor at ``-j 1`` (in-process) and ``-j 2`` (forked worker pool),
-  and with the dask executor (LocalCluster, 2 workers; cluster start-up included);
+* ``run_cases`` with the local executor at ``-j 1 --in-process`` (the fast path, no isolation),
+  ``-j 1`` (the default: one isolated worker process) and ``-j 2`` (forked worker pool), and with
+  the dask executor (LocalCluster, 2 workers; cluster start-up included);
 * a second identical run (every case cached).
 
 Per-case overhead = (run time - bare-loop time) / cases. Results go to docs/performance.md.
@@ -29,7 +30,8 @@ import types
 from pathlib import Path
 
 from suite import hookimpl
-from suite.registry import Registry, get_registry, reset_registry
+from suite.context import Context
+from suite.registry import Registry
 from suite.results import Store
 from suite.runner import ExecOptions, expand_entry, run_cases
 from suite.technique import Paper, Param, Result, Technique, Variant
@@ -64,41 +66,45 @@ def bare_loop(tech, cases) -> float:
     return time.perf_counter() - t0
 
 
-def timed_run(cases, path: Path, executor="local", jobs=1) -> tuple[float, object]:
+def timed_run(cases, path: Path, executor="local", jobs=1, isolate=True, registry=None) -> tuple[float, object]:
     with Store(path) as st:
         t0 = time.perf_counter()
-        s = run_cases(cases, st, executor=executor, options=ExecOptions(jobs=jobs), command="bench")
+        s = run_cases(cases, st, executor=executor, options=ExecOptions(jobs=jobs, isolate=isolate), command="bench",
+                      registry=registry)
         dt = time.perf_counter() - t0
     assert s.ok + s.cached == len(cases), s.message()
     return dt, s
 
 
-def bench(label, tech, entry, tmp: Path, dask: bool, repeats: int = 2) -> list[dict]:
-    expand_entry({**entry, "params": {k: v[:1] for k, v in entry.get("params", {}).items()}})  # warm imports
+def bench(label, tech, entry, tmp: Path, dask: bool, context, repeats: int = 2) -> list[dict]:
+    expand_entry({**entry, "params": {k: v[:1] for k, v in entry.get("params", {}).items()}},
+                 context=context)  # warm imports
     t0 = time.perf_counter()
-    exp = expand_entry(entry)
+    exp = expand_entry(entry, context=context)
     t_expand = time.perf_counter() - t0
     cases = exp.cases
     n = len(cases)
     bare = min(bare_loop(tech, cases) for _ in range(3))
     rows = [{"technique": label, "what": "bare loop (evaluate only)", "cases": n, "seconds": bare}]
     rows.append({"technique": label, "what": "expansion (resolve + hash)", "cases": n, "seconds": t_expand})
-    runs = [("local -j 1 (in-process)", "local", 1), ("local -j 2 (worker pool)", "local", 2)]
+    runs = [("local -j 1 --in-process (no isolation)", "local", 1, False),
+            ("local -j 1 (default: one isolated worker)", "local", 1, True),
+            ("local -j 2 (worker pool)", "local", 2, True)]
     if dask:
-        runs.append(("dask -j 2 (LocalCluster, start-up included)", "dask", 2))
-    for i, (what, ex, jobs) in enumerate(runs):
+        runs.append(("dask -j 2 (LocalCluster, start-up included)", "dask", 2, True))
+    for i, (what, ex, jobs, iso) in enumerate(runs):
         dts = []
         for rep in range(repeats):  # best of `repeats`, each into a fresh store (the machine is shared)
             path = tmp / f"{label}-{i}-{rep}.sqlite"
-            dts.append(timed_run(cases, path, ex, jobs)[0])
+            dts.append(timed_run(cases, path, ex, jobs, iso, context.registry)[0])
         dt = min(dts)
         rows.append({"technique": label, "what": what, "cases": n, "seconds": dt})
         if i == 0:
-            dt2, s2 = timed_run(cases, path, ex, jobs)
+            dt2, s2 = timed_run(cases, path, ex, jobs, iso, context.registry)
             assert s2.computed == 0
             rows.append({"technique": label, "what": "second identical run (all cached)", "cases": n, "seconds": dt2})
     if dask:
-        dt, _s = timed_run(cases[:1], tmp / f"{label}-dask-1.sqlite", "dask", 2)
+        dt, _s = timed_run(cases[:1], tmp / f"{label}-dask-1.sqlite", "dask", 2, True, context.registry)
         rows.append({"technique": label, "what": "dask -j 2, one case (cluster start-up and shutdown)", "cases": 1,
                      "seconds": dt})
     for r in rows:
@@ -115,17 +121,15 @@ def main() -> None:
     ap.add_argument("--no-dask", action="store_true")
     ap.add_argument("--no-real", action="store_true")
     a = ap.parse_args()
-    real = get_registry()
-    reg = Registry(entry_points_=[], modules=[("bench", _plugin_module())])
+    real = Context.build()
+    fake = Context.build(registry=Registry(entry_points_=[], modules=[("bench", _plugin_module())]))
     rows = []
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        reset_registry(reg)
         sizes = [float(1 << k) for k in range(10, 30)]  # 20
         works = [1e-3 * (1 + i) for i in range(max(1, a.cases // (2 * len(sizes))))]
         rows += bench("bench (fake, closed form)", BENCH,
-                      {"technique": "bench", "params": {"size": sizes, "work": works}}, tmp, not a.no_dask)
-        reset_registry(real)
+                      {"technique": "bench", "params": {"size": sizes, "work": works}}, tmp, not a.no_dask, fake)
         if not a.no_real:
             try:
                 pos = real.technique("poseidon")
@@ -135,7 +139,8 @@ def main() -> None:
                 nodes = list(range(1, 33))
                 bws = [f"{b} Gbit/s" for b in range(1, 1 + max(1, a.cases // (len(nodes) * len(pos.variants))))]
                 rows += bench("poseidon (model)", pos, {"technique": "poseidon", "params": {"nodes": nodes},
-                                                        "set": {"network.-1.bandwidth": bws}}, tmp, not a.no_dask)
+                                                        "set": {"network.-1.bandwidth": bws}}, tmp, not a.no_dask,
+                              real)
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
     print("| technique | what | cases | seconds | cases/s | us/case | overhead us/case vs bare loop |")
     print("|---|---|---|---|---|---|---|")

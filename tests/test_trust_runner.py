@@ -110,9 +110,10 @@ def test_huge_sweep_is_refused_before_it_is_expanded():
     r = cli("run", "--technique", "poseidon", "--param", f"nodes={_values(2000)}",
             "--param", f"batch_per_node={_values(2000)}", "--dry-run")
     assert r.exit_code == 2
-    assert r.output.strip().splitlines() == [
-        "error: command line: expected at most 1,000,000 cases (--max-cases), got a sweep of 16,000,000 cases "
-        "for poseidon; narrow it or raise --max-cases"]
+    assert r.output.strip().splitlines() == [  # --dry-run: the count first, then the refusal
+        "16,000,000 case(s) in this sweep",
+        "error: command line: expected at most 1,000,000 cases (--max-cases), got a sweep of 16,000,000 cases; "
+        "narrow it or raise --max-cases"]
 
 
 def test_max_cases_limit_and_dry_run_count():

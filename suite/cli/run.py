@@ -201,7 +201,7 @@ def run_cmd(ctx, experiment, entries, technique, variants, profiles, workloads, 
 
         if dry_run:  # the count first, at once: expanding a large sweep takes a while
             n = count_entry(entry, context=context)
-            if fmt != "json":
+            if fmt != "json" and n > 10_000:  # a small sweep's count is the table's title
                 click.echo(f"{n:,} case(s) in this sweep", err=True)
             if n > max_cases:
                 raise ExperimentError(f"command line: expected at most {max_cases:,} cases (--max-cases), got a "

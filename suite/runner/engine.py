@@ -147,26 +147,6 @@ def _unread_overrides(cases: Sequence[Case], store: Store, seen: dict[tuple, set
     return out
 
 
-def _distributions_of(cases: Sequence[Case]) -> dict[str, str]:
-    """Distribution -> version of the packages that implement the cases' techniques (provenance
-    when no registry is given)."""
-    from importlib.metadata import packages_distributions, version
-
-    tops = {(getattr(f, "__module__", "") or "").split(".")[0]
-            for c in cases if c.tech is not None for f in c.tech.fidelities.values()} - {""}
-    if not tops:
-        return {}
-    dists = packages_distributions()
-    out: dict[str, str] = {}
-    for top in sorted(tops):
-        for d in dists.get(top, []):
-            try:
-                out[d] = version(d)
-            except Exception:  # noqa: BLE001 - provenance must never stop a run
-                out[d] = ""
-    return out
-
-
 def run_cases(cases: Sequence[Case], store: Store, *, executor: str | Executor = "local",
               options: ExecOptions | None = None, rerun: bool = False, allow_parallel_execute: bool = False,
               progress: Progress | None = None, command: str | None = None, registry: Any = None) -> RunSummary:
@@ -204,7 +184,11 @@ def run_cases(cases: Sequence[Case], store: Store, *, executor: str | Executor =
     ex = executor if isinstance(executor, Executor) or hasattr(executor, "map_cases") else get_executor(executor, registry)
     cases = _dedupe(cases)
     t0 = time.monotonic()
-    plugins = registry.distributions() if registry is not None else _distributions_of(cases)
+    if registry is None:  # provenance: the installed plugin distributions (discovery is cached)
+        from suite.context import Context
+
+        registry = Context.build().registry
+    plugins = registry.distributions()
     run_id = store.begin_run(command=command, plugins=plugins)
     summary = RunSummary(run_id=run_id, store=str(store.path), total=len(cases), keys=[c.key for c in cases])
     cached = set() if rerun else store.ok_keys(summary.keys)

@@ -110,18 +110,27 @@ def metric_problem(m: Any) -> str | None:
     dimension cannot be negative (a time, a size, a FLOP count, or a rate of one:
     :func:`suite.hardware.units.nonnegative_unit`). Raw samples are checked the same way.
     """
-    import math
+    v = m.value
+    if m.samples is None:  # the common case, on the hot path of every sweep
+        if v - v != 0.0:  # NaN or +-inf (inf - inf and nan - nan are NaN)
+            return f"metric {m.name!r} is {v} ({m.unit}): expected a finite number"
+        if v < 0 and _nonnegative(m.unit):
+            return f"metric {m.name!r} is {v:g} {m.unit}: expected >= 0 for a quantity in {m.unit}"
+        return None
+    vals = [v, *m.samples]
+    for x in vals:
+        if x - x != 0.0:
+            return f"metric {m.name!r} is {x} ({m.unit}): expected a finite number"
+    lo = min(vals)
+    if lo < 0 and _nonnegative(m.unit):
+        return f"metric {m.name!r} is {lo:g} {m.unit}: expected >= 0 for a quantity in {m.unit}"
+    return None
 
+
+def _nonnegative(unit: str) -> bool:
     from suite.hardware.units import nonnegative_unit
 
-    vals = [m.value] + list(m.samples or ())
-    for v in vals:
-        if not math.isfinite(v):
-            return f"metric {m.name!r} is {v} ({m.unit}): expected a finite number"
-    if any(v < 0 for v in vals) and nonnegative_unit(m.unit):
-        v = min(vals)
-        return f"metric {m.name!r} is {v:g} {m.unit}: expected >= 0 for a quantity in {m.unit}"
-    return None
+    return nonnegative_unit(unit)
 
 
 #: cases of each (technique, variant, fidelity) per process whose profile reads are recorded
