@@ -14,7 +14,7 @@ from the profile (``b_i s_i F / (eff peak)``) and ``t_AR`` the ring all-reduce o
 * ``pipe-sgd``: the all-reduce of iteration t's gradient runs during iteration t+1; iteration t+1
   applies it (staleness 1; with one worker there is nothing to hide and no staleness). Clock
   ``+= max(max_i t_c,i, t_AR)`` per iteration, plus the last all-reduce.
-* ``cocod-sgd`` [Shen19; supplement eq. (9), READ in verified_2.md]: at the start of a round each
+* ``cocod-sgd`` [Shen19; supplement eq. (9)]: at the start of a round each
   worker stores its model ``a_i = x_i`` and launches the all-reduce of ``w_i a_i``; meanwhile it
   runs k local SGD steps; then ``x_i <- xbar + (x_i - a_i)``: the (one round stale) weighted
   average plus its own local progress. Batches by proportional sampling (``b_i ~ 1/s_i``).

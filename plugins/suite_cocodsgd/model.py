@@ -15,9 +15,9 @@ variant        round time                  why
                                            with k local steps
 =============  ==========================  ==============================================
 
-[Shen19, Fig. 1 caption, secondary source in verified_2.md: S-SGD and Local-SGD run computation and
+[Shen19, Fig. 1 caption, from a secondary source: S-SGD and Local-SGD run computation and
 communication sequentially, Pipe-SGD and CoCoD-SGD in parallel; Local-SGD and CoCoD-SGD
-communicate every k iterations]; the formulas are those of shared/research/papers_3.md entry 14.
+communicate every k iterations]; the round-time formulas follow from that caption.
 
 ``t_c = b * F / (eff * peak)`` with F the forward + backward FLOPs per sample of the workload's
 layer table (forward x 3; 2 FLOPs per multiply-add) and one efficiency for every model
@@ -31,7 +31,7 @@ CoCoD-SGD's proportional sampling gives every worker ``b_i ~ 1/s_i`` of the same
 Time to target = iterations-to-target x iteration time (round time / k). Iterations to target:
 the parameter ``steps`` for S-SGD and ``steps * steps_ratio`` for the others; ``steps_ratio``
 defaults to 1 (an assumption: the supplement's Corollary 1 gives CoCoD-SGD the same
-``O(1/sqrt(T sum M_i))`` iteration rate as S-SGD, verified_2.md §2; the paper's measured
+``O(1/sqrt(T sum M_i))`` iteration rate as S-SGD; the paper's measured
 iterations-to-accuracy are (not found in the sources)). So the speed-up over S-SGD is
 ``k (t_c + t_AR) / round(variant) / steps_ratio``.
 

@@ -14,7 +14,7 @@ Model
   ``c_kappa`` = 0 (linear), 3 (polynomial), 4 (Gaussian), 3 (sigmoid) FLOPs per entry.
 * SpMM ``V_i K_ij`` (V one nonzero per column): ``F = 2 m_i m_j``,
   ``B = m_i m_j w + m_i (w + 4) + k m_j w`` -- reading K once dominates, so it is bound by HBM
-  bandwidth (Popcorn; papers_4.md entry 21 (b): ``T_iter ~ 4 n^2 / (P BW)``).
+  bandwidth (Popcorn, PPoPP 2025: ``T_iter ~ 4 n^2 / (P BW)``).
 * Dense baseline ``K V^T`` with dense V: ``F = 2 n^2 k``, ``B = n^2 w + 2 n k w``.
 * Cluster update on a rank's ``m`` points: ``F = 4 m k``, ``B = 3 m k w`` (E read, D written, read
   for the argmin).

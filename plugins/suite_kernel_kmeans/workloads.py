@@ -1,7 +1,6 @@
 """The paper's datasets as workloads described by shape only (no loader: the model needs n and d).
 
-Sizes are Table II of Bellavita et al., arXiv 2601.17136v2 (read in full, shared/research/
-verified_3.md §1b). The runs themselves use subsets: n = sqrt(G) x 96,000 points (weak scaling)
+Sizes are Table II of Bellavita et al., arXiv 2601.17136v2 (read in full). The runs themselves use subsets: n = sqrt(G) x 96,000 points (weak scaling)
 or n = 192,000 (strong scaling, single-GPU comparison), which claims pass as the ``n`` parameter.
 The class counts are those of the libSVM copies (KDD Cup 2010 and HIGGS are binary, MNIST8m has
 ten digits); they are not stated in the paper and only label the workload.
@@ -13,7 +12,7 @@ from suite.workloads import Dataset
 
 __all__ = ["PAPER_DATASETS", "paper_datasets"]
 
-_SRC = "Bellavita et al., arXiv 2601.17136v2, Table II (libSVM datasets) [READ, verified_3.md 1b]"
+_SRC = "Bellavita et al., arXiv 2601.17136v2, Table II (libSVM datasets)"
 
 PAPER_DATASETS = {
     # name: (n, d, classes, description)

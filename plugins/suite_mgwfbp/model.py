@@ -20,8 +20,7 @@ References
    Synchronous SGD Algorithms", IEEE INFOCOM 2019, pp. 172-180 (arXiv 1811.11141).
 .. [R] The authors' code, github.com/HKBU-HPML/MG-WFBP @ 5b8ad54,
    ``distributed_optimizer.py::_generate_groups_mgwfbp`` (merge rule, alpha/beta tables) and
-   ``_generate_groups_with_threshold`` (fixed-size groups); summarised in
-   shared/research/papers_4.md entry 20 and verified_1.md section 2.
+   ``_generate_groups_with_threshold`` (fixed-size groups).
 .. [Zhang17] H. Zhang et al., "Poseidon", USENIX ATC 2017, §3.1 (wait-free backpropagation).
 .. [Li20] S. Li et al., "PyTorch Distributed: Experiences on Accelerating Data Parallel
    Training", VLDB 2020, §3.2.3 (gradient bucketing, default bucket_cap_mb = 25).
@@ -535,7 +534,7 @@ def evaluate(scenario):
     wait-free-backprop timeline [Shi19 §III]; ``exposed_comm = max(0, comm_end - sum t_b)``;
     with one worker there is no communication, so (weak scaling, fixed per-worker batch)
     ``scaling_efficiency = T_1 / T_P`` with ``T_1 = t_f + sum t_b`` and ``speedup = P T_1 / T_P``
-    (throughput over one worker's, the speed-up the authors plot [M2 in verified_3.md]).
+    (throughput over one worker's, the speed-up the authors' plotting script plots).
     ``optimality_gap = T / T_opt - 1`` against the exact optimum over contiguous groupings
     (:func:`groups_optimal`).
     """

@@ -2,9 +2,9 @@
 policy after failures, their one-shot costs, the plan search and the adaptive choice.
 
 Everything is in SI units (s, B, FLOP/s). The paper's own equations were not readable
-(shared/research/verified_2.md §1, verified_3.md §2: the estimator is Eqs. 9-14 of arXiv v4, the
-selection Eq. 8, formulas unseen), so the model below is the *proposed* simplification of
-shared/research/papers_3.md §12 built from suite.perf primitives; each function names its source.
+(the estimator is Eqs. 9-14 of arXiv v4, the
+selection Eq. 8, formulas unseen), so the model below is our own simplified estimator built
+from suite.perf primitives; each function names its source.
 
 References
 ----------
@@ -293,7 +293,7 @@ class Plan:
 
 class PerfModel:
     """The unified performance model of one job on one cluster [Zhou25 §4.3 (unseen), as
-    proposed in shared/research/papers_3.md §12].
+    our simplification].
 
     Parameters
     ----------
@@ -417,7 +417,7 @@ class PerfModel:
     def stage_memory(self, bounds: Sequence[int], tp: int = 1, state_factor: float = 1.0) -> np.ndarray:
         """Bytes per device of each stage: ``16 x params x state_factor / tp`` [Rajbhandari20]
         plus the 1F1B activation stash of ``p - s`` micro-batches on stage ``s`` (the "(N_pp - i)"
-        coefficient of Chameleon v4 Eq. 14 as cited in verified_3.md §2), each the stage's
+        coefficient of Chameleon v4 Eq. 14 as a secondary source cites it), each the stage's
         saved activations (``LLMJob.saved``) for one micro-batch."""
         p = len(bounds) - 1
         act = stage_sums(self.job.saved, bounds) * self.job.micro_batch
@@ -430,7 +430,7 @@ class PerfModel:
     # -- plans
     def plan(self, dp: int, pp: int, tp: int = 1, bounds: Sequence[int] | None = None) -> Plan:
         """Time one plan exactly: 1F1B DAG of the pipeline with the most micro-batches (Eq. 9-11
-        as cited in verified_3.md §2) plus the gradient all-reduce."""
+        as a secondary source cites it) plus the gradient all-reduce."""
         b = tuple(bounds) if bounds is not None else self._bounds(pp)
         tf, tb = self.stage_times(b, tp)
         m = max(split_microbatches(self.job.microbatches, dp))
@@ -498,7 +498,7 @@ class PerfModel:
 
     # -- recovery policies
     def reroute_time(self, plan: Plan, holes_per_stage: Sequence[int]) -> float:
-        """Iteration time after rerouting (ReCycle-style [Gandhi24]; papers_3.md §12 proposal).
+        """Iteration time after rerouting (ReCycle-style [Gandhi24]; our simplification).
 
         With ``f_s`` pipelines missing stage s, the ``M`` global micro-batches of that stage are
         spread over the ``dp - f_s`` surviving peers (:func:`reroute_load`), so the busiest peer
@@ -670,7 +670,7 @@ class Choice:
 
 
 def choose_policy(options: Mapping[str, tuple[float, float]], window: float, t_ref: float) -> Choice:
-    """Odyssey's selection (Eq. 8 of v4, unseen; papers_3.md §12 proposal):
+    """Odyssey's selection (Eq. 8 of v4, unseen; our simplification):
 
     ``cost(a) = C_a + (H / T_ref) T_a``, the time to do the work the failure-free job does in the
     expected window ``H``, with ``C_a`` the one-shot recovery cost and ``T_a`` the iteration time

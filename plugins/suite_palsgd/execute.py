@@ -10,7 +10,7 @@ first ``warmup`` as DDP steps [authors' code, ``local_sgd_start_iter``]:
 * ``local-sgd``: inner steps; every H steps the models' mean by all-reduce replaces every model.
 * ``diloco`` [Douillard23]: inner steps; every H steps ``Δ = mean_i(x̄ - x_i)`` by all-reduce,
   an outer Nesterov step on x̄ with Δ as its gradient, then every ``x_i <- x̄``.
-* ``palsgd`` [Naganuma25, Algorithm 1 and the authors' code, verified_2.md §3]: as DiLoCo, but at
+* ``palsgd`` [Naganuma25, Algorithm 1 and the authors' code]: as DiLoCo, but at
   each inner step worker i draws ``b ~ U[0,1]``; if ``b < p`` it takes a pseudo-synchronization
   step ``x_i <- x_i - (γ η / p)(x_i - x̄)`` toward its (stale) copy of x̄, with no data and no
   communication; otherwise an inner-optimizer step with learning rate ``γ / (1 - p)``.

@@ -7,9 +7,9 @@ Per optimizer step (one micro-batch of ``batch`` samples, ``grad_accum`` times, 
 * all-reduce ``T_ar``: ring all-reduce of the fp32 gradient / model (4 bytes per parameter) over the
   profile's levels (:func:`suite.collectives.dataparallel.allreduce_seconds`, [Patarasuk09]);
 * pseudo-synchronization ``T_ps = 3 * 4P / mem_bw`` (read x_i and x̄, write x_i; memory-bound),
-  papers_2.md entry 8 (b).
+  [Naganuma25, Algorithm 1; authors' code].
 
-Per-step times after the warm-up (papers_2.md entry 8 (b)):
+Per-step times after the warm-up (Algorithm 1 and the authors' code):
 
 ============  =======================================  ============================================
 variant       step time                                why
@@ -25,7 +25,7 @@ variant       step time                                why
 The first ``warmup`` steps of the local variants are DDP steps [authors' code:
 ``local_sgd_start_iter``]. Time to target = the step times summed over ``target_steps *
 steps_ratio`` steps (``steps_ratio = 1`` for DDP). ``steps_ratio`` defaults to 1: an assumption
-(the paper's steps or epochs to the target are (not found in the sources), verified_2.md §3); with it, PALSGD's
+(the paper's steps or epochs to the target are not stated in what could be read); with it, PALSGD's
 saving comes from the pseudo-sync steps that skip compute and from the all-reduces it avoids.
 ``time_saving = 1 - T_variant / T_DDP`` is how we read "X% faster than DDP".
 
@@ -33,7 +33,7 @@ References
 ----------
 .. [Naganuma25] H. Naganuma et al., "Pseudo-Asynchronous Local SGD: Robust and Efficient
    Data-Parallel Training", TMLR 2025 (arXiv 2504.18454); authors' code
-   Hiroki11x/Pseudo-Asynchronous-LocalSGD @ 2c37c48 (verified_2.md §3, [CODE]).
+   Hiroki11x/Pseudo-Asynchronous-LocalSGD @ 2c37c48 ([CODE]).
 .. [Douillard23] A. Douillard et al., "DiLoCo: Distributed Low-Communication Training of Language
    Models", arXiv 2311.08455 (inner AdamW, outer Nesterov every H steps).
 .. [Patarasuk09] P. Patarasuk, X. Yuan, JPDC 69(2), 2009 (ring all-reduce).

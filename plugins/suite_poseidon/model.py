@@ -20,8 +20,8 @@ Model
   rebuilds the others' gradients: ``2 M N K (P-1)`` extra FLOPs, counted on the layer's
   communication path (serial after the factors arrive). The bias (``params - M N``) goes by PS.
 * **HybComm.** Per layer, the cheaper of the two by the cost rule of Poseidon's Table 1 /
-  Algorithm 1 as recalled in ``shared/research/papers_1.md`` (**unverified** -- the full text was
-  not available, ``verified_1.md`` §1 rows "HybComm cost table" and "BestScheme": NOT FOUND)::
+  Algorithm 1 as recalled (**unverified** -- the full text was not available; the HybComm cost
+  table and BestScheme are not in the abstract)::
 
       PS  (colocated server+worker, floats per node per iteration): 2 M N (P1 + P2 - 2) / P2
       SFB (worker, floats per node per iteration):                  2 K (P1 - 1) (M + N)
@@ -32,7 +32,7 @@ Model
   of :func:`suite.perf.wfbp_timeline`, ``T = f + max(sum b, e_1)``.
 * **Speed-up** = aggregate throughput at P nodes over one node's, ``P K / T_P  /  (K / T_1)``.
   That "speed-up" means this is an assumption: the paper's definition was not seen
-  (``verified_1.md`` §1), the TF release docs frame the results as throughput.
+  (not in the abstract), the TF release docs frame the results as throughput.
 
 References
 ----------
@@ -129,7 +129,7 @@ def ps_floats_per_node(m: int, n: int, workers: int, servers: int) -> float:
     References
     ----------
     [Zhang17] Table 1, "colocated server+worker" column, as recalled in
-    shared/research/papers_1.md §1 (UNVERIFIED: not read in the paper).
+    (UNVERIFIED: recalled, not read in the paper).
     """
     _check_counts(m, n, workers, servers)
     return 2.0 * m * n * (workers + servers - 2) / servers
@@ -157,7 +157,7 @@ def sfb_floats_per_node(m: int, n: int, workers: int, batch: int) -> float:
 
     References
     ----------
-    [Zhang17] Table 1 (SFB row) as recalled in shared/research/papers_1.md §1 (UNVERIFIED);
+    [Zhang17] Table 1 (SFB row) as recalled (UNVERIFIED);
     [Xie16] §3.
     """
     if batch < 1:
@@ -198,7 +198,7 @@ def best_scheme(layer, workers: int, servers: int, batch: int) -> str:
 
     References
     ----------
-    [Zhang17] Algorithm 1 (BestScheme), recalled in shared/research/papers_1.md §1 (UNVERIFIED).
+    [Zhang17] Algorithm 1 (BestScheme), as recalled (UNVERIFIED).
     """
     if not sfb_eligible(layer):
         return "ps"

@@ -91,7 +91,7 @@ def outputs_computed(l: ConvT, variant: str) -> int:
 
 def extra_outputs(l: ConvT) -> int:
     """Extra elements kernel segregation computes and crops, per (sample, channel):
-    ``s^2 ceil(Ho/s) ceil(Wo/s) - Ho Wo`` (papers_1.md §5; zero when s divides Ho and Wo)."""
+    ``s^2 ceil(Ho/s) ceil(Wo/s) - Ho Wo`` (zero when s divides Ho and Wo)."""
     return l.s * l.s * _cdiv(l.ho, l.s) * _cdiv(l.wo, l.s) - l.ho * l.wo
 
 
