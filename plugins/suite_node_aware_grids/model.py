@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import functools
 import math
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -280,12 +279,13 @@ _TIMES_CACHE: dict[int, tuple] = {}
 
 
 def _cache_for(profile) -> dict:
-    """Per-profile memo of :func:`times` (profiles are immutable; keyed by identity, held weakly)."""
+    """Per-profile memo of :func:`times` (profiles are immutable). Keyed by identity; the entry holds
+    the profile itself, so an id is never reused while its entry lives (at most 64 profiles)."""
     ent = _TIMES_CACHE.get(id(profile))
-    if ent is None or ent[0]() is not profile:
-        if len(_TIMES_CACHE) > 64:
+    if ent is None or ent[0] is not profile:
+        if len(_TIMES_CACHE) >= 64:
             _TIMES_CACHE.clear()
-        ent = (weakref.ref(profile), {})
+        ent = (profile, {})
         _TIMES_CACHE[id(profile)] = ent
     if len(ent[1]) > 4096:
         ent[1].clear()

@@ -312,3 +312,19 @@ def test_conformance_kit():
 
     rep = check_technique(TECHNIQUE, max_examples=5)
     assert "properties" in rep.passed and "family:oracle-exact" in rep.passed
+
+
+def test_model_through_a_tracked_profile_reads_the_levels_it_prices():
+    """The runner evaluates first cases through a read-recording view of the profile (no weak
+    references, no attribute writes); the fields the model prices must show up as read."""
+    import dataclasses
+
+    from suite.hardware.tracking import tracked
+
+    sc = _case("node-aware", "node-aware-grids-mmm-256", ranks=256, ranks_per_node=16).scenario
+    view, reads = tracked(sc.profile)
+    r = TECHNIQUE.evaluate(dataclasses.replace(sc, profile=view))
+    assert r["time"] == TECHNIQUE.evaluate(sc)["time"]
+    for path in ("network.0.bandwidth", "network.1.bandwidth", "network.1.latency", "node.host_memory",
+                 "device.peak_flops.fp64", "device.memory_bandwidth"):
+        assert any(p == path or path.startswith(p + ".") for p in reads), (path, sorted(reads))
