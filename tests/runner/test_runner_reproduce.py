@@ -98,3 +98,21 @@ def test_variant_null_is_run_stored_and_judged(fake_registry, store):
     assert d["claims"][0]["nulls"][1] == {"label": "no gain", "kind": "value", "value": 1.0, "inside": False,
                                          "straddles": False, "interval": None, "reason": "", "substitutions": {},
                                          "cases": {}}
+
+
+def test_html_scoreboard_shows_the_null_column(fake_registry, store):
+    """The HTML report's scoreboard has a null(s) column with each null's value and side."""
+    from dataclasses import replace
+
+    from suite.report.html import _scoreboard_section
+    from suite.technique import Claim, Gain, Null, ScenarioSpec
+
+    tech = fake_registry.technique("fake")
+    spec = dict(profile="fake-cluster-a", workload="fake-wl")
+    two = Claim("gain-2x", "fast is 2x base", "Table 1", True, Gain(2.0),
+                cases={"base": ScenarioSpec("base", **spec), "fast": ScenarioSpec("fast", **spec)},
+                derive=lambda r: r["fast"]["y"] / r["base"]["y"], nulls=(Null("no gain", value=1.0),))
+    board = reproduce([replace(tech, claims=[two])], store)
+    html = _scoreboard_section(board, 0, True)
+    assert "<th>null(s)</th>" in html and "<th>not discriminating</th>" in html
+    assert "<td>no gain = 1 (outside)</td>" in html
