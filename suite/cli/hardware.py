@@ -219,7 +219,11 @@ def validate_cmd(files: tuple[str, ...], profile_dirs: tuple[str, ...], fmt: str
     references, extends, extensions. One line per problem; exit status 2 on any error."""
     from suite.hardware.validate import validate_paths
 
-    report = validate_paths(files, profile_dirs)
+    from suite.cli.common import get_context
+
+    context = get_context()  # the plugins' [ext.*] schemas and profile folders
+    report = validate_paths(files, profile_dirs, extensions=context.extensions(),
+                            plugin_paths=tuple(context.registry.hardware_profile_paths()))
     if fmt == "json":
         click.echo(strict_json(report, indent=2))
     else:

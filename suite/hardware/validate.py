@@ -12,7 +12,7 @@ __all__ = ["validate_paths"]
 
 
 def validate_paths(paths: Iterable[str | Path], extra: Iterable[str | Path] = (), *,
-                   extensions: dict | None = None) -> dict:
+                   extensions: dict | None = None, plugin_paths: Iterable[str | Path] = ()) -> dict:
     """Validate each file (or every ``*.toml`` under each folder) in *paths*, resolved against the
     library (shipped profiles, plugin folders, ``$SUITE_PROFILES``, *extra*) plus the given files.
 
@@ -35,7 +35,7 @@ def validate_paths(paths: Iterable[str | Path], extra: Iterable[str | Path] = ()
             files.append(p)
         else:
             errors.append(f"{p}: expected an existing profile file or folder, got a path that does not exist")
-    dirs = [Path(d) for d in profile_dirs(tuple(extra))]
+    dirs = [Path(d) for d in profile_dirs(tuple(extra), tuple(plugin_paths))]
     lib = ProfileLibrary([*dirs, *files], extensions=extensions, collect_errors=True)
     # a library file (shipped, plugin, user folder) that failed is reported only when asked about
     by_path = {lib.path(n).resolve(): n for n in lib.names()}
