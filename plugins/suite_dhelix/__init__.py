@@ -1,0 +1,11 @@
+"""DHelix / DHeLlam strand interleaving (Wang et al., 2024) as a dlsys-suite technique plugin (work in progress: provides no technique yet).
+
+Registered through the ``suite.plugins`` entry point like any third-party plugin.
+"""
+
+from suite import hookimpl
+
+
+@hookimpl
+def suite_techniques():
+    return []
