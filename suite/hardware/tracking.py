@@ -47,7 +47,7 @@ def _join(prefix: str, name: str) -> str:
 
 
 class _ModelView:
-    __slots__ = ("_v_obj", "_v_path", "_v_reads")
+    __slots__ = ("_v_obj", "_v_path", "_v_reads", "__weakref__")
 
     def __init__(self, obj: Any, path: str, reads: ReadSet):
         object.__setattr__(self, "_v_obj", obj)
@@ -84,7 +84,7 @@ class _ModelView:
 
 
 class _MappingView(Mapping):
-    __slots__ = ("_v_obj", "_v_path", "_v_reads")
+    __slots__ = ("_v_obj", "_v_path", "_v_reads", "__weakref__")
 
     def __init__(self, obj: Mapping, path: str, reads: ReadSet):
         self._v_obj, self._v_path, self._v_reads = obj, path, reads
@@ -117,7 +117,7 @@ class _MappingView(Mapping):
 
 
 class _SeqView:
-    __slots__ = ("_v_obj", "_v_path", "_v_reads")
+    __slots__ = ("_v_obj", "_v_path", "_v_reads", "__weakref__")
 
     def __init__(self, obj: Any, path: str, reads: ReadSet):
         self._v_obj, self._v_path, self._v_reads = obj, path, reads
