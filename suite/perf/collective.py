@@ -101,7 +101,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from suite.hardware import Profile
 
 __all__ = ["OPS", "ALGORITHMS", "Group", "CollectiveCost", "collective_time", "group_of", "dimensions",
-           "Dim", "reduction_gamma"]
+           "Dim", "reduction_gamma", "record_levels", "Recording"]
 
 OPS = ("allreduce", "reduce-scatter", "allgather", "broadcast", "reduce", "alltoall", "p2p")
 
@@ -600,6 +600,10 @@ def collective_time(op: str, nbytes: float, group: Group, profile: "Profile",
     lv, intra, g, token = _prepare(profile)
     nlev = len(lv)
     dims = _dims(lv, intra, group)
+    if _RECORDERS and nbytes > 0:
+        for rec in _RECORDERS:
+            rec.levels.update(d.level for d in dims)
+            rec.calls.append((op, nbytes, group, algorithm))
     if not dims or nbytes == 0:
         return CollectiveCost(0.0, "none", (0.0,) * nlev)
     m = float(nbytes)
@@ -632,6 +636,44 @@ def collective_time(op: str, nbytes: float, group: Group, profile: "Profile",
             best = (t, name, per)
     t, name, per = best
     return CollectiveCost(t, name, _spread(nlev, dims, [x * m for x in per]))
+
+
+_RECORDERS: list = []
+
+
+class Recording:
+    """What :class:`record_levels` collected: ``levels`` (set of network level indices crossed
+    with bytes to move) and ``calls`` (every ``(op, nbytes, group, algorithm)`` priced)."""
+
+    def __init__(self):
+        self.levels: set[int] = set()
+        self.calls: list[tuple] = []
+
+    def __contains__(self, level: int) -> bool:
+        return level in self.levels
+
+    def __bool__(self) -> bool:
+        return bool(self.levels)
+
+
+class record_levels:
+    """Context manager recording the collectives priced inside it (:class:`Recording`): the
+    network levels they cross and the calls themselves. Used by the communication conformance
+    check (:func:`suite.perf.sensitivity.check_network_sensitivity`).
+
+    >>> with record_levels() as rec:      # doctest: +SKIP
+    ...     technique.evaluate(scenario)
+    >>> rec.levels
+    {0, 1}
+    """
+
+    def __enter__(self) -> Recording:
+        self._r = Recording()
+        _RECORDERS.append(self._r)
+        return self._r
+
+    def __exit__(self, *exc) -> None:
+        _RECORDERS.remove(self._r)
 
 
 #: (profile token, op, ranks_per_node, nodes, algorithm) -> affine lines (a token is unique to
