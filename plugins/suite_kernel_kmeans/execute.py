@@ -101,7 +101,8 @@ def evaluate(scenario: Scenario) -> Result:
     P = int(p["gpus"]) if variant in solvers.LAYOUTS else 1
     if P > X.shape[0]:
         raise ParameterError(f"kernel-kmeans: parameter 'gpus': expected <= number of points {X.shape[0]}, got {P}")
-    res = solvers.run(variant, X, k, kp, labels0, int(p["iterations"]), P, int(p["window"]))
+    with _pinned_threads(1):  # every BLAS/OpenMP pool at 1 thread while the solver times itself
+        res = solvers.run(variant, X, k, kp, labels0, int(p["iterations"]), P, int(p["window"]))
     out = Result()
     out.add("objective", res.objectives[-1], "1", "lower")
     out.add("objective_first", res.objectives[0], "1", "lower")
@@ -137,3 +138,16 @@ def evaluate(scenario: Scenario) -> Result:
         artifacts["traffic_kernel"] = {t: list(v) for t, v in res.kernel_ledger.by_tag().items()}
     out.artifacts.update(artifacts)
     return out
+
+
+def _pinned_threads(n: int = 1):
+    """Limit every BLAS and OpenMP thread pool to *n* threads while timing (threadpoolctl, a
+    scikit-learn dependency; a no-op without it): multi-threaded BLAS on a shared machine makes
+    repeated timings swing several-fold."""
+    import contextlib
+
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=n)

@@ -229,13 +229,30 @@ def train(X: np.ndarray, y: np.ndarray, *, workers: int, groups: Sequence[Sequen
     sizes = (X.shape[1],) + (hidden,) * depth + (k,)
     model = MLP.init(sizes, np.random.default_rng(seed))
     times = []
-    for idx in _batches(len(y), workers, batch, steps, seed + 1):
-        t0 = time.perf_counter()
-        shards = [idx[r * batch:(r + 1) * batch] for r in range(workers)]
-        wg = [local_gradients(model, X[s], y[s]) for s in shards]
-        model.step(allreduce_groups(wg, groups, ledger), lr)
-        times.append(time.perf_counter() - t0)
+    with _pinned_threads(TIMING_THREADS):
+        for idx in _batches(len(y), workers, batch, steps, seed + 1):
+            t0 = time.perf_counter()
+            shards = [idx[r * batch:(r + 1) * batch] for r in range(workers)]
+            wg = [local_gradients(model, X[s], y[s]) for s in shards]
+            model.step(allreduce_groups(wg, groups, ledger), lr)
+            times.append(time.perf_counter() - t0)
     return model, times
+
+
+#: BLAS/OpenMP threads while timing steps (declared, so step times are comparable between runs).
+TIMING_THREADS = 1
+
+
+def _pinned_threads(n: int = 1):
+    """Limit every BLAS and OpenMP thread pool to *n* threads while timing (threadpoolctl, a
+    scikit-learn dependency; a no-op without it)."""
+    import contextlib
+
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=n)
 
 
 def train_dense(X: np.ndarray, y: np.ndarray, *, workers: int, steps: int, batch: int, lr: float,

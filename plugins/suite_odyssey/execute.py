@@ -469,11 +469,12 @@ def evaluate(scenario) -> Result:
               mb_samples=int(p["exec_micro_batch"]), seed=int(scenario.seed))
     kill = (int(p["kill_iteration"]), int(p["kill_pipeline"]), int(p["kill_stage"]), int(p["kill_after"]))
     times = []
-    for _ in range(3):
-        t0 = time.perf_counter()
-        res = train(scenario.variant, kill=kill, checkpoint_every=int(p["checkpoint_every"]),
-                    reconfigure_time=float(p["reconfigure_time"]), failover_time=float(p["failover_time"]), **kw)
-        times.append(time.perf_counter() - t0)
+    with _pinned_threads(1):  # every BLAS/OpenMP pool at 1 thread while timing
+        for _ in range(3):
+            t0 = time.perf_counter()
+            res = train(scenario.variant, kill=kill, checkpoint_every=int(p["checkpoint_every"]),
+                        reconfigure_time=float(p["reconfigure_time"]), failover_time=float(p["failover_time"]), **kw)
+            times.append(time.perf_counter() - t0)
     ref = train(None, **kw)
     oracle = dense_train(ref["params0"], ref["X"], ref["Y"], ref["batches"])
     led = res["ledger"]
@@ -490,3 +491,15 @@ def evaluate(scenario) -> Result:
     r.artifacts["plan_after"] = {"dp": res["plan"][0], "pp": res["plan"][1]}
     r.artifacts["traffic"] = {k: list(v) for k, v in led.by_tag().items()}
     return r
+
+
+def _pinned_threads(n: int = 1):
+    """Limit every BLAS and OpenMP thread pool to *n* threads while timing (threadpoolctl, a
+    scikit-learn dependency; a no-op without it)."""
+    import contextlib
+
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=n)

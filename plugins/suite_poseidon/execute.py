@@ -42,6 +42,8 @@ __all__ = ["EXEC_LAYERS", "MAX_WORKERS", "MAX_BATCH", "worker_gradients", "dense
 #: SFB rebuild is O(P^2 K M N) on this machine's CPU.
 MAX_WORKERS = 64
 MAX_BATCH = 256
+#: BLAS/OpenMP threads while timing (declared, so repeats are comparable).
+TIMING_THREADS = 1
 
 #: The small layer set the execute fidelity aggregates (per sample; fp32):
 #: a 3x3 conv (3 -> 32 channels on 8x8 maps: 64 factor pairs per sample, so never SFB),
@@ -53,6 +55,19 @@ EXEC_LAYERS: tuple[Layer, ...] = (
     Layer("fc6", "fc", (1024,), (512,), params=512 * 1024, grad_shape=(512, 1024)),
     Layer("fc8", "fc", (512,), (10,), params=10 * 512, grad_shape=(10, 512)),
 )
+
+
+def _pinned_threads(n: int = 1):
+    """Limit every BLAS and OpenMP thread pool to *n* threads while timing (threadpoolctl, a
+    scikit-learn dependency; a no-op without it): multi-threaded BLAS on a shared machine makes
+    repeats swing several-fold (Poseidon's SFB step: 0.45-3.66 s at 2 threads, 0.64-0.83 s at 1)."""
+    import contextlib
+
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=n)
 
 
 def _factor_shape(layer: Layer) -> tuple[int, int, int]:
@@ -148,7 +163,7 @@ def _check_close(name: str, scheme: str, outs: Sequence[np.ndarray], oracle: np.
     return worst
 
 
-def evaluate(scenario, repeats: int = 3):
+def evaluate(scenario, repeats: int = 5):
     """Execute fidelity: aggregate every layer of :data:`EXEC_LAYERS` across ``nodes`` simulated
     workers by PS and (fc layers) by SFB, check both against the dense oracle, check the ledger
     bytes against the cost rule, and time the variant's chosen schemes.
@@ -160,7 +175,8 @@ def evaluate(scenario, repeats: int = 3):
         picks the scheme per layer (``ps``/``wfbp``: PS; ``sfb``: SFB for fc; ``poseidon``:
         :func:`~suite_poseidon.model.best_scheme`); ``seed`` the random batches.
     repeats : int
-        Timed repetitions of the chosen aggregation (raw samples are returned).
+        Timed repetitions of the chosen aggregation (default 5, raw samples are returned), after
+        the checked pass (the warm-up), with every BLAS/OpenMP pool at :data:`TIMING_THREADS`.
 
     Returns
     -------
@@ -238,16 +254,17 @@ def evaluate(scenario, repeats: int = 3):
         received += sum(Ledger(mine).received_by().values())
         layers_out.append(row)
 
-    samples = []
-    for _ in range(max(1, repeats)):
-        t0 = time.perf_counter()
-        for layer in EXEC_LAYERS:
-            deltas, xs, grads = data[layer.name]
-            if chosen[layer.name] == "ps":
-                aggregate_ps(grads, s, Ledger(), "t")
-            else:
-                aggregate_sfb(deltas, xs, Ledger(), "t")
-        samples.append(time.perf_counter() - t0)
+    samples = []  # timed after the checked pass above (the warm-up), BLAS/OpenMP at TIMING_THREADS
+    with _pinned_threads(TIMING_THREADS):
+        for _ in range(max(1, repeats)):
+            t0 = time.perf_counter()
+            for layer in EXEC_LAYERS:
+                deltas, xs, grads = data[layer.name]
+                if chosen[layer.name] == "ps":
+                    aggregate_ps(grads, s, Ledger(), "t")
+                else:
+                    aggregate_sfb(deltas, xs, Ledger(), "t")
+            samples.append(time.perf_counter() - t0)
 
     res = Result()
     res.add("aggregate_time", float(np.median(samples)), "s", "lower", samples=samples)
@@ -259,5 +276,6 @@ def evaluate(scenario, repeats: int = 3):
     res.add("max_rel_error", worst, "1", "lower")
     res.add("sfb_layers", sum(1 for v in chosen.values() if v == "sfb"), "1", "none")
     res.artifacts["layers"] = layers_out
-    res.artifacts["setup"] = {"nodes": p, "servers": s, "batch_per_node": k, "dtype": "fp32", "repeats": repeats}
+    res.artifacts["setup"] = {"nodes": p, "servers": s, "batch_per_node": k, "dtype": "fp32", "repeats": repeats,
+                              "threads": TIMING_THREADS}
     return res
