@@ -1,7 +1,8 @@
 """The sensitivity table of docs/techniques/cerebras-stencil.md: the three ratios under every
 combination of the unknowns (wafer generation x I/O mode x GPU link x dtype, and the kernel).
 
-Run ``python -m suite_cerebras_stencil.sensitivity`` to print it as Markdown. Every row uses the
+Run ``python -m suite_cerebras_stencil.sensitivity`` to print it as Markdown, or
+``python -m suite_cerebras_stencil.sensitivity --plot FILE.png`` for the ratios-vs-steps figure. Every row uses the
 technique's defaults except the column it varies; the PCIe host is ``dgx-1-v100`` with its GPU-GPU
 level overridden to PCIe 3.0 x16 (15.75 GB/s per direction, the V100's host link).
 """
@@ -15,7 +16,7 @@ from suite import Scenario
 from suite_cerebras_stencil import model
 from suite_cerebras_stencil.technique import DEFAULTS, PROFILES
 
-__all__ = ["ratios", "table", "main"]
+__all__ = ["ratios", "table", "plot_steps", "main"]
 
 PCIE = {"network.0.bandwidth": "15.75 GB/s", "network.0.name": "pcie3-x16"}
 
@@ -63,7 +64,39 @@ def table() -> str:
     return "\n".join(rows)
 
 
+def plot_steps(path: str, steps=None) -> None:
+    """Plot the three ratios against steps per streamed call, with the claims' bands (the figure
+    docs/techniques/img/cerebras-stencil-steps.png)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    steps = np.unique(np.round(np.logspace(0, 3, 40)).astype(int)) if steps is None else np.asarray(steps)
+    rs = [ratios(steps=int(s)) for s in steps]
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for key, paper, colour in (("vs-4xv100", 2.5, "C0"), ("vs-2xxeon", 114.0, "C1"), ("gpu-vs-cpu", 45.6, "C2")):
+        g = paper - 1.0
+        ax.axhspan(1 + 0.8 * g, 1 + 1.2 * g, color=colour, alpha=0.15)
+        ax.plot(steps, [r[key] for r in rs], color=colour, label=f"{key} (paper {paper:g}x)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("stencil steps per streamed call")
+    ax.set_ylabel("time ratio (model)")
+    ax.set_title("cerebras-stencil: ratios vs steps per call (bands: claims' +-20% of the gain)", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main() -> None:
+    import sys
+
+    if len(sys.argv) > 2 and sys.argv[1] == "--plot":
+        plot_steps(sys.argv[2])
+        return
     print(table())
 
 
