@@ -162,3 +162,27 @@ def test_model_max_depth_is_monotone_in_memory():
 def test_conformance_kit():
     rep = check_technique(TECHNIQUE, max_examples=3)
     assert "family:memory-capacity" in rep.passed and "family:offload-balanced" in rep.passed
+
+
+def test_2500_residual_units_read_literally_cannot_fit_12_gb():
+    """'ResNet with 2500 residual units' (abstract): 2500 bottleneck units of the Table 4 family
+    (6, 32, n3, 6) -> n3 = 2456, depth 3 x 2500 + 2 = 7502. Weights and their gradients alone,
+    2 x 4 B per parameter, exceed the K40's 12 GB, so no activation policy can make it fit."""
+    from suite.workloads import get_workload
+    from suite.workloads.architectures import resnet_stages
+
+    claim = {c.id: c for c in TECHNIQUE.claims}["resnet2500-batch1-fits"]
+    assert claim.scenario.workload == "resnet-7502"
+    block, units, _depth = resnet_stages(7502)
+    assert block == "bottleneck" and units == (6, 32, 2456, 6) and sum(units) == 2500
+    params = get_workload("resnet-7502").params
+    assert 2 * 4 * params > 12 * 2**30
+    assert [n.variants for n in claim.nulls] == [{"liveness+offload+recompute": "liveness"}]
+
+
+def test_recompute_claim_null_is_the_offload_only_policy():
+    """The 886.23 MB recompute claim is judged against offload without recompute at the same batch:
+    a null inside 886.23 +- 20% = [709, 1063.5] MiB makes the claim not discriminating."""
+    claim = {c.id: c for c in TECHNIQUE.claims}["alexnet-b200-recompute"]
+    assert [n.variants for n in claim.nulls] == [{"liveness+offload+recompute": "liveness+offload"}]
+    assert claim.expect.check(1004.17) and not claim.expect.check(1064.0)
