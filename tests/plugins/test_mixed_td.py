@@ -312,6 +312,22 @@ def test_vectorised_equals_step_by_step_greedy():
 
 
 @settings(max_examples=10, deadline=None)
+@given(st.sampled_from([0.25, 0.5, 1.0, 1.5, 2.0]), st.integers(8, 3000), st.sampled_from([1e3, 5e3, 1e9]),
+       st.integers(0, 1000))
+def test_vectorised_equals_greedy_any_dsp_cost_budget_and_spill(dpm, budget, onchip, seed):
+    net = model.build_network(digits_cnn())
+    res = model.Resources(dsps=budget, on_chip_bytes=onchip, clock=1e8, dram_bw=1e9)
+    rng = np.random.default_rng(seed)
+    d = np.stack([rng.integers(0, k, size=6) for k in net.n_cands], axis=1)
+    ev = model.evaluate_designs(net, d, res, dpm)
+    for i in range(len(d)):
+        ref = model.design_metrics(net, d[i], res, dpm)
+        assert ref["throughput"] == pytest.approx(ev["throughput"][i], rel=1e-12, abs=0)
+        assert ref["dsps"] == ev["dsps"][i]
+        assert ref["spilled_bytes"] == ev["spilled_bytes"][i]
+
+
+@settings(max_examples=10, deadline=None)
 @given(st.integers(16, 30000), st.integers(0, 1000))
 def test_throughput_non_decreasing_in_dsp_budget(budget, seed):
     net = model.build_network(digits_cnn())
