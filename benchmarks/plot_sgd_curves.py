@@ -17,7 +17,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from suite.registry import get_registry  # noqa: E402
+from suite.context import Context  # noqa: E402
 from suite.runner.case import resolve_case  # noqa: E402
 from suite.technique import ScenarioSpec  # noqa: E402
 
@@ -38,7 +38,7 @@ SETUPS = {
 
 
 def curves(name: str) -> dict:
-    tech = get_registry().technique(name)
+    tech = Context.build().technique(name)
     cfg = SETUPS[name]
     out = {}
     for v in tech.variant_names:

@@ -216,10 +216,11 @@ def test_model_skips_and_dtype_fallback():
 def test_gpt_neo_8m_matches_the_authors_count():
     wl = gpt_neo_8m()
     assert wl.params == 8_054_656 == wl.published_params
-    from suite.workloads import get_workload, provider_of
+    from suite.context import Context
 
-    assert get_workload("gpt-neo-8m").params == 8_054_656
-    assert "palsgd" in provider_of("gpt-neo-8m")
+    workloads = Context.build().workloads  # a plugin's workload is found through a context
+    assert workloads.get("gpt-neo-8m").params == 8_054_656
+    assert "palsgd" in workloads.provider("gpt-neo-8m")
 
 
 def test_resnet50_claim_by_hand_and_its_verdict_inputs():
