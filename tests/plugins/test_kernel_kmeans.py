@@ -31,6 +31,13 @@ VARIANTS = ("dense", "popcorn", "sliding-window", "1d", "1.5d", "2d")
 # --------------------------------------------------------------------------- independent oracle
 
 
+def _wl(name):
+    """A workload by name through a context: the zoo's and the plugins' (higgs, mnist8m are this plugin's)."""
+    from suite.context import Context
+
+    return Context.build().workload(name)
+
+
 def oracle_kkm(K: np.ndarray, labels0: np.ndarray, k: int, iters: int):
     """Kernel k-means written from the definition: D[i, c] = K_ii - 2/|c| sum_{j in c} K_ij
     + 1/|c|^2 sum_{j, l in c} K_jl, by explicit index sets; argmin with the same tie rule as the
@@ -331,9 +338,8 @@ def _scenario(variant, workload, fidelity="execute", profile=None, **params):
 
 
 def test_execute_on_wine_quality_and_oracle():
-    from suite.workloads import get_workload
 
-    r = T.TECHNIQUE.evaluate(_scenario("popcorn", get_workload("wine"), k=3, kernel="linear"))
+    r = T.TECHNIQUE.evaluate(_scenario("popcorn", _wl("wine"), k=3, kernel="linear"))
     assert r["oracle_error"] <= 1e-12
     assert r["converged"] == 1.0
     assert r["objective"] <= r["objective_first"]
@@ -344,9 +350,8 @@ def test_execute_on_wine_quality_and_oracle():
 
 @pytest.mark.parametrize("variant", ["1d", "1.5d", "2d"])
 def test_execute_layouts_report_equal_labels_and_words(variant):
-    from suite.workloads import get_workload
 
-    r = T.TECHNIQUE.evaluate(_scenario(variant, get_workload("moons"), k=4, gpus=4, kernel="gaussian"))
+    r = T.TECHNIQUE.evaluate(_scenario(variant, _wl("moons"), k=4, gpus=4, kernel="gaussian"))
     assert r["labels_equal_single"] == 1.0
     n = 1000  # sizes that split evenly over the ring chunks (k = 4 over 4 ranks)
     plan = model.comm_plan(variant, n, 2, 4, 4)
@@ -354,16 +359,14 @@ def test_execute_layouts_report_equal_labels_and_words(variant):
 
 
 def test_execute_skips_paper_dataset_without_data():
-    from suite.workloads import get_workload
 
     with pytest.raises(Skip):
-        T.TECHNIQUE.evaluate(_scenario("popcorn", get_workload("higgs")))
+        T.TECHNIQUE.evaluate(_scenario("popcorn", _wl("higgs")))
 
 
 def test_execute_subsample_is_seeded():
-    from suite.workloads import get_workload
 
-    s = _scenario("popcorn", get_workload("digits"), k=5, n=200, kernel="gaussian")
+    s = _scenario("popcorn", _wl("digits"), k=5, n=200, kernel="gaussian")
     a, b = T.TECHNIQUE.evaluate(s), T.TECHNIQUE.evaluate(s)
     assert a["points"] == 200 and a.artifacts["labels"] == b.artifacts["labels"]
 
@@ -491,12 +494,11 @@ def test_layout_needs_enough_devices(profiles):
 
 def test_model_evaluate_metrics_and_dataset_workloads():
     from suite.runner.case import resolve_case
-    from suite.workloads import get_workload
 
-    kdd = get_workload("kdd-sampled")
+    kdd = _wl("kdd-sampled")
     assert (kdd.n, kdd.d) == (8_407_752, 10_000)
-    assert (get_workload("higgs").n, get_workload("higgs").d) == (11_000_000, 28)
-    assert (get_workload("mnist8m").n, get_workload("mnist8m").d) == (8_100_000, 784)
+    assert (_wl("higgs").n, _wl("higgs").d) == (11_000_000, 28)
+    assert (_wl("mnist8m").n, _wl("mnist8m").d) == (8_100_000, 784)
     case = resolve_case(T.TECHNIQUE, T.ScenarioSpec(variant="1.5d", profile="perlmutter", workload="higgs",
                                                     params={"gpus": 64, "n": 192_000}))
     r = T.TECHNIQUE.evaluate(case.scenario)
