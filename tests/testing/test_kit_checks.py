@@ -123,17 +123,39 @@ def test_in_process_check_times_out_with_sigalrm():
     assert (out.status, out.message) == ("failed", "kit-checks: check 'property:slow' timed out after 0.5 s")
 
 
-def test_skip_reason_is_reported_not_failed():
-    out = run_check(_tech(properties=[]), "family:bytes-conserved", timeout=30)
-    assert out.status == "passed"
-    tech = _tech(capabilities=frozenset({"network-sensitivity"}))
-    out = run_check(tech, "family:network-sensitivity", timeout=30)
+def _allreduce_model(s):
+    """comm_time of one 100 MB all-reduce over n nodes of the profile, priced by the network model."""
+    from suite.perf.collective import collective_time, group_of
+
+    t = collective_time("allreduce", 100e6, group_of(s.profile, s.params["n"]), s.profile).time
+    return Result().add("comm_time", t, "s", "lower").add("iteration_time", 0.1 + t, "s", "lower")
+
+
+def _deaf_model(s):
+    """Reports a communication time that no network level can change."""
+    return Result().add("comm_time", 0.05, "s", "lower").add("iteration_time", 0.15, "s", "lower")
+
+
+def _net_tech(fn):
+    return _tech(fidelities={"model": fn}, needs_profile=True, default_profile="titanx-cluster-10gbe",
+                 profile_kinds=("cluster",), capabilities=frozenset({"network-sensitivity"}), claims=[],
+                 smoke=[ScenarioSpec("base", params={"n": 4})])
+
+
+def test_network_sensitivity_family():
     from suite.testing.check import _network_sensitivity_check
 
-    if _network_sensitivity_check() is None:
+    if _network_sensitivity_check() is None:  # issue 17's check not in this version: skipped, said why
+        out = run_check(_net_tech(_allreduce_model), "family:network-sensitivity", timeout=60)
         assert out.status == "skipped" and "check_network_sensitivity is not available" in out.message
-    else:  # issue 17's check is installed: a technique with no profile has no network to vary
-        assert out.status == "skipped" or out.status == "passed", out
+        return
+    assert run_check(_net_tech(_allreduce_model), "family:network-sensitivity", timeout=60).status == "passed"
+    out = run_check(_net_tech(_deaf_model), "family:network-sensitivity", timeout=60)
+    assert out.status == "failed"
+    assert "comm_time = 0.05 s but no collective was priced through suite.perf.collective_time" in out.message
+    out = run_check(_tech(capabilities=frozenset({"network-sensitivity"})), "family:network-sensitivity",
+                    timeout=60)  # declared, but no smoke case has a network to slow down
+    assert out.status == "failed" and "no model smoke case on a profile with a network" in out.message
 
 
 def test_unknown_check_id_is_the_callers_error():
