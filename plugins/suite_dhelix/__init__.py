@@ -1,6 +1,10 @@
-"""DHelix / DHeLlam strand interleaving (Wang et al., 2024) as a dlsys-suite technique plugin (work in progress: provides no technique yet).
+"""DHelix / DHeLlam strand interleaving (Wang et al., arXiv 2411.15871; ICCD 2025) as a dlsys-suite technique plugin.
 
-Registered through the ``suite.plugins`` entry point like any third-party plugin.
+Registered through the ``suite.plugins`` entry point like any third-party plugin; see
+:mod:`suite_dhelix.technique` (declaration), :mod:`suite_dhelix.model` (operators, pairing DP,
+folded pipeline), :mod:`suite_dhelix.simulate` (the pipeline event by event),
+:mod:`suite_dhelix.execute` (the DP against brute force; two strands on real arrays) and
+:mod:`suite_dhelix.workloads` (the TWIST blog's Qwen3-like models).
 """
 
 from suite import hookimpl
@@ -8,4 +12,13 @@ from suite import hookimpl
 
 @hookimpl
 def suite_techniques():
-    return []
+    from suite_dhelix.technique import TECHNIQUE
+
+    return [TECHNIQUE]
+
+
+@hookimpl
+def suite_workloads():
+    from suite_dhelix.workloads import all_workloads
+
+    return list(all_workloads())

@@ -1,0 +1,446 @@
+"""DHelix's cost model: per-layer operators, the pairing DP, the folded pipeline, closed form.
+
+Operators (Megatron-LM tensor parallelism with sequence parallelism, Korthikanti et al. 2022
+§4.2.2, Fig. 5): per transformer block and micro-batch of ``b`` sequences of ``s`` tokens on a TP
+group of ``t`` ranks, the forward is
+
+``AG, QKV, CORE, PROJ, RS, AG, FC1, FC2, RS``
+
+(an all-gather of the sequence-sharded input before QKV and FC1, a reduce-scatter after the
+output projection and FC2), the backward the mirror ``AG, FC2', FC1', RS, AG, PROJ', CORE',
+QKV', RS`` (the gradient of a reduce-scatter is an all-gather and vice versa). Each collective
+moves the full activation ``b s h`` x 2 bytes (bf16) over the TP group, priced by
+:func:`suite.perf.collective.collective_time` on the real placement (:func:`tp_group`: inside a
+node, or across nodes when ``t`` exceeds the node). GEMM FLOPs come from the zoo's layer table
+(``attrs["weights"]``: ``2 b s`` x rows x cols / t forward, twice that backward: data and weight
+gradients) and the attention core from ``attrs["core_flops"]`` (twice backward); every compute
+operator is priced by :func:`suite.perf.compute.roofline_time` with one compute efficiency
+(:data:`EFFICIENCY`).
+
+Pair timing (two streams: the SMs and the network). ``pair_time(a, b)`` of two operators that
+start together: two computes share the SMs (``c_a + c_b``), two collectives the links
+(``m_a + m_b``); a compute ``c`` beside a collective ``m`` overlap, the compute slowed by
+``1 + sigma`` while the collective runs (the collective's kernels take SMs and memory bandwidth):
+``m`` when ``c (1 + sigma) <= m``, else ``m + c - m / (1 + sigma)``. ``sigma`` is one technique
+constant, :data:`SIGMA` = 0.109: the TWIST blog (the authors', Fig. 3) measured a layer's
+compute rising from 16.5 to 18.3 ms under co-execution.
+
+Pairing DP (the SI plan; the recurrence as two secondary summaries of the paper give it, both
+agree): over forward operators ``i`` of one strand and backward operators ``j`` of the other,
+``T(i,j) = min(T(i-1,j) + P(i,-), T(i,j-1) + P(-,j), T(i-1,j-1) + P(i,j))``, ``T(0,0) = 0``
+(:func:`pair_dp`). ``P(i,-)`` is the operator alone (compute plus communication, in series).
+
+Baselines: ``megatron`` runs each operator in series (layer time ``sum c + sum m``);
+``intra-overlap`` overlaps each collective with the GEMM that produces or consumes it, decomposed
+into ``t`` steps so only one step of the pair is exposed (Wang et al., ASPLOS 2023, "Overlap
+communication with dependent computation via decomposition"): ``max(c (1+sigma), m) + min(c, m) / t``.
+
+Pipeline (1F1B, Narayanan et al. SC'21 §2.2): per micro-batch and stage, forward ``f = L_s t_f``
+and backward ``b = L_s t_b`` with ``L_s = L / pp`` layers per GPU (folded: two chunks of
+``L / 2pp``, :func:`fold`). ``megatron`` / ``intra-overlap``: ``T = (m + pp - 1)(f + b)``.
+``dhelix``: the forward of micro-batch k+1 co-executes with the backward of micro-batch k, so
+``m - 1`` of the ``m`` (f, b) slots run as a pair ``q = L_s T_pair``: ``T = pp (f + b) + (m - 1) q``
+(equal to megatron's when ``q = f + b``). Both add the pipeline send/receive of each
+micro-batch (``b s h 2 / t`` bytes per stage boundary, forward and backward, priced as ``p2p``;
+exposed in every variant) and the data-parallel all-reduce of the stage's fp32 gradients
+(``4`` bytes per parameter / t; Megatron's fp32 gradient buffers), exposed in every variant.
+
+Memory (per GPU): model states ``6 + 12 / dp`` bytes per parameter / (t pp) (Megatron-LM's
+distributed optimizer, bf16 weights, fp32 gradients, fp32 master weights and Adam moments sharded
+over DP: Megatron-LM docs, "Distributed optimizer"), plus activations: the first stage holds
+``min(m, pp)`` micro-batches (1F1B) of ``L_s`` layers of the zoo's ``saved_bytes_selective`` x
+``b / t`` (FlashAttention stores no ``s x s`` matrix, the selective figure of Korthikanti et al.
+§4.3; sequence parallelism shards every activation, §4.2.2).
+``dhelix`` shares the activation space between the strands (the abstract) and holds one more
+layer of one micro-batch (the co-executing layer's working set; our assumption);
+``dhelix-separate`` gives each strand its own activation space (twice the activations).
+
+MFU: the zoo's ``training_flops`` (Narayanan et al.'s counting: matrix multiplications, causal
+mask not discounted) x global batch / (iteration time x world x bf16 peak).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from suite.errors import ParameterError
+from suite.perf.collective import Group, collective_time
+from suite.perf.compute import roofline_time
+from suite.technique import Result
+from suite.workloads.transformer import TransformerSpec, training_flops, transformer
+
+__all__ = ["SIGMA", "EFFICIENCY", "STATE_BYTES_FIXED", "STATE_BYTES_SHARDED", "GRAD_BYTES", "Op", "layer_ops", "pair_time",
+           "pair_dp", "serial_time", "intra_time", "fold", "tp_group", "Plan", "plan_of", "evaluate",
+           "iteration", "rebuilt_table"]
+
+#: Co-execution slowdown of compute while the other strand communicates (TWIST blog Fig. 3: layer
+#: compute 16.5 -> 18.3 ms, +10.9 %; the authors' blog, secondary). One technique constant.
+SIGMA = 0.109
+#: Achieved fraction of the bf16 peak for every compute operator (one technique constant):
+#: calibration from the TWIST blog Fig. 3, whose perfect-overlap ceiling is 536 TFLOP/s = 54 % of
+#: the H800's 989.5 TFLOP/s dense bf16 peak, i.e. the compute-only rate of a whole layer.
+EFFICIENCY = 0.54
+#: Model-state bytes per parameter, Megatron-LM's distributed optimizer with bf16 parameters and
+#: fp32 gradients (Megatron-LM docs, "Distributed optimizer": ``6 + 12 / dp``; the fp32 master
+#: weights and two Adam moments, 12 bytes, are sharded over the data-parallel group).
+STATE_BYTES_FIXED, STATE_BYTES_SHARDED = 6, 12
+#: Bytes per gradient element in the data-parallel all-reduce (Megatron's fp32 gradient buffers).
+GRAD_BYTES = 4
+ACT_BYTES = 2  # bf16 activations
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operator of a layer: ``compute`` and ``comm`` seconds (one of them is 0)."""
+
+    name: str
+    compute: float = 0.0
+    comm: float = 0.0
+
+    @property
+    def time(self) -> float:
+        return self.compute + self.comm
+
+
+def pair_time(a: Op | None, b: Op | None, sigma: float = SIGMA) -> float:
+    """Two-stream time of operators *a* and *b* started together (either may be None: alone).
+
+    See the module docstring; ``sigma`` >= 0 is the compute slowdown under a concurrent collective.
+    """
+    if a is None and b is None:
+        return 0.0
+    if a is None or b is None:
+        o = a if b is None else b
+        return o.compute + o.comm
+    c = a.compute + b.compute
+    m = a.comm + b.comm
+    if c == 0.0 or m == 0.0:
+        return c + m
+    # one compute and one collective (an op is compute or comm, not both, in layer_ops)
+    slow = c * (1.0 + sigma)
+    if slow <= m:
+        return m
+    return m + c - m / (1.0 + sigma)
+
+
+def pair_dp(fwd, bwd, sigma: float = SIGMA):
+    """The pairing DP over forward ops *fwd* (one strand) and backward ops *bwd* (the other).
+
+    ``T(i,j) = min(T(i-1,j) + P(i,-), T(i,j-1) + P(-,j), T(i-1,j-1) + P(i,j))`` with ``T(0,0) = 0``.
+
+    Parameters
+    ----------
+    fwd, bwd : sequence of Op
+    sigma : float
+
+    Returns
+    -------
+    (time, plan) : float, list of (i or None, j or None)
+        The optimal time (s) and the merge: each step runs forward op ``i`` and/or backward op
+        ``j`` (0-based), in order; every op appears exactly once and each strand's order is kept.
+    """
+    n, k = len(fwd), len(bwd)
+    INF = math.inf
+    T = [[INF] * (k + 1) for _ in range(n + 1)]
+    back = [[0] * (k + 1) for _ in range(n + 1)]
+    T[0][0] = 0.0
+    for i in range(n + 1):
+        Ti, bi = T[i], back[i]
+        for j in range(k + 1):
+            if i == 0 and j == 0:
+                continue
+            best, how = INF, 0
+            if i > 0:
+                v = T[i - 1][j] + pair_time(fwd[i - 1], None, sigma)
+                if v < best:
+                    best, how = v, 1
+            if j > 0:
+                v = Ti[j - 1] + pair_time(None, bwd[j - 1], sigma)
+                if v < best:
+                    best, how = v, 2
+            if i > 0 and j > 0:
+                v = T[i - 1][j - 1] + pair_time(fwd[i - 1], bwd[j - 1], sigma)
+                if v < best:
+                    best, how = v, 3
+            Ti[j], bi[j] = best, how
+    plan = []
+    i, j = n, k
+    while i or j:
+        how = back[i][j]
+        if how == 1:
+            plan.append((i - 1, None))
+            i -= 1
+        elif how == 2:
+            plan.append((None, j - 1))
+            j -= 1
+        else:
+            plan.append((i - 1, j - 1))
+            i, j = i - 1, j - 1
+    plan.reverse()
+    return T[n][k], plan
+
+
+def serial_time(ops) -> float:
+    """Megatron's layer time: every operator in series (s)."""
+    return sum(o.compute + o.comm for o in ops)
+
+
+def intra_time(ops, tp: int, sigma: float = SIGMA) -> float:
+    """A micro-batch overlapping its own collectives with the adjacent GEMM, decomposed in ``tp``
+    steps (Wang et al. ASPLOS'23): each AG pairs with the next GEMM, each RS with the previous one;
+    a pair costs ``max(c (1 + sigma), m) + min(c, m) / tp``. Other operators run in series."""
+    ops = list(ops)
+    used = [False] * len(ops)
+    t = 0.0
+    for idx, o in enumerate(ops):
+        if o.comm == 0.0 or used[idx]:
+            continue
+        partner = idx + 1 if o.name.startswith("ag") else idx - 1
+        if 0 <= partner < len(ops) and ops[partner].comm == 0.0 and not used[partner]:
+            c, m = ops[partner].compute, o.comm
+            t += max(c * (1.0 + sigma), m) + min(c, m) / max(tp, 1)
+            used[idx] = used[partner] = True
+    return t + sum(o.time for i, o in enumerate(ops) if not used[i])
+
+
+def fold(layers: int, stages: int) -> list[list[int]]:
+    """Model folding: GPU g holds layers ``[g L/2G, (g+1) L/2G)`` and their mirror
+    ``[L - (g+1) L/2G, L - g L/2G)`` (the paper's W-shaped pipeline, per two secondary summaries).
+
+    Raises
+    ------
+    ParameterError
+        ``layers`` not divisible by ``2 stages``.
+    """
+    if stages < 1 or layers % (2 * stages):
+        raise ParameterError(f"dhelix: model folding needs layers divisible by 2 x pp, got {layers} layers, "
+                             f"pp={stages}")
+    c = layers // (2 * stages)
+    return [list(range(g * c, (g + 1) * c)) + list(range(layers - (g + 1) * c, layers - g * c))
+            for g in range(stages)]
+
+
+def tp_group(profile, tp: int) -> Group:
+    """The TP group's placement: packed on a node (``tp <= devices per node``), else across
+    ``tp / devices_per_node`` nodes with a full node each (Megatron's rank order, TP fastest)."""
+    dpn = profile.devices_per_node
+    per = min(tp, dpn)
+    return Group(ranks_per_node=per, nodes=-(-tp // per))
+
+
+def rebuilt_table(table, seq: int):
+    """The zoo table at *seq* tokens (rebuilt from its hyperparameters when they differ)."""
+    spec = getattr(table, "spec", None)
+    if not spec:
+        raise ParameterError(f"dhelix: workload {table.name!r} is not a transformer layer table")
+    if int(spec["seq"]) == seq:
+        return table
+    fields = {k: v for k, v in dict(spec).items() if k in TransformerSpec.__dataclass_fields__}
+    fields["seq"] = seq
+    fields["name"] = table.name
+    return transformer(TransformerSpec(**fields))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A validated parallel plan (TP, PP, DP, micro-batch, sequence, global batch)."""
+
+    tp: int
+    pp: int
+    dp: int
+    mbs: int
+    seq: int
+    gbs: int
+
+    @property
+    def world(self) -> int:
+        return self.tp * self.pp * self.dp
+
+    @property
+    def microbatches(self) -> int:
+        return self.gbs // (self.mbs * self.dp)
+
+
+def plan_of(params, table, profile) -> Plan:
+    """Validate the scenario's plan against the workload and profile (one-line errors)."""
+    tp, pp, dp = int(params["tp"]), int(params["pp"]), int(params["dp"])
+    mbs, seq, gbs = int(params["mbs"]), int(params["seq"]), int(params["gbs"])
+    spec = table.spec
+    heads, layers = int(spec["heads"]), int(spec["layers"])
+    name = table.name.split("@")[0]
+    if heads % tp:
+        raise ParameterError(f"dhelix: tp={tp} must divide the {heads} heads of {name}")
+    fold(layers, pp)
+    if gbs % (mbs * dp):
+        raise ParameterError(f"dhelix: gbs={gbs} must be a multiple of mbs x dp = {mbs * dp}")
+    world = tp * pp * dp
+    have = profile.num_devices
+    if world > have:
+        raise ParameterError(f"dhelix: tp x pp x dp = {world} GPUs, profile {profile.name!r} has {have}")
+    return Plan(tp, pp, dp, mbs, seq, gbs)
+
+
+def _peak(dev) -> float:
+    """bf16 peak (FLOP/s); fp16 when a device lists no bf16 (same tensor-core rate on NVIDIA parts)."""
+    pf = dev.peak_flops
+    return pf["bf16"] if "bf16" in pf else dev.flops("fp16")
+
+
+def layer_ops(table, plan: Plan, profile, efficiency: float = EFFICIENCY):
+    """Forward and backward operators of one block (the first; blocks are identical).
+
+    Returns
+    -------
+    (fwd, bwd) : lists of :class:`Op` (seconds), in execution order.
+    """
+    dev = profile.require_device()
+    peak, bw = _peak(dev), dev.memory_bandwidth
+    t, b = plan.tp, plan.mbs
+    attn = next(l for l in table.layers if l.kind == "attention")
+    mlp = next(l for l in table.layers if l.kind == "mlp")
+    s = plan.seq
+    h = int(table.spec["hidden"])
+    act = b * s * h * ACT_BYTES  # the full activation of the micro-batch (what AG gathers / RS scatters)
+
+    def gemm(weights, mult=1.0):
+        fl = sum(2.0 * b * s * r * c / t for r, c in weights) * mult
+        by = sum(r * c / t + b * s * (r + c) for r, c in weights) * ACT_BYTES * mult  # weights, input, output
+        return roofline_time(fl, by, peak, bw, efficiency)
+
+    hq = attn.attrs["weights"][0][0]
+    hkv = attn.attrs["weights"][1][0]
+    core_f = attn.attrs["core_flops"] * b / t
+    core_by = b * s * (2 * hq + 2 * hkv) / t * ACT_BYTES
+    grp = tp_group(profile, t)
+    ag = collective_time("allgather", act, grp, profile).time if t > 1 else 0.0
+    rs = collective_time("reduce-scatter", act, grp, profile).time if t > 1 else 0.0
+    w = attn.attrs["weights"]
+    mw = mlp.attrs["weights"]
+    fwd = [Op("ag_attn", comm=ag), Op("qkv", compute=gemm(w[:3])),
+           Op("core", compute=roofline_time(core_f, core_by, peak, bw, efficiency)),
+           Op("proj", compute=gemm(w[3:])), Op("rs_attn", comm=rs), Op("ag_mlp", comm=ag),
+           Op("fc1", compute=gemm(mw[:-1])), Op("fc2", compute=gemm(mw[-1:])), Op("rs_mlp", comm=rs)]
+    bwd = [Op("ag_mlp_b", comm=ag), Op("fc2_b", compute=gemm(mw[-1:], 2.0)),
+           Op("fc1_b", compute=gemm(mw[:-1], 2.0)), Op("rs_mlp_b", comm=rs), Op("ag_attn_b", comm=ag),
+           Op("proj_b", compute=gemm(w[3:], 2.0)),
+           Op("core_b", compute=roofline_time(2 * core_f, 2 * core_by, peak, bw, efficiency)),
+           Op("qkv_b", compute=gemm(w[:3], 2.0)), Op("rs_attn_b", comm=rs)]
+    return fwd, bwd
+
+
+def _variant_times(variant, fwd, bwd, tp, sigma):
+    """(t_f, t_b, t_pair) per layer (s) for *variant*."""
+    if variant == "megatron":
+        tf, tb = serial_time(fwd), serial_time(bwd)
+        return tf, tb, tf + tb
+    tf, tb = intra_time(fwd, tp, sigma), intra_time(bwd, tp, sigma)
+    if variant == "intra-overlap":
+        return tf, tb, tf + tb
+    tpair, _plan = pair_dp(fwd, bwd, sigma)
+    return tf, tb, min(tpair, tf + tb)
+
+
+def iteration(scenario) -> dict:
+    """The closed-form iteration of the scenario's plan (see the module docstring): a dict of
+    times (s), fractions, memory (B) and the plan, for :func:`evaluate` and the simulator."""
+    p = scenario.params
+    profile = scenario.profile
+    table = rebuilt_table(scenario.workload, int(p["seq"]))
+    plan = plan_of(p, table, profile)
+    sigma = float(p["sigma"])
+    eff = float(p["efficiency"]) if p.get("efficiency") is not None else EFFICIENCY
+    fwd, bwd = layer_ops(table, plan, profile, eff)
+    variant = scenario.variant
+    base = "dhelix" if variant == "dhelix-separate" else variant
+    tf, tb, tq = _variant_times(base, fwd, bwd, plan.tp, sigma)
+    L = int(table.spec["layers"])
+    Ls = L // plan.pp
+    m = plan.microbatches
+    h = int(table.spec["hidden"])
+    dpn = profile.devices_per_node
+    # pipeline p2p: stage neighbours are tp x dp ranks apart (Megatron's order: tp, dp, pp)
+    p2p = 0.0
+    if plan.pp > 1:
+        msg = plan.mbs * plan.seq * h * ACT_BYTES / plan.tp
+        cross = plan.tp * plan.dp >= dpn
+        g = Group(ranks_per_node=min(plan.tp, dpn), nodes=2) if cross else Group(ranks_per_node=2, nodes=1)
+        p2p = collective_time("p2p", msg, g, profile).time
+    f, b, q = Ls * tf + p2p, Ls * tb + p2p, Ls * tq + 2 * p2p
+    if base == "dhelix":
+        T_pipe = plan.pp * (f + b) + (m - 1) * q
+    else:
+        T_pipe = (m + plan.pp - 1) * (f + b)
+    # data-parallel all-reduce of the stage's gradients (exposed, every variant)
+    stage_params = sum(l.params for l in table.layers) / (plan.tp * plan.pp)
+    dp_t = 0.0
+    if plan.dp > 1:
+        rpn = max(1, min(plan.dp, dpn // plan.tp)) if plan.tp < dpn else 1
+        g = Group(ranks_per_node=rpn, nodes=-(-plan.dp // rpn), concurrent=min(plan.tp, dpn))
+        dp_t = collective_time("allreduce", stage_params * GRAD_BYTES, g, profile).time
+    T = T_pipe + dp_t
+    # communication of one layer, serial and as left exposed by this variant
+    comm_layer = sum(o.comm for o in fwd) + sum(o.comm for o in bwd)
+    comp_layer = sum(o.compute for o in fwd) + sum(o.compute for o in bwd)
+    layer_time = tq  # one layer's forward + backward (dhelix: one co-executed pair)
+    exposed_layer = max(0.0, layer_time - comp_layer)
+    hidden = 1.0 - exposed_layer / comm_layer if comm_layer > 0 else 1.0
+    # memory
+    dev = profile.require_device()
+    per_param = STATE_BYTES_FIXED + STATE_BYTES_SHARDED / plan.dp
+    states = sum(l.params for l in table.layers) * per_param / (plan.tp * plan.pp)
+    # FlashAttention keeps no s x s matrices: the zoo's selective figure (Korthikanti §4.3)
+    blk = sum(l.attrs.get("saved_bytes_selective", 0.0) for l in table.layers
+              if l.kind in ("attention", "mlp")) / L
+    per_layer_act = blk * plan.mbs / plan.tp
+    acts = min(m, plan.pp) * Ls * per_layer_act
+    if variant == "dhelix":
+        acts += per_layer_act
+    elif variant == "dhelix-separate":
+        acts = 2 * acts
+    peak_mem = states + acts
+    flops = training_flops(table) * plan.gbs
+    mfu = flops / (T * plan.world * _peak(dev))
+    return {"plan": plan, "table": table, "fwd": fwd, "bwd": bwd, "t_fwd": tf, "t_bwd": tb, "t_pair": tq,
+            "f": f, "b": b, "q": q, "p2p": p2p, "dp_time": dp_t, "iteration_time": T, "pipeline_time": T_pipe,
+            "comm_layer": comm_layer, "compute_layer": comp_layer, "layer_time": layer_time,
+            "exposed_layer": exposed_layer, "hidden_fraction": hidden, "peak_memory": peak_mem,
+            "model_states": states, "activations": acts, "mfu": mfu, "flops": flops, "layers_per_gpu": Ls,
+            "capacity": dev.memory}
+
+
+def to_result(it: dict, scenario) -> Result:
+    """The metrics of :func:`iteration` as a :class:`~suite.Result`."""
+    plan = it["plan"]
+    r = Result()
+    r.add("iteration_time", it["iteration_time"], "s", "lower")
+    r.add("throughput", plan.gbs * plan.seq / it["iteration_time"], "tokens/s", "higher")
+    r.add("mfu", 100.0 * it["mfu"], "%", "higher")
+    r.add("exposed_comm", it["exposed_layer"] * it["layers_per_gpu"] * plan.microbatches
+          + 2 * plan.microbatches * it["p2p"] + it["dp_time"], "s", "lower")
+    r.add("exposed_comm_layer", it["exposed_layer"], "s", "lower")
+    r.add("exposed_fraction", 100.0 * it["exposed_layer"] / it["layer_time"] if it["layer_time"] else 0.0, "%",
+          "lower")
+    r.add("hidden_fraction", 100.0 * it["hidden_fraction"], "%", "higher")
+    r.add("comm_layer", it["comm_layer"], "s", "none")
+    r.add("compute_layer", it["compute_layer"], "s", "none")
+    r.add("layer_time", it["layer_time"], "s", "lower")
+    r.add("peak_memory", it["peak_memory"], "B", "lower")
+    r.add("dp_allreduce_time", it["dp_time"], "s", "lower")
+    r.add("microbatches", plan.microbatches, "1", "none")
+    r.artifacts["plan"] = {"tp": plan.tp, "pp": plan.pp, "dp": plan.dp, "mbs": plan.mbs, "seq": plan.seq,
+                           "gbs": plan.gbs, "fold": fold(int(it["table"].spec["layers"]), plan.pp)}
+    if scenario.variant.startswith("dhelix"):
+        _, si = pair_dp(it["fwd"], it["bwd"], float(scenario.params["sigma"]))
+        r.artifacts["si_plan"] = [[it["fwd"][i].name if i is not None else None,
+                                   it["bwd"][j].name if j is not None else None] for i, j in si]
+    return r
+
+
+def evaluate(scenario) -> Result:
+    """Model fidelity: the closed-form iteration on the scenario's profile."""
+    it = iteration(scenario)
+    if it["peak_memory"] > it["capacity"]:
+        raise ParameterError(f"dhelix: the plan needs {it['peak_memory'] / 1e9:.1f} GB per GPU, "
+                             f"profile {scenario.profile.name!r} has {it['capacity'] / 1e9:.1f} GB")
+    return to_result(it, scenario)
