@@ -126,11 +126,13 @@ def test_mutating_plugin_raises_immutable_error_and_changes_no_later_case(tmp_pa
     exp = tmp_path / "mutate.toml"
     exp.write_text('[evil]\ntechnique = "evil-mutator"\nparams = { what = ["flops", "params", "layers", "swallow"] }\n'
                    '[poseidon]\ntechnique = "poseidon"\nvariants = ["poseidon"]\nparams = { nodes = [16] }\n')
-    clean = tmp_path / "clean.sqlite"
-    r = suite(site, "run", "--technique", "poseidon", "--variant", "poseidon", "--param", "nodes=16", "-q",
-              store=clean)
-    assert r.returncode == 0, r.stderr
-    (ref,) = stored(clean, "poseidon")
+    # the clean case, resolved and evaluated here, in a process no plugin has touched
+    from suite import ScenarioSpec
+    from suite.runner.case import resolve_case
+    from suite_poseidon.technique import TECHNIQUE as POSEIDON
+
+    case = resolve_case(POSEIDON, ScenarioSpec("poseidon", params={"nodes": 16}))
+    ref = {"key": case.key, "metrics": {k: m.value for k, m in POSEIDON.evaluate(case.scenario).metrics.items()}}
     assert ref["metrics"]["compute_time"] == pytest.approx(POSEIDON_COMPUTE_S, abs=1e-3)
 
     for jobs in ("1", "2"):
