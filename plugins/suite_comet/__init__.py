@@ -1,6 +1,10 @@
-"""COMET cluster and parallelisation co-design (Kadiyala et al.) as a dlsys-suite technique plugin (work in progress: provides no technique yet).
+"""COMET cluster and parallelisation co-design (Kadiyala et al., arXiv 2211.16648) as a dlsys-suite
+technique plugin.
 
-Registered through the ``suite.plugins`` entry point like any third-party plugin.
+Registered through the ``suite.plugins`` entry point like any third-party plugin; see
+:mod:`suite_comet.technique` for the declaration, :mod:`suite_comet.model` for the vectorised
+design-space cost model, :mod:`suite_comet.execute` for the tp x pp x dp transformer step on
+real arrays and :mod:`suite_comet.workloads` for ``megatron-1t``.
 """
 
 from suite import hookimpl
@@ -8,4 +12,20 @@ from suite import hookimpl
 
 @hookimpl
 def suite_techniques():
-    return []
+    from suite_comet.technique import TECHNIQUE
+
+    return [TECHNIQUE]
+
+
+@hookimpl
+def suite_workloads():
+    from suite_comet.workloads import all_workloads
+
+    return all_workloads()
+
+
+@hookimpl
+def suite_profile_extensions():
+    from suite_comet.technique import CometExt
+
+    return {"comet": CometExt}

@@ -1,0 +1,296 @@
+"""COMET's execute fidelity: a small transformer trained one step on tp x pp x dp simulated ranks.
+
+The strategy COMET prices is run for real on float64 numpy arrays: a stack of transformer blocks
+(multi-head attention and a GeLU MLP, each with a residual; no norms, biases or dropout) is split
+
+* by tensor parallelism inside each block, as Megatron-LM does (Shoeybi et al. 2019 §3): Q, K, V
+  and the first MLP matrix column-split by heads / hidden units, the attention projection and the
+  second MLP matrix row-split; the partial outputs summed by :func:`suite.collectives.ring_allreduce`
+  (two all-reduces forward, two backward per block, tag ``tp``);
+* by pipeline parallelism over contiguous blocks: each tensor-parallel rank hands its ``1/tp`` slice
+  of the activation (forward) or its gradient (backward) to the next stage by
+  :func:`suite.collectives.send` (tag ``pp``), the receiving stage all-gathers the slices
+  (Narayanan et al. SC'21 §4.1 scatter/gather; tag ``pp-gather``);
+* by data parallelism: ``dp`` replicas each take ``m`` micro-batches of ``mbs`` sequences
+  (gradient accumulation) and sum every shard's gradient with a ring all-reduce (tag ``dp``).
+
+The loss is ``sum(out * G)`` for a fixed random ``G`` (so ``d out = G``): random weights, no
+training claim. The oracle is a dense single-process forward and backward of the same model
+written independently (:func:`dense_forward_backward`); the evaluate reports the largest
+relative error of the output and of every gradient, and the ledger's bytes per tag beside
+:func:`suite_comet.model.traffic_bytes`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from suite import Result
+from suite.collectives import Ledger, allgather, recv, ring_allreduce, send
+from suite.errors import ParameterError
+
+from suite_comet.model import traffic_bytes
+
+__all__ = ["init_weights", "dense_forward_backward", "parallel_forward_backward", "evaluate", "EXEC_SHAPE"]
+
+#: the small model: blocks, hidden, heads, MLP width, sequence, micro-batch size, micro-batches per replica
+EXEC_SHAPE = {"blocks": 4, "hidden": 16, "heads": 4, "ffn": 32, "seq": 6, "mbs": 2, "microbatches": 2}
+
+_C = np.sqrt(2.0 / np.pi)
+
+
+def _gelu(z):
+    return 0.5 * z * (1.0 + np.tanh(_C * (z + 0.044715 * z ** 3)))
+
+
+def _gelu_grad(z):
+    t = np.tanh(_C * (z + 0.044715 * z ** 3))
+    return 0.5 * (1.0 + t) + 0.5 * z * (1.0 - t * t) * _C * (1.0 + 3 * 0.044715 * z * z)
+
+
+def init_weights(blocks: int, hidden: int, ffn: int, seed: int = 0) -> list[dict[str, np.ndarray]]:
+    """Random float64 weights per block: ``wq, wk, wv, wo`` (h x h), ``w1`` (h x f), ``w2`` (f x h)."""
+    rng = np.random.default_rng(seed)
+    sc = 1.0 / np.sqrt(hidden)
+    out = []
+    for _ in range(blocks):
+        out.append({k: rng.normal(0, sc, (hidden, hidden)) for k in ("wq", "wk", "wv", "wo")}
+                   | {"w1": rng.normal(0, sc, (hidden, ffn)), "w2": rng.normal(0, 1 / np.sqrt(ffn), (ffn, hidden))})
+    return out
+
+
+def _softmax(s):
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def dense_forward_backward(W, x, g, heads):
+    """The oracle: dense forward of every block on ``x`` (B, s, h) and backward of ``sum(out * g)``.
+
+    Returns ``(out, grads)`` with ``grads[i][name]`` the gradient of block ``i``'s weight ``name``.
+    Attention: per head ``softmax(Q K^T / sqrt(d)) V`` with the heads concatenated, ``x + O Wo``;
+    MLP: ``x + gelu(x W1) W2``.
+    """
+    B, s, h = x.shape
+    d = h // heads
+    caches, cur = [], x
+    for w in W:
+        q, k, v = cur @ w["wq"], cur @ w["wk"], cur @ w["wv"]
+        qh, kh, vh = (t.reshape(B, s, heads, d).transpose(0, 2, 1, 3) for t in (q, k, v))
+        p = _softmax(qh @ kh.transpose(0, 1, 3, 2) / np.sqrt(d))
+        o = (p @ vh).transpose(0, 2, 1, 3).reshape(B, s, h)
+        x1 = cur + o @ w["wo"]
+        z = x1 @ w["w1"]
+        u = _gelu(z)
+        x2 = x1 + u @ w["w2"]
+        caches.append((cur, qh, kh, vh, p, o, x1, z, u))
+        cur = x2
+    grads = [None] * len(W)
+    dx = g
+    for i in range(len(W) - 1, -1, -1):
+        w = W[i]
+        x0, qh, kh, vh, p, o, x1, z, u = caches[i]
+        gr = {"w2": np.einsum("bsf,bsh->fh", u, dx)}
+        dz = (dx @ w["w2"].T) * _gelu_grad(z)
+        gr["w1"] = np.einsum("bsh,bsf->hf", x1, dz)
+        dx1 = dx + dz @ w["w1"].T
+        gr["wo"] = np.einsum("bsh,bsk->hk", o, dx1)
+        do = (dx1 @ w["wo"].T).reshape(B, s, heads, d).transpose(0, 2, 1, 3)
+        dp = do @ vh.transpose(0, 1, 3, 2)
+        dvh = p.transpose(0, 1, 3, 2) @ do
+        ds = p * (dp - (dp * p).sum(-1, keepdims=True)) / np.sqrt(d)
+        dqh, dkh = ds @ kh, ds.transpose(0, 1, 3, 2) @ qh
+        dq, dk, dv = (t.transpose(0, 2, 1, 3).reshape(B, s, h) for t in (dqh, dkh, dvh))
+        gr["wq"] = np.einsum("bsh,bsk->hk", x0, dq)
+        gr["wk"] = np.einsum("bsh,bsk->hk", x0, dk)
+        gr["wv"] = np.einsum("bsh,bsk->hk", x0, dv)
+        dx = dx1 + dq @ w["wq"].T + dk @ w["wk"].T + dv @ w["wv"].T
+        grads[i] = gr
+    return cur, grads
+
+
+def _shard(W, tp, heads):
+    """Per block, per tp rank: the rank's column slices (heads / MLP units) and row slices."""
+    h = W[0]["wq"].shape[0]
+    f = W[0]["w1"].shape[1]
+    hc, fc = h // tp, f // tp
+    out = []
+    for w in W:
+        ranks = []
+        for r in range(tp):
+            c, cf = slice(r * hc, (r + 1) * hc), slice(r * fc, (r + 1) * fc)
+            ranks.append({"wq": w["wq"][:, c], "wk": w["wk"][:, c], "wv": w["wv"][:, c], "wo": w["wo"][c, :],
+                          "w1": w["w1"][:, cf], "w2": w["w2"][cf, :]})
+        out.append(ranks)
+    return out
+
+
+def parallel_forward_backward(W, x, g, heads, tp, pp, dp, mbs, ledger: Ledger):
+    """One step of the tp x pp x dp strategy on simulated ranks.
+
+    ``x``, ``g`` : (dp * m * mbs, s, h) inputs and output gradients. Ranks are numbered Megatron's
+    way, ``rank = t + tp (d + dp p)`` (tp innermost, then dp, then the stage).
+
+    Returns ``(out, grads)`` like :func:`dense_forward_backward`, reassembled from the shards
+    after the DP all-reduce.
+
+    Raises
+    ------
+    ParameterError
+        ``tp`` not dividing the heads or the MLP width, ``pp`` above the blocks, a batch not
+        divisible by ``dp * mbs``.
+    """
+    L = len(W)
+    B, s, h = x.shape
+    f = W[0]["w1"].shape[1]
+    if heads % tp or f % tp:
+        raise ParameterError(f"comet: tp={tp} must divide the {heads} heads and the {f} MLP units of the execute model")
+    if pp > L:
+        raise ParameterError(f"comet: pp={pp} exceeds the {L} blocks of the execute model")
+    if B % (dp * mbs):
+        raise ParameterError(f"comet: batch {B} is not divisible by dp x mbs = {dp * mbs}")
+    m = B // (dp * mbs)
+    hl, d = heads // tp, h // heads
+    bounds = np.linspace(0, L, pp + 1).round().astype(int)
+    stage_of = np.searchsorted(bounds, np.arange(L), side="right") - 1
+    S = _shard(W, tp, heads)
+    rank = lambda t, dd, p: t + tp * (dd + dp * p)  # noqa: E731
+    acc = [[[{k: np.zeros_like(v) for k, v in S[i][t].items()} for t in range(tp)] for i in range(L)] for _ in range(dp)]
+    out = np.empty_like(x)
+
+    def handoff(a, src_stage, dst_stage, dd, tag):
+        # each tp rank sends its 1/tp slice; the receiving stage all-gathers them
+        flat = a.reshape(-1)
+        cuts = np.linspace(0, flat.size, tp + 1).round().astype(int)
+        got = [recv(ledger, rank(t, dd, src_stage), rank(t, dd, dst_stage),
+                    send(ledger, rank(t, dd, src_stage), rank(t, dd, dst_stage), flat[cuts[t]:cuts[t + 1]], "pp"), "pp")
+               for t in range(tp)]
+        full = allgather(got, ledger, "pp-gather") if tp > 1 else got
+        return full[0].reshape(a.shape)
+
+    def ar(parts, dd, stage, tag="tp"):
+        return ring_allreduce(parts, ledger, tag)[0] if tp > 1 else parts[0]
+
+    for dd in range(dp):
+        for mb in range(m):
+            sl = slice((dd * m + mb) * mbs, (dd * m + mb + 1) * mbs)
+            cur = x[sl]
+            caches = []
+            for i in range(L):
+                if i > 0 and stage_of[i] != stage_of[i - 1]:
+                    cur = handoff(cur, stage_of[i - 1], stage_of[i], dd, "pp")
+                parts, rc = [], []
+                for t in range(tp):
+                    w = S[i][t]
+                    q, k, v = cur @ w["wq"], cur @ w["wk"], cur @ w["wv"]
+                    qh, kh, vh = (a.reshape(mbs, s, hl, d).transpose(0, 2, 1, 3) for a in (q, k, v))
+                    p = _softmax(qh @ kh.transpose(0, 1, 3, 2) / np.sqrt(d))
+                    o = (p @ vh).transpose(0, 2, 1, 3).reshape(mbs, s, hl * d)
+                    parts.append(o @ w["wo"])
+                    rc.append((qh, kh, vh, p, o))
+                x1 = cur + ar(parts, dd, stage_of[i])
+                zs = [x1 @ S[i][t]["w1"] for t in range(tp)]
+                us = [_gelu(z) for z in zs]
+                x2 = x1 + ar([us[t] @ S[i][t]["w2"] for t in range(tp)], dd, stage_of[i])
+                caches.append((cur, rc, x1, zs, us))
+                cur = x2
+            out[sl] = cur
+            dx = g[sl]
+            for i in range(L - 1, -1, -1):
+                if i < L - 1 and stage_of[i] != stage_of[i + 1]:
+                    dx = handoff(dx, stage_of[i + 1], stage_of[i], dd, "pp")
+                x0, rc, x1, zs, us = caches[i]
+                A = acc[dd][i]
+                parts = []
+                for t in range(tp):
+                    w = S[i][t]
+                    A[t]["w2"] += np.einsum("bsf,bsh->fh", us[t], dx)
+                    dz = (dx @ w["w2"].T) * _gelu_grad(zs[t])
+                    A[t]["w1"] += np.einsum("bsh,bsf->hf", x1, dz)
+                    parts.append(dz @ w["w1"].T)
+                dx1 = dx + ar(parts, dd, stage_of[i])
+                parts = []
+                for t in range(tp):
+                    w = S[i][t]
+                    qh, kh, vh, p, o = rc[t]
+                    A[t]["wo"] += np.einsum("bsh,bsk->hk", o, dx1)
+                    do = (dx1 @ w["wo"].T).reshape(mbs, s, hl, d).transpose(0, 2, 1, 3)
+                    dpp = do @ vh.transpose(0, 1, 3, 2)
+                    dvh = p.transpose(0, 1, 3, 2) @ do
+                    ds = p * (dpp - (dpp * p).sum(-1, keepdims=True)) / np.sqrt(d)
+                    dq, dk, dv = (a.transpose(0, 2, 1, 3).reshape(mbs, s, hl * d)
+                                  for a in (ds @ kh, ds.transpose(0, 1, 3, 2) @ qh, dvh))
+                    A[t]["wq"] += np.einsum("bsh,bsk->hk", x0, dq)
+                    A[t]["wk"] += np.einsum("bsh,bsk->hk", x0, dk)
+                    A[t]["wv"] += np.einsum("bsh,bsk->hk", x0, dv)
+                    parts.append(dq @ w["wq"].T + dk @ w["wk"].T + dv @ w["wv"].T)
+                dx = dx1 + ar(parts, dd, stage_of[i])
+    # data parallelism: each (block, tp shard) gradient summed over the replicas
+    grads = []
+    for i in range(L):
+        full = {}
+        for name in ("wq", "wk", "wv", "wo", "w1", "w2"):
+            shards = []
+            for t in range(tp):
+                reps = [acc[dd][i][t][name] for dd in range(dp)]
+                shards.append(ring_allreduce(reps, ledger, "dp")[0] if dp > 1 else reps[0])
+            axis = 0 if name in ("wo", "w2") else 1
+            full[name] = np.concatenate(shards, axis=axis)
+        grads.append(full)
+    return out, grads
+
+
+def _rel(a, b):
+    den = np.max(np.abs(b))
+    return float(np.max(np.abs(a - b)) / den) if den > 0 else float(np.max(np.abs(a - b)))
+
+
+def evaluate(scenario) -> Result:
+    """Execute fidelity: run the strategy on the small model (:data:`EXEC_SHAPE`) and check it.
+
+    Parameters used: ``tp_exec``, ``pp_exec``, ``dp_exec`` (default 2 each). Metrics: the
+    largest relative error of output and gradients vs the dense oracle (``max_rel_error``), the
+    ledger's bytes per tag and their difference from :func:`suite_comet.model.traffic_bytes`
+    (``traffic_mismatch``, bytes; 0 when exact), messages and wall time.
+    """
+    import time
+
+    p = scenario.params
+    tp = int(p.get("tp_exec") or 2)
+    pp = int(p.get("pp_exec") or 2)
+    dp = int(p.get("dp_exec") or 2)
+    sh = EXEC_SHAPE
+    if tp > sh["heads"] or sh["heads"] % tp:
+        raise ParameterError(f"comet: execute tp={tp} must divide the {sh['heads']} heads of the execute model")
+    if pp > sh["blocks"]:
+        raise ParameterError(f"comet: execute pp={pp} exceeds the {sh['blocks']} blocks of the execute model")
+    if dp > 8:
+        raise ParameterError(f"comet: execute dp={dp} exceeds 8 replicas (the execute model is small)")
+    rng = np.random.default_rng(scenario.seed)
+    W = init_weights(sh["blocks"], sh["hidden"], sh["ffn"], seed=scenario.seed)
+    B = dp * sh["microbatches"] * sh["mbs"]
+    x = rng.normal(size=(B, sh["seq"], sh["hidden"]))
+    g = rng.normal(size=x.shape)
+    t0 = time.perf_counter()
+    ledger = Ledger()
+    out, grads = parallel_forward_backward(W, x, g, sh["heads"], tp, pp, dp, sh["mbs"], ledger)
+    wall = time.perf_counter() - t0
+    ref_out, ref_grads = dense_forward_backward(W, x, g, sh["heads"])
+    err = max([_rel(out, ref_out)] + [_rel(grads[i][k], ref_grads[i][k]) for i in range(len(W)) for k in grads[i]])
+    tags = ledger.by_tag()
+    params = sum(v.size for w in W for v in w.values())
+    want = traffic_bytes(sh["blocks"], sh["hidden"], sh["seq"], params, tp, pp, dp, sh["mbs"], sh["microbatches"],
+                         dtype_bytes=8)
+    got = {k: float(tags.get(k, (0, 0))[1]) for k in want}
+    mismatch = sum(abs(got[k] - want[k]) for k in want)
+    r = Result()
+    r.add("max_rel_error", err, "1", "lower")
+    r.add("traffic_mismatch", mismatch, "B", "lower")
+    for k in want:
+        r.add(f"bytes_{k.replace('-', '_')}", got[k], "B", "none")
+    r.add("messages", ledger.count, "1", "none")
+    r.add("wall_time", wall, "s", "lower")
+    r.artifacts["strategy"] = {"tp": tp, "pp": pp, "dp": dp, **sh}
+    r.artifacts["traffic_model"] = want
+    r.artifacts["conservation_problems"] = ledger.conservation_problems()[:5]
+    return r

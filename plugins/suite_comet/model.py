@@ -1,0 +1,738 @@
+"""COMET's cost model: a transformer's training step on one cluster, for every parallel strategy.
+
+COMET (Kadiyala et al., arXiv 2211.16648) co-designs a cluster (compute, HBM, memory expansion,
+network) and the parallelisation of a training job with roofline- and memory-traffic analytics
+(abstract). Only the abstracts were read; the formulas below are the standard ones each piece
+names, written here from their sources.
+
+A strategy is ``(tp, pp, dp, mbs, recompute)``: tensor-parallel degree inside a node, pipeline
+stages across nodes, data-parallel replicas (``tp * pp * dp`` = the cluster's GPUs, Megatron's
+rank order: tp innermost, then dp, then pp), micro-batch size and activation recomputation
+(``none`` / ``selective`` / ``full``, Korthikanti et al. 2022).
+
+Per micro-batch and block (one attention + one MLP layer of the zoo's table)
+--------------------------------------------------------------------------
+* compute, roofline [Williams09] via :func:`suite.perf.roofline_time`:
+  ``t_blk = max(F_blk mbs / (tp eff peak), B_blk / BW_hbm)`` with ``F_blk`` the block's training
+  FLOPs per sequence (:func:`suite.workloads.transformer.training_flops` terms: forward, backward
+  = 2 x forward, plus the recomputed forward) and ``B_blk = 3 * 2 W_blk / tp + 2 A_blk mbs / tp``
+  (16-bit weights read forward and backward and their gradient written; saved activations
+  ``A_blk`` written forward and read backward; Korthikanti et al. §4.1 eq. (1) per choice);
+* tensor parallelism: Megatron's two all-reduces forward and two backward per block (Shoeybi et
+  al. 2019 §3; Narayanan SC'21 §3.2), two more when the forward is recomputed, each of
+  ``2 mbs s h`` bytes over ``Group(tp, 1)`` (inside a node), priced by
+  :func:`suite.perf.collective.collective_time`; not overlapped;
+* pipeline hand-off: one forward activation and one backward gradient per micro-batch and stage
+  boundary, ``2 mbs s h / tp`` bytes per tensor-parallel rank (scatter/gather optimisation,
+  Narayanan SC'21 §4.1), as ``p2p`` over two nodes (``tp dp >= GPUs per node``) or inside one.
+
+Step time
+---------
+Stages hold contiguous blocks; the LM head sits on the last stage; the split minimises the
+slowest stage's FLOPs (:func:`suite.perf.pipeline.partition_layers`). With ``c_s`` stage ``s``'s
+micro-batch time (compute + TP + 2 hand-offs), 1F1B takes
+``T_pipe = sum_s c_s + (m - 1) max_s c_s`` (:func:`suite.perf.pipeline.pipeline_1f1b_unbalanced_time`,
+Narayanan SC'21 §2.2), ``m = B / (dp mbs)`` micro-batches per replica. The DP gradient all-reduce
+(``2 P / (tp pp)`` bytes, 16-bit gradients, over the strided DP group: ``gpn / tp`` ranks per
+node, the other shards' groups ``concurrent`` on the same NICs) overlaps the last micro-batch's
+backward (the backward share 2/3 of ``max_s c_s``, or 3/4 with full recomputation); what is left
+is exposed. The optimizer step streams the 16 B/param states once in and once out of HBM
+(``2 x 16 P / (tp pp) / BW_hbm``).
+
+Memory and the expansion tier
+-----------------------------
+Per GPU ``M = 16 P / (tp pp)`` (mixed-precision Adam: 2 + 2 bytes of 16-bit weights and
+gradients, 12 bytes of fp32 master weights, momentum, variance; Rajbhandari et al., ZeRO, SC'20
+§3.1) ``+ A_blk mbs / tp x n_max x min(pp, m)`` (the busiest stage's blocks, 1F1B keeps up to
+``pp`` micro-batches in flight on stage 0, Narayanan SC'21 §2.2). What exceeds the HBM goes to the
+node's expansion tier (CXL-attached memory; COMET's figures are not found), shared by the node's
+GPUs: it may hold at most the 12 B/param optimizer states (only the optimizer touches them) and
+at most ``capacity / gpn``; it is read and written once per step, each direction at
+``bandwidth / gpn``: ``t_exp = overflow / (bandwidth / gpn)``, replacing that share of the HBM
+optimizer traffic. A point whose overflow exceeds that is infeasible.
+
+``T = T_pipe + exposed DP + t_opt + t_exp``; tokens/s ``= B s / T``; model FLOP/s per GPU as
+Narayanan SC'21 eq. (3) counts them (with full-recomputation FLOPs, whatever the strategy).
+
+Constants
+---------
+:data:`GEMM_EFFICIENCY` is the achieved fraction of the bf16 tensor peak, one figure for every
+device (per technique): calibrated once on the Megatron-LM 1T anchor (see its docstring), so
+that anchor is no check of the model.
+
+References
+----------
+.. [Williams09] S. Williams et al., "Roofline", CACM 52(4), 2009.
+.. [Narayanan21] D. Narayanan et al., "Efficient Large-Scale Language Model Training on GPU
+   Clusters Using Megatron-LM", SC'21: §2.2 (1F1B), §3.2 and §4.1 (TP traffic, scatter/gather),
+   Table 1 (the 1T row), eq. (3) (FLOPs).
+.. [Shoeybi19] M. Shoeybi et al., "Megatron-LM", arXiv 1909.08053, §3 (f/g all-reduces).
+.. [Korthikanti22] V. Korthikanti et al., "Reducing Activation Recomputation in Large
+   Transformer Models", arXiv 2205.05198, §4.1-§4.3.
+.. [ZeRO20] S. Rajbhandari et al., "ZeRO", SC'20, §3.1 (16 bytes per parameter).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from suite.errors import ParameterError, ProfileError
+from suite.perf import roofline_time
+from suite.perf.collective import Group, collective_time
+from suite.perf.pipeline import partition_layers, pipeline_1f1b_unbalanced_time
+from suite.workloads.transformer import narayanan_flops
+
+__all__ = [
+    "GEMM_EFFICIENCY", "RECOMPUTE", "BYTES_PER_PARAM", "OPT_STATE_BYTES", "WorkloadConsts", "Cluster",
+    "Strategies", "consts_of", "cluster_of", "enumerate_strategies", "evaluate_points", "evaluate_point",
+    "best_index", "megatron_rule_index", "check_strategy", "grid_clusters", "GRIDS", "grid_summary",
+    "stage_split", "DEFAULT_EXPANSION_BANDWIDTH", "CollectiveCache",
+]
+
+#: Achieved fraction of the bf16 tensor-core peak in the layer roofline, every device. Calibration:
+#: the Megatron-LM 1T run (SC'21 Table 1: tp 8, pp 64, dp 6, batch 3072, full recomputation on 3,072
+#: A100, 163 TFLOP/s per GPU) predicted by this model on ``selene-dgx-a100`` gives 163 TFLOP/s at
+#: this value (tests/plugins/test_comet.py recomputes it); so the anchor is no check of the model.
+GEMM_EFFICIENCY = 0.657
+
+#: recomputation choices, index = the code used in the strategy arrays
+RECOMPUTE = ("none", "selective", "full")
+#: mixed-precision Adam bytes per parameter (ZeRO SC'20 §3.1): 2 weights + 2 gradients + 12 fp32 states
+BYTES_PER_PARAM = 16.0
+#: of which only the optimizer touches (fp32 master weights, momentum, variance): what may spill
+OPT_STATE_BYTES = 12.0
+#: PCIe 5.0 x16 per direction (PCI-SIG: 32 GT/s x 16 lanes, 128b/130b = 63 GB/s), the link CXL memory
+#: uses; COMET's own expansion bandwidth is not found
+DEFAULT_EXPANSION_BANDWIDTH = 63e9
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+@dataclass(frozen=True)
+class WorkloadConsts:
+    """What the model needs of a transformer table (per sequence of ``seq`` tokens).
+
+    ``blk_flops[r]`` / ``blk_saved[r]``: training FLOPs / saved activation bytes of one block
+    (attention + MLP layers) under recomputation ``RECOMPUTE[r]``; ``head_flops``: the LM head's
+    forward + backward; ``blk_params``: one block's parameters; ``params``: the whole model's.
+    """
+
+    name: str
+    blocks: int
+    hidden: int
+    heads: int
+    seq: int
+    vocab: int
+    params: float
+    blk_params: float
+    head_params: float
+    blk_flops: tuple[float, float, float]
+    blk_saved: tuple[float, float, float]
+    head_flops: float
+    bwd_share: tuple[float, float, float]
+
+
+def consts_of(table) -> WorkloadConsts:
+    """Extract :class:`WorkloadConsts` from a zoo transformer table.
+
+    Raises
+    ------
+    ParameterError
+        The workload is not a transformer layer table with ``block{i}.attn`` / ``.mlp`` layers.
+    """
+    spec = getattr(table, "spec", None)
+    layers = getattr(table, "layers", ())
+    by = {l.name: l for l in layers}
+    if not spec or "block0.attn" not in by or "block0.mlp" not in by:
+        raise ParameterError(f"comet: workload {getattr(table, 'name', table)!r}: expected a transformer layer "
+                             "table (suite workloads list --kind transformer), got none")
+    a, m = by["block0.attn"], by["block0.mlp"]
+    fb = a.fwd_flops + a.bwd_flops + m.fwd_flops + m.bwd_flops
+    fwd = a.fwd_flops + m.fwd_flops
+    flops = (fb, fb + a.attrs.get("recompute_flops_selective", 0.0) + m.attrs.get("recompute_flops_selective", 0.0),
+             fb + a.attrs.get("recompute_flops_full", 0.0) + m.attrs.get("recompute_flops_full", 0.0))
+    saved = tuple(float(a.attrs[k] + m.attrs[k]) for k in ("saved_bytes", "saved_bytes_selective", "saved_bytes_full"))
+    head = by.get("lm_head") or by.get("pooler")
+    head_flops = (head.fwd_flops + head.bwd_flops) if head is not None else 0.0
+    h, V = int(spec["hidden"]), int(spec["vocab"])
+    bwd = a.bwd_flops + m.bwd_flops
+    share = tuple(float(bwd / f) for f in flops)
+    return WorkloadConsts(name=table.name, blocks=int(spec["layers"]), hidden=h, heads=int(spec["heads"]),
+                          seq=int(spec["seq"]), vocab=V, params=float(table.params),
+                          blk_params=float(a.params + m.params), head_params=float(V * h),
+                          blk_flops=tuple(float(x) for x in flops), blk_saved=saved, head_flops=float(head_flops),
+                          bwd_share=share)
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """One cluster of the design space.
+
+    Attributes
+    ----------
+    name : str
+    profile : Profile
+        What :func:`collective_time` prices on (network levels, NICs, node size).
+    peak : float
+        bf16 peak FLOP/s per GPU.
+    hbm, hbm_bw : float
+        HBM capacity (B) and bandwidth (B/s) per GPU.
+    gpn, nodes : int
+        GPUs per node, nodes.
+    exp_capacity, exp_bandwidth, exp_latency : float
+        Memory-expansion tier per node: capacity (B), bandwidth per direction (B/s), latency (s).
+    node_hour : float or None
+        USD per node-hour (``cost.node_hour``), if the profile sets it.
+    """
+
+    name: str
+    profile: object = field(repr=False, compare=False)
+    peak: float
+    hbm: float
+    hbm_bw: float
+    gpn: int
+    nodes: int
+    exp_capacity: float = 0.0
+    exp_bandwidth: float = DEFAULT_EXPANSION_BANDWIDTH
+    exp_latency: float = 0.0
+    node_hour: float | None = None
+
+    @property
+    def gpus(self) -> int:
+        return self.gpn * self.nodes
+
+    def without_expansion(self) -> "Cluster":
+        import dataclasses
+
+        return dataclasses.replace(self, exp_capacity=0.0)
+
+
+def _ext_comet(profile):
+    ext = getattr(profile, "ext", None) or {}
+    e = ext.get("comet") if hasattr(ext, "get") else None
+    if e is None:
+        return None
+    get = (lambda k: e.get(k)) if hasattr(e, "get") else (lambda k: getattr(e, k, None))
+    return get("capacity"), get("bandwidth"), get("latency")
+
+
+def cluster_of(profile, nodes: int | None = None, expansion: float | None = None,
+               expansion_bandwidth: float | None = None, dtype: str = "bf16") -> Cluster:
+    """The :class:`Cluster` of a hardware profile.
+
+    Parameters
+    ----------
+    profile : Profile
+        A cluster or node profile with a device and at least one network level.
+    nodes : int, optional
+        Nodes used (default: all of the profile's).
+    expansion, expansion_bandwidth : float, optional
+        Expansion capacity per node (B) and bandwidth per direction (B/s); default the profile's
+        ``[ext.comet]`` table, else no expansion (and :data:`DEFAULT_EXPANSION_BANDWIDTH`).
+
+    Raises
+    ------
+    ProfileError
+        No device, no bf16 peak, no network level, or more nodes than the profile has.
+    """
+    dev = profile.device
+    if dev is None:
+        raise ProfileError(f"comet: profile {profile.name!r}: field device: expected a GPU, got none")
+    peak = dev.peak_flops.get(dtype) if hasattr(dev.peak_flops, "get") else None
+    if not peak:
+        raise ProfileError(f"comet: profile {profile.name!r}: field device.peak_flops.{dtype}: expected a rate, got none")
+    if not profile.network:
+        raise ProfileError(f"comet: profile {profile.name!r}: field network: expected at least one level, got none")
+    have = profile.num_nodes
+    n = have if nodes is None else int(nodes)
+    if n > have:
+        raise ParameterError(f"comet: nodes={n} exceeds the {have} nodes of {profile.name}")
+    cap, bw, lat = _ext_comet(profile) or (None, None, None)
+    cap = expansion if expansion is not None else (cap or 0.0)
+    bw = expansion_bandwidth if expansion_bandwidth is not None else (bw or DEFAULT_EXPANSION_BANDWIDTH)
+    cost = getattr(profile, "cost", None)
+    nh = getattr(cost, "node_hour", None) if cost is not None else None
+    return Cluster(name=profile.name, profile=profile, peak=float(peak), hbm=float(dev.memory),
+                   hbm_bw=float(dev.memory_bandwidth), gpn=int(profile.devices_per_node), nodes=n,
+                   exp_capacity=float(cap), exp_bandwidth=float(bw), exp_latency=float(lat or 0.0),
+                   node_hour=float(nh) if nh else None)
+
+
+# --------------------------------------------------------------------------- strategies
+
+
+@dataclass(frozen=True)
+class Strategies:
+    """Strategy arrays (one entry per point): tp, pp, dp, mbs, recompute code (index of RECOMPUTE)."""
+
+    tp: np.ndarray
+    pp: np.ndarray
+    dp: np.ndarray
+    mbs: np.ndarray
+    rc: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.tp.size)
+
+    def take(self, idx) -> "Strategies":
+        return Strategies(self.tp[idx], self.pp[idx], self.dp[idx], self.mbs[idx], self.rc[idx])
+
+    def row(self, i: int) -> dict:
+        return {"tp": int(self.tp[i]), "pp": int(self.pp[i]), "dp": int(self.dp[i]), "mbs": int(self.mbs[i]),
+                "recompute": RECOMPUTE[int(self.rc[i])]}
+
+
+def check_strategy(w: WorkloadConsts, c: Cluster, tp: int | None = None, pp: int | None = None) -> None:
+    """One-line errors for a fixed tensor / pipeline degree that cannot apply.
+
+    Raises
+    ------
+    ParameterError
+        ``tp`` not dividing the heads, ``tp`` above the GPUs per node, ``tp x pp`` above the GPUs,
+        ``pp`` above the blocks + 1 (the head's stage).
+    """
+    if tp is not None:
+        if w.heads % tp:
+            raise ParameterError(f"comet: tp={tp} must divide the {w.heads} heads of {w.name}")
+        if tp > c.gpn:
+            raise ParameterError(f"comet: tp={tp} exceeds the {c.gpn} GPUs per node of {c.name} (TP stays inside a node)")
+    if pp is not None and pp > w.blocks + 1:
+        raise ParameterError(f"comet: pp={pp} exceeds the {w.blocks} blocks (+ head) of {w.name}")
+    if tp is not None and pp is not None and tp * pp > c.gpus:
+        raise ParameterError(f"comet: tp x pp = {tp * pp} exceeds the {c.gpus} GPUs of {c.name}")
+
+
+def enumerate_strategies(w: WorkloadConsts, c: Cluster, batch: int, tp: int | None = None, pp: int | None = None,
+                         mbs: int | None = None, recompute: str | None = None,
+                         mbs_choices=(1, 2, 4, 8)) -> Strategies:
+    """Every strategy using all of the cluster's GPUs: tp | heads, tp <= GPUs per node, pp <= blocks + 1,
+    ``tp pp dp = GPUs``, ``dp mbs | batch``; optionally restricted to fixed ``tp``/``pp``/``mbs``/``recompute``.
+    """
+    check_strategy(w, c, tp, pp)
+    N = c.gpus
+    tps = [tp] if tp else [t for t in range(1, c.gpn + 1) if w.heads % t == 0 and c.gpn % t == 0]
+    out = []
+    rcs = [RECOMPUTE.index(recompute)] if recompute else range(3)
+    mb = [mbs] if mbs else mbs_choices
+    for t in tps:
+        if N % t:
+            continue
+        rest = N // t
+        pps = [pp] if pp else [p for p in range(1, min(w.blocks + 1, rest) + 1) if rest % p == 0]
+        for p in pps:
+            if rest % p:
+                continue
+            d = rest // p
+            for b in mb:
+                if batch % (d * b):
+                    continue
+                for r in rcs:
+                    out.append((t, p, d, b, r))
+    a = np.array(out, dtype=np.int64).reshape(-1, 5)
+    return Strategies(*(a[:, k] for k in range(5)))
+
+
+@functools.lru_cache(maxsize=4096)
+def stage_split(w: WorkloadConsts, pp: int, rc: int) -> tuple[int, int]:
+    """(most blocks on a stage without the head, blocks on the head's stage) for ``pp`` stages.
+
+    The head is one more layer after the blocks; :func:`partition_layers` splits the
+    ``blocks + 1`` layer FLOPs into ``pp`` contiguous stages minimising the slowest.
+    """
+    if pp == 1:
+        return w.blocks, w.blocks
+    if pp > w.blocks + 1:
+        raise ParameterError(f"comet: pp={pp} exceeds the {w.blocks} blocks (+ head) of {w.name}")
+    costs = [w.blk_flops[rc]] * w.blocks + [w.head_flops]
+    b = partition_layers(costs, pp)
+    counts = [b[i + 1] - b[i] for i in range(pp)]
+    last = counts[-1] - 1
+    return max(counts[:-1]), last
+
+
+class CollectiveCache:
+    """Collective times computed once per distinct (cluster profile, op, group, bytes)."""
+
+    def __init__(self):
+        self._d: dict = {}
+        self.calls = 0
+
+    def __call__(self, op: str, nbytes: float, group: Group, profile) -> float:
+        key = (id(profile), op, group, float(nbytes))
+        t = self._d.get(key)
+        if t is None:
+            self.calls += 1
+            t = collective_time(op, nbytes, group, profile).time
+            self._d[key] = (t, profile)
+            return t
+        return t[0]
+
+
+def _dp_group(tp: int, dp: int, gpn: int) -> Group:
+    per = max(1, min(dp, gpn // tp))
+    nodes = -(-dp // per)
+    conc = max(1, gpn // per) if nodes > 1 else 1  # the other shards' DP groups share the NICs
+    return Group(ranks_per_node=per, nodes=nodes, concurrent=conc)
+
+
+def _p2p_group(tp: int, dp: int, gpn: int) -> Group:
+    if tp * dp >= gpn:
+        return Group(ranks_per_node=gpn, nodes=2)
+    return Group(ranks_per_node=tp * dp, nodes=1)
+
+
+def _lookup(keys: np.ndarray, fn) -> np.ndarray:
+    """Apply ``fn(tuple)`` once per distinct row of the integer matrix ``keys``; broadcast back."""
+    uniq, inv = np.unique(keys, axis=0, return_inverse=True)
+    vals = np.array([fn(tuple(int(x) for x in row)) for row in uniq], dtype=float)
+    return vals[inv.reshape(-1)]
+
+
+def evaluate_points(w: WorkloadConsts, c: Cluster, s: Strategies, batch: int, efficiency: float = GEMM_EFFICIENCY,
+                    cache: CollectiveCache | None = None, expansion: bool = True) -> dict[str, np.ndarray]:
+    """The model at every strategy of ``s`` on cluster ``c`` (vectorised; see the module docstring).
+
+    Returns
+    -------
+    dict of str -> ndarray (one entry per point)
+        ``time`` (s, inf where infeasible), ``compute`` (pipeline with no communication, bubble
+        included), ``tp_exposed``, ``pp_exposed``, ``dp_exposed``, ``optimizer``, ``expansion``
+        (s), ``memory`` (B per GPU, before spilling), ``overflow`` (B per GPU to the tier),
+        ``feasible`` (bool), ``microbatches``.
+    """
+    cache = cache or CollectiveCache()
+    prof = c.profile
+    tp, pp, dp, mbs, rc = (a.astype(np.int64) for a in (s.tp, s.pp, s.dp, s.mbs, s.rc))
+    f = tp.astype(float)
+    m = batch / (dp * mbs)
+    F = np.asarray(w.blk_flops)[rc]
+    A = np.asarray(w.blk_saved)[rc]
+    bshare = np.asarray(w.bwd_share)[rc]
+    peak = efficiency * c.peak
+    b_blk = 3 * 2 * w.blk_params / f + 2 * A * mbs / f
+    t_blk = np.maximum(F * mbs / f / peak, b_blk / c.hbm_bw)
+    b_head = 3 * 2 * w.head_params / f
+    t_head = np.maximum(w.head_flops * mbs / f / peak, b_head / c.hbm_bw)
+    act = 2.0 * w.seq * w.hidden  # bytes of one sequence's hidden state (16-bit)
+    n_ar = np.where(rc == 2, 6, 4)
+    t_ar = _lookup(np.stack([tp, mbs], 1),
+                   lambda k: cache("allreduce", k[1] * act, Group(k[0], 1), prof))
+    t_tp = n_ar * t_ar
+    nm = np.empty(len(s), dtype=float)
+    nl = np.empty(len(s), dtype=float)
+    for key in {(int(a), int(b)) for a, b in zip(pp, rc)}:
+        sel = (pp == key[0]) & (rc == key[1])
+        a_, b_ = stage_split(w, *key)
+        nm[sel], nl[sel] = a_, b_
+    t_p2p = _lookup(np.stack([tp, dp, mbs], 1),
+                    lambda k: cache("p2p", k[2] * act / k[0], _p2p_group(k[0], k[1], c.gpn), prof))
+    t_p2p = np.where(pp > 1, t_p2p, 0.0)
+    L = w.blocks
+
+    def pipe(blk, hand):
+        c_max = np.maximum(nm * blk, nl * blk + t_head) + 2 * hand
+        total = L * blk + t_head + pp * 2 * hand
+        return total + (m - 1) * c_max, c_max
+
+    t0, _ = pipe(t_blk, 0.0)
+    t1, _ = pipe(t_blk + t_tp, 0.0)
+    t2, cmax = pipe(t_blk + t_tp, t_p2p)
+    shard = w.params / (f * pp)
+    t_dp = _lookup(np.stack([tp, dp, pp], 1),
+                   lambda k: cache("allreduce", 2.0 * w.params / (k[0] * k[2]), _dp_group(k[0], k[1], c.gpn), prof))
+    t_dp = np.where(dp > 1, t_dp, 0.0)
+    dp_exp = np.maximum(0.0, t_dp - bshare * cmax)
+    nmax = np.maximum(nm, nl)
+    mem = BYTES_PER_PARAM * shard + A * mbs / f * nmax * np.minimum(pp, m)
+    over = np.maximum(0.0, mem - c.hbm)
+    cap = (c.exp_capacity / c.gpn) if expansion else 0.0
+    feasible = (over <= np.minimum(cap, OPT_STATE_BYTES * shard) + 1e-6) & (m >= 1)
+    t_opt = 2 * (BYTES_PER_PARAM * shard - over) / c.hbm_bw
+    t_exp = np.where(over > 0, over / (c.exp_bandwidth / c.gpn) + 2 * c.exp_latency, 0.0)
+    time = t2 + dp_exp + t_opt + t_exp
+    return {"time": np.where(feasible, time, np.inf), "compute": t0, "tp_exposed": t1 - t0, "pp_exposed": t2 - t1,
+            "dp_exposed": dp_exp, "dp_allreduce": t_dp, "optimizer": t_opt, "expansion": t_exp, "memory": mem,
+            "overflow": over, "feasible": feasible, "microbatches": m, "raw_time": time}
+
+
+def evaluate_point(w: WorkloadConsts, c: Cluster, tp: int, pp: int, dp: int, mbs: int, rc: int, batch: int,
+                   efficiency: float = GEMM_EFFICIENCY, expansion: bool = True) -> dict[str, float]:
+    """The same model at one strategy, in scalar code on the primitives (the vectorised path's check).
+
+    Uses :func:`suite.perf.roofline_time`, :func:`suite.perf.pipeline.pipeline_1f1b_unbalanced_time`
+    on the explicit per-stage times and :func:`collective_time` directly.
+    """
+    prof = c.profile
+    m = batch / (dp * mbs)
+    F, A = w.blk_flops[rc], w.blk_saved[rc]
+    t_blk = roofline_time(F * mbs / tp, 3 * 2 * w.blk_params / tp + 2 * A * mbs / tp, c.peak, c.hbm_bw, efficiency)
+    t_head = roofline_time(w.head_flops * mbs / tp, 3 * 2 * w.head_params / tp, c.peak, c.hbm_bw, efficiency)
+    act = 2.0 * w.seq * w.hidden
+    t_tp = (6 if rc == 2 else 4) * collective_time("allreduce", mbs * act, Group(tp, 1), prof).time
+    t_p2p = collective_time("p2p", mbs * act / tp, _p2p_group(tp, dp, c.gpn), prof).time if pp > 1 else 0.0
+    nm, nl = stage_split(w, pp, rc)
+    # explicit stages: pp - 1 stages of the split (their block counts sum to blocks - nl) + the head's
+    if pp == 1:
+        stages = [w.blocks * (t_blk + t_tp) + t_head]
+    else:
+        rest = w.blocks - nl
+        counts = [nm] * (rest // nm) + ([rest % nm] if rest % nm else [])
+        counts += [0] * (pp - 1 - len(counts))
+        stages = [n * (t_blk + t_tp) + 2 * t_p2p for n in counts] + [nl * (t_blk + t_tp) + t_head + 2 * t_p2p]
+    t_pipe = pipeline_1f1b_unbalanced_time(stages, int(round(m))) if float(m).is_integer() else math.inf
+    shard = w.params / (tp * pp)
+    t_dp = collective_time("allreduce", 2.0 * w.params / (tp * pp), _dp_group(tp, dp, c.gpn), prof).time if dp > 1 else 0.0
+    dp_exp = max(0.0, t_dp - w.bwd_share[rc] * max(stages))
+    mem = BYTES_PER_PARAM * shard + A * mbs / tp * max(nm, nl) * min(pp, m)
+    over = max(0.0, mem - c.hbm)
+    cap = c.exp_capacity / c.gpn if expansion else 0.0
+    feasible = over <= min(cap, OPT_STATE_BYTES * shard) + 1e-6 and m >= 1
+    t_opt = 2 * (BYTES_PER_PARAM * shard - over) / c.hbm_bw
+    t_exp = over / (c.exp_bandwidth / c.gpn) + 2 * c.exp_latency if over > 0 else 0.0
+    t = t_pipe + dp_exp + t_opt + t_exp
+    return {"time": t if feasible else math.inf, "raw_time": t, "memory": mem, "overflow": over, "feasible": feasible}
+
+
+def best_index(r: dict[str, np.ndarray]) -> int | None:
+    """Index of the fastest feasible point, or None when nothing fits."""
+    t = r["time"]
+    if not np.isfinite(t).any():
+        return None
+    return int(np.argmin(t))
+
+
+def megatron_rule_index(s: Strategies, r: dict[str, np.ndarray], gpn: int, heads: int) -> int | None:
+    """Megatron's rule of thumb (Narayanan SC'21 §5.4 takeaway): TP = GPUs per node (the largest
+    divisor of the heads up to it), full recomputation, micro-batch 1, the smallest PP that fits the
+    HBM, DP the rest. Index into ``s``, or None when no such point fits."""
+    tpr = max(t for t in range(1, gpn + 1) if heads % t == 0 and gpn % t == 0)
+    sel = (s.tp == tpr) & (s.rc == 2) & (s.mbs == 1) & r["feasible"]
+    if not sel.any():
+        return None
+    idx = np.flatnonzero(sel)
+    return int(idx[np.argmin(s.pp[idx])])
+
+
+# --------------------------------------------------------------------------- the design-space grid
+
+#: The fixed grid of clusters (our assumption; COMET's node hardware, network and node counts are not
+#: found). Never changed after a verdict is seen.
+GRIDS = {
+    "comet-v2": {
+        "nodes": 128,  # x 8 GPUs = 1,024 GPUs; our choice (no node count is published)
+        "devices": (  # (device profile, node profile giving the NVLink level)
+            ("nvidia-a100-sxm4-40gb", "dgx-a100"),
+            ("nvidia-a100-sxm4-80gb", "dgx-a100"),
+            ("nvidia-h100-sxm5-80gb", "dgx-h100"),
+            ("nvidia-h200-sxm-141gb", "hgx-h200"),
+        ),
+        # per GPU: HDR 100 (one port split), HDR 200, NDR 400 Gb/s, as in the shipped clusters
+        "network": ("100 Gbit/s", "200 Gbit/s", "400 Gbit/s"),
+        # expansion per node: none / 256 GB / 1 TB (our choice), at PCIe 5.0 x16 per direction
+        "expansion": (0.0, 256e9, 1e12),
+        "expansion_bandwidth": DEFAULT_EXPANSION_BANDWIDTH,
+        "batch": 3072,  # the Megatron 1T row's global batch
+    },
+}
+
+
+def grid_clusters(base, grid: str = "comet-v2", nodes: int | None = None) -> list[Cluster]:
+    """The grid's clusters, each derived from the *base* cluster profile (its fabric topology,
+    latencies and NICs) with the device, the NVLink bandwidth of the device's node profile, the
+    per-GPU NIC bandwidth and the node count overridden; expansion from the grid.
+
+    Raises
+    ------
+    ParameterError
+        Unknown grid (lists the known ones), or a base profile without two network levels.
+    """
+    from suite.hardware import get_profile
+
+    if grid not in GRIDS:
+        raise ParameterError(f"comet: unknown grid {grid!r}; known: {sorted(GRIDS)}")
+    g = GRIDS[grid]
+    if base is None or len(base.network) < 2:
+        raise ParameterError(f"comet: grid {grid!r} needs a cluster profile with an intra- and an inter-node level "
+                             f"as its base, got {getattr(base, 'name', None)!r}")
+    n = int(nodes or g["nodes"])
+    out = []
+    for dev_name, node_name in g["devices"]:
+        dev = get_profile(dev_name).device
+        nv = get_profile(node_name).network[0].bandwidth
+        for bw in g["network"]:
+            prof = base.with_overrides({
+                "device.memory": f"{dev.memory} B", "device.memory_bandwidth": f"{dev.memory_bandwidth} B/s",
+                "device.peak_flops.bf16": f"{dev.peak_flops['bf16']} FLOP/s", "nodes": n,
+                "network.-1.size": n, "network.-1.bandwidth": bw, "network.0.bandwidth": f"{nv} B/s"})
+            for e in g["expansion"]:
+                label = f"{dev_name}/{bw.replace(' ', '')}/{'none' if not e else f'{e / 1e9:g}GB'}"
+                c = cluster_of(prof, nodes=n, expansion=e, expansion_bandwidth=g["expansion_bandwidth"])
+                import dataclasses
+
+                out.append(dataclasses.replace(c, name=label))
+    return out
+
+
+def search(w: WorkloadConsts, c: Cluster, batch: int, variant: str, cache: CollectiveCache | None = None,
+           efficiency: float = GEMM_EFFICIENCY, **fixed):
+    """(strategies, results, chosen index or None) of *variant* on one cluster."""
+    s = enumerate_strategies(w, c, batch, **fixed)
+    if len(s) == 0:
+        return s, None, None
+    use_exp = variant == "comet"
+    r = evaluate_points(w, c, s, batch, efficiency, cache, expansion=use_exp)
+    i = megatron_rule_index(s, r, c.gpn, w.heads) if variant == "megatron-rule" else best_index(r)
+    return s, r, i
+
+
+def grid_summary(w: WorkloadConsts, clusters: list[Cluster], batch: int, variant: str,
+                 efficiency: float = GEMM_EFFICIENCY) -> dict:
+    """Each cluster's best time under *variant* and under ``hbm-only``; the spread (slowest / fastest
+    cluster) and the expansion gain (max over clusters of T(hbm-only) / T(variant))."""
+    cache = CollectiveCache()
+    rows = []
+    for c in clusters:
+        s, r, i = search(w, c, batch, variant, cache, efficiency)
+        s0, r0, i0 = search(w, c, batch, "hbm-only", cache, efficiency)
+        t = float(r["time"][i]) if i is not None else math.inf
+        t0 = float(r0["time"][i0]) if i0 is not None else math.inf
+        rows.append({"cluster": c.name, "time": t, "time_hbm_only": t0,
+                     "strategy": s.row(i) if i is not None else None, "points": len(s)})
+    times = np.array([r["time"] for r in rows])
+    fin = times[np.isfinite(times)]
+    spread = float(fin.max() / fin.min()) if fin.size else math.nan
+    # clusters where hbm-only fits nothing have no finite gain: counted apart (``hbm_infeasible``)
+    gains = [r["time_hbm_only"] / r["time"] for r in rows if math.isfinite(r["time"]) and math.isfinite(r["time_hbm_only"])]
+    return {"rows": rows, "spread": spread, "expansion_gain": float(max(gains)) if gains else math.nan,
+            "infeasible": int((~np.isfinite(times)).sum()),
+            "hbm_infeasible": int(sum(not math.isfinite(r["time_hbm_only"]) for r in rows)), "collective_calls": cache.calls,
+            "points": int(sum(r["points"] for r in rows)) * 2}
+
+
+def model_flops_per_gpu(w: WorkloadConsts, batch: int, time: float, gpus: int) -> float:
+    """Narayanan SC'21 eq. (3) FLOPs per step over time and GPUs (FLOP/s per GPU)."""
+    return narayanan_flops(batch, w.seq, w.blocks, w.hidden, w.vocab) / time / gpus
+
+
+def traffic_bytes(blocks: int, hidden: int, seq: int, params: float, tp: int, pp: int, dp: int, mbs: int,
+                  microbatches: int, dtype_bytes: int = 2, recompute: str = "none") -> dict[str, float]:
+    """Bytes sent per step over the whole job, by kind, when every collective is a ring
+    (:func:`suite.collectives.ring_allreduce` sends ``2 (p - 1) n`` bytes in all for an
+    ``n``-byte buffer over ``p`` ranks; Patarasuk & Yuan 2009).
+
+    * ``tp``: ``blocks m dp x n_ar x 2 (tp - 1) x mbs s h b`` (``n_ar`` = 4, 6 with full recomputation);
+    * ``pp``: ``(pp - 1) x 2 x m dp x mbs s h b`` (each of the tp ranks sends its ``1/tp`` slice);
+    * ``pp-gather``: ``(pp - 1) x 2 x m dp x (tp - 1) mbs s h b`` (the receiving stage's ring all-gather
+      of the slices; intra-node, not priced by the model);
+    * ``dp``: ``2 (dp - 1) P b`` (every shard's gradient all-reduce).
+    """
+    n = mbs * seq * hidden * dtype_bytes
+    n_ar = 6 if recompute == "full" else 4
+    mdp = microbatches * dp
+    return {"tp": float(blocks * mdp * n_ar * 2 * (tp - 1) * n), "pp": float((pp - 1) * 2 * mdp * n),
+            "pp-gather": float((pp - 1) * 2 * mdp * (tp - 1) * n), "dp": float(2 * (dp - 1) * params * dtype_bytes)}
+
+
+#: peak bf16 FLOP/s of the grid's fastest over its slowest node type (H100/H200 SXM 989.5 TFLOP/s dense,
+#: A100 312 TFLOP/s; NVIDIA datasheets via the shipped device profiles): the compute-only null of the
+#: spread claim (zero communication, unlimited memory); tests recompute it from the profiles
+COMPUTE_ONLY_SPREAD = 989.5 / 312.0
+
+
+def evaluate(scenario):
+    """Model fidelity.
+
+    One cluster (``grid = none``): the scenario's profile (``nodes`` of it; expansion from the
+    ``expansion`` / ``expansion_bandwidth`` parameters or the profile's ``[ext.comet]``); the
+    variant picks the strategy (``megatron-rule``, ``hbm-only`` search, ``comet`` search with the
+    expansion tier), optionally with ``tp`` / ``pp`` / ``dp`` / ``microbatch`` / ``recompute`` fixed.
+    Metrics: ``iteration_time`` and its breakdown (s), the strategy, ``memory_per_gpu`` (B),
+    ``fits``, ``tokens_per_s``, ``model_flops_per_gpu`` (FLOP/s, eq. (3)), ``tokens_per_usd`` when
+    ``cost.node_hour`` is set.
+
+    A grid (``grid = comet-v2``): every cluster of :data:`GRIDS` derived from the scenario's profile
+    (:func:`grid_clusters`); metrics ``spread`` (slowest / fastest cluster, each at the variant's
+    choice), ``expansion_gain`` (max over clusters of T(hbm-only) / T(variant)), the compute-only
+    null; artifact ``clusters`` (best strategy per cluster).
+
+    Raises
+    ------
+    Skip
+        No workload / profile, or no strategy fits.
+    ParameterError
+        A fixed degree that cannot apply (one line, e.g. ``comet: tp=3 must divide the 160 heads of
+        megatron-1t``).
+    """
+    import time as _time
+
+    from suite import Result, Skip
+
+    p = scenario.params
+    if scenario.workload is None or scenario.profile is None:
+        raise Skip("comet needs a transformer workload and a cluster profile")
+    w = consts_of(scenario.workload)
+    batch = int(p["global_batch"])
+    eff = float(p["efficiency"])
+    res = Result()
+    if p.get("grid", "none") != "none":
+        t0 = _time.perf_counter()
+        clusters = grid_clusters(scenario.profile, p["grid"], p.get("nodes"))
+        g = grid_summary(w, clusters, batch, scenario.variant, eff)
+        res.add("spread", g["spread"], "1", "none")
+        res.add("expansion_gain", g["expansion_gain"], "1", "higher")
+        res.add("compute_only_spread", COMPUTE_ONLY_SPREAD, "1", "none")
+        res.add("clusters", len(clusters), "1", "none")
+        res.add("points", g["points"], "1", "none")
+        res.add("infeasible_clusters", g["infeasible"], "1", "lower")
+        res.add("collective_calls", g["collective_calls"], "1", "none")
+        res.add("search_time", _time.perf_counter() - t0, "s", "lower")
+        best = min(g["rows"], key=lambda r: r["time"])
+        res.add("best_time", best["time"], "s", "lower")
+        res.artifacts["clusters"] = [{**r, "time": r["time"] if math.isfinite(r["time"]) else None,
+                                      "time_hbm_only": r["time_hbm_only"] if math.isfinite(r["time_hbm_only"]) else None}
+                                     for r in g["rows"]]
+        return res
+    c = cluster_of(scenario.profile, p.get("nodes"), p.get("expansion"), p.get("expansion_bandwidth"))
+    fixed = {k: p.get(k2) for k, k2 in (("tp", "tp"), ("pp", "pp"), ("mbs", "microbatch"), ("recompute", "recompute"))
+             if p.get(k2) is not None}
+    s, r, i = search(w, c, batch, scenario.variant, None, eff, **fixed)
+    if p.get("dp") is not None and len(s):
+        keep = np.flatnonzero(s.dp == int(p["dp"]))
+        if keep.size == 0:
+            raise ParameterError(f"comet: dp={p['dp']} gives no strategy using all {c.gpus} GPUs of {c.name} "
+                                 f"with batch {batch}")
+        s = s.take(keep)
+        r = {k: v[keep] for k, v in r.items()}
+        i = megatron_rule_index(s, r, c.gpn, w.heads) if scenario.variant == "megatron-rule" else best_index(r)
+    if i is None:
+        raise Skip(f"comet: no strategy of {scenario.variant} fits {w.name} on {c.gpus} GPUs of {c.name} "
+                   f"({len(s)} tried)")
+    T = float(r["time"][i])
+    res.add("iteration_time", T, "s", "lower")
+    for k in ("compute", "tp_exposed", "pp_exposed", "dp_exposed", "optimizer", "expansion"):
+        res.add(f"{k}_time", float(r[k][i]), "s", "lower")
+    res.add("dp_allreduce_time", float(r["dp_allreduce"][i]), "s", "none")
+    row = s.row(i)
+    for k in ("tp", "pp", "dp", "mbs"):
+        res.add(k, row[k], "1", "none")
+    res.add("recompute_code", RECOMPUTE.index(row["recompute"]), "1", "none")
+    res.add("microbatches", float(r["microbatches"][i]), "1", "none")
+    res.add("memory_per_gpu", float(r["memory"][i]), "B", "none")
+    res.add("overflow_per_gpu", float(r["overflow"][i]), "B", "none")
+    res.add("fits", 1.0, "1", "none")
+    res.add("feasible_strategies", int(np.sum(r["feasible"])), "1", "higher")
+    res.add("strategies", len(s), "1", "none")
+    tok = batch * w.seq / T
+    res.add("tokens_per_s", tok, "1/s", "higher")
+    res.add("model_flops_per_gpu", model_flops_per_gpu(w, batch, T, c.gpus), "FLOP/s", "higher")
+    if c.node_hour:
+        res.add("tokens_per_usd", tok * 3600.0 / (c.node_hour * c.nodes), "1", "higher")
+    res.artifacts["strategy"] = row
+    res.artifacts["cluster"] = {"name": c.name, "gpus": c.gpus, "expansion_per_node": c.exp_capacity,
+                                "expansion_bandwidth": c.exp_bandwidth}
+    return res
