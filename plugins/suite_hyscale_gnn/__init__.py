@@ -1,6 +1,9 @@
-"""HyScale-GNN (Lin and Prasanna, 2023) as a dlsys-suite technique plugin (work in progress: provides no technique yet).
+"""HyScale-GNN (Lin and Prasanna, arXiv 2303.00158, 2023) as a dlsys-suite technique plugin.
 
-Registered through the ``suite.plugins`` entry point like any third-party plugin.
+Registered through the ``suite.plugins`` entry point like any third-party plugin; see
+:mod:`suite_hyscale_gnn.technique` for the declaration, :mod:`suite_hyscale_gnn.model` for the
+cost model, :mod:`suite_hyscale_gnn.execute` (with :mod:`suite_hyscale_gnn.gnn`) for the
+reference implementation and :mod:`suite_hyscale_gnn.graphs` for the graphs it registers.
 """
 
 from suite import hookimpl
@@ -8,4 +11,13 @@ from suite import hookimpl
 
 @hookimpl
 def suite_techniques():
-    return []
+    from suite_hyscale_gnn.technique import TECHNIQUE
+
+    return [TECHNIQUE]
+
+
+@hookimpl
+def suite_workloads():
+    from suite_hyscale_gnn.graphs import graph_workloads
+
+    return graph_workloads()
