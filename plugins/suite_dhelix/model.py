@@ -38,11 +38,14 @@ communication with dependent computation via decomposition"): ``max(c (1+sigma),
 Pipeline (1F1B, Narayanan et al. SC'21 §2.2): per micro-batch and stage, forward ``f = L_s t_f``
 and backward ``b = L_s t_b`` with ``L_s = L / pp`` layers per GPU (folded: two chunks of
 ``L / 2pp``, :func:`fold`). ``megatron`` / ``intra-overlap``: ``T = (m + pp - 1)(f + b)``.
-``dhelix``: the forward of micro-batch k+1 co-executes with the backward of micro-batch k, so
-``m - 1`` of the ``m`` (f, b) slots run as a pair ``q = L_s T_pair``: ``T = pp (f + b) + (m - 1) q``
-(equal to megatron's when ``q = f + b``). Both add the pipeline send/receive of each
-micro-batch (``b s h 2 / t`` bytes per stage boundary, forward and backward, priced as ``p2p``;
-exposed in every variant) and the data-parallel all-reduce of the stage's fp32 gradients
+``dhelix``: the forward of one micro-batch co-executes with the backward of another on the folded
+pipeline (``2 pp`` chunks, at most megatron's first-stage activations in flight per GPU), a pair
+``q = L_s T_pair``: ``T = pp (f + b) + (m - 1) q`` (the fill and drain of ``pp`` unpaired slots,
+then ``m - 1`` pairs; equal to 1F1B's when ``q = f + b``). The event simulation
+(:mod:`suite_dhelix.simulate`) gives this exactly for ``pp = 1`` and within 2 % on balanced
+stages with ``m >= 2 pp`` (tests pin it). Both add the pipeline sends on the fill and drain
+(``b s h 2 / t`` bytes per stage boundary, priced as ``p2p``: ``2 (pp - 1)`` sends, ``4 (pp - 1)``
+on the folded pipeline) and the data-parallel all-reduce of the stage's fp32 gradients
 (``4`` bytes per parameter / t; Megatron's fp32 gradient buffers), exposed in every variant.
 
 Memory (per GPU): model states ``6 + 12 / dp`` bytes per parameter / (t pp) (Megatron-LM's
@@ -366,11 +369,13 @@ def iteration(scenario) -> dict:
         cross = plan.tp * plan.dp >= dpn
         g = Group(ranks_per_node=min(plan.tp, dpn), nodes=2) if cross else Group(ranks_per_node=2, nodes=1)
         p2p = collective_time("p2p", msg, g, profile).time
-    f, b, q = Ls * tf + p2p, Ls * tb + p2p, Ls * tq + 2 * p2p
+    f, b, q = Ls * tf, Ls * tb, Ls * tq
+    # sends lie on the critical path only while the pipeline fills and drains: pp - 1 hops each
+    # way (the folded W: 2 (pp - 1)); in the steady state they overlap other micro-batches' work
     if base == "dhelix":
-        T_pipe = plan.pp * (f + b) + (m - 1) * q
+        T_pipe = plan.pp * (f + b) + (m - 1) * q + 4 * (plan.pp - 1) * p2p
     else:
-        T_pipe = (m + plan.pp - 1) * (f + b)
+        T_pipe = (m + plan.pp - 1) * (f + b) + 2 * (plan.pp - 1) * p2p
     # data-parallel all-reduce of the stage's gradients (exposed, every variant)
     stage_params = sum(l.params for l in table.layers) / (plan.tp * plan.pp)
     dp_t = 0.0

@@ -71,10 +71,6 @@ H800_ROWS = {
 H200_ROWS = {(4, 2): (46.0, 49.0), (8, 1): (41.0, 47.0)}
 
 
-def _pair(variant_specs):
-    return variant_specs
-
-
 def _gain_cases(profile, workload, params):
     return {"dhelix": ScenarioSpec(variant="dhelix", profile=profile, workload=workload, params=params),
             "megatron": ScenarioSpec(variant="megatron", profile=profile, workload=workload, params=params)}
@@ -319,7 +315,7 @@ TECHNIQUE = Technique(
     default_profile="a800-64",
     default_workload="llama3-8b",
     profile_kinds=("node", "cluster"),
-    capabilities=frozenset({"network-sensitivity"}),
+    capabilities=frozenset({"network-sensitivity", "memory-capacity", "oracle-exact"}),
     smoke=[
         ScenarioSpec(variant="dhelix", fidelity="model", profile="a800-64", workload="llama3-8b",
                      params=_SMOKE_PARAMS),
