@@ -1,7 +1,10 @@
-"""DFLOP data-aware 3D parallelism (An et al., 2026) as a dlsys-suite technique plugin (work in
-progress: provides no technique yet).
+"""DFLOP data-aware 3D parallelism (An et al., arXiv 2603.25120, 2026) as a dlsys-suite technique
+plugin.
 
-Registered through the ``suite.plugins`` entry point like any third-party plugin.
+Registered through the ``suite.plugins`` entry point like any third-party plugin; see
+:mod:`suite_dflop.technique` (declaration), :mod:`suite_dflop.model` (cost model),
+:mod:`suite_dflop.schedule` (LPT / ILP micro-batch scheduler), :mod:`suite_dflop.execute`
+(reference implementation on real arrays) and :mod:`suite_dflop.workloads` (modules, dataset mixes).
 """
 
 from suite import hookimpl
@@ -9,4 +12,13 @@ from suite import hookimpl
 
 @hookimpl
 def suite_techniques():
-    return []
+    from suite_dflop.technique import TECHNIQUE
+
+    return [TECHNIQUE]
+
+
+@hookimpl
+def suite_workloads():
+    from suite_dflop.workloads import all_workloads
+
+    return all_workloads()

@@ -1,0 +1,571 @@
+"""DFLOP's cost model: module FLOPs per sample, 3D-parallel plans, the step time of a global batch.
+
+Formulas and sources
+--------------------
+* Vision encoder, per 384-px tile (authors' code ``data_aware_optimizer.py``, secondary; the
+  standard transformer count of Narayanan et al., SC 2021, §5.1 without the causal mask):
+  ``F_v = 3 L (8 h^2 S + 4 S^2 h + 4 S h I) + 3 * 2 S (3 P^2) h`` with S = 729 tokens, P = 14 the
+  patch (the second term is the patch embedding); x3 = forward + backward.
+* Projector (LLaVA's two-layer MLP, h_v -> h_l -> h_l) on the LLM image tokens n:
+  ``F_p = 3 * 2 n (h_v h_l + h_l^2)``.
+* LLM on a sequence of s tokens (Megatron count with GQA and a gated MLP, plus the vocabulary, as
+  the authors count it): ``F_l = 3 L (4 s h^2 + 4 s h h_kv + 4 s^2 h + 6 s h F) + 3 * 2 s h V``,
+  ``h_kv = h * kv_heads / heads``.
+* All three x 4/3 (full activation recomputation re-runs the forward), as in the authors' code.
+* Stage time of a micro-batch (a bin of samples) on ``t`` tensor-parallel GPUs:
+  ``flops / (t * eff * peak_bf16)`` (roofline's compute roof, [Williams09]; one efficiency per
+  device, :data:`DEFAULT_EFFICIENCY`) plus Megatron's tensor-parallel all-reduces, 6 per layer
+  (2 forward, 2 recompute, 2 backward; Narayanan et al. SC 2021 §3.3) of ``tokens * h * 2`` bytes,
+  priced by :func:`suite.perf.collective.collective_time` on the intra-node group. The forward is
+  1/4 of the stage time, backward + recompute 3/4.
+* One pipeline's iteration: the exact 1F1B recurrence with per-micro-batch stage times
+  (:func:`suite.perf.pipeline.pipeline_1f1b_schedule`), p2p of the activations between stages
+  (and the encoder-to-LLM hand-off) by ``collective_time("p2p")`` at the real placement; the step
+  is the slowest data-parallel pipeline plus the gradient all-reduce of the largest stage
+  (bf16 gradients, not overlapped), ``collective_time("allreduce")`` over the DP group.
+* Memory per GPU (authors' code: peak = 1.2 x (model state + activations)): model state
+  16 B/param / t (mixed-precision Adam: fp16 weight + gradient, fp32 master, momentum, variance;
+  Rajbhandari et al., ZeRO, SC 2020 §3.1); activations: one checkpoint of ``tokens * h * 2`` B per
+  layer per micro-batch in flight (``min(P - s, m)`` on stage s under 1F1B) plus one layer's
+  working set ``(34 tokens h + 5 a sum s_i^2) / t`` B (Korthikanti et al., "Reducing Activation
+  Recomputation in Large Transformer Models", MLSys 2023, §4.1).
+
+References
+----------
+.. [Williams09] S. Williams, A. Waterman, D. Patterson, "Roofline", CACM 52(4), 2009.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from suite.perf.collective import Group, collective_time
+from suite.perf.pipeline import partition_layers, pipeline_1f1b_schedule
+
+from suite_dflop import schedule as sched
+from suite_dflop.workloads import QWEN, SIGLIP, MixWorkload, ModuleSpec, Samples, generate
+
+__all__ = ["DEFAULT_EFFICIENCY", "RECOMPUTE", "MEM_HEADROOM", "STATE_BYTES", "BF16", "TP_DEGREES",
+           "vision_flops", "projector_flops", "llm_flops", "Features", "features", "Stage", "Plan",
+           "Hardware", "hardware", "megatron_plan", "uniform_plans", "split_plans", "best_plan", "step_time",
+           "StepTime", "plan_memory", "evaluate", "cost_vectors"]
+
+#: Achieved fraction of the bf16 tensor-core peak: Megatron-LM reaches 138-163 TFLOP/s per A100
+#: (44-52% of 312) on GPT models of 175B-1T (Narayanan et al., SC 2021, Table 1); we take 0.5,
+#: one value for every device that has no ``gemm_bf16`` efficiency curve in its profile.
+DEFAULT_EFFICIENCY = 0.5
+RECOMPUTE = 4.0 / 3.0  #: authors' code: every FLOP count x 4/3 for full recomputation
+MEM_HEADROOM = 1.2  #: authors' code: peak memory = 1.2 x (model state + activations)
+STATE_BYTES = 16  #: mixed-precision Adam bytes per parameter (ZeRO, SC 2020 §3.1)
+BF16 = 2
+TP_DEGREES = (1, 2, 4, 8)
+TP_ALLREDUCES_PER_LAYER = 6  #: Megatron TP: 2 fwd + 2 recompute + 2 bwd all-reduces per layer
+
+
+def vision_flops(tiles, spec: ModuleSpec = SIGLIP):
+    """Training FLOPs (fwd + bwd + recompute) of the encoder on *tiles* images (array or int)."""
+    L, h, I, S = spec.layers, spec.hidden, spec.ffn, spec.tokens_per_image
+    per = 3 * L * (8 * h * h * S + 4 * S * S * h + 4 * S * h * I) + 3 * 2 * S * (3 * spec.patch ** 2) * h
+    return RECOMPUTE * per * np.asarray(tiles, dtype=float)
+
+
+def projector_flops(image_tokens, v: ModuleSpec = SIGLIP, l: ModuleSpec = QWEN):
+    """Training FLOPs of the two-layer MLP projector on *image_tokens* LLM tokens."""
+    return RECOMPUTE * 3 * 2 * np.asarray(image_tokens, dtype=float) * (v.hidden * l.hidden + l.hidden ** 2)
+
+
+def _llm_layer_flops(seq, spec: ModuleSpec):
+    s = np.asarray(seq, dtype=float)
+    h = spec.hidden
+    kv = h * spec.kv_heads / spec.heads
+    mlp = (6 if spec.gated else 4) * s * h * spec.ffn
+    return RECOMPUTE * 3 * (4 * s * h * h + 4 * s * h * kv + 4 * s * s * h + mlp)
+
+
+def _vocab_flops(seq, spec: ModuleSpec):
+    return RECOMPUTE * 3 * 2 * np.asarray(seq, dtype=float) * spec.hidden * spec.vocab
+
+
+def llm_flops(seq, spec: ModuleSpec = QWEN):
+    """Training FLOPs of the LLM on sequences of *seq* tokens (layers + vocabulary)."""
+    return spec.layers * _llm_layer_flops(seq, spec) + _vocab_flops(seq, spec)
+
+
+# feature columns of a sample (summed over a bin): FLOPs and the TP-communication token counts
+_F_VIS, _F_PROJ, _F_LLM, _F_VOCAB, _F_VTOK, _F_LTOK, _F_SQ = range(7)
+
+
+@dataclass(frozen=True)
+class Features:
+    """Per-sample additive quantities, shape (n, 7): vision FLOPs per layer (with the patch
+    embedding spread over the layers), projector FLOPs, LLM FLOPs per layer, vocabulary FLOPs,
+    encoder tokens, LLM tokens, sum of squared LLM lengths (attention memory)."""
+
+    x: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.x.shape[0])
+
+
+def features(s: Samples, v: ModuleSpec = SIGLIP, l: ModuleSpec = QWEN) -> Features:
+    """The :class:`Features` of samples *s*."""
+    seq = s.seq.astype(float)
+    x = np.stack([vision_flops(s.tiles, v) / v.layers, projector_flops(s.image_tokens, v, l),
+                  _llm_layer_flops(seq, l), _vocab_flops(seq, l),
+                  s.tiles.astype(float) * v.tokens_per_image, seq, seq * seq], axis=1)
+    return Features(x)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One pipeline stage: ``tp`` GPUs holding ``vis`` encoder layers and ``llm`` LLM layers, the
+    projector (``proj``) and / or the vocabulary head (``vocab``)."""
+
+    tp: int
+    vis: int = 0
+    llm: int = 0
+    proj: bool = False
+    vocab: bool = False
+
+    @property
+    def component(self) -> int:
+        """0 for an encoder-only stage, 1 otherwise (the scheduler's two components)."""
+        return 0 if self.llm == 0 and not self.vocab else 1
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A 3D-parallel plan: ``dp`` identical pipelines of ``stages``, ``m`` micro-batches each."""
+
+    kind: str  # "uniform" or "split"
+    dp: int
+    stages: tuple[Stage, ...]
+    m: int
+
+    @property
+    def gpus(self) -> int:
+        return self.dp * sum(st.tp for st in self.stages)
+
+    @property
+    def bins(self) -> int:
+        return self.dp * self.m
+
+    def describe(self) -> dict:
+        vis = [st for st in self.stages if st.component == 0]
+        llm = [st for st in self.stages if st.component == 1]
+        if self.kind == "uniform":
+            return {"kind": "uniform", "tp": self.stages[0].tp, "pp": len(self.stages), "dp": self.dp,
+                    "m": self.m, "gpus": self.gpus}
+        return {"kind": "split", "vision": {"tp": vis[0].tp, "pp": len(vis), "dp": self.dp},
+                "llm": {"tp": llm[0].tp, "pp": len(llm), "dp": self.dp}, "m": self.m, "gpus": self.gpus}
+
+
+@dataclass
+class Hardware:
+    """What the model reads from a profile, with the collective prices it needs (cached)."""
+
+    profile: object
+    peak: float
+    eff: float
+    memory: float
+    per_node: int
+    gpus: int
+    _cache: dict = field(default_factory=dict)
+
+    def allreduce_fit(self, tp: int) -> tuple[float, float]:
+        """``(a, b)`` with ``collective_time("allreduce", n, tp GPUs on one node) ~= a + b n`` from
+        two prices (1 MiB and 64 MiB); exact for the ring on a switch, the intra-node case."""
+        key = ("tp", tp)
+        if key not in self._cache:
+            if tp == 1:
+                self._cache[key] = (0.0, 0.0)
+            else:
+                g = Group(ranks_per_node=tp, nodes=1)
+                n1, n2 = 2.0 ** 20, 2.0 ** 26
+                t1 = collective_time("allreduce", n1, g, self.profile).time
+                t2 = collective_time("allreduce", n2, g, self.profile).time
+                b = (t2 - t1) / (n2 - n1)
+                self._cache[key] = (max(t1 - b * n1, 0.0), b)
+        return self._cache[key]
+
+    def p2p(self, nbytes: float, cross_node: bool) -> float:
+        key = ("p2p", round(nbytes), cross_node)
+        if key not in self._cache:
+            g = Group(ranks_per_node=1, nodes=2) if cross_node else Group(ranks_per_node=2, nodes=1)
+            self._cache[key] = collective_time("p2p", nbytes, g, self.profile).time
+        return self._cache[key]
+
+    def dp_allreduce(self, nbytes: float, dp: int, stride: int) -> float:
+        """Gradient all-reduce over *dp* replicas placed *stride* GPUs apart."""
+        if dp <= 1:
+            return 0.0
+        key = ("dp", round(nbytes), dp, stride)
+        if key not in self._cache:
+            rpn = max(1, min(dp, self.per_node // max(stride, 1)))
+            nodes = -(-dp // rpn)
+            conc = max(1, min(stride, self.per_node) // 1) if nodes > 1 else 1
+            conc = max(1, min(conc, self.per_node // rpn))
+            ranks = dp if dp != rpn * nodes else None
+            g = Group(ranks_per_node=rpn, nodes=nodes, ranks=ranks, concurrent=conc)
+            self._cache[key] = collective_time("allreduce", nbytes, g, self.profile).time
+        return self._cache[key]
+
+
+def hardware(profile, gpus: int, efficiency: float | None = None) -> Hardware:
+    """Read device peak (bf16), memory and the node size from *profile*.
+
+    Raises
+    ------
+    ValueError
+        The profile holds fewer than *gpus* devices, or its device has no bf16 peak.
+    """
+    dev = profile.require_device()
+    try:
+        peak = float(dev.flops("bf16"))
+    except Exception:
+        raise ValueError(f"dflop: profile {profile.name!r}: device.peak_flops.bf16 is required") from None
+    if efficiency is None:
+        curve = dev.efficiency_at("gemm_bf16", 1e12) if getattr(dev, "efficiency", None) else None
+        efficiency = curve if curve is not None else DEFAULT_EFFICIENCY
+    have = profile.num_devices
+    if gpus > have:
+        raise ValueError(f"dflop: parameter 'nodes': expected <= {profile.num_nodes} (nodes of profile "
+                         f"{profile.name!r}), got {gpus // max(1, profile.devices_per_node)}")
+    return Hardware(profile, peak, float(efficiency), float(dev.memory), int(profile.devices_per_node), gpus)
+
+
+# --------------------------------------------------------------------------- stage costs
+
+
+def _coef(plan: Plan, hw: Hardware, v: ModuleSpec = SIGLIP, l: ModuleSpec = QWEN):
+    """(P, 7) coefficients and (P,) constants: stage time of a bin = coef @ summed features + const."""
+    P = len(plan.stages)
+    C = np.zeros((P, 7))
+    const = np.zeros(P)
+    for s, st in enumerate(plan.stages):
+        r = 1.0 / (st.tp * hw.eff * hw.peak)
+        a, b = hw.allreduce_fit(st.tp)
+        C[s, _F_VIS] = st.vis * r
+        C[s, _F_PROJ] = r if st.proj else 0.0
+        C[s, _F_LLM] = st.llm * r
+        C[s, _F_VOCAB] = r if st.vocab else 0.0
+        C[s, _F_VTOK] = st.vis * TP_ALLREDUCES_PER_LAYER * b * v.hidden * BF16
+        C[s, _F_LTOK] = st.llm * TP_ALLREDUCES_PER_LAYER * b * l.hidden * BF16
+        const[s] = (st.vis + st.llm) * TP_ALLREDUCES_PER_LAYER * a
+    return C, const
+
+
+def cost_vectors(plan: Plan, feats: Features, hw: Hardware) -> np.ndarray:
+    """The scheduler's costs (2, n): each sample's time on the slowest encoder stage and on the
+    slowest LLM stage of *plan* (s); a uniform plan's mixed stages count as LLM stages."""
+    C, _ = _coef(plan, hw)
+    T = C @ feats.x.T  # (P, n)
+    comp = np.array([st.component for st in plan.stages])
+    out = np.zeros((2, len(feats)))
+    for c in (0, 1):
+        if np.any(comp == c):
+            out[c] = T[comp == c].max(axis=0)
+    return out
+
+
+def _stage_params(st: Stage, v: ModuleSpec = SIGLIP, l: ModuleSpec = QWEN) -> float:
+    pv = (v.params - 2 * v.hidden) / v.layers
+    pl = (l.params - 2 * l.vocab * l.hidden) / l.layers
+    out = st.vis * pv + st.llm * pl
+    if st.proj:
+        out += v.hidden * l.hidden + l.hidden ** 2
+    if st.vocab:
+        out += 2 * l.vocab * l.hidden
+    return out
+
+
+def plan_memory(plan: Plan, bin_feats: np.ndarray, v: ModuleSpec = SIGLIP, l: ModuleSpec = QWEN) -> np.ndarray:
+    """Peak bytes per GPU of each stage (P,) for micro-batches with summed features *bin_feats*
+    (shape (7,), the heaviest expected bin), by the module-doc formula."""
+    P = len(plan.stages)
+    out = np.zeros(P)
+    vt, lt, sq = bin_feats[_F_VTOK], bin_feats[_F_LTOK], bin_feats[_F_SQ]
+    for s, st in enumerate(plan.stages):
+        state = STATE_BYTES * _stage_params(st, v, l) / st.tp
+        inflight = min(P - s, plan.m)
+        ckpt = BF16 * (st.vis * vt * v.hidden + st.llm * lt * l.hidden) * inflight
+        work = 0.0
+        if st.vis:
+            work = max(work, (34 * vt * v.hidden + 5 * v.heads * vt * v.tokens_per_image) / st.tp)
+        if st.llm:
+            work = max(work, (34 * lt * l.hidden + 5 * l.heads * sq) / st.tp)
+        if st.vocab:
+            work = max(work, 4 * lt * l.vocab / st.tp)  # fp32 logits
+        out[s] = MEM_HEADROOM * (state + ckpt + work)
+    return out
+
+
+# --------------------------------------------------------------------------- plans
+
+
+def _uniform(tp: int, pp: int, dp: int, m: int, counts) -> Plan:
+    stages, at = [], 0
+    nv = SIGLIP.layers
+    for s in range(pp):
+        lo, hi = at, at + counts[s]
+        vis = max(0, min(hi, nv) - lo)
+        llm = max(0, hi - max(lo, nv))
+        stages.append(Stage(tp, vis=vis, llm=llm, proj=lo < nv <= hi, vocab=(s == pp - 1)))
+        at = hi
+    return Plan("uniform", dp, tuple(stages), m)
+
+
+def _equal_counts(total: int, pp: int) -> list[int]:
+    q, r = divmod(total, pp)
+    return [q + (1 if s < r else 0) for s in range(pp)]
+
+
+def megatron_plan(hw: Hardware, m: int, mean_sample: np.ndarray, batch: int) -> Plan | None:
+    """Megatron-LM's recipe (Narayanan et al. SC 2021 §3.3 takeaways): tensor parallelism over
+    the node's GPUs, the smallest pipeline depth whose memory fits, data parallelism on the rest;
+    layers split in equal counts (vision layers counted like LLM layers), data-blind."""
+    tp = min(hw.per_node, 8)
+    total = SIGLIP.layers + QWEN.layers
+    for pp in range(1, total + 1):
+        dp = hw.gpus // (tp * pp)
+        if dp < 1:
+            return None
+        plan = _uniform(tp, pp, dp, m, _equal_counts(total, pp))
+        if plan.bins <= batch and plan_memory(plan, mean_sample * (batch / plan.bins) * 1.5).max() <= hw.memory:
+            return plan
+    return None
+
+
+def _layer_costs(mean_sample: np.ndarray, hw: Hardware) -> list[float]:
+    v = mean_sample[_F_VIS]
+    l = mean_sample[_F_LLM]
+    costs = [v] * SIGLIP.layers + [l] * QWEN.layers
+    costs[SIGLIP.layers - 1] += mean_sample[_F_PROJ]
+    costs[-1] += mean_sample[_F_VOCAB]
+    return costs
+
+
+def uniform_plans(hw: Hardware, m: int, mean_sample: np.ndarray, max_pp: int = 16):
+    """Every uniform (tp, pp, dp) plan with layers split by :func:`partition_layers` on the
+    expected per-layer cost (the data-blind tuned baseline's space); dp as large as fits."""
+    costs = _layer_costs(mean_sample, hw)
+    out = []
+    for tp in TP_DEGREES:
+        if tp > hw.per_node:
+            continue
+        for pp in range(1, max_pp + 1):
+            if tp * pp > hw.gpus:
+                break
+            b = partition_layers(costs, pp)
+            counts = [b[i + 1] - b[i] for i in range(pp)]
+            out.append(_uniform(tp, pp, hw.gpus // (tp * pp), m, counts))
+    return out
+
+
+def split_plans(hw: Hardware, m: int, max_pv: int = 8, max_pl: int = 14):
+    """Every split plan: ``dp`` pipelines of ``pv`` encoder stages on ``tv`` GPUs each, then ``pl``
+    LLM stages on ``tl`` GPUs (layers in equal counts within a module; the projector on the last
+    encoder stage, the vocabulary on the last LLM stage), ``dp (tv pv + tl pl) <= G``, dp as
+    large as fits. Shared dp: the encoder and the LLM of one replica form one pipeline (the
+    authors allow different dp per module; see the docs)."""
+    out = []
+    for tv in TP_DEGREES:
+        for tl in TP_DEGREES:
+            if max(tv, tl) > hw.per_node:
+                continue
+            for pv in range(1, max_pv + 1):
+                for pl in range(1, max_pl + 1):
+                    per = tv * pv + tl * pl
+                    if per > hw.gpus:
+                        break
+                    stages = [Stage(tv, vis=c, proj=(i == pv - 1))
+                              for i, c in enumerate(_equal_counts(SIGLIP.layers, pv))]
+                    stages += [Stage(tl, llm=c, vocab=(i == pl - 1))
+                               for i, c in enumerate(_equal_counts(QWEN.layers, pl))]
+                    out.append(Plan("split", hw.gpus // per, tuple(stages), m))
+    return out
+
+
+def expected_time(plan: Plan, hw: Hardware, mean_sample: np.ndarray, batch: int) -> float:
+    """The planner's objective: the expected makespan with every bin at the mean,
+    ``sum_s t_s + (m - 1) max_s t_s`` (1F1B closed form) plus the DP all-reduce (s)."""
+    m = plan.m
+    per_bin = mean_sample * (batch / plan.bins)
+    C, const = _coef(plan, hw)
+    t = C @ per_bin + const
+    return float(t.sum() + (m - 1) * t.max()) + _dp_time(plan, hw)
+
+
+def _dp_time(plan: Plan, hw: Hardware) -> float:
+    stride = sum(st.tp for st in plan.stages)
+    return max(hw.dp_allreduce(BF16 * _stage_params(st) / st.tp, plan.dp, stride) for st in plan.stages)
+
+
+def best_plan(plans, hw: Hardware, mean_sample: np.ndarray, batch: int):
+    """The memory-feasible plan of least :func:`expected_time` (None when none fits), with the
+    number of plans tried and feasible."""
+    best, best_t, feasible = None, math.inf, 0
+    for p in plans:
+        if p.bins > batch:
+            continue
+        heavy = mean_sample * (batch / p.bins) * 1.5  # an expected heavy bin (50% above the mean)
+        if plan_memory(p, heavy).max() > hw.memory:
+            continue
+        feasible += 1
+        t = expected_time(p, hw, mean_sample, batch)
+        if t < best_t:
+            best, best_t = p, t
+    return best, best_t, feasible
+
+
+# --------------------------------------------------------------------------- step time
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """A global batch's modelled step: time (s), per-pipeline makespans, imbalance (max / mean
+    of the pipelines' compute), mean bubble fraction, DP all-reduce (s), peak memory (B)."""
+
+    time: float
+    makespans: tuple
+    imbalance: float
+    bubble: float
+    dp_time: float
+    memory: float
+
+
+def step_time(plan: Plan, feats: Features, bins, hw: Hardware) -> StepTime:
+    """Time one global batch under *plan* with micro-batches *bins* (bin j on pipeline j mod dp,
+    as micro-batch j // dp), by the exact 1F1B recurrence.
+
+    Raises
+    ------
+    ValueError
+        The number of bins is not dp x m.
+    """
+    if len(bins) != plan.bins:
+        raise ValueError(f"dflop: expected {plan.bins} bins (dp={plan.dp} x m={plan.m}), got {len(bins)}")
+    C, const = _coef(plan, hw)
+    F = np.stack([feats.x[list(b)].sum(axis=0) for b in bins])  # (k, 7)
+    T = C @ F.T + const[:, None]  # (P, k)
+    P = len(plan.stages)
+    mean_tok = F[:, _F_LTOK].mean()
+    per_replica = sum(st.tp for st in plan.stages)
+    p2p = hw.p2p(BF16 * mean_tok * QWEN.hidden, cross_node=per_replica > hw.per_node) if P > 1 else 0.0
+    spans, busy = [], []
+    for r in range(plan.dp):
+        t = T[:, r::plan.dp]
+        s = pipeline_1f1b_schedule(0.25 * t, 0.75 * t, t.shape[1], p2p)
+        spans.append(s.makespan)
+        busy.append(float(np.mean(s.bubble_fraction)))
+    dp = _dp_time(plan, hw)
+    comp = T.reshape(P, plan.m, plan.dp).sum(axis=(0, 1))  # compute per pipeline
+    imb = float(comp.max() / comp.mean()) if comp.mean() > 0 else 1.0
+    mem = float(plan_memory(plan, F[np.argmax(F[:, _F_LTOK])]).max())
+    return StepTime(max(spans) + dp, tuple(spans), imb, max(0.0, float(np.mean(busy))), dp, mem)
+
+
+# --------------------------------------------------------------------------- evaluate
+
+
+PLANNER_SAMPLES = 2048  #: samples drawn (seed + 1) to estimate the mix's distribution for planning
+
+
+def choose(variant: str, mixw: MixWorkload, samples: Samples, hw: Hardware, m: int, batch: int,
+           seed: int, time_limit: float, skew: float = 1.0):
+    """Plan and bins of *variant* for one global batch; returns (plan, bins, schedule, info)."""
+    feats = features(samples)
+    profile_feats = features(generate(mixw, PLANNER_SAMPLES, seed + 1, skew))
+    mean = profile_feats.x.mean(axis=0)
+    info = {}
+    if variant == "megatron":
+        plan = megatron_plan(hw, m, mean, batch)
+        info["plans_tried"] = 1
+    elif variant == "tuned-uniform":
+        cands = uniform_plans(hw, m, mean)
+        best, tb = None, math.inf
+        for p in cands:  # data-blind exhaustive search: each plan timed with equal-count bins
+            if p.bins > batch or plan_memory(p, mean * (batch / p.bins) * 1.5).max() > hw.memory:
+                continue
+            t = step_time(p, feats, sched.equal_count(np.zeros((1, batch)), p.bins).bins, hw).time
+            if t < tb:
+                best, tb = p, t
+        plan = best
+        info["plans_tried"] = len(cands)
+    else:
+        cands = split_plans(hw, m)
+        plan, _t, feas = best_plan(cands, hw, mean, batch)
+        info["plans_tried"], info["plans_feasible"] = len(cands), feas
+    if plan is None:
+        raise ValueError(f"dflop: no {variant} plan of {hw.gpus} GPUs fits {hw.memory / 2**30:.0f} GiB per GPU")
+    sched.check_bins(batch, plan.bins, plan.dp, plan.m)
+    d = cost_vectors(plan, feats, hw)
+    if variant in ("megatron", "tuned-uniform", "data-aware-plan"):
+        s = sched.equal_count(d, plan.bins)
+    elif variant == "dflop-lpt":
+        s = sched.lpt(d, plan.bins)
+    else:
+        s = sched.schedule(d, plan.bins, time_limit)
+    return plan, feats, s, info
+
+
+def evaluate(scenario):
+    """Model fidelity: plan, schedule and time one global batch of the scenario's dataset mix.
+
+    Reads ``scenario.params`` (``nodes``, ``global_batch``, ``microbatches``, ``ilp_time_limit``,
+    ``efficiency``, ``skew``), ``scenario.workload`` (a dataset mix), ``scenario.profile`` (bf16
+    peak, HBM, network levels) and ``scenario.seed`` (the batch).
+
+    Returns
+    -------
+    suite.Result
+        ``step_time`` (s), ``throughput`` (samples/s), ``imbalance`` (max / mean pipeline compute),
+        ``bubble`` (mean idle fraction), ``dp_time`` (s), ``peak_memory`` (B per GPU, heaviest bin), ``fits_hbm`` (1 when it fits the device),
+        ``sched_gap`` (makespan / bound - 1 of the bins), ``sched_time`` (s), ``lpt_optimal``
+        (1 when LPT met the bound); artifacts ``plan`` and ``schedule``.
+
+    Raises
+    ------
+    suite.Skip
+        No dataset-mix workload, or no profile.
+    ValueError
+        Bins left empty, or a bad parameter (one line).
+    """
+    from suite import Result, Skip
+
+    wl, prof = scenario.workload, scenario.profile
+    if prof is None:
+        raise Skip("dflop model fidelity needs a hardware profile")
+    if not isinstance(wl, MixWorkload):
+        raise Skip(f"dflop model fidelity needs a dflop dataset mix workload, got {getattr(wl, 'name', None)!r}")
+    p = scenario.params
+    tl = float(p["ilp_time_limit"])
+    if not tl >= 0:
+        raise ValueError(f"dflop: parameter 'ilp_time_limit': expected >= 0 s, got {tl:g}")
+    gpus = int(p["nodes"]) * int(prof.devices_per_node)
+    batch, m = int(p["global_batch"]), int(p["microbatches"])
+    hw = hardware(prof, gpus, p.get("efficiency"))
+    samples = generate(wl, batch, int(scenario.seed), float(p["skew"]))
+    plan, feats, s, info = choose(scenario.variant, wl, samples, hw, m, batch, int(scenario.seed), tl,
+                                  float(p["skew"]))
+    st = step_time(plan, feats, s.bins, hw)
+    res = Result()
+    res.add("step_time", st.time, "s", "lower")
+    res.add("throughput", batch / st.time, "samples/s", "higher")
+    res.add("imbalance", st.imbalance, "1", "lower")
+    res.add("bubble", st.bubble, "1", "lower")
+    res.add("dp_time", st.dp_time, "s", "lower")
+    res.add("peak_memory", st.memory, "B", "lower")
+    res.add("fits_hbm", 1.0 if st.memory <= hw.memory else 0.0, "1", "none")
+    res.add("sched_gap", s.gap, "1", "lower")
+    res.add("sched_time", s.solve_time, "s", "lower")
+    res.add("lpt_optimal", 1.0 if s.method == "lpt-optimal" else 0.0, "1", "none")
+    res.artifacts["plan"] = {**plan.describe(), **info}
+    res.artifacts["schedule"] = {"method": s.method, "makespan_s": s.makespan, "bound_s": s.bound,
+                                 "ilp_status": s.ilp_status, "bins": len(s.bins)}
+    res.artifacts["setup"] = {"gpus": gpus, "efficiency": hw.eff, "peak_bf16": hw.peak, "memory_B": hw.memory,
+                              "mix": wl.name, "global_batch": batch}
+    return res
