@@ -436,8 +436,10 @@ def search_hyscale(sm: StageModel, cpu_share: float | None = None) -> dict:
     n_acc = sm.acc.count if sm.acc is not None else 0
     b_acc = (B - b_cpu) / max(n_acc, 1)
     # per-thread work: S1 = sample time with one thread, etc. (stage time = work / threads)
-    s1 = sm.sample(B, 1.0)
-    g1 = np.where(b_acc > 0, sm.gather(b_acc * n_acc, 1.0), 0.0)
+    # every trainer samples its own sub-batch (the CPU's included); features are gathered for
+    # the accelerators' sub-batches (the CPU trainer reads its rows in place)
+    s1 = sm.sample(b_cpu, 1.0) + n_acc * sm.sample(b_acc, 1.0)
+    g1 = np.where(b_acc > 0, n_acc * sm.gather(b_acc, 1.0), 0.0)
     c1 = sm.cpu_train(b_cpu, 1.0)
     if sm.acc is not None:
         p = np.where(b_acc > 0, sm.copy(b_acc), 0.0)
@@ -447,21 +449,23 @@ def search_hyscale(sm: StageModel, cpu_share: float | None = None) -> dict:
     sync = np.where(b_acc > 0, sm.sync_acc, 0.0) + np.where((b_cpu > 0) & (b_acc > 0), sm.sync_cpu(), 0.0)
     comp = _compositions(T)
     ts, tg, tc = (comp[:, i:i + 1].astype(float) for i in range(3))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        c_sep = np.where(c1[None, :] > 0, c1[None, :] / tc, 0.0)
-        split = np.maximum(np.maximum(s1 / ts, g1[None, :] / tg), c_sep)  # (K, M)
-    split = np.where(np.isnan(split), np.inf, split)
-    # mode b: sample+gather time-shared on t_sg threads, train on T - t_sg
-    tsg = np.arange(1, T + 1, dtype=float)[:, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        c_b = np.where(c1[None, :] > 0, c1[None, :] / (T - tsg), 0.0)
-    c_b = np.where(np.isnan(c_b), np.inf, c_b)
-    shared2 = np.maximum((s1 + g1[None, :]) / tsg, c_b)  # (T, M)
+    its, itg = 1.0 / ts, 1.0 / tg
+    with np.errstate(divide="ignore"):
+        itc = 1.0 / tc  # inf where no thread trains: infeasible unless the CPU has no share
+    ab = np.maximum(p, a)
+    # fmax skips the NaN of 0 * inf (no CPU share and no training thread: that stage is empty)
+    with np.errstate(invalid="ignore"):
+        split = np.fmax(np.fmax(s1[None, :] * its, g1[None, :] * itg), c1[None, :] * itc)  # (K, M)
+        # mode b: sample+gather time-shared on t_sg threads, train on T - t_sg
+        tsg = np.arange(1, T + 1, dtype=float)[:, None]
+        with np.errstate(divide="ignore"):
+            itb = 1.0 / (T - tsg)
+        shared2 = np.fmax((s1 + g1)[None, :] / tsg, c1[None, :] * itb)  # (T, M)
     shared3 = (s1 + g1 + c1) / T  # (M,)
     # iteration time per point: max(CPU stages, copy, accelerator training) + sync
-    t_split = np.maximum(split, np.maximum(p, a)[None, :]) + sync[None, :]
-    t_b = np.maximum(shared2, np.maximum(p, a)[None, :]) + sync[None, :]
-    t_c = np.maximum(shared3, np.maximum(p, a)) + sync
+    t_split = np.maximum(split, ab[None, :]) + sync[None, :]
+    t_b = np.maximum(shared2, ab[None, :]) + sync[None, :]
+    t_c = np.maximum(shared3, ab) + sync
     best = []
     i, j = np.unravel_index(np.argmin(t_split), t_split.shape)
     best.append((t_split[i, j], "separate", j, (ts[i, 0], tg[i, 0], tc[i, 0])))
@@ -473,12 +477,12 @@ def search_hyscale(sm: StageModel, cpu_share: float | None = None) -> dict:
     points = t_split.size + t_b.size + t_c.size
     th = [float(x) for x in thr]
     if mode == "separate":
-        S, G, C = s1 / th[0], g1[j] / th[1], (c1[j] / th[2] if c1[j] > 0 else 0.0)
+        S, G, C = s1[j] / th[0], g1[j] / th[1], (c1[j] / th[2] if c1[j] > 0 else 0.0)
     elif mode == "sample+gather shared":
-        S, G = s1 / th[0], g1[j] / th[0]
+        S, G = s1[j] / th[0], g1[j] / th[0]
         C = c1[j] / th[2] if c1[j] > 0 else 0.0
     else:
-        S, G, C = s1 / T, g1[j] / T, c1[j] / T
+        S, G, C = s1[j] / T, g1[j] / T, c1[j] / T
     return {"iteration_time": float(t), "mode": mode, "cpu_share": float(betas[j]), "b_cpu": float(b_cpu[j]),
             "b_acc": float(b_acc[j]), "threads": th, "t_sample": float(S), "t_gather": float(G),
             "t_train_cpu": float(C), "t_copy": float(p[j]), "t_train_acc": float(a[j]), "t_sync": float(sync[j]),
@@ -506,17 +510,19 @@ def iteration(variant: str, sm: StageModel, nodes: int = 1, profile=None, cpu_sh
         out.update(iteration_time=B / rate, t_train_acc=B / rate)
         return out
     if variant == "distdgl":
-        per_node = B / nodes
-        s, g = float(sm.sample(per_node, T)), float(sm.gather(per_node, T)) / nodes
-        p, a = float(sm.copy(per_node / n)), float(sm.acc_train(per_node / n))
+        per_acc = B / nodes / n
+        s = n * float(sm.sample(per_acc, T))
+        g = n * float(sm.gather(per_acc, T)) / nodes  # the local 1/N of the rows
+        p, a = float(sm.copy(per_acc)), float(sm.acc_train(per_acc))
         remote = 0.0
         if nodes > 1:
-            rb = float(sm.copy_bytes(per_node)) * (nodes - 1) / nodes
+            fb = float(sm.gather_bytes(per_acc)) / 2.0  # feature bytes of one sub-batch
+            rb = n * fb * (nodes - 1) / nodes
             remote = collective_time("alltoall", rb, Group(ranks_per_node=1, nodes=nodes), profile).time
         out.update(t_sample=s, t_gather=g, t_remote=remote, t_copy=p, t_train_acc=a, t_sync=sm.sync_acc,
                    iteration_time=s + g + remote + p + a + sm.sync_acc)
         return out
-    s, g = float(sm.sample(B, T)), float(sm.gather(B, T))
+    s, g = n * float(sm.sample(B / n, T)), n * float(sm.gather(B / n, T))  # one sub-batch per accelerator
     p, a = float(sm.copy(B / n)), float(sm.acc_train(B / n))
     out.update(t_sample=s, t_gather=g, t_copy=p, t_train_acc=a, t_sync=sm.sync_acc)
     if variant == "multi-gpu":
