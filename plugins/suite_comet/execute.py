@@ -285,6 +285,7 @@ def evaluate(scenario) -> Result:
     mismatch = sum(abs(got[k] - want[k]) for k in want)
     r = Result()
     r.add("max_rel_error", err, "1", "lower")
+    r.add("oracle_error", err, "1", "lower")
     r.add("traffic_mismatch", mismatch, "B", "lower")
     for k in want:
         r.add(f"bytes_{k.replace('-', '_')}", got[k], "B", "none")

@@ -221,6 +221,16 @@ def _ext_comet(profile):
     return get("capacity"), get("bandwidth"), get("latency")
 
 
+#: the peak used: bf16 (mixed-precision training), else the first of these the device declares
+COMPUTE_DTYPES = ("bf16", "fp16", "fp32")
+
+
+def compute_dtype(device) -> str | None:
+    """The first of :data:`COMPUTE_DTYPES` whose peak *device* declares (None if none)."""
+    pf = device.peak_flops
+    return next((d for d in COMPUTE_DTYPES if pf.get(d)), None)
+
+
 def cluster_of(profile, nodes: int | None = None, expansion: float | None = None,
                expansion_bandwidth: float | None = None, dtype: str = "bf16") -> Cluster:
     """The :class:`Cluster` of a hardware profile.
@@ -234,6 +244,8 @@ def cluster_of(profile, nodes: int | None = None, expansion: float | None = None
     expansion, expansion_bandwidth : float, optional
         Expansion capacity per node (B) and bandwidth per direction (B/s); default the profile's
         ``[ext.comet]`` table, else no expansion (and :data:`DEFAULT_EXPANSION_BANDWIDTH`).
+    dtype : str
+        Peak to use; when the device lacks it, the first of :data:`COMPUTE_DTYPES` it declares.
 
     Raises
     ------
@@ -243,11 +255,17 @@ def cluster_of(profile, nodes: int | None = None, expansion: float | None = None
     dev = profile.device
     if dev is None:
         raise ProfileError(f"comet: profile {profile.name!r}: field device: expected a GPU, got none")
-    peak = dev.peak_flops.get(dtype) if hasattr(dev.peak_flops, "get") else None
+    peak = None
+    for dt in (dtype, *(d for d in COMPUTE_DTYPES if d != dtype)):
+        peak = dev.peak_flops.get(dt) if hasattr(dev.peak_flops, "get") else None
+        if peak:
+            break
     if not peak:
-        raise ProfileError(f"comet: profile {profile.name!r}: field device.peak_flops.{dtype}: expected a rate, got none")
-    if not profile.network:
-        raise ProfileError(f"comet: profile {profile.name!r}: field network: expected at least one level, got none")
+        raise ProfileError(f"comet: profile {profile.name!r}: field device.peak_flops: expected one of "
+                           f"{list(COMPUTE_DTYPES)}, got none")
+    if not profile.network and profile.num_devices > 1:
+        raise ProfileError(f"comet: profile {profile.name!r}: field network: expected at least one level for "
+                           f"{profile.num_devices} devices, got none")
     have = profile.num_nodes
     n = have if nodes is None else int(nodes)
     if n > have:
@@ -355,22 +373,41 @@ def stage_split(w: WorkloadConsts, pp: int, rc: int) -> tuple[int, int]:
     return max(counts[:-1]), last
 
 
+def _net_key(profile, inter: bool) -> tuple:
+    """What a collective's time depends on: the levels it may cross (level 0 only for a group
+    inside one node), the NICs per node and the device's memory bandwidth (reduction term)."""
+    levels = profile.network if inter else profile.network[:1]
+    lv = tuple((l.topology, l.size, l.bandwidth, l.latency, getattr(l, "oversubscription", None),
+                getattr(l, "leaf_size", None)) for l in levels)
+    node = profile.node
+    return (lv, len(profile.network), getattr(node, "nics_per_node", None) if node is not None else None,
+            profile.devices_per_node, profile.device.memory_bandwidth if profile.device is not None else None)
+
+
 class CollectiveCache:
-    """Collective times computed once per distinct (cluster profile, op, group, bytes)."""
+    """Collective times computed once per distinct (network, op, group, bytes): a group inside one
+    node is keyed by the intra-node level alone, so clusters that differ only in their NICs share it."""
 
     def __init__(self):
         self._d: dict = {}
+        self._ids: dict = {}
         self.calls = 0
 
+    def net_id(self, profile, inter: bool) -> int:
+        """A small integer naming :func:`_net_key` of *profile* (the same for equal networks)."""
+        k = _net_key(profile, inter)
+        return self._ids.setdefault(k, len(self._ids))
+
     def __call__(self, op: str, nbytes: float, group: Group, profile) -> float:
-        key = (id(profile), op, group, float(nbytes))
+        if group.size <= 1 or nbytes == 0:
+            return 0.0
+        key = (self.net_id(profile, group.nodes > 1), op, group, float(nbytes))
         t = self._d.get(key)
         if t is None:
             self.calls += 1
             t = collective_time(op, nbytes, group, profile).time
-            self._d[key] = (t, profile)
-            return t
-        return t[0]
+            self._d[key] = t
+        return t
 
 
 def _dp_group(tp: int, dp: int, gpn: int) -> Group:
@@ -386,10 +423,22 @@ def _p2p_group(tp: int, dp: int, gpn: int) -> Group:
     return Group(ranks_per_node=tp * dp, nodes=1)
 
 
-def _lookup(keys: np.ndarray, fn) -> np.ndarray:
-    """Apply ``fn(tuple)`` once per distinct row of the integer matrix ``keys``; broadcast back."""
-    uniq, inv = np.unique(keys, axis=0, return_inverse=True)
-    vals = np.array([fn(tuple(int(x) for x in row)) for row in uniq], dtype=float)
+def _lookup(cols: list[np.ndarray], fn) -> np.ndarray:
+    """Apply ``fn(tuple of ints)`` once per distinct row of the integer columns; broadcast back."""
+    key = np.zeros(cols[0].shape, dtype=np.int64)
+    radix = []
+    for col in cols:
+        r = int(col.max()) + 1 if col.size else 1
+        key = key * r + col
+        radix.append(r)
+    uniq, inv = np.unique(key, return_inverse=True)
+    vals = np.empty(uniq.size, dtype=float)
+    for n, k in enumerate(uniq.tolist()):
+        parts = []
+        for r in reversed(radix):
+            k, v = divmod(k, r)
+            parts.append(v)
+        vals[n] = fn(tuple(reversed(parts)))
     return vals[inv.reshape(-1)]
 
 
@@ -400,38 +449,59 @@ def evaluate_points(w: WorkloadConsts, c: Cluster, s: Strategies, batch: int, ef
     Returns
     -------
     dict of str -> ndarray (one entry per point)
-        ``time`` (s, inf where infeasible), ``compute`` (pipeline with no communication, bubble
-        included), ``tp_exposed``, ``pp_exposed``, ``dp_exposed``, ``optimizer``, ``expansion``
-        (s), ``memory`` (B per GPU, before spilling), ``overflow`` (B per GPU to the tier),
-        ``feasible`` (bool), ``microbatches``.
+        ``time`` (s, inf where infeasible), ``raw_time`` (the same, feasible or not), ``compute``
+        (pipeline with no communication, bubble included), ``tp_exposed``, ``pp_exposed``,
+        ``dp_exposed``, ``dp_allreduce``, ``optimizer``, ``expansion`` (s), ``memory`` (B per GPU,
+        before spilling), ``overflow`` (B per GPU to the tier), ``feasible`` (bool), ``microbatches``.
     """
+    return evaluate_many(w, [c], np.zeros(len(s), dtype=np.int64), s, batch, efficiency, cache, expansion)
+
+
+def evaluate_many(w: WorkloadConsts, clusters: list[Cluster], ci: np.ndarray, s: Strategies, batch: int,
+                  efficiency: float = GEMM_EFFICIENCY, cache: CollectiveCache | None = None,
+                  expansion: bool | np.ndarray = True) -> dict[str, np.ndarray]:
+    """:func:`evaluate_points` over points on several clusters at once (``ci``: the cluster index of
+    each point; ``expansion``: one flag or one per point)."""
     cache = cache or CollectiveCache()
-    prof = c.profile
+    ci = np.asarray(ci, dtype=np.int64)
     tp, pp, dp, mbs, rc = (a.astype(np.int64) for a in (s.tp, s.pp, s.dp, s.mbs, s.rc))
+    col = lambda attr: np.array([getattr(c, attr) for c in clusters], dtype=float)[ci]  # noqa: E731
+    peak, hbm, hbm_bw = col("peak") * efficiency, col("hbm"), col("hbm_bw")
+    gpn = col("gpn").astype(np.int64)
+    exp_cap, exp_bw, exp_lat = col("exp_capacity"), col("exp_bandwidth"), col("exp_latency")
+    intra = np.array([cache.net_id(c.profile, False) for c in clusters], dtype=np.int64)
+    full = np.array([cache.net_id(c.profile, True) for c in clusters], dtype=np.int64)
+    prof_of: dict[tuple[int, bool], object] = {}
+    for c in clusters:
+        prof_of.setdefault((cache.net_id(c.profile, False), False), c.profile)
+        prof_of.setdefault((cache.net_id(c.profile, True), True), c.profile)
     f = tp.astype(float)
     m = batch / (dp * mbs)
     F = np.asarray(w.blk_flops)[rc]
     A = np.asarray(w.blk_saved)[rc]
     bshare = np.asarray(w.bwd_share)[rc]
-    peak = efficiency * c.peak
     b_blk = 3 * 2 * w.blk_params / f + 2 * A * mbs / f
-    t_blk = np.maximum(F * mbs / f / peak, b_blk / c.hbm_bw)
-    b_head = 3 * 2 * w.head_params / f
-    t_head = np.maximum(w.head_flops * mbs / f / peak, b_head / c.hbm_bw)
+    t_blk = np.maximum(F * mbs / f / peak, b_blk / hbm_bw)
+    t_head = np.maximum(w.head_flops * mbs / f / peak, 3 * 2 * w.head_params / f / hbm_bw)
     act = 2.0 * w.seq * w.hidden  # bytes of one sequence's hidden state (16-bit)
     n_ar = np.where(rc == 2, 6, 4)
-    t_ar = _lookup(np.stack([tp, mbs], 1),
-                   lambda k: cache("allreduce", k[1] * act, Group(k[0], 1), prof))
+    t_ar = _lookup([intra[ci], tp, mbs],
+                   lambda k: cache("allreduce", k[2] * act, Group(k[1], 1), prof_of[(k[0], False)]))
     t_tp = n_ar * t_ar
-    nm = np.empty(len(s), dtype=float)
-    nl = np.empty(len(s), dtype=float)
-    for key in {(int(a), int(b)) for a, b in zip(pp, rc)}:
-        sel = (pp == key[0]) & (rc == key[1])
-        a_, b_ = stage_split(w, *key)
-        nm[sel], nl[sel] = a_, b_
-    t_p2p = _lookup(np.stack([tp, dp, mbs], 1),
-                    lambda k: cache("p2p", k[2] * act / k[0], _p2p_group(k[0], k[1], c.gpn), prof))
-    t_p2p = np.where(pp > 1, t_p2p, 0.0)
+    nm_tab = np.zeros((int(pp.max()) + 1, 3)) if len(s) else np.zeros((1, 3))
+    nl_tab = nm_tab.copy()
+    pr = np.unique(pp * 3 + rc)
+    for k in pr.tolist():
+        nm_tab[k // 3, k % 3], nl_tab[k // 3, k % 3] = stage_split(w, k // 3, k % 3)
+    nm, nl = nm_tab[pp, rc], nl_tab[pp, rc]
+    cross = tp * dp >= gpn
+    net = np.where(cross, full[ci], intra[ci])
+    t_p2p = np.zeros(len(s))
+    on = pp > 1
+    if on.any():
+        t_p2p[on] = _lookup([a[on] for a in (net, cross.astype(np.int64), gpn, tp, dp, mbs)],
+                            lambda k: cache("p2p", k[5] * act / k[3], _p2p_group(k[3], k[4], k[2]),
+                                            prof_of[(k[0], bool(k[1]))]))
     L = w.blocks
 
     def pipe(blk, hand):
@@ -443,17 +513,22 @@ def evaluate_points(w: WorkloadConsts, c: Cluster, s: Strategies, batch: int, ef
     t1, _ = pipe(t_blk + t_tp, 0.0)
     t2, cmax = pipe(t_blk + t_tp, t_p2p)
     shard = w.params / (f * pp)
-    t_dp = _lookup(np.stack([tp, dp, pp], 1),
-                   lambda k: cache("allreduce", 2.0 * w.params / (k[0] * k[2]), _dp_group(k[0], k[1], c.gpn), prof))
-    t_dp = np.where(dp > 1, t_dp, 0.0)
+    dcross = (dp > 1) & (tp * dp > gpn)
+    dnet = np.where(dcross, full[ci], intra[ci])
+    t_dp = np.zeros(len(s))
+    on = dp > 1
+    if on.any():
+        t_dp[on] = _lookup([a[on] for a in (dnet, dcross.astype(np.int64), gpn, tp, dp, pp)],
+                           lambda k: cache("allreduce", 2.0 * w.params / (k[3] * k[5]), _dp_group(k[3], k[4], k[2]),
+                                           prof_of[(k[0], bool(k[1]))]))
     dp_exp = np.maximum(0.0, t_dp - bshare * cmax)
     nmax = np.maximum(nm, nl)
     mem = BYTES_PER_PARAM * shard + A * mbs / f * nmax * np.minimum(pp, m)
-    over = np.maximum(0.0, mem - c.hbm)
-    cap = (c.exp_capacity / c.gpn) if expansion else 0.0
+    over = np.maximum(0.0, mem - hbm)
+    cap = np.where(expansion, exp_cap / gpn, 0.0)
     feasible = (over <= np.minimum(cap, OPT_STATE_BYTES * shard) + 1e-6) & (m >= 1)
-    t_opt = 2 * (BYTES_PER_PARAM * shard - over) / c.hbm_bw
-    t_exp = np.where(over > 0, over / (c.exp_bandwidth / c.gpn) + 2 * c.exp_latency, 0.0)
+    t_opt = 2 * (BYTES_PER_PARAM * shard - over) / hbm_bw
+    t_exp = np.where(over > 0, over / (exp_bw / gpn) + 2 * exp_lat, 0.0)
     time = t2 + dp_exp + t_opt + t_exp
     return {"time": np.where(feasible, time, np.inf), "compute": t0, "tp_exposed": t1 - t0, "pp_exposed": t2 - t1,
             "dp_exposed": dp_exp, "dp_allreduce": t_dp, "optimizer": t_opt, "expansion": t_exp, "memory": mem,
@@ -468,13 +543,17 @@ def evaluate_point(w: WorkloadConsts, c: Cluster, tp: int, pp: int, dp: int, mbs
     on the explicit per-stage times and :func:`collective_time` directly.
     """
     prof = c.profile
+
+    def coll(op, nbytes, group):
+        return 0.0 if group.size <= 1 else collective_time(op, nbytes, group, prof).time
+
     m = batch / (dp * mbs)
     F, A = w.blk_flops[rc], w.blk_saved[rc]
     t_blk = roofline_time(F * mbs / tp, 3 * 2 * w.blk_params / tp + 2 * A * mbs / tp, c.peak, c.hbm_bw, efficiency)
     t_head = roofline_time(w.head_flops * mbs / tp, 3 * 2 * w.head_params / tp, c.peak, c.hbm_bw, efficiency)
     act = 2.0 * w.seq * w.hidden
-    t_tp = (6 if rc == 2 else 4) * collective_time("allreduce", mbs * act, Group(tp, 1), prof).time
-    t_p2p = collective_time("p2p", mbs * act / tp, _p2p_group(tp, dp, c.gpn), prof).time if pp > 1 else 0.0
+    t_tp = (6 if rc == 2 else 4) * coll("allreduce", mbs * act, Group(tp, 1))
+    t_p2p = coll("p2p", mbs * act / tp, _p2p_group(tp, dp, c.gpn)) if pp > 1 else 0.0
     nm, nl = stage_split(w, pp, rc)
     # explicit stages: pp - 1 stages of the split (their block counts sum to blocks - nl) + the head's
     if pp == 1:
@@ -486,7 +565,7 @@ def evaluate_point(w: WorkloadConsts, c: Cluster, tp: int, pp: int, dp: int, mbs
         stages = [n * (t_blk + t_tp) + 2 * t_p2p for n in counts] + [nl * (t_blk + t_tp) + t_head + 2 * t_p2p]
     t_pipe = pipeline_1f1b_unbalanced_time(stages, int(round(m))) if float(m).is_integer() else math.inf
     shard = w.params / (tp * pp)
-    t_dp = collective_time("allreduce", 2.0 * w.params / (tp * pp), _dp_group(tp, dp, c.gpn), prof).time if dp > 1 else 0.0
+    t_dp = coll("allreduce", 2.0 * w.params / (tp * pp), _dp_group(tp, dp, c.gpn)) if dp > 1 else 0.0
     dp_exp = max(0.0, t_dp - w.bwd_share[rc] * max(stages))
     mem = BYTES_PER_PARAM * shard + A * mbs / tp * max(nm, nl) * min(pp, m)
     over = max(0.0, mem - c.hbm)
@@ -668,8 +747,6 @@ def evaluate(scenario):
         A fixed degree that cannot apply (one line, e.g. ``comet: tp=3 must divide the 160 heads of
         megatron-1t``).
     """
-    import time as _time
-
     from suite import Result, Skip
 
     p = scenario.params
@@ -680,7 +757,6 @@ def evaluate(scenario):
     eff = float(p["efficiency"])
     res = Result()
     if p.get("grid", "none") != "none":
-        t0 = _time.perf_counter()
         clusters = grid_clusters(scenario.profile, p["grid"], p.get("nodes"))
         g = grid_summary(w, clusters, batch, scenario.variant, eff)
         res.add("spread", g["spread"], "1", "none")
@@ -690,7 +766,6 @@ def evaluate(scenario):
         res.add("points", g["points"], "1", "none")
         res.add("infeasible_clusters", g["infeasible"], "1", "lower")
         res.add("collective_calls", g["collective_calls"], "1", "none")
-        res.add("search_time", _time.perf_counter() - t0, "s", "lower")
         best = min(g["rows"], key=lambda r: r["time"])
         res.add("best_time", best["time"], "s", "lower")
         res.artifacts["clusters"] = [{**r, "time": r["time"] if math.isfinite(r["time"]) else None,
@@ -724,6 +799,7 @@ def evaluate(scenario):
     res.add("microbatches", float(r["microbatches"][i]), "1", "none")
     res.add("memory_per_gpu", float(r["memory"][i]), "B", "none")
     res.add("overflow_per_gpu", float(r["overflow"][i]), "B", "none")
+    res.add("peak_memory", float(r["memory"][i] - r["overflow"][i]), "B", "none")  # resident in HBM
     res.add("fits", 1.0, "1", "none")
     res.add("feasible_strategies", int(np.sum(r["feasible"])), "1", "higher")
     res.add("strategies", len(s), "1", "none")

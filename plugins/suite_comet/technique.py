@@ -163,9 +163,11 @@ def _faster(tech, scenario, overrides):
 
 def check_flops_monotone(tech, scenario):
     """Doubling the bf16 peak never slows the optimum."""
-    if scenario.profile is None or scenario.profile.device is None or not scenario.profile.device.peak_flops.get("bf16"):
+    dev = scenario.profile.device if scenario.profile is not None else None
+    dt = model.compute_dtype(dev) if dev is not None else None
+    if dt is None:
         return
-    _faster(tech, scenario, {"device.peak_flops.bf16": f"{2 * scenario.profile.device.peak_flops['bf16']} FLOP/s"})
+    _faster(tech, scenario, {f"device.peak_flops.{dt}": f"{2 * dev.peak_flops[dt]} FLOP/s"})
 
 
 def check_hbm_bw_monotone(tech, scenario):
@@ -232,6 +234,7 @@ TECHNIQUE = Technique(
     default_profile=_BASE,
     default_workload=_WL,
     profile_kinds=("cluster", "node"),
+    capabilities=frozenset({"oracle-exact", "network-sensitivity", "memory-capacity"}),
     smoke=[
         ScenarioSpec(variant="comet", fidelity="execute", params={"tp_exec": 2, "pp_exec": 2, "dp_exec": 2}),
         ScenarioSpec(variant="comet", fidelity="model", profile="dgx-a100", workload="gpt3-6.7b",
