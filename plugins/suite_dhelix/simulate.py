@@ -7,8 +7,7 @@ idle GPU co-executes a ready forward with a ready backward as one task of the DP
 (the per-operator two-stream timing, compute stream and communication stream, compute slowed by
 ``sigma`` beside a collective, :func:`suite_dhelix.model.pair_dp`). Inputs arrive one pipeline
 send after the producing task ends when the producer is another GPU. Details and the in-flight
-limits in :func:`simulate_pipeline`. The data-parallel all-reduce follows (exposed, as in the
-model).
+limits in :func:`simulate_pipeline`. The data-parallel all-reduce's exposed part (as in the model) follows.
 
 A list-scheduling event simulation written without simpy (not installed in this environment).
 On balanced stages with ``m >= 2 pp`` micro-batches (no sends) it agrees with the closed form of
@@ -134,7 +133,7 @@ def evaluate(scenario):
     f, b, q = it["f"], it["b"], it["q"]
     span, busy, events, peak = simulate_pipeline(plan.pp, plan.microbatches, f, b, q, it["p2p"], base == "dhelix")
     it = dict(it)
-    it["iteration_time"] = span + it["dp_time"]
+    it["iteration_time"] = span + it["dp_exposed"]
     it["mfu"] = it["flops"] / (it["iteration_time"] * plan.world * model._peak(scenario.profile.require_device()))
     r = model.to_result(it, scenario)
     r.add("bubble_fraction", 1.0 - min(busy) / span if span > 0 else 0.0, "1", "lower")
