@@ -1,6 +1,10 @@
-"""PFedDST personalized federated learning (Fan et al., 2025) as a dlsys-suite technique plugin (work in progress: provides no technique yet).
+"""PFedDST, personalized federated learning with decentralized selection training (Fan et al.,
+arXiv 2502.07750, 2025), as a dlsys-suite technique plugin.
 
-Registered through the ``suite.plugins`` entry point like any third-party plugin.
+Registered through the ``suite.plugins`` entry point like any third-party plugin; see
+:mod:`suite_pfeddst.technique` (declaration), :mod:`suite_pfeddst.model` (round-time model) and
+:mod:`suite_pfeddst.execute` (the algorithm on real arrays). Adds the workload
+``pfeddst-gaussian-mixture-10`` (a 10-component Gaussian mixture; the zoo's has 5).
 """
 
 from suite import hookimpl
@@ -8,4 +12,13 @@ from suite import hookimpl
 
 @hookimpl
 def suite_techniques():
-    return []
+    from suite_pfeddst.technique import TECHNIQUE
+
+    return [TECHNIQUE]
+
+
+@hookimpl
+def suite_workloads():
+    from suite_pfeddst.technique import gaussian_mixture_10
+
+    return [gaussian_mixture_10()]

@@ -1,0 +1,429 @@
+"""PFedDST's reference implementation on real arrays: clients, a peer graph, peer scoring,
+extractor averaging and two-phase local training, with every transfer in a traffic ledger.
+
+The algorithm (Fan et al., arXiv 2502.07750, Sec. III as summarised; the exact definitions were
+not read, see docs/techniques/pfeddst.md for the reading chosen for each term):
+
+* each client ``i`` holds a one-hidden-layer ReLU MLP (:class:`suite.collectives.dataparallel.FlatModel`):
+  the **extractor** ``e_i = [W1, b1]`` is shared with peers, the **header** ``h_i = [W2, b2]`` stays local;
+* every round, client ``i`` scores each neighbour ``j`` of the peer graph (networkx
+  ``random_regular_graph``, seeded) by ``S_ij = s_p (alpha s_l - s_d + c)``:
+
+  - ``s_l`` (loss disparity): ``cross`` reading, the loss of ``i``'s model on ``j``'s training data
+    (``i`` sends its model to ``j``, ``j`` returns one scalar); ``gap`` reading, ``|L_j - L_i|``
+    of the two clients' own training losses (one scalar each way);
+  - ``s_d`` (header distance): ``1 - cos(h_i, h_j)`` (``j`` sends its header; headers travel for
+    scoring, never for averaging);
+  - ``s_p`` (peer recency): ``1 / (1 + n_ij)`` with ``n_ij`` the times ``i`` picked ``j`` in the
+    last ``R`` rounds;
+
+* it keeps the top ``k`` neighbours by S (ties broken by the lower index), receives their
+  extractors and sets ``e_i`` to the equal-weight mean of its own and theirs (a convex combination);
+* phase 1 trains the extractor with the header frozen, phase 2 the header with the extractor frozen
+  (full-batch gradient steps on the client's local training part).
+
+Baselines: ``local-only`` (joint training, no traffic), ``fedavg`` (a server averages whole models
+weighted by samples [McMahan17]), ``random-peers`` (``k`` neighbours drawn uniformly, then the same
+averaging and two-phase training).
+
+Every decision of a round is taken on the round-start snapshot of all models (synchronous rounds),
+so the result does not depend on the order clients are visited.
+
+References
+----------
+.. [Fan25] M. Fan, K. Li, T. Zhang, Q. Tian, B. Geng, "PFedDST: Personalized Federated Learning with
+   Decentralized Selection Training", arXiv 2502.07750v2, 2025 (abstract; Sec. III via summaries).
+.. [McMahan17] B. McMahan et al., "Communication-Efficient Learning of Deep Networks from
+   Decentralized Data", AISTATS 2017 (FedAvg, Algorithm 1: weights n_k / n; pathological split Sec. 3).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from suite import Result
+from suite.collectives import Ledger, recv, send
+from suite.collectives.dataparallel import FlatModel
+from suite.errors import ParameterError
+
+__all__ = ["Clients", "load_clients", "peer_graph", "score_matrix", "score_loop", "select_top_k",
+           "average_extractors", "run", "RunResult", "evaluate", "SCALAR_BYTES", "rounds_to_target"]
+
+SCALAR_BYTES = 8  # one float64 loss value
+
+
+# --------------------------------------------------------------------------- data
+
+
+@dataclass(frozen=True)
+class Clients:
+    """Per-client local train / test parts of one dataset (standardised with the train parts' statistics).
+
+    ``train[i] = (X (n_i, d), y (n_i,))`` and ``test[i]`` likewise; ``classes`` labels in total.
+    """
+
+    train: tuple
+    test: tuple
+    classes: int
+    d: int
+
+    @property
+    def n(self) -> int:
+        return len(self.train)
+
+
+def load_clients(X, y, clients: int, split: str = "pathological", shards: int = 2, alpha: float = 0.5,
+                 seed: int = 0, test_fraction: float = 0.25) -> Clients:
+    """Split (X, y) over *clients*, then each client's part into local train / test.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+    y : array_like of int, shape (n,)
+    clients : int
+        Number of clients (>= 1).
+    split : {"pathological", "dirichlet", "iid"}
+        ``pathological``: sort by label, ``clients * shards`` shards, ``shards`` per client
+        [McMahan17 Sec. 3] (:func:`suite.workloads.datasets.pathological`); ``dirichlet``:
+        per-class ``Dir(alpha)`` proportions; ``iid``.
+    seed : int
+        Seeds the partition and each client's train / test cut.
+    test_fraction : float
+        Fraction of each client's samples held out as its local test part, in (0, 1).
+
+    Raises
+    ------
+    ParameterError
+        A client would get fewer than 2 samples, or a fraction outside (0, 1).
+    """
+    from suite.workloads.datasets import partition
+
+    if not 0 < test_fraction < 1:
+        raise ParameterError(f"pfeddst: parameter 'test_fraction': expected in (0, 1), got {test_fraction}")
+    X = np.asarray(X, float)
+    _, y = np.unique(np.asarray(y), return_inverse=True)
+    y = y.astype(np.int64)
+    if clients * 2 > len(y):
+        raise ParameterError(f"pfeddst: parameter 'clients': expected <= {len(y) // 2} (2 samples each), got {clients}")
+    parts = partition(y, clients, scheme=split, alpha=alpha, seed=seed, shards_per_worker=shards,
+                      min_size=min(8, len(y) // clients))
+    rng = np.random.default_rng([seed, 7])
+    tr_idx, te_idx = [], []
+    for p in parts:
+        p = rng.permutation(np.asarray(p, np.int64))
+        n_te = min(len(p) - 1, max(1, int(round(test_fraction * len(p)))))
+        te_idx.append(p[:n_te])
+        tr_idx.append(p[n_te:])
+    all_tr = np.concatenate(tr_idx)
+    mu, sd = X[all_tr].mean(axis=0), X[all_tr].std(axis=0)
+    sd[sd == 0] = 1.0
+    Xs = (X - mu) / sd
+    return Clients(tuple((Xs[t], y[t]) for t in tr_idx), tuple((Xs[t], y[t]) for t in te_idx),
+                   int(y.max() + 1), int(X.shape[1]))
+
+
+def peer_graph(clients: int, degree: int, seed: int) -> list[list[int]]:
+    """Sorted neighbour lists of a seeded random ``degree``-regular graph (networkx).
+
+    ``degree`` is clipped to ``clients - 1``; a regular graph needs ``clients * degree`` even, so an
+    odd product lowers the degree by one. Raises ParameterError for ``degree < 0``.
+    """
+    import networkx as nx
+
+    if degree < 0:
+        raise ParameterError(f"pfeddst: parameter 'degree': expected >= 0, got {degree}")
+    deg = min(degree, clients - 1)
+    if (deg * clients) % 2:
+        deg -= 1
+    if deg <= 0:
+        return [[] for _ in range(clients)]
+    g = nx.random_regular_graph(deg, clients, seed=int(seed))
+    return [sorted(int(j) for j in g.neighbors(i)) for i in range(clients)]
+
+
+def _xfer(ledger: Ledger, src: int, dst: int, array: np.ndarray, tag: str) -> np.ndarray:
+    """One message src -> dst: the sender's record (:func:`suite.collectives.send`) and the
+    receiver's own tally (:func:`suite.collectives.recv`); returns the received copy."""
+    return recv(ledger, src, dst, send(ledger, src, dst, array, tag), tag)
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def score_matrix(s_l: np.ndarray, s_d: np.ndarray, s_p: np.ndarray, alpha: float, c: float) -> np.ndarray:
+    """Vectorised peer score ``S = s_p * (alpha * s_l - s_d + c)`` (elementwise), [Fan25] Sec. III.
+
+    All arrays have one shape (clients, clients); entries of non-neighbours are ignored by the caller.
+    """
+    return s_p * (alpha * s_l - s_d + c)
+
+
+def score_loop(i: int, neighbours, s_l, s_d, s_p, alpha: float, c: float) -> dict[int, float]:
+    """The same score, one neighbour at a time (the oracle of :func:`score_matrix`)."""
+    out = {}
+    for j in neighbours:
+        out[j] = float(s_p[i][j]) * (alpha * float(s_l[i][j]) - float(s_d[i][j]) + c)
+    return out
+
+
+def select_top_k(scores: np.ndarray, neighbours, k: int) -> list[int]:
+    """The *k* neighbours with the highest score (ties: lower index first), sorted by index."""
+    nb = list(neighbours)
+    if k <= 0 or not nb:
+        return []
+    order = sorted(nb, key=lambda j: (-float(scores[j]), j))
+    return sorted(order[:k])
+
+
+def average_extractors(own: np.ndarray, received: list[np.ndarray]) -> np.ndarray:
+    """Equal-weight mean of the own and the received extractors (a convex combination)."""
+    if not received:
+        return own.copy()
+    return np.mean(np.stack([own, *received]), axis=0)
+
+
+def cosine_distance(a: np.ndarray, b: np.ndarray) -> float:
+    """``1 - cos(a, b)`` in [0, 2]; 1 when either vector is zero."""
+    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    if na == 0 or nb == 0:
+        return 1.0
+    return 1.0 - float(a @ b) / (na * nb)
+
+
+# --------------------------------------------------------------------------- training
+
+
+@dataclass
+class RunResult:
+    """What :func:`run` returns: the accuracy curve, the final models and the ledger."""
+
+    accuracy: list[float]
+    loss: list[float]
+    thetas: list[np.ndarray]
+    ledger: Ledger
+    selections: list[list[list[int]]] = field(default_factory=list)  # round -> client -> picked peers
+    aggregate_error: float = 0.0
+    score_error: float = 0.0
+    scoring_seconds: float = 0.0
+    training_seconds: float = 0.0
+
+
+def _split(model: FlatModel) -> int:
+    """Index where the header starts in the flat parameter vector (extractor = [W1, b1])."""
+    return model.d * model.hidden + model.hidden
+
+
+def _train(model: FlatModel, theta, X, y, lr: float, steps: int, lo: int, hi: int) -> np.ndarray:
+    """*steps* full-batch gradient steps on theta[lo:hi] only (the rest frozen)."""
+    theta = theta.copy()
+    for _ in range(steps):
+        _, g = model.loss_grad(theta, X, y)
+        theta[lo:hi] -= lr * g[lo:hi]
+    return theta
+
+
+def personalized_accuracy(model: FlatModel, thetas, data) -> tuple[float, float]:
+    """(mean over clients of the accuracy of client i's model on its own part, mean loss)."""
+    accs, losses = [], []
+    for th, (X, y) in zip(thetas, data):
+        l, a = model.loss_acc(th, X, y)
+        accs.append(a)
+        losses.append(l)
+    return float(np.mean(accs)), float(np.mean(losses))
+
+
+def run(cl: Clients, variant: str, *, rounds: int = 30, hidden: int = 32, degree: int = 4, k: int = 2,
+        alpha: float = 1.0, c: float = 2.0, window: int = 5, lr: float = 0.05, phase1_steps: int = 2,
+        phase2_steps: int = 2, loss_reading: str = "cross", seed: int = 0,
+        thetas0: list[np.ndarray] | None = None) -> RunResult:
+    """Run one variant for *rounds* synchronous rounds; personalized accuracy after each round.
+
+    Parameters
+    ----------
+    cl : Clients
+    variant : {"local-only", "fedavg", "random-peers", "pfeddst"}
+    k : int
+        Peers averaged per round (<= degree).
+    alpha, c, window : float, float, int
+        Score weights and the recency window R (rounds).
+    phase1_steps, phase2_steps : int
+        Full-batch steps of phase 1 (extractor) and phase 2 (header); ``local-only`` and ``fedavg``
+        train the whole model jointly for the sum of the two.
+    thetas0 : list of ndarray, optional
+        Each client's starting parameters (default: one seeded He-normal init shared by all).
+
+    Returns
+    -------
+    RunResult
+
+    Raises
+    ------
+    ParameterError
+        Unknown variant or reading, or ``k`` above the peer graph's degree.
+    """
+    import time
+
+    if variant not in ("local-only", "fedavg", "random-peers", "pfeddst"):
+        raise ParameterError(f"pfeddst: variant: expected local-only, fedavg, random-peers or pfeddst, got {variant!r}")
+    if loss_reading not in ("cross", "gap"):
+        raise ParameterError(f"pfeddst: parameter 'loss_reading': expected 'cross' or 'gap', got {loss_reading!r}")
+    n = cl.n
+    nbrs = peer_graph(n, degree, seed)
+    deg = len(nbrs[0]) if n else 0
+    if variant in ("random-peers", "pfeddst") and k > deg:
+        raise ParameterError(f"pfeddst: parameter 'k': expected <= {deg} (degree of the peer graph), got {k}")
+    model = FlatModel(cl.d, cl.classes, hidden=hidden)
+    split = _split(model)
+    size = model.size
+    theta0 = model.init(np.random.default_rng([seed, 1]))
+    thetas = [theta0.copy() for _ in range(n)] if thetas0 is None else [np.array(t, float) for t in thetas0]
+    sel_rng = np.random.default_rng([seed, 2])
+    ledger = Ledger()
+    server = n
+    history: list[list[list[int]]] = []
+    acc_curve, loss_curve = [], []
+    agg_err = score_err = 0.0
+    t_score = t_train = 0.0
+    steps = phase1_steps + phase2_steps
+    weights = np.array([len(cl.train[i][1]) for i in range(n)], float)
+    global_theta = theta0.copy()
+    for _t in range(rounds):
+        snap = [th.copy() for th in thetas]
+        picks: list[list[int]] = [[] for _ in range(n)]
+        if variant == "local-only":
+            t0 = time.perf_counter()
+            thetas = [_train(model, snap[i], *cl.train[i], lr, steps, 0, size) for i in range(n)]
+            t_train += time.perf_counter() - t0
+            eval_thetas = thetas
+        elif variant == "fedavg":
+            t0 = time.perf_counter()
+            local = []
+            for i in range(n):
+                got = _xfer(ledger, server, i, global_theta, "fedavg-down")
+                local.append(_train(model, got, *cl.train[i], lr, steps, 0, size))
+            up = [_xfer(ledger, i, server, local[i], "fedavg-up") for i in range(n)]
+            new = np.tensordot(weights / weights.sum(), np.stack(up), axes=1)
+            dense = sum(w * u for w, u in zip(weights, up)) / weights.sum()
+            agg_err = max(agg_err, float(np.max(np.abs(new - dense))))
+            global_theta = new
+            thetas = [global_theta.copy() for _ in range(n)]
+            t_train += time.perf_counter() - t0
+            eval_thetas = thetas
+        else:
+            if variant == "pfeddst" and k > 0:
+                t0 = time.perf_counter()
+                S = _scores(model, cl, snap, nbrs, history, alpha, c, window, loss_reading, ledger, split)
+                for i in range(n):
+                    loop = score_loop(i, nbrs[i], S["s_l"], S["s_d"], S["s_p"], alpha, c)
+                    for j, v in loop.items():
+                        score_err = max(score_err, abs(v - float(S["S"][i, j])))
+                    picks[i] = select_top_k(S["S"][i], nbrs[i], k)
+                t_score += time.perf_counter() - t0
+            elif variant == "random-peers" and k > 0:
+                for i in range(n):
+                    picks[i] = sorted(int(j) for j in sel_rng.choice(nbrs[i], size=k, replace=False))
+            t0 = time.perf_counter()
+            new_thetas = []
+            for i in range(n):
+                received = [_xfer(ledger, j, i, snap[j][:split], "extractor") for j in picks[i]]
+                e = average_extractors(snap[i][:split], received)
+                if received:
+                    dense = (snap[i][:split] + sum(snap[j][:split] for j in picks[i])) / (len(picks[i]) + 1)
+                    agg_err = max(agg_err, float(np.max(np.abs(e - dense))))
+                th = np.concatenate([e, snap[i][split:]])
+                th = _train(model, th, *cl.train[i], lr, phase1_steps, 0, split)
+                th = _train(model, th, *cl.train[i], lr, phase2_steps, split, size)
+                new_thetas.append(th)
+            thetas = new_thetas
+            t_train += time.perf_counter() - t0
+            eval_thetas = thetas
+        history.append(picks)
+        a, l = personalized_accuracy(model, eval_thetas, cl.test)
+        acc_curve.append(a)
+        loss_curve.append(l)
+    return RunResult(acc_curve, loss_curve, thetas, ledger, history, agg_err, score_err, t_score, t_train)
+
+
+def _scores(model, cl, snap, nbrs, history, alpha, c, window, reading, ledger, split):
+    """The score terms for every (client, neighbour) pair from the round-start snapshot, with the
+    scoring messages in the ledger: header j -> i always; ``cross``: model i -> j and a scalar
+    j -> i; ``gap``: j's scalar loss j -> i."""
+    n = len(snap)
+    s_l = np.zeros((n, n))
+    s_d = np.zeros((n, n))
+    s_p = np.ones((n, n))
+    own = [model.loss_acc(snap[i], *cl.train[i])[0] for i in range(n)] if reading == "gap" else None
+    recent = history[-window:] if window > 0 else []
+    for i in range(n):
+        for j in nbrs[i]:
+            h_j = _xfer(ledger, j, i, snap[j][split:], "score-header")
+            s_d[i, j] = cosine_distance(snap[i][split:], h_j)
+            if reading == "cross":
+                th_i = _xfer(ledger, i, j, snap[i], "score-model")
+                loss = np.array([model.loss_acc(th_i, *cl.train[j])[0]])
+                s_l[i, j] = float(_xfer(ledger, j, i, loss, "score-loss")[0])
+            else:
+                lj = _xfer(ledger, j, i, np.array([own[j]]), "score-loss")
+                s_l[i, j] = abs(float(lj[0]) - own[i])
+            picked = sum(1 for r in recent if j in r[i])
+            s_p[i, j] = 1.0 / (1.0 + picked)
+    return {"s_l": s_l, "s_d": s_d, "s_p": s_p, "S": score_matrix(s_l, s_d, s_p, alpha, c)}
+
+
+def rounds_to_target(curve, target: float) -> int:
+    """First round (1-based) whose accuracy reaches *target*; ``len(curve) + 1`` when none does
+    (censored: the run did not reach it)."""
+    for r, a in enumerate(curve, start=1):
+        if a >= target:
+            return r
+    return len(curve) + 1
+
+
+# --------------------------------------------------------------------------- evaluate
+
+
+def _dataset(scenario):
+    wl = scenario.workload
+    if wl is not None and hasattr(wl, "load"):
+        X, y = wl.load()
+        return np.asarray(X, float), np.asarray(y), wl.name
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    return np.asarray(X, float), y, "digits"
+
+
+def evaluate(scenario) -> Result:
+    """Execute fidelity: run the variant on real arrays and report accuracy, rounds to target,
+    bytes and the oracle errors (aggregate vs a dense mean of the snapshot, vectorised vs loop score)."""
+    p = scenario.params
+    X, y, name = _dataset(scenario)
+    cl = load_clients(X, y, int(p["clients"]), split=p["split"], shards=int(p["shards"]),
+                      alpha=float(p["dirichlet_alpha"]), seed=scenario.seed, test_fraction=float(p["test_fraction"]))
+    rr = run(cl, scenario.variant, rounds=int(p["rounds"]), hidden=int(p["hidden"]), degree=int(p["degree"]),
+             k=int(p["k"]), alpha=float(p["alpha"]), c=float(p["c"]), window=int(p["window"]), lr=float(p["lr"]),
+             phase1_steps=int(p["phase1_steps"]), phase2_steps=int(p["phase2_steps"]),
+             loss_reading=p["loss_reading"], seed=scenario.seed)
+    led = rr.ledger
+    sent = sum(led.sent_by().values())
+    res = Result()
+    res.add("final_accuracy", rr.accuracy[-1], "1", "higher")
+    res.add("best_accuracy", max(rr.accuracy), "1", "higher")
+    res.add("rounds_to_target", rounds_to_target(rr.accuracy, float(p["target_accuracy"])), "1", "lower")
+    res.add("final_loss", rr.loss[-1], "1", "lower")
+    res.add("bytes_sent", sent, "B", "lower")
+    res.add("bytes_received", sum(led.tallied_by_receivers().values()), "B", "lower")
+    res.add("bytes_per_client_round", sent / max(1, cl.n) / max(1, int(p["rounds"])), "B", "lower")
+    res.add("messages", led.count, "1", "lower")
+    res.add("aggregate_error", rr.aggregate_error, "1", "lower")
+    res.add("score_error", rr.score_error, "1", "lower")
+    res.add("oracle_error", max(rr.aggregate_error, rr.score_error), "1", "lower")
+    res.add("scoring_over_training", rr.scoring_seconds / rr.training_seconds if rr.training_seconds else 0.0,
+            "1", "lower")
+    res.artifacts["accuracy_curve"] = [round(a, 6) for a in rr.accuracy]
+    res.artifacts["dataset"] = name
+    res.artifacts["bytes_by_tag"] = {k: list(v) for k, v in led.by_tag().items()}
+    return res

@@ -1,0 +1,256 @@
+"""PFedDST's cost model: the time of one synchronous round on a heterogeneous edge profile.
+
+Round time (our model; the paper gives no timing model or hardware, verified_4.md section 3):
+
+``T = max_i (C_i + M_i)``, the slowest client (the straggler) [a synchronous round waits for it],
+
+* ``C_i = F_i / (eff * peak_fp32(class_i))``: client i's FLOPs of the round over the fp32 peak of
+  its device class (roofline compute roof, [Williams09]); ``eff`` the achieved fraction of peak
+  (the device's ``gemm_fp32`` efficiency curve at the round's GEMM size when the profile has one,
+  else the parameter ``efficiency``, an assumption);
+* ``M_i = sum over message types and peers j of count * (t_wifi(bytes) + [site_j != site_i] t_wan(bytes))``:
+  each message priced by :func:`suite.perf.collective.collective_time` (``p2p``) on its path: the
+  client's site Wi-Fi level ``network[0]`` (topology ``bus``: one medium, so the message is slowed
+  by the ratio of the site's bytes to the client's bytes, the fair share while the site's clients
+  send at once), plus the WAN level when the peer (or the ``fedavg`` server, at site 0) sits at
+  another site, where the site's clients share its uplink (``Group(ranks_per_node=c_site, nodes=2)``).
+
+FLOPs per local sample, with d inputs, h hidden units, q classes, 2 FLOPs per multiply-add and the
+elementwise terms left out (matrix products of a one-hidden-layer MLP):
+
+* forward: ``2(dh + hq)``;
+* joint step (``local-only``, ``fedavg``): forward + dW2 + dH + dW1 = ``2(2dh + 3hq)``;
+* phase 1 (extractor, header frozen): forward + dH + dW1 = ``2(2dh + 2hq)``;
+* phase 2 (header, extractor frozen): forward + dW2 = ``2(dh + 2hq)``;
+* scoring, ``cross`` reading: each client evaluates its ``deg`` neighbours' models on its data
+  (``deg`` forwards) and ``deg`` cosine distances of headers (``3|h|`` each); ``gap``: one forward.
+
+Messages per round (the execute fidelity's ledger has the same totals, in float64 there and in the
+model's ``bytes_per_param`` here):
+
+* ``fedavg``: the server sends the model ``|theta|`` to every client and receives ``|theta|`` back;
+* ``random-peers`` / ``pfeddst``: ``k`` extractors ``|e|`` received per client (and, on a regular
+  graph with picks spread evenly, ``k`` sent), each from a neighbour, so a fraction of them
+  crosses the WAN (the neighbours' sites, taken from the seeded peer graph);
+* ``pfeddst`` scoring, per neighbour pair: header ``|h|``, and ``cross``: the model ``|theta|`` plus a
+  scalar loss; ``gap``: a scalar loss.
+
+References
+----------
+.. [Williams09] S. Williams, A. Waterman, D. Patterson, "Roofline", CACM 52(4), 2009.
+.. [Fan25] arXiv 2502.07750v2 (the algorithm; no timing model in the parts read).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from suite import Result
+from suite.errors import ParameterError, ProfileError
+from suite.perf.collective import Group, collective_time
+
+__all__ = ["sizes", "flops_per_round", "placement", "messages", "round_model", "RoundModel", "evaluate",
+           "DEFAULT_EFFICIENCY"]
+
+#: Achieved fraction of fp32 peak for the tiny GEMMs of this MLP when the device has no
+#: calibrated ``gemm_fp32`` curve. ASSUMPTION (no measurement on a Jetson Nano or a Pi 4 was
+#: found): docs/techniques/pfeddst.md gives the round time's sensitivity to it.
+DEFAULT_EFFICIENCY = 0.2
+
+
+def sizes(d: int, hidden: int, classes: int, bytes_per_param: int = 4) -> dict[str, int]:
+    """Bytes of the extractor ``[W1 (d, h), b1 (h)]``, the header ``[W2 (h, q), b2 (q)]`` and the model."""
+    e = (d * hidden + hidden) * bytes_per_param
+    h = (hidden * classes + classes) * bytes_per_param
+    return {"extractor": e, "header": h, "model": e + h, "scalar": bytes_per_param}
+
+
+def flops_per_round(variant: str, d: int, h: int, q: int, samples: float, phase1: int, phase2: int,
+                    degree: int, reading: str) -> float:
+    """One client's FLOPs in one round (formulas in the module docstring)."""
+    fwd = 2.0 * (d * h + h * q)
+    if variant in ("local-only", "fedavg"):
+        return samples * (phase1 + phase2) * 2.0 * (2 * d * h + 3 * h * q)
+    f = samples * (phase1 * 2.0 * (2 * d * h + 2 * h * q) + phase2 * 2.0 * (d * h + 2 * h * q))
+    if variant == "pfeddst":
+        if reading == "cross":
+            f += degree * samples * fwd + degree * 3.0 * (h * q + q)
+        else:
+            f += samples * fwd + degree * 3.0 * (h * q + q)
+    return f
+
+
+def _sites(profile) -> int:
+    """Sites = nodes of the profile when it has an inter-node level (2+ levels), else 1."""
+    if len(profile.network) >= 2 and profile.kind == "cluster":
+        return int(profile.nodes or 1)
+    return 1
+
+
+def placement(profile, clients: int) -> tuple[np.ndarray, list[str]]:
+    """(site of each client, device-class name of each client).
+
+    Clients are spread evenly over the sites in order (``site = i * sites // clients``). Device
+    classes come from ``[ext.mix]`` groups expanded in order and stretched over the clients
+    (``class = groups[i * total // clients]``); without ``[ext.mix]``, the profile's own device.
+    """
+    sites = _sites(profile)
+    site = (np.arange(clients) * sites) // clients
+    mix = (profile.ext or {}).get("mix") if profile.ext is not None else None
+    if mix:
+        names: list[str] = []
+        for g in mix["groups"]:
+            names += [str(g["device"])] * int(g["count"])
+        cls = [names[(i * len(names)) // clients] for i in range(clients)]
+    else:
+        dev = profile.require_device()
+        cls = [dev.name or profile.name] * clients
+    return site, cls
+
+
+@functools.lru_cache(maxsize=64)
+def _mix_device(name: str):
+    from suite.hardware import get_profile
+
+    dev = get_profile(name).device
+    if dev is None:
+        raise ProfileError(f"ext.mix: device {name!r} has no [device] table")
+    return dev
+
+
+def _peak_and_eff(profile, cls: str, gemm_flops: float, efficiency: float) -> tuple[float, float]:
+    mix = (profile.ext or {}).get("mix") if profile.ext is not None else None
+    dev = _mix_device(cls) if mix else profile.require_device()
+    peak = dev.flops("fp32")
+    curve = dev.efficiency_at("gemm_fp32", gemm_flops) if dev.efficiency else None
+    return peak, (curve if curve else efficiency)
+
+
+def messages(variant: str, sz: dict[str, int], k: int, degree: int, reading: str) -> list[tuple[str, float, float]]:
+    """Per client and round: ``(kind, count per neighbour, bytes)`` for peer traffic, or
+    ``("server", count, bytes)`` for fedavg; count per neighbour is an expectation for the picks."""
+    if variant == "local-only":
+        return []
+    if variant == "fedavg":
+        return [("server", 2.0, sz["model"])]
+    if degree == 0:
+        return []
+    out = [("peer", 2.0 * k / degree, sz["extractor"])]  # k received + k sent, spread over neighbours
+    if variant == "pfeddst" and k > 0:
+        out.append(("peer", 2.0, sz["header"]))  # own header out, neighbour's header in
+        out.append(("peer", 2.0, sz["scalar"]))
+        if reading == "cross":
+            out.append(("peer", 2.0, sz["model"]))
+    return out
+
+
+@dataclass(frozen=True)
+class RoundModel:
+    round_time: float
+    straggler: int
+    straggler_class: str
+    compute: tuple[float, ...]
+    comm: tuple[float, ...]
+    bytes_per_client_round: float
+    wan_fraction: float
+
+
+def _p2p(nbytes: float, group: Group, profile) -> float:
+    return collective_time("p2p", nbytes, group, profile).time if nbytes > 0 else 0.0
+
+
+def round_model(profile, *, variant: str, clients: int, d: int, classes: int, samples: float, hidden: int,
+                degree: int, k: int, phase1: int, phase2: int, reading: str, efficiency: float,
+                bytes_per_param: int = 4, seed: int = 0) -> RoundModel:
+    """Round time of *variant* on *profile* (module docstring); neighbours from the seeded peer graph."""
+    from suite_pfeddst.execute import peer_graph
+
+    sz = sizes(d, hidden, classes, bytes_per_param)
+    site, cls = placement(profile, clients)
+    nbrs = peer_graph(clients, degree, seed)
+    deg = len(nbrs[0]) if clients else 0
+    if variant in ("random-peers", "pfeddst") and k > deg:
+        raise ParameterError(f"pfeddst: parameter 'k': expected <= {deg} (degree of the peer graph), got {k}")
+    msgs = messages(variant, sz, k, deg, reading)
+    # bytes each client moves per round, and per site (the shared Wi-Fi medium)
+    own = np.zeros(clients)
+    wan_bytes = 0.0
+    for i in range(clients):
+        for kind, cnt, b in msgs:
+            if kind == "server":
+                own[i] += cnt * b
+                wan_bytes += cnt * b if site[i] != 0 else 0.0
+            else:
+                for j in nbrs[i]:
+                    own[i] += cnt * b
+                    wan_bytes += cnt * b if site[j] != site[i] else 0.0
+    n_sites = int(site.max()) + 1 if clients else 1
+    site_bytes = np.array([own[site == s].sum() for s in range(n_sites)])
+    per_site = np.array([(site == s).sum() for s in range(n_sites)])
+    multi_level = len(profile.network) >= 2
+    comm = np.zeros(clients)
+    compute = np.zeros(clients)
+    gemm = 2.0 * samples * d * hidden
+    F = flops_per_round(variant, d, hidden, classes, samples, phase1, phase2, deg, reading)
+    for i in range(clients):
+        peak, eff = _peak_and_eff(profile, cls[i], gemm, efficiency)
+        compute[i] = F / (eff * peak)
+        if not msgs or not profile.network:
+            continue
+        share = site_bytes[site[i]] / own[i] if own[i] > 0 else 1.0
+        wifi = Group(ranks_per_node=2, nodes=1)
+        wan = Group(ranks_per_node=max(1, int(per_site[site[i]])), nodes=2)
+        t = 0.0
+        for kind, cnt, b in msgs:
+            peers = [0] if kind == "server" else nbrs[i]
+            for j in peers:
+                far = (site[i] != 0) if kind == "server" else (site[j] != site[i])
+                t += cnt * _p2p(b * share, wifi, profile)
+                if far and multi_level:
+                    t += cnt * _p2p(b, wan, profile)
+        comm[i] = t
+    total = compute + comm
+    s = int(np.argmax(total)) if clients else 0
+    moved = own.sum() / 2.0  # each message counted at both ends above
+    if variant == "fedavg":
+        moved = own.sum()  # server's end not in `own`
+    return RoundModel(float(total[s]), s, cls[s], tuple(compute), tuple(comm), float(moved / max(1, clients)),
+                      float(wan_bytes / own.sum()) if own.sum() else 0.0)
+
+
+def _shape(scenario) -> tuple[int, int, float]:
+    wl = scenario.workload
+    p = scenario.params
+    n = getattr(wl, "n", None) or 1797
+    d = getattr(wl, "d", None) or 64
+    q = getattr(wl, "classes", None) or 10
+    samples = n * (1.0 - float(p["test_fraction"])) / int(p["clients"])
+    return int(d), int(q), samples
+
+
+def evaluate(scenario) -> Result:
+    """Model fidelity: round time, the straggler's class and bytes per client per round."""
+    prof = scenario.profile
+    if prof is None:
+        raise ProfileError("pfeddst model: needs a hardware profile")
+    p = scenario.params
+    d, q, samples = _shape(scenario)
+    rm = round_model(prof, variant=scenario.variant, clients=int(p["clients"]), d=d, classes=q, samples=samples,
+                     hidden=int(p["hidden"]), degree=int(p["degree"]), k=int(p["k"]), phase1=int(p["phase1_steps"]),
+                     phase2=int(p["phase2_steps"]), reading=p["loss_reading"], efficiency=float(p["efficiency"]),
+                     seed=scenario.seed)
+    res = Result()
+    res.add("round_time", rm.round_time, "s", "lower")
+    res.add("straggler_compute_time", rm.compute[rm.straggler], "s", "lower")
+    res.add("straggler_comm_time", rm.comm[rm.straggler], "s", "lower")
+    res.add("comm_time", max(rm.comm) if rm.comm else 0.0, "s", "lower")
+    res.add("bytes_per_client_round", rm.bytes_per_client_round, "B", "lower")
+    res.add("wan_fraction", rm.wan_fraction, "1", "none")
+    res.add("straggler", rm.straggler, "1", "none")
+    res.artifacts["straggler_class"] = rm.straggler_class
+    res.artifacts["classes"] = sorted(set(placement(prof, int(p["clients"]))[1]))
+    return res
