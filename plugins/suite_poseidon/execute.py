@@ -163,7 +163,7 @@ def _check_close(name: str, scheme: str, outs: Sequence[np.ndarray], oracle: np.
     return worst
 
 
-def evaluate(scenario, repeats: int = 5):
+def evaluate(scenario, repeats: int = 3):
     """Execute fidelity: aggregate every layer of :data:`EXEC_LAYERS` across ``nodes`` simulated
     workers by PS and (fc layers) by SFB, check both against the dense oracle, check the ledger
     bytes against the cost rule, and time the variant's chosen schemes.
@@ -175,7 +175,7 @@ def evaluate(scenario, repeats: int = 5):
         picks the scheme per layer (``ps``/``wfbp``: PS; ``sfb``: SFB for fc; ``poseidon``:
         :func:`~suite_poseidon.model.best_scheme`); ``seed`` the random batches.
     repeats : int
-        Timed repetitions of the chosen aggregation (default 5, raw samples are returned), after
+        Timed repetitions of the chosen aggregation (raw samples are returned), after
         the checked pass (the warm-up), with every BLAS/OpenMP pool at :data:`TIMING_THREADS`.
 
     Returns
