@@ -366,11 +366,30 @@ def stage_split(w: WorkloadConsts, pp: int, rc: int) -> tuple[int, int]:
         return w.blocks, w.blocks
     if pp > w.blocks + 1:
         raise ParameterError(f"comet: pp={pp} exceeds the {w.blocks} blocks (+ head) of {w.name}")
+    counts = stage_counts(w, pp, rc)
+    return max(counts[:-1]), counts[-1]
+
+
+@functools.lru_cache(maxsize=4096)
+def stage_counts(w: WorkloadConsts, pp: int, rc: int) -> tuple[int, ...]:
+    """Blocks on each of the ``pp`` stages (the last one also holds the LM head), from
+    :func:`suite.perf.pipeline.partition_layers` on the per-layer training FLOPs."""
+    if pp == 1:
+        return (w.blocks,)
     costs = [w.blk_flops[rc]] * w.blocks + [w.head_flops]
     b = partition_layers(costs, pp)
     counts = [b[i + 1] - b[i] for i in range(pp)]
-    last = counts[-1] - 1
-    return max(counts[:-1]), last
+    counts[-1] -= 1
+    return tuple(counts)
+
+
+def strategy_flops(w: WorkloadConsts, tp: int, pp: int, dp: int, mbs: int, rc: int, batch: int) -> float:
+    """FLOPs of one step summed over every GPU of the strategy: each stage's blocks (and the head)
+    x micro-batches x replicas, each GPU doing ``1/tp`` of its stage's work."""
+    m = batch // (dp * mbs)
+    per_gpu = [(n * w.blk_flops[rc] + (w.head_flops if i == pp - 1 else 0.0)) * mbs / tp
+               for i, n in enumerate(stage_counts(w, pp, rc))]
+    return float(sum(per_gpu) * tp * m * dp)
 
 
 def _net_key(profile, inter: bool) -> tuple:
@@ -554,15 +573,10 @@ def evaluate_point(w: WorkloadConsts, c: Cluster, tp: int, pp: int, dp: int, mbs
     act = 2.0 * w.seq * w.hidden
     t_tp = (6 if rc == 2 else 4) * coll("allreduce", mbs * act, Group(tp, 1))
     t_p2p = coll("p2p", mbs * act / tp, _p2p_group(tp, dp, c.gpn)) if pp > 1 else 0.0
-    nm, nl = stage_split(w, pp, rc)
-    # explicit stages: pp - 1 stages of the split (their block counts sum to blocks - nl) + the head's
-    if pp == 1:
-        stages = [w.blocks * (t_blk + t_tp) + t_head]
-    else:
-        rest = w.blocks - nl
-        counts = [nm] * (rest // nm) + ([rest % nm] if rest % nm else [])
-        counts += [0] * (pp - 1 - len(counts))
-        stages = [n * (t_blk + t_tp) + 2 * t_p2p for n in counts] + [nl * (t_blk + t_tp) + t_head + 2 * t_p2p]
+    counts = stage_counts(w, pp, rc)
+    nm, nl = (counts[0], counts[0]) if pp == 1 else (max(counts[:-1]), counts[-1])
+    hand = 2 * t_p2p if pp > 1 else 0.0
+    stages = [n * (t_blk + t_tp) + (t_head if i == pp - 1 else 0.0) + hand for i, n in enumerate(counts)]
     t_pipe = pipeline_1f1b_unbalanced_time(stages, int(round(m))) if float(m).is_integer() else math.inf
     shard = w.params / (tp * pp)
     t_dp = coll("allreduce", 2.0 * w.params / (tp * pp), _dp_group(tp, dp, c.gpn)) if dp > 1 else 0.0
