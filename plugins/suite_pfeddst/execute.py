@@ -39,6 +39,7 @@ References
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -131,6 +132,16 @@ def peer_graph(clients: int, degree: int, seed: int) -> list[list[int]]:
     ``degree`` is clipped to ``clients - 1``; a regular graph needs ``clients * degree`` even, so an
     odd product lowers the degree by one. Raises ParameterError for ``degree < 0``.
     """
+    return [list(n) for n in _peer_graph(int(clients), int(degree), int(seed))]
+
+
+@functools.lru_cache(maxsize=256)
+def _peer_graph(clients: int, degree: int, seed: int) -> tuple:
+    """Sorted neighbour lists of a seeded random ``degree``-regular graph (networkx).
+
+    ``degree`` is clipped to ``clients - 1``; a regular graph needs ``clients * degree`` even, so an
+    odd product lowers the degree by one. Raises ParameterError for ``degree < 0``.
+    """
     import networkx as nx
 
     if degree < 0:
@@ -139,9 +150,9 @@ def peer_graph(clients: int, degree: int, seed: int) -> list[list[int]]:
     if (deg * clients) % 2:
         deg -= 1
     if deg <= 0:
-        return [[] for _ in range(clients)]
+        return tuple(() for _ in range(clients))
     g = nx.random_regular_graph(deg, clients, seed=int(seed))
-    return [sorted(int(j) for j in g.neighbors(i)) for i in range(clients)]
+    return tuple(tuple(sorted(int(j) for j in g.neighbors(i))) for i in range(clients))
 
 
 def _xfer(ledger: Ledger, src: int, dst: int, array: np.ndarray, tag: str) -> np.ndarray:

@@ -176,43 +176,50 @@ def round_model(profile, *, variant: str, clients: int, d: int, classes: int, sa
     if variant in ("random-peers", "pfeddst") and k > deg:
         raise ParameterError(f"pfeddst: parameter 'k': expected <= {deg} (degree of the peer graph), got {k}")
     msgs = messages(variant, sz, k, deg, reading)
-    # bytes each client moves per round, and per site (the shared Wi-Fi medium)
-    own = np.zeros(clients)
-    wan_bytes = 0.0
-    for i in range(clients):
-        for kind, cnt, b in msgs:
-            if kind == "server":
-                own[i] += cnt * b
-                wan_bytes += cnt * b if site[i] != 0 else 0.0
-            else:
-                for j in nbrs[i]:
-                    own[i] += cnt * b
-                    wan_bytes += cnt * b if site[j] != site[i] else 0.0
+    # bytes each client moves per round, and per site (the shared Wi-Fi medium), vectorised
+    if deg > 0:
+        nb = np.array(nbrs, dtype=np.int64)
+        far_peers = (site[nb] != site[:, None]).sum(axis=1)
+    else:
+        far_peers = np.zeros(clients, dtype=np.int64)
+    far_server = (site != 0).astype(np.int64)
+    per_peer = sum(cnt * b for kind, cnt, b in msgs if kind == "peer")
+    per_srv = sum(cnt * b for kind, cnt, b in msgs if kind == "server")
+    own = np.full(clients, per_peer * deg + per_srv, dtype=float)
+    wan_bytes = float((far_peers * per_peer).sum() + (far_server * per_srv).sum())
     n_sites = int(site.max()) + 1 if clients else 1
     site_bytes = np.array([own[site == s].sum() for s in range(n_sites)])
     per_site = np.array([(site == s).sum() for s in range(n_sites)])
     multi_level = len(profile.network) >= 2
     comm = np.zeros(clients)
-    compute = np.zeros(clients)
+    wifi = Group(ranks_per_node=2, nodes=1)
+    peaks: dict = {}
     gemm = 2.0 * samples * d * hidden
     F = flops_per_round(variant, d, hidden, classes, samples, phase1, phase2, deg, reading)
-    for i in range(clients):
-        peak, eff = _peak_and_eff(profile, cls[i], gemm, efficiency)
-        compute[i] = F / (eff * peak)
-        if not msgs or not profile.network:
-            continue
-        share = site_bytes[site[i]] / own[i] if own[i] > 0 else 1.0
-        wifi = Group(ranks_per_node=2, nodes=1)
-        wan = Group(ranks_per_node=max(1, int(per_site[site[i]])), nodes=2)
-        t = 0.0
-        for kind, cnt, b in msgs:
-            peers = [0] if kind == "server" else nbrs[i]
-            for j in peers:
-                far = (site[i] != 0) if kind == "server" else (site[j] != site[i])
-                t += cnt * _p2p(b * share, wifi, profile)
-                if far and multi_level:
-                    t += cnt * _p2p(b, wan, profile)
-        comm[i] = t
+    for name in set(cls):
+        peaks[name] = _peak_and_eff(profile, name, gemm, efficiency)
+    compute = np.array([F / (peaks[c][1] * peaks[c][0]) for c in cls], dtype=float)
+    if msgs and profile.network:
+        # per site: the Wi-Fi price of every message (fair share of the medium) and the WAN price of
+        # one far message (the site's clients share its uplink); a client adds its far counts
+        wifi_s = np.zeros(n_sites)
+        wan_peer_s = np.zeros(n_sites)
+        wan_srv_s = np.zeros(n_sites)
+        for s_ in range(n_sites):
+            if per_site[s_] == 0:
+                continue
+            share = site_bytes[s_] / own[site == s_][0] if own[site == s_][0] > 0 else 1.0
+            wan = Group(ranks_per_node=max(1, int(per_site[s_])), nodes=2)
+            for kind, cnt, b_ in msgs:
+                npeers = 1 if kind == "server" else deg
+                wifi_s[s_] += cnt * npeers * _p2p(b_ * share, wifi, profile)
+                if multi_level:
+                    t_wan = cnt * _p2p(b_, wan, profile)
+                    if kind == "server":
+                        wan_srv_s[s_] += t_wan
+                    else:
+                        wan_peer_s[s_] += t_wan
+        comm = wifi_s[site] + far_peers * wan_peer_s[site] + far_server * wan_srv_s[site]
     total = compute + comm
     s = int(np.argmax(total)) if clients else 0
     moved = own.sum() / 2.0  # each message counted at both ends above

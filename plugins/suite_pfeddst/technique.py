@@ -253,7 +253,7 @@ TECHNIQUE = Technique(
     default_profile=_P,
     default_workload="digits",
     profile_kinds=("cluster", "node", "device", "measured"),
-    capabilities=frozenset({"bytes-conserved", "oracle-exact"}),
+    capabilities=frozenset({"bytes-conserved", "oracle-exact", "network-sensitivity"}),
     smoke=[
         ScenarioSpec(variant="pfeddst", profile=_P, workload="digits", fidelity="execute",
                      params={"clients": 8, "rounds": 3, "hidden": 16}),
