@@ -1,0 +1,135 @@
+"""HyScale-GNN on this machine: the real prefetch pipeline against the serial loop, the sampler
+against scipy's row slicing, model cases per second, and the hybrid rebalancer's search.
+
+* pipeline: the execute fidelity's ``train`` (real sampler and gatherer threads ahead of the
+  trainer, BLAS at one thread) for ``prefetch`` and the serial ``multi-gpu`` loop on the same
+  batches; target pipelined / serial <= 0.8. The stage times measured in series and inside the
+  threads are printed; the stage that slows most inside the threads is named as the one holding
+  the GIL (numpy releases it in its kernels, not in the Python between them), and the bound
+  ``max(stage) / sum(stages)`` of a perfect pipeline is printed beside the measured ratio.
+* sampler: sampled edges per second of :func:`suite_hyscale_gnn.gnn.sample_neighbors` (one thread)
+  against the rate at which scipy slices the same rows out of the CSR matrix (edges per second of
+  ``adj[seeds]``); target >= 0.5x. The first figure is the model's calibration constant
+  :data:`suite_hyscale_gnn.model.SAMPLE_EDGES_PER_THREAD`.
+* model: cases per second of every variant at the claims' point; target >= 1,000.
+* rebalancer: points searched by ``hyscale`` and the time of one search; target >= 100,000 points
+  in < 2 s.
+
+Exit status non-zero when a target is missed (each is printed). Wall time on a shared machine
+includes waiting for a core.
+
+Usage::
+
+    python benchmarks/bench_hyscale.py [--workload sbm-graph] [--epochs 3] [--batch 128] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+
+import numpy as np
+
+
+def _rate(fn, seconds=0.5):
+    fn()
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        fn()
+        n += 1
+    return n / (time.perf_counter() - t0)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--workload", default="sbm-graph")
+    ap.add_argument("--epochs", type=int, default=3)
+    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--hidden", type=int, default=256)
+    ap.add_argument("--json", default=None)
+    a = ap.parse_args(argv)
+
+    from threadpoolctl import threadpool_limits
+
+    from suite import ScenarioSpec
+    from suite.runner.case import resolve_case
+    from suite_hyscale_gnn import execute, gnn, model
+    from suite_hyscale_gnn.graphs import graph_workloads
+
+    wls = {w.name: w for w in graph_workloads()}
+    from suite_hyscale_gnn.technique import TECHNIQUE
+
+    out: dict = {"machine": platform.processor() or platform.machine(), "python": platform.python_version()}
+    ok = True
+    wl = wls[a.workload]
+    g = execute._Graph(*wl.load(), seed=0)
+    fan = (25, 10)
+    with threadpool_limits(1):
+        ser = execute.train(g, "multi-gpu", "graphsage", fan, a.batch, a.hidden, a.epochs, 0)
+        pip = execute.train(g, "prefetch", "graphsage", fan, a.batch, a.hidden, a.epochs, 0)
+    ts, tp = float(np.median(ser["epoch_times"])), float(np.median(pip["epoch_times"]))
+    st_ser = {k: float(np.mean(v)) for k, v in ser["stage"].items()}
+    st_pip = {k: float(np.mean(v)) for k, v in pip["stage"].items()}
+    bound = max(st_ser.values()) / sum(st_ser.values())
+    ratio = tp / ts
+    slowest = max(st_pip, key=lambda k: st_pip[k] - st_ser[k])
+    out["pipeline"] = {"serial_epoch_s": ts, "pipelined_epoch_s": tp, "ratio": ratio, "perfect_pipeline_bound": bound,
+                       "stage_serial_s": st_ser, "stage_in_threads_s": st_pip, "gil_stage": slowest}
+    print(f"pipeline ({a.workload}, batch {a.batch}, {a.epochs} epochs, 1 BLAS thread): serial {ts * 1e3:.1f} ms, "
+          f"pipelined {tp * 1e3:.1f} ms per epoch: ratio {ratio:.2f} (target <= 0.8; a perfect pipeline: {bound:.2f})")
+    for k in st_ser:
+        print(f"  {k:7s} serial {st_ser[k] * 1e3:7.2f} ms   in threads {st_pip[k] * 1e3:7.2f} ms per batch")
+    if ratio > 0.8:
+        ok = False
+        print(f"  MISSED: the stage slowing most inside the threads (holding the GIL longest) is '{slowest}'")
+
+    # sampler vs scipy's row slicing, rmat-graph, 1,024 seeds, fan-out 10
+    adj, _, _ = wls["rmat-graph"].load()
+    rng = np.random.default_rng(0)
+    seeds = rng.choice(adj.shape[0], 1024, replace=False)
+    with threadpool_limits(1):
+        sampled = gnn.sample_neighbors(adj.indptr, adj.indices, seeds, 10, rng)[0].size
+        r_s = _rate(lambda: gnn.sample_neighbors(adj.indptr, adj.indices, seeds, 10, rng)) * sampled
+        sliced = adj[seeds].nnz
+        r_x = _rate(lambda: adj[seeds]) * sliced
+    out["sampler"] = {"sampled_edges_per_s": r_s, "scipy_row_slice_edges_per_s": r_x, "ratio": r_s / r_x,
+                      "model_constant": model.SAMPLE_EDGES_PER_THREAD}
+    print(f"sampler: {r_s / 1e6:.2f} M sampled edges/s vs scipy row slice {r_x / 1e6:.1f} M edges/s: "
+          f"{r_s / r_x:.3f}x (target >= 0.5x); model constant {model.SAMPLE_EDGES_PER_THREAD / 1e6:.2f} M/s")
+    if r_s / r_x < 0.5:
+        ok = False
+        print("  MISSED: per-call numpy overhead (argsort of row + key, repeats, block building) vs scipy's C loop")
+
+    # model cases per second and the rebalancer
+    rates = {}
+    for v in ("multi-gpu", "cpu-only", "prefetch", "hyscale", "distdgl", "ideal"):
+        prof = "hyscale-distdgl-4n" if v == "distdgl" else "hyscale-cpu-gpu"
+        sc = resolve_case(TECHNIQUE, ScenarioSpec(variant=v, profile=prof,
+                                                  workload="hyscale-gnn-ogbn-products")).scenario
+        rates[v] = _rate(lambda sc=sc: TECHNIQUE.evaluate(sc), 0.5)
+    out["model_cases_per_s"] = rates
+    print("model cases/s: " + ", ".join(f"{v} {r:,.0f}" for v, r in rates.items()) + " (target >= 1,000)")
+    if min(rates.values()) < 1000:
+        ok = False
+        print(f"  MISSED for: {[v for v, r in rates.items() if r < 1000]} (hyscale: the full vectorised search)")
+    sc = resolve_case(TECHNIQUE, ScenarioSpec(variant="hyscale", profile="hyscale-cpu-gpu",
+                                              workload="hyscale-gnn-ogbn-products")).scenario
+    sm = model.stage_model(sc.profile, sc.workload, sc.params)
+    t0 = time.perf_counter()
+    res = model.search_hyscale(sm)
+    dt = time.perf_counter() - t0
+    out["rebalancer"] = {"points": res["points"], "seconds": dt}
+    print(f"rebalancer: {res['points']:,} points in {dt * 1e3:.1f} ms (target >= 100,000 in < 2 s)")
+    if res["points"] < 100_000 or dt >= 2.0:
+        ok = False
+    if a.json:
+        with open(a.json, "w") as fh:
+            json.dump(out, fh, indent=2)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
