@@ -28,7 +28,7 @@ from suite_dflop.workloads import MixWorkload, Samples, generate
 __all__ = ["MiniModel", "evaluate", "BRUTE_N", "BRUTE_K", "MAX_BATCH", "TOKEN_SCALE"]
 
 BRUTE_N, BRUTE_K = 9, 3  #: brute-force oracle size (3^9 = 19,683 assignments)
-MAX_BATCH = 128  #: execute-fidelity global batch cap (CPU time)
+MAX_BATCH = 64  #: execute-fidelity global batch cap (CPU time)
 TOKEN_SCALE = 64  #: one mini-model token per this many real tokens (at least one)
 PATCHES_PER_TILE = 4  #: mini-model patches per encoder tile
 TIMING_THREADS = 1
@@ -150,7 +150,7 @@ def evaluate(scenario):
     _, oracle = mm.grads(X, T)
     worst = 0.0
     imb = {}
-    repeats = int(p.get("repeats", 3))
+    repeats = int(p.get("repeats", 2))
     with _pinned(TIMING_THREADS):
         for label, part in (("equal", eq), ("chosen", chosen), ("lpt", lp), ("sched", sc)):
             meds = []

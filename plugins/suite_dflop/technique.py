@@ -63,7 +63,7 @@ PARAMETERS = {
                   help="spread of the mix's sample shapes (0: identical samples per kind, 1: as declared)"),
     "exec_dp": Param(int, default=4, unit="ranks", minimum=1, maximum=16,
                      help="execute fidelity: simulated data-parallel ranks"),
-    "repeats": Param(int, default=3, unit="1", minimum=1, maximum=50,
+    "repeats": Param(int, default=2, unit="1", minimum=1, maximum=50,
                      help="execute fidelity: timed repetitions of each schedule's mini-step"),
 }
 
@@ -170,10 +170,35 @@ def check_more_gpus(tech, scenario):
         prev = t
 
 
+def check_slower_network(tech, scenario):
+    """Halving the inter-node bandwidth does not lower the plan's DP communication, and raises
+    it when the DP group crosses nodes."""
+    sc = _fit(scenario)
+    prof = sc.profile
+    if len(prof.network) < 2:
+        return
+    try:
+        r0 = _model(tech, sc, "data-aware-plan")
+    except ValueError as e:
+        assert "fits" in str(e), str(e)
+        return
+    slow = prof.with_overrides({"network.-1.bandwidth": f"{prof.network[-1].bandwidth / 2} B/s"})
+    r1 = _model(tech, dataclasses.replace(sc, profile=slow), "data-aware-plan")
+    if r1.artifacts["plan"] != r0.artifacts["plan"]:
+        return  # the planner moved to another plan: a different traffic pattern
+    assert r1["dp_time"] >= r0["dp_time"] * (1 - 1e-12), f"dp_time fell from {r0['dp_time']} to {r1['dp_time']}"
+    crosses = int(sc.params["nodes"]) > 1 and r0.artifacts["plan"]["kind"] == "split" and \
+        r0.artifacts["plan"]["llm"]["dp"] > 1 and r0.artifacts["plan"]["gpus"] > prof.devices_per_node
+    if crosses and r0["dp_time"] > 0:
+        assert r1["dp_time"] > r0["dp_time"], "a DP all-reduce across nodes did not slow down on a slower network"
+
+
 PROPERTIES = [
     Property("partition-bound", "every schedule is a partition with no empty bin and makespan >= the bound",
              check_bins_and_bound),
     Property("fits-hbm", "the data-aware plan's peak memory is checked against HBM", check_fits_hbm),
+    Property("slower-network", "halving the inter-node bandwidth raises the DP communication that crosses it",
+             check_slower_network),
     Property("more-gpus-no-slower", "the best expected bottleneck is non-increasing in GPUs", check_more_gpus),
 ]
 
