@@ -410,12 +410,18 @@ class CollectiveCache:
     def __init__(self):
         self._d: dict = {}
         self._ids: dict = {}
+        self._by_obj: dict = {}  # (id(profile), inter) -> (profile, net id); the profile kept alive
         self.calls = 0
 
     def net_id(self, profile, inter: bool) -> int:
         """A small integer naming :func:`_net_key` of *profile* (the same for equal networks)."""
+        hit = self._by_obj.get((id(profile), inter))
+        if hit is not None and hit[0] is profile:
+            return hit[1]
         k = _net_key(profile, inter)
-        return self._ids.setdefault(k, len(self._ids))
+        i = self._ids.setdefault(k, len(self._ids))
+        self._by_obj[(id(profile), inter)] = (profile, i)
+        return i
 
     def __call__(self, op: str, nbytes: float, group: Group, profile) -> float:
         if group.size <= 1 or nbytes == 0:
@@ -518,8 +524,12 @@ def evaluate_many(w: WorkloadConsts, clusters: list[Cluster], ci: np.ndarray, s:
     t_p2p = np.zeros(len(s))
     on = pp > 1
     if on.any():
-        t_p2p[on] = _lookup([a[on] for a in (net, cross.astype(np.int64), gpn, tp, dp, mbs)],
-                            lambda k: cache("p2p", k[5] * act / k[3], _p2p_group(k[3], k[4], k[2]),
+        # key: the network, the pairs sending at once (a node's GPUs, or tp x dp inside one node) and
+        # the message mbs / tp (as a reduced fraction)
+        g = np.gcd(mbs, tp)
+        pairs = np.where(cross, gpn, tp * dp)
+        t_p2p[on] = _lookup([a[on] for a in (net, cross.astype(np.int64), pairs, mbs // g, tp // g)],
+                            lambda k: cache("p2p", k[3] * act / k[4], Group(ranks_per_node=k[2], nodes=2 if k[1] else 1),
                                             prof_of[(k[0], bool(k[1]))]))
     L = w.blocks
 
