@@ -40,10 +40,7 @@ FORBIDDEN = ("suite.runner", "suite.results", "suite.registry", "suite.context",
 
 #: Known violations, each to be removed by its owner (the test below fails once one is fixed, so the
 #: list only shrinks): path -> the forbidden module it imports.
-KNOWN_VIOLATIONS: dict[str, set[str]] = {
-    # a Property resolves its own execute case; it should build it from the scenario it is given
-    "plugins/suite_node_aware_grids/technique.py": {"suite.runner.case"},
-}
+KNOWN_VIOLATIONS: dict[str, set[str]] = {}
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
