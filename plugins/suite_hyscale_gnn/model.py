@@ -371,8 +371,9 @@ class StageModel:
         return 2.0 * link_time(self.grad_bytes, self.acc) if self.acc is not None else 0.0
 
 
-def stage_model(profile, workload, params, nodes: int = 1) -> StageModel:
-    """Resolve hardware and sizes for one scenario.
+def stage_model(profile, workload, params, nodes: int = 1, variant: str | None = None) -> StageModel:
+    """Resolve hardware and sizes for one scenario (``cpu-only`` and the ``ideal`` bound price no gradient sync:
+    there is nothing to synchronise).
 
     Raises
     ------
@@ -396,7 +397,7 @@ def stage_model(profile, workload, params, nodes: int = 1) -> StageModel:
         raise ParameterError(f"hyscale-gnn: parameter 'threads': expected <= {host.threads} (the host's cores), "
                              f"got {threads}")
     gb = GRAD_BYTES * param_count(desc, params["hidden"], params["gnn"])
-    sync = sync_time(profile, acc, nodes, gb)
+    sync = 0.0 if variant in ("cpu-only", "ideal") else sync_time(profile, acc, nodes, gb)
     return StageModel(int(params["batch"]), fanout, int(params["hidden"]), params["gnn"], desc, host, acc,
                       int(threads), sync, gb)
 
@@ -567,7 +568,7 @@ def evaluate(scenario):
     prof = scenario.profile
     prm = scenario.params
     nodes = prof.num_nodes if scenario.variant == "distdgl" else 1
-    sm = stage_model(prof, wl, prm, nodes=nodes)
+    sm = stage_model(prof, wl, prm, nodes=nodes, variant=scenario.variant)
     it = iteration(scenario.variant, sm, nodes=nodes, profile=prof, cpu_share=prm.get("cpu_share"))
     desc = sm.desc
     iters = math.ceil(desc["train"] / sm.batch)

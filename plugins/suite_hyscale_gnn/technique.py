@@ -185,8 +185,10 @@ TECHNIQUE = Technique(
     default_profile=_CPU_GPU,
     default_workload=_PRODUCTS,
     profile_kinds=("node", "device", "cluster"),
+    capabilities=frozenset({"network-sensitivity"}),
     smoke=[
         ScenarioSpec(variant="hyscale", fidelity="model", profile=_CPU_GPU, workload=_PRODUCTS),
+        ScenarioSpec(variant="distdgl", fidelity="model", profile=_DIST, workload=_PRODUCTS),
         ScenarioSpec(variant="hyscale", fidelity="execute", profile=_CPU_GPU, workload="sbm-graph",
                      params={"epochs": 1, "exec_batch": 256, "hidden": 32}),
     ],

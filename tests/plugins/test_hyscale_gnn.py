@@ -410,3 +410,13 @@ def test_conformance_kit():
 
     rep = check_technique(TECHNIQUE, max_examples=5)
     assert "claims-nulls" in rep.passed and "runs-and-metrics" in rep.passed
+    assert "family:network-sensitivity" in rep.passed
+
+
+@pytest.mark.parametrize("variant,profile", [("multi-gpu", "hyscale-cpu-gpu"), ("hyscale", "hyscale-cpu-fpga"),
+                                             ("distdgl", "hyscale-distdgl-4n"), ("hyscale", "hyscale-distdgl-4n")])
+def test_network_sensitivity_of_every_crossed_level(variant, profile):
+    from suite.perf.sensitivity import check_network_sensitivity
+
+    sc = resolve_case(TECHNIQUE, spec(variant, profile=profile)).scenario
+    assert check_network_sensitivity(TECHNIQUE, sc) == []
