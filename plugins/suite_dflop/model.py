@@ -495,7 +495,8 @@ def choose(variant: str, mixw: MixWorkload, samples: Samples, hw: Hardware, m: i
         for p in cands:  # data-blind exhaustive search: each plan timed with equal-count bins
             if p.bins > batch or plan_memory(p, mean * (batch / p.bins) * 1.5).max() > hw.memory:
                 continue
-            t = step_time(p, feats, sched.equal_count(np.zeros((1, batch)), p.bins).bins, hw).time
+            st = step_time(p, feats, sched.equal_count(np.zeros((1, batch)), p.bins).bins, hw)
+            t = st.time if st.memory <= hw.memory else math.inf  # the batch's heaviest bin must fit
             if t < tb:
                 best, tb = p, t
         plan = best
