@@ -15,9 +15,11 @@ Per micro-batch and block (one attention + one MLP layer of the zoo's table)
 * compute, roofline [Williams09] via :func:`suite.perf.roofline_time`:
   ``t_blk = max(F_blk mbs / (tp eff peak), B_blk / BW_hbm)`` with ``F_blk`` the block's training
   FLOPs per sequence (:func:`suite.workloads.transformer.training_flops` terms: forward, backward
-  = 2 x forward, plus the recomputed forward) and ``B_blk = 3 * 2 W_blk / tp + 2 A_blk mbs / tp``
+  = 2 x forward, plus the recomputed forward) and ``B_blk = 3 * 2 W_blk / tp + 2 A_blk mbs``
   (16-bit weights read forward and backward and their gradient written; saved activations
-  ``A_blk`` written forward and read backward; Korthikanti et al. §4.1 eq. (1) per choice);
+  ``A_blk`` per GPU written forward and read backward: Korthikanti et al. §4.1 eq. (1) per choice,
+  with tensor parallelism eq. (2): ``R + (A - R) / tp``, ``R`` the replicated part, see
+  :class:`WorkloadConsts`);
 * tensor parallelism: Megatron's two all-reduces forward and two backward per block (Shoeybi et
   al. 2019 §3; Narayanan SC'21 §3.2), two more when the forward is recomputed, each of
   ``2 mbs s h`` bytes over ``Group(tp, 1)`` (inside a node), priced by
@@ -43,7 +45,7 @@ Memory and the expansion tier
 -----------------------------
 Per GPU ``M = 16 P / (tp pp)`` (mixed-precision Adam: 2 + 2 bytes of 16-bit weights and
 gradients, 12 bytes of fp32 master weights, momentum, variance; Rajbhandari et al., ZeRO, SC'20
-§3.1) ``+ A_blk mbs / tp x n_max x min(pp, m)`` (the busiest stage's blocks, 1F1B keeps up to
+§3.1) ``+ A_blk mbs x n_max x min(pp, m)`` (the busiest stage's blocks, 1F1B keeps up to
 ``pp`` micro-batches in flight on stage 0, Narayanan SC'21 §2.2). What exceeds the HBM goes to the
 node's expansion tier (CXL-attached memory; COMET's figures are not found), shared by the node's
 GPUs: it may hold at most the 12 B/param optimizer states (only the optimizer touches them) and
@@ -118,7 +120,10 @@ class WorkloadConsts:
     """What the model needs of a transformer table (per sequence of ``seq`` tokens).
 
     ``blk_flops[r]`` / ``blk_saved[r]``: training FLOPs / saved activation bytes of one block
-    (attention + MLP layers) under recomputation ``RECOMPUTE[r]``; ``head_flops``: the LM head's
+    (attention + MLP layers) under recomputation ``RECOMPUTE[r]``; ``blk_replicated[r]``: the part of
+    ``blk_saved[r]`` every tensor-parallel rank keeps whole (Korthikanti et al. §4.2, eq. (2): the two
+    norm inputs, the QKV and first-MLP inputs, ``8 s h`` bytes, and the two dropout masks, ``2 s h``;
+    with full recomputation the block input ``2 s h``), the rest is split ``1/tp``; ``head_flops``: the LM head's
     forward + backward; ``blk_params``: one block's parameters; ``params``: the whole model's.
     """
 
@@ -133,6 +138,7 @@ class WorkloadConsts:
     head_params: float
     blk_flops: tuple[float, float, float]
     blk_saved: tuple[float, float, float]
+    blk_replicated: tuple[float, float, float]
     head_flops: float
     bwd_share: tuple[float, float, float]
 
@@ -160,12 +166,16 @@ def consts_of(table) -> WorkloadConsts:
     head = by.get("lm_head") or by.get("pooler")
     head_flops = (head.fwd_flops + head.bwd_flops) if head is not None else 0.0
     h, V = int(spec["hidden"]), int(spec["vocab"])
+    sq = int(spec["seq"])
+    rep = 8.0 * sq * h + (2.0 * sq * h if spec.get("dropout") else 0.0)
+    replicated = (min(rep, saved[0]), min(rep, saved[1]), min(2.0 * sq * h, saved[2]))
     bwd = a.bwd_flops + m.bwd_flops
     share = tuple(float(bwd / f) for f in flops)
     return WorkloadConsts(name=table.name, blocks=int(spec["layers"]), hidden=h, heads=int(spec["heads"]),
                           seq=int(spec["seq"]), vocab=V, params=float(table.params),
                           blk_params=float(a.params + m.params), head_params=float(V * h),
-                          blk_flops=tuple(float(x) for x in flops), blk_saved=saved, head_flops=float(head_flops),
+                          blk_flops=tuple(float(x) for x in flops), blk_saved=saved,
+                          blk_replicated=replicated, head_flops=float(head_flops),
                           bwd_share=share)
 
 
@@ -503,9 +513,10 @@ def evaluate_many(w: WorkloadConsts, clusters: list[Cluster], ci: np.ndarray, s:
     f = tp.astype(float)
     m = batch / (dp * mbs)
     F = np.asarray(w.blk_flops)[rc]
-    A = np.asarray(w.blk_saved)[rc]
+    R = np.asarray(w.blk_replicated)[rc]
+    A = R + (np.asarray(w.blk_saved)[rc] - R) / f  # per GPU and sequence (Korthikanti eq. (2))
     bshare = np.asarray(w.bwd_share)[rc]
-    b_blk = 3 * 2 * w.blk_params / f + 2 * A * mbs / f
+    b_blk = 3 * 2 * w.blk_params / f + 2 * A * mbs
     t_blk = np.maximum(F * mbs / f / peak, b_blk / hbm_bw)
     t_head = np.maximum(w.head_flops * mbs / f / peak, 3 * 2 * w.head_params / f / hbm_bw)
     act = 2.0 * w.seq * w.hidden  # bytes of one sequence's hidden state (16-bit)
@@ -552,7 +563,7 @@ def evaluate_many(w: WorkloadConsts, clusters: list[Cluster], ci: np.ndarray, s:
                                            prof_of[(k[0], bool(k[1]))]))
     dp_exp = np.maximum(0.0, t_dp - bshare * cmax)
     nmax = np.maximum(nm, nl)
-    mem = BYTES_PER_PARAM * shard + A * mbs / f * nmax * np.minimum(pp, m)
+    mem = BYTES_PER_PARAM * shard + A * mbs * nmax * np.minimum(pp, m)
     over = np.maximum(0.0, mem - hbm)
     cap = np.where(expansion, exp_cap / gpn, 0.0)
     feasible = (over <= np.minimum(cap, OPT_STATE_BYTES * shard) + 1e-6) & (m >= 1)
@@ -577,8 +588,9 @@ def evaluate_point(w: WorkloadConsts, c: Cluster, tp: int, pp: int, dp: int, mbs
         return 0.0 if group.size <= 1 else collective_time(op, nbytes, group, prof).time
 
     m = batch / (dp * mbs)
-    F, A = w.blk_flops[rc], w.blk_saved[rc]
-    t_blk = roofline_time(F * mbs / tp, 3 * 2 * w.blk_params / tp + 2 * A * mbs / tp, c.peak, c.hbm_bw, efficiency)
+    F = w.blk_flops[rc]
+    A = w.blk_replicated[rc] + (w.blk_saved[rc] - w.blk_replicated[rc]) / tp
+    t_blk = roofline_time(F * mbs / tp, 3 * 2 * w.blk_params / tp + 2 * A * mbs, c.peak, c.hbm_bw, efficiency)
     t_head = roofline_time(w.head_flops * mbs / tp, 3 * 2 * w.head_params / tp, c.peak, c.hbm_bw, efficiency)
     act = 2.0 * w.seq * w.hidden
     t_tp = (6 if rc == 2 else 4) * coll("allreduce", mbs * act, Group(tp, 1))
@@ -591,7 +603,7 @@ def evaluate_point(w: WorkloadConsts, c: Cluster, tp: int, pp: int, dp: int, mbs
     shard = w.params / (tp * pp)
     t_dp = coll("allreduce", 2.0 * w.params / (tp * pp), _dp_group(tp, dp, c.gpn)) if dp > 1 else 0.0
     dp_exp = max(0.0, t_dp - w.bwd_share[rc] * max(stages))
-    mem = BYTES_PER_PARAM * shard + A * mbs / tp * max(nm, nl) * min(pp, m)
+    mem = BYTES_PER_PARAM * shard + A * mbs * max(nm, nl) * min(pp, m)
     over = max(0.0, mem - c.hbm)
     cap = c.exp_capacity / c.gpn if expansion else 0.0
     feasible = over <= min(cap, OPT_STATE_BYTES * shard) + 1e-6 and m >= 1

@@ -109,8 +109,11 @@ CLAIMS = [
                Null("compute-only predictor (peak bf16 ratio, no communication, unlimited memory)",
                     value=model.COMPUTE_ONLY_SPREAD),
                Null("Megatron rule instead of the search", variants={"comet": "megatron-rule"})),
-        note=_GRID_NOTE + "Our spread comes mostly from the peak ratio of H100/H200 over A100 (3.17x); the paper's "
-             "grid must hold slower or more starved designs than ours to reach 7.7x.",
+        note=_GRID_NOTE + "Our spread (slowest: A100 40 GB, 100 Gb/s, no expansion; fastest: H200, 400 Gb/s, "
+             "expansion) comes mostly from the bf16 peak ratio of H100/H200 over A100 (3.17x) plus the memory "
+             "that lets the H200 skip full recomputation; the network moves the step time by ~2% (1F1B with "
+             "hundreds of micro-batches hides the pipeline and DP traffic, TP stays on NVLink). The paper's grid "
+             "must hold slower or more starved designs than ours to reach 7.7x.",
     ),
     Claim(
         "expansion-gain-1.4x",
@@ -121,8 +124,10 @@ CLAIMS = [
                Null("no gain", value=1.0)),
         note=_GRID_NOTE + "Max over the grid's clusters of T(hbm-only) / T(comet), each at its best strategy; "
              "clusters where hbm-only fits nothing are left out of the max (there are none in our grid). "
-             "Expansion pays here by letting a 40 GB A100 drop full recomputation (fewer FLOPs), not by "
-             "a smaller MP degree.",
+             "Only the 12 B/param optimizer states may spill (read and written once per step), so the tier "
+             "buys fewer pipeline stages (40 GB A100: pp 128 -> 32; H200: pp 64 -> 32), a smaller bubble "
+             "and more DP: at most 1.08x in our grid, short of 1.4x; the paper's node (HBM size, expansion "
+             "bandwidth) and what it lets spill are not known.",
     ),
 ]
 

@@ -120,11 +120,21 @@ def test_execute_bad_input():
 
 def test_memory_per_gpu_by_hand_megatron_point():
     # tp 8, pp 64, full recomputation, mbs 1 on 3,072 GPUs: 16 B x P / 512 + the stage's 2 blocks x
-    # 2sh = 104,857,600 B / tp x 64 in-flight micro-batches = 31,501,211,200 + 1,677,721,600 B
+    # their input 2sh = 104,857,600 B (kept whole by every TP rank, Korthikanti eq. (2)) x 64 in-flight
+    # micro-batches = 31,501,211,200 + 13,421,772,800 B
     r = run(variant="hbm-only", nodes=384, tp=8, pp=64, microbatch=1, recompute="full")
-    assert r["memory_per_gpu"] == pytest.approx(16 * 1_008_038_758_400 / 512 + 104_857_600 / 8 * 2 * 64, rel=1e-12)
-    assert r["memory_per_gpu"] == pytest.approx(33_178_932_800, rel=1e-12)
+    assert r["memory_per_gpu"] == pytest.approx(16 * 1_008_038_758_400 / 512 + 104_857_600 * 2 * 64, rel=1e-12)
+    assert r["memory_per_gpu"] == pytest.approx(44_922_984_000, rel=1e-12)
     assert (r["tp"], r["pp"], r["dp"], r["microbatches"]) == (8, 64, 6, 512)
+
+
+def test_activation_split_is_korthikanti_eq2():
+    # GPT with dropout, per layer and sequence under tensor parallelism t: s h (10 + 24/t + 5 a s / (h t)) bytes
+    s, h, a, t = 2048, 25600, 160, 8
+    R, A = W1T.blk_replicated[0], W1T.blk_saved[0]
+    assert A == 34 * s * h + 5 * a * s * s
+    assert R + (A - R) / t == pytest.approx(s * h * (10 + 24 / t + 5 * a * s / (h * t)), rel=1e-12)
+    assert W1T.blk_replicated[2] == W1T.blk_saved[2] == 2 * s * h
 
 
 def test_compute_time_by_hand_single_stage():
