@@ -231,12 +231,38 @@ def check_bandwidth_monotone(tech, scenario):
         assert t1 <= t0 * (1 + 1e-12), f"round time rose from {t0} to {t1} s when level {i} got faster"
 
 
+def check_k0_identical(tech, scenario):
+    """k = 0 makes pfeddst and random-peers identical bit for bit (models, curve, no bytes)."""
+    cl = _tiny(scenario.seed)
+    a = execute.run(cl, "pfeddst", rounds=2, hidden=8, k=0, seed=scenario.seed)
+    b = execute.run(cl, "random-peers", rounds=2, hidden=8, k=0, seed=scenario.seed)
+    assert a.accuracy == b.accuracy, f"curves differ at k=0: {a.accuracy} vs {b.accuracy}"
+    assert all(np.array_equal(x, y) for x, y in zip(a.thetas, b.thetas)), "models differ at k=0"
+    assert a.ledger.total_bytes == b.ledger.total_bytes == 0, "traffic at k=0"
+
+
+def check_ledger_bytes(tech, scenario):
+    """The ledger's bytes equal rounds x clients x (k |e| + deg (|h| + |theta| + scalar)), and no
+    header is averaged into another client (headers travel only as scoring messages)."""
+    cl = _tiny(scenario.seed)
+    h = 8
+    e_b = (cl.d * h + h) * 8
+    h_b = (h * cl.classes + cl.classes) * 8
+    rr = execute.run(cl, "pfeddst", rounds=2, hidden=h, degree=4, k=2, seed=scenario.seed)
+    want = 2 * cl.n * (2 * e_b + 4 * (h_b + e_b + h_b + execute.SCALAR_BYTES))
+    assert rr.ledger.total_bytes == want, f"ledger {rr.ledger.total_bytes} B, expected {want} B"
+    tags = rr.ledger.by_tag()
+    assert tags["extractor"][1] == 2 * cl.n * 2 * e_b, f"extractor bytes {tags['extractor']}"
+
+
 PROPERTIES = [
     Property("selection-k-distinct", "k distinct neighbours from the peer graph, never itself", check_selection),
     Property("score-shape", "S increasing in s_l, decreasing in s_d, linear in s_p", check_score_shape),
     Property("aggregate-convex", "each aggregate is a convex combination, idempotent on equal inputs", check_convex),
     Property("bandwidth-monotone", "round_time does not rise when any network level gets faster",
              check_bandwidth_monotone),
+    Property("k0-identical", "k = 0 makes pfeddst and random-peers identical bit for bit", check_k0_identical),
+    Property("ledger-bytes", "ledger bytes = k |e| + scoring bytes per client and round", check_ledger_bytes),
 ]
 
 TECHNIQUE = Technique(
