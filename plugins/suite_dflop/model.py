@@ -37,6 +37,7 @@ References
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -274,6 +275,7 @@ def cost_vectors(plan: Plan, feats: Features, hw: Hardware) -> np.ndarray:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def _stage_params(st: Stage, v: ModuleSpec = SIGLIP, l: ModuleSpec = QWEN) -> float:
     pv = (v.params - 2 * v.hidden) / v.layers
     pl = (l.params - 2 * l.vocab * l.hidden) / l.layers
@@ -375,22 +377,27 @@ def split_plans(hw: Hardware, m: int, max_pv: int = 8, max_pl: int = 14):
     encoder stage, the vocabulary on the last LLM stage), ``dp (tv pv + tl pl) <= G``, dp as
     large as fits. Shared dp: the encoder and the LLM of one replica form one pipeline (the
     authors allow different dp per module; see the docs)."""
+    return list(_split_plans(hw.gpus, hw.per_node, m, max_pv, max_pl))
+
+
+@functools.lru_cache(maxsize=64)
+def _split_plans(gpus: int, per_node: int, m: int, max_pv: int, max_pl: int) -> tuple:
     out = []
     for tv in TP_DEGREES:
         for tl in TP_DEGREES:
-            if max(tv, tl) > hw.per_node:
+            if max(tv, tl) > per_node:
                 continue
             for pv in range(1, max_pv + 1):
                 for pl in range(1, max_pl + 1):
                     per = tv * pv + tl * pl
-                    if per > hw.gpus:
+                    if per > gpus:
                         break
                     stages = [Stage(tv, vis=c, proj=(i == pv - 1))
                               for i, c in enumerate(_equal_counts(SIGLIP.layers, pv))]
                     stages += [Stage(tl, llm=c, vocab=(i == pl - 1))
                                for i, c in enumerate(_equal_counts(QWEN.layers, pl))]
-                    out.append(Plan("split", hw.gpus // per, tuple(stages), m))
-    return out
+                    out.append(Plan("split", gpus // per, tuple(stages), m))
+    return tuple(out)
 
 
 def expected_time(plan: Plan, hw: Hardware, mean_sample: np.ndarray, batch: int) -> float:
@@ -409,8 +416,8 @@ def _dp_time(plan: Plan, hw: Hardware) -> float:
 
 
 def best_plan(plans, hw: Hardware, mean_sample: np.ndarray, batch: int):
-    """The memory-feasible plan of least :func:`expected_time` (None when none fits), with the
-    number of plans tried and feasible."""
+    """The memory-feasible plan of least :func:`expected_time` (None when none fits), its
+    expected time, and the number of memory-feasible plans."""
     best, best_t, feasible = None, math.inf, 0
     for p in plans:
         if p.bins > batch:
