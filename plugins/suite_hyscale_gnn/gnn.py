@@ -3,9 +3,9 @@ GraphSAGE-mean and GCN (forward and hand-written backward), in numpy with scipy.
 
 Sampling (GraphSAGE [Hamilton17] §3.1, Algorithm 2; PyG ``NeighborLoader`` convention: the
 first fan-out is the hop from the seeds): every destination node keeps a uniform random subset of
-``min(fanout, degree)`` of its neighbours, without replacement. Vectorised: each candidate edge
-gets a uniform key, the edges are sorted by ``row + key`` and the first ``fanout`` of every row are
-kept (the ``f`` smallest of i.i.d. uniform keys are a uniform ``f``-subset).
+``min(fanout, degree)`` of its neighbours, without replacement. Vectorised: a node of degree <=
+fanout keeps all; the others draw their offsets by Floyd's algorithm [Bentley87], one step for
+all of them at once.
 
 Blocks (DGL's message-flow-graph convention): a block maps ``n_dst`` destination nodes to
 ``n_src`` source nodes, the destinations first among the sources, so ``H_src[:n_dst]`` are the
@@ -24,6 +24,8 @@ References
 ----------
 .. [Hamilton17] W. Hamilton, R. Ying, J. Leskovec, "Inductive Representation Learning on Large
    Graphs", NeurIPS 2017.
+.. [Bentley87] J. Bentley, R. Floyd, "Programming Pearls: A Sample of Brilliance", CACM 30(9),
+   1987 (Floyd's algorithm for a uniform random subset).
 .. [Kipf17] T. Kipf, M. Welling, "Semi-Supervised Classification with Graph Convolutional
    Networks", ICLR 2017.
 """
@@ -65,19 +67,27 @@ def sample_neighbors(indptr: np.ndarray, indices: np.ndarray, seeds: np.ndarray,
     seeds = np.asarray(seeds, dtype=np.int64)
     start = indptr[seeds].astype(np.int64)
     deg = (indptr[seeds + 1] - indptr[seeds]).astype(np.int64)
-    total = int(deg.sum())
+    take = np.minimum(deg, fanout)
+    total = int(take.sum())
     if total == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    row = np.repeat(np.arange(seeds.size, dtype=np.int64), deg)
-    first = np.cumsum(deg) - deg
-    offs = np.arange(total, dtype=np.int64) - np.repeat(first, deg)
-    cand = indices[np.repeat(start, deg) + offs].astype(np.int64)
-    if int(deg.max()) <= fanout:
-        return row, cand
-    order = np.argsort(row + rng.random(total), kind="stable")  # rows stay grouped, shuffled within
-    keep = order[offs < fanout]  # sorted positions: offs is the rank within the row
-    keep.sort()
-    return row[keep], cand[keep]
+    rows = np.repeat(np.arange(seeds.size, dtype=np.int64), take)
+    offs = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(take) - take, take)
+    hi = np.flatnonzero(deg > fanout)
+    if hi.size:
+        # Floyd's algorithm [Bentley87], vectorised over the rows of degree > fanout: for
+        # j = 0..f-1 draw r uniform in [0, m] with m = deg - f + j; keep r unless it was drawn
+        # already, else keep m. The f offsets are a uniform f-subset of range(deg).
+        dh = deg[hi]
+        sel = np.empty((hi.size, fanout), dtype=np.int64)
+        for j in range(fanout):
+            m = dh - fanout + j
+            r = (rng.random(hi.size) * (m + 1)).astype(np.int64)
+            if j:
+                r = np.where((sel[:, :j] == r[:, None]).any(axis=1), m, r)
+            sel[:, j] = r
+        offs[np.repeat(deg > fanout, take)] = sel.ravel()
+    return rows, indices[np.repeat(start, take) + offs].astype(np.int64)
 
 
 @dataclass(frozen=True)
