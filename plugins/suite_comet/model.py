@@ -227,8 +227,15 @@ def _ext_comet(profile):
     e = ext.get("comet") if hasattr(ext, "get") else None
     if e is None:
         return None
+    from suite.hardware import parse_quantity
+
     get = (lambda k: e.get(k)) if hasattr(e, "get") else (lambda k: getattr(e, k, None))
-    return get("capacity"), get("bandwidth"), get("latency")
+    out = []
+    for key, dim in (("capacity", "bytes"), ("bandwidth", "bandwidth"), ("latency", "time")):
+        v = get(key)
+        # a table no installed schema validated (a plain library) keeps its unit strings
+        out.append(None if v is None else parse_quantity(v, dim))
+    return tuple(out)
 
 
 #: the peak used: bf16 (mixed-precision training), else the first of these the device declares

@@ -235,14 +235,22 @@ def test_tokens_per_usd_when_cost_is_set():
 
 
 def test_ext_comet_table_is_read():
-    prof = SELENE.with_overrides({})
-    # a profile carrying [ext.comet] through the plugin's schema
     from suite_comet.technique import CometExt
 
     ext = CometExt(capacity="1 TB", bandwidth="63 GB/s", latency="1 us")
     assert (ext.capacity, ext.bandwidth, ext.latency) == (1e12, 63e9, 1e-6)
-    c = model.cluster_of(prof, nodes=16, expansion=None)
-    assert c.exp_capacity == 0.0 and c.exp_bandwidth == model.DEFAULT_EXPANSION_BANDWIDTH
+    # the shipped what-if profile carries [ext.comet] 1 TB at 63 GB/s per node
+    case = resolve_case(TECHNIQUE, ScenarioSpec(variant="comet", profile="comet-h100-ndr-cxl-1tb",
+                                                workload="gpt3-175b", params={"global_batch": 1536}))
+    c = model.cluster_of(case.scenario.profile)
+    assert (c.exp_capacity, c.exp_bandwidth, c.exp_latency) == (1e12, 63e9, 0.0)
+    comet = TECHNIQUE.evaluate(case.scenario)
+    hbm = run(variant="hbm-only", profile="comet-h100-ndr-cxl-1tb", workload="gpt3-175b", global_batch=1536)
+    assert comet["feasible_strategies"] > hbm["feasible_strategies"]
+    assert comet["iteration_time"] <= hbm["iteration_time"]
+    # no table: no expansion, the PCIe 5.0 x16 default bandwidth
+    c0 = model.cluster_of(SELENE, nodes=16)
+    assert c0.exp_capacity == 0.0 and c0.exp_bandwidth == model.DEFAULT_EXPANSION_BANDWIDTH == 63e9
 
 
 # ----------------------------------------------------------------------------- vectorised vs scalar, properties
