@@ -130,7 +130,8 @@ for _prof, _val in (("a40-64", 58.0), ("a800-64", 71.0)):
         nulls=(Null("megatron's MFU there", variants={"dhelix": "megatron"}),),
         note=_V1_NOTE + f"The compute efficiency is one technique constant ({model.EFFICIENCY}, TWIST blog on "
                         "H800), so no case can exceed 54% MFU: the up-to figures above it are out of reach by "
-                        "construction (see the docs)."))
+                        "construction; the profiles' one NIC per node also makes the data-parallel "
+                        "reduction dominate (see the docs)."))
 
 _H100_CASES = {}
 for _tag, _prof in (("a40", "a40-64"), ("a800", "a800-64"), ("h100", "h100-ndr-fat-tree")):
