@@ -158,7 +158,7 @@ def parallel_forward_backward(W, x, g, heads, tp, pp, dp, mbs, ledger: Ledger):
     acc = [[[{k: np.zeros_like(v) for k, v in S[i][t].items()} for t in range(tp)] for i in range(L)] for _ in range(dp)]
     out = np.empty_like(x)
 
-    def handoff(a, src_stage, dst_stage, dd, tag):
+    def handoff(a, src_stage, dst_stage, dd):
         # each tp rank sends its 1/tp slice; the receiving stage all-gathers them
         flat = a.reshape(-1)
         cuts = np.linspace(0, flat.size, tp + 1).round().astype(int)
@@ -168,8 +168,9 @@ def parallel_forward_backward(W, x, g, heads, tp, pp, dp, mbs, ledger: Ledger):
         full = allgather(got, ledger, "pp-gather") if tp > 1 else got
         return full[0].reshape(a.shape)
 
-    def ar(parts, dd, stage, tag="tp"):
-        return ring_allreduce(parts, ledger, tag)[0] if tp > 1 else parts[0]
+    def ar(parts):
+        # Megatron's f / g operators: sum the tp ranks' partial outputs (every rank gets the sum)
+        return ring_allreduce(parts, ledger, "tp")[0] if tp > 1 else parts[0]
 
     for dd in range(dp):
         for mb in range(m):
@@ -178,7 +179,7 @@ def parallel_forward_backward(W, x, g, heads, tp, pp, dp, mbs, ledger: Ledger):
             caches = []
             for i in range(L):
                 if i > 0 and stage_of[i] != stage_of[i - 1]:
-                    cur = handoff(cur, stage_of[i - 1], stage_of[i], dd, "pp")
+                    cur = handoff(cur, stage_of[i - 1], stage_of[i], dd)
                 parts, rc = [], []
                 for t in range(tp):
                     w = S[i][t]
@@ -188,17 +189,17 @@ def parallel_forward_backward(W, x, g, heads, tp, pp, dp, mbs, ledger: Ledger):
                     o = (p @ vh).transpose(0, 2, 1, 3).reshape(mbs, s, hl * d)
                     parts.append(o @ w["wo"])
                     rc.append((qh, kh, vh, p, o))
-                x1 = cur + ar(parts, dd, stage_of[i])
+                x1 = cur + ar(parts)
                 zs = [x1 @ S[i][t]["w1"] for t in range(tp)]
                 us = [_gelu(z) for z in zs]
-                x2 = x1 + ar([us[t] @ S[i][t]["w2"] for t in range(tp)], dd, stage_of[i])
+                x2 = x1 + ar([us[t] @ S[i][t]["w2"] for t in range(tp)])
                 caches.append((cur, rc, x1, zs, us))
                 cur = x2
             out[sl] = cur
             dx = g[sl]
             for i in range(L - 1, -1, -1):
                 if i < L - 1 and stage_of[i] != stage_of[i + 1]:
-                    dx = handoff(dx, stage_of[i + 1], stage_of[i], dd, "pp")
+                    dx = handoff(dx, stage_of[i + 1], stage_of[i], dd)
                 x0, rc, x1, zs, us = caches[i]
                 A = acc[dd][i]
                 parts = []
@@ -208,7 +209,7 @@ def parallel_forward_backward(W, x, g, heads, tp, pp, dp, mbs, ledger: Ledger):
                     dz = (dx @ w["w2"].T) * _gelu_grad(zs[t])
                     A[t]["w1"] += np.einsum("bsh,bsf->hf", x1, dz)
                     parts.append(dz @ w["w1"].T)
-                dx1 = dx + ar(parts, dd, stage_of[i])
+                dx1 = dx + ar(parts)
                 parts = []
                 for t in range(tp):
                     w = S[i][t]
@@ -224,7 +225,7 @@ def parallel_forward_backward(W, x, g, heads, tp, pp, dp, mbs, ledger: Ledger):
                     A[t]["wk"] += np.einsum("bsh,bsk->hk", x0, dk)
                     A[t]["wv"] += np.einsum("bsh,bsk->hk", x0, dv)
                     parts.append(dq @ w["wq"].T + dk @ w["wk"].T + dv @ w["wv"].T)
-                dx = dx1 + ar(parts, dd, stage_of[i])
+                dx = dx1 + ar(parts)
     # data parallelism: each (block, tp shard) gradient summed over the replicas
     grads = []
     for i in range(L):

@@ -76,6 +76,7 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass, field
@@ -92,7 +93,9 @@ __all__ = [
     "GEMM_EFFICIENCY", "RECOMPUTE", "BYTES_PER_PARAM", "OPT_STATE_BYTES", "WorkloadConsts", "Cluster",
     "Strategies", "consts_of", "cluster_of", "enumerate_strategies", "evaluate_points", "evaluate_point",
     "best_index", "megatron_rule_index", "check_strategy", "grid_clusters", "GRIDS", "grid_summary",
-    "stage_split", "DEFAULT_EXPANSION_BANDWIDTH", "CollectiveCache",
+    "stage_split", "stage_counts", "strategy_flops", "DEFAULT_EXPANSION_BANDWIDTH", "CollectiveCache",
+    "evaluate_many", "search", "traffic_bytes", "model_flops_per_gpu", "COMPUTE_ONLY_SPREAD", "COMPUTE_DTYPES",
+    "compute_dtype", "evaluate",
 ]
 
 #: Achieved fraction of the bf16 tensor-core peak in the layer roofline, every device. Calibration:
@@ -217,8 +220,6 @@ class Cluster:
         return self.gpn * self.nodes
 
     def without_expansion(self) -> "Cluster":
-        import dataclasses
-
         return dataclasses.replace(self, exp_capacity=0.0)
 
 
@@ -694,8 +695,6 @@ def grid_clusters(base, grid: str = "comet-v2", nodes: int | None = None) -> lis
             for e in g["expansion"]:
                 label = f"{dev_name}/{bw.replace(' ', '')}/{'none' if not e else f'{e / 1e9:g}GB'}"
                 c = cluster_of(prof, nodes=n, expansion=e, expansion_bandwidth=g["expansion_bandwidth"])
-                import dataclasses
-
                 out.append(dataclasses.replace(c, name=label))
     return out
 

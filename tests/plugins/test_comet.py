@@ -5,7 +5,6 @@ against the scalar one, the properties (hypothesis), bad input, claims and the c
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
@@ -13,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from suite import ScenarioSpec, Skip
+from suite import ScenarioSpec
 from suite.collectives import Ledger
 from suite.errors import ParameterError
 from suite.hardware import get_profile
