@@ -539,7 +539,8 @@ def evaluate(scenario):
     -------
     suite.Result
         ``step_time`` (s), ``throughput`` (samples/s), ``imbalance`` (max / mean pipeline compute),
-        ``bubble`` (mean idle fraction), ``dp_time`` (s), ``peak_memory`` (B per GPU, heaviest bin), ``fits_hbm`` (1 when it fits the device),
+        ``bubble`` (mean idle fraction), ``dp_time`` (s), ``peak_memory`` (B per GPU, heaviest bin),
+        ``fits_hbm`` (1 when it fits the device),
         ``sched_gap`` (makespan / bound - 1 of the bins), ``lpt_optimal``
         (1 when LPT met the bound); artifacts ``plan`` and ``schedule`` (with the
         scheduler's wall time, kept out of the metrics: a time limit that binds makes the ILP's
