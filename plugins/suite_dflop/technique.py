@@ -99,7 +99,8 @@ CLAIMS = [
              "global batch 256. The paper's cluster, model pair and per-dataset numbers were not found, and the "
              "mixes are assumed (the datasets cannot be downloaded), so this is the model's answer under declared "
              "assumptions. NOT REPRODUCED: the model gives 1.09x (the tuned data-blind uniform null 1.07x). "
-             "Our Megatron baseline fits the whole model in one tp=8 stage (no pipeline bubble, no encoder/LLM stage imbalance) and we do not model "
+             "Our Megatron baseline fits the whole model in one tp=8 stage (no pipeline bubble, no "
+             "encoder/LLM stage imbalance) and we do not model "
              "padding to a fixed sequence length nor a framework's kernel inefficiencies, the likely sources of "
              "a 3.6x gap (see docs/techniques/dflop.md).",
     ),
