@@ -103,6 +103,35 @@ def test_fedavg_iid_one_step_equals_centralized_gd(digits):
     np.testing.assert_allclose(rr.thetas[0], th, rtol=0, atol=1e-12)
 
 
+def test_batched_losses_equal_flatmodel_loop(small):
+    m = FlatModel(small.d, small.classes, hidden=8)
+    rng = np.random.default_rng(3)
+    th = np.stack([rng.normal(size=m.size) for _ in range(5)])
+    X, y = small.train[2]
+    want = [m.loss_acc(t, X, y)[0] for t in th]
+    np.testing.assert_allclose(execute.batched_losses(m, th, X, y), want, rtol=1e-12, atol=0)
+
+
+def test_score_terms_match_a_loop_over_pairs(small):
+    """The score terms of one round (vectorised over pairs) against a loop written here: s_d =
+    1 - cos of the headers, s_l = loss of i's model on j's data, s_p = 1 at the first round."""
+    from suite.collectives import Ledger
+
+    m = FlatModel(small.d, small.classes, hidden=8)
+    split = small.d * 8 + 8
+    rng = np.random.default_rng(9)
+    snap = [rng.normal(size=m.size) for _ in range(small.n)]
+    nbrs = execute.peer_graph(small.n, 4, 0)
+    S = execute._scores(m, small, snap, nbrs, [], 1.0, 2.0, 5, "cross", Ledger(), split)
+    for i in range(small.n):
+        for j in nbrs[i]:
+            a, b = snap[i][split:], snap[j][split:]
+            cos = float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
+            assert S["s_d"][i, j] == pytest.approx(1 - cos, rel=1e-12, abs=1e-14)
+            assert S["s_l"][i, j] == pytest.approx(m.loss_acc(snap[i], *small.train[j])[0], rel=1e-12)
+            assert S["s_p"][i, j] == 1.0
+
+
 def test_cosine_distance_hand_values():
     assert execute.cosine_distance(np.array([1.0, 0.0]), np.array([0.0, 2.0])) == 1.0
     assert execute.cosine_distance(np.array([1.0, 1.0]), np.array([2.0, 2.0])) == pytest.approx(0.0, abs=1e-15)
