@@ -213,7 +213,7 @@ def gpu_of(profile, launch_gap=None, occupancy_model: str = "waves") -> Gpu:
     hop = hopper_of(profile)
     if hop is None:
         raise Skip(f"clusterfusion: profile {profile.name!r} has no [ext.hopper] table (thread-block clusters, "
-                   f"DSMEM); use nvidia-h100-sxm5-80gb-dsmem or add the table")
+                   f"DSMEM); use nvidia-h100-sxm5-80gb or add the table")
     dev = profile.device
     if dev is None:
         raise Skip(f"clusterfusion: profile {profile.name!r} has no device")

@@ -1,7 +1,8 @@
 """ClusterFusion (Luo et al., NeurIPS 2025): the technique declaration.
 
-Variants, parameters, fidelities, the paper's claims (where each number was read:
-shared/research/verified_4.md §1) and the declared properties.
+Variants, parameters, fidelities, the paper's claims (where each number was read: the
+abstract, or a secondary reading note of the PDF, as each claim's ``source`` says) and the declared
+properties.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ PARAMETERS = {
                              help="bytes per block of the ClusterReduce / ClusterGather microbenchmark metrics"),
 }
 
-PROFILE = "nvidia-h100-sxm5-80gb-dsmem"
+PROFILE = "nvidia-h100-sxm5-80gb"
 LLAMA, DEEPSEEK = "llama2-7b", WORKLOAD_NAME
 MODELS = (LLAMA, DEEPSEEK)
 #: the sequence lengths behind "1K-16K" (only the range is known; the points are assumed)

@@ -336,13 +336,13 @@ def test_bad_cluster_size_is_one_line():
 def test_cluster_above_profile_limit_is_skipped():
     with pytest.raises(Skip) as e:
         TECHNIQUE.evaluate(scenario(cluster_size=16))
-    assert str(e.value).startswith("cluster_size 16 exceeds max_cluster_size 8 of profile nvidia-h100-sxm5-80gb-dsmem")
+    assert str(e.value).startswith("cluster_size 16 exceeds max_cluster_size 8 of profile nvidia-h100-sxm5-80gb")
     assert TECHNIQUE.evaluate(scenario(cluster_size=16, non_portable=True))["tpot"] > 0
 
 
 def test_profile_without_hopper_table_is_skipped():
-    with pytest.raises(Skip, match=r"profile 'nvidia-h100-sxm5-80gb' has no \[ext.hopper\] table"):
-        TECHNIQUE.evaluate(scenario(profile="nvidia-h100-sxm5-80gb"))
+    with pytest.raises(Skip, match=r"profile 'nvidia-a100-sxm4-80gb' has no \[ext.hopper\] table"):
+        TECHNIQUE.evaluate(scenario(profile="nvidia-a100-sxm4-80gb"))
 
 
 def test_hopper_schema_rejects_mismatched_latency_lists():
