@@ -3,7 +3,7 @@
 Left: weak-scaling efficiency T(4 GPUs) / T(G) with n = sqrt(G) x 96,000 (geometric mean over
 KDD-sampled, HIGGS, MNIST8m and k in {16, 32, 64}); right: strong-scaling speed-up T(4) / T(G)
 at n = 192,000, for the 1d, 1.5d and 2d layouts, with the paper's 1.5D numbers (Bellavita et
-al., arXiv 2601.17136v2 §VI-B/C, verified_3.md §1e) as markers. Writes
+al., arXiv 2601.17136v2 §VI-B/C, Figs. 2 and 4) as markers. Writes
 docs/techniques/img/kernel-kmeans-scaling.png (or --out).
 
 Usage::

@@ -531,8 +531,9 @@ class Claim:
     value, e.g. a ratio of two variants or an ordering).
 
     ``source`` names where in the paper the number is (``"abstract"``, ``"Table 4"``);
-    ``verified`` is True only if the number was read in the paper itself
-    (shared/research/verified_*.md). ``note`` explains assumptions, and why a claim is not
+    ``verified`` is True only if the number was read in the paper itself (its text or abstract),
+    False when it comes from a secondary source (the authors' code or blog, a third-party summary).
+    ``note`` explains assumptions, and why a claim is not
     reproduced when it is not.
 
     ``nulls`` are the null predictions that must fall outside the band for the verdict

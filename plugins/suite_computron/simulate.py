@@ -6,9 +6,9 @@ Arrivals (AlpaServe's ``GammaProcess``, which the authors' ``experiments/sim.py`
 ``numpy.random.RandomState(seed_i)``, in batches of ``max(int(1.2 rate duration), 1)`` draws,
 keeping the arrivals before ``duration`` (:func:`gamma_arrivals`).
 
-Engine (the authors' ``computron/engine.py`` and ``controller.py`` as the research notes read
-them, papers_1.md section 3): per-model FIFO queues; whenever the engine can act it looks at the
-model with the oldest queued request, then the next oldest:
+Engine (the authors' code, repository ``dlzou/computron``, files ``computron/engine.py`` and
+``controller.py``; not the paper's text): per-model FIFO queues; whenever the engine can act it
+looks at the model with the oldest queued request, then the next oldest:
 
 * loaded, and the first pipeline stage free: it takes up to ``batch`` of that model's queued
   requests as one batch and marks the model most recently used;

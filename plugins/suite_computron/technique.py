@@ -1,7 +1,7 @@
 """Computron (Zou et al., 2023): the technique declaration.
 
 Variants, parameters, fidelities, the paper's claims (the abstract's statements, read in the
-paper: shared/research/verified_4.md section 2; no numbers are published there) and the declared
+paper's abstract; no numbers are published there) and the declared
 properties.
 """
 

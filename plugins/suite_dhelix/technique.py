@@ -1,7 +1,7 @@
 """DHelix / DHeLlam (Wang et al., arXiv 2411.15871; ICCD 2025): the technique declaration.
 
 Variants, parameters, fidelities, the paper's claims (the v1 abstract's numbers, read in the
-paper: shared/research/verified_4.md section 12; the TWIST blog's numbers as unverified ones) and
+paper's arXiv v1 abstract; the authors' TWIST blog's numbers as unverified ones) and
 the declared properties.
 """
 

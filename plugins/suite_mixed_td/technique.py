@@ -161,7 +161,8 @@ _U250 = "xilinx-alveo-u250"
 # the abstract's 1.73x and 10.29x with each end's gain widened by 20% (DESIGN.md: speed-ups judged on the gain)
 _LO, _HI = 1.0 + 0.73 * 0.8, 1.0 + 9.29 * 1.2
 _NOTE = ("The abstract compares Mixed-TD designs with other published accelerators, which are not named in the "
-         "sources read (verified_4.md: NOT FOUND); ours is the Mixed-TD design over OUR dense design on the same "
+         "sources read (the abstract and the authors' README and code: not found); "
+         "ours is the Mixed-TD design over OUR dense design on the same "
          "U250 pipeline model, so the comparison is not like for like. The band is the paper's range with each "
          "end's gain widened by 20%. The search floor (1/ratio) is a null: a design that merely meets the "
          "throughput constraint at equal DSPs lands there. The search ranks designs by a kept-MAC accuracy proxy "

@@ -1,6 +1,7 @@
 """PFedDST's cost model: the time of one synchronous round on a heterogeneous edge profile.
 
-Round time (our model; the paper gives no timing model or hardware, verified_4.md section 3):
+Round time (our model; the paper gives no timing model or hardware: not found in the sources
+read, its abstract and secondary summaries):
 
 ``T = max_i (C_i + M_i)``, the slowest client (the straggler) [a synchronous round waits for it],
 

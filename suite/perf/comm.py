@@ -198,7 +198,7 @@ def ps_push_pull_time(nbytes: float, workers: int, servers: int, alpha: float, b
 
     ``T = 2 (alpha + B beta)`` (push, then the symmetric pull). The total traffic of a colocated
     node with S == P, ``4 m (P-1)/P`` over both phases and directions, is the colocated PS cost
-    ``2MN(P1+P2-2)/P2`` recalled for Poseidon's Table 1 (shared/research/papers_1.md, unverified).
+    ``2MN(P1+P2-2)/P2`` recalled for Poseidon's Table 1 (from memory, not read in the paper; unverified).
     Zero for a single colocated node.
     """
     _check(workers, nbytes, alpha, beta)

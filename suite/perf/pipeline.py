@@ -260,7 +260,8 @@ def split_microbatches(total: int, pipelines: int) -> list[int]:
     replicas as evenly as possible (the first ``total mod d`` get one more).
 
     The step time of a DP x PP job is then that of the pipeline with the most micro-batches
-    (Chameleon/Odyssey v4 Eq. 9-10 as summarised in shared/research/verified_3.md §2).
+    (Chameleon/Odyssey arXiv v4 Eq. 9-10 as a third-party re-implementation's log describes them;
+    secondary source, the equations themselves not read).
     """
     if pipelines < 1 or total < 0:
         raise ValueError(f"need pipelines >= 1 and total >= 0, got {pipelines}, {total}")

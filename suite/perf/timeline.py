@@ -14,7 +14,8 @@ References
 ----------
 .. [Zhang17] H. Zhang et al., "Poseidon: An Efficient Communication Architecture for Distributed
    Deep Learning on GPU Clusters", USENIX ATC 2017, §3.1 (wait-free backpropagation); the rule
-   above as summarised in shared/research/papers_1.md.
+   above as described by the abstract and a third-party summary (secondary source); the paper's
+   section text was not read.
 .. [Shi19] S. Shi, X. Chu, B. Li, "MG-WFBP: Efficient Data Communication for Distributed
    Synchronous SGD Algorithms", INFOCOM 2019 -- the same timeline with merged groups, where a
    group's communication starts when its earliest (lowest-index) layer's gradient is ready.

@@ -50,7 +50,8 @@ def test_vgg19_22k_is_vgg19_with_a_21841_class_classifier():
     # only fc8 changes: 4096 weights + 1 bias per extra class
     assert big.params - base.params == 4097 * (21841 - 1000)
     assert big.params == 229_052_817
-    # Poseidon's docs say "229M" (verified_1.md row 39, READ-2nd): agree within 0.5%
+    # Poseidon's docs say "229M" (secondary source: petuum-inc/poseidon-release
+    # docs/source/index.rst): agree within 0.5%
     assert big.params == pytest.approx(229e6, rel=0.005)
     assert big.layers[-1].grad_shape == (21841, 4096)
 
