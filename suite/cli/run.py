@@ -27,8 +27,8 @@ def execution_options(f):
                      help="SQLite store (default: $SUITE_STORE or results/suite.sqlite)."),
         click.option("--rerun", is_flag=True, help="Recompute cases already stored ok."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="S",
-                     help="Per-case timeout in seconds (a case over it is stored as timeout); default: none for "
-                          "model and simulate cases, 600 s for execute cases."),
+                     help="Per-case timeout in seconds (a case over it is stored as timeout); default: 600 s for "
+                          "execute cases, and a 600 s hang guard (no progress) for the others."),
         click.option("--isolate/--in-process", "isolate", default=True, show_default=True,
                      help="Evaluate in worker processes, so a crashing or hanging plugin costs only its own case "
                           "(default); --in-process evaluates in this process (debugging, profiling)."),

@@ -40,6 +40,8 @@ __all__ = ["Executor", "ExecOptions", "LocalExecutor", "DaskExecutor", "get_exec
 
 #: default time-out (s) of an execute-fidelity case, enforced from outside its worker process
 DEFAULT_EXECUTE_TIMEOUT = 600.0
+#: default hang guard (s) of model and simulate cases: a worker silent this long is stalled
+DEFAULT_STALL_TIMEOUT = 600.0
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,11 @@ class ExecOptions:
     execute_timeout : float or None
         Time-out (s) of an execute-fidelity case when ``timeout`` is not given
         (:data:`DEFAULT_EXECUTE_TIMEOUT`); enforced by killing the worker.
+    stall_timeout : float or None
+        The hang guard of the other cases when ``timeout`` is not given
+        (:data:`DEFAULT_STALL_TIMEOUT`): a worker that reports nothing for this long is killed,
+        its unreported cases are re-run one at a time, and the one that stalls again is stored as
+        ``timeout``. Outcomes stay batched (no per-case messages), so model sweeps keep their speed.
     """
 
     jobs: int = 1
@@ -68,6 +75,7 @@ class ExecOptions:
     scheduler: str | None = None
     isolate: bool = True
     execute_timeout: float | None = DEFAULT_EXECUTE_TIMEOUT
+    stall_timeout: float | None = DEFAULT_STALL_TIMEOUT
 
 
 class Executor(abc.ABC):
@@ -363,7 +371,7 @@ class _Worker:
             self.fault.close()
 
 
-def _pool(cases: Sequence[Case], jobs: int, timeout: float | None) -> Iterator[dict]:
+def _pool(cases: Sequence[Case], jobs: int, timeout: float | None, stall: float | None = None) -> Iterator[dict]:
     from multiprocessing.connection import wait
 
     global _TASKS
@@ -395,8 +403,9 @@ def _pool(cases: Sequence[Case], jobs: int, timeout: float | None) -> Iterator[d
             if not busy:
                 return
             wait_for = 1.0
-            if timeout:
-                wait_for = max(0.0, min(wait_for, min(w.since + timeout - now for w in busy)))
+            limit = timeout or stall
+            if limit:
+                wait_for = max(0.0, min(wait_for, min(w.since + limit - now for w in busy)))
             ready = set(wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=wait_for))
             for idx, w in enumerate(workers):
                 if not w.chunk:
@@ -427,12 +436,17 @@ def _pool(cases: Sequence[Case], jobs: int, timeout: float | None) -> Iterator[d
                     out = crashed_outcome(cases[i].key, _describe_exit(code))
                     out["traceback"] = stack
                     yield out
-                elif w.chunk and timeout and time.monotonic() - w.since > timeout:
-                    i = w.chunk.popleft()
-                    pending.extendleft(reversed(w.chunk))
+                elif w.chunk and limit and time.monotonic() - w.since > limit:
                     w.kill()
                     workers[idx] = _Worker(ctx)
-                    yield crashed_outcome(cases[i].key, f"timed out after {timeout:g} s", status="timeout")
+                    if not w.immediate:  # the hang guard of a batched chunk: which case stalled is unknown
+                        suspects.extend(w.chunk)
+                        continue
+                    i = w.chunk.popleft()
+                    pending.extendleft(reversed(w.chunk))
+                    why = (f"timed out after {timeout:g} s" if timeout else
+                           f"stalled: no progress for {stall:g} s (the default hang guard; --timeout S sets a limit)")
+                    yield crashed_outcome(cases[i].key, why, status="timeout")
     finally:
         for w in workers:
             try:
@@ -457,7 +471,8 @@ class LocalExecutor(Executor):
             return iter(())
         if options.jobs <= 1 and not options.isolate:
             return _in_process(cases, options.timeout)
-        return _pool(cases, max(1, options.jobs), options.timeout)
+        return _pool(cases, max(1, options.jobs), options.timeout,
+                     stall=None if options.timeout else options.stall_timeout)
 
 
 # --------------------------------------------------------------------------- dask

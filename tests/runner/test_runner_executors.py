@@ -171,3 +171,17 @@ def test_dask_existing_scheduler_and_crash(fake_registry, tmp_path, monkeypatch)
         assert s.by_status == {"ok": 3, "crashed": 3}
         errs = set(st.cases(s.run_id, status="crashed")["error"])
         assert all(e.startswith("dask worker lost while running this case") for e in errs)
+
+
+def test_default_hang_guard_stops_a_stalled_model_case_without_a_timeout(fake_registry, store):
+    """No --timeout: a model case that hangs is found by the hang guard (a worker silent for
+    stall_timeout s is killed, its unreported batched cases are re-run one at a time) and stored
+    as `timeout`; the others finish (a fresh-user trial saw `suite reproduce` freeze for ever)."""
+    exp = _modes_sweep(["ok", "hang"])
+    s = run_cases(exp.cases, store, options=ExecOptions(jobs=1, stall_timeout=1.0))
+    cases = store.cases(s.run_id)
+    by_mode = {m: set(cases[cases["param.mode"] == m]["status"]) for m in ("ok", "hang")}
+    assert by_mode == {"ok": {"ok"}, "hang": {"timeout"}}
+    err = set(cases[cases["param.mode"] == "hang"]["error"])
+    assert err == {"stalled: no progress for 1 s (the default hang guard; --timeout S sets a limit)"}
+    _check_ok_values(store, s.run_id)
