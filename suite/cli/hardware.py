@@ -175,7 +175,7 @@ def show_cmd(name: str, sets: tuple[str, ...], unread: bool, profile_dirs: tuple
         c.print(f"file: {escape(prof.path)}")
     if prof.overrides:
         c.print(f"overrides: {escape(json.dumps(prof.overrides))}")
-    t = Table(title="figures" + (f" (read by: of the {len(data['probed_techniques'])} techniques that "
+    t = Table(title="figures" + (f" (read by: which of the {len(data['probed_techniques'])} techniques that "
                                   f"evaluate on this profile)" if unread else ""), show_lines=False)
     for col in ("field", "value", "source") + (("read by",) if unread else ()):
         t.add_column(col, overflow="fold")

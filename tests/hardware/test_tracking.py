@@ -107,3 +107,24 @@ def test_unresolved_case_has_no_tracking_side_effects():
     with pytest.raises(SuiteError, match="not resolved"):
         run_case(Case(key="k", technique="t", technique_version="1", variant="v", fidelity="model", profile=None,
                       profile_hash=None, workload=None, workload_hash=None, params={}, seed=0))
+
+
+def _abort(scenario):
+    import os
+
+    _ = scenario.profile.device.memory  # read a field, then die
+    os.abort()
+
+
+def test_probing_an_aborting_plugin_costs_only_its_probe():
+    """`suite info` / `hardware show --unread` evaluate techniques to learn what they read; a plugin
+    that aborts must not take the command down (it ran in-process before)."""
+    from suite import Paper, Technique, Variant
+    from suite.runner.fields import probe_fields_read
+
+    tech = Technique(name="aborter", title="aborts", category="communication", paper=Paper(title="none"),
+                     variants=[Variant("only", "the only one", baseline=True)], fidelities={"model": _abort},
+                     default_profile="dgx-a100", needs_workload=False)
+    reads, problems = probe_fields_read(tech)
+    assert reads == {}
+    assert problems == ["only (model): crashed: worker process died (SIGABRT) while running this case"]
