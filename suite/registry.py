@@ -170,7 +170,7 @@ class Registry:
     # -- loading
     def _quarantine(self, info: PluginInfo, reason: str, detail: str = "") -> None:
         info.status = "quarantined"
-        info.reason = reason
+        info.reason = " ".join(str(reason).split())  # one line, whatever the plugin's message held
         info.detail = detail
         if self.strict:
             raise PluginError(f"plugin {info.name!r} ({info.distribution}): {reason}")
@@ -180,10 +180,16 @@ class Registry:
         keep its contributions only if all of it is valid (else quarantine it whole)."""
         import time
 
+        import contextlib
+        import sys
+
         self.plugins.append(info)
         t0 = time.perf_counter()
         try:
-            self._load_checked(info, load)
+            # what a plugin prints while it loads goes to stderr: stdout is the commands' output
+            # (--format json must stay parseable)
+            with contextlib.redirect_stdout(sys.stderr):
+                self._load_checked(info, load)
         finally:
             info.import_seconds = time.perf_counter() - t0
 

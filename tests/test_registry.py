@@ -123,3 +123,31 @@ def test_builtin_plugins_are_registered_by_entry_point():
 
     names = {ep.name for ep in entry_points(group="suite.plugins")}
     assert "poseidon" in names
+
+
+def test_what_a_plugin_prints_while_loading_goes_to_stderr(capsys):
+    """A plugin's print() at load time broke every --format json output (fresh-user trial)."""
+    mod = types.ModuleType("chatty")
+
+    @hookimpl
+    def suite_techniques():
+        print("hello from a chatty plugin")
+        return [_technique("chatty-t")]
+
+    mod.suite_techniques = suite_techniques
+    reg = Registry(entry_points_=[], modules=[("chatty", mod)])
+    out, err = capsys.readouterr()
+    assert out == "" and "hello from a chatty plugin" in err
+    assert reg.technique("chatty-t").name == "chatty-t"
+
+
+def test_a_multi_line_hook_error_is_one_quarantine_line():
+    mod = types.ModuleType("multi")
+
+    @hookimpl
+    def suite_techniques():
+        raise RuntimeError("boom\nsecond line\nthird line")
+
+    mod.suite_techniques = suite_techniques
+    reg = Registry(entry_points_=[], modules=[("multi", mod)])
+    assert reg.quarantined()[0].reason == "suite_techniques() failed: RuntimeError: boom second line third line"

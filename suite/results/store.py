@@ -695,8 +695,8 @@ class Store:
         df["overrides"] = [json.loads(p) if p else {} for p in df["overrides"]]
         if expand_params and len(df):
             pdf = pd.DataFrame(list(df["params"]), index=df.index)
-            for c in pdf.columns:
-                df[f"param.{c}"] = pdf[c]
+            # one concat, not a column at a time (pandas warned "highly fragmented" per column)
+            df = pd.concat([df, pdf.add_prefix("param.")], axis=1)
         return df
 
     def metrics(self, run: int | str | None = None, wide: bool = False, **filters: Any):
