@@ -254,7 +254,8 @@ def scaffold_plugin(name: str, out_dir: str | Path = ".", profile: str = "titanx
         Bad name, or the target folder exists.
     """
     if not re.fullmatch(r"[a-z][a-z0-9-]*[a-z0-9]", name or ""):
-        raise SuiteError(f"plugin name must be lower-case letters, digits and '-', got {name!r}")
+        raise SuiteError(f"plugin name: expected lower-case letters, digits and '-', starting with a letter and at "
+                         f"least two characters long, got {name!r}")
     pkg = package_name(name)
     import importlib.util
 

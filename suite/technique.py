@@ -193,8 +193,6 @@ class Param:
                     v = int(value)
                 else:
                     v = int(value)
-                if abs(v) > _INT_LIMIT:
-                    raise ParameterError(f"{where}: expected an integer of magnitude <= 2**53, got {value!r}")
             elif self.type is float:
                 if isinstance(value, bool):
                     raise ValueError(value)
@@ -205,6 +203,8 @@ class Param:
                 v = self.type(value)
         except (TypeError, ValueError):
             raise ParameterError(f"{where}: expected {self.type.__name__}, got {value!r}") from None
+        if self.type is int and abs(v) > _INT_LIMIT:  # an integer, but a typo's size (99999999999999999999999)
+            raise ParameterError(f"{where}: expected an integer of magnitude <= 2**53, got {value!r}")
         if self.choices is not None and v not in self.choices:
             raise ParameterError(f"{where}: expected one of {list(self.choices)}, got {v!r}")
         unit = f" {self.unit}" if self.unit else ""

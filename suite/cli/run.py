@@ -212,8 +212,10 @@ def run_cmd(ctx, experiment, entries, technique, variants, profiles, workloads, 
         click.echo(f"note: {note}", err=True)
     for warning in exp.warnings:
         click.echo(f"warning: {warning}", err=True)
-    if dry_run:
-        rows = [{"key": c.key, "case": c.describe(), "seed": c.seed, "overrides": c.overrides or ""} for c in exp.cases]
+    if dry_run:  # the cases the run would store: duplicates (nodes=5,5) are one case, as in the run
+        seen: set[str] = set()
+        rows = [{"key": c.key, "case": c.describe(), "seed": c.seed, "overrides": c.overrides or ""} for c in exp.cases
+                if not (c.key in seen or seen.add(c.key))]
         emit(rows, fmt, ["key", "case", "seed", "overrides"], title=f"{len(rows)} case(s) (dry run)")
         return
     store = open_store(store_path)

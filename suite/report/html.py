@@ -289,8 +289,10 @@ def write_report(store: Any, run: Any, path: str | Path, **kwargs: Any) -> Path:
 
     text = build_report(store, run, **kwargs)
     out = Path(path)
+    if not out.parent.is_dir():  # never create folders silently (as --store does not)
+        raise StoreError(f"report: expected an existing folder for {str(out)!r}, got no folder "
+                         f"{str(out.parent)!r} (create it first)")
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise StoreError(f"report: cannot write {str(out)!r}: {exc}") from None
