@@ -64,9 +64,18 @@ def test_scaffold_install_discover_reproduce_and_test(child_venv, tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "ring-bandwidth-optimal" in r.stdout
 
+    r = _run([str(child_venv), "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", str(root / "tests")],
+             cwd=tmp_path)
+    items = [ln for ln in r.stdout.splitlines() if "::" in ln]
+    checks = [ln for ln in items if "test_conforms[" in ln]  # one item per conformance check
+    assert any("bytes-conserved" in ln for ln in checks) and len(items) == len(checks) + 2, r.stdout
     r = _run([str(child_venv), "-m", "pytest", "-q", "-p", "no:cacheprovider", str(root / "tests")], cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "3 passed" in r.stdout
+    import re
+
+    passed = int(re.search(r"(\d+) passed", r.stdout).group(1))
+    skipped = int(m.group(1)) if (m := re.search(r"(\d+) skipped", r.stdout)) else 0
+    assert passed + skipped == len(items) and passed >= 3 and " failed" not in r.stdout, r.stdout
 
 
 def test_broken_plugin_is_quarantined_and_strict_fails(child_venv, tmp_path):
