@@ -429,15 +429,22 @@ def judge(claim: Claim, o: ClaimOutcome, cases: Mapping[str, Case], status, stor
     if nulls is None:
         nulls = [(n, None, "" if n.variants is None else "null cases not given to judge()") for n in claim.nulls]
     statistics = bool(claim.measured) or any(c.fidelity == "execute" for c in cases.values())
+
+    def unjudged(why: str) -> list:  # the declared nulls stay visible when ours cannot be judged
+        return [NullOutcome(label=n.label, kind="value" if n.variants is None else "variants",
+                            substitutions=dict(n.variants or {}), reason=why) for n, _c, _w in nulls]
+
     bad = _bad_case(cases, status)
     if bad:
         o.reason = bad
+        o.nulls = unjudged("not judged: the claim's own case failed")
         return
     try:
         results = {label: store.result(c.key) for label, c in cases.items()}
         ours, state, o.interval, o.samples = _judge_value(claim, results, statistics)
     except Exception as exc:  # noqa: BLE001
         o.reason = f"value could not be derived: {_one_line(exc)}"
+        o.nulls = unjudged("not judged: the claim's value could not be derived")
         return
     o.ours = ours
     try:

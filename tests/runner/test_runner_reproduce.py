@@ -116,3 +116,21 @@ def test_html_scoreboard_shows_the_null_column(fake_registry, store):
     html = _scoreboard_section(board, 0, True)
     assert "<th>null(s)</th>" in html and "<th>not discriminating</th>" in html
     assert "<td>no gain = 1 (outside)</td>" in html
+
+
+def test_a_failed_claim_still_shows_its_declared_nulls(fake_registry, store):
+    """The claim's own case fails: the verdict is error, and its nulls stay on the scoreboard,
+    marked not judged (they showed 'none declared', as if the claim had none)."""
+    import dataclasses
+
+    from suite import Claim, Exact, Null, ScenarioSpec
+    from suite.runner.reproduce import format_nulls
+
+    spec = ScenarioSpec("base", params={"mode": "raise"}, profile="fake-cluster-a", workload="fake-wl")
+    claim = Claim("fails-with-nulls", "a failing case with nulls", "Sec. 4", True, Exact(1), scenario=spec,
+                  metric="y", nulls=(Null("no gain", value=1.0), Null("the fast variant", variants={"base": "fast"})))
+    tech = dataclasses.replace(fake_registry.technique("fake"), claims=[claim])
+    (o,) = reproduce([tech], store).outcomes
+    assert o.verdict == ERROR
+    assert format_nulls(o) == ("no gain (not judged: the claim's own case failed); the fast variant (not judged: "
+                               "the claim's own case failed)")
