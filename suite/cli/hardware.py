@@ -286,12 +286,26 @@ def calibrate_cmd(output: str | None, name: str, quick: bool, fmt: str) -> None:
     from suite.hardware import calibrate as cal
     from suite.hardware import clear_cache
 
+    from suite.errors import ProfileError
+
     path = Path(output) if output else cal.default_output()
+    if output is not None:
+        # a profile of this name elsewhere in the library would shadow the new file (the first
+        # definition wins): refuse before measuring, and say how to avoid it
+        lib = get_context().profiles
+        if name in lib:
+            other = lib.get(name).path
+            if other and Path(other).resolve() != path.resolve():
+                raise ProfileError(f"--name {name}: expected a name not in the profile library, got one already "
+                                   f"defined in {other} (it would shadow {path}); give --name NEW")
     show_progress = fmt == "text" and sys.stderr.isatty()
     result = cal.calibrate(quick=quick, progress=show_progress)
     text = cal.to_toml(result, name=name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ProfileError(f"{path}: expected a writable file, got {exc.strerror or exc}") from None
     clear_cache()
     get_context().clear_profiles()
     if fmt == "json":

@@ -188,3 +188,22 @@ def test_efficiency_curve_validated(curve, msg):
 
     with pytest.raises(ValidationError, match=msg):
         Device(type="cpu", memory=1e9, memory_bandwidth=1e9, peak_flops={"fp32": 1e11}, efficiency={"g": curve})
+
+
+def test_calibrate_refuses_a_name_another_profile_would_shadow(tmp_path, monkeypatch):
+    """-o FILE with --name local while a `local` profile exists elsewhere: the new file would be
+    shadowed (the first definition wins), so calibrate refuses at once, before measuring."""
+    from click.testing import CliRunner
+
+    from suite.cli import main
+
+    existing = tmp_path / "p"
+    existing.mkdir()
+    (existing / "local.toml").write_text('[profile]\nname = "local"\nkind = "device"\n[device]\ntype = "cpu"\n'
+                                         'memory = "1 GiB"\nmemory_bandwidth = "1 GB/s"\n'
+                                         'peak_flops = { fp64 = "1 GFLOP/s" }\n')
+    monkeypatch.setenv("SUITE_PROFILES", str(existing))
+    out = tmp_path / "new.toml"
+    r = CliRunner().invoke(main, ["hardware", "calibrate", "--quick", "-o", str(out)])
+    assert r.exit_code == 2 and not out.exists()
+    assert "--name local: expected a name not in the profile library, got one already defined in" in r.output
