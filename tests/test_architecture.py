@@ -19,61 +19,15 @@ ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "suite"
 PLUGINS = ROOT / "plugins"
 
-#: What plugin code may import from the suite: a module here, or a submodule of one ending in ".*".
-ALLOWED = (
-    "suite",
-    "suite.technique",
-    "suite.errors",
-    "suite.frozen",
-    "suite.perf.*",
-    "suite.collectives.*",
-    "suite.workloads.*",
-    "suite.hardware",
-    "suite.hardware.units",
-    "suite.hardware.schema",
-    "suite.hardware.extensions",
-)
-
-#: Never from plugin code (the runner drives plugins, not the other way round).
-FORBIDDEN = ("suite.runner", "suite.results", "suite.registry", "suite.context", "suite.cli", "suite.report",
-             "suite.testing", "suite.validate", "suite.scaffold", "suite.hookspecs", "suite.resources")
+# the rules are the conformance kit's own (suite.testing.imports), so a third-party plugin's CI
+# checks exactly what this test checks for the built-in plugins
+from suite.testing.imports import ALLOWED, FORBIDDEN  # noqa: E402,F401
+from suite.testing.imports import allowed as _allowed  # noqa: E402
+from suite.testing.imports import imports_of as _imports  # noqa: E402
 
 #: Known violations, each to be removed by its owner (the test below fails once one is fixed, so the
 #: list only shrinks): path -> the forbidden module it imports.
 KNOWN_VIOLATIONS: dict[str, set[str]] = {}
-
-
-def _imports(path: Path) -> list[tuple[int, str]]:
-    """(line, absolute module name) of every import in *path*, plus string literals passed to
-    ``importlib.import_module`` / ``__import__``."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    out = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out += [(node.lineno, a.name) for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            out.append((node.lineno, node.module))
-            # `from suite import runner` imports the module suite.runner
-            out += [(node.lineno, f"{node.module}.{a.name}") for a in node.names
-                    if node.module == "suite" and a.name in {m.split(".")[1] for m in FORBIDDEN}]
-        elif isinstance(node, ast.Call):
-            fn = node.func
-            name = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
-            if name in ("import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant) \
-                    and isinstance(node.args[0].value, str):
-                out.append((node.lineno, node.args[0].value))
-    return out
-
-
-def _allowed(module: str) -> bool:
-    for a in ALLOWED:
-        if a.endswith(".*"):
-            base = a[:-2]
-            if module == base or module.startswith(base + "."):
-                return True
-        elif module == a:
-            return True
-    return False
 
 
 def _plugin_packages() -> list[Path]:

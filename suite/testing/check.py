@@ -102,6 +102,18 @@ def check_metadata(tech: Technique) -> None:
             raise _fail(tech, "metadata", f"claim {c.id!r} names no source")
 
 
+def check_imports(tech: Technique) -> str | None:
+    """The technique's package imports only the public suite modules (suite.testing.imports);
+    skipped (with the reason) for a technique defined in a single module, such as a test file."""
+    from suite.testing.imports import import_problems, plugin_package
+
+    if plugin_package(tech) is None:
+        return "the technique is defined in a single module (a test or a notebook), not a plugin package"
+    bad = import_problems(tech)
+    if bad:
+        raise _fail(tech, "imports", "; ".join(bad[:5]) + (f" (+{len(bad) - 5} more)" if len(bad) > 5 else ""))
+
+
 def check_parameters(tech: Technique) -> None:
     tech.validate_params({})  # defaults are valid
     for name, p in tech.parameters.items():
@@ -473,7 +485,7 @@ class _State:
 
 def check_ids(tech: Technique, *, properties: bool = True, require_nulls: bool = True) -> list[str]:
     """The ids of every check that applies to *tech*, in the order :func:`check_technique` runs them."""
-    ids = ["metadata", "parameters", "runs-and-metrics", "determinism", "claims-resolve"]
+    ids = ["metadata", "imports", "parameters", "runs-and-metrics", "determinism", "claims-resolve"]
     if require_nulls:
         ids.append("claims-nulls")
     if properties:
@@ -487,6 +499,7 @@ def _check_fn(check_id: str) -> Callable[[_State], str | None]:
     raises AssertionError (failed)."""
     simple = {
         "metadata": lambda s: check_metadata(s.tech),
+        "imports": lambda s: check_imports(s.tech),
         "parameters": lambda s: check_parameters(s.tech),
         "runs-and-metrics": lambda s: (s.results, None)[1],
         "determinism": lambda s: check_determinism(s.tech, s.results, s.cases),

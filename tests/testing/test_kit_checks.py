@@ -82,11 +82,11 @@ def test_good_technique_conforms(technique, check):
 def test_one_item_per_check_with_readable_ids():
     mark = parametrize_with_checks([GOOD, _tech(name="kit-two", capabilities=frozenset())])
     ids = [p.id for p in mark.args[1]]
-    assert ids == ["kit-checks:metadata", "kit-checks:parameters", "kit-checks:runs-and-metrics",
-                   "kit-checks:determinism", "kit-checks:claims-resolve", "kit-checks:claims-nulls",
-                   "kit-checks:family:bytes-conserved",
-                   "kit-two:metadata", "kit-two:parameters", "kit-two:runs-and-metrics", "kit-two:determinism",
-                   "kit-two:claims-resolve", "kit-two:claims-nulls"]
+    assert ids == ["kit-checks:metadata", "kit-checks:imports", "kit-checks:parameters",
+                   "kit-checks:runs-and-metrics", "kit-checks:determinism", "kit-checks:claims-resolve",
+                   "kit-checks:claims-nulls", "kit-checks:family:bytes-conserved",
+                   "kit-two:metadata", "kit-two:imports", "kit-two:parameters", "kit-two:runs-and-metrics",
+                   "kit-two:determinism", "kit-two:claims-resolve", "kit-two:claims-nulls"]
     props = _tech(properties=[Property("p1", "x", _never), Property("p2", "y", _never)])
     assert check_ids(props)[-3:] == ["property:p1", "property:p2", "family:bytes-conserved"]
     assert "claims-nulls" not in check_ids(props, require_nulls=False)
@@ -259,3 +259,29 @@ def test_claim_with_a_written_null_reason_passes():
     tech = _tech(claims=[Claim("count", "a count", "Table 2", False, Exact(4), scenario=ScenarioSpec("base"),
                                metric="t", null_reason="an exact count: no trivial predictor gives it")])
     assert run_check(tech, "claims-nulls", isolate=False).status == "passed"
+
+
+def test_imports_check_fails_a_plugin_package_importing_the_runner(tmp_path, monkeypatch):
+    """docs/plugin-authors.md section 7 holds for third-party plugins too: the kit's `imports` check
+    reads the plugin package's source (a trial plugin imported suite.runner and suite.registry and
+    loaded `ok`)."""
+    import importlib
+
+    from suite.testing.check import check_imports
+
+    pkg = tmp_path / "suite_importer"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "technique.py").write_text(
+        "from suite import Paper, Result, Technique, Variant\n\n\n"
+        "def evaluate(scenario):\n"
+        "    from suite.runner.case import resolve_case  # noqa: F401 - forbidden in plugin code\n"
+        "    return Result().add('y', 1.0, 's', 'lower')\n\n\n"
+        "TECHNIQUE = Technique(name='importer', title='t', category='communication', paper=Paper(title='p'),\n"
+        "                      variants=[Variant('v', 'd', baseline=True)], fidelities={'model': evaluate},\n"
+        "                      needs_profile=False, needs_workload=False)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    tech = importlib.import_module("suite_importer.technique").TECHNIQUE
+    with pytest.raises(AssertionError, match=r"technique.py:5: imports suite.runner.case"):
+        check_imports(tech)
+    assert check_imports(GOOD) is not None  # defined in this test module: skipped with its reason
