@@ -141,6 +141,9 @@ def _nonnegative(unit: str) -> bool:
     return nonnegative_unit(unit)
 
 
+#: True in a pool worker process (set by _worker_main): a KeyboardInterrupt there is the plugin's
+_IN_WORKER = False
+
 #: cases of each (technique, variant, fidelity) per process whose profile reads are recorded
 TRACK_CASES = 2
 _TRACKED: dict[tuple, int] = {}
@@ -196,8 +199,12 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str) -> dict:
         out["status"], out["error"] = "skipped", str(exc)
     except CaseTimeout as exc:
         out["status"], out["error"] = "timeout", str(exc)
-    except KeyboardInterrupt:
-        raise
+    except KeyboardInterrupt as exc:
+        if not _IN_WORKER:  # Ctrl-C of an in-process run: the run stops (and resumes later)
+            raise
+        # a worker ignores SIGINT, so this one was raised by the plugin itself: its case fails
+        out["status"], out["error"], out["traceback"] = ("failed", f"KeyboardInterrupt raised by the plugin: "
+                                                         f"{_one_line(exc)}", traceback.format_exc())
     except BaseException as exc:  # noqa: BLE001 - any failure of plugin code is a stored failed case
         out["status"], out["error"], out["traceback"] = "failed", _one_line(exc), traceback.format_exc()
     if out.get("duration") is None or out["status"] != "ok":
@@ -279,6 +286,8 @@ def _die_with_parent(parent: int) -> None:
 def _worker_main(conn, fault_fd: int, parent: int) -> None:  # pragma: no cover - runs in a child process
     import faulthandler
 
+    global _IN_WORKER
+    _IN_WORKER = True
     _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's business
     # a fatal error (abort, segfault) writes the Python stack to a file the coordinator reads

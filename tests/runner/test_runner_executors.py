@@ -185,3 +185,22 @@ def test_default_hang_guard_stops_a_stalled_model_case_without_a_timeout(fake_re
     err = set(cases[cases["param.mode"] == "hang"]["error"])
     assert err == {"stalled: no progress for 1 s (the default hang guard; --timeout S sets a limit)"}
     _check_ok_values(store, s.run_id)
+
+
+def _raise_keyboard_interrupt(scenario):
+    raise KeyboardInterrupt("from the plugin")
+
+
+def test_a_keyboard_interrupt_raised_by_a_plugin_fails_only_its_case(fake_registry, store):
+    """In a worker (which ignores SIGINT) a KeyboardInterrupt can only come from plugin code: the case
+    fails with a reason (it was stored as 'crashed: worker process exited with status 1')."""
+    import dataclasses
+
+    from suite.runner.case import Resolver
+
+    tech = dataclasses.replace(fake_registry.technique("fake"), fidelities={"model": _raise_keyboard_interrupt})
+    (case,) = [Resolver().resolve(tech, s) for s in [__import__("suite").ScenarioSpec("base")]]
+    s = run_cases([case], store, options=ExecOptions(jobs=1))
+    row = store.case(case.key)
+    assert (s.failed, row["status"]) == (1, "failed")
+    assert row["error"] == "KeyboardInterrupt raised by the plugin: KeyboardInterrupt: from the plugin"
