@@ -32,6 +32,7 @@ from suite.perf.compute import (
     pipeline_1f1b_time,
     pipeline_bubble_fraction,
     roofline_time,
+    host_link_time,
     transfer_time,
 )
 from suite.perf.collective import CollectiveCost, Group, collective_time, dimensions, group_of, reduction_gamma
@@ -42,7 +43,7 @@ __all__ = [
     "p2p_time", "ring_allreduce_time", "tree_allreduce_time", "rabenseifner_allreduce_time",
     "recursive_doubling_allreduce_time", "hierarchical_allreduce_time", "reduce_scatter_time", "allgather_time", "broadcast_time",
     "ps_push_pull_time", "allreduce_lower_bound", "ring_allreduce_bytes_per_worker",
-    "roofline_time", "attainable_flops", "machine_balance", "layer_times", "transfer_time",
+    "roofline_time", "attainable_flops", "machine_balance", "layer_times", "transfer_time", "host_link_time",
     "pipeline_1f1b_time", "pipeline_bubble_fraction",
     "Timeline", "wfbp_timeline", "grouped_wfbp_timeline", "sequential_iteration_time",
     "alpha_beta", "allreduce_fit",

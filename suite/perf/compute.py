@@ -87,6 +87,44 @@ def transfer_time(nbytes: float, bandwidth: float, latency: float = 0.0) -> floa
     return 0.0 if nbytes == 0 else latency + nbytes / bandwidth
 
 
+def host_link_time(nbytes: float, profile, efficiency: float = 1.0) -> float:
+    """One copy of *nbytes* between host memory and one device over the device's host link
+    (PCIe, NVLink-C2C): ``latency + m / (efficiency B_link)`` (s), :func:`transfer_time` on
+    ``profile.device.host_link`` (the read is recorded, and ``--set device.host_link.bandwidth``
+    moves the time).
+
+    The host is not a rank of any network level, so a host copy is priced here rather than by
+    :func:`suite.perf.collective.collective_time`; copies of several devices at once each hold
+    their own link (one ``host_link`` per device).
+
+    Parameters
+    ----------
+    nbytes : float
+        B.
+    profile : Profile
+        Its device must declare ``host_link``.
+    efficiency : float
+        Achieved fraction of the link's bandwidth, in (0, 1] (a technique's sourced constant).
+
+    Raises
+    ------
+    ProfileError
+        No device or no ``device.host_link``.
+    ValueError
+        Negative bytes or an efficiency outside (0, 1].
+    """
+    from suite.errors import ProfileError
+
+    dev = getattr(profile, "device", None)
+    link = getattr(dev, "host_link", None) if dev is not None else None
+    if link is None:
+        raise ProfileError(f"profile {getattr(profile, 'name', '?')!r}: field device.host_link: expected the "
+                           f"host link (PCIe) of the device, got none")
+    if not 0.0 < efficiency <= 1.0:
+        raise ValueError(f"efficiency must be in (0, 1], got {efficiency}")
+    return transfer_time(nbytes, float(link.bandwidth) * efficiency, float(link.latency))
+
+
 def pipeline_bubble_fraction(stages: int, microbatches: int) -> float:
     """1F1B / GPipe bubble over ideal time [Narayanan21 §2.2]: ``(p - 1) / m``."""
     if stages < 1 or microbatches < 1:
