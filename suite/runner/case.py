@@ -65,12 +65,6 @@ class Case:
         }
 
 
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, float) and v.is_integer() and abs(v) < 2**53:
-        return v  # keep 1.0 distinct from 1 only by declared type; params are validated first
-    return v
-
-
 def case_key(technique: str, version: str, variant: str, profile_hash: str | None,
              workload_hash: str | None, params: dict[str, Any], seed: int, fidelity: str,
              code: str | None = None) -> str:
@@ -80,7 +74,7 @@ def case_key(technique: str, version: str, variant: str, profile_hash: str | Non
     plugin's source makes new cases even when its author forgot to bump ``version``.
     """
     ident = [technique, version, variant, profile_hash, workload_hash,
-             {k: _jsonable(params[k]) for k in sorted(params)}, int(seed), fidelity]
+             {k: params[k] for k in sorted(params)}, int(seed), fidelity]
     if code is not None:
         ident.append(code)
     blob = json.dumps(ident, sort_keys=True, separators=(",", ":"), default=str)
