@@ -63,6 +63,16 @@ def test_llm_flops_by_hand_and_quadratic_attention():
     assert model.llm_flops(2 * s) > 2 * model.llm_flops(s)
 
 
+@pytest.mark.parametrize("s", [1, 1000, 4096])
+def test_llm_flops_agrees_with_the_suite_transformer_table(s):
+    # the vectorised private counter must stay the suite's layer-table count (fwd + bwd) x 4/3
+    from suite.workloads.transformer import TransformerSpec, training_flops, transformer
+    spec = TransformerSpec("qwen2.5-7b", layers=28, hidden=3584, heads=28, kv_heads=4, ffn=18944, vocab=152064,
+                           seq=s, mlp="swiglu", norm="rmsnorm", tied=False, out_bias=False, mlp_bias=False,
+                           dropout=False)
+    assert model.llm_flops(s) == pytest.approx(4 / 3 * training_flops(transformer(spec)), rel=1e-12)
+
+
 def test_generators_are_seeded_and_declared():
     a, b = generate(MIXES["dflop-llava-video"], 64, 3), generate(MIXES["dflop-llava-video"], 64, 3)
     assert np.array_equal(a.seq, b.seq) and np.array_equal(a.tiles, b.tiles)
