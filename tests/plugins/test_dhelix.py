@@ -197,6 +197,17 @@ def test_simulated_pipeline_matches_closed_form(pp, m, q):
     assert span0 == pytest.approx((m + pp - 1) * (f + b), rel=1e-12)  # 1F1B, exactly
 
 
+@pytest.mark.parametrize("pp,m,f,b,p2p", [(2, 4, 1.0, 2.0, 0.0), (4, 8, 1.0, 2.0, 0.1), (3, 3, 1.5, 2.0, 0.05),
+                                          (4, 16, 1.0, 3.0, 0.2)])
+def test_unpaired_event_run_equals_the_suite_1f1b_recurrence(pp, m, f, b, p2p):
+    # the private event loop's megatron path must be the suite's 1F1B schedule, sends included
+    from suite.perf.pipeline import pipeline_1f1b_schedule
+    span, busy, _, _ = simulate.simulate_pipeline(pp, m, f, b, b, p2p, False)
+    ref = pipeline_1f1b_schedule([f] * pp, [b] * pp, m, p2p)
+    assert span == pytest.approx(ref.makespan, rel=1e-12)
+    assert busy == pytest.approx(list(ref.busy), rel=1e-12)
+
+
 def test_simulate_fidelity_within_two_percent_of_model():
     for v in ("megatron", "dhelix"):
         sc = scen(variant=v, profile="hgx-h200", workload="dhelix-qwen3-14b-like", tp=4, pp=2, dp=1, mbs=4,
