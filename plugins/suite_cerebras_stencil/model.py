@@ -67,6 +67,7 @@ References
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -167,25 +168,22 @@ def _alpha_beta(profile, group) -> tuple[float, float]:
     return t1 - beta, beta
 
 
-_MESH_CACHE: dict[tuple, tuple[float, float]] = {}
-
-
 def _mesh_alpha_beta(name: str, per_pe_bw: float, latency: float, pes: int) -> tuple[float, float]:
     """alpha, beta of one PE's halo p2p on the mesh level built from ``[ext.cerebras]``."""
-    key = (per_pe_bw, latency, pes)
-    hit = _MESH_CACHE.get(key)
-    if hit is None:
-        from suite.hardware import Profile
+    return _mesh_alpha_beta_of(float(per_pe_bw), float(latency), int(pes))
 
-        mesh = Profile.model_validate({
-            "name": f"{name}-fabric", "kind": "node", "source": "built from [ext.cerebras]",
-            "node": {"device": "pe", "devices_per_node": max(2, pes)},
-            "network": [{"name": "wse-fabric", "topology": "mesh", "size": max(2, pes),
-                         "bandwidth": per_pe_bw, "latency": latency}],
-        })
-        hit = _alpha_beta(mesh, Group(ranks_per_node=2, nodes=1))
-        _MESH_CACHE[key] = hit
-    return hit
+
+@functools.lru_cache(maxsize=64)
+def _mesh_alpha_beta_of(per_pe_bw: float, latency: float, pes: int) -> tuple[float, float]:
+    from suite.hardware import Profile
+
+    mesh = Profile.model_validate({
+        "name": "cerebras-fabric", "kind": "node", "source": "built from [ext.cerebras]",
+        "node": {"device": "pe", "devices_per_node": max(2, pes)},
+        "network": [{"name": "wse-fabric", "topology": "mesh", "size": max(2, pes),
+                     "bandwidth": per_pe_bw, "latency": latency}],
+    })
+    return _alpha_beta(mesh, Group(ranks_per_node=2, nodes=1))
 
 
 _EXT_CACHE: dict[tuple, dict] = {}
