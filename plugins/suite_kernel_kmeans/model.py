@@ -75,7 +75,7 @@ import math
 from dataclasses import dataclass
 
 from suite.errors import ParameterError
-from suite.perf import alpha_beta, roofline_time
+from suite.perf import roofline_time
 from suite.technique import Skip
 
 __all__ = [
@@ -84,7 +84,6 @@ __all__ = [
     "comm_plan",
     "words_per_rank",
     "memory_per_gpu",
-    "group_alpha_beta",
     "placement",
     "collective_time",
     "predict",
@@ -200,43 +199,6 @@ def words_per_rank(plan: list[Collective], phase: str) -> float:
             continue
         total += _received(c)
     return total
-
-
-def group_alpha_beta(profile, group: int, stride: int, p: int | None = None) -> tuple[float, float]:
-    """(alpha, beta) per GPU for a collective over ``group`` ranks spaced ``stride`` apart.
-
-    Ranks are placed ``devices_per_node`` per node in order. All the layout's groups of this
-    collective run at once: consecutive groups (``stride == 1``) are the blocks
-    ``[b g, (b+1) g)``, strided ones the sets ``{o + t stride}``. They all lie inside a node when
-    ``p <= devices_per_node``, or ``g`` divides ``devices_per_node`` (consecutive), or
-    ``g stride <= devices_per_node`` (strided); then the innermost network level is used
-    (NVLink). Otherwise the outermost level, with beta from each GPU's share of the node's NICs,
-    ``bandwidth * nics / devices_per_node`` (``nics`` = ``node.nics_per_node`` when the level's
-    bandwidth is per NIC, else 1: per node).
-
-    Raises
-    ------
-    Skip
-        The profile has no network level.
-    """
-    if not profile.network:
-        raise Skip(f"profile {profile.name!r} has no [[network]] level; a distributed layout needs one")
-    dpn = profile.devices_per_node
-    p = group * stride if p is None else p
-    if stride == 1:
-        inside = p <= dpn or (group <= dpn and dpn % group == 0)
-    else:
-        inside = p <= dpn or group * stride <= dpn
-    if inside and (profile.kind == "node" or len(profile.network) >= 2):
-        return alpha_beta(profile.network[0])
-    level = profile.network[-1]
-    alpha, beta = alpha_beta(level)
-    if len(profile.network) >= 2 or profile.kind == "cluster":
-        nics = profile.node.nics_per_node if (profile.node is not None and profile.node.nics_per_node) else 1
-        per_gpu = level.bandwidth * nics / dpn if dpn > 0 else level.bandwidth
-        per_gpu = min(per_gpu, level.bandwidth * nics)
-        beta = 1.0 / per_gpu
-    return alpha, beta
 
 
 def placement(profile, group: int, stride: int, p: int | None = None):
