@@ -138,8 +138,10 @@ def _unread_overrides(cases: Sequence[Case], store: Store, seen: dict[tuple, set
         if reads is None:  # nothing recorded (every case cached from an older store, or failed)
             continue
         for k in c.overrides:
+            if (c.technique, k) in done:  # already warned: not re-checked for every case of a sweep
+                continue
             path = normalize_path(k, c.scenario.profile if c.scenario is not None else None)
-            if (c.technique, k) not in done and not covers(reads, path):
+            if not covers(reads, path):
                 done.add((c.technique, k))
                 out.append(f"--set {k}: {c.technique} never read profile field {path!r} in this run, so its "
                            f"results do not depend on it (the cases differ only in their keys); see "
