@@ -401,29 +401,13 @@ def _family_sgd(tech, results, cases, rel: float = 0.5):
     return None if seen else "no smoke scenario reports final_loss for a baseline variant"
 
 
-def _network_sensitivity_check() -> Callable | None:
-    """``suite.perf.check_network_sensitivity(technique, scenario)`` (issue 17), when installed."""
-    try:
-        import suite.perf as perf
-    except ImportError:  # pragma: no cover
-        return None
-    fn = getattr(perf, "check_network_sensitivity", None)
-    if fn is None:
-        try:
-            from suite.perf.sensitivity import check_network_sensitivity as fn
-        except ImportError:
-            fn = None
-    return fn
-
-
 def _family_network(tech, results, cases):
     """Issue 17's check on every model smoke case on a profile with a network:
     ``check_network_sensitivity(technique, scenario)`` returns one line per problem (a level the
     traffic crosses whose slow-down the technique does not pass on, a level it does not cross
     that changes a metric); the first problem fails the check."""
-    fn = _network_sensitivity_check()
-    if fn is None:
-        return "suite.perf.check_network_sensitivity is not available in this version of dlsys-suite"
+    from suite.perf.sensitivity import check_network_sensitivity as fn
+
     seen = False
     for case in cases:
         scen = case.scenario
@@ -522,8 +506,6 @@ def _check_fn(check_id: str) -> Callable[[_State], str | None]:
         cap = check_id[len("family:"):]
 
         def family(s: _State) -> str | None:
-            if cap == "network-sensitivity" and _network_sensitivity_check() is None:
-                return "suite.perf.check_network_sensitivity is not available in this version of dlsys-suite"
             why = FAMILY_CHECKS[cap](s.tech, s.results, s.cases)
             if why:
                 raise _fail(s.tech, cap, f"capability declared but {why}")

@@ -143,12 +143,6 @@ def _net_tech(fn):
 
 
 def test_network_sensitivity_family():
-    from suite.testing.check import _network_sensitivity_check
-
-    if _network_sensitivity_check() is None:  # issue 17's check not in this version: skipped, said why
-        out = run_check(_net_tech(_allreduce_model), "family:network-sensitivity", timeout=60)
-        assert out.status == "skipped" and "check_network_sensitivity is not available" in out.message
-        return
     assert run_check(_net_tech(_allreduce_model), "family:network-sensitivity", timeout=60).status == "passed"
     out = run_check(_net_tech(_deaf_model), "family:network-sensitivity", timeout=60)
     assert out.status == "failed"
