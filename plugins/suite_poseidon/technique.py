@@ -204,7 +204,8 @@ def check_wfbp_bounds(tech, scenario):
     alpha, beta = model.alpha_beta_of(prof) if prof.network else (0.0, 0.0)
     for variant in ("wfbp", "poseidon"):
         it = model.iteration_model(wl.layers, variant, nodes, int(p["batch_per_node"]), servers, alpha, beta,
-                                   prof.require_device(), float(p["efficiency"]), p["dtype"])
+                                   prof.require_device(), float(p["efficiency"]), p["dtype"],
+                                   prof if prof.network else None)  # priced as evaluate prices it
         b, c = sum(it.backward), it.comm_time
         lo, hi = it.forward + max(b, c), it.forward + b + c
         tol = 1e-9 * hi
