@@ -192,3 +192,20 @@ def test_background_flush_commits_while_the_caller_is_busy(tmp_path):
     other.close()
     assert seen == 1
     s.close()
+
+
+def test_stored_identity_is_the_json_of_case_identity(st):
+    # the store writes the identity column by hand (hot path); it must be exactly the sorted
+    # JSON of Case.identity(), for every field identity() has (a new field would be lost)
+    from suite.runner.case import Case
+
+    case = Case(key="k9", technique="t", technique_version="1", variant="v \"q\"", fidelity="model",
+                profile="p", profile_hash="ph", workload=None, workload_hash=None,
+                params={"b": 2.5, "a": [1, 2], "s": "é"}, seed=3, overrides={"network.0.latency": "1 us"},
+                code="c0de")
+    want = case.identity()
+    r = st.begin_run("c")
+    st.add_outcome({**want, "key": case.key}, ok("k9"), r)
+    st.flush()
+    got = st.conn.execute("SELECT identity FROM cases WHERE key = 'k9'").fetchone()[0]
+    assert got == store_mod.dumps(want)
