@@ -261,17 +261,6 @@ class _Job:
 
 
 def _mlp_model(dp: int, pp: int, mb_samples: int, microbatches: int, mtbf_h: float, mttr_h: float) -> PerfModel:
-    """The unified model of this MLP on nominal workers (1 GFLOP/s, 1 GB/s, 1 us): used only to
-    let ``odyssey`` choose by the same rule as in simulation."""
-    fwd = tuple(2.0 * WIDTHS[l] * WIDTHS[l + 1] for l in range(len(WIDTHS) - 1))
-    job = LLMJob("mlp", fwd, tuple(2 * f for f in fwd), tuple(WIDTHS[l] * WIDTHS[l + 1] + WIDTHS[l + 1] for l in range(len(fwd))),
-                 tuple(8.0 * WIDTHS[l + 1] for l in range(len(fwd))), tuple(8.0 * WIDTHS[l + 1] for l in range(len(fwd))),
-                 microbatches * mb_samples, mb_samples)
-    cl = ClusterModel(dp * pp, 1e9, 1.0, 1e12, 1e9, 1e-6, mtbf_h * 3600, mttr_h * 3600, 600.0, 1e9)
-    return PerfModel(job, cl)
-
-
-def _mlp_model(dp: int, pp: int, mb_samples: int, microbatches: int, mtbf_h: float, mttr_h: float) -> PerfModel:
     """The unified model of this MLP on nominal workers (1 GFLOP/s, 1 GB/s, 1 us, no memory
     limit): used only so that ``odyssey`` chooses by the same rule as in simulation."""
     L = len(WIDTHS) - 1
