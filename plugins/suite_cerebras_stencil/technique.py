@@ -80,6 +80,9 @@ _UNKNOWN = ("Only the abstract was read: system generation (CS-1 or CS-2), kerne
             "profiles; a verdict that differs between them is assumption-dependent. ")
 _BW = {"wse-1": 9e15, "wse-2": 20e15}
 _GPU_BW, _CPU_BW = 4 * 900e9, 2 * 140.8e9
+#: the streamed inputs' ingress: the CS system's 12 x 100 GbE (1.2 Tbit/s, [ext.cerebras] io_bandwidth of both
+#: WSE profiles) over four PCIe 3.0 x16 host links (4 x 15.75 GB/s, dgx-1-v100 device.host_link)
+_WSE_IO, _GPU_IO = 1.2e12 / 8, 4 * 15.75e9
 
 
 def _claims() -> list[Claim]:
@@ -94,7 +97,9 @@ def _claims() -> list[Claim]:
             derive=ratio("gpu", "wse"), expect=Gain(2.5, rel=0.2),
             nulls=(Null("no gain", value=1.0),
                    Null(f"memory-bandwidth ratio {_BW[gen] / 1e15:g} PB/s / (4 x 900 GB/s)",
-                        value=_BW[gen] / _GPU_BW)),
+                        value=_BW[gen] / _GPU_BW),
+                   Null("I/O-bandwidth ratio 150 GB/s (12 x 100 GbE) / (4 x 15.75 GB/s PCIe 3.0 x16)",
+                        value=_WSE_IO / _GPU_IO)),
             note=_UNKNOWN + "T(gpu-4x on dgx-1-v100, 4 of its 8 GPUs, NVLink halos) / T(wse).",
         ))
         out.append(Claim(

@@ -374,7 +374,9 @@ def test_claims_resolve_with_nulls_and_derived_ratios():
     ids = {c.id for c in CLAIMS}
     assert ids == {"vs-4xv100-wse-1", "vs-2xxeon-wse-1", "vs-4xv100-wse-2", "vs-2xxeon-wse-2", "gpu-vs-cpu"}
     nulls = {c.id: [n.value for n in c.nulls] for c in CLAIMS}
-    assert nulls["vs-4xv100-wse-1"] == [1.0, pytest.approx(2500.0)]
+    # the streamed ingress ratio, by hand: 1.2 Tbit/s = 150 GB/s over 4 x 15.75 GB/s = 2.381 (inside [2.2, 2.8])
+    assert nulls["vs-4xv100-wse-1"] == [1.0, pytest.approx(2500.0), pytest.approx(150 / 63)]
+    assert nulls["vs-4xv100-wse-2"] == [1.0, pytest.approx(20e15 / 3.6e12), pytest.approx(150 / 63)]
     assert nulls["vs-2xxeon-wse-1"] == [1.0, pytest.approx(31960, rel=1e-4)]
     assert nulls["gpu-vs-cpu"] == [1.0, pytest.approx(12.78, rel=1e-3)]
     assert {c.id for c in CLAIMS if c.verified} == ids - {"gpu-vs-cpu"}
