@@ -19,8 +19,8 @@ class _Tech:
 
     name = "toy"
 
-    def __init__(self, nodes=1, flat_alpha_beta=False, reads_inner=False):
-        self.nodes, self.flat, self.reads_inner = nodes, flat_alpha_beta, reads_inner
+    def __init__(self, nodes=1, flat_alpha_beta=False, reads_level=None):
+        self.nodes, self.flat, self.reads_level = nodes, flat_alpha_beta, reads_level
 
     def evaluate(self, scenario):
         p = scenario.profile
@@ -29,8 +29,8 @@ class _Tech:
             t = 2 * 7 * lv.latency + 2 * 7 / 8 * 1e8 / lv.bandwidth
         else:
             t = collective_time("allreduce", 1e8, Group(8, self.nodes), p).time
-        if self.reads_inner:
-            t += 1e-9 * p.network[0].latency  # a field the traffic does not cross changes the result
+        if self.reads_level is not None:  # a level's latency changes the result directly
+            t += 1e-9 * p.network[self.reads_level].latency
         r = Result()
         r.add("comm_time", t, "s", "lower")
         r.add("iteration_time", 1.0 + t, "s", "lower")
@@ -45,11 +45,12 @@ def test_a_technique_pricing_through_the_model_passes():
 
 def test_a_level_read_but_not_crossed_is_reported():
     sc = _Scenario(get_profile("selene-dgx-a100"), {})
-    # an 8-GPU group stays in its node: reading the fabric's latency is a problem
-    problems = check_network_sensitivity(_Tech(nodes=1, reads_inner=True), _Scenario(
-        get_profile("selene-dgx-a100").with_overrides({}), {}))
-    assert problems == []  # network.0 is read and crossed: fine
-    problems = check_network_sensitivity(_Tech(nodes=1, reads_inner=False, flat_alpha_beta=True), sc)
+    # an 8-GPU group stays in its node: network.0 is read and crossed, fine
+    assert check_network_sensitivity(_Tech(nodes=1, reads_level=0), sc) == []
+    # reading the fabric's (network.1) latency, which the group does not cross, is a problem
+    problems = check_network_sensitivity(_Tech(nodes=1, reads_level=1), sc)
+    assert any("network.1" in p and "latency x 10" in p and "does not cross" in p for p in problems), problems
+    problems = check_network_sensitivity(_Tech(nodes=1, flat_alpha_beta=True), sc)
     # the hand-rolled formula reads network.1, which an 8-GPU group does not cross
     assert any("no collective was priced" in p for p in problems)
     assert any("network.1" in p and "does not cross" in p for p in problems)
