@@ -22,8 +22,8 @@ Stages (one iteration; ``T`` host threads, ``R`` sampled edges/s per thread):
 * **gather** ``2 n0 d s_f / (eta_g BW_host t_g / T)``: read the feature rows, write the staging
   buffer (host-memory bound; ``eta_g`` = :data:`GATHER_EFFICIENCY` for random rows);
 * **copy** features and block indices ``n0 d s_f + 8 (e1 + e2)`` over each accelerator's host
-  link: ``collective_time("p2p", ...)`` over the link as a two-endpoint level (the shared network
-  model has no host endpoint of its own);
+  link: ``latency + m / B_link`` (:func:`suite.perf.transfer_time`; a host copy is not a
+  collective);
 * **train** by roofline [Williams09] ``max(3 F / (eta peak), 3 M / BW)``: forward FLOPs
   ``F = 2 e1 d + 2 n1 (2d) h + 2 e2 h + 2 b (2h) c`` (GraphSAGE: self and neighbour matrices;
   GCN: ``2 n1 d h`` and ``2 b h c``), backward twice the forward (the usual 1:2 convention,
@@ -64,7 +64,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from suite.errors import ParameterError
-from suite.perf import roofline_time
+from suite.perf import roofline_time, transfer_time
 from suite.perf.collective import Group, collective_time
 
 from suite_hyscale_gnn.graphs import descriptor
@@ -277,32 +277,18 @@ def memory_need(desc: dict) -> float:
 # --------------------------------------------------------------------------- transfers
 
 
-@functools.lru_cache(maxsize=256)
-def _link_profile(bandwidth: float, latency: float):
-    """A one-level profile whose only level is one host link (what collective_time prices)."""
-    from suite.hardware import Profile
-
-    return Profile.model_validate({
-        "name": "hyscale-gnn-host-link", "kind": "node", "source": "derived from the scenario's host link",
-        "device": {"type": "gpu", "memory": 1.0, "memory_bandwidth": 1e18, "peak_flops": {"fp32": 1e18}},
-        "node": {"device": "host-link-endpoint", "devices_per_node": 2},
-        "network": [{"name": "host-link", "topology": "switch", "size": 2, "bandwidth": bandwidth,
-                     "latency": latency}]})
-
-
 def link_time(nbytes: float, acc: Accel) -> float:
-    """One host <-> accelerator copy of *nbytes* over the host link (``collective_time`` p2p)."""
+    """One host <-> accelerator copy of *nbytes* over the accelerator's host link (s):
+    ``latency + m / B_link`` (:func:`suite.perf.transfer_time`; the host is not a rank of any
+    network level, so it is not a collective)."""
     if nbytes <= 0:
         return 0.0
-    return collective_time("p2p", float(nbytes), Group(ranks_per_node=2, nodes=1),
-                           _link_profile(acc.link_bandwidth, acc.link_latency)).time
+    return transfer_time(float(nbytes), acc.link_bandwidth, acc.link_latency)
 
 
 def _link_affine(acc: Accel) -> tuple[float, float]:
-    """(alpha, s/B) of :func:`link_time`, from two prices of collective_time (it is affine)."""
-    t1, t2 = link_time(1e6, acc), link_time(2e6, acc)
-    slope = (t2 - t1) / 1e6
-    return t1 - 1e6 * slope, slope
+    """(alpha, s/B) of :func:`link_time`."""
+    return acc.link_latency, 1.0 / acc.link_bandwidth
 
 
 def sync_time(profile, acc: Accel | None, nodes: int, grad_bytes: float) -> float:
