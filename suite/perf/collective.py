@@ -96,6 +96,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from suite.errors import ProfileError
+from suite.hardware.tracking import _ModelView as _TrackedView
 
 if TYPE_CHECKING:  # pragma: no cover
     from suite.hardware import Profile
@@ -234,11 +235,33 @@ _CACHE: dict[int, tuple[object, tuple]] = {}
 _TOKENS = __import__("itertools").count()
 
 
+def _touch(view, dims, op: str) -> None:
+    """Through a read-recording profile view (suite.hardware.tracking), read the fields the
+    collective depends on: the placement, the levels its traffic crosses and, for a reduction, the
+    device's memory bandwidth. :func:`_prepare` derives every level from the real profile, so a
+    level the group does not cross is never recorded as read."""
+    _ = view.devices_per_node
+    net = view.network
+    for d in dims:
+        level = net[d.level]
+        _ = (level.bandwidth, level.latency, level.topology, level.size)
+        if level.topology in ("torus", "mesh"):
+            _ = level.dims
+        if level.topology == "fat-tree":
+            _ = (level.oversubscription, level.leaf_size)
+        if d.inter and len(net) > 1 and view.node is not None:
+            _ = view.node.nics_per_node
+    if op in ("allreduce", "reduce-scatter", "reduce") and view.device is not None:
+        _ = view.device.memory_bandwidth
+
+
 def _prepare(profile: "Profile") -> tuple:
     """Per-profile derived figures (cached on the object's identity; profiles are immutable)."""
     hit = _CACHE.get(id(profile))
     if hit is not None and hit[0] is profile:
         return hit[1]
+    if type(profile) is _TrackedView:  # derive from the real profile; collective_time records the reads
+        profile = profile._v_obj
     net = profile.network
     if not net:
         raise ProfileError(f"profile {profile.name!r}: has no [[network]] level")
@@ -600,6 +623,8 @@ def collective_time(op: str, nbytes: float, group: Group, profile: "Profile",
     lv, intra, g, token = _prepare(profile)
     nlev = len(lv)
     dims = _dims(lv, intra, group)
+    if type(profile) is _TrackedView:
+        _touch(profile, dims, op)
     if _RECORDERS and nbytes > 0:
         for rec in _RECORDERS:
             rec.levels.update(d.level for d in dims)

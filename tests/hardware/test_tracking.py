@@ -128,3 +128,19 @@ def test_probing_an_aborting_plugin_costs_only_its_probe():
     reads, problems = probe_fields_read(tech)
     assert reads == {}
     assert problems == ["only (model): crashed: worker process died (SIGABRT) while running this case"]
+
+
+def test_a_level_the_collective_does_not_cross_is_not_recorded_as_read(ctx):
+    """An all-reduce inside one DGX node crosses NVLink only: `--set network.1.bandwidth` must be
+    reported as unread for it (the model derived every level at once and recorded them all)."""
+    from suite.perf import Group, collective_time
+
+    prof = ctx.profile("selene-dgx-a100")
+    view, reads = tracked(prof)
+    t = collective_time("allreduce", 1e9, Group(ranks_per_node=8, nodes=1), view).time
+    assert t == collective_time("allreduce", 1e9, Group(ranks_per_node=8, nodes=1), prof).time
+    assert {"network.0.bandwidth", "network.0.latency", "device.memory_bandwidth"} <= reads
+    assert not any(r.startswith("network.1.") for r in reads) and "node.nics_per_node" not in reads
+    view, reads = tracked(prof)
+    collective_time("allreduce", 1e9, Group(ranks_per_node=8, nodes=4), view)
+    assert {"network.1.bandwidth", "node.nics_per_node"} <= reads
