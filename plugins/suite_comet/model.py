@@ -245,8 +245,10 @@ COMPUTE_DTYPES = ("bf16", "fp16", "fp32")
 
 def compute_dtype(device) -> str | None:
     """The first of :data:`COMPUTE_DTYPES` whose peak *device* declares (None if none)."""
-    pf = device.peak_flops
-    return next((d for d in COMPUTE_DTYPES if pf.get(d)), None)
+    try:
+        return device.first_peak(*COMPUTE_DTYPES)[0]
+    except ProfileError:
+        return None
 
 
 def cluster_of(profile, nodes: int | None = None, expansion: float | None = None,
@@ -273,14 +275,11 @@ def cluster_of(profile, nodes: int | None = None, expansion: float | None = None
     dev = profile.device
     if dev is None:
         raise ProfileError(f"comet: profile {profile.name!r}: field device: expected a GPU, got none")
-    peak = None
-    for dt in (dtype, *(d for d in COMPUTE_DTYPES if d != dtype)):
-        peak = dev.peak_flops.get(dt) if hasattr(dev.peak_flops, "get") else None
-        if peak:
-            break
-    if not peak:
+    try:
+        _dt, peak = dev.first_peak(dtype, *(d for d in COMPUTE_DTYPES if d != dtype))
+    except ProfileError:
         raise ProfileError(f"comet: profile {profile.name!r}: field device.peak_flops: expected one of "
-                           f"{list(COMPUTE_DTYPES)}, got none")
+                           f"{list(COMPUTE_DTYPES)}, got none") from None
     if not profile.network and profile.num_devices > 1:
         raise ProfileError(f"comet: profile {profile.name!r}: field network: expected at least one level for "
                            f"{profile.num_devices} devices, got none")

@@ -225,12 +225,11 @@ def hardware(profile, gpus: int, efficiency: float | None = None) -> Hardware:
         The profile holds fewer than *gpus* devices, or its device has no bf16 / fp16 / fp32 peak.
     """
     dev = profile.require_device()
-    peaks = dev.peak_flops
-    dtype = next((d for d in ("bf16", "fp16", "fp32") if d in peaks), None)
-    if dtype is None:
+    try:
+        _dtype, peak = dev.first_peak("bf16", "fp16", "fp32")
+    except Exception:  # noqa: BLE001 - ProfileError: one line naming the technique
         raise ValueError(f"dflop: profile {profile.name!r}: device.peak_flops needs bf16 (or fp16 / fp32), "
-                         f"got {sorted(peaks)}")
-    peak = float(peaks[dtype])
+                         f"got {sorted(dev.peak_flops)}") from None
     if efficiency is None:
         curve = dev.efficiency_at("gemm_bf16", 1e12) if getattr(dev, "efficiency", None) else None
         efficiency = curve if curve is not None else DEFAULT_EFFICIENCY

@@ -288,8 +288,7 @@ def plan_of(params, table, profile) -> Plan:
 
 def _peak(dev) -> float:
     """bf16 peak (FLOP/s); fp16 when a device lists no bf16 (same tensor-core rate on NVIDIA parts)."""
-    pf = dev.peak_flops
-    return pf["bf16"] if "bf16" in pf else dev.flops("fp16")
+    return dev.first_peak("bf16", "fp16")[1]
 
 
 def layer_ops(table, plan: Plan, profile, efficiency: float = EFFICIENCY):

@@ -123,6 +123,25 @@ class Device(BaseModel):
                 return f0 + w * (f1 - f0)
         return pts[-1][1]  # pragma: no cover - unreachable for sorted points
 
+    def first_peak(self, *dtypes: str) -> tuple[str, float]:
+        """``(dtype, FLOP/s)`` of the first of *dtypes* whose peak the device declares (mixed
+        precision: ``first_peak("bf16", "fp16", "fp32")``: bf16 where there is one, else fp16,
+        else fp32).
+
+        Raises
+        ------
+        ProfileError
+            None of *dtypes* has a peak (the declared ones are listed).
+        """
+        for d in dtypes:
+            v = self.peak_flops.get(d)
+            if v:
+                return d, float(v)
+        from suite.errors import ProfileError
+
+        raise ProfileError(f"device {self.name or self.type!r}: field peak_flops: expected one of {list(dtypes)}, "
+                           f"got {sorted(self.peak_flops)}")
+
     def flops(self, dtype: str = "fp32") -> float:
         """Peak FLOP/s for *dtype*; falls back fp32 -> tf32 -> fp16 only when asked dtype absent."""
         if dtype in self.peak_flops:
