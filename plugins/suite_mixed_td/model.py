@@ -148,7 +148,21 @@ def resources_of(profile, dsp_budget: int | None = None) -> Resources:
     if not bw:
         raise Skip(f"mixed-td: profile {profile.name!r}: no memory bandwidth ([ext.fpga] or [device])")
     dsps = int(fp["dsp_slices"]) if dsp_budget is None else int(dsp_budget)
-    return Resources(dsps=dsps, on_chip_bytes=float(onchip), clock=float(fp["clock"]), dram_bw=float(bw))
+    return Resources(dsps=dsps, on_chip_bytes=_si(profile, "on_chip_memory", onchip, "bytes"),
+                     clock=_si(profile, "clock", fp["clock"], "frequency"),
+                     dram_bw=_si(profile, "memory_bandwidth", bw, "bandwidth"))
+
+
+def _si(profile, key: str, value, dim: str) -> float:
+    """An ``[ext.fpga]`` figure in SI units: an override may leave a string with a unit there
+    (``with_overrides({"ext.fpga.clock": "100 MHz"})``); a bad one is one line naming the field."""
+    from suite.errors import ProfileError
+    from suite.hardware import parse_quantity
+
+    try:
+        return parse_quantity(value, dim)
+    except ValueError as e:
+        raise ProfileError(f"profile {profile.name!r}: field ext.fpga.{key}: {e}") from None
 
 
 # --------------------------------------------------------------------------- folding

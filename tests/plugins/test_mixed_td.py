@@ -416,6 +416,18 @@ def test_skips_and_bad_input():
         TECHNIQUE.evaluate(_scen("dense", dsp_budget=3))
 
 
+def test_ext_fpga_overrides_with_units():
+    """An override leaves a unit string in [ext.fpga]: 100 MHz is read as 1e8 Hz, a bad one is one line."""
+    from suite.errors import ProfileError
+    from suite.hardware import get_profile
+
+    u250 = get_profile("xilinx-alveo-u250")
+    res = model.resources_of(u250.with_overrides({"ext.fpga.clock": "100 MHz", "ext.fpga.memory_bandwidth": "50 Gbit/s"}))
+    assert res.clock == 1e8 and res.dram_bw == 6.25e9 and res.on_chip_bytes == 59_572_224
+    with pytest.raises(ProfileError, match="field ext.fpga.clock: expected a frequency"):
+        model.resources_of(u250.with_overrides({"ext.fpga.clock": "fast"}))
+
+
 def test_execute_digits_oracles_and_accuracy():
     r = TECHNIQUE.evaluate(_scen("mixed-td", fidelity="execute", workload="digits"))
     assert r["oracle_error"] < 1e-10 and r["eckart_young_error"] < 1e-10
