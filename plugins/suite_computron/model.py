@@ -12,9 +12,8 @@ CUDA streams). A load is a host-to-devices scatter and an offload the matching g
 
       T(n) = max( T_link(S / n),  S / B_host,  g S / (n B_uplink) )
 
-  ``T_link(m) = alpha + m / (f B_link)`` is one shard over one host link, priced by
-  :func:`suite.perf.collective.collective_time` (``p2p`` over the host link as a one-level
-  network; see :func:`host_link_time`); ``B_host`` the CPU's memory bandwidth (the node's
+  ``T_link(m) = alpha + m / (f B_link)`` is one shard over one host link
+  (:func:`suite.perf.transfer_time`; see :func:`host_link_time`); ``B_host`` the CPU's memory bandwidth (the node's
   ``node.cpu`` profile) bounds the aggregate; a PCIe switch that ``g`` of the group's GPUs share
   (``[ext.pcie_switch]``, optional) bounds it by its uplink ``B_uplink``.
 * ``mp-serial`` (the same shards copied one after another): ``T = n T_link(S / n)``.
@@ -58,7 +57,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from suite.errors import ParameterError, ProfileError
-from suite.perf import Group, collective_time, roofline_time
+from suite.perf import Group, collective_time, roofline_time, transfer_time
 
 __all__ = ["LINK_FRACTION", "DEFAULT_EFFICIENCY", "DTYPE_BYTES", "VARIANTS", "HostEndpoint", "SwapCost",
            "ServiceCost", "layout", "host_endpoint", "host_link_time", "swap_time", "service_cost",
@@ -175,30 +174,13 @@ def host_endpoint(profile) -> HostEndpoint:
     return HostEndpoint(dev.host_link.bandwidth, LINK_FRACTION, dev.host_link.latency, host, gpus, bw)
 
 
-@functools.lru_cache(maxsize=256)
-def _link_profile(bandwidth: float, latency: float):
-    """A one-level profile whose only network level is one host link (what collective_time prices)."""
-    from suite.hardware import Profile
-
-    return Profile.model_validate({
-        "name": "computron-host-link", "kind": "node", "source": "derived from the scenario's host link",
-        "device": {"type": "gpu", "memory": 1.0, "memory_bandwidth": 1e18, "peak_flops": {"fp32": 1e18}},
-        "node": {"device": "host-link-endpoint", "devices_per_node": 2},
-        "network": [{"name": "host-link", "topology": "switch", "size": 2, "bandwidth": bandwidth,
-                     "latency": latency}]})
-
-
 def host_link_time(nbytes: float, ep: HostEndpoint) -> float:
-    """One shard of *nbytes* over one host link: ``alpha + m / (f B_link)`` (s), priced by
-    :func:`suite.perf.collective.collective_time` (``p2p`` over the link as a one-level network).
-
-    The shared model has no host endpoint yet (the host is not a rank of any profile level), so
-    the link is handed to it as a two-endpoint level; see the docs page.
-    """
+    """One shard of *nbytes* over one host link: ``alpha + m / (f B_link)`` (s),
+    :func:`suite.perf.transfer_time` on the device's host link (a host copy is not a collective:
+    the host is not a rank of any network level)."""
     if nbytes <= 0:
         return 0.0
-    prof = _link_profile(float(ep.effective_link), float(ep.link_latency))
-    return collective_time("p2p", float(nbytes), Group(ranks_per_node=2, nodes=1), prof).time
+    return transfer_time(float(nbytes), float(ep.effective_link), float(ep.link_latency))
 
 
 @dataclass(frozen=True)
