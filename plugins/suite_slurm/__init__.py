@@ -1,0 +1,1 @@
+"""SLURM executor for dlsys-suite through submitit (skeleton: being built)."""
