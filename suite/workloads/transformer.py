@@ -65,7 +65,8 @@ from dataclasses import asdict, dataclass, field
 from suite.errors import WorkloadError
 from suite.workloads.types import Layer, LayerTable
 
-__all__ = ["TransformerSpec", "TransformerTable", "transformer", "SPECS", "activation_memory",
+__all__ = ["TransformerSpec", "TransformerTable", "transformer", "SPECS", "activation_memory", "encoder_decoder",
+           "ENCODER_DECODER", "TRANSFORMER_BASE",
            "training_flops", "narayanan_flops"]
 
 
@@ -397,3 +398,61 @@ SPECS: dict[str, TransformerSpec] = {s.name: s for s in [
     _llama("llama3-405b", 126, 16384, 128, 8, 53248, 128256, 8192, 405_853_388_800, 0.0, _LLAMA3_SRC,
            "HF parameter count 405,853,388,800 (405.9B)"),
 ]}
+
+
+# --------------------------------------------------------------------------- encoder-decoder
+
+#: Transformer "base" of Vaswani et al. 2017 ("Attention Is All You Need"), Table 3 row "base":
+#: N = 6 encoder and 6 decoder layers, d_model = 512, d_ff = 2048, h = 8 heads (d_k = d_v = 64),
+#: 65 x 10^6 parameters; Sec. 3.4: one embedding matrix shared by the encoder and decoder inputs
+#: and the pre-softmax projection (tied); Sec. 3.5: sinusoidal positions (no parameters);
+#: Sec. 5.1: WMT 2014 EN-DE, a shared source-target BPE vocabulary of "about 37000 tokens".
+#: Built as ``layers = 12`` blocks of which the last 6 (the decoder) get a cross-attention layer.
+#: The ReLU FFN has the cost of the 2-matrix "gelu" MLP; ``seq = 256`` tokens per side per
+#: sample is OUR assumption (the paper batches ~25000 source + 25000 target tokens, Sec. 5.1),
+#: and ``pre_norm`` adds one final LayerNorm (1,024 parameters) where the paper is post-LN.
+TRANSFORMER_BASE = TransformerSpec(
+    "transformer-base", 12, 512, 8, vocab=37000, seq=256, ffn=2048, positions=0, pre_norm=True, tied=True,
+    source="Vaswani et al. 2017 Table 3 (base: N=6, d_model=512, d_ff=2048, h=8), Sec. 3.4 (shared embeddings), "
+           "Sec. 5.1 (vocabulary ~37000)",
+    published_params=65_000_000, published_rel=0.05,
+    published_note="Table 3 'params x10^6' = 65 (2 significant digits); the vocabulary is 'about 37000', so "
+                   "5% covers the rounding and the vocabulary's uncertainty")
+ENCODER_DECODER: dict[str, tuple[TransformerSpec, int]] = {"transformer-base": (TRANSFORMER_BASE, 6)}
+
+
+def encoder_decoder(spec: TransformerSpec, decoder_layers: int, seq: int | None = None) -> TransformerTable:
+    """An encoder-decoder table: :func:`transformer` with ``spec.layers`` blocks, of which the
+    last *decoder_layers* are decoder blocks, each with a cross-attention layer
+    ``block{i}.cross`` (kind ``attention``) after its self-attention (Vaswani et al. 2017 Sec. 3.1).
+
+    The cross-attention has the self-attention's parameters, FLOPs and saved bytes (queries from
+    the target, keys and values from the ``seq``-token encoder output: equal lengths assumed).
+
+    Raises
+    ------
+    WorkloadError
+        ``decoder_layers`` not in ``[1, spec.layers - 1]``.
+    """
+    import dataclasses
+
+    if not 1 <= decoder_layers < spec.layers:
+        raise WorkloadError(f"transformer {spec.name}: decoder_layers must be in [1, {spec.layers - 1}], "
+                            f"given {decoder_layers}")
+    base = transformer(spec, seq)
+    first_dec = spec.layers - decoder_layers
+    enc_out = f"block{first_dec - 1}.mlp"
+    out: list[Layer] = []
+    for layer in base.layers:
+        out.append(layer)
+        if layer.kind == "attention" and int(layer.name[5:].split(".")[0]) >= first_dec:
+            i = layer.name[5:].split(".")[0]
+            out.append(dataclasses.replace(layer, name=f"block{i}.cross",
+                                           attrs={**layer.attrs, "inputs": [layer.name, enc_out]}))
+    for j, layer in enumerate(out):  # the decoder MLP now follows the cross-attention
+        if layer.kind == "mlp" and int(layer.name[5:].split(".")[0]) >= first_dec:
+            out[j] = dataclasses.replace(layer, attrs={**layer.attrs, "inputs": [out[j - 1].name]})
+    desc = (f"encoder-decoder: {first_dec} encoder + {decoder_layers} decoder layers, hidden {spec.hidden}, "
+            f"{spec.heads} heads, MLP {spec.f}, vocab {spec.vocab}, seq {base.spec['seq']} per side, tied embeddings")
+    return dataclasses.replace(base, layers=tuple(out), description=desc,
+                               spec={**base.spec, "decoder_layers": decoder_layers})

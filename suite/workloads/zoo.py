@@ -41,6 +41,12 @@ from suite.workloads.transformer import SPECS as _SPECS, transformer as _transfo
 for _name, _spec in _SPECS.items():
     register(_name, partial(_transformer, _spec))
 
+# Encoder-decoder transformers (Vaswani et al. 2017 Table 3 "base")
+from suite.workloads.transformer import ENCODER_DECODER as _ENCDEC, encoder_decoder as _encdec  # noqa: E402
+
+for _name, (_spec, _dec) in _ENCDEC.items():
+    register(_name, partial(_encdec, _spec, _dec))
+
 # Datasets (all local: scikit-learn bundled files and seeded generators)
 from suite.workloads import datasets as _D  # noqa: E402
 

@@ -140,3 +140,16 @@ def test_other_sequence_lengths_by_name():
     assert full.fwd_flops - core == pytest.approx(2 * (half.fwd_flops - core_h))
     with pytest.raises(WorkloadError, match="unknown transformer"):
         get_workload("resnet-50@seq128")
+
+
+def test_transformer_base_matches_vaswani_table3():
+    # Vaswani et al. 2017 Table 3 "base": 65 x 10^6 parameters. By hand (d = 512, f = 2048,
+    # V = 37000 shared BPE vocabulary, tied): attention 4d^2 + 4d + 2d (LN), FFN 2df + f + d + 2d;
+    # 6 encoder blocks (attn + FFN), 6 decoder blocks (self-attn + cross-attn + FFN), V d, final LN 2d.
+    d, f, V = 512, 2048, 37000
+    attn, ffn = 4 * d * d + 4 * d + 2 * d, 2 * d * f + f + d + 2 * d
+    t = get_workload("transformer-base")
+    assert t.params == 6 * (attn + ffn) + 6 * (2 * attn + ffn) + V * d + 2 * d
+    assert t.params == pytest.approx(65e6, rel=0.05)
+    assert sum(1 for l in t.layers if l.name.endswith(".cross")) == 6
+    assert [l.name for l in t.layers][-3:] == ["block11.mlp", "final_norm", "lm_head"]
