@@ -20,6 +20,7 @@ from suite.collectives.dataparallel import (
     load_problem,
     proportional_batches,
     relative_speeds,
+    virtual_node_split,
 )
 from suite.errors import ParameterError, ProfileError
 from suite.hardware import get_profile
@@ -168,3 +169,171 @@ def test_minibatches_are_seeded_per_worker():
     a, b = _workers(2, seed=3), _workers(2, seed=3)
     assert np.array_equal(a.minibatch(1), b.minibatch(1))
     assert set(a.minibatch(0)) <= set(a.problem.shards[0].tolist())
+
+
+# --------------------------------------------------------------------------- unequal / dummy batches,
+# the global-count gradient, virtual nodes, resizing (HetSeq, VirtualFlow)
+
+
+def _per_sample_sum_oracle(theta, X, y, d, k, l2):
+    """Independent oracle for logistic regression: sum over samples of
+    grad l_j = [x_j (p_j - e_yj)^T + l2 W ; p_j - e_yj], one sample at a time (no batching)."""
+    W, b = theta[:d * k].reshape(d, k), theta[d * k:]
+    gW, gb = np.zeros((d, k)), np.zeros(k)
+    for x, c in zip(X, y):
+        z = x @ W + b
+        p = np.exp(z - z.max())
+        p /= p.sum()
+        p[c] -= 1.0
+        gW += np.outer(x, p) + l2 * W
+        gb += p
+    return np.concatenate([gW.ravel(), gb])
+
+
+def _hetero_workers(batches, seed=0, l2=0.01):
+    p = load_problem(len(batches), "iid", seed=seed)
+    return Workers(p, FlatModel(p.d, p.classes, l2=l2), batches, Clock(np.ones(len(batches)), 0.5), seed)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.integers(0, 12), min_size=1, max_size=6).filter(lambda b: sum(b) > 0), st.integers(0, 10_000))
+def test_global_gradient_of_any_split_is_the_union_gradient(batches, seed):
+    w = _hetero_workers(batches, seed)
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(size=w.model.size) * 0.1
+    w.params = [theta.copy() for _ in range(w.K)]
+    idx = [w.minibatch(i) for i in range(w.K)]
+    assert [len(a) for a in idx] == list(batches)
+    g = w.global_gradient(idx=idx)
+    union = np.concatenate(idx)
+    oracle = _per_sample_sum_oracle(theta, w.problem.X_train[union], w.problem.y_train[union],
+                                    w.model.d, w.model.k, w.model.l2) / len(union)
+    assert all(np.array_equal(gi, g[0]) for gi in g)  # every replica bit-identical
+    assert np.max(np.abs(g[0] - oracle)) <= 1e-12
+    assert w.allreduces == 1 and w.samples == sum(batches)  # ONE all-reduce per step
+    assert w.grad_evals == sum(1 for b in batches if b > 0)  # dummy batches evaluate nothing
+
+
+def test_dummy_batch_takes_part_in_the_ring_but_adds_no_samples():
+    w = _hetero_workers([5, 0, 3])
+    assert w.weights.tolist() == [5 / 8, 0.0, 3 / 8]
+    assert len(w.minibatch(1)) == 0
+    g, n = w.gradient_sum(1)
+    assert n == 0 and not g.any()
+    assert not w.gradient(1).any() and w.grad_evals == 0
+    w.global_gradient()
+    sent = w.ledger.sent_by()
+    assert sent[1] > 0 and sent[1] == sent[0]  # the dummy rank still forwards its ring chunks
+    # the count travels in the same all-reduce: 2(K-1) chunks of (size + 1) floats in total
+    assert w.ledger.total_bytes == pytest.approx(2 * 2 * (w.model.size + 1) * 8, abs=2 * 2 * 8 * 3)
+    with pytest.raises(ParameterError, match="batch size >= 0"):
+        _hetero_workers([2, -1])
+    with pytest.raises(ParameterError, match="at least one sample"):
+        _hetero_workers([0, 0])
+
+
+def test_mean_of_means_is_biased_by_unequal_batches():
+    # hand case: two workers, batches 1 and 3. Union: (g_a + g_b + g_c + g_d) / 4;
+    # DDP's mean of means: (g_a + (g_b + g_c + g_d) / 3) / 2, which weights sample a 1/2, not 1/4
+    w = _hetero_workers([1, 3])
+    theta = np.random.default_rng(1).normal(size=w.model.size) * 0.1
+    w.params = [theta.copy(), theta.copy()]
+    idx = [w.minibatch(0), w.minibatch(1)]
+    X, y = w.problem.X_train, w.problem.y_train
+    ga = _per_sample_sum_oracle(theta, X[idx[0]], y[idx[0]], w.model.d, w.model.k, w.model.l2)
+    gbcd = _per_sample_sum_oracle(theta, X[idx[1]], y[idx[1]], w.model.d, w.model.k, w.model.l2)
+    mom = w.mean_of_means(idx=idx)[0]
+    assert np.allclose(mom, (ga + gbcd / 3) / 2, atol=1e-12)
+    union = w.global_gradient(idx=idx)[0]
+    assert np.allclose(union, (ga + gbcd) / 4, atol=1e-12)
+    assert np.max(np.abs(mom - union)) > 1e-3  # the bias is not rounding
+    # equal batches: the two agree
+    e = _hetero_workers([3, 3])
+    idx = [e.minibatch(0), e.minibatch(1)]
+    assert np.allclose(e.mean_of_means(idx=idx)[0], e.global_gradient(idx=idx)[0], atol=1e-14)
+
+
+@pytest.mark.parametrize("hidden", [0, 6])
+def test_micro_batch_accumulation_equals_one_pass(hidden):
+    p = load_problem(2, "iid", seed=2)
+    w = Workers(p, FlatModel(p.d, p.classes, hidden, l2=0.05), [13, 7], Clock(np.ones(2), 0.0), 2)
+    idx = [w.minibatch(0), w.minibatch(1)]
+    one = w.global_gradient(idx=idx)[0]
+    evals = w.grad_evals
+    acc = w.global_gradient(idx=idx, micro=[4, 9])[0]  # 9 > 7: two micro-batches are empty
+    assert w.grad_evals - evals == 4 + 7 and w.allreduces == 2
+    assert np.max(np.abs(acc - one)) <= 1e-12 * max(1.0, np.max(np.abs(one)))
+    # sum reduction = n x mean reduction; empty batches
+    m, X, y = w.model, p.X_train[idx[0]], p.y_train[idx[0]]
+    (ls, gs), (lm, gm) = m.loss_grad(w.params[0], X, y, "sum"), m.loss_grad(w.params[0], X, y)
+    assert ls == pytest.approx(13 * lm, rel=1e-12) and np.allclose(gs, 13 * gm, atol=1e-12)
+    assert m.loss_grad(w.params[0], X[:0], y[:0], "sum")[0] == 0.0
+    with pytest.raises(ParameterError, match="empty batch"):
+        m.loss_grad(w.params[0], X[:0], y[:0])
+    with pytest.raises(ParameterError, match="micro"):
+        w.gradient_sum(0, micro=0)
+
+
+def test_virtual_nodes_spread_over_any_divisor_give_the_same_gradient():
+    V, B = 8, 40
+    ref = None
+    for P in (1, 2, 4, 8):
+        w = _hetero_workers([B // P] * P, seed=4)
+        idx = np.random.default_rng(9).choice(len(w.problem.y_train), B, replace=False)
+        parts = virtual_node_split(idx, V, [V // P] * P)
+        assert [len(x) for x in parts] == [V // P] * P
+        assert np.array_equal(np.concatenate([np.concatenate(x) for x in parts]), idx)
+        g = w.global_gradient(idx=parts)[0]
+        assert w.micro_batches == V and w.allreduces == 1
+        ref = g if ref is None else ref
+        assert np.max(np.abs(g - ref)) <= 1e-12
+    # heterogeneous counts, a worker holding none (dummy)
+    parts = virtual_node_split(np.arange(10), 4, [3, 0, 1])
+    assert [len(x) for x in parts] == [3, 0, 1] and [len(a) for a in parts[0]] == [3, 3, 2]
+    with pytest.raises(ParameterError, match=r"summing to virtual_nodes \(4\), got \[3, 0\]"):
+        virtual_node_split(np.arange(10), 4, [3, 0])
+
+
+def test_resize_keeps_the_trajectory_of_the_same_global_batches():
+    B, V, lr, steps = 32, 8, 0.3, 6
+    rng = np.random.default_rng(5)
+    w0 = _hetero_workers([B], seed=5)
+    batches = [rng.choice(len(w0.problem.y_train), B, replace=False) for _ in range(steps)]
+    for t in range(steps):  # one process, the whole batch
+        w0.sgd_step(lr, idx=[batches[t]])
+    w = _hetero_workers([B // 4] * 4, seed=5)
+    for t, P in enumerate([4, 4, 2, 2, 8, 8]):
+        if P != w.K:
+            w.resize([B // P] * P)
+        w.sgd_step(lr, idx=virtual_node_split(batches[t], V, [V // P] * P))
+        assert w.identical()
+    assert w.resizes == 2 and w.allreduces == steps  # one all-reduce per step across resizes
+    assert np.max(np.abs(w.params[0] - w0.params[0])) <= 1e-12
+    assert w.problem.workers == 8 and sorted(np.concatenate(w.problem.shards).tolist()) == \
+        list(range(len(w.problem.y_train)))
+    w.params[1] = w.params[1] + 1.0
+    with pytest.raises(ParameterError, match="replicas differ"):
+        w.resize([4, 4])
+
+
+def test_proportional_batches_minimum_zero_and_caps():
+    # caps (memory): speeds 1, 1, 4 -> ideal shares 40, 40, 10 of 90; cap the first at 30:
+    # the 10 left over are shared 4:1 between the others -> 30, 48, 12
+    assert proportional_batches(90, [1, 1, 4], caps=[30, 100, 100]).tolist() == [30, 48, 12]
+    # minimum 0 lets a very slow worker get a dummy batch; the default keeps one sample
+    assert proportional_batches(10, [1, 1, 100], minimum=0).tolist() == [5, 5, 0]
+    assert proportional_batches(10, [1, 1, 100]).tolist() == [5, 4, 1]
+    with pytest.raises(ParameterError, match="exceeds the sum of the caps"):
+        proportional_batches(50, [1, 1], caps=[20, 20])
+    with pytest.raises(ParameterError, match="caps: expected 2 values"):
+        proportional_batches(10, [1, 1], caps=[20])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(1.0, 8.0), min_size=1, max_size=6), st.integers(0, 100), st.integers(0, 2))
+def test_capped_proportional_batches_respect_caps_and_total(speeds, extra, minimum):
+    K = len(speeds)
+    caps = [minimum + 1 + (7 * i) % 13 for i in range(K)]
+    total = min(minimum * K + extra, sum(caps))
+    b = proportional_batches(total, speeds, minimum=minimum, caps=caps)
+    assert b.sum() == total and (b >= minimum).all() and (b <= np.array(caps)).all()

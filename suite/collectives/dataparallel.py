@@ -22,6 +22,42 @@ Pieces
   compute time from FLOPs and peak (roofline compute roof, one stated efficiency) and the
   all-reduce time over the profile's levels (:func:`suite.perf.collective_time`).
 * :class:`Workers` -- the simulated workers.
+* :func:`virtual_node_split` -- a global batch cut into V virtual nodes and handed out to the
+  workers, so many virtual nodes per worker (VirtualFlow [Or22]).
+
+Unequal batches, dummy batches, the global-count gradient and virtual nodes
+--------------------------------------------------------------------------
+Synchronous data parallelism over heterogeneous devices (HetSeq [Ding20], VirtualFlow [Or22])
+needs three things the equal-batch loops above do not:
+
+* **Unequal local batches, including 0.** ``Workers(batches=...)`` takes any non-negative
+  ``b_i`` with ``sum(b) >= 1``. A worker with ``b_i = 0`` holds a *dummy batch*: it takes part
+  in every collective (it sends and receives its share of the ring) but contributes no samples:
+  :meth:`Workers.minibatch` gives it an empty index array, :meth:`Workers.gradient_sum` a zero
+  vector and a count of 0, and its averaging weight ``b_i / sum(b)`` is 0.
+* **The gradient of the union.** :meth:`Workers.global_gradient` is the step's gradient as the
+  single process on the union of the local batches would compute it:
+  ``g = (sum_i sum_{j in B_i} grad l_j) / (sum_i |B_i|)``, the sum of per-sample gradients over
+  the GLOBAL sample count (HetSeq's normalisation by the all-reduced sample count, [Ding20]).
+  Each worker all-reduces its *sum* of per-sample gradients with its sample count appended as
+  one more element, so the step costs ONE real ring all-reduce of ``size + 1`` floats. The
+  biased alternative, DDP's mean of per-rank means ``(1/K) sum_i mean_{j in B_i} grad l_j``
+  (an empty rank counted as a zero gradient), is :meth:`Workers.mean_of_means`; the two agree
+  when every ``b_i`` is equal. (The existing :meth:`Workers.allreduce_mean` with the default
+  weights ``b_i / sum(b)`` of per-rank mean gradients equals the union gradient too, up to
+  rounding, but cannot hold an empty rank's undefined mean.)
+* **Virtual-node gradient accumulation.** Passing ``micro = v`` (one int, or one per worker)
+  makes a worker process its batch as v sequential micro-batches (``numpy.array_split`` of its
+  indices; a micro-batch may be empty), summing their per-sample gradient sums before the one
+  all-reduce [Or22, §3]; or ``idx`` may hand a worker its micro-batches explicitly, as
+  :func:`virtual_node_split` does. Accumulation changes the evaluation order only: the result
+  equals the single pass up to rounding (about 1e-15 relative in float64).
+  :attr:`Workers.micro_batches` counts the non-empty micro-batches processed,
+  :attr:`Workers.samples` the samples.
+* **Resizing.** :meth:`Workers.resize` changes the number of workers between steps (elastic
+  training, [Or22]): the replicas must be identical (a synchronous step just ended); the new
+  workers start from that model, the shards are re-split IID, the clock, ledger and counters
+  carry on.
 
 References
 ----------
@@ -31,6 +67,12 @@ References
 .. [Patarasuk09] P. Patarasuk, X. Yuan, "Bandwidth optimal all-reduce algorithms for clusters of
    workstations", JPDC 69(2), 2009: ring all-reduce ``2(p-1) alpha + 2(p-1)/p m beta``.
 .. [Williams09] S. Williams et al., "Roofline", CACM 52(4), 2009 (compute roof ``F/(eff peak)``).
+.. [Ding20] Y. Ding, N. Botzer, T. Weninger, "HetSeq: Distributed GPU Training on Heterogeneous
+   Infrastructure", arXiv 2009.14783, 2020 (gradients summed and divided by the all-reduced
+   global sample count, so unequal local batches give the union's gradient).
+.. [Or22] A. Or, H. Zhang, M. J. Freedman, "VirtualFlow: Decoupling Deep Learning Models from
+   the Underlying Hardware", MLSys 2022 (virtual nodes processed sequentially on a device,
+   gradients accumulated before one synchronisation).
 """
 
 from __future__ import annotations
@@ -59,6 +101,8 @@ __all__ = [
     "Clock",
     "clock_for",
     "Workers",
+    "virtual_node_split",
+    "reshard",
 ]
 
 
@@ -245,10 +289,23 @@ class FlatModel:
         return (float(-logp[np.arange(len(y)), y].mean()) + self._reg(theta),
                 float((z.argmax(axis=1) == y).mean()))
 
-    def loss_grad(self, theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
-        """Loss and its exact gradient (flat, same layout as theta) on the batch (X, y)."""
-        p = self.unpack(theta)
+    def loss_grad(self, theta: np.ndarray, X: np.ndarray, y: np.ndarray,
+                  reduction: str = "mean") -> tuple[float, np.ndarray]:
+        """Loss and its exact gradient (flat, same layout as theta) on the batch (X, y).
+
+        ``reduction="mean"`` (default): the mean per-sample loss ``l_j = CE_j + l2/2 ||W||^2``
+        and its gradient; ``"sum"``: their sums over the batch, ``sum_j l_j`` and
+        ``sum_j grad l_j`` (so the L2 term is counted once per sample). A sum over an empty
+        batch is ``(0.0, zeros)``; a mean over one raises :class:`ParameterError`.
+        """
+        if reduction not in ("mean", "sum"):
+            raise ParameterError(f"FlatModel.loss_grad: reduction must be 'mean' or 'sum', got {reduction!r}")
         n = len(y)
+        if n == 0:
+            if reduction == "sum":
+                return 0.0, np.zeros(self.size)
+            raise ParameterError("FlatModel.loss_grad: the mean over an empty batch is undefined")
+        p = self.unpack(theta)
         if self.hidden == 0:
             z = X @ p[0] + p[1]
         else:
@@ -258,17 +315,23 @@ class FlatModel:
         z = z - z.max(axis=1, keepdims=True)
         e = np.exp(z)
         s = e.sum(axis=1, keepdims=True)
-        loss = float(np.mean(np.log(s[:, 0]) - z[np.arange(n), y])) + self._reg(theta)
+        ce = np.log(s[:, 0]) - z[np.arange(n), y]
         delta = e / s
         delta[np.arange(n), y] -= 1.0
-        delta /= n
+        if reduction == "mean":
+            loss = float(np.mean(ce)) + self._reg(theta)
+            delta /= n
+            r = self.l2
+        else:
+            loss = float(np.sum(ce)) + n * self._reg(theta)
+            r = n * self.l2
         if self.hidden == 0:
-            gW = X.T @ delta + self.l2 * p[0]
+            gW = X.T @ delta + r * p[0]
             return loss, np.concatenate([gW.ravel(), delta.sum(axis=0)])
-        gW2 = h.T @ delta + self.l2 * p[2]
+        gW2 = h.T @ delta + r * p[2]
         gb2 = delta.sum(axis=0)
         dh = (delta @ p[2].T) * (a > 0)
-        gW1 = X.T @ dh + self.l2 * p[0]
+        gW1 = X.T @ dh + r * p[0]
         return loss, np.concatenate([gW1.ravel(), dh.sum(axis=0), gW2.ravel(), gb2])
 
 
@@ -287,37 +350,76 @@ def relative_speeds(workers: int, hetero: float) -> np.ndarray:
     return np.linspace(1.0, float(hetero), workers)
 
 
-def proportional_batches(total: int, speeds: Sequence[float]) -> np.ndarray:
+def proportional_batches(total: int, speeds: Sequence[float], *, minimum: int = 1,
+                         caps: Sequence[int] | None = None) -> np.ndarray:
     """CoCoD-SGD's proportional sampling [Shen19 §3]: batch ``b_i`` proportional to worker i's
-    computation capability ``1/s_i``, summing to *total*, each >= 1 (largest remainders).
+    computation capability ``1/s_i``, summing to *total*, each >= *minimum* (largest
+    remainders); with *caps*, each ``b_i <= caps[i]`` (HetSeq's batch proportional to
+    throughput, capped by device memory [Ding20]): the shares of capped workers are fixed at
+    their cap and the rest of the batch is shared out again in proportion (water filling).
 
     Parameters
     ----------
     total : int
-        Global mini-batch (sum of the workers' batches), >= number of workers.
+        Global mini-batch (sum of the workers' batches), >= ``minimum * workers``.
     speeds : sequence of float
         Relative time per sample of each worker (> 0).
+    minimum : int, keyword-only
+        Smallest batch a worker gets (default 1; 0 allows a dummy batch).
+    caps : sequence of int, optional, keyword-only
+        Largest batch of each worker (samples that fit its memory), each >= *minimum*, summing
+        to >= *total*.
 
     Returns
     -------
     ndarray of int64, shape (workers,)
+
+    Raises
+    ------
+    ParameterError
+        A speed <= 0, *total* below ``minimum * workers`` or above ``sum(caps)``, a cap below
+        *minimum*, or *caps* of the wrong length.
     """
     s = np.asarray(speeds, float)
     if np.any(s <= 0):
         raise ParameterError("speeds must be > 0")
     K = len(s)
-    if total < K:
-        raise ParameterError(f"global batch {total} must be >= workers {K}")
+    if minimum < 0:
+        raise ParameterError(f"proportional_batches: minimum must be >= 0, got {minimum}")
+    if total < minimum * K:
+        raise ParameterError(f"global batch {total} must be >= workers {K}" if minimum == 1 else
+                             f"global batch {total} must be >= minimum {minimum} x workers {K}")
     cap = 1.0 / s
     ideal = total * cap / cap.sum()
-    b = np.maximum(np.floor(ideal).astype(np.int64), 1)
+    hi = None
+    if caps is not None:
+        hi = np.asarray(caps, dtype=np.int64)
+        if hi.shape != (K,):
+            raise ParameterError(f"proportional_batches: caps: expected {K} values, got {hi.size}")
+        if np.any(hi < minimum):
+            raise ParameterError(f"proportional_batches: caps: expected every cap >= minimum {minimum}, "
+                                 f"got {hi.tolist()}")
+        if total > hi.sum():
+            raise ParameterError(f"proportional_batches: global batch {total} exceeds the sum of the caps "
+                                 f"({int(hi.sum())})")
+        fixed = np.zeros(K, bool)
+        while True:  # water filling: fix the capped shares, share the rest again
+            over = ~fixed & (ideal > hi)
+            if not over.any():
+                break
+            fixed |= over
+            left = total - hi[fixed].sum()
+            ideal = np.where(fixed, hi, left * cap / cap[~fixed].sum() if (~fixed).any() else 0.0)
+    b = np.maximum(np.floor(ideal).astype(np.int64), minimum)
     while b.sum() > total:
         b[np.argmax(b)] -= 1
     rem = ideal - b
-    for i in np.argsort(-rem, kind="stable"):
-        if b.sum() >= total:
-            break
-        b[i] += 1
+    while b.sum() < total:
+        for i in np.argsort(-rem, kind="stable"):
+            if b.sum() >= total:
+                break
+            if hi is None or b[i] < hi[i]:
+                b[i] += 1
     return b
 
 
@@ -438,7 +540,8 @@ class Workers:
         Data and the shard of each worker.
     model : FlatModel
     batches : sequence of int
-        Local mini-batch of each worker.
+        Local mini-batch of each worker, each >= 0 (0: a dummy batch that contributes no
+        samples), summing to >= 1.
     clock : Clock
         Step and all-reduce times the variants advance ``time`` by.
     seed : int
@@ -454,7 +557,13 @@ class Workers:
     time : float
         Simulated wall-clock (s).
     grad_evals, allreduces : int
-        Gradient evaluations (one per worker per local step) and all-reduce calls.
+        Gradient evaluations (one per worker per local step; one per non-empty micro-batch
+        under :meth:`gradient_sum`; none for a dummy batch) and all-reduce calls.
+    samples, micro_batches : int
+        Per-sample gradients computed, and non-empty (micro-)batches processed by
+        :meth:`gradient_sum`.
+    resizes : int
+        Calls of :meth:`resize`.
     allreduce_error : float
         Largest ``|ring result - dense weighted sum|`` over every all-reduce (the oracle check).
     ledger : Ledger
@@ -476,18 +585,28 @@ class Workers:
     ledger: Ledger = field(default_factory=Ledger)
     allreduce_error: float = 0.0
     curve: dict = field(default_factory=lambda: {"step": [], "time": [], "loss": [], "accuracy": []})
+    samples: int = 0
+    micro_batches: int = 0
+    resizes: int = 0
 
     def __post_init__(self):
         K = self.problem.workers
-        self.batches = np.asarray(self.batches, dtype=np.int64)
-        if len(self.batches) != K:
-            raise ParameterError(f"Workers: {len(self.batches)} batch sizes for {K} workers")
-        if np.any(self.batches < 1):
-            raise ParameterError("Workers: every batch size must be >= 1")
+        self._set_batches(self.batches, K)
         theta0 = self.model.init(np.random.default_rng(self.seed))
         self.params = [theta0.copy() for _ in range(K)]
-        self.weights = self.batches / self.batches.sum()
         self._rngs = [np.random.default_rng([self.seed, i]) for i in range(K)]
+
+    def _set_batches(self, batches, K: int) -> None:
+        b = np.asarray(batches, dtype=np.int64)
+        if b.ndim != 1 or len(b) != K:
+            raise ParameterError(f"Workers: {b.size} batch sizes for {K} workers")
+        if np.any(b < 0):
+            raise ParameterError(f"Workers: batches: expected every batch size >= 0 (0 = dummy batch), "
+                                 f"got {b.tolist()}")
+        if b.sum() < 1:
+            raise ParameterError("Workers: batches: expected at least one sample in total, got all 0")
+        self.batches = b
+        self.weights = b / b.sum()
 
     @property
     def K(self) -> int:
@@ -496,19 +615,173 @@ class Workers:
     # -- data and gradients
     def minibatch(self, i: int) -> np.ndarray:
         """Indices of worker i's next mini-batch: ``b_i`` draws from its shard (without
-        replacement when the shard is large enough)."""
-        shard = self.problem.shards[i]
+        replacement when the shard is large enough); an empty int64 array for a dummy batch
+        (``b_i = 0``, which draws nothing from the worker's stream)."""
         b = int(self.batches[i])
+        if b == 0:
+            return np.empty(0, np.int64)
+        shard = self.problem.shards[i]
         return self._rngs[i].choice(shard, size=b, replace=b > len(shard))
 
     def gradient(self, i: int, theta: np.ndarray | None = None, idx: np.ndarray | None = None) -> np.ndarray:
-        """Worker i's stochastic gradient at *theta* (default: its own parameters) on its next
-        mini-batch (or on *idx*). Counts one gradient evaluation."""
+        """Worker i's stochastic gradient (the mean over its batch) at *theta* (default: its own
+        parameters) on its next mini-batch (or on *idx*). Counts one gradient evaluation; an
+        empty batch gives a zero vector and counts none."""
         theta = self.params[i] if theta is None else theta
         idx = self.minibatch(i) if idx is None else idx
+        if len(idx) == 0:
+            return np.zeros(self.model.size)
         self.grad_evals += 1
         _, g = self.model.loss_grad(theta, self.problem.X_train[idx], self.problem.y_train[idx])
         return g
+
+    def gradient_sum(self, i: int, theta: np.ndarray | None = None, idx=None,
+                     micro: int = 1) -> tuple[np.ndarray, int]:
+        """Worker i's SUM of per-sample gradients on its batch, accumulated over micro-batches.
+
+        Parameters
+        ----------
+        i : int
+            Worker.
+        theta : ndarray, shape (model.size,), optional
+            Where the gradient is taken (default: worker i's parameters).
+        idx : ndarray of int, or sequence of ndarray of int, optional
+            The batch (default: :meth:`minibatch`); a sequence of arrays is taken as the
+            micro-batches themselves (e.g. from :func:`virtual_node_split`) and *micro* is then
+            ignored.
+        micro : int
+            v >= 1: the batch is processed as v sequential micro-batches
+            (``numpy.array_split``, sizes within one sample; some are empty when v > b) whose
+            gradient sums are accumulated (virtual nodes [Or22]; gradient accumulation).
+
+        Returns
+        -------
+        (ndarray, int)
+            ``sum_{j in batch} grad l_j`` (shape (model.size,); zeros for an empty batch) and
+            the batch's sample count.
+
+        Raises
+        ------
+        ParameterError
+            ``micro < 1``.
+        """
+        theta = self.params[i] if theta is None else theta
+        idx = self.minibatch(i) if idx is None else idx
+        if isinstance(idx, np.ndarray) and idx.ndim == 1:
+            if int(micro) < 1:
+                raise ParameterError(f"Workers.gradient_sum: micro: expected an integer >= 1, got {micro}")
+            parts = np.array_split(idx, int(micro))
+        else:
+            parts = [np.asarray(a, np.int64) for a in idx]
+        acc = np.zeros(self.model.size)
+        n = 0
+        for part in parts:
+            if len(part) == 0:
+                continue
+            _, g = self.model.loss_grad(theta, self.problem.X_train[part], self.problem.y_train[part], "sum")
+            acc += g
+            n += len(part)
+            self.grad_evals += 1
+            self.micro_batches += 1
+        self.samples += n
+        return acc, n
+
+    def global_gradient(self, thetas: Sequence[np.ndarray] | None = None, idx=None, micro=1,
+                        tag: str = "grad") -> list[np.ndarray]:
+        """The step's gradient over the union of the local batches, by ONE real all-reduce.
+
+        Each worker computes :meth:`gradient_sum` (with its micro-batches) and appends its
+        sample count; the ``size + 1`` vectors are summed by :func:`ring_allreduce` and every
+        worker divides by the all-reduced count:
+        ``g = sum_i sum_{j in B_i} grad l_j / sum_i |B_i|`` [Ding20]. Dummy batches add zeros.
+
+        Parameters
+        ----------
+        thetas : sequence of ndarray, optional
+            Worker i's parameters (default: :attr:`params`).
+        idx : sequence (one per worker) of index array or of a sequence of micro-batch arrays, optional
+            Default: each worker's :meth:`minibatch`.
+        micro : int or sequence of int
+            Micro-batches per worker (one value for all, or one per worker).
+        tag : str
+            Ledger tag of the all-reduce.
+
+        Returns
+        -------
+        list of ndarray
+            Each worker's copy of g (bit-identical), shape (model.size,).
+
+        Raises
+        ------
+        ParameterError
+            No sample in the whole step (every batch empty), or *micro*/*idx* of the wrong length.
+        """
+        K = self.K
+        v = np.broadcast_to(np.asarray(micro, dtype=np.int64), (K,)) if np.ndim(micro) == 0 else \
+            np.asarray(micro, dtype=np.int64)
+        if v.shape != (K,):
+            raise ParameterError(f"Workers.global_gradient: micro: expected 1 or {K} values, got {v.size}")
+        if idx is not None and len(idx) != K:
+            raise ParameterError(f"Workers.global_gradient: idx: expected {K} batches, got {len(idx)}")
+        sums = []
+        for i in range(K):
+            g, n = self.gradient_sum(i, None if thetas is None else thetas[i],
+                                     None if idx is None else idx[i], int(v[i]))
+            sums.append(np.append(g, float(n)))
+        out = self.allreduce_sum(sums, tag)
+        total = out[0][-1]
+        if total < 1:
+            raise ParameterError("Workers.global_gradient: no sample in the step (every batch is empty)")
+        return [o[:-1] / o[-1] for o in out]
+
+    def mean_of_means(self, thetas: Sequence[np.ndarray] | None = None, idx=None,
+                      tag: str = "grad") -> list[np.ndarray]:
+        """DDP's averaging: ``(1/K) sum_i mean_{j in B_i} grad l_j`` by one real all-reduce,
+        an empty rank counted as a zero gradient (PyTorch DDP divides the summed per-rank mean
+        gradients by the world size). Biased towards small batches' samples when the ``b_i``
+        differ; equals :meth:`global_gradient` when they are equal. Returns each worker's copy."""
+        K = self.K
+        grads = [self.gradient(i, None if thetas is None else thetas[i], None if idx is None else idx[i])
+                 for i in range(K)]
+        return self.allreduce_mean(grads, np.full(K, 1.0 / K), tag)
+
+    def sgd_step(self, lr: float, idx=None, micro=1, tag: str = "grad") -> np.ndarray:
+        """One synchronous SGD step on the union gradient (:meth:`global_gradient`):
+        ``theta_i <- theta_i - lr g``. Returns g (worker 0's copy). Does not advance the clock."""
+        g = self.global_gradient(None, idx, micro, tag)
+        self.params = [self.params[i] - lr * g[i] for i in range(self.K)]
+        return g[0]
+
+    def resize(self, batches: Sequence[int], clock: Clock | None = None, shards=None) -> None:
+        """Change the number of workers to ``len(batches)`` between steps (elastic training).
+
+        The replicas must be identical (call it right after a synchronous step); every new
+        worker starts from that model. The training set is re-split IID over the new workers
+        (:func:`reshard`, seeded by ``(seed, resizes)``) unless *shards* gives the split; worker
+        i then draws from ``default_rng([seed, i, resizes])``. Time, ledger, counters and curve
+        carry on; *clock* replaces the clock (default: kept).
+
+        Raises
+        ------
+        ParameterError
+            The replicas differ, or bad *batches* (see the class).
+        """
+        if not self.identical():
+            raise ParameterError("Workers.resize: the replicas differ; resize right after a synchronous step")
+        K = len(batches)
+        self.resizes += 1
+        problem = reshard(self.problem, K, seed=[self.seed, self.resizes]) if shards is None else \
+            Problem(self.problem.X_train, self.problem.y_train, self.problem.X_test, self.problem.y_test,
+                    tuple(np.asarray(p, np.int64) for p in shards), self.problem.classes, self.problem.name)
+        if problem.workers != K:
+            raise ParameterError(f"Workers.resize: {problem.workers} shards for {K} workers")
+        self._set_batches(batches, K)
+        self.problem = problem
+        theta = self.params[0]
+        self.params = [theta.copy() for _ in range(K)]
+        self._rngs = [np.random.default_rng([self.seed, i, self.resizes]) for i in range(K)]
+        if clock is not None:
+            self.clock = clock
 
     # -- collectives
     def allreduce_mean(self, arrays: Sequence[np.ndarray], weights: Sequence[float] | None = None,
@@ -520,6 +793,16 @@ class Workers:
         scaled = [w[i] * np.asarray(a, float) for i, a in enumerate(arrays)]
         out = ring_allreduce(scaled, self.ledger, tag)
         dense = np.sum(scaled, axis=0)  # oracle: the dense weighted sum
+        self.allreduce_error = max(self.allreduce_error, float(np.max(np.abs(out[0] - dense), initial=0.0)))
+        self.allreduces += 1
+        return out
+
+    def allreduce_sum(self, arrays: Sequence[np.ndarray], tag: str = "allreduce") -> list[np.ndarray]:
+        """Plain sum ``sum_i a_i`` of one array per worker by a real ring all-reduce; checked
+        against the dense sum (:attr:`allreduce_error`). Counts one all-reduce; no clock."""
+        arrs = [np.asarray(a, float) for a in arrays]
+        out = ring_allreduce(arrs, self.ledger, tag)
+        dense = np.sum(arrs, axis=0)
         self.allreduce_error = max(self.allreduce_error, float(np.max(np.abs(out[0] - dense), initial=0.0)))
         self.allreduces += 1
         return out
@@ -572,3 +855,63 @@ class Workers:
     def identical(self) -> bool:
         """Whether every replica is bit-identical to worker 0's."""
         return all(np.array_equal(p, self.params[0]) for p in self.params[1:])
+
+
+# --------------------------------------------------------------------------- virtual nodes and resharding
+
+
+def virtual_node_split(idx: np.ndarray, virtual_nodes: int, counts: Sequence[int]) -> list[list[np.ndarray]]:
+    """Cut one global batch into V virtual nodes and hand them out to the workers [Or22, §3].
+
+    Virtual node j holds ``numpy.array_split(idx, V)[j]`` (sizes within one sample); worker i
+    gets the next ``counts[i]`` virtual nodes in order (a worker with 0 holds a dummy batch).
+    The virtual nodes, and so the step's union gradient, do not depend on how they are spread
+    over the workers.
+
+    Parameters
+    ----------
+    idx : ndarray of int, shape (B,)
+        The global batch (sample indices).
+    virtual_nodes : int
+        V >= 1.
+    counts : sequence of int
+        Virtual nodes per worker, each >= 0, summing to V.
+
+    Returns
+    -------
+    list (one per worker) of list of ndarray
+        Worker i's micro-batches, for :meth:`Workers.gradient_sum` / :meth:`Workers.global_gradient`.
+
+    Raises
+    ------
+    ParameterError
+        ``V < 1``, a negative count, or counts not summing to V.
+    """
+    V = int(virtual_nodes)
+    c = np.asarray(counts, dtype=np.int64)
+    if V < 1:
+        raise ParameterError(f"virtual_node_split: virtual_nodes: expected >= 1, got {virtual_nodes}")
+    if c.ndim != 1 or np.any(c < 0) or int(c.sum()) != V:
+        raise ParameterError(f"virtual_node_split: counts: expected non-negative integers summing to "
+                             f"virtual_nodes ({V}), got {c.tolist()}")
+    vns = np.array_split(np.asarray(idx, np.int64), V)
+    edges = np.concatenate([[0], np.cumsum(c)])
+    return [list(vns[edges[i]:edges[i + 1]]) for i in range(len(c))]
+
+
+def reshard(problem: Problem, workers: int, seed=0) -> Problem:
+    """*problem* with its training set re-split IID over *workers* shards (a seeded permutation
+    cut into near-equal parts; data and test set unchanged).
+
+    Raises
+    ------
+    ParameterError
+        ``workers`` outside [1, training samples].
+    """
+    n = len(problem.y_train)
+    if not 1 <= workers <= n:
+        raise ParameterError(f"reshard: workers: expected 1 to {n} (training samples), got {workers}")
+    perm = np.random.default_rng(seed).permutation(n)
+    shards = tuple(np.sort(p).astype(np.int64) for p in np.array_split(perm, workers))
+    return Problem(problem.X_train, problem.y_train, problem.X_test, problem.y_test, shards, problem.classes,
+                   problem.name)
