@@ -36,6 +36,7 @@ __all__ = [
     "format_quantity",
     "user_profile_dir",
     "clear_cache",
+    "mix_devices",
 ]
 
 _LIBS: dict[tuple, ProfileLibrary] = {}
@@ -115,3 +116,50 @@ def get_profile(name: str, extra: tuple[str | Path, ...] = ()) -> Profile:
         lib = library(tuple(extra) + (p,))
         return lib.get((read_toml(p).get("profile") or {}).get("name", ""))
     return library(tuple(extra)).get(name)
+
+
+def mix_devices(profile: Profile, lib: ProfileLibrary | None = None) -> tuple[tuple[str, Device, int], ...]:
+    """The ``[ext.mix]`` groups of *profile* resolved to devices, in file order.
+
+    Each group's ``device`` names a profile with a ``[device]`` table, resolved as
+    ``node.device`` is (the device's ``name`` set to the profile name when it has none).
+
+    Parameters
+    ----------
+    profile : Profile
+    lib : ProfileLibrary, optional
+        Where the names are looked up (default: :func:`library`, the shipped, per-user and
+        ``SUITE_PROFILES`` profiles).
+
+    Returns
+    -------
+    tuple of (name, Device, count)
+        Empty when the profile has no ``[ext.mix]`` table.
+
+    Raises
+    ------
+    ProfileError
+        A group naming an unknown profile or one without a ``[device]`` table (one line:
+        profile file, field ``ext.mix.groups.N.device``, expected, given).
+    """
+    from suite.errors import ProfileError
+
+    mix = (profile.ext or {}).get("mix")
+    if not mix:
+        return ()
+    lib = library() if lib is None else lib
+    where = profile.path or profile.name
+    out = []
+    for n, g in enumerate(mix["groups"]):
+        name = str(g["device"])
+        if name not in lib:
+            raise ProfileError(f"{where}: field ext.mix.groups.{n}.device: expected the name of a device profile, "
+                               f"got {name!r}; see `suite hardware list`")
+        dev = lib.get(name).device
+        if dev is None:
+            raise ProfileError(f"{where}: field ext.mix.groups.{n}.device: expected a profile with a [device] "
+                               f"table, got {name!r} (no [device])")
+        if not dev.name:
+            dev = dev.model_copy(update={"name": name})
+        out.append((name, dev, int(g["count"])))
+    return tuple(out)

@@ -254,3 +254,17 @@ def test_bits_and_bytes_never_guessed():
     assert parse_quantity(5.0, "bytes") == 5.0  # programmatic SI float
     with pytest.raises(ValueError, match="a bare number"):
         parse_quantity(5.0, "bytes", strict=True)
+
+
+def test_mix_devices_resolves_groups_like_node_device():
+    from suite.errors import ProfileError
+    from suite.hardware import get_profile, mix_devices
+
+    p = get_profile("edge-hetero")
+    groups = mix_devices(p)
+    assert [(n, c) for n, _, c in groups] == [("nvidia-jetson-nano", 10), ("raspberry-pi-4b", 10)]
+    assert groups[0][1] == get_profile("nvidia-jetson-nano").device
+    assert mix_devices(get_profile("nvidia-jetson-nano")) == ()
+    bad = p.model_copy(update={"ext": {"mix": {"groups": [{"device": "no-such-gpu", "count": 2}]}}})
+    with pytest.raises(ProfileError, match=r"field ext\.mix\.groups\.0\.device: expected the name of a device"):
+        mix_devices(bad)
