@@ -46,6 +46,8 @@ __all__ = [
     "Technique",
     "Skip",
     "CAPABILITIES",
+    "VOCABULARIES",
+    "Vocabulary",
 ]
 
 CATEGORIES = (
@@ -64,6 +66,38 @@ DIRECTIONS = ("lower", "higher", "none")
 #: (suite/testing/check.py, FAMILY_CHECKS); any other name is an error, never a skipped check.
 CAPABILITIES = ("bytes-conserved", "alpha-beta-bound", "memory-capacity", "offload-balanced",
                 "recovery-exact", "sgd-envelope", "oracle-exact", "network-sensitivity")
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """A metric vocabulary the techniques of one category share, so that they can be compared
+    head to head (``suite run --category C``, ``suite report``).
+
+    ``metrics`` maps each required metric to ``(unit, direction)``: the unit is the one a
+    technique must report it in (bytes in ``B``, times in ``s``; tables scale for display only),
+    the direction which way is better. The conformance kit checks that a technique declaring the
+    vocabulary reports every one of them, in that unit, with that direction.
+    """
+
+    name: str
+    category: str
+    description: str
+    metrics: Mapping[str, tuple[str, str]]
+
+
+#: The shared metric vocabularies, by name. A technique speaks one by declaring
+#: ``vocabulary="NAME"``; one that declares none keeps working and is compared on whatever
+#: metrics it shares with the others.
+VOCABULARIES: dict[str, Vocabulary] = {
+    "data-parallel": Vocabulary(
+        "data-parallel", "communication",
+        "data-parallel training step: gradients exchanged every iteration",
+        {"iteration_time": ("s", "lower"), "throughput": ("samples/s", "higher"), "speedup": ("1", "higher"),
+         "comm_time": ("s", "lower"), "exposed_comm": ("s", "lower")}),
+    "memory": Vocabulary(
+        "memory", "memory", "training under a device-memory budget",
+        {"peak_memory": ("B", "lower"), "iteration_time": ("s", "lower")}),
+}
 
 
 # --------------------------------------------------------------------------- metadata
@@ -639,6 +673,11 @@ class Technique:
     validation : sequence of ScenarioSpec
         Scenarios ``suite validate`` runs at both execute and model fidelity (defaults to
         ``smoke`` when empty).
+    vocabulary : str or None
+        The shared metric vocabulary (a key of :data:`VOCABULARIES`) the technique reports, so
+        it is compared head to head with its category; None: none declared.
+    headline_metrics : tuple of str
+        The metrics ``suite results show`` puts first (default: the vocabulary's metrics).
     """
 
     name: str
@@ -660,6 +699,8 @@ class Technique:
     smoke: Sequence[ScenarioSpec] = ()
     validation: Sequence[ScenarioSpec] = ()
     docs: str = ""  # path of the docs page, relative to the repository root
+    vocabulary: str | None = None
+    headline_metrics: tuple[str, ...] = ()
 
     def __post_init__(self):
         import re
@@ -689,6 +730,22 @@ class Technique:
         if unknown:
             raise TechniqueError(f"technique {self.name!r}: capabilities: expected names from {list(CAPABILITIES)}, "
                                  f"got unknown {unknown[0]!r}")
+        if self.vocabulary is not None and self.vocabulary not in VOCABULARIES:
+            raise TechniqueError(f"technique {self.name!r}: vocabulary: expected one of {sorted(VOCABULARIES)}, "
+                                 f"got {self.vocabulary!r}")
+        if isinstance(self.headline_metrics, str):
+            self.headline_metrics = (self.headline_metrics,)
+        self.headline_metrics = tuple(self.headline_metrics)
+
+    @property
+    def headline(self) -> tuple[str, ...]:
+        """The metrics to show first: :attr:`headline_metrics`, else the vocabulary's metrics,
+        else none (every metric in name order)."""
+        if self.headline_metrics:
+            return self.headline_metrics
+        if self.vocabulary:
+            return tuple(VOCABULARIES[self.vocabulary].metrics)
+        return ()
 
     # -- lookups
     @property

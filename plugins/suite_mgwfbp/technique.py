@@ -178,7 +178,7 @@ PROPERTIES = [
 TECHNIQUE = Technique(
     name="mg-wfbp",
     title="Merged-gradient wait-free backpropagation: merge layers' all-reduces when it saves start-up time",
-    category="communication",
+    category="communication", vocabulary="data-parallel",
     paper=PAPER,
     variants=VARIANTS,
     parameters=PARAMETERS,

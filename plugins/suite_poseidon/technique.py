@@ -252,7 +252,7 @@ PROPERTIES = [
 TECHNIQUE = Technique(
     name="poseidon",
     title="Poseidon: wait-free backprop + hybrid PS/SFB communication for data-parallel training",
-    category="communication",
+    category="communication", vocabulary="data-parallel",
     paper=PAPER,
     variants=VARIANTS,
     parameters=PARAMETERS,

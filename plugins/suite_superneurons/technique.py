@@ -222,7 +222,7 @@ CLAIMS = [
 TECHNIQUE = Technique(
     name="superneurons",
     title="Dynamic GPU memory management: liveness, unified tensor pool (offload/prefetch), cost-aware recompute",
-    category="memory",
+    category="memory", vocabulary="memory",
     paper=Paper(
         title="SuperNeurons: Dynamic GPU Memory Management for Training Deep Neural Networks",
         authors=("Linnan Wang", "Jinmian Ye", "Yiyang Zhao", "Wei Wu", "Ang Li", "Shuaiwen Leon Song",

@@ -130,6 +130,10 @@ def report_summary(store, summary, fmt: str, quiet: bool, show_table: bool = Tru
 @click.argument("experiment", required=False)
 @click.option("--entry", "entries", multiple=True, help="With an experiment file: only this entry (repeatable).")
 @click.option("-t", "--technique", help="Technique to sweep (instead of an experiment file).")
+@click.option("--category", help="Every installed technique of this category that applies to the workload and "
+                                 "profile, each with all its variants (a head-to-head comparison; `suite report`).")
+@click.option("--name", "run_name", metavar="LABEL",
+              help="Name the run, so `suite compare LABEL_A LABEL_B` and `suite results show LABEL` find it.")
 @click.option("--variant", "variants", multiple=True, help="Variant(s), comma-separated (default: all).")
 @click.option("--profile", "profiles", multiple=True,
               help="Profile(s): names, globs, kind:K, tag:T; comma-separated (default: the technique's).")
@@ -146,7 +150,7 @@ def report_summary(store, summary, fmt: str, quiet: bool, show_table: bool = Tru
 @execution_options
 @format_option("table", "json")
 @click.pass_context
-def run_cmd(ctx, experiment, entries, technique, variants, profiles, workloads, params, sets, fidelities, seeds,
+def run_cmd(ctx, experiment, entries, technique, category, run_name, variants, profiles, workloads, params, sets, fidelities, seeds,
             allow_parallel_execute, dry_run, max_cases, jobs, executor, scheduler, store_path, rerun, timeout, isolate,
             profile_dirs, quiet, fmt):
     """Run a sweep: an experiment file (path or shipped name, e.g. `smoke`) or a one-off sweep
@@ -169,18 +173,42 @@ def run_cmd(ctx, experiment, entries, technique, variants, profiles, workloads, 
     from suite.runner.progress import make_progress
 
     check_executor(executor, scheduler)
+    if run_name is not None:
+        from suite.results.store import check_run_name
+
+        check_run_name(run_name)
     context = get_context(tuple(profile_dirs))
     registry = context.registry
     resolver = Resolver(context=context)
-    flags = any([technique, variants, profiles, workloads, params, sets, fidelities, seeds])
+    flags = any([technique, category, variants, profiles, workloads, params, sets, fidelities, seeds])
     if experiment and flags:
         raise ExperimentError("give an experiment file or sweep flags (--technique ...), not both")
-    if experiment:
+    if technique and category:
+        raise ExperimentError("give --technique or --category, not both")
+    if category:
+        from types import SimpleNamespace
+
+        from suite.runner.category import expand_category
+
+        if variants or entries:
+            raise ExperimentError("--category runs every variant of each technique; --variant/--entry do not apply")
+        base = {k: _split(v) for k, v in (("profiles", profiles), ("workloads", workloads),
+                                          ("fidelities", fidelities)) if v}
+        if seeds:
+            base["seeds"] = [int(s) for s in _split(seeds)]
+        if sets:
+            base["set"] = parse_assignments(sets, "--set")
+        cases, notes, warns = expand_category(category, context=context, resolver=resolver, base=base,
+                                              params=parse_assignments(params, "--param") if params else None,
+                                              max_cases=max_cases)
+        exp = SimpleNamespace(cases=cases, notes=notes, warnings=warns)
+    elif experiment:
         exp = expand_experiment(experiment, registry=registry, resolver=resolver, only=entries or None,
                                 max_cases=max_cases)
     else:
         if not technique:
-            raise ExperimentError("give an experiment file (e.g. `suite run smoke`) or --technique NAME")
+            raise ExperimentError("give an experiment file (e.g. `suite run smoke`), --technique NAME or "
+                                  "--category NAME")
         if entries:
             raise ExperimentError("--entry needs an experiment file")
         entry = {"technique": technique}
@@ -220,11 +248,16 @@ def run_cmd(ctx, experiment, entries, technique, variants, profiles, workloads, 
         return
     store = open_store(store_path)
     try:
+        if run_name is not None and store.run_named(run_name) is not None:
+            raise ExperimentError(f"--name {run_name!r}: expected a new name, got one that already names run "
+                                  f"{store.run_named(run_name)} (`suite results list`)")
         summary = run_cases(exp.cases, store, executor=executor,
                             options=ExecOptions(jobs=jobs, timeout=timeout, scheduler=scheduler, isolate=isolate),
                             rerun=rerun, allow_parallel_execute=allow_parallel_execute,
                             progress=make_progress(quiet or fmt == "json"), command=shlex.join(["suite", *sys.argv[1:]]),
                             registry=registry)
+        if run_name is not None:
+            store.name_run(summary.run_id, run_name)
         report_summary(store, summary, fmt, quiet)
     finally:
         store.close()

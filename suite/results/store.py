@@ -135,6 +135,17 @@ _UPSERT_CASE = (
 )
 
 
+def check_run_name(name: str) -> None:
+    """Raise StoreError unless *name* can label a run: not empty, not all digits, not
+    ``latest``/``last``/``latest~N``, no whitespace (so it can be typed as one argument)."""
+    import re
+
+    if (not isinstance(name, str) or not name or name.isdigit() or re.search(r"\s", name)
+            or re.fullmatch(r"(latest|last)(~\d+)?", name.lower())):
+        raise StoreError(f"--name: expected a label that is not a number, 'latest' or 'latest~N' and has no "
+                         f"spaces, got {name!r}")
+
+
 def default_store_path() -> Path:
     """``SUITE_STORE`` if set, else ``results/suite.sqlite`` relative to the working directory."""
     return Path(os.environ.get("SUITE_STORE") or Path("results") / "suite.sqlite")
@@ -599,18 +610,66 @@ class Store:
         """
         if run is None:
             return None
-        if isinstance(run, str) and run.strip().lower() in ("latest", "last"):
-            row = self.conn.execute("SELECT max(id) FROM runs").fetchone()
-            if row is None or row[0] is None:
-                raise StoreError(f"store {str(self.path)!r} has no runs yet")
+        import re
+
+        back = re.fullmatch(r"(?:latest|last)(?:~(\d+))?", run.strip().lower()) if isinstance(run, str) else None
+        if back:  # latest, latest~N: the N-th run before the newest
+            n = int(back.group(1) or 0)
+            row = self.conn.execute("SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (n,)).fetchone()
+            if row is None:
+                raise StoreError(f"store {str(self.path)!r} has no runs yet" if n == 0 else
+                                 f"run {run!r}: expected at most latest~{self._count_runs() - 1}, the store "
+                                 f"{str(self.path)!r} holds {self._count_runs()} run(s)")
             return int(row[0])
+        named = self.run_named(run) if isinstance(run, str) and not run.strip().isdigit() else None
+        if named is not None:
+            return named
         try:
             rid = int(run)
         except (TypeError, ValueError):
-            raise StoreError(f"run: expected a run id or 'latest', got {run!r}") from None
+            raise StoreError(f"run: expected a run id, a name given with `suite run --name`, 'latest' or "
+                             f"'latest~N', got {run!r} (see `suite results list`)") from None
         if self.conn.execute("SELECT 1 FROM runs WHERE id = ?", (rid,)).fetchone() is None:
             raise StoreError(f"store {str(self.path)!r}: no run with id {rid} (see `suite results list`)")
         return rid
+
+    def _count_runs(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM runs").fetchone()[0])
+
+    def run_named(self, name: str) -> int | None:
+        """The run id named *name* (``suite run --name``), or None (no such name, or a store from
+        before names existed: the ``run_names`` table is created by the first :meth:`name_run`)."""
+        try:
+            row = self.conn.execute("SELECT run_id FROM run_names WHERE name = ?", (name.strip(),)).fetchone()
+        except sqlite3.OperationalError:
+            return None
+        return None if row is None else int(row[0])
+
+    def run_names(self) -> dict[int, str]:
+        """run id -> its name, for the runs that have one."""
+        try:
+            return {int(r): str(n) for n, r in self.conn.execute("SELECT name, run_id FROM run_names")}
+        except sqlite3.OperationalError:
+            return {}
+
+    def name_run(self, run_id: int, name: str) -> None:
+        """Give run *run_id* the label *name* (``suite run --name LABEL``).
+
+        Raises
+        ------
+        StoreError
+            A name that is empty, all digits, ``latest``/``latest~N``, contains whitespace, or
+            already names another run.
+        """
+        check_run_name(name)
+        other = self.run_named(name)
+        if other is not None and other != run_id:
+            raise StoreError(f"--name {name!r}: expected a new name, got one that already names run {other} "
+                             f"(store {str(self.path)!r})")
+        with self.conn:
+            self.conn.execute("CREATE TABLE IF NOT EXISTS run_names (name TEXT PRIMARY KEY, "
+                              "run_id INTEGER NOT NULL REFERENCES runs(id))")
+            self.conn.execute("INSERT OR REPLACE INTO run_names (name, run_id) VALUES (?, ?)", (name, int(run_id)))
 
     def run_info(self, run: int | str) -> dict[str, Any]:
         """One run's row as a dict (packages and plugins decoded)."""

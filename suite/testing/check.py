@@ -475,7 +475,32 @@ def check_ids(tech: Technique, *, properties: bool = True, require_nulls: bool =
     if properties:
         ids += [f"property:{p.name}" for p in tech.properties]
     ids += [f"family:{cap}" for cap in FAMILY_CHECKS if cap in tech.capabilities]
+    if getattr(tech, "vocabulary", None):
+        ids.append("vocabulary")
     return ids
+
+
+def check_vocabulary(tech: Technique, results: dict[str, Result], cases: Sequence = ()) -> str | None:
+    """A technique declaring ``vocabulary`` reports each of the vocabulary's metrics in every
+    ok model-fidelity smoke result (every result when *cases* is not given), in the vocabulary's unit and direction (:data:`suite.technique.VOCABULARIES`),
+    so the category comparison puts like beside like."""
+    from suite.technique import VOCABULARIES
+
+    voc = VOCABULARIES[tech.vocabulary]
+    model = {c.key for c in cases if c.fidelity == "model"} if cases else set(results)
+    results = {k: r for k, r in results.items() if k in model}
+    if not results:
+        return "no model-fidelity smoke case ran"
+    for key, r in results.items():
+        for name, (unit, direction) in voc.metrics.items():
+            m = r.metrics.get(name)
+            if m is None:
+                raise _fail(tech, "vocabulary", f"vocabulary {voc.name!r}: metric {name!r} missing in case {key} "
+                                                f"(has {sorted(r.metrics)})")
+            if m.unit != unit or m.direction != direction:
+                raise _fail(tech, "vocabulary", f"vocabulary {voc.name!r}: metric {name!r}: expected unit {unit!r}, "
+                                                f"direction {direction!r}, got {m.unit!r}, {m.direction!r}")
+    return None
 
 
 def _check_fn(check_id: str) -> Callable[[_State], str | None]:
@@ -489,6 +514,7 @@ def _check_fn(check_id: str) -> Callable[[_State], str | None]:
         "determinism": lambda s: check_determinism(s.tech, s.results, s.cases),
         "claims-resolve": lambda s: check_claims_resolve(s.tech),
         "claims-nulls": lambda s: check_claims_nulls(s.tech),
+        "vocabulary": lambda s: check_vocabulary(s.tech, s.results, s.cases),
     }
     if check_id in simple:
         return simple[check_id]
