@@ -26,8 +26,8 @@ import signal
 import time
 import traceback
 from collections import deque
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from suite.errors import SuiteError
@@ -35,13 +35,18 @@ from suite.runner.case import Case
 from suite.technique import Skip, Technique
 
 __all__ = ["Executor", "ExecOptions", "LocalExecutor", "DaskExecutor", "get_executor", "run_case",
-           "evaluate_outcome", "BUILTIN_EXECUTORS", "DEFAULT_EXECUTE_TIMEOUT", "metric_problem"]
+           "evaluate_outcome", "BUILTIN_EXECUTORS", "DEFAULT_EXECUTE_TIMEOUT", "metric_problem",
+           "ARTIFACT_MODES", "summarize_artifacts"]
 
 
 #: default time-out (s) of an execute-fidelity case, enforced from outside its worker process
 DEFAULT_EXECUTE_TIMEOUT = 600.0
 #: default hang guard (s) of model and simulate cases: a worker silent this long is stalled
 DEFAULT_STALL_TIMEOUT = 600.0
+#: what of a result's artifacts is stored (``--artifacts``): nothing, the small entries, everything
+ARTIFACT_MODES = ("none", "summary", "full")
+#: a top-level artifact entry that is a sequence longer than this is a table: left out by "summary"
+SUMMARY_MAX_ITEMS = 16
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,16 @@ class ExecOptions:
         (:data:`DEFAULT_STALL_TIMEOUT`): a worker that reports nothing for this long is killed,
         its unreported cases are re-run one at a time, and the one that stalls again is stored as
         ``timeout``. Outcomes stay batched (no per-case messages), so model sweeps keep their speed.
+    executor_options : mapping of str to str
+        Options of a plugin's executor, by name, as given on the command line
+        (``-X partition=gpu`` or ``--slurm-partition gpu`` for ``--executor slurm``); the executor
+        parses and validates them. Empty for the built-in executors.
+    artifacts : str
+        What of each result's artifacts is stored (:data:`ARTIFACT_MODES`): ``"summary"``
+        (default) keeps every top-level entry except tables (sequences of more than
+        :data:`SUMMARY_MAX_ITEMS` items, e.g. a per-layer table) and lists the ones left out under
+        ``"_omitted"``; ``"full"`` keeps everything (a later ``full`` run recomputes cases stored
+        with a summary); ``"none"`` stores no artifacts.
     """
 
     jobs: int = 1
@@ -76,6 +91,12 @@ class ExecOptions:
     isolate: bool = True
     execute_timeout: float | None = DEFAULT_EXECUTE_TIMEOUT
     stall_timeout: float | None = DEFAULT_STALL_TIMEOUT
+    executor_options: Mapping[str, str] = field(default_factory=dict)
+    artifacts: str = "summary"
+
+    def __post_init__(self):
+        if self.artifacts not in ARTIFACT_MODES:
+            raise SuiteError(f"--artifacts: expected one of {', '.join(ARTIFACT_MODES)}, got {self.artifacts!r}")
 
 
 class Executor(abc.ABC):
@@ -149,8 +170,28 @@ TRACK_CASES = 2
 _TRACKED: dict[tuple, int] = {}
 
 
-def evaluate_outcome(tech: Technique, scenario: Any, key: str) -> dict:
+def summarize_artifacts(artifacts: dict) -> dict:
+    """The ``"summary"`` of a result's artifacts: every top-level entry except tables.
+
+    A table is a list, tuple or array of more than :data:`SUMMARY_MAX_ITEMS` items (a per-layer
+    table, a trace); the names of those left out are listed, sorted, under ``"_omitted"``. Decided
+    from lengths only, so a summary costs no encoding of what it leaves out.
+    """
+    omitted = [k for k, v in artifacts.items()
+               if (isinstance(v, (list, tuple)) and len(v) > SUMMARY_MAX_ITEMS)
+               or (getattr(v, "ndim", 0) and getattr(v, "size", 0) > SUMMARY_MAX_ITEMS)]
+    if not omitted:
+        return artifacts
+    out = {k: v for k, v in artifacts.items() if k not in omitted}
+    out["_omitted"] = sorted(omitted)
+    return out
+
+
+def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = "full") -> dict:
     """Evaluate one scenario and return its outcome as a plain dict.
+
+    *artifacts* is what of the result's artifacts the outcome carries (:data:`ARTIFACT_MODES`;
+    see :class:`ExecOptions`).
 
     Returns
     -------
@@ -189,9 +230,12 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str) -> dict:
             if m.samples is not None:
                 samples[m.name] = list(m.samples)
         out["metrics"], out["samples"] = metrics, samples or None
-        if res.artifacts:
+        art = res.artifacts if artifacts != "none" else None
+        if art and artifacts == "summary":
+            art = summarize_artifacts(art)
+        if art:
             try:
-                out["artifacts"] = dumps(res.artifacts)
+                out["artifacts"] = dumps(art)
             except (TypeError, ValueError) as exc:
                 raise SuiteError(f"{tech.name}: artifacts are not JSON-serialisable: {exc}") from None
         out["status"] = "ok"
@@ -220,12 +264,13 @@ def _tech(case: Case) -> Technique:
     return case.tech
 
 
-def run_case(case: Case, technique: Technique | None = None) -> dict:
-    """Evaluate a resolved case (with the technique it was resolved against, unless one is given)."""
+def run_case(case: Case, technique: Technique | None = None, artifacts: str = "full") -> dict:
+    """Evaluate a resolved case (with the technique it was resolved against, unless one is given);
+    *artifacts* as :attr:`ExecOptions.artifacts`."""
     technique = technique if technique is not None else _tech(case)
     if case.scenario is None:
         raise SuiteError(f"case {case.key}: not resolved")
-    return evaluate_outcome(technique, case.scenario, case.key)
+    return evaluate_outcome(technique, case.scenario, case.key, artifacts)
 
 
 def crashed_outcome(key: str, error: str, status: str = "crashed") -> dict:
@@ -243,7 +288,7 @@ def _alarm(signum, frame):  # pragma: no cover - exercised through the timeout t
 _alarm.message = "timed out"
 
 
-def _in_process(cases: Sequence[Case], timeout: float | None) -> Iterator[dict]:
+def _in_process(cases: Sequence[Case], timeout: float | None, artifacts: str = "full") -> Iterator[dict]:
     import threading
 
     use_alarm = bool(timeout) and threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
@@ -255,11 +300,11 @@ def _in_process(cases: Sequence[Case], timeout: float | None) -> Iterator[dict]:
                 _alarm.message = f"timed out after {timeout:g} s"
                 signal.setitimer(signal.ITIMER_REAL, float(timeout))
                 try:
-                    out = evaluate_outcome(tech, case.scenario, case.key)
+                    out = evaluate_outcome(tech, case.scenario, case.key, artifacts)
                 finally:
                     signal.setitimer(signal.ITIMER_REAL, 0)
             else:
-                out = evaluate_outcome(tech, case.scenario, case.key)
+                out = evaluate_outcome(tech, case.scenario, case.key, artifacts)
             yield out
     finally:
         if use_alarm:
@@ -269,6 +314,7 @@ def _in_process(cases: Sequence[Case], timeout: float | None) -> Iterator[dict]:
 # Cases of the current pool run. Set by the coordinator before it forks a worker; a forked
 # worker reads its cases from here by index, so a task message is a list of small integers.
 _TASKS: Sequence[Case] = ()
+_ARTIFACTS = "full"  # the artifacts mode of the current pool run (read by forked workers)
 
 
 def _die_with_parent(parent: int) -> None:
@@ -308,7 +354,7 @@ def _worker_main(conn, fault_fd: int, parent: int) -> None:  # pragma: no cover 
             for i in indices:
                 case = _TASKS[i]
                 tech = _tech(case)
-                out = evaluate_outcome(tech, case.scenario, case.key)
+                out = evaluate_outcome(tech, case.scenario, case.key, _ARTIFACTS)
                 out["i"] = i
                 buf.append(out)
                 now = time.monotonic()
@@ -380,12 +426,13 @@ class _Worker:
             self.fault.close()
 
 
-def _pool(cases: Sequence[Case], jobs: int, timeout: float | None, stall: float | None = None) -> Iterator[dict]:
+def _pool(cases: Sequence[Case], jobs: int, timeout: float | None, stall: float | None = None,
+          artifacts: str = "full") -> Iterator[dict]:
     from multiprocessing.connection import wait
 
-    global _TASKS
+    global _TASKS, _ARTIFACTS
     ctx = mp.get_context("fork")
-    _TASKS = cases
+    _TASKS, _ARTIFACTS = cases, artifacts
     pending: deque[int] = deque(range(len(cases)))
     # Cases that were in a batched chunk whose worker died: which one killed it is unknown, so
     # each is re-run alone, in immediate mode; the one that dies again is the crashed case.
@@ -479,16 +526,16 @@ class LocalExecutor(Executor):
         if not cases:
             return iter(())
         if options.jobs <= 1 and not options.isolate:
-            return _in_process(cases, options.timeout)
+            return _in_process(cases, options.timeout, options.artifacts)
         return _pool(cases, max(1, options.jobs), options.timeout,
-                     stall=None if options.timeout else options.stall_timeout)
+                     stall=None if options.timeout else options.stall_timeout, artifacts=options.artifacts)
 
 
 # --------------------------------------------------------------------------- dask
 
 
-def _dask_chunk(techs: dict, items: list) -> list[dict]:  # runs on a dask worker
-    return [evaluate_outcome(techs[t], scen, key) for key, t, scen in items]
+def _dask_chunk(techs: dict, items: list, artifacts: str = "full") -> list[dict]:  # runs on a dask worker
+    return [evaluate_outcome(techs[t], scen, key, artifacts) for key, t, scen in items]
 
 
 def _shippable(tech: Technique) -> Technique:
@@ -544,7 +591,7 @@ class DaskExecutor(Executor):
                 items = [(k, by_key[k].technique, by_key[k].scenario) for k in keys]
                 # the techniques travel with each task (not scattered: scattered data dies with its worker)
                 needed = {by_key[k].technique for k in keys}
-                fut = client.submit(_dask_chunk, {t: techs[t] for t in needed}, items, pure=False)
+                fut = client.submit(_dask_chunk, {t: techs[t] for t in needed}, items, options.artifacts, pure=False)
                 running[fut] = (keys, time.monotonic())
 
             keys_all = [c.key for c in cases]

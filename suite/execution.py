@@ -1,0 +1,70 @@
+"""The public executor API: what a plugin's executor (the ``suite_executor`` hook) may use.
+
+An executor receives resolved cases and yields one *outcome* dict per case; the coordinating
+process (:func:`suite.runner.run_cases`) alone writes them to the store. This module is the
+small, stable surface a third-party executor (``suite_slurm`` is one, packaged like a third
+party) builds on, so it never imports ``suite.runner`` internals:
+
+* :class:`Executor`, :class:`ExecOptions`: the interface and the options it is given
+  (``options.executor_options`` holds the executor's own ``-X NAME=VALUE`` options).
+* :class:`Case`: the resolved unit of work (``key``, ``fidelity``, ``scenario``, ``tech``).
+* :func:`run_isolated`: evaluate cases on this machine in forked worker processes with the
+  local executor's crash and time-out attribution (a case that aborts, segfaults or hangs is
+  stored ``crashed`` / ``timeout`` and the rest go on). A remote task (a SLURM array task, say)
+  runs its share of cases through it.
+* :func:`run_case`, :func:`crashed_outcome`: one case in this process; the outcome of a case
+  that could not run.
+* :func:`shippable`: a case made ready to pickle to another machine (the technique without its
+  claims and properties, which a worker never needs).
+* :data:`DONE_STATUSES`: the statuses a later run does not recompute (so an executor may reuse
+  such an outcome that a lost coordinator never stored).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+
+from suite.results.store import OK
+from suite.runner.case import Case
+from suite.runner.executors import ExecOptions, Executor, LocalExecutor, crashed_outcome, run_case
+
+__all__ = ["Case", "Executor", "ExecOptions", "run_isolated", "run_case", "crashed_outcome", "shippable",
+           "DONE_STATUSES"]
+
+#: outcome statuses a later ``suite run`` does not recompute (every other one is rerun)
+DONE_STATUSES = frozenset({OK})
+
+
+def run_isolated(cases: Sequence[Case], options: ExecOptions) -> Iterator[dict]:
+    """Evaluate *cases* on this machine, each in a forked worker process.
+
+    Parameters
+    ----------
+    cases : sequence of Case
+        Resolved cases (``case.tech`` and ``case.scenario`` set).
+    options : ExecOptions
+        ``jobs`` worker processes, ``timeout`` per case (s), the hang guard; ``isolate`` is
+        forced on, so a crashing case costs only itself.
+
+    Yields
+    ------
+    dict
+        One outcome per case, in completion order (see :func:`suite.runner.executors.evaluate_outcome`).
+    """
+    return LocalExecutor().map_cases(cases, replace(options, isolate=True, scheduler=None, executor_options={}))
+
+
+def shippable(case: Case) -> Case:
+    """*case* with a technique stripped of claims and properties, ready to pickle elsewhere.
+
+    Raises
+    ------
+    suite.errors.SuiteError
+        The case is not resolved (no technique or scenario attached).
+    """
+    from suite.errors import SuiteError
+
+    if case.tech is None or case.scenario is None:
+        raise SuiteError(f"case {case.key}: not resolved (resolve it with suite.runner.case.resolve_case)")
+    return replace(case, tech=replace(case.tech, claims=[], properties=[]))
