@@ -102,23 +102,32 @@ def bcast_two_level(ledger: Ledger, members: list[int], root: int, array: np.nda
         by_node[r // ppn].append(r)
     rn = root // ppn
     leaders = [root] + [min(rs) for nd, rs in sorted(by_node.items()) if nd != rn]
-    tmp = Ledger()
-    got = broadcast(array, len(leaders), 0, tmp, tag)
-    _relay(ledger, tmp, leaders, tag)
+    if len(leaders) > 1:
+        tmp = Ledger()
+        got = broadcast(array, len(leaders), 0, tmp, tag)
+        _relay(ledger, tmp, leaders, tag)
+    else:  # one node: no inter-node stage, and no copy of the root's data for it
+        got = [array]
     out: dict[int, np.ndarray] = {}
     for lead, arr in zip(leaders, got):
         local = [lead] + sorted(r for r in by_node[lead // ppn] if r != lead)
-        tmp = Ledger()
-        inner = broadcast(arr, len(local), 0, tmp, tag)
-        _relay(ledger, tmp, local, tag)
-        out.update(zip(local, inner))
+        if len(local) > 1:
+            tmp = Ledger()
+            inner = broadcast(arr, len(local), 0, tmp, tag)
+            _relay(ledger, tmp, local, tag)
+            out.update(zip(local, inner))
+        else:
+            out[lead] = arr if len(leaders) > 1 else np.array(arr, copy=True)
     return out
 
 
 def reduce_two_level(ledger: Ledger, members: list[int], root: int, arrays: dict[int, np.ndarray], ppn: int,
-                     tag: str) -> np.ndarray:
+                     tag: str, consume: bool = False) -> np.ndarray:
     """Sum ``arrays[r]`` over *members* onto *root*: every member sends to its node's leader (the
-    root on its own node, the lowest rank elsewhere), which adds; leaders send to the root."""
+    root on its own node, the lowest rank elsewhere), which adds; leaders send to the root.
+
+    With ``consume=True`` each leader adds into its own ``arrays[lead]`` in place (the caller's
+    partial sums are scratch), saving one copy per node."""
     by_node: dict[int, list[int]] = defaultdict(list)
     for r in members:
         by_node[r // ppn].append(r)
@@ -126,13 +135,16 @@ def reduce_two_level(ledger: Ledger, members: list[int], root: int, arrays: dict
     total = None
     for nd, rs in sorted(by_node.items()):
         lead = root if nd == rn else min(rs)
-        acc = np.array(arrays[lead], copy=True)
+        acc = arrays[lead] if consume else np.array(arrays[lead], copy=True)
         for r in rs:
             if r != lead:
                 acc += send(ledger, r, lead, arrays[r], tag)
         if lead != root:
             acc = send(ledger, lead, root, acc, tag)
-        total = acc if total is None else total + acc
+        if total is None:
+            total = acc
+        else:
+            total += acc
     return total
 
 
@@ -171,6 +183,19 @@ class DistributedRun:
         pb = {t: self.bmat[self.panels[xk][t], self.nb[xn]] for t in b_t}
         return pa, pb
 
+    def _blocks(self) -> dict[int, np.ndarray]:
+        """An uninitialised C block (M-block x N-block of its position) per position, views of one
+        allocation."""
+        dtype = np.result_type(self.amat, self.bmat)
+        shapes = [(self.mb[xm].stop - self.mb[xm].start, self.nb[xn].stop - self.nb[xn].start)
+                  for xm, xn, _ in map(self.coords, range(self.p))]
+        arena = np.empty(sum(m * n for m, n in shapes), dtype=dtype)
+        out, off = {}, 0
+        for x, (m, n) in enumerate(shapes):
+            out[x] = arena[off:off + m * n].reshape(m, n)
+            off += m * n
+        return out
+
     def run(self, ledger: Ledger) -> np.ndarray:
         """Run the contraction; returns C as an (M, N) matrix assembled from the final owners."""
         ppn, hold = self.ppn, self.holder
@@ -198,7 +223,11 @@ class DistributedRun:
                     pb[t] = recv[off:off + shp[0] * shp[1]].reshape(shp)
                     off += shp[0] * shp[1]
             held_a[x], held_b[x] = pa, pb
-        cpart: dict[int, np.ndarray] = {}
+        # every rank's partial C block and its per-step product, carved out of two arenas: one
+        # allocation each instead of one per rank and step (on a VM a fresh allocation's page
+        # faults cost as much as the GEMM that fills it: docs/techniques/node-aware-grids.md)
+        cpart = self._blocks()
+        scratch = self._blocks() if self.s > 1 else {}
         a_per, b_per = self.s // self.pn, self.s // self.pm
         for t in range(self.s):
             recv_a: dict[int, np.ndarray] = {}
@@ -220,9 +249,10 @@ class DistributedRun:
                         recv_b[x] = got[hold[x]]
             for x in range(self.p):
                 if t == 0:
-                    cpart[x] = recv_a[x] @ recv_b[x]
+                    np.matmul(recv_a[x], recv_b[x], out=cpart[x])
                 else:
-                    cpart[x] += recv_a[x] @ recv_b[x]
+                    np.matmul(recv_a[x], recv_b[x], out=scratch[x])
+                    cpart[x] += scratch[x]
         cmat = np.empty((self.groups.M, self.groups.N), dtype=self.amat.dtype)
         for xm in range(self.pm):
             for xn in range(self.pn):
@@ -230,7 +260,8 @@ class DistributedRun:
                 root = xs[0]
                 if self.pk > 1:
                     block = reduce_two_level(ledger, [hold[x] for x in xs], hold[root],
-                                             {hold[x]: cpart[x] for x in xs}, ppn, "reduce-C")
+                                             {hold[x]: cpart[x] for x in xs}, ppn, "reduce-C",
+                                             consume=True)
                 else:
                     block = cpart[root]
                 if hold[root] != root:  # back to the default owner
