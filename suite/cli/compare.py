@@ -56,9 +56,17 @@ def compare_cmd(run_a, run_b, threshold, allow_profile_change, metrics, show_all
                        allow_profile_change=allow_profile_change, alpha=alpha, metrics=list(metrics) or None,
                        profile_dirs=tuple(profile_dirs))
     if fmt == "json":
-        click.echo(strict_json(cmp.as_dict(), indent=2, default=str))
+        doc = cmp.as_dict()
+        # every metric's unit (also in each row's "unit"), and each differing profile field as
+        # its profile file writes it beside the SI value
+        doc["units"] = {r.metric: r.unit for r in cmp.rows}
+        for d, dd in zip(cmp.profile_diffs, doc["profile_diffs"]):
+            dd["fields_written"] = {k: [spelling(d.profile_a, k, a, profile_dirs=tuple(profile_dirs)),
+                                        spelling(d.profile_b, k, b, profile_dirs=tuple(profile_dirs))]
+                                    for k, (a, b) in d.fields.items()}
+        click.echo(strict_json(doc, indent=2, default=str))
     else:
-        _print(cmp, show_all)
+        _print(cmp, show_all, tuple(profile_dirs))
     if cmp.exit_code:
         regs = cmp.regressions()
         click.echo(f"error: {len(regs)} metric value(s) worse than run {cmp.run_a['id']} by more than "
@@ -74,20 +82,29 @@ def _num(v) -> str:
     return f"{v:.4g}"
 
 
-def _print(cmp, show_all: bool) -> None:
+def _pair(a, b, unit: str) -> dict:
+    """A and B scaled for reading by one factor (both in ms, both in MiB), with that unit."""
+    from suite.report.units import column_scale, format_number
+
+    f, u = column_scale([a, b], unit)
+    return {"unit": "" if u == "1" else u, "A": "" if a is None else format_number(a / f),
+            "B": "" if b is None else format_number(b / f)}
+
+
+def _print(cmp, show_all: bool, profile_dirs: tuple = ()) -> None:
     a, b = cmp.run_a, cmp.run_b
     click.echo(f"A = run {a['id']} ({a['started']}): {a['command']}")
     click.echo(f"B = run {b['id']} ({b['started']}): {b['command']}")
     for m in cmp.mismatches:
         click.echo(f"warning (allowed by --allow-profile-change): {m}")
     for d in cmp.profile_diffs:
-        for line in d.lines():
+        for line in profile_diff_lines(d, profile_dirs):
             click.echo(line)
     for n in cmp.notes:
         click.echo(f"note: {n}")
     rows = [r for r in cmp.rows if show_all or r.verdict != "same"]
     table = [{"technique": r.technique, "variant": r.variant, "scenario": r.scenario, "metric": r.metric,
-              "unit": "" if r.unit == "1" else r.unit, "A": _num(r.a), "B": _num(r.b),
+              **_pair(r.a, r.b, r.unit),
               "B/A": "" if r.ratio is None else f"{r.ratio:.4g}", "verdict": r.label(cmp.threshold)} for r in rows]
     if table:
         emit(table, "table", list(table[0]), title=f"run {b['id']} vs run {a['id']}: {cmp.matched} scenario(s) matched")
@@ -101,3 +118,95 @@ def _print(cmp, show_all: bool) -> None:
         click.echo(f"only in run {a['id']}: {len(cmp.only_a)} scenario(s), e.g. {cmp.only_a[0]}")
     if cmp.only_b:
         click.echo(f"only in run {b['id']}: {len(cmp.only_b)} scenario(s), e.g. {cmp.only_b[0]}")
+
+
+_DIM_BY_NAME = (("bandwidth", "bandwidth"), ("latency", "time"), ("memory", "bytes"), ("flops", "flop_rate"),
+                ("mtbf", "time"), ("tdp", "power"), ("clock", "frequency"), ("hour", "money"))
+
+
+def _walk(raw, parts: list[str]):
+    cur = raw
+    for part in parts:
+        if isinstance(cur, list):
+            try:
+                cur = cur[int(part)]
+            except (ValueError, IndexError):
+                return None
+        elif isinstance(cur, dict):
+            if part not in cur:
+                return None
+            cur = cur[part]
+        else:
+            return None
+    return cur
+
+
+def spelling(profile: str, path: str, si_value, overrides=None, profile_dirs: tuple = ()) -> str:
+    """How the profile itself writes the figure at *path* (``network.1.bandwidth`` ->
+    ``"10 Gbit/s"``): the ``--set`` override that set it, else the value in the profile's TOML
+    (``extends`` and the node's device reference followed), else the SI value with its SI unit
+    (:func:`suite.hardware.units.format_quantity`) when the field's dimension is known."""
+    from suite.hardware import library
+    from suite.hardware.units import format_quantity
+
+    parts = path.split(".")
+    for k, v in (overrides or {}).items():  # an override path may count levels from the end (-1)
+        kp = str(k).split(".")
+        if len(kp) == len(parts) and all(a == b or (a.lstrip("-").isdigit() and a.startswith("-")) for a, b in
+                                         zip(kp, parts)):
+            return str(v)
+    try:
+        lib = library(tuple(profile_dirs))
+        raw = lib._merged_raw(profile) if profile in lib else None
+        got = _walk(raw, parts) if raw is not None else None
+        if got is None and raw is not None and parts[0] == "device":
+            dev = (raw.get("node") or {}).get("device")
+            if isinstance(dev, str) and dev in lib:
+                got = _walk(lib._merged_raw(dev), parts)
+        if isinstance(got, str):
+            return in_unit_of(got, si_value)
+    except Exception:  # noqa: BLE001 - the spelling is a courtesy; the SI value is still right
+        pass
+    if isinstance(si_value, (int, float)) and not isinstance(si_value, bool):
+        for key, dim in _DIM_BY_NAME:
+            if key in parts[-1] or (len(parts) > 1 and key in parts[-2]):
+                try:
+                    return format_quantity(float(si_value), dim)
+                except Exception:  # noqa: BLE001 - unknown dimension: plain number below
+                    break
+    return "-" if si_value is None else str(si_value)
+
+
+def in_unit_of(written: str, si_value) -> str:
+    """*si_value* in the unit *written* uses: the text itself when it is that value
+    (``"400 Gbit/s"``), else the value converted to its unit (1.25e9 B/s with ``"400 Gbit/s"``
+    written -> ``"10 Gbit/s"``: a ``--set`` override changed it); *written* unchanged when it is no
+    quantity (a name)."""
+    from suite.hardware.units import DIMENSIONS, parse_quantity, ureg
+
+    if not isinstance(si_value, (int, float)) or isinstance(si_value, bool):
+        return written if si_value is None or str(si_value) == written else str(si_value)
+    for dim, (si_unit, _d, _e) in DIMENSIONS.items():
+        try:
+            v = parse_quantity(written, dim, strict=True, positive=False)
+        except Exception:  # noqa: BLE001 - not this dimension
+            continue
+        if v == si_value or (v and abs(v - si_value) <= 1e-9 * abs(v)):
+            return written
+        unit = ureg.Quantity(written).units
+        mag = ureg.Quantity(float(si_value), si_unit).to(unit).magnitude
+        return f"{mag:.6g} {written.split(None, 1)[1] if ' ' in written.strip() else unit}"
+    return written
+
+
+def profile_diff_lines(d, profile_dirs: tuple = ()) -> list[str]:
+    """The lines of one profile difference (:class:`suite.results.compare.ProfileDiff`), each
+    value in the unit its profile file writes it in (an overridden value converted to it)."""
+    out = [f"profile {d.profile_a} [{d.hash_a}] vs {d.profile_b} [{d.hash_b}] ({d.pairs} case pair(s)):"]
+    for path, (a, b) in d.fields.items():
+        out.append(f"  {path}: {spelling(d.profile_a, path, a, profile_dirs=profile_dirs)} -> "
+                   f"{spelling(d.profile_b, path, b, profile_dirs=profile_dirs)}")
+    if not d.fields:
+        out.append("  (no field differs in the current profile files)")
+    out += [f"  note: {n}" for n in d.notes]
+    return out

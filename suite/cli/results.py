@@ -69,9 +69,10 @@ def list_cmd(store_path, fmt) -> None:
     """Runs in the store, oldest first, with their counts."""
     with _open(store_path) as store:
         df = store.runs()
+        names = store.run_names()
     rows = []
     for r in df.to_dict("records"):
-        rows.append({"run": r["id"], "started": r["started"], "status": r["status"], "cases": r["total"],
+        rows.append({"run": r["id"], "name": names.get(int(r["id"])), "started": r["started"], "status": r["status"], "cases": r["total"],
                      "computed": r["computed"], "cached": r["cached"], "ok": r["ok"], "failed": r["failed"],
                      "skipped": r["skipped"], "git": (r["git_commit"] or "")[:12], "command": r["command"]})
     if fmt == "json":
@@ -81,7 +82,7 @@ def list_cmd(store_path, fmt) -> None:
         r["started"] = (r["started"] or "")[:16].replace("T", " ")
         cmd = r["command"] or ""
         r["command"] = cmd if len(cmd) <= 60 else cmd[:57] + "..."
-    wide_table(rows, ["run", "started", "status", "cases", "computed", "cached", "failed", "command"],
+    wide_table(rows, ["run", "name", "started", "status", "cases", "computed", "cached", "failed", "command"],
                title=f"runs in {store_path or 'the store'}")
 
 
@@ -89,25 +90,62 @@ def _s(v) -> str:
     return "" if v is None or (isinstance(v, float) and v != v) else str(v)
 
 
-def _fmt(v) -> str:
-    try:
-        return f"{float(v):.4g}"
-    except (TypeError, ValueError):
-        return str(v)
+def sort_key(v) -> tuple:
+    """A sort key that orders numbers and quantities with a unit (``"10 Gbit/s"``) numerically
+    (2 < 10 < 20), booleans and None apart, and other text alphabetically."""
+    from suite.results.load import override_value
+
+    if v is None or (isinstance(v, float) and v != v):
+        return (3, "", 0.0, "")
+    if isinstance(v, bool):
+        return (2, "", float(v), "")
+    num, unit = override_value(v) if isinstance(v, (int, float, str)) else (None, str(v))
+    if num is not None:
+        return (0, unit, num, str(v))
+    return (1, "", 0.0, str(v))
 
 
-def compact_rows(store, run, limit_metrics: int = 4) -> list[dict]:
-    """One short row per case of *run* for a terminal table: identity, params and overrides in one
-    column, status (with the error), and the main metrics (directional first) with units."""
+def _headlines(registry, techniques) -> dict[str, tuple[str, ...]]:
+    out: dict[str, tuple[str, ...]] = {}
+    for t in techniques:
+        try:
+            out[t] = tuple(registry.technique(t).headline) if registry is not None else ()
+        except Exception:  # noqa: BLE001 - not installed now: no declared headline
+            out[t] = ()
+    return out
+
+
+def ordered_metrics(names, headline, directions) -> list[str]:
+    """*names* with the *headline* metrics first (in their declared order), then the metrics
+    with a direction, then the rest, each group by name."""
+    names = list(names)
+    first = [m for m in headline if m in names]
+    rest = sorted((m for m in names if m not in first), key=lambda m: (directions.get(m) not in ("lower", "higher"), m))
+    return first + rest
+
+
+def compact_rows(store, run, limit_metrics: int = 4, *, all_metrics: bool = False, registry=None) -> list[dict]:
+    """One short row per case of *run* for a terminal table: identity, the swept parameters and
+    overrides in one column, status (with the error), and the metrics: each technique's headline
+    metrics first (:attr:`Technique.headline`; without one, the first *limit_metrics* metrics with
+    a direction), every metric with *all_metrics*; values scaled for people (ms, MiB:
+    :mod:`suite.report.units`). Rows are sorted by technique, variant, profile, workload and the
+    swept values, numbers numerically."""
+    from suite.report.units import format_value
+
+    if registry is None:
+        from suite.cli.common import get_context
+
+        registry = get_context().registry
     cases = store.cases(run)
     m = store.metrics(run, wide=False)
-    per: dict[str, list[str]] = {}
-    if not m.empty:
-        m = m.assign(_o=[0 if d in ("lower", "higher") else 1 for d in m["direction"]]).sort_values(["_o", "name"])
-        for k, n, v, u in zip(m["key"], m["name"], m["value"], m["unit"]):
-            per.setdefault(k, []).append(f"{n}={_fmt(v)}{'' if u in ('1', '', None) else ' ' + u}")
-    rows = []
     records = cases.to_dict("records")
+    heads = _headlines(registry, {r["technique"] for r in records})
+    tech_of = {r["key"]: r["technique"] for r in records}
+    per: dict[str, dict[str, tuple[float, str, str]]] = {}
+    if not m.empty:
+        for k, n, v, u, d in zip(m["key"], m["name"], m["value"], m["unit"], m["direction"]):
+            per.setdefault(k, {})[n] = (v, u, d)
     # show the parameters that vary within the run (the swept ones), not every default
     seen: dict[str, set] = {}
     for r in records:
@@ -115,24 +153,33 @@ def compact_rows(store, run, limit_metrics: int = 4) -> list[dict]:
             seen.setdefault(k, set()).add(repr(v))
     varying = {k for k, vs in seen.items() if len(vs) > 1}
     records.sort(key=lambda r: (r["technique"], r["variant"], _s(r["profile"]), _s(r["workload"]),
-                                [(k, repr(r["params"].get(k))) for k in sorted(varying)],
-                                sorted((r["overrides"] or {}).items())))
+                                [(k, sort_key(r["params"].get(k))) for k in sorted(varying)],
+                                [(k, sort_key(v)) for k, v in sorted((r["overrides"] or {}).items())]))
+    rows = []
     for r in records:
         params = ",".join(f"{k}={v}" for k, v in sorted(r["params"].items()) if k in varying)
         if r["overrides"]:
             params = ";".join(filter(None, [params, ",".join(f"{k}={v}" for k, v in r["overrides"].items())]))
-        ms = per.get(r["key"], [])
+        got = per.get(r["key"], {})
+        head = heads.get(tech_of[r["key"]], ())
+        order = ordered_metrics(got, head, {n: d for n, (_v, _u, d) in got.items()})
+        shown = order if all_metrics else ([x for x in order if x in head] if any(x in got for x in head)
+                                           else order[:limit_metrics])
+        ms = [f"{n}={format_value(got[n][0], got[n][1])}" for n in shown]
+        hidden = len(order) - len(shown)
         status = r["status"] + (f": {r['error']}" if r["status"] != "ok" and _s(r["error"]) else "")
         rows.append({"key": r["key"][:10], "technique": r["technique"], "variant": r["variant"],
                      "fidelity": r["fidelity"],
                      "profile": _s(r["profile"]) + ("*" if r["overrides"] else ""), "workload": _s(r["workload"]),
                      "params": params, "status": status,
-                     "metrics": "  ".join(ms[:limit_metrics]) + ("  ..." if len(ms) > limit_metrics else "")})
+                     "metrics": "  ".join(ms) + (f"  (+{hidden} more)" if hidden else "")})
     return rows
 
 
 def run_rows(store, run) -> list[dict]:
-    """One dict per case of *run*: identity, status, params as ``param.NAME``, and every metric value."""
+    """One dict per case of *run*: identity, status, params as ``param.NAME``, and every metric
+    value in the unit the technique reported (:func:`run_units` gives them), sorted by
+    technique, variant, profile, workload and parameter values (numbers numerically)."""
     cases = store.cases(run)
     metrics = store.metrics(run, wide=False)
     by_key: dict[str, dict] = {}
@@ -144,10 +191,55 @@ def run_rows(store, run) -> list[dict]:
                "profile": r["profile"], "workload": r["workload"], "seed": r["seed"], "status": r["status"],
                "outcome": r.get("outcome"), "error": r["error"], "duration": r["duration"]}
         row["overrides"] = r["overrides"] or None
-        row.update({k: v for k, v in r.items() if k.startswith("param.")})
+        row.update({f"param.{k}": v for k, v in (r["params"] or {}).items()})  # as given, not pandas-widened
         row.update(by_key.get(r["key"], {}))
         rows.append({k: _clean(v) for k, v in row.items()})
+    pcols = sorted({k for r in rows for k in r if k.startswith("param.")})
+    rows.sort(key=lambda r: (r["technique"], r["variant"], _s(r["profile"]), _s(r["workload"]),
+                             [sort_key(r.get(c)) for c in pcols],
+                             [(k, sort_key(v)) for k, v in sorted((r["overrides"] or {}).items())], r["seed"] or 0))
     return rows
+
+
+def run_units(store, run) -> tuple[dict[str, str], dict[str, str]]:
+    """metric name -> unit, and metric name -> direction, of *run*'s metrics (one unit per
+    name: a name two techniques report in different units is listed as ``"MIXED: u1, u2"``
+    so a consumer never silently adds them)."""
+    metrics = store.metrics(run, wide=False)
+    units: dict[str, set] = {}
+    dirs: dict[str, str] = {}
+    for n, u, d in zip(metrics["name"], metrics["unit"], metrics["direction"]) if not metrics.empty else ():
+        units.setdefault(n, set()).add(u)
+        dirs.setdefault(n, d)
+    return ({n: (next(iter(us)) if len(us) == 1 else "MIXED: " + ", ".join(sorted(map(str, us))))
+             for n, us in sorted(units.items())}, dict(sorted(dirs.items())))
+
+
+def long_rows(store, run) -> list[dict]:
+    """Long form: one row per case and metric, ``name, value, unit, direction`` beside the case's
+    identity (``key, technique, variant, fidelity, profile, workload, seed, params`` as JSON,
+    ``overrides``)."""
+    cases = {r["key"]: r for r in store.cases(run).to_dict("records")}
+    out = []
+    for r in store.metrics(run, wide=False).to_dict("records"):
+        c = cases.get(r["key"])
+        if c is None:
+            continue
+        out.append({"key": c["key"], "technique": c["technique"], "variant": c["variant"], "fidelity": c["fidelity"],
+                    "profile": c["profile"], "workload": c["workload"], "seed": c["seed"],
+                    "params": c["params"], "overrides": c["overrides"] or None,
+                    "name": r["name"], "value": _clean(r["value"]), "unit": r["unit"], "direction": r["direction"]})
+    out.sort(key=lambda x: (x["technique"], x["variant"], _s(x["profile"]), _s(x["workload"]),
+                            [(k, sort_key(v)) for k, v in sorted((x["params"] or {}).items())],
+                            [(k, sort_key(v)) for k, v in sorted((x["overrides"] or {}).items())], x["name"]))
+    return out
+
+
+def csv_header(column: str, units: dict[str, str]) -> str:
+    """The CSV header of a wide-form column: a metric as ``NAME [UNIT]`` (``iteration_time [s]``;
+    dimensionless ``1`` stays bare), every other column as it is."""
+    u = units.get(column)
+    return column if u in (None, "", "1") else f"{column} [{u}]"
 
 
 @results_group.command("show")
@@ -155,11 +247,29 @@ def run_rows(store, run) -> list[dict]:
 @_store_option
 @format_option("table", "csv", "json")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to this file.")
-def show_cmd(run, store_path, fmt, output) -> None:
-    """The cases of RUN (an id or `latest`): status, parameters and metrics; with provenance."""
+@click.option("--all-metrics", is_flag=True, help="Table: every metric, not only each technique's headline metrics.")
+@click.option("--long", "long_form", is_flag=True,
+              help="csv/json: one row per case and metric with name, value, unit, direction (long form).")
+def show_cmd(run, store_path, fmt, output, all_metrics, long_form) -> None:
+    """The cases of RUN (an id, a name given with `suite run --name`, `latest` or `latest~N`):
+    status, parameters and metrics; with provenance.
+
+    \b
+    Units: the table scales values for reading (ms, MiB); csv and json keep each metric in the
+    unit its technique reported (bytes in B, times in s) and say which:
+      json: a top-level "units" object (metric -> unit) beside "cases"
+      csv:  metric columns headed NAME [UNIT], e.g. "iteration_time [s]"
+      --long: one row per metric with its "unit" column
+    """
     with _open(store_path) as store:
         info = store.run_info(run)
-        rows = run_rows(store, info["id"]) if fmt != "table" else compact_rows(store, info["id"])
+        info["name"] = store.run_names().get(info["id"])
+        units, directions = run_units(store, info["id"])
+        if fmt != "table" and long_form:
+            rows = long_rows(store, info["id"])
+        else:
+            rows = run_rows(store, info["id"]) if fmt != "table" else compact_rows(store, info["id"],
+                                                                                   all_metrics=all_metrics)
         stale, notes = _other_code(store, info["id"])
         extra = _extrapolated(store, info["id"])
     for r in rows:  # table rows show a key prefix, csv/json rows the whole key
@@ -184,11 +294,12 @@ def show_cmd(run, store_path, fmt, output) -> None:
 
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
-            _show(info, rows, columns, fmt, plain=True)
+            _show(info, rows, columns, fmt, plain=True, units=units, directions=directions, long_form=long_form)
         output.write_text(buf.getvalue(), encoding="utf-8")
-        click.echo(f"wrote {len(rows)} case(s) of run {info['id']} to {output}", err=True)
+        click.echo(f"wrote {len(rows)} {'metric row' if long_form else 'case'}(s) of run {info['id']} to {output}",
+                   err=True)
         return
-    _show(info, rows, columns, fmt)
+    _show(info, rows, columns, fmt, units=units, directions=directions, long_form=long_form)
 
 
 def _extrapolated(store, run_id) -> dict[str, dict[str, str]]:
@@ -239,19 +350,37 @@ def _other_code(store, run_id) -> tuple[set[str], list[str]]:
     return stale, notes
 
 
-def _show(info, rows, columns, fmt, plain: bool = False) -> None:
+def _show(info, rows, columns, fmt, plain: bool = False, units=None, directions=None, long_form=False) -> None:
+    units = units or {}
     if fmt == "json":
-        click.echo(strict_json({"run": {k: _clean(v) for k, v in info.items()}, "cases": rows}, indent=2, default=str))
+        doc = {"run": {k: _clean(v) for k, v in info.items()}}
+        if not long_form:
+            doc["units"] = units
+            doc["directions"] = directions or {}
+        doc["cases" if not long_form else "metrics"] = rows
+        click.echo(strict_json(doc, indent=2, default=str))
         return
     if fmt == "csv":
-        emit([{k: (json.dumps(v) if isinstance(v, dict) else v) for k, v in r.items()} for r in rows], "csv", columns)
+        import csv
+        import sys
+
+        def cell(v):
+            return json.dumps(v) if isinstance(v, dict) else v
+
+        w = csv.writer(sys.stdout)
+        w.writerow(columns if long_form else [csv_header(c, units) for c in columns])
+        for r in rows:
+            w.writerow([cell(r.get(c)) for c in columns])
         return
-    click.echo(f"run {info['id']}: {info['status']}, started {info['started']}, finished {info['finished'] or '-'}")
+    name = f" ({info['name']})" if info.get("name") else ""
+    click.echo(f"run {info['id']}{name}: {info['status']}, started {info['started']}, "
+               f"finished {info['finished'] or '-'}")
     click.echo(f"  command: {info['command']}")
     click.echo(f"  host {info['host']}, {info['platform']}, python {info['python']}, git {info['git_commit'] or '-'}")
     plugins = ", ".join(f"{k} {v}" for k, v in sorted(info["plugins"].items())) or "-"
     click.echo(f"  plugins: {plugins}")
     click.echo(f"  cases {info['total']}: computed {info['computed']}, cached {info['cached']}, ok {info['ok']}, "
                f"failed {info['failed']}, skipped {info['skipped']}")
-    wide_table(rows, columns, title=f"run {info['id']}: {len(rows)} case(s) (* = profile with overrides; "
-                                    f"every metric: --format csv or json)")
+    wide_table(rows, columns, title=f"run {info['id']}: {len(rows)} case(s) (* = profile with overrides; headline "
+                                    f"metrics, values scaled for reading; every metric: --all-metrics, in stored "
+                                    f"units: --format csv or json)")

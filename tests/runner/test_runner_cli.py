@@ -66,7 +66,7 @@ def test_run_experiment_file_and_show_csv(fake_registry, tmp_path):
     import csv
 
     rows = list(csv.DictReader(out.open()))
-    assert sorted(float(r["y"]) for r in rows) == [10.0, 20.0, 30.0]
+    assert sorted(float(r["y [s]"]) for r in rows) == [10.0, 20.0, 30.0]  # metric columns carry their unit
     r = CliRunner().invoke(main, ["results", "show", "9", "--store", str(st)])
     assert r.exit_code == 2 and "no run with id 9" in r.output
 
