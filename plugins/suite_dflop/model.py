@@ -51,7 +51,8 @@ from suite_dflop.workloads import QWEN, SIGLIP, MixWorkload, ModuleSpec, Samples
 
 __all__ = ["DEFAULT_EFFICIENCY", "RECOMPUTE", "MEM_HEADROOM", "STATE_BYTES", "BF16", "TP_DEGREES",
            "vision_flops", "projector_flops", "llm_flops", "Features", "features", "Stage", "Plan",
-           "Hardware", "hardware", "megatron_plan", "uniform_plans", "split_plans", "best_plan", "step_time",
+           "Hardware", "hardware", "megatron_plan", "uniform_plans", "split_plans", "best_plan", "best_split_plan",
+           "encoder_share", "step_time",
            "StepTime", "plan_memory", "evaluate", "cost_vectors"]
 
 #: Achieved fraction of the bf16 tensor-core peak: Megatron-LM reaches 138-163 TFLOP/s per A100
@@ -139,16 +140,33 @@ class Stage:
 
 @dataclass(frozen=True)
 class Plan:
-    """A 3D-parallel plan: ``dp`` identical pipelines of ``stages``, ``m`` micro-batches each."""
+    """A 3D-parallel plan: ``dp`` pipelines of ``stages``, ``m`` micro-batches each.
+
+    A split plan may give the encoder its own data-parallel degree ``vdp`` (0: the same as
+    ``dp``, one encoder replica per LLM pipeline). Then the encoder module is ``vdp`` replicas
+    of its stages and the LLM ``dp`` pipelines of its stages; the scheduler fills ``dp x m``
+    bins (the authors' ``dp_llm x #micro-batches``), and the encoder replicas serve the LLM
+    pipelines as a pool: each LLM pipeline gets ``vdp / dp`` of an encoder replica's
+    throughput (see :func:`encoder_share`).
+    """
 
     kind: str  # "uniform" or "split"
     dp: int
     stages: tuple[Stage, ...]
     m: int
+    vdp: int = 0
+
+    @property
+    def enc_dp(self) -> int:
+        """Data-parallel degree of the encoder stages (``vdp``, else ``dp``)."""
+        return self.vdp or self.dp
 
     @property
     def gpus(self) -> int:
-        return self.dp * sum(st.tp for st in self.stages)
+        if self.kind != "split":
+            return self.dp * sum(st.tp for st in self.stages)
+        return (self.enc_dp * sum(st.tp for st in self.stages if st.component == 0)
+                + self.dp * sum(st.tp for st in self.stages if st.component == 1))
 
     @property
     def bins(self) -> int:
@@ -160,8 +178,22 @@ class Plan:
         if self.kind == "uniform":
             return {"kind": "uniform", "tp": self.stages[0].tp, "pp": len(self.stages), "dp": self.dp,
                     "m": self.m, "gpus": self.gpus}
-        return {"kind": "split", "vision": {"tp": vis[0].tp, "pp": len(vis), "dp": self.dp},
+        return {"kind": "split", "vision": {"tp": vis[0].tp, "pp": len(vis), "dp": self.enc_dp},
                 "llm": {"tp": llm[0].tp, "pp": len(llm), "dp": self.dp}, "m": self.m, "gpus": self.gpus}
+
+
+def encoder_share(plan: Plan) -> float:
+    """``rho = dp / vdp``: LLM pipelines per encoder replica (1 for a uniform or shared-dp plan).
+
+    The encoder replicas are pooled (any replica can encode any sample; the hand-off sends the
+    features to the LLM pipeline of the sample's bin): an encoder stage's time per micro-batch,
+    as one LLM pipeline sees it, is ``rho`` times its time on one replica -- the replica is
+    time-shared by ``rho`` pipelines when ``rho > 1``, and a micro-batch's images are split over
+    ``1 / rho`` replicas when ``rho < 1`` (then the per-layer all-reduce latency is paid on each
+    in parallel, not scaled down). A rate (fluid) model of the pool, exact in throughput; the
+    pipeline fill is that of one chain.
+    """
+    return plan.dp / plan.enc_dp if plan.kind == "split" else 1.0
 
 
 @dataclass
@@ -176,43 +208,56 @@ class Hardware:
     gpus: int
     _cache: dict = field(default_factory=dict)
 
+    def _priced(self, key, fn):
+        """Two-level memo of collective prices: this object's dict, then a module-level one keyed
+        by the profile itself (immutable and hashed on every field the collectives read), so
+        cases on the same profile share prices and a profile override never reuses stale ones."""
+        if key not in self._cache:
+            gkey = (self.profile, self.per_node) + key
+            if gkey not in _PRICES:
+                if len(_PRICES) > 200_000:
+                    _PRICES.clear()
+                _PRICES[gkey] = fn()
+            self._cache[key] = _PRICES[gkey]
+        return self._cache[key]
+
     def allreduce_fit(self, tp: int) -> tuple[float, float]:
         """``(a, b)`` with ``collective_time("allreduce", n, tp GPUs on one node) ~= a + b n`` from
         two prices (1 MiB and 64 MiB); exact for the ring on a switch, the intra-node case."""
-        key = ("tp", tp)
-        if key not in self._cache:
+        def fit():
             if tp == 1:
-                self._cache[key] = (0.0, 0.0)
-            else:
-                g = Group(ranks_per_node=tp, nodes=1)
-                n1, n2 = 2.0 ** 20, 2.0 ** 26
-                t1 = collective_time("allreduce", n1, g, self.profile).time
-                t2 = collective_time("allreduce", n2, g, self.profile).time
-                b = (t2 - t1) / (n2 - n1)
-                self._cache[key] = (max(t1 - b * n1, 0.0), b)
-        return self._cache[key]
+                return (0.0, 0.0)
+            g = Group(ranks_per_node=tp, nodes=1)
+            n1, n2 = 2.0 ** 20, 2.0 ** 26
+            t1 = collective_time("allreduce", n1, g, self.profile).time
+            t2 = collective_time("allreduce", n2, g, self.profile).time
+            b = (t2 - t1) / (n2 - n1)
+            return (max(t1 - b * n1, 0.0), b)
+        return self._priced(("tp", tp), fit)
 
     def p2p(self, nbytes: float, cross_node: bool) -> float:
-        key = ("p2p", round(nbytes), cross_node)
-        if key not in self._cache:
+        def price():
             g = Group(ranks_per_node=1, nodes=2) if cross_node else Group(ranks_per_node=2, nodes=1)
-            self._cache[key] = collective_time("p2p", nbytes, g, self.profile).time
-        return self._cache[key]
+            return collective_time("p2p", nbytes, g, self.profile).time
+        return self._priced(("p2p", round(nbytes), cross_node), price)
 
     def dp_allreduce(self, nbytes: float, dp: int, stride: int) -> float:
         """Gradient all-reduce over *dp* replicas placed *stride* GPUs apart."""
         if dp <= 1:
             return 0.0
-        key = ("dp", round(nbytes), dp, stride)
-        if key not in self._cache:
+
+        def price():
             rpn = max(1, min(dp, self.per_node // max(stride, 1)))
             nodes = -(-dp // rpn)
             conc = max(1, min(stride, self.per_node) // 1) if nodes > 1 else 1
             conc = max(1, min(conc, self.per_node // rpn))
             ranks = dp if dp != rpn * nodes else None
             g = Group(ranks_per_node=rpn, nodes=nodes, ranks=ranks, concurrent=conc)
-            self._cache[key] = collective_time("allreduce", nbytes, g, self.profile).time
-        return self._cache[key]
+            return collective_time("allreduce", nbytes, g, self.profile).time
+        return self._priced(("dp", round(nbytes), dp, stride), price)
+
+
+_PRICES: dict = {}  #: module-level memo of collective prices, keyed by (profile, node size, query)
 
 
 def hardware(profile, gpus: int, efficiency: float | None = None) -> Hardware:
@@ -248,6 +293,7 @@ def _coef(plan: Plan, hw: Hardware, v: ModuleSpec = SIGLIP, l: ModuleSpec = QWEN
     P = len(plan.stages)
     C = np.zeros((P, 7))
     const = np.zeros(P)
+    rho = encoder_share(plan)
     for s, st in enumerate(plan.stages):
         r = 1.0 / (st.tp * hw.eff * hw.peak)
         a, b = hw.allreduce_fit(st.tp)
@@ -258,6 +304,9 @@ def _coef(plan: Plan, hw: Hardware, v: ModuleSpec = SIGLIP, l: ModuleSpec = QWEN
         C[s, _F_VTOK] = st.vis * TP_ALLREDUCES_PER_LAYER * b * v.hidden * BF16
         C[s, _F_LTOK] = st.llm * TP_ALLREDUCES_PER_LAYER * b * l.hidden * BF16
         const[s] = (st.vis + st.llm) * TP_ALLREDUCES_PER_LAYER * a
+        if plan.kind == "split" and st.component == 0 and rho != 1.0:  # pooled encoder replicas
+            C[s] *= rho
+            const[s] *= max(rho, 1.0)
     return C, const
 
 
@@ -292,13 +341,14 @@ def plan_memory(plan: Plan, bin_feats: np.ndarray, v: ModuleSpec = SIGLIP, l: Mo
     P = len(plan.stages)
     out = np.zeros(P)
     vt, lt, sq = bin_feats[_F_VTOK], bin_feats[_F_LTOK], bin_feats[_F_SQ]
+    rho = encoder_share(plan)  # an encoder replica holds rho bins' checkpoints, min(rho, 1) of one bin at work
     for s, st in enumerate(plan.stages):
         state = STATE_BYTES * _stage_params(st, v, l) / st.tp
         inflight = min(P - s, plan.m)
-        ckpt = BF16 * (st.vis * vt * v.hidden + st.llm * lt * l.hidden) * inflight
+        ckpt = BF16 * (st.vis * vt * v.hidden * rho + st.llm * lt * l.hidden) * inflight
         work = 0.0
         if st.vis:
-            work = max(work, (34 * vt * v.hidden + 5 * v.heads * vt * v.tokens_per_image) / st.tp)
+            work = max(work, (34 * vt * v.hidden + 5 * v.heads * vt * v.tokens_per_image) * min(rho, 1.0) / st.tp)
         if st.llm:
             work = max(work, (34 * lt * l.hidden + 5 * l.heads * sq) / st.tp)
         if st.vocab:
@@ -371,32 +421,188 @@ def uniform_plans(hw: Hardware, m: int, mean_sample: np.ndarray, max_pp: int = 1
 
 
 def split_plans(hw: Hardware, m: int, max_pv: int = 8, max_pl: int = 14):
-    """Every split plan: ``dp`` pipelines of ``pv`` encoder stages on ``tv`` GPUs each, then ``pl``
-    LLM stages on ``tl`` GPUs (layers in equal counts within a module; the projector on the last
-    encoder stage, the vocabulary on the last LLM stage), ``dp (tv pv + tl pl) <= G``, dp as
-    large as fits. Shared dp: the encoder and the LLM of one replica form one pipeline (the
-    authors allow different dp per module; see the docs)."""
-    return list(_split_plans(hw.gpus, hw.per_node, m, max_pv, max_pl))
+    """Every split plan, each module with its own (tp, pp, dp) (the authors' search, papers'
+    code ``data_aware_optimizer.py``): the encoder as ``vdp`` replicas of ``pv`` stages on ``tv``
+    GPUs, the LLM as ``dp`` pipelines of ``pl`` stages on ``tl`` GPUs (layers in equal counts
+    within a module; the projector on the last encoder stage, the vocabulary on the last LLM
+    stage), ``vdp tv pv + dp tl pl <= G``. For every LLM degree ``dp`` the encoder gets either
+    the most replicas that fit the remaining GPUs or exactly ``dp`` (one replica per pipeline,
+    the shared-dp plan). The list follows :func:`_split_space`'s order (cached per profile)."""
+    return list(_split_space(hw, m, max_pv, max_pl).plans())
 
 
-@functools.lru_cache(maxsize=64)
-def _split_plans(gpus: int, per_node: int, m: int, max_pv: int, max_pl: int) -> tuple:
-    out = []
+@dataclass(frozen=True)
+class _Space:
+    """The split-plan space as arrays (N,), with everything that does not depend on the data
+    precomputed: layer counts of the four stages that can be a module's largest (the first,
+    holding ceil(L / p) layers and the most micro-batches in flight, and the last, holding the
+    projector / vocabulary), and the DP all-reduce of each plan."""
+
+    tv: np.ndarray
+    pv: np.ndarray
+    vdp: np.ndarray
+    tl: np.ndarray
+    pl: np.ndarray
+    dp: np.ndarray
+    dp_time: np.ndarray
+    m: int
+    pre: dict = field(default_factory=dict, compare=False, repr=False)  #: data-independent arrays
+
+    def plan(self, i: int) -> Plan:
+        tv, pv, tl, pl = int(self.tv[i]), int(self.pv[i]), int(self.tl[i]), int(self.pl[i])
+        return _split_plan(tv, pv, int(self.vdp[i]), tl, pl, int(self.dp[i]), self.m)
+
+    def plans(self):
+        return tuple(self.plan(i) for i in range(len(self.tv)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _split_plan(tv: int, pv: int, vdp: int, tl: int, pl: int, dp: int, m: int) -> Plan:
+    stages = [Stage(tv, vis=c, proj=(i == pv - 1)) for i, c in enumerate(_equal_counts(SIGLIP.layers, pv))]
+    stages += [Stage(tl, llm=c, vocab=(i == pl - 1)) for i, c in enumerate(_equal_counts(QWEN.layers, pl))]
+    return Plan("split", dp, tuple(stages), m, vdp=0 if vdp == dp else vdp)
+
+
+_SPACES: dict = {}
+
+
+def _split_space(hw: Hardware, m: int, max_pv: int = 8, max_pl: int = 14) -> _Space:
+    local = ("space", m, max_pv, max_pl)
+    if local in hw._cache:
+        return hw._cache[local]
+    key = (hw.profile, hw.gpus, hw.per_node, m, max_pv, max_pl)
+    if key in _SPACES:
+        hw._cache[local] = _SPACES[key]
+        return _SPACES[key]
+    G = hw.gpus
+    rows = []
     for tv in TP_DEGREES:
         for tl in TP_DEGREES:
-            if max(tv, tl) > per_node:
+            if max(tv, tl) > hw.per_node:
                 continue
             for pv in range(1, max_pv + 1):
+                gv = tv * pv
                 for pl in range(1, max_pl + 1):
-                    per = tv * pv + tl * pl
-                    if per > gpus:
+                    gl = tl * pl
+                    if gv + gl > G:
                         break
-                    stages = [Stage(tv, vis=c, proj=(i == pv - 1))
-                              for i, c in enumerate(_equal_counts(SIGLIP.layers, pv))]
-                    stages += [Stage(tl, llm=c, vocab=(i == pl - 1))
-                               for i, c in enumerate(_equal_counts(QWEN.layers, pl))]
-                    out.append(Plan("split", gpus // per, tuple(stages), m))
-    return tuple(out)
+                    for dp in range(1, (G - gv) // gl + 1):
+                        most = (G - dp * gl) // gv
+                        rows.append((tv, pv, most, tl, pl, dp))
+                        if dp < most:
+                            rows.append((tv, pv, dp, tl, pl, dp))
+    a = np.array(rows, dtype=np.int64).reshape(-1, 6)
+    tv, pv, vdp, tl, pl, dp = a.T
+    # DP all-reduce: each module's largest stage (bf16 gradients / tp) over its replicas, strided
+    # by the module's replica size; the modules reduce at once on disjoint GPUs
+    enc = {(t, p): BF16 * max(_stage_params(Stage(t, vis=c, proj=pr)) for c, pr in _first_last(SIGLIP.layers, p)) / t
+           for t in TP_DEGREES for p in range(1, max_pv + 1)}
+    llm = {(t, p): BF16 * max(_stage_params(Stage(t, llm=c, vocab=pr)) for c, pr in _first_last(QWEN.layers, p)) / t
+           for t in TP_DEGREES for p in range(1, max_pl + 1)}
+    memo: dict = {}
+
+    def ar(nbytes, d, stride):
+        k = (nbytes, d, stride)
+        if k not in memo:
+            memo[k] = hw.dp_allreduce(nbytes, d, stride)
+        return memo[k]
+
+    dpt = np.array([max(ar(enc[tv_, pv_], vdp_, tv_ * pv_), ar(llm[tl_, pl_], dp_, tl_ * pl_))
+                    for tv_, pv_, vdp_, tl_, pl_, dp_ in rows])
+    sp = _Space(tv, pv, vdp, tl, pl, dp, dpt, m)
+    _precompute(sp, hw)
+    if len(_SPACES) > 32:
+        _SPACES.clear()
+    _SPACES[key] = hw._cache[local] = sp
+    return sp
+
+
+def _first_last(total: int, pp: int) -> tuple:
+    """``(layers, holds the module's extra piece)`` of the first and the last stage of a module
+    split in equal counts (the stages in between hold no more layers than the first)."""
+    q, r = divmod(total, pp)
+    return ((q + (1 if r else 0), pp == 1), (q, True))
+
+
+def best_split_plan(hw: Hardware, m: int, mean_sample: np.ndarray, batch: int):
+    """:func:`best_plan` over :func:`split_plans`, vectorised over the whole space in numpy (the
+    same plan, expected time and feasible count; the tests compare the two).
+
+    Per plan, the module-doc formulas at the mean bin (``mean * batch / (dp m)``): the encoder's
+    stage times scaled by :func:`encoder_share`, the sum over stages in closed form (a module's
+    layers are all on some stage once), the largest stage and the peak memory taken over each
+    module's first and last stage (the first has ceil(L / p) layers and the most micro-batches
+    in flight, so it dominates every middle stage; the last holds the projector / vocabulary).
+    """
+    sp = _split_space(hw, m)
+    v, l = SIGLIP, QWEN
+    q = sp.pre
+    x = np.asarray(mean_sample, dtype=float)
+    sc = batch * q["inv_dpm"]  # (N,) mean bin = mean sample x this
+    rho = q["rho"]
+    k = TP_ALLREDUCES_PER_LAYER
+    inv = 1.0 / (hw.eff * hw.peak)
+    # time of one layer / the extra module piece on a stage, per mean bin
+    lay_v = sc * (x[_F_VIS] * inv * q["rho_itv"] + k * BF16 * v.hidden * x[_F_VTOK] * q["rho_bv"]) + q["lat_v"]
+    proj = sc * (x[_F_PROJ] * inv) * q["rho_itv"]
+    lay_l = sc * (x[_F_LLM] * inv * q["itl"] + k * BF16 * l.hidden * x[_F_LTOK] * q["bl"]) + q["lat_l"]
+    vocab = sc * (x[_F_VOCAB] * inv) * q["itl"]
+    total = v.layers * lay_v + proj + l.layers * lay_l + vocab
+    top = np.maximum(np.maximum(q["cv0"] * lay_v + q["one_v"] * proj, q["qv"] * lay_v + proj),
+                     np.maximum(q["cl0"] * lay_l + q["one_l"] * vocab, q["ql"] * lay_l + vocab))
+    t = total + (m - 1) * top + sp.dp_time
+    # memory at the heavy bin (1.5 x the mean bin), the module doc's formula, on the four stages
+    # that can hold a module's peak: B = a + sc * b per stage, a = state, b = activations
+    h = 1.5 * sc
+    work_v = h * (34 * x[_F_VTOK] * v.hidden + 5 * v.heads * x[_F_VTOK] * v.tokens_per_image) * q["wv"]
+    work_l = h * (34 * x[_F_LTOK] * l.hidden + 5 * l.heads * x[_F_SQ]) * q["itl"]
+    work_o = np.maximum(work_l, h * (4 * x[_F_LTOK] * l.vocab) * q["itl"])
+    cv = h * (BF16 * x[_F_VTOK] * v.hidden) * rho
+    cl = h * (BF16 * x[_F_LTOK] * l.hidden)
+    mem = np.maximum(np.maximum(q["s_v0"] + cv * q["ck_v0"] + work_v, q["s_vl"] + cv * q["ck_vl"] + work_v),
+                     np.maximum(q["s_l0"] + cl * q["ck_l0"] + np.where(q["one_l"], work_o, work_l),
+                                q["s_ll"] + cl * q["ql"] + work_o))
+    ok = (q["bins"] <= batch) & (MEM_HEADROOM * mem <= hw.memory)
+    feasible = int(ok.sum())
+    if not feasible:
+        return None, math.inf, 0
+    i = int(np.argmin(np.where(ok, t, np.inf)))
+    return sp.plan(i), float(t[i]), feasible
+
+
+def _precompute(sp: _Space, hw: Hardware) -> None:
+    """The data-independent arrays of :func:`best_split_plan` (per plan, shape (N,))."""
+    v, l = SIGLIP, QWEN
+    m = sp.m
+    tv, pv, vdp, tl, pl, dp = (x.astype(float) for x in (sp.tv, sp.pv, sp.vdp, sp.tl, sp.pl, sp.dp))
+    rho = dp / vdp
+    tps = np.array(TP_DEGREES)
+    fits = np.array([hw.allreduce_fit(int(t)) if t <= hw.per_node else (0.0, 0.0) for t in tps])
+    iv, il = np.searchsorted(tps, sp.tv), np.searchsorted(tps, sp.tl)
+    k = TP_ALLREDUCES_PER_LAYER
+    qv, r_v = np.divmod(v.layers, sp.pv)
+    ql, r_l = np.divmod(l.layers, sp.pl)
+    cv0, cl0 = qv + (r_v > 0), ql + (r_l > 0)
+    one_v, one_l = (sp.pv == 1).astype(float), (sp.pl == 1).astype(float)
+    pv_l = (v.params - 2 * v.hidden) / v.layers
+    pl_l = (l.params - 2 * l.vocab * l.hidden) / l.layers
+    p_proj, p_vocab = v.hidden * l.hidden + l.hidden ** 2, 2 * l.vocab * l.hidden
+    P = sp.pv + sp.pl
+    sp.pre.update(
+        inv_dpm=1.0 / (dp * m), rho=rho, rho_itv=rho / tv, itl=1.0 / tl,
+        rho_bv=rho * fits[iv, 1], bl=fits[il, 1],
+        lat_v=np.maximum(rho, 1.0) * k * fits[iv, 0], lat_l=k * fits[il, 0],
+        cv0=cv0, qv=qv, cl0=cl0, ql=ql, one_v=one_v, one_l=one_l.astype(bool),
+        wv=np.minimum(rho, 1.0) / tv, bins=sp.dp * m,
+        s_v0=STATE_BYTES * (cv0 * pv_l + one_v * p_proj) / tv, s_vl=STATE_BYTES * (qv * pv_l + p_proj) / tv,
+        s_l0=STATE_BYTES * (cl0 * pl_l + one_l * p_vocab) / tl, s_ll=STATE_BYTES * (ql * pl_l + p_vocab) / tl,
+        ck_v0=cv0 * np.minimum(P, m), ck_vl=qv * np.minimum(sp.pl + 1, m), ck_l0=cl0 * np.minimum(sp.pl, m))
+
+
+def max_rho1(rho):
+    """``max(rho, 1)`` elementwise: the all-reduce latency of an encoder stage is paid once per
+    replica in parallel when a bin is split over replicas (rho < 1), rho times when shared."""
+    return np.maximum(rho, 1.0)
 
 
 def expected_time(plan: Plan, hw: Hardware, mean_sample: np.ndarray, batch: int) -> float:
@@ -410,8 +616,14 @@ def expected_time(plan: Plan, hw: Hardware, mean_sample: np.ndarray, batch: int)
 
 
 def _dp_time(plan: Plan, hw: Hardware) -> float:
-    stride = sum(st.tp for st in plan.stages)
-    return max(hw.dp_allreduce(BF16 * _stage_params(st) / st.tp, plan.dp, stride) for st in plan.stages)
+    if plan.kind != "split":
+        stride = sum(st.tp for st in plan.stages)
+        return max(hw.dp_allreduce(BF16 * _stage_params(st) / st.tp, plan.dp, stride) for st in plan.stages)
+    # each module over its own replicas, strided by its replica's GPUs (disjoint GPUs, at once)
+    gv = sum(st.tp for st in plan.stages if st.component == 0)
+    gl = sum(st.tp for st in plan.stages if st.component == 1)
+    return max(hw.dp_allreduce(BF16 * _stage_params(st) / st.tp, plan.enc_dp if st.component == 0 else plan.dp,
+                               gv if st.component == 0 else gl) for st in plan.stages)
 
 
 def best_plan(plans, hw: Hardware, mean_sample: np.ndarray, batch: int):
@@ -459,12 +671,19 @@ def step_time(plan: Plan, feats: Features, bins, hw: Hardware) -> StepTime:
     if len(bins) != plan.bins:
         raise ValueError(f"dflop: expected {plan.bins} bins (dp={plan.dp} x m={plan.m}), got {len(bins)}")
     C, const = _coef(plan, hw)
-    F = np.stack([feats.x[list(b)].sum(axis=0) for b in bins])  # (k, 7)
+    order = np.fromiter((i for b in bins for i in b), dtype=np.int64)
+    starts = np.cumsum([0] + [len(b) for b in bins[:-1]])
+    if any(len(b) == 0 for b in bins):
+        raise ValueError("dflop: a micro-batch bin is empty")
+    F = np.add.reduceat(feats.x[order], starts, axis=0)  # (k, 7) summed features per bin
     T = C @ F.T + const[:, None]  # (P, k)
     P = len(plan.stages)
     mean_tok = F[:, _F_LTOK].mean()
-    per_replica = sum(st.tp for st in plan.stages)
-    p2p = hw.p2p(BF16 * mean_tok * QWEN.hidden, cross_node=per_replica > hw.per_node) if P > 1 else 0.0
+    # a replica's stages sit together when the modules share dp; with their own dp the encoder
+    # replicas and the LLM pipelines are placed module by module, so the hand-off crosses nodes
+    # unless the whole plan fits in one node
+    span = sum(st.tp for st in plan.stages) if plan.enc_dp == plan.dp else plan.gpus
+    p2p = hw.p2p(BF16 * mean_tok * QWEN.hidden, cross_node=span > hw.per_node) if P > 1 else 0.0
     spans, busy = [], []
     for r in range(plan.dp):
         t = T[:, r::plan.dp]
@@ -508,9 +727,10 @@ def choose(variant: str, mixw: MixWorkload, samples: Samples, hw: Hardware, m: i
         plan = best
         info["plans_tried"] = len(cands)
     else:
-        cands = split_plans(hw, m)
-        plan, _t, feas = best_plan(cands, hw, mean, batch)
-        info["plans_tried"], info["plans_feasible"] = len(cands), feas
+        sp = _split_space(hw, m)
+        plan, _t, feas = best_split_plan(hw, m, mean, batch)
+        cands = [sp.plan(int(np.argmin(sp.dp)))]  # the plan with the fewest bins, for the bad-input message
+        info["plans_tried"], info["plans_feasible"] = len(sp.tv), feas
     if plan is None and variant != "megatron" and cands and min(p.bins for p in cands) > batch:
         small = min(cands, key=lambda p: p.bins)
         sched.check_bins(batch, small.bins, small.dp, small.m)
