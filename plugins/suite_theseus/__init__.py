@@ -1,8 +1,32 @@
-"""Theseus as a dlsys-suite technique plugin (skeleton: the technique is being built)."""
+"""Theseus (Aramburu et al., arXiv 2508.05029, 2025) as a dlsys-suite technique plugin.
+
+Registered through the ``suite.plugins`` entry point like any third-party plugin; see
+:mod:`suite_theseus.technique` for the declaration, :mod:`~suite_theseus.model` for the cost model,
+:mod:`~suite_theseus.engine` and :mod:`~suite_theseus.execute` for the batch-streaming engine
+checked against DuckDB, :mod:`~suite_theseus.simulate` for the event simulation of the four
+executors, :mod:`~suite_theseus.tpch` for the TPC-H data and workloads and
+:mod:`~suite_theseus.extension` for the ``[ext.theseus]`` profile table.
+"""
 
 from suite import hookimpl
 
 
 @hookimpl
 def suite_techniques():
-    return []
+    from suite_theseus.technique import TECHNIQUE
+
+    return [TECHNIQUE]
+
+
+@hookimpl
+def suite_workloads():
+    from suite_theseus.tpch import tpch_workloads
+
+    return tpch_workloads()
+
+
+@hookimpl
+def suite_profile_extensions():
+    from suite_theseus.extension import TheseusExt
+
+    return {"theseus": TheseusExt}
