@@ -74,13 +74,26 @@ class WorkloadLibrary:
     def get(self, name: str) -> "Workload":
         """The workload called *name*.
 
+        A *name* ending in ``.toml`` is a workload file (``suite workloads import`` writes them;
+        format in :mod:`suite.workloads.importer.tomlfile`), read from that path.
+
         Raises
         ------
         WorkloadError
-            Unknown name (with close matches), or a plugin workload clashing with the zoo.
+            Unknown name (with close matches), a plugin workload clashing with the zoo, a
+            malformed workload file, or a file whose workload name the zoo or a plugin provides.
         """
         import suite.workloads as W
 
+        if name.endswith(".toml"):
+            from suite.frozen import freeze
+            from suite.workloads.importer import load_workload_file
+
+            wl = load_workload_file(name)
+            if wl.name in self._plugin or W.zoo_has(wl.name):
+                raise WorkloadError(f"{name}: workload.name: {wl.name!r} is already a workload of "
+                                    f"{self.provider(wl.name)}; expected a new name")
+            return freeze(wl, f"workload {wl.name!r} ({name})")
         self._clash(name)
         if name in self._plugin:
             return self._plugin[name][1]
@@ -102,6 +115,8 @@ class WorkloadLibrary:
         """Who provides *name*: ``suite`` for the zoo, else the plugin's distribution."""
         import suite.workloads as W
 
+        if name.endswith(".toml"):
+            return f"file {name}"
         self._clash(name)
         if name in self._plugin:
             return self._plugin[name][0]

@@ -1,4 +1,4 @@
-"""``suite workloads list|show``: the model zoo and datasets."""
+"""``suite workloads list|show|import``: the model zoo and datasets, and bringing your own model."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ def _summary(name: str) -> dict:
 
     lib = get_context().workloads
     wl = lib.get(name)
-    row: dict = {"name": name, "kind": wl.kind, "provider": lib.provider(name), "source": wl.source,
+    row: dict = {"name": wl.name if name.endswith(".toml") else name, "kind": wl.kind,
+                 "provider": lib.provider(name), "source": wl.source,
                  "description": wl.description}
     if isinstance(wl, LayerTable):
         row.update({"params": wl.params, "published_params": wl.published_params,
@@ -104,3 +105,120 @@ def show_cmd(name: str, show_layers: bool, fmt: str) -> None:
     rows = [{"field": k, "value": (f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else
                                    f"{v:.6g}" if isinstance(v, float) else v)} for k, v in info.items()]
     emit(rows, fmt, ["field", "value"], title=name)
+
+
+def _kwargs(pairs: tuple[str, ...]) -> dict:
+    import ast
+
+    from suite.errors import WorkloadError
+
+    out: dict = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.isidentifier():
+            raise WorkloadError(f"--arg: expected NAME=VALUE (e.g. num_classes=10), given {pair!r}")
+        try:
+            out[key] = ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            out[key] = raw  # a bare word is a string
+    return out
+
+
+@workloads_group.command("import")
+@click.option("--torch", "torch_ref", metavar="MODULE:FACTORY",
+              help="Trace a PyTorch model: a callable (or nn.Module) such as torchvision.models:resnet50.")
+@click.option("--hf-config", "hf_config", type=click.Path(dir_okay=False),
+              help="Build a transformer from a Hugging Face-style config.json (no download, no torch).")
+@click.option("--input-shape", "input_shapes", multiple=True, metavar="B,C,H,W",
+              help="--torch: the input's shape, batch first (repeat for several inputs).")
+@click.option("--input-dtype", default="float32", show_default=True,
+              type=click.Choice(["float32", "float16", "bfloat16", "int64"]), help="--torch: input element type.")
+@click.option("--arg", "args", multiple=True, metavar="NAME=VALUE",
+              help="--torch: keyword argument for the factory (Python literal), e.g. num_classes=10.")
+@click.option("--method", default="auto", show_default=True, type=click.Choice(["auto", "fx", "hooks"]),
+              help="--torch: torch.fx, forward hooks, or fx falling back to hooks.")
+@click.option("--train", is_flag=True, help="--torch: trace in training mode (default eval).")
+@click.option("--seq", type=click.IntRange(min=1), help="--hf-config: sequence length (default: max positions).")
+@click.option("--name", help="Workload name (default: the output file's stem, else the factory / model name).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Workload file to write (default NAME.toml).")
+@click.option("--force", is_flag=True, help="Overwrite an existing output file.")
+@format_option("table", "json")
+def import_cmd(torch_ref, hf_config, input_shapes, input_dtype, args, method, train, seq, name, output, force,
+               fmt) -> None:
+    """Write a workload file from your own model, for --workload FILE.toml.
+
+    \b
+    suite workloads import --torch torchvision.models:resnet50 --input-shape 1,3,224,224 -o my-model.toml
+    suite workloads import --hf-config config.json -o my-llm.toml
+    suite run --technique poseidon --workload my-model.toml ...
+    """
+    from pathlib import Path
+
+    from suite.cli.common import get_context
+    from suite.errors import WorkloadError
+    from suite.workloads import importer
+
+    if bool(torch_ref) == bool(hf_config):
+        raise WorkloadError("suite workloads import: expected exactly one of --torch MODULE:FACTORY or "
+                            "--hf-config FILE")
+    lib = get_context().workloads
+    taken = set(lib.names())
+
+    def pick(default: str) -> str:
+        chosen = name or (Path(output).stem if output else default)
+        if chosen in taken or _is_zoo(chosen):
+            if name or output:
+                raise WorkloadError(f"--name: {chosen!r} is already a workload of {lib.provider(chosen)}; "
+                                    f"expected a new name")
+            chosen = f"{chosen}-imported"
+        return chosen
+
+    spec_fields = None
+    if torch_ref:
+        from suite.workloads.importer.torch_trace import load_factory, parse_shape
+
+        if not input_shapes:
+            raise WorkloadError("--torch: expected --input-shape (batch first, e.g. 1,3,224,224)")
+        if seq is not None:
+            raise WorkloadError("--seq applies to --hf-config; for --torch give the shape in --input-shape")
+        shapes = [parse_shape(s) for s in input_shapes]
+        factory = load_factory(torch_ref, _kwargs(args))
+        wl_name = pick(torch_ref.partition(":")[2].split(".")[-1].lower().replace("_", "-"))
+        table = importer.from_torch(factory, shapes, name=wl_name, input_dtype=input_dtype, method=method,
+                                    train=train, source=f"PyTorch model {torch_ref}"
+                                    + (f" ({', '.join(args)})" if args else ""))
+        origin = f"suite workloads import --torch {torch_ref} " + " ".join(f"--input-shape {s}" for s in input_shapes)
+    else:
+        from suite.workloads.importer.hf import read_config, spec_fields as _spec_fields
+
+        if input_shapes or args or train or method != "auto":
+            raise WorkloadError("--input-shape, --arg, --method and --train apply to --torch, not --hf-config")
+        cfg = read_config(hf_config)
+        default = (str(cfg.get("_name_or_path") or "").rstrip("/").split("/")[-1]
+                   or Path(hf_config).resolve().parent.name or "hf-model")
+        wl_name = pick(default.lower().replace(" ", "-").replace("_", "-"))
+        table = importer.from_hf_config(cfg, name=wl_name, seq=seq)
+        spec_fields = _spec_fields(table) | {"source": f"{table.source}; file {Path(hf_config).name}"}
+        origin = f"suite workloads import --hf-config {hf_config}" + (f" --seq {seq}" if seq else "")
+    out = Path(output) if output else Path(f"{table.name}.toml")
+    if out.exists() and not force:
+        raise WorkloadError(f"{out}: already exists; expected a new file (or --force)")
+    importer.write_workload_file(table, out, transformer_spec=spec_fields,
+                                 header=f"written by: {origin}\nuse with: --workload {out}")
+    macs = sum(float(l.attrs.get("macs", 0)) for l in table.layers)
+    info = {"name": table.name, "file": str(out), "kind": table.kind, "layers": len(table.layers),
+            "params": table.params, "macs": macs if macs else None, "fwd_flops": table.fwd_flops,
+            "bwd_flops": table.bwd_flops, "activation_bytes": table.activation_bytes,
+            "description": table.description}
+    if fmt == "json":
+        click.echo(strict_json(info, indent=2, default=str))
+        return
+    rows = [{"field": k, "value": (f"{v:,}" if isinstance(v, int) else f"{v:.6g}" if isinstance(v, float) else v)}
+            for k, v in info.items() if v is not None]
+    emit(rows, fmt, ["field", "value"], title=f"wrote {out} (use: --workload {out})")
+
+
+def _is_zoo(name: str) -> bool:
+    import suite.workloads as W
+
+    return W.zoo_has(name)

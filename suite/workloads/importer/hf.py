@@ -1,0 +1,231 @@
+"""A transformer layer table from a Hugging Face-style ``config.json`` (no download, no torch).
+
+The config's hyperparameters are mapped onto a :class:`~suite.workloads.transformer.TransformerSpec`
+and built with :func:`~suite.workloads.transformer.transformer`, so the imported table has the
+same layers, parameter count, FLOPs and activation memory as a zoo transformer with those
+hyperparameters (formulas and sources in :mod:`suite.workloads.transformer`).
+
+Keys read (first one present wins; the names are those of the ``transformers`` configuration
+classes ``LlamaConfig``, ``MistralConfig``, ``Qwen2Config``, ``GPT2Config``, ``GPTNeoConfig``,
+``BertConfig``):
+
+=================  ==========================================================================
+field              config keys
+=================  ==========================================================================
+hidden             ``hidden_size``, ``n_embd``, ``d_model``
+layers             ``num_hidden_layers``, ``n_layer``, ``num_layers``
+heads              ``num_attention_heads``, ``n_head``, ``num_heads``
+kv_heads           ``num_key_value_heads`` (GQA; default: ``heads``)
+ffn                ``intermediate_size``, ``n_inner``, ``ffn_dim`` (default: 4 x hidden)
+vocab              ``vocab_size``
+seq                ``--seq``, else ``max_position_embeddings``, ``n_positions``, ``n_ctx``
+d_head             ``head_dim`` (when it differs from hidden / heads)
+tied               ``tie_word_embeddings`` (default true, as in ``PretrainedConfig``)
+=================  ==========================================================================
+
+Families, by ``model_type``: ``llama``, ``mistral``, ``qwen2`` (gated SiLU MLP = SwiGLU,
+RMSNorm, rotary positions, biases only where the family has them: ``attention_bias`` /
+``mlp_bias`` for Llama, Q/K/V biases for Qwen2), ``gpt2`` (learned positions, LayerNorm, GeLU,
+biases), ``gpt_neo`` (GPT-2 layout, no Q/K/V bias, local attention on the layers
+``attention_types`` marks ``local``, window ``window_size``), ``bert`` / ``roberta`` (post-LN,
+token types, pooler head). Any other ``model_type`` is read as a pre-LN decoder: SwiGLU with
+RMSNorm when ``hidden_act`` is ``silu``/``swish`` and ``rms_norm_eps`` is present, else GeLU
+with LayerNorm; the table's ``source`` says so. Mixture-of-experts configs (``num_local_experts``,
+``num_experts``) are refused: the zoo's transformer has dense MLPs only.
+
+Dropout (1-byte masks in activation memory) is on when any of ``attn_pdrop``, ``resid_pdrop``,
+``embd_pdrop``, ``hidden_dropout_prob``, ``attention_probs_dropout_prob``, ``attention_dropout``,
+``hidden_dropout``, ``dropout`` is above zero.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from suite.errors import WorkloadError
+from suite.workloads.transformer import TransformerSpec, TransformerTable, transformer
+
+__all__ = ["spec_from_hf_config", "from_hf_config", "read_config"]
+
+_ALIASES = {
+    "hidden": ("hidden_size", "n_embd", "d_model"),
+    "layers": ("num_hidden_layers", "n_layer", "num_layers"),
+    "heads": ("num_attention_heads", "n_head", "num_heads"),
+    "vocab": ("vocab_size",),
+    "ffn": ("intermediate_size", "n_inner", "ffn_dim"),
+    "positions": ("max_position_embeddings", "n_positions", "n_ctx"),
+}
+_DROPOUT_KEYS = ("attn_pdrop", "resid_pdrop", "embd_pdrop", "hidden_dropout_prob", "attention_probs_dropout_prob",
+                 "attention_dropout", "hidden_dropout", "dropout")
+_GATED = {"llama", "mistral", "qwen2"}
+_BERT = {"bert", "roberta"}
+
+
+def _int(cfg: dict, field: str, where: str, required: bool = True) -> int | None:
+    for k in _ALIASES[field]:
+        v = cfg.get(k)
+        if v is None:
+            continue
+        if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+            raise WorkloadError(f"{where}: key {k!r}: expected a positive integer, given {v!r}")
+        return v
+    if required:
+        raise WorkloadError(f"{where}: missing the {field} (one of {', '.join(map(repr, _ALIASES[field]))})")
+    return None
+
+
+def read_config(path: str | Path) -> dict:
+    """The JSON object in *path*. Raises WorkloadError (one line naming the file) otherwise."""
+    p = Path(path)
+    if not p.is_file():
+        raise WorkloadError(f"{p}: expected an existing config.json, got a path that does not exist")
+    try:
+        cfg = json.loads(p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise WorkloadError(f"{p}: not valid JSON ({e})") from None
+    if not isinstance(cfg, dict):
+        raise WorkloadError(f"{p}: expected a JSON object (a model config), given a {type(cfg).__name__}")
+    return cfg
+
+
+def spec_from_hf_config(cfg: dict, name: str, seq: int | None = None, where: str = "config") -> TransformerSpec:
+    """Map a Hugging Face-style config (a dict) onto a :class:`TransformerSpec`.
+
+    Parameters
+    ----------
+    cfg : dict
+        The parsed ``config.json``.
+    name : str
+        The workload name.
+    seq : int, optional
+        Sequence length of the table; default the config's maximum positions.
+    where : str
+        What to name in error messages (the file).
+
+    Raises
+    ------
+    WorkloadError
+        A missing or non-positive hyperparameter, a mixture-of-experts config, a sequence
+        length beyond learned positions, or heads that the KV heads do not divide.
+    """
+    for k in ("num_local_experts", "num_experts", "moe_num_experts"):
+        if cfg.get(k):
+            raise WorkloadError(f"{where}: key {k!r}: mixture-of-experts configs are not supported "
+                                f"(the transformer table has dense MLPs only), given {cfg[k]!r}")
+    mtype = str(cfg.get("model_type") or "").lower()
+    hidden, layers, heads, vocab = (_int(cfg, f, where) for f in ("hidden", "layers", "heads", "vocab"))
+    ffn = _int(cfg, "ffn", where, required=False)
+    positions = _int(cfg, "positions", where, required=seq is None)
+    kv = cfg.get("num_key_value_heads")
+    if kv is not None and (not isinstance(kv, int) or isinstance(kv, bool) or kv <= 0):
+        raise WorkloadError(f"{where}: key 'num_key_value_heads': expected a positive integer, given {kv!r}")
+    if seq is not None and (not isinstance(seq, int) or seq <= 0):
+        raise WorkloadError(f"{where}: seq: expected a positive integer, given {seq!r}")
+    d_head = cfg.get("head_dim")
+    if d_head is not None and (not isinstance(d_head, int) or d_head <= 0):
+        raise WorkloadError(f"{where}: key 'head_dim': expected a positive integer, given {d_head!r}")
+    if d_head is not None and d_head * heads == hidden:
+        d_head = None  # the default: attention width = hidden
+    act = str(cfg.get("hidden_act") or cfg.get("activation_function") or "").lower()
+    tied = cfg.get("tie_word_embeddings", True)
+    if not isinstance(tied, bool):
+        raise WorkloadError(f"{where}: key 'tie_word_embeddings': expected true or false, given {tied!r}")
+    dropout = any(isinstance(cfg.get(k), (int, float)) and cfg.get(k) > 0 for k in _DROPOUT_KEYS)
+    s = seq if seq is not None else positions
+    note = f"model_type {mtype!r}" if mtype else "no model_type"
+    common: dict[str, Any] = {"name": name, "layers": layers, "hidden": hidden, "heads": heads, "vocab": vocab,
+                              "seq": s, "ffn": ffn, "d_head": d_head, "tied": tied, "dropout": dropout}
+    gated_generic = mtype not in _GATED | _BERT | {"gpt2", "gpt_neo"} and act in ("silu", "swish") \
+        and "rms_norm_eps" in cfg
+    if mtype in _GATED or gated_generic:
+        attn_bias = bool(cfg.get("attention_bias", mtype == "qwen2"))
+        spec = TransformerSpec(**common, kv_heads=kv, mlp="swiglu", norm="rmsnorm", positions=0,
+                               qkv_bias=attn_bias, out_bias=bool(cfg.get("attention_bias", False)),
+                               mlp_bias=bool(cfg.get("mlp_bias", False)),
+                               source=f"Hugging Face-style config ({note}): gated SiLU MLP, RMSNorm, rotary positions"
+                                      + ("; family assumed from hidden_act and rms_norm_eps" if gated_generic else ""))
+    elif mtype in _BERT:
+        spec = TransformerSpec(**common, kv_heads=kv, positions=positions or 0,
+                               type_vocab=int(cfg.get("type_vocab_size", 2)), pre_norm=False, head="pooler",
+                               source=f"Hugging Face-style config ({note}): post-LN encoder, token types, pooler")
+    elif mtype == "gpt_neo":
+        kinds: list[str] = []
+        for pattern, times in cfg.get("attention_types") or []:
+            kinds += list(pattern) * int(times)
+        every = 0
+        if "local" in kinds:
+            first = kinds.index("local") + 1
+            every = first if all((k == "local") == ((i + 1) % first == 0) for i, k in enumerate(kinds)) else 0
+            if not every:
+                raise WorkloadError(f"{where}: key 'attention_types': only a regular local/global alternation "
+                                    f"is supported, given {cfg.get('attention_types')!r}")
+        spec = TransformerSpec(**common, kv_heads=kv, positions=positions or 0, qkv_bias=False,
+                               local_window=int(cfg.get("window_size", 256)) if every else 0, local_every=every,
+                               source=f"Hugging Face-style config ({note}): GPT-Neo, local attention every "
+                                      f"{every or '-'} layers")
+    else:
+        learned = mtype == "gpt2" or bool(cfg.get("n_positions"))
+        spec = TransformerSpec(**common, kv_heads=kv, positions=(positions or 0) if learned else 0,
+                               source=f"Hugging Face-style config ({note}): pre-LN decoder, GeLU MLP, LayerNorm"
+                                      + ("" if mtype == "gpt2" else "; family assumed (unknown model_type)"))
+    return spec
+
+
+def from_hf_config(config: str | Path | dict, name: str | None = None, seq: int | None = None) -> TransformerTable:
+    """Build the layer table of a Hugging Face-style config.
+
+    Parameters
+    ----------
+    config : path or dict
+        A ``config.json`` file or its parsed content.
+    name : str, optional
+        Workload name; default the config's ``_name_or_path`` (its last path component), else
+        the file's folder name, else ``"hf-model"``.
+    seq : int, optional
+        Sequence length (tokens per sample); default the config's maximum positions.
+
+    Returns
+    -------
+    TransformerTable
+        Per-sequence figures, 16-bit, as :func:`suite.workloads.transformer.transformer` builds
+        them; ``table.spec`` holds the hyperparameters (what a workload file stores).
+
+    Raises
+    ------
+    WorkloadError
+        See :func:`spec_from_hf_config`; a missing or invalid file.
+
+    Examples
+    --------
+    A Llama-2-7B config (hidden 4096, 32 layers, 32 heads, FFN 11008, vocabulary 32000, untied)
+    gives 6,738,415,616 parameters, the count of Hugging Face's ``LlamaForCausalLM``.
+    """
+    where = "config"
+    if not isinstance(config, dict):
+        where = str(config)
+        cfg = read_config(config)
+        default = Path(config).resolve().parent.name
+    else:
+        cfg, default = config, ""
+    if name is None:
+        raw = str(cfg.get("_name_or_path") or "").rstrip("/").split("/")[-1]
+        name = (raw or default or "hf-model").lower().replace(" ", "-")
+    spec = spec_from_hf_config(cfg, name, seq, where)
+    try:
+        return transformer(spec)
+    except WorkloadError as e:
+        raise WorkloadError(f"{where}: {e}") from None
+
+
+def spec_fields(table: TransformerTable) -> dict:
+    """The :class:`TransformerSpec` fields a workload file stores for *table* (defaults dropped)."""
+    defaults = asdict(TransformerSpec("x", 1, 1, 1, 1, 1))
+    spec = dict(table.spec)
+    out = {k: v for k, v in spec.items() if k in defaults and k != "name" and (
+        k in ("layers", "hidden", "heads", "vocab", "seq") or v != defaults[k])}
+    if table.source:
+        out["source"] = table.source
+    return out
