@@ -66,14 +66,35 @@ def bare_loop(tech, cases) -> float:
     return time.perf_counter() - t0
 
 
-def timed_run(cases, path: Path, executor="local", jobs=1, isolate=True, registry=None) -> tuple[float, object]:
+def timed_run(cases, path: Path, executor="local", jobs=1, isolate=True, registry=None, artifacts="summary",
+              scheduler=None) -> tuple[float, object]:
     with Store(path) as st:
         t0 = time.perf_counter()
-        s = run_cases(cases, st, executor=executor, options=ExecOptions(jobs=jobs, isolate=isolate), command="bench",
-                      registry=registry)
-        dt = time.perf_counter() - t0
+        s = run_cases(cases, st, executor=executor,
+                      options=ExecOptions(jobs=jobs, isolate=isolate, artifacts=artifacts, scheduler=scheduler),
+                      command="bench", registry=registry)
+        dt = time.perf_counter() - t0  # until every outcome is handed to the store (close commits the rest)
     assert s.ok + s.cached == len(cases), s.message()
     return dt, s
+
+
+def store_bytes(path: Path) -> int:
+    """The store's size on disk after close (the database file and any WAL left)."""
+    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+
+
+def ratio_rounds(tech, cases, tmp: Path, label: str, registry, rounds: int = 3) -> list[dict]:
+    """The bare loop and `-j 1` (default options) alternated *rounds* times in this process; the
+    best of each side, and their ratio (the machine is shared: only a ratio taken this way means
+    anything)."""
+    bare, run, inproc = [], [], []
+    for r in range(rounds):
+        bare.append(bare_loop(tech, cases))
+        run.append(timed_run(cases, tmp / f"{label}-ratio-{r}.sqlite", registry=registry)[0])
+        inproc.append(timed_run(cases, tmp / f"{label}-ratio-ip-{r}.sqlite", isolate=False, registry=registry)[0])
+    size = store_bytes(tmp / f"{label}-ratio-0.sqlite") / len(cases)
+    return [{"bare": min(bare), "run": min(run), "inproc": min(inproc), "bytes_per_case": size,
+             "all_bare": bare, "all_run": run}]
 
 
 def bench(label, tech, entry, tmp: Path, dask: bool, context, repeats: int = 2) -> list[dict]:
@@ -120,27 +141,47 @@ def main() -> None:
     ap.add_argument("--cases", type=int, default=10000)
     ap.add_argument("--no-dask", action="store_true")
     ap.add_argument("--no-real", action="store_true")
+    ap.add_argument("--ratio-only", action="store_true",
+                    help="only the Poseidon bare-loop ratio (target: -j 1 within 1.2x) and the store size")
+    ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
+    load0 = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
     real = Context.build()
     fake = Context.build(registry=Registry(entry_points_=[], modules=[("bench", _plugin_module())]))
     rows = []
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
+        pos = next((t for t in real.techniques() if t.name == "poseidon"), None)
+        if pos is not None:
+            nodes = list(range(1, 33))
+            bws = [f"{b} Gbit/s" for b in range(1, 1 + max(1, a.cases // (len(nodes) * len(pos.variants))))]
+            pentry = {"technique": "poseidon", "params": {"nodes": nodes}, "set": {"network.-1.bandwidth": bws}}
+            expand_entry({"technique": "poseidon"}, context=real)  # warm imports
+            t0 = time.perf_counter()
+            pcases = expand_entry(pentry, context=real).cases
+            t_exp = time.perf_counter() - t0
+            r = ratio_rounds(pos, pcases, tmp, "poseidon", real.registry, a.rounds)[0]
+            load1 = Path("/proc/loadavg").read_text().split()[:3] if load0 else []
+            n = len(pcases)
+            print(f"# Poseidon model sweep, {n} cases, bare loop and `-j 1` alternated {a.rounds}x "
+                  f"(best of each); load average {' '.join(load0)} -> {' '.join(load1)}")
+            print(f"bare loop: {r['bare']:.2f} s ({1e6 * r['bare'] / n:.0f} us/case); rounds "
+                  f"{', '.join(f'{x:.2f}' for x in r['all_bare'])}")
+            print(f"-j 1 (isolated worker, --artifacts summary): {r['run']:.2f} s; rounds "
+                  f"{', '.join(f'{x:.2f}' for x in r['all_run'])}")
+            print(f"-j 1 --in-process: {r['inproc']:.2f} s")
+            print(f"expansion: {t_exp:.2f} s ({1e6 * t_exp / n:.0f} us/case)")
+            print(f"RATIO -j 1 / bare loop = {r['run'] / r['bare']:.2f} (target <= 1.2); "
+                  f"with expansion {(r['run'] + t_exp) / r['bare']:.2f}; --in-process {r['inproc'] / r['bare']:.2f}")
+            print(f"STORE {r['bytes_per_case']:.0f} B per case (target <= 1536)")
+        if a.ratio_only:
+            return
         sizes = [float(1 << k) for k in range(10, 30)]  # 20
         works = [1e-3 * (1 + i) for i in range(max(1, a.cases // (2 * len(sizes))))]
         rows += bench("bench (fake, closed form)", BENCH,
                       {"technique": "bench", "params": {"size": sizes, "work": works}}, tmp, not a.no_dask, fake)
-        if not a.no_real:
-            try:
-                pos = real.technique("poseidon")
-            except Exception:  # noqa: BLE001
-                pos = None
-            if pos is not None:
-                nodes = list(range(1, 33))
-                bws = [f"{b} Gbit/s" for b in range(1, 1 + max(1, a.cases // (len(nodes) * len(pos.variants))))]
-                rows += bench("poseidon (model)", pos, {"technique": "poseidon", "params": {"nodes": nodes},
-                                                        "set": {"network.-1.bandwidth": bws}}, tmp, not a.no_dask,
-                              real)
+        if not a.no_real and pos is not None:
+            rows += bench("poseidon (model)", pos, pentry, tmp, not a.no_dask, real)
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
     print("| technique | what | cases | seconds | cases/s | us/case | overhead us/case vs bare loop |")
     print("|---|---|---|---|---|---|---|")

@@ -15,7 +15,9 @@ Tables (schema version :data:`SCHEMA_VERSION`)
     ``failed`` (some case failed), ``interrupted``), and the counts ``total, computed, cached,
     ok, failed, skipped``.
 ``cases``
-    one row per case key: ``key, identity (JSON of what the key hashes), technique,
+    one row per case key: ``key, identity`` (JSON of what the key hashes beyond the columns
+    below: the code fingerprint, ``{"code": ...}``; :meth:`Store.case` gives the whole identity,
+    and stores written before this kept it whole), ``technique,
     technique_version, variant, fidelity, profile, profile_hash, workload, workload_hash,
     params (JSON), overrides (JSON profile field -> value), seed, status`` (``ok``, ``failed``,
     ``timeout``, ``crashed``, ``skipped``), ``error`` (one line), ``traceback, duration`` (s,
@@ -121,6 +123,10 @@ def _v2_to_v3(conn: sqlite3.Connection) -> None:
 
 
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
+
+#: the identity fields (Case.identity) with a column of their own; the identity column holds the rest
+_IDENTITY_COLUMNS = ("technique", "technique_version", "variant", "fidelity", "profile", "profile_hash", "workload",
+                     "workload_hash", "params", "overrides", "seed")
 
 _CASE_COLUMNS = ("key", "identity", "technique", "technique_version", "variant", "fidelity", "profile",
                  "profile_hash", "workload", "workload_hash", "params", "overrides", "seed", "status",
@@ -312,11 +318,15 @@ class Store:
         self._buffer: list[tuple[dict, int]] = []
         self._run_links: list[tuple[int, str, str]] = []
         self._last_flush = time.monotonic()
-        # Writes come from the caller and from a background flusher that commits buffered
-        # outcomes every `batch_seconds`, so a finished case never waits in memory behind a long
-        # evaluation (kill -9 then loses at most the last batch_seconds of results).
+        # Outcomes are committed by a background flusher thread: when `batch_size` are waiting or
+        # the oldest has waited `batch_seconds`, so a finished case never waits in memory behind a
+        # long evaluation (kill -9 then loses at most the last batch_seconds of results), and the
+        # caller's thread never waits on SQLite (the sqlite3 module releases the GIL while SQLite
+        # works). `_lock` guards the buffers only; `_wlock` serialises write transactions.
         self._lock = threading.RLock()
+        self._wlock = threading.RLock()
         self._stop = threading.Event()
+        self._wake = threading.Event()
         self._flusher: threading.Thread | None = None
         if readonly:
             if not self.path.exists():
@@ -400,19 +410,27 @@ class Store:
 
     # ------------------------------------------------------------------ plumbing
     class _Tx:
-        def __init__(self, conn):
-            self.conn = conn
+        def __init__(self, conn, lock):
+            self.conn, self.lock = conn, lock
 
         def __enter__(self):
-            self.conn.execute("BEGIN IMMEDIATE")
+            self.lock.acquire()
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            except BaseException:
+                self.lock.release()
+                raise
             return self.conn
 
         def __exit__(self, et, ev, tb):
-            self.conn.execute("COMMIT" if et is None else "ROLLBACK")
+            try:
+                self.conn.execute("COMMIT" if et is None else "ROLLBACK")
+            finally:
+                self.lock.release()
             return False
 
     def _tx(self) -> "_Tx":
-        return Store._Tx(self.conn)
+        return Store._Tx(self.conn, self._wlock)
 
     def _check_version(self, readonly: bool) -> None:
         try:
@@ -447,23 +465,30 @@ class Store:
         if getattr(self, "conn", None) is None:
             return
         self._stop.set()
+        self._wake.set()
         if self._flusher is not None:
             self._flusher.join(5)
             self._flusher = None
-        with self._lock:
+        with self._wlock:
             try:
                 self.flush()
             finally:
                 self.conn.close()
                 self.conn = None
 
+    def _pending(self) -> int:
+        return len(self._buffer) + len(self._run_links) // 8
+
     def _flush_loop(self) -> None:
-        while not self._stop.wait(self.batch_seconds / 2):
+        while True:
+            self._wake.wait(self.batch_seconds / 2)
+            self._wake.clear()
+            if self._stop.is_set():
+                return
             try:
-                with self._lock:
-                    if (self._buffer or self._run_links) and \
-                            time.monotonic() - self._last_flush >= self.batch_seconds:
-                        self.flush()
+                n = self._pending()
+                if n >= self.batch_size or (n and time.monotonic() - self._last_flush >= self.batch_seconds):
+                    self._flush()
             except Exception:  # noqa: BLE001 - the caller's next flush raises the same error
                 pass
 
@@ -482,7 +507,7 @@ class Store:
     def begin_run(self, command: str | None = None, plugins: Mapping[str, str] | None = None) -> int:
         """Record a new run with its provenance; returns its id."""
         prov = provenance(command, plugins)
-        with self._lock, self._tx():
+        with self._tx():
             cur = self.conn.execute(
                 "INSERT INTO runs (started, host, platform, python, packages, plugins, git_commit, command, status, pid) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)",
@@ -493,9 +518,8 @@ class Store:
     def finish_run(self, run_id: int, status: str, counts: Mapping[str, int]) -> None:
         """Close a run: its final status and counts (total, computed, cached, ok, failed, skipped)."""
         cols = ("total", "computed", "cached", "ok", "failed", "skipped")
-        with self._lock:
-            self.flush()
-        with self._lock, self._tx():
+        self.flush()
+        with self._tx():
             self.conn.execute(
                 f"UPDATE runs SET finished = ?, status = ?, {', '.join(c + ' = ?' for c in cols)} WHERE id = ?",
                 (_now(), status, *[int(counts.get(c, 0)) for c in cols], run_id))
@@ -510,6 +534,18 @@ class Store:
         for i in range(0, len(keys), 900):
             chunk = keys[i:i + 900]
             q = f"SELECT key FROM cases WHERE status = 'ok' AND key IN ({','.join('?' * len(chunk))})"
+            out.update(r[0] for r in self.conn.execute(q, chunk))
+        return out
+
+    def summarized_keys(self, keys: Iterable[str]) -> set[str]:
+        """Among *keys*, the ok cases stored with a summary of their artifacts (``--artifacts
+        summary``: some entries left out, listed under ``"_omitted"``)."""
+        keys = list(keys)
+        out: set[str] = set()
+        for i in range(0, len(keys), 900):
+            chunk = keys[i:i + 900]
+            q = (f"SELECT case_key FROM artifacts WHERE case_key IN ({','.join('?' * len(chunk))}) "
+                 "AND json_type(data, '$._omitted') IS NOT NULL")
             out.update(r[0] for r in self.conn.execute(q, chunk))
         return out
 
@@ -546,30 +582,47 @@ class Store:
         self._ensure_flusher()
 
     def _maybe_flush(self) -> None:
-        n = len(self._buffer) + len(self._run_links) // 8
-        if n >= self.batch_size or (n and time.monotonic() - self._last_flush >= self.batch_seconds):
-            self.flush()
+        """Wake the flusher when a batch is full; commit here only without a flusher
+        (``batch_seconds <= 0``) or when the caller produces faster than SQLite commits (four
+        batches waiting: memory stays bounded)."""
+        n = self._pending()
+        due = n >= self.batch_size or (n and time.monotonic() - self._last_flush >= self.batch_seconds)
+        if not due:
+            return
+        if self.batch_seconds <= 0 or n >= 4 * self.batch_size:
+            self._flush()
+        else:
+            self._wake.set()
 
     def flush(self) -> int:
         """Commit buffered outcomes in one transaction; returns how many cases were written."""
-        with self._lock:
-            return self._flush()
+        return self._flush()
 
     def _flush(self) -> int:
-        if self.conn is None or (not self._buffer and not self._run_links):
-            return 0
-        buf, links = self._buffer, self._run_links
+        with self._wlock:  # one flush at a time, in order; the buffers are swapped, not held
+            with self._lock:
+                if self.conn is None or (not self._buffer and not self._run_links):
+                    return 0
+                buf, links = self._buffer, self._run_links
+                self._buffer, self._run_links = [], []
+                self._last_flush = time.monotonic()
+            try:
+                return self._write(buf, links)
+            except BaseException:
+                with self._lock:  # nothing is lost: the next flush tries again (and raises again)
+                    self._buffer[:0] = buf
+                    self._run_links[:0] = links
+                raise
+
+    def _write(self, buf: list, links: list) -> int:
         created = _now()
         case_rows, metric_rows, sample_rows, art_rows, dels, links2 = [], [], [], [], [], list(links)
         for d, run_id in buf:
             key = d["key"]
             params = dumps(d.get("params") or {})
             overrides = dumps(d["overrides"]) if d.get("overrides") else "{}"
-            ident = (f'{{"code":{_js(d.get("code"))},"fidelity":{_js(d.get("fidelity"))},"overrides":{overrides},"params":{params},'
-                     f'"profile":{_js(d.get("profile"))},"profile_hash":{_js(d.get("profile_hash"))},'
-                     f'"seed":{_js(d.get("seed"))},"technique":{_js(d["technique"])},'
-                     f'"technique_version":{_js(d.get("technique_version"))},"variant":{_js(d.get("variant"))},'
-                     f'"workload":{_js(d.get("workload"))},"workload_hash":{_js(d.get("workload_hash"))}}}')
+            # the rest of the identity is in the case's own columns (_IDENTITY_COLUMNS): not twice
+            ident = f'{{"code":{_js(d.get("code"))}}}'
             case_rows.append((
                 key, ident, d["technique"], d.get("technique_version"), d.get("variant"), d.get("fidelity"),
                 d.get("profile"), d.get("profile_hash"), d.get("workload"), d.get("workload_hash"),
@@ -595,8 +648,6 @@ class Store:
                 self.conn.executemany("INSERT OR REPLACE INTO samples VALUES (?, ?, ?, ?)", sample_rows)
                 self.conn.executemany("INSERT OR REPLACE INTO artifacts VALUES (?, ?)", art_rows)
             self.conn.executemany("INSERT OR IGNORE INTO run_cases VALUES (?, ?, ?)", links2)
-        self._buffer, self._run_links = [], []
-        self._last_flush = time.monotonic()
         return len(case_rows)
 
     # ------------------------------------------------------------------ reading
@@ -829,7 +880,8 @@ class Store:
         return res
 
     def case(self, key: str) -> dict[str, Any]:
-        """One case's row as a dict (with ``traceback``), or StoreError."""
+        """One case's row as a dict (with ``traceback``), or StoreError. ``identity`` is the whole
+        identity the key hashes (:meth:`suite.runner.case.Case.identity`)."""
         cur = self.conn.execute("SELECT * FROM cases WHERE key = ?", (key,))
         row = cur.fetchone()
         if row is None:
@@ -837,13 +889,14 @@ class Store:
         d = dict(zip([c[0] for c in cur.description], row))
         for k in ("identity", "params", "overrides"):
             d[k] = json.loads(d[k]) if d.get(k) else {}
+        d["identity"] = {**{c: d.get(c) for c in _IDENTITY_COLUMNS}, **d["identity"]}
         return d
 
     def add_fields_read(self, technique: str, code: str, variant: str, fidelity: str,
                         fields: Iterable[str]) -> None:
         """Record (a union with what is stored) the profile fields an evaluation of this
         technique code, variant and fidelity read (:mod:`suite.hardware.tracking`)."""
-        with self._lock, self._tx():
+        with self._tx():
             row = self.conn.execute("SELECT fields FROM fields_read WHERE technique=? AND code=? AND variant=? "
                                     "AND fidelity=?", (technique, code or "", variant, fidelity)).fetchone()
             have = set(json.loads(row[0])) if row else set()

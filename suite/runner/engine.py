@@ -194,6 +194,10 @@ def run_cases(cases: Sequence[Case], store: Store, *, executor: str | Executor =
     run_id = store.begin_run(command=command, plugins=plugins)
     summary = RunSummary(run_id=run_id, store=str(store.path), total=len(cases), keys=[c.key for c in cases])
     cached = set() if rerun else store.ok_keys(summary.keys)
+    refresh: set[str] = set()
+    if cached and options.artifacts == "full":  # stored with a summary of its artifacts: computed again
+        refresh = store.summarized_keys(cached)
+        cached -= refresh
     store.link_cached(run_id, [c.key for c in cases if c.key in cached])
     todo = [c for c in cases if c.key not in cached]
     summary.cached = len(cases) - len(todo)
@@ -220,7 +224,7 @@ def run_cases(cases: Sequence[Case], store: Store, *, executor: str | Executor =
                 case = by_key[out["key"]]
                 ident = case.identity()
                 ident["key"] = case.key
-                store.add_outcome(ident, out, run_id, replace=rerun)
+                store.add_outcome(ident, out, run_id, replace=rerun or case.key in refresh)
                 if out.get("fields_read"):
                     seen_reads.setdefault((case.technique, case.code or "", case.variant, case.fidelity),
                                           set()).update(out["fields_read"])

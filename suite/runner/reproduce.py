@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from suite.errors import SuiteError
@@ -278,7 +278,9 @@ def reproduce(techniques: Sequence[Technique], store: Store, *, executor: str = 
             pending.append((claim, o, cases, nc))
     summary = None
     if all_cases:
-        summary = run_cases(all_cases, store, executor=executor, options=options, rerun=rerun, progress=progress,
+        # claims derive from stored results, artifacts included: reproduce stores them whole
+        summary = run_cases(all_cases, store, executor=executor,
+                            options=replace(options or ExecOptions(), artifacts="full"), rerun=rerun, progress=progress,
                             command=command, registry=registry)
         if summary.interrupted:
             raise KeyboardInterrupt

@@ -170,8 +170,34 @@ def test_batched_commits(tmp_path):
         s.add_outcome(ident(f"k{i}"), ok(f"k{i}"), r)
     assert other.execute("SELECT count(*) FROM cases").fetchone()[0] == 0  # still buffered
     s.add_outcome(ident("k2"), ok("k2"), r)
-    assert other.execute("SELECT count(*) FROM cases").fetchone()[0] == 3  # one batch committed
+    # a full batch wakes the background flusher (the caller's thread does not commit): committed
+    # long before batch_seconds (an hour) is up
+    import threading
+    import time
+
+    deadline = time.monotonic() + 10
+    seen = 0
+    while time.monotonic() < deadline and seen < 3:
+        time.sleep(0.02)
+        seen = other.execute("SELECT count(*) FROM cases").fetchone()[0]
+    assert seen == 3  # one batch committed
+    assert any(t.name == "suite-store-flusher" for t in threading.enumerate())
     other.close()
+    s.close()
+
+
+def test_flush_failure_keeps_the_buffer(tmp_path, monkeypatch):
+    """A commit that fails loses nothing: the outcomes stay buffered and the next flush writes them."""
+    s = Store(tmp_path / "s.sqlite", batch_size=1000, batch_seconds=3600)
+    r = s.begin_run()
+    s.add_outcome(ident("k0"), ok("k0"), r)
+    real = s._write
+    monkeypatch.setattr(s, "_write", lambda buf, links: (_ for _ in ()).throw(sqlite3.OperationalError("disk I/O")))
+    with pytest.raises(sqlite3.OperationalError):
+        s.flush()
+    monkeypatch.setattr(s, "_write", real)
+    assert s.flush() == 1
+    assert s.ok_keys() == {"k0"}
     s.close()
 
 
@@ -194,9 +220,10 @@ def test_background_flush_commits_while_the_caller_is_busy(tmp_path):
     s.close()
 
 
-def test_stored_identity_is_the_json_of_case_identity(st):
-    # the store writes the identity column by hand (hot path); it must be exactly the sorted
-    # JSON of Case.identity(), for every field identity() has (a new field would be lost)
+def test_stored_identity_is_case_identity(st):
+    # the store writes the identity by hand (hot path): the code fingerprint in the identity
+    # column, the rest in the case's own columns; read back it must be exactly Case.identity(),
+    # for every field identity() has (a new field would be lost)
     from suite.runner.case import Case
 
     case = Case(key="k9", technique="t", technique_version="1", variant="v \"q\"", fidelity="model",
@@ -207,5 +234,9 @@ def test_stored_identity_is_the_json_of_case_identity(st):
     r = st.begin_run("c")
     st.add_outcome({**want, "key": case.key}, ok("k9"), r)
     st.flush()
-    got = st.conn.execute("SELECT identity FROM cases WHERE key = 'k9'").fetchone()[0]
-    assert got == store_mod.dumps(want)
+    assert st.case("k9")["identity"] == want
+    # stored once: the identity column holds only what has no column of its own
+    assert st.conn.execute("SELECT identity FROM cases WHERE key = 'k9'").fetchone()[0] == '{"code":"c0de"}'
+    # a store written before keeps its whole identity JSON; it reads the same
+    st.conn.execute("UPDATE cases SET identity = ? WHERE key = 'k9'", (store_mod.dumps(want),))
+    assert st.case("k9")["identity"] == want

@@ -1,0 +1,72 @@
+"""``--artifacts none|summary|full``: what of a result's artifacts the store keeps."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from suite import hookimpl
+from suite.context import Context
+from suite.errors import SuiteError
+from suite.registry import Registry
+from suite.results import Store
+from suite.runner import ExecOptions, expand_entry, run_cases
+from suite.runner.executors import summarize_artifacts
+from suite.technique import Paper, Param, Result, Technique, Variant
+
+
+def _evaluate(scenario):
+    n = int(scenario.params["n"])
+    res = Result().add("y", float(n), "1", "higher")
+    res.artifacts["layers"] = [{"i": i} for i in range(n)]  # a table of n rows
+    res.artifacts["setup"] = {"n": n}
+    return res
+
+
+ART = Technique(name="art", title="artifacts fixture", category="communication", paper=Paper(title="none"),
+                variants=[Variant("base", "baseline", baseline=True)], fidelities={"model": _evaluate},
+                parameters={"n": Param(int, 20)}, needs_workload=False, needs_profile=False)
+
+
+@pytest.fixture
+def context():
+    mod = types.ModuleType("art_plugin")
+    mod.suite_techniques = hookimpl(lambda: [ART])
+    return Context.build(registry=Registry(entry_points_=[], modules=[("art", mod)]))
+
+
+def test_summary_leaves_out_sequences_longer_than_16():
+    art = {"table": list(range(17)), "short": list(range(16)), "setup": {"a": 1}, "name": "x"}
+    assert summarize_artifacts(art) == {"short": list(range(16)), "setup": {"a": 1}, "name": "x",
+                                        "_omitted": ["table"]}
+    small = {"setup": {"a": 1}}
+    assert summarize_artifacts(small) is small  # nothing left out: no copy, no marker
+
+
+def test_bad_mode_is_one_line():
+    with pytest.raises(SuiteError, match="--artifacts: expected one of none, summary, full, got 'all'"):
+        ExecOptions(artifacts="all")
+
+
+@pytest.mark.parametrize("isolate", [False, True])
+def test_modes_end_to_end(tmp_path, context, isolate):
+    cases = expand_entry({"technique": "art", "params": {"n": [3, 20]}}, context=context).cases
+    small, big = cases  # n=3: a 3-row table (kept); n=20: a 20-row table (left out by summary)
+    with Store(tmp_path / "s.sqlite") as st:
+        s = run_cases(cases, st, options=ExecOptions(isolate=isolate), registry=context.registry)  # default
+        assert s.computed == 2
+        assert st.result(small.key).artifacts == {"layers": [{"i": i} for i in range(3)], "setup": {"n": 3}}
+        assert st.result(big.key).artifacts == {"setup": {"n": 20}, "_omitted": ["layers"]}
+        assert st.summarized_keys([small.key, big.key]) == {big.key}
+        # full: only the case stored with a summary is computed again, and now keeps its table
+        s = run_cases(cases, st, options=ExecOptions(isolate=isolate, artifacts="full"), registry=context.registry)
+        assert (s.computed, s.cached) == (1, 1)
+        assert st.result(big.key).artifacts["layers"] == [{"i": i} for i in range(20)]
+        assert st.result(big.key).metrics["y"].value == 20.0
+        s = run_cases(cases, st, options=ExecOptions(isolate=isolate, artifacts="full"), registry=context.registry)
+        assert s.computed == 0
+    with Store(tmp_path / "none.sqlite") as st:
+        run_cases(cases, st, options=ExecOptions(isolate=isolate, artifacts="none"), registry=context.registry)
+        assert st.result(big.key).artifacts == {}
+        assert st.result(big.key).metrics["y"].value == 20.0
