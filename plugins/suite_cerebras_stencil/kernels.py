@@ -67,6 +67,7 @@ __all__ = [
     "diffusion7_padded",
     "advection_padded",
     "diffusion7_blocked",
+    "diffusion7_jit",
     "advection_blocked",
     "diffusion7_correlate",
     "advection_correlate",
@@ -202,6 +203,54 @@ def diffusion7_blocked(p: np.ndarray, out: np.ndarray, c: float = DIFFUSION_C, p
         np.multiply(p[i0 + 1:i1 + 1, Y, Z], ca, out=o)
         np.add(o, t, out=o)
     return out
+
+
+def _diffusion7_loops(p, out, ca, cc):  # pragma: no cover - compiled by numba, see diffusion7_jit
+    a_, b_, c_ = out.shape
+    for i in range(a_):
+        for j in range(b_):
+            for k in range(c_):
+                t = p[i, j + 1, k + 1] + p[i + 2, j + 1, k + 1]
+                t = t + p[i + 1, j, k + 1]
+                t = t + p[i + 1, j + 2, k + 1]
+                t = t + p[i + 1, j + 1, k]
+                t = t + p[i + 1, j + 1, k + 2]
+                out[i, j, k] = p[i + 1, j + 1, k + 1] * ca + t * cc
+    return out
+
+
+_DIFFUSION7_COMPILED = None
+
+
+def diffusion7_jit(p: np.ndarray, out: np.ndarray, c: float = DIFFUSION_C) -> np.ndarray:
+    """:func:`diffusion7_padded` as one compiled loop nest over the points (numba, no fast-math):
+    each point read once from memory and its six neighbours from cache, so the memory traffic is
+    the compulsory 2 values per point in one pass. This is the timed CPU path for float32 and
+    float64; its efficiency is what :data:`~suite_cerebras_stencil.model.CPU_STENCIL_EFFICIENCY`
+    measures.
+
+    The additions are in :func:`diffusion7_padded`'s order and numba does not contract them into
+    fused multiply-adds without ``fastmath``, so the result is bit-identical to it (tested).
+
+    Parameters
+    ----------
+    p : ndarray, shape (a+2, b+2, c+2), float32 or float64
+    out : ndarray, shape (a, b, c), p's dtype; written.
+
+    Raises
+    ------
+    TypeError
+        For another dtype (numba has no float16 arithmetic: use :func:`diffusion7_blocked`).
+    """
+    global _DIFFUSION7_COMPILED
+    if p.dtype not in (np.float32, np.float64) or out.dtype != p.dtype:
+        raise TypeError(f"diffusion7_jit: expected float32 or float64 arrays of one dtype, got {p.dtype}/{out.dtype}")
+    if _DIFFUSION7_COMPILED is None:
+        import numba
+
+        _DIFFUSION7_COMPILED = numba.njit(cache=True, nogil=True)(_diffusion7_loops)
+    dt = p.dtype.type
+    return _DIFFUSION7_COMPILED(p, out, dt(1.0 - 6.0 * c), dt(c))
 
 
 def advection_padded(pu: np.ndarray, pv: np.ndarray, pw: np.ndarray, tc: tuple[float, float, float] = ADVECTION_TC,

@@ -21,7 +21,7 @@ Per call::
 
   - ``cpu-2s``: the x axis is cut in two slabs, one per socket; peak and bandwidth per socket
     from the device profile; ``eff`` = :data:`CPU_STENCIL_EFFICIENCY`, measured on this machine
-    (bytes/s of the blocked numpy stencil over the same run's STREAM triad);
+    (bytes/s of the compiled stencil loop over the same run's STREAM triad);
   - ``gpu-4x``: four x slabs, one per GPU, HBM roofline with ``eff`` =
     :data:`GPU_STENCIL_EFFICIENCY` (1.0: no sourced V100 stencil efficiency, the bandwidth
     bound);
@@ -100,13 +100,14 @@ VARIANTS = ("cpu-2s", "gpu-4x", "wse")
 GPUS = 4
 
 #: Achieved fraction of the memory bandwidth of the CPU stencil: compulsory bytes per second of
-#: the blocked fp32 diffusion7 (:func:`suite_cerebras_stencil.kernels.diffusion7_blocked`) at
+#: the compiled fp32 diffusion7 loop (:func:`suite_cerebras_stencil.kernels.diffusion7_jit`) at
 #: 256^3 over the same run's STREAM triad on one pinned core, best of 15 interleaved repeats of
-#: each (benchmarks/bench_stencil.py). The median of five runs on 2026-12-01 on this project's
-#: build machine (0.212, 0.213, 0.234, 0.274, 0.322; a shared, heavily loaded 2-core VM):
+#: each (benchmarks/bench_stencil.py). The median of five runs on 2026-12-02 on this project's
+#: build machine (0.804, 0.820, 0.839, 0.867, 0.879; a shared 2-core VM, load average 2.5-2.7):
 #: docs/techniques/cerebras-stencil.md "Measured CPU efficiency". One constant for every CPU
-#: profile; measured, not fitted to any claim.
-CPU_STENCIL_EFFICIENCY = 0.234
+#: profile; measured, not fitted to any claim. (The numpy form, eight array passes per point,
+#: reached 0.21-0.32, which was this constant until the compiled loop replaced it.)
+CPU_STENCIL_EFFICIENCY = 0.839
 
 #: Achieved fraction of HBM bandwidth on the GPUs: 1.0 (no sourced V100 stencil efficiency;
 #: the bandwidth roofline, an upper bound of GPU speed).

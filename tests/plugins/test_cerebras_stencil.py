@@ -116,6 +116,12 @@ def test_blocked_kernels_are_bit_identical_to_slices():
     f = fields("advection", (11, 9, 7), seed=4, dtype=np.float32)
     pf = tuple(K.pad_wrap(x) for x in f)
     whole = K.advection_padded(*pf)
+    assert np.array_equal(K.diffusion7_jit(p, np.empty_like(u)), K.diffusion7_padded(p))
+    u64 = u.astype(np.float64)
+    p64 = K.pad_wrap(u64)
+    assert np.array_equal(K.diffusion7_jit(p64, np.empty_like(u64)), K.diffusion7_padded(p64))
+    with pytest.raises(TypeError, match="float16"):
+        K.diffusion7_jit(p.astype(np.float16), np.empty_like(u, dtype=np.float16))
     for planes in (1, 3, 4, 11):
         out = np.empty_like(u)
         assert np.array_equal(K.diffusion7_blocked(p, out, planes=planes), K.diffusion7_padded(p))
