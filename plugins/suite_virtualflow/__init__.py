@@ -1,8 +1,24 @@
-"""VirtualFlow as a dlsys-suite technique plugin (skeleton: the technique is being built)."""
+"""VirtualFlow (Or, Zhang, Freedman; MLSys 2022) as a dlsys-suite technique plugin.
+
+Registered through the ``suite.plugins`` entry point like any third-party plugin; see
+:mod:`suite_virtualflow.technique` for the declaration, :mod:`suite_virtualflow.model` for the
+cost model and the heterogeneous plan search, :mod:`suite_virtualflow.elastic` for the weighted
+fair-sharing scheduler and the trace replay, and :mod:`suite_virtualflow.execute` for the
+reference implementation on real arrays.
+"""
 
 from suite import hookimpl
 
 
 @hookimpl
 def suite_techniques():
-    return []
+    from suite_virtualflow.technique import TECHNIQUE
+
+    return [TECHNIQUE]
+
+
+@hookimpl
+def suite_workloads():
+    from suite_virtualflow.elastic import TRACE
+
+    return [TRACE]

@@ -1,0 +1,265 @@
+"""VirtualFlow's reference implementation on real arrays, checked against a full-batch oracle.
+
+Virtual node processing [Or22, abstract; ``virtual/virtual_helper.py`` of the authors' code]:
+every step draws one global batch of B samples and cuts it into V virtual nodes of B/V
+(:func:`suite.collectives.dataparallel.virtual_node_split`); the P simulated devices
+(:class:`suite.collectives.dataparallel.Workers`, each holding a real parameter vector) run
+their virtual nodes one after another, summing per-sample gradients; one real ring all-reduce
+of the sums and the sample count gives every device the union's gradient; each applies the same
+SGD step. A device with 0 virtual nodes holds a dummy batch (it joins the all-reduce with zeros).
+
+Variants at this fidelity
+-------------------------
+* ``virtual``: ``V / P`` virtual nodes on each of P devices (P dividing V); ``resize`` changes P
+  between steps (elasticity: ``"4,2,8"`` runs a third of the steps on each), V and B fixed.
+* ``heterogeneous`` / ``fast-only``: the virtual nodes per device of the cost model's plan on the
+  scenario's profile and workload (:func:`suite_virtualflow.model.search_plan` /
+  :func:`~suite_virtualflow.model.fast_only_plan`), every other device of the profile holding a
+  dummy batch.
+* ``physical`` (baseline): no virtual nodes: P devices each run one batch of B/V, so the global
+  batch is P B / V and the trajectory follows the hardware.
+
+The oracle (independent of the substrate): plain full-batch gradient descent on the same B
+samples per step, ``theta <- theta - lr * grad L_B(theta)`` with :meth:`FlatModel.loss_grad` on
+the whole batch at once. ``trajectory_error`` is the largest ``|theta_device - theta_oracle|``
+over every step and device; it is ~1e-16 for the virtual-node variants (summation order only)
+and large for ``physical`` when P != V.
+
+References
+----------
+.. [Or22] A. Or, H. Zhang, M. J. Freedman, VirtualFlow, MLSys 2022.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from suite.collectives.dataparallel import Clock, FlatModel, Workers, load_problem, virtual_node_split
+from suite.errors import ParameterError
+
+__all__ = ["parse_resize", "device_counts", "oracle_trajectory", "run", "evaluate"]
+
+
+def parse_resize(text: str, virtual_nodes: int, devices: int) -> list[int]:
+    """Device counts of the phases: ``""`` -> ``[devices]``; ``"4,2,8"`` -> ``[4, 2, 8]``.
+
+    Raises
+    ------
+    ParameterError
+        A count that is not a positive divisor of V (one line naming the parameter).
+    """
+    if not text or not str(text).strip():
+        phases = [int(devices)]
+        name = "devices"
+    else:
+        try:
+            phases = [int(x) for x in str(text).replace(" ", "").split(",") if x]
+        except ValueError:
+            raise ParameterError(f"virtualflow: parameter 'resize': expected comma-separated device counts, "
+                                 f"got {text!r}") from None
+        name = "resize"
+    for p in phases:
+        if p < 1 or virtual_nodes % p:
+            raise ParameterError(f"virtualflow: parameter {name!r}: expected a divisor of virtual_nodes "
+                                 f"({virtual_nodes}), got {p}")
+    return phases
+
+
+def device_counts(variant: str, virtual_nodes: int, devices: int, profile=None, workload=None,
+                  batch: int | None = None) -> list[int]:
+    """Virtual nodes per simulated device for one phase of *variant*.
+
+    ``virtual``: ``[V/P] * P``; ``physical``: ``[1] * P``; ``heterogeneous`` / ``fast-only``: the
+    model's plan on *profile* and *workload*, one entry per device of the profile (0 = dummy).
+    """
+    if variant == "virtual":
+        return [virtual_nodes // devices] * devices
+    if variant == "physical":
+        return [1] * devices
+    from suite_virtualflow import model
+
+    if profile is None or workload is None or not getattr(workload, "layers", None):
+        raise ParameterError(f"virtualflow: variant {variant!r} at execute fidelity needs a profile and a "
+                             f"layer-table workload to plan the virtual nodes")
+    sm = model.step_model(workload, profile, variant, int(batch), virtual_nodes, devices)
+    slots = model.device_slots(profile)
+    out: list[int] = []
+    for s, per in zip(slots, sm.plan.per_device()):
+        out += per + [0] * (s.count - len(per))
+    return out
+
+
+def oracle_trajectory(fm: FlatModel, X: np.ndarray, y: np.ndarray, batches: list[np.ndarray], lr: float,
+                      seed: int) -> list[np.ndarray]:
+    """Full-batch gradient descent: the parameters after each step (same init as Workers)."""
+    theta = fm.init(np.random.default_rng(seed))
+    out = []
+    for idx in batches:
+        _, g = fm.loss_grad(theta, X[idx], y[idx])
+        theta = theta - lr * g
+        out.append(theta.copy())
+    return out
+
+
+def run(variant: str, batch: int, virtual_nodes: int, devices: int, steps: int, lr: float = 0.5,
+        hidden: int = 16, resize: str = "", seed: int = 0, profile=None, workload=None, dataset=None,
+        vn_counts: str = "") -> dict:
+    """Train with virtual nodes on simulated devices and compare with the oracle.
+
+    Parameters
+    ----------
+    variant : {"virtual", "physical", "heterogeneous", "fast-only"}
+    batch, virtual_nodes, devices, steps : int
+        B (a multiple of V), V, P (a divisor of V for ``virtual``), steps (>= 1).
+    lr : float
+        SGD step size.
+    hidden : int
+        Hidden width of :class:`FlatModel` (0: logistic regression).
+    resize : str
+        ``""`` or device counts of equal-length phases (``"4,2,8"``), ``virtual`` only.
+    vn_counts : str
+        ``""`` or explicit virtual nodes per device (``"5,3,0,8"``, summing to V) for
+        ``heterogeneous`` / ``fast-only`` instead of the model's plan.
+    seed : int
+    profile, workload : optional
+        The plan's inputs for ``heterogeneous`` / ``fast-only``.
+    dataset : suite.workloads.Dataset, optional
+        Default: scikit-learn's digits.
+
+    Returns
+    -------
+    dict
+        ``trajectory_error``, ``first_grad_error``, ``final_loss``, ``allreduces``,
+        ``allreduce_error``, ``bytes_sent``, ``samples``, ``resizes``, ``phases``,
+        ``counts`` (virtual nodes per device, per phase), ``wall`` (s per step), ``global_batch``.
+
+    Raises
+    ------
+    ParameterError
+        B not a multiple of V; P not dividing V; a resize for another variant.
+    """
+    if batch % virtual_nodes:
+        raise ParameterError(f"virtualflow: parameter 'batch': expected a multiple of virtual_nodes "
+                             f"({virtual_nodes}), got {batch}")
+    if resize and variant != "virtual":
+        raise ParameterError(f"virtualflow: parameter 'resize': only the 'virtual' variant resizes, got "
+                             f"variant {variant!r}")
+    phases = parse_resize(resize, virtual_nodes, devices) if variant == "virtual" else [devices]
+    prob = load_problem(workers=1, seed=seed, dataset=dataset)
+    X, y = prob.X_train, prob.y_train
+    if batch > len(y):
+        raise ParameterError(f"virtualflow: parameter 'batch': expected <= {len(y)} (training samples), got {batch}")
+    fm = FlatModel(prob.d, prob.classes, hidden=hidden)
+    rng = np.random.default_rng([seed, 7])
+    draws = [rng.choice(len(y), size=batch, replace=False) for _ in range(steps)]
+    b = batch // virtual_nodes
+    if vn_counts and str(vn_counts).strip():
+        if variant not in ("heterogeneous", "fast-only"):
+            raise ParameterError(f"virtualflow: parameter 'vn_counts': only 'heterogeneous' and 'fast-only' take "
+                                 f"explicit counts, got variant {variant!r}")
+        try:
+            explicit = [int(x) for x in str(vn_counts).replace(" ", "").split(",") if x]
+        except ValueError:
+            raise ParameterError(f"virtualflow: parameter 'vn_counts': expected comma-separated integers, "
+                                 f"got {vn_counts!r}") from None
+        if any(c < 0 for c in explicit) or sum(explicit) != virtual_nodes:
+            raise ParameterError(f"virtualflow: parameter 'vn_counts': expected non-negative counts summing to "
+                                 f"virtual_nodes ({virtual_nodes}), got {vn_counts!r}")
+        counts = [explicit]
+    else:
+        counts = [device_counts(variant, virtual_nodes, p, profile, workload, batch) for p in phases]
+    V_eff = [sum(c) for c in counts]  # virtual nodes per step (P for physical)
+
+    def phase_of(s: int) -> int:
+        return min(s * len(phases) // steps, len(phases) - 1)
+
+    used = [d[: V_eff[phase_of(s)] * b] for s, d in enumerate(draws)]
+    oracle = oracle_trajectory(fm, X, y, draws, lr, seed)
+
+    def clock(c):
+        return Clock(step=np.asarray(c, float) * 1e-3, allreduce=1e-3)
+
+    w = Workers(prob if len(counts[0]) == 1 else _reshape(prob, len(counts[0])), fm,
+                [c * b for c in counts[0]], clock(counts[0]), seed)
+    err, first, wall = 0.0, None, []
+    phase = 0
+    for s in range(steps):
+        ph = phase_of(s)
+        if ph != phase:
+            phase = ph
+            w.resize([c * b for c in counts[ph]], clock(counts[ph]))
+        split = virtual_node_split(used[s], V_eff[ph], counts[ph])
+        t0 = time.perf_counter()
+        g = w.sgd_step(lr, idx=split)
+        wall.append(time.perf_counter() - t0)
+        if s == 0:
+            theta0 = fm.init(np.random.default_rng(seed))
+            _, g_ref = fm.loss_grad(theta0, X[draws[0]], y[draws[0]])
+            first = float(np.max(np.abs(g - g_ref)))
+        err = max(err, max(float(np.max(np.abs(p - oracle[s]))) for p in w.params))
+    loss, _ = fm.loss_acc(w.params[0], X, y)
+    return {
+        "trajectory_error": err, "first_grad_error": first, "final_loss": loss, "allreduces": w.allreduces,
+        "allreduce_error": w.allreduce_error, "bytes_sent": float(sum(w.ledger.sent_by().values())),
+        "bytes_received": float(sum(w.ledger.received_by().values())),
+        "samples": int(w.samples), "resizes": int(w.resizes), "phases": phases, "counts": counts,
+        "wall": wall, "global_batch": V_eff[-1] * b, "identical": w.identical(),
+    }
+
+
+def _reshape(prob, k: int):
+    from suite.collectives.dataparallel import reshard
+
+    return reshard(prob, k, 0)
+
+
+def evaluate(scenario):
+    """Execute fidelity: one training run of the scenario's variant against the oracle.
+
+    Reads ``batch``, ``virtual_nodes``, ``devices``, ``steps``, ``lr``, ``hidden``, ``resize``.
+
+    Returns
+    -------
+    suite.Result
+        ``trajectory_error`` (max |theta - theta_oracle| over steps and devices),
+        ``first_grad_error``, ``final_loss``, ``allreduces``, ``allreduces_per_step``,
+        ``allreduce_error``, ``bytes_sent`` (B), ``samples``, ``resizes``, ``global_batch``,
+        ``replicas_identical`` (1/0), ``step_wall_time`` (s, measured, with samples).
+
+    Raises
+    ------
+    suite.Skip
+        ``elastic`` / ``static`` (simulate fidelity only).
+    """
+    from suite import Result, Skip
+
+    if scenario.variant in ("elastic", "static"):
+        raise Skip(f"virtualflow: variant {scenario.variant!r} is a scheduler: use --fidelity simulate")
+    p = scenario.params
+    wl = scenario.workload
+    ds = wl if getattr(wl, "kind", "") == "dataset" else None
+    out = run(scenario.variant, int(p["batch"]), int(p["virtual_nodes"]), int(p["devices"]), int(p["steps"]),
+              float(p["lr"]), int(p["hidden"]), str(p.get("resize") or ""), int(scenario.seed),
+              scenario.profile, wl, ds, str(p.get("vn_counts") or ""))
+    res = Result()
+    res.add("trajectory_error", out["trajectory_error"], "1", "lower")
+    res.add("first_grad_error", out["first_grad_error"], "1", "lower")
+    res.add("final_loss", out["final_loss"], "1", "lower")
+    res.add("allreduces", out["allreduces"], "1", "none")
+    res.add("allreduces_per_step", out["allreduces"] / int(p["steps"]), "1", "none")
+    res.add("allreduce_error", out["allreduce_error"], "1", "lower")
+    res.add("bytes_sent", out["bytes_sent"], "B", "lower")
+    res.add("bytes_received", out["bytes_received"], "B", "lower")
+    if scenario.variant != "physical":  # physical's batch follows P: it is not the oracle's run
+        res.add("oracle_error", out["trajectory_error"], "1", "lower")
+    res.add("samples", out["samples"], "samples", "none")
+    res.add("resizes", out["resizes"], "1", "none")
+    res.add("global_batch", out["global_batch"], "samples", "none")
+    res.add("replicas_identical", 1.0 if out["identical"] else 0.0, "1", "higher")
+    wall = out["wall"]
+    res.add("step_wall_time", float(np.median(wall)), "s", "lower", samples=wall)
+    res.artifacts["counts"] = out["counts"]
+    res.artifacts["phases"] = out["phases"]
+    return res

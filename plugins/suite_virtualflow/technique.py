@@ -1,0 +1,252 @@
+"""VirtualFlow (Or, Zhang, Freedman; MLSys 2022): the technique declaration.
+
+Variants, parameters, fidelities (model, simulate, execute), the abstract's claims with their
+null predictions, and the declared properties.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from suite import AtMost, Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant
+
+from suite_virtualflow import elastic, execute, model
+
+__all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "hetero_gain", "jct_ratio", "IDEAL_ADDITIVE_GAIN"]
+
+PAPER = Paper(
+    title="VirtualFlow: Decoupling Deep Learning Models from the Underlying Hardware",
+    authors=("Andrew Or", "Haoyu Zhang", "Michael J. Freedman"),
+    venue="MLSys",
+    year=2022,
+    arxiv="2009.09523",
+    code="https://github.com/andrewor14/models (TensorFlow model garden fork: virtual/, deploy/)",
+)
+
+VARIANTS = [
+    Variant("physical", "no virtual nodes: each of P devices runs one batch of B/V, so the global batch is P B/V "
+            "(it follows the hardware)", baseline=True),
+    Variant("fast-only", "virtual nodes on the fastest device type of a mixed cluster only", baseline=True),
+    Variant("virtual", "V virtual nodes time-sliced on P devices (V/P each, run in sequence, one all-reduce)"),
+    Variant("heterogeneous", "integer virtual nodes per device type of a mixed cluster, chosen by the exact "
+            "search over device counts and splits (the authors' brute force, vectorised)"),
+    Variant("static", "trace replay, Priority scheduler: every job on exactly its GPU demand, no resize",
+            baseline=True),
+    Variant("elastic", "trace replay, weighted fair sharing (powers of two) with resizes; V fixed per job"),
+]
+
+PARAMETERS = {
+    "batch": Param(int, default=128, unit="samples", minimum=1,
+                   help="global batch B (a multiple of virtual_nodes); sequences for a transformer"),
+    "virtual_nodes": Param(int, default=16, minimum=1, help="virtual nodes V per step (B/V samples each)"),
+    "devices": Param(int, default=4, unit="devices", minimum=1, measured=(1, 8),
+                     help="P devices for 'physical' / 'virtual' (a divisor of V for 'virtual'); the authors' "
+                          "scripts run 1, 2, 4, 8 GPUs"),
+    "steps": Param(int, default=20, minimum=1, maximum=10_000, help="training steps (execute fidelity)"),
+    "lr": Param(float, default=0.5, minimum=1e-6, maximum=10.0, help="SGD step size (execute fidelity)"),
+    "hidden": Param(int, default=16, minimum=0, maximum=512, help="hidden width of the MLP (execute; 0 = softmax)"),
+    "resize": Param(str, default="", help="execute, 'virtual': device counts of equal phases, e.g. '4,2,8' "
+                                          "(each a divisor of V)"),
+    "vn_counts": Param(str, default="", help="execute, 'heterogeneous'/'fast-only': virtual nodes per device, "
+                                             "e.g. '5,3,0,8' (sum V); default: the model's plan"),
+    "efficiency": Param(float, default=None, optional=True, minimum=0.001, maximum=1.0,
+                        help="override the per-device calibrated fraction of fp32 peak (model.device_efficiency)"),
+    "gpus": Param(int, default=None, optional=True, minimum=1, unit="devices",
+                  help="simulate: GPUs of the cluster (default: the trace's 8)"),
+    "release_wait": Param(float, default=elastic.GPU_RELEASE_WAIT, unit="s", minimum=0.0, maximum=3600.0,
+                          help="simulate: seconds a resize waits for GPUs to be released (the authors' 10 s)"),
+}
+
+_MIX = "vf-mix"
+_DGX = "dgx-1-v100"
+_TF_POINT = {"batch": 128, "virtual_nodes": 16}
+
+#: Zero-communication additive gain of 4 RTX 2080 Ti added to 4 V100: ``1 + 294/405`` from the
+#: calibration data itself (Lambda's FP32 ResNet-50 images/s), the best any placement can do.
+IDEAL_ADDITIVE_GAIN = 1.0 + model.LAMBDA_RESNET50_FP32["GeForce RTX 2080 Ti"] / model.LAMBDA_RESNET50_FP32[
+    "Tesla V100 SXM2 16 GB"]
+
+
+def hetero_gain(results):
+    """Throughput of ``heterogeneous`` over ``fast-only`` at the same point (claim derive)."""
+    return results["het"]["throughput"] / results["fast"]["throughput"]
+
+
+def jct_ratio(results):
+    """Average JCT under ``static`` over ``elastic`` (claim derive): ``1 / (1 - reduction)``."""
+    return results["static"]["avg_jct"] / results["elastic"]["avg_jct"]
+
+
+def _diff_vs_reference(results):
+    return results["main"]["trajectory_error"]
+
+
+CLAIMS = [
+    Claim(
+        "heterogeneous-42pct-throughput",
+        "Up to 42% higher throughput with heterogeneous training",
+        source="abstract", verified=True,
+        cases={"het": ScenarioSpec(variant="heterogeneous", profile=_MIX, workload="transformer-base",
+                                   params=dict(_TF_POINT)),
+               "fast": ScenarioSpec(variant="fast-only", profile=_MIX, workload="transformer-base",
+                                    params=dict(_TF_POINT))},
+        derive=hetero_gain, expect=Gain(1.42, rel=0.2),
+        nulls=(Null("no gain", value=1.0),
+               Null("ideal additive gain, zero communication (1 + 294/405)", value=IDEAL_ADDITIVE_GAIN)),
+        note="The paper's GPU mix, model and batch were not found (abstract only). Fixed point: our vf-mix "
+             "(4 V100 + 4 RTX 2080 Ti, PCIe inside a node, 10 GbE between the nodes: assumptions) and the only "
+             "heterogeneous hint in the authors' scripts, run_transformer_experiment.sh: Transformer, batch 8 x "
+             "4096 tokens = 128 sequences of 256, virtual nodes of 2048 tokens ('2048 for 2080 Ti'), so V = 16. "
+             "'Up to' is judged at this point; the docs sweep the network and the model.",
+    ),
+    Claim(
+        "elastic-48pct-jct",
+        "Up to 48% lower job completion times with resource elasticity",
+        source="abstract", verified=True,
+        cases={"elastic": ScenarioSpec(variant="elastic", profile=_DGX, workload=elastic.TRACE.name,
+                                       fidelity="simulate"),
+               "static": ScenarioSpec(variant="static", profile=_DGX, workload=elastic.TRACE.name,
+                                      fidelity="simulate")},
+        derive=jct_ratio, expect=Gain(1.0 / (1.0 - 0.48), rel=0.2),
+        nulls=(Null("0% (no elasticity)", value=1.0),),
+        note="Judged on JCT_static / JCT_elastic = 1 / (1 - 0.48) = 1.923, the gain within 20%. The trace is the "
+             "authors' medium20_8jph.json (andrewor14/models @ 07a6669, [READ-2nd]) on 8 V100 of a DGX-1 "
+             "(assumed: the paper's testbed was not found), with the authors' 10 s GPU-release wait; 'Priority' "
+             "is read as the non-elastic policy (its code was not in the versions read); job lengths come "
+             "from the model (BERT-base at 128 tokens for GLUE is our assumption).",
+    ),
+    Claim(
+        "same-trajectory-across-hardware",
+        "Strong convergence guarantees across different hardware with out-of-the-box hyperparameters: the "
+        "trajectory at fixed B and V does not depend on the devices",
+        source="abstract", verified=True,
+        scenario=ScenarioSpec(variant="virtual", profile=_DGX, workload="digits", fidelity="execute",
+                              params={"batch": 128, "virtual_nodes": 16, "devices": 2, "steps": 10}),
+        metric="trajectory_error", expect=AtMost(1e-9),
+        nulls=(Null("no virtual nodes (batch follows the devices)", variants={"virtual": "physical"}),),
+        note="Qualitative in the abstract; the 1e-9 band (max |theta - theta_full_batch| over 10 steps, float64) "
+             "is ours. The oracle is plain full-batch gradient descent on the same samples.",
+    ),
+]
+
+
+# --------------------------------------------------------------------------- properties
+
+
+def _fit(scenario):
+    """The scenario with devices / V / B adapted to its (generated) profile."""
+    prof = scenario.profile
+    slots = model.device_slots(prof)
+    p = dict(scenario.params)
+    P = max(1, min(int(p["devices"]), slots[0].count))
+    V = int(p["virtual_nodes"])
+    V = V if V % P == 0 else P * max(1, V // P)
+    B = V * max(1, int(p["batch"]) // V)
+    p.update(devices=P, virtual_nodes=V, batch=B)
+    return dataclasses.replace(scenario, params=p, fidelity="model")
+
+
+def _eval(tech, scenario, **kw):
+    sc = dataclasses.replace(scenario, params={**scenario.params, **kw})
+    return tech.evaluate(sc)
+
+
+def check_plan_bounds(tech, scenario):
+    """The heterogeneous plan places exactly V virtual nodes; its compute time lies between the
+    continuous balanced bound and fast-only's; its step is no slower than fast-only's."""
+    sc = dataclasses.replace(_fit(scenario), variant="heterogeneous")
+    p = sc.params
+    sm_h = model.step_model(sc.workload, sc.profile, "heterogeneous", p["batch"], p["virtual_nodes"], p["devices"])
+    sm_f = model.step_model(sc.workload, sc.profile, "fast-only", p["batch"], p["virtual_nodes"], p["devices"])
+    V = int(p["virtual_nodes"])
+    assert sm_h.plan.assigned == V, f"plan assigns {sm_h.plan.assigned} virtual nodes, expected {V}"
+    assert sum(sum(x) for x in sm_h.plan.per_device()) == V
+    slots = model.device_slots(sc.profile)
+    fin = [(s.count, t) for s, t in zip(slots, sm_h.vn_times) if math.isfinite(t)]
+    lo = model.balanced_bound([t for _, t in fin], [c for c, _ in fin], V)
+    assert sm_h.plan.compute >= lo * (1 - 1e-9), f"compute {sm_h.plan.compute} below the balanced bound {lo}"
+    assert sm_h.plan.step <= sm_f.plan.step * (1 + 1e-9), f"step {sm_h.plan.step} > fast-only {sm_f.plan.step}"
+
+
+def check_memory_independent_of_devices(tech, scenario):
+    """Memory per device of ``virtual`` is the same for every P dividing V (B, V fixed)."""
+    sc = dataclasses.replace(_fit(scenario), variant="virtual")
+    V, have = int(sc.params["virtual_nodes"]), model.device_slots(sc.profile)[0].count
+    mems = {P: _eval(tech, sc, devices=P)["memory_per_device"] for P in model.divisors(V) if P <= have}
+    assert len(set(mems.values())) == 1, f"memory per device changes with P: {mems}"
+
+
+def check_speedup_at_most_device_ratio(tech, scenario):
+    """``virtual`` on P devices is at most P times faster than on one (same B, V)."""
+    sc = dataclasses.replace(_fit(scenario), variant="virtual")
+    P = int(sc.params["devices"])
+    t1 = _eval(tech, sc, devices=1)["step_time"]
+    tp = _eval(tech, sc)["step_time"]
+    assert t1 / tp <= P * (1 + 1e-9), f"speed-up {t1 / tp} on {P} devices exceeds {P}"
+
+
+def check_wfs_allocations(tech, scenario):
+    """WFS allocations are powers of two in [1, demand] summing to <= the GPUs (random jobs)."""
+    rng = np.random.default_rng(scenario.seed + int(scenario.params["virtual_nodes"]))
+    gpus = int(rng.choice([1, 2, 4, 8, 16]))
+    k = int(rng.integers(1, gpus + 1))
+    jobs = [(i, int(rng.choice([1, 5, 10])), int(rng.choice([1, 2, 4, 8, 16]))) for i in range(k)]
+    alloc = elastic.wfs_allocations(jobs, gpus)
+    assert sum(alloc.values()) <= gpus, f"{alloc} uses more than {gpus} GPUs"
+    for key, _, d in jobs:
+        a = alloc[key]
+        assert 1 <= a <= max(1, d) and a & (a - 1) == 0, f"job {key}: {a} GPUs for demand {d}"
+
+
+def check_execute_matches_oracle(tech, scenario):
+    """Execute: ``virtual`` with any P dividing V follows the full-batch trajectory (1e-12)."""
+    V = 8
+    for P in (1, 2, 8):
+        out = execute.run("virtual", 32, V, P, steps=3, hidden=4, seed=scenario.seed)
+        assert out["trajectory_error"] < 1e-12, f"P={P}: trajectory error {out['trajectory_error']}"
+        assert out["allreduces"] == 3
+
+
+PROPERTIES = [
+    Property("plan-bounds", "the heterogeneous plan assigns exactly V; compute between the balanced bound and "
+             "fast-only; step no slower than fast-only", check_plan_bounds),
+    Property("memory-independent-of-p", "memory per device does not depend on P (B, V fixed)",
+             check_memory_independent_of_devices),
+    Property("speedup-at-most-p", "speed-up over one device is at most P", check_speedup_at_most_device_ratio),
+    Property("wfs-powers-of-two", "WFS allocations are powers of two in [1, demand], summing to <= GPUs",
+             check_wfs_allocations),
+    Property("execute-oracle", "virtual nodes on any P dividing V give the full-batch trajectory",
+             check_execute_matches_oracle),
+]
+
+
+def _workloads():
+    return [elastic.TRACE]
+
+
+TECHNIQUE = Technique(
+    name="virtualflow",
+    title="VirtualFlow: virtual nodes decouple the model's batch from the devices (elastic, heterogeneous)",
+    category="cluster-design",
+    paper=PAPER,
+    variants=VARIANTS,
+    parameters=PARAMETERS,
+    fidelities={"model": model.evaluate, "simulate": elastic.evaluate, "execute": execute.evaluate},
+    claims=CLAIMS,
+    properties=PROPERTIES,
+    version="0.1.0",
+    default_profile=_DGX,
+    default_workload="transformer-base",
+    profile_kinds=("cluster", "node", "device", "measured"),
+    capabilities=frozenset({"bytes-conserved", "oracle-exact", "memory-capacity", "network-sensitivity"}),
+    smoke=[
+        ScenarioSpec(variant="heterogeneous", profile=_MIX, workload="transformer-base", params=dict(_TF_POINT)),
+        ScenarioSpec(variant="virtual", profile=_DGX, workload="digits", fidelity="execute",
+                     params={"batch": 64, "virtual_nodes": 8, "devices": 4, "steps": 5, "resize": "4,2,8"}),
+        ScenarioSpec(variant="elastic", profile=_DGX, workload=elastic.TRACE.name, fidelity="simulate"),
+    ],
+    docs="docs/techniques/virtualflow.md",
+)
