@@ -158,7 +158,7 @@ def hierarchical_allreduce_time(nbytes: float, p_inner: int, p_outer: int,
     ----------
     p_inner, p_outer : int
         Devices per node and number of nodes.
-    alpha_*, beta_* : float
+    alpha_inner, beta_inner, alpha_outer, beta_outer : float
         Start-up (s) and time per byte (s/B) of the inner (e.g. NVLink) and outer (NIC) levels.
     """
     return (reduce_scatter_time(nbytes, p_inner, alpha_inner, beta_inner)

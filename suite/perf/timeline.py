@@ -106,6 +106,8 @@ def grouped_wfbp_timeline(fwd: float, bwd: Sequence[float], group_comm: Sequence
     group_comm : sequence of float
         Communication time of each group (s), same order as ``groups``.
 
+    Notes
+    -----
     A group is ready when the backward of its lowest-index layer is done (backward runs from the
     last layer down); groups are communicated in the order they become ready, one at a time.
     """
