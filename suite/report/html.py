@@ -31,7 +31,7 @@ figure{margin:1em 1em 1em 0;display:inline-table;vertical-align:top}figure img{m
 figcaption{display:table-caption;caption-side:bottom;font-size:.8em;color:#555;padding-top:.3em}
 .reproduced{background:#e6f4e6}.not-reproduced{background:#fbeaea}.error{background:#fff4d6}
 .not-discriminating{background:#eef0f7}.inconclusive{background:#f4f0e6}
-.scroll{overflow-x:auto;max-width:100%}.muted{color:#777;font-size:.85em}nav ul{columns:2}code{background:#f6f6f6;padding:0 .2em}
+.scroll{overflow-x:auto;max-width:100%}table.cases{white-space:nowrap}.muted{color:#777;font-size:.85em}nav ul{columns:2}code{background:#f6f6f6;padding:0 .2em}
 """
 
 
@@ -60,6 +60,51 @@ def _is_num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+def _column_format(values: list[Any], unit: str) -> tuple[Any, str]:
+    """One number format for a whole column: (a formatter, the display unit). Values are
+    divided by one factor (ms, MiB: :func:`suite.report.units.column_scale`) and shown with the
+    same number of decimals, enough for 4 significant digits of the column's median magnitude;
+    integers stay integers."""
+    from suite.report.units import column_scale
+
+    nums = [float(v) for v in values if _is_num(v) and math.isfinite(float(v))]
+    factor, shown = column_scale(nums, unit)
+    scaled = sorted(abs(v / factor) for v in nums if v)
+    if nums and all(float(v).is_integer() for v in nums) and factor == 1.0:
+        return (lambda v: "" if not _is_num(v) else f"{int(v):d}" if math.isfinite(v) else str(v)), shown
+    med = scaled[len(scaled) // 2] if scaled else 1.0
+    decimals = max(0, min(9, 3 - int(math.floor(math.log10(med))))) if med else 0
+
+    def fmt(v: Any) -> str:
+        if not _is_num(v) or (isinstance(v, float) and math.isnan(v)):
+            return _fmt(v)
+        x = float(v) / factor
+        return f"{x:.{decimals}f}" if abs(x) < 1e9 else f"{x:.3e}"
+
+    return fmt, shown
+
+
+def _cases_table(header: list[str], rows: list[list[Any]], units: list[str | None]) -> str:
+    """The cases table: one number format per column and its display unit in the header."""
+    fmts, heads = [], []
+    for i, (h, u) in enumerate(zip(header, units)):
+        col = [r[i] for r in rows]
+        if any(_is_num(v) for v in col):
+            f, shown = _column_format(col, u or "")
+            fmts.append(f)
+            heads.append(f"{h} ({shown})" if shown not in (None, "", "1") else h)
+        else:
+            fmts.append(None)
+            heads.append(h)
+    out = ['<div class="scroll"><table class="cases"><thead><tr>' + "".join(f"<th>{e(c)}</th>" for c in heads)
+           + "</tr></thead><tbody>"]
+    for r in rows:
+        out.append("<tr>" + "".join(f'<td class="num">{e(f(v))}</td>' if f is not None and _is_num(v)
+                                    else f"<td>{e(_fmt(v))}</td>" for v, f in zip(r, fmts)) + "</tr>")
+    out.append("</tbody></table></div>")
+    return "".join(out)
+
+
 def _table(columns: list[str], rows: list[list[Any]], cls: str = "", row_classes: list[str] | None = None) -> str:
     out = [f'<div class="scroll"><table class="{e(cls)}"><thead><tr>' + "".join(f"<th>{e(c)}</th>" for c in columns) + "</tr></thead><tbody>"]
     for i, r in enumerate(rows):
@@ -68,6 +113,10 @@ def _table(columns: list[str], rows: list[list[Any]], cls: str = "", row_classes
             f'<td class="num">{e(_fmt(v))}</td>' if _is_num(v) else f"<td>{e(_fmt(v))}</td>" for v in r) + "</tr>")
     out.append("</tbody></table></div>")
     return "".join(out)
+
+
+def _short(c: str) -> str:
+    return c.split(".", 1)[1] if c.startswith(("param.", "set.")) else c
 
 
 def _slug(s: str) -> str:
@@ -135,20 +184,27 @@ def _technique_section(name: str, wide, failed, units: dict, directions: dict, t
         scols = _varying(wide, [c for c in wide.columns if c.startswith("set.")])
         const = {c.split(".", 1)[1]: wide[c].iloc[0] for c in wide.columns
                  if c.startswith(("param.", "set.")) and c not in pcols + scols}
-        mcols = sorted(metric_names, key=lambda m: (0 if directions.get(m) in ("higher", "lower") else 1, m))
-        sort_cols = [c for c in idcols + pcols if c in wide.columns]
-        try:
-            shown = wide.sort_values(sort_cols, kind="stable") if sort_cols else wide
-        except TypeError:
-            shown = wide
-        header = idcols + [c.split(".", 1)[1] for c in pcols + scols] + [
-            f"{m} ({units[m]})" if units.get(m) not in (None, "", "1") else m for m in mcols]
-        rows = [[r[c] for c in idcols + pcols + scols + mcols] for r in shown.head(MAX_ROWS).to_dict("records")]
+        from suite.report.units import sort_key
+
+        head = list(tech.headline) if tech is not None else []
+        mcols = [m for m in head if m in metric_names] + sorted(
+            (m for m in metric_names if m not in head),
+            key=lambda m: (0 if directions.get(m) in ("higher", "lower") else 1, m))
+        sort_cols = [c for c in idcols + pcols + scols if c in wide.columns]
+        # sorted by the swept values, numbers numerically ("10 Gbit/s" after "5 Gbit/s")
+        records = sorted(wide.to_dict("records"), key=lambda r: [sort_key(r[c]) for c in sort_cols])
+        header = idcols + [c.split(".", 1)[1] for c in pcols + scols] + mcols
+        col_units = [None] * (len(idcols) + len(pcols) + len(scols)) + [units.get(m) for m in mcols]
+        rows = [[r[c] for c in idcols + pcols + scols + mcols] for r in records[:MAX_ROWS]]
         parts.append("<h3>Cases</h3>")
         if const:
             parts.append('<p class="muted">the same in every case: ' + e(", ".join(f"{k}={'none' if v is None else _fmt(v)}" for k, v in const.items()))
                          + "</p>")
-        parts.append(_table(header, rows, "cases"))
+        parts.append('<p class="muted">sorted by ' + e(", ".join(_short(c) for c in sort_cols) or "variant")
+                     + "; each column in one unit (in its header) and one number format; values scaled for "
+                       "reading, stored in the technique's units (<code>suite results show RUN --format csv</code>)"
+                       "</p>")
+        parts.append(_cases_table(header, rows, col_units))
         if len(wide) > MAX_ROWS:
             parts.append(f'<p class="muted">first {MAX_ROWS} of {len(wide)} cases; all of them: '
                          f"<code>suite results export</code></p>")
@@ -162,6 +218,78 @@ def _technique_section(name: str, wide, failed, units: dict, directions: dict, t
                             "failed"))
     parts.append("</section>")
     return "".join(parts)
+
+
+def _category_sections(wide, units: dict, directions: dict, techs: dict) -> tuple[list[str], list[tuple[str, str]]]:
+    """One "head to head" section per category with at least two techniques in the run: a figure
+    per shared metric and a table of each technique's best variant against its best baseline.
+    Returns (sections, nav entries)."""
+    from suite.report.plots import category_figure, shared_metrics
+    from suite.technique import VOCABULARIES
+
+    by_cat: dict[str, list[str]] = {}
+    for t, tech in techs.items():
+        if tech is not None and (wide["technique"] == t).any():
+            by_cat.setdefault(tech.category, []).append(t)
+    out, nav = [], []
+    for cat, names in sorted(by_cat.items()):
+        if len(names) < 2:
+            continue
+        vocab = [m for v in VOCABULARIES.values() if v.category == cat for m in v.metrics]
+        sub = wide[wide["technique"].isin(names)]
+        metrics = shared_metrics(sub, names, {m: directions.get(m) for m in units}, vocab)
+        if not metrics:
+            continue
+        baselines = {t: {v.name for v in techs[t].baselines} for t in names}
+        anchor = f"category-{_slug(cat)}"
+        nav.append((anchor, f"Head to head: {cat}"))
+        parts = [f'<section id="{e(anchor)}" class="category"><h2>Head to head: {e(cat)}</h2>',
+                 "<p>" + e(f"{len(names)} techniques of category {cat} on the same workload(s) and profile(s), "
+                           f"each with its baselines: ") + ", ".join(
+                     f"<b>{e(t)}</b> ({e(techs[t].paper.cite())})" for t in names) + ".</p>"]
+        for m in metrics:
+            t = f"{cat}: {m}"
+            png = category_figure(sub, m, units.get(m, ""), directions.get(m, ""), techs, baselines, t)
+            parts.append(f'<figure><img src="data:image/png;base64,{png}" alt="{e(t)}"><figcaption>'
+                         f"{e(m)} of every variant of every technique, one panel per profile; hatched = a "
+                         f"technique's baseline; legend: each technique's paper</figcaption></figure>")
+        parts.append(_best_table(sub, names, metrics[0], units.get(metrics[0], ""), directions.get(metrics[0]),
+                                 baselines))
+        parts.append("</section>")
+        out.append("".join(parts))
+    return out, nav
+
+
+def _best_table(df, names: list[str], metric: str, unit: str, direction: str | None, baselines: dict) -> str:
+    """Per profile and technique: the best variant by *metric*, the best baseline, and the gain."""
+    from suite.report.units import format_value
+
+    rows = []
+    better = (lambda a, b: a < b) if direction == "lower" else (lambda a, b: a > b)
+    for prof in sorted({str(p) for p in df["profile"]}):
+        for t in names:
+            sub = df[(df["technique"] == t) & (df["profile"].astype(str) == prof) & df[metric].notna()]
+            if sub.empty:
+                continue
+            best = bestb = None
+            for r in sub.to_dict("records"):
+                v = float(r[metric])
+                if r["variant"] in baselines[t]:
+                    if bestb is None or better(v, bestb[1]):
+                        bestb = (r["variant"], v)
+                elif best is None or better(v, best[1]):
+                    best = (r["variant"], v)
+            if best is None:
+                continue
+            gain = ""
+            if bestb and bestb[1]:
+                g = bestb[1] / best[1] if direction == "lower" else best[1] / bestb[1]
+                gain = f"{g:.3g}x"
+            rows.append([prof, t, best[0], format_value(best[1], unit), bestb[0] if bestb else "",
+                         format_value(bestb[1], unit) if bestb else "", gain])
+    return ("<h3>Best variant against best baseline, by " + e(metric) + "</h3>"
+            + _table(["profile", "technique", "best variant", metric, "best baseline", f"baseline {metric}",
+                      "gain"], rows, "best"))
 
 
 def _scoreboard_section(board, not_run: int, from_run: bool) -> str:
@@ -269,6 +397,11 @@ def build_report(store: Any, run: Any = "latest", *, registry: Any = None, score
         body.append(_technique_section(t, tw, tf, units, directions, techs.get(t)))
     if not techniques:
         body.append("<p>This run has no cases.</p>")
+    cat_sections, cat_nav = _category_sections(wide, units, directions, techs) if len(wide) else ([], [])
+    if cat_sections:  # head to head first: it is why a category run was made
+        body[3:3] = cat_sections
+        nav[1:1] = [f'<li><a href="#{e(a)}">{e(label)}</a></li>' for a, label in cat_nav]
+        body[1] = f"<nav><ul>{''.join(nav)}</ul></nav>"
     if has_board:
         from_run = str(info.get("command") or "").split()[1:2] == ["reproduce"]
         body.append(_scoreboard_section(board, not_run, from_run))

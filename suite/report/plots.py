@@ -9,10 +9,16 @@ Rules (a person would rather look than read where a metric moves with a swept nu
 * y axis: metrics with a direction (``higher``/``lower`` is better) that are not constant,
   chosen by what the x axis is: speed-up / throughput against nodes, iteration time against a
   bandwidth or latency, memory against depth; otherwise the first such metrics.
-* one line per variant; when another dimension is swept too, one panel per value of it
-  (at most 4); any further swept dimension (profile, workload, other parameters) is held fixed
-  at its most populated combination, named in the caption (values are never averaged).
-* a bar chart of each variant relative to the technique's baseline variant, per scenario.
+* one line per variant; when another dimension is swept too, one panel per value of it, every
+  value, in a grid of small multiples (never a silent cut); any further swept dimension
+  (profile, workload, other parameters) is held fixed at its most populated combination, named
+  in the caption (values are never averaged).
+* an x axis over geometrically spaced values (1, 2, 4, ... nodes) is drawn on a log scale
+  (:func:`suite.report.units.geometric`).
+* a bar chart of each variant relative to the technique's baseline variant, for every scenario:
+  horizontal bars (the scenario labels stay readable), scenarios sorted by their swept values
+  numerically, :data:`BARS_PER_PAGE` scenarios per figure, further pages as further figures
+  whose captions say "page i of n".
 
 Figures are rendered with matplotlib's Agg backend to PNG and returned as base64 text for
 ``<img src="data:image/png;base64,...">``.
@@ -28,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Figure", "choose_figures", "numeric_axis", "render"]
+__all__ = ["Figure", "choose_figures", "numeric_axis", "render", "PANEL_COLUMNS", "BARS_PER_PAGE"]
 
 _SCALE = re.compile(r"(nodes|workers|gpus|devices|machines|ranks|procs|servers|depth|layers|stages|batch|size|seq)",
                     re.I)
@@ -41,7 +47,10 @@ _PREF_BY_X = [
      [r"memory|peak|footprint|bytes", r"throughput", r"time"]),
 ]
 _GENERIC = [r"speedup", r"throughput", r"iteration_time|step_time", r"time", r"memory|peak|bytes"]
-MAX_PANELS = 4
+#: panels per row of a small-multiples grid
+PANEL_COLUMNS = 3
+#: scenarios per bar-chart figure; more make further pages (figures), each caption says which
+BARS_PER_PAGE = 18
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 _STYLES = ("-", "--", "-.", ":")
 
@@ -154,21 +163,28 @@ def _plt():
 
 
 def line_figure(df, x: str, xunit: str, y: str, yunit: str, facet: tuple[str, str] | None, title: str) -> str:
-    """One line per variant of *y* against *x*; one panel per value of *facet* (at most 4)."""
+    """One line per variant of *y* against *x*; one panel per value of *facet* (every value, in a
+    grid of :data:`PANEL_COLUMNS` columns, sorted numerically)."""
+    from suite.report.units import column_scale, geometric, sort_key
+
     plt = _plt()
     panels: list[tuple[str, Any]] = [("", df)]
     if facet is not None:
         fcol, funit = facet
-        vals = list(dict.fromkeys(df[fcol]))
-        nums, _ = numeric_axis(vals)
-        order = sorted(range(len(vals)), key=lambda i: nums[i]) if nums else range(len(vals))
-        vals = [vals[i] for i in order][:MAX_PANELS]
+        vals = sorted(dict.fromkeys(df[fcol]), key=sort_key)
         panels = [(f"{_label(fcol, '')} = {_val(v)}", df[df[fcol] == v]) for v in vals]
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels) + 2.2, 3.4), squeeze=False, sharey=True,
-                             layout="constrained")
+    ncols = min(PANEL_COLUMNS, len(panels))
+    nrows = math.ceil(len(panels) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.9 * ncols + 2.4, 3.0 * nrows + 0.6), squeeze=False,
+                             sharey=True, sharex=True, layout="constrained")
+    flat = [ax for row in axes for ax in row]
+    for ax in flat[len(panels):]:
+        ax.set_visible(False)
+    factor, yshow = column_scale(list(df[y]), yunit)  # one display unit for every panel (ms, MiB)
     # one colour, marker and dash per variant across every panel
     index = {v: i for i, v in enumerate(sorted(set(map(str, df["variant"]))))}
-    for ax, (ptitle, sub) in zip(axes[0], panels):
+    xs_every = sorted(set(numeric_axis(list(df[x]))[0] or []))
+    for k, (ax, (ptitle, sub)) in enumerate(zip(flat, panels)):
         for variant, g in sub.groupby("variant", sort=True):
             vi = index[str(variant)]
             xs, _ = numeric_axis(list(g[x]))
@@ -177,7 +193,7 @@ def line_figure(df, x: str, xunit: str, y: str, yunit: str, facet: tuple[str, st
             agg: dict[float, list[float]] = {}
             for xv, yv in pts:
                 if yv is not None and not (isinstance(yv, float) and math.isnan(yv)):
-                    agg.setdefault(xv, []).append(float(yv))
+                    agg.setdefault(xv, []).append(float(yv) / factor)
             if not agg:
                 continue
             xv = sorted(agg)
@@ -185,43 +201,59 @@ def line_figure(df, x: str, xunit: str, y: str, yunit: str, facet: tuple[str, st
             ax.plot(xv, [sum(agg[v]) / len(agg[v]) for v in xv], marker=_MARKERS[vi % len(_MARKERS)],
                     markersize=max(3.0, 9.0 - 1.5 * (vi % 4)), linestyle=_STYLES[vi % len(_STYLES)],
                     linewidth=max(1.0, 2.6 - 0.4 * (vi % 4)), color=f"C{vi % 10}", label=str(variant))
-        ax.set_xlabel(_label(x, xunit))
+        if k >= len(panels) - ncols:
+            ax.set_xlabel(_label(x, xunit))
         if ptitle:
             ax.set_title(ptitle, fontsize=9)
         ax.grid(True, alpha=0.3)
-        xs_all = sorted(set(numeric_axis(list(sub[x]))[0] or []))
-        if len(xs_all) > 1 and xs_all[0] > 0 and xs_all[-1] / xs_all[0] >= 16:
-            ax.set_xscale("log", base=2)
-        if 1 < len(xs_all) <= 10:
-            ax.set_xticks(xs_all, [f"{v:g}" for v in xs_all])
-    axes[0][0].set_ylabel(_label(y, yunit))
+        if geometric(xs_every):
+            ax.set_xscale("log", base=2 if all(float(v).is_integer() for v in xs_every) else 10)
+        if 1 < len(xs_every) <= 10:
+            ax.set_xticks(xs_every, [f"{v:g}" for v in xs_every])
+            ax.minorticks_off()
+    for row in axes:
+        row[0].set_ylabel(_label(y, yshow))
     handles: dict[str, Any] = {}
-    for ax in axes[0]:
+    for ax in flat:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(lab, h)
     order = sorted(handles, key=lambda lab: index.get(lab, 0))
-    axes[0][-1].legend([handles[lab] for lab in order], order, fontsize=8, title="variant", title_fontsize=8,
-                       loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    axes[0][ncols - 1].legend([handles[lab] for lab in order], order, fontsize=8, title="variant", title_fontsize=8,
+                              loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.suptitle(title, fontsize=10)
     return render(fig)
 
 
-def bars_figure(df, y: str, yunit: str, baseline: str, group_cols: list[str], title: str) -> str | None:
-    """Each variant's *y* divided by the baseline variant's, per scenario (at most 8 groups)."""
-    plt = _plt()
-    import numpy as np
+def bars_figure(df, y: str, yunit: str, baseline: str, group_cols: list[str], title: str) -> list[str]:
+    """Each variant's *y* divided by the baseline variant's, for every scenario (a group of
+    bars per combination of *group_cols*, sorted numerically), as horizontal bars,
+    :data:`BARS_PER_PAGE` scenarios per figure. Returns the pages' PNGs ([] when there is no
+    baseline to divide by)."""
+    pages = bars_pages(df, y, baseline, group_cols)
+    out = []
+    for i, (labels, data) in enumerate(pages):
+        out.append(_bars_png(labels, data, y, baseline,
+                             title + (f" (page {i + 1} of {len(pages)})" if len(pages) > 1 else "")))
+    return out
 
+
+def bars_pages(df, y: str, baseline: str, group_cols: list[str], per_page: int | None = None):
+    """The bar chart's data: a list of pages, each ``(labels, {variant: [ratio per label]})``;
+    every scenario with a baseline value appears on exactly one page."""
+    from suite.report.units import sort_key
+
+    per_page = per_page or BARS_PER_PAGE
     if baseline not in set(df["variant"]):
-        return None
-    keycols = group_cols or []
-    if keycols:
-        groups = list(df.groupby(keycols, sort=True))
-    else:
-        groups = [((), df)]
-    groups = groups[-8:]
+        return []
+    keycols = list(group_cols or [])
     variants = [v for v in sorted(set(df["variant"])) if v != baseline]
     if not variants:
-        return None
+        return []
+    if keycols:
+        groups = list(df.groupby(keycols, sort=False, dropna=False))
+        groups.sort(key=lambda kg: [sort_key(v) for v in (kg[0] if isinstance(kg[0], tuple) else (kg[0],))])
+    else:
+        groups = [((), df)]
     labels, data = [], {v: [] for v in variants}
     for gkey, g in groups:
         base = g.loc[g["variant"] == baseline, y]
@@ -229,23 +261,35 @@ def bars_figure(df, y: str, yunit: str, baseline: str, group_cols: list[str], ti
             continue
         b = float(base.iloc[0])
         gk = gkey if isinstance(gkey, tuple) else (gkey,)
-        labels.append("\n".join(f"{_label(c, '')}={v}" for c, v in zip(keycols, gk)) or "all")
+        labels.append(", ".join(f"{_label(c, '')}={_val(v)}" for c, v in zip(keycols, gk)) or "all")
         for v in variants:
             val = g.loc[g["variant"] == v, y]
             data[v].append(float(val.iloc[0]) / b if len(val) else float("nan"))
-    if not labels:
-        return None
-    fig, ax = plt.subplots(figsize=(max(5.0, 1.1 * len(labels) * max(1, len(variants)) / 2 + 2), 3.6),
+    pages = []
+    for start in range(0, len(labels), per_page):
+        pages.append((labels[start:start + per_page], {v: d[start:start + per_page] for v, d in data.items()}))
+    return pages
+
+
+def _bars_png(labels: list[str], data: dict[str, list[float]], y: str, baseline: str, title: str) -> str:
+    plt = _plt()
+    import numpy as np
+
+    variants = list(data)
+    n = len(labels)
+    height = 0.8 / len(variants)
+    longest = max((len(lab) for lab in labels), default=4)
+    fig, ax = plt.subplots(figsize=(7.5 + 0.055 * longest, 1.2 + n * (0.17 * len(variants) + 0.1)),
                            layout="constrained")
-    width = 0.8 / len(variants)
-    xs = np.arange(len(labels))
+    ys = np.arange(n)
     for i, v in enumerate(variants):
-        ax.bar(xs + i * width - 0.4 + width / 2, data[v], width, label=str(v))
-    ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
-    ax.set_xticks(xs, labels, fontsize=7)
-    ax.set_ylabel(f"{y} / {baseline}")
+        ax.barh(ys - 0.4 + height * (i + 0.5), data[v], height, label=str(v), color=f"C{i % 10}")
+    ax.axvline(1.0, color="black", linewidth=0.8, linestyle="--")
+    ax.set_yticks(ys, labels, fontsize=7)
+    ax.set_ylim(n - 0.5, -0.5)  # the first scenario on top, as in the table; no empty margin
+    ax.set_xlabel(f"{y} / {baseline}")
     ax.legend(fontsize=8, title="variant", title_fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
-    ax.grid(True, axis="y", alpha=0.3)
+    ax.grid(True, axis="x", alpha=0.3)
     fig.suptitle(title, fontsize=10)
     return render(fig)
 
@@ -371,9 +415,107 @@ def choose_figures(df, directions: dict[str, str], units: dict[str, str], baseli
         y = lines[0] if lines else _pick(metrics, _GENERIC, 1)[0]  # the headline metric of the first plot
         groups = [c for c in varying_columns(df) if c != "variant"]
         title = f"{technique}: {y} of each variant relative to the baseline {baseline}"
-        png = bars_figure(df, y, units.get(y, ""), baseline, groups, title)
-        if png:
-            figs.append(Figure("bars", title, None, y, png,
+        pages = bars_pages(df, y, baseline, groups)
+        total = sum(len(lab) for lab, _d in pages)
+        for i, (labels, data) in enumerate(pages):
+            t = title + (f" (page {i + 1} of {len(pages)})" if len(pages) > 1 else "")
+            first = i * BARS_PER_PAGE + 1
+            figs.append(Figure("bars", t, None, y, _bars_png(labels, data, y, baseline, t),
                                f"{y} of each variant divided by the baseline variant {baseline}'s, per scenario "
-                               f"({directions.get(y)} is better; dashed line = baseline)"))
+                               f"({directions.get(y)} is better; dashed line = baseline)"
+                               + (f"; page {i + 1} of {len(pages)}: scenarios {first}-{first + len(labels) - 1} "
+                                  f"of {total}" if len(pages) > 1 else f"; all {total} scenario(s)")))
     return figs
+
+
+def shared_metrics(df, techniques: list[str], metrics: dict[str, str], vocab_order: list[str] = ()) -> list[str]:
+    """Metrics with a direction (*metrics*: name -> direction) that at least two of *techniques*
+    report in *df* (wide form): the vocabulary's metrics first, in *vocab_order*, then by name."""
+    have: dict[str, set] = {}
+    for t in techniques:
+        sub = df[df["technique"] == t]
+        for c, d in metrics.items():
+            if d in ("lower", "higher") and c in sub.columns and sub[c].notna().any():
+                have.setdefault(c, set()).add(t)
+    names = [m for m, ts in have.items() if len(ts) >= 2]
+    first = [m for m in vocab_order if m in names]
+    return first + sorted(m for m in names if m not in first)
+
+
+def category_figure(df, metric: str, unit: str, direction: str, techs: dict[str, Any], baselines: dict[str, set],
+                    title: str) -> str:
+    """One metric of every technique of a category side by side: a horizontal bar per
+    (technique, variant, scenario), coloured by technique, baselines hatched, one panel per
+    profile; the legend names each technique's paper.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Wide form of the ok cases of the category's techniques.
+    metric, unit, direction : str
+    techs : dict
+        technique name -> Technique (or None when not installed: no paper in the legend).
+    baselines : dict
+        technique name -> names of its baseline variants.
+    title : str
+    """
+    from suite.report.units import column_scale, sort_key
+
+    plt = _plt()
+    import numpy as np
+    from matplotlib.patches import Patch
+
+    df = df[df[metric].notna()]
+    profiles = sorted({str(p) for p in df["profile"]}, key=sort_key)
+    names = sorted({str(t) for t in df["technique"]})
+    colour = {t: f"C{i % 10}" for i, t in enumerate(names)}
+    factor, shown = column_scale(list(df[metric]), unit)
+    panels = []
+    for prof in profiles:
+        sub = df[df["profile"].astype(str) == prof]
+        rows = []
+        for t in names:
+            tsub = sub[sub["technique"] == t]
+            if tsub.empty:
+                continue
+            swept = [c for c in varying_columns(tsub) if c not in ("profile",)]
+            recs = sorted(tsub.to_dict("records"),
+                          key=lambda r: (r["variant"] not in baselines.get(t, set()), str(r["variant"]),
+                                         [sort_key(r[c]) for c in swept]))
+            for r in recs:
+                extra = ", ".join(f"{_short(c)}={_val(r[c])}" for c in swept)
+                base = r["variant"] in baselines.get(t, set())
+                rows.append((f"{t}: {r['variant']}{' (baseline)' if base else ''}" + (f" [{extra}]" if extra else ""),
+                             float(r[metric]) / factor, t, base))
+        panels.append((prof, rows))
+    n_rows = sum(len(r) for _p, r in panels)
+    longest = max((len(lab) for _p, rows in panels for lab, *_ in rows), default=10)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(7.0 + 0.06 * longest, 1.3 + 0.9 * len(panels) + 0.26 * n_rows),
+                             squeeze=False, layout="constrained",
+                             gridspec_kw={"height_ratios": [max(1, len(r)) for _p, r in panels]})
+    for ax, (prof, rows) in zip(axes[:, 0], panels):
+        ys = np.arange(len(rows))
+        ax.barh(ys, [r[1] for r in rows], 0.7, color=[colour[r[2]] for r in rows],
+                hatch=["//" if r[3] else "" for r in rows], edgecolor="white")
+        ax.set_yticks(ys, [r[0] for r in rows], fontsize=7)
+        ax.set_ylim(len(rows) - 0.5, -0.5)
+        ax.set_title(f"profile {prof}", fontsize=9)
+        ax.grid(True, axis="x", alpha=0.3)
+        vals = [r[1] for r in rows if r[1] > 0]
+        if vals and max(vals) / min(vals) >= 50:
+            ax.set_xscale("log")
+    axes[-1, 0].set_xlabel(_label(metric, shown) + f" ({direction} is better)")
+    handles = []
+    for t in names:
+        tech = techs.get(t)
+        paper = ""
+        if tech is not None:
+            p = tech.paper
+            who = (p.authors[0].split()[-1] + (" et al." if len(p.authors) > 1 else "")) if p.authors else ""
+            paper = ": " + ", ".join(x for x in (who, p.venue, str(p.year or "")) if x)
+        handles.append(Patch(color=colour[t], label=f"{t}{paper}"))
+    handles.append(Patch(facecolor="white", edgecolor="grey", hatch="//", label="baseline variant"))
+    axes[0, 0].legend(handles=handles, fontsize=7, title="technique (paper)", title_fontsize=8,
+                      loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    fig.suptitle(title, fontsize=10)
+    return render(fig)

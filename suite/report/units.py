@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-__all__ = ["scale_for", "column_scale", "format_value", "format_number"]
+__all__ = ["scale_for", "column_scale", "format_value", "format_number", "sort_key", "geometric"]
 
 _TIME = [(1e-9, "ns"), (1e-6, "us"), (1e-3, "ms"), (1.0, "s")]
 _BIN = [(1.0, "B"), (2.0**10, "KiB"), (2.0**20, "MiB"), (2.0**30, "GiB"), (2.0**40, "TiB"), (2.0**50, "PiB")]
@@ -83,3 +83,36 @@ def format_value(value: float | None, unit: str, digits: int = 4) -> str:
     f, u = scale_for(float(value), unit)
     text = format_number(float(value) / f, digits)
     return text if u in ("", "1", None) else f"{text} {u}"
+
+
+def sort_key(v) -> tuple:
+    """A sort key that orders numbers and quantities with a unit (``"10 Gbit/s"``) numerically
+    (2 < 10 < 20, never as text), booleans and None apart, and other text alphabetically."""
+    from suite.results.load import override_value
+
+    if v is None or (isinstance(v, float) and v != v):
+        return (3, "", 0.0, "")
+    if isinstance(v, bool):
+        return (2, "", float(v), "")
+    num, unit = override_value(v) if isinstance(v, (int, float, str)) else (None, str(v))
+    if num is not None:
+        return (0, unit, num, str(v))
+    return (1, "", 0.0, str(v))
+
+
+def geometric(values: Iterable[float]) -> bool:
+    """Whether swept *values* are spaced geometrically rather than linearly, so an axis over them
+    reads better on a log scale: all positive, at least three distinct values spanning at least a
+    factor 8, and the gaps between their logarithms more even than the gaps between the values
+    (coefficient of variation; 1, 2, 4, 8, 16, 32 is geometric, 10, 20, 30, 40 is not)."""
+    xs = sorted({float(v) for v in values})
+    if len(xs) < 3 or xs[0] <= 0 or xs[-1] / xs[0] < 8:
+        return False
+
+    def cv(gaps: list[float]) -> float:
+        m = sum(gaps) / len(gaps)
+        return (sum((g - m) ** 2 for g in gaps) / len(gaps)) ** 0.5 / m
+
+    lin = [b - a for a, b in zip(xs, xs[1:])]
+    log = [math.log(b / a) for a, b in zip(xs, xs[1:])]
+    return cv(log) <= cv(lin)
