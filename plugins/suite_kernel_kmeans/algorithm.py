@@ -84,6 +84,34 @@ def resolve_kernel(kind: str, X: np.ndarray, gamma: float | None = None, coef0: 
     return {"kind": kind, "gamma": float(gamma), "coef0": float(coef0), "degree": int(degree)}
 
 
+def _mirror_lower_loops(A, tile):  # pragma: no cover - compiled by numba, see _mirror
+    n = A.shape[0]
+    for r0 in range(0, n, tile):
+        r1 = min(n, r0 + tile)
+        for c0 in range(0, r0 + 1, tile):
+            for c in range(c0, min(n, c0 + tile)):
+                for r in range(max(r0, c + 1), r1):
+                    A[c, r] = A[r, c]
+    return A
+
+
+_MIRROR = None
+
+
+def _mirror():
+    """``f(A)``: copy the strict lower triangle of the square C-ordered *A* onto its upper one in
+    place, in 8 x 8 tiles (numba; compiled on first use and cached on disk). Measured on 8,000 x
+    8,000: 0.15 s, against 0.4-0.7 s for the numpy block mirror it replaced
+    (docs/techniques/kernel-kmeans.md, "Benchmark")."""
+    global _MIRROR
+    if _MIRROR is None:
+        import numba
+
+        compiled = numba.njit(cache=True, nogil=True)(_mirror_lower_loops)
+        _MIRROR = lambda A: compiled(A, 8)  # noqa: E731
+    return _MIRROR
+
+
 def gram(X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
     """The Gram matrix ``X Y^T`` (float64): SYRK when ``Y is None`` (symmetric), else GEMM.
 
@@ -104,14 +132,9 @@ def gram(X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
     if X.shape[0] == 0:
         return np.zeros((0, 0))
     U = blas.dsyrk(1.0, X)  # upper triangle of X X^T (Fortran order)
-    n = U.shape[0]
-    step = 1024
-    for b0 in range(0, n, step):  # mirror the upper triangle block by block (no n x n temporaries)
-        b1 = min(n, b0 + step)
-        blk = U[b0:b1, b0:b1]
-        U[b0:b1, b0:b1] = np.triu(blk) + np.triu(blk, 1).T
-        U[b1:, b0:b1] = U[b0:b1, b1:].T
-    return U.T  # symmetric, so the C-ordered transpose view is the same matrix
+    A = U.T  # C-ordered view whose lower triangle holds X X^T
+    _mirror()(A)  # lower -> upper, compiled and tiled: no n x n temporary, no Python loop
+    return A
 
 
 def _apply(G: np.ndarray, kp: dict, sq_x: np.ndarray | None = None, sq_y: np.ndarray | None = None) -> np.ndarray:
