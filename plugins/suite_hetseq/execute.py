@@ -1,0 +1,173 @@
+"""Execute fidelity: HetSeq's synchronous step on simulated heterogeneous ranks with real arrays.
+
+P ranks (:class:`suite.collectives.dataparallel.Workers`: own parameter copies, digits shards,
+seeded mini-batch streams, a real ring all-reduce with a traffic ledger) train a softmax
+classifier (:class:`suite.collectives.dataparallel.FlatModel`) with plain SGD:
+
+* ``hetseq`` [Ding20]: rank r's batch is proportional to its throughput (the profile's device of
+  rank r, :func:`suite_hetseq.model.split_batch`); the last ``dummy_ranks`` ranks get a dummy
+  batch of 0 samples (HetSeq's ``ignore_grad`` dummy batch: the rank joins the all-reduce but adds
+  nothing). Each rank sums its per-sample gradients (over ``update_freq`` sequential
+  micro-batches, HetSeq's ``--update-freq`` gradient accumulation), the sums and the sample
+  counts travel in ONE all-reduce, and every rank divides by the global count
+  (:meth:`Workers.global_gradient`): the gradient of the union of the local batches.
+* ``ddp-equal-batch``: equal batches ``B/P``; PyTorch DDP's average of the per-rank mean
+  gradients (:meth:`Workers.mean_of_means`), which equals the union's gradient only because the
+  batches are equal.
+
+Oracle: single-process SGD on the union of the same mini-batches, with the full-batch gradient
+computed here independently of the substrate (per-sample softmax gradients summed in one dense
+expression for ``hidden = 0``; :meth:`FlatModel.loss_grad` on the union otherwise):
+``oracle_error`` is the largest parameter difference over the run. ``mean_of_means_bias`` shows
+what DDP's averaging would have done on the ``hetseq`` split at the first step (relative error
+of ``(1/P) sum_r mean_r`` against the union gradient; an empty rank counted as zero, as DDP's
+division by the world size does).
+
+The simulated clock advances by ``max_r(b_r s_r t_0) + t_AR`` per step
+(:func:`suite.collectives.dataparallel.clock_for`: rank r's relative time per sample
+``s_r = peak_0 / peak_r``, the all-reduce of the ``size + 1`` float64 vector over the profile).
+
+References
+----------
+.. [Ding20] Y. Ding, N. Botzer, T. Weninger, arXiv 2009.14783, and yifding/hetseq
+   (``controller.py``: gradients multiplied by ``world_size / sum of sample sizes`` after DDP's
+   average; dummy batches with ``ignore_grad``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from suite.collectives.dataparallel import FlatModel, Workers, clock_for, load_problem
+from suite.errors import ParameterError
+from suite.technique import Result, Scenario, Skip
+
+__all__ = ["union_gradient", "rank_times", "batches_for", "evaluate"]
+
+_MAX_RANKS = 64
+
+
+def union_gradient(model: FlatModel, theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The single-process full-batch gradient on (X, y) (the oracle).
+
+    ``hidden = 0``: ``[X^T (P - Y) / n + l2 W ; mean(P - Y)]`` with ``P`` the softmax
+    probabilities and ``Y`` the one-hot labels, in one dense expression (independent of the
+    substrate's batched code); ``hidden > 0``: :meth:`FlatModel.loss_grad` on the whole union.
+    """
+    if model.hidden > 0:
+        return model.loss_grad(theta, X, y)[1]
+    d, k = model.d, model.k
+    W, b = theta[: d * k].reshape(d, k), theta[d * k:]
+    Z = X @ W + b
+    P = np.exp(Z - Z.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    R = P - np.eye(k)[y]
+    n = len(y)
+    return np.concatenate([(X.T @ R / n + model.l2 * W).ravel(), R.mean(axis=0)])
+
+
+def rank_times(profile, ranks: int) -> np.ndarray:
+    """Relative time per sample of each rank: ``peak_0 / peak_r`` (fp32) from the profile's
+    devices (:func:`suite_hetseq.model.rank_devices`); all 1 without a profile."""
+    if profile is None or profile.device is None:
+        return np.ones(ranks)
+    from suite_hetseq.model import rank_devices
+
+    peaks = np.array([d.flops("fp32") for d in rank_devices(profile, ranks)])
+    return peaks[0] / peaks
+
+
+def batches_for(variant: str, total: int, times, dummy_ranks: int = 0) -> np.ndarray:
+    """Per-rank batches of one execute run: the model's split (:func:`suite_hetseq.model.split_batch`)
+    and, for ``hetseq``, the last *dummy_ranks* ranks on a dummy batch (the batch re-split over
+    the others)."""
+    from suite_hetseq.model import split_batch
+
+    P = len(times)
+    k = int(dummy_ranks) if variant == "hetseq" else 0
+    if k >= P:
+        raise ParameterError(f"hetseq: parameter 'dummy_ranks': expected fewer than the {P} ranks, got {k}")
+    b = split_batch(variant, total, list(times)[: P - k])
+    return np.concatenate([b, np.zeros(k, np.int64)])
+
+
+def evaluate(scenario: Scenario) -> Result:
+    """Execute fidelity: train, checking every step against the single-process oracle.
+
+    Reads ``scenario.params`` (``nodes``, ``batch_per_gpu``, ``exec_ranks``, ``dummy_ranks``,
+    ``update_freq``, ``steps``, ``lr``, ``hidden``, ``efficiency``) and the profile (devices of
+    the ranks, network for the clock).
+
+    Returns
+    -------
+    suite.Result
+        The common data-parallel metrics (:meth:`Workers.result`: ``final_loss``,
+        ``final_accuracy``, ``allreduces``, ``grad_evals``, ``sim_time``, ``bytes_sent``,
+        ``bytes_received``) plus ``oracle_error`` (1, largest parameter difference to
+        single-process SGD on the union), ``allreduce_error`` (1), ``allreduces_per_step`` (1),
+        ``mean_of_means_bias`` (1), ``dummy_ranks`` (1), ``iteration_time`` (s, simulated) and
+        ``throughput`` (samples/s, simulated); artifacts ``batches`` and ``curve``.
+
+    Raises
+    ------
+    suite.Skip
+        More ranks than :data:`_MAX_RANKS` or a profile without a network for several ranks.
+    """
+    p = scenario.params
+    prof = scenario.profile
+    if p.get("exec_ranks"):
+        K = int(p["exec_ranks"])
+    elif prof is not None:
+        K = int(p["nodes"]) * prof.devices_per_node
+    else:
+        K = 4
+    if K > _MAX_RANKS:
+        raise Skip(f"hetseq execute: {K} ranks > {_MAX_RANKS} (set exec_ranks)")
+    if prof is not None and K > prof.devices_per_node and not prof.network:
+        raise Skip(f"hetseq execute: profile {prof.name!r} has no network for {K} ranks")
+    if prof is not None and K > prof.num_devices:
+        raise Skip(f"hetseq execute: {K} ranks but profile {prof.name!r} has {prof.num_devices} devices")
+    seed = scenario.seed
+    prob = load_problem(K, "iid", seed=seed)
+    model = FlatModel(prob.d, prob.classes, int(p["hidden"]))
+    s = rank_times(prof if prof is not None and prof.device is not None else None, K)
+    B = int(p["batch_per_gpu"]) * K
+    b = batches_for(scenario.variant, B, s, int(p["dummy_ranks"]))
+    clock = clock_for(prof, model.flops_per_sample, 8.0 * (model.size + 1), b, s, float(p["efficiency"]))
+    w = Workers(prob, model, b, clock, seed)
+    lr, T, v = float(p["lr"]), int(p["steps"]), int(p["update_freq"])
+    X, y = prob.X_train, prob.y_train
+    theta = w.params[0].copy()  # the single-process reference
+    oracle = 0.0
+    bias = float("nan")
+    w.record(0)
+    for t in range(T):
+        idx = [w.minibatch(i) for i in range(K)]
+        union = np.concatenate(idx)
+        g_ref = union_gradient(model, theta, X[union], y[union])
+        if t == 0:  # what DDP's mean of per-rank means gives on this split
+            means = [union_gradient(model, theta, X[a], y[a]) if len(a) else np.zeros(model.size) for a in idx]
+            mom = np.sum(means, axis=0) / K
+            bias = float(np.linalg.norm(mom - g_ref) / np.linalg.norm(g_ref))
+        if scenario.variant == "hetseq":
+            g = w.global_gradient(idx=idx, micro=v)
+        else:
+            g = w.mean_of_means(idx=idx)
+        w.params = [w.params[i] - lr * g[i] for i in range(K)]
+        theta = theta - lr * g_ref
+        oracle = max(oracle, float(np.max(np.abs(w.params[0] - theta))))
+        w.advance(clock.slowest + clock.allreduce)
+        w.record(t + 1)
+    if not w.identical():
+        raise AssertionError("hetseq execute: replicas diverged after a synchronous step")
+    res = w.result()
+    res.add("oracle_error", oracle, "1", "lower")
+    res.add("allreduce_error", w.allreduce_error, "1", "lower")
+    res.add("allreduces_per_step", w.allreduces / max(T, 1), "1", "none")
+    res.add("mean_of_means_bias", bias, "1", "none")
+    res.add("dummy_ranks", int(np.sum(b == 0)), "1", "none")
+    step = clock.slowest + clock.allreduce
+    res.add("iteration_time", step, "s", "lower")
+    res.add("throughput", float(b.sum()) / step if step > 0 else 0.0, "samples/s", "higher")
+    res.artifacts["batches"] = [int(x) for x in b]
+    return res
