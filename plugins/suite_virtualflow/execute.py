@@ -133,7 +133,8 @@ def run(variant: str, batch: int, virtual_nodes: int, devices: int, steps: int, 
     dict
         ``trajectory_error``, ``first_grad_error``, ``final_loss``, ``allreduces``,
         ``allreduce_error``, ``bytes_sent``, ``samples``, ``resizes``, ``phases``,
-        ``counts`` (virtual nodes per device, per phase), ``wall`` (s per step), ``global_batch``.
+        ``counts`` (virtual nodes per device, per phase), ``wall`` (s per step), ``global_batch``,
+        ``theta`` (device 0's final parameters), ``draws`` (the samples of each step).
 
     Raises
     ------
@@ -205,7 +206,8 @@ def run(variant: str, batch: int, virtual_nodes: int, devices: int, steps: int, 
         "allreduce_error": w.allreduce_error, "bytes_sent": float(sum(w.ledger.sent_by().values())),
         "bytes_received": float(sum(w.ledger.received_by().values())),
         "samples": int(w.samples), "resizes": int(w.resizes), "phases": phases, "counts": counts,
-        "wall": wall, "global_batch": V_eff[-1] * b, "identical": w.identical(),
+        "wall": wall, "global_batch": V_eff[-1] * b, "identical": w.identical(), "theta": w.params[0].copy(),
+        "draws": used,
     }
 
 
@@ -239,6 +241,12 @@ def evaluate(scenario):
         raise Skip(f"virtualflow: variant {scenario.variant!r} is a scheduler: use --fidelity simulate")
     p = scenario.params
     wl = scenario.workload
+    if p.get("resize") and scenario.variant != "virtual":
+        raise Skip(f"virtualflow: 'resize' applies to the 'virtual' variant only, not {scenario.variant!r}")
+    if scenario.variant in ("heterogeneous", "fast-only") and not p.get("vn_counts") \
+            and not getattr(wl, "layers", None):
+        raise Skip(f"virtualflow: {scenario.variant!r} at execute fidelity plans its virtual nodes with the cost "
+                   f"model: it needs a layer-table workload (or 'vn_counts'), got {getattr(wl, 'name', None)!r}")
     ds = wl if getattr(wl, "kind", "") == "dataset" else None
     out = run(scenario.variant, int(p["batch"]), int(p["virtual_nodes"]), int(p["devices"]), int(p["steps"]),
               float(p["lr"]), int(p["hidden"]), str(p.get("resize") or ""), int(scenario.seed),

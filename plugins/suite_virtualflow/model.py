@@ -243,9 +243,6 @@ def vn_time(workload, vn_batch: int, device, efficiency: float) -> float:
     return t
 
 
-_AR: dict = {}
-
-
 def allreduce_time(profile, nbytes: float, per_node: Sequence[int]) -> float:
     """All-reduce of *nbytes* over the devices counted in *per_node* (devices taking part on
     each node), by :func:`suite.perf.collective_time` (``auto``: the fastest algorithm over every
@@ -258,15 +255,7 @@ def allreduce_time(profile, nbytes: float, per_node: Sequence[int]) -> float:
     if sum(used) <= 1 or nbytes <= 0:
         return 0.0
     g = Group(ranks_per_node=max(used), nodes=len(used))
-    key = (id(profile), float(nbytes), g.ranks_per_node, g.nodes)
-    hit = _AR.get(key)
-    if hit is not None and hit[0] is profile:
-        return hit[1]
-    t = collective_time("allreduce", float(nbytes), g, profile).time
-    if len(_AR) > 8192:
-        _AR.clear()
-    _AR[key] = (profile, t)
-    return t
+    return collective_time("allreduce", float(nbytes), g, profile).time
 
 
 # --------------------------------------------------------------------------- plans

@@ -1,0 +1,293 @@
+"""VirtualFlow plugin: oracle, hand calculations from the mechanism and the authors' scheduler,
+property tests of the invariants, and the conformance kit."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from suite.collectives.dataparallel import load_problem
+from suite.errors import ParameterError
+from suite.hardware import get_profile
+from suite.runner.case import resolve_case
+from suite.workloads import get_workload
+
+from suite_virtualflow import elastic, execute, model
+from suite_virtualflow.technique import IDEAL_ADDITIVE_GAIN, TECHNIQUE
+
+MIX = get_profile("vf-mix")
+DGX = get_profile("dgx-1-v100")
+
+
+def _oracle_softmax_gd(X, y, draws, lr, k):
+    """Full-batch gradient descent of multinomial logistic regression, written here: theta = [W, b]
+    from zero, grad = X^T (softmax(XW + b) - onehot) / n, no regularisation."""
+    d = X.shape[1]
+    W, b = np.zeros((d, k)), np.zeros(k)
+    for idx in draws:
+        Xb, yb = X[idx], y[idx]
+        z = Xb @ W + b
+        z -= z.max(axis=1, keepdims=True)
+        p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+        p[np.arange(len(yb)), yb] -= 1.0
+        W = W - lr * (Xb.T @ p) / len(yb)
+        b = b - lr * p.sum(axis=0) / len(yb)
+    return np.concatenate([W.ravel(), b])
+
+
+# --------------------------------------------------------------------------- execute vs oracle
+
+
+@pytest.mark.parametrize("devices", [1, 2, 4, 8])
+def test_virtual_nodes_give_the_full_batch_trajectory(devices):
+    out = execute.run("virtual", 64, 8, devices, steps=6, lr=0.5, hidden=0)
+    prob = load_problem(workers=1, seed=0)
+    ref = _oracle_softmax_gd(prob.X_train, prob.y_train, out["draws"], 0.5, prob.classes)
+    assert np.max(np.abs(out["theta"] - ref)) < 1e-12
+    assert out["trajectory_error"] < 1e-12
+    assert out["allreduces"] == 6  # one all-reduce per step, whatever P
+    assert out["identical"]
+
+
+def test_resize_4_2_8_changes_nothing_and_one_allreduce_per_step():
+    base = execute.run("virtual", 64, 8, 4, steps=9, hidden=0)
+    out = execute.run("virtual", 64, 8, 4, steps=9, hidden=0, resize="4,2,8")
+    assert out["counts"] == [[2, 2, 2, 2], [4, 4], [1] * 8]
+    assert out["resizes"] == 2 and out["allreduces"] == 9
+    assert np.max(np.abs(out["theta"] - base["theta"])) < 1e-12
+    assert out["trajectory_error"] < 1e-12
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=6).filter(lambda c: 0 < sum(c) <= 12))
+def test_any_split_of_virtual_nodes_incl_dummies_matches_the_oracle(counts):
+    V = sum(counts)
+    out = execute.run("heterogeneous", 4 * V, V, 1, steps=3, hidden=0, vn_counts=",".join(map(str, counts)))
+    prob = load_problem(workers=1, seed=0)
+    ref = _oracle_softmax_gd(prob.X_train, prob.y_train, out["draws"], 0.5, prob.classes)
+    assert np.max(np.abs(out["theta"] - ref)) < 1e-12
+    assert out["allreduces"] == 3
+
+
+def test_physical_batch_follows_the_devices_and_departs_from_the_oracle():
+    out = execute.run("physical", 64, 8, 2, steps=5, hidden=0)
+    assert out["global_batch"] == 16  # 2 devices x B/V = 2 x 8
+    assert out["trajectory_error"] > 1e-3
+    same = execute.run("physical", 64, 8, 8, steps=5, hidden=0)  # P = V: one virtual node each
+    assert same["trajectory_error"] < 1e-12
+
+
+def test_ledger_bytes_of_one_ring_allreduce_per_step():
+    # ring all-reduce of n floats on P ranks: each rank sends 2 (P-1) n / P floats [Patarasuk09];
+    # the gradient (650 floats: 64 x 10 + 10) plus the sample count = 651 floats, 8 bytes each
+    P, steps, n = 4, 3, 64 * 10 + 10 + 1
+    out = execute.run("virtual", 64, 8, P, steps=steps, hidden=0)
+    assert out["bytes_sent"] == pytest.approx(steps * P * 2 * (P - 1) * n / P * 8, rel=0.01)
+    assert out["bytes_sent"] == out["bytes_received"]
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def test_devices_not_dividing_virtual_nodes_is_one_clear_line():
+    want = "virtualflow: parameter 'devices': expected a divisor of virtual_nodes (16), got 6"
+    with pytest.raises(ParameterError, match=r"^" + want.replace("(", r"\(").replace(")", r"\)") + "$"):
+        model.step_model(get_workload("resnet-50"), DGX, "virtual", 128, 16, 6)
+    with pytest.raises(ParameterError) as e:
+        execute.run("virtual", 128, 16, 6, steps=1)
+    assert str(e.value) == want
+    with pytest.raises(ParameterError, match="'resize': expected a divisor of virtual_nodes \\(8\\), got 3"):
+        execute.run("virtual", 64, 8, 4, steps=2, resize="4,3")
+
+
+def test_vn_counts_must_sum_to_v():
+    with pytest.raises(ParameterError, match="'vn_counts': expected non-negative counts summing to virtual_nodes"):
+        execute.run("heterogeneous", 32, 8, 1, steps=1, vn_counts="3,3")
+
+
+# --------------------------------------------------------------------------- model: hand calculations
+
+
+def test_device_efficiency_from_lambda_throughput():
+    # Lambda (2019) FP32 ResNet-50: V100 405 img/s, RTX 2080 Ti 294 img/s; 24.437764096 GFLOP per
+    # image (forward + backward of our resnet-50); peaks 15.7 and 13.45 TFLOP/s
+    v100 = get_profile("nvidia-v100-sxm2-16gb").device
+    ti = get_profile("nvidia-rtx-2080-ti").device
+    assert model.device_efficiency(v100) == pytest.approx(405 * 24.437764096e9 / 15.7e12, rel=1e-12)
+    assert model.device_efficiency(ti) == pytest.approx(294 * 24.437764096e9 / 13.45e12, rel=1e-12)
+    assert model.device_efficiency(ti) == pytest.approx(0.5342, abs=1e-4)
+    wl = get_workload("resnet-50")
+    assert sum(l.fwd_flops + l.bwd_flops for l in wl.layers) == pytest.approx(model.RESNET50_TRAIN_FLOPS)
+
+
+def test_step_is_sequential_virtual_nodes_plus_one_allreduce():
+    # T = (V/P) t(B/V) + T_AR(M, P): on one device no all-reduce, so V virtual nodes take V times
+    # one (physical at P = 1 runs a single one); at P = V virtual and physical coincide.
+    wl = get_workload("resnet-50")
+    v1 = model.step_model(wl, DGX, "virtual", 256, 8, 1)
+    p1 = model.step_model(wl, DGX, "physical", 256, 8, 1)
+    assert v1.plan.comm == 0.0
+    assert v1.step_time == pytest.approx(8 * p1.step_time, rel=1e-12)
+    v8 = model.step_model(wl, DGX, "virtual", 256, 8, 8)
+    p8 = model.step_model(wl, DGX, "physical", 256, 8, 8)
+    assert v8.step_time == p8.step_time and v8.global_batch == p8.global_batch == 256
+    assert p1.global_batch == 32  # physical's batch follows the hardware
+
+
+def test_memory_is_state_plus_one_virtual_node():
+    # resnet-50 (CNN, momentum SGD): 16 bytes per parameter + b x activations of one sample
+    wl = get_workload("resnet-50")
+    act = sum(l.activation_bytes for l in wl.layers)
+    for P in (1, 2, 4, 8):
+        sm = model.step_model(wl, DGX, "virtual", 256, 8, P)
+        assert sm.memory == pytest.approx(25_557_032 * 16 + 32 * act)
+
+
+def test_ideal_additive_gain_is_the_calibration_ratio():
+    assert IDEAL_ADDITIVE_GAIN == pytest.approx(1 + 294 / 405)
+
+
+# --------------------------------------------------------------------------- plan search
+
+
+def _slots(counts, dpn=4):
+    out, i = [], 0
+    for k, c in enumerate(counts):
+        out.append(model.DeviceSlot(f"t{k}", None, c, tuple((i + j) // dpn for j in range(c))))
+        i += c
+    return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.floats(0.01, 1.0), min_size=2, max_size=3), st.integers(1, 9), st.data())
+def test_vectorised_search_equals_brute_force(t, V, data):
+    counts = data.draw(st.lists(st.integers(1, 3), min_size=len(t), max_size=len(t)))
+    slots = _slots(counts)
+    nodes = -(-sum(counts) // 4)
+    prof = MIX if nodes <= 2 else get_profile("dgx-1-v100")
+    if nodes > 2:
+        slots = _slots(counts, dpn=8)
+        nodes = 1
+    fast = model.search_plan(t, slots, V, prof, 1e8, nodes)
+    brute = model.brute_force_plan(t, slots, V, prof, 1e8, nodes)
+    assert fast.step == pytest.approx(brute.step, rel=1e-9)
+    assert fast.assigned == V == sum(sum(x) for x in fast.per_device())
+    lo = model.balanced_bound(t, counts, V)
+    assert fast.compute >= lo * (1 - 1e-9)
+    # without communication the makespan is within one virtual node of the continuous bound
+    free = model.search_plan(t, slots, V, prof, 0.0, nodes)
+    assert lo * (1 - 1e-9) <= free.compute <= lo + max(t) + 1e-12
+    assert free.comm == 0.0
+
+
+def test_search_three_types_v1024_runs():
+    t = [0.1, 0.137, 0.21]
+    slots = _slots([8, 8, 8], dpn=8)
+    plan = model.search_plan(t, slots, 1024, get_profile("a800-64"), 4 * 25.5e6, 8)
+    assert plan.assigned == 1024
+    assert plan.compute >= model.balanced_bound(t, [8, 8, 8], 1024) * (1 - 1e-9)
+
+
+def test_mix_plan_uses_both_types_when_comm_is_free():
+    wl = get_workload("resnet-50")
+    fast = model.step_model(wl, MIX, "fast-only", 8192, 128, 4)
+    het = model.step_model(wl, MIX, "heterogeneous", 8192, 128, 4)
+    assert het.plan.devices == (4, 4) and het.plan.assigned == 128
+    # 4 V100 at 0.2032 s and 4 2080 Ti at 0.2838 s per virtual node of 64 images: balanced split
+    assert het.plan.vns == (76, 52)
+    assert fast.plan.vns == (128, 0) and fast.plan.busiest == (32, 0)
+    assert 1.0 < het.throughput / fast.throughput < IDEAL_ADDITIVE_GAIN
+
+
+# --------------------------------------------------------------------------- weighted fair sharing
+
+
+def test_wfs_hand_cases():
+    # equal priorities, 8 GPUs: 8 x 1/2 = 4 each
+    assert elastic.wfs_allocations([("a", 1, 8), ("b", 1, 8)], 8) == {"a": 4, "b": 4}
+    # priorities 10 and 1: shares 8x10/11 = 7.3 -> 4 and 0.73 -> 1 (at least 1); neither covers
+    # its demand, so 4 and 1, 3 GPUs left; doubling, highest priority first: a needs 4 > 3 free,
+    # b doubles 1 -> 2 -> 4 (free 3 -> 2 -> 0)
+    assert elastic.wfs_allocations([("a", 10, 8), ("b", 1, 8)], 8) == {"a": 4, "b": 4}
+    # 4 GPUs, priorities 5 and 1: a's share 4x5/6 = 3.3 -> 2 covers its demand 1; round 2 b gets
+    # 3 -> 2; 1 GPU left, no doubling fits (b would need 2)
+    assert elastic.wfs_allocations([("a", 5, 1), ("b", 1, 4)], 4) == {"a": 1, "b": 2}
+    with pytest.raises(ValueError):
+        elastic.wfs_allocations([(i, 1, 1) for i in range(3)], 2)
+
+
+def test_replay_two_jobs_by_hand():
+    # 2 GPUs; two jobs of demand 2, 100 steps, 1 s/step on 2 GPUs, 2 s/step on 1.
+    # static: job0 0-100, job1 100-200 -> JCT 100 and 190, mean 145.
+    # elastic: at t=10 both get 1 GPU; job0 (10 steps done) pauses 10 s, 90 steps x 2 s -> done
+    # at 200; job1 starts at 20 (waits for the released GPU), by 200 has 90 steps; it resizes to
+    # 2 GPUs, pauses 10 s, 10 x 1 s -> done at 220. JCT 200 and 210, mean 205.
+    jobs = [elastic.TraceJob(0, "bert", 1, 2, 8, steps=100), elastic.TraceJob(10, "bert", 1, 2, 8, steps=100)]
+    st_ = {1: 2.0, 2: 1.0}
+    s = elastic.replay(jobs, 2, lambda i, g: st_[g], "priority")
+    assert s.jct == pytest.approx([100.0, 190.0]) and s.resizes == 0
+    e = elastic.replay(jobs, 2, lambda i, g: st_[g], "wfs")
+    assert e.jct == pytest.approx([200.0, 210.0]) and e.resizes == 2
+
+
+def test_trace_facts_and_job_lengths():
+    jobs = elastic.MEDIUM20_8JPH
+    assert len(jobs) == 20
+    kinds = [j.workload for j in jobs]
+    assert (kinds.count("bert"), kinds.count("transformer"), kinds.count("resnet")) == (13, 3, 4)
+    assert jobs[0].arrival == 1 and jobs[-1].arrival == 6505
+    assert elastic.job_steps(jobs[0]) == math.ceil(67349 / 4)  # SST-2, batch 4, 1 epoch
+    assert elastic.job_steps(jobs[1]) == 20 * math.ceil(8551 / 32)  # CoLA, batch 32, 20 epochs
+    assert elastic.job_steps(jobs[2]) == 4000
+    assert jobs[2].virtual_nodes == 8
+
+
+def test_elastic_replay_on_the_trace():
+    tables = [elastic.step_time_table(j, DGX) for j in elastic.MEDIUM20_8JPH]
+    for pol in ("wfs", "priority"):
+        r = elastic.replay(elastic.MEDIUM20_8JPH, 8, lambda i, g: tables[i][g], pol)
+        assert all(f >= j.arrival for f, j in zip(r.finish, elastic.MEDIUM20_8JPH))
+        for i, hist in enumerate(r.allocations):
+            for _, g in hist:
+                assert 1 <= g <= elastic.MEDIUM20_8JPH[i].demand and g & (g - 1) == 0
+
+
+# --------------------------------------------------------------------------- profiles, claims, kit
+
+
+def test_profiles():
+    ti = get_profile("nvidia-rtx-2080-ti").device
+    assert ti.flops("fp32") == pytest.approx(4352 * 2 * 1545e6, rel=1e-3)  # 13.45 as rounded in the file
+    assert ti.memory == 11e9 and ti.memory_bandwidth == 616e9
+    assert [s.count for s in model.device_slots(MIX)] == [4, 4]
+    assert [s.nodes for s in model.device_slots(MIX)] == [(0, 0, 0, 0), (1, 1, 1, 1)]
+
+
+def test_claim_cases_resolve_and_evaluate():
+    for claim in TECHNIQUE.claims:
+        for label, spec in claim.specs().items():
+            case = resolve_case(TECHNIQUE, spec)
+            if spec.fidelity == "model":
+                r = TECHNIQUE.evaluate(case.scenario)
+                assert r["step_time"] > 0
+
+
+def test_conformance_kit():
+    from suite.testing import check_technique
+
+    rep = check_technique(TECHNIQUE, max_examples=4)
+    assert rep.outcomes["properties"] == "passed"
+    assert rep.outcomes["family:oracle-exact"] == "passed"
+
+
+def test_bad_devices_through_the_scenario():
+    spec = dataclasses.replace(TECHNIQUE.smoke[0], variant="virtual", params={"batch": 128, "virtual_nodes": 16,
+                                                                              "devices": 3})
+    case = resolve_case(TECHNIQUE, spec)
+    with pytest.raises(ParameterError, match="expected a divisor of virtual_nodes \\(16\\), got 3"):
+        TECHNIQUE.evaluate(case.scenario)
