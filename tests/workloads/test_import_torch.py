@@ -3,7 +3,7 @@
 Skipped where torch is absent (CI installs no torch; run locally with the [torch] extra).
 Oracles: the zoo's tables (their parameter counts are pinned to torchvision's in
 test_workloads_cnn.py, their MACs to torchvision's documentation within 1%), torchvision's
-documented ViT-B/16 figures (86,567,656 parameters, 17.56 GFLOPS = GMACs), and hand counts
+documented figures of models the zoo lacks (ViT-B/16, Swin-T, MobileNetV2), and hand counts
 written out below.
 """
 
@@ -67,12 +67,22 @@ def test_resnet50_graph_keeps_the_residual_structure():
     assert by["fc"].grad_shape == (1000, 2048) and by["fc"].input_shape == (2048,)
 
 
-def test_vit_b16_matches_torchvision_documentation():
-    t = from_torch(torchvision.models.vit_b_16, IMG, method="fx")
-    assert t.params == 86_567_656
-    assert _macs(t) / 1e9 == pytest.approx(17.56, rel=0.01)
-    attn = [l for l in t.layers if l.kind == "attention"]
-    assert len(attn) == 12 and attn[0].attrs["attention_span"] == 197
+# torchvision's model documentation: parameters and "GFLOPS" (multiply-adds, eval, 224x224)
+@pytest.mark.parametrize("factory,params,gmacs", [
+    ("vit_b_16", 86_567_656, 17.56),
+    ("swin_t", 28_288_354, 4.49),      # its window attention is a function fx keeps opaque: ATen counts
+    ("mobilenet_v2", 3_504_872, 0.30),
+])
+def test_models_outside_the_zoo_match_torchvision_documentation(factory, params, gmacs):
+    t = from_torch(getattr(torchvision.models, factory), IMG, method="fx")
+    assert t.params == params
+    assert _macs(t) / 1e9 == pytest.approx(gmacs, rel=0.01)
+    if factory == "vit_b_16":
+        attn = [l for l in t.layers if l.kind == "attention"]
+        assert len(attn) == 12 and attn[0].attrs["attention_span"] == 197
+    if factory == "swin_t":
+        opaque = [l for l in t.layers if l.kind == "other"]
+        assert opaque and all(l.attrs["macs_from"] == "aten" for l in opaque)
 
 
 def test_small_vit_by_hand():

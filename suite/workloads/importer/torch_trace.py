@@ -39,6 +39,10 @@ Per-layer counts (per sample; ``B`` = the batch, the first dimension of the inpu
   4 backward data, 2 backward weight, dropout 1 and 1, softmax 3 and 2, pooling ``prod(kernel)``
   per output element forward and 1 per input element backward (adaptive pooling: 1 per input
   element each way), residual add ``(k - 1)`` per element forward, concat 0.
+* A module or function the tracer does not know (kind ``other``; e.g. a function fx keeps
+  opaque with ``torch.fx.wrap``) gets its MACs from PyTorch's ATen-level FLOP counter
+  (``torch.utils.flop_counter.FlopCounterMode``: matmuls, convolutions, attention) during the fx
+  run (``attrs["macs_from"] = "aten"``), else one op per output element. Hooks cannot look inside.
 * A layer reading only the model input has ``bwd_data_flops = 0`` (no gradient w.r.t. the input).
 * ``params``: each trainable parameter is counted once (shared modules and tied weights too),
   at the first layer that uses it; parameters used directly in ``forward`` (e.g. ViT's class
@@ -200,7 +204,8 @@ class _Recorder:
         return name
 
     # -- one module call
-    def module(self, name: str, mod, inputs: list[str], in_shapes: list, out_shape, extra_params: int = 0) -> str:
+    def module(self, name: str, mod, inputs: list[str], in_shapes: list, out_shape, extra_params: int = 0,
+               aten_flops: float = 0.0) -> str:
         torch = _torch()
         nn = torch.nn
         params = self.take(mod.parameters()) + extra_params
@@ -271,9 +276,17 @@ class _Recorder:
             bwd = 2.0 * n_out if cls in ("Tanh", "Sigmoid") else float(n_out)
             return self.add(name, "act", inputs, in_shapes, out_shape, params=params, fwd=float(n_out), bwd_data=bwd,
                             fn=cls.lower(), module=cls)
-        # any other leaf module: its parameters, element-wise cost
-        return self.add(name, "other", inputs, in_shapes, out_shape, params=params, fwd=float(n_out),
-                        bwd_data=float(n_out), module=cls)
+        # any other leaf module: its parameters, and its matmul / convolution MACs as ATen counts
+        # them (fx runs only; hooks cannot see inside), else an element-wise cost
+        return self._opaque(name, "other", inputs, in_shapes, out_shape, params, n_out, aten_flops, module=cls)
+
+    def _opaque(self, name, kind, inputs, in_shapes, out_shape, params, n_out, aten_flops, **attrs) -> str:
+        macs = aten_flops / 2.0 / self.batch
+        if macs:
+            return self.add(name, kind, inputs, in_shapes, out_shape, params=params, macs=macs,
+                            bwd_weight=2.0 * macs if params else 0.0, macs_from="aten", **attrs)
+        return self.add(name, kind, inputs, in_shapes, out_shape, params=params, fwd=float(n_out),
+                        bwd_data=float(n_out), **attrs)
 
     def _mha(self, name, mod, inputs, in_shapes, out_shape, params) -> str:
         q = in_shapes[0]
@@ -296,7 +309,7 @@ class _Recorder:
 
     # -- one function call (fx)
     def function(self, name: str, fn_name: str, inputs: list[str], in_shapes: list, out_shape, params: int,
-                 n_tensor_args: int) -> str:
+                 n_tensor_args: int, aten_flops: float = 0.0) -> str:
         n_out = self.numel(out_shape)
         x = in_shapes[0] if in_shapes else None
         if fn_name in ("add", "iadd", "sub", "isub") and n_tensor_args >= 2:
@@ -351,6 +364,8 @@ class _Recorder:
         if fn_name == "embedding":
             return self.add(name, "embedding", inputs, in_shapes[:1], out_shape, params=params, fwd=0.0,
                             bwd_data=0.0, bwd_weight=0.0)
+        if aten_flops:  # an opaque function doing matmuls / convolutions (e.g. torch.fx.wrap'ed)
+            return self._opaque(name, "other", inputs, in_shapes, out_shape, params, n_out, aten_flops, fn=fn_name)
         # mul, div, pow, exp, ...: element-wise
         return self.add(name, "eltwise", inputs, in_shapes, out_shape, params=params, fwd=float(n_out),
                         bwd_data=float(n_out), fn=fn_name)
@@ -395,9 +410,20 @@ def _trace_fx(model, example: Sequence, rec: _Recorder) -> None:
     from torch.fx import symbolic_trace
     from torch.fx.passes.shape_prop import ShapeProp
 
+    from torch.utils.flop_counter import FlopCounterMode
+
+    class _Prop(ShapeProp):
+        # also count each node's matmul / convolution FLOPs at the ATen level, for the functions
+        # fx keeps opaque (torch.fx.wrap, e.g. torchvision's shifted_window_attention)
+        def run_node(self, n):
+            with FlopCounterMode(display=False) as fc:
+                out = super().run_node(n)
+            n.meta["aten_flops"] = fc.get_total_flops()
+            return out
+
     gm = symbolic_trace(model)
     with torch.no_grad():
-        ShapeProp(gm).propagate(*example)
+        _Prop(gm).propagate(*example)
     modules = dict(gm.named_modules())
     params_by_name = dict(model.named_parameters(remove_duplicate=False))
     # what each fx node hands on: (producer layer names, pending parameter elements)
@@ -433,7 +459,8 @@ def _trace_fx(model, example: Sequence, rec: _Recorder) -> None:
         prods, pending, shapes, n_tensors = gather(node)
         out = _meta_shape(node.meta.get("tensor_meta"))
         if node.op == "call_module":
-            lname = rec.module(node.target, modules[node.target], prods, shapes, out, extra_params=pending)
+            lname = rec.module(node.target, modules[node.target], prods, shapes, out, extra_params=pending,
+                               aten_flops=node.meta.get("aten_flops", 0))
             src[node] = ([lname], 0) if lname else (prods, pending)
             continue
         fn = _fn_name(node.target)
@@ -445,7 +472,8 @@ def _trace_fx(model, example: Sequence, rec: _Recorder) -> None:
             shapes = [_meta_shape(a.meta.get("tensor_meta")) for a in node.all_input_nodes]
             if fn == "embedding":
                 shapes = shapes[:1]
-        lname = rec.function(node.name, fn, prods, shapes, out, pending, n_tensors)
+        lname = rec.function(node.name, fn, prods, shapes, out, pending, n_tensors,
+                             aten_flops=node.meta.get("aten_flops", 0))
         src[node] = ([lname], 0)
 
 
