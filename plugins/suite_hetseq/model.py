@@ -335,22 +335,29 @@ def calibrate_readme(workload, profile, rows=README_ROWS, algorithm: str = "ring
         raise ParameterError("hetseq calibration: the intra-node all-reduce alone exceeds the 1-node step")
     eff = (b1 / g1) * F / (dev.flops(dtype) * t_c)
 
-    def t2(bw: float) -> float:
-        p = profile.with_overrides({"network.-1.bandwidth": f"{bw} B/s"})
+    def t2(x: float) -> float:  # x = 1 / bandwidth (s/B)
+        p = profile.with_overrides({"network.-1.bandwidth": f"{1.0 / x!r} B/s"})
         return step(workload, p, g2, b2, "ddp-equal-batch", eff, dtype, algorithm, grad_bytes).time
 
-    lo, hi = 1e6, 1e13
-    if not t2(hi) <= s2 <= t2(lo):
+    # secant in 1/bandwidth (the step is affine in it while the inter-node hop bounds the ring),
+    # kept inside a bracket by bisection
+    lo, hi = 1e-13, 1e-6
+    f_lo, f_hi = t2(lo) - s2, t2(hi) - s2
+    if not f_lo <= 0 <= f_hi:
         raise ParameterError(f"hetseq calibration: a 2-node step of {s2} s is not reachable by the inter-node bandwidth")
-    for _ in range(200):
-        mid = math.sqrt(lo * hi)
-        if t2(mid) > s2:
-            lo = mid
-        else:
-            hi = mid
-        if hi / lo < 1 + 1e-12:
+    x = lo
+    for _ in range(100):
+        x = lo - f_lo * (hi - lo) / (f_hi - f_lo) if f_hi != f_lo else 0.5 * (lo + hi)
+        if not lo < x < hi:
+            x = 0.5 * (lo + hi)
+        f = t2(x) - s2
+        if abs(f) <= 1e-12 * s2:
             break
-    return eff, math.sqrt(lo * hi)
+        if f < 0:
+            lo, f_lo = x, f
+        else:
+            hi, f_hi = x, f
+    return eff, 1.0 / x
 
 
 # --------------------------------------------------------------------------- evaluate
