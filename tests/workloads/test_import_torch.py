@@ -23,7 +23,7 @@ from click.testing import CliRunner  # noqa: E402
 from suite.cli import main  # noqa: E402
 from suite.errors import WorkloadError  # noqa: E402
 from suite.workloads import get_workload  # noqa: E402
-from suite.workloads.importer import from_torch  # noqa: E402
+from suite.workloads.importer import from_torch, load_workload_file, write_workload_file  # noqa: E402
 
 IMG = (1, 3, 224, 224)
 
@@ -85,7 +85,7 @@ def test_models_outside_the_zoo_match_torchvision_documentation(factory, params,
         assert opaque and all(l.attrs["macs_from"] == "aten" for l in opaque)
 
 
-def test_small_vit_by_hand():
+def test_small_vit_by_hand(tmp_path):
     # ViT-Ti/16 (DeiT-Ti: 12 layers, hidden 192, 3 heads, MLP 768), 224x224, 1000 classes.
     # Params: patch conv 3*16*16*192+192 = 147,648; class token 192; positions 197*192 = 37,824;
     # per layer: 2 LayerNorms 768, in-proj 3*192*192+576 = 111,168, out-proj 192*192+192 = 37,056,
@@ -99,14 +99,18 @@ def test_small_vit_by_hand():
                                                     hidden_dim=192, mlp_dim=768)
 
     for method in ("fx", "hooks"):
-        t = from_torch(vit_ti, IMG, method=method)
+        t = from_torch(vit_ti, IMG, name=f"vit-ti-{method}", method=method)
         assert t.params == 5_717_416
+        back = load_workload_file(write_workload_file(t, tmp_path / f"{method}.toml"))
+        assert back.params == 5_717_416 and len(back.layers) == len(t.layers)
         if method == "fx":
             assert _macs(t) == pytest.approx(1_253_683_200, rel=0.01)
         else:  # hooks see every module; the class token and positions are kept as 'param' layers
             params_layers = {l.name for l in t.layers if l.kind == "param"}
             assert params_layers == {"params.class_token", "params.encoder.pos_embedding"}
             assert _macs(t) == pytest.approx(1_253_683_200, rel=0.01)
+            pos = next(l for l in t.layers if l.name == "params.encoder.pos_embedding")
+            assert pos.params == 197 * 192 and pos.attrs["inputs"] == [] and pos.attrs["shape"] == (1, 197, 192)
 
 
 class _Branchy(torch.nn.Module):

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 import tomllib
+from collections.abc import Mapping
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -84,7 +85,7 @@ def _value(v: Any, where: str) -> str:
         return _str(v)
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_value(x, where) for x in v) + "]"
-    if isinstance(v, dict):
+    if isinstance(v, Mapping):
         items = [f"{_key(str(k))} = {_value(x, f'{where}.{k}')}" for k, x in v.items() if x is not None]
         return "{ " + ", ".join(items) + " }" if items else "{}"
     if hasattr(v, "item"):  # numpy / torch scalars
@@ -163,7 +164,7 @@ def _tuples(v: Any) -> Any:
     """Lists in attrs back to tuples (as the zoo's builders store shapes and kernels)."""
     if isinstance(v, list):
         return tuple(_tuples(x) for x in v) if all(not isinstance(x, str) for x in v) else list(v)
-    if isinstance(v, dict):
+    if isinstance(v, Mapping):
         return {k: _tuples(x) for k, x in v.items()}
     return v
 

@@ -48,8 +48,8 @@ Per-layer counts (per sample; ``B`` = the batch, the first dimension of the inpu
   at the first layer that uses it; parameters used directly in ``forward`` (e.g. ViT's class
   token and position embedding) go to the first layer consuming them; parameters of modules
   the trace never ran (heads off in eval mode; with hooks also parameters used directly in
-  ``forward``) are kept as layers of kind ``param`` with zero FLOPs and no inputs
-  (``attrs["unattributed"] = True``), so the table's total equals
+  ``forward``) are kept as layers of kind ``param`` with zero FLOPs, no inputs and empty shapes
+  (``attrs["unattributed"] = True``, ``attrs["shape"]`` the parameter's), so the table's total equals
   ``sum(p.numel() for p in model.parameters() if p.requires_grad)``.
 * ``activation_bytes``: the layer's output per sample at ``dtype_bytes`` (default: the element
   size of the model's parameters, 4 for fp32).
@@ -179,7 +179,7 @@ class _Recorder:
             macs: float = 0.0, fwd: float | None = None, bwd_data: float | None = None,
             bwd_weight: float | None = None, workspace: float = 0.0, grad_shape=None, **attrs) -> str:
         name = self.unique(name)
-        inputs = list(dict.fromkeys(inputs)) or ["input"]
+        inputs = list(dict.fromkeys(inputs)) or ([] if kind == "param" else ["input"])
         if fwd is None:
             fwd = 2.0 * macs
         if bwd_data is None:
@@ -618,8 +618,8 @@ def _finish(rec: _Recorder, model, name: str, shapes, kind, source, meth, dev, t
             owner = qual.rsplit(".", 1)[0] if "." in qual else qual
             rec.counted.add(id(p))
             unused += p.numel()
-            rec.add(f"params.{qual}", "param", [], [], tuple(p.shape), params=p.numel(), fwd=0.0, bwd_data=0.0,
-                    bwd_weight=0.0, unattributed=True, owner=owner)
+            rec.add(f"params.{qual}", "param", [], [], None, params=p.numel(), fwd=0.0, bwd_data=0.0,
+                    bwd_weight=0.0, unattributed=True, owner=owner, shape=tuple(int(v) for v in p.shape))
     layers = [l if l.attrs.get("unattributed") else
               Layer(**{**{f: getattr(l, f) for f in Layer.__dataclass_fields__}, "attrs": {**l.attrs, "trace": meth}})
               for l in rec.layers]
