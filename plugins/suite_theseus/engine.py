@@ -133,6 +133,37 @@ class PagePool:
     def pages_for(self, size: int) -> int:
         return -(-int(size) // self.page_size)
 
+    def _segments(self, pages: list[int], size: int) -> list[tuple[int, int]]:
+        """The batch's bytes as (buffer offset, length) segments: runs of consecutive pages merged,
+        so a batch in contiguous pages is one copy per column."""
+        ps, segs = self.page_size, []
+        left = size
+        for p in pages:
+            n = min(ps, left)
+            if segs and segs[-1][0] + segs[-1][1] == p * ps:
+                segs[-1][1] += n
+            else:
+                segs.append([p * ps, n])
+            left -= n
+        return segs
+
+    def _copy(self, cols: list[np.ndarray], segs, into_pool: bool) -> None:
+        """Copy the byte views *cols*, back to back, into (or out of) the segments."""
+        buf, si, so = self.buf, 0, 0
+        for v in cols:
+            done, n = 0, v.size
+            while done < n:
+                off, length = segs[si]
+                chunk = min(length - so, n - done)
+                if into_pool:
+                    buf[off + so:off + so + chunk] = v[done:done + chunk]
+                else:
+                    v[done:done + chunk] = buf[off + so:off + so + chunk]
+                done += chunk
+                so += chunk
+                if so == length:
+                    si, so = si + 1, 0
+
     def put(self, batch: Batch) -> int | None:
         """Copy *batch* into free pages; its handle, or None when too few pages are free."""
         size = nbytes(batch)
@@ -141,19 +172,13 @@ class PagePool:
             self.failures += 1
             return None
         pages = [self._free.pop() for _ in range(need)]
-        meta, off = [], 0
-        ps, buf = self.page_size, self.buf
+        meta = []
+        segs = self._segments(pages, size)
+        cols = []
         for name, col in batch.items():
-            src = np.ascontiguousarray(col).reshape(-1).view(np.uint8)
             meta.append((name, col.dtype, col.shape[0]))
-            n, done = src.size, 0
-            while done < n:
-                pi, po = divmod(off, ps)
-                chunk = min(ps - po, n - done)
-                base = pages[pi] * ps + po
-                buf[base:base + chunk] = src[done:done + chunk]
-                done += chunk
-                off += chunk
+            cols.append(np.ascontiguousarray(col).reshape(-1).view(np.uint8))
+        self._copy(cols, segs, into_pool=True)
         h = self._next
         self._next += 1
         self._held[h] = (pages, meta, size)
@@ -163,20 +188,8 @@ class PagePool:
     def get(self, handle: int, free: bool = True) -> Batch:
         """Copy the batch out of its pages (and free them)."""
         pages, meta, size = self._held[handle]
-        ps, buf = self.page_size, self.buf
-        out, off = {}, 0
-        for name, dtype, length in meta:
-            dst = np.empty(length, dtype=dtype)
-            view = dst.view(np.uint8)
-            n, done = view.size, 0
-            while done < n:
-                pi, po = divmod(off, ps)
-                chunk = min(ps - po, n - done)
-                base = pages[pi] * ps + po
-                view[done:done + chunk] = buf[base:base + chunk]
-                done += chunk
-                off += chunk
-            out[name] = dst
+        out = {name: np.empty(length, dtype=dtype) for name, dtype, length in meta}
+        self._copy([a.view(np.uint8) for a in out.values()], self._segments(pages, size), into_pool=False)
         if free:
             self.free(handle)
         return out
