@@ -8,10 +8,14 @@ value given.
 from __future__ import annotations
 
 import functools
-from typing import Annotated
+import json
+import os
+from typing import TYPE_CHECKING, Annotated, Any
 
-import pint
 from pydantic import BeforeValidator, ValidationInfo
+
+if TYPE_CHECKING:  # pint is imported when a quantity is first parsed that the cache does not hold
+    import pint
 
 __all__ = [
     "ureg",
@@ -33,10 +37,12 @@ __all__ = [
 
 
 @functools.lru_cache(maxsize=1)
-def _registry() -> pint.UnitRegistry:
+def _registry() -> "pint.UnitRegistry":
     # pint's default definitions make ``bit`` dimensionless; we need bits and bytes to carry a
     # dimension so that "80 GiB" is never accepted where a time or a rate is expected.
     import importlib.resources
+
+    import pint
 
     text = (importlib.resources.files("pint") / "default_en.txt").read_text(encoding="utf-8")
     if "\nbit = []" not in text:  # pragma: no cover - a pint release changed its definitions
@@ -63,7 +69,92 @@ def _registry() -> pint.UnitRegistry:
     return reg
 
 
-ureg = _registry()
+def __getattr__(name: str) -> Any:
+    """``ureg``: the unit registry, built on first use (about 0.2 s plus pint's import), not at import."""
+    if name == "ureg":
+        return _registry()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# --- a cache of parsed and formatted quantities, kept on disk between processes --------------
+# Parsing "80 GiB" needs pint's registry (about 0.5 s to import and build); the answers never change
+# for a given pint release and this file, so they are cached by (text, unit) in a JSON file keyed
+# by both. Only successful conversions are cached: a bad value always goes through pint again, so
+# its error says exactly what pint says. SUITE_CACHE_DIR (or XDG_CACHE_HOME/dlsys-suite) is where;
+# SUITE_NO_UNIT_CACHE=1 turns it off.
+_CACHE: dict[str, Any] | None = None
+_CACHE_NEW = 0
+
+
+def _cache_path():
+    from pathlib import Path
+
+    if os.environ.get("SUITE_NO_UNIT_CACHE"):
+        return None
+    base = os.environ.get("SUITE_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "dlsys-suite")
+    import hashlib
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        pv = version("pint")
+    except PackageNotFoundError:  # pragma: no cover
+        pv = "?"
+    try:
+        me = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+    except OSError:  # pragma: no cover
+        return None
+    return Path(base) / f"units-{pv}-{me}.json"
+
+
+def _cache() -> dict[str, Any]:
+    global _CACHE
+    if _CACHE is None:
+        _CACHE = {}
+        path = _cache_path()
+        if path is not None:
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                if isinstance(data, dict):
+                    _CACHE = data
+            except (OSError, ValueError):
+                pass
+            import atexit
+
+            atexit.register(_save_cache)
+    return _CACHE
+
+
+def _remember(key: str, value: Any) -> None:
+    global _CACHE_NEW
+    c = _cache()
+    if key not in c and len(c) < 100_000:
+        c[key] = value
+        _CACHE_NEW += 1
+
+
+def _save_cache() -> None:
+    """Write the cache if this process added to it (atomically: a rename; errors are ignored)."""
+    if not _CACHE_NEW or _CACHE is None:
+        return
+    path = _cache_path()
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        try:  # merge with what another process wrote meanwhile
+            old = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            old = {}
+        if isinstance(old, dict):
+            old.update(_CACHE)
+        else:
+            old = _CACHE
+        tmp.write_text(json.dumps(old), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 # name -> (SI unit string, human description, example)
 DIMENSIONS: dict[str, tuple[str, str, str]] = {
@@ -119,20 +210,14 @@ def parse_quantity(value: object, dimension: str, *, strict: bool = False, posit
         out = float(value)
     else:
         text = value.strip().replace("FLOPS", "FLOP/s").replace("flops", "FLOP/s")
-        try:
-            q = ureg.Quantity(text)
-        except Exception:
-            raise ValueError(f"expected {what} like {example}, got {value!r} (not a quantity)") from None
-        if not isinstance(q, pint.Quantity) or q.dimensionless:
-            raise ValueError(f"expected {what} like {example}, got {value!r} (no unit)")
-        if dimension == "bytes" and _has_bits(q):
-            raise ValueError(f"expected {what} like {example}, got {value!r} (bits: a size must be given in bytes, "
-                             f"B/kB/MB/GB or KiB/MiB/GiB)")
-        try:
-            out = float(q.to(si).magnitude)
-        except pint.DimensionalityError:
-            raise ValueError(f"expected {what} like {example}, got {value!r} (wrong dimension "
-                             f"{q.dimensionality})") from None
+        ckey = f"p|{si}|{dimension == 'bytes'}|{text}"
+        hit = _cache().get(ckey)
+        if hit is not None:
+            out = float(hit)
+        else:
+            out = _parse_with_pint(text, value, dimension, si, what, example)
+            if out - out == 0.0:  # finite: a NaN or inf always goes through pint (and fails) again
+                _remember(ckey, out)
     if out != out or out in (float("inf"), float("-inf")):  # NaN (e.g. an unconvertible currency) or inf
         raise ValueError(f"expected {what} like {example}, got {value!r} (cannot convert to a finite {si})")
     if positive and out <= 0:
@@ -142,7 +227,26 @@ def parse_quantity(value: object, dimension: str, *, strict: bool = False, posit
     return out
 
 
-def _has_bits(q: pint.Quantity) -> bool:
+def _parse_with_pint(text: str, value: object, dimension: str, si: str, what: str, example: str) -> float:
+    import pint
+
+    try:
+        q = _registry().Quantity(text)
+    except Exception:
+        raise ValueError(f"expected {what} like {example}, got {value!r} (not a quantity)") from None
+    if not isinstance(q, pint.Quantity) or q.dimensionless:
+        raise ValueError(f"expected {what} like {example}, got {value!r} (no unit)")
+    if dimension == "bytes" and _has_bits(q):
+        raise ValueError(f"expected {what} like {example}, got {value!r} (bits: a size must be given in bytes, "
+                         f"B/kB/MB/GB or KiB/MiB/GiB)")
+    try:
+        return float(q.to(si).magnitude)
+    except pint.DimensionalityError:
+        raise ValueError(f"expected {what} like {example}, got {value!r} (wrong dimension "
+                         f"{q.dimensionality})") from None
+
+
+def _has_bits(q: "pint.Quantity") -> bool:
     """True when the unit of *q* counts information in bits (``Gbit``, ``Mibit``), not bytes."""
     return any("bit" in str(name) and "byte" not in str(name) for name in q._units)
 
@@ -153,6 +257,17 @@ def format_quantity(value: float, dimension: str) -> str:
     Sizes are shown in decimal (GB) or binary (GiB) units, whichever needs fewer digits, so that a
     datasheet's "80 GB" and "32 GiB" both come back as written.
     """
+    ckey = f"f|{dimension}|{float(value)!r}"
+    hit = _cache().get(ckey)
+    if hit is not None:
+        return hit
+    out = _format_with_pint(value, dimension)
+    _remember(ckey, out)
+    return out
+
+
+def _format_with_pint(value: float, dimension: str) -> str:
+    ureg = _registry()
     si = DIMENSIONS[dimension][0]
     q = ureg.Quantity(value, si)
     if dimension == "bytes" and value >= 1024:
@@ -167,7 +282,8 @@ def format_quantity(value: float, dimension: str) -> str:
     return f"{q.magnitude:.6g} {unit}"
 
 
-def _binary(q: pint.Quantity) -> pint.Quantity:
+def _binary(q: "pint.Quantity") -> "pint.Quantity":
+    ureg = _registry()
     for unit in ("TiB", "GiB", "MiB", "KiB"):
         if q.to("byte").magnitude >= ureg.Quantity(1, unit).to("byte").magnitude:
             return q.to(unit)
@@ -224,7 +340,7 @@ def nonnegative_unit(unit: str) -> bool:
     if u in ("", "1", "%", "x"):
         return False
     try:
-        dims = dict(ureg.parse_units(u).dimensionality)
+        dims = dict(_registry().parse_units(u).dimensionality)
     except Exception:  # noqa: BLE001 - "samples/s", "img/s", "tokens/s": a count per time
         head, _, tail = u.partition("/")
         return bool(tail) and tail.strip() in ("s", "second", "h", "ms", "us") and bool(head.strip())
