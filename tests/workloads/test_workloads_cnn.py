@@ -10,6 +10,7 @@ from suite.errors import WorkloadError
 from suite.workloads import get_workload
 from suite.workloads.architectures import resnet_stages
 from suite.workloads.cnn import CNNBuilder, conv_out, deconv_out, pool_out
+from suite.workloads.types import Workload
 
 # torchvision parameter counts (``sum(p.numel() for p in model.parameters())``), BVLC for alexnet-caffe
 PUBLISHED = {
@@ -202,3 +203,24 @@ def test_resnet_2500_builds_and_is_cached():
     # 833 bottleneck units, each conv/bn/relu x3 + add + relu = 10 layers; plus stem, shortcuts, head
     assert sum(1 for l in t.layers if l.kind == "add") == 833
     assert len(t.layers) > 8000
+
+
+def test_content_hash_equals_the_asdict_json_of_every_zoo_workload():
+    """plain() (the hashing walk) gives exactly the JSON dataclasses.asdict gives, for every
+    workload of the zoo: case keys stay what they were before the faster walk (issue 19)."""
+    import dataclasses
+    import hashlib
+    import json
+
+    from suite.context import Context
+
+    ctx = Context.build()
+    checked = 0
+    for name in ctx.workloads.names():
+        w = ctx.workload(name)
+        if type(w).content is not Workload.content:  # e.g. datasets hash their own definition
+            continue
+        blob = json.dumps(dataclasses.asdict(w), sort_keys=True, default=str, separators=(",", ":"))
+        assert w.content_hash() == hashlib.sha256(blob.encode()).hexdigest()[:16], name
+        checked += 1
+    assert checked >= 50
