@@ -197,8 +197,11 @@ def import_cmd(torch_ref, hf_config, input_shapes, input_dtype, args, method, tr
         default = (str(cfg.get("_name_or_path") or "").rstrip("/").split("/")[-1]
                    or Path(hf_config).resolve().parent.name or "hf-model")
         wl_name = pick(default.lower().replace(" ", "-").replace("_", "-"))
+        from dataclasses import replace
+
         table = importer.from_hf_config(cfg, name=wl_name, seq=seq)
-        spec_fields = _spec_fields(table) | {"source": f"{table.source}; file {Path(hf_config).name}"}
+        table = replace(table, source=f"{table.source}; file {Path(hf_config).name}")
+        spec_fields = _spec_fields(table)
         origin = f"suite workloads import --hf-config {hf_config}" + (f" --seq {seq}" if seq else "")
     out = Path(output) if output else Path(f"{table.name}.toml")
     if out.exists() and not force:
