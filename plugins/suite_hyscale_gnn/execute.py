@@ -151,33 +151,37 @@ def train(g: _Graph, variant: str, model: str, fanout, batch: int, hidden: int, 
     params = gnn.init_params(model, g.x.shape[1], hidden, int(g.y.max()) + 1, np.random.default_rng(seed + 1))
     opt = Adam(params)
     stage = {"sample": [], "gather": [], "train": []}
+    stage_cpu = {"sample": [], "gather": [], "train": []}  # the stage thread's own CPU time (s)
     epoch_times, losses = [], []
     hybrid = _Hybrid(model) if variant in ("hyscale", "hyscale-serial") else None
     pipelined = variant in ("prefetch", "hyscale")
 
     def do_sample(seeds):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         blocks = gnn.sample_blocks(g.indptr, g.indices, seeds, fanout, rng, model)
         stage["sample"].append(time.perf_counter() - t0)
+        stage_cpu["sample"].append(time.thread_time() - c0)
         return seeds, blocks
 
     def do_gather(item):
         seeds, blocks = item
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         x_src = np.take(g.x, blocks[0].src, axis=0).astype(np.float64)  # staging buffer
         y = g.y[seeds]
         stage["gather"].append(time.perf_counter() - t0)
+        stage_cpu["gather"].append(time.thread_time() - c0)
         return blocks, x_src, y
 
     def do_train(item):
         blocks, x_src, y = item
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         if hybrid is not None:
             loss, grads, _ = hybrid.step(params, blocks, x_src, y)
         else:
             loss, grads = _grads_of(params, blocks, x_src, y, model)
         opt.step(params, grads)
         stage["train"].append(time.perf_counter() - t0)
+        stage_cpu["train"].append(time.thread_time() - c0)
         losses.append(loss)
 
     try:
@@ -223,7 +227,7 @@ def train(g: _Graph, variant: str, model: str, fanout, batch: int, hidden: int, 
     finally:
         if hybrid is not None:
             hybrid.close()
-    return {"params": params, "stage": stage, "epoch_times": epoch_times, "losses": losses,
+    return {"params": params, "stage": stage, "stage_cpu": stage_cpu, "epoch_times": epoch_times, "losses": losses,
             "shares": hybrid.shares if hybrid else [], "trainer_times": hybrid.times if hybrid else []}
 
 

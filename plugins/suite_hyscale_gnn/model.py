@@ -399,6 +399,20 @@ def _compositions(t: int) -> np.ndarray:
     return np.stack([ts, tg, t - ts - tg], axis=1)
 
 
+@functools.lru_cache(maxsize=16)
+def _thread_grid(T: int) -> tuple:
+    """:func:`_compositions` of *T* with its columns as floats (K, 1) and their reciprocals
+    (``1 / t_c`` is inf where no thread trains: infeasible unless the CPU has no share); cached
+    per thread count, read-only."""
+    comp = _compositions(T)
+    ts, tg, tc = (comp[:, i:i + 1].astype(float) for i in range(3))
+    with np.errstate(divide="ignore"):
+        out = (comp, ts, tg, tc, 1.0 / ts, 1.0 / tg, 1.0 / tc)
+    for x in out:
+        x.setflags(write=False)
+    return out
+
+
 def rule_share(sm: StageModel) -> float:
     """The CPU's share by HyScale's balancing rule as we read it: ``b_i = B (1/t_i) / sum_j (1/t_j)``
     with ``t_i`` trainer i's per-sample time on the whole batch (accelerators: copy + train; CPU:
@@ -412,11 +426,63 @@ def rule_share(sm: StageModel) -> float:
     return inv[-1] / sum(inv)
 
 
-def search_hyscale(sm: StageModel, cpu_share: float | None = None) -> dict:
+def _separate_candidates(s1, g1, c1, T: int) -> np.ndarray:
+    """The thread splits that can hold each share's least
+    ``max(S, G, C)`` with the CPU stages on separate threads: for every ``t_s``, the two integer
+    neighbours of the crossing ``t_g = R g / (g + c)``, ``R = T - t_s`` (``g / t_g`` falls and
+    ``c / (R - t_g)`` rises in ``t_g``, so the integer optimum of their max is one of them).
+    Returns ``t_s`` as floats, shape (T - 1, 1, 1), and ``t_g``, shape (T - 1, 2, M): every
+    ``t_s`` in 1..T-1 and both neighbours, per share."""
+    ts = np.arange(1, T, dtype=float)[:, None]  # (T-1, 1)
+    R = T - ts
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cross = R * g1[None, :] / (g1 + c1)[None, :]
+    cross = np.where(np.isfinite(cross), cross, 1.0)  # g = c = 0: any split, take t_g = 1
+    hi_tg = np.maximum(np.where(c1[None, :] > 0, R - 1, R), 1)  # a training thread when the CPU trains
+    lo = np.clip(np.floor(cross), 1, hi_tg)
+    hi = np.clip(np.ceil(cross), 1, hi_tg)
+    return ts[:, :, None], np.stack([lo, hi], axis=1)
+
+
+def _separate_exact(s1, g1, c1, ab, sync, T: int, its, itg, itc) -> tuple:
+    """The brute force's answer for the separate-threads mode, ``(time, composition row, share)``
+    -- the least ``max(max(S, G, C), P, A) + sync`` and the first point reaching it in the brute
+    force's row-major (composition, share) order -- from the crossing candidates of every
+    ``t_s`` (:func:`_separate_candidates`) plus one composition block (``t_s`` fixed) per
+    winning share. The values are the brute force's own expressions, so equal floats compare
+    equal."""
+    tsv, tgv = _separate_candidates(s1, g1, c1, T)  # (T-1, 1, 1) and (T-1, 2, M) thread counts
+    with np.errstate(divide="ignore"):  # the same reciprocals as the brute force's table
+        sub = np.fmax(np.fmax(s1 * (1.0 / tsv), g1 * (1.0 / tgv)), c1 * (1.0 / (T - tsv - tgv)))
+    v = (np.maximum(sub, ab) + sync).min(axis=1)  # (T-1, M): least per (t_s, share)
+    t_col = v.min(axis=0)
+    tstar = t_col.min()
+    best = None
+    for j in np.flatnonzero(t_col == tstar):
+        k = int(np.flatnonzero(v[:, j] == tstar)[0])  # first t_s = k + 1 reaching it
+        ts = k + 1
+        base = (ts - 1) * T - (ts - 1) * ts // 2
+        rows = np.arange(base, base + T - ts)  # t_g = 1..T - t_s
+        blk = np.maximum(np.fmax(np.fmax(s1[j] * its[rows, 0], g1[j] * itg[rows, 0]), c1[j] * itc[rows, 0]),
+                         ab[j]) + sync[j]
+        i = int(rows[np.flatnonzero(blk == tstar)[0]])
+        if best is None or i < best[1]:
+            best = (blk[i - base], i, int(j))
+    return best
+
+
+def search_hyscale(sm: StageModel, cpu_share: float | None = None, full: bool = False) -> dict:
     """The ``hyscale`` configuration of least iteration time: CPU share beta (grid
     :data:`BETA_GRID` plus the rule's share, or the given one), thread split and CPU stage mode
-    (module docstring), vectorised over every point. Returns the best point's stage times,
-    share, threads, mode and the number of points searched."""
+    (module docstring), over every point of the space. Returns the best point's stage times,
+    share, threads, mode and the number of points of the space (``points``).
+
+    ``full=True`` evaluates every point at once (the rebalancer's brute force, K x M for the
+    separate-threads mode). By default the separate-threads mode is solved exactly on a subset:
+    per share, only the two integer neighbours of the G/C crossing for every ``t_s``
+    (:func:`_separate_candidates`), then the full column of the share(s) reaching the least
+    time, so the answer -- time, and the first point in the brute force's order among equal
+    times -- is the brute force's (the tests compare the two)."""
     B, T = sm.batch, sm.threads
     betas = np.array([cpu_share]) if cpu_share is not None else np.unique(np.append(BETA_GRID, rule_share(sm)))
     if sm.acc is None:
@@ -436,15 +502,17 @@ def search_hyscale(sm: StageModel, cpu_share: float | None = None) -> dict:
     else:
         p = a = np.zeros_like(betas)
     sync = np.where(b_acc > 0, sm.sync_acc, 0.0) + np.where((b_cpu > 0) & (b_acc > 0), sm.sync_cpu(), 0.0)
-    comp = _compositions(T)
-    ts, tg, tc = (comp[:, i:i + 1].astype(float) for i in range(3))
-    its, itg = 1.0 / ts, 1.0 / tg
-    with np.errstate(divide="ignore"):
-        itc = 1.0 / tc  # inf where no thread trains: infeasible unless the CPU has no share
+    comp, ts, tg, tc, its, itg, itc = _thread_grid(int(T))
     ab = np.maximum(p, a)
     # fmax skips the NaN of 0 * inf (no CPU share and no training thread: that stage is empty)
     with np.errstate(invalid="ignore"):
-        split = np.fmax(np.fmax(s1[None, :] * its, g1[None, :] * itg), c1[None, :] * itc)  # (K, M)
+        if full:
+            split = np.fmax(np.fmax(s1[None, :] * its, g1[None, :] * itg), c1[None, :] * itc)  # (K, M)
+            t_split = np.maximum(split, ab[None, :]) + sync[None, :]
+            i, j = np.unravel_index(np.argmin(t_split), t_split.shape)
+            sep = (t_split[i, j], int(i), int(j))
+        else:
+            sep = _separate_exact(s1, g1, c1, ab, sync, T, its, itg, itc)
         # mode b: sample+gather time-shared on t_sg threads, train on T - t_sg
         tsg = np.arange(1, T + 1, dtype=float)[:, None]
         with np.errstate(divide="ignore"):
@@ -452,18 +520,17 @@ def search_hyscale(sm: StageModel, cpu_share: float | None = None) -> dict:
         shared2 = np.fmax((s1 + g1)[None, :] / tsg, c1[None, :] * itb)  # (T, M)
     shared3 = (s1 + g1 + c1) / T  # (M,)
     # iteration time per point: max(CPU stages, copy, accelerator training) + sync
-    t_split = np.maximum(split, ab[None, :]) + sync[None, :]
     t_b = np.maximum(shared2, ab[None, :]) + sync[None, :]
     t_c = np.maximum(shared3, ab) + sync
     best = []
-    i, j = np.unravel_index(np.argmin(t_split), t_split.shape)
-    best.append((t_split[i, j], "separate", j, (ts[i, 0], tg[i, 0], tc[i, 0])))
+    t_sep, i, j = sep
+    best.append((t_sep, "separate", j, (ts[i, 0], tg[i, 0], tc[i, 0])))
     i2, j2 = np.unravel_index(np.argmin(t_b), t_b.shape)
     best.append((t_b[i2, j2], "sample+gather shared", j2, (tsg[i2, 0], tsg[i2, 0], T - tsg[i2, 0])))
     j3 = int(np.argmin(t_c))
     best.append((t_c[j3], "all shared", j3, (T, T, T)))
     t, mode, j, thr = min(best, key=lambda x: x[0])
-    points = t_split.size + t_b.size + t_c.size
+    points = comp.shape[0] * betas.size + t_b.size + t_c.size  # the space (every point covered)
     th = [float(x) for x in thr]
     if mode == "separate":
         S, G, C = s1[j] / th[0], g1[j] / th[1], (c1[j] / th[2] if c1[j] > 0 else 0.0)

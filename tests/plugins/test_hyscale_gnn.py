@@ -304,6 +304,18 @@ def test_hyscale_search_space_and_shares():
     assert model.rule_share(sm) == pytest.approx((1 / t_cpu) / (4 / t_acc + 1 / t_cpu), rel=1e-12)
 
 
+@pytest.mark.parametrize("profile,batch,fanout", [("hyscale-cpu-gpu", 1024, "25,10"), ("hyscale-cpu-gpu", 64, "5,5"),
+                                                   ("hyscale-cpu-fpga", 1024, "25,10"),
+                                                   ("hyscale-cpu-fpga", 8192, "40,20")])
+def test_reduced_search_equals_the_brute_force(profile, batch, fanout):
+    # the oracle: every one of the >= 100,000 points evaluated at once (full=True); the model's
+    # reduced search must return the same point (time, share, threads, mode, stage times)
+    sc = resolve_case(TECHNIQUE, spec(profile=profile, batch=batch, fanout=fanout)).scenario
+    sm = model.stage_model(sc.profile, sc.workload, sc.params)
+    for share in (None, 0.0, 0.3, 1.0):
+        assert model.search_hyscale(sm, share) == model.search_hyscale(sm, share, full=True)
+
+
 _RESOLVED = {}
 
 
