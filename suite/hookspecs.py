@@ -69,7 +69,11 @@ def suite_executor(name: str) -> Any:
     """Return an executor for ``--executor NAME``, or ``None`` if this plugin has none by that name.
 
     The first non-None result wins. The object must implement the
-    :class:`suite.runner.executors.Executor` interface (``map_cases``).
+    :class:`suite.execution.Executor` interface (``map_cases(cases, options)`` yielding one
+    outcome dict per case); :mod:`suite.execution` is the public API an executor builds on. Its
+    own options arrive in ``options.executor_options`` (``-X NAME=VALUE`` or
+    ``--NAME-OPTION VALUE`` on the command line); a ``parse_options(mapping)`` method, if it has
+    one, validates them before the run starts. Example: ``suite_slurm``.
     """
 
 

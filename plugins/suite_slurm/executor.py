@@ -28,7 +28,9 @@ coordinator to ``array-parallelism`` tasks at a time.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import sys
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -240,6 +242,32 @@ def _log_tail(job: Any, lines: int = 40) -> str | None:
     return None
 
 
+def _run_alive(folder: Path, token: str) -> bool:
+    """Whether the coordinator of run *token* still holds its lock (a dead process holds none)."""
+    import fcntl
+
+    try:
+        fd = os.open(folder / "outcomes" / f"{token}.lock", os.O_RDWR)
+    except OSError:  # no lock file: a run that ended, or one from before locks
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing releases a lock taken just now
+    return False
+
+
+def _hold_lock(folder: Path, token: str) -> int:
+    """Take this run's lock (released by the kernel if the coordinator dies)."""
+    import fcntl
+
+    fd = os.open(folder / "outcomes" / f"{token}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return fd
+
+
 class SlurmExecutor(Executor):
     """Cases as SLURM job-array tasks through submitit (see the module doc for the whole run).
 
@@ -296,24 +324,37 @@ class SlurmExecutor(Executor):
     # -- the run
 
     def _harvest(self, folder: Path, wanted: set[str]) -> tuple[list[dict], list[Path]]:
-        """Outcomes (status ok) of *wanted* cases left in the folder by an earlier coordinator,
-        and the files that hold only cases of this run (removed once the run completes; a file
-        with other cases is left for the run that wants them)."""
+        """Outcomes (status ok) of *wanted* cases left in the folder by earlier coordinators, and
+        the files to remove once this run completes.
+
+        Files are ``<run>_<task>.jsonl``. A run whose coordinator is alive holds the lock
+        ``<run>.lock``; its files are only read, never removed. Every file of a finished or lost
+        run that shares a case with this run is removed at the end: that run was this sweep (or
+        one overlapping it), and its tasks whose cases it had already stored are the ones this run
+        found stored. A lost run sharing no case with this one is left for the run that wants it.
+        """
         found: dict[str, dict] = {}
-        files: list[Path] = []
+        by_run: dict[str, list[Path]] = {}
+        overlap: set[str] = set()
         for path in sorted((folder / "outcomes").glob("*.jsonl")):
-            outs = _Tail(path).read()
-            if all(out.get("key") in wanted for out in outs):
-                files.append(path)
-            for out in outs:
+            token = path.stem.split("_")[0]
+            by_run.setdefault(token, []).append(path)
+            for out in _Tail(path).read():
                 k = out.get("key")
-                if k in wanted and k not in found and out.get("status") in DONE_STATUSES:
-                    found[k] = out
+                if k in wanted:
+                    overlap.add(token)
+                    if k not in found and out.get("status") in DONE_STATUSES:
+                        found[k] = out
+        files = [p for t in sorted(overlap) if not _run_alive(folder, t) for p in by_run[t]]
+        files += [folder / "outcomes" / f"{t}.lock" for t in sorted(overlap) if not _run_alive(folder, t)]
         return list(found.values()), files
 
     def _run(self, cases: list[Case], options: ExecOptions, opts: SlurmOptions, folder: Path) -> Iterator[dict]:
         by_key = {c.key: c for c in cases}
         harvested, old_files = self._harvest(folder, set(by_key))
+        if harvested:
+            print(f"slurm: reused {len(harvested)} outcome(s) that an earlier coordinator's jobs left in "
+                  f"{folder / 'outcomes'}", file=sys.stderr)
         reported: set[str] = set()
         for out in harvested:
             reported.add(out["key"])
@@ -338,6 +379,7 @@ class SlurmExecutor(Executor):
         executors: dict[bool, Any] = {}
         poll = self.poll_seconds.get(opts.cluster, 1.0)
         complete = False
+        lock = _hold_lock(folder, run)  # while held, no other run removes this run's files
         try:
             while waiting or active:
                 if waiting:
@@ -359,7 +401,9 @@ class SlurmExecutor(Executor):
                         continue
                     kept_jobs.append(t.job)
                     log = _log_tail(t.job)
-                    why = (f"slurm job {t.job.job_id} ended ({_job_state(t.job)}) before this case finished; "
+                    state = _job_state(t.job)
+                    state = "" if state in ("FINISHED", "COMPLETED", "UNKNOWN") else f" ({state})"
+                    why = (f"slurm job {t.job.job_id} ended{state} before this case finished; "
                            f"`suite run` again reruns it (job log: {t.job.paths.stderr})")
                     for k in missing:
                         reported.add(k)
@@ -374,7 +418,8 @@ class SlurmExecutor(Executor):
                 except Exception:  # noqa: BLE001 - a job already gone
                     pass
             if complete:
-                self._clean(folder, tasks, old_files, finished_jobs)
+                self._clean(folder, tasks, old_files + [folder / "outcomes" / f"{run}.lock"], finished_jobs)
+            os.close(lock)
 
     def _submit(self, waiting: list[_Task], active: list[_Task], payload: dict, executors: dict,
                 options: ExecOptions, opts: SlurmOptions, folder: Path, by_key: dict) -> None:

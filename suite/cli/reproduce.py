@@ -11,10 +11,10 @@ import click
 from suite.cli import main
 from suite.cli.common import strict_json
 from suite.cli.results import wide_table
-from suite.cli.run import check_executor, execution_options, open_store
+from suite.cli.run import ExecutorOptionsCommand, check_executor, execution_options, executor_settings, open_store
 
 
-@main.command("reproduce")
+@main.command("reproduce", cls=ExecutorOptionsCommand)
 @click.argument("techniques", nargs=-1)
 @click.option("--all", "all_", is_flag=True, help="Every installed technique (the default when none is named).")
 @click.option("--verified-only", is_flag=True, help="Only claims whose number was read in the paper itself.")
@@ -24,7 +24,7 @@ from suite.cli.run import check_executor, execution_options, open_store
 @click.option("--strict", is_flag=True, help="Exit non-zero when any claim ends in error.")
 @execution_options
 def reproduce_cmd(techniques, all_, verified_only, fmt, output, strict, jobs, executor, scheduler, store_path, rerun,
-                  timeout, isolate, profile_dirs, quiet):
+                  timeout, isolate, profile_dirs, quiet, executor_options=()):
     """Run every claim of TECHNIQUE(s) (all when none given) and print the paper's number beside ours.
 
     \b
@@ -49,7 +49,8 @@ def reproduce_cmd(techniques, all_, verified_only, fmt, output, strict, jobs, ex
     store = open_store(store_path)
     try:
         board = reproduce(techs, store, executor=executor,
-                          options=ExecOptions(jobs=jobs, timeout=timeout, scheduler=scheduler, isolate=isolate),
+                          options=ExecOptions(jobs=jobs, timeout=timeout, scheduler=scheduler, isolate=isolate,
+                                              executor_options=executor_settings(executor, executor_options, reg)),
                           verified_only=verified_only, rerun=rerun,
                           progress=make_progress(quiet or fmt != "table" or output is not None),
                           command=shlex.join(["suite", *sys.argv[1:]]), registry=reg,

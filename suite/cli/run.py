@@ -35,6 +35,9 @@ def execution_options(f):
         click.option("--profiles", "profile_dirs", multiple=True, type=click.Path(exists=True, path_type=Path),
                      help="Extra hardware-profile folder (repeatable)."),
         click.option("-q", "--quiet", is_flag=True, help="No progress output."),
+        click.option("-X", "--executor-option", "executor_options", multiple=True, metavar="NAME=VALUE",
+                     help="An option of a plugin's executor (repeatable); also written --EXECUTOR-NAME VALUE, "
+                          "e.g. --executor slurm --slurm-partition gpu --slurm-time 30."),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -44,6 +47,82 @@ def execution_options(f):
 def check_executor(executor: str, scheduler: str | None) -> None:
     if scheduler and executor == "local":
         raise ExperimentError("--scheduler is for --executor dask (the local executor has no scheduler)")
+
+
+def _executor_named(args: list[str]) -> str | None:
+    name = None
+    for i, a in enumerate(args):
+        if a == "--":
+            break
+        if a == "--executor" and i + 1 < len(args):
+            name = args[i + 1]
+        elif a.startswith("--executor="):
+            name = a.split("=", 1)[1]
+    return name
+
+
+def rewrite_executor_args(args: list[str]) -> list[str]:
+    """``--executor E --E-NAME VALUE`` (or ``--E-NAME=VALUE``) -> ``-X NAME=VALUE``.
+
+    A plugin's executor gets its own options without the core knowing them: with
+    ``--executor slurm``, ``--slurm-partition gpu`` is ``-X partition=gpu``; the executor validates
+    the names and values (``parse_options``). The built-in executors take no such options.
+    """
+    name = _executor_named(args)
+    if not name or name in ("local", "dask"):
+        return args
+    prefix, out, i = f"--{name}-", [], 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            out.extend(args[i:])
+            break
+        if a.startswith(prefix) and len(a) > len(prefix):
+            opt = a[len(prefix):]
+            if "=" in opt:
+                k, v = opt.split("=", 1)
+            elif i + 1 < len(args):
+                k, v = opt, args[i + 1]
+                i += 1
+            else:
+                raise click.UsageError(f"{a}: expected a value")
+            out += ["-X", f"{k}={v}"]
+        else:
+            out.append(a)
+        i += 1
+    return out
+
+
+class ExecutorOptionsCommand(click.Command):
+    """A command whose ``--EXECUTOR-NAME VALUE`` options go to the plugin executor it names."""
+
+    def parse_args(self, ctx, args):
+        return super().parse_args(ctx, rewrite_executor_args(list(args)))
+
+
+def executor_settings(executor: str, values: tuple[str, ...], registry) -> dict[str, str]:
+    """``("partition=gpu", ...)`` -> ``{"partition": "gpu"}``, checked by the executor itself
+    (its ``parse_options``) before anything runs: one line naming the option on a bad one."""
+    if not values:
+        return {}
+    opts: dict[str, str] = {}
+    for v in values:
+        k, sep, val = v.partition("=")
+        if not sep or not k.strip():
+            raise ExperimentError(f"--executor-option {v!r}: expected NAME=VALUE")
+        opts[k.strip()] = val
+    if executor in ("local", "dask"):
+        raise ExperimentError(f"--executor-option: executor {executor!r} takes no options; given "
+                              f"{', '.join(sorted(opts))}")
+    from suite.runner.executors import get_executor
+
+    ex = get_executor(executor, registry)
+    check = getattr(ex, "parse_options", None)
+    if check is None:
+        raise ExperimentError(f"--executor-option: executor {executor!r} takes no options; given "
+                              f"{', '.join(sorted(opts))}")
+    check(opts)
+    return opts
 
 
 def open_store(store_path: Path | None):
@@ -126,7 +205,7 @@ def report_summary(store, summary, fmt: str, quiet: bool, show_table: bool = Tru
         sys.exit(1)
 
 
-@main.command("run")
+@main.command("run", cls=ExecutorOptionsCommand)
 @click.argument("experiment", required=False)
 @click.option("--entry", "entries", multiple=True, help="With an experiment file: only this entry (repeatable).")
 @click.option("-t", "--technique", help="Technique to sweep (instead of an experiment file).")
@@ -152,7 +231,7 @@ def report_summary(store, summary, fmt: str, quiet: bool, show_table: bool = Tru
 @click.pass_context
 def run_cmd(ctx, experiment, entries, technique, category, run_name, variants, profiles, workloads, params, sets, fidelities, seeds,
             allow_parallel_execute, dry_run, max_cases, jobs, executor, scheduler, store_path, rerun, timeout, isolate,
-            profile_dirs, quiet, fmt):
+            profile_dirs, quiet, fmt, executor_options=()):
     """Run a sweep: an experiment file (path or shipped name, e.g. `smoke`) or a one-off sweep
     from flags; every combination is a case, stored in the results store.
 
@@ -252,7 +331,9 @@ def run_cmd(ctx, experiment, entries, technique, category, run_name, variants, p
             raise ExperimentError(f"--name {run_name!r}: expected a new name, got one that already names run "
                                   f"{store.run_named(run_name)} (`suite results list`)")
         summary = run_cases(exp.cases, store, executor=executor,
-                            options=ExecOptions(jobs=jobs, timeout=timeout, scheduler=scheduler, isolate=isolate),
+                            options=ExecOptions(jobs=jobs, timeout=timeout, scheduler=scheduler, isolate=isolate,
+                                                executor_options=executor_settings(executor, executor_options,
+                                                                                   registry)),
                             rerun=rerun, allow_parallel_execute=allow_parallel_execute,
                             progress=make_progress(quiet or fmt == "json"), command=shlex.join(["suite", *sys.argv[1:]]),
                             registry=registry)

@@ -1,0 +1,196 @@
+"""A real dask cluster, started the way a user starts one: ``dask scheduler`` and two ``dask
+worker`` processes on loopback, then ``suite run ... --executor dask --scheduler tcp://...``.
+
+One worker is killed (SIGKILL to its whole process group: nanny and worker) while it holds a
+chunk of cases; the scheduler moves its work to the other worker, and the store must equal a
+local run of the same sweep case for case. Every wait is on an explicit condition (the
+scheduler file, the workers registered, a task in flight, a case stored), never a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("distributed", reason="the dask executor needs dask.distributed (extra [dask])")
+
+HERE = Path(__file__).resolve().parent
+PROFILES = HERE / "profiles"
+BIN = Path(sys.executable).parent
+
+
+def store_table(path: Path) -> dict[str, tuple]:
+    """Every stored case: key -> (status, error, metrics, samples, artifacts)."""
+    conn = sqlite3.connect(path)
+    try:
+        metrics: dict[str, list] = {}
+        for k, name, value, unit, direction in conn.execute("SELECT case_key, name, value, unit, direction FROM metrics"):
+            metrics.setdefault(k, []).append((name, value, unit, direction))
+        samples: dict[str, list] = {}
+        for k, m, i, v in conn.execute("SELECT case_key, metric, idx, value FROM samples"):
+            samples.setdefault(k, []).append((m, i, v))
+        arts = dict(conn.execute("SELECT case_key, data FROM artifacts"))
+        return {k: (st, err, sorted(metrics.get(k, [])), sorted(samples.get(k, [])), arts.get(k))
+                for k, st, err in conn.execute("SELECT key, status, error FROM cases")}
+    finally:
+        conn.close()
+
+
+def stored_count(path: Path) -> int:
+    if not path.exists():
+        return 0
+    conn = sqlite3.connect(path, timeout=5)
+    try:
+        return conn.execute("SELECT count(*) FROM cases").fetchone()[0]
+    except sqlite3.OperationalError:  # schema not created yet
+        return 0
+    finally:
+        conn.close()
+
+
+def plugin_env(tmp_path: Path) -> dict[str, str]:
+    """A user who installed the fake technique as a plugin on every machine: its dist-info (entry
+    point) and module on PYTHONPATH, for the CLI, the scheduler and the workers alike."""
+    site = tmp_path / "site"
+    dist = site / "fake_suite_plugin-0.1.dist-info"
+    dist.mkdir(parents=True, exist_ok=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-suite-plugin\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[suite.plugins]\nfake = fakeplugin\n")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE), str(site)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["SUITE_PROFILES"] = str(PROFILES)
+    env.pop("SUITE_STORE", None)
+    return env
+
+
+def wait_for(pred, timeout: float, what: str, every: float = 0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = pred()
+        if got:
+            return got
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+
+
+def _kill_group(p: subprocess.Popen) -> None:
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    try:
+        p.wait(30)
+    except subprocess.TimeoutExpired:  # pragma: no cover
+        pass
+
+
+@pytest.fixture
+def dask_cluster(tmp_path):
+    """``dask scheduler`` + two ``dask worker`` processes on 127.0.0.1; yields (address, workers, env)."""
+    env = plugin_env(tmp_path)
+    sched_file = tmp_path / "scheduler.json"
+    procs: list[subprocess.Popen] = []
+    logs = []
+
+    def start(*args: str) -> subprocess.Popen:
+        log = open(tmp_path / f"dask-{len(procs)}.log", "w")
+        logs.append(log)
+        # a session of its own, so the whole `dask worker` (nanny and worker) can be killed at once
+        p = subprocess.Popen([str(BIN / "dask"), *args], env=env, stdout=log, stderr=subprocess.STDOUT,
+                             start_new_session=True)
+        procs.append(p)
+        return p
+
+    try:
+        # port 0: the scheduler picks a free port and writes its address to the scheduler file
+        sched = start("scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                      "--scheduler-file", str(sched_file))
+
+        def address():
+            assert sched.poll() is None, (tmp_path / "dask-0.log").read_text()
+            try:
+                return json.loads(sched_file.read_text())["address"]
+            except (OSError, ValueError, KeyError):
+                return None
+
+        addr = wait_for(address, 120, "the dask scheduler's address file")
+        assert addr.startswith("tcp://127.0.0.1:")
+        workers = [start("worker", addr, "--nthreads", "1", "--nworkers", "1", "--no-dashboard", "--name", f"w{i}")
+                   for i in range(2)]
+        from distributed import Client
+
+        with Client(addr, timeout="60s") as client:
+            client.wait_for_workers(2, timeout=120)
+        yield addr, workers, env
+    finally:
+        for p in reversed(procs):
+            _kill_group(p)
+        for log in logs:
+            log.close()
+
+
+def test_a_sweep_on_a_real_dask_cluster_survives_a_killed_worker(tmp_path, dask_cluster, fake_registry):
+    from distributed import Client
+
+    addr, workers, env = dask_cluster
+    n = 160
+    sweep = ["run", "-t", "fake", "--variant", "base,fast", "--param", f"n={','.join(map(str, range(1, n // 2 + 1)))}",
+             "--param", "delay=0.03", "-q"]
+    store = tmp_path / "dask.sqlite"
+    run = subprocess.Popen([str(BIN / "suite"), *sweep, "--executor", "dask", "--scheduler", addr, "--store", str(store)],
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed = None
+    try:
+        with Client(addr, timeout="60s") as client:
+            pids = client.run(os.getpid)  # worker address -> its process id
+            sessions = {os.getsid(pid): a for a, pid in pids.items()}
+
+            def busy_worker():  # mid-run: cases stored, and a worker holding a chunk in flight
+                assert run.poll() is None, run.communicate()
+                if stored_count(store) == 0:
+                    return None
+                busy = [a for a, keys in client.processing().items() if keys]
+                return busy[0] if busy else None
+
+            victim = wait_for(busy_worker, 300, "a stored case and a worker with cases in flight")
+            killed = next(p for p in workers if sessions.get(p.pid) == victim)
+            os.killpg(killed.pid, signal.SIGKILL)  # the nanny and its worker, as if the machine died
+            killed.wait(30)
+            out, err = run.communicate(timeout=600)
+            assert len(client.scheduler_info()["workers"]) == 1  # the run ended on the survivor alone
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+    assert run.returncode == 0, err
+    assert f"{n} case(s), 0 already stored, {n} computed; {n} ok" in out + err
+    # the oracle: the same sweep run locally (in this process's registry of the fake plugin)
+    from suite.context import Context
+    from suite.results import Store
+    from suite.runner import ExecOptions, expand_entry, run_cases
+
+    exp = expand_entry({"technique": "fake", "variants": ["base", "fast"],
+                        "params": {"n": list(range(1, n // 2 + 1)), "delay": [0.03]}}, context=Context.build())
+    local = Store(tmp_path / "local.sqlite")
+    summary = run_cases(exp.cases, local, options=ExecOptions(jobs=2))
+    local.close()
+    assert summary.ok == n
+    ours, theirs = store_table(store), store_table(tmp_path / "local.sqlite")
+    assert len(ours) == n and ours == theirs
+    # and the values are the fake technique's closed form (fakeplugin.y_of): y = x * n * factor,
+    # factor 1 (base) or 2 (fast), times 10 for fake-cluster-a's 10 Gbit/s network
+    conn = sqlite3.connect(store)
+    rows = conn.execute("SELECT c.variant, c.params, m.value FROM cases c JOIN metrics m ON m.case_key = c.key "
+                        "WHERE m.name = 'y'").fetchall()
+    conn.close()
+    assert len(rows) == n
+    for variant, params, y in rows:
+        assert y == pytest.approx(1.0 * json.loads(params)["n"] * (2 if variant == "fast" else 1) * 10, rel=1e-12)

@@ -1,0 +1,360 @@
+"""The ``slurm`` executor (plugins/suite_slurm) through submitit.
+
+Runs use submitit's LocalExecutor (``--slurm-cluster local``): every array task is a real
+subprocess (``python -m submitit.core._submit``), exactly the program a SLURM node runs, so no
+SLURM is needed. The sbatch script is checked through submitit's real SlurmExecutor with a fake
+``srun``/``sbatch`` on PATH that records what it is given.
+
+The oracle of every run is a local run (``--executor local``) of the same sweep: the stores must
+agree case for case (status, error, metrics, samples, artifacts).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("submitit", reason="the slurm executor needs submitit (extra [slurm])")
+
+HERE = Path(__file__).resolve().parent
+PROFILES = HERE / "profiles"
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def store_table(path: Path) -> dict[str, tuple]:
+    """Every stored case: key -> (status, error, metrics, samples, artifacts); not durations,
+    tracebacks or run ids, which differ between any two runs."""
+    conn = sqlite3.connect(path)
+    try:
+        metrics: dict[str, list] = {}
+        for k, name, value, unit, direction in conn.execute("SELECT case_key, name, value, unit, direction FROM metrics"):
+            metrics.setdefault(k, []).append((name, value, unit, direction))
+        samples: dict[str, list] = {}
+        for k, m, i, v in conn.execute("SELECT case_key, metric, idx, value FROM samples"):
+            samples.setdefault(k, []).append((m, i, v))
+        arts = dict(conn.execute("SELECT case_key, data FROM artifacts"))
+        return {k: (st, err, sorted(metrics.get(k, [])), sorted(samples.get(k, [])), arts.get(k))
+                for k, st, err in conn.execute("SELECT key, status, error FROM cases")}
+    finally:
+        conn.close()
+
+
+def plugin_env(tmp_path: Path) -> dict[str, str]:
+    """The environment of a user who installed the fake technique as a plugin: a dist-info with
+    its entry point on PYTHONPATH (so the CLI, the array tasks and dask workers all find it)."""
+    site = tmp_path / "site"
+    dist = site / "fake_suite_plugin-0.1.dist-info"
+    dist.mkdir(parents=True, exist_ok=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-suite-plugin\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[suite.plugins]\nfake = fakeplugin\n")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE), str(site)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["SUITE_PROFILES"] = str(PROFILES)
+    env.pop("SUITE_STORE", None)
+    return env
+
+
+def suite_cmd(*args: str) -> list[str]:
+    """The ``suite`` command of this environment, as a user types it."""
+    return [str(Path(sys.executable).parent / "suite"), *args]
+
+
+def jobs_of(folder: Path) -> list[int]:
+    """Process ids of the array tasks (and their controllers) working in *folder*."""
+    out = []
+    needle = str(folder).encode()
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            cmd = (d / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if needle in cmd and b"submitit" in cmd:
+            out.append(int(d.name))
+    return out
+
+
+def kill_jobs(folder: Path) -> None:
+    for pid in jobs_of(folder):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def wait_for(pred, timeout: float, what: str, every: float = 0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = pred()
+        if got:
+            return got
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+
+
+def outcome_lines(folder: Path) -> list[dict]:
+    out = []
+    for p in sorted((folder / "outcomes").glob("*.jsonl")):
+        for line in p.read_text().splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass
+    return out
+
+
+# --------------------------------------------------------------------------- options, grouping
+
+
+def test_options_are_parsed_and_bad_ones_named():
+    from suite.errors import SuiteError
+    from suite_slurm.executor import OPTIONS, SlurmOptions, parse_options
+
+    o = parse_options({"partition": "gpu", "time": "30", "array_parallelism": "64", "tasks-size": "25",
+                       "gpus-per-task": "1", "cluster": "local"})
+    assert (o.partition, o.time, o.array_parallelism, o.tasks_size, o.gpus_per_task, o.cluster) == \
+        ("gpu", 30, 64, 25, 1, "local")
+    assert parse_options({}) == SlurmOptions()
+    # every documented option is a field of SlurmOptions with the same default
+    assert {k.replace("-", "_"): d for k, (_t, d, _h) in OPTIONS.items()} == \
+        {f: getattr(SlurmOptions(), f) for f in SlurmOptions.__dataclass_fields__}
+    for raw, msg in [({"partitio": "x"}, "--slurm-partitio: unknown option of executor slurm"),
+                     ({"time": "half"}, "--slurm-time: expected an integer, got 'half'"),
+                     ({"tasks-size": "0"}, "--slurm-tasks-size: expected an integer >= 1, got 0"),
+                     ({"cluster": "pbs"}, "--slurm-cluster: expected one of slurm, local, got 'pbs'")]:
+        with pytest.raises(SuiteError, match="^" + msg):
+            parse_options(raw)
+
+
+@pytest.fixture
+def fake_cases(fake_registry):
+    from suite.context import Context
+    from suite.runner import expand_entry
+
+    ctx = Context.build()
+
+    def make(n: int, fidelity: str = "model", **params):
+        entry = {"technique": "fake", "variants": ["base"], "fidelities": [fidelity],
+                 "params": {"n": list(range(1, n + 1)), **{k: [v] for k, v in params.items()}}}
+        return expand_entry(entry, context=ctx).cases
+
+    return make
+
+
+def test_tasks_group_cases_in_order_and_keep_execute_cases_apart(fake_cases):
+    from suite_slurm.executor import group_tasks
+
+    model, execute = fake_cases(23), fake_cases(5, fidelity="execute")
+    mixed = model[:12] + execute + model[12:]
+    tasks = group_tasks(mixed, 10)
+    # 23 model cases in tasks of 10, 10, 3; the 5 execute cases in a task of their own
+    assert [len(t) for t in tasks] == [10, 10, 3, 5]
+    assert [c.key for t in tasks[:3] for c in t] == [c.key for c in model]
+    assert [c.key for c in tasks[3]] == [c.key for c in execute]
+
+
+# --------------------------------------------------------------------------- sbatch
+
+
+def test_sbatch_script_asks_for_partition_time_array_and_gpus(tmp_path, monkeypatch, fake_cases):
+    """Through submitit's real SlurmExecutor: a fake sbatch records the script it is given."""
+    from suite.runner.executors import ExecOptions
+    from suite_slurm.executor import SlurmExecutor, _Task, _Tail, parse_options
+
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    (bin_ / "srun").write_text("#!/bin/sh\nexit 0\n")
+    (bin_ / "sbatch").write_text(f'#!/bin/sh\ncp "$1" "{tmp_path}/script.$$.sh"\necho "Submitted batch job 4242"\n')
+    for f in ("srun", "sbatch"):
+        (bin_ / f).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_}{os.pathsep}{os.environ['PATH']}")
+    opts = parse_options({"partition": "P", "time": "30", "array-parallelism": "64", "gpus-per-task": "1",
+                          "tasks-size": "10", "cpus-per-task": "4", "folder": str(tmp_path / "f")})
+    ex = SlurmExecutor()
+    cases = fake_cases(23) + fake_cases(12, fidelity="execute")
+    by_key = {c.key: c for c in cases}
+    from suite_slurm.executor import group_tasks
+
+    tasks = [_Task(i, [c.key for c in t], tmp_path / f"{i}.jsonl", _Tail(tmp_path / f"{i}.jsonl"))
+             for i, t in enumerate(group_tasks(cases, opts.tasks_size))]
+    payload = {t.index: [by_key[k] for k in t.keys] for t in tasks}
+    active: list = []
+    ex._submit(list(tasks), active, payload, {}, ExecOptions(), opts, tmp_path / "f", by_key)
+    scripts = sorted(tmp_path.glob("script.*.sh"), key=lambda p: p.stat().st_mtime)
+    assert len(scripts) == 2  # one array of 3 model tasks, one of 2 execute tasks
+    model, execute = (p.read_text() for p in scripts)
+    for text, n in ((model, 3), (execute, 2)):
+        assert "#SBATCH --partition=P" in text
+        assert "#SBATCH --time=30" in text
+        assert f"#SBATCH --array=0-{n - 1}%{n}" in text  # min(tasks, array-parallelism 64)
+        assert "#SBATCH --cpus-per-task=4" in text
+        assert "submitit.core._submit" in text
+    assert "--gpus-per-task" not in model
+    assert "#SBATCH --gpus-per-task=1" in execute
+    assert sorted(t.job.job_id for t in active) == ["4242_0", "4242_0", "4242_1", "4242_1", "4242_2"]
+
+
+def test_no_srun_is_one_clear_line(tmp_path, monkeypatch, fake_cases):
+    from suite.errors import SuiteError
+    from suite.runner.executors import ExecOptions
+    from suite_slurm.executor import SlurmExecutor
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # no srun
+    with pytest.raises(SuiteError, match="no SLURM here: --slurm-cluster local"):
+        SlurmExecutor().map_cases(fake_cases(2), ExecOptions(executor_options={"folder": str(tmp_path / "f")}))
+
+
+# --------------------------------------------------------------------------- real task subprocesses
+
+
+def _local_opts(folder: Path, **kw) -> dict[str, str]:
+    return {"cluster": "local", "folder": str(folder), "array-parallelism": "2", **{k: str(v) for k, v in kw.items()}}
+
+
+def test_submitit_local_run_equals_local_run_with_a_crashing_case(tmp_path, monkeypatch, fake_cases):
+    from suite.results import Store
+    from suite.runner import ExecOptions, run_cases
+    from suite_slurm.executor import SlurmExecutor
+
+    monkeypatch.setenv("PYTHONPATH", str(HERE))  # the array tasks import the fake plugin
+    cases = fake_cases(30) + fake_cases(1, mode="abort") + fake_cases(1, mode="raise")
+    stores = {}
+    for name, executor, opts in [("local", "local", ExecOptions(jobs=2)),
+                                 ("slurm", SlurmExecutor(), ExecOptions(executor_options=_local_opts(tmp_path / "f",
+                                                                                             **{"tasks-size": 16})))]:
+        st = Store(tmp_path / f"{name}.sqlite")
+        s = run_cases(cases, st, executor=executor, options=opts)
+        st.close()
+        assert (s.computed, s.ok, s.by_status.get("crashed"), s.by_status.get("failed")) == (32, 30, 1, 1), name
+        stores[name] = store_table(tmp_path / f"{name}.sqlite")
+    assert stores["slurm"] == stores["local"]
+    crashed = [v for v in stores["slurm"].values() if v[0] == "crashed"]
+    assert crashed[0][1] == "worker process died (SIGABRT) while running this case"
+    # a complete run leaves no outcome files and no job folders of finished jobs behind
+    assert list((tmp_path / "f" / "outcomes").iterdir()) == []
+    assert not [p for p in (tmp_path / "f" / "jobs").iterdir() if p.name != "%j"]
+    assert jobs_of(tmp_path / "f") == []
+
+
+def test_a_killed_task_costs_only_its_unfinished_cases_and_the_next_run_reruns_them(tmp_path, monkeypatch,
+                                                                                     fake_cases):
+    import threading
+
+    from suite.results import Store
+    from suite.runner import ExecOptions, run_cases
+    from suite_slurm.executor import SlurmExecutor
+
+    monkeypatch.setenv("PYTHONPATH", str(HERE))
+    folder = tmp_path / "f"
+    cases = fake_cases(12, delay=0.2)  # one task of 12 cases of 0.2 s: still running when killed
+    killed: list[int] = []
+
+    def kill_task_after_two_outcomes():
+        wait_for(lambda: len(outcome_lines(folder)) >= 2, 120, "two outcomes of the array task")
+        for pid in jobs_of(folder):  # the task, not its controller: SLURM killing the job step
+            if b"submitit.core._submit" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+
+    killer = threading.Thread(target=kill_task_after_two_outcomes, daemon=True)
+    killer.start()
+    st = Store(tmp_path / "slurm.sqlite")
+    try:
+        s1 = run_cases(cases, st, executor=SlurmExecutor(),
+                       options=ExecOptions(executor_options=_local_opts(folder, **{"tasks-size": 12})))
+        killer.join(30)
+        assert killed, "the array task was not found running"
+        unfinished = s1.by_status.get("crashed", 0)
+        assert 1 <= unfinished <= 10 and s1.ok == 12 - unfinished  # >= 2 were reported before the kill
+        errors = {f["error"] for f in s1.failures}
+        assert len(errors) == 1 and "ended before this case finished; `suite run` again reruns it" in errors.pop()
+        kept_log = [p for p in (folder / "jobs").iterdir() if p.name != "%j"]
+        assert len(kept_log) == 1  # the killed job's folder (its logs) is kept
+        s2 = run_cases(cases, st, executor=SlurmExecutor(),
+                       options=ExecOptions(executor_options=_local_opts(folder, **{"tasks-size": 12})))
+        assert (s2.cached, s2.computed, s2.ok) == (12 - unfinished, unfinished, unfinished)
+    finally:
+        st.close()
+        kill_jobs(folder)
+    local = Store(tmp_path / "local.sqlite")
+    run_cases(cases, local, options=ExecOptions(jobs=2))
+    local.close()
+    assert store_table(tmp_path / "slurm.sqlite") == store_table(tmp_path / "local.sqlite")
+
+
+# --------------------------------------------------------------------------- a killed coordinator
+
+
+def _run_killed_coordinator_sweep(tmp_path: Path, n: int, size: int, delay: float) -> None:
+    env = plugin_env(tmp_path)
+    folder = tmp_path / "slurm"
+    exp = tmp_path / "sweep.toml"
+    # n - 1 ordinary cases and one that aborts its worker (a crashing case)
+    exp.write_text(f"""
+[sweep]
+technique = "fake"
+variants = ["base"]
+params = {{ n = {list(range(1, n))}, delay = [{delay}] }}
+
+[crash]
+technique = "fake"
+variants = ["base"]
+params = {{ n = [{n}], mode = ["abort"] }}
+""")
+    slurm = ["--executor", "slurm", "--slurm-cluster", "local", "--slurm-folder", str(folder),
+             "--slurm-tasks-size", str(size), "--slurm-array-parallelism", "2", "--slurm-time", "30", "-q"]
+    store = tmp_path / "slurm.sqlite"
+    coordinator = subprocess.Popen(suite_cmd("run", str(exp), "--store", str(store), *slurm), env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # mid-run: the tasks have written outcomes (some are stored, most are not yet)
+        wait_for(lambda: coordinator.poll() is not None or len(outcome_lines(folder)) >= size + 1, 300,
+                 "the first array task's outcomes")
+        assert coordinator.poll() is None, f"the run ended before it could be killed: {coordinator.communicate()}"
+        coordinator.kill()  # SIGKILL: no finally, no cancel; its tasks run on as orphans (as on a cluster)
+        coordinator.wait(30)
+        # the orphaned tasks finish and leave their outcomes in the folder
+        wait_for(lambda: not jobs_of(folder), 300, "the orphaned array tasks to finish")
+        left = {o["key"] for o in outcome_lines(folder) if o["status"] == "ok"}
+        stored = {k for k, v in store_table(store).items() if v[0] == "ok"} if store.exists() else set()
+        assert left - stored, "nothing was left for the next run to reuse"
+        second = subprocess.run(suite_cmd("run", str(exp), "--store", str(store), *slurm), env=env,
+                                capture_output=True, text=True, timeout=600)
+        assert second.returncode == 1, second.stderr  # 1: the aborting case is stored as crashed
+        said = second.stdout + second.stderr
+        assert f"slurm: reused {len(left - stored)} outcome(s)" in said
+        assert f"{n} case(s), {len(stored)} already stored, {n - len(stored)} computed; {n - 1 - len(stored)} ok, " \
+               f"1 failed (1 crashed)" in said
+    finally:
+        if coordinator.poll() is None:
+            coordinator.kill()
+        coordinator.communicate()
+        kill_jobs(folder)
+    local = subprocess.run(suite_cmd("run", str(exp), "--store", str(tmp_path / "local.sqlite"), "-j", "2", "-q"),
+                           env=env, capture_output=True, text=True, timeout=600)
+    assert local.returncode == 1, local.stderr
+    ours, theirs = store_table(store), store_table(tmp_path / "local.sqlite")
+    assert len(ours) == n and ours == theirs
+    assert sorted(v[0] for v in ours.values()).count("crashed") == 1
+    assert list((folder / "outcomes").iterdir()) == []  # the reused outcome files were removed
+
+
+def test_killed_coordinator_small_sweep_ends_with_the_local_store(tmp_path):
+    _run_killed_coordinator_sweep(tmp_path, n=24, size=8, delay=0.05)
+
+
+@pytest.mark.slow
+def test_killed_coordinator_2000_case_sweep_ends_with_the_local_store(tmp_path):
+    """The issue's acceptance run: 2,000 cases, one crashing, the coordinator killed mid-run."""
+    _run_killed_coordinator_sweep(tmp_path, n=2000, size=100, delay=0.0)
