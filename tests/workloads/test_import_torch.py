@@ -183,3 +183,29 @@ def test_cli_import_torch_factory_with_args(tmp_path, monkeypatch):
     r = CliRunner().invoke(main, ["workloads", "import", "--torch", "my_models:small", "--input-shape", "1,a"])
     assert r.exit_code != 0 and "--input-shape: expected positive integers" in r.output
     sys.modules.pop("my_models", None)
+
+
+class _FunctionalMatmul(torch.nn.Module):
+    """fx cannot trace it (a value decides a branch); a matmul written in forward, outside modules."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.zeros(8, 6))
+        self.fc = torch.nn.Linear(6, 3)
+
+    def forward(self, x):
+        y = x @ self.w
+        if y.sum() >= 0:
+            y = y * 2
+        return self.fc(y)
+
+
+def test_hooks_count_matmuls_outside_modules_as_one_functional_layer():
+    t = from_torch(_FunctionalMatmul, (5, 8))
+    assert t.layers[0].attrs["trace"] == "hooks"
+    assert t.params == 8 * 6 + 6 * 3 + 3 == 69
+    by = {l.name: l for l in t.layers}
+    assert by["params.w"].params == 48 and by["fc"].attrs["macs"] == 6 * 3
+    # x @ w, per sample: 8 * 6 MACs, seen by ATen outside every leaf module
+    assert by["functional"].attrs["macs"] == 8 * 6 and by["functional"].attrs["macs_from"] == "aten"
+    assert _macs(t) == 8 * 6 + 6 * 3

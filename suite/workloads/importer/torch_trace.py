@@ -15,8 +15,11 @@ How
    on, so ``attrs["inputs"]`` names the real producer layers (the graph is kept).
 2. **Forward hooks**, when fx cannot trace the model (data-dependent control flow): a hook on
    every leaf module records its call in execution order. Functions called outside modules
-   (residual adds, matmuls in ``forward``) are not seen, and a layer's ``inputs`` are found by
-   tensor identity (falling back to the previous layer); ``attrs["trace"]`` says ``"hooks"``.
+   (residual adds, matmuls in ``forward``) are not seen one by one: the MACs of the matmuls and
+   convolutions among them (PyTorch's ATen FLOP counter over the run, less its count inside the
+   leaf modules) are one ``functional`` layer (kind ``other``) at the end, position unknown.
+   A layer's ``inputs`` are found by tensor identity (falling back to the previous layer);
+   ``attrs["trace"]`` says ``"hooks"``.
 
 The model is built and run on PyTorch's ``meta`` device first (no memory, no arithmetic: shapes
 only); a model that cannot run there (e.g. it reads a tensor's value) is built again and run
@@ -480,12 +483,14 @@ def _trace_fx(model, example: Sequence, rec: _Recorder) -> None:
 def _trace_hooks(model, example: Sequence, rec: _Recorder) -> None:
     torch = _torch()
     nn = torch.nn
-    leaves: dict[Any, str] = {}
+    leaves: dict[Any, str] = {}  # module -> layer name
+    quals: dict[Any, str] = {}   # module -> qualified name ("" for the root)
     for qual, mod in model.named_modules():
-        if any(qual.startswith(q + ".") for q in leaves.values() if q):
+        if any(qual.startswith(q + ".") for q in quals.values() if q):
             continue
         if isinstance(mod, nn.MultiheadAttention) or not any(True for _ in mod.children()):
             leaves[mod] = qual or type(mod).__name__.lower()
+            quals[mod] = qual
     producer: dict[int, str] = {}
     keep: list = []  # tensors kept alive so that id() stays unique during the trace
     last = ["input"]
@@ -518,13 +523,26 @@ def _trace_hooks(model, example: Sequence, rec: _Recorder) -> None:
             producer[id(out_t)] = names[0]
             keep.append(out_t)
 
+    from torch.utils.flop_counter import FlopCounterMode
+
     handles = [m.register_forward_hook(hook) for m in leaves]
+    fc = FlopCounterMode(display=False)
     try:
-        with torch.no_grad():
+        with torch.no_grad(), fc:
             model(*example)
     finally:
         for h in handles:
             h.remove()
+    # matmuls / convolutions run outside every leaf module (in some forward): ATen's count of
+    # the whole run less its count inside the leaves, as one layer at the end (position unknown)
+    counts = fc.get_flop_counts()
+    root = type(model).__name__
+    inside = sum(sum(counts.get(f"{root}.{q}" if q else root, {}).values()) for q in set(quals.values()))
+    outside = fc.get_total_flops() - inside
+    if outside > 0:
+        macs = outside / 2.0 / rec.batch
+        rec.add("functional", "other", [last[0]], [], None, macs=macs, bwd_data=2.0 * macs, bwd_weight=0.0,
+                fn="outside modules", macs_from="aten")
 
 
 def from_torch(model_or_factory: Any, input_shape: Sequence[int] | Sequence[Sequence[int]], *,
