@@ -138,11 +138,11 @@ def _act_fp32(workload) -> float:
     return a * 4.0 / float(getattr(workload, "dtype_bytes", 4) or 4)
 
 
-def batch_caps(workload, devices: Sequence) -> np.ndarray:
+def batch_caps(workload, devices: Sequence, _per: float | None = None, _params: float | None = None) -> np.ndarray:
     """Largest batch of each device that fits its memory (``memory_bytes(b) <= memory``); 0 when
     not even the model states fit."""
-    per = _act_fp32(workload)
-    states = 16.0 * workload.params
+    per = _act_fp32(workload) if _per is None else _per
+    states = 16.0 * (workload.params if _params is None else _params)
     return np.array([max(0, int((float(d.memory) - states) // per)) if per > 0 else 2**31 for d in devices],
                     dtype=np.int64)
 
@@ -224,8 +224,10 @@ def step(workload, profile, ranks: int, total: int, variant: str, efficiency: fl
 
     devs = rank_devices(profile, ranks)
     F = float(workload.fwd_flops + workload.bwd_flops)
+    n_params = float(workload.params)
+    act = _act_fp32(workload)
     t = sample_times(F, devs, efficiency, dtype)
-    caps = batch_caps(workload, devs)
+    caps = batch_caps(workload, devs, act, n_params)
     if variant == "hetseq" and total > caps.sum():
         raise Skip(f"hetseq: global batch {total} does not fit the memory of {ranks} ranks (at most {int(caps.sum())})")
     b = split_batch(variant, total, t, caps if variant == "hetseq" else None)
@@ -234,12 +236,12 @@ def step(workload, profile, ranks: int, total: int, variant: str, efficiency: fl
         raise Skip(f"{variant}: rank {i} ({devs[i].name}) gets {int(b[i])} samples but fits at most {int(caps[i])}")
     comp = b * t
     if ranks > 1:
-        cost = collective_time("allreduce", grad_bytes * workload.params, group_of(profile, ranks), profile, algorithm)
+        cost = collective_time("allreduce", grad_bytes * n_params, group_of(profile, ranks), profile, algorithm)
         t_ar, alg = cost.time, cost.algorithm
     else:
         t_ar, alg = 0.0, "none"
     tc = float(comp.max())
-    return Step(b, comp, tc, t_ar, tc + t_ar, alg, float(max(memory_bytes(workload, int(x)) for x in b)))
+    return Step(b, comp, tc, t_ar, tc + t_ar, alg, 16.0 * n_params + int(b.max()) * act)  # = memory_bytes(max b)
 
 
 def fixed_epoch_steps(samples: int, total: int) -> int:
