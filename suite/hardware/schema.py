@@ -205,6 +205,16 @@ class Cost(BaseModel):
     power: PowerQ | None = None  # W per node
 
 
+class SameAs(BaseModel):
+    """``same_as = { name = "...", reason = "..." }`` in ``[profile]``: this profile's figures are
+    intentionally those of another (an export variant with the same silicon), so ``suite hardware
+    validate`` does not flag the two as a copy under another name."""
+
+    model_config = _STRICT
+    name: str = Field(min_length=1)
+    reason: str = Field(min_length=1)
+
+
 class ProfileMeta(BaseModel):
     """The ``[profile]`` table."""
 
@@ -217,6 +227,7 @@ class ProfileMeta(BaseModel):
     vendor: str = ""
     tags: list[str] = Field(default_factory=list)
     extends: str | None = None
+    same_as: SameAs | None = None
 
 
 class ProfileDoc(BaseModel):

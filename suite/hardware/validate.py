@@ -8,7 +8,56 @@ from typing import Iterable
 from suite.errors import ProfileError
 from suite.hardware.profile import ProfileLibrary
 
-__all__ = ["validate_paths"]
+__all__ = ["validate_paths", "figures_key", "identical_profiles"]
+
+
+def figures_key(profile) -> str:
+    """The profile's figures without its names: :meth:`Profile.normalized` with every ``name``
+    (the profile's, the device's, a network level's, the host link's) and the node's device
+    reference dropped, as canonical JSON. Two profiles with the same key predict the same
+    results under different names."""
+    import json
+
+    def strip(x, key=None):
+        if isinstance(x, dict):
+            return {k: strip(v, k) for k, v in x.items()
+                    if k != "name" and not (k in ("device", "cpu") and isinstance(v, str))}
+        if isinstance(x, list):
+            return [strip(v) for v in x]
+        return x
+
+    return json.dumps(strip(profile.normalized()), sort_keys=True, separators=(",", ":"))
+
+
+def _declared(lib, a: str, b: str) -> bool:
+    """Whether *a* declares it extends or is the same as *b*, or the other way round."""
+    for x, y in ((a, b), (b, a)):
+        meta = (lib.raw(x).get("profile") or {})
+        same = meta.get("same_as") or {}
+        if meta.get("extends") == y or (isinstance(same, dict) and same.get("name") == y):
+            return True
+    return False
+
+
+def identical_profiles(lib, names=None) -> list[tuple[str, str]]:
+    """Pairs (a, b) of profiles of one kind with identical figures (:func:`figures_key`) where
+    neither declares ``extends`` or ``same_as`` naming the other, for every profile in *names*
+    (default: all) against the whole library. Profiles that do not resolve are left out
+    (their errors are reported elsewhere)."""
+    keys: dict[str, tuple[str, str]] = {}
+    for n in lib.names():
+        try:
+            p = lib.get(n)
+        except Exception:  # noqa: BLE001 - a broken file is reported by its own validation
+            continue
+        keys[n] = (p.kind, figures_key(p))
+    wanted = list(keys) if names is None else [n for n in names if n in keys]
+    pairs = set()
+    for a in wanted:
+        for b, kb in keys.items():
+            if a != b and keys[a] == kb and not _declared(lib, a, b):
+                pairs.add(tuple(sorted((a, b))))
+    return sorted(pairs)
 
 
 def validate_paths(paths: Iterable[str | Path], extra: Iterable[str | Path] = (), *,
@@ -58,4 +107,9 @@ def validate_paths(paths: Iterable[str | Path], extra: Iterable[str | Path] = ()
             errors.append(str(exc))
             continue
         ok.append({"name": prof.name, "kind": prof.kind, "path": str(f), "hash": prof.content_hash()})
-    return {"ok": ok, "errors": errors, "warnings": list(lib.warnings)}
+    warnings = list(lib.warnings)
+    for a, b in identical_profiles(lib, [o["name"] for o in ok]):
+        warnings.append(f"{lib.path(a)} and {lib.path(b)}: profiles {a!r} and {b!r} have identical figures under "
+                        f"different names; expected one to declare `extends = \"{b}\"` or `same_as = {{ name = "
+                        f"\"{b}\", reason = \"...\" }}` in [profile] (a copy would give the same results twice)")
+    return {"ok": ok, "errors": errors, "warnings": warnings}
