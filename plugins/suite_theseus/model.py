@@ -241,8 +241,14 @@ def evaluate(scenario):
         ``query_time`` (s), ``feasible`` (1/0), the terms ``t_storage``, ``t_pcie``, ``t_compute``,
         ``t_network``, ``t_spill`` (s), ``bytes_scanned``, ``bytes_shuffled``, ``bytes_spilled``,
         ``working_set`` (B), ``nodes``, ``usd_per_hour`` (USD/h, when the profile has a price)
-        and ``usd_per_query`` (USD). An infeasible case reports ``query_time = inf``... as the
-        largest finite float is not useful, it omits ``query_time`` and keeps ``feasible = 0``.
+        and ``usd_per_query`` (USD), ``pipeline_batches``. An infeasible case has ``feasible = 0``
+        and no ``query_time`` (nor ``usd_per_query``).
+
+    Raises
+    ------
+    suite.errors.ParameterError
+        A query not implemented; ``page_size`` above the node's host memory; a ``usd_per_hour``
+        that buys no node or more nodes than the profile has.
     """
     from suite import Result
 
@@ -264,7 +270,7 @@ def evaluate(scenario):
         total = combine(t, scenario.variant) if t["feasible"] else math.inf
         res.add("bytes_spilled", t["spill_host"] + t["spill_disk"], "B", "none")
         res.add("working_set", t["working_set"], "B", "none")
-        res.add("batches", float(t["batches"]), "1", "none")
+        res.add("pipeline_batches", float(t["batches"]), "1", "none")
     res.add("feasible", 1.0 if t["feasible"] and math.isfinite(total) else 0.0, "1", "higher")
     if math.isfinite(total):
         res.add("query_time", total, "s", "lower")

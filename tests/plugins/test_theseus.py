@@ -241,6 +241,30 @@ def test_serial_is_sum_and_theseus_fill_plus_max_hand_calculation():
     assert model.combine(t, "theseus") == pytest.approx(10 / 10 + 4.0 * 9 / 10)  # 4.6 s
 
 
+def test_halving_infiniband_slows_a_shuffle_query():
+    from suite.hardware import get_profile
+
+    prof = get_profile("theseus-dgx-a100-2n")
+    slow = prof.with_overrides({"network.1.bandwidth": "100 Gbit/s"})
+    kw = {"batch_bytes": float(256 << 20), "page_size": 65536.0}
+    a, b = model.terms(5, 1e5, prof, "serial", kw), model.terms(5, 1e5, slow, "serial", kw)
+    assert b["network"] > 1.5 * a["network"] > 0  # Q5 shuffles 4.4 MB per SF: the IB share of it doubles
+    assert model.combine(b, "serial") > model.combine(a, "serial")
+
+
+def test_first_fit_host_tier_spills_to_disk_where_pages_do_not():
+    # Q3 at SF 100k spills 2.49 TB beyond HBM; with 1.5 TB of host memory per node the page pool
+    # holds 3 TB, first fit 2/3 of it (2 TB, Knuth's fifty-percent rule): 0.49 TB more to NVMe
+    from suite.hardware import get_profile
+
+    prof = get_profile("theseus-dgx-a100-2n").with_overrides({"node.host_memory": "1.5 TB"})
+    kw = {"batch_bytes": float(256 << 20), "page_size": 65536.0}
+    th, ff = model.terms(3, 1e5, prof, "theseus", kw), model.terms(3, 1e5, prof, "variable-host-alloc", kw)
+    assert th["spill_disk"] == 0.0
+    assert ff["spill_disk"] == pytest.approx(th["spill_host"] - 2 * 1.5e12 * 2 / 3, rel=1e-9)
+    assert model.combine(ff, "variable-host-alloc") > model.combine(th, "theseus")
+
+
 def test_cost_parity_node_counts():
     from suite.hardware import get_profile
 
