@@ -291,3 +291,31 @@ def test_bad_devices_through_the_scenario():
     case = resolve_case(TECHNIQUE, spec)
     with pytest.raises(ParameterError, match="expected a divisor of virtual_nodes \\(16\\), got 3"):
         TECHNIQUE.evaluate(case.scenario)
+
+
+def test_physical_large_batch_does_not_fit_but_virtual_nodes_do():
+    # resnet-50, B = 8192 on 8 V100 (16 GB): one batch of B/8 = 1024 images needs ~150 GB of
+    # activations; 128 virtual nodes of 64 need 64 x 150 MB + 0.4 GB of state < 16 GB
+    wl = get_workload("resnet-50")
+    phys = TECHNIQUE.evaluate(dataclasses.replace(
+        resolve_case(TECHNIQUE, dataclasses.replace(TECHNIQUE.smoke[0], profile="dgx-1-v100", workload="resnet-50",
+                                                    variant="physical",
+                                                    params={"batch": 8192, "virtual_nodes": 8, "devices": 8})).scenario))
+    virt = TECHNIQUE.evaluate(dataclasses.replace(
+        resolve_case(TECHNIQUE, dataclasses.replace(TECHNIQUE.smoke[0], profile="dgx-1-v100", workload="resnet-50",
+                                                    variant="virtual",
+                                                    params={"batch": 8192, "virtual_nodes": 128, "devices": 8})).scenario))
+    act = sum(l.activation_bytes for l in wl.layers)
+    assert phys["fits_memory"] == 0.0 and phys["memory_per_device"] == pytest.approx(wl.params * 16 + 1024 * act)
+    assert virt["fits_memory"] == 1.0 and virt["vn_per_device_max"] == 16
+
+
+def test_simulated_jct_never_beats_running_at_full_demand():
+    # every job's JCT >= its steps x its step time on its full demand (step time falls with g)
+    for variant in ("elastic", "static"):
+        spec = dataclasses.replace(TECHNIQUE.smoke[2], variant=variant)
+        r = TECHNIQUE.evaluate(resolve_case(TECHNIQUE, spec).scenario)
+        for row in r.artifacts["jobs"]:
+            assert row["jct"] >= row["steps"] * row["step_time_at_demand"] * (1 - 1e-9)
+        assert r["avg_jct"] == pytest.approx(np.mean([row["jct"] for row in r.artifacts["jobs"]]))
+    assert r["resizes"] == 0  # static never resizes
