@@ -178,6 +178,27 @@ def test_scanned_bytes_per_sf_match_the_specification():
     assert model.query_bytes(14, 1.0)["build"] == pytest.approx(2.0e6, rel=1e-6)
 
 
+def test_spec_derived_bytes_match_the_ledger_coefficients():
+    """Bytes per SF derived from the TPC-H specification alone, against the committed coefficients.
+
+    TPC-H 3.0.1 cl. 4.2.3: O_ORDERDATE uniform in [1992-01-01, 1998-12-31 - 151 days] (2,406 days);
+    L_SHIPDATE = O_ORDERDATE + [1, 121] days, so a month inside the range holds ~30/2,406 of lineitem;
+    C_MKTSEGMENT uniform over 5 segments; 5 of the 25 nations are in ASIA (cl. 4.2.3, nation table).
+    """
+    days = 2406
+    # Q14 routes the September-1995 lineitems to the part owners: (l_partkey, revenue) = 16 B per row
+    q14 = 6e6 * 30 / days * 16
+    assert model.query_bytes(14, 1.0)["routed"] == pytest.approx(q14, rel=0.05)
+    # Q5 routes the 1994 orders (orderkey, custkey: 16 B) to the customer owners, and the fifth of them
+    # with an ASIA customer back (orderkey, c_nationkey: 16 B)
+    o94 = 1.5e6 * 365 / days
+    assert model.query_bytes(5, 1.0)["routed"] == pytest.approx(o94 * 16 + o94 * 0.2 * 16, rel=0.05)
+    # Q3 broadcasts the BUILDING customers' keys (8 B): a fifth of 150,000 per SF
+    assert model.query_bytes(3, 1.0)["broadcast_table"] == pytest.approx(150_000 / 5 * 8, rel=0.05)
+    # Q12 holds orders (orderkey 8 B + priority code 1 B) as its build side: 1.5e6 x 9 B per SF
+    assert model.query_bytes(12, 1.0)["build"] == pytest.approx(1.5e6 * 9, rel=1e-6)
+
+
 def test_ledger_bytes_equal_the_model_at_the_same_sf_and_k(data):
     # shuffle bytes crossing workers: the model's routed x (K-1)/K (uniform hashing) vs the ledger
     for q in (5, 10, 14):
