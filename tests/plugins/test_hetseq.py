@@ -211,7 +211,7 @@ def _problem(K):
     return load_problem(K, "iid", seed=K)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(st.lists(st.integers(0, 9), min_size=1, max_size=6).filter(lambda b: sum(b) > 0), st.integers(1, 3),
        st.integers(0, 1000))
 def test_any_split_with_empty_ranks_gives_the_single_process_step(batches, micro, seed):
