@@ -56,6 +56,9 @@ Per-layer counts (per sample; ``B`` = the batch, the first dimension of the inpu
   ``sum(p.numel() for p in model.parameters() if p.requires_grad)``.
 * ``activation_bytes``: the layer's output per sample at ``dtype_bytes`` (default: the element
   size of the model's parameters, 4 for fp32).
+* Per sample means: every activation is taken to carry the batch as its first dimension, which
+  the shapes drop and the counts divide out (a sequence-first ``nn.MultiheadAttention`` is
+  counted right, but its recorded shapes keep the batch and drop the sequence).
 
 References
 ----------
