@@ -113,6 +113,8 @@ def line_rate(name: str) -> float:
         return 9.6e9 / 8  # 802.11ax (Wi-Fi 6) maximum PHY rate, 9.6 Gbit/s
     if n.startswith("wan"):
         return 400e9 / 8  # a wide-area link is no faster than a 400G Ethernet port
+    if n.endswith("-calibrated"):
+        return 400e9 / 8  # an effective rate fitted to measurements: no faster than a 400G NIC port
     raise AssertionError(f"no line-rate rule for link {name!r}: add one to this test")
 
 
@@ -257,7 +259,6 @@ def test_bits_and_bytes_never_guessed():
 
 
 def test_mix_devices_resolves_groups_like_node_device():
-    from suite.errors import ProfileError
     from suite.hardware import get_profile, mix_devices
 
     p = get_profile("edge-hetero")
@@ -265,6 +266,22 @@ def test_mix_devices_resolves_groups_like_node_device():
     assert [(n, c) for n, _, c in groups] == [("nvidia-jetson-nano", 10), ("raspberry-pi-4b", 10)]
     assert groups[0][1] == get_profile("nvidia-jetson-nano").device
     assert mix_devices(get_profile("nvidia-jetson-nano")) == ()
-    bad = p.model_copy(update={"ext": {"mix": {"groups": [{"device": "no-such-gpu", "count": 2}]}}})
-    with pytest.raises(ProfileError, match=r"field ext\.mix\.groups\.0\.device: expected the name of a device"):
-        mix_devices(bad)
+
+
+def test_mix_devices_names_the_bad_group(tmp_path):
+    from suite.errors import ProfileError
+    from suite.hardware import mix_devices
+
+    (tmp_path / "bad.toml").write_text("""
+[profile]
+name = "bad-mix"
+kind = "node"
+[node]
+device = "nvidia-titan-xp"
+devices_per_node = 2
+[ext.mix]
+groups = [{ device = "nvidia-titan-xp", count = 1 }, { device = "no-such-gpu", count = 1 }]
+""")
+    lib = ProfileLibrary([SHIPPED, tmp_path])
+    with pytest.raises(ProfileError, match=r"field ext\.mix\.groups\.1\.device: expected the name of a device"):
+        mix_devices(lib.get("bad-mix"), lib)  # raised when the groups are resolved (load or lookup)
