@@ -19,7 +19,7 @@ __all__ = ["ALLOWED", "FORBIDDEN", "imports_of", "allowed", "import_problems", "
 #: What plugin code may import from the suite: a module here, or a submodule of one ending in ".*".
 ALLOWED = ("suite", "suite.technique", "suite.errors", "suite.frozen", "suite.perf.*", "suite.collectives.*",
            "suite.workloads.*", "suite.hardware", "suite.hardware.units", "suite.hardware.schema",
-           "suite.hardware.extensions")
+           "suite.hardware.extensions", "suite.execution")
 
 #: Never from plugin code (the runner drives plugins, not the other way round).
 FORBIDDEN = ("suite.runner", "suite.results", "suite.registry", "suite.context", "suite.cli", "suite.report",

@@ -137,6 +137,41 @@ def test_options_are_parsed_and_bad_ones_named():
             parse_options(raw)
 
 
+def test_executor_options_on_the_command_line():
+    """``--executor E --E-NAME VALUE`` reaches executor E as ``-X NAME=VALUE``; nothing else moves."""
+    import click
+
+    from suite.cli.run import rewrite_executor_args
+
+    args = ["-t", "fake", "--executor", "slurm", "--slurm-partition", "gpu", "--slurm-time=30", "-j", "2",
+            "--param", "n=1"]
+    assert rewrite_executor_args(args) == ["-t", "fake", "--executor", "slurm", "-X", "partition=gpu",
+                                           "-X", "time=30", "-j", "2", "--param", "n=1"]
+    assert rewrite_executor_args(["--executor=slurm", "--slurm-gpus-per-task", "1"]) == \
+        ["--executor=slurm", "-X", "gpus-per-task=1"]
+    # the built-in executors take no such options: a --dask-... flag stays an unknown option
+    assert rewrite_executor_args(["--executor", "dask", "--dask-x", "1"]) == ["--executor", "dask", "--dask-x", "1"]
+    with pytest.raises(click.UsageError, match="--slurm-time: expected a value"):
+        rewrite_executor_args(["--executor", "slurm", "--slurm-time"])
+
+
+def test_executor_option_errors_are_one_line(fake_registry):
+    from suite.cli.run import executor_settings
+    from suite.errors import SuiteError
+    from suite.registry import Registry
+
+    import suite_slurm
+
+    reg = Registry(entry_points_=[], modules=[("slurm", suite_slurm)])
+    assert executor_settings("slurm", ("partition=gpu", "time=30"), reg) == {"partition": "gpu", "time": "30"}
+    with pytest.raises(SuiteError, match="executor 'local' takes no options; given partition"):
+        executor_settings("local", ("partition=gpu",), reg)
+    with pytest.raises(SuiteError, match="expected NAME=VALUE"):
+        executor_settings("slurm", ("partition",), reg)
+    with pytest.raises(SuiteError, match="--slurm-array-parallelism: expected an integer >= 1, got 0"):
+        executor_settings("slurm", ("array-parallelism=0",), reg)
+
+
 @pytest.fixture
 def fake_cases(fake_registry):
     from suite.context import Context
@@ -257,7 +292,7 @@ def test_a_killed_task_costs_only_its_unfinished_cases_and_the_next_run_reruns_t
 
     monkeypatch.setenv("PYTHONPATH", str(HERE))
     folder = tmp_path / "f"
-    cases = fake_cases(12, delay=0.2)  # one task of 12 cases of 0.2 s: still running when killed
+    cases = fake_cases(12, delay=0.3)  # one task of 12 cases of 0.3 s: still running when killed
     killed: list[int] = []
 
     def kill_task_after_two_outcomes():
@@ -348,6 +383,32 @@ params = {{ n = [{n}], mode = ["abort"] }}
     assert len(ours) == n and ours == theirs
     assert sorted(v[0] for v in ours.values()).count("crashed") == 1
     assert list((folder / "outcomes").iterdir()) == []  # the reused outcome files were removed
+
+
+def test_ctrl_c_of_the_coordinator_cancels_its_jobs(tmp_path):
+    env = plugin_env(tmp_path)
+    folder = tmp_path / "slurm"
+    run = subprocess.Popen(suite_cmd("run", "-t", "fake", "--variant", "base", "--param",
+                                     f"n={','.join(map(str, range(1, 17)))}", "--param", "delay=1.0",
+                                     "--store", str(tmp_path / "s.sqlite"), "--executor", "slurm",
+                                     "--slurm-cluster", "local", "--slurm-folder", str(folder),
+                                     "--slurm-tasks-size", "8", "-q"),
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: run.poll() is not None or outcome_lines(folder), 300, "the first outcome")
+        assert run.poll() is None, run.communicate()
+        run.send_signal(signal.SIGINT)
+        out, err = run.communicate(timeout=120)
+        assert run.returncode == 130, err
+        assert "interrupted: run 1 stored" in err
+        wait_for(lambda: not jobs_of(folder), 60, "the cancelled array tasks to exit")
+        # cancelled, not run to the end: 2 tasks of 8 cases of 1 s each, stopped after the first outcome
+        assert 1 <= len(outcome_lines(folder)) < 16
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+        kill_jobs(folder)
 
 
 def test_killed_coordinator_small_sweep_ends_with_the_local_store(tmp_path):
