@@ -130,17 +130,6 @@ class HostEndpoint:
         return self.link_bandwidth * self.link_fraction
 
 
-@functools.lru_cache(maxsize=64)
-def _cpu_memory_bandwidth(name: str) -> float | None:
-    from suite.hardware import get_profile
-
-    try:
-        dev = get_profile(name).device
-    except Exception:  # noqa: BLE001 - an unknown CPU leaves the aggregate unbounded (said in the docs)
-        return None
-    return dev.memory_bandwidth if dev is not None else None
-
-
 def host_endpoint(profile) -> HostEndpoint:
     """The swap path of *profile*'s GPUs.
 
@@ -163,9 +152,8 @@ def host_endpoint(profile) -> HostEndpoint:
     if dev.host_link is None:
         raise ProfileError(f"profile {profile.name!r}: field device.host_link: expected the host link (PCIe) a "
                            "model is swapped over, got nothing")
-    host = None
-    if profile.node is not None and profile.node.cpu:
-        host = _cpu_memory_bandwidth(profile.node.cpu)
+    # the host CPU (node.cpu), resolved by the library that loaded the profile
+    host = profile.cpu.memory_bandwidth if profile.cpu is not None else None
     sw = (profile.ext or {}).get("pcie_switch")
     gpus = bw = None
     if sw is not None:

@@ -14,13 +14,14 @@ import os
 import sys
 from pathlib import Path
 
-from suite.hardware.profile import Profile, ProfileLibrary, load_file
+from suite.hardware.profile import DeviceGroup, Profile, ProfileLibrary, load_file
 from suite.hardware.schema import CollectiveFit, Cost, Device, Link, NetworkLevel, Node, Reliability
 from suite.hardware.units import format_quantity, parse_quantity
 
 __all__ = [
     "Profile",
     "ProfileLibrary",
+    "DeviceGroup",
     "Device",
     "Node",
     "Link",
@@ -144,6 +145,8 @@ def mix_devices(profile: Profile, lib: ProfileLibrary | None = None) -> tuple[tu
     """
     from suite.errors import ProfileError
 
+    if profile.groups:  # resolved when the profile loaded, by the library that loaded it
+        return tuple((g.name, g.device, g.count) for g in profile.groups)
     mix = (profile.ext or {}).get("mix")
     if not mix:
         return ()

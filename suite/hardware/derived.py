@@ -50,8 +50,10 @@ class Derived:
         return f"{self.value:.4g}"
 
 
+# "cpu" and "groups" are other profiles' devices resolved by reference (node.cpu, [ext.mix]): their
+# figures and sources belong to those profiles and are listed there
 _SKIP = {"sources", "measured", "path", "description", "source", "overrides", "tags", "name", "kind", "verified",
-         "vendor"}
+         "vendor", "cpu", "groups"}
 
 
 def _dimension(path: tuple) -> str | None:

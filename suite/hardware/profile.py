@@ -23,7 +23,18 @@ from suite.errors import ProfileError
 from suite.hardware.schema import Cost, Device, Link, Node, NetworkLevel, ProfileDoc, Reliability
 from suite.hardware.units import DIMENSIONS, dimension_of
 
-__all__ = ["Profile", "ProfileLibrary", "load_file", "read_toml", "format_validation_error", "FILE_CONTEXT"]
+__all__ = ["Profile", "DeviceGroup", "ProfileLibrary", "load_file", "read_toml", "format_validation_error", "FILE_CONTEXT"]
+
+
+class DeviceGroup(BaseModel):
+    """One ``[ext.mix]`` group resolved: the device profile's *name*, its :class:`Device` and
+    how many of it the mix has."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    device: Device
+    count: int = Field(ge=1)
 
 
 class Profile(BaseModel):
@@ -38,6 +49,12 @@ class Profile(BaseModel):
     node : Node or None
     nodes : int or None
         Number of nodes of a cluster.
+    cpu : Device or None
+        The host CPU named by ``node.cpu``, resolved when the profile loads (by the library
+        that loads it, so a ``--profile-dir`` device is found like a shipped one).
+    groups : tuple of DeviceGroup
+        The ``[ext.mix]`` groups, each device resolved like ``node.device`` when the profile
+        loads; empty without ``[ext.mix]``.
     network : list of NetworkLevel
         Innermost level first.
     reliability, cost : optional tables
@@ -60,6 +77,8 @@ class Profile(BaseModel):
     tags: tuple[str, ...] = ()
     device: Device | None = None
     node: Node | None = None
+    cpu: Device | None = None
+    groups: tuple[DeviceGroup, ...] = ()
     nodes: int | None = Field(default=None, ge=1)
     network: tuple[NetworkLevel, ...] = ()
     reliability: Reliability | None = None
@@ -116,6 +135,12 @@ class Profile(BaseModel):
         # hashed, so "10 Gbit/s" and "1.25 GB/s" give one case
         d = self.model_dump(mode="json", exclude={"path", "description", "source", "sources", "measured",
                                                   "verified", "tags", "vendor", "overrides"})
+        # resolved references are hashed (a changed host CPU or mix device changes the results);
+        # absent ones are left out so the hashes of profiles without them stay as they were
+        if d.get("cpu") is None:
+            d.pop("cpu", None)
+        if not d.get("groups"):
+            d.pop("groups", None)
         return _round_floats(d)
 
     def content_hash(self) -> str:
@@ -592,6 +617,9 @@ class ProfileLibrary:
             if cpu is None or cpu.type != "cpu":
                 raise ProfileError(f"{path}: field node.cpu: expected a profile whose [device] type is 'cpu', got "
                                    f"{node.cpu!r} ({'no [device]' if cpu is None else 'type ' + repr(cpu.type)})")
+            host = cpu if cpu.name else cpu.model_copy(update={"name": node.cpu})
+        else:
+            host = None
         if kind in ("node", "cluster") and node is None:
             raise ProfileError(f"{path}: field node: expected a [node] table for kind {kind!r}, got nothing "
                                f"(required table missing)")
@@ -616,10 +644,11 @@ class ProfileLibrary:
                                f"node.devices_per_node = {node.devices_per_node}) for the intra-node level, "
                                f"got {doc.network[0].size}")
         ext = self._validate_ext(path, doc.ext)
+        groups = self._mix_groups(name, path, ext.get("mix"))
         prof = Profile(
             name=doc.profile.name, kind=kind, source=doc.profile.source, verified=doc.profile.verified,
             description=doc.profile.description, vendor=doc.profile.vendor, tags=tuple(doc.profile.tags),
-            device=device, node=node, nodes=doc.nodes, network=tuple(doc.network), reliability=doc.reliability,
+            device=device, node=node, cpu=host, groups=groups, nodes=doc.nodes, network=tuple(doc.network), reliability=doc.reliability,
             cost=doc.cost, sources=sources, measured=doc.measured, ext=ext, path=str(path),
         )
         dumped = prof.model_dump(mode="python")
@@ -628,6 +657,24 @@ class ProfileLibrary:
                 raise ProfileError(f"{path}: field sources.{key}: expected the path of a field of this profile "
                                    f"(e.g. device.memory, network.0.bandwidth), got {key!r}")
         return prof
+
+    def _mix_groups(self, name: str, path: Path, mix: Any) -> tuple[DeviceGroup, ...]:
+        """``[ext.mix]`` groups with their devices resolved in this library (like node.device)."""
+        if not mix:
+            return ()
+        out = []
+        for n, g in enumerate(mix.get("groups", ())):
+            ref = str(g["device"])
+            if ref not in self._raw or ref == name:
+                raise ProfileError(f"{path}: field ext.mix.groups.{n}.device: expected the name of a device "
+                                   f"profile, got {ref!r}{self._hint(ref)}")
+            dev = self.get(ref).device
+            if dev is None:
+                raise ProfileError(f"{path}: field ext.mix.groups.{n}.device: expected a profile with a [device] "
+                                   f"table, got {ref!r} (no [device])")
+            out.append(DeviceGroup(name=ref, device=dev if dev.name else dev.model_copy(update={"name": ref}),
+                                   count=int(g["count"])))
+        return tuple(out)
 
     def _warn(self, msg: str) -> None:
         if msg not in self.warnings:
