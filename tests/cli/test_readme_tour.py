@@ -57,7 +57,7 @@ def test_readme_tour_line_by_line(tmp_path):
     # 6 node counts x 6 bandwidths x 4 variants (a few already stored by `suite reproduce poseidon`),
     # then every case found stored
     assert re.search(r"run 2: 144 case\(s\), \d+ already stored, \d+ computed; \d+ ok;", outputs[sweep])
-    assert "run 3: 144 case(s), 144 already stored, 0 computed" in outputs[rerun]
+    assert "run 3: 144 case(s), 144 already stored: nothing new to compute" in outputs[rerun]
     csv_line = next(ln for ln in lines if "--format csv" in ln)
     header = outputs[csv_line].splitlines()[0].split(",")
     assert "iteration_time [s]" in header and "throughput [samples/s]" in header

@@ -1,0 +1,281 @@
+"""Issue 20's report: every facet value a panel, every scenario a bar (paged, said so), log axes
+over geometric sweeps, the cases table sorted numerically with one unit and format per column,
+the head-to-head section of a category run; display-time units; the headless-Chromium check."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from suite.report import plots
+from suite.report.units import column_scale, format_number, format_value, geometric, sort_key
+
+# --------------------------------------------------------------------------- units for people
+
+
+def test_format_value_scales_for_display_by_hand():
+    assert format_value(0.0123, "s") == "12.3 ms"
+    assert format_value(7.8e-4, "s") == "780 us"
+    assert format_value(2.5, "s") == "2.5 s"
+    # 3,791,828,288 B / 2^30 = 3.5314 GiB (memory is allocated in powers of two)
+    assert format_value(3791828288.0, "B") == "3.531 GiB"
+    assert format_value(512 * 2**20, "B") == "512 MiB"
+    # rates and FLOPs in the datasheets' decimal prefixes
+    assert format_value(1.25e9, "B/s") == "1.25 GB/s"
+    assert format_value(3.12e14, "FLOP/s") == "312 TFLOP/s"
+    assert format_value(2845.04, "samples/s") == "2845 samples/s"  # no ladder: kept as it is
+    assert format_value(0.9985, "1") == "0.9985"
+    assert format_number(123456.7) == "123457" and format_number(1.5e-7) == "1.500e-07"
+
+
+def test_one_scale_per_column():
+    # the median (0.08 s) picks ms for the whole column, so 1 ms and 0.5 s share a unit
+    assert column_scale([0.001, 0.08, 0.09, 0.5], "s") == (1e-3, "ms")
+    assert column_scale([None, float("nan")], "s") == (1.0, "s")
+
+
+def test_numeric_sort_key():
+    vals = ["10 Gbit/s", "2 Gbit/s", "40 Gbit/s", "5 Gbit/s"]
+    assert sorted(vals, key=sort_key) == ["2 Gbit/s", "5 Gbit/s", "10 Gbit/s", "40 Gbit/s"]
+    assert sorted([16, 2, None, 4], key=sort_key) == [2, 4, 16, None]
+
+
+def test_geometric_spacing():
+    assert geometric([1, 2, 4, 8, 16, 32])  # log gaps all ln 2
+    assert geometric([1, 10, 100])
+    assert not geometric([10, 20, 30, 40])  # spans only 4x
+    assert not geometric(range(1, 11))  # 1..10: even linear gaps (CV 0) vs uneven log gaps
+    assert not geometric([0, 1, 2, 4])  # not all positive
+
+
+# --------------------------------------------------------------------------- figures from a real sweep
+
+
+NODES = [1, 2, 4, 8, 16, 32]
+BANDWIDTHS = ["2 Gbit/s", "5 Gbit/s", "10 Gbit/s", "20 Gbit/s", "30 Gbit/s", "40 Gbit/s"]
+
+
+@pytest.fixture(scope="module")
+def tour_store(tmp_path_factory):
+    """The README's sweep: poseidon, 6 node counts x 6 bandwidths x 4 variants = 144 cases."""
+    from suite.results import Store
+    from suite.runner.engine import run_cases
+    from suite.runner.experiment import expand_entry
+
+    path = tmp_path_factory.mktemp("report") / "s.sqlite"
+    exp = expand_entry({"technique": "poseidon", "workloads": ["vgg19-22k"],
+                        "params": {"nodes": [str(n) for n in NODES]}, "set": {"network.-1.bandwidth": BANDWIDTHS}})
+    with Store(path) as st:
+        s = run_cases(exp.cases, st, command="suite run (README sweep)")
+        assert s.ok == 144
+        st.name_run(s.run_id, "sweep")
+    return path
+
+
+@pytest.fixture(scope="module")
+def wide(tour_store):
+    from suite.results.load import load
+
+    return load(tour_store, run="sweep", wide=True)
+
+
+def _no_png(fig) -> str:
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return ""
+
+
+def _capture(monkeypatch):
+    figs = []
+
+    def fake_render(fig):
+        import matplotlib.pyplot as plt
+
+        figs.append(fig)
+        plt.close(fig)  # its axes stay readable
+        return ""
+
+    monkeypatch.setattr(plots, "render", fake_render)
+    return figs
+
+
+def test_every_facet_value_is_a_panel_and_geometric_axes_are_log(wide, monkeypatch):
+    figs = _capture(monkeypatch)
+    d, u = wide.attrs["directions"], wide.attrs["units"]
+    chosen = plots.choose_figures(wide, d, u, "ps", "poseidon")
+    lines = [f for f in chosen if f.kind == "line"]
+    assert [(f.x, f.y) for f in lines] == [("param.nodes", "speedup"), ("param.nodes", "throughput"),
+                                           ("set.network.-1.bandwidth", "iteration_time"),
+                                           ("set.network.-1.bandwidth", "comm_time")]
+    for f, mpl in zip(lines, figs):
+        panels = [ax for ax in mpl.axes if ax.get_visible()]
+        titles = [ax.get_title() for ax in panels]
+        if f.x == "param.nodes":  # one panel per bandwidth, all six, in numeric order
+            assert titles == [f"network.-1.bandwidth = {b}" for b in BANDWIDTHS]
+            assert {ax.get_xscale() for ax in panels} == {"log"}  # 1..32 doubling
+        else:  # one panel per node count, all six
+            assert titles == [f"nodes = {n}" for n in NODES]
+            assert {ax.get_xscale() for ax in panels} == {"log"}  # 2..40: log gaps more even
+        assert len(panels) == 6 and len(mpl.axes) == 6  # a 2 x 3 grid, nothing dropped
+        for ax in panels:
+            assert len(ax.get_lines()) == 4  # every variant in every panel
+
+
+def test_bars_cover_every_scenario_once_in_numeric_order(wide):
+    pages = plots.bars_pages(wide, "speedup", "ps", ["param.nodes", "set.network.-1.bandwidth"])
+    labels = [lab for page, _d in pages for lab in page]
+    assert len(pages) == 2 and [len(p) for p, _d in pages] == [18, 18]
+    assert labels == [f"nodes={n}, network.-1.bandwidth={b}" for n in NODES for b in BANDWIDTHS]
+    # poseidon over ps at one node is 1.0 (no communication either way)
+    first = pages[0][1]
+    assert first["poseidon"][0] == pytest.approx(1.0, rel=1e-9)
+
+
+def test_bar_figure_captions_say_which_page(wide, monkeypatch):
+    _capture(monkeypatch)
+    bars = [f for f in plots.choose_figures(wide, wide.attrs["directions"], wide.attrs["units"], "ps", "poseidon")
+            if f.kind == "bars"]
+    assert [f.caption.rsplit("; ", 1)[-1] for f in bars] == ["page 1 of 2: scenarios 1-18 of 36",
+                                                              "page 2 of 2: scenarios 19-36 of 36"]
+
+
+def _cases_table(html: str, section: str) -> tuple[list[str], list[list[str]]]:
+    part = html[html.index(f'id="technique-{section}"'):]
+    part = part[part.index('<table class="cases">'):]
+    part = part[:part.index("</table>")]
+    head = re.findall(r"<th>(.*?)</th>", part)
+    rows = [re.findall(r"<td[^>]*>(.*?)</td>", r) for r in re.findall(r"<tr>(.*?)</tr>", part)[1:]]
+    return head, rows
+
+
+@pytest.fixture(scope="module")
+def tour_html(tour_store):
+    """The sweep's report with figures not rendered (their PNG text empty): the structure is the
+    same and it builds in a second; the Chromium test renders them for real."""
+    from suite.report import build_report
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(plots, "render", _no_png)
+        return build_report(tour_store, "sweep", scoreboard=False)
+
+
+def test_cases_table_sorted_one_unit_and_format_per_column(tour_html):
+    html = tour_html
+    head, rows = _cases_table(html, "poseidon")
+    assert len(rows) == 144
+    # poseidon's headline metrics first, each header with the one unit its column is shown in
+    assert head[:8] == ["variant", "nodes", "network.-1.bandwidth", "iteration_time (ms)",
+                        "throughput (samples/s)", "speedup", "comm_time (ms)", "exposed_comm (ms)"]
+    ps = [(r[1], r[2]) for r in rows if r[0] == "ps"]
+    assert ps == [(str(n), b) for n in NODES for b in BANDWIDTHS]  # numeric, not "10" < "2"
+    for col in range(3, len(head)):  # one number of decimals per column
+        decimals = {len(c.split(".")[1]) if "." in c else 0 for c in (r[col] for r in rows) if c}
+        assert len(decimals) == 1, (head[col], decimals)
+    assert '<div class="scroll"><table class="cases">' in html  # scrolls sideways, never overflows
+
+
+def test_report_has_no_silent_cut(tour_html):
+    html = tour_html
+    imgs = re.findall(r'<img src="data:image/png;base64,', html)
+    assert len(imgs) == 4 + 2  # 4 line figures (6 panels each) + 2 pages of bars
+    assert "page 2 of 2: scenarios 19-36 of 36" in html
+
+
+# --------------------------------------------------------------------------- category head to head
+
+
+@pytest.fixture(scope="module")
+def category_store(tmp_path_factory):
+    from click.testing import CliRunner
+
+    from suite.cli import main
+
+    path = tmp_path_factory.mktemp("cat") / "c.sqlite"
+    r = CliRunner().invoke(main, ["run", "--category", "communication", "--workload", "resnet-50", "--profile",
+                                  "k80-cluster-10gbe,h100-ndr-fat-tree", "--param", "nodes=8", "--param",
+                                  "workers=8", "--name", "two", "-q", "--store", str(path)])
+    assert r.exit_code == 0, r.output
+    return path
+
+
+def test_category_section_one_figure_per_shared_metric(category_store, monkeypatch):
+    from suite.report import build_report
+
+    monkeypatch.setattr(plots, "render", _no_png)
+    html = build_report(category_store, "two", scoreboard=False)
+    assert "<h2>Head to head: communication</h2>" in html
+    sec = html[html.index('id="category-communication"'):]
+    sec = sec[:sec.index("</section>")]
+    # the data-parallel vocabulary first, in its order, then whatever else both report
+    alts = re.findall(r'alt="communication: ([a-z_]+)"', sec)
+    assert alts[:5] == ["iteration_time", "throughput", "speedup", "comm_time", "exposed_comm"]
+    assert "Poseidon: An Efficient Communication Architecture" in sec and "MG-WFBP" in sec
+    # best variant vs best baseline, per profile and technique, by iteration time
+    best = re.findall(r"<tr><td>(h100-ndr-fat-tree|k80-cluster-10gbe)</td><td>(mg-wfbp|poseidon)</td>", sec)
+    assert sorted(best) == sorted((p, t) for p in ("h100-ndr-fat-tree", "k80-cluster-10gbe")
+                                  for t in ("mg-wfbp", "poseidon"))
+
+
+def test_category_figure_legend_names_papers(category_store, monkeypatch):
+    from suite.context import Context
+    from suite.results.load import load
+
+    figs = _capture(monkeypatch)
+    w = load(category_store, run="two", wide=True)
+    w = w[w["technique"].isin(["poseidon", "mg-wfbp"])]
+    reg = Context.build().registry
+    techs = {t: reg.technique(t) for t in ("poseidon", "mg-wfbp")}
+    base = {t: {v.name for v in techs[t].baselines} for t in techs}
+    plots.category_figure(w, "iteration_time", "s", "lower", techs, base, "t")
+    fig = figs[-1]
+    assert [ax.get_title() for ax in fig.axes] == ["profile h100-ndr-fat-tree", "profile k80-cluster-10gbe"]
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert legend == ["mg-wfbp: Shi et al., IEEE INFOCOM, 2019", "poseidon: Zhang et al., USENIX ATC, 2017",
+                      "baseline variant"]
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert "poseidon: ps (baseline)" in labels and "mg-wfbp: mg-wfbp" in labels and len(labels) == 8
+
+
+# --------------------------------------------------------------------------- headless Chromium
+
+CHROMIUM = "/usr/bin/chromium"
+_PROBE = ("<script>window.addEventListener('load',function(){var im=[].slice.call(document.images);"
+          "document.body.setAttribute('data-images',im.length);"
+          "document.body.setAttribute('data-broken',im.filter(function(i){return !(i.complete&&i.naturalWidth>0)})"
+          ".length);});</script>")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="headless check needs Debian's chromium at /usr/bin/chromium")
+def test_report_in_headless_chromium(tour_store, category_store, tmp_path):
+    from suite.report import write_report
+
+    for store, run, n_figs in ((tour_store, "sweep", 6), (category_store, "two", None)):
+        out = write_report(store, run, tmp_path / f"{run}.html")
+        html = out.read_text(encoding="utf-8")
+        expected = html.count('<img src="data:image/png;base64,')
+        if n_figs is not None:
+            assert expected == n_figs
+        probe = tmp_path / f"{run}-probe.html"
+        probe.write_text(html.replace("</body>", _PROBE + "</body>"), encoding="utf-8")
+        args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0",
+                "--virtual-time-budget=10000"]
+        r = subprocess.run([*args, "--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=180)
+        assert r.returncode == 0, r.stderr[-2000:]
+        body = re.search(r"<body[^>]*>", r.stdout).group(0)
+        assert f'data-images="{expected}"' in body and 'data-broken="0"' in body, body
+        # the report itself (without the probe) logs nothing to the console
+        r = subprocess.run([*args, "--hide-scrollbars", "--window-size=1280,4000",
+                            f"--screenshot={tmp_path / (run + '.png')}", out.as_uri()],
+                           capture_output=True, text=True, timeout=180)
+        assert r.returncode == 0
+        console = [ln for ln in r.stderr.splitlines() if ":CONSOLE" in ln]
+        assert console == [], console
+        assert (tmp_path / f"{run}.png").stat().st_size > 50_000
+        keep = Path("/tmp") / f"dlsys-report-{run}.png"  # for a person to look at
+        shutil.copy(tmp_path / f"{run}.png", keep)
