@@ -285,6 +285,11 @@ class SlurmExecutor(Executor):
         """Validate *raw* options early (the CLI calls this before the run starts)."""
         return parse_options(raw)
 
+    @staticmethod
+    def options_help() -> list[tuple[str, str]]:
+        """(name, one line) per option, for ``suite run --executor slurm --help``."""
+        return [(k, h + ("" if d is None else f" [default: {d}]")) for k, (_t, d, h) in OPTIONS.items()]
+
     def map_cases(self, cases: Sequence[Case], options: ExecOptions) -> Iterator[dict]:
         opts = parse_options(getattr(options, "executor_options", None) or {})
         try:

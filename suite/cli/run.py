@@ -37,7 +37,8 @@ def execution_options(f):
         click.option("-q", "--quiet", is_flag=True, help="No progress output."),
         click.option("-X", "--executor-option", "executor_options", multiple=True, metavar="NAME=VALUE",
                      help="An option of a plugin's executor (repeatable); also written --EXECUTOR-NAME VALUE, "
-                          "e.g. --executor slurm --slurm-partition gpu --slurm-time 30."),
+                          "e.g. --executor slurm --slurm-partition gpu --slurm-time 30 (`--executor slurm --help` "
+                          "lists them)."),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -97,7 +98,24 @@ class ExecutorOptionsCommand(click.Command):
     """A command whose ``--EXECUTOR-NAME VALUE`` options go to the plugin executor it names."""
 
     def parse_args(self, ctx, args):
-        return super().parse_args(ctx, rewrite_executor_args(list(args)))
+        args = list(args)
+        name = _executor_named(args)
+        if name and name not in ("local", "dask") and ("--help" in args or "-h" in args):
+            self._executor_help(name)
+        return super().parse_args(ctx, rewrite_executor_args(args))
+
+    def _executor_help(self, name: str) -> None:
+        """``--executor E --help`` lists E's own options (its ``options_help()``, when it has one)."""
+        try:
+            from suite.runner.executors import get_executor
+
+            described = getattr(get_executor(name), "options_help", None)
+            rows = list(described()) if callable(described) else []
+        except Exception:  # noqa: BLE001 - help must print even when the executor cannot be loaded
+            return
+        if rows:
+            self.epilog = "\b\n" + "\n".join([f"Options of executor {name} (or -X NAME=VALUE):"] +
+                                             [f"  --{name}-{k:<20} {h}" for k, h in rows])
 
 
 def executor_settings(executor: str, values: tuple[str, ...], registry) -> dict[str, str]:

@@ -155,6 +155,15 @@ def test_executor_options_on_the_command_line():
         rewrite_executor_args(["--executor", "slurm", "--slurm-time"])
 
 
+def test_executor_help_lists_the_plugin_executors_options():
+    result = subprocess.run([str(Path(sys.executable).parent / "suite"), "run", "--executor", "slurm", "--help"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "Options of executor slurm (or -X NAME=VALUE):" in result.stdout
+    for name in ("partition", "time", "array-parallelism", "tasks-size", "gpus-per-task", "cluster"):
+        assert f"--slurm-{name} " in result.stdout
+
+
 def test_executor_option_errors_are_one_line(fake_registry):
     from suite.cli.run import executor_settings
     from suite.errors import SuiteError
@@ -263,7 +272,10 @@ def test_submitit_local_run_equals_local_run_with_a_crashing_case(tmp_path, monk
     from suite_slurm.executor import SlurmExecutor
 
     monkeypatch.setenv("PYTHONPATH", str(HERE))  # the array tasks import the fake plugin
-    cases = fake_cases(30) + fake_cases(1, mode="abort") + fake_cases(1, mode="raise")
+    # 30 model cases, one that aborts its worker, one that raises, and 3 execute-fidelity cases
+    # (their own phase and tasks; their raw samples travel back too)
+    cases = fake_cases(30) + fake_cases(1, mode="abort") + fake_cases(1, mode="raise") + \
+        fake_cases(3, fidelity="execute")
     stores = {}
     for name, executor, opts in [("local", "local", ExecOptions(jobs=2)),
                                  ("slurm", SlurmExecutor(), ExecOptions(executor_options=_local_opts(tmp_path / "f",
@@ -271,9 +283,11 @@ def test_submitit_local_run_equals_local_run_with_a_crashing_case(tmp_path, monk
         st = Store(tmp_path / f"{name}.sqlite")
         s = run_cases(cases, st, executor=executor, options=opts)
         st.close()
-        assert (s.computed, s.ok, s.by_status.get("crashed"), s.by_status.get("failed")) == (32, 30, 1, 1), name
+        assert (s.computed, s.ok, s.by_status.get("crashed"), s.by_status.get("failed")) == (35, 33, 1, 1), name
         stores[name] = store_table(tmp_path / f"{name}.sqlite")
     assert stores["slurm"] == stores["local"]
+    samples = [v[3] for v in stores["slurm"].values() if v[3]]
+    assert len(samples) == 3 and all(len(x) == 3 for x in samples)  # t: [y, 1.01 y, 0.99 y] per execute case
     crashed = [v for v in stores["slurm"].values() if v[0] == "crashed"]
     assert crashed[0][1] == "worker process died (SIGABRT) while running this case"
     # a complete run leaves no outcome files and no job folders of finished jobs behind
