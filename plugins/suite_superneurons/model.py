@@ -41,6 +41,7 @@ a tensor whose prefetch has not completed stalls compute (the stall time).
 from __future__ import annotations
 
 import bisect
+import functools
 from dataclasses import dataclass, field
 
 from suite.errors import ParameterError
@@ -455,25 +456,74 @@ def simulate(table: LayerTable, batch: int, policy: str, *, capacity: float | No
     return trace
 
 
+@functools.lru_cache(maxsize=64)
+def resnet_table(depth: int) -> LayerTable:
+    """The ResNet of *depth* layers (``suite.workloads.architectures.resnet``, the zoo's builder),
+    built once per process for the max-depth searches. Not frozen: it never leaves this module,
+    and freezing a 15,000-layer table cost several times its build."""
+    from suite.workloads.architectures import resnet
+
+    return resnet(depth)
+
+
 def max_trainable(build, capacity: float, policy: str, lo: int, hi: int, **kw) -> int | None:
     """Largest integer x in [lo, hi] whose network ``build(x)`` fits *capacity* under *policy*
-    (total peak incl. parameters), by bisection (peaks grow with x). None if even lo does not fit.
+    (total peak incl. parameters). None if even lo does not fit.
 
-    ``build(x) -> (LayerTable, batch)``.
+    ``build(x) -> (LayerTable, batch)``. Feasibility is monotone in x (peaks grow with depth and
+    with batch), so the answer is the x that fits while x + 1 does not (or hi): the same answer
+    a bisection of [lo, hi] gives. The search simulates few networks, all near the answer: it
+    grows from lo (steps doubling) until a network does not fit, each step aimed by the secant
+    through the last two peaks (a ResNet's peak grows nearly linearly in its depth, a network's
+    in its batch), then closes the bracket by interpolating the peaks (regula falsi), with a
+    midpoint step whenever an interpolation step leaves more than half the bracket. The bisection
+    it replaces simulated the largest network (hi) first and then about log2(hi - lo) networks of
+    mid size (issue 19: SuperNeurons' max-depth searches were 8.7 s of a 14 s ``suite reproduce``).
     """
-    def fits(x: int) -> bool:
-        table, batch = build(x)
-        tr = simulate(table, batch, policy, capacity=max(0.0, capacity - 2.0 * table.params * table.dtype_bytes), **kw)
-        return tr.total_peak <= capacity and not tr.violations
+    memo: dict[int, tuple[bool, float]] = {}
 
-    if not fits(lo):
+    def probe(x: int) -> tuple[bool, float]:
+        hit = memo.get(x)
+        if hit is None:
+            table, batch = build(x)
+            tr = simulate(table, batch, policy, capacity=max(0.0, capacity - 2.0 * table.params * table.dtype_bytes),
+                          **kw)
+            hit = memo[x] = (tr.total_peak <= capacity and not tr.violations, tr.total_peak)
+        return hit
+
+    if not probe(lo)[0]:
         return None
-    if fits(hi):
-        return hi
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if fits(mid):
-            lo = mid
+    a, b = lo, None  # a fits; b (once known) does not
+    prev = None  # the fitting point before a
+    step = 1
+    while b is None:
+        x = a + step
+        if prev is not None:  # aim with the secant through the last two fitting peaks
+            (xp, pp), pa = prev, probe(a)[1]
+            if pa > pp:
+                guess = int(a + (capacity - pa) * (a - xp) / (pa - pp))
+                x = max(a + 1, min(x, guess + 1))
+        x = min(x, hi)
+        ok, _p = probe(x)
+        if ok:
+            if x >= hi:
+                return hi
+            prev, a = (a, probe(a)[1]), x
+            step *= 2
         else:
-            hi = mid
-    return lo
+            b = x
+    interpolate = True
+    while b - a > 1:
+        pa, pb = probe(a)[1], probe(b)[1]
+        width = b - a
+        if interpolate and pb > pa:
+            x = int(a + (capacity - pa) * (b - a) / (pb - pa))
+            x = max(a + 1, min(b - 1, x))
+        else:
+            x = (a + b) // 2
+        if probe(x)[0]:
+            a = x
+        else:
+            b = x
+        interpolate = (b - a) <= width // 2 or not interpolate
+    return a

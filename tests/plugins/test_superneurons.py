@@ -186,3 +186,27 @@ def test_recompute_claim_null_is_the_offload_only_policy():
     claim = {c.id: c for c in TECHNIQUE.claims}["alexnet-b200-recompute"]
     assert [n.variants for n in claim.nulls] == [{"liveness+offload+recompute": "liveness+offload"}]
     assert claim.expect.check(1004.17) and not claim.expect.check(1064.0)
+
+
+@pytest.mark.parametrize("policy", ["baseline", "liveness", "liveness+offload+recompute"])
+def test_max_trainable_equals_a_linear_scan(policy):
+    """The secant/interpolation search finds exactly the largest fitting batch a linear scan finds
+    (the first batch that does not fit, minus one), for capacities on both sides of every answer."""
+    from suite.workloads import get_workload
+    from suite_superneurons.model import max_trainable
+
+    table = get_workload("alexnet-caffe")
+
+    def fits(b, cap):
+        tr = simulate(table, b, policy, capacity=max(0.0, cap - 2.0 * table.params * table.dtype_bytes),
+                      tensor_cache=False)
+        return tr.total_peak <= cap and not tr.violations
+
+    for cap in (0.6e9, 1.0e9, 1.7e9, 3.1e9):
+        want = None
+        for b in range(1, 129):
+            if not fits(b, cap):
+                break
+            want = b
+        got = max_trainable(lambda b: (table, b), cap, policy, 1, 128, tensor_cache=False)
+        assert got == want, (cap, got, want)
