@@ -1,4 +1,4 @@
-"""Benchmark of the theseus plugin (the issue's ``benchmarks/bench_theseus.py``; run
+"""Benchmark of the theseus plugin (entry point ``benchmarks/bench_theseus.py``, or
 ``python -m suite_theseus.bench``).
 
 Prints in one run: per query, the engine's time over DuckDB's at SF 0.1 with K = 4 workers
