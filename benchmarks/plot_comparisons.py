@@ -1,0 +1,82 @@
+"""Regenerate docs/comparisons.md's figures and report: the communication techniques head to head
+on ResNet-50, on two shipped clusters, in a temporary store.
+
+    python benchmarks/plot_comparisons.py            # writes docs/img/comparison-*.png and
+                                                     # docs/img/comparison-report.html, prints tables
+
+It runs exactly what the page shows on the command line::
+
+    suite run --category communication --workload resnet-50 \\
+        --profile k80-cluster-10gbe,h100-ndr-fat-tree \\
+        --param nodes=8 --param workers=8 --param efficiency=0.5 --name head-to-head
+    suite report head-to-head -o comparison.html
+
+and then draws one figure per shared metric with :func:`suite.report.plots.category_figure`
+(the same function the report uses) and prints, per cluster, each technique's metrics by variant
+as a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PROFILES = ["k80-cluster-10gbe", "h100-ndr-fat-tree"]
+ARGS = ["--category", "communication", "--workload", "resnet-50", "--profile", ",".join(PROFILES),
+        "--param", "nodes=8", "--param", "workers=8", "--param", "efficiency=0.5"]
+METRICS = ["iteration_time", "exposed_comm", "speedup"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "img", help="folder for the figures and report")
+    ns = ap.parse_args(argv)
+    from click.testing import CliRunner
+
+    from suite.cli import main as suite_main
+    from suite.context import Context
+    from suite.report import plots
+    from suite.report.units import format_value
+    from suite.results.load import load
+
+    ns.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Path(tmp) / "s.sqlite"
+        r = CliRunner().invoke(suite_main, ["run", *ARGS, "--name", "head-to-head", "-q", "--store", str(store)])
+        print(r.output, file=sys.stderr)
+        if r.exit_code:
+            return r.exit_code
+        r = CliRunner().invoke(suite_main, ["report", "head-to-head", "-o", str(ns.out / "comparison-report.html"),
+                                            "--no-scoreboard", "--title", "Communication techniques head to head "
+                                            "(docs/comparisons.md)", "--store", str(store)])
+        print(r.output, file=sys.stderr)
+        wide = load(store, run="head-to-head", wide=True)
+    reg = Context.build().registry
+    names = sorted(set(wide["technique"]))
+    techs = {t: reg.technique(t) for t in names}
+    base = {t: {v.name for v in techs[t].baselines} for t in names}
+    units, dirs = wide.attrs["units"], wide.attrs["directions"]
+    for m in METRICS:
+        png = plots.category_figure(wide, m, units[m], dirs[m], techs, base,
+                                    f"communication techniques: {m}, ResNet-50, 8 GPUs")
+        (ns.out / f"comparison-{m}.png").write_bytes(base64.b64decode(png))
+        print(f"wrote {ns.out / f'comparison-{m}.png'}", file=sys.stderr)
+    for prof in PROFILES:
+        print(f"\n#### {prof}\n")
+        print("| technique | variant | " + " | ".join(METRICS) + " |")
+        print("|---|---|" + "---|" * len(METRICS))
+        sub = wide[wide["profile"] == prof]
+        for rec in sorted(sub.to_dict("records"), key=lambda r: (r["technique"], r["variant"] not in base[r["technique"]],
+                                                                  r["variant"])):
+            b = " (baseline)" if rec["variant"] in base[rec["technique"]] else ""
+            print(f"| {rec['technique']} | {rec['variant']}{b} | "
+                  + " | ".join(format_value(rec[m], units[m]) for m in METRICS) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
