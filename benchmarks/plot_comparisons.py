@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     units, dirs = wide.attrs["units"], wide.attrs["directions"]
     for m in METRICS:
         png = plots.category_figure(wide, m, units[m], dirs[m], techs, base,
-                                    f"communication techniques: {m}, ResNet-50, 8 GPUs")
+                                    f"communication techniques: {m}, ResNet-50, --param nodes=8 workers=8")
         (ns.out / f"comparison-{m}.png").write_bytes(base64.b64decode(png))
         print(f"wrote {ns.out / f'comparison-{m}.png'}", file=sys.stderr)
     for prof in PROFILES:

@@ -490,7 +490,8 @@ def category_figure(df, metric: str, unit: str, direction: str, techs: dict[str,
         panels.append((prof, rows))
     n_rows = sum(len(r) for _p, r in panels)
     longest = max((len(lab) for _p, rows in panels for lab, *_ in rows), default=10)
-    fig, axes = plt.subplots(len(panels), 1, figsize=(7.0 + 0.06 * longest, 1.3 + 0.9 * len(panels) + 0.26 * n_rows),
+    fig, axes = plt.subplots(len(panels), 1, figsize=(5.5 + 0.06 * longest, 2.0 + 0.9 * len(panels) + 0.26 * n_rows
+                                                      + 0.16 * len(names)),
                              squeeze=False, layout="constrained",
                              gridspec_kw={"height_ratios": [max(1, len(r)) for _p, r in panels]})
     for ax, (prof, rows) in zip(axes[:, 0], panels):
@@ -515,7 +516,8 @@ def category_figure(df, metric: str, unit: str, direction: str, techs: dict[str,
             paper = ": " + ", ".join(x for x in (who, p.venue, str(p.year or "")) if x)
         handles.append(Patch(color=colour[t], label=f"{t}{paper}"))
     handles.append(Patch(facecolor="white", edgecolor="grey", hatch="//", label="baseline variant"))
-    axes[0, 0].legend(handles=handles, fontsize=7, title="technique (paper)", title_fontsize=8,
-                      loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    # below the panels, so long paper names never squeeze the bars
+    fig.legend(handles=handles, fontsize=7, title="technique (paper)", title_fontsize=8, loc="outside lower center",
+               ncols=1)
     fig.suptitle(title, fontsize=10)
     return render(fig)

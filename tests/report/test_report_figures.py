@@ -234,7 +234,7 @@ def test_category_figure_legend_names_papers(category_store, monkeypatch):
     plots.category_figure(w, "iteration_time", "s", "lower", techs, base, "t")
     fig = figs[-1]
     assert [ax.get_title() for ax in fig.axes] == ["profile h100-ndr-fat-tree", "profile k80-cluster-10gbe"]
-    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert legend == ["mg-wfbp: Shi et al., IEEE INFOCOM, 2019", "poseidon: Zhang et al., USENIX ATC, 2017",
                       "baseline variant"]
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
