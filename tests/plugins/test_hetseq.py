@@ -67,6 +67,13 @@ def test_calibration_recovers_the_profile_figures_and_rows_1_2():
     m = 4 * 109_482_240
     t_ar = 2 * 3 * 5e-6 + 2 * 3 / 4 * m / 15.75e9 + 3 / 4 * m * 3 / 547.7e9
     assert eff == pytest.approx(32 * 67.0453e9 / (12.15e12 * (2.60 - t_ar)), rel=1e-4)
+    # hand check of the bandwidth, from row 2 alone: 32 sequences per GPU as in row 1, so the same
+    # compute 2.60 s - t_ar; the 8-rank ring's 2 x 7 steps are each bound by the NIC hop
+    # (20 us + m/8 / bw; the PCIe hop's 5 us + m/8 / 15.75 GB/s = 3.5 ms is faster), plus the
+    # reduction of 7/8 m: 2.69 = (2.60 - t_ar) + 14 (20 us + m / (8 bw)) + 7/8 m x 3 / 547.7 GB/s
+    bw_hand = 14 / 8 * m / (2.69 - (2.60 - t_ar) - 14 * 20e-6 - 7 / 8 * m * 3 / 547.7e9)
+    assert bw == pytest.approx(bw_hand, rel=1e-6) and bw_hand == pytest.approx(5.843e9, rel=1e-4)
+    assert 5e-6 + m / 8 / 15.75e9 < 20e-6 + m / 8 / bw_hand  # the NIC bounds the ring, as assumed
     assert run(nodes=1)["iteration_time"] == pytest.approx(2.60, rel=1e-4)
     assert run(nodes=2)["iteration_time"] == pytest.approx(2.69, rel=1e-4)
 
