@@ -301,7 +301,9 @@ def plan(workload, profile, variant: str, nodes: int, batch_per_gpu: int, global
         raise ParameterError(f"hetseq: global batch must be >= 1, got {B}")
     at_n = step(workload, profile, ranks, B, variant, efficiency, dtype, algorithm, grad_bytes)
     B1 = batch_per_gpu * dpn
-    at_1 = step(workload, profile, dpn, B1, variant, efficiency, dtype, algorithm, grad_bytes)
+    # one node at the reference batch: the reference is this very step (not priced twice)
+    at_1 = at_n if (ranks, B) == (dpn, B1) else step(workload, profile, dpn, B1, variant, efficiency, dtype,
+                                                     algorithm, grad_bytes)
     return Plan(at_n, at_1, ranks, dpn, fixed_epoch_steps(samples, B), fixed_epoch_steps(samples, B1))
 
 
