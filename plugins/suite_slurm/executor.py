@@ -222,6 +222,9 @@ class _Task:
     tail: _Tail
     job: Any = None
 
+    def __post_init__(self):
+        self.keyset = frozenset(self.keys)
+
 
 def _job_state(job: Any) -> str:
     try:
@@ -260,11 +263,16 @@ def _run_alive(folder: Path, token: str) -> bool:
 
 
 def _hold_lock(folder: Path, token: str) -> int:
-    """Take this run's lock (released by the kernel if the coordinator dies)."""
+    """Take this run's lock (released by the kernel if the coordinator dies). On a file system
+    without locks, other runs cannot take it either, so they read this run as alive and never
+    remove its files."""
     import fcntl
 
     fd = os.open(folder / "outcomes" / f"{token}.lock", os.O_RDWR | os.O_CREAT, 0o644)
-    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        pass
     return fd
 
 
@@ -379,8 +387,7 @@ class SlurmExecutor(Executor):
         payload = {t.index: [ship(by_key[k]) for k in t.keys] for t in tasks}
         waiting = list(tasks)
         active: list[_Task] = []
-        finished_jobs: list[Any] = []
-        kept_jobs: list[Any] = []
+        finished_jobs: list[Any] = []  # their folders are removed at the end; those of jobs that ended early are kept
         executors: dict[bool, Any] = {}
         poll = self.poll_seconds.get(opts.cluster, 1.0)
         complete = False
@@ -394,7 +401,7 @@ class SlurmExecutor(Executor):
                     done = self._done(t.job)  # before reading: every line written before the end is read
                     for out in t.tail.read():
                         k = out.get("key")
-                        if k in by_key and k not in reported and k in t.keys:
+                        if k in t.keyset and k not in reported:
                             reported.add(k)
                             yield out
                     if not done:
@@ -404,7 +411,6 @@ class SlurmExecutor(Executor):
                     if not missing:
                         finished_jobs.append(t.job)
                         continue
-                    kept_jobs.append(t.job)
                     log = _log_tail(t.job)
                     state = _job_state(t.job)
                     state = "" if state in ("FINISHED", "COMPLETED", "UNKNOWN") else f" ({state})"

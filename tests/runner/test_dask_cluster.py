@@ -32,7 +32,8 @@ def store_table(path: Path) -> dict[str, tuple]:
     conn = sqlite3.connect(path)
     try:
         metrics: dict[str, list] = {}
-        for k, name, value, unit, direction in conn.execute("SELECT case_key, name, value, unit, direction FROM metrics"):
+        rows = conn.execute("SELECT case_key, name, value, unit, direction FROM metrics")
+        for k, name, value, unit, direction in rows:
             metrics.setdefault(k, []).append((name, value, unit, direction))
         samples: dict[str, list] = {}
         for k, m, i, v in conn.execute("SELECT case_key, metric, idx, value FROM samples"):
@@ -145,8 +146,8 @@ def test_a_sweep_on_a_real_dask_cluster_survives_a_killed_worker(tmp_path, dask_
     sweep = ["run", "-t", "fake", "--variant", "base,fast", "--param", f"n={','.join(map(str, range(1, n // 2 + 1)))}",
              "--param", "delay=0.03", "-q"]
     store = tmp_path / "dask.sqlite"
-    run = subprocess.Popen([str(BIN / "suite"), *sweep, "--executor", "dask", "--scheduler", addr, "--store", str(store)],
-                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen([str(BIN / "suite"), *sweep, "--executor", "dask", "--scheduler", addr,
+                            "--store", str(store)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     killed = None
     try:
         with Client(addr, timeout="60s") as client:

@@ -37,7 +37,8 @@ def store_table(path: Path) -> dict[str, tuple]:
     conn = sqlite3.connect(path)
     try:
         metrics: dict[str, list] = {}
-        for k, name, value, unit, direction in conn.execute("SELECT case_key, name, value, unit, direction FROM metrics"):
+        rows = conn.execute("SELECT case_key, name, value, unit, direction FROM metrics")
+        for k, name, value, unit, direction in rows:
             metrics.setdefault(k, []).append((name, value, unit, direction))
         samples: dict[str, list] = {}
         for k, m, i, v in conn.execute("SELECT case_key, metric, idx, value FROM samples"):
