@@ -280,6 +280,17 @@ def test_step_time_follows_the_levels_the_all_reduce_crosses():
     assert run(nodes=1, overrides={"network.1.bandwidth": "1 Gbit/s"})["iteration_time"] == one["iteration_time"]
 
 
+def test_readme_all_reduce_is_the_nic_bound_ring_by_hand():
+    # docs: one ring over P = 4n ranks, each of its 2(P-1) steps bound by the NIC hop, plus the
+    # reduction of (P-1)/P m at 3 B per B of the TITAN Xp's 547.7 GB/s: nearly flat in n
+    m = 4 * 109_482_240
+    for n, want in ((2, 0.1335), (4, 0.1434), (8, 0.1488)):
+        P = 4 * n
+        t = 2 * (P - 1) * (20e-6 + m / (P * 5.843e9)) + (P - 1) / P * m * 3 / 547.7e9
+        got = run(nodes=n)["comm_time"]
+        assert got == pytest.approx(t, rel=1e-9) and got == pytest.approx(want, abs=5e-5)
+
+
 def test_declared_properties_hold_on_the_shipped_profiles():
     for prof in ("hetseq-readme", "hetseq-v100-titanxp-4n"):
         for v in TECHNIQUE.variant_names:
