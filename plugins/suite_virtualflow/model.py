@@ -462,7 +462,7 @@ def _n_nodes(profile) -> int:
 
 
 def step_model(workload, profile, variant: str, batch: int, virtual_nodes: int, devices: int,
-               efficiency: float | None = None) -> StepModel:
+               efficiency: float | None = None, plan: tuple | None = None) -> StepModel:
     """The step of *variant* on *profile*.
 
     Parameters
@@ -479,6 +479,10 @@ def step_model(workload, profile, variant: str, batch: int, virtual_nodes: int, 
         variants use every device of the profile.
     efficiency : float, optional
         Override the per-device calibration (:func:`device_efficiency`).
+    plan : (devices, vns), optional
+        ``fast-only`` / ``heterogeneous``: price this placement (devices and virtual nodes per
+        type, as a :class:`Plan` holds them) instead of choosing one, so only its all-reduce is
+        priced (the chosen plan's network-sensitivity check, ``technique.check_network_levels``).
 
     Raises
     ------
@@ -518,7 +522,9 @@ def step_model(workload, profile, variant: str, batch: int, virtual_nodes: int, 
 
         raise Skip(f"virtualflow: one virtual node of {b} samples ({mem:.3g} B) fits no device of profile "
                    f"{profile.name!r}")
-    if variant == "fast-only":
+    if plan is not None and variant in ("fast-only", "heterogeneous"):
+        plan = _finish(t, slots, plan[0], plan[1], profile, M, n_nodes)
+    elif variant == "fast-only":
         plan = fast_only_plan(t, slots, virtual_nodes, profile, M, n_nodes)
     elif variant == "heterogeneous":
         plan = search_plan(t, slots, virtual_nodes, profile, M, n_nodes)
@@ -530,8 +536,9 @@ def step_model(workload, profile, variant: str, batch: int, virtual_nodes: int, 
 # --------------------------------------------------------------------------- evaluate
 
 
-def evaluate(scenario):
-    """Model fidelity: step time, throughput and memory of one variant.
+def evaluate(scenario, plan: tuple | None = None):
+    """Model fidelity: step time, throughput and memory of one variant (*plan*: a fixed
+    placement for ``fast-only`` / ``heterogeneous``, see :func:`step_model`).
 
     Reads ``batch``, ``virtual_nodes``, ``devices``, ``efficiency`` from ``scenario.params``,
     the profile's devices (``[ext.mix]`` groups or its device), memory, fp32 peak, memory
@@ -563,7 +570,7 @@ def evaluate(scenario):
     p = scenario.params
     eff = p.get("efficiency")
     sm = step_model(wl, prof, scenario.variant, int(p["batch"]), int(p["virtual_nodes"]), int(p["devices"]),
-                    None if eff is None else float(eff))
+                    None if eff is None else float(eff), plan)
     slots = device_slots(prof)
     used = [k for k, n in enumerate(sm.plan.devices) if n > 0]
     fits = all(sm.memory <= sm.capacity[k] for k in used)
