@@ -901,7 +901,8 @@ def virtual_node_split(idx: np.ndarray, virtual_nodes: int, counts: Sequence[int
 
 def reshard(problem: Problem, workers: int, seed=0) -> Problem:
     """*problem* with its training set re-split IID over *workers* shards (a seeded permutation
-    cut into near-equal parts; data and test set unchanged).
+    cut into near-equal parts, :func:`suite.workloads.datasets.partition` with ``scheme="iid"``;
+    data and test set unchanged).
 
     Raises
     ------
@@ -911,7 +912,8 @@ def reshard(problem: Problem, workers: int, seed=0) -> Problem:
     n = len(problem.y_train)
     if not 1 <= workers <= n:
         raise ParameterError(f"reshard: workers: expected 1 to {n} (training samples), got {workers}")
-    perm = np.random.default_rng(seed).permutation(n)
-    shards = tuple(np.sort(p).astype(np.int64) for p in np.array_split(perm, workers))
+    from suite.workloads.datasets import partition
+
+    shards = tuple(partition(problem.y_train, workers, scheme="iid", seed=seed))
     return Problem(problem.X_train, problem.y_train, problem.X_test, problem.y_test, shards, problem.classes,
                    problem.name)
