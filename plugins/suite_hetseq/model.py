@@ -317,7 +317,8 @@ def calibrate_readme(workload, profile, rows=README_ROWS, algorithm: str = "ring
     1. ``efficiency``: the 1-node row (4 GPUs, batch 128, 2.60 s) with its intra-node all-reduce
        (``network[0]``, an assumption) taken out: ``eff = 32 F / (peak (2.60 - t_AR,intra))``.
     2. ``inter-node bandwidth``: the value of ``network[-1].bandwidth`` at which the model's
-       2-node step (8 GPUs, batch 256, equal batches) is 2.69 s, by bisection.
+       2-node step (8 GPUs, batch 256, equal batches) is 2.69 s, by a secant in 1/bandwidth kept
+       in a bracket (rows 3-4 are not read).
 
     Returns
     -------
