@@ -158,8 +158,10 @@ def terms(query: int, sf: float, profile, variant: str, params) -> dict:
     host_mem = profile.node.host_memory if profile.node is not None and profile.node.host_memory else 0.0
     page = float(params.get("page_size") or 0)
     if host_mem and page > host_mem:
-        raise ParameterError(f"theseus: parameter 'page_size': expected <= the {_fmt_bytes(host_mem)} host memory "
-                             f"of {profile.name}, got {_fmt_bytes(page)}")
+        from suite.hardware.units import format_quantity
+
+        raise ParameterError(f"theseus: parameter 'page_size': expected <= the {format_quantity(host_mem, 'bytes')} "
+                             f"host memory of {profile.name}, got {format_quantity(page, 'bytes')}")
     batch_bytes = float(params["batch_bytes"])
     nb = max(1, math.ceil(S / (r * batch_bytes)))
     hbm_total = r * dev.memory
@@ -217,19 +219,10 @@ def cpu_terms(query: int, sf: float, profile, params) -> dict:
     if n > 1 and profile.network:
         from suite.perf.collective import Group, collective_time
 
-        grp = Group(ranks_per_node=1, nodes=n)
-        if profile.network and len(profile.network) >= 1:
-            t_net = collective_time("alltoall", X * (n - 1) / (n * n), grp, profile).time
+        t_net = collective_time("alltoall", X * (n - 1) / (n * n), Group(ranks_per_node=1, nodes=n), profile).time
     return {"compute": S / (n * cores * rate), "dram": S / (n * dram), "storage": S / (n * store_bw) if store_bw else 0.0,
             "network": t_net, "nodes": n, "workers": n * cores, "feasible": True,
             "shuffled": X * (n - 1) / n if n > 1 else 0.0, **{f"bytes_{k}": v for k, v in b.items()}}
-
-
-def _fmt_bytes(x: float) -> str:
-    for unit, f in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if x >= f:
-            return f"{x / f:g} {unit}"
-    return f"{x:g} B"
 
 
 def evaluate(scenario):
