@@ -290,6 +290,10 @@ def test_cost_parity_node_counts():
     from suite.hardware import get_profile
 
     assert model.nodes_for(get_profile("theseus-p4d-4n"), 131.08) == 4
+    # the claim's budget is written as a number: it must stay 4 x the p4d profile's price
+    from suite_theseus.technique import COST_PARITY_USD_PER_HOUR
+
+    assert COST_PARITY_USD_PER_HOUR == pytest.approx(4 * get_profile("theseus-p4d-4n").cost.node_hour, rel=1e-9)
     assert model.nodes_for(get_profile("theseus-cpu-i3-64n"), 131.08) == 26  # floor(131.08 / 4.992)
     with pytest.raises(ParameterError, match="usd_per_hour"):
         model.nodes_for(get_profile("theseus-p4d-4n"), 10.0)
