@@ -133,11 +133,12 @@ def temp_bytes(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-ta
     itemsize : int
         Bytes per element (4 for float32).
     traffic : {"per-tap", "fused"}
-        ``per-tap``: the allocation sequence of :mod:`.ops` (padded input, per-tap slab copy
-        ``A``, weight-tap copy, GEMM result ``B``, the unified method's one per-class
-        accumulator, kernel segregation's ``s^2`` sub-output buffers, numpy's ufunc buffers for
-        in-place adds into strided views), so the measured tracemalloc peak can be checked
-        against it. ``fused``: only the buffers the algorithm
+        ``per-tap``: the allocation sequence of :mod:`.ops` with weights pre-packed once per
+        layer outside the call (:func:`.ops.pack`, as the execute fidelity does; no weight copy
+        per tap): padded input, per-tap slab copy ``A``, GEMM result ``B`` (not for unified,
+        whose BLAS gemm accumulates in place into its one per-class accumulator), kernel
+        segregation's ``s^2`` sub-output buffers, numpy's ufunc buffers for in-place adds into
+        strided views; so the measured tracemalloc peak can be checked against it. ``fused``: only the buffers the algorithm
         itself needs: zero-insert the upsampled padded input ``N Ci (Ho+k-1)(Wo+k-1)``;
         kernel segregation the ``s^2`` sub-outputs ``N Co s^2 ceil(Ho/s) ceil(Wo/s)``; scatter
         the uncropped buffer minus the output; unified nothing [Tida25].
@@ -149,7 +150,7 @@ def temp_bytes(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-ta
     """
     n, ci, co, ho, wo, k, s = l.n, l.ci, l.co, l.ho, l.wo, l.k, l.s
     out = n * co * ho * wo
-    wtap = ci * co if k > 1 else 0  # the (Ci, Co) tap of a (Ci, Co, 1, 1) weight is contiguous: no copy
+    wtap = 0  # weights pre-packed once per layer outside the call (ops.pack): no per-tap weight copy
     if variant == "scatter":
         full = n * co * outputs_computed(l, "scatter")
         if traffic == "fused":
@@ -198,8 +199,8 @@ def temp_bytes(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-ta
                     continue
                 m = n * pr.count * pc.count
                 a = 0 if _contiguous((n, pr.count, pc.count), (n, hp, wp)) else m * ci
-                # first tap: A + weight copy + B (B becomes the accumulator); later taps: acc + A + w + B
-                step = max(step, a + wtap + m * co + (m * co if taps >= 2 else 0))
+                # the class's accumulator (M Co) + one tap's slab copy A; the gemm accumulates in place
+                step = max(step, a + m * co)
         return (xp + step) * itemsize
     raise ValueError(f"unknown variant {variant!r}")
 
@@ -219,6 +220,8 @@ def operations(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-ta
     ``per-tap`` per tap with an ``M``-row slab: gather ``2 M Ci`` elements (read + write;
     none for scatter, whose slab is the contiguous input), GEMM ``2 M Ci Co`` FLOPs over
     ``M Ci + Ci Co + M Co`` elements, accumulate ``M Co`` FLOPs over ``3 M Co`` elements.
+    The unified method's gemm accumulates in place (``C <- A W + C``: reads and writes its
+    ``M Co`` accumulator, no separate accumulate).
     Set-up: padded / zero-inserted input written once (its size) plus the input read;
     kernel segregation's interleave reads and writes the output; the unified method writes each
     class's accumulator once (read + write of its size). ``fused``: see the module
@@ -279,6 +282,9 @@ def operations(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-ta
             mm = n * pr.count * pc.count
             for t in range(pr.taps * pc.taps):
                 ops.append(Op("gather", 0.0, b * 2 * mm * ci))
+                if variant == "unified":  # gemm C <- A W + C in place: no product buffer, no add pass
+                    ops.append(Op("gemm", 2.0 * mm * ci * co, b * (mm * ci + ci * co + (2 if t else 1) * mm * co)))
+                    continue
                 ops.append(Op("gemm", 2.0 * mm * ci * co, b * (mm * ci + ci * co + mm * co)))
                 if t:
                     ops.append(Op("add", 1.0 * mm * co, b * 3 * mm * co))

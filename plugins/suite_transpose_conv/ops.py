@@ -48,7 +48,7 @@ import numpy as np
 
 from suite.errors import ParameterError
 
-__all__ = ["Work", "output_size", "phase_plan", "scatter", "zero_insert", "kernel_segregated",
+__all__ = ["Work", "output_size", "phase_plan", "pack", "scatter", "zero_insert", "kernel_segregated",
            "unified", "VARIANTS", "run"]
 
 
@@ -162,10 +162,39 @@ def _check(x: np.ndarray, w: np.ndarray, s: int, p: int, op: int) -> tuple[int, 
     return n, ci, w.shape[1], h, wd, ho, wo
 
 
-def _taps(w: np.ndarray) -> np.ndarray:
-    """Weights as a (k, k, Ci, Co) *view*: ``taps[kh, kw]`` is the (Ci, Co) matrix of one tap
-    (copied by the tap GEMM, Ci Co elements, so no whole-weight copy is made)."""
-    return w.transpose(2, 3, 0, 1)
+def pack(w: np.ndarray) -> np.ndarray:
+    """Weights pre-packed once per layer, as an inference library does at load: a C-contiguous
+    ``(k, k, Ci, Co)`` copy of ``w`` (PyTorch's ``(Ci, Co, k, k)``), so that ``packed[kh, kw]``
+    is the contiguous ``(Ci, Co)`` matrix of one tap and no call copies a strided weight slice.
+
+    Parameters
+    ----------
+    w : ndarray, shape (Ci, Co, k, k)
+
+    Returns
+    -------
+    ndarray, shape (k, k, Ci, Co), C-contiguous, ``Ci Co k^2`` elements (the size of ``w``).
+
+    Raises
+    ------
+    ParameterError
+        ``w`` is not 4-D with a square kernel.
+    """
+    if w.ndim != 4 or w.shape[2] != w.shape[3]:
+        raise ParameterError(f"transpose conv: weight must be (Ci, Co, k, k), got shape {w.shape}")
+    return np.ascontiguousarray(w.transpose(2, 3, 0, 1))
+
+
+def _taps(w: np.ndarray, packed: np.ndarray | None = None) -> np.ndarray:
+    """Weights as (k, k, Ci, Co): the pre-packed array when given (checked against ``w``'s
+    shape), else a *view* of ``w`` (then each tap GEMM copies its strided (Ci, Co) tap)."""
+    if packed is None:
+        return w.transpose(2, 3, 0, 1)
+    ci, co, k, _ = w.shape
+    if packed.shape != (k, k, ci, co):
+        raise ParameterError(f"transpose conv: packed weights must have shape {(k, k, ci, co)} (ops.pack(w)), "
+                             f"got {packed.shape}")
+    return packed
 
 
 def _gemm(slab: np.ndarray, tap: np.ndarray, work: Work) -> np.ndarray:
@@ -178,7 +207,8 @@ def _nchw(out_nhwc: np.ndarray) -> np.ndarray:
     return out_nhwc.transpose(0, 3, 1, 2)
 
 
-def scatter(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_padding: int = 0):
+def scatter(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_padding: int = 0, *,
+            packed: np.ndarray | None = None):
     """Transpose convolution by its definition (scatter-add of every input times every tap).
 
     Parameters
@@ -186,6 +216,8 @@ def scatter(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_
     x : ndarray, shape (N, Ci, H, W)
     w : ndarray, shape (Ci, Co, k, k)
     stride, padding, output_padding : int
+    packed : ndarray, shape (k, k, Ci, Co), optional
+        ``pack(w)``, made once per layer; without it each tap's (Ci, Co) slice of ``w`` is copied.
 
     Returns
     -------
@@ -201,7 +233,7 @@ def scatter(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_
     s, p, op = stride, padding, output_padding
     n, ci, co, h, wd, ho, wo = _check(x, w, s, p, op)
     k = w.shape[2]
-    taps = _taps(w)
+    taps = _taps(w, packed)
     xn = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
     hf = (h - 1) * s + k + max(0, op - p)
     wf = (wd - 1) * s + k + max(0, op - p)
@@ -214,7 +246,8 @@ def scatter(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_
     return _nchw(full[:, p:p + ho, p:p + wo, :]), work
 
 
-def zero_insert(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_padding: int = 0):
+def zero_insert(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_padding: int = 0, *,
+                packed: np.ndarray | None = None):
     """Conventional transpose convolution: zero insertion, padding, stride-1 correlation.
 
     Parameters
@@ -222,6 +255,8 @@ def zero_insert(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, out
     x : ndarray, shape (N, Ci, H, W)
     w : ndarray, shape (Ci, Co, k, k)
     stride, padding, output_padding : int
+    packed : ndarray, shape (k, k, Ci, Co), optional
+        ``pack(w)``, made once per layer; without it each tap's (Ci, Co) slice of ``w`` is copied.
 
     Returns
     -------
@@ -238,7 +273,7 @@ def zero_insert(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, out
     s, p, op = stride, padding, output_padding
     n, ci, co, h, wd, ho, wo = _check(x, w, s, p, op)
     k = w.shape[2]
-    taps = _taps(w)
+    taps = _taps(w, packed)
     lo = k - 1 - p
     hu, wu = ho + k - 1, wo + k - 1
     up = np.zeros((n, hu, wu, ci), dtype=x.dtype)
@@ -268,7 +303,8 @@ def _padded(x: np.ndarray, ph: tuple[int, int], pw: tuple[int, int]) -> np.ndarr
     return xp
 
 
-def kernel_segregated(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_padding: int = 0):
+def kernel_segregated(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_padding: int = 0, *,
+                      packed: np.ndarray | None = None):
     """Kernel-segregated transpose convolution (Tida et al. 2022): ``s^2`` sub-kernels, each
     computing a ``ceil(Ho/s) x ceil(Wo/s)`` sub-output, interleaved and cropped.
 
@@ -277,6 +313,8 @@ def kernel_segregated(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 
     x : ndarray, shape (N, Ci, H, W)
     w : ndarray, shape (Ci, Co, k, k)
     stride, padding, output_padding : int
+    packed : ndarray, shape (k, k, Ci, Co), optional
+        ``pack(w)``, made once per layer; without it each tap's (Ci, Co) slice of ``w`` is copied.
 
     Returns
     -------
@@ -294,7 +332,7 @@ def kernel_segregated(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 
     s, p, op = stride, padding, output_padding
     n, ci, co, h, wd, ho, wo = _check(x, w, s, p, op)
     k = w.shape[2]
-    taps = _taps(w)
+    taps = _taps(w, packed)
     rows, rlo, rhi = phase_plan(h, k, s, p, op, grid="ceil")
     cols, clo, chi = phase_plan(wd, k, s, p, op, grid="ceil")
     xp = _padded(x, (rlo, rhi), (clo, chi))
@@ -325,7 +363,15 @@ def kernel_segregated(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 
     return _nchw(out), work
 
 
-def unified(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_padding: int = 0):
+def _blas_gemm(dtype: np.dtype):
+    """BLAS ``?gemm`` for float32 / float64 (scipy.linalg.blas), or None for another dtype."""
+    from scipy.linalg import blas
+
+    return {np.dtype(np.float32): blas.sgemm, np.dtype(np.float64): blas.dgemm}.get(np.dtype(dtype))
+
+
+def unified(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_padding: int = 0, *,
+            packed: np.ndarray | None = None):
     """Unified kernel-segregated transpose convolution (Tida et al. 2025): each output element
     computed once, from its parity class's sub-kernel, written in place.
 
@@ -334,6 +380,8 @@ def unified(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_
     x : ndarray, shape (N, Ci, H, W)
     w : ndarray, shape (Ci, Co, k, k)
     stride, padding, output_padding : int
+    packed : ndarray, shape (k, k, Ci, Co), optional
+        ``pack(w)``, made once per layer; without it each tap's (Ci, Co) slice of ``w`` is copied.
 
     Returns
     -------
@@ -350,32 +398,50 @@ def unified(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_
     and written once into its strided output positions; no class's buffer outlives its write, so
     there are never ``s^2`` sub-outputs alive and no element is computed twice. Classes without
     taps (``a >= k``, possible when ``s > k``) stay zero.
+
+    For float32 / float64 each tap is one BLAS ``gemm`` that accumulates into the class's
+    transient in place (``C <- A W + beta C``, beta 0 for the class's first tap, 1 after), so
+    no per-tap product buffer or separate add exists; its operand ``A`` is the tap's input slab,
+    copied when it is not contiguous. Other dtypes take the shared tap GEMM (tensordot) plus an add.
     """
     s, p, op = stride, padding, output_padding
     n, ci, co, h, wd, ho, wo = _check(x, w, s, p, op)
     k = w.shape[2]
-    taps = _taps(w)
+    taps = _taps(w, packed)
     rows, rlo, rhi = phase_plan(h, k, s, p, op, grid="exact")
     cols, clo, chi = phase_plan(wd, k, s, p, op, grid="exact")
-    xp = _padded(x, (rlo, rhi), (clo, chi))
-    out = np.zeros((n, ho, wo, co), dtype=np.result_type(x, w))
+    dtype = np.result_type(x, w)
+    xp = _padded(x if x.dtype == dtype else x.astype(dtype), (rlo, rhi), (clo, chi))
+    gemm = _blas_gemm(dtype)
+    if gemm is not None and taps.dtype != dtype:
+        taps = taps.astype(dtype)
+    out = np.zeros((n, ho, wo, co), dtype=dtype)
     work = Work()
     for pr in rows:
         for pc in cols:
             work.outputs += pr.count * pc.count
             if not (pr.count and pc.count and pr.taps and pc.taps):
                 continue
-            acc = None  # this class's outputs, accumulated over its taps (a thread's registers on a GPU)
+            m = n * pr.count * pc.count
+            acc = np.empty((m, co), dtype=dtype) if gemm is not None else None  # this class's outputs
             for t in range(pr.taps):
                 for v in range(pc.taps):
                     i0, j0 = rlo + pr.d - t, clo + pc.d - v
-                    g = _gemm(xp[:, i0:i0 + pr.count, j0:j0 + pc.count, :], taps[pr.a + s * t, pc.a + s * v], work)
-                    if acc is None:
-                        acc = g
-                    else:
-                        acc += g
-                    del g
-            out[:, pr.r::s, pc.r::s, :] = acc  # each output element written once, in place
+                    slab = xp[:, i0:i0 + pr.count, j0:j0 + pc.count, :]
+                    tap = taps[pr.a + s * t, pc.a + s * v]
+                    if gemm is None:
+                        g = _gemm(slab, tap, work)
+                        acc = g if acc is None else acc.__iadd__(g)
+                        del g
+                        continue
+                    work.macs += m * ci * co
+                    a = np.ascontiguousarray(slab).reshape(m, ci)
+                    if not tap.flags.c_contiguous:
+                        tap = np.ascontiguousarray(tap)
+                    # Fortran view: acc.T (Co, M) <- tap.T (Co, Ci) @ a.T (Ci, M) + beta acc.T, in place
+                    gemm(1.0, tap.T, a.T, beta=0.0 if (t, v) == (0, 0) else 1.0, c=acc.T, overwrite_c=True)
+                    del a
+            out[:, pr.r::s, pc.r::s, :] = acc.reshape(n, pr.count, pc.count, co)  # each output written once
             del acc
     del xp, taps
     return _nchw(out), work
@@ -389,10 +455,12 @@ VARIANTS = {
 }
 
 
-def run(variant: str, x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_padding: int = 0):
-    """Dispatch to one variant by name. Raises ParameterError for an unknown name."""
+def run(variant: str, x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_padding: int = 0, *,
+        packed: np.ndarray | None = None):
+    """Dispatch to one variant by name (``packed``: optional :func:`pack` of ``w``). Raises
+    ParameterError for an unknown name."""
     try:
         fn = VARIANTS[variant]
     except KeyError:
         raise ParameterError(f"transpose-conv: unknown variant {variant!r}; expected one of {list(VARIANTS)}") from None
-    return fn(x, w, stride, padding, output_padding)
+    return fn(x, w, stride, padding, output_padding, packed=packed)

@@ -137,6 +137,20 @@ def test_stride_larger_than_kernel_and_stride_one():
             np.testing.assert_allclose(ops.run(v, x, w, l.s, l.p, l.op)[0], ref, rtol=1e-9, atol=1e-9, err_msg=v)
 
 
+def test_packed_weights_are_contiguous_taps_and_give_the_same_output():
+    l = ConvT("p", 2, 3, 4, 4, 5, 4, 2, 1, 1)
+    x, w = _arrays(l, 6)
+    packed = ops.pack(w)
+    assert packed.shape == (4, 4, 3, 4) and packed.flags.c_contiguous
+    assert packed[1, 2, 0, 3] == w[0, 3, 1, 2]
+    ref = adjoint_oracle(x, w, l.s, l.p, l.op)
+    for v in VARIANTS:
+        np.testing.assert_allclose(ops.run(v, x, w, l.s, l.p, l.op, packed=packed)[0], ref, rtol=1e-9, atol=1e-9,
+                                   err_msg=v)
+    with pytest.raises(ParameterError, match="packed weights must have shape"):
+        ops.unified(x, w, l.s, l.p, l.op, packed=packed.transpose(0, 1, 3, 2))
+
+
 def test_float32_inputs_stay_float32():
     l = ConvT("a", 1, 4, 4, 5, 5, 4, 2, 1, 0)
     x, w = (a.astype(np.float32) for a in _arrays(l))
@@ -220,16 +234,21 @@ def test_peak_temp_memory_matches_the_model(l):
     rng = np.random.default_rng(5)
     x = rng.standard_normal((l.n, l.ci, l.h, l.w)).astype(np.float32)
     w = rng.standard_normal((l.ci, l.co, l.k, l.k)).astype(np.float32)
+    packed = ops.pack(w)  # as the execute fidelity does, once per layer outside the measured call
     for v in VARIANTS:
-        measured = X.peak_temp_bytes(v, x, w, l)
+        measured = X.peak_temp_bytes(v, x, w, l, packed)
         assert abs(measured - M.temp_bytes(l, v, 4)) <= _tracemalloc_slack(4), v
 
 
 def test_temp_memory_ordering_on_gan_layers():
     for l in [ConvT("a", 1, 256, 128, 8, 8, 4, 2, 1, 0), ConvT("b", 1, 128, 64, 15, 15, 3, 2, 1, 0)]:
         x, w = (a.astype(np.float32) for a in _arrays(l))
-        meas = {v: X.peak_temp_bytes(v, x, w, l) for v in VARIANTS}
+        meas = {v: X.peak_temp_bytes(v, x, w, l, ops.pack(w)) for v in VARIANTS}
         assert meas["unified"] < meas["kernel-segregated"] < meas["zero-insert"]
+        # unified by hand, layer a (8 -> 16, k4 s2 p1: per axis 2 classes of 8 outputs, 2 taps, pads 1 + 1):
+        # padded input 10 x 10 x 256 + one class's accumulator 64 x 128 + one slab copy 64 x 256 floats
+        if l.name == "a":
+            assert abs(meas["unified"] - 4 * (100 * 256 + 64 * 128 + 64 * 256)) <= _tracemalloc_slack(4)
         fused = {v: M.temp_bytes(l, v, 4, "fused") for v in VARIANTS}
         assert fused["unified"] == 0
         # KS: 4 sub-outputs of ceil(Ho/2)^2 x Co floats; zero-insert: (Ho+k-1)^2 x Ci floats
