@@ -60,14 +60,16 @@ def main(batch: int = 256, seeds: int = 5, ilp_limit: float = 1.0) -> dict:
     scs = [Scenario(technique="dflop", variant=v, fidelity="model", profile=prof, workload=MIXES[w],
                     params={**defaults, "ilp_time_limit": 0.0}, seed=s)
            for v in ("megatron", "dflop-lpt") for w in MIXES for s in range(2)]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for sc in scs:
         model.evaluate(sc)
     rate = len(scs) / (time.perf_counter() - t0)
-    out["cases_per_s"] = rate
+    cpu_rate = len(scs) / max(time.process_time() - c0, 1e-9)
+    out["cases_per_s"], out["cases_per_cpu_s"] = rate, cpu_rate
     n_plans = len(model.split_plans(hw, 8))
     print(f"model fidelity (megatron + dflop-lpt, {len(scs)} cases, {n_plans} split plans with a dp per module, "
-          f"plan space and collective prices cached per profile): {rate:.1f} cases/s (target >= 200)")
+          f"plan space and collective prices cached per profile): {rate:.1f} cases/s, {cpu_rate:.1f} per "
+          f"CPU-second (target >= 200)")
     return out
 
 

@@ -209,17 +209,32 @@ class Hardware:
     _cache: dict = field(default_factory=dict)
 
     def _priced(self, key, fn):
-        """Two-level memo of collective prices: this object's dict, then a module-level one keyed
-        by the profile itself (immutable and hashed on every field the collectives read), so
-        cases on the same profile share prices and a profile override never reuses stale ones."""
+        """Two-level memo of collective prices: this object's dict, then the profile's module-level
+        memo (:meth:`shared`), so cases on the same profile share prices and a profile override
+        never reuses stale ones."""
         if key not in self._cache:
-            gkey = (self.profile, self.per_node) + key
-            if gkey not in _PRICES:
-                if len(_PRICES) > 200_000:
-                    _PRICES.clear()
-                _PRICES[gkey] = fn()
-            self._cache[key] = _PRICES[gkey]
+            memo = self.shared()
+            gkey = (self.per_node,) + key
+            if gkey not in memo:
+                memo[gkey] = fn()
+            self._cache[key] = memo[gkey]
         return self._cache[key]
+
+    def shared(self) -> dict:
+        """The module-level memo of this profile, keyed by the profile itself (immutable, hashed and
+        compared on every field the collectives read), found by identity first: hashing a profile
+        walks every field, so it is done once per profile object, not per price."""
+        memo = self._cache.get("shared")
+        if memo is None:
+            hit = _BY_ID.get(id(self.profile))
+            if hit is None or hit[0] is not self.profile:
+                if len(_PRICES) > 64:
+                    _PRICES.clear()
+                    _BY_ID.clear()
+                # an equal profile (a scenario's frozen copy) shares the memo: one hash per object
+                hit = _BY_ID[id(self.profile)] = (self.profile, _PRICES.setdefault(self.profile, {}))
+            memo = self._cache["shared"] = hit[1]
+        return memo
 
     def allreduce_fit(self, tp: int) -> tuple[float, float]:
         """``(a, b)`` with ``collective_time("allreduce", n, tp GPUs on one node) ~= a + b n`` from
@@ -257,7 +272,8 @@ class Hardware:
         return self._priced(("dp", round(nbytes), dp, stride), price)
 
 
-_PRICES: dict = {}  #: module-level memo of collective prices, keyed by (profile, node size, query)
+_PRICES: dict = {}  #: profile -> memo of its collective prices and plan spaces (equal profiles share it)
+_BY_ID: dict = {}  #: id(profile) -> (profile, its memo): the lookup without hashing the profile again
 
 
 def hardware(profile, gpus: int, efficiency: float | None = None) -> Hardware:
@@ -421,13 +437,15 @@ def uniform_plans(hw: Hardware, m: int, mean_sample: np.ndarray, max_pp: int = 1
 
 
 def split_plans(hw: Hardware, m: int, max_pv: int = 8, max_pl: int = 14):
-    """Every split plan, each module with its own (tp, pp, dp) (the authors' search, papers'
+    """Every split plan, each module with its own (tp, pp, dp) (the authors' search, their
     code ``data_aware_optimizer.py``): the encoder as ``vdp`` replicas of ``pv`` stages on ``tv``
     GPUs, the LLM as ``dp`` pipelines of ``pl`` stages on ``tl`` GPUs (layers in equal counts
     within a module; the projector on the last encoder stage, the vocabulary on the last LLM
-    stage), ``vdp tv pv + dp tl pl <= G``. For every LLM degree ``dp`` the encoder gets either
-    the most replicas that fit the remaining GPUs or exactly ``dp`` (one replica per pipeline,
-    the shared-dp plan). The list follows :func:`_split_space`'s order (cached per profile)."""
+    stage), ``vdp tv pv + dp tl pl <= G``. For every LLM degree ``dp`` the encoder gets the most
+    replicas that fit the remaining GPUs of ``G`` and of every smaller whole number of nodes (so
+    the space on more nodes holds the space on fewer), or exactly ``dp`` (one replica per
+    pipeline, the shared-dp plan). The list follows :func:`_split_space`'s order (cached per
+    profile)."""
     return list(_split_space(hw, m, max_pv, max_pl).plans())
 
 
@@ -463,17 +481,15 @@ def _split_plan(tv: int, pv: int, vdp: int, tl: int, pl: int, dp: int, m: int) -
     return Plan("split", dp, tuple(stages), m, vdp=0 if vdp == dp else vdp)
 
 
-_SPACES: dict = {}
-
-
 def _split_space(hw: Hardware, m: int, max_pv: int = 8, max_pl: int = 14) -> _Space:
     local = ("space", m, max_pv, max_pl)
     if local in hw._cache:
         return hw._cache[local]
-    key = (hw.profile, hw.gpus, hw.per_node, m, max_pv, max_pl)
-    if key in _SPACES:
-        hw._cache[local] = _SPACES[key]
-        return _SPACES[key]
+    memo = hw.shared()
+    key = ("space", hw.gpus, hw.per_node, m, max_pv, max_pl)
+    if key in memo:
+        hw._cache[local] = memo[key]
+        return memo[key]
     G = hw.gpus
     rows = []
     for tv in TP_DEGREES:
@@ -487,10 +503,13 @@ def _split_space(hw: Hardware, m: int, max_pv: int = 8, max_pl: int = 14) -> _Sp
                     if gv + gl > G:
                         break
                     for dp in range(1, (G - gv) // gl + 1):
-                        most = (G - dp * gl) // gv
-                        rows.append((tv, pv, most, tl, pl, dp))
-                        if dp < most:
-                            rows.append((tv, pv, dp, tl, pl, dp))
+                        # the most encoder replicas that fit G, and every node-multiple G' < G (so
+                        # the space on more nodes holds the space on fewer), and dp itself
+                        vdps = {(g - dp * gl) // gv for g in range(G, 0, -hw.per_node) if g - dp * gl >= gv}
+                        if dp <= (G - dp * gl) // gv:
+                            vdps.add(dp)
+                        for vdp in sorted(vdps, reverse=True):
+                            rows.append((tv, pv, vdp, tl, pl, dp))
     a = np.array(rows, dtype=np.int64).reshape(-1, 6)
     tv, pv, vdp, tl, pl, dp = a.T
     # DP all-reduce: each module's largest stage (bf16 gradients / tp) over its replicas, strided
@@ -499,21 +518,19 @@ def _split_space(hw: Hardware, m: int, max_pv: int = 8, max_pl: int = 14) -> _Sp
            for t in TP_DEGREES for p in range(1, max_pv + 1)}
     llm = {(t, p): BF16 * max(_stage_params(Stage(t, llm=c, vocab=pr)) for c, pr in _first_last(QWEN.layers, p)) / t
            for t in TP_DEGREES for p in range(1, max_pl + 1)}
-    memo: dict = {}
+    seen: dict = {}
 
     def ar(nbytes, d, stride):
         k = (nbytes, d, stride)
-        if k not in memo:
-            memo[k] = hw.dp_allreduce(nbytes, d, stride)
-        return memo[k]
+        if k not in seen:
+            seen[k] = hw.dp_allreduce(nbytes, d, stride)
+        return seen[k]
 
     dpt = np.array([max(ar(enc[tv_, pv_], vdp_, tv_ * pv_), ar(llm[tl_, pl_], dp_, tl_ * pl_))
                     for tv_, pv_, vdp_, tl_, pl_, dp_ in rows])
     sp = _Space(tv, pv, vdp, tl, pl, dp, dpt, m)
     _precompute(sp, hw)
-    if len(_SPACES) > 32:
-        _SPACES.clear()
-    _SPACES[key] = hw._cache[local] = sp
+    memo[key] = hw._cache[local] = sp
     return sp
 
 

@@ -200,6 +200,15 @@ def test_plan_search_covers_64_gpus_fast_and_fits(hw):
     assert any(p.enc_dp != p.dp for p in plans) and any(p.enc_dp == p.dp for p in plans)
 
 
+def test_split_space_on_more_nodes_holds_the_space_on_fewer():
+    # a plan that fits 2 nodes is a plan of 8 nodes too (the others idle), so the planner's best
+    # expected time cannot rise with nodes (property more-gpus-no-slower) by construction
+    prof = get_profile("selene-dgx-a100")
+    small = set(model.split_plans(model.hardware(prof, 16), 4))
+    big = set(model.split_plans(model.hardware(prof, 64), 4))
+    assert small <= big and len(big) > len(small)
+
+
 @pytest.mark.parametrize("mix", ["dflop-llava-video", "dflop-m4-instruct"])
 def test_vectorised_search_equals_the_scalar_one(hw, mix):
     # the oracle: expected_time and plan_memory plan by plan (module-doc formulas, one loop)
