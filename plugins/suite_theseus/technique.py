@@ -213,6 +213,8 @@ TECHNIQUE = Technique(
     default_profile=_DGX,
     default_workload="tpch-sf0.01",
     profile_kinds=("cluster", "node", "device", "measured"),
+    # every shuffle and broadcast is priced by suite.perf.collective_time over the levels it crosses
+    capabilities=frozenset({"network-sensitivity"}),
     smoke=[
         ScenarioSpec(variant="theseus", fidelity="execute", workload="tpch-sf0.01", params={"query": 6, "workers": 2}),
         ScenarioSpec(variant="theseus", fidelity="model", workload="tpch-sf1000", params={"query": 5}),

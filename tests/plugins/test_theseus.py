@@ -373,3 +373,4 @@ def test_conformance_kit():
 
     rep = check_technique(TECHNIQUE, max_examples=3)
     assert "properties" in rep.passed
+    assert "family:network-sensitivity" in rep.passed
