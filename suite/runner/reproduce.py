@@ -325,14 +325,25 @@ def bootstrap_interval(claim: Claim, results: Mapping[str, Result], *, replicate
     if not timed:
         return []
     rng = np.random.default_rng(seed)
-    stats = {k: (_point_stat(m), np.asarray(m.samples, dtype=float)) for k, m in timed.items()}
+    # rng.integers(0, n, n) draws exactly what rng.choice(s, n, replace=True) draws (numpy's choice
+    # is s[integers(0, n, n)]) at half its overhead; the median of a resample is taken on a sorted
+    # list (the same float: the middle value, or the two middle ones' sum halved, as np.median),
+    # 10x faster than np.median on a few dozen samples (issue 19: 168,000 np.median calls were
+    # half of a cached `suite reproduce`)
+    stats = {k: (_point_stat(m) is np.median, np.asarray(m.samples, dtype=float)) for k, m in timed.items()}
     out = []
     for _ in range(replicates):
         res = {label: Result(dict(r.metrics), r.artifacts) for label, r in results.items()}
-        for (label, name), (stat, s) in stats.items():
+        for (label, name), (median, s) in stats.items():
             m = res[label].metrics[name]
-            res[label].metrics[name] = Metric(m.name, float(stat(rng.choice(s, size=s.size, replace=True))),
-                                              m.unit, m.direction, m.samples)
+            x = s[rng.integers(0, s.size, size=s.size)]
+            if median:
+                v = sorted(x.tolist())
+                k = len(v) // 2
+                value = v[k] if len(v) % 2 else (v[k - 1] + v[k]) / 2
+            else:
+                value = float(np.mean(x))
+            res[label].metrics[name] = Metric(m.name, value, m.unit, m.direction, m.samples)
         out.append(claim.value(res))
     return out
 
