@@ -288,6 +288,8 @@ class SlurmExecutor(Executor):
 
     #: seconds between two looks at the outcome files and job states
     poll_seconds = {"slurm": 2.0, "local": 0.1}
+    #: the most tasks in one job array (SLURM's default MaxArraySize is 1001: indices 0-1000)
+    max_array_size = 1000
 
     def parse_options(self, raw: Mapping[str, Any]) -> SlurmOptions:
         """Validate *raw* options early (the CLI calls this before the run starts)."""
@@ -434,9 +436,11 @@ class SlurmExecutor(Executor):
 
     def _submit(self, waiting: list[_Task], active: list[_Task], payload: dict, executors: dict,
                 options: ExecOptions, opts: SlurmOptions, folder: Path, by_key: dict) -> None:
-        """Submit waiting tasks: all of them as one array on SLURM (which throttles to
-        array-parallelism), at most array-parallelism at a time on the local cluster."""
-        room = len(waiting) if opts.cluster != "local" else opts.array_parallelism - len(active)
+        """Submit waiting tasks: on SLURM all of them, as job arrays of at most
+        :attr:`max_array_size` tasks (SLURM's default MaxArraySize is 1001) sharing
+        array-parallelism between them; on the local cluster at most array-parallelism at a time."""
+        local = opts.cluster == "local"
+        room = opts.array_parallelism - len(active) if local else len(waiting)
         if room <= 0:
             return
         batch, waiting[:] = waiting[:room], waiting[room:]
@@ -448,16 +452,21 @@ class SlurmExecutor(Executor):
                 executors[execute] = self._make_executor(opts, folder, gpus=execute)
             ex = executors[execute]
             topts = self._task_options(options, opts, execute)
-            try:
-                jobs = ex.map_array(run_task, [str(t.path) for t in group], [payload.pop(t.index) for t in group],
-                                    [topts] * len(group))
-            except Exception as exc:  # noqa: BLE001 - sbatch refused (bad partition, account, ...)
-                first = str(exc).strip().splitlines()
-                raise SuiteError(f"--executor slurm: submitting {len(group)} task(s) failed: "
-                                 f"{first[0] if first else type(exc).__name__}") from None
-            for t, job in zip(group, jobs):
-                t.job = job
-                active.append(t)
+            size = len(group) if local else self.max_array_size
+            arrays = [group[i:i + size] for i in range(0, len(group), size)]
+            if len(arrays) > 1:
+                ex.update_parameters(array_parallelism=max(1, opts.array_parallelism // len(arrays)))
+            for part in arrays:
+                try:
+                    jobs = ex.map_array(run_task, [str(t.path) for t in part], [payload.pop(t.index) for t in part],
+                                        [topts] * len(part))
+                except Exception as exc:  # noqa: BLE001 - sbatch refused (bad partition, account, ...)
+                    first = str(exc).strip().splitlines()
+                    raise SuiteError(f"--executor slurm: submitting {len(part)} task(s) failed: "
+                                     f"{first[0] if first else type(exc).__name__}") from None
+                for t, job in zip(part, jobs):
+                    t.job = job
+                    active.append(t)
 
     @staticmethod
     def _done(job: Any) -> bool:

@@ -250,6 +250,35 @@ def test_sbatch_script_asks_for_partition_time_array_and_gpus(tmp_path, monkeypa
     assert sorted(t.job.job_id for t in active) == ["4242_0", "4242_0", "4242_1", "4242_1", "4242_2"]
 
 
+def test_more_tasks_than_an_array_holds_go_in_several_arrays_sharing_the_parallelism(tmp_path, monkeypatch,
+                                                                                      fake_cases):
+    from suite.runner.executors import ExecOptions
+    from suite_slurm.executor import SlurmExecutor, _Task, _Tail, group_tasks, parse_options
+
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    (bin_ / "srun").write_text("#!/bin/sh\nexit 0\n")
+    (bin_ / "sbatch").write_text(f'#!/bin/sh\ncp "$1" "{tmp_path}/script.$$.sh"\necho "Submitted batch job 7"\n')
+    for f in ("srun", "sbatch"):
+        (bin_ / f).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_}{os.pathsep}{os.environ['PATH']}")
+    opts = parse_options({"array-parallelism": "4", "tasks-size": "1", "folder": str(tmp_path / "f")})
+    ex = SlurmExecutor()
+    ex.max_array_size = 2
+    cases = fake_cases(5)
+    by_key = {c.key: c for c in cases}
+    tasks = [_Task(i, [c.key for c in t], tmp_path / f"{i}.jsonl", _Tail(tmp_path / f"{i}.jsonl"))
+             for i, t in enumerate(group_tasks(cases, opts.tasks_size))]
+    active: list = []
+    ex._submit(list(tasks), active, {t.index: [by_key[k] for k in t.keys] for t in tasks}, {}, ExecOptions(), opts,
+               tmp_path / "f", by_key)
+    arrays = sorted(line for p in tmp_path.glob("script.*.sh") for line in p.read_text().splitlines()
+                    if line.startswith("#SBATCH --array"))
+    # 5 tasks in arrays of 2, 2 and 1 (a single task is a plain job); 4 // 3 arrays = 1 at a time each
+    assert arrays == ["#SBATCH --array=0-1%1", "#SBATCH --array=0-1%1"]
+    assert len(list(tmp_path.glob("script.*.sh"))) == 3 and len(active) == 5
+
+
 def test_no_srun_is_one_clear_line(tmp_path, monkeypatch, fake_cases):
     from suite.errors import SuiteError
     from suite.runner.executors import ExecOptions
