@@ -8,8 +8,9 @@ How a run goes
    computed; the next ``suite run`` stores those outcomes (same case key, so same code, profile,
    parameters) and computes only the rest.
 2. The remaining cases are grouped, in order, into tasks of ``tasks-size`` cases, submitted as
-   one SLURM job array (``--array=0-N%array-parallelism``). Execute-fidelity cases go in tasks of
-   their own that ask for ``gpus-per-task`` GPUs; the others ask for none.
+   one SLURM job array (``--array=0-N%array-parallelism``; several sharing the parallelism when
+   there are more than 1,000 tasks). Execute-fidelity cases go in tasks of their own that ask for
+   ``gpus-per-task`` GPUs; the others ask for none.
 3. A task evaluates its cases with :func:`suite.execution.run_isolated` (forked workers, so a case
    that aborts or segfaults is stored ``crashed`` and the task goes on) and appends each outcome
    to its file. The coordinator polls the files and the jobs' states and yields outcomes as they
