@@ -236,12 +236,41 @@ def check_union_gradient(tech, scenario):
     assert r["allreduces_per_step"] == 1.0
 
 
+class _StepOnly:
+    """The model's n-node step alone, without the 1-node reference the speed-up needs: what the
+    kit's network-sensitivity check evaluates in :func:`check_network_levels`, so that the
+    collectives it records are exactly the all-reduce inside ``comm_time`` and ``iteration_time``."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def evaluate(self, scenario):
+        from suite import Result
+
+        p = scenario.params
+        ranks = int(p["nodes"]) * scenario.profile.devices_per_node
+        B = int(p["global_batch"] or int(p["batch_per_gpu"]) * ranks)
+        s = model.step(scenario.workload, scenario.profile, ranks, B, scenario.variant, float(p["efficiency"]),
+                       p["dtype"], p["algorithm"], float(p["grad_bytes"]))
+        res = Result()
+        res.add("iteration_time", s.time, "s", "lower")
+        res.add("comm_time", s.t_allreduce, "s", "lower")
+        res.add("compute_time", s.t_compute, "s", "lower")
+        res.add("throughput", s.throughput, "samples/s", "higher")
+        return res
+
+
 def check_network_levels(tech, scenario):
-    """A ten-fold slower bandwidth on a level the gradient all-reduce crosses never lowers the step
-    time and, on the level that bounds the ring, raises it; a level it does not cross (the
-    inter-node level of a 1-node run) changes no metric. (The conformance kit's
-    network-sensitivity check is not declared: it counts the 1-node reference's intra-node
-    all-reduce, whose slow-down shows in ``speedup``, not in ``comm_time``.)"""
+    """The kit's network-sensitivity check (:func:`suite.perf.sensitivity.check_network_sensitivity`:
+    every level slowed in bandwidth, latency and topology) on the n-node step alone
+    (:class:`_StepOnly`); then, on the whole model, a ten-fold slower bandwidth on a level the
+    gradient all-reduce crosses never lowers the step time and, on the level that bounds the
+    ring, raises it; a level it does not cross (the inter-node level of a 1-node run) changes no
+    metric. (The kit's family check is not declared: on the whole model it also records the
+    1-node reference's intra-node all-reduce, whose slow-down shows in ``speedup``, not in
+    ``comm_time``.)"""
+    from suite.perf.sensitivity import check_network_sensitivity
+
     sc = _fit(scenario)
     prof = sc.profile
     if prof is None or not prof.network:
@@ -249,6 +278,8 @@ def check_network_levels(tech, scenario):
     base = _eval(tech, sc)
     if base is None:
         return
+    problems = check_network_sensitivity(_StepOnly(f"{tech.name} ({sc.variant}, n-node step)"), sc)
+    assert not problems, problems[0]
     L = len(prof.network)
     if base.artifacts["setup"]["ranks"] == 1:
         crossed = set()
@@ -282,8 +313,9 @@ PROPERTIES = [
     Property("speedup-le-gpu-ratio", "speed-up <= GPUs / GPUs of one node (homogeneous)", check_speedup_bound),
     Property("proportional-bounds", "hetseq's step lies between the balanced bound and ddp-equal-batch's (+ one "
              "sample)", check_proportional_no_slower),
-    Property("network-levels", "a slower level the all-reduce crosses never speeds the step up (the bounding one "
-             "slows it); an uncrossed level changes nothing", check_network_levels),
+    Property("network-levels", "the kit's network-sensitivity check on the n-node step; a slower level the "
+             "all-reduce crosses never speeds the step up (the bounding one slows it); an uncrossed level changes "
+             "nothing", check_network_levels),
     Property("union-gradient", "any split, dummy batches included, gives the single-process union step (execute)",
              check_union_gradient),
 ]
