@@ -358,6 +358,17 @@ def test_sf100k_claim_and_its_null():
     assert c.value(res0) is False  # without a spill tier Q3, Q5, Q10, Q12 do not fit
 
 
+def test_cost_parity_q6_is_the_nvme_bandwidth_the_budget_buys():
+    # Q6 at SF 30k is storage-bound on both sides: 131.08 USD/h buys 4 p4d (4 x 16 GB/s of NVMe)
+    # or 26 i3.16xlarge (26 x 16 GB/s), so T(cpu-engine) / T(theseus) = 4 / 26 = 0.1538 (the
+    # pipeline fill adds < 0.1% on the GPU side)
+    kw = {"query": 6, "usd_per_hour": 131.08}
+    gpu = TECHNIQUE.evaluate(scen(profile="theseus-p4d-4n", workload="tpch-sf30000", **kw))
+    cpu = TECHNIQUE.evaluate(scen("cpu-engine", profile="theseus-cpu-i3-64n", workload="tpch-sf30000", **kw))
+    assert gpu["nodes"] == 4 and cpu["nodes"] == 26
+    assert cpu["query_time"] / gpu["query_time"] == pytest.approx(4 / 26, rel=2e-3)
+
+
 def test_cost_parity_claim_resolves_and_design_gain_is_not_negative():
     c = _claim("cost-parity-4x")
     res = {lab: TECHNIQUE.evaluate(resolve_case(TECHNIQUE, s).scenario) for lab, s in c.specs().items()}
