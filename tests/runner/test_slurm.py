@@ -372,6 +372,33 @@ def test_a_killed_task_costs_only_its_unfinished_cases_and_the_next_run_reruns_t
     assert store_table(tmp_path / "slurm.sqlite") == store_table(tmp_path / "local.sqlite")
 
 
+@pytest.mark.slow
+def test_a_time_limited_task_costs_only_its_unfinished_cases(tmp_path, monkeypatch, fake_cases):
+    """--slurm-time 1 on the local cluster: submitit signals the task 30 s before its 60 s limit
+    (its signal_delay_s), the task stops, its unfinished cases are stored crashed and the next run
+    computes exactly them."""
+    from suite.results import Store
+    from suite.runner import ExecOptions, run_cases
+    from suite_slurm.executor import SlurmExecutor
+
+    monkeypatch.setenv("PYTHONPATH", str(HERE))
+    folder = tmp_path / "f"
+    cases = fake_cases(45, delay=1.0)  # 45 s of work in one task: past the signal at 30 s
+    st = Store(tmp_path / "slurm.sqlite")
+    try:
+        s1 = run_cases(cases, st, executor=SlurmExecutor(),
+                       options=ExecOptions(executor_options=_local_opts(folder, **{"tasks-size": 45, "time": 1})))
+        unfinished = s1.by_status.get("crashed", 0)
+        assert 1 <= unfinished < 45 and s1.ok == 45 - unfinished
+        assert all("ended before this case finished" in f["error"] for f in s1.failures)
+        s2 = run_cases(cases, st, executor=SlurmExecutor(),
+                       options=ExecOptions(executor_options=_local_opts(folder, **{"tasks-size": 45})))
+        assert (s2.computed, s2.ok) == (unfinished, unfinished)
+    finally:
+        st.close()
+        kill_jobs(folder)
+
+
 # --------------------------------------------------------------------------- a killed coordinator
 
 
