@@ -35,7 +35,7 @@ from suite.perf import roofline_time
 from suite.technique import Result, Scenario, Skip
 
 from .layers import ConvT, layers_of
-from .ops import phase_plan
+from .ops import LOOP_MAX_CO, phase_plan
 
 __all__ = ["macs", "outputs_computed", "extra_outputs", "temp_bytes", "operations", "layer_time",
            "evaluate", "Op"]
@@ -138,7 +138,9 @@ def temp_bytes(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-ta
         per tap): padded input, per-tap slab copy ``A``, GEMM result ``B`` (not for unified,
         whose BLAS gemm accumulates in place into its one per-class accumulator), kernel
         segregation's ``s^2`` sub-output buffers, numpy's ufunc buffers for in-place adds into
-        strided views; so the measured tracemalloc peak can be checked against it. ``fused``: only the buffers the algorithm
+        strided views; for unified with ``Co <= LOOP_MAX_CO`` (its compiled loop nest) the padded
+        NCHW input and one ``(Co, ceil(Wo/s))`` row transient; so the measured tracemalloc peak
+        can be checked against it. ``fused``: only the buffers the algorithm
         itself needs: zero-insert the upsampled padded input ``N Ci (Ho+k-1)(Wo+k-1)``;
         kernel segregation the ``s^2`` sub-outputs ``N Co s^2 ceil(Ho/s) ceil(Wo/s)``; scatter
         the uncropped buffer minus the output; unified nothing [Tida25].
@@ -191,6 +193,9 @@ def temp_bytes(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-ta
             return 0
         hp, wp = l.h + rlo + rhi, l.w + clo + chi
         xp = n * ci * hp * wp
+        if co <= LOOP_MAX_CO and itemsize in (4, 8):
+            # the compiled loop nest (ops.unified, small Co): padded NCHW input + one (Co, count) row transient
+            return (xp + co * max(pc.count for pc in cols)) * itemsize
         step = 0
         for pr in rows:
             for pc in cols:

@@ -370,6 +370,77 @@ def _blas_gemm(dtype: np.dtype):
     return {np.dtype(np.float32): blas.sgemm, np.dtype(np.float64): blas.dgemm}.get(np.dtype(dtype))
 
 
+#: Output channels up to which :func:`unified` runs its compiled loop nest instead of per-tap BLAS
+#: gemms: a gemm with N = Co <= 8 columns fills few vector lanes (measured: (1024, 128) x (128, 3)
+#: at 24 GFLOP/s vs 110 for Co = 128 on this suite's 1-thread reference machine, docs/performance.md).
+LOOP_MAX_CO = 8
+
+
+def _unified_loops(xpc, wk, out, acc, rows, cols, s, rlo, clo):  # pragma: no cover - compiled by numba
+    """Loop nest of :func:`unified` for small ``Co`` (see :func:`_unified_jit`). ``xpc``: padded
+    NCHW input (N, Ci, Hp, Wp); ``wk``: packed (k, k, Ci, Co) taps; ``out``: NCHW output, zeroed;
+    ``acc``: (Co, max count) scratch; ``rows`` / ``cols``: (s, 5) int64 ``(r, a, d, taps, count)``."""
+    n_, ci_, _, _ = xpc.shape
+    co_ = out.shape[1]
+    c4 = ci_ - ci_ % 4
+    for n in range(n_):
+        for ri in range(rows.shape[0]):
+            r, ar, dr, tr, cr = rows[ri, 0], rows[ri, 1], rows[ri, 2], rows[ri, 3], rows[ri, 4]
+            for cj in range(cols.shape[0]):
+                c, ac, dc, tc, cc = cols[cj, 0], cols[cj, 1], cols[cj, 2], cols[cj, 3], cols[cj, 4]
+                if tr == 0 or tc == 0 or cc == 0:
+                    continue
+                for q in range(cr):  # one output row of the class: (Co, cc) accumulated over its taps
+                    acc[:, :cc] = 0.0
+                    for t in range(tr):
+                        i = rlo + dr - t + q
+                        kh = ar + s * t
+                        for v in range(tc):
+                            j0 = clo + dc - v
+                            wtap = wk[kh, ac + s * v]
+                            for ch in range(0, c4, 4):  # four input channels per pass over the row
+                                x0 = xpc[n, ch, i, j0:j0 + cc]
+                                x1 = xpc[n, ch + 1, i, j0:j0 + cc]
+                                x2 = xpc[n, ch + 2, i, j0:j0 + cc]
+                                x3 = xpc[n, ch + 3, i, j0:j0 + cc]
+                                for o in range(co_):
+                                    w0, w1, w2, w3 = wtap[ch, o], wtap[ch + 1, o], wtap[ch + 2, o], wtap[ch + 3, o]
+                                    ao = acc[o]
+                                    for u in range(cc):
+                                        ao[u] += w0 * x0[u] + w1 * x1[u] + w2 * x2[u] + w3 * x3[u]
+                            for ch in range(c4, ci_):
+                                xr = xpc[n, ch, i, j0:j0 + cc]
+                                for o in range(co_):
+                                    wv = wtap[ch, o]
+                                    ao = acc[o]
+                                    for u in range(cc):
+                                        ao[u] += wv * xr[u]
+                    for o in range(co_):  # each output element written once, in place
+                        orow = out[n, o, s * q + r]
+                        ao = acc[o]
+                        for u in range(cc):
+                            orow[s * u + c] = ao[u]
+    return out
+
+
+_UNIFIED_COMPILED = None
+
+
+def _unified_jit():
+    """:func:`_unified_loops` compiled by numba on first use (``cache=True``; ``fastmath`` only
+    contracts multiply-adds into FMAs: no reassociation across taps or channel groups), or None
+    when numba is missing."""
+    global _UNIFIED_COMPILED
+    if _UNIFIED_COMPILED is None:
+        try:
+            import numba
+        except ImportError:  # pragma: no cover - numba is a core dependency
+            _UNIFIED_COMPILED = False
+        else:
+            _UNIFIED_COMPILED = numba.njit(cache=True, nogil=True, fastmath={"contract"})(_unified_loops)
+    return _UNIFIED_COMPILED or None
+
+
 def unified(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_padding: int = 0, *,
             packed: np.ndarray | None = None):
     """Unified kernel-segregated transpose convolution (Tida et al. 2025): each output element
@@ -403,6 +474,10 @@ def unified(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_
     transient in place (``C <- A W + beta C``, beta 0 for the class's first tap, 1 after), so
     no per-tap product buffer or separate add exists; its operand ``A`` is the tap's input slab,
     copied when it is not contiguous. Other dtypes take the shared tap GEMM (tensordot) plus an add.
+    With ``Co <= LOOP_MAX_CO`` (float32 / float64, numba present) the same sums run as one
+    compiled loop nest over the zero-padded NCHW input instead: per class and output row, a
+    ``(Co, count)`` transient accumulates every tap (issuing the same MACs, padding zeros
+    included) and is written once into the output, which is then a contiguous NCHW array.
     """
     s, p, op = stride, padding, output_padding
     n, ci, co, h, wd, ho, wo = _check(x, w, s, p, op)
@@ -411,8 +486,25 @@ def unified(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_
     rows, rlo, rhi = phase_plan(h, k, s, p, op, grid="exact")
     cols, clo, chi = phase_plan(wd, k, s, p, op, grid="exact")
     dtype = np.result_type(x, w)
-    xp = _padded(x if x.dtype == dtype else x.astype(dtype), (rlo, rhi), (clo, chi))
     gemm = _blas_gemm(dtype)
+    loops = _unified_jit() if gemm is not None and co <= LOOP_MAX_CO else None
+    if loops is not None:
+        xpc = np.zeros((n, ci, h + rlo + rhi, wd + clo + chi), dtype=dtype)
+        xpc[:, :, rlo:rlo + h, clo:clo + wd] = x
+        out = np.zeros((n, co, ho, wo), dtype=dtype)
+        acc = np.empty((co, max(pc.count for pc in cols)), dtype=dtype)
+        plan = [np.array([(ph.r, ph.a, ph.d, ph.taps, ph.count) for ph in phases], dtype=np.int64)
+                for phases in (rows, cols)]
+        loops(xpc, taps if taps.dtype == dtype and taps.flags.c_contiguous else np.ascontiguousarray(taps, dtype),
+              out, acc, plan[0], plan[1], s, rlo, clo)
+        work = Work(outputs=ho * wo)
+        for pr in rows:  # the classes the loop nest runs, each issuing its rows x taps x channels
+            for pc in cols:
+                if pr.taps and pc.taps and pc.count:
+                    work.macs += n * pr.count * pc.count * pr.taps * pc.taps * ci * co
+        del xpc, acc, plan
+        return out, work
+    xp = _padded(x if x.dtype == dtype else x.astype(dtype), (rlo, rhi), (clo, chi))
     if gemm is not None and taps.dtype != dtype:
         taps = taps.astype(dtype)
     out = np.zeros((n, ho, wo, co), dtype=dtype)

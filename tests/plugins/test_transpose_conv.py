@@ -128,6 +128,20 @@ def test_every_variant_equals_scatter_and_scipy(l):
         np.testing.assert_allclose(out, ref, rtol=1e-9, atol=1e-9, err_msg=v)
 
 
+@pytest.mark.parametrize("l", [ConvT("blas", 2, 5, 12, 4, 3, 5, 2, 2, 1), ConvT("blas-s3", 1, 3, 9, 3, 4, 4, 3, 1, 2),
+                               ConvT("loop", 2, 6, 8, 5, 4, 4, 2, 1, 0), ConvT("loop-s3", 1, 5, 2, 4, 3, 5, 3, 2, 1)])
+def test_unified_blas_and_loop_paths_equal_scipy(l):
+    # Co > LOOP_MAX_CO takes per-tap BLAS gemms, Co <= LOOP_MAX_CO the compiled loop nest; float32 and float64
+    assert (l.co > ops.LOOP_MAX_CO) == l.name.startswith("blas")
+    x, w = _arrays(l, 7)
+    ref = upsample_oracle(x, w, l.s, l.p, l.op)
+    np.testing.assert_allclose(ops.unified(x, w, l.s, l.p, l.op)[0], ref, rtol=1e-9, atol=1e-9)
+    x32, w32 = x.astype(np.float32), w.astype(np.float32)
+    out32, work = ops.unified(x32, w32, l.s, l.p, l.op, packed=ops.pack(w32))
+    assert out32.dtype == np.float32 and work.macs == M.macs(l, "unified")
+    np.testing.assert_allclose(out32, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
 def test_stride_larger_than_kernel_and_stride_one():
     # s = 3 > k = 2: one parity class per axis has no taps and stays zero
     for l in [ConvT("a", 1, 2, 2, 4, 5, 2, 3, 0, 2), ConvT("b", 1, 3, 2, 5, 5, 3, 1, 1, 0)]:
@@ -241,7 +255,8 @@ def test_peak_temp_memory_matches_the_model(l):
 
 
 def test_temp_memory_ordering_on_gan_layers():
-    for l in [ConvT("a", 1, 256, 128, 8, 8, 4, 2, 1, 0), ConvT("b", 1, 128, 64, 15, 15, 3, 2, 1, 0)]:
+    for l in [ConvT("a", 1, 256, 128, 8, 8, 4, 2, 1, 0), ConvT("b", 1, 128, 64, 15, 15, 3, 2, 1, 0),
+              ConvT("c", 1, 64, 3, 32, 32, 4, 2, 1, 0)]:
         x, w = (a.astype(np.float32) for a in _arrays(l))
         meas = {v: X.peak_temp_bytes(v, x, w, l, ops.pack(w)) for v in VARIANTS}
         assert meas["unified"] < meas["kernel-segregated"] < meas["zero-insert"]
@@ -249,6 +264,9 @@ def test_temp_memory_ordering_on_gan_layers():
         # padded input 10 x 10 x 256 + one class's accumulator 64 x 128 + one slab copy 64 x 256 floats
         if l.name == "a":
             assert abs(meas["unified"] - 4 * (100 * 256 + 64 * 128 + 64 * 256)) <= _tracemalloc_slack(4)
+        # layer c (Co = 3: the compiled loop nest): padded NCHW input 64 x 34 x 34 + one row transient 3 x 32
+        if l.name == "c":
+            assert abs(meas["unified"] - 4 * (64 * 34 * 34 + 3 * 32)) <= _tracemalloc_slack(4)
         fused = {v: M.temp_bytes(l, v, 4, "fused") for v in VARIANTS}
         assert fused["unified"] == 0
         # KS: 4 sub-outputs of ceil(Ho/2)^2 x Co floats; zero-insert: (Ho+k-1)^2 x Ci floats
