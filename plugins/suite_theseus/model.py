@@ -25,8 +25,10 @@ Time per resource (R = N x G workers on N nodes of G GPUs)
 
 Spill: the working set ``W = build + kept`` beyond the aggregate HBM ``R M_hbm`` goes to the host
 pool (``N M_host u``; ``u = 1`` for fixed-size pages, :data:`FIRST_FIT_UTILISATION` for
-first-fit variable-size buffers), the rest to the NVMe (``N M_nvme``); beyond that the query is
-infeasible. ``in-memory`` has no spill tier: infeasible when ``W > R M_hbm``.
+first-fit variable-size buffers), the rest to the NVMe (``N M_nvme``, less the tables when
+``[ext.theseus] data_on_nvme``: :data:`TPCH_BYTES_PER_SF` x SF); beyond that, or when the tables
+do not fit the NVMe, the query is infeasible. ``in-memory`` has no spill tier: infeasible when
+``W > R M_hbm``.
 
 Variants: ``serial`` = the sum of the five terms (one batch is loaded, computed, shuffled and
 spilled before the next starts); ``theseus`` (and ``variable-host-alloc``, ``in-memory``) = pipeline
@@ -51,8 +53,8 @@ import os
 
 from suite_theseus import tpch
 
-__all__ = ["PASSES", "FIRST_FIT_UTILISATION", "coefficients", "query_bytes", "scale_factor", "ext_of",
-           "nodes_for", "terms", "evaluate", "combine"]
+__all__ = ["PASSES", "FIRST_FIT_UTILISATION", "TPCH_BYTES_PER_SF", "coefficients", "query_bytes", "scale_factor",
+           "ext_of", "nodes_for", "terms", "evaluate", "combine"]
 
 #: HBM passes per byte of operator input (read the input, write and read back one intermediate,
 #: write the output): an ASSUMPTION of the model, per technique (no figure in the abstract)
@@ -61,6 +63,10 @@ PASSES = 4.0
 #: (TAOCP vol. 1, section 2.5: about half as many holes as blocks; with holes as large as blocks
 #: on average, 1/3 of the memory is unused)
 FIRST_FIT_UTILISATION = 2.0 / 3.0
+
+#: bytes of the TPC-H database per unit scale factor, held on the local NVMe when the profile's
+#: ``[ext.theseus] data_on_nvme``: TPC-H 3.0.1 clause 4.1.3.1 (SF 1 is about 1 GB of data)
+TPCH_BYTES_PER_SF = 1e9
 
 _COEF_PATH = os.path.join(os.path.dirname(__file__), "coefficients.json")
 COUNTERS = ("scanned", "routed", "broadcast_table", "build", "kept")
@@ -167,12 +173,13 @@ def terms(query: int, sf: float, profile, variant: str, params) -> dict:
     hbm_total = r * dev.memory
     util = FIRST_FIT_UTILISATION if variant == "variable-host-alloc" else 1.0
     host_cap = n * host_mem * util
-    disk_cap = n * float(ext.get("nvme_capacity") or 0.0)
+    tables = TPCH_BYTES_PER_SF * float(sf) if ext.get("data_on_nvme") else 0.0
+    disk_cap = n * float(ext.get("nvme_capacity") or 0.0) - tables
     over = max(0.0, W - hbm_total)
     spill_host = min(over, host_cap)
     spill_disk = over - spill_host
     if variant == "in-memory":
-        feasible = over == 0.0
+        feasible = over == 0.0 and disk_cap >= 0.0
         spill_host = spill_disk = 0.0
     else:
         feasible = spill_disk <= disk_cap
@@ -220,8 +227,10 @@ def cpu_terms(query: int, sf: float, profile, params) -> dict:
         from suite.perf.collective import Group, collective_time
 
         t_net = collective_time("alltoall", X * (n - 1) / (n * n), Group(ranks_per_node=1, nodes=n), profile).time
+    tables = TPCH_BYTES_PER_SF * float(sf) if ext.get("data_on_nvme") else 0.0
+    fits = tables <= n * float(ext.get("nvme_capacity") or 0.0)
     return {"compute": S / (n * cores * rate), "dram": S / (n * dram), "storage": S / (n * store_bw) if store_bw else 0.0,
-            "network": t_net, "nodes": n, "workers": n * cores, "feasible": True,
+            "network": t_net, "nodes": n, "workers": n * cores, "feasible": fits,
             "shuffled": X * (n - 1) / n if n > 1 else 0.0, **{f"bytes_{k}": v for k, v in b.items()}}
 
 
@@ -253,7 +262,7 @@ def evaluate(scenario):
     res = Result()
     if scenario.variant == "cpu-engine":
         t = cpu_terms(q, sf, prof, p)
-        total = max(t["compute"], t["dram"], t["storage"], t["network"])
+        total = max(t["compute"], t["dram"], t["storage"], t["network"]) if t["feasible"] else math.inf
         for k in ("compute", "dram", "storage", "network"):
             res.add(f"t_{k}", t[k], "s", "lower")
         res.add("comm_time", t["network"], "s", "lower")

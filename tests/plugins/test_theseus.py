@@ -286,6 +286,18 @@ def test_first_fit_host_tier_spills_to_disk_where_pages_do_not():
     assert model.combine(ff, "variable-host-alloc") > model.combine(th, "theseus")
 
 
+def test_tables_on_nvme_take_its_capacity():
+    # data_on_nvme: the database (TPC-H clause 4.1.3.1: ~1 GB per SF) lives on the 4 x 8 TB of NVMe
+    # of theseus-p4d-4n: SF 30k (30 TB) fits, SF 33k (33 TB) does not; off the NVMe it runs
+    from suite.hardware import get_profile
+
+    prof = get_profile("theseus-p4d-4n")
+    kw = {"batch_bytes": float(256 << 20), "page_size": 65536.0}
+    assert model.terms(6, 30000, prof, "theseus", kw)["feasible"]
+    assert not model.terms(6, 33000, prof, "theseus", kw)["feasible"]
+    assert model.terms(6, 33000, prof.with_overrides({"ext.theseus.data_on_nvme": False}), "theseus", kw)["feasible"]
+
+
 def test_cost_parity_node_counts():
     from suite.hardware import get_profile
 
