@@ -62,7 +62,7 @@ def reproduce_cmd(techniques, all_, verified_only, fmt, output, strict, jobs, ex
         store.close()
 
     if fmt == "json":
-        text = strict_json(board.as_dict(), indent=2, default=str)
+        text = strict_json(_with_units(board.as_dict(), techs, store_path), indent=2, default=str)
     elif fmt == "markdown":
         text = render_markdown(board)
     else:
@@ -89,6 +89,25 @@ def reproduce_cmd(techniques, all_, verified_only, fmt, output, strict, jobs, ex
     if strict and board.counts()["error"]:
         click.echo(f"error: {board.counts()['error']} claim(s) ended in error (--strict)", err=True)
         sys.exit(1)
+
+
+def _with_units(doc: dict, techs, store_path) -> dict:
+    """Each claim's ``metric`` and the ``unit`` its value is in (the stored unit of that metric
+    in the claim's case; null for a value a claim derives from several cases)."""
+    from suite.results import Store
+    from suite.results.store import default_store_path
+
+    claims = {(t.name, c.id): c for t in techs for c in t.claims}
+    with Store(store_path or default_store_path(), readonly=True) as st:
+        for row in doc.get("claims", []):
+            c = claims.get((row.get("technique"), row.get("claim")))
+            metric = getattr(c, "metric", None) if c is not None else None
+            row["metric"], row["unit"] = metric, None
+            key = (row.get("cases") or {}).get("main")
+            if metric and key:
+                r = st.conn.execute("SELECT unit FROM metrics WHERE case_key = ? AND name = ?", (key, metric)).fetchone()
+                row["unit"] = r[0] if r else None
+    return doc
 
 
 def _print_table(board, plain: bool = False) -> None:

@@ -138,6 +138,59 @@ def _provenance(info: dict[str, Any], store_path: str) -> str:
     return f'<section id="provenance"><h2>Run provenance</h2><table class="kv">{body}</table></section>'
 
 
+def fill_profile_values(wide):
+    """*wide* with each empty ``set.FIELD`` cell filled with the figure the case's profile has at
+    FIELD, in the unit the other cells of the column use.
+
+    A ``--set`` value equal to the profile's own figure (``10 Gbit/s`` on a 10 GbE profile) gives
+    the case of the unmodified profile, which may have been stored before without an override
+    (by ``suite reproduce``); its cell would be empty and the column no axis. Cells that cannot
+    be filled (an unknown profile, a field that is no number) stay empty.
+    """
+    import math as _m
+
+    from suite.results.load import override_value
+
+    cols = [c for c in wide.columns if c.startswith("set.") and wide[c].isna().any() and wide[c].notna().any()]
+    if not cols:
+        return wide
+    from suite.hardware import get_profile
+    from suite.hardware.units import ureg
+
+    wide = wide.copy()
+    for c in cols:
+        units = {override_value(v)[1] for v in wide[c].dropna()}
+        if len(units) != 1:
+            continue
+        unit = units.pop()
+        path = c[len("set."):].split(".")
+        filled = {}
+        for prof in {str(p) for p in wide.loc[wide[c].isna(), "profile"]}:
+            try:
+                cur = get_profile(prof).normalized()
+                for part in path:
+                    cur = cur[int(part)] if isinstance(cur, list) else cur[part]
+                q = ureg.Quantity(float(cur), _si_unit(ureg.Quantity(1.0, unit)))
+                mag = q.to(unit).magnitude
+                if _m.isfinite(mag):
+                    filled[prof] = f"{mag:.6g} {unit}"
+            except Exception:  # noqa: BLE001 - left empty: the column is then no axis, as before
+                continue
+        mask = wide[c].isna()
+        wide.loc[mask, c] = [filled.get(str(p)) for p in wide.loc[mask, "profile"]]
+    return wide
+
+
+def _si_unit(q) -> str:
+    """The SI unit the profiles store a quantity like *q* in (bytes, B/s, s, FLOP/s, W, Hz)."""
+    from suite.hardware.units import DIMENSIONS, ureg
+
+    for si, _d, _e in DIMENSIONS.values():
+        if q.dimensionality == ureg.Quantity(1.0, si).dimensionality:
+            return si
+    raise ValueError(f"no SI unit for {q.units}")
+
+
 def _varying(df, cols: list[str]) -> list[str]:
     out = []
     for c in cols:
@@ -356,6 +409,7 @@ def build_report(store: Any, run: Any = "latest", *, registry: Any = None, score
         info = st.run_info(rid)
         wide = load(st, run=rid, wide=True)
         units, directions = wide.attrs["units"], wide.attrs["directions"]
+        wide = fill_profile_values(wide)
         cases = st.cases(rid)
         failed = cases[cases["status"] != "ok"]
         techniques = list(dict.fromkeys(list(cases["technique"])))

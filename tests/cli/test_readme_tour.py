@@ -65,7 +65,7 @@ def test_readme_tour_line_by_line(tmp_path):
     assert "144 scenario(s)" in outputs[compare]
     report = (tmp_path / "report.html").read_text(encoding="utf-8")
     # every facet value is a panel title inside the PNGs; the captions say what each figure holds
-    assert "one panel per network.-1.bandwidth" in report and "one panel per nodes" in report
+    assert "one panel per network.-1.bandwidth (Gbit/s)" in report and "one panel per nodes" in report
     assert "page 1 of 2: scenarios 1-18 of 36" in report and "page 2 of 2: scenarios 19-36 of 36" in report
     comparison = (tmp_path / "comparison.html").read_text(encoding="utf-8")
     assert "Head to head: communication" in comparison
@@ -73,4 +73,4 @@ def test_readme_tour_line_by_line(tmp_path):
     calibrate = next(ln for ln in lines if ln.startswith("suite hardware calibrate"))
     wrote = re.search(r"wrote (\S+\.toml)", outputs[calibrate])
     assert wrote and Path(wrote.group(1)).is_file() and str(tmp_path) in wrote.group(1)
-    assert (tmp_path / "my-technique").is_dir()
+    assert (tmp_path / "suite-my-technique" / "pyproject.toml").is_file()  # the scaffold

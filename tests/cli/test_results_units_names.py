@@ -167,3 +167,13 @@ def test_category_run_on_a_node_and_with_a_shared_parameter(tmp_path):
     assert r.exit_code == 2 and "--category: expected one of communication, memory" in r.output
     r = cli("run", "--category", "communication", "--technique", "poseidon", store=st)
     assert r.exit_code == 2 and "not both" in r.output
+
+
+def test_reproduce_json_names_each_claims_metric_and_unit(tmp_path):
+    st = tmp_path / "r.sqlite"
+    r = CliRunner().invoke(main, ["reproduce", "poseidon", "--format", "json", "-q", "--store", str(st)])
+    assert r.exit_code == 0, r.output
+    claims = {c["claim"]: c for c in json.loads(r.stdout)["claims"]}
+    # Poseidon's abstract claim is a speed-up (dimensionless "1"); a derived comparison has no single unit
+    assert (claims["vgg19-22k-16n-10gbe"]["metric"], claims["vgg19-22k-16n-10gbe"]["unit"]) == ("speedup", "1")
+    assert claims["inception-v3-32n-vs-tf"]["unit"] is None

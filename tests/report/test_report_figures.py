@@ -279,3 +279,25 @@ def test_report_in_headless_chromium(tour_store, category_store, tmp_path):
         assert (tmp_path / f"{run}.png").stat().st_size > 50_000
         keep = Path("/tmp") / f"dlsys-report-{run}.png"  # for a person to look at
         shutil.copy(tmp_path / f"{run}.png", keep)
+
+
+def test_a_set_value_equal_to_the_profile_is_filled_in(tmp_path):
+    """The tour's trap: `suite reproduce poseidon` stores nodes=16 on the unmodified 10 GbE profile;
+    the sweep's `--set network.-1.bandwidth=10 Gbit/s` case is that very case (same SI figures, same
+    key), stored without an override. The report still sees 10 Gbit/s there, so the column stays
+    an axis with every value."""
+    from suite.report.html import fill_profile_values
+    from suite.results import Store
+    from suite.results.load import load
+    from suite.runner.engine import run_cases
+    from suite.runner.experiment import expand_entry
+
+    with Store(tmp_path / "s.sqlite") as st:
+        run_cases(expand_entry({"technique": "poseidon", "variants": ["ps"], "params": {"nodes": ["2"]}}).cases, st)
+        s = run_cases(expand_entry({"technique": "poseidon", "variants": ["ps"], "params": {"nodes": ["2"]},
+                                    "set": {"network.-1.bandwidth": ["5 Gbit/s", "10 Gbit/s"]}}).cases, st)
+        assert s.cached == 1
+        w = load(st, run=s.run_id, wide=True)
+    assert w["set.network.-1.bandwidth"].isna().sum() == 1
+    filled = fill_profile_values(w)
+    assert sorted(filled["set.network.-1.bandwidth"], key=sort_key) == ["5 Gbit/s", "10 Gbit/s"]
