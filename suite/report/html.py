@@ -289,7 +289,16 @@ def _category_sections(wide, units: dict, directions: dict, techs: dict) -> tupl
         if len(names) < 2:
             continue
         vocab = [m for v in VOCABULARIES.values() if v.category == cat for m in v.metrics]
+        # only scenarios the techniques share: a (profile, workload) pair two or more of them ran
+        # (a `suite reproduce` run holds each technique on its own paper's setup: nothing to pit)
         sub = wide[wide["technique"].isin(names)]
+        pair = [f"{p}\x00{w}" for p, w in zip(sub["profile"].astype(str), sub["workload"].astype(str))]
+        sub = sub.assign(_pair=pair)
+        counts = sub.groupby("_pair")["technique"].nunique()
+        sub = sub[sub["_pair"].isin(set(counts[counts >= 2].index))].drop(columns="_pair")
+        names = sorted(set(sub["technique"]))
+        if len(names) < 2:
+            continue
         metrics = shared_metrics(sub, names, {m: directions.get(m) for m in units}, vocab)
         if not metrics:
             continue

@@ -301,3 +301,21 @@ def test_a_set_value_equal_to_the_profile_is_filled_in(tmp_path):
     assert w["set.network.-1.bandwidth"].isna().sum() == 1
     filled = fill_profile_values(w)
     assert sorted(filled["set.network.-1.bandwidth"], key=sort_key) == ["5 Gbit/s", "10 Gbit/s"]
+
+
+def test_no_head_to_head_without_a_shared_scenario(tmp_path, monkeypatch):
+    """Two communication techniques each on its own paper's setup share no (profile, workload):
+    the report pits nothing against nothing."""
+    from suite.report import build_report
+    from suite.results import Store
+    from suite.runner.engine import run_cases
+    from suite.runner.experiment import expand_entry
+
+    monkeypatch.setattr(plots, "render", _no_png)
+    cases = (expand_entry({"technique": "poseidon", "variants": ["ps", "poseidon"]}).cases
+             + expand_entry({"technique": "mg-wfbp", "variants": ["sync", "mg-wfbp"]}).cases)
+    with Store(tmp_path / "s.sqlite") as st:
+        run_cases(cases, st)
+    html = build_report(tmp_path / "s.sqlite", "latest", scoreboard=False)
+    assert "Technique: poseidon" in html and "Technique: mg-wfbp" in html
+    assert "Head to head" not in html
