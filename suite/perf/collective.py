@@ -91,6 +91,7 @@ References
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -923,40 +924,92 @@ def _flat_ring(dims, lv, m, g, p, halves, reduce=True, seg=None):
     return t, per
 
 
-def _flat_xor(name, dims, lv, m, g, p, pi):
-    """Recursive doubling / Rabenseifner over all ranks, partners found across the dims."""
+@functools.lru_cache(maxsize=1024)
+def _xor_schedule(name: str, dims: tuple, p: int, pi: int) -> tuple:
+    """Where the messages of recursive doubling / Rabenseifner over the p ranks of *dims* go.
+
+    Returns ``(fold, steps)``: ``fold`` is the crossing classes of MPICH's fold (empty when p is
+    a power of two) and ``steps`` one ``(distance index, size factor, classes)`` entry per
+    exchange, where *classes* is a tuple of ``(dim index, hop distance, senders, per node)``:
+    how many ranks send across which dimension, how far along it, and the most of them on one
+    node (they share its NICs; *pi* ranks sit on a node).
+
+    Ranks sit on the dims in order (rank x has coordinate ``(x // stride) % n`` in each), the
+    last node possibly partly filled. MPICH's fold [Thakur05 §4.5]: with ``r = p - p2``, each
+    even rank among the first 2r sends its buffer to the next (odd) rank; the survivors (those odd
+    ranks, then ranks 2r..p-1) take new ranks 0..p2-1, and the exchanges pair new ranks
+    ``i`` and ``i xor d``. A pair crosses the outermost dimension in which the two real ranks'
+    coordinates differ, so after a fold (or with a node size that is not a power of two) a
+    partner distance smaller than the node size can still cross nodes.
+    """
+    import numpy as np
+
     p2 = 1 << (p.bit_length() - 1)
     steps = p2.bit_length() - 1
+    r = p - p2
+    surv = np.concatenate([2 * np.arange(r) + 1, np.arange(2 * r, p)]).astype(np.int64)
+    strides = np.array([d.stride for d in dims], dtype=np.int64)
+    sizes = np.array([d.n for d in dims], dtype=np.int64)
 
-    def at(dist):
-        # the dim whose stride range holds this distance
-        for d in reversed(dims):
-            if dist >= d.stride:
-                return d, max(1, dist // d.stride)
-        return dims[0], dist
+    def classes(a: np.ndarray, b: np.ndarray) -> tuple:
+        ca = (a[:, None] // strides) % sizes
+        cb = (b[:, None] // strides) % sizes
+        diff = ca != cb
+        # outermost differing dim (dims are innermost first); pairs of one rank never occur
+        rev = diff[:, ::-1]
+        k = len(dims) - 1 - np.argmax(rev, axis=1)
+        hop = np.abs(ca[np.arange(a.size), k] - cb[np.arange(a.size), k])
+        node = a // pi
+        out = []
+        for kk, hh in np.unique(np.stack([k, hop], axis=1), axis=0):
+            sel = (k == kk) & (hop == hh)
+            out.append((int(kk), int(hh), int(sel.sum()), int(np.bincount(node[sel]).max())))
+        return tuple(out)
+
+    fold = classes(2 * np.arange(r, dtype=np.int64), 2 * np.arange(r, dtype=np.int64) + 1) if r else ()
+    if name == "recursive-doubling":
+        dists = [1 << s for s in range(steps)]
+    else:
+        rs = [p2 >> (s + 1) for s in range(steps)]
+        dists = rs + rs[::-1]
+    idx = np.arange(p2, dtype=np.int64)
+    sched = tuple(classes(surv[idx], surv[idx ^ d]) for d in dists)
+    return fold, sched
+
+
+def _flat_xor(name, dims, lv, m, g, p, pi):
+    """Recursive doubling / Rabenseifner over all ranks, partners found across the dims (see
+    :func:`_xor_schedule`); each exchange takes as long as its slowest crossing."""
+    p2 = 1 << (p.bit_length() - 1)
+    steps = p2.bit_length() - 1
+    fold, sched = _xor_schedule(name, tuple(dims), p, pi)
+
+    def slowest(cls, mm, domain):
+        worst = 0.0
+        for k, hop, _n, on_node in cls:
+            d = dims[k]
+            v = lv[d.level]
+            a, bw = _step(v, "xor", d.n, max(1, hop), on_node if d.inter else 1, domain(d))
+            worst = max(worst, a + mm / bw)
+        return worst
 
     per = [0.0] * len(dims)
     t = 0.0
-    if p2 != p:
-        d, dd = at(1)
-        v = lv[d.level]
-        a, bw = _step(v, "xor", d.n, dd, pi if d.inter else 1, 1)
-        t += 2 * (a + m / bw) + m * g
-        per[dims.index(d)] += 2 * (p - p2) * m / p
+    if fold:
+        t += 2 * slowest(fold, m, lambda d: 1) + m * g
+        for k, _hop, n, _on in fold:
+            per[k] += 2 * n * m / p  # the buffer there, the result back
     if name == "recursive-doubling":
-        sched = [(1 << s, m) for s in range(steps)]
+        sizes = [m] * steps
         t += steps * m * g
     else:
-        rs = [(p2 >> (s + 1), m / (2 << s)) for s in range(steps)]
-        sched = rs + rs[::-1]
+        rs = [m / (2 << s) for s in range(steps)]
+        sizes = rs + rs[::-1]
         t += (p2 - 1) / p2 * m * g
-    for dist, mm in sched:
-        d, dd = at(dist)
-        v = lv[d.level]
-        pn = pi if d.inter else 1
-        a, bw = _step(v, "xor", d.n, dd, pn, d.stride if d.inter else 1)
-        t += a + mm / bw
-        per[dims.index(d)] += mm * p2 / p
+    for cls, mm in zip(sched, sizes):
+        t += slowest(cls, mm, lambda d: d.stride if d.inter else 1)
+        for k, _hop, n, _on in cls:
+            per[k] += mm * n / p
     return t, per
 
 

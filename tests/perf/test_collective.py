@@ -78,6 +78,26 @@ def test_rabenseifner_folds_non_power_of_two_like_mpich():
     assert recursive_doubling_allreduce_time(1e6, 5, 1e-5, 1e-9) == pytest.approx(4 * (1e-5 + 1e-3))
 
 
+def test_rabenseifner_on_a_partly_filled_node_crosses_nodes_after_the_fold():
+    """6 ranks, 4 + 2 on two nodes (intra 100 GB/s, inter 10 GB/s, no latency), m = 1.2 GB.
+
+    MPICH's fold pairs ranks (0, 1) and (2, 3): intra-node. The survivors 1, 3, 4, 5 then
+    exchange at new-rank distance 2 (1-4, 3-5: across nodes) and 1 (1-3 and 4-5: inside a
+    node), in both halves. Bytes per rank, by hand: intra 2 * 2m/6 (fold) + 4 (m/4) / 6 * 2
+    = m; inter 4 (m/2) / 6 * 2 = 2m/3. Time: fold 2 m / 100 GB/s; halving m/2 across nodes
+    with two senders on each node sharing its one 10 GB/s NIC (5 GB/s each), then m/4 inside;
+    the same mirrored.
+    """
+    p = _profile([_lvl("nvl", 4, 100e9, 0.0), _lvl("ib", 2, 10e9, 0.0)], dpn=4, nodes=2, membw=1e30)
+    m = 1.2e9
+    c = collective_time("allreduce", m, Group(4, 2, ranks=6), p, algorithm="rabenseifner")
+    assert c.bytes_per_level == pytest.approx((m, 2 * m / 3))
+    assert c.time == pytest.approx(2 * m / 100e9 + 2 * (m / 2 / 5e9 + m / 4 / 100e9), rel=1e-9)
+    # so the inter-node level matters (it did not when partners were found by distance alone)
+    slow = _profile([_lvl("nvl", 4, 100e9, 0.0), _lvl("ib", 2, 5e9, 0.0)], dpn=4, nodes=2, membw=1e30)
+    assert collective_time("allreduce", m, Group(4, 2, ranks=6), slow, algorithm="rabenseifner").time > c.time
+
+
 def test_collective_model_agrees_with_comm_formulas_on_a_switch():
     prof = _profile([_lvl("sw", 16, 10e9, 5e-6)], nodes=16, membw=1e12)
     g, m = Group(1, 12), 3e6
