@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from suite.cli import main
-from suite.cli.common import SuiteGroup, emit, format_option, strict_json
+from suite.cli.common import SuiteGroup, format_option, strict_json
 
 __all__ = ["results_group", "run_rows"]
 
@@ -90,19 +90,7 @@ def _s(v) -> str:
     return "" if v is None or (isinstance(v, float) and v != v) else str(v)
 
 
-def sort_key(v) -> tuple:
-    """A sort key that orders numbers and quantities with a unit (``"10 Gbit/s"``) numerically
-    (2 < 10 < 20), booleans and None apart, and other text alphabetically."""
-    from suite.results.load import override_value
-
-    if v is None or (isinstance(v, float) and v != v):
-        return (3, "", 0.0, "")
-    if isinstance(v, bool):
-        return (2, "", float(v), "")
-    num, unit = override_value(v) if isinstance(v, (int, float, str)) else (None, str(v))
-    if num is not None:
-        return (0, unit, num, str(v))
-    return (1, "", 0.0, str(v))
+from suite.report.units import sort_key  # noqa: E402 - numbers sort numerically in every table
 
 
 def _headlines(registry, techniques) -> dict[str, tuple[str, ...]]:

@@ -401,7 +401,9 @@ def choose_figures(df, directions: dict[str, str], units: dict[str, str], baseli
                 break
             title = f"{technique}: {y} vs {_label(x, '')}"
             png = line_figure(sub, x, xunit, y, units.get(y, ""), facet, title)
-            yu = units.get(y, "")
+            from suite.report.units import column_scale
+
+            yu = column_scale(list(sub[y]), units.get(y, ""))[1]  # the unit the axis is drawn in
             cap = (f"{y} ({yu + ', ' if yu not in ('', '1') else ''}{directions.get(y)} is better) against "
                    f"{_label(x, xunit)}"
                    + (f" ({', '.join(_short(c) for c in along)} changing with it)" if along else "")
