@@ -182,6 +182,8 @@ def _summary_table(store, summary, limit: int = 40) -> None:
 
 def _skip_reasons(store, summary, most: int = 3) -> None:
     """Say why cases were skipped (the reasons are otherwise only in the store)."""
+    if not getattr(summary, "skipped", 0):  # nothing skipped: no store query (and no pandas import, 0.35 s)
+        return
     try:
         cases = store.cases(summary.run_id)
     except Exception:  # noqa: BLE001 - a summary line must not fail the run
@@ -244,12 +246,16 @@ def report_summary(store, summary, fmt: str, quiet: bool, show_table: bool = Tru
 @click.option("--dry-run", is_flag=True, help="Expand and list the cases; run nothing.")
 @click.option("--max-cases", type=click.IntRange(min=1), default=1_000_000, show_default=True,
               help="Refuse a sweep with more cases than this (counted before anything is built).")
+@click.option("--artifacts", "artifacts", type=click.Choice(["none", "summary", "full"]), default="summary",
+              show_default=True,
+              help="What of each result's artifacts to store: summary leaves out tables (e.g. per-layer, "
+                   "listed under _omitted), full keeps everything (and recomputes cases stored with a summary).")
 @execution_options
 @format_option("table", "json")
 @click.pass_context
 def run_cmd(ctx, experiment, entries, technique, category, run_name, variants, profiles, workloads, params, sets, fidelities, seeds,
             allow_parallel_execute, dry_run, max_cases, jobs, executor, scheduler, store_path, rerun, timeout, isolate,
-            profile_dirs, quiet, fmt, executor_options=()):
+            profile_dirs, quiet, fmt, executor_options=(), artifacts="summary"):
     """Run a sweep: an experiment file (path or shipped name, e.g. `smoke`) or a one-off sweep
     from flags; every combination is a case, stored in the results store.
 
@@ -351,7 +357,8 @@ def run_cmd(ctx, experiment, entries, technique, category, run_name, variants, p
         summary = run_cases(exp.cases, store, executor=executor,
                             options=ExecOptions(jobs=jobs, timeout=timeout, scheduler=scheduler, isolate=isolate,
                                                 executor_options=executor_settings(executor, executor_options,
-                                                                                   registry)),
+                                                                                   registry),
+                                                artifacts=artifacts),
                             rerun=rerun, allow_parallel_execute=allow_parallel_execute,
                             progress=make_progress(quiet or fmt == "json"), command=shlex.join(["suite", *sys.argv[1:]]),
                             registry=registry)
