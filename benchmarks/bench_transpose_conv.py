@@ -9,34 +9,151 @@ their minimum (what the speed-ups use, as the claims do);
 memory is the tracemalloc peak beyond the output. Prints a Markdown table (what
 docs/techniques/transpose-conv.md shows).
 
+Then, when torch is installed (the optional ``[torch]`` extra; skipped with a message without it):
+the ``unified`` variant against ``torch.nn.functional.conv_transpose2d`` on every DCGAN and EB-GAN
+transpose-conv layer at each ``--batches`` size, both on ``--threads`` threads, float32, the two
+alternated call by call (so the machine's load falls on both alike), outputs checked equal
+(``allclose``, rtol 1e-4, atol 1e-4 x the output's scale). Unified gets its weights pre-packed once
+per layer before timing (:func:`suite_transpose_conv.ops.pack`, as an inference library packs at
+load); torch gets PyTorch's own layout, as a user calls it. Printed per layer: both times (min and
+median), the ratio unified/torch of the minima (the target is <= 1) and of the medians, and the
+achieved fraction of the local profile's roofline: ``max(2 MACs / P, bytes / BW) / time`` with
+``P`` the profile's fp32 peak scaled to the threads used (``peak x threads / cores``), ``BW`` its
+memory bandwidth and bytes the compulsory input + weights + output; MACs the unified variant's
+count (padding zeros included). The load average is printed before and after.
+
+``--openblas-coretype NAME`` sets ``OPENBLAS_CORETYPE`` before numpy (and scipy) load, which
+forces OpenBLAS's kernel for that CPU family (e.g. ``SkylakeX`` for its AVX-512 kernels;
+``auto`` removes the variable, so OpenBLAS detects the CPU itself); the BLAS libraries and the
+kernel they use are printed.
+
 Usage::
 
     python benchmarks/bench_transpose_conv.py [--repeats 9] [--batch 1] [--threads 1] [--json OUT]
+    python benchmarks/bench_transpose_conv.py --torch-only [--batches 1,16] [--openblas-coretype SkylakeX]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
+import statistics
+import sys
+import time
 
-import numpy as np
 
-
-def layers(batch: int):
+def gan_layers(batch: int):
     from suite.workloads import get_workload
-    from suite_transpose_conv.claims import SWEEP
-    from suite_transpose_conv.layers import ConvT, from_layer
+    from suite_transpose_conv.layers import from_layer
 
     out = []
     for wl in ("dcgan-generator", "ebgan-generator"):
         for l in get_workload(wl).layers:
             if l.kind == "deconv":
-                ct = from_layer(l, batch)
-                out.append((f"{wl.split('-')[0]}/{l.name}", ct))
+                out.append((f"{wl.split('-')[0]}/{l.name}", from_layer(l, batch)))
+    return out
+
+
+def layers(batch: int):
+    from suite_transpose_conv.claims import SWEEP
+    from suite_transpose_conv.layers import ConvT
+
+    out = gan_layers(batch)
     for label, ci, co, h, k, s, p in SWEEP:
         out.append((f"sweep/{label}", ConvT(label, batch, ci, co, h, h, k, s, p, 0)))
     return out
+
+
+def load_profile(name: str):
+    """The profile named *name* (default the calibrated ``local``), or the error's text."""
+    from suite.errors import ProfileError
+    from suite.hardware import get_profile
+
+    try:
+        return get_profile(name)
+    except ProfileError as exc:
+        return str(exc)
+
+
+def roofline_fraction(l, seconds: float, prof, threads: int) -> float | None:
+    """``max(2 MACs / P, bytes / BW) / seconds`` on the profile (P scaled to *threads* of its cores)."""
+    if prof is None:
+        return None
+    from suite.perf import roofline_time
+    from suite_transpose_conv.model import macs
+
+    dev = prof.require_device()
+    cores = int(getattr(dev, "cores", None) or 1)
+    peak = dev.flops("fp32") * min(1.0, max(threads, 1) / cores)
+    nbytes = 4 * (l.n * l.ci * l.h * l.w + l.ci * l.co * l.k * l.k + l.n * l.co * l.ho * l.wo)
+    return roofline_time(2.0 * macs(l, "unified"), nbytes, peak, dev.memory_bandwidth) / seconds
+
+
+def torch_table(batches, repeats: int, threads: int, profile: str) -> list[dict]:
+    """unified vs torch.nn.functional.conv_transpose2d per GAN layer (see the module docstring)."""
+    import numpy as np
+
+    try:
+        import torch
+    except ImportError:
+        print("\ntorch not installed (optional extra [torch]): unified-vs-torch table skipped")
+        return []
+    from suite_transpose_conv.execute import _inputs
+    from suite_transpose_conv.ops import pack, unified
+
+    torch.set_num_threads(max(threads, 1))
+    prof = load_profile(profile)
+    if isinstance(prof, str):
+        print(f"no roofline: profile {profile!r} not found ({prof}); run `suite hardware calibrate` first")
+        prof = None
+    print(f"\nunified vs torch {torch.__version__} conv_transpose2d, float32, {threads} thread(s), {repeats} alternated "
+          f"calls each; load average {os.getloadavg()[0]:.2f}")
+    print("| batch | layer | Ci->Co | H->Ho | k,s,p,op | torch ms min (median) | unified ms min (median) "
+          "| unified/torch min | unified/torch median | roofline fraction unified / torch |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    rows = []
+    for b in batches:
+        for name, l in gan_layers(b):
+            x, w = _inputs(l, "float32", np.random.default_rng(0))
+            packed = pack(w)  # once per layer, outside the timed calls
+            xt, wt = torch.from_numpy(x), torch.from_numpy(w)
+
+            def run_torch():
+                return torch.nn.functional.conv_transpose2d(xt, wt, stride=l.s, padding=l.p, output_padding=l.op)
+
+            def run_unified():
+                return unified(x, w, l.s, l.p, l.op, packed=packed)[0]
+
+            ref, out = run_torch().numpy(), run_unified()  # warm-up (compiles numba once), and the check
+            scale = max(1.0, float(np.max(np.abs(ref))))
+            if not np.allclose(out, ref, rtol=1e-4, atol=1e-4 * scale):
+                raise SystemExit(f"{name} batch {b}: unified differs from torch (max abs "
+                                 f"{float(np.max(np.abs(out - ref))):.3g})")
+            tt, tu = [], []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                run_torch()
+                tt.append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                run_unified()
+                tu.append(time.perf_counter() - t0)
+            fu, ft = roofline_fraction(l, min(tu), prof, threads), roofline_fraction(l, min(tt), prof, threads)
+            row = {"batch": b, "layer": name, **l.as_dict(), "torch_s": tt, "unified_s": tu,
+                   "ratio_min": min(tu) / min(tt), "ratio_median": statistics.median(tu) / statistics.median(tt),
+                   "roofline_fraction_unified": fu, "roofline_fraction_torch": ft}
+            rows.append(row)
+            roof = "-" if fu is None else f"{fu:.2f} / {ft:.2f}"
+            print(f"| {b} | {name} | {l.ci}->{l.co} | {l.h}->{l.ho} | {l.k},{l.s},{l.p},{l.op} | "
+                  f"{min(tt) * 1e3:.3f} ({statistics.median(tt) * 1e3:.3f}) | {min(tu) * 1e3:.3f} "
+                  f"({statistics.median(tu) * 1e3:.3f}) | {row['ratio_min']:.2f} | {row['ratio_median']:.2f} | {roof} |",
+                  flush=True)
+    worst = max(rows, key=lambda r: r["ratio_min"])
+    print(f"\nworst unified/torch (min): {worst['ratio_min']:.2f} on {worst['layer']} batch {worst['batch']}; "
+          f"layers at most torch's time: {sum(r['ratio_min'] <= 1.0 for r in rows)} of {len(rows)}; "
+          f"load average {os.getloadavg()[0]:.2f}")
+    return rows
 
 
 def main() -> None:
@@ -45,8 +162,38 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--threads", type=int, default=1, help="BLAS threads (0 = library default)")
     ap.add_argument("--json", help="also write the rows as JSON here")
+    ap.add_argument("--batches", default="1,16", help="batch sizes of the unified-vs-torch table (default 1,16)")
+    ap.add_argument("--torch-only", action="store_true", help="only the unified-vs-torch table")
+    ap.add_argument("--profile", default="local", help="profile of the roofline (default: the calibrated 'local')")
+    ap.add_argument("--openblas-coretype", help="set OPENBLAS_CORETYPE before numpy loads (e.g. SkylakeX; "
+                                                "'auto' unsets it: OpenBLAS detects the CPU)")
     args = ap.parse_args()
+    if args.openblas_coretype:
+        if "numpy" in sys.modules:  # pragma: no cover - nothing above imports numpy
+            raise SystemExit("--openblas-coretype must be applied before numpy is imported")
+        if args.openblas_coretype == "auto":  # OpenBLAS's own detection of this CPU
+            os.environ.pop("OPENBLAS_CORETYPE", None)
+        else:
+            os.environ["OPENBLAS_CORETYPE"] = args.openblas_coretype
+    import numpy as np
+    import scipy.linalg.blas  # noqa: F401  (its OpenBLAS loaded before the thread limit)
+    from threadpoolctl import threadpool_info
+
     from suite_transpose_conv.execute import _blas_threads, measure_layer
+
+    with _blas_threads(args.threads):
+        blas = sorted({(d.get("internal_api"), d.get("architecture"), d.get("num_threads")) for d in threadpool_info()},
+                      key=str)
+    print(f"BLAS/OpenMP pools (library, kernel, threads while timing): {blas}; OPENBLAS_CORETYPE="
+          f"{os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
+    batches = [int(b) for b in args.batches.split(",") if b]
+    if args.torch_only:
+        with _blas_threads(args.threads):
+            rows = torch_table(batches, args.repeats, args.threads, args.profile)
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump(rows, fh, indent=1)
+        return
 
     variants = ("scatter", "zero-insert", "kernel-segregated", "unified")
     rows = []
@@ -74,9 +221,11 @@ def main() -> None:
     for group in ("dcgan", "ebgan", "sweep"):
         sp = [r["speedup"] for r in strided if r["layer"].startswith(group)]
         print(f"\nmean speed-up unified vs zero-insert, {group} (stride >= 2): {np.mean(sp):.2f} over {len(sp)} layers")
+    with _blas_threads(args.threads):
+        trows = torch_table(batches, args.repeats, args.threads, args.profile)
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump(rows, fh, indent=1)
+            json.dump({"variants": rows, "torch": trows}, fh, indent=1)
 
 
 if __name__ == "__main__":

@@ -142,6 +142,18 @@ def test_unified_blas_and_loop_paths_equal_scipy(l):
     np.testing.assert_allclose(out32, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
 
 
+@pytest.mark.parametrize("l", [ConvT("dcgan-like", 2, 16, 12, 4, 4, 5, 2, 2, 1), ConvT("ebgan-like", 1, 8, 3, 8, 8, 4, 2, 1, 0),
+                               ConvT("stride1", 2, 10, 16, 1, 1, 4, 1, 0, 0)])
+def test_unified_equals_torch_conv_transpose2d(l):
+    # torch is an optional extra ([torch]); CI has none and skips this
+    torch = pytest.importorskip("torch", reason="torch (optional extra [torch]) not installed")
+    x, w = (a.astype(np.float32) for a in _arrays(l, 8))
+    ref = torch.nn.functional.conv_transpose2d(torch.from_numpy(x), torch.from_numpy(w), stride=l.s, padding=l.p,
+                                               output_padding=l.op).numpy()
+    out, _ = ops.unified(x, w, l.s, l.p, l.op, packed=ops.pack(w))
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
 def test_stride_larger_than_kernel_and_stride_one():
     # s = 3 > k = 2: one parity class per axis has no taps and stays zero
     for l in [ConvT("a", 1, 2, 2, 4, 5, 2, 3, 0, 2), ConvT("b", 1, 3, 2, 5, 5, 3, 1, 1, 0)]:
