@@ -296,9 +296,37 @@ def zero_insert(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, out
     return _nchw(out), work
 
 
+def _to_nhwc_loops(x, xp, lo, clo):  # pragma: no cover - compiled by numba, see _padded
+    n_, c_, h_, w_ = x.shape
+    for n in range(n_):
+        for i in range(h_):
+            for c in range(c_):
+                xr = x[n, c, i]
+                for j in range(w_):
+                    xp[n, lo + i, clo + j, c] = xr[j]
+    return xp
+
+
+_TO_NHWC_COMPILED = None
+
+
 def _padded(x: np.ndarray, ph: tuple[int, int], pw: tuple[int, int]) -> np.ndarray:
+    """The input zero-padded and channels-last, (N, H + ph0 + ph1, W + pw0 + pw1, Ci): the one
+    layout conversion. For float32 / float64 C-contiguous input a numba loop nest writes it
+    (2-4x numpy's strided transpose-assign on the GAN layers), else numpy; same values."""
+    global _TO_NHWC_COMPILED
     n, ci, h, wd = x.shape
     xp = np.zeros((n, h + ph[0] + ph[1], wd + pw[0] + pw[1], ci), dtype=x.dtype)
+    if x.dtype in (np.float32, np.float64) and x.flags.c_contiguous:
+        if _TO_NHWC_COMPILED is None:
+            try:
+                import numba
+            except ImportError:  # pragma: no cover - numba is a core dependency
+                _TO_NHWC_COMPILED = False
+            else:
+                _TO_NHWC_COMPILED = numba.njit(cache=True, nogil=True)(_to_nhwc_loops)
+        if _TO_NHWC_COMPILED:
+            return _TO_NHWC_COMPILED(x, xp, ph[0], pw[0])
     xp[:, ph[0]:ph[0] + h, pw[0]:pw[0] + wd, :] = x.transpose(0, 2, 3, 1)
     return xp
 
