@@ -134,6 +134,8 @@ class Accel:
 
 @functools.lru_cache(maxsize=32)
 def _cpu_device(name: str):
+    """The assumed host (:data:`DEFAULT_HOST_CPU`) when a profile names none: a shipped device,
+    the one lookup by name this model makes (the assumption is the name)."""
     from suite.hardware import get_profile
 
     return get_profile(name).device
@@ -157,16 +159,14 @@ def host_of(profile) -> Host:
         cpu, name, assumed = dev, dev.name or profile.name, False
         sockets = profile.devices_per_node
     else:
-        name = node.cpu if node is not None and node.cpu else None
-        assumed = name is None
-        name = name or DEFAULT_HOST_CPU
-        cpu = _cpu_device(name)
+        # node.cpu is resolved by the library that loaded the profile (profile.cpu)
+        assumed = profile.cpu is None
+        name = DEFAULT_HOST_CPU if assumed else node.cpu
+        cpu = _cpu_device(name) if assumed else profile.cpu
         sockets = 1
-        mix = (profile.ext or {}).get("mix")
-        if mix is not None:
-            for g in mix["groups"]:
-                if g["device"] == name:
-                    sockets = int(g["count"])
+        for g in profile.groups:
+            if g.name == name:
+                sockets = g.count
     memory = node.host_memory if node is not None and node.host_memory else None
     if dev.type == "cpu" and memory is None:
         memory = float(dev.memory) * sockets

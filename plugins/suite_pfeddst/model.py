@@ -44,7 +44,6 @@ References
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 
@@ -101,11 +100,10 @@ def placement(profile, clients: int) -> tuple[np.ndarray, list[str]]:
     """
     sites = _sites(profile)
     site = (np.arange(clients) * sites) // clients
-    mix = (profile.ext or {}).get("mix") if profile.ext is not None else None
-    if mix:
+    if profile.groups:
         names: list[str] = []
-        for g in mix["groups"]:
-            names += [str(g["device"])] * int(g["count"])
+        for g in profile.groups:
+            names += [g.name] * g.count
         cls = [names[(i * len(names)) // clients] for i in range(clients)]
     else:
         dev = profile.require_device()
@@ -113,19 +111,15 @@ def placement(profile, clients: int) -> tuple[np.ndarray, list[str]]:
     return site, cls
 
 
-@functools.lru_cache(maxsize=64)
-def _mix_device(name: str):
-    from suite.hardware import get_profile
-
-    dev = get_profile(name).device
-    if dev is None:
-        raise ProfileError(f"ext.mix: device {name!r} has no [device] table")
-    return dev
-
-
 def _peak_and_eff(profile, cls: str, gemm_flops: float, efficiency: float) -> tuple[float, float]:
-    mix = (profile.ext or {}).get("mix") if profile.ext is not None else None
-    dev = _mix_device(cls) if mix else profile.require_device()
+    # [ext.mix] devices are resolved by the library that loaded the profile (profile.groups)
+    groups = {g.name: g.device for g in profile.groups}
+    if groups:
+        if cls not in groups:
+            raise ProfileError(f"profile {profile.name!r}: ext.mix: no group with device {cls!r}")
+        dev = groups[cls]
+    else:
+        dev = profile.require_device()
     peak = dev.flops("fp32")
     curve = dev.efficiency_at("gemm_fp32", gemm_flops) if dev.efficiency else None
     return peak, (curve if curve else efficiency)
