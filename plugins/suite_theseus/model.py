@@ -40,8 +40,10 @@ fidelity checks). ``cpu-engine`` (the stand-in for Photon): on a CPU cluster,
 Photon) with one thread on this machine (``coefficients.json``), assumed the same per core on the
 target CPU (no clock or IPC scaling: a stated simplification).
 
-Cost parity: with ``usd_per_hour`` set, a profile with ``cost.node_hour`` uses
-``floor(usd_per_hour / node_hour)`` of its nodes.
+Cost parity: with a budget ``U`` (USD/h), a profile with ``cost.node_hour`` uses
+``floor(U / node_hour)`` of its nodes. ``U`` is ``usd_per_hour``, or, with ``parity_with`` naming
+a profile, what that profile costs per hour: its ``cost.node_hour`` x its nodes
+(:func:`budget_usd_per_hour`), so a claim's budget follows the price in the profile.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ import os
 from suite_theseus import tpch
 
 __all__ = ["PASSES", "FIRST_FIT_UTILISATION", "TPCH_BYTES_PER_SF", "coefficients", "query_bytes", "scale_factor",
-           "ext_of", "nodes_for", "terms", "evaluate", "combine"]
+           "ext_of", "budget_usd_per_hour", "nodes_for", "terms", "evaluate", "combine"]
 
 #: HBM passes per byte of operator input (read the input, write and read back one intermediate,
 #: write the output): an ASSUMPTION of the model, per technique (no figure in the abstract)
@@ -120,6 +122,32 @@ def ext_of(profile) -> dict:
     return dict(raw)
 
 
+def budget_usd_per_hour(params) -> float | None:
+    """The cost-parity budget (USD/h) of a case: ``usd_per_hour``, or with ``parity_with`` the named
+    profile's ``cost.node_hour`` x its node count; None when neither is set.
+
+    Raises
+    ------
+    suite.errors.ParameterError
+        Both set; ``parity_with`` names a profile without a ``[cost]`` price.
+    """
+    from suite.errors import ParameterError
+
+    usd, ref = params.get("usd_per_hour"), params.get("parity_with")
+    if ref is None:
+        return None if usd is None else float(usd)
+    if usd is not None:
+        raise ParameterError(f"theseus: parameters 'usd_per_hour' and 'parity_with': expected one of them, got both "
+                             f"({usd:g} USD/h and {ref!r})")
+    from suite.hardware import get_profile
+
+    _ref = get_profile(str(ref))
+    if _ref.cost is None or _ref.cost.node_hour is None:
+        raise ParameterError(f"theseus: parameter 'parity_with': expected a profile with a [cost] node_hour price, "
+                             f"got {ref!r} (no price)")
+    return float(_ref.cost.node_hour) * _ref.num_nodes
+
+
 def nodes_for(profile, usd_per_hour: float | None) -> int:
     """Nodes of *profile* used: ``floor(usd_per_hour / cost.node_hour)`` at cost parity, else all.
 
@@ -158,7 +186,7 @@ def terms(query: int, sf: float, profile, variant: str, params) -> dict:
     W = b["build"] + b["kept"]
     dev = profile.require_device()
     ext = ext_of(profile)
-    n = nodes_for(profile, params.get("usd_per_hour")) if profile.kind == "cluster" else 1
+    n = nodes_for(profile, budget_usd_per_hour(params)) if profile.kind == "cluster" else 1
     g = profile.devices_per_node
     r = n * g
     host_mem = profile.node.host_memory if profile.node is not None and profile.node.host_memory else 0.0
@@ -217,7 +245,7 @@ def cpu_terms(query: int, sf: float, profile, params) -> dict:
     S, X = b["scanned"], b["routed"]
     dev = profile.require_device()
     ext = ext_of(profile)
-    n = nodes_for(profile, params.get("usd_per_hour")) if profile.kind == "cluster" else 1
+    n = nodes_for(profile, budget_usd_per_hour(params)) if profile.kind == "cluster" else 1
     cores = (dev.cores or 1) * profile.devices_per_node
     rate = float(coefficients()["queries"][str(int(query))]["duckdb_rate_per_core"])
     dram = ext.get("host_memory_bandwidth") or dev.memory_bandwidth * profile.devices_per_node
@@ -251,7 +279,8 @@ def evaluate(scenario):
     ------
     suite.errors.ParameterError
         A query not implemented; ``page_size`` above the node's host memory; a ``usd_per_hour``
-        that buys no node or more nodes than the profile has.
+        that buys no node or more nodes than the profile has (also the budget of ``parity_with``);
+        both ``usd_per_hour`` and ``parity_with``, or a ``parity_with`` profile without a price.
     """
     from suite import Result
 

@@ -302,10 +302,18 @@ def test_cost_parity_node_counts():
     from suite.hardware import get_profile
 
     assert model.nodes_for(get_profile("theseus-p4d-4n"), 131.08) == 4
-    # the claim's budget is written as a number: it must stay 4 x the p4d profile's price
-    from suite_theseus.technique import COST_PARITY_USD_PER_HOUR
+    # the claim's budget is read from the GPU cluster's profile: 4 nodes x 32.77 USD/h (the
+    # aws-p4d-24xlarge on-demand price) = 131.08 USD/h, which buys all 4 p4d and 26 i3.16xlarge
+    from suite_theseus.technique import CLAIMS as _claims
 
-    assert COST_PARITY_USD_PER_HOUR == pytest.approx(4 * get_profile("theseus-p4d-4n").cost.node_hour, rel=1e-9)
+    assert model.budget_usd_per_hour({"parity_with": "theseus-p4d-4n"}) == pytest.approx(131.08, rel=1e-9)
+    specs = next(c for c in _claims if c.id == "cost-parity-4x").specs()
+    assert {s.params["parity_with"] for s in specs.values()} == {"theseus-p4d-4n"}
+    r = TECHNIQUE.evaluate(scen("cpu-engine", profile="theseus-cpu-i3-64n", workload="tpch-sf1000", query=6,
+                                parity_with="theseus-p4d-4n"))
+    assert r["nodes"] == 26 and r["usd_per_hour"] == pytest.approx(26 * 4.992, rel=1e-9)
+    with pytest.raises(ParameterError, match="parity_with"):
+        model.budget_usd_per_hour({"parity_with": "theseus-p4d-4n", "usd_per_hour": 131.08})
     assert model.nodes_for(get_profile("theseus-cpu-i3-64n"), 131.08) == 26  # floor(131.08 / 4.992)
     with pytest.raises(ParameterError, match="usd_per_hour"):
         model.nodes_for(get_profile("theseus-p4d-4n"), 10.0)
@@ -328,6 +336,30 @@ def test_tandem_line_makespan_closed_form(times, n, depth):
     ms = simulate.makespan(st_, depth)
     assert ms == pytest.approx(sum(times) + (n - 1) * max(times), rel=1e-9, abs=1e-9)
     assert simulate.makespan(st_, depth, serial=True) == pytest.approx(n * sum(times), rel=1e-9, abs=1e-9)
+
+
+def _blocking_tandem(st_, b):
+    # hand recursion for a tandem line with FIFO queues of b batches and blocking after service:
+    # stage j starts batch i when its server is free (D[i-1, j]) and the batch is in its queue
+    # (D[i, j-1]); the batch leaves the server when done and, unless j is last, when a slot is free:
+    # batch i-b has been taken by stage j+1 (S[i-b, j+1])
+    n, k = st_.shape
+    S, D = np.zeros((n, k)), np.zeros((n, k))
+    for i in range(n):
+        for j in range(k):
+            S[i, j] = max(D[i - 1, j] if i else 0.0, D[i, j - 1] if j else 0.0)
+            c = S[i, j] + st_[i, j]
+            D[i, j] = max(c, S[i - b, j + 1]) if (j < k - 1 and i >= b) else c
+    return D[-1, -1]
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 60), depth=st.integers(1, 4), k=st.integers(2, 5))
+def test_makespan_equals_blocking_recursion_on_jittered_batches(seed, n, depth, k):
+    st_ = np.random.default_rng(seed).uniform(0.0, 2.0, size=(n, k))
+    ms = simulate.makespan(st_, depth)
+    assert ms == pytest.approx(_blocking_tandem(st_, depth), rel=1e-9, abs=1e-12)
+    assert st_.sum(axis=0).max() * (1 - 1e-9) <= ms <= st_.sum() * (1 + 1e-9)
 
 
 # ----------------------------------------------------------------------------- bad input
