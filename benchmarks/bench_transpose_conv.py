@@ -149,6 +149,11 @@ def torch_table(batches, repeats: int, threads: int, profile: str) -> list[dict]
                   f"{min(tt) * 1e3:.3f} ({statistics.median(tt) * 1e3:.3f}) | {min(tu) * 1e3:.3f} "
                   f"({statistics.median(tu) * 1e3:.3f}) | {row['ratio_min']:.2f} | {row['ratio_median']:.2f} | {roof} |",
                   flush=True)
+    fr = [r[k] for r in rows for k in ("roofline_fraction_unified", "roofline_fraction_torch") if r[k] is not None]
+    if fr and max(fr) > 1.0:
+        print(f"\nnote: roofline fractions above 1 (up to {max(fr):.2f}): the profile {profile!r} states less than "
+              f"this machine ran (a calibration under load, or on another BLAS kernel); recalibrate at rest with "
+              f"`OPENBLAS_NUM_THREADS=1 suite hardware calibrate` and the same OPENBLAS_CORETYPE")
     worst = max(rows, key=lambda r: r["ratio_min"])
     print(f"\nworst unified/torch (min): {worst['ratio_min']:.2f} on {worst['layer']} batch {worst['batch']}; "
           f"layers at most torch's time: {sum(r['ratio_min'] <= 1.0 for r in rows)} of {len(rows)}; "
