@@ -745,9 +745,10 @@ def choose(variant: str, mixw: MixWorkload, samples: Samples, hw: Hardware, m: i
         info["plans_tried"] = len(cands)
     else:
         sp = _split_space(hw, m)
-        plan, _t, feas = best_split_plan(hw, m, mean, batch)
+        plan, t_plan, feas = best_split_plan(hw, m, mean, batch)
         cands = [sp.plan(int(np.argmin(sp.dp)))]  # the plan with the fewest bins, for the bad-input message
         info["plans_tried"], info["plans_feasible"] = len(sp.tv), feas
+        info["expected_step_s"] = float(t_plan)
     if plan is None and variant != "megatron" and cands and min(p.bins for p in cands) > batch:
         small = min(cands, key=lambda p: p.bins)
         sched.check_bins(batch, small.bins, small.dp, small.m)
@@ -760,7 +761,11 @@ def choose(variant: str, mixw: MixWorkload, samples: Samples, hw: Hardware, m: i
     elif variant == "dflop-lpt":
         s = sched.lpt(d, plan.bins)
     else:
-        s = sched.schedule(d, plan.bins, time_limit)
+        # the asynchronous scheduler must hide behind the step it overlaps: the whole scheduler is
+        # bounded by HIDE_FRACTION of the plan's expected step time (schedule.HIDE_FRACTION)
+        budget = sched.HIDE_FRACTION * info["expected_step_s"]
+        info["hide_budget_s"] = budget
+        s = sched.schedule(d, plan.bins, time_limit, hide_budget=budget)
     return plan, feats, s, info
 
 

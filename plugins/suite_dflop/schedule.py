@@ -15,6 +15,8 @@ component c. The authors solve it with CP-SAT under 10 s; we use :func:`scipy.op
   largest component, each to the bin whose resulting largest component is smallest.
 * :func:`ilp` -- the exact formulation above by HiGHS.
 * :func:`schedule` -- LPT; skip the ILP when LPT meets the bound (then optimal), else the better.
+  With a hiding budget (seconds of scheduler wall time, all of LPT, building and solving), the
+  ILP's limit is cut to what is left of it (see :data:`HIDE_FRACTION`).
 * :func:`brute_force` -- every assignment (the test oracle, k^n of them).
 """
 
@@ -27,7 +29,16 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["Schedule", "lower_bound", "makespan", "equal_count", "lpt", "ilp", "schedule", "brute_force",
-           "check_bins"]
+           "check_bins", "HIDE_FRACTION"]
+
+#: Share of the modelled step time the scheduler of one global batch may take (a design choice, ours).
+#: DFLOP runs the scheduler asynchronously (the authors' README), i.e. batch k+1 is scheduled on the
+#: CPU while step k trains, which hides it only if it finishes within that step; the authors' code
+#: gives CP-SAT a fixed 10 s, and no figure for the share is in the sources we have. We bound the
+#: whole scheduler (LPT + ILP) by 5% of the step, the issue's hiding target, leaving the host CPU to
+#: the data loader and the launch path for the rest; the ILP's limit is then
+#: min(ilp_time_limit, 0.05 x step - time already spent).
+HIDE_FRACTION = 0.05
 
 
 @dataclass(frozen=True)
@@ -131,11 +142,13 @@ def lpt(d, k: int) -> Schedule:
     return Schedule(bins, float(load.max()), lower_bound(a, k), "lpt", time.perf_counter() - t0)
 
 
-def ilp(d, k: int, time_limit: float = 10.0) -> Schedule | None:
+def ilp(d, k: int, time_limit: float = 10.0, deadline: float | None = None) -> Schedule | None:
     """The exact ILP by HiGHS (:func:`scipy.optimize.milp`) under *time_limit* seconds.
 
-    Variables ``x[i, j]`` (n k binaries, row-major) and ``C``; minimise C. Returns None when HiGHS
-    found no feasible point within the limit.
+    Variables ``x[i, j]`` (n k binaries, row-major) and ``C``; minimise C. With *deadline* (a
+    ``time.perf_counter()`` instant) the solver gets ``min(time_limit, deadline - now)`` after the
+    problem is built, and None is returned when nothing is left. Returns None when HiGHS found no
+    feasible point within the limit.
     """
     from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import coo_matrix, vstack
@@ -168,9 +181,14 @@ def ilp(d, k: int, time_limit: float = 10.0) -> Schedule | None:
     integrality[-1] = 0
     ub = np.ones(nv)
     ub[-1] = np.inf
+    limit = float(time_limit)
+    if deadline is not None:
+        limit = min(limit, deadline - time.perf_counter())
+        if limit < 1e-3:
+            return None
     res = milp(obj, integrality=integrality, bounds=Bounds(np.zeros(nv), ub),
                constraints=LinearConstraint(A, lo, hi),
-               options={"time_limit": max(float(time_limit), 1e-3), "disp": False})
+               options={"time_limit": max(limit, 1e-3), "disp": False})
     if res.x is None:
         return None
     x = res.x[:-1].reshape(n, k) > 0.5
@@ -181,10 +199,24 @@ def ilp(d, k: int, time_limit: float = 10.0) -> Schedule | None:
                     ilp_status=str(res.message))
 
 
-def schedule(d, k: int, time_limit: float = 10.0) -> Schedule:
+def schedule(d, k: int, time_limit: float = 10.0, hide_budget: float | None = None) -> Schedule:
     """DFLOP's scheduler: LPT; when LPT meets :func:`lower_bound` it is optimal and the ILP is
     skipped (``lpt-optimal``); ``time_limit = 0`` is LPT only; otherwise the better of LPT and the
     time-limited ILP (ties to LPT).
+
+    Parameters
+    ----------
+    d : array, shape (2, n)
+        Per-sample costs (s) of the two components.
+    k : int
+        Bins.
+    time_limit : float
+        The ILP's limit (s, ``ilp_time_limit``).
+    hide_budget : float, optional
+        Wall seconds the whole call may take (LPT, building the ILP, solving); the ILP gets
+        ``min(time_limit, hide_budget - elapsed)``, and is not run when that is under 1 ms; when
+        no ILP answer came within it, ``ilp_status = "hiding budget spent"``. None: no bound. The
+        first call's import of the solver's modules (once per process) is kept off that clock.
 
     Raises
     ------
@@ -199,11 +231,23 @@ def schedule(d, k: int, time_limit: float = 10.0) -> Schedule:
         return Schedule(g.bins, g.makespan, g.bound, "lpt-optimal", time.perf_counter() - t0)
     if time_limit == 0:
         return g
-    e = ilp(d, k, time_limit)
+    t_imp = time.perf_counter()  # the solver's modules load once per process, not per batch:
+    import scipy.optimize  # noqa: F401  kept off the budget's clock
+    import scipy.sparse  # noqa: F401
+
+    t0 += time.perf_counter() - t_imp
+    deadline = None if hide_budget is None else t0 + float(hide_budget)
+    e = ilp(d, k, time_limit, deadline)
     took = time.perf_counter() - t0
     if e is not None and e.makespan < g.makespan * (1 - 1e-12):
         return Schedule(e.bins, e.makespan, e.bound, "ilp", took, e.ilp_status)
-    return Schedule(g.bins, g.makespan, g.bound, "lpt", took, e.ilp_status if e is not None else "no solution")
+    if e is not None:
+        status = e.ilp_status
+    elif deadline is not None and time.perf_counter() >= deadline - 1e-3:
+        status = "hiding budget spent"  # before the solve, or HiGHS found no feasible point within it
+    else:
+        status = "no solution"
+    return Schedule(g.bins, g.makespan, g.bound, "lpt", took, status)
 
 
 def brute_force(d, k: int) -> float:

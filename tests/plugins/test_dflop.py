@@ -118,6 +118,21 @@ def test_lpt_meeting_bound_skips_ilp():
     assert s.method == "lpt-optimal" and s.makespan == 4.0 and s.ilp_status == "skipped"
 
 
+def test_hiding_budget_bounds_the_ilp():
+    # Graham's shape (test above): LPT 10 > bound 9, so the ILP runs and finds 9 within its limit;
+    # with no hiding budget left the ILP is not run and LPT's 10 is returned
+    d = np.array([[5.0, 4.0, 3.0, 3.0, 3.0]])
+    assert schedule.schedule(d, 2, 5.0, hide_budget=5.0).makespan == 9.0
+    s = schedule.schedule(d, 2, 5.0, hide_budget=0.0)
+    assert s.method == "lpt" and s.makespan == 10.0 and s.ilp_status == "hiding budget spent"
+    assert schedule.ilp(d, 2, 5.0, deadline=0.0) is None  # a deadline long past
+    # the model gives the scheduler 5% of the plan's expected step (the planner's makespan)
+    assert schedule.HIDE_FRACTION == 0.05
+    r = _run("dflop", workload="dflop-m4-instruct", ilp_time_limit=0.0)
+    plan = r.artifacts["plan"]
+    assert plan["hide_budget_s"] == pytest.approx(0.05 * plan["expected_step_s"], rel=1e-12)
+
+
 def test_equal_count_is_arrival_order():
     s = schedule.equal_count(np.ones((1, 10)), 4)
     assert s.bins == ((0, 1, 2), (3, 4, 5), (6, 7), (8, 9))
