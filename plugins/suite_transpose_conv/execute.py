@@ -34,7 +34,8 @@ def _inputs(l: ConvT, dtype: str, rng: np.random.Generator) -> tuple[np.ndarray,
     return x, w
 
 
-def peak_temp_bytes(variant: str, x: np.ndarray, w: np.ndarray, l: ConvT, packed: np.ndarray | None = None) -> int:
+def peak_temp_bytes(variant: str, x: np.ndarray, w: np.ndarray, l: ConvT, packed: np.ndarray | None = None, *,
+                    warm: bool = True) -> int:
     """Peak traced memory of one call beyond its output (bytes), by ``tracemalloc``.
 
     numpy reports its data buffers to tracemalloc, so the peak covers every temporary array
@@ -43,7 +44,12 @@ def peak_temp_bytes(variant: str, x: np.ndarray, w: np.ndarray, l: ConvT, packed
     nor are the pre-packed weights ``packed`` (:func:`.ops.pack`, made once per layer like the
     weights themselves; ``Ci Co k^2`` elements, the size of ``w``). Without ``packed`` the call
     copies each tap's strided (Ci, Co) weight slice, which the peak then includes.
+    With ``warm`` (default) one untraced call first, so that numba's one-time compilation of the
+    compiled paths (megabytes of Python objects) is not counted; callers that already ran the
+    variant on these shapes pass ``warm=False``.
     """
+    if warm:
+        run(variant, x, w, l.s, l.p, l.op, packed=packed)
     was = tracemalloc.is_tracing()
     if not was:
         tracemalloc.start()
@@ -104,7 +110,7 @@ def measure_layer(variant: str, l: ConvT, *, dtype: str = "float32", repeats: in
         "time_min": min(samples),
         "macs": work.macs,
         "outputs_computed": work.outputs,
-        "peak_temp_bytes": peak_temp_bytes(variant, x, w, l, packed),
+        "peak_temp_bytes": peak_temp_bytes(variant, x, w, l, packed, warm=False),
         "oracle_error": err,
     }
 

@@ -469,6 +469,15 @@ def _unified_jit():
     return _UNIFIED_COMPILED or None
 
 
+def _gemm_acc(gemm, a: np.ndarray, tap: np.ndarray, acc: np.ndarray, first: bool, work: Work) -> None:
+    """``acc <- a @ tap (+ acc unless first)`` in place by BLAS ``?gemm``: (M, Ci) x (Ci, Co) into
+    the C-contiguous (M, Co) ``acc``, through Fortran views (``acc.T = tap.T a.T + beta acc.T``)."""
+    if not tap.flags.c_contiguous:
+        tap = np.ascontiguousarray(tap)
+    work.macs += a.shape[0] * a.shape[1] * tap.shape[1]
+    gemm(1.0, tap.T, a.T, beta=0.0 if first else 1.0, c=acc.T, overwrite_c=True)
+
+
 def unified(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_padding: int = 0, *,
             packed: np.ndarray | None = None):
     """Unified kernel-segregated transpose convolution (Tida et al. 2025): each output element
@@ -501,7 +510,9 @@ def unified(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_
     For float32 / float64 each tap is one BLAS ``gemm`` that accumulates into the class's
     transient in place (``C <- A W + beta C``, beta 0 for the class's first tap, 1 after), so
     no per-tap product buffer or separate add exists; its operand ``A`` is the tap's input slab,
-    copied when it is not contiguous. Other dtypes take the shared tap GEMM (tensordot) plus an add.
+    copied when it is not contiguous. At batch 1 the slabs of one column tap are rows of one
+    copy of the input rows the class reads (``count + taps - 1`` rows of the column window), so
+    a class copies ``taps_c`` windows instead of ``taps_r taps_c`` slabs. Other dtypes take the shared tap GEMM (tensordot) plus an add.
     With ``Co <= LOOP_MAX_CO`` (float32 / float64, numba present) the same sums run as one
     compiled loop nest over the zero-padded NCHW input instead: per class and output row, a
     ``(Co, count)`` transient accumulates every tap (issuing the same MACs, padding zeros
@@ -543,24 +554,39 @@ def unified(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_
             if not (pr.count and pc.count and pr.taps and pc.taps):
                 continue
             m = n * pr.count * pc.count
-            acc = np.empty((m, co), dtype=dtype) if gemm is not None else None  # this class's outputs
-            for t in range(pr.taps):
-                for v in range(pc.taps):
-                    i0, j0 = rlo + pr.d - t, clo + pc.d - v
-                    slab = xp[:, i0:i0 + pr.count, j0:j0 + pc.count, :]
-                    tap = taps[pr.a + s * t, pc.a + s * v]
-                    if gemm is None:
-                        g = _gemm(slab, tap, work)
+            if gemm is None:  # another dtype: the shared tap GEMM and an add per tap
+                acc = None
+                for t in range(pr.taps):
+                    for v in range(pc.taps):
+                        i0, j0 = rlo + pr.d - t, clo + pc.d - v
+                        g = _gemm(xp[:, i0:i0 + pr.count, j0:j0 + pc.count, :], taps[pr.a + s * t, pc.a + s * v], work)
                         acc = g if acc is None else acc.__iadd__(g)
                         del g
-                        continue
-                    work.macs += m * ci * co
-                    a = np.ascontiguousarray(slab).reshape(m, ci)
-                    if not tap.flags.c_contiguous:
-                        tap = np.ascontiguousarray(tap)
-                    # Fortran view: acc.T (Co, M) <- tap.T (Co, Ci) @ a.T (Ci, M) + beta acc.T, in place
-                    gemm(1.0, tap.T, a.T, beta=0.0 if (t, v) == (0, 0) else 1.0, c=acc.T, overwrite_c=True)
-                    del a
+                out[:, pr.r::s, pc.r::s, :] = acc
+                del acc
+                continue
+            acc = np.empty((m, co), dtype=dtype)
+            if n == 1:
+                # batch 1: one copy per column tap of the input rows all the class's row taps read,
+                # [ilo, ilo + count + taps - 1) x this column window; each row tap's operand is then a
+                # contiguous block of it (a view), instead of one slab copy per tap
+                ilo = rlo + pr.d - (pr.taps - 1)
+                for v in range(pc.taps):
+                    j0 = clo + pc.d - v
+                    win = np.ascontiguousarray(xp[0, ilo:ilo + pr.count + pr.taps - 1, j0:j0 + pc.count, :])
+                    for t in range(pr.taps):
+                        i0 = rlo + pr.d - t - ilo
+                        a = win[i0:i0 + pr.count].reshape(m, ci)
+                        _gemm_acc(gemm, a, taps[pr.a + s * t, pc.a + s * v], acc, (t, v) == (0, 0), work)
+                        del a  # a view of win: it would keep this window alive beside the next one
+                    del win
+            else:
+                for t in range(pr.taps):
+                    for v in range(pc.taps):
+                        i0, j0 = rlo + pr.d - t, clo + pc.d - v
+                        a = np.ascontiguousarray(xp[:, i0:i0 + pr.count, j0:j0 + pc.count, :]).reshape(m, ci)
+                        _gemm_acc(gemm, a, taps[pr.a + s * t, pc.a + s * v], acc, (t, v) == (0, 0), work)
+                        del a
             out[:, pr.r::s, pc.r::s, :] = acc.reshape(n, pr.count, pc.count, co)  # each output written once
             del acc
     del xp, taps
