@@ -26,7 +26,7 @@ What is ours
 * A job's length: steps (``num_steps``, or ``epochs x ceil(N / batch)`` with N the training
   set: GLUE [Wang18] CoLA 8,551, SST-2 67,349, MRPC 3,668; CIFAR-10 50,000 [Krizhevsky09];
   ImageNet-1k 1,281,167 [Russakovsky15]) times the model's step time on the allocation
-  (:func:`suite_virtualflow.model.vn_time`, :func:`~suite_virtualflow.model.allreduce_time`):
+  (the ``virtual`` variant of :func:`suite_virtualflow.model.step_model`):
   ``(V / g) t(B / V) + T_AR(M, g)`` with ``V = demand x vn_per_device`` fixed, so the job's
   semantics never change with g. Workload tables: BERT-base at 128 tokens for GLUE (our
   assumption: BERT's GLUE default sequence length), ``transformer-base`` with 256 tokens per
@@ -230,8 +230,16 @@ def job_workload(job: TraceJob) -> tuple[str, int]:
 
 
 def step_time_table(job: TraceJob, profile, efficiency: float | None = None) -> dict[int, float]:
-    """Seconds per step of *job* on g = 1, 2, 4, ... <= demand GPUs of *profile*:
-    ``(V/g) t(B/V) + T_AR(4 params, g)``, V = demand x vn_per_device (fixed)."""
+    """Seconds per step of *job* on g = 1, 2, 4, ... <= demand GPUs of *profile*: the ``virtual``
+    variant's step of the cost model (:func:`suite_virtualflow.model.step_model`:
+    ``(V/g) t(B/V) + T_AR(4 params, g)``, the g devices packed onto the fewest nodes), with
+    V = demand x vn_per_device fixed and B = V x floor(batch / V) samples.
+
+    Raises
+    ------
+    suite.errors.ParameterError
+        g not dividing V, or more GPUs than the profile's first device type has (from the model).
+    """
     from suite.workloads import get_workload
 
     from suite_virtualflow import model
@@ -240,22 +248,12 @@ def step_time_table(job: TraceJob, profile, efficiency: float | None = None) -> 
     wl = get_workload(name)
     V = job.virtual_nodes
     b = max(1, B // V)
-    slot = model.device_slots(profile)[0]
-    eff = efficiency if efficiency is not None else model.device_efficiency(slot.device)
-    t = model.vn_time(wl, b, slot.device, eff)
     out = {}
     g = 1
     while g <= job.demand:
-        per_node = _packed(profile, g)
-        out[g] = (V / g) * t + model.allreduce_time(profile, 4.0 * wl.params, per_node)
+        out[g] = model.step_model(wl, profile, "virtual", b * V, V, g, efficiency).step_time
         g *= 2
     return out
-
-
-def _packed(profile, g: int) -> list[int]:
-    dpn = max(1, int(profile.devices_per_node or 1))
-    full, rest = divmod(g, dpn)
-    return [dpn] * full + ([rest] if rest else [])
 
 
 # --------------------------------------------------------------------------- replay

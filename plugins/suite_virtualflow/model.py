@@ -65,6 +65,7 @@ __all__ = [
     "LAMBDA_RESNET50_FP32",
     "RESNET50_TRAIN_FLOPS",
     "DEFAULT_EFFICIENCY_DEVICE",
+    "DEFAULT_EFFICIENCY_PROFILE",
     "device_efficiency",
     "DeviceSlot",
     "device_slots",
@@ -81,6 +82,7 @@ __all__ = [
     "StepModel",
     "step_model",
     "divisors",
+    "ideal_gain",
     "evaluate",
 ]
 
@@ -98,8 +100,18 @@ LAMBDA_RESNET50_FP32 = {
 RESNET50_TRAIN_FLOPS = 24.437764096e9
 #: The device whose calibrated efficiency stands in for a device missing from the table.
 DEFAULT_EFFICIENCY_DEVICE = "Tesla V100 SXM2 16 GB"
+#: The device profile holding that device (its fp32 peak is read from there, not repeated here).
+DEFAULT_EFFICIENCY_PROFILE = "nvidia-v100-sxm2-16gb"
 
-_V100_PEAK = 15.7e12  # fp32, NVIDIA Tesla V100 datasheet (SXM2); the default's own peak
+
+def _default_efficiency() -> float:
+    from suite.hardware import get_profile
+
+    dev = get_profile(DEFAULT_EFFICIENCY_PROFILE).require_device()
+    if dev.name != DEFAULT_EFFICIENCY_DEVICE:  # pragma: no cover - a renamed profile
+        raise ValueError(f"virtualflow: profile {DEFAULT_EFFICIENCY_PROFILE!r}: expected device "
+                         f"{DEFAULT_EFFICIENCY_DEVICE!r}, got {dev.name!r}")
+    return min(1.0, LAMBDA_RESNET50_FP32[DEFAULT_EFFICIENCY_DEVICE] * RESNET50_TRAIN_FLOPS / dev.flops("fp32"))
 
 
 def device_efficiency(device) -> float:
@@ -112,12 +124,13 @@ def device_efficiency(device) -> float:
     Returns
     -------
     float
-        In (0, 1]. A device missing from :data:`LAMBDA_RESNET50_FP32` gets the V100's figure
-        (405 x 24.44e9 / 15.7e12 = 0.630).
+        In (0, 1]. A device missing from :data:`LAMBDA_RESNET50_FP32` gets the V100's figure,
+        with the fp32 peak of the :data:`DEFAULT_EFFICIENCY_PROFILE` profile (405 x 24.44e9 /
+        15.7e12 = 0.630).
     """
     thr = LAMBDA_RESNET50_FP32.get(getattr(device, "name", None) or "")
     if thr is None:
-        return min(1.0, LAMBDA_RESNET50_FP32[DEFAULT_EFFICIENCY_DEVICE] * RESNET50_TRAIN_FLOPS / _V100_PEAK)
+        return _default_efficiency()
     return min(1.0, thr * RESNET50_TRAIN_FLOPS / device.flops("fp32"))
 
 
@@ -536,6 +549,31 @@ def step_model(workload, profile, variant: str, batch: int, virtual_nodes: int, 
 # --------------------------------------------------------------------------- evaluate
 
 
+def _ideal(slots: Sequence[DeviceSlot], vn_times: Sequence[float]) -> float:
+    fin = [(s.count, tk) for s, tk in zip(slots, vn_times) if math.isfinite(tk)]
+    if not fin:
+        return math.nan
+    kf = int(np.argmin(vn_times))
+    return sum(c / tk for c, tk in fin) / (slots[kf].count / float(vn_times[kf]))
+
+
+def ideal_gain(workload, profile, batch: int, virtual_nodes: int, efficiency: float | None = None) -> float:
+    """Zero-communication gain of every device of *profile* over its fastest type alone:
+    ``sum_k c_k / t_k(b) / (c_fast / t_fast(b))`` with ``t_k(b)`` one virtual node of
+    ``b = batch / virtual_nodes`` samples on type k (:func:`vn_time`, the types one fits).
+
+    The best any placement of the virtual nodes can do (continuous, no all-reduce): the
+    ``ideal_gain`` result of :func:`evaluate` and the null of the heterogeneous-throughput claim.
+
+    Raises
+    ------
+    suite.errors.ParameterError
+        As :func:`step_model` (batch not a multiple of virtual_nodes).
+    """
+    sm = step_model(workload, profile, "fast-only", batch, virtual_nodes, 1, efficiency)
+    return _ideal(device_slots(profile), sm.vn_times)
+
+
 def evaluate(scenario, plan: tuple | None = None):
     """Model fidelity: step time, throughput and memory of one variant (*plan*: a fixed
     placement for ``fast-only`` / ``heterogeneous``, see :func:`step_model`).
@@ -575,9 +613,7 @@ def evaluate(scenario, plan: tuple | None = None):
     used = [k for k, n in enumerate(sm.plan.devices) if n > 0]
     fits = all(sm.memory <= sm.capacity[k] for k in used)
     fin = [(s.count, tk) for s, tk in zip(slots, sm.vn_times) if math.isfinite(tk)]
-    fastest = min(tk for _, tk in fin) if fin else math.inf
-    kf = int(np.argmin(sm.vn_times))
-    ideal = sum(c / tk for c, tk in fin) / (slots[kf].count / fastest) if fin else math.nan
+    ideal = _ideal(slots, sm.vn_times)
     res = Result()
     res.add("step_time", sm.step_time, "s", "lower")
     res.add("throughput", sm.throughput, "samples/s", "higher")
