@@ -553,7 +553,7 @@ class Store:
         """Record that *run_id* used these already-stored cases (committed with the next flush)."""
         with self._lock:
             self._run_links.extend((run_id, k, "cached") for k in keys)
-            self._maybe_flush()
+        self._maybe_flush()
         self._ensure_flusher()
 
     def add_outcome(self, identity: Mapping[str, Any], outcome: Mapping[str, Any], run_id: int,
@@ -578,13 +578,14 @@ class Store:
         d["_replace"] = replace
         with self._lock:
             self._buffer.append((d, run_id))
-            self._maybe_flush()
+        self._maybe_flush()  # never under _lock: a flush takes _wlock, then _lock
         self._ensure_flusher()
 
     def _maybe_flush(self) -> None:
         """Wake the flusher when a batch is full; commit here only without a flusher
         (``batch_seconds <= 0``) or when the caller produces faster than SQLite commits (four
-        batches waiting: memory stays bounded)."""
+        batches waiting: memory stays bounded). Called without holding ``_lock`` (lock order:
+        ``_wlock`` before ``_lock``)."""
         n = self._pending()
         due = n >= self.batch_size or (n and time.monotonic() - self._last_flush >= self.batch_seconds)
         if not due:

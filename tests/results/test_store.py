@@ -186,6 +186,43 @@ def test_batched_commits(tmp_path):
     s.close()
 
 
+def test_producer_faster_than_commits_does_not_deadlock(tmp_path, monkeypatch):
+    """When outcomes arrive faster than the flusher commits, the caller commits itself (four
+    batches waiting) while the flusher may be committing too: both finish and nothing is lost (a
+    100,000-case sweep once hung on the two threads taking the buffer and write locks in opposite
+    orders; the caller now never flushes while holding the buffer lock)."""
+    import threading
+    import time
+
+    s = Store(tmp_path / "s.sqlite", batch_size=2, batch_seconds=3600)
+    r = s.begin_run()
+
+    class SlowForFlusher:
+        """The buffer lock, taken slowly by the flusher: widens the window in which it holds the
+        write lock and waits for the buffer lock (where the deadlock was)."""
+
+        def __init__(self, lock):
+            self.lock = lock
+
+        def __enter__(self):
+            if threading.current_thread().name == "suite-store-flusher":
+                time.sleep(0.005)
+            self.lock.acquire()
+
+        def __exit__(self, *exc):
+            self.lock.release()
+
+    s._lock = SlowForFlusher(s._lock)
+    t = threading.Thread(target=lambda: [s.add_outcome(ident(f"k{i}"), ok(f"k{i}"), r) for i in range(200)],
+                         daemon=True)
+    t.start()
+    t.join(60)
+    assert not t.is_alive(), "add_outcome deadlocked against the flusher"
+    s.flush()
+    assert len(s.ok_keys()) == 200
+    s.close()
+
+
 def test_flush_failure_keeps_the_buffer(tmp_path, monkeypatch):
     """A commit that fails loses nothing: the outcomes stay buffered and the next flush writes them."""
     s = Store(tmp_path / "s.sqlite", batch_size=1000, batch_seconds=3600)
