@@ -135,8 +135,8 @@ def temp_bytes(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-ta
     traffic : {"per-tap", "fused"}
         ``per-tap``: the allocation sequence of :mod:`.ops` with weights pre-packed once per
         layer outside the call (:func:`.ops.pack`, as the execute fidelity does; no weight copy
-        per tap): padded input, per-tap slab copy ``A`` (for unified at batch 1 one window copy
-        of ``count + taps - 1`` rows per column tap instead), GEMM result ``B`` (not for unified,
+        per tap): padded input, per-tap slab copy ``A`` (for unified one window copy of
+        ``count + taps - 1`` rows x batch per column tap instead), GEMM result ``B`` (not for unified,
         whose BLAS gemm accumulates in place into its one per-class accumulator), kernel
         segregation's ``s^2`` sub-output buffers, numpy's ufunc buffers for in-place adds into
         strided views; for unified with ``Co <= LOOP_MAX_CO`` (its compiled loop nest) the padded
@@ -204,11 +204,10 @@ def temp_bytes(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-ta
                 if not (taps and pr.count and pc.count):
                     continue
                 m = n * pr.count * pc.count
-                if n == 1:  # one window copy per column tap: (count + taps - 1) rows x count columns
-                    rws = pr.count + pr.taps - 1
-                    a = 0 if _contiguous((1, rws, pc.count), (1, hp, wp)) else rws * pc.count * ci
-                else:  # one slab copy per tap
-                    a = 0 if _contiguous((n, pr.count, pc.count), (n, hp, wp)) else m * ci
+                # one window copy per column tap: (count + taps - 1) rows x batch x count columns of the
+                # rows-outer (Hp, N, Wp, Ci) input; none when the window is that array's contiguous block
+                rws = pr.count + pr.taps - 1
+                a = 0 if _contiguous((rws, n, pc.count), (hp, n, wp)) else rws * n * pc.count * ci
                 # the class's accumulator (M Co) + the operand copy; the gemm accumulates in place
                 step = max(step, a + m * co)
         return (xp + step) * itemsize

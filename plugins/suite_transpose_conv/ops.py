@@ -310,13 +310,16 @@ def _to_nhwc_loops(x, xp, lo, clo):  # pragma: no cover - compiled by numba, see
 _TO_NHWC_COMPILED = None
 
 
-def _padded(x: np.ndarray, ph: tuple[int, int], pw: tuple[int, int]) -> np.ndarray:
+def _padded(x: np.ndarray, ph: tuple[int, int], pw: tuple[int, int], *, rows_outer: bool = False) -> np.ndarray:
     """The input zero-padded and channels-last, (N, H + ph0 + ph1, W + pw0 + pw1, Ci): the one
     layout conversion. For float32 / float64 C-contiguous input a numba loop nest writes it
-    (2-4x numpy's strided transpose-assign on the GAN layers), else numpy; same values."""
+    (2-4x numpy's strided transpose-assign on the GAN layers), else numpy; same values.
+    ``rows_outer``: stored as (Hp, N, Wp, Ci) in memory (returned as the (N, Hp, Wp, Ci) view)."""
     global _TO_NHWC_COMPILED
     n, ci, h, wd = x.shape
-    xp = np.zeros((n, h + ph[0] + ph[1], wd + pw[0] + pw[1], ci), dtype=x.dtype)
+    hp, wp = h + ph[0] + ph[1], wd + pw[0] + pw[1]
+    xp = np.zeros((hp, n, wp, ci), dtype=x.dtype).transpose(1, 0, 2, 3) if rows_outer else \
+        np.zeros((n, hp, wp, ci), dtype=x.dtype)
     if x.dtype in (np.float32, np.float64) and x.flags.c_contiguous:
         if _TO_NHWC_COMPILED is None:
             try:
@@ -510,9 +513,11 @@ def unified(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_
     For float32 / float64 each tap is one BLAS ``gemm`` that accumulates into the class's
     transient in place (``C <- A W + beta C``, beta 0 for the class's first tap, 1 after), so
     no per-tap product buffer or separate add exists; its operand ``A`` is the tap's input slab,
-    copied when it is not contiguous. At batch 1 the slabs of one column tap are rows of one
-    copy of the input rows the class reads (``count + taps - 1`` rows of the column window), so
-    a class copies ``taps_c`` windows instead of ``taps_r taps_c`` slabs. Other dtypes take the shared tap GEMM (tensordot) plus an add.
+    a block of rows of one window copy: per column tap, the ``count + taps - 1`` input rows the
+    class's row taps read, by the column window, for the whole batch. The padded input and the
+    output are held rows-outermost, (Hp, N, Wp, Ci) and (Ho, N, Wo, Co), so those blocks are
+    contiguous: a class copies ``taps_c`` windows instead of ``taps_r taps_c`` slabs. The result
+    is an NCHW view of the (Ho, N, Wo, Co) buffer. Other dtypes take the shared tap GEMM (tensordot) plus an add.
     With ``Co <= LOOP_MAX_CO`` (float32 / float64, numba present) the same sums run as one
     compiled loop nest over the zero-padded NCHW input instead: per class and output row, a
     ``(Co, count)`` transient accumulates every tap (issuing the same MACs, padding zeros
@@ -543,18 +548,16 @@ def unified(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_
                     work.macs += n * pr.count * pc.count * pr.taps * pc.taps * ci * co
         del xpc, acc, plan
         return out, work
-    xp = _padded(x if x.dtype == dtype else x.astype(dtype), (rlo, rhi), (clo, chi))
-    if gemm is not None and taps.dtype != dtype:
-        taps = taps.astype(dtype)
-    out = np.zeros((n, ho, wo, co), dtype=dtype)
-    work = Work()
-    for pr in rows:
-        for pc in cols:
-            work.outputs += pr.count * pc.count
-            if not (pr.count and pc.count and pr.taps and pc.taps):
-                continue
-            m = n * pr.count * pc.count
-            if gemm is None:  # another dtype: the shared tap GEMM and an add per tap
+    xr = x if x.dtype == dtype else x.astype(dtype)
+    if gemm is None:  # another dtype: the shared tap GEMM and an add per tap
+        xp = _padded(xr, (rlo, rhi), (clo, chi))
+        out = np.zeros((n, ho, wo, co), dtype=dtype)
+        work = Work()
+        for pr in rows:
+            for pc in cols:
+                work.outputs += pr.count * pc.count
+                if not (pr.count and pc.count and pr.taps and pc.taps):
+                    continue
                 acc = None
                 for t in range(pr.taps):
                     for v in range(pc.taps):
@@ -564,33 +567,38 @@ def unified(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_
                         del g
                 out[:, pr.r::s, pc.r::s, :] = acc
                 del acc
+        del xp, taps
+        return _nchw(out), work
+    if taps.dtype != dtype:
+        taps = taps.astype(dtype)
+    # rows outermost in memory, (Hp, N, Wp, Ci) and (Ho, N, Wo, Co): the rows a row tap reads of a
+    # column window are then one contiguous block for the whole batch
+    xq = _padded(xr, (rlo, rhi), (clo, chi), rows_outer=True).transpose(1, 0, 2, 3)  # (Hp, N, Wp, Ci)
+    outq = np.zeros((ho, n, wo, co), dtype=dtype)
+    work = Work()
+    for pr in rows:
+        for pc in cols:
+            work.outputs += pr.count * pc.count
+            if not (pr.count and pc.count and pr.taps and pc.taps):
                 continue
-            acc = np.empty((m, co), dtype=dtype)
-            if n == 1:
-                # batch 1: one copy per column tap of the input rows all the class's row taps read,
-                # [ilo, ilo + count + taps - 1) x this column window; each row tap's operand is then a
-                # contiguous block of it (a view), instead of one slab copy per tap
-                ilo = rlo + pr.d - (pr.taps - 1)
-                for v in range(pc.taps):
-                    j0 = clo + pc.d - v
-                    win = np.ascontiguousarray(xp[0, ilo:ilo + pr.count + pr.taps - 1, j0:j0 + pc.count, :])
-                    for t in range(pr.taps):
-                        i0 = rlo + pr.d - t - ilo
-                        a = win[i0:i0 + pr.count].reshape(m, ci)
-                        _gemm_acc(gemm, a, taps[pr.a + s * t, pc.a + s * v], acc, (t, v) == (0, 0), work)
-                        del a  # a view of win: it would keep this window alive beside the next one
-                    del win
-            else:
+            m = n * pr.count * pc.count
+            acc = np.empty((m, co), dtype=dtype)  # the class's outputs, rows (q, n, u)
+            ilo = rlo + pr.d - (pr.taps - 1)  # first padded input row any of the class's row taps reads
+            for v in range(pc.taps):
+                j0 = clo + pc.d - v
+                # one window copy per column tap: the count + taps - 1 input rows the class's row taps
+                # read, by this column window; every row tap's gemm operand is a contiguous block of it
+                win = np.ascontiguousarray(xq[ilo:ilo + pr.count + pr.taps - 1, :, j0:j0 + pc.count, :])
                 for t in range(pr.taps):
-                    for v in range(pc.taps):
-                        i0, j0 = rlo + pr.d - t, clo + pc.d - v
-                        a = np.ascontiguousarray(xp[:, i0:i0 + pr.count, j0:j0 + pc.count, :]).reshape(m, ci)
-                        _gemm_acc(gemm, a, taps[pr.a + s * t, pc.a + s * v], acc, (t, v) == (0, 0), work)
-                        del a
-            out[:, pr.r::s, pc.r::s, :] = acc.reshape(n, pr.count, pc.count, co)  # each output written once
+                    i0 = rlo + pr.d - t - ilo
+                    a = win[i0:i0 + pr.count].reshape(m, ci)  # a view: no copy per tap
+                    _gemm_acc(gemm, a, taps[pr.a + s * t, pc.a + s * v], acc, (t, v) == (0, 0), work)
+                    del a  # a view of win: it would keep this window alive beside the next one
+                del win
+            outq[pr.r::s, :, pc.r::s, :] = acc.reshape(pr.count, n, pc.count, co)  # each output written once
             del acc
-    del xp, taps
-    return _nchw(out), work
+    del xq, taps
+    return outq.transpose(1, 3, 0, 2), work
 
 
 VARIANTS = {
