@@ -227,11 +227,10 @@ class DistributedRun:
         # allocation each instead of one per rank and step (on a VM a fresh allocation's page
         # faults cost as much as the GEMM that fills it: docs/techniques/node-aware-grids.md)
         cpart = self._blocks()
-        scratch = self._blocks() if self.s > 1 else {}
         a_per, b_per = self.s // self.pn, self.s // self.pm
+        recv_a: dict[int, list[np.ndarray]] = {x: [] for x in range(self.p)}
+        recv_b: dict[int, list[np.ndarray]] = {x: [] for x in range(self.p)}
         for t in range(self.s):
-            recv_a: dict[int, np.ndarray] = {}
-            recv_b: dict[int, np.ndarray] = {}
             on, om = t // a_per, t // b_per
             for xm in range(self.pm):
                 for xk in range(self.pk):
@@ -239,20 +238,28 @@ class DistributedRun:
                     root = self.pos(xm, on, xk)
                     got = bcast_two_level(ledger, [hold[x] for x in xs], hold[root], held_a[root][t], ppn, "bcast-A")
                     for x in xs:
-                        recv_a[x] = got[hold[x]]
+                        recv_a[x].append(got[hold[x]])
             for xn in range(self.pn):
                 for xk in range(self.pk):
                     xs = [self.pos(xm, xn, xk) for xm in range(self.pm)]
                     root = self.pos(om, xn, xk)
                     got = bcast_two_level(ledger, [hold[x] for x in xs], hold[root], held_b[root][t], ppn, "bcast-B")
                     for x in xs:
-                        recv_b[x] = got[hold[x]]
-            for x in range(self.p):
-                if t == 0:
-                    np.matmul(recv_a[x], recv_b[x], out=cpart[x])
-                else:
-                    np.matmul(recv_a[x], recv_b[x], out=scratch[x])
-                    cpart[x] += scratch[x]
+                        recv_b[x].append(got[hold[x]])
+        # each rank's local products over its panels in step order, rank by rank, so its partial
+        # C block stays in cache across the steps (the same operations in the same order per rank
+        # as step by step over all ranks); one reused product buffer per block shape
+        scratch: dict[tuple[int, int], np.ndarray] = {}
+        for x in range(self.p):
+            c = cpart[x]
+            np.matmul(recv_a[x][0], recv_b[x][0], out=c)
+            for ra, rb in zip(recv_a[x][1:], recv_b[x][1:]):
+                buf = scratch.get(c.shape)
+                if buf is None:
+                    buf = scratch[c.shape] = np.empty_like(c)
+                np.matmul(ra, rb, out=buf)
+                c += buf
+            recv_a[x] = recv_b[x] = None  # the panels are consumed
         cmat = np.empty((self.groups.M, self.groups.N), dtype=self.amat.dtype)
         for xm in range(self.pm):
             for xn in range(self.pn):
