@@ -362,6 +362,10 @@ def simulate(table: LayerTable, batch: int, policy: str, *, capacity: float | No
             prefetch_at.setdefault(conv_bsteps[k - 1] if k else first, []).append(x)
 
     resident: dict[str, float] = {INPUT: g.size[INPUT]}
+    # the offloadable tensors among the resident ones, in the same (insertion) order: what the
+    # Tensor Cache scans for eviction candidates, instead of every resident tensor at every step
+    resident_off: dict[str, None] = {INPUT: None} if INPUT in offloadable else {}
+    lu = {x: last_use(x) for x in offloadable}
     total = g.size[INPUT]
     evicted: set[str] = set()
     last_touch: dict[str, int] = {}
@@ -375,11 +379,14 @@ def simulate(table: LayerTable, batch: int, policy: str, *, capacity: float | No
         if x not in resident:
             resident[x] = g.size[x]
             total += g.size[x]
+            if x in lu:
+                resident_off[x] = None
 
     def drop(x: str) -> None:
         nonlocal total
         if x in resident:
             total -= resident.pop(x)
+            resident_off.pop(x, None)
 
     for t in range(steps):
         for x in g.writes[t]:
@@ -405,7 +412,7 @@ def simulate(table: LayerTable, batch: int, policy: str, *, capacity: float | No
             last_touch[x] = t
         if offload and tensor_cache and capacity is not None and total > capacity:
             locked = set(g.reads[t]) | set(g.writes[t])
-            cands = sorted((x for x in resident if x in offloadable and x not in locked and last_use(x) > t),
+            cands = sorted((x for x in resident_off if x not in locked and lu[x] > t),
                            key=lambda x: last_touch.get(x, -1))
             for x in cands:
                 if total <= capacity:
