@@ -73,6 +73,47 @@ def test_sampler_is_uniform_chi_square():
     assert stats.chisquare(obs, expected).pvalue > 1e-3
 
 
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 80), p=st.floats(0.0, 0.6), f=st.integers(1, 15), s=st.integers(0, 120),
+       seed=st.integers(0, 10_000))
+def test_compiled_sampler_is_bit_identical_to_the_numpy_floyd(n, p, f, s, seed):
+    # the compiled loop draws the numpy version's stream in its order: same samples, same dtype,
+    # and the generator left in the same state (the next draw agrees)
+    adj = random_graph(n, p, seed)
+    seeds = np.random.default_rng(seed + 1).integers(0, n, s)  # repeats allowed, as in a layer's sources
+    r1, r2 = np.random.default_rng(seed), np.random.default_rng(seed)
+    got = gnn.sample_neighbors(adj.indptr, adj.indices, seeds, f, r1)
+    ref = gnn._sample_neighbors_numpy(adj.indptr, adj.indices, seeds, f, r2)
+    for a, b in zip(got, ref):
+        assert a.dtype == b.dtype == np.int64
+        np.testing.assert_array_equal(a, b)
+    assert r1.random() == r2.random()
+
+
+def test_compiled_sampler_on_the_execute_graphs_matches_numpy_and_keeps_low_degree_rows_in_order():
+    adj, _, _ = {w.name: w for w in graphs.graph_workloads()}["rmat-graph"].load()
+    seeds = np.random.default_rng(0).choice(adj.shape[0], 1024, replace=False)
+    for f in (1, 10, 25):
+        r1, r2 = np.random.default_rng(f), np.random.default_rng(f)
+        rows, nbrs = gnn.sample_neighbors(adj.indptr, adj.indices, seeds, f, r1)
+        ref = gnn._sample_neighbors_numpy(adj.indptr, adj.indices, seeds, f, r2)
+        np.testing.assert_array_equal(rows, ref[0])
+        np.testing.assert_array_equal(nbrs, ref[1])
+    # a seed of degree <= fan-out keeps its CSR row as it is
+    deg = np.diff(adj.indptr)[seeds]
+    i = int(np.flatnonzero(deg <= 10)[0])
+    rows, nbrs = gnn.sample_neighbors(adj.indptr, adj.indices, seeds, 10, np.random.default_rng(0))
+    np.testing.assert_array_equal(nbrs[rows == i], adj.indices[adj.indptr[seeds[i]]:adj.indptr[seeds[i] + 1]])
+
+
+def test_sampler_rejects_out_of_range_seeds():
+    adj = random_graph(10, 0.3, 0)
+    with pytest.raises(IndexError, match=r"seeds\[1\] = 10 is not a node id in \[0, 10\)"):
+        gnn.sample_neighbors(adj.indptr, adj.indices, np.array([0, 10]), 3, np.random.default_rng(0))
+    with pytest.raises(IndexError, match="seeds"):
+        gnn.sample_neighbors(adj.indptr, adj.indices, np.array([-1]), 3, np.random.default_rng(0))
+
+
 def test_sampler_rejects_bad_fanout():
     adj = random_graph(10, 0.3, 0)
     with pytest.raises(ValueError, match="fanout"):
