@@ -97,6 +97,76 @@ def ratio_rounds(tech, cases, tmp: Path, label: str, registry, rounds: int = 3) 
              "all_bare": bare, "all_run": run}]
 
 
+class DaskCluster:
+    """``dask scheduler`` and two ``dask worker`` processes (1 thread each) on loopback, started as
+    a user would start them; ``address`` is the scheduler's."""
+
+    def __init__(self, tmp: Path, workers: int = 2):
+        import json
+        import subprocess
+
+        self.procs = []
+        sf = tmp / "scheduler.json"
+        dask = str(Path(sys.executable).with_name("dask"))
+        self.procs.append(subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", "0",
+                                            "--no-dashboard", "--scheduler-file", str(sf)],
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        deadline = time.monotonic() + 60
+        while not sf.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.address = json.loads(sf.read_text())["address"]
+        for _ in range(workers):
+            self.procs.append(subprocess.Popen([dask, "worker", self.address, "--nthreads", "1", "--nworkers", "1",
+                                                "--no-dashboard", "--host", "127.0.0.1"],
+                                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        from dask.distributed import Client
+
+        with Client(self.address, timeout="60s") as c:
+            c.wait_for_workers(workers, timeout=120)
+
+    def close(self):
+        for p in reversed(self.procs):
+            p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(10)
+            except Exception:  # noqa: BLE001
+                p.kill()
+
+
+def parallel_rounds(context, tmp: Path, batches: int, rounds: int, dask: bool, workload: str = "resnet-152") -> None:
+    """-j 1, -j 2 and (with *dask*) --scheduler on a real 2-worker cluster, alternated, on a
+    SuperNeurons model sweep (memory traces of *workload*, a few ms per case)."""
+    tech = context.technique("superneurons")
+    cases = expand_entry({"technique": "superneurons", "workloads": [workload],
+                          "params": {"batch": list(range(1, batches + 1))}}, context=context).cases
+    cluster = DaskCluster(tmp) if dask else None
+    load0 = Path("/proc/loadavg").read_text().split()[:3]
+    try:
+        sides = {"bare": [], "-j 1": [], "-j 2": []}
+        if cluster:
+            sides["dask --scheduler (2 workers)"] = []
+        for r in range(rounds):
+            sides["bare"].append(bare_loop(tech, cases))
+            sides["-j 1"].append(timed_run(cases, tmp / f"par1-{r}.sqlite", registry=context.registry)[0])
+            sides["-j 2"].append(timed_run(cases, tmp / f"par2-{r}.sqlite", jobs=2, registry=context.registry)[0])
+            if cluster:
+                sides["dask --scheduler (2 workers)"].append(
+                    timed_run(cases, tmp / f"pard-{r}.sqlite", executor="dask", jobs=2, scheduler=cluster.address,
+                              registry=context.registry)[0])
+    finally:
+        if cluster:
+            cluster.close()
+    load1 = Path("/proc/loadavg").read_text().split()[:3]
+    n = len(cases)
+    one = min(sides["-j 1"])
+    print(f"# SuperNeurons model sweep ({workload}, {n} cases), {rounds} alternated rounds, best of each; "
+          f"load average {' '.join(load0)} -> {' '.join(load1)}")
+    for k, v in sides.items():
+        print(f"{k}: {min(v):.2f} s ({1e3 * min(v) / n:.2f} ms/case); speed-up over -j 1 {one / min(v):.2f}x; "
+              f"rounds {', '.join(f'{x:.2f}' for x in v)}")
+
+
 def bench(label, tech, entry, tmp: Path, dask: bool, context, repeats: int = 2) -> list[dict]:
     expand_entry({**entry, "params": {k: v[:1] for k, v in entry.get("params", {}).items()}},
                  context=context)  # warm imports
@@ -144,7 +214,14 @@ def main() -> None:
     ap.add_argument("--ratio-only", action="store_true",
                     help="only the Poseidon bare-loop ratio (target: -j 1 within 1.2x) and the store size")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--parallel", action="store_true",
+                    help="only -j 1 / -j 2 / a real dask cluster (scheduler + 2 workers on loopback) on SuperNeurons")
+    ap.add_argument("--batches", type=int, default=100)
     a = ap.parse_args()
+    if a.parallel:
+        with tempfile.TemporaryDirectory() as d:
+            parallel_rounds(Context.build(), Path(d), a.batches, a.rounds, not a.no_dask)
+        return
     load0 = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
     real = Context.build()
     fake = Context.build(registry=Registry(entry_points_=[], modules=[("bench", _plugin_module())]))
