@@ -1,7 +1,8 @@
 """HyScale-GNN's execute fidelity: real mini-batch GNN training on a generated graph, with a real
 two-stage prefetch pipeline and a hybrid two-trainer split re-balanced from measured times.
 
-* **multi-gpu / cpu-only** (series): for each mini-batch, sample (uniform, fan-out per layer),
+* **multi-gpu / cpu-only** (series): for each mini-batch, sample (uniform, fan-out per layer;
+  the neighbour draw is a compiled loop that releases the GIL, block building is numpy/scipy),
   gather the input features into a staging array, train one Adam step; the three stages one
   after the other.
 * **prefetch**: a sampler thread and a gatherer thread run ahead of the trainer through bounded
@@ -155,6 +156,9 @@ def train(g: _Graph, variant: str, model: str, fanout, batch: int, hidden: int, 
     epoch_times, losses = [], []
     hybrid = _Hybrid(model) if variant in ("hyscale", "hyscale-serial") else None
     pipelined = variant in ("prefetch", "hyscale")
+    # compile (or load from numba's cache) the sampler for this graph's index dtypes before any
+    # timing, with a throw-away generator: *rng*'s stream is untouched
+    gnn.sample_neighbors(g.indptr, g.indices, g.train[:1], int(fanout[0]), np.random.default_rng(0))
 
     def do_sample(seeds):
         t0, c0 = time.perf_counter(), time.thread_time()
