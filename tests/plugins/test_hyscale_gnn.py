@@ -316,7 +316,7 @@ def test_stage_times_and_variants_by_hand():
     n1 = n * (1 - math.exp(-(256 + e2) / n))
     e1 = n1 * 10
     n0 = n * (1 - math.exp(-(n1 + e1) / n))
-    t_s = 4 * (e1 + e2) / (128 * 16e6)
+    t_s = 4 * (e1 + e2) / (128 * 240e6)  # R = 240 M sampled edges/s per thread (model.py's calibration)
     t_g = 4 * 2 * n0 * 100 * 4 / (0.5 * 2 * 204.8e9)
     copy_b = n0 * 100 * 4 + 8 * (e1 + e2)
     assert k > 25
