@@ -232,11 +232,18 @@ class Registry:
             return
         where = f"{info.distribution} (plugin {info.name!r})"
         wl_names = {getattr(w, "name", None) for _p, w in self._workloads}
+        zoo_has = None
         for lst in got["suite_workloads"]:
             for w in lst or []:
                 if w.name in wl_names:
                     self._quarantine(info, f"suite_workloads(): workload {w.name!r} is already provided by another "
                                            f"plugin; expected a unique name")
+                    return
+                if zoo_has is None:
+                    from suite.workloads import zoo_has
+                if zoo_has(w.name):  # the zoo's workload keeps its name; the newcomer is the one quarantined
+                    self._quarantine(info, f"suite_workloads(): workload {w.name!r} is a workload of the zoo "
+                                           f"(`suite workloads show {w.name}`); expected a unique name")
                     return
         exts = {k: v for d in got["suite_profile_extensions"] for k, v in (d or {}).items()}
         from suite.hardware.extensions import CORE_EXTENSIONS

@@ -324,6 +324,11 @@ BAD_HOOKS = {  # plugin -> (hook body, the reason it is quarantined with)
                 "suite_workloads() returned int 42 in its list, expected a Workload"),
     "ac_raises": ('@hookimpl\ndef suite_workloads():\n    raise RuntimeError("kaput")\n',
                   "suite_workloads() failed: RuntimeError: kaput"),
+    # a workload named like a zoo one: the newcomer is quarantined, the zoo's resnet-50 stays
+    "ad_zoo_name": ('from suite.workloads import Workload\n\n\n@hookimpl\ndef suite_workloads():\n'
+                    '    return [Workload(name="resnet-50", kind="synthetic", source="x")]\n',
+                    "suite_workloads(): workload 'resnet-50' is a workload of the zoo "
+                    "(`suite workloads show resnet-50`); expected a unique name"),
 }
 
 
