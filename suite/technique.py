@@ -12,6 +12,7 @@ before our number is seen.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -268,8 +269,26 @@ class Metric:
     samples: tuple[float, ...] | None = None
 
     def __post_init__(self):
+        if not isinstance(self.name, str) or not _METRIC_NAME.fullmatch(self.name):
+            raise TechniqueError(f"metric {self.name!r}: expected a name of letters, digits and _ . - : / @ + "
+                                 f"starting with a letter (no spaces, commas, quotes or brackets), got {self.name!r}")
+        if self.name in RESERVED_METRIC_NAMES or self.name.startswith("param."):
+            raise TechniqueError(f"metric {self.name!r}: expected a name that is not a case column "
+                                 f"({', '.join(sorted(RESERVED_METRIC_NAMES))}, param.*), got {self.name!r}")
+        if not isinstance(self.unit, str) or not _METRIC_UNIT.fullmatch(self.unit):
+            raise TechniqueError(f"metric {self.name!r}: unit: expected a unit string without brackets, commas, "
+                                 f"quotes or newlines (e.g. 's', 'B', 'samples/s', '1'), got {self.unit!r}")
         if self.direction not in DIRECTIONS:
             raise TechniqueError(f"metric {self.name!r}: direction must be one of {DIRECTIONS}, got {self.direction!r}")
+
+
+#: The columns of a case in tables and exports (``suite results show``): a metric may not take
+#: one of these names (nor ``param.*``), or it would overwrite the case's own field.
+RESERVED_METRIC_NAMES = frozenset({"key", "technique", "variant", "fidelity", "profile", "workload", "seed",
+                                   "status", "outcome", "error", "duration", "overrides", "run", "name", "unit",
+                                   "value", "direction"})
+_METRIC_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.\-:/@+]*")
+_METRIC_UNIT = re.compile(r"[^\[\],\"'\n\r]*")
 
 
 @dataclass

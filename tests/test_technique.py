@@ -98,3 +98,21 @@ def test_evaluate_and_resolve_case_key_changes_with_params():
     assert resolve_case(t, ScenarioSpec("new", params={"n": 3})).key != a.key
     with pytest.raises(ParameterError, match="fidelity 'execute' not supported"):
         resolve_case(t, ScenarioSpec("base", fidelity="execute"))
+
+
+def test_metric_names_and_units_that_would_break_tables_are_refused():
+    """A metric named like a case column would overwrite it in `results show` / CSV (a hostile
+    plugin's 'status' metric showed status=7.0); commas, quotes and brackets break the CSV header
+    ``NAME [UNIT]``."""
+    import pytest
+
+    from suite.errors import TechniqueError
+    from suite.technique import Result
+
+    r = Result().add("latency_p90_m0", 1.0, "s").add("speedup@8", 2.0).add("t-x", 3.0, "samples/s")
+    assert set(r.metrics) == {"latency_p90_m0", "speedup@8", "t-x"}
+    for bad in ("status", "key", "seed", "param.nodes", "a,b", "x y", "q'", "[x]", "1st", ""):
+        with pytest.raises(TechniqueError, match="metric"):
+            Result().add(bad, 1.0)
+    with pytest.raises(TechniqueError, match="unit"):
+        Result().add("x", 1.0, "s]")

@@ -44,7 +44,7 @@ def evaluate(scenario) -> Result:
         time.sleep(p["delay"])
     gbit = scenario.profile.network[-1].bandwidth * 8 / 1e9 if scenario.profile and scenario.profile.network else 1.0
     y = y_of(p["x"], p["n"], scenario.variant, gbit)
-    r = Result().add("y", y, "s", "lower").add("seed", scenario.seed, "1", "none")
+    r = Result().add("y", y, "s", "lower").add("seed_used", scenario.seed, "1", "none")
     if scenario.fidelity == "execute":
         r.add("t", y, "s", "lower", samples=[y, y * 1.01, y * 0.99])
     r.artifacts["trace"] = [1, 2, 3]
