@@ -211,17 +211,26 @@ def show_cmd(name: str, sets: tuple[str, ...], unread: bool, profile_dirs: tuple
 
 
 @hardware.command("validate")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=True))
+@click.argument("files", nargs=-1, required=False, type=click.Path(dir_okay=True))
 @_profiles_option
 @format_option("text", "json", default="text")
 def validate_cmd(files: tuple[str, ...], profile_dirs: tuple[str, ...], fmt: str) -> None:
     """Validate profile files (or folders), resolved against the library: schema, units,
-    references, extends, extensions. One line per problem; exit status 2 on any error."""
+    references, extends, extensions. One line per problem; exit status 2 on any error.
+
+    Without FILES: the whole library (the shipped profiles, the per-user folder, $SUITE_PROFILES,
+    --profiles folders and the plugins' profile folders)."""
+    from pathlib import Path
+
+    from suite.hardware import profile_dirs as library_dirs
     from suite.hardware.validate import validate_paths
 
     from suite.cli.common import get_context
 
     context = get_context()  # the plugins' [ext.*] schemas and profile folders
+    if not files:
+        found = [*library_dirs(), *map(Path, profile_dirs), *map(Path, context.registry.hardware_profile_paths())]
+        files = tuple(dict.fromkeys(str(d) for d in found if Path(d).exists()))
     report = validate_paths(files, profile_dirs, extensions=context.extensions(),
                             plugin_paths=tuple(context.registry.hardware_profile_paths()))
     if fmt == "json":

@@ -216,3 +216,14 @@ def test_network_size_mismatch_is_an_error_naming_both_fields(tmp_path):
     assert report["errors"] == [
         f"{f}: field network.0.size: expected devices_per_node (field node.devices_per_node = 8) for the "
         f"intra-node level, got 4"]
+
+
+def test_cli_validate_without_files_checks_the_whole_library(tmp_path, monkeypatch):
+    """`suite hardware validate` alone validates every library folder: the shipped profiles pass,
+    and a broken file in a $SUITE_PROFILES folder is found and named."""
+    (tmp_path / "bad.toml").write_text((HERE / "zero-flops.toml").read_text())
+    monkeypatch.setenv("SUITE_PROFILES", str(tmp_path))
+    res = CliRunner().invoke(main, ["hardware", "validate"])
+    assert res.exit_code == 2, res.output
+    assert "ok: nvidia-k40c (device)" in res.output
+    assert res.output.count("error: ") == 1 and "bad.toml" in res.output
