@@ -238,3 +238,18 @@ def test_scaffold_writes_a_technique_version(tmp_path):
     root = scaffold_plugin("trust-demo", tmp_path)
     text = (root / "suite_trust_demo" / "technique.py").read_text()
     assert '    version="0.1.0",' in text.splitlines()
+
+
+def test_writing_a_profile_field_is_an_immutable_error_naming_it():
+    """A write to any profile table raises the suite's ImmutableError naming the field (pydantic's
+    frozen-instance error was a ValidationError naming none)."""
+    from suite.hardware import get_profile
+
+    p = get_profile("titanx-cluster-10gbe")
+    with pytest.raises(ImmutableError, match=r"NetworkLevel\.bandwidth is read-only"):
+        p.outer_network.bandwidth = 1.0
+    with pytest.raises(ImmutableError, match=r"profile 'titanx-cluster-10gbe': field nodes is read-only"):
+        p.nodes = 3
+    with pytest.raises(ImmutableError, match=r"Device\.memory is read-only"):
+        p.device.memory = 1.0
+    assert p.with_overrides({"nodes": 2}).nodes == 2  # the way to change a figure still works

@@ -89,6 +89,12 @@ class Profile(BaseModel):
     path: str | None = None
     overrides: dict[str, str] = Field(default_factory=dict)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        from suite.frozen import ImmutableError
+
+        raise ImmutableError(f"profile {self.name!r}: field {name} is read-only: profiles are immutable "
+                             f"(derive one with profile.with_overrides({{...}}))")
+
     def model_post_init(self, __context: Any) -> None:
         # deeply read-only: one profile object serves every case of a sweep (suite.frozen)
         from suite.frozen import freeze_fields

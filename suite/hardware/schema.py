@@ -42,7 +42,18 @@ __all__ = [
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 
 
-class Link(BaseModel):
+class _Frozen(BaseModel):
+    """A profile table: frozen, and a write says so in the suite's terms (pydantic's own error
+    for a frozen instance is a ValidationError naming no field)."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        from suite.frozen import ImmutableError
+
+        raise ImmutableError(f"{type(self).__name__}.{name} is read-only: profiles are immutable (derive one "
+                             f"with profile.with_overrides({{...}}) or model_copy(update=...))")
+
+
+class Link(_Frozen):
     """A point-to-point link, e.g. the host link (PCIe) of a device."""
 
     model_config = _STRICT
@@ -55,7 +66,7 @@ class Link(BaseModel):
 PEAK_FLOPS_DTYPES = ("fp64", "fp64_tensor", "fp32", "tf32", "bf16", "fp16", "fp8", "fp6", "fp4", "int8", "int4")
 
 
-class Device(BaseModel):
+class Device(_Frozen):
     """One compute device (GPU, CPU socket, TPU chip, wafer)."""
 
     model_config = _STRICT
@@ -151,7 +162,7 @@ class Device(BaseModel):
         raise ProfileError(f"device {self.name or self.type!r}: no peak_flops for dtype {dtype!r} (has {sorted(self.peak_flops)})")
 
 
-class Node(BaseModel):
+class Node(_Frozen):
     """A server: devices of one kind plus host memory."""
 
     model_config = _STRICT
@@ -162,7 +173,7 @@ class Node(BaseModel):
     nics_per_node: int | None = None
 
 
-class CollectiveFit(BaseModel):
+class CollectiveFit(_Frozen):
     """A published alpha-beta fit of one collective at one worker count: T(m) = alpha + beta*m."""
 
     model_config = _STRICT
@@ -174,7 +185,7 @@ class CollectiveFit(BaseModel):
     verified: bool = False
 
 
-class NetworkLevel(BaseModel):
+class NetworkLevel(_Frozen):
     """One level of the network, innermost first (NVLink, then the NIC fabric)."""
 
     model_config = _STRICT
@@ -190,7 +201,7 @@ class NetworkLevel(BaseModel):
     dims: tuple[int, ...] | None = None  # torus / mesh shape (default: the most square 2-D factorization)
 
 
-class Reliability(BaseModel):
+class Reliability(_Frozen):
     model_config = _STRICT
     device_mtbf: TimeQ | None = None  # s
     node_mtbf: TimeQ | None = None  # s
@@ -199,13 +210,13 @@ class Reliability(BaseModel):
     checkpoint_bandwidth: BandwidthQ | None = None  # B/s, to persistent storage
 
 
-class Cost(BaseModel):
+class Cost(_Frozen):
     model_config = _STRICT
     node_hour: MoneyQ | None = None  # USD per node-hour
     power: PowerQ | None = None  # W per node
 
 
-class SameAs(BaseModel):
+class SameAs(_Frozen):
     """``same_as = { name = "...", reason = "..." }`` in ``[profile]``: this profile's figures are
     intentionally those of another (an export variant with the same silicon), so ``suite hardware
     validate`` does not flag the two as a copy under another name."""
@@ -215,7 +226,7 @@ class SameAs(BaseModel):
     reason: str = Field(min_length=1)
 
 
-class ProfileMeta(BaseModel):
+class ProfileMeta(_Frozen):
     """The ``[profile]`` table."""
 
     model_config = _STRICT
@@ -230,7 +241,7 @@ class ProfileMeta(BaseModel):
     same_as: SameAs | None = None
 
 
-class ProfileDoc(BaseModel):
+class ProfileDoc(_Frozen):
     """A whole profile file after unit parsing (before references are resolved)."""
 
     model_config = _STRICT
