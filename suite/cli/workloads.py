@@ -199,7 +199,7 @@ def import_cmd(torch_ref, hf_config, input_shapes, input_dtype, args, method, tr
         wl_name = pick(default.lower().replace(" ", "-").replace("_", "-"))
         from dataclasses import replace
 
-        table = importer.from_hf_config(cfg, name=wl_name, seq=seq)
+        table = importer.from_hf_config(hf_config, name=wl_name, seq=seq)  # errors name the file
         table = replace(table, source=f"{table.source}; file {Path(hf_config).name}")
         spec_fields = _spec_fields(table)
         origin = f"suite workloads import --hf-config {hf_config}" + (f" --seq {seq}" if seq else "")

@@ -122,6 +122,9 @@ def spec_from_hf_config(cfg: dict, name: str, seq: int | None = None, where: str
     kv = cfg.get("num_key_value_heads")
     if kv is not None and (not isinstance(kv, int) or isinstance(kv, bool) or kv <= 0):
         raise WorkloadError(f"{where}: key 'num_key_value_heads': expected a positive integer, given {kv!r}")
+    if kv is not None and heads % kv:
+        raise WorkloadError(f"{where}: key 'num_key_value_heads': expected a divisor of the {heads} attention "
+                            f"heads, given {kv!r}")
     if seq is not None and (not isinstance(seq, int) or seq <= 0):
         raise WorkloadError(f"{where}: seq: expected a positive integer, given {seq!r}")
     d_head = cfg.get("head_dim")
