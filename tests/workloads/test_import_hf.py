@@ -82,7 +82,7 @@ def test_bad_configs_are_one_line_naming_file_and_key(tmp_path):
         from_hf_config({**LLAMA2_7B, "num_local_experts": 8})
     with pytest.raises(WorkloadError, match=r"'num_hidden_layers': expected a positive integer, given 0"):
         from_hf_config({**LLAMA2_7B, "num_hidden_layers": 0})
-    with pytest.raises(WorkloadError, match=r"kv_heads=5 must divide heads=32"):
+    with pytest.raises(WorkloadError, match=r"key 'num_key_value_heads': expected a divisor of the 32 attention heads, given 5"):
         from_hf_config({**LLAMA2_7B, "num_key_value_heads": 5})
     p.write_text("{not json")
     with pytest.raises(WorkloadError, match=r"config\.json: not valid JSON"):
