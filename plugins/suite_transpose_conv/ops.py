@@ -10,10 +10,15 @@ with ``x`` of shape (N, Ci, H, W), ``w`` of shape (Ci, Co, k, k) (PyTorch's layo
 ``out`` has shape (N, Co, Ho, Wo) and ``stats`` is a :class:`Work` counted by the code as it runs
 (multiply-accumulates issued, output elements computed before any crop).
 
-All four share one computational primitive so that their times compare the algorithms, not
-the BLAS calls: a *tap GEMM*, ``(N h w, Ci) @ (Ci, Co)`` for one kernel tap over a spatial slab
-(``numpy.tensordot``). Data are held channels-last (NHWC) inside; the result is returned as an
-NCHW view of the channels-last buffer.
+scatter, zero-insert and kernel segregation share one computational primitive: a *tap GEMM*,
+``(N h w, Ci) @ (Ci, Co)`` for one kernel tap over a spatial slab (``numpy.tensordot``), plus
+an add. Data are held channels-last (NHWC) inside; the result is returned as an NCHW view of the
+channels-last buffer. Every variant takes the weights pre-packed once per layer
+(:func:`pack`, contiguous ``(k, k, Ci, Co)`` taps). Since issue 19 the unified variant runs
+faster kernels for the same sums, with the same MACs and its class-at-a-time semantics: BLAS
+``gemm`` accumulating in place over contiguous row blocks of per-column-tap window copies, or, for
+``Co <= LOOP_MAX_CO``, a compiled loop nest. Its measured speed-ups over the others therefore
+include an implementation gap (docs/techniques/transpose-conv.md).
 
 * :func:`scatter` -- the definition: one tap GEMM per kernel tap over the whole input, added
   into an uncropped buffer at stride ``s``, then cropped by ``p``. The oracle of the others.
