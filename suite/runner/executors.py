@@ -264,6 +264,17 @@ def _tech(case: Case) -> Technique:
     return case.tech
 
 
+def package_of(tech: Technique | None) -> str:
+    """The top-level package that implements *tech* (the module of its fidelity functions), the
+    unit a pool worker is bound to: a worker never runs another package's cases, so a plugin
+    that corrupts its process (patches a core function, writes a shared profile through
+    ``object.__setattr__``) can only lie about its own cases."""
+    if tech is None:
+        return ""
+    mods = sorted({getattr(f, "__module__", None) or "" for f in tech.fidelities.values()} - {""})
+    return mods[0].split(".")[0] if mods else tech.name
+
+
 def run_case(case: Case, technique: Technique | None = None, artifacts: str = "full") -> dict:
     """Evaluate a resolved case (with the technique it was resolved against, unless one is given);
     *artifacts* as :attr:`ExecOptions.artifacts`."""
@@ -392,7 +403,7 @@ _BATCH_SECONDS = 0.05  # ... or this old, unless a chunk is "immediate"
 
 
 class _Worker:
-    __slots__ = ("proc", "conn", "chunk", "since", "fault", "immediate")
+    __slots__ = ("proc", "conn", "chunk", "since", "fault", "immediate", "owner")
 
     def __init__(self, ctx):
         import tempfile
@@ -406,6 +417,7 @@ class _Worker:
         self.chunk: deque[int] = deque()
         self.since = time.monotonic()
         self.immediate = True
+        self.owner: str | None = None  # the package whose cases this worker runs (package_of)
 
     def fault_text(self) -> str | None:
         """What faulthandler wrote when the worker died (the Python stack), if anything."""
@@ -433,24 +445,59 @@ def _pool(cases: Sequence[Case], jobs: int, timeout: float | None, stall: float 
     global _TASKS, _ARTIFACTS
     ctx = mp.get_context("fork")
     _TASKS, _ARTIFACTS = cases, artifacts
-    pending: deque[int] = deque(range(len(cases)))
+    # Each worker is bound to the package of the first case it runs and only ever runs that
+    # package's cases (package_of): pending cases are queued per package, and a worker whose
+    # package has nothing left is replaced by a fresh fork before it takes another package's.
+    owners = [package_of(c.tech) for c in cases]
+    pending: dict[str, deque[int]] = {}
+    for i, o in enumerate(owners):
+        pending.setdefault(o, deque()).append(i)
     # Cases that were in a batched chunk whose worker died: which one killed it is unknown, so
     # each is re-run alone, in immediate mode; the one that dies again is the crashed case.
     suspects: deque[int] = deque()
     workers = [_Worker(ctx) for _ in range(max(1, min(jobs, len(cases))))]
+
+    def requeue(idx: list[int]) -> None:
+        for i in reversed(idx):
+            pending[owners[i]].appendleft(i)
+
+    def take(w: _Worker) -> list[int] | None:
+        """The next chunk for idle worker *w* (binding it), or None when nothing fits it."""
+        for j, i in enumerate(suspects):
+            if w.owner in (None, owners[i]):
+                del suspects[j]
+                w.owner, w.immediate = owners[i], True
+                return [i]
+        q = pending.get(w.owner) if w.owner is not None else None
+        if not q:
+            if w.owner is not None:
+                return None
+            q = next((q for q in pending.values() if q), None)
+            if q is None:
+                return None
+            w.owner = owners[q[0]]
+        left = sum(len(x) for x in pending.values())
+        size = max(1, min(64, left // (len(workers) * 4) or 1))
+        w.immediate = bool(timeout)  # timeouts need per-case progress messages
+        return [q.popleft() for _ in range(min(size, len(q)))]
+
     try:
         while True:
             now = time.monotonic()
-            for w in workers:
+            for idx, w in enumerate(workers):
                 if w.chunk:
                     continue
-                if suspects:
-                    chunk, w.immediate = [suspects.popleft()], True
-                elif pending:
-                    size = max(1, min(64, len(pending) // (len(workers) * 4) or 1))
-                    chunk = [pending.popleft() for _ in range(min(size, len(pending)))]
-                    w.immediate = bool(timeout)  # timeouts need per-case progress messages
-                else:
+                chunk = take(w)
+                if chunk is None and w.owner is not None and (suspects or any(pending.values())):
+                    # its package is done and another's cases wait: a fresh process takes them
+                    try:
+                        w.conn.send(None)
+                    except (OSError, BrokenPipeError):
+                        pass
+                    w.kill()
+                    w = workers[idx] = _Worker(ctx)
+                    chunk = take(w)
+                if chunk is None:
                     continue
                 w.chunk.extend(chunk)
                 w.since = now
@@ -488,7 +535,7 @@ def _pool(cases: Sequence[Case], jobs: int, timeout: float | None, stall: float 
                         suspects.extend(w.chunk)
                         continue
                     i = w.chunk.popleft()
-                    pending.extendleft(reversed(w.chunk))
+                    requeue(list(w.chunk))
                     out = crashed_outcome(cases[i].key, _describe_exit(code))
                     out["traceback"] = stack
                     yield out
@@ -499,7 +546,7 @@ def _pool(cases: Sequence[Case], jobs: int, timeout: float | None, stall: float 
                         suspects.extend(w.chunk)
                         continue
                     i = w.chunk.popleft()
-                    pending.extendleft(reversed(w.chunk))
+                    requeue(list(w.chunk))
                     why = (f"timed out after {timeout:g} s" if timeout else
                            f"stalled: no progress for {stall:g} s (the default hang guard; --timeout S sets a limit)")
                     yield crashed_outcome(cases[i].key, why, status="timeout")

@@ -204,3 +204,43 @@ def test_a_keyboard_interrupt_raised_by_a_plugin_fails_only_its_case(fake_regist
     row = store.case(case.key)
     assert (s.failed, row["status"]) == (1, "failed")
     assert row["error"] == "KeyboardInterrupt raised by the plugin: KeyboardInterrupt: from the plugin"
+
+
+def _two_package_techniques():
+    """Two techniques whose evaluate functions live in two top-level packages ('pkga', 'pkgb'),
+    each reporting the pid of the process that ran it."""
+    import types
+
+    from suite import Paper, Param, Technique, Variant
+
+    techs = []
+    for pkg in ("pkga", "pkgb"):
+        mod = types.ModuleType(pkg)
+        exec("import os\nfrom suite import Result\n"
+             "def ev(s):\n    return Result().add('pid', os.getpid(), '1', 'none')\n", mod.__dict__)
+        techs.append(Technique(name=f"t-{pkg}", title=pkg, category="communication",
+                               paper=Paper("p", year=2024, venue="tests"),
+                               variants=[Variant("base", "b", baseline=True)], fidelities={"model": mod.ev},
+                               parameters={"i": Param(int, 0)}, needs_profile=False, needs_workload=False))
+    return techs
+
+
+def test_a_pool_worker_never_runs_two_packages_cases():
+    """Cases of two plugin packages, interleaved, on one worker slot: each package's cases run in
+    processes of their own (a plugin that corrupts its process cannot touch another's numbers;
+    a hostile plugin's patched collective_time once made Poseidon store a wrong number as ok)."""
+    from suite import ScenarioSpec
+    from suite.runner import resolve_case
+    from suite.runner.executors import LocalExecutor, package_of
+
+    a, b = _two_package_techniques()
+    assert (package_of(a), package_of(b)) == ("pkga", "pkgb")
+    cases = [resolve_case(t, ScenarioSpec(variant="base", params={"i": i})) for i in range(6) for t in (a, b)]
+    outs = list(LocalExecutor().map_cases(cases, ExecOptions(jobs=1, isolate=True)))
+    assert len(outs) == 12 and all(o["status"] == "ok" for o in outs)
+    by_key = {c.key: c.technique for c in cases}
+    pids = {"t-pkga": set(), "t-pkgb": set()}
+    for o in outs:
+        ((name, pid, _unit, _direction),) = o["metrics"]  # outcome metrics: [name, value, unit, direction]
+        pids[by_key[o["key"]]].add(pid)
+    assert pids["t-pkga"] and pids["t-pkgb"] and not (pids["t-pkga"] & pids["t-pkgb"])
