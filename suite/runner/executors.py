@@ -20,9 +20,11 @@ A plugin adds an executor with the ``suite_executor(name)`` hook, returning an o
 from __future__ import annotations
 
 import abc
+import contextlib
 import multiprocessing as mp
 import os
 import signal
+import sys
 import time
 import traceback
 from collections import deque
@@ -219,7 +221,9 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = 
         view, reads = tracked(scenario.profile)
         scenario = dataclasses.replace(scenario, profile=view)
     try:
-        res = tech.evaluate(scenario)
+        # what a plugin prints goes to stderr: stdout is the command's output (--format json)
+        with contextlib.redirect_stdout(sys.stderr):
+            res = tech.evaluate(scenario)
         out["duration"] = time.perf_counter() - t0  # evaluation only, not the serialisation below
         metrics, samples = [], {}
         for m in res.metrics.values():
@@ -346,6 +350,11 @@ def _worker_main(conn, fault_fd: int, parent: int) -> None:  # pragma: no cover 
     global _IN_WORKER
     _IN_WORKER = True
     _die_with_parent(parent)
+    try:  # C-level writes to fd 1 too: a worker's stdout is the coordinator's stderr
+        sys.stdout.flush()
+        os.dup2(2, 1)
+    except OSError:
+        pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's business
     # a fatal error (abort, segfault) writes the Python stack to a file the coordinator reads
     # back and stores as the crashed case's traceback

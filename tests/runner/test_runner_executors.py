@@ -244,3 +244,28 @@ def test_a_pool_worker_never_runs_two_packages_cases():
         ((name, pid, _unit, _direction),) = o["metrics"]  # outcome metrics: [name, value, unit, direction]
         pids[by_key[o["key"]]].add(pid)
     assert pids["t-pkga"] and pids["t-pkgb"] and not (pids["t-pkga"] & pids["t-pkgb"])
+
+
+def test_what_a_plugin_prints_goes_to_stderr_not_the_commands_stdout(capfd):
+    """A plugin's print() and C-level writes to fd 1 must not corrupt `--format json` output:
+    in a pool worker both go to stderr, in-process print() does."""
+    import types
+
+    from suite import Paper, Technique, Variant
+    from suite import ScenarioSpec
+    from suite.runner import resolve_case
+    from suite.runner.executors import LocalExecutor
+
+    mod = types.ModuleType("pkgnoisy")
+    exec("import os\nfrom suite import Result\n"
+         "def ev(s):\n    print('PY-NOISE')\n    os.write(1, b'FD-NOISE\\n')\n"
+         "    return Result().add('y', 1.0, 's', 'lower')\n", mod.__dict__)
+    t = Technique(name="t-noisy", title="noisy", category="communication", paper=Paper("p", year=2024, venue="tests"),
+                  variants=[Variant("base", "b", baseline=True)], fidelities={"model": mod.ev},
+                  needs_profile=False, needs_workload=False)
+    case = resolve_case(t, ScenarioSpec(variant="base"))
+    outs = list(LocalExecutor().map_cases([case], ExecOptions(jobs=1, isolate=True)))
+    assert outs[0]["status"] == "ok"
+    got = capfd.readouterr()
+    assert "PY-NOISE" not in got.out and "FD-NOISE" not in got.out
+    assert "PY-NOISE" in got.err and "FD-NOISE" in got.err
