@@ -634,7 +634,11 @@ class Claim:
         """Our value from the results of :meth:`specs` (same labels)."""
         if self.derive is not None:
             return self.derive(results)
-        return results["main"][self.metric]
+        main = results["main"]
+        if self.metric not in main:
+            raise TechniqueError(f"claim {self.id!r}: metric {self.metric!r} is not among the metrics its case "
+                                 f"reports ({', '.join(sorted(main.metrics)) or 'none'})")
+        return main[self.metric]
 
 
 # --------------------------------------------------------------------------- properties

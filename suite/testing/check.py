@@ -233,12 +233,22 @@ def check_determinism(tech: Technique, first: dict[str, Result], cases: Sequence
 
 
 def check_claims_resolve(tech: Technique) -> None:
+    """Every claim's scenarios resolve; a claim judged on one metric of a model case (no
+    ``derive``) names a metric that case reports (a misspelt metric was only found when
+    ``suite reproduce`` could not derive the value)."""
     for c in tech.claims:
+        resolved = {}
         for label, spec in c.specs().items():
             try:
-                _resolve(tech, spec)
+                resolved[label] = _resolve(tech, spec)
             except SuiteError as exc:
                 raise _fail(tech, "claims", f"claim {c.id!r} case {label!r} does not resolve: {exc}") from None
+        main = resolved.get("main")
+        if c.derive is None and c.metric and main is not None and main.fidelity == "model":
+            res = _run(tech, main)
+            if res is not None and c.metric not in res:
+                raise _fail(tech, "claims", f"claim {c.id!r}: metric {c.metric!r} is not among the metrics its "
+                                            f"case reports ({', '.join(sorted(res.metrics)) or 'none'})")
 
 
 def check_claims_nulls(tech: Technique) -> None:

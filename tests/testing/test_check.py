@@ -121,3 +121,16 @@ def test_generated_layer_tables(t):
     assert t.params == sum(l.params for l in t.layers) > 0
     for l in t.layers:
         assert l.fwd_flops > 0 and l.bwd_flops == 2 * l.fwd_flops
+
+
+def test_a_claim_on_a_metric_its_case_does_not_report_fails_claims_resolve():
+    from suite import Approx, Claim
+
+    claim = Claim(id="c1", statement="t is 0.25 s", source="test", verified=False, expect=Approx(0.25, rel=0.3),
+                  scenario=ScenarioSpec("base", params={"n": 4}), metric="tt", null_reason="a test claim")
+    with pytest.raises(AssertionError, match=r"check 'claims'.*metric 'tt' is not among the metrics its case reports "
+                                             r"\(bytes_received, bytes_sent, t\)"):
+        check_technique(_tech(claims=[claim]))
+    ok = Claim(id="c1", statement="t is 0.25 s", source="test", verified=False, expect=Approx(0.25, rel=0.3),
+               scenario=ScenarioSpec("base", params={"n": 4}), metric="t", null_reason="a test claim")
+    assert "claims-resolve" in check_technique(_tech(claims=[ok])).passed
