@@ -19,30 +19,13 @@ import time
 from pathlib import Path
 
 import pytest
+from storetable import store_table
 
 pytest.importorskip("distributed", reason="the dask executor needs dask.distributed (extra [dask])")
 
 HERE = Path(__file__).resolve().parent
 PROFILES = HERE / "profiles"
 BIN = Path(sys.executable).parent
-
-
-def store_table(path: Path) -> dict[str, tuple]:
-    """Every stored case: key -> (status, error, metrics, samples, artifacts)."""
-    conn = sqlite3.connect(path)
-    try:
-        metrics: dict[str, list] = {}
-        rows = conn.execute("SELECT case_key, name, value, unit, direction FROM metrics")
-        for k, name, value, unit, direction in rows:
-            metrics.setdefault(k, []).append((name, value, unit, direction))
-        samples: dict[str, list] = {}
-        for k, m, i, v in conn.execute("SELECT case_key, metric, idx, value FROM samples"):
-            samples.setdefault(k, []).append((m, i, v))
-        arts = dict(conn.execute("SELECT case_key, data FROM artifacts"))
-        return {k: (st, err, sorted(metrics.get(k, [])), sorted(samples.get(k, [])), arts.get(k))
-                for k, st, err in conn.execute("SELECT key, status, error FROM cases")}
-    finally:
-        conn.close()
 
 
 def stored_count(path: Path) -> int:
