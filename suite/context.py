@@ -52,9 +52,9 @@ class WorkloadLibrary:
     Parameters
     ----------
     plugin_workloads : iterable of (provider, Workload)
-        From :meth:`suite.registry.Registry.plugin_workloads`. A plugin workload whose name the
-        zoo already has is an error naming both providers when that name is looked up (the rest
-        of the library works).
+        From :meth:`suite.registry.Registry.plugin_workloads` (the registry quarantines a plugin
+        whose workload the zoo already names). Given such a clash directly, looking the name up
+        is an error naming both providers (the rest of the library works).
     """
 
     def __init__(self, plugin_workloads: Iterable[tuple[str, "Workload"]] = ()):
