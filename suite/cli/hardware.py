@@ -312,6 +312,10 @@ def calibrate_cmd(output: str | None, name: str, quick: bool, fmt: str) -> None:
     text = cal.to_toml(result, name=name)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists():  # a calibration is a measurement: the previous one is kept, not lost
+            backup = path.with_name(path.name + ".bak")
+            backup.write_bytes(path.read_bytes())
+            click.echo(f"replacing {path} (the previous calibration is kept as {backup})", err=True)
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise ProfileError(f"{path}: expected a writable file, got {exc.strerror or exc}") from None

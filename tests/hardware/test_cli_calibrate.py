@@ -155,6 +155,11 @@ def test_cli_calibrate_quick_then_show_local(tmp_path):
         assert data["measured"]["stream.triad"]["repeats"] == 3
         res = run("hardware", "validate", str(out), env=env)
         assert res.exit_code == 0, res.output
+        # a second calibration replaces the file but keeps the previous measurement beside it
+        first = out.read_text()
+        res = run("hardware", "calibrate", "--quick", env=env)
+        assert res.exit_code == 0, res.output
+        assert f"replacing {out}" in res.output and (out.parent / "local.toml.bak").read_text() == first
     finally:
         clear_cache()
 
