@@ -90,6 +90,13 @@ def expand_category(category: str, *, context: Any, resolver: Any, base: Mapping
         raise ExperimentError(f"--category {category}: no technique of this category applies ("
                               + "; ".join(notes) + ")")
     notes.insert(0, f"category {category}: running {', '.join(applied)} ({len(cases)} case(s))")
+    if len(applied) == 1:
+        warnings.append(f"--category {category}: only {applied[0]} applies here, so there is no head-to-head "
+                        f"comparison (the others' reasons are in the notes)")
+    elif not any(k in params for k in ("nodes", "workers", "ranks", "gpus")):
+        warnings.append(f"--category {category}: each technique runs at its own default scale and efficiency; "
+                        f"set them with --param (e.g. --param nodes=8 --param efficiency=0.5, applied to the "
+                        f"techniques that declare them) for a like-for-like comparison")
     return cases, notes, warnings
 
 

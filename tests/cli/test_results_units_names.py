@@ -153,12 +153,17 @@ def test_category_run_on_a_node_and_with_a_shared_parameter(tmp_path):
     assert "mg-wfbp" in running(r.output) and "poseidon" not in running(r.output)
     assert "poseidon left out (does not apply): poseidon: profile 'dgx-a100' is of kind 'node'" in r.output
     assert "dhelix left out (does not apply)" in r.output and "not a transformer" in r.output
+    # a "head to head" of one technique, or of techniques at their own default scales, says so
+    names = running(r.output)
+    assert (f"only {names[0]} applies here" in r.output) == (len(names) == 1)
+    assert ("runs at its own default scale" in r.output) == (len(names) > 1)
     # nodes is Poseidon's parameter only: it applies there and the note says who runs
     r = cli("run", "--category", "communication", "--workload", "resnet-50", "--profile", "dgx-a100",
             "--param", "nodes=1", "--param", "no_such=3", "--name", "both", store=st)
     assert r.exit_code == 0, r.output
     assert {"mg-wfbp", "poseidon"} <= set(running(r.output))
     assert "--param no_such: no technique of category communication declares it" in r.output
+    assert "runs at its own default scale" not in r.output  # the scale was given
     d = json.loads(cli("results", "show", "both", "--format", "json", store=st).output)
     got = {(c["technique"], c["variant"]) for c in d["cases"] if c["technique"] in ("mg-wfbp", "poseidon")}
     assert got == {("mg-wfbp", v) for v in ("sync", "wfbp", "bucket", "mg-wfbp")} | {
