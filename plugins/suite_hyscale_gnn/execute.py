@@ -56,6 +56,9 @@ def _pinned(n: int):
         import contextlib
 
         return contextlib.nullcontext()
+    # scipy is imported lazily: load its BLAS now, or a library loaded inside the limit escapes it
+    import scipy.linalg  # noqa: F401
+
     return threadpool_limits(limits=n)
 
 

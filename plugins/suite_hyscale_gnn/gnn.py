@@ -33,10 +33,14 @@ References
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = ["sample_neighbors", "Block", "sample_blocks", "restrict", "init_params", "forward", "loss_and_grads",
            "full_graph_forward", "predict", "MODELS"]
@@ -228,6 +232,8 @@ class Block:
 
 
 def _agg_matrix(adj: sp.csr_matrix, model: str) -> sp.csr_matrix:
+    import scipy.sparse as sp  # here, not at import: scipy.sparse costs ~0.1 s of every command's start-up
+
     n_dst = adj.shape[0]
     if model == "gcn":
         a = (adj.astype(np.float64) + sp.eye(n_dst, adj.shape[1], dtype=np.float64, format="csr")).tocsr()
@@ -243,6 +249,8 @@ def _make_block(dst: np.ndarray, rows: np.ndarray, nbrs: np.ndarray, model: str)
     src = np.concatenate([dst, extra])
     sorter = np.argsort(src, kind="stable")
     local = sorter[np.searchsorted(src, nbrs, sorter=sorter)]
+    import scipy.sparse as sp
+
     adj = sp.csr_matrix((np.ones(rows.size, np.float32), (rows, local)), shape=(dst.size, src.size))
     adj.sum_duplicates()
     adj.data[:] = 1.0

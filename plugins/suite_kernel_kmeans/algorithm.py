@@ -22,9 +22,12 @@ a point's term of the objective never increases (so the objective is monotone fo
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.linalg.blas as blas
-import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 from suite.errors import ParameterError
 
@@ -131,6 +134,8 @@ def gram(X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
         return X @ np.asarray(Y, dtype=np.float64).T
     if X.shape[0] == 0:
         return np.zeros((0, 0))
+    from scipy.linalg import blas  # here, not at import: scipy costs every command's start-up
+
     U = blas.dsyrk(1.0, X)  # upper triangle of X X^T (Fortran order)
     A = U.T  # C-ordered view whose lower triangle holds X X^T
     _mirror()(A)  # lower -> upper, compiled and tiled: no n x n temporary, no Python loop
@@ -195,6 +200,8 @@ def assignment_matrix(labels: np.ndarray, k: int) -> sp.csr_matrix:
     1/|c| scaling, which :func:`distances` applies)."""
     labels = np.asarray(labels, dtype=np.int64)
     n = labels.shape[0]
+    import scipy.sparse as sp
+
     return sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(k, n))
 
 

@@ -150,4 +150,7 @@ def _pinned_threads(n: int = 1):
         from threadpoolctl import threadpool_limits
     except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
         return contextlib.nullcontext()
+    # scipy is imported lazily: load its BLAS now, or a library loaded inside the limit escapes it
+    import scipy.linalg  # noqa: F401
+
     return threadpool_limits(limits=n)
