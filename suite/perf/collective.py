@@ -257,12 +257,16 @@ def _touch(view, dims, op: str) -> None:
 
 
 def _prepare(profile: "Profile") -> tuple:
-    """Per-profile derived figures (cached on the object's identity; profiles are immutable)."""
+    """Per-profile derived figures (cached on the object's identity; profiles are immutable).
+
+    A tracked view (suite.hardware.tracking) is unwrapped first, so it shares the real profile's
+    entry and token (and its priced lines) instead of re-deriving them, and replacing the real
+    profile's token, on every call; collective_time records the view's reads."""
+    if type(profile) is _TrackedView:
+        profile = profile._v_obj
     hit = _CACHE.get(id(profile))
     if hit is not None and hit[0] is profile:
         return hit[1]
-    if type(profile) is _TrackedView:  # derive from the real profile; collective_time records the reads
-        profile = profile._v_obj
     net = profile.network
     if not net:
         raise ProfileError(f"profile {profile.name!r}: has no [[network]] level")
