@@ -50,8 +50,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from suite.perf import (
-    alpha_beta,
+    Group,
     broadcast_time,
+    collective_time,
     layer_times,
     ps_push_pull_time,
     roofline_time,
@@ -72,7 +73,6 @@ __all__ = [
     "IterationModel",
     "iteration_model",
     "speedup",
-    "alpha_beta_of",
     "resolve_nodes",
     "evaluate",
 ]
@@ -247,32 +247,8 @@ def _ps_time(m: float, p: int, s: int, alpha: float, beta: float, profile=None) 
     if p <= 1 or m <= 0:
         return 0.0
     busiest = m * (p - 1) / p if s == p else max(m, (p - 1) * m / s)
-    a, b = _affine(profile, "alltoall", "direct", p)
-    return 2.0 * (a + b * busiest * p / (p - 1))
-
-
-_AFFINE: dict = {}
-
-
-def _affine(profile, op: str, algorithm: str, p: int) -> tuple[float, float]:
-    """``(a, b)`` with ``collective_time(op, m, Group(1, p), profile, algorithm) = a + b m`` for
-    m > 0 (exact: one affine piece for these single-level algorithms), read off two calls and
-    kept per profile object, so a layer table costs two calls, not two per layer."""
-    key = (id(profile), op, algorithm, p)
-    hit = _AFFINE.get(key)
-    if hit is not None and hit[0] is profile:
-        return hit[1]
-    from suite.perf import Group, collective_time
-
-    g = Group(1, p)
-    t1 = collective_time(op, 1.0, g, profile, algorithm).time
-    t2 = collective_time(op, 2.0**20, g, profile, algorithm).time
-    b = (t2 - t1) / (2.0**20 - 1.0)
-    out = (t1 - b, b)
-    if len(_AFFINE) > 4096:
-        _AFFINE.clear()
-    _AFFINE[key] = (profile, out)
-    return out
+    # a direct all-to-all of n bytes per rank sends n (P-1)/P of them: n = busiest P/(P-1)
+    return 2.0 * collective_time("alltoall", busiest * p / (p - 1), Group(1, p), profile, "direct").time
 
 
 def layer_comm(layer, scheme: str, workers: int, servers: int, batch: int, alpha: float, beta: float,
@@ -332,8 +308,7 @@ def layer_comm(layer, scheme: str, workers: int, servers: int, batch: int, alpha
     if profile is None:
         t_net = broadcast_time(msg, p, alpha, beta, algorithm="flat")
     elif p > 1:
-        a, b = _affine(profile, "allgather", "ring", p)
-        t_net = a + b * msg * p
+        t_net = collective_time("allgather", msg * p, Group(1, p), profile, "ring").time
     else:
         t_net = 0.0
     nbytes = sfb_floats_per_node(mm, nn, p, batch) * dtype_bytes
@@ -478,11 +453,6 @@ def speedup(layers: Sequence, variant: str, nodes: int, batch: int, servers: int
     return at_p.throughput / at_1.throughput, at_p, at_1
 
 
-def alpha_beta_of(profile) -> tuple[float, float]:
-    """``(alpha, beta)`` of the profile's outermost network level (its NIC fabric)."""
-    return alpha_beta(profile.require_network())
-
-
 # --------------------------------------------------------------------------- evaluate
 
 
@@ -536,12 +506,10 @@ def evaluate(scenario):
         raise Skip(f"poseidon: servers={servers} > nodes={nodes} (servers are colocated with workers)")
     resolve_nodes(prof, nodes)
     device = prof.require_device()
-    if prof.network:
-        alpha, beta = alpha_beta_of(prof)
-        net = prof.network[-1]
-    else:  # single node: no traffic crosses a network
-        alpha, beta, net = 0.0, 0.0, None
-    sp, at_p, at_1 = speedup(wl.layers, scenario.variant, nodes, batch, servers, alpha, beta, device,
+    # the profile's levels price the network (collective_time), so alpha/beta are not used;
+    # without a network (one node) no traffic crosses one
+    net = prof.network[-1] if prof.network else None
+    sp, at_p, at_1 = speedup(wl.layers, scenario.variant, nodes, batch, servers, 0.0, 0.0, device,
                              float(p["efficiency"]), p["dtype"], prof if prof.network else None)
     res = Result()
     res.add("iteration_time", at_p.iteration_time, "s", "lower")

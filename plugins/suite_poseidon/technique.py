@@ -201,9 +201,8 @@ def check_wfbp_bounds(tech, scenario):
     prof, wl = scenario.profile, scenario.workload
     nodes = int(p["nodes"])
     servers = nodes if p.get("servers") is None else int(p["servers"])
-    alpha, beta = model.alpha_beta_of(prof) if prof.network else (0.0, 0.0)
     for variant in ("wfbp", "poseidon"):
-        it = model.iteration_model(wl.layers, variant, nodes, int(p["batch_per_node"]), servers, alpha, beta,
+        it = model.iteration_model(wl.layers, variant, nodes, int(p["batch_per_node"]), servers, 0.0, 0.0,
                                    prof.require_device(), float(p["efficiency"]), p["dtype"],
                                    prof if prof.network else None)  # priced as evaluate prices it
         b, c = sum(it.backward), it.comm_time
