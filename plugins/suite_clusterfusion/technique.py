@@ -8,6 +8,7 @@ properties.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import statistics
 
 from suite import Between, Claim, Gain, Null, Ordered, Paper, Param, Property, ScenarioSpec, Technique, Variant
@@ -16,7 +17,7 @@ from suite_clusterfusion import execute, model
 from suite_clusterfusion.cluster import CLUSTER_SIZES
 from suite_clusterfusion.workloads import WORKLOAD_NAME
 
-__all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "PROFILE", "MODELS", "SEQ_LENS", "DEFAULT_HOPPER"]
+__all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "PROFILE", "MODELS", "SEQ_LENS", "default_hopper"]
 
 PAPER = Paper(
     title="ClusterFusion: Expanding Operator Fusion Scope for LLM Inference via Cluster-Level Collective Primitive",
@@ -63,11 +64,25 @@ MODELS = (LLAMA, DEEPSEEK)
 #: the sequence lengths behind "1K-16K" (only the range is known; the points are assumed)
 SEQ_LENS = (1024, 2048, 4096, 8192, 16384)
 
-#: H100 [ext.hopper] figures in SI units, for property checks on generated profiles that lack the table
-DEFAULT_HOPPER = {"dsmem_bandwidth": 2.90e12, "dsmem_latency_cluster": (2, 4, 16),
-                  "dsmem_latency_cycles": (190.0, 200.0, 280.0), "global_latency_cycles": 470.0,
-                  "max_cluster_size": 8, "max_cluster_size_nonportable": 16, "sm_clock": 1.98e9,
-                  "hbm_efficiency": 0.8836, "kernel_gap": 2e-6}
+
+def default_hopper() -> dict:
+    """The shipped H100 profile's ``[ext.hopper]`` table (SI units), for property checks on generated
+    profiles that lack one; read from the profile file so the figures have one source (and its ``[sources]``)."""
+    return _hopper_si(_shipped_profile())
+
+
+@functools.cache
+def _shipped_profile():
+    from suite.hardware import get_profile
+
+    return get_profile(PROFILE)
+
+
+def _hopper_si(profile) -> dict:
+    """*profile*'s ``[ext.hopper]`` table with every quantity in SI units (the file may hold '2.90 TB/s')."""
+    from suite_clusterfusion.hopper import HopperExt
+
+    return HopperExt.model_validate(dict(profile.ext["hopper"])).model_dump()
 
 
 def _spec(variant, workload, seq, batch=1, cluster=4, **extra):
@@ -229,7 +244,7 @@ def with_hopper(profile):
     if (profile.ext or {}).get("hopper") is not None:
         return profile
     data = profile.model_dump(mode="python")
-    data["ext"] = {**(profile.ext or {}), "hopper": dict(DEFAULT_HOPPER)}
+    data["ext"] = {**(profile.ext or {}), "hopper": default_hopper()}
     data.pop("path", None)
     return Profile.model_validate(data)
 
@@ -256,9 +271,9 @@ def check_fused_bytes(tech, scenario):
 def check_dsmem_only_clusterfusion(tech, scenario):
     """Halving the DSMEM bandwidth and doubling its latency slows clusterfusion (n > 1) and no other variant."""
     sc = _fit(scenario)
-    slow = sc.profile.with_overrides({"ext.hopper.dsmem_bandwidth": sc.profile.ext["hopper"]["dsmem_bandwidth"] / 2,
-                                      "ext.hopper.dsmem_latency_cycles": [2 * c for c in
-                                                                          sc.profile.ext["hopper"]["dsmem_latency_cycles"]]})
+    hop = _hopper_si(sc.profile)
+    slow = sc.profile.with_overrides({"ext.hopper.dsmem_bandwidth": hop["dsmem_bandwidth"] / 2,
+                                      "ext.hopper.dsmem_latency_cycles": [2 * c for c in hop["dsmem_latency_cycles"]]})
     for v in model.VARIANTS:
         a = _tpot(tech, dataclasses.replace(sc, variant=v))
         b = _tpot(tech, dataclasses.replace(sc, variant=v, profile=slow))
