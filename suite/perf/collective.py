@@ -245,8 +245,14 @@ def _touch(view, dims, op: str) -> None:
     net = view.network
     for d in dims:
         level = net[d.level]
-        _ = (level.bandwidth, level.latency, level.topology, level.size)
-        if level.topology in ("torus", "mesh"):
+        _ = (level.bandwidth, level.latency, level.topology)
+        topo = level.topology
+        # the size counts where it places the nodes (an inter-node level below the outermost,
+        # see _dims) or shapes the topology (_prepare, _step); elsewhere it changes nothing
+        if ((d.inter and d.level < len(net) - 1) or topo in ("ring", "fully-connected")
+                or (topo in ("torus", "mesh") and not level.dims)):
+            _ = level.size
+        if topo in ("torus", "mesh"):
             _ = level.dims
         if level.topology == "fat-tree":
             _ = (level.oversubscription, level.leaf_size)

@@ -144,3 +144,27 @@ def test_a_level_the_collective_does_not_cross_is_not_recorded_as_read(ctx):
     view, reads = tracked(prof)
     collective_time("allreduce", 1e9, Group(ranks_per_node=8, nodes=4), view)
     assert {"network.1.bandwidth", "node.nics_per_node"} <= reads
+
+
+def test_a_switch_levels_size_is_read_only_where_it_places_nodes(ctx):
+    """On a40-64 (8-GPU PCIe switch nodes, an 8-node fat-tree on top) a 32-GPU collective's time
+    does not depend on either level's size: the switch prices every port at its bandwidth and the
+    outermost level takes all the nodes. So `--set network.0.size` / `network.1.size` must be
+    reported as unread; a level below the outermost, whose size decides how many nodes it holds,
+    is read."""
+    from suite.perf import Group, collective_time
+
+    prof = ctx.profile("a40-64")
+    g = Group(ranks_per_node=8, nodes=4)
+    view, reads = tracked(prof)
+    t = collective_time("allreduce", 1e7, g, view).time
+    for over in ({"network.0.size": 2}, {"network.1.size": 1000}):  # the claim: size changes nothing here
+        assert collective_time("allreduce", 1e7, g, prof.with_overrides(over)).time == t
+    assert {"network.0.bandwidth", "network.1.bandwidth"} <= reads
+    assert "network.0.size" not in reads and "network.1.size" not in reads
+    three = prof.with_overrides({"network": [*prof.normalized()["network"], {"name": "spine", "topology": "switch",
+                                                                           "bandwidth": "1 GB/s", "latency": "5 us",
+                                                                           "size": 8}]})
+    view, reads = tracked(three)
+    collective_time("allreduce", 1e7, Group(ranks_per_node=8, nodes=16), view)
+    assert "network.1.size" in reads and "network.2.size" not in reads
