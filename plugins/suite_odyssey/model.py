@@ -43,7 +43,7 @@ from functools import lru_cache
 import numpy as np
 
 from suite.errors import ParameterError, ProfileError
-from suite.perf import ring_allreduce_time
+from suite.perf import p2p_time, ring_allreduce_time
 from suite.perf.pipeline import (
     partition_layers,
     pipeline_1f1b_schedule,
@@ -375,7 +375,7 @@ class PerfModel:
         nbytes = act * self.job.micro_batch
         prof = self.cluster.profile
         if prof is None:
-            return self.cluster.latency + nbytes / self.cluster.bandwidth
+            return p2p_time(nbytes, self.cluster.latency, 1.0 / self.cluster.bandwidth)
         from suite.perf import Group, collective_time
 
         g = Group(2, 1) if self._pp_intra(len(bounds) - 1, tp) and prof.devices_per_node > 1 else Group(1, 2)
@@ -568,7 +568,7 @@ class PerfModel:
 
     def transfer_time(self, nbytes: float) -> float:
         """State copy between two nodes (s): :func:`suite.perf.collective_time` ``p2p`` over the
-        profile's inter-node levels, or ``alpha + bytes / BW`` without a profile."""
+        profile's inter-node levels, or ``alpha + bytes / BW`` [suite.perf.p2p_time] without a profile."""
         if nbytes <= 0:
             return 0.0
         prof = self.cluster.profile
@@ -577,7 +577,7 @@ class PerfModel:
                 from suite.perf import Group, collective_time
 
                 return collective_time("p2p", nbytes, Group(min(2, prof.devices_per_node), 1), prof).time
-            return self.cluster.latency + nbytes / self.cluster.bandwidth
+            return p2p_time(nbytes, self.cluster.latency, 1.0 / self.cluster.bandwidth)
         from suite.perf import Group, collective_time
 
         return collective_time("p2p", nbytes, Group(1, 2), prof).time
