@@ -120,8 +120,24 @@ def _print(cmp, show_all: bool, profile_dirs: tuple = ()) -> None:
         click.echo(f"only in run {b['id']}: {len(cmp.only_b)} scenario(s), e.g. {cmp.only_b[0]}")
 
 
-_DIM_BY_NAME = (("bandwidth", "bandwidth"), ("latency", "time"), ("memory", "bytes"), ("flops", "flop_rate"),
-                ("mtbf", "time"), ("tdp", "power"), ("clock", "frequency"), ("hour", "money"))
+def _dimension_at(parts: list[str]) -> str | None:
+    """The quantity dimension the profile schema declares at *parts* (``network.0.bandwidth`` ->
+    ``"bandwidth"``; ``ext.NAME....`` through the core extension schema NAME), or None: a count,
+    a name, or a field no schema declares. Read from the schema (as ``suite hardware show`` and
+    the TOML export do), never guessed from the field's name."""
+    from suite.hardware.derived import _dimension
+    from suite.hardware.profile import _field_at, _registry_extensions, _unwrap
+    from suite.hardware.units import dimension_of
+
+    if parts[0] != "ext":
+        return _dimension(tuple(parts))
+    schema = _registry_extensions().get(parts[1]) if len(parts) > 2 else None
+    walked = _field_at(schema, tuple(parts[2:])) if schema is not None else None
+    if walked is None:
+        return None
+    _parent, ann, meta = walked
+    return dimension_of(meta) or next((dimension_of(list(a.__metadata__)) for a in _unwrap(ann)
+                                        if dimension_of(list(getattr(a, "__metadata__", ())))), None)
 
 
 def _walk(raw, parts: list[str]):
@@ -168,12 +184,12 @@ def spelling(profile: str, path: str, si_value, overrides=None, profile_dirs: tu
     except Exception:  # noqa: BLE001 - the spelling is a courtesy; the SI value is still right
         pass
     if isinstance(si_value, (int, float)) and not isinstance(si_value, bool):
-        for key, dim in _DIM_BY_NAME:
-            if key in parts[-1] or (len(parts) > 1 and key in parts[-2]):
-                try:
-                    return format_quantity(float(si_value), dim)
-                except Exception:  # noqa: BLE001 - unknown dimension: plain number below
-                    break
+        try:
+            dim = _dimension_at(parts)
+            if dim is not None:
+                return format_quantity(float(si_value), dim)
+        except Exception:  # noqa: BLE001 - unknown dimension: plain number below
+            pass
     return "-" if si_value is None else str(si_value)
 
 

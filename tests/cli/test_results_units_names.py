@@ -182,3 +182,13 @@ def test_reproduce_json_names_each_claims_metric_and_unit(tmp_path):
     # Poseidon's abstract claim is a speed-up (dimensionless "1"); a derived comparison has no single unit
     assert (claims["vgg19-22k-16n-10gbe"]["metric"], claims["vgg19-22k-16n-10gbe"]["unit"]) == ("speedup", "1")
     assert claims["inception-v3-32n-vs-tf"]["unit"] is None
+
+
+def test_spelling_takes_the_dimension_from_the_schema_not_the_field_name():
+    from suite.cli.compare import spelling
+
+    # no profile file to read the spelling from: the SI value in the schema's unit, by hand
+    assert spelling("no-such-profile", "network.0.fits.0.alpha", 2e-6) == "2 µs"  # "alpha": no name hint
+    assert spelling("no-such-profile", "reliability.repair_time", 7200.0) == "2 h"
+    # a cycle count whose name says "latency" is no time: left a plain number
+    assert spelling("no-such-profile", "ext.hopper.global_latency_cycles", 600.0) == "600.0"
