@@ -392,3 +392,20 @@ def test_claims_resolve_with_nulls_and_derived_ratios():
         assert np.isfinite(val) and val > 0
         lo, hi = c.expect.band()
         assert (lo, hi) == pytest.approx({2.5: (2.2, 2.8), 114.0: (91.4, 136.6), 45.6: (36.68, 54.52)}[c.expect.paper])
+
+
+def test_null_figures_match_the_claims_profiles():
+    """The bandwidth nulls are written as numbers (claims are built at import, before any profile is read);
+    each must equal the figure of the shipped profile its case runs on, so the two cannot drift apart."""
+    from suite_cerebras_stencil import technique as t
+    from suite_cerebras_stencil.extension import CerebrasExt
+
+    cpu, gpu = get_profile(PROFILES["cpu-2s"]), get_profile(PROFILES["gpu-4x"])
+    assert t._CPU_BW == pytest.approx(cpu.devices_per_node * cpu.device.memory_bandwidth, rel=1e-12)
+    assert t._GPU_BW == pytest.approx(model.GPUS * gpu.device.memory_bandwidth, rel=1e-12)
+    assert t._GPU_IO == pytest.approx(model.GPUS * gpu.device.host_link.bandwidth, rel=1e-12)
+    for gen in ("wse-1", "wse-2"):
+        wse = get_profile(PROFILES[gen])
+        assert t._BW[gen] == pytest.approx(wse.device.memory_bandwidth, rel=1e-12)
+        ext = CerebrasExt.model_validate(dict(wse.ext["cerebras"]))
+        assert t._WSE_IO == pytest.approx(ext.io_bandwidth, rel=1e-12)
