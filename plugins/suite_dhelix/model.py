@@ -45,7 +45,9 @@ then ``m - 1`` pairs; equal to 1F1B's when ``q = f + b``). The event simulation
 (:mod:`suite_dhelix.simulate`) gives this exactly for ``pp = 1`` and within 2 % on balanced
 stages with ``m >= 2 pp`` (tests pin it). Both add the pipeline sends on the fill and drain
 (``b s h 2 / t`` bytes per stage boundary, priced as ``p2p``: ``2 (pp - 1)`` sends, ``4 (pp - 1)``
-on the folded pipeline) and the data-parallel all-reduce of the stage's fp32 gradients
+on the folded pipeline; a lower bound, since 1F1B's in-flight limit also exposes sends in the
+steady state: the exact 1F1B recurrence and the simulation are up to 0.9 % and 1.7 % slower on
+the claim plans) and the data-parallel all-reduce of the stage's fp32 gradients
 (``4`` bytes per parameter / (t pp); Megatron's fp32 gradient buffers), overlapped with the last
 micro-batch's backward on the stage (Megatron-LM's ``--overlap-grad-reduce``: bucketed reduction
 starts as a bucket's gradients are final): ``max(0, T_dp - b)`` is exposed, in every variant.
@@ -371,8 +373,10 @@ def iteration(scenario) -> dict:
         g = Group(ranks_per_node=min(plan.tp, dpn), nodes=2) if cross else Group(ranks_per_node=2, nodes=1)
         p2p = collective_time("p2p", msg, g, profile).time
     f, b, q = Ls * tf, Ls * tb, Ls * tq
-    # sends lie on the critical path only while the pipeline fills and drains: pp - 1 hops each
-    # way (the folded W: 2 (pp - 1)); in the steady state they overlap other micro-batches' work
+    # sends counted on the fill and drain only: pp - 1 hops each way (the folded W: 2 (pp - 1)).
+    # A lower bound: 1F1B's in-flight limit puts a round trip of sends in every window of pp
+    # micro-batches too (suite.perf.pipeline.pipeline_1f1b_schedule, exact for the unpaired
+    # variants, is 0.1-0.9 % slower on this technique's claim plans; simulate.py 0.1-1.7 % for dhelix)
     if base == "dhelix":
         T_pipe = plan.pp * (f + b) + (m - 1) * q + 4 * (plan.pp - 1) * p2p
     else:
