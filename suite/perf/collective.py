@@ -241,8 +241,9 @@ def _touch(view, dims, op: str) -> None:
     collective depends on: the placement, the levels its traffic crosses and, for a reduction, the
     device's memory bandwidth. :func:`_prepare` derives every level from the real profile, so a
     level the group does not cross is never recorded as read."""
-    _ = view.devices_per_node
     net = view.network
+    if len(net) == 1:  # with one level, whether it is intra-node depends on the node's size (_prepare)
+        _ = view.devices_per_node
     for d in dims:
         level = net[d.level]
         _ = (level.bandwidth, level.latency, level.topology)

@@ -146,7 +146,7 @@ def test_a_level_the_collective_does_not_cross_is_not_recorded_as_read(ctx):
     assert {"network.1.bandwidth", "node.nics_per_node"} <= reads
 
 
-def test_a_switch_levels_size_is_read_only_where_it_places_nodes(ctx):
+def test_a_switch_levels_size_and_the_node_size_are_read_only_where_they_count(ctx):
     """On a40-64 (8-GPU PCIe switch nodes, an 8-node fat-tree on top) a 32-GPU collective's time
     does not depend on either level's size: the switch prices every port at its bandwidth and the
     outermost level takes all the nodes. So `--set network.0.size` / `network.1.size` must be
@@ -162,6 +162,8 @@ def test_a_switch_levels_size_is_read_only_where_it_places_nodes(ctx):
         assert collective_time("allreduce", 1e7, g, prof.with_overrides(over)).time == t
     assert {"network.0.bandwidth", "network.1.bandwidth"} <= reads
     assert "network.0.size" not in reads and "network.1.size" not in reads
+    # with two levels the first is intra-node whatever the node's size: the group alone places ranks
+    assert "node.devices_per_node" not in reads
     three = prof.with_overrides({"network": [*prof.normalized()["network"], {"name": "spine", "topology": "switch",
                                                                            "bandwidth": "1 GB/s", "latency": "5 us",
                                                                            "size": 8}]})
