@@ -98,20 +98,6 @@ CLAIMS = [
         note=_SCEN + _INTRA + "'Significantly' has no number; we test the ordering with the 2% margin of DESIGN.md.",
     ),
     Claim(
-        "mmm-256n-1ppn-tie",
-        "Control: with one rank per node the node-aware grid is the default grid, so there is no speed-up "
-        "(the ordering claim must not be met by a tie)",
-        source="CTF src/mapping/node_aware_dist (CTF_PPN = 1: the only inter-node grid is the grid itself)",
-        verified=False,
-        scenario=ScenarioSpec(variant="node-aware", profile=_PROFILE, workload=_MMM,
-                              params={"ranks": 256, "ranks_per_node": 1}),
-        metric="speedup", expect=Exact(1.0),
-        null_reason="a control whose expected value is the no-gain null itself (speed-up exactly 1); it checks "
-                    "that a tie is reported as a tie, and the ordering claim's null ('baseline default-grid') "
-                    "fails for the same reason",
-        note="Same scenario as mmm-256n-faster with ranks_per_node = 1 (256 ranks on 256 nodes).",
-    ),
-    Claim(
         "cc-ladder-64n-faster",
         "Node-aware grids improve tensor-contraction performance compared to implementations without them "
         "(read: node-aware faster than the default grid by more than 2% on the CC ladder term abcd,cdij->abij, "
