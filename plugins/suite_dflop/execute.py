@@ -126,8 +126,14 @@ def evaluate(scenario):
     seed = int(scenario.seed)
     s = generate(wl, n, seed, float(p["skew"]))
     f = M.features(s)
-    # cost vectors of a split plan with one GPU per module at 156 TFLOP/s (half an A100's bf16 peak)
-    thr = 0.5 * 312e12
+    # cost vectors of a split plan with one GPU per module at the model's achieved rate: the
+    # scenario's device (bf16 peak x efficiency, as model fidelity reads them), else an A100's
+    # 312 TFLOP/s bf16 peak x model.DEFAULT_EFFICIENCY
+    if scenario.profile is not None:
+        hw = M.hardware(scenario.profile, 1, p.get("efficiency"))
+        thr = hw.eff * hw.peak
+    else:
+        thr = M.DEFAULT_EFFICIENCY * 312e12
     d = np.stack([(f.x[:, 0] * M.SIGLIP.layers + f.x[:, 1]) / thr,
                   (f.x[:, 2] * M.QWEN.layers + f.x[:, 3]) / thr])
     eq, lp = sched.equal_count(d, k), sched.lpt(d, k)
