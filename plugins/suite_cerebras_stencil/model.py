@@ -211,6 +211,8 @@ def _cerebras_ext(profile) -> dict | None:
             err = exc.errors()[0]
             raise _skip(f"cerebras-stencil: profile {profile.name}: field ext.cerebras."
                         f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}") from None
+        if len(_EXT_CACHE) >= 512:  # bounded: one entry per overridden [ext.cerebras] figure
+            _EXT_CACHE.clear()
         _EXT_CACHE[key] = hit
     return hit
 
