@@ -138,9 +138,11 @@ def _provenance(info: dict[str, Any], store_path: str) -> str:
     return f'<section id="provenance"><h2>Run provenance</h2><table class="kv">{body}</table></section>'
 
 
-def fill_profile_values(wide):
+def fill_profile_values(wide, profile=None):
     """*wide* with each empty ``set.FIELD`` cell filled with the figure the case's profile has at
-    FIELD, in the unit the other cells of the column use.
+    FIELD, in the unit the other cells of the column use. *profile* resolves a profile name
+    (default :func:`suite.hardware.get_profile`; a report passes its context's
+    :meth:`suite.context.Context.profile`, so a plugin's profiles are found too).
 
     A ``--set`` value equal to the profile's own figure (``10 Gbit/s`` on a 10 GbE profile) gives
     the case of the unmodified profile, which may have been stored before without an override
@@ -154,9 +156,10 @@ def fill_profile_values(wide):
     cols = [c for c in wide.columns if c.startswith("set.") and wide[c].isna().any() and wide[c].notna().any()]
     if not cols:
         return wide
-    from suite.hardware import get_profile
     from suite.hardware.units import ureg
 
+    if profile is None:
+        from suite.hardware import get_profile as profile
     wide = wide.copy()
     for c in cols:
         units = {override_value(v)[1] for v in wide[c].dropna()}
@@ -167,7 +170,7 @@ def fill_profile_values(wide):
         filled = {}
         for prof in {str(p) for p in wide.loc[wide[c].isna(), "profile"]}:
             try:
-                cur = get_profile(prof).normalized()
+                cur = profile(prof).normalized()
                 for part in path:
                     cur = cur[int(part)] if isinstance(cur, list) else cur[part]
                 q = ureg.Quantity(float(cur), _si_unit(ureg.Quantity(1.0, unit)))
@@ -418,14 +421,14 @@ def build_report(store: Any, run: Any = "latest", *, registry: Any = None, score
         info = st.run_info(rid)
         wide = load(st, run=rid, wide=True)
         units, directions = wide.attrs["units"], wide.attrs["directions"]
-        wide = fill_profile_values(wide)
+        from suite.context import Context
+
+        context = Context.build(registry=registry)  # the installed plugins when registry is None
+        registry = context.registry
+        wide = fill_profile_values(wide, profile=context.profile)
         cases = st.cases(rid)
         failed = cases[cases["status"] != "ok"]
         techniques = list(dict.fromkeys(list(cases["technique"])))
-        if registry is None:
-            from suite.context import Context
-
-            registry = Context.build().registry
         techs: dict[str, Any] = {}
         for t in techniques:
             try:

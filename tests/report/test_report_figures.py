@@ -301,6 +301,19 @@ def test_a_set_value_equal_to_the_profile_is_filled_in(tmp_path):
     assert w["set.network.-1.bandwidth"].isna().sum() == 1
     filled = fill_profile_values(w)
     assert sorted(filled["set.network.-1.bandwidth"], key=sort_key) == ["5 Gbit/s", "10 Gbit/s"]
+    # the profile comes from the resolver it is given (a report passes its context's, which
+    # knows the plugins' profile folders); one it cannot resolve leaves the cell empty
+    from suite.hardware import get_profile
+
+    asked: list[str] = []
+    again = fill_profile_values(w, profile=lambda n: asked.append(n) or get_profile(n))
+    assert list(again["set.network.-1.bandwidth"]) == list(filled["set.network.-1.bandwidth"])
+    assert asked == [str(w.loc[w["set.network.-1.bandwidth"].isna(), "profile"].iloc[0])]
+
+    def unknown(n):
+        raise KeyError(n)
+
+    assert fill_profile_values(w, profile=unknown)["set.network.-1.bandwidth"].isna().sum() == 1
 
 
 def test_no_head_to_head_without_a_shared_scenario(tmp_path, monkeypatch):
