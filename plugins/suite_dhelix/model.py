@@ -377,10 +377,11 @@ def iteration(scenario) -> dict:
     # A lower bound: 1F1B's in-flight limit puts a round trip of sends in every window of pp
     # micro-batches too (suite.perf.pipeline.pipeline_1f1b_schedule, exact for the unpaired
     # variants, is 0.1-0.9 % slower on this technique's claim plans; simulate.py 0.1-1.7 % for dhelix)
+    sends = (4 if base == "dhelix" else 2) * (plan.pp - 1) * p2p
     if base == "dhelix":
-        T_pipe = plan.pp * (f + b) + (m - 1) * q + 4 * (plan.pp - 1) * p2p
+        T_pipe = plan.pp * (f + b) + (m - 1) * q + sends
     else:
-        T_pipe = (m + plan.pp - 1) * (f + b) + 2 * (plan.pp - 1) * p2p
+        T_pipe = (m + plan.pp - 1) * (f + b) + sends
     # data-parallel all-reduce of the stage's gradients (every variant)
     stage_params = sum(l.params for l in table.layers) / (plan.tp * plan.pp)
     dp_t = 0.0
@@ -415,7 +416,7 @@ def iteration(scenario) -> dict:
     flops = training_flops(table) * plan.gbs
     mfu = flops / (T * plan.world * _peak(dev))
     return {"plan": plan, "table": table, "fwd": fwd, "bwd": bwd, "t_fwd": tf, "t_bwd": tb, "t_pair": tq,
-            "f": f, "b": b, "q": q, "p2p": p2p, "dp_time": dp_t, "dp_exposed": dp_exposed,
+            "f": f, "b": b, "q": q, "p2p": p2p, "p2p_exposed": sends, "dp_time": dp_t, "dp_exposed": dp_exposed,
             "iteration_time": T, "pipeline_time": T_pipe,
             "comm_layer": comm_layer, "compute_layer": comp_layer, "layer_time": layer_time,
             "exposed_layer": exposed_layer, "hidden_fraction": hidden, "peak_memory": peak_mem,
@@ -431,7 +432,7 @@ def to_result(it: dict, scenario) -> Result:
     r.add("throughput", plan.gbs * plan.seq / it["iteration_time"], "tokens/s", "higher")
     r.add("mfu", 100.0 * it["mfu"], "%", "higher")
     r.add("exposed_comm", it["exposed_layer"] * it["layers_per_gpu"] * plan.microbatches
-          + 2 * plan.microbatches * it["p2p"] + it["dp_exposed"], "s", "lower")
+          + it["p2p_exposed"] + it["dp_exposed"], "s", "lower")
     r.add("exposed_comm_layer", it["exposed_layer"], "s", "lower")
     r.add("exposed_fraction", 100.0 * it["exposed_layer"] / it["layer_time"] if it["layer_time"] else 0.0, "%",
           "lower")
