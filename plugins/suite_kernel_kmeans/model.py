@@ -207,6 +207,18 @@ def placement(profile, group: int, stride: int, p: int | None = None):
     group of the same collective running at once (``Group.concurrent``: the groups that share
     a node's NICs or a bus).
 
+    When ``group * stride`` divides *p* the layout's groups are known exactly: rank ``r`` belongs
+    to group ``(r // (group stride), r mod stride)`` (consecutive groups for ``stride == 1``, the
+    rows or columns of a ``q x q`` grid otherwise) and sits on node ``r // devices_per_node``.
+    The group returned is the busiest one (most nodes, then most members on one node, then most
+    groups sharing one of its nodes): its members on its fullest node, the nodes it spans, its
+    size when the last node is partly filled, and the most groups with members on any of its
+    nodes. So a group of 3 consecutive ranks on 4-GPU nodes (ranks 3..5 of a 3 x 3 grid)
+    straddles two nodes. A group spread unevenly (1, 2, 1 members on three nodes) is priced as
+    its fullest node's count on ``ceil(group / count)`` nodes, the shape :class:`Group` holds.
+
+    Otherwise (the 2d transpose's pairs, spaced ``q - 1``) the approximation by counts:
+
     * consecutive (``stride == 1``): inside a node when ``group`` divides ``devices_per_node``
       (``dpn / group`` groups per node), else ``devices_per_node`` per node over
       ``group / devices_per_node`` nodes;
@@ -217,6 +229,24 @@ def placement(profile, group: int, stride: int, p: int | None = None):
 
     dpn = profile.devices_per_node
     p = group * stride if p is None else p
+    if p % (group * stride) == 0:
+        block = group * stride
+        members: dict[tuple[int, int], dict[int, int]] = {}  # group -> node -> members there
+        on_node: dict[int, set[tuple[int, int]]] = {}  # node -> groups with members there
+        for r in range(p):
+            gid, node = (r // block, r % stride), r // dpn
+            members.setdefault(gid, {}).setdefault(node, 0)
+            members[gid][node] += 1
+            on_node.setdefault(node, set()).add(gid)
+
+        def shape(gid):
+            nodes = members[gid]
+            return len(nodes), max(nodes.values()), max(len(on_node[n]) for n in nodes)
+
+        nodes, per, conc = max(shape(g) for g in members)
+        if group <= per * (nodes - 1):  # uneven (e.g. 1, 2, 1 members): Group has a partial last node only
+            nodes = -(-group // per)
+        return Group(per, nodes, ranks=group if group != per * nodes else None, concurrent=conc)
     if p <= dpn:
         return Group(group, 1, concurrent=max(1, p // group))
     if stride == 1:

@@ -487,11 +487,22 @@ def test_group_placement_on_the_nodes(profiles):
     assert model.placement(cl, 16, 1, 16) == Group(4, 4)  # everyone: 4 full nodes
 
 
-@pytest.mark.xfail(strict=True, reason="placement() puts a consecutive group that does not divide "
-                   "devices_per_node on one node; ranks 3..5 of a 3 x 3 grid straddle nodes 0 and 1")
 def test_group_of_three_straddles_two_nodes(profiles):
+    """3 x 3 grid on 4-GPU nodes: ranks 3..5 sit on node 0 (rank 3) and node 1 (4, 5), and node 1
+    also holds ranks 6, 7 of the next group (two groups share its NICs)."""
+    from suite.perf import Group
+
     _, cl = profiles
-    assert model.placement(cl, 3, 1, 9).nodes == 2
+    assert model.placement(cl, 3, 1, 9) == Group(2, 2, ranks=3, concurrent=2)
+
+
+def test_groups_sharing_a_node_share_its_nics(profiles):
+    """6 x 6 grid on 4-GPU nodes: ranks 6..11 sit on node 1 (6, 7) and node 2 (8..11); node 1 also
+    holds ranks 4, 5 of the first group, so two groups cross its NICs at once."""
+    from suite.perf import Group
+
+    _, cl = profiles
+    assert model.placement(cl, 6, 1, 36) == Group(4, 2, ranks=6, concurrent=2)
 
 
 def test_layout_needs_enough_devices(profiles):
