@@ -198,6 +198,7 @@ class Profile(BaseModel):
                                    f"got the table {path!r}")
             cur[last] = value
         data["overrides"] = {**self.overrides, **{k: str(v) for k, v in overrides.items()}}
+        self._resync_references(data, overrides)
         try:
             return Profile.model_validate(_to_plain(data))
         except ValidationError as exc:
@@ -212,6 +213,32 @@ class Profile(BaseModel):
                     line = line.replace(f" (override): field {loc}:", f": override {key!r}:", 1)
                     break
             raise ProfileError(line) from None
+
+    def _resync_references(self, data: dict, overrides: Mapping[str, Any]) -> None:
+        """Keep the references the library resolved (``cpu`` from ``node.cpu``, ``groups`` from
+        ``[ext.mix]``) in step with an override of their source: a group's ``count`` follows
+        ``ext.mix.groups.N.count`` (so ``--set ext.mix.groups.0.count=8`` changes what
+        :attr:`groups` says); renaming a referenced profile needs the library and is refused.
+
+        Raises
+        ------
+        ProfileError
+            An override of ``node.cpu`` or of a mix group's ``device`` that names another profile.
+        """
+        keys = [str(k) for k in overrides]
+        if any(k == "node.cpu" for k in keys) and data.get("node", {}).get("cpu") != (self.node.cpu if self.node else None):
+            raise ProfileError(f"profile {self.name!r}: override 'node.cpu': expected the host CPU of the profile "
+                               f"file (a reference is resolved when the file loads), got {data['node']['cpu']!r}; "
+                               f"override the figures instead (cpu.peak_flops.fp64, ...)")
+        if not self.groups or not any(k == "ext" or k.startswith("ext.mix") for k in keys):
+            return
+        mix = (data.get("ext") or {}).get("mix") or {}
+        new = list(mix.get("groups") or ())
+        if len(new) != len(self.groups) or any(str(g.get("device")) != old.name for g, old in zip(new, self.groups)):
+            raise ProfileError(f"profile {self.name!r}: override of ext.mix: expected the groups' devices of the "
+                               f"profile file {[g.name for g in self.groups]} (references are resolved when the file "
+                               f"loads), got {[g.get('device') for g in new]}; override a group's count instead")
+        data["groups"] = [{**old, "count": g.get("count", old["count"])} for g, old in zip(new, data["groups"])]
 
 
 # Tables that may be absent (None) and are created by an override of one of their fields.

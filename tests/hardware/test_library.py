@@ -287,3 +287,20 @@ groups = [{ device = "nvidia-titan-xp", count = 1 }, { device = "no-such-gpu", c
     lib = ProfileLibrary([SHIPPED, tmp_path])
     with pytest.raises(ProfileError, match=r"field ext\.mix\.groups\.1\.device: expected the name of a device"):
         mix_devices(lib.get("bad-mix"), lib)  # raised when the groups are resolved (load or lookup)
+
+
+def test_an_override_of_a_mix_count_reaches_the_resolved_groups():
+    """hyscale-cpu-gpu mixes 2 x amd-epyc-7763 and 4 x nvidia-rtx-a5000 ([ext.mix]); the groups
+    are resolved when the file loads, so `--set ext.mix.groups.1.count=8` must reach them (it
+    used to change ext.mix only, and every technique reading profile.groups saw 4)."""
+    from suite.errors import ProfileError
+    from suite.hardware import mix_devices
+
+    p = library().get("hyscale-cpu-gpu")
+    q = p.with_overrides({"ext.mix.groups.1.count": "8"})
+    assert [(g.name, g.count) for g in q.groups] == [("amd-epyc-7763", 2), ("nvidia-rtx-a5000", 8)]
+    assert [c for _n, _d, c in mix_devices(q)] == [2, 8] and q.groups[1].device == p.groups[1].device
+    with pytest.raises(ProfileError, match="override of ext.mix: expected the groups' devices"):
+        p.with_overrides({"ext.mix.groups.0.device": "nvidia-k40c"})
+    with pytest.raises(ProfileError, match="override 'node.cpu'"):
+        p.with_overrides({"node.cpu": "nvidia-k40c"})
