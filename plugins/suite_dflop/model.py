@@ -57,7 +57,9 @@ __all__ = ["DEFAULT_EFFICIENCY", "RECOMPUTE", "MEM_HEADROOM", "STATE_BYTES", "BF
 
 #: Achieved fraction of the bf16 tensor-core peak: Megatron-LM reaches 138-163 TFLOP/s per A100
 #: (44-52% of 312) on GPT models of 175B-1T (Narayanan et al., SC 2021, Table 1); we take 0.5,
-#: one value for every device that has no ``gemm_bf16`` efficiency curve in its profile.
+#: one value for every device that has no ``gemm_bf16`` efficiency curve in its profile. Those rates
+#: are end to end (bubble and communication included, which this model adds again), so 0.5 is low for
+#: a GEMM roofline; a roofline calibrated on the 1T row through its own bubble gives ~0.66 (docs).
 DEFAULT_EFFICIENCY = 0.5
 RECOMPUTE = 4.0 / 3.0  #: authors' code: every FLOP count x 4/3 for full recomputation
 MEM_HEADROOM = 1.2  #: authors' code: peak memory = 1.2 x (model state + activations)
