@@ -71,6 +71,7 @@ References
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -201,6 +202,29 @@ def words_per_rank(plan: list[Collective], phase: str) -> float:
     return total
 
 
+@functools.lru_cache(maxsize=1024)
+def _busiest_group(dpn: int, group: int, stride: int, p: int) -> tuple[int, int, int | None, int]:
+    """(ranks_per_node, nodes, ranks, concurrent) of the busiest group of :func:`placement`'s exact
+    case (cached: a sweep asks for the same few shapes many times; O(p) each)."""
+    block = group * stride
+    members: dict[tuple[int, int], dict[int, int]] = {}  # group -> node -> members there
+    on_node: dict[int, set[tuple[int, int]]] = {}  # node -> groups with members there
+    for r in range(p):
+        gid, node = (r // block, r % stride), r // dpn
+        members.setdefault(gid, {}).setdefault(node, 0)
+        members[gid][node] += 1
+        on_node.setdefault(node, set()).add(gid)
+
+    def shape(gid):
+        nodes = members[gid]
+        return len(nodes), max(nodes.values()), max(len(on_node[n]) for n in nodes)
+
+    nodes, per, conc = max(shape(g) for g in members)
+    if group <= per * (nodes - 1):  # uneven (e.g. 1, 2, 1 members): Group has a partial last node only
+        nodes = -(-group // per)
+    return per, nodes, (group if group != per * nodes else None), conc
+
+
 def placement(profile, group: int, stride: int, p: int | None = None):
     """The :class:`suite.perf.Group` of one collective over ``group`` ranks spaced ``stride``
     apart in a *p*-GPU layout placed ``devices_per_node`` per node in order, with every other
@@ -230,23 +254,8 @@ def placement(profile, group: int, stride: int, p: int | None = None):
     dpn = profile.devices_per_node
     p = group * stride if p is None else p
     if p % (group * stride) == 0:
-        block = group * stride
-        members: dict[tuple[int, int], dict[int, int]] = {}  # group -> node -> members there
-        on_node: dict[int, set[tuple[int, int]]] = {}  # node -> groups with members there
-        for r in range(p):
-            gid, node = (r // block, r % stride), r // dpn
-            members.setdefault(gid, {}).setdefault(node, 0)
-            members[gid][node] += 1
-            on_node.setdefault(node, set()).add(gid)
-
-        def shape(gid):
-            nodes = members[gid]
-            return len(nodes), max(nodes.values()), max(len(on_node[n]) for n in nodes)
-
-        nodes, per, conc = max(shape(g) for g in members)
-        if group <= per * (nodes - 1):  # uneven (e.g. 1, 2, 1 members): Group has a partial last node only
-            nodes = -(-group // per)
-        return Group(per, nodes, ranks=group if group != per * nodes else None, concurrent=conc)
+        per, nodes, ranks, conc = _busiest_group(dpn, group, stride, p)
+        return Group(per, nodes, ranks=ranks, concurrent=conc)
     if p <= dpn:
         return Group(group, 1, concurrent=max(1, p // group))
     if stride == 1:
