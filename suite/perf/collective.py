@@ -98,6 +98,7 @@ from typing import TYPE_CHECKING
 
 from suite.errors import ProfileError
 from suite.hardware.tracking import _ModelView as _TrackedView
+from suite.perf.comm import ring_allreduce_bytes_per_worker
 
 if TYPE_CHECKING:  # pragma: no cover
     from suite.hardware import Profile
@@ -1028,10 +1029,8 @@ def _ar_bytes(name: str, n: int, m: float) -> float:
     """Bytes per rank (averaged) of a flat all-reduce over n ranks."""
     p2 = 1 << (n.bit_length() - 1)
     extra = 2 * (n - p2) * m / n
-    if name == "ring":
-        return 2 * (n - 1) / n * m
-    if name == "tree":
-        return 2 * (n - 1) / n * m
+    if name in ("ring", "tree"):  # the tree's reduce and broadcast move (n-1)/n m each, as the ring
+        return ring_allreduce_bytes_per_worker(m, n)
     if name == "recursive-doubling":
         return extra + (p2.bit_length() - 1) * m * p2 / n
     return extra + 2 * (p2 - 1) / p2 * m * p2 / n  # rabenseifner
