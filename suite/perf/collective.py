@@ -256,7 +256,7 @@ def _touch(view, dims, op: str) -> None:
             _ = level.size
         if topo in ("torus", "mesh"):
             _ = level.dims
-        if level.topology == "fat-tree":
+        if topo in ("fat-tree", "dragonfly"):  # _step prices both with the leaf (group) size and the taper
             _ = (level.oversubscription, level.leaf_size)
         if d.inter and len(net) > 1 and view.node is not None:
             _ = view.node.nics_per_node

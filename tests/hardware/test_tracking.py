@@ -170,3 +170,25 @@ def test_a_switch_levels_size_and_the_node_size_are_read_only_where_they_count(c
     view, reads = tracked(three)
     collective_time("allreduce", 1e7, Group(ranks_per_node=8, nodes=16), view)
     assert "network.1.size" in reads and "network.2.size" not in reads
+
+
+def test_a_dragonflys_taper_and_group_size_are_recorded_as_read():
+    """64 nodes on one dragonfly of 8-node groups: Rabenseifner's partners 32, 16 and 8 apart
+    leave the group and are routed over two global links, so the taper (oversubscription) moves
+    the time (by hand: 1 -> 4 makes those steps 4x slower) and must be recorded as read, as it
+    is for a fat-tree."""
+    from suite.hardware.profile import Profile
+    from suite.perf import Group, collective_time
+
+    def dragonfly(over):
+        return Profile.model_validate({
+            "name": "df", "kind": "cluster", "nodes": 64,
+            "device": {"type": "gpu", "name": "g", "memory": 16e9, "memory_bandwidth": 1e12, "peak_flops": {"fp32": 1e13}},
+            "node": {"device": "g", "devices_per_node": 1},
+            "network": [{"name": "df", "topology": "dragonfly", "size": 64, "bandwidth": 1e10, "latency": 1e-6,
+                         "leaf_size": 8, "oversubscription": over}]})
+
+    view, reads = tracked(dragonfly(1.0))
+    t1 = collective_time("allreduce", 1e8, Group(1, 64), view, "rabenseifner").time
+    assert collective_time("allreduce", 1e8, Group(1, 64), dragonfly(4.0), "rabenseifner").time > 2 * t1
+    assert {"network.0.oversubscription", "network.0.leaf_size"} <= reads
