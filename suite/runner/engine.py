@@ -149,6 +149,32 @@ def _unread_overrides(cases: Sequence[Case], store: Store, seen: dict[tuple, set
     return out
 
 
+def _every_case(gen, cases: Sequence[Case], name: str):
+    """The outcomes of *gen*, then a ``crashed`` outcome for every case of *cases* it never
+    yielded (the :class:`~suite.runner.executors.Executor` contract: one outcome per case), so an
+    executor that loses a case cannot end a run as ``done`` with that case unstored. A second
+    outcome for a case is dropped (the first is stored); one for a key that is not among *cases*
+    is an error of the executor (:class:`~suite.errors.SuiteError`)."""
+    from suite.errors import SuiteError
+    from suite.runner.executors import crashed_outcome
+
+    keys = {c.key for c in cases}
+    missing = set(keys)
+    for out in gen:
+        key = out.get("key")
+        if key not in missing:
+            if key in keys:
+                continue
+            raise SuiteError(f"executor {name!r}: returned an outcome for case {key!r}, which is not one "
+                             "of the cases it was given")
+        missing.discard(key)
+        yield out
+    for c in cases:
+        if c.key in missing:
+            missing.discard(c.key)
+            yield crashed_outcome(c.key, f"executor {name!r} returned no outcome for this case")
+
+
 def run_cases(cases: Sequence[Case], store: Store, *, executor: str | Executor = "local",
               options: ExecOptions | None = None, rerun: bool = False, allow_parallel_execute: bool = False,
               progress: Progress | None = None, command: str | None = None, registry: Any = None) -> RunSummary:
@@ -220,7 +246,7 @@ def run_cases(cases: Sequence[Case], store: Store, *, executor: str | Executor =
     try:
         for phase_cases, opts in phases:
             gen = ex.map_cases(phase_cases, opts)
-            for out in gen:
+            for out in _every_case(gen, phase_cases, getattr(ex, "name", "") or type(ex).__name__):
                 case = by_key[out["key"]]
                 ident = case.identity()
                 ident["key"] = case.key

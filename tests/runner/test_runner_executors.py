@@ -269,3 +269,37 @@ def test_what_a_plugin_prints_goes_to_stderr_not_the_commands_stdout(capfd):
     got = capfd.readouterr()
     assert "PY-NOISE" not in got.out and "FD-NOISE" not in got.out
     assert "PY-NOISE" in got.err and "FD-NOISE" in got.err
+
+
+def test_a_case_the_executor_never_reports_is_stored_crashed(fake_registry, store):
+    """The Executor contract is one outcome per case: a plugin executor that drops one (a lost
+    SLURM array task, say) must not leave a ``done`` run with that case unstored."""
+    from suite.runner.executors import Executor, run_case
+
+    class Lossy(Executor):
+        name = "lossy"
+
+        def map_cases(self, cases, options):
+            for c in cases[1:]:  # the first case is lost; the second is reported twice
+                yield run_case(c)
+            yield run_case(cases[1])
+
+    exp = _modes_sweep(["ok"])
+    s = run_cases(exp.cases, store, executor=Lossy())
+    assert (s.computed, s.ok, s.failed, s.status) == (3, 2, 1, "failed")
+    lost = store.case(exp.cases[0].key)
+    assert (lost["status"], lost["error"]) == ("crashed", "executor 'lossy' returned no outcome for this case")
+
+
+def test_an_outcome_for_a_case_not_given_is_an_error(fake_registry, store):
+    from suite.errors import SuiteError
+    from suite.runner.executors import Executor, crashed_outcome
+
+    class Wrong(Executor):
+        name = "wrong"
+
+        def map_cases(self, cases, options):
+            yield crashed_outcome("not-a-key", "x")
+
+    with pytest.raises(SuiteError, match="executor 'wrong': returned an outcome for case 'not-a-key'"):
+        run_cases(_modes_sweep(["ok"]).cases, store, executor=Wrong())
