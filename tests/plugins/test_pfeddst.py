@@ -313,5 +313,20 @@ def test_claim_derives_on_hand_values():
     assert CLAIMS[1].expect.check(derive_rounds(_fake(rounds, "rounds_to_target")))
 
 
+def test_paired_bootstrap_interval_by_hand():
+    """Two paired differences 0 and 1: a resample's mean is 0, 0.5 or 1 with probabilities 1/4,
+    1/2, 1/4, so the 2.5 and 97.5 percentiles of 4,000 resamples are 0 and 1. Forty normal
+    differences: the percentile interval of the mean is the normal one, mean +- 1.96 s / sqrt(n)
+    (s with ddof 0, Efron & Tibshirani 1993 ch. 13), to a few percent of its width."""
+    from suite_pfeddst.technique import _bootstrap
+
+    assert _bootstrap(np.array([0.0, 1.0])) == (0.0, 1.0)
+    x = np.random.default_rng(3).normal(0.5, 2.0, 40)
+    lo, hi = _bootstrap(x)
+    half = 1.96 * x.std() / math.sqrt(len(x))
+    assert lo == pytest.approx(x.mean() - half, abs=0.1 * half)
+    assert hi == pytest.approx(x.mean() + half, abs=0.1 * half)
+
+
 def test_conformance_kit():
     check_technique(TECHNIQUE)
