@@ -636,11 +636,12 @@ def collective_time(op: str, nbytes: float, group: Group, profile: "Profile",
     lv, intra, g, token = _prepare(profile)
     nlev = len(lv)
     dims = _dims(lv, intra, group)
+    crossed = dims[-1:] if op == "p2p" else dims  # a pair on two nodes crosses the outermost level only
     if type(profile) is _TrackedView:
-        _touch(profile, dims, op)
+        _touch(profile, crossed, op)
     if _RECORDERS and nbytes > 0:
         for rec in _RECORDERS:
-            rec.levels.update(d.level for d in dims)
+            rec.levels.update(d.level for d in crossed)
             rec.calls.append((op, nbytes, group, algorithm))
     if not dims or nbytes == 0:
         return CollectiveCost(0.0, "none", (0.0,) * nlev)

@@ -192,3 +192,16 @@ def test_a_dragonflys_taper_and_group_size_are_recorded_as_read():
     t1 = collective_time("allreduce", 1e8, Group(1, 64), view, "rabenseifner").time
     assert collective_time("allreduce", 1e8, Group(1, 64), dragonfly(4.0), "rabenseifner").time > 2 * t1
     assert {"network.0.oversubscription", "network.0.leaf_size"} <= reads
+
+
+def test_a_point_to_point_between_nodes_reads_the_inter_node_level_only(ctx):
+    """selene: a p2p of 8 pairs of ranks on two nodes goes over the NICs; NVLink (network.0) is
+    not on its path, so its fields are not read (slowing it 1000x changes nothing)."""
+    from suite.perf import Group, collective_time
+
+    prof = ctx.profile("selene-dgx-a100")
+    g = Group(ranks_per_node=8, nodes=2)
+    view, reads = tracked(prof)
+    t = collective_time("p2p", 1e8, g, view).time
+    assert collective_time("p2p", 1e8, g, prof.with_overrides({"network.0.bandwidth": "300 MB/s"})).time == t
+    assert "network.1.bandwidth" in reads and not any(r.startswith("network.0.") for r in reads)
