@@ -64,7 +64,7 @@ def test_variant_null_is_run_stored_and_judged(fake_registry, store):
     from dataclasses import replace
 
     from suite.report.scoreboard import stored_scoreboard
-    from suite.technique import Claim, Gain, Null, ScenarioSpec
+    from suite.technique import Approx, Claim, Gain, Null, ScenarioSpec
 
     tech = fake_registry.technique("fake")
     spec = dict(profile="fake-cluster-a", workload="fake-wl")
@@ -73,12 +73,16 @@ def test_variant_null_is_run_stored_and_judged(fake_registry, store):
                 cases={"base": ScenarioSpec("base", **spec), "fast": ScenarioSpec("fast", **spec)},
                 derive=lambda r: r["fast"]["y"] / r["base"]["y"],
                 nulls=(Null("base for fast", variants={"fast": "base"}), Null("no gain", value=1.0)))
-    # the null "fast at x=2 counts as base" gives 2 * 10 / 10 = 2: inside -> not discriminating
+    # weak: base at x=2 (y = 20) halved stands in for base at x=1; its null runs fast at x=2 too
     weak = replace(two, id="weak", cases={"base": ScenarioSpec("base", params={"x": 2.0}, **spec),
                                            "fast": ScenarioSpec("fast", **spec)},
                    derive=lambda r: r["fast"]["y"] / (r["base"]["y"] / 2.0),
                    nulls=(Null("fast everywhere", variants={"base": "fast"}),))
-    t2 = replace(tech, claims=[two, weak])
+    # blind: a value that never reads the fast case (2 x base = 20, inside 20 +- 30%), so the null
+    # "base for fast" gives 20 as well: inside -> not discriminating, through the whole pipeline
+    blind = replace(two, id="blind", expect=Approx(20.0, rel=0.3), derive=lambda r: 2.0 * r["base"]["y"],
+                    nulls=(Null("base for fast", variants={"fast": "base"}),))
+    t2 = replace(tech, claims=[two, weak, blind])
     board = reproduce([t2], store)
     by = {o.claim: o for o in board.outcomes}
     assert by["gain-2x"].verdict == REPRODUCED and by["gain-2x"].ours == pytest.approx(2.0)
@@ -88,6 +92,9 @@ def test_variant_null_is_run_stored_and_judged(fake_registry, store):
     # weak: ours = 20 / (20 / 2) = 2; null: base->fast at x=2 gives 40, 20 / 20 = 1 -> outside; reproduced
     assert by["weak"].ours == pytest.approx(2.0)
     assert by["weak"].nulls[0].value == pytest.approx(1.0) and by["weak"].verdict == REPRODUCED
+    assert by["blind"].ours == pytest.approx(20.0) and by["blind"].nulls[0].value == pytest.approx(20.0)
+    assert by["blind"].nulls[0].inside is True
+    assert (by["blind"].verdict, by["blind"].reason) == (NOT_DISCRIMINATING, "null inside the band: base for fast")
     # distinct cases: base(x=1), fast(x=1) [gain-2x; its null only repeats base(x=1)], base(x=2) [weak;
     # its fast(x=1) is shared], fast(x=2) [weak's null; its other case is fast(x=1) again]: 4
     assert board.run.total == 4
