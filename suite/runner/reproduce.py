@@ -508,10 +508,10 @@ def judge(claim: Claim, o: ClaimOutcome, cases: Mapping[str, Case], status, stor
         o.verdict = INCONCLUSIVE
         o.reason = f"the {CONFIDENCE:.0%} interval of a null straddles the band's edge: " + ", ".join(straddling)
         return
-    unjudged = [n for n in o.nulls if n.reason]
-    if unjudged:
+    unevaluated = [n for n in o.nulls if n.reason]
+    if unevaluated:
         o.verdict = ERROR
-        o.reason = f"null {unjudged[0].label!r}: {unjudged[0].reason}"
+        o.reason = f"null {unevaluated[0].label!r}: {unevaluated[0].reason}"
         return
     o.verdict = REPRODUCED
     if not o.nulls and not claim.null_reason:
