@@ -99,7 +99,13 @@ def _cases(workload: str = "digits") -> dict[str, ScenarioSpec]:
 
 
 def _bootstrap(diff: np.ndarray, reps: int = 4000, seed: int = 0) -> tuple[float, float]:
-    """Percentile 95% bootstrap interval of the mean of *diff* (seeded)."""
+    """Percentile 95% bootstrap interval of the mean of *diff* (seeded; Efron & Tibshirani 1993, ch. 13).
+
+    Not the runner's :func:`suite.runner.reproduce.bootstrap_interval`: that one resamples the
+    repeated samples of each metric inside one result (timings), while this resamples the paired
+    per-seed differences pfeddst - baseline across the claim's cases, one value per case. The
+    claims are not ``measured`` and their metrics carry no samples, so nothing is bootstrapped twice.
+    """
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(diff), size=(reps, len(diff)))
     means = diff[idx].mean(axis=1)
