@@ -440,8 +440,9 @@ def test_ordering_claims_need_the_margin_and_ties_fail():
     assert not claim.expect.check({"mg-wfbp": 0.3202, "wfbp": 0.3202})  # tie
     assert not claim.expect.check({"mg-wfbp": 1.0, "wfbp": 1.019})  # 1.9% faster: inside the margin
     assert claim.expect.check({"mg-wfbp": 1.0, "wfbp": 1.021})
-    # its null puts WFBP in MG-WFBP's place: a tie by construction, so the null is always outside
-    assert [n.variants for n in claim.nulls] == [{"mg-wfbp": "wfbp"}]
+    # its first null puts WFBP in MG-WFBP's place: a tie by construction, so always outside; the
+    # second, DDP's fixed buckets in its place, can be inside (any merging beating WFBP)
+    assert [n.variants for n in claim.nulls] == [{"mg-wfbp": "wfbp"}, {"mg-wfbp": "bucket"}]
 
 
 def test_no_claim_comes_from_the_plotting_script():
