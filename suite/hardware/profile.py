@@ -215,21 +215,23 @@ class Profile(BaseModel):
             raise ProfileError(line) from None
 
     def _resync_references(self, data: dict, overrides: Mapping[str, Any]) -> None:
-        """Keep the references the library resolved (``cpu`` from ``node.cpu``, ``groups`` from
-        ``[ext.mix]``) in step with an override of their source: a group's ``count`` follows
+        """Keep the references the library resolved (``device`` from ``node.device``, ``cpu`` from
+        ``node.cpu``, ``groups`` from ``[ext.mix]``) in step with an override of their source: a group's ``count`` follows
         ``ext.mix.groups.N.count`` (so ``--set ext.mix.groups.0.count=8`` changes what
         :attr:`groups` says); renaming a referenced profile needs the library and is refused.
 
         Raises
         ------
         ProfileError
-            An override of ``node.cpu`` or of a mix group's ``device`` that names another profile.
+            An override of ``node.device``, ``node.cpu`` or a mix group's ``device`` that names
+            another profile (the old device would stay in place).
         """
         keys = [str(k) for k in overrides]
-        if any(k == "node.cpu" for k in keys) and data.get("node", {}).get("cpu") != (self.node.cpu if self.node else None):
-            raise ProfileError(f"profile {self.name!r}: override 'node.cpu': expected the host CPU of the profile "
-                               f"file (a reference is resolved when the file loads), got {data['node']['cpu']!r}; "
-                               f"override the figures instead (cpu.peak_flops.fp64, ...)")
+        for ref, table in (("cpu", "cpu"), ("device", "device")):
+            if f"node.{ref}" in keys and self.node is not None and data["node"].get(ref) != getattr(self.node, ref):
+                raise ProfileError(f"profile {self.name!r}: override 'node.{ref}': expected {getattr(self.node, ref)!r} "
+                                   f"as in the profile file (a reference is resolved when the file loads), got "
+                                   f"{data['node'][ref]!r}; override the figures instead ({table}.peak_flops.fp32, ...)")
         if not self.groups or not any(k == "ext" or k.startswith("ext.mix") for k in keys):
             return
         mix = (data.get("ext") or {}).get("mix") or {}

@@ -304,3 +304,6 @@ def test_an_override_of_a_mix_count_reaches_the_resolved_groups():
         p.with_overrides({"ext.mix.groups.0.device": "nvidia-k40c"})
     with pytest.raises(ProfileError, match="override 'node.cpu'"):
         p.with_overrides({"node.cpu": "nvidia-k40c"})
+    with pytest.raises(ProfileError, match="override 'node.device': expected 'nvidia-rtx-a5000'"):
+        p.with_overrides({"node.device": "nvidia-k40c"})
+    assert p.with_overrides({"node.device": p.node.device, "nodes": 1}).device == p.device
