@@ -650,7 +650,8 @@ def collective_time(op: str, nbytes: float, group: Group, profile: "Profile",
     pi = group.ranks_per_node if len(dims) > 1 or dims[0].inter else 1
     if op == "p2p":
         d = dims[-1]
-        v = lv[d.level]
+        # concurrent copies share the node's NICs (and a bus) with this one, as for collectives
+        v = (_shared(lv, group.concurrent) if group.concurrent > 1 else lv)[d.level]
         pn = group.ranks_per_node if d.inter else 1
         a, bw = _step(v, "single", 2, 1, pn, pn)
         return CollectiveCost(a + m / bw, "p2p", _spread(nlev, (d,), [m]))
