@@ -228,7 +228,7 @@ def check_determinism(tech: Technique, first: dict[str, Result], cases: Sequence
         a = {k: m.value for k, m in first[case.key].metrics.items()}
         b = {k: m.value for k, m in again.metrics.items()} if again else {}
         if a != b:
-            diff = sorted(k for k in a if a.get(k) != b.get(k))
+            diff = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))  # a metric only one run has too
             raise _fail(tech, "determinism", f"{case.describe()}: metrics differ between two runs with one seed: {diff}")
 
 

@@ -72,6 +72,18 @@ def test_nondeterminism_fails():
         check_technique(_tech(fidelities={"model": noisy}, capabilities=frozenset()))
 
 
+def test_determinism_names_a_metric_only_the_second_run_reports():
+    calls = []
+
+    def grows(s):
+        calls.append(1)
+        r = Result().add("t", 1.0, "s")
+        return r.add("extra", 2.0, "s") if len(calls) > 1 else r
+
+    with pytest.raises(AssertionError, match=r"metrics differ between two runs with one seed: \['extra'\]"):
+        check_technique(_tech(fidelities={"model": grows}, capabilities=frozenset()))
+
+
 def test_family_bytes_conserved_detects_loss():
     def leaky(s):
         return Result().add("t", 1.0, "s").add("bytes_sent", 10.0, "B").add("bytes_received", 9.0, "B")
