@@ -382,7 +382,8 @@ def iteration_model(layers: Sequence, variant: str, nodes: int, batch: int, serv
     servers : int
         P2 colocated parameter servers, 1 <= P2 <= P1.
     alpha, beta : float
-        Outer network level: latency (s), 1/bandwidth (s/B) per direction.
+        Outer network level: latency (s), 1/bandwidth (s/B) per direction; not used when
+        *profile* is given (:func:`evaluate` always gives one, or has no network).
     device : suite.hardware.Device
         Its ``peak_flops["fp32"]`` (FLOP/s) and ``memory_bandwidth`` (B/s) give compute time.
     efficiency : float
@@ -390,7 +391,7 @@ def iteration_model(layers: Sequence, variant: str, nodes: int, batch: int, serv
     dtype : str
         ``"fp32"``.
     profile : suite.hardware.Profile, optional
-        Price the network over this profile's levels (:func:`layer_comm`).
+        Price the network over this profile's levels (:func:`layer_comm`) instead of alpha/beta.
 
     Returns
     -------
