@@ -32,14 +32,6 @@ def test_results_show_marks_cases_of_other_code(tmp_path):
     assert "ok (other code)" in r.output and "1 case(s) of poseidon were computed by other code" in r.output
 
 
-def test_scaffold_writes_a_version(tmp_path):
-    from suite.scaffold import scaffold_plugin
-
-    root = scaffold_plugin("versioned-demo", tmp_path)
-    text = next(root.rglob("technique.py")).read_text()
-    assert 'version="0.1.0"' in text
-
-
 def test_cases_outside_the_papers_measured_range_are_flagged_extrapolated(tmp_path):
     """Poseidon's abstract measures 16 and 32 machines; 64 nodes is outside what the paper checks."""
     from suite.context import Context
