@@ -35,13 +35,10 @@ TIMING_THREADS = 1
 
 
 def _pinned(n: int):
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-        import contextlib
+    """Every BLAS/OpenMP pool at *n* threads while timing (:func:`suite.perf.blas_threads`)."""
+    from suite.perf import blas_threads
 
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=n)
+    return blas_threads(n)
 
 
 class MiniModel:

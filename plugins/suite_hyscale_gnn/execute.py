@@ -49,17 +49,10 @@ _LR = 0.01
 
 
 def _pinned(n: int):
-    """BLAS/OpenMP pools at *n* threads while timing (threadpoolctl ships with scikit-learn)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover
-        import contextlib
+    """Every BLAS/OpenMP pool at *n* threads while timing (:func:`suite.perf.blas_threads`)."""
+    from suite.perf import blas_threads
 
-        return contextlib.nullcontext()
-    # scipy is imported lazily: load its BLAS now, or a library loaded inside the limit escapes it
-    import scipy.linalg  # noqa: F401
-
-    return threadpool_limits(limits=n)
+    return blas_threads(n)
 
 
 class Adam:

@@ -141,16 +141,7 @@ def evaluate(scenario: Scenario) -> Result:
 
 
 def _pinned_threads(n: int = 1):
-    """Limit every BLAS and OpenMP thread pool to *n* threads while timing (threadpoolctl, a
-    scikit-learn dependency; a no-op without it): multi-threaded BLAS on a shared machine makes
-    repeated timings swing several-fold."""
-    import contextlib
+    """Every BLAS/OpenMP pool at *n* threads while timing (:func:`suite.perf.blas_threads`)."""
+    from suite.perf import blas_threads
 
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-        return contextlib.nullcontext()
-    # scipy is imported lazily: load its BLAS now, or a library loaded inside the limit escapes it
-    import scipy.linalg  # noqa: F401
-
-    return threadpool_limits(limits=n)
+    return blas_threads(n)

@@ -244,15 +244,10 @@ TIMING_THREADS = 1
 
 
 def _pinned_threads(n: int = 1):
-    """Limit every BLAS and OpenMP thread pool to *n* threads while timing (threadpoolctl, a
-    scikit-learn dependency; a no-op without it)."""
-    import contextlib
+    """Every BLAS/OpenMP pool at *n* threads while timing (:func:`suite.perf.blas_threads`)."""
+    from suite.perf import blas_threads
 
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=n)
+    return blas_threads(n)
 
 
 def train_dense(X: np.ndarray, y: np.ndarray, *, workers: int, steps: int, batch: int, lr: float,

@@ -281,13 +281,13 @@ PROPERTIES = [
 
 
 def _evaluate_execute(scenario):
-    from threadpoolctl import threadpool_limits
+    from suite.perf import blas_threads
 
     p = dict(scenario.params)
     if p.get("ratio") is None:
         p["ratio"] = default_ratio(scenario.workload)
     sc = dataclasses.replace(scenario, params=p)
-    with threadpool_limits(1):  # tiny matrices: BLAS threads only contend
+    with blas_threads(1):  # tiny matrices: BLAS threads only contend
         return execute.evaluate(sc)
 
 

@@ -483,12 +483,7 @@ def evaluate(scenario) -> Result:
 
 
 def _pinned_threads(n: int = 1):
-    """Limit every BLAS and OpenMP thread pool to *n* threads while timing (threadpoolctl, a
-    scikit-learn dependency; a no-op without it)."""
-    import contextlib
+    """Every BLAS/OpenMP pool at *n* threads while timing (:func:`suite.perf.blas_threads`)."""
+    from suite.perf import blas_threads
 
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=n)
+    return blas_threads(n)

@@ -58,16 +58,10 @@ EXEC_LAYERS: tuple[Layer, ...] = (
 
 
 def _pinned_threads(n: int = 1):
-    """Limit every BLAS and OpenMP thread pool to *n* threads while timing (threadpoolctl, a
-    scikit-learn dependency; a no-op without it): multi-threaded BLAS on a shared machine makes
-    repeats swing several-fold (Poseidon's SFB step: 0.45-3.66 s at 2 threads, 0.64-0.83 s at 1)."""
-    import contextlib
+    """Every BLAS/OpenMP pool at *n* threads while timing (:func:`suite.perf.blas_threads`)."""
+    from suite.perf import blas_threads
 
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=n)
+    return blas_threads(n)
 
 
 def _factor_shape(layer: Layer) -> tuple[int, int, int]:

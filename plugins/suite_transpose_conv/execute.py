@@ -160,22 +160,10 @@ def evaluate(scenario: Scenario) -> Result:
 
 
 def _blas_threads(n: int):
-    """Limit every BLAS and OpenMP thread pool to *n* threads while timing (threadpoolctl, a
-    scikit-learn dependency); no-op for 0 or when threadpoolctl is missing. Multi-threaded BLAS on
-    a shared machine makes repeats swing several-fold, so the claims time with 1."""
-    import contextlib
+    """Every BLAS/OpenMP pool at *n* threads while timing (:func:`suite.perf.blas_threads`)."""
+    from suite.perf import blas_threads
 
-    if n <= 0:
-        return contextlib.nullcontext()
-    try:  # load scipy's own OpenBLAS (the unified variant's gemm) first: threadpoolctl limits loaded libraries only
-        import scipy.linalg.blas  # noqa: F401
-    except ImportError:  # pragma: no cover - scipy is a dependency
-        pass
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=n)
+    return blas_threads(n)
 
 
 def _pools() -> list[dict]:

@@ -1,0 +1,43 @@
+"""Pinning BLAS and OpenMP thread pools while a measurement is taken.
+
+Multi-threaded BLAS on a shared machine makes repeated timings swing several-fold, so measured
+claims time with one thread (DESIGN.md, "Measured claims repeat, pin BLAS threads").
+``threadpoolctl`` (a scikit-learn dependency) limits only the libraries already loaded, and
+scipy ships its own OpenBLAS, which the suite's plugins import lazily: it is loaded here first,
+so a gemm that first runs inside the limit is limited too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+__all__ = ["blas_threads"]
+
+
+def blas_threads(n: int = 1):
+    """A context manager limiting every BLAS and OpenMP pool to *n* threads.
+
+    Parameters
+    ----------
+    n : int
+        Threads; 0 or less leaves the pools as they are.
+
+    Returns
+    -------
+    context manager
+        ``threadpoolctl.threadpool_limits(limits=n)`` with numpy's and scipy's BLAS loaded
+        beforehand, or a null context when *n* <= 0 or threadpoolctl is missing.
+    """
+    if n <= 0:
+        return contextlib.nullcontext()
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
+        return contextlib.nullcontext()
+    import numpy  # noqa: F401  (its BLAS)
+
+    try:
+        import scipy.linalg.blas  # noqa: F401  (scipy's own OpenBLAS)
+    except ImportError:  # pragma: no cover - scipy is a dependency
+        pass
+    return threadpool_limits(limits=n)
