@@ -95,7 +95,7 @@ def _with_units(doc: dict, techs, store_path) -> dict:
     """Each claim's ``metric`` and the ``unit`` its value is in (the stored unit of that metric
     in the claim's case; null for a value a claim derives from several cases)."""
     from suite.results import Store
-    from suite.results.store import default_store_path
+    from suite.results.store import StoreError, default_store_path
 
     claims = {(t.name, c.id): c for t in techs for c in t.claims}
     with Store(store_path or default_store_path(), readonly=True) as st:
@@ -105,8 +105,11 @@ def _with_units(doc: dict, techs, store_path) -> dict:
             row["metric"], row["unit"] = metric, None
             key = (row.get("cases") or {}).get("main")
             if metric and key:
-                r = st.conn.execute("SELECT unit FROM metrics WHERE case_key = ? AND name = ?", (key, metric)).fetchone()
-                row["unit"] = r[0] if r else None
+                try:  # through the store's API, not its SQL schema
+                    m = st.result(key).metrics.get(metric)
+                except StoreError:  # the claim's case failed: no unit to give
+                    m = None
+                row["unit"] = m.unit if m is not None else None
     return doc
 
 
