@@ -51,6 +51,8 @@ __all__ = [
     "Vocabulary",
 ]
 
+_REF = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*")
+
 CATEGORIES = (
     "communication",
     "memory",
@@ -677,8 +679,12 @@ class Technique:
     variants : list of Variant
         At least one baseline.
     parameters : dict of str -> Param
-    fidelities : dict of str -> callable
-        Fidelity name (``model``, ``simulate``, ``execute``) -> ``evaluate(scenario) -> Result``.
+    fidelities : dict of str -> callable or str
+        Fidelity name (``model``, ``simulate``, ``execute``) -> ``evaluate(scenario) -> Result``,
+        or a reference ``"package.module:function"`` to it, imported the first time that
+        fidelity runs (:meth:`fidelity`). References keep a technique's declaration importable
+        without its execute code, so listing techniques stays fast; a reference that does not
+        import is a :class:`~suite.errors.TechniqueError` for that technique's cases only.
     claims : list of Claim
     properties : list of Property
     version : str
@@ -708,7 +714,7 @@ class Technique:
     category: str
     paper: Paper
     variants: list[Variant]
-    fidelities: dict[str, Callable[[Scenario], Result]]
+    fidelities: dict[str, Callable[[Scenario], Result] | str]
     parameters: dict[str, Param] = field(default_factory=dict)
     claims: list[Claim] = field(default_factory=list)
     properties: list[Property] = field(default_factory=list)
@@ -742,6 +748,14 @@ class Technique:
         bad = [f for f in self.fidelities if f not in FIDELITIES]
         if bad or not self.fidelities:
             raise TechniqueError(f"technique {self.name!r}: fidelities must be a non-empty subset of {FIDELITIES}, got {list(self.fidelities)}")
+        for fid, ref in self.fidelities.items():
+            if isinstance(ref, str):
+                if not _REF.fullmatch(ref):
+                    raise TechniqueError(f"technique {self.name!r}: fidelity {fid!r}: expected a callable or a reference "
+                                         f"'package.module:function', got {ref!r}")
+            elif not callable(ref):
+                raise TechniqueError(f"technique {self.name!r}: fidelity {fid!r}: expected a callable or a reference "
+                                     f"'package.module:function', got {type(ref).__name__}")
         ids = [c.id for c in self.claims]
         if len(set(ids)) != len(ids):
             raise TechniqueError(f"technique {self.name!r}: duplicate claim ids")
@@ -771,6 +785,52 @@ class Technique:
         return ()
 
     # -- lookups
+    def fidelity(self, name: str) -> Callable[[Scenario], Result]:
+        """The evaluate function of fidelity *name*, importing it on first use when it was declared
+        as a ``"module:function"`` reference (the imported function replaces the reference).
+
+        Raises
+        ------
+        Skip
+            The technique has no such fidelity.
+        TechniqueError
+            The reference does not import or does not name a callable.
+        """
+        if name not in self.fidelities:
+            raise Skip(f"{self.name} has no {name!r} fidelity (has {sorted(self.fidelities)})")
+        ref = self.fidelities[name]
+        if isinstance(ref, str):
+            import importlib
+
+            module, _, attr = ref.partition(":")
+            try:
+                obj: Any = importlib.import_module(module)
+                for part in attr.split("."):
+                    obj = getattr(obj, part)
+            except Exception as e:  # noqa: BLE001 - any failure to import is this technique's own
+                raise TechniqueError(f"technique {self.name!r}: fidelity {name!r}: cannot import {ref!r}: "
+                                     f"{type(e).__name__}: {e}") from e
+            if not callable(obj):
+                raise TechniqueError(f"technique {self.name!r}: fidelity {name!r}: {ref!r} is "
+                                     f"{type(obj).__name__}, expected a callable")
+            self.fidelities[name] = ref = obj
+        return ref
+
+    @property
+    def implementation_modules(self) -> list[str]:
+        """The modules that define the fidelities' evaluate functions, sorted, read from the
+        references or the functions' ``__module__`` without importing anything."""
+        mods = {(f.partition(":")[0] if isinstance(f, str) else getattr(f, "__module__", None) or "")
+                for f in self.fidelities.values()}
+        return sorted(mods - {""})
+
+    @property
+    def package(self) -> str:
+        """The top-level package (or single module) that implements the technique: the first of
+        :attr:`implementation_modules`' top-level names; "" when none is known."""
+        mods = self.implementation_modules
+        return mods[0].split(".")[0] if mods else ""
+
     @property
     def variant_names(self) -> list[str]:
         return [v.name for v in self.variants]
@@ -811,10 +871,9 @@ class Technique:
 
     def evaluate(self, scenario: Scenario) -> Result:
         """Run one resolved scenario at its fidelity and check the result's shape."""
-        if scenario.fidelity not in self.fidelities:
-            raise Skip(f"{self.name} has no {scenario.fidelity!r} fidelity (has {sorted(self.fidelities)})")
+        fn = self.fidelity(scenario.fidelity)
         self.get_variant(scenario.variant)
-        result = self.fidelities[scenario.fidelity](scenario)
+        result = fn(scenario)
         if not isinstance(result, Result):
             raise TechniqueError(f"{self.name}: {scenario.fidelity} evaluate returned {type(result).__name__}, expected Result")
         return result

@@ -116,3 +116,43 @@ def test_metric_names_and_units_that_would_break_tables_are_refused():
             Result().add(bad, 1.0)
     with pytest.raises(TechniqueError, match="unit"):
         Result().add("x", 1.0, "s]")
+
+
+def test_fidelity_reference_is_imported_on_first_use(tmp_path, monkeypatch):
+    # A declaration that names its evaluate function as "module:function" imports nothing until
+    # that fidelity runs; the reference's module is known without importing it.
+    import sys
+
+    from suite import Scenario
+
+    (tmp_path / "lazy_demo_impl.py").write_text(
+        "from suite import Result\n"
+        "def evaluate(s):\n"
+        "    return Result().add('t', 2.0 * s.params['n'], 's', 'lower')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    t = _tech(fidelities={"model": "lazy_demo_impl:evaluate"})
+    assert "lazy_demo_impl" not in sys.modules
+    assert t.implementation_modules == ["lazy_demo_impl"] and t.package == "lazy_demo_impl"
+    sc = Scenario(technique="demo", variant="new", profile=None, workload=None, params={"n": 3}, seed=0,
+                  fidelity="model")
+    assert t.evaluate(sc).metrics["t"].value == 6.0  # 2 x n, n = 3
+    assert callable(t.fidelities["model"]) and "lazy_demo_impl" in sys.modules
+
+
+def test_fidelity_reference_errors_name_the_technique_and_reference():
+    from suite import Scenario
+
+    with pytest.raises(TechniqueError, match=r"fidelity 'model': expected a callable or a reference "
+                                             r"'package\.module:function', got 'no colon'"):
+        _tech(fidelities={"model": "no colon"})
+    with pytest.raises(TechniqueError, match=r"fidelity 'model': expected a callable .* got int"):
+        _tech(fidelities={"model": 3})
+    t = _tech(fidelities={"model": "no_such_module_xyz.impl:evaluate"})
+    sc = Scenario(technique="demo", variant="new", profile=None, workload=None, params={"n": 3}, seed=0,
+                  fidelity="model")
+    with pytest.raises(TechniqueError, match=r"technique 'demo': fidelity 'model': cannot import "
+                                             r"'no_such_module_xyz\.impl:evaluate': ModuleNotFoundError"):
+        t.evaluate(sc)
+    t = _tech(fidelities={"model": "math:pi"})
+    with pytest.raises(TechniqueError, match=r"'math:pi' is float, expected a callable"):
+        t.evaluate(sc)

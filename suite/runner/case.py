@@ -96,8 +96,7 @@ def code_fingerprint(tech: Technique) -> str:
     import sys
     from pathlib import Path
 
-    mods = sorted({getattr(f, "__module__", None) or "" for f in tech.fidelities.values()} - {""})
-    top = mods[0].split(".")[0] if mods else ""
+    top = tech.package
     cache_key = f"{top}|{tech.name}"
     hit = _FINGERPRINTS.get(cache_key)
     if hit is not None:

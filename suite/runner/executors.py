@@ -275,8 +275,7 @@ def package_of(tech: Technique | None) -> str:
     ``object.__setattr__``) can only lie about its own cases."""
     if tech is None:
         return ""
-    mods = sorted({getattr(f, "__module__", None) or "" for f in tech.fidelities.values()} - {""})
-    return mods[0].split(".")[0] if mods else tech.name
+    return tech.package or tech.name
 
 
 def run_case(case: Case, technique: Technique | None = None, artifacts: str = "full") -> dict:

@@ -97,6 +97,11 @@ def check_metadata(tech: Technique) -> None:
             raise _fail(tech, "metadata", f"variant {v.name!r} has no description")
     if not tech.smoke:
         raise _fail(tech, "metadata", "declare at least one fast `smoke` ScenarioSpec")
+    for fid in list(tech.fidelities):
+        try:
+            tech.fidelity(fid)  # a "module:function" reference must import
+        except Exception as e:  # noqa: BLE001
+            raise _fail(tech, "metadata", str(e)) from e
     for c in tech.claims:
         if not c.source:
             raise _fail(tech, "metadata", f"claim {c.id!r} names no source")

@@ -64,8 +64,14 @@ def allowed(module: str) -> bool:
 def plugin_package(tech) -> str | None:
     """The top-level package that defines *tech*'s evaluate functions, or None when they live in a
     single module (a test file, a notebook): only a package is a plugin."""
-    mods = sorted({getattr(f, "__module__", None) or "" for f in tech.fidelities.values()} - {""})
-    top = mods[0].split(".")[0] if mods else ""
+    top = tech.package
+    if top and top not in sys.modules:
+        import importlib
+
+        try:
+            importlib.import_module(top)
+        except Exception:  # noqa: BLE001 - an unimportable package is reported by the kit's own checks
+            return None
     mod = sys.modules.get(top)
     return top if mod is not None and getattr(mod, "__path__", None) else None
 
