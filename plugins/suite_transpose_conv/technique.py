@@ -7,7 +7,6 @@ import numpy as np
 
 from suite.technique import Paper, Param, Property, Scenario, ScenarioSpec, Technique, Variant
 
-from . import execute, model
 from .claims import CLAIMS
 from .layers import layers_of
 from .ops import VARIANTS, run
@@ -64,6 +63,8 @@ _CHECK_MACS = 2e7  # properties run the arrays only for layers up to this many M
 
 
 def _small_layers(scenario: Scenario):
+    from suite_transpose_conv import model
+
     return [l for l in layers_of(scenario) if model.macs(l, "zero-insert") <= _CHECK_MACS]
 
 
@@ -82,6 +83,8 @@ def check_equals_scatter(tech: Technique, scenario: Scenario) -> None:
 def check_counts(tech: Technique, scenario: Scenario) -> None:
     """Unified computes exactly Ho x Wo outputs per channel; MACs unified <= KS <= zero-insert;
     KS extra elements = s^2 ceil(Ho/s) ceil(Wo/s) - Ho Wo; counted work equals the closed forms."""
+    from suite_transpose_conv import model
+
     rng = np.random.default_rng(scenario.seed)
     for l in _small_layers(scenario):
         x = rng.standard_normal((l.n, l.ci, l.h, l.w))
@@ -127,7 +130,7 @@ TECHNIQUE = Technique(
     category="kernels",
     paper=PAPER,
     variants=VARIANT_LIST,
-    fidelities={"model": model.evaluate, "execute": execute.evaluate},
+    fidelities={"model": "suite_transpose_conv.model:evaluate", "execute": "suite_transpose_conv.execute:evaluate"},
     parameters=PARAMETERS,
     claims=CLAIMS,
     properties=PROPERTIES,
