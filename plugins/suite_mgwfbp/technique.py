@@ -14,8 +14,6 @@ from collections.abc import Mapping
 
 from suite import AtMost, Claim, Null, Ordered, Paper, Param, Property, Result, ScenarioSpec, Technique, Variant
 
-from suite_mgwfbp import execute, model
-
 PAPER = Paper(
     title="MG-WFBP: Efficient Data Communication for Distributed Synchronous SGD Algorithms",
     authors=("Shaohuai Shi", "Xiaowen Chu", "Bo Li"),
@@ -186,7 +184,7 @@ TECHNIQUE = Technique(
     paper=PAPER,
     variants=VARIANTS,
     parameters=PARAMETERS,
-    fidelities={"model": model.evaluate, "execute": execute.evaluate},
+    fidelities={"model": "suite_mgwfbp.model:evaluate", "execute": "suite_mgwfbp.execute:evaluate"},
     claims=_claims(),
     properties=PROPERTIES,
     version="0.2.0",
