@@ -15,8 +15,6 @@ from collections.abc import Mapping
 
 from suite import Between, Claim, Null, Ordered, Paper, Param, Property, Result, ScenarioSpec, Technique, Variant
 
-from suite_cocodsgd import execute, model
-
 PAPER = Paper(
     title="Faster Distributed Deep Net Training: Computation and Communication Decoupled Stochastic "
           "Gradient Descent",
@@ -136,6 +134,8 @@ def _model(tech: Technique, scenario, variant: str, **params) -> Result:
 def check_round_ordering(tech: Technique, scenario) -> None:
     """max(k t_c, t_AR) <= cocod <= local <= s-sgd and cocod <= pipe <= s-sgd per round
     (homogeneous workers, so every variant has the same t_c)."""
+    from suite_cocodsgd import model
+
     r = {v: _model(tech, scenario, v, hetero=1.0) for v in model.VARIANTS}
     inp = r["s-sgd"].artifacts["inputs"]
     k, t_c, t_ar = inp["k"], inp["t_c_sync"], inp["t_ar"]
@@ -159,6 +159,8 @@ def check_speedup_bound(tech: Technique, scenario) -> None:
 def check_merge_identity(tech: Technique, scenario) -> None:
     """After every CoCoD merge, sum_i w_i x_i = xbar + sum_i w_i Delta_i (to 1e-10), on real arrays
     with heterogeneous workers and proportional sampling (supplement eq. 9)."""
+    from suite_cocodsgd import execute
+
     p = dict(scenario.params)
     p.update(workers=3, steps=8, k=2, batch=8, hetero=3.0, clock_workload="")
     s = execute.setup("cocod-sgd", p, scenario.profile, scenario.seed)
@@ -181,7 +183,7 @@ TECHNIQUE = Technique(
     paper=PAPER,
     variants=VARIANTS,
     parameters=PARAMETERS,
-    fidelities={"model": model.evaluate, "execute": execute.evaluate},
+    fidelities={"model": "suite_cocodsgd.model:evaluate", "execute": "suite_cocodsgd.execute:evaluate"},
     claims=_claims(),
     properties=PROPERTIES,
     version="0.1.0",
