@@ -60,6 +60,10 @@ from suite.perf import (
     wfbp_timeline,
 )
 
+# DEFAULT_EFFICIENCY (achieved fraction of the device's fp32 peak, for every claim and scenario) is
+# defined with its source in suite_poseidon.constants, so the declaration reads it without this module.
+from suite_poseidon.constants import DEFAULT_EFFICIENCY
+
 __all__ = [
     "DEFAULT_EFFICIENCY",
     "DTYPE_BYTES",
@@ -76,16 +80,6 @@ __all__ = [
     "resolve_nodes",
     "evaluate",
 ]
-
-#: Achieved fraction of the device's fp32 peak used for every claim and scenario (never per
-#: claim). Source: cuDNN-5-era measured training time of VGG-19 on a Maxwell GTX Titan X,
-#: batch 16, forward+backward 323.40 ms (J. Johnson, ``jcjohnson/cnn-benchmarks`` README,
-#: Torch + cuDNN 5005): with VGG-19's ~117.8 GFLOP per sample for forward+backward (3 x the
-#: 39.3 GFLOP forward, FLOP = 2 MAC) that is 5.83 TFLOP/s, i.e. 0.88 of the 6.6 TFLOP/s
-#: boost-clock peak (0.95 of the 6.1 TFLOP/s base-clock one). We take 0.85, just under that
-#: range, because Caffe / TensorFlow 0.10 (Poseidon's hosts) were not faster than Torch+cuDNN.
-#: The docs page shows how the speed-ups move with this constant.
-DEFAULT_EFFICIENCY = 0.85
 
 #: Bytes per element for the supported dtypes (Poseidon trains in fp32).
 DTYPE_BYTES = {"fp32": 4}

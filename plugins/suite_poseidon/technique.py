@@ -23,7 +23,7 @@ from suite import (
     Variant,
 )
 
-from suite_poseidon import execute, model
+from suite_poseidon.constants import DEFAULT_EFFICIENCY
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "ratio_poseidon_over_ps"]
 
@@ -53,8 +53,8 @@ PARAMETERS = {
                             help="per-node batch K (32 in the Poseidon TF release docs)"),
     "servers": Param(int, default=None, unit="nodes", minimum=1, optional=True,
                      help="parameter-server shards, colocated on the first S nodes (default: every node)"),
-    "efficiency": Param(float, default=model.DEFAULT_EFFICIENCY, minimum=0.001, maximum=1.0,
-                        help="achieved fraction of the device's fp32 peak, in (0, 1] (source: model.DEFAULT_EFFICIENCY)"),
+    "efficiency": Param(float, default=DEFAULT_EFFICIENCY, minimum=0.001, maximum=1.0,
+                        help="achieved fraction of the device's fp32 peak, in (0, 1] (source: suite_poseidon.constants.DEFAULT_EFFICIENCY)"),
     "dtype": Param(str, default="fp32", choices=("fp32",), help="gradient and compute precision"),
 }
 
@@ -175,6 +175,8 @@ def _fit(scenario):
 
 def check_hybcomm_argmin(tech, scenario):
     """HybComm picks, per layer, the argmin of the two cost formulas; never SFB for a non-fc layer."""
+    from suite_poseidon import model
+
     sc = dataclasses.replace(_fit(scenario), variant="poseidon", fidelity="model")
     res = tech.evaluate(sc)
     p = sc.params
@@ -196,6 +198,8 @@ def check_hybcomm_argmin(tech, scenario):
 
 def check_wfbp_bounds(tech, scenario):
     """With overlap, f + max(sum b, sum c) <= T <= f + sum b + sum c."""
+    from suite_poseidon import model
+
     scenario = _fit(scenario)
     p = scenario.params
     prof, wl = scenario.profile, scenario.workload
@@ -255,7 +259,7 @@ TECHNIQUE = Technique(
     paper=PAPER,
     variants=VARIANTS,
     parameters=PARAMETERS,
-    fidelities={"model": model.evaluate, "execute": execute.evaluate},
+    fidelities={"model": "suite_poseidon.model:evaluate", "execute": "suite_poseidon.execute:evaluate"},
     claims=CLAIMS,
     properties=PROPERTIES,
     version="0.1.0",
