@@ -22,8 +22,6 @@ from suite import (
     Variant,
 )
 
-from suite_node_aware_grids import execute, grids, model
-
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "times_by_variant"]
 
 PAPER = Paper(
@@ -151,6 +149,8 @@ def _eval(tech, scenario, **kw):
 
 def check_enumeration(tech, scenario):
     """Every inter-node grid has prod g = N and g | lens, and the tree search equals a brute force."""
+    from suite_node_aware_grids import grids
+
     r = tech.evaluate(_fit(scenario))
     lens, ppn = tuple(r.artifacts["grid"]["lens"]), int(_fit(scenario).params["ranks_per_node"])
     nodes = math.prod(lens) // ppn
@@ -216,6 +216,7 @@ def check_execute_oracle(tech, scenario):
     """Execute: C equals numpy.einsum, and the ledger's inter-node bytes equal the formula."""
     prm = {**scenario.params, "ranks": 16, "ranks_per_node": 4, "grid": "auto", "o": None, "v": None, "n": None}
     from suite.hardware import get_profile
+    from suite_node_aware_grids import execute
     from suite_node_aware_grids.workloads import contraction_workloads
 
     # the execute scenario is built from the one given, on the shipped Perlmutter CPU profile (a
@@ -248,7 +249,8 @@ TECHNIQUE = Technique(
     paper=PAPER,
     variants=VARIANTS,
     parameters=PARAMETERS,
-    fidelities={"model": model.evaluate, "execute": execute.evaluate},
+    fidelities={"model": "suite_node_aware_grids.model:evaluate",
+                "execute": "suite_node_aware_grids.execute:evaluate"},
     claims=CLAIMS,
     properties=PROPERTIES,
     version="0.1.0",
