@@ -89,6 +89,9 @@ from suite.perf.collective import Group, collective_time
 from suite.perf.pipeline import partition_layers, pipeline_1f1b_unbalanced_time
 from suite.workloads.transformer import narayanan_flops
 
+from suite_comet.constants import (COMPUTE_ONLY_SPREAD, DEFAULT_EXPANSION_BANDWIDTH, GEMM_EFFICIENCY, GRIDS,
+                                  RECOMPUTE)
+
 __all__ = [
     "GEMM_EFFICIENCY", "RECOMPUTE", "BYTES_PER_PARAM", "OPT_STATE_BYTES", "WorkloadConsts", "Cluster",
     "Strategies", "consts_of", "cluster_of", "enumerate_strategies", "evaluate_points", "evaluate_point",
@@ -98,21 +101,13 @@ __all__ = [
     "compute_dtype", "evaluate",
 ]
 
-#: Achieved fraction of the bf16 tensor-core peak in the layer roofline, every device. Calibration:
-#: the Megatron-LM 1T run (SC'21 Table 1: tp 8, pp 64, dp 6, batch 3072, full recomputation on 3,072
-#: A100, 163 TFLOP/s per GPU) predicted by this model on ``selene-dgx-a100`` gives 163 TFLOP/s at
-#: this value (tests/plugins/test_comet.py recomputes it); so the anchor is no check of the model.
-GEMM_EFFICIENCY = 0.657
+# GEMM_EFFICIENCY, RECOMPUTE, DEFAULT_EXPANSION_BANDWIDTH, GRIDS and COMPUTE_ONLY_SPREAD are defined in
+# suite_comet.constants (the declaration reads them without importing this module).
 
-#: recomputation choices, index = the code used in the strategy arrays
-RECOMPUTE = ("none", "selective", "full")
 #: mixed-precision Adam bytes per parameter (ZeRO SC'20 §3.1): 2 weights + 2 gradients + 12 fp32 states
 BYTES_PER_PARAM = 16.0
 #: of which only the optimizer touches (fp32 master weights, momentum, variance): what may spill
 OPT_STATE_BYTES = 12.0
-#: PCIe 5.0 x16 per direction (PCI-SIG: 32 GT/s x 16 lanes, 128b/130b = 63 GB/s), the link CXL memory
-#: uses; COMET's own expansion bandwidth is not found
-DEFAULT_EXPANSION_BANDWIDTH = 63e9
 
 
 # --------------------------------------------------------------------------- inputs
@@ -642,25 +637,7 @@ def megatron_rule_index(s: Strategies, r: dict[str, np.ndarray], gpn: int, heads
 
 # --------------------------------------------------------------------------- the design-space grid
 
-#: The fixed grid of clusters (our assumption; COMET's node hardware, network and node counts are not
-#: found). Never changed after a verdict is seen.
-GRIDS = {
-    "comet-v2": {
-        "nodes": 128,  # x 8 GPUs = 1,024 GPUs; our choice (no node count is published)
-        "devices": (  # (device profile, node profile giving the NVLink level)
-            ("nvidia-a100-sxm4-40gb", "dgx-a100"),
-            ("nvidia-a100-sxm4-80gb", "dgx-a100"),
-            ("nvidia-h100-sxm5-80gb", "dgx-h100"),
-            ("nvidia-h200-sxm-141gb", "hgx-h200"),
-        ),
-        # per GPU: HDR 100 (one port split), HDR 200, NDR 400 Gb/s, as in the shipped clusters
-        "network": ("100 Gbit/s", "200 Gbit/s", "400 Gbit/s"),
-        # expansion per node: none / 256 GB / 1 TB (our choice), at PCIe 5.0 x16 per direction
-        "expansion": (0.0, 256e9, 1e12),
-        "expansion_bandwidth": DEFAULT_EXPANSION_BANDWIDTH,
-        "batch": 3072,  # the Megatron 1T row's global batch
-    },
-}
+# GRIDS (the fixed grid of clusters): suite_comet.constants
 
 
 def grid_clusters(base, grid: str = "comet-v2", nodes: int | None = None) -> list[Cluster]:
@@ -756,12 +733,6 @@ def traffic_bytes(blocks: int, hidden: int, seq: int, params: float, tp: int, pp
     mdp = microbatches * dp
     return {"tp": float(blocks * mdp * n_ar * 2 * (tp - 1) * n), "pp": float((pp - 1) * 2 * mdp * n),
             "pp-gather": float((pp - 1) * 2 * mdp * (tp - 1) * n), "dp": float(2 * (dp - 1) * params * dtype_bytes)}
-
-
-#: peak bf16 FLOP/s of the grid's fastest over its slowest node type (H100/H200 SXM 989.5 TFLOP/s dense,
-#: A100 312 TFLOP/s; NVIDIA datasheets via the shipped device profiles): the compute-only null of the
-#: spread claim (zero communication, unlimited memory); tests recompute it from the profiles
-COMPUTE_ONLY_SPREAD = 989.5 / 312.0
 
 
 def evaluate(scenario):

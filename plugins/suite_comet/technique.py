@@ -7,11 +7,12 @@ abstract claims with their nulls, the declared properties and the ``[ext.comet]`
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 from suite import Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant
 
-from suite_comet import execute, model
+from suite_comet import constants
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "CometExt", "ANCHOR"]
 
@@ -46,17 +47,17 @@ PARAMETERS = {
                 help="fix the data-parallel degree"),
     "microbatch": Param(int, default=None, unit="sequences", minimum=1, maximum=64, optional=True,
                         help="fix the micro-batch size (searched over 1, 2, 4, 8 otherwise)"),
-    "recompute": Param(str, default=None, choices=model.RECOMPUTE, optional=True,
+    "recompute": Param(str, default=None, choices=constants.RECOMPUTE, optional=True,
                        help="fix activation recomputation (Korthikanti et al. 2022)"),
     "expansion": Param(float, default=None, unit="B", minimum=0.0, maximum=1e15, optional=True,
                        help="memory-expansion capacity per node (default: the profile's [ext.comet], else none)"),
     "expansion_bandwidth": Param(float, default=None, unit="B/s", minimum=1e6, maximum=1e13, optional=True,
                                  help="expansion bandwidth per direction per node (default [ext.comet] or "
                                       "63 GB/s, PCIe 5.0 x16)"),
-    "efficiency": Param(float, default=model.GEMM_EFFICIENCY, minimum=0.01, maximum=1.0,
+    "efficiency": Param(float, default=constants.GEMM_EFFICIENCY, minimum=0.01, maximum=1.0,
                         help="achieved fraction of the bf16 peak (source: model.GEMM_EFFICIENCY, calibrated on "
                              "the Megatron-LM 1T anchor)"),
-    "grid": Param(str, default="none", choices=("none", *sorted(model.GRIDS)),
+    "grid": Param(str, default="none", choices=("none", *sorted(constants.GRIDS)),
                   help="evaluate the fixed cluster grid derived from the profile instead of one cluster"),
     "tp_exec": Param(int, default=2, unit="GPUs", minimum=1, maximum=4,
                      help="execute fidelity: tensor-parallel ranks of the small model"),
@@ -67,7 +68,9 @@ PARAMETERS = {
 }
 
 
+@functools.lru_cache(maxsize=1)
 def _ext_schema():
+    """The ``[ext.comet]`` schema class, built on first use (pydantic and pint load only then)."""
     from pydantic import BaseModel, ConfigDict, Field
 
     from suite.hardware.units import BandwidthQ, BytesQ, TimeQ
@@ -87,7 +90,11 @@ def _ext_schema():
     return CometExt
 
 
-CometExt = _ext_schema()
+def __getattr__(name: str):
+    # ``CometExt`` is built on first access (PEP 562), so importing the declaration loads no pydantic
+    if name == "CometExt":
+        return _ext_schema()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _WL, _BASE = "megatron-1t", "selene-dgx-a100"
 _GRID_NOTE = ("The grid is our assumption, fixed before any verdict and never changed after: 128 nodes x 8 GPUs of "
@@ -107,7 +114,7 @@ CLAIMS = [
         scenario=_GRID_SPEC, metric="spread", expect=Gain(7.7, rel=0.2),
         nulls=(Null("no difference between designs", value=1.0),
                Null("compute-only predictor (peak bf16 ratio, no communication, unlimited memory)",
-                    value=model.COMPUTE_ONLY_SPREAD),
+                    value=constants.COMPUTE_ONLY_SPREAD),
                Null("Megatron rule instead of the search", variants={"comet": "megatron-rule"})),
         note=_GRID_NOTE + "Our spread (slowest: A100 40 GB, 100 Gb/s, no expansion; fastest: H200, 400 Gb/s, "
              "expansion) comes mostly from the bf16 peak ratio of H100/H200 over A100 (3.17x) plus the memory "
@@ -168,6 +175,8 @@ def _faster(tech, scenario, overrides):
 
 def check_flops_monotone(tech, scenario):
     """Doubling the bf16 peak never slows the optimum."""
+    from suite_comet import model
+
     dev = scenario.profile.device if scenario.profile is not None else None
     dt = model.compute_dtype(dev) if dev is not None else None
     if dt is None:
@@ -232,7 +241,7 @@ TECHNIQUE = Technique(
     paper=PAPER,
     variants=VARIANTS,
     parameters=PARAMETERS,
-    fidelities={"model": model.evaluate, "execute": execute.evaluate},
+    fidelities={"model": "suite_comet.model:evaluate", "execute": "suite_comet.execute:evaluate"},
     claims=CLAIMS,
     properties=PROPERTIES,
     version="0.1.0",

@@ -1,0 +1,46 @@
+"""COMET's constants that the declaration needs at import time (parameter defaults and choices,
+the grid names, the compute-only null): one definition, imported by :mod:`suite_comet.model` and
+:mod:`suite_comet.technique`. Imports nothing, so listing the technique stays cheap.
+"""
+
+from __future__ import annotations
+
+__all__ = ["GEMM_EFFICIENCY", "RECOMPUTE", "DEFAULT_EXPANSION_BANDWIDTH", "GRIDS", "COMPUTE_ONLY_SPREAD"]
+
+#: Achieved fraction of the bf16 tensor-core peak in the layer roofline, every device. Calibration:
+#: the Megatron-LM 1T run (SC'21 Table 1: tp 8, pp 64, dp 6, batch 3072, full recomputation on 3,072
+#: A100, 163 TFLOP/s per GPU) predicted by this model on ``selene-dgx-a100`` gives 163 TFLOP/s at
+#: this value (tests/plugins/test_comet.py recomputes it); so the anchor is no check of the model.
+GEMM_EFFICIENCY = 0.657
+
+#: recomputation choices, index = the code used in the strategy arrays
+RECOMPUTE = ("none", "selective", "full")
+#: PCIe 5.0 x16 per direction (PCI-SIG: 32 GT/s x 16 lanes, 128b/130b = 63 GB/s), the link CXL memory
+#: uses; COMET's own expansion bandwidth is not found
+DEFAULT_EXPANSION_BANDWIDTH = 63e9
+
+#: The fixed grid of clusters (our assumption; COMET's node hardware, network and node counts are not
+#: found). Never changed after a verdict is seen.
+GRIDS = {
+    "comet-v2": {
+        "nodes": 128,  # x 8 GPUs = 1,024 GPUs; our choice (no node count is published)
+        "devices": (  # (device profile, node profile giving the NVLink level)
+            ("nvidia-a100-sxm4-40gb", "dgx-a100"),
+            ("nvidia-a100-sxm4-80gb", "dgx-a100"),
+            ("nvidia-h100-sxm5-80gb", "dgx-h100"),
+            ("nvidia-h200-sxm-141gb", "hgx-h200"),
+        ),
+        # per GPU: HDR 100 (one port split), HDR 200, NDR 400 Gb/s, as in the shipped clusters
+        "network": ("100 Gbit/s", "200 Gbit/s", "400 Gbit/s"),
+        # expansion per node: none / 256 GB / 1 TB (our choice), at PCIe 5.0 x16 per direction
+        "expansion": (0.0, 256e9, 1e12),
+        "expansion_bandwidth": DEFAULT_EXPANSION_BANDWIDTH,
+        "batch": 3072,  # the Megatron 1T row's global batch
+    },
+}
+
+
+#: peak bf16 FLOP/s of the grid's fastest over its slowest node type (H100/H200 SXM 989.5 TFLOP/s dense,
+#: A100 312 TFLOP/s; NVIDIA datasheets via the shipped device profiles): the compute-only null of the
+#: spread claim (zero communication, unlimited memory); tests recompute it from the profiles
+COMPUTE_ONLY_SPREAD = 989.5 / 312.0
