@@ -44,11 +44,14 @@ import bisect
 import functools
 from dataclasses import dataclass, field
 
+from suite import Result, Scenario, Skip
 from suite.errors import ParameterError
 from suite.perf import layer_times, transfer_time
 from suite.workloads import LayerTable
+from suite_superneurons.constants import FIXED_UNITS
 
-__all__ = ["POLICIES", "MemoryTrace", "simulate", "layer_memory", "max_trainable", "NEEDS_INPUT", "NEEDS_OUTPUT"]
+__all__ = ["POLICIES", "MemoryTrace", "simulate", "layer_memory", "max_trainable", "NEEDS_INPUT", "NEEDS_OUTPUT",
+           "evaluate"]
 
 POLICIES = ("baseline", "liveness", "liveness+offload", "liveness+offload+recompute", "recompute-only")
 NEEDS_INPUT = frozenset({"conv", "fc", "deconv", "norm", "lrn", "pool", "attention", "embedding"})
@@ -534,3 +537,65 @@ def max_trainable(build, capacity: float, policy: str, lo: int, hi: int, **kw) -
             b = x
         interpolate = (b - a) <= width // 2 or not interpolate
     return a
+
+
+# --------------------------------------------------------------------------- model fidelity
+
+
+def _depth(n3: int) -> int:
+    return 3 * (FIXED_UNITS + n3) + 2
+
+
+def _resnet_n3(n3: int, batch: int):
+    return resnet_table(_depth(n3)), batch  # the zoo's resnet-N, unfrozen and cached for the search
+
+
+def evaluate(s: Scenario) -> Result:
+    """Model fidelity: memory trace (``mode = iteration``), deepest trainable ResNet
+    (``max-depth``) or largest batch (``max-batch``) on the profile's device memory."""
+    dev = s.profile.require_device()
+    cap = dev.memory
+    mode = s.params["mode"]
+    cache = s.params["tensor_cache"]
+    eff = s.params["efficiency"]
+    res = Result()
+    if mode == "max-depth":
+        batch = s.params["batch"]
+        # feasibility does not depend on the tensor cache (it changes traffic, not the smallest
+        # reachable peak), so searches use eager offload, which is much faster to simulate
+        n3 = max_trainable(lambda x: _resnet_n3(x, batch), cap, s.variant, 1, s.params["max_units"],
+                           tensor_cache=False)
+        depth = _depth(n3) if n3 else 0
+        res.add("max_depth", depth, "layers", "higher")
+        res.add("max_units", (FIXED_UNITS + n3) if n3 else 0, "units", "higher")
+        res.artifacts["rule"] = "depth = 3(6 + 32 + n3 + 6) + 2 (SuperNeurons Table 4 caption)"
+        return res
+    table = s.workload
+    if not isinstance(table, LayerTable):
+        raise Skip(f"superneurons needs a layer table, got workload {s.workload_name!r}")
+    if mode == "max-batch":
+        def build(b: int):
+            return table, b
+
+        mb = max_trainable(build, cap, s.variant, 1, s.params["max_batch"], tensor_cache=False)
+        res.add("max_batch", mb or 0, "samples", "higher")
+        return res
+    batch = s.params["batch"]
+    params_bytes = 2.0 * table.params * table.dtype_bytes
+    tr = simulate(table, batch, s.variant, capacity=max(0.0, cap - params_bytes), tensor_cache=cache,
+                  device=dev, efficiency=eff)
+    fits = tr.total_peak <= cap
+    res.add("peak_memory", tr.total_peak, "B", "lower")
+    res.add("activation_peak", tr.peak, "B", "lower")  # one unit per dimension (bytes in B); MiB at display
+    res.add("l_peak", tr.l_peak, "B", "none")
+    res.add("fits", 1.0 if fits else 0.0, "1", "higher")
+    res.add("bytes_offloaded", tr.bytes_offloaded, "B", "lower")
+    res.add("bytes_prefetched", tr.bytes_prefetched, "B", "lower")
+    res.add("recompute_flops", tr.recompute_flops, "FLOP", "lower")
+    res.add("stall_time", tr.stall_time, "s", "lower")
+    res.add("iteration_time", tr.iteration_time, "s", "lower")
+    res.add("throughput", batch / tr.iteration_time if tr.iteration_time > 0 else 0.0, "samples/s", "higher")
+    res.artifacts["segments"] = tr.segments
+    res.artifacts["peak_step"] = tr.peak_step
+    res.artifacts["violations"] = tr.violations[:10]
+    return res

@@ -1,4 +1,5 @@
-"""SuperNeurons (Wang et al., PPoPP 2018): declaration, model evaluation, claims, properties.
+"""SuperNeurons (Wang et al., PPoPP 2018): declaration, claims, properties (the model evaluation is
+:func:`suite_superneurons.model.evaluate`, imported the first time the model fidelity runs).
 
 Every number below was read in the paper's full text (the ACM camera-ready, PPoPP 2018,
 pp. 41-53; Tables 4 and 5, §4.1.1, §4.2, the abstract).
@@ -16,82 +17,20 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from suite import (Approx, Claim, Exact, Gain, Null, Paper, Param, Property, Result, Scenario, ScenarioSpec, Skip,
-                   Technique, Variant)
-from suite.workloads import LayerTable
-from suite_superneurons import execute
-from suite_superneurons.model import POLICIES, max_trainable, resnet_table, simulate
+from suite import (Approx, Claim, Exact, Gain, Null, Paper, Param, Property, Scenario, ScenarioSpec, Skip, Technique,
+                   Variant)
+from suite_superneurons.constants import RESNET_2500_UNITS_DEPTH
 
 MIB = 2.0**20
-#: SuperNeurons Table 4 caption: depth = 3(n1+n2+n3+n4)+2, n1=6, n2=32, n4=6, n3 varied.
-FIXED_UNITS = 6 + 32 + 6
-#: "ResNet with 2500 residual units" (abstract) in that family: 3 x 2500 + 2 layers.
-RESNET_2500_UNITS_DEPTH = 3 * 2500 + 2
-
-
-def _depth(n3: int) -> int:
-    return 3 * (FIXED_UNITS + n3) + 2
-
-
-def _resnet_n3(n3: int, batch: int):
-    return resnet_table(_depth(n3)), batch  # the zoo's resnet-N, unfrozen and cached for the search
-
-
-def evaluate_model(s: Scenario) -> Result:
-    """Model fidelity: memory trace (``mode = iteration``), deepest trainable ResNet
-    (``max-depth``) or largest batch (``max-batch``) on the profile's device memory."""
-    dev = s.profile.require_device()
-    cap = dev.memory
-    mode = s.params["mode"]
-    cache = s.params["tensor_cache"]
-    eff = s.params["efficiency"]
-    res = Result()
-    if mode == "max-depth":
-        batch = s.params["batch"]
-        # feasibility does not depend on the tensor cache (it changes traffic, not the smallest
-        # reachable peak), so searches use eager offload, which is much faster to simulate
-        n3 = max_trainable(lambda x: _resnet_n3(x, batch), cap, s.variant, 1, s.params["max_units"],
-                           tensor_cache=False)
-        depth = _depth(n3) if n3 else 0
-        res.add("max_depth", depth, "layers", "higher")
-        res.add("max_units", (FIXED_UNITS + n3) if n3 else 0, "units", "higher")
-        res.artifacts["rule"] = "depth = 3(6 + 32 + n3 + 6) + 2 (SuperNeurons Table 4 caption)"
-        return res
-    table = s.workload
-    if not isinstance(table, LayerTable):
-        raise Skip(f"superneurons needs a layer table, got workload {s.workload_name!r}")
-    if mode == "max-batch":
-        def build(b: int):
-            return table, b
-
-        mb = max_trainable(build, cap, s.variant, 1, s.params["max_batch"], tensor_cache=False)
-        res.add("max_batch", mb or 0, "samples", "higher")
-        return res
-    batch = s.params["batch"]
-    params_bytes = 2.0 * table.params * table.dtype_bytes
-    tr = simulate(table, batch, s.variant, capacity=max(0.0, cap - params_bytes), tensor_cache=cache,
-                  device=dev, efficiency=eff)
-    fits = tr.total_peak <= cap
-    res.add("peak_memory", tr.total_peak, "B", "lower")
-    res.add("activation_peak", tr.peak, "B", "lower")  # one unit per dimension (bytes in B); MiB at display
-    res.add("l_peak", tr.l_peak, "B", "none")
-    res.add("fits", 1.0 if fits else 0.0, "1", "higher")
-    res.add("bytes_offloaded", tr.bytes_offloaded, "B", "lower")
-    res.add("bytes_prefetched", tr.bytes_prefetched, "B", "lower")
-    res.add("recompute_flops", tr.recompute_flops, "FLOP", "lower")
-    res.add("stall_time", tr.stall_time, "s", "lower")
-    res.add("iteration_time", tr.iteration_time, "s", "lower")
-    res.add("throughput", batch / tr.iteration_time if tr.iteration_time > 0 else 0.0, "samples/s", "higher")
-    res.artifacts["segments"] = tr.segments
-    res.artifacts["peak_step"] = tr.peak_step
-    res.artifacts["violations"] = tr.violations[:10]
-    return res
 
 
 # --------------------------------------------------------------------------- properties
 
 
 def _prop_peak_order(tech: Technique, s: Scenario) -> None:
+    from suite.workloads import LayerTable
+    from suite_superneurons.model import POLICIES, simulate
+
     if s.params["mode"] != "iteration" or not isinstance(s.workload, LayerTable):
         raise Skip("iteration mode only")
     peaks = {p: simulate(s.workload, s.params["batch"], p, tensor_cache=False).peak for p in POLICIES}
@@ -101,6 +40,9 @@ def _prop_peak_order(tech: Technique, s: Scenario) -> None:
 
 
 def _prop_no_read_after_free(tech: Technique, s: Scenario) -> None:
+    from suite.workloads import LayerTable
+    from suite_superneurons.model import POLICIES, simulate
+
     if not isinstance(s.workload, LayerTable):
         raise Skip("needs a layer table")
     cap = s.profile.device.memory if s.profile and s.profile.device else None
@@ -251,7 +193,7 @@ TECHNIQUE = Technique(
         "mlp_hidden": Param(int, default=256, minimum=4, maximum=4096, help="execute: hidden width"),
         "mlp_layers": Param(int, default=3, minimum=1, maximum=16, help="execute: fc+bn+relu blocks"),
     },
-    fidelities={"model": evaluate_model, "execute": execute.evaluate},
+    fidelities={"model": "suite_superneurons.model:evaluate", "execute": "suite_superneurons.execute:evaluate"},
     claims=CLAIMS,
     properties=[
         Property("peak-order", "peak(baseline) >= peak(liveness) >= peak(recompute) >= l_peak", _prop_peak_order),
