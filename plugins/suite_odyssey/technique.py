@@ -23,9 +23,6 @@ from suite import (
 )
 from suite.errors import SuiteError
 
-from suite_odyssey import execute, simulate
-from suite_odyssey.model import choose_policy, expected_window, reroute_load
-
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "CLAIM_PARAMS", "CLAIM_SEEDS",
            "max_ratio_vs_replan", "max_ratio_vs_reroute"]
 
@@ -192,6 +189,8 @@ CLAIMS = [
 def _model_or_skip(scenario):
     from suite import Skip
 
+    from suite_odyssey import simulate
+
     if scenario.profile is None:
         raise Skip("needs a profile")
     try:
@@ -207,6 +206,8 @@ def _model_or_skip(scenario):
 def _check_adaptive_minimal(tech, scenario):
     """For one failure of each stage of pipeline 0: the chosen option's predicted cost is <= the
     reroute-only and the re-plan-only options' costs."""
+    from suite_odyssey.model import choose_policy, expected_window
+
     pm, knobs, plan = _model_or_skip(scenario)
     n = pm.cluster.devices
     t_ref = plan.iteration_time
@@ -239,6 +240,8 @@ def _check_fewer_devices(tech, scenario):
 
 def _check_reroute_conserves(tech, scenario):
     """Rerouting conserves micro-batches: the surviving peers of a stage run all M, once."""
+    from suite_odyssey.model import reroute_load
+
     pm, _k, plan = _model_or_skip(scenario)
     M = pm.job.microbatches
     for f in range(plan.dp):
@@ -252,6 +255,8 @@ def _check_no_failure_equal(tech, scenario):
         from suite import Skip
 
         raise Skip("redundant computation has a failure-free overhead by design")
+    from suite_odyssey import simulate
+
     pm, knobs, plan = _model_or_skip(scenario)
     knobs.failure_free_mtbf = True
     out = simulate.run_simulation(pm, scenario.variant, [], 3600.0, knobs)
@@ -276,7 +281,8 @@ TECHNIQUE = Technique(
     paper=PAPER,
     variants=VARIANTS,
     parameters=PARAMETERS,
-    fidelities={"model": simulate.evaluate_model, "simulate": simulate.evaluate, "execute": execute.evaluate},
+    fidelities={"model": "suite_odyssey.simulate:evaluate_model", "simulate": "suite_odyssey.simulate:evaluate",
+                "execute": "suite_odyssey.execute:evaluate"},
     claims=CLAIMS,
     properties=PROPERTIES,
     version="0.1.0",
