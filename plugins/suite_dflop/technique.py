@@ -13,8 +13,6 @@ import numpy as np
 
 from suite import Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant
 
-from suite_dflop import execute, model
-from suite_dflop import schedule as sched
 from suite_dflop.workloads import MIXES
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "CLAIM_PROFILE", "CLAIM_NODES", "max_speedup"]
@@ -131,6 +129,8 @@ def _fit(scenario):
 
 def check_bins_and_bound(tech, scenario):
     """Every schedule is a partition with no empty bin and a makespan >= the lower bound."""
+    from suite_dflop import schedule as sched
+
     rng = np.random.default_rng(scenario.seed)
     n, k = 40, 8
     d = rng.lognormal(0.0, 1.0, (2, n))
@@ -144,6 +144,7 @@ def check_bins_and_bound(tech, scenario):
 def check_fits_hbm(tech, scenario):
     """The data-aware planner's plan fits HBM with its expected heavy micro-batch (1.5 x the mean
     bin), by the memory model; none is returned when no plan fits."""
+    from suite_dflop import model
     from suite_dflop.workloads import generate
 
     sc = _fit(scenario)
@@ -160,6 +161,8 @@ def check_fits_hbm(tech, scenario):
 
 def check_more_gpus(tech, scenario):
     """The planner's best expected bottleneck is non-increasing in the number of GPUs."""
+    from suite_dflop import model
+
     sc = _fit(scenario)
     prof = sc.profile
     wl = sc.workload
@@ -179,6 +182,8 @@ def check_more_gpus(tech, scenario):
 def check_slower_network(tech, scenario):
     """Halving the inter-node bandwidth does not lower the plan's DP communication, and raises
     it when the DP group crosses nodes."""
+    from suite_dflop import model
+
     sc = _fit(scenario)
     prof = sc.profile
     if len(prof.network) < 2:
@@ -238,7 +243,7 @@ TECHNIQUE = Technique(
     paper=PAPER,
     variants=VARIANTS,
     parameters=PARAMETERS,
-    fidelities={"model": model.evaluate, "execute": execute.evaluate},
+    fidelities={"model": "suite_dflop.model:evaluate", "execute": "suite_dflop.execute:evaluate"},
     claims=CLAIMS,
     properties=PROPERTIES,
     version="0.2.0",
