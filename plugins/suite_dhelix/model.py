@@ -77,17 +77,14 @@ from suite.perf.compute import roofline_time
 from suite.technique import Result
 from suite.workloads.transformer import TransformerSpec, training_flops, transformer
 
+#: SIGMA (co-execution slowdown, 0.109) and EFFICIENCY (fraction of the bf16 peak, 0.54): defined,
+#: with their sources, in :mod:`suite_dhelix.constants`, which the declaration reads
+from suite_dhelix.constants import EFFICIENCY, SIGMA
+
 __all__ = ["SIGMA", "EFFICIENCY", "STATE_BYTES_FIXED", "STATE_BYTES_SHARDED", "GRAD_BYTES", "Op", "layer_ops", "pair_time",
            "pair_dp", "serial_time", "intra_time", "fold", "tp_group", "Plan", "plan_of", "evaluate",
            "iteration", "rebuilt_table"]
 
-#: Co-execution slowdown of compute while the other strand communicates (TWIST blog Fig. 3: layer
-#: compute 16.5 -> 18.3 ms, +10.9 %; the authors' blog, secondary). One technique constant.
-SIGMA = 0.109
-#: Achieved fraction of the bf16 peak for every compute operator (one technique constant):
-#: calibration from the TWIST blog Fig. 3, whose perfect-overlap ceiling is 536 TFLOP/s = 54 % of
-#: the H800's 989.5 TFLOP/s dense bf16 peak, i.e. the compute-only rate of a whole layer.
-EFFICIENCY = 0.54
 #: Model-state bytes per parameter, Megatron-LM's distributed optimizer with bf16 parameters and
 #: fp32 gradients (Megatron-LM docs, "Distributed optimizer": ``6 + 12 / dp``; the fp32 master
 #: weights and two Adam moments, 12 bytes, are sharded over the data-parallel group).

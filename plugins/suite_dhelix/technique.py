@@ -13,7 +13,7 @@ from suite import Between, Claim, Gain, Null, Ordered, Paper, Param, Property, S
 from suite.errors import ParameterError
 from suite.technique import Approx, AtMost
 
-from suite_dhelix import execute, model, simulate
+from suite_dhelix.constants import EFFICIENCY, SIGMA
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "VARIANTS", "PARAMETERS", "PLAN_V1", "H800_ROWS",
            "H200_ROWS"]
@@ -45,10 +45,10 @@ PARAMETERS = {
     "mbs": Param(int, default=1, unit="sequences", minimum=1, maximum=64, help="micro-batch size"),
     "seq": Param(int, default=4096, unit="tokens", minimum=16, maximum=131072, help="sequence length"),
     "gbs": Param(int, default=128, unit="sequences", minimum=1, maximum=1 << 20, help="global batch"),
-    "sigma": Param(float, default=model.SIGMA, minimum=0.0, maximum=1.0,
+    "sigma": Param(float, default=SIGMA, minimum=0.0, maximum=1.0,
                    help="compute slowdown while the other strand communicates (TWIST blog Fig. 3: 10.9 %)"),
     "efficiency": Param(float, default=None, minimum=1e-3, maximum=1.0, optional=True,
-                        help=f"achieved fraction of the bf16 peak (default {model.EFFICIENCY}, TWIST blog Fig. 3)"),
+                        help=f"achieved fraction of the bf16 peak (default {EFFICIENCY}, TWIST blog Fig. 3)"),
     "block": Param(int, default=16, unit="1", minimum=4, maximum=256,
                    help="execute: hidden size of the small float64 block"),
     "segments": Param(int, default=6, unit="1", minimum=1, maximum=6,
@@ -128,7 +128,7 @@ for _prof, _val in (("a40-64", 58.0), ("a800-64", 71.0)):
         derive=lambda results: max(r["mfu"] for r in results.values()),
         expect=Approx(_val, rel=0.20),
         nulls=(Null("megatron's MFU there", variants={"dhelix": "megatron"}),),
-        note=_V1_NOTE + f"The compute efficiency is one technique constant ({model.EFFICIENCY}, TWIST blog on "
+        note=_V1_NOTE + f"The compute efficiency is one technique constant ({EFFICIENCY}, TWIST blog on "
                         "H800), so no case can exceed 54% MFU: the up-to figures above it are out of reach by "
                         "construction; the profiles' one NIC per node also makes the data-parallel "
                         "reduction dominate (see the docs)."))
@@ -227,6 +227,8 @@ def _eval(tech, scenario):
 
 
 def _ops(scenario):
+    from suite_dhelix import model
+
     sc = _fit(scenario)
     table = model.rebuilt_table(sc.workload, int(sc.params["seq"]))
     try:
@@ -238,6 +240,8 @@ def _ops(scenario):
 
 def check_valid_merge(tech, scenario):
     """The DP's plan is a merge: each strand's order kept, every operator exactly once."""
+    from suite_dhelix import model
+
     _sc, _plan, (fwd, bwd) = _ops(scenario)
     _t, plan = model.pair_dp(fwd, bwd, float(scenario.params["sigma"]))
     fi = [i for i, _ in plan if i is not None]
@@ -249,6 +253,8 @@ def check_valid_merge(tech, scenario):
 def check_bounds_and_growth(tech, scenario):
     """max(sum compute, sum comm) <= T(dhelix) <= T(megatron) per layer pair, and the difference
     never drops as communication grows (comm x 1, 2, 4)."""
+    from suite_dhelix import model
+
     _sc, _plan, (fwd, bwd) = _ops(scenario)
     sigma = float(scenario.params["sigma"])
     prev = -1.0
@@ -265,6 +271,8 @@ def check_bounds_and_growth(tech, scenario):
 
 def check_folding(tech, scenario):
     """Folding places each layer once, L / G per GPU, for every pp dividing L / 2."""
+    from suite_dhelix import model
+
     L = int(scenario.workload.spec["layers"])
     for g in range(1, L // 2 + 1):
         if L % (2 * g):
@@ -277,6 +285,8 @@ def check_folding(tech, scenario):
 
 def check_tp_level(tech, scenario):
     """Halving the bandwidth of a level the TP group crosses raises megatron's exposed communication."""
+    from suite_dhelix import model
+
     sc = _fit(scenario, )
     sc = dataclasses.replace(sc, variant="megatron")
     if int(sc.params["tp"]) < 2 or not sc.profile.network:
@@ -309,7 +319,8 @@ TECHNIQUE = Technique(
     paper=PAPER,
     variants=VARIANTS,
     parameters=PARAMETERS,
-    fidelities={"model": model.evaluate, "simulate": simulate.evaluate, "execute": execute.evaluate},
+    fidelities={"model": "suite_dhelix.model:evaluate", "simulate": "suite_dhelix.simulate:evaluate",
+                "execute": "suite_dhelix.execute:evaluate"},
     claims=CLAIMS,
     properties=PROPERTIES,
     version="0.1.0",
