@@ -60,6 +60,8 @@ from suite.collectives.dataparallel import proportional_batches
 from suite.errors import ParameterError
 from suite.perf import collective_time, group_of, roofline_time
 
+from suite_hetseq.constants import DEFAULT_EFFICIENCY, README_SAMPLES
+
 __all__ = ["VARIANTS", "README_ROWS", "README_SAMPLES", "DEFAULT_EFFICIENCY", "rank_devices", "sample_times",
            "memory_bytes", "batch_caps", "split_batch", "Step", "step", "fixed_epoch_steps", "Plan", "plan",
            "calibrate_readme", "evaluate"]
@@ -74,16 +76,9 @@ README_ROWS = {
     4: (16, 512, 66_785, 2.794, 2.23, 0.81, 3.22),
     8: (32, 1024, 33_393, 3.126, 1.21, 0.74, 5.94),
 }
-#: samples of the README's 5-epoch run: its 1-node steps x global batch (267,139 x 128)
-README_SAMPLES = 267_139 * 128
-
-#: Fraction of the fp32 peak one BERT-base (sequence 128) training step sustains, technique-wide.
-#: Source: calibration (:func:`calibrate_readme`) on the README's 1-node row (4 GPUs, 32
-#: sequences each, 2.60 s/step) on the ``hetseq-readme`` profile (TITAN Xp assumed, PCIe 3.0
-#: inside the node): 2.60 s minus the intra-node all-reduce of the fp32 gradient is the compute
-#: of 32 x 67.05 GFLOP at this fraction of 12.15 TFLOP/s. The README's step includes data
-#: loading and the optimizer, which this fraction absorbs.
-DEFAULT_EFFICIENCY = 0.06907
+# README_SAMPLES (samples of the README's 5-epoch run, 267,139 x 128) and DEFAULT_EFFICIENCY
+# (0.06907, calibrated by calibrate_readme) are defined, with their sources, in
+# suite_hetseq.constants (imported above), which the declaration reads without this model.
 
 _DAY = 86_400.0
 

@@ -24,7 +24,7 @@ from suite import (
     Variant,
 )
 
-from suite_hetseq import execute, model
+from suite_hetseq.constants import DEFAULT_EFFICIENCY, README_SAMPLES
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "throughput_ratio"]
 
@@ -53,9 +53,9 @@ PARAMETERS = {
     "global_batch": Param(int, default=None, unit="samples", minimum=1, optional=True,
                           help="global batch B split over the ranks (default: batch_per_gpu x ranks, the README's "
                                "128 per node)"),
-    "samples": Param(int, default=model.README_SAMPLES, unit="samples", minimum=1,
+    "samples": Param(int, default=README_SAMPLES, unit="samples", minimum=1,
                      help="samples of the fixed-epoch run (default: the README's 5 epochs, 267,139 steps x 128)"),
-    "efficiency": Param(float, default=model.DEFAULT_EFFICIENCY, minimum=1e-4, maximum=1.0,
+    "efficiency": Param(float, default=DEFAULT_EFFICIENCY, minimum=1e-4, maximum=1.0,
                         help="fraction of each device's peak one training step sustains (default: calibrated on "
                              "the README's 1-node row, model.DEFAULT_EFFICIENCY)"),
     "dtype": Param(str, default="fp32", choices=("fp32", "fp16"),
@@ -206,6 +206,8 @@ def check_speedup_bound(tech, scenario):
 def check_proportional_no_slower(tech, scenario):
     """``hetseq``'s step is never slower than ``ddp-equal-batch``'s by more than one sample of
     the slowest rank, and never faster than the balanced bound ``B / sum_r(1/t_r) + t_AR``."""
+    from suite_hetseq import model
+
     sc = _fit(scenario)
     if sc.profile is None:
         return
@@ -246,6 +248,8 @@ class _StepOnly:
 
     def evaluate(self, scenario):
         from suite import Result
+
+        from suite_hetseq import model
 
         p = scenario.params
         ranks = int(p["nodes"]) * scenario.profile.devices_per_node
@@ -331,7 +335,7 @@ TECHNIQUE = Technique(
     paper=PAPER,
     variants=VARIANTS,
     parameters=PARAMETERS,
-    fidelities={"model": model.evaluate, "execute": execute.evaluate},
+    fidelities={"model": "suite_hetseq.model:evaluate", "execute": "suite_hetseq.execute:evaluate"},
     claims=CLAIMS,
     properties=PROPERTIES,
     version="0.1.0",
