@@ -13,8 +13,6 @@ from dataclasses import dataclass
 
 from suite import Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant
 
-from suite_hyscale_gnn import execute, model
-
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "FanoutParam", "speedup_over_baseline"]
 
 PAPER = Paper(
@@ -48,6 +46,8 @@ class FanoutParam(Param):
     layers: int = 2
 
     def validate(self, name, value, *, technique=""):
+        from suite_hyscale_gnn import model
+
         out = model.parse_fanout(value, self.layers)
         return ",".join(str(f) for f in out)
 
@@ -178,7 +178,7 @@ TECHNIQUE = Technique(
     paper=PAPER,
     variants=VARIANTS,
     parameters=PARAMETERS,
-    fidelities={"model": model.evaluate, "execute": execute.evaluate},
+    fidelities={"model": "suite_hyscale_gnn.model:evaluate", "execute": "suite_hyscale_gnn.execute:evaluate"},
     claims=CLAIMS,
     properties=PROPERTIES,
     version="0.1.0",
