@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 from suite.errors import ParameterError
 
+from suite_kernel_kmeans.constants import KERNELS  # the kernel names (defined there for the declaration)
+
 __all__ = [
     "KERNELS",
     "TIE_RTOL",
@@ -46,7 +48,6 @@ __all__ = [
     "init_labels",
 ]
 
-KERNELS = ("linear", "polynomial", "gaussian", "sigmoid")
 TIE_RTOL = 1e-9
 
 

@@ -79,6 +79,8 @@ from suite.errors import ParameterError
 from suite.perf import roofline_time
 from suite.technique import Skip
 
+from suite_kernel_kmeans.constants import DTYPE_BYTES  # bytes per element (defined there for the declaration)
+
 __all__ = [
     "KERNEL_FLOPS",
     "Collective",
@@ -91,7 +93,6 @@ __all__ = [
     "DTYPE_BYTES",
 ]
 
-DTYPE_BYTES = {"fp32": 4, "fp64": 8}
 KERNEL_FLOPS = {"linear": 0, "polynomial": 3, "gaussian": 4, "sigmoid": 3}
 LABEL_BYTES = 4
 

@@ -30,8 +30,7 @@ from suite import (
     Variant,
 )
 
-from suite_kernel_kmeans import algorithm as alg
-from suite_kernel_kmeans import execute, model, solvers
+from suite_kernel_kmeans.constants import DTYPE_BYTES, KERNELS
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "geomean_ratio", "max_ratio", "min_ratio",
            "fastest_everywhere"]
@@ -72,7 +71,7 @@ PARAMETERS = {
                     "execute -- a seeded subsample of the dataset (default all of it)"),
     "iterations": Param(int, default=100, unit="iterations", minimum=1, maximum=100000,
                         help="clustering iterations (paper: 100); execute stops early when no label changes"),
-    "kernel": Param(str, default="polynomial", choices=alg.KERNELS,
+    "kernel": Param(str, default="polynomial", choices=KERNELS,
                     help="kernel function (paper: polynomial (x.y + 1)^2; Gaussian is our extension)"),
     "gamma": Param(float, default=None, minimum=0.0, optional=True,
                    help="kernel scale: polynomial/sigmoid default 1 (paper); Gaussian default 1/(d var(X))"),
@@ -83,7 +82,7 @@ PARAMETERS = {
                        "clusterings on small data)"),
     "window": Param(int, default=8192, unit="rows", minimum=1,
                     help="sliding-window block rows b (paper: 8192)"),
-    "dtype": Param(str, default="fp32", choices=tuple(model.DTYPE_BYTES),
+    "dtype": Param(str, default="fp32", choices=tuple(DTYPE_BYTES),
                    help="model: precision of X, K and E (paper: fp32); execute always computes in float64"),
     "standardize": Param(bool, default=True, help="execute: scale each feature to zero mean, unit variance"),
 }
@@ -250,6 +249,8 @@ CLAIMS = [
 
 
 def _tiny(scenario, n: int = 36, d: int = 3):
+    from suite_kernel_kmeans import algorithm as alg
+
     rng = np.random.default_rng(int(scenario.seed) + 12345)
     X = rng.normal(size=(n, d))
     kp = alg.resolve_kernel("polynomial", X, 0.5, 1.0, 2)
@@ -262,6 +263,9 @@ def _ranks(variant: str) -> int:
 
 def prop_objective_monotone(tech, scenario) -> None:
     """The objective never increases from one iteration to the next (PSD polynomial kernel)."""
+    from suite_kernel_kmeans import algorithm as alg
+    from suite_kernel_kmeans import solvers
+
     X, kp, rng = _tiny(scenario)
     lab0 = alg.init_labels(X, 4, kp, "random", rng)
     res = solvers.run(scenario.variant, X, 4, kp, lab0, 30, _ranks(scenario.variant), window=7)
@@ -271,6 +275,9 @@ def prop_objective_monotone(tech, scenario) -> None:
 
 def prop_layouts_agree(tech, scenario) -> None:
     """Every variant gives the labels of the single-process popcorn run from the same start."""
+    from suite_kernel_kmeans import algorithm as alg
+    from suite_kernel_kmeans import solvers
+
     X, kp, rng = _tiny(scenario)
     lab0 = alg.init_labels(X, 5, kp, "random", rng)
     ref = solvers.run_single(X, 5, kp, lab0, 30, "popcorn")
@@ -280,6 +287,8 @@ def prop_layouts_agree(tech, scenario) -> None:
 
 def prop_empty_clusters(tech, scenario) -> None:
     """A cluster that starts (or becomes) empty gives infinite distance, never NaN."""
+    from suite_kernel_kmeans import solvers
+
     X, kp, _ = _tiny(scenario)
     lab0 = np.arange(X.shape[0]) % 3  # clusters 3 and 4 of k = 5 start empty
     res = solvers.run(scenario.variant, X, 5, kp, lab0, 10, _ranks(scenario.variant), window=8)
@@ -289,6 +298,8 @@ def prop_empty_clusters(tech, scenario) -> None:
 
 def prop_faster_memory_not_slower(tech, scenario) -> None:
     """Model: doubling HBM bandwidth never makes an iteration slower."""
+    from suite_kernel_kmeans import model
+
     if scenario.fidelity != "model" or scenario.profile is None or scenario.profile.device is None:
         return
     params = dict(scenario.params)
@@ -327,7 +338,7 @@ TECHNIQUE = Technique(
     paper=PAPER,
     variants=VARIANTS,
     parameters=PARAMETERS,
-    fidelities={"model": model.evaluate, "execute": execute.evaluate},
+    fidelities={"model": "suite_kernel_kmeans.model:evaluate", "execute": "suite_kernel_kmeans.execute:evaluate"},
     claims=CLAIMS,
     properties=PROPERTIES,
     version="0.1.0",
