@@ -36,10 +36,9 @@ import numpy as np
 from suite.errors import TechniqueError
 
 from suite_computron import model
+from suite_computron.constants import MAX_COPY_BYTES
 
 __all__ = ["ShardCopier", "shard_bounds", "serial_copy", "sequential_shards", "evaluate", "MAX_COPY_BYTES"]
-
-MAX_COPY_BYTES = 4 * 2**30
 
 
 def shard_bounds(nbytes: int, n: int, align: int = 4096) -> list[tuple[int, int]]:

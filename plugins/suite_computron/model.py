@@ -59,6 +59,8 @@ from typing import Any
 from suite.errors import ParameterError, ProfileError
 from suite.perf import Group, collective_time, roofline_time, transfer_time
 
+from suite_computron.constants import DEFAULT_EFFICIENCY
+
 __all__ = ["LINK_FRACTION", "DEFAULT_EFFICIENCY", "DTYPE_BYTES", "VARIANTS", "HostEndpoint", "SwapCost",
            "ServiceCost", "layout", "host_endpoint", "host_link_time", "swap_time", "service_cost",
            "check_fits", "served_table", "model_bytes", "layer_table_of", "settings", "evaluate"]
@@ -70,11 +72,7 @@ __all__ = ["LINK_FRACTION", "DEFAULT_EFFICIENCY", "DTYPE_BYTES", "VARIANTS", "Ho
 #: link (per technique, never per claim). The docs page shows the swap times scale with it.
 LINK_FRACTION = 0.85
 
-#: Achieved fraction of the device's fp16 tensor peak in the prefill GEMMs: 0.5, the upper end
-#: of what Megatron-LM reaches on A100s [Narayanan21, Table 1: 44-52 %]. Small serving batches
-#: are below that; service times (ms) are small next to swaps (~100 ms), so the latencies the
-#: claims compare hardly move with it (docs page).
-DEFAULT_EFFICIENCY = 0.5
+# DEFAULT_EFFICIENCY (the fp16 GEMM efficiency, its source): suite_computron.constants
 
 DTYPE_BYTES = 2  # fp16 weights and activations (the OPT checkpoints are fp16)
 

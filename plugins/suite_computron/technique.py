@@ -8,14 +8,13 @@ properties.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
-
-import numpy as np
 
 from suite import Claim, Null, Ordered, Paper, Param, Property, ScenarioSpec, Skip, Technique, Variant
 from suite.errors import ParameterError
 
-from suite_computron import execute, model, simulate
+from suite_computron import constants
 from suite_computron.workloads import CONFIGS
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "VARIANTS", "PARAMETERS", "BURSTY_SKEWED_CONFIGS",
@@ -51,16 +50,18 @@ PARAMETERS = {
                  help="latency objective for slo_attainment (assumption: the paper's is not found)"),
     "duration": Param(float, default=None, unit="s", minimum=1e-3, maximum=3600.0, optional=True,
                       help="seconds of arrivals (default: the serving workload's, 30 s)"),
-    "efficiency": Param(float, default=model.DEFAULT_EFFICIENCY, minimum=1e-3, maximum=1.0,
+    "efficiency": Param(float, default=constants.DEFAULT_EFFICIENCY, minimum=1e-3, maximum=1.0,
                         help="achieved fraction of the fp16 peak in (0, 1] (source: model.DEFAULT_EFFICIENCY)"),
-    "copy_bytes": Param(int, default=64 * 2**20, unit="B", minimum=4096, maximum=execute.MAX_COPY_BYTES,
+    "copy_bytes": Param(int, default=64 * 2**20, unit="B", minimum=4096, maximum=constants.MAX_COPY_BYTES,
                         help="bytes the execute fidelity copies (and the model's copy_rate prices)"),
     "target": Param(str, default="host", choices=("host", "gpu"),
                     help="execute: host-to-host pools, or pinned host to a CUDA device"),
 }
 
 
+@functools.lru_cache(maxsize=1)
 def _ext_schema():
+    """The ``[ext.pcie_switch]`` schema class, built on first use (pydantic and pint load only then)."""
     from pydantic import BaseModel, ConfigDict, Field
 
     from suite.hardware.units import BandwidthQ
@@ -80,7 +81,11 @@ def _ext_schema():
     return PcieSwitchExt
 
 
-PcieSwitchExt = _ext_schema()
+def __getattr__(name: str):
+    # ``PcieSwitchExt`` is built on first access (PEP 562), so importing the declaration loads no pydantic
+    if name == "PcieSwitchExt":
+        return _ext_schema()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _NODE = "perlmutter-gpu-node"
 _HW_NOTE = ("Hardware: one Perlmutter GPU node, 1 x EPYC 7763 and 4 x A100 each on its own PCIe 4.0 x16 link "
@@ -126,6 +131,8 @@ def _bursty_cases():
 def derive_bursty(results):
     """The configuration where computron's p90 (mean over seeds) comes closest to single-device's:
     ``{"computron": p90, "single-device": p90}`` there (Ordered: computron lower in every one)."""
+    import numpy as np
+
     worst, worst_ratio = None, -math.inf
     for i in BURSTY_SKEWED_CONFIGS:
         c = np.mean([results[f"computron:c{i:02d}:s{s}"]["latency_p90"] for s in SEEDS])
@@ -275,6 +282,9 @@ def check_shards_add_up(tech, scenario):
 def check_serving_invariants(tech, scenario):
     """Simulate (3 s of computron-c13): resident <= max_loaded, loaded - offloaded bytes = resident bytes,
     response >= service, per-model FIFO."""
+    import numpy as np
+
+    from suite_computron import simulate
     from suite_computron.workloads import serving_workload
 
     sc = _fit(scenario)
@@ -313,7 +323,8 @@ TECHNIQUE = Technique(
     paper=PAPER,
     variants=VARIANTS,
     parameters=PARAMETERS,
-    fidelities={"model": model.evaluate, "simulate": simulate.evaluate, "execute": execute.evaluate},
+    fidelities={"model": "suite_computron.model:evaluate", "simulate": "suite_computron.simulate:evaluate",
+                "execute": "suite_computron.execute:evaluate"},
     claims=CLAIMS,
     properties=PROPERTIES,
     version="0.1.0",
