@@ -35,11 +35,12 @@ import numpy as np
 
 from suite.collectives import Ledger, send
 
+from suite_clusterfusion.constants import CLUSTER_SIZES
+
 __all__ = ["CLUSTER_SIZES", "check_cluster", "cluster_reduce", "cluster_gather", "softmax_merge",
            "reduce_traffic", "gather_traffic", "rounds"]
 
-#: Cluster sizes ClusterFusion supports: N = 2^k, k <= 4 [Luo25, Sec. 3].
-CLUSTER_SIZES = (1, 2, 4, 8, 16)
+# CLUSTER_SIZES (N = 2^k, k <= 4 [Luo25, Sec. 3]): suite_clusterfusion.constants
 
 
 def check_cluster(n: int) -> int:

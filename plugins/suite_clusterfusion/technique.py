@@ -13,8 +13,7 @@ import statistics
 
 from suite import Between, Claim, Gain, Null, Ordered, Paper, Param, Property, ScenarioSpec, Technique, Variant
 
-from suite_clusterfusion import execute, model
-from suite_clusterfusion.cluster import CLUSTER_SIZES
+from suite_clusterfusion.constants import CLUSTER_SIZES
 from suite_clusterfusion.workloads import WORKLOAD_NAME
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "PROFILE", "MODELS", "SEQ_LENS", "default_hopper"]
@@ -270,6 +269,8 @@ def check_fused_bytes(tech, scenario):
 
 def check_dsmem_only_clusterfusion(tech, scenario):
     """Halving the DSMEM bandwidth and doubling its latency slows clusterfusion (n > 1) and no other variant."""
+    from suite_clusterfusion import model
+
     sc = _fit(scenario)
     hop = _hopper_si(sc.profile)
     slow = sc.profile.with_overrides({"ext.hopper.dsmem_bandwidth": hop["dsmem_bandwidth"] / 2,
@@ -304,6 +305,8 @@ def check_hbm_monotone(tech, scenario):
 
 def check_execute_matches_oracle(tech, scenario):
     """Execute: every variant's output equals the float64 reference within REL_TOL (evaluate raises otherwise)."""
+    from suite_clusterfusion import execute
+
     prm = {**scenario.params, "batch": min(int(scenario.params["batch"]), 2),
            "seq_len": min(int(scenario.params["seq_len"]), 64)}
     res = tech.evaluate(dataclasses.replace(_fit(scenario), fidelity="execute", params=prm))
@@ -325,7 +328,7 @@ TECHNIQUE = Technique(
     paper=PAPER,
     variants=VARIANTS,
     parameters=PARAMETERS,
-    fidelities={"model": model.evaluate, "execute": execute.evaluate},
+    fidelities={"model": "suite_clusterfusion.model:evaluate", "execute": "suite_clusterfusion.execute:evaluate"},
     claims=CLAIMS,
     properties=PROPERTIES,
     version="0.1.0",
