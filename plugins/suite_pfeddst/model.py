@@ -53,13 +53,13 @@ from suite import Result
 from suite.errors import ParameterError, ProfileError
 from suite.perf.collective import Group, collective_time
 
+# DEFAULT_EFFICIENCY (achieved fraction of fp32 peak when a device has no gemm_fp32 curve, an
+# assumption) is defined in suite_pfeddst.constants, so the declaration reads it without this module.
+from suite_pfeddst.constants import DEFAULT_EFFICIENCY
+
 __all__ = ["sizes", "flops_per_round", "placement", "messages", "round_model", "RoundModel", "evaluate",
            "DEFAULT_EFFICIENCY"]
 
-#: Achieved fraction of fp32 peak for the tiny GEMMs of this MLP when the device has no
-#: calibrated ``gemm_fp32`` curve. ASSUMPTION (no measurement on a Jetson Nano or a Pi 4 was
-#: found): docs/techniques/pfeddst.md gives the round time's sensitivity to it.
-DEFAULT_EFFICIENCY = 0.2
 
 
 def sizes(d: int, hidden: int, classes: int, bytes_per_param: int = 4) -> dict[str, int]:

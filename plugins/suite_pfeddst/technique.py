@@ -14,7 +14,7 @@ import numpy as np
 
 from suite import Claim, Null, Ordered, Paper, Param, Property, ScenarioSpec, Technique, Variant
 
-from suite_pfeddst import execute, model
+from suite_pfeddst.constants import DEFAULT_EFFICIENCY
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "SEEDS", "TARGET_ACCURACY", "paired_summary",
            "derive_accuracy", "derive_rounds", "gaussian_mixture_10"]
@@ -74,7 +74,7 @@ PARAMETERS = {
                            help="fraction of each client's samples kept as its local test part"),
     "target_accuracy": Param(float, default=TARGET_ACCURACY, minimum=0.0, maximum=1.0,
                              help="personalized accuracy for rounds_to_target (fixed before any run)"),
-    "efficiency": Param(float, default=model.DEFAULT_EFFICIENCY, minimum=1e-4, maximum=1.0,
+    "efficiency": Param(float, default=DEFAULT_EFFICIENCY, minimum=1e-4, maximum=1.0,
                         help="achieved fraction of fp32 peak when a device has no gemm_fp32 curve (assumption)"),
 }
 
@@ -185,6 +185,8 @@ def _tiny(seed: int):
     """A small real problem for the execute properties: 300 digits, 8 clients."""
     from sklearn.datasets import load_digits
 
+    from suite_pfeddst import execute
+
     X, y = load_digits(return_X_y=True)
     rng = np.random.default_rng(seed)
     idx = rng.permutation(len(y))[:300]
@@ -193,6 +195,8 @@ def _tiny(seed: int):
 
 def check_selection(tech, scenario):
     """k distinct neighbours, never itself, drawn from the peer graph, for both selecting variants."""
+    from suite_pfeddst import execute
+
     cl = _tiny(scenario.seed)
     nbrs = execute.peer_graph(cl.n, 4, scenario.seed)
     for v in ("pfeddst", "random-peers"):
@@ -205,6 +209,8 @@ def check_selection(tech, scenario):
 
 def check_score_shape(tech, scenario):
     """S increases in s_l (alpha > 0), decreases in s_d, is linear in s_p (for positive brackets)."""
+    from suite_pfeddst import execute
+
     rng = np.random.default_rng(scenario.seed)
     a, c = float(scenario.params["alpha"]) or 1.0, float(scenario.params["c"])
     s_l, s_d, s_p = rng.uniform(0, 3, 20), rng.uniform(0, 2, 20), rng.uniform(0.05, 1, 20)
@@ -216,6 +222,8 @@ def check_score_shape(tech, scenario):
 
 def check_convex(tech, scenario):
     """Each aggregate is a convex combination: within the inputs' range, idempotent on equal inputs."""
+    from suite_pfeddst import execute
+
     rng = np.random.default_rng(scenario.seed)
     own = rng.normal(size=50)
     rec = [rng.normal(size=50) for _ in range(3)]
@@ -239,6 +247,8 @@ def check_bandwidth_monotone(tech, scenario):
 
 def check_k0_identical(tech, scenario):
     """k = 0 makes pfeddst and random-peers identical bit for bit (models, curve, no bytes)."""
+    from suite_pfeddst import execute
+
     cl = _tiny(scenario.seed)
     a = execute.run(cl, "pfeddst", rounds=2, hidden=8, k=0, seed=scenario.seed)
     b = execute.run(cl, "random-peers", rounds=2, hidden=8, k=0, seed=scenario.seed)
@@ -250,6 +260,8 @@ def check_k0_identical(tech, scenario):
 def check_ledger_bytes(tech, scenario):
     """The ledger's bytes equal rounds x clients x (k |e| + deg (|h| + |theta| + scalar)), and no
     header is averaged into another client (headers travel only as scoring messages)."""
+    from suite_pfeddst import execute
+
     cl = _tiny(scenario.seed)
     h = 8
     e_b = (cl.d * h + h) * 8
@@ -278,7 +290,7 @@ TECHNIQUE = Technique(
     paper=PAPER,
     variants=VARIANTS,
     parameters=PARAMETERS,
-    fidelities={"model": model.evaluate, "execute": execute.evaluate},
+    fidelities={"model": "suite_pfeddst.model:evaluate", "execute": "suite_pfeddst.execute:evaluate"},
     claims=CLAIMS,
     properties=PROPERTIES,
     version="0.1.0",
