@@ -1,8 +1,9 @@
 """Mixed-TD (Yu and Bouganis, FPL 2023) as a dlsys-suite technique plugin.
 
 Registered through the ``suite.plugins`` entry point like any third-party plugin; see
-:mod:`suite_mixed_td.technique` for the declaration, :mod:`suite_mixed_td.decompose` for the SVD /
-CPD schemes on real arrays, :mod:`suite_mixed_td.model` for the FPGA pipeline model and the search,
+:mod:`suite_mixed_td.technique` for the declaration (light: its fidelities are references into
+:mod:`suite_mixed_td.fidelities`, its import-time constants live in :mod:`suite_mixed_td.constants`),
+:mod:`suite_mixed_td.decompose` for the SVD / CPD schemes on real arrays, :mod:`suite_mixed_td.model` for the FPGA pipeline model and the search,
 :mod:`suite_mixed_td.execute` for the execute fidelity, :mod:`suite_mixed_td.workloads` for
 RepVGG-A0 (deploy form) and the digits CNN.
 """

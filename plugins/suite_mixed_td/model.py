@@ -58,6 +58,7 @@ import numpy as np
 
 from suite.perf import transfer_time
 
+from suite_mixed_td.constants import DSP_PER_MAC  # the declaration's default, read without this module
 from suite_mixed_td.decompose import (
     FactorLayer,
     Geometry,
@@ -90,10 +91,6 @@ __all__ = [
     "SearchResult",
 ]
 
-#: DSP slices per 8-bit MAC of parallelism. Unknown for the authors' 8-bit BFP datapath (not in the
-#: sources read); one per-toolflow constant, 1 (a DSP48E2 per multiplier, the fpgaConvNet default
-#: for 16-bit data), stated as an assumption, never tuned.
-DSP_PER_MAC = 1.0
 #: Weight word width (the authors' optimiser runs with 8-bit weights, ``fpga_utils.py`` [Yu23]).
 WEIGHT_BITS = 8
 #: ``--method`` of each variant (``search.py`` [Yu23]).

@@ -1,20 +1,18 @@
 """Mixed-TD (Yu and Bouganis, FPL 2023): the technique declaration.
 
 Variants, parameters, fidelities, the paper's claims (the abstract's 1.73x-10.29x throughput per
-DSP, the only number read in the paper's own text), the model fidelity's evaluate and the declared
-properties.
+DSP, the only number read in the paper's own text), and the declared properties. The
+fidelities are references into :mod:`suite_mixed_td.fidelities`, imported the first time one runs,
+so listing the technique imports no model or execute code.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import time
 
-import numpy as np
+from suite import Between, Claim, Null, Paper, Param, Property, ScenarioSpec, Skip, Technique, Variant
 
-from suite import Between, Claim, Null, Paper, Param, Property, Result, ScenarioSpec, Skip, Technique, Variant
-
-from suite_mixed_td import execute, model
+from suite_mixed_td.constants import DSP_PER_MAC
 from suite_mixed_td.workloads import digits_cnn, repvgg_a0
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "evaluate_model", "per_dsp_gain", "default_ratio",
@@ -65,7 +63,7 @@ PARAMETERS = {
                          help="MAC constraint as a fraction of the dense network's MACs (default: = ratio)"),
     "dsp_budget": Param(int, default=None, unit="DSP slices", minimum=1, maximum=10_000_000, optional=True,
                         help="DSP slices the greedy may use (default: the profile's [ext.fpga] dsp_slices)"),
-    "dsp_per_mac": Param(float, default=model.DSP_PER_MAC, unit="DSP slices", minimum=0.01, maximum=8.0,
+    "dsp_per_mac": Param(float, default=DSP_PER_MAC, unit="DSP slices", minimum=0.01, maximum=8.0,
                          help="DSP slices per unit of 8-bit MAC parallelism (per toolflow; 1 assumed, unknown)"),
     "objective": Param(str, default="accuracy-proxy", choices=("accuracy-proxy", "per-dsp"),
                        help="search ranking of feasible designs: the kept-MAC accuracy proxy (stand-in for the "
@@ -80,75 +78,11 @@ PARAMETERS = {
 # --------------------------------------------------------------------------- model fidelity
 
 
-def evaluate_model(scenario) -> Result:
-    """Model fidelity: the variant's design (dense, or the search's best) on the FPGA pipeline model.
+def evaluate_model(scenario):
+    """Model fidelity (:func:`suite_mixed_td.fidelities.evaluate_model`, imported on first call)."""
+    from suite_mixed_td.fidelities import evaluate_model as _evaluate
 
-    Returns
-    -------
-    suite.Result
-        ``throughput`` (images/s), ``dsps`` (DSP slices), ``throughput_per_dsp`` (images/s/DSP),
-        ``macs`` (MAC/image), ``macs_ratio`` (1, over dense), ``weight_bytes``, ``spilled_bytes`` (B),
-        ``speedup`` and ``per_dsp_gain`` over the dense design (1), ``feasible`` (1 if both search
-        constraints hold), ``decomposed_layers``. Artifacts: ``layers`` (per-layer choice),
-        ``search`` (evaluations, wall time, evaluations/s, best score per generation).
-
-    Raises
-    ------
-    suite.Skip
-        No ``[ext.fpga]`` in the profile; a workload that is not a layer table; a DSP budget below the
-        dense design's stage count.
-    """
-    from suite.workloads import LayerTable
-
-    wl = scenario.workload
-    if not isinstance(wl, LayerTable):
-        raise Skip(f"mixed-td model: workload {getattr(wl, 'name', None)!r} is not a layer table "
-                   f"(for the digits CNN use 'mixed-td-digits-cnn')")
-    p = scenario.params
-    res = model.resources_of(scenario.profile, p.get("dsp_budget"))
-    dpm = float(p["dsp_per_mac"])
-    ratio = float(p["ratio"]) if p.get("ratio") is not None else default_ratio(wl)
-    macs_target = float(p["macs_target"]) if p.get("macs_target") is not None else ratio
-    methods = model.METHODS[scenario.variant]
-    net = model.build_network(wl, methods or ("svd", "cpd"))
-    L = len(net.candidates)
-    dense_design = np.zeros(L, dtype=np.int64)
-    d0 = {k: float(v[0]) for k, v in model.evaluate_designs(net, dense_design[None, :], res, dpm).items()}
-    if not d0["feasible_fold"]:
-        raise Skip(f"mixed-td model: dsp_budget {res.dsps} is below the {len(net.stages_of(dense_design))} "
-                   f"stages of the dense design of {wl.name!r}")
-    t0 = time.perf_counter()
-    evals = 1
-    history: list[float] = []
-    if methods and L:
-        fam = _family(wl)
-        sb, mb = model.PRIORS[(fam, "cp" if methods == ("cpd",) else "mixed")]
-        sr = model.search(net, res, ratio=ratio, macs_target=macs_target, generations=int(p["generations"]),
-                          seed=int(scenario.seed), prior_mean=ratio - sb - mb, dsp_per_mac=dpm,
-                          objective=str(p["objective"]))
-        design, m, feasible, evals, history = sr.design, sr.metrics, sr.feasible, sr.evaluations, sr.history
-    else:
-        design, m, feasible = dense_design, d0, True
-    wall = time.perf_counter() - t0
-    tpd = m["throughput"] / m["dsps"] if m["dsps"] else 0.0
-    tpd0 = d0["throughput"] / d0["dsps"]
-    out = Result()
-    out.add("throughput", m["throughput"], "1/s", "higher")
-    out.add("dsps", m["dsps"], "1", "lower")
-    out.add("throughput_per_dsp", tpd, "1/s", "higher")
-    out.add("macs", m["macs"], "1", "lower")
-    out.add("macs_ratio", m["macs"] / net.dense_macs, "1", "lower")
-    out.add("weight_bytes", m["weight_bytes"], "B", "lower")
-    out.add("spilled_bytes", m["spilled_bytes"], "B", "lower")
-    out.add("speedup", m["throughput"] / d0["throughput"], "1", "higher")
-    out.add("per_dsp_gain", tpd / tpd0, "1", "higher")
-    out.add("feasible", 1.0 if feasible else 0.0, "1", "higher")
-    out.add("decomposed_layers", float(sum(1 for k in design if int(k) != 0)), "1", "none")
-    out.artifacts["layers"] = net.describe(design)
-    out.artifacts["search"] = {"evaluations": int(evals), "wall_s": wall,
-                               "evaluations_per_s": (evals / wall) if wall > 0 else None,
-                               "ratio": ratio, "macs_target": macs_target, "best_score": history[-1:] or None}
-    return out
+    return _evaluate(scenario)
 
 
 def per_dsp_gain(results):
@@ -196,6 +130,10 @@ CLAIMS = [
 def _resources_for(scenario) -> model.Resources:
     """The profile's FPGA resources, or (a generated profile without [ext.fpga]) resources drawn from
     the seed and the device's memory figures, so a property is checked on any profile."""
+    import numpy as np
+
+    from suite_mixed_td import model
+
     prof = scenario.profile
     if prof is not None and (prof.ext or {}).get("fpga"):
         return model.resources_of(prof)
@@ -209,11 +147,15 @@ def _resources_for(scenario) -> model.Resources:
 def _small_net(scenario):
     from suite.workloads import LayerTable
 
+    from suite_mixed_td import model
+
     wl = scenario.workload if isinstance(scenario.workload, LayerTable) else digits_cnn()
     return model.build_network(wl, ("svd", "cpd"))
 
 
 def _random_designs(net, seed, n=16):
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     d = np.stack([rng.integers(0, k, size=n) for k in net.n_cands], axis=1) if len(net.n_cands) else \
         np.zeros((n, 0), dtype=np.int64)
@@ -223,6 +165,8 @@ def _random_designs(net, seed, n=16):
 
 def check_dsp_monotone(tech, scenario):
     """Throughput is non-decreasing in the DSP budget (dense and random designs)."""
+    from suite_mixed_td import model
+
     net = _small_net(scenario)
     res = _resources_for(scenario)
     d = _random_designs(net, scenario.seed)
@@ -233,6 +177,8 @@ def check_dsp_monotone(tech, scenario):
 
 def check_vector_equals_reference(tech, scenario):
     """The vectorised evaluator equals the step-by-step greedy on random designs."""
+    from suite_mixed_td import model
+
     net = _small_net(scenario)
     res = _resources_for(scenario)
     d = _random_designs(net, scenario.seed, n=6)
@@ -246,6 +192,10 @@ def check_vector_equals_reference(tech, scenario):
 
 def check_dram_only_when_spilled(tech, scenario):
     """DRAM bandwidth changes throughput only for designs whose weights spill."""
+    import numpy as np
+
+    from suite_mixed_td import model
+
     net = _small_net(scenario)
     res = _resources_for(scenario)
     d = _random_designs(net, scenario.seed)
@@ -259,6 +209,10 @@ def check_dram_only_when_spilled(tech, scenario):
 
 def check_search_meets_constraints(tech, scenario):
     """A short search's design meets MACs <= target and throughput >= dense / ratio when it says feasible."""
+    import numpy as np
+
+    from suite_mixed_td import model
+
     net = _small_net(scenario)
     res = _resources_for(scenario)
     L = len(net.candidates)
@@ -280,17 +234,6 @@ PROPERTIES = [
 ]
 
 
-def _evaluate_execute(scenario):
-    from suite.perf import blas_threads
-
-    p = dict(scenario.params)
-    if p.get("ratio") is None:
-        p["ratio"] = default_ratio(scenario.workload)
-    sc = dataclasses.replace(scenario, params=p)
-    with blas_threads(1):  # tiny matrices: BLAS threads only contend
-        return execute.evaluate(sc)
-
-
 TECHNIQUE = Technique(
     name="mixed-td",
     title="Mixed-TD: per-layer SVD / CPD decomposition searched for a dataflow FPGA accelerator",
@@ -298,7 +241,8 @@ TECHNIQUE = Technique(
     paper=PAPER,
     variants=VARIANTS,
     parameters=PARAMETERS,
-    fidelities={"model": evaluate_model, "execute": _evaluate_execute},
+    fidelities={"model": "suite_mixed_td.fidelities:evaluate_model",
+                "execute": "suite_mixed_td.fidelities:evaluate_execute"},
     claims=CLAIMS,
     properties=PROPERTIES,
     version="0.1.0",
