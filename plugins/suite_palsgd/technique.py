@@ -12,11 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
-
 from suite import Approx, Claim, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant
-
-from suite_palsgd import execute, model
 
 PAPER = Paper(
     title="Pseudo-Asynchronous Local SGD: Robust and Efficient Data-Parallel Training",
@@ -155,6 +151,8 @@ _SMALL = dict(workers=3, steps=9, batch=8, H=2, warmup=3, p=0.3, eta=0.5, inner=
 
 
 def _exec(variant: str, profile=None, **over):
+    from suite_palsgd import execute
+
     q = dict(_SMALL)
     q.update(over)
     s = execute.setup(variant, q, profile, 0)
@@ -164,6 +162,8 @@ def _exec(variant: str, profile=None, **over):
 
 def check_reduces_to_ssgd(tech: Technique, scenario) -> None:
     """p = 0, H = 1, plain inner SGD, outer lr 1 without momentum: PALSGD = synchronous SGD."""
+    import numpy as np
+
     kw = dict(p=0.0, H=1, inner="sgd", lr=0.1, outer_lr=1.0, outer_momentum=0.0)
     a, _ = _exec("palsgd", scenario.profile, **kw)
     b, _ = _exec("s-sgd", scenario.profile, **kw)
@@ -182,6 +182,8 @@ def check_allreduce_count(tech: Technique, scenario) -> None:
 
 def check_local_not_slower(tech: Technique, scenario) -> None:
     """Model: local variants' time to target <= DDP's (equal steps); PALSGD <= DiLoCo when T_ps <= T_c."""
+    from suite_palsgd import model
+
     r = {v: tech.evaluate(dataclasses.replace(scenario, variant=v, fidelity="model",
                                               params=dict(scenario.params, steps_ratio=1.0)))
          for v in model.VARIANTS}
@@ -211,7 +213,7 @@ TECHNIQUE = Technique(
     paper=PAPER,
     variants=VARIANTS,
     parameters=PARAMETERS,
-    fidelities={"model": model.evaluate, "execute": execute.evaluate},
+    fidelities={"model": "suite_palsgd.model:evaluate", "execute": "suite_palsgd.execute:evaluate"},
     claims=_claims(),
     properties=PROPERTIES,
     version="0.1.0",
