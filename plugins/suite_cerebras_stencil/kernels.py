@@ -56,6 +56,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from suite_cerebras_stencil.constants import KERNELS
+
 __all__ = [
     "KERNELS",
     "FIELDS_IN",
@@ -84,7 +86,6 @@ __all__ = [
     "random_fields",
 ]
 
-KERNELS = ("diffusion7", "advection")
 #: fields read and written per grid point
 FIELDS_IN = {"diffusion7": 1, "advection": 3}
 FIELDS_OUT = {"diffusion7": 1, "advection": 3}

@@ -74,6 +74,7 @@ import numpy as np
 
 from suite.perf import Group, collective_time, roofline_time, transfer_time
 
+from suite_cerebras_stencil.constants import DTYPE_BYTES
 from suite_cerebras_stencil.kernels import FIELDS_IN, FIELDS_OUT, KERNELS, bytes_per_point, flop_count, halo_corners
 
 __all__ = [
@@ -94,7 +95,6 @@ __all__ = [
     "evaluate",
 ]
 
-DTYPE_BYTES = {"fp32": 4, "fp16": 2}
 VARIANTS = ("cpu-2s", "gpu-4x", "wse")
 #: GPUs of the gpu-4x variant (the abstract: "four V100 GPUs")
 GPUS = 4

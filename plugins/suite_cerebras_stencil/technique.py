@@ -8,11 +8,9 @@ both WSE profiles and the docs page gives the sensitivity to each assumption.
 
 from __future__ import annotations
 
-import numpy as np
-
 from suite import Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant
 
-from suite_cerebras_stencil import execute, kernels, model
+from suite_cerebras_stencil.constants import DTYPE_BYTES, KERNELS
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "DEFAULTS", "PROFILES", "ratio"]
 
@@ -42,7 +40,7 @@ DEFAULTS = {"kernel": "advection", "nx": 600, "ny": 595, "nz": 1536, "steps": 1,
             "io": "streamed"}
 
 PARAMETERS = {
-    "kernel": Param(str, default=DEFAULTS["kernel"], choices=kernels.KERNELS,
+    "kernel": Param(str, default=DEFAULTS["kernel"], choices=KERNELS,
                     help="diffusion7 (3-D 7-point Jacobi) or advection (MONC-style flux-form advection of u, v, w "
                          "into su, sv, sw; ours)"),
     "nx": Param(int, default=DEFAULTS["nx"], unit="points", minimum=3, maximum=1 << 20, help="grid points along x"),
@@ -51,7 +49,7 @@ PARAMETERS = {
                 help="grid points along z (held in PE memory on the wafer)"),
     "steps": Param(int, default=DEFAULTS["steps"], unit="steps", minimum=1, maximum=1 << 20,
                    help="stencil steps per call"),
-    "dtype": Param(str, default=DEFAULTS["dtype"], choices=tuple(model.DTYPE_BYTES), help="field precision"),
+    "dtype": Param(str, default=DEFAULTS["dtype"], choices=tuple(DTYPE_BYTES), help="field precision"),
     "io": Param(str, default=DEFAULTS["io"], choices=("resident", "streamed"),
                 help="resident: the grid stays in device memory; streamed: in and out every call, as a TF input "
                      "pipeline does (the paper's choice is unknown)"),
@@ -141,6 +139,8 @@ def _library_profile(variant: str):
 def _suits(variant: str, profile) -> bool:
     from suite import Skip
 
+    from suite_cerebras_stencil import model
+
     try:
         model.platform_of(variant, profile)
         return True
@@ -157,6 +157,8 @@ def _small(scenario) -> dict:
 
 def _time(variant: str, profile, params: dict) -> float:
     from suite import Scenario
+
+    from suite_cerebras_stencil import model
 
     sc = Scenario("cerebras-stencil", variant, "model", profile, None, params)
     return model.evaluate(sc)["time_per_call"]
@@ -180,6 +182,8 @@ def _get(profile, path: str) -> float | None:
     """The SI value of a bandwidth field (``ext.cerebras.*`` read through the plugin's schema)."""
     parts = path.split(".")
     if parts[:2] == ["ext", "cerebras"]:
+        from suite_cerebras_stencil import model
+
         ext = model._cerebras_ext(profile) or {}
         val = ext.get(parts[2])
         return float(val) if val is not None else None
@@ -207,6 +211,8 @@ def check_link_isolation(tech, scenario):
     """Halving NVLink, the wafer fabric or the system Ethernet raises the time of the variant whose
     traffic crosses it; halving a link no traffic crosses (I/O with the grid resident) changes
     nothing. (The variants run on different profiles, so a link of one is never read by another.)"""
+    from suite_cerebras_stencil import model
+
     p = _small(scenario)
     profs = {v: _library_profile(v) for v in model.VARIANTS}
     base = {v: _time(v, profs[v], p) for v in model.VARIANTS}
@@ -228,7 +234,11 @@ def check_link_isolation(tech, scenario):
 
 def check_fits_iff(tech, scenario):
     """On the wafer a grid runs iff each PE's columns fit its memory (resident fields <= SRAM / cores)."""
+    import numpy as np
+
     from suite import Scenario, Skip
+
+    from suite_cerebras_stencil import kernels, model
 
     prof = _library_profile("wse")
     pf = model.platform_of("wse", prof, scenario.params["dtype"])
@@ -250,6 +260,10 @@ def check_fits_iff(tech, scenario):
 
 
 def _fields(scenario, shape=(6, 5, 4)):
+    import numpy as np
+
+    from suite_cerebras_stencil import kernels
+
     rng = np.random.default_rng(scenario.seed)
     return kernels.random_fields(scenario.params["kernel"], shape, rng, np.float64), rng
 
@@ -257,6 +271,10 @@ def _fields(scenario, shape=(6, 5, 4)):
 def check_kernel_invariants(tech, scenario):
     """Zero velocity -> zero source; constant field -> zero diffusion update; periodic sums kept
     (diffusion) or zero (advection); np.roll commutes; slices == correlate == roll oracle."""
+    import numpy as np
+
+    from suite_cerebras_stencil import kernels
+
     k = scenario.params["kernel"]
     f, rng = _fields(scenario)
     out = kernels.apply(k, f)
@@ -279,6 +297,10 @@ def check_kernel_invariants(tech, scenario):
 
 def check_decomposed_equal(tech, scenario):
     """Any slab count P and block grid px x py give the single domain bit for bit."""
+    import numpy as np
+
+    from suite_cerebras_stencil import execute, kernels
+
     k = scenario.params["kernel"]
     f, rng = _fields(scenario, (7, 6, 4))
     f = tuple(x.astype(np.float32) for x in f)
@@ -314,7 +336,7 @@ SMOKE = [
 #: variant (the only one this machine is), both kernels, at sizes beyond the last-level cache
 VALIDATION = [
     ScenarioSpec(variant="cpu-2s", fidelity="execute", params={"kernel": k, "nx": n, "ny": n, "nz": n, "io": "resident"})
-    for k in kernels.KERNELS for n in (96, 160)
+    for k in KERNELS for n in (96, 160)
 ]
 
 TECHNIQUE = Technique(
@@ -324,7 +346,7 @@ TECHNIQUE = Technique(
     paper=PAPER,
     variants=VARIANTS,
     parameters=PARAMETERS,
-    fidelities={"model": model.evaluate, "execute": execute.evaluate},
+    fidelities={"model": "suite_cerebras_stencil.model:evaluate", "execute": "suite_cerebras_stencil.execute:evaluate"},
     claims=CLAIMS,
     properties=PROPERTIES,
     version="0.1.0",
