@@ -53,6 +53,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from suite.workloads import Workload
+from suite_virtualflow.constants import GPU_RELEASE_WAIT, TRACE_NAME
 
 __all__ = [
     "TraceJob",
@@ -70,8 +71,9 @@ __all__ = [
     "evaluate",
 ]
 
-#: ``GPU_RELEASE_WAIT_SECONDS`` of the authors' run_medium20_elasticity_experiment.sh.
-GPU_RELEASE_WAIT = 10.0
+# GPU_RELEASE_WAIT (``GPU_RELEASE_WAIT_SECONDS`` of the authors' run_medium20_elasticity_experiment.sh)
+# and TRACE's name are defined in suite_virtualflow.constants, so the declaration reads them
+# without this module.
 
 #: Training-set sizes (samples) [Wang18, Krizhevsky09, Russakovsky15].
 DATASET_SIZES = {"CoLA": 8551, "SST-2": 67349, "MRPC": 3668, "cifar10": 50000, "imagenet": 1281167}
@@ -136,7 +138,7 @@ MEDIUM20_8JPH: tuple[TraceJob, ...] = (
 )
 
 TRACE = TraceWorkload(
-    name="virtualflow-medium20-8jph", kind="trace",
+    name=TRACE_NAME, kind="trace",
     source="andrewor14/models @ 07a6669, deploy/scheduler_traces/medium20_8jph.json (VirtualFlow, Or et al. MLSys 2022)",
     description="20 jobs (13 BERT GLUE, 3 Transformer, 4 ResNet) arriving over 6505 s at ~8 jobs/hour, "
                 "replayed on 8 GPUs (run_medium20_elasticity_experiment.sh)",
