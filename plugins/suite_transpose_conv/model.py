@@ -6,10 +6,13 @@ two traffic modes (parameter ``traffic``):
 
 ``per-tap`` (default)
     The structure of this suite's reference implementation (:mod:`.ops`), run one operation
-    at a time: per kernel tap, a gather copy of the input slab (memory-bound), a GEMM
-    ``(M, Ci) x (Ci, Co)`` and an accumulate; plus the set-up copies (padded / zero-inserted
-    input) and, for kernel segregation, the interleave of the sub-outputs. This is what
-    ``suite validate`` compares with the measured execute fidelity.
+    at a time. zero-insert, kernel segregation and unified share its schedule: the set-up copy
+    (zero-inserted or padded input), then per output class and column tap one window copy
+    (memory-bound) and per tap one GEMM ``(M, Ci) x (Ci, Co)`` accumulating in place; plus,
+    for kernel segregation, the interleave of the sub-outputs and, for unified, the write of
+    each class. scatter: per tap a GEMM and a strided add. The compiled loop nest the variants
+    run for ``Co <= LOOP_MAX_CO`` is priced as the same GEMM schedule (not modelled
+    separately). This is what ``suite validate`` compares with the measured execute fidelity.
 ``fused``
     One kernel per launch that reads its inputs and writes its outputs once, as a GPU
     implementation does: zero-insert = upsample kernel + convolution kernel; kernel
@@ -35,7 +38,7 @@ from suite.perf import roofline_time
 from suite.technique import Result, Scenario, Skip
 
 from .layers import ConvT, layers_of
-from .ops import LOOP_MAX_CO, phase_plan
+from .ops import LOOP_MAX_CO, Phase, phase_plan
 
 __all__ = ["macs", "outputs_computed", "extra_outputs", "temp_bytes", "operations", "layer_time",
            "evaluate", "Op"]
@@ -135,12 +138,16 @@ def temp_bytes(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-ta
     traffic : {"per-tap", "fused"}
         ``per-tap``: the allocation sequence of :mod:`.ops` with weights pre-packed once per
         layer outside the call (:func:`.ops.pack`, as the execute fidelity does; no weight copy
-        per tap): padded input, per-tap slab copy ``A`` (for unified one window copy of
-        ``count + taps - 1`` rows x batch per column tap instead), GEMM result ``B`` (not for unified,
-        whose BLAS gemm accumulates in place into its one per-class accumulator), kernel
-        segregation's ``s^2`` sub-output buffers, numpy's ufunc buffers for in-place adds into
-        strided views; for unified with ``Co <= LOOP_MAX_CO`` (its compiled loop nest) the padded
-        NCHW input and one ``(Co, ceil(Wo/s))`` row transient; so the measured tracemalloc peak
+        per tap). Gemm path (``Co > LOOP_MAX_CO``): zero-insert the zero-inserted input plus one
+        window copy of all its rows by ``Wo`` columns (the output is its gemm's accumulator);
+        kernel segregation the padded input, the sub-outputs made so far, the current one and
+        its window copy; unified the padded input plus the largest class's accumulator and
+        window copy (``count + taps - 1`` rows x batch per column tap; none when contiguous).
+        Loop path (``Co <= LOOP_MAX_CO``, every variant's compiled loop nest): the padded (for
+        zero-insert zero-inserted) NCHW input plus one ``(Co, count)`` row transient, and for
+        kernel segregation its sub-outputs. scatter: its channels-last input, uncropped buffer,
+        product buffer and numpy's ufunc buffers for the in-place add into a strided view. So
+        the measured tracemalloc peak
         can be checked against it. ``fused``: only the buffers the algorithm
         itself needs: zero-insert the upsampled padded input ``N Ci (Ho+k-1)(Wo+k-1)``;
         kernel segregation the ``s^2`` sub-outputs ``N Co s^2 ceil(Ho/s) ceil(Wo/s)``; scatter
@@ -161,40 +168,49 @@ def temp_bytes(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-ta
         hf, wf = (l.h - 1) * s + k + max(0, l.op - l.p), (l.w - 1) * s + k + max(0, l.op - l.p)
         buf = _strided_add_buffer(n, l.h, l.w, co, s, hf, wf) if k > 1 or s > 1 else 0
         return (n * l.h * l.w * ci + full + max(wtap, buf) + n * l.h * l.w * co - out) * itemsize
+    loop = co <= LOOP_MAX_CO and itemsize in (4, 8)  # every variant's compiled loop nest (ops, small Co)
     if variant == "zero-insert":
-        up = n * ci * (ho + k - 1) * (wo + k - 1)
+        hu, wu = ho + k - 1, wo + k - 1
+        up = n * ci * hu * wu
         if traffic == "fused":
             return up * itemsize
-        a = 0 if _contiguous((n, ho, wo), (n, ho + k - 1, wo + k - 1)) else n * ho * wo * ci
-        return (up + a + n * ho * wo * co + wtap) * itemsize
+        if loop:  # the zero-inserted padded NCHW input + one (Co, Wo) row transient; the output is written in place
+            return (up + co * wo) * itemsize
+        # one stride-1 class: the zero-inserted (Hu, N, Wu, Ci) input + one window copy per column tap
+        # (all Hu rows x batch x Wo columns); the output itself is the gemm's accumulator
+        a = 0 if _contiguous((hu, n, wo), (hu, n, wu)) else hu * n * wo * ci
+        return (up + a) * itemsize
     grid = "exact" if variant == "unified" else "ceil"
     rows, rlo, rhi = phase_plan(l.h, k, s, l.p, l.op, grid=grid)
     cols, clo, chi = phase_plan(l.w, k, s, l.p, l.op, grid=grid)
+    hp, wp = l.h + rlo + rhi, l.w + clo + chi
+    xp = n * ci * hp * wp
+
+    def window(pr, pc) -> int:
+        # one window copy per column tap: (count + taps - 1) rows x batch x count columns of the
+        # rows-outer (Hp, N, Wp, Ci) input; none when the window is that array's contiguous block
+        rws = pr.count + pr.taps - 1
+        return 0 if _contiguous((rws, n, pc.count), (hp, n, wp)) else rws * n * pc.count * ci
+
     if variant == "kernel-segregated":
         sub = n * co * _cdiv(ho, s) * _cdiv(wo, s)
         if traffic == "fused":
             return s * s * sub * itemsize
-        hp, wp = l.h + rlo + rhi, l.w + clo + chi
-        xp = n * ci * hp * wp
+        # the padded input, the sub-outputs made so far, and the current class's sub-output with its
+        # window copy (gemm path) or its (Co, count) row transient (loop path)
         peak, alive = 0, 0
         for pr in rows:
             for pc in cols:
                 m = n * pr.count * pc.count
-                taps = pr.taps * pc.taps
-                if taps:
-                    # first tap: A + weight copy + B (B becomes the sub-output); later taps add A + w + B
-                    a = 0 if _contiguous((n, pr.count, pc.count), (n, hp, wp)) else m * ci
-                    cur = alive + a + wtap + m * co + (m * co if taps >= 2 else 0)
-                    peak = max(peak, cur)
-                alive += sub
+                if pr.taps and pc.taps and m:
+                    peak = max(peak, alive + m * co + (co * pc.count if loop else window(pr, pc)))
+                alive += m * co
                 peak = max(peak, alive)
         return (xp + peak) * itemsize
     if variant == "unified":
         if traffic == "fused":
             return 0
-        hp, wp = l.h + rlo + rhi, l.w + clo + chi
-        xp = n * ci * hp * wp
-        if co <= LOOP_MAX_CO and itemsize in (4, 8):
+        if loop:
             # the compiled loop nest (ops.unified, small Co): padded NCHW input + one (Co, count) row transient
             return (xp + co * max(pc.count for pc in cols)) * itemsize
         step = 0
@@ -204,12 +220,8 @@ def temp_bytes(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-ta
                 if not (taps and pr.count and pc.count):
                     continue
                 m = n * pr.count * pc.count
-                # one window copy per column tap: (count + taps - 1) rows x batch x count columns of the
-                # rows-outer (Hp, N, Wp, Ci) input; none when the window is that array's contiguous block
-                rws = pr.count + pr.taps - 1
-                a = 0 if _contiguous((rws, n, pc.count), (hp, n, wp)) else rws * n * pc.count * ci
-                # the class's accumulator (M Co) + the operand copy; the gemm accumulates in place
-                step = max(step, a + m * co)
+                # the class's accumulator (M Co) + its window copy; the gemm accumulates in place
+                step = max(step, window(pr, pc) + m * co)
         return (xp + step) * itemsize
     raise ValueError(f"unknown variant {variant!r}")
 
@@ -226,15 +238,19 @@ class Op:
 def operations(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-tap") -> list[Op]:
     """The operations a variant issues for one layer, in order (see the module docstring).
 
-    ``per-tap`` per tap with an ``M``-row slab: gather ``2 M Ci`` elements (read + write;
-    none for scatter, whose slab is the contiguous input), GEMM ``2 M Ci Co`` FLOPs over
-    ``M Ci + Ci Co + M Co`` elements, accumulate ``M Co`` FLOPs over ``3 M Co`` elements.
-    The unified method's gemm accumulates in place (``C <- A W + C``: reads and writes its
-    ``M Co`` accumulator, no separate accumulate).
-    Set-up: padded / zero-inserted input written once (its size) plus the input read;
-    kernel segregation's interleave reads and writes the output; the unified method writes each
-    class's accumulator once (read + write of its size). ``fused``: see the module
-    docstring; every kernel reads its operands and writes its results once.
+    ``per-tap``: scatter per tap a GEMM ``2 M Ci Co`` FLOPs over ``M Ci + Ci Co + M Co``
+    elements and a strided add ``M Co`` FLOPs over ``3 M Co`` elements. zero-insert (one
+    stride-1 class over the zero-inserted input), kernel segregation (``s^2`` ceil-grid
+    classes) and unified (``s^2`` exact-grid classes) follow the shared class schedule of
+    :mod:`.ops`: per class and column tap one window copy of ``(count + taps - 1) N count Ci``
+    elements (read + write; none when it is a contiguous block), per tap one in-place gemm
+    (``C <- A W + beta C``: ``M Ci + Ci Co`` elements read and the ``M Co`` accumulator written,
+    also read after the class's first tap; no separate accumulate).
+    Set-up: padded / zero-inserted input written once (its size) plus the input read and
+    written; unified zeroes its output; kernel segregation's interleave reads and writes the
+    output; the unified method writes each class's accumulator once (read + write of its
+    size). ``fused``: see the module docstring; every kernel reads its operands and writes its
+    results once.
     """
     n, ci, co, h, w, k, s, ho, wo = l.n, l.ci, l.co, l.h, l.w, l.k, l.s, l.ho, l.wo
     b = float(itemsize)
@@ -270,35 +286,37 @@ def operations(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-ta
             ops.append(Op("gemm", 2.0 * mm * ci * co, b * (mm * ci + ci * co + mm * co)))
             ops.append(Op("add", 1.0 * mm * co, b * 3 * mm * co))
         return ops
+    # zero-insert, kernel-segregated, unified: the shared class schedule of ops (per class, per column
+    # tap one window copy, per tap one in-place gemm C <- A W + beta C: no product buffer, no add pass)
     if variant == "zero-insert":
-        up = n * ci * (ho + k - 1) * (wo + k - 1)
-        ops.append(Op("upsample", 0.0, b * (up + 2 * x_el)))
-        ops.append(Op("zero", 0.0, b * out_el))
-        mm = n * ho * wo
-        for _ in range(k * k):
-            ops.append(Op("gather", 0.0, b * 2 * mm * ci))
-            ops.append(Op("gemm", 2.0 * mm * ci * co, b * (mm * ci + ci * co + mm * co)))
-            ops.append(Op("add", 1.0 * mm * co, b * 3 * mm * co))
-        return ops
-    grid = "exact" if variant == "unified" else "ceil"
-    rows, rlo, rhi = phase_plan(h, k, s, l.p, l.op, grid=grid)
-    cols, clo, chi = phase_plan(w, k, s, l.p, l.op, grid=grid)
-    xp = n * ci * (h + rlo + rhi) * (w + clo + chi)
-    ops.append(Op("pad", 0.0, b * (xp + 2 * x_el)))
-    ops.append(Op("zero", 0.0, b * out_el))
-    for pr in rows:
-        for pc in cols:
-            mm = n * pr.count * pc.count
-            for t in range(pr.taps * pc.taps):
-                ops.append(Op("gather", 0.0, b * 2 * mm * ci))
-                if variant == "unified":  # gemm C <- A W + C in place: no product buffer, no add pass
-                    ops.append(Op("gemm", 2.0 * mm * ci * co, b * (mm * ci + ci * co + (2 if t else 1) * mm * co)))
-                    continue
-                ops.append(Op("gemm", 2.0 * mm * ci * co, b * (mm * ci + ci * co + mm * co)))
-                if t:
-                    ops.append(Op("add", 1.0 * mm * co, b * 3 * mm * co))
-            if variant == "unified" and pr.taps * pc.taps and mm:
-                ops.append(Op("write", 0.0, b * 2 * mm * co))  # the class's accumulator into its strided outputs
+        hu, wu = ho + k - 1, wo + k - 1
+        xp = n * ci * hu * wu
+        ops.append(Op("upsample", 0.0, b * (xp + 2 * x_el)))
+        classes = [(Phase(0, 0, k - 1, k, ho), Phase(0, 0, k - 1, k, wo))]
+        hp, wp = hu, wu
+    else:
+        grid = "exact" if variant == "unified" else "ceil"
+        rows, rlo, rhi = phase_plan(h, k, s, l.p, l.op, grid=grid)
+        cols, clo, chi = phase_plan(w, k, s, l.p, l.op, grid=grid)
+        hp, wp = h + rlo + rhi, w + clo + chi
+        xp = n * ci * hp * wp
+        ops.append(Op("pad", 0.0, b * (xp + 2 * x_el)))
+        if variant == "unified":
+            ops.append(Op("zero", 0.0, b * out_el))
+        classes = [(pr, pc) for pr in rows for pc in cols]
+    for pr, pc in classes:
+        mm = n * pr.count * pc.count
+        if not (mm and pr.taps and pc.taps):
+            continue
+        rws = pr.count + pr.taps - 1
+        for v in range(pc.taps):
+            if not _contiguous((rws, n, pc.count), (hp, n, wp)):
+                ops.append(Op("window", 0.0, b * 2 * rws * n * pc.count * ci))
+            for t in range(pr.taps):
+                first = t == 0 and v == 0
+                ops.append(Op("gemm", 2.0 * mm * ci * co, b * (mm * ci + ci * co + (1 if first else 2) * mm * co)))
+        if variant == "unified":
+            ops.append(Op("write", 0.0, b * 2 * mm * co))  # the class's accumulator into its strided outputs
     if variant == "kernel-segregated":
         ops.append(Op("interleave", 0.0, b * 2 * out_el))
     return ops

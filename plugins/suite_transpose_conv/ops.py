@@ -10,15 +10,19 @@ with ``x`` of shape (N, Ci, H, W), ``w`` of shape (Ci, Co, k, k) (PyTorch's layo
 ``out`` has shape (N, Co, Ho, Wo) and ``stats`` is a :class:`Work` counted by the code as it runs
 (multiply-accumulates issued, output elements computed before any crop).
 
-scatter, zero-insert and kernel segregation share one computational primitive: a *tap GEMM*,
-``(N h w, Ci) @ (Ci, Co)`` for one kernel tap over a spatial slab (``numpy.tensordot``), plus
-an add. Data are held channels-last (NHWC) inside; the result is returned as an NCHW view of the
-channels-last buffer. Every variant takes the weights pre-packed once per layer
-(:func:`pack`, contiguous ``(k, k, Ci, Co)`` taps). Since issue 19 the unified variant runs
-faster kernels for the same sums, with the same MACs and its class-at-a-time semantics: BLAS
-``gemm`` accumulating in place over contiguous row blocks of per-column-tap window copies, or, for
-``Co <= LOOP_MAX_CO``, a compiled loop nest. Its measured speed-ups over the others therefore
-include an implementation gap (docs/techniques/transpose-conv.md).
+All four variants are built from the same primitives, so that their times differ only by the
+work each algorithm does (docs/techniques/transpose-conv.md, "Like for like"): one layout
+conversion (:func:`_padded`: the zero-padded, for zero-insert also zero-inserted, channels-last
+copy of the input), the weights pre-packed once per layer (:func:`pack`, contiguous
+``(k, k, Ci, Co)`` taps), and one *tap GEMM*: BLAS ``gemm`` accumulating in place into a
+preallocated ``(M, Co)`` buffer (:func:`_gemm_acc`), run over output classes by one schedule
+(:func:`_class_gemms`: per column tap one window copy, per row tap a gemm on a contiguous block
+of it), or, for ``Co <= LOOP_MAX_CO``, one compiled loop nest (:func:`_class_loops`) over the
+zero-padded NCHW input. A variant is a choice of input (zero-inserted or not), of classes (one
+stride-1 class; ``s^2`` classes on the ceil grid; ``s^2`` classes on the exact grid) and of
+where their outputs go (the output itself; ``s^2`` sub-output buffers then an interleave; once
+into the output). Data are held channels-last, rows outermost, inside; the result is returned as
+an NCHW view.
 
 * :func:`scatter` -- the definition: one tap GEMM per kernel tap over the whole input, added
   into an uncropped buffer at stride ``s``, then cropped by ``p``. The oracle of the others.
@@ -202,14 +206,262 @@ def _taps(w: np.ndarray, packed: np.ndarray | None = None) -> np.ndarray:
     return packed
 
 
-def _gemm(slab: np.ndarray, tap: np.ndarray, work: Work) -> np.ndarray:
-    """One tap GEMM: (N, h, w, Ci) x (Ci, Co) -> (N, h, w, Co); counts its MACs."""
-    work.macs += slab.shape[0] * slab.shape[1] * slab.shape[2] * tap.shape[0] * tap.shape[1]
-    return np.tensordot(slab, tap, axes=([3], [0]))
+def _nchw(out_rows: np.ndarray) -> np.ndarray:
+    """The NCHW view of a rows-outermost (Ho, N, Wo, Co) output buffer (no copy)."""
+    return out_rows.transpose(1, 3, 0, 2)
 
 
-def _nchw(out_nhwc: np.ndarray) -> np.ndarray:
-    return out_nhwc.transpose(0, 3, 1, 2)
+# --------------------------------------------------------------------------- shared primitives
+#
+# Every variant is built from the same four primitives, so that their measured times differ only
+# by the work each algorithm does:
+#
+# * the layout conversion :func:`_padded` (NCHW input -> zero-padded, optionally zero-inserted,
+#   channels-last copy; a numba loop for float32 / float64);
+# * the weights pre-packed once per layer (:func:`pack`), one contiguous (Ci, Co) matrix per tap;
+# * :func:`_gemm_acc`, one BLAS ``?gemm`` per tap accumulating in place into a preallocated
+#   (M, Co) buffer (``C <- A W + beta C``);
+# * the class schedule :func:`_class_gemms` (per output class: per column tap one window copy,
+#   per row tap one in-place gemm on a contiguous block of it) or, for ``Co <= LOOP_MAX_CO``,
+#   the compiled loop nest :func:`_class_loops` over the zero-padded NCHW input.
+#
+# zero-insert runs them on one class (stride 1) over the zero-inserted, padded input; kernel
+# segregation on ``s^2`` classes of the ceil grid into ``s^2`` sub-output buffers, then
+# interleaves and crops; unified on the ``s^2`` classes of the exact grid, each written once into
+# the output. scatter (the definition) uses the same layout conversion and gemm, into a product
+# buffer added at stride ``s`` into the uncropped output.
+
+
+def _span(size_in: int, lo: int, step: int, size_out: int) -> tuple[int, int]:
+    """Input indices ``[i0, i1)`` whose position ``lo + i step`` lies in ``[0, size_out)``."""
+    i0 = max(0, _ceil_div(-lo, step))
+    i1 = min(size_in, (size_out - 1 - lo) // step + 1)
+    return i0, max(i0, i1)
+
+
+def _to_nhwc_loops(x, xp, lo, clo, step, i0, i1, j0, j1):  # pragma: no cover - compiled by numba, see _padded
+    n_, c_, _, _ = x.shape
+    for n in range(n_):
+        for i in range(i0, i1):
+            for c in range(c_):
+                xr = x[n, c, i]
+                for j in range(j0, j1):
+                    xp[n, lo + i * step, clo + j * step, c] = xr[j]
+    return xp
+
+
+_TO_NHWC_COMPILED = None
+
+
+def _padded(x: np.ndarray, hp: int, wp: int, lo: int, clo: int, *, step: int = 1, layout: str = "rows",
+            dtype=None) -> np.ndarray:
+    """The input placed in a zero array of ``hp x wp`` per image and channel: ``x[n, c, i, j]`` at
+    row ``lo + i step``, column ``clo + j step`` (positions outside the array dropped, so a
+    negative ``lo`` crops): zero padding (``step`` 1) or zero insertion plus padding (``step`` s).
+    The one layout conversion of every variant.
+
+    ``layout``: ``"rows"`` (default) returns the (Hp, N, Wp, Ci) array, rows outermost, so that
+    the rows a row tap reads of a column window are one contiguous block for the whole batch;
+    ``"nhwc"`` the (N, Hp, Wp, Ci) array; ``"nchw"`` the (N, Ci, Hp, Wp) array (the loop nest's
+    input, a strided numpy copy with no transpose). For the channels-last layouts and float32 /
+    float64 C-contiguous input a numba loop nest writes it (2-4x numpy's strided
+    transpose-assign on the GAN layers), else numpy; same values.
+    """
+    global _TO_NHWC_COMPILED
+    n, ci, h, wd = x.shape
+    dtype = x.dtype if dtype is None else np.dtype(dtype)
+    (i0, i1), (j0, j1) = _span(h, lo, step, hp), _span(wd, clo, step, wp)
+    r0, c0 = lo + i0 * step, clo + j0 * step
+    r1, c1 = lo + (i1 - 1) * step + 1, clo + (j1 - 1) * step + 1
+    if layout == "nchw":
+        xp = np.zeros((n, ci, hp, wp), dtype=dtype)
+        if i1 > i0 and j1 > j0:
+            xp[:, :, r0:r1:step, c0:c1:step] = x[:, :, i0:i1, j0:j1]
+        return xp
+    store = np.zeros((hp, n, wp, ci), dtype=dtype) if layout == "rows" else np.zeros((n, hp, wp, ci), dtype=dtype)
+    view = store.transpose(1, 0, 2, 3) if layout == "rows" else store  # (N, Hp, Wp, Ci) either way
+    if i1 <= i0 or j1 <= j0:
+        return store
+    if x.dtype in (np.float32, np.float64) and x.dtype == dtype and x.flags.c_contiguous:
+        if _TO_NHWC_COMPILED is None:
+            try:
+                import numba
+            except ImportError:  # pragma: no cover - numba is a core dependency
+                _TO_NHWC_COMPILED = False
+            else:
+                _TO_NHWC_COMPILED = numba.njit(cache=True, nogil=True)(_to_nhwc_loops)
+        if _TO_NHWC_COMPILED:
+            _TO_NHWC_COMPILED(x, view, lo, clo, step, i0, i1, j0, j1)
+            return store
+    view[:, r0:r1:step, c0:c1:step, :] = x[:, :, i0:i1, j0:j1].transpose(0, 2, 3, 1)
+    return store
+
+
+def _blas_gemm(dtype: np.dtype):
+    """BLAS ``?gemm`` for float32 / float64 (scipy.linalg.blas), or None for another dtype."""
+    from scipy.linalg import blas
+
+    return {np.dtype(np.float32): blas.sgemm, np.dtype(np.float64): blas.dgemm}.get(np.dtype(dtype))
+
+
+def _gemm_acc(gemm, a: np.ndarray, tap: np.ndarray, acc: np.ndarray, first: bool, work: Work) -> None:
+    """``acc <- a @ tap (+ acc unless first)`` in place by BLAS ``?gemm``: (M, Ci) x (Ci, Co) into
+    the preallocated C-contiguous (M, Co) ``acc``, through Fortran views
+    (``acc.T = tap.T a.T + beta acc.T``); counts its MACs. ``gemm`` None (a dtype without BLAS):
+    numpy's matmul, into ``acc`` or added to it."""
+    if not tap.flags.c_contiguous:
+        tap = np.ascontiguousarray(tap)
+    work.macs += a.shape[0] * a.shape[1] * tap.shape[1]
+    if gemm is None:
+        if first:
+            np.matmul(a, tap, out=acc)
+        else:
+            acc += a @ tap
+        return
+    gemm(1.0, tap.T, a.T, beta=0.0 if first else 1.0, c=acc.T, overwrite_c=True)
+
+
+def _class_gemms(xq: np.ndarray, taps: np.ndarray, rows, cols, step: int, rlo: int, clo: int, gemm, work: Work,
+                 acc_for):
+    """Run output classes by in-place gemms; yields ``(pr, pc, acc)`` after each class.
+
+    ``xq``: the padded input, rows outermost (Hp, N, Wp, Ci) (:func:`_padded`); ``taps``: packed
+    (k, k, Ci, Co); ``rows`` / ``cols``: the classes per axis (:class:`Phase`: outputs ``q`` of the
+    class read padded input rows ``rlo + d - t + q`` with kernel row ``a + step t``); ``acc_for(pr,
+    pc, m)``: the preallocated C-contiguous (m, Co) buffer a class accumulates into, rows in
+    (q, n, u) order. A class without taps or outputs yields ``acc`` None and allocates nothing.
+
+    Per column tap ``v`` one window copy: the ``count + taps - 1`` input rows the class's row taps
+    read, by the column window, for the whole batch; every row tap's gemm operand is a contiguous
+    block of it (a view). Only one window is alive at a time.
+    """
+    n, ci = xq.shape[1], xq.shape[3]
+    for pr in rows:
+        for pc in cols:
+            m = n * pr.count * pc.count
+            if not (m and pr.taps and pc.taps):
+                yield pr, pc, None
+                continue
+            acc = acc_for(pr, pc, m)
+            ilo = rlo + pr.d - (pr.taps - 1)  # first padded input row any of the class's row taps reads
+            for v in range(pc.taps):
+                j0 = clo + pc.d - v
+                win = np.ascontiguousarray(xq[ilo:ilo + pr.count + pr.taps - 1, :, j0:j0 + pc.count, :])
+                for t in range(pr.taps):
+                    i0 = rlo + pr.d - t - ilo
+                    a = win[i0:i0 + pr.count].reshape(m, ci)  # a view: no copy per tap
+                    _gemm_acc(gemm, a, taps[pr.a + step * t, pc.a + step * v], acc, (t, v) == (0, 0), work)
+                    del a  # a view of win: it would keep this window alive beside the next one
+                del win
+            yield pr, pc, acc
+            del acc
+
+
+#: Output channels up to which every variant runs the compiled loop nest instead of per-tap BLAS
+#: gemms: a gemm with N = Co <= 8 columns fills few vector lanes (measured: (1024, 128) x (128, 3)
+#: at 24 GFLOP/s vs 110 for Co = 128 on this suite's 1-thread reference machine, docs/performance.md).
+LOOP_MAX_CO = 8
+
+
+def _class_loops(xpc, wk, out, acc, rows, cols, tstep, ostep, rlo, clo):  # pragma: no cover - compiled by numba
+    """Loop nest of the output classes for small ``Co`` (see :func:`_loops_jit`). ``xpc``: padded
+    NCHW input (N, Ci, Hp, Wp); ``wk``: packed (k, k, Ci, Co) taps; ``out``: NCHW destination,
+    zeroed; ``acc``: (Co, max count) scratch; ``rows`` / ``cols``: (classes, 5) int64
+    ``(r, a, d, taps, count)``. Output ``q`` of a class is written at ``ostep q + r`` and reads
+    input row ``rlo + d - t + q`` with kernel row ``a + tstep t``."""
+    n_, ci_, _, _ = xpc.shape
+    co_ = out.shape[1]
+    c4 = ci_ - ci_ % 4
+    for n in range(n_):
+        for ri in range(rows.shape[0]):
+            r, ar, dr, tr, cr = rows[ri, 0], rows[ri, 1], rows[ri, 2], rows[ri, 3], rows[ri, 4]
+            for cj in range(cols.shape[0]):
+                c, ac, dc, tc, cc = cols[cj, 0], cols[cj, 1], cols[cj, 2], cols[cj, 3], cols[cj, 4]
+                if tr == 0 or tc == 0 or cc == 0:
+                    continue
+                for q in range(cr):  # one output row of the class: (Co, cc) accumulated over its taps
+                    acc[:, :cc] = 0.0
+                    for t in range(tr):
+                        i = rlo + dr - t + q
+                        kh = ar + tstep * t
+                        for v in range(tc):
+                            j0 = clo + dc - v
+                            wtap = wk[kh, ac + tstep * v]
+                            for ch in range(0, c4, 4):  # four input channels per pass over the row
+                                x0 = xpc[n, ch, i, j0:j0 + cc]
+                                x1 = xpc[n, ch + 1, i, j0:j0 + cc]
+                                x2 = xpc[n, ch + 2, i, j0:j0 + cc]
+                                x3 = xpc[n, ch + 3, i, j0:j0 + cc]
+                                for o in range(co_):
+                                    w0, w1, w2, w3 = wtap[ch, o], wtap[ch + 1, o], wtap[ch + 2, o], wtap[ch + 3, o]
+                                    ao = acc[o]
+                                    for u in range(cc):
+                                        ao[u] += w0 * x0[u] + w1 * x1[u] + w2 * x2[u] + w3 * x3[u]
+                            for ch in range(c4, ci_):
+                                xr = xpc[n, ch, i, j0:j0 + cc]
+                                for o in range(co_):
+                                    wv = wtap[ch, o]
+                                    ao = acc[o]
+                                    for u in range(cc):
+                                        ao[u] += wv * xr[u]
+                    for o in range(co_):  # each output element written once
+                        orow = out[n, o, ostep * q + r]
+                        ao = acc[o]
+                        for u in range(cc):
+                            orow[ostep * u + c] = ao[u]
+    return out
+
+
+_LOOPS_COMPILED = None
+
+
+def _loops_jit():
+    """:func:`_class_loops` compiled by numba on first use (``cache=True``; ``fastmath`` only
+    contracts multiply-adds into FMAs: no reassociation across taps or channel groups), or None
+    when numba is missing."""
+    global _LOOPS_COMPILED
+    if _LOOPS_COMPILED is None:
+        try:
+            import numba
+        except ImportError:  # pragma: no cover - numba is a core dependency
+            _LOOPS_COMPILED = False
+        else:
+            _LOOPS_COMPILED = numba.njit(cache=True, nogil=True, fastmath={"contract"})(_class_loops)
+    return _LOOPS_COMPILED or None
+
+
+def _run_loops(loops, xpc: np.ndarray, taps: np.ndarray, out: np.ndarray, rows, cols, tstep: int, ostep: int,
+               rlo: int, clo: int, work: Work) -> None:
+    """Run classes ``rows x cols`` through the compiled loop nest into ``out`` (NCHW, zeroed),
+    with one ``(Co, max count)`` row transient; counts the MACs the loop issues (padding and
+    inserted zeros included)."""
+    n, ci = xpc.shape[0], xpc.shape[1]
+    co = out.shape[1]
+    if not any(pc.taps and pc.count for pc in cols) or not any(pr.taps and pr.count for pr in rows):
+        return
+    acc = np.empty((co, max(pc.count for pc in cols)), dtype=out.dtype)
+    plan = [np.array([(ph.r, ph.a, ph.d, ph.taps, ph.count) for ph in phases], dtype=np.int64)
+            for phases in (rows, cols)]
+    wk = taps if taps.dtype == out.dtype and taps.flags.c_contiguous else np.ascontiguousarray(taps, out.dtype)
+    loops(xpc, wk, out, acc, plan[0], plan[1], tstep, ostep, rlo, clo)
+    for pr in rows:  # the classes the loop nest runs, each issuing its rows x taps x channels
+        for pc in cols:
+            if pr.taps and pc.taps and pc.count:
+                work.macs += n * pr.count * pc.count * pr.taps * pc.taps * ci * co
+    del acc, plan, wk
+
+
+def _engine(x: np.ndarray, w: np.ndarray, packed: np.ndarray | None, co: int):
+    """What every variant's call shares: result dtype, packed taps in it, the BLAS gemm (None for
+    a dtype without one) and the compiled loop nest when it applies (float32 / float64 and
+    ``Co <= LOOP_MAX_CO``, numba present), else None."""
+    dtype = np.result_type(x, w)
+    taps = _taps(w, packed)
+    if taps.dtype != dtype:
+        taps = taps.astype(dtype)
+    gemm = _blas_gemm(dtype)
+    loops = _loops_jit() if gemm is not None and co <= LOOP_MAX_CO else None
+    return dtype, taps, gemm, loops
 
 
 def scatter(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_padding: int = 0, *,
@@ -234,21 +486,26 @@ def scatter(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_
     -----
     ``full[i s + kh, j s + kw] += x[i, j] w[kh, kw]`` on a buffer of
     ``(H - 1) s + k + max(0, op - p)`` rows, then ``out = full[p : p + Ho]`` [Dumoulin16 §4].
+    The channels-last input is the shared layout conversion (:func:`_padded`, no padding); each
+    tap is the shared in-place gemm (:func:`_gemm_acc`, beta 0) into one (N H W, Co) product
+    buffer allocated once, then added at stride ``s`` into the uncropped buffer.
     """
     s, p, op = stride, padding, output_padding
     n, ci, co, h, wd, ho, wo = _check(x, w, s, p, op)
     k = w.shape[2]
-    taps = _taps(w, packed)
-    xn = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    dtype, taps, gemm, _ = _engine(x, w, packed, co)
+    xn = _padded(x, h, wd, 0, 0, layout="nhwc", dtype=dtype).reshape(n * h * wd, ci)
     hf = (h - 1) * s + k + max(0, op - p)
     wf = (wd - 1) * s + k + max(0, op - p)
-    full = np.zeros((n, hf, wf, co), dtype=np.result_type(x, w))
+    full = np.zeros((n, hf, wf, co), dtype=dtype)
+    prod = np.empty((n * h * wd, co), dtype=dtype)
     work = Work(outputs=hf * wf)
     for kh in range(k):
         for kw in range(k):
-            full[:, kh:kh + (h - 1) * s + 1:s, kw:kw + (wd - 1) * s + 1:s, :] += _gemm(xn, taps[kh, kw], work)
-    del xn, taps
-    return _nchw(full[:, p:p + ho, p:p + wo, :]), work
+            _gemm_acc(gemm, xn, taps[kh, kw], prod, True, work)
+            full[:, kh:kh + (h - 1) * s + 1:s, kw:kw + (wd - 1) * s + 1:s, :] += prod.reshape(n, h, wd, co)
+    del xn, prod, taps
+    return full[:, p:p + ho, p:p + wo, :].transpose(0, 3, 1, 2), work
 
 
 def zero_insert(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_padding: int = 0, *,
@@ -273,70 +530,33 @@ def zero_insert(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, out
     -----
     ``u`` = x with ``s - 1`` zeros between elements, padded by ``k - 1 - p`` before and
     ``k - 1 - p + op`` after (a negative pad crops), shape ``Ho + k - 1``; then
-    ``out[o] = sum_kh u[o + kh] w[k - 1 - kh]`` [Dumoulin16 §4.5, relationship 13-14].
+    ``out[o] = sum_kh u[o + kh] w[k - 1 - kh]`` [Dumoulin16 §4.5, relationship 13-14], i.e.
+    ``out[o] = sum_t u[o + k - 1 - t] w[t]``: one output class of stride 1 with ``k`` taps per
+    axis, run by the shared class schedule (:func:`_class_gemms`; the output itself is the
+    class's accumulator) or, for ``Co <= LOOP_MAX_CO``, the shared loop nest, on the
+    zero-inserted input built by the shared layout conversion (:func:`_padded`, ``step = s``).
+    About ``(s^2 - 1)/s^2`` of its MACs multiply inserted zeros.
     """
     s, p, op = stride, padding, output_padding
     n, ci, co, h, wd, ho, wo = _check(x, w, s, p, op)
     k = w.shape[2]
-    taps = _taps(w, packed)
+    dtype, taps, gemm, loops = _engine(x, w, packed, co)
     lo = k - 1 - p
     hu, wu = ho + k - 1, wo + k - 1
-    up = np.zeros((n, hu, wu, ci), dtype=x.dtype)
-
-    def span(size_in: int, size_up: int) -> tuple[int, int]:
-        i0 = max(0, _ceil_div(-lo, s))
-        i1 = min(size_in, (size_up - 1 - lo) // s + 1)
-        return i0, i1
-
-    (i0, i1), (j0, j1) = span(h, hu), span(wd, wu)
-    if i1 > i0 and j1 > j0:
-        up[:, lo + i0 * s:lo + (i1 - 1) * s + 1:s, lo + j0 * s:lo + (j1 - 1) * s + 1:s, :] = \
-            x[:, :, i0:i1, j0:j1].transpose(0, 2, 3, 1)
-    out = np.zeros((n, ho, wo, co), dtype=np.result_type(x, w))
+    rows, cols = [Phase(0, 0, k - 1, k, ho)], [Phase(0, 0, k - 1, k, wo)]
     work = Work(outputs=ho * wo)
-    for kh in range(k):
-        for kw in range(k):
-            out += _gemm(up[:, kh:kh + ho, kw:kw + wo, :], taps[k - 1 - kh, k - 1 - kw], work)
+    if loops is not None:
+        up = _padded(x, hu, wu, lo, lo, step=s, layout="nchw", dtype=dtype)
+        out = np.zeros((n, co, ho, wo), dtype=dtype)
+        _run_loops(loops, up, taps, out, rows, cols, 1, 1, 0, 0, work)
+        del up, taps
+        return out, work
+    up = _padded(x, hu, wu, lo, lo, step=s, dtype=dtype)  # (Hu, N, Wu, Ci)
+    outq = np.empty((ho, n, wo, co), dtype=dtype)
+    for _ in _class_gemms(up, taps, rows, cols, 1, 0, 0, gemm, work, lambda pr, pc, m: outq.reshape(m, co)):
+        pass
     del up, taps
-    return _nchw(out), work
-
-
-def _to_nhwc_loops(x, xp, lo, clo):  # pragma: no cover - compiled by numba, see _padded
-    n_, c_, h_, w_ = x.shape
-    for n in range(n_):
-        for i in range(h_):
-            for c in range(c_):
-                xr = x[n, c, i]
-                for j in range(w_):
-                    xp[n, lo + i, clo + j, c] = xr[j]
-    return xp
-
-
-_TO_NHWC_COMPILED = None
-
-
-def _padded(x: np.ndarray, ph: tuple[int, int], pw: tuple[int, int], *, rows_outer: bool = False) -> np.ndarray:
-    """The input zero-padded and channels-last, (N, H + ph0 + ph1, W + pw0 + pw1, Ci): the one
-    layout conversion. For float32 / float64 C-contiguous input a numba loop nest writes it
-    (2-4x numpy's strided transpose-assign on the GAN layers), else numpy; same values.
-    ``rows_outer``: stored as (Hp, N, Wp, Ci) in memory (returned as the (N, Hp, Wp, Ci) view)."""
-    global _TO_NHWC_COMPILED
-    n, ci, h, wd = x.shape
-    hp, wp = h + ph[0] + ph[1], wd + pw[0] + pw[1]
-    xp = np.zeros((hp, n, wp, ci), dtype=x.dtype).transpose(1, 0, 2, 3) if rows_outer else \
-        np.zeros((n, hp, wp, ci), dtype=x.dtype)
-    if x.dtype in (np.float32, np.float64) and x.flags.c_contiguous:
-        if _TO_NHWC_COMPILED is None:
-            try:
-                import numba
-            except ImportError:  # pragma: no cover - numba is a core dependency
-                _TO_NHWC_COMPILED = False
-            else:
-                _TO_NHWC_COMPILED = numba.njit(cache=True, nogil=True)(_to_nhwc_loops)
-        if _TO_NHWC_COMPILED:
-            return _TO_NHWC_COMPILED(x, xp, ph[0], pw[0])
-    xp[:, ph[0]:ph[0] + h, pw[0]:pw[0] + wd, :] = x.transpose(0, 2, 3, 1)
-    return xp
+    return _nchw(outq), work
 
 
 def kernel_segregated(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_padding: int = 0, *,
@@ -363,127 +583,50 @@ def kernel_segregated(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 
     Sub-output ``(r, c)`` is ``Y[q, u] = sum_{t, v} x[q + d_r - t, u + d_c - v] w[a_r + s t, a_c + s v]``
     on the ceil grid (see :func:`phase_plan`); ``out[r::s, c::s] = Y[:ceil((Ho - r)/s), :ceil((Wo - c)/s)]``
     drops the extra elements [Tida22]. All ``s^2`` sub-output buffers are alive before the
-    interleave, as with one buffer per sub-kernel launch.
+    interleave, as with one buffer per sub-kernel launch. Each sub-output is computed by the
+    shared class schedule (:func:`_class_gemms`, the sub-output its accumulator) or, for
+    ``Co <= LOOP_MAX_CO``, the shared loop nest, on the input padded by the shared layout
+    conversion (:func:`_padded`).
     """
     s, p, op = stride, padding, output_padding
     n, ci, co, h, wd, ho, wo = _check(x, w, s, p, op)
     k = w.shape[2]
-    taps = _taps(w, packed)
+    dtype, taps, gemm, loops = _engine(x, w, packed, co)
     rows, rlo, rhi = phase_plan(h, k, s, p, op, grid="ceil")
     cols, clo, chi = phase_plan(wd, k, s, p, op, grid="ceil")
-    xp = _padded(x, (rlo, rhi), (clo, chi))
-    dtype = np.result_type(x, w)
-    out = np.empty((n, ho, wo, co), dtype=dtype)
-    work = Work()
+    hp, wp = h + rlo + rhi, wd + clo + chi
+    work = Work(outputs=sum(pr.count for pr in rows) * sum(pc.count for pc in cols))
+    if loops is not None:
+        xpc = _padded(x, hp, wp, rlo, clo, layout="nchw", dtype=dtype)
+        out = np.empty((n, co, ho, wo), dtype=dtype)
+        subs = []
+        for pr in rows:
+            for pc in cols:
+                y = np.zeros((n, co, pr.count, pc.count), dtype=dtype)  # one sub-kernel's own buffer
+                _run_loops(loops, xpc, taps, y, [Phase(0, pr.a, pr.d, pr.taps, pr.count)],
+                           [Phase(0, pc.a, pc.d, pc.taps, pc.count)], s, 1, rlo, clo, work)
+                subs.append((pr.r, pc.r, y))
+        del xpc
+        for r, c, y in subs:  # interleave, cropping the extra elements
+            view = out[:, :, r::s, c::s]
+            view[...] = y[:, :, :view.shape[2], :view.shape[3]]
+        del subs, taps
+        return out, work
+    xq = _padded(x, hp, wp, rlo, clo, dtype=dtype)  # (Hp, N, Wp, Ci)
+    outq = np.empty((ho, n, wo, co), dtype=dtype)
     subs = []
-    for pr in rows:
-        for pc in cols:
-            work.outputs += pr.count * pc.count
-            y = None
-            for t in range(pr.taps):
-                for v in range(pc.taps):
-                    i0, j0 = rlo + pr.d - t, clo + pc.d - v
-                    g = _gemm(xp[:, i0:i0 + pr.count, j0:j0 + pc.count, :], taps[pr.a + s * t, pc.a + s * v], work)
-                    if y is None:
-                        y = g
-                    else:
-                        y += g
-                    del g
-            if y is None:
-                y = np.zeros((n, pr.count, pc.count, co), dtype=dtype)
-            subs.append((pr.r, pc.r, y))
-    for r, c, y in subs:  # interleave, cropping the extra elements
-        view = out[:, r::s, c::s, :]
-        view[...] = y[:, :view.shape[1], :view.shape[2], :]
-    del subs, xp, taps
-    return _nchw(out), work
-
-
-def _blas_gemm(dtype: np.dtype):
-    """BLAS ``?gemm`` for float32 / float64 (scipy.linalg.blas), or None for another dtype."""
-    from scipy.linalg import blas
-
-    return {np.dtype(np.float32): blas.sgemm, np.dtype(np.float64): blas.dgemm}.get(np.dtype(dtype))
-
-
-#: Output channels up to which :func:`unified` runs its compiled loop nest instead of per-tap BLAS
-#: gemms: a gemm with N = Co <= 8 columns fills few vector lanes (measured: (1024, 128) x (128, 3)
-#: at 24 GFLOP/s vs 110 for Co = 128 on this suite's 1-thread reference machine, docs/performance.md).
-LOOP_MAX_CO = 8
-
-
-def _unified_loops(xpc, wk, out, acc, rows, cols, s, rlo, clo):  # pragma: no cover - compiled by numba
-    """Loop nest of :func:`unified` for small ``Co`` (see :func:`_unified_jit`). ``xpc``: padded
-    NCHW input (N, Ci, Hp, Wp); ``wk``: packed (k, k, Ci, Co) taps; ``out``: NCHW output, zeroed;
-    ``acc``: (Co, max count) scratch; ``rows`` / ``cols``: (s, 5) int64 ``(r, a, d, taps, count)``."""
-    n_, ci_, _, _ = xpc.shape
-    co_ = out.shape[1]
-    c4 = ci_ - ci_ % 4
-    for n in range(n_):
-        for ri in range(rows.shape[0]):
-            r, ar, dr, tr, cr = rows[ri, 0], rows[ri, 1], rows[ri, 2], rows[ri, 3], rows[ri, 4]
-            for cj in range(cols.shape[0]):
-                c, ac, dc, tc, cc = cols[cj, 0], cols[cj, 1], cols[cj, 2], cols[cj, 3], cols[cj, 4]
-                if tr == 0 or tc == 0 or cc == 0:
-                    continue
-                for q in range(cr):  # one output row of the class: (Co, cc) accumulated over its taps
-                    acc[:, :cc] = 0.0
-                    for t in range(tr):
-                        i = rlo + dr - t + q
-                        kh = ar + s * t
-                        for v in range(tc):
-                            j0 = clo + dc - v
-                            wtap = wk[kh, ac + s * v]
-                            for ch in range(0, c4, 4):  # four input channels per pass over the row
-                                x0 = xpc[n, ch, i, j0:j0 + cc]
-                                x1 = xpc[n, ch + 1, i, j0:j0 + cc]
-                                x2 = xpc[n, ch + 2, i, j0:j0 + cc]
-                                x3 = xpc[n, ch + 3, i, j0:j0 + cc]
-                                for o in range(co_):
-                                    w0, w1, w2, w3 = wtap[ch, o], wtap[ch + 1, o], wtap[ch + 2, o], wtap[ch + 3, o]
-                                    ao = acc[o]
-                                    for u in range(cc):
-                                        ao[u] += w0 * x0[u] + w1 * x1[u] + w2 * x2[u] + w3 * x3[u]
-                            for ch in range(c4, ci_):
-                                xr = xpc[n, ch, i, j0:j0 + cc]
-                                for o in range(co_):
-                                    wv = wtap[ch, o]
-                                    ao = acc[o]
-                                    for u in range(cc):
-                                        ao[u] += wv * xr[u]
-                    for o in range(co_):  # each output element written once, in place
-                        orow = out[n, o, s * q + r]
-                        ao = acc[o]
-                        for u in range(cc):
-                            orow[s * u + c] = ao[u]
-    return out
-
-
-_UNIFIED_COMPILED = None
-
-
-def _unified_jit():
-    """:func:`_unified_loops` compiled by numba on first use (``cache=True``; ``fastmath`` only
-    contracts multiply-adds into FMAs: no reassociation across taps or channel groups), or None
-    when numba is missing."""
-    global _UNIFIED_COMPILED
-    if _UNIFIED_COMPILED is None:
-        try:
-            import numba
-        except ImportError:  # pragma: no cover - numba is a core dependency
-            _UNIFIED_COMPILED = False
-        else:
-            _UNIFIED_COMPILED = numba.njit(cache=True, nogil=True, fastmath={"contract"})(_unified_loops)
-    return _UNIFIED_COMPILED or None
-
-
-def _gemm_acc(gemm, a: np.ndarray, tap: np.ndarray, acc: np.ndarray, first: bool, work: Work) -> None:
-    """``acc <- a @ tap (+ acc unless first)`` in place by BLAS ``?gemm``: (M, Ci) x (Ci, Co) into
-    the C-contiguous (M, Co) ``acc``, through Fortran views (``acc.T = tap.T a.T + beta acc.T``)."""
-    if not tap.flags.c_contiguous:
-        tap = np.ascontiguousarray(tap)
-    work.macs += a.shape[0] * a.shape[1] * tap.shape[1]
-    gemm(1.0, tap.T, a.T, beta=0.0 if first else 1.0, c=acc.T, overwrite_c=True)
+    for pr, pc, y in _class_gemms(xq, taps, rows, cols, s, rlo, clo, gemm, work,
+                                  lambda pr, pc, m: np.empty((m, co), dtype=dtype)):
+        if y is None:  # a sub-kernel without taps (a >= k): its sub-output is zero
+            y = np.zeros((n * pr.count * pc.count, co), dtype=dtype)
+        subs.append((pr, pc, y.reshape(pr.count, n, pc.count, co)))
+        del y
+    del xq
+    for pr, pc, y in subs:  # interleave, cropping the extra elements
+        view = outq[pr.r::s, :, pc.r::s, :]
+        view[...] = y[:view.shape[0], :, :view.shape[2], :]
+    del subs, taps
+    return _nchw(outq), work
 
 
 def unified(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_padding: int = 0, *,
@@ -515,95 +658,38 @@ def unified(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_
     there are never ``s^2`` sub-outputs alive and no element is computed twice. Classes without
     taps (``a >= k``, possible when ``s > k``) stay zero.
 
-    For float32 / float64 each tap is one BLAS ``gemm`` that accumulates into the class's
-    transient in place (``C <- A W + beta C``, beta 0 for the class's first tap, 1 after), so
-    no per-tap product buffer or separate add exists; its operand ``A`` is the tap's input slab,
-    a block of rows of one window copy: per column tap, the ``count + taps - 1`` input rows the
-    class's row taps read, by the column window, for the whole batch. The padded input and the
-    output are held rows-outermost, (Hp, N, Wp, Ci) and (Ho, N, Wo, Co), so those blocks are
-    contiguous: a class copies ``taps_c`` windows instead of ``taps_r taps_c`` slabs. The result
-    is an NCHW view of the (Ho, N, Wo, Co) buffer. Other dtypes take the shared tap GEMM (tensordot) plus an add.
-    With ``Co <= LOOP_MAX_CO`` (float32 / float64, numba present) the same sums run as one
-    compiled loop nest over the zero-padded NCHW input instead: per class and output row, a
-    ``(Co, count)`` transient accumulates every tap (issuing the same MACs, padding zeros
-    included) and is written once into the output, which is then a contiguous NCHW array.
+    The classes run through the shared class schedule (:func:`_class_gemms`: per column tap one
+    window copy, per row tap one in-place gemm on a contiguous block of it) on the input padded
+    by the shared layout conversion (:func:`_padded`, rows outermost); the output is held as
+    (Ho, N, Wo, Co) and returned as its NCHW view. With ``Co <= LOOP_MAX_CO`` (float32 /
+    float64, numba present) the same sums run as the shared compiled loop nest over the
+    zero-padded NCHW input instead: per class and output row, a ``(Co, count)`` transient
+    accumulates every tap (issuing the same MACs, padding zeros included) and is written once
+    into the output, which is then a contiguous NCHW array.
     """
     s, p, op = stride, padding, output_padding
     n, ci, co, h, wd, ho, wo = _check(x, w, s, p, op)
     k = w.shape[2]
-    taps = _taps(w, packed)
+    dtype, taps, gemm, loops = _engine(x, w, packed, co)
     rows, rlo, rhi = phase_plan(h, k, s, p, op, grid="exact")
     cols, clo, chi = phase_plan(wd, k, s, p, op, grid="exact")
-    dtype = np.result_type(x, w)
-    gemm = _blas_gemm(dtype)
-    loops = _unified_jit() if gemm is not None and co <= LOOP_MAX_CO else None
+    hp, wp = h + rlo + rhi, wd + clo + chi
+    work = Work(outputs=ho * wo)
     if loops is not None:
-        xpc = np.zeros((n, ci, h + rlo + rhi, wd + clo + chi), dtype=dtype)
-        xpc[:, :, rlo:rlo + h, clo:clo + wd] = x
+        xpc = _padded(x, hp, wp, rlo, clo, layout="nchw", dtype=dtype)
         out = np.zeros((n, co, ho, wo), dtype=dtype)
-        acc = np.empty((co, max(pc.count for pc in cols)), dtype=dtype)
-        plan = [np.array([(ph.r, ph.a, ph.d, ph.taps, ph.count) for ph in phases], dtype=np.int64)
-                for phases in (rows, cols)]
-        loops(xpc, taps if taps.dtype == dtype and taps.flags.c_contiguous else np.ascontiguousarray(taps, dtype),
-              out, acc, plan[0], plan[1], s, rlo, clo)
-        work = Work(outputs=ho * wo)
-        for pr in rows:  # the classes the loop nest runs, each issuing its rows x taps x channels
-            for pc in cols:
-                if pr.taps and pc.taps and pc.count:
-                    work.macs += n * pr.count * pc.count * pr.taps * pc.taps * ci * co
-        del xpc, acc, plan
+        _run_loops(loops, xpc, taps, out, rows, cols, s, s, rlo, clo, work)
+        del xpc, taps
         return out, work
-    xr = x if x.dtype == dtype else x.astype(dtype)
-    if gemm is None:  # another dtype: the shared tap GEMM and an add per tap
-        xp = _padded(xr, (rlo, rhi), (clo, chi))
-        out = np.zeros((n, ho, wo, co), dtype=dtype)
-        work = Work()
-        for pr in rows:
-            for pc in cols:
-                work.outputs += pr.count * pc.count
-                if not (pr.count and pc.count and pr.taps and pc.taps):
-                    continue
-                acc = None
-                for t in range(pr.taps):
-                    for v in range(pc.taps):
-                        i0, j0 = rlo + pr.d - t, clo + pc.d - v
-                        g = _gemm(xp[:, i0:i0 + pr.count, j0:j0 + pc.count, :], taps[pr.a + s * t, pc.a + s * v], work)
-                        acc = g if acc is None else acc.__iadd__(g)
-                        del g
-                out[:, pr.r::s, pc.r::s, :] = acc
-                del acc
-        del xp, taps
-        return _nchw(out), work
-    if taps.dtype != dtype:
-        taps = taps.astype(dtype)
-    # rows outermost in memory, (Hp, N, Wp, Ci) and (Ho, N, Wo, Co): the rows a row tap reads of a
-    # column window are then one contiguous block for the whole batch
-    xq = _padded(xr, (rlo, rhi), (clo, chi), rows_outer=True).transpose(1, 0, 2, 3)  # (Hp, N, Wp, Ci)
+    xq = _padded(x, hp, wp, rlo, clo, dtype=dtype)  # (Hp, N, Wp, Ci)
     outq = np.zeros((ho, n, wo, co), dtype=dtype)
-    work = Work()
-    for pr in rows:
-        for pc in cols:
-            work.outputs += pr.count * pc.count
-            if not (pr.count and pc.count and pr.taps and pc.taps):
-                continue
-            m = n * pr.count * pc.count
-            acc = np.empty((m, co), dtype=dtype)  # the class's outputs, rows (q, n, u)
-            ilo = rlo + pr.d - (pr.taps - 1)  # first padded input row any of the class's row taps reads
-            for v in range(pc.taps):
-                j0 = clo + pc.d - v
-                # one window copy per column tap: the count + taps - 1 input rows the class's row taps
-                # read, by this column window; every row tap's gemm operand is a contiguous block of it
-                win = np.ascontiguousarray(xq[ilo:ilo + pr.count + pr.taps - 1, :, j0:j0 + pc.count, :])
-                for t in range(pr.taps):
-                    i0 = rlo + pr.d - t - ilo
-                    a = win[i0:i0 + pr.count].reshape(m, ci)  # a view: no copy per tap
-                    _gemm_acc(gemm, a, taps[pr.a + s * t, pc.a + s * v], acc, (t, v) == (0, 0), work)
-                    del a  # a view of win: it would keep this window alive beside the next one
-                del win
-            outq[pr.r::s, :, pc.r::s, :] = acc.reshape(pr.count, n, pc.count, co)  # each output written once
-            del acc
+    for pr, pc, acc in _class_gemms(xq, taps, rows, cols, s, rlo, clo, gemm, work,
+                                    lambda pr, pc, m: np.empty((m, co), dtype=dtype)):
+        if acc is not None:  # each output written once
+            outq[pr.r::s, :, pc.r::s, :] = acc.reshape(pr.count, n, pc.count, co)
+        del acc
     del xq, taps
-    return outq.transpose(1, 3, 0, 2), work
+    return _nchw(outq), work
 
 
 VARIANTS = {

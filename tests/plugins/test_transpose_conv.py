@@ -142,6 +142,50 @@ def test_unified_blas_and_loop_paths_equal_scipy(l):
     np.testing.assert_allclose(out32, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
 
 
+@pytest.mark.parametrize("l", [ConvT("blas", 2, 5, 12, 4, 3, 5, 2, 2, 1), ConvT("blas-s3", 1, 3, 9, 3, 4, 4, 3, 1, 2),
+                               ConvT("blas-crop", 1, 4, 10, 3, 3, 2, 3, 2, 1),
+                               ConvT("loop", 2, 6, 8, 5, 4, 4, 2, 1, 0), ConvT("loop-s3", 1, 5, 2, 4, 3, 5, 3, 2, 1)])
+@pytest.mark.parametrize("variant", ["zero-insert", "kernel-segregated"])
+def test_zero_insert_and_ks_blas_and_loop_paths_equal_scipy(l, variant):
+    # the baseline and the null run the same paths as unified (Co > LOOP_MAX_CO: the shared gemm
+    # class schedule; Co <= LOOP_MAX_CO: the shared loop nest); blas-crop: p > k - 1 crops the upsampled input
+    x, w = _arrays(l, 9)
+    ref = upsample_oracle(x, w, l.s, l.p, l.op)
+    np.testing.assert_allclose(ops.run(variant, x, w, l.s, l.p, l.op)[0], ref, rtol=1e-9, atol=1e-9)
+    x32, w32 = x.astype(np.float32), w.astype(np.float32)
+    out32, work = ops.run(variant, x32, w32, l.s, l.p, l.op, packed=ops.pack(w32))
+    assert out32.dtype == np.float32 and work.macs == M.macs(l, variant)
+    np.testing.assert_allclose(out32, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("co", [12, 3])
+def test_every_timed_variant_runs_its_macs_through_the_shared_primitives(monkeypatch, co):
+    # like for like: every MAC of zero-insert, kernel-segregated and unified is issued by the one
+    # in-place gemm (Co > LOOP_MAX_CO) or the one compiled loop nest (Co <= LOOP_MAX_CO)
+    l = ConvT("l", 2, 9, co, 5, 6, 4, 2, 1, 1)
+    x, w = (a.astype(np.float32) for a in _arrays(l, 10))
+    seen = {"gemm": 0, "loops": 0}
+    gemm_acc, run_loops = ops._gemm_acc, ops._run_loops
+
+    def count_gemm(gemm, a, tap, acc, first, work):
+        assert gemm is not None and acc.flags.c_contiguous
+        seen["gemm"] += a.shape[0] * a.shape[1] * tap.shape[1]
+        return gemm_acc(gemm, a, tap, acc, first, work)
+
+    def count_loops(loops, xpc, taps, out, rows, cols, *args):
+        before = args[-1].macs
+        run_loops(loops, xpc, taps, out, rows, cols, *args)
+        seen["loops"] += args[-1].macs - before
+
+    monkeypatch.setattr(ops, "_gemm_acc", count_gemm)
+    monkeypatch.setattr(ops, "_run_loops", count_loops)
+    for v in ("zero-insert", "kernel-segregated", "unified"):
+        seen.update(gemm=0, loops=0)
+        _, work = ops.run(v, x, w, l.s, l.p, l.op, packed=ops.pack(w))
+        path = "gemm" if co > ops.LOOP_MAX_CO else "loops"
+        assert seen[path] == work.macs == M.macs(l, v) and sum(seen.values()) == work.macs, v
+
+
 @pytest.mark.parametrize("l", [ConvT("dcgan-like", 2, 16, 12, 4, 4, 5, 2, 2, 1), ConvT("ebgan-like", 1, 8, 3, 8, 8, 4, 2, 1, 0),
                                ConvT("stride1", 2, 10, 16, 1, 1, 4, 1, 0, 0)])
 def test_unified_equals_torch_conv_transpose2d(l):
