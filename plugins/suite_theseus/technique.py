@@ -11,7 +11,7 @@ import math
 
 from suite import Claim, Exact, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant
 
-from suite_theseus import execute, model, simulate, tpch
+from suite_theseus.constants import QUERIES
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "max_cost_parity_speedup", "all_feasible",
            "COST_PARITY_WITH"]
@@ -38,7 +38,7 @@ VARIANTS = [
 
 PARAMETERS = {
     "query": Param(int, default=6, minimum=1, maximum=22,
-                   help=f"TPC-H query; implemented: {list(tpch.QUERIES)}"),
+                   help=f"TPC-H query; implemented: {list(QUERIES)}"),
     "sf": Param(float, default=None, optional=True, minimum=1e-4, maximum=1e6, measured=(1000, 100000),
                 help="scale factor (default: the tpch-sf<X> workload's)"),
     "workers": Param(int, default=4, unit="workers", minimum=1, maximum=16,
@@ -77,7 +77,7 @@ def max_cost_parity_speedup(results):
 
     A GPU case that is infeasible counts as no speed-up (0)."""
     best = 0.0
-    for q in tpch.QUERIES:
+    for q in QUERIES:
         for sf in _SFS:
             g, c = results[f"gpu-q{q}-sf{sf}"], results[f"cpu-q{q}-sf{sf}"]
             if "query_time" in g and "query_time" in c:
@@ -104,10 +104,10 @@ CLAIMS = [
         source="abstract", verified=True,
         cases={**{f"gpu-q{q}-sf{sf}": ScenarioSpec(variant="theseus", profile=_GPU, workload=f"tpch-sf{sf}",
                                                    params={"query": q, "parity_with": COST_PARITY_WITH})
-                  for q in tpch.QUERIES for sf in _SFS},
+                  for q in QUERIES for sf in _SFS},
                **{f"cpu-q{q}-sf{sf}": ScenarioSpec(variant="cpu-engine", profile=_CPU, workload=f"tpch-sf{sf}",
                                                    params={"query": q, "parity_with": COST_PARITY_WITH})
-                  for q in tpch.QUERIES for sf in _SFS}},
+                  for q in QUERIES for sf in _SFS}},
         derive=max_cost_parity_speedup, expect=Gain(4.0, rel=0.2),
         nulls=(Null("no gain", value=1.0), Null("serial GPU engine at the same cost", variants={"theseus": "serial"})),
         note=_PARITY_NOTE + "The 'serial' null asks whether the gain is the design's (overlap) or the hardware's.",
@@ -117,7 +117,7 @@ CLAIMS = [
         "All TPC-H queries at SF 100k (100 TB) run on as few as 2 DGX A100 640GB nodes",
         source="abstract", verified=True,
         cases={f"q{q}": ScenarioSpec(variant="theseus", profile=_DGX, workload="tpch-sf100000", params={"query": q})
-               for q in tpch.QUERIES},
+               for q in QUERIES},
         derive=all_feasible, expect=Exact(True),
         nulls=(Null("no spill tier (in-memory)", variants={"theseus": "in-memory"}),),
         note="Judged on our seven TPC-H queries only (TPC-DS is out of scope). Feasible = the working set (join build "
@@ -137,9 +137,11 @@ def _model(tech, scenario, **kw):
 
 def _fit(scenario):
     """Scenario with a valid query, an SF, and no cost-parity budget (generated profiles have no price)."""
+    from suite_theseus import tpch
+
     p = dict(scenario.params)
-    if int(p["query"]) not in tpch.QUERIES:
-        p["query"] = tpch.QUERIES[int(p["query"]) % len(tpch.QUERIES)]
+    if int(p["query"]) not in QUERIES:
+        p["query"] = QUERIES[int(p["query"]) % len(QUERIES)]
     if p.get("sf") is None and tpch.sf_of(scenario.workload) is None:
         p["sf"] = 1000.0
     p["usd_per_hour"] = None
@@ -150,6 +152,8 @@ def _fit(scenario):
 
 def check_bounds(tech, scenario):
     """max(term) <= theseus <= serial = sum(terms)."""
+    from suite_theseus import model
+
     sc = _fit(scenario)
     p = sc.params
     t = model.terms(int(p["query"]), model.scale_factor(sc), sc.profile, "theseus", p)
@@ -186,6 +190,8 @@ def check_in_memory_no_more_feasible(tech, scenario):
 
 def check_execute_equals_duckdb(tech, scenario):
     """Execute: the engine's answer equals DuckDB's (the evaluate raises otherwise); SF 0.01."""
+    from suite_theseus import tpch
+
     if not tpch.available():
         return
     p = {**_fit(scenario).params, "sf": 0.01, "workers": min(int(scenario.params["workers"]), 4)}
@@ -211,7 +217,8 @@ TECHNIQUE = Technique(
     paper=PAPER,
     variants=VARIANTS,
     parameters=PARAMETERS,
-    fidelities={"model": model.evaluate, "simulate": simulate.evaluate, "execute": execute.evaluate},
+    fidelities={"model": "suite_theseus.model:evaluate", "simulate": "suite_theseus.simulate:evaluate",
+                "execute": "suite_theseus.execute:evaluate"},
     claims=CLAIMS,
     properties=PROPERTIES,
     version="0.1.0",
