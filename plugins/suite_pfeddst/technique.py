@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from suite import Claim, Null, Ordered, Paper, Param, Property, ScenarioSpec, Technique, Variant
 
 from suite_pfeddst.constants import DEFAULT_EFFICIENCY
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "SEEDS", "TARGET_ACCURACY", "paired_summary",
            "derive_accuracy", "derive_rounds", "gaussian_mixture_10"]
@@ -106,6 +108,8 @@ def _bootstrap(diff: np.ndarray, reps: int = 4000, seed: int = 0) -> tuple[float
     per-seed differences pfeddst - baseline across the claim's cases, one value per case. The
     claims are not ``measured`` and their metrics carry no samples, so nothing is bootstrapped twice.
     """
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(diff), size=(reps, len(diff)))
     means = diff[idx].mean(axis=1)
@@ -115,6 +119,8 @@ def _bootstrap(diff: np.ndarray, reps: int = 4000, seed: int = 0) -> tuple[float
 def paired_summary(results, metric: str, higher: bool) -> dict:
     """Per variant mean of *metric* over the seeds; the better baseline; the paired difference
     pfeddst - baseline (mean, 95% bootstrap interval, Cohen's d of the paired differences)."""
+    import numpy as np
+
     by: dict[str, list[float]] = {}
     for label, r in sorted(results.items(), key=lambda kv: (kv[0].split("@")[0], int(kv[0].split("@")[1]))):
         v = label.split("@")[0]
@@ -183,6 +189,7 @@ CLAIMS = [
 
 def _tiny(seed: int):
     """A small real problem for the execute properties: 300 digits, 8 clients."""
+    import numpy as np
     from sklearn.datasets import load_digits
 
     from suite_pfeddst import execute
@@ -209,6 +216,8 @@ def check_selection(tech, scenario):
 
 def check_score_shape(tech, scenario):
     """S increases in s_l (alpha > 0), decreases in s_d, is linear in s_p (for positive brackets)."""
+    import numpy as np
+
     from suite_pfeddst import execute
 
     rng = np.random.default_rng(scenario.seed)
@@ -222,6 +231,8 @@ def check_score_shape(tech, scenario):
 
 def check_convex(tech, scenario):
     """Each aggregate is a convex combination: within the inputs' range, idempotent on equal inputs."""
+    import numpy as np
+
     from suite_pfeddst import execute
 
     rng = np.random.default_rng(scenario.seed)
@@ -247,6 +258,8 @@ def check_bandwidth_monotone(tech, scenario):
 
 def check_k0_identical(tech, scenario):
     """k = 0 makes pfeddst and random-peers identical bit for bit (models, curve, no bytes)."""
+    import numpy as np
+
     from suite_pfeddst import execute
 
     cl = _tiny(scenario.seed)

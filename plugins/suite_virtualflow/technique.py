@@ -10,8 +10,6 @@ import dataclasses
 import functools
 import math
 
-import numpy as np
-
 from suite import AtMost, Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant
 
 from suite_virtualflow.constants import GPU_RELEASE_WAIT, TRACE_NAME
@@ -272,6 +270,8 @@ def check_network_levels(tech, scenario):
 
 def check_wfs_allocations(tech, scenario):
     """WFS allocations are powers of two in [1, demand] summing to <= the GPUs (random jobs)."""
+    import numpy as np
+
     from suite_virtualflow import elastic
 
     rng = np.random.default_rng(scenario.seed + int(scenario.params["virtual_nodes"]))
