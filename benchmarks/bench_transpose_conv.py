@@ -6,7 +6,10 @@ Layers: the transpose-convolution layers of the zoo's DCGAN and EB-GAN generator
 declared size sweep of the transpose-conv claims (``suite_transpose_conv.claims.SWEEP``).
 Time is the median of ``--repeats`` calls after one warm-up (spread: inter-quartile range) and
 their minimum (what the speed-ups use, as the claims do);
-memory is the tracemalloc peak beyond the output. Prints a Markdown table (what
+memory is the tracemalloc peak beyond the output. Every variant runs the same primitives (one
+layout conversion, pre-packed weights, in-place BLAS gemm through one class schedule, one compiled
+loop nest for ``Co <= 8``; :mod:`suite_transpose_conv.ops`), so the speed-ups compare the work of
+the algorithms, not different kernels. Prints a Markdown table (what
 docs/techniques/transpose-conv.md shows).
 
 Then, when torch is installed (the optional ``[torch]`` extra; skipped with a message without it):
