@@ -6,7 +6,7 @@ outcome dicts -> :class:`suite.results.Store` (batched commits, only here).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -104,16 +104,6 @@ def _restore_sigterm(old) -> None:
             pass
 
 
-def _dedupe(cases: Sequence[Case]) -> list[Case]:
-    seen: set[str] = set()
-    out = []
-    for c in cases:
-        if c.key not in seen:
-            seen.add(c.key)
-            out.append(c)
-    return out
-
-
 def _unread_overrides(cases: Sequence[Case], store: Store, seen: dict[tuple, set[str]]) -> list[str]:
     """One warning per (technique, overridden field) that no evaluation of that technique's code
     was seen to read (this run's recorded reads, plus the store's for the same code)."""
@@ -175,15 +165,39 @@ def _every_case(gen, cases: Sequence[Case], name: str):
             yield crashed_outcome(c.key, f"executor {name!r} returned no outcome for this case")
 
 
-def run_cases(cases: Sequence[Case], store: Store, *, executor: str | Executor = "local",
+#: cases run per chunk: a sweep is resolved, checked against the store and executed this many at
+#: a time, so a lazily expanded sweep (:func:`suite.runner.experiment.stream_entry`) of any size
+#: holds at most one chunk of resolved cases
+CHUNK = 10_000
+
+
+def _chunks(cases: Iterable[Case], size: int) -> Iterator[list[Case]]:
+    if isinstance(cases, Sequence) and len(cases) <= size:
+        if len(cases):
+            yield list(cases)
+        return
+    buf: list[Case] = []
+    for c in cases:
+        buf.append(c)
+        if len(buf) >= size:
+            yield buf
+            buf = []
+    if buf:
+        yield buf
+
+
+def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor = "local",
               options: ExecOptions | None = None, rerun: bool = False, allow_parallel_execute: bool = False,
-              progress: Progress | None = None, command: str | None = None, registry: Any = None) -> RunSummary:
+              progress: Progress | None = None, command: str | None = None, registry: Any = None,
+              chunk_size: int = CHUNK) -> RunSummary:
     """Run *cases* into *store* as one run.
 
     Parameters
     ----------
-    cases : sequence of Case
-        Resolved cases (duplicates by key are run once).
+    cases : sequence or iterable of Case
+        Resolved cases (duplicates by key are run once). An iterable that is not a sequence (a
+        lazily expanded sweep) is consumed *chunk_size* cases at a time; ``len(cases)``, when it
+        has one, is the progress total.
     store : Store
     executor : str or Executor
         ``"local"``, ``"dask"`` or a plugin's executor name.
@@ -198,19 +212,28 @@ def run_cases(cases: Sequence[Case], store: Store, *, executor: str | Executor =
         Where to show progress (default: nothing).
     command : str
         The command line recorded in the run's provenance (default ``sys.argv``).
+    chunk_size : int
+        Cases per chunk (:data:`CHUNK`): each chunk is looked up in the store, executed and
+        handed to the store before the next is taken, so memory does not grow with the sweep
+        (but for one key string per case, kept to run duplicates once).
 
     Returns
     -------
     RunSummary
         Counts, failures, and ``interrupted`` if Ctrl-C stopped it (everything finished before
         is committed).
+
+    Raises
+    ------
+    ExperimentError
+        A case of a lazy sweep that does not resolve, raised when its chunk is reached: the run
+        ends ``error`` and every case before it stays stored.
     """
     import time
 
     options = options or ExecOptions()
     progress = progress or NullProgress()
     ex = executor if isinstance(executor, Executor) or hasattr(executor, "map_cases") else get_executor(executor, registry)
-    cases = _dedupe(cases)
     t0 = time.monotonic()
     if registry is None:  # provenance: the installed plugin distributions (discovery is cached)
         from suite.context import Context
@@ -218,56 +241,78 @@ def run_cases(cases: Sequence[Case], store: Store, *, executor: str | Executor =
         registry = Context.build().registry
     plugins = registry.distributions()
     run_id = store.begin_run(command=command, plugins=plugins)
-    summary = RunSummary(run_id=run_id, store=str(store.path), total=len(cases), keys=[c.key for c in cases])
-    cached = set() if rerun else store.ok_keys(summary.keys)
-    refresh: set[str] = set()
-    if cached and options.artifacts == "full":  # stored with a summary of its artifacts: computed again
-        refresh = store.summarized_keys(cached)
-        cached -= refresh
-    store.link_cached(run_id, [c.key for c in cases if c.key in cached])
-    todo = [c for c in cases if c.key not in cached]
-    summary.cached = len(cases) - len(todo)
-    phases: list[tuple[list[Case], ExecOptions]] = []
-    if allow_parallel_execute:
-        phases.append((todo, options))
-    else:
-        par = [c for c in todo if c.fidelity != "execute"]
-        ser = [c for c in todo if c.fidelity == "execute"]
-        if par:
-            phases.append((par, options))
-        if ser:  # one at a time, with a time-out enforced from outside the worker
-            phases.append((ser, replace(options, jobs=1, isolate=options.isolate or options.jobs > 1,
-                                        timeout=options.timeout or options.execute_timeout)))
-    by_key = {c.key: c for c in todo}
+    summary = RunSummary(run_id=run_id, store=str(store.path))
+    name = getattr(ex, "name", "") or type(ex).__name__
+    seen: set[str] = set()
     seen_reads: dict[tuple, set[str]] = {}
-    progress.start(len(cases), summary.cached)
+    # one case per (technique, code, overridden field, profile): what the unread-override check needs
+    reps: dict[tuple, Case] = {}
+    started = False
     gen = None
     old_term = _trap_sigterm()
     try:
-        for phase_cases, opts in phases:
-            gen = ex.map_cases(phase_cases, opts)
-            for out in _every_case(gen, phase_cases, getattr(ex, "name", "") or type(ex).__name__):
-                case = by_key[out["key"]]
-                ident = case.identity()
-                ident["key"] = case.key
-                store.add_outcome(ident, out, run_id, replace=rerun or case.key in refresh)
-                if out.get("fields_read"):
-                    seen_reads.setdefault((case.technique, case.code or "", case.variant, case.fidelity),
-                                          set()).update(out["fields_read"])
-                st = out["status"]
-                summary.computed += 1
-                summary.by_status[st] = summary.by_status.get(st, 0) + 1
-                if st == "ok":
-                    summary.ok += 1
-                elif st == "skipped":
-                    summary.skipped += 1
-                else:
-                    summary.failed += 1
-                    if len(summary.failures) < 50:
-                        summary.failures.append({"key": case.key, "case": case.describe(), "status": st,
-                                                 "error": out.get("error")})
-                progress.update(st)
-            gen = None
+        for chunk in _chunks(cases, max(1, int(chunk_size))):
+            chunk = [c for c in chunk if not (c.key in seen or seen.add(c.key))]
+            if not chunk:
+                continue
+            keys = [c.key for c in chunk]
+            summary.keys.extend(keys)
+            summary.total += len(chunk)
+            for c in chunk:
+                for k in c.overrides or ():
+                    reps.setdefault((c.technique, c.code, k, c.profile), c)
+            cached = set() if rerun else store.ok_keys(keys)
+            refresh: set[str] = set()
+            if cached and options.artifacts == "full":  # stored with a summary of its artifacts: computed again
+                refresh = store.summarized_keys(cached)
+                cached -= refresh
+            store.link_cached(run_id, [k for k in keys if k in cached])
+            todo = [c for c in chunk if c.key not in cached]
+            summary.cached += len(chunk) - len(todo)
+            if not started:
+                total = len(cases) if isinstance(cases, Sized) else summary.total
+                progress.start(max(total, summary.total), summary.cached)
+                started = True
+            else:
+                progress.add_cached(len(chunk) - len(todo), summary.total)
+            phases: list[tuple[list[Case], ExecOptions]] = []
+            if allow_parallel_execute:
+                phases.append((todo, options))
+            else:
+                par = [c for c in todo if c.fidelity != "execute"]
+                ser = [c for c in todo if c.fidelity == "execute"]
+                if par:
+                    phases.append((par, options))
+                if ser:  # one at a time, with a time-out enforced from outside the worker
+                    phases.append((ser, replace(options, jobs=1, isolate=options.isolate or options.jobs > 1,
+                                                timeout=options.timeout or options.execute_timeout)))
+            by_key = {c.key: c for c in todo}
+            for phase_cases, opts in phases:
+                gen = ex.map_cases(phase_cases, opts)
+                for out in _every_case(gen, phase_cases, name):
+                    case = by_key[out["key"]]
+                    ident = case.identity()
+                    ident["key"] = case.key
+                    store.add_outcome(ident, out, run_id, replace=rerun or case.key in refresh)
+                    if out.get("fields_read"):
+                        seen_reads.setdefault((case.technique, case.code or "", case.variant, case.fidelity),
+                                              set()).update(out["fields_read"])
+                    st = out["status"]
+                    summary.computed += 1
+                    summary.by_status[st] = summary.by_status.get(st, 0) + 1
+                    if st == "ok":
+                        summary.ok += 1
+                    elif st == "skipped":
+                        summary.skipped += 1
+                    else:
+                        summary.failed += 1
+                        if len(summary.failures) < 50:
+                            summary.failures.append({"key": case.key, "case": case.describe(), "status": st,
+                                                     "error": out.get("error")})
+                    progress.update(st)
+                gen = None
+        if not started:
+            progress.start(0, 0)
     except KeyboardInterrupt:
         summary.interrupted = True
         if gen is not None and hasattr(gen, "close"):
@@ -288,7 +333,7 @@ def run_cases(cases: Sequence[Case], store: Store, *, executor: str | Executor =
         try:
             for (t, code, v, f), r in seen_reads.items():
                 store.add_fields_read(t, code, v, f, r)
-            summary.warnings = _unread_overrides(cases, store, seen_reads)
+            summary.warnings = _unread_overrides(list(reps.values()), store, seen_reads)
         except Exception as exc:  # noqa: BLE001 - a diagnostic must never lose the run
             summary.warnings.append(f"could not record the profile fields read: {exc}")
     return summary

@@ -20,6 +20,12 @@ class Progress:
         self.total, self.cached = total, cached
         self.t0 = time.monotonic()
 
+    def add_cached(self, cached: int, total: int) -> None:
+        """A later chunk of a lazily expanded sweep: *cached* more cases found stored, and the
+        total known so far (never lowered)."""
+        self.cached += cached
+        self.total = max(self.total, total)
+
     def update(self, status: str) -> None:
         self.done += 1
         if status in ("failed", "timeout", "crashed"):
@@ -105,6 +111,11 @@ class RichProgress(Progress):
                        console=Console(stderr=True), transient=False)
         self._bar.start()
         self._task = self._bar.add_task("run", total=max(total - cached, 0), failed=0, skipped=0, cached=cached, rate="")
+
+    def add_cached(self, cached: int, total: int) -> None:
+        super().add_cached(cached, total)
+        if self._bar is not None:
+            self._bar.update(self._task, total=max(self.total - self.cached, 0), cached=self.cached)
 
     def update(self, status: str) -> None:
         super().update(status)
