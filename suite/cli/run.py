@@ -337,8 +337,14 @@ def run_cmd(ctx, experiment, entries, technique, category, run_name, variants, p
             if n > max_cases:
                 raise ExperimentError(f"command line: expected at most {max_cases:,} cases (--max-cases), got a "
                                       f"sweep of {n:,} cases; narrow it or raise --max-cases")
-        exp = expand_entry(entry, where="command line", registry=registry, resolver=resolver,
-                           expansion=Expansion(max_cases=max_cases))
+        from suite.runner.experiment import stream_entry, streamable
+
+        if streamable(entry):  # resolved one case at a time as the run goes: any size, flat memory
+            exp = Expansion(max_cases=max_cases)
+            exp.cases = stream_entry(entry, where="command line", resolver=resolver, max_cases=max_cases)
+        else:
+            exp = expand_entry(entry, where="command line", registry=registry, resolver=resolver,
+                               expansion=Expansion(max_cases=max_cases))
     for note in exp.notes:
         click.echo(f"note: {note}", err=True)
     for warning in exp.warnings:

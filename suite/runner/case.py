@@ -130,9 +130,15 @@ def code_fingerprint(tech: Technique) -> str:
     return fp
 
 
+#: resolved (profile, overrides) kept by a :class:`Resolver`; a sweep over more distinct override
+#: sets (a 1,000 x 1,000 ``--set`` grid) evicts the oldest, so its memory stays bounded
+PROFILE_CACHE = 4096
+
+
 class Resolver:
     """Resolves specs into cases, loading each distinct profile (with its overrides) and workload
-    once and hashing it once (a sweep of 10,000 cases touches a handful of profiles).
+    once and hashing it once (a sweep of 10,000 cases touches a handful of profiles; the last
+    :data:`PROFILE_CACHE` distinct override sets are kept).
 
     Parameters
     ----------
@@ -160,6 +166,8 @@ class Resolver:
             if ov:
                 prof = prof.with_overrides(dict(ov))
             hit = (prof, prof.content_hash())
+            if len(self._profiles) >= PROFILE_CACHE:  # a sweep over many overrides: oldest out first
+                del self._profiles[next(iter(self._profiles))]
             self._profiles[(name, ov)] = hit
         return hit
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 import fnmatch
 import itertools
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,7 +48,7 @@ from suite.errors import ExperimentError, SuiteError
 from suite.runner.case import Case, Resolver
 from suite.technique import ScenarioSpec, Technique
 
-__all__ = ["expand_entry", "load_experiment", "expand_experiment", "find_experiment", "Expansion", "ENTRY_KEYS"]
+__all__ = ["expand_entry", "stream_entry", "streamable", "CaseStream", "load_experiment", "expand_experiment", "find_experiment", "Expansion", "ENTRY_KEYS"]
 
 _AXES = {  # canonical key -> accepted spellings
     "variants": ("variants", "variant"),
@@ -265,12 +265,104 @@ def _product(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where: s
         if count > limit:
             raise ExperimentError(f"{where}: expected at most {limit:,} cases (--max-cases), got a sweep of "
                                   f"{count:,} cases for {tech.name}; narrow it or raise --max-cases")
-    out = []
+    return list(_combos(axes))
+
+
+def _combos(axes: tuple) -> Iterator[dict[str, Any]]:
+    """The product of *axes* (:func:`_axes`), one combination (a dict of names) at a time."""
+    profiles, workloads, variants, fids, seeds, pnames, pvals, snames, svals = axes
     for prof, wl, var, fid, seed, pcombo, scombo in itertools.product(
             profiles, workloads, variants, fids, seeds, itertools.product(*pvals), itertools.product(*svals)):
-        out.append({"variant": var, "profile": prof, "workload": wl, "fidelity": fid, "seed": int(seed),
-                    "params": dict(zip(pnames, pcombo)), "set": dict(zip(snames, scombo))})
-    return out
+        yield {"variant": var, "profile": prof, "workload": wl, "fidelity": fid, "seed": int(seed),
+               "params": dict(zip(pnames, pcombo)), "set": dict(zip(snames, scombo))}
+
+
+def _spec(c: Mapping[str, Any]) -> ScenarioSpec:
+    return ScenarioSpec(variant=c["variant"], profile=c["profile"], workload=c["workload"], params=c["params"],
+                        fidelity=c["fidelity"], seed=c["seed"], overrides=c["set"])
+
+
+def _resolve(resolver: Resolver, tech: Technique, spec: ScenarioSpec, where: str) -> Case:
+    try:
+        return resolver.resolve(tech, spec)
+    except SuiteError as exc:
+        label = ", ".join(f"{k}={v}" for k, v in (("variant", spec.variant), ("profile", spec.profile),
+                                                   ("workload", spec.workload)) if v)
+        raise ExperimentError(f"{where}: {tech.name} ({label}): {exc}") from None
+
+
+class CaseStream:
+    """A sweep expanded lazily: each iteration resolves its cases one at a time, so a sweep of a
+    million cases costs memory for one case, not a million (:func:`stream_entry`).
+
+    ``len()`` is the number of combinations (duplicate values of an axis included; the runner
+    runs a duplicate key once). Iterating raises :class:`~suite.errors.ExperimentError` at a
+    combination that does not resolve, with the same one-line reason as :func:`expand_entry`.
+    """
+
+    def __init__(self, tech: Technique, axes: tuple, resolver: Resolver, where: str, count: int):
+        self.tech, self.axes, self.resolver, self.where, self.count = tech, axes, resolver, where, count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[Case]:
+        for c in _combos(self.axes):
+            yield _resolve(self.resolver, self.tech, _spec(c), self.where)
+
+
+def streamable(entry: Mapping[str, Any]) -> bool:
+    """Whether :func:`stream_entry` can expand *entry* lazily: one named technique, a plain product
+    (no ``include`` / ``exclude`` / ``smoke`` / ``claims``)."""
+    e = {_ALIAS.get(k, k): v for k, v in entry.items()}
+    t = e.get("technique")
+    return (isinstance(t, str) and t not in ("", "*") and not any(e.get(k) for k in ("include", "exclude", "smoke", "claims")))
+
+
+def stream_entry(entry: Mapping[str, Any], *, where: str = "command line", resolver: Resolver,
+                 max_cases: int = DEFAULT_MAX_CASES) -> CaseStream:
+    """Expand a plain sweep entry (:func:`streamable`) lazily.
+
+    Every axis is checked before anything runs: each value of each axis is resolved once, in the
+    first combination with only that value changed, so a bad parameter, profile override or
+    workload is one clear line before the first case, as with :func:`expand_entry`. What can
+    fail only in a particular combination of values fails when the runner reaches it.
+
+    Raises
+    ------
+    ExperimentError
+        A malformed entry, an unknown name, a value that does not resolve, or more than
+        *max_cases* combinations (checked from the axes' lengths, before anything is built).
+    """
+    e = _normalize(entry, where)
+    if not streamable(e):
+        raise ExperimentError(f"{where}: stream_entry expands a plain sweep of one technique "
+                              "(no include, exclude, smoke or claims); use expand_entry")
+    try:
+        tech = resolver.context.technique(e["technique"])
+    except SuiteError as exc:
+        raise ExperimentError(f"{where}: key 'technique': {exc}") from None
+    axes = _axes(tech, e, resolver, where)
+    count = _count(axes)
+    if count > max_cases:
+        raise ExperimentError(f"{where}: expected at most {max_cases:,} cases (--max-cases), got a sweep of "
+                              f"{count:,} cases for {tech.name}; narrow it or raise --max-cases")
+    if count:
+        first = [a[0] for a in axes[:5]]
+        pfirst = [v[0] for v in axes[6]]
+        sfirst = [v[0] for v in axes[8]]
+        probes: list[tuple] = [(first, pfirst, sfirst)]
+        for i in range(5):
+            probes += [([*first[:i], v, *first[i + 1:]], pfirst, sfirst) for v in axes[i][1:]]
+        for i, vals in enumerate(axes[6]):
+            probes += [(first, [*pfirst[:i], v, *pfirst[i + 1:]], sfirst) for v in vals[1:]]
+        for i, vals in enumerate(axes[8]):
+            probes += [(first, pfirst, [*sfirst[:i], v, *sfirst[i + 1:]]) for v in vals[1:]]
+        for (prof, wl, var, fid, seed), pv, sv in probes:
+            _resolve(resolver, tech, ScenarioSpec(variant=var, profile=prof, workload=wl, fidelity=fid,
+                                                  seed=int(seed), params=dict(zip(axes[5], pv)),
+                                                  overrides=dict(zip(axes[7], sv))), where)
+    return CaseStream(tech, axes, resolver, where, count)
 
 
 def _specs_for(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where: str,
@@ -311,8 +403,7 @@ def _specs_for(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where:
                 sub[_ALIAS.get(k + "s", k) if k != "fidelity" else "fidelities"] = _as_list(v)
         combos.extend(_product(tech, sub, resolver, f"{where}: include[{i}]",
                                None if limit is None else max(0, limit - len(combos))))
-    return [ScenarioSpec(variant=c["variant"], profile=c["profile"], workload=c["workload"], params=c["params"],
-                         fidelity=c["fidelity"], seed=c["seed"], overrides=c["set"]) for c in combos]
+    return [_spec(c) for c in combos]
 
 
 def expand_entry(entry: Mapping[str, Any], *, where: str = "command line", registry: Any = None,
@@ -356,14 +447,7 @@ def expand_entry(entry: Mapping[str, Any], *, where: str = "command line", regis
             specs = _specs_for(tech, e, resolver, where, max(0, exp.max_cases - len(exp.cases)))
             if not specs and e.get("smoke"):
                 exp.notes.append(f"{where}: {tech.name} declares no smoke scenario; skipped")
-            cases = []
-            for spec in specs:
-                try:
-                    cases.append(resolver.resolve(tech, spec))
-                except SuiteError as exc:
-                    label = ", ".join(f"{k}={v}" for k, v in (("variant", spec.variant), ("profile", spec.profile),
-                                                               ("workload", spec.workload)) if v)
-                    raise ExperimentError(f"{where}: {tech.name} ({label}): {exc}") from None
+            cases = [_resolve(resolver, tech, spec, where) for spec in specs]
         except ExperimentError as exc:
             if tname != "*":
                 raise

@@ -1,0 +1,71 @@
+"""Lazily expanded sweeps (issue 19, item 6): `stream_entry` resolves one case at a time and
+`run_cases` runs any iterable in chunks, so a sweep's memory does not grow with its size; what a
+chunked, streamed run stores equals what the list-based run stores."""
+
+from __future__ import annotations
+
+import pytest
+
+from suite.context import Context
+from suite.errors import ExperimentError
+from suite.runner import ExecOptions, run_cases
+from suite.runner.case import Resolver
+from suite.runner.experiment import CaseStream, expand_entry, stream_entry, streamable
+
+ENTRY = {"technique": "fake", "params": {"x": [1, 2, 3], "n": [1, 2, 2]}, "seeds": [0, 1],
+         "set": {"network.-1.bandwidth": ["2 Gbit/s", "10 Gbit/s"]}}
+
+
+def _stream(entry=ENTRY, **kw):
+    return stream_entry(entry, resolver=Resolver(context=Context.build()), **kw)
+
+
+def test_stream_yields_the_cases_expand_entry_builds_in_the_same_order(fake_registry):
+    listed = [c.key for c in expand_entry(ENTRY).cases]
+    s = _stream()
+    assert isinstance(s, CaseStream)
+    # 2 variants x 3 x 3 (n = 2 given twice) x 2 seeds x 2 bandwidths
+    assert len(s) == 2 * 3 * 3 * 2 * 2 == len(listed)
+    assert [c.key for c in s] == listed
+    assert [c.key for c in s] == listed  # iterable again: each pass resolves anew
+
+
+def test_streamable_only_for_plain_products_of_one_technique():
+    assert streamable({"technique": "fake", "params": {"x": [1, 2]}})
+    assert not streamable({"technique": "*"})
+    assert not streamable({"technique": "fake", "exclude": [{"x": 1}]})
+    assert not streamable({"technique": "fake", "smoke": True})
+
+
+def test_stream_checks_every_axis_value_before_the_first_case(fake_registry):
+    # the bad value is the last of its axis: found at once, with expand_entry's message
+    bad = {**ENTRY, "params": {"x": [1, 2, "three"], "n": [1]}}
+    with pytest.raises(ExperimentError) as a:
+        _stream(bad)
+    with pytest.raises(ExperimentError) as b:
+        expand_entry(bad)
+    assert str(a.value) == str(b.value) and "expected float, got 'three'" in str(a.value)
+    with pytest.raises(ExperimentError, match="network.-1.bandwidth"):
+        _stream({**ENTRY, "set": {"network.-1.bandwidth": ["2 Gbit/s", "fast"]}})
+    with pytest.raises(ExperimentError, match=r"expected at most 10 cases \(--max-cases\), got a sweep of 72"):
+        _stream(max_cases=10)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 10_000])
+def test_chunked_streamed_run_stores_what_the_list_run_stores(fake_registry, tmp_path, chunk):
+    from suite.results import Store
+
+    with Store(tmp_path / "list.sqlite") as st:
+        a = run_cases(expand_entry(ENTRY).cases, st, options=ExecOptions(isolate=False), registry=fake_registry)
+        rows_a = sorted(st.conn.execute("SELECT c.key, m.name, m.value FROM cases c JOIN metrics m "
+                                        "ON m.case_key = c.key").fetchall())
+    with Store(tmp_path / "stream.sqlite") as st:
+        b = run_cases(_stream(), st, options=ExecOptions(isolate=False), registry=fake_registry, chunk_size=chunk)
+        rows_b = sorted(st.conn.execute("SELECT c.key, m.name, m.value FROM cases c JOIN metrics m "
+                                        "ON m.case_key = c.key").fetchall())
+        # 72 combinations, 24 of them repeat n = 2: 48 distinct cases, each run once
+        assert (b.total, b.computed, b.ok) == (48, 48, 48) == (a.total, a.computed, a.ok)
+        assert rows_a == rows_b and len(rows_b) > 0
+        again = run_cases(_stream(), st, options=ExecOptions(isolate=False), registry=fake_registry,
+                          chunk_size=chunk)
+        assert (again.total, again.cached, again.computed) == (48, 48, 0)
