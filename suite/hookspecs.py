@@ -78,9 +78,11 @@ def suite_executor(name: str) -> Any:
 
 
 @hookspec
-def suite_profile_extensions() -> "dict[str, type]":
+def suite_profile_extensions() -> "dict[str, type | str]":
     """Return schemas for namespaced profile tables: ``{"fpga": FpgaExt}`` validates ``[ext.fpga]``.
 
-    Each value is a pydantic model class. A profile's ``[ext.NAME]`` table is validated by the
-    schema registered for NAME; a table no installed plugin knows is kept and reported.
+    Each value is a pydantic model class, or a reference ``"package.module:Class"`` to one
+    (preferred: imported only when a profile is loaded, so listing techniques does not import
+    pydantic). A profile's ``[ext.NAME]`` table is validated by the schema registered for NAME;
+    a table no installed plugin knows is kept and reported.
     """

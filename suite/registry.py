@@ -27,11 +27,14 @@ import pluggy
 
 from suite import hookspecs
 from suite.errors import PluginError
-from suite.technique import Technique
+from suite.technique import Technique, is_reference, resolve_reference
 
 __all__ = ["GROUP", "PluginInfo", "Registry", "strict_from_env"]
 
 GROUP = "suite.plugins"
+#: the ``[ext.NAME]`` tables the core itself validates (:data:`suite.hardware.extensions.CORE_EXTENSIONS`,
+#: which asserts it); named here so loading plugins does not import pydantic
+CORE_EXTENSION_NAMES = frozenset({"fpga", "mix"})
 HOST_DISTRIBUTION = "dlsys-suite"
 
 
@@ -124,9 +127,9 @@ def _check_hook_results(got: dict[str, list]) -> str | None:
         if not isinstance(d, dict):
             return f"suite_profile_extensions() returned {kind(d)}, expected a dict of name -> pydantic model class"
         for k, v in d.items():
-            if not isinstance(k, str) or not _is_model_class(v):
+            if not isinstance(k, str) or not (is_reference(v) or _is_model_class(v)):
                 return (f"suite_profile_extensions() returned {k!r}: {kind(v)}, expected a name -> "
-                        f"pydantic model class")
+                        f"pydantic model class or a reference 'package.module:Class' to one")
     return None
 
 
@@ -151,7 +154,8 @@ class Registry:
         self._pm_by_plugin: dict[str, pluggy.PluginManager] = {}
         self._profile_paths: list[Path] = []
         self._workloads: list[tuple[str, Any]] = []
-        self._extensions: dict[str, type] = {}
+        self._extensions: dict[str, type | str] = {}
+        self._ext_owner: dict[str, PluginInfo] = {}
         eps = _discover() if entry_points_ is None else list(entry_points_)
         seen: set[tuple[str, str]] = set()
         # this distribution's own plugins load first, so a third-party plugin that reuses a
@@ -246,9 +250,7 @@ class Registry:
                                            f"(`suite workloads show {w.name}`); expected a unique name")
                     return
         exts = {k: v for d in got["suite_profile_extensions"] for k, v in (d or {}).items()}
-        from suite.hardware.extensions import CORE_EXTENSIONS
-
-        clash = sorted((set(exts) & set(self._extensions)) | (set(exts) & set(CORE_EXTENSIONS)))
+        clash = sorted((set(exts) & set(self._extensions)) | (set(exts) & CORE_EXTENSION_NAMES))
         if clash:
             self._quarantine(info, f"suite_profile_extensions(): extension {clash[0]!r} is already registered "
                                    f"(by the core or another plugin); expected a new name")
@@ -259,6 +261,7 @@ class Registry:
         self._profile_paths += [Path(p) for lst in got["suite_hardware_profiles"] for p in (lst or [])]
         self._workloads += [(where, w) for lst in got["suite_workloads"] for w in (lst or [])]
         self._extensions.update(exts)
+        self._ext_owner.update({k: info for k in exts})
         self._pm_by_plugin[info.name] = pm
 
     # -- queries
@@ -291,7 +294,31 @@ class Registry:
         return list(self._workloads)
 
     def profile_extensions(self) -> dict[str, type]:
-        """Extension name -> pydantic model class, from the plugins' hooks."""
+        """Extension name -> pydantic model class, from the plugins' hooks.
+
+        A hook may name its class by reference (``"package.module:Class"``, so that listing
+        techniques does not import pydantic); references are imported here, on first use. One
+        that does not import, or names no pydantic model class, quarantines its plugin then
+        (its techniques leave the registry; strict mode raises)."""
+        for name, v in list(self._extensions.items()):
+            if not isinstance(v, str):
+                continue
+            info = self._ext_owner.get(name)
+            try:
+                cls = resolve_reference(v)
+                if not _is_model_class(cls):
+                    raise TypeError(f"{type(cls).__name__}, expected a pydantic model class")
+            except Exception as exc:  # noqa: BLE001 - a broken reference costs only its plugin
+                for n in [n for n, o in self._ext_owner.items() if o is info]:
+                    self._extensions.pop(n, None)
+                if info is not None:
+                    for t in info.techniques:
+                        self._techniques.pop(t, None)
+                    info.techniques = []
+                    self._quarantine(info, f"suite_profile_extensions(): {name!r}: {v!r}: "
+                                           f"{type(exc).__name__}: {exc}", traceback.format_exc())
+                continue
+            self._extensions[name] = cls
         return dict(self._extensions)
 
     def executor(self, name: str) -> Any:

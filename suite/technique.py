@@ -53,6 +53,36 @@ __all__ = [
 
 _REF = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*")
 
+def is_reference(value: Any) -> bool:
+    """Whether *value* is a ``"package.module:attribute"`` reference (:func:`resolve_reference`)."""
+    return isinstance(value, str) and _REF.fullmatch(value) is not None
+
+
+def resolve_reference(ref: str) -> Any:
+    """The object a ``"package.module:attribute"`` reference names, importing its module.
+
+    Plugins declare what is expensive to import (a fidelity's evaluate function, a profile
+    extension's pydantic schema) as references, so that listing what a plugin provides imports
+    none of it.
+
+    Raises
+    ------
+    ValueError
+        *ref* is not of that form.
+    ImportError, AttributeError
+        The module does not import or has no such attribute.
+    """
+    import importlib
+
+    if not is_reference(ref):
+        raise ValueError(f"expected a reference 'package.module:attribute', got {ref!r}")
+    module, _, attr = ref.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
 CATEGORIES = (
     "communication",
     "memory",
@@ -800,13 +830,8 @@ class Technique:
             raise Skip(f"{self.name} has no {name!r} fidelity (has {sorted(self.fidelities)})")
         ref = self.fidelities[name]
         if isinstance(ref, str):
-            import importlib
-
-            module, _, attr = ref.partition(":")
             try:
-                obj: Any = importlib.import_module(module)
-                for part in attr.split("."):
-                    obj = getattr(obj, part)
+                obj = resolve_reference(ref)
             except Exception as e:  # noqa: BLE001 - any failure to import is this technique's own
                 raise TechniqueError(f"technique {self.name!r}: fidelity {name!r}: cannot import {ref!r}: "
                                      f"{type(e).__name__}: {e}") from e

@@ -20,6 +20,5 @@ def suite_techniques():
 
 @hookimpl
 def suite_profile_extensions():
-    from suite_cerebras_stencil.extension import CerebrasExt
-
-    return {"cerebras": CerebrasExt}
+    # a reference: the pydantic schema is imported when a profile is loaded, not when listing
+    return {"cerebras": "suite_cerebras_stencil.extension:CerebrasExt"}

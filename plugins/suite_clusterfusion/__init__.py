@@ -26,6 +26,5 @@ def suite_workloads():
 
 @hookimpl
 def suite_profile_extensions():
-    from suite_clusterfusion.hopper import HopperExt
-
-    return {"hopper": HopperExt}
+    # a reference: the pydantic schema is imported when a profile is loaded, not when listing
+    return {"hopper": "suite_clusterfusion.hopper:HopperExt"}

@@ -26,6 +26,5 @@ def suite_workloads():
 
 @hookimpl
 def suite_profile_extensions():
-    from suite_comet.technique import CometExt
-
-    return {"comet": CometExt}
+    # a reference: the pydantic schema is imported when a profile is loaded, not when listing
+    return {"comet": "suite_comet.technique:CometExt"}

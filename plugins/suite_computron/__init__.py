@@ -26,6 +26,5 @@ def suite_workloads():
 
 @hookimpl
 def suite_profile_extensions():
-    from suite_computron.technique import PcieSwitchExt
-
-    return {"pcie_switch": PcieSwitchExt}
+    # a reference: the pydantic schema is imported when a profile is loaded, not when listing
+    return {"pcie_switch": "suite_computron.technique:PcieSwitchExt"}

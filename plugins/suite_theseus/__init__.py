@@ -27,6 +27,5 @@ def suite_workloads():
 
 @hookimpl
 def suite_profile_extensions():
-    from suite_theseus.extension import TheseusExt
-
-    return {"theseus": TheseusExt}
+    # a reference: the pydantic schema is imported when a profile is loaded, not when listing
+    return {"theseus": "suite_theseus.extension:TheseusExt"}

@@ -51,3 +51,12 @@ class MixExt(BaseModel):
 
 #: the extension schemas the core registers itself
 CORE_EXTENSIONS: dict[str, type[BaseModel]] = {"fpga": FpgaExt, "mix": MixExt}
+
+
+def _names_agree() -> None:
+    from suite.registry import CORE_EXTENSION_NAMES
+
+    assert set(CORE_EXTENSIONS) == CORE_EXTENSION_NAMES, "suite.registry.CORE_EXTENSION_NAMES is out of date"
+
+
+_names_agree()
