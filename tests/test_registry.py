@@ -151,3 +151,38 @@ def test_a_multi_line_hook_error_is_one_quarantine_line():
     mod.suite_techniques = suite_techniques
     reg = Registry(entry_points_=[], modules=[("multi", mod)])
     assert reg.quarantined()[0].reason == "suite_techniques() failed: RuntimeError: boom second line third line"
+
+
+def test_extension_reference_imports_on_first_use_and_a_broken_one_costs_its_plugin():
+    # "module:Class" references: nothing is imported while the registry is built; the good one
+    # resolves to its pydantic class, the broken one quarantines only its own plugin, then.
+    from suite.hardware.extensions import FpgaExt
+
+    good = _module("good", "alpha", suite_profile_extensions=hookimpl(
+        lambda: {"fpga2": "suite.hardware.extensions:FpgaExt"}))
+    bad = _module("bad", "beta", suite_profile_extensions=hookimpl(
+        lambda: {"nope": "suite_no_such_module_xyz.ext:Nope"}))
+    wrong = _module("wrong", "gamma", suite_profile_extensions=hookimpl(lambda: {"odd": "math:pi"}))
+    reg = Registry(entry_points_=[], modules=[("good", good), ("bad", bad), ("wrong", wrong)])
+    assert [t.name for t in reg.techniques()] == ["alpha", "beta", "gamma"] and not reg.quarantined()
+    assert reg.profile_extensions() == {"fpga2": FpgaExt}
+    q = {p.name: p.reason for p in reg.quarantined()}
+    assert set(q) == {"bad", "wrong"}
+    assert q["bad"].startswith("suite_profile_extensions(): 'nope': 'suite_no_such_module_xyz.ext:Nope': "
+                               "ModuleNotFoundError")
+    assert "'odd': 'math:pi': TypeError: float, expected a pydantic model class" in q["wrong"]
+    assert [t.name for t in reg.techniques()] == ["alpha"]
+
+
+def test_extension_hook_refuses_a_value_that_is_neither_class_nor_reference():
+    mod = _module("m", "alpha", suite_profile_extensions=hookimpl(lambda: {"x": "not a reference"}))
+    reg = Registry(entry_points_=[], modules=[("m", mod)])
+    [q] = reg.quarantined()
+    assert "expected a name -> pydantic model class or a reference 'package.module:Class' to one" in q.reason
+
+
+def test_core_extension_names_agree_with_the_schemas():
+    from suite.hardware.extensions import CORE_EXTENSIONS
+    from suite.registry import CORE_EXTENSION_NAMES
+
+    assert set(CORE_EXTENSIONS) == CORE_EXTENSION_NAMES == {"fpga", "mix"}
