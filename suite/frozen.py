@@ -58,50 +58,75 @@ def _rebuild(d: dict, what: str) -> FrozenDict:
     return FrozenDict(d, what=what)
 
 
+#: types that are immutable already: returned as they are, with no further check (most leaves
+#: of a layer table are these; checking each against Mapping, numpy and pydantic made freezing
+#: ResNet-152 half of a cached `suite reproduce`, issue 19)
+_IMMUTABLE = frozenset({int, float, str, bool, type(None), bytes, complex, range})
+
+
 def freeze(value: Any, what: str = "value") -> Any:
     """A deeply read-only version of *value* (mappings, lists, sets, arrays, nested models)."""
-    if isinstance(value, FrozenDict):
+    t = type(value)
+    if t in _IMMUTABLE or t is FrozenDict:
         return value
+    if t is tuple or t is list:
+        if t is tuple and all(type(v) in _IMMUTABLE for v in value):
+            return value
+        return tuple(v if type(v) in _IMMUTABLE else freeze(v, f"{what}[{i}]") for i, v in enumerate(value))
     if isinstance(value, Mapping):
-        return FrozenDict({k: freeze(v, f"{what}[{k!r}]") for k, v in value.items()}, what=what)
+        return FrozenDict({k: v if type(v) in _IMMUTABLE else freeze(v, f"{what}[{k!r}]") for k, v in value.items()},
+                          what=what)
     if isinstance(value, (list, tuple)):
         return tuple(freeze(v, f"{what}[{i}]") for i, v in enumerate(value))
     if isinstance(value, (set, frozenset)):
         return frozenset(value)
-    try:
-        import numpy as np
-
-        if isinstance(value, np.ndarray):
-            if value.flags.writeable:
-                value = value.view()
-                value.flags.writeable = False
-            return value
-    except ImportError:  # pragma: no cover
-        pass
+    if getattr(value, "__suite_frozen__", False):
+        return value
+    np = _numpy()
+    if np is not None and isinstance(value, np.ndarray):
+        if value.flags.writeable:
+            value = value.view()
+            value.flags.writeable = False
+        return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         freeze_fields(value, what)
         return value
-    try:
-        from pydantic import BaseModel
-
-        if isinstance(value, BaseModel):
-            freeze_fields(value, what)
-            return value
-    except ImportError:  # pragma: no cover
-        pass
+    if _is_pydantic_model(value):
+        freeze_fields(value, what)
+        return value
     return value
+
+
+def _numpy():
+    import sys
+
+    return sys.modules.get("numpy")  # an array exists only if numpy was imported
+
+
+def _is_pydantic_model(value: Any) -> bool:
+    import sys
+
+    pyd = sys.modules.get("pydantic")  # a model exists only if pydantic was imported
+    return pyd is not None and isinstance(value, pyd.BaseModel)
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def freeze_fields(obj: Any, what: str) -> None:
     """Freeze the mutable fields of a frozen dataclass or frozen pydantic model in place."""
     if getattr(obj, "__suite_frozen__", False):
         return
-    if dataclasses.is_dataclass(obj):
-        names = [f.name for f in dataclasses.fields(obj)]
-    else:
-        names = list(type(obj).model_fields)
+    t = type(obj)
+    names = _FIELDS.get(t)
+    if names is None:
+        names = (tuple(f.name for f in dataclasses.fields(obj)) if dataclasses.is_dataclass(obj)
+                 else tuple(t.model_fields))
+        _FIELDS[t] = names
     for name in names:
         cur = getattr(obj, name, None)
+        if type(cur) in _IMMUTABLE:
+            continue
         new = freeze(cur, f"{what}.{name}")
         if new is not cur:
             object.__setattr__(obj, name, new)
