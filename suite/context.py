@@ -4,8 +4,8 @@ The CLI builds one :class:`Context` per command (a library user builds their own
 :meth:`Context.build`) and passes it down explicitly: to the experiment expansion and the
 resolver, the runner, reproduce, report, compare and validate. There is no process-global
 registry: every hook is called once, when the context's :class:`~suite.registry.Registry` is
-built, and what the plugins return (techniques, profile folders, workloads, extension schemas)
-is held here.
+built or, for workloads and referenced extension schemas, when first needed (see
+:mod:`suite.registry`), and what the plugins return is held here.
 
 A function of the core that is given no context builds a fresh one (:meth:`Context.build`), so
 library calls work with no set-up; nothing is cached between two such calls.

@@ -4,11 +4,18 @@ Every distribution that declares an entry point in the group ``suite.plugins`` i
 own. A plugin that fails to import, register, pass ``check_pending`` or return valid techniques
 is *quarantined*: recorded with its reason (``suite plugins`` shows it) while every other plugin
 keeps working. Strict mode (``--strict-plugins`` or ``SUITE_STRICT_PLUGINS=1``) turns any
-quarantine into a :class:`~suite.errors.PluginError`. Every hook is called once, when the
-registry is built, and what it returns is type-checked: a hook that raises or returns the wrong
-type, or a technique / workload / extension name that another plugin already provides, quarantines
-that plugin (one line naming plugin, hook, expected and given); this distribution's own plugins
-load first, so a third-party plugin cannot take a built-in technique's name.
+quarantine into a :class:`~suite.errors.PluginError`. Every hook is called once and what it
+returns is type-checked: a hook that raises or returns the wrong type, or a technique / workload /
+extension name that another plugin already provides, quarantines that plugin (one line naming
+plugin, hook, expected and given); this distribution's own plugins load first, so a third-party
+plugin cannot take a built-in technique's name.
+
+What is cheap is done when the registry is built (techniques, profile folders, extension names);
+what is expensive is deferred to its first use, so that `suite techniques` imports no execute
+code (issue 19): fidelities and extension schemas given as ``"module:attribute"`` references are
+imported when first needed, and ``suite_workloads`` (layer tables, datasets) is called the first
+time workloads are asked for. A fault found then quarantines its plugin then (its techniques
+leave the registry); :meth:`Registry.load_all` forces everything (``suite plugins`` does).
 
 The core never imports a plugin by name: this module is the only place plugins enter.
 """
@@ -98,18 +105,16 @@ def _is_model_class(v: Any) -> bool:
 
 def _check_hook_results(got: dict[str, list]) -> str | None:
     """One line naming the hook, what it must return and what it returned, or None if all is well."""
-    from suite.workloads.types import Workload
-
     def kind(v: Any) -> str:
         return type(v).__name__ + (f" {v!r}" if isinstance(v, (str, int, float)) else "")
 
-    for lst in got["suite_techniques"]:
+    for lst in got.get("suite_techniques", ()):
         if not isinstance(lst, (list, tuple)):
             return f"suite_techniques() returned {kind(lst)}, expected a list of Technique"
         for t in lst:
             if not isinstance(t, Technique):
                 return f"suite_techniques() returned {kind(t)} in its list, expected Technique"
-    for lst in got["suite_hardware_profiles"]:
+    for lst in got.get("suite_hardware_profiles", ()):
         if not isinstance(lst, (list, tuple)):
             return f"suite_hardware_profiles() returned {kind(lst)}, expected a list of paths"
         for p in lst:
@@ -117,13 +122,15 @@ def _check_hook_results(got: dict[str, list]) -> str | None:
                 return f"suite_hardware_profiles() returned {kind(p)} in its list, expected a path (str or Path)"
             if not Path(p).exists():
                 return f"suite_hardware_profiles() returned {str(p)!r}, expected an existing file or folder"
-    for lst in got["suite_workloads"]:
+    for lst in got.get("suite_workloads", ()):
+        from suite.workloads.types import Workload
+
         if not isinstance(lst, (list, tuple)):
             return f"suite_workloads() returned {kind(lst)}, expected a list of Workload"
         for w in lst:
             if not isinstance(w, Workload):
                 return f"suite_workloads() returned {kind(w)} in its list, expected a Workload"
-    for d in got["suite_profile_extensions"]:
+    for d in got.get("suite_profile_extensions", ()):
         if not isinstance(d, dict):
             return f"suite_profile_extensions() returned {kind(d)}, expected a dict of name -> pydantic model class"
         for k, v in d.items():
@@ -154,6 +161,7 @@ class Registry:
         self._pm_by_plugin: dict[str, pluggy.PluginManager] = {}
         self._profile_paths: list[Path] = []
         self._workloads: list[tuple[str, Any]] = []
+        self._workloads_loaded = False
         self._extensions: dict[str, type | str] = {}
         self._ext_owner: dict[str, PluginInfo] = {}
         eps = _discover() if entry_points_ is None else list(entry_points_)
@@ -213,7 +221,9 @@ class Registry:
             self._quarantine(info, f"bad hook implementation: {msg}", traceback.format_exc())
             return
         got: dict[str, list] = {}
-        for hook in ("suite_techniques", "suite_hardware_profiles", "suite_workloads", "suite_profile_extensions"):
+        # suite_workloads is called later, the first time workloads are asked for (plugin_workloads):
+        # building them (layer tables, datasets) is what listing techniques must not pay for
+        for hook in ("suite_techniques", "suite_hardware_profiles", "suite_profile_extensions"):
             try:
                 got[hook] = list(getattr(pm.hook, hook)())
             except Exception as exc:
@@ -234,21 +244,6 @@ class Registry:
         if len({t.name for t in techs}) != len(techs):
             self._quarantine(info, "suite_techniques(): expected unique technique names, got a name twice")
             return
-        where = f"{info.distribution} (plugin {info.name!r})"
-        wl_names = {getattr(w, "name", None) for _p, w in self._workloads}
-        zoo_has = None
-        for lst in got["suite_workloads"]:
-            for w in lst or []:
-                if w.name in wl_names:
-                    self._quarantine(info, f"suite_workloads(): workload {w.name!r} is already provided by another "
-                                           f"plugin; expected a unique name")
-                    return
-                if zoo_has is None:
-                    from suite.workloads import zoo_has
-                if zoo_has(w.name):  # the zoo's workload keeps its name; the newcomer is the one quarantined
-                    self._quarantine(info, f"suite_workloads(): workload {w.name!r} is a workload of the zoo "
-                                           f"(`suite workloads show {w.name}`); expected a unique name")
-                    return
         exts = {k: v for d in got["suite_profile_extensions"] for k, v in (d or {}).items()}
         clash = sorted((set(exts) & set(self._extensions)) | (set(exts) & CORE_EXTENSION_NAMES))
         if clash:
@@ -259,7 +254,6 @@ class Registry:
             self._techniques[t.name] = (t, info)
             info.techniques.append(t.name)
         self._profile_paths += [Path(p) for lst in got["suite_hardware_profiles"] for p in (lst or [])]
-        self._workloads += [(where, w) for lst in got["suite_workloads"] for w in (lst or [])]
         self._extensions.update(exts)
         self._ext_owner.update({k: info for k in exts})
         self._pm_by_plugin[info.name] = pm
@@ -282,6 +276,14 @@ class Registry:
         self.technique(technique)
         return self._techniques[technique][1]
 
+    def load_all(self) -> "Registry":
+        """Call the hooks the registry defers (``suite_workloads``) and import every reference
+        (profile extensions) now, so every plugin that would be quarantined is (``suite plugins``,
+        the conformance kit)."""
+        self.plugin_workloads()
+        self.profile_extensions()
+        return self
+
     def quarantined(self) -> list[PluginInfo]:
         return [p for p in self.plugins if p.status != "ok"]
 
@@ -290,8 +292,52 @@ class Registry:
         return list(self._profile_paths)
 
     def plugin_workloads(self) -> list[tuple[str, Any]]:
-        """``(provider, Workload)`` for every workload the plugins provide."""
+        """``(provider, Workload)`` for every workload the plugins provide.
+
+        The plugins' ``suite_workloads`` hooks are called here, once, the first time (in load
+        order, this distribution's plugins first). A hook that raises, returns the wrong type, or
+        a name the zoo or an earlier plugin already provides quarantines its plugin then: its
+        techniques leave the registry (strict mode raises :class:`~suite.errors.PluginError`)."""
+        if not self._workloads_loaded:
+            self._workloads_loaded = True
+            for info in self.plugins:
+                pm = self._pm_by_plugin.get(info.name)
+                if pm is not None and info.status == "ok":
+                    self._load_workloads(info, pm)
         return list(self._workloads)
+
+    def _load_workloads(self, info: PluginInfo, pm: pluggy.PluginManager) -> None:
+        def drop(reason: str, detail: str = "") -> None:
+            for t in info.techniques:
+                self._techniques.pop(t, None)
+            info.techniques = []
+            self._quarantine(info, reason, detail)
+
+        try:
+            got = {"suite_workloads": list(pm.hook.suite_workloads())}
+        except Exception as exc:  # noqa: BLE001 - a broken hook costs only its plugin
+            drop(f"suite_workloads() failed: {type(exc).__name__}: {exc}", traceback.format_exc())
+            return
+        problem = _check_hook_results(got)
+        if problem:
+            drop(problem)
+            return
+        from suite.workloads import zoo_has
+
+        names = {getattr(w, "name", None) for _p, w in self._workloads}
+        mine = [w for lst in got["suite_workloads"] for w in (lst or [])]
+        for w in mine:
+            if w.name in names:
+                drop(f"suite_workloads(): workload {w.name!r} is already provided by another plugin; "
+                     "expected a unique name")
+                return
+            if zoo_has(w.name):  # the zoo's workload keeps its name; the newcomer is the one quarantined
+                drop(f"suite_workloads(): workload {w.name!r} is a workload of the zoo "
+                     f"(`suite workloads show {w.name}`); expected a unique name")
+                return
+            names.add(w.name)
+        where = f"{info.distribution} (plugin {info.name!r})"
+        self._workloads += [(where, w) for w in mine]
 
     def profile_extensions(self) -> dict[str, type]:
         """Extension name -> pydantic model class, from the plugins' hooks.

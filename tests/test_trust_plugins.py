@@ -368,8 +368,8 @@ def test_strict_mode_turns_a_bad_hook_into_an_error(name):
     from suite.registry import Registry
 
     body, reason = BAD_HOOKS[name]
-    with pytest.raises(PluginError) as err:
-        Registry(entry_points_=[], modules=[(name, _module(name, body))], strict=True)
+    with pytest.raises(PluginError) as err:  # workload hooks are called on first use: load_all forces them
+        Registry(entry_points_=[], modules=[(name, _module(name, body))], strict=True).load_all()
     assert str(err.value) == f"plugin {name!r} (<in-process>): {reason}"
 
 
@@ -389,3 +389,40 @@ def test_every_hook_is_called_once_when_the_registry_is_built(tmp_path):
     for _ in range(3):
         assert reg.hardware_profile_paths() == [tmp_path / "p"]
     assert mod.CALLS == [1]
+
+
+def test_workload_hook_is_called_once_on_first_use_and_its_fault_costs_its_techniques():
+    # suite_workloads is deferred (listing techniques must not build layer tables or datasets):
+    # not called while the registry is built, called once when workloads are first asked for; a
+    # hook that fails then quarantines its plugin and takes its techniques out of the registry.
+    from suite.registry import Registry
+
+    counting = _module("counting", """
+        CALLS = []
+
+        @hookimpl
+        def suite_workloads():
+            CALLS.append(1)
+            return []
+    """)
+    broken = _module("broken", """
+        @hookimpl
+        def suite_techniques():
+            from suite import Paper, Result, Technique, Variant
+            return [Technique(name="doomed", title="t", category="sgd", paper=Paper("P"),
+                              variants=[Variant("b", "b", baseline=True)],
+                              fidelities={"model": lambda s: Result().add("x", 1.0)},
+                              needs_profile=False, needs_workload=False)]
+
+        @hookimpl
+        def suite_workloads():
+            raise RuntimeError("kaput")
+    """)
+    reg = Registry(entry_points_=[], modules=[("counting", counting), ("broken", broken)])
+    assert counting.CALLS == [] and [t.name for t in reg.techniques()] == ["doomed"] and not reg.quarantined()
+    for _ in range(3):
+        assert reg.plugin_workloads() == []
+    assert counting.CALLS == [1]
+    [q] = reg.quarantined()
+    assert (q.name, q.reason) == ("broken", "suite_workloads() failed: RuntimeError: kaput")
+    assert reg.techniques() == []

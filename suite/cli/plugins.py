@@ -17,7 +17,7 @@ def plugins_cmd(ctx: click.Context, fmt: str) -> None:
     """Installed plugins, their versions, and quarantined ones with the reason."""
     from suite.cli.common import get_context
 
-    reg = get_context().registry
+    reg = get_context().registry.load_all()  # every deferred hook and reference, so none hides a fault
     rows = [{"plugin": p.name, "distribution": p.distribution, "version": p.version, "status": p.status,
              "techniques": p.techniques, "load_s": round(p.import_seconds, 3), "reason": p.reason}
             for p in reg.plugins]
