@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
-
 from suite import Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant
 
 from suite_dflop.workloads import MIXES
@@ -129,6 +127,8 @@ def _fit(scenario):
 
 def check_bins_and_bound(tech, scenario):
     """Every schedule is a partition with no empty bin and a makespan >= the lower bound."""
+    import numpy as np
+
     from suite_dflop import schedule as sched
 
     rng = np.random.default_rng(scenario.seed)
@@ -161,6 +161,8 @@ def check_fits_hbm(tech, scenario):
 
 def check_more_gpus(tech, scenario):
     """The planner's best expected bottleneck is non-increasing in the number of GPUs."""
+    import numpy as np
+
     from suite_dflop import model
 
     sc = _fit(scenario)

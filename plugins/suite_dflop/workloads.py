@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from suite.workloads import Workload
+
+if TYPE_CHECKING:  # numpy is imported where samples are drawn, so the declaration does not pay for it
+    import numpy as np
 
 __all__ = ["ModuleSpec", "MixWorkload", "Samples", "SIGLIP", "QWEN", "MIXES", "all_workloads", "mix",
            "generate"]
@@ -179,6 +181,8 @@ def generate(m: MixWorkload, n: int, seed: int = 0, skew: float = 1.0) -> Sample
     ValueError
         ``n < 1`` or ``skew < 0``.
     """
+    import numpy as np
+
     if n < 1 or skew < 0:
         raise ValueError(f"dflop: generate needs n >= 1 and skew >= 0, got n={n}, skew={skew}")
     rng = np.random.default_rng(seed)
