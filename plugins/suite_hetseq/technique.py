@@ -9,8 +9,6 @@ from __future__ import annotations
 import dataclasses
 import math
 
-import numpy as np
-
 from suite import (
     AtLeast,
     Claim,
@@ -171,6 +169,8 @@ def _eval(tech, scenario, **kw):
 def check_equal_batches(tech, scenario):
     """On a homogeneous profile, ``hetseq`` equals ``ddp-equal-batch`` (same batches, same step)
     and every rank's compute is equal within one sample's time."""
+    import numpy as np
+
     sc = _fit(scenario)
     if sc.profile is None or (sc.profile.ext or {}).get("mix"):
         return
@@ -206,6 +206,8 @@ def check_speedup_bound(tech, scenario):
 def check_proportional_no_slower(tech, scenario):
     """``hetseq``'s step is never slower than ``ddp-equal-batch``'s by more than one sample of
     the slowest rank, and never faster than the balanced bound ``B / sum_r(1/t_r) + t_AR``."""
+    import numpy as np
+
     from suite_hetseq import model
 
     sc = _fit(scenario)
