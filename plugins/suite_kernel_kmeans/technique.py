@@ -12,8 +12,6 @@ import dataclasses
 import functools
 import math
 
-import numpy as np
-
 from suite import (
     Approx,
     AtLeast,
@@ -249,6 +247,8 @@ CLAIMS = [
 
 
 def _tiny(scenario, n: int = 36, d: int = 3):
+    import numpy as np
+
     from suite_kernel_kmeans import algorithm as alg
 
     rng = np.random.default_rng(int(scenario.seed) + 12345)
@@ -275,6 +275,8 @@ def prop_objective_monotone(tech, scenario) -> None:
 
 def prop_layouts_agree(tech, scenario) -> None:
     """Every variant gives the labels of the single-process popcorn run from the same start."""
+    import numpy as np
+
     from suite_kernel_kmeans import algorithm as alg
     from suite_kernel_kmeans import solvers
 
@@ -287,6 +289,8 @@ def prop_layouts_agree(tech, scenario) -> None:
 
 def prop_empty_clusters(tech, scenario) -> None:
     """A cluster that starts (or becomes) empty gives infinite distance, never NaN."""
+    import numpy as np
+
     from suite_kernel_kmeans import solvers
 
     X, kp, _ = _tiny(scenario)
