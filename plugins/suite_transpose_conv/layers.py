@@ -15,7 +15,7 @@ from typing import Any
 from suite.errors import WorkloadError
 from suite.technique import Scenario, Skip
 
-from .ops import output_size
+from .geometry import output_size
 
 __all__ = ["ConvT", "layers_of", "from_layer"]
 

@@ -3,13 +3,10 @@ transpose convolution, arXiv 2502.20493)."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from suite.technique import Paper, Param, Property, Scenario, ScenarioSpec, Technique, Variant
 
 from .claims import CLAIMS
 from .layers import layers_of
-from .ops import VARIANTS, run
 
 __all__ = ["TECHNIQUE", "VALIDATION"]
 
@@ -70,6 +67,10 @@ def _small_layers(scenario: Scenario):
 
 def check_equals_scatter(tech: Technique, scenario: Scenario) -> None:
     """The scenario's variant equals the scatter definition on random inputs (allclose)."""
+    import numpy as np
+
+    from .ops import run
+
     rng = np.random.default_rng(scenario.seed)
     for l in _small_layers(scenario):
         x = rng.standard_normal((l.n, l.ci, l.h, l.w))
@@ -83,7 +84,11 @@ def check_equals_scatter(tech: Technique, scenario: Scenario) -> None:
 def check_counts(tech: Technique, scenario: Scenario) -> None:
     """Unified computes exactly Ho x Wo outputs per channel; MACs unified <= KS <= zero-insert;
     KS extra elements = s^2 ceil(Ho/s) ceil(Wo/s) - Ho Wo; counted work equals the closed forms."""
+    import numpy as np
+
     from suite_transpose_conv import model
+
+    from .ops import VARIANTS, run
 
     rng = np.random.default_rng(scenario.seed)
     for l in _small_layers(scenario):
