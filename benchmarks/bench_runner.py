@@ -59,21 +59,36 @@ def _plugin_module():
     return mod
 
 
+CPU: dict[str, list[float]] = {}  # label -> CPU seconds of each timed call (this process + reaped workers)
+
+
+def _cpu() -> float:
+    import resource
+
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
 def bare_loop(tech, cases) -> float:
+    c0 = _cpu()
     t0 = time.perf_counter()
     for c in cases:
         tech.evaluate(c.scenario)
-    return time.perf_counter() - t0
+    dt = time.perf_counter() - t0
+    CPU.setdefault("bare", []).append(_cpu() - c0)
+    return dt
 
 
 def timed_run(cases, path: Path, executor="local", jobs=1, isolate=True, registry=None, artifacts="summary",
               scheduler=None) -> tuple[float, object]:
+    c0 = _cpu()
     with Store(path) as st:
         t0 = time.perf_counter()
         s = run_cases(cases, st, executor=executor,
                       options=ExecOptions(jobs=jobs, isolate=isolate, artifacts=artifacts, scheduler=scheduler),
                       command="bench", registry=registry)
         dt = time.perf_counter() - t0  # until every outcome is handed to the store (close commits the rest)
+    CPU.setdefault(f"run-j{jobs}-{'iso' if isolate else 'inproc'}-{executor}", []).append(_cpu() - c0)
     assert s.ok + s.cached == len(cases), s.message()
     return dt, s
 
@@ -251,6 +266,9 @@ def main() -> None:
             print(f"RATIO -j 1 / bare loop = {r['run'] / r['bare']:.2f} (target <= 1.2); "
                   f"with expansion {(r['run'] + t_exp) / r['bare']:.2f}; --in-process {r['inproc'] / r['bare']:.2f}")
             print(f"STORE {r['bytes_per_case']:.0f} B per case (target <= 1536)")
+            cb, cr = min(CPU["bare"]), min(CPU["run-j1-iso-local"])
+            print(f"CPU RATIO -j 1 / bare loop = {cr / cb:.2f} (CPU seconds of this process and its reaped "
+                  f"workers, store thread included: {cr:.2f} / {cb:.2f}; less sensitive to other load than wall time)")
         if a.ratio_only:
             return
         sizes = [float(1 << k) for k in range(10, 30)]  # 20

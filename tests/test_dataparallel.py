@@ -337,3 +337,22 @@ def test_capped_proportional_batches_respect_caps_and_total(speeds, extra, minim
     total = min(minimum * K + extra, sum(caps))
     b = proportional_batches(total, speeds, minimum=minimum, caps=caps)
     assert b.sum() == total and (b >= minimum).all() and (b <= np.array(caps)).all()
+
+
+def test_pathological_split_gives_each_worker_its_shards_labels():
+    # 20 workers x 2 shards of the label-sorted 1,438 training samples (1,797 x 0.8): 40 shards of
+    # 35-36 samples; a digit class has ~144 training samples, so a shard holds 1 or 2 labels and a
+    # worker at most 4 (McMahan et al. 2017, Sec. 3: 2 shards per client, most clients 2 labels)
+    p = load_problem(20, "pathological", shards=2, seed=3)
+    allidx = np.concatenate(p.shards)
+    assert sorted(allidx.tolist()) == list(range(len(p.y_train))) == list(range(1438))
+    sizes = sorted(len(s) for s in p.shards)
+    assert sizes[0] >= 2 * 35 and sizes[-1] <= 2 * 36
+    labels = [len(np.unique(p.y_train[s])) for s in p.shards]
+    assert max(labels) <= 4 and np.median(labels) <= 3
+    # 10 shards of ~144 samples: a shard the size of a class can hold the tail of one class, a
+    # smaller class whole and the head of the next, so at most 3 labels
+    one = load_problem(10, "pathological", shards=1, seed=3)
+    assert max(len(np.unique(one.y_train[s])) for s in one.shards) <= 3
+    with pytest.raises(ParameterError, match="shards must be >= 1, got 0"):
+        load_problem(4, "pathological", shards=0)

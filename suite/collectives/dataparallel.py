@@ -161,17 +161,19 @@ def _load_xy(dataset=None) -> tuple[np.ndarray, np.ndarray, str]:
 
 
 def load_problem(workers: int, split: str = "iid", alpha: float = 0.5, seed: int = 0,
-                 test_fraction: float = 0.2, dataset=None) -> Problem:
+                 test_fraction: float = 0.2, dataset=None, shards: int = 2) -> Problem:
     """Digits (or *dataset*), standardised, split into train/test and over *workers*.
 
     Parameters
     ----------
     workers : int
         Number of shards K (>= 1).
-    split : {"iid", "dirichlet"}
+    split : {"iid", "dirichlet", "pathological"}
         ``iid``: a random permutation cut into near-equal parts; ``dirichlet``: label-skewed
         non-IID split, per-class proportions ``Dir(alpha)`` (Hsu et al. 2019), every worker
-        keeping at least 8 samples.
+        keeping at least 8 samples; ``pathological``: the training samples sorted by label, cut
+        into ``workers * shards`` shards, ``shards`` random ones per worker (McMahan et al. 2017,
+        Sec. 3; :func:`suite.workloads.datasets.pathological`).
     alpha : float
         Dirichlet concentration (> 0); small = strong skew.
     seed : int
@@ -180,6 +182,8 @@ def load_problem(workers: int, split: str = "iid", alpha: float = 0.5, seed: int
         Held-out fraction in (0, 1).
     dataset : suite.workloads.Dataset, optional
         Another local dataset (default: scikit-learn's digits, 1797 x 64, 10 classes).
+    shards : int
+        Shards per worker of the ``pathological`` split (>= 1).
 
     Returns
     -------
@@ -192,8 +196,10 @@ def load_problem(workers: int, split: str = "iid", alpha: float = 0.5, seed: int
     """
     if workers < 1:
         raise ParameterError(f"load_problem: workers must be >= 1, got {workers}")
-    if split not in ("iid", "dirichlet"):
-        raise ParameterError(f"load_problem: split must be 'iid' or 'dirichlet', got {split!r}")
+    if split not in ("iid", "dirichlet", "pathological"):
+        raise ParameterError(f"load_problem: split must be 'iid', 'dirichlet' or 'pathological', got {split!r}")
+    if split == "pathological" and shards < 1:
+        raise ParameterError(f"load_problem: shards must be >= 1, got {shards}")
     if not 0 < test_fraction < 1:
         raise ParameterError(f"load_problem: test_fraction must be in (0, 1), got {test_fraction}")
     from suite.workloads.datasets import partition
@@ -212,7 +218,7 @@ def load_problem(workers: int, split: str = "iid", alpha: float = 0.5, seed: int
     sd = X[train].std(axis=0)
     sd[sd == 0] = 1.0
     Xs = (X - mu) / sd
-    parts = partition(y[train], workers, scheme=split, alpha=alpha, seed=seed,
+    parts = partition(y[train], workers, scheme=split, alpha=alpha, seed=seed, shards_per_worker=shards,
                       min_size=min(8, len(train) // workers))
     return Problem(Xs[train], y[train], Xs[test], y[test], tuple(np.asarray(p, np.int64) for p in parts),
                    int(y.max() + 1), name)
