@@ -52,8 +52,8 @@ from suite.perf import layer_times, transfer_time
 from suite.workloads import LayerTable
 from suite_superneurons.constants import FIXED_UNITS
 
-__all__ = ["POLICIES", "MemoryTrace", "simulate", "layer_memory", "max_trainable", "NEEDS_INPUT", "NEEDS_OUTPUT",
-           "evaluate"]
+__all__ = ["POLICIES", "MemoryTrace", "simulate", "layer_memory", "max_trainable", "max_batch", "NEEDS_INPUT",
+           "NEEDS_OUTPUT", "evaluate"]
 
 POLICIES = ("baseline", "liveness", "liveness+offload", "liveness+offload+recompute", "recompute-only")
 NEEDS_INPUT = frozenset({"conv", "fc", "deconv", "norm", "lrn", "pool", "attention", "embedding"})
@@ -499,14 +499,23 @@ def max_trainable(build, capacity: float, policy: str, lo: int, hi: int, **kw) -
     (total peak incl. parameters). None if even lo does not fit.
 
     ``build(x) -> (LayerTable, batch)``. Feasibility is monotone in x (peaks grow with depth and
-    with batch), so the answer is the x that fits while x + 1 does not (or hi): the same answer
-    a bisection of [lo, hi] gives. The search simulates few networks, all near the answer: it
-    grows from lo (steps doubling) until a network does not fit, each step aimed by the secant
-    through the last two peaks (a ResNet's peak grows nearly linearly in its depth, a network's
-    in its batch), then closes the bracket by interpolating the peaks (regula falsi), with a
-    midpoint step whenever an interpolation step leaves more than half the bracket. The bisection
-    it replaces simulated the largest network (hi) first and then about log2(hi - lo) networks of
-    mid size (issue 19: SuperNeurons' max-depth searches were 8.7 s of a 14 s ``suite reproduce``).
+    with batch; tests/plugins/test_superneurons.py checks it on the claims' tables), so the answer
+    is the x that fits while x + 1 does not (or hi): the same answer a bisection of [lo, hi] or a
+    linear scan from lo gives (both tested). The search simulates few networks, all near the
+    answer: it probes lo and lo + 1, then jumps to where the secant through the last two fitting
+    peaks crosses *capacity* (a ResNet's peak grows nearly linearly in its depth, a network's in
+    its batch), at most to 8x the last fitting x (the secant through two small networks can
+    overshoot a curved peak by far), until a network does not fit; then it closes the bracket by
+    interpolating the peaks (regula falsi), with a midpoint step whenever an interpolation step
+    leaves more than half the bracket. The bisection it replaced simulated the largest network
+    (hi) first and then about log2(hi - lo) networks of mid size (issue 19: SuperNeurons'
+    max-depth searches were 8.7 s of a 14 s ``suite reproduce``); the SuperNeurons max-depth
+    search simulates 6 networks (11 with steps doubling under the secant).
+
+    Stated caveat (the depth family): ``resnet-152`` and ``resnet-200`` (n3 = 6 and 22 of the
+    Table 4 family) are He et al.'s stage layouts, not (6, 32, n3, 6), and have smaller peaks than
+    their neighbours; no search of the claims probes them, and every answer equals the linear
+    scan's (checked over the whole range, see docs/techniques/superneurons.md).
     """
     memo: dict[int, tuple[bool, float]] = {}
 
@@ -526,11 +535,11 @@ def max_trainable(build, capacity: float, policy: str, lo: int, hi: int, **kw) -
     step = 1
     while b is None:
         x = a + step
-        if prev is not None:  # aim with the secant through the last two fitting peaks
+        if prev is not None:  # jump to where the secant through the last two fitting peaks crosses
             (xp, pp), pa = prev, probe(a)[1]
             if pa > pp:
                 guess = int(a + (capacity - pa) * (a - xp) / (pa - pp))
-                x = max(a + 1, min(x, guess + 1))
+                x = max(a + 1, min(guess + 1, 8 * a))
         x = min(x, hi)
         ok, _p = probe(x)
         if ok:
@@ -555,6 +564,45 @@ def max_trainable(build, capacity: float, policy: str, lo: int, hi: int, **kw) -
             b = x
         interpolate = (b - a) <= width // 2 or not interpolate
     return a
+
+
+#: float64 represents every integer below this exactly: byte counts below it add and scale exactly
+_EXACT = 2.0**53
+
+
+def max_batch(table: LayerTable, capacity: float, policy: str, lo: int, hi: int, **kw) -> int | None:
+    """Largest batch b in [lo, hi] with which *table* fits *capacity* under *policy* (total peak
+    incl. parameters, no read of a non-resident tensor); None if even lo does not fit. The same
+    answer as ``max_trainable(lambda b: (table, b), capacity, policy, lo, hi, **kw)``, from one
+    simulation instead of one per probe.
+
+    Why one simulation is enough: without the Tensor Cache (``tensor_cache=False``) the schedule
+    (which tensor is resident at which step) does not depend on the batch: every tensor is
+    ``batch x`` its per-sample bytes, and the only size comparison, the cost-aware recompute rule
+    ``sum_seg l^f + l^b_seg <= l_peak`` (§3.4), has the batch on both sides. When every per-sample
+    size is an integer and ``hi x`` (all bytes of the network) stays below 2^53, float64 adds and
+    scales these byte counts exactly, so ``per_step(b) == b * per_step(1)`` bit for bit, and the
+    total peak at batch b is ``b * peak(1) + params_bytes``, the same float the simulation at b
+    gives. That model, vectorised over every candidate b in [lo, hi], is nondecreasing (the
+    peak is monotone in the batch), and ``numpy.searchsorted`` bisects it for the last b that
+    fits. Otherwise (Tensor Cache, fractional sizes, huge batches) it falls back to
+    :func:`max_trainable`, which simulates each probe.
+    """
+    import numpy as np
+
+    per_sample = [float(table.dtype_bytes * _prod(table.input_shape))]
+    per_sample += [float(l.activation_bytes) for l in table.layers]
+    params_bytes = 2.0 * table.params * table.dtype_bytes
+    exact = (not kw.get("tensor_cache", True) and all(x.is_integer() and x >= 0 for x in per_sample)
+             and params_bytes.is_integer() and hi * 2.0 * sum(per_sample) + params_bytes < _EXACT)
+    if not exact or lo < 1 or hi < lo:
+        return max_trainable(lambda b: (table, b), capacity, policy, lo, hi, **kw)
+    one = simulate(table, 1, policy, capacity=max(0.0, capacity - params_bytes), **kw)
+    if one.violations:  # the schedule is the same at every batch: nothing fits
+        return None
+    total = np.arange(lo, hi + 1, dtype=np.float64) * one.peak + one.params_bytes  # total peak per batch
+    k = int(np.searchsorted(total, capacity, side="right"))  # how many candidates fit
+    return lo + k - 1 if k else None
 
 
 # --------------------------------------------------------------------------- model fidelity
@@ -593,10 +641,7 @@ def evaluate(s: Scenario) -> Result:
     if not isinstance(table, LayerTable):
         raise Skip(f"superneurons needs a layer table, got workload {s.workload_name!r}")
     if mode == "max-batch":
-        def build(b: int):
-            return table, b
-
-        mb = max_trainable(build, cap, s.variant, 1, s.params["max_batch"], tensor_cache=False)
+        mb = max_batch(table, cap, s.variant, 1, s.params["max_batch"], tensor_cache=False)
         res.add("max_batch", mb or 0, "samples", "higher")
         return res
     batch = s.params["batch"]

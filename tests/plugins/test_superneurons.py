@@ -211,3 +211,109 @@ def test_max_trainable_equals_a_linear_scan(policy):
             want = b
         got = max_trainable(lambda b: (table, b), cap, policy, 1, 128, tensor_cache=False)
         assert got == want, (cap, got, want)
+
+
+# --------------------------------------------------------------------------- the searches (issue 19)
+# max_batch / max_trainable return the last x of [lo, hi] that fits. They are valid because the
+# total peak (activations + parameters) is monotone nondecreasing in the batch and, for the Table 4
+# ResNet family, in n3, for every policy; the two properties below check that on the layer tables
+# the claims use, and the two after compare the searches with a linear scan written here.
+
+#: the layer tables of the max-batch claims (Table 5) and the walkthrough (Fig. 10)
+_TABLE5 = ("alexnet-caffe", "vgg16", "inception-v4", "resnet-50", "resnet-101", "resnet-152")
+
+
+def _fits(table, batch, policy, cap):
+    """The oracle: one full simulation, the feasibility rule of the searches."""
+    tr = simulate(table, batch, policy, capacity=max(0.0, cap - 2.0 * table.params * table.dtype_bytes),
+                  tensor_cache=False)
+    return tr.total_peak <= cap and not tr.violations
+
+
+def _linear_scan(fits, lo, hi):
+    """Last x of lo, lo+1, ... before the first that does not fit (None if lo does not)."""
+    want = None
+    for x in range(lo, hi + 1):
+        if not fits(x):
+            break
+        want = x
+    return want
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.sampled_from(_TABLE5), st.sampled_from(POLICIES), st.integers(1, 400), st.integers(1, 400))
+def test_peak_is_monotone_and_exactly_linear_in_the_batch(name, policy, b1, b2):
+    """peak(b1) <= peak(b2) for b1 <= b2, and per_step(b) == b * per_step(1) bit for bit (the
+    vectorised model max_batch bisects; the schedule does not depend on the batch)."""
+    from suite.workloads import get_workload
+
+    t = get_workload(name)
+    b1, b2 = sorted((b1, b2))
+    one, lo, hi = (simulate(t, b, policy, tensor_cache=False) for b in (1, b1, b2))
+    assert lo.total_peak <= hi.total_peak
+    for b, tr in ((b1, lo), (b2, hi)):
+        assert tr.per_step == [b * x for x in one.per_step]
+        assert tr.total_peak == b * one.peak + one.params_bytes
+        assert tr.violations == one.violations
+
+
+#: n3 whose depth is a He et al. ResNet (152, 200): `resnet(depth)` builds that stage layout, not
+#: (6, 32, n3, 6), with a smaller peak than its neighbours (see max_trainable's docstring)
+_HE_ET_AL_N3 = (6, 22)
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.sampled_from(POLICIES), st.integers(1, 48).filter(lambda n: n not in _HE_ET_AL_N3),
+       st.integers(1, 48).filter(lambda n: n not in _HE_ET_AL_N3))
+def test_peak_is_monotone_in_the_resnet_depth(policy, n1, n2):
+    """The Table 4 family at batch 16: more units (n3) never lower the total peak."""
+    from suite.workloads.architectures import resnet_stages
+    from suite_superneurons.model import _depth, _resnet_n3
+
+    assert all(resnet_stages(_depth(n))[1] != (6, 32, n, 6) for n in _HE_ET_AL_N3)
+
+    n1, n2 = sorted((n1, n2))
+    peaks = [simulate(*_resnet_n3(n, 16), policy, tensor_cache=False).total_peak for n in (n1, n2)]
+    assert peaks[0] <= peaks[1]
+
+
+@settings(max_examples=25, deadline=None)
+@given(networks(), st.sampled_from(POLICIES), st.floats(0.05, 1.2))
+def test_max_batch_equals_a_linear_scan(net, policy, where):
+    """max_batch (one simulation, bisection of the vectorised peak) against a linear scan of full
+    simulations, for capacities from below the batch-1 need to above the batch-64 one."""
+    from suite_superneurons.model import max_batch, max_trainable
+
+    t, _batch = net
+    hi = 64
+    params = 2.0 * t.params * t.dtype_bytes
+    top = simulate(t, hi, policy, tensor_cache=False).total_peak
+    cap = params + where * (top - params)
+    want = _linear_scan(lambda b: _fits(t, b, policy, cap), 1, hi)
+    assert max_batch(t, cap, policy, 1, hi, tensor_cache=False) == want
+    assert max_trainable(lambda b: (t, b), cap, policy, 1, hi, tensor_cache=False) == want
+
+
+def _conv_chain(depth: int):
+    b = CNNBuilder(f"chain-{depth}", (3, 16, 16))
+    x = b.input
+    for i in range(depth):
+        x = b.relu(b.bn(b.conv(x, 8, 3, padding=1, name=f"c{i}"), name=f"bn{i}"), name=f"r{i}")
+    b.fc(x, 10, name="fc")
+    return b.build()
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.sampled_from(POLICIES), st.integers(1, 8), st.floats(0.0, 1.1))
+def test_max_trainable_over_depth_equals_a_linear_scan(policy, batch, where):
+    """The depth search (grow, aimed by the secant, then regula falsi) against a linear scan over
+    the depth of a conv-bn-relu chain, for capacities across the range the scan covers."""
+    from suite_superneurons.model import max_trainable
+
+    hi = 40
+    tables = {d: _conv_chain(d) for d in range(1, hi + 1)}
+    lo_peak = simulate(tables[1], batch, policy, tensor_cache=False).total_peak
+    hi_peak = simulate(tables[hi], batch, policy, tensor_cache=False).total_peak
+    cap = lo_peak * 0.99 + where * (hi_peak - lo_peak * 0.99)
+    want = _linear_scan(lambda d: _fits(tables[d], batch, policy, cap), 1, hi)
+    assert max_trainable(lambda d: (tables[d], batch), cap, policy, 1, hi, tensor_cache=False) == want
