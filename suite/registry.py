@@ -339,6 +339,11 @@ class Registry:
         where = f"{info.distribution} (plugin {info.name!r})"
         self._workloads += [(where, w) for w in mine]
 
+    def declared_extensions(self) -> dict[str, type | str]:
+        """Extension name -> what the plugin's hook returned (a class or a ``"module:Class"``
+        reference), importing nothing (:meth:`profile_extensions` resolves the references)."""
+        return dict(self._extensions)
+
     def profile_extensions(self) -> dict[str, type]:
         """Extension name -> pydantic model class, from the plugins' hooks.
 

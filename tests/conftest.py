@@ -32,6 +32,8 @@ settings.register_profile(
 # `suite hardware calibrate`) nor write to the repository's default store.
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="suite-test-config-")
 os.environ.setdefault("SUITE_STORE", os.path.join(tempfile.mkdtemp(prefix="suite-test-store-"), "suite.sqlite"))
+# nor write to this machine's cache (the unit conversions, the `hardware list` index)
+os.environ.setdefault("SUITE_CACHE_DIR", tempfile.mkdtemp(prefix="suite-test-cache-"))
 
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 

@@ -55,28 +55,48 @@ def _row(prof) -> dict:
 def list_cmd(kind: str | None, vendor: str | None, profile_dirs: tuple[str, ...], fmt: str) -> None:
     """Profiles in the library, with headline figures (one row each)."""
     from suite.cli.common import get_context
-    from suite.errors import ProfileError
+    from suite.hardware.index import listing_key, load_listing, save_listing
 
-    lib = get_context(tuple(profile_dirs)).profiles
-    rows = []
-    for name in lib.names():
-        try:
-            prof = lib.get(name)
-        except ProfileError as exc:
-            rows.append({"name": name, "kind": "?", "vendor": "", "device": f"ERROR: {exc}"})
-            continue
-        row = _row(prof)
-        if kind and prof.kind != kind:
-            continue
-        if vendor and vendor.lower() not in (row["vendor"] or "").lower():
-            continue
-        rows.append(row)
+    context = get_context(tuple(profile_dirs))
+    reg = context.registry
+    from suite.registry import CORE_EXTENSION_NAMES
+
+    exts = {**reg.declared_extensions(), **dict.fromkeys(CORE_EXTENSION_NAMES, "suite.hardware.extensions:core")}
+    key = listing_key(context.search_dirs(), exts, code=[Path(__file__), Path(__file__).with_name("common.py")])
+    doc = load_listing(key)  # every profile already validated and formatted, for these exact files
+    if doc is None:
+        doc = _listing(context)
+        save_listing(key, doc)
+    for msg in doc["file_errors"]:
+        click.echo(f"warning: {msg}; skipped", err=True)
+    rows = [r for r in doc["rows"] if not (kind and r["kind"] not in (kind, "?"))
+            and not (vendor and r["kind"] != "?" and vendor.lower() not in (r["vendor"] or "").lower())]
     cols = ["name", "kind", "vendor", "device", "devices", "memory", "mem_bw", "fastest", "network"]
     if fmt != "table":
         cols += ["fp32", "verified", "sources"]
     emit(rows, fmt, cols, title=f"hardware profiles ({len(rows)})")
-    for w in lib.warnings:
+    for w in doc["warnings"]:
         click.echo(f"warning: {w}", err=True)
+
+
+def _listing(context) -> dict:
+    """Every profile's row (an unloadable one: an ERROR row), the library's warnings and the
+    files it skipped: what :mod:`suite.hardware.index` caches."""
+    import contextlib
+    import io
+
+    from suite.errors import ProfileError
+
+    with contextlib.redirect_stderr(io.StringIO()):  # the skipped files are kept below, printed once
+        lib = context.profiles
+    rows = []
+    for name in lib.names():
+        try:
+            rows.append(_row(lib.get(name)))
+        except ProfileError as exc:
+            rows.append({"name": name, "kind": "?", "vendor": "", "device": f"ERROR: {exc}"})
+    return {"what": "hardware-list", "rows": rows, "warnings": list(lib.warnings),
+            "file_errors": list(lib.file_errors.values())}
 
 
 def _source_for(prof, path: str) -> str:

@@ -14,9 +14,31 @@ import os
 import sys
 from pathlib import Path
 
-from suite.hardware.profile import DeviceGroup, Profile, ProfileLibrary, load_file
-from suite.hardware.schema import CollectiveFit, Cost, Device, Link, NetworkLevel, Node, Reliability
-from suite.hardware.units import format_quantity, parse_quantity
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from suite.hardware.profile import DeviceGroup, Profile, ProfileLibrary, load_file
+    from suite.hardware.schema import CollectiveFit, Cost, Device, Link, NetworkLevel, Node, Reliability
+    from suite.hardware.units import format_quantity, parse_quantity
+
+#: exported names -> the module defining them, imported on first use (PEP 562), so that the
+#: folder functions below (`suite hardware list`'s index, the context's search path) do not
+#: import pydantic and pint
+_LAZY = {**dict.fromkeys(("DeviceGroup", "Profile", "ProfileLibrary", "load_file"), "suite.hardware.profile"),
+         **dict.fromkeys(("CollectiveFit", "Cost", "Device", "Link", "NetworkLevel", "Node", "Reliability"),
+                         "suite.hardware.schema"),
+         **dict.fromkeys(("format_quantity", "parse_quantity"), "suite.hardware.units")}
+
+
+def __getattr__(name: str):
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'suite.hardware' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(mod), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "Profile",
@@ -91,6 +113,8 @@ def library(extra: tuple[str | Path, ...] = (), *, plugin_paths: tuple[str | Pat
     dirs = tuple(str(p) for p in profile_dirs(tuple(extra), tuple(plugin_paths)))
     key = (dirs, tuple(sorted((k, id(v)) for k, v in exts.items())))
     if key not in _LIBS:
+        from suite.hardware.profile import ProfileLibrary
+
         lib = ProfileLibrary(dirs, extensions=exts, collect_errors=True)
         for msg in lib.file_errors.values():
             print(f"warning: {msg}; skipped", file=sys.stderr)

@@ -91,8 +91,9 @@ def _cache_path():
 
     if os.environ.get("SUITE_NO_UNIT_CACHE"):
         return None
-    base = os.environ.get("SUITE_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "dlsys-suite")
+    from suite.hardware.index import cache_dir
+
+    base = cache_dir()
     import hashlib
     from importlib.metadata import PackageNotFoundError, version
 

@@ -1,0 +1,104 @@
+"""A cached index of the profile library for ``suite hardware list``.
+
+Listing ~70 profiles needs each one validated (pydantic, units), and importing that machinery is
+most of the command's time. The rows ``suite hardware list`` prints are a pure function of the
+profile files, the code that validates and formats them, and the extension schemas in use, so
+they are cached on disk under a key made of exactly those: every ``*.toml`` in the search folders
+by path, modification time (ns) and size; the files of ``suite/hardware`` and of the listing code;
+the dlsys-suite version; the extension names with the file of the module each is defined in. Any
+change to any of them is a new key, so a stale row cannot be shown. The cache folder is
+``$SUITE_CACHE_DIR`` or ``$XDG_CACHE_HOME/dlsys-suite`` (``~/.cache/dlsys-suite``); one that cannot
+be written is not used (the listing is computed, as without a cache).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["cache_dir", "listing_key", "load_listing", "save_listing"]
+
+VERSION = 1  # of the cached document's format
+
+
+def cache_dir() -> Path:
+    """``$SUITE_CACHE_DIR``, else ``$XDG_CACHE_HOME/dlsys-suite`` (default ``~/.cache/dlsys-suite``)."""
+    env = os.environ.get("SUITE_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "dlsys-suite"
+
+
+def _stamp(h, f: Path) -> None:
+    try:
+        st = f.stat()
+        h.update(f"{f}\0{st.st_mtime_ns}\0{st.st_size}\n".encode())
+    except OSError:
+        h.update(f"{f}\0missing\n".encode())
+
+
+def _module_file(ref: Any) -> str:
+    """The file of the module an extension schema (a class or a ``"module:Class"`` reference) is
+    defined in, found without importing it."""
+    import importlib.util
+    import sys
+
+    module = ref.partition(":")[0] if isinstance(ref, str) else getattr(ref, "__module__", "")
+    mod = sys.modules.get(module)
+    if mod is not None:
+        return getattr(mod, "__file__", "") or module
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return module
+    return (spec.origin or module) if spec is not None else module
+
+
+def listing_key(dirs: Iterable[Path], extensions: Mapping[str, Any], code: Iterable[Path] = (),
+                what: str = "hardware-list") -> str:
+    """SHA-256 (24 hex) of everything the listing depends on (see the module docstring)."""
+    from suite import __version__
+
+    h = hashlib.sha256(f"{what}\0{VERSION}\0{__version__}\n".encode())
+    here = Path(__file__).resolve().parent
+    for f in sorted(here.glob("*.py")) + [Path(c) for c in code]:
+        _stamp(h, f)
+    for name in sorted(extensions):
+        h.update(f"ext\0{name}\0".encode())
+        _stamp(h, Path(_module_file(extensions[name])))
+    for d in dirs:
+        d = Path(d)
+        h.update(f"dir\0{d}\n".encode())
+        files = sorted(d.rglob("*.toml")) if d.is_dir() else [d]
+        for f in files:
+            _stamp(h, f)
+    return h.hexdigest()[:24]
+
+
+def load_listing(key: str, what: str = "hardware-list") -> dict | None:
+    """The cached document for *key*, or None (absent or unreadable)."""
+    try:
+        return json.loads((cache_dir() / f"{what}-{key}.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def save_listing(key: str, doc: dict, what: str = "hardware-list") -> None:
+    """Write *doc* for *key* (atomically; a folder that cannot be written is skipped) and remove
+    the older listings of the same kind."""
+    d = cache_dir()
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        tmp = d / f".{what}-{key}.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(doc))
+        os.replace(tmp, d / f"{what}-{key}.json")
+        for old in d.glob(f"{what}-*.json"):
+            if old.name != f"{what}-{key}.json":
+                old.unlink(missing_ok=True)
+    except OSError:
+        return

@@ -1,0 +1,65 @@
+"""`suite hardware list` reads a cached index of the library (issue 19: start-up under 0.3 s);
+the index is keyed by every profile file, so an edit shows at once and a cached listing equals a
+computed one."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+PROFILE = textwrap.dedent("""
+    [profile]
+    name = "idx-gpu"
+    kind = "device"
+    source = "test"
+    [device]
+    type = "gpu"
+    name = "IdxGPU"
+    vendor = "testco"
+    memory = "{mem}"
+    memory_bandwidth = "1 TB/s"
+    peak_flops = {{ fp32 = "10 TFLOP/s" }}
+""")
+
+
+def _list(tmp_path, *extra):
+    env = {**os.environ, "SUITE_CACHE_DIR": str(tmp_path / "cache")}
+    code = ("import sys; from suite.cli import main\n"
+            "try:\n    main(['hardware', 'list', '--format', 'json', '--profiles', sys.argv[1]])\n"
+            "except SystemExit as e:\n    assert not e.code, e.code\n"
+            "print('PYDANTIC', 'pydantic' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "p")], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    body, _, flag = out.stdout.rpartition("PYDANTIC")
+    return {r["name"]: r for r in json.loads(body)}, flag.strip() == "True", out.stderr
+
+
+def test_cached_listing_equals_the_computed_one_and_an_edit_shows_at_once(tmp_path):
+    (tmp_path / "p").mkdir()
+    f = tmp_path / "p" / "idx.toml"
+    f.write_text(PROFILE.format(mem="16 GiB"))
+    first, validated, _ = _list(tmp_path)
+    assert validated  # nothing cached yet: every profile validated (pydantic)
+    again, validated_again, _ = _list(tmp_path)
+    assert not validated_again and again == first  # from the index, without pydantic
+    assert first["idx-gpu"]["memory"] == "16 GiB" and first["idx-gpu"]["fp32"] == "10 TFLOP/s"
+    assert len(first) > 50  # the shipped library is listed too
+    f.write_text(PROFILE.format(mem="32 GiB"))  # a different size: a new key
+    edited, validated_edit, _ = _list(tmp_path)
+    assert validated_edit and edited["idx-gpu"]["memory"] == "32 GiB"
+    assert {k: v for k, v in edited.items() if k != "idx-gpu"} == {k: v for k, v in first.items() if k != "idx-gpu"}
+
+
+def test_a_broken_file_is_reported_on_every_listing_cached_or_not(tmp_path):
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "bad.toml").write_text("[profile\nname = ")
+    _rows, _v, err1 = _list(tmp_path)
+    _rows, cached, err2 = _list(tmp_path)
+    assert not cached
+    line = [ln for ln in err1.splitlines() if "bad.toml" in ln]
+    assert line and line == [ln for ln in err2.splitlines() if "bad.toml" in ln]
+    assert line[0].startswith("warning: ") and line[0].endswith("; skipped")
