@@ -51,18 +51,29 @@ class WorkloadLibrary:
 
     Parameters
     ----------
-    plugin_workloads : iterable of (provider, Workload)
+    plugin_workloads : iterable of (provider, Workload), or a callable returning one
         From :meth:`suite.registry.Registry.plugin_workloads` (the registry quarantines a plugin
         whose workload the zoo already names). Given such a clash directly, looking the name up
-        is an error naming both providers (the rest of the library works).
+        is an error naming both providers (the rest of the library works). A callable (what a
+        context passes) is called the first time a name outside the zoo, or the list of names,
+        is asked for: resolving a zoo workload builds no plugin's workloads.
     """
 
-    def __init__(self, plugin_workloads: Iterable[tuple[str, "Workload"]] = ()):
-        from suite.frozen import freeze
+    def __init__(self, plugin_workloads: Iterable[tuple[str, "Workload"]] | Any = ()):
+        self._source = plugin_workloads
+        self._loaded: dict[str, tuple[str, Workload]] | None = None
 
-        self._plugin: dict[str, tuple[str, Workload]] = {}
-        for provider, wl in plugin_workloads:
-            self._plugin[wl.name] = (provider, freeze(wl, f"workload {wl.name!r}"))
+    @property
+    def _plugin(self) -> dict[str, tuple[str, "Workload"]]:
+        """The plugins' workloads by name, taken from the source (a callable is called) on first use."""
+        if self._loaded is None:
+            from suite.frozen import freeze
+
+            src = self._source() if callable(self._source) else self._source
+            self._loaded = {}
+            for provider, wl in src:
+                self._loaded[wl.name] = (provider, freeze(wl, f"workload {wl.name!r}"))
+        return self._loaded
 
     def _clash(self, name: str) -> None:
         import suite.workloads as W
@@ -94,6 +105,10 @@ class WorkloadLibrary:
                 raise WorkloadError(f"{name}: workload.name: {wl.name!r} is already a workload of "
                                     f"{self.provider(wl.name)}; expected a new name")
             return freeze(wl, f"workload {wl.name!r} ({name})")
+        if self._loaded is None and callable(self._source) and W.zoo_has(name):
+            # a zoo name: the registry quarantines any plugin workload of that name, so the zoo's is
+            # the answer and the plugins' workloads need not be built for it
+            return W.get_workload(name)
         self._clash(name)
         if name in self._plugin:
             return self._plugin[name][1]
@@ -235,7 +250,7 @@ class Context:
     @property
     def workloads(self) -> WorkloadLibrary:
         if self._workloads is None:
-            self._workloads = WorkloadLibrary(self.registry.plugin_workloads())
+            self._workloads = WorkloadLibrary(self.registry.plugin_workloads)  # built when first needed
         return self._workloads
 
     def workload(self, name: str) -> "Workload":

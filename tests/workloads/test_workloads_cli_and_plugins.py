@@ -52,8 +52,9 @@ def test_a_plugin_clashing_with_a_builtin_is_quarantined_and_the_zoo_keeps_the_n
     zoo's vgg19 stays what `--workload vgg19` means, and the rest of the library works."""
     ctx = _context(("clash", _plugin_module("clash", "vgg19")))
     (info,) = [p for p in ctx.registry.plugins if p.name == "clash"]
-    assert info.status == "ok"  # workload hooks are called the first time workloads are needed
-    assert ctx.workload("vgg16").name == "vgg16"
+    assert info.status == "ok"  # workload hooks are called the first time plugin workloads are needed
+    assert ctx.workload("vgg16").name == "vgg16" and info.status == "ok"  # a zoo name needs none
+    assert "vgg16" in ctx.workloads.names()  # every name: the hooks are called
     assert info.status == "quarantined"
     assert "workload 'vgg19' is a workload of the zoo" in info.reason
     assert ctx.workload("vgg19").source != "test plugin" and ctx.workload("vgg19").params > 1e8
