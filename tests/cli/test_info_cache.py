@@ -1,0 +1,40 @@
+"""`suite info NAME` caches its profile-fields probe (issue 19: start-up under 0.3 s): the
+cached answer equals the probed one, and the probe runs again when a source file changes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+
+def _info(cache, name="mg-wfbp"):
+    code = ("import sys; from suite.cli import main\n"
+            "try:\n    main(['info', sys.argv[1], '--format', 'json'])\n"
+            "except SystemExit as e:\n    assert not e.code, e.code\n"
+            "print('PROBED', 'suite.runner.fields' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, name], capture_output=True, text=True, timeout=180,
+                         env={**os.environ, "SUITE_CACHE_DIR": str(cache)})
+    assert out.returncode == 0, out.stderr
+    body, _, flag = out.stdout.rpartition("PROBED")
+    return json.loads(body), flag.strip() == "True"
+
+
+def test_info_probe_is_cached_and_keyed_by_the_sources(tmp_path):
+    first, probed = _info(tmp_path / "c")
+    assert probed
+    # MG-WFBP's model prices its all-reduces on the profile's network (alpha, beta of each level)
+    assert any(f.startswith("network.") for f in first["profile_fields_read"]["all"])
+    again, probed_again = _info(tmp_path / "c")
+    assert not probed_again and again == first
+    (f,) = list((tmp_path / "c").glob("fields-read-mg-wfbp-*.json"))
+    stale = json.loads(f.read_text())
+    stale["reads"] = []
+    f.write_text(json.dumps(stale))  # a tampered entry is what is read while the key matches...
+    assert _info(tmp_path / "c")[0]["profile_fields_read"]["all"] == []
+    import suite.cli.plugins as mod
+
+    os.utime(mod.__file__)  # ...and any source file change is a new key: probed again
+    fresh, probed_fresh = _info(tmp_path / "c")
+    assert probed_fresh and fresh == first
