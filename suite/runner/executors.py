@@ -346,8 +346,14 @@ def _die_with_parent(parent: int) -> None:
 def _worker_main(conn, fault_fd: int, parent: int) -> None:  # pragma: no cover - runs in a child process
     import faulthandler
 
+    import gc
+
     global _IN_WORKER
     _IN_WORKER = True
+    # Everything inherited from the coordinator (the resolved cases, profiles, workloads) lives
+    # as long as the worker: moved to the permanent generation, the cyclic collector never walks
+    # it again, and never writes its headers (which would copy every inherited page on write).
+    gc.freeze()
     _die_with_parent(parent)
     try:  # C-level writes to fd 1 too: a worker's stdout is the coordinator's stderr
         sys.stdout.flush()
