@@ -485,13 +485,17 @@ def simulate(table: LayerTable, batch: int, policy: str, *, capacity: float | No
 
 
 @functools.lru_cache(maxsize=64)
-def resnet_table(depth: int) -> LayerTable:
-    """The ResNet of *depth* layers (``suite.workloads.architectures.resnet``, the zoo's builder),
-    built once per process for the max-depth searches. Not frozen: it never leaves this module,
-    and freezing a 15,000-layer table cost several times its build."""
+def resnet_table(n3: int) -> LayerTable:
+    """The Table 4 family's ResNet with bottleneck units ``(6, 32, n3, 6)``
+    (``suite.workloads.architectures.resnet`` with explicit units: at n3 = 6 and 22 its depth,
+    152 and 200, is also a He et al. depth whose stage layout is another network), built once per
+    process for the max-depth searches. Not frozen: it never leaves this module, and freezing a
+    15,000-layer table cost several times its build."""
     from suite.workloads.architectures import resnet
 
-    return resnet(depth)
+    from suite_superneurons.constants import FIXED_UNITS  # noqa: F401  (6 + 32 + 6: the units below)
+
+    return resnet(0, units=(6, 32, int(n3), 6))
 
 
 def max_trainable(build, capacity: float, policy: str, lo: int, hi: int, **kw) -> int | None:
@@ -512,10 +516,8 @@ def max_trainable(build, capacity: float, policy: str, lo: int, hi: int, **kw) -
     max-depth searches were 8.7 s of a 14 s ``suite reproduce``); the SuperNeurons max-depth
     search simulates 6 networks (11 with steps doubling under the secant).
 
-    Stated caveat (the depth family): ``resnet-152`` and ``resnet-200`` (n3 = 6 and 22 of the
-    Table 4 family) are He et al.'s stage layouts, not (6, 32, n3, 6), and have smaller peaks than
-    their neighbours; no search of the claims probes them, and every answer equals the linear
-    scan's (checked over the whole range, see docs/techniques/superneurons.md).
+    The depth family is built from its units (:func:`resnet_table`), so every n3 is the network
+    (6, 32, n3, 6), including n3 = 6 and 22, whose depths 152 and 200 are also He et al. depths.
     """
     memo: dict[int, tuple[bool, float]] = {}
 
@@ -613,7 +615,7 @@ def _depth(n3: int) -> int:
 
 
 def _resnet_n3(n3: int, batch: int):
-    return resnet_table(_depth(n3)), batch  # the zoo's resnet-N, unfrozen and cached for the search
+    return resnet_table(n3), batch  # the family's network, unfrozen and cached for the search
 
 
 @_gc_paused()  # the max-depth searches build ResNet tables too

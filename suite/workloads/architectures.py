@@ -341,12 +341,27 @@ def resnet_stages(depth: int) -> tuple[str, tuple[int, int, int, int], int]:
     return "bottleneck", units, 3 * sum(units) + 2
 
 
-def resnet(depth: int, num_classes: int = 1000, image: int = 224) -> LayerTable:
+def resnet(depth: int, num_classes: int = 1000, image: int = 224,
+           units: tuple[int, int, int, int] | None = None) -> LayerTable:
     """torchvision ResNet-``depth`` (v1.5: stride on the 3x3 conv of a bottleneck), ``image`` x
     ``image`` input. Stage widths 64/128/256/512 (x4 outputs for bottlenecks); projection
-    shortcuts (1x1 conv + BN) where the shape changes. See :func:`resnet_stages` for depths."""
-    block, units, wdepth = resnet_stages(int(depth))
-    b = CNNBuilder(f"resnet-{depth}", (3, image, image))
+    shortcuts (1x1 conv + BN) where the shape changes. See :func:`resnet_stages` for depths.
+
+    *units*, when given, are the bottleneck units per stage, and *depth* is ignored: the table is
+    named ``resnet-D-(n1,n2,n3,n4)`` with ``D = 3 * sum(units) + 2``. The SuperNeurons family
+    ``(6, 32, n3, 6)`` needs it where its depth is also a He et al. depth (n3 = 6 gives 152 and
+    n3 = 22 gives 200, which :func:`resnet_stages` maps to He et al.'s layouts)."""
+    explicit = units is not None
+    if units is not None:
+        units = tuple(int(u) for u in units)
+        if len(units) != 4 or min(units) < 1:
+            raise WorkloadError(f"resnet: units: expected 4 positive bottleneck counts, got {units}")
+        block, wdepth = "bottleneck", 3 * sum(units) + 2
+        name = f"resnet-{wdepth}-({','.join(map(str, units))})"
+    else:
+        block, units, wdepth = resnet_stages(int(depth))
+        name = f"resnet-{depth}"
+    b = CNNBuilder(name, (3, image, image))
     x = b.conv_bn_relu(b.input, 64, 7, 2, 3, name="conv1")
     x = b.maxpool(x, 3, 2, 1, name="maxpool")
     expansion = 1 if block == "basic" else 4
@@ -371,12 +386,13 @@ def resnet(depth: int, num_classes: int = 1000, image: int = 224) -> LayerTable:
             in_c = out_c
     x = b.adaptive_avgpool(x, 1, name="avgpool")
     b.fc(x, num_classes, name="fc")
-    pub = _RESNET_PUBLISHED.get(int(depth)) if (num_classes == 1000) else None
-    src = (f"{TORCHVISION} resnet{depth}; He et al. CVPR 2016 Table 1" if int(depth) in RESNET_STAGES else
+    he = not explicit and int(depth) in RESNET_STAGES
+    pub = _RESNET_PUBLISHED.get(int(depth)) if (num_classes == 1000 and not explicit) else None
+    src = (f"{TORCHVISION} resnet{depth}; He et al. CVPR 2016 Table 1" if he else
            "bottleneck ResNet generalised as SuperNeurons PPoPP'18 Table 4 (n1, n2, n4 = 6, 32, 6); "
            "torchvision block definitions")
-    t = b.build(source=src, description=f"ResNet-{depth}: {block} units {units}, weighted depth {wdepth}, "
-                                        f"{image}x{image}", published_params=pub)
+    t = b.build(source=src, description=f"ResNet-{wdepth if explicit else depth}: {block} units {units}, "
+                                        f"weighted depth {wdepth}, {image}x{image}", published_params=pub)
     return t
 
 

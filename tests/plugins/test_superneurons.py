@@ -257,24 +257,31 @@ def test_peak_is_monotone_and_exactly_linear_in_the_batch(name, policy, b1, b2):
         assert tr.violations == one.violations
 
 
-#: n3 whose depth is a He et al. ResNet (152, 200): `resnet(depth)` builds that stage layout, not
-#: (6, 32, n3, 6), with a smaller peak than its neighbours (see max_trainable's docstring)
-_HE_ET_AL_N3 = (6, 22)
-
-
 @settings(max_examples=12, deadline=None)
-@given(st.sampled_from(POLICIES), st.integers(1, 48).filter(lambda n: n not in _HE_ET_AL_N3),
-       st.integers(1, 48).filter(lambda n: n not in _HE_ET_AL_N3))
+@given(st.sampled_from(POLICIES), st.integers(1, 48), st.integers(1, 48))
 def test_peak_is_monotone_in_the_resnet_depth(policy, n1, n2):
-    """The Table 4 family at batch 16: more units (n3) never lower the total peak."""
-    from suite.workloads.architectures import resnet_stages
-    from suite_superneurons.model import _depth, _resnet_n3
-
-    assert all(resnet_stages(_depth(n))[1] != (6, 32, n, 6) for n in _HE_ET_AL_N3)
+    """The Table 4 family at batch 16: more units (n3) never lower the total peak (n3 = 6 and 22
+    included: their depths 152 and 200 are He et al. depths, but the family is built from units)."""
+    from suite_superneurons.model import _resnet_n3
 
     n1, n2 = sorted((n1, n2))
     peaks = [simulate(*_resnet_n3(n, 16), policy, tensor_cache=False).total_peak for n in (n1, n2)]
     assert peaks[0] <= peaks[1]
+
+
+def test_the_depth_family_is_built_from_its_units_where_he_et_al_use_the_same_depth():
+    from suite.workloads.architectures import resnet
+    from suite_superneurons.model import _resnet_n3
+
+    for n3, depth, he in ((6, 152, (3, 8, 36, 3)), (22, 200, (3, 24, 36, 3))):
+        fam = _resnet_n3(n3, 1)[0]
+        # bottleneck convs: 3 per unit, + conv1 + fc = 3 * (6 + 32 + n3 + 6) + 2 weighted layers
+        assert fam.name == f"resnet-{depth}-(6,32,{n3},6)"
+        assert "units (6, 32, %d, 6), weighted depth %d" % (n3, depth) in fam.description
+        assert resnet(depth).name == f"resnet-{depth}" and f"units {he}" in resnet(depth).description
+        # one more stage-3 unit (width 256, 1024 in and out): 1x1 1024->256, 3x3 256->256, 1x1
+        # 256->1024 (262,144 + 589,824 + 262,144 weights, no biases) + BN (2 x (256 + 256 + 1024))
+        assert _resnet_n3(n3 + 1, 1)[0].params - fam.params == 1_114_112 + 3_072
 
 
 @settings(max_examples=25, deadline=None)
