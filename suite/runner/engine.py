@@ -269,8 +269,9 @@ def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor =
             store.link_cached(run_id, [k for k in keys if k in cached])
             todo = [c for c in chunk if c.key not in cached]
             summary.cached += len(chunk) - len(todo)
-            if not started:
-                total = len(cases) if isinstance(cases, Sized) else summary.total
+            if not started:  # the progress total: distinct keys of a sequence, the combinations of a stream
+                total = (len({c.key for c in cases}) if isinstance(cases, Sequence) else
+                         len(cases) if isinstance(cases, Sized) else summary.total)
                 progress.start(max(total, summary.total), summary.cached)
                 started = True
             else:
