@@ -25,6 +25,13 @@ achieved fraction of the local profile's roofline: ``max(2 MACs / P, bytes / BW)
 memory bandwidth and bytes the compulsory input + weights + output; MACs the unified variant's
 count (padding zeros included). The load average is printed before and after.
 
+Also printed per layer, for the BLAS path (``Co > 8``): the *gemm floor*, the minimum time of
+the same sequence of ``?gemm`` calls that one unified call issues (shapes, ``beta`` and order
+recorded from the check call through :func:`suite_transpose_conv.ops._gemm_acc`), replayed on
+fresh operands of those shapes, alternated with the other two, and its ratio to unified's time
+(near 1: the call is its gemms, nothing else in it to remove) and to torch's (above 1: unified
+cannot reach torch's time with this BLAS kernel and these MACs). ``-`` for the loop-nest layers.
+
 ``--openblas-coretype NAME`` sets ``OPENBLAS_CORETYPE`` before numpy (and scipy) load, which
 forces OpenBLAS's kernel for that CPU family (e.g. ``SkylakeX`` for its AVX-512 kernels;
 ``auto`` removes the variable, so OpenBLAS detects the CPU itself); the BLAS libraries and the
@@ -103,6 +110,9 @@ def torch_table(batches, repeats: int, threads: int, profile: str) -> list[dict]
     except ImportError:
         print("\ntorch not installed (optional extra [torch]): unified-vs-torch table skipped")
         return []
+    from scipy.linalg.blas import sgemm
+
+    from suite_transpose_conv import ops
     from suite_transpose_conv.execute import _inputs
     from suite_transpose_conv.ops import pack, unified
 
@@ -114,8 +124,9 @@ def torch_table(batches, repeats: int, threads: int, profile: str) -> list[dict]
     print(f"\nunified vs torch {torch.__version__} conv_transpose2d, float32, {threads} thread(s), {repeats} alternated "
           f"calls each; load average {os.getloadavg()[0]:.2f}")
     print("| batch | layer | Ci->Co | H->Ho | k,s,p,op | torch ms min (median) | unified ms min (median) "
-          "| unified/torch min | unified/torch median | roofline fraction unified / torch |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| unified/torch min | unified/torch median | roofline fraction unified / torch "
+          "| gemm floor ms min | floor/unified | floor/torch |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     rows = []
     for b in batches:
         for name, l in gan_layers(b):
@@ -129,12 +140,31 @@ def torch_table(batches, repeats: int, threads: int, profile: str) -> list[dict]
             def run_unified():
                 return unified(x, w, l.s, l.p, l.op, packed=packed)[0]
 
-            ref, out = run_torch().numpy(), run_unified()  # warm-up (compiles numba once), and the check
+            calls = []  # the gemm calls of one unified call, for the gemm floor
+            gemm_acc = ops._gemm_acc
+
+            def record(gemm, a, tap, acc, first, work):
+                calls.append((a.shape, tap.shape, first))
+                gemm_acc(gemm, a, tap, acc, first, work)
+
+            ops._gemm_acc = record
+            try:
+                ref, out = run_torch().numpy(), run_unified()  # warm-up (compiles numba once), and the check
+            finally:
+                ops._gemm_acc = gemm_acc
+            rng = np.random.default_rng(1)
+            operands = [(rng.standard_normal(a, dtype=np.float32), rng.standard_normal(t, dtype=np.float32),
+                         np.zeros((a[0], t[1]), dtype=np.float32), first) for a, t, first in calls]
+
+            def run_gemms():
+                for a, t, c, first in operands:
+                    sgemm(1.0, t.T, a.T, beta=0.0 if first else 1.0, c=c.T, overwrite_c=True)
+
             scale = max(1.0, float(np.max(np.abs(ref))))
             if not np.allclose(out, ref, rtol=1e-4, atol=1e-4 * scale):
                 raise SystemExit(f"{name} batch {b}: unified differs from torch (max abs "
                                  f"{float(np.max(np.abs(out - ref))):.3g})")
-            tt, tu = [], []
+            tt, tu, tg = [], [], []
             for _ in range(repeats):
                 t0 = time.perf_counter()
                 run_torch()
@@ -142,15 +172,21 @@ def torch_table(batches, repeats: int, threads: int, profile: str) -> list[dict]
                 t0 = time.perf_counter()
                 run_unified()
                 tu.append(time.perf_counter() - t0)
+                if operands:
+                    t0 = time.perf_counter()
+                    run_gemms()
+                    tg.append(time.perf_counter() - t0)
             fu, ft = roofline_fraction(l, min(tu), prof, threads), roofline_fraction(l, min(tt), prof, threads)
             row = {"batch": b, "layer": name, **l.as_dict(), "torch_s": tt, "unified_s": tu,
                    "ratio_min": min(tu) / min(tt), "ratio_median": statistics.median(tu) / statistics.median(tt),
-                   "roofline_fraction_unified": fu, "roofline_fraction_torch": ft}
+                   "roofline_fraction_unified": fu, "roofline_fraction_torch": ft, "gemm_floor_s": tg}
             rows.append(row)
             roof = "-" if fu is None else f"{fu:.2f} / {ft:.2f}"
+            floor = (f"{min(tg) * 1e3:.3f} | {min(tg) / min(tu):.2f} | {min(tg) / min(tt):.2f}" if tg
+                     else "- | - | -")
             print(f"| {b} | {name} | {l.ci}->{l.co} | {l.h}->{l.ho} | {l.k},{l.s},{l.p},{l.op} | "
                   f"{min(tt) * 1e3:.3f} ({statistics.median(tt) * 1e3:.3f}) | {min(tu) * 1e3:.3f} "
-                  f"({statistics.median(tu) * 1e3:.3f}) | {row['ratio_min']:.2f} | {row['ratio_median']:.2f} | {roof} |",
+                  f"({statistics.median(tu) * 1e3:.3f}) | {row['ratio_min']:.2f} | {row['ratio_median']:.2f} | {roof} | {floor} |",
                   flush=True)
     fr = [r[k] for r in rows for k in ("roofline_fraction_unified", "roofline_fraction_torch") if r[k] is not None]
     if fr and max(fr) > 1.0:
@@ -161,6 +197,9 @@ def torch_table(batches, repeats: int, threads: int, profile: str) -> list[dict]
     print(f"\nworst unified/torch (min): {worst['ratio_min']:.2f} on {worst['layer']} batch {worst['batch']}; "
           f"layers at most torch's time: {sum(r['ratio_min'] <= 1.0 for r in rows)} of {len(rows)}; "
           f"load average {os.getloadavg()[0]:.2f}")
+    over = [f"{r['layer']} b{r['batch']}" for r in rows if r["gemm_floor_s"] and min(r["gemm_floor_s"]) > min(r["torch_s"])]
+    print(f"gemm floor above torch's time (unreachable with this BLAS kernel and these MACs): {len(over)} of "
+          f"{len(rows)}" + (f" ({', '.join(over)})" if over else ""))
     return rows
 
 
