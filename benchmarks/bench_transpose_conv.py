@@ -28,9 +28,11 @@ count (padding zeros included). The load average is printed before and after.
 Also printed per layer, for the BLAS path (``Co > 8``): the *gemm floor*, the minimum time of
 the same sequence of ``?gemm`` calls that one unified call issues (shapes, ``beta`` and order
 recorded from the check call through :func:`suite_transpose_conv.ops._gemm_acc`), replayed on
-fresh operands of those shapes, alternated with the other two, and its ratio to unified's time
-(near 1: the call is its gemms, nothing else in it to remove) and to torch's (above 1: unified
-cannot reach torch's time with this BLAS kernel and these MACs). ``-`` for the loop-nest layers.
+one ``A`` and one ``C`` buffer reused by every call (so hot in cache: a lower bound on the gemms'
+share), alternated with the other two; then its ratio to unified's time (1 minus it: the share of
+everything else, layout conversion, window copies, output writes) and to torch's (above 1:
+unified cannot reach torch's time with this BLAS kernel and these MACs, whatever the rest
+costs). ``-`` for the loop-nest layers.
 
 ``--openblas-coretype NAME`` sets ``OPENBLAS_CORETYPE`` before numpy (and scipy) load, which
 forces OpenBLAS's kernel for that CPU family (e.g. ``SkylakeX`` for its AVX-512 kernels;
@@ -152,9 +154,13 @@ def torch_table(batches, repeats: int, threads: int, profile: str) -> list[dict]
                 ref, out = run_torch().numpy(), run_unified()  # warm-up (compiles numba once), and the check
             finally:
                 ops._gemm_acc = gemm_acc
-            rng = np.random.default_rng(1)
-            operands = [(rng.standard_normal(a, dtype=np.float32), rng.standard_normal(t, dtype=np.float32),
-                         np.zeros((a[0], t[1]), dtype=np.float32), first) for a, t, first in calls]
+            operands = []
+            if calls:  # one A and one C buffer, reused by every call (hot in cache: a lower bound)
+                mmax = max(a[0] for a, _, _ in calls)
+                abuf = np.random.default_rng(1).standard_normal((mmax, l.ci), dtype=np.float32)
+                cbuf = np.zeros((mmax, l.co), dtype=np.float32)
+                operands = [(abuf[:a[0]], np.ascontiguousarray(packed[0, 0]), cbuf[:a[0]], first)
+                            for a, _, first in calls]
 
             def run_gemms():
                 for a, t, c, first in operands:
