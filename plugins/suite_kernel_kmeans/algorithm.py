@@ -41,6 +41,7 @@ __all__ = [
     "kernel_matrix",
     "kernel_diag",
     "assignment_matrix",
+    "assign_matmul",
     "cluster_terms",
     "distances",
     "update_labels",
@@ -204,6 +205,53 @@ def assignment_matrix(labels: np.ndarray, k: int) -> sp.csr_matrix:
     import scipy.sparse as sp
 
     return sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(k, n))
+
+
+def _assign_matmul_loops(labels, k, A):  # pragma: no cover - compiled by numba, see assign_matmul
+    n, m = A.shape
+    out = np.zeros((k, m))
+    for j in range(n):
+        c = labels[j]
+        for i in range(m):
+            out[c, i] += A[j, i]
+    return out
+
+
+_ASSIGN_MATMUL = None
+
+
+def assign_matmul(labels: np.ndarray, k: int, A: np.ndarray) -> np.ndarray:
+    """``V A`` for the k x n 0/1 assignment matrix V of *labels* (the SpMM ``E^T = V K``).
+
+    Row ``c`` of the result is the sum of the rows ``A[j]`` with ``labels[j] == c``, accumulated
+    in ascending j: the same additions in the same order as scipy's CSR x dense product
+    ``assignment_matrix(labels, k) @ A`` (so the same result bit for bit), but compiled (numba,
+    on first use, cached on disk) and reading A once in row order without building the CSR.
+    Measured at n = 8,000, k = 16, one thread: 15.6 GB/s of A read against scipy's 11.9 and
+    ``A.sum()``'s 16.2 (docs/techniques/kernel-kmeans.md, "Performance").
+
+    Parameters
+    ----------
+    labels : ndarray of int, shape (n,), values in [0, k)
+    k : int
+    A : ndarray, shape (n, m), float64
+
+    Returns
+    -------
+    ndarray, shape (k, m)
+    """
+    global _ASSIGN_MATMUL
+    labels = np.ascontiguousarray(labels, dtype=np.int64)
+    A = np.ascontiguousarray(A, dtype=np.float64)
+    if labels.shape[0] != A.shape[0]:
+        raise ParameterError(f"kernel-kmeans: {labels.shape[0]} labels for a matrix of {A.shape[0]} rows")
+    if labels.size and (labels.min() < 0 or labels.max() >= k):
+        raise ParameterError(f"kernel-kmeans: labels must lie in [0, {k}), got [{labels.min()}, {labels.max()}]")
+    if _ASSIGN_MATMUL is None:
+        import numba
+
+        _ASSIGN_MATMUL = numba.njit(cache=True, nogil=True)(_assign_matmul_loops)
+    return _ASSIGN_MATMUL(labels, int(k), A)
 
 
 def cluster_terms(E: np.ndarray, labels: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -52,6 +52,12 @@ __all__ = ["RunResult", "run_single", "single_iteration", "run_1d", "run_15d", "
 SINGLE = ("dense", "popcorn", "sliding-window")
 LAYOUTS = ("1d", "1.5d", "2d")
 WORD = 8  # bytes per element exchanged in the simulation (float64 / int64)
+DENSE_ROWS = 1024
+"""Row block of the dense variant's ``E = K V^T``: one GEMM per 1,024 rows of K instead of one
+for all n rows. The reduction over K's columns is the same in every block, so E is the same bit
+for bit; OpenBLAS's single n x n by n x 16 call ran at 21-22 GFLOP/s on one thread here, the
+blocked calls at 26 (n = 4,000 and 8,000, k = 16; docs/techniques/kernel-kmeans.md,
+"Performance")."""
 
 
 @dataclass
@@ -173,14 +179,16 @@ def single_iteration(method: str, labels: np.ndarray, k: int, K: np.ndarray | No
     n = labels.shape[0]
     if method == "popcorn":
         V = alg.assignment_matrix(labels, k)
-        E = np.asarray(V @ K).T  # E^T = V K (SpMM), K symmetric
+        E = alg.assign_matmul(labels, k, K).T  # E^T = V K (SpMM, compiled), K symmetric
         sizes = np.bincount(labels, minlength=k).astype(np.float64)
         z = E[np.arange(n), labels]
         return E, sizes, V @ z  # SpMV
     Vt = np.zeros((n, k))  # dense V^T, stored contiguous so the product is one BLAS GEMM
     Vt[np.arange(n), labels] = 1.0
     if method == "dense":
-        E = K @ Vt  # GEMM
+        E = np.empty((n, k))
+        for s in range(0, n, DENSE_ROWS):  # GEMM by row blocks; see DENSE_ROWS
+            np.matmul(K[s:s + DENSE_ROWS], Vt, out=E[s:s + DENSE_ROWS])
     elif method == "sliding-window":
         b = max(1, min(int(window), n))
         E = np.empty((n, k))
@@ -317,8 +325,7 @@ def run_1d(X: np.ndarray, k: int, kp: dict, labels0: np.ndarray, max_iter: int, 
         gathered = allgather([lab[r] for r in range(p)], led, "allgather-V")
         Et, Gp = [], []
         for r in range(p):
-            V = alg.assignment_matrix(gathered[r], k)
-            Et.append(np.asarray(V @ Kcol[r]))  # k x n_r (SpMM)
+            Et.append(alg.assign_matmul(gathered[r], k, Kcol[r]))  # k x n_r (SpMM)
             z = Et[r][lab[r], np.arange(lab[r].shape[0])]
             Gp.append(np.bincount(lab[r], weights=z, minlength=k).astype(np.float64))
         Gs = _allreduce(Gp, led, "allreduce-c")
@@ -401,7 +408,7 @@ def run_15d(X: np.ndarray, k: int, kp: dict, labels0: np.ndarray, max_iter: int,
         # local SpMM and the column-split reduce-scatter along each process column
         Et = {}
         for j in range(q):
-            partial = [np.asarray(alg.assignment_matrix(vrow[(i, j)], k) @ Kb[(i, j)]) for i in range(q)]
+            partial = [alg.assign_matmul(vrow[(i, j)], k, Kb[(i, j)]) for i in range(q)]
             segs = [slice(own[rank(i, j)].start - blk[j].start, own[rank(i, j)].stop - blk[j].start) for i in range(q)]
             members = [rank(i, j) for i in range(q)]
             out = _ring_reduce_scatter(partial, segs, members, led, "reduce-scatter-E", axis=1)
@@ -496,7 +503,7 @@ def run_2d(X: np.ndarray, k: int, kp: dict, labels0: np.ndarray, max_iter: int, 
         # local SpMM, then reduce-scatter along column j split by cluster groups (rows of E^T)
         Eg = {}
         for j in range(q):
-            partial = [np.asarray(alg.assignment_matrix(vrow[(i, j)], k) @ Kb[(i, j)]) for i in range(q)]
+            partial = [alg.assign_matmul(vrow[(i, j)], k, Kb[(i, j)]) for i in range(q)]
             members = [rank(i, j) for i in range(q)]
             segs = [slice(int(g[0]), int(g[-1]) + 1) if g.size else slice(0, 0) for g in groups]
             out = _ring_reduce_scatter(partial, segs, members, led, "reduce-scatter-E", axis=0)

@@ -108,6 +108,41 @@ def test_syrk_gram_equals_gemm():
     np.testing.assert_allclose(alg.gram(X), X @ X.T, rtol=1e-13, atol=1e-12)
 
 
+def test_assign_matmul_equals_scipy_csr_product_bit_for_bit():
+    # the compiled SpMM adds the same rows in the same (ascending) order as scipy's CSR x dense
+    rng = np.random.default_rng(3)
+    for n, m, k in [(1, 1, 1), (50, 50, 4), (301, 120, 7), (1000, 1000, 16)]:
+        A = rng.normal(size=(n, m))
+        lab = rng.integers(0, k, n)
+        assert np.array_equal(alg.assign_matmul(lab, k, A), np.asarray(alg.assignment_matrix(lab, k) @ A))
+    with pytest.raises(ParameterError):
+        alg.assign_matmul(np.array([0, 3]), 3, np.ones((2, 2)))
+
+
+def test_dense_row_blocks_equal_one_gemm_bit_for_bit_on_one_thread():
+    # on one BLAS thread the row blocks (a multiple of OpenBLAS's row unroll) give the one-call E
+    # bit for bit; a threaded OpenBLAS rounds the rows at its own thread split differently (1 ulp),
+    # as the one-call product already does between 1 and 2 threads, so there: tolerance, same labels
+    from suite.perf import blas_threads
+
+    rng = np.random.default_rng(4)
+    n, k = solvers.DENSE_ROWS * 2 + 37, 16
+    X = rng.normal(size=(n, 8))
+    K = alg.kernel_matrix(X, None, alg.resolve_kernel("polynomial", X, 1.0 / 8))
+    lab = rng.integers(0, k, n)
+    Vt = np.zeros((n, k))
+    Vt[np.arange(n), lab] = 1.0
+    with blas_threads(1):
+        E, _, _ = solvers.single_iteration("dense", lab, k, K=K)
+        assert np.array_equal(E, K @ Vt)
+    E2, sizes, G = solvers.single_iteration("dense", lab, k, K=K)
+    np.testing.assert_allclose(E2, K @ Vt, rtol=1e-14)
+    Eref = K @ Vt
+    diag = np.diag(K).copy()
+    Dref = alg.distances(Eref, *alg.cluster_terms(Eref, lab, k))
+    assert np.array_equal(alg.update_labels(alg.distances(E2, sizes, G), diag, lab), alg.update_labels(Dref, diag, lab))
+
+
 def test_gaussian_default_gamma_is_sklearn_scale():
     X, _ = _data(30, 5)
     assert alg.resolve_kernel("gaussian", X)["gamma"] == pytest.approx(1.0 / (5 * X.var()))
