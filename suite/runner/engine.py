@@ -177,11 +177,18 @@ def _chunks(cases: Iterable[Case], size: int) -> Iterator[list[Case]]:
             yield list(cases)
         return
     buf: list[Case] = []
-    for c in cases:
-        buf.append(c)
-        if len(buf) >= size:
+    try:
+        for c in cases:
+            buf.append(c)
+            if len(buf) >= size:
+                yield buf
+                buf = []
+    except Exception:
+        # a lazy sweep's combination that does not resolve: the cases resolved before it in this
+        # chunk run first, so "every case before it stays stored" holds within a chunk too
+        if buf:
             yield buf
-            buf = []
+        raise
     if buf:
         yield buf
 

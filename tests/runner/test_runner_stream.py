@@ -69,3 +69,22 @@ def test_chunked_streamed_run_stores_what_the_list_run_stores(fake_registry, tmp
         again = run_cases(_stream(), st, options=ExecOptions(isolate=False), registry=fake_registry,
                           chunk_size=chunk)
         assert (again.total, again.cached, again.computed) == (48, 48, 0)
+
+
+def test_a_combination_that_fails_mid_chunk_still_runs_the_cases_before_it(fake_registry, tmp_path):
+    # a lazy sweep raises at the combination that does not resolve; the cases resolved before it
+    # in the same chunk are run and stored (not dropped with the chunk's buffer), then the error
+    from suite.results import Store
+
+    cases = expand_entry({"technique": "fake", "params": {"x": [1, 2, 3], "n": [1, 2, 3]}, "seeds": [0, 1]}).cases
+
+    def stream():
+        for i, c in enumerate(cases):
+            if i == 25:
+                raise ExperimentError("command line: fake (variant=base): this combination does not resolve")
+            yield c
+
+    with Store(tmp_path / "s.sqlite") as st:
+        with pytest.raises(ExperimentError, match="does not resolve"):
+            run_cases(stream(), st, options=ExecOptions(isolate=False), registry=fake_registry, chunk_size=10)
+        assert st.conn.execute("SELECT count(*) FROM cases").fetchone()[0] == 25
