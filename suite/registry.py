@@ -313,8 +313,14 @@ class Registry:
             info.techniques = []
             self._quarantine(info, reason, detail)
 
+        import contextlib
+        import sys
+
         try:
-            got = {"suite_workloads": list(pm.hook.suite_workloads())}
+            # what the hook prints goes to stderr, as while the plugin loaded (_load): stdout is the
+            # commands' output (--format json must stay parseable)
+            with contextlib.redirect_stdout(sys.stderr):
+                got = {"suite_workloads": list(pm.hook.suite_workloads())}
         except Exception as exc:  # noqa: BLE001 - a broken hook costs only its plugin
             drop(f"suite_workloads() failed: {type(exc).__name__}: {exc}", traceback.format_exc())
             return
@@ -351,12 +357,16 @@ class Registry:
         techniques does not import pydantic); references are imported here, on first use. One
         that does not import, or names no pydantic model class, quarantines its plugin then
         (its techniques leave the registry; strict mode raises)."""
+        import contextlib
+        import sys
+
         for name, v in list(self._extensions.items()):
             if not isinstance(v, str):
                 continue
             info = self._ext_owner.get(name)
             try:
-                cls = resolve_reference(v)
+                with contextlib.redirect_stdout(sys.stderr):  # an import that prints: stderr (see _load)
+                    cls = resolve_reference(v)
                 if not _is_model_class(cls):
                     raise TypeError(f"{type(cls).__name__}, expected a pydantic model class")
             except Exception as exc:  # noqa: BLE001 - a broken reference costs only its plugin

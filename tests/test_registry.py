@@ -186,3 +186,25 @@ def test_core_extension_names_agree_with_the_schemas():
     from suite.registry import CORE_EXTENSION_NAMES
 
     assert set(CORE_EXTENSIONS) == CORE_EXTENSION_NAMES == {"fpga", "mix"}
+
+
+def test_what_a_deferred_hook_or_reference_prints_goes_to_stderr(capsys, tmp_path, monkeypatch):
+    # suite_workloads and extension references run after the plugin loaded (outside _load's
+    # redirect); their prints must not reach stdout either (--format json must stay parseable)
+    (tmp_path / "suite_rvk_loud_ext.py").write_text(
+        "print('LOUD IMPORT')\nfrom suite.hardware.extensions import FpgaExt as Ext\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def loud_workloads():
+        print("LOUD HOOK")
+        return []
+
+    mod = _module("loud", "alpha", suite_workloads=hookimpl(loud_workloads),
+                  suite_profile_extensions=hookimpl(lambda: {"loud": "suite_rvk_loud_ext:Ext"}))
+    reg = Registry(entry_points_=[], modules=[("loud", mod)])
+    capsys.readouterr()
+    reg.load_all()
+    out, err = capsys.readouterr()
+    assert out == "" and "LOUD HOOK" in err and "LOUD IMPORT" in err
+    assert not reg.quarantined()
+
