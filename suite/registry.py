@@ -361,7 +361,7 @@ class Registry:
         import sys
 
         for name, v in list(self._extensions.items()):
-            if not isinstance(v, str):
+            if not isinstance(v, str) or name not in self._extensions:  # (dropped with its plugin above)
                 continue
             info = self._ext_owner.get(name)
             try:

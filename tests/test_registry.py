@@ -208,3 +208,14 @@ def test_what_a_deferred_hook_or_reference_prints_goes_to_stderr(capsys, tmp_pat
     assert out == "" and "LOUD HOOK" in err and "LOUD IMPORT" in err
     assert not reg.quarantined()
 
+
+def test_a_plugin_dropped_for_one_broken_reference_keeps_none_of_its_others():
+    # two references of one plugin, the first broken: the plugin is quarantined once, with the
+    # first reason, and its second (good) extension is not registered afterwards
+    mod = _module("two", "alpha", suite_profile_extensions=hookimpl(
+        lambda: {"a1": "suite_no_such_module_xyz.ext:A", "a2": "suite.hardware.extensions:FpgaExt"}))
+    reg = Registry(entry_points_=[], modules=[("two", mod)])
+    assert reg.profile_extensions() == {}
+    [q] = reg.quarantined()
+    assert q.reason.startswith("suite_profile_extensions(): 'a1'")
+    assert reg.techniques() == []
