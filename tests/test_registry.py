@@ -219,3 +219,22 @@ def test_a_plugin_dropped_for_one_broken_reference_keeps_none_of_its_others():
     [q] = reg.quarantined()
     assert q.reason.startswith("suite_profile_extensions(): 'a1'")
     assert reg.techniques() == []
+
+
+def test_a_workload_of_a_plugin_quarantined_when_its_workloads_were_built_names_the_plugin():
+    # the technique's default workload comes from its own (broken) suite_workloads: the error
+    # says why the workload is missing, not only "unknown workload"
+    from suite.context import Context
+    from suite.errors import WorkloadError
+
+    def broken():
+        raise RuntimeError("no tables today")
+
+    mod = _module("wl", "alpha", suite_workloads=hookimpl(broken))
+    ctx = Context.build(registry=Registry(entry_points_=[], modules=[("wl", mod)]))
+    with pytest.raises(WorkloadError) as e:
+        ctx.workload("wl-table")
+    assert str(e.value).startswith("unknown workload 'wl-table'")
+    assert str(e.value).endswith("; plugin 'wl' (<in-process>), which may provide it, is quarantined: "
+                                 "suite_workloads() failed: RuntimeError: no tables today")
+    assert ctx.workload("alexnet").name == "alexnet"  # the zoo still answers
