@@ -5,7 +5,8 @@ most of the command's time. The rows ``suite hardware list`` prints are a pure f
 profile files, the code that validates and formats them, and the extension schemas in use, so
 they are cached on disk under a key made of exactly those: every ``*.toml`` in the search folders
 by path, modification time (ns) and size; the files of ``suite/hardware`` and of the listing code;
-the dlsys-suite version; the extension names with the file of the module each is defined in. Any
+the dlsys-suite version; the extension names with the file of the module each is defined in
+(a file's stamp includes its ctime and inode, so a copy that keeps mtime and size is an edit). Any
 change to any of them is a new key, so a stale row cannot be shown. The cache folder is
 ``$SUITE_CACHE_DIR`` or ``$XDG_CACHE_HOME/dlsys-suite`` (``~/.cache/dlsys-suite``); one that cannot
 be written is not used (the listing is computed, as without a cache).
@@ -37,7 +38,9 @@ def cache_dir() -> Path:
 def _stamp(h, f: Path) -> None:
     try:
         st = f.stat()
-        h.update(f"{f}\0{st.st_mtime_ns}\0{st.st_size}\n".encode())
+        # ctime and inode too: a copy that keeps the old mtime and size (cp -p, rsync -a, tar x)
+        # still changes the file's ctime, which no user can set back
+        h.update(f"{f}\0{st.st_mtime_ns}\0{st.st_size}\0{st.st_ctime_ns}\0{st.st_ino}\n".encode())
     except OSError:
         h.update(f"{f}\0missing\n".encode())
 

@@ -63,3 +63,22 @@ def test_a_broken_file_is_reported_on_every_listing_cached_or_not(tmp_path):
     line = [ln for ln in err1.splitlines() if "bad.toml" in ln]
     assert line and line == [ln for ln in err2.splitlines() if "bad.toml" in ln]
     assert line[0].startswith("warning: ") and line[0].endswith("; skipped")
+
+
+def test_a_replacement_that_keeps_mtime_and_size_is_still_a_new_key(tmp_path):
+    # cp -p / rsync -a / tar x keep the old mtime; with the same size the listing must not be the
+    # cached one (the file's ctime changes, which nothing sets back)
+    import time
+
+    (tmp_path / "p").mkdir()
+    f = tmp_path / "p" / "idx.toml"
+    f.write_text(PROFILE.format(mem="16 GiB"))
+    first, _v, _ = _list(tmp_path)
+    st = f.stat()
+    time.sleep(0.05)
+    f.write_text(PROFILE.format(mem="32 GiB"))  # same size
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))  # and the old mtime, as cp -p leaves it
+    assert (f.stat().st_size, f.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    edited, validated, _ = _list(tmp_path)
+    assert first["idx-gpu"]["memory"] == "16 GiB"
+    assert validated and edited["idx-gpu"]["memory"] == "32 GiB"
