@@ -173,7 +173,7 @@ def _fields_read(t, context):
     code += _package_files([p.module for p in reg.plugins] + t.implementation_modules)
     what = f"fields-read-{t.name}"
     key = listing_key(context.search_dirs(), reg.declared_extensions(), code=code, what=what)
-    doc = load_listing(key, what=what)
+    doc = load_listing(key, what=what, fields=("reads", "problems"))
     if doc is not None:
         return {(v, f): set(r) for v, f, r in doc["reads"]}, list(doc["problems"])
     from suite.runner.fields import probe_fields_read

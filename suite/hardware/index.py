@@ -83,12 +83,16 @@ def listing_key(dirs: Iterable[Path], extensions: Mapping[str, Any], code: Itera
     return h.hexdigest()[:24]
 
 
-def load_listing(key: str, what: str = "hardware-list") -> dict | None:
-    """The cached document for *key*, or None (absent or unreadable)."""
+def load_listing(key: str, what: str = "hardware-list", fields: Iterable[str] = ()) -> dict | None:
+    """The cached document for *key*, or None (absent, unreadable, or not a document of kind
+    *what* holding every one of *fields*: a damaged cache file is recomputed, not a crash)."""
     try:
-        return json.loads((cache_dir() / f"{what}-{key}.json").read_text())
+        doc = json.loads((cache_dir() / f"{what}-{key}.json").read_text())
     except (OSError, ValueError):
         return None
+    if not isinstance(doc, dict) or doc.get("what") != what or any(f not in doc for f in fields):
+        return None
+    return doc
 
 
 def save_listing(key: str, doc: dict, what: str = "hardware-list") -> None:

@@ -38,3 +38,11 @@ def test_info_probe_is_cached_and_keyed_by_the_sources(tmp_path):
     os.utime(mod.__file__)  # ...and any source file change is a new key: probed again
     fresh, probed_fresh = _info(tmp_path / "c")
     assert probed_fresh and fresh == first
+
+
+def test_a_damaged_info_cache_file_is_probed_again_not_a_crash(tmp_path):
+    first, _ = _info(tmp_path / "c")
+    (f,) = list((tmp_path / "c").glob("fields-read-mg-wfbp-*.json"))
+    f.write_text('{"what": "fields-read-mg-wfbp"}')  # valid JSON without the fields
+    again, probed = _info(tmp_path / "c")
+    assert probed and again == first

@@ -82,3 +82,15 @@ def test_a_replacement_that_keeps_mtime_and_size_is_still_a_new_key(tmp_path):
     edited, validated, _ = _list(tmp_path)
     assert first["idx-gpu"]["memory"] == "16 GiB"
     assert validated and edited["idx-gpu"]["memory"] == "32 GiB"
+
+
+def test_a_damaged_cache_file_is_recomputed_not_a_crash(tmp_path):
+    # valid JSON of the wrong shape (a hand edit, another version's file): the listing is computed
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "idx.toml").write_text(PROFILE.format(mem="16 GiB"))
+    first, _v, _ = _list(tmp_path)
+    [cached] = (tmp_path / "cache").glob("hardware-list-*.json")
+    for junk in ("[]", '{"what": "hardware-list"}', '{"what": "other", "rows": [], "warnings": [], "file_errors": []}'):
+        cached.write_text(junk)
+        again, validated, _ = _list(tmp_path)
+        assert validated and again == first
