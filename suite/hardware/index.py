@@ -105,7 +105,9 @@ def save_listing(key: str, doc: dict, what: str = "hardware-list") -> None:
         tmp.write_text(json.dumps(doc))
         os.replace(tmp, d / f"{what}-{key}.json")
         for old in d.glob(f"{what}-*.json"):
-            if old.name != f"{what}-{key}.json":
+            # only this kind's own files: "fields-read-foo-*" also matches technique foo-bar's
+            rest = old.name[len(what) + 1:-len(".json")]
+            if old.name != f"{what}-{key}.json" and len(rest) == len(key) and "-" not in rest:
                 old.unlink(missing_ok=True)
     except OSError:
         return

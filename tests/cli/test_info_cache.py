@@ -46,3 +46,17 @@ def test_a_damaged_info_cache_file_is_probed_again_not_a_crash(tmp_path):
     f.write_text('{"what": "fields-read-mg-wfbp"}')  # valid JSON without the fields
     again, probed = _info(tmp_path / "c")
     assert probed and again == first
+
+
+def test_saving_one_techniques_probe_keeps_another_whose_name_extends_it(tmp_path, monkeypatch):
+    # "fields-read-foo-*.json" also matches technique foo-bar's file: only foo's own older
+    # entries are removed
+    from suite.hardware.index import load_listing, save_listing
+
+    monkeypatch.setenv("SUITE_CACHE_DIR", str(tmp_path))
+    k1, k2, k3 = "a" * 24, "b" * 24, "c" * 24
+    save_listing(k1, {"what": "fields-read-foo-bar", "reads": [], "problems": []}, what="fields-read-foo-bar")
+    save_listing(k2, {"what": "fields-read-foo", "reads": [], "problems": []}, what="fields-read-foo")
+    save_listing(k3, {"what": "fields-read-foo", "reads": [], "problems": []}, what="fields-read-foo")
+    assert load_listing(k1, what="fields-read-foo-bar") is not None
+    assert load_listing(k2, what="fields-read-foo") is None and load_listing(k3, what="fields-read-foo")
