@@ -9,18 +9,38 @@ them beside the memory-bandwidth bound of a profile: one iteration must at least
 The profile is the calibrated local one (``suite hardware calibrate`` writes ``local``); when it
 does not exist the bound columns are left empty and the script says so.
 
+It also measures, at the run's BLAS thread count, the two rates the iterations are held to and
+prints each variant's fraction of them:
+
+* the memory read rate: ``K.sum()`` over the same K (a pure streaming read, numpy's reduction,
+  one thread), median of the repeats; every variant's "K GB/s" is ``n^2 x 8 B`` over its median
+  iteration time, and "x read" is that over the read rate;
+* the GEMM rate: a square ``m x m`` float64 ``A @ B`` with ``m = min(n, --gemm-max)``,
+  ``2 m^3`` FLOP, median of 3 after one warm-up. The dense variant does ``2 n^2 k`` FLOP per
+  iteration ("GFLOP/s"); "x GEMM" is that over the GEMM rate, and "x roof" over the roofline
+  bound ``min(GEMM rate, AI x read rate)`` with ``AI = 2k / 8`` FLOP per byte of K (K read once,
+  V^T and E in cache). At k = 16, AI = 4 FLOP/B; the line under the table says whether that is
+  under the measured ridge ``GEMM rate / read rate`` (memory-bound) or over it (compute-bound).
+
+With a profile, "x prof" is the fraction of the profile's calibrated roofline: ``K GB/s`` over its
+STREAM bandwidth for popcorn, and the dense GFLOP/s over ``min(fp64 peak, AI x bandwidth)``.
+``--threads N`` pins the BLAS pools to N threads for the whole run (numpy's ``K.sum()`` and the
+compiled SpMM are single-threaded either way).
+
 Usage::
 
     .venv/bin/python benchmarks/bench_kernel_kmeans.py                 # short: n = 2,000 and 4,000
     .venv/bin/python benchmarks/bench_kernel_kmeans.py --full          # n = 2,000 .. 20,000
     .venv/bin/python benchmarks/bench_kernel_kmeans.py --sizes 3000,6000 --k 64 --profile path/to/local.toml
     .venv/bin/python benchmarks/bench_kernel_kmeans.py --json out.json
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_kernel_kmeans.py --sizes 4000,8000
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -49,6 +69,38 @@ def time_iterations(K: np.ndarray, labels: np.ndarray, k: int, method: str, repe
     return out
 
 
+def median_time(fn, repeats: int) -> float:
+    """Median wall time (s) of *repeats* calls of *fn* after one warm-up call."""
+    fn()
+    ts = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t)
+    return statistics.median(ts)
+
+
+def read_rate(K: np.ndarray, repeats: int) -> float:
+    """Streaming read rate (B/s) of ``K.sum()``: ``K.nbytes`` over its median time."""
+    return K.nbytes / median_time(K.sum, repeats)
+
+
+def gemm_rate(m: int, rng: np.random.Generator, repeats: int = 3) -> float:
+    """float64 GEMM rate (FLOP/s) of a square ``m x m`` ``A @ B``: ``2 m^3`` over the median time."""
+    A = rng.normal(size=(m, m))
+    B = rng.normal(size=(m, m))
+    return 2.0 * m**3 / median_time(lambda: A @ B, repeats)
+
+
+def blas_thread_count() -> str:
+    """The BLAS pools' thread counts as threadpoolctl reports them (e.g. ``"openblas 2"``)."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "unknown"
+    return ", ".join(sorted({f"{i.get('internal_api')} {i.get('num_threads')}" for i in threadpool_info()}))
+
+
 def load_profile(name: str):
     from suite.errors import ProfileError
     from suite.hardware import get_profile
@@ -68,52 +120,94 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=5, help="timed iterations per variant (default 5)")
     ap.add_argument("--profile", default="local", help="profile for the bound (default: the calibrated 'local')")
     ap.add_argument("--json", default=None, help="write the rows to this JSON file")
+    ap.add_argument("--gemm-max", type=int, default=4000,
+                    help="largest m of the square GEMM that measures the GEMM rate (default 4000)")
+    ap.add_argument("--threads", type=int, default=0, help="pin the BLAS pools to N threads (default: leave them)")
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else (FULL if args.full else SHORT)
 
+    from suite.perf import blas_threads
+
+    with blas_threads(args.threads):
+        return _run(args, sizes)
+
+
+def _run(args, sizes) -> int:
     prof = load_profile(args.profile)
     if isinstance(prof, str):
         print(f"no bound: profile {args.profile!r} not found ({prof}); run `suite hardware calibrate` first",
               file=sys.stderr)
         prof = None
+        bw = peak = None
     else:
         bw = prof.require_device().memory_bandwidth
+        peak = prof.device.peak_flops.get("fp64")
         print(f"profile {prof.name}: memory bandwidth {bw / 1e9:.1f} GB/s, "
-              f"fp64 peak {prof.device.peak_flops.get('fp64', float('nan')) / 1e9:.1f} GFLOP/s")
+              f"fp64 peak {(peak or float('nan')) / 1e9:.1f} GFLOP/s")
+    print(f"BLAS threads: {blas_thread_count()}")
 
     rng = np.random.default_rng(0)
+    ai = 2.0 * args.k / 8.0  # FLOP per byte of K for the dense product (2k FLOP per 8-byte element)
     rows = []
-    hdr = f"{'n':>6} {'variant':>8} {'median ms':>10} {'min ms':>8} {'K GB/s':>8} {'bound ms':>9} {'model ms':>9} {'x bound':>8}"
-    print(hdr)
-    print("-" * len(hdr))
+    rates = {}
+    hdr = (f"{'n':>6} {'variant':>8} {'median ms':>10} {'min ms':>8} {'K GB/s':>8} {'x read':>7} {'GFLOP/s':>8} "
+           f"{'x GEMM':>7} {'x roof':>7} {'x prof':>7} {'bound ms':>9} {'model ms':>9} {'x bound':>8}")
     for n in sizes:
         X = rng.normal(size=(n, args.d))
         kp = alg.resolve_kernel("polynomial", X, 1.0 / args.d)
         K = alg.kernel_matrix(X, None, kp)
         labels = rng.integers(0, args.k, n)
+        rd = read_rate(K, args.repeats)
+        m = min(n, args.gemm_max)
+        gm = gemm_rate(m, rng)
+        roof = min(gm, ai * rd)
+        rates[n] = {"read_GBps": rd / 1e9, "gemm_m": m, "gemm_GFLOPs": gm / 1e9, "roof_GFLOPs": roof / 1e9}
+        print(f"n = {n}: K.sum() read {rd / 1e9:.2f} GB/s; GEMM {m}x{m} {gm / 1e9:.1f} GFLOP/s; "
+              f"dense AI {ai:g} FLOP/B against the measured ridge {gm / rd:.2f} FLOP/B: "
+              f"{'memory' if ai * rd < gm else 'compute'}-bound, roof {roof / 1e9:.1f} GFLOP/s")
+        if prof is not None and peak:
+            print(f"         profile ridge {peak / bw:.2f} FLOP/B: dense "
+                  f"{'memory' if ai * bw < peak else 'compute'}-bound on the profile, "
+                  f"roof {min(peak, ai * bw) / 1e9:.1f} GFLOP/s")
+        print(hdr)
+        print("-" * len(hdr))
         for method in ("dense", "popcorn"):
             ts = time_iterations(K, labels, args.k, method, args.repeats)
             med = statistics.median(ts)
             kbytes = n * n * 8
             row = {"n": n, "k": args.k, "variant": method, "median_s": med, "min_s": min(ts), "samples_s": ts,
-                   "k_read_GBps": kbytes / med / 1e9}
+                   "k_read_GBps": kbytes / med / 1e9, "read_rate_GBps": rd / 1e9,
+                   "frac_read": kbytes / med / rd}
+            if method == "dense":
+                fl = 2.0 * n * n * args.k / med
+                row.update(GFLOPs=fl / 1e9, gemm_GFLOPs=gm / 1e9, frac_gemm=fl / gm, roof_GFLOPs=roof / 1e9,
+                           frac_roof=fl / roof)
             if prof is not None:
-                row["bound_s"] = kbytes / prof.device.memory_bandwidth
+                row["bound_s"] = kbytes / bw
+                if method == "dense" and peak:
+                    row["frac_profile"] = row["GFLOPs"] * 1e9 / min(peak, ai * bw)
+                elif method == "popcorn":
+                    row["frac_profile"] = kbytes / med / bw
                 try:
                     row["model_s"] = model.predict(method, prof, n, args.d, args.k, dtype="fp64")["time_per_iteration"]
                 except Exception as exc:  # e.g. a profile without an fp64 figure
                     row["model_s"] = float("nan")
                     print(f"  model: {exc}", file=sys.stderr)
             rows.append(row)
+            nan = float("nan")
             b = row.get("bound_s")
-            m = row.get("model_s")
+            mo = row.get("model_s")
             print(f"{n:>6} {method:>8} {med * 1e3:>10.2f} {min(ts) * 1e3:>8.2f} {row['k_read_GBps']:>8.2f} "
-                  f"{(b * 1e3 if b else float('nan')):>9.2f} {(m * 1e3 if m else float('nan')):>9.2f} "
-                  f"{(med / b if b else float('nan')):>8.2f}")
+                  f"{row['frac_read']:>7.2f} {row.get('GFLOPs', nan):>8.1f} {row.get('frac_gemm', nan):>7.2f} "
+                  f"{row.get('frac_roof', nan):>7.2f} {row.get('frac_profile', nan):>7.2f} "
+                  f"{(b * 1e3 if b else nan):>9.2f} {(mo * 1e3 if mo else nan):>9.2f} "
+                  f"{(med / b if b else nan):>8.2f}")
         del K
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"profile": getattr(prof, "name", None), "rows": rows}, fh, indent=1)
+            json.dump({"profile": getattr(prof, "name", None), "threads": blas_thread_count(), "rates": rates,
+                       "rows": rows}, fh, indent=1)
     return 0
 
 
