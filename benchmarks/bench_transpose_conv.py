@@ -43,8 +43,9 @@ kernel they use are printed.
 freed memory stays with the process (``M_MMAP_MAX`` 0: no allocation is its own ``mmap``;
 ``M_TRIM_THRESHOLD`` 1 GiB: the heap top is not given back). Every fresh multi-MB buffer
 otherwise arrives as untouched pages, and the first write to each 4 KiB page faults: on this
-machine that was 40 % of a unified call on EB-GAN 128->64 at batch 16 (window copies 4.5 ms
-instead of 0.75). It acts on the process, so torch, in the same process, gets the same
+machine, in a process without torch, that was 40 % of a unified call on EB-GAN 128->64 at
+batch 16 (window copies 4.5 ms instead of 0.75). With torch in the process it mostly speeds up
+torch (docs/techniques/transpose-conv.md). It acts on the process, so torch, in the same process, gets the same
 allocator. tracemalloc sees the same requests either way, so it changes no memory figure.
 
 Usage::
