@@ -6,9 +6,9 @@ profile files, the code that validates and formats them, and the extension schem
 they are cached on disk under a key made of exactly those: every ``*.toml`` in the search folders
 by path, modification time (ns) and size; the files of ``suite/hardware`` and of the listing code;
 the dlsys-suite version; the extension names with the file of the module each is defined in
-(a file's stamp includes its ctime and inode, so a copy that keeps mtime and size is an edit). Any
-change to any of them is a new key, so a stale row cannot be shown. The cache folder is
-``$SUITE_CACHE_DIR`` or ``$XDG_CACHE_HOME/dlsys-suite`` (``~/.cache/dlsys-suite``); one that cannot
+(and, for a plugin's, every file of that module's top-level package). A file's stamp includes its
+ctime and inode, so a copy that keeps mtime and size is an edit. Any change to any of them is a
+new key, so a stale row cannot be shown. The cache folder is ``$SUITE_CACHE_DIR`` or ``$XDG_CACHE_HOME/dlsys-suite`` (``~/.cache/dlsys-suite``); one that cannot
 be written is not used (the listing is computed, as without a cache).
 """
 
@@ -62,6 +62,26 @@ def _module_file(ref: Any) -> str:
     return (spec.origin or module) if spec is not None else module
 
 
+def _schema_files(ref: Any) -> list[Path]:
+    """The files an extension schema's validation can depend on, found without importing it: its
+    module's file and, for a plugin's schema, every ``*.py`` of the module's top-level package (a
+    validator's limits may live in a sibling module). The core's (``suite.*``): its module's file
+    (``suite/hardware`` is stamped whole)."""
+    import importlib.util
+
+    module = ref.partition(":")[0] if isinstance(ref, str) else getattr(ref, "__module__", "")
+    files = [Path(_module_file(ref))]
+    top = (module or "").split(".")[0]
+    if top and top != "suite":
+        try:
+            spec = importlib.util.find_spec(top)
+        except (ImportError, ValueError):
+            spec = None
+        for root in (spec.submodule_search_locations or []) if spec is not None else []:
+            files += sorted(Path(root).rglob("*.py"))
+    return files
+
+
 def listing_key(dirs: Iterable[Path], extensions: Mapping[str, Any], code: Iterable[Path] = (),
                 what: str = "hardware-list") -> str:
     """SHA-256 (24 hex) of everything the listing depends on (see the module docstring)."""
@@ -73,7 +93,8 @@ def listing_key(dirs: Iterable[Path], extensions: Mapping[str, Any], code: Itera
         _stamp(h, f)
     for name in sorted(extensions):
         h.update(f"ext\0{name}\0".encode())
-        _stamp(h, Path(_module_file(extensions[name])))
+        for f in _schema_files(extensions[name]):
+            _stamp(h, f)
     for d in dirs:
         d = Path(d)
         h.update(f"dir\0{d}\n".encode())

@@ -94,3 +94,22 @@ def test_a_damaged_cache_file_is_recomputed_not_a_crash(tmp_path):
         cached.write_text(junk)
         again, validated, _ = _list(tmp_path)
         assert validated and again == first
+
+
+def test_an_edit_to_a_module_a_plugin_schema_imports_is_a_new_key(tmp_path, monkeypatch):
+    # a plugin's extension schema may take its limits from a sibling module; editing that module
+    # changes what validates, so it must change the key too (not only the schema's own file)
+    from suite.hardware.index import listing_key
+
+    pkg = tmp_path / "site" / "suite_rvk_extpkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "schema.py").write_text("from suite_rvk_extpkg.rules import MAXV\n")
+    rules = pkg / "rules.py"
+    rules.write_text("MAXV = 10\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    exts = {"rvk": "suite_rvk_extpkg.schema:Ext"}
+    before = listing_key([tmp_path], exts)
+    assert listing_key([tmp_path], exts) == before
+    rules.write_text("MAXV = 1\n")
+    assert listing_key([tmp_path], exts) != before
