@@ -162,6 +162,9 @@ class Registry:
         self._profile_paths: list[Path] = []
         self._workloads: list[tuple[str, Any]] = []
         self._workloads_loaded = False
+        #: technique name -> its plugin, for techniques removed when a deferred hook or reference
+        #: quarantined the plugin (so looking one up says why, not only "unknown technique")
+        self._dropped: dict[str, PluginInfo] = {}
         self._extensions: dict[str, type | str] = {}
         self._ext_owner: dict[str, PluginInfo] = {}
         eps = _discover() if entry_points_ is None else list(entry_points_)
@@ -269,6 +272,10 @@ class Registry:
         if name not in self._techniques:
             q = [p for p in self.plugins if p.status != "ok"]
             extra = f" ({len(q)} plugin(s) quarantined: see `suite plugins`)" if q else ""
+            lost = self._dropped.get(name)
+            if lost is not None:
+                raise PluginError(f"technique {name!r}: plugin {lost.name!r} ({lost.distribution}) is quarantined: "
+                                  f"{lost.reason} (see `suite plugins`)")
             raise PluginError(f"unknown technique {name!r}; installed: {', '.join(sorted(self._techniques)) or 'none'}{extra}")
         return self._techniques[name][0]
 
@@ -310,6 +317,7 @@ class Registry:
         def drop(reason: str, detail: str = "") -> None:
             for t in info.techniques:
                 self._techniques.pop(t, None)
+                self._dropped[t] = info
             info.techniques = []
             self._quarantine(info, reason, detail)
 
@@ -375,6 +383,7 @@ class Registry:
                 if info is not None:
                     for t in info.techniques:
                         self._techniques.pop(t, None)
+                        self._dropped[t] = info
                     info.techniques = []
                     self._quarantine(info, f"suite_profile_extensions(): {name!r}: {v!r}: "
                                            f"{type(exc).__name__}: {exc}", traceback.format_exc())

@@ -238,3 +238,36 @@ def test_a_workload_of_a_plugin_quarantined_when_its_workloads_were_built_names_
     assert str(e.value).endswith("; plugin 'wl' (<in-process>), which may provide it, is quarantined: "
                                  "suite_workloads() failed: RuntimeError: no tables today")
     assert ctx.workload("alexnet").name == "alexnet"  # the zoo still answers
+
+
+def test_a_technique_removed_by_a_deferred_quarantine_says_why_and_its_cases_are_not_run():
+    # plugin b's workloads reuse a zoo name: found only when workloads are first built (here by
+    # resolving a's workload), after b's technique was looked up; its cases must not run then
+    from suite.context import Context
+    from suite.errors import ExperimentError
+    from suite.runner.case import Resolver
+    from suite.runner.experiment import expand_entry, stream_entry
+    from suite.workloads.types import Workload
+
+    def tech(name):
+        t = _technique(name)
+        t.needs_workload = True
+        return t
+
+    def build():
+        a = _module("a", suite_workloads=hookimpl(lambda: [Workload(name="rvk-wl", kind="cnn")]))
+        b = types.ModuleType("b")
+        b.suite_techniques = hookimpl(lambda: [tech("beta")])
+        b.suite_workloads = hookimpl(lambda: [Workload(name="alexnet", kind="cnn")])
+        return Context.build(registry=Registry(entry_points_=[], modules=[("a", a), ("b", b)]))
+
+    why = ("technique 'beta': plugin 'b' (<in-process>) is quarantined: suite_workloads(): workload 'alexnet' "
+           "is a workload of the zoo")
+    ctx = build()
+    with pytest.raises(ExperimentError, match=re.escape(why)):
+        stream_entry({"technique": "beta", "workloads": ["rvk-wl"]}, resolver=Resolver(context=ctx))
+    with pytest.raises(PluginError, match=re.escape(why)):
+        ctx.registry.technique("beta")
+    ctx = build()
+    with pytest.raises(ExperimentError, match=re.escape(why)):
+        expand_entry({"technique": "beta", "workloads": ["rvk-wl"]}, resolver=Resolver(context=ctx))

@@ -311,6 +311,16 @@ class CaseStream:
             yield _resolve(self.resolver, self.tech, _spec(c), self.where)
 
 
+def _still_registered(resolver: Resolver, tech: Technique, where: str) -> None:
+    """Raise if *tech*'s plugin was quarantined while its cases were being resolved (a deferred
+    ``suite_workloads`` hook or extension reference found faulty then, :mod:`suite.registry`):
+    a quarantined plugin's cases are not run."""
+    try:
+        resolver.context.technique(tech.name)
+    except SuiteError as exc:
+        raise ExperimentError(f"{where}: {exc}") from None
+
+
 def streamable(entry: Mapping[str, Any]) -> bool:
     """Whether :func:`stream_entry` can expand *entry* lazily: one named technique, a plain product
     (no ``include`` / ``exclude`` / ``smoke`` / ``claims``)."""
@@ -362,6 +372,7 @@ def stream_entry(entry: Mapping[str, Any], *, where: str = "command line", resol
             _resolve(resolver, tech, ScenarioSpec(variant=var, profile=prof, workload=wl, fidelity=fid,
                                                   seed=int(seed), params=dict(zip(axes[5], pv)),
                                                   overrides=dict(zip(axes[7], sv))), where)
+    _still_registered(resolver, tech, where)
     return CaseStream(tech, axes, resolver, where, count)
 
 
@@ -448,6 +459,7 @@ def expand_entry(entry: Mapping[str, Any], *, where: str = "command line", regis
             if not specs and e.get("smoke"):
                 exp.notes.append(f"{where}: {tech.name} declares no smoke scenario; skipped")
             cases = [_resolve(resolver, tech, spec, where) for spec in specs]
+            _still_registered(resolver, tech, where)
         except ExperimentError as exc:
             if tname != "*":
                 raise
