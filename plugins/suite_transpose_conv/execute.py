@@ -2,7 +2,8 @@
 
 For each layer of the scenario (see :mod:`.layers`): random input and weights from
 ``numpy.random.default_rng(seed)``, with BLAS and OpenMP pinned to the declared ``threads``
-(threadpoolctl), one warm-up call, ``repeats`` timed calls (``time.perf_counter``; every sample
+(threadpoolctl), one warm-up call, ``repeats`` timed calls (:func:`suite.perf.measurement_clock`:
+this thread's CPU time at one thread, wall time otherwise; every sample
 stored as the samples of the layer's ``layer_time.<i>`` metric, which the claims bootstrap), one
 call under ``tracemalloc`` for the peak temporary memory, and (when
 ``check`` is true) a comparison with the scatter definition (:func:`.ops.scatter`; zero-insert
@@ -14,7 +15,6 @@ convolution built with ``scipy.signal.correlate2d``).
 from __future__ import annotations
 
 import statistics
-import time
 import tracemalloc
 
 import numpy as np
@@ -65,7 +65,7 @@ def peak_temp_bytes(variant: str, x: np.ndarray, w: np.ndarray, l: ConvT, packed
 
 
 def measure_layer(variant: str, l: ConvT, *, dtype: str = "float32", repeats: int = 5, seed: int = 0,
-                  check: bool = True) -> dict:
+                  check: bool = True, threads: int = 1) -> dict:
     """Time, count and check one variant on one layer.
 
     The weights are pre-packed once (:func:`.ops.pack`, contiguous ``(k, k, Ci, Co)`` taps) before
@@ -98,11 +98,14 @@ def measure_layer(variant: str, l: ConvT, *, dtype: str = "float32", repeats: in
                                  f"(max abs error {err:.3g})")
         del ref
     del out
+    from suite.perf import measurement_clock
+
+    clock = measurement_clock(threads)  # one thread: its CPU time, so other processes' load is not counted
     samples = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = clock()
         out, _ = run(variant, x, w, l.s, l.p, l.op, packed=packed)
-        samples.append(time.perf_counter() - t0)
+        samples.append(clock() - t0)
         del out
     return {
         "samples": samples,
@@ -136,7 +139,7 @@ def evaluate(scenario: Scenario) -> Result:
         pools = _pools()
         for i, l in enumerate(layers_of(scenario)):
             m = measure_layer(scenario.variant, l, dtype=prm["dtype"], repeats=repeats, seed=scenario.seed + i,
-                              check=bool(prm["check"]))
+                              check=bool(prm["check"]), threads=int(prm["threads"]))
             rows.append({**l.as_dict(), **m, "extra_outputs": m["outputs_computed"] - l.ho * l.wo})
     totals = [sum(r["samples"][j] for r in rows) for j in range(repeats)]
     q = np.percentile(totals, [25, 75]) if totals else (0.0, 0.0)

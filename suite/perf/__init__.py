@@ -38,7 +38,7 @@ from suite.perf.compute import (
 from suite.perf.collective import CollectiveCost, Group, collective_time, dimensions, group_of, reduction_gamma
 from suite.perf.network import alpha_beta, allreduce_fit
 from suite.perf.timeline import Timeline, grouped_wfbp_timeline, sequential_iteration_time, wfbp_timeline
-from suite.perf.threads import blas_threads
+from suite.perf.threads import blas_threads, measurement_clock
 
 __all__ = [
     "p2p_time", "ring_allreduce_time", "tree_allreduce_time", "rabenseifner_allreduce_time",
@@ -50,4 +50,5 @@ __all__ = [
     "alpha_beta", "allreduce_fit",
     "collective_time", "Group", "CollectiveCost", "group_of", "dimensions", "reduction_gamma",
     "blas_threads",
+    "measurement_clock",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 
-__all__ = ["blas_threads"]
+__all__ = ["blas_threads", "measurement_clock"]
 
 
 def blas_threads(n: int = 1):
@@ -41,3 +41,19 @@ def blas_threads(n: int = 1):
     except ImportError:  # pragma: no cover - scipy is a dependency
         pass
     return threadpool_limits(limits=n)
+
+
+def measurement_clock(threads: int):
+    """The clock a timed measurement on *threads* BLAS/OpenMP threads reads (seconds).
+
+    With one thread (``threads == 1``: the pools pinned by :func:`blas_threads`, the work on the
+    calling thread), :func:`time.thread_time`: the calling thread's CPU time, page faults
+    included, so time spent waiting for a core while other processes load a shared machine is
+    not counted (two cases of one measured claim may run minutes apart, under different load;
+    with wall time their ratio swung from 3.4 to 6.0 between runs of the same code). With more
+    threads, or the pools as they are (``threads <= 0``), :func:`time.perf_counter` (wall time:
+    the work is on other threads too).
+    """
+    import time
+
+    return time.thread_time if int(threads) == 1 else time.perf_counter
