@@ -338,18 +338,22 @@ class Registry:
             return
         from suite.workloads import zoo_has
 
-        names = {getattr(w, "name", None) for _p, w in self._workloads}
+        names = {getattr(w, "name", None): p for p, w in self._workloads}
         mine = [w for lst in got["suite_workloads"] for w in (lst or [])]
+        own: set[str] = set()
         for w in mine:
+            if w.name in own:
+                drop(f"suite_workloads(): workload {w.name!r} is in the returned list twice; expected unique names")
+                return
             if w.name in names:
-                drop(f"suite_workloads(): workload {w.name!r} is already provided by another plugin; "
+                drop(f"suite_workloads(): workload {w.name!r} is already provided by {names[w.name]}; "
                      "expected a unique name")
                 return
             if zoo_has(w.name):  # the zoo's workload keeps its name; the newcomer is the one quarantined
                 drop(f"suite_workloads(): workload {w.name!r} is a workload of the zoo "
                      f"(`suite workloads show {w.name}`); expected a unique name")
                 return
-            names.add(w.name)
+            own.add(w.name)
         where = f"{info.distribution} (plugin {info.name!r})"
         self._workloads += [(where, w) for w in mine]
 

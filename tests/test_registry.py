@@ -271,3 +271,19 @@ def test_a_technique_removed_by_a_deferred_quarantine_says_why_and_its_cases_are
     ctx = build()
     with pytest.raises(ExperimentError, match=re.escape(why)):
         expand_entry({"technique": "beta", "workloads": ["rvk-wl"]}, resolver=Resolver(context=ctx))
+
+
+def test_a_workload_returned_twice_by_one_plugin_is_not_blamed_on_another():
+    from suite.workloads.types import Workload
+
+    twice = _module("twice", "alpha", suite_workloads=hookimpl(
+        lambda: [Workload(name="rvk-w", kind="cnn"), Workload(name="rvk-w", kind="cnn")]))
+    first = _module("first", "beta", suite_workloads=hookimpl(lambda: [Workload(name="rvk-x", kind="cnn")]))
+    again = _module("again", "gamma", suite_workloads=hookimpl(lambda: [Workload(name="rvk-x", kind="cnn")]))
+    reg = Registry(entry_points_=[], modules=[("twice", twice), ("first", first), ("again", again)])
+    reg.load_all()
+    q = {p.name: p.reason for p in reg.quarantined()}
+    assert q == {"twice": "suite_workloads(): workload 'rvk-w' is in the returned list twice; expected unique names",
+                 "again": "suite_workloads(): workload 'rvk-x' is already provided by <in-process> (plugin 'first'); "
+                          "expected a unique name"}
+    assert [t.name for t in reg.techniques()] == ["beta"]
