@@ -23,3 +23,20 @@ def test_zero_leaves_the_pools_alone():
     from suite.perf import blas_threads
 
     assert isinstance(blas_threads(0), contextlib.nullcontext)
+
+
+def test_measurement_clock_at_one_thread_does_not_count_waiting():
+    # one thread: the calling thread's CPU time, so a wait (here a sleep: what being descheduled
+    # by other processes looks like to the measured code) adds nothing; otherwise wall time
+    import time
+
+    from suite.perf import measurement_clock
+
+    assert measurement_clock(1) is time.thread_time
+    assert measurement_clock(0) is time.perf_counter and measurement_clock(4) is time.perf_counter
+    for threads, waited in ((1, False), (2, True)):
+        clock = measurement_clock(threads)
+        t0 = clock()
+        time.sleep(0.05)
+        dt = clock() - t0
+        assert (dt >= 0.05) if waited else (dt < 0.02), (threads, dt)
