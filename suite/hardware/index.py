@@ -8,8 +8,9 @@ by path, modification time (ns) and size; the files of ``suite/hardware`` and of
 the dlsys-suite version; the extension names with the file of the module each is defined in
 (and, for a plugin's, every file of that module's top-level package). A file's stamp includes its
 ctime and inode, so a copy that keeps mtime and size is an edit. Any change to any of them is a
-new key, so a stale row cannot be shown. The cache folder is ``$SUITE_CACHE_DIR`` or ``$XDG_CACHE_HOME/dlsys-suite`` (``~/.cache/dlsys-suite``); one that cannot
-be written is not used (the listing is computed, as without a cache).
+new key, so a stale row cannot be shown. The cache folder is ``$SUITE_CACHE_DIR`` or
+``$XDG_CACHE_HOME/dlsys-suite`` (``~/.cache/dlsys-suite``); one that cannot be written is not used
+(the listing is computed, as without a cache).
 """
 
 from __future__ import annotations
