@@ -88,3 +88,34 @@ def test_a_combination_that_fails_mid_chunk_still_runs_the_cases_before_it(fake_
         with pytest.raises(ExperimentError, match="does not resolve"):
             run_cases(stream(), st, options=ExecOptions(isolate=False), registry=fake_registry, chunk_size=10)
         assert st.conn.execute("SELECT count(*) FROM cases").fetchone()[0] == 25
+
+
+def test_an_experiment_entry_that_quarantines_an_earlier_entrys_plugin_drops_only_its_cases(tmp_path):
+    # entry [one] expands plugin b's technique on a zoo workload (b's workloads not built yet);
+    # entry [two] needs a's workload, which builds every plugin's: b's reuse of a zoo name
+    # quarantines it then. b's cases are dropped with one warning; a's remain.
+    import types
+
+    from suite import Paper, Result, Technique, Variant, hookimpl
+    from suite.registry import Registry
+    from suite.runner.experiment import expand_experiment
+    from suite.workloads.types import Workload
+
+    def tech(name):
+        return Technique(name=name, title="t", category="communication", paper=Paper("P"),
+                         variants=[Variant("base", "baseline", baseline=True)],
+                         fidelities={"model": lambda s: Result().add("x", 1.0)}, needs_profile=False)
+
+    a, b = types.ModuleType("a"), types.ModuleType("b")
+    a.suite_techniques = hookimpl(lambda: [tech("alpha")])
+    a.suite_workloads = hookimpl(lambda: [Workload(name="rvk-wl", kind="cnn")])
+    b.suite_techniques = hookimpl(lambda: [tech("beta")])
+    b.suite_workloads = hookimpl(lambda: [Workload(name="alexnet", kind="cnn")])
+    ctx = Context.build(registry=Registry(entry_points_=[], modules=[("a", a), ("b", b)]))
+    f = tmp_path / "exp.toml"
+    f.write_text('[one]\ntechnique = "beta"\nworkloads = ["alexnet"]\n\n'
+                 '[two]\ntechnique = "alpha"\nworkloads = ["rvk-wl"]\n')
+    exp = expand_experiment(f, resolver=Resolver(context=ctx))
+    assert [c.technique for c in exp.cases] == ["alpha"]
+    [w] = exp.warnings
+    assert "technique 'beta': plugin 'b' (<in-process>) is quarantined" in w and w.endswith("its 1 case(s) skipped")
