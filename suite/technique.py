@@ -838,15 +838,22 @@ class Technique:
             if not callable(obj):
                 raise TechniqueError(f"technique {self.name!r}: fidelity {name!r}: {ref!r} is "
                                      f"{type(obj).__name__}, expected a callable")
+            # the reference's module stays the technique's implementation module (implementation_modules,
+            # hence the code fingerprint in every case key), whatever module the object says it is from
+            self.__dict__.setdefault("_reference_modules", {})[name] = ref.partition(":")[0]
             self.fidelities[name] = ref = obj
         return ref
 
     @property
     def implementation_modules(self) -> list[str]:
         """The modules that define the fidelities' evaluate functions, sorted, read from the
-        references or the functions' ``__module__`` without importing anything."""
-        mods = {(f.partition(":")[0] if isinstance(f, str) else getattr(f, "__module__", None) or "")
-                for f in self.fidelities.values()}
+        references or the functions' ``__module__`` without importing anything. A reference's
+        module stays the answer once it is imported (a re-exported function or a
+        ``functools.partial`` names another module), so case keys do not change mid-process."""
+        resolved = self.__dict__.get("_reference_modules", {})
+        mods = {(f.partition(":")[0] if isinstance(f, str) else
+                 resolved.get(n) or getattr(f, "__module__", None) or "")
+                for n, f in self.fidelities.items()}
         return sorted(mods - {""})
 
     @property

@@ -156,3 +156,19 @@ def test_fidelity_reference_errors_name_the_technique_and_reference():
     t = _tech(fidelities={"model": "math:pi"})
     with pytest.raises(TechniqueError, match=r"'math:pi' is float, expected a callable"):
         t.evaluate(sc)
+
+
+def test_a_resolved_reference_keeps_its_module_so_case_keys_do_not_change(tmp_path, monkeypatch):
+    # "pkg:evaluate" may name a functools.partial or a function re-exported from another package:
+    # once imported, implementation_modules (and so the code fingerprint in every case key) must
+    # still say the reference's module, or a case resolved after the first evaluation has another key
+    (tmp_path / "lazy_partial_impl.py").write_text(
+        "import functools\nfrom suite import Result\n"
+        "def _ev(s, k):\n    return Result().add('t', k * s.params['n'], 's', 'lower')\n"
+        "evaluate = functools.partial(_ev, k=2.0)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    t = _tech(fidelities={"model": "lazy_partial_impl:evaluate"})
+    before = (t.implementation_modules, t.package)
+    t.fidelity("model")
+    assert callable(t.fidelities["model"])
+    assert (t.implementation_modules, t.package) == before == (["lazy_partial_impl"], "lazy_partial_impl")
