@@ -55,9 +55,11 @@ WORD = 8  # bytes per element exchanged in the simulation (float64 / int64)
 DENSE_ROWS = 1024
 """Row block of the dense variant's ``E = K V^T``: one GEMM per 1,024 rows of K instead of one
 for all n rows. The reduction over K's columns is the same in every block, so E is the same bit
-for bit; OpenBLAS's single n x n by n x 16 call ran at 21-22 GFLOP/s on one thread here, the
-blocked calls at 26 (n = 4,000 and 8,000, k = 16; docs/techniques/kernel-kmeans.md,
-"Performance")."""
+for bit on one BLAS thread (a threaded OpenBLAS rounds the rows at its thread split differently,
+1 ulp, as the single call does between thread counts). OpenBLAS's single n x n by n x 16 call ran
+at 20.4-21.4 GFLOP/s on one thread here, the blocked calls at 23.2-24.4 (n = 4,000 and 8,000,
+k = 16); on two threads of the shared machine neither was faster (16-17 GFLOP/s both;
+docs/techniques/kernel-kmeans.md, "Performance")."""
 
 
 @dataclass
