@@ -4,8 +4,8 @@ Listing ~70 profiles needs each one validated (pydantic, units), and importing t
 most of the command's time. The rows ``suite hardware list`` prints are a pure function of the
 profile files, the code that validates and formats them, and the extension schemas in use, so
 they are cached on disk under a key made of exactly those: every ``*.toml`` in the search folders
-by path, modification time (ns) and size; the files of ``suite/hardware`` and of the listing code;
-the dlsys-suite version; the extension names with the file of the module each is defined in
+by path, modification time (ns) and size; every source file of the ``suite`` package and of the
+listing code; the dlsys-suite version and pydantic's and pint's files; the extension names with the file of the module each is defined in
 (and, for a plugin's, every file of that module's top-level package). A file's stamp includes its
 ctime and inode, so a copy that keeps mtime and size is an edit. Any change to any of them is a
 new key, so a stale row cannot be shown. The cache folder is ``$SUITE_CACHE_DIR`` or
@@ -83,14 +83,30 @@ def _schema_files(ref: Any) -> list[Path]:
     return files
 
 
+def _library_files() -> list[Path]:
+    """The ``__init__.py`` of the libraries validation and unit formatting go through (pydantic,
+    pydantic-core, pint), found without importing them: an upgrade rewrites them, so their stamps
+    change (reading the installed versions' metadata would cost ~70 ms per command)."""
+    import importlib.util
+
+    out = []
+    for name in ("pydantic", "pydantic_core", "pint"):
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        out.append(Path(spec.origin) if spec is not None and spec.origin else Path(f"<no {name}>"))
+    return out
+
+
 def listing_key(dirs: Iterable[Path], extensions: Mapping[str, Any], code: Iterable[Path] = (),
                 what: str = "hardware-list") -> str:
     """SHA-256 (24 hex) of everything the listing depends on (see the module docstring)."""
     from suite import __version__
 
     h = hashlib.sha256(f"{what}\0{VERSION}\0{__version__}\n".encode())
-    here = Path(__file__).resolve().parent
-    for f in sorted(here.glob("*.py")) + [Path(c) for c in code]:
+    core = Path(__file__).resolve().parent.parent  # the whole suite package: the validating and formatting code
+    for f in sorted(core.rglob("*.py")) + _library_files() + [Path(c) for c in code]:
         _stamp(h, f)
     for name in sorted(extensions):
         h.update(f"ext\0{name}\0".encode())
