@@ -73,9 +73,13 @@ def freeze(value: Any, what: str = "value") -> Any:
         if t is tuple and all(type(v) in _IMMUTABLE for v in value):
             return value
         return tuple(v if type(v) in _IMMUTABLE else freeze(v, f"{what}[{i}]") for i, v in enumerate(value))
-    if isinstance(value, Mapping):
+    if t is dict or isinstance(value, Mapping):
         return FrozenDict({k: v if type(v) in _IMMUTABLE else freeze(v, f"{what}[{k!r}]") for k, v in value.items()},
                           what=what)
+    if t in _DATACLASSES:  # a dataclass type met before (a layer of a 25,000-layer table): no type tests
+        if not getattr(value, "__suite_frozen__", False):
+            freeze_fields(value, what)
+        return value
     if isinstance(value, (list, tuple)):
         return tuple(freeze(v, f"{what}[{i}]") for i, v in enumerate(value))
     if isinstance(value, (set, frozenset)):
@@ -90,11 +94,17 @@ def freeze(value: Any, what: str = "value") -> Any:
         return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         freeze_fields(value, what)
+        _DATACLASSES.add(t)
         return value
     if _is_pydantic_model(value):
         freeze_fields(value, what)
         return value
     return value
+
+
+#: dataclass types :func:`freeze` has met (not Mappings, lists, tuples, sets or arrays: those are
+#: tested first), so the next instance goes straight to :func:`freeze_fields`
+_DATACLASSES: set[type] = set()
 
 
 def _numpy():
@@ -125,7 +135,9 @@ def freeze_fields(obj: Any, what: str) -> None:
         _FIELDS[t] = names
     for name in names:
         cur = getattr(obj, name, None)
-        if type(cur) in _IMMUTABLE:
+        tc = type(cur)
+        # what freeze() returns as it is, tested here (a layer's shapes): no call, no label
+        if tc in _IMMUTABLE or tc is FrozenDict or (tc is tuple and all(type(v) in _IMMUTABLE for v in cur)):
             continue
         new = freeze(cur, f"{what}.{name}")
         if new is not cur:

@@ -31,6 +31,11 @@ Tables (schema version :data:`SCHEMA_VERSION`)
     raw repeated measurements: ``case_key, metric, idx, value``.
 ``artifacts``
     ``case_key, data`` (JSON object).
+``judgements``
+    ``key, data, created``: ``suite reproduce``'s judged claim outcomes (JSON), keyed by
+    everything a judgement depends on (:mod:`suite.runner.reproduce`: the claim, the technique's
+    and the core's code, the case keys and :meth:`Store.content_digests` of their results), so a
+    cached reproduce re-derives nothing and an entry is never stale.
 
 A case already stored with status ``ok`` is never overwritten by a non-ok outcome; ``--rerun``
 replaces an ok case by a new ok one.
@@ -57,7 +62,7 @@ from suite.errors import StoreError
 
 __all__ = ["Store", "SCHEMA_VERSION", "MIGRATIONS", "default_store_path", "OK", "FAILED_STATUSES"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 OK = "ok"
 FAILED_STATUSES = ("failed", "timeout", "crashed")
 STATUSES = (OK, "skipped") + FAILED_STATUSES
@@ -104,6 +109,7 @@ CREATE TABLE IF NOT EXISTS fields_read (
     PRIMARY KEY (technique, code, variant, fidelity)
 );
 CREATE TABLE IF NOT EXISTS artifacts (case_key TEXT PRIMARY KEY, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS judgements (key TEXT PRIMARY KEY, data TEXT NOT NULL, created TEXT NOT NULL);
 """
 
 #: Migrations: ``MIGRATIONS[n](conn)`` upgrades a store from schema version ``n`` to ``n + 1``.
@@ -122,7 +128,14 @@ def _v2_to_v3(conn: sqlite3.Connection) -> None:
                  "PRIMARY KEY (technique, code, variant, fidelity))")
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
+def _v3_to_v4(conn: sqlite3.Connection) -> None:
+    """A cache of ``suite reproduce``'s judged claim outcomes (issue 19: a cached reproduce spent
+    2 s re-running every measured claim's bootstrap)."""
+    conn.execute("CREATE TABLE IF NOT EXISTS judgements (key TEXT PRIMARY KEY, data TEXT NOT NULL, "
+                 "created TEXT NOT NULL)")
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 
 #: the identity fields (Case.identity) with a column of their own; the identity column holds the rest
 _IDENTITY_COLUMNS = ("technique", "technique_version", "variant", "fidelity", "profile", "profile_hash", "workload",
@@ -882,6 +895,61 @@ class Store:
         if art is not None:
             res.artifacts = json.loads(art[0])
         return res
+
+    def content_digests(self, keys: Iterable[str]) -> dict[str, str]:
+        """key -> SHA-256 (hex) of everything stored for that case that :meth:`result` and
+        :meth:`statuses` read: status and error, every metric (name, value, unit, direction),
+        every sample and the artifacts' text. Keys not stored are left out. A few bulk queries
+        (no Result is built), so a cache keyed by results' content costs little to check."""
+        import hashlib
+        from array import array
+
+        keys = sorted(set(keys))
+        hs: dict[str, Any] = {}
+        for i in range(0, len(keys), 900):
+            chunk = keys[i:i + 900]
+            marks = ",".join("?" * len(chunk))
+            for k, st, err in self.conn.execute(f"SELECT key, status, error FROM cases WHERE key IN ({marks})", chunk):
+                hs[k] = hashlib.sha256(repr(("case", st, err)).encode())
+            for k, *row in self.conn.execute(f"SELECT case_key, name, value, unit, direction FROM metrics "
+                                             f"WHERE case_key IN ({marks}) ORDER BY case_key, name", chunk):
+                if k in hs:
+                    hs[k].update(repr(("m", *row)).encode())
+            # samples: their values as float64 bytes (NULL read as NaN, as result() does), not one
+            # repr per sample (95,000 of them took 0.2 s)
+            counts = self.conn.execute(f"SELECT case_key, metric, count(*) FROM samples WHERE case_key IN ({marks}) "
+                                       "GROUP BY case_key, metric ORDER BY case_key, metric", chunk).fetchall()
+            vals = self.conn.execute(f"SELECT value FROM samples WHERE case_key IN ({marks}) "
+                                     "ORDER BY case_key, metric, idx", chunk).fetchall()
+            raw = array("d", [math.nan if v is None else v for (v,) in vals]).tobytes()
+            pos = 0
+            for k, metric, n in counts:
+                if k in hs:
+                    hs[k].update(repr(("s", metric, n)).encode() + raw[8 * pos:8 * (pos + n)])
+                pos += n
+            for k, data in self.conn.execute(f"SELECT case_key, data FROM artifacts WHERE case_key IN ({marks})", chunk):
+                if k in hs:
+                    hs[k].update(b"\0a\0" + data.encode())
+        return {k: h.hexdigest() for k, h in hs.items()}
+
+    def judgements(self, keys: Iterable[str]) -> dict[str, str]:
+        """key -> the stored judgement (JSON text) for the given judgement keys that are stored."""
+        keys = list(keys)
+        out: dict[str, str] = {}
+        for i in range(0, len(keys), 900):
+            chunk = keys[i:i + 900]
+            out.update(self.conn.execute(
+                f"SELECT key, data FROM judgements WHERE key IN ({','.join('?' * len(chunk))})", chunk).fetchall())
+        return out
+
+    def add_judgements(self, items: Mapping[str, str]) -> None:
+        """Store judgements (judgement key -> JSON text), replacing any under the same key."""
+        if not items:
+            return
+        created = _now()
+        with self._tx():
+            self.conn.executemany("INSERT OR REPLACE INTO judgements VALUES (?, ?, ?)",
+                                  [(k, v, created) for k, v in items.items()])
 
     def case(self, key: str) -> dict[str, Any]:
         """One case's row as a dict (with ``traceback``), or StoreError. ``identity`` is the whole

@@ -83,7 +83,117 @@ def get_workload(name: str) -> Workload:
     from suite.frozen import freeze
 
     _CACHE[name] = wl = freeze(wl, f"workload {name!r}")
+    _recall_hash(name, builder if name not in _BUILDERS else _BUILDERS[name][0], wl)
     return wl
+
+
+# ---------------------------------------------------------------------- content hashes, cached
+# A workload's content hash is part of every case key; hashing ResNet-7502's 25,000 layers takes
+# 0.4 s, every process (issue 19: a cached `suite reproduce`). A zoo workload's content is a
+# function of its name, its builder and the zoo's source, so the hash is kept in a JSON file
+# under the cache folder (``$SUITE_CACHE_DIR``, else ``$XDG_CACHE_HOME/dlsys-suite``) named by
+# the SHA-256 of every file of this package and suite/frozen.py and the Python version, keyed
+# by name and builder. Only builders defined in this package are cached (a builder registered
+# by anyone else is hashed every time); ``SUITE_NO_WORKLOAD_CACHE=1`` turns it off.
+_HASHES: dict[str, str] | None = None
+_ZOO_FP: str | None = None
+
+
+def _zoo_fingerprint() -> str:
+    global _ZOO_FP
+    if _ZOO_FP is None:
+        import hashlib
+        import sys
+        from pathlib import Path
+
+        here = Path(__file__).resolve().parent
+        h = hashlib.sha256(sys.version.encode() + b"\0")
+        files = sorted(f for f in here.rglob("*") if f.is_file() and "__pycache__" not in f.parts)
+        for f in files + [here.parent / "frozen.py"]:
+            h.update(f.relative_to(here.parent).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+        _ZOO_FP = h.hexdigest()[:16]
+    return _ZOO_FP
+
+
+def _builder_key(name: str, builder: Callable[..., Workload]) -> str | None:
+    """``name|module:qualname|args``, or None when the builder is not the zoo's own."""
+    from functools import partial
+
+    f, args = builder, ""
+    if isinstance(builder, partial):
+        f, args = builder.func, repr((builder.args, sorted(builder.keywords.items())))
+    mod = getattr(f, "__module__", None) or ""
+    if not (mod == __name__ or mod.startswith(__name__ + ".")) or not hasattr(f, "__qualname__"):
+        return None
+    return f"{name}|{mod}:{f.__qualname__}|{args}"
+
+
+def _hash_file():
+    import os
+    from pathlib import Path
+
+    if os.environ.get("SUITE_NO_WORKLOAD_CACHE"):
+        return None
+    env = os.environ.get("SUITE_CACHE_DIR")
+    base = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dlsys-suite"
+    try:
+        return base / f"workload-hashes-{_zoo_fingerprint()}.json"
+    except OSError:
+        return None
+
+
+def _hashes() -> dict[str, str]:
+    global _HASHES
+    if _HASHES is None:
+        import json
+
+        _HASHES = {}
+        path = _hash_file()
+        if path is not None:
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                if isinstance(data, dict):
+                    _HASHES = {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+            except (OSError, ValueError):
+                pass
+    return _HASHES
+
+
+def _recall_hash(name: str, builder: Callable[..., Workload], wl: Workload) -> None:
+    """Give *wl* its cached content hash, or mark it so that the hash, once computed, is kept."""
+    key = _builder_key(name, builder)
+    if key is None or not hasattr(wl, "__dict__"):
+        return
+    hit = _hashes().get(key)
+    if hit is not None and "_content_hash" not in wl.__dict__:
+        wl.__dict__["_content_hash"] = hit
+    else:
+        wl.__dict__["_hash_cache_key"] = key
+
+
+def _remember_hash(key: str, value: str) -> None:
+    """Called by :meth:`Workload._content_hash` for a zoo workload: keep its hash (merged with what
+    other processes wrote; written atomically)."""
+    import json
+    import os
+
+    _hashes()[key] = value
+    path = _hash_file()
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            have = json.loads(path.read_text(encoding="utf-8"))
+            have = have if isinstance(have, dict) else {}
+        except (OSError, ValueError):
+            have = {}
+        have[key] = value
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(have, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def list_workloads() -> list[str]:

@@ -162,6 +162,30 @@ def test_newer_schema_refused_and_migration_hook(tmp_path, monkeypatch):
     s.close()
 
 
+def test_v3_store_migrates_to_the_judgement_cache(tmp_path):
+    """Schema 4 adds ``judgements`` (suite reproduce's cache): a v3 store gains it, its cases kept;
+    a v3 store opened read-only is refused until migrated."""
+    p = tmp_path / "s.sqlite"
+    s = Store(p)
+    s.add_outcome(ident("k1"), ok("k1"), s.begin_run())
+    s.close()
+    con = sqlite3.connect(p)
+    con.execute("DROP TABLE judgements")
+    con.execute("UPDATE schema_version SET version = 3")
+    con.commit()
+    con.close()
+    with pytest.raises(StoreError, match="needs migrating"):
+        Store(p, readonly=True)
+    store_mod._v3_to_v4(sqlite3.connect(":memory:"))  # the migration alone creates the table
+    s = Store(p)
+    assert s.schema_version == SCHEMA_VERSION == 4
+    assert s.judgements(["j"]) == {}
+    s.add_judgements({"j": "{}"})
+    assert s.judgements(["j", "other"]) == {"j": "{}"}
+    assert s.result("k1")["y"] == 1.0
+    s.close()
+
+
 def test_batched_commits(tmp_path):
     s = Store(tmp_path / "s.sqlite", batch_size=3, batch_seconds=3600)
     r = s.begin_run()
