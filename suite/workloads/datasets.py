@@ -24,7 +24,25 @@ from __future__ import annotations
 
 import hashlib
 
-import numpy as np
+from typing import TYPE_CHECKING
+
+
+class _LazyNumpy:
+    """numpy, imported on first attribute access: the zoo registers these builders at import, and
+    a command that only resolves cached cases (``suite run`` of a stored sweep) never builds a
+    dataset, so it need not import numpy (issue 19: the fixed cost of ``suite run``)."""
+
+    def __getattr__(self, name):
+        import numpy
+
+        globals()["np"] = numpy  # later calls read numpy itself
+        return getattr(numpy, name)
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+else:
+    np = _LazyNumpy()
 
 from suite.errors import WorkloadError
 from suite.workloads.types import Dataset
