@@ -130,12 +130,12 @@ def _builder_key(name: str, builder: Callable[..., Workload]) -> str | None:
 
 def _hash_file():
     import os
-    from pathlib import Path
 
     if os.environ.get("SUITE_NO_WORKLOAD_CACHE"):
         return None
-    env = os.environ.get("SUITE_CACHE_DIR")
-    base = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dlsys-suite"
+    from suite.hardware.index import cache_dir
+
+    base = cache_dir()
     try:
         return base / f"workload-hashes-{_zoo_fingerprint()}.json"
     except OSError:
