@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["cache_dir", "listing_key", "load_listing", "save_listing"]
+__all__ = ["cache_dir", "listing_key", "load_listing", "merge_json_dict", "read_json_dict", "save_listing"]
 
 VERSION = 1  # of the cached document's format
 
@@ -34,6 +34,31 @@ def cache_dir() -> Path:
         return Path(env)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "dlsys-suite"
+
+
+def read_json_dict(path: Path) -> dict:
+    """The JSON object in *path*, or ``{}`` when it is absent, unreadable, damaged or not an
+    object (a cache file is recomputed, never a crash)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def merge_json_dict(path: Path, entries: Mapping[str, Any]) -> None:
+    """Add *entries* to the JSON object in *path*, merged with what another process wrote
+    meanwhile, and write it atomically (a rename); a folder that cannot be written is skipped."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        have = read_json_dict(path)
+        have.update(entries)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(have, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def _stamp(h, f: Path) -> None:

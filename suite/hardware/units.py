@@ -8,7 +8,6 @@ value given.
 from __future__ import annotations
 
 import functools
-import json
 import os
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -114,12 +113,9 @@ def _cache() -> dict[str, Any]:
         _CACHE = {}
         path = _cache_path()
         if path is not None:
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-                if isinstance(data, dict):
-                    _CACHE = data
-            except (OSError, ValueError):
-                pass
+            from suite.hardware.index import read_json_dict
+
+            _CACHE = read_json_dict(path)
             import atexit
 
             atexit.register(_save_cache)
@@ -135,27 +131,16 @@ def _remember(key: str, value: Any) -> None:
 
 
 def _save_cache() -> None:
-    """Write the cache if this process added to it (atomically: a rename; errors are ignored)."""
+    """Write the cache if this process added to it (merged with what another process wrote
+    meanwhile, atomically; errors are ignored)."""
     if not _CACHE_NEW or _CACHE is None:
         return
     path = _cache_path()
     if path is None:
         return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        try:  # merge with what another process wrote meanwhile
-            old = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            old = {}
-        if isinstance(old, dict):
-            old.update(_CACHE)
-        else:
-            old = _CACHE
-        tmp.write_text(json.dumps(old), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    from suite.hardware.index import merge_json_dict
+
+    merge_json_dict(path, _CACHE)
 
 # name -> (SI unit string, human description, example)
 DIMENSIONS: dict[str, tuple[str, str, str]] = {

@@ -145,17 +145,12 @@ def _hash_file():
 def _hashes() -> dict[str, str]:
     global _HASHES
     if _HASHES is None:
-        import json
-
         _HASHES = {}
         path = _hash_file()
         if path is not None:
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-                if isinstance(data, dict):
-                    _HASHES = {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
-            except (OSError, ValueError):
-                pass
+            from suite.hardware.index import read_json_dict
+
+            _HASHES = {k: v for k, v in read_json_dict(path).items() if isinstance(k, str) and isinstance(v, str)}
     return _HASHES
 
 
@@ -174,26 +169,12 @@ def _recall_hash(name: str, builder: Callable[..., Workload], wl: Workload) -> N
 def _remember_hash(key: str, value: str) -> None:
     """Called by :meth:`Workload._content_hash` for a zoo workload: keep its hash (merged with what
     other processes wrote; written atomically)."""
-    import json
-    import os
-
     _hashes()[key] = value
     path = _hash_file()
-    if path is None:
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            have = json.loads(path.read_text(encoding="utf-8"))
-            have = have if isinstance(have, dict) else {}
-        except (OSError, ValueError):
-            have = {}
-        have[key] = value
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(have, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    if path is not None:
+        from suite.hardware.index import merge_json_dict
+
+        merge_json_dict(path, {key: value})
 
 
 def list_workloads() -> list[str]:

@@ -113,3 +113,24 @@ def test_an_edit_to_a_module_a_plugin_schema_imports_is_a_new_key(tmp_path, monk
     assert listing_key([tmp_path], exts) == before
     rules.write_text("MAXV = 1\n")
     assert listing_key([tmp_path], exts) != before
+
+
+def test_json_cache_files_read_and_merge(tmp_path):
+    # the one loader and writer of the dict-shaped cache files (units, workload hashes): a damaged
+    # or absent file reads as empty, a write keeps what another process added meanwhile
+    from suite.hardware.index import merge_json_dict, read_json_dict
+
+    f = tmp_path / "sub" / "c.json"
+    assert read_json_dict(f) == {}
+    merge_json_dict(f, {"a": "1"})
+    f.write_text(json.dumps({**json.loads(f.read_text()), "other": "x"}))  # another process's entry
+    merge_json_dict(f, {"b": "2", "a": "3"})
+    assert read_json_dict(f) == {"a": "3", "b": "2", "other": "x"}
+    for bad in ("{not json", "[1, 2]", ""):
+        f.write_text(bad)
+        assert read_json_dict(f) == {}
+    merge_json_dict(f, {"c": "4"})
+    assert read_json_dict(f) == {"c": "4"} and not list(f.parent.glob("*.tmp"))
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    merge_json_dict(blocked / "c.json", {"d": "5"})  # an unwritable folder is skipped, not an error
