@@ -22,6 +22,7 @@ The core never imports a plugin by name: this module is the only place plugins e
 
 from __future__ import annotations
 
+import functools
 import os
 import traceback
 from collections.abc import Iterable
@@ -93,6 +94,11 @@ def _dist_cached(path: str, dist: Any) -> tuple[str, str]:
     if hit is None:
         hit = _DISTS[path] = (dist.metadata["Name"] or "<unknown>", dist.version or "")
     return hit
+
+
+def _provider(info: "PluginInfo") -> str:
+    """How a plugin's workloads name their provider: ``DIST (plugin 'NAME')``."""
+    return f"{info.distribution} (plugin {info.name!r})"
 
 
 def _is_model_class(v: Any) -> bool:
@@ -313,14 +319,25 @@ class Registry:
                     self._load_workloads(info, pm)
         return list(self._workloads)
 
-    def _load_workloads(self, info: PluginInfo, pm: pluggy.PluginManager) -> None:
-        def drop(reason: str, detail: str = "") -> None:
-            for t in info.techniques:
-                self._techniques.pop(t, None)
-                self._dropped[t] = info
-            info.techniques = []
-            self._quarantine(info, reason, detail)
+    def _drop(self, info: PluginInfo, reason: str, detail: str = "") -> None:
+        """Quarantine *info* after it loaded (a deferred hook or reference failed): all it gave
+        leaves the registry, as for a plugin quarantined while loading (:meth:`_load`): its
+        techniques (looking one up then names the reason), its extension schemas, its workloads
+        and its hooks (:meth:`executor`). Its profile folders stay (a library may be built)."""
+        for t in info.techniques:
+            self._techniques.pop(t, None)
+            self._dropped[t] = info
+        info.techniques = []
+        for n in [n for n, o in self._ext_owner.items() if o is info]:
+            self._extensions.pop(n, None)
+            del self._ext_owner[n]
+        where = _provider(info)
+        self._workloads = [(p, w) for p, w in self._workloads if p != where]
+        self._pm_by_plugin.pop(info.name, None)
+        self._quarantine(info, reason, detail)
 
+    def _load_workloads(self, info: PluginInfo, pm: pluggy.PluginManager) -> None:
+        drop = functools.partial(self._drop, info)
         import contextlib
         import sys
 
@@ -354,8 +371,7 @@ class Registry:
                      f"(`suite workloads show {w.name}`); expected a unique name")
                 return
             own.add(w.name)
-        where = f"{info.distribution} (plugin {info.name!r})"
-        self._workloads += [(where, w) for w in mine]
+        self._workloads += [(_provider(info), w) for w in mine]
 
     def declared_extensions(self) -> dict[str, type | str]:
         """Extension name -> what the plugin's hook returned (a class or a ``"module:Class"``
@@ -382,15 +398,8 @@ class Registry:
                 if not _is_model_class(cls):
                     raise TypeError(f"{type(cls).__name__}, expected a pydantic model class")
             except Exception as exc:  # noqa: BLE001 - a broken reference costs only its plugin
-                for n in [n for n, o in self._ext_owner.items() if o is info]:
-                    self._extensions.pop(n, None)
-                if info is not None:
-                    for t in info.techniques:
-                        self._techniques.pop(t, None)
-                        self._dropped[t] = info
-                    info.techniques = []
-                    self._quarantine(info, f"suite_profile_extensions(): {name!r}: {v!r}: "
-                                           f"{type(exc).__name__}: {exc}", traceback.format_exc())
+                self._drop(info, f"suite_profile_extensions(): {name!r}: {v!r}: {type(exc).__name__}: {exc}",
+                           traceback.format_exc())
                 continue
             self._extensions[name] = cls
         return dict(self._extensions)

@@ -287,3 +287,23 @@ def test_a_workload_returned_twice_by_one_plugin_is_not_blamed_on_another():
                  "again": "suite_workloads(): workload 'rvk-x' is already provided by <in-process> (plugin 'first'); "
                           "expected a unique name"}
     assert [t.name for t in reg.techniques()] == ["beta"]
+
+
+def test_a_deferred_quarantine_removes_all_the_plugin_gave():
+    # quarantined by its workloads hook, a plugin's extension schemas go too; quarantined by an
+    # extension reference, its workloads go too (as for a plugin quarantined while loading)
+    from suite.workloads.types import Workload
+
+    def broken():
+        raise RuntimeError("no tables today")
+
+    wl = _module("wl", "alpha", suite_workloads=hookimpl(broken),
+                 suite_profile_extensions=hookimpl(lambda: {"wlext": "suite.hardware.extensions:FpgaExt"}))
+    ext = _module("ext", "beta", suite_workloads=hookimpl(lambda: [Workload(name="rvk-ext-wl", kind="cnn")]),
+                  suite_profile_extensions=hookimpl(lambda: {"bad": "suite_no_such_module_xyz.ext:A"}))
+    reg = Registry(entry_points_=[], modules=[("wl", wl), ("ext", ext)])
+    assert [w.name for _p, w in reg.plugin_workloads()] == ["rvk-ext-wl"]
+    assert [p.name for p in reg.quarantined()] == ["wl"]
+    assert reg.profile_extensions() == {} and "wlext" not in reg.declared_extensions()
+    assert {p.name for p in reg.quarantined()} == {"wl", "ext"}
+    assert reg.plugin_workloads() == [] and reg.techniques() == []
