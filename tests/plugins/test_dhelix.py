@@ -275,3 +275,19 @@ def test_conformance_kit():
     assert report.outcomes["properties"] == "passed"
     assert report.outcomes["family:network-sensitivity"] == "passed"
     assert report.outcomes["family:oracle-exact"] == "passed"
+
+
+@pytest.mark.parametrize("variant", ["megatron", "dhelix"])
+def test_exposed_comm_is_the_time_the_network_adds(variant):
+    # tp = dp = 1: no TP or DP collective, only the pipeline sends (on the NVLink level). Their
+    # exposed time is what a near-free network level takes off the iteration, whatever the number
+    # of micro-batches (2 (pp-1) sends, 4 (pp-1) folded; not 2 per micro-batch, which grew with m)
+    fast = {"network.0.bandwidth": "1e9 TB/s", "network.0.latency": "0 s"}
+    seen = []
+    for gbs in (8, 32):
+        a = model.evaluate(scen(variant=variant, tp=1, pp=4, dp=1, gbs=gbs))
+        b = model.evaluate(scen(variant=variant, tp=1, pp=4, dp=1, gbs=gbs, overrides=fast))
+        assert a["exposed_comm"] > 0
+        assert a["exposed_comm"] == pytest.approx(a["iteration_time"] - b["iteration_time"], rel=1e-6)
+        seen.append(a["exposed_comm"])
+    assert seen[0] == pytest.approx(seen[1], rel=1e-12)
