@@ -9,11 +9,15 @@ so listing the technique imports no model or execute code.
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 from suite import Between, Claim, Null, Paper, Param, Property, ScenarioSpec, Skip, Technique, Variant
 
 from suite_mixed_td.constants import DSP_PER_MAC
 from suite_mixed_td.workloads import digits_cnn, repvgg_a0
+
+if TYPE_CHECKING:  # the annotation only: the declaration does not import the model at run time
+    from suite_mixed_td.model import Resources
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "evaluate_model", "per_dsp_gain", "default_ratio",
            "WORKLOADS"]
@@ -127,7 +131,7 @@ CLAIMS = [
 # --------------------------------------------------------------------------- properties
 
 
-def _resources_for(scenario) -> model.Resources:
+def _resources_for(scenario) -> Resources:
     """The profile's FPGA resources, or (a generated profile without [ext.fpga]) resources drawn from
     the seed and the device's memory figures, so a property is checked on any profile."""
     import numpy as np
