@@ -277,7 +277,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     with _blas_threads(args.threads):
         for name, l in layers(args.batch):
-            res = {v: measure_layer(v, l, repeats=args.repeats) for v in variants}
+            res = {v: measure_layer(v, l, repeats=args.repeats, threads=args.threads) for v in variants}
             base = res["zero-insert"]["time_min"]
             for v in variants:
                 m = res[v]
