@@ -15,7 +15,10 @@ docs/techniques/transpose-conv.md shows).
 Then, when torch is installed (the optional ``[torch]`` extra; skipped with a message without it):
 the ``unified`` variant against ``torch.nn.functional.conv_transpose2d`` on every DCGAN and EB-GAN
 transpose-conv layer at each ``--batches`` size, both on ``--threads`` threads, float32, the two
-alternated call by call (so the machine's load falls on both alike), outputs checked equal
+alternated call by call (so the machine's load falls on both alike) and timed by the execute
+fidelity's clock (:func:`suite.perf.measurement_clock`: this thread's CPU time at one thread, wall
+time otherwise; the torch figures in docs/techniques/transpose-conv.md up to commit 7cea236 are
+wall time), outputs checked equal
 (``allclose``, rtol 1e-4, atol 1e-4 x the output's scale). Unified gets its weights pre-packed once
 per layer before timing (:func:`suite_transpose_conv.ops.pack`, as an inference library packs at
 load); torch gets PyTorch's own layout, as a user calls it. Printed per layer: both times (min and
@@ -63,7 +66,6 @@ import os
 import platform
 import statistics
 import sys
-import time
 
 
 def gan_layers(batch: int):
@@ -113,6 +115,19 @@ def roofline_fraction(l, seconds: float, prof, threads: int) -> float | None:
     return roofline_time(2.0 * macs(l, "unified"), nbytes, peak, dev.memory_bandwidth) / seconds
 
 
+def alternated(fns, repeats: int, clock) -> list[list[float]]:
+    """*repeats* rounds of calling every function in *fns* once, in order (so the machine's load
+    falls on all alike); per function its *repeats* times (s) by *clock*
+    (:func:`suite.perf.measurement_clock`)."""
+    times = [[] for _ in fns]
+    for _ in range(repeats):
+        for f, ts in zip(fns, times):
+            t0 = clock()
+            f()
+            ts.append(clock() - t0)
+    return times
+
+
 def torch_table(batches, repeats: int, threads: int, profile: str) -> list[dict]:
     """unified vs torch.nn.functional.conv_transpose2d per GAN layer (see the module docstring)."""
     import numpy as np
@@ -124,6 +139,7 @@ def torch_table(batches, repeats: int, threads: int, profile: str) -> list[dict]
         return []
     from scipy.linalg.blas import sgemm
 
+    from suite.perf import measurement_clock
     from suite_transpose_conv import ops
     from suite_transpose_conv.execute import _inputs
     from suite_transpose_conv.ops import pack, unified
@@ -180,18 +196,9 @@ def torch_table(batches, repeats: int, threads: int, profile: str) -> list[dict]
             if not np.allclose(out, ref, rtol=1e-4, atol=1e-4 * scale):
                 raise SystemExit(f"{name} batch {b}: unified differs from torch (max abs "
                                  f"{float(np.max(np.abs(out - ref))):.3g})")
-            tt, tu, tg = [], [], []
-            for _ in range(repeats):
-                t0 = time.perf_counter()
-                run_torch()
-                tt.append(time.perf_counter() - t0)
-                t0 = time.perf_counter()
-                run_unified()
-                tu.append(time.perf_counter() - t0)
-                if operands:
-                    t0 = time.perf_counter()
-                    run_gemms()
-                    tg.append(time.perf_counter() - t0)
+            tt, tu, *rest = alternated([run_torch, run_unified] + ([run_gemms] if operands else []), repeats,
+                                       measurement_clock(threads))
+            tg = rest[0] if rest else []
             fu, ft = roofline_fraction(l, min(tu), prof, threads), roofline_fraction(l, min(tt), prof, threads)
             row = {"batch": b, "layer": name, **l.as_dict(), "torch_s": tt, "unified_s": tu,
                    "ratio_min": min(tu) / min(tt), "ratio_median": statistics.median(tu) / statistics.median(tt),
@@ -252,16 +259,17 @@ def main() -> None:
     import scipy.linalg.blas  # noqa: F401  (its OpenBLAS loaded before the thread limit)
     from threadpoolctl import threadpool_info
 
-    from suite_transpose_conv.execute import _blas_threads, measure_layer
+    from suite.perf import blas_threads
+    from suite_transpose_conv.execute import measure_layer
 
-    with _blas_threads(args.threads):
+    with blas_threads(args.threads):
         blas = sorted({(d.get("internal_api"), d.get("architecture"), d.get("num_threads")) for d in threadpool_info()},
                       key=str)
     print(f"BLAS/OpenMP pools (library, kernel, threads while timing): {blas}; OPENBLAS_CORETYPE="
           f"{os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
     batches = [int(b) for b in args.batches.split(",") if b]
     if args.torch_only:
-        with _blas_threads(args.threads):
+        with blas_threads(args.threads):
             rows = torch_table(batches, args.repeats, args.threads, args.profile)
         if args.json:
             with open(args.json, "w") as fh:
@@ -275,7 +283,7 @@ def main() -> None:
     print("| layer | Ci->Co | H->Ho | k,s,p,op | variant | time ms median (IQR) | min ms | MACs | outputs/ch | temp MB "
           "| speed-up vs zero-insert (min) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    with _blas_threads(args.threads):
+    with blas_threads(args.threads):
         for name, l in layers(args.batch):
             res = {v: measure_layer(v, l, repeats=args.repeats, threads=args.threads) for v in variants}
             base = res["zero-insert"]["time_min"]
@@ -294,7 +302,7 @@ def main() -> None:
     for group in ("dcgan", "ebgan", "sweep"):
         sp = [r["speedup"] for r in strided if r["layer"].startswith(group)]
         print(f"\nmean speed-up unified vs zero-insert, {group} (stride >= 2): {np.mean(sp):.2f} over {len(sp)} layers")
-    with _blas_threads(args.threads):
+    with blas_threads(args.threads):
         trows = torch_table(batches, args.repeats, args.threads, args.profile)
     if args.json:
         with open(args.json, "w") as fh:
