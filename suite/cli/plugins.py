@@ -138,39 +138,16 @@ def info_cmd(technique: str, fmt: str) -> None:
         c.print(f"\ndocs: {t.docs}")
 
 
-def _package_files(modules) -> list:
-    """The ``*.py`` files of the top-level packages of *modules*, found without importing them."""
-    import importlib.util
-    from pathlib import Path
-
-    out = []
-    for top in sorted({m.split(".")[0] for m in modules if m}):
-        try:
-            spec = importlib.util.find_spec(top)
-        except (ImportError, ValueError):
-            continue
-        if spec is None:
-            continue
-        for root in spec.submodule_search_locations or []:
-            out += sorted(Path(root).rglob("*.py"))
-        if not spec.submodule_search_locations and spec.origin:
-            out.append(Path(spec.origin))
-    return out
-
-
 def _fields_read(t, context):
     """:func:`suite.runner.fields.probe_fields_read` of *t*, cached like `suite hardware list`'s
     index (:mod:`suite.hardware.index`): keyed by every profile file, the core's and every
     plugin's source files, and the extension modules, so a probe is re-run after any change that
     could change what it reads."""
-    from pathlib import Path
-
-    import suite
-    from suite.hardware.index import listing_key, load_listing, save_listing
+    from suite.hardware.index import listing_key, load_listing, package_files, save_listing
 
     reg = context.registry
-    code = sorted(Path(suite.__file__).resolve().parent.rglob("*.py"))
-    code += _package_files([p.module for p in reg.plugins] + t.implementation_modules)
+    # the core's files are stamped by listing_key itself
+    code = package_files([p.module for p in reg.plugins] + t.implementation_modules)
     what = f"fields-read-{t.name}"
     key = listing_key(context.search_dirs(), reg.declared_extensions(), code=code, what=what)
     doc = load_listing(key, what=what, fields=("reads", "problems"))

@@ -22,7 +22,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["cache_dir", "listing_key", "load_listing", "merge_json_dict", "read_json_dict", "save_listing"]
+__all__ = ["cache_dir", "listing_key", "load_listing", "merge_json_dict", "package_files", "read_json_dict",
+           "save_listing"]
 
 VERSION = 1  # of the cached document's format
 
@@ -88,23 +89,35 @@ def _module_file(ref: Any) -> str:
     return (spec.origin or module) if spec is not None else module
 
 
+def package_files(modules: Iterable[str]) -> list[Path]:
+    """The ``*.py`` files of the top-level packages of *modules* (a single-module top level: its
+    file), found without importing them."""
+    import importlib.util
+
+    out: list[Path] = []
+    for top in sorted({m.split(".")[0] for m in modules if m}):
+        try:
+            spec = importlib.util.find_spec(top)
+        except (ImportError, ValueError):
+            continue
+        if spec is None:
+            continue
+        for root in spec.submodule_search_locations or []:
+            out += sorted(Path(root).rglob("*.py"))
+        if not spec.submodule_search_locations and spec.origin:
+            out.append(Path(spec.origin))
+    return out
+
+
 def _schema_files(ref: Any) -> list[Path]:
     """The files an extension schema's validation can depend on, found without importing it: its
     module's file and, for a plugin's schema, every ``*.py`` of the module's top-level package (a
     validator's limits may live in a sibling module). The core's (``suite.*``): its module's file
     (``suite/hardware`` is stamped whole)."""
-    import importlib.util
-
     module = ref.partition(":")[0] if isinstance(ref, str) else getattr(ref, "__module__", "")
     files = [Path(_module_file(ref))]
-    top = (module or "").split(".")[0]
-    if top and top != "suite":
-        try:
-            spec = importlib.util.find_spec(top)
-        except (ImportError, ValueError):
-            spec = None
-        for root in (spec.submodule_search_locations or []) if spec is not None else []:
-            files += sorted(Path(root).rglob("*.py"))
+    if (module or "").split(".")[0] not in ("", "suite"):
+        files += package_files([module])
     return files
 
 

@@ -134,3 +134,18 @@ def test_json_cache_files_read_and_merge(tmp_path):
     blocked = tmp_path / "file"
     blocked.write_text("")
     merge_json_dict(blocked / "c.json", {"d": "5"})  # an unwritable folder is skipped, not an error
+
+
+def test_package_files_finds_a_package_or_a_single_module_without_importing(tmp_path, monkeypatch):
+    import sys as _sys
+
+    from suite.hardware.index import package_files
+
+    (tmp_path / "rvk_pkg_x" / "sub").mkdir(parents=True)
+    for f in ("rvk_pkg_x/__init__.py", "rvk_pkg_x/sub/m.py", "rvk_single_x.py"):
+        (tmp_path / f).write_text("raise ImportError('not to be imported')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    got = package_files(["rvk_pkg_x.sub.m", "rvk_pkg_x", "rvk_single_x", "rvk_missing_x", ""])
+    assert [p.relative_to(tmp_path).as_posix() for p in got] == [
+        "rvk_pkg_x/__init__.py", "rvk_pkg_x/sub/m.py", "rvk_single_x.py"]
+    assert "rvk_pkg_x" not in _sys.modules and "rvk_single_x" not in _sys.modules
