@@ -53,6 +53,7 @@ __all__ = [
 
 _REF = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*")
 
+
 def is_reference(value: Any) -> bool:
     """Whether *value* is a ``"package.module:attribute"`` reference (:func:`resolve_reference`)."""
     return isinstance(value, str) and _REF.fullmatch(value) is not None
@@ -780,7 +781,7 @@ class Technique:
             raise TechniqueError(f"technique {self.name!r}: fidelities must be a non-empty subset of {FIDELITIES}, got {list(self.fidelities)}")
         for fid, ref in self.fidelities.items():
             if isinstance(ref, str):
-                if not _REF.fullmatch(ref):
+                if not is_reference(ref):
                     raise TechniqueError(f"technique {self.name!r}: fidelity {fid!r}: expected a callable or a reference "
                                          f"'package.module:function', got {ref!r}")
             elif not callable(ref):
