@@ -141,6 +141,8 @@ def main(argv=None) -> int:
 
 
 def _run(args, sizes) -> int:
+    from suite.perf import attainable_flops, machine_balance  # the roofline [Williams09]
+
     prof = load_profile(args.profile)
     if isinstance(prof, str):
         print(f"no bound: profile {args.profile!r} not found ({prof}); run `suite hardware calibrate` first",
@@ -169,17 +171,19 @@ def _run(args, sizes) -> int:
         rd = rr["read"]
         m = min(n, args.gemm_max)
         gm = gemm_rate(m, rng)
-        roof = min(gm, ai * rd)
+        roof, ridge = attainable_flops(ai, gm, rd), machine_balance(gm, rd)
         rates[n] = {"read_GBps": rd / 1e9, "max_GBps": rr["max"] / 1e9, "gemv_GBps": rr["gemv"] / 1e9,
                     "sum_GBps": rr["sum"] / 1e9, "gemm_m": m, "gemm_GFLOPs": gm / 1e9, "roof_GFLOPs": roof / 1e9}
         print(f"n = {n}: read {rd / 1e9:.2f} GB/s (K.max() {rr['max'] / 1e9:.2f}, K @ ones {rr['gemv'] / 1e9:.2f}, "
               f"K.sum() {rr['sum'] / 1e9:.2f}); GEMM {m}x{m} {gm / 1e9:.1f} GFLOP/s; "
-              f"dense AI {ai:g} FLOP/B against the measured ridge {gm / rd:.2f} FLOP/B: "
-              f"{'memory' if ai * rd < gm else 'compute'}-bound, roof {roof / 1e9:.1f} GFLOP/s")
-        if prof is not None and peak:
-            print(f"         profile ridge {peak / bw:.2f} FLOP/B: dense "
-                  f"{'memory' if ai * bw < peak else 'compute'}-bound on the profile, "
-                  f"roof {min(peak, ai * bw) / 1e9:.1f} GFLOP/s")
+              f"dense AI {ai:g} FLOP/B against the measured ridge {ridge:.2f} FLOP/B: "
+              f"{'memory' if ai < ridge else 'compute'}-bound, roof {roof / 1e9:.1f} GFLOP/s")
+        proof = attainable_flops(ai, peak, bw) if prof is not None and peak else None  # the profile's roof
+        if proof is not None:
+            pridge = machine_balance(peak, bw)
+            print(f"         profile ridge {pridge:.2f} FLOP/B: dense "
+                  f"{'memory' if ai < pridge else 'compute'}-bound on the profile, "
+                  f"roof {proof / 1e9:.1f} GFLOP/s")
         print(hdr)
         print("-" * len(hdr))
         for method in ("dense", "popcorn"):
@@ -195,8 +199,8 @@ def _run(args, sizes) -> int:
                            frac_roof=fl / roof)
             if prof is not None:
                 row["bound_s"] = kbytes / bw
-                if method == "dense" and peak:
-                    row["frac_profile"] = row["GFLOPs"] * 1e9 / min(peak, ai * bw)
+                if method == "dense" and proof is not None:
+                    row["frac_profile"] = row["GFLOPs"] * 1e9 / proof
                 elif method == "popcorn":
                     row["frac_profile"] = kbytes / med / bw
                 try:
