@@ -493,9 +493,9 @@ def resnet_table(n3: int) -> LayerTable:
     15,000-layer table cost several times its build."""
     from suite.workloads.architectures import resnet
 
-    from suite_superneurons.constants import FIXED_UNITS  # noqa: F401  (6 + 32 + 6: the units below)
+    from suite_superneurons.constants import N1, N2, N4  # FIXED_UNITS = N1 + N2 + N4: one definition
 
-    return resnet(0, units=(6, 32, int(n3), 6))
+    return resnet(0, units=(N1, N2, int(n3), N4))
 
 
 def max_trainable(build, capacity: float, policy: str, lo: int, hi: int, **kw) -> int | None:

@@ -282,6 +282,11 @@ def test_the_depth_family_is_built_from_its_units_where_he_et_al_use_the_same_de
         # one more stage-3 unit (width 256, 1024 in and out): 1x1 1024->256, 3x3 256->256, 1x1
         # 256->1024 (262,144 + 589,824 + 262,144 weights, no biases) + BN (2 x (256 + 256 + 1024))
         assert _resnet_n3(n3 + 1, 1)[0].params - fam.params == 1_114_112 + 3_072
+    # the reported depth (FIXED_UNITS) and the built network (N1, N2, n3, N4) are one definition
+    from suite_superneurons.model import _depth
+
+    for n3 in (1, 6, 22, 100):
+        assert f"weighted depth {_depth(n3)}" in _resnet_n3(n3, 1)[0].description
 
 
 @settings(max_examples=25, deadline=None)
