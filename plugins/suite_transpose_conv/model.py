@@ -160,14 +160,13 @@ def temp_bytes(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-ta
     """
     n, ci, co, ho, wo, k, s = l.n, l.ci, l.co, l.ho, l.wo, l.k, l.s
     out = n * co * ho * wo
-    wtap = 0  # weights pre-packed once per layer outside the call (ops.pack): no per-tap weight copy
     if variant == "scatter":
         full = n * co * outputs_computed(l, "scatter")
         if traffic == "fused":
             return (full - out) * itemsize
         hf, wf = (l.h - 1) * s + k + max(0, l.op - l.p), (l.w - 1) * s + k + max(0, l.op - l.p)
         buf = _strided_add_buffer(n, l.h, l.w, co, s, hf, wf) if k > 1 or s > 1 else 0
-        return (n * l.h * l.w * ci + full + max(wtap, buf) + n * l.h * l.w * co - out) * itemsize
+        return (n * l.h * l.w * ci + full + buf + n * l.h * l.w * co - out) * itemsize
     loop = co <= LOOP_MAX_CO and itemsize in (4, 8)  # every variant's compiled loop nest (ops, small Co)
     if variant == "zero-insert":
         hu, wu = ho + k - 1, wo + k - 1
