@@ -20,7 +20,8 @@ from typing import Any
 from suite.errors import ParameterError, SuiteError
 from suite.technique import Scenario, ScenarioSpec, Technique
 
-__all__ = ["Case", "Resolver", "resolve_case", "case_key", "code_fingerprint", "evaluate_case"]
+__all__ = ["Case", "Resolver", "resolve_case", "case_key", "code_fingerprint", "package_fingerprint",
+           "evaluate_case"]
 
 
 @dataclass(frozen=True)
@@ -88,17 +89,24 @@ def code_fingerprint(tech: Technique) -> str:
     """SHA-256 (16 hex chars) of the source of the package that implements *tech*.
 
     The package is the top-level package of the module that defines the technique's evaluate
-    functions; every ``*.py`` file under it is hashed (relative path and bytes, sorted). A
-    technique defined in a single module (tests, notebooks) hashes that module's file. Computed
-    once per package and process.
+    functions (:attr:`Technique.package`), hashed by :func:`package_fingerprint`.
+    """
+    return package_fingerprint(tech.package)
+
+
+def package_fingerprint(top: str) -> str:
+    """SHA-256 (16 hex chars) of the source of the top-level package (or single module) *top*.
+
+    Every ``*.py`` file under the package is hashed (relative path and bytes, sorted); a module
+    that is not a package (tests, notebooks) hashes its own file; a name that cannot be imported
+    hashes the name. Computed once per package and process (``suite reproduce`` keys its
+    judgement cache by the fingerprints of the core and of a claim's code with it).
     """
     import importlib
     import sys
     from pathlib import Path
 
-    top = tech.package
-    cache_key = f"{top}|{tech.name}"
-    hit = _FINGERPRINTS.get(cache_key)
+    hit = _FINGERPRINTS.get(top)
     if hit is not None:
         return hit
     h = hashlib.sha256()
@@ -126,7 +134,7 @@ def code_fingerprint(tech: Technique) -> str:
     else:
         h.update(top.encode())
     fp = h.hexdigest()[:16]
-    _FINGERPRINTS[cache_key] = fp
+    _FINGERPRINTS[top] = fp
     return fp
 
 

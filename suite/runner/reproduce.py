@@ -323,40 +323,13 @@ def reproduce(techniques: Sequence[Technique], store: Store, *, executor: str = 
 
 #: bump when the meaning of a cached judgement changes in a way no fingerprint below sees
 _JUDGEMENT_FORMAT = 1
-_PACKAGE_FINGERPRINTS: dict[str, str] = {}
 
 
 def _package_fingerprint(module: str | None) -> str:
-    """SHA-256 (16 hex) of every ``*.py`` under the top-level package of *module* (relative path
-    and bytes, sorted); computed once per package and process. ``"?"`` when it cannot be found."""
-    import hashlib
-    import importlib.util
-    from pathlib import Path
+    """:func:`~suite.runner.case.package_fingerprint` of the top-level package of *module*."""
+    from suite.runner.case import package_fingerprint
 
-    top = (module or "").split(".")[0]
-    hit = _PACKAGE_FINGERPRINTS.get(top)
-    if hit is not None:
-        return hit
-    h = hashlib.sha256(top.encode() + b"\0")
-    try:
-        spec = importlib.util.find_spec(top) if top else None
-    except (ImportError, ValueError):
-        spec = None
-    files: list[tuple[str, Path]] = []
-    if spec is not None and spec.submodule_search_locations:
-        for root in spec.submodule_search_locations:
-            files += [(f.relative_to(root).as_posix(), f) for f in Path(root).rglob("*.py")]
-    elif spec is not None and spec.origin and spec.origin.endswith(".py"):
-        files = [(Path(spec.origin).name, Path(spec.origin))]
-    else:
-        h.update(b"?")
-    for rel, f in sorted(files):
-        try:
-            h.update(rel.encode() + b"\0" + f.read_bytes() + b"\0")
-        except OSError:
-            h.update(rel.encode() + b"\0?\0")
-    fp = _PACKAGE_FINGERPRINTS[top] = h.hexdigest()[:16]
-    return fp
+    return package_fingerprint((module or "").split(".")[0])
 
 
 def _judgement_key(tech: Technique, claim: Claim, cases: Mapping[str, Case], nulls, digests: Mapping[str, str]) -> str:
