@@ -16,7 +16,10 @@ from typing import Any
 
 from suite.errors import ExperimentError, SuiteError
 
-__all__ = ["expand_category"]
+__all__ = ["expand_category", "SCALE_UNITS"]
+
+#: the units of the parameters that set a technique's scale (what a head-to-head must share)
+SCALE_UNITS = frozenset({"nodes", "workers", "ranks", "GPUs"})
 
 
 def expand_category(category: str, *, context: Any, resolver: Any, base: Mapping[str, Any],
@@ -93,10 +96,18 @@ def expand_category(category: str, *, context: Any, resolver: Any, base: Mapping
     if len(applied) == 1:
         warnings.append(f"--category {category}: only {applied[0]} applies here, so there is no head-to-head "
                         f"comparison (the others' reasons are in the notes)")
-    elif not any(k in params for k in ("nodes", "workers", "ranks", "gpus")):
-        warnings.append(f"--category {category}: each technique runs at its own default scale and efficiency; "
-                        f"set them with --param (e.g. --param nodes=8 --param efficiency=0.5, applied to the "
-                        f"techniques that declare them) for a like-for-like comparison")
+    else:
+        # a technique's scale: its parameters counted in nodes, workers, ranks or GPUs (read from
+        # the declarations, so no technique's parameter is named here), each left at its default
+        by_name = {t.name: t for t in techs}
+        unset = {n: [f"{k}={p.default}" for k, p in by_name[n].parameters.items()
+                     if p.unit in SCALE_UNITS and p.default is not None and k not in params] for n in applied}
+        unset = {n: v for n, v in unset.items() if v}
+        if unset:
+            warnings.append(f"--category {category}: these run at their own default scale ("
+                            + "; ".join(f"{n}: {', '.join(v)}" for n, v in unset.items())
+                            + "); set it with --param (applied to the techniques that declare the parameter) "
+                              "for a like-for-like comparison")
     return cases, notes, warnings
 
 
