@@ -222,6 +222,11 @@ class RunResult:
     training_seconds: float = 0.0  # CPU time of local training only (phase 1 + phase 2 steps)
 
 
+#: BLAS threads while a run is timed (:func:`suite.perf.blas_threads`): the scoring and training clocks
+#: are this thread's CPU time (:func:`suite.perf.measurement_clock`), which would miss a BLAS worker's share
+TIMING_THREADS = 1
+
+
 def _split(model: FlatModel) -> int:
     """Index where the header starts in the flat parameter vector (extractor = [W1, b1])."""
     return model.d * model.hidden + model.hidden
@@ -275,9 +280,11 @@ def run(cl: Clients, variant: str, *, rounds: int = 30, hidden: int = 32, degree
     ParameterError
         Unknown variant or reading, or ``k`` above the peer graph's degree.
     """
-    import time
+    from suite.perf import blas_threads, measurement_clock
 
-    _clock = time.thread_time  # this thread's CPU time: waiting for a core on a shared machine is not counted
+    # one BLAS thread, timed on this thread's CPU clock: waiting for a core on a shared machine is
+    # not counted, and no gemm runs on a BLAS worker thread the clock does not see
+    _clock = measurement_clock(TIMING_THREADS)
     if variant not in ("local-only", "fedavg", "random-peers", "pfeddst"):
         raise ParameterError(f"pfeddst: variant: expected local-only, fedavg, random-peers or pfeddst, got {variant!r}")
     if loss_reading not in ("cross", "gap"):
@@ -302,60 +309,61 @@ def run(cl: Clients, variant: str, *, rounds: int = 30, hidden: int = 32, degree
     steps = phase1_steps + phase2_steps
     weights = np.array([len(cl.train[i][1]) for i in range(n)], float)
     global_theta = theta0.copy()
-    for _t in range(rounds):
-        snap = [th.copy() for th in thetas]
-        picks: list[list[int]] = [[] for _ in range(n)]
-        if variant == "local-only":
-            t0 = _clock()
-            thetas = [_train(model, snap[i], *cl.train[i], lr, steps, 0, size) for i in range(n)]
-            t_train += _clock() - t0
-            eval_thetas = thetas
-        elif variant == "fedavg":
-            local = []
-            for i in range(n):
-                got = _xfer(ledger, server, i, global_theta, "fedavg-down")
+    with blas_threads(TIMING_THREADS):
+        for _t in range(rounds):
+            snap = [th.copy() for th in thetas]
+            picks: list[list[int]] = [[] for _ in range(n)]
+            if variant == "local-only":
                 t0 = _clock()
-                local.append(_train(model, got, *cl.train[i], lr, steps, 0, size))
+                thetas = [_train(model, snap[i], *cl.train[i], lr, steps, 0, size) for i in range(n)]
                 t_train += _clock() - t0
-            up = [_xfer(ledger, i, server, local[i], "fedavg-up") for i in range(n)]
-            new = np.tensordot(weights / weights.sum(), np.stack(up), axes=1)
-            dense = sum(w * u for w, u in zip(weights, up)) / weights.sum()
-            agg_err = max(agg_err, float(np.max(np.abs(new - dense))))
-            global_theta = new
-            thetas = [global_theta.copy() for _ in range(n)]
-            eval_thetas = thetas
-        else:
-            if variant == "pfeddst" and k > 0:
-                t0 = _clock()
-                S = _scores(model, cl, snap, nbrs, history, alpha, c, window, loss_reading, ledger, split)
-                picks = [select_top_k(S["S"][i], nbrs[i], k) for i in range(n)]
-                t_score += _clock() - t0
-                for i in range(n):  # the oracle (loop-based S), outside the timed scoring
-                    loop = score_loop(i, nbrs[i], S["s_l"], S["s_d"], S["s_p"], alpha, c)
-                    for j, v in loop.items():
-                        score_err = max(score_err, abs(v - float(S["S"][i, j])))
-            elif variant == "random-peers" and k > 0:
+                eval_thetas = thetas
+            elif variant == "fedavg":
+                local = []
                 for i in range(n):
-                    picks[i] = sorted(int(j) for j in sel_rng.choice(nbrs[i], size=k, replace=False))
-            new_thetas = []
-            for i in range(n):
-                received = [_xfer(ledger, j, i, snap[j][:split], "extractor") for j in picks[i]]
-                e = average_extractors(snap[i][:split], received)
-                if received:
-                    dense = (snap[i][:split] + sum(snap[j][:split] for j in picks[i])) / (len(picks[i]) + 1)
-                    agg_err = max(agg_err, float(np.max(np.abs(e - dense))))
-                th = np.concatenate([e, snap[i][split:]])
-                t0 = _clock()  # local training: phase 1 then phase 2
-                th = _train(model, th, *cl.train[i], lr, phase1_steps, 0, split)
-                th = _train(model, th, *cl.train[i], lr, phase2_steps, split, size)
-                t_train += _clock() - t0
-                new_thetas.append(th)
-            thetas = new_thetas
-            eval_thetas = thetas
-        history.append(picks)
-        a, l = personalized_accuracy(model, eval_thetas, cl.test)
-        acc_curve.append(a)
-        loss_curve.append(l)
+                    got = _xfer(ledger, server, i, global_theta, "fedavg-down")
+                    t0 = _clock()
+                    local.append(_train(model, got, *cl.train[i], lr, steps, 0, size))
+                    t_train += _clock() - t0
+                up = [_xfer(ledger, i, server, local[i], "fedavg-up") for i in range(n)]
+                new = np.tensordot(weights / weights.sum(), np.stack(up), axes=1)
+                dense = sum(w * u for w, u in zip(weights, up)) / weights.sum()
+                agg_err = max(agg_err, float(np.max(np.abs(new - dense))))
+                global_theta = new
+                thetas = [global_theta.copy() for _ in range(n)]
+                eval_thetas = thetas
+            else:
+                if variant == "pfeddst" and k > 0:
+                    t0 = _clock()
+                    S = _scores(model, cl, snap, nbrs, history, alpha, c, window, loss_reading, ledger, split)
+                    picks = [select_top_k(S["S"][i], nbrs[i], k) for i in range(n)]
+                    t_score += _clock() - t0
+                    for i in range(n):  # the oracle (loop-based S), outside the timed scoring
+                        loop = score_loop(i, nbrs[i], S["s_l"], S["s_d"], S["s_p"], alpha, c)
+                        for j, v in loop.items():
+                            score_err = max(score_err, abs(v - float(S["S"][i, j])))
+                elif variant == "random-peers" and k > 0:
+                    for i in range(n):
+                        picks[i] = sorted(int(j) for j in sel_rng.choice(nbrs[i], size=k, replace=False))
+                new_thetas = []
+                for i in range(n):
+                    received = [_xfer(ledger, j, i, snap[j][:split], "extractor") for j in picks[i]]
+                    e = average_extractors(snap[i][:split], received)
+                    if received:
+                        dense = (snap[i][:split] + sum(snap[j][:split] for j in picks[i])) / (len(picks[i]) + 1)
+                        agg_err = max(agg_err, float(np.max(np.abs(e - dense))))
+                    th = np.concatenate([e, snap[i][split:]])
+                    t0 = _clock()  # local training: phase 1 then phase 2
+                    th = _train(model, th, *cl.train[i], lr, phase1_steps, 0, split)
+                    th = _train(model, th, *cl.train[i], lr, phase2_steps, split, size)
+                    t_train += _clock() - t0
+                    new_thetas.append(th)
+                thetas = new_thetas
+                eval_thetas = thetas
+            history.append(picks)
+            a, l = personalized_accuracy(model, eval_thetas, cl.test)
+            acc_curve.append(a)
+            loss_curve.append(l)
     return RunResult(acc_curve, loss_curve, thetas, ledger, history, agg_err, score_err, t_score, t_train)
 
 

@@ -328,5 +328,23 @@ def test_paired_bootstrap_interval_by_hand():
     assert hi == pytest.approx(x.mean() + half, abs=0.1 * half)
 
 
+def test_run_times_on_one_blas_thread(monkeypatch, small):
+    # scoring and training are timed on this thread's CPU clock, which does not see a BLAS worker
+    # thread's share: every BLAS pool must be at one thread while the rounds run (unpinned, the
+    # scoring / training ratio of one case read 0.60 and 1.22 in two runs on 2-thread OpenBLAS)
+    from threadpoolctl import threadpool_info
+
+    seen = []
+    real = execute._train
+
+    def spy(*a, **kw):
+        seen.extend(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")
+        return real(*a, **kw)
+
+    monkeypatch.setattr(execute, "_train", spy)
+    execute.run(small, "pfeddst", rounds=1, hidden=8, k=2, seed=0)
+    assert seen and set(seen) == {execute.TIMING_THREADS} == {1}
+
+
 def test_conformance_kit():
     check_technique(TECHNIQUE)
