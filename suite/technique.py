@@ -4,7 +4,7 @@ A plugin builds one :class:`Technique` per published method and returns it from 
 ``suite_techniques`` hook (see :mod:`suite.hookspecs`). Everything here is plain data plus the
 evaluation functions the plugin provides; the core never names a technique.
 
-Vocabulary (DESIGN.md): a *scenario* is (technique, variant, profile, workload, params, seed,
+Vocabulary (docs/architecture.md): a *scenario* is (technique, variant, profile, workload, params, seed,
 fidelity); a *claim* is a paper's number tied to one or more scenarios, with an acceptance fixed
 before our number is seen.
 """
@@ -416,7 +416,7 @@ class Scenario:
 
 
 class Acceptance:
-    """How a claim's number is judged. Fixed before our number is seen (DESIGN.md, Tolerances)."""
+    """How a claim's number is judged. Fixed before our number is seen (docs/verdicts.md)."""
 
     paper: Any = None
 
@@ -511,7 +511,7 @@ class Exact(Acceptance):
 
 @dataclass(frozen=True)
 class Gain(Acceptance):
-    """An "x-times faster" / "y% better" claim, judged on the gain (DESIGN.md, Tolerances).
+    """An "x-times faster" / "y% better" claim, judged on the gain (docs/verdicts.md).
 
     ``paper`` is the ratio as the paper states it (``15.5`` for "15.5x"; ``1.244`` for "24.4%
     better"); our value is the same ratio. Accepted when ``|(ours - 1) - (paper - 1)| <= rel *
@@ -577,8 +577,7 @@ class Null:
     """A null prediction: what a trivial or baseline explanation would give for a claim.
 
     A claim is ``reproduced`` only if our value is inside its band and every null's value is
-    outside it; a null inside the band makes the verdict ``not discriminating`` (DESIGN.md,
-    Claims and reproduction).
+    outside it; a null inside the band makes the verdict ``not discriminating`` (docs/verdicts.md).
 
     Give exactly one of:
 
@@ -626,6 +625,8 @@ class Claim:
     ``reproduced`` (:class:`Null`). A claim with none gives ``null_reason`` (a count, an exact
     value, a memory size with no trivial alternative); the conformance kit fails a claim with
     neither. ``measured`` marks a claim judged on execute-fidelity timings on this machine.
+    ``unit`` is the unit of a derived value (``"MB"``), shown beside ours and the paper's number;
+    a ``metric`` claim's unit is its metric's, and a :class:`Gain` reads as ``x``.
     """
 
     id: str
@@ -641,6 +642,7 @@ class Claim:
     nulls: tuple[Null, ...] = ()
     null_reason: str = ""
     measured: bool = False
+    unit: str = ""
 
     def __post_init__(self):
         if self.scenario is None and not self.cases:

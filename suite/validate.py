@@ -1,5 +1,4 @@
-"""Validation of a technique's cost model against measurement on this machine (DESIGN.md,
-"Validation against measurement").
+"""Validation of a technique's cost model against measurement on this machine (docs/validation.md).
 
 For a technique with both an ``execute`` and a ``model`` fidelity, :func:`validate` runs the same
 scenarios at both fidelities -- the real computation here, the cost model on a hardware profile

@@ -157,7 +157,7 @@ CLAIMS = [
     Claim(
         "ebgan-memory-saving", "Unified KS saves up to 35 MB of memory on the transpose-conv layers of EB-GAN",
         source=_SRC, verified=True, expect=Approx(35.0, rel=0.2),
-        cases=gan_cases(("ebgan-generator",), repeats=1), derive=max_memory_saving_mb,
+        cases=gan_cases(("ebgan-generator",), repeats=1), derive=max_memory_saving_mb, unit="MB",
         nulls=(Null("no saving", value=0.0), Null("2022 kernel segregation for unified",
                                                    variants={TECHNIQUE_VARIANT: "kernel-segregated"})),
         note="Largest per-layer difference of measured peak temporary memory (tracemalloc, deterministic), "

@@ -10,7 +10,6 @@ import click
 
 from suite.cli import main
 from suite.cli.common import strict_json
-from suite.cli.results import wide_table
 from suite.cli.run import ExecutorOptionsCommand, check_executor, execution_options, executor_settings, open_store
 
 
@@ -22,10 +21,17 @@ from suite.cli.run import ExecutorOptionsCommand, check_executor, execution_opti
               help="Output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the scoreboard here.")
 @click.option("--strict", is_flag=True, help="Exit non-zero when any claim ends in error.")
+@click.option("--wide", is_flag=True, help="Every claim's note in full, its nulls and the assumptions its verdict rests "
+                                           "on (the default shows one line of each).")
 @execution_options
-def reproduce_cmd(techniques, all_, verified_only, fmt, output, strict, jobs, executor, scheduler, store_path, rerun,
+def reproduce_cmd(techniques, all_, verified_only, fmt, output, strict, wide, jobs, executor, scheduler, store_path, rerun,
                   timeout, isolate, profile_dirs, quiet, executor_options=()):
     """Run every claim of TECHNIQUE(s) (all when none given) and print the paper's number beside ours.
+
+    \b
+    The table starts with a legend (band, gain, ratio, null, the verdicts, the reason classes);
+    each claim shows what was compared with what, in the claim's unit, and one line of why
+    (--wide: the full note and the assumptions). The rules: docs/verdicts.md.
 
     \b
     Verdicts: reproduced (ours inside the band, every null prediction outside) / not
@@ -40,7 +46,8 @@ def reproduce_cmd(techniques, all_, verified_only, fmt, output, strict, jobs, ex
     from suite.runner.case import Resolver
     from suite.runner.executors import ExecOptions
     from suite.runner.progress import make_progress
-    from suite.runner.reproduce import render_markdown, reproduce
+    from suite.report.scoreboard import render_markdown
+    from suite.runner.reproduce import reproduce
 
     check_executor(executor, scheduler)
     context = get_context(tuple(profile_dirs))
@@ -61,28 +68,19 @@ def reproduce_cmd(techniques, all_, verified_only, fmt, output, strict, jobs, ex
     finally:
         store.close()
 
+    infos = _infos(board, techs, store_path)
     if fmt == "json":
-        text = strict_json(_with_units(board.as_dict(), techs, store_path), indent=2, default=str)
+        text = strict_json(_with_units(board, infos), indent=2, default=str)
     elif fmt == "markdown":
-        text = render_markdown(board)
+        text = render_markdown(board, infos=infos)
     else:
-        text = None
+        text = _table(board, infos, wide=wide, tty=output is None and sys.stdout.isatty())
     if output is not None:
-        if text is None:
-            import contextlib
-            import io
-
-            buf = io.StringIO()
-            with contextlib.redirect_stdout(buf):
-                _print_table(board, plain=True)
-            text = buf.getvalue()
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text, encoding="utf-8")
         click.echo(f"wrote the scoreboard of {len(board.outcomes)} claim(s) to {output}", err=True)
-    elif text is not None:
-        click.echo(text)
     else:
-        _print_table(board)
+        click.echo(text, nl=not text.endswith("\n"))
     if not techs or not board.outcomes:
         click.echo("no claims to reproduce" + ("" if techs else " (no technique installed: see `suite plugins`)"),
                    err=True)
@@ -91,36 +89,39 @@ def reproduce_cmd(techniques, all_, verified_only, fmt, output, strict, jobs, ex
         sys.exit(1)
 
 
-def _with_units(doc: dict, techs, store_path) -> dict:
-    """Each claim's ``metric`` and the ``unit`` its value is in (the stored unit of that metric
-    in the claim's case; null for a value a claim derives from several cases)."""
+def _infos(board, techs, store_path) -> dict:
+    """(technique, claim) -> ClaimInfo (acceptance and unit), units read through the store's API."""
+    from suite.report.scoreboard import claim_info
     from suite.results import Store
-    from suite.results.store import StoreError, default_store_path
+    from suite.results.store import default_store_path
 
-    claims = {(t.name, c.id): c for t in techs for c in t.claims}
     with Store(store_path or default_store_path(), readonly=True) as st:
-        for row in doc.get("claims", []):
-            c = claims.get((row.get("technique"), row.get("claim")))
-            metric = getattr(c, "metric", None) if c is not None else None
-            row["metric"], row["unit"] = metric, None
-            key = (row.get("cases") or {}).get("main")
-            if metric and key:
-                try:  # through the store's API, not its SQL schema
-                    m = st.result(key).metrics.get(metric)
-                except StoreError:  # the claim's case failed: no unit to give
-                    m = None
-                row["unit"] = m.unit if m is not None else None
+        return claim_info(techs, st, board)
+
+
+def _with_units(board, infos) -> dict:
+    """Each claim's ``metric`` and the ``unit`` its value is in (the stored unit of that metric
+    in the claim's case, or the claim's declared unit; null when unknown), its one-line ``why``
+    and its reason class."""
+    from suite.report.scoreboard import why
+
+    doc = board.as_dict()
+    by = {(o.technique, o.claim): o for o in board.outcomes}
+    for row in doc.get("claims", []):
+        info = infos.get((row.get("technique"), row.get("claim")))
+        row["metric"] = info.metric if info else None
+        row["unit"] = info.data_unit if info else None
+        o = by.get((row.get("technique"), row.get("claim")))
+        if o is not None:
+            row["why"] = why(o)
     return doc
 
 
-def _print_table(board, plain: bool = False) -> None:
-    from suite.runner.reproduce import counts_line, table_rows
+def _table(board, infos, *, wide: bool, tty: bool) -> str:
+    """The terminal scoreboard, as wide as the terminal (120 columns into a pipe or a file)."""
+    import shutil
 
-    cols = ["claim", "statement", "source", "paper", "ours", "nulls", "ratio", "verdict"]
-    for tech in dict.fromkeys(o.technique for o in board.outcomes):
-        for verified in (True, False):
-            rows = [r for r in table_rows(board, verified) if r["technique"] == tech]
-            if rows:
-                wide_table(rows, cols, title=f"{tech}: {'verified' if verified else 'unverified'} claims")
-    for label, v in (("verified", True), ("unverified", False), ("all", None)):
-        click.echo(f"{label}: {counts_line(board.counts(v))}")
+    from suite.report.scoreboard import render_text
+
+    width = shutil.get_terminal_size((120, 24)).columns if tty else 120
+    return render_text(board, infos, wide=wide, width=max(width - 1, 60))

@@ -1,4 +1,4 @@
-"""Hardware profiles: declarative TOML with units, validated into SI (see DESIGN.md).
+"""Hardware profiles: declarative TOML with units, validated into SI (docs/profiles.md).
 
 Public API::
 

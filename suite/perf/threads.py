@@ -1,7 +1,7 @@
 """Pinning BLAS and OpenMP thread pools while a measurement is taken.
 
 Multi-threaded BLAS on a shared machine makes repeated timings swing several-fold, so measured
-claims time with one thread (DESIGN.md, "Measured claims repeat, pin BLAS threads").
+claims time with one thread (docs/verdicts.md, measured claims).
 ``threadpoolctl`` (a scikit-learn dependency) limits only the libraries already loaded, and
 scipy ships its own OpenBLAS, which the suite's plugins import lazily: it is loaded here first,
 so a gemm that first runs inside the limit is limited too.

@@ -1,6 +1,6 @@
 """Cases: a scenario plus fidelity, resolved and hashed.
 
-The case key is the content hash DESIGN.md defines:
+The case key is the content hash docs/architecture.md describes ("Runner and store"):
 
     hash(technique, technique version, variant, profile content hash, workload hash,
          params, seed, fidelity)
@@ -69,7 +69,7 @@ class Case:
 def case_key(technique: str, version: str, variant: str, profile_hash: str | None,
              workload_hash: str | None, params: dict[str, Any], seed: int, fidelity: str,
              code: str | None = None) -> str:
-    """SHA-256 (first 20 hex chars) of the case identity (DESIGN.md, Runner).
+    """SHA-256 (first 20 hex chars) of the case identity (docs/architecture.md, "Runner and store").
 
     ``code`` is the technique's code fingerprint (:func:`code_fingerprint`): a change to the
     plugin's source makes new cases even when its author forgot to bump ``version``.

@@ -1,6 +1,6 @@
 """The coordinator: skip stored cases, execute the rest, write outcomes to the store.
 
-Data flow (DESIGN.md): resolved cases -> :func:`run_cases` -> executor (local pool / dask) ->
+Data flow (docs/architecture.md): resolved cases -> :func:`run_cases` -> executor (local pool / dask) ->
 outcome dicts -> :class:`suite.results.Store` (batched commits, only here).
 """
 

@@ -258,7 +258,7 @@ def check_claims_resolve(tech: Technique) -> None:
 
 def check_claims_nulls(tech: Technique) -> None:
     """Every claim declares its null predictions or a written reason why it has none (issue 18,
-    DESIGN.md "Claims and reproduction"); a variant null substitutes a variant the claim uses by
+    docs/verdicts.md); a variant null substitutes a variant the claim uses by
     another variant of the technique, and its scenarios resolve.
 
     Raises

@@ -141,3 +141,18 @@ def test_a_failed_claim_still_shows_its_declared_nulls(fake_registry, store):
     assert o.verdict == ERROR
     assert format_nulls(o) == ("no gain (not judged: the claim's own case failed); the fast variant (not judged: "
                                "the claim's own case failed)")
+
+
+def test_reproduce_cli_prints_legend_reason_and_units(fake_registry, store):
+    """Through the renderer the CLI uses: the fake's 'y-abs' claim (ours 10, paper 100 +- 30%)."""
+    from suite.report.scoreboard import claim_info, render_text
+    from suite.runner.reproduce import reproduce
+
+    tech = fake_registry.technique("fake")
+    board = reproduce([tech], store)
+    text = render_text(board, claim_info([tech], store, board), width=120)
+    assert text.startswith("How to read this")
+    assert "  ✗ y-abs  not reproduced" in text
+    assert "ours 10 s, below the band 70 to 130 s (paper 100 s ± 30%); ratio 0.1" in text  # y is in s
+    assert text.rstrip().endswith("all: 4 claim(s): 1 reproduced, 0 not discriminating, 1 not reproduced, "
+                                  "0 inconclusive, 2 error")
