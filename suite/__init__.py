@@ -21,6 +21,7 @@ from suite.errors import (
 from suite.hookspecs import hookimpl, hookspec
 from suite.technique import (
     Approx,
+    Assumption,
     AtLeast,
     AtMost,
     Between,
@@ -48,6 +49,7 @@ __all__ = [
     "hookimpl",
     "hookspec",
     "Approx",
+    "Assumption",
     "AtLeast",
     "AtMost",
     "Between",

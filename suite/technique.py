@@ -42,6 +42,8 @@ __all__ = [
     "Gain",
     "Ordered",
     "Null",
+    "Assumption",
+    "REASON_CLASSES",
     "Claim",
     "Property",
     "Technique",
@@ -416,7 +418,7 @@ class Scenario:
 
 
 class Acceptance:
-    """How a claim's number is judged. Fixed before our number is seen (docs/verdicts.md)."""
+    """How a claim's number is judged. Fixed before our number is seen (docs/verdicts.md, Tolerances)."""
 
     paper: Any = None
 
@@ -434,6 +436,46 @@ class Acceptance:
             return None
         return o / p if p != 0 else None
 
+    def band(self) -> tuple[float, float] | None:
+        """The closed interval of scalar values this acceptance passes, or None when it is not
+        one interval (an ordering, a tuple, a string)."""
+        return None
+
+    def excludes(self, value: Any) -> bool:
+        """Whether this acceptance rejects *value* by its construction, whatever the paper's
+        number: such a value, as a null, could never have landed in the band (``no gain`` = 1.0
+        under :class:`Gain`, a tie under :class:`Ordered`), so it is not evidence
+        (docs/verdicts.md, Nulls)."""
+        return False
+
+    def unreachable(self, domain: tuple[float, float] | None, ours: Any = None) -> str:
+        """Why a pass or a fail was impossible before any run, or ``""`` when both were possible.
+
+        Parameters
+        ----------
+        domain : (low, high) or None
+            The values the claim's value can take (``(0, 1)`` for an accuracy; for an ordering,
+            each entry's); None: the whole real line.
+        ours : any
+            Our value (an ordering reads the other entries from it, a margin over a computed
+            baseline being only reachable if the baseline leaves room).
+
+        Returns
+        -------
+        str
+            One line naming the band and the domain (docs/verdicts.md, Claim defects).
+        """
+        b = self.band()
+        if b is None or domain is None:
+            return ""
+        lo, hi = b
+        a, z = float(domain[0]), float(domain[1])
+        if hi < a or lo > z:
+            return f"the band [{lo:.4g}, {hi:.4g}] lies outside the values the claim can take [{a:g}, {z:g}]: it cannot pass"
+        if lo <= a and hi >= z:
+            return f"the band [{lo:.4g}, {hi:.4g}] covers every value the claim can take [{a:g}, {z:g}]: it cannot fail"
+        return ""
+
 
 @dataclass(frozen=True)
 class Approx(Acceptance):
@@ -448,6 +490,10 @@ class Approx(Acceptance):
     def describe(self) -> str:
         return f"{self.paper:g} ± {self.rel:.0%}"
 
+    def band(self) -> tuple[float, float]:
+        d = self.rel * abs(self.paper)
+        return (self.paper - d, self.paper + d)
+
 
 @dataclass(frozen=True)
 class AtLeast(Acceptance):
@@ -459,6 +505,9 @@ class AtLeast(Acceptance):
     def describe(self) -> str:
         return f">= {self.paper:g}"
 
+    def band(self) -> tuple[float, float]:
+        return (float(self.paper), math.inf)
+
 
 @dataclass(frozen=True)
 class AtMost(Acceptance):
@@ -469,6 +518,9 @@ class AtMost(Acceptance):
 
     def describe(self) -> str:
         return f"<= {self.paper:g}"
+
+    def band(self) -> tuple[float, float]:
+        return (-math.inf, float(self.paper))
 
 
 @dataclass(frozen=True)
@@ -485,6 +537,9 @@ class Between(Acceptance):
 
     def describe(self) -> str:
         return f"in [{self.low:g}, {self.high:g}]"
+
+    def band(self) -> tuple[float, float]:
+        return (float(self.low), float(self.high))
 
 
 @dataclass(frozen=True)
@@ -508,10 +563,15 @@ class Exact(Acceptance):
             return None
         return super().ratio(ours)
 
+    def band(self) -> tuple[float, float] | None:
+        if isinstance(self.paper, (int, float)) and not isinstance(self.paper, bool):
+            return (float(self.paper), float(self.paper))
+        return None
+
 
 @dataclass(frozen=True)
 class Gain(Acceptance):
-    """An "x-times faster" / "y% better" claim, judged on the gain (docs/verdicts.md).
+    """An "x-times faster" / "y% better" claim, judged on the gain (docs/verdicts.md, Tolerances).
 
     ``paper`` is the ratio as the paper states it (``15.5`` for "15.5x"; ``1.244`` for "24.4%
     better"); our value is the same ratio. Accepted when ``|(ours - 1) - (paper - 1)| <= rel *
@@ -534,6 +594,14 @@ class Gain(Acceptance):
         g = self.paper - 1.0
         lo, hi = 1.0 + g - self.rel * abs(g), 1.0 + g + self.rel * abs(g)
         return (lo, hi)
+
+    def excludes(self, value: Any) -> bool:
+        """No gain (1.0) is outside every gain band with ``rel < 1``."""
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            return False
+        return self.rel < 1.0 and v == 1.0
 
     def describe(self) -> str:
         lo, hi = self.band()
@@ -571,13 +639,85 @@ class Ordered(Acceptance):
     def ratio(self, ours: Any) -> float | None:
         return None
 
+    def excludes(self, value: Any) -> bool:
+        """A tie (every entry equal) fails every ordering with a margin >= 0."""
+        try:
+            vals = {float(value[k]) for k in self.paper}
+        except (TypeError, ValueError, KeyError, IndexError):
+            return False
+        return len(vals) == 1 and self.margin >= 0
+
+    def unreachable(self, domain: tuple[float, float] | None, ours: Any = None) -> str:
+        """An ordering cannot pass when some entry would have to beat the next one's computed
+        value by the margin beyond the domain's edge (a 2% margin over an accuracy of 0.985
+        needs more than 1.0)."""
+        if domain is None or ours is None:
+            return ""
+        try:
+            vals = [float(ours[k]) for k in self.paper]
+        except (TypeError, ValueError, KeyError):
+            return ""
+        a, z = float(domain[0]), float(domain[1])
+        for (ka, _va), (kb, vb) in zip(zip(self.paper, vals), list(zip(self.paper, vals))[1:]):
+            if self.lower:
+                need = vb / (1.0 + self.margin)
+                if need <= a:
+                    return (f"{ka} would need a value below {need:.4g} ({kb} = {vb:.4g} less the {self.margin:.0%} "
+                            f"margin), below the smallest value it can take ({a:g}): it cannot pass")
+            else:
+                need = vb * (1.0 + self.margin)
+                if need >= z:
+                    return (f"{ka} would need a value above {need:.4g} ({kb} = {vb:.4g} plus the {self.margin:.0%} "
+                            f"margin), above the largest value it can take ({z:g}): it cannot pass")
+        return ""
+
+
+#: Why a claim is not reproduced (``Claim.reason_class``; docs/verdicts.md, Reason classes).
+REASON_CLASSES = ("missing mechanism", "setup unknown", "baseline not modelled", "source imprecise")
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """A model assumption a claim's verdict depends on, with the value at which it flips.
+
+    Parameters
+    ----------
+    name : str
+        What is assumed (``"link bandwidth (GB/s)"``).
+    value : any
+        The value the model uses.
+    flip_at : any
+        The value at which the verdict changes (found by sweeping the assumption), or None
+        when no value in the range swept flips it (``note`` says which range).
+    sourced : bool
+        True when *value* comes from a stated source (``source``), False when it is our
+        assumption; the scoreboard marks verdicts resting on an unsourced one.
+    source, note : str
+    """
+
+    name: str
+    value: Any
+    flip_at: Any = None
+    sourced: bool = False
+    source: str = ""
+    note: str = ""
+
+    def __post_init__(self):
+        if self.sourced and not self.source.strip():
+            raise TechniqueError(f"assumption {self.name!r}: sourced=True needs `source` (where the value comes from)")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "value": self.value, "flip_at": self.flip_at, "sourced": self.sourced,
+                "source": self.source, "note": self.note}
+
 
 @dataclass(frozen=True)
 class Null:
     """A null prediction: what a trivial or baseline explanation would give for a claim.
 
     A claim is ``reproduced`` only if our value is inside its band and every null's value is
-    outside it; a null inside the band makes the verdict ``not discriminating`` (docs/verdicts.md).
+    outside it; a null inside the band makes the verdict ``not discriminating`` (docs/verdicts.md,
+    Nulls).
 
     Give exactly one of:
 
@@ -622,11 +762,29 @@ class Claim:
     reproduced when it is not.
 
     ``nulls`` are the null predictions that must fall outside the band for the verdict
-    ``reproduced`` (:class:`Null`). A claim with none gives ``null_reason`` (a count, an exact
-    value, a memory size with no trivial alternative); the conformance kit fails a claim with
-    neither. ``measured`` marks a claim judged on execute-fidelity timings on this machine.
-    ``unit`` is the unit of a derived value (``"MB"``), shown beside ours and the paper's number;
-    a ``metric`` claim's unit is its metric's, and a :class:`Gain` reads as ``x``.
+    ``reproduced`` (:class:`Null`); at least one must be computed and able to land in the band
+    (a variant null, or a value null the acceptance does not exclude by construction), else the
+    best verdict is ``reproduced (no null)``. A claim with none gives ``null_reason`` (a count,
+    an exact value, a memory size with no trivial alternative); the conformance kit fails a
+    claim with neither. ``measured`` marks a claim judged on execute-fidelity timings on this
+    machine. ``unit`` is the unit of a derived value (``"MB"``), shown beside ours and the
+    paper's number; a ``metric`` claim's unit is its metric's, and a :class:`Gain` reads as ``x``.
+
+    The rules are docs/verdicts.md. Further fields:
+
+    ``domain``
+        ``(low, high)``, the values the claim's value can take (``(0, 1)`` for an accuracy; each
+        entry's for an ordering), or a function of the results returning it (a ratio over a
+        computed baseline); a band that cannot pass or cannot fail inside it is a ``claim defect``.
+    ``defect``
+        A defect of the claim found by reading it (a band tighter than the source's own
+        precision): the verdict is ``claim defect`` with this reason.
+    ``reason_class`` and ``reason``
+        Why the claim is not reproduced when it is not: one of :data:`REASON_CLASSES` and one
+        line naming the missing mechanism, the unknown setting and its flip point, the baseline
+        we do not model or the source's imprecision.
+    ``assumptions``
+        The :class:`Assumption` s the verdict depends on, each with its flip point.
     """
 
     id: str
@@ -643,8 +801,20 @@ class Claim:
     null_reason: str = ""
     measured: bool = False
     unit: str = ""
+    domain: tuple[float, float] | Callable[[Mapping[str, Result]], tuple[float, float]] | None = None
+    defect: str = ""
+    reason_class: str | None = None
+    reason: str = ""
+    assumptions: tuple[Assumption, ...] = ()
 
     def __post_init__(self):
+        if self.reason_class is not None and self.reason_class not in REASON_CLASSES:
+            raise TechniqueError(f"claim {self.id!r}: reason_class: expected one of {', '.join(REASON_CLASSES)}, "
+                                 f"got {self.reason_class!r}")
+        if isinstance(self.assumptions, Assumption):
+            object.__setattr__(self, "assumptions", (self.assumptions,))
+        elif not isinstance(self.assumptions, tuple):
+            object.__setattr__(self, "assumptions", tuple(self.assumptions))
         if self.scenario is None and not self.cases:
             raise TechniqueError(f"claim {self.id!r}: give `scenario` (+ `metric`) or `cases` (+ `derive`)")
         if self.scenario is not None and self.metric is None and self.derive is None:
@@ -674,6 +844,10 @@ class Claim:
             raise TechniqueError(f"claim {self.id!r}: metric {self.metric!r} is not among the metrics its case "
                                  f"reports ({', '.join(sorted(main.metrics)) or 'none'})")
         return main[self.metric]
+
+    def value_domain(self, results: Mapping[str, Result]) -> tuple[float, float] | None:
+        """``domain``, called on *results* when it is a function."""
+        return self.domain(results) if callable(self.domain) else self.domain
 
 
 # --------------------------------------------------------------------------- properties

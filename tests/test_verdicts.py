@@ -10,9 +10,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from suite import AtMost, Claim, Gain, Null, Ordered, Result, ScenarioSpec
-from suite.runner.reproduce import (ERROR, INCONCLUSIVE, NOT_DISCRIMINATING, NOT_REPRODUCED, REPRODUCED,
-                                    bootstrap_interval, judge, new_outcome)
+from suite import Approx, AtMost, Claim, Gain, Null, Ordered, Result, ScenarioSpec
+from suite.runner.reproduce import (CLAIM_DEFECT, ERROR, INCONCLUSIVE, NOT_DISCRIMINATING, NOT_REPRODUCED,
+                                    REPRODUCED, REPRODUCED_NO_NULL, bootstrap_interval, format_verdict, judge,
+                                    new_outcome)
+from suite.technique import Assumption
 
 
 @dataclass
@@ -98,10 +100,98 @@ def test_ordering_ties_fail_and_the_margin_counts():
     assert ok.verdict == REPRODUCED and ok.nulls[0].inside is False
 
 
-def test_no_null_and_no_reason_says_so():
+def test_no_null_and_no_reason_is_reproduced_no_null():
     c = Claim("m", "under 2 s", "Sec. 4", True, AtMost(2.0), scenario=ScenarioSpec("fast"), metric="t")
     o = _judge(c, {"main": _res(1.0)})
-    assert o.verdict == REPRODUCED and o.reason == "no null prediction declared"
+    assert o.verdict == REPRODUCED_NO_NULL and o.reason == "none declared: no null prediction"
+
+
+def test_a_written_null_reason_is_not_a_null():
+    c = Claim("m", "under 2 s", "Sec. 4", True, AtMost(2.0), scenario=ScenarioSpec("fast"), metric="t",
+              null_reason="a time has no trivial alternative")
+    o = _judge(c, {"main": _res(1.0)})
+    assert o.verdict == REPRODUCED_NO_NULL and o.reason == "none declared: a time has no trivial alternative"
+
+
+def test_a_null_the_band_excludes_by_construction_is_not_evidence():
+    # no gain = 1.0 lies outside every gain band with rel < 1: it could never have landed in [1.8, 2.2]
+    c = _ratio_claim(Gain(2.0), (Null("no gain", value=1.0),))
+    o = _judge(c, {"base": _res(4.0), "fast": _res(2.0)}, c.nulls)
+    assert o.nulls[0].inside is False and o.verdict == REPRODUCED_NO_NULL
+    assert o.reason == "every null is excluded by the band's construction: no gain"
+    # ideal scaling 3.0 could have been inside a band drawn round 3: a value null that is evidence
+    c = _ratio_claim(Gain(2.0), (Null("ideal", value=3.0),))
+    assert _judge(c, {"base": _res(4.0), "fast": _res(2.0)}, c.nulls).verdict == REPRODUCED
+
+
+def test_a_tie_null_of_an_ordering_is_not_evidence():
+    c = Claim("o", "a faster than b", "abstract", True, Ordered(("a", "b"), margin=0.02),
+              cases={"a": ScenarioSpec("a"), "b": ScenarioSpec("b")},
+              derive=lambda r: {k: v["t"] for k, v in r.items()},
+              nulls=(Null("tie", value={"a": 1.0, "b": 1.0}),))
+    o = _judge(c, {"a": _res(1.0), "b": _res(1.03)}, c.nulls)
+    assert o.verdict == REPRODUCED_NO_NULL
+
+
+def test_an_accuracy_band_above_one_is_a_claim_defect():
+    # "98.6% +- 2%": a band [0.966, 1.006] is fine; a band reaching above 1 only at its top is fine too
+    acc = Claim("a", "accuracy 0.99", "Table 2", True, Approx(1.2, rel=0.1), scenario=ScenarioSpec("fast"),
+                metric="t", domain=(0.0, 1.0), nulls=(Null("chance", value=0.1),))
+    o = _judge(acc, {"main": _res(0.9)}, acc.nulls)  # band [1.08, 1.32] lies above every accuracy
+    assert o.verdict == CLAIM_DEFECT and "cannot pass" in o.reason and o.ours == 0.9
+
+
+def test_a_band_covering_the_domain_cannot_fail():
+    c = Claim("a", "accuracy at most 1", "Table 2", True, AtMost(1.0), scenario=ScenarioSpec("fast"),
+              metric="t", domain=(0.0, 1.0), nulls=(Null("chance", value=0.1),))
+    o = _judge(c, {"main": _res(0.9)}, c.nulls)
+    assert o.verdict == CLAIM_DEFECT and "cannot fail" in o.reason
+
+
+def test_a_margin_over_a_baseline_near_the_ceiling_is_a_claim_defect():
+    # pfeddst's case: the best baseline at 0.9845, a 2% relative margin needs more than 1.004
+    c = Claim("o", "ours more accurate than local", "abstract", True, Ordered(("ours", "local"), 0.02, lower=False),
+              cases={"ours": ScenarioSpec("a"), "local": ScenarioSpec("b")},
+              derive=lambda r: {k: v["t"] for k, v in r.items()}, domain=(0.0, 1.0),
+              nulls=(Null("local for ours", variants={"a": "b"}),))
+    o = _judge(c, {"ours": _res(0.97), "local": _res(0.9845), "null:ours": _res(0.9845), "null:local": _res(0.9845)},
+               c.nulls)
+    assert o.verdict == CLAIM_DEFECT and "above 1.004" in o.reason
+    # the same margin over 0.90 leaves room: judged as usual
+    o = _judge(c, {"ours": _res(0.97), "local": _res(0.90), "null:ours": _res(0.90), "null:local": _res(0.90)},
+               c.nulls)
+    assert o.verdict == REPRODUCED
+
+
+def test_a_declared_defect_is_reported_with_ours():
+    c = Claim("d", "MFU 51%", "Table 3", True, Approx(0.51, rel=0.025), scenario=ScenarioSpec("fast"), metric="t",
+              defect="the band (+-1.3 points) is tighter than the source's integer percent", null_reason="x")
+    o = _judge(c, {"main": _res(0.5)})
+    assert o.verdict == CLAIM_DEFECT and o.reason.startswith("the band") and o.ours == 0.5
+
+
+def test_not_reproduced_carries_its_reason_class_and_assumptions():
+    a = Assumption("link bandwidth (GB/s)", 1.25, flip_at=12.5, sourced=False)
+    c = _ratio_claim(Gain(2.0), NULLS)
+    c = Claim(**{**vars(c), "reason_class": "setup unknown", "reason": "the cluster's network is not stated",
+                 "assumptions": (a,)})
+    o = _judge(c, {"base": _res(3.0), "fast": _res(2.0), "null:base": _res(3.0), "null:fast": _res(3.0)}, c.nulls)
+    assert o.verdict == NOT_REPRODUCED and o.reason_class == "setup unknown"
+    assert o.reason == "the cluster's network is not stated"
+    assert o.assumptions == [a.as_dict()] and o.unsourced == [a.as_dict()]
+    assert "† unsourced: link bandwidth (GB/s) = 1.25, flips at 12.5" in format_verdict(o)
+    assert "not reproduced [setup unknown]: the cluster's network" in format_verdict(o)
+    # undeclared: derived from the unsourced assumption that flips
+    c2 = Claim(**{**vars(c), "reason_class": None, "reason": ""})
+    o2 = _judge(c2, {"base": _res(3.0), "fast": _res(2.0), "null:base": _res(3.0), "null:fast": _res(3.0)}, c.nulls)
+    assert o2.reason_class == "setup unknown" and "flips at 12.5" in o2.reason
+
+
+def test_a_reason_class_outside_the_four_is_refused():
+    from suite.errors import TechniqueError
+
+    with pytest.raises(TechniqueError, match="reason_class: expected one of missing mechanism"):
+        Claim("x", "s", "abstract", True, AtMost(1.0), scenario=ScenarioSpec("a"), metric="t", reason_class="bad luck")
 
 
 # --------------------------------------------------------------------------- measured claims

@@ -20,7 +20,8 @@ from suite.cli.run import ExecutorOptionsCommand, check_executor, execution_opti
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True,
               help="Output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the scoreboard here.")
-@click.option("--strict", is_flag=True, help="Exit non-zero when any claim ends in error.")
+@click.option("--strict", is_flag=True, help="Exit 1 when any claim ends in error, else 2 when any claim is "
+              "'reproduced (no null)' or a 'claim defect' (docs/verdicts.md).")
 @click.option("--wide", is_flag=True, help="Every claim's note in full, its nulls and the assumptions its verdict rests "
                                            "on (the default shows one line of each).")
 @execution_options
@@ -34,12 +35,16 @@ def reproduce_cmd(techniques, all_, verified_only, fmt, output, strict, wide, jo
     (--wide: the full note and the assumptions). The rules: docs/verdicts.md.
 
     \b
-    Verdicts: reproduced (ours inside the band, every null prediction outside) / not
-    discriminating (a null, the baseline at the same scenario or a trivial predictor, is inside
-    too) / not reproduced / inconclusive (a measured claim whose bootstrap interval straddles the
-    band's edge) / error (a failing case or a value that could not be derived, with the reason).
+    Verdicts (docs/verdicts.md): reproduced (ours inside the band, every null prediction
+    outside, one of them computed and able to land inside) / reproduced (no null) (no null
+    could have landed inside: counted apart) / not discriminating (a null, the baseline at the
+    same scenario or a trivial predictor, is inside too) / not reproduced [reason class] /
+    inconclusive (a measured claim whose bootstrap interval straddles the band's edge) / claim
+    defect (a pass or a fail was impossible before any run) / error (a failing case or a value
+    that could not be derived, with the reason).
     A verdict is information: the exit status is 0 even when claims are not reproduced; with
-    --strict it is 1 when any claim ends in error.
+    --strict it is 1 when any claim ends in error, else 2 when any claim is "reproduced (no
+    null)" or a "claim defect" (a pass that is not evidence, a claim that could not fail).
     Cases are stored and cached like `suite run`, so a second reproduce computes nothing.
     """
     from suite.cli.common import get_context
@@ -84,9 +89,16 @@ def reproduce_cmd(techniques, all_, verified_only, fmt, output, strict, wide, jo
     if not techs or not board.outcomes:
         click.echo("no claims to reproduce" + ("" if techs else " (no technique installed: see `suite plugins`)"),
                    err=True)
-    if strict and board.counts()["error"]:
-        click.echo(f"error: {board.counts()['error']} claim(s) ended in error (--strict)", err=True)
+    counts = board.counts()
+    apart = counts["reproduced (no null)"] + counts["claim defect"]
+    if strict and counts["error"]:
+        click.echo(f"error: {counts['error']} claim(s) ended in error (--strict)", err=True)
         sys.exit(1)
+    if strict and apart:
+        click.echo(f"error: {counts['reproduced (no null)']} claim(s) reproduced (no null) and "
+                   f"{counts['claim defect']} claim defect(s), not counted as reproduced (--strict; docs/verdicts.md)",
+                   err=True)
+        sys.exit(2)
 
 
 def _infos(board, techs, store_path) -> dict:

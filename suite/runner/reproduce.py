@@ -3,19 +3,32 @@
 A verdict is information, never forced (the rules, with examples: docs/verdicts.md):
 
 ``reproduced``
-    our value is inside the claim's band and every null prediction is outside it;
+    our value is inside the claim's band, every null prediction is outside it, and at least one
+    null is *computed and could have landed in the band* (a variant null: the baseline at the
+    same scenario; or a value null, such as ideal scaling, that the acceptance does not exclude
+    by its construction);
+``reproduced (no null)``
+    our value is inside and every null outside, but no null could have landed inside (none
+    declared, only a written ``null_reason``, or only nulls the band excludes by construction,
+    such as no gain = 1.0 under a gain band or a tie under an ordering): not evidence, counted
+    apart;
 ``not discriminating``
     our value is inside, and so is a null (the baseline at the same scenario, or a trivial
     predictor such as no gain = 1.0x): the claim cannot tell the technique from its null;
 ``not reproduced``
-    our value is outside the band;
+    our value is outside the band; the outcome carries the claim's ``reason_class`` (missing
+    mechanism, setup unknown, baseline not modelled, source imprecise) and reason;
 ``inconclusive``
     a measured claim (execute timings) whose bootstrap confidence interval straddles the band's
     edge, or one of whose measured nulls does;
+``claim defect``
+    a pass or a fail was impossible before any run: the band lies outside (or covers) every value
+    the claim can take (``Claim.domain``), or the claim declares a ``defect``;
 ``error``
     a case (the claim's or a null's) failed, or a value could not be derived (with the reason).
 
-One claim's error never stops the others.
+One claim's error never stops the others. Every outcome lists the claim's deciding
+assumptions (``ClaimOutcome.assumptions``), so a verdict resting on an unsourced one is marked.
 
 A judged outcome is cached in the store (``Store.judgements``), keyed by everything the
 judgement reads (:func:`_judgement_key`: the claim, the code, the case keys and the stored
@@ -39,13 +52,15 @@ from suite.runner.executors import ExecOptions
 from suite.technique import Claim, Metric, Null, Result, Technique
 
 __all__ = ["ClaimOutcome", "NullOutcome", "Scoreboard", "reproduce", "judge", "null_cases", "bootstrap_interval",
-           "REPRODUCED", "NOT_DISCRIMINATING", "NOT_REPRODUCED", "INCONCLUSIVE", "ERROR", "VERDICTS",
-           "MEASURED_LABEL", "BOOTSTRAP_REPLICATES", "CONFIDENCE"]
+           "REPRODUCED", "REPRODUCED_NO_NULL", "NOT_DISCRIMINATING", "NOT_REPRODUCED", "INCONCLUSIVE",
+           "CLAIM_DEFECT", "ERROR", "VERDICTS", "MEASURED_LABEL", "BOOTSTRAP_REPLICATES", "CONFIDENCE",
+           "informative_nulls"]
 
-REPRODUCED, NOT_DISCRIMINATING, NOT_REPRODUCED, INCONCLUSIVE, ERROR = (
-    "reproduced", "not discriminating", "not reproduced", "inconclusive", "error")
+REPRODUCED, REPRODUCED_NO_NULL, NOT_DISCRIMINATING, NOT_REPRODUCED, INCONCLUSIVE, CLAIM_DEFECT, ERROR = (
+    "reproduced", "reproduced (no null)", "not discriminating", "not reproduced", "inconclusive", "claim defect",
+    "error")
 #: Every verdict class, in the order the scoreboard counts them.
-VERDICTS = (REPRODUCED, NOT_DISCRIMINATING, NOT_REPRODUCED, INCONCLUSIVE, ERROR)
+VERDICTS = (REPRODUCED, REPRODUCED_NO_NULL, NOT_DISCRIMINATING, NOT_REPRODUCED, INCONCLUSIVE, CLAIM_DEFECT, ERROR)
 #: The label of a claim judged on timings taken on this machine (``Claim.measured``).
 MEASURED_LABEL = "measured on this machine"
 #: Bootstrap replicates of a measured claim's value, and the two-sided confidence level.
@@ -101,6 +116,15 @@ class ClaimOutcome:
     label: str = ""  # "measured on this machine" for a measured claim
     interval: tuple[float, float] | None = None  # bootstrap CI of our value (measured)
     samples: int = 0  # fewest samples behind any timed metric of the claim (measured)
+    #: on "not reproduced": one of suite.technique.REASON_CLASSES (None on other verdicts)
+    reason_class: str | None = None
+    #: the claim's deciding assumptions: dicts of name, value, flip_at, sourced (and source, note)
+    assumptions: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def unsourced(self) -> list[dict[str, Any]]:
+        """The deciding assumptions that come from no stated source (the scoreboard marks them)."""
+        return [a for a in self.assumptions if not a.get("sourced")]
 
     def as_dict(self) -> dict[str, Any]:
         return {"technique": self.technique, "claim": self.claim, "statement": self.statement, "source": self.source,
@@ -108,7 +132,8 @@ class ClaimOutcome:
                 "verdict": self.verdict, "reason": self.reason, "note": self.note, "cases": self.cases,
                 "nulls": [n.as_dict() for n in self.nulls], "null_reason": self.null_reason,
                 "measured": self.measured, "label": self.label,
-                "interval": list(self.interval) if self.interval else None, "samples": self.samples}
+                "interval": list(self.interval) if self.interval else None, "samples": self.samples,
+                "reason_class": self.reason_class, "assumptions": [_jsonable(a) for a in self.assumptions]}
 
 
 def _jsonable(v: Any) -> Any:
@@ -160,7 +185,8 @@ def new_outcome(tech: Technique, claim: Claim) -> ClaimOutcome:
     return ClaimOutcome(technique=tech.name, claim=claim.id, statement=claim.statement, source=claim.source,
                         verified=claim.verified, paper=_safe(claim.expect.describe), note=claim.note,
                         null_reason=claim.null_reason, measured=bool(claim.measured),
-                        label=MEASURED_LABEL if claim.measured else "")
+                        label=MEASURED_LABEL if claim.measured else "",
+                        assumptions=[a.as_dict() for a in claim.assumptions])
 
 
 def null_cases(tech: Technique, claim: Claim, resolver: Resolver) -> list[tuple[Null, dict[str, Case] | None, str]]:
@@ -266,7 +292,7 @@ def reproduce(techniques: Sequence[Technique], store: Store, *, executor: str = 
 # --------------------------------------------------------------------------- the judgement cache
 
 #: bump when the meaning of a cached judgement changes in a way no fingerprint below sees
-_JUDGEMENT_FORMAT = 1
+_JUDGEMENT_FORMAT = 2
 
 
 def _package_fingerprint(module: str | None) -> str:
@@ -310,10 +336,13 @@ def _judgement_key(tech: Technique, claim: Claim, cases: Mapping[str, Case], nul
             "technique": [tech.name, tech.version, code_fingerprint(tech)],
             "claim": [claim.id, claim.statement, claim.source, claim.verified, claim.note, claim.null_reason,
                       bool(claim.measured), claim.metric, _safe(claim.expect.describe), repr(claim.expect),
-                      repr(claim.specs()), [repr(n) for n in claim.nulls]],
+                      repr(claim.specs()), [repr(n) for n in claim.nulls], claim.defect, claim.reason_class,
+                      claim.reason, [repr(a) for a in claim.assumptions]],
             "code": sorted({_package_fingerprint(getattr(f, "__module__", None))
-                            for f in (_unwrap(claim.derive), type(claim.expect)) if f is not None}),
+                            for f in (_unwrap(claim.derive), type(claim.expect), _unwrap(claim.domain))
+                            if f is not None and callable(f)}),
             "derive": _function_identity(claim.derive),
+            "domain": _function_identity(claim.domain) if callable(claim.domain) else repr(claim.domain),
             "cases": digest(cases),
             "nulls": [[n.label, digest(nc) if nc else None, why] for n, nc, why in nulls],
             "replicates": BOOTSTRAP_REPLICATES, "confidence": CONFIDENCE,
@@ -594,12 +623,15 @@ def judge(claim: Claim, o: ClaimOutcome, cases: Mapping[str, Case], status, stor
     Notes
     -----
     The verdict: ``error`` when a claim case is not ok or a value cannot be derived or checked;
-    else ``not reproduced`` when our value (or, measured, its whole interval) is outside the band;
-    ``inconclusive`` when a measured interval straddles the band's edge; ``not discriminating``
-    when ours is inside and a null is inside too; ``inconclusive`` when ours is inside and a
-    measured null straddles; ``error`` when ours is inside but a null could not be evaluated
-    (the evidence is missing); else ``reproduced``. A claim with neither nulls nor a
-    ``null_reason`` is judged on its value alone and says so in ``reason``.
+    ``claim defect`` when the claim declares a defect or its band cannot pass or cannot fail
+    inside its ``domain`` (:func:`claim_defect`, checked before the band is read); else ``not
+    reproduced`` when our value (or, measured, its whole interval) is outside the band, with the
+    claim's reason class; ``inconclusive`` when a measured interval straddles the band's edge;
+    ``not discriminating`` when ours is inside and a null is inside too; ``inconclusive`` when
+    ours is inside and a measured null straddles; ``error`` when ours is inside but a null could
+    not be evaluated (the evidence is missing); ``reproduced (no null)`` when no null could have
+    landed in the band (:func:`informative_nulls`: none declared, only a ``null_reason``, or only
+    value nulls the acceptance excludes by construction); else ``reproduced``.
     """
     if nulls is None:
         nulls = [(n, None, "" if n.variants is None else "null cases not given to judge()") for n in claim.nulls]
@@ -652,9 +684,63 @@ def judge(claim: Claim, o: ClaimOutcome, cases: Mapping[str, Case], status, stor
             continue
         no.straddles = nstate == _STRADDLES
         no.inside = None if no.straddles else nstate == _INSIDE
-    # the verdict
+    _verdict(claim, o, state, results)
+
+
+def informative_nulls(claim: Claim, nulls: Sequence[NullOutcome]) -> list[NullOutcome]:
+    """The judged nulls that are evidence: computed (a variant null, evaluated) or a value null
+    the claim's acceptance does not exclude by its construction (:meth:`Acceptance.excludes`),
+    i.e. nulls that could have landed in the band."""
+    out = []
+    for n in nulls:
+        if n.reason or n.inside is None and not n.straddles:
+            continue
+        if n.kind == "value" and claim.expect.excludes(n.value):
+            continue
+        out.append(n)
+    return out
+
+
+def claim_defect(claim: Claim, ours: Any, results: Mapping[str, Result]) -> str:
+    """Why *claim* could not both pass and fail before any run (a declared ``defect``, or a band
+    unreachable inside the claim's ``domain``), or ``""`` (docs/verdicts.md, Claim defects)."""
+    if claim.defect:
+        return claim.defect
+    try:
+        domain = claim.value_domain(results)
+    except Exception as exc:  # noqa: BLE001 - a domain that cannot be computed is reported, not raised
+        return f"the claim's domain could not be computed: {_one_line(exc)}"
+    return claim.expect.unreachable(domain, ours)
+
+
+def _why_not(claim: Claim, o: ClaimOutcome) -> None:
+    """The reason class and reason of a "not reproduced": the claim's declaration, else derived
+    from an unsourced deciding assumption that flips (setup unknown)."""
+    if claim.reason_class:
+        o.reason_class, o.reason = claim.reason_class, claim.reason
+        return
+    from suite.report.scoreboard import format_value
+
+    flips = [a for a in claim.assumptions if not a.sourced and a.flip_at is not None]
+    if flips:
+        a = flips[0]
+        o.reason_class = "setup unknown"
+        o.reason = claim.reason or f"{a.name} = {format_value(a.value)} is assumed; the verdict flips at {format_value(a.flip_at)}"
+    else:
+        o.reason = claim.reason or "no reason class declared"
+
+
+def _verdict(claim: Claim, o: ClaimOutcome, state: str, results: Mapping[str, Result]) -> None:
+    """The verdict of a judged outcome (ours and the nulls filled in), in the order of
+    :func:`judge`'s notes."""
+    defect = claim_defect(claim, o.ours, results)
+    if defect:
+        o.verdict = CLAIM_DEFECT
+        o.reason = defect
+        return
     if state == _OUTSIDE:
         o.verdict = NOT_REPRODUCED
+        _why_not(claim, o)
         return
     if state == _STRADDLES:
         o.verdict = INCONCLUSIVE
@@ -675,9 +761,15 @@ def judge(claim: Claim, o: ClaimOutcome, cases: Mapping[str, Case], status, stor
         o.verdict = ERROR
         o.reason = f"null {unevaluated[0].label!r}: {unevaluated[0].reason}"
         return
+    if not informative_nulls(claim, o.nulls):
+        o.verdict = REPRODUCED_NO_NULL
+        if not o.nulls:
+            o.reason = "none declared: " + (claim.null_reason or "no null prediction")
+        else:
+            o.reason = ("every null is excluded by the band's construction: "
+                        + ", ".join(n.label for n in o.nulls))
+        return
     o.verdict = REPRODUCED
-    if not o.nulls and not claim.null_reason:
-        o.reason = "no null prediction declared"
 
 
 def _safe(f) -> str:

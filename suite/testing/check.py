@@ -258,15 +258,29 @@ def check_claims_resolve(tech: Technique) -> None:
 
 def check_claims_nulls(tech: Technique) -> None:
     """Every claim declares its null predictions or a written reason why it has none (issue 18,
-    docs/verdicts.md); a variant null substitutes a variant the claim uses by
-    another variant of the technique, and its scenarios resolve.
+    docs/verdicts.md "Nulls"); a variant null substitutes a variant the claim uses by another
+    variant of the technique, and its scenarios resolve.
+
+    The rule ``suite reproduce`` applies (issue 42): a claim is ``reproduced`` only with a
+    computed null that could have landed in its band (a variant null, or a value null the
+    acceptance does not exclude by construction). A claim without one (only a ``null_reason``, or
+    only ``no gain`` under a gain band, a tie under an ordering) can at best be ``reproduced (no
+    null)``: in 0.2 the kit warns (``FutureWarning``, naming the claims); from 0.3 it fails.
 
     Raises
     ------
     AssertionError
         Naming the technique, the claim and what is missing or wrong.
     """
+    import warnings
+
     known = tech.variant_names
+    uncomputed = [c.id for c in tech.claims if not _computed_null(c)]
+    if uncomputed:
+        warnings.warn(f"{tech.name}: claims-nulls: claim(s) {', '.join(map(repr, uncomputed))} declare no computed "
+                      "null that could land in the band (a variant null, or a value null the band does not exclude "
+                      "by construction): `suite reproduce` reports them 'reproduced (no null)' at best; from 0.3 "
+                      "this check fails (docs/verdicts.md, Nulls)", FutureWarning, stacklevel=2)
     for c in tech.claims:
         if not c.nulls and not (c.null_reason or "").strip():
             raise _fail(tech, "claims-nulls", f"claim {c.id!r} declares neither `nulls` (the null predictions "
@@ -292,6 +306,13 @@ def check_claims_nulls(tech: Technique) -> None:
                 except SuiteError as exc:
                     raise _fail(tech, "claims-nulls", f"claim {c.id!r}: null {n.label!r} case {label!r} does not "
                                                       f"resolve: {exc}") from None
+
+
+def _computed_null(claim) -> bool:
+    """Whether *claim* declares a null that could land in its band: a variant null, or a value
+    null its acceptance does not exclude by construction (the rule of
+    :func:`suite.runner.reproduce.informative_nulls`, before any run)."""
+    return any(n.variants is not None or not claim.expect.excludes(n.value) for n in claim.nulls)
 
 
 def check_properties(tech: Technique, max_examples: int = 10) -> str | None:

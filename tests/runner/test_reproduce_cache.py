@@ -75,7 +75,7 @@ def test_a_changed_stored_result_is_judged_again(fake_registry, store, judged):
     judged.clear()
     again = {o.claim: o for o in R.reproduce([tech], store).outcomes}
     assert "y-abs" in judged and "ratio-2x" in judged  # both read that case
-    assert again["y-abs"].ours == pytest.approx(100.0) and again["y-abs"].verdict == R.REPRODUCED
+    assert again["y-abs"].ours == pytest.approx(100.0) and again["y-abs"].verdict == R.REPRODUCED_NO_NULL
 
 
 def test_the_judgement_key_changes_with_every_input(fake_registry, store, monkeypatch):

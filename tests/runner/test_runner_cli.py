@@ -85,12 +85,13 @@ def test_reproduce_cli(fake_registry, tmp_path):
     assert "| y-abs |" in text and "not reproduced" in text
     r = invoke("reproduce", "fake", "--format", "json", store=st)
     d = json.loads(r.output)
-    assert d["counts"]["all"] == {"reproduced": 1, "not discriminating": 0, "not reproduced": 1, "inconclusive": 0,
-                                  "error": 2, "total": 4}
+    # ratio-2x declares no null: inside its band, but not evidence (docs/verdicts.md)
+    assert d["counts"]["all"] == {"reproduced": 0, "reproduced (no null)": 1, "not discriminating": 0,
+                                  "not reproduced": 1, "inconclusive": 0, "claim defect": 0, "error": 2, "total": 4}
     assert all("nulls" in c and "null_reason" in c for c in d["claims"])
     assert d["run"]["computed"] == 1  # only the failing case is retried
     r = invoke("reproduce", "fake", "--strict", "-q", store=st)
     assert r.exit_code == 1 and "2 claim(s) ended in error" in r.output
     assert "fake: verified claims" in r.output
-    assert ("all: 4 claim(s): 1 reproduced, 0 not discriminating, 1 not reproduced, 0 inconclusive, 2 error"
-            in r.output)
+    assert ("all: 4 claim(s): 0 reproduced, 1 reproduced (no null), 0 not discriminating, 1 not reproduced, "
+            "0 inconclusive, 0 claim defect, 2 error" in r.output)

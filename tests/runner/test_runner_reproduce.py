@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from suite.runner.reproduce import (ERROR, INCONCLUSIVE, NOT_DISCRIMINATING, NOT_REPRODUCED, REPRODUCED,
-                                    render_markdown, reproduce)
+from suite.runner.reproduce import (CLAIM_DEFECT, ERROR, INCONCLUSIVE, NOT_DISCRIMINATING, NOT_REPRODUCED,
+                                    REPRODUCED, REPRODUCED_NO_NULL, render_markdown, reproduce)
 
 
 def test_verdicts(fake_registry, store):
     board = reproduce([fake_registry.technique("fake")], store)
     by = {o.claim: o for o in board.outcomes}
-    # fast/base = 2 exactly (fakeplugin.y_of), paper 2.0 +- 20%
-    assert by["ratio-2x"].verdict == REPRODUCED
+    # fast/base = 2 exactly (fakeplugin.y_of), paper 2.0 +- 20%; no null declared: not evidence
+    assert by["ratio-2x"].verdict == REPRODUCED_NO_NULL
     assert by["ratio-2x"].ours == pytest.approx(2.0) and by["ratio-2x"].ratio == pytest.approx(1.0)
     # y = 1 * 1 * 1 * 10 Gbit/s = 10, paper 100 +- 30%
     assert by["y-abs"].verdict == NOT_REPRODUCED
@@ -22,11 +22,11 @@ def test_verdicts(fake_registry, store):
     assert by["case-fails"].verdict == ERROR
     assert by["case-fails"].reason == "case 'main' failed: ValueError: boom from the fake plugin"
     # the fake's claims declare no null: judged on the value alone, and the row says so
-    assert by["ratio-2x"].reason == "no null prediction declared" and by["ratio-2x"].nulls == []
-    assert board.counts() == {REPRODUCED: 1, NOT_DISCRIMINATING: 0, NOT_REPRODUCED: 1, INCONCLUSIVE: 0, ERROR: 2,
-                              "total": 4}
-    assert board.counts(True) == {REPRODUCED: 1, NOT_DISCRIMINATING: 0, NOT_REPRODUCED: 0, INCONCLUSIVE: 0,
-                                  ERROR: 1, "total": 2}
+    assert by["ratio-2x"].reason == "none declared: no null prediction" and by["ratio-2x"].nulls == []
+    assert board.counts() == {REPRODUCED: 0, REPRODUCED_NO_NULL: 1, NOT_DISCRIMINATING: 0, NOT_REPRODUCED: 1,
+                              INCONCLUSIVE: 0, CLAIM_DEFECT: 0, ERROR: 2, "total": 4}
+    assert board.counts(True) == {REPRODUCED: 0, REPRODUCED_NO_NULL: 1, NOT_DISCRIMINATING: 0, NOT_REPRODUCED: 0,
+                                  INCONCLUSIVE: 0, CLAIM_DEFECT: 0, ERROR: 1, "total": 2}
     # stored and cached: a second reproduce computes nothing new
     again = reproduce([fake_registry.technique("fake")], store)
     assert again.run.computed == 1  # only the failing case is retried
@@ -39,8 +39,9 @@ def test_verified_only_and_markdown(fake_registry, store):
     md = render_markdown(board)
     assert "## fake" in md and "### Verified claims" in md and "### Unverified" not in md
     assert ("| ratio-2x | fast is 2x base | Table 1 | 2 ± 20% | 2 | none declared | 1.000 | "
-            "reproduced: no null prediction declared |") in md
-    assert "| | claims | reproduced | not discriminating | not reproduced | inconclusive | error |" in md
+            "reproduced (no null): none declared: no null prediction |") in md
+    assert ("| | claims | reproduced | reproduced (no null) | not discriminating | not reproduced | inconclusive | "
+            "claim defect | error |") in md
 
 
 def test_unresolvable_claim_is_an_error_row(fake_registry, store):
@@ -56,7 +57,7 @@ def test_unresolvable_claim_is_an_error_row(fake_registry, store):
     assert board.outcomes[0].verdict == ERROR
     assert board.outcomes[0].reason.startswith("scenario does not resolve: ")
     assert "'no-such-profile'" in board.outcomes[0].reason
-    assert board.outcomes[1].verdict == REPRODUCED
+    assert board.outcomes[1].verdict == REPRODUCED_NO_NULL
 
 
 def test_variant_null_is_run_stored_and_judged(fake_registry, store):

@@ -249,10 +249,29 @@ def test_claim_without_a_usable_null_fails(claim, message):
     assert out.status == "failed" and message in out.message
 
 
-def test_claim_with_a_written_null_reason_passes():
+def test_claim_with_a_written_null_reason_passes_with_a_warning():
+    """Issue 42: the kit applies reproduce's rule, a written reason is not a computed null; it
+    warns for one minor version before it fails."""
     tech = _tech(claims=[Claim("count", "a count", "Table 2", False, Exact(4), scenario=ScenarioSpec("base"),
                                metric="t", null_reason="an exact count: no trivial predictor gives it")])
-    assert run_check(tech, "claims-nulls", isolate=False).status == "passed"
+    with pytest.warns(FutureWarning, match=r"kit-checks: claims-nulls: claim\(s\) 'count' declare no computed null"):
+        assert run_check(tech, "claims-nulls", isolate=False).status == "passed"
+
+
+def test_a_no_gain_null_under_a_gain_band_warns_and_a_variant_null_does_not():
+    import warnings
+
+    from suite import Gain
+    from suite.testing.check import check_claims_nulls
+
+    nogain = _claim(nulls=(Null("no gain", value=1.0),))
+    with pytest.warns(FutureWarning, match="'2x' declare no computed null"):
+        check_claims_nulls(_tech(claims=[nogain]))
+    assert nogain.expect == Gain(2.0) and nogain.expect.excludes(1.0)
+    good = _claim(nulls=(Null("base for fast", variants={"fast": "base"}),))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_claims_nulls(_tech(claims=[good]))
 
 
 def test_imports_check_fails_a_plugin_package_importing_the_runner(tmp_path, monkeypatch):
