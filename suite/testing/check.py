@@ -275,7 +275,7 @@ def check_claims_nulls(tech: Technique) -> None:
     import warnings
 
     known = tech.variant_names
-    uncomputed = [c.id for c in tech.claims if not _computed_null(c)]
+    uncomputed = [c.id for c in tech.claims if (c.nulls or (c.null_reason or "").strip()) and not _computed_null(c)]
     if uncomputed:
         warnings.warn(f"{tech.name}: claims-nulls: claim(s) {', '.join(map(repr, uncomputed))} declare no computed "
                       "null that could land in the band (a variant null, or a value null the band does not exclude "
