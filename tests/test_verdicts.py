@@ -60,10 +60,18 @@ NULLS = (Null("no gain", value=1.0), Null("base for fast", variants={"fast": "ba
 
 def test_reproduced_needs_every_null_outside():
     c = _ratio_claim(Gain(2.0), NULLS)  # band [1.8, 2.2]
-    # ours 4 / 2 = 2.0 inside; null: base in fast's place 4 / 4 = 1.0 outside; no gain 1.0 outside
-    o = _judge(c, {"base": _res(4.0), "fast": _res(2.0), "null:base": _res(4.0), "null:fast": _res(4.0)},
+    # ours 4 / 2 = 2.0 inside; null: another variant in fast's place 4 / 3 = 1.33 outside; no gain 1.0 outside
+    o = _judge(c, {"base": _res(4.0), "fast": _res(2.0), "null:base": _res(4.0), "null:fast": _res(3.0)},
                c.nulls)
     assert o.ours == 2.0 and [n.inside for n in o.nulls] == [False, False] and o.verdict == REPRODUCED
+
+
+def test_the_baseline_against_itself_is_not_a_null():
+    # the variant null puts base in fast's place: 4 / 4 = 1.0 exactly, outside every gain band by construction
+    c = _ratio_claim(Gain(2.0), NULLS)
+    o = _judge(c, {"base": _res(4.0), "fast": _res(2.0), "null:base": _res(4.0), "null:fast": _res(4.0)},
+               c.nulls)
+    assert [n.value for n in o.nulls] == [1.0, 1.0] and o.verdict == REPRODUCED_NO_NULL
 
 
 def test_a_null_inside_makes_it_not_discriminating():
@@ -96,8 +104,11 @@ def test_ordering_ties_fail_and_the_margin_counts():
               nulls=(Null("b for a", variants={"a": "b"}),))
     tie = _judge(c, {"a": _res(1.0), "b": _res(1.0), "null:a": _res(1.0), "null:b": _res(1.0)}, c.nulls)
     assert tie.verdict == NOT_REPRODUCED
-    ok = _judge(c, {"a": _res(1.0), "b": _res(1.03), "null:a": _res(1.03), "null:b": _res(1.03)}, c.nulls)
-    assert ok.verdict == REPRODUCED and ok.nulls[0].inside is False
+    ok = _judge(c, {"a": _res(1.0), "b": _res(1.03), "null:a": _res(1.02), "null:b": _res(1.03)}, c.nulls)
+    assert ok.verdict == REPRODUCED and ok.nulls[0].inside is False  # 1.02 * 1.02 = 1.0404 > 1.03
+    # the null gives a tie (b against itself): it could never pass, so it is not evidence
+    tie_null = _judge(c, {"a": _res(1.0), "b": _res(1.03), "null:a": _res(1.03), "null:b": _res(1.03)}, c.nulls)
+    assert tie_null.verdict == REPRODUCED_NO_NULL
 
 
 def test_no_null_and_no_reason_is_reproduced_no_null():
@@ -158,9 +169,9 @@ def test_a_margin_over_a_baseline_near_the_ceiling_is_a_claim_defect():
                c.nulls)
     assert o.verdict == CLAIM_DEFECT and "above 1.004" in o.reason
     # the same margin over 0.90 leaves room: judged as usual
-    o = _judge(c, {"ours": _res(0.97), "local": _res(0.90), "null:ours": _res(0.90), "null:local": _res(0.90)},
+    o = _judge(c, {"ours": _res(0.97), "local": _res(0.90), "null:ours": _res(0.91), "null:local": _res(0.90)},
                c.nulls)
-    assert o.verdict == REPRODUCED
+    assert o.verdict == REPRODUCED  # the null: 0.91 > 0.90 * 1.02 = 0.918 fails, outside
 
 
 def test_a_declared_defect_is_reported_with_ours():
@@ -201,7 +212,7 @@ def _measured(base, fast, null_fast=None):
     c = _ratio_claim(Gain(2.0), NULLS, measured=True)
     res = {"base": _res(sorted(base)[len(base) // 2], base), "fast": _res(sorted(fast)[len(fast) // 2], fast),
            "null:base": _res(sorted(base)[len(base) // 2], base)}
-    nf = null_fast or base
+    nf = null_fast or [x * 1.25 for x in fast]  # another variant in fast's place: ratio ~1.6, outside [1.8, 2.2]
     res["null:fast"] = _res(sorted(nf)[len(nf) // 2], nf)
     return c, _judge(c, res, c.nulls, fidelity="execute")
 

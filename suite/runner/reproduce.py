@@ -10,8 +10,9 @@ A verdict is information, never forced (the rules, with examples: docs/verdicts.
 ``reproduced (no null)``
     our value is inside and every null outside, but no null could have landed inside (none
     declared, only a written ``null_reason``, or only nulls the band excludes by construction,
-    such as no gain = 1.0 under a gain band or a tie under an ordering): not evidence, counted
-    apart;
+    such as no gain = 1.0 under a gain band or a tie under an ordering, which is also what a
+    variant null putting the baseline in the technique's place of a ratio or an ordering of
+    the two gives): not evidence, counted apart;
 ``not discriminating``
     our value is inside, and so is a null (the baseline at the same scenario, or a trivial
     predictor such as no gain = 1.0x): the claim cannot tell the technique from its null;
@@ -631,7 +632,7 @@ def judge(claim: Claim, o: ClaimOutcome, cases: Mapping[str, Case], status, stor
     ours is inside and a measured null straddles; ``error`` when ours is inside but a null could
     not be evaluated (the evidence is missing); ``reproduced (no null)`` when no null could have
     landed in the band (:func:`informative_nulls`: none declared, only a ``null_reason``, or only
-    value nulls the acceptance excludes by construction); else ``reproduced``.
+    nulls whose value the acceptance excludes by construction); else ``reproduced``.
     """
     if nulls is None:
         nulls = [(n, None, "" if n.variants is None else "null cases not given to judge()") for n in claim.nulls]
@@ -688,17 +689,13 @@ def judge(claim: Claim, o: ClaimOutcome, cases: Mapping[str, Case], status, stor
 
 
 def informative_nulls(claim: Claim, nulls: Sequence[NullOutcome]) -> list[NullOutcome]:
-    """The judged nulls that are evidence: computed (a variant null, evaluated) or a value null
-    the claim's acceptance does not exclude by its construction (:meth:`Acceptance.excludes`),
-    i.e. nulls that could have landed in the band."""
-    out = []
-    for n in nulls:
-        if n.reason or n.inside is None and not n.straddles:
-            continue
-        if n.kind == "value" and claim.expect.excludes(n.value):
-            continue
-        out.append(n)
-    return out
+    """The judged nulls that are evidence: those whose value the claim's acceptance does not
+    exclude by its construction (:meth:`Acceptance.excludes`), i.e. that could have landed in
+    the band. Excluded: ``no gain`` = 1.0 under a gain band, and likewise a variant null that
+    puts the baseline in the technique's place of a ratio of the two (exactly 1.0), or of an
+    ordering (a tie)."""
+    return [n for n in nulls
+            if not n.reason and (n.inside is not None or n.straddles) and not claim.expect.excludes(n.value)]
 
 
 def claim_defect(claim: Claim, ours: Any, results: Mapping[str, Result]) -> str:

@@ -86,13 +86,16 @@ def test_variant_null_is_run_stored_and_judged(fake_registry, store):
     t2 = replace(tech, claims=[two, weak, blind])
     board = reproduce([t2], store)
     by = {o.claim: o for o in board.outcomes}
-    assert by["gain-2x"].verdict == REPRODUCED and by["gain-2x"].ours == pytest.approx(2.0)
+    # both nulls give exactly 1.0 (base against itself, no gain): a gain band excludes it by
+    # construction, so neither is evidence (issue 42)
+    assert by["gain-2x"].verdict == REPRODUCED_NO_NULL and by["gain-2x"].ours == pytest.approx(2.0)
     assert [(n.label, n.value, n.inside) for n in by["gain-2x"].nulls] == [("base for fast", 1.0, False),
                                                                           ("no gain", 1.0, False)]
     assert by["gain-2x"].nulls[0].cases["fast"] != by["gain-2x"].cases["fast"]
-    # weak: ours = 20 / (20 / 2) = 2; null: base->fast at x=2 gives 40, 20 / 20 = 1 -> outside; reproduced
+    # weak: ours = 20 / (20 / 2) = 2; null: base->fast at x=2 gives 40, 20 / 20 = 1 -> outside, but
+    # exactly no gain: reproduced (no null)
     assert by["weak"].ours == pytest.approx(2.0)
-    assert by["weak"].nulls[0].value == pytest.approx(1.0) and by["weak"].verdict == REPRODUCED
+    assert by["weak"].nulls[0].value == 1.0 and by["weak"].verdict == REPRODUCED_NO_NULL
     assert by["blind"].ours == pytest.approx(20.0) and by["blind"].nulls[0].value == pytest.approx(20.0)
     assert by["blind"].nulls[0].inside is True
     assert (by["blind"].verdict, by["blind"].reason) == (NOT_DISCRIMINATING, "null inside the band: base for fast")
