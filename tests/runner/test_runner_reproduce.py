@@ -158,5 +158,6 @@ def test_reproduce_cli_prints_legend_reason_and_units(fake_registry, store):
     assert text.startswith("How to read this")
     assert "  ✗ y-abs  not reproduced" in text
     assert "ours 10 s, below the band 70 to 130 s (paper 100 s ± 30%); ratio 0.1" in text  # y is in s
-    assert text.rstrip().endswith("all: 4 claim(s): 1 reproduced, 0 not discriminating, 1 not reproduced, "
-                                  "0 inconclusive, 2 error")
+    assert "  ○ ratio-2x  reproduced (no null)" in text
+    assert text.rstrip().endswith("all: 4 claim(s): 0 reproduced, 1 reproduced (no null), 0 not discriminating, "
+                                  "1 not reproduced, 0 inconclusive, 0 claim defect, 2 error")
