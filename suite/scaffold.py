@@ -1,9 +1,13 @@
 """``suite plugin new NAME``: scaffold an installable third-party technique plugin.
 
-The generated package is small but real: it compares ring and binomial-tree all-reduce, with an
-alpha-beta cost model on a hardware profile (``model``) and an execute path that really
-all-reduces numpy arrays across simulated workers (``execute``), a claim, a declared property,
-and tests that use the conformance kit. Its tests pass as generated.
+The generated package is small but real, and ships: it compares ring and binomial-tree
+all-reduce, priced through the suite's one network model over every level of the profile
+(:func:`suite.perf.collective_time` on the group :func:`suite.perf.group_of` places), with an
+execute path that really all-reduces numpy arrays across simulated workers and checks them
+against the dense sum (its oracle), a claim with a computed null, a property, its own hardware
+profile shipped as package data, and tests: hand calculations, the conformance kit, and a slow
+one that builds the wheel, installs it in a fresh virtual environment and checks that the plugin
+loads and its profile is found there. Its tests pass as generated.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from pathlib import Path
 
 from suite.errors import SuiteError
 
-__all__ = ["scaffold_plugin", "package_name"]
+__all__ = ["scaffold_plugin", "package_name", "scaffold_files"]
 
 
 def package_name(name: str) -> str:
@@ -31,7 +35,11 @@ name = "suite-{name}"
 version = "0.1.0"
 description = "dlsys-suite plugin: {name} (ring vs tree all-reduce; replace with your technique)"
 requires-python = ">=3.11"
-dependencies = ["dlsys-suite>=0.1"]
+dependencies = ["dlsys-suite>=0.2"]
+
+[project.optional-dependencies]
+# `python -m build` makes the wheel and sdist you publish
+dev = ["build"]
 
 [project.entry-points."suite.plugins"]
 {name} = "{pkg}"
@@ -39,12 +47,20 @@ dependencies = ["dlsys-suite>=0.1"]
 [tool.setuptools]
 packages = ["{pkg}"]
 
+[tool.setuptools.package-data]
+# the hardware profiles the plugin ships: without this line the wheel has none, and an installed
+# (not editable) plugin cannot find its own profile
+{pkg} = ["profiles/*.toml"]
+
 [tool.pytest.ini_options]
 testpaths = ["tests"]
+markers = ["slow: builds the wheel and installs it in a fresh virtual environment"]
 '''
 
 _INIT = '''\
-"""dlsys-suite plugin {name}: registers the technique with the suite (nothing else here)."""
+"""dlsys-suite plugin {name}: registers the technique and its hardware profiles (nothing else here)."""
+
+from importlib.resources import files
 
 from suite import hookimpl
 
@@ -54,10 +70,48 @@ def suite_techniques():
     from {pkg}.technique import TECHNIQUE
 
     return [TECHNIQUE]
+
+
+@hookimpl
+def suite_hardware_profiles():
+    # the folder is package data (pyproject.toml [tool.setuptools.package-data]): found in a wheel too
+    return [files("{pkg}") / "profiles"]
+'''
+
+_PROFILE = '''\
+# A hardware profile this plugin ships (package data): the testbed of the claim. Every figure is a
+# string with a unit; give the source of each in [sources]. Replace with your paper's testbed.
+nodes = 8
+
+[profile]
+name = "{name}-testbed"
+kind = "cluster"
+source = "scaffold example: 8 single-GPU nodes on 10 Gb Ethernet (replace with your paper's testbed)"
+description = "8 nodes with one GTX TITAN X each on a 10 Gbit/s switch"
+
+[node]
+device = "nvidia-titan-x-maxwell"   # a device profile shipped with dlsys-suite
+devices_per_node = 1
+
+[[network]]                          # one entry per level, innermost first
+name = "ethernet-10g"
+topology = "switch"
+size = 8
+bandwidth = "10 Gbit/s"
+latency = "37 us"
+
+[sources]
+"network.0.bandwidth" = "replace: where the 10 Gbit/s comes from"
+"network.0.latency" = "replace: where the 37 us per message comes from"
 '''
 
 _MODEL = '''\
-"""Cost model: all-reduce time of ring vs binomial tree on a hardware profile (alpha-beta).
+"""Cost model: all-reduce time of ring vs binomial tree, over every network level of the profile.
+
+Communication is priced through the suite's one network model, :func:`suite.perf.collective_time`,
+on the group :func:`suite.perf.group_of` places on the profile's nodes: the same model every
+technique uses, over all levels (intra-node links, NICs, inter-node fabric), so a profile field
+changes this technique exactly as it changes the others.
 
 References
 ----------
@@ -69,33 +123,28 @@ References
 
 from __future__ import annotations
 
-import math
-
 from suite import Result, Scenario, Skip
-from suite.perf import alpha_beta, allreduce_lower_bound, ring_allreduce_time, tree_allreduce_time
+from suite.perf import collective_time, group_of
 
 
 def evaluate(scenario: Scenario) -> Result:
-    """Predict the all-reduce time of ``scenario.params["message_mb"]`` MB over the profile's
-    outermost network level for ``workers`` workers. Metrics: comm_time (s), comm_bytes (B sent
-    per worker), efficiency (bandwidth lower bound / time)."""
-    p = scenario.params["workers"]
-    m = scenario.params["message_mb"] * 1e6
-    net = scenario.profile.outer_network
-    if net is None:
-        raise Skip(f"profile {{scenario.profile.name!r}} has no network level")
-    alpha, beta = alpha_beta(net)
-    if scenario.variant == "ring":
-        t = ring_allreduce_time(m, p, alpha, beta)
-        sent = 2 * (p - 1) / p * m
-    else:
-        t = tree_allreduce_time(m, p, alpha, beta)
-        sent = 2 * math.ceil(math.log2(p)) * m if p > 1 else 0.0
-    bound = allreduce_lower_bound(m, p, beta)
+    """Predict one all-reduce of ``message_size`` bytes among ``workers`` ranks.
+
+    Metrics: ``comm_time`` (s); ``comm_bytes`` (B: what one worker sends over all network levels
+    together, the kit's definition); ``efficiency`` (1: the time the busiest level needs to carry
+    its bytes at its bandwidth, over ``comm_time``; 1 is bandwidth-optimal).
+    """
+    profile = scenario.profile
+    if not profile.network:
+        raise Skip(f"profile {{profile.name!r}} has no network level")
+    group = group_of(profile, scenario.params["workers"])
+    m = scenario.params["message_size"]  # declared in MB: the suite hands it over in MB
+    cost = collective_time("allreduce", m * 1e6, group, profile, algorithm=scenario.variant)
+    busiest = max(b / level.bandwidth for b, level in zip(cost.bytes_per_level, profile.network))
     return (Result()
-            .add("comm_time", t, "s", "lower")
-            .add("comm_bytes", sent, "B", "none")
-            .add("efficiency", bound / t if t > 0 else 1.0, "1", "higher"))
+            .add("comm_time", cost.time, "s", "lower")
+            .add("comm_bytes", sum(cost.bytes_per_level), "B", "none")
+            .add("efficiency", busiest / cost.time if cost.time > 0 else 1.0, "1", "higher"))
 '''
 
 _EXECUTE = '''\
@@ -111,7 +160,9 @@ from suite.collectives import Ledger, allreduce
 
 def evaluate(scenario: Scenario) -> Result:
     """Each of ``workers`` simulated workers holds a random float64 vector of ``elements``;
-    all-reduce them with the variant's algorithm; compare with the dense sum (the oracle)."""
+    all-reduce them with the variant's algorithm; compare with the dense sum (the oracle).
+    ``oracle_error`` is the largest absolute difference: the runner fails the case above the
+    technique's ``oracle_tolerance``."""
     p = scenario.params["workers"]
     n = scenario.params["elements"]
     rng = np.random.default_rng(scenario.seed)
@@ -120,19 +171,19 @@ def evaluate(scenario: Scenario) -> Result:
     out = allreduce(arrays, scenario.variant, ledger)
     oracle = np.sum(arrays, axis=0)
     err = max(float(np.max(np.abs(o - oracle))) for o in out)
-    sent = sum(ledger.sent_by().values())
-    received = sum(ledger.received_by().values())
     return (Result()
             .add("oracle_error", err, "1", "lower")
             .add("messages", ledger.count, "1", "lower")
-            .add("bytes_sent", sent, "B", "lower")
-            .add("bytes_received", received, "B", "lower"))
+            .add("bytes_sent", sum(ledger.sent_by().values()), "B", "lower")
+            .add("bytes_received", sum(ledger.received_by().values()), "B", "lower"))
 '''
 
 _TECHNIQUE = '''\
 """Declaration of the {name} technique: paper, variants, parameters, claims, properties."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from suite import Approx, Claim, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant
 
@@ -141,13 +192,13 @@ from suite import Approx, Claim, Null, Paper, Param, Property, ScenarioSpec, Tec
 
 
 def _faster_network_is_never_slower(technique, scenario):
-    net = scenario.profile.outer_network
-    if net is None:
+    """Doubling every network level's bandwidth never raises the communication time."""
+    profile = scenario.profile
+    if not profile.network:
         return
     base = technique.evaluate(scenario)["comm_time"]
-    faster = scenario.profile.with_overrides({{"network.-1.bandwidth": net.bandwidth * 2}})
-    from dataclasses import replace
-
+    faster = profile.with_overrides({{f"network.{{i}}.bandwidth": f"{{level.bandwidth * 2!r}} B/s"
+                                     for i, level in enumerate(profile.network)}})
     again = technique.evaluate(replace(scenario, profile=faster))["comm_time"]
     assert again <= base * (1 + 1e-12), f"comm_time rose from {{base}} to {{again}} when bandwidth doubled"
 
@@ -170,7 +221,8 @@ TECHNIQUE = Technique(
     ],
     parameters={{
         "workers": Param(int, default=8, minimum=1, maximum=4096, unit="workers", help="number of workers"),
-        "message_mb": Param(float, default=64.0, minimum=0.0, maximum=1e6, unit="MB", help="all-reduced size"),
+        # a unit the suite converts: `--param message_size="2 GiB"` reaches the model in MB
+        "message_size": Param(float, default=64.0, minimum=0.0, maximum=1e6, unit="MB", help="all-reduced size"),
         "elements": Param(int, default=1000, minimum=1, maximum=10_000_000, help="execute: vector length"),
     }},
     fidelities={{"model": "{pkg}.model:evaluate", "execute": "{pkg}.execute:evaluate"}},
@@ -181,25 +233,27 @@ TECHNIQUE = Technique(
             source="Patarasuk & Yuan 2009, §3 (not re-read for this scaffold)",
             verified=False,
             expect=Approx(1.0, rel=0.05),
-            scenario=ScenarioSpec("ring", profile="{profile}", params={{"workers": 8, "message_mb": 1000.0}}),
+            scenario=ScenarioSpec("ring", profile="{profile}", params={{"workers": 8, "message_size": 1000.0}}),
             metric="efficiency",
-            # the null: the other algorithm at the same point must fall outside the band
+            # the null: the other algorithm at the same point, computed; it must fall outside the band
             nulls=(Null("binomial tree at the same point", variants={{"ring": "tree"}}),),
         ),
     ],
-    properties=[Property("bandwidth-monotone", "comm_time never increases when bandwidth doubles",
+    properties=[Property("bandwidth-monotone", "comm_time never increases when every level's bandwidth doubles",
                          _faster_network_is_never_slower)],
     default_profile="{profile}",
     needs_workload=False,
     profile_kinds=("cluster",),
-    capabilities=frozenset({{"bytes-conserved", "alpha-beta-bound", "oracle-exact"}}),
-    smoke=[ScenarioSpec("ring", profile="{profile}", params={{"workers": 4, "message_mb": 8.0}}),
+    # the kit's family checks that apply (network sensitivity, oracle agreement and units run by default)
+    capabilities=frozenset({{"bytes-conserved", "alpha-beta-bound"}}),
+    oracle_tolerance=1e-9,  # execute: largest |all-reduced - dense sum| accepted (float64 sums of 8 vectors)
+    smoke=[ScenarioSpec("ring", profile="{profile}", params={{"workers": 4, "message_size": 8.0}}),
            ScenarioSpec("ring", profile="{profile}", fidelity="execute", params={{"workers": 4, "elements": 64}})],
 )
 '''
 
 _TESTS = '''\
-"""Tests of {name}: hand calculations and the dlsys-suite conformance kit."""
+"""Tests of {name}: a hand calculation, the oracle, and the dlsys-suite conformance kit."""
 
 from __future__ import annotations
 
@@ -219,11 +273,28 @@ def test_conforms(technique, check):
     check(technique)
 
 
+def _figure(profile, path):
+    """A profile figure the hand calculation below assumes, or one line saying it is missing."""
+    value = profile
+    for part in path.split("."):
+        value = value[int(part)] if part.isdigit() else getattr(value, part, None)
+        if value is None:
+            pytest.fail(f"profile {{profile.name!r}}: {{path}} is not set; the hand calculation needs it "
+                        f"({{profile.path}})", pytrace=False)
+    return value
+
+
 def test_ring_model_hand_value():
-    case = resolve_case(TECHNIQUE, ScenarioSpec("ring", params={{"workers": 4, "message_mb": 100.0}}))
-    net = case.scenario.profile.outer_network
-    expected = 2 * 3 * net.latency + 2 * 3 / 4 * 100e6 / net.bandwidth
-    assert TECHNIQUE.evaluate(case.scenario)["comm_time"] == pytest.approx(expected)
+    """8 workers, 1000 MB, the shipped testbed (10 Gbit/s = 1.25e9 B/s, 37 us, 336.5 GB/s memory):
+    ring T = 2(p-1) alpha + 2(p-1)/p m / bw + (p-1)/p m * 3 / memory_bandwidth (the reduction)
+      = 14 * 37e-6 + 1.75e9 / 1.25e9 + 0.875e9 * 3 / 336.5e9 = 1.408319 s."""
+    case = resolve_case(TECHNIQUE, ScenarioSpec("ring", params={{"workers": 8, "message_size": 1000.0}}))
+    profile = case.scenario.profile
+    assert _figure(profile, "network.0.bandwidth") == 1.25e9 and _figure(profile, "network.0.latency") == 37e-6
+    assert _figure(profile, "device.memory_bandwidth") == 336.5e9
+    result = TECHNIQUE.evaluate(case.scenario)
+    assert result["comm_time"] == pytest.approx(1.408319, rel=1e-6)
+    assert result["comm_bytes"] == pytest.approx(1.75e9)
 
 
 def test_execute_equals_oracle():
@@ -232,30 +303,128 @@ def test_execute_equals_oracle():
         assert TECHNIQUE.evaluate(case.scenario)["oracle_error"] < 1e-9
 '''
 
+_TEST_WHEEL = '''\
+"""The wheel ships: build it, install it in a fresh virtual environment, and check that the plugin
+loads and finds its own hardware profile there (what an editable install hides). Slow: run with
+``pytest -m slow``."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import site
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.slow
+
+_PROBE = """
+import json
+from suite.context import Context
+ctx = Context.build(strict=True)  # a quarantined plugin is an error here
+tech = ctx.technique("{name}")
+profile = ctx.profile("{profile}")
+import {pkg}
+print(json.dumps({{"module": {pkg}.__file__, "profile": str(profile.path), "claims": len(tech.claims)}}))
+"""
+
+
+def _run(cmd, **kw):
+    env = {{k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SUITE_STRICT_PLUGINS")}}
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, **kw)
+
+
+def test_wheel_installs_in_a_fresh_venv(tmp_path):
+    # 1. build the wheel (offline when setuptools is here, else pip fetches it for the build)
+    isolation = [] if importlib.util.find_spec("setuptools") else ["--use-pep517"]
+    offline = ["--no-build-isolation"] if not isolation else []
+    r = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", *offline, *isolation, "-w", str(tmp_path / "dist"),
+              str(ROOT)])
+    assert r.returncode == 0, r.stdout + r.stderr
+    wheel = next((tmp_path / "dist").glob("*.whl"))
+
+    # 2. a fresh venv that sees dlsys-suite and its dependencies from this one (nothing downloaded),
+    #    but not this project's source tree
+    venv = tmp_path / "venv"
+    r = _run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", str(venv)])
+    assert r.returncode == 0, r.stderr
+    py = venv / "bin" / "python"
+    child_site = Path(_run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
+    parents = dict.fromkeys([sysconfig.get_paths()["purelib"], *site.getsitepackages()])
+    (child_site / "_parent_env.pth").write_text("".join(f"import site; site.addsitedir({{p!r}})\\n" for p in parents))
+    r = _run([str(py), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)], cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+    # 3. the installed copy loads and finds its profile inside the venv (package data in the wheel)
+    r = _run([str(py), "-c", _PROBE], cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    assert Path(got["module"]).is_relative_to(venv), got
+    assert Path(got["profile"]).is_relative_to(venv), got
+    assert got["claims"] >= 1
+'''
+
 _README = '''\
 # suite-{name}
 
 A [dlsys-suite](https://pypi.org/project/dlsys-suite/) technique plugin, generated by
 `suite plugin new {name}`. It compares ring and binomial-tree all-reduce: replace it with your
-technique (keep the shape: `technique.py` declares, `model.py` predicts, `execute.py` computes
-for real and checks an oracle).
+technique, keeping the shape: `technique.py` declares, `model.py` predicts (communication through
+`suite.perf.collective_time` over every network level), `execute.py` computes for real and reports
+its `oracle_error`, `profiles/` holds the hardware profiles it ships.
 
 ```bash
-pip install -e .          # registers the entry point `{name} = "{pkg}"` in group suite.plugins
-suite techniques          # lists {name}
-suite reproduce {name}    # the claim scoreboard
-pytest                    # hand calculations + the conformance kit (suite_check fixture)
+pip install -e .              # registers the entry point `{name} = "{pkg}"` in group suite.plugins
+suite techniques              # lists {name}
+suite reproduce {name}        # the claim scoreboard
+pytest -m "not slow"          # hand calculation, oracle, conformance kit (one item per check)
+pytest -m slow                # builds the wheel and installs it in a fresh virtual environment
+pip install build && python -m build   # the wheel and sdist to publish
 ```
 '''
 
 
-def scaffold_plugin(name: str, out_dir: str | Path = ".", profile: str = "titanx-cluster-10gbe") -> Path:
+def scaffold_files(name: str, profile: str | None = None) -> dict[str, str]:
+    """The files of a new plugin for technique *name*: relative path -> text."""
+    pkg = package_name(name)
+    fmt = {"name": name, "pkg": pkg, "profile": profile or f"{name}-testbed"}
+    files = {
+        "pyproject.toml": _PYPROJECT,
+        "README.md": _README,
+        f"{pkg}/__init__.py": _INIT,
+        f"{pkg}/technique.py": _TECHNIQUE,
+        f"{pkg}/model.py": _MODEL,
+        f"{pkg}/execute.py": _EXECUTE,
+        f"{pkg}/profiles/{name}-testbed.toml": _PROFILE,
+        f"tests/test_{pkg}.py": _TESTS,
+        "tests/test_wheel.py": _TEST_WHEEL,
+    }
+    return {rel: textwrap.dedent(t).format(**fmt) for rel, t in files.items()}
+
+
+def scaffold_plugin(name: str, out_dir: str | Path = ".", profile: str | None = None) -> Path:
     """Write a new plugin package for technique *name* under ``out_dir/suite-<name>/``.
+
+    Parameters
+    ----------
+    name : str
+        The technique's name (lower-case letters, digits, '-').
+    out_dir : str or Path
+    profile : str, optional
+        The profile the claim and the smoke scenarios name; default the one the plugin ships,
+        ``<name>-testbed``.
 
     Raises
     ------
     SuiteError
-        Bad name, or the target folder exists.
+        Bad name, a technique or package of that name already installed, or the target folder exists.
     """
     if not re.fullmatch(r"[a-z][a-z0-9-]*[a-z0-9]", name or ""):
         raise SuiteError(f"plugin name: expected lower-case letters, digits and '-', starting with a letter and at "
@@ -272,18 +441,8 @@ def scaffold_plugin(name: str, out_dir: str | Path = ".", profile: str = "titanx
     root = Path(out_dir) / f"suite-{name}"
     if root.exists():
         raise SuiteError(f"{root}: already exists; choose another name or -o DIR")
-    fmt = {"name": name, "pkg": pkg, "profile": profile}
-    files = {
-        "pyproject.toml": _PYPROJECT,
-        "README.md": _README,
-        f"{pkg}/__init__.py": _INIT,
-        f"{pkg}/technique.py": _TECHNIQUE,
-        f"{pkg}/model.py": _MODEL,
-        f"{pkg}/execute.py": _EXECUTE,
-        f"tests/test_{pkg}.py": _TESTS,
-    }
-    for rel, template in files.items():
+    for rel, text in scaffold_files(name, profile).items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(template).format(**fmt), encoding="utf-8")
+        path.write_text(text, encoding="utf-8")
     return root

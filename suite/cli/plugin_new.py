@@ -16,13 +16,16 @@ def plugin_group() -> None:
 @click.argument("name")
 @click.option("-o", "--output", "out_dir", default=".", show_default=True, type=click.Path(file_okay=False),
               help="Folder in which to create suite-NAME/.")
-@click.option("--profile", default="titanx-cluster-10gbe", show_default=True,
-              help="Default hardware profile of the generated technique.")
-def plugin_new(name: str, out_dir: str, profile: str) -> None:
+@click.option("--profile", default=None,
+              help="Hardware profile of the generated claim and smoke scenarios (default: the NAME-testbed "
+                   "profile the plugin ships).")
+def plugin_new(name: str, out_dir: str, profile: str | None) -> None:
     """Create an installable plugin package suite-NAME with a small real technique (ring vs tree
-    all-reduce: cost model + execute on arrays), a claim, and tests that use the conformance kit."""
+    all-reduce: cost model over every network level + execute on arrays), its own hardware profile as
+    package data, a claim with a null, and tests (hand calculation, oracle, the conformance kit, a
+    slow wheel-install test)."""
     from suite.scaffold import scaffold_plugin
 
     root = scaffold_plugin(name, out_dir, profile)
     click.echo(f"created {root}")
-    click.echo(f"next: cd {root} && pip install -e . && suite techniques && pytest")
+    click.echo(f"next: cd {root} && pip install -e . && suite techniques && pytest -m \"not slow\"")
