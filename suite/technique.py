@@ -49,6 +49,8 @@ __all__ = [
     "Technique",
     "Skip",
     "CAPABILITIES",
+    "KIT_OPT_OUTS",
+    "DEFAULT_ORACLE_TOLERANCE",
     "VOCABULARIES",
     "Vocabulary",
 ]
@@ -98,6 +100,12 @@ CATEGORIES = (
 )
 FIDELITIES = ("model", "simulate", "execute")
 DIRECTIONS = ("lower", "higher", "none")
+#: Default checks of the conformance kit a technique may opt out of (``kit_opt_out``, with a reason)
+KIT_OPT_OUTS = ("network-sensitivity", "oracle-agreement", "units")
+
+#: ``oracle_error`` accepted when a technique declares no ``oracle_tolerance``
+DEFAULT_ORACLE_TOLERANCE = 1e-8
+
 #: Family checks of the conformance kit a technique may declare in ``capabilities``
 #: (suite/testing/check.py, FAMILY_CHECKS); any other name is an error, never a skipped check.
 CAPABILITIES = ("bytes-conserved", "alpha-beta-bound", "memory-capacity", "offload-balanced",
@@ -914,6 +922,15 @@ class Technique:
         it is compared head to head with its category; None: none declared.
     headline_metrics : tuple of str
         The metrics ``suite results show`` puts first (default: the vocabulary's metrics).
+    oracle_tolerance : float or None
+        The largest ``oracle_error`` an execute result may report (the metric's own scale, e.g.
+        the largest absolute difference from the oracle); a case above it is stored ``failed``,
+        and the kit's ``oracle-agreement`` check holds the smoke cases to it. None: not declared
+        (:data:`DEFAULT_ORACLE_TOLERANCE` applies, as a warning in 0.2).
+    kit_opt_out : mapping of str -> str
+        Default checks of the conformance kit that do not apply, each with the written reason
+        (``{"network-sensitivity": "..."}``; names from :data:`KIT_OPT_OUTS`); ``suite plugins``
+        shows them.
     """
 
     name: str
@@ -937,6 +954,8 @@ class Technique:
     docs: str = ""  # path of the docs page, relative to the repository root
     vocabulary: str | None = None
     headline_metrics: tuple[str, ...] = ()
+    oracle_tolerance: float | None = None
+    kit_opt_out: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         import re
@@ -977,9 +996,22 @@ class Technique:
         if self.vocabulary is not None and self.vocabulary not in VOCABULARIES:
             raise TechniqueError(f"technique {self.name!r}: vocabulary: expected one of {sorted(VOCABULARIES)}, "
                                  f"got {self.vocabulary!r}")
+        self._check_kit_fields()
         if isinstance(self.headline_metrics, str):
             self.headline_metrics = (self.headline_metrics,)
         self.headline_metrics = tuple(self.headline_metrics)
+
+    def _check_kit_fields(self) -> None:
+        tol = self.oracle_tolerance
+        if tol is not None and (isinstance(tol, bool) or not isinstance(tol, (int, float)) or not tol >= 0):
+            raise TechniqueError(f"technique {self.name!r}: oracle_tolerance: expected a number >= 0 or None, got {tol!r}")
+        for check, why in dict(self.kit_opt_out).items():
+            if check not in KIT_OPT_OUTS:
+                raise TechniqueError(f"technique {self.name!r}: kit_opt_out: expected check names from "
+                                     f"{list(KIT_OPT_OUTS)}, got {check!r}")
+            if not isinstance(why, str) or not why.strip():
+                raise TechniqueError(f"technique {self.name!r}: kit_opt_out[{check!r}]: expected the written reason "
+                                     f"the check does not apply, got {why!r}")
 
     @property
     def headline(self) -> tuple[str, ...]:

@@ -187,6 +187,7 @@ TECHNIQUE = Technique(
     claims=_claims(),
     properties=PROPERTIES,
     version="0.1.0",
+    oracle_tolerance=1e-8,  # largest oracle_error accepted (float64 vs its oracle)
     default_profile="gtx1080ti-6x3-ib56",
     default_workload="resnet-18-cifar",
     profile_kinds=("node", "cluster"),

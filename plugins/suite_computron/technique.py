@@ -328,6 +328,7 @@ TECHNIQUE = Technique(
     claims=CLAIMS,
     properties=PROPERTIES,
     version="0.1.0",
+    oracle_tolerance=1e-8,  # largest oracle_error accepted (float64 vs its oracle)
     default_profile=_NODE,
     default_workload="opt-13b",
     profile_kinds=("node", "device", "measured", "cluster"),

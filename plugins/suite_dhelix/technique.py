@@ -324,6 +324,7 @@ TECHNIQUE = Technique(
     claims=CLAIMS,
     properties=PROPERTIES,
     version="0.1.0",
+    oracle_tolerance=1e-8,  # largest oracle_error accepted (float64 vs its oracle)
     default_profile="a800-64",
     default_workload="llama3-8b",
     profile_kinds=("node", "cluster"),

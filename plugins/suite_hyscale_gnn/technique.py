@@ -182,6 +182,7 @@ TECHNIQUE = Technique(
     claims=CLAIMS,
     properties=PROPERTIES,
     version="0.1.0",
+    oracle_tolerance=1e-9,  # largest oracle_error accepted: execute.ORACLE_TOL (float64)
     default_profile=_CPU_GPU,
     default_workload=_PRODUCTS,
     profile_kinds=("node", "device", "cluster"),

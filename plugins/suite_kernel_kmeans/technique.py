@@ -346,6 +346,7 @@ TECHNIQUE = Technique(
     claims=CLAIMS,
     properties=PROPERTIES,
     version="0.1.0",
+    oracle_tolerance=1e-8,  # largest oracle_error accepted (float64 vs its oracle)
     default_profile=_PROFILE,
     default_workload="mnist8m",
     profile_kinds=("device", "node", "cluster", "measured"),

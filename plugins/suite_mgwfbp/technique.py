@@ -188,6 +188,7 @@ TECHNIQUE = Technique(
     claims=_claims(),
     properties=PROPERTIES,
     version="0.2.0",
+    oracle_tolerance=1e-8,  # largest oracle_error accepted (float64 vs its oracle)
     default_profile="k80-cluster-10gbe",
     default_workload="googlenet",
     profile_kinds=("device", "node", "cluster", "measured"),

@@ -250,6 +250,7 @@ TECHNIQUE = Technique(
     claims=CLAIMS,
     properties=PROPERTIES,
     version="0.1.0",
+    oracle_tolerance=1e-8,  # largest oracle_error accepted: execute.ORACLE_TOL (float64)
     default_profile=_U250,
     default_workload="resnet-18",
     profile_kinds=("device",),

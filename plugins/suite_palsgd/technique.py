@@ -217,6 +217,7 @@ TECHNIQUE = Technique(
     claims=_claims(),
     properties=PROPERTIES,
     version="0.1.0",
+    oracle_tolerance=1e-8,  # largest oracle_error accepted (float64 vs its oracle)
     default_profile="dgx-a100",
     default_workload="resnet-50",
     profile_kinds=("node", "cluster"),

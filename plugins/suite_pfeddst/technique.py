@@ -307,6 +307,7 @@ TECHNIQUE = Technique(
     claims=CLAIMS,
     properties=PROPERTIES,
     version="0.1.0",
+    oracle_tolerance=1e-8,  # largest oracle_error accepted (float64 vs its oracle)
     default_profile=_P,
     default_workload="digits",
     profile_kinds=("cluster", "node", "device", "measured"),

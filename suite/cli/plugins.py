@@ -19,9 +19,10 @@ def plugins_cmd(ctx: click.Context, fmt: str) -> None:
 
     reg = get_context().registry.load_all()  # every deferred hook and reference, so none hides a fault
     rows = [{"plugin": p.name, "distribution": p.distribution, "version": p.version, "status": p.status,
-             "techniques": p.techniques, "load_s": round(p.import_seconds, 3), "reason": p.reason}
+             "techniques": p.techniques, "load_s": round(p.import_seconds, 3), "reason": p.reason,
+             "kit_opt_out": _opt_outs(reg, p)}
             for p in reg.plugins]
-    emit(rows, fmt, ["plugin", "distribution", "version", "status", "techniques", "load_s", "reason"],
+    emit(rows, fmt, ["plugin", "distribution", "version", "status", "techniques", "load_s", "reason", "kit_opt_out"],
          title="plugins (load_s: import and hook calls, the first plugin also pays for shared libraries)")
     for p in reg.plugins:
         if p.import_seconds > 1.0:
@@ -30,6 +31,15 @@ def plugins_cmd(ctx: click.Context, fmt: str) -> None:
     if ctx.obj.get("debug"):
         for p in reg.quarantined():
             click.echo(f"--- {p.name}\n{p.detail}", err=True)
+
+
+def _opt_outs(reg, plugin) -> str:
+    """The default conformance checks the plugin's techniques opt out of, with their reasons."""
+    out = []
+    for name in plugin.techniques:
+        for check, why in reg.technique(name).kit_opt_out.items():
+            out.append(f"{name}: {check} ({why})")
+    return "; ".join(out)
 
 
 @main.command("techniques")
@@ -76,6 +86,7 @@ def info_cmd(technique: str, fmt: str) -> None:
                            "maximum": p.maximum, "choices": list(p.choices) if p.choices else None, "help": p.help}
                        for k, p in t.parameters.items()},
         "defaults": {"profile": t.default_profile, "workload": t.default_workload},
+        "oracle_tolerance": t.oracle_tolerance, "kit_opt_out": dict(t.kit_opt_out),
         "claims": [{"id": c.id, "statement": c.statement, "source": c.source, "verified": c.verified,
                     "expect": c.expect.describe(),
                     "profiles": sorted({s.profile for s in c.specs().values() if s.profile})} for c in t.claims],

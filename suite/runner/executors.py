@@ -34,6 +34,7 @@ from typing import Any
 
 from suite.errors import SuiteError
 from suite.runner.case import Case
+from suite.runner.oracle import oracle_problem
 from suite.technique import Skip, Technique
 
 __all__ = ["Executor", "ExecOptions", "LocalExecutor", "DaskExecutor", "get_executor", "run_case",
@@ -233,6 +234,9 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = 
             metrics.append([m.name, m.value, m.unit, m.direction])
             if m.samples is not None:
                 samples[m.name] = list(m.samples)
+        bad = oracle_problem(tech, res)
+        if bad:
+            raise BadMetric(f"{tech.name}: {bad}")
         out["metrics"], out["samples"] = metrics, samples or None
         art = res.artifacts if artifacts != "none" else None
         if art and artifacts == "summary":

@@ -1,0 +1,40 @@
+"""Semantic versioning of the plugin contract: a check or rule that tightens warns for one minor
+version before it fails.
+
+A new default check of the conformance kit (and the runner's rules that go with it) names the
+version from which it fails (:data:`FAILS_FROM`); before that version its failure is reported as
+a :class:`KitWarning` and the check passes. The project's changelog lists each one.
+"""
+
+from __future__ import annotations
+
+__all__ = ["KitWarning", "FAILS_FROM", "fails_now", "version_tuple"]
+
+
+class KitWarning(FutureWarning):
+    """A default check that will fail from the next minor version found a problem: fix it, or opt
+    out of the check with a written reason (``Technique.kit_opt_out``)."""
+
+
+#: rule -> the first version in which it fails instead of warning (introduced in 0.2.0)
+FAILS_FROM = {
+    "network-sensitivity": "0.3.0",
+    "oracle-agreement": "0.3.0",
+    "units": "0.3.0",
+}
+
+
+def version_tuple(text: str) -> tuple[int, ...]:
+    """``"0.2.0"`` -> ``(0, 2, 0)`` (a pre-release or local suffix is ignored)."""
+    out = []
+    for part in text.split(".")[:3]:
+        digits = "".join(ch for ch in part if ch.isdigit()) if not part.isdigit() else part
+        out.append(int(digits or 0))
+    return tuple(out)
+
+
+def fails_now(rule: str, version: str | None = None) -> bool:
+    """Whether *rule* (a key of :data:`FAILS_FROM`) fails at *version* (default: this suite's)."""
+    if version is None:
+        from suite import __version__ as version
+    return version_tuple(version) >= version_tuple(FAILS_FROM[rule])
