@@ -49,10 +49,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from suite.errors import ParameterError, SuiteError
-from suite.technique import CAPABILITIES, Result, Skip, Technique
+from suite.deprecation import FAILS_FROM, KitWarning, fails_now
+from suite.technique import CAPABILITIES, KIT_OPT_OUTS, Result, Skip, Technique
 
 __all__ = ["CheckReport", "Outcome", "check_technique", "run_checks", "run_check", "check_ids",
-           "parametrize_with_checks", "FAMILY_CHECKS", "DEFAULT_CHECK_TIMEOUT", "check_claims_nulls"]
+           "parametrize_with_checks", "FAMILY_CHECKS", "DEFAULT_CHECKS", "DEFAULT_CHECK_TIMEOUT", "check_claims_nulls",
+           "comm_bandwidth_bound", "KitWarning"]
 
 #: time-out (s) of one check when run isolated (:func:`run_check`, :func:`parametrize_with_checks`)
 DEFAULT_CHECK_TIMEOUT = 300.0
@@ -60,7 +62,8 @@ DEFAULT_CHECK_TIMEOUT = 300.0
 
 @dataclass
 class CheckReport:
-    """Outcome per check id: ``"passed"``, ``"skipped: reason"`` or ``"failed: message"``."""
+    """Outcome per check id: ``"passed"``, ``"skipped: reason"``, ``"warned: message"`` (a new
+    default check, :mod:`suite.deprecation`) or ``"failed: message"``."""
 
     technique: str
     outcomes: dict[str, str] = field(default_factory=dict)
@@ -77,15 +80,41 @@ class CheckReport:
     def failed(self) -> dict[str, str]:
         return {k: v[len("failed: "):] for k, v in self.outcomes.items() if v.startswith("failed")}
 
+    @property
+    def warned(self) -> dict[str, str]:
+        """Default checks that found a problem they only warn about in this version."""
+        return {k: v[len("warned: "):] for k, v in self.outcomes.items() if v.startswith("warned")}
+
 
 def _fail(tech: Technique, check: str, msg: str) -> AssertionError:
-    return AssertionError(f"{tech.name}: check {check!r} failed: {msg}")
+    """The kit's failure: one line naming the technique, the check and (in *msg*) the case, its
+    parameters and its profile."""
+    return AssertionError(" ".join(f"{tech.name}: check {check!r} failed: {msg}".split()))
 
 
 # ----------------------------------------------------------------------------- generic checks
 
 
+def _quarantine_reason(tech: Technique) -> str | None:
+    """Why the installed plugin that provides *tech*'s package is quarantined (a misspelt hook, a
+    hook that raises, a bad return), or None: the kit says so first, instead of the profile or
+    workload it then cannot find."""
+    from suite.testing.imports import plugin_package
+
+    pkg = plugin_package(tech)
+    if pkg is None:
+        return None
+    reg = _resolver().context.registry
+    for info in getattr(reg, "plugins", ()):
+        if info.status != "ok" and info.module.split(":")[0].split(".")[0] == pkg:
+            return f"plugin {info.name!r} ({info.distribution}) is quarantined: {info.reason}"
+    return None
+
+
 def check_metadata(tech: Technique) -> None:
+    why = _quarantine_reason(tech)
+    if why:
+        raise _fail(tech, "metadata", why)
     if not tech.paper.title:
         raise _fail(tech, "metadata", "paper has no title")
     if not (tech.paper.year and (tech.paper.venue or tech.paper.arxiv)):
@@ -210,15 +239,15 @@ def check_runs_and_metrics(tech: Technique, cases: Sequence | None = None) -> di
         if r is None:
             continue
         if not r.metrics:
-            raise _fail(tech, "metrics", f"{case.describe()}: no metrics")
+            raise _fail(tech, "metrics", f"case {case.describe()}: no metrics")
         for name, m in r.metrics.items():
             if not isinstance(m.value, float) or not math.isfinite(m.value):
-                raise _fail(tech, "metrics", f"{case.describe()}: metric {name!r} is not finite: {m.value!r}")
+                raise _fail(tech, "metrics", f"case {case.describe()}: metric {name!r} is not finite: {m.value!r}")
             if not m.unit:
-                raise _fail(tech, "metrics", f"{case.describe()}: metric {name!r} has no unit")
+                raise _fail(tech, "metrics", f"case {case.describe()}: metric {name!r} has no unit")
             bad = metric_problem(m)
             if bad:
-                raise _fail(tech, "metrics", f"{case.describe()}: {bad}")
+                raise _fail(tech, "metrics", f"case {case.describe()}: {bad}")
         results[case.key] = r
     if not results:
         raise _fail(tech, "runs", "every smoke case was skipped")
@@ -234,7 +263,7 @@ def check_determinism(tech: Technique, first: dict[str, Result], cases: Sequence
         b = {k: m.value for k, m in again.metrics.items()} if again else {}
         if a != b:
             diff = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))  # a metric only one run has too
-            raise _fail(tech, "determinism", f"{case.describe()}: metrics differ between two runs with one seed: {diff}")
+            raise _fail(tech, "determinism", f"case {case.describe()}: metrics differ between two runs with one seed: {diff}")
 
 
 def check_claims_resolve(tech: Technique) -> None:
@@ -342,8 +371,9 @@ def _check_one_property(tech: Technique, prop, fid: str, max_examples: int) -> N
         except Skip:
             assume(False)
         except AssertionError as exc:
-            raise _fail(tech, f"property {prop.name}", f"{exc} (scenario {scenario.variant}, profile "
-                                                      f"{scenario.profile_name})") from None
+            raise _fail(tech, f"property {prop.name}", f"{exc} (scenario {scenario.variant} {scenario.fidelity}, "
+                                                      f"profile {scenario.profile_name}, params "
+                                                      f"{dict(scenario.params)})") from None
 
     run()
 
@@ -351,30 +381,53 @@ def _check_one_property(tech: Technique, prop, fid: str, max_examples: int) -> N
 # ----------------------------------------------------------------------------- family checks
 
 
-def _family_bytes_conserved(tech, results):
+def _results_by_case(results, cases):
+    """(case, result) for every smoke case that ran, in order (a case names itself in a failure)."""
+    return [(c, results[c.key]) for c in cases if c.key in results]
+
+
+def _family_bytes_conserved(tech, results, cases):
     seen = False
-    for r in results.values():
+    for case, r in _results_by_case(results, cases):
         if "bytes_sent" in r and "bytes_received" in r:
             seen = True
             if r["bytes_sent"] != r["bytes_received"]:
-                raise _fail(tech, "bytes-conserved", f"bytes_sent {r['bytes_sent']} != bytes_received {r['bytes_received']}")
+                raise _fail(tech, "bytes-conserved", f"case {case.describe()}: bytes_sent {r['bytes_sent']} != "
+                                                     f"bytes_received {r['bytes_received']}")
     return None if seen else "no smoke result reports bytes_sent/bytes_received"
+
+
+def comm_bandwidth_bound(profile) -> float:
+    """The fastest a worker can send, in B/s, over all the profile's network levels together: the
+    sum of each level's per-endpoint bandwidth (an inter-node level through all the node's NICs).
+
+    ``comm_bytes`` is defined once: the bytes one worker sends over ALL network levels together
+    (intra-node links included; for a collective priced by :func:`suite.perf.collective_time`,
+    ``sum(cost.bytes_per_level)``). Whatever levels carry them, and even when the levels work at
+    once, moving them takes at least ``comm_bytes / comm_bandwidth_bound(profile)``: the bound the
+    ``alpha-beta-bound`` check holds ``comm_time`` to. A group inside one node over NVLink passes.
+    """
+    levels = list(profile.network)
+    intra = 1 if (len(levels) > 1 or profile.devices_per_node > 1) else 0
+    nics = (profile.node.nics_per_node if profile.node is not None else None) or 1
+    return sum(lvl.bandwidth * (1 if i < intra else nics) for i, lvl in enumerate(levels))
 
 
 def _family_alpha_beta(tech, results, cases):
     seen = False
-    for case in cases:
-        r = results.get(case.key)
-        if r is None or "comm_time" not in r or "comm_bytes" not in r or case.scenario.profile is None:
+    for case, r in _results_by_case(results, cases):
+        if "comm_time" not in r or "comm_bytes" not in r or case.scenario.profile is None:
             continue
-        net = case.scenario.profile.outer_network
-        if net is None:
+        if not case.scenario.profile.network:
             continue
         seen = True
-        bound = r["comm_bytes"] / net.bandwidth
+        bw = comm_bandwidth_bound(case.scenario.profile)
+        bound = r["comm_bytes"] / bw
         if r["comm_time"] < bound * (1 - 1e-9):
-            raise _fail(tech, "alpha-beta-bound", f"{case.describe()}: comm_time {r['comm_time']:.3g} s is below "
-                                                  f"the bandwidth bound {bound:.3g} s for {r['comm_bytes']:.3g} B")
+            raise _fail(tech, "alpha-beta-bound", f"case {case.describe()}: comm_time {r['comm_time']:.3g} s is below "
+                                                  f"the bandwidth bound {bound:.3g} s: comm_bytes {r['comm_bytes']:.3g} B "
+                                                  f"(one worker, all levels) at most {bw:.3g} B/s (every level's "
+                                                  f"bandwidth together)")
     return None if seen else "no smoke result reports comm_time and comm_bytes on a profile with a network"
 
 
@@ -389,28 +442,29 @@ def _family_memory(tech, results, cases):
         seen = True
         cap = case.scenario.profile.device.memory
         if r["peak_memory"] > cap * (1 + 1e-9):
-            raise _fail(tech, "memory-capacity", f"{case.describe()}: peak {r['peak_memory']:.4g} B > capacity {cap:.4g} B")
+            raise _fail(tech, "memory-capacity", f"case {case.describe()}: peak {r['peak_memory']:.4g} B > capacity {cap:.4g} B")
     return None if seen else "no smoke result reports peak_memory that fits"
 
 
-def _family_offload(tech, results):
+def _family_offload(tech, results, cases):
     seen = False
-    for r in results.values():
+    for case, r in _results_by_case(results, cases):
         if "bytes_offloaded" in r and "bytes_prefetched" in r:
             seen = True
             if r["bytes_offloaded"] != r["bytes_prefetched"]:
-                raise _fail(tech, "offload-balanced", f"offloaded {r['bytes_offloaded']} != prefetched {r['bytes_prefetched']}")
+                raise _fail(tech, "offload-balanced", f"case {case.describe()}: offloaded {r['bytes_offloaded']} != "
+                                                      f"prefetched {r['bytes_prefetched']}")
     return None if seen else "no smoke result reports bytes_offloaded/bytes_prefetched"
 
 
 def _family_metric_zero(name, metric, tol):
-    def check(tech, results):
+    def check(tech, results, cases):
         seen = False
-        for r in results.values():
+        for case, r in _results_by_case(results, cases):
             if metric in r:
                 seen = True
                 if abs(r[metric]) > tol:
-                    raise _fail(tech, name, f"{metric} = {r[metric]:.3g} > {tol:g}")
+                    raise _fail(tech, name, f"case {case.describe()}: {metric} = {r[metric]:.3g} > {tol:g}")
         return None if seen else f"no smoke result reports {metric}"
     return check
 
@@ -433,7 +487,7 @@ def _family_sgd(tech, results, cases, rel: float = 0.5):
         envelope = max(ref) * (1 + rel) + 1e-12
         for v, loss in losses.items():
             if loss > envelope:
-                raise _fail(tech, "sgd-envelope", f"variant {v!r} final loss {loss:.4g} > {1 + rel:g} x baseline {max(ref):.4g}")
+                raise _fail(tech, "sgd-envelope", f"scenario {k[0]} {k[1] or ''} {dict(k[3])}: variant {v!r} final loss {loss:.4g} > {1 + rel:g} x baseline {max(ref):.4g}")
     return None if seen else "no smoke scenario reports final_loss for a baseline variant"
 
 
@@ -454,27 +508,182 @@ def _family_network(tech, results, cases):
         except Skip:
             continue
         except AssertionError as exc:
-            raise _fail(tech, "network-sensitivity", f"{case.describe()}: {exc}") from None
+            raise _fail(tech, "network-sensitivity", f"case {case.describe()}: {exc}") from None
         seen = True
         if isinstance(problems, str):
             problems = [problems]
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            raise _fail(tech, "network-sensitivity", f"{case.describe()}: {problems[0]}{more}")
+            raise _fail(tech, "network-sensitivity", f"case {case.describe()}: {problems[0]}{more}")
     return None if seen else "no model smoke case on a profile with a network"
 
 
 FAMILY_CHECKS: dict[str, Callable] = {
-    "bytes-conserved": lambda t, r, c: _family_bytes_conserved(t, r),
+    "bytes-conserved": _family_bytes_conserved,
     "alpha-beta-bound": _family_alpha_beta,
     "memory-capacity": _family_memory,
-    "offload-balanced": lambda t, r, c: _family_offload(t, r),
-    "recovery-exact": lambda t, r, c: _family_metric_zero("recovery-exact", "recovery_error", 1e-9)(t, r),
+    "offload-balanced": _family_offload,
+    "recovery-exact": _family_metric_zero("recovery-exact", "recovery_error", 1e-9),
     "sgd-envelope": _family_sgd,
-    "oracle-exact": lambda t, r, c: _family_metric_zero("oracle-exact", "oracle_error", 1e-8)(t, r),
+    "oracle-exact": _family_metric_zero("oracle-exact", "oracle_error", 1e-8),
     "network-sensitivity": _family_network,
 }
 assert set(FAMILY_CHECKS) == set(CAPABILITIES), "suite.technique.CAPABILITIES and FAMILY_CHECKS disagree"
+
+
+# ----------------------------------------------------------------------------- default checks
+#
+# Checks that run for every technique where they apply, new in 0.2.0: until the version
+# suite.deprecation.FAILS_FROM names, a problem they find is a KitWarning, not a failure. A
+# technique opts out of one with a written reason (Technique.kit_opt_out), shown by `suite plugins`.
+
+#: the default checks, in the order they run (after the family checks)
+DEFAULT_CHECKS = KIT_OPT_OUTS
+
+
+def _comm_metric(r: Result) -> str | None:
+    from suite.perf.sensitivity import COMM_METRICS
+
+    return next((m for m in COMM_METRICS if m != "iteration_time" and m in r), None)
+
+
+def _default_network(tech, results, cases):
+    """Network sensitivity (issue 17's check) on every model smoke case whose result reports a
+    communication time (``comm_time``, ``allreduce_time``, ...)."""
+    comm = [c for c, r in _results_by_case(results, cases) if c.fidelity == "model" and _comm_metric(r)]
+    if not comm:
+        return "no model smoke result reports a communication time"
+    return _family_network(tech, results, comm)
+
+
+def _default_oracle(tech, results, cases):
+    """Every execute smoke result's ``oracle_error`` is within the technique's declared
+    ``oracle_tolerance`` (the runner fails such a case), else within the default tolerance."""
+    from suite.runner.oracle import oracle_limit
+
+    tol, declared = oracle_limit(tech)
+    seen = False
+    for case, r in _results_by_case(results, cases):
+        if case.fidelity != "execute" or "oracle_error" not in r:
+            continue
+        seen = True
+        if abs(r["oracle_error"]) > tol:
+            what = "the declared oracle_tolerance" if declared else "the default tolerance (declare oracle_tolerance)"
+            exc = _fail(tech, "oracle-agreement", f"case {case.describe()}: oracle_error = {r['oracle_error']:.3g} "
+                                                  f"exceeds {what} {tol:g}")
+            exc.strict = declared  # the runner already fails such a case: no grace period
+            raise exc
+    return None if seen else "no execute smoke result reports oracle_error"
+
+
+class _InDeclaredUnit:
+    """Mix-in of the tagged parameter values the ``units`` check feeds: a number that remembers
+    the parameter and unit it was declared with (arithmetic gives a plain number back)."""
+
+    param: str = ""
+    unit: str = ""
+
+
+def _tagged(value, name: str, unit: str):
+    base = int if isinstance(value, int) and not isinstance(value, bool) else float
+    cls = type(f"{base.__name__}_in_{name}", (base, _InDeclaredUnit), {"param": name, "unit": unit})
+    return cls(value)
+
+
+def _physical_units(tech) -> dict[str, str]:
+    """Parameters declared with a physical unit pint knows (a size, a time, a rate, ...): name -> unit."""
+    from suite.hardware.units import ureg
+
+    out = {}
+    for name, p in tech.parameters.items():
+        if not p.unit or p.type not in (int, float):
+            continue
+        try:
+            u = ureg.Unit(p.unit)
+        except Exception:  # noqa: BLE001 - counts ("workers", "nodes") are not pint units
+            continue
+        if not u.dimensionless:
+            out[name] = p.unit
+    return out
+
+
+def _other_unit(value: float, unit: str) -> str:
+    """*value* (in *unit*) written in another unit of the same dimension: its SI base units, or
+    milli-*unit* when the unit is already a base unit."""
+    from suite.hardware.units import ureg
+
+    q = ureg.Quantity(value, unit)
+    alt = q.to_base_units()
+    if str(alt.units) == str(q.units):
+        alt = q.to(f"milli{q.units}")
+    return f"{alt.magnitude!r} {alt.units}"
+
+
+def _default_units(tech, results, cases):
+    """Parameters with units reach the model in their declared unit: the kit feeds each smoke
+    value written in another unit (``"6.4e10 bit"`` for 8 GB) and expects the same number; and
+    it feeds the value tagged with its unit into every model smoke case, failing when it reaches
+    :func:`suite.perf.collective_time` as a byte count unconverted (a size declared in GB read as
+    bytes is off by 1e9)."""
+    from suite.hardware.units import ureg
+    from suite.perf.collective import record_levels
+
+    units = _physical_units(tech)
+    if not units:
+        return "no parameter is declared with a physical unit"
+    model = [(c, r) for c, r in _results_by_case(results, cases) if c.fidelity == "model"]
+    for name, unit in units.items():
+        for case, _r in model or _results_by_case(results, cases)[:1]:
+            value = case.scenario.params.get(name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                continue
+            text = _other_unit(value, unit)
+            try:
+                got = tech.validate_params({**dict(case.params), name: text})[name]
+            except ParameterError as exc:
+                raise _fail(tech, "units", f"case {case.describe()}: parameter {name!r} declared in {unit}: the same "
+                                           f"value written as {text!r} was refused: {exc}") from None
+            if not math.isclose(got, value, rel_tol=1e-9, abs_tol=0.0):
+                raise _fail(tech, "units", f"case {case.describe()}: parameter {name!r} declared in {unit}: {text!r} "
+                                           f"reached the model as {got!r}, expected {value!r}")
+        to_bytes = float(ureg.Quantity(1, unit).to("B").magnitude) if ureg.Unit(unit).is_compatible_with("B") else None
+        if to_bytes is None or to_bytes == 1.0:
+            continue
+        for case, _r in model:
+            value = case.scenario.params.get(name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or value == 0:
+                continue
+            scen = replace(case.scenario, params={**dict(case.scenario.params), name: _tagged(value, name, unit)})
+            with record_levels() as rec:
+                try:
+                    tech.evaluate(scen)
+                except Skip:
+                    continue
+            for op, nbytes, _group, _algo in rec.calls:
+                if isinstance(nbytes, _InDeclaredUnit):
+                    raise _fail(tech, "units", f"case {case.describe()}: parameter {name!r} is declared in {unit} but "
+                                               f"reaches collective_time({op!r}) as a byte count unconverted (off by "
+                                               f"{to_bytes:g}x): convert it (value * {to_bytes:g}) or declare it in B")
+    return None
+
+
+_DEFAULT_FNS: dict[str, Callable] = {
+    "network-sensitivity": _default_network,
+    "oracle-agreement": _default_oracle,
+    "units": _default_units,
+}
+
+
+def _applies(tech: Technique, check: str) -> bool:
+    """Whether default check *check* is listed for *tech* (it may still skip once the smoke cases ran)."""
+    if check in tech.kit_opt_out:
+        return True  # listed, and skipped with the written reason: visible, not silent
+    if check == "network-sensitivity":
+        return ("network-sensitivity" not in tech.capabilities and tech.needs_profile
+                and bool({"model", "simulate"} & set(tech.fidelities)))
+    if check == "oracle-agreement":
+        return "execute" in tech.fidelities
+    return any(p.unit for p in tech.parameters.values())
 
 
 # ----------------------------------------------------------------------------- one check by id
@@ -511,6 +720,7 @@ def check_ids(tech: Technique, *, properties: bool = True, require_nulls: bool =
     if properties:
         ids += [f"property:{p.name}" for p in tech.properties]
     ids += [f"family:{cap}" for cap in FAMILY_CHECKS if cap in tech.capabilities]
+    ids += [c for c in DEFAULT_CHECKS if _applies(tech, c)]
     if getattr(tech, "vocabulary", None):
         ids.append("vocabulary")
     return ids
@@ -564,6 +774,14 @@ def _check_fn(check_id: str) -> Callable[[_State], str | None]:
             raise _fail(s.tech, check_id, f"no declared property {name!r}")
 
         return prop
+    if check_id in _DEFAULT_FNS:
+        def default(s: _State) -> str | None:
+            why = s.tech.kit_opt_out.get(check_id)
+            if why:
+                return f"opted out: {why}"
+            return _DEFAULT_FNS[check_id](s.tech, s.results, s.cases)
+
+        return default
     if check_id.startswith("family:") and check_id[len("family:"):] in FAMILY_CHECKS:
         cap = check_id[len("family:"):]
 
@@ -588,10 +806,24 @@ class Outcome:
     traceback: str = ""
 
 
-def _outcome_of(tech: Technique, check_id: str, max_examples: int) -> Outcome:
+def _warn_only(check_id: str, exc: AssertionError) -> bool:
+    """A new default check's problem is a warning until the version it fails from."""
+    return check_id in FAILS_FROM and not getattr(exc, "strict", False) and not fails_now(check_id)
+
+
+def _warning_text(check_id: str, exc: AssertionError) -> str:
+    from suite import __version__
+
+    return (f"{exc} [a default check since 0.2.0: it warns in {__version__} and fails from "
+            f"{FAILS_FROM[check_id]}; fix it, or opt out with kit_opt_out={{{check_id!r}: 'why it does not apply'}}]")
+
+
+def _outcome_of(tech: Technique, check_id: str, max_examples: int, state: _State | None = None) -> Outcome:
     try:
-        why = _check_fn(check_id)(_State(tech, max_examples))
+        why = _check_fn(check_id)(state or _State(tech, max_examples))
     except AssertionError as exc:
+        if _warn_only(check_id, exc):
+            return Outcome(check_id, "warned", _warning_text(check_id, exc))
         return Outcome(check_id, "failed", str(exc), traceback.format_exc())
     except Exception as exc:  # noqa: BLE001 - a check that errors is a failed check, named
         return Outcome(check_id, "failed", f"{tech.name}: check {check_id!r} raised {type(exc).__name__}: {exc}",
@@ -726,6 +958,11 @@ class _Check:
                         isolate=self.isolate)
         if out.status == "skipped":
             pytest.skip(out.message)
+        if out.status == "warned":
+            import warnings
+
+            warnings.warn(KitWarning(out.message), stacklevel=2)
+            return
         if out.status == "failed":
             detail = f"\n\n{out.traceback}" if out.traceback else ""
             raise AssertionError(out.message + detail)
@@ -807,8 +1044,8 @@ def check_technique(tech: Technique, *, max_examples: int = 10, properties: bool
     rep = CheckReport(tech.name)
     state = _State(tech, max_examples)
     for cid in check_ids(tech, properties=False, require_nulls=require_nulls):
-        if cid.startswith("family:"):
-            break
+        if cid.startswith("family:") or cid in DEFAULT_CHECKS:
+            continue  # after the properties, below
         why = _check_fn(cid)(state)
         rep.outcomes[cid] = f"skipped: {why}" if why else "passed"
     if not require_nulls:
@@ -824,4 +1061,15 @@ def check_technique(tech: Technique, *, max_examples: int = 10, properties: bool
             continue
         why = _check_fn(f"family:{cap}")(state)
         rep.outcomes[f"family:{cap}"] = f"skipped: {why}" if why else "passed"
+    for cid in DEFAULT_CHECKS:
+        if not _applies(tech, cid):
+            continue
+        out = _outcome_of(tech, cid, max_examples, state)
+        if out.status == "failed":
+            raise AssertionError(out.message)
+        if out.status == "warned":
+            import warnings
+
+            warnings.warn(KitWarning(out.message), stacklevel=2)
+        rep.outcomes[cid] = out.status if out.status == "passed" else f"{out.status}: {out.message}"
     return rep

@@ -100,7 +100,8 @@ def test_crashing_and_failing_checks_each_fail_alone():
     rep = run_checks(tech, max_examples=2)
     assert rep.failed == {
         "property:aborts": "kit-checks: check 'property:aborts' crashed its process (SIGABRT)",
-        "property:fails": "kit-checks: check 'property fails' failed: invariant broken (scenario base, profile None)",
+        "property:fails": "kit-checks: check 'property fails' failed: invariant broken (scenario base model, profile None, "
+                          "params {'n': 4})",
     }
     assert set(rep.passed) == {"metadata", "parameters", "runs-and-metrics", "determinism", "claims-resolve",
                                "claims-nulls", "family:bytes-conserved"}
