@@ -1,0 +1,122 @@
+"""The third-party example plugin, ``examples/suite-allreduce-demo``: exactly what the quickstart of
+docs/plugin-authors.md produces (``suite plugin new allreduce-demo``), it passes the conformance
+kit from its source tree, and (slow) it builds as a wheel with ``python -m build``, installs in a
+fresh virtual environment, reproduces its claim there and passes its own tests there, the
+generated wheel test included.
+
+It lives outside ``plugins/`` and is never installed in this environment: only the slow test
+installs it, in a throw-away venv.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import site
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from suite.scaffold import scaffold_files
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "suite-allreduce-demo"
+
+
+def test_the_example_is_what_the_quickstart_generates():
+    """The quickstart runs `suite plugin new allreduce-demo`: the example is that output, file for
+    file, so the scaffold and the example never drift apart."""
+    files = scaffold_files("allreduce-demo")
+    on_disk = {p.relative_to(EXAMPLE).as_posix() for p in EXAMPLE.rglob("*")
+               if p.is_file() and "__pycache__" not in p.parts and ".egg-info" not in str(p)}
+    assert on_disk == set(files)
+    for rel, text in files.items():
+        assert (EXAMPLE / rel).read_text() == text, f"{rel}: differs from `suite plugin new allreduce-demo`"
+
+
+def test_the_scaffold_ships_what_the_issue_asks():
+    files = scaffold_files("allreduce-demo")
+    model = files["suite_allreduce_demo/model.py"]
+    assert "collective_time(" in model and "group_of(" in model
+    assert "outer_network" not in model and "alpha_beta" not in model  # no outer-level-only pricing
+    pyproject = files["pyproject.toml"]
+    assert '[tool.setuptools.package-data]\n# ' in pyproject and 'suite_allreduce_demo = ["profiles/*.toml"]' in pyproject
+    assert 'markers = ["slow:' in pyproject
+    readme = files["README.md"]
+    assert "suite_check" not in readme  # name only what the generated files use
+    for cmd in re.findall(r"^(pytest[^#\n]*?)\s*(?:#|$)", readme, flags=re.M):
+        assert cmd.strip() in ('pytest -m "not slow"', "pytest -m slow"), cmd
+    assert "pytestmark = pytest.mark.slow" in files["tests/test_wheel.py"]
+
+
+def test_the_example_passes_the_kit_from_its_source(monkeypatch):
+    """Every check of the kit passes or skips with a reason; none warns (the quickstart's plugin
+    is clean under 0.3's rules too)."""
+    from suite.testing import run_checks
+
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    monkeypatch.setenv("SUITE_PROFILES", str(EXAMPLE / "suite_allreduce_demo" / "profiles"))
+    from suite_allreduce_demo.technique import TECHNIQUE
+
+    rep = run_checks(TECHNIQUE, max_examples=3, timeout=120)
+    assert not rep.failed and not rep.warned, rep.outcomes
+    assert {"network-sensitivity", "oracle-agreement", "units", "family:alpha-beta-bound",
+            "family:bytes-conserved", "claims-nulls"} <= set(rep.passed), rep.outcomes
+    for name in [m for m in sys.modules if m.startswith("suite_allreduce_demo")]:
+        monkeypatch.delitem(sys.modules, name)
+
+
+def _run(cmd, **kw):
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SUITE_STRICT_PLUGINS", "SUITE_PROFILES")}
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900, **kw)
+
+
+def _fresh_venv(where: Path) -> Path:
+    """A venv that sees this environment's packages through a .pth file (nothing downloaded)."""
+    r = _run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", str(where)])
+    assert r.returncode == 0, r.stderr
+    py = where / "bin" / "python"
+    child_site = Path(_run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
+    parents = dict.fromkeys([sysconfig.get_paths()["purelib"], *site.getsitepackages()])
+    (child_site / "_parent_env.pth").write_text("".join(f"import site; site.addsitedir({p!r})\n" for p in parents))
+    return py
+
+
+@pytest.mark.slow
+def test_the_example_wheel_installs_and_works_in_a_fresh_venv(tmp_path):
+    pytest.importorskip("build", reason="`build` is in the [test] extra")
+    import shutil
+
+    src = tmp_path / "src"
+    shutil.copytree(EXAMPLE, src, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build", "dist"))
+    r = _run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path / "dist"), str(src)])
+    assert r.returncode == 0, r.stdout + r.stderr
+    wheel = next((tmp_path / "dist").glob("suite_allreduce_demo-0.1.0-*.whl"))
+    import zipfile
+
+    assert "suite_allreduce_demo/profiles/allreduce-demo-testbed.toml" in zipfile.ZipFile(wheel).namelist()
+
+    venv = tmp_path / "venv"
+    py = _fresh_venv(venv)
+    r = _run([str(py), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)])
+    assert r.returncode == 0, r.stdout + r.stderr
+
+    r = _run([str(py), "-m", "suite", "--strict-plugins", "plugins", "--format", "json"], cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    plugins = {p["plugin"]: p for p in json.loads(r.stdout)}
+    assert plugins["allreduce-demo"]["status"] == "ok" and plugins["allreduce-demo"]["distribution"] == "suite-allreduce-demo"
+    r = _run([str(py), "-m", "suite", "reproduce", "allreduce-demo", "--store", str(tmp_path / "s.sqlite"),
+              "--format", "json"], cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "ring-bandwidth-optimal" in r.stdout and "reproduced" in r.stdout
+
+    # its own tests, against the installed copy (run from outside the source tree, so it is not
+    # on the path), the slow wheel test included: the quickstart's last step
+    r = _run([str(py), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "error::FutureWarning",
+              str(src / "tests")], cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert " failed" not in r.stdout and re.search(r"\d+ passed", r.stdout), r.stdout
