@@ -199,6 +199,10 @@ def _to_unit(text: str, unit: str, where: str) -> float:
         raise ParameterError(f"{where}: expected a number or a quantity convertible to {unit}, got {text!r}") from None
 
 
+#: What a parameter can declare itself to be (:attr:`Param.role`).
+PARAM_ROLES = (None, "scale", "efficiency")
+
+
 @dataclass(frozen=True)
 class Param:
     """A declared technique parameter: type, default, unit and allowed range.
@@ -210,6 +214,12 @@ class Param:
     ``measured`` is the range the paper measured, ``(low, high)`` in the parameter's unit: a case
     outside it is still run, and is flagged *extrapolated* (:meth:`extrapolated`) in ``suite
     results show`` and the scoreboard, since nothing in the paper checks the model there.
+
+    ``role="scale"`` marks the parameter that sets the technique's size, counted in its ``unit``
+    (``"GPUs"``, ``"devices"``, ``"workers"``, ``"ranks"``: one device each; ``"nodes"``: the
+    profile's devices per node each, or ``devices_each``); a category sweep sets it so every
+    technique runs on the same number of GPUs. ``role="efficiency"`` marks an achieved fraction
+    of peak that a head-to-head sets to one shared value.
     """
 
     type: type = float
@@ -221,6 +231,12 @@ class Param:
     help: str = ""
     optional: bool = False  # None is an accepted value (e.g. "use the profile's figure")
     measured: tuple[float, float] | None = None  # the paper's measured range (low, high)
+    role: str | None = None  # "scale" (the technique's size) or "efficiency" (achieved fraction of peak)
+    devices_each: int | None = None  # a scale in nodes: devices one node counts (None: the profile's)
+
+    def __post_init__(self):
+        if self.role not in PARAM_ROLES:
+            raise TechniqueError(f"Param role: expected one of {', '.join(map(str, PARAM_ROLES))}, got {self.role!r}")
 
     def extrapolated(self, value: Any) -> str | None:
         """Why *value* lies outside the paper's measured range, or None (inside, or no range)."""

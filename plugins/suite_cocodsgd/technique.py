@@ -35,7 +35,7 @@ VARIANTS = [
 ]
 
 PARAMETERS = {
-    "workers": Param(int, default=None, minimum=1, maximum=4096, optional=True,
+    "workers": Param(int, default=None, minimum=1, maximum=4096, optional=True, unit="workers", role="scale",
                      help="data-parallel workers K; default: model, every device of the profile; execute, 4"),
     "batch": Param(int, default=128, minimum=1, maximum=65536, unit="samples",
                    help="per-worker mini-batch (global batch K x batch). The paper's is not stated; 128 is "
@@ -49,7 +49,7 @@ PARAMETERS = {
                               "same O(1/sqrt(T sum M)) rate, supplement Corollary 1)"),
     "hetero": Param(float, default=2.0, minimum=1.0, maximum=100.0,
                     help="slowest / fastest time per sample over the workers (1 = homogeneous)"),
-    "efficiency": Param(float, default=0.5, minimum=1e-3, maximum=1.0,
+    "efficiency": Param(float, default=0.5, minimum=1e-3, maximum=1.0, role="efficiency",
                         help="achieved fraction of peak FLOP/s (assumption, the same for every model)"),
     "dtype": Param(str, default="fp32", help="peak_flops entry of the device (GTX 1080 Ti: fp32)"),
     "algorithm": Param(str, default="ring", choices=("ring", "hierarchical"),

@@ -43,7 +43,7 @@ VARIANTS = [
 ]
 
 PARAMETERS = {
-    "nodes": Param(int, default=4, unit="nodes", minimum=1, maximum=1024, measured=(1, 8),
+    "nodes": Param(int, default=4, unit="nodes", minimum=1, maximum=1024, measured=(1, 8), role="scale",
                    help="nodes used, filled in order (all their GPUs are ranks); the README measured 1, 2, 4, 8"),
     "batch_per_gpu": Param(int, default=32, unit="samples", minimum=1, maximum=1_000_000,
                            help="per-GPU batch of the 1-node reference and, without global_batch, of every rank "
@@ -53,7 +53,7 @@ PARAMETERS = {
                                "128 per node)"),
     "samples": Param(int, default=README_SAMPLES, unit="samples", minimum=1,
                      help="samples of the fixed-epoch run (default: the README's 5 epochs, 267,139 steps x 128)"),
-    "efficiency": Param(float, default=DEFAULT_EFFICIENCY, minimum=1e-4, maximum=1.0,
+    "efficiency": Param(float, default=DEFAULT_EFFICIENCY, minimum=1e-4, maximum=1.0, role="efficiency",
                         help="fraction of each device's peak one training step sustains (default: calibrated on "
                              "the README's 1-node row, model.DEFAULT_EFFICIENCY)"),
     "dtype": Param(str, default="fp32", choices=("fp32", "fp16"),

@@ -61,7 +61,7 @@ VARIANTS = [
 PARAMETERS = {
     "k": Param(int, default=16, unit="clusters", minimum=1, maximum=100000,
                help="clusters (paper: 16, 32, 64)"),
-    "gpus": Param(int, default=4, unit="GPUs", minimum=1, maximum=65536,
+    "gpus": Param(int, default=4, unit="GPUs", minimum=1, maximum=65536, role="scale",
                   help="GPUs (model) or simulated ranks (execute) of the 1d/1.5d/2d layouts (a square for 1.5d/2d); "
                        "the single-GPU variants ignore it"),
     "n": Param(int, default=None, unit="points", minimum=1, optional=True,

@@ -32,10 +32,10 @@ VARIANTS = [
 ]
 
 PARAMETERS = {
-    "workers": Param(int, default=None, minimum=1, optional=True,
+    "workers": Param(int, default=None, minimum=1, optional=True, unit="workers", role="scale",
                      help="data-parallel workers P; default: every device of the profile (execute: 4)"),
     "batch": Param(int, default=32, minimum=1, unit="samples", help="per-worker mini-batch"),
-    "efficiency": Param(float, default=0.5, minimum=1e-3, maximum=1.0,
+    "efficiency": Param(float, default=0.5, minimum=1e-3, maximum=1.0, role="efficiency",
                         help="achieved fraction of peak FLOP/s for every layer (roofline compute roof); "
                              "an assumption, not from the paper (see docs/techniques/mg-wfbp.md)"),
     "dtype": Param(str, default="fp32", help="which peak_flops entry of the device to use"),

@@ -43,7 +43,7 @@ VARIANTS = [
 ]
 
 PARAMETERS = {
-    "ranks": Param(int, default=64, unit="ranks", minimum=1, maximum=1 << 20,
+    "ranks": Param(int, default=64, unit="ranks", minimum=1, maximum=1 << 20, role="scale",
                    help="MPI ranks P (the processor grid's size)"),
     "ranks_per_node": Param(int, default=8, unit="ranks", minimum=1, maximum=1024,
                             help="ranks per node (CTF_PPN); must divide ranks; nodes = ranks / ranks_per_node"),

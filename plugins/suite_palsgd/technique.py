@@ -34,7 +34,7 @@ VARIANTS = [
 ]
 
 PARAMETERS = {
-    "workers": Param(int, default=None, minimum=1, maximum=4096, optional=True,
+    "workers": Param(int, default=None, minimum=1, maximum=4096, optional=True, unit="workers", role="scale",
                      help="data-parallel workers K; default: model, every device of the profile; execute, 4"),
     "batch": Param(int, default=128, minimum=1, maximum=65536, unit="samples",
                    help="micro-batch per worker (code default 128 for ResNet-50 and GPT-Neo-125M)"),
@@ -61,7 +61,7 @@ PARAMETERS = {
                      help="model: fraction of DDP's all-reduce hidden behind backward (assumption: 0)"),
     "hetero": Param(float, default=1.0, minimum=1.0, maximum=100.0,
                     help="execute: slowest / fastest time per sample over the workers"),
-    "efficiency": Param(float, default=0.5, minimum=1e-3, maximum=1.0,
+    "efficiency": Param(float, default=0.5, minimum=1e-3, maximum=1.0, role="efficiency",
                         help="achieved fraction of peak FLOP/s (assumption, the same for every model)"),
     "dtype": Param(str, default="bf16", help="peak_flops entry (assumption: bf16 mixed precision); a device "
                                              "without it falls back to fp16, then fp32"),

@@ -461,9 +461,12 @@ def resolve_nodes(profile, nodes: int) -> None:
             raise Skip(f"poseidon: nodes={nodes} exceeds the {have} nodes of profile {profile.name!r}")
         if not profile.network:
             raise Skip(f"poseidon: profile {profile.name!r} has no [[network]] level")
-    elif nodes > 1:
+    elif nodes > 1 and not (profile.network and nodes <= profile.num_devices):
+        # one node's devices behind its switch are workers as the paper's machines are (one GPU
+        # each, the network between them); a profile without a network level has no such path
         raise Skip(f"poseidon: profile {profile.name!r} is of kind {profile.kind!r}, not a cluster; "
-                   f"only nodes=1 applies (got nodes={nodes})")
+                   f"with no network level only nodes=1 applies, with one up to its {profile.num_devices} devices "
+                   f"(got nodes={nodes})")
 
 
 def evaluate(scenario):

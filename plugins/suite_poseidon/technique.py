@@ -46,14 +46,14 @@ VARIANTS = [
 ]
 
 PARAMETERS = {
-    "nodes": Param(int, default=16, unit="nodes", minimum=1, measured=(1, 32),  # abstract: 16 and 32 machines
+    "nodes": Param(int, default=16, unit="nodes", minimum=1, measured=(1, 32), role="scale", devices_each=1,  # abstract: 16 and 32 machines
                    
                    help="single-GPU machines (one worker each); <= the profile's nodes for a cluster"),
     "batch_per_node": Param(int, default=32, unit="samples", minimum=1,
                             help="per-node batch K (32 in the Poseidon TF release docs)"),
     "servers": Param(int, default=None, unit="nodes", minimum=1, optional=True,
                      help="parameter-server shards, colocated on the first S nodes (default: every node)"),
-    "efficiency": Param(float, default=DEFAULT_EFFICIENCY, minimum=0.001, maximum=1.0,
+    "efficiency": Param(float, default=DEFAULT_EFFICIENCY, minimum=0.001, maximum=1.0, role="efficiency",
                         help="achieved fraction of the device's fp32 peak, in (0, 1] (source: suite_poseidon.constants.DEFAULT_EFFICIENCY)"),
     "dtype": Param(str, default="fp32", choices=("fp32",), help="gradient and compute precision"),
 }

@@ -231,6 +231,8 @@ def report_summary(store, summary, fmt: str, quiet: bool, show_table: bool = Tru
 @click.option("-t", "--technique", help="Technique to sweep (instead of an experiment file).")
 @click.option("--category", help="Every installed technique of this category that applies to the workload and "
                                  "profile, each with all its variants (a head-to-head comparison; `suite report`).")
+@click.option("--gpus", type=click.IntRange(min=1), default=None,
+              help="With --category: every technique on this many GPUs (default: the --profile's size).")
 @click.option("--name", "run_name", metavar="LABEL",
               help="Name the run, so `suite compare LABEL_A LABEL_B` and `suite results show LABEL` find it.")
 @click.option("--variant", "variants", multiple=True, help="Variant(s), comma-separated (default: all).")
@@ -253,7 +255,7 @@ def report_summary(store, summary, fmt: str, quiet: bool, show_table: bool = Tru
 @execution_options
 @format_option("table", "json")
 @click.pass_context
-def run_cmd(ctx, experiment, entries, technique, category, run_name, variants, profiles, workloads, params, sets, fidelities, seeds,
+def run_cmd(ctx, experiment, entries, technique, category, gpus, run_name, variants, profiles, workloads, params, sets, fidelities, seeds,
             allow_parallel_execute, dry_run, max_cases, jobs, executor, scheduler, store_path, rerun, timeout, isolate,
             profile_dirs, quiet, fmt, executor_options=(), artifacts="summary"):
     """Run a sweep: an experiment file (path or shipped name, e.g. `smoke`) or a one-off sweep
@@ -288,6 +290,8 @@ def run_cmd(ctx, experiment, entries, technique, category, run_name, variants, p
         raise ExperimentError("give an experiment file or sweep flags (--technique ...), not both")
     if technique and category:
         raise ExperimentError("give --technique or --category, not both")
+    if gpus is not None and not category:
+        raise ExperimentError("--gpus sets the scale of a --category comparison; give --category NAME")
     if category:
         from types import SimpleNamespace
 
@@ -303,7 +307,7 @@ def run_cmd(ctx, experiment, entries, technique, category, run_name, variants, p
             base["set"] = parse_assignments(sets, "--set")
         cases, notes, warns = expand_category(category, context=context, resolver=resolver, base=base,
                                               params=parse_assignments(params, "--param") if params else None,
-                                              max_cases=max_cases)
+                                              max_cases=max_cases, gpus=gpus)
         exp = SimpleNamespace(cases=cases, notes=notes, warnings=warns)
     elif experiment:
         exp = expand_experiment(experiment, registry=registry, resolver=resolver, only=entries or None,

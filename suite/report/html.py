@@ -276,12 +276,21 @@ def _technique_section(name: str, wide, failed, units: dict, directions: dict, t
     return "".join(parts)
 
 
-def _category_sections(wide, units: dict, directions: dict, techs: dict) -> tuple[list[str], list[tuple[str, str]]]:
+def _category_sections(wide, units: dict, directions: dict, techs: dict,
+                       profile: Any = None) -> tuple[list[str], list[tuple[str, str]]]:
     """One "head to head" section per category with at least two techniques in the run: a figure
     per shared metric and a table of each technique's best variant against its best baseline.
     Returns (sections, nav entries)."""
-    from suite.report.plots import category_figure, shared_metrics
+    from suite.report.plots import category_figure, shared_metrics, technique_colours
     from suite.technique import VOCABULARIES
+
+    colours = technique_colours(techs)  # every technique of the run: one colour each, in every figure
+    dpn = {}
+    for p in {str(x) for x in wide["profile"]} if len(wide) else ():
+        try:
+            dpn[p] = profile(p).devices_per_node if profile is not None else None
+        except Exception:  # noqa: BLE001 - a profile no longer installed: the scale label says nodes only
+            dpn[p] = None
 
     by_cat: dict[str, list[str]] = {}
     for t, tech in techs.items():
@@ -314,9 +323,11 @@ def _category_sections(wide, units: dict, directions: dict, techs: dict) -> tupl
                      f"<b>{e(t)}</b> ({e(techs[t].paper.cite())})" for t in names) + ".</p>"]
         for m in metrics:
             t = f"{cat}: {m}"
-            png = category_figure(sub, m, units.get(m, ""), directions.get(m, ""), techs, baselines, t)
+            png = category_figure(sub, m, units.get(m, ""), directions.get(m, ""), techs, baselines, t,
+                                  devices_per_node=dpn, colours=colours)
             parts.append(f'<figure><img src="data:image/png;base64,{png}" alt="{e(t)}"><figcaption>'
-                         f"{e(m)} of every variant of every technique, one panel per profile; hatched = a "
+                         f"{e(m)} of every variant of every technique, one panel per profile, bars on a linear "
+                         f"axis; each bar and legend entry names the scale it ran at (@ GPUs); hatched = a "
                          f"technique's baseline; legend: each technique's paper</figcaption></figure>")
         parts.append(_best_table(sub, names, metrics[0], units.get(metrics[0], ""), directions.get(metrics[0]),
                                  baselines))
@@ -464,7 +475,8 @@ def build_report(store: Any, run: Any = "latest", *, registry: Any = None, score
         body.append(_technique_section(t, tw, tf, units, directions, techs.get(t)))
     if not techniques:
         body.append("<p>This run has no cases.</p>")
-    cat_sections, cat_nav = _category_sections(wide, units, directions, techs) if len(wide) else ([], [])
+    cat_sections, cat_nav = (_category_sections(wide, units, directions, techs, profile=context.profile)
+                             if len(wide) else ([], []))
     if cat_sections:  # head to head first: it is why a category run was made
         body[3:3] = cat_sections
         nav[1:1] = [f'<li><a href="#{e(a)}">{e(label)}</a></li>' for a, label in cat_nav]

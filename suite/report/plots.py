@@ -444,8 +444,44 @@ def shared_metrics(df, techniques: list[str], metrics: dict[str, str], vocab_ord
     return first + sorted(m for m in names if m not in first)
 
 
+#: one colour per technique, by its place among every technique named in a report (never
+#: reassigned after filtering, so a technique keeps its colour in every figure)
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+           "#17becf")
+
+
+def technique_colours(names) -> dict[str, str]:
+    """technique name -> colour, by the sorted order of *names* (every technique of the report)."""
+    return {t: PALETTE[i % len(PALETTE)] for i, t in enumerate(sorted({str(n) for n in names}))}
+
+
+def scale_text(tech: Any, record: dict, devices_per_node: int | None) -> str:
+    """The scale a case ran at, from the technique's ``Param(role="scale")``: ``8 workers``,
+    ``1 node = 8 GPUs``; ``""`` when the technique declares none."""
+    if tech is None:
+        return ""
+    decl = [(k, p) for k, p in tech.parameters.items() if getattr(p, "role", None) == "scale"]
+    if not decl:
+        return ""
+    k, p = decl[0]
+    v = record.get(f"param.{k}")
+    if v is None or v != v:
+        return ""
+    try:
+        n = int(v)
+    except (TypeError, ValueError):
+        return f"{k}={v}"
+    if p.unit == "nodes":
+        each = p.devices_each or devices_per_node
+        return f"{n} {'node' if n == 1 else 'nodes'}" + (f" = {n * each} GPUs" if each else "")
+    unit = p.unit or k
+    return f"{n} {unit[:-1] if n == 1 and unit.endswith('s') else unit}" + ("" if unit == "GPUs" else
+                                                                          f" = {n} GPU{'s' if n != 1 else ''}")
+
+
 def category_figure(df, metric: str, unit: str, direction: str, techs: dict[str, Any], baselines: dict[str, set],
-                    title: str) -> str:
+                    title: str, devices_per_node: dict[str, int] | None = None,
+                    colours: dict[str, str] | None = None) -> str:
     """One metric of every technique of a category side by side: a horizontal bar per
     (technique, variant, scenario), coloured by technique, baselines hatched, one panel per
     profile; the legend names each technique's paper.
@@ -460,6 +496,13 @@ def category_figure(df, metric: str, unit: str, direction: str, techs: dict[str,
     baselines : dict
         technique name -> names of its baseline variants.
     title : str
+    devices_per_node : dict, optional
+        profile name -> devices per node, for the scale labels (``1 node = 8 GPUs``).
+    colours : dict, optional
+        technique -> colour (:func:`technique_colours` of every technique in the report).
+
+    Every bar's label and every legend entry names the scale the technique ran at
+    (:func:`scale_text`); bar lengths are linear (a log axis would make a 4x and a 16x look alike).
     """
     from suite.report.units import column_scale, sort_key
 
@@ -470,7 +513,9 @@ def category_figure(df, metric: str, unit: str, direction: str, techs: dict[str,
     df = df[df[metric].notna()]
     profiles = sorted({str(p) for p in df["profile"]}, key=sort_key)
     names = sorted({str(t) for t in df["technique"]})
-    colour = {t: f"C{i % 10}" for i, t in enumerate(names)}
+    colour = colours or technique_colours(techs or names)
+    dpn = devices_per_node or {}
+    scales: dict[str, set] = {}
     factor, shown = column_scale(list(df[metric]), unit)
     panels = []
     for prof in profiles:
@@ -487,8 +532,10 @@ def category_figure(df, metric: str, unit: str, direction: str, techs: dict[str,
             for r in recs:
                 extra = ", ".join(f"{_short(c)}={_val(r[c])}" for c in swept)
                 base = r["variant"] in baselines.get(t, set())
-                rows.append((f"{t}: {r['variant']}{' (baseline)' if base else ''}" + (f" [{extra}]" if extra else ""),
-                             float(r[metric]) / factor, t, base))
+                sc = scale_text(techs.get(t), r, dpn.get(prof))
+                scales.setdefault(t, set()).add(sc)
+                rows.append((f"{t}: {r['variant']}{' (baseline)' if base else ''}" + (f" @ {sc}" if sc else "")
+                             + (f" [{extra}]" if extra else ""), float(r[metric]) / factor, t, base))
         panels.append((prof, rows))
     n_rows = sum(len(r) for _p, r in panels)
     longest = max((len(lab) for _p, rows in panels for lab, *_ in rows), default=10)
@@ -504,9 +551,6 @@ def category_figure(df, metric: str, unit: str, direction: str, techs: dict[str,
         ax.set_ylim(len(rows) - 0.5, -0.5)
         ax.set_title(f"profile {prof}", fontsize=9)
         ax.grid(True, axis="x", alpha=0.3)
-        vals = [r[1] for r in rows if r[1] > 0]
-        if vals and max(vals) / min(vals) >= 50:
-            ax.set_xscale("log")
     axes[-1, 0].set_xlabel(_label(metric, shown) + f" ({direction} is better)")
     handles = []
     for t in names:
@@ -516,7 +560,8 @@ def category_figure(df, metric: str, unit: str, direction: str, techs: dict[str,
             p = tech.paper
             who = (p.authors[0].split()[-1] + (" et al." if len(p.authors) > 1 else "")) if p.authors else ""
             paper = ": " + ", ".join(x for x in (who, p.venue, str(p.year or "")) if x)
-        handles.append(Patch(color=colour[t], label=f"{t}{paper}"))
+        sc = sorted(x for x in scales.get(t, ()) if x)
+        handles.append(Patch(color=colour[t], label=f"{t}{paper}" + (f" (at {' / '.join(sc)})" if sc else "")))
     handles.append(Patch(facecolor="white", edgecolor="grey", hatch="//", label="baseline variant"))
     # below the panels, so long paper names never squeeze the bars
     fig.legend(handles=handles, fontsize=7, title="technique (paper)", title_fontsize=8, loc="outside lower center",

@@ -16,14 +16,82 @@ from typing import Any
 
 from suite.errors import ExperimentError, SuiteError
 
-__all__ = ["expand_category", "SCALE_UNITS"]
+__all__ = ["expand_category", "SCALE_UNITS", "HEAD_TO_HEAD_EFFICIENCY", "scale_value", "CannotScale"]
 
 #: the units of the parameters that set a technique's scale (what a head-to-head must share)
-SCALE_UNITS = frozenset({"nodes", "workers", "ranks", "GPUs"})
+SCALE_UNITS = frozenset({"nodes", "workers", "ranks", "GPUs", "devices"})
+#: scale units that count one device each (``nodes`` count the profile's devices per node)
+_ONE_DEVICE = frozenset({"workers", "ranks", "GPUs", "devices"})
+#: The achieved fraction of peak every technique of a head-to-head is given when ``--param
+#: efficiency=...`` is not: one stated assumption for all (their own defaults range 0.07 to 0.85,
+#: which alone would decide a comparison of speed-ups).
+HEAD_TO_HEAD_EFFICIENCY = 0.5
+
+
+class CannotScale(Exception):
+    """A technique cannot be put at the comparison's scale (the message says why)."""
+
+
+def scale_value(tech: Any, gpus: int, devices_per_node: int) -> tuple[str, int] | None:
+    """(parameter, value) that puts *tech* on *gpus* GPUs, or None when it declares no scale and has
+    no size parameter (a single-device technique).
+
+    The parameter is the one declared ``Param(role="scale")``: one in GPUs, devices, workers or
+    ranks takes *gpus*; one in nodes takes ``gpus / devices each node`` (``Param.devices_each``, else
+    *devices_per_node*).
+
+    Raises
+    ------
+    CannotScale
+        No scale declared although the technique has size parameters, a whole number of nodes
+        does not give *gpus*, or the value is outside the parameter's range.
+    """
+    from suite.errors import ParameterError
+
+    declared = [(k, p) for k, p in tech.parameters.items() if getattr(p, "role", None) == "scale"]
+    if not declared:
+        sized = sorted(k for k, p in tech.parameters.items() if p.unit in SCALE_UNITS)
+        if sized:
+            raise CannotScale(f"declares no scale parameter (Param(role='scale')) among {', '.join(sized)}")
+        return None
+    name, p = declared[0]
+    if p.unit in _ONE_DEVICE:
+        value = gpus
+    else:
+        each = p.devices_each or devices_per_node
+        if gpus % each:
+            raise CannotScale(f"{gpus} GPUs is not a whole number of its {name} ({each} GPU(s) each)")
+        value = gpus // each
+    try:
+        p.validate(name, value, technique=tech.name)
+    except ParameterError as exc:
+        raise CannotScale(str(exc)) from None
+    return name, value
+
+
+def _own_devices_per_node(tech: Any, resolver: Any) -> int:
+    try:
+        return resolver.profile(tech.default_profile)[0].devices_per_node if tech.default_profile else 1
+    except Exception:  # noqa: BLE001 - no default profile to read: one device per node
+        return 1
+
+
+def _profile_size(base: Mapping[str, Any], resolver: Any) -> tuple[int, int, str] | None:
+    """(devices, devices per node, name) of the smallest profile the sweep names, or None when it
+    names none (each technique's own default) or a pattern."""
+    sizes = []
+    for name in base.get("profiles") or ():
+        try:
+            prof = resolver.profile(str(name))[0]
+        except Exception:  # noqa: BLE001 - a glob or kind:/tag: pattern: no single size
+            return None
+        sizes.append((prof.num_devices, prof.devices_per_node, prof.name))
+    return min(sizes) if sizes else None
 
 
 def expand_category(category: str, *, context: Any, resolver: Any, base: Mapping[str, Any],
-                    params: Mapping[str, list[str]] | None = None, max_cases: int = 1_000_000):
+                    params: Mapping[str, list[str]] | None = None, max_cases: int = 1_000_000,
+                    gpus: int | None = None):
     """The cases of a category sweep and the notes about techniques left out.
 
     Parameters
@@ -38,6 +106,12 @@ def expand_category(category: str, *, context: Any, resolver: Any, base: Mapping
     params : mapping of str -> list of str
         ``--param`` values; each goes to the techniques that declare that parameter.
     max_cases : int
+    gpus : int, optional
+        The number of GPUs every technique runs on (its ``role="scale"`` parameter set to match,
+        :func:`scale_value`); default the size of the (smallest) profile named in *base*. Every
+        ``role="efficiency"`` parameter is set to one value (``--param efficiency=...``, default
+        :data:`HEAD_TO_HEAD_EFFICIENCY`). A technique that cannot run at that scale is left out
+        and named in the warnings.
 
     Returns
     -------
@@ -64,10 +138,27 @@ def expand_category(category: str, *, context: Any, resolver: Any, base: Mapping
     warnings: list[str] = []
     used: set[str] = set()
     applied: list[str] = []
+    size = _profile_size(base, resolver)
+    scale = gpus if gpus is not None else (size[0] if size else None)
+    dpn = size[1] if size else 1
+    eff = params.get("efficiency") or [str(HEAD_TO_HEAD_EFFICIENCY)]
+    scales: dict[str, str] = {}
     for t in techs:
         entry: dict[str, Any] = {"technique": t.name, **{k: v for k, v in base.items() if v}}
         mine = {k: v for k, v in params.items() if k in t.parameters}
         used |= set(mine)
+        if scale is not None:
+            try:
+                sv = scale_value(t, scale, dpn if size else _own_devices_per_node(t, resolver))
+            except CannotScale as exc:
+                warnings.append(f"--category {category}: {t.name} left out: it cannot run on {scale} GPUs ({exc})")
+                continue
+            if sv and sv[0] not in mine:
+                mine[sv[0]] = [str(sv[1])]
+            scales[t.name] = (f"{sv[0]}={','.join(mine[sv[0]])}" if sv else "no scale parameter (one device)")
+            for k, p in t.parameters.items():
+                if getattr(p, "role", None) == "efficiency" and k not in mine:
+                    mine[k] = list(eff)
         if mine:
             entry["params"] = mine
         try:
@@ -93,10 +184,15 @@ def expand_category(category: str, *, context: Any, resolver: Any, base: Mapping
         raise ExperimentError(f"--category {category}: no technique of this category applies ("
                               + "; ".join(notes) + ")")
     notes.insert(0, f"category {category}: running {', '.join(applied)} ({len(cases)} case(s))")
+    if scale is not None:
+        notes.insert(1, f"category {category}: every technique on {scale} GPUs ("
+                     + ("--gpus" if gpus is not None else f"the size of profile {size[2]}; --gpus to change")
+                     + f") with efficiency {','.join(eff)} (--param efficiency=...): "
+                     + "; ".join(f"{n} {scales[n]}" for n in applied if n in scales))
     if len(applied) == 1:
         warnings.append(f"--category {category}: only {applied[0]} applies here, so there is no head-to-head "
                         f"comparison (the others' reasons are in the notes)")
-    else:
+    elif scale is None:
         # a technique's scale: its parameters counted in nodes, workers, ranks or GPUs (read from
         # the declarations, so no technique's parameter is named here), each left at its default
         by_name = {t.name: t for t in techs}
@@ -107,7 +203,8 @@ def expand_category(category: str, *, context: Any, resolver: Any, base: Mapping
             warnings.append(f"--category {category}: these run at their own default scale ("
                             + "; ".join(f"{n}: {', '.join(v)}" for n, v in unset.items())
                             + "); set it with --param (applied to the techniques that declare the parameter) "
-                              "for a like-for-like comparison")
+                              "for a like-for-like comparison, or name one --profile (or --gpus N) to put every "
+                              "technique on the same number of GPUs")
     return cases, notes, warnings
 
 

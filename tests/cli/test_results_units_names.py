@@ -148,23 +148,23 @@ def test_category_run_on_a_node_and_with_a_shared_parameter(tmp_path):
     st = tmp_path / "c.sqlite"
     r = cli("run", "--category", "communication", "--workload", "resnet-50", "--profile", "dgx-a100", store=st)
     assert r.exit_code == 0, r.output
-    # Poseidon models single-GPU nodes, and dgx-a100 is one node: left out, with its own reason
-    # (other communication techniques may be installed: only these two are asserted)
-    assert "mg-wfbp" in running(r.output) and "poseidon" not in running(r.output)
-    assert "poseidon left out (does not apply): poseidon: profile 'dgx-a100' is of kind 'node'" in r.output
-    assert "dhelix left out (does not apply)" in r.output and "not a transformer" in r.output
-    # a "head to head" of one technique, or of techniques at their own default scales, says so
-    names = running(r.output)
-    assert (f"only {names[0]} applies here" in r.output) == (len(names) == 1)
-    assert ("run at their own default scale" in r.output) == (len(names) > 1)
+    # one node of 8 GPUs: every communication technique that applies runs on its 8 GPUs (hetseq's one
+    # node, mg-wfbp's 8 workers, poseidon's 8 single-GPU workers behind the node's switch), labelled
+    assert {"hetseq", "mg-wfbp", "poseidon"} <= set(running(r.output))
+    assert ("every technique on 8 GPUs (the size of profile dgx-a100; --gpus to change) with efficiency 0.5"
+            in r.output)
+    assert "hetseq nodes=1; mg-wfbp workers=8; poseidon nodes=8" in r.output
+    # a technique that cannot be put at 8 GPUs is named, with why
+    assert "dhelix left out: it cannot run on 8 GPUs (declares no scale parameter" in r.output
+    assert "run at their own default scale" not in r.output
     # nodes is Poseidon's parameter only: it applies there and the note says who runs
     r = cli("run", "--category", "communication", "--workload", "resnet-50", "--profile", "dgx-a100",
             "--param", "nodes=1", "--param", "no_such=3", "--name", "both", store=st)
     assert r.exit_code == 0, r.output
     assert {"mg-wfbp", "poseidon"} <= set(running(r.output))
     assert "--param no_such: no technique of category communication declares it" in r.output
-    # Poseidon's scale (nodes, default 16) was given; MG-WFBP's workers default to every device of
-    # the profile (no fixed default): nothing runs at a fixed default scale, so no warning
+    # a scale given with --param wins over the profile's size (poseidon and hetseq at 1 node)
+    assert "hetseq nodes=1; mg-wfbp workers=8; poseidon nodes=1" in r.output
     assert "run at their own default scale" not in r.output
     d = json.loads(cli("results", "show", "both", "--format", "json", store=st).output)
     got = {(c["technique"], c["variant"]) for c in d["cases"] if c["technique"] in ("mg-wfbp", "poseidon")}

@@ -522,3 +522,33 @@ def test_model_bytes_equal_execute_ledger_bytes():
     for scheme, key in (("ps", "ps_bytes_per_server_node"), ("sfb", "sfb_bytes_per_node")):
         lc = model.layer_comm(layer, scheme, 8, 8, 16, 1e-5, 1e-9, 1e13, 1e12, 1.0)
         assert lc.bytes == row[key]
+
+
+def test_one_node_of_8_devices_prices_like_8_single_gpu_machines_on_the_same_switch(tmp_path):
+    """A node profile with a network level: poseidon's workers are its devices, behind its switch,
+    exactly as 8 single-GPU machines behind a switch of the same bandwidth and latency (the
+    category sweep puts poseidon on a one-node profile's 8 GPUs this way); more workers than
+    devices is a Skip naming the limit."""
+    prof, _dev = cluster(tmp_path, nodes=8, bandwidth="100 Gbit/s", latency="5 us")
+    (tmp_path / "node.toml").write_text("""
+[profile]
+name = "test-node"
+kind = "node"
+[node]
+device = "test-gpu"
+devices_per_node = 8
+[[network]]
+name = "switch"
+topology = "switch"
+size = 8
+bandwidth = "100 Gbit/s"
+latency = "5 us"
+""")
+    node = ProfileLibrary([tmp_path]).get("test-node")
+    wl = small_table()
+    for v in ("ps", "poseidon"):
+        on_node = TECHNIQUE.evaluate(scenario(v, node, wl, nodes=8))
+        on_cluster = TECHNIQUE.evaluate(scenario(v, prof, wl, nodes=8))
+        assert on_node["iteration_time"] == pytest.approx(on_cluster["iteration_time"], rel=1e-9)
+    with pytest.raises(Skip, match="up to its 8 devices"):
+        TECHNIQUE.evaluate(scenario("ps", node, wl, nodes=9))

@@ -235,10 +235,23 @@ def test_category_figure_legend_names_papers(category_store, monkeypatch):
     fig = figs[-1]
     assert [ax.get_title() for ax in fig.axes] == ["profile h100-ndr-fat-tree", "profile k80-cluster-10gbe"]
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert legend == ["mg-wfbp: Shi et al., IEEE INFOCOM, 2019", "poseidon: Zhang et al., USENIX ATC, 2017",
-                      "baseline variant"]
+    # each legend entry and each bar names the scale (--param nodes=8, workers=8: 8 GPUs each)
+    assert legend == ["mg-wfbp: Shi et al., IEEE INFOCOM, 2019 (at 8 workers = 8 GPUs)",
+                      "poseidon: Zhang et al., USENIX ATC, 2017 (at 8 nodes = 8 GPUs)", "baseline variant"]
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
-    assert "poseidon: ps (baseline)" in labels and "mg-wfbp: mg-wfbp" in labels and len(labels) == 8
+    assert "poseidon: ps (baseline) @ 8 nodes = 8 GPUs" in labels and "mg-wfbp: mg-wfbp @ 8 workers = 8 GPUs" in labels
+    assert len(labels) == 8
+    assert fig.axes[0].get_xscale() == "linear"  # bar lengths are linear, whatever their spread
+    # one colour per technique, the same in every figure (by name among all the report's techniques)
+    from suite.report.plots import technique_colours
+
+    want = technique_colours(["hetseq", "mg-wfbp", "poseidon"])
+    plots.category_figure(w[w["technique"] == "poseidon"], "iteration_time", "s", "lower", techs, base, "t",
+                          colours=want)
+    bar = figs[-1].axes[0].patches[0]
+    import matplotlib.colors as mc
+
+    assert mc.to_hex(bar.get_facecolor()) == want["poseidon"]
 
 
 # --------------------------------------------------------------------------- headless Chromium

@@ -1,0 +1,69 @@
+"""Category sweeps at equal scale: every technique on the same number of GPUs and the same
+efficiency, from each technique's scale declaration (Param(role="scale"))."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from suite.errors import TechniqueError
+from suite.runner.category import CannotScale, expand_category, scale_value
+from suite.technique import Param
+
+
+def _tech(**params):
+    return SimpleNamespace(name="t", parameters=params)
+
+
+@pytest.mark.parametrize("param, gpus, dpn, expect", [
+    (Param(int, unit="GPUs", role="scale", minimum=1), 8, 8, ("n", 8)),
+    (Param(int, unit="workers", role="scale", optional=True, minimum=1), 32, 8, ("n", 32)),
+    (Param(int, unit="nodes", role="scale", minimum=1), 32, 8, ("n", 4)),  # 4 nodes of 8 GPUs
+    (Param(int, unit="nodes", role="scale", minimum=1, devices_each=1), 8, 8, ("n", 8)),  # single-GPU machines
+])
+def test_scale_value_converts_gpus_into_the_declared_unit(param, gpus, dpn, expect):
+    assert scale_value(_tech(n=param), gpus, dpn) == expect
+
+
+def test_scale_value_refuses_with_the_reason():
+    with pytest.raises(CannotScale, match="12 GPUs is not a whole number of its n \\(8 GPU\\(s\\) each\\)"):
+        scale_value(_tech(n=Param(int, unit="nodes", role="scale")), 12, 8)
+    with pytest.raises(CannotScale, match="declares no scale parameter .* among dp, tp"):
+        scale_value(_tech(tp=Param(int, unit="GPUs"), dp=Param(int, unit="GPUs")), 8, 8)
+    with pytest.raises(CannotScale, match="maximum|<= 4|at most"):
+        scale_value(_tech(n=Param(int, unit="GPUs", role="scale", maximum=4)), 8, 8)
+    assert scale_value(_tech(x=Param(float)), 8, 8) is None  # no size at all: a single-device technique
+
+
+def test_param_role_is_checked():
+    with pytest.raises(TechniqueError, match="Param role: expected one of"):
+        Param(int, role="size")
+
+
+def test_dgx_a100_runs_three_communication_techniques_on_its_8_gpus():
+    from suite.context import Context
+    from suite.runner.case import Resolver
+
+    ctx = Context.build()
+    cases, notes, warnings = expand_category("communication", context=ctx, resolver=Resolver(context=ctx),
+                                             base={"profiles": ["dgx-a100"], "workloads": ["resnet-50"]})
+    by = {}
+    for c in cases:
+        by.setdefault(c.technique, c.scenario.params)
+    assert {"hetseq", "mg-wfbp", "poseidon"} <= set(by)
+    # 8 GPUs each: hetseq 1 node of 8, mg-wfbp 8 workers, poseidon 8 single-GPU workers
+    assert (by["hetseq"]["nodes"], by["mg-wfbp"]["workers"], by["poseidon"]["nodes"]) == (1, 8, 8)
+    # one efficiency for all (their own defaults differ: 0.069, 0.5, 0.85)
+    assert {by[t]["efficiency"] for t in ("hetseq", "mg-wfbp", "poseidon")} == {0.5}
+    assert any("dhelix left out: it cannot run on 8 GPUs" in w for w in warnings)
+
+
+def test_colours_are_fixed_per_technique_and_bars_are_labelled_with_the_scale():
+    from suite.report.plots import scale_text, technique_colours
+
+    every = technique_colours(["poseidon", "hetseq", "mg-wfbp"])
+    assert technique_colours(["poseidon", "mg-wfbp", "hetseq"]) == every  # order-independent
+    nodes = _tech(nodes=Param(int, unit="nodes", role="scale"))
+    assert scale_text(nodes, {"param.nodes": 4}, 8) == "4 nodes = 32 GPUs"
+    assert scale_text(_tech(w=Param(int, unit="workers", role="scale")), {"param.w": 8}, 8) == "8 workers = 8 GPUs"
