@@ -206,7 +206,6 @@ def _varying(df, cols: list[str]) -> list[str]:
 
 
 def _technique_section(name: str, wide, failed, units: dict, directions: dict, tech: Any) -> str:
-    from suite.report.plots import choose_figures
 
     parts = [f'<section id="technique-{e(_slug(name))}" class="technique"><h2>Technique: {e(name)}</h2>']
     meta = []
@@ -228,13 +227,8 @@ def _technique_section(name: str, wide, failed, units: dict, directions: dict, t
         baseline = tech.baselines[0].name
     if len(wide):
         metric_names = [m for m in units if m in wide.columns]
-        figs = choose_figures(wide, {m: directions[m] for m in metric_names},
-                              {m: units[m] for m in metric_names}, baseline, name)
-        if figs:
-            parts.append("<h3>Plots</h3>")
-            for f in figs:
-                parts.append(f'<figure><img src="data:image/png;base64,{f.png}" alt="{e(f.title)}">'
-                             f"<figcaption>{e(f.caption)}</figcaption></figure>")
+        parts += _plots(wide, name, tech, baseline, {m: directions[m] for m in metric_names},
+                        {m: units[m] for m in metric_names})
         idcols = ["variant"] + _varying(wide, ["profile", "workload", "fidelity", "seed"])
         pcols = _varying(wide, [c for c in wide.columns if c.startswith("param.")])
         scols = _varying(wide, [c for c in wide.columns if c.startswith("set.")])
@@ -274,6 +268,40 @@ def _technique_section(name: str, wide, failed, units: dict, directions: dict, t
                             "failed"))
     parts.append("</section>")
     return "".join(parts)
+
+
+#: scenarios above which a technique's bars relative to its baseline are not drawn (the lines
+#: and the table show them): 3 pages of bars
+MAX_BAR_SCENARIOS = 54
+
+
+def _plots(wide, name: str, tech: Any, baseline: str | None, directions: dict, units: dict) -> list[str]:
+    """The "Plots" part of a technique's section: interactive lines of its headline metrics against
+    every swept axis, then (up to :data:`MAX_BAR_SCENARIOS` scenarios) bars relative to its
+    baseline; a section with no figure says why."""
+    from suite.report.interactive import technique_figures
+    from suite.report.plots import choose_figures, varying_columns
+
+    head = list(tech.headline) if tech is not None else []
+    lines, why = technique_figures(wide, directions, units, head, name, f"fig-{_slug(name)}")
+    out = ["<h3>Plots</h3>"] + lines
+    groups = [c for c in varying_columns(wide) if c != "variant"]
+    scenarios = len(wide.drop_duplicates(subset=groups)) if groups else 1
+    notes = [why] if why else []
+    if baseline and wide["variant"].nunique() > 1:
+        if scenarios <= MAX_BAR_SCENARIOS:
+            for f in choose_figures(wide, directions, units, baseline, name, max_line=0):
+                out.append(f'<figure><img src="data:image/png;base64,{f.png}" alt="{e(f.title)}">'
+                           f"<figcaption>{e(f.caption)}</figcaption></figure>")
+        else:
+            notes.append(f"bars of each variant relative to the baseline {baseline} are drawn up to "
+                         f"{MAX_BAR_SCENARIOS} scenarios; this run has {scenarios} (the lines above and the "
+                         f"table below show every case)")
+    elif not lines:
+        notes.append("no bars relative to a baseline: " + ("one variant only" if baseline else
+                                                           "the technique declares no baseline variant"))
+    out += [f'<p class="muted">{e(n)}</p>' for n in notes]
+    return out if len(out) > 1 else []
 
 
 def _category_sections(wide, units: dict, directions: dict, techs: dict,
@@ -457,6 +485,9 @@ def build_report(store: Any, run: Any = "latest", *, registry: Any = None, score
         if opened:
             st.close()
 
+    from suite.report.interactive import CSS as ICSS
+    from suite.report.interactive import SCRIPT
+
     title = title or f"dlsys-suite report: run {rid}"
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     nav = ['<li><a href="#provenance">Run provenance</a></li>']
@@ -486,7 +517,8 @@ def build_report(store: Any, run: Any = "latest", *, registry: Any = None, score
         body.append(_scoreboard_section(board, not_run, from_run))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{e(title)}</title>"
-            f"<style>{_CSS}</style></head><body>" + "\n".join(body) + "</body></html>\n")
+            f"<style>{_CSS}{ICSS}</style></head><body>" + "\n".join(body)
+            + f"<script>{SCRIPT}</script></body></html>\n")
 
 
 def write_report(store: Any, run: Any, path: str | Path, **kwargs: Any) -> Path:

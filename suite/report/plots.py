@@ -315,7 +315,11 @@ def varying_columns(df) -> list[str]:
     out = []
     for c in df.columns:
         if c in _CONTEXT or c.startswith(("param.", "set.")):
-            if len({json.dumps(v, sort_keys=True, default=str) for v in df[c]}) > 1:
+            col = df[c].tolist()
+            first = col[0] if col else None
+            if all(type(v) is type(first) and v == first for v in col):  # noqa: E721 - cheap pass first
+                continue
+            if len({json.dumps(v, sort_keys=True, default=str) for v in col}) > 1:
                 out.append(c)
     return out
 

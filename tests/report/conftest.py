@@ -1,0 +1,46 @@
+"""Stores shared by the report tests: the README's sweep and a category comparison."""
+
+from __future__ import annotations
+
+import pytest
+
+NODES = [1, 2, 4, 8, 16, 32]
+BANDWIDTHS = ["2 Gbit/s", "5 Gbit/s", "10 Gbit/s", "20 Gbit/s", "30 Gbit/s", "40 Gbit/s"]
+
+
+@pytest.fixture(scope="module")
+def tour_store(tmp_path_factory):
+    """The README's sweep: poseidon, 6 node counts x 6 bandwidths x 4 variants = 144 cases."""
+    from suite.results import Store
+    from suite.runner.engine import run_cases
+    from suite.runner.experiment import expand_entry
+
+    path = tmp_path_factory.mktemp("report") / "s.sqlite"
+    exp = expand_entry({"technique": "poseidon", "workloads": ["vgg19-22k"],
+                        "params": {"nodes": [str(n) for n in NODES]}, "set": {"network.-1.bandwidth": BANDWIDTHS}})
+    with Store(path) as st:
+        s = run_cases(exp.cases, st, command="suite run (README sweep)")
+        assert s.ok == 144
+        st.name_run(s.run_id, "sweep")
+    return path
+
+
+@pytest.fixture(scope="module")
+def wide(tour_store):
+    from suite.results.load import load
+
+    return load(tour_store, run="sweep", wide=True)
+
+
+@pytest.fixture(scope="module")
+def category_store(tmp_path_factory):
+    from click.testing import CliRunner
+
+    from suite.cli import main
+
+    path = tmp_path_factory.mktemp("cat") / "c.sqlite"
+    r = CliRunner().invoke(main, ["run", "--category", "communication", "--workload", "resnet-50", "--profile",
+                                  "k80-cluster-10gbe,h100-ndr-fat-tree", "--param", "nodes=8", "--param",
+                                  "workers=8", "--name", "two", "-q", "--store", str(path)])
+    assert r.exit_code == 0, r.output
+    return path
