@@ -10,8 +10,10 @@ Workers never touch the store.
   the timeout is killed and replaced; its current case is stored as ``crashed`` / ``timeout`` and
   the rest of its chunk is re-queued, so the run goes on.
 * ``dask``: :mod:`dask.distributed`, on ``--scheduler ADDRESS`` or a ``LocalCluster`` started for
-  the run. Cases are shipped in chunks with their technique; a chunk whose worker dies is re-run
-  case by case so only the culprit is stored as ``crashed``.
+  the run. Each batch (one plugin package's cases) is shipped as bytes and evaluated on its worker
+  by the local pool inside a supervised sandbox (:mod:`suite.runner.sandbox`), so the same
+  time-outs, hang guard and crash attribution hold there; a batch whose worker dies is re-run case
+  by case, and a case that kills a worker twice is stored ``crashed``.
 
 A plugin adds an executor with the ``suite_executor(name)`` hook, returning an object with the
 :class:`Executor` interface; it can evaluate a case with :func:`run_case`.
@@ -599,8 +601,12 @@ class LocalExecutor(Executor):
 # --------------------------------------------------------------------------- dask
 
 
-def _dask_chunk(techs: dict, items: list, artifacts: str = "full") -> list[dict]:  # runs on a dask worker
-    return [evaluate_outcome(techs[t], scen, key, artifacts) for key, t, scen in items]
+def _dask_batch(blob: bytes, keys: list, options: ExecOptions) -> list[dict]:  # runs on a dask worker
+    """One batch on a dask worker: evaluated in a supervised sandbox (:mod:`suite.runner.sandbox`),
+    so the worker never imports the plugin nor dies with a case."""
+    from suite.runner.sandbox import run_sandboxed
+
+    return list(run_sandboxed(blob, keys, options))
 
 
 def _shippable(tech: Technique) -> Technique:
@@ -608,14 +614,46 @@ def _shippable(tech: Technique) -> Technique:
     return replace(tech, claims=[], properties=[])
 
 
+def _dask_setup_worker() -> None:  # pragma: no cover - runs in each dask worker of a LocalCluster
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's business
+
+
+@contextlib.contextmanager
+def _sigint_ignored():
+    """SIGINT ignored while processes are started (they inherit it): Ctrl-C stops the coordinator
+    only, which then closes the cluster (no traceback from every worker)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
 class DaskExecutor(Executor):
     """dask.distributed: ``options.scheduler`` or a LocalCluster of ``options.jobs`` workers.
 
-    A per-case timeout is enforced from the coordinator (a timed-out case is stored as ``timeout``;
-    its worker thread cannot be interrupted and finishes in the background).
+    The local pool's guarantees on every worker: each batch (the cases of one plugin package) is
+    shipped as bytes and evaluated by :func:`suite.runner.sandbox.run_sandboxed` in a forked child
+    of the dask worker, through the local pool. So a per-case ``--timeout`` counts from the case's
+    start, the default hang guard applies, a case that aborts or segfaults is stored ``crashed``
+    without costing its dask worker, and a dask worker never imports a plugin. A worker that dies
+    anyway (kill -9, the OOM killer) costs only what it ran: its batch is re-run case by case on
+    the remaining workers, and a case that kills a worker twice is stored ``crashed``. A run whose
+    scheduler has had no worker for :attr:`no_worker_seconds` stores what is left ``crashed``, so
+    a run always ends.
     """
 
     name = "dask"
+
+    #: seconds without any worker before the cases still waiting are given up
+    no_worker_seconds = 60.0
+    #: how many times a case may be running on a worker that died before it is stored ``crashed``
+    max_worker_deaths = 2
 
     def map_cases(self, cases: Sequence[Case], options: ExecOptions) -> Iterator[dict]:
         try:
@@ -624,75 +662,115 @@ class DaskExecutor(Executor):
             raise SuiteError("executor 'dask' needs dask.distributed: pip install 'dlsys-suite[dask]'") from None
         return self._run(cases, options)
 
-    def _run(self, cases: Sequence[Case], options: ExecOptions) -> Iterator[dict]:
+    def _connect(self, options: ExecOptions):
         import logging
 
-        from dask.distributed import Client, LocalCluster, wait
-        from distributed.client import FIRST_COMPLETED
+        import dask
+        from dask.distributed import Client, LocalCluster
 
-        if not cases:
-            return
-        cluster = None
         if options.scheduler:
             try:
-                client = Client(options.scheduler, timeout="20s")
+                return Client(options.scheduler, timeout="20s"), None
             except OSError as exc:
                 raise SuiteError(f"--scheduler {options.scheduler}: cannot connect: {exc}") from None
-        else:
+        # a worker death costs its running batch at once (no silent re-runs by the scheduler: this
+        # executor re-runs the batch's cases one by one and stores the one that kills twice)
+        with dask.config.set({"distributed.scheduler.allowed-failures": 0}), _sigint_ignored():
             cluster = LocalCluster(n_workers=max(1, options.jobs), threads_per_worker=1, processes=True,
                                    dashboard_address=None, silence_logs=logging.CRITICAL)
             client = Client(cluster)
         try:
-            techs: dict[str, Any] = {}
-            for c in cases:  # the techniques the cases were resolved against, shipped with each task
-                if c.technique not in techs:
-                    techs[c.technique] = _shippable(_tech(c))
-            nworkers = max(1, len(client.scheduler_info().get("workers", {})) or options.jobs)
-            size = 1 if options.timeout else max(1, min(256, len(cases) // (nworkers * 8) or 1))
-            by_key = {c.key: c for c in cases}
-            running: dict[Any, tuple[list[str], float]] = {}
+            client.run(_dask_setup_worker)
+        except Exception:  # noqa: BLE001 - only a nicer Ctrl-C
+            pass
+        return client, cluster
+
+    def _batches(self, cases: Sequence[Case], nworkers: int) -> list[list[Case]]:
+        """The cases in batches of one package each (a worker never unpickles two packages)."""
+        groups: dict[str, list[Case]] = {}
+        for c in cases:
+            groups.setdefault(package_of(_tech(c)), []).append(c)
+        size = max(1, min(256, len(cases) // (nworkers * 4) or 1))
+        return [g[i:i + size] for g in groups.values() for i in range(0, len(g), size)]
+
+    def _run(self, cases: Sequence[Case], options: ExecOptions) -> Iterator[dict]:
+        from dask.distributed import wait
+        from distributed.client import FIRST_COMPLETED
+
+        from suite.runner.sandbox import pack
+
+        if not cases:
+            return
+        client, cluster = self._connect(options)
+        # each batch runs a local pool of one worker in its sandbox: one case at a time per dask thread
+        inner = replace(options, jobs=1, isolate=True, scheduler=None, executor_options={})
+        running: dict[Any, list[str]] = {}
+        try:
+            techs: dict[int, Technique] = {}
+            by_key: dict[str, Case] = {}
+            for c in cases:  # one stripped technique per technique, not one per case
+                t = _tech(c)
+                if id(t) not in techs:
+                    techs[id(t)] = _shippable(t)
+                by_key[c.key] = replace(c, tech=techs[id(t)])
+            deaths: dict[str, int] = {}
 
             def submit(keys: list[str]) -> None:
-                items = [(k, by_key[k].technique, by_key[k].scenario) for k in keys]
-                # the techniques travel with each task (not scattered: scattered data dies with its worker)
-                needed = {by_key[k].technique for k in keys}
-                fut = client.submit(_dask_chunk, {t: techs[t] for t in needed}, items, options.artifacts, pure=False)
-                running[fut] = (keys, time.monotonic())
+                blob = pack([by_key[k] for k in keys])
+                fut = client.submit(_dask_batch, blob, keys, inner, pure=False)
+                running[fut] = keys
 
-            keys_all = [c.key for c in cases]
-            for i in range(0, len(keys_all), size):
-                submit(keys_all[i:i + size])
+            nworkers = max(1, len(client.scheduler_info().get("workers", {})) or options.jobs)
+            for batch in self._batches(list(by_key.values()), nworkers):
+                submit([c.key for c in batch])
+            alone = time.monotonic()  # since when no worker is known (checked while cases wait)
             while running:
-                wait_for = 1.0
-                if options.timeout:
-                    now = time.monotonic()
-                    wait_for = max(0.01, min(t0 + options.timeout * len(k) - now for k, t0 in running.values()))
                 try:
-                    done, _ = wait(list(running), timeout=wait_for, return_when=FIRST_COMPLETED)
+                    done, _ = wait(list(running), timeout=1.0, return_when=FIRST_COMPLETED)
                 except Exception:  # noqa: BLE001 - dask raises its own TimeoutError class
                     done = set()
                 for fut in done:
-                    keys, _t0 = running.pop(fut)
+                    keys = running.pop(fut)
                     try:
-                        yield from fut.result()
+                        outs = fut.result()
                     except Exception as exc:  # noqa: BLE001 - KilledWorker, a lost worker, ...
-                        if len(keys) > 1:
-                            for k in keys:  # find the culprit: one case per task
-                                submit([k])
-                        else:
-                            yield crashed_outcome(keys[0], f"dask worker lost while running this case: {_one_line(exc)}")
-                if options.timeout:
-                    now = time.monotonic()
-                    for fut, (keys, t0) in list(running.items()):
-                        if now - t0 > options.timeout * len(keys):
-                            running.pop(fut)
+                        yield from self._worker_died(keys, exc, deaths, submit)
+                        continue
+                    yield from outs
+                if not done and running:
+                    if client.scheduler_info().get("workers"):
+                        alone = time.monotonic()
+                    elif time.monotonic() - alone > self.no_worker_seconds:
+                        for fut, keys in list(running.items()):
                             fut.cancel()
                             for k in keys:
-                                yield crashed_outcome(k, f"timed out after {options.timeout:g} s", status="timeout")
+                                yield crashed_outcome(k, f"no dask worker for {self.no_worker_seconds:g} s: "
+                                                         "this case was never run (`suite run` again reruns it)")
+                        running.clear()
         finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
+            for fut in running:
+                fut.cancel()
+            with _sigint_ignored():
+                try:
+                    client.close()
+                finally:
+                    if cluster is not None:
+                        cluster.close()
+
+    def _worker_died(self, keys: list[str], exc: BaseException, deaths: dict[str, int], submit) -> Iterator[dict]:
+        """A batch whose dask worker died: its cases re-run one by one (on a fresh worker); a case
+        that was running on a dying worker :attr:`max_worker_deaths` times is stored ``crashed``."""
+        if len(keys) > 1:
+            for k in keys:  # which case killed it is unknown: each alone
+                submit([k])
+            return
+        k = keys[0]
+        deaths[k] = deaths.get(k, 0) + 1
+        if deaths[k] < self.max_worker_deaths:
+            submit([k])
+            return
+        yield crashed_outcome(k, f"dask worker lost while running this case ({deaths[k]} times; not tried "
+                                 f"again): {_one_line(exc)}")
 
 
 # --------------------------------------------------------------------------- lookup
