@@ -88,10 +88,7 @@ def freeze(value: Any, what: str = "value") -> Any:
         return value
     np = _numpy()
     if np is not None and isinstance(value, np.ndarray):
-        if value.flags.writeable:
-            value = value.view()
-            value.flags.writeable = False
-        return value
+        return _readonly_array(value, np)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         freeze_fields(value, what)
         _DATACLASSES.add(t)
@@ -100,6 +97,23 @@ def freeze(value: Any, what: str = "value") -> Any:
         freeze_fields(value, what)
         return value
     return value
+
+
+def _readonly_array(value: Any, np: Any) -> Any:
+    """*value* as an array no one can make writeable again: its memory is an immutable ``bytes``
+    object (a read-only *view* of a writeable array can be made writeable through
+    ``flags.writeable = True`` or its ``.base``). Object arrays are only flagged read-only."""
+    base = value
+    while isinstance(getattr(base, "base", None), np.ndarray):
+        base = base.base
+    if not value.flags.writeable and isinstance(getattr(base, "base", None), bytes):
+        return value
+    if value.dtype.hasobject:
+        value = value.view()
+        value.flags.writeable = False
+        return value
+    out = np.frombuffer(np.ascontiguousarray(value).tobytes(), dtype=value.dtype).reshape(value.shape)
+    return out
 
 
 #: dataclass types :func:`freeze` has met (not Mappings, lists, tuples, sets or arrays: those are
@@ -147,3 +161,104 @@ def freeze_fields(obj: Any, what: str) -> None:
             object.__setattr__(obj, "__suite_frozen__", True)
         except (AttributeError, TypeError):  # __slots__ classes: fine, freezing is idempotent
             pass
+
+
+# --------------------------------------------------------------------------- the per-case guard
+
+
+class InputMutated(SuiteError):
+    """A case changed one of its inputs through a route the freeze cannot close (``vars()``,
+    ``object.__setattr__``, ``__dict__``, ``dict.__setitem__`` on a frozen mapping): the case
+    fails, and its inputs are put back before the next case."""
+
+
+def _state_of(obj: Any) -> dict | None:
+    d = getattr(obj, "__dict__", None)
+    return d if type(d) is dict else None
+
+
+def guard(*inputs: tuple[str, Any], limit: int = 256) -> list:
+    """A snapshot of *inputs* (``(label, value)`` pairs) that :func:`restore_changed` checks.
+
+    For every frozen mapping and every object with a ``__dict__`` (pydantic models, dataclasses)
+    reachable from the inputs, breadth first, the snapshot keeps the object and a shallow copy of
+    its items, so a change by any route shows as an entry that is no longer the same object, and
+    can be undone. Tuples and leaves are walked, not copied; numpy arrays are read-only all the
+    way down (:func:`freeze` backs them by immutable bytes). At most *limit* objects per input are
+    kept (the top levels: a 500-layer table's layers beyond it are not checked, so a case costs
+    one dict copy per object, not per layer field).
+    """
+    from collections import deque
+
+    snap: list = []
+    seen: set[int] = set()
+    for label, root in inputs:
+        if root is None:
+            continue
+        kept = 0
+        queue = deque([(root, None, label)])
+        while queue and kept < limit:
+            v, parent, key = queue.popleft()
+            t = type(v)
+            if t in _IMMUTABLE or id(v) in seen:
+                continue
+            seen.add(id(v))
+            if t is tuple or t is list:
+                queue.extend((x, parent, (key, i)) for i, x in enumerate(v) if type(x) not in _IMMUTABLE)
+                continue
+            is_map = isinstance(v, dict)
+            d = v if is_map else _state_of(v)
+            if d is None:
+                continue
+            items = dict(d)
+            entry = (v, items, is_map, parent, key)
+            snap.append(entry)
+            kept += 1
+            queue.extend((x, entry, k) for k, x in items.items() if type(x) not in _IMMUTABLE)
+    return snap
+
+
+def _label(entry: tuple | None, key: Any) -> str:
+    """The path of field *key* of snapshot *entry* (``profile.network[1].bandwidth``)."""
+    parts: list[str] = []
+    while True:
+        while isinstance(key, tuple):  # (key, index) of an element of a tuple
+            parts.append(f"[{key[1]}]")
+            key = key[0]
+        if entry is None:
+            parts.append(str(key))
+            break
+        parts.append(f"[{key!r}]" if entry[2] else f".{key}")
+        entry, key = entry[3], entry[4]
+    return "".join(reversed(parts))
+
+
+def _same(now: dict, then: dict) -> str | None:
+    if len(now) != len(then):
+        extra = sorted(set(map(str, now)) ^ set(map(str, then)))
+        return extra[0] if extra else "?"
+    for k, x in then.items():
+        if k not in now or now[k] is not x:
+            if type(x) in _IMMUTABLE and k in now and type(now[k]) is type(x) and now[k] == x:
+                continue  # an equal small int or string rebuilt: no change
+            return str(k)
+    return None
+
+
+def restore_changed(snap: list) -> str | None:
+    """Check the snapshot of :func:`guard`: put back every changed object and return the first
+    changed field (``"profile.network[1].bandwidth"``), or None when nothing changed."""
+    first = None
+    for entry in snap:
+        obj, items, is_map = entry[0], entry[1], entry[2]
+        now = obj if is_map else _state_of(obj)
+        if now is None:
+            continue
+        what = _same(now, items)
+        if what is None:
+            continue
+        if first is None:
+            first = _label(entry, what)
+        dict.clear(now)
+        dict.update(now, items)
+    return first

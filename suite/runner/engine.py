@@ -12,7 +12,8 @@ from typing import Any
 
 from suite.results.store import FAILED_STATUSES, Store
 from suite.runner.case import Case
-from suite.runner.executors import ExecOptions, Executor, get_executor
+from suite.runner.checks import check_outcome
+from suite.runner.executors import ExecOptions, Executor, LocalExecutor, get_executor
 from suite.runner.progress import NullProgress, Progress
 
 __all__ = ["RunSummary", "run_cases"]
@@ -250,6 +251,7 @@ def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor =
     run_id = store.begin_run(command=command, plugins=plugins)
     summary = RunSummary(run_id=run_id, store=str(store.path))
     name = getattr(ex, "name", "") or type(ex).__name__
+    in_process = isinstance(ex, LocalExecutor) and not options.isolate and options.jobs <= 1
     seen: set[str] = set()
     seen_reads: dict[tuple, set[str]] = {}
     # one case per (technique, code, overridden field, profile): what the unread-override check needs
@@ -299,9 +301,12 @@ def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor =
                 gen = ex.map_cases(phase_cases, opts)
                 for out in _every_case(gen, phase_cases, name):
                     case = by_key[out["key"]]
+                    out = check_outcome(out, case.technique)  # here, where no plugin code runs
                     ident = case.identity()
                     ident["key"] = case.key
                     store.add_outcome(ident, out, run_id, replace=rerun or case.key in refresh)
+                    if in_process:  # the plugin runs in this process: an abort must not lose a finished case
+                        store.flush()
                     if out.get("fields_read"):
                         seen_reads.setdefault((case.technique, case.code or "", case.variant, case.fidelity),
                                               set()).update(out["fields_read"])

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from suite.errors import SuiteError
+from suite.frozen import guard, restore_changed
 from suite.runner.case import Case
 from suite.runner.oracle import oracle_problem
 from suite.technique import Skip, Technique
@@ -133,38 +134,7 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {msg[0]}" if msg else type(exc).__name__
 
 
-class BadMetric(SuiteError):
-    """A metric that cannot be true (NaN, infinite, a negative time or size): the case fails."""
-
-
-def metric_problem(m: Any) -> str | None:
-    """Why metric *m* cannot be stored as a result, or None when it can.
-
-    NaN and infinity are never results; a negative value is impossible where the unit's
-    dimension cannot be negative (a time, a size, a FLOP count, or a rate of one:
-    :func:`suite.hardware.units.nonnegative_unit`). Raw samples are checked the same way.
-    """
-    v = m.value
-    if m.samples is None:  # the common case, on the hot path of every sweep
-        if v - v != 0.0:  # NaN or +-inf (inf - inf and nan - nan are NaN)
-            return f"metric {m.name!r} is {v} ({m.unit}): expected a finite number"
-        if v < 0 and _nonnegative(m.unit):
-            return f"metric {m.name!r} is {v:g} {m.unit}: expected >= 0 for a quantity in {m.unit}"
-        return None
-    vals = [v, *m.samples]
-    for x in vals:
-        if x - x != 0.0:
-            return f"metric {m.name!r} is {x} ({m.unit}): expected a finite number"
-    lo = min(vals)
-    if lo < 0 and _nonnegative(m.unit):
-        return f"metric {m.name!r} is {lo:g} {m.unit}: expected >= 0 for a quantity in {m.unit}"
-    return None
-
-
-def _nonnegative(unit: str) -> bool:
-    from suite.hardware.units import nonnegative_unit
-
-    return nonnegative_unit(unit)
+from suite.runner.checks import BadMetric, metric_problem  # noqa: E402  (public here as before)
 
 
 #: True in a pool worker process (set by _worker_main): a KeyboardInterrupt there is the plugin's
@@ -212,6 +182,10 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = 
     out: dict[str, Any] = {"key": key, "metrics": None, "samples": None, "artifacts": None,
                            "error": None, "traceback": None}
     reads = None
+    # the inputs' state before the case: a change by any route (vars(), object.__setattr__,
+    # __dict__, dict.__setitem__) fails this case and is undone before the next one
+    snap = guard(("profile", getattr(scenario, "profile", None)), ("scenario.params", getattr(scenario, "params", None)))
+    snap += guard(("workload", getattr(scenario, "workload", None)), limit=1)
     group = (tech.name, getattr(scenario, "variant", None), getattr(scenario, "fidelity", None))
     if getattr(scenario, "profile", None) is not None and _TRACKED.get(group, 0) < TRACK_CASES:
         # the first cases of each (technique, variant, fidelity) in this process read their
@@ -261,6 +235,11 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = 
                                                          f"{_one_line(exc)}", traceback.format_exc())
     except BaseException as exc:  # noqa: BLE001 - any failure of plugin code is a stored failed case
         out["status"], out["error"], out["traceback"] = "failed", _one_line(exc), traceback.format_exc()
+    changed = restore_changed(snap)
+    if changed is not None:
+        out.update(status="failed", metrics=None, samples=None, artifacts=None, traceback=None,
+                   error=f"InputMutated: {tech.name}: the case changed its input {changed} (inputs are "
+                         "read-only; copy them to change them); put back for the next case")
     if out.get("duration") is None or out["status"] != "ok":
         out["duration"] = time.perf_counter() - t0
     if reads is not None and out["status"] == "ok":

@@ -1,0 +1,149 @@
+"""Result checks: what a stored number must satisfy, decided by the dimension of its unit.
+
+One function, :func:`metric_problem`, says why a metric cannot be a result; the worker runs it
+after each evaluation, the coordinator runs it again on every outcome before the store sees it
+(:func:`check_outcome`, where a plugin's code never runs, so a plugin that patches its worker
+cannot switch it off), and the conformance kit (:mod:`suite.testing.check`) uses it as well.
+
+Non-negativity is decided by dimension (:func:`nonnegative_unit`), not by a list of unit strings:
+a unit is a product of factors (``ms/iter``, ``J``, ``GB/s``, ``samples/s``, ``S``); each factor is
+a number, a physical unit pint knows (a time, an energy, a power, a size in bytes or bits, a FLOP
+count, a length, a mass, a conductance, ...), or a word pint does not know, read as a count
+(``samples``, ``iter``, ``cycles``, ``layers``). A quantity whose every factor is one of these is
+a magnitude and cannot be negative. A dimensionless factor (``1``, ``%``, ``x``, an angle), a
+currency (a saving can be negative) or a temperature (``degC``) leaves the sign free.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+__all__ = ["metric_problem", "nonnegative_unit", "check_outcome", "BadMetric"]
+
+from suite.errors import SuiteError
+
+
+class BadMetric(SuiteError):
+    """A metric that cannot be true (NaN, infinite, a negative time, size, energy or count): the case fails."""
+
+
+#: pint dimensions whose units measure a magnitude (never negative); temperature and currency are not
+_MAGNITUDE_DIMS = frozenset({"[time]", "[information]", "[flop]", "[length]", "[mass]", "[current]",
+                             "[luminosity]", "[substance]"})
+#: words pint reads as an angle or a dimensionless ratio that are counts in a benchmark's units
+_COUNT_WORDS = frozenset({"cycle", "cycles", "turn", "turns", "count", "counts", "revolution", "revolutions"})
+_FREE = frozenset({"", "1", "%", "x", "ratio", "percent", "ppm"})
+_FACTOR = re.compile(r"[*/·]|\s+")
+
+
+def _factors(unit: str) -> list[str]:
+    """The named factors of *unit* (``"ms/iter"`` -> ``["ms", "iter"]``), exponents removed."""
+    out = []
+    for tok in _FACTOR.split(unit.replace("**", "^")):
+        tok = tok.strip().strip("()")
+        if not tok:
+            continue
+        tok = tok.split("^")[0].strip()
+        if tok:
+            out.append(tok)
+    return out
+
+
+def _factor_kind(tok: str) -> str:
+    """``"number"``, ``"magnitude"`` (a physical unit or a count) or ``"free"`` (sign unconstrained)."""
+    try:
+        float(tok)
+        return "number"
+    except ValueError:
+        pass
+    if tok.lower() in _FREE:
+        return "free"
+    if tok.lower() in _COUNT_WORDS:
+        return "magnitude"
+    from suite.hardware.units import _registry
+
+    try:
+        u = _registry().parse_units(tok)
+    except Exception:  # noqa: BLE001 - a word pint does not know ("samples", "iter"): a count
+        return "magnitude" if re.fullmatch(r"[A-Za-z][A-Za-z_-]*", tok) else "free"
+    dims = dict(u.dimensionality)
+    if not dims or "[currency]" in dims or "[temperature]" in dims:
+        return "free"
+    return "magnitude" if set(dims) <= _MAGNITUDE_DIMS else "free"
+
+
+@functools.lru_cache(maxsize=1024)
+def nonnegative_unit(unit: str) -> bool:
+    """True when a quantity in *unit* cannot be negative, decided by dimension (module doc):
+    ``"s"``, ``"ms/iter"``, ``"J"``, ``"W"``, ``"GiB"``, ``"GB/s"``, ``"TFLOP/s"``, ``"cycles"``,
+    ``"S"``, ``"samples/s"``, ``"1/s"`` are; ``"1"``, ``"%"``, ``"USD"``, ``"degC"`` are not."""
+    u = (unit or "").strip()
+    if u.lower() in _FREE:
+        return False
+    kinds = [_factor_kind(t) for t in _factors(u)]
+    return "magnitude" in kinds and all(k != "free" for k in kinds)
+
+
+def _nonfinite(x: float) -> bool:
+    return x - x != 0.0  # NaN or +-inf (inf - inf and nan - nan are NaN)
+
+
+def metric_problem(m: Any) -> str | None:
+    """Why metric *m* (``name``, ``value``, ``unit``, ``samples``) cannot be stored, or None.
+
+    NaN and infinity are never results; a negative value is impossible where the unit's dimension
+    cannot be negative (:func:`nonnegative_unit`). Raw samples are checked the same way.
+    """
+    return _problem(m.name, m.value, m.unit, m.samples)
+
+
+def _problem(name: str, v: Any, unit: str, samples: Any = None) -> str | None:
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return f"metric {name!r} is {type(v).__name__} {v!r}: expected a number"
+    if samples is None:  # the common case, on the hot path of every sweep
+        if _nonfinite(v):
+            return f"metric {name!r} is {v} ({unit}): expected a finite number"
+        if v < 0 and nonnegative_unit(unit):
+            return f"metric {name!r} is {v:g} {unit}: expected >= 0 for a quantity in {unit}"
+        return None
+    vals = [v, *samples]
+    for x in vals:
+        if not isinstance(x, (int, float)) or _nonfinite(x):
+            return f"metric {name!r} is {x} ({unit}): expected a finite number"
+    lo = min(vals)
+    if lo < 0 and nonnegative_unit(unit):
+        return f"metric {name!r} is {lo:g} {unit}: expected >= 0 for a quantity in {unit}"
+    return None
+
+
+def check_outcome(out: dict, technique: str) -> dict:
+    """The coordinator's check of an outcome a worker returned (before the store sees it).
+
+    An ``ok`` outcome whose metrics are not ``[name, value, unit, direction]`` rows of finite
+    numbers, or hold an impossible value, becomes ``failed`` with a one-line error naming the
+    technique and the metric (the worker ran the same check; this one cannot be patched away by
+    the plugin). Other outcomes are returned as they are.
+    """
+    if out.get("status") != "ok":
+        return out
+    metrics = out.get("metrics")
+    samples = out.get("samples") or {}
+    bad = None
+    if not isinstance(metrics, list):
+        bad = f"expected a list of metrics, got {type(metrics).__name__}"
+    else:
+        for row in metrics:
+            if not (isinstance(row, (list, tuple)) and len(row) == 4 and isinstance(row[0], str)
+                    and isinstance(row[2], str)):
+                bad = f"expected metric rows [name, value, unit, direction], got {row!r:.80}"
+                break
+            bad = _problem(row[0], row[1], row[2], samples.get(row[0]) if isinstance(samples, dict) else None)
+            if bad:
+                break
+    if bad is None:
+        return out
+    out = dict(out, status="failed", metrics=None, samples=None, artifacts=None,
+               error=f"BadMetric: {technique}: {bad} (checked by the coordinator)")
+    return out
