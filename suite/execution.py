@@ -18,6 +18,10 @@ party) builds on, so it never imports ``suite.runner`` internals:
   claims and properties, which a worker never needs).
 * :data:`DONE_STATUSES`: the statuses a later run does not recompute (so an executor may reuse
   such an outcome that a lost coordinator never stored).
+* :func:`pack`, :func:`run_sandboxed`: a batch of cases as bytes, and its evaluation on the remote
+  side in a supervised child through the local pool (so the remote process never imports the
+  plugin, and a case that hangs or crashes costs only itself); :func:`package_of` the plugin
+  package of a case's technique (a batch should hold one package's cases).
 """
 
 from __future__ import annotations
@@ -27,10 +31,11 @@ from dataclasses import replace
 
 from suite.results.store import OK
 from suite.runner.case import Case
-from suite.runner.executors import ExecOptions, Executor, LocalExecutor, crashed_outcome, run_case
+from suite.runner.executors import ExecOptions, Executor, LocalExecutor, crashed_outcome, package_of, run_case
+from suite.runner.sandbox import pack, run_sandboxed
 
 __all__ = ["Case", "Executor", "ExecOptions", "run_isolated", "run_case", "crashed_outcome", "shippable",
-           "DONE_STATUSES"]
+           "DONE_STATUSES", "pack", "run_sandboxed", "package_of"]
 
 #: outcome statuses a later ``suite run`` does not recompute (every other one is rerun)
 DONE_STATUSES = frozenset({OK})

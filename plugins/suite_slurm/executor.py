@@ -11,8 +11,10 @@ How a run goes
    one SLURM job array (``--array=0-N%array-parallelism``; several sharing the parallelism when
    there are more than 1,000 tasks). Execute-fidelity cases go in tasks of their own that ask for
    ``gpus-per-task`` GPUs; the others ask for none.
-3. A task evaluates its cases with :func:`suite.execution.run_isolated` (forked workers, so a case
-   that aborts or segfaults is stored ``crashed`` and the task goes on) and appends each outcome
+3. A task receives its cases as bytes and evaluates them with :func:`suite.execution.run_sandboxed`
+   (a supervised child that unpickles them and runs the local pool: the task's own process never
+   imports the plugin, a case that aborts, segfaults or hangs is stored ``crashed`` / ``timeout``
+   with the local pool's time-outs, and the task goes on) and appends each outcome
    to its file. The coordinator polls the files and the jobs' states and yields outcomes as they
    arrive; it alone writes the store.
 4. A job that ends before all its cases were reported (time limit, ``scancel``, a node failure,
@@ -40,7 +42,8 @@ from pathlib import Path
 from typing import Any
 
 from suite.errors import SuiteError
-from suite.execution import DONE_STATUSES, Case, ExecOptions, Executor, crashed_outcome, run_isolated, shippable
+from suite.execution import (DONE_STATUSES, Case, ExecOptions, Executor, crashed_outcome, pack, package_of, run_isolated,
+                             run_sandboxed, shippable)
 
 __all__ = ["SlurmExecutor", "SlurmOptions", "OPTIONS", "run_task", "parse_options", "group_tasks",
            "submitit_parameters"]
@@ -124,11 +127,15 @@ def parse_options(raw: Mapping[str, Any]) -> SlurmOptions:
 
 
 def group_tasks(cases: Sequence[Case], size: int) -> list[list[Case]]:
-    """Cases in order, in tasks of at most *size*; execute-fidelity cases in tasks of their own
-    (they are the ones that may ask for a GPU)."""
+    """Cases in order, in tasks of at most *size* holding one plugin package's cases each;
+    execute-fidelity cases in tasks of their own (they are the ones that may ask for a GPU)."""
     tasks: list[list[Case]] = []
     for group in ([c for c in cases if c.fidelity != "execute"], [c for c in cases if c.fidelity == "execute"]):
-        tasks += [list(group[i:i + size]) for i in range(0, len(group), size)]
+        by_package: dict[str, list[Case]] = {}  # a task holds one plugin package's cases
+        for c in group:
+            by_package.setdefault(package_of(c.tech), []).append(c)
+        for g in by_package.values():
+            tasks += [list(g[i:i + size]) for i in range(0, len(g), size)]
     return tasks
 
 
@@ -166,16 +173,20 @@ def _plain(x: Any) -> Any:
     raise TypeError(f"not JSON-serialisable: {type(x).__name__}")
 
 
-def run_task(path: str, cases: list[Case], options: ExecOptions) -> int:
+def run_task(path: str, cases: list[Case] | tuple[list[str], bytes], options: ExecOptions) -> int:
     """Evaluate one array task's *cases* and append each outcome to *path* (JSON lines).
 
-    Runs inside the SLURM job. Each line is flushed as its case finishes, so a job killed at any
-    moment leaves the outcomes of every case it finished (a torn last line is ignored by the
-    reader). Returns the number of outcomes written.
+    Runs inside the SLURM job. *cases* is ``(keys, pack(cases))`` as the coordinator submits it:
+    unpickled and evaluated in a supervised sandbox (:func:`suite.execution.run_sandboxed`), so the
+    task's process never imports the plugin and always ends; a plain list of cases is evaluated
+    by :func:`suite.execution.run_isolated`. Each line is flushed as its case finishes, so a job
+    killed at any moment leaves the outcomes of every case it finished (a torn last line is
+    ignored by the reader). Returns the number of outcomes written.
     """
     n = 0
+    outs = run_sandboxed(cases[1], cases[0], options) if isinstance(cases, tuple) else run_isolated(cases, options)
     with open(path, "a", encoding="utf-8") as f:
-        for out in run_isolated(cases, options):
+        for out in outs:
             f.write(json.dumps(out, default=_plain, separators=(",", ":")) + "\n")
             f.flush()
             n += 1
@@ -387,7 +398,7 @@ class SlurmExecutor(Executor):
                 stripped[id(c.tech)] = shippable(c).tech
             return replace(c, tech=stripped[id(c.tech)])
 
-        payload = {t.index: [ship(by_key[k]) for k in t.keys] for t in tasks}
+        payload = {t.index: (list(t.keys), pack([ship(by_key[k]) for k in t.keys])) for t in tasks}
         waiting = list(tasks)
         active: list[_Task] = []
         finished_jobs: list[Any] = []  # their folders are removed at the end; those of jobs that ended early are kept

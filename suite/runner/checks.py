@@ -36,6 +36,10 @@ _MAGNITUDE_DIMS = frozenset({"[time]", "[information]", "[flop]", "[length]", "[
 _COUNT_WORDS = frozenset({"cycle", "cycles", "turn", "turns", "count", "counts", "revolution", "revolutions"})
 _FREE = frozenset({"", "1", "%", "x", "ratio", "percent", "ppm"})
 _FACTOR = re.compile(r"[*/·]|\s+")
+#: common magnitude units, prefixed or not, decided without loading pint's registry (seconds of a
+#: case's time budget on a loaded machine)
+_COMMON = re.compile(r"(?:[YZEPTGMkKmuµnp]i?)?(?:s|sec|B|bit|bits|byte|bytes|FLOP|FLOPs|flop|J|W|Wh|Hz|S|m|g|"
+                     r"h|min|d|day|days|hour|hours|second|seconds)")
 
 
 def _factors(unit: str) -> list[str]:
@@ -60,7 +64,7 @@ def _factor_kind(tok: str) -> str:
         pass
     if tok.lower() in _FREE:
         return "free"
-    if tok.lower() in _COUNT_WORDS:
+    if tok.lower() in _COUNT_WORDS or _COMMON.fullmatch(tok):
         return "magnitude"
     from suite.hardware.units import _registry
 

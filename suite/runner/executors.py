@@ -346,6 +346,9 @@ def _worker_main(conn, fault_fd: int, parent: int) -> None:  # pragma: no cover 
     except OSError:
         pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's business
+    # the coordinator's SIGTERM handler (a run stopped by a batch scheduler) is not the worker's:
+    # a SIGTERM kills the worker, and its case is stored crashed, as on every executor
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     # a fatal error (abort, segfault) writes the Python stack to a file the coordinator reads
     # back and stores as the crashed case's traceback
     faulthandler.enable(file=fault_fd, all_threads=False)
