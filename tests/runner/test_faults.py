@@ -146,3 +146,127 @@ def test_slurm_contains_every_attack_like_the_local_pool(faulty, tmp_path):
         _check(st, s.run_id, attacks)
     finally:
         st.close()
+
+
+# --------------------------------------------------------------------------- dask, defect by defect
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """One loopback LocalCluster shared by the dask regressions (started once: seconds each)."""
+    pytest.importorskip("distributed")
+    import logging
+    import os
+
+    from distributed import LocalCluster
+
+    old = os.environ.get("PYTHONPATH", "")
+    os.environ["PYTHONPATH"] = str(HERE) + ":" + old  # the workers import the test plugins
+    try:
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                          silence_logs=logging.CRITICAL) as c:
+            yield c.scheduler_address
+    finally:
+        os.environ["PYTHONPATH"] = old
+
+
+@pytest.mark.slow
+def test_dask_timeout_counts_from_the_case_start_not_its_submission(fake_registry, tmp_path, cluster):
+    """Issue 43: with --timeout 10, 19,837 of 21,600 healthy 1 ms cases were stored `timeout`
+    (the clock started at submission). Here 16 healthy cases of 0.3 s on 2 workers under a 1.5 s
+    time-out: each is far inside its limit, the sweep (2.4 s per worker) is not."""
+    exp = expand_entry({"technique": "fake", "variants": ["base"], "params": {"x": list(range(1, 17)), "delay": [0.3]}})
+    st, s = _run(exp.cases, tmp_path, "dask-timeout", executor="dask", scheduler=cluster, timeout=1.5)
+    try:
+        assert s.by_status == {"ok": 16}
+    finally:
+        st.close()
+
+
+@pytest.mark.slow
+def test_dask_many_crashing_cases_cost_only_themselves_and_the_run_ends(faulty, tmp_path, cluster):
+    """Issue 43: 11 or more crashing cases left no workers and the run never ended; healthy cases
+    were stored `crashed` for another case's crash. 14 aborting cases among 6 healthy ones."""
+    cases = _sweep(["abort", "segfault", "kill9", "sigterm"] * 3 + ["abort", "kill9"])
+    st, s = _run(cases, tmp_path, "dask-crash", executor="dask", scheduler=cluster)
+    try:
+        assert s.by_status == {"ok": 6, "crashed": 14}
+        m = st.metrics(s.run_id, wide=True)
+        assert sorted(m["y"]) == [x * GBIT for x in range(1, 7)]
+    finally:
+        st.close()
+
+
+@pytest.mark.slow
+def test_dask_has_the_default_hang_guard(faulty, tmp_path, cluster):
+    """Issue 43: without --timeout, dask had no hang guard at all (the local pool has one)."""
+    st, s = _run(_sweep(["hang_c"]), tmp_path, "dask-guard", executor="dask", scheduler=cluster, stall_timeout=2.0)
+    try:
+        (err,) = st.cases(s.run_id, status="timeout")["error"]
+        assert err.startswith("stalled: no progress for 2 s") and s.ok == 6
+    finally:
+        st.close()
+
+
+@pytest.mark.slow
+def test_dask_mutation_through_dict_fails_alone_and_is_not_served_later(faulty, tmp_path, cluster):
+    """Issue 43: a profile mutated through network[i].__dict__ under dask was stored `ok` (comm
+    time 1.718e9 s instead of 1.376 s), then served from cache. All cases in one batch here."""
+    st, s = _run(_sweep(["mutate"]), tmp_path, "dask-mutate", executor="dask", scheduler=cluster)
+    try:
+        assert s.by_status == {"ok": 6, "failed": 1}
+        m = st.metrics(s.run_id, wide=True)
+        assert sorted(m["y"]) == [x * GBIT for x in range(1, 7)]
+    finally:
+        st.close()
+
+
+def _stored(path: Path) -> int:
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            return conn.execute("SELECT count(*) FROM cases").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return 0
+
+
+@pytest.mark.slow
+def test_dask_ctrl_c_is_one_line_and_exit_130(tmp_path):
+    """Issue 43: Ctrl-C of a dask run printed a 34-line traceback. SIGINT to the whole process
+    group (what a terminal sends): exit 130, the interrupted line, no traceback."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    site = tmp_path / "site" / "fake_suite_plugin-0.1.dist-info"
+    site.mkdir(parents=True)
+    (site / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-suite-plugin\nVersion: 0.1\n")
+    (site / "entry_points.txt").write_text("[suite.plugins]\nfake = fakeplugin\n")
+    env = dict(os.environ, PYTHONPATH=f"{HERE}:{site.parent}", SUITE_PROFILES=str(HERE / "profiles"))
+    store = tmp_path / "s.sqlite"
+    proc = subprocess.Popen([sys.executable, "-m", "suite", "run", "--technique", "fake", "--variant", "base",
+                             "--param", "x=" + ",".join(map(str, range(1, 41))), "--param", "delay=0.5",
+                             "--executor", "dask", "-j", "2", "-q", "--store", str(store)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while _stored(store) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert proc.poll() is None, proc.communicate()
+        os.killpg(proc.pid, signal.SIGINT)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err, err
+    lines = [ln for ln in err.strip().splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("interrupted: run 1 stored"), err
