@@ -215,6 +215,11 @@ class Registry:
             info.import_seconds = time.perf_counter() - t0
 
     def _load_checked(self, info: PluginInfo, load) -> None:
+        taken = next((p for p in self.plugins if p is not info and p.name == info.name), None)
+        if taken is not None:  # this distribution's plugins load first: a newcomer never takes a built-in's name
+            self._quarantine(info, f"entry point name {info.name!r} is already taken by {taken.distribution} "
+                                   f"(plugin {taken.name!r}); expected a unique plugin name")
+            return
         try:
             module = load()
         except Exception as exc:  # any import failure quarantines only this plugin

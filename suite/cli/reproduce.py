@@ -44,7 +44,8 @@ def reproduce_cmd(techniques, all_, verified_only, fmt, output, strict, wide, jo
     that could not be derived, with the reason).
     A verdict is information: the exit status is 0 even when claims are not reproduced; with
     --strict it is 1 when any claim ends in error, else 2 when any claim is "reproduced (no
-    null)" or a "claim defect" (a pass that is not evidence, a claim that could not fail).
+    null)" or a "claim defect" (a pass that is not evidence, a claim that could not fail). A claim
+    whose scenario does not resolve (its workload or profile is missing) exits 1 always.
     Cases are stored and cached like `suite run`, so a second reproduce computes nothing.
     """
     from suite.cli.common import get_context
@@ -91,6 +92,12 @@ def reproduce_cmd(techniques, all_, verified_only, fmt, output, strict, wide, jo
                    err=True)
     counts = board.counts()
     apart = counts["reproduced (no null)"] + counts["claim defect"]
+    unresolved = [o for o in board.outcomes if str(getattr(o, "reason", "") or "").startswith("scenario does not resolve")]
+    if unresolved:  # a broken installation (a workload or profile missing), not a verdict
+        o = unresolved[0]
+        click.echo(f"error: {len(unresolved)} claim(s) do not resolve, e.g. {o.technique}/{o.claim}: {o.reason} "
+                   "(see `suite plugins`)", err=True)
+        sys.exit(1)
     if strict and counts["error"]:
         click.echo(f"error: {counts['error']} claim(s) ended in error (--strict)", err=True)
         sys.exit(1)
