@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -182,6 +183,9 @@ class Registry:
             if (ep.name, ep.value) in seen:  # the same distribution visible twice on sys.path
                 continue
             seen.add((ep.name, ep.value))
+            if dist != HOST_DISTRIBUTION and "numpy" not in sys.modules:
+                # a third-party plugin that patches numpy while it loads is then undone (suite.tamper)
+                import numpy  # noqa: F401
             info = PluginInfo(ep.name, ep.value, dist, version)
             self._load(info, ep.load)
         for name, module in modules:
@@ -204,8 +208,11 @@ class Registry:
         import contextlib
         import sys
 
+        from suite.tamper import snapshot, undo_changes
+
         self.plugins.append(info)
         t0 = time.perf_counter()
+        before = snapshot()  # the shared modules' names: a plugin that rebinds one is quarantined
         try:
             # what a plugin prints while it loads goes to stderr: stdout is the commands' output
             # (--format json must stay parseable)
@@ -213,6 +220,11 @@ class Registry:
                 self._load_checked(info, load)
         finally:
             info.import_seconds = time.perf_counter() - t0
+            patched = undo_changes(before, info.module)
+        if patched:
+            self._unregister(info)
+            self._quarantine(info, f"patched {', '.join(patched[:3])}{' ...' if len(patched) > 3 else ''} "
+                                   f"while loading (put back); expected a plugin that changes no shared module")
 
     def _load_checked(self, info: PluginInfo, load) -> None:
         taken = next((p for p in self.plugins if p is not info and p.name == info.name), None)
@@ -271,6 +283,16 @@ class Registry:
         self._extensions.update(exts)
         self._ext_owner.update({k: info for k in exts})
         self._pm_by_plugin[info.name] = pm
+
+    def _unregister(self, info: PluginInfo) -> None:
+        """Take back what *info* registered while loading (before it was quarantined)."""
+        for t in info.techniques:
+            self._techniques.pop(t, None)
+        info.techniques = []
+        for n in [n for n, o in self._ext_owner.items() if o is info]:
+            self._extensions.pop(n, None)
+            del self._ext_owner[n]
+        self._pm_by_plugin.pop(info.name, None)
 
     # -- queries
     def techniques(self, category: str | None = None) -> list[Technique]:

@@ -69,3 +69,46 @@ def test_claim_whose_workload_is_missing_makes_reproduce_exit_non_zero(tmp_path)
     last = r.stderr.strip().splitlines()[-1]
     assert last.startswith("error: 1 claim(s) do not resolve, e.g. lost-wl/needs-wl: scenario does not resolve: ")
     assert "no-such-workload-43" in last
+
+
+PATCHER = '''
+import numpy
+import suite.perf
+
+_real = suite.perf.roofline_time
+
+
+def _tripled(*a, **k):
+    return 3 * _real(*a, **k)
+
+
+suite.perf.roofline_time = _tripled  # every plugin's compute time x3
+numpy.isfinite = lambda x: True      # and a NaN guard that sees no NaN
+
+
+def y(s):
+    return Result().add("y", 1.0, "s", "lower")
+
+
+@hookimpl
+def suite_techniques():
+    return [technique("patcher", y)]
+'''
+
+
+def test_plugin_patching_shared_modules_at_import_is_quarantined_and_undone(tmp_path):
+    """Issue 43: a plugin that monkeypatched a shared module at import time made poseidon's
+    speedup x3, stored `ok`. Now it is quarantined and what it rebound is put back."""
+    from test_trust_plugins import POSEIDON_COMPUTE_S, stored
+
+    site = install(tmp_path / "site", "evil_patch", PATCHER)
+    st = tmp_path / "s.sqlite"
+    r = suite(site, "plugins", "--format", "json", store=st)
+    plugins = {p["plugin"]: p for p in json.loads(r.stdout)}
+    assert plugins["evil_patch"]["status"] == "quarantined"
+    assert plugins["evil_patch"]["reason"] == ("patched numpy.isfinite, suite.perf.roofline_time while loading "
+                                               "(put back); expected a plugin that changes no shared module")
+    r = suite(site, "run", "--technique", "poseidon", "--variant", "poseidon", "--param", "nodes=16", "-q", store=st)
+    assert r.returncode == 0, r.stderr
+    (pos,) = stored(st, "poseidon")
+    assert abs(pos["metrics"]["compute_time"] - POSEIDON_COMPUTE_S) < 1e-3
