@@ -151,8 +151,8 @@ def technique_figures(df, directions: dict[str, str], units: dict[str, str], hea
 
 
 def _json(obj: Any) -> str:
-    # inside <script>: "</" would end the element
-    return json.dumps(obj, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+    # inside <script>: no "<" at all ("</script" would end the element, "<!--" change its parsing)
+    return json.dumps(obj, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
 
 
 def _esc(s: str) -> str:

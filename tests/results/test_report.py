@@ -4,6 +4,7 @@ the scoreboard against `reproduce`, and escaping of every plugin/profile/command
 from __future__ import annotations
 
 import base64
+import re
 from html.parser import HTMLParser
 
 import pytest
@@ -30,6 +31,8 @@ class Page(HTMLParser):
         self.tables: list[list[list[str]]] = []
         self.images: list[str] = []
         self.text: list[str] = []
+        self.divs: list[str] = []
+        self.scripts: list[dict] = []
         self._h = None
         self._cell = None
 
@@ -38,6 +41,10 @@ class Page(HTMLParser):
         self.tags.append(tag)
         if tag == "section":
             self.sections.append(a.get("id"))
+        elif tag == "div":
+            self.divs.append(a.get("class") or "")
+        elif tag == "script":
+            self.scripts.append(a)
         elif tag in ("h1", "h2", "h3"):
             self._h = []
         elif tag == "table":
@@ -63,6 +70,17 @@ class Page(HTMLParser):
             self._h.append(data)
         if self._cell is not None:
             self._cell.append(data)
+
+
+def _only_the_reports_script(text: str) -> None:
+    """The only executable script is the report's own (embedded once, no src); every other script
+    element is JSON data, which a browser never runs."""
+    from suite.report.interactive import SCRIPT
+
+    tags = re.findall(r"<script[^>]*>", text)
+    assert tags.count("<script>") == 1 and text.count(f"<script>{SCRIPT}</script>") == 1
+    assert all(t in ("<script>",) or t.startswith('<script type="application/json"') for t in tags), tags
+    assert "src=" not in "".join(tags)
 
 
 def parse(text: str) -> Page:
@@ -97,13 +115,15 @@ def test_sweep_report_sections_tables_and_images(report_store, sweep_page):
     page = sweep_page
     assert page.sections == ["provenance", "technique-poseidon", "scoreboard"]
     assert page.headings[:3] == [f"dlsys-suite report: run {sweep}", "Run provenance", "Technique: poseidon"]
-    # at least two plots, every one an embedded PNG that decodes
-    assert len(page.images) >= 2
+    # plots: interactive figures (SVG drawn by the page's one script) and embedded PNGs that decode
+    assert len(page.images) >= 1 and page.divs.count("ifig") >= 2
     for src in page.images:
         assert src.startswith("data:image/png;base64,")
         assert base64.b64decode(src.split(",", 1)[1])[:8] == PNG
-    # no external resource and no script at all
-    assert "script" not in page.tags and "link" not in page.tags
+    # no external resource; one script, the report's own, the other script elements JSON data
+    assert "link" not in page.tags and all("src" not in a for a in page.scripts)
+    assert [a.get("type") for a in page.scripts].count(None) == 1
+    assert {a.get("type") for a in page.scripts} == {None, "application/json"}
     # the cases table: one row per case, the store's values
     cases = next(t for t in page.tables if t and "variant" in t[0] and "nodes" in t[0])
     header, rows = cases[0], cases[1:]
@@ -161,7 +181,7 @@ def test_text_from_plugins_profiles_and_commands_is_escaped(tmp_path):
         st.finish_run(run, "failed", {"total": 3, "ok": 2, "failed": 1})
     text = build_report(path, run, registry=Reg())
     page = parse(text)
-    assert "script" not in page.tags
+    _only_the_reports_script(text)
     assert evil not in text
     visible = "".join(page.text)
     # the evil strings are shown as text: title, paper, variant, params, profile, metric, error, command, plugin
@@ -197,8 +217,8 @@ def test_cli_writes_the_file(report_store, tmp_path):
     res = CliRunner().invoke(main, ["report", str(sweep), "--store", str(path), "-o", str(out), "--no-scoreboard"])
     assert res.exit_code == 0, res.output
     page = parse(out.read_text(encoding="utf-8"))
-    assert "scoreboard" not in page.sections and len(page.images) >= 2
-    res = CliRunner().invoke(main, ["report", "42", "--store", str(path), "-o", str(out)])
+    assert "scoreboard" not in page.sections and len(page.images) + page.divs.count("ifig") >= 2
+    res = CliRunner().invoke(main, ["report", "42", "--store", str(path), "-o", str(out), "--force"])
     assert res.exit_code == 2 and "no run with id 42" in res.output
 
 
