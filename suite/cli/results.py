@@ -182,11 +182,51 @@ def run_rows(store, run) -> list[dict]:
         row.update({f"param.{k}": v for k, v in (r["params"] or {}).items()})  # as given, not pandas-widened
         row.update(by_key.get(r["key"], {}))
         rows.append({k: _clean(v) for k, v in row.items()})
+    _numeric_overrides(rows)
     pcols = sorted({k for r in rows for k in r if k.startswith("param.")})
     rows.sort(key=lambda r: (r["technique"], r["variant"], _s(r["profile"]), _s(r["workload"]),
                              [sort_key(r.get(c)) for c in pcols],
                              [(k, sort_key(v)) for k, v in sorted((r["overrides"] or {}).items())], r["seed"] or 0))
     return rows
+
+
+def _numeric_overrides(rows: list[dict]) -> None:
+    """Add to each row one ``set.PATH`` number per profile field the run overrides, in the unit
+    all the run's values of that field share (``set.network.-1.bandwidth`` = 10.0, in Gbit/s:
+    :func:`swept_units` names it); a field whose values are not numbers of one unit is left out
+    (``overrides`` keeps every value as given)."""
+    from suite.results.load import numeric_overrides
+
+    paths = sorted({p for r in rows for p in (r.get("overrides") or {})})
+    for p in paths:
+        got = numeric_overrides([(r.get("overrides") or {}).get(p) for r in rows])
+        if got is not None:
+            for r, v in zip(rows, got[0]):
+                r[f"set.{p}"] = v
+
+
+def swept_units(store, run) -> dict[str, str]:
+    """``set.PATH`` -> unit of every profile field *run* overrides with numbers of one unit, and
+    ``param.NAME`` -> unit of every parameter the installed technique declares with a unit."""
+    from suite.results.load import numeric_overrides
+
+    cases = store.cases(run).to_dict("records")
+    out: dict[str, str] = {}
+    for p in sorted({p for r in cases for p in (r["overrides"] or {})}):
+        got = numeric_overrides([(r["overrides"] or {}).get(p) for r in cases])
+        if got is not None and got[1]:
+            out[f"set.{p}"] = got[1]
+    try:
+        from suite.cli.common import get_context
+
+        ctx = get_context()
+        for t in sorted({r["technique"] for r in cases}):
+            for k, prm in ctx.technique(t).parameters.items():
+                if prm.unit and prm.type in (int, float):
+                    out.setdefault(f"param.{k}", prm.unit)
+    except Exception:  # noqa: BLE001 - a technique no longer installed: its parameters without units
+        pass
+    return out
 
 
 def run_units(store, run) -> tuple[dict[str, str], dict[str, str]]:
@@ -244,15 +284,18 @@ def show_cmd(run, store_path, fmt, output, all_metrics, long_form) -> None:
 
     \b
     Units: the table scales values for reading (ms, MiB); csv and json keep each metric in the
-    unit its technique reported (bytes in B, times in s) and say which:
-      json: a top-level "units" object (metric -> unit) beside "cases"
-      csv:  metric columns headed NAME [UNIT], e.g. "iteration_time [s]"
+    unit its technique reported (bytes in B, times in s) and say which; every profile field set
+    with --set is a number too (set.PATH), and parameters declared with a unit say it:
+      json: a top-level "units" object (metric or column -> unit) beside "cases"
+      csv:  columns headed NAME [UNIT], e.g. "iteration_time [s]", "set.network.-1.bandwidth [Gbit/s]"
       --long: one row per metric with its "unit" column
     """
     with _open(store_path) as store:
         info = store.run_info(run)
         info["name"] = store.run_names().get(info["id"])
         units, directions = run_units(store, info["id"])
+        if fmt != "table":  # swept fields beside the metrics: "set.network.-1.bandwidth [Gbit/s]"
+            units = {**swept_units(store, info["id"]), **units}
         if fmt != "table" and long_form:
             rows = long_rows(store, info["id"])
         else:

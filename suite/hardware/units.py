@@ -18,6 +18,8 @@ if TYPE_CHECKING:  # pint is imported when a quantity is first parsed that the c
 
 __all__ = [
     "ureg",
+    "parse_unit",
+    "COUNT_UNITS",
     "parse_quantity",
     "format_quantity",
     "BytesQ",
@@ -65,7 +67,49 @@ def _registry() -> "pint.UnitRegistry":
     reg.define("Gbps = gigabit / second")
     reg.define("Mbps = megabit / second")
     reg.define("GBps = gigabyte / second")
+    import logging
+
+    quiet = logging.getLogger("pint")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # "point" and "unit" replace pint's typographic point and micro-nit, on purpose
+    try:
+        for name in COUNT_UNITS:  # each count its own dimension: samples/s never adds to tokens/s
+            reg.define(f"{name} = [{name}] = _ = {name}{'es' if name.endswith('ch') else 's'}")
+    finally:
+        quiet.setLevel(level)
     return reg
+
+
+#: Things a metric or a parameter counts, each a unit of its own dimension in the suite's registry
+#: (plurals parse too: ``samples/s``, ``tokens/s``, ``micro_batches``). Spellings with a hyphen or
+#: a space are mapped by :func:`parse_unit` (``micro-batches``, ``DSP slices``).
+COUNT_UNITS = ("sample", "token", "sequence", "micro_batch", "layer", "unit", "node", "worker", "rank", "GPU",
+               "device", "step", "epoch", "iteration", "element", "point", "row", "stage", "round", "replica",
+               "peer", "thread", "shard", "request", "model", "generation", "feature", "cluster", "client",
+               "block", "DSP_slice")
+_SPELLINGS = {"micro-batches": "micro_batches", "micro-batch": "micro_batch", "DSP slices": "DSP_slices",
+              "%": "percent"}
+
+
+def parse_unit(text: str) -> "pint.Unit":
+    """A unit string as the suite writes it (a metric's or a parameter's unit: ``"samples/s"``,
+    ``"micro-batches"``, ``"B"``, ``"1"``, ``"%"``) as a unit of the suite's pint registry.
+
+    Raises
+    ------
+    ValueError
+        The text is no unit of the registry (one line naming it).
+    """
+    t = str(text).strip()
+    for k, v in _SPELLINGS.items():
+        t = t.replace(k, v)
+    reg = _registry()
+    if t in ("", "1"):
+        return reg.dimensionless
+    try:
+        return reg.Unit(t)
+    except Exception as exc:  # noqa: BLE001 - pint raises several kinds
+        raise ValueError(f"unit {text!r}: not a unit of the suite's registry ({type(exc).__name__})") from None
 
 
 def __getattr__(name: str) -> Any:

@@ -3,7 +3,10 @@
 The Parquet file holds the long form of :func:`suite.results.load` (one row per case and metric,
 every ok case of the store) plus two columns: ``runs`` (every run that asked for the case) and
 ``samples`` (the raw repeated measurements, empty for model fidelity). ``params`` and
-``overrides`` are JSON text (techniques declare different parameters). The file's key-value
+``overrides`` are JSON text (techniques declare different parameters); each profile field set
+with ``--set`` is also a number column named with its unit (``set.network.-1.bandwidth [Gbit/s]``)
+beside its text column (``set.network.-1.bandwidth``, the value as given).
+The file's key-value
 metadata ``dlsys_suite`` is a JSON object::
 
     {"format": "dlsys-suite results", "format_version": 1, "store_schema_version": 1,
@@ -59,7 +62,13 @@ def _portable(df):
     for c in ("params", "overrides"):
         if c in df.columns:
             df[c] = [json.dumps(v, sort_keys=True, default=str) for v in df[c]]
-    for c in [c for c in df.columns if c.startswith(("param.", "set."))]:
+    from suite.results.load import numeric_overrides
+
+    for c in [c for c in df.columns if c.startswith("set.")]:
+        got = numeric_overrides(list(df[c]))
+        if got is not None:  # "10 Gbit/s" -> 10.0 in a column named with its unit
+            df[f"{c} [{got[1]}]" if got[1] else c] = pd.array(got[0], dtype="Float64")
+    for c in [c for c in df.columns if c.startswith(("param.", "set.")) and "[" not in c]:
         kind = _column_type(df[c])
         if kind == "int":
             df[c] = df[c].astype("Int64")

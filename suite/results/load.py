@@ -48,6 +48,26 @@ def open_store(store: Any):
 _NUM_UNIT = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(.*?)\s*$")
 
 
+def numeric_overrides(values: list[Any]) -> tuple[list[float | None], str] | None:
+    """The numbers and the one unit of a column of profile-override values (``["2 Gbit/s",
+    "10 Gbit/s", None]`` -> ``([2.0, 10.0, None], "Gbit/s")``), or None when some value is no
+    number or the units differ (such a column stays text). Missing values stay None."""
+    nums: list[float | None] = []
+    units = set()
+    for v in values:
+        if v is None or (isinstance(v, float) and v != v):
+            nums.append(None)
+            continue
+        num, unit = override_value(v)
+        if num is None:
+            return None
+        nums.append(num)
+        units.add(unit)
+    if len(units) != 1:
+        return None
+    return nums, units.pop()
+
+
 def override_value(text: Any) -> tuple[float | None, str]:
     """Split a profile override value such as ``"10 Gbit/s"`` into ``(10.0, "Gbit/s")``.
 

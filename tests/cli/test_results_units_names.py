@@ -194,3 +194,23 @@ def test_spelling_takes_the_dimension_from_the_schema_not_the_field_name():
     assert spelling("no-such-profile", "reliability.repair_time", 7200.0) == "2 h"
     # a cycle count whose name says "latency" is no time: left a plain number
     assert spelling("no-such-profile", "ext.hopper.global_latency_cycles", 600.0) == "600.0"
+
+
+def test_swept_profile_fields_are_numeric_columns_with_their_unit(store, tmp_path):
+    """`--set network.-1.bandwidth=5 Gbit/s,40 Gbit/s,10 Gbit/s`: a number column with its unit in
+    CSV, JSON and Parquet (not the text "5 Gbit/s"), and parameters declared with a unit say it."""
+    import pandas as pd
+
+    r = cli("results", "show", "first", "--format", "csv", store=store)
+    rows = list(csv.DictReader(io.StringIO(r.output)))
+    assert "set.network.-1.bandwidth [Gbit/s]" in rows[0] and "param.nodes [nodes]" in rows[0]
+    assert sorted({float(x["set.network.-1.bandwidth [Gbit/s]"]) for x in rows}) == [5.0, 10.0, 40.0]
+    d = json.loads(cli("results", "show", "first", "--format", "json", store=store).output)
+    assert d["units"]["set.network.-1.bandwidth"] == "Gbit/s"
+    assert sorted({c["set.network.-1.bandwidth"] for c in d["cases"]}) == [5.0, 10.0, 40.0]
+    out = tmp_path / "e.parquet"
+    r = cli("results", "export", "--run", "first", "-o", str(out), store=store)
+    assert r.exit_code == 0, r.output
+    df = pd.read_parquet(out)
+    col = df["set.network.-1.bandwidth [Gbit/s]"]
+    assert str(col.dtype).lower().startswith("float") and sorted(set(col)) == [5.0, 10.0, 40.0]
