@@ -71,7 +71,7 @@ _HW_NOTE = (
     "workers on one flat ring whose inter-node hops run at 56 Gb/s; fp32 gradients; t_c from the CIFAR "
     "layer table's FLOPs at efficiency 0.5 of the 11.34 TFLOP/s fp32 peak; batch 128 per GPU and k = 4 are "
     "assumptions (the paper's are not stated in what could be read); homogeneous workers; iterations to target equal to S-SGD's "
-    "(steps_ratio = 1). Tolerance on the gain (DESIGN.md): the paper's range of gains [1, 2] widened by "
+    "(steps_ratio = 1). Tolerance on the gain (docs/verdicts.md): the paper's range of gains [1, 2] widened by "
     "20% of the gain at each end: [2 - 0.2 x 1, 3 + 0.2 x 2] = [1.8, 3.4]."
 )
 
@@ -113,7 +113,7 @@ def _claims() -> list[Claim]:
                    Null("Local SGD for CoCoD-SGD", variants={"cocod-sgd": "local-sgd"}),
                    Null("Pipe-SGD for CoCoD-SGD", variants={"cocod-sgd": "pipe-sgd"})),
             note="Implied by the abstract's 'up to 2-3x faster than traditional synchronous SGD'; ordering of "
-                 "time to target with the 2% margin of DESIGN.md, under the same assumptions as the speed-up "
+                 "time to target with the 2% margin of docs/verdicts.md, under the same assumptions as the speed-up "
                  "claim. With steps_ratio = 1 the model's max(k t_c, t_AR) <= k (t_c + t_AR) holds for every "
                  "input, and so does Local SGD's k t_c + t_AR: the nulls put each baseline in CoCoD-SGD's place, "
                  "and when a baseline that does not decouple (Local SGD) is as much faster than S-SGD, the "

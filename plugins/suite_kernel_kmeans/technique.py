@@ -122,7 +122,7 @@ def min_ratio(results, num: str, den: str, metric: str = "total_time") -> float:
     return min(_groups(results, metric, num, den))
 
 
-#: Margin of the ordering claims (DESIGN.md, Tolerances: orderings with a 2% margin).
+#: Margin of the ordering claims (docs/verdicts.md, Tolerances: orderings with a 2% margin).
 ORDER_MARGIN = 0.02
 
 
@@ -217,7 +217,7 @@ CLAIMS = [
           cases=_variants_cases(("1d", "1.5d", "2d"), 256), derive=fastest_everywhere,
           nulls=(_L1, Null("2D for 1.5D", variants={"1.5d": "2d"})),
           note=_MODEL_NOTE + "Checked at n = 192,000 on 256 GPUs for every dataset and k, with the 2% ordering "
-               "margin of DESIGN.md (a tie fails); H-1D is not modelled."),
+               "margin of docs/verdicts.md (a tie fails); H-1D is not modelled."),
     Claim("vs-sliding-window-kdd-k16", "2749.8x faster than the single-GPU sliding window (KDD, k = 16, 256 GPUs)",
           source="§VI-D, Fig. 6", verified=True, expect=Gain(2749.8, rel=0.2),
           cases=_sliding_cases(("kdd-sampled",), (16,)),

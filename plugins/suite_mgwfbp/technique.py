@@ -64,7 +64,7 @@ def iteration_times(results: Mapping[str, Result]) -> dict[str, float]:
     return {label: r["iteration_time"] for label, r in results.items()}
 
 
-#: Margin of the ordering claims (DESIGN.md, Tolerances: orderings with a 2% margin).
+#: Margin of the ordering claims (docs/verdicts.md, Tolerances: orderings with a 2% margin).
 ORDER_MARGIN = 0.02
 
 
@@ -85,7 +85,7 @@ def _claims() -> list[Claim]:
                    if other == "sync" else ())
                 + (Null("DDP's fixed buckets for MG-WFBP", variants={"mg-wfbp": "bucket"}),),
                 note="The abstract says 'much better scaling efficiency than existing methods WFBP and SyncEASGD'; "
-                     "judged as an ordering of iteration times with the 2% margin of DESIGN.md (a tie fails). "
+                     "judged as an ordering of iteration times with the 2% margin of docs/verdicts.md (a tie fails). "
                      "The null runs the baseline in MG-WFBP's place (a tie, so it always fails the ordering); "
                      "against SyncEASGD a second null puts plain WFBP in MG-WFBP's place: if WFBP alone is "
                      "faster than SyncEASGD by the margin, the ordering does not show what merging adds. "

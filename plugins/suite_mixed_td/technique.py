@@ -96,7 +96,7 @@ def per_dsp_gain(results):
 
 
 _U250 = "xilinx-alveo-u250"
-# the abstract's 1.73x and 10.29x with each end's gain widened by 20% (DESIGN.md: speed-ups judged on the gain)
+# the abstract's 1.73x and 10.29x with each end's gain widened by 20% (docs/verdicts.md: speed-ups judged on the gain)
 _LO, _HI = 1.0 + 0.73 * 0.8, 1.0 + 9.29 * 1.2
 _NOTE = ("The abstract compares Mixed-TD designs with other published accelerators, which are not named in the "
          "sources read (the abstract and the authors' README and code: not found); "

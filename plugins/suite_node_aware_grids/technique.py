@@ -93,7 +93,7 @@ CLAIMS = [
         cases=_pair(_MMM, 256 * 64, 64), derive=times_by_variant,
         expect=Ordered(("node-aware", "default-grid"), margin=0.02, lower=True),
         nulls=(Null("baseline default-grid", variants={"node-aware": "default-grid"}),),
-        note=_SCEN + _INTRA + "'Significantly' has no number; we test the ordering with the 2% margin of DESIGN.md.",
+        note=_SCEN + _INTRA + "'Significantly' has no number; we test the ordering with the 2% margin of docs/verdicts.md.",
     ),
     Claim(
         "cc-ladder-64n-faster",

@@ -167,7 +167,7 @@ CLAIMS = [
         cases=_cases(), derive=derive_accuracy,
         expect=Ordered(("pfeddst", "best baseline"), margin=0.02, lower=False),
         nulls=_NULLS,
-        note=_SETTING + "The abstract is qualitative; the 2% margin is DESIGN.md's ordering margin. "
+        note=_SETTING + "The abstract is qualitative; the 2% margin is the ordering margin of docs/verdicts.md. "
              "Our value for pfeddst is the better baseline's mean plus the lower end of the paired interval.",
     ),
     Claim(

@@ -111,7 +111,7 @@ def _walk_claim(policy: str, label: str, paper: float) -> Claim:
         metric="activation_peak", nulls=(_policy_null(policy),),
         note=("Paper MB are MiB (its CONV1 output, 221.56 MB, is 96x55x55x200x4 B in MiB); judged in bytes "
               "(paper MiB x 2^20). Our figure counts "
-              "activations and gradients, not parameters. Tolerance 20% (memory sizes, DESIGN.md). Null: the "
+              "activations and gradients, not parameters. Tolerance 20% (memory sizes, docs/verdicts.md). Null: the "
               "next simpler policy at the same batch (for the keep-everything baseline, liveness); a null "
               "inside the band means this step of the stack does not change the peak by more than the "
               "tolerance in our model."),

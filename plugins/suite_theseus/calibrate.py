@@ -10,7 +10,7 @@ all-to-all volume, independent of K), ``broadcast_table`` (the broadcast tables'
 (intermediate bytes stored in the tiers). Each counter is fitted as ``a + b * SF`` through the two
 points (``b`` the slope per SF, ``a`` the fixed part: nation and region). It also times DuckDB
 on this machine with one thread at :data:`RATE_SF` and stores the per-core scan rate
-(scanned bytes / s) of each query: the ``cpu-engine`` baseline's calibration (DESIGN.md: model
+(scanned bytes / s) of each query: the ``cpu-engine`` baseline's calibration (docs/verdicts.md: model
 constants from a stated calibration).
 """
 

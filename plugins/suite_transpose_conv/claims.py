@@ -22,7 +22,7 @@ could be read):
 * The 35 MB EB-GAN memory saving: the largest per-layer difference of peak temporary memory
   between zero-insert and unified, batch 1, float32, MB = 10^6 B (reference point, batch and
   dtype are not stated in the abstract).
-* Tolerances by kind (DESIGN.md): speed-ups 20 % of the gain (``Gain``); memory sizes 20 %.
+* Tolerances by kind (docs/verdicts.md): speed-ups 20 % of the gain (``Gain``); memory sizes 20 %.
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ CLAIMS = [
                                                    variants={TECHNIQUE_VARIANT: "kernel-segregated"})),
         note="Largest per-layer difference of measured peak temporary memory (tracemalloc, deterministic), "
              "zero-insert minus unified, batch 1, float32, MB = 1e6 B. The reference point (conventional or KS), "
-             "batch and dtype are not stated in the abstract. A memory size: 20 % tolerance (DESIGN.md; it was "
+             "batch and dtype are not stated in the abstract. A memory size: 20 % tolerance (docs/verdicts.md; it was "
              "30 % until issue 18, the rule for absolute times).",
     ),
 ]
