@@ -40,6 +40,7 @@ from suite.technique import (
     Skip,
     Technique,
     Variant,
+    with_reasons,
 )
 
 __version__ = "0.1.0"
@@ -68,6 +69,7 @@ __all__ = [
     "Skip",
     "Technique",
     "Variant",
+    "with_reasons",
     "SuiteError",
     "ParameterError",
     "TechniqueError",

@@ -45,6 +45,7 @@ __all__ = [
     "Assumption",
     "REASON_CLASSES",
     "Claim",
+    "with_reasons",
     "Property",
     "Technique",
     "Skip",
@@ -872,6 +873,47 @@ class Claim:
     def value_domain(self, results: Mapping[str, Result]) -> tuple[float, float] | None:
         """``domain``, called on *results* when it is a function."""
         return self.domain(results) if callable(self.domain) else self.domain
+
+
+def with_reasons(claims: Sequence[Claim], reasons: Mapping[str, tuple[str, str]],
+                 assumptions: Mapping[str, Sequence[Assumption]] | None = None) -> list[Claim]:
+    """*claims* with the reason class and reason of each "not reproduced" and the assumptions
+    that decide verdicts, given by claim id (docs/verdicts.md, Reason classes).
+
+    Parameters
+    ----------
+    claims : sequence of Claim
+    reasons : mapping of claim id -> (reason_class, reason)
+        ``reason_class`` one of :data:`REASON_CLASSES`.
+    assumptions : mapping of claim id -> sequence of Assumption, optional
+
+    Returns
+    -------
+    list of Claim
+        The claims in the same order, those named with the fields set.
+
+    Raises
+    ------
+    TechniqueError
+        An id that names no claim (a typo would silently leave a claim unexplained), or a
+        reason class outside :data:`REASON_CLASSES`.
+    """
+    import dataclasses
+
+    assumptions = assumptions or {}
+    ids = {c.id for c in claims}
+    unknown = sorted((set(reasons) | set(assumptions)) - ids)
+    if unknown:
+        raise TechniqueError(f"with_reasons: expected claim ids among {', '.join(sorted(ids))}, got {', '.join(unknown)}")
+    out = []
+    for c in claims:
+        kw: dict[str, Any] = {}
+        if c.id in reasons:
+            kw["reason_class"], kw["reason"] = reasons[c.id]
+        if c.id in assumptions:
+            kw["assumptions"] = tuple(c.assumptions) + tuple(assumptions[c.id])
+        out.append(dataclasses.replace(c, **kw) if kw else c)
+    return out
 
 
 # --------------------------------------------------------------------------- properties
