@@ -172,8 +172,9 @@ class Profile(BaseModel):
         """
         if not overrides:
             return self
+        writes = {**overrides, **self._device_on_groups(overrides)}
         data = _to_plain(self.model_dump(mode="python"))
-        for path, value in overrides.items():
+        for path, value in writes.items():
             parts = str(path).split(".")
             cur: Any = data
             bad = ProfileError(f"profile {self.name!r}: override {path!r}: expected the dotted path of a field of this "
@@ -213,6 +214,38 @@ class Profile(BaseModel):
                     line = line.replace(f" (override): field {loc}:", f": override {key!r}:", 1)
                     break
             raise ProfileError(line) from None
+
+    def _device_on_groups(self, overrides: Mapping[str, Any]) -> dict[str, Any]:
+        """What a ``device.*`` override means on a profile with device groups (``[ext.mix]``; issue 42).
+
+        When the groups hold several devices of the top-level device's type (``vf-mix``: V100
+        and RTX 2080 Ti), "the device" is ambiguous and the models read each group's device, so
+        the override would change a device nothing reads: it is refused, in one line naming the
+        groups and the path that changes one (``groups.N.device.FIELD``). Otherwise the top-level
+        device is the one group of its type (``hyscale-cpu-gpu``: the GPU beside the CPU sockets)
+        and the override is applied to that group's device too, so the two stay one device.
+
+        Returns
+        -------
+        dict
+            The extra ``groups.N.device.FIELD`` writes.
+
+        Raises
+        ------
+        ProfileError
+            The refusal.
+        """
+        paths = [str(p) for p in overrides if str(p).split(".")[0] == "device" and "." in str(p)]
+        if not self.groups or not paths or self.device is None:
+            return {}
+        same = [(i, g) for i, g in enumerate(self.groups) if g.device.type == self.device.type]
+        if len({g.name for _i, g in same}) > 1:
+            names = ", ".join(f"groups.{i} = {g.name} x {g.count}" for i, g in enumerate(self.groups))
+            raise ProfileError(f"profile {self.name!r}: override {paths[0]!r}: expected a path into one device group "
+                               f"(groups.N.device.FIELD) on a profile with several {self.device.type} groups ({names}), "
+                               f"got the top-level device, which no model reads here")
+        return {f"groups.{i}.device.{p.split('.', 1)[1]}": overrides[p] for p in paths for i, g in same
+                if g.device.name == self.device.name}
 
     def _resync_references(self, data: dict, overrides: Mapping[str, Any]) -> None:
         """Keep the references the library resolved (``device`` from ``node.device``, ``cpu`` from

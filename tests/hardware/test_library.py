@@ -211,8 +211,16 @@ def test_hash_stable_across_key_order_and_location(tmp_path):
     assert re.fullmatch(r"[0-9a-f]{16}", h0)
 
 
+def _device_refused(p, path: str) -> bool:
+    """``device.*`` on a profile with several groups of the device's type is refused (issue 42;
+    tests/hardware/test_device_groups_overrides.py): change a group's device instead."""
+    same = {g.name for g in p.groups if p.device is not None and g.device.type == p.device.type}
+    return path.startswith("device.") and len(same) > 1
+
+
 NUMERIC = [(p.name, f.path) for p in ALL if p.kind != "device" for f in flatten(p)
-           if f.dimension and isinstance(f.value, float) and f.value > 0 and ".fits." not in f.path]
+           if f.dimension and isinstance(f.value, float) and f.value > 0 and ".fits." not in f.path
+           and not _device_refused(p, f.path)]
 
 
 @settings(max_examples=25, deadline=None)
