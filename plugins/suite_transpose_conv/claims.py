@@ -172,6 +172,9 @@ CLAIMS = [
 _WHY_NOT = {
     "cpu-average-speedup": ("setup unknown", "timed on this machine's CPU in numpy, not the paper's Xeon and code; "
                             "the paper's layers and datasets are unnamed (ours: the declared 4-layer sweep)"),
+    "gan-layers-speedup": ("setup unknown", "timed on this machine's CPU in numpy (not the paper's hardware and "
+                           "code) on the zoo's GAN generator layers; its interval sits at the band's lower edge, so "
+                           "on this shared machine it reads not reproduced or inconclusive with the load"),
     "cpu-average-speedup-model": ("setup unknown", "the Xeon SKU and the layers are not stated in the abstract; the "
                                   "roofline on the Xeon 8280 sweep gives 4.59, above the band"),
     "gpu-average-speedup": ("missing mechanism", "the extra GPU load the paper's summary names (index arithmetic, "
