@@ -14,8 +14,12 @@ from suite.cli.common import emit, strict_json
 @main.command("compare")
 @click.argument("run_a")
 @click.argument("run_b")
-@click.option("--threshold", metavar="PCT", help="Exit 1 when any metric is worse than RUN_A by more than this "
-                                                 "(e.g. 5% or 0.05), by the metric's direction.")
+@click.option("--threshold", "thresholds", multiple=True, metavar="[METRIC=]PCT",
+              help="Exit 1 when a metric is worse than RUN_A by more than PCT (e.g. 5%); METRIC=PCT sets one "
+                   "metric's own threshold (repeatable: --threshold 5% --threshold iteration_time=2%).")
+@click.option("--abs-tol", type=float, default=None, metavar="X",
+              help="Values closer than X in the metric's stored unit are 'same' (default 1e-12: floating-point "
+                   "noise such as 0 against 5.55e-17 is no change).")
 @click.option("--allow-profile-change", is_flag=True,
               help="Compare even when the cases were computed on different hardware profiles or plugin/technique "
                    "versions; the profile fields that differ are shown.")
@@ -31,7 +35,7 @@ from suite.cli.common import emit, strict_json
               help="Read RUN_B from this other store (e.g. a baseline store against a fresh one).")
 @click.option("--profiles", "profile_dirs", multiple=True, type=click.Path(exists=True, path_type=Path),
               help="Extra hardware-profile folder (to show profile differences).")
-def compare_cmd(run_a, run_b, threshold, allow_profile_change, metrics, show_all, alpha, fmt, store_path, store_b,
+def compare_cmd(run_a, run_b, thresholds, abs_tol, allow_profile_change, metrics, show_all, alpha, fmt, store_path, store_b,
                 profile_dirs) -> None:
     """Compare RUN_B against RUN_A (the baseline), scenario by scenario.
 
@@ -49,10 +53,18 @@ def compare_cmd(run_a, run_b, threshold, allow_profile_change, metrics, show_all
     Example (CI gate):
       suite compare 12 13 --threshold 5%
     """
-    from suite.results.compare import compare_runs
+    from suite.results.compare import ABS_TOL, compare_runs
     from suite.results.store import default_store_path
 
+    threshold, per_metric = None, {}
+    for t in thresholds:
+        name, sep, pct = t.partition("=")
+        if sep:
+            per_metric[name.strip()] = pct.strip()
+        else:
+            threshold = t
     cmp = compare_runs(store_path or default_store_path(), run_a, run_b, store_b=store_b, threshold=threshold,
+                       thresholds=per_metric, abs_tol=ABS_TOL if abs_tol is None else abs_tol,
                        allow_profile_change=allow_profile_change, alpha=alpha, metrics=list(metrics) or None,
                        profile_dirs=tuple(profile_dirs))
     if fmt == "json":
@@ -69,8 +81,10 @@ def compare_cmd(run_a, run_b, threshold, allow_profile_change, metrics, show_all
         _print(cmp, show_all, tuple(profile_dirs))
     if cmp.exit_code:
         regs = cmp.regressions()
+        limit = (f"{cmp.threshold:.1%}" if cmp.threshold is not None else "") + "".join(
+            f"{', ' if cmp.threshold is not None or i else ''}{m} {v:.1%}" for i, (m, v) in enumerate(cmp.thresholds.items()))
         click.echo(f"error: {len(regs)} metric value(s) worse than run {cmp.run_a['id']} by more than "
-                   f"{cmp.threshold:.1%}: " + ", ".join(f"{r.technique}/{r.variant} {r.scenario} {r.metric} "
+                   f"{limit}: " + ", ".join(f"{r.technique}/{r.variant} {r.scenario} {r.metric} "
                                                         f"{r.change:+.1%}" for r in regs[:3])
                    + (" ..." if len(regs) > 3 else ""), err=True)
         sys.exit(cmp.exit_code)

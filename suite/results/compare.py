@@ -49,6 +49,12 @@ class CompareRefused(CompareError):
     """The runs differ in hardware profile or plugin/technique version (not allowed)."""
 
 
+#: Two values closer than this (in the metric's stored unit: 1e-12 s, 1e-12 B) or than a relative
+#: 1e-9 are "same": floating-point noise such as 0 against 5.55e-17 is no change (``--abs-tol``).
+ABS_TOL = 1e-12
+REL_TOL = 1e-9
+
+
 def parse_threshold(text: str | float | None) -> float | None:
     """``"5%"`` -> 0.05, ``"0.05"`` -> 0.05, None -> None.
 
@@ -149,6 +155,8 @@ class Comparison:
     mismatches: list[str]  # why the comparison would be refused (empty: none)
     profile_diffs: list[ProfileDiff]
     notes: list[str]
+    thresholds: dict[str, float | None] = field(default_factory=dict)  # per metric, over `threshold`
+    abs_tol: float = ABS_TOL
 
     def regressions(self) -> list[MetricDiff]:
         return [r for r in self.rows if r.regression]
@@ -156,7 +164,7 @@ class Comparison:
     @property
     def exit_code(self) -> int:
         """1 when a threshold is set and some metric is worse beyond it, else 0."""
-        return 1 if self.threshold is not None and self.regressions() else 0
+        return 1 if self.regressions() else 0
 
     def counts(self) -> dict[str, int]:
         c: dict[str, int] = {}
@@ -168,6 +176,7 @@ class Comparison:
 
     def as_dict(self) -> dict[str, Any]:
         return {"run_a": _jsonable(self.run_a), "run_b": _jsonable(self.run_b), "threshold": self.threshold,
+                "thresholds": dict(self.thresholds), "abs_tol": self.abs_tol,
                 "alpha": self.alpha, "matched_cases": self.matched, "only_a": self.only_a, "only_b": self.only_b,
                 "counts": self.counts(), "exit_code": self.exit_code, "mismatches": self.mismatches,
                 "profile_diffs": [{**asdict(d), "fields": {k: list(v) for k, v in d.fields.items()}}
@@ -356,11 +365,12 @@ def _mwu(xa: list[float], xb: list[float]) -> float | None:
     return 1.0 if math.isnan(p) else p
 
 
-def _verdict(a: float | None, b: float | None, direction: str) -> tuple[float | None, float | None, str]:
+def _verdict(a: float | None, b: float | None, direction: str,
+             abs_tol: float = ABS_TOL) -> tuple[float | None, float | None, str]:
     if a is None or b is None or (isinstance(a, float) and math.isnan(a)) or (isinstance(b, float) and math.isnan(b)):
         return None, None, "missing"
-    if a == b:
-        return 1.0, 0.0, "same"
+    if a == b or math.isclose(a, b, rel_tol=REL_TOL, abs_tol=abs_tol):
+        return (b / a if a else 1.0), (b - a) / abs(a) if a else 0.0, "same"
     if a == 0:
         ratio = math.copysign(math.inf, b)
         change = math.copysign(math.inf, b)
@@ -400,7 +410,7 @@ def _plugin_versions(techniques: set[str], info_a: Mapping, info_b: Mapping) -> 
 
 def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, threshold: Any = None,
                  allow_profile_change: bool = False, alpha: float = 0.05, metrics: Any = None,
-                 profile_dirs: tuple = ()) -> Comparison:
+                 profile_dirs: tuple = (), thresholds: Any = None, abs_tol: float = ABS_TOL) -> Comparison:
     """Compare run B against run A (A is the baseline).
 
     Parameters
@@ -414,6 +424,12 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
     threshold : str or float, optional
         ``"5%"`` or ``0.05``: a metric worse than A by more than this fraction of ``|A|`` is a
         regression (:attr:`Comparison.exit_code` becomes 1). None: report only.
+    thresholds : mapping of str -> str or float, optional
+        Per-metric thresholds (``{"iteration_time": "2%"}``), overriding *threshold* for those
+        metrics; a metric in neither is reported only.
+    abs_tol : float
+        Values closer than this, in the metric's stored unit (or within a relative
+        :data:`REL_TOL`), are ``same``: 0 against 5.55e-17 is no change. Default :data:`ABS_TOL`.
     allow_profile_change : bool
         Compare even when profiles or plugin/technique versions differ; the profile
         differences are listed.
@@ -439,6 +455,9 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
         Unknown store or run.
     """
     thr = parse_threshold(threshold)
+    per_metric = {str(k): parse_threshold(v) for k, v in (thresholds or {}).items()}
+    if not math.isfinite(abs_tol) or abs_tol < 0:
+        raise CompareError(f"--abs-tol: expected a non-negative number (in each metric's unit), got {abs_tol!r}")
     info_a, la, sa = _side(store, run_a)
     info_b, lb, sb = _side(store if store_b is None else store_b, run_b)
     if metrics is not None:
@@ -528,14 +547,15 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
             vb, ub, db = mb.get((b["key"], n), (None, None, None))
             direction = da or db or "none"
             unit = ua or ub or "1"
-            ratio, change, verdict = _verdict(_num(va), _num(vb), direction)
+            ratio, change, verdict = _verdict(_num(va), _num(vb), direction, abs_tol)
+            limit = per_metric.get(n, thr)
             p = None
             xa, xb = sa.get((a["key"], n)), sb.get((b["key"], n))
             if xa and xb and verdict not in ("missing",):
                 p = _mwu(xa, xb)
             sig = None if p is None else bool(p < alpha)
-            regression = (thr is not None and verdict == "worse" and sig is not False and change is not None
-                          and (change if direction == "lower" else -change) > thr)
+            regression = (limit is not None and verdict == "worse" and sig is not False and change is not None
+                          and (change if direction == "lower" else -change) > limit)
             rows.append(MetricDiff(a["technique"], a["variant"], label, n, unit, direction, _num(va), _num(vb), ratio,
                                    change, verdict, p, sig, bool(regression), a["key"], b["key"]))
     only_a = sorted(_describe(json.loads(k), varying.get(ida[k]["technique"], set())) + f" [{ida[k]['technique']}/"
@@ -543,7 +563,8 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
     only_b = sorted(_describe(json.loads(k), varying.get(idb[k]["technique"], set())) + f" [{idb[k]['technique']}/"
                     f"{idb[k]['variant']}]" for k in idb if k not in ida)
     return Comparison(run_a=info_a, run_b=info_b, rows=rows, matched=len(common), only_a=only_a, only_b=only_b,
-                      threshold=thr, alpha=alpha, mismatches=mismatches, profile_diffs=diffs, notes=notes)
+                      threshold=thr, alpha=alpha, mismatches=mismatches, profile_diffs=diffs, notes=notes,
+                      thresholds=per_metric, abs_tol=abs_tol)
 
 
 def _num(v: Any) -> float | None:

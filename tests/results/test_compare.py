@@ -202,3 +202,45 @@ def test_real_execute_runs_carry_samples_and_are_tested(tmp_path, sweep):
     assert len(xa) == len(xb) == 3
     assert row.p_value == pytest.approx(mannwhitneyu(xa, xb, alternative="two-sided").pvalue)
     assert row.p_value >= 0.1 and row.significant is False and not row.regression and cmp.exit_code == 0
+
+
+def _two_values(tmp_path, a: float, b: float, name: str = "tol.sqlite"):
+    """One model case per run, its `wall_time` a then b (no samples: no statistics)."""
+    path = tmp_path / name
+    with Store(path) as st:
+        for run_label, key, value in (("a", "ka", a), ("b", "kb", b)):
+            r = st.begin_run(run_label, plugins={})
+            ident = {"key": key, "technique": "toy", "technique_version": "1.0", "variant": "v", "fidelity": "model",
+                     "profile": None, "profile_hash": None, "workload": None, "workload_hash": None,
+                     "params": {"n": 1}, "seed": 0, "overrides": {}}
+            st.add_outcome(ident, {"status": "ok", "metrics": [["wall_time", value, "s", "lower"]], "duration": 0.1}, r)
+            st.finish_run(r, "done", {"total": 1, "ok": 1})
+    return path
+
+
+def test_floating_point_noise_is_same_not_infinitely_worse(tmp_path):
+    """0 against 5.55e-17 s (poseidon's exposed_comm at one node, seen in the issue) is 'same'
+    under any threshold: |b - a| = 5.55e-17 <= the absolute tolerance 1e-12."""
+    path = _two_values(tmp_path, 0.0, 5.551115123125783e-17)
+    (row,) = compare_runs(path, 1, 2, threshold="0%").rows
+    assert row.verdict == "same" and row.label(0.0) == "same" and not row.regression
+    assert compare_runs(path, 1, 2, threshold="0%").exit_code == 0
+    # a tolerance of 0 makes it a change again: from 0, worse by an unbounded fraction
+    strict = compare_runs(path, 1, 2, threshold="0%", abs_tol=0.0)
+    assert strict.rows[0].verdict == "worse" and strict.exit_code == 1
+    with pytest.raises(CompareError, match="--abs-tol"):
+        compare_runs(path, 1, 2, abs_tol=-1.0)
+
+
+def test_per_metric_thresholds_override_the_default(tmp_path):
+    """wall_time 1.00 s -> 1.03 s is 3% worse: beyond a 2% threshold for wall_time, within the
+    default 5%; a per-metric threshold alone gates too."""
+    path = _two_values(tmp_path, 1.0, 1.03)
+    assert compare_runs(path, 1, 2, threshold="5%").exit_code == 0
+    cmp = compare_runs(path, 1, 2, threshold="5%", thresholds={"wall_time": "2%"})
+    assert cmp.exit_code == 1 and cmp.rows[0].change == pytest.approx(0.03)
+    assert compare_runs(path, 1, 2, thresholds={"wall_time": "2%"}).exit_code == 1
+    assert compare_runs(path, 1, 2, thresholds={"other": "2%"}).exit_code == 0
+    r = CliRunner().invoke(main, ["compare", "1", "2", "--store", str(path), "--threshold", "5%",
+                                  "--threshold", "wall_time=2%"])
+    assert r.exit_code == 1 and "by more than 5.0%, wall_time 2.0%" in r.output
