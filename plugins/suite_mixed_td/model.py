@@ -162,6 +162,20 @@ def _si(profile, key: str, value, dim: str) -> float:
         raise ProfileError(f"profile {profile.name!r}: field ext.fpga.{key}: {e}") from None
 
 
+
+def _row_keys(bp: np.ndarray, width: int) -> dict:
+    """``keys``: the breakpoint rows laid end to end on one ascending axis, row ``c`` shifted by
+    ``c x span`` (``span`` = the largest breakpoint + 1), so one :func:`numpy.searchsorted` counts
+    the breakpoints <= T of every (design, candidate) at once. Exact only for non-negative
+    integer breakpoints (cycles are integers: every folding divides the stage's MACs) whose
+    shifted values stay below 2**53; otherwise ``keys`` is None and the caller bisects row by row."""
+    rows = len(bp) // max(width, 1)
+    span = float(bp.max()) + 1.0 if len(bp) else 1.0
+    exact = len(bp) and bp.min() >= 0 and np.array_equal(bp, np.floor(bp)) and rows * span < 2.0 ** 53
+    keys = bp + np.repeat(np.arange(rows, dtype=float) * span, width) if exact else None
+    return {"keys": keys, "span": span}
+
+
 # --------------------------------------------------------------------------- folding
 
 
@@ -365,7 +379,7 @@ class Network:
         macs = np.concatenate([self.cand_macs[l, :len(self.candidates[l])] for l in range(len(self.candidates))]
                               + [np.array([float(sum(s.macs for s in self.fixed))])])
         out = {"bp": bp, "dsp": dsp, "width": width, "cid": cid, "fixed_id": c, "hi": np.array(hi),
-               "lo": np.array(lo), "weights": np.array(wts), "macs": macs}
+               "lo": np.array(lo), "weights": np.array(wts), "macs": macs, **_row_keys(bp, width)}
         cache[dsp_per_mac] = out
         self._ctab = cache
         return out
@@ -468,7 +482,7 @@ def _tables(net: Network) -> None:
 
 
 def evaluate_designs(net: Network, designs: np.ndarray, res: Resources, dsp_per_mac: float = DSP_PER_MAC,
-                     weight_bits: int = WEIGHT_BITS) -> dict[str, np.ndarray]:
+                     weight_bits: int = WEIGHT_BITS, method: str = "searchsorted") -> dict[str, np.ndarray]:
     """Vectorised evaluation of many designs (one candidate index per target layer each).
 
     The greedy's final level is the smallest integer ``T`` (cycles are integers: every folding
@@ -482,6 +496,10 @@ def evaluate_designs(net: Network, designs: np.ndarray, res: Resources, dsp_per_
     res : Resources
     dsp_per_mac : float
         DSP slices per unit of MAC parallelism.
+    method : {"searchsorted", "bisect"}
+        How a level's step is found in each candidate's table: one searchsorted over all rows
+        (default; exact for integer cycles, else it falls back) or the row-by-row branch-free
+        bisection (its oracle). Both give the same counts, so the same figures bit for bit.
 
     Returns
     -------
@@ -490,6 +508,8 @@ def evaluate_designs(net: Network, designs: np.ndarray, res: Resources, dsp_per_
         folding 1 exceeds the DSP budget), ``macs``, ``weight_bytes``, ``spilled_bytes``,
         ``feasible_fold`` (bool).
     """
+    if method not in ("searchsorted", "bisect"):
+        raise ValueError(f"evaluate_designs: method must be 'searchsorted' or 'bisect', got {method!r}")
     designs = np.atleast_2d(np.asarray(designs, dtype=np.int64))
     n, L = designs.shape
     t = net.cand_tables(dsp_per_mac)
@@ -500,7 +520,7 @@ def evaluate_designs(net: Network, designs: np.ndarray, res: Resources, dsp_per_
     steps = [1 << k for k in range(int(width).bit_length(), -1, -1)]
     budget = res.dsps
 
-    def at(T):
+    def bisect_at(T):
         """Per (design, candidate): number of breakpoints <= T (branch-free binary search)."""
         tt = T[:, None]
         cnt = np.zeros(cids.shape, dtype=np.int64)
@@ -509,6 +529,18 @@ def evaluate_designs(net: Network, designs: np.ndarray, res: Resources, dsp_per_
             probe = bp[rows + np.minimum(nxt, width) - 1]
             cnt = np.where((nxt <= width) & (probe <= tt), nxt, cnt)
         return cnt
+
+    keys, span = t["keys"], t["span"]
+    shift = cids * span
+
+    def search_at(T):
+        """The same counts by one searchsorted over the shifted rows (:func:`_row_keys`): integer
+        breakpoints make ``bp <= T`` the same test as ``bp <= floor(T)``; T is clipped into
+        [-0.5, span - 1] so a query never leaves its row (exact integers below 2**53)."""
+        q = shift + np.clip(np.floor(T), -0.5, span - 1.0)[:, None]
+        return np.searchsorted(keys, q, side="right") - rows
+
+    at = bisect_at if keys is None or method == "bisect" else search_at
 
     def dsps_at(cnt):
         return np.where(cnt == 0, _INFEASIBLE, dd[rows + np.maximum(cnt - 1, 0)]).sum(axis=1)
@@ -583,8 +615,15 @@ class SearchResult:
 def _prior(net: Network, mean: float, sd: float = 0.15, step: float = 0.05) -> list[np.ndarray]:
     """The authors' first-generation prior (``generate_random_sample`` [Yu23]): candidates binned by
     MAC ratio into (k step, (k+1) step]; each bin gets the normal mass over its interval, shared
-    equally by its candidates."""
-    from scipy.stats import norm
+    equally by its candidates.
+
+    The normal CDF is :func:`scipy.special.ndtr` of the standardised bound, what
+    ``scipy.stats.norm.cdf(x, mean, sd)`` computes (same bits, tested), without importing
+    scipy.stats (about 1 s of CPU per worker process)."""
+    from scipy.special import ndtr
+
+    def cdf(x: float) -> float:
+        return ndtr((x - mean) / sd)
 
     out = []
     for l, row in enumerate(net.candidates):
@@ -593,7 +632,7 @@ def _prior(net: Network, mean: float, sd: float = 0.15, step: float = 0.05) -> l
         probs = np.zeros(len(row))
         for b in set(bins):
             members = [i for i, x in enumerate(bins) if x == b]
-            mass = norm.cdf((b + 1) * step, mean, sd) - norm.cdf(b * step, mean, sd)
+            mass = cdf((b + 1) * step) - cdf(b * step)
             probs[members] = mass / len(members)
         if probs.sum() <= 0:
             probs[:] = 1.0

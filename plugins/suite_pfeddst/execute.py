@@ -233,7 +233,17 @@ def _split(model: FlatModel) -> int:
 
 
 def _train(model: FlatModel, theta, X, y, lr: float, steps: int, lo: int, hi: int) -> np.ndarray:
-    """*steps* full-batch gradient steps on theta[lo:hi] only (the rest frozen)."""
+    """*steps* full-batch gradient steps on theta[lo:hi] only (the rest frozen).
+
+    One client of :func:`_train_many` (the fast path of the one-hidden-layer model's three
+    blocks); any other block, or logistic regression, takes :func:`_train_reference`.
+    """
+    return _train_many(model, [theta], _groups([(X, y)]), lr, steps, lo, hi)[0]
+
+
+def _train_reference(model: FlatModel, theta, X, y, lr: float, steps: int, lo: int, hi: int) -> np.ndarray:
+    """*steps* steps on theta[lo:hi] with the full gradient of :meth:`FlatModel.loss_grad` (the oracle
+    of :func:`_train_many`, bit for bit)."""
     theta = theta.copy()
     for _ in range(steps):
         _, g = model.loss_grad(theta, X, y)
@@ -241,13 +251,118 @@ def _train(model: FlatModel, theta, X, y, lr: float, steps: int, lo: int, hi: in
     return theta
 
 
+@dataclass(frozen=True)
+class _Group:
+    """Clients with the same number of samples, stacked: ``X (g, n, d)``, ``y (g, n)`` and their
+    indices ``members`` in client order."""
+
+    members: tuple
+    X: np.ndarray
+    y: np.ndarray
+
+
+def _groups(data) -> list[_Group]:
+    """The clients' ``(X, y)`` parts grouped by sample count (each group one stack of arrays)."""
+    by: dict[int, list[int]] = {}
+    for i, (_, y) in enumerate(data):
+        by.setdefault(len(y), []).append(i)
+    return [_Group(tuple(m), np.stack([data[i][0] for i in m]), np.stack([data[i][1] for i in m]))
+            for m in by.values()]
+
+
+def _train_many(model: FlatModel, thetas, groups: list[_Group], lr: float, steps: int, lo: int,
+                hi: int) -> list[np.ndarray]:
+    """:func:`_train` of every client (``thetas[i]`` on the data of the group holding ``i``).
+
+    The one-hidden-layer model's three blocks (the whole model, the extractor ``[W1, b1]``, the
+    header ``[W2, b2]``) take :func:`_train_group`, one stacked pass per group of equal-sized
+    clients; any other block takes :func:`_train_reference` client by client.
+    """
+    split = _split(model)
+    out = [None] * len(thetas)
+    for grp in groups:
+        if model.hidden > 0 and (lo, hi) in ((0, model.size), (0, split), (split, model.size)):
+            new = _train_group(model, [thetas[i] for i in grp.members], grp.X, grp.y, lr, steps, lo == 0,
+                               hi == model.size)
+        else:
+            new = [_train_reference(model, thetas[i], grp.X[j], grp.y[j], lr, steps, lo, hi)
+                   for j, i in enumerate(grp.members)]
+        for i, th in zip(grp.members, new):
+            out[i] = th
+    return out
+
+
+def _stacked(model: FlatModel, thetas) -> list[np.ndarray]:
+    """``[W1 (g, d, h), b1 (g, 1, h), W2 (g, h, k), b2 (g, 1, k)]``: the clients' parameters stacked."""
+    parts = [model.unpack(t) for t in thetas]
+    return [np.stack([p[j] if j % 2 == 0 else p[j][None, :] for p in parts]) for j in range(4)]
+
+
+def _train_group(model: FlatModel, thetas, X: np.ndarray, y: np.ndarray, lr: float, steps: int,
+                 extractor: bool, header: bool) -> list[np.ndarray]:
+    """*steps* full-batch steps of the one-hidden-layer MLP for *g* clients at once, on the
+    extractor and/or the header, the other block frozen. ``X (g, n, d)``, ``y (g, n)``.
+
+    Client by client the same floating-point operations as :meth:`FlatModel.loss_grad` (mean
+    reduction) in the same order: a stacked matmul runs one GEMM per client, and every reduction
+    runs along the same axis of the same client's rows, so each result is bit-identical to
+    :func:`_train_reference` (tested). Skipped: the loss value, the frozen block's gradient and,
+    while the extractor is frozen, recomputing the hidden layer from unchanged weights.
+    """
+    W1, b1, W2, b2 = _stacked(model, thetas)
+    g, n = y.shape
+    at = (np.arange(g)[:, None], np.arange(n)[None, :], y)
+    r = model.l2
+    XT = X.transpose(0, 2, 1)
+    a = h = None
+    for _ in range(steps):
+        if a is None or extractor:
+            a = X @ W1 + b1
+            h = np.maximum(a, 0.0)
+        z = h @ W2 + b2
+        z = z - z.max(axis=2, keepdims=True)
+        e = np.exp(z)
+        delta = e / e.sum(axis=2, keepdims=True)
+        delta[at] -= 1.0
+        delta /= n
+        if extractor:
+            dh = (delta @ W2.transpose(0, 2, 1)) * (a > 0)
+            gW1 = XT @ dh + r * W1
+            gb1 = dh.sum(axis=1, keepdims=True)
+        if header:
+            gW2 = h.transpose(0, 2, 1) @ delta + r * W2
+            gb2 = delta.sum(axis=1, keepdims=True)
+            W2 -= lr * gW2
+            b2 -= lr * gb2
+        if extractor:
+            W1 -= lr * gW1
+            b1 -= lr * gb1
+    return [np.concatenate([W1[j].ravel(), b1[j].ravel(), W2[j].ravel(), b2[j].ravel()]) for j in range(g)]
+
+
 def personalized_accuracy(model: FlatModel, thetas, data) -> tuple[float, float]:
-    """(mean over clients of the accuracy of client i's model on its own part, mean loss)."""
-    accs, losses = [], []
-    for th, (X, y) in zip(thetas, data):
-        l, a = model.loss_acc(th, X, y)
-        accs.append(a)
-        losses.append(l)
+    """(mean over clients of the accuracy of client i's model on its own part, mean loss).
+
+    *data* is the clients' ``(X, y)`` parts or their :func:`_groups`; equal, bit for bit, to
+    :meth:`FlatModel.loss_acc` client by client (one stacked forward pass per group).
+    """
+    groups = data if data and isinstance(data[0], _Group) else _groups(data)
+    accs, losses = [0.0] * len(thetas), [0.0] * len(thetas)
+    for grp in groups:
+        if model.hidden == 0:
+            for j, i in enumerate(grp.members):
+                losses[i], accs[i] = model.loss_acc(thetas[i], grp.X[j], grp.y[j])
+            continue
+        W1, b1, W2, b2 = _stacked(model, [thetas[i] for i in grp.members])
+        g, n = grp.y.shape
+        z = np.maximum(grp.X @ W1 + b1, 0.0) @ W2 + b2
+        z = z - z.max(axis=2, keepdims=True)
+        logp = z - np.log(np.exp(z).sum(axis=2, keepdims=True))
+        ce = -logp[np.arange(g)[:, None], np.arange(n)[None, :], grp.y]
+        hit = z.argmax(axis=2) == grp.y
+        for j, i in enumerate(grp.members):
+            losses[i] = float(ce[j].mean()) + model._reg(thetas[i])
+            accs[i] = float(hit[j].mean())
     return float(np.mean(accs)), float(np.mean(losses))
 
 
@@ -309,22 +424,21 @@ def run(cl: Clients, variant: str, *, rounds: int = 30, hidden: int = 32, degree
     steps = phase1_steps + phase2_steps
     weights = np.array([len(cl.train[i][1]) for i in range(n)], float)
     global_theta = theta0.copy()
+    train, test = _groups(cl.train), _groups(cl.test)  # stacked once: every round trains and scores on them
     with blas_threads(TIMING_THREADS):
         for _t in range(rounds):
             snap = [th.copy() for th in thetas]
             picks: list[list[int]] = [[] for _ in range(n)]
             if variant == "local-only":
                 t0 = _clock()
-                thetas = [_train(model, snap[i], *cl.train[i], lr, steps, 0, size) for i in range(n)]
+                thetas = _train_many(model, snap, train, lr, steps, 0, size)
                 t_train += _clock() - t0
                 eval_thetas = thetas
             elif variant == "fedavg":
-                local = []
-                for i in range(n):
-                    got = _xfer(ledger, server, i, global_theta, "fedavg-down")
-                    t0 = _clock()
-                    local.append(_train(model, got, *cl.train[i], lr, steps, 0, size))
-                    t_train += _clock() - t0
+                got = [_xfer(ledger, server, i, global_theta, "fedavg-down") for i in range(n)]
+                t0 = _clock()
+                local = _train_many(model, got, train, lr, steps, 0, size)
+                t_train += _clock() - t0
                 up = [_xfer(ledger, i, server, local[i], "fedavg-up") for i in range(n)]
                 new = np.tensordot(weights / weights.sum(), np.stack(up), axes=1)
                 dense = sum(w * u for w, u in zip(weights, up)) / weights.sum()
@@ -345,23 +459,21 @@ def run(cl: Clients, variant: str, *, rounds: int = 30, hidden: int = 32, degree
                 elif variant == "random-peers" and k > 0:
                     for i in range(n):
                         picks[i] = sorted(int(j) for j in sel_rng.choice(nbrs[i], size=k, replace=False))
-                new_thetas = []
+                mixed = []
                 for i in range(n):
                     received = [_xfer(ledger, j, i, snap[j][:split], "extractor") for j in picks[i]]
                     e = average_extractors(snap[i][:split], received)
                     if received:
                         dense = (snap[i][:split] + sum(snap[j][:split] for j in picks[i])) / (len(picks[i]) + 1)
                         agg_err = max(agg_err, float(np.max(np.abs(e - dense))))
-                    th = np.concatenate([e, snap[i][split:]])
-                    t0 = _clock()  # local training: phase 1 then phase 2
-                    th = _train(model, th, *cl.train[i], lr, phase1_steps, 0, split)
-                    th = _train(model, th, *cl.train[i], lr, phase2_steps, split, size)
-                    t_train += _clock() - t0
-                    new_thetas.append(th)
-                thetas = new_thetas
+                    mixed.append(np.concatenate([e, snap[i][split:]]))
+                t0 = _clock()  # local training of every client: phase 1 then phase 2
+                thetas = _train_many(model, mixed, train, lr, phase1_steps, 0, split)
+                thetas = _train_many(model, thetas, train, lr, phase2_steps, split, size)
+                t_train += _clock() - t0
                 eval_thetas = thetas
             history.append(picks)
-            a, l = personalized_accuracy(model, eval_thetas, cl.test)
+            a, l = personalized_accuracy(model, eval_thetas, test)
             acc_curve.append(a)
             loss_curve.append(l)
     return RunResult(acc_curve, loss_curve, thetas, ledger, history, agg_err, score_err, t_score, t_train)

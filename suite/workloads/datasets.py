@@ -22,6 +22,7 @@ References
 
 from __future__ import annotations
 
+import functools
 import hashlib
 
 from typing import TYPE_CHECKING
@@ -65,10 +66,21 @@ def load_sklearn(name: str) -> tuple[np.ndarray, np.ndarray]:
     """A scikit-learn bundled dataset as ``(X float64 (n, d), y int64 (n,))``; no download."""
     if name not in SKLEARN_BUNDLED:
         raise WorkloadError(f"sklearn dataset must be one of {sorted(SKLEARN_BUNDLED)}, given {name!r}")
+    X, y = _read_sklearn(name)
+    return X.copy(), y.copy()
+
+
+@functools.lru_cache(maxsize=None)
+def _read_sklearn(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """The bundled file read and parsed once per process (digits is a gzipped CSV that costs ~0.1 s a
+    read, and one reproduce evaluates dozens of cases on it); callers get copies, so no case can
+    change another's data."""
     import sklearn.datasets as skd
 
     X, y = getattr(skd, SKLEARN_BUNDLED[name][0])(return_X_y=True)
-    return np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.int64)
+    X, y = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.int64)
+    X.flags.writeable = y.flags.writeable = False
+    return X, y
 
 
 def load_moons(n: int, noise: float, seed: int) -> tuple[np.ndarray, np.ndarray]:

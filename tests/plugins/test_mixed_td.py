@@ -311,6 +311,40 @@ def test_vectorised_equals_step_by_step_greedy():
         assert ref["dsps"] == ev["dsps"][i]
 
 
+def test_prior_equals_scipy_stats_norm_bit_for_bit():
+    from scipy.stats import norm
+
+    net = model.build_network(get_workload("resnet-18"))
+    for mean in (0.32, 0.61, -0.1, 1.2):
+        got = model._prior(net, mean)
+        for l, row in enumerate(net.candidates):  # the binning of _prior, with scipy.stats' CDF
+            base, step = row[0].macs, 0.05
+            bins = [min(int(math.ceil(c.macs / base / step - 1e-9)) - 1, int(round(1 / step)) - 1) for c in row]
+            want = np.zeros(len(row))
+            for b in set(bins):
+                members = [i for i, x in enumerate(bins) if x == b]
+                want[members] = (norm.cdf((b + 1) * step, mean, 0.15) - norm.cdf(b * step, mean, 0.15)) / len(members)
+            want = np.ones(len(row)) if want.sum() <= 0 else want
+            assert np.array_equal(got[l], want / want.sum())
+
+
+@pytest.mark.parametrize("name", ["resnet-18", "digits"])
+def test_searchsorted_levels_equal_the_bisection_bit_for_bit(name):
+    # the one-searchsorted level lookup against the row-by-row bisection it replaced, on every figure
+    net = model.build_network(get_workload(name) if name != "digits" else digits_cnn())
+    rng = np.random.default_rng(3)
+    d = np.stack([rng.integers(0, k, size=64) for k in net.n_cands], axis=1)
+    for res, dpm in ((U250, 1.0), (dataclasses.replace(U250, dsps=300), 0.5), (dataclasses.replace(U250, dsps=9), 2.0)):
+        fast = model.evaluate_designs(net, d, res, dpm)
+        ref = model.evaluate_designs(net, d, res, dpm, method="bisect")
+        assert fast.keys() == ref.keys()
+        for k in fast:
+            assert np.array_equal(fast[k], ref[k]), k
+    assert net.cand_tables(1.0)["keys"] is not None  # integer cycles: the fast path is the one taken
+    with pytest.raises(ValueError, match="method"):
+        model.evaluate_designs(net, d, U250, method="linear")
+
+
 @settings(max_examples=10, deadline=None)
 @given(st.sampled_from([0.25, 0.5, 1.0, 1.5, 2.0]), st.integers(8, 3000), st.sampled_from([1e3, 5e3, 1e9]),
        st.integers(0, 1000))

@@ -112,6 +112,27 @@ def test_batched_losses_equal_flatmodel_loop(small):
     np.testing.assert_allclose(execute.batched_losses(m, th, X, y), want, rtol=1e-12, atol=0)
 
 
+@pytest.mark.parametrize("l2", [0.0, 1e-3])
+def test_stacked_training_equals_loss_grad_steps_bit_for_bit(small, l2):
+    # every block the rounds train (whole model, extractor, header), clients grouped by size,
+    # against plain FlatModel.loss_grad steps client by client: not one bit may differ
+    m = FlatModel(small.d, small.classes, hidden=8, l2=l2)
+    rng = np.random.default_rng(5)
+    thetas = [rng.normal(0, 0.3, size=m.size) for _ in range(small.n)]
+    groups = execute._groups(small.train)
+    assert len(groups) < small.n  # some clients share a size, so some stacks hold several
+    split = execute._split(m)
+    for lo, hi, steps in ((0, m.size, 4), (0, split, 2), (split, m.size, 3)):
+        got = execute._train_many(m, thetas, groups, 0.05, steps, lo, hi)
+        for i, (X, y) in enumerate(small.train):
+            want = execute._train_reference(m, thetas[i], X, y, 0.05, steps, lo, hi)
+            assert np.array_equal(got[i], want), (lo, hi, i)
+            assert np.array_equal(got[i][:lo], thetas[i][:lo]) and np.array_equal(got[i][hi:], thetas[i][hi:])
+    acc, loss = execute.personalized_accuracy(m, thetas, groups)
+    pairs = [m.loss_acc(t, X, y) for t, (X, y) in zip(thetas, small.train)]
+    assert acc == float(np.mean([a for _, a in pairs])) and loss == float(np.mean([l for l, _ in pairs]))
+
+
 def test_score_terms_match_a_loop_over_pairs(small):
     """The score terms of one round (vectorised over pairs) against a loop written here: s_d =
     1 - cos of the headers, s_l = loss of i's model on j's data, s_p = 1 at the first round."""
@@ -335,13 +356,13 @@ def test_run_times_on_one_blas_thread(monkeypatch, small):
     from threadpoolctl import threadpool_info
 
     seen = []
-    real = execute._train
+    real = execute._train_many
 
     def spy(*a, **kw):
         seen.extend(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")
         return real(*a, **kw)
 
-    monkeypatch.setattr(execute, "_train", spy)
+    monkeypatch.setattr(execute, "_train_many", spy)
     execute.run(small, "pfeddst", rounds=1, hidden=8, k=2, seed=0)
     assert seen and set(seen) == {execute.TIMING_THREADS} == {1}
 

@@ -228,6 +228,22 @@ def test_float32_inputs_stay_float32():
         assert ops.run(v, x, w, 2, 1, 0)[0].dtype == np.float32
 
 
+def test_layer_inputs_drawn_once_are_the_fresh_draws_bits_and_read_only(monkeypatch):
+    l, other = ConvT("a", 1, 4, 4, 5, 5, 4, 2, 1, 0), ConvT("b", 1, 3, 4, 5, 5, 4, 2, 1, 0)
+    monkeypatch.setattr(X, "_INPUT_CACHE", {})
+    x, w = X._seeded_inputs(l, "float32", 7)
+    fx, fw = X._inputs(l, "float32", np.random.default_rng(7))
+    assert x.dtype == np.float32 and np.array_equal(x, fx) and np.array_equal(w, fw)
+    assert X._seeded_inputs(l, "float32", 7)[0] is x  # the second variant on this layer draws nothing
+    assert not np.array_equal(X._seeded_inputs(l, "float32", 8)[0], x)  # another seed, other inputs
+    with pytest.raises(ValueError, match="read-only"):
+        x[0, 0, 0, 0] = 1.0
+    # over the byte budget the least recently used entries go, never the one just drawn
+    monkeypatch.setattr(X, "INPUT_CACHE_BYTES", x.nbytes + w.nbytes)
+    X._seeded_inputs(other, "float32", 7)
+    assert list(X._INPUT_CACHE) == [(1, 3, 5, 5, 4, 4, "float32", 7)]
+
+
 def test_bad_geometry_is_a_one_line_parameter_error():
     x, w = np.zeros((1, 2, 3, 3)), np.zeros((2, 2, 3, 3))
     with pytest.raises(ParameterError, match="output_padding"):

@@ -103,3 +103,13 @@ def test_partition_errors_are_clear():
         partition([0, 1], 2, alpha=0)
     with pytest.raises(WorkloadError, match="min_size"):
         partition(np.zeros(10, int), 5, alpha=0.01, min_size=3, seed=0)
+
+
+def test_bundled_dataset_read_once_per_process_and_each_caller_gets_its_own_copy():
+    from suite.workloads import datasets
+
+    X, y = datasets.load_sklearn("iris")
+    X[0, 0], y[0] = -99.0, 7  # a caller that writes into its arrays
+    X2, y2 = datasets.load_sklearn("iris")
+    assert X2[0, 0] == 5.1 and y2[0] == 0  # iris's first row (Fisher 1936): 5.1 cm sepal length, setosa
+    assert X2.flags.writeable and datasets._read_sklearn.cache_info().hits >= 1
