@@ -1,7 +1,10 @@
 """Start-up of the ``suite`` command: each command's wall time beside ``python -c "import numpy"``.
 
 Targets (issue 19): ``suite techniques``, ``suite info NAME``, ``suite hardware list`` under
-0.3 s; the fixed cost of ``suite run`` (a sweep whose every case is already stored) under 0.5 s.
+0.3 s; the fixed cost of ``suite run`` (a sweep whose every case is already stored) under 0.5 s;
+(issue 44) ``suite run --set "network.-1.bandwidth=7 Gbit/s"`` with an empty cache folder under 0.6 s.
+A target is judged on the command's CPU time (user + sys of the child), which waiting for a core
+on a loaded machine does not inflate the way it inflates wall time.
 ``suite hardware list`` and ``suite info`` read caches keyed by the files they depend on
 (:mod:`suite.hardware.index`); the last column is each command's first call with those caches
 empty and byte code cold, which a fresh install pays once.
@@ -25,8 +28,14 @@ from pathlib import Path
 
 SUITE = [sys.executable, "-m", "suite"]
 
+#: commands run with an empty SUITE_CACHE_DIR every time (issue 44: a new quantity in --set, or an
+#: empty cache, must not build pint's registry): their label ends with this
+FRESH = " (empty cache)"
+
+
 def commands(store: str) -> list[tuple[str, list[str], float | None]]:
     run = [*SUITE, "run", "--technique", "poseidon", "--param", "nodes=1,2", "--store", store, "-q"]
+    bw = [*SUITE, "run", "--technique", "poseidon", "--set", "network.-1.bandwidth=7 Gbit/s", "--store", store, "-q"]
     return [
         ('python -c "import numpy"', [sys.executable, "-c", "import numpy"], None),
         ("suite --help", [*SUITE, "--help"], None),
@@ -34,14 +43,18 @@ def commands(store: str) -> list[tuple[str, list[str], float | None]]:
         ("suite info poseidon", [*SUITE, "info", "poseidon"], 0.3),
         ("suite hardware list", [*SUITE, "hardware", "list"], 0.3),
         ("suite run (8 cases, all stored)", run, 0.5),
+        ("suite run --set network.-1.bandwidth=7 Gbit/s" + FRESH, bw, 0.6),
     ]
 
 
 CPU: dict[tuple, float] = {}  # (command, env given) -> best CPU seconds (user + sys) of the child
 
 
-def timed(cmd: list[str], env: dict | None = None) -> float:
+def timed(cmd: list[str], env: dict | None = None, fresh: bool = False) -> float:
     import resource
+
+    if fresh:  # a new, empty cache folder for this one call
+        env = {**os.environ, "SUITE_CACHE_DIR": tempfile.mkdtemp(prefix="bench-cli-cache-")}
 
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
@@ -49,7 +62,7 @@ def timed(cmd: list[str], env: dict | None = None) -> float:
     dt = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-    k = (tuple(cmd), env is not None)
+    k = (tuple(cmd), env is not None and not fresh)
     CPU[k] = min(CPU.get(k, float("inf")), cpu)
     if out.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)}: exit {out.returncode}: {out.stderr.strip()[-300:]}")
@@ -81,24 +94,26 @@ def main() -> None:
         # `hardware list` index, the `info` probe) and cold byte code: what a fresh install pays once
         os.environ["SUITE_CACHE_DIR"] = os.path.join(d, "cache")
         for label, cmd, _t in cmds:  # also fills the store, so every timed run finds its cases stored
-            cold[label] = timed(cmd)
+            cold[label] = timed(cmd, fresh=label.endswith(FRESH))
         best: dict[str, float] = {}
         for _ in range(a.repeats):
             for label, cmd, _t in cmds:  # interleaved: load changes hit every command alike
-                best[label] = min(best.get(label, float("inf")), timed(cmd))
+                best[label] = min(best.get(label, float("inf")), timed(cmd, fresh=label.endswith(FRESH)))
     load1 = Path("/proc/loadavg").read_text().split()[:3] if load0 else []
     base = best['python -c "import numpy"']
     print(f"# best of {a.repeats}, interleaved; byte code {'not cached' if a.no_bytecode else 'cached'}; "
           f"load average {' '.join(load0)} -> {' '.join(load1)}")
-    head = "| command | seconds | x import numpy | target | met | CPU s (user + sys) | first call (cold caches) |"
+    base_cpu = CPU[(tuple(cmds[0][1]), False)]
+    head = ("| command | seconds | x import numpy | target | met | CPU s (user + sys) | CPU x import numpy "
+            "| first call (cold caches) |")
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     for label, _cmd, target in cmds:
         t = best[label]
-        met = "" if target is None else ("yes" if t <= target else "no")
         cpu = CPU[(tuple(_cmd), False)]
+        met = "" if target is None else ("yes" if cpu <= target else "no")
         row = (f"| {label} | {t:.3f} | {t / base:.1f} | {'' if target is None else f'<= {target} s'} | {met} | "
-               f"{cpu:.3f} | {cold[label]:.3f} |")
+               f"{cpu:.3f} | {cpu / base_cpu:.1f} | {cold[label]:.3f} |")
         print(row)
 
 

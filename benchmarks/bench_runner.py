@@ -60,13 +60,25 @@ def _plugin_module():
 
 
 CPU: dict[str, list[float]] = {}  # label -> CPU seconds of each timed call (this process + reaped workers)
+SPLIT: dict[str, list[tuple[float, float]]] = {}  # label -> (coordinator, workers) CPU seconds of each call
 
 
-def _cpu() -> float:
+def _cpu_split() -> tuple[float, float]:
+    """(this process, its reaped children) CPU seconds, user + sys."""
     import resource
 
     a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+    return a.ru_utime + a.ru_stime, b.ru_utime + b.ru_stime
+
+
+def _cpu() -> float:
+    return sum(_cpu_split())
+
+
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages (or "n/a" off Linux): every figure is printed beside it."""
+    p = Path("/proc/loadavg")
+    return " ".join(p.read_text().split()[:3]) if p.exists() else "n/a"
 
 
 def bare_loop(tech, cases) -> float:
@@ -81,14 +93,17 @@ def bare_loop(tech, cases) -> float:
 
 def timed_run(cases, path: Path, executor="local", jobs=1, isolate=True, registry=None, artifacts="summary",
               scheduler=None) -> tuple[float, object]:
-    c0 = _cpu()
+    s0 = _cpu_split()
     with Store(path) as st:
         t0 = time.perf_counter()
         s = run_cases(cases, st, executor=executor,
                       options=ExecOptions(jobs=jobs, isolate=isolate, artifacts=artifacts, scheduler=scheduler),
                       command="bench", registry=registry)
         dt = time.perf_counter() - t0  # until every outcome is handed to the store (close commits the rest)
-    CPU.setdefault(f"run-j{jobs}-{'iso' if isolate else 'inproc'}-{executor}", []).append(_cpu() - c0)
+    s1 = _cpu_split()
+    label = f"run-j{jobs}-{'iso' if isolate else 'inproc'}-{executor}"
+    CPU.setdefault(label, []).append(sum(s1) - sum(s0))
+    SPLIT.setdefault(label, []).append((s1[0] - s0[0], s1[1] - s0[1]))
     assert s.ok + s.cached == len(cases), s.message()
     return dt, s
 
@@ -156,7 +171,8 @@ def parallel_rounds(context, tmp: Path, batches: int, rounds: int, dask: bool, w
     cases = expand_entry({"technique": "superneurons", "workloads": [workload],
                           "params": {"batch": list(range(1, batches + 1))}}, context=context).cases
     cluster = DaskCluster(tmp) if dask else None
-    load0 = Path("/proc/loadavg").read_text().split()[:3]
+    load0 = load_average()
+    labels = {"-j 1": "run-j1-iso-local", "-j 2": "run-j2-iso-local", "dask --scheduler (2 workers)": "run-j2-iso-dask"}
     try:
         sides = {"bare": [], "-j 1": [], "-j 2": []}
         if cluster:
@@ -172,14 +188,28 @@ def parallel_rounds(context, tmp: Path, batches: int, rounds: int, dask: bool, w
     finally:
         if cluster:
             cluster.close()
-    load1 = Path("/proc/loadavg").read_text().split()[:3]
     n = len(cases)
     one = min(sides["-j 1"])
     print(f"# SuperNeurons model sweep ({workload}, {n} cases), {rounds} alternated rounds, best of each; "
-          f"load average {' '.join(load0)} -> {' '.join(load1)}")
+          f"load average {load0} -> {load_average()} on {os.cpu_count()} CPUs")
     for k, v in sides.items():
-        print(f"{k}: {min(v):.2f} s ({1e3 * min(v) / n:.2f} ms/case); speed-up over -j 1 {one / min(v):.2f}x; "
+        print(f"{k}: wall {min(v):.2f} s ({1e3 * min(v) / n:.2f} ms/case); wall speed-up over -j 1 {one / min(v):.2f}x; "
               f"rounds {', '.join(f'{x:.2f}' for x in v)}")
+    _cpu_lines(labels)
+
+
+def _cpu_lines(labels: dict[str, str]) -> None:
+    """CPU of each side (best round): the coordinator's share, the workers', their sum beside -j 1's,
+    and the wall speed-up the CPU times allow on two idle cores: -j 1's total over the larger of the
+    coordinator's own time and half of everything (a loaded machine cannot show it in wall time)."""
+    one = min(CPU["run-j1-iso-local"])
+    for k, lab in labels.items():
+        if lab not in SPLIT:
+            continue
+        coord, work = min(SPLIT[lab], key=sum)
+        bound = one / max(coord, (coord + work) / 2)
+        print(f"{k}: CPU {coord + work:.2f} s = coordinator {coord:.2f} + workers {work:.2f} (dask: workers not "
+              f"counted); CPU x -j 1 {(coord + work) / one:.2f}; CPU-bound speed-up on 2 idle cores {bound:.2f}x")
 
 
 def bench(label, tech, entry, tmp: Path, dask: bool, context, repeats: int = 2) -> list[dict]:

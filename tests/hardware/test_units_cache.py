@@ -51,3 +51,53 @@ def test_bad_values_are_never_cached_and_fail_as_before():
     with pytest.raises(ValueError, match="bare number"):
         parse_quantity(3.0, "time", strict=True)
     assert format_quantity(80 * 2**30, "bytes") == "80 GiB"
+
+
+def test_shipped_unit_table_is_what_pint_says_now():
+    # the fast path's factors are pint's own: a pint release that changes one fails here
+    from suite.hardware import _unit_table, units
+
+    assert _unit_table.FACTORS == units.unit_table()
+    assert _unit_table.FACTORS["bandwidth"]["Gbit/s"] == 1e9 / 8  # a bit is an eighth of a byte
+    assert _unit_table.FACTORS["bytes"]["GiB"] == 2.0**30
+    assert "Gbit" not in _unit_table.FACTORS["bytes"]  # sizes are bytes: bits go to pint and fail
+
+
+def test_fast_parse_equals_pint_bit_for_bit_on_every_table_unit():
+    import random
+
+    from suite.hardware import units
+    from suite.hardware._unit_table import FACTORS
+
+    rnd = random.Random(4)
+    for dim, table in FACTORS.items():
+        si, what, example = units.DIMENSIONS[dim]
+        for unit in table:
+            for _ in range(5):
+                num = rnd.choice([str(rnd.randint(0, 10**7)), f"{rnd.uniform(0, 1e3):.{rnd.randint(1, 7)}f}",
+                                  f"{rnd.uniform(1, 10):.4g}e{rnd.randint(-12, 15)}", f"-{rnd.randint(1, 99)}"])
+                for text in (f"{num} {unit}", f"{num}{unit}"):
+                    want = units._parse_with_pint(text, text, dim, si, what, example)
+                    assert units._fast_parse(text, dim) == want, (text, dim)
+
+
+@pytest.mark.parametrize("text", ["007 GB", "7 G bit/s", "2*3 GB", "1,000 GB", "inf GB", "10 GB/s/2", "5 gigaparsec"])
+def test_texts_that_are_not_a_plain_number_and_unit_go_to_pint(text):
+    from suite.hardware import units
+
+    assert units._fast_parse(text, "bytes") is None and units._fast_parse(text, "bandwidth") is None
+
+
+FAST_PROBE = """
+import sys
+from suite.hardware.units import parse_quantity
+print(parse_quantity("7 Gbit/s", "bandwidth"), parse_quantity("1.41 GHz", "frequency"), "pint" in sys.modules)
+"""
+
+
+def test_plain_quantities_parse_without_pint_even_with_an_empty_cache(tmp_path):
+    env = {**os.environ, "SUITE_CACHE_DIR": str(tmp_path)}
+    env.pop("SUITE_NO_UNIT_CACHE", None)
+    out = subprocess.run([sys.executable, "-c", FAST_PROBE], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [repr(7e9 / 8), repr(1.41e9), "False"]
