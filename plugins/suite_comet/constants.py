@@ -5,13 +5,8 @@ the grid names, the compute-only null): one definition, imported by :mod:`suite_
 
 from __future__ import annotations
 
-__all__ = ["GEMM_EFFICIENCY", "RECOMPUTE", "DEFAULT_EXPANSION_BANDWIDTH", "GRIDS", "COMPUTE_ONLY_SPREAD"]
+__all__ = ["RECOMPUTE", "DEFAULT_EXPANSION_BANDWIDTH", "GRIDS", "COMPUTE_ONLY_SPREAD"]
 
-#: Achieved fraction of the bf16 tensor-core peak in the layer roofline, every device. Calibration:
-#: the Megatron-LM 1T run (SC'21 Table 1: tp 8, pp 64, dp 6, batch 3072, full recomputation on 3,072
-#: A100, 163 TFLOP/s per GPU) predicted by this model on ``selene-dgx-a100`` gives 163 TFLOP/s at
-#: this value (tests/plugins/test_comet.py recomputes it); so the anchor is no check of the model.
-GEMM_EFFICIENCY = 0.657
 
 #: recomputation choices, index = the code used in the strategy arrays
 RECOMPUTE = ("none", "selective", "full")

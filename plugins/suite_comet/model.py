@@ -84,16 +84,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from suite.errors import ParameterError, ProfileError
-from suite.perf import roofline_time
+from suite.perf import training
 from suite.perf.collective import Group, collective_time
-from suite.perf.pipeline import partition_layers, pipeline_1f1b_unbalanced_time
-from suite.workloads.transformer import narayanan_flops
+from suite.perf.pipeline import partition_layers
+from suite.perf.training import CommPricer, Plans, TransformerShape, hardware_of, shape_of
 
-from suite_comet.constants import (COMPUTE_ONLY_SPREAD, DEFAULT_EXPANSION_BANDWIDTH, GEMM_EFFICIENCY, GRIDS,
+from suite_comet.constants import (COMPUTE_ONLY_SPREAD, DEFAULT_EXPANSION_BANDWIDTH, GRIDS,
                                   RECOMPUTE)
 
 __all__ = [
-    "GEMM_EFFICIENCY", "RECOMPUTE", "BYTES_PER_PARAM", "OPT_STATE_BYTES", "WorkloadConsts", "Cluster",
+    "RECOMPUTE", "BYTES_PER_PARAM", "OPT_STATE_BYTES", "WorkloadConsts", "Cluster",
     "Strategies", "consts_of", "cluster_of", "enumerate_strategies", "evaluate_points", "evaluate_point",
     "best_index", "megatron_rule_index", "check_strategy", "grid_clusters", "GRIDS", "grid_summary",
     "stage_split", "stage_counts", "strategy_flops", "DEFAULT_EXPANSION_BANDWIDTH", "CollectiveCache",
@@ -101,7 +101,7 @@ __all__ = [
     "compute_dtype", "evaluate",
 ]
 
-# GEMM_EFFICIENCY, RECOMPUTE, DEFAULT_EXPANSION_BANDWIDTH, GRIDS and COMPUTE_ONLY_SPREAD are defined in
+# RECOMPUTE, DEFAULT_EXPANSION_BANDWIDTH, GRIDS and COMPUTE_ONLY_SPREAD are defined in
 # suite_comet.constants (the declaration reads them without importing this module).
 
 #: mixed-precision Adam bytes per parameter (ZeRO SC'20 §3.1): 2 weights + 2 gradients + 12 fp32 states
@@ -139,6 +139,7 @@ class WorkloadConsts:
     blk_replicated: tuple[float, float, float]
     head_flops: float
     bwd_share: tuple[float, float, float]
+    shape: TransformerShape | None = None
 
 
 def consts_of(table) -> WorkloadConsts:
@@ -174,7 +175,7 @@ def consts_of(table) -> WorkloadConsts:
                           blk_params=float(a.params + m.params), head_params=float(V * h),
                           blk_flops=tuple(float(x) for x in flops), blk_saved=saved,
                           blk_replicated=replicated, head_flops=float(head_flops),
-                          bwd_share=share)
+                          bwd_share=share, shape=shape_of(table))
 
 
 @dataclass(frozen=True)
@@ -209,6 +210,7 @@ class Cluster:
     exp_bandwidth: float = DEFAULT_EXPANSION_BANDWIDTH
     exp_latency: float = 0.0
     node_hour: float | None = None
+    hw: object = field(default=None, repr=False, compare=False)
 
     @property
     def gpus(self) -> int:
@@ -290,7 +292,7 @@ def cluster_of(profile, nodes: int | None = None, expansion: float | None = None
     return Cluster(name=profile.name, profile=profile, peak=float(peak), hbm=float(dev.memory),
                    hbm_bw=float(dev.memory_bandwidth), gpn=int(profile.devices_per_node), nodes=n,
                    exp_capacity=float(cap), exp_bandwidth=float(bw), exp_latency=float(lat or 0.0),
-                   node_hour=float(nh) if nh else None)
+                   node_hour=float(nh) if nh else None, hw=hardware_of(profile, dtype))
 
 
 # --------------------------------------------------------------------------- strategies
@@ -423,6 +425,7 @@ class CollectiveCache:
         self._d: dict = {}
         self._ids: dict = {}
         self._by_obj: dict = {}  # (id(profile), inter) -> (profile, net id); the profile kept alive
+        self._pricers: dict = {}
         self.calls = 0
 
     def net_id(self, profile, inter: bool) -> int:
@@ -435,6 +438,15 @@ class CollectiveCache:
         self._by_obj[(id(profile), inter)] = (profile, i)
         return i
 
+    def pricer(self, profile) -> CommPricer:
+        """The shared model's :class:`~suite.perf.training.CommPricer` for *profile*, one per
+        distinct network (clusters that differ in nothing the collectives read share it)."""
+        k = self.net_id(profile, True)
+        p = self._pricers.get(k)
+        if p is None:
+            p = self._pricers[k] = _CountingPricer(profile, self)
+        return p
+
     def __call__(self, op: str, nbytes: float, group: Group, profile) -> float:
         if group.size <= 1 or nbytes == 0:
             return 0.0
@@ -444,6 +456,20 @@ class CollectiveCache:
             self.calls += 1
             t = collective_time(op, nbytes, group, profile).time
             self._d[key] = t
+        return t
+
+
+class _CountingPricer(CommPricer):
+    """A :class:`CommPricer` that adds its distinct collectives to the owning cache's ``calls``."""
+
+    def __init__(self, profile, owner: CollectiveCache):
+        super().__init__(profile)
+        self._owner = owner
+
+    def one(self, op, nbytes, group):
+        before = self.calls
+        t = super().one(op, nbytes, group)
+        self._owner.calls += self.calls - before
         return t
 
 
@@ -479,139 +505,108 @@ def _lookup(cols: list[np.ndarray], fn) -> np.ndarray:
     return vals[inv.reshape(-1)]
 
 
-def evaluate_points(w: WorkloadConsts, c: Cluster, s: Strategies, batch: int, efficiency: float = GEMM_EFFICIENCY,
-                    cache: CollectiveCache | None = None, expansion: bool = True) -> dict[str, np.ndarray]:
+def evaluate_points(w: WorkloadConsts, c: Cluster, s: Strategies, batch: int, efficiency: float | None = None,
+                    cache: CollectiveCache | None = None, expansion: bool = True,
+                    ignore_memory: bool = False) -> dict[str, np.ndarray]:
     """The model at every strategy of ``s`` on cluster ``c`` (vectorised; see the module docstring).
 
     Returns
     -------
     dict of str -> ndarray (one entry per point)
-        ``time`` (s, inf where infeasible), ``raw_time`` (the same, feasible or not), ``compute``
-        (pipeline with no communication, bubble included), ``tp_exposed``, ``pp_exposed``,
-        ``dp_exposed``, ``dp_allreduce``, ``optimizer``, ``expansion`` (s), ``memory`` (B per GPU,
-        before spilling), ``overflow`` (B per GPU to the tier), ``feasible`` (bool), ``microbatches``.
+        ``time`` (s, inf where infeasible unless *ignore_memory*), ``raw_time`` (the same, feasible
+        or not), ``compute`` (pipeline with no communication), ``tp_exposed``, ``pp_exposed`` (bubble
+        and sends), ``dp_exposed``, ``dp_allreduce``, ``optimizer``, ``expansion`` (s), ``memory`` (B
+        per GPU, before spilling), ``overflow`` (B per GPU to the tier), ``feasible`` (bool),
+        ``microbatches``.
     """
-    return evaluate_many(w, [c], np.zeros(len(s), dtype=np.int64), s, batch, efficiency, cache, expansion)
+    return evaluate_many(w, [c], np.zeros(len(s), dtype=np.int64), s, batch, efficiency, cache, expansion,
+                         ignore_memory)
+
+
+def _hardware(c: Cluster, efficiency: float | None):
+    hw = c.hw if c.hw is not None else hardware_of(c.profile)
+    return hw if efficiency is None else hw.with_efficiency(float(efficiency))
 
 
 def evaluate_many(w: WorkloadConsts, clusters: list[Cluster], ci: np.ndarray, s: Strategies, batch: int,
-                  efficiency: float = GEMM_EFFICIENCY, cache: CollectiveCache | None = None,
-                  expansion: bool | np.ndarray = True) -> dict[str, np.ndarray]:
+                  efficiency: float | None = None, cache: CollectiveCache | None = None,
+                  expansion: bool | np.ndarray = True, ignore_memory: bool = False) -> dict[str, np.ndarray]:
     """:func:`evaluate_points` over points on several clusters at once (``ci``: the cluster index of
-    each point; ``expansion``: one flag or one per point)."""
+    each point; ``expansion``: one flag or one per point).
+
+    Each cluster's points are priced by :func:`suite.perf.training.evaluate` (the shared model) on
+    that cluster's hardware; COMET adds its own idea on top: the expansion tier that holds the
+    optimizer states which do not fit the HBM.
+    """
     cache = cache or CollectiveCache()
     ci = np.asarray(ci, dtype=np.int64)
-    tp, pp, dp, mbs, rc = (a.astype(np.int64) for a in (s.tp, s.pp, s.dp, s.mbs, s.rc))
-    col = lambda attr: np.array([getattr(c, attr) for c in clusters], dtype=float)[ci]  # noqa: E731
-    peak, hbm, hbm_bw = col("peak") * efficiency, col("hbm"), col("hbm_bw")
-    gpn = col("gpn").astype(np.int64)
-    exp_cap, exp_bw, exp_lat = col("exp_capacity"), col("exp_bandwidth"), col("exp_latency")
-    intra = np.array([cache.net_id(c.profile, False) for c in clusters], dtype=np.int64)
-    full = np.array([cache.net_id(c.profile, True) for c in clusters], dtype=np.int64)
-    prof_of: dict[tuple[int, bool], object] = {}
-    for c in clusters:
-        prof_of.setdefault((cache.net_id(c.profile, False), False), c.profile)
-        prof_of.setdefault((cache.net_id(c.profile, True), True), c.profile)
-    f = tp.astype(float)
-    m = batch / (dp * mbs)
-    F = np.asarray(w.blk_flops)[rc]
-    R = np.asarray(w.blk_replicated)[rc]
-    A = R + (np.asarray(w.blk_saved)[rc] - R) / f  # per GPU and sequence (Korthikanti eq. (2))
-    bshare = np.asarray(w.bwd_share)[rc]
-    b_blk = 3 * 2 * w.blk_params / f + 2 * A * mbs
-    t_blk = np.maximum(F * mbs / f / peak, b_blk / hbm_bw)
-    t_head = np.maximum(w.head_flops * mbs / f / peak, 3 * 2 * w.head_params / f / hbm_bw)
-    act = 2.0 * w.seq * w.hidden  # bytes of one sequence's hidden state (16-bit)
-    n_ar = np.where(rc == 2, 6, 4)
-    t_ar = _lookup([intra[ci], tp, mbs],
-                   lambda k: cache("allreduce", k[2] * act, Group(k[1], 1), prof_of[(k[0], False)]))
-    t_tp = n_ar * t_ar
-    nm_tab = np.zeros((int(pp.max()) + 1, 3)) if len(s) else np.zeros((1, 3))
-    nl_tab = nm_tab.copy()
-    pr = np.unique(pp * 3 + rc)
-    for k in pr.tolist():
-        nm_tab[k // 3, k % 3], nl_tab[k // 3, k % 3] = stage_split(w, k // 3, k % 3)
-    nm, nl = nm_tab[pp, rc], nl_tab[pp, rc]
-    cross = tp * dp >= gpn
-    net = np.where(cross, full[ci], intra[ci])
-    t_p2p = np.zeros(len(s))
-    on = pp > 1
-    if on.any():
-        # key: the network, the pairs sending at once (a node's GPUs, or tp x dp inside one node) and
-        # the message mbs / tp (as a reduced fraction)
-        g = np.gcd(mbs, tp)
-        pairs = np.where(cross, gpn, tp * dp)
-        t_p2p[on] = _lookup([a[on] for a in (net, cross.astype(np.int64), pairs, mbs // g, tp // g)],
-                            lambda k: cache("p2p", k[3] * act / k[4], Group(ranks_per_node=k[2], nodes=2 if k[1] else 1),
-                                            prof_of[(k[0], bool(k[1]))]))
-    L = w.blocks
-
-    def pipe(blk, hand):
-        c_max = np.maximum(nm * blk, nl * blk + t_head) + 2 * hand
-        total = L * blk + t_head + pp * 2 * hand
-        return total + (m - 1) * c_max, c_max
-
-    t0, _ = pipe(t_blk, 0.0)
-    t1, _ = pipe(t_blk + t_tp, 0.0)
-    t2, cmax = pipe(t_blk + t_tp, t_p2p)
-    shard = w.params / (f * pp)
-    dcross = (dp > 1) & (tp * dp > gpn)
-    dnet = np.where(dcross, full[ci], intra[ci])
-    t_dp = np.zeros(len(s))
-    on = dp > 1
-    if on.any():
-        t_dp[on] = _lookup([a[on] for a in (dnet, dcross.astype(np.int64), gpn, tp, dp, pp)],
-                           lambda k: cache("allreduce", 2.0 * w.params / (k[3] * k[5]), _dp_group(k[3], k[4], k[2]),
-                                           prof_of[(k[0], bool(k[1]))]))
-    dp_exp = np.maximum(0.0, t_dp - bshare * cmax)
-    nmax = np.maximum(nm, nl)
-    mem = BYTES_PER_PARAM * shard + A * mbs * nmax * np.minimum(pp, m)
+    n = len(s)
+    exp_flag = np.broadcast_to(np.asarray(expansion, dtype=bool), (n,))
+    keys = ("raw_time", "bubble", "compute", "tp_exposed", "pp_exposed", "dp_exposed", "dp_allreduce", "optimizer", "memory",
+            "states", "microbatches")
+    out = {k: np.zeros(n) for k in keys}
+    cap = np.zeros(n)
+    exp_bw = np.ones(n)
+    exp_lat = np.zeros(n)
+    hbm = np.zeros(n)
+    hbm_bw = np.ones(n)
+    gpn = np.ones(n)
+    for k, c in enumerate(clusters):
+        sel = np.flatnonzero(ci == k)
+        if sel.size == 0:
+            continue
+        hw = _hardware(c, efficiency)
+        st = s.take(sel)
+        plans = Plans(tp=st.tp, pp=st.pp, dp=st.dp, mbs=st.mbs, gbs=batch, recompute=st.rc, sp=st.tp > 1,
+                      grad_bytes=2, dp_overlap=1.0)
+        r = training.evaluate(w.shape, hw, plans, cache.pricer(c.profile), ignore_memory=True)
+        out["raw_time"][sel] = r["raw_time"]
+        out["compute"][sel] = r["compute"]
+        out["tp_exposed"][sel] = r["tp_comm"] + r["cp_comm"]
+        out["pp_exposed"][sel] = r["pp_comm"]
+        out["bubble"][sel] = r["bubble"]
+        out["dp_exposed"][sel] = r["dp_exposed"] + r["embedding_comm"]
+        out["dp_allreduce"][sel] = r["dp_comm"]
+        out["optimizer"][sel] = r["optimizer"]
+        out["memory"][sel] = r["memory"]
+        out["states"][sel] = r["states"]
+        out["microbatches"][sel] = r["microbatches"]
+        cap[sel] = c.exp_capacity / c.gpn
+        exp_bw[sel] = c.exp_bandwidth / c.gpn
+        exp_lat[sel] = c.exp_latency
+        hbm[sel] = c.hbm
+        hbm_bw[sel] = c.hbm_bw
+        gpn[sel] = c.gpn
+    mem = out["memory"]
     over = np.maximum(0.0, mem - hbm)
-    cap = np.where(expansion, exp_cap / gpn, 0.0)
-    feasible = (over <= np.minimum(cap, OPT_STATE_BYTES * shard) + 1e-6) & (m >= 1)
-    t_opt = 2 * (BYTES_PER_PARAM * shard - over) / hbm_bw
-    t_exp = np.where(over > 0, over / (exp_bw / gpn) + 2 * exp_lat, 0.0)
-    time = t2 + dp_exp + t_opt + t_exp
-    return {"time": np.where(feasible, time, np.inf), "compute": t0, "tp_exposed": t1 - t0, "pp_exposed": t2 - t1,
-            "dp_exposed": dp_exp, "dp_allreduce": t_dp, "optimizer": t_opt, "expansion": t_exp, "memory": mem,
+    cap = np.where(exp_flag, cap, 0.0)
+    opt_states = out["states"] * (OPT_STATE_BYTES / BYTES_PER_PARAM)
+    m = out["microbatches"]
+    valid = np.isfinite(out["raw_time"]) & (m >= 1)
+    feasible = (over <= np.minimum(cap, opt_states) + 1e-6) & valid
+    # spilled optimizer states are read and written once per step on the tier instead of the HBM
+    t_exp = np.where(over > 0, over / exp_bw + 2 * exp_lat - 2 * over / hbm_bw, 0.0)
+    t_exp = np.maximum(t_exp, 0.0)
+    time = out["raw_time"] + t_exp
+    return {"time": np.where(feasible | (ignore_memory & valid), time, np.inf), "compute": out["compute"],
+            "tp_exposed": out["tp_exposed"], "pp_exposed": out["pp_exposed"], "bubble": out["bubble"], "dp_exposed": out["dp_exposed"],
+            "dp_allreduce": out["dp_allreduce"], "optimizer": out["optimizer"], "expansion": t_exp, "memory": mem,
             "overflow": over, "feasible": feasible, "microbatches": m, "raw_time": time}
 
 
 def evaluate_point(w: WorkloadConsts, c: Cluster, tp: int, pp: int, dp: int, mbs: int, rc: int, batch: int,
-                   efficiency: float = GEMM_EFFICIENCY, expansion: bool = True) -> dict[str, float]:
-    """The same model at one strategy, in scalar code on the primitives (the vectorised path's check).
-
-    Uses :func:`suite.perf.roofline_time`, :func:`suite.perf.pipeline.pipeline_1f1b_unbalanced_time`
-    on the explicit per-stage times and :func:`collective_time` directly.
-    """
-    prof = c.profile
-
-    def coll(op, nbytes, group):
-        return 0.0 if group.size <= 1 else collective_time(op, nbytes, group, prof).time
-
-    m = batch / (dp * mbs)
-    F = w.blk_flops[rc]
-    A = w.blk_replicated[rc] + (w.blk_saved[rc] - w.blk_replicated[rc]) / tp
-    t_blk = roofline_time(F * mbs / tp, 3 * 2 * w.blk_params / tp + 2 * A * mbs, c.peak, c.hbm_bw, efficiency)
-    t_head = roofline_time(w.head_flops * mbs / tp, 3 * 2 * w.head_params / tp, c.peak, c.hbm_bw, efficiency)
-    act = 2.0 * w.seq * w.hidden
-    t_tp = (6 if rc == 2 else 4) * coll("allreduce", mbs * act, Group(tp, 1))
-    t_p2p = coll("p2p", mbs * act / tp, _p2p_group(tp, dp, c.gpn)) if pp > 1 else 0.0
-    counts = stage_counts(w, pp, rc)
-    nm, nl = (counts[0], counts[0]) if pp == 1 else (max(counts[:-1]), counts[-1])
-    hand = 2 * t_p2p if pp > 1 else 0.0
-    stages = [n * (t_blk + t_tp) + (t_head if i == pp - 1 else 0.0) + hand for i, n in enumerate(counts)]
-    t_pipe = pipeline_1f1b_unbalanced_time(stages, int(round(m))) if float(m).is_integer() else math.inf
-    shard = w.params / (tp * pp)
-    t_dp = coll("allreduce", 2.0 * w.params / (tp * pp), _dp_group(tp, dp, c.gpn)) if dp > 1 else 0.0
-    dp_exp = max(0.0, t_dp - w.bwd_share[rc] * max(stages))
-    mem = BYTES_PER_PARAM * shard + A * mbs * max(nm, nl) * min(pp, m)
+                   efficiency: float | None = None, expansion: bool = True) -> dict[str, float]:
+    """The same model at one strategy (the vectorised path's scalar check): the shared model's
+    :func:`suite.perf.training.evaluate_plan` plus the expansion tier."""
+    hw = _hardware(c, efficiency)
+    r = training.evaluate_plan(w.shape, hw, ignore_memory=True, tp=tp, pp=pp, dp=dp, mbs=mbs, gbs=batch,
+                               recompute=rc, sp=tp > 1, grad_bytes=2, dp_overlap=1.0, who="comet")
+    mem = r["memory"]
     over = max(0.0, mem - c.hbm)
     cap = c.exp_capacity / c.gpn if expansion else 0.0
-    feasible = over <= min(cap, OPT_STATE_BYTES * shard) + 1e-6 and m >= 1
-    t_opt = 2 * (BYTES_PER_PARAM * shard - over) / c.hbm_bw
-    t_exp = over / (c.exp_bandwidth / c.gpn) + 2 * c.exp_latency if over > 0 else 0.0
-    t = t_pipe + dp_exp + t_opt + t_exp
+    feasible = over <= min(cap, r["states"] * OPT_STATE_BYTES / BYTES_PER_PARAM) + 1e-6 and r["microbatches"] >= 1
+    t_exp = max(0.0, over / (c.exp_bandwidth / c.gpn) + 2 * c.exp_latency - 2 * over / c.hbm_bw) if over > 0 else 0.0
+    t = r["raw_time"] + t_exp
     return {"time": t if feasible else math.inf, "raw_time": t, "memory": mem, "overflow": over, "feasible": feasible}
 
 
@@ -671,12 +666,14 @@ def grid_clusters(base, grid: str = "comet-v2", nodes: int | None = None) -> lis
             for e in g["expansion"]:
                 label = f"{dev_name}/{bw.replace(' ', '')}/{'none' if not e else f'{e / 1e9:g}GB'}"
                 c = cluster_of(prof, nodes=n, expansion=e, expansion_bandwidth=g["expansion_bandwidth"])
-                out.append(dataclasses.replace(c, name=label))
+                own = hardware_of(get_profile(dev_name))  # the grid device's own GEMM curve, not the base's
+                out.append(dataclasses.replace(c, name=label, hw=dataclasses.replace(c.hw, curve=own.curve,
+                                                                                    assumed=own.assumed)))
     return out
 
 
 def search(w: WorkloadConsts, c: Cluster, batch: int, variant: str, cache: CollectiveCache | None = None,
-           efficiency: float = GEMM_EFFICIENCY, **fixed):
+           efficiency: float | None = None, **fixed):
     """(strategies, results, chosen index or None) of *variant* on one cluster."""
     s = enumerate_strategies(w, c, batch, **fixed)
     if len(s) == 0:
@@ -688,7 +685,7 @@ def search(w: WorkloadConsts, c: Cluster, batch: int, variant: str, cache: Colle
 
 
 def grid_summary(w: WorkloadConsts, clusters: list[Cluster], batch: int, variant: str,
-                 efficiency: float = GEMM_EFFICIENCY) -> dict:
+                 efficiency: float | None = None) -> dict:
     """Each cluster's best time under *variant* and under ``hbm-only``; the spread (slowest / fastest
     cluster) and the expansion gain (max over clusters of T(hbm-only) / T(variant))."""
     cache = CollectiveCache()
@@ -711,9 +708,11 @@ def grid_summary(w: WorkloadConsts, clusters: list[Cluster], batch: int, variant
             "points": int(sum(r["points"] for r in rows)) * 2}
 
 
-def model_flops_per_gpu(w: WorkloadConsts, batch: int, time: float, gpus: int) -> float:
-    """Narayanan SC'21 eq. (3) FLOPs per step over time and GPUs (FLOP/s per GPU)."""
-    return narayanan_flops(batch, w.seq, w.blocks, w.hidden, w.vocab) / time / gpus
+def model_flops_per_gpu(w: WorkloadConsts, batch: int, time: float, gpus: int, recompute: str | int = "full") -> float:
+    """FLOPs a step executes under *recompute* (:func:`suite.perf.training.iteration_flops`:
+    Narayanan SC'21 eq. (3) with full recomputation, the attention core once more with selective,
+    none re-run without) over time and GPUs (FLOP/s per GPU)."""
+    return training.iteration_flops(w.shape, batch, recompute) / time / gpus
 
 
 def traffic_bytes(blocks: int, hidden: int, seq: int, params: float, tp: int, pp: int, dp: int, mbs: int,
@@ -766,7 +765,7 @@ def evaluate(scenario):
         raise Skip("comet needs a transformer workload and a cluster profile")
     w = consts_of(scenario.workload)
     batch = int(p["global_batch"])
-    eff = float(p["efficiency"])
+    eff = float(p["efficiency"]) if p.get("efficiency") is not None else None
     res = Result()
     if p.get("grid", "none") != "none":
         clusters = grid_clusters(scenario.profile, p["grid"], p.get("nodes"))
@@ -801,7 +800,7 @@ def evaluate(scenario):
                    f"({len(s)} tried)")
     T = float(r["time"][i])
     res.add("iteration_time", T, "s", "lower")
-    for k in ("compute", "tp_exposed", "pp_exposed", "dp_exposed", "optimizer", "expansion"):
+    for k in ("compute", "bubble", "tp_exposed", "pp_exposed", "dp_exposed", "optimizer", "expansion"):
         res.add(f"{k}_time", float(r[k][i]), "s", "lower")
     res.add("dp_allreduce_time", float(r["dp_allreduce"][i]), "s", "none")
     row = s.row(i)
@@ -817,7 +816,9 @@ def evaluate(scenario):
     res.add("strategies", len(s), "1", "none")
     tok = batch * w.seq / T
     res.add("tokens_per_s", tok, "1/s", "higher")
-    res.add("model_flops_per_gpu", model_flops_per_gpu(w, batch, T, c.gpus), "FLOP/s", "higher")
+    res.add("model_flops_per_gpu", model_flops_per_gpu(w, batch, T, c.gpus, row["recompute"]), "FLOP/s", "higher")
+    res.add("mfu", 100.0 * model_flops_per_gpu(w, batch, T, c.gpus, "none") / c.peak, "%", "higher")
+    res.add("gemm_efficiency_assumed", 1.0 if (eff is None and c.hw.assumed) else 0.0, "1", "none")
     if c.node_hour:
         res.add("tokens_per_usd", tok * 3600.0 / (c.node_hour * c.nodes), "1", "higher")
     res.artifacts["strategy"] = row

@@ -54,9 +54,9 @@ PARAMETERS = {
     "expansion_bandwidth": Param(float, default=None, unit="B/s", minimum=1e6, maximum=1e13, optional=True,
                                  help="expansion bandwidth per direction per node (default [ext.comet] or "
                                       "63 GB/s, PCIe 5.0 x16)"),
-    "efficiency": Param(float, default=constants.GEMM_EFFICIENCY, minimum=0.01, maximum=1.0,
-                        help="achieved fraction of the bf16 peak (source: model.GEMM_EFFICIENCY, calibrated on "
-                             "the Megatron-LM 1T anchor)"),
+    "efficiency": Param(float, default=None, minimum=0.01, maximum=1.0, optional=True,
+                        help="one flat GEMM efficiency (fraction of the bf16 peak) instead of the device's "
+                             "gemm_bf16 curve (suite.perf.training)"),
     "grid": Param(str, default="none", choices=("none", *sorted(constants.GRIDS)),
                   help="evaluate the fixed cluster grid derived from the profile instead of one cluster"),
     "tp_exec": Param(int, default=2, unit="GPUs", minimum=1, maximum=4,

@@ -10,7 +10,10 @@ from suite.cli.common import console, emit, strict_json
 
 
 @main.command("validate")
-@click.argument("technique")
+@click.argument("technique", required=False)
+@click.option("--training", is_flag=True,
+              help="Validate the shared training model (suite.perf.training) against the published runs in "
+                   "validation/training/ instead of a technique.")
 @click.option("--profile", default="local", show_default=True,
               help="Profile the model runs on (the calibrated 'local' one from `suite hardware calibrate`).")
 @click.option("--profiles", "profile_dirs", multiple=True, type=click.Path(exists=True, file_okay=False),
@@ -19,7 +22,8 @@ from suite.cli.common import console, emit, strict_json
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="Output format.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
-def validate_cmd(technique: str, profile: str, profile_dirs: tuple, metrics: tuple, fmt: str, quiet: bool) -> None:
+def validate_cmd(technique: str | None, training: bool, profile: str, profile_dirs: tuple, metrics: tuple, fmt: str,
+                 quiet: bool) -> None:
     """Run TECHNIQUE's scenarios for real (execute) and with its cost model (model, on --profile),
     and print per case the measured and predicted value of every metric both report, the error,
     and the mean absolute percentage error (MAPE).
@@ -28,6 +32,10 @@ def validate_cmd(technique: str, profile: str, profile_dirs: tuple, metrics: tup
     Scenarios: the technique's declared validation set, else its smoke scenarios.
     Error = (predicted - measured) / measured.
     """
+    if training:
+        return _validate_training(fmt)
+    if not technique:
+        raise click.UsageError("give a TECHNIQUE, or --training")
     from suite.validate import validate
 
     def progress(done: int, total: int, what: str) -> None:
@@ -62,3 +70,41 @@ def validate_cmd(technique: str, profile: str, profile_dirs: tuple, metrics: tup
 
         raise SuiteError(f"validate {technique}: nothing was compared on profile {profile!r} "
                          f"({len(report.skipped)} scenario(s) skipped)")
+
+
+def _validate_training(fmt: str) -> None:
+    """``suite validate --training``: per published row, the configuration, the measured and
+    predicted iteration time and memory and their errors; the summary over validation rows."""
+    from suite.cli.common import get_context
+    from suite.errors import SuiteError
+    from suite.perf.training_validation import MEMORY_BOUND, TIME_MAX_BOUND, TIME_MEAN_BOUND, validate_training
+
+    rep = validate_training(get_context())
+    summ = rep.summary()
+    if fmt == "json":
+        click.echo(strict_json({"rows": [{"source": r.source, "row": r.row, **r.config, "measured_time_s": r.measured_time,
+                                          "predicted_time_s": r.predicted_time, "time_error": r.time_error,
+                                          "measured_memory_B": r.measured_memory, "predicted_memory_B": r.predicted_memory,
+                                          "memory_error": r.memory_error, "fits": r.fits, "calibration": r.calibration,
+                                          "where": r.where, "url": r.url} for r in rep.rows],
+                                "summary": summ}, indent=2, default=str))
+    else:
+        rows = [{"source": r.source, "row": r.row + (" (cal)" if r.calibration else ""), "GPUs": r.config["gpus"],
+                 "tp/pp/dp/v": f"{r.config['tp']}/{r.config['pp']}/{r.config['dp']}/{r.config['vpp']}",
+                 "mbs/gbs": f"{r.config['mbs']}/{r.config['gbs']}", "recompute": r.config["recompute"],
+                 "measured s": f"{r.measured_time:.2f}", "predicted s": f"{r.predicted_time:.2f}",
+                 "time err %": f"{100 * r.time_error:+.1f}",
+                 "memory GB": "-" if r.measured_memory is None else f"{r.measured_memory / 1e9:.0f}",
+                 "predicted GB": f"{r.predicted_memory / 1e9:.1f}" + ("" if r.fits else " (does not fit)"),
+                 "mem err %": "-" if r.memory_error is None else f"{100 * r.memory_error:+.1f}"} for r in rep.rows]
+        cols = ["source", "row", "GPUs", "tp/pp/dp/v", "mbs/gbs", "recompute", "measured s", "predicted s",
+                "time err %", "memory GB", "predicted GB", "mem err %"]
+        emit(rows, "table", cols, title="training model (suite.perf.training) vs published runs")
+        c = console()
+        c.print(f"validation rows: {summ['rows']} (+{summ['calibration_rows']} calibration rows, not counted); "
+                f"time |error| mean {100 * summ['time_mean_abs']:.1f} % (bound {100 * TIME_MEAN_BOUND:.0f} %), "
+                f"max {100 * summ['time_max_abs']:.1f} % (bound {100 * TIME_MAX_BOUND:.0f} %); memory rows "
+                f"{summ['memory_rows']}, max |error| {100 * summ['memory_max_abs']:.1f} % (bound {100 * MEMORY_BOUND:.0f} %); "
+                f"refused {summ['refused']}")
+    if summ["refused"]:
+        raise SuiteError(f"validate --training: {summ['refused']} published configuration(s) not priced")
