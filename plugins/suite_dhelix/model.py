@@ -73,15 +73,15 @@ from dataclasses import dataclass
 
 from suite.errors import ParameterError
 from suite.perf.collective import Group, collective_time
-from suite.perf.compute import roofline_time
+from suite.perf import training
 from suite.technique import Result
 from suite.workloads.transformer import TransformerSpec, training_flops, transformer
 
-#: SIGMA (co-execution slowdown, 0.109) and EFFICIENCY (fraction of the bf16 peak, 0.54): defined,
-#: with their sources, in :mod:`suite_dhelix.constants`, which the declaration reads
-from suite_dhelix.constants import EFFICIENCY, SIGMA
+#: SIGMA (co-execution slowdown, 0.109): defined, with its source, in :mod:`suite_dhelix.constants`,
+#: which the declaration reads. Compute efficiency is the device's (its profile's gemm_bf16 curve).
+from suite_dhelix.constants import SIGMA
 
-__all__ = ["SIGMA", "EFFICIENCY", "STATE_BYTES_FIXED", "STATE_BYTES_SHARDED", "GRAD_BYTES", "Op", "layer_ops", "pair_time",
+__all__ = ["SIGMA", "hardware", "STATE_BYTES_FIXED", "STATE_BYTES_SHARDED", "GRAD_BYTES", "Op", "layer_ops", "pair_time",
            "pair_dp", "serial_time", "intra_time", "fold", "tp_group", "Plan", "plan_of", "evaluate",
            "iteration", "rebuilt_table"]
 
@@ -266,8 +266,11 @@ class Plan:
         return self.gbs // (self.mbs * self.dp)
 
 
-def plan_of(params, table, profile) -> Plan:
-    """Validate the scenario's plan against the workload and profile (one-line errors)."""
+def plan_of(params, table, profile, folded: bool = True) -> Plan:
+    """Validate the scenario's plan against the workload and profile (one-line errors).
+
+    ``folded``: the plan runs on the folded (W-shaped) pipeline (dhelix variants): layers must divide
+    into ``2 pp`` chunks; the baselines' plain 1F1B only needs ``pp`` to divide the layers."""
     tp, pp, dp = int(params["tp"]), int(params["pp"]), int(params["dp"])
     mbs, seq, gbs = int(params["mbs"]), int(params["seq"]), int(params["gbs"])
     spec = table.spec
@@ -275,7 +278,10 @@ def plan_of(params, table, profile) -> Plan:
     name = table.name.split("@")[0]
     if heads % tp:
         raise ParameterError(f"dhelix: tp={tp} must divide the {heads} heads of {name}")
-    fold(layers, pp)
+    if folded:
+        fold(layers, pp)
+    elif layers % pp:
+        raise ParameterError(f"dhelix: pp={pp} must divide the {layers} layers of {name}")
     if gbs % (mbs * dp):
         raise ParameterError(f"dhelix: gbs={gbs} must be a multiple of mbs x dp = {mbs * dp}")
     world = tp * pp * dp
@@ -290,45 +296,37 @@ def _peak(dev) -> float:
     return dev.first_peak("bf16", "fp16")[1]
 
 
-def layer_ops(table, plan: Plan, profile, efficiency: float = EFFICIENCY):
-    """Forward and backward operators of one block (the first; blocks are identical).
+def hardware(profile, efficiency: float | None = None) -> training.Hardware:
+    """The shared model's :class:`~suite.perf.training.Hardware` of *profile*: the device's own
+    ``gemm_bf16`` curve (per device), or one flat *efficiency* when the scenario sets it."""
+    hw = training.hardware_of(profile)
+    return hw if efficiency is None else hw.with_efficiency(efficiency)
+
+
+def layer_ops(table, plan: Plan, profile, efficiency: float | None = None):
+    """Forward and backward operators of one block, priced by the shared training model
+    (:func:`suite.perf.training.layer_kernels`: each GEMM at the device's efficiency curve, the
+    layer norms, softmax, dropout, GeLU and residual kernels at its memory bandwidth, folded into
+    the adjacent compute operator) and :func:`suite.perf.training.tp_collectives` (Megatron-LM TP
+    with sequence parallelism: all-gathers and reduce-scatters of the micro-batch's activation).
 
     Returns
     -------
     (fwd, bwd) : lists of :class:`Op` (seconds), in execution order.
     """
-    dev = profile.require_device()
-    peak, bw = _peak(dev), dev.memory_bandwidth
-    t, b = plan.tp, plan.mbs
-    attn = next(l for l in table.layers if l.kind == "attention")
-    mlp = next(l for l in table.layers if l.kind == "mlp")
-    s = plan.seq
-    h = int(table.spec["hidden"])
-    act = b * s * h * ACT_BYTES  # the full activation of the micro-batch (what AG gathers / RS scatters)
-
-    def gemm(weights, mult=1.0):
-        fl = sum(2.0 * b * s * r * c / t for r, c in weights) * mult
-        by = sum(r * c / t + b * s * (r + c) for r, c in weights) * ACT_BYTES * mult  # weights, input, output
-        return roofline_time(fl, by, peak, bw, efficiency)
-
-    hq = attn.attrs["weights"][0][0]
-    hkv = attn.attrs["weights"][1][0]
-    core_f = attn.attrs["core_flops"] * b / t
-    core_by = b * s * (2 * hq + 2 * hkv) / t * ACT_BYTES
-    grp = tp_group(profile, t)
-    ag = collective_time("allgather", act, grp, profile).time if t > 1 else 0.0
-    rs = collective_time("reduce-scatter", act, grp, profile).time if t > 1 else 0.0
-    w = attn.attrs["weights"]
-    mw = mlp.attrs["weights"]
-    fwd = [Op("ag_attn", comm=ag), Op("qkv", compute=gemm(w[:3])),
-           Op("core", compute=roofline_time(core_f, core_by, peak, bw, efficiency)),
-           Op("proj", compute=gemm(w[3:])), Op("rs_attn", comm=rs), Op("ag_mlp", comm=ag),
-           Op("fc1", compute=gemm(mw[:-1])), Op("fc2", compute=gemm(mw[-1:])), Op("rs_mlp", comm=rs)]
-    bwd = [Op("ag_mlp_b", comm=ag), Op("fc2_b", compute=gemm(mw[-1:], 2.0)),
-           Op("fc1_b", compute=gemm(mw[:-1], 2.0)), Op("rs_mlp_b", comm=rs), Op("ag_attn_b", comm=ag),
-           Op("proj_b", compute=gemm(w[3:], 2.0)),
-           Op("core_b", compute=roofline_time(2 * core_f, 2 * core_by, peak, bw, efficiency)),
-           Op("qkv_b", compute=gemm(w[:3], 2.0)), Op("rs_attn_b", comm=rs)]
+    hw = hardware(profile, efficiency)
+    m = training.shape_of(table)
+    k = training.layer_kernels(m, hw, {"tp": plan.tp, "cp": 1, "mbs": plan.mbs, "flash": True, "sp": True})
+    c = training.tp_collectives(m, hw, plan.tp, plan.mbs) if plan.tp > 1 else {"allgather": 0.0, "reduce-scatter": 0.0}
+    ag, rs = c["allgather"], c["reduce-scatter"]
+    f = {n: float(v[0]) for n, v in k.items()}
+    b = {n: float(v[1]) for n, v in k.items()}
+    fwd = [Op("ag_attn", comm=ag), Op("qkv", compute=f["qkv"]), Op("core", compute=f["core"]),
+           Op("proj", compute=f["proj"]), Op("rs_attn", comm=rs), Op("ag_mlp", comm=ag),
+           Op("fc1", compute=f["fc1"]), Op("fc2", compute=f["fc2"]), Op("rs_mlp", comm=rs)]
+    bwd = [Op("ag_mlp_b", comm=ag), Op("fc2_b", compute=b["fc2"]), Op("fc1_b", compute=b["fc1"]),
+           Op("rs_mlp_b", comm=rs), Op("ag_attn_b", comm=ag), Op("proj_b", compute=b["proj"]),
+           Op("core_b", compute=b["core"]), Op("qkv_b", compute=b["qkv"]), Op("rs_attn_b", comm=rs)]
     return fwd, bwd
 
 
@@ -350,9 +348,9 @@ def iteration(scenario) -> dict:
     p = scenario.params
     profile = scenario.profile
     table = rebuilt_table(scenario.workload, int(p["seq"]))
-    plan = plan_of(p, table, profile)
+    plan = plan_of(p, table, profile, folded=scenario.variant.startswith("dhelix"))
     sigma = float(p["sigma"])
-    eff = float(p["efficiency"]) if p.get("efficiency") is not None else EFFICIENCY
+    eff = float(p["efficiency"]) if p.get("efficiency") is not None else None
     fwd, bwd = layer_ops(table, plan, profile, eff)
     variant = scenario.variant
     base = "dhelix" if variant == "dhelix-separate" else variant
@@ -396,14 +394,15 @@ def iteration(scenario) -> dict:
     layer_time = tq  # one layer's forward + backward (dhelix: one co-executed pair)
     exposed_layer = max(0.0, layer_time - comp_layer)
     hidden = 1.0 - exposed_layer / comm_layer if comm_layer > 0 else 1.0
-    # memory
+    # memory (the shared model's counts): model states with Megatron's distributed optimizer and fp32
+    # gradients (ZeRO-1 bytes with g = 4: 6 + 12 / dp, Megatron-LM docs), activations per layer with
+    # flash attention and sequence parallelism (Korthikanti et al. Table 2 without the s^2 term)
     dev = profile.require_device()
-    per_param = STATE_BYTES_FIXED + STATE_BYTES_SHARDED / plan.dp
+    shape = training.shape_of(table)
+    per_param = float(training.state_bytes_per_param(1, plan.dp, GRAD_BYTES))
     states = sum(l.params for l in table.layers) * per_param / (plan.tp * plan.pp)
-    # FlashAttention keeps no s x s matrices: the zoo's selective figure (Korthikanti §4.3)
-    blk = sum(l.attrs.get("saved_bytes_selective", 0.0) for l in table.layers
-              if l.kind in ("attention", "mlp")) / L
-    per_layer_act = blk * plan.mbs / plan.tp
+    stored, _work = training.layer_activation_bytes(shape, plan.mbs, plan.tp, True, 1, 0, True)
+    per_layer_act = float(stored)
     acts = min(m, plan.pp) * Ls * per_layer_act
     if variant == "dhelix":
         acts += per_layer_act

@@ -14,9 +14,9 @@ Rank order is Megatron-LM's: tp innermost, then cp, dp, pp.
 
 Compute, per GPU and micro-batch of ``b`` sequences of ``s`` tokens (``n = b s / cp`` tokens):
 
-* GEMMs of one layer, forward (Narayanan et al. SC'21 §5.1 count, ``d = h / a``):
-  QKV ``2 n h (h + 2 h_kv) / t``, scores and context ``2 b s^2 h / (t cp)`` each, projection
-  ``2 n h^2 / t``, MLP ``2 n h f (2 if gated else 1) / t + 2 n f h / t``; backward twice forward.
+* GEMMs of one layer, forward (Narayanan et al. SC'21 §5.1 count; ``q = a d``, ``= h`` unless the
+  head width ``d`` is set): QKV ``2 n h (q + 2 h_kv) / t``, scores and context
+  ``2 b s^2 q / (t cp)`` each, projection ``2 n q h / t``, MLP ``2 n h f (2 if gated else 1) / t + 2 n f h / t``; backward twice forward.
   Each GEMM runs at ``peak x eta(F)``: ``eta`` is the device's GEMM efficiency curve
   (``device.efficiency["gemm_bf16"]``, fraction of peak against the FLOPs of one GEMM, read by
   :func:`gemm_efficiency`; a batched attention GEMM counts one head's ``2 s^2 d / cp``).
@@ -107,7 +107,7 @@ from suite.perf.collective import Group, collective_time
 __all__ = [
     "RECOMPUTE", "ZERO_STAGES", "ADAM_BYTES_PER_PARAM", "DEFAULT_GEMM_EFFICIENCY", "GEMM_CURVE",
     "TransformerShape", "shape_of", "Plans", "Hardware", "hardware_of", "gemm_efficiency",
-    "CommPricer", "evaluate", "evaluate_plan", "iteration_flops", "layer_activation_bytes",
+    "CommPricer", "evaluate", "evaluate_plan", "layer_kernels", "tp_collectives", "iteration_flops", "layer_activation_bytes",
     "state_bytes_per_param", "check_plan",
 ]
 
@@ -151,6 +151,8 @@ class TransformerShape:
     positions : int
         Learned position embeddings (rows), 0 for rotary / ALiBi.
     name : str
+    d_head : int
+        Head width (default ``hidden / heads``; Qwen3-like models set a wider one).
     """
 
     layers: int
@@ -165,8 +167,11 @@ class TransformerShape:
     tied: bool = True
     positions: int = 0
     name: str = "transformer"
+    d_head: int = 0
 
     def __post_init__(self):
+        if self.d_head == 0:
+            object.__setattr__(self, "d_head", self.hidden // self.heads)
         if self.ffn == 0:
             object.__setattr__(self, "ffn", 4 * self.hidden)
         if self.kv_heads == 0:
@@ -177,13 +182,19 @@ class TransformerShape:
 
     @property
     def kv_hidden(self) -> int:
-        return self.hidden * self.kv_heads // self.heads
+        """Width of K (and of V): ``kv_heads x d_head``."""
+        return self.kv_heads * self.d_head
+
+    @property
+    def q_hidden(self) -> int:
+        """Width of Q and of the attention output: ``heads x d_head`` (``hidden`` unless ``d_head`` is set)."""
+        return self.heads * self.d_head
 
     @property
     def layer_params(self) -> float:
         """Parameters of one layer (weights and biases, two layer norms)."""
-        h, f, hk = self.hidden, self.ffn, self.kv_hidden
-        attn = h * (h + 2 * hk) + (h + 2 * hk) + h * h + h
+        h, f, hk, q = self.hidden, self.ffn, self.kv_hidden, self.q_hidden
+        attn = h * (q + 2 * hk) + (q + 2 * hk) + q * h + h
         mlp = h * f * (2 if self.gated else 1) + f * (2 if self.gated else 1) + f * h + h
         return float(attn + mlp + 4 * h)
 
@@ -215,7 +226,8 @@ def shape_of(table) -> TransformerShape:
                             kv_heads=int(spec.get("kv_heads") or 0),
                             gated=str(spec.get("mlp", "gelu")) in ("swiglu", "geglu", "gated"),
                             dropout=bool(spec.get("dropout", True)), tied=bool(spec.get("tied", True)),
-                            positions=int(spec.get("positions") or 0), name=str(getattr(table, "name", "transformer")))
+                            positions=int(spec.get("positions") or 0), name=str(getattr(table, "name", "transformer")),
+                            d_head=int(spec.get("d_head") or 0))
 
 
 @dataclass(frozen=True)
@@ -429,6 +441,17 @@ def _pp_group(tp, cp, dp, gpn):
     return np.stack([np.where(cross, gpn, inner), np.where(cross, 2, 1), np.ones_like(inner)], axis=-1)
 
 
+def tp_collectives(m: TransformerShape, hw: Hardware, tp: int, mbs: int, cp: int = 1,
+                   pricer: CommPricer | None = None) -> dict[str, float]:
+    """One tensor-parallel collective of a layer (s): ``allreduce``, ``allgather`` and
+    ``reduce-scatter`` of the micro-batch's activation ``2 b s h / cp`` bytes over the TP group
+    (packed on a node; across ``tp / gpn`` nodes beyond it), by :func:`collective_time`."""
+    pricer = pricer or CommPricer(hw.profile)
+    act = _ACT * mbs * m.seq / cp * m.hidden
+    grp = _tp_group(np.asarray(tp), hw.gpn)
+    return {op: float(pricer.many(op, act, grp)) for op in ("allreduce", "allgather", "reduce-scatter")}
+
+
 # --------------------------------------------------------------------------- counts
 
 
@@ -483,9 +506,9 @@ def iteration_flops(m: TransformerShape, gbs, recompute: int | str = "full"):
     with ``"none"`` it is the model FLOPs of Korthikanti et al. §6.
     """
     rc = RECOMPUTE.index(recompute) if isinstance(recompute, str) else int(recompute)
-    s, h, f, hk = m.seq, m.hidden, m.ffn, m.kv_hidden
-    core = 4.0 * s * s * h
-    fl = 2.0 * s * h * (h + 2 * hk) + core + 2.0 * s * h * h + 2.0 * s * h * f * ((2 if m.gated else 1) + 1)
+    s, h, f, hk, q = m.seq, m.hidden, m.ffn, m.kv_hidden, m.q_hidden
+    core = 4.0 * s * s * q
+    fl = 2.0 * s * h * (q + 2 * hk) + core + 2.0 * s * q * h + 2.0 * s * h * f * ((2 if m.gated else 1) + 1)
     extra = (0.0, core, fl)[rc]
     return float(gbs) * (m.layers * (3 * fl + extra) + 6.0 * s * h * m.vocab)
 
@@ -522,38 +545,47 @@ def _gemm_time(hw, flops, size):
     return flops / (hw.peak * gemm_efficiency(hw, size))
 
 
-def _layer_compute(m: TransformerShape, hw: Hardware, a: dict):
-    """Forward and backward compute of one layer per micro-batch per GPU (s), and the
-    recomputed part, without communication. Also the attention core's forward time."""
-    tp, cp, b = a["tp"].astype(float), a["cp"].astype(float), a["mbs"].astype(float)
-    s, h, f, hk, nh = m.seq, m.hidden, m.ffn, m.kv_hidden, m.heads
+def layer_kernels(m: TransformerShape, hw: Hardware, a: dict) -> dict[str, tuple]:
+    """Forward and backward time (s) of each compute kernel group of one layer, per micro-batch per
+    GPU, in execution order: ``qkv`` (first layer norm + QKV GEMM), ``core`` (scores, softmax,
+    dropout, context; or one flash kernel), ``proj`` (output projection + bias-dropout-residual),
+    ``fc1`` (second layer norm + first MLP GEMM + bias-GeLU), ``fc2`` (second MLP GEMM +
+    bias-dropout-residual). Values are ``(forward, backward)`` arrays broadcast over the plans *a*
+    (:meth:`Plans.arrays`); see the module docstring for the counts."""
+    tp, cp, b = np.asarray(a["tp"], dtype=float), np.asarray(a["cp"], dtype=float), np.asarray(a["mbs"], dtype=float)
+    s, h, f, hk, nh, q = m.seq, m.hidden, m.ffn, m.kv_hidden, m.heads, m.q_hidden
     n = b * s / cp
     g = 2.0 if m.gated else 1.0
-    qkv = 2 * n * h * (h + 2 * hk) / tp
-    proj = 2 * n * h * h / tp
-    fc1 = 2 * n * h * f * g / tp
-    fc2 = 2 * n * f * h / tp
-    t_lin = (_gemm_time(hw, qkv, qkv) + _gemm_time(hw, proj, proj) + _gemm_time(hw, fc1, fc1)
-             + _gemm_time(hw, fc2, fc2))
-    d = h / nh
-    head_gemm = 2.0 * s * (s / cp) * d  # one head's score GEMM (the batched kernel's unit)
-    core = 4.0 * b * s * s * h / (tp * cp)  # scores + context
-    flash = a["flash"].astype(bool)
-    t_core_f = _gemm_time(hw, core, head_gemm)
-    t_core_b = np.where(flash, 2.5, 2.0) * t_core_f
     bw = hw.memory_bandwidth
-    n_el = np.where(a["sp"].astype(bool) & (tp > 1), n / tp, n)
-    e = _ACT * n_el * h
+    flash = np.asarray(a["flash"]).astype(bool)
+    n_el = np.where(np.asarray(a["sp"]).astype(bool) & (tp > 1), n / tp, n)
+    e = _ACT * n_el * h  # one hidden-state tensor of the layer's element-wise kernels (B)
     drop = 1.0 if m.dropout else 0.0
-    elem = 2 * 2 * e + 2 * (3.0 + 0.5 * drop) * e + 2 * _ACT * n * f * g / tp
-    score_el = b * nh * s * (s / cp) / tp
-    soft = np.where(flash, 0.0, score_el * (4.0 + 5.0 * drop))
-    t_elem_f = (elem + soft) / bw
-    t_f = t_lin + t_core_f + t_elem_f
-    t_b = 2 * t_lin + t_core_b + 2 * t_elem_f
+    ln, bda = 2 * e, (3.0 + 0.5 * drop) * e
+    gelu = 2 * _ACT * n * f * g / tp
+    d = m.d_head
+    core = 4.0 * b * s * s * q / (tp * cp)  # scores + context FLOPs
+    t_core = _gemm_time(hw, core, 2.0 * s * (s / cp) * d)  # one head's GEMM: the batched kernel's unit
+    soft = np.where(flash, 0.0, b * nh * s * (s / cp) / tp * (4.0 + 5.0 * drop)) / bw
+    out = {}
+    for name, fl, el in (("qkv", 2 * n * h * (q + 2 * hk) / tp, ln), ("proj", 2 * n * q * h / tp, bda),
+                         ("fc1", 2 * n * h * f * g / tp, ln + gelu), ("fc2", 2 * n * f * h / tp, bda)):
+        t = _gemm_time(hw, fl, fl)
+        out[name] = (t + el / bw, 2 * t + 2 * el / bw)
+        if name == "qkv":
+            out["core"] = (t_core + soft, np.where(flash, 2.5, 2.0) * t_core + 2 * soft)
+    return out
+
+
+def _layer_compute(m: TransformerShape, hw: Hardware, a: dict):
+    """Forward, backward and recomputed compute of one layer per micro-batch per GPU (s), without
+    communication (the sums of :func:`layer_kernels`), and the attention core's forward time."""
+    k = layer_kernels(m, hw, a)
+    t_f = sum(v[0] for v in k.values())
+    t_b = sum(v[1] for v in k.values())
     rc = a["recompute"]
-    t_rc = np.where(rc == 2, t_f, np.where(rc == 1, t_core_f + soft / bw, 0.0))
-    return t_f, t_b, t_rc, t_core_f
+    t_rc = np.where(rc == 2, t_f, np.where(rc == 1, k["core"][0], 0.0))
+    return t_f, t_b, t_rc, k["core"][0]
 
 
 def _head_compute(m: TransformerShape, hw: Hardware, a: dict):
