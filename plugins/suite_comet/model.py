@@ -551,32 +551,39 @@ def evaluate_many(w: WorkloadConsts, clusters: list[Cluster], ci: np.ndarray, s:
     hbm = np.zeros(n)
     hbm_bw = np.ones(n)
     gpn = np.ones(n)
+    # clusters that differ only in their expansion tier price the same training step: one call
+    # of the shared model per distinct (network, device) group, over all of the group's points
+    groups: dict = {}
     for k, c in enumerate(clusters):
-        sel = np.flatnonzero(ci == k)
-        if sel.size == 0:
-            continue
         hw = _hardware(c, efficiency)
-        st = s.take(sel)
-        plans = Plans(tp=st.tp, pp=st.pp, dp=st.dp, mbs=st.mbs, gbs=batch, recompute=st.rc, sp=st.tp > 1,
-                      grad_bytes=2, dp_overlap=1.0)
-        r = training.evaluate(w.shape, hw, plans, cache.pricer(c.profile), ignore_memory=True)
-        out["raw_time"][sel] = r["raw_time"]
-        out["compute"][sel] = r["compute"]
-        out["tp_exposed"][sel] = r["tp_comm"] + r["cp_comm"]
-        out["pp_exposed"][sel] = r["pp_comm"]
-        out["bubble"][sel] = r["bubble"]
-        out["dp_exposed"][sel] = r["dp_exposed"] + r["embedding_comm"]
-        out["dp_allreduce"][sel] = r["dp_comm"]
-        out["optimizer"][sel] = r["optimizer"]
-        out["memory"][sel] = r["memory"]
-        out["states"][sel] = r["states"]
-        out["microbatches"][sel] = r["microbatches"]
+        key = (cache.net_id(c.profile, True), hw.peak, hw.memory_bandwidth, hw.memory, hw.curve, hw.gpn)
+        groups.setdefault(key, (hw, c.profile, []))[2].append(k)
+        sel = np.flatnonzero(ci == k)
         cap[sel] = c.exp_capacity / c.gpn
         exp_bw[sel] = c.exp_bandwidth / c.gpn
         exp_lat[sel] = c.exp_latency
         hbm[sel] = c.hbm
         hbm_bw[sel] = c.hbm_bw
         gpn[sel] = c.gpn
+    for hw, prof, members in groups.values():
+        sel = np.flatnonzero(np.isin(ci, members))
+        if sel.size == 0:
+            continue
+        st = s.take(sel)
+        plans = Plans(tp=st.tp, pp=st.pp, dp=st.dp, mbs=st.mbs, gbs=batch, recompute=st.rc, sp=st.tp > 1,
+                      grad_bytes=2, dp_overlap=1.0)
+        r = training.evaluate(w.shape, hw, plans, cache.pricer(prof), ignore_memory=True)
+        out["raw_time"][sel] = r["raw_time"]
+        out["bubble"][sel] = r["bubble"]
+        out["compute"][sel] = r["compute"]
+        out["tp_exposed"][sel] = r["tp_comm"] + r["cp_comm"]
+        out["pp_exposed"][sel] = r["pp_comm"]
+        out["dp_exposed"][sel] = r["dp_exposed"] + r["embedding_comm"]
+        out["dp_allreduce"][sel] = r["dp_comm"]
+        out["optimizer"][sel] = r["optimizer"]
+        out["memory"][sel] = r["memory"]
+        out["states"][sel] = r["states"]
+        out["microbatches"][sel] = r["microbatches"]
     mem = out["memory"]
     over = np.maximum(0.0, mem - hbm)
     cap = np.where(exp_flag, cap, 0.0)

@@ -723,8 +723,11 @@ PLANNER_SAMPLES = 2048  #: samples drawn (seed + 1) to estimate the mix's distri
 
 
 def choose(variant: str, mixw: MixWorkload, samples: Samples, hw: Hardware, m: int, batch: int,
-           seed: int, time_limit: float, skew: float = 1.0):
-    """Plan and bins of *variant* for one global batch; returns (plan, bins, schedule, info)."""
+           seed: int, time_limit: float, skew: float = 1.0, node_limit: int | None = None):
+    """Plan and bins of *variant* for one global batch; returns (plan, bins, schedule, info).
+
+    With *node_limit* (the model fidelity's ``ilp_nodes``) the ILP's budget is that many
+    branch-and-bound nodes, not seconds: the model does not depend on this host's clock."""
     feats = features(samples)
     profile_feats = features(generate(mixw, PLANNER_SAMPLES, seed + 1, skew))
     mean = profile_feats.x.mean(axis=0)
@@ -763,18 +766,23 @@ def choose(variant: str, mixw: MixWorkload, samples: Samples, hw: Hardware, m: i
     elif variant == "dflop-lpt":
         s = sched.lpt(d, plan.bins)
     else:
-        # the asynchronous scheduler must hide behind the step it overlaps: the whole scheduler is
-        # bounded by HIDE_FRACTION of the plan's expected step time (schedule.HIDE_FRACTION)
-        budget = sched.HIDE_FRACTION * info["expected_step_s"]
-        info["hide_budget_s"] = budget
-        s = sched.schedule(d, plan.bins, time_limit, hide_budget=budget)
+        if node_limit is not None:  # deterministic: a node budget, no clock (issue 42)
+            info["ilp_nodes"] = int(node_limit)
+            s = sched.schedule(d, plan.bins, time_limit, node_limit=node_limit)
+        else:
+            # the asynchronous scheduler must hide behind the step it overlaps: the whole scheduler is
+            # bounded by HIDE_FRACTION of the plan's expected step time (schedule.HIDE_FRACTION)
+            budget = sched.HIDE_FRACTION * info["expected_step_s"]
+            info["hide_budget_s"] = budget
+            s = sched.schedule(d, plan.bins, time_limit, hide_budget=budget)
     return plan, feats, s, info
 
 
 def evaluate(scenario):
     """Model fidelity: plan, schedule and time one global batch of the scenario's dataset mix.
 
-    Reads ``scenario.params`` (``nodes``, ``global_batch``, ``microbatches``, ``ilp_time_limit``,
+    Reads ``scenario.params`` (``nodes``, ``global_batch``, ``microbatches``, ``ilp_nodes`` (the ILP's
+    deterministic budget; ``ilp_time_limit`` = 0 still means LPT only),
     ``efficiency``, ``skew``), ``scenario.workload`` (a dataset mix), ``scenario.profile`` (bf16
     peak, HBM, network levels) and ``scenario.seed`` (the batch).
 
@@ -811,8 +819,9 @@ def evaluate(scenario):
     batch, m = int(p["global_batch"]), int(p["microbatches"])
     hw = hardware(prof, gpus, p.get("efficiency"))
     samples = generate(wl, batch, int(scenario.seed), float(p["skew"]))
+    nodes = int(p.get("ilp_nodes", 200))
     plan, feats, s, info = choose(scenario.variant, wl, samples, hw, m, batch, int(scenario.seed), tl,
-                                  float(p["skew"]))
+                                  float(p["skew"]), node_limit=nodes if tl > 0 else 0)
     st = step_time(plan, feats, s.bins, hw)
     res = Result()
     res.add("step_time", st.time, "s", "lower")

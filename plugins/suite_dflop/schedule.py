@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["Schedule", "lower_bound", "makespan", "equal_count", "lpt", "ilp", "schedule", "brute_force",
-           "check_bins", "HIDE_FRACTION"]
+           "check_bins", "HIDE_FRACTION", "local_search", "ILP_MAX_BINARIES"]
 
 #: Share of the modelled step time the scheduler of one global batch may take (a design choice, ours).
 #: DFLOP runs the scheduler asynchronously (the authors' README), i.e. batch k+1 is scheduled on the
@@ -142,8 +142,11 @@ def lpt(d, k: int) -> Schedule:
     return Schedule(bins, float(load.max()), lower_bound(a, k), "lpt", time.perf_counter() - t0)
 
 
-def ilp(d, k: int, time_limit: float = 10.0, deadline: float | None = None) -> Schedule | None:
-    """The exact ILP by HiGHS (:func:`scipy.optimize.milp`) under *time_limit* seconds.
+def ilp(d, k: int, time_limit: float = 10.0, deadline: float | None = None,
+        node_limit: int | None = None) -> Schedule | None:
+    """The exact ILP by HiGHS (:func:`scipy.optimize.milp`) under *time_limit* seconds, or, with
+    *node_limit*, under that many branch-and-bound nodes and no time limit (a deterministic budget:
+    the same answer on any machine and load).
 
     Variables ``x[i, j]`` (n k binaries, row-major) and ``C``; minimise C. With *deadline* (a
     ``time.perf_counter()`` instant) the solver gets ``min(time_limit, deadline - now)`` after the
@@ -181,6 +184,10 @@ def ilp(d, k: int, time_limit: float = 10.0, deadline: float | None = None) -> S
     integrality[-1] = 0
     ub = np.ones(nv)
     ub[-1] = np.inf
+    if node_limit is not None:
+        res = milp(obj, integrality=integrality, bounds=Bounds(np.zeros(nv), ub),
+                   constraints=LinearConstraint(A, lo, hi), options={"node_limit": int(node_limit), "disp": False})
+        return _ilp_result(res, a, n, k, t0)
     limit = float(time_limit)
     if deadline is not None:
         limit = min(limit, deadline - time.perf_counter())
@@ -189,6 +196,10 @@ def ilp(d, k: int, time_limit: float = 10.0, deadline: float | None = None) -> S
     res = milp(obj, integrality=integrality, bounds=Bounds(np.zeros(nv), ub),
                constraints=LinearConstraint(A, lo, hi),
                options={"time_limit": max(limit, 1e-3), "disp": False})
+    return _ilp_result(res, a, n, k, t0)
+
+
+def _ilp_result(res, a, n: int, k: int, t0: float) -> Schedule | None:
     if res.x is None:
         return None
     x = res.x[:-1].reshape(n, k) > 0.5
@@ -199,7 +210,8 @@ def ilp(d, k: int, time_limit: float = 10.0, deadline: float | None = None) -> S
                     ilp_status=str(res.message))
 
 
-def schedule(d, k: int, time_limit: float = 10.0, hide_budget: float | None = None) -> Schedule:
+def schedule(d, k: int, time_limit: float = 10.0, hide_budget: float | None = None,
+             node_limit: int | None = None) -> Schedule:
     """DFLOP's scheduler: LPT; when LPT meets :func:`lower_bound` it is optimal and the ILP is
     skipped (``lpt-optimal``); ``time_limit = 0`` is LPT only; otherwise the better of LPT and the
     time-limited ILP (ties to LPT).
@@ -217,6 +229,9 @@ def schedule(d, k: int, time_limit: float = 10.0, hide_budget: float | None = No
         ``min(time_limit, hide_budget - elapsed)``, and is not run when that is under 1 ms; when
         no ILP answer came within it, ``ilp_status = "hiding budget spent"``. None: no bound. The
         first call's import of the solver's modules (once per process) is kept off that clock.
+    node_limit : int, optional
+        A deterministic budget instead of the clocks: the ILP gets this many branch-and-bound
+        nodes (HiGHS ``node_limit``), no time limit and no hiding budget; ``0`` = LPT only.
 
     Raises
     ------
@@ -229,8 +244,20 @@ def schedule(d, k: int, time_limit: float = 10.0, hide_budget: float | None = No
     g = lpt(d, k)
     if g.makespan <= g.bound * (1 + 1e-12):
         return Schedule(g.bins, g.makespan, g.bound, "lpt-optimal", time.perf_counter() - t0)
-    if time_limit == 0:
+    if time_limit == 0 or node_limit == 0:
         return g
+    if node_limit is not None:
+        n = _costs(d).shape[1]
+        if n * k > ILP_MAX_BINARIES:  # HiGHS's root node alone is unbounded in time at this size
+            e = local_search(d, k, g.bins, node_limit)
+            if e.makespan < g.makespan * (1 - 1e-12):
+                return e
+            return Schedule(g.bins, g.makespan, g.bound, "lpt", time.perf_counter() - t0, e.ilp_status)
+        e = ilp(d, k, node_limit=node_limit)
+        took = time.perf_counter() - t0
+        if e is not None and e.makespan < g.makespan * (1 - 1e-12):
+            return Schedule(e.bins, e.makespan, e.bound, "ilp", took, e.ilp_status)
+        return Schedule(g.bins, g.makespan, g.bound, "lpt", took, e.ilp_status if e is not None else "no solution")
     t_imp = time.perf_counter()  # the solver's modules load once per process, not per batch:
     import scipy.optimize  # noqa: F401  kept off the budget's clock
     import scipy.sparse  # noqa: F401
@@ -248,6 +275,71 @@ def schedule(d, k: int, time_limit: float = 10.0, hide_budget: float | None = No
     else:
         status = "no solution"
     return Schedule(g.bins, g.makespan, g.bound, "lpt", took, status)
+
+
+#: Largest ILP (samples x bins binaries) the deterministic budget gives to HiGHS; above it HiGHS's root
+#: node (presolve, cuts, heuristics), which a node budget does not bound, takes minutes, so the
+#: scheduler improves LPT by :func:`local_search` with the same budget counted in moves instead.
+ILP_MAX_BINARIES = 2048
+
+
+def local_search(d, k: int, bins, moves: int) -> Schedule:
+    """Deterministic improvement of a partition: at most *moves* times, move one sample of the
+    fullest bin (largest component) to another bin, or swap it with a sample of another bin,
+    whichever makes the larger of the two bins' new loads smallest, when that is below the current
+    maximum; stops early when no move or swap improves.
+    Every bin keeps at least one sample. ``method = "local-search"``."""
+    t0 = time.perf_counter()
+    a = _costs(d)
+    c, n = a.shape
+    assign = np.empty(n, dtype=np.int64)
+    for j, b in enumerate(bins):
+        assign[list(b)] = j
+    load = np.zeros((c, k))
+    for comp in range(c):
+        load[comp] = np.bincount(assign, weights=a[comp], minlength=k)
+    done = 0
+    while done < moves:
+        per_bin = load.max(axis=0)
+        j = int(np.argmax(per_bin))
+        cur = per_bin[j]
+        members = np.flatnonzero(assign == j)
+        if members.size < 2:
+            break
+        # moves: sample i of bin j to bin t
+        src = (load[:, j][:, None] - a[:, members]).max(axis=0)  # (m,) bin j without sample i
+        dst = (load[:, :, None] + a[:, None, members]).max(axis=0)  # (k, m) bin t with sample i
+        dst[j] = np.inf
+        worst = np.maximum(dst, src[None, :])
+        t, i = np.unravel_index(int(np.argmin(worst)), worst.shape)
+        best_move = worst[t, i]
+        # swaps: sample i of bin j with sample i2 of another bin
+        other = np.flatnonzero(assign != j)
+        best_swap = np.inf
+        if other.size:
+            diff = a[:, other][:, None, :] - a[:, members][:, :, None]  # (c, m, o): a_i2 - a_i
+            nj = (load[:, j][:, None, None] + diff).max(axis=0)
+            nt = (load[:, assign[other]][:, None, :] - diff).max(axis=0)
+            sw = np.maximum(nj, nt)
+            si, so = np.unravel_index(int(np.argmin(sw)), sw.shape)
+            best_swap = sw[si, so]
+        if min(best_move, best_swap) >= cur * (1 - 1e-12):
+            break
+        if best_move <= best_swap:
+            s_ = members[i]
+            load[:, j] -= a[:, s_]
+            load[:, t] += a[:, s_]
+            assign[s_] = t
+        else:
+            s1, s2 = members[si], other[so]
+            t2 = assign[s2]
+            load[:, j] += a[:, s2] - a[:, s1]
+            load[:, t2] += a[:, s1] - a[:, s2]
+            assign[s1], assign[s2] = t2, j
+        done += 1
+    out = tuple(tuple(int(x) for x in np.flatnonzero(assign == j)) for j in range(k))
+    return Schedule(out, makespan(a, out), lower_bound(a, k), "local-search", time.perf_counter() - t0,
+                    ilp_status=f"local search, {done} moves of {moves}")
 
 
 def brute_force(d, k: int) -> float:

@@ -52,6 +52,9 @@ PARAMETERS = {
                           help="micro-batches per pipeline m; the scheduler fills dp x m bins, none empty"),
     "ilp_time_limit": Param(float, default=1.0, unit="s", minimum=0.0, maximum=600.0,
                             help="HiGHS time limit of the scheduler's ILP; 0 = LPT only (the authors: 10 s)"),
+    "ilp_nodes": Param(int, default=200, unit="nodes", minimum=0, maximum=1_000_000,
+                       help="model fidelity: the ILP's deterministic budget, HiGHS branch-and-bound nodes (0 = "
+                            "LPT only); replaces the wall-clock limit so the model does not depend on the host"),
     "efficiency": Param(float, default=None, optional=True, minimum=0.01, maximum=1.0,
                         help="achieved fraction of bf16 peak (default: the device's gemm_bf16 curve, else "
                              "model.DEFAULT_EFFICIENCY = 0.5, Narayanan et al. SC 2021 Table 1)"),

@@ -167,11 +167,11 @@ class TransformerShape:
     tied: bool = True
     positions: int = 0
     name: str = "transformer"
-    d_head: int = 0
+    d_head: float = 0
 
     def __post_init__(self):
-        if self.d_head == 0:
-            object.__setattr__(self, "d_head", self.hidden // self.heads)
+        if not self.d_head:  # hidden / heads, kept exact when it is not an integer (GPT-3 1.3B: 2048 / 24)
+            object.__setattr__(self, "d_head", self.hidden / self.heads)
         if self.ffn == 0:
             object.__setattr__(self, "ffn", 4 * self.hidden)
         if self.kv_heads == 0:
@@ -181,12 +181,12 @@ class TransformerShape:
                 raise ParameterError(f"training: model {self.name!r}: field {f}: expected >= 1, got {getattr(self, f)}")
 
     @property
-    def kv_hidden(self) -> int:
+    def kv_hidden(self) -> float:
         """Width of K (and of V): ``kv_heads x d_head``."""
         return self.kv_heads * self.d_head
 
     @property
-    def q_hidden(self) -> int:
+    def q_hidden(self) -> float:
         """Width of Q and of the attention output: ``heads x d_head`` (``hidden`` unless ``d_head`` is set)."""
         return self.heads * self.d_head
 
@@ -405,11 +405,16 @@ class CommPricer:
         g = np.broadcast_to(g, shape + (3,)).reshape(-1, 3)
         if nb.size == 1:
             return np.full(shape, self.one(op, float(nb[0]), Group(*(int(x) for x in g[0][:2]), concurrent=int(g[0][2]))))
-        rows = np.column_stack([nb, g.astype(float)])
-        uniq, inv = np.unique(rows, axis=0, return_inverse=True)
-        vals = np.empty(len(uniq))
-        for i, r in enumerate(uniq):
-            vals[i] = self.one(op, float(r[0]), Group(ranks_per_node=int(r[1]), nodes=int(r[2]), concurrent=int(r[3])))
+        # one integer key per point (distinct bytes x the three small group fields), sorted once in 1-D
+        ub, ib = np.unique(nb, return_inverse=True)
+        key = ib.astype(np.int64)
+        for col in range(3):
+            key = key * (int(g[:, col].max()) + 1) + g[:, col]
+        uk, first, inv = np.unique(key, return_index=True, return_inverse=True)
+        vals = np.empty(len(uk))
+        for i, j in enumerate(first.tolist()):
+            r = g[j]
+            vals[i] = self.one(op, float(nb[j]), Group(ranks_per_node=int(r[0]), nodes=int(r[1]), concurrent=int(r[2])))
         return vals[np.asarray(inv).reshape(-1)].reshape(shape)
 
 
