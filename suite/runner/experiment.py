@@ -27,7 +27,7 @@ variant for every other axis), and is not subject to ``exclude``.
 
 Other entry keys: ``technique = "*"`` (every installed technique; one whose scenarios do not resolve is
 skipped with a note instead of stopping the others), ``smoke = true`` (the
-technique's own smoke scenarios), ``claims = true`` or a list of claim ids (every scenario the
+technique's own smoke scenarios; ``smoke = "first"``: only the first, one case per technique), ``claims = true`` or a list of claim ids (every scenario the
 claims need), ``optional = true`` (skip the entry when its technique is not installed),
 ``description``. Singular key names (``profile``, ``variant``, ...) are accepted too.
 
@@ -385,7 +385,11 @@ def _specs_for(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where:
             raise ExperimentError(f"{where}: key {axes[0]!r} cannot be combined with {kind!r}")
         specs: list[ScenarioSpec] = []
         if e.get("smoke"):
-            specs.extend(tech.smoke)
+            smoke = e.get("smoke")
+            if smoke not in (True, "first"):
+                raise ExperimentError(f"{where}: key 'smoke': expected true (every smoke scenario) or \"first\" "
+                                      f"(one case per technique), got {smoke!r}")
+            specs.extend(tech.smoke[:1] if smoke == "first" else tech.smoke)
         claims = e.get("claims")
         if claims:
             ids = [c.id for c in tech.claims]

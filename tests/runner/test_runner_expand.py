@@ -215,3 +215,22 @@ def test_star_entry_skips_a_technique_whose_scenario_does_not_resolve(fake_regis
     # naming the technique explicitly keeps it an error
     with pytest.raises(ExperimentError, match="no-such-profile"):
         expand_entry({"technique": "fake-broken", "smoke": True}, registry=reg)
+
+
+def test_the_smoke_experiment_is_one_case_per_technique():
+    """README: `suite run smoke` is "one small case per technique": the shipped experiment asks for
+    the first smoke scenario of each (smoke = "first"); `smoke = true` keeps all of them."""
+    from collections import Counter
+
+    from suite.context import Context
+    from suite.runner.experiment import expand_experiment
+
+    reg = Context.build().registry
+    exp = expand_experiment("smoke", registry=reg)
+    per = Counter(c.technique for c in exp.cases)
+    with_smoke = {t.name for t in reg.techniques() if t.smoke}
+    assert set(per) == with_smoke and set(per.values()) == {1}
+    every = expand_entry({"technique": "*", "smoke": True}, registry=reg)
+    assert len(every.cases) == sum(len(t.smoke) for t in reg.techniques() if t.smoke) > len(exp.cases)
+    with pytest.raises(ExperimentError, match="key 'smoke': expected true .* or \"first\""):
+        expand_entry({"technique": "poseidon", "smoke": "all"}, registry=reg)
