@@ -23,7 +23,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 def tour_lines() -> list[str]:
     """The command lines of the README's tour block (comments and blank lines left out)."""
     text = README.read_text(encoding="utf-8")
-    section = text[text.index("## A 60-second tour"):]
+    section = text[text.index("## A tour ("):]
     block = section[section.index("```bash") + len("```bash"):]
     block = block[:block.index("```")]
     return [ln for ln in block.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
