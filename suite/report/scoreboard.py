@@ -296,10 +296,12 @@ def why(o: Any, full: bool = False) -> str:
     """
     note = " ".join((o.note or "").split())
     rc = getattr(o, "reason_class", None)
-    if o.verdict == "not reproduced":
+    if o.verdict == "not reproduced":  # the declared reason first (the gap), else the note's first sentence
         head = f"{rc}: " if rc else ""
+        if o.reason:
+            return head + o.reason + (f". Note: {note}" if full and note else "")
         body = note if full else _first_sentence(note)
-        return head + (body or (o.reason or "no explanation written (the claim has no note)"))
+        return head + (body or "no explanation written (the claim has no note)")
     if o.verdict == "not discriminating":
         return ((o.reason or "a null is inside the band") + ": the claim cannot tell the technique from that null"
                 + (f". {note if full else _first_sentence(note)}" if note and full else ""))

@@ -50,7 +50,10 @@ def test_gain_band_and_reason_class_and_assumptions():
     assert explain(o, info) == "ours 26.14x, above the band 16.2x to 23.8x (paper 20x, gain 19 ± 20%); ratio 1.31"
     short = render_claim(o, info, width=120)
     assert short[0] == "  ✗ tf-32n  not reproduced · baseline not modelled †"
-    assert why(o) == "baseline not modelled: TF is mapped to ps."
+    assert why(o) == "baseline not modelled: TF is mapped to ps."  # no declared reason: the note's first sentence
+    o.reason = "TF's gRPC overheads are not modelled"
+    assert why(o) == "baseline not modelled: TF's gRPC overheads are not modelled"
+    o.reason = ""
     wide = "\n".join(render_claim(o, info, wide=True, width=120))
     assert "bandwidth = 40 Gbit/s (NOT sourced: our assumption; the verdict flips at 10 Gbit/s)" in wide
 
