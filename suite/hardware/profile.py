@@ -455,10 +455,14 @@ def read_toml(path: str | Path) -> dict:
         raise ProfileError(f"{path}: expected a readable TOML file, got {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise ProfileError(f"{path}: expected a UTF-8 text file, got undecodable bytes at offset {exc.start}") from None
+    from suite.limits import TooDeep, loads_toml
+
     try:
-        return tomllib.loads(text)
+        return loads_toml(text, str(path))
     except tomllib.TOMLDecodeError as exc:
         raise _toml_error(path, exc) from None
+    except TooDeep as exc:
+        raise ProfileError(str(exc)) from None
 
 
 def load_file(path: str | Path) -> tuple[ProfileDoc, dict]:

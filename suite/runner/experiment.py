@@ -507,10 +507,14 @@ def find_experiment(name_or_path: str | Path) -> Path:
 def load_experiment(path: str | Path) -> tuple[Path, dict[str, Any], dict[str, dict[str, Any]]]:
     """Parse an experiment file: (path, top-level metadata, entries by name with defaults merged)."""
     path = find_experiment(path)
+    from suite.limits import TooDeep, loads_toml
+
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = loads_toml(path.read_text(encoding="utf-8"), str(path))
     except tomllib.TOMLDecodeError as exc:
         raise ExperimentError(f"{path}: invalid TOML: {exc}") from None
+    except TooDeep as exc:
+        raise ExperimentError(str(exc)) from None
     meta: dict[str, Any] = {}
     defaults = raw.pop("defaults", {}) or {}
     if not isinstance(defaults, Mapping):

@@ -25,7 +25,18 @@ register("inception-v3", partial(A.inception_v3, aux=True))
 register("inception-v3-noaux", partial(A.inception_v3, aux=False))
 for _d in (18, 34, 50, 101, 152, 200):
     register(f"resnet-{_d}", partial(A.resnet, _d))
-register_pattern(r"resnet-(\d+)", lambda d: A.resnet(int(d)), example="resnet-1001")
+def _resnet(depth: str):
+    from suite.errors import WorkloadError
+    from suite.limits import check_layer_count
+
+    try:  # a depth no one trains (resnet-1000000) is refused before its table is built
+        check_layer_count(int(depth), f"workload 'resnet-{depth}': depth")
+    except ValueError as e:
+        raise WorkloadError(str(e)) from None
+    return A.resnet(int(depth))
+
+
+register_pattern(r"resnet-(\d+)", _resnet, example="resnet-1001")
 register("inception-v4", A.inception_v4)
 for _name, (_g, _blocks, _init) in A.DENSENET_CFGS.items():
     register(_name, partial(A.densenet, _g, _blocks, _init, name=_name))

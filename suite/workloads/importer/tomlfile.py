@@ -229,10 +229,14 @@ def load_workload_file(path: str | Path):
     p = Path(path)
     if not p.is_file():
         raise WorkloadError(f"{p}: expected an existing workload file (.toml), got a path that does not exist")
+    from suite.limits import TooDeep, check_layer_count, loads_toml
+
     try:
-        doc = tomllib.loads(p.read_text(encoding="utf-8"))
+        doc = loads_toml(p.read_text(encoding="utf-8"), str(p))
     except tomllib.TOMLDecodeError as e:
         raise WorkloadError(f"{p}: not valid TOML ({e})") from None
+    except TooDeep as e:
+        raise WorkloadError(str(e)) from None
     fmt = doc.get("format")
     if fmt != FORMAT:
         raise WorkloadError(f"{p}: key 'format': expected {FORMAT!r}, given {fmt!r}")
@@ -266,6 +270,10 @@ def load_workload_file(path: str | Path):
     raw_layers = doc["layers"]
     if not isinstance(raw_layers, list) or not raw_layers:
         raise WorkloadError(f"{p}: layers: expected one or more [[layers]] tables, given {raw_layers!r}")
+    try:
+        check_layer_count(len(raw_layers), f"{p}: layers")
+    except ValueError as e:
+        raise WorkloadError(str(e)) from None
     layers = [_layer(r, f"{p}: layers[{i}]") for i, r in enumerate(raw_layers)]
     seen = {"input"}
     for i, l in enumerate(layers):
@@ -282,6 +290,7 @@ def load_workload_file(path: str | Path):
 
 
 def _transformer_from(raw: Any, name: str, source: str, desc: str, pub: int | None, p: Path):
+    from suite.limits import check_layer_count
     from suite.workloads.transformer import TransformerSpec, transformer
 
     if not isinstance(raw, dict):
@@ -302,6 +311,10 @@ def _transformer_from(raw: Any, name: str, source: str, desc: str, pub: int | No
     for k in ("layers", "hidden", "heads", "vocab", "seq"):
         if k not in kw:
             raise WorkloadError(f"{p}: transformer: missing key {k!r}")
+    try:
+        check_layer_count(kw["layers"], f"{p}: transformer.layers")
+    except ValueError as e:
+        raise WorkloadError(str(e)) from None
     kw.setdefault("source", source)
     if pub is not None:
         kw.setdefault("published_params", pub)

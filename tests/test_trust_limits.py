@@ -1,0 +1,71 @@
+"""Issue 43, inputs that stopped everything: nesting, layer counts. Each is refused with one line
+naming the file (a deeply nested TOML raised a nameless RecursionError that blocked every
+`suite run` and `hardware list`; a workload of 10^6 layers was still building at 60 s, 3.4 GB)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from suite.cli import main
+from suite.limits import MAX_LAYERS, MAX_TOML_DEPTH
+
+
+def cli(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+NESTED = {
+    "arrays": "x = " + "[" * 5000 + "]" * 5000 + "\n",
+    "inline": "x = " + "{a = " * 5000 + "1" + "}" * 5000 + "\n",
+    "dotted": "[" + ".".join(["t"] * 2000) + "]\nx = 1\n",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(NESTED))
+def test_deeply_nested_profile_is_named_and_skipped_by_hardware_list(tmp_path, kind):
+    d = tmp_path / "profiles"
+    d.mkdir()
+    (d / "deep.toml").write_text('[profile]\nname = "deep"\nkind = "device"\n' + NESTED[kind])
+    r = cli("hardware", "list", "--profiles", str(d), "--format", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)  # the shipped profiles are still listed
+    (warning,) = [ln for ln in r.stderr.splitlines() if "deep.toml" in ln]
+    assert warning.startswith(f"warning: {d / 'deep.toml'}: ")
+    assert f"expected tables and arrays nested at most {MAX_TOML_DEPTH} levels, got deeper nesting; skipped" in warning
+
+
+def test_deeply_nested_experiment_file_is_one_line(tmp_path):
+    exp = tmp_path / "deep.toml"
+    exp.write_text('[e]\ntechnique = "poseidon"\n' + NESTED["arrays"])
+    r = cli("run", str(exp), "--dry-run")
+    assert r.exit_code == 2
+    (line,) = r.output.strip().splitlines()
+    assert line.startswith(f"error: {exp}: line 3: expected tables and arrays nested at most {MAX_TOML_DEPTH} levels")
+
+
+def test_deeply_nested_workload_file_is_one_line(tmp_path):
+    from suite.errors import WorkloadError
+    from suite.workloads.importer.tomlfile import load_workload_file
+
+    wl = tmp_path / "deep.toml"
+    wl.write_text('format = "dlsys-suite-workload/1"\n' + NESTED["inline"])
+    with pytest.raises(WorkloadError, match=r"deep.toml: line 2: expected tables and arrays nested at most 32"):
+        load_workload_file(wl)
+
+
+def test_workload_with_a_million_layers_is_refused_before_it_is_built(tmp_path):
+    from suite.errors import WorkloadError
+    from suite.workloads.importer.tomlfile import load_workload_file
+
+    wl = tmp_path / "huge.toml"
+    wl.write_text('format = "dlsys-suite-workload/1"\n[workload]\nname = "huge"\n'
+                  '[transformer]\nlayers = 1000000\nhidden = 64\nheads = 4\nvocab = 100\nseq = 16\n')
+    with pytest.raises(WorkloadError) as err:
+        load_workload_file(wl)
+    assert str(err.value) == f"{wl}: transformer.layers: expected at most {MAX_LAYERS:,} layers, got 1,000,000"
+    r = cli("run", "--technique", "poseidon", "--workload", "resnet-3000002", "--dry-run")
+    assert r.exit_code == 2
+    assert r.output.strip().splitlines()[-1].endswith(f"expected at most {MAX_LAYERS:,} layers, got 3,000,002")
