@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.errors import StoreError
+from suite.results.integrity import check_on_open, remember, store_error
 
 __all__ = ["Store", "SCHEMA_VERSION", "MIGRATIONS", "default_store_path", "OK", "FAILED_STATUSES"]
 
@@ -394,10 +395,11 @@ class Store:
                         self.conn.close()
                     time.sleep(0.05)
                     continue
-                raise StoreError(f"store {str(self.path)!r}: not a dlsys-suite store or not writable: {exc}") from None
+                raise store_error(self.path, exc) from None
             except sqlite3.DatabaseError as exc:
-                raise StoreError(f"store {str(self.path)!r}: not a dlsys-suite store or not writable: {exc}") from None
+                raise store_error(self.path, exc) from None
         self._check_version(readonly=False)
+        check_on_open(self.conn, self.path)  # a store damaged since this machine last closed it
 
     def _refuse_foreign(self) -> None:
         """An existing SQLite file that is not a suite store is never written to (no tables added,
@@ -451,7 +453,9 @@ class Store:
     def _check_version(self, readonly: bool) -> None:
         try:
             row = self.conn.execute("SELECT version FROM schema_version").fetchone()
-        except sqlite3.DatabaseError:
+        except sqlite3.DatabaseError as exc:
+            if "no such table" not in str(exc):  # a lock, a damaged file: said as such
+                raise store_error(self.path, exc) from None
             raise StoreError(f"store {str(self.path)!r}: not a dlsys-suite store (no schema_version table)") from None
         version = row[0] if row else SCHEMA_VERSION
         if version > SCHEMA_VERSION:
@@ -491,6 +495,7 @@ class Store:
             finally:
                 self.conn.close()
                 self.conn = None
+                remember(self.path)
 
     def _pending(self) -> int:
         return len(self._buffer) + len(self._run_links) // 8
@@ -625,10 +630,12 @@ class Store:
                 self._last_flush = time.monotonic()
             try:
                 return self._write(buf, links)
-            except BaseException:
+            except BaseException as exc:
                 with self._lock:  # nothing is lost: the next flush tries again (and raises again)
                     self._buffer[:0] = buf
                     self._run_links[:0] = links
+                if isinstance(exc, sqlite3.DatabaseError):  # a full disk, a damaged page: name the store
+                    raise store_error(self.path, exc) from None
                 raise
 
     def _write(self, buf: list, links: list) -> int:
