@@ -76,3 +76,28 @@ def test_write_error_names_the_store(tmp_path):
     e = store_error(path, sqlite3.OperationalError("database or disk is full"))
     assert str(e) == (f"store {str(path)!r}: the disk holding it is full (database or disk is full); free space "
                       "and run the command again (stored cases are kept)")
+
+
+# --------------------------------------------------------------------------- run names
+
+
+def test_look_alike_run_names_are_one_name(tmp_path):
+    """Issue 43: look-alike names were two runs. A full-width name is the same as its ASCII twin."""
+    with Store(tmp_path / "s.sqlite") as st:
+        a = st.begin_run(command="a")
+        b = st.begin_run(command="b")
+        st.name_run(a, "\uff42\uff41\uff53\uff45")  # "ｂａｓｅ"
+        assert st.run_named("base") == a
+        with pytest.raises(StoreError, match=r"--name 'base': expected a new name, got one that already names run 1"):
+            st.name_run(b, "base")
+        assert st.run_names() == {a: "base"}
+
+
+@pytest.mark.parametrize("bad, code", [("run\u202eevil", "U+202E"), ("\u2067base", "U+2067"),
+                                       ("ba\u200bse", "U+200B"), ("x\u200f", "U+200F")])
+def test_bidi_and_zero_width_run_names_are_refused(tmp_path, bad, code):
+    with Store(tmp_path / "s.sqlite") as st:
+        run = st.begin_run(command="a")
+        with pytest.raises(StoreError) as err:
+            st.name_run(run, bad)
+    assert str(err.value).startswith(f"--name: expected printable characters only, got {code} (")

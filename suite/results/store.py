@@ -53,6 +53,7 @@ import subprocess
 import sys
 import threading
 import time
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
@@ -155,15 +156,16 @@ _UPSERT_CASE = (
 )
 
 
-def check_run_name(name: str) -> None:
-    """Raise StoreError unless *name* can label a run: not empty, not all digits, not
-    ``latest``/``last``/``latest~N``, no whitespace (so it can be typed as one argument)."""
-    import re
+def check_run_name(name: str) -> str:
+    """*name* as a run label in its canonical spelling (:func:`suite.results.names.normalize_run_name`:
+    NFKC; no control or bidirectional characters); StoreError unless it can label a run: not
+    empty, not all digits, not ``latest``/``last``/``latest~N``, no whitespace."""
+    from suite.results.names import normalize_run_name
 
-    if (not isinstance(name, str) or not name or name.isdigit() or re.search(r"\s", name)
-            or re.fullmatch(r"(latest|last)(~\d+)?", name.lower())):
-        raise StoreError(f"--name: expected a label that is not a number, 'latest' or 'latest~N' and has no "
-                         f"spaces, got {name!r}")
+    try:
+        return normalize_run_name(name)
+    except ValueError as exc:
+        raise StoreError(str(exc)) from None
 
 
 def default_store_path() -> Path:
@@ -715,7 +717,8 @@ class Store:
         """The run id named *name* (``suite run --name``), or None (no such name, or a store from
         before names existed: the ``run_names`` table is created by the first :meth:`name_run`)."""
         try:
-            row = self.conn.execute("SELECT run_id FROM run_names WHERE name = ?", (name.strip(),)).fetchone()
+            row = self.conn.execute("SELECT run_id FROM run_names WHERE name = ?",
+                                    (unicodedata.normalize("NFKC", name.strip()),)).fetchone()
         except sqlite3.OperationalError:
             return None
         return None if row is None else int(row[0])
@@ -736,7 +739,7 @@ class Store:
             A name that is empty, all digits, ``latest``/``latest~N``, contains whitespace, or
             already names another run.
         """
-        check_run_name(name)
+        name = check_run_name(name)
         other = self.run_named(name)
         if other is not None and other != run_id:
             raise StoreError(f"--name {name!r}: expected a new name, got one that already names run {other} "
