@@ -69,3 +69,18 @@ def test_workload_with_a_million_layers_is_refused_before_it_is_built(tmp_path):
     r = cli("run", "--technique", "poseidon", "--workload", "resnet-3000002", "--dry-run")
     assert r.exit_code == 2
     assert r.output.strip().splitlines()[-1].endswith(f"expected at most {MAX_LAYERS:,} layers, got 3,000,002")
+
+
+def test_every_problem_of_a_profile_is_listed(tmp_path):
+    """Issue 43: profile file 13 reported only the first of its three problems."""
+    f = tmp_path / "three.toml"
+    f.write_text('[profile]\nname = "three"\nkind = "device"\nsource = "t"\n'
+                 '[device]\ntype = "gpu"\nname = "g"\nmemroy = "16 GiB"\nmemory_bandwidth = "fast"\n'
+                 'peak_flops = { fp32 = "10 TFLOP/s" }\n')
+    r = cli("hardware", "validate", str(f))
+    assert r.exit_code == 2
+    (line,) = [ln for ln in r.output.strip().splitlines() if "three.toml" in ln]
+    assert "field device.memroy: expected a key of [device]" in line and "did you mean 'memory'?" in line
+    assert "; also field device.memory_bandwidth: expected a bandwidth" in line
+    assert "; also field device.memory: expected" in line and "got nothing (required field missing)" in line
+    assert line.count("; also ") == 2

@@ -386,14 +386,25 @@ def _loc_str(loc: tuple) -> str:
 
 
 def format_validation_error(exc: ValidationError, where: str, model: type[BaseModel] | None = None) -> str:
-    """One line: ``<where>: field <a.b.c>: expected <what>, got <given> (<why>)``.
-
-    Only the first error is reported (a profile is fixed one field at a time).
+    """One line: ``<where>: field <a.b.c>: expected <what>, got <given> (<why>)``, then every
+    other problem of the file after ``; also`` (at most :data:`MAX_LISTED`), so a file is fixed in
+    one pass, not one field per run.
     """
     model = model or ProfileDoc
-    errs = exc.errors()
-    # an unknown key is usually the cause of a "missing" one (a typo): report it first
-    err = next((e for e in errs if e["type"] == "extra_forbidden"), errs[0])
+    # an unknown key is usually the cause of a "missing" one (a typo): reported first
+    errs = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
+    lines = [_format_one(e, where, model) for e in errs[:MAX_LISTED]]
+    rest = [ln[len(where) + 2:] if ln.startswith(f"{where}: ") else ln for ln in lines[1:]]
+    more = f"; and {len(errs) - MAX_LISTED} more problem(s)" if len(errs) > MAX_LISTED else ""
+    return lines[0] + "".join(f"; also {r}" for r in rest) + more
+
+
+#: problems of one file listed by :func:`format_validation_error`
+MAX_LISTED = 10
+
+
+def _format_one(err: dict, where: str, model: type[BaseModel]) -> str:
+    """One problem of a validation error, as :func:`format_validation_error` words it."""
     loc = tuple(err["loc"])
     path = _loc_str(loc)
     msg = err["msg"]
