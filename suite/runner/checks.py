@@ -10,7 +10,8 @@ a unit is a product of factors (``ms/iter``, ``J``, ``GB/s``, ``samples/s``, ``S
 a number, a physical unit pint knows (a time, an energy, a power, a size in bytes or bits, a FLOP
 count, a length, a mass, a conductance, ...), or a word pint does not know, read as a count
 (``samples``, ``iter``, ``cycles``, ``layers``). A quantity whose every factor is one of these is
-a magnitude and cannot be negative. A dimensionless factor (``1``, ``%``, ``x``, an angle), a
+a magnitude and cannot be negative (a count unit the suite registers, `samples`, `tokens`, has its own
+dimension, and counts as one). A dimensionless factor (``1``, ``%``, ``x``, an angle), a
 currency (a saving can be negative) or a temperature (``degC``) leaves the sign free.
 """
 
@@ -29,9 +30,6 @@ class BadMetric(SuiteError):
     """A metric that cannot be true (NaN, infinite, a negative time, size, energy or count): the case fails."""
 
 
-#: pint dimensions whose units measure a magnitude (never negative); temperature and currency are not
-_MAGNITUDE_DIMS = frozenset({"[time]", "[information]", "[flop]", "[length]", "[mass]", "[current]",
-                             "[luminosity]", "[substance]"})
 #: words pint reads as an angle or a dimensionless ratio that are counts in a benchmark's units
 _COUNT_WORDS = frozenset({"cycle", "cycles", "turn", "turns", "count", "counts", "revolution", "revolutions"})
 _FREE = frozenset({"", "1", "%", "x", "ratio", "percent", "ppm"})
@@ -75,7 +73,8 @@ def _factor_kind(tok: str) -> str:
     dims = dict(u.dimensionality)
     if not dims or "[currency]" in dims or "[temperature]" in dims:
         return "free"
-    return "magnitude" if set(dims) <= _MAGNITUDE_DIMS else "free"
+    # a physical base dimension, or a count the suite's registry gives its own ([sample], [token])
+    return "magnitude"
 
 
 @functools.lru_cache(maxsize=1024)
