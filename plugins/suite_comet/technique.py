@@ -57,6 +57,9 @@ PARAMETERS = {
     "efficiency": Param(float, default=None, minimum=0.01, maximum=1.0, optional=True,
                         help="one flat GEMM efficiency (fraction of the bf16 peak) instead of the device's "
                              "gemm_bf16 curve (suite.perf.training)"),
+    "ignore_memory": Param(bool, default=False,
+                           help="when no strategy fits the memory, price the fastest anyway (metric fits = 0) "
+                                "instead of skipping the case"),
     "grid": Param(str, default="none", choices=("none", *sorted(constants.GRIDS)),
                   help="evaluate the fixed cluster grid derived from the profile instead of one cluster"),
     "tp_exec": Param(int, default=2, unit="GPUs", minimum=1, maximum=4,

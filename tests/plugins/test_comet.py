@@ -376,3 +376,14 @@ def test_conformance_kit():
     for k in ("properties", "claims-resolve", "claims-nulls", "family:oracle-exact", "family:network-sensitivity",
               "family:memory-capacity"):
         assert k in rep.passed, rep.outcomes
+
+
+def test_ignore_memory_prices_a_plan_that_does_not_fit():
+    """megatron-1t on one DGX A100 fits nowhere; with ignore_memory it is priced and marked fits = 0."""
+    from suite import Skip
+
+    with pytest.raises(Skip, match="ignore_memory=true"):
+        run(variant="hbm-only", profile="dgx-a100", global_batch=8)
+    r = run(variant="hbm-only", profile="dgx-a100", global_batch=8, ignore_memory=True)
+    assert r["fits"] == 0.0 and math.isfinite(r["iteration_time"])
+    assert r["memory_per_gpu"] > get_profile("dgx-a100").device.memory
