@@ -9,6 +9,17 @@ from suite.cli import main
 from suite.cli.common import console, emit, strict_json
 
 
+def _calibration_warnings(profile: str, profile_dirs: tuple) -> list[str]:
+    """Why the errors against a measured profile may mean little (spread, age, --quick)."""
+    from suite.cli.common import get_context
+    from suite.hardware.calibrate import calibration_warnings
+
+    try:
+        return calibration_warnings(get_context(profile_dirs).profile(profile))
+    except Exception:  # noqa: BLE001 - validate() already reported an unknown profile
+        return []
+
+
 @main.command("validate")
 @click.argument("technique", required=False)
 @click.option("--training", is_flag=True,
@@ -47,9 +58,12 @@ def validate_cmd(technique: str | None, training: bool, profile: str, profile_di
     report = validate(technique, profile, metrics=metrics or None, profile_dirs=tuple(profile_dirs),
                       context=get_context(),
                       progress=progress)
+    warns = _calibration_warnings(profile, tuple(profile_dirs))
     if fmt == "json":
-        click.echo(strict_json(report.as_dict(), indent=2, default=str))
+        click.echo(strict_json({**report.as_dict(), "calibration_warnings": warns}, indent=2, default=str))
         return
+    for w in warns:
+        click.echo(f"warning: {w}", err=True)
     rows = [{"case": r.case, "metric": r.metric, "unit": r.unit, "measured": r.measured, "predicted": r.predicted,
              "error %": ("exact" if r.predicted == r.measured else "undefined") if r.error_pct is None
              else f"{r.error_pct:+.1f}"} for r in report.rows]

@@ -33,7 +33,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["Measurement", "Calibration", "calibrate", "measure_gemm", "measure_stream", "measure_tcp",
+__all__ = ["Measurement", "Calibration", "calibrate", "calibration_warnings", "MAX_SPREAD", "MAX_AGE_DAYS", "measure_gemm", "measure_stream", "measure_tcp",
            "host_facts", "to_toml", "default_output"]
 
 
@@ -594,3 +594,39 @@ def to_toml(cal: Calibration, name: str = "local") -> str:
             d["used_for"] = aliases[k]
         lines += [f"{kk} = {_toml_value(vv)}" for kk, vv in d.items()]
     return "\n".join(lines) + "\n"
+
+
+#: a calibrated figure whose repeats spread more than this, (max - min) / value, is too noisy for
+#: a validation error to mean much; a calibration older than MAX_AGE_DAYS may describe another machine state
+MAX_SPREAD = 0.25
+MAX_AGE_DAYS = 30
+
+
+def calibration_warnings(profile: Any, now: "_dt.datetime | None" = None) -> list[str]:
+    """Why a validation against the measured *profile* may mean little: figures whose repeats
+    spread more than :data:`MAX_SPREAD`, a calibration older than :data:`MAX_AGE_DAYS` days or
+    made with ``--quick``. Empty for a profile that is not ``kind = "measured"``."""
+    if getattr(profile, "kind", None) != "measured":
+        return []
+    meas = dict(getattr(profile, "measured", None) or {})
+    name = getattr(profile, "name", "?")
+    out = []
+    noisy = sorted((k, float(v["spread"])) for k, v in meas.items()
+                   if isinstance(v, dict) and isinstance(v.get("spread"), (int, float)) and v["spread"] > MAX_SPREAD)
+    if noisy:
+        out.append(f"profile {name!r}: calibrated figure(s) spread over {MAX_SPREAD:.0%} between repeats ("
+                   + ", ".join(f"{k} {sp:.0%}" for k, sp in noisy) + "): the machine was busy; errors against it "
+                   "measure the load as much as the model (re-run `suite hardware calibrate` on an idle machine)")
+    started = meas.get("started")
+    if started:
+        try:
+            when = _dt.datetime.fromisoformat(str(started))
+            age = ((now or _dt.datetime.now(_dt.timezone.utc)) - when).total_seconds() / 86400.0
+            if age > MAX_AGE_DAYS:
+                out.append(f"profile {name!r}: calibrated {age:.0f} days ago ({started}); re-run `suite hardware "
+                           f"calibrate` if the machine or its software changed")
+        except (TypeError, ValueError):
+            pass
+    if meas.get("quick") is True:
+        out.append(f"profile {name!r}: a --quick calibration (fewer, smaller repeats); a full one is steadier")
+    return out

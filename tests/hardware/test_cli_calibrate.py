@@ -222,3 +222,22 @@ def test_gemm_peak_is_the_best_product_not_the_median():
 
     m = measure_gemm("float32", 4, target_s=0.001, n_max=128, n_min=64)
     assert len(m.samples) == 4 and m.value == max(m.samples) and "best of 4" in m.method
+
+
+def test_validate_warns_when_the_calibration_is_noisy_old_or_quick():
+    from datetime import datetime, timezone
+    from types import SimpleNamespace
+
+    from suite.hardware.calibrate import calibration_warnings
+
+    prof = SimpleNamespace(kind="measured", name="local", measured={
+        "started": "2026-01-01T00:00:00+00:00", "quick": True,
+        "device.peak_flops.fp32": {"value": 1.2e10, "spread": 1.8}, "stream.triad": {"value": 1e10, "spread": 0.05}})
+    w = calibration_warnings(prof, now=datetime(2026, 3, 2, tzinfo=timezone.utc))
+    assert len(w) == 3
+    assert "device.peak_flops.fp32 180%" in w[0] and "stream.triad" not in w[0]
+    assert "calibrated 60 days ago" in w[1] and "--quick" in w[2]
+    fresh = SimpleNamespace(kind="measured", name="local", measured={
+        "started": "2026-03-01T00:00:00+00:00", "quick": False, "stream.triad": {"spread": 0.05}})
+    assert calibration_warnings(fresh, now=datetime(2026, 3, 2, tzinfo=timezone.utc)) == []
+    assert calibration_warnings(SimpleNamespace(kind="cluster", name="x", measured={})) == []
