@@ -964,6 +964,9 @@ class Technique:
         The technique's version; part of every case key, so bump it when results change.
     default_profile, default_workload : str or None
         What ``suite run --technique T`` uses when none is given.
+    default_workloads : mapping of fidelity -> str
+        A fidelity's own default workload, where ``default_workload`` is one that fidelity cannot
+        run (``{"execute": "sbm-graph"}``: real arrays of a small generated graph).
     needs_profile, needs_workload : bool
         Whether a scenario must name a profile / workload.
     profile_kinds : tuple of str
@@ -1003,6 +1006,7 @@ class Technique:
     version: str = "0.1.0"
     default_profile: str | None = None
     default_workload: str | None = None
+    default_workloads: Mapping[str, str] = field(default_factory=dict)  # fidelity -> workload, over default_workload
     needs_profile: bool = True
     needs_workload: bool = True
     profile_kinds: tuple[str, ...] = ("device", "node", "cluster", "measured")

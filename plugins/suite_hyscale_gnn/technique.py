@@ -208,6 +208,7 @@ TECHNIQUE = Technique(
     oracle_tolerance=1e-9,  # largest oracle_error accepted: execute.ORACLE_TOL (float64)
     default_profile=_CPU_GPU,
     default_workload=_PRODUCTS,
+    default_workloads={"execute": "sbm-graph"},  # execute trains on real arrays: a generated graph
     profile_kinds=("node", "device", "cluster"),
     capabilities=frozenset({"network-sensitivity"}),
     smoke=[

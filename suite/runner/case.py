@@ -195,7 +195,8 @@ class Resolver:
         tech.get_variant(spec.variant)
         params = tech.validate_params(spec.params)
         profile_name = spec.profile or tech.default_profile
-        workload_name = spec.workload or tech.default_workload
+        workload_name = (spec.workload or (getattr(tech, "default_workloads", None) or {}).get(spec.fidelity)
+                         or tech.default_workload)
         profile = p_hash = None
         if profile_name:
             profile, p_hash = self.profile(profile_name, spec.overrides)
