@@ -31,7 +31,8 @@ def execution_options(f):
                           "execute cases, and a 600 s hang guard (no progress) for the others."),
         click.option("--isolate/--in-process", "isolate", default=True, show_default=True,
                      help="Evaluate in worker processes, so a crashing or hanging plugin costs only its own case "
-                          "(default); --in-process evaluates in this process (debugging, profiling)."),
+                          "(default); --in-process evaluates in this process, for debugging and profiling code you trust "
+                          "(an abort or a hang in C stops the run; each finished case is committed: docs/security.md)."),
         click.option("--profiles", "profile_dirs", multiple=True, type=click.Path(exists=True, path_type=Path),
                      help="Extra hardware-profile folder (repeatable)."),
         click.option("-q", "--quiet", is_flag=True, help="No progress output."),
