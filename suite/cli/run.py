@@ -312,7 +312,7 @@ def run_cmd(ctx, experiment, entries, technique, category, gpus, run_name, varia
         exp = SimpleNamespace(cases=cases, notes=notes, warnings=warns)
     elif experiment:
         exp = expand_experiment(experiment, registry=registry, resolver=resolver, only=entries or None,
-                                max_cases=max_cases)
+                                max_cases=max_cases, stream=True)
     else:
         if not technique:
             raise ExperimentError("give an experiment file (e.g. `suite run smoke`), --technique NAME or "

@@ -533,10 +533,29 @@ def load_experiment(path: str | Path) -> tuple[Path, dict[str, Any], dict[str, d
     return path, meta, entries
 
 
+class CaseChain:
+    """The cases of several entries in order, each a list or a lazily resolved :class:`CaseStream`
+    (``len()`` is the total), so an experiment file streams like the same sweep given as flags."""
+
+    def __init__(self, parts: list):
+        self.parts = parts
+
+    def __len__(self) -> int:
+        return sum(len(p) for p in self.parts)
+
+    def __iter__(self) -> Iterator[Case]:
+        for p in self.parts:
+            yield from p
+
+
 def expand_experiment(path: str | Path, *, registry: Any = None, resolver: Resolver | None = None,
                       only: Iterable[str] | None = None, max_cases: int = DEFAULT_MAX_CASES,
-                      context: Any = None) -> Expansion:
-    """Every case of an experiment file (optionally only the named entries); at most *max_cases*."""
+                      context: Any = None, stream: bool = False) -> Expansion:
+    """Every case of an experiment file (optionally only the named entries); at most *max_cases*.
+
+    With *stream*, each plain entry (:func:`streamable`) is resolved lazily as the run goes
+    (:func:`stream_entry`), so memory does not grow with the sweep, and ``cases`` is a
+    :class:`CaseChain` (iterable, with ``len()``) instead of a list."""
     path, _meta, entries = load_experiment(path)
     if only:
         only = list(only)
@@ -549,9 +568,25 @@ def expand_experiment(path: str | Path, *, registry: Any = None, resolver: Resol
 
         resolver = Resolver(context=context if context is not None else Context.build(registry=registry))
     exp = Expansion(max_cases=max_cases)
+    parts: list = []
+    streamed = 0
     for name, entry in entries.items():
-        expand_entry(entry, where=f"{path}: entry [{name}]", registry=registry, resolver=resolver,
-                     expansion=exp, name=name)
+        where = f"{path}: entry [{name}]"
+        if stream and streamable(entry):
+            part = stream_entry(entry, where=where, resolver=resolver, max_cases=max_cases - streamed - len(exp.cases))
+            streamed += len(part)
+            exp.entries[name] = len(part)
+            parts.append(part)
+            continue
+        exp.max_cases = max_cases - streamed
+        before = len(exp.cases)
+        expand_entry(entry, where=where, registry=registry, resolver=resolver, expansion=exp, name=name)
+        parts.append(range(before, len(exp.cases)))  # a slice of exp.cases, filled in below
+    exp.max_cases = max_cases
+    if streamed:
+        eager = exp.cases
+        exp.cases = CaseChain([p if isinstance(p, CaseStream) else eager[p.start:p.stop] for p in parts])
+        return exp
     # a later entry may have quarantined an earlier entry's plugin (a deferred hook found faulty
     # while its workloads were built): that plugin's cases are dropped, with one warning each
     gone: dict[str, str] = {}
