@@ -1,4 +1,4 @@
-"""Conformance kit for technique authors (see docs/plugin-authors.md, section 6).
+"""Conformance kit for technique authors (see docs/plugin-authors.md, section 7).
 
 * :func:`parametrize_with_checks` -- one pytest item per (technique, check), each in its own
   process with a time-out (like scikit-learn's ``parametrize_with_checks``);

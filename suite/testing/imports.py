@@ -1,5 +1,5 @@
 """The import rules of plugin code, checked on its source (AST): the conformance kit's ``imports``
-check, so a third-party plugin's CI enforces what docs/plugin-authors.md section 7 states.
+check, so a third-party plugin's CI enforces what docs/plugin-authors.md section 8 states.
 
 Plugin code may import from the suite only the public modules in :data:`ALLOWED`; never the
 runner, the store, the registry, the context, the CLI, the report, the kit itself

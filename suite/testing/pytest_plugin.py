@@ -13,7 +13,7 @@ suite_technique
     plugin fails the test with its reason).
 
 For one pytest item per check, each in its own process with a time-out, decorate a test with
-:func:`suite.testing.parametrize_with_checks` instead (docs/plugin-authors.md, section 6).
+:func:`suite.testing.parametrize_with_checks` instead (docs/plugin-authors.md, section 7).
 """
 
 from __future__ import annotations

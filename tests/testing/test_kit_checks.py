@@ -276,7 +276,7 @@ def test_a_no_gain_null_under_a_gain_band_warns_and_a_variant_null_does_not():
 
 
 def test_imports_check_fails_a_plugin_package_importing_the_runner(tmp_path, monkeypatch):
-    """docs/plugin-authors.md section 7 holds for third-party plugins too: the kit's `imports` check
+    """docs/plugin-authors.md section 8 holds for third-party plugins too: the kit's `imports` check
     reads the plugin package's source (a trial plugin imported suite.runner and suite.registry and
     loaded `ok`)."""
     import importlib

@@ -53,7 +53,9 @@ def test_wheel_installs_in_a_fresh_venv(tmp_path):
     child_site = Path(_run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
     parents = dict.fromkeys([sysconfig.get_paths()["purelib"], *site.getsitepackages()])
     (child_site / "_parent_env.pth").write_text("".join(f"import site; site.addsitedir({p!r})\n" for p in parents))
-    r = _run([str(py), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)], cwd=tmp_path)
+    # --ignore-installed: the copy this environment has (editable, say) must not count as installed
+    r = _run([str(py), "-m", "pip", "install", "--no-deps", "--no-index", "--ignore-installed", "-q", str(wheel)],
+             cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
 
     # 3. the installed copy loads and finds its profile inside the venv (package data in the wheel)
