@@ -35,7 +35,7 @@ name = "suite-{name}"
 version = "0.1.0"
 description = "dlsys-suite plugin: {name} (ring vs tree all-reduce; replace with your technique)"
 requires-python = ">=3.11"
-dependencies = ["dlsys-suite>=0.2"]
+dependencies = ["dlsys-suite>={suite_min}"]
 
 [project.optional-dependencies]
 # `python -m build` makes the wheel and sdist you publish
@@ -341,12 +341,20 @@ def _run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, **kw)
 
 
+def _isolation() -> list[str]:
+    """``--no-build-isolation`` when setuptools >= 68 (pyproject.toml's build requirement) and
+    wheel are importable here, else nothing (an isolated build)."""
+    if importlib.util.find_spec("wheel") is None or importlib.util.find_spec("setuptools") is None:
+        return []
+    from importlib.metadata import version
+
+    return ["--no-build-isolation"] if int(version("setuptools").split(".")[0]) >= 68 else []
+
+
 def test_wheel_installs_in_a_fresh_venv(tmp_path):
-    # 1. build the wheel (offline when setuptools is here, else pip fetches it for the build)
-    isolation = [] if importlib.util.find_spec("setuptools") else ["--use-pep517"]
-    offline = ["--no-build-isolation"] if not isolation else []
-    r = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", *offline, *isolation, "-w", str(tmp_path / "dist"),
-              str(ROOT)])
+    # 1. build the wheel: with this environment's setuptools and wheel when it has them (offline),
+    #    else in pip's isolated build environment (pip fetches setuptools from your index)
+    r = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", *_isolation(), "-w", str(tmp_path / "dist"), str(ROOT)])
     assert r.returncode == 0, r.stdout + r.stderr
     wheel = next((tmp_path / "dist").glob("*.whl"))
 
@@ -395,8 +403,12 @@ pip install build && python -m build   # the wheel and sdist to publish
 
 def scaffold_files(name: str, profile: str | None = None) -> dict[str, str]:
     """The files of a new plugin for technique *name*: relative path -> text."""
+    from suite import __version__
+
     pkg = package_name(name)
-    fmt = {"name": name, "pkg": pkg, "profile": profile or f"{name}-testbed"}
+    # the plugin needs the contract of the suite that generated it: this minor version or later
+    suite_min = ".".join(__version__.split(".")[:2])
+    fmt = {"name": name, "pkg": pkg, "profile": profile or f"{name}-testbed", "suite_min": suite_min}
     files = {
         "pyproject.toml": _PYPROJECT,
         "README.md": _README,
