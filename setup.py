@@ -1,7 +1,7 @@
 """Package discovery for dlsys-suite.
 
 The core (`suite`) and every built-in plugin (`plugins/suite_*`) are found automatically. The
-top-level `hardware_profiles/` and `experiments/` folders stay where a reader expects them in the
+top-level `hardware_profiles/`, `experiments/` and `validation/` folders stay where a reader expects them in the
 checkout, and are mapped into the wheel as `suite/data/hardware_profiles` and
 `suite/data/experiments`, so a non-editable install finds them through importlib.resources
 (`suite.resources.builtin_dir`).
@@ -14,6 +14,7 @@ plugins = find_packages(where="plugins", include=["suite_*", "suite_*.*"])
 data = {
     "suite.data.hardware_profiles": "hardware_profiles",
     "suite.data.experiments": "experiments",
+    "suite.data.validation": "validation",
 }
 
 setup(
@@ -22,6 +23,7 @@ setup(
     package_data={
         "suite.data.hardware_profiles": ["**/*.toml", "*.md"],
         "suite.data.experiments": ["*.toml"],
+        "suite.data.validation": ["**/*.csv", "*.md"],
         "": ["*.toml", "*.md", "*.csv", "*.json"],
     },
 )

@@ -19,7 +19,8 @@ def builtin_dir(name: str) -> Path:
     Parameters
     ----------
     name : str
-        ``"hardware_profiles"`` or ``"experiments"``.
+        ``"hardware_profiles"``, ``"experiments"`` or ``"validation"`` (published measurements the
+        cost models are checked against, ``suite validate --collectives``).
 
     Raises
     ------

@@ -126,9 +126,9 @@ def to_toml(profile: Profile, extensions: dict[str, type[BaseModel]] | None = No
     if profile.nodes is not None:
         doc["nodes"] = profile.nodes
     doc["profile"] = meta
-    body = profile.model_dump(mode="python", include={"device", "node", "network", "reliability", "cost"})
+    body = profile.model_dump(mode="python", include={"device", "node", "network", "communication", "reliability", "cost"})
     body = _with_units(body, Profile, ())
-    for key in ("device", "node", "network", "reliability", "cost"):
+    for key in ("device", "node", "network", "communication", "reliability", "cost"):
         if body.get(key) not in (None, [], ()):
             doc[key] = body[key]
     if profile.ext:

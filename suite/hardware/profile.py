@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from suite.errors import ProfileError
-from suite.hardware.schema import Cost, Device, Link, Node, NetworkLevel, ProfileDoc, Reliability
+from suite.hardware.schema import Communication, Cost, Device, Link, Node, NetworkLevel, ProfileDoc, Reliability
 from suite.hardware.units import DIMENSIONS, dimension_of
 
 __all__ = ["Profile", "DeviceGroup", "ProfileLibrary", "load_file", "read_toml", "format_validation_error", "FILE_CONTEXT"]
@@ -57,6 +57,8 @@ class Profile(BaseModel):
         loads; empty without ``[ext.mix]``.
     network : list of NetworkLevel
         Innermost level first.
+    communication : Communication or None
+        ``[communication]``: the collectives' library and its constants (suite.perf.nccl).
     reliability, cost : optional tables
     sources : dict
         Field path -> source of that figure (datasheet, paper section, measurement).
@@ -81,6 +83,7 @@ class Profile(BaseModel):
     groups: tuple[DeviceGroup, ...] = ()
     nodes: int | None = Field(default=None, ge=1)
     network: tuple[NetworkLevel, ...] = ()
+    communication: Communication | None = None
     reliability: Reliability | None = None
     cost: Cost | None = None
     sources: dict[str, str] = Field(default_factory=dict)
@@ -147,6 +150,12 @@ class Profile(BaseModel):
             d.pop("cpu", None)
         if not d.get("groups"):
             d.pop("groups", None)
+        if d.get("communication") is None:
+            d.pop("communication", None)
+        for level in d.get("network") or ():  # the NCCL fields, absent: hashes as before they existed
+            for key in ("link", "efficiency", "reduction", "reduction_bandwidth"):
+                if level.get(key) is None:
+                    level.pop(key, None)
         return _round_floats(d)
 
     def content_hash(self) -> str:
@@ -277,7 +286,8 @@ class Profile(BaseModel):
 
 
 # Tables that may be absent (None) and are created by an override of one of their fields.
-_OPTIONAL_TABLES: dict[str, type[BaseModel]] = {"reliability": Reliability, "cost": Cost, "host_link": Link}
+_OPTIONAL_TABLES: dict[str, type[BaseModel]] = {"reliability": Reliability, "cost": Cost, "host_link": Link,
+                                                "communication": Communication}
 # Free-form tables whose keys are not fixed by the schema (an override may add a key).
 _FREE_TABLES = frozenset({"peak_flops", "efficiency"})
 
@@ -732,6 +742,7 @@ class ProfileLibrary:
             name=doc.profile.name, kind=kind, source=doc.profile.source, verified=doc.profile.verified,
             description=doc.profile.description, vendor=doc.profile.vendor, tags=tuple(doc.profile.tags),
             device=device, node=node, cpu=host, groups=groups, nodes=doc.nodes, network=tuple(doc.network), reliability=doc.reliability,
+            communication=doc.communication,
             cost=doc.cost, sources=sources, measured=doc.measured, ext=ext, path=str(path),
         )
         dumped = prof.model_dump(mode="python")

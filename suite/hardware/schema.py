@@ -33,6 +33,7 @@ __all__ = [
     "Node",
     "CollectiveFit",
     "NetworkLevel",
+    "Communication",
     "Reliability",
     "Cost",
     "ProfileMeta",
@@ -199,6 +200,41 @@ class NetworkLevel(_Frozen):
     oversubscription: float = Field(default=1.0, ge=1.0)  # fat-tree down:up taper; dragonfly global taper
     leaf_size: int | None = Field(default=None, ge=1)  # endpoints per fat-tree leaf / dragonfly group (1)
     dims: tuple[int, ...] | None = None  # torus / mesh shape (default: the most square 2-D factorization)
+    # read by the NCCL model (suite.perf.nccl); absent: the defaults there
+    link: Literal["nvlink", "pcie", "net"] | None = None  # link kind (NCCL's per-hop latencies); default by position
+    efficiency: float | None = Field(default=None, gt=0, le=1)  # achieved fraction of bandwidth, bulk transfers
+    reduction: Literal["nvls", "sharp"] | None = None  # in-network reduction the level offers
+    reduction_bandwidth: BandwidthQ | None = None  # B/s, algorithm bandwidth of its in-network all-reduce
+
+    @field_validator("reduction_bandwidth")
+    @classmethod
+    def _positive_reduction_bw(cls, v):
+        if v is not None and not v > 0:
+            raise ValueError(f"expected a bandwidth > 0, got {v}")
+        return v
+
+
+class Communication(_Frozen):
+    """The ``[communication]`` table: the library a profile's collectives run on and its
+    software constants (suite.perf.nccl, suite.perf.collective)."""
+
+    model_config = _STRICT
+    library: Literal["nccl", "mpi", "gloo", "ps"] | None = None  # default: nccl for GPU profiles, else mpi
+    launch_overhead: TimeQ = 0.0  # s, software latency added to every collective (beyond NCCL's own)
+    # per algorithm family ("ring", "nvls", "nvls-tree"): [[bytes, fraction], ...] of Simple's bandwidth
+    efficiency: dict[str, tuple[tuple[float, float], ...]] | None = None
+
+    @field_validator("efficiency")
+    @classmethod
+    def _check_curves(cls, v):
+        for name, curve in (v or {}).items():
+            sizes = [s for s, _f in curve]
+            if not curve or any(s <= 0 for s in sizes) or sizes != sorted(sizes) or len(set(sizes)) != len(sizes):
+                raise ValueError(f"expected [[bytes, fraction], ...] with sizes > 0 in increasing order for {name!r}, "
+                                 f"got {list(curve)}")
+            if any(not 0 < f <= 1 for _s, f in curve):
+                raise ValueError(f"expected fractions in (0, 1] for {name!r}, got {[f for _s, f in curve]}")
+        return v
 
 
 class Reliability(_Frozen):
@@ -250,6 +286,7 @@ class ProfileDoc(_Frozen):
     node: Node | None = None
     nodes: int | None = Field(default=None, ge=1)  # cluster: number of nodes
     network: list[NetworkLevel] = Field(default_factory=list)
+    communication: Communication | None = None
     reliability: Reliability | None = None
     cost: Cost | None = None
     sources: dict[str, str] = Field(default_factory=dict)  # field path -> source of that figure

@@ -65,6 +65,27 @@ broadcast binomial below 12 KiB or under 8 ranks, scatter-allgather above; all-g
 doubling (power-of-two p) / Bruck below 512 KiB total, ring above; all-to-all Bruck below
 256 B per message and 8 ranks, pairwise otherwise).
 
+Communication libraries
+-----------------------
+``algorithm="auto"`` chooses only among the algorithms of the library the profile's collectives
+run on (``[communication] library``; default ``nccl`` for a GPU profile, ``mpi`` otherwise,
+:func:`suite.perf.nccl.library_of`):
+
+* ``nccl``: NCCL's tuner over ring / tree / NVLS / NVLS-tree / CollNet and the LL / LL128 /
+  Simple protocols, with per-hop latencies and protocol factors from NCCL's tuning model and a
+  size-dependent efficiency (:mod:`suite.perf.nccl`); all-to-all and p2p as NCCL's
+  point-to-point sends (``direct`` / ``p2p``);
+* ``mpi``: every algorithm above, the fastest kept (MPICH's algorithms; ``algorithm="mpich"``
+  applies MPICH's switch points instead);
+* ``gloo``: Gloo's all-reduce algorithms, ring and halving-doubling (``rabenseifner``), rings
+  for reduce-scatter / all-gather, binomial trees for broadcast / reduce, pairwise all-to-all;
+* ``ps``: a sharded parameter server [Li14]: an all-reduce is a push of every rank's buffer to
+  the server shards and a pull of the result (two ``direct`` all-to-alls of the buffer); the
+  other operations as ``mpi``.
+
+A named algorithm is priced as named whatever the library (``nvls``, ``nvls-tree`` and
+``collnet`` only under NCCL).
+
 Reduction term
 --------------
 Reducing m bytes streams two operands and writes one result through device memory:
@@ -98,12 +119,13 @@ from typing import TYPE_CHECKING
 
 from suite.errors import ProfileError
 from suite.hardware.tracking import _ModelView as _TrackedView
+from suite.perf import nccl as _nccl
 from suite.perf.comm import ring_allreduce_bytes_per_worker
 
 if TYPE_CHECKING:  # pragma: no cover
     from suite.hardware import Profile
 
-__all__ = ["OPS", "ALGORITHMS", "Group", "CollectiveCost", "collective_time", "group_of", "dimensions",
+__all__ = ["OPS", "ALGORITHMS", "NCCL_ALGORITHMS", "Group", "CollectiveCost", "collective_time", "group_of", "dimensions",
            "Dim", "reduction_gamma", "record_levels", "Recording"]
 
 OPS = ("allreduce", "reduce-scatter", "allgather", "broadcast", "reduce", "alltoall", "p2p")
@@ -118,6 +140,13 @@ ALGORITHMS = {
     "alltoall": ("pairwise", "bruck", "direct"),
     "p2p": ("p2p",),
 }
+
+#: NCCL's own algorithm names, accepted for all-reduce (under the ``nccl`` library)
+NCCL_ALGORITHMS = ("nvls", "nvls-tree", "collnet")
+
+#: what ``auto`` weighs under Gloo (its all-reduce algorithms ring / halving-doubling)
+_GLOO = {"allreduce": ("ring", "rabenseifner"), "reduce-scatter": ("ring",), "allgather": ("ring",),
+         "broadcast": ("tree",), "reduce": ("tree",), "alltoall": ("pairwise",)}
 
 
 @dataclass(frozen=True)
@@ -237,7 +266,7 @@ _CACHE: dict[int, tuple[object, tuple]] = {}
 _TOKENS = __import__("itertools").count()
 
 
-def _touch(view, dims, op: str) -> None:
+def _touch(view, dims, op: str, library: str = "mpi") -> None:
     """Through a read-recording profile view (suite.hardware.tracking), read the fields the
     collective depends on: the placement, the levels its traffic crosses and, for a reduction, the
     device's memory bandwidth. :func:`_prepare` derives every level from the real profile, so a
@@ -260,8 +289,14 @@ def _touch(view, dims, op: str) -> None:
             _ = (level.oversubscription, level.leaf_size)
         if d.inter and len(net) > 1 and view.node is not None:
             _ = view.node.nics_per_node
-    if op in ("allreduce", "reduce-scatter", "reduce") and view.device is not None:
+    if op in ("allreduce", "reduce-scatter", "reduce") and view.device is not None and library != "nccl":
         _ = view.device.memory_bandwidth
+    if library == "nccl" and op not in ("p2p", "alltoall"):  # what suite.perf.nccl reads besides the above
+        for d in dims:
+            level = net[d.level]
+            _ = (level.link, level.efficiency, level.reduction, level.reduction_bandwidth)
+            if not d.inter:
+                _ = level.name  # the link kind's default
 
 
 def _prepare(profile: "Profile") -> tuple:
@@ -631,14 +666,19 @@ def collective_time(op: str, nbytes: float, group: Group, profile: "Profile",
         raise ValueError(f"collective op must be one of {OPS}, got {op!r}")
     if not nbytes >= 0:
         raise ValueError(f"nbytes must be >= 0, got {nbytes}")
-    if algorithm not in ("auto", "mpich") and algorithm not in ALGORITHMS[op]:
-        raise ValueError(f"algorithm for {op}: expected auto, mpich or one of {ALGORITHMS[op]}, got {algorithm!r}")
+    named = ALGORITHMS[op] + (NCCL_ALGORITHMS + ("ps",) if op == "allreduce" else ())
+    if algorithm not in ("auto", "mpich") and algorithm not in named:
+        raise ValueError(f"algorithm for {op}: expected auto, mpich or one of {named}, got {algorithm!r}")
     lv, intra, g, token = _prepare(profile)
     nlev = len(lv)
     dims = _dims(lv, intra, group)
     crossed = dims[-1:] if op == "p2p" else dims  # a pair on two nodes crosses the outermost level only
+    library = _nccl.library_of(profile)
+    if algorithm in NCCL_ALGORITHMS and library != "nccl":
+        raise ValueError(f"algorithm {algorithm!r} for {op}: expected a profile whose collectives run on NCCL, "
+                         f"got library {library!r} ([communication] library)")
     if type(profile) is _TrackedView:
-        _touch(profile, crossed, op)
+        _touch(profile, crossed, op, library)
     if _RECORDERS and nbytes > 0:
         for rec in _RECORDERS:
             rec.levels.update(d.level for d in crossed)
@@ -657,12 +697,20 @@ def collective_time(op: str, nbytes: float, group: Group, profile: "Profile",
         return CollectiveCost(a + m / bw, "p2p", _spread(nlev, (d,), [m]))
     if algorithm == "mpich":
         algorithm = _mpich_choice(op, m, p, dims)
-    key = (token, op, group.ranks_per_node, group.nodes, group.ranks, group.concurrent, algorithm)
+    if algorithm == "ps" or (algorithm == "auto" and library == "ps" and op == "allreduce"):
+        push = collective_time("alltoall", m, group, profile, "direct")  # every rank's buffer to the shards
+        return CollectiveCost(2 * push.time, "ps", tuple(2 * b for b in push.bytes_per_level))
+    if op != "alltoall" and library == "nccl" and (algorithm == "auto" or algorithm in NCCL_ALGORITHMS):
+        return _nccl_cost(op, m, group, profile, dims, lv, pi, g, p, token, algorithm)
+    if algorithm == "auto" and op == "alltoall" and library == "nccl":
+        algorithm = "direct"  # NCCL's all-to-all: every send and receive posted at once
+    names = _GLOO[op] if (algorithm == "auto" and library == "gloo") else algorithm
+    key = (token, op, group.ranks_per_node, group.nodes, group.ranks, group.concurrent, names)
     lines = _LINES.get(key)
     if lines is None:
         if group.concurrent > 1:
             lv = _shared(lv, group.concurrent)
-        lines = _lines(op, algorithm, dims, lv, pi, g, p)
+        lines = _lines(op, names, dims, lv, pi, g, p)
         if len(_LINES) > 100_000:
             _LINES.clear()
         _LINES[key] = lines
@@ -679,6 +727,61 @@ def collective_time(op: str, nbytes: float, group: Group, profile: "Profile",
 
 
 _RECORDERS: list = []
+
+#: link kind of an intra-node level that does not declare one: NVLink by its name, else PCIe
+_NVLINK_NAMES = ("nvlink", "nvswitch", "nvl")
+#: achieved fraction of a level's bandwidth when the level declares none, per link kind: NCCL's
+#: counted per-link NVLink bandwidth over the link's rate (topo.h SM80/SM90 20 / 20.6 of 25 GB/s,
+#: SM100 40.1 of 50), its PCIe Gen3 x16 figure (PCI_BW 12 of 15.75 GB/s); NICs at their rate
+_LINK_EFFICIENCY = {"nvlink": 0.8, "pcie": 0.76, "net": 1.0}
+
+
+def _nccl_topo(profile, group: Group, dims, lv) -> "_nccl.Topo":
+    """The placed group as suite.perf.nccl sees it (see its module docstring)."""
+    net = profile.network
+    comm = getattr(profile, "communication", None)
+    intra_dim = next((d for d in dims if not d.inter), None)
+    inter_dims = [d for d in dims if d.inter]
+    nodes = math.prod(d.n for d in inter_dims) if inter_dims else 1
+    ppn = intra_dim.n if intra_dim is not None else 1
+    intra_bw, link, nvls = math.inf, "net", 0.0
+    if intra_dim is not None:
+        level, v = net[intra_dim.level], lv[intra_dim.level]
+        link = level.link or ("nvlink" if any(k in level.name.lower() for k in _NVLINK_NAMES) else "pcie")
+        eff = level.efficiency or _LINK_EFFICIENCY[link]
+        intra_bw = _step(v, "ring", intra_dim.n, 1, 1, 1)[1] * eff
+        if level.reduction == "nvls":
+            nvls = float(level.reduction_bandwidth or intra_bw)
+    inter_bw, sharp = math.inf, False
+    for d in inter_dims:
+        level, v = net[d.level], lv[d.level]
+        eff = level.efficiency or _LINK_EFFICIENCY[level.link or "net"]
+        inter_bw = min(inter_bw, _step(v, "ring", d.n, 1, 1, 1)[1] * eff)
+        sharp = sharp or level.reduction == "sharp"
+    launch = float(comm.launch_overhead) if comm is not None else 0.0
+    return _nccl.Topo(n=group.size, nodes=nodes, ppn=ppn, intra_link=link, intra_bw=intra_bw, inter_bw=inter_bw,
+                      nvls_bw=nvls, sharp=sharp, launch=launch)
+
+
+def _nccl_cost(op, m, group, profile, dims, lv, pi, g, p, token, algorithm) -> CollectiveCost:
+    """The fastest of NCCL's (algorithm, protocol) candidates (suite.perf.nccl); bytes per level
+    as the ring (all-reduce, reduce-scatter, all-gather) or the binomial tree (broadcast, reduce)
+    over the same placement would move them."""
+    key = (token, "nccl", op, group.ranks_per_node, group.nodes, group.ranks, group.concurrent, algorithm)
+    hit = _LINES.get(key)
+    if hit is None:
+        real = profile._v_obj if type(profile) is _TrackedView else profile
+        shared = _shared(lv, group.concurrent) if group.concurrent > 1 else lv
+        cands = _nccl.candidates(op, _nccl_topo(real, group, dims, shared), algorithm)
+        comm = real.communication
+        curves = {**_nccl.SIMPLE_EFFICIENCY, **((comm.efficiency or {}) if comm is not None else {})}
+        ref = "ring" if op in ("allreduce", "reduce-scatter", "allgather") else "tree"
+        per = _lines(op, ref, dims, shared, pi, g, p)[0][2]
+        hit = (cands, curves, per)
+        _LINES[key] = hit
+    cands, curves, per = hit
+    t, c = _nccl.best(cands, m, curves)
+    return CollectiveCost(t, c.name, _spread(len(lv), dims, [x * m for x in per]))
 
 
 class Recording:
@@ -727,8 +830,9 @@ def _lines(op, algorithm, dims, lv, pi, g, p) -> list:
     several levels, whose step is as slow as its slowest hop), with its bytes per dimension per
     byte of m. All the formulas are latency terms plus bytes over bandwidths plus the gamma
     term, so two evaluations (m = 0 and m = 1) give each piece exactly."""
-    names = ALGORITHMS[op] if algorithm == "auto" else (algorithm,)
-    if algorithm == "auto" and len(dims) > 1 and any(d.n & (d.n - 1) for d in dims):
+    auto = algorithm == "auto" or isinstance(algorithm, tuple)
+    names = algorithm if isinstance(algorithm, tuple) else ALGORITHMS[op] if algorithm == "auto" else (algorithm,)
+    if auto and len(dims) > 1 and any(d.n & (d.n - 1) for d in dims):
         # across levels of non-power-of-two sizes the partner's level is only approximated
         # (by its rank distance): not a candidate the tuner trusts
         names = tuple(n for n in names if n not in ("recursive-doubling", "rabenseifner"))

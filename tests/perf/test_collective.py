@@ -13,15 +13,21 @@ from suite.perf.collective import ALGORITHMS, OPS
 from suite.testing.strategies import profiles
 
 A100_GAMMA = 3 / 2039e9  # 3 streams per reduced byte over the A100 80 GB's 2039 GB/s HBM2e
+#: the MPICH behaviour (every algorithm priced, the fastest kept) is the ``mpi`` library's
+MPI = {"communication.library": "mpi"}
 
 
-def _profile(levels, dpn=1, nodes=1, nics=None, membw=1e12):
+def _selene_mpi():
+    return get_profile("selene-dgx-a100").with_overrides(MPI)
+
+
+def _profile(levels, dpn=1, nodes=1, nics=None, membw=1e12, library="mpi"):
     dev = {"type": "gpu", "name": "g", "memory": 16e9, "memory_bandwidth": membw, "peak_flops": {"fp32": 1e13}}
     node = {"device": "g", "devices_per_node": dpn}
     if nics:
         node["nics_per_node"] = nics
     return Profile.model_validate({"name": "t", "kind": "cluster", "device": dev, "node": node, "nodes": nodes,
-                                   "network": levels})
+                                   "network": levels, "communication": {"library": library}})
 
 
 def _lvl(name, size, bw, lat, topo="switch", **kw):
@@ -37,8 +43,8 @@ def test_single_node_ring_allreduce_by_hand():
 
 
 def test_auto_picks_rabenseifner_on_eight_gpus_for_large_buffers():
-    # Rabenseifner: 2 log2 8 = 6 latencies instead of the ring's 14, the same bytes
-    p = get_profile("selene-dgx-a100")
+    # Rabenseifner: 2 log2 8 = 6 latencies instead of the ring's 14, the same bytes (mpi library)
+    p = _selene_mpi()
     c = collective_time("allreduce", 1e9, Group(8, 1), p)
     assert c.algorithm == "rabenseifner"
     assert c.time == pytest.approx(6e-6 + 1.75e9 / 3e11 + 0.875e9 * A100_GAMMA)
@@ -109,7 +115,7 @@ def test_collective_model_agrees_with_comm_formulas_on_a_switch():
 
 
 def test_mpich_size_switch():
-    p = get_profile("selene-dgx-a100")
+    p = _selene_mpi()
     assert collective_time("allreduce", 1024, Group(8, 1), p, "mpich").algorithm == "recursive-doubling"
     assert collective_time("allreduce", 1e6, Group(8, 1), p, "mpich").algorithm == "rabenseifner"
     assert collective_time("broadcast", 1e3, Group(8, 1), p, "mpich").algorithm == "tree"
@@ -199,6 +205,7 @@ def test_bad_input():
 @given(prof=profiles(kind="cluster", max_nodes=32), rpn=st.integers(1, 8), nodes=st.integers(1, 32),
        op=st.sampled_from(OPS[:-1]), m=st.floats(1.0, 1e10))
 def test_auto_is_the_fastest_and_bytes_are_conserved(prof, rpn, nodes, op, m):
+    prof = prof.with_overrides(MPI)  # MPI's auto: the fastest of every algorithm priced
     g = Group(min(rpn, prof.devices_per_node), min(nodes, prof.num_nodes))
     auto = collective_time(op, m, g, prof)
     assert auto.time >= 0 and math.isfinite(auto.time)
