@@ -178,9 +178,9 @@ def summarize(rows) -> list[dict]:
 def derive_efficiency(rows, profile, family: str, sizes=None) -> tuple[tuple[float, float], ...]:
     """The efficiency curve of *family* (``ring``, ``nvls``, ``multi-node``) that
     makes :mod:`suite.perf.nccl`'s candidate of that family meet the measured time of each row:
-    ``eff(m) = (m / algbw) / (T - lat)``, at sizes 1 MiB x 4^k (those of *rows* by default),
-    at least 0.05, rounded to 3 digits; a size measured faster than Simple could run it (another
-    protocol did) gives no point.
+    ``eff = (m / algbw) / (T - lat)`` at the abscissa ``m / algbw`` (s, 4 significant digits), for
+    sizes 1 MiB x 4^k (those of *rows* by default), at least 0.05, rounded to 3 digits; a size
+    measured faster than Simple could run it (another protocol did) gives no point.
 
     Parameters
     ----------

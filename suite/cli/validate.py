@@ -25,16 +25,21 @@ def _calibration_warnings(profile: str, profile_dirs: tuple) -> list[str]:
 @click.option("--training", is_flag=True,
               help="Validate the shared training model (suite.perf.training) against the published runs in "
                    "validation/training/ instead of a technique.")
+@click.option("--collectives", is_flag=True,
+              help="Instead of a technique: price every published collective measurement of "
+                   "validation/collectives/ with the collective model and print the errors.")
+@click.option("--plots", "plot_dir", type=click.Path(file_okay=False), default=None,
+              help="With --collectives: also write one measured-vs-predicted bus bandwidth plot per system here.")
 @click.option("--profile", default="local", show_default=True,
               help="Profile the model runs on (the calibrated 'local' one from `suite hardware calibrate`).")
 @click.option("--profiles", "profile_dirs", multiple=True, type=click.Path(exists=True, file_okay=False),
               help="Extra folder of hardware profiles (repeatable).")
 @click.option("--metric", "metrics", multiple=True, help="Compare only this metric (repeatable).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
-              help="Output format.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True,
+              help="Output format (markdown: --collectives only).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
-def validate_cmd(technique: str | None, training: bool, profile: str, profile_dirs: tuple, metrics: tuple, fmt: str,
-                 quiet: bool) -> None:
+def validate_cmd(technique: str | None, training: bool, collectives: bool, plot_dir: str | None, profile: str,
+                 profile_dirs: tuple, metrics: tuple, fmt: str, quiet: bool) -> None:
     """Run TECHNIQUE's scenarios for real (execute) and with its cost model (model, on --profile),
     and print per case the measured and predicted value of every metric both report, the error,
     and the mean absolute percentage error (MAPE).
@@ -42,11 +47,30 @@ def validate_cmd(technique: str | None, training: bool, profile: str, profile_di
     \b
     Scenarios: the technique's declared validation set, else its smoke scenarios.
     Error = (predicted - measured) / measured.
+
+    \b
+    With --collectives (and no TECHNIQUE): every published nccl-tests row of
+    validation/collectives/ priced by suite.perf.collective_time on its profile; per row the
+    error, and the geometric mean of |time error| per group (1 node of 2 / 4 / 8 GPUs, 2-16
+    nodes) below and from 1 MiB. Rows that informed a constant (calibration) are shown, not counted.
     """
+    if training and collectives:
+        raise click.UsageError("give one of --training and --collectives")
     if training:
+        if fmt == "markdown" or plot_dir:
+            raise click.UsageError("--format markdown and --plots go with --collectives")
         return _validate_training(fmt)
+    if collectives:
+        if technique:
+            raise click.UsageError("give either TECHNIQUE or --collectives, not both")
+        from suite.cli.validate_collectives import run_collectives
+
+        run_collectives(fmt, plot_dir)
+        return
     if not technique:
-        raise click.UsageError("give a TECHNIQUE, or --training")
+        raise click.UsageError("give a TECHNIQUE, or --training, or --collectives")
+    if fmt == "markdown" or plot_dir:
+        raise click.UsageError("--format markdown and --plots go with --collectives")
     from suite.validate import validate
 
     def progress(done: int, total: int, what: str) -> None:

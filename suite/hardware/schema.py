@@ -221,7 +221,7 @@ class Communication(_Frozen):
     model_config = _STRICT
     library: Literal["nccl", "mpi", "gloo", "ps"] | None = None  # default: nccl for GPU profiles, else mpi
     launch_overhead: TimeQ = 0.0  # s, software latency added to every collective (beyond NCCL's own)
-    # per algorithm family ("ring", "nvls", "nvls-tree"): [[bytes, fraction], ...] of Simple's bandwidth
+    # per family ("ring", "nvls", "multi-node"): [[ideal duration m / algbw in s, fraction], ...]
     efficiency: dict[str, tuple[tuple[float, float], ...]] | None = None
 
     @field_validator("efficiency")
@@ -230,7 +230,7 @@ class Communication(_Frozen):
         for name, curve in (v or {}).items():
             sizes = [s for s, _f in curve]
             if not curve or any(s <= 0 for s in sizes) or sizes != sorted(sizes) or len(set(sizes)) != len(sizes):
-                raise ValueError(f"expected [[bytes, fraction], ...] with sizes > 0 in increasing order for {name!r}, "
+                raise ValueError(f"expected [[seconds, fraction], ...] with durations > 0 in increasing order for {name!r}, "
                                  f"got {list(curve)}")
             if any(not 0 < f <= 1 for _s, f in curve):
                 raise ValueError(f"expected fractions in (0, 1] for {name!r}, got {[f for _s, f in curve]}")

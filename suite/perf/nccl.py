@@ -7,7 +7,7 @@ protocol) pair its tuning model predicts fastest [NCCL-tuning]; we re-implement 
 what its source says, with the bandwidths taken from the profile instead of NCCL's topology
 search:
 
-    T(a, p, m) = launch_overhead + lat(a, p) + m / (algbw(a, p) * eff_p(m))
+    T(a, p, m) = launch_overhead + lat(a, p) + m / (algbw(a, p) * eff(m / algbw(a, p)))
 
 Algorithms (all-reduce): ``ring``; ``tree`` (NCCL's double binary tree across nodes, a chain
 inside a node); ``nvls`` (NVLink SHARP: the NVSwitch reduces, one node) where the intra-node level
@@ -40,14 +40,17 @@ NVLS-tree run at the level's ``reduction_bandwidth`` (a measured algorithm bandw
 in-switch all-reduce), NVLS-tree no faster than the node's NICs (half of them beyond two
 nodes: the tree's inner nodes send to two children).
 
-Size-dependent efficiency ``eff_p(m)``: NCCL's model is a straight line per (algorithm,
-protocol); measured transfers reach their bandwidth only for large messages (the pipeline's
-chunks, channels and steps must fill). :data:`SIMPLE_EFFICIENCY` holds one curve per family:
+Size-dependent efficiency ``eff``: NCCL's model is a straight line per (algorithm, protocol);
+measured transfers reach their bandwidth only for large messages (the pipeline's chunks,
+channels and steps must fill). The curve's abscissa is the transfer's ideal duration
+``m / algbw`` (s), so a slower network, whose pipeline fills in the same time, reaches a given
+fraction at a smaller message (the 3-node A100 anchor of tests/perf/test_nccl_anchor.py misses by
+17 %; with a curve in bytes, by 32 %). :data:`SIMPLE_EFFICIENCY` holds one curve per family:
 ``ring`` (ring and tree on one node, Simple), ``nvls`` (NVLS on one node) and ``multi-node``
 (every algorithm across nodes, Simple and LL128: both go through the network proxy's pipeline),
 each derived from ONE published nccl-tests table (marked ``calibration = true`` in
 ``validation/collectives/``, left out of every error figure) by
-``eff(m) = (m / algbw) / (T_measured - launch_overhead - lat)``; a profile may declare its own
+``eff = (m / algbw) / (T_measured - launch_overhead - lat)``; a profile may declare its own
 (``[communication] efficiency.<family>``). LL, and LL128 on one node, keep NCCL's fixed factors.
 
 References
@@ -93,8 +96,8 @@ HW_LAT = {
 _NET_OVERHEAD = 1.0  # us per network post (Intel hosts) [NCCL-tuning getNetOverhead]
 _LL_MAX_BW = (87.7e9, 39.0e9, 20.4e9)  # llMaxBws, Ampere/Hopper on one node; Intel hosts on 2 / >2 nodes
 
-#: Achieved fraction of the Simple protocol's bandwidth against the message size (bytes), per
-#: algorithm family; log-linear between points, clamped outside. Each from one calibration table
+#: Achieved fraction of the bandwidth against the transfer's ideal duration m / algbw (s), per
+#: family; log-linear between points, clamped outside. Each from one calibration table
 #: (rows marked calibration = true, see validation/collectives/ and docs/validation.md):
 #: ``ring`` (ring and tree) from Azure ND A100 v4 (1 x 8 A100, ring/tree; azure-nd-a100-v4.csv),
 #: ``nvls`` from Azure ND H100 v5 (1 x 8 H100, NVLS; azure-nd-h100-v5.csv), ``multi-node`` from
@@ -120,7 +123,8 @@ def library_of(profile) -> str:
 
 
 def efficiency_at(curve, m: float) -> float:
-    """The curve's fraction at size *m*: log-linear between points, clamped outside them."""
+    """The curve's fraction at abscissa *m* (here a duration, s): log-linear between points,
+    clamped outside them."""
     if m <= curve[0][0]:
         return curve[0][1]
     if m >= curve[-1][0]:

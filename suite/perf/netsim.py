@@ -463,6 +463,10 @@ def simulate_collective(op: str, nbytes: float, group: Group, profile: "Profile"
     sub = None
     if algorithm == "auto":
         algorithm = collective_time(op, nbytes, group, profile).algorithm
+        if algorithm not in ALGORITHMS.get(op, ()):  # e.g. NCCL's nvls/Simple (suite.perf.nccl)
+            raise ValueError(f"netsim: the analytic model picks {algorithm!r} for {op} on profile "
+                             f"{getattr(profile, 'name', '?')!r}, which is not simulated; expected one of "
+                             f"{ALGORITHMS.get(op)} (name one, or use a profile whose [communication] library is mpi)")
     if algorithm not in ALGORITHMS.get(op, ()):
         raise ValueError(f"netsim: algorithm for {op}: expected auto or one of {ALGORITHMS.get(op)}, got {algorithm!r}")
     if algorithm == "hierarchical" and op in ("allreduce", "broadcast") and len(pl.dims) > 1:

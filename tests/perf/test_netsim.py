@@ -23,7 +23,7 @@ def _profile(levels, dpn=1, nodes=1, membw=1e12):
     dev = {"type": "gpu", "name": "g", "memory": 16e9, "memory_bandwidth": membw, "peak_flops": {"fp32": 1e13}}
     return Profile.model_validate({"name": "t", "kind": "cluster", "device": dev,
                                    "node": {"device": "g", "devices_per_node": dpn}, "nodes": nodes,
-                                   "network": levels})
+                                   "network": levels, "communication": {"library": "mpi"}})
 
 
 def _lvl(name, size, bw, lat, topo="switch", **kw):
@@ -36,6 +36,7 @@ def _lvl(name, size, bw, lat, topo="switch", **kw):
        m=st.floats(1.0, 1e9))
 def test_contention_free_runs_agree_with_the_model_within_2_percent(prof, rpn, nodes, case, m):
     op, algo = case
+    prof = prof.with_overrides({"communication.library": "mpi"})  # netsim simulates MPI's algorithms
     g = Group(min(rpn, prof.devices_per_node), min(nodes, prof.num_nodes))
     dims = dimensions(prof, g)
     assume(dims)

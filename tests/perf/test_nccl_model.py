@@ -1,0 +1,119 @@
+"""The NCCL collective model (suite.perf.nccl) against hand calculations from NCCL's tuning
+constants (src/graph/tuning.cc, v2.19), and the library choice."""
+
+import math
+
+import pytest
+
+from suite.hardware import get_profile
+from suite.hardware.profile import Profile
+from suite.perf import Group, collective_time
+from suite.perf.nccl import SIMPLE_EFFICIENCY, efficiency_at, library_of
+
+US = 1e-6
+
+
+def _profile(levels, dpn=8, nodes=1, nics=None, comm=None, dev_type="gpu"):
+    dev = {"type": dev_type, "name": "g", "memory": 16e9, "memory_bandwidth": 1e12, "peak_flops": {"fp32": 1e13}}
+    node = {"device": "g", "devices_per_node": dpn}
+    if nics:
+        node["nics_per_node"] = nics
+    doc = {"name": "t", "kind": "cluster", "device": dev, "node": node, "nodes": nodes, "network": levels}
+    if comm is not None:
+        doc["communication"] = comm
+    return Profile.model_validate(doc)
+
+
+NVL = {"name": "nvlink", "topology": "switch", "size": 8, "bandwidth": 450e9, "latency": 1e-6, "link": "nvlink",
+       "efficiency": 0.824}
+NVLS = {**NVL, "reduction": "nvls", "reduction_bandwidth": 275e9}
+IB = {"name": "ib", "topology": "switch", "size": 4, "bandwidth": 50e9, "latency": 1e-6, "link": "net", "efficiency": 0.97}
+
+
+def test_library_defaults_and_declared():
+    assert library_of(get_profile("dgx-h100")) == "nccl"  # a GPU profile
+    assert library_of(get_profile("xeon-platinum-8280-2s")) == "mpi"  # a CPU one
+    assert library_of(get_profile("dgx-h100").with_overrides({"communication.library": "gloo"})) == "gloo"
+
+
+def test_small_message_on_one_node_is_ring_ll_at_nccl_latencies():
+    # ring/LL: 6.6 + 14 x 0.6 = 15.0 us; tree/LL: 6.8 + 2 x 7 x 0.6 = 15.2 us. LL's bus bandwidth
+    # min(87.7, 370.8 / 4) = 87.7 GB/s, algorithm bandwidth x 8/14
+    p = _profile([NVL])
+    c = collective_time("allreduce", 1024, Group(8, 1), p)
+    assert c.algorithm == "ring/LL"
+    assert c.time == pytest.approx(15.0 * US + 1024 / (87.7e9 * 8 / 14))
+
+
+def test_nvls_for_large_buffers_on_eight_gpus_with_its_curve():
+    p = _profile([NVLS])
+    m = 2.0**33
+    c = collective_time("allreduce", m, Group(8, 1), p)
+    assert c.algorithm == "nvls/Simple"
+    # NVLS hop 23 us; 275 GB/s; the transfer's ideal 31.2 ms is past the curve's last point (0.99)
+    assert c.time == pytest.approx(23 * US + m / (275e9 * 0.99))
+    # without NVLS the same buffer runs as a ring at 450 x 0.824 GB/s x 8/14
+    ring = collective_time("allreduce", m, Group(8, 1), _profile([NVL]))
+    assert ring.algorithm == "ring/Simple"
+    eff = efficiency_at(SIMPLE_EFFICIENCY["ring"], m / (370.8e9 * 8 / 14))
+    assert ring.time == pytest.approx((8.4 + 14 * 3.4) * US + m / (370.8e9 * 8 / 14 * eff))
+
+
+def test_two_nodes_tree_ll_latency_and_nvls_tree_bounded_by_the_nics():
+    p = _profile([NVLS, {**IB, "size": 2}], nodes=2, nics=8)
+    # tree/LL on 2 x 8: 6.8 + 2 (7 x 0.6 x 1.8 + 1 x 5.0) = 31.92 us
+    c = collective_time("allreduce", 8, Group(8, 2), p)
+    assert c.algorithm == "tree/LL" and c.time == pytest.approx(31.92 * US, rel=1e-3)
+    # one slow NIC per node: NVLS-tree (23 + 2 x 14 us) at the node's NIC rate, 0.97 x 5 GB/s
+    slow = _profile([NVLS, {**IB, "size": 2, "bandwidth": 5e9}], nodes=2, nics=1)
+    m = 2.0**34
+    t = collective_time("allreduce", m, Group(8, 2), slow, "nvls-tree").time
+    eff = efficiency_at(SIMPLE_EFFICIENCY["multi-node"], m / 4.85e9)
+    assert t == pytest.approx(51 * US + m / (4.85e9 * eff))
+
+
+def test_two_node_allreduce_can_beat_the_ring_only_with_a_tree():
+    """NCCL's tree on two nodes is not NIC-bound (nccl-tests #196, S. Jeaugey); the ring is."""
+    p = _profile([NVL, {**IB, "size": 2, "bandwidth": 12.5e9}], nodes=2, nics=8)
+    m = 2.0**32
+    ring = collective_time("allreduce", m, Group(8, 2), p, "ring").time  # generic ring: NIC-bound
+    auto = collective_time("allreduce", m, Group(8, 2), p)
+    assert auto.algorithm.startswith("tree") and auto.time < ring
+
+
+def test_named_nccl_algorithms_need_nccl_and_a_level_that_offers_them():
+    with pytest.raises(ValueError, match="not defined"):
+        collective_time("allreduce", 1e6, Group(8, 1), _profile([NVL]), "nvls")
+    with pytest.raises(ValueError, match="NCCL"):
+        collective_time("allreduce", 1e6, Group(8, 1), _profile([NVLS], comm={"library": "mpi"}), "nvls")
+
+
+def test_gloo_and_ps_libraries():
+    sw = {"name": "eth", "topology": "switch", "size": 8, "bandwidth": 1.25e9, "latency": 50e-6}
+    gloo = _profile([sw], dpn=1, nodes=8, comm={"library": "gloo"})
+    g = Group(1, 8)
+    c = collective_time("allreduce", 1e8, g, gloo)
+    assert c.algorithm in ("ring", "rabenseifner")
+    assert c.time == min(collective_time("allreduce", 1e8, g, gloo, a).time for a in ("ring", "rabenseifner"))
+    ps = _profile([sw], dpn=1, nodes=8, comm={"library": "ps"})
+    push = collective_time("alltoall", 1e8, g, ps, "direct").time
+    c = collective_time("allreduce", 1e8, g, ps)
+    # push every rank's buffer to the 8 server shards, pull the sums: 2 x (1 latency + 7/8 m / B)
+    assert c.algorithm == "ps" and c.time == pytest.approx(2 * push) == pytest.approx(2 * (50e-6 + 7 / 8 * 1e8 / 1.25e9))
+
+
+def test_launch_overhead_adds_to_every_candidate():
+    base = collective_time("allreduce", 4096, Group(8, 1), _profile([NVL]))
+    late = collective_time("allreduce", 4096, Group(8, 1), _profile([NVL], comm={"launch_overhead": 10e-6}))
+    assert late.time - base.time == pytest.approx(10e-6)
+
+
+def test_other_ops_are_rings_and_alltoall_is_direct():
+    p = _profile([NVL])
+    c = collective_time("allgather", 2.0**30, Group(8, 1), p)
+    assert c.algorithm == "ring/Simple"
+    # all-gather: 7 steps; 8.4 + 7 x 3.4 us; bus 370.8 GB/s x 8/7
+    eff = efficiency_at(SIMPLE_EFFICIENCY["ring"], 2.0**30 / (370.8e9 * 8 / 7))
+    assert c.time == pytest.approx((8.4 + 7 * 3.4) * US + 2.0**30 / (370.8e9 * 8 / 7 * eff))
+    assert collective_time("alltoall", 1e6, Group(8, 1), p).algorithm == "direct"
+    assert math.isfinite(collective_time("broadcast", 1e6, Group(8, 1), p).time)
