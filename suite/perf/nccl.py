@@ -29,6 +29,10 @@ Latency, as NCCL's ``ncclTopoTuneModel`` composes it [NCCL-tuning]: a base laten
 * tree: ``2 ((ppn - 1) intra + log2(N) inter)``; nvls: the NVLS hop (+ one inter hop on
   several nodes); nvls-tree: ``intra + 2 log2(N) inter``; collnet: ``2 (ppn - 1) intra + inter``.
 
+A level's ``latency`` field is not read here: NCCL's per-hop constants of the level's link kind
+stand for it (the MPI, Gloo and parameter-server pricing reads it); the profile's software
+latency is ``[communication] launch_overhead``.
+
 Bandwidth: NCCL's bus bandwidth is its channels times the per-channel bandwidth its topology
 search found; here it is the slowest crossed level's effective bandwidth
 (``bandwidth * efficiency``, per GPU inside a node, the node's NICs together across nodes), then
