@@ -752,15 +752,16 @@ def _nccl_topo(profile, group: Group, dims, lv) -> "_nccl.Topo":
         intra_bw = _step(v, "ring", intra_dim.n, 1, 1, 1)[1] * eff
         if level.reduction == "nvls":
             nvls = float(level.reduction_bandwidth or intra_bw)
-    inter_bw, sharp = math.inf, False
+    inter_bw, sharp, inter_lat = math.inf, False, 0.0
     for d in inter_dims:
         level, v = net[d.level], lv[d.level]
+        inter_lat = max(inter_lat, float(level.latency))
         eff = level.efficiency or _LINK_EFFICIENCY[level.link or "net"]
         inter_bw = min(inter_bw, _step(v, "ring", d.n, 1, 1, 1)[1] * eff)
         sharp = sharp or level.reduction == "sharp"
     launch = float(comm.launch_overhead) if comm is not None else 0.0
     return _nccl.Topo(n=group.size, nodes=nodes, ppn=ppn, intra_link=link, intra_bw=intra_bw, inter_bw=inter_bw,
-                      nvls_bw=nvls, sharp=sharp, launch=launch)
+                      nvls_bw=nvls, sharp=sharp, launch=launch, inter_lat=inter_lat)
 
 
 def _nccl_cost(op, m, group, profile, dims, lv, pi, g, p, token, algorithm) -> CollectiveCost:

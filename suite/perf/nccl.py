@@ -29,9 +29,11 @@ Latency, as NCCL's ``ncclTopoTuneModel`` composes it [NCCL-tuning]: a base laten
 * tree: ``2 ((ppn - 1) intra + log2(N) inter)``; nvls: the NVLS hop (+ one inter hop on
   several nodes); nvls-tree: ``intra + 2 log2(N) inter``; collnet: ``2 (ppn - 1) intra + inter``.
 
-A level's ``latency`` field is not read here: NCCL's per-hop constants of the level's link kind
-stand for it (the MPI, Gloo and parameter-server pricing reads it); the profile's software
-latency is ``[communication] launch_overhead``.
+An intra-node level's ``latency`` is not read here (NCCL's per-hop constants of its link kind
+stand for it); an inter-node hop costs the larger of NCCL's network constant and the crossed
+levels' declared ``latency``, so a network slower to start a message than NCCL's InfiniBand-era
+constants (TCP over 10 GbE: tens of us) keeps its own. The profile's software latency is
+``[communication] launch_overhead``.
 
 Bandwidth: NCCL's bus bandwidth is its channels times the per-channel bandwidth its topology
 search found; here it is the slowest crossed level's effective bandwidth
@@ -172,6 +174,7 @@ class Topo:
     nvls_bw: float
     sharp: bool
     launch: float
+    inter_lat: float = 0.0  # s, the crossed inter-node levels' declared latency (the largest)
 
 
 def _lg(n: int) -> int:
@@ -198,6 +201,8 @@ def candidates(op: str, t: Topo, algorithm: str = "auto") -> list[Candidate]:
     protos = ("LL", "LL128", "Simple") if t.intra_link == "nvlink" else ("LL", "Simple")
 
     def hop(kind, a, p):
+        if kind == "net":  # a network slower to start a message than NCCL's constants keeps its own
+            return max(HW_LAT[kind][(a, p)], t.inter_lat / _US)
         return HW_LAT[kind][(a, p)]
 
     def want(a):

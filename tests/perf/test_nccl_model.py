@@ -117,3 +117,15 @@ def test_other_ops_are_rings_and_alltoall_is_direct():
     assert c.time == pytest.approx((8.4 + 7 * 3.4) * US + 2.0**30 / (370.8e9 * 8 / 7 * eff))
     assert collective_time("alltoall", 1e6, Group(8, 1), p).algorithm == "direct"
     assert math.isfinite(collective_time("broadcast", 1e6, Group(8, 1), p).time)
+
+
+def test_a_slow_network_keeps_its_own_message_latency():
+    """TCP over 10 GbE starts a message in tens of us, more than NCCL's InfiniBand-era network
+    constants: an inter-node hop costs the larger. 2 nodes x 1 GPU: tree/Simple 0 + 2 x 1 x 37 us
+    (its NCCL constant, 28 us, is now under the network's), ahead of tree/LL's 6.8 + 2 x 37 us."""
+    eth = {"name": "ethernet-10g", "topology": "switch", "size": 2, "bandwidth": 1.25e9, "latency": 37e-6}
+    c = collective_time("allreduce", 8, Group(1, 2), _profile([eth], dpn=1, nodes=2))
+    assert c.algorithm == "tree/Simple" and c.time == pytest.approx(2 * 37 * US, rel=2e-3)
+    fast = collective_time("allreduce", 8, Group(1, 2), _profile([{**eth, "latency": 1e-6}], dpn=1, nodes=2))
+    # tree/LL: 6.8 + 2 x 5.0 us, plus 8 B at 0.5 x 0.92 x 1.25 GB/s / 3.8
+    assert fast.algorithm == "tree/LL" and fast.time == pytest.approx((6.8 + 2 * 5.0) * US + 8 / (0.5 * 0.92 * 1.25e9 / 3.8))
