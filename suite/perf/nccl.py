@@ -38,7 +38,8 @@ constants (TCP over 10 GbE: tens of us) keeps its own. The profile's software la
 Bandwidth: NCCL's bus bandwidth is its channels times the per-channel bandwidth its topology
 search found; here it is the slowest crossed level's effective bandwidth
 (``bandwidth * efficiency``, per GPU inside a node, the node's NICs together across nodes), then
-NCCL's refinements: LL carries half its bytes as flags and runs at a quarter of the bus bandwidth
+NCCL's refinements (a two-node tree is bounded by twice the NICs' rate, since each node's data
+crosses once each way: it exceeds the ring's NIC bound, as NCCL's does, only that far): LL carries half its bytes as flags and runs at a quarter of the bus bandwidth
 capped at ``llMaxBw`` (87.7 GB/s on one node, 39.0 on two, 20.4 on more: Intel hosts), LL128 at
 0.92 of it (ring; tree 7/9 on one node, 120/128 across), tree 0.92 and LL 1/3.8, CollNet 0.9.
 Bus to algorithm bandwidth: ``n / nsteps`` for rings, 1/2 for trees and CollNet. NVLS and
@@ -232,7 +233,10 @@ def candidates(op: str, t: Topo, algorithm: str = "auto") -> list[Candidate]:
             out.append(Candidate("ring", p, t.launch + lat * _US, bus * n / nsteps, fam(p, "ring")))
         if op != "allreduce" or not want("tree"):
             continue
-        bus = (t.intra_bw if ppn > 1 else t.inter_bw) if N <= 2 else bus_ring
+        # two nodes: each node sends and receives m once across (half the data in each of the two
+        # trees), so the tree's algorithm bandwidth (bus / 2) is bounded by the node's NICs, the
+        # ring's (about bus / 2 too) by half of them; beyond two nodes NCCL takes the ring's bound
+        bus = min(t.intra_bw if ppn > 1 else math.inf, 2 * t.inter_bw) if N == 2 else bus_ring
         bus *= 0.92
         if p == "LL":
             bus = min(bus / 3.8, ll_max)

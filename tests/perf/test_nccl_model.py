@@ -127,5 +127,17 @@ def test_a_slow_network_keeps_its_own_message_latency():
     c = collective_time("allreduce", 8, Group(1, 2), _profile([eth], dpn=1, nodes=2))
     assert c.algorithm == "tree/Simple" and c.time == pytest.approx(2 * 37 * US, rel=2e-3)
     fast = collective_time("allreduce", 8, Group(1, 2), _profile([{**eth, "latency": 1e-6}], dpn=1, nodes=2))
-    # tree/LL: 6.8 + 2 x 5.0 us, plus 8 B at 0.5 x 0.92 x 1.25 GB/s / 3.8
-    assert fast.algorithm == "tree/LL" and fast.time == pytest.approx((6.8 + 2 * 5.0) * US + 8 / (0.5 * 0.92 * 1.25e9 / 3.8))
+    # tree/LL: 6.8 + 2 x 5.0 us, plus 8 B at 0.5 x 0.92 x (2 x 1.25 GB/s: two nodes) / 3.8
+    assert fast.algorithm == "tree/LL" and fast.time == pytest.approx((6.8 + 2 * 5.0) * US + 8 / (0.5 * 0.92 * 2.5e9 / 3.8))
+
+
+def test_a_two_node_tree_is_bounded_by_twice_the_nics():
+    """Two nodes of 4 GPUs on PCIe (16 GB/s x 0.76) with one 10 GbE NIC each: every byte of a
+    node's buffer crosses once each way, so the tree runs at most at the NIC's 1.25 GB/s
+    (algorithm bandwidth), not at the PCIe rate NCCL's search would see inside the node."""
+    pcie = {"name": "pcie3", "topology": "switch", "size": 4, "bandwidth": 16e9, "latency": 1e-6, "link": "pcie"}
+    eth = {"name": "ethernet-10g", "topology": "switch", "size": 2, "bandwidth": 1.25e9, "latency": 1e-6}
+    p = _profile([pcie, eth], dpn=4, nodes=2, nics=1)
+    m = 2.0**30
+    t = collective_time("allreduce", m, Group(4, 2), p).time
+    assert t >= m / 1.25e9  # no faster than the NIC moving the buffer once
