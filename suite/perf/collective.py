@@ -744,12 +744,13 @@ def _nccl_topo(profile, group: Group, dims, lv) -> "_nccl.Topo":
     inter_dims = [d for d in dims if d.inter]
     nodes = math.prod(d.n for d in inter_dims) if inter_dims else 1
     ppn = intra_dim.n if intra_dim is not None else 1
-    intra_bw, link, nvls = math.inf, "net", 0.0
+    intra_bw, link, nvls, intra_lat = math.inf, "net", 0.0, 0.0
     if intra_dim is not None:
         level, v = net[intra_dim.level], lv[intra_dim.level]
         link = level.link or ("nvlink" if any(k in level.name.lower() for k in _NVLINK_NAMES) else "pcie")
         eff = level.efficiency or _LINK_EFFICIENCY[link]
         intra_bw = _step(v, "ring", intra_dim.n, 1, 1, 1)[1] * eff
+        intra_lat = float(level.latency)
         if level.reduction == "nvls":
             nvls = float(level.reduction_bandwidth or intra_bw)
     inter_bw, sharp, inter_lat = math.inf, False, 0.0
@@ -761,7 +762,8 @@ def _nccl_topo(profile, group: Group, dims, lv) -> "_nccl.Topo":
         sharp = sharp or level.reduction == "sharp"
     launch = float(comm.launch_overhead) if comm is not None else 0.0
     return _nccl.Topo(n=group.size, nodes=nodes, ppn=ppn, intra_link=link, intra_bw=intra_bw, inter_bw=inter_bw,
-                      nvls_bw=nvls, sharp=sharp, launch=launch, inter_lat=inter_lat)
+                      nvls_bw=nvls, sharp=sharp, launch=launch, inter_lat=inter_lat,
+                      intra_lat=intra_lat)
 
 
 def _nccl_cost(op, m, group, profile, dims, lv, pi, g, p, token, algorithm) -> CollectiveCost:

@@ -29,10 +29,10 @@ Latency, as NCCL's ``ncclTopoTuneModel`` composes it [NCCL-tuning]: a base laten
 * tree: ``2 ((ppn - 1) intra + log2(N) inter)``; nvls: the NVLS hop (+ one inter hop on
   several nodes); nvls-tree: ``intra + 2 log2(N) inter``; collnet: ``2 (ppn - 1) intra + inter``.
 
-An intra-node level's ``latency`` is not read here (NCCL's per-hop constants of its link kind
-stand for it); an inter-node hop costs the larger of NCCL's network constant and the crossed
-levels' declared ``latency``, so a network slower to start a message than NCCL's InfiniBand-era
-constants (TCP over 10 GbE: tens of us) keeps its own. The profile's software latency is
+A hop costs the larger of NCCL's constant for its link kind and the level's declared
+``latency`` (the largest crossed inter-node level's for a network hop), so a link slower to
+start a message than NCCL's constants (TCP over 10 GbE: tens of us) keeps its own, and NCCL's
+constants stand for any faster one. The profile's software latency is
 ``[communication] launch_overhead``.
 
 Bandwidth: NCCL's bus bandwidth is its channels times the per-channel bandwidth its topology
@@ -176,6 +176,7 @@ class Topo:
     sharp: bool
     launch: float
     inter_lat: float = 0.0  # s, the crossed inter-node levels' declared latency (the largest)
+    intra_lat: float = 0.0  # s, the intra-node level's declared latency
 
 
 def _lg(n: int) -> int:
@@ -202,9 +203,8 @@ def candidates(op: str, t: Topo, algorithm: str = "auto") -> list[Candidate]:
     protos = ("LL", "LL128", "Simple") if t.intra_link == "nvlink" else ("LL", "Simple")
 
     def hop(kind, a, p):
-        if kind == "net":  # a network slower to start a message than NCCL's constants keeps its own
-            return max(HW_LAT[kind][(a, p)], t.inter_lat / _US)
-        return HW_LAT[kind][(a, p)]
+        # a link slower to start a message than NCCL's constant for its kind keeps its own latency
+        return max(HW_LAT[kind][(a, p)], (t.inter_lat if kind == "net" else t.intra_lat) / _US)
 
     def want(a):
         return algorithm in ("auto", a)

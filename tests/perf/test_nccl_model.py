@@ -24,7 +24,8 @@ def _profile(levels, dpn=8, nodes=1, nics=None, comm=None, dev_type="gpu"):
     return Profile.model_validate(doc)
 
 
-NVL = {"name": "nvlink", "topology": "switch", "size": 8, "bandwidth": 450e9, "latency": 1e-6, "link": "nvlink",
+# a hop latency under NCCL's NVLink constants (0.6 us for LL), so NCCL's stand
+NVL = {"name": "nvlink", "topology": "switch", "size": 8, "bandwidth": 450e9, "latency": 0.5e-6, "link": "nvlink",
        "efficiency": 0.824}
 NVLS = {**NVL, "reduction": "nvls", "reduction_bandwidth": 275e9}
 IB = {"name": "ib", "topology": "switch", "size": 4, "bandwidth": 50e9, "latency": 1e-6, "link": "net", "efficiency": 0.97}
@@ -141,3 +142,10 @@ def test_a_two_node_tree_is_bounded_by_twice_the_nics():
     m = 2.0**30
     t = collective_time("allreduce", m, Group(4, 2), p).time
     assert t >= m / 1.25e9  # no faster than the NIC moving the buffer once
+
+
+def test_a_slow_intra_node_link_keeps_its_own_hop_latency():
+    """A declared NVLink hop latency above NCCL's LL constant (0.6 us) is what the LL hops cost:
+    ring/LL on 8 GPUs 6.6 + 14 x 2 us."""
+    c = collective_time("allreduce", 8, Group(8, 1), _profile([{**NVL, "latency": 2e-6}]))
+    assert c.algorithm == "ring/LL" and c.time == pytest.approx((6.6 + 14 * 2.0) * US, rel=1e-3)
