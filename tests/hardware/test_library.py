@@ -103,6 +103,8 @@ def line_rate(name: str) -> float:
         return 450e9
     if m := re.search(r"(?:ethernet|infiniband)\D*?(\d+)g", n):
         return int(m.group(1)) * 1e9 / 8
+    if m := re.match(r"omni-path-(\d+)g$", n):
+        return int(m.group(1)) * 1e9 / 8  # Intel Omni-Path port: the rate in the name (Gbit/s)
     if m := re.match(r"(?:aws-enhanced|efa)-(\d+)g$", n):
         return int(m.group(1)) * 1e9 / 8  # AWS ENA / EFA port: the rate in the name (Gbit/s)
     if "slingshot-11" in n:
