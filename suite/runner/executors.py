@@ -5,7 +5,9 @@ pickle-able dicts (see :func:`run_case`) that the coordinating process writes to
 Workers never touch the store.
 
 * ``local`` (default): a pool of ``jobs`` forked worker processes (one by default), each fed
-  chunks of case indices over a pipe; ``isolate=False`` with one job (``--in-process``)
+  chunks of case indices over a pipe (guided sizes up to :data:`CHUNK_MAX`; a worker's next chunk
+  is queued once it begins its last, so it never idles waiting for the coordinator; outcomes come
+  back in batches); ``isolate=False`` with one job (``--in-process``)
   evaluates in this process instead (a per-case timeout then uses ``SIGALRM``). A worker that dies (``os.abort``, a segfault) or runs past
   the timeout is killed and replaced; its current case is stored as ``crashed`` / ``timeout`` and
   the rest of its chunk is re-queued, so the run goes on.
@@ -400,12 +402,19 @@ def _describe_exit(code: int | None) -> str:
     return f"worker process exited with status {code} while running this case"
 
 
-_BATCH_CASES = 32  # a worker sends outcomes in batches of at most this many ...
+_BATCH_CASES = 128  # a worker sends outcomes in batches of at most this many ...
 _BATCH_SECONDS = 0.05  # ... or this old, unless a chunk is "immediate"
+#: most cases in one task message of the local pool (a batched chunk; guided: a quarter of each
+#: worker's share of what is left, so the last chunks are small and the workers finish together)
+CHUNK_MAX = 512
+
+
+def _chunk_size(left: int, workers: int) -> int:
+    return max(1, min(CHUNK_MAX, left // (workers * 4) or 1))
 
 
 class _Worker:
-    __slots__ = ("proc", "conn", "chunk", "since", "fault", "immediate", "owner")
+    __slots__ = ("proc", "conn", "chunk", "since", "fault", "immediate", "owner", "tail")
 
     def __init__(self, ctx):
         import tempfile
@@ -420,6 +429,7 @@ class _Worker:
         self.since = time.monotonic()
         self.immediate = True
         self.owner: str | None = None  # the package whose cases this worker runs (package_of)
+        self.tail = 0  # cases in the last chunk sent: fewer than that outstanding means it has begun
 
     def fault_text(self) -> str | None:
         """What faulthandler wrote when the worker died (the Python stack), if anything."""
@@ -478,9 +488,20 @@ def _pool(cases: Sequence[Case], jobs: int, timeout: float | None, stall: float 
             if q is None:
                 return None
             w.owner = owners[q[0]]
-        left = sum(len(x) for x in pending.values())
-        size = max(1, min(64, left // (len(workers) * 4) or 1))
+        size = _chunk_size(sum(len(x) for x in pending.values()), len(workers))
         w.immediate = bool(timeout)  # timeouts need per-case progress messages
+        return [q.popleft() for _ in range(min(size, len(q)))]
+
+    def prefetch(w: _Worker) -> list[int] | None:
+        """The next batched chunk of its own package for busy worker *w* once it has begun its
+        last one, so it never waits for the coordinator between chunks (at most two outstanding;
+        never with per-case messages or while suspects wait, whose attribution needs one chunk)."""
+        if w.immediate or suspects or len(w.chunk) > w.tail:
+            return None
+        q = pending.get(w.owner)
+        if not q:
+            return None
+        size = _chunk_size(sum(len(x) for x in pending.values()), len(workers))
         return [q.popleft() for _ in range(min(size, len(q)))]
 
     try:
@@ -488,6 +509,11 @@ def _pool(cases: Sequence[Case], jobs: int, timeout: float | None, stall: float 
             now = time.monotonic()
             for idx, w in enumerate(workers):
                 if w.chunk:
+                    more = prefetch(w)
+                    if more:  # queued behind the running chunk; its progress clock keeps running
+                        w.chunk.extend(more)
+                        w.tail = len(more)
+                        w.conn.send((more, False))
                     continue
                 chunk = take(w)
                 if chunk is None and w.owner is not None and (suspects or any(pending.values())):
@@ -502,6 +528,7 @@ def _pool(cases: Sequence[Case], jobs: int, timeout: float | None, stall: float 
                 if chunk is None:
                     continue
                 w.chunk.extend(chunk)
+                w.tail = len(chunk)
                 w.since = now
                 w.conn.send((chunk, w.immediate))
             busy = [w for w in workers if w.chunk]
