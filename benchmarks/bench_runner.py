@@ -200,14 +200,16 @@ def parallel_rounds(context, tmp: Path, batches: int, rounds: int, dask: bool, w
 
 def _cpu_lines(labels: dict[str, str]) -> None:
     """CPU of each side (best round): the coordinator's share, the workers', their sum beside -j 1's,
-    and the wall speed-up the CPU times allow on two idle cores: -j 1's total over the larger of the
-    coordinator's own time and half of everything (a loaded machine cannot show it in wall time)."""
+    and the wall speed-up the CPU times allow on two idle cores: -j 1's total over the largest of
+    the coordinator's own time, one worker's share (the workers' total over the jobs) and half of
+    everything (a loaded machine cannot show it in wall time)."""
     one = min(CPU["run-j1-iso-local"])
     for k, lab in labels.items():
         if lab not in SPLIT:
             continue
         coord, work = min(SPLIT[lab], key=sum)
-        bound = one / max(coord, (coord + work) / 2)
+        jobs = 1 if lab.startswith("run-j1-") else 2
+        bound = one / max(coord, work / jobs, (coord + work) / 2)
         print(f"{k}: CPU {coord + work:.2f} s = coordinator {coord:.2f} + workers {work:.2f} (dask: workers not "
               f"counted); CPU x -j 1 {(coord + work) / one:.2f}; CPU-bound speed-up on 2 idle cores {bound:.2f}x")
 

@@ -1,7 +1,9 @@
-"""Scale: a model sweep of 1k ... 1M cases, expanded lazily, run into a fresh store.
+"""Scale: a model sweep of 10k ... 1M cases, expanded lazily, run into a fresh store.
 
-Target (issue 19, item 6): a 1,000,000-case sweep expands lazily (memory constant in the number
-of cases), keeps a flat per-case cost (1k vs 1M within 1.2x) and peak RSS under 1 GB.
+Target (issue 19, item 6; issue 44): a 1,000,000-case sweep expands lazily (memory constant in the
+number of cases), keeps a flat per-case cost (10k vs 1M within 1.2x: the smallest sweep is the
+reference, and a 1,000-case sweep is dominated by start-up, which flatters every larger one) and
+peak RSS under 1 GB.
 
 Each size runs in its own process (so peak RSS is that sweep's alone) with the sweep flags a user
 would give: ``stream_entry`` (what ``suite run --technique ... --param ...`` uses) and
@@ -12,7 +14,7 @@ the smallest sweep, peak RSS and the load average (the machine is shared: judge 
 
 Usage::
 
-    python benchmarks/bench_scale.py [--sizes 1000,1000000]
+    python benchmarks/bench_scale.py [--sizes 10000,1000000]
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ def child(n: int, store: str) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--sizes", default="1000,10000,100000,1000000")
+    ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--store", help=argparse.SUPPRESS)
     a = ap.parse_args()
