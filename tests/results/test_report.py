@@ -142,8 +142,11 @@ def test_scoreboard_section_matches_reproduce(report_store, sweep_page):
     page = sweep_page
     sb = page.tables[-1]
     assert sb[0][:2] == ["claim", "verified"]
-    got = {r[0]: r[-1].split(":")[0] for r in sb[1:]}
+    # the verdict cell: "verdict [reason class]: reason", the reason class when not reproduced
+    got = {r[0]: r[-1].split(":")[0].split(" [")[0] for r in sb[1:]}
     assert got == {o.claim: o.verdict for o in board.outcomes}
+    assert all(f"[{o.reason_class}]" in r[-1] for r in sb[1:] for o in board.outcomes
+               if o.claim == r[0] and o.reason_class)
     counts = page.tables[-2]
     assert counts[-1][:2] == ["all", str(len(board.outcomes))]
     # the reproduce run's own report has the scoreboard too, said to come from that run
