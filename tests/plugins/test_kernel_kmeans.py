@@ -582,7 +582,7 @@ def test_derive_functions_by_hand():
     assert T.fastest_everywhere(r2) is False  # 2d wins case b
     del r2["2d|b"]
     assert T.fastest_everywhere(r2) is True
-    # "fastest" needs the 2% ordering margin (DESIGN.md): 1.5% faster is a tie, and a tie fails
+    # "fastest" needs the 2% ordering margin (docs/verdicts.md): 1.5% faster is a tie, and a tie fails
     assert T.fastest_everywhere({"1d|a": _res(1.015), "1.5d|a": _res(1.0)}) is False
     assert T.fastest_everywhere({"1d|a": _res(1.021), "1.5d|a": _res(1.0)}) is True
 

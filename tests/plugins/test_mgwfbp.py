@@ -428,7 +428,7 @@ def test_declaration():
 
 
 def test_ordering_claims_need_the_margin_and_ties_fail():
-    """The 'scales better' claims: iteration times with a 2% margin (DESIGN.md); a tie (what the
+    """The 'scales better' claims: iteration times with a 2% margin (docs/verdicts.md); a tie (what the
     model gives at the paper's 8-node points, where merging never helps) fails."""
     from suite import Result
 

@@ -532,7 +532,7 @@ def test_claims_are_declared_with_fixed_tolerances():
     assert ids["cpu-average-speedup"].expect.paper == 3.89 and ids["cpu-average-speedup"].expect.rel == 0.2
     assert ids["gpu-average-speedup"].expect.paper == 2.03 and ids["gpu-average-speedup"].expect.rel == 0.2
     assert ids["gan-layers-speedup"].expect.paper == 3.5
-    # memory: 20% (DESIGN.md); speed-ups judged on the gain; timings are measured on this machine
+    # memory: 20% (docs/verdicts.md); speed-ups judged on the gain; timings are measured on this machine
     assert ids["ebgan-memory-saving"].expect.paper == 35.0 and ids["ebgan-memory-saving"].expect.rel == 0.2
     assert ids["gan-layers-speedup"].expect.band() == pytest.approx((3.0, 4.0))  # 1 + 2.5 +- 0.5
     assert {c.id for c in TECHNIQUE.claims if c.measured} == {"cpu-average-speedup", "gan-layers-speedup"}

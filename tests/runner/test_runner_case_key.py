@@ -1,4 +1,4 @@
-"""Case keys: stable, and sensitive to exactly the identity DESIGN.md names."""
+"""Case keys: stable, and sensitive to exactly the identity a case key is documented to have."""
 
 from __future__ import annotations
 
