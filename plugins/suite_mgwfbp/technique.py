@@ -186,7 +186,7 @@ _WHY_NOT = {
         "missing mechanism", "WFBP ties MG-WFBP: with the authors' all-reduce fit the backward pass hides every "
         "per-layer all-reduce, start-up included; the per-layer launch and synchronisation cost that makes layer-wise "
         "communication slow in the paper (its motivation: many small messages each paying the start-up a, Shi et "
-        "al., INFOCOM 2019, §III) is not modelled beyond the fit's a, where the authors' runs show WFBP at 6.16/8"),
+        "al., INFOCOM 2019) is not modelled beyond the fit's a, where the authors' runs show WFBP at 6.16/8"),
     "resnet-50-8n-10gbe-mgwfbp-faster-than-wfbp": (
         "missing mechanism", "as googlenet-8n-10gbe: the per-layer launch and synchronisation cost of layer-wise "
         "all-reduces is not modelled, so WFBP's communication is hidden and it ties MG-WFBP"),

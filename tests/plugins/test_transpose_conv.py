@@ -529,13 +529,15 @@ def test_mean_speedup_and_memory_saving_by_hand():
 
 def test_claims_are_declared_with_fixed_tolerances():
     ids = {c.id: c for c in TECHNIQUE.claims}
-    assert ids["cpu-average-speedup"].expect.paper == 3.89 and ids["cpu-average-speedup"].expect.rel == 0.2
+    assert (ids["cpu-average-speedup-model"].expect.paper == 3.89
+            and ids["cpu-average-speedup-model"].expect.rel == 0.2)
     assert ids["gpu-average-speedup"].expect.paper == 2.03 and ids["gpu-average-speedup"].expect.rel == 0.2
-    assert ids["gan-layers-speedup"].expect.paper == 3.5
-    # memory: 20% (docs/verdicts.md); speed-ups judged on the gain; timings are measured on this machine
+    assert ids["gan-layers-speedup-model"].expect.paper == 3.5
+    # memory: 20% (docs/verdicts.md); speed-ups judged on the gain
     assert ids["ebgan-memory-saving"].expect.paper == 35.0 and ids["ebgan-memory-saving"].expect.rel == 0.2
-    assert ids["gan-layers-speedup"].expect.band() == pytest.approx((3.0, 4.0))  # 1 + 2.5 +- 0.5
-    assert {c.id for c in TECHNIQUE.claims if c.measured} == {"cpu-average-speedup", "gan-layers-speedup"}
+    assert ids["gan-layers-speedup-model"].expect.band() == pytest.approx((3.0, 4.0))  # 1 + 2.5 +- 0.5
+    # issue 42: the measured speed-ups were dropped (their values moved 2.4-3.1 with the machine's load)
+    assert {c.id for c in TECHNIQUE.claims if c.measured} == set()
     assert all(any(n.value == 1.0 for n in c.nulls) for c in TECHNIQUE.claims if "speedup" in c.id)
     assert all(c.verified for c in TECHNIQUE.claims)  # every number was read in the abstract
     for c in TECHNIQUE.claims:
