@@ -684,9 +684,13 @@ class DaskExecutor(Executor):
                 raise SuiteError(f"--scheduler {options.scheduler}: cannot connect: {exc}") from None
         # a worker death costs its running batch at once (no silent re-runs by the scheduler: this
         # executor re-runs the batch's cases one by one and stores the one that kills twice)
-        with dask.config.set({"distributed.scheduler.allowed-failures": 0}), _sigint_ignored():
+        import warnings
+
+        with dask.config.set({"distributed.scheduler.allowed-failures": 0}), _sigint_ignored(), \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a dashboard port in use: no run needs a dashboard
             cluster = LocalCluster(n_workers=max(1, options.jobs), threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.CRITICAL)
+                                   dashboard_address=":0", silence_logs=logging.CRITICAL)
             client = Client(cluster)
         try:
             client.run(_dask_setup_worker)
