@@ -41,9 +41,10 @@ from suite.technique import (
     Technique,
     Variant,
     with_reasons,
+    read_data,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "__version__",
@@ -70,6 +71,7 @@ __all__ = [
     "Technique",
     "Variant",
     "with_reasons",
+    "read_data",
     "SuiteError",
     "ParameterError",
     "TechniqueError",

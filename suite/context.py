@@ -7,8 +7,9 @@ registry: every hook is called once, when the context's :class:`~suite.registry.
 built or, for workloads and referenced extension schemas, when first needed (see
 :mod:`suite.registry`), and what the plugins return is held here.
 
-A function of the core that is given no context builds a fresh one (:meth:`Context.build`), so
-library calls work with no set-up; nothing is cached between two such calls.
+The context is the only lookup: a function of the core below the CLI takes it as an argument.
+One still given none (a library call written for 0.1.0) builds a fresh one with a
+``DeprecationWarning`` (:meth:`Context.given`); from 0.3.0 the argument is required.
 
 Example::
 
@@ -108,12 +109,12 @@ class WorkloadLibrary:
         if self._loaded is None and callable(self._source) and W.zoo_has(name):
             # a zoo name: the registry quarantines any plugin workload of that name, so the zoo's is
             # the answer and the plugins' workloads need not be built for it
-            return W.get_workload(name)
+            return W._zoo_get(name)
         self._clash(name)
         if name in self._plugin:
             return self._plugin[name][1]
         try:
-            return W.get_workload(name)
+            return W._zoo_get(name)
         except WorkloadError:
             close = [n for n in self._plugin if name.lower().split("-")[0] in n][:6]
             if close:
@@ -178,6 +179,20 @@ class Context:
         return cls(registry=reg, profile_dirs=tuple(Path(p) for p in profile_dirs),
                    store_path=Path(store_path) if store_path is not None else None, debug=debug)
 
+    @classmethod
+    def given(cls, context: "Context | None", where: str, *, registry: "Registry | None" = None) -> "Context":
+        """*context*, or (deprecated since 0.2.0, an error from 0.3.0) a new one built with
+        *registry*, with a ``DeprecationWarning`` naming *where* (the function called without one)."""
+        if context is not None:
+            return context
+        if registry is not None:  # the caller's loaded plugins: no fresh lookup
+            return cls.build(registry=registry)
+        import warnings
+
+        warnings.warn(f"{where} without a context is deprecated and will be an error in dlsys-suite 0.3.0: pass "
+                      f"context=Context.build() (built once, by the caller)", DeprecationWarning, stacklevel=3)
+        return cls.build(registry=registry)
+
     @property
     def strict(self) -> bool:
         return self.registry.strict
@@ -215,9 +230,9 @@ class Context:
         """This context's profile library (built on first use). A broken file costs only itself:
         it is skipped with one warning naming it (``suite hardware validate`` reports it)."""
         if self._profiles is None:
-            from suite.hardware import library
+            from suite.hardware import _library
 
-            self._profiles = library(self.profile_dirs, plugin_paths=tuple(self.registry.hardware_profile_paths()),
+            self._profiles = _library(self.profile_dirs, plugin_paths=tuple(self.registry.hardware_profile_paths()),
                                      extensions=self.extensions())
         return self._profiles
 

@@ -41,9 +41,9 @@ from suite.technique import Technique, is_reference, resolve_reference
 __all__ = ["GROUP", "PluginInfo", "Registry", "strict_from_env"]
 
 GROUP = "suite.plugins"
-#: the ``[ext.NAME]`` tables the core itself validates (:data:`suite.hardware.extensions.CORE_EXTENSIONS`,
-#: which asserts it); named here so loading plugins does not import pydantic
-CORE_EXTENSION_NAMES = frozenset({"fpga", "mix"})
+#: the ``[ext.NAME]`` tables the core itself validates, named in the light :mod:`suite.hardware` (loading
+#: plugins does not import pydantic; the layering: hardware never imports the registry)
+from suite.hardware import CORE_EXTENSION_NAMES  # noqa: E402
 HOST_DISTRIBUTION = "dlsys-suite"
 
 
@@ -432,11 +432,23 @@ class Registry:
         return dict(self._extensions)
 
     def executor(self, name: str) -> Any:
-        for info in self.plugins:
+        """The executor a plugin's ``suite_executor`` hook returns for *name* (the first not None),
+        or None. A hook that raises quarantines its plugin, like any other broken hook (strict mode
+        raises :class:`~suite.errors.PluginError`); the other plugins are still asked."""
+        import contextlib
+        import sys
+
+        for info in list(self.plugins):
             pm = self._pm_by_plugin.get(info.name)
-            if pm is None:
+            if pm is None or info.status != "ok":
                 continue
-            r = pm.hook.suite_executor(name=name)
+            try:
+                with contextlib.redirect_stdout(sys.stderr):  # a hook that prints: stderr (see _load)
+                    r = pm.hook.suite_executor(name=name)
+            except Exception as exc:  # noqa: BLE001 - a broken hook costs only its plugin
+                self._drop(info, f"suite_executor(name={name!r}) failed: {type(exc).__name__}: {exc}",
+                           traceback.format_exc())
+                continue
             if r is not None:
                 return r
         return None

@@ -203,6 +203,9 @@ def _to_unit(text: str, unit: str, where: str) -> float:
 #: What a parameter can declare itself to be (:attr:`Param.role`).
 PARAM_ROLES = (None, "scale", "efficiency")
 
+#: What a parameter may name (:attr:`Param.ref`).
+REF_KINDS = ("profile", "workload", "file")
+
 
 @dataclass(frozen=True)
 class Param:
@@ -221,6 +224,13 @@ class Param:
     profile's devices per node each, or ``devices_each``); a category sweep sets it so every
     technique runs on the same number of GPUs. ``role="efficiency"`` marks an achieved fraction
     of peak that a head-to-head sets to one shared value.
+
+    ``ref`` declares that the (string) value names an input, resolved by the runner before the
+    case runs: ``"profile"`` (a hardware profile), ``"workload"`` (a workload) or ``"file"`` (a
+    file path, read once). The resolved input is in :attr:`Scenario.inputs` under the
+    parameter's name (:meth:`Scenario.input`), frozen like the scenario's own profile, and its
+    content hash is part of the case key, so editing what it names makes new cases. A model never
+    looks an input up by name itself.
     """
 
     type: type = float
@@ -234,10 +244,16 @@ class Param:
     measured: tuple[float, float] | None = None  # the paper's measured range (low, high)
     role: str | None = None  # "scale" (the technique's size) or "efficiency" (achieved fraction of peak)
     devices_each: int | None = None  # a scale in nodes: devices one node counts (None: the profile's)
+    ref: str | None = None  # the value names an input: one of REF_KINDS
 
     def __post_init__(self):
         if self.role not in PARAM_ROLES:
             raise TechniqueError(f"Param role: expected one of {', '.join(map(str, PARAM_ROLES))}, got {self.role!r}")
+        if self.ref is not None and self.ref not in REF_KINDS:
+            raise TechniqueError(f"Param: ref: expected one of {list(REF_KINDS)} or None, got {self.ref!r}")
+        if self.ref is not None and self.type is not str:
+            raise TechniqueError(f"Param: ref={self.ref!r}: expected type=str (the value is a name), "
+                                 f"got type={getattr(self.type, '__name__', self.type)}")
 
     def extrapolated(self, value: Any) -> str | None:
         """Why *value* lies outside the paper's measured range, or None (inside, or no range)."""
@@ -308,6 +324,47 @@ class Param:
         if self.maximum is not None and v > self.maximum:
             raise ParameterError(f"{where}: expected <= {self.maximum}{unit}, got {v!r}")
         return v
+
+
+def read_data(package: str, name: str, encoding: str | None = "utf-8") -> "str | bytes":
+    """Read the data file *name* that ships inside the plugin package *package* (``__name__`` of
+    a module of it will do), the one way a model reads a data file (a coefficient table, a
+    trace shipped with the plugin).
+
+    Every file inside the technique's package is part of its code fingerprint, hence of every
+    case key (:func:`suite.runner.case.package_fingerprint`): editing the file makes new cases,
+    so a stored result is never served for the old contents. A file outside the package is
+    refused (declare a user-supplied file as ``Param(..., ref="file")`` instead).
+
+    Parameters
+    ----------
+    package : str
+        A module or package name of the plugin (its top-level package is used).
+    name : str
+        The path of the file relative to the top-level package folder (``"coefficients.json"``).
+    encoding : str or None
+        Text encoding; None returns the bytes.
+
+    Raises
+    ------
+    TechniqueError
+        *name* leaves the package folder or the file does not exist.
+    """
+    import importlib
+    from pathlib import Path
+
+    top = package.split(".")[0]
+    mod = importlib.import_module(top)
+    roots = [Path(p).resolve() for p in getattr(mod, "__path__", ())]
+    for root in roots:
+        path = (root / name).resolve()
+        if not path.is_relative_to(root):
+            raise TechniqueError(f"{top}: data file {name!r}: expected a path inside the package, got one outside it")
+        if path.is_file():
+            data = path.read_bytes()
+            return data if encoding is None else data.decode(encoding)
+    raise TechniqueError(f"{top}: data file {name!r}: expected a file inside the package ({', '.join(map(str, roots))}), "
+                         f"got none")
 
 
 # --------------------------------------------------------------------------- results
@@ -409,7 +466,9 @@ class Scenario:
 
     ``profile`` is the resolved :class:`suite.hardware.Profile` (overrides applied) or ``None``;
     ``workload`` the resolved :class:`suite.workloads.Workload` or ``None``; ``params`` are
-    validated and complete (defaults filled in).
+    validated and complete (defaults filled in). ``inputs`` holds, under the parameter's name,
+    what each parameter declared with ``Param(..., ref=...)`` names: a Profile, a Workload or a
+    file's bytes (absent when the parameter is None); read it with :meth:`input`.
     """
 
     technique: str
@@ -419,11 +478,14 @@ class Scenario:
     workload: "Workload | None" = None
     params: Mapping[str, Any] = field(default_factory=dict)
     seed: int = 0
+    inputs: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
         from suite.frozen import freeze
 
         object.__setattr__(self, "params", freeze(self.params, "scenario.params"))
+        if self.inputs:
+            object.__setattr__(self, "inputs", freeze(dict(self.inputs), "scenario.inputs"))
         if self.workload is not None:
             freeze(self.workload, f"workload {getattr(self.workload, 'name', '')!r}")
 
@@ -437,6 +499,27 @@ class Scenario:
 
     def param(self, name: str) -> Any:
         return self.params[name]
+
+    def input(self, name: str) -> Any:
+        """The profile, workload or file bytes that parameter *name* (declared with
+        ``Param(..., ref=...)``) names, None when the parameter is None or ``""``; or, for a *name* of the
+        form ``"profile:NAME"`` / ``"workload:NAME"``, that input of :attr:`Technique.uses`.
+
+        Raises
+        ------
+        ParameterError
+            *name* is set but was not resolved (a scenario built by hand without its inputs, or a
+            parameter declared without ``ref``).
+        """
+        if name in self.inputs:
+            return self.inputs[name]
+        if ":" in name:
+            raise ParameterError(f"{self.technique}: input {name!r}: expected it resolved by the runner (declare it in "
+                                 f"Technique(uses=...)), got a scenario without it")
+        if self.params.get(name) in (None, ""):
+            return None
+        raise ParameterError(f"{self.technique}: parameter {name!r}: expected an input resolved by the runner "
+                             f"(declare it with Param(..., ref=...)), got the bare name {self.params[name]!r}")
 
 
 # --------------------------------------------------------------------------- claims
@@ -992,6 +1075,14 @@ class Technique:
         Default checks of the conformance kit that do not apply, each with the written reason
         (``{"network-sensitivity": "..."}``; names from :data:`KIT_OPT_OUTS`); ``suite plugins``
         shows them.
+    uses : tuple of str
+        Inputs every case reads besides its own profile and workload, by a fixed name:
+        ``"profile:NAME"`` or ``"workload:NAME"`` (a reference device whose calibrated figure
+        stands in for a missing one, the devices of a fixed grid, a dataset an execute run
+        trains on). The runner resolves each through the command's context into
+        :attr:`Scenario.inputs` under that string (``scenario.input("profile:NAME")``) and
+        hashes its content into the case key. An input that depends on a parameter's value is
+        a ``Param(..., ref=...)`` instead.
     """
 
     name: str
@@ -1018,6 +1109,7 @@ class Technique:
     headline_metrics: tuple[str, ...] = ()
     oracle_tolerance: float | None = None
     kit_opt_out: Mapping[str, str] = field(default_factory=dict)
+    uses: tuple[str, ...] = ()
 
     def __post_init__(self):
         import re
@@ -1044,6 +1136,11 @@ class Technique:
             elif not callable(ref):
                 raise TechniqueError(f"technique {self.name!r}: fidelity {fid!r}: expected a callable or a reference "
                                      f"'package.module:function', got {type(ref).__name__}")
+        self.uses = tuple(self.uses)
+        for u in self.uses:
+            kind, _, nm = str(u).partition(":")
+            if kind not in ("profile", "workload") or not nm:
+                raise TechniqueError(f"technique {self.name!r}: uses: expected 'profile:NAME' or 'workload:NAME', got {u!r}")
         ids = [c.id for c in self.claims]
         if len(set(ids)) != len(ids):
             raise TechniqueError(f"technique {self.name!r}: duplicate claim ids")
@@ -1133,6 +1230,12 @@ class Technique:
         :attr:`implementation_modules`' top-level names; "" when none is known."""
         mods = self.implementation_modules
         return mods[0].split(".")[0] if mods else ""
+
+    @property
+    def references(self) -> dict[str, str]:
+        """Parameter name -> what it names (``profile``, ``workload``, ``file``), for the
+        parameters declared with ``Param(..., ref=...)``."""
+        return {k: p.ref for k, p in self.parameters.items() if p.ref is not None}
 
     @property
     def variant_names(self) -> list[str]:

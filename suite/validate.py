@@ -186,7 +186,7 @@ def validate(technique: str | Technique, profile: str = DEFAULT_PROFILE, *,
     from suite.context import Context
     from suite.runner.case import Resolver
 
-    ctx = (context if context is not None else Context.build()).with_profile_dirs(tuple(profile_dirs))
+    ctx = Context.given(context, "validate()").with_profile_dirs(tuple(profile_dirs))
     tech = ctx.technique(technique) if isinstance(technique, str) else technique
     missing = [f for f in ("execute", "model") if f not in tech.fidelities]
     if missing:

@@ -131,10 +131,9 @@ CLAIMS = _claims()
 # --------------------------------------------------------------------------- properties
 
 
-def _library_profile(variant: str):
-    from suite.hardware import get_profile
-
-    return get_profile(PROFILES["wse-1" if variant == "wse" else variant])
+def _library_profile(scenario, variant: str):
+    """The shipped profile of *variant* (:data:`PROFILES`), an input of every case (``uses``)."""
+    return scenario.input("profile:" + PROFILES["wse-1" if variant == "wse" else variant])
 
 
 def _suits(variant: str, profile) -> bool:
@@ -168,7 +167,7 @@ def _time(variant: str, profile, params: dict) -> float:
 def _profile_for(scenario):
     v = scenario.variant
     prof = scenario.profile
-    return prof if prof is not None and _suits(v, prof) else _library_profile(v)
+    return prof if prof is not None and _suits(v, prof) else _library_profile(scenario, v)
 
 
 #: bandwidth fields of a profile the variant reads
@@ -215,7 +214,7 @@ def check_link_isolation(tech, scenario):
     from suite_cerebras_stencil import model
 
     p = _small(scenario)
-    profs = {v: _library_profile(v) for v in model.VARIANTS}
+    profs = {v: _library_profile(scenario, v) for v in model.VARIANTS}
     base = {v: _time(v, profs[v], p) for v in model.VARIANTS}
     links = {"gpu-4x": ["network.0.bandwidth"], "wse": ["ext.cerebras.fabric_bandwidth"]}
     if p["io"] == "streamed":
@@ -241,7 +240,7 @@ def check_fits_iff(tech, scenario):
 
     from suite_cerebras_stencil import kernels, model
 
-    prof = _library_profile("wse")
+    prof = _library_profile(scenario, "wse")
     pf = model.platform_of("wse", prof, scenario.params["dtype"])
     p = dict(scenario.params)
     rng = np.random.default_rng(scenario.seed)
@@ -361,6 +360,7 @@ _DECIDING = {c: (_IO,) for c in ("vs-4xv100-wse-1", "vs-2xxeon-wse-1", "vs-4xv10
 
 
 TECHNIQUE = Technique(
+    uses=tuple(f"profile:{n}" for n in PROFILES.values()),  # the properties' shipped profiles (_library_profile)
     name="cerebras-stencil",
     title="Stencil codes on the Cerebras wafer-scale engine written in TensorFlow, vs 4 V100 GPUs and 2 Xeon sockets",
     category="accelerators",

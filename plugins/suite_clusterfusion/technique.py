@@ -8,7 +8,6 @@ properties.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import statistics
 
 from suite import Assumption, with_reasons
@@ -65,17 +64,15 @@ MODELS = (LLAMA, DEEPSEEK)
 SEQ_LENS = (1024, 2048, 4096, 8192, 16384)
 
 
-def default_hopper() -> dict:
+#: the shipped H100 profile as an input of every case (``Technique.uses``): resolved by the runner
+HOPPER_INPUT = f"profile:{PROFILE}"
+
+
+def default_hopper(scenario) -> dict:
     """The shipped H100 profile's ``[ext.hopper]`` table (SI units), for property checks on generated
-    profiles that lack one; read from the profile file so the figures have one source (and its ``[sources]``)."""
-    return _hopper_si(_shipped_profile())
-
-
-@functools.cache
-def _shipped_profile():
-    from suite.hardware import get_profile
-
-    return get_profile(PROFILE)
+    profiles that lack one; read from the profile (``scenario.input(HOPPER_INPUT)``) so the figures
+    have one source (and its ``[sources]``)."""
+    return _hopper_si(scenario.input(HOPPER_INPUT))
 
 
 def _hopper_si(profile) -> dict:
@@ -237,14 +234,15 @@ CLAIMS = [
 # --------------------------------------------------------------------------- properties
 
 
-def with_hopper(profile):
-    """*profile* with the H100 ``[ext.hopper]`` figures added when it has none (generated profiles)."""
+def with_hopper(profile, scenario):
+    """*profile* with the H100 ``[ext.hopper]`` figures of *scenario*'s :data:`HOPPER_INPUT` added
+    when it has none (generated profiles)."""
     from suite.hardware import Profile
 
     if (profile.ext or {}).get("hopper") is not None:
         return profile
     data = profile.model_dump(mode="python")
-    data["ext"] = {**(profile.ext or {}), "hopper": default_hopper()}
+    data["ext"] = {**(profile.ext or {}), "hopper": default_hopper(scenario)}
     data.pop("path", None)
     return Profile.model_validate(data)
 
@@ -252,7 +250,8 @@ def with_hopper(profile):
 def _fit(scenario, fidelity="model", **params):
     prm = {**scenario.params, **params}
     prm["cluster_size"] = min(int(prm["cluster_size"]), 8)
-    return dataclasses.replace(scenario, fidelity=fidelity, profile=with_hopper(scenario.profile), params=prm)
+    return dataclasses.replace(scenario, fidelity=fidelity, profile=with_hopper(scenario.profile, scenario),
+                               params=prm)
 
 
 def _tpot(tech, sc):
@@ -367,6 +366,7 @@ TECHNIQUE = Technique(
     properties=PROPERTIES,
     version="0.1.0",
     default_profile=PROFILE,
+    uses=(HOPPER_INPUT,),
     default_workload=LLAMA,
     profile_kinds=("device", "node", "cluster", "measured"),
     smoke=[

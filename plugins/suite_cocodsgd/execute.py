@@ -63,7 +63,7 @@ class Setup:
     lr: float
 
 
-def setup(variant: str, params, profile=None, seed: int = 0, dataset=None) -> Setup:
+def setup(variant: str, params, profile=None, seed: int = 0, dataset=None, clock_workload=None) -> Setup:
     """Build the workers of one execute run.
 
     Parameters
@@ -90,9 +90,12 @@ def setup(variant: str, params, profile=None, seed: int = 0, dataset=None) -> Se
     F, nbytes = model.flops_per_sample, 8.0 * model.size
     cw = params.get("clock_workload") or ""
     if cw:  # time the steps as if each were a step of that model (same FLOPs/bytes ratio per sample)
-        from suite.workloads import LayerTable, get_workload
+        from suite.workloads import LayerTable
 
-        wl = get_workload(cw)
+        wl = clock_workload  # resolved by the runner: scenario.input("clock_workload")
+        if wl is None:
+            raise ParameterError(f"cocodsgd: parameter 'clock_workload': expected the workload {cw!r} resolved by "
+                                 f"the runner (scenario.input('clock_workload')), got only its name")
         if not isinstance(wl, LayerTable):
             raise Skip(f"clock_workload {cw!r} is not a layer table")
         F, nbytes = 3.0 * wl.fwd_flops, float(wl.params * 4)
@@ -188,13 +191,14 @@ def run_dense_sgd(s: Setup) -> np.ndarray:
 def evaluate(scenario: Scenario) -> Result:
     """Execute fidelity: train with the scenario's variant; metrics and curves."""
     p = scenario.params
-    s = setup(scenario.variant, p, scenario.profile, scenario.seed, scenario.workload)
+    s = setup(scenario.variant, p, scenario.profile, scenario.seed, scenario.workload, scenario.input("clock_workload"))
     extra = run(s)
     w = s.workers
     res = w.result()
     oracle = w.allreduce_error
     if scenario.variant == "s-sgd":
-        ref = run_dense_sgd(setup("s-sgd", p, scenario.profile, scenario.seed, scenario.workload))
+        ref = run_dense_sgd(setup("s-sgd", p, scenario.profile, scenario.seed, scenario.workload,
+                                  scenario.input("clock_workload")))
         oracle = max(oracle, float(np.max(np.abs(w.params[0] - ref))))
     if scenario.variant == "cocod-sgd":
         oracle = max(oracle, extra["merge_error"])

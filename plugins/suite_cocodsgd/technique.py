@@ -62,7 +62,7 @@ PARAMETERS = {
                    help="execute: Dirichlet concentration of the non-IID split"),
     "hidden": Param(int, default=0, minimum=0, maximum=1024,
                     help="execute: hidden units (0 = multinomial logistic regression)"),
-    "clock_workload": Param(str, default="",
+    "clock_workload": Param(str, default="", ref="workload",
                             help="execute: time each step as a step of this layer table (e.g. resnet-18-cifar) "
                                  "instead of the numpy model itself"),
 }

@@ -5,7 +5,7 @@ the grid names, the compute-only null): one definition, imported by :mod:`suite_
 
 from __future__ import annotations
 
-__all__ = ["RECOMPUTE", "DEFAULT_EXPANSION_BANDWIDTH", "GRIDS", "COMPUTE_ONLY_SPREAD"]
+__all__ = ["RECOMPUTE", "DEFAULT_EXPANSION_BANDWIDTH", "GRIDS", "COMPUTE_ONLY_SPREAD", "grid_inputs"]
 
 
 #: recomputation choices, index = the code used in the strategy arrays
@@ -39,3 +39,10 @@ GRIDS = {
 #: A100 312 TFLOP/s; NVIDIA datasheets via the shipped device profiles): the compute-only null of the
 #: spread claim (zero communication, unlimited memory); tests recompute it from the profiles
 COMPUTE_ONLY_SPREAD = 989.5 / 312.0
+
+
+def grid_inputs() -> tuple[str, ...]:
+    """The profiles every grid names, as ``Technique.uses`` inputs (``"profile:NAME"``): the runner
+    resolves them through the command's context and hashes them into every case key."""
+    names = {n for g in GRIDS.values() for pair in g["devices"] for n in pair}
+    return tuple(f"profile:{n}" for n in sorted(names))

@@ -90,12 +90,12 @@ from suite.perf.pipeline import partition_layers
 from suite.perf.training import CommPricer, Plans, TransformerShape, hardware_of, shape_of
 
 from suite_comet.constants import (COMPUTE_ONLY_SPREAD, DEFAULT_EXPANSION_BANDWIDTH, GRIDS,
-                                  RECOMPUTE)
+                                  RECOMPUTE, grid_inputs)
 
 __all__ = [
     "RECOMPUTE", "BYTES_PER_PARAM", "OPT_STATE_BYTES", "WorkloadConsts", "Cluster",
     "Strategies", "consts_of", "cluster_of", "enumerate_strategies", "evaluate_points", "evaluate_point",
-    "best_index", "megatron_rule_index", "check_strategy", "grid_clusters", "GRIDS", "grid_summary",
+    "best_index", "megatron_rule_index", "check_strategy", "grid_clusters", "grid_inputs", "GRIDS", "grid_summary",
     "stage_split", "stage_counts", "strategy_flops", "DEFAULT_EXPANSION_BANDWIDTH", "CollectiveCache",
     "evaluate_many", "search", "traffic_bytes", "model_flops_per_gpu", "COMPUTE_ONLY_SPREAD", "COMPUTE_DTYPES",
     "compute_dtype", "evaluate",
@@ -652,18 +652,19 @@ def megatron_rule_index(s: Strategies, r: dict[str, np.ndarray], gpn: int, heads
 # GRIDS (the fixed grid of clusters): suite_comet.constants
 
 
-def grid_clusters(base, grid: str = "comet-v2", nodes: int | None = None) -> list[Cluster]:
+def grid_clusters(base, grid: str = "comet-v2", nodes: int | None = None, profiles=None) -> list[Cluster]:
     """The grid's clusters, each derived from the *base* cluster profile (its fabric topology,
     latencies and NICs) with the device, the NVLink bandwidth of the device's node profile, the
-    per-GPU NIC bandwidth and the node count overridden; expansion from the grid.
+    per-GPU NIC bandwidth and the node count overridden; expansion from the grid. *profiles*
+    maps each device and node profile the grid names to the profile (the scenario's
+    :func:`grid_inputs`, resolved by the runner).
 
     Raises
     ------
     ParameterError
-        Unknown grid (lists the known ones), or a base profile without two network levels.
+        Unknown grid (lists the known ones), a base profile without two network levels, or a
+        profile of the grid missing from *profiles*.
     """
-    from suite.hardware import get_profile
-
     if grid not in GRIDS:
         raise ParameterError(f"comet: unknown grid {grid!r}; known: {sorted(GRIDS)}")
     g = GRIDS[grid]
@@ -672,9 +673,14 @@ def grid_clusters(base, grid: str = "comet-v2", nodes: int | None = None) -> lis
                              f"as its base, got {getattr(base, 'name', None)!r}")
     n = int(nodes or g["nodes"])
     out = []
+    profiles = profiles or {}
     for dev_name, node_name in g["devices"]:
-        dev = get_profile(dev_name).device
-        nv = get_profile(node_name).network[0].bandwidth
+        missing = [n for n in (dev_name, node_name) if n not in profiles]
+        if missing:
+            raise ParameterError(f"comet: grid {grid!r}: expected the profile {missing[0]!r} among the resolved "
+                                 f"inputs, got {sorted(profiles)}")
+        dev = profiles[dev_name].device
+        nv = profiles[node_name].network[0].bandwidth
         for bw in g["network"]:
             prof = base.with_overrides({
                 "device.memory": f"{dev.memory} B", "device.memory_bandwidth": f"{dev.memory_bandwidth} B/s",
@@ -785,7 +791,8 @@ def evaluate(scenario):
     eff = float(p["efficiency"]) if p.get("efficiency") is not None else None
     res = Result()
     if p.get("grid", "none") != "none":
-        clusters = grid_clusters(scenario.profile, p["grid"], p.get("nodes"))
+        clusters = grid_clusters(scenario.profile, p["grid"], p.get("nodes"),
+                                 {u.partition(":")[2]: scenario.input(u) for u in grid_inputs()})
         g = grid_summary(w, clusters, batch, scenario.variant, eff)
         res.add("spread", g["spread"], "1", "none")
         res.add("expansion_gain", g["expansion_gain"], "1", "higher")

@@ -247,6 +247,7 @@ _WHY_NOT = {
 }
 
 TECHNIQUE = Technique(
+    uses=constants.grid_inputs(),  # the grid's device and node profiles (model.grid_clusters)
     name="comet",
     title="COMET: co-designing the cluster (compute, HBM, memory expansion, network) and the parallelisation",
     category="cluster-design",

@@ -370,11 +370,10 @@ def layer_table_of(workload):
     if getattr(workload, "kind", "") == "serving":
         from suite_computron.workloads import OPT_PARAMS, cached_opt_table
 
-        if workload.model in OPT_PARAMS:
-            return cached_opt_table(workload.model)
-        from suite.workloads import get_workload
-
-        return get_workload(workload.model)
+        if workload.model not in OPT_PARAMS:  # a model is an input of the case only through its own tables
+            raise ParameterError(f"computron: workload {workload.name!r}: field model: expected one of "
+                                 f"{sorted(OPT_PARAMS)}, got {workload.model!r}")
+        return cached_opt_table(workload.model)
     if not hasattr(workload, "layers"):
         raise ParameterError(f"computron: workload {getattr(workload, 'name', workload)!r}: expected a model layer "
                              "table (opt-1.3b, opt-13b) or a serving workload (computron-c00 ... c18)")

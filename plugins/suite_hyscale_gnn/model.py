@@ -70,7 +70,7 @@ from suite.perf.collective import Group, collective_time
 from suite_hyscale_gnn.graphs import descriptor
 
 __all__ = ["SAMPLE_EDGES_PER_THREAD", "GATHER_EFFICIENCY", "TRAIN_EFFICIENCY", "FPGA_FLOP_PER_DSP_CYCLE",
-           "DEFAULT_HOST_CPU", "BETA_GRID", "Host", "Accel", "host_of", "accel_of", "parse_fanout",
+           "DEFAULT_HOST_CPU", "HOST_INPUT", "BETA_GRID", "Host", "Accel", "host_of", "accel_of", "parse_fanout",
            "batch_shape", "train_work", "StageModel", "stage_model", "search_hyscale", "iteration",
            "memory_need", "evaluate", "VARIANTS"]
 
@@ -134,13 +134,8 @@ class Accel:
     link_latency: float
 
 
-@functools.lru_cache(maxsize=32)
-def _cpu_device(name: str):
-    """The assumed host (:data:`DEFAULT_HOST_CPU`) when a profile names none: a shipped device,
-    the one lookup by name this model makes (the assumption is the name)."""
-    from suite.hardware import get_profile
-
-    return get_profile(name).device
+#: the input (``Technique.uses``) holding the assumed host: resolved by the runner, hashed into the key
+HOST_INPUT = f"profile:{DEFAULT_HOST_CPU}"
 
 
 def _fp32(dev) -> float:
@@ -151,10 +146,16 @@ def _fp32(dev) -> float:
     return 0.0
 
 
-def host_of(profile) -> Host:
+def host_of(profile, assumed_cpu=None) -> Host:
     """The host of *profile*: ``node.cpu`` (x its count in ``[ext.mix]``, default 1 socket); a
     CPU device profile is its own host; otherwise one :data:`DEFAULT_HOST_CPU` socket
-    (``assumed=True``). Threads = cores (no SMT); host memory = ``node.host_memory``."""
+    (``assumed=True``): *assumed_cpu*, that device (``scenario.input(HOST_INPUT).device``).
+    Threads = cores (no SMT); host memory = ``node.host_memory``.
+
+    Raises
+    ------
+    ParameterError
+        The host is assumed and *assumed_cpu* was not given."""
     dev = profile.require_device()
     node = profile.node
     if dev.type == "cpu":
@@ -164,7 +165,10 @@ def host_of(profile) -> Host:
         # node.cpu is resolved by the library that loaded the profile (profile.cpu)
         assumed = profile.cpu is None
         name = DEFAULT_HOST_CPU if assumed else node.cpu
-        cpu = _cpu_device(name) if assumed else profile.cpu
+        if assumed and assumed_cpu is None:
+            raise ParameterError(f"hyscale-gnn: profile {profile.name!r} names no node.cpu: expected the assumed host "
+                                 f"{DEFAULT_HOST_CPU!r} given (scenario.input({HOST_INPUT!r})), got none")
+        cpu = assumed_cpu if assumed else profile.cpu
         sockets = 1
         for g in profile.groups:
             if g.name == name:
@@ -361,7 +365,8 @@ class StageModel:
         return 2.0 * link_time(self.grad_bytes, self.acc) if self.acc is not None else 0.0
 
 
-def stage_model(profile, workload, params, nodes: int = 1, variant: str | None = None) -> StageModel:
+def stage_model(profile, workload, params, nodes: int = 1, variant: str | None = None,
+                assumed_cpu=None) -> StageModel:
     """Resolve hardware and sizes for one scenario (``cpu-only`` and the ``ideal`` bound price no gradient sync:
     there is nothing to synchronise).
 
@@ -376,7 +381,7 @@ def stage_model(profile, workload, params, nodes: int = 1, variant: str | None =
 
     desc = descriptor(workload)
     fanout = parse_fanout(params["fanout"])
-    host = host_of(profile)
+    host = host_of(profile, assumed_cpu)
     acc = accel_of(profile)
     need = memory_need(desc)
     if host.memory is not None and need * (1.0 / nodes) > host.memory:
@@ -625,7 +630,8 @@ def evaluate(scenario):
     prof = scenario.profile
     prm = scenario.params
     nodes = prof.num_nodes if scenario.variant == "distdgl" else 1
-    sm = stage_model(prof, wl, prm, nodes=nodes, variant=scenario.variant)
+    sm = stage_model(prof, wl, prm, nodes=nodes, variant=scenario.variant,
+                     assumed_cpu=scenario.input(HOST_INPUT).device)
     it = iteration(scenario.variant, sm, nodes=nodes, profile=prof, cpu_share=prm.get("cpu_share"))
     desc = sm.desc
     iters = math.ceil(desc["train"] / sm.batch)

@@ -195,6 +195,7 @@ _DECIDING = {"cpu-gpu-vs-multi-gpu-pyg": (_RATE,), "cpu-fpga-vs-multi-gpu-pyg": 
 
 
 TECHNIQUE = Technique(
+    uses=("profile:amd-epyc-7763",),  # suite_hyscale_gnn.model.HOST_INPUT: the assumed host CPU
     name="hyscale-gnn",
     title="HyScale-GNN: hybrid CPU + accelerator mini-batch GNN training with two-stage prefetch on one node",
     category="accelerators",

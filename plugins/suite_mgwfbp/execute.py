@@ -50,8 +50,9 @@ __all__ = [
 def load_dataset(workload=None) -> tuple[np.ndarray, np.ndarray, str]:
     """(X standardised, y as 0..k-1, name). A Dataset workload, else scikit-learn's digits.
 
-    The digits come from ``suite.workloads.get_workload("digits")`` when the zoo has it, else
-    from :func:`sklearn.datasets.load_digits` directly (1797 images of 8x8 pixels, 10 classes).
+    The digits are :func:`sklearn.datasets.load_digits` (1797 images of 8x8 pixels, 10 classes),
+    loaded by the zoo's own loader (:func:`suite.workloads.datasets.load_sklearn`, what the
+    ``digits`` workload loads): no lookup by name.
     """
     from suite.workloads import Dataset
 
@@ -59,19 +60,9 @@ def load_dataset(workload=None) -> tuple[np.ndarray, np.ndarray, str]:
         X, y = workload.load()
         name = workload.name
     else:
-        X = y = None
-        try:
-            from suite.workloads import get_workload
+        from suite.workloads.datasets import load_sklearn
 
-            wl = get_workload("digits")
-            if isinstance(wl, Dataset):
-                X, y = wl.load()
-        except Exception:  # the zoo may not have it (yet)
-            X = None
-        if X is None:
-            from sklearn.datasets import load_digits
-
-            X, y = load_digits(return_X_y=True)
+        X, y = load_sklearn("digits")
         name = "digits"
     X = np.asarray(X, dtype=np.float64)
     _, y = np.unique(np.asarray(y), return_inverse=True)

@@ -226,14 +226,13 @@ def check_faster_links(tech, scenario):
 def check_execute_oracle(tech, scenario):
     """Execute: C equals numpy.einsum, and the ledger's inter-node bytes equal the formula."""
     prm = {**scenario.params, "ranks": 16, "ranks_per_node": 4, "grid": "auto", "o": None, "v": None, "n": None}
-    from suite.hardware import get_profile
     from suite_node_aware_grids import execute
     from suite_node_aware_grids.workloads import contraction_workloads
 
-    # the execute scenario is built from the one given, on the shipped Perlmutter CPU profile (a
-    # plugin never calls the runner)
+    # the execute scenario is built from the one given, on the shipped Perlmutter CPU profile (an
+    # input of every case, Technique.uses: a plugin never calls the runner nor looks a profile up)
     ring = next(w for w in contraction_workloads() if w.name == "node-aware-grids-cc-ring")
-    sc = dataclasses.replace(scenario, fidelity="execute", workload=ring, profile=get_profile(_PROFILE),
+    sc = dataclasses.replace(scenario, fidelity="execute", workload=ring, profile=scenario.input(f"profile:{_PROFILE}"),
                              params=tech.validate_params(prm))
     r = execute.evaluate(sc, repeats=1)
     assert r["oracle_error"] <= 1e-12, f"oracle error {r['oracle_error']}"
@@ -266,6 +265,7 @@ TECHNIQUE = Technique(
     properties=PROPERTIES,
     version="0.1.0",
     default_profile=_PROFILE,
+    uses=(f"profile:{_PROFILE}",),
     default_workload="node-aware-grids-mmm-256",
     profile_kinds=("cluster", "node"),
     capabilities=frozenset({"bytes-conserved", "oracle-exact"}),

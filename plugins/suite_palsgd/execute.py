@@ -129,9 +129,9 @@ def _inner(params) -> object:
     return AdamW(float(params["lr"]), float(params["weight_decay"]))
 
 
-def setup(variant: str, params, profile=None, seed: int = 0, dataset=None) -> Setup:
+def setup(variant: str, params, profile=None, seed: int = 0, dataset=None, clock_workload=None) -> Setup:
     """Build the workers and optimizers of one run from the technique's parameters."""
-    from suite.workloads import Dataset, LayerTable, get_workload
+    from suite.workloads import Dataset, LayerTable
 
     K = int(params["workers"] or 4)
     prob = load_problem(K, params["split"], float(params["alpha"]), seed,
@@ -142,11 +142,10 @@ def setup(variant: str, params, profile=None, seed: int = 0, dataset=None) -> Se
     F, nbytes = model.flops_per_sample, 8.0 * model.size
     cw = params.get("clock_workload") or ""
     if cw:
-        # this plugin's own workload is built here; a zoo name through the zoo (plugins' workloads
-        # reach a case through its context, never through the zoo's module functions)
-        from suite_palsgd.technique import gpt_neo_8m
-
-        wl = gpt_neo_8m() if cw == "gpt-neo-8m" else get_workload(cw)
+        wl = clock_workload  # resolved through the command's context: scenario.input("clock_workload")
+        if wl is None:
+            raise ParameterError(f"palsgd: parameter 'clock_workload': expected the workload {cw!r} resolved by "
+                                 f"the runner (scenario.input('clock_workload')), got only its name")
         if not isinstance(wl, LayerTable):
             raise Skip(f"clock_workload {cw!r} is not a layer table")
         F, nbytes = 3.0 * wl.fwd_flops, 4.0 * wl.params
@@ -215,7 +214,8 @@ def run(s: Setup) -> dict:
 
 def evaluate(scenario: Scenario) -> Result:
     """Execute fidelity: train with the scenario's variant; metrics and curves."""
-    s = setup(scenario.variant, scenario.params, scenario.profile, scenario.seed, scenario.workload)
+    s = setup(scenario.variant, scenario.params, scenario.profile, scenario.seed, scenario.workload,
+              scenario.input("clock_workload"))
     extra = run(s)
     w = s.workers
     res = w.result()

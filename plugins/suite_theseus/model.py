@@ -51,7 +51,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-import os
 
 from suite_theseus import tpch
 
@@ -70,16 +69,17 @@ FIRST_FIT_UTILISATION = 2.0 / 3.0
 #: ``[ext.theseus] data_on_nvme``: TPC-H 3.0.1 clause 4.1.3.1 (SF 1 is about 1 GB of data)
 TPCH_BYTES_PER_SF = 1e9
 
-_COEF_PATH = os.path.join(os.path.dirname(__file__), "coefficients.json")
 COUNTERS = ("scanned", "routed", "broadcast_table", "build", "kept")
 
 
 @functools.lru_cache(maxsize=1)
 def coefficients() -> dict:
     """The committed coefficient table (``coefficients.json``; regenerate with
-    ``python -m suite_theseus.calibrate``)."""
-    with open(_COEF_PATH) as f:
-        return json.load(f)
+    ``python -m suite_theseus.calibrate``), read through :func:`suite.read_data` so that its
+    contents are part of every case key."""
+    from suite import read_data
+
+    return json.loads(read_data(__name__, "coefficients.json"))
 
 
 def query_bytes(query: int, sf: float) -> dict[str, float]:
@@ -122,9 +122,13 @@ def ext_of(profile) -> dict:
     return dict(raw)
 
 
-def budget_usd_per_hour(params) -> float | None:
+def budget_usd_per_hour(params, parity=None) -> float | None:
     """The cost-parity budget (USD/h) of a case: ``usd_per_hour``, or with ``parity_with`` the named
     profile's ``cost.node_hour`` x its node count; None when neither is set.
+
+    *parity* is the profile ``parity_with`` names, resolved by the runner
+    (``scenario.input("parity_with")``: a ``Param(..., ref="profile")``, so its price is part of
+    the case key).
 
     Raises
     ------
@@ -139,9 +143,10 @@ def budget_usd_per_hour(params) -> float | None:
     if usd is not None:
         raise ParameterError(f"theseus: parameters 'usd_per_hour' and 'parity_with': expected one of them, got both "
                              f"({usd:g} USD/h and {ref!r})")
-    from suite.hardware import get_profile
-
-    _ref = get_profile(str(ref))
+    if parity is None:
+        raise ParameterError(f"theseus: parameter 'parity_with': expected the profile {ref!r} resolved by the runner "
+                             f"(scenario.input('parity_with')), got only its name")
+    _ref = parity
     if _ref.cost is None or _ref.cost.node_hour is None:
         raise ParameterError(f"theseus: parameter 'parity_with': expected a profile with a [cost] node_hour price, "
                              f"got {ref!r} (no price)")
@@ -173,7 +178,7 @@ def _collective(op, nbytes, profile, ranks):
     return collective_time(op, nbytes, group_of(profile, ranks), profile).time
 
 
-def terms(query: int, sf: float, profile, variant: str, params) -> dict:
+def terms(query: int, sf: float, profile, variant: str, params, parity=None) -> dict:
     """Per-resource times (s), bytes and feasibility of one query (see the module doc).
 
     Returns a dict with ``storage, pcie, compute, network, spill`` (s), ``batches``,
@@ -186,7 +191,7 @@ def terms(query: int, sf: float, profile, variant: str, params) -> dict:
     W = b["build"] + b["kept"]
     dev = profile.require_device()
     ext = ext_of(profile)
-    n = nodes_for(profile, budget_usd_per_hour(params)) if profile.kind == "cluster" else 1
+    n = nodes_for(profile, budget_usd_per_hour(params, parity)) if profile.kind == "cluster" else 1
     g = profile.devices_per_node
     r = n * g
     host_mem = profile.node.host_memory if profile.node is not None and profile.node.host_memory else 0.0
@@ -239,13 +244,13 @@ def combine(t: dict, variant: str) -> float:
     return total / nb + max(parts) * (nb - 1) / nb
 
 
-def cpu_terms(query: int, sf: float, profile, params) -> dict:
+def cpu_terms(query: int, sf: float, profile, params, parity=None) -> dict:
     """The ``cpu-engine`` baseline's terms on a CPU cluster profile (module doc)."""
     b = query_bytes(query, sf)
     S, X = b["scanned"], b["routed"]
     dev = profile.require_device()
     ext = ext_of(profile)
-    n = nodes_for(profile, budget_usd_per_hour(params)) if profile.kind == "cluster" else 1
+    n = nodes_for(profile, budget_usd_per_hour(params, parity)) if profile.kind == "cluster" else 1
     cores = (dev.cores or 1) * profile.devices_per_node
     rate = float(coefficients()["queries"][str(int(query))]["duckdb_rate_per_core"])
     dram = ext.get("host_memory_bandwidth") or dev.memory_bandwidth * profile.devices_per_node
@@ -290,13 +295,13 @@ def evaluate(scenario):
     prof = scenario.profile
     res = Result()
     if scenario.variant == "cpu-engine":
-        t = cpu_terms(q, sf, prof, p)
+        t = cpu_terms(q, sf, prof, p, scenario.input("parity_with"))
         total = max(t["compute"], t["dram"], t["storage"], t["network"]) if t["feasible"] else math.inf
         for k in ("compute", "dram", "storage", "network"):
             res.add(f"t_{k}", t[k], "s", "lower")
         res.add("comm_time", t["network"], "s", "lower")
     else:
-        t = terms(q, sf, prof, scenario.variant, p)
+        t = terms(q, sf, prof, scenario.variant, p, scenario.input("parity_with"))
         for k in ("storage", "pcie", "compute", "network", "spill"):
             if math.isfinite(t[k]):
                 res.add(f"t_{k}", t[k], "s", "lower")

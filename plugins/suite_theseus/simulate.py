@@ -135,7 +135,7 @@ def evaluate(scenario):
     sf = model.scale_factor(scenario)
     if scenario.variant == "cpu-engine":
         raise Skip("theseus simulate: the cpu-engine baseline has no executor pipeline (model fidelity only)")
-    t = model.terms(q, sf, scenario.profile, scenario.variant, p)
+    t = model.terms(q, sf, scenario.profile, scenario.variant, p, scenario.input("parity_with"))
     res = Result()
     if not t["feasible"]:
         res.add("feasible", 0.0, "1", "higher")

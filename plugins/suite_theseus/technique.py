@@ -56,7 +56,7 @@ PARAMETERS = {
                          help="bytes scanned per batch per worker (model: the pipeline's batch count)"),
     "usd_per_hour": Param(float, default=None, optional=True, unit="USD/h", minimum=0.01, maximum=1e6,
                           help="cost parity: use floor(usd_per_hour / node_hour) nodes of the profile"),
-    "parity_with": Param(str, default=None, optional=True,
+    "parity_with": Param(str, default=None, optional=True, ref="profile",
                          help="cost parity with a profile: the budget is its [cost] node_hour x its nodes "
                               "(instead of usd_per_hour)"),
     "sim_batches": Param(int, default=None, optional=True, minimum=1, maximum=100_000,

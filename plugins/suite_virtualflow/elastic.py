@@ -66,6 +66,7 @@ __all__ = [
     "job_steps",
     "job_workload",
     "step_time_table",
+    "TRACE_INPUTS",
     "replay",
     "Replay",
     "evaluate",
@@ -220,6 +221,11 @@ def job_steps(job: TraceJob) -> int:
     return int(job.epochs) * -(-n // job.batch)
 
 
+#: the zoo workloads :func:`job_workload` names (``Technique.uses``: resolved by the runner)
+TRACE_INPUTS = ("workload:bert-base@seq128", "workload:transformer-base", "workload:resnet-50",
+                "workload:resnet-18-cifar")
+
+
 def job_workload(job: TraceJob) -> tuple[str, int]:
     """(zoo workload name, global batch in samples) of a trace job."""
     if job.workload == "bert":
@@ -231,29 +237,36 @@ def job_workload(job: TraceJob) -> tuple[str, int]:
     raise ValueError(f"trace job: unknown workload {job.workload!r}")
 
 
-def step_time_table(job: TraceJob, profile, efficiency: float | None = None) -> dict[int, float]:
+def step_time_table(job: TraceJob, profile, efficiency: float | None = None, workloads=None,
+                    reference=None) -> dict[int, float]:
     """Seconds per step of *job* on g = 1, 2, 4, ... <= demand GPUs of *profile*: the ``virtual``
     variant's step of the cost model (:func:`suite_virtualflow.model.step_model`:
     ``(V/g) t(B/V) + T_AR(4 params, g)``, the g devices packed onto the fewest nodes), with
-    V = demand x vn_per_device fixed and B = V x floor(batch / V) samples.
+    V = demand x vn_per_device fixed and B = V x floor(batch / V) samples. *workloads* maps the
+    zoo names of :func:`job_workload` to the workloads (``scenario.input("workload:NAME")``, the
+    technique's :data:`TRACE_INPUTS`); *reference* is the model's efficiency reference profile.
 
     Raises
     ------
     suite.errors.ParameterError
-        g not dividing V, or more GPUs than the profile's first device type has (from the model).
+        g not dividing V, more GPUs than the profile's first device type has (from the model), or
+        a job whose workload is not in *workloads*.
     """
-    from suite.workloads import get_workload
+    from suite.errors import ParameterError
 
     from suite_virtualflow import model
 
     name, B = job_workload(job)
-    wl = get_workload(name)
+    wl = (workloads or {}).get(name)
+    if wl is None:
+        raise ParameterError(f"virtualflow: trace job workload {name!r}: expected one of the resolved inputs "
+                             f"{sorted(workloads or {})}, got none")
     V = job.virtual_nodes
     b = max(1, B // V)
     out = {}
     g = 1
     while g <= job.demand:
-        out[g] = model.step_model(wl, profile, "virtual", b * V, V, g, efficiency).step_time
+        out[g] = model.step_model(wl, profile, "virtual", b * V, V, g, efficiency, reference=reference).step_time
         g *= 2
     return out
 
@@ -439,7 +452,9 @@ def evaluate(scenario):
     if gpus > have:
         raise Skip(f"virtualflow: gpus={gpus} exceeds the {have} devices of profile {prof.name!r}")
     eff = p.get("efficiency")
-    tables = [step_time_table(j, prof, None if eff is None else float(eff)) for j in trace.jobs]
+    wls = {u.partition(":")[2]: scenario.input(u) for u in TRACE_INPUTS}
+    ref = scenario.input(model.EFFICIENCY_INPUT)
+    tables = [step_time_table(j, prof, None if eff is None else float(eff), wls, ref) for j in trace.jobs]
     policy = "wfs" if scenario.variant == "elastic" else "priority"
     rep = replay(trace.jobs, gpus, lambda i, g: tables[i][g], policy, float(p.get("release_wait", GPU_RELEASE_WAIT)))
     res = Result()

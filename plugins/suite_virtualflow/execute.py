@@ -68,7 +68,7 @@ def parse_resize(text: str, virtual_nodes: int, devices: int) -> list[int]:
 
 
 def device_counts(variant: str, virtual_nodes: int, devices: int, profile=None, workload=None,
-                  batch: int | None = None) -> list[int]:
+                  batch: int | None = None, reference=None) -> list[int]:
     """Virtual nodes per simulated device for one phase of *variant*.
 
     ``virtual``: ``[V/P] * P``; ``physical``: ``[1] * P``; ``heterogeneous`` / ``fast-only``: the
@@ -83,7 +83,7 @@ def device_counts(variant: str, virtual_nodes: int, devices: int, profile=None, 
     if profile is None or workload is None or not getattr(workload, "layers", None):
         raise ParameterError(f"virtualflow: variant {variant!r} at execute fidelity needs a profile and a "
                              f"layer-table workload to plan the virtual nodes")
-    sm = model.step_model(workload, profile, variant, int(batch), virtual_nodes, devices)
+    sm = model.step_model(workload, profile, variant, int(batch), virtual_nodes, devices, reference=reference)
     slots = model.device_slots(profile)
     out: list[int] = []
     for s, per in zip(slots, sm.plan.per_device()):
@@ -105,7 +105,7 @@ def oracle_trajectory(fm: FlatModel, X: np.ndarray, y: np.ndarray, batches: list
 
 def run(variant: str, batch: int, virtual_nodes: int, devices: int, steps: int, lr: float = 0.5,
         hidden: int = 16, resize: str = "", seed: int = 0, profile=None, workload=None, dataset=None,
-        vn_counts: str = "") -> dict:
+        vn_counts: str = "", reference=None) -> dict:
     """Train with virtual nodes on simulated devices and compare with the oracle.
 
     Parameters
@@ -170,7 +170,7 @@ def run(variant: str, batch: int, virtual_nodes: int, devices: int, steps: int, 
                                  f"virtual_nodes ({virtual_nodes}), got {vn_counts!r}")
         counts = [explicit]
     else:
-        counts = [device_counts(variant, virtual_nodes, p, profile, workload, batch) for p in phases]
+        counts = [device_counts(variant, virtual_nodes, p, profile, workload, batch, reference) for p in phases]
     V_eff = [sum(c) for c in counts]  # virtual nodes per step (P for physical)
 
     def phase_of(s: int) -> int:
@@ -248,9 +248,12 @@ def evaluate(scenario):
         raise Skip(f"virtualflow: {scenario.variant!r} at execute fidelity plans its virtual nodes with the cost "
                    f"model: it needs a layer-table workload (or 'vn_counts'), got {getattr(wl, 'name', None)!r}")
     ds = wl if getattr(wl, "kind", "") == "dataset" else None
+    from suite_virtualflow.model import EFFICIENCY_INPUT
+
     out = run(scenario.variant, int(p["batch"]), int(p["virtual_nodes"]), int(p["devices"]), int(p["steps"]),
               float(p["lr"]), int(p["hidden"]), str(p.get("resize") or ""), int(scenario.seed),
-              scenario.profile, wl, ds, str(p.get("vn_counts") or ""))
+              scenario.profile, wl, ds, str(p.get("vn_counts") or ""),
+              reference=scenario.inputs.get(EFFICIENCY_INPUT))
     res = Result()
     res.add("trajectory_error", out["trajectory_error"], "1", "lower")
     res.add("first_grad_error", out["first_grad_error"], "1", "lower")

@@ -67,6 +67,7 @@ __all__ = [
     "DEFAULT_EFFICIENCY_DEVICE",
     "DEFAULT_EFFICIENCY_PROFILE",
     "device_efficiency",
+    "EFFICIENCY_INPUT",
     "DeviceSlot",
     "device_slots",
     "state_bytes_per_param",
@@ -104,22 +105,32 @@ DEFAULT_EFFICIENCY_DEVICE = "Tesla V100 SXM2 16 GB"
 DEFAULT_EFFICIENCY_PROFILE = "nvidia-v100-sxm2-16gb"
 
 
-def _default_efficiency() -> float:
-    from suite.hardware import get_profile
+#: the input (``Technique.uses``) holding that profile: resolved by the runner, hashed into the key
+EFFICIENCY_INPUT = f"profile:{DEFAULT_EFFICIENCY_PROFILE}"
 
-    dev = get_profile(DEFAULT_EFFICIENCY_PROFILE).require_device()
+
+def _default_efficiency(reference) -> float:
+    from suite.errors import ParameterError
+
+    if reference is None:
+        raise ParameterError(f"virtualflow: a device missing from the calibration table needs the reference profile "
+                             f"{DEFAULT_EFFICIENCY_PROFILE!r} (scenario.input({EFFICIENCY_INPUT!r})), got none")
+    dev = reference.require_device()
     if dev.name != DEFAULT_EFFICIENCY_DEVICE:  # pragma: no cover - a renamed profile
         raise ValueError(f"virtualflow: profile {DEFAULT_EFFICIENCY_PROFILE!r}: expected device "
                          f"{DEFAULT_EFFICIENCY_DEVICE!r}, got {dev.name!r}")
     return min(1.0, LAMBDA_RESNET50_FP32[DEFAULT_EFFICIENCY_DEVICE] * RESNET50_TRAIN_FLOPS / dev.flops("fp32"))
 
 
-def device_efficiency(device) -> float:
+def device_efficiency(device, reference=None) -> float:
     """Achieved fraction of *device*'s fp32 peak: ``thr x F_train / peak`` from [Lambda19].
 
     Parameters
     ----------
     device : suite.hardware.Device
+    reference : suite.hardware.Profile, optional
+        The :data:`DEFAULT_EFFICIENCY_PROFILE` profile (``scenario.input(EFFICIENCY_INPUT)``),
+        needed only for a device missing from the table.
 
     Returns
     -------
@@ -130,7 +141,7 @@ def device_efficiency(device) -> float:
     """
     thr = LAMBDA_RESNET50_FP32.get(getattr(device, "name", None) or "")
     if thr is None:
-        return _default_efficiency()
+        return _default_efficiency(reference)
     return min(1.0, thr * RESNET50_TRAIN_FLOPS / device.flops("fp32"))
 
 
@@ -475,7 +486,7 @@ def _n_nodes(profile) -> int:
 
 
 def step_model(workload, profile, variant: str, batch: int, virtual_nodes: int, devices: int,
-               efficiency: float | None = None, plan: tuple | None = None) -> StepModel:
+               efficiency: float | None = None, plan: tuple | None = None, reference=None) -> StepModel:
     """The step of *variant* on *profile*.
 
     Parameters
@@ -492,6 +503,8 @@ def step_model(workload, profile, variant: str, batch: int, virtual_nodes: int, 
         variants use every device of the profile.
     efficiency : float, optional
         Override the per-device calibration (:func:`device_efficiency`).
+    reference : suite.hardware.Profile, optional
+        :func:`device_efficiency`'s reference profile (``scenario.input(EFFICIENCY_INPUT)``).
     plan : (devices, vns), optional
         ``fast-only`` / ``heterogeneous``: price this placement (devices and virtual nodes per
         type, as a :class:`Plan` holds them) instead of choosing one, so only its all-reduce is
@@ -512,7 +525,7 @@ def step_model(workload, profile, variant: str, batch: int, virtual_nodes: int, 
     b = batch // virtual_nodes
     M = 4.0 * workload.params
     mem = memory_per_device(workload, b)
-    effs = [efficiency if efficiency is not None else device_efficiency(s.device) for s in slots]
+    effs = [efficiency if efficiency is not None else device_efficiency(s.device, reference) for s in slots]
     caps = tuple(float(s.device.memory) for s in slots)
     t = [vn_time(workload, b, s.device, e) if mem <= cap else math.inf for s, e, cap in zip(slots, effs, caps)]
     if variant in ("physical", "virtual"):
@@ -607,8 +620,9 @@ def evaluate(scenario, plan: tuple | None = None):
         raise Skip(f"virtualflow: variant {scenario.variant!r} is a scheduler: use --fidelity simulate")
     p = scenario.params
     eff = p.get("efficiency")
+    ref = scenario.input(EFFICIENCY_INPUT)
     sm = step_model(wl, prof, scenario.variant, int(p["batch"]), int(p["virtual_nodes"]), int(p["devices"]),
-                    None if eff is None else float(eff), plan)
+                    None if eff is None else float(eff), plan, reference=ref)
     slots = device_slots(prof)
     used = [k for k, n in enumerate(sm.plan.devices) if n > 0]
     fits = all(sm.memory <= sm.capacity[k] for k in used)
@@ -633,7 +647,7 @@ def evaluate(scenario, plan: tuple | None = None):
         "types": [s.name for s in slots], "devices": list(sm.plan.devices), "vns": list(sm.plan.vns),
         "vns_per_device": sm.plan.per_device(),
         "vn_batch": sm.vn_batch, "vn_times_s": [tk if math.isfinite(tk) else None for tk in sm.vn_times],
-        "efficiency": [float(eff) if eff is not None else device_efficiency(s.device) for s in slots],
+        "efficiency": [float(eff) if eff is not None else device_efficiency(s.device, ref) for s in slots],
         "memory_capacity_B": list(sm.capacity),
     }
     return res

@@ -197,8 +197,11 @@ def check_plan_bounds(tech, scenario):
 
     sc = dataclasses.replace(_fit(scenario), variant="heterogeneous")
     p = sc.params
-    sm_h = model.step_model(sc.workload, sc.profile, "heterogeneous", p["batch"], p["virtual_nodes"], p["devices"])
-    sm_f = model.step_model(sc.workload, sc.profile, "fast-only", p["batch"], p["virtual_nodes"], p["devices"])
+    ref = sc.input(model.EFFICIENCY_INPUT)
+    sm_h = model.step_model(sc.workload, sc.profile, "heterogeneous", p["batch"], p["virtual_nodes"], p["devices"],
+                            reference=ref)
+    sm_f = model.step_model(sc.workload, sc.profile, "fast-only", p["batch"], p["virtual_nodes"], p["devices"],
+                            reference=ref)
     V = int(p["virtual_nodes"])
     assert sm_h.plan.assigned == V, f"plan assigns {sm_h.plan.assigned} virtual nodes, expected {V}"
     assert sum(sum(x) for x in sm_h.plan.per_device()) == V
@@ -339,6 +342,9 @@ _DECIDING = {
 
 
 TECHNIQUE = Technique(
+    # the efficiency reference device (model.EFFICIENCY_INPUT) and the trace's workloads (elastic.TRACE_INPUTS)
+    uses=("profile:nvidia-v100-sxm2-16gb", "workload:bert-base@seq128", "workload:transformer-base",
+          "workload:resnet-50", "workload:resnet-18-cifar"),
     name="virtualflow",
     title="VirtualFlow: virtual nodes decouple the model's batch from the devices (elastic, heterogeneous)",
     category="cluster-design",

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from suite.cli import main
-from suite.cli.common import emit, strict_json
+from suite.cli.common import emit, get_context, strict_json
 
 
 @main.command("compare")
@@ -66,7 +66,7 @@ def compare_cmd(run_a, run_b, thresholds, abs_tol, allow_profile_change, metrics
     cmp = compare_runs(store_path or default_store_path(), run_a, run_b, store_b=store_b, threshold=threshold,
                        thresholds=per_metric, abs_tol=ABS_TOL if abs_tol is None else abs_tol,
                        allow_profile_change=allow_profile_change, alpha=alpha, metrics=list(metrics) or None,
-                       profile_dirs=tuple(profile_dirs))
+                       profile_dirs=tuple(profile_dirs), context=get_context())
     if fmt == "json":
         doc = cmp.as_dict()
         # every metric's unit (also in each row's "unit"), and each differing profile field as
@@ -176,7 +176,6 @@ def spelling(profile: str, path: str, si_value, overrides=None, profile_dirs: tu
     ``"10 Gbit/s"``): the ``--set`` override that set it, else the value in the profile's TOML
     (``extends`` and the node's device reference followed), else the SI value with its SI unit
     (:func:`suite.hardware.units.format_quantity`) when the field's dimension is known."""
-    from suite.hardware import library
     from suite.hardware.units import format_quantity
 
     parts = path.split(".")
@@ -186,7 +185,7 @@ def spelling(profile: str, path: str, si_value, overrides=None, profile_dirs: tu
                                          zip(kp, parts)):
             return str(v)
     try:
-        lib = library(tuple(profile_dirs))
+        lib = get_context(tuple(profile_dirs)).profiles
         raw = lib._merged_raw(profile) if profile in lib else None
         got = _walk(raw, parts) if raw is not None else None
         if got is None and raw is not None and parts[0] == "device":

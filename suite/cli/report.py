@@ -36,5 +36,5 @@ def report_cmd(run, output, store_path, no_scoreboard, title, force) -> None:
     if output.exists() and not force:
         fail(f"report: {str(output)!r} exists; give --force to overwrite it, or another -o path")
     out = write_report(store_path or default_store_path(), run, output, scoreboard=not no_scoreboard, title=title,
-                       registry=get_context().registry)
+                       context=get_context())
     click.echo(f"wrote {out} ({out.stat().st_size / 1024:.0f} KiB)")

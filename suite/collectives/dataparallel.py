@@ -148,15 +148,9 @@ def _load_xy(dataset=None) -> tuple[np.ndarray, np.ndarray, str]:
     if isinstance(dataset, Dataset):
         X, y = dataset.load()
         return np.asarray(X, float), np.asarray(y), dataset.name
-    try:
-        from suite.workloads import get_workload
+    from suite.workloads.datasets import load_sklearn  # what the zoo's "digits" loads: no lookup by name
 
-        wl = get_workload("digits")
-        X, y = wl.load()
-    except Exception:  # the zoo may be unavailable; the data are the same file
-        from sklearn.datasets import load_digits
-
-        X, y = load_digits(return_X_y=True)
+    X, y = load_sklearn("digits")
     return np.asarray(X, float), np.asarray(y), "digits"
 
 

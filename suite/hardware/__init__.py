@@ -2,10 +2,15 @@
 
 Public API::
 
-    from suite.hardware import get_profile, library, Profile
-    prof = get_profile("titan-x-maxwell-16n-10gbe")
+    from suite.context import Context
+    prof = Context.build().profile("titan-x-maxwell-16n-10gbe")
     prof.device.peak_flops["fp32"]   # FLOP/s
     prof.network[-1].bandwidth       # B/s per direction
+
+A model never looks a profile up: it reads ``scenario.profile``, and any other profile it needs
+through its scenario (``Param(..., ref="profile")``, ``Technique(uses=...)``).
+:func:`get_profile` and :func:`library` (global lookups that miss the plugins' profiles and are
+in no case key) are deprecated since 0.2.0 and removed in 0.3.0.
 """
 
 from __future__ import annotations
@@ -62,6 +67,10 @@ __all__ = [
     "mix_devices",
 ]
 
+#: the ``[ext.NAME]`` tables the core's own schemas validate (:data:`suite.hardware.extensions.CORE_EXTENSIONS`,
+#: checked equal when that module loads): names a plugin may not register (:mod:`suite.registry`)
+CORE_EXTENSION_NAMES = frozenset({"fpga", "mix"})
+
 _LIBS: dict[tuple, ProfileLibrary] = {}
 
 
@@ -96,8 +105,27 @@ def profile_dirs(extra: tuple[str | Path, ...] = (), plugin_paths: tuple[str | P
     return dirs
 
 
+def _deprecated(name: str) -> None:
+    import warnings
+
+    warnings.warn(f"suite.hardware.{name}() is deprecated and will be removed in dlsys-suite 0.3.0: a model reads "
+                  f"its profiles from its scenario (Param(..., ref='profile'), Technique(uses=...)), other code "
+                  f"through a Context (Context.build().profile(name))", DeprecationWarning, stacklevel=3)
+
+
 def library(extra: tuple[str | Path, ...] = (), *, plugin_paths: tuple[str | Path, ...] = (),
             extensions: dict[str, type] | None = None) -> ProfileLibrary:
+    """The library of the shipped, *plugin_paths*, per-user, ``SUITE_PROFILES`` and *extra* profiles.
+
+    .. deprecated:: 0.2.0
+        Use :attr:`suite.context.Context.profiles`; removed in 0.3.0.
+    """
+    _deprecated("library")
+    return _library(extra, plugin_paths=plugin_paths, extensions=extensions)
+
+
+def _library(extra: tuple[str | Path, ...] = (), *, plugin_paths: tuple[str | Path, ...] = (),
+             extensions: dict[str, type] | None = None) -> ProfileLibrary:
     """The library of the shipped, *plugin_paths*, per-user, ``SUITE_PROFILES`` and *extra*
     profiles, validating ``[ext.NAME]`` tables with *extensions* (default: the core's schemas).
 
@@ -125,12 +153,17 @@ def library(extra: tuple[str | Path, ...] = (), *, plugin_paths: tuple[str | Pat
 def get_profile(name: str, extra: tuple[str | Path, ...] = ()) -> Profile:
     """Resolve a profile by name, or load it from a path ending in ``.toml``.
 
+    .. deprecated:: 0.2.0
+        A global lookup that misses the plugins' profiles and is part of no case key: use
+        :meth:`suite.context.Context.profile`; removed in 0.3.0.
+
     Raises
     ------
     ProfileError
         Unknown name (with close matches) or a malformed file (one line: file, field, expected,
         given).
     """
+    _deprecated("get_profile")
     if name.endswith(".toml"):
         from suite.errors import ProfileError
         from suite.hardware.profile import read_toml
@@ -138,9 +171,9 @@ def get_profile(name: str, extra: tuple[str | Path, ...] = ()) -> Profile:
         p = Path(name)
         if not p.exists():
             raise ProfileError(f"{p}: expected an existing profile file, got a path that does not exist")
-        lib = library(tuple(extra) + (p,))
+        lib = _library(tuple(extra) + (p,))
         return lib.get((read_toml(p).get("profile") or {}).get("name", ""))
-    return library(tuple(extra)).get(name)
+    return _library(tuple(extra)).get(name)
 
 
 def mix_devices(profile: Profile, lib: ProfileLibrary | None = None) -> tuple[tuple[str, Device, int], ...]:
@@ -174,7 +207,7 @@ def mix_devices(profile: Profile, lib: ProfileLibrary | None = None) -> tuple[tu
     mix = (profile.ext or {}).get("mix")
     if not mix:
         return ()
-    lib = library() if lib is None else lib
+    lib = _library() if lib is None else lib
     where = profile.path or profile.name
     out = []
     for n, g in enumerate(mix["groups"]):

@@ -54,9 +54,11 @@ CORE_EXTENSIONS: dict[str, type[BaseModel]] = {"fpga": FpgaExt, "mix": MixExt}
 
 
 def _names_agree() -> None:
-    from suite.registry import CORE_EXTENSION_NAMES
+    from suite.hardware import CORE_EXTENSION_NAMES  # light (no pydantic): what the registry reserves
 
-    assert set(CORE_EXTENSIONS) == CORE_EXTENSION_NAMES, "suite.registry.CORE_EXTENSION_NAMES is out of date"
+    if set(CORE_EXTENSIONS) != CORE_EXTENSION_NAMES:
+        raise RuntimeError(f"suite.hardware.CORE_EXTENSION_NAMES {sorted(CORE_EXTENSION_NAMES)} is out of date: "
+                           f"expected {sorted(CORE_EXTENSIONS)}")
 
 
 _names_agree()

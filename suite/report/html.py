@@ -141,8 +141,8 @@ def _provenance(info: dict[str, Any], store_path: str) -> str:
 def fill_profile_values(wide, profile=None):
     """*wide* with each empty ``set.FIELD`` cell filled with the figure the case's profile has at
     FIELD, in the unit the other cells of the column use. *profile* resolves a profile name
-    (default :func:`suite.hardware.get_profile`; a report passes its context's
-    :meth:`suite.context.Context.profile`, so a plugin's profiles are found too).
+    (a report passes its context's :meth:`suite.context.Context.profile`, so a plugin's profiles
+    are found too; given none, a new context's, with a DeprecationWarning: required from 0.3.0).
 
     A ``--set`` value equal to the profile's own figure (``10 Gbit/s`` on a 10 GbE profile) gives
     the case of the unmodified profile, which may have been stored before without an override
@@ -159,7 +159,9 @@ def fill_profile_values(wide, profile=None):
     from suite.hardware.units import ureg
 
     if profile is None:
-        from suite.hardware import get_profile as profile
+        from suite.context import Context
+
+        profile = Context.given(None, "fill_profile_values()").profile
     wide = wide.copy()
     for c in cols:
         units = {override_value(v)[1] for v in wide[c].dropna()}
@@ -427,7 +429,7 @@ def _scoreboard_section(board, not_run: int, from_run: bool) -> str:
 
 
 def build_report(store: Any, run: Any = "latest", *, registry: Any = None, scoreboard: bool = True,
-                 title: str | None = None) -> str:
+                 title: str | None = None, context: Any = None) -> str:
     """The HTML text of the report of *run*.
 
     Parameters
@@ -463,7 +465,7 @@ def build_report(store: Any, run: Any = "latest", *, registry: Any = None, score
         units, directions = wide.attrs["units"], wide.attrs["directions"]
         from suite.context import Context
 
-        context = Context.build(registry=registry)  # the installed plugins when registry is None
+        context = Context.given(context, "build_report()", registry=registry)
         registry = context.registry
         wide = fill_profile_values(wide, profile=context.profile)
         cases = st.cases(rid)
@@ -478,8 +480,10 @@ def build_report(store: Any, run: Any = "latest", *, registry: Any = None, score
         board, not_run = None, 0
         if scoreboard and any(techs.values()):
             from suite.report.scoreboard import stored_scoreboard
+            from suite.runner.case import Resolver
 
-            board, not_run = stored_scoreboard([t for t in techs.values() if t is not None], st)
+            board, not_run = stored_scoreboard([t for t in techs.values() if t is not None], st,
+                                               resolver=Resolver(context=context))
         store_path = str(st.path)
     finally:
         if opened:

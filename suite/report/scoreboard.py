@@ -512,7 +512,10 @@ def stored_scoreboard(techniques: Sequence[Any], store, resolver=None) -> tuple[
     from suite.runner.case import Resolver
     from suite.runner.reproduce import ERROR, Scoreboard, _one_line, judge, new_outcome, null_cases
 
-    resolver = resolver or Resolver()
+    if resolver is None:
+        from suite.context import Context
+
+        resolver = Resolver(context=Context.given(None, "stored_scoreboard()"))
     outcomes = []
     not_run = 0
     for tech in techniques:

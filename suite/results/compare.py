@@ -12,7 +12,7 @@ runs recorded different versions of the plugin distribution providing the techni
 compared silently; :func:`compare_runs` raises :class:`CompareRefused` (one line) unless
 ``allow_profile_change=True``, in which case the comparison is made and
 :attr:`Comparison.profile_diffs` lists which profile fields differ (profiles re-resolved with
-:func:`suite.hardware.get_profile` and the stored overrides, and diffed on
+the caller's context (:meth:`suite.context.Context.profile`) and the stored overrides, and diffed on
 :meth:`suite.hardware.Profile.normalized`, SI units).
 
 Significance: when both cases carry raw samples of a metric (execute fidelity), a two-sided
@@ -237,7 +237,8 @@ def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def profile_diff(name_a: str, overrides_a: Mapping[str, Any], name_b: str, overrides_b: Mapping[str, Any],
-                 *, hash_a: str | None = None, hash_b: str | None = None, profile_dirs: tuple = ()) -> ProfileDiff:
+                 *, hash_a: str | None = None, hash_b: str | None = None, profile_dirs: tuple = (),
+                 context: Any = None) -> ProfileDiff:
     """Which fields differ between two resolved profiles (name + overrides), in SI units.
 
     Parameters
@@ -251,6 +252,9 @@ def profile_diff(name_a: str, overrides_a: Mapping[str, Any], name_b: str, overr
         says the profile changed since the run.
     profile_dirs : tuple of path
         Extra profile folders.
+    context : suite.context.Context
+        Where the profiles are resolved now; without one, no profile is resolved (a note says
+        so).
 
     Returns
     -------
@@ -259,13 +263,14 @@ def profile_diff(name_a: str, overrides_a: Mapping[str, Any], name_b: str, overr
         :meth:`Profile.normalized` that differs (the ``overrides`` record itself is left out:
         its effect is in the figures).
     """
-    from suite.hardware import get_profile
-
+    lookup = context.with_profile_dirs(tuple(profile_dirs)).profile if context is not None else None
     notes: list[str] = []
     flat = []
     for side, name, ov, stored in (("A", name_a, overrides_a, hash_a), ("B", name_b, overrides_b, hash_b)):
         try:
-            prof = get_profile(name, tuple(profile_dirs))
+            if lookup is None:
+                raise SuiteError("no context given to resolve it (pass context=)")
+            prof = lookup(name)
             if ov:
                 prof = prof.with_overrides(dict(ov))
         except SuiteError as exc:
@@ -386,13 +391,9 @@ def _verdict(a: float | None, b: float | None, direction: str,
     return ratio, change, verdict
 
 
-def _plugin_versions(techniques: set[str], info_a: Mapping, info_b: Mapping) -> list[str]:
-    out = []
-    try:
-        from suite.context import Context
-
-        reg = Context.build().registry
-    except Exception:  # noqa: BLE001 - no registry: nothing to map techniques to distributions
+def _plugin_versions(techniques: set[str], info_a: Mapping, info_b: Mapping, reg: Any) -> list[str]:
+    out: list[str] = []
+    if reg is None:  # no context given: nothing to map techniques to distributions
         return out
     seen = set()
     for t in sorted(techniques):
@@ -410,7 +411,8 @@ def _plugin_versions(techniques: set[str], info_a: Mapping, info_b: Mapping) -> 
 
 def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, threshold: Any = None,
                  allow_profile_change: bool = False, alpha: float = 0.05, metrics: Any = None,
-                 profile_dirs: tuple = (), thresholds: Any = None, abs_tol: float = ABS_TOL) -> Comparison:
+                 profile_dirs: tuple = (), thresholds: Any = None, abs_tol: float = ABS_TOL,
+                 context: Any = None) -> Comparison:
     """Compare run B against run A (A is the baseline).
 
     Parameters
@@ -439,6 +441,9 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
         Only these metrics.
     profile_dirs : tuple of path
         Extra profile folders (to recompute profile differences).
+    context : suite.context.Context
+        The command's context: the plugins (to name their distributions) and profiles (required
+        from 0.3.0; given none, a new one is built with a DeprecationWarning).
 
     Returns
     -------
@@ -454,6 +459,12 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
     StoreError
         Unknown store or run.
     """
+    if context is None:  # the results layer never builds a context: the caller passes its own
+        import warnings
+
+        warnings.warn("compare_runs() without a context is deprecated and will be an error in dlsys-suite 0.3.0: "
+                      "pass context=Context.build() (profile differences and plugin versions need it)",
+                      DeprecationWarning, stacklevel=2)
     thr = parse_threshold(threshold)
     per_metric = {str(k): parse_threshold(v) for k, v in (thresholds or {}).items()}
     if not math.isfinite(abs_tol) or abs_tol < 0:
@@ -508,7 +519,8 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
                           + "; ".join(names[:3]) + (" ..." if len(names) > 3 else ""))
     for t, va, vb in sorted(versions):
         mismatches.append(f"technique {t}: version {va} in {la_name}, {vb} in {lb_name}")
-    mismatches += _plugin_versions({ida[k]["technique"] for k in common}, info_a, info_b)
+    mismatches += _plugin_versions({ida[k]["technique"] for k in common}, info_a, info_b,
+                                   context.registry if context is not None else None)
     for w, ha, hb in sorted(workloads, key=str):
         notes.append(f"workload {w}: content hash {ha} in {la_name}, {hb} in {lb_name} (its definition changed)")
     if mismatches and not allow_profile_change:
@@ -516,7 +528,8 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
                              + "; pass --allow-profile-change to compare anyway and see the differences")
     diffs = []
     for (pa, oa, hsa, pb, ob, hsb), n in sorted(prof_pairs.items()):
-        d = profile_diff(pa, json.loads(oa), pb, json.loads(ob), hash_a=hsa, hash_b=hsb, profile_dirs=profile_dirs)
+        d = profile_diff(pa, json.loads(oa), pb, json.loads(ob), hash_a=hsa, hash_b=hsb, profile_dirs=profile_dirs,
+                          context=context)
         d.pairs = n
         diffs.append(d)
     # pairs that differ the same way (e.g. the same latency change at every swept bandwidth) merge

@@ -1,16 +1,21 @@
 """Cases: a scenario plus fidelity, resolved and hashed.
 
-The case key is the content hash docs/architecture.md describes ("Runner and store"):
+The case key is the content hash docs/architecture.md describes ("Runner and store"), over every input
+of the evaluation:
 
     hash(technique, technique version, variant, profile content hash, workload hash,
-         params, seed, fidelity)
+         params, seed, fidelity, technique code + data files, referenced inputs, environment)
 
 so a case already stored with status ok is never computed again, and changing a profile figure,
-a workload or a technique's version makes new cases.
+a workload, a technique's version, its code or data files (:func:`package_fingerprint`), a
+profile or workload a parameter names (``Param(..., ref=...)``), a file a parameter names, the
+core's own source or the numpy / scipy versions (:func:`environment_fingerprint`) makes new
+cases: a stale result is never served.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Mapping
@@ -21,7 +26,7 @@ from suite.errors import ParameterError, SuiteError
 from suite.technique import Scenario, ScenarioSpec, Technique
 
 __all__ = ["Case", "Resolver", "resolve_case", "case_key", "code_fingerprint", "package_fingerprint",
-           "evaluate_case"]
+           "environment_fingerprint", "evaluate_case"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,9 @@ class Case:
     overrides: dict[str, str] = field(default_factory=dict)
     scenario: Scenario | None = field(default=None, compare=False, repr=False)
     code: str | None = None  # the technique's code fingerprint (code_fingerprint)
+    env: str | None = None  # the core's source and numeric libraries (environment_fingerprint)
+    # parameter -> content hash of the profile / workload / file it names (Param(..., ref=...))
+    inputs: dict[str, str] = field(default_factory=dict)
     # the Technique object that evaluates it (set by the resolver): executors never look it up
     tech: Technique | None = field(default=None, compare=False, repr=False)
 
@@ -63,79 +71,144 @@ class Case:
             "profile": self.profile, "profile_hash": self.profile_hash,
             "workload": self.workload, "workload_hash": self.workload_hash,
             "params": self.params, "seed": self.seed, "overrides": self.overrides, "code": self.code,
+            "env": self.env, "inputs": self.inputs,
         }
 
 
 def case_key(technique: str, version: str, variant: str, profile_hash: str | None,
              workload_hash: str | None, params: dict[str, Any], seed: int, fidelity: str,
-             code: str | None = None) -> str:
+             code: str | None = None, env: str | None = None, inputs: Mapping[str, str] | None = None) -> str:
     """SHA-256 (first 20 hex chars) of the case identity (docs/architecture.md, "Runner and store").
 
-    ``code`` is the technique's code fingerprint (:func:`code_fingerprint`): a change to the
-    plugin's source makes new cases even when its author forgot to bump ``version``.
+    ``code`` is the technique's code fingerprint (:func:`code_fingerprint`: its source and data
+    files): a change to the plugin makes new cases even when its author forgot to bump
+    ``version``. ``env`` is :func:`environment_fingerprint` (the core's source, numpy and scipy
+    versions); ``inputs`` maps each parameter that names a profile, workload or file
+    (``Param(..., ref=...)``) to that input's content hash.
     """
     ident = [technique, version, variant, profile_hash, workload_hash,
              {k: params[k] for k in sorted(params)}, int(seed), fidelity]
     if code is not None:
         ident.append(code)
+    if env is not None:
+        ident.append(env)
+    if inputs:
+        ident.append({k: inputs[k] for k in sorted(inputs)})
     blob = json.dumps(ident, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
-_FINGERPRINTS: dict[str, str] = {}
+#: top-level package -> (stat signature of its files, fingerprint)
+_FINGERPRINTS: dict[str, tuple[tuple, str]] = {}
+#: files never hashed: byte code and prose (a docstring-only edit still changes a ``.py`` file)
+_SKIP_SUFFIXES = frozenset({".pyc", ".pyo", ".md", ".rst"})
 
 
-def code_fingerprint(tech: Technique) -> str:
-    """SHA-256 (16 hex chars) of the source of the package that implements *tech*.
+def code_fingerprint(tech: Technique, *, refresh: bool = False) -> str:
+    """SHA-256 (16 hex chars) of the source and data files of the package that implements *tech*.
 
     The package is the top-level package of the module that defines the technique's evaluate
     functions (:attr:`Technique.package`), hashed by :func:`package_fingerprint`.
     """
-    return package_fingerprint(tech.package)
+    return package_fingerprint(tech.package, refresh=refresh)
 
 
-def package_fingerprint(top: str) -> str:
-    """SHA-256 (16 hex chars) of the source of the top-level package (or single module) *top*.
+def _package_files(top: str) -> tuple[list[tuple[str, str, int, int]], bool]:
+    """((relative path, path, size, mtime_ns) of every hashed file, sorted; found) of the importable
+    package or module *top* (found is False when it cannot be imported).
 
-    Every ``*.py`` file under the package is hashed (relative path and bytes, sorted); a module
-    that is not a package (tests, notebooks) hashes its own file; a name that cannot be imported
-    hashes the name. Computed once per package and process (``suite reproduce`` keys its
-    judgement cache by the fingerprints of the core and of a claim's code with it).
-    """
+    Hashed: code and data, not byte code, prose, ``__pycache__`` or the core's shipped data folder
+    (profiles and workloads are hashed by content where a case uses them)."""
     import importlib
+    import os
     import sys
-    from pathlib import Path
 
-    hit = _FINGERPRINTS.get(top)
-    if hit is not None:
-        return hit
-    h = hashlib.sha256()
-    files: list[Path] = []
     mod = sys.modules.get(top)
     if mod is None and top:
         try:
             mod = importlib.import_module(top)
         except Exception:  # noqa: BLE001 - an unimportable package has no fingerprint but its name
-            mod = None
-    if mod is not None:
-        if getattr(mod, "__path__", None):
-            for root in mod.__path__:
-                files += sorted(Path(root).rglob("*.py"))
-            base = Path(list(mod.__path__)[0])
-        elif getattr(mod, "__file__", None):
-            files = [Path(mod.__file__)]
-            base = files[0].parent
-        for f in files:
-            try:
-                rel = f.relative_to(base).as_posix() if f.is_relative_to(base) else f.name
-                h.update(rel.encode() + b"\0" + f.read_bytes() + b"\0")
-            except OSError:
-                continue
-    else:
+            return [], False
+    if mod is None:
+        return [], False
+    out: list[tuple[str, str, int, int]] = []
+    roots = list(getattr(mod, "__path__", None) or ())
+    if not roots:
+        f = getattr(mod, "__file__", None)
+        if not f:
+            return [], False
+        st = os.stat(f)
+        return [(os.path.basename(f), f, st.st_size, st.st_mtime_ns)], True
+    for root in roots:
+        for d, dirs, _files in os.walk(root):
+            dirs[:] = [x for x in dirs if x != "__pycache__" and not x.endswith(".egg-info")
+                       and not (d == root and top == "suite" and x == "data")]
+            with os.scandir(d) as it:
+                for e in it:
+                    if e.is_file() and os.path.splitext(e.name)[1] not in _SKIP_SUFFIXES:
+                        st = e.stat()
+                        out.append((os.path.relpath(e.path, root).replace(os.sep, "/"), e.path, st.st_size,
+                                    st.st_mtime_ns))
+    out.sort()
+    return out, True
+
+
+def package_fingerprint(top: str, *, refresh: bool = False) -> str:
+    """SHA-256 (16 hex chars) of the source and data files of the top-level package (or module) *top*.
+
+    Every file under the package (``*.py`` and data files such as ``coefficients.json``; not
+    byte code, ``*.md`` or ``__pycache__``) is hashed (relative path and bytes, sorted); a module
+    that is not a package (tests, notebooks) hashes its own file; a name that cannot be imported
+    hashes the name. Computed once per package and process; with *refresh*, the files are
+    stat-ed again (size and modification time) and read again only when one changed, was added
+    or removed (a :class:`Resolver` refreshes once per sweep, so an edit between two sweeps of
+    one process is seen). ``suite reproduce`` keys its judgement cache by these fingerprints.
+    """
+    hit = _FINGERPRINTS.get(top)
+    if hit is not None and not refresh:
+        return hit[1]
+    files, found = _package_files(top)
+    sig = tuple(files)
+    if hit is not None and hit[0] == sig:
+        return hit[1]
+    h = hashlib.sha256()
+    if not found:
         h.update(top.encode())
+    for rel, path, _size, _mtime in files:
+        try:
+            with open(path, "rb") as fh:
+                h.update(rel.encode() + b"\0" + fh.read() + b"\0")
+        except OSError:
+            continue
     fp = h.hexdigest()[:16]
-    _FINGERPRINTS[top] = fp
+    _FINGERPRINTS[top] = (sig, fp)
     return fp
+
+
+def environment_fingerprint(*, refresh: bool = False) -> str:
+    """SHA-256 (16 hex chars) of what every case's result depends on besides its technique: the
+    source of the core (:func:`package_fingerprint` of ``suite``: the cost models of
+    :mod:`suite.perf`, the units, the workload zoo) and the numpy and scipy versions.
+
+    A one-line change in ``suite/perf`` thus makes new cases for every technique (the core
+    does not know which of its modules an evaluation imports, so it hashes all of them).
+    """
+    blob = package_fingerprint("suite", refresh=refresh) + ";" + _library_versions()
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=1)
+def _library_versions() -> str:
+    """``numpy=X;scipy=Y`` (``none`` for one not installed), read once per process."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions = []
+    for dist in ("numpy", "scipy"):
+        try:
+            versions.append(f"{dist}={version(dist)}")
+        except PackageNotFoundError:
+            versions.append(f"{dist}=none")
+    return ";".join(versions)
 
 
 #: resolved (profile, overrides) kept by a :class:`Resolver`; a sweep over more distinct override
@@ -158,12 +231,19 @@ class Resolver:
     """
 
     def __init__(self, profile_dirs: tuple = (), context: Any = None):
-        from suite.context import Context
+        if context is None:
+            from suite.context import Context
 
+            context = Context.given(None, "Resolver()")
         self.profile_dirs = tuple(profile_dirs)
-        self.context = (context if context is not None else Context.build()).with_profile_dirs(self.profile_dirs)
+        self.context = context.with_profile_dirs(self.profile_dirs)
         self._profiles: dict[tuple, tuple[Any, str]] = {}
         self._workloads: dict[str, tuple[Any, str]] = {}
+        self._files: dict[str, tuple[bytes, str]] = {}
+        # the core's source and numeric libraries, and each technique package's code and data files:
+        # stat-ed once per resolver (a sweep), read again only when a file changed
+        self.env = environment_fingerprint(refresh=True)
+        self._codes: dict[str, str] = {}
 
     def profile(self, name: str, overrides: Mapping[str, Any] | None = None):
         """(Profile, content hash) of *name* with *overrides* applied."""
@@ -187,6 +267,58 @@ class Resolver:
             hit = (wl, wl.content_hash())
             self._workloads[name] = hit
         return hit
+
+    def file(self, path: str, where: str) -> tuple[bytes, str]:
+        """(bytes, content hash) of the file at *path* (a ``Param(..., ref="file")`` value)."""
+        hit = self._files.get(path)
+        if hit is None:
+            from pathlib import Path
+
+            try:
+                data = Path(path).read_bytes()
+            except OSError as exc:
+                raise ParameterError(f"{where}: expected a readable file, got {path!r} ({exc.strerror})") from None
+            hit = (data, hashlib.sha256(data).hexdigest()[:16])
+            self._files[path] = hit
+        return hit
+
+    def inputs(self, tech: Technique, params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+        """(inputs, hashes): what each ``Param(..., ref=...)`` of *tech* names and each input of
+        :attr:`Technique.uses`, resolved through the context, and each one's content hash (part of
+        the case key)."""
+        inputs: dict[str, Any] = {}
+        hashes: dict[str, str] = {}
+        for pname, p in tech.parameters.items():
+            if p.ref is None or params.get(pname) in (None, ""):  # unset: nothing named
+                continue
+            name = str(params[pname])
+            where = f"{tech.name}: parameter {pname!r}"
+            try:
+                if p.ref == "profile":
+                    inputs[pname], hashes[pname] = self.profile(name)
+                elif p.ref == "workload":
+                    inputs[pname], hashes[pname] = self.workload(name)
+                else:
+                    inputs[pname], hashes[pname] = self.file(name, where)
+            except SuiteError as exc:
+                if isinstance(exc, ParameterError) and str(exc).startswith(where):
+                    raise
+                raise ParameterError(f"{where}: expected the name of a {p.ref}: {exc}") from None
+        for u in tech.uses:
+            kind, _, name = u.partition(":")
+            try:
+                inputs[u], hashes[u] = self.profile(name) if kind == "profile" else self.workload(name)
+            except SuiteError as exc:
+                raise ParameterError(f"{tech.name}: uses {u!r}: {exc}") from None
+        return inputs, hashes
+
+    def code(self, tech: Technique) -> str:
+        """:func:`code_fingerprint` of *tech*, stat-ed again once per resolver."""
+        top = tech.package
+        fp = self._codes.get(top)
+        if fp is None:
+            fp = self._codes[top] = code_fingerprint(tech, refresh=True)
+        return fp
 
     def resolve(self, tech: Technique, spec: ScenarioSpec) -> Case:
         """Validate *spec* against *tech* and resolve it (see :func:`resolve_case`)."""
@@ -213,19 +345,21 @@ class Resolver:
         elif tech.needs_workload:
             raise ParameterError(f"{tech.name}: a workload is required (--workload NAME)")
         seed = int(spec.seed)
+        inputs, i_hash = self.inputs(tech, params) if (tech.uses or tech.references) else ({}, {})
         scenario = Scenario(technique=tech.name, variant=spec.variant, fidelity=spec.fidelity,
-                            profile=profile, workload=workload, params=params, seed=seed)
-        code = code_fingerprint(tech)
-        key = case_key(tech.name, tech.version, spec.variant, p_hash, w_hash, params, seed, spec.fidelity, code)
+                            profile=profile, workload=workload, params=params, seed=seed, inputs=inputs)
+        code = self.code(tech)
+        key = case_key(tech.name, tech.version, spec.variant, p_hash, w_hash, params, seed, spec.fidelity, code,
+                       self.env, i_hash)
         return Case(key=key, technique=tech.name, technique_version=tech.version, code=code, variant=spec.variant,
                     fidelity=spec.fidelity, profile=profile.name if profile else None, profile_hash=p_hash,
                     workload=workload.name if workload else None, workload_hash=w_hash, params=params,
                     seed=seed, overrides={k: str(v) for k, v in spec.overrides.items()}, scenario=scenario,
-                    tech=tech)
+                    tech=tech, env=self.env, inputs=i_hash)
 
 
 def resolve_case(tech: Technique, spec: ScenarioSpec, *, profile_dirs: tuple = (),
-                 resolver: Resolver | None = None) -> Case:
+                 resolver: Resolver | None = None, context: Any = None) -> Case:
     """Validate a spec against its technique and resolve profile and workload by name.
 
     Parameters
@@ -238,6 +372,9 @@ def resolve_case(tech: Technique, spec: ScenarioSpec, *, profile_dirs: tuple = (
         Extra profile folders.
     resolver : Resolver, optional
         Reuse its caches (sweeps).
+    context : suite.context.Context, optional
+        Where profiles and workloads come from, when no *resolver* is given (one of the two is
+        required from dlsys-suite 0.3.0; giving neither warns).
 
     Returns
     -------
@@ -249,7 +386,11 @@ def resolve_case(tech: Technique, spec: ScenarioSpec, *, profile_dirs: tuple = (
     ParameterError, ProfileError, WorkloadError
         One-line errors naming the technique, the field and the value given.
     """
-    return (resolver or Resolver(profile_dirs)).resolve(tech, spec)
+    if resolver is None:
+        from suite.context import Context
+
+        resolver = Resolver(profile_dirs, context=Context.given(context, "resolve_case()"))
+    return resolver.resolve(tech, spec)
 
 
 def evaluate_case(tech: Technique, case: Case):

@@ -197,7 +197,7 @@ def _chunks(cases: Iterable[Case], size: int) -> Iterator[list[Case]]:
 def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor = "local",
               options: ExecOptions | None = None, rerun: bool = False, allow_parallel_execute: bool = False,
               progress: Progress | None = None, command: str | None = None, registry: Any = None,
-              chunk_size: int = CHUNK) -> RunSummary:
+              chunk_size: int = CHUNK, context: Any = None) -> RunSummary:
     """Run *cases* into *store* as one run.
 
     Parameters
@@ -243,10 +243,10 @@ def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor =
     progress = progress or NullProgress()
     ex = executor if isinstance(executor, Executor) or hasattr(executor, "map_cases") else get_executor(executor, registry)
     t0 = time.monotonic()
-    if registry is None:  # provenance: the installed plugin distributions (discovery is cached)
+    if registry is None:  # provenance: the plugin distributions of the command's context
         from suite.context import Context
 
-        registry = Context.build().registry
+        registry = Context.given(context, "run_cases()").registry
     plugins = registry.distributions()
     run_id = store.begin_run(command=command, plugins=plugins)
     summary = RunSummary(run_id=run_id, store=str(store.path))

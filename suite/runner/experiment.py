@@ -152,8 +152,6 @@ def _normalize_rule(rule: Any, where: str, params: Iterable[str]) -> dict[str, A
 
 
 def _profile_names(patterns: list, tech: Technique, resolver: Resolver, where: str) -> list[str | None]:
-    from suite.hardware import library
-
     out: list[str | None] = []
     lib = None
     for p in patterns:
@@ -165,7 +163,7 @@ def _profile_names(patterns: list, tech: Technique, resolver: Resolver, where: s
         if not (p.startswith(("kind:", "tag:")) or any(ch in p for ch in "*?[")):
             out.append(p)
             continue
-        lib = lib or library(resolver.profile_dirs)
+        lib = lib or resolver.context.profiles  # the command's: plugin profiles and --profiles folders included
         found = []
         for name in lib.names():
             prof = lib.get(name)
@@ -186,13 +184,11 @@ def _profile_names(patterns: list, tech: Technique, resolver: Resolver, where: s
     return list(dict.fromkeys(out))
 
 
-def _workload_names(patterns: list, where: str) -> list[str | None]:
+def _workload_names(patterns: list, where: str, resolver: Resolver) -> list[str | None]:
     out: list[str | None] = []
     for p in patterns:
         if isinstance(p, str) and any(ch in p for ch in "*?["):
-            from suite.workloads import list_workloads
-
-            found = [n for n in list_workloads() if fnmatch.fnmatchcase(n, p)]
+            found = [n for n in resolver.context.workloads.names() if fnmatch.fnmatchcase(n, p)]
             if not found:
                 raise ExperimentError(f"{where}: key 'workloads': {p!r} matches no workload (see `suite workloads list`)")
             out.extend(found)
@@ -210,7 +206,7 @@ def _axes(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where: str)
         if v not in tech.variant_names:
             raise ExperimentError(f"{where}: key 'variants': {tech.name} has no variant {v!r}; expected one of {tech.variant_names}")
     profiles = _profile_names(e.get("profiles") or [None], tech, resolver, where)
-    workloads = _workload_names(e.get("workloads") or [None], where)
+    workloads = _workload_names(e.get("workloads") or [None], where, resolver)
     default_fid = "model" if "model" in tech.fidelities else sorted(tech.fidelities)[0]
     fids = e.get("fidelities") or [default_fid]
     for f in fids:
@@ -243,7 +239,7 @@ def count_entry(entry: Mapping[str, Any], *, where: str = "command line", contex
     counted without building any case: ``suite run --dry-run`` prints it at once."""
     from suite.context import Context
 
-    resolver = Resolver(context=context if context is not None else Context.build())
+    resolver = Resolver(context=Context.given(context, "count_entry()"))
     e = _normalize(entry, where)
     tname = e.get("technique")
     if e.get("smoke") or e.get("claims") or not isinstance(tname, str):
@@ -438,7 +434,7 @@ def expand_entry(entry: Mapping[str, Any], *, where: str = "command line", regis
     if resolver is None:
         from suite.context import Context
 
-        resolver = Resolver(context=context if context is not None else Context.build(registry=registry))
+        resolver = Resolver(context=Context.given(context, "expand_entry()", registry=registry))
     if registry is None:
         registry = resolver.context.registry
     exp = expansion or Expansion()
@@ -566,7 +562,7 @@ def expand_experiment(path: str | Path, *, registry: Any = None, resolver: Resol
     if resolver is None:
         from suite.context import Context
 
-        resolver = Resolver(context=context if context is not None else Context.build(registry=registry))
+        resolver = Resolver(context=Context.given(context, "expand_experiment()", registry=registry))
     exp = Expansion(max_cases=max_cases)
     parts: list = []
     streamed = 0

@@ -231,7 +231,10 @@ def reproduce(techniques: Sequence[Technique], store: Store, *, executor: str = 
     Scoreboard
         One :class:`ClaimOutcome` per claim, in technique then declaration order.
     """
-    resolver = resolver or Resolver()
+    if resolver is None:
+        from suite.context import Context
+
+        resolver = Resolver(context=Context.given(None, "reproduce()", registry=registry))
     pending: list[tuple[Technique, Claim, ClaimOutcome, dict[str, Case], list]] = []
     outcomes: list[ClaimOutcome] = []
     all_cases: list[Case] = []

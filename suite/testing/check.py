@@ -196,10 +196,11 @@ def _resolver():
     isolated check forks, so each child inherits it loaded."""
     key = _resolver_key()
     if key not in _RESOLVER:
+        from suite.context import Context
         from suite.runner.case import Resolver
 
         _RESOLVER.clear()
-        _RESOLVER[key] = Resolver()
+        _RESOLVER[key] = Resolver(context=Context.build())  # the kit is user code: it builds its context
     return _RESOLVER[key]
 
 

@@ -58,13 +58,30 @@ def zoo_has(name: str) -> bool:
 
 
 def get_workload(name: str) -> Workload:
-    """The workload called *name* (built once, then cached).
+    """The zoo's workload called *name* (built once, then cached).
+
+    .. deprecated:: 0.2.0
+        A global lookup that misses the plugins' workloads and is not part of any case key;
+        removed in 0.3.0. A model gets its inputs through its scenario (``scenario.workload``,
+        ``Param(..., ref="workload")``, ``Technique(uses=...)``); a command or a script through
+        its context (:meth:`suite.context.Context.workload`).
 
     Raises
     ------
     WorkloadError
         Unknown name (with close matches).
     """
+    import warnings
+
+    warnings.warn("suite.workloads.get_workload() is deprecated and will be removed in dlsys-suite 0.3.0: a model "
+                  "reads its workloads from its scenario (Param(..., ref='workload'), Technique(uses=...)), other "
+                  "code through a Context (Context.build().workload(name))", DeprecationWarning, stacklevel=2)
+    return _zoo_get(name)
+
+
+def _zoo_get(name: str) -> Workload:
+    """The zoo's workload called *name* (built once, then cached): what a context's
+    :class:`~suite.context.WorkloadLibrary` resolves a zoo name with."""
     _load_plugins()
     if name in _CACHE:
         return _CACHE[name]

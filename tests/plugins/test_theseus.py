@@ -306,14 +306,17 @@ def test_cost_parity_node_counts():
     # aws-p4d-24xlarge on-demand price) = 131.08 USD/h, which buys all 4 p4d and 26 i3.16xlarge
     from suite_theseus.technique import CLAIMS as _claims
 
-    assert model.budget_usd_per_hour({"parity_with": "theseus-p4d-4n"}) == pytest.approx(131.08, rel=1e-9)
+    p4d = get_profile("theseus-p4d-4n")
+    assert model.budget_usd_per_hour({"parity_with": "theseus-p4d-4n"}, p4d) == pytest.approx(131.08, rel=1e-9)
+    with pytest.raises(ParameterError, match="resolved by the runner"):  # never looked up by name
+        model.budget_usd_per_hour({"parity_with": "theseus-p4d-4n"})
     specs = next(c for c in _claims if c.id == "cost-parity-4x").specs()
     assert {s.params["parity_with"] for s in specs.values()} == {"theseus-p4d-4n"}
     r = TECHNIQUE.evaluate(scen("cpu-engine", profile="theseus-cpu-i3-64n", workload="tpch-sf1000", query=6,
                                 parity_with="theseus-p4d-4n"))
     assert r["nodes"] == 26 and r["usd_per_hour"] == pytest.approx(26 * 4.992, rel=1e-9)
     with pytest.raises(ParameterError, match="parity_with"):
-        model.budget_usd_per_hour({"parity_with": "theseus-p4d-4n", "usd_per_hour": 131.08})
+        model.budget_usd_per_hour({"parity_with": "theseus-p4d-4n", "usd_per_hour": 131.08}, p4d)
     assert model.nodes_for(get_profile("theseus-cpu-i3-64n"), 131.08) == 26  # floor(131.08 / 4.992)
     with pytest.raises(ParameterError, match="usd_per_hour"):
         model.nodes_for(get_profile("theseus-p4d-4n"), 10.0)

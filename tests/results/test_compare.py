@@ -11,8 +11,21 @@ from click.testing import CliRunner
 
 from suite.cli import main
 from suite.results import Store
-from suite.results.compare import CompareError, CompareRefused, compare_runs, parse_threshold
+from suite.results import compare as _compare
+from suite.results.compare import CompareError, CompareRefused, parse_threshold
 from suite.results.load import load
+
+_CTX: list = []
+
+
+def compare_runs(*args, **kwargs):
+    """compare_runs with the context a command passes (profiles and plugins resolved through it)."""
+    if not _CTX:
+        from suite.context import Context
+
+        _CTX.append(Context.build())
+    kwargs.setdefault("context", _CTX[0])
+    return _compare.compare_runs(*args, **kwargs)
 
 
 def test_changed_profile_is_refused_then_allowed_with_the_field_difference(sweep_store):
