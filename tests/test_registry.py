@@ -307,3 +307,19 @@ def test_a_deferred_quarantine_removes_all_the_plugin_gave():
     assert reg.profile_extensions() == {} and "wlext" not in reg.declared_extensions()
     assert {p.name for p in reg.quarantined()} == {"wl", "ext"}
     assert reg.plugin_workloads() == [] and reg.techniques() == []
+
+
+def test_executor_hook_that_raises_is_quarantined_and_others_are_still_asked():
+    """issue 39 probe 8: a raising ``suite_executor`` hook took the whole command down (0.1.0)."""
+    good = object()
+    boom = _module("boom", "alpha", suite_executor=hookimpl(lambda name: (_ for _ in ()).throw(RuntimeError("kaput"))))
+    ok = _module("ok", "beta", suite_executor=hookimpl(lambda name: good if name == "remote" else None))
+    reg = Registry(entry_points_=[], modules=[("boom", boom), ("ok", ok)])
+    assert reg.executor("remote") is good
+    (q,) = reg.quarantined()
+    assert q.name == "boom" and "suite_executor(name='remote') failed: RuntimeError: kaput" in q.reason
+    assert [t.name for t in reg.techniques()] == ["beta"]  # its techniques leave with it
+    strict = Registry(entry_points_=[], modules=[("boom", _module("boom2", "gamma", suite_executor=boom.suite_executor))],
+                      strict=True)
+    with pytest.raises(PluginError, match="suite_executor"):
+        strict.executor("remote")

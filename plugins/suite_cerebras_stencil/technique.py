@@ -204,7 +204,8 @@ def check_bandwidth_monotone(tech, scenario):
         if val is None:
             continue
         t1 = _time(v, prof.with_overrides({path: f"{2 * val} B/s"}), p)
-        assert t1 <= t0 * (1 + 1e-12), f"{v}: time rose from {t0} to {t1} s when {path} doubled"
+        if not (t1 <= t0 * (1 + 1e-12)):
+            raise AssertionError(f"{v}: time rose from {t0} to {t1} s when {path} doubled")
 
 
 def check_link_isolation(tech, scenario):
@@ -224,12 +225,14 @@ def check_link_isolation(tech, scenario):
         for path in paths:
             slow = profs[owner].with_overrides({path: f"{_get(profs[owner], path) / 2} B/s"})
             t = _time(owner, slow, p)
-            assert t > base[owner], f"{owner}: halving {path} did not raise its time ({base[owner]} -> {t})"
+            if not (t > base[owner]):
+                raise AssertionError(f"{owner}: halving {path} did not raise its time ({base[owner]} -> {t})")
     # a link no traffic crosses changes nothing: the I/O links with the grid resident
     if p["io"] == "resident":
         for owner, path in (("wse", "ext.cerebras.io_bandwidth"), ("gpu-4x", "device.host_link.bandwidth")):
             slow = profs[owner].with_overrides({path: f"{_get(profs[owner], path) / 2} B/s"})
-            assert _time(owner, slow, p) == base[owner], f"{owner}: {path} changed a resident run"
+            if not (_time(owner, slow, p) == base[owner]):
+                raise AssertionError(f"{owner}: {path} changed a resident run")
 
 
 def check_fits_iff(tech, scenario):
@@ -256,7 +259,8 @@ def check_fits_iff(tech, scenario):
             ran = True
         except Skip:
             ran = False
-        assert ran == fits, f"{nx} x {ny} x {nz}: needs {need} B per PE, ran={ran}, fits={fits}"
+        if not (ran == fits):
+            raise AssertionError(f"{nx} x {ny} x {nz}: needs {need} B per PE, ran={ran}, fits={fits}")
 
 
 def _fields(scenario, shape=(6, 5, 4)):
@@ -280,19 +284,25 @@ def check_kernel_invariants(tech, scenario):
     out = kernels.apply(k, f)
     if k == "advection":
         z = kernels.apply(k, tuple(np.zeros_like(x) for x in f))
-        assert all(not np.any(s) for s in z), "zero velocity gave a non-zero source"
+        if not (all(not np.any(s) for s in z)):
+            raise AssertionError("zero velocity gave a non-zero source")
         for s in out:
-            assert abs(float(s.sum())) <= 1e-10 * float(np.abs(s).sum() + 1), f"source sums to {s.sum()}"
+            if not (abs(float(s.sum())) <= 1e-10 * float(np.abs(s).sum() + 1)):
+                raise AssertionError(f"source sums to {s.sum()}")
     else:
         const = kernels.apply(k, (np.full((6, 5, 4), 2.5),))[0]
-        assert np.allclose(const, 2.5, rtol=0, atol=1e-14), "a constant field changed"
-        assert np.isclose(out[0].sum(), f[0].sum(), rtol=1e-12), "diffusion did not keep the sum"
+        if not (np.allclose(const, 2.5, rtol=0, atol=1e-14)):
+            raise AssertionError("a constant field changed")
+        if not (np.isclose(out[0].sum(), f[0].sum(), rtol=1e-12)):
+            raise AssertionError("diffusion did not keep the sum")
     shift = tuple(int(s) for s in rng.integers(-3, 4, size=3))
     rolled = kernels.apply(k, tuple(np.roll(x, shift, axis=(0, 1, 2)) for x in f))
     for a, b in zip(rolled, out):
-        assert np.array_equal(a, np.roll(b, shift, axis=(0, 1, 2))), "np.roll does not commute with the kernel"
+        if not (np.array_equal(a, np.roll(b, shift, axis=(0, 1, 2)))):
+            raise AssertionError("np.roll does not commute with the kernel")
     for a, b, c in zip(out, kernels.apply_correlate(k, f), kernels.apply_roll(k, f)):
-        assert np.allclose(a, c, rtol=1e-12, atol=1e-12) and np.allclose(b, c, rtol=1e-12, atol=1e-12)
+        if not (np.allclose(a, c, rtol=1e-12, atol=1e-12) and np.allclose(b, c, rtol=1e-12, atol=1e-12)):
+            raise AssertionError('failed: np.allclose(a, c, rtol=1e-12, atol=1e-12) and np.allclose(b, c, rtol=1e-12, atol=1e-12)')
 
 
 def check_decomposed_equal(tech, scenario):
@@ -308,7 +318,8 @@ def check_decomposed_equal(tech, scenario):
     parts = int(rng.integers(1, 8))
     px, py = int(rng.integers(2, 8)), int(rng.integers(2, 7))
     for dec in (execute.slab_run(k, f, parts), execute.block_run(k, f, px, py)):
-        assert all(np.array_equal(a, b) for a, b in zip(dec, single)), f"P={parts} / {px}x{py} differ"
+        if not (all(np.array_equal(a, b) for a, b in zip(dec, single))):
+            raise AssertionError(f"P={parts} / {px}x{py} differ")
 
 
 PROPERTIES = [

@@ -264,7 +264,8 @@ def check_fused_bytes(tech, scenario):
     fused = tech.evaluate(dataclasses.replace(sc, variant="clusterfusion"))["hbm_bytes"]
     for v in ("unfused", "flash-decoding"):
         other = tech.evaluate(dataclasses.replace(sc, variant=v))["hbm_bytes"]
-        assert fused <= other * (1 + 1e-12), f"clusterfusion reads {fused} B per token, {v} {other} B"
+        if not (fused <= other * (1 + 1e-12)):
+            raise AssertionError(f"clusterfusion reads {fused} B per token, {v} {other} B")
 
 
 def check_dsmem_only_clusterfusion(tech, scenario):
@@ -279,9 +280,11 @@ def check_dsmem_only_clusterfusion(tech, scenario):
         a = _tpot(tech, dataclasses.replace(sc, variant=v))
         b = _tpot(tech, dataclasses.replace(sc, variant=v, profile=slow))
         if v == "clusterfusion" and int(sc.params["cluster_size"]) > 1:
-            assert b > a, f"clusterfusion TPOT did not rise with slower DSMEM ({a} -> {b} s)"
+            if not (b > a):
+                raise AssertionError(f"clusterfusion TPOT did not rise with slower DSMEM ({a} -> {b} s)")
         else:
-            assert b == a, f"{v}: TPOT changed with DSMEM ({a} -> {b} s)"
+            if not (b == a):
+                raise AssertionError(f"{v}: TPOT changed with DSMEM ({a} -> {b} s)")
 
 
 def check_network_irrelevant(tech, scenario):
@@ -291,7 +294,8 @@ def check_network_irrelevant(tech, scenario):
         return
     lvl = sc.profile.network[-1]
     other = sc.profile.with_overrides({"network.-1.bandwidth": lvl.bandwidth * 7.0, "network.-1.latency": lvl.latency + 1e-3})
-    assert _tpot(tech, sc) == _tpot(tech, dataclasses.replace(sc, profile=other)), "TPOT depends on the network"
+    if not (_tpot(tech, sc) == _tpot(tech, dataclasses.replace(sc, profile=other))):
+        raise AssertionError("TPOT depends on the network")
 
 
 def check_hbm_monotone(tech, scenario):
@@ -300,7 +304,8 @@ def check_hbm_monotone(tech, scenario):
     bw = sc.profile.device.memory_bandwidth
     fast = sc.profile.with_overrides({"device.memory_bandwidth": 2 * bw})
     a, b = _tpot(tech, sc), _tpot(tech, dataclasses.replace(sc, profile=fast))
-    assert b <= a * (1 + 1e-12), f"TPOT rose from {a} to {b} s when HBM bandwidth doubled"
+    if not (b <= a * (1 + 1e-12)):
+        raise AssertionError(f"TPOT rose from {a} to {b} s when HBM bandwidth doubled")
 
 
 def check_execute_matches_oracle(tech, scenario):
@@ -310,7 +315,8 @@ def check_execute_matches_oracle(tech, scenario):
     prm = {**scenario.params, "batch": min(int(scenario.params["batch"]), 2),
            "seq_len": min(int(scenario.params["seq_len"]), 64)}
     res = tech.evaluate(dataclasses.replace(_fit(scenario), fidelity="execute", params=prm))
-    assert res["max_rel_error"] <= execute.REL_TOL, f"relative error {res['max_rel_error']}"
+    if not (res["max_rel_error"] <= execute.REL_TOL):
+        raise AssertionError(f"relative error {res['max_rel_error']}")
 
 
 PROPERTIES = [

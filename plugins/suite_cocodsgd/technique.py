@@ -142,10 +142,14 @@ def check_round_ordering(tech: Technique, scenario) -> None:
     k, t_c, t_ar = inp["k"], inp["t_c_sync"], inp["t_ar"]
     t = {v: r[v]["round_time"] for v in r}
     eps = 1e-12 * t["s-sgd"]
-    assert max(k * t_c, t_ar) <= t["cocod-sgd"] + eps, f"cocod {t['cocod-sgd']} < max(k t_c, t_AR)"
-    assert t["cocod-sgd"] <= t["local-sgd"] + eps, f"cocod {t['cocod-sgd']} > local {t['local-sgd']}"
-    assert t["local-sgd"] <= t["s-sgd"] + eps, f"local {t['local-sgd']} > s-sgd {t['s-sgd']}"
-    assert t["cocod-sgd"] <= t["pipe-sgd"] + eps <= t["s-sgd"] + 2 * eps, f"pipe out of order: {t}"
+    if not (max(k * t_c, t_ar) <= t["cocod-sgd"] + eps):
+        raise AssertionError(f"cocod {t['cocod-sgd']} < max(k t_c, t_AR)")
+    if not (t["cocod-sgd"] <= t["local-sgd"] + eps):
+        raise AssertionError(f"cocod {t['cocod-sgd']} > local {t['local-sgd']}")
+    if not (t["local-sgd"] <= t["s-sgd"] + eps):
+        raise AssertionError(f"local {t['local-sgd']} > s-sgd {t['s-sgd']}")
+    if not (t["cocod-sgd"] <= t["pipe-sgd"] + eps <= t["s-sgd"] + 2 * eps):
+        raise AssertionError(f"pipe out of order: {t}")
 
 
 def check_speedup_bound(tech: Technique, scenario) -> None:
@@ -154,7 +158,8 @@ def check_speedup_bound(tech: Technique, scenario) -> None:
     inp = r.artifacts["inputs"]
     k, t_c, t_ar = inp["k"], inp["t_c_sync"], inp["t_ar"]
     bound = k * (t_c + t_ar) / max(k * t_c, t_ar) / scenario.params["steps_ratio"]
-    assert r["speedup"] <= bound * (1 + 1e-12), f"speedup {r['speedup']} > bound {bound}"
+    if not (r["speedup"] <= bound * (1 + 1e-12)):
+        raise AssertionError(f"speedup {r['speedup']} > bound {bound}")
 
 
 def check_merge_identity(tech: Technique, scenario) -> None:
@@ -166,7 +171,8 @@ def check_merge_identity(tech: Technique, scenario) -> None:
     p.update(workers=3, steps=8, k=2, batch=8, hetero=3.0, clock_workload="")
     s = execute.setup("cocod-sgd", p, scenario.profile, scenario.seed)
     extra = execute.run(s)
-    assert extra["merge_error"] <= 1e-10, f"merge identity off by {extra['merge_error']}"
+    if not (extra["merge_error"] <= 1e-10):
+        raise AssertionError(f"merge identity off by {extra['merge_error']}")
 
 
 PROPERTIES = [

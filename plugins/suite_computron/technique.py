@@ -226,7 +226,8 @@ def check_swap_monotone(tech, scenario):
     while n <= have:
         sc = dataclasses.replace(base, variant="computron", params={**base.params, "tp": n, "pp": 1})
         t = _eval(tech, sc)["load_time"]
-        assert t <= prev * (1 + 1e-12), f"load time rose from {prev} to {t} s at n = {n}"
+        if not (t <= prev * (1 + 1e-12)):
+            raise AssertionError(f"load time rose from {prev} to {t} s at n = {n}")
         prev, n = t, n * 2
 
 
@@ -239,9 +240,11 @@ def check_slower_link(tech, scenario):
     slow = sc.profile.with_overrides({"device.host_link.bandwidth": f"{dev.host_link.bandwidth / 2} B/s"})
     a = _eval(tech, sc)
     b = _eval(tech, dataclasses.replace(sc, profile=slow))
-    assert b["load_time"] >= a["load_time"] * (1 - 1e-12), f"{a['load_time']} -> {b['load_time']} s"
+    if not (b["load_time"] >= a["load_time"] * (1 - 1e-12)):
+        raise AssertionError(f"{a['load_time']} -> {b['load_time']} s")
     if tech.evaluate(sc).artifacts["swap"]["bound"] == "link":
-        assert b["load_time"] > a["load_time"], "the link binds but halving it did not raise the load time"
+        if not (b["load_time"] > a["load_time"]):
+            raise AssertionError("the link binds but halving it did not raise the load time")
 
 
 def check_nvlink_only_tp(tech, scenario):
@@ -253,19 +256,23 @@ def check_nvlink_only_tp(tech, scenario):
     slow = sc.profile.with_overrides({"network.0.bandwidth": f"{lvl.bandwidth / 10} B/s"})
     one = dataclasses.replace(sc, params={**sc.params, "tp": 1, "pp": 1})
     a, b = _eval(tech, one), _eval(tech, dataclasses.replace(one, profile=slow))
-    assert a["service_time"] == b["service_time"], "tp = pp = 1 but the NVLink level changed the service time"
+    if not (a["service_time"] == b["service_time"]):
+        raise AssertionError("tp = pp = 1 but the NVLink level changed the service time")
     have = sc.profile.devices_per_node
     if have >= 2:
         two = dataclasses.replace(sc, variant="computron", params={**sc.params, "tp": 2, "pp": 1})
         a, b = _eval(tech, two), _eval(tech, dataclasses.replace(two, profile=slow))
-        assert b["service_time"] > a["service_time"], "tp = 2 but a 10x slower NVLink did not slow the service"
+        if not (b["service_time"] > a["service_time"]):
+            raise AssertionError("tp = 2 but a 10x slower NVLink did not slow the service")
 
 
 def check_shards_add_up(tech, scenario):
     """n shards of S / n bytes make the model; max_loaded shards fit the GPU (else the case is refused)."""
     r = _eval(tech, _fit(scenario))
-    assert math.isclose(r["shard_bytes"] * r["shards"], r["model_bytes"], rel_tol=1e-12)
-    assert r["peak_memory"] <= scenario.profile.require_device().memory or scenario.variant == "resident"
+    if not (math.isclose(r["shard_bytes"] * r["shards"], r["model_bytes"], rel_tol=1e-12)):
+        raise AssertionError('failed: math.isclose(r["shard_bytes"] * r["shards"], r["model_bytes"], rel_tol=1e-12)')
+    if not (r["peak_memory"] <= scenario.profile.require_device().memory or scenario.variant == "resident"):
+        raise AssertionError('failed: r["peak_memory"] <= scenario.profile.require_device().memory or scenario.variant == "resident"')
 
 
 def check_serving_invariants(tech, scenario):
@@ -284,15 +291,19 @@ def check_serving_invariants(tech, scenario):
         eng, st = simulate.simulate(sim)
     except ParameterError as exc:
         raise Skip(str(exc)) from None
-    assert eng.max_resident <= (st["max_loaded"] if eng.swaps else eng.M), f"{eng.max_resident} resident"
+    if not (eng.max_resident <= (st["max_loaded"] if eng.swaps else eng.M)):
+        raise AssertionError(f"{eng.max_resident} resident")
     resident = sum(1 for s in eng.state if s == "loaded")
     if eng.swaps:
-        assert math.isclose(eng.bytes_loaded - eng.bytes_offloaded, resident * eng.S, rel_tol=1e-12)
+        if not (math.isclose(eng.bytes_loaded - eng.bytes_offloaded, resident * eng.S, rel_tol=1e-12)):
+            raise AssertionError('failed: math.isclose(eng.bytes_loaded - eng.bytes_offloaded, resident * eng.S, rel_tol=1e-12)')
     lat = eng.done_t - np.concatenate(eng.arrivals)
-    assert np.all(lat >= eng.service_t * (1 - 1e-9) - 1e-12), "a response shorter than its batch's service"
+    if not (np.all(lat >= eng.service_t * (1 - 1e-9) - 1e-12)):
+        raise AssertionError("a response shorter than its batch's service")
     for m in range(eng.M):
         a, b = int(eng.offset[m]), int(eng.offset[m + 1])
-        assert np.all(np.diff(eng.start_t[a:b]) >= 0), f"model {m}: requests started out of arrival order"
+        if not (np.all(np.diff(eng.start_t[a:b]) >= 0)):
+            raise AssertionError(f"model {m}: requests started out of arrival order")
 
 
 PROPERTIES = [

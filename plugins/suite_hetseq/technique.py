@@ -179,13 +179,16 @@ def check_equal_batches(tech, scenario):
     d = _eval(tech, sc, variant="ddp-equal-batch")
     if h is None or d is None:
         return
-    assert h.artifacts["batches"] == d.artifacts["batches"], f"batches differ: {h.artifacts['batches']} vs " \
-                                                             f"{d.artifacts['batches']}"
-    assert math.isclose(h["iteration_time"], d["iteration_time"], rel_tol=1e-12)
+    if not (h.artifacts["batches"] == d.artifacts["batches"]):
+        raise AssertionError(f"batches differ: {h.artifacts['batches']} vs " \
+                                                             f"{d.artifacts['batches']}")
+    if not (math.isclose(h["iteration_time"], d["iteration_time"], rel_tol=1e-12)):
+        raise AssertionError('failed: math.isclose(h["iteration_time"], d["iteration_time"], rel_tol=1e-12)')
     comp = np.array(h.artifacts["setup"]["rank_compute_s"])
     b = np.array(h.artifacts["batches"])
     per_sample = float(np.max(comp[b > 0] / b[b > 0]))
-    assert comp.max() - comp.min() <= per_sample * (1 + 1e-9), f"rank compute spread {comp.max() - comp.min()} s"
+    if not (comp.max() - comp.min() <= per_sample * (1 + 1e-9)):
+        raise AssertionError(f"rank compute spread {comp.max() - comp.min()} s")
 
 
 def check_speedup_bound(tech, scenario):
@@ -201,7 +204,8 @@ def check_speedup_bound(tech, scenario):
         st = r.artifacts["setup"]
         ratio = st["ranks"] / st["ranks_per_node"]
         slack = 1.0 + st["global_batch"] / float(sc.params["samples"])
-        assert r["speedup"] <= ratio * slack * (1 + 1e-9), f"{v}: speed-up {r['speedup']} > GPU ratio {ratio}"
+        if not (r["speedup"] <= ratio * slack * (1 + 1e-9)):
+            raise AssertionError(f"{v}: speed-up {r['speedup']} > GPU ratio {ratio}")
 
 
 def check_proportional_no_slower(tech, scenario):
@@ -224,10 +228,13 @@ def check_proportional_no_slower(tech, scenario):
     devs = model.rank_devices(sc.profile, len(b))
     t = model.sample_times(float(wl.fwd_flops + wl.bwd_flops), devs, float(sc.params["efficiency"]),
                            sc.params["dtype"])
-    assert h["iteration_time"] <= d["iteration_time"] + float(t.max()) * (1 + 1e-9)
+    if not (h["iteration_time"] <= d["iteration_time"] + float(t.max()) * (1 + 1e-9)):
+        raise AssertionError('failed: h["iteration_time"] <= d["iteration_time"] + float(t.max()) * (1 + 1e-9)')
     bound = b.sum() / np.sum(1.0 / t) + h["comm_time"]
-    assert h["iteration_time"] >= bound * (1 - 1e-9), f"step {h['iteration_time']} below balanced bound {bound}"
-    assert comp.max() == h["compute_time"]
+    if not (h["iteration_time"] >= bound * (1 - 1e-9)):
+        raise AssertionError(f"step {h['iteration_time']} below balanced bound {bound}")
+    if not (comp.max() == h["compute_time"]):
+        raise AssertionError('failed: comp.max() == h["compute_time"]')
 
 
 def check_union_gradient(tech, scenario):
@@ -237,8 +244,10 @@ def check_union_gradient(tech, scenario):
     p = {**scenario.params, "exec_ranks": K, "dummy_ranks": min(int(scenario.params["dummy_ranks"]), 2),
          "steps": 3, "batch_per_gpu": 6, "hidden": 0}
     r = tech.evaluate(dataclasses.replace(scenario, fidelity="execute", profile=None, params=p))
-    assert r["oracle_error"] <= 1e-10, f"oracle_error {r['oracle_error']}"
-    assert r["allreduces_per_step"] == 1.0
+    if not (r["oracle_error"] <= 1e-10):
+        raise AssertionError(f"oracle_error {r['oracle_error']}")
+    if not (r["allreduces_per_step"] == 1.0):
+        raise AssertionError('failed: r["allreduces_per_step"] == 1.0')
 
 
 class _StepOnly:
@@ -286,7 +295,8 @@ def check_network_levels(tech, scenario):
     if base is None:
         return
     problems = check_network_sensitivity(_StepOnly(f"{tech.name} ({sc.variant}, n-node step)"), sc)
-    assert not problems, problems[0]
+    if not (not problems):
+        raise AssertionError(problems[0])
     L = len(prof.network)
     if base.artifacts["setup"]["ranks"] == 1:
         crossed = set()
@@ -300,18 +310,20 @@ def check_network_levels(tech, scenario):
         if got is None:
             continue
         if i in crossed:
-            assert got["iteration_time"] >= base["iteration_time"] * (1 - 1e-12), \
-                f"network.{i} bandwidth / 10: step fell {base['iteration_time']} -> {got['iteration_time']}"
+            if not (got["iteration_time"] >= base["iteration_time"] * (1 - 1e-12)):
+                raise AssertionError(f"network.{i} bandwidth / 10: step fell {base['iteration_time']} -> {got['iteration_time']}")
         else:
             for k in ("iteration_time", "comm_time", "speedup"):
-                assert math.isclose(got[k], base[k], rel_tol=1e-12), f"network.{i} not crossed but {k} changed"
+                if not (math.isclose(got[k], base[k], rel_tol=1e-12)):
+                    raise AssertionError(f"network.{i} not crossed but {k} changed")
     if crossed:
         worst = max(crossed)
         lvl = prof.network[worst]
         slow = prof.with_overrides({f"network.{worst}.bandwidth": f"{lvl.bandwidth / 1000!r} B/s"})
         got = _eval(tech, sc, profile=slow)
         if got is not None:
-            assert got["comm_time"] > base["comm_time"], f"network.{worst} bandwidth / 1000 left comm_time unchanged"
+            if not (got["comm_time"] > base["comm_time"]):
+                raise AssertionError(f"network.{worst} bandwidth / 1000 left comm_time unchanged")
 
 
 PROPERTIES = [

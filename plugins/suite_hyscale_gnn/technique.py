@@ -139,16 +139,20 @@ def check_shares(tech, scenario):
     cfg = res.artifacts["config"]
     b = int(scenario.params["batch"])
     total = cfg["b_cpu"] + cfg["b_acc"] * cfg["accelerators"]
-    assert cfg["b_cpu"] >= 0 and cfg["b_acc"] >= 0, f"negative share: {cfg['b_cpu']}, {cfg['b_acc']}"
-    assert abs(total - b) <= 1e-9 * b, f"shares sum to {total}, batch is {b}"
+    if not (cfg["b_cpu"] >= 0 and cfg["b_acc"] >= 0):
+        raise AssertionError(f"negative share: {cfg['b_cpu']}, {cfg['b_acc']}")
+    if not (abs(total - b) <= 1e-9 * b):
+        raise AssertionError(f"shares sum to {total}, batch is {b}")
 
 
 def check_ordering(tech, scenario):
     """hyscale <= min(prefetch, cpu-only) and prefetch <= multi-gpu (epoch time)."""
     t = {v: _model(tech, scenario, variant=v)["epoch_time"] for v in ("hyscale", "prefetch", "cpu-only", "multi-gpu")}
     eps = 1e-12
-    assert t["hyscale"] <= min(t["prefetch"], t["cpu-only"]) * (1 + eps), f"epoch times {t}"
-    assert t["prefetch"] <= t["multi-gpu"] * (1 + eps), f"epoch times {t}"
+    if not (t["hyscale"] <= min(t["prefetch"], t["cpu-only"]) * (1 + eps)):
+        raise AssertionError(f"epoch times {t}")
+    if not (t["prefetch"] <= t["multi-gpu"] * (1 + eps)):
+        raise AssertionError(f"epoch times {t}")
 
 
 def check_monotone(tech, scenario):
@@ -159,10 +163,12 @@ def check_monotone(tech, scenario):
         return
     base = _model(tech, scenario)["epoch_time"]
     faster_link = prof.with_overrides({"device.host_link.bandwidth": f"{2 * dev.host_link.bandwidth} B/s"})
-    assert _model(tech, scenario, profile=faster_link)["epoch_time"] <= base * (1 + 1e-12), "host link x2 slowed it"
+    if not (_model(tech, scenario, profile=faster_link)["epoch_time"] <= base * (1 + 1e-12)):
+        raise AssertionError("host link x2 slowed it")
     if "fp32" in dev.peak_flops:
         faster = prof.with_overrides({"device.peak_flops.fp32": f"{2 * dev.peak_flops['fp32']} FLOP/s"})
-        assert _model(tech, scenario, profile=faster)["epoch_time"] <= base * (1 + 1e-12), "peak x2 slowed it"
+        if not (_model(tech, scenario, profile=faster)["epoch_time"] <= base * (1 + 1e-12)):
+            raise AssertionError("peak x2 slowed it")
 
 
 PROPERTIES = [

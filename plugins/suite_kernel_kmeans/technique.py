@@ -273,7 +273,8 @@ def prop_objective_monotone(tech, scenario) -> None:
     lab0 = alg.init_labels(X, 4, kp, "random", rng)
     res = solvers.run(scenario.variant, X, 4, kp, lab0, 30, _ranks(scenario.variant), window=7)
     for a, b in zip(res.objectives, res.objectives[1:]):
-        assert b <= a + 1e-9 * max(1.0, abs(a)), f"objective rose from {a!r} to {b!r}"
+        if not (b <= a + 1e-9 * max(1.0, abs(a))):
+            raise AssertionError(f"objective rose from {a!r} to {b!r}")
 
 
 def prop_layouts_agree(tech, scenario) -> None:
@@ -287,7 +288,8 @@ def prop_layouts_agree(tech, scenario) -> None:
     lab0 = alg.init_labels(X, 5, kp, "random", rng)
     ref = solvers.run_single(X, 5, kp, lab0, 30, "popcorn")
     res = solvers.run(scenario.variant, X, 5, kp, lab0, 30, _ranks(scenario.variant), window=5)
-    assert np.array_equal(ref.labels, res.labels), f"{scenario.variant} labels differ from popcorn's"
+    if not (np.array_equal(ref.labels, res.labels)):
+        raise AssertionError(f"{scenario.variant} labels differ from popcorn's")
 
 
 def prop_empty_clusters(tech, scenario) -> None:
@@ -299,8 +301,10 @@ def prop_empty_clusters(tech, scenario) -> None:
     X, kp, _ = _tiny(scenario)
     lab0 = np.arange(X.shape[0]) % 3  # clusters 3 and 4 of k = 5 start empty
     res = solvers.run(scenario.variant, X, 5, kp, lab0, 10, _ranks(scenario.variant), window=8)
-    assert all(np.isfinite(res.objectives)), f"objectives not finite: {res.objectives}"
-    assert res.labels.min() >= 0 and res.labels.max() < 3
+    if not (all(np.isfinite(res.objectives))):
+        raise AssertionError(f"objectives not finite: {res.objectives}")
+    if not (res.labels.min() >= 0 and res.labels.max() < 3):
+        raise AssertionError('failed: res.labels.min() >= 0 and res.labels.max() < 3')
 
 
 def prop_faster_memory_not_slower(tech, scenario) -> None:
@@ -318,7 +322,8 @@ def prop_faster_memory_not_slower(tech, scenario) -> None:
         {"device.memory_bandwidth": f"{2 * bw!r} B/s"}))
     t0 = model.evaluate(base)["time_per_iteration"]
     t1 = model.evaluate(fast)["time_per_iteration"]
-    assert t1 <= t0 * (1 + 1e-12), f"time per iteration rose from {t0} to {t1} s with 2x memory bandwidth"
+    if not (t1 <= t0 * (1 + 1e-12)):
+        raise AssertionError(f"time per iteration rose from {t0} to {t1} s with 2x memory bandwidth")
 
 
 PROPERTIES = [

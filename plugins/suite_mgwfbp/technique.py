@@ -150,9 +150,11 @@ def check_groups_partition(tech: Technique, scenario) -> None:
     groups = res.artifacts["group_layers"]
     L = len(res.artifacts["layers"])
     flat = sorted(l for g in groups for l in g)
-    assert flat == list(range(L)), f"groups do not cover layers 0..{L - 1} exactly once: {groups}"
+    if not (flat == list(range(L))):
+        raise AssertionError(f"groups do not cover layers 0..{L - 1} exactly once: {groups}")
     for g in groups:
-        assert list(g) == list(range(min(g), max(g) + 1)), f"group {g} is not contiguous"
+        if not (list(g) == list(range(min(g), max(g) + 1))):
+            raise AssertionError(f"group {g} is not contiguous")
 
 
 def check_not_slower(tech: Technique, scenario) -> None:
@@ -160,15 +162,17 @@ def check_not_slower(tech: Technique, scenario) -> None:
     r = _model_times(tech, scenario)
     t = {v: r[v]["iteration_time"] for v in r}
     tol = 1e-12 * t["sync"]
-    assert t["mg-wfbp"] <= t["wfbp"] + tol, f"mg-wfbp {t['mg-wfbp']} s slower than wfbp {t['wfbp']} s"
-    assert t["mg-wfbp"] <= t["sync"] + tol, f"mg-wfbp {t['mg-wfbp']} s slower than sync {t['sync']} s"
+    if not (t["mg-wfbp"] <= t["wfbp"] + tol):
+        raise AssertionError(f"mg-wfbp {t['mg-wfbp']} s slower than wfbp {t['wfbp']} s")
+    if not (t["mg-wfbp"] <= t["sync"] + tol):
+        raise AssertionError(f"mg-wfbp {t['mg-wfbp']} s slower than sync {t['sync']} s")
 
 
 def check_lower_bound(tech: Technique, scenario) -> None:
     """Iteration time >= forward + total backward (communication can only add)."""
     res = tech.evaluate(dataclasses.replace(scenario, fidelity="model"))
-    assert res["iteration_time"] >= res["compute_time"] * (1 - 1e-12), \
-        f"iteration {res['iteration_time']} s < compute {res['compute_time']} s"
+    if not (res["iteration_time"] >= res["compute_time"] * (1 - 1e-12)):
+        raise AssertionError(f"iteration {res['iteration_time']} s < compute {res['compute_time']} s")
 
 
 PROPERTIES = [

@@ -177,7 +177,8 @@ def check_dsp_monotone(tech, scenario):
     d = _random_designs(net, scenario.seed)
     t1 = model.evaluate_designs(net, d, res)["throughput"]
     t2 = model.evaluate_designs(net, d, dataclasses.replace(res, dsps=res.dsps * 2))["throughput"]
-    assert (t2 >= t1 * (1 - 1e-12)).all(), f"throughput fell when the DSP budget doubled: {t1} -> {t2}"
+    if not (t2 >= t1 * (1 - 1e-12)).all():
+        raise AssertionError(f"throughput fell when the DSP budget doubled: {t1} -> {t2}")
 
 
 def check_vector_equals_reference(tech, scenario):
@@ -190,9 +191,10 @@ def check_vector_equals_reference(tech, scenario):
     ev = model.evaluate_designs(net, d, res)
     for i, row in enumerate(d):
         ref = model.design_metrics(net, row, res)
-        assert abs(ref["throughput"] - ev["throughput"][i]) <= 1e-9 * max(ref["throughput"], 1e-300), \
-            f"design {list(row)}: vectorised {ev['throughput'][i]} vs greedy {ref['throughput']} images/s"
-        assert int(ref["dsps"]) == int(ev["dsps"][i]), f"design {list(row)}: DSPs {ev['dsps'][i]} vs {ref['dsps']}"
+        if not (abs(ref["throughput"] - ev["throughput"][i]) <= 1e-9 * max(ref["throughput"], 1e-300)):
+            raise AssertionError(f"design {list(row)}: vectorised {ev['throughput'][i]} vs greedy {ref['throughput']} images/s")
+        if not (int(ref["dsps"]) == int(ev["dsps"][i])):
+            raise AssertionError(f"design {list(row)}: DSPs {ev['dsps'][i]} vs {ref['dsps']}")
 
 
 def check_dram_only_when_spilled(tech, scenario):
@@ -207,9 +209,11 @@ def check_dram_only_when_spilled(tech, scenario):
     a = model.evaluate_designs(net, d, res)
     b = model.evaluate_designs(net, d, dataclasses.replace(res, dram_bw=res.dram_bw * 4))
     fits = a["spilled_bytes"] == 0
-    assert np.array_equal(a["throughput"][fits], b["throughput"][fits]), "throughput moved with DRAM bandwidth " \
-        "although every weight is on chip"
-    assert (b["throughput"] >= a["throughput"] * (1 - 1e-12)).all(), "more DRAM bandwidth lowered throughput"
+    if not (np.array_equal(a["throughput"][fits], b["throughput"][fits])):
+        raise AssertionError("throughput moved with DRAM bandwidth " \
+        "although every weight is on chip")
+    if not (b["throughput"] >= a["throughput"] * (1 - 1e-12)).all():
+        raise AssertionError("more DRAM bandwidth lowered throughput")
 
 
 def check_search_meets_constraints(tech, scenario):
@@ -226,8 +230,10 @@ def check_search_meets_constraints(tech, scenario):
         raise Skip("DSP budget below the dense design's stage count")
     sr = model.search(net, res, ratio=0.65, macs_target=0.8, generations=4, seed=scenario.seed, prior_mean=0.32)
     if sr.feasible:
-        assert sr.metrics["macs"] <= 0.8 * net.dense_macs * (1 + 1e-12), "MAC constraint violated"
-        assert sr.metrics["throughput"] >= d0["throughput"][0] / 0.65 * (1 - 1e-12), "throughput constraint violated"
+        if not (sr.metrics["macs"] <= 0.8 * net.dense_macs * (1 + 1e-12)):
+            raise AssertionError("MAC constraint violated")
+        if not (sr.metrics["throughput"] >= d0["throughput"][0] / 0.65 * (1 - 1e-12)):
+            raise AssertionError("throughput constraint violated")
 
 
 PROPERTIES = [

@@ -166,9 +166,11 @@ def check_enumeration(tech, scenario):
     lens, ppn = tuple(r.artifacts["grid"]["lens"]), int(_fit(scenario).params["ranks_per_node"])
     nodes = math.prod(lens) // ppn
     found = grids.inter_node_grids(lens, nodes)
-    assert list(found) == grids.brute_force_inter_node_grids(lens, nodes), f"enumeration differs for {lens}, N={nodes}"
+    if not (list(found) == grids.brute_force_inter_node_grids(lens, nodes)):
+        raise AssertionError(f"enumeration differs for {lens}, N={nodes}")
     for g in found:
-        assert math.prod(g) == nodes and all(l % x == 0 for l, x in zip(lens, g)), f"bad inter-node grid {g}"
+        if not (math.prod(g) == nodes and all(l % x == 0 for l, x in zip(lens, g))):
+            raise AssertionError(f"bad inter-node grid {g}")
 
 
 def check_volume_not_above_default(tech, scenario):
@@ -176,11 +178,12 @@ def check_volume_not_above_default(tech, scenario):
     sc = _fit(scenario)
     na = _eval(tech, sc, variant="node-aware")
     de = _eval(tech, sc, variant="default-grid")
-    assert na["inter_node_bytes"] <= de["inter_node_bytes"] * (1 + 1e-12), (
-        f"node-aware {na['inter_node_bytes']} B > default {de['inter_node_bytes']} B")
+    if not (na["inter_node_bytes"] <= de["inter_node_bytes"] * (1 + 1e-12)):
+        raise AssertionError(f"node-aware {na['inter_node_bytes']} B > default {de['inter_node_bytes']} B")
     tot_na = na["inter_node_bytes"] + na["intra_node_bytes"]
     tot_de = de["inter_node_bytes"] + de["intra_node_bytes"]
-    assert math.isclose(tot_na, tot_de, rel_tol=1e-12), f"inter + intra changed by renumbering: {tot_na} vs {tot_de}"
+    if not (math.isclose(tot_na, tot_de, rel_tol=1e-12)):
+        raise AssertionError(f"inter + intra changed by renumbering: {tot_na} vs {tot_de}")
 
 
 def check_ppn1_equals_default(tech, scenario):
@@ -188,7 +191,8 @@ def check_ppn1_equals_default(tech, scenario):
     sc = _fit(scenario, ppn=1)
     na = _eval(tech, sc, variant="node-aware")
     de = _eval(tech, sc, variant="default-grid")
-    assert na["time"] == de["time"] and na["speedup"] == 1.0, f"ppn=1: {na['time']} vs {de['time']}"
+    if not (na["time"] == de["time"] and na["speedup"] == 1.0):
+        raise AssertionError(f"ppn=1: {na['time']} vs {de['time']}")
 
 
 def check_one_node_no_inter(tech, scenario):
@@ -197,7 +201,8 @@ def check_one_node_no_inter(tech, scenario):
     ppn = int(sc.params["ranks_per_node"])
     sc = dataclasses.replace(sc, params={**sc.params, "ranks": ppn})
     r = tech.evaluate(sc)
-    assert r["inter_node_bytes"] == 0.0, f"one node moved {r['inter_node_bytes']} B between nodes"
+    if not (r["inter_node_bytes"] == 0.0):
+        raise AssertionError(f"one node moved {r['inter_node_bytes']} B between nodes")
 
 
 def check_faster_links(tech, scenario):
@@ -212,15 +217,18 @@ def check_faster_links(tech, scenario):
         bw = prof.network[lvl].bandwidth
         faster = prof.with_overrides({f"network.{lvl}.bandwidth": f"{2 * bw} B/s"})
         t1 = tech.evaluate(dataclasses.replace(sc, profile=faster))
-        assert t1["time"] <= t0["time"] * (1 + 1e-12), f"time rose from {t0['time']} to {t1['time']} s (level {lvl} x2)"
+        if not (t1["time"] <= t0["time"] * (1 + 1e-12)):
+            raise AssertionError(f"time rose from {t0['time']} to {t1['time']} s (level {lvl} x2)")
     if t0["inter_node_bytes"] > 0:
         slower = prof.with_overrides({f"network.{n - 1}.bandwidth": f"{prof.network[-1].bandwidth / 2} B/s"})
         t2 = tech.evaluate(dataclasses.replace(sc, profile=slower))
-        assert t2["time"] > t0["time"], "halving the inter-node bandwidth did not change the time"
+        if not (t2["time"] > t0["time"]):
+            raise AssertionError("halving the inter-node bandwidth did not change the time")
     if n > 1 and int(sc.params["ranks_per_node"]) > 1 and t0["intra_node_bytes"] > 0:
         slower = prof.with_overrides({"network.0.bandwidth": f"{prof.network[0].bandwidth / 2} B/s"})
         t3 = tech.evaluate(dataclasses.replace(sc, profile=slower))
-        assert t3["time"] > t0["time"], "halving the intra-node bandwidth did not change the time (ppn > 1)"
+        if not (t3["time"] > t0["time"]):
+            raise AssertionError("halving the intra-node bandwidth did not change the time (ppn > 1)")
 
 
 def check_execute_oracle(tech, scenario):
@@ -235,9 +243,10 @@ def check_execute_oracle(tech, scenario):
     sc = dataclasses.replace(scenario, fidelity="execute", workload=ring, profile=scenario.input(f"profile:{_PROFILE}"),
                              params=tech.validate_params(prm))
     r = execute.evaluate(sc, repeats=1)
-    assert r["oracle_error"] <= 1e-12, f"oracle error {r['oracle_error']}"
-    assert r["inter_node_bytes"] == r["inter_node_bytes_formula"], (
-        f"ledger {r['inter_node_bytes']} B != formula {r['inter_node_bytes_formula']} B")
+    if not (r["oracle_error"] <= 1e-12):
+        raise AssertionError(f"oracle error {r['oracle_error']}")
+    if not (r["inter_node_bytes"] == r["inter_node_bytes_formula"]):
+        raise AssertionError(f"ledger {r['inter_node_bytes']} B != formula {r['inter_node_bytes_formula']} B")
 
 
 PROPERTIES = [

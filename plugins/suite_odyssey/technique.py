@@ -223,7 +223,8 @@ def _check_adaptive_minimal(tech, scenario):
         window = expected_window(n - 1, 1, pm.cluster.device_mtbf, pm.cluster.repair_time)
         ch = choose_policy(opts, window, t_ref)
         for name, cost in ch.costs.items():
-            assert ch.costs[ch.name] <= cost, f"chose {ch.name} ({ch.costs[ch.name]:.4g} s) over {name} ({cost:.4g} s)"
+            if not (ch.costs[ch.name] <= cost):
+                raise AssertionError(f"chose {ch.name} ({ch.costs[ch.name]:.4g} s) over {name} ({cost:.4g} s)")
 
 
 def _check_fewer_devices(tech, scenario):
@@ -235,7 +236,8 @@ def _check_fewer_devices(tech, scenario):
         p = pm.best_plan(n - f)
         if p is None:
             break
-        assert p.iteration_time >= prev * (1 - 1e-12), f"{n - f} devices ({p.describe()}) faster than {n - f + 1}"
+        if not (p.iteration_time >= prev * (1 - 1e-12)):
+            raise AssertionError(f"{n - f} devices ({p.describe()}) faster than {n - f + 1}")
         prev = p.iteration_time
 
 
@@ -247,7 +249,8 @@ def _check_reroute_conserves(tech, scenario):
     M = pm.job.microbatches
     for f in range(plan.dp):
         load = reroute_load(M, plan.dp, f)
-        assert sum(load) == M and len(load) == plan.dp - f, f"{f} failed: loads {load} do not sum to {M}"
+        if not (sum(load) == M and len(load) == plan.dp - f):
+            raise AssertionError(f"{f} failed: loads {load} do not sum to {M}")
 
 
 def _check_no_failure_equal(tech, scenario):
@@ -261,7 +264,8 @@ def _check_no_failure_equal(tech, scenario):
     pm, knobs, plan = _model_or_skip(scenario)
     knobs.failure_free_mtbf = True
     out = simulate.run_simulation(pm, scenario.variant, [], 3600.0, knobs)
-    assert abs(out["relative_throughput"] - 1.0) < 1e-9, f"{scenario.variant}: {out['relative_throughput']!r} != 1"
+    if not (abs(out["relative_throughput"] - 1.0) < 1e-9):
+        raise AssertionError(f"{scenario.variant}: {out['relative_throughput']!r} != 1")
 
 
 PROPERTIES = [

@@ -169,7 +169,8 @@ def check_reduces_to_ssgd(tech: Technique, scenario) -> None:
     a, _ = _exec("palsgd", scenario.profile, **kw)
     b, _ = _exec("s-sgd", scenario.profile, **kw)
     err = max(float(np.max(np.abs(x - y))) for x, y in zip(a.workers.params, b.workers.params))
-    assert err <= 1e-12, f"PALSGD(p=0, H=1, SGD, outer lr 1) differs from S-SGD by {err}"
+    if not (err <= 1e-12):
+        raise AssertionError(f"PALSGD(p=0, H=1, SGD, outer lr 1) differs from S-SGD by {err}")
 
 
 def check_allreduce_count(tech: Technique, scenario) -> None:
@@ -177,8 +178,10 @@ def check_allreduce_count(tech: Technique, scenario) -> None:
     for v in ("local-sgd", "diloco", "palsgd"):
         s, extra = _exec(v, scenario.profile)
         expect = 3 + (9 - 3) // 2
-        assert s.workers.allreduces == expect, f"{v}: {s.workers.allreduces} all-reduces, expected {expect}"
-        assert extra["synced_identical"], f"{v}: replicas differ right after a sync"
+        if not (s.workers.allreduces == expect):
+            raise AssertionError(f"{v}: {s.workers.allreduces} all-reduces, expected {expect}")
+        if not (extra["synced_identical"]):
+            raise AssertionError(f"{v}: replicas differ right after a sync")
 
 
 def check_local_not_slower(tech: Technique, scenario) -> None:
@@ -191,10 +194,12 @@ def check_local_not_slower(tech: Technique, scenario) -> None:
     t = {v: r[v]["time_to_target"] for v in r}
     eps = 1e-12 * t["s-sgd"]
     for v in ("local-sgd", "diloco", "palsgd"):
-        assert t[v] <= t["s-sgd"] + eps, f"{v} {t[v]} s slower than DDP {t['s-sgd']} s"
+        if not (t[v] <= t["s-sgd"] + eps):
+            raise AssertionError(f"{v} {t[v]} s slower than DDP {t['s-sgd']} s")
     inp = r["palsgd"].artifacts["inputs"]
     if inp["t_ps"] <= inp["t_c"]:
-        assert t["palsgd"] <= t["diloco"] + eps, f"palsgd {t['palsgd']} slower than diloco {t['diloco']}"
+        if not (t["palsgd"] <= t["diloco"] + eps):
+            raise AssertionError(f"palsgd {t['palsgd']} slower than diloco {t['diloco']}")
 
 
 PROPERTIES = [

@@ -217,8 +217,10 @@ def check_selection(tech, scenario):
         rr = execute.run(cl, v, rounds=2, hidden=8, degree=4, k=2, seed=scenario.seed)
         for rnd in rr.selections:
             for i, picked in enumerate(rnd):
-                assert len(picked) == 2 == len(set(picked)), f"{v}: client {i} picked {picked}"
-                assert i not in picked and set(picked) <= set(nbrs[i]), f"{v}: client {i} picked {picked} not in {nbrs[i]}"
+                if not (len(picked) == 2 == len(set(picked))):
+                    raise AssertionError(f"{v}: client {i} picked {picked}")
+                if not (i not in picked and set(picked) <= set(nbrs[i])):
+                    raise AssertionError(f"{v}: client {i} picked {picked} not in {nbrs[i]}")
 
 
 def check_score_shape(tech, scenario):
@@ -231,9 +233,12 @@ def check_score_shape(tech, scenario):
     a, c = float(scenario.params["alpha"]) or 1.0, float(scenario.params["c"])
     s_l, s_d, s_p = rng.uniform(0, 3, 20), rng.uniform(0, 2, 20), rng.uniform(0.05, 1, 20)
     S = execute.score_matrix(s_l, s_d, s_p, a, c)
-    assert np.all(execute.score_matrix(s_l + 0.5, s_d, s_p, a, c) > S), "S not increasing in s_l"
-    assert np.all(execute.score_matrix(s_l, s_d + 0.5, s_p, a, c) < S), "S not decreasing in s_d"
-    assert np.allclose(execute.score_matrix(s_l, s_d, 2 * s_p, a, c), 2 * S), "S not linear in s_p"
+    if not (np.all(execute.score_matrix(s_l + 0.5, s_d, s_p, a, c) > S)):
+        raise AssertionError("S not increasing in s_l")
+    if not (np.all(execute.score_matrix(s_l, s_d + 0.5, s_p, a, c) < S)):
+        raise AssertionError("S not decreasing in s_d")
+    if not (np.allclose(execute.score_matrix(s_l, s_d, 2 * s_p, a, c), 2 * S)):
+        raise AssertionError("S not linear in s_p")
 
 
 def check_convex(tech, scenario):
@@ -247,9 +252,11 @@ def check_convex(tech, scenario):
     rec = [rng.normal(size=50) for _ in range(3)]
     agg = execute.average_extractors(own, rec)
     st = np.stack([own, *rec])
-    assert np.all(agg <= st.max(axis=0) + 1e-12) and np.all(agg >= st.min(axis=0) - 1e-12), "aggregate leaves the hull"
+    if not (np.all(agg <= st.max(axis=0) + 1e-12) and np.all(agg >= st.min(axis=0) - 1e-12)):
+        raise AssertionError("aggregate leaves the hull")
     same = execute.average_extractors(own, [own.copy(), own.copy()])
-    assert np.allclose(same, own, rtol=1e-14, atol=0), "aggregate of equal inputs differs from them (beyond rounding)"
+    if not (np.allclose(same, own, rtol=1e-14, atol=0)):
+        raise AssertionError("aggregate of equal inputs differs from them (beyond rounding)")
 
 
 def check_bandwidth_monotone(tech, scenario):
@@ -260,7 +267,8 @@ def check_bandwidth_monotone(tech, scenario):
     for i, lv in enumerate(prof.network):
         faster = prof.with_overrides({f"network.{i}.bandwidth": f"{2 * lv.bandwidth} B/s"})
         t1 = tech.evaluate(dataclasses.replace(sc, profile=faster))["round_time"]
-        assert t1 <= t0 * (1 + 1e-12), f"round time rose from {t0} to {t1} s when level {i} got faster"
+        if not (t1 <= t0 * (1 + 1e-12)):
+            raise AssertionError(f"round time rose from {t0} to {t1} s when level {i} got faster")
 
 
 def check_k0_identical(tech, scenario):
@@ -272,9 +280,12 @@ def check_k0_identical(tech, scenario):
     cl = _tiny(scenario.seed)
     a = execute.run(cl, "pfeddst", rounds=2, hidden=8, k=0, seed=scenario.seed)
     b = execute.run(cl, "random-peers", rounds=2, hidden=8, k=0, seed=scenario.seed)
-    assert a.accuracy == b.accuracy, f"curves differ at k=0: {a.accuracy} vs {b.accuracy}"
-    assert all(np.array_equal(x, y) for x, y in zip(a.thetas, b.thetas)), "models differ at k=0"
-    assert a.ledger.total_bytes == b.ledger.total_bytes == 0, "traffic at k=0"
+    if not (a.accuracy == b.accuracy):
+        raise AssertionError(f"curves differ at k=0: {a.accuracy} vs {b.accuracy}")
+    if not (all(np.array_equal(x, y) for x, y in zip(a.thetas, b.thetas))):
+        raise AssertionError("models differ at k=0")
+    if not (a.ledger.total_bytes == b.ledger.total_bytes == 0):
+        raise AssertionError("traffic at k=0")
 
 
 def check_ledger_bytes(tech, scenario):
@@ -288,9 +299,11 @@ def check_ledger_bytes(tech, scenario):
     h_b = (h * cl.classes + cl.classes) * 8
     rr = execute.run(cl, "pfeddst", rounds=2, hidden=h, degree=4, k=2, seed=scenario.seed)
     want = 2 * cl.n * (2 * e_b + 4 * (h_b + e_b + h_b + execute.SCALAR_BYTES))
-    assert rr.ledger.total_bytes == want, f"ledger {rr.ledger.total_bytes} B, expected {want} B"
+    if not (rr.ledger.total_bytes == want):
+        raise AssertionError(f"ledger {rr.ledger.total_bytes} B, expected {want} B")
     tags = rr.ledger.by_tag()
-    assert tags["extractor"][1] == 2 * cl.n * 2 * e_b, f"extractor bytes {tags['extractor']}"
+    if not (tags["extractor"][1] == 2 * cl.n * 2 * e_b):
+        raise AssertionError(f"extractor bytes {tags['extractor']}")
 
 
 PROPERTIES = [

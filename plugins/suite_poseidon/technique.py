@@ -188,13 +188,15 @@ def check_hybcomm_argmin(tech, scenario):
     for row in res.artifacts["layers"]:
         layer = by_name[row["layer"]]
         if not model.sfb_eligible(layer):
-            assert row["scheme"] == "ps", f"layer {layer.name} ({layer.kind}) uses {row['scheme']}, expected ps"
+            if not (row["scheme"] == "ps"):
+                raise AssertionError(f"layer {layer.name} ({layer.kind}) uses {row['scheme']}, expected ps")
             continue
         m, n = layer.grad_shape
         sfb = model.sfb_floats_per_node(m, n, nodes, k)
         ps = model.ps_floats_per_node(m, n, nodes, servers)
         want = "sfb" if sfb <= ps else "ps"
-        assert row["scheme"] == want, f"layer {layer.name}: chose {row['scheme']}, SFB {sfb} vs PS {ps} floats"
+        if not (row["scheme"] == want):
+            raise AssertionError(f"layer {layer.name}: chose {row['scheme']}, SFB {sfb} vs PS {ps} floats")
 
 
 def check_wfbp_bounds(tech, scenario):
@@ -213,7 +215,8 @@ def check_wfbp_bounds(tech, scenario):
         b, c = sum(it.backward), it.comm_time
         lo, hi = it.forward + max(b, c), it.forward + b + c
         tol = 1e-9 * hi
-        assert lo - tol <= it.iteration_time <= hi + tol, f"{variant}: T={it.iteration_time} not in [{lo}, {hi}]"
+        if not (lo - tol <= it.iteration_time <= hi + tol):
+            raise AssertionError(f"{variant}: T={it.iteration_time} not in [{lo}, {hi}]")
 
 
 def check_bandwidth_monotone(tech, scenario):
@@ -225,13 +228,15 @@ def check_bandwidth_monotone(tech, scenario):
     faster = prof.with_overrides({"network.-1.bandwidth": f"{2 * prof.network[-1].bandwidth} B/s"})
     t0 = tech.evaluate(dataclasses.replace(scenario, fidelity="model"))["iteration_time"]
     t1 = tech.evaluate(dataclasses.replace(scenario, fidelity="model", profile=faster))["iteration_time"]
-    assert t1 <= t0 * (1 + 1e-12), f"iteration time rose from {t0} to {t1} s when bandwidth doubled"
+    if not (t1 <= t0 * (1 + 1e-12)):
+        raise AssertionError(f"iteration time rose from {t0} to {t1} s when bandwidth doubled")
 
 
 def check_speedup_one_node(tech, scenario):
     """speedup(1 node) == 1 for every variant."""
     r = _model_result(tech, scenario, nodes=1, servers=None)
-    assert math.isclose(r["speedup"], 1.0, rel_tol=1e-12), f"speedup at 1 node is {r['speedup']}"
+    if not (math.isclose(r["speedup"], 1.0, rel_tol=1e-12)):
+        raise AssertionError(f"speedup at 1 node is {r['speedup']}")
 
 
 def check_sfb_equals_dense(tech, scenario):
@@ -239,7 +244,8 @@ def check_sfb_equals_dense(tech, scenario):
     p = {**scenario.params, "nodes": min(int(scenario.params["nodes"]), 4),
          "batch_per_node": min(int(scenario.params["batch_per_node"]), 8), "servers": None}
     res = tech.evaluate(dataclasses.replace(scenario, fidelity="execute", params=p))
-    assert res["max_rel_error"] < 1e-4, f"max relative error {res['max_rel_error']}"
+    if not (res["max_rel_error"] < 1e-4):
+        raise AssertionError(f"max relative error {res['max_rel_error']}")
 
 
 PROPERTIES = [

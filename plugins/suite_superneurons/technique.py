@@ -36,8 +36,10 @@ def _prop_peak_order(tech: Technique, s: Scenario) -> None:
         raise Skip("iteration mode only")
     peaks = {p: simulate(s.workload, s.params["batch"], p, tensor_cache=False).peak for p in POLICIES}
     lp = simulate(s.workload, s.params["batch"], "liveness").l_peak
-    assert peaks["baseline"] >= peaks["liveness"] >= peaks["liveness+offload+recompute"] - 1e-6, peaks
-    assert peaks["liveness+offload+recompute"] >= lp * (1 - 1e-12), (peaks, lp)
+    if not (peaks["baseline"] >= peaks["liveness"] >= peaks["liveness+offload+recompute"] - 1e-6):
+        raise AssertionError(peaks)
+    if not (peaks["liveness+offload+recompute"] >= lp * (1 - 1e-12)):
+        raise AssertionError((peaks, lp))
 
 
 def _prop_no_read_after_free(tech: Technique, s: Scenario) -> None:
@@ -49,8 +51,10 @@ def _prop_no_read_after_free(tech: Technique, s: Scenario) -> None:
     cap = s.profile.device.memory if s.profile and s.profile.device else None
     for p in POLICIES:
         tr = simulate(s.workload, s.params["batch"], p, capacity=cap)
-        assert not tr.violations, f"{p}: {tr.violations[:3]}"
-        assert tr.bytes_offloaded == tr.bytes_prefetched, f"{p}: offloaded != prefetched"
+        if not (not tr.violations):
+            raise AssertionError(f"{p}: {tr.violations[:3]}")
+        if not (tr.bytes_offloaded == tr.bytes_prefetched):
+            raise AssertionError(f"{p}: offloaded != prefetched")
 
 
 def _prop_more_memory_never_hurts_depth(tech: Technique, s: Scenario) -> None:
@@ -59,7 +63,8 @@ def _prop_more_memory_never_hurts_depth(tech: Technique, s: Scenario) -> None:
     small = tech.evaluate(s)
     bigger = s.profile.with_overrides({"device.memory": s.profile.device.memory * 2})
     big = tech.evaluate(replace(s, profile=bigger))
-    assert big["fits"] >= small["fits"]
+    if not (big["fits"] >= small["fits"]):
+        raise AssertionError('failed: big["fits"] >= small["fits"]')
 
 
 # --------------------------------------------------------------------------- claims

@@ -167,8 +167,10 @@ def check_bounds(tech, scenario):
     parts = [t[k] for k in ("storage", "pcie", "compute", "network", "spill")]
     th, se = model.combine(t, "theseus"), model.combine(t, "serial")
     tol = 1e-9 * se
-    assert max(parts) - tol <= th <= se + tol, f"theseus {th} not in [max {max(parts)}, serial {se}]"
-    assert math.isclose(se, sum(parts), rel_tol=1e-12)
+    if not (max(parts) - tol <= th <= se + tol):
+        raise AssertionError(f"theseus {th} not in [max {max(parts)}, serial {se}]")
+    if not (math.isclose(se, sum(parts), rel_tol=1e-12)):
+        raise AssertionError('failed: math.isclose(se, sum(parts), rel_tol=1e-12)')
 
 
 def check_ib_slower(tech, scenario):
@@ -182,7 +184,8 @@ def check_ib_slower(tech, scenario):
         a = _model(tech, dataclasses.replace(sc, variant=v))
         b = _model(tech, dataclasses.replace(sc, variant=v, profile=slow))
         if "query_time" in a and "query_time" in b:
-            assert b["query_time"] >= a["query_time"] * (1 - 1e-12), f"{v}: {a['query_time']} -> {b['query_time']}"
+            if not (b["query_time"] >= a["query_time"] * (1 - 1e-12)):
+                raise AssertionError(f"{v}: {a['query_time']} -> {b['query_time']}")
 
 
 def check_in_memory_no_more_feasible(tech, scenario):
@@ -190,7 +193,8 @@ def check_in_memory_no_more_feasible(tech, scenario):
     sc = _fit(scenario)
     a = _model(tech, dataclasses.replace(sc, variant="in-memory"))
     b = _model(tech, dataclasses.replace(sc, variant="theseus"))
-    assert a["feasible"] <= b["feasible"], "in-memory feasible where theseus is not"
+    if not (a["feasible"] <= b["feasible"]):
+        raise AssertionError("in-memory feasible where theseus is not")
 
 
 def check_execute_equals_duckdb(tech, scenario):
@@ -204,7 +208,8 @@ def check_execute_equals_duckdb(tech, scenario):
                              variant="theseus" if scenario.variant == "cpu-engine" else scenario.variant)
     r = tech.evaluate(sc)
     if r["feasible"] == 1.0:
-        assert r["correct"] == 1.0
+        if not (r["correct"] == 1.0):
+            raise AssertionError('failed: r["correct"] == 1.0')
 
 
 PROPERTIES = [

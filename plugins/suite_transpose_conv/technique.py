@@ -77,8 +77,10 @@ def check_equals_scatter(tech: Technique, scenario: Scenario) -> None:
         w = rng.standard_normal((l.ci, l.co, l.k, l.k))
         out, _ = run(scenario.variant, x, w, l.s, l.p, l.op)
         ref, _ = run("scatter", x, w, l.s, l.p, l.op)
-        assert out.shape == (l.n, l.co, l.ho, l.wo), f"{scenario.variant}: shape {out.shape}"
-        assert np.allclose(out, ref, rtol=1e-9, atol=1e-9), f"{scenario.variant} differs from scatter on {l}"
+        if not (out.shape == (l.n, l.co, l.ho, l.wo)):
+            raise AssertionError(f"{scenario.variant}: shape {out.shape}")
+        if not (np.allclose(out, ref, rtol=1e-9, atol=1e-9)):
+            raise AssertionError(f"{scenario.variant} differs from scatter on {l}")
 
 
 def check_counts(tech: Technique, scenario: Scenario) -> None:
@@ -95,11 +97,15 @@ def check_counts(tech: Technique, scenario: Scenario) -> None:
         x = rng.standard_normal((l.n, l.ci, l.h, l.w))
         w = rng.standard_normal((l.ci, l.co, l.k, l.k))
         work = {v: run(v, x, w, l.s, l.p, l.op)[1] for v in VARIANTS}
-        assert work["unified"].outputs == l.ho * l.wo
-        assert work["unified"].macs <= work["kernel-segregated"].macs <= work["zero-insert"].macs
-        assert work["kernel-segregated"].outputs - l.ho * l.wo == model.extra_outputs(l)
+        if not (work["unified"].outputs == l.ho * l.wo):
+            raise AssertionError('failed: work["unified"].outputs == l.ho * l.wo')
+        if not (work["unified"].macs <= work["kernel-segregated"].macs <= work["zero-insert"].macs):
+            raise AssertionError('failed: work["unified"].macs <= work["kernel-segregated"].macs <= work["zero-insert"].macs')
+        if not (work["kernel-segregated"].outputs - l.ho * l.wo == model.extra_outputs(l)):
+            raise AssertionError('failed: work["kernel-segregated"].outputs - l.ho * l.wo == model.extra_outputs(l)')
         for v, wk in work.items():
-            assert wk.macs == model.macs(l, v), f"{v}: counted {wk.macs} MACs, closed form {model.macs(l, v)}"
+            if not (wk.macs == model.macs(l, v)):
+                raise AssertionError(f"{v}: counted {wk.macs} MACs, closed form {model.macs(l, v)}")
 
 
 PROPERTIES = [

@@ -412,7 +412,8 @@ def search_plan(t: Sequence[float], slots: Sequence[DeviceSlot], V: int, profile
         key = (plan.step * (1 + 1e-12), sum(plan.devices))
         if best is None or key < best[0]:
             best = (key, plan)
-    assert best is not None
+    if not (best is not None):
+        raise AssertionError('failed: best is not None')
     return best[1]
 
 

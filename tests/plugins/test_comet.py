@@ -34,7 +34,8 @@ def run(variant="comet", profile="selene-dgx-a100", workload="megatron-1t", fide
 
 @pytest.fixture(scope="module")
 def grid():
-    return model.grid_clusters(SELENE)
+    return model.grid_clusters(SELENE, profiles={n.partition(":")[2]: get_profile(n.partition(":")[2])
+                                                 for n in model.grid_inputs()})
 
 
 # ----------------------------------------------------------------------------- workload

@@ -172,7 +172,12 @@ def test_default_efficiency_reads_the_v100_profile():
     from types import SimpleNamespace
 
     unknown = SimpleNamespace(name="no such GPU")
-    assert model.device_efficiency(unknown) == pytest.approx(405 * 24.437764096e9 / 15.7e12, rel=1e-12)
+    v100 = get_profile(model.DEFAULT_EFFICIENCY_PROFILE)
+    assert model.device_efficiency(unknown, v100) == pytest.approx(405 * 24.437764096e9 / 15.7e12, rel=1e-12)
+    with pytest.raises(ParameterError, match="reference profile"):  # never looked up by name
+        model.device_efficiency(unknown)
+    # the runner resolves the reference into every case (Technique.uses), hashed into its key
+    assert model.EFFICIENCY_INPUT in TECHNIQUE.uses
     assert model.DEFAULT_EFFICIENCY_PROFILE == "nvidia-v100-sxm2-16gb"
     assert get_profile(model.DEFAULT_EFFICIENCY_PROFILE).device.name == model.DEFAULT_EFFICIENCY_DEVICE
 
@@ -273,7 +278,8 @@ def test_trace_facts_and_job_lengths():
 
 
 def test_elastic_replay_on_the_trace():
-    tables = [elastic.step_time_table(j, DGX) for j in elastic.MEDIUM20_8JPH]
+    wls = {u.partition(":")[2]: get_workload(u.partition(":")[2]) for u in elastic.TRACE_INPUTS}
+    tables = [elastic.step_time_table(j, DGX, workloads=wls) for j in elastic.MEDIUM20_8JPH]
     for pol in ("wfs", "priority"):
         r = elastic.replay(elastic.MEDIUM20_8JPH, 8, lambda i, g: tables[i][g], pol)
         assert all(f >= j.arrival for f, j in zip(r.finish, elastic.MEDIUM20_8JPH))
