@@ -35,8 +35,11 @@ from suite.cli.common import emit, get_context, strict_json
               help="Read RUN_B from this other store (e.g. a baseline store against a fresh one).")
 @click.option("--profiles", "profile_dirs", multiple=True, type=click.Path(exists=True, path_type=Path),
               help="Extra hardware-profile folder (to show profile differences).")
+@click.option("--strict", is_flag=True,
+              help="Exit 1 when a scenario of either run has no partner in the other (each run is paired by the "
+                   "scenarios it asked for).")
 def compare_cmd(run_a, run_b, thresholds, abs_tol, allow_profile_change, metrics, show_all, alpha, fmt, store_path, store_b,
-                profile_dirs) -> None:
+                profile_dirs, strict) -> None:
     """Compare RUN_B against RUN_A (the baseline), scenario by scenario.
 
     \b
@@ -47,7 +50,9 @@ def compare_cmd(run_a, run_b, thresholds, abs_tol, allow_profile_change, metrics
     "not significant"; those never fail the gate.
     Refuses (exit 2) to compare cases computed on different hardware profiles or plugin /
     technique versions unless --allow-profile-change, which then lists the differing fields.
-    Exit status: 0; 1 when --threshold is given and some metric is worse beyond it; 2 on error.
+    Scenarios of one run with no partner in the other are counted ("only in run N").
+    Exit status: 0; 1 when --threshold is given and some metric is worse beyond it, or with
+    --strict when some scenario has no partner; 2 on error.
 
     \b
     Example (CI gate):
@@ -66,7 +71,7 @@ def compare_cmd(run_a, run_b, thresholds, abs_tol, allow_profile_change, metrics
     cmp = compare_runs(store_path or default_store_path(), run_a, run_b, store_b=store_b, threshold=threshold,
                        thresholds=per_metric, abs_tol=ABS_TOL if abs_tol is None else abs_tol,
                        allow_profile_change=allow_profile_change, alpha=alpha, metrics=list(metrics) or None,
-                       profile_dirs=tuple(profile_dirs), context=get_context())
+                       profile_dirs=tuple(profile_dirs), context=get_context(), strict=strict)
     if fmt == "json":
         doc = cmp.as_dict()
         # every metric's unit (also in each row's "unit"), and each differing profile field as
@@ -79,6 +84,10 @@ def compare_cmd(run_a, run_b, thresholds, abs_tol, allow_profile_change, metrics
         click.echo(strict_json(doc, indent=2, default=str))
     else:
         _print(cmp, show_all, tuple(profile_dirs))
+    if cmp.exit_code and not cmp.regressions():  # --strict: a scenario without a partner
+        click.echo(f"error: --strict: {cmp.unpaired} scenario(s) have no partner ({len(cmp.only_a)} only in run "
+                   f"{cmp.run_a['id']}, {len(cmp.only_b)} only in run {cmp.run_b['id']})", err=True)
+        sys.exit(cmp.exit_code)
     if cmp.exit_code:
         regs = cmp.regressions()
         limit = (f"{cmp.threshold:.1%}" if cmp.threshold is not None else "") + "".join(

@@ -157,14 +157,23 @@ class Comparison:
     notes: list[str]
     thresholds: dict[str, float | None] = field(default_factory=dict)  # per metric, over `threshold`
     abs_tol: float = ABS_TOL
+    strict: bool = False  # every scenario of either run must have a partner
 
     def regressions(self) -> list[MetricDiff]:
         return [r for r in self.rows if r.regression]
 
     @property
+    def unpaired(self) -> int:
+        """Scenarios of either run with no partner in the other (``only_a`` + ``only_b``)."""
+        return len(self.only_a) + len(self.only_b)
+
+    @property
     def exit_code(self) -> int:
-        """1 when a threshold is set and some metric is worse beyond it, else 0."""
-        return 1 if self.regressions() else 0
+        """1 when some metric is worse beyond its threshold, or (*strict*) when a scenario of either
+        run has no partner; else 0."""
+        if self.regressions():
+            return 1
+        return 1 if self.strict and self.unpaired else 0
 
     def counts(self) -> dict[str, int]:
         c: dict[str, int] = {}
@@ -178,7 +187,7 @@ class Comparison:
         return {"run_a": _jsonable(self.run_a), "run_b": _jsonable(self.run_b), "threshold": self.threshold,
                 "thresholds": dict(self.thresholds), "abs_tol": self.abs_tol,
                 "alpha": self.alpha, "matched_cases": self.matched, "only_a": self.only_a, "only_b": self.only_b,
-                "counts": self.counts(), "exit_code": self.exit_code, "mismatches": self.mismatches,
+                "counts": self.counts(), "unpaired": self.unpaired, "strict": self.strict, "exit_code": self.exit_code, "mismatches": self.mismatches,
                 "profile_diffs": [{**asdict(d), "fields": {k: list(v) for k, v in d.fields.items()}}
                                   for d in self.profile_diffs],
                 "notes": self.notes, "rows": [_jsonable(asdict(r)) for r in self.rows]}
@@ -412,7 +421,7 @@ def _plugin_versions(techniques: set[str], info_a: Mapping, info_b: Mapping, reg
 def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, threshold: Any = None,
                  allow_profile_change: bool = False, alpha: float = 0.05, metrics: Any = None,
                  profile_dirs: tuple = (), thresholds: Any = None, abs_tol: float = ABS_TOL,
-                 context: Any = None) -> Comparison:
+                 context: Any = None, strict: bool = False) -> Comparison:
     """Compare run B against run A (A is the baseline).
 
     Parameters
@@ -443,7 +452,11 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
         Extra profile folders (to recompute profile differences).
     context : suite.context.Context
         The command's context: the plugins (to name their distributions) and profiles (required
-        from 0.3.0; given none, a new one is built with a DeprecationWarning).
+        from 0.3.0; without one, a DeprecationWarning, and neither is looked at).
+    strict : bool
+        :attr:`Comparison.exit_code` is 1 when a scenario of either run has no partner (each run
+        is paired by the scenarios *it* asked for: its own overrides, not those of the run that
+        first computed a shared case).
 
     Returns
     -------
@@ -577,7 +590,7 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
                     f"{idb[k]['variant']}]" for k in idb if k not in ida)
     return Comparison(run_a=info_a, run_b=info_b, rows=rows, matched=len(common), only_a=only_a, only_b=only_b,
                       threshold=thr, alpha=alpha, mismatches=mismatches, profile_diffs=diffs, notes=notes,
-                      thresholds=per_metric, abs_tol=abs_tol)
+                      thresholds=per_metric, abs_tol=abs_tol, strict=bool(strict))
 
 
 def _num(v: Any) -> float | None:

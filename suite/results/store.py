@@ -3,9 +3,9 @@
 Only the coordinating process of a run writes it (workers return plain dicts). Writes are
 batched: the runner calls :meth:`Store.add_outcome` per finished case and :meth:`Store.flush`
 commits every ``batch_size`` cases or ``batch_seconds``, so a ``kill -9`` loses at most the
-cases not yet committed (the next run recomputes only those). Every write is keyed by the case
-key (``INSERT ... ON CONFLICT``), so two ``suite run`` processes on one store lose nothing and
-store no duplicate.
+cases not yet committed (the next run recomputes only those). The current result of each case is
+keyed by the case key (``INSERT ... ON CONFLICT``), so two ``suite run`` processes on one store
+lose nothing and store no duplicate; every computation is also kept, per run (``results``).
 
 Tables (schema version :data:`SCHEMA_VERSION`)
 ----------------------------------------------
@@ -21,16 +21,25 @@ Tables (schema version :data:`SCHEMA_VERSION`)
     technique_version, variant, fidelity, profile, profile_hash, workload, workload_hash,
     params (JSON), overrides (JSON profile field -> value), seed, status`` (``ok``, ``failed``,
     ``timeout``, ``crashed``, ``skipped``), ``error`` (one line), ``traceback, duration`` (s,
-    evaluation only), ``run_id`` (the run that computed it), ``created``.
+    evaluation only), ``run_id`` (the run that computed it), ``created``, ``result_id`` (the
+    ``results`` row it holds). This is the case's *current* result (the latest ok one).
+``results``
+    one row per computation of a case, never overwritten (schema 5): ``id, case_key, run_id``
+    (the run that computed it), ``status, error, traceback, duration, created, metrics`` (JSON
+    list of ``[name, value, unit, direction]``: all of a case's metrics in one row) and
+    ``samples`` (JSON metric -> list, or NULL).
 ``run_cases``
-    ``run_id, case_key, outcome`` (``computed`` or ``cached``): every case a run asked for,
-    including those it found already stored.
+    ``run_id, case_key, outcome`` (``computed`` or ``cached``), ``result_id`` (the ``results``
+    row the run produced, or the one it reused) and ``overrides`` (JSON: the profile overrides
+    *this* run asked for): every case a run asked for, including those it found already
+    stored. A run's cases, metrics and overrides are read through these (:meth:`Store.cases`,
+    :meth:`Store.metrics`), so a later ``--rerun`` never changes what an earlier run shows.
 ``metrics``
-    long format: ``case_key, name, value, unit, direction``.
+    long format: ``case_key, name, value, unit, direction`` (of the current result).
 ``samples``
-    raw repeated measurements: ``case_key, metric, idx, value``.
+    raw repeated measurements: ``case_key, metric, idx, value`` (of the current result).
 ``artifacts``
-    ``case_key, data`` (JSON object).
+    ``case_key, data`` (JSON object; of the current result only).
 ``judgements``
     ``key, data, created``: ``suite reproduce``'s judged claim outcomes (JSON), keyed by
     everything a judgement depends on (:mod:`suite.runner.reproduce`: the claim, the technique's
@@ -64,7 +73,7 @@ from suite.results.integrity import check_on_open, remember, store_error
 
 __all__ = ["Store", "SCHEMA_VERSION", "MIGRATIONS", "default_store_path", "OK", "FAILED_STATUSES"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 OK = "ok"
 FAILED_STATUSES = ("failed", "timeout", "crashed")
 STATUSES = (OK, "skipped") + FAILED_STATUSES
@@ -90,13 +99,20 @@ CREATE TABLE IF NOT EXISTS cases (
     profile TEXT, profile_hash TEXT, workload TEXT, workload_hash TEXT,
     params TEXT, overrides TEXT, seed INTEGER,
     status TEXT NOT NULL, error TEXT, traceback TEXT, duration REAL,
-    run_id INTEGER REFERENCES runs(id), created TEXT NOT NULL
+    run_id INTEGER REFERENCES runs(id), created TEXT NOT NULL, result_id INTEGER
 );
 CREATE INDEX IF NOT EXISTS cases_technique ON cases(technique, variant);
 CREATE TABLE IF NOT EXISTS run_cases (
     run_id INTEGER NOT NULL, case_key TEXT NOT NULL, outcome TEXT NOT NULL,
+    result_id INTEGER, overrides TEXT,
     PRIMARY KEY (run_id, case_key)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS results (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, case_key TEXT NOT NULL, run_id INTEGER,
+    status TEXT NOT NULL, error TEXT, traceback TEXT, duration REAL, created TEXT NOT NULL,
+    metrics TEXT, samples TEXT
+);
+CREATE INDEX IF NOT EXISTS results_case ON results(case_key);
 CREATE TABLE IF NOT EXISTS metrics (
     case_key TEXT NOT NULL, name TEXT NOT NULL, value REAL, unit TEXT, direction TEXT,
     PRIMARY KEY (case_key, name)
@@ -137,7 +153,45 @@ def _v3_to_v4(conn: sqlite3.Connection) -> None:
                  "created TEXT NOT NULL)")
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
+def _v4_to_v5(conn: sqlite3.Connection) -> None:
+    """Every run keeps its own results (issue 39: a ``--rerun`` rewrote what every earlier run
+    showed, and a cached case showed the overrides of the run that computed it first).
+
+    Adds the ``results`` table (one row per computation, all metrics in one row), and
+    ``run_cases.result_id`` / ``run_cases.overrides`` / ``cases.result_id``. What a 4 store kept
+    is one result per case (earlier values were overwritten then): it becomes that case's one
+    ``results`` row, linked from every run that asked for the case, with the case's stored
+    overrides."""
+    def add(table: str, col: str, decl: str) -> None:
+        if col not in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {col} {decl}")
+
+    conn.execute("CREATE TABLE IF NOT EXISTS results (id INTEGER PRIMARY KEY AUTOINCREMENT, case_key TEXT NOT NULL, "
+                 "run_id INTEGER, status TEXT NOT NULL, error TEXT, traceback TEXT, duration REAL, "
+                 "created TEXT NOT NULL, metrics TEXT, samples TEXT)")
+    conn.execute("CREATE INDEX IF NOT EXISTS results_case ON results(case_key)")
+    add("cases", "result_id", "INTEGER")
+    add("run_cases", "result_id", "INTEGER")
+    add("run_cases", "overrides", "TEXT")
+    conn.execute(
+        "INSERT INTO results (case_key, run_id, status, error, traceback, duration, created, metrics, samples) "
+        "SELECT c.key, c.run_id, c.status, c.error, c.traceback, c.duration, c.created, "
+        "(SELECT json_group_array(json_array(m.name, m.value, m.unit, m.direction)) "
+        " FROM (SELECT * FROM metrics m WHERE m.case_key = c.key ORDER BY m.name) m), "
+        "(SELECT json_group_object(s.metric, json(s.vals)) FROM "
+        " (SELECT metric, json_group_array(value) AS vals FROM "
+        "  (SELECT metric, value FROM samples WHERE case_key = c.key ORDER BY metric, idx) GROUP BY metric) s "
+        " HAVING count(*) > 0) "
+        "FROM cases c WHERE c.result_id IS NULL ORDER BY c.created, c.key")
+    conn.execute("UPDATE cases SET result_id = (SELECT max(r.id) FROM results r WHERE r.case_key = cases.key) "
+                 "WHERE result_id IS NULL")
+    conn.execute("UPDATE run_cases SET result_id = (SELECT c.result_id FROM cases c WHERE c.key = run_cases.case_key), "
+                 "overrides = (SELECT c.overrides FROM cases c WHERE c.key = run_cases.case_key) "
+                 "WHERE result_id IS NULL")
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4,
+                                                                4: _v4_to_v5}
 
 #: the identity fields (Case.identity) with a column of their own; the identity column holds the rest
 _IDENTITY_COLUMNS = ("technique", "technique_version", "variant", "fidelity", "profile", "profile_hash", "workload",
@@ -145,7 +199,10 @@ _IDENTITY_COLUMNS = ("technique", "technique_version", "variant", "fidelity", "p
 
 _CASE_COLUMNS = ("key", "identity", "technique", "technique_version", "variant", "fidelity", "profile",
                  "profile_hash", "workload", "workload_hash", "params", "overrides", "seed", "status",
-                 "error", "traceback", "duration", "run_id", "created")
+                 "error", "traceback", "duration", "run_id", "created", "result_id")
+
+_INSERT_RESULT = ("INSERT INTO results (case_key, run_id, status, error, traceback, duration, created, metrics, samples) "
+                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 # Insert a case; an existing ok case is only replaced by a new ok one (a rerun).
 _UPSERT_CASE = (
@@ -332,7 +389,7 @@ class Store:
         self.batch_size = int(batch_size)
         self.batch_seconds = float(batch_seconds)
         self._buffer: list[tuple[dict, int]] = []
-        self._run_links: list[tuple[int, str, str]] = []
+        self._run_links: list[tuple[int, str, str, str | None]] = []
         self._last_flush = time.monotonic()
         # Outcomes are committed by a background flusher thread: when `batch_size` are waiting or
         # the oldest has waited `batch_seconds`, so a finished case never waits in memory behind a
@@ -572,10 +629,15 @@ class Store:
             out.update(r[0] for r in self.conn.execute(q, chunk))
         return out
 
-    def link_cached(self, run_id: int, keys: Iterable[str]) -> None:
-        """Record that *run_id* used these already-stored cases (committed with the next flush)."""
+    def link_cached(self, run_id: int, keys: Iterable[str],
+                    overrides: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        """Record that *run_id* used these already-stored cases (committed with the next flush):
+        each is linked to the result it reuses (the case's current one), with the profile
+        overrides *this* run asked for (*overrides*: key -> overrides; none when absent)."""
+        overrides = overrides or {}
         with self._lock:
-            self._run_links.extend((run_id, k, "cached") for k in keys)
+            self._run_links.extend((run_id, k, "cached", dumps(overrides[k]) if overrides.get(k) else "{}")
+                                   for k in keys)
         self._maybe_flush()
         self._ensure_flusher()
 
@@ -642,7 +704,8 @@ class Store:
 
     def _write(self, buf: list, links: list) -> int:
         created = _now()
-        case_rows, metric_rows, sample_rows, art_rows, dels, links2 = [], [], [], [], [], list(links)
+        case_rows, metric_rows, sample_rows, art_rows, dels, links2 = [], [], [], [], [], []
+        result_rows = []
         for d, run_id in buf:
             key = d["key"]
             params = dumps(d.get("params") or {})
@@ -653,9 +716,14 @@ class Store:
                 key, ident, d["technique"], d.get("technique_version"), d.get("variant"), d.get("fidelity"),
                 d.get("profile"), d.get("profile_hash"), d.get("workload"), d.get("workload_hash"),
                 params, overrides, d.get("seed"),
-                d["status"], d.get("error"), d.get("traceback"), d.get("duration"), run_id, created))
-            links2.append((run_id, key, "computed"))
-            if d["status"] == OK:
+                d["status"], d.get("error"), d.get("traceback"), d.get("duration"), run_id, created, None))
+            links2.append((run_id, key, "computed", None, overrides))
+            ok = d["status"] == OK
+            result_rows.append((key, run_id, d["status"], d.get("error"), d.get("traceback"), d.get("duration"), created,
+                                dumps([[m[0], _finite(m[1]), m[2], m[3]] for m in d.get("metrics") or ()]) if ok else None,
+                                dumps({k: [_finite(v) for v in vals] for k, vals in d["samples"].items()})
+                                if ok and d.get("samples") else None))
+            if ok:
                 if d.get("_replace", True):
                     dels.append((key,))
                 metric_rows.extend((key, m[0], _finite(m[1]), m[2], m[3]) for m in d.get("metrics") or ())
@@ -666,6 +734,11 @@ class Store:
                     art_rows.append((key, art if isinstance(art, str) else dumps(art)))
         with self._tx():
             if case_rows:
+                # every computation keeps its own row (history); the case and its run link point at it
+                for i, row in enumerate(result_rows):
+                    rid = self.conn.execute(_INSERT_RESULT, row).lastrowid
+                    case_rows[i] = case_rows[i][:-1] + (rid,)
+                    links2[i] = links2[i][:3] + (rid,) + links2[i][4:]
                 self.conn.executemany(_UPSERT_CASE, case_rows)
                 # an ok outcome replaces the case's metrics; a non-ok one never touches them
                 for tbl in ("metrics", "samples", "artifacts"):
@@ -673,7 +746,12 @@ class Store:
                 self.conn.executemany("INSERT OR REPLACE INTO metrics VALUES (?, ?, ?, ?, ?)", metric_rows)
                 self.conn.executemany("INSERT OR REPLACE INTO samples VALUES (?, ?, ?, ?)", sample_rows)
                 self.conn.executemany("INSERT OR REPLACE INTO artifacts VALUES (?, ?)", art_rows)
-            self.conn.executemany("INSERT OR IGNORE INTO run_cases VALUES (?, ?, ?)", links2)
+                self.conn.executemany("INSERT OR REPLACE INTO run_cases (run_id, case_key, outcome, result_id, "
+                                      "overrides) VALUES (?, ?, ?, ?, ?)", links2)
+            # a cached case links to the result it reuses: the case's current one
+            self.conn.executemany("INSERT OR IGNORE INTO run_cases (run_id, case_key, outcome, result_id, overrides) "
+                                  "VALUES (?, ?, ?, (SELECT result_id FROM cases WHERE key = ?), ?)",
+                                  [(r, k, o, k, ov) for r, k, o, ov in links])
         return len(case_rows)
 
     # ------------------------------------------------------------------ reading
@@ -777,11 +855,21 @@ class Store:
             df.loc[gone, "status"] = "interrupted"
         return df.drop(columns=["pid"])
 
+    #: a run's view of a case: the result it produced or reused, the overrides it asked for
+    _RUN_VIEW = {"status": "COALESCE(r.status, c.status)", "error": "COALESCE(r.error, c.error)",
+                 "duration": "COALESCE(r.duration, c.duration)", "run_id": "COALESCE(r.run_id, c.run_id)",
+                 "created": "COALESCE(r.created, c.created)", "overrides": "COALESCE(rc.overrides, c.overrides)"}
+
     def _case_query(self, run: int | str | None, filters: Mapping[str, Any], columns: str) -> tuple[str, list]:
         rid = self.resolve_run(run)
         where, args = [], []
+        col = {}
         if rid is not None:
-            sql = (f"SELECT {columns}, rc.outcome AS outcome FROM run_cases rc JOIN cases c ON c.key = rc.case_key")
+            col = self._RUN_VIEW
+            columns = ", ".join(f"{col[c.strip()[2:]]} AS {c.strip()[2:]}" if c.strip()[2:] in col else c.strip()
+                                for c in columns.split(","))
+            sql = (f"SELECT {columns}, rc.outcome AS outcome FROM run_cases rc JOIN cases c ON c.key = rc.case_key "
+                   "LEFT JOIN results r ON r.id = rc.result_id")
             where.append("rc.run_id = ?")
             args.append(rid)
         else:
@@ -794,11 +882,11 @@ class Store:
             if k not in allowed:
                 raise StoreError(f"filter {k!r}: expected one of {sorted(allowed)}")
             vals = list(v) if isinstance(v, (list, tuple, set, frozenset)) else [v]
-            where.append(f"c.{k} IN ({','.join('?' * len(vals))})")
+            where.append(f"{col.get(k, 'c.' + k)} IN ({','.join('?' * len(vals))})")
             args.extend(vals)
         if where:
             sql += " WHERE " + " AND ".join(where)
-        return sql + " ORDER BY c.technique, c.variant, c.created, c.key", args
+        return sql + f" ORDER BY c.technique, c.variant, {col.get('created', 'c.created')}, c.key", args
 
     def cases(self, run: int | str | None = None, *, expand_params: bool = True, **filters: Any):
         """Cases as a :class:`pandas.DataFrame`, one row per case.
@@ -806,7 +894,9 @@ class Store:
         Parameters
         ----------
         run : int, ``"latest"`` or None
-            Only the cases this run asked for (computed or found cached); None: every stored case.
+            Only the cases this run asked for (computed or found cached), each as this run saw it:
+            the status, error, duration and ``run_id`` of the result it produced or reused, and
+            the overrides it asked for; None: every stored case, as currently stored.
         expand_params : bool
             Add one column ``param.NAME`` per technique parameter.
         **filters
@@ -860,12 +950,7 @@ class Store:
             base = ["key", "technique", "variant", "fidelity", "profile", "profile_hash", "workload", "params", "seed"]
             return pd.DataFrame(columns=base if wide else base + ["name", "value", "unit", "direction"])
         keys = list(cases["key"])
-        rows = []
-        for i in range(0, len(keys), 900):
-            chunk = keys[i:i + 900]
-            rows.extend(self.conn.execute(
-                f"SELECT case_key, name, value, unit, direction FROM metrics WHERE case_key IN ({','.join('?' * len(chunk))})",
-                chunk).fetchall())
+        rows = self._run_metric_rows(self.resolve_run(run), keys)
         m = pd.DataFrame(rows, columns=["key", "name", "value", "unit", "direction"])
         keep = [c for c in cases.columns if c not in ("error", "created", "outcome", "run_id", "status")]
         if not wide:
@@ -875,6 +960,43 @@ class Store:
         # a metric named like a case column (e.g. "seed") becomes "metric.NAME"
         w = w.rename(columns={c: f"metric.{c}" for c in w.columns if c in cases.columns}).reset_index()
         return cases[keep].merge(w, on="key", how="left")
+
+    def _run_metric_rows(self, rid: int | None, keys: list[str]) -> list[tuple]:
+        """(key, name, value, unit, direction) of *keys*: with a run, of the result each case had in
+        that run (``results.metrics``); else (or for a link without one) the current metrics."""
+        rows: list[tuple] = []
+        current = keys
+        if rid is not None:
+            got = set()
+            for i in range(0, len(keys), 900):
+                chunk = keys[i:i + 900]
+                for k, m in self.conn.execute(
+                        f"SELECT rc.case_key, r.metrics FROM run_cases rc JOIN results r ON r.id = rc.result_id "
+                        f"WHERE rc.run_id = ? AND r.metrics IS NOT NULL AND rc.case_key IN ({','.join('?' * len(chunk))})",
+                        [rid, *chunk]):
+                    got.add(k)
+                    rows.extend((k, *x) for x in json.loads(m))
+            current = [k for k in keys if k not in got]
+        for i in range(0, len(current), 900):
+            chunk = current[i:i + 900]
+            rows.extend(self.conn.execute(
+                f"SELECT case_key, name, value, unit, direction FROM metrics WHERE case_key IN ({','.join('?' * len(chunk))})",
+                chunk).fetchall())
+        return rows
+
+    def history(self, key: str) -> list[dict[str, Any]]:
+        """Every stored computation of case *key*, oldest first: ``id, run_id`` (the run that
+        computed it), ``status, error, duration, created``, ``metrics`` (name -> value) and
+        ``runs`` (the ids of the runs that computed or reused it)."""
+        out = []
+        for rid_, run_id, status, error, duration, created, metrics in self.conn.execute(
+                "SELECT id, run_id, status, error, duration, created, metrics FROM results WHERE case_key = ? "
+                "ORDER BY id", (key,)).fetchall():
+            runs = [r for (r,) in self.conn.execute("SELECT run_id FROM run_cases WHERE result_id = ? ORDER BY run_id",
+                                                     (rid_,))]
+            out.append({"id": rid_, "run_id": run_id, "status": status, "error": error, "duration": duration,
+                        "created": created, "metrics": {m[0]: m[1] for m in json.loads(metrics or "[]")}, "runs": runs})
+        return out
 
     def result(self, key: str):
         """The stored :class:`suite.technique.Result` of an ok case (metrics, samples, artifacts).

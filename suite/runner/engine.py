@@ -275,7 +275,9 @@ def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor =
             if cached and options.artifacts == "full":  # stored with a summary of its artifacts: computed again
                 refresh = store.summarized_keys(cached)
                 cached -= refresh
-            store.link_cached(run_id, [k for k in keys if k in cached])
+            # each run keeps the overrides it asked for (a cached case never shows another run's)
+            store.link_cached(run_id, [k for k in keys if k in cached],
+                              {c.key: c.overrides for c in chunk if c.overrides and c.key in cached})
             todo = [c for c in chunk if c.key not in cached]
             summary.cached += len(chunk) - len(todo)
             if not started:  # the progress total: distinct keys of a sequence, the combinations of a stream
