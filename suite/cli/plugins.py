@@ -75,6 +75,9 @@ def info_cmd(technique: str, fmt: str) -> None:
     t = reg.technique(technique)
     plug = reg.plugin_of(technique)
     reads, probe_problems = _fields_read(t, context)
+    recorded = _recorded_reads(t, context)
+    for vf, r in recorded.items():  # what stored cases of this code read (their real scenarios)
+        reads[vf] = reads.get(vf, set()) | r
     fields_union = sorted(set().union(*reads.values())) if reads else []
     data = {
         "name": t.name, "title": t.title, "category": t.category, "version": t.version,
@@ -93,6 +96,7 @@ def info_cmd(technique: str, fmt: str) -> None:
         "properties": [{"name": p.name, "description": p.description} for p in t.properties],
         "profile_fields_read": {"all": fields_union,
                                 "by_variant": {f"{v}/{f}": sorted(r) for (v, f), r in sorted(reads.items())},
+                                "recorded": sorted(set().union(*recorded.values())) if recorded else [],
                                 "not_probed": probe_problems},
         "docs": t.docs,
     }
@@ -136,8 +140,9 @@ def info_cmd(technique: str, fmt: str) -> None:
         for p in t.properties:
             c.print(f"  {p.name}: {escape(p.description)}")
     if reads:
-        c.print("\n[bold]profile fields read[/bold] (default scenario of each variant, model/simulate; a field "
-                "not listed does not change this technique's results)")
+        c.print("\n[bold]profile fields read[/bold] (default scenario of each variant, model/simulate, and "
+                "every case of this code stored with its reads; a field not listed does not change this "
+                "technique's results)")
         common = set.intersection(*reads.values())
         c.print(f"  every variant: {escape(', '.join(sorted(common)) or '(none)')}")
         for (v, f), r in sorted(reads.items()):
@@ -147,6 +152,25 @@ def info_cmd(technique: str, fmt: str) -> None:
         c.print(f"  not probed: {escape(msg)}")
     if t.docs:
         c.print(f"\ndocs: {t.docs}")
+
+
+def _recorded_reads(t, context) -> dict[tuple[str, str], set[str]]:
+    """(variant, fidelity) -> the profile fields the stored cases of *t*'s current code were
+    recorded reading (runs record them as they evaluate: claims' real scenarios, not a probe);
+    empty when there is no store."""
+    from suite.errors import StoreError
+    from suite.runner.case import code_fingerprint
+
+    try:
+        st = context.open_store(readonly=True)
+    except StoreError:
+        return {}
+    try:
+        return st.fields_read(t.name, code_fingerprint(t))
+    except Exception:  # noqa: BLE001 - a store of an older schema: nothing recorded to add
+        return {}
+    finally:
+        st.close()
 
 
 def _fields_read(t, context):

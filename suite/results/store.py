@@ -27,7 +27,8 @@ Tables (schema version :data:`SCHEMA_VERSION`)
     one row per computation of a case, never overwritten (schema 5): ``id, case_key, run_id``
     (the run that computed it), ``status, error, traceback, duration, created, metrics`` (JSON
     list of ``[name, value, unit, direction]``: all of a case's metrics in one row) and
-    ``samples`` (JSON metric -> list, or NULL).
+    ``samples`` (JSON metric -> list, or NULL), ``fields`` (JSON list of the profile fields the
+    evaluation was recorded reading, or NULL when it was not recorded).
 ``run_cases``
     ``run_id, case_key, outcome`` (``computed`` or ``cached``), ``result_id`` (the ``results``
     row the run produced, or the one it reused) and ``overrides`` (JSON: the profile overrides
@@ -110,7 +111,7 @@ CREATE TABLE IF NOT EXISTS run_cases (
 CREATE TABLE IF NOT EXISTS results (
     id INTEGER PRIMARY KEY AUTOINCREMENT, case_key TEXT NOT NULL, run_id INTEGER,
     status TEXT NOT NULL, error TEXT, traceback TEXT, duration REAL, created TEXT NOT NULL,
-    metrics TEXT, samples TEXT
+    metrics TEXT, samples TEXT, fields TEXT
 );
 CREATE INDEX IF NOT EXISTS results_case ON results(case_key);
 CREATE TABLE IF NOT EXISTS metrics (
@@ -168,7 +169,7 @@ def _v4_to_v5(conn: sqlite3.Connection) -> None:
 
     conn.execute("CREATE TABLE IF NOT EXISTS results (id INTEGER PRIMARY KEY AUTOINCREMENT, case_key TEXT NOT NULL, "
                  "run_id INTEGER, status TEXT NOT NULL, error TEXT, traceback TEXT, duration REAL, "
-                 "created TEXT NOT NULL, metrics TEXT, samples TEXT)")
+                 "created TEXT NOT NULL, metrics TEXT, samples TEXT, fields TEXT)")
     conn.execute("CREATE INDEX IF NOT EXISTS results_case ON results(case_key)")
     add("cases", "result_id", "INTEGER")
     add("run_cases", "result_id", "INTEGER")
@@ -201,8 +202,8 @@ _CASE_COLUMNS = ("key", "identity", "technique", "technique_version", "variant",
                  "profile_hash", "workload", "workload_hash", "params", "overrides", "seed", "status",
                  "error", "traceback", "duration", "run_id", "created", "result_id")
 
-_INSERT_RESULT = ("INSERT INTO results (case_key, run_id, status, error, traceback, duration, created, metrics, samples) "
-                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+_INSERT_RESULT = ("INSERT INTO results (case_key, run_id, status, error, traceback, duration, created, metrics, samples, "
+                  "fields) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 # Insert a case; an existing ok case is only replaced by a new ok one (a rerun).
 _UPSERT_CASE = (
@@ -722,7 +723,8 @@ class Store:
             result_rows.append((key, run_id, d["status"], d.get("error"), d.get("traceback"), d.get("duration"), created,
                                 dumps([[m[0], _finite(m[1]), m[2], m[3]] for m in d.get("metrics") or ()]) if ok else None,
                                 dumps({k: [_finite(v) for v in vals] for k, vals in d["samples"].items()})
-                                if ok and d.get("samples") else None))
+                                if ok and d.get("samples") else None,
+                                dumps(sorted(d["fields_read"])) if ok and d.get("fields_read") is not None else None))
             if ok:
                 if d.get("_replace", True):
                     dels.append((key,))
@@ -983,6 +985,18 @@ class Store:
                 f"SELECT case_key, name, value, unit, direction FROM metrics WHERE case_key IN ({','.join('?' * len(chunk))})",
                 chunk).fetchall())
         return rows
+
+    def run_fields_read(self, run: int | str | None) -> dict[tuple[str, str], set[str]] | None:
+        """(technique, code fingerprint) -> the profile fields recorded as read by the results
+        *run* produced or reused (its own record); None when none of them recorded its reads."""
+        rid = self.resolve_run(run)
+        out: dict[tuple[str, str], set[str]] = {}
+        for t, code, fields in self.conn.execute(
+                "SELECT c.technique, json_extract(c.identity, '$.code'), r.fields FROM run_cases rc "
+                "JOIN results r ON r.id = rc.result_id JOIN cases c ON c.key = rc.case_key "
+                "WHERE rc.run_id = ? AND r.fields IS NOT NULL", (rid,)):
+            out.setdefault((t, code or ""), set()).update(json.loads(fields))
+        return out or None
 
     def history(self, key: str) -> list[dict[str, Any]]:
         """Every stored computation of case *key*, oldest first: ``id, run_id`` (the run that

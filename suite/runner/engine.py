@@ -105,25 +105,30 @@ def _restore_sigterm(old) -> None:
             pass
 
 
-def _unread_overrides(cases: Sequence[Case], store: Store, seen: dict[tuple, set[str]]) -> list[str]:
+def _unread_overrides(cases: Sequence[Case], store: Store, seen: dict[tuple, set[str]],
+                      run_id: int | None = None) -> list[str]:
     """One warning per (technique, overridden field) that no evaluation of that technique's code
-    was seen to read (this run's recorded reads, plus the store's for the same code)."""
+    was seen to read: the run's own record (the reads of the results it computed or reused,
+    :meth:`Store.run_fields_read`); only for a technique of which that record has none, the
+    store's for the same code."""
     from suite.hardware.tracking import covers, normalize_path
 
     out: list[str] = []
     done: set[tuple[str, str]] = set()
     known: dict[tuple[str, str], set[str] | None] = {}
+    own = (store.run_fields_read(run_id) if run_id is not None else None) or {}
     for c in cases:
         if not c.overrides:
             continue
         kc = (c.technique, c.code or "")
         if kc not in known:
-            reads = set()
+            reads = set(own.get(kc, ()))
             for (t, code, _v, _f), r in seen.items():
                 if (t, code) == kc:
                     reads |= r
-            for r in store.fields_read(c.technique, c.code or "").values():
-                reads |= r
+            if not reads:  # the run recorded none (every case reused from before reads were kept)
+                for r in store.fields_read(c.technique, c.code or "").values():
+                    reads |= r
             known[kc] = reads or None
         reads = known[kc]
         if reads is None:  # nothing recorded (every case cached from an older store, or failed)
@@ -348,7 +353,8 @@ def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor =
         try:
             for (t, code, v, f), r in seen_reads.items():
                 store.add_fields_read(t, code, v, f, r)
-            summary.warnings = _unread_overrides(list(reps.values()), store, seen_reads)
+            store.flush()  # the run's own results, with their recorded reads
+            summary.warnings = _unread_overrides(list(reps.values()), store, seen_reads, run_id)
         except Exception as exc:  # noqa: BLE001 - a diagnostic must never lose the run
             summary.warnings.append(f"could not record the profile fields read: {exc}")
     return summary

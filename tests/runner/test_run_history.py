@@ -190,3 +190,18 @@ def test_a_version_4_store_migrates_with_its_results_and_links(tmp_path):
     finally:
         st.close()
     Store(path).close()  # opening a migrated store again is a no-op
+
+
+def test_reads_are_recorded_with_each_result_and_a_cached_run_reuses_them(fake_registry, store):
+    """issue 39 probe 6: reads recorded per case, not probed; a run's own record is what its
+    results read (a run whose every case was cached still has one)."""
+    spec = ScenarioSpec("fast", params={"x": 2, "n": 3})
+    first, (case,) = _run(fake_registry, store, [spec])
+    again, _ = _run(fake_registry, store, [spec])
+    own = store.run_fields_read(first.run_id)
+    fields = own[("fake", case.code)]
+    assert any(f.endswith("bandwidth") for f in fields), fields  # fake reads network[-1].bandwidth
+    assert store.run_fields_read(again.run_id) == own
+    warned, _ = _run(fake_registry, store, [ScenarioSpec("fast", params={"x": 2, "n": 3},
+                                                         overrides={"network.-1.latency": "9 us"})])
+    assert any("network.-1.latency" in w or "latency" in w for w in warned.warnings)
