@@ -16,7 +16,8 @@ Tables (schema version :data:`SCHEMA_VERSION`)
     ok, failed, skipped``.
 ``cases``
     one row per case key: ``key, identity`` (JSON of what the key hashes beyond the columns
-    below: the code fingerprint, ``{"code": ...}``; :meth:`Store.case` gives the whole identity,
+    below: the code fingerprint, the environment and the referenced inputs' hashes,
+    ``{"code": ..., "env": ..., "inputs": {...}}``; :meth:`Store.case` gives the whole identity,
     and stores written before this kept it whole), ``technique,
     technique_version, variant, fidelity, profile, profile_hash, workload, workload_hash,
     params (JSON), overrides (JSON profile field -> value), seed, status`` (``ok``, ``failed``,
@@ -36,7 +37,8 @@ Tables (schema version :data:`SCHEMA_VERSION`)
     stored. A run's cases, metrics and overrides are read through these (:meth:`Store.cases`,
     :meth:`Store.metrics`), so a later ``--rerun`` never changes what an earlier run shows.
 ``metrics``
-    long format: ``case_key, name, value, unit, direction`` (of the current result).
+    a view (schema 5; a table before): long format ``case_key, name, value, unit, direction`` of
+    each case's current result, read from its ``results`` row (metrics are stored once).
 ``samples``
     raw repeated measurements: ``case_key, metric, idx, value`` (of the current result).
 ``artifacts``
@@ -79,6 +81,11 @@ OK = "ok"
 FAILED_STATUSES = ("failed", "timeout", "crashed")
 STATUSES = (OK, "skipped") + FAILED_STATUSES
 
+#: the long-format metrics of each case's current (ok) result, from its ``results`` row
+_METRICS_VIEW = ("SELECT c.key AS case_key, json_extract(j.value, '$[0]') AS name, json_extract(j.value, '$[1]') AS value, "
+                 "json_extract(j.value, '$[2]') AS unit, json_extract(j.value, '$[3]') AS direction "
+                 "FROM cases c JOIN results r ON r.id = c.result_id, json_each(r.metrics) j WHERE c.status = 'ok'")
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -114,10 +121,7 @@ CREATE TABLE IF NOT EXISTS results (
     metrics TEXT, samples TEXT, fields TEXT
 );
 CREATE INDEX IF NOT EXISTS results_case ON results(case_key);
-CREATE TABLE IF NOT EXISTS metrics (
-    case_key TEXT NOT NULL, name TEXT NOT NULL, value REAL, unit TEXT, direction TEXT,
-    PRIMARY KEY (case_key, name)
-) WITHOUT ROWID;
+CREATE VIEW IF NOT EXISTS metrics AS """ + _METRICS_VIEW + """;
 CREATE TABLE IF NOT EXISTS samples (
     case_key TEXT NOT NULL, metric TEXT NOT NULL, idx INTEGER NOT NULL, value REAL,
     PRIMARY KEY (case_key, metric, idx)
@@ -189,6 +193,10 @@ def _v4_to_v5(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE run_cases SET result_id = (SELECT c.result_id FROM cases c WHERE c.key = run_cases.case_key), "
                  "overrides = (SELECT c.overrides FROM cases c WHERE c.key = run_cases.case_key) "
                  "WHERE result_id IS NULL")
+    # the metrics live in their results row now: the long table becomes a view of them
+    if conn.execute("SELECT type FROM sqlite_master WHERE name = 'metrics'").fetchone() == ("table",):
+        conn.execute("DROP TABLE metrics")
+    conn.execute(f"CREATE VIEW IF NOT EXISTS metrics AS {_METRICS_VIEW}")
 
 
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4,
@@ -278,6 +286,27 @@ def _finite(v: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return f if not math.isnan(f) else None
+
+
+def _num(v: Any) -> str:
+    """A metric value as JSON that SQLite's json functions read back: NaN (or no number) as null,
+    infinities as ``1e999`` / ``-1e999`` (parsed as inf by SQLite and Python alike)."""
+    f = _finite(v)
+    if f is None:
+        return "null"
+    if math.isinf(f):
+        return "1e999" if f > 0 else "-1e999"
+    return repr(f)
+
+
+def _metrics_json(metrics: Iterable[Any]) -> str:
+    """``[[name, value, unit, direction], ...]`` of a result, all its metrics in one text."""
+    return "[" + ",".join(f"[{_encode(str(m[0]))},{_num(m[1])},{_encode(m[2])},{_encode(m[3])}]" for m in metrics) + "]"
+
+
+def _samples_json(samples: Mapping[str, Iterable[Any]]) -> str:
+    return "{" + ",".join(f"{_encode(str(k))}:[{','.join(_num(v) for v in vals)}]"
+                          for k, vals in sorted(samples.items())) + "}"
 
 
 _GIT: dict[str, str | None] = {}
@@ -705,14 +734,16 @@ class Store:
 
     def _write(self, buf: list, links: list) -> int:
         created = _now()
-        case_rows, metric_rows, sample_rows, art_rows, dels, links2 = [], [], [], [], [], []
+        case_rows, sample_rows, art_rows, dels, links2 = [], [], [], [], []
         result_rows = []
         for d, run_id in buf:
             key = d["key"]
             params = dumps(d.get("params") or {})
             overrides = dumps(d["overrides"]) if d.get("overrides") else "{}"
             # the rest of the identity is in the case's own columns (_IDENTITY_COLUMNS): not twice
-            ident = f'{{"code":{_js(d.get("code"))}}}'
+            inputs = d.get("inputs")
+            ident = (f'{{"code":{_js(d.get("code"))},"env":{_js(d.get("env"))},'
+                     f'"inputs":{dumps(inputs) if inputs else "{}"}}}')
             case_rows.append((
                 key, ident, d["technique"], d.get("technique_version"), d.get("variant"), d.get("fidelity"),
                 d.get("profile"), d.get("profile_hash"), d.get("workload"), d.get("workload_hash"),
@@ -721,14 +752,12 @@ class Store:
             links2.append((run_id, key, "computed", None, overrides))
             ok = d["status"] == OK
             result_rows.append((key, run_id, d["status"], d.get("error"), d.get("traceback"), d.get("duration"), created,
-                                dumps([[m[0], _finite(m[1]), m[2], m[3]] for m in d.get("metrics") or ()]) if ok else None,
-                                dumps({k: [_finite(v) for v in vals] for k, vals in d["samples"].items()})
-                                if ok and d.get("samples") else None,
+                                _metrics_json(d.get("metrics") or ()) if ok else None,
+                                _samples_json(d["samples"]) if ok and d.get("samples") else None,
                                 dumps(sorted(d["fields_read"])) if ok and d.get("fields_read") is not None else None))
             if ok:
                 if d.get("_replace", True):
                     dels.append((key,))
-                metric_rows.extend((key, m[0], _finite(m[1]), m[2], m[3]) for m in d.get("metrics") or ())
                 for mname, vals in (d.get("samples") or {}).items():
                     sample_rows.extend((key, mname, i, _finite(v)) for i, v in enumerate(vals))
                 if d.get("artifacts"):
@@ -743,9 +772,8 @@ class Store:
                     links2[i] = links2[i][:3] + (rid,) + links2[i][4:]
                 self.conn.executemany(_UPSERT_CASE, case_rows)
                 # an ok outcome replaces the case's metrics; a non-ok one never touches them
-                for tbl in ("metrics", "samples", "artifacts"):
+                for tbl in ("samples", "artifacts"):  # (the metrics are in the results row)
                     self.conn.executemany(f"DELETE FROM {tbl} WHERE case_key = ?", dels)
-                self.conn.executemany("INSERT OR REPLACE INTO metrics VALUES (?, ?, ?, ?, ?)", metric_rows)
                 self.conn.executemany("INSERT OR REPLACE INTO samples VALUES (?, ?, ?, ?)", sample_rows)
                 self.conn.executemany("INSERT OR REPLACE INTO artifacts VALUES (?, ?)", art_rows)
                 self.conn.executemany("INSERT OR REPLACE INTO run_cases (run_id, case_key, outcome, result_id, "

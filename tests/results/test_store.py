@@ -178,7 +178,7 @@ def test_v3_store_migrates_to_the_judgement_cache(tmp_path):
         Store(p, readonly=True)
     store_mod._v3_to_v4(sqlite3.connect(":memory:"))  # the migration alone creates the table
     s = Store(p)
-    assert s.schema_version == SCHEMA_VERSION == 4
+    assert s.schema_version == SCHEMA_VERSION  # 3 -> 4 -> 5, each migration in turn
     assert s.judgements(["j"]) == {}
     s.add_judgements({"j": "{}"})
     assert s.judgements(["j", "other"]) == {"j": "{}"}
@@ -297,7 +297,8 @@ def test_stored_identity_is_case_identity(st):
     st.flush()
     assert st.case("k9")["identity"] == want
     # stored once: the identity column holds only what has no column of its own
-    assert st.conn.execute("SELECT identity FROM cases WHERE key = 'k9'").fetchone()[0] == '{"code":"c0de"}'
+    assert (st.conn.execute("SELECT identity FROM cases WHERE key = 'k9'").fetchone()[0]
+            == '{"code":"c0de","env":null,"inputs":{}}')
     # a store written before keeps its whole identity JSON; it reads the same
     st.conn.execute("UPDATE cases SET identity = ? WHERE key = 'k9'", (store_mod.dumps(want),))
     assert st.case("k9")["identity"] == want
