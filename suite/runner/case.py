@@ -225,9 +225,12 @@ class Resolver:
     ----------
     profile_dirs : tuple of path
         Extra profile folders (``--profiles DIR``).
-    context : suite.context.Context, optional
-        Where profiles and workloads come from (its plugins' folders and workloads included);
-        default: a new context (:meth:`suite.context.Context.build`).
+    context : suite.context.Context
+        Where profiles and workloads come from (its plugins' folders and workloads included): the
+        command's. Required from 0.3.0; given none, a new one is built with a DeprecationWarning.
+
+    The environment (:func:`environment_fingerprint`) and each technique's code fingerprint are
+    checked once per resolver (a stat of each file; read again only when one changed).
     """
 
     def __init__(self, profile_dirs: tuple = (), context: Any = None):
