@@ -69,7 +69,10 @@ def test_a_changed_stored_result_is_judged_again(fake_registry, store, judged):
     assert by["y-abs"].ours == pytest.approx(10.0)
     # the stored metric changes under the same case key (as a --rerun of a changed measurement would)
     con = sqlite3.connect(store.path)
-    con.execute("UPDATE metrics SET value = 100.0 WHERE case_key = ? AND name = 'y'", (by["y-abs"].cases["main"],))
+    (rid, text), = con.execute("SELECT r.id, r.metrics FROM results r JOIN cases c ON c.result_id = r.id "
+                               "WHERE c.key = ?", (by["y-abs"].cases["main"],)).fetchall()
+    ms = [[n, 100.0 if n == "y" else v, u, d] for n, v, u, d in json.loads(text)]
+    con.execute("UPDATE results SET metrics = ? WHERE id = ?", (json.dumps(ms), rid))
     con.commit()
     con.close()
     judged.clear()
