@@ -675,7 +675,7 @@ def grid_clusters(base, grid: str = "comet-v2", nodes: int | None = None, profil
     out = []
     profiles = profiles or {}
     for dev_name, node_name in g["devices"]:
-        missing = [n for n in (dev_name, node_name) if n not in profiles]
+        missing = [x for x in (dev_name, node_name) if x not in profiles]
         if missing:
             raise ParameterError(f"comet: grid {grid!r}: expected the profile {missing[0]!r} among the resolved "
                                  f"inputs, got {sorted(profiles)}")
@@ -689,7 +689,7 @@ def grid_clusters(base, grid: str = "comet-v2", nodes: int | None = None, profil
             for e in g["expansion"]:
                 label = f"{dev_name}/{bw.replace(' ', '')}/{'none' if not e else f'{e / 1e9:g}GB'}"
                 c = cluster_of(prof, nodes=n, expansion=e, expansion_bandwidth=g["expansion_bandwidth"])
-                own = hardware_of(get_profile(dev_name))  # the grid device's own GEMM curve, not the base's
+                own = hardware_of(profiles[dev_name])  # the grid device's own GEMM curve, not the base's
                 out.append(dataclasses.replace(c, name=label, hw=dataclasses.replace(c.hw, curve=own.curve,
                                                                                     assumed=own.assumed)))
     return out
