@@ -135,13 +135,16 @@ def load_rows(folder: Path | None = None) -> list[CollectiveRow]:
 
 def price_rows(rows, get_profile=None) -> list[CollectiveRow]:
     """Each row with ``predicted`` (s) and ``algorithm`` from :func:`suite.perf.collective_time`
-    (``auto``) on the row's profile (looked up with *get_profile*, default the shipped library)."""
+    (``auto``) on the row's profile (looked up with *get_profile*: the command's context's
+    :meth:`~suite.context.Context.profile`; without one, a new context's, with a DeprecationWarning)."""
     from dataclasses import replace
 
     from suite.perf.collective import Group, collective_time
 
     if get_profile is None:
-        from suite.hardware import get_profile
+        from suite.context import Context
+
+        get_profile = Context.given(None, "price_rows()").profile
     cache: dict[str, object] = {}
     out = []
     for r in rows:

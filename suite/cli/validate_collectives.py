@@ -15,7 +15,9 @@ def run_collectives(fmt: str, plot_dir: str | None) -> None:
     """Price, print (table / json / markdown) and optionally plot the validation set."""
     from suite.validate_collectives import load_rows, price_rows, summarize
 
-    rows = price_rows(load_rows())
+    from suite.cli.common import get_context
+
+    rows = price_rows(load_rows(), get_profile=get_context().profile)
     summary = summarize(rows)
     if fmt == "json":
         click.echo(strict_json({"rows": [_row_dict(r) for r in rows], "summary": summary}, indent=2, default=str))
