@@ -112,3 +112,26 @@ def test_plugin_patching_shared_modules_at_import_is_quarantined_and_undone(tmp_
     assert r.returncode == 0, r.stderr
     (pos,) = stored(st, "poseidon")
     assert abs(pos["metrics"]["compute_time"] - POSEIDON_COMPUTE_S) < 1e-3
+
+
+def test_in_process_abort_keeps_every_finished_case(tmp_path):
+    """Issue 43: `--in-process` lost 24 finished but uncommitted cases on an abort. Each outcome is
+    now committed as it finishes: the 20 cases before the abort are stored ok."""
+    import sqlite3
+
+    from test_trust_plugins import CRASHER
+
+    site = install(tmp_path / "site", "evil_crash", CRASHER)
+    exp = tmp_path / "crash.toml"
+    exp.write_text('[before]\ntechnique = "evil-crash"\nparams = { mode = "ok", i = ['
+                   + ", ".join(str(i) for i in range(1, 21)) + '] }\n'
+                   '[abort]\ntechnique = "evil-crash"\nparams = { mode = "abort", i = 99 }\n')
+    st = tmp_path / "s.sqlite"
+    r = suite(site, "run", str(exp), "--in-process", "-q", store=st)
+    assert r.returncode != 0  # the abort took the process down: what --in-process does not contain
+    conn = sqlite3.connect(f"file:{st}?mode=ro", uri=True)
+    try:
+        n = conn.execute("SELECT count(*) FROM cases WHERE status = 'ok'").fetchone()[0]
+    finally:
+        conn.close()
+    assert n == 20
