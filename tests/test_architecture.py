@@ -202,7 +202,7 @@ def test_no_core_module_below_the_cli_uses_a_global_lookup():
 
 
 #: plugin packages whose asserts are being rewritten by their owner (the list only shrinks)
-KNOWN_BARE_ASSERTS = {"suite_comet", "suite_dflop", "suite_dhelix"}  # rewritten concurrently (issue 41)
+KNOWN_BARE_ASSERTS: set[str] = set()
 
 
 def _bare_asserts() -> dict[str, list[int]]:

