@@ -22,6 +22,8 @@ Example::
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +47,21 @@ def default_registry(strict: bool | None = None) -> "Registry":
     from suite.registry import Registry
 
     return Registry(strict=strict)
+
+
+#: the deprecated no-context path's contexts (removed with that path in 0.3.0), one per set of inputs
+#: a context reads from the environment, so a caller that relies on it loads the plugins once per
+#: process (0.4 s each), as the global lookups it replaces did, instead of once per call
+_FALLBACK: dict[tuple, "Context"] = {}
+
+
+def _fallback_context(cls: type["Context"]) -> "Context":
+    env = tuple(os.environ.get(k) for k in ("SUITE_STRICT_PLUGINS", "SUITE_PROFILES", "XDG_CONFIG_HOME", "HOME",
+                                            "SUITE_STORE"))
+    key = (default_registry, env)  # a test that substitutes default_registry gets its own
+    if key not in _FALLBACK:
+        _FALLBACK[key] = cls.build()
+    return _FALLBACK[key]
 
 
 class WorkloadLibrary:
@@ -191,7 +208,7 @@ class Context:
 
         warnings.warn(f"{where} without a context is deprecated and will be an error in dlsys-suite 0.3.0: pass "
                       f"context=Context.build() (built once, by the caller)", DeprecationWarning, stacklevel=3)
-        return cls.build(registry=registry)
+        return _fallback_context(cls)
 
     @property
     def strict(self) -> bool:
