@@ -72,7 +72,11 @@ def freeze(value: Any, what: str = "value") -> Any:
     if t is tuple or t is list:
         if t is tuple and all(type(v) in _IMMUTABLE for v in value):
             return value
-        return tuple(v if type(v) in _IMMUTABLE else freeze(v, f"{what}[{i}]") for i, v in enumerate(value))
+        out = tuple(v if type(v) in _IMMUTABLE else freeze(v, f"{what}[{i}]") for i, v in enumerate(value))
+        if t is tuple and all(a is b for a, b in zip(out, value)):
+            return value  # frozen already (a profile's network levels): the same object, so freezing
+            # twice changes no identity the per-case input guard compares
+        return out
     if t is dict or isinstance(value, Mapping):
         return FrozenDict({k: v if type(v) in _IMMUTABLE else freeze(v, f"{what}[{k!r}]") for k, v in value.items()},
                           what=what)
