@@ -833,16 +833,21 @@ class Null:
       are evaluated again with every spec whose variant is a key replaced by its value, and the
       claim's value is derived from those results (the baseline at the same scenario);
     * ``value``: the trivial predictor's value itself (``1.0`` for no gain, ``16.0`` for ideal
-      scaling on 16 nodes, ``0.0`` for zero communication), with ``label`` saying which.
+      scaling on 16 nodes, ``0.0`` for zero communication), with ``label`` saying which;
+    * ``derive``: a function of the claim's own results (label -> Result) giving the null's value,
+      for a null the model computes at the claim's resolved scenario (e.g. ideal additive gain
+      read from a metric of the claim's case): its inputs are the case's, resolved and keyed.
+      Judged like a ``value`` null.
     """
 
     label: str
     variants: Mapping[str, str] | None = None
     value: Any = None
+    derive: Callable[[Mapping[str, Any]], Any] | None = field(default=None, repr=False)
 
     def __post_init__(self):
-        if (self.variants is None) == (self.value is None):
-            raise TechniqueError(f"null {self.label!r}: give exactly one of `variants` or `value`")
+        if sum(x is not None for x in (self.variants, self.value, self.derive)) != 1:
+            raise TechniqueError(f"null {self.label!r}: give exactly one of `variants`, `value` or `derive`")
 
     def substitute(self, specs: Mapping[str, "ScenarioSpec"]) -> dict[str, "ScenarioSpec"]:
         """The claim's specs with this null's variant substitutions applied."""

@@ -134,13 +134,7 @@ GLOBAL_LOOKUPS = {"suite.hardware": {"get_profile", "library"}, "suite.workloads
 #: Plugin files still calling a global lookup, each with the reason; none of them is evaluated by the
 #: runner (scripts run by hand, or a claim's null computed when the claims are listed). The list only
 #: shrinks (the test below fails once one is fixed).
-KNOWN_GLOBAL_LOOKUPS: dict[str, str] = {
-    "plugins/suite_theseus/bench.py": "benchmark script run by hand (python -m suite_theseus.bench)",
-    "plugins/suite_virtualflow/bench.py": "benchmark script run by hand (python -m suite_virtualflow.bench)",
-    "plugins/suite_dflop/bench.py": "benchmark script run by hand (python -m suite_dflop.bench)",
-    "plugins/suite_cerebras_stencil/sensitivity.py": "docs table script run by hand",
-    "plugins/suite_virtualflow/technique.py": "a claim's null priced when the claims are listed (not a case)",
-}
+KNOWN_GLOBAL_LOOKUPS: dict[str, str] = {}
 
 
 def _global_lookups(path: Path) -> list[str]:

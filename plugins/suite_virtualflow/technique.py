@@ -7,7 +7,6 @@ null predictions, and the declared properties.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 
 from suite import Assumption, with_reasons
@@ -15,7 +14,7 @@ from suite import AtMost, Claim, Gain, Null, Paper, Param, Property, ScenarioSpe
 
 from suite_virtualflow.constants import GPU_RELEASE_WAIT, TRACE_NAME
 
-__all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "hetero_gain", "jct_ratio", "IDEAL_ADDITIVE_GAIN"]
+__all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "hetero_gain", "jct_ratio", "ideal_additive_gain"]
 
 PAPER = Paper(
     title="VirtualFlow: Decoupling Deep Learning Models from the Underlying Hardware",
@@ -65,42 +64,13 @@ _DGX = "dgx-1-v100"
 _TF_POINT = {"batch": 128, "virtual_nodes": 16}
 
 
-@functools.cache
-def _ideal_at_claim_point() -> float:
-    """:data:`IDEAL_ADDITIVE_GAIN`, computed on first use (it prices the claim point with the model,
-    which listing the technique must not import)."""
-    from suite.hardware import get_profile
-    from suite.workloads import get_workload
-    from suite_virtualflow import model
-
-    return model.ideal_gain(get_workload("transformer-base"), get_profile(_MIX), _TF_POINT["batch"],
-                            _TF_POINT["virtual_nodes"])
-
-
-def __getattr__(name):
-    # IDEAL_ADDITIVE_GAIN: zero-communication additive gain of the 4 RTX 2080 Ti added to the 4 V100
-    # of vf-mix, at the claim's own point (Transformer, B = 128, V = 16): the model's
-    # :func:`suite_virtualflow.model.ideal_gain`, the best any placement can do (was ``1 + 294/405`` =
-    # 1.7259 from the ResNet-50 calibration rates). Computed on first read (PEP 562).
-    if name == "IDEAL_ADDITIVE_GAIN":
-        return _ideal_at_claim_point()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-class _ComputedNull(Null):
-    """A ``value`` null whose value is ``compute()``, called on first read and kept: a declaration
-    can name a null the model computes without importing the model."""
-
-    def __init__(self, label: str, compute):
-        object.__setattr__(self, "label", label)
-        object.__setattr__(self, "variants", None)
-        object.__setattr__(self, "_compute", compute)
-
-    @property
-    def value(self):
-        if "_value" not in self.__dict__:
-            object.__setattr__(self, "_value", self._compute())
-        return self.__dict__["_value"]
+def ideal_additive_gain(results):
+    """Null of the heterogeneous-throughput claim: the ``ideal_gain`` metric of its ``het`` case,
+    the model's zero-communication gain of the 4 RTX 2080 Ti added to the 4 V100 of vf-mix at the
+    claim's own point (Transformer, B = 128, V = 16; :func:`suite_virtualflow.model.ideal_gain`),
+    the best any placement can do (was ``1 + 294/405`` = 1.7259 from the ResNet-50 calibration
+    rates). Computed from the case's resolved inputs, so the null is keyed like the case."""
+    return results["het"]["ideal_gain"]
 
 
 def hetero_gain(results):
@@ -128,8 +98,8 @@ CLAIMS = [
                                     params=dict(_TF_POINT))},
         derive=hetero_gain, expect=Gain(1.42, rel=0.2),
         nulls=(Null("no gain", value=1.0),
-               _ComputedNull("ideal additive gain, zero communication (the model's, Transformer B 128 V 16)",
-                             _ideal_at_claim_point)),
+               Null("ideal additive gain, zero communication (the model's, Transformer B 128 V 16)",
+                    derive=ideal_additive_gain)),
         note="The paper's GPU mix, model and batch were not found (abstract only). Fixed point: our vf-mix "
              "(4 V100 + 4 RTX 2080 Ti, PCIe inside a node, 10 GbE between the nodes: assumptions) and the only "
              "heterogeneous hint in the authors' scripts, run_transformer_experiment.sh: Transformer, batch 8 x "

@@ -673,8 +673,8 @@ def judge(claim: Claim, o: ClaimOutcome, cases: Mapping[str, Case], status, stor
             continue
         try:
             if n.variants is None:
-                no.value = n.value
-                nstate, no.interval = _classify(claim, n.value, [])
+                no.value = n.value if n.derive is None else n.derive(results)
+                nstate, no.interval = _classify(claim, no.value, [])
             else:
                 no.cases = {label: c.key for label, c in ncases.items()}
                 nbad = _bad_case(ncases, status)

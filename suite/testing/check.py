@@ -342,7 +342,8 @@ def _computed_null(claim) -> bool:
     """Whether *claim* declares a null that could land in its band: a variant null, or a value
     null its acceptance does not exclude by construction (the rule of
     :func:`suite.runner.reproduce.informative_nulls`, before any run)."""
-    return any(n.variants is not None or not claim.expect.excludes(n.value) for n in claim.nulls)
+    return any(n.variants is not None or n.derive is not None or not claim.expect.excludes(n.value)
+               for n in claim.nulls)
 
 
 def check_properties(tech: Technique, max_examples: int = 10) -> str | None:

@@ -1,8 +1,8 @@
 """The sensitivity table of docs/techniques/cerebras-stencil.md: the three ratios under every
 combination of the unknowns (wafer generation x I/O mode x GPU link x dtype, and the kernel).
 
-Run ``python -m suite_cerebras_stencil.sensitivity`` to print it as Markdown, or
-``python -m suite_cerebras_stencil.sensitivity --plot FILE.png`` for the ratios-vs-steps figure. Every row uses the
+Run ``python benchmarks/stencil_sensitivity.py`` to print it as Markdown, or
+``python benchmarks/stencil_sensitivity.py --plot FILE.png`` for the ratios-vs-steps figure. Every row uses the
 technique's defaults except the column it varies; the PCIe host is ``dgx-1-v100`` with its GPU-GPU
 level overridden to PCIe 3.0 x16 (15.75 GB/s per direction, the V100's host link).
 """
@@ -22,12 +22,13 @@ PCIE = {"network.0.bandwidth": "15.75 GB/s", "network.0.name": "pcie3-x16"}
 
 
 def _profiles(gen: str, link: str):
-    from suite.hardware import get_profile
+    from suite.context import Context
 
-    gpu = get_profile(PROFILES["gpu-4x"])
+    ctx = Context.build()
+    gpu = ctx.profile(PROFILES["gpu-4x"])
     if link == "pcie":
         gpu = gpu.with_overrides({"network.0.bandwidth": PCIE["network.0.bandwidth"]})
-    return get_profile(PROFILES["cpu-2s"]), gpu, get_profile(PROFILES[gen])
+    return ctx.profile(PROFILES["cpu-2s"]), gpu, ctx.profile(PROFILES[gen])
 
 
 def ratios(gen: str = "wse-1", io: str = "streamed", link: str = "nvlink", **params) -> dict:
