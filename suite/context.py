@@ -210,6 +210,16 @@ class Context:
                       f"context=Context.build() (built once, by the caller)", DeprecationWarning, stacklevel=3)
         return _fallback_context(cls)
 
+    @staticmethod
+    def warn_registry_argument(where: str, stacklevel: int = 3) -> None:
+        """The ``DeprecationWarning`` of a runner entry point given ``registry=`` (deprecated since
+        0.2.0, removed in 0.3.0): the context, the one lookup, carries the registry."""
+        import warnings
+
+        warnings.warn(f"{where}: `registry=` is deprecated and will be removed in dlsys-suite 0.3.0: pass "
+                      f"context=Context.build(registry=...) (the context carries the registry)",
+                      DeprecationWarning, stacklevel=stacklevel)
+
     @property
     def strict(self) -> bool:
         return self.registry.strict

@@ -63,10 +63,10 @@ def reproduce_cmd(techniques, all_, verified_only, fmt, output, strict, wide, jo
     try:
         board = reproduce(techs, store, executor=executor,
                           options=ExecOptions(jobs=jobs, timeout=timeout, scheduler=scheduler, isolate=isolate,
-                                              executor_options=executor_settings(executor, executor_options, reg)),
+                                              executor_options=executor_settings(executor, executor_options, context)),
                           verified_only=verified_only, rerun=rerun,
                           progress=make_progress(quiet or fmt != "table" or output is not None),
-                          command=shlex.join(["suite", *sys.argv[1:]]), registry=reg,
+                          command=shlex.join(["suite", *sys.argv[1:]]), context=context,
                           resolver=Resolver(context=context))
     except KeyboardInterrupt:
         click.echo("interrupted: finished cases are stored; run the same command again to resume", err=True)

@@ -108,9 +108,10 @@ class ExecutorOptionsCommand(click.Command):
     def _executor_help(self, name: str) -> None:
         """``--executor E --help`` lists E's own options (its ``options_help()``, when it has one)."""
         try:
+            from suite.context import Context
             from suite.runner.executors import get_executor
 
-            described = getattr(get_executor(name), "options_help", None)
+            described = getattr(get_executor(name, context=Context.build()), "options_help", None)
             rows = list(described()) if callable(described) else []
         except Exception:  # noqa: BLE001 - help must print even when the executor cannot be loaded
             return
@@ -119,7 +120,7 @@ class ExecutorOptionsCommand(click.Command):
                                              [f"  --{name}-{k:<20} {h}" for k, h in rows])
 
 
-def executor_settings(executor: str, values: tuple[str, ...], registry) -> dict[str, str]:
+def executor_settings(executor: str, values: tuple[str, ...], context) -> dict[str, str]:
     """``("partition=gpu", ...)`` -> ``{"partition": "gpu"}``, checked by the executor itself
     (its ``parse_options``) before anything runs: one line naming the option on a bad one."""
     if not values:
@@ -135,7 +136,7 @@ def executor_settings(executor: str, values: tuple[str, ...], registry) -> dict[
                               f"{', '.join(sorted(opts))}")
     from suite.runner.executors import get_executor
 
-    ex = get_executor(executor, registry)
+    ex = get_executor(executor, context=context)
     check = getattr(ex, "parse_options", None)
     if check is None:
         raise ExperimentError(f"--executor-option: executor {executor!r} takes no options; given "
@@ -311,7 +312,7 @@ def run_cmd(ctx, experiment, entries, technique, category, gpus, run_name, varia
                                               max_cases=max_cases, gpus=gpus)
         exp = SimpleNamespace(cases=cases, notes=notes, warnings=warns)
     elif experiment:
-        exp = expand_experiment(experiment, registry=registry, resolver=resolver, only=entries or None,
+        exp = expand_experiment(experiment, context=context, resolver=resolver, only=entries or None,
                                 max_cases=max_cases, stream=True)
     else:
         if not technique:
@@ -348,7 +349,7 @@ def run_cmd(ctx, experiment, entries, technique, category, gpus, run_name, varia
             exp = Expansion(max_cases=max_cases)
             exp.cases = stream_entry(entry, where="command line", resolver=resolver, max_cases=max_cases)
         else:
-            exp = expand_entry(entry, where="command line", registry=registry, resolver=resolver,
+            exp = expand_entry(entry, where="command line", context=context, resolver=resolver,
                                expansion=Expansion(max_cases=max_cases))
     for note in exp.notes:
         click.echo(f"note: {note}", err=True)
@@ -368,11 +369,11 @@ def run_cmd(ctx, experiment, entries, technique, category, gpus, run_name, varia
         summary = run_cases(exp.cases, store, executor=executor,
                             options=ExecOptions(jobs=jobs, timeout=timeout, scheduler=scheduler, isolate=isolate,
                                                 executor_options=executor_settings(executor, executor_options,
-                                                                                   registry),
+                                                                                   context),
                                                 artifacts=artifacts),
                             rerun=rerun, allow_parallel_execute=allow_parallel_execute,
                             progress=make_progress(quiet or fmt == "json"), command=shlex.join(["suite", *sys.argv[1:]]),
-                            registry=registry)
+                            context=context)
         if run_name is not None:
             store.name_run(summary.run_id, run_name)
         report_summary(store, summary, fmt, quiet)

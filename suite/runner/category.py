@@ -162,7 +162,7 @@ def expand_category(category: str, *, context: Any, resolver: Any, base: Mapping
         if mine:
             entry["params"] = mine
         try:
-            exp = expand_entry(entry, where=f"--category {category} ({t.name})", registry=registry, resolver=resolver,
+            exp = expand_entry(entry, where=f"--category {category} ({t.name})", resolver=resolver,
                                expansion=Expansion(max_cases=max_cases))
         except SuiteError as exc:
             notes.append(f"{t.name} left out: {exc}")

@@ -229,6 +229,13 @@ def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor =
         Cases per chunk (:data:`CHUNK`): each chunk is looked up in the store, executed and
         handed to the store before the next is taken, so memory does not grow with the sweep
         (but for one key string per case, kept to run duplicates once).
+    context : suite.context.Context
+        The command's context: the plugin executors and the run's provenance (its plugin
+        distributions). Required from 0.3.0 (given none, a new one is built with a
+        ``DeprecationWarning``).
+    registry : Registry, optional
+        Deprecated since 0.2.0 (``DeprecationWarning``), removed in 0.3.0: pass *context*. Used
+        only when no *context* is given (a context is built on it).
 
     Returns
     -------
@@ -244,15 +251,17 @@ def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor =
     """
     import time
 
+    from suite.context import Context
+
+    if registry is not None:
+        Context.warn_registry_argument("run_cases()")
+    context = Context.given(context, "run_cases()", registry=registry)
     options = options or ExecOptions()
     progress = progress or NullProgress()
-    ex = executor if isinstance(executor, Executor) or hasattr(executor, "map_cases") else get_executor(executor, registry)
+    ex = executor if isinstance(executor, Executor) or hasattr(executor, "map_cases") \
+        else get_executor(executor, context=context)
     t0 = time.monotonic()
-    if registry is None:  # provenance: the plugin distributions of the command's context
-        from suite.context import Context
-
-        registry = Context.given(context, "run_cases()").registry
-    plugins = registry.distributions()
+    plugins = context.registry.distributions()  # provenance: the plugin distributions of the command's context
     run_id = store.begin_run(command=command, plugins=plugins)
     summary = RunSummary(run_id=run_id, store=str(store.path))
     name = getattr(ex, "name", "") or type(ex).__name__

@@ -791,21 +791,31 @@ class DaskExecutor(Executor):
 BUILTIN_EXECUTORS = {"local": LocalExecutor, "dask": DaskExecutor}
 
 
-def get_executor(name: str, registry: Any = None) -> Executor:
+def get_executor(name: str, registry: Any = None, *, context: Any = None) -> Executor:
     """The executor called *name*: a built-in one, or one a plugin provides (``suite_executor``).
+
+    Parameters
+    ----------
+    name : str
+    registry : Registry, optional
+        Deprecated since 0.2.0 (``DeprecationWarning``), removed in 0.3.0: pass *context*.
+    context : suite.context.Context
+        Where plugin executors come from (the command's). Needed for a plugin's executor only;
+        given none, a new one is built with a ``DeprecationWarning``.
 
     Raises
     ------
     SuiteError
         Unknown name (the known ones are listed).
     """
+    if registry is not None or context is not None or name not in BUILTIN_EXECUTORS:
+        from suite.context import Context
+
+        if registry is not None:
+            Context.warn_registry_argument("get_executor()")
     if name in BUILTIN_EXECUTORS:
         return BUILTIN_EXECUTORS[name]()
-    if registry is None:
-        from suite.context import default_registry
-
-        registry = default_registry()
-    ex = registry.executor(name)
+    ex = Context.given(context, "get_executor()", registry=registry).registry.executor(name)
     if ex is None:
         raise SuiteError(f"--executor: unknown executor {name!r}; expected one of {sorted(BUILTIN_EXECUTORS)} "
                          "or one a plugin provides")

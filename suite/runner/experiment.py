@@ -422,8 +422,9 @@ def expand_entry(entry: Mapping[str, Any], *, where: str = "command line", regis
                  context: Any = None) -> Expansion:
     """Expand one entry (a dict with the keys of an experiment-file entry) into resolved cases.
 
-    The techniques come from *registry*, else the resolver's context, else *context*, else a new
-    context (:meth:`suite.context.Context.build`); profiles and workloads from the resolver's context.
+    The techniques, profiles and workloads come from the resolver's context, else *context* (the
+    command's; given neither, a new one is built with a ``DeprecationWarning``). ``registry=`` is
+    deprecated since 0.2.0 (``DeprecationWarning``), removed in 0.3.0: pass *context*.
 
     Raises
     ------
@@ -431,12 +432,15 @@ def expand_entry(entry: Mapping[str, Any], *, where: str = "command line", regis
         A malformed entry, unknown technique/variant/parameter/fidelity, a pattern that matches
         nothing, or a case that does not resolve (the underlying one-line reason is kept).
     """
-    if resolver is None:
-        from suite.context import Context
+    from suite.context import Context
 
+    if registry is not None:
+        Context.warn_registry_argument("expand_entry()")
+    if resolver is None:
         resolver = Resolver(context=Context.given(context, "expand_entry()", registry=registry))
-    if registry is None:
-        registry = resolver.context.registry
+    elif registry is not None and context is None:  # 0.1 behaviour: the techniques from *registry*
+        resolver = Resolver(resolver.profile_dirs, context=Context.build(registry=registry))
+    registry = resolver.context.registry
     exp = expansion or Expansion()
     e = _normalize(entry, where)
     tname = e.get("technique")
@@ -559,9 +563,11 @@ def expand_experiment(path: str | Path, *, registry: Any = None, resolver: Resol
             if n not in entries:
                 raise ExperimentError(f"{path}: no entry {n!r}; entries: {', '.join(entries)}")
         entries = {k: v for k, v in entries.items() if k in only}
-    if resolver is None:
-        from suite.context import Context
+    from suite.context import Context
 
+    if registry is not None:
+        Context.warn_registry_argument("expand_experiment()")
+    if resolver is None:
         resolver = Resolver(context=Context.given(context, "expand_experiment()", registry=registry))
     exp = Expansion(max_cases=max_cases)
     parts: list = []

@@ -213,7 +213,7 @@ def null_cases(tech: Technique, claim: Claim, resolver: Resolver) -> list[tuple[
 def reproduce(techniques: Sequence[Technique], store: Store, *, executor: str = "local",
               options: ExecOptions | None = None, verified_only: bool = False, rerun: bool = False,
               progress: Any = None, command: str | None = None, registry: Any = None,
-              resolver: Resolver | None = None) -> Scoreboard:
+              resolver: Resolver | None = None, context: Any = None) -> Scoreboard:
     """Run the claims of *techniques* and their variant nulls through the runner (stored and
     cached) and judge them (:func:`judge`).
 
@@ -223,18 +223,28 @@ def reproduce(techniques: Sequence[Technique], store: Store, *, executor: str = 
     store : Store
     verified_only : bool
         Only claims whose number was read in the paper (``verified=True``).
-    executor, options, rerun, progress, command, registry
+    executor, options, rerun, progress, command, context
         As :func:`suite.runner.engine.run_cases`.
+    resolver : Resolver, optional
+        A resolver of *context* whose caches to reuse (default: a new one); its context is used
+        when no *context* is given.
+    registry : Registry, optional
+        Deprecated since 0.2.0 (``DeprecationWarning``), removed in 0.3.0: pass *context*.
 
     Returns
     -------
     Scoreboard
         One :class:`ClaimOutcome` per claim, in technique then declaration order.
     """
-    if resolver is None:
-        from suite.context import Context
+    from suite.context import Context
 
-        resolver = Resolver(context=Context.given(None, "reproduce()", registry=registry))
+    if registry is not None:
+        Context.warn_registry_argument("reproduce()")
+    if context is None and resolver is not None:
+        context = resolver.context
+    context = Context.given(context, "reproduce()", registry=registry)
+    if resolver is None:
+        resolver = Resolver(context=context)
     pending: list[tuple[Technique, Claim, ClaimOutcome, dict[str, Case], list]] = []
     outcomes: list[ClaimOutcome] = []
     all_cases: list[Case] = []
@@ -261,7 +271,7 @@ def reproduce(techniques: Sequence[Technique], store: Store, *, executor: str = 
         # claims derive from stored results, artifacts included: reproduce stores them whole
         summary = run_cases(all_cases, store, executor=executor,
                             options=replace(options or ExecOptions(), artifacts="full"), rerun=rerun, progress=progress,
-                            command=command, registry=registry)
+                            command=command, context=context)
         if summary.interrupted:
             raise KeyboardInterrupt
     status = store.statuses({c.key for c in all_cases})

@@ -217,11 +217,11 @@ def test_a_new_core_key_recomputes_in_the_store(tmp_path, monkeypatch, fake_regi
 
     tech = fake_registry.technique("fake")
     ctx = Context.build(registry=fake_registry)
-    first = run_cases([Resolver(context=ctx).resolve(tech, ScenarioSpec("fast"))], store, registry=fake_registry)
-    same = run_cases([Resolver(context=ctx).resolve(tech, ScenarioSpec("fast"))], store, registry=fake_registry)
+    first = run_cases([Resolver(context=ctx).resolve(tech, ScenarioSpec("fast"))], store, context=ctx)
+    same = run_cases([Resolver(context=ctx).resolve(tech, ScenarioSpec("fast"))], store, context=ctx)
     assert (first.computed, same.cached) == (1, 1)
     monkeypatch.setattr(case_mod, "_library_versions", lambda: "numpy=999;scipy=999")  # a numpy upgrade
-    after = run_cases([Resolver(context=ctx).resolve(tech, ScenarioSpec("fast"))], store, registry=fake_registry)
+    after = run_cases([Resolver(context=ctx).resolve(tech, ScenarioSpec("fast"))], store, context=ctx)
     assert (after.computed, after.cached) == (1, 0)
 
 

@@ -27,7 +27,7 @@ def _run(reg, store, specs, rerun=False):
     res = Resolver(context=ctx)
     tech = reg.technique("fake")
     cases = [res.resolve(tech, s) for s in specs]
-    return run_cases(cases, store, rerun=rerun, registry=reg, context=ctx), cases
+    return run_cases(cases, store, rerun=rerun, context=ctx), cases
 
 
 def test_a_rerun_adds_a_row_and_earlier_runs_keep_their_values(fake_registry, store, monkeypatch):

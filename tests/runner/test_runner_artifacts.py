@@ -54,19 +54,19 @@ def test_modes_end_to_end(tmp_path, context, isolate):
     cases = expand_entry({"technique": "art", "params": {"n": [3, 20]}}, context=context).cases
     small, big = cases  # n=3: a 3-row table (kept); n=20: a 20-row table (left out by summary)
     with Store(tmp_path / "s.sqlite") as st:
-        s = run_cases(cases, st, options=ExecOptions(isolate=isolate), registry=context.registry)  # default
+        s = run_cases(cases, st, options=ExecOptions(isolate=isolate), context=context)  # default
         assert s.computed == 2
         assert st.result(small.key).artifacts == {"layers": [{"i": i} for i in range(3)], "setup": {"n": 3}}
         assert st.result(big.key).artifacts == {"setup": {"n": 20}, "_omitted": ["layers"]}
         assert st.summarized_keys([small.key, big.key]) == {big.key}
         # full: only the case stored with a summary is computed again, and now keeps its table
-        s = run_cases(cases, st, options=ExecOptions(isolate=isolate, artifacts="full"), registry=context.registry)
+        s = run_cases(cases, st, options=ExecOptions(isolate=isolate, artifacts="full"), context=context)
         assert (s.computed, s.cached) == (1, 1)
         assert st.result(big.key).artifacts["layers"] == [{"i": i} for i in range(20)]
         assert st.result(big.key).metrics["y"].value == 20.0
-        s = run_cases(cases, st, options=ExecOptions(isolate=isolate, artifacts="full"), registry=context.registry)
+        s = run_cases(cases, st, options=ExecOptions(isolate=isolate, artifacts="full"), context=context)
         assert s.computed == 0
     with Store(tmp_path / "none.sqlite") as st:
-        run_cases(cases, st, options=ExecOptions(isolate=isolate, artifacts="none"), registry=context.registry)
+        run_cases(cases, st, options=ExecOptions(isolate=isolate, artifacts="none"), context=context)
         assert st.result(big.key).artifacts == {}
         assert st.result(big.key).metrics["y"].value == 20.0

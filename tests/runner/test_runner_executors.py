@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from fakeplugin import y_of
+from suite.context import Context
 from suite.runner import ExecOptions, expand_entry, run_cases
 
 GBIT_A = 10.0  # fake-cluster-a's network bandwidth, Gbit/s
@@ -127,8 +128,12 @@ def test_plugin_executor_through_the_hook(fake_registry, store):
 
     reg = Registry(entry_points_=[], modules=[("fake", fakeplugin), ("serial", mod)])
     exp = _modes_sweep(["ok"])
-    s = run_cases(exp.cases, store, executor="serial", registry=reg)
+    s = run_cases(exp.cases, store, executor="serial", context=Context.build(registry=reg))
     assert s.ok == 3
+    # 0.1's `registry=` still finds the plugin's executor, with a DeprecationWarning (removed in 0.3.0)
+    with pytest.warns(DeprecationWarning, match=r"run_cases\(\): `registry=` is deprecated .* 0\.3\.0"):
+        s = run_cases(exp.cases, store, executor="serial", registry=reg, rerun=True)
+    assert (s.ok, s.computed) == (3, 3)
 
 
 def test_dask_local_cluster_matches_local(fake_registry, tmp_path, monkeypatch):

@@ -6,6 +6,7 @@ import textwrap
 
 import pytest
 
+from suite.context import Context
 from suite.errors import ExperimentError
 from suite.runner.experiment import expand_entry, expand_experiment, find_experiment
 
@@ -207,14 +208,14 @@ def test_star_entry_skips_a_technique_whose_scenario_does_not_resolve(fake_regis
 
     mod.suite_techniques = hookimpl(lambda: [broken])
     reg = Registry(entry_points_=[], modules=[("fake", fakeplugin), ("broken", mod)])
-    exp = expand_entry({"technique": "*", "smoke": True}, registry=reg, where="smoke.toml: entry [smoke]")
+    exp = expand_entry({"technique": "*", "smoke": True}, context=Context.build(registry=reg), where="smoke.toml: entry [smoke]")
     assert {c.technique for c in exp.cases} == {"fake"}
     [note] = exp.warnings
     assert note.startswith("smoke.toml: entry [smoke]: fake-broken (variant=only, profile=no-such-profile): ")
     assert note.endswith("; fake-broken skipped")
     # naming the technique explicitly keeps it an error
     with pytest.raises(ExperimentError, match="no-such-profile"):
-        expand_entry({"technique": "fake-broken", "smoke": True}, registry=reg)
+        expand_entry({"technique": "fake-broken", "smoke": True}, context=Context.build(registry=reg))
 
 
 def test_the_smoke_experiment_is_one_case_per_technique():
@@ -226,11 +227,11 @@ def test_the_smoke_experiment_is_one_case_per_technique():
     from suite.runner.experiment import expand_experiment
 
     reg = Context.build().registry
-    exp = expand_experiment("smoke", registry=reg)
+    exp = expand_experiment("smoke", context=Context.build(registry=reg))
     per = Counter(c.technique for c in exp.cases)
     with_smoke = {t.name for t in reg.techniques() if t.smoke}
     assert set(per) == with_smoke and set(per.values()) == {1}
-    every = expand_entry({"technique": "*", "smoke": True}, registry=reg)
+    every = expand_entry({"technique": "*", "smoke": True}, context=Context.build(registry=reg))
     assert len(every.cases) == sum(len(t.smoke) for t in reg.techniques() if t.smoke) > len(exp.cases)
     with pytest.raises(ExperimentError, match="key 'smoke': expected true .* or \"first\""):
-        expand_entry({"technique": "poseidon", "smoke": "all"}, registry=reg)
+        expand_entry({"technique": "poseidon", "smoke": "all"}, context=Context.build(registry=reg))

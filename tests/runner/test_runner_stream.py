@@ -56,17 +56,17 @@ def test_chunked_streamed_run_stores_what_the_list_run_stores(fake_registry, tmp
     from suite.results import Store
 
     with Store(tmp_path / "list.sqlite") as st:
-        a = run_cases(expand_entry(ENTRY).cases, st, options=ExecOptions(isolate=False), registry=fake_registry)
+        a = run_cases(expand_entry(ENTRY).cases, st, options=ExecOptions(isolate=False), context=Context.build(registry=fake_registry))
         rows_a = sorted(st.conn.execute("SELECT c.key, m.name, m.value FROM cases c JOIN metrics m "
                                         "ON m.case_key = c.key").fetchall())
     with Store(tmp_path / "stream.sqlite") as st:
-        b = run_cases(_stream(), st, options=ExecOptions(isolate=False), registry=fake_registry, chunk_size=chunk)
+        b = run_cases(_stream(), st, options=ExecOptions(isolate=False), context=Context.build(registry=fake_registry), chunk_size=chunk)
         rows_b = sorted(st.conn.execute("SELECT c.key, m.name, m.value FROM cases c JOIN metrics m "
                                         "ON m.case_key = c.key").fetchall())
         # 72 combinations, 24 of them repeat n = 2: 48 distinct cases, each run once
         assert (b.total, b.computed, b.ok) == (48, 48, 48) == (a.total, a.computed, a.ok)
         assert rows_a == rows_b and len(rows_b) > 0
-        again = run_cases(_stream(), st, options=ExecOptions(isolate=False), registry=fake_registry,
+        again = run_cases(_stream(), st, options=ExecOptions(isolate=False), context=Context.build(registry=fake_registry),
                           chunk_size=chunk)
         assert (again.total, again.cached, again.computed) == (48, 48, 0)
 
@@ -86,7 +86,7 @@ def test_a_combination_that_fails_mid_chunk_still_runs_the_cases_before_it(fake_
 
     with Store(tmp_path / "s.sqlite") as st:
         with pytest.raises(ExperimentError, match="does not resolve"):
-            run_cases(stream(), st, options=ExecOptions(isolate=False), registry=fake_registry, chunk_size=10)
+            run_cases(stream(), st, options=ExecOptions(isolate=False), context=Context.build(registry=fake_registry), chunk_size=10)
         assert st.conn.execute("SELECT count(*) FROM cases").fetchone()[0] == 25
 
 

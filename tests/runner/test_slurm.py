@@ -153,7 +153,9 @@ def test_executor_option_errors_are_one_line(fake_registry):
 
     import suite_slurm
 
-    reg = Registry(entry_points_=[], modules=[("slurm", suite_slurm)])
+    from suite.context import Context
+
+    reg = Context.build(registry=Registry(entry_points_=[], modules=[("slurm", suite_slurm)]))
     assert executor_settings("slurm", ("partition=gpu", "time=30"), reg) == {"partition": "gpu", "time": "30"}
     with pytest.raises(SuiteError, match="executor 'local' takes no options; given partition"):
         executor_settings("local", ("partition=gpu",), reg)
