@@ -143,13 +143,30 @@ def test_svd_error_non_increasing_in_rank():
 # ----------------------------------------------------------------------------- CPD
 
 
-@settings(max_examples=8, deadline=None)
-@given(st.integers(1, 4), st.sampled_from([(6, 5, 3, 3), (8, 4, 3, 3), (5, 7, 3, 2)]), st.integers(0, 10_000))
-def test_cpd_recovers_an_exact_rank_r_tensor(r, shape, seed):
+def _exact_rank_r(r, shape, seed):
     rng = np.random.default_rng(seed)
     facs = [rng.normal(size=(n, r)) for n in shape]
-    x = np.einsum("ar,br,cr,dr->abcd", *facs)  # an exact rank-r tensor, built independently
+    return np.einsum("ar,br,cr,dr->abcd", *facs)  # an exact rank-r tensor, built independently
+
+
+# CP-ALS is not guaranteed to recover an exact rank-r tensor from a random start once r >= 3: it
+# can stall in a swamp (r=3, shape (5, 7, 3, 2), seed 1 ends at relative error 0.058 after 500
+# sweeps; 4 of 720 rank-3/4 draws stay above 1e-6 even with three restarts). So recovery is a
+# property for ranks 1 and 2 (no failure in 360 draws), and fixed draws for ranks 3 and 4.
+@settings(max_examples=8, deadline=None)
+@given(st.integers(1, 2), st.sampled_from([(6, 5, 3, 3), (8, 4, 3, 3), (5, 7, 3, 2)]), st.integers(0, 10_000))
+def test_cpd_recovers_an_exact_rank_r_tensor(r, shape, seed):
+    x = _exact_rank_r(r, shape, seed)
     got, err = dec.cp_als(x, r, n_iter=500, tol=1e-14, seed=seed)
+    assert err < 1e-6
+    np.testing.assert_allclose(dec.cp_to_tensor(got), x, atol=1e-5 * np.abs(x).max())
+
+
+@pytest.mark.parametrize("r", [3, 4])
+@pytest.mark.parametrize("shape", [(6, 5, 3, 3), (8, 4, 3, 3), (5, 7, 3, 2)])
+def test_cpd_recovers_fixed_rank_3_and_4_tensors(r, shape):
+    x = _exact_rank_r(r, shape, 0)
+    got, err = dec.cp_als(x, r, n_iter=500, tol=1e-14, seed=0)
     assert err < 1e-6
     np.testing.assert_allclose(dec.cp_to_tensor(got), x, atol=1e-5 * np.abs(x).max())
 
