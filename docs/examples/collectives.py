@@ -33,7 +33,10 @@ def demo() -> None:
     two_nodes = collective_time("allreduce", 1e9, group_of(dgx, 16), dgx, algorithm="ring")
     assert two_nodes.bytes_per_level[1] > 0 and two_nodes.time > one_node.time  # now the NICs are crossed
     r = allreduce_metrics(dgx, 8, 1e9)
-    assert r["comm_bytes"] == 1.75e9 and r["comm_time"] <= one_node.time  # auto picks the fastest
+    # algorithm="auto" prices what the profile's library runs: NCCL's ring with the Simple protocol at
+    # 1 GB, at a bus bandwidth (2 (p-1)/p m / t) near the ~230 GB/s nccl-tests measures on 8 A100
+    bus_bandwidth = r["comm_bytes"] / r["comm_time"]
+    assert r["comm_bytes"] == 1.75e9 and 200e9 < bus_bandwidth < 245e9 and r["comm_time"] > one_node.time
 
 
 if __name__ == "__main__":
