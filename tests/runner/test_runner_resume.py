@@ -82,7 +82,7 @@ def test_two_concurrent_runs_lose_nothing(tmp_path):
 
 def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path):
     store = tmp_path / "s.sqlite"
-    n = 400  # >= 4 s of work at 2 jobs: on a loaded machine 150 cases could finish before the signal was sent
+    n = 800  # >= 8 s of work at 2 jobs: on a loaded machine 400 cases could finish before the signal was sent
     p = _run(store, n, 0.02, jobs=2)
     deadline = time.time() + 60
     while _ok_count(store) < 10 and time.time() < deadline and p.poll() is None:
