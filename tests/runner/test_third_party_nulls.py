@@ -8,6 +8,7 @@ exits 2.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -15,10 +16,13 @@ from click.testing import CliRunner
 from suite.cli import main
 
 
+PROFILES = Path(__file__).parent / "profiles"  # tests/runner/conftest.py's folder, by path: `conftest`
+# by module name is whichever conftest another test folder imported first
+
+
 @pytest.fixture
 def nonull_registry(monkeypatch):
     import nonullplugin
-    from conftest import PROFILES
     from suite.registry import Registry
 
     monkeypatch.setenv("SUITE_PROFILES", str(PROFILES))
