@@ -3,7 +3,7 @@
 A plugin is imported in the coordinating process (its hooks say what it provides), and every
 local worker is forked from that process: a plugin that patches ``numpy.dot``, a
 ``suite.perf`` function or another plugin's model while it loads would change every plugin's
-numbers (issue 43: poseidon's speedup x3, stored ``ok``). The registry therefore takes a
+numbers (issue 43: one technique's speed-up x3, stored ``ok``). The registry therefore takes a
 :func:`snapshot` of the shared modules' top-level names (and of the core's classes) before each
 plugin loads and checks it after (:func:`undo_changes`): a plugin that rebound anything is
 quarantined, and what it rebound is put back before the next plugin loads.
