@@ -33,7 +33,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     from suite.hardware import get_profile
     from suite.perf import Group, collective_time
-    from suite.perf import collective as C
+    from suite.perf.network import placement as C
 
     sel = get_profile("selene-dgx-a100")
     rows = []

@@ -14,7 +14,7 @@ group (:func:`group_of_row`: one node of 2, 4, 8 GPUs; 2 to 16 nodes) and size c
 from 1 MiB), as ASTRA-sim reports its validation error [Won23].
 
 :func:`derive_efficiency` recomputes a Simple-protocol efficiency curve from its calibration
-table, so ``suite.perf.nccl.SIMPLE_EFFICIENCY`` can be checked against the rows it came from.
+table, so ``suite.perf.network.nccl.SIMPLE_EFFICIENCY`` can be checked against the rows it came from.
 
 References
 ----------
@@ -143,7 +143,7 @@ def price_rows(rows, get_profile=None) -> list[CollectiveRow]:
     :meth:`~suite.context.Context.profile`; without one, a new context's, with a DeprecationWarning)."""
     from dataclasses import replace
 
-    from suite.perf.collective import Group, collective_time
+    from suite.perf.network import Group, collective_time
 
     if get_profile is None:
         from suite.context import Context
@@ -184,7 +184,7 @@ def summarize(rows) -> list[dict]:
 
 def derive_efficiency(rows, profile, family: str, sizes=None) -> tuple[tuple[float, float], ...]:
     """The efficiency curve of *family* (``ring``, ``nvls``, ``multi-node``) that
-    makes :mod:`suite.perf.nccl`'s candidate of that family meet the measured time of each row:
+    makes :mod:`suite.perf.network.nccl`'s candidate of that family meet the measured time of each row:
     ``eff = (m / algbw) / (T - lat)`` at the abscissa ``m / algbw`` (s, 4 significant digits), for
     sizes 1 MiB x 4^k (those of *rows* by default), at least 0.05, rounded to 3 digits; a size
     measured faster than Simple could run it (another protocol did) gives no point.
@@ -196,8 +196,9 @@ def derive_efficiency(rows, profile, family: str, sizes=None) -> tuple[tuple[flo
     profile : Profile
         Its profile (launch overhead, levels).
     """
-    from suite.perf import nccl
-    from suite.perf.collective import Group, _dims, _nccl_topo, _prepare
+    import suite.perf.network.nccl as nccl
+    from suite.perf.network.collective import _nccl_topo
+    from suite.perf.network.placement import Group, _dims, _prepare
 
     r0 = rows[0]
     group = Group(r0.gpus_per_node, r0.nodes)

@@ -56,7 +56,7 @@ def test_site_builds_strictly(tmp_path):
     api = (out / "api" / "suite" / "index.html").read_text()
     assert 'id="suite.Technique"' in api and 'id="suite.Claim"' in api
     coll = (out / "api" / "perf-collective" / "index.html").read_text()
-    assert 'id="suite.perf.collective.collective_time"' in coll
+    assert 'id="suite.perf.network.collective.collective_time"' in coll
     repro = (out / "reproductions" / "index.html").read_text()
     assert "verified" in repro and "poseidon" in repro
 

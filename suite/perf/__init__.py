@@ -1,17 +1,17 @@
 """Shared cost-model primitives (pure functions, SI units), each with its formula's source.
 
-* :mod:`suite.perf.comm` -- alpha-beta point-to-point, ring/tree/Rabenseifner/hierarchical
-  all-reduce, reduce-scatter, all-gather, broadcast, sharded parameter-server push/pull.
+* :mod:`suite.perf.network` -- the network model and its simulation: every collective over all
+  the profile's levels (:func:`collective_time`, the one entry point for techniques: topology,
+  NICs, placement, algorithm choice per communication library, reduction term), NCCL's tuner,
+  the alpha-beta formulas (point-to-point, ring/tree/Rabenseifner/hierarchical all-reduce,
+  reduce-scatter, all-gather, broadcast, sharded parameter-server push/pull), alpha and beta of
+  a profile's level, and the event-level simulation (:mod:`suite.perf.network.netsim`).
 * :mod:`suite.perf.compute` -- roofline, per-layer times, host<->device transfer, 1F1B pipeline.
 * :mod:`suite.perf.timeline` -- wait-free backprop (layer-wise and grouped).
-* :mod:`suite.perf.network` -- alpha and beta of a profile's network level.
-* :mod:`suite.perf.collective` -- every collective over all the profile's levels (topology,
-  NICs, placement, algorithm choice, reduction term); the one entry point for techniques.
-* :mod:`suite.perf.netsim` -- the same collectives as event-level runs over per-link queues.
 * :mod:`suite.perf.sensitivity` -- the communication family's conformance check.
 """
 
-from suite.perf.comm import (
+from suite.perf.network import (
     allgather_time,
     allreduce_lower_bound,
     broadcast_time,
@@ -35,7 +35,7 @@ from suite.perf.compute import (
     host_link_time,
     transfer_time,
 )
-from suite.perf.collective import CollectiveCost, Group, collective_time, dimensions, group_of, reduction_gamma
+from suite.perf.network import CollectiveCost, Group, collective_time, dimensions, group_of, reduction_gamma
 from suite.perf.network import alpha_beta, allreduce_fit
 from suite.perf.timeline import Timeline, grouped_wfbp_timeline, sequential_iteration_time, wfbp_timeline
 from suite.perf.threads import blas_threads, measurement_clock

@@ -94,7 +94,7 @@ def host_link_time(nbytes: float, profile, efficiency: float = 1.0) -> float:
     moves the time).
 
     The host is not a rank of any network level, so a host copy is priced here rather than by
-    :func:`suite.perf.collective.collective_time`; copies of several devices at once each hold
+    :func:`suite.perf.network.collective_time`; copies of several devices at once each hold
     their own link (one ``host_link`` per device).
 
     Parameters

@@ -2,7 +2,7 @@
 crosses matter, the others do not (issue 17, item 6).
 
 :func:`check_network_sensitivity` evaluates a scenario once while recording the collectives it
-prices (:class:`suite.perf.collective.record_levels`: the levels they cross and the calls),
+prices (:class:`suite.perf.network.record_levels`: the levels they cross and the calls),
 then once per network level and slow-down (``bandwidth / 10``; ``latency x 10``, a zero latency
 becoming 1 us; a ``bus`` topology):
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from suite.perf.collective import record_levels
+from suite.perf.network import record_levels
 
 __all__ = ["COMM_METRICS", "check_network_sensitivity"]
 
@@ -45,7 +45,7 @@ def _metrics(res) -> dict:
 
 
 def _priced(calls, profile) -> float:
-    from suite.perf.collective import collective_time
+    from suite.perf.network import collective_time
 
     return sum(collective_time(op, nb, g, profile, algo).time for op, nb, g, algo in calls)
 

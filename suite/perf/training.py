@@ -102,7 +102,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from suite.errors import ParameterError, ProfileError
-from suite.perf.collective import Group, collective_time
+from suite.perf.network import Group, collective_time
 
 __all__ = [
     "RECOMPUTE", "ZERO_STAGES", "ADAM_BYTES_PER_PARAM", "DEFAULT_GEMM_EFFICIENCY", "GEMM_CURVE",

@@ -628,7 +628,7 @@ def _default_units(tech, results, cases):
     :func:`suite.perf.collective_time` as a byte count unconverted (a size declared in GB read as
     bytes is off by 1e9)."""
     from suite.hardware.units import ureg
-    from suite.perf.collective import record_levels
+    from suite.perf.network import record_levels
 
     units = _physical_units(tech)
     if not units:

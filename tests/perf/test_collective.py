@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from suite.hardware import get_profile
 from suite.hardware.profile import Profile
 from suite.perf import Group, collective_time, dimensions, rabenseifner_allreduce_time, recursive_doubling_allreduce_time
-from suite.perf.collective import ALGORITHMS, OPS
+from suite.perf.network import ALGORITHMS, OPS
 from suite.testing.strategies import profiles
 
 A100_GAMMA = 3 / 2039e9  # 3 streams per reduced byte over the A100 80 GB's 2039 GB/s HBM2e

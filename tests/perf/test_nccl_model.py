@@ -8,7 +8,7 @@ import pytest
 from suite.hardware import get_profile
 from suite.hardware.profile import Profile
 from suite.perf import Group, collective_time
-from suite.perf.nccl import SIMPLE_EFFICIENCY, efficiency_at, library_of
+from suite.perf.network.nccl import SIMPLE_EFFICIENCY, efficiency_at, library_of
 
 US = 1e-6
 

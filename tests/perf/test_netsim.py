@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from suite.hardware.profile import Profile
 from suite.perf import Group, collective_time, dimensions
-from suite.perf.netsim import simulate_collective
+from suite.perf.network.netsim import simulate_collective
 from suite.testing.strategies import profiles
 
 SIMULATED = {

@@ -8,7 +8,7 @@ import pytest
 from suite.errors import ParameterError
 from suite.hardware import get_profile
 from suite.perf import training as T
-from suite.perf.collective import Group, collective_time
+from suite.perf.network import Group, collective_time
 
 GPT_1T = T.TransformerShape(layers=128, hidden=25600, heads=160, seq=2048, vocab=51200, positions=2048, name="1t")
 

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from suite.hardware import get_profile
-from suite.perf.nccl import SIMPLE_EFFICIENCY
+from suite.perf.network.nccl import SIMPLE_EFFICIENCY
 from suite.validate_collectives import BOUNDS, derive_efficiency, load_rows, price_rows, summarize, validation_dir
 
 

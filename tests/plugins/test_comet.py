@@ -16,7 +16,7 @@ from suite import ScenarioSpec
 from suite.collectives import Ledger
 from suite.errors import ParameterError
 from suite.hardware import get_profile
-from suite.perf.collective import Group, collective_time
+from suite.perf.network import Group, collective_time
 from suite.runner.case import resolve_case
 from suite_comet import execute, model
 from suite_comet.technique import ANCHOR, CLAIMS, TECHNIQUE

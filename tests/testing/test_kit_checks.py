@@ -126,7 +126,7 @@ def test_in_process_check_times_out_with_sigalrm():
 
 def _allreduce_model(s):
     """comm_time of one 100 MB all-reduce over n nodes of the profile, priced by the network model."""
-    from suite.perf.collective import collective_time, group_of
+    from suite.perf.network import collective_time, group_of
 
     t = collective_time("allreduce", 100e6, group_of(s.profile, s.params["n"]), s.profile).time
     return Result().add("comm_time", t, "s", "lower").add("iteration_time", 0.1 + t, "s", "lower")

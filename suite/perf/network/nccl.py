@@ -1,0 +1,274 @@
+"""NCCL's collectives as its tuner prices them, on a profile's levels.
+
+:func:`suite.perf.network.collective_time` comes here when the profile's communication library
+is ``nccl`` (the default for GPU profiles, see :func:`library_of`) and the algorithm is ``auto``
+(or one of NCCL's own names, :data:`ALGORITHMS`). NCCL picks, per call, the (algorithm,
+protocol) pair its tuning model predicts fastest [NCCL-tuning]; we re-implement that model from
+what its source says, with the bandwidths taken from the profile instead of NCCL's topology
+search:
+
+    T(a, p, m) = launch_overhead + lat(a, p) + m / (algbw(a, p) * eff(m / algbw(a, p)))
+
+Algorithms (all-reduce): ``ring``; ``tree`` (NCCL's double binary tree across nodes, a chain
+inside a node); ``nvls`` (NVLink SHARP: the NVSwitch reduces, one node) where the intra-node level
+declares ``reduction = "nvls"``; ``nvls-tree`` (NVLS inside each node, a tree across nodes);
+``collnet`` (in-network reduction, SHARP) where an inter-node level declares
+``reduction = "sharp"``. Reduce-scatter, all-gather, broadcast and reduce run as rings (what
+NCCL's tuner allows them besides NVLS/CollNet); all-to-all and p2p are NCCL's point-to-point
+sends (the generic ``direct`` / ``p2p`` pricing). Protocols ``LL``, ``LL128`` (NVLink only) and
+``Simple``; NVLS, NVLS-tree and CollNet use ``Simple`` only.
+
+Latency, as NCCL's ``ncclTopoTuneModel`` composes it [NCCL-tuning]: a base latency per
+(algorithm, protocol) (:data:`BASE_LAT`) plus per-hop latencies per link kind (:data:`HW_LAT`,
+``nvlink`` / ``pcie`` for the intra-node hops, ``net`` for the inter-node ones):
+
+* ring: ``(nsteps - ninter) * intra + ninter * inter`` with ``nsteps = 2 (n - 1)`` for all-reduce
+  (``n - 1`` for reduce-scatter / all-gather, ``n`` for broadcast / reduce) and ``ninter = 2 N``
+  (``N - 1``, ``N``) on N > 1 nodes; an LL intra hop costs 1.8x on several nodes, and an intra
+  hop is at least NCCL's network post overhead (1 us, 3 us for Simple) there;
+* tree: ``2 ((ppn - 1) intra + log2(N) inter)``; nvls: the NVLS hop (+ one inter hop on
+  several nodes); nvls-tree: ``intra + 2 log2(N) inter``; collnet: ``2 (ppn - 1) intra + inter``.
+
+A hop costs the larger of NCCL's constant for its link kind and the level's declared
+``latency`` (the largest crossed inter-node level's for a network hop), so a link slower to
+start a message than NCCL's constants (TCP over 10 GbE: tens of us) keeps its own, and NCCL's
+constants stand for any faster one. The profile's software latency is
+``[communication] launch_overhead``.
+
+Bandwidth: NCCL's bus bandwidth is its channels times the per-channel bandwidth its topology
+search found; here it is the slowest crossed level's effective bandwidth
+(``bandwidth * efficiency``, per GPU inside a node, the node's NICs together across nodes), then
+NCCL's refinements (a two-node tree is bounded by twice the NICs' rate, since each node's data
+crosses once each way: it exceeds the ring's NIC bound, as NCCL's does, only that far): LL carries half its bytes as flags and runs at a quarter of the bus bandwidth
+capped at ``llMaxBw`` (87.7 GB/s on one node, 39.0 on two, 20.4 on more: Intel hosts), LL128 at
+0.92 of it (ring; tree 7/9 on one node, 120/128 across), tree 0.92 and LL 1/3.8, CollNet 0.9.
+Bus to algorithm bandwidth: ``n / nsteps`` for rings, 1/2 for trees and CollNet. NVLS and
+NVLS-tree run at the level's ``reduction_bandwidth`` (a measured algorithm bandwidth of the
+in-switch all-reduce), NVLS-tree no faster than the node's NICs (half of them beyond two
+nodes: the tree's inner nodes send to two children).
+
+Size-dependent efficiency ``eff``: NCCL's model is a straight line per (algorithm, protocol);
+measured transfers reach their bandwidth only for large messages (the pipeline's chunks,
+channels and steps must fill). The curve's abscissa is the transfer's ideal duration
+``m / algbw`` (s), so a slower network, whose pipeline fills in the same time, reaches a given
+fraction at a smaller message (the 3-node A100 anchor of tests/perf/test_nccl_anchor.py misses by
+17 %; with a curve in bytes, by 32 %). :data:`SIMPLE_EFFICIENCY` holds one curve per family:
+``ring`` (ring and tree on one node, Simple), ``nvls`` (NVLS on one node) and ``multi-node``
+(every algorithm across nodes, Simple and LL128: both go through the network proxy's pipeline),
+each derived from ONE published nccl-tests table (marked ``calibration = true`` in
+``validation/collectives/``, left out of every error figure) by
+``eff = (m / algbw) / (T_measured - launch_overhead - lat)``; a profile may declare its own
+(``[communication] efficiency.<family>``). LL, and LL128 on one node, keep NCCL's fixed factors.
+
+References
+----------
+.. [NCCL-tuning] NVIDIA NCCL, ``src/graph/tuning.cc`` (``baseLat``, ``hwLat``, ``llMaxBws``,
+   the "model refinements" and the latency composition of ``ncclTopoTuneModel``; v2.19) and
+   ``src/graph/topo.h`` (``SM80/SM90/SM100_NVLINK_BW``: the per-link NVLink bandwidth NCCL
+   counts, 20 / 20.6 / 40.1 GB/s of a 25 / 25 / 50 GB/s link).
+.. [NCCL-309] NVIDIA/nccl-tests issue #309 (2025): 8 H100 + 8 NDR NICs per node; NCCL picks Ring/LL
+   up to 1 MB and NVLS/Simple above on one node, NVLS-tree across nodes (K. Iskra, NVIDIA).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+__all__ = ["ALGORITHMS", "PROTOCOLS", "BASE_LAT", "HW_LAT", "SIMPLE_EFFICIENCY", "Candidate", "candidates",
+           "efficiency_at", "library_of", "LIBRARIES"]
+
+LIBRARIES = ("nccl", "mpi", "gloo", "ps")
+PROTOCOLS = ("LL", "LL128", "Simple")
+#: NCCL's algorithm names accepted by collective_time (besides ``auto``)
+ALGORITHMS = ("ring", "tree", "nvls", "nvls-tree", "collnet")
+
+_US = 1e-6
+#: base latency per (algorithm, protocol), us [NCCL-tuning ``baseLat``]
+BASE_LAT = {("tree", "LL"): 6.8, ("tree", "LL128"): 14.0, ("tree", "Simple"): 0.0,
+            ("ring", "LL"): 6.6, ("ring", "LL128"): 14.0, ("ring", "Simple"): 8.4,
+            ("collnet", "Simple"): 0.0, ("nvls", "Simple"): 0.0, ("nvls-tree", "Simple"): 0.0}
+#: per-hop latency per link kind and (algorithm, protocol), us [NCCL-tuning ``hwLat``]
+HW_LAT = {
+    "nvlink": {("tree", "LL"): .6, ("tree", "LL128"): 1.25, ("tree", "Simple"): 28.0,
+               ("ring", "LL"): .6, ("ring", "LL128"): 1.9, ("ring", "Simple"): 3.4,
+               ("collnet", "Simple"): 2.8, ("nvls", "Simple"): 23.0, ("nvls-tree", "Simple"): 23.0},
+    "pcie": {("tree", "LL"): 1.0, ("tree", "LL128"): 1.9, ("tree", "Simple"): 28.0,
+             ("ring", "LL"): 1.0, ("ring", "LL128"): 2.5, ("ring", "Simple"): 5.7,
+             ("collnet", "Simple"): 2.8, ("nvls", "Simple"): 0.0, ("nvls-tree", "Simple"): 0.0},
+    "net": {("tree", "LL"): 5.0, ("tree", "LL128"): 8.5, ("tree", "Simple"): 28.0,
+            ("ring", "LL"): 2.7, ("ring", "LL128"): 4.0, ("ring", "Simple"): 14.0,
+            ("collnet", "Simple"): 30.0, ("nvls", "Simple"): 18.0, ("nvls-tree", "Simple"): 14.0},
+}
+_NET_OVERHEAD = 1.0  # us per network post (Intel hosts) [NCCL-tuning getNetOverhead]
+_LL_MAX_BW = (87.7e9, 39.0e9, 20.4e9)  # llMaxBws, Ampere/Hopper on one node; Intel hosts on 2 / >2 nodes
+
+#: Achieved fraction of the bandwidth against the transfer's ideal duration m / algbw (s), per
+#: family; log-linear between points, clamped outside. Each from one calibration table
+#: (rows marked calibration = true, see validation/collectives/ and docs/validation.md):
+#: ``ring`` (ring and tree) from Azure ND A100 v4 (1 x 8 A100, ring/tree; azure-nd-a100-v4.csv),
+#: ``nvls`` from Azure ND H100 v5 (1 x 8 H100, NVLS; azure-nd-h100-v5.csv), ``multi-node`` from
+#: nccl-tests #309's 2 x 8 H100 table (qoofyk; NVLS-tree). Derived by
+#: suite.validate_collectives.derive_efficiency (tests/perf/test_validate_collectives.py re-derives them).
+SIMPLE_EFFICIENCY: dict[str, tuple[tuple[float, float], ...]] = {
+    "ring": ((0.0001223, 0.668), (0.0004893, 0.791), (0.001957, 0.927), (0.007829, 0.96), (0.03132, 0.963)),
+    "nvls": ((3.813e-06, 0.454), (1.525e-05, 0.651), (6.101e-05, 0.666), (0.000244, 0.839), (0.0009761, 0.907),
+             (0.003905, 0.977), (0.01562, 0.99)),
+    "multi-node": ((3.813e-06, 0.186), (1.525e-05, 0.353), (6.101e-05, 0.459), (0.000244, 0.588),
+                   (0.0009761, 0.797), (0.003905, 0.884), (0.01562, 0.906), (0.06247, 0.91)),
+}
+
+
+def library_of(profile) -> str:
+    """The communication library a profile's collectives run on: ``[communication] library``
+    when declared, else ``nccl`` for a GPU profile and ``mpi`` for any other."""
+    comm = getattr(profile, "communication", None)
+    if comm is not None and comm.library:
+        return comm.library
+    dev = profile.device
+    return "nccl" if dev is not None and dev.type == "gpu" else "mpi"
+
+
+def efficiency_at(curve, m: float) -> float:
+    """The curve's fraction at abscissa *m* (here a duration, s): log-linear between points,
+    clamped outside them."""
+    if m <= curve[0][0]:
+        return curve[0][1]
+    if m >= curve[-1][0]:
+        return curve[-1][1]
+    for (s0, f0), (s1, f1) in zip(curve, curve[1:]):
+        if s0 <= m <= s1:
+            w = (math.log(m) - math.log(s0)) / (math.log(s1) - math.log(s0))
+            return f0 + w * (f1 - f0)
+    return curve[-1][1]  # pragma: no cover - unreachable for sorted points
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One (algorithm, protocol) NCCL could run: ``time(m) = lat + m / (algbw * eff(m))`` with
+    ``eff`` the family's curve (1 without one). ``lat`` in s (launch overhead included),
+    ``algbw`` in B/s."""
+
+    algorithm: str
+    protocol: str
+    lat: float
+    algbw: float
+    family: str | None
+
+    @property
+    def name(self) -> str:
+        return f"{self.algorithm}/{self.protocol}"
+
+
+@dataclass(frozen=True)
+class Topo:
+    """What the NCCL model needs of a placed group: ranks, nodes, ranks per node, the intra-node
+    link kind and effective bandwidth (B/s per GPU), the nodes' effective NIC bandwidth (B/s per
+    node, the slowest crossed inter-node level), in-network reduction, launch overhead (s)."""
+
+    n: int
+    nodes: int
+    ppn: int
+    intra_link: str
+    intra_bw: float
+    inter_bw: float
+    nvls_bw: float
+    sharp: bool
+    launch: float
+    inter_lat: float = 0.0  # s, the crossed inter-node levels' declared latency (the largest)
+    intra_lat: float = 0.0  # s, the intra-node level's declared latency
+
+
+def _lg(n: int) -> int:
+    return max(0, n.bit_length() - 1)
+
+
+def candidates(op: str, t: Topo, algorithm: str = "auto") -> list[Candidate]:
+    """Every (algorithm, protocol) NCCL's tuner weighs for *op* on *t* (only *algorithm*'s when
+    one is named). Raises ValueError when none is defined (e.g. ``nvls`` without an NVLS level)."""
+    out: list[Candidate] = []
+    n, N, ppn = t.n, t.nodes, t.ppn
+    intra_kind = t.intra_link if ppn > 1 else "net"
+    multi = N > 1
+    ll_max = _LL_MAX_BW[min(N, 3) - 1]
+    bus_ring = min(x for x in ((t.intra_bw if ppn > 1 else math.inf), (t.inter_bw if multi else math.inf)))
+    if not math.isfinite(bus_ring):  # pragma: no cover - a group of one rank never gets here
+        return out
+    if op == "allreduce":
+        nsteps, ninter = 2 * (n - 1), (2 * N if multi else 0)
+    elif op in ("reduce-scatter", "allgather"):
+        nsteps, ninter = n - 1, N - 1
+    else:  # broadcast, reduce
+        nsteps, ninter = n, (N if multi else 0)
+    protos = ("LL", "LL128", "Simple") if t.intra_link == "nvlink" else ("LL", "Simple")
+
+    def hop(kind, a, p):
+        # a link slower to start a message than NCCL's constant for its kind keeps its own latency
+        return max(HW_LAT[kind][(a, p)], (t.inter_lat if kind == "net" else t.intra_lat) / _US)
+
+    def want(a):
+        return algorithm in ("auto", a)
+
+    def fam(p, one_node):
+        # the curve a candidate's bandwidth follows: across nodes every pipelined protocol goes
+        # through the network proxy's pipeline; on one node only Simple's chunks ramp up
+        if multi:
+            return "multi-node" if p != "LL" else None
+        return one_node if p == "Simple" else None
+
+    for p in protos:
+        if want("ring"):
+            bus = bus_ring
+            if p == "LL":
+                bus = min(ll_max, bus / (4 if (multi or op in ("allreduce", "reduce")) else 3))
+            elif p == "LL128":
+                bus *= 0.92 if ppn >= 2 else 0.7
+            intra = hop(intra_kind, "ring", p) * (1.8 if (multi and p == "LL") else 1.0)
+            if multi:
+                intra = max(intra, _NET_OVERHEAD * (3 if p == "Simple" else 1))
+            if op in ("broadcast", "reduce"):
+                lat = BASE_LAT["ring", p] + nsteps * (hop("net" if multi else intra_kind, "tree" if p == "Simple" else "ring", p))
+            else:
+                lat = BASE_LAT["ring", p] + max(0, nsteps - ninter) * intra + ninter * hop("net", "ring", p)
+            out.append(Candidate("ring", p, t.launch + lat * _US, bus * n / nsteps, fam(p, "ring")))
+        if op != "allreduce" or not want("tree"):
+            continue
+        # two nodes: each node sends and receives m once across (half the data in each of the two
+        # trees), so the tree's algorithm bandwidth (bus / 2) is bounded by the node's NICs, the
+        # ring's (about bus / 2 too) by half of them; beyond two nodes NCCL takes the ring's bound
+        bus = min(t.intra_bw if ppn > 1 else math.inf, 2 * t.inter_bw) if N == 2 else bus_ring
+        bus *= 0.92
+        if p == "LL":
+            bus = min(bus / 3.8, ll_max)
+        elif p == "LL128":
+            bus *= 7 / 9 if N == 1 else 120 / 128
+        intra = hop(intra_kind, "tree", p) * (1.8 if (multi and p == "LL") else 1.0)
+        lat = BASE_LAT["tree", p] + 2 * ((ppn - 1) * intra + _lg(N) * hop("net", "tree", p))
+        out.append(Candidate("tree", p, t.launch + lat * _US, bus * 0.5, fam(p, "ring")))
+    if op == "allreduce" and t.nvls_bw > 0 and ppn > 1:
+        if N == 1 and want("nvls"):
+            out.append(Candidate("nvls", "Simple", t.launch + hop("nvlink", "nvls", "Simple") * _US, t.nvls_bw, "nvls"))
+        if multi and want("nvls-tree"):
+            bw = min(t.nvls_bw, t.inter_bw * (1.0 if N <= 2 else 0.5))
+            lat = hop("nvlink", "nvls-tree", "Simple") + 2 * _lg(N) * hop("net", "nvls-tree", "Simple")
+            out.append(Candidate("nvls-tree", "Simple", t.launch + lat * _US, bw, "multi-node"))
+    if op == "allreduce" and t.sharp and multi and want("collnet"):
+        bw = 0.5 * 0.9 * min(t.intra_bw if ppn > 1 else math.inf, t.inter_bw)
+        lat = BASE_LAT["collnet", "Simple"] + 2 * (ppn - 1) * hop(intra_kind, "collnet", "Simple") + hop("net", "collnet", "Simple")
+        out.append(Candidate("collnet", "Simple", t.launch + lat * _US, bw, "multi-node"))
+    if not out:
+        raise ValueError(f"algorithm {algorithm!r} is not defined for {op} under NCCL on this group "
+                         f"({N} node(s) x {ppn} rank(s); nvls needs a level with reduction = 'nvls', "
+                         f"collnet one with reduction = 'sharp')")
+    return out
+
+
+def best(cands: list[Candidate], m: float, curves: dict) -> tuple[float, Candidate]:
+    """(time in s, candidate) of the fastest candidate for an m-byte message."""
+    out = None
+    for c in cands:
+        eff = efficiency_at(curves[c.family], m / c.algbw) if c.family in curves else 1.0
+        t = c.lat + m / (c.algbw * eff)
+        if out is None or t < out[0] * (1 - 1e-12):
+            out = (t, c)
+    return out
