@@ -6,7 +6,7 @@ Targets (issue 19): ``suite techniques``, ``suite info NAME``, ``suite hardware 
 A target is judged on the command's CPU time (user + sys of the child), which waiting for a core
 on a loaded machine does not inflate the way it inflates wall time.
 ``suite hardware list`` and ``suite info`` read caches keyed by the files they depend on
-(:mod:`suite.hardware.index`); the last column is each command's first call with those caches
+(:mod:`suite.cache`); the last column is each command's first call with those caches
 empty and byte code cold, which a fresh install pays once.
 The machine is shared, so every command is run ``--repeats`` times interleaved with the numpy
 baseline, and the best of each is printed with its ratio to the baseline and the load average.

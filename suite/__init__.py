@@ -44,7 +44,7 @@ from suite.technique import (
     read_data,
 )
 
-__version__ = "0.2.0"
+from suite._version import __version__
 
 __all__ = [
     "__version__",

@@ -55,7 +55,7 @@ def _row(prof) -> dict:
 def list_cmd(kind: str | None, vendor: str | None, profile_dirs: tuple[str, ...], fmt: str) -> None:
     """Profiles in the library, with headline figures (one row each)."""
     from suite.cli.common import get_context
-    from suite.hardware.index import listing_key, load_listing, save_listing
+    from suite.cache import listing_key, load_listing, save_listing
 
     context = get_context(tuple(profile_dirs))
     reg = context.registry
@@ -81,7 +81,7 @@ def list_cmd(kind: str | None, vendor: str | None, profile_dirs: tuple[str, ...]
 
 def _listing(context) -> dict:
     """Every profile's row (an unloadable one: an ERROR row), the library's warnings and the
-    files it skipped: what :mod:`suite.hardware.index` caches."""
+    files it skipped: what :mod:`suite.cache` caches."""
     import contextlib
     import io
 

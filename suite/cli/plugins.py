@@ -175,10 +175,10 @@ def _recorded_reads(t, context) -> dict[tuple[str, str], set[str]]:
 
 def _fields_read(t, context):
     """:func:`suite.runner.fields.probe_fields_read` of *t*, cached like `suite hardware list`'s
-    index (:mod:`suite.hardware.index`): keyed by every profile file, the core's and every
+    index (:mod:`suite.cache`): keyed by every profile file, the core's and every
     plugin's source files, and the extension modules, so a probe is re-run after any change that
     could change what it reads."""
-    from suite.hardware.index import listing_key, load_listing, package_files, save_listing
+    from suite.cache import listing_key, load_listing, package_files, save_listing
 
     reg = context.registry
     # the core's files are stamped by listing_key itself

@@ -67,9 +67,7 @@ __all__ = [
     "mix_devices",
 ]
 
-#: the ``[ext.NAME]`` tables the core's own schemas validate (:data:`suite.hardware.extensions.CORE_EXTENSIONS`,
-#: checked equal when that module loads): names a plugin may not register (:mod:`suite.registry`)
-CORE_EXTENSION_NAMES = frozenset({"fpga", "mix"})
+from suite.hardware.reserved import CORE_EXTENSION_NAMES  # noqa: E402  (re-exported: names a plugin may not register)
 
 _LIBS: dict[tuple, ProfileLibrary] = {}
 

@@ -54,7 +54,7 @@ CORE_EXTENSIONS: dict[str, type[BaseModel]] = {"fpga": FpgaExt, "mix": MixExt}
 
 
 def _names_agree() -> None:
-    from suite.hardware import CORE_EXTENSION_NAMES  # light (no pydantic): what the registry reserves
+    from suite.hardware.reserved import CORE_EXTENSION_NAMES  # light (no pydantic): what the registry reserves
 
     if set(CORE_EXTENSIONS) != CORE_EXTENSION_NAMES:
         raise RuntimeError(f"suite.hardware.CORE_EXTENSION_NAMES {sorted(CORE_EXTENSION_NAMES)} is out of date: "

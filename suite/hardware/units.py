@@ -134,7 +134,7 @@ def _cache_path():
 
     if os.environ.get("SUITE_NO_UNIT_CACHE"):
         return None
-    from suite.hardware.index import cache_dir
+    from suite.cache import cache_dir
 
     base = cache_dir()
     import hashlib
@@ -157,7 +157,7 @@ def _cache() -> dict[str, Any]:
         _CACHE = {}
         path = _cache_path()
         if path is not None:
-            from suite.hardware.index import read_json_dict
+            from suite.cache import read_json_dict
 
             _CACHE = read_json_dict(path)
             import atexit
@@ -182,7 +182,7 @@ def _save_cache() -> None:
     path = _cache_path()
     if path is None:
         return
-    from suite.hardware.index import merge_json_dict
+    from suite.cache import merge_json_dict
 
     merge_json_dict(path, _CACHE)
 

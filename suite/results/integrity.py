@@ -22,7 +22,7 @@ __all__ = ["check_on_open", "remember", "store_error"]
 
 
 def _seen_file(path: Path) -> Path:
-    from suite.hardware.index import cache_dir
+    from suite.cache import cache_dir
 
     key = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
     return cache_dir() / "stores" / f"{key}.json"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import partial
 
 from suite.errors import WorkloadError
 from suite.workloads.types import Dataset, Layer, LayerTable, Workload
@@ -48,7 +49,12 @@ def _load_plugins() -> None:
     if _PLUGINS_LOADED:
         return
     _PLUGINS_LOADED = True
-    from suite.workloads import zoo  # noqa: F401  (registers the built-in workloads)
+    from suite.workloads import zoo
+
+    for name, builder in zoo.BUILDERS.items():
+        register(name, builder)
+    for pattern, family, example in zoo.PATTERNS:
+        register_pattern(pattern, family, example)
 
 
 def zoo_has(name: str) -> bool:
@@ -134,8 +140,6 @@ def _zoo_fingerprint() -> str:
 
 def _builder_key(name: str, builder: Callable[..., Workload]) -> str | None:
     """``name|module:qualname|args``, or None when the builder is not the zoo's own."""
-    from functools import partial
-
     f, args = builder, ""
     if isinstance(builder, partial):
         f, args = builder.func, repr((builder.args, sorted(builder.keywords.items())))
@@ -150,7 +154,7 @@ def _hash_file():
 
     if os.environ.get("SUITE_NO_WORKLOAD_CACHE"):
         return None
-    from suite.hardware.index import cache_dir
+    from suite.cache import cache_dir
 
     base = cache_dir()
     try:
@@ -165,7 +169,7 @@ def _hashes() -> dict[str, str]:
         _HASHES = {}
         path = _hash_file()
         if path is not None:
-            from suite.hardware.index import read_json_dict
+            from suite.cache import read_json_dict
 
             _HASHES = {k: v for k, v in read_json_dict(path).items() if isinstance(k, str) and isinstance(v, str)}
     return _HASHES
@@ -179,8 +183,8 @@ def _recall_hash(name: str, builder: Callable[..., Workload], wl: Workload) -> N
     hit = _hashes().get(key)
     if hit is not None and "_content_hash" not in wl.__dict__:
         wl.__dict__["_content_hash"] = hit
-    else:
-        wl.__dict__["_hash_cache_key"] = key
+    else:  # the hash, once computed, is handed back to this module (types never imports it)
+        wl.__dict__["_remember_hash"] = partial(_remember_hash, key)
 
 
 def _remember_hash(key: str, value: str) -> None:
@@ -189,7 +193,7 @@ def _remember_hash(key: str, value: str) -> None:
     _hashes()[key] = value
     path = _hash_file()
     if path is not None:
-        from suite.hardware.index import merge_json_dict
+        from suite.cache import merge_json_dict
 
         merge_json_dict(path, {key: value})
 

@@ -100,11 +100,9 @@ class Workload:
     def _content_hash(self) -> str:
         blob = json.dumps(self.content(), sort_keys=True, default=str, separators=(",", ":"))
         h = hashlib.sha256(blob.encode()).hexdigest()[:16]
-        key = self.__dict__.get("_hash_cache_key")  # a zoo workload (suite.workloads.get_workload)
-        if key is not None:
-            from suite.workloads import _remember_hash
-
-            _remember_hash(key, h)
+        remember = self.__dict__.get("_remember_hash")  # a zoo workload's (suite.workloads._recall_hash)
+        if remember is not None:
+            remember(h)
         return h
 
 

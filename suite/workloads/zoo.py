@@ -1,4 +1,4 @@
-"""Registers the built-in workloads (names are what ``get_workload`` and ``--workload`` accept).
+"""The built-in workloads, as tables (names are what ``get_workload`` and ``--workload`` accept).
 
 Every builder is lazy (called on first use, then cached by :func:`suite.workloads.get_workload`).
 docs/workloads.md lists each workload with its source and pinned figures.
@@ -8,8 +8,27 @@ from __future__ import annotations
 
 from functools import partial
 
-from suite.workloads import register, register_pattern
-from suite.workloads import architectures as A
+from collections.abc import Callable
+
+import suite.workloads.architectures as A
+from suite.workloads.types import Workload
+
+#: name -> zero-argument builder; :func:`suite.workloads._load_plugins` registers them (this module
+#: fills tables and never imports the registry, so the dependency runs one way)
+BUILDERS: dict[str, Callable[[], Workload]] = {}
+#: (regular expression, builder of the groups, example name)
+PATTERNS: list[tuple[str, Callable[..., Workload], str]] = []
+
+
+def register(name: str, builder: Callable[[], Workload]) -> None:
+    if name in BUILDERS:
+        raise ValueError(f"suite/workloads/zoo.py: workload {name!r} is defined twice")
+    BUILDERS[name] = builder
+
+
+def register_pattern(pattern: str, builder: Callable[..., Workload], example: str) -> None:
+    PATTERNS.append((pattern, builder, example))
+
 
 # CNNs (torchvision definitions unless stated)
 register("alexnet", A.alexnet)
@@ -59,7 +78,7 @@ for _name, (_spec, _dec) in _ENCDEC.items():
     register(_name, partial(_encdec, _spec, _dec))
 
 # Datasets (all local: scikit-learn bundled files and seeded generators)
-from suite.workloads import datasets as _D  # noqa: E402
+import suite.workloads.datasets as _D  # noqa: E402
 
 for _name in _D.SKLEARN_BUNDLED:
     register(_name, partial(_D.sklearn_dataset, _name))

@@ -51,7 +51,7 @@ def test_a_damaged_info_cache_file_is_probed_again_not_a_crash(tmp_path):
 def test_saving_one_techniques_probe_keeps_another_whose_name_extends_it(tmp_path, monkeypatch):
     # "fields-read-foo-*.json" also matches technique foo-bar's file: only foo's own older
     # entries are removed
-    from suite.hardware.index import load_listing, save_listing
+    from suite.cache import load_listing, save_listing
 
     monkeypatch.setenv("SUITE_CACHE_DIR", str(tmp_path))
     k1, k2, k3 = "a" * 24, "b" * 24, "c" * 24

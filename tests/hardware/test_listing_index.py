@@ -99,7 +99,7 @@ def test_a_damaged_cache_file_is_recomputed_not_a_crash(tmp_path):
 def test_an_edit_to_a_module_a_plugin_schema_imports_is_a_new_key(tmp_path, monkeypatch):
     # a plugin's extension schema may take its limits from a sibling module; editing that module
     # changes what validates, so it must change the key too (not only the schema's own file)
-    from suite.hardware.index import listing_key
+    from suite.cache import listing_key
 
     pkg = tmp_path / "site" / "suite_rvk_extpkg"
     pkg.mkdir(parents=True)
@@ -118,7 +118,7 @@ def test_an_edit_to_a_module_a_plugin_schema_imports_is_a_new_key(tmp_path, monk
 def test_json_cache_files_read_and_merge(tmp_path):
     # the one loader and writer of the dict-shaped cache files (units, workload hashes): a damaged
     # or absent file reads as empty, a write keeps what another process added meanwhile
-    from suite.hardware.index import merge_json_dict, read_json_dict
+    from suite.cache import merge_json_dict, read_json_dict
 
     f = tmp_path / "sub" / "c.json"
     assert read_json_dict(f) == {}
@@ -139,7 +139,7 @@ def test_json_cache_files_read_and_merge(tmp_path):
 def test_package_files_finds_a_package_or_a_single_module_without_importing(tmp_path, monkeypatch):
     import sys as _sys
 
-    from suite.hardware.index import package_files
+    from suite.cache import package_files
 
     (tmp_path / "rvk_pkg_x" / "sub").mkdir(parents=True)
     for f in ("rvk_pkg_x/__init__.py", "rvk_pkg_x/sub/m.py", "rvk_single_x.py"):
