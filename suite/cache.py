@@ -41,7 +41,7 @@ def cache_dir() -> Path:
     return Path(base) / "dlsys-suite"
 
 
-def read_json_dict(path: Path) -> dict:
+def read_json_dict(path: Path) -> dict[str, Any]:
     """The JSON object in *path*, or ``{}`` when it is absent, unreadable, damaged or not an
     object (a cache file is recomputed, never a crash)."""
     try:
@@ -66,7 +66,7 @@ def merge_json_dict(path: Path, entries: Mapping[str, Any]) -> None:
         pass
 
 
-def _stamp(h, f: Path) -> None:
+def _stamp(h: "hashlib._Hash", f: Path) -> None:
     try:
         st = f.stat()
         # ctime and inode too: a copy that keeps the old mtime and size (cp -p, rsync -a, tar x)
@@ -163,7 +163,7 @@ def listing_key(dirs: Iterable[Path], extensions: Mapping[str, Any], code: Itera
     return h.hexdigest()[:24]
 
 
-def load_listing(key: str, what: str = "hardware-list", fields: Iterable[str] = ()) -> dict | None:
+def load_listing(key: str, what: str = "hardware-list", fields: Iterable[str] = ()) -> dict[str, Any] | None:
     """The cached document for *key*, or None (absent, unreadable, or not a document of kind
     *what* holding every one of *fields*: a damaged cache file is recomputed, not a crash)."""
     try:
@@ -175,7 +175,7 @@ def load_listing(key: str, what: str = "hardware-list", fields: Iterable[str] = 
     return doc
 
 
-def save_listing(key: str, doc: dict, what: str = "hardware-list") -> None:
+def save_listing(key: str, doc: dict[str, Any], what: str = "hardware-list") -> None:
     """Write *doc* for *key* (atomically; a folder that cannot be written is skipped) and remove
     the older listings of the same kind."""
     d = cache_dir()
