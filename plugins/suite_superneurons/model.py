@@ -291,72 +291,118 @@ def simulate(table: LayerTable, batch: int, policy: str, *, capacity: float | No
     if policy not in POLICIES:
         raise ParameterError(f"superneurons: policy must be one of {list(POLICIES)}, got {policy!r}")
     g = _graph(table, batch, inplace)
-    n, steps = g.n, 2 * g.n
-    params_bytes = 2.0 * table.params * table.dtype_bytes
     lmem = layer_memory(table, batch, inplace, graph=g)
     l_peak = max(lmem) if lmem else 0.0
     offload = policy in ("liveness+offload", "liveness+offload+recompute")
     recompute = policy in ("liveness+offload+recompute", "recompute-only")
-    keep_all = policy == "baseline"
+    plan = _RecomputePlan()
+    if recompute:
+        plan = _recompute_plan(g, policy, recompute_rule, l_peak)
+        _keep_checkpoints_alive(g, plan)
+    offloadable = set()
+    if offload and policy != "recompute-only":
+        offloadable = {g.names[i] for i, k in enumerate(g.kinds)
+                       if k in offload_kinds and g.out[i] == g.names[i] and g.bwd_reads.get(g.names[i])}
+    sched = _schedule(g, plan.dropped, offloadable, offload_kinds, eager=offload and not tensor_cache)
+    pool = _TensorPool(g, offloadable)
+    evict = capacity if offload and tensor_cache else None
+    pool.run(g, plan, sched, evict_above=evict, keep_all=policy == "baseline")
+    per_step = pool.per_step
+    peak = max(per_step) if per_step else 0.0
+    trace = MemoryTrace(policy=policy, batch=batch, peak=peak, params_bytes=2.0 * table.params * table.dtype_bytes,
+                        peak_step=per_step.index(peak) if per_step else 0, per_step=per_step,
+                        bytes_offloaded=pool.off_b, bytes_prefetched=pool.pre_b,
+                        recompute_flops=plan.flops, l_peak=l_peak, segments=plan.counts,
+                        violations=pool.violations)
+    if device is not None:
+        _price_times(trace, table, batch, device, efficiency, plan.layers, pool.transfers)
+    return trace
+
+
+@dataclass
+class _RecomputePlan:
+    """Which tensors recomputation drops, and where they come back (§3.4)."""
+
+    dropped: set[str] = field(default_factory=set)
+    materialize: dict[int, list[str]] = field(default_factory=dict)  # step -> recomputed and kept (speed-centric)
+    transient: dict[int, list[str]] = field(default_factory=dict)  # step -> recomputed for that step only
+    flops: float = 0.0
+    layers: list[int] = field(default_factory=list)  # layers run again (for the recompute time)
+    counts: dict[str, int] = field(default_factory=lambda: {"speed-centric": 0, "memory-centric": 0})
+    segs: list[list[int]] = field(default_factory=list)
+
+
+def _recompute_plan(g: _Graph, policy: str, rule: str, l_peak: float) -> _RecomputePlan:
+    """Choose, per segment, speed-centric (recompute once, keep) or memory-centric (recompute per
+    use) recomputation (§3.4); the cost-aware rule takes speed-centric when the segment's
+    forward tensors and its gradient fit in the largest layer's need ``l_peak``."""
+    plan = _RecomputePlan()
+    plan.segs, plan.dropped = _segments(g)
+    for seg in plan.segs:
+        seg_dropped = [i for i in seg if g.names[i] in plan.dropped]
+        if not seg_dropped:
+            continue
+        if policy == "recompute-only" or rule == "speed-centric":
+            speed = True
+        elif rule == "memory-centric":
+            speed = False
+        else:
+            seg_lf = sum(g.size.get(g.names[i], 0.0) for i in seg)
+            speed = seg_lf + g.size.get("G:" + g.names[seg[-1]], 0.0) <= l_peak
+        if speed:
+            plan.counts["speed-centric"] += 1
+            t0 = min(min(g.bwd_reads[g.names[i]]) for i in seg_dropped)
+            plan.materialize.setdefault(t0, []).extend(g.names[i] for i in seg_dropped)
+            _rerun(g, plan, seg, max(seg_dropped))
+        else:
+            plan.counts["memory-centric"] += 1
+            for i in seg_dropped:
+                for t in g.bwd_reads[g.names[i]]:
+                    plan.transient.setdefault(t, []).append(g.names[i])
+                    _rerun(g, plan, seg, i)  # the chain from the segment's checkpoint up to layer i
+    return plan
+
+
+def _rerun(g: _Graph, plan: _RecomputePlan, seg: list[int], upto: int) -> None:
+    for j in seg:
+        if j <= upto:
+            plan.flops += g.fwd_flops[j]
+            plan.layers.append(j)
+
+
+def _keep_checkpoints_alive(g: _Graph, plan: _RecomputePlan) -> None:
+    """A recomputation reads its segment's inputs (the checkpoint): they stay alive (or are
+    prefetched) until then, so they join the reads of the recomputing step."""
+    index = {nm: i for i, nm in enumerate(g.names)}
+    seg_inputs: dict[int, set[str]] = {}
+    for seg in plan.segs:
+        own = {g.names[i] for i in seg} | {g.out[i] for i in seg}
+        ext = {x for i in seg for x in g.reads[i] if x not in own}
+        for i in seg:
+            seg_inputs[i] = ext
+    for t, xs in list(plan.materialize.items()) + list(plan.transient.items()):
+        for x in xs:
+            for e in seg_inputs.get(index[x], ()):
+                if e not in g.reads[t]:
+                    g.reads[t].append(e)
+                    g.bwd_reads.setdefault(e, []).append(t)
+
+
+@dataclass
+class _Schedule:
+    """Lifetimes computed once: when each tensor is freed, leaves after forward, is prefetched."""
+
+    last_use: dict[str, int]
+    free_at: dict[int, list[str]]
+    leave_at: dict[int, list[str]]  # after forward: dropped (recompute) or offloaded (eager)
+    prefetch_at: dict[int, list[str]]
+
+
+def _schedule(g: _Graph, dropped: set[str], offloadable: set[str], offload_kinds: frozenset[str],
+              eager: bool) -> _Schedule:
+    steps, n = 2 * g.n, g.n
     index = {nm: i for i, nm in enumerate(g.names)}
 
-    # -- recomputation plan (§3.4)
-    dropped: set[str] = set()
-    materialize: dict[int, list[str]] = {}  # step -> dropped tensors recomputed and kept (speed-centric)
-    transient: dict[int, list[str]] = {}  # step -> dropped tensors recomputed for that step only
-    recompute_flops = 0.0
-    recompute_layers: list[int] = []
-    counts = {"speed-centric": 0, "memory-centric": 0}
-    if recompute:
-        segs, dropped = _segments(g)
-        for seg in segs:
-            seg_dropped = [i for i in seg if g.names[i] in dropped]
-            if not seg_dropped:
-                continue
-            t0 = min(min(g.bwd_reads[g.names[i]]) for i in seg_dropped)
-            seg_lf = sum(g.size.get(g.names[i], 0.0) for i in seg)
-            lb = g.size.get("G:" + g.names[seg[-1]], 0.0)
-            if policy == "recompute-only" or recompute_rule == "speed-centric":
-                speed = True
-            elif recompute_rule == "memory-centric":
-                speed = False
-            else:
-                speed = seg_lf + lb <= l_peak
-            if speed:
-                counts["speed-centric"] += 1
-                materialize.setdefault(t0, []).extend(g.names[i] for i in seg_dropped)
-                upto = max(seg_dropped)
-                for j in seg:
-                    if j <= upto:
-                        recompute_flops += g.fwd_flops[j]
-                        recompute_layers.append(j)
-            else:
-                counts["memory-centric"] += 1
-                for i in seg_dropped:
-                    for t in g.bwd_reads[g.names[i]]:
-                        transient.setdefault(t, []).append(g.names[i])
-                        for j in seg:  # the chain from the segment's checkpoint up to layer i
-                            if j <= i:
-                                recompute_flops += g.fwd_flops[j]
-                                recompute_layers.append(j)
-
-    # -- a recomputation reads the segment's inputs (its checkpoint): they stay alive (or are
-    #    prefetched) until then
-    if recompute:
-        seg_inputs: dict[int, set[str]] = {}
-        for seg in segs:
-            own = {g.names[i] for i in seg} | {g.out[i] for i in seg}
-            ext = {x for i in seg for x in g.reads[i] if x not in own}
-            for i in seg:
-                seg_inputs[i] = ext
-        for t, xs in list(materialize.items()) + list(transient.items()):
-            for x in xs:
-                for e in seg_inputs.get(index[x], ()):
-                    if e not in g.reads[t]:
-                        g.reads[t].append(e)
-                        g.bwd_reads.setdefault(e, []).append(t)
-
-    # -- lifetimes, computed once
     def last_use(x: str) -> int:
         if x.startswith("G:"):
             return g.g_read.get(x, steps - 1)
@@ -365,12 +411,7 @@ def simulate(table: LayerTable, batch: int, policy: str, *, capacity: float | No
     free_at: dict[int, list[str]] = {}
     for x in g.size:
         free_at.setdefault(min(last_use(x), steps - 1), []).append(x)
-    offloadable = {g.names[i] for i, k in enumerate(g.kinds)
-                   if k in offload_kinds and g.out[i] == g.names[i] and g.bwd_reads.get(g.names[i])}
-    if policy == "recompute-only" or not offload:
-        offloadable = set()
-    eager = offload and not tensor_cache
-    leave_at: dict[int, list[str]] = {}  # after forward: dropped (recompute) or offloaded (eager)
+    leave_at: dict[int, list[str]] = {}
     for x in dropped:
         leave_at.setdefault(max(g.fwd_reads.get(x, [index[x]])), []).append(x)
     prefetch_at: dict[int, list[str]] = {}
@@ -381,107 +422,120 @@ def simulate(table: LayerTable, batch: int, policy: str, *, capacity: float | No
             first = min(g.bwd_reads[x])
             k = bisect.bisect_left(conv_bsteps, first)
             prefetch_at.setdefault(conv_bsteps[k - 1] if k else first, []).append(x)
+    return _Schedule({x: last_use(x) for x in offloadable}, free_at, leave_at, prefetch_at)
 
-    resident: dict[str, float] = {INPUT: g.size[INPUT]}
-    # the offloadable tensors among the resident ones, in the same (insertion) order: what the
-    # Tensor Cache scans for eviction candidates, instead of every resident tensor at every step
-    resident_off: dict[str, None] = {INPUT: None} if INPUT in offloadable else {}
-    lu = {x: last_use(x) for x in offloadable}
-    total = g.size[INPUT]
-    evicted: set[str] = set()
-    last_touch: dict[str, int] = {}
-    per_step: list[float] = []
-    off_b = pre_b = 0.0
-    violations: list[str] = []
-    transfers: list[tuple[int, int, float]] = []  # (issue step, read step, bytes), for stalls
 
-    def add(x: str) -> None:
-        nonlocal total
-        if x not in resident:
-            resident[x] = g.size[x]
-            total += g.size[x]
-            if x in lu:
-                resident_off[x] = None
+class _TensorPool:
+    """The resident set, step by step, with the Tensor Cache's LRU eviction (§3.3.2)."""
 
-    def drop(x: str) -> None:
-        nonlocal total
-        if x in resident:
-            total -= resident.pop(x)
-            resident_off.pop(x, None)
+    def __init__(self, g: _Graph, offloadable: set[str]) -> None:
+        self.size = g.size
+        self.resident: dict[str, float] = {INPUT: g.size[INPUT]}
+        # the offloadable tensors among the resident ones, in insertion order: what the Tensor
+        # Cache scans for eviction candidates, instead of every resident tensor at every step
+        self.resident_off: dict[str, None] = {INPUT: None} if INPUT in offloadable else {}
+        self.offloadable = offloadable
+        self.total = g.size[INPUT]
+        self.evicted: set[str] = set()
+        self.last_touch: dict[str, int] = {}
+        self.per_step: list[float] = []
+        self.off_b = self.pre_b = 0.0
+        self.violations: list[str] = []
+        self.transfers: list[tuple[int, int, float]] = []  # (issue step, read step, bytes), for stalls
 
-    for t in range(steps):
+    def add(self, x: str) -> None:
+        if x not in self.resident:
+            self.resident[x] = self.size[x]
+            self.total += self.size[x]
+            if x in self.offloadable:
+                self.resident_off[x] = None
+
+    def drop(self, x: str) -> None:
+        if x in self.resident:
+            self.total -= self.resident.pop(x)
+            self.resident_off.pop(x, None)
+
+    def bring_back(self, x: str, issued: int, read: int) -> None:
+        self.add(x)
+        self.pre_b += self.size[x]
+        self.evicted.discard(x)
+        self.transfers.append((issued, read, self.size[x]))
+
+    def run(self, g: _Graph, plan: _RecomputePlan, sched: _Schedule, *, evict_above: float | None,
+            keep_all: bool) -> None:
+        for t in range(2 * g.n):
+            self._arrive(g, plan, sched, t)
+            if evict_above is not None and self.total > evict_above:
+                self._evict(g, sched, t, evict_above)
+            self.per_step.append(self.total)
+            if not keep_all:
+                self._depart(g, plan, sched, t)
+
+    def _arrive(self, g: _Graph, plan: _RecomputePlan, sched: _Schedule, t: int) -> None:
         for x in g.writes[t]:
-            add(x)
-        for x in prefetch_at.get(t, ()):
-            if x in evicted:
-                add(x)
-                pre_b += g.size[x]
-                evicted.discard(x)
-                transfers.append((t, min(g.bwd_reads[x]), g.size[x]))
-        for x in materialize.get(t, ()):
-            add(x)
-        for x in transient.get(t, ()):
-            add(x)
+            self.add(x)
+        for x in sched.prefetch_at.get(t, ()):
+            if x in self.evicted:
+                self.bring_back(x, t, min(g.bwd_reads[x]))
+        for x in plan.materialize.get(t, ()):
+            self.add(x)
+        for x in plan.transient.get(t, ()):
+            self.add(x)
         for x in g.reads[t]:
-            if x not in resident and x in evicted:  # cache miss: brought back for this read
-                add(x)
-                pre_b += g.size[x]
-                evicted.discard(x)
-                transfers.append((t, t, g.size[x]))
-            if x not in resident:
-                violations.append(f"step {t}: {x} read but not resident")
-            last_touch[x] = t
-        if offload and tensor_cache and capacity is not None and total > capacity:
-            locked = set(g.reads[t]) | set(g.writes[t])
-            cands = sorted((x for x in resident_off if x not in locked and lu[x] > t),
-                           key=lambda x: last_touch.get(x, -1))
-            for x in cands:
-                if total <= capacity:
-                    break
-                drop(x)
-                evicted.add(x)
-                off_b += g.size[x]
-        per_step.append(total)
-        if keep_all:
-            continue
-        for x in transient.get(t, ()):
-            drop(x)
-        for x in free_at.get(t, ()):
-            drop(x)
-            evicted.discard(x)
-        for x in leave_at.get(t, ()):
-            if x in resident and t < n:
-                drop(x)
-                if x not in dropped:  # eager offload to host (§3.3.1)
-                    evicted.add(x)
-                    off_b += g.size[x]
-    peak = max(per_step) if per_step else 0.0
-    trace = MemoryTrace(policy=policy, batch=batch, peak=peak, params_bytes=params_bytes,
-                        peak_step=per_step.index(peak) if per_step else 0, per_step=per_step,
-                        bytes_offloaded=off_b, bytes_prefetched=pre_b, recompute_flops=recompute_flops,
-                        l_peak=l_peak, segments=counts, violations=violations)
-    if device is not None:
-        fwd, bwd = layer_times(list(table.layers), batch, device, "fp32", efficiency, table.dtype_bytes)
-        step_time = fwd + bwd[::-1]
-        trace.compute_time = sum(step_time)
-        trace.recompute_time = sum(fwd[i] for i in recompute_layers)
-        bw = device.host_link.bandwidth if device.host_link is not None else None
-        if bw and transfers:
-            # one H2D copy engine; a prefetch issued at the start of step s must land before the
-            # read at step r; the compute of steps s..r-1 hides it
-            start = [0.0]
-            for st in step_time:
-                start.append(start[-1] + st)
-            engine = stall = 0.0
-            for s_, r, b in sorted(transfers):
-                begin = max(start[s_] + stall, engine)
-                done = begin + transfer_time(b, bw)
-                engine = done
-                ready = start[r] + stall
-                if done > ready:
-                    stall += done - ready
-            trace.stall_time = stall
-    return trace
+            if x not in self.resident and x in self.evicted:  # cache miss: brought back for this read
+                self.bring_back(x, t, t)
+            if x not in self.resident:
+                self.violations.append(f"step {t}: {x} read but not resident")
+            self.last_touch[x] = t
+
+    def _evict(self, g: _Graph, sched: _Schedule, t: int, capacity: float) -> None:
+        locked = set(g.reads[t]) | set(g.writes[t])
+        cands = sorted((x for x in self.resident_off if x not in locked and sched.last_use[x] > t),
+                       key=lambda x: self.last_touch.get(x, -1))
+        for x in cands:
+            if self.total <= capacity:
+                break
+            self.drop(x)
+            self.evicted.add(x)
+            self.off_b += self.size[x]
+
+    def _depart(self, g: _Graph, plan: _RecomputePlan, sched: _Schedule, t: int) -> None:
+        for x in plan.transient.get(t, ()):
+            self.drop(x)
+        for x in sched.free_at.get(t, ()):
+            self.drop(x)
+            self.evicted.discard(x)
+        for x in sched.leave_at.get(t, ()):
+            if x in self.resident and t < g.n:
+                self.drop(x)
+                if x not in plan.dropped:  # eager offload to host (§3.3.1)
+                    self.evicted.add(x)
+                    self.off_b += self.size[x]
+
+
+def _price_times(trace: MemoryTrace, table: LayerTable, batch: int, device, efficiency: float,
+                 recompute_layers: list[int], transfers: list[tuple[int, int, float]]) -> None:
+    """Compute, recompute and stall times. One H2D copy engine: a prefetch issued at the start of
+    step s must land before the read at step r; the compute of steps s..r-1 hides it."""
+    fwd, bwd = layer_times(list(table.layers), batch, device, "fp32", efficiency, table.dtype_bytes)
+    step_time = fwd + bwd[::-1]
+    trace.compute_time = sum(step_time)
+    trace.recompute_time = sum(fwd[i] for i in recompute_layers)
+    bw = device.host_link.bandwidth if device.host_link is not None else None
+    if not (bw and transfers):
+        return
+    start = [0.0]
+    for st in step_time:
+        start.append(start[-1] + st)
+    engine = stall = 0.0
+    for s_, r, b in sorted(transfers):
+        begin = max(start[s_] + stall, engine)
+        done = begin + transfer_time(b, bw)
+        engine = done
+        ready = start[r] + stall
+        if done > ready:
+            stall += done - ready
+    trace.stall_time = stall
 
 
 @functools.lru_cache(maxsize=64)
