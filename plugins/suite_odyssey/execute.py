@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -311,18 +312,7 @@ def train(policy: str | None, *, dp: int, pp: int, iterations: int, microbatches
         ``pp`` outside 1..layers, a kill position outside the grid, or a policy that cannot
         recover this failure (reroute with ``dp = 1``).
     """
-    L = len(WIDTHS) - 1
-    if not 1 <= pp <= L:
-        raise ParameterError(f"odyssey: parameter 'exec_pp': expected 1..{L} (MLP layers), got {pp}")
-    if microbatches < dp:
-        raise ParameterError(f"odyssey: parameter 'exec_microbatches': expected >= exec_dp={dp}, got {microbatches}")
-    if kill is not None:
-        it_k, j_k, s_k, after = kill
-        if not (0 <= j_k < dp and 0 <= s_k < pp and 0 <= it_k < iterations):
-            raise ParameterError(f"odyssey: kill position (iteration {it_k}, pipeline {j_k}, stage {s_k}) is outside "
-                                 f"{iterations} iterations x {dp} x {pp} workers")
-        if not 0 <= after < split_microbatches(microbatches, dp)[j_k]:
-            raise ParameterError(f"odyssey: parameter 'kill_after': expected 0..{split_microbatches(microbatches, dp)[j_k] - 1}, got {after}")
+    _check_train(dp, pp, iterations, microbatches, kill)
     B = microbatches * mb_samples
     X, Y = make_data(seed, B * iterations)
     params0 = init_params(seed)
@@ -332,104 +322,157 @@ def train(policy: str | None, *, dp: int, pp: int, iterations: int, microbatches
         w.reset()
     if policy == "redundant":
         job.make_replicas()
-    chosen = None
-    ckpt = None
+    run = _Run(policy, kill, dp, microbatches, mb_samples, checkpoint_every, reconfigure_time,
+               failover_time, mtbf_h, mttr_h)
     it = 0
-    killed = False
-
-    def mb_data(mb):
-        lo = it * B + mb * mb_samples
-        return X[lo:lo + mb_samples], Y[lo:lo + mb_samples]
-
     while it < iterations:
         job.it = it
         if policy == "checkpoint-restart" and it % checkpoint_every == 0:
-            ckpt = (it, {l: (W.copy(), b.copy()) for l, (W, b, _w) in job.layer_source().items()})
-        per = split_microbatches(microbatches, job.dp)
-        starts = np.concatenate([[0], np.cumsum(per)]).astype(int)
-        restart = False
-        for j in range(job.dp):
-            k = 0
-            while k < per[j]:
-                mb = int(starts[j] + k)
-                if kill is not None and not killed and it == kill[0] and j == kill[1] and k == kill[3]:
-                    killed = True
-                    s_dead = kill[2]
-                    dead_w = job.grid[(j, s_dead)]
-                    dead = job.workers[dead_w]
-                    for l, m in dead.contrib:
-                        job.counts[(it, l, m)] -= 1  # its partial gradients die with it
-                    dead.alive, dead.layers, dead.acc, dead.contrib = False, {}, {}, []
-                    pol = policy
-                    if policy == "odyssey":
-                        pol = _odyssey_choice(job, s_dead, mb_samples, microbatches, reconfigure_time,
-                                              failover_time, mtbf_h, mttr_h)
-                    chosen = pol
-                    if pol == "checkpoint-restart":
-                        # a replacement takes the dead worker's place; everyone rolls back
-                        it0, state = ckpt
-                        for (jj, ss), wid in job.grid.items():
-                            w = job.workers[wid]
-                            w.alive = True
-                            w.layers = {l: [state[l][0].copy(), state[l][1].copy()]
-                                        for l in range(job.bounds[ss], job.bounds[ss + 1])}
-                            w.reset()
-                        job.counts = {key: v for key, v in job.counts.items() if key[0] < it0}
-                        it = it0
-                        restart = True
-                        break
-                    if pol == "replan":
-                        ids = sorted(w.id for w in job.workers.values() if w.alive)
-                        n = len(ids)
-                        # the plan search of the unified model (as in simulation)
-                        best = _mlp_model(job.dp, job.pp, mb_samples, microbatches, mtbf_h, mttr_h).best_plan(n)
-                        d2, p2 = best.dp, best.pp
-                        job.reset_all()
-                        src = job.layer_source()
-                        if len(src) < L:
-                            raise ParameterError("odyssey: replan needs a surviving replica of every layer "
-                                                 f"(exec_dp >= 2), got exec_dp={dp}")
-                        job.set_plan(d2, p2, src, ids)
-                        for w in job.workers.values():
-                            if w.alive:
-                                w.reset()
-                        restart = True
-                        break
-                    # reroute / redundant: discard the failed pipeline's partial gradients, then redo
-                    job.reset_all({wid for wid, _ in job.routes[j]})
-                    if pol == "reroute" or job.pp == 1:
-                        peers = [jj for jj in range(job.dp) if jj != j and job.workers[job.grid[(jj, s_dead)]].alive]
-                        if not peers:
-                            raise ParameterError("odyssey: reroute needs exec_dp >= 2 (the dead stage has no data-parallel peer)")
-                        job.rerouted[(j, s_dead)] = peers
-                    else:
-                        by = (s_dead - 1) % job.pp
-                        wby = job.grid[(j, by)]
-                        rep = job.replica.get(wby, {})
-                        for l in range(job.bounds[s_dead], job.bounds[s_dead + 1]):
-                            job.workers[wby].layers[l] = rep.pop(l)
-                            job.workers[wby].acc[l] = [np.zeros_like(job.workers[wby].layers[l][0]),
-                                                       np.zeros_like(job.workers[wby].layers[l][1])]
-                        job.routes[j] = [(wby if s == s_dead else wid, ls) for s, (wid, ls) in enumerate(job.routes[j])]
-                    k = 0  # redo every micro-batch of this pipeline in this iteration
-                    continue
-                x, y = mb_data(mb)
-                ok = job.run_microbatch(job.route_for(j, k), mb, x, y)
-                if not ok:  # pragma: no cover - routes avoid dead workers
-                    raise RuntimeError("a route reached a dead worker")
-                k += 1
-            if restart:
-                break
-        if restart:
+            run.ckpt = (it, {l: (W.copy(), b.copy()) for l, (W, b, _w) in job.layer_source().items()})
+        restart = _iteration(job, run, it, X, Y)
+        if restart is not None:
+            it = restart
             continue
         job.step(B)
         it += 1
     params, div = job.params()
     bad = sum(1 for v in job.counts.values() if v != 1)
-    expected = iterations * L * microbatches
+    expected = iterations * (len(WIDTHS) - 1) * microbatches
     return {"params": params, "divergence": div, "ledger": ledger, "violations": bad + abs(len(job.counts) - expected),
-            "chosen": chosen, "batches": [np.arange(i * B, (i + 1) * B) for i in range(iterations)], "X": X, "Y": Y,
+            "chosen": run.chosen, "batches": [np.arange(i * B, (i + 1) * B) for i in range(iterations)], "X": X, "Y": Y,
             "params0": params0, "plan": (job.dp, job.pp)}
+
+
+def _check_train(dp: int, pp: int, iterations: int, microbatches: int, kill) -> None:
+    L = len(WIDTHS) - 1
+    if not 1 <= pp <= L:
+        raise ParameterError(f"odyssey: parameter 'exec_pp': expected 1..{L} (MLP layers), got {pp}")
+    if microbatches < dp:
+        raise ParameterError(f"odyssey: parameter 'exec_microbatches': expected >= exec_dp={dp}, got {microbatches}")
+    if kill is None:
+        return
+    it_k, j_k, s_k, after = kill
+    if not (0 <= j_k < dp and 0 <= s_k < pp and 0 <= it_k < iterations):
+        raise ParameterError(f"odyssey: kill position (iteration {it_k}, pipeline {j_k}, stage {s_k}) is outside "
+                             f"{iterations} iterations x {dp} x {pp} workers")
+    if not 0 <= after < split_microbatches(microbatches, dp)[j_k]:
+        raise ParameterError(f"odyssey: parameter 'kill_after': expected 0..{split_microbatches(microbatches, dp)[j_k] - 1}, got {after}")
+
+
+@dataclass
+class _Run:
+    """What one training run carries across iterations: the failure to inject and the recovery's settings."""
+
+    policy: str | None
+    kill: tuple[int, int, int, int] | None
+    dp0: int
+    microbatches: int
+    mb_samples: int
+    checkpoint_every: int
+    reconfigure_time: float
+    failover_time: float
+    mtbf_h: float
+    mttr_h: float
+    killed: bool = False
+    chosen: str | None = None
+    ckpt: tuple | None = None
+
+    def kills_now(self, it: int, j: int, k: int) -> bool:
+        kill = self.kill
+        return kill is not None and not self.killed and it == kill[0] and j == kill[1] and k == kill[3]
+
+
+def _iteration(job: "_Job", run: _Run, it: int, X, Y) -> int | None:
+    """One iteration's micro-batches over every pipeline; the iteration to restart from, or None."""
+    B = run.microbatches * run.mb_samples
+    per = split_microbatches(run.microbatches, job.dp)
+    starts = np.concatenate([[0], np.cumsum(per)]).astype(int)
+    for j in range(job.dp):
+        k = 0
+        while k < per[j]:
+            if run.kills_now(it, j, k):
+                restart = _fail_and_recover(job, run, it, j)
+                if restart is not None:
+                    return restart
+                k = 0  # redo every micro-batch of this pipeline in this iteration
+                continue
+            mb = int(starts[j] + k)
+            lo = it * B + mb * run.mb_samples
+            ok = job.run_microbatch(job.route_for(j, k), mb, X[lo:lo + run.mb_samples], Y[lo:lo + run.mb_samples])
+            if not ok:  # pragma: no cover - routes avoid dead workers
+                raise RuntimeError("a route reached a dead worker")
+            k += 1
+    return None
+
+
+def _fail_and_recover(job: "_Job", run: _Run, it: int, j: int) -> int | None:
+    """Kill the worker, apply the recovery policy; the iteration to restart from (rollback,
+    replan) or None (reroute / redundant: the pipeline redoes this iteration)."""
+    run.killed = True
+    s_dead = run.kill[2]
+    dead = job.workers[job.grid[(j, s_dead)]]
+    for l, m in dead.contrib:
+        job.counts[(it, l, m)] -= 1  # its partial gradients die with it
+    dead.alive, dead.layers, dead.acc, dead.contrib = False, {}, {}, []
+    pol = run.policy
+    if pol == "odyssey":
+        pol = _odyssey_choice(job, s_dead, run.mb_samples, run.microbatches, run.reconfigure_time,
+                              run.failover_time, run.mtbf_h, run.mttr_h)
+    run.chosen = pol
+    if pol == "checkpoint-restart":
+        return _roll_back(job, run.ckpt)
+    if pol == "replan":
+        _replan(job, run)
+        return it
+    _redo_pipeline(job, j, s_dead, pol)
+    return None
+
+
+def _roll_back(job: "_Job", ckpt) -> int:
+    """A replacement takes the dead worker's place; everyone rolls back to the checkpoint."""
+    it0, state = ckpt
+    for (jj, ss), wid in job.grid.items():
+        w = job.workers[wid]
+        w.alive = True
+        w.layers = {l: [state[l][0].copy(), state[l][1].copy()] for l in range(job.bounds[ss], job.bounds[ss + 1])}
+        w.reset()
+    job.counts = {key: v for key, v in job.counts.items() if key[0] < it0}
+    return it0
+
+
+def _replan(job: "_Job", run: _Run) -> None:
+    """Re-partition the survivors with the unified model's plan search (as in simulation)."""
+    ids = sorted(w.id for w in job.workers.values() if w.alive)
+    best = _mlp_model(job.dp, job.pp, run.mb_samples, run.microbatches, run.mtbf_h, run.mttr_h).best_plan(len(ids))
+    job.reset_all()
+    src = job.layer_source()
+    if len(src) < len(WIDTHS) - 1:
+        raise ParameterError("odyssey: replan needs a surviving replica of every layer "
+                             f"(exec_dp >= 2), got exec_dp={run.dp0}")
+    job.set_plan(best.dp, best.pp, src, ids)
+    for w in job.workers.values():
+        if w.alive:
+            w.reset()
+
+
+def _redo_pipeline(job: "_Job", j: int, s_dead: int, pol: str | None) -> None:
+    """Reroute (to a data-parallel peer's stage) or redundant (the previous stage's replica takes
+    over): discard the failed pipeline's partial gradients first."""
+    job.reset_all({wid for wid, _ in job.routes[j]})
+    if pol == "reroute" or job.pp == 1:
+        peers = [jj for jj in range(job.dp) if jj != j and job.workers[job.grid[(jj, s_dead)]].alive]
+        if not peers:
+            raise ParameterError("odyssey: reroute needs exec_dp >= 2 (the dead stage has no data-parallel peer)")
+        job.rerouted[(j, s_dead)] = peers
+        return
+    by = (s_dead - 1) % job.pp
+    wby = job.grid[(j, by)]
+    rep = job.replica.get(wby, {})
+    for l in range(job.bounds[s_dead], job.bounds[s_dead + 1]):
+        job.workers[wby].layers[l] = rep.pop(l)
+        job.workers[wby].acc[l] = [np.zeros_like(job.workers[wby].layers[l][0]),
+                                   np.zeros_like(job.workers[wby].layers[l][1])]
+    job.routes[j] = [(wby if s == s_dead else wid, ls) for s, (wid, ls) in enumerate(job.routes[j])]
 
 
 def max_abs_diff(a, b) -> float:
