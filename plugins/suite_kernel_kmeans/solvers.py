@@ -456,36 +456,17 @@ def run_2d(X: np.ndarray, k: int, kp: dict, labels0: np.ndarray, max_iter: int, 
     sub-block j of row block i.
     """
     X = np.asarray(X, dtype=np.float64)
-    n, d = X.shape
-    q = _grid(p)
+    n = X.shape[0]
     if p > n:
         raise ParameterError(f"kernel-kmeans: parameter 'gpus': expected <= number of points {n}, got {p}")
-    own = partition(n, p)
-    blk = [slice(own[b * q].start, own[b * q + q - 1].stop) for b in range(q)]
-    groups = np.array_split(np.arange(k), q)  # cluster groups g_0..g_{q-1} (may be empty if k < q)
-
-    def rank(i, j):
-        return i * q + j
-
     t0 = time.perf_counter()
+    grid = _Grid2D(n, k, p)
     kled = Ledger()
-    xrow = {}  # X[block i] by an all-gather along row i
-    for i in range(q):
-        members = [rank(i, j) for j in range(q)]
-        out = _group_allgather([X[own[m]].ravel() for m in members], members, kled, "allgather-X")
-        for j in range(q):
-            xrow[(i, j)] = out[j].reshape(-1, d)
-    xcol = {}  # X[block j] broadcast from the diagonal (j, j) along column j
-    for j in range(q):
-        members = [rank(i, j) for i in range(q)]
-        out = _group_broadcast(xrow[(j, j)], members, j, kled, "bcast-X")
-        for i in range(q):
-            xcol[(i, j)] = out[i]
-    Kb = {(i, j): alg.kernel_matrix(xrow[(i, j)], xcol[(i, j)], kp) for i in range(q) for j in range(q)}
-    diagb = {j: np.diag(Kb[(j, j)]).copy() for j in range(q)}  # K_ii of block j (known to column j)
+    Kb, diagb = grid.kernel_blocks(X, kp, kled)
     kernel_time = time.perf_counter() - t0
 
     # state: every rank of column j knows the labels of block j
+    q, blk = grid.q, grid.blk
     colab = {(i, j): np.asarray(labels0[blk[j]], dtype=np.int64).copy() for i in range(q) for j in range(q)}
     objs, times, ledgers = [], [], []
     converged = False
@@ -493,84 +474,13 @@ def run_2d(X: np.ndarray, k: int, kp: dict, labels0: np.ndarray, max_iter: int, 
     for _ in range(max_iter):
         t = time.perf_counter()
         led = Ledger()
-        # transpose: (i, j) gets sub-block j of block i from (j, i), which knows block i
-        mine = {}
-        for i in range(q):
-            for j in range(q):
-                s = own[rank(i, j)]
-                piece = colab[(j, i)][s.start - blk[i].start:s.stop - blk[i].start]
-                mine[(i, j)] = send(led, rank(j, i), rank(i, j), piece, "transpose-V")
-        # all-gather V_i along row i
-        vrow = {}
-        for i in range(q):
-            members = [rank(i, j) for j in range(q)]
-            out = _group_allgather([mine[(i, j)] for j in range(q)], members, led, "allgather-V")
-            for j in range(q):
-                vrow[(i, j)] = out[j]
-        # local SpMM, then reduce-scatter along column j split by cluster groups (rows of E^T)
-        Eg = {}
+        vrow = grid.gather_labels(colab, led)
+        Eg = grid.reduce_scatter_e(vrow, Kb, led)
+        SG = grid.sizes_and_g(colab, Eg, led)
+        new: dict = {}
+        obj = 0.0
         for j in range(q):
-            partial = [alg.assign_matmul(vrow[(i, j)], k, Kb[(i, j)]) for i in range(q)]
-            members = [rank(i, j) for i in range(q)]
-            segs = [slice(int(g[0]), int(g[-1]) + 1) if g.size else slice(0, 0) for g in groups]
-            out = _ring_reduce_scatter(partial, segs, members, led, "reduce-scatter-E", axis=0)
-            for i in range(q):
-                Eg[(i, j)] = out[i]  # |g_i| x n_j
-        # sizes and G of group g_i: partial over block j, all-reduce along row i
-        SG = {}
-        for i in range(q):
-            g = groups[i]
-            vec = []
-            for j in range(q):
-                l = colab[(i, j)]
-                ing = np.isin(l, g)
-                z = np.zeros(l.shape[0])
-                z[ing] = Eg[(i, j)][l[ing] - (g[0] if g.size else 0), np.nonzero(ing)[0]]
-                cnt = np.bincount(l[ing] - (g[0] if g.size else 0), minlength=g.size).astype(np.float64)
-                gs = np.bincount(l[ing] - (g[0] if g.size else 0), weights=z[ing], minlength=g.size)
-                vec.append(np.concatenate([cnt, gs]))
-            members = [rank(i, j) for j in range(q)]
-            sub = Ledger()
-            out = _allreduce(vec, sub, "allreduce-c") if g.size else vec
-            _into(led, sub, members)
-            for j in range(q):
-                SG[(i, j)] = out[j]
-        # distances of group g_i for block j, then the argmin over groups along column j
-        new, obj = {}, 0.0
-        for j in range(q):
-            dj = diagb[j]
-            lj = colab[(0, j)]
-            Dg = []
-            for i in range(q):
-                g = groups[i]
-                if g.size:
-                    Dg.append(alg.distances(Eg[(i, j)].T, SG[(i, j)][:g.size], SG[(i, j)][g.size:]))
-                else:
-                    Dg.append(np.full((lj.shape[0], 0), np.inf))
-            mins = [Dg[i].min(axis=1) if Dg[i].shape[1] else np.full(lj.shape[0], np.inf) for i in range(q)]
-            members = [rank(i, j) for i in range(q)]
-            gmin = _ring_allreduce_min(mins, members, led, "minloc-value")
-            codes = []
-            for i in range(q):
-                g = groups[i]
-                m = gmin[i]
-                tol = alg.TIE_RTOL * (np.abs(dj) + np.abs(m))
-                code = np.full(lj.shape[0], np.inf)
-                if g.size:
-                    cand = Dg[i] <= (m + tol)[:, None]
-                    anyc = cand.any(axis=1)
-                    first = g[0] + np.argmax(cand, axis=1)
-                    code = np.where(anyc, first.astype(np.float64), np.inf)
-                    ing = np.isin(lj, g)
-                    keep = np.zeros(lj.shape[0], dtype=bool)
-                    keep[ing] = cand[np.nonzero(ing)[0], lj[ing] - g[0]]
-                    code[keep] = -1.0  # the current label is a candidate: keep it
-                    obj += float(np.sum(dj[ing] + Dg[i][np.nonzero(ing)[0], lj[ing] - g[0]]))
-                codes.append(code)
-            best = _ring_allreduce_min(codes, members, led, "minloc-index")
-            for i in range(q):
-                nl = np.where(best[i] < 0, lj, best[i]).astype(np.int64)
-                new[(i, j)] = nl
+            obj = grid.assign_column(j, colab[(0, j)], diagb[j], Eg, SG, led, new, obj)
         objs.append(obj)
         times.append(time.perf_counter() - t)
         ledgers.append(led)
@@ -580,6 +490,143 @@ def run_2d(X: np.ndarray, k: int, kp: dict, labels0: np.ndarray, max_iter: int, 
         colab = new
     labels = np.concatenate([colab[(0, j)] for j in range(q)])
     return RunResult(labels, objs, len(times), times, kernel_time, converged, kled, ledgers)
+
+
+class _Grid2D:
+    """The sqrt(p) x sqrt(p) grid of the 2-D layout: rank ``i q + j`` owns chunk ``i q + j``
+    (sub-block j of row block i); cluster group g_i is handled along row i."""
+
+    def __init__(self, n: int, k: int, p: int) -> None:
+        self.q = q = _grid(p)
+        self.own = own = partition(n, p)
+        self.blk = [slice(own[b * q].start, own[b * q + q - 1].stop) for b in range(q)]
+        self.groups = np.array_split(np.arange(k), q)  # cluster groups g_0..g_{q-1} (may be empty if k < q)
+        self.k = k
+
+    def rank(self, i: int, j: int) -> int:
+        return i * self.q + j
+
+    def row(self, i: int) -> list[int]:
+        return [self.rank(i, j) for j in range(self.q)]
+
+    def col(self, j: int) -> list[int]:
+        return [self.rank(i, j) for i in range(self.q)]
+
+    def kernel_blocks(self, X: np.ndarray, kp: dict, kled: Ledger) -> tuple[dict, dict]:
+        """K of (block i, block j) at rank (i, j): X[block i] by an all-gather along row i, X[block j]
+        broadcast from the diagonal (j, j) along column j (eqs. 18-19)."""
+        q, own, d = self.q, self.own, X.shape[1]
+        xrow = {}
+        for i in range(q):
+            out = _group_allgather([X[own[m]].ravel() for m in self.row(i)], self.row(i), kled, "allgather-X")
+            for j in range(q):
+                xrow[(i, j)] = out[j].reshape(-1, d)
+        xcol = {}
+        for j in range(q):
+            out = _group_broadcast(xrow[(j, j)], self.col(j), j, kled, "bcast-X")
+            for i in range(q):
+                xcol[(i, j)] = out[i]
+        Kb = {(i, j): alg.kernel_matrix(xrow[(i, j)], xcol[(i, j)], kp) for i in range(q) for j in range(q)}
+        diagb = {j: np.diag(Kb[(j, j)]).copy() for j in range(q)}  # K_ii of block j (known to column j)
+        return Kb, diagb
+
+    def gather_labels(self, colab: dict, led: Ledger) -> dict:
+        """Transpose ((i, j) gets sub-block j of block i from (j, i), which knows block i), then
+        all-gather V_i along row i."""
+        q, own, blk = self.q, self.own, self.blk
+        mine = {}
+        for i in range(q):
+            for j in range(q):
+                s = own[self.rank(i, j)]
+                piece = colab[(j, i)][s.start - blk[i].start:s.stop - blk[i].start]
+                mine[(i, j)] = send(led, self.rank(j, i), self.rank(i, j), piece, "transpose-V")
+        vrow = {}
+        for i in range(q):
+            out = _group_allgather([mine[(i, j)] for j in range(q)], self.row(i), led, "allgather-V")
+            for j in range(q):
+                vrow[(i, j)] = out[j]
+        return vrow
+
+    def reduce_scatter_e(self, vrow: dict, Kb: dict, led: Ledger) -> dict:
+        """Local SpMM, then reduce-scatter along column j split by cluster groups (rows of E^T):
+        rank (i, j) ends with E of group g_i over block j (|g_i| x n_j)."""
+        q = self.q
+        segs = [slice(int(g[0]), int(g[-1]) + 1) if g.size else slice(0, 0) for g in self.groups]
+        Eg = {}
+        for j in range(q):
+            partial = [alg.assign_matmul(vrow[(i, j)], self.k, Kb[(i, j)]) for i in range(q)]
+            out = _ring_reduce_scatter(partial, segs, self.col(j), led, "reduce-scatter-E", axis=0)
+            for i in range(q):
+                Eg[(i, j)] = out[i]
+        return Eg
+
+    def sizes_and_g(self, colab: dict, Eg: dict, led: Ledger) -> dict:
+        """Cluster sizes and G of group g_i: partial over block j, all-reduced along row i."""
+        SG = {}
+        for i in range(self.q):
+            g = self.groups[i]
+            base = g[0] if g.size else 0
+            vec = []
+            for j in range(self.q):
+                l = colab[(i, j)]
+                ing = np.isin(l, g)
+                z = np.zeros(l.shape[0])
+                z[ing] = Eg[(i, j)][l[ing] - base, np.nonzero(ing)[0]]
+                cnt = np.bincount(l[ing] - base, minlength=g.size).astype(np.float64)
+                gs = np.bincount(l[ing] - base, weights=z[ing], minlength=g.size)
+                vec.append(np.concatenate([cnt, gs]))
+            sub = Ledger()
+            out = _allreduce(vec, sub, "allreduce-c") if g.size else vec
+            _into(led, sub, self.row(i))
+            for j in range(self.q):
+                SG[(i, j)] = out[j]
+        return SG
+
+    def assign_column(self, j: int, lj: np.ndarray, dj: np.ndarray, Eg: dict, SG: dict, led: Ledger,
+                      new: dict, obj: float) -> float:
+        """Distances of every group for block j, then the argmin over groups along column j (a
+        min-loc in two all-reduces: the value, then the lowest index within the tie tolerance);
+        writes the new labels of column j into ``new`` and returns ``obj`` plus block j's objective
+        (summed in the order of a single loop, so the float result does not depend on the split)."""
+        q, members = self.q, self.col(j)
+        Dg = []
+        for i in range(q):
+            g = self.groups[i]
+            if g.size:
+                Dg.append(alg.distances(Eg[(i, j)].T, SG[(i, j)][:g.size], SG[(i, j)][g.size:]))
+            else:
+                Dg.append(np.full((lj.shape[0], 0), np.inf))
+        mins = [Dg[i].min(axis=1) if Dg[i].shape[1] else np.full(lj.shape[0], np.inf) for i in range(q)]
+        gmin = _ring_allreduce_min(mins, members, led, "minloc-value")
+        codes = []
+        for i in range(q):
+            code, share = self._candidate_code(self.groups[i], Dg[i], gmin[i], lj, dj)
+            codes.append(code)
+            if share is not None:
+                obj += share
+        best = _ring_allreduce_min(codes, members, led, "minloc-index")
+        for i in range(q):
+            new[(i, j)] = np.where(best[i] < 0, lj, best[i]).astype(np.int64)
+        return obj
+
+    @staticmethod
+    def _candidate_code(g: np.ndarray, D: np.ndarray, m: np.ndarray, lj: np.ndarray,
+                        dj: np.ndarray) -> tuple[np.ndarray, float | None]:
+        """Per point: -1 if its current label is within the tie tolerance of the minimum (keep it),
+        else the lowest candidate cluster of group g (inf: none); and the group's objective share
+        (None for an empty group)."""
+        tol = alg.TIE_RTOL * (np.abs(dj) + np.abs(m))
+        code = np.full(lj.shape[0], np.inf)
+        if not g.size:
+            return code, None
+        cand = D <= (m + tol)[:, None]
+        first = g[0] + np.argmax(cand, axis=1)
+        code = np.where(cand.any(axis=1), first.astype(np.float64), np.inf)
+        ing = np.isin(lj, g)
+        keep = np.zeros(lj.shape[0], dtype=bool)
+        keep[ing] = cand[np.nonzero(ing)[0], lj[ing] - g[0]]
+        code[keep] = -1.0  # the current label is a candidate: keep it
+        return code, float(np.sum(dj[ing] + D[np.nonzero(ing)[0], lj[ing] - g[0]]))
 
 
 def run(variant: str, X: np.ndarray, k: int, kp: dict, labels0: np.ndarray, max_iter: int,
