@@ -27,13 +27,14 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from suite.collectives import Ledger, ps_push_pull, send
 from suite.workloads import Layer
 
-from suite_poseidon.model import VARIANTS, best_scheme, ps_floats_per_node, sfb_eligible, sfb_floats_per_node
+from suite_poseidon.model import VARIANTS, ps_floats_per_node, scheme_for, sfb_eligible, sfb_floats_per_node
 
 __all__ = ["EXEC_LAYERS", "MAX_WORKERS", "MAX_BATCH", "worker_gradients", "dense_oracle", "aggregate_ps",
            "aggregate_sfb", "node_bytes", "expected_ps_bytes", "expected_sfb_bytes", "evaluate"]
@@ -188,7 +189,6 @@ def evaluate(scenario, repeats: int = 3):
         An aggregate differs from the oracle, or the ledger disagrees with the cost rule (a bug).
     """
     from suite import Result, Skip
-    from suite.errors import TechniqueError
 
     prm = scenario.params
     p, k = int(prm["nodes"]), int(prm["batch_per_node"])
@@ -201,75 +201,96 @@ def evaluate(scenario, repeats: int = 3):
         raise Skip(f"poseidon: servers={s} > nodes={p} (servers are colocated with workers)")
     policy, _overlap = VARIANTS[scenario.variant]
     rng = np.random.default_rng(scenario.seed)
-
-    layers_out, chosen, data = [], {}, {}
-    sent = received = 0
-    bytes_by_scheme = {"ps": 0, "sfb": 0}
-    worst = 0.0
+    tally = _Tally()
+    data, chosen = {}, {}
     for layer in EXEC_LAYERS:
-        rows, m, n = _factor_shape(layer)
-        deltas, xs, grads = worker_gradients(layer, p, k, rng)
-        data[layer.name] = (deltas, xs, grads)
-        oracle = dense_oracle(deltas, xs)
-        ledger = Ledger()
-        outs = aggregate_ps(grads, s, ledger, f"{layer.name}:ps")
-        worst = max(worst, _check_close(layer.name, "ps", outs, oracle))
-        ps_nodes = node_bytes(ledger, f"{layer.name}:ps", p)
-        ps_expect = expected_ps_bytes(m, n, p, s)
-        if sum(ps_nodes) != ps_expect:
-            raise TechniqueError(f"poseidon execute: layer {layer.name!r} PS ledger {sum(ps_nodes)} B != cost rule {ps_expect:.0f} B")
-        row = {"layer": layer.name, "kind": layer.kind, "M": m, "N": n, "factor_rows": k * rows,
-               "ps_bytes_all_nodes": sum(ps_nodes), "ps_bytes_formula": ps_expect,
-               "ps_bytes_per_server_node": max(ps_nodes[:s]) if p > 1 else 0}
-        if sfb_eligible(layer):
-            outs = aggregate_sfb(deltas, xs, ledger, f"{layer.name}:sfb")
-            worst = max(worst, _check_close(layer.name, "sfb", outs, oracle))
-            sfb_nodes = node_bytes(ledger, f"{layer.name}:sfb", p)
-            sfb_expect = expected_sfb_bytes(m, n, p, k)
-            if any(b != sfb_expect for b in sfb_nodes):
-                raise TechniqueError(f"poseidon execute: layer {layer.name!r} SFB ledger {sfb_nodes} B per node != cost rule {sfb_expect:.0f} B")
-            row.update(sfb_bytes_per_node=sfb_nodes[0], sfb_bytes_formula=sfb_expect,
-                       sfb_bytes_all_nodes=sum(sfb_nodes))
-        if policy == "ps":
-            scheme = "ps"
-        elif policy == "sfb":
-            scheme = "sfb" if sfb_eligible(layer) else "ps"
-        else:
-            scheme = best_scheme(layer, p, s, k)
-        chosen[layer.name] = scheme
-        row["scheme"] = scheme
-        # bytes on the wire (each message counted once), all nodes together
-        bytes_by_scheme["ps"] += sum(ps_nodes) // 2
-        sfb_sent = row.get("sfb_bytes_all_nodes", sum(ps_nodes)) // 2
-        bytes_by_scheme["sfb"] += sfb_sent
-        row["bytes_moved"] = (sum(ps_nodes) if scheme == "ps" else row["sfb_bytes_all_nodes"]) // 2
-        mine = [msg for msg in ledger.messages if msg.tag.startswith(f"{layer.name}:{scheme}")]
-        sent += sum(Ledger(mine).sent_by().values())
-        received += sum(Ledger(mine).received_by().values())
-        layers_out.append(row)
+        data[layer.name] = worker_gradients(layer, p, k, rng)
+        chosen[layer.name] = scheme_for(policy, layer, p, s, k)
+        tally.layers.append(_checked_layer(layer, data[layer.name], p, s, k, chosen[layer.name], tally))
+    samples = _time_chosen(data, chosen, s, repeats)
 
-    samples = []  # timed after the checked pass above (the warm-up), BLAS/OpenMP at TIMING_THREADS
+    res = Result()
+    res.add("aggregate_time", float(np.median(samples)), "s", "lower", samples=samples)
+    res.add("bytes_moved", sum(r["bytes_moved"] for r in tally.layers), "B", "lower")
+    res.add("bytes_sent", tally.sent, "B", "lower")
+    res.add("bytes_received", tally.received, "B", "lower")
+    res.add("bytes_ps", tally.by_scheme["ps"], "B", "lower")
+    res.add("bytes_sfb", tally.by_scheme["sfb"], "B", "lower")
+    res.add("max_rel_error", tally.worst, "1", "lower")
+    res.add("sfb_layers", sum(1 for v in chosen.values() if v == "sfb"), "1", "none")
+    res.artifacts["layers"] = tally.layers
+    res.artifacts["setup"] = {"nodes": p, "servers": s, "batch_per_node": k, "dtype": "fp32", "repeats": repeats,
+                              "threads": TIMING_THREADS}
+    return res
+
+
+@dataclass
+class _Tally:
+    """Totals over the layers of one execute case."""
+
+    layers: list[dict] = field(default_factory=list)
+    sent: int = 0
+    received: int = 0
+    by_scheme: dict[str, int] = field(default_factory=lambda: {"ps": 0, "sfb": 0})
+    worst: float = 0.0
+
+
+def _checked_layer(layer: Layer, data, p: int, s: int, k: int, scheme: str, tally: _Tally) -> dict:
+    """Aggregate one layer by PS and (fc layers) by SFB, check both against the dense oracle and
+    the ledger against the cost rule; add its bytes to ``tally``; its row of the ``layers`` artifact.
+
+    Raises
+    ------
+    suite.errors.TechniqueError
+        An aggregate differs from the oracle, or the ledger disagrees with the cost rule (a bug).
+    """
+    from suite.errors import TechniqueError
+
+    rows, m, n = _factor_shape(layer)
+    deltas, xs, grads = data
+    oracle = dense_oracle(deltas, xs)
+    ledger = Ledger()
+    outs = aggregate_ps(grads, s, ledger, f"{layer.name}:ps")
+    tally.worst = max(tally.worst, _check_close(layer.name, "ps", outs, oracle))
+    ps_nodes = node_bytes(ledger, f"{layer.name}:ps", p)
+    ps_expect = expected_ps_bytes(m, n, p, s)
+    if sum(ps_nodes) != ps_expect:
+        raise TechniqueError(f"poseidon execute: layer {layer.name!r} PS ledger {sum(ps_nodes)} B != cost rule {ps_expect:.0f} B")
+    row = {"layer": layer.name, "kind": layer.kind, "M": m, "N": n, "factor_rows": k * rows,
+           "ps_bytes_all_nodes": sum(ps_nodes), "ps_bytes_formula": ps_expect,
+           "ps_bytes_per_server_node": max(ps_nodes[:s]) if p > 1 else 0}
+    if sfb_eligible(layer):
+        outs = aggregate_sfb(deltas, xs, ledger, f"{layer.name}:sfb")
+        tally.worst = max(tally.worst, _check_close(layer.name, "sfb", outs, oracle))
+        sfb_nodes = node_bytes(ledger, f"{layer.name}:sfb", p)
+        sfb_expect = expected_sfb_bytes(m, n, p, k)
+        if any(b != sfb_expect for b in sfb_nodes):
+            raise TechniqueError(f"poseidon execute: layer {layer.name!r} SFB ledger {sfb_nodes} B per node != cost rule {sfb_expect:.0f} B")
+        row.update(sfb_bytes_per_node=sfb_nodes[0], sfb_bytes_formula=sfb_expect,
+                   sfb_bytes_all_nodes=sum(sfb_nodes))
+    row["scheme"] = scheme
+    # bytes on the wire (each message counted once), all nodes together
+    tally.by_scheme["ps"] += sum(ps_nodes) // 2
+    tally.by_scheme["sfb"] += row.get("sfb_bytes_all_nodes", sum(ps_nodes)) // 2
+    row["bytes_moved"] = (sum(ps_nodes) if scheme == "ps" else row["sfb_bytes_all_nodes"]) // 2
+    mine = Ledger([msg for msg in ledger.messages if msg.tag.startswith(f"{layer.name}:{scheme}")])
+    tally.sent += sum(mine.sent_by().values())
+    tally.received += sum(mine.received_by().values())
+    return row
+
+
+def _time_chosen(data: dict, chosen: dict, servers: int, repeats: int) -> list[float]:
+    """Wall times of the chosen aggregations, timed after the checked pass (the warm-up), with
+    every BLAS/OpenMP pool at TIMING_THREADS."""
+    samples = []
     with _pinned_threads(TIMING_THREADS):
         for _ in range(max(1, repeats)):
             t0 = time.perf_counter()
             for layer in EXEC_LAYERS:
                 deltas, xs, grads = data[layer.name]
                 if chosen[layer.name] == "ps":
-                    aggregate_ps(grads, s, Ledger(), "t")
+                    aggregate_ps(grads, servers, Ledger(), "t")
                 else:
                     aggregate_sfb(deltas, xs, Ledger(), "t")
             samples.append(time.perf_counter() - t0)
-
-    res = Result()
-    res.add("aggregate_time", float(np.median(samples)), "s", "lower", samples=samples)
-    res.add("bytes_moved", sum(r["bytes_moved"] for r in layers_out), "B", "lower")
-    res.add("bytes_sent", sent, "B", "lower")
-    res.add("bytes_received", received, "B", "lower")
-    res.add("bytes_ps", bytes_by_scheme["ps"], "B", "lower")
-    res.add("bytes_sfb", bytes_by_scheme["sfb"], "B", "lower")
-    res.add("max_rel_error", worst, "1", "lower")
-    res.add("sfb_layers", sum(1 for v in chosen.values() if v == "sfb"), "1", "none")
-    res.artifacts["layers"] = layers_out
-    res.artifacts["setup"] = {"nodes": p, "servers": s, "batch_per_node": k, "dtype": "fp32", "repeats": repeats,
-                              "threads": TIMING_THREADS}
-    return res
+    return samples

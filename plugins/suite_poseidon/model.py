@@ -202,6 +202,16 @@ def best_scheme(layer, workers: int, servers: int, batch: int) -> str:
     return "sfb" if sfb <= ps else "ps"
 
 
+def scheme_for(policy: str, layer, workers: int, servers: int, batch: int) -> str:
+    """The scheme a variant's policy uses for one layer: ``"ps"`` always PS, ``"sfb"`` SFB for
+    every eligible (fc) layer, otherwise HybComm's :func:`best_scheme` (Poseidon)."""
+    if policy == "ps":
+        return "ps"
+    if policy == "sfb":
+        return "sfb" if sfb_eligible(layer) else "ps"
+    return best_scheme(layer, workers, servers, batch)
+
+
 # --------------------------------------------------------------------------- per layer
 
 
@@ -417,12 +427,7 @@ def iteration_model(layers: Sequence, variant: str, nodes: int, batch: int, serv
         if layer.params <= 0:
             comms.append(None)
             continue
-        if policy == "ps":
-            scheme = "ps"
-        elif policy == "sfb":
-            scheme = "sfb" if sfb_eligible(layer) else "ps"
-        else:
-            scheme = best_scheme(layer, nodes, servers, batch)
+        scheme = scheme_for(policy, layer, nodes, servers, batch)
         comms.append(layer_comm(layer, scheme, nodes, servers, batch, alpha, beta, peak,
                                 device.memory_bandwidth, efficiency, d, profile))
     ctimes = [c.time if c is not None else 0.0 for c in comms]
