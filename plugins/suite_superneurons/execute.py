@@ -86,55 +86,20 @@ def train_step(params, X, y, policy: str, measure: bool = True):
     offload = policy in ("liveness+offload", "liveness+offload+recompute")
     recompute = policy in ("liveness+offload+recompute", "recompute-only")
     keep = policy == "baseline"
-    pool = np.empty(sum(n * W.shape[1] for W, _ in fcs[:-1]), dtype=np.float64) if offload else None
-    slots: dict[int, slice] = {}
-    off_b = pre_b = 0
+    host = _HostPool(n, fcs) if offload else None
     if measure:
         tracemalloc.start()
         tracemalloc.reset_peak()
     kept: list = []
-    z: dict[int, np.ndarray] = {}  # fc outputs (checkpoints)
-    h: dict[int, np.ndarray] = {0: X}  # inputs of the fc layers (bn+relu outputs)
-    pos = 0
-    for i, (W, b) in enumerate(fcs):
-        zi = h[i] @ W + b
-        if i < L - 1:
-            h[i + 1] = _bn_relu(zi, *bns[i])
-            if recompute and i >= 1:
-                kept_h = h.pop(i)  # dropped after its forward use; recomputed in backward
-                del kept_h
-            if offload:
-                m = zi.size
-                pool[pos:pos + m] = zi.reshape(-1)
-                slots[i] = slice(pos, pos + m)
-                pos += m
-                off_b += zi.nbytes
-            else:
-                z[i] = zi
-        else:
-            z[i] = zi
-        del zi
-    if recompute and L - 1 >= 1:
-        del h[L - 1]
-    logits = z.pop(L - 1)
-    shift = logits - logits.max(axis=1, keepdims=True)
-    e = np.exp(shift)
-    p = e / e.sum(axis=1, keepdims=True)
-    loss = float(-np.mean(np.log(p[np.arange(n), y])))
-    g = p
-    g[np.arange(n), y] -= 1.0
-    g /= n
-    if keep:
-        kept += [logits, shift, e]
-    del logits, shift, e, p
+    z, h = _forward(fcs, bns, X, host, recompute)
+    g, loss = _softmax_loss_grad(z.pop(L - 1), y, kept if keep else None)
     gW: list = [None] * L
     gB: list = [None] * (L - 1)
     for i in range(L - 1, -1, -1):
         W, _b = fcs[i]
         if i >= 1:
-            if offload:  # prefetch the checkpoint before its backward use
-                z[i - 1] = pool[slots[i - 1]].reshape(n, -1).copy()
-                pre_b += z[i - 1].nbytes
+            if host is not None:  # prefetch the checkpoint before its backward use
+                z[i - 1] = host.fetch(i - 1, n)
             if recompute:  # recompute the dropped bn+relu output from its checkpoint
                 h[i] = _bn_relu(z[i - 1], *bns[i - 1])
         gW[i] = (h[i].T @ g, g.sum(axis=0))
@@ -145,32 +110,97 @@ def train_step(params, X, y, policy: str, measure: bool = True):
             kept.append(g)
         del g
         gh *= h[i] > 0  # ReLU backward from its output
-        # batch-norm backward from its input (the checkpoint z[i-1])
-        gamma = bns[i - 1][0]
-        zc = z[i - 1]
-        mu = zc.mean(axis=0)
-        var = zc.var(axis=0)
-        inv = 1.0 / np.sqrt(var + EPS)
-        xhat = (zc - mu) * inv
-        dgamma = (gh * xhat).sum(axis=0)
-        dbeta = gh.sum(axis=0)
-        gB[i - 1] = (dgamma, dbeta)
-        dxhat = gh * gamma
-        g = inv / n * (n * dxhat - dxhat.sum(axis=0) - xhat * (dxhat * xhat).sum(axis=0))
+        g, gB[i - 1], xhat, dxhat = _bn_backward(gh, z[i - 1], bns[i - 1][0], n)
         if keep:
             kept += [gh, xhat, dxhat]
         else:
             del z[i - 1]
-            if i >= 1 and not keep:
-                h.pop(i)
-        del gh, xhat, dxhat, zc
+            h.pop(i)
+        del gh, xhat, dxhat
     peak = 0
     if measure:
         _cur, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
     del kept
     grads = [a for pair in gW for a in pair] + [a for pair in gB for a in pair]
-    return grads, loss, peak, (off_b, pre_b)
+    return grads, loss, peak, (host.off_b if host else 0, host.pre_b if host else 0)
+
+
+class _HostPool:
+    """The pinned host pool of §3.3.1, allocated before measurement: FC outputs are copied in
+    after forward and back before their backward use."""
+
+    def __init__(self, n: int, fcs) -> None:
+        self.pool = np.empty(sum(n * W.shape[1] for W, _ in fcs[:-1]), dtype=np.float64)
+        self.slots: dict[int, slice] = {}
+        self.pos = 0
+        self.off_b = self.pre_b = 0
+
+    def put(self, i: int, zi: np.ndarray) -> None:
+        m = zi.size
+        self.pool[self.pos:self.pos + m] = zi.reshape(-1)
+        self.slots[i] = slice(self.pos, self.pos + m)
+        self.pos += m
+        self.off_b += zi.nbytes
+
+    def fetch(self, i: int, n: int) -> np.ndarray:
+        zi = self.pool[self.slots[i]].reshape(n, -1).copy()
+        self.pre_b += zi.nbytes
+        return zi
+
+
+def _forward(fcs, bns, X: np.ndarray, host: "_HostPool | None", recompute: bool):
+    """Forward pass: the fc outputs (checkpoints; offloaded to ``host`` if given) and the fc
+    layers' inputs (bn+relu outputs; dropped after use when recomputing)."""
+    L = len(fcs)
+    z: dict[int, np.ndarray] = {}
+    h: dict[int, np.ndarray] = {0: X}
+    for i, (W, b) in enumerate(fcs):
+        zi = h[i] @ W + b
+        if i < L - 1:
+            h[i + 1] = _bn_relu(zi, *bns[i])
+            if recompute and i >= 1:
+                del h[i]  # dropped after its forward use; recomputed in backward
+            if host is not None:
+                host.put(i, zi)
+            else:
+                z[i] = zi
+        else:
+            z[i] = zi
+        del zi
+    if recompute and L - 1 >= 1:
+        del h[L - 1]
+    return z, h
+
+
+def _softmax_loss_grad(logits: np.ndarray, y: np.ndarray, kept: list | None):
+    """Cross-entropy of softmax(logits) and its gradient (mean over the batch); the baseline
+    keeps the intermediates alive in ``kept``."""
+    n = logits.shape[0]
+    shift = logits - logits.max(axis=1, keepdims=True)
+    e = np.exp(shift)
+    p = e / e.sum(axis=1, keepdims=True)
+    loss = float(-np.mean(np.log(p[np.arange(n), y])))
+    g = p
+    g[np.arange(n), y] -= 1.0
+    g /= n
+    if kept is not None:
+        kept += [logits, shift, e]
+    return g, loss
+
+
+def _bn_backward(gh: np.ndarray, zc: np.ndarray, gamma: np.ndarray, n: int):
+    """Batch-norm backward from its input (the checkpoint): the input gradient, (dgamma, dbeta),
+    and the intermediates x-hat and d x-hat."""
+    mu = zc.mean(axis=0)
+    var = zc.var(axis=0)
+    inv = 1.0 / np.sqrt(var + EPS)
+    xhat = (zc - mu) * inv
+    dgamma = (gh * xhat).sum(axis=0)
+    dbeta = gh.sum(axis=0)
+    dxhat = gh * gamma
+    g = inv / n * (n * dxhat - dxhat.sum(axis=0) - xhat * (dxhat * xhat).sum(axis=0))
+    return g, (dgamma, dbeta), xhat, dxhat
 
 
 def evaluate(scenario: Scenario) -> Result:
