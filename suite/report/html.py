@@ -400,7 +400,7 @@ def _best_table(df, names: list[str], metric: str, unit: str, direction: str | N
 
 def _scoreboard_section(board, not_run: int, from_run: bool) -> str:
     from suite.report.scoreboard import format_nulls, format_ours, format_verdict
-    from suite.runner.reproduce import VERDICTS
+    from suite.runner.verdicts import VERDICTS
 
     parts = ['<section id="scoreboard"><h2>Reproduction scoreboard</h2>',
              '<p class="muted">Each claim\'s acceptance was fixed before our number was computed; a claim is '

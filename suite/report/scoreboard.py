@@ -20,6 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from suite.runner.verdicts import CONFIDENCE, MEASURED_LABEL, VERDICTS, Scoreboard, format_value
+
 __all__ = ["stored_scoreboard", "ClaimInfo", "claim_info", "render_text", "legend", "explain", "why",
            "format_value", "format_nulls", "format_ours", "format_verdict", "counts_line", "render_markdown",
            "table_rows", "RULES_PAGE"]
@@ -47,29 +49,6 @@ class ClaimInfo:
 
 
 # --------------------------------------------------------------------------- values
-
-
-def format_value(v: Any) -> str:
-    """A value for a table: numbers with 4 significant digits, orderings ``(a, b)``, mappings
-    ``a=1, b=2``."""
-    if v is None:
-        return ""
-    if isinstance(v, bool):
-        return str(v)
-    if isinstance(v, (int,)):
-        return str(v)
-    if isinstance(v, float):
-        return f"{v:.4g}" if math.isfinite(v) else str(v)
-    if isinstance(v, Mapping):
-        return ", ".join(f"{k}={format_value(x)}" for k, x in v.items())
-    if isinstance(v, (list, tuple)):
-        if v and all(isinstance(x, str) for x in v):
-            return "(" + ", ".join(v) + ")"
-        return "[" + ", ".join(format_value(x) for x in v) + "]"
-    try:
-        return f"{float(v):.4g}"
-    except (TypeError, ValueError):
-        return str(v)
 
 
 class _Fmt:
@@ -159,7 +138,7 @@ def format_verdict(o: Any) -> str:
     """``verdict[ [reason class]][: reason][ (label)]``, then a dagger naming each unsourced
     assumption the verdict rests on, with the value at which it flips."""
     rc = getattr(o, "reason_class", None)
-    v = o.verdict + (f" [{rc}]" if rc else "") + (f": {o.reason}" if o.reason else "")
+    v: str = o.verdict + (f" [{rc}]" if rc else "") + (f": {o.reason}" if o.reason else "")
     v += f" ({o.label})" if o.label else ""
     for a in _assumptions(o):
         if not a.get("sourced"):
@@ -171,9 +150,7 @@ def format_verdict(o: Any) -> str:
 
 def counts_line(c: Mapping[str, int]) -> str:
     """``N claim(s): a reproduced, b not discriminating, ...`` for one counts dict (every verdict
-    class present in *c*, in the order of :data:`suite.runner.reproduce.VERDICTS`)."""
-    from suite.runner.reproduce import VERDICTS
-
+    class present in *c*, in the order of :data:`suite.runner.verdicts.VERDICTS`)."""
     order = list(VERDICTS) + [k for k in c if k not in VERDICTS and k != "total"]
     return f"{c['total']} claim(s): " + ", ".join(f"{c[v]} {v}" for v in order if v in c)
 
@@ -299,7 +276,8 @@ def why(o: Any, full: bool = False) -> str:
     if o.verdict == "not reproduced":  # the declared reason first (the gap), else the note's first sentence
         head = f"{rc}: " if rc else ""
         if o.reason:
-            return head + o.reason + (f". Note: {note}" if full and note else "")
+            text: str = head + o.reason + (f". Note: {note}" if full and note else "")
+            return text
         body = note if full else _first_sentence(note)
         return head + (body or "no explanation written (the claim has no note)")
     if o.verdict == "not discriminating":
@@ -307,18 +285,19 @@ def why(o: Any, full: bool = False) -> str:
                 + (f". {note if full else _first_sentence(note)}" if note and full else ""))
     if o.verdict.startswith("reproduced"):
         beaten = [n.label for n in o.nulls if n.inside is False]
-        s = ("every null outside the band (" + ", ".join(beaten) + ")") if beaten else (o.reason or o.null_reason
-                                                                                       or "no null declared")
+        s: str = ("every null outside the band (" + ", ".join(beaten) + ")") if beaten else (
+            o.reason or o.null_reason or "no null declared")
         return s + (f". {note}" if full and note else "")
-    return (o.reason or o.verdict) + (f". {note}" if full and note else "")
+    last: str = (o.reason or o.verdict) + (f". {note}" if full and note else "")
+    return last
 
 
-def _assumptions(o: Any) -> list[dict]:
+def _assumptions(o: Any) -> list[Mapping[str, Any]]:
     a = getattr(o, "assumptions", None) or []
     return [x if isinstance(x, Mapping) else vars(x) for x in a]
 
 
-def _assumption_text(a: Mapping) -> str:
+def _assumption_text(a: Mapping[str, Any]) -> str:
     s = f"{a.get('name')} = {format_value(a.get('value'))}"
     s += " (sourced" if a.get("sourced") else " (NOT sourced: our assumption"
     if a.get("flip_at") is not None:
@@ -331,8 +310,6 @@ def _assumption_text(a: Mapping) -> str:
 
 def legend(width: int = 100) -> str:
     """How to read the scoreboard, once, above it."""
-    from suite.runner.reproduce import CONFIDENCE
-
     items = [
         ("paper", "the paper's number and the band ours must land in, fixed before ours was computed. "
                   "'35 MB ± 20%' accepts 28 to 42 MB."),
@@ -421,10 +398,8 @@ def render_text(board: Any, infos: Mapping[tuple[str, str], ClaimInfo] | None = 
 # --------------------------------------------------------------------------- Markdown and tables
 
 
-def render_markdown(board: Any, title: str = "Reproductions", infos: Mapping | None = None) -> str:
+def render_markdown(board: Any, title: str = "Reproductions", infos: Mapping[tuple[str, str], ClaimInfo] | None = None) -> str:
     """The scoreboard as a Markdown page (``suite reproduce --all --format markdown``)."""
-    from suite.runner.reproduce import CONFIDENCE, MEASURED_LABEL, VERDICTS
-
     infos = infos or {}
 
     def esc(s: Any) -> str:
@@ -470,7 +445,7 @@ def render_markdown(board: Any, title: str = "Reproductions", infos: Mapping | N
     return "\n".join(lines) + "\n"
 
 
-def table_rows(board: Any, verified: bool, infos: Mapping | None = None) -> list[dict[str, Any]]:
+def table_rows(board: Any, verified: bool, infos: Mapping[tuple[str, str], ClaimInfo] | None = None) -> list[dict[str, Any]]:
     """One dict per claim (technique, claim, statement, source, paper, ours, nulls, ratio, verdict,
     why) for a table of *verified* (or unverified) claims."""
     infos = infos or {}
@@ -489,13 +464,13 @@ def table_rows(board: Any, verified: bool, infos: Mapping | None = None) -> list
 # --------------------------------------------------------------------------- judged from a store
 
 
-def stored_scoreboard(techniques: Sequence[Any], store, resolver=None) -> tuple[Any, int]:
+def stored_scoreboard(techniques: Sequence[Any], store: Any, resolver: Any = None) -> tuple[Scoreboard, int]:
     """Judge the claims of *techniques* on the cases stored in *store* (nothing is run).
 
     Each claim's cases and its nulls' substituted cases resolve to their keys exactly as
-    :func:`suite.runner.reproduce.reproduce` resolves them (same
-    :class:`~suite.runner.case.Resolver`, so the same case keys); the stored results are judged by
-    :func:`suite.runner.reproduce.judge` (the same verdict classes and nulls).
+    :func:`suite.runner.reproduce.reproduce` resolves them (:func:`suite.runner.judging.resolve_claim`
+    with the same :class:`~suite.runner.case.Resolver`, so the same case keys); the stored results
+    are judged by :func:`suite.runner.judging.judge` (the same verdict classes and nulls).
 
     Parameters
     ----------
@@ -506,14 +481,15 @@ def stored_scoreboard(techniques: Sequence[Any], store, resolver=None) -> tuple[
     Returns
     -------
     (Scoreboard, int)
-        The :class:`suite.runner.reproduce.Scoreboard` of every claim with at least one stored
+        The :class:`suite.runner.verdicts.Scoreboard` of every claim with at least one stored
         case, and how many claims had no stored case at all (left out).
     """
-    from suite.runner.case import Resolver
-    from suite.runner.reproduce import ERROR, Scoreboard, _one_line, judge, new_outcome, null_cases
+    from suite.runner.judging import judge, resolve_claim
+    from suite.runner.verdicts import ERROR, new_outcome
 
     if resolver is None:
         from suite.context import Context
+        from suite.runner.case import Resolver
 
         resolver = Resolver(context=Context.given(None, "stored_scoreboard()"))
     outcomes = []
@@ -521,19 +497,16 @@ def stored_scoreboard(techniques: Sequence[Any], store, resolver=None) -> tuple[
     for tech in techniques:
         for claim in tech.claims:
             o = new_outcome(tech, claim)
-            try:
-                cases = {label: resolver.resolve(tech, spec) for label, spec in claim.specs().items()}
-            except Exception as exc:  # noqa: BLE001 - a claim that does not resolve is an error row
-                o.reason = f"scenario does not resolve: {_one_line(exc)}"
+            resolved = resolve_claim(tech, claim, resolver, o)
+            if resolved is None:  # the claim's scenario does not resolve: an error row
                 o.verdict = ERROR
                 outcomes.append(o)
                 continue
-            o.cases = {label: c.key for label, c in cases.items()}
+            cases, nc = resolved
             status = store.statuses(c.key for c in cases.values())
             if not status:
                 not_run += 1
                 continue
-            nc = null_cases(tech, claim, resolver)
             nkeys = [c.key for _n, ncases, _r in nc if ncases for c in ncases.values()]
             if nkeys:
                 status.update(store.statuses(nkeys))

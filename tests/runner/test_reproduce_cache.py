@@ -14,6 +14,8 @@ import pytest
 from suite.technique import Approx, Claim, Null, ScenarioSpec
 
 R = importlib.import_module("suite.runner.reproduce")  # the module (suite.runner.reproduce is the function too)
+import suite.runner.bootstrap as B  # noqa: E402
+import suite.runner.judgement_cache as JC  # noqa: E402
 
 SPEC = dict(profile="fake-cluster-a", workload="fake-wl")
 
@@ -93,7 +95,7 @@ def test_the_judgement_key_changes_with_every_input(fake_registry, store, monkey
     digests = {k: f"d-{k}" for k in keys}
 
     def key(t=tech, c=claim, cs=cases, n=nc, d=digests):
-        return R._judgement_key(t, c, cs, n, d)
+        return JC.judgement_key(t, c, cs, n, d)
 
     base = key()
     assert base and base == key()  # deterministic
@@ -157,10 +159,10 @@ def test_outcome_encoding_round_trips_types():
                                             interval=(0.5, 0.75)),
                               R.NullOutcome("m", "variants", value=float("nan"), reason="why")])
     back = R.ClaimOutcome("x", "x", "x", "x", False, "x")
-    R._restore_outcome(back, R._encode_outcome(o))
+    JC.restore_outcome(back, JC.encode_outcome(o))
     assert repr(back) == repr(o)
-    with pytest.raises(R._Uncacheable):
-        R._encode_outcome(replace(o, ours=object()))
+    with pytest.raises(JC.Uncacheable):
+        JC.encode_outcome(replace(o, ours=object()))
 
 
 def test_content_digests(store):
@@ -242,11 +244,11 @@ def _reference_bootstrap(claim, results, replicates=R.BOOTSTRAP_REPLICATES, seed
 
     from suite.technique import Metric, Result
 
-    timed = R._timed(results)
+    timed = B.timed_metrics(results)
     if not timed:
         return []
     rng = np.random.default_rng(seed)
-    stats = {k: (R._point_stat(m) is np.median, np.asarray(m.samples, dtype=float)) for k, m in timed.items()}
+    stats = {k: (B.point_statistic(m) is np.median, np.asarray(m.samples, dtype=float)) for k, m in timed.items()}
     out = []
     for _ in range(replicates):
         res = {label: Result(dict(r.metrics), r.artifacts) for label, r in results.items()}
