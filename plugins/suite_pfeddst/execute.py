@@ -397,86 +397,112 @@ def run(cl: Clients, variant: str, *, rounds: int = 30, hidden: int = 32, degree
     """
     from suite.perf import blas_threads, measurement_clock
 
-    # one BLAS thread, timed on this thread's CPU clock: waiting for a core on a shared machine is
-    # not counted, and no gemm runs on a BLAS worker thread the clock does not see
-    _clock = measurement_clock(TIMING_THREADS)
     if variant not in ("local-only", "fedavg", "random-peers", "pfeddst"):
         raise ParameterError(f"pfeddst: variant: expected local-only, fedavg, random-peers or pfeddst, got {variant!r}")
     if loss_reading not in ("cross", "gap"):
         raise ParameterError(f"pfeddst: parameter 'loss_reading': expected 'cross' or 'gap', got {loss_reading!r}")
-    n = cl.n
-    nbrs = peer_graph(n, degree, seed)
-    deg = len(nbrs[0]) if n else 0
+    nbrs = peer_graph(cl.n, degree, seed)
+    deg = len(nbrs[0]) if cl.n else 0
     if variant in ("random-peers", "pfeddst") and k > deg:
         raise ParameterError(f"pfeddst: parameter 'k': expected <= {deg} (degree of the peer graph), got {k}")
-    model = FlatModel(cl.d, cl.classes, hidden=hidden)
-    split = _split(model)
-    size = model.size
-    theta0 = model.init(np.random.default_rng([seed, 1]))
-    thetas = [theta0.copy() for _ in range(n)] if thetas0 is None else [np.array(t, float) for t in thetas0]
-    sel_rng = np.random.default_rng([seed, 2])
-    ledger = Ledger()
-    server = n
-    history: list[list[list[int]]] = []
+    # one BLAS thread, timed on this thread's CPU clock: waiting for a core on a shared machine is
+    # not counted, and no gemm runs on a BLAS worker thread the clock does not see
+    fed = _Federation(cl, FlatModel(cl.d, cl.classes, hidden=hidden), nbrs, seed, thetas0,
+                      measurement_clock(TIMING_THREADS), lr)
+    step = {"local-only": lambda: fed.local_round(phase1_steps + phase2_steps),
+            "fedavg": lambda: fed.fedavg_round(phase1_steps + phase2_steps)}.get(
+        variant, lambda: fed.peer_round(variant, k, (alpha, c, window, loss_reading), phase1_steps, phase2_steps))
     acc_curve, loss_curve = [], []
-    agg_err = score_err = 0.0
-    t_score = t_train = 0.0
-    steps = phase1_steps + phase2_steps
-    weights = np.array([len(cl.train[i][1]) for i in range(n)], float)
-    global_theta = theta0.copy()
-    train, test = _groups(cl.train), _groups(cl.test)  # stacked once: every round trains and scores on them
     with blas_threads(TIMING_THREADS):
         for _t in range(rounds):
-            snap = [th.copy() for th in thetas]
-            picks: list[list[int]] = [[] for _ in range(n)]
-            if variant == "local-only":
-                t0 = _clock()
-                thetas = _train_many(model, snap, train, lr, steps, 0, size)
-                t_train += _clock() - t0
-                eval_thetas = thetas
-            elif variant == "fedavg":
-                got = [_xfer(ledger, server, i, global_theta, "fedavg-down") for i in range(n)]
-                t0 = _clock()
-                local = _train_many(model, got, train, lr, steps, 0, size)
-                t_train += _clock() - t0
-                up = [_xfer(ledger, i, server, local[i], "fedavg-up") for i in range(n)]
-                new = np.tensordot(weights / weights.sum(), np.stack(up), axes=1)
-                dense = sum(w * u for w, u in zip(weights, up)) / weights.sum()
-                agg_err = max(agg_err, float(np.max(np.abs(new - dense))))
-                global_theta = new
-                thetas = [global_theta.copy() for _ in range(n)]
-                eval_thetas = thetas
-            else:
-                if variant == "pfeddst" and k > 0:
-                    t0 = _clock()
-                    S = _scores(model, cl, snap, nbrs, history, alpha, c, window, loss_reading, ledger, split)
-                    picks = [select_top_k(S["S"][i], nbrs[i], k) for i in range(n)]
-                    t_score += _clock() - t0
-                    for i in range(n):  # the oracle (loop-based S), outside the timed scoring
-                        loop = score_loop(i, nbrs[i], S["s_l"], S["s_d"], S["s_p"], alpha, c)
-                        for j, v in loop.items():
-                            score_err = max(score_err, abs(v - float(S["S"][i, j])))
-                elif variant == "random-peers" and k > 0:
-                    for i in range(n):
-                        picks[i] = sorted(int(j) for j in sel_rng.choice(nbrs[i], size=k, replace=False))
-                mixed = []
-                for i in range(n):
-                    received = [_xfer(ledger, j, i, snap[j][:split], "extractor") for j in picks[i]]
-                    e = average_extractors(snap[i][:split], received)
-                    if received:
-                        dense = (snap[i][:split] + sum(snap[j][:split] for j in picks[i])) / (len(picks[i]) + 1)
-                        agg_err = max(agg_err, float(np.max(np.abs(e - dense))))
-                    mixed.append(np.concatenate([e, snap[i][split:]]))
-                t0 = _clock()  # local training of every client: phase 1 then phase 2
-                thetas = _train_many(model, mixed, train, lr, phase1_steps, 0, split)
-                thetas = _train_many(model, thetas, train, lr, phase2_steps, split, size)
-                t_train += _clock() - t0
-                eval_thetas = thetas
-            history.append(picks)
-            a, l = personalized_accuracy(model, eval_thetas, test)
+            fed.history.append(step())
+            a, l = personalized_accuracy(fed.model, fed.thetas, fed.test)
             acc_curve.append(a)
             loss_curve.append(l)
-    return RunResult(acc_curve, loss_curve, thetas, ledger, history, agg_err, score_err, t_score, t_train)
+    return RunResult(acc_curve, loss_curve, fed.thetas, fed.ledger, fed.history, fed.agg_err, fed.score_err,
+                     fed.t_score, fed.t_train)
+
+
+class _Federation:
+    """The state of one run: every client's parameters, the ledger, the selection history, the
+    oracle errors and the timed seconds (scoring, training) on the measurement clock."""
+
+    def __init__(self, cl: Clients, model: FlatModel, nbrs, seed: int, thetas0, clock, lr: float) -> None:
+        self.cl, self.model, self.nbrs, self.clock, self.lr = cl, model, nbrs, clock, lr
+        self.n, self.split, self.size = cl.n, _split(model), model.size
+        theta0 = model.init(np.random.default_rng([seed, 1]))
+        self.thetas = ([theta0.copy() for _ in range(cl.n)] if thetas0 is None
+                       else [np.array(t, float) for t in thetas0])
+        self.global_theta = theta0.copy()
+        self.sel_rng = np.random.default_rng([seed, 2])
+        self.ledger = Ledger()
+        self.history: list[list[list[int]]] = []
+        self.agg_err = self.score_err = self.t_score = self.t_train = 0.0
+        self.weights = np.array([len(cl.train[i][1]) for i in range(cl.n)], float)
+        self.train, self.test = _groups(cl.train), _groups(cl.test)  # stacked once: every round uses them
+
+    def _train(self, thetas, steps: int, lo: int, hi: int):
+        t0 = self.clock()
+        out = _train_many(self.model, thetas, self.train, self.lr, steps, lo, hi)
+        self.t_train += self.clock() - t0
+        return out
+
+    def local_round(self, steps: int) -> list[list[int]]:
+        self.thetas = self._train([th.copy() for th in self.thetas], steps, 0, self.size)
+        return [[] for _ in range(self.n)]
+
+    def fedavg_round(self, steps: int) -> list[list[int]]:
+        """FedAvg through a server (rank n): broadcast, local training, weighted average of the
+        uploads (checked against a dense sum)."""
+        n, server, w = self.n, self.n, self.weights
+        got = [_xfer(self.ledger, server, i, self.global_theta, "fedavg-down") for i in range(n)]
+        local = self._train(got, steps, 0, self.size)
+        up = [_xfer(self.ledger, i, server, local[i], "fedavg-up") for i in range(n)]
+        new = np.tensordot(w / w.sum(), np.stack(up), axes=1)
+        dense = sum(wi * u for wi, u in zip(w, up)) / w.sum()
+        self.agg_err = max(self.agg_err, float(np.max(np.abs(new - dense))))
+        self.global_theta = new
+        self.thetas = [new.copy() for _ in range(n)]
+        return [[] for _ in range(n)]
+
+    def peer_round(self, variant: str, k: int, score_args, phase1: int, phase2: int) -> list[list[int]]:
+        """Decentralised round: choose peers (PFedDST's scores or at random), average extractors
+        with them, then train phase 1 (extractor) and phase 2 (header)."""
+        snap = [th.copy() for th in self.thetas]
+        picks = self._pick(variant, k, snap, score_args)
+        split = self.split
+        mixed = []
+        for i in range(self.n):
+            received = [_xfer(self.ledger, j, i, snap[j][:split], "extractor") for j in picks[i]]
+            e = average_extractors(snap[i][:split], received)
+            if received:
+                dense = (snap[i][:split] + sum(snap[j][:split] for j in picks[i])) / (len(picks[i]) + 1)
+                self.agg_err = max(self.agg_err, float(np.max(np.abs(e - dense))))
+            mixed.append(np.concatenate([e, snap[i][split:]]))
+        t0 = self.clock()  # local training of every client: phase 1 then phase 2
+        thetas = _train_many(self.model, mixed, self.train, self.lr, phase1, 0, split)
+        self.thetas = _train_many(self.model, thetas, self.train, self.lr, phase2, split, self.size)
+        self.t_train += self.clock() - t0
+        return picks
+
+    def _pick(self, variant: str, k: int, snap, score_args) -> list[list[int]]:
+        n, nbrs = self.n, self.nbrs
+        picks: list[list[int]] = [[] for _ in range(n)]
+        if variant == "pfeddst" and k > 0:
+            alpha, c, window, reading = score_args
+            t0 = self.clock()
+            S = _scores(self.model, self.cl, snap, nbrs, self.history, alpha, c, window, reading, self.ledger,
+                        self.split)
+            picks = [select_top_k(S["S"][i], nbrs[i], k) for i in range(n)]
+            self.t_score += self.clock() - t0
+            for i in range(n):  # the oracle (loop-based S), outside the timed scoring
+                loop = score_loop(i, nbrs[i], S["s_l"], S["s_d"], S["s_p"], alpha, c)
+                for j, v in loop.items():
+                    self.score_err = max(self.score_err, abs(v - float(S["S"][i, j])))
+        elif variant == "random-peers" and k > 0:
+            for i in range(n):
+                picks[i] = sorted(int(j) for j in self.sel_rng.choice(nbrs[i], size=k, replace=False))
+        return picks
 
 
 def _scores(model, cl, snap, nbrs, history, alpha, c, window, reading, ledger, split):
