@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from suite.hardware import Device
+    from suite.hardware import Device, Profile
     from suite.workloads import Layer
 
 __all__ = [
@@ -87,7 +87,7 @@ def transfer_time(nbytes: float, bandwidth: float, latency: float = 0.0) -> floa
     return 0.0 if nbytes == 0 else latency + nbytes / bandwidth
 
 
-def host_link_time(nbytes: float, profile, efficiency: float = 1.0) -> float:
+def host_link_time(nbytes: float, profile: "Profile", efficiency: float = 1.0) -> float:
     """One copy of *nbytes* between host memory and one device over the device's host link
     (PCIe, NVLink-C2C): ``latency + m / (efficiency B_link)`` (s), :func:`transfer_time` on
     ``profile.device.host_link`` (the read is recorded, and ``--set device.host_link.bandwidth``

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = [
     "partition_layers",
@@ -101,7 +102,8 @@ def stage_sums(costs: Sequence[float], bounds: Sequence[int]) -> np.ndarray:
     """Per-stage sums of layer costs for boundaries from :func:`partition_layers` (shape (p,))."""
     S = np.concatenate([[0.0], np.cumsum(np.asarray(costs, dtype=float))])
     b = np.asarray(bounds, dtype=int)
-    return S[b[1:]] - S[b[:-1]]
+    out: np.ndarray = S[b[1:]] - S[b[:-1]]
+    return out
 
 
 @dataclass(frozen=True)
@@ -124,7 +126,7 @@ class Schedule1F1B:
         return 1.0 - self.busy / self.makespan if self.makespan > 0 else np.zeros_like(self.busy)
 
 
-def _per_mb(t, p: int, m: int, what: str) -> np.ndarray:
+def _per_mb(t: ArrayLike, p: int, m: int, what: str) -> np.ndarray:
     a = np.asarray(t, dtype=float)
     if a.ndim == 1:
         if a.shape[0] != p:
@@ -137,7 +139,7 @@ def _per_mb(t, p: int, m: int, what: str) -> np.ndarray:
     return a
 
 
-def pipeline_1f1b_schedule(t_fwd, t_bwd, microbatches: int, p2p: float = 0.0) -> Schedule1F1B:
+def pipeline_1f1b_schedule(t_fwd: ArrayLike, t_bwd: ArrayLike, microbatches: int, p2p: float = 0.0) -> Schedule1F1B:
     """Exact timing of one iteration of a 1F1B pipeline by the DAG recurrence [Narayanan21 §2.2].
 
     Parameters
@@ -175,6 +177,20 @@ def pipeline_1f1b_schedule(t_fwd, t_bwd, microbatches: int, p2p: float = 0.0) ->
     m = int(microbatches)
     F = _per_mb(t_fwd, p, m, "t_fwd")
     B = _per_mb(t_bwd, p, m, "t_bwd")
+    fe, be, free = _time_1f1b(_orders_1f1b(p, m), F.tolist(), B.tolist(), p2p)
+    return Schedule1F1B(np.array(fe, dtype=float), np.array(be, dtype=float), float(max(free)),
+                        F.sum(axis=1) + B.sum(axis=1))
+
+
+#: a stage's operations in order: ("F" or "B", micro-batch)
+_Ops = list[tuple[str, int]]
+#: end times per stage and micro-batch, None until computed
+_Ends = list[list[float | None]]
+
+
+def _orders_1f1b(p: int, m: int) -> list[_Ops]:
+    """Each stage's 1F1B order [Narayanan21 §2.2]: ``w = min(p - s - 1, m)`` warm-up forwards,
+    then one forward and one backward alternately, then the remaining backwards."""
     orders = []
     for s in range(p):
         w = min(p - s - 1, m)
@@ -184,51 +200,58 @@ def pipeline_1f1b_schedule(t_fwd, t_bwd, microbatches: int, p2p: float = 0.0) ->
             ops.append(("B", k))
         ops += [("B", i) for i in range(m - w, m)]
         orders.append(ops)
-    Fl, Bl = F.tolist(), B.tolist()
-    nan = None
-    fe = [[nan] * m for _ in range(p)]
-    be = [[nan] * m for _ in range(p)]
+    return orders
+
+
+def _time_1f1b(orders: list[_Ops], F: list[list[float]], B: list[list[float]],
+               p2p: float) -> tuple[_Ends, _Ends, list[float]]:
+    """The DAG recurrence over the stages' orders: sweep the stages, each running its next
+    operations while their inputs have ended, until every operation has an end time.
+    Returns (forward ends, backward ends, each stage's last end)."""
+    p, m = len(orders), len(F[0])
+    fe: _Ends = [[None] * m for _ in range(p)]
+    be: _Ends = [[None] * m for _ in range(p)]
     pos = [0] * p
     free = [0.0] * p
     remaining = 2 * p * m
     while remaining:
         progressed = False
         for s in range(p):
-            ops = orders[s]
-            fs, bs, free_s = fe[s], be[s], free[s]
-            k = pos[s]
-            while k < len(ops):
-                kind, i = ops[k]
-                if kind == "F":
-                    if s > 0:
-                        up = fe[s - 1][i]
-                        if up is None:
-                            break
-                        ready = up + p2p
-                    else:
-                        ready = 0.0
-                    free_s = (ready if ready > free_s else free_s) + Fl[s][i]
-                    fs[i] = free_s
-                else:
-                    if s < p - 1:
-                        down = be[s + 1][i]
-                        if down is None:
-                            break
-                        ready = down + p2p
-                    else:
-                        ready = fs[i]
-                    free_s = (ready if ready > free_s else free_s) + Bl[s][i]
-                    bs[i] = free_s
-                k += 1
-                remaining -= 1
-                progressed = True
+            k, free[s] = _advance_stage(s, orders[s], pos[s], free[s], fe, be, F, B, p2p)
+            remaining -= k - pos[s]
+            progressed = progressed or k > pos[s]
             pos[s] = k
-            free[s] = free_s
         if not progressed:  # pragma: no cover - the 1F1B order is deadlock-free
             raise RuntimeError("1F1B schedule deadlocked")
-    fe = np.array(fe, dtype=float)
-    be = np.array(be, dtype=float)
-    return Schedule1F1B(fe, be, float(max(free)), F.sum(axis=1) + B.sum(axis=1))
+    return fe, be, free
+
+
+def _advance_stage(s: int, ops: _Ops, k: int, free_s: float, fe: _Ends, be: _Ends, F: list[list[float]],
+                   B: list[list[float]], p2p: float) -> tuple[int, float]:
+    """Run stage *s*'s operations from position *k* while their inputs have ended:
+    ``end = max(ready, stage free) + duration``, ``F(s, i)`` ready at ``F(s-1, i) + p2p``,
+    ``B(s, i)`` at ``B(s+1, i) + p2p`` (the last stage's at its own ``F``). Returns the new
+    position and when the stage is free."""
+    p = len(fe)
+    fs, bs = fe[s], be[s]
+    while k < len(ops):
+        kind, i = ops[k]
+        if kind == "F":
+            up = fe[s - 1][i] if s > 0 else 0.0
+            if up is None:
+                break
+            ready = up + p2p if s > 0 else 0.0
+            free_s = (ready if ready > free_s else free_s) + F[s][i]
+            fs[i] = free_s
+        else:
+            down = be[s + 1][i] if s < p - 1 else fs[i]
+            if down is None:
+                break
+            ready = down + p2p if s < p - 1 else down
+            free_s = (ready if ready > free_s else free_s) + B[s][i]
+            bs[i] = free_s
+        k += 1
+    return k, free_s
 
 
 def pipeline_1f1b_unbalanced_time(stage_times: Sequence[float], microbatches: int) -> float:

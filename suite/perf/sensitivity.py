@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterable
+from typing import Any
 
-from suite.perf.network import record_levels
+from suite.perf.network import Group, record_levels
 
 __all__ = ["COMM_METRICS", "check_network_sensitivity"]
 
@@ -31,7 +33,7 @@ __all__ = ["COMM_METRICS", "check_network_sensitivity"]
 COMM_METRICS = ("comm_time", "allreduce_time", "comm_time_per_iteration", "exposed_comm", "iteration_time")
 
 
-def _slowdowns(level) -> list[tuple[str, dict]]:
+def _slowdowns(level: Any) -> list[tuple[str, dict[str, str]]]:
     lat = level.latency * 10 if level.latency > 0 else 1e-6
     out = [("bandwidth / 10", {"bandwidth": f"{level.bandwidth / 10!r} B/s"}),
            ("latency x 10", {"latency": f"{lat!r} s"})]
@@ -40,17 +42,17 @@ def _slowdowns(level) -> list[tuple[str, dict]]:
     return out
 
 
-def _metrics(res) -> dict:
+def _metrics(res: Any) -> dict[str, Any]:
     return {k: v for k, v in ((k, res[k]) for k in res.metrics) if isinstance(v, (int, float))}
 
 
-def _priced(calls, profile) -> float:
+def _priced(calls: Iterable[tuple[str, float, Group, str]], profile: Any) -> float:
     from suite.perf.network import collective_time
 
     return sum(collective_time(op, nb, g, profile, algo).time for op, nb, g, algo in calls)
 
 
-def check_network_sensitivity(technique, scenario, metric: str | None = None) -> list[str]:
+def check_network_sensitivity(technique: Any, scenario: Any, metric: str | None = None) -> list[str]:
     """Problems found when slowing each network level of *scenario*'s profile (empty: none).
 
     Parameters

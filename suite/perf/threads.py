@@ -10,11 +10,13 @@ so a gemm that first runs inside the limit is limited too.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
+from typing import Any
 
 __all__ = ["blas_threads", "measurement_clock"]
 
 
-def blas_threads(n: int = 1):
+def blas_threads(n: int = 1) -> contextlib.AbstractContextManager[Any]:
     """A context manager limiting every BLAS and OpenMP pool to *n* threads.
 
     Parameters
@@ -31,7 +33,7 @@ def blas_threads(n: int = 1):
     if n <= 0:
         return contextlib.nullcontext()
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
     except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
         return contextlib.nullcontext()
     import numpy  # noqa: F401  (its BLAS)
@@ -40,10 +42,11 @@ def blas_threads(n: int = 1):
         import scipy.linalg.blas  # noqa: F401  (scipy's own OpenBLAS)
     except ImportError:  # pragma: no cover - scipy is a dependency
         pass
-    return threadpool_limits(limits=n)
+    limits: contextlib.AbstractContextManager[Any] = threadpool_limits(limits=n)
+    return limits
 
 
-def measurement_clock(threads: int):
+def measurement_clock(threads: int) -> Callable[[], float]:
     """The clock a timed measurement on *threads* BLAS/OpenMP threads reads (seconds).
 
     With one thread (``threads == 1``: the pools pinned by :func:`blas_threads`, the work on the

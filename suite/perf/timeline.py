@@ -23,6 +23,8 @@ References
 
 from __future__ import annotations
 
+from typing import Any
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -56,7 +58,7 @@ class Timeline:
         """Communication not hidden behind backward: ``max(0, e_1 - sum b)``."""
         return max(0.0, self.comm_end - self.backward)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"forward": self.forward, "backward": self.backward, "ready": list(self.ready),
                 "start": list(self.start), "end": list(self.end), "iteration_time": self.iteration_time}
 

@@ -229,15 +229,21 @@ def collective_time(op: str, nbytes: float, group: Group, profile: "Profile",
     if algorithm == "auto" and op == "alltoall" and library == "nccl":
         algorithm = "direct"  # NCCL's all-to-all: every send and receive posted at once
     names: str | tuple[str, ...] = _GLOO[op] if (algorithm == "auto" and library == "gloo") else algorithm
+    return _fastest(_cached_lines(op, names, group, dims, lv, pi, g, token), m, dims, len(lv))
+
+
+def _cached_lines(op: str, names: str | tuple[str, ...], group: Group, dims: Dims, lv: Levels, pi: int, g: float,
+                  token: int) -> list[_Line]:
+    """:func:`_lines` for this profile (*token*), placement and algorithm, priced once."""
     key = (token, op, group.ranks_per_node, group.nodes, group.ranks, group.concurrent, names)
-    lines = _LINES.get(key)
+    lines: list[_Line] | None = _LINES.get(key)
     if lines is None:
         shared = _shared(lv, group.concurrent) if group.concurrent > 1 else lv
         lines = _lines(op, names, dims, shared, pi, g, group.size)
         if len(_LINES) > 100_000:
             _LINES.clear()
         _LINES[key] = lines
-    return _fastest(lines, m, dims, len(lv))
+    return lines
 
 
 def _check_call(op: str, nbytes: float, algorithm: str) -> None:

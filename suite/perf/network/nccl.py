@@ -73,7 +73,9 @@ References
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["ALGORITHMS", "PROTOCOLS", "BASE_LAT", "HW_LAT", "SIMPLE_EFFICIENCY", "Candidate", "candidates",
            "efficiency_at", "library_of", "LIBRARIES"]
@@ -119,28 +121,28 @@ SIMPLE_EFFICIENCY: dict[str, tuple[tuple[float, float], ...]] = {
 }
 
 
-def library_of(profile) -> str:
+def library_of(profile: Any) -> str:
     """The communication library a profile's collectives run on: ``[communication] library``
     when declared, else ``nccl`` for a GPU profile and ``mpi`` for any other."""
     comm = getattr(profile, "communication", None)
     if comm is not None and comm.library:
-        return comm.library
+        return str(comm.library)
     dev = profile.device
     return "nccl" if dev is not None and dev.type == "gpu" else "mpi"
 
 
-def efficiency_at(curve, m: float) -> float:
+def efficiency_at(curve: "Curve", m: float) -> float:
     """The curve's fraction at abscissa *m* (here a duration, s): log-linear between points,
     clamped outside them."""
     if m <= curve[0][0]:
-        return curve[0][1]
+        return float(curve[0][1])
     if m >= curve[-1][0]:
-        return curve[-1][1]
+        return float(curve[-1][1])
     for (s0, f0), (s1, f1) in zip(curve, curve[1:]):
         if s0 <= m <= s1:
             w = (math.log(m) - math.log(s0)) / (math.log(s1) - math.log(s0))
-            return f0 + w * (f1 - f0)
-    return curve[-1][1]  # pragma: no cover - unreachable for sorted points
+            return float(f0 + w * (f1 - f0))
+    return float(curve[-1][1])  # pragma: no cover - unreachable for sorted points
 
 
 @dataclass(frozen=True)
@@ -183,92 +185,139 @@ def _lg(n: int) -> int:
     return max(0, n.bit_length() - 1)
 
 
-def candidates(op: str, t: Topo, algorithm: str = "auto") -> list[Candidate]:
-    """Every (algorithm, protocol) NCCL's tuner weighs for *op* on *t* (only *algorithm*'s when
-    one is named). Raises ValueError when none is defined (e.g. ``nvls`` without an NVLS level)."""
-    out: list[Candidate] = []
-    n, N, ppn = t.n, t.nodes, t.ppn
-    intra_kind = t.intra_link if ppn > 1 else "net"
-    multi = N > 1
-    ll_max = _LL_MAX_BW[min(N, 3) - 1]
-    bus_ring = min(x for x in ((t.intra_bw if ppn > 1 else math.inf), (t.inter_bw if multi else math.inf)))
-    if not math.isfinite(bus_ring):  # pragma: no cover - a group of one rank never gets here
-        return out
-    if op == "allreduce":
-        nsteps, ninter = 2 * (n - 1), (2 * N if multi else 0)
-    elif op in ("reduce-scatter", "allgather"):
-        nsteps, ninter = n - 1, N - 1
-    else:  # broadcast, reduce
-        nsteps, ninter = n, (N if multi else 0)
-    protos = ("LL", "LL128", "Simple") if t.intra_link == "nvlink" else ("LL", "Simple")
+@dataclass(frozen=True)
+class _Call:
+    """What every candidate of one call shares: the op, the placed group and the ring's step counts
+    (``nsteps`` steps, ``ninter`` of them across nodes) [NCCL-tuning ``ncclTopoTuneModel``]."""
 
-    def hop(kind, a, p):
-        # a link slower to start a message than NCCL's constant for its kind keeps its own latency
-        return max(HW_LAT[kind][(a, p)], (t.inter_lat if kind == "net" else t.intra_lat) / _US)
+    op: str
+    t: Topo
+    multi: bool
+    intra_kind: str
+    ll_max: float
+    bus_ring: float
+    nsteps: int
+    ninter: int
 
-    def want(a):
-        return algorithm in ("auto", a)
+    @classmethod
+    def of(cls, op: str, t: Topo) -> "_Call":
+        multi = t.nodes > 1
+        bus_ring = min(t.intra_bw if t.ppn > 1 else math.inf, t.inter_bw if multi else math.inf)
+        if op == "allreduce":
+            nsteps, ninter = 2 * (t.n - 1), (2 * t.nodes if multi else 0)
+        elif op in ("reduce-scatter", "allgather"):
+            nsteps, ninter = t.n - 1, t.nodes - 1
+        else:  # broadcast, reduce
+            nsteps, ninter = t.n, (t.nodes if multi else 0)
+        return cls(op, t, multi, t.intra_link if t.ppn > 1 else "net", _LL_MAX_BW[min(t.nodes, 3) - 1], bus_ring,
+                   nsteps, ninter)
 
-    def fam(p, one_node):
-        # the curve a candidate's bandwidth follows: across nodes every pipelined protocol goes
-        # through the network proxy's pipeline; on one node only Simple's chunks ramp up
-        if multi:
+    def hop(self, kind: str, a: str, p: str) -> float:
+        """One hop's latency (us): NCCL's constant for the link kind, or the level's declared latency
+        when that is larger (a link slower to start a message keeps its own)."""
+        return max(HW_LAT[kind][(a, p)], (self.t.inter_lat if kind == "net" else self.t.intra_lat) / _US)
+
+    def family(self, p: str, one_node: str) -> str | None:
+        """The efficiency curve a candidate's bandwidth follows: across nodes every pipelined protocol
+        goes through the network proxy's pipeline; on one node only Simple's chunks ramp up."""
+        if self.multi:
             return "multi-node" if p != "LL" else None
         return one_node if p == "Simple" else None
 
-    for p in protos:
-        if want("ring"):
-            bus = bus_ring
-            if p == "LL":
-                bus = min(ll_max, bus / (4 if (multi or op in ("allreduce", "reduce")) else 3))
-            elif p == "LL128":
-                bus *= 0.92 if ppn >= 2 else 0.7
-            intra = hop(intra_kind, "ring", p) * (1.8 if (multi and p == "LL") else 1.0)
-            if multi:
-                intra = max(intra, _NET_OVERHEAD * (3 if p == "Simple" else 1))
-            if op in ("broadcast", "reduce"):
-                lat = BASE_LAT["ring", p] + nsteps * (hop("net" if multi else intra_kind, "tree" if p == "Simple" else "ring", p))
-            else:
-                lat = BASE_LAT["ring", p] + max(0, nsteps - ninter) * intra + ninter * hop("net", "ring", p)
-            out.append(Candidate("ring", p, t.launch + lat * _US, bus * n / nsteps, fam(p, "ring")))
-        if op != "allreduce" or not want("tree"):
-            continue
-        # two nodes: each node sends and receives m once across (half the data in each of the two
-        # trees), so the tree's algorithm bandwidth (bus / 2) is bounded by the node's NICs, the
-        # ring's (about bus / 2 too) by half of them; beyond two nodes NCCL takes the ring's bound
-        bus = min(t.intra_bw if ppn > 1 else math.inf, 2 * t.inter_bw) if N == 2 else bus_ring
-        bus *= 0.92
-        if p == "LL":
-            bus = min(bus / 3.8, ll_max)
-        elif p == "LL128":
-            bus *= 7 / 9 if N == 1 else 120 / 128
-        intra = hop(intra_kind, "tree", p) * (1.8 if (multi and p == "LL") else 1.0)
-        lat = BASE_LAT["tree", p] + 2 * ((ppn - 1) * intra + _lg(N) * hop("net", "tree", p))
-        out.append(Candidate("tree", p, t.launch + lat * _US, bus * 0.5, fam(p, "ring")))
-    if op == "allreduce" and t.nvls_bw > 0 and ppn > 1:
-        if N == 1 and want("nvls"):
-            out.append(Candidate("nvls", "Simple", t.launch + hop("nvlink", "nvls", "Simple") * _US, t.nvls_bw, "nvls"))
-        if multi and want("nvls-tree"):
-            bw = min(t.nvls_bw, t.inter_bw * (1.0 if N <= 2 else 0.5))
-            lat = hop("nvlink", "nvls-tree", "Simple") + 2 * _lg(N) * hop("net", "nvls-tree", "Simple")
-            out.append(Candidate("nvls-tree", "Simple", t.launch + lat * _US, bw, "multi-node"))
-    if op == "allreduce" and t.sharp and multi and want("collnet"):
-        bw = 0.5 * 0.9 * min(t.intra_bw if ppn > 1 else math.inf, t.inter_bw)
-        lat = BASE_LAT["collnet", "Simple"] + 2 * (ppn - 1) * hop(intra_kind, "collnet", "Simple") + hop("net", "collnet", "Simple")
-        out.append(Candidate("collnet", "Simple", t.launch + lat * _US, bw, "multi-node"))
+    def intra_hop(self, a: str, p: str) -> float:
+        """An intra-node hop (us): LL's costs 1.8x on several nodes [NCCL-tuning]."""
+        return self.hop(self.intra_kind, a, p) * (1.8 if (self.multi and p == "LL") else 1.0)
+
+
+def candidates(op: str, t: Topo, algorithm: str = "auto") -> list[Candidate]:
+    """Every (algorithm, protocol) NCCL's tuner weighs for *op* on *t* (only *algorithm*'s when
+    one is named). Raises ValueError when none is defined (e.g. ``nvls`` without an NVLS level)."""
+    c = _Call.of(op, t)
+    if not math.isfinite(c.bus_ring):  # pragma: no cover - a group of one rank never gets here
+        return []
+    out: list[Candidate] = []
+    for p in ("LL", "LL128", "Simple") if t.intra_link == "nvlink" else ("LL", "Simple"):
+        if algorithm in ("auto", "ring"):
+            out.append(_ring(c, p))
+        if op == "allreduce" and algorithm in ("auto", "tree"):
+            out.append(_tree(c, p))
+    if op == "allreduce":
+        out += _in_network(c, algorithm)
     if not out:
         raise ValueError(f"algorithm {algorithm!r} is not defined for {op} under NCCL on this group "
-                         f"({N} node(s) x {ppn} rank(s); nvls needs a level with reduction = 'nvls', "
+                         f"({t.nodes} node(s) x {t.ppn} rank(s); nvls needs a level with reduction = 'nvls', "
                          f"collnet one with reduction = 'sharp')")
     return out
 
 
-def best(cands: list[Candidate], m: float, curves: dict) -> tuple[float, Candidate]:
-    """(time in s, candidate) of the fastest candidate for an m-byte message."""
-    out = None
+def _ring(c: _Call, p: str) -> Candidate:
+    """The ring with protocol *p*: LL at a quarter (a third on one node, but for reductions) of the
+    bus bandwidth capped at llMaxBw, LL128 at 0.92 (0.7 without NVLink peers); latency as the
+    module docstring composes it."""
+    t = c.t
+    bus = c.bus_ring
+    if p == "LL":
+        bus = min(c.ll_max, bus / (4 if (c.multi or c.op in ("allreduce", "reduce")) else 3))
+    elif p == "LL128":
+        bus *= 0.92 if t.ppn >= 2 else 0.7
+    intra = c.intra_hop("ring", p)
+    if c.multi:
+        intra = max(intra, _NET_OVERHEAD * (3 if p == "Simple" else 1))
+    if c.op in ("broadcast", "reduce"):
+        kind = "net" if c.multi else c.intra_kind
+        lat = BASE_LAT["ring", p] + c.nsteps * c.hop(kind, "tree" if p == "Simple" else "ring", p)
+    else:
+        lat = BASE_LAT["ring", p] + max(0, c.nsteps - c.ninter) * intra + c.ninter * c.hop("net", "ring", p)
+    return Candidate("ring", p, t.launch + lat * _US, bus * t.n / c.nsteps, c.family(p, "ring"))
+
+
+def _tree(c: _Call, p: str) -> Candidate:
+    """The all-reduce tree with protocol *p*. On two nodes each node sends and receives m once
+    across (half the data in each of the two trees), so the tree's algorithm bandwidth (bus / 2)
+    is bounded by the node's NICs, the ring's (about bus / 2 too) by half of them; beyond two
+    nodes NCCL takes the ring's bound."""
+    t = c.t
+    bus = min(t.intra_bw if t.ppn > 1 else math.inf, 2 * t.inter_bw) if t.nodes == 2 else c.bus_ring
+    bus *= 0.92
+    if p == "LL":
+        bus = min(bus / 3.8, c.ll_max)
+    elif p == "LL128":
+        bus *= 7 / 9 if t.nodes == 1 else 120 / 128
+    lat = BASE_LAT["tree", p] + 2 * ((t.ppn - 1) * c.intra_hop("tree", p) + _lg(t.nodes) * c.hop("net", "tree", p))
+    return Candidate("tree", p, t.launch + lat * _US, bus * 0.5, c.family(p, "ring"))
+
+
+def _in_network(c: _Call, algorithm: str) -> list[Candidate]:
+    """NVLS (one node), NVLS-tree (several) and CollNet, where the levels offer in-network reduction."""
+    t = c.t
+    out: list[Candidate] = []
+    if t.nvls_bw > 0 and t.ppn > 1:
+        if not c.multi and algorithm in ("auto", "nvls"):
+            out.append(Candidate("nvls", "Simple", t.launch + c.hop("nvlink", "nvls", "Simple") * _US, t.nvls_bw, "nvls"))
+        if c.multi and algorithm in ("auto", "nvls-tree"):
+            bw = min(t.nvls_bw, t.inter_bw * (1.0 if t.nodes <= 2 else 0.5))
+            lat = c.hop("nvlink", "nvls-tree", "Simple") + 2 * _lg(t.nodes) * c.hop("net", "nvls-tree", "Simple")
+            out.append(Candidate("nvls-tree", "Simple", t.launch + lat * _US, bw, "multi-node"))
+    if t.sharp and c.multi and algorithm in ("auto", "collnet"):
+        bw = 0.5 * 0.9 * min(t.intra_bw if t.ppn > 1 else math.inf, t.inter_bw)
+        lat = (BASE_LAT["collnet", "Simple"] + 2 * (t.ppn - 1) * c.hop(c.intra_kind, "collnet", "Simple")
+               + c.hop("net", "collnet", "Simple"))
+        out.append(Candidate("collnet", "Simple", t.launch + lat * _US, bw, "multi-node"))
+    return out
+
+
+#: an efficiency curve: (ideal duration m / algbw in s, achieved fraction) points, sorted
+Curve = Sequence[tuple[float, float]]
+
+
+def best(cands: list[Candidate], m: float, curves: Mapping[str, Curve]) -> tuple[float, Candidate]:
+    """(time in s, candidate) of the fastest candidate for an m-byte message; ValueError for none."""
+    out: tuple[float, Candidate] | None = None
     for c in cands:
-        eff = efficiency_at(curves[c.family], m / c.algbw) if c.family in curves else 1.0
+        eff = efficiency_at(curves[c.family], m / c.algbw) if c.family is not None and c.family in curves else 1.0
         t = c.lat + m / (c.algbw * eff)
         if out is None or t < out[0] * (1 - 1e-12):
             out = (t, c)
+    if out is None:
+        raise ValueError("best: expected at least one NCCL candidate, got none")
     return out
