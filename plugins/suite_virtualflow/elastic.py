@@ -333,51 +333,83 @@ def replay(jobs: Sequence[TraceJob], gpus: int, step_time: Callable[[int, int], 
         raise ValueError(f"policy must be 'wfs' or 'priority', got {policy!r}")
     if any(j.demand > gpus for j in jobs):
         raise ValueError(f"a job demands more than the {gpus} GPUs")
-    env = simpy.Environment()
-    queue: list[_Run] = []
-    running: dict[int, _Run] = {}
-    n = len(jobs)
-    start, finish = [math.nan] * n, [math.nan] * n
-    hist: list[list[tuple[float, int]]] = [[] for _ in range(n)]
-    resizes = [0]
+    sim = _Cluster(simpy, jobs, gpus, step_time, policy, wait)
+    for i, j in enumerate(jobs):
+        sim.env.process(sim.arrive(_Run(i, j, float(job_steps(j)))))
+    sim.env.run()
+    jct = [f - j.arrival for f, j in zip(sim.finish, jobs)]
+    return Replay(jct, sim.start, sim.finish, sim.resizes, sim.hist)
 
-    def runner(r: _Run):
+
+class _Cluster:
+    """The simpy processes of one replay: arrivals, each running job's steps, and the scheduler
+    that (re)allocates GPUs on every arrival and completion."""
+
+    def __init__(self, simpy, jobs: Sequence[TraceJob], gpus: int, step_time: Callable[[int, int], float],
+                 policy: str, wait: float) -> None:
+        self.simpy, self.env = simpy, simpy.Environment()
+        self.gpus, self.step_time, self.policy, self.wait = gpus, step_time, policy, wait
+        self.queue: list[_Run] = []
+        self.running: dict[int, _Run] = {}
+        n = len(jobs)
+        self.start, self.finish = [math.nan] * n, [math.nan] * n
+        self.hist: list[list[tuple[float, int]]] = [[] for _ in range(n)]
+        self.resizes = 0
+
+    def runner(self, r: _Run):
+        env = self.env
         while True:
             t0 = env.now
             pause = max(0.0, r.resume_at - t0)
-            st = step_time(r.i, r.alloc)
+            st = self.step_time(r.i, r.alloc)
             try:
                 yield env.timeout(pause + r.steps_left * st)
                 r.steps_left = 0.0
-                finish[r.i] = env.now
-                del running[r.i]
-                schedule()
+                self.finish[r.i] = env.now
+                del self.running[r.i]
+                self.schedule()
                 return
-            except simpy.Interrupt:
+            except self.simpy.Interrupt:
                 worked = max(0.0, env.now - t0 - pause)
                 r.steps_left = max(0.0, r.steps_left - worked / st)
 
-    def set_alloc(r: _Run, g: int):
+    def set_alloc(self, r: _Run, g: int) -> None:
         r.alloc = g
-        hist[r.i].append((float(env.now), int(g)))
+        self.hist[r.i].append((float(self.env.now), int(g)))
 
-    def launch(r: _Run, g: int, delay: float):
-        set_alloc(r, g)
-        r.resume_at = env.now + delay
-        start[r.i] = env.now + delay
-        running[r.i] = r
-        r.proc = env.process(runner(r))
+    def launch(self, r: _Run, g: int, delay: float) -> None:
+        self.set_alloc(r, g)
+        r.resume_at = self.env.now + delay
+        self.start[r.i] = self.env.now + delay
+        self.running[r.i] = r
+        r.proc = self.env.process(self.runner(r))
 
-    def schedule():
-        queue.sort(key=lambda r: (-r.job.priority, r.job.arrival, r.i))
-        if policy == "priority":
-            free = gpus - sum(r.alloc for r in running.values())
-            while queue and queue[0].job.demand <= free:
-                r = queue.pop(0)
-                free -= r.job.demand
-                launch(r, r.job.demand, 0.0)
-            return
-        run = list(running.values())
+    def arrive(self, r: _Run):
+        yield self.env.timeout(max(0.0, r.job.arrival - self.env.now))
+        self.queue.append(r)
+        self.schedule()
+
+    def schedule(self) -> None:
+        self.queue.sort(key=lambda r: (-r.job.priority, r.job.arrival, r.i))
+        if self.policy == "priority":
+            self._schedule_static()
+        else:
+            self._schedule_wfs()
+
+    def _schedule_static(self) -> None:
+        """Static priority: start queued jobs, in order, at their full demand while it fits."""
+        free = self.gpus - sum(r.alloc for r in self.running.values())
+        while self.queue and self.queue[0].job.demand <= free:
+            r = self.queue.pop(0)
+            free -= r.job.demand
+            self.launch(r, r.job.demand, 0.0)
+
+    def _schedule_wfs(self) -> None:
+        """Weighted fair sharing: admit queued jobs while no higher-priority running job would
+        fall below its fair share, then resize every running job to its new share (each resize
+        waits ``wait`` seconds)."""
+        queue, gpus = self.queue, self.gpus
+        run = list(self.running.values())
         fair = wfs_allocations([(r.i, r.job.priority, r.job.demand) for r in run], gpus) if run else {}
         new: list[_Run] = []
         while queue and len(run) + len(new) < gpus:
@@ -390,23 +422,12 @@ def replay(jobs: Sequence[TraceJob], gpus: int, step_time: Callable[[int, int], 
         shrink = any(fair[r.i] < r.alloc for r in run)
         for r in run:
             if fair[r.i] != r.alloc:
-                resizes[0] += 1
-                set_alloc(r, fair[r.i])
-                r.resume_at = env.now + wait
+                self.resizes += 1
+                self.set_alloc(r, fair[r.i])
+                r.resume_at = self.env.now + self.wait
                 r.proc.interrupt()
         for r in new:
-            launch(r, fair[r.i], wait if shrink else 0.0)
-
-    def arrive(r: _Run):
-        yield env.timeout(max(0.0, r.job.arrival - env.now))
-        queue.append(r)
-        schedule()
-
-    for i, j in enumerate(jobs):
-        env.process(arrive(_Run(i, j, float(job_steps(j)))))
-    env.run()
-    jct = [f - j.arrival for f, j in zip(finish, jobs)]
-    return Replay(jct, start, finish, resizes[0], hist)
+            self.launch(r, fair[r.i], self.wait if shrink else 0.0)
 
 
 # --------------------------------------------------------------------------- evaluate
