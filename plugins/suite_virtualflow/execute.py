@@ -157,18 +157,7 @@ def run(variant: str, batch: int, virtual_nodes: int, devices: int, steps: int, 
     draws = [rng.choice(len(y), size=batch, replace=False) for _ in range(steps)]
     b = batch // virtual_nodes
     if vn_counts and str(vn_counts).strip():
-        if variant not in ("heterogeneous", "fast-only"):
-            raise ParameterError(f"virtualflow: parameter 'vn_counts': only 'heterogeneous' and 'fast-only' take "
-                                 f"explicit counts, got variant {variant!r}")
-        try:
-            explicit = [int(x) for x in str(vn_counts).replace(" ", "").split(",") if x]
-        except ValueError:
-            raise ParameterError(f"virtualflow: parameter 'vn_counts': expected comma-separated integers, "
-                                 f"got {vn_counts!r}") from None
-        if any(c < 0 for c in explicit) or sum(explicit) != virtual_nodes:
-            raise ParameterError(f"virtualflow: parameter 'vn_counts': expected non-negative counts summing to "
-                                 f"virtual_nodes ({virtual_nodes}), got {vn_counts!r}")
-        counts = [explicit]
+        counts = [_explicit_counts(vn_counts, variant, virtual_nodes)]
     else:
         counts = [device_counts(variant, virtual_nodes, p, profile, workload, batch, reference) for p in phases]
     V_eff = [sum(c) for c in counts]  # virtual nodes per step (P for physical)
@@ -209,6 +198,28 @@ def run(variant: str, batch: int, virtual_nodes: int, devices: int, steps: int, 
         "wall": wall, "global_batch": V_eff[-1] * b, "identical": w.identical(), "theta": w.params[0].copy(),
         "draws": used,
     }
+
+
+def _explicit_counts(vn_counts: str, variant: str, virtual_nodes: int) -> list[int]:
+    """Parse ``vn_counts`` ("5,3,0,8"): non-negative virtual nodes per device summing to V.
+
+    Raises
+    ------
+    ParameterError
+        Another variant than heterogeneous / fast-only, not integers, negative, or a wrong sum.
+    """
+    if variant not in ("heterogeneous", "fast-only"):
+        raise ParameterError(f"virtualflow: parameter 'vn_counts': only 'heterogeneous' and 'fast-only' take "
+                             f"explicit counts, got variant {variant!r}")
+    try:
+        explicit = [int(x) for x in str(vn_counts).replace(" ", "").split(",") if x]
+    except ValueError:
+        raise ParameterError(f"virtualflow: parameter 'vn_counts': expected comma-separated integers, "
+                             f"got {vn_counts!r}") from None
+    if any(c < 0 for c in explicit) or sum(explicit) != virtual_nodes:
+        raise ParameterError(f"virtualflow: parameter 'vn_counts': expected non-negative counts summing to "
+                             f"virtual_nodes ({virtual_nodes}), got {vn_counts!r}")
+    return explicit
 
 
 def _reshape(prob, k: int):
