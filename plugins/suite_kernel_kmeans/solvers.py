@@ -311,8 +311,7 @@ def run_1d(X: np.ndarray, k: int, kp: dict, labels0: np.ndarray, max_iter: int, 
     """
     X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
-    if p > n:
-        raise ParameterError(f"kernel-kmeans: parameter 'gpus': expected <= number of points {n}, got {p}")
+    _check_gpus(n, p)
     own = partition(n, p)
     t0 = time.perf_counter()
     kled = Ledger()
@@ -320,13 +319,8 @@ def run_1d(X: np.ndarray, k: int, kp: dict, labels0: np.ndarray, max_iter: int, 
     Kcol = [alg.kernel_matrix(xall[r].reshape(n, d), X[own[r]], kp) for r in range(p)]  # K[:, own_r]
     diag = [np.diag(Kcol[r][own[r], :]).copy() for r in range(p)]
     kernel_time = time.perf_counter() - t0
-    lab = [np.asarray(labels0[s], dtype=np.int64).copy() for s in own]
-    objs, times, ledgers = [], [], []
-    converged = False
-    alg.assign_matmul_kernel()  # load (or compile) the local SpMM before the timed iterations
-    for _ in range(max_iter):
-        t = time.perf_counter()
-        led = Ledger()
+
+    def step(lab: list, led: Ledger) -> tuple[list, float]:
         gathered = allgather([lab[r] for r in range(p)], led, "allgather-V")
         Et, Gp = [], []
         for r in range(p):
@@ -340,14 +334,46 @@ def run_1d(X: np.ndarray, k: int, kp: dict, labels0: np.ndarray, max_iter: int, 
             nl, o = _local_update(Et[r], lab[r], sizes, Gs[r], diag[r])
             new.append(nl)
             obj += o
-        objs.append(obj)
-        times.append(time.perf_counter() - t)
-        ledgers.append(led)
-        if all(np.array_equal(a, b) for a, b in zip(new, lab)):
-            converged = True
+        return new, obj
+
+    lab0 = [np.asarray(labels0[s], dtype=np.int64).copy() for s in own]
+    lab, it = _iterate(lab0, max_iter, step)
+    return RunResult(np.concatenate(lab), it.objs, len(it.times), it.times, kernel_time, it.converged, kled,
+                     it.ledgers)
+
+
+def _check_gpus(n: int, p: int) -> None:
+    if p > n:
+        raise ParameterError(f"kernel-kmeans: parameter 'gpus': expected <= number of points {n}, got {p}")
+
+
+@dataclass
+class _Iterations:
+    objs: list[float] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)
+    ledgers: list[Ledger] = field(default_factory=list)
+    converged: bool = False
+
+
+def _iterate(lab, max_iter: int, step) -> tuple:
+    """Run ``step(labels, ledger) -> (new labels, objective)`` until no label changes or
+    ``max_iter`` iterations, timing each and giving each a fresh ledger. ``lab`` is a list or a
+    dict of label pieces (per rank); the final pieces and the iterations' record come back."""
+    it = _Iterations()
+    alg.assign_matmul_kernel()  # load (or compile) the local SpMM before the timed iterations
+    for _ in range(max_iter):
+        t = time.perf_counter()
+        led = Ledger()
+        new, obj = step(lab, led)
+        it.objs.append(obj)
+        it.times.append(time.perf_counter() - t)
+        it.ledgers.append(led)
+        pairs = zip(new, lab) if isinstance(lab, list) else ((new[key], lab[key]) for key in lab)
+        if all(np.array_equal(x, y) for x, y in pairs):
+            it.converged = True
             break
         lab = new
-    return RunResult(np.concatenate(lab), objs, len(times), times, kernel_time, converged, kled, ledgers)
+    return lab, it
 
 
 # --------------------------------------------------------------------------- 1.5D
@@ -360,67 +386,89 @@ def run_15d(X: np.ndarray, k: int, kp: dict, labels0: np.ndarray, max_iter: int,
     1-D partition, which is sub-block i of column block j.
     """
     X = np.asarray(X, dtype=np.float64)
-    n, d = X.shape
-    q = _grid(p)
-    if p > n:
-        raise ParameterError(f"kernel-kmeans: parameter 'gpus': expected <= number of points {n}, got {p}")
-    own = partition(n, p)
-    blk = [slice(own[b * q].start, own[b * q + q - 1].stop) for b in range(q)]  # block b = chunks bq..bq+q-1
-
-    def rank(i, j):
-        return j * q + i
-
+    _check_gpus(X.shape[0], p)
     t0 = time.perf_counter()
+    grid = _Grid15D(X.shape[0], k, p)
     kled = Ledger()
-    xcol = {}  # (i, j) -> X[block j] after the column all-gather
-    for j in range(q):
-        members = [rank(i, j) for i in range(q)]
-        out = _group_allgather([X[own[m]].ravel() for m in members], members, kled, "allgather-X")
-        for i in range(q):
-            xcol[(i, j)] = out[i].reshape(-1, d)
-    xrow = {}  # (i, j) -> X[block i], broadcast from the diagonal (i, i) along row i
-    for i in range(q):
-        members = [rank(i, j) for j in range(q)]
-        out = _group_broadcast(xcol[(i, i)], members, i, kled, "bcast-X")
-        for j in range(q):
-            xrow[(i, j)] = out[j]
-    Kb = {(i, j): alg.kernel_matrix(xrow[(i, j)], xcol[(i, j)], kp) for i in range(q) for j in range(q)}
-    diag = {}
-    for j in range(q):
-        Kjj = Kb[(j, j)]
-        for i in range(q):
-            s = own[rank(i, j)]
-            off = s.start - blk[j].start
-            diag[(i, j)] = np.diag(Kjj)[off:off + s.stop - s.start].copy()
+    Kb, diag = grid.kernel_blocks(X, kp, kled)
     kernel_time = time.perf_counter() - t0
 
-    lab = {(i, j): np.asarray(labels0[own[rank(i, j)]], dtype=np.int64).copy() for i in range(q) for j in range(q)}
-    objs, times, ledgers = [], [], []
-    converged = False
-    alg.assign_matmul_kernel()  # load (or compile) the local SpMM before the timed iterations
-    for _ in range(max_iter):
-        t = time.perf_counter()
-        led = Ledger()
-        # V of block i: gather column i's labels on the diagonal (i, i), broadcast along row i
+    def step(lab: dict, led: Ledger) -> tuple[dict, float]:
+        Et = grid.reduce_scatter_e(grid.gather_labels(lab, led), Kb, led)
+        return grid.update(lab, Et, diag, led)
+
+    q, own = grid.q, grid.own
+    lab0 = {(i, j): np.asarray(labels0[own[grid.rank(i, j)]], dtype=np.int64).copy() for i in range(q) for j in range(q)}
+    lab, it = _iterate(lab0, max_iter, step)
+    labels = np.concatenate([lab[(i, j)] for (i, j) in [(r % q, r // q) for r in range(p)]])
+    return RunResult(labels, it.objs, len(it.times), it.times, kernel_time, it.converged, kled, it.ledgers)
+
+
+class _Grid15D:
+    """The sqrt(p) x sqrt(p) grid of the 1.5-D layout: rank ``j q + i`` (column-major) owns chunk
+    ``j q + i`` of the 1-D partition, sub-block i of column block j."""
+
+    def __init__(self, n: int, k: int, p: int) -> None:
+        self.q = q = _grid(p)
+        self.own = own = partition(n, p)
+        self.blk = [slice(own[b * q].start, own[b * q + q - 1].stop) for b in range(q)]  # block b = chunks bq..bq+q-1
+        self.k = k
+
+    def rank(self, i: int, j: int) -> int:
+        return j * self.q + i
+
+    def kernel_blocks(self, X: np.ndarray, kp: dict, kled: Ledger) -> tuple[dict, dict]:
+        """K of (block i, block j) at rank (i, j): X[block j] by an all-gather along column j,
+        X[block i] broadcast from the diagonal (i, i) along row i (eqs. 23-24); and each rank's
+        slice of diag(K)."""
+        q, own, blk, rank, d = self.q, self.own, self.blk, self.rank, X.shape[1]
+        xcol = {}
+        for j in range(q):
+            members = [rank(i, j) for i in range(q)]
+            out = _group_allgather([X[own[m]].ravel() for m in members], members, kled, "allgather-X")
+            for i in range(q):
+                xcol[(i, j)] = out[i].reshape(-1, d)
+        xrow = {}
+        for i in range(q):
+            out = _group_broadcast(xcol[(i, i)], [rank(i, j) for j in range(q)], i, kled, "bcast-X")
+            for j in range(q):
+                xrow[(i, j)] = out[j]
+        Kb = {(i, j): alg.kernel_matrix(xrow[(i, j)], xcol[(i, j)], kp) for i in range(q) for j in range(q)}
+        diag = {}
+        for j in range(q):
+            Kjj = Kb[(j, j)]
+            for i in range(q):
+                s = own[rank(i, j)]
+                off = s.start - blk[j].start
+                diag[(i, j)] = np.diag(Kjj)[off:off + s.stop - s.start].copy()
+        return Kb, diag
+
+    def gather_labels(self, lab: dict, led: Ledger) -> dict:
+        """V of block i: column i's labels gathered on the diagonal (i, i), broadcast along row i."""
+        q, rank = self.q, self.rank
         vrow = {}
         for i in range(q):
-            diag_rank = rank(i, i)
-            parts = [send(led, rank(ii, i), diag_rank, lab[(ii, i)], "gather-V") for ii in range(q)]
-            vblock = np.concatenate(parts)
-            members = [rank(i, j) for j in range(q)]
-            out = _group_broadcast(vblock, members, i, led, "bcast-V")
+            parts = [send(led, rank(ii, i), rank(i, i), lab[(ii, i)], "gather-V") for ii in range(q)]
+            out = _group_broadcast(np.concatenate(parts), [rank(i, j) for j in range(q)], i, led, "bcast-V")
             for j in range(q):
                 vrow[(i, j)] = out[j]
-        # local SpMM and the column-split reduce-scatter along each process column
+        return vrow
+
+    def reduce_scatter_e(self, vrow: dict, Kb: dict, led: Ledger) -> dict:
+        """Local SpMM and the column-split reduce-scatter along each process column (eq. 25)."""
+        q, own, blk, rank = self.q, self.own, self.blk, self.rank
         Et = {}
         for j in range(q):
-            partial = [alg.assign_matmul(vrow[(i, j)], k, Kb[(i, j)]) for i in range(q)]
+            partial = [alg.assign_matmul(vrow[(i, j)], self.k, Kb[(i, j)]) for i in range(q)]
             segs = [slice(own[rank(i, j)].start - blk[j].start, own[rank(i, j)].stop - blk[j].start) for i in range(q)]
-            members = [rank(i, j) for i in range(q)]
-            out = _ring_reduce_scatter(partial, segs, members, led, "reduce-scatter-E", axis=1)
+            out = _ring_reduce_scatter(partial, segs, [rank(i, j) for i in range(q)], led, "reduce-scatter-E", axis=1)
             for i in range(q):
                 Et[(i, j)] = out[i]
-        # sizes and G: one all-reduce of 2k words over all ranks
+        return Et
+
+    def update(self, lab: dict, Et: dict, diag: dict, led: Ledger) -> tuple[dict, float]:
+        """Sizes and G by one all-reduce of 2k words over all ranks, then each rank's new labels."""
+        q, k = self.q, self.k
         order = [(i, j) for j in range(q) for i in range(q)]  # rank order
         vec = []
         for (i, j) in order:
@@ -434,15 +482,7 @@ def run_15d(X: np.ndarray, k: int, kp: dict, labels0: np.ndarray, max_iter: int,
             nl, o = _local_update(Et[(i, j)], lab[(i, j)], tot[r][:k], tot[r][k:], diag[(i, j)])
             new[(i, j)] = nl
             obj += o
-        objs.append(obj)
-        times.append(time.perf_counter() - t)
-        ledgers.append(led)
-        if all(np.array_equal(new[key], lab[key]) for key in lab):
-            converged = True
-            break
-        lab = new
-    labels = np.concatenate([lab[(i, j)] for (i, j) in [(r % q, r // q) for r in range(p)]])
-    return RunResult(labels, objs, len(times), times, kernel_time, converged, kled, ledgers)
+        return new, obj
 
 
 # --------------------------------------------------------------------------- 2D
@@ -456,40 +496,29 @@ def run_2d(X: np.ndarray, k: int, kp: dict, labels0: np.ndarray, max_iter: int, 
     sub-block j of row block i.
     """
     X = np.asarray(X, dtype=np.float64)
-    n = X.shape[0]
-    if p > n:
-        raise ParameterError(f"kernel-kmeans: parameter 'gpus': expected <= number of points {n}, got {p}")
+    _check_gpus(X.shape[0], p)
     t0 = time.perf_counter()
-    grid = _Grid2D(n, k, p)
+    grid = _Grid2D(X.shape[0], k, p)
     kled = Ledger()
     Kb, diagb = grid.kernel_blocks(X, kp, kled)
     kernel_time = time.perf_counter() - t0
 
-    # state: every rank of column j knows the labels of block j
-    q, blk = grid.q, grid.blk
-    colab = {(i, j): np.asarray(labels0[blk[j]], dtype=np.int64).copy() for i in range(q) for j in range(q)}
-    objs, times, ledgers = [], [], []
-    converged = False
-    alg.assign_matmul_kernel()  # load (or compile) the local SpMM before the timed iterations
-    for _ in range(max_iter):
-        t = time.perf_counter()
-        led = Ledger()
+    def step(colab: dict, led: Ledger) -> tuple[dict, float]:
         vrow = grid.gather_labels(colab, led)
         Eg = grid.reduce_scatter_e(vrow, Kb, led)
         SG = grid.sizes_and_g(colab, Eg, led)
         new: dict = {}
         obj = 0.0
-        for j in range(q):
+        for j in range(grid.q):
             obj = grid.assign_column(j, colab[(0, j)], diagb[j], Eg, SG, led, new, obj)
-        objs.append(obj)
-        times.append(time.perf_counter() - t)
-        ledgers.append(led)
-        if all(np.array_equal(new[key], colab[key]) for key in colab):
-            converged = True
-            break
-        colab = new
+        return new, obj
+
+    # state: every rank of column j knows the labels of block j
+    q, blk = grid.q, grid.blk
+    colab0 = {(i, j): np.asarray(labels0[blk[j]], dtype=np.int64).copy() for i in range(q) for j in range(q)}
+    colab, it = _iterate(colab0, max_iter, step)
     labels = np.concatenate([colab[(0, j)] for j in range(q)])
-    return RunResult(labels, objs, len(times), times, kernel_time, converged, kled, ledgers)
+    return RunResult(labels, it.objs, len(it.times), it.times, kernel_time, it.converged, kled, it.ledgers)
 
 
 class _Grid2D:
