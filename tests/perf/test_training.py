@@ -115,3 +115,56 @@ def test_bad_plans_are_one_line_errors(selene):
         T.evaluate_plan(GPT_1T, selene, tp=8, pp=64, dp=6, mbs=1, gbs=100)
     with pytest.raises(ParameterError, match="recompute: expected one of"):
         T.evaluate_plan(GPT_1T, selene, tp=8, pp=64, dp=6, gbs=3072, recompute="some")
+
+
+BLOOM = T.TransformerShape(layers=70, hidden=14336, heads=112, seq=2048, vocab=250880, dropout=True, alibi=True,
+                           embed_norm=True, name="bloom")
+
+
+def test_bf16_optimizer_layout_keeps_bf16_grads_beside_an_unsharded_fp32_buffer():
+    """DeepSpeed BF16_Optimizer (tr11-176B-ml README: the fp32 accumulation buffer 'consumes
+    4 bytes * params of additional memory', not sharded): bf16 weights 2 + bf16 gradients 2 + fp32
+    gradients 4 + fp32 master and two moments 12 / dp; at dp 8: 9.5 B, against 7.5 without the copy."""
+    assert float(T.state_bytes_per_param(1, 8, 4, grad_copy=True)) == pytest.approx(2 + 2 + 4 + 12 / 8)
+    assert float(T.state_bytes_per_param(1, 8, 4)) == pytest.approx(2 + 4 + 12 / 8)
+    assert float(T.state_bytes_per_param(0, 8, 4, grad_copy=True)) == pytest.approx(2 + 2 + 4 + 12)
+
+
+def test_gradient_fold_costs_18_bytes_per_parameter_per_microbatch(selene):
+    """update_hp_grads after every micro-batch: 18 B per local parameter through HBM. One stage
+    (pp 1) holding the whole 1.7B GPT at tp 1: 128 micro-batches x 18 B x P / 2039 GB/s."""
+    m = T.TransformerShape(layers=24, hidden=2304, heads=24, seq=2048, vocab=51200, positions=2048)
+    base = dict(tp=1, pp=1, dp=1, mbs=1, gbs=128, recompute="full", grad_bytes=4)
+    off = T.evaluate_plan(m, selene, ignore_memory=True, **base)
+    on = T.evaluate_plan(m, selene, ignore_memory=True, fp32_grad_copy=True, **base)
+    params = 24 * m.layer_params + m.embedding_params + 2 * 2304
+    want = 128 * 18 * params / 2039e9
+    assert on["grad_fold"] == pytest.approx(want, rel=1e-9)
+    assert on["raw_time"] - off["raw_time"] == pytest.approx(want, rel=1e-9)
+    assert on["states"] - off["states"] == pytest.approx(2 * params, rel=1e-9)
+
+
+def test_alibi_adds_four_bytes_per_score_element_forward_only(selene):
+    """Megatron-DeepSpeed's baddbmm(alibi, q, k^T, beta=1): the bias is broadcast into the score
+    buffer (2 B written) and read by the GEMM (2 B); the backward does not see it."""
+    m0 = T.TransformerShape(layers=2, hidden=1024, heads=16, seq=2048, vocab=1000)
+    m1 = T.TransformerShape(layers=2, hidden=1024, heads=16, seq=2048, vocab=1000, alibi=True)
+    a = T.Plans(tp=2, mbs=2).arrays()
+    k0, k1 = T.layer_kernels(m0, selene, a)["core"], T.layer_kernels(m1, selene, a)["core"]
+    elements = 2 * 16 * 2048 * 2048 / 2
+    assert float(k1[0] - k0[0]) == pytest.approx(4 * elements / 2039e9, rel=1e-9)
+    assert float(k1[1]) == pytest.approx(float(k0[1]), rel=1e-12)
+
+
+def test_first_stage_holds_embedding_norm_input_and_stage_outputs_per_microbatch(selene):
+    """BLOOM's first stage (embedding + 5 layers of 70 at pp 12, 1F1B: 12 micro-batches in flight)
+    stores per micro-batch, beside the layers, the embedding layer norm's input (2 s b h) and, in
+    DeepSpeed's pipe buffers, the stage output (2 s b h)."""
+    plan = dict(tp=4, pp=12, dp=8, mbs=2, gbs=2048, recompute="full", zero=1, grad_bytes=4, embed_as_layer=True)
+    base = T.evaluate_plan(BLOOM, selene, ignore_memory=True, **plan)
+    keep = T.evaluate_plan(BLOOM, selene, ignore_memory=True, keep_stage_outputs=True, **plan)
+    sbh = 2048 * 2 * 14336
+    assert keep["activations"] - base["activations"] == pytest.approx(12 * 2 * sbh, rel=1e-9)
+    no_norm = T.evaluate_plan(T.TransformerShape(layers=70, hidden=14336, heads=112, seq=2048, vocab=250880,
+                                                 alibi=True), selene, ignore_memory=True, **plan)
+    assert base["activations"] - no_norm["activations"] == pytest.approx(12 * 2 * sbh, rel=1e-9)
