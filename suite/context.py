@@ -273,7 +273,7 @@ class Context:
         """
         if name.endswith(".toml"):
             from suite.errors import ProfileError
-            from suite.hardware.profile import read_toml
+            from suite.hardware.profile_library import read_toml
 
             p = Path(name)
             if not p.exists():

@@ -22,14 +22,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from suite.hardware.profile import DeviceGroup, Profile, ProfileLibrary, load_file
+    from suite.hardware.profile_library import ProfileLibrary, load_file
+    from suite.hardware.profile import DeviceGroup, Profile
     from suite.hardware.schema import CollectiveFit, Cost, Device, Link, NetworkLevel, Node, Reliability
     from suite.hardware.units import format_quantity, parse_quantity
 
 #: exported names -> the module defining them, imported on first use (PEP 562), so that the
 #: folder functions below (`suite hardware list`'s index, the context's search path) do not
 #: import pydantic and pint
-_LAZY = {**dict.fromkeys(("DeviceGroup", "Profile", "ProfileLibrary", "load_file"), "suite.hardware.profile"),
+_LAZY = {**dict.fromkeys(("DeviceGroup", "Profile"), "suite.hardware.profile"),
+         **dict.fromkeys(("ProfileLibrary", "load_file"), "suite.hardware.profile_library"),
          **dict.fromkeys(("CollectiveFit", "Cost", "Device", "Link", "NetworkLevel", "Node", "Reliability"),
                          "suite.hardware.schema"),
          **dict.fromkeys(("format_quantity", "parse_quantity"), "suite.hardware.units")}
@@ -139,7 +141,7 @@ def _library(extra: tuple[str | Path, ...] = (), *, plugin_paths: tuple[str | Pa
     dirs = tuple(str(p) for p in profile_dirs(tuple(extra), tuple(plugin_paths)))
     key = (dirs, tuple(sorted((k, id(v)) for k, v in exts.items())))
     if key not in _LIBS:
-        from suite.hardware.profile import ProfileLibrary
+        from suite.hardware.profile_library import ProfileLibrary
 
         lib = ProfileLibrary(dirs, extensions=exts, collect_errors=True)
         for msg in lib.file_errors.values():
@@ -164,7 +166,7 @@ def get_profile(name: str, extra: tuple[str | Path, ...] = ()) -> Profile:
     _deprecated("get_profile")
     if name.endswith(".toml"):
         from suite.errors import ProfileError
-        from suite.hardware.profile import read_toml
+        from suite.hardware.profile_library import read_toml
 
         p = Path(name)
         if not p.exists():

@@ -11,7 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from suite.hardware.profile import Profile, _field_at
+from suite.hardware.field_errors import _field_at
+from suite.hardware.profile import Profile
 from suite.hardware.units import format_quantity
 
 __all__ = ["Field", "Derived", "flatten", "derived", "endpoint_bandwidth", "bisection_bandwidth"]
@@ -66,7 +67,7 @@ def _dimension(path: tuple) -> str | None:
     dim = dimension_of(meta)
     if dim:
         return dim
-    from suite.hardware.profile import _unwrap
+    from suite.hardware.field_errors import _unwrap
 
     for a in _unwrap(ann):
         md = getattr(a, "__metadata__", None)

@@ -13,7 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from suite.hardware.profile import Profile, _field_at
+from suite.hardware.field_errors import _field_at
+from suite.hardware.profile import Profile
 from suite.hardware.units import dimension_of
 
 __all__ = ["to_toml", "toml_dumps", "SI_SYMBOL"]
@@ -96,7 +97,7 @@ def _with_units(obj: Any, model: type[BaseModel], loc: tuple) -> Any:
             _p, ann, meta = walked
             dim = dimension_of(meta) or dimension_of(list(getattr(ann, "__metadata__", ())))
             if dim is None:
-                from suite.hardware.profile import _unwrap
+                from suite.hardware.field_errors import _unwrap
 
                 for a in _unwrap(ann):
                     if getattr(a, "__metadata__", None) and dimension_of(list(a.__metadata__)):

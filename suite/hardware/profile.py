@@ -1,27 +1,29 @@
-"""The resolved hardware profile that techniques read, and the profile library.
+"""The resolved hardware profile that techniques read.
 
 A :class:`Profile` is what a plugin's evaluate function receives in ``scenario.profile``: the
 ``[profile]`` metadata flattened, references resolved (a node's ``device = "name"`` becomes the
-device's table in ``profile.device``), every quantity in SI units.
+device's table in ``profile.device``), every quantity in SI units. The library that reads and
+resolves profile files is :mod:`suite.hardware.profile_library`; the one-line messages for invalid
+tables are :mod:`suite.hardware.field_errors` (both names are still importable from here).
 """
 
 from __future__ import annotations
 
-import copy
-import difflib
 import hashlib
 import json
-import re
-import tomllib
-from collections.abc import Iterable, Mapping
-from pathlib import Path
-from typing import Annotated, Any, Literal, get_args, get_origin
+from collections.abc import Mapping
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from suite.errors import ProfileError
-from suite.hardware.schema import Communication, Cost, Device, Link, Node, NetworkLevel, ProfileDoc, Reliability
-from suite.hardware.units import DIMENSIONS, dimension_of
+from suite.hardware.field_errors import (  # noqa: F401  (_field_at, _unwrap: read by the profile exporters)
+    FILE_CONTEXT,
+    _field_at,
+    _unwrap,
+    format_validation_error,
+)
+from suite.hardware.schema import Communication, Cost, Device, Link, Node, NetworkLevel, Reliability
 
 __all__ = ["Profile", "DeviceGroup", "ProfileLibrary", "load_file", "read_toml", "format_validation_error", "FILE_CONTEXT"]
 
@@ -312,500 +314,27 @@ def _to_plain(obj: Any) -> Any:
     return obj
 
 
-# --------------------------------------------------------------------------------------------
-# One-line error messages: "<file>: field <a.b.c>: expected <what>, got <given> (<why>)"
 
-#: Validation context for profile files: quantities must be strings with a unit.
-FILE_CONTEXT = {"strict_units": True}
-
-
-def _unwrap(ann: Any) -> list[Any]:
-    """The concrete types inside Optional/Union/list/tuple/dict/Annotated annotations."""
-    origin = get_origin(ann)
-    if origin is None or origin is Literal or origin is Annotated:
-        return [ann]
-    args = get_args(ann)
-    if origin is dict:
-        return _unwrap(args[1]) if len(args) == 2 else [Any]
-    out: list[Any] = []
-    for a in args:
-        if a is type(None) or a is Ellipsis:
-            continue
-        out += _unwrap(a)
-    return out
-
-
-def _describe(ann: Any, metadata: list) -> str:
-    dim = dimension_of(metadata) or next((dimension_of(list(getattr(a, "__metadata__", ()))) for a in
-                                          get_args(ann) if getattr(a, "__metadata__", None)), None)
-    if dim is None:
-        for a in _unwrap(ann):
-            md = getattr(a, "__metadata__", None)
-            if md and dimension_of(list(md)):
-                dim = dimension_of(list(md))
-                break
-    if dim:
-        _si, what, example = DIMENSIONS[dim]
-        return f"{what} like {example}"
-    kinds = _unwrap(ann)
-    for k in kinds:
-        if get_origin(k) is Literal:
-            return "one of " + ", ".join(repr(x) for x in get_args(k))
-    for k in kinds:
-        if isinstance(k, type) and issubclass(k, BaseModel):
-            return "a table"
-    names = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
-    for k in kinds:
-        if k in names:
-            return names[k]
-    return "a value"
-
-
-def _field_at(model: type[BaseModel], loc: tuple) -> tuple[type[BaseModel] | None, Any, list] | None:
-    """Walk *loc* through *model*'s fields: returns (parent model, annotation, metadata) of the leaf."""
-    cur: Any = model
-    parent: type[BaseModel] | None = None
-    ann: Any = None
-    meta: list = []
-    for part in loc:
-        if isinstance(part, int) or (isinstance(part, str) and part.lstrip("-").isdigit() and
-                                     isinstance(cur, type) and issubclass(cur, BaseModel)):
-            continue  # a list index: the element's model was entered at the list field
-        if isinstance(cur, type) and issubclass(cur, BaseModel):
-            if not isinstance(part, str) or part not in cur.model_fields:
-                return None
-            parent = cur
-            f = cur.model_fields[part]
-            ann, meta = f.annotation, list(f.metadata)
-            models = [k for k in _unwrap(ann) if isinstance(k, type) and issubclass(k, BaseModel)]
-            cur = models[0] if models else ann
-        else:  # inside a list/dict: the element keeps the annotation of its container
-            ann_inner = [k for k in _unwrap(ann)]
-            models = [k for k in ann_inner if isinstance(k, type) and issubclass(k, BaseModel)]
-            if models:
-                cur = models[0]
-            else:
-                inner = get_args(ann)
-                ann = inner[-1] if inner else ann
-                meta = list(getattr(ann, "__metadata__", ())) or meta
-    return parent, ann, meta
-
-
-def _loc_str(loc: tuple) -> str:
-    return ".".join(str(x) for x in loc) or "(top level)"
-
-
-def format_validation_error(exc: ValidationError, where: str, model: type[BaseModel] | None = None) -> str:
-    """One line: ``<where>: field <a.b.c>: expected <what>, got <given> (<why>)``, then every
-    other problem of the file after ``; also`` (at most :data:`MAX_LISTED`), so a file is fixed in
-    one pass, not one field per run.
-    """
-    model = model or ProfileDoc
-    # an unknown key is usually the cause of a "missing" one (a typo): reported first
-    errs = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
-    lines = [_format_one(e, where, model) for e in errs[:MAX_LISTED]]
-    rest = [ln[len(where) + 2:] if ln.startswith(f"{where}: ") else ln for ln in lines[1:]]
-    more = f"; and {len(errs) - MAX_LISTED} more problem(s)" if len(errs) > MAX_LISTED else ""
-    return lines[0] + "".join(f"; also {r}" for r in rest) + more
-
-
-#: problems of one file listed by :func:`format_validation_error`
-MAX_LISTED = 10
-
-
-def _format_one(err: dict, where: str, model: type[BaseModel]) -> str:
-    """One problem of a validation error, as :func:`format_validation_error` words it."""
-    loc = tuple(err["loc"])
-    path = _loc_str(loc)
-    msg = err["msg"]
-    if msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
-    given = err.get("input")
-    typ = err["type"]
-    if typ == "extra_forbidden":
-        parent_loc, key = loc[:-1], loc[-1]
-        allowed: list[str] = []
-        if parent_loc:
-            walked = _field_at(model, parent_loc)
-            if walked is not None:
-                kinds = [k for k in _unwrap(walked[1]) if isinstance(k, type) and issubclass(k, BaseModel)]
-                allowed = list(kinds[0].model_fields) if kinds else []
-        else:
-            allowed = list(model.model_fields)
-        table = f"[{_loc_str(parent_loc)}]" if parent_loc else "the top level"
-        hint = ""
-        if loc == ("node", "nodes"):
-            hint = "; `nodes` is a top-level key: put `nodes = N` before the first [table]"
-        else:
-            close = difflib.get_close_matches(str(key), allowed, n=1)
-            if close:
-                hint = f"; did you mean {close[0]!r}?"
-        return (f"{where}: field {path}: expected a key of {table} ({', '.join(allowed)}), got unknown key "
-                f"{key!r}{hint} (extensions go under [ext.NAME])")
-    walked = _field_at(model, loc)
-    expected = _describe(walked[1], walked[2]) if walked else "a valid value"
-    if typ == "missing":
-        return f"{where}: field {path}: expected {expected}, got nothing (required field missing)"
-    if msg.startswith("expected "):  # our quantity validator already says expected/got
-        return f"{where}: field {path}: {msg}"
-    if msg.startswith("Input should be "):
-        msg = msg[len("Input should be "):]
-        for words, sym in (("greater than or equal to ", ">= "), ("less than or equal to ", "<= "),
-                           ("greater than ", "> "), ("less than ", "< ")):
-            if msg.startswith(words):
-                msg = f"{expected} {sym}{msg[len(words):]}"
-                break
-        return f"{where}: field {path}: expected {msg}, got {given!r}"
-    return f"{where}: field {path}: expected {expected}, got {given!r} ({msg})"
-
-
-def _toml_error(path: Path, exc: tomllib.TOMLDecodeError) -> ProfileError:
-    text = str(exc)
-    m = re.search(r"\(at line (\d+), column (\d+)\)", text)
-    where = f"line {m.group(1)}, column {m.group(2)}" if m else "syntax"
-    what = re.sub(r"\s*\(at line \d+, column \d+\)", "", text) or "a syntax error"
-    return ProfileError(f"{path}: {where}: expected valid TOML, got {what[0].lower() + what[1:]}")
-
-
-def read_toml(path: str | Path) -> dict:
-    """Read one TOML file; a syntax or I/O problem is a one-line :class:`ProfileError`."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ProfileError(f"{path}: expected a readable TOML file, got {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ProfileError(f"{path}: expected a UTF-8 text file, got undecodable bytes at offset {exc.start}") from None
-    from suite.limits import TooDeep, loads_toml
-
-    try:
-        return loads_toml(text, str(path))
-    except tomllib.TOMLDecodeError as exc:
-        raise _toml_error(path, exc) from None
-    except TooDeep as exc:
-        raise ProfileError(str(exc)) from None
-
-
-def load_file(path: str | Path) -> tuple[ProfileDoc, dict]:
-    """Parse and validate one TOML file (references not resolved). Returns (doc, raw dict).
-
-    A file that ``extends`` another may omit required fields; use :class:`ProfileLibrary` to
-    validate it resolved.
-    """
-    path = Path(path)
-    raw = read_toml(path)
-    return _validate_doc(raw, str(path)), raw
-
-
-def _validate_doc(raw: dict, where: str) -> ProfileDoc:
-    try:
-        return ProfileDoc.model_validate(raw, context=FILE_CONTEXT)
-    except ValidationError as exc:
-        raise ProfileError(format_validation_error(exc, where)) from None
-
-
-def _merge(base: dict, over: dict) -> dict:
-    out = copy.deepcopy(base)
-    for k, v in over.items():
-        if isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = _merge(out[k], v)
-        else:
-            out[k] = copy.deepcopy(v)
-    return out
-
-
-def _path_exists(data: Any, path: str) -> bool:
-    cur = data
-    for part in path.split("."):
-        if isinstance(cur, dict):
-            if part not in cur:
-                return False
-            cur = cur[part]
-        elif isinstance(cur, (list, tuple)):
-            try:
-                cur = cur[int(part)]
-            except (ValueError, IndexError):
-                return False
-        else:
-            return False
-    return True
-
-
-def _registry_extensions() -> dict[str, type]:
+def _registry_extensions() -> dict[str, type[BaseModel]]:
     """The core's extension schemas (a context adds the plugins': suite.context.Context.extensions)."""
     from suite.hardware.extensions import CORE_EXTENSIONS
 
     return dict(CORE_EXTENSIONS)
 
 
-class ProfileLibrary:
-    """All profiles found in a set of folders/files, addressable by name.
+#: moved to :mod:`suite.hardware.profile_library` (which imports this module), still importable from here
+_MOVED = {"ProfileLibrary": "suite.hardware.profile_library", "load_file": "suite.hardware.profile_library",
+          "read_toml": "suite.hardware.profile_library"}
 
-    Parameters
-    ----------
-    paths : iterable of Path
-        Folders (searched recursively for ``*.toml``) or files. A file reached twice (the same
-        resolved path) is read once.
-    extensions : dict, optional
-        ``{"NAME": pydantic model}`` schemas for ``[ext.NAME]`` tables; default: the core's
-        (:data:`suite.hardware.extensions.CORE_EXTENSIONS`). A context passes the plugins' too.
-    collect_errors : bool
-        False (default): the first unreadable file or duplicate name raises. True: such files are
-        skipped and their one-line messages kept in :attr:`file_errors` (``suite hardware validate``).
 
-    Attributes
-    ----------
-    warnings : list of str
-        One line per problem that is not an error (an ``[ext.NAME]`` no installed plugin knows:
-        kept unvalidated), filled as profiles are resolved.
-    file_errors : dict
-        Path -> one-line error, for files skipped with ``collect_errors=True``.
+def __getattr__(name: str) -> Any:
+    """``ProfileLibrary``, ``load_file`` and ``read_toml``, imported on first use from
+    :mod:`suite.hardware.profile_library` (PEP 562; that module builds on :class:`Profile`)."""
+    mod = _MOVED.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'suite.hardware.profile' has no attribute {name!r}")
+    import importlib
 
-    Raises
-    ------
-    ProfileError
-        Invalid TOML, a missing ``profile.name``, or two files declaring the same name (both named).
-    """
-
-    def __init__(self, paths: Iterable[str | Path], *, extensions: Mapping[str, type] | None = None,
-                 collect_errors: bool = False):
-        self._raw: dict[str, tuple[Path, dict]] = {}
-        self._cache: dict[str, Profile] = {}
-        self._extensions = dict(extensions) if extensions is not None else None
-        self.warnings: list[str] = []
-        self.file_errors: dict[str, str] = {}
-        seen: set[Path] = set()
-        for p in paths:
-            p = Path(p)
-            if p.is_dir():
-                files = sorted(p.rglob("*.toml"))
-            elif p.exists():
-                files = [p]
-            else:
-                msg = f"{p}: expected an existing profile folder or file, got a path that does not exist"
-                if not collect_errors:
-                    raise ProfileError(msg)
-                self.file_errors[str(p)] = msg
-                continue
-            for f in files:
-                key = f.resolve()
-                if key in seen:
-                    continue
-                seen.add(key)
-                try:
-                    self._add_file(f)
-                except ProfileError as exc:
-                    if not collect_errors:
-                        raise
-                    self.file_errors[str(f)] = str(exc)
-
-    def _add_file(self, f: Path) -> None:
-        raw = read_toml(f)
-        meta = raw.get("profile")
-        if not isinstance(meta, dict):
-            raise ProfileError(f"{f}: field profile: expected a [profile] table with name and kind, got "
-                               f"{'nothing (required table missing)' if meta is None else repr(meta)}")
-        name = meta.get("name")
-        if name is None:
-            raise ProfileError(f"{f}: field profile.name: expected a string, got nothing (required field missing)")
-        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]*", name):
-            raise ProfileError(f"{f}: field profile.name: expected a name of letters, digits, '.', '_', '+', '-', "
-                               f"got {name!r}")
-        if name in self._raw:
-            raise ProfileError(f"{f}: field profile.name: expected a name no other profile uses, got {name!r} "
-                               f"(already defined in {self._raw[name][0]})")
-        self._raw[name] = (f, raw)
-
-    @property
-    def extensions(self) -> dict[str, type]:
-        if self._extensions is None:
-            self._extensions = _registry_extensions()
-        return self._extensions
-
-    def names(self) -> list[str]:
-        return sorted(self._raw)
-
-    def __contains__(self, name: str) -> bool:
-        return name in self._raw
-
-    def __len__(self) -> int:
-        return len(self._raw)
-
-    def path(self, name: str) -> Path:
-        return self._raw[name][0]
-
-    def raw(self, name: str) -> dict:
-        """The file's own table (before ``extends`` is applied)."""
-        return copy.deepcopy(self._raw[name][1])
-
-    def _hint(self, name: str) -> str:
-        close = difflib.get_close_matches(name, list(self._raw), n=3, cutoff=0.6)
-        close += [n for n in self._raw if name.lower() in n.lower() and n not in close][: 3 - len(close)]
-        return f"; did you mean {', '.join(close)}?" if close else "; see `suite hardware list`"
-
-    def _merged_raw(self, name: str, chain: tuple[str, ...] = ()) -> dict:
-        path, raw = self._raw[name]
-        if name in chain:
-            cyc = " -> ".join(chain + (name,))
-            raise ProfileError(f"{self._raw[chain[0]][0]}: field profile.extends: expected a chain without "
-                               f"cycles, got {cyc}")
-        parent = (raw.get("profile") or {}).get("extends")
-        if parent is None:
-            return copy.deepcopy(raw)
-        if not isinstance(parent, str) or parent not in self._raw:
-            raise ProfileError(f"{path}: field profile.extends: expected the name of a profile in the library, "
-                               f"got {parent!r}{self._hint(str(parent))}")
-        base = self._merged_raw(parent, chain + (name,))
-        for k in ("tags", "extends", "verified"):
-            base.get("profile", {}).pop(k, None)
-        merged = _merge(base, raw)
-        merged["profile"]["kind"] = raw.get("profile", {}).get("kind", base.get("profile", {}).get("kind"))
-        return merged
-
-    def get(self, name: str) -> Profile:
-        """The resolved profile *name* (extends applied, device reference resolved).
-
-        Raises
-        ------
-        ProfileError
-            Unknown name (with close matches), or anything wrong in the file or what it extends or
-            references, as one line naming file, field path, expected and given.
-        """
-        if name in self._cache:
-            return self._cache[name]
-        if name not in self._raw:
-            raise ProfileError(f"hardware profile: expected a known profile name, got {name!r}{self._hint(name)}")
-        path, own = self._raw[name]
-        parent = (own.get("profile") or {}).get("extends")
-        if isinstance(parent, str) and parent in self._raw and parent != name:
-            self._merged_raw(name)  # cycles first, so the message names the cycle
-            self.get(parent)  # the parent's own errors are reported against the parent's file
-        merged = self._merged_raw(name)
-        doc = _validate_doc(merged, str(path))
-        prof = self._resolve(name, path, doc)
-        self._cache[name] = prof
-        return prof
-
-    def _resolve(self, name: str, path: Path, doc: ProfileDoc) -> Profile:
-        kind = doc.profile.kind
-        device, node = doc.device, doc.node
-        sources = dict(doc.sources)
-        if node is not None and device is None:
-            ref = node.device
-            if ref not in self._raw or ref == name:
-                raise ProfileError(f"{path}: field node.device: expected the name of a device profile, got "
-                                   f"{ref!r}{self._hint(ref)}")
-            dev_prof = self.get(ref)
-            if dev_prof.device is None:
-                raise ProfileError(f"{path}: field node.device: expected a profile with a [device] table, got "
-                                   f"{ref!r} (kind {dev_prof.kind!r}, no [device])")
-            device = dev_prof.device if dev_prof.device.name else dev_prof.device.model_copy(update={"name": ref})
-            sources = {**{(k if k.startswith("device.") else f"device.{k}"): v
-                          for k, v in dev_prof.sources.items() if k.startswith("device.")}, **sources}
-        if node is not None and node.cpu is not None:
-            if node.cpu not in self._raw:
-                raise ProfileError(f"{path}: field node.cpu: expected the name of a cpu device profile, got "
-                                   f"{node.cpu!r}{self._hint(node.cpu)}")
-            cpu = self.get(node.cpu).device
-            if cpu is None or cpu.type != "cpu":
-                raise ProfileError(f"{path}: field node.cpu: expected a profile whose [device] type is 'cpu', got "
-                                   f"{node.cpu!r} ({'no [device]' if cpu is None else 'type ' + repr(cpu.type)})")
-            host = cpu if cpu.name else cpu.model_copy(update={"name": node.cpu})
-        else:
-            host = None
-        if kind in ("node", "cluster") and node is None:
-            raise ProfileError(f"{path}: field node: expected a [node] table for kind {kind!r}, got nothing "
-                               f"(required table missing)")
-        if kind in ("device", "measured") and device is None:
-            raise ProfileError(f"{path}: field device: expected a [device] table for kind {kind!r}, got nothing "
-                               f"(required table missing)")
-        if kind == "cluster" and doc.nodes is None:
-            raise ProfileError(f"{path}: field nodes: expected an integer >= 1 (top-level, before the first "
-                               f"[table]) for kind 'cluster', got nothing (required field missing)")
-        if kind == "cluster" and not doc.network:
-            raise ProfileError(f"{path}: field network: expected at least one [[network]] level for kind "
-                               f"'cluster', got nothing (required table missing)")
-        if kind in ("device",) and (doc.nodes is not None):
-            raise ProfileError(f"{path}: field nodes: expected no node count for kind {kind!r}, got {doc.nodes!r}")
-        if kind == "cluster" and doc.network and doc.nodes is not None and doc.network[-1].size != doc.nodes:
-            raise ProfileError(f"{path}: field network.{len(doc.network) - 1}.size: expected the node count "
-                               f"(field nodes = {doc.nodes}) for the outermost level of a cluster, "
-                               f"got {doc.network[-1].size}")
-        if (node is not None and len(doc.network) >= (2 if kind == "cluster" else 1)
-                and doc.network[0].size != node.devices_per_node):
-            raise ProfileError(f"{path}: field network.0.size: expected devices_per_node (field "
-                               f"node.devices_per_node = {node.devices_per_node}) for the intra-node level, "
-                               f"got {doc.network[0].size}")
-        ext = self._validate_ext(path, doc.ext)
-        groups = self._mix_groups(name, path, ext.get("mix"))
-        prof = Profile(
-            name=doc.profile.name, kind=kind, source=doc.profile.source, verified=doc.profile.verified,
-            description=doc.profile.description, vendor=doc.profile.vendor, tags=tuple(doc.profile.tags),
-            device=device, node=node, cpu=host, groups=groups, nodes=doc.nodes, network=tuple(doc.network), reliability=doc.reliability,
-            communication=doc.communication,
-            cost=doc.cost, sources=sources, measured=doc.measured, ext=ext, path=str(path),
-        )
-        dumped = prof.model_dump(mode="python")
-        for key in doc.sources:
-            if not _path_exists(dumped, key):
-                raise ProfileError(f"{path}: field sources.{key}: expected the path of a field of this profile "
-                                   f"(e.g. device.memory, network.0.bandwidth), got {key!r}")
-        return prof
-
-    def _mix_groups(self, name: str, path: Path, mix: Any) -> tuple[DeviceGroup, ...]:
-        """``[ext.mix]`` groups with their devices resolved in this library (like node.device)."""
-        if not mix:
-            return ()
-        out = []
-        for n, g in enumerate(mix.get("groups", ())):
-            ref = str(g["device"])
-            if ref not in self._raw or ref == name:
-                raise ProfileError(f"{path}: field ext.mix.groups.{n}.device: expected the name of a device "
-                                   f"profile, got {ref!r}{self._hint(ref)}")
-            dev = self.get(ref).device
-            if dev is None:
-                raise ProfileError(f"{path}: field ext.mix.groups.{n}.device: expected a profile with a [device] "
-                                   f"table, got {ref!r} (no [device])")
-            out.append(DeviceGroup(name=ref, device=dev if dev.name else dev.model_copy(update={"name": ref}),
-                                   count=int(g["count"])))
-        return tuple(out)
-
-    def _warn(self, msg: str) -> None:
-        if msg not in self.warnings:
-            self.warnings.append(msg)
-
-    def _validate_ext(self, path: Path, ext: dict[str, Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, table in ext.items():
-            if not isinstance(table, dict):
-                raise ProfileError(f"{path}: field ext.{key}: expected a table [ext.{key}], got {table!r}")
-            schema = self.extensions.get(key)
-            if schema is None:
-                msg = (f"{path}: field ext.{key}: no installed plugin registers extension {key!r} "
-                       f"(suite_profile_extensions); kept unvalidated")
-                if msg not in self.warnings:
-                    self.warnings.append(msg)
-                out[key] = copy.deepcopy(table)
-                continue
-            try:
-                model = schema.model_validate(table, context=FILE_CONTEXT)
-            except ValidationError as exc:
-                one = format_validation_error(exc, str(path), model=schema)
-                # prefix the field path with ext.NAME
-                one = one.replace(f"{path}: field ", f"{path}: field ext.{key}.", 1)
-                raise ProfileError(one) from None
-            out[key] = model.model_dump(mode="python")
-        return out
-
-    def all(self) -> list[Profile]:
-        return [self.get(n) for n in self.names()]
-
-    def check_all(self) -> dict[str, str]:
-        """Resolve every profile; returns name -> one-line error for those that fail."""
-        errors: dict[str, str] = {}
-        for n in self.names():
-            try:
-                self.get(n)
-            except ProfileError as exc:
-                errors[n] = str(exc)
-        return errors
+    value = getattr(importlib.import_module(mod), name)
+    globals()[name] = value
+    return value

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Iterable
 
 from suite.errors import ProfileError
-from suite.hardware.profile import ProfileLibrary
+from suite.hardware.profile_library import ProfileLibrary
 
 __all__ = ["validate_paths", "figures_key", "identical_profiles"]
 
