@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 
 class _LazyNumpy:
@@ -226,7 +226,7 @@ def data_hash(dataset: Dataset) -> str:
 
 
 # ------------------------------------------------------------------------------------ partitions
-def partition(y, workers: int, scheme: str = "dirichlet", alpha: float = 0.5, seed: int = 0,
+def partition(y: Any, workers: int, scheme: str = "dirichlet", alpha: float = 0.5, seed: int | Sequence[int] = 0,
               shards_per_worker: int = 2, min_size: int = 0) -> list[np.ndarray]:
     """Split sample indices among ``workers`` (IID or label-skewed non-IID).
 

@@ -175,7 +175,8 @@ class Dataset(Workload):
     d: int | None = None
     classes: int | None = None
 
-    def load(self):
+    def load(self) -> Any:
+        """What the loader returns for the dataset's parameters (for a classification set: ``(X, y)``)."""
         return self.loader(**self.params)
 
     def content(self) -> Any:
