@@ -284,46 +284,22 @@ def evaluate(scenario):
     if workers < 1:
         raise Skip("need at least one worker")
     X, y, dname = load_dataset(scenario.workload)
-    k = int(y.max()) + 1
-    sizes = (X.shape[1],) + (p["hidden"],) * p["depth"] + (k,)
+    sizes = (X.shape[1],) + (p["hidden"],) * p["depth"] + (int(y.max()) + 1,)
     table = mlp_layer_table(sizes, dtype_bytes=8)
     nbytes = [float(l.params * 8) for l in table.layers]
-    L = len(nbytes)
-    comm_src = "not used"
-    if scenario.variant == "mg-wfbp":
-        if scenario.profile is None:
-            raise Skip("mg-wfbp chooses its groups from a hardware profile's costs; give --profile")
-        costs = M.layer_costs(table, p["batch"], scenario.profile.require_device(), p["efficiency"], p["dtype"])
-        comm = M.comm_cost_from_profile(scenario.profile, workers, p["algorithm"], p["use_fit"])
-        comm_src = comm.source
-        groups = M.groups_mgwfbp(costs.bwd, costs.nbytes, comm)[0]
-    else:
-        groups = M.choose_groups(scenario.variant, M.LayerCosts(tuple(l.name for l in table.layers), 0.0,
-                                                                (0.0,) * L, tuple(nbytes)),
-                                 M.CommCost(0.0, 0.0), p["bucket_mb"])
+    groups, comm_src = _variant_groups(scenario, table, nbytes, workers)
     common = dict(workers=workers, steps=p["steps"], batch=p["batch"], lr=p["lr"], hidden=p["hidden"],
                   depth=p["depth"], seed=scenario.seed)
     try:
         ledger = Ledger()
         model, times = train(X, y, groups=groups, ledger=ledger, **common)
-        oracle, _ = train(X, y, groups=M.groups_wfbp(L), **common)
+        oracle, _ = train(X, y, groups=M.groups_wfbp(len(nbytes)), **common)
         dense = train_dense(X, y, **common)
     except ValueError as exc:
         raise Skip(str(exc)) from None
+    ok, group_rows = _ledger_against_ring(groups, nbytes, ledger, workers, p["steps"], table)
     loss, acc = model.loss_acc(X, y)
-    per_tag = ledger.by_tag()
     steps = p["steps"]
-    ok = True
-    group_rows = []
-    for gi, g in enumerate(groups):
-        m = sum(nbytes[l] for l in g)
-        msgs, byts = per_tag.get(f"g{gi}", (0, 0))
-        # a chunk of an m-element buffer is empty (and sends nothing) only when m < P
-        exp_msgs = 2 * (workers - 1) * min(workers, int(m // 8)) if workers > 1 else 0
-        exp_bytes = 2 * (workers - 1) * m
-        ok = ok and msgs == exp_msgs * steps and byts == exp_bytes * steps
-        group_rows.append({"layers": [table.layers[l].name for l in g], "bytes": m,
-                           "messages_per_step": msgs / steps, "bytes_per_step": byts / steps})
     res = Result()
     res.add("final_loss", loss, "1", "lower")
     res.add("accuracy", acc, "1", "higher")
@@ -341,3 +317,52 @@ def evaluate(scenario):
                           "group_layers": [list(g) for g in groups], "ledger_groups": group_rows,
                           "comm_model": comm_src})
     return res
+
+
+def _variant_groups(scenario, table, nbytes: Sequence[float], workers: int) -> tuple[list[list[int]], str]:
+    """The variant's groups of the MLP's layers and where mg-wfbp's all-reduce cost came from.
+
+    mg-wfbp prices the MLP's layer table on the scenario's profile (model fidelity's costs);
+    the other variants' groups need no cost (bucket: sizes only).
+
+    Raises
+    ------
+    suite.Skip
+        mg-wfbp without a profile.
+    """
+    from suite.technique import Skip
+
+    from suite_mgwfbp import model as M
+
+    p = scenario.params
+    if scenario.variant == "mg-wfbp":
+        if scenario.profile is None:
+            raise Skip("mg-wfbp chooses its groups from a hardware profile's costs; give --profile")
+        costs = M.layer_costs(table, p["batch"], scenario.profile.require_device(), p["efficiency"], p["dtype"])
+        comm = M.comm_cost(p, scenario.profile, workers)
+        return M.groups_mgwfbp(costs.bwd, costs.nbytes, comm)[0], comm.source
+    L = len(nbytes)
+    sizes_only = M.LayerCosts(tuple(l.name for l in table.layers), 0.0, (0.0,) * L, tuple(nbytes))
+    return M.choose_groups(scenario.variant, sizes_only, M.CommCost(0.0, 0.0), p["bucket_mb"]), "not used"
+
+
+def _ledger_against_ring(groups, nbytes: Sequence[float], ledger: Ledger, workers: int, steps: int,
+                         table) -> tuple[bool, list[dict]]:
+    """Whether every group's recorded messages and bytes are a ring all-reduce's, and one row per group.
+
+    A ring all-reduce of m bytes over P workers sends ``2 (P-1) P`` messages and ``2 (P-1) m``
+    bytes per step [Patarasuk09]; a chunk of an m-element buffer is empty (and sends nothing) only
+    when m < P, so such a buffer sends ``2 (P-1) m`` messages.
+    """
+    per_tag = ledger.by_tag()
+    ok = True
+    rows = []
+    for gi, g in enumerate(groups):
+        m = sum(nbytes[l] for l in g)
+        msgs, byts = per_tag.get(f"g{gi}", (0, 0))
+        exp_msgs = 2 * (workers - 1) * min(workers, int(m // 8)) if workers > 1 else 0
+        exp_bytes = 2 * (workers - 1) * m
+        ok = ok and msgs == exp_msgs * steps and byts == exp_bytes * steps
+        rows.append({"layers": [table.layers[l].name for l in g], "bytes": m,
+                     "messages_per_step": msgs / steps, "bytes_per_step": byts / steps})
+    return ok, rows

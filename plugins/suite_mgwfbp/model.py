@@ -24,6 +24,11 @@ References
 .. [Zhang17] H. Zhang et al., "Poseidon", USENIX ATC 2017, §3.1 (wait-free backpropagation).
 .. [Li20] S. Li et al., "PyTorch Distributed: Experiences on Accelerating Data Parallel
    Training", VLDB 2020, §3.2.3 (gradient bucketing, default bucket_cap_mb = 25).
+.. [BC] The authors' INFOCOM implementation, B-Caffe, github.com/hclhkbu/B-Caffe @ fdb5595,
+   ``src/caffe/distributed.cpp``: ``DistManager::ReduceLoop`` (the path of one message: wait for
+   every GPU of the node, copy GPU -> host, ``MPI_Allreduce`` on host buffers, scale, copy host ->
+   each GPU) and ``DistManager::allreduce_time`` (its price: ``2 n alpha + 2 (n-1) M beta / n``
+   with ``alpha = alpha_p n``, ``alpha_p = 20`` us, ``beta = 8 / 10e9`` s/B, n MPI ranks).
 """
 
 from __future__ import annotations
@@ -50,6 +55,9 @@ __all__ = [
     "all_contiguous_groupings",
     "brute_force_best",
     "comm_cost_from_profile",
+    "comm_cost_bcaffe",
+    "comm_cost",
+    "COMM_MODELS",
     "layer_costs",
     "GROUPERS",
 ]
@@ -177,14 +185,9 @@ def groups_mgwfbp(bwd: Sequence[float], nbytes: Sequence[float], comm: CommCost
                   ) -> tuple[list[list[int]], float]:
     """The MG-WFBP merge rule [Shi19; R ``_generate_groups_mgwfbp``].
 
-    With ``t_c[l] = a + b p[l]`` and the backward start of each layer
-    ``tau_b[L-1] = 0, tau_b[l] = tau_b[l+1] + t_b[l+1]``, for l = L-1 down to 1, let
-    ``e = tau_b[l-1] + t_b[l-1]`` (when layer l-1's gradient is ready). If
-    ``e < tau_c[l] + t_c[l]`` (layer l's message would still be in flight) then layer l is merged
-    into l-1 when ``tau_c[l] > e`` (its message has not started yet), or else when the wait
-    ``e - tau_c[l] < a`` (less than the start-up time saved). A merge sets ``p[l-1] += p[l]``,
-    ``t_c[l] = 0``, ``t_c[l-1] = a + b p[l-1]`` and recomputes tau_c. Without a merge, layer l
-    closes its group.
+    For l = L-1 down to 1, layer l joins layer l-1's message when :func:`_should_merge` says so;
+    a merge sets ``p[l-1] += p[l]``, ``t_c[l] = 0``, ``t_c[l-1] = a + b p[l-1]`` and recomputes
+    the message starts tau_c (:func:`_comm_start`). Without a merge, layer l closes its group.
 
     Each merge is locally optimal (it never delays the end of the merged message), so the result is
     never slower than WFBP; it is not always the best contiguous grouping, though (see
@@ -205,9 +208,8 @@ def groups_mgwfbp(bwd: Sequence[float], nbytes: Sequence[float], comm: CommCost
     groups : list of list of int
         Contiguous groups in communication order (last layer first), ascending inside.
     predicted : float
-        The rule's own prediction of the end of communication after backward starts,
-        ``tau_c[0] + t_c[0]`` (s); equals the timeline's ``max(backward, comm_end)`` when the
-        last message is non-empty.
+        The rule's own end of communication after backward starts, ``tau_c[0] + t_c[0]`` (s);
+        the timeline's ``max(backward, comm_end)`` when the last message is non-empty.
 
     Raises
     ------
@@ -217,37 +219,57 @@ def groups_mgwfbp(bwd: Sequence[float], nbytes: Sequence[float], comm: CommCost
     L = len(bwd)
     if L == 0:
         return [], 0.0
-    if len(nbytes) != L:
-        raise ValueError("need one gradient size per layer")
-    if any(m <= 0 for m in nbytes):
-        raise ValueError("every layer of the merge rule must have a gradient (nbytes > 0)")
+    _check_rule_inputs(L, nbytes)
     tb = [float(x) for x in bwd]
     p = [float(x) for x in nbytes]
     tc = [comm.time(x) for x in p]
-    taub = [0.0] * L
-    for l in range(L - 2, -1, -1):
-        taub[l] = taub[l + 1] + tb[l + 1]
+    taub = _backward_starts(tb)
     tauc = _comm_start(tb, tc, taub)
     groups: list[list[int]] = []
     group: list[int] = []
     for l in range(L - 1, 0, -1):
         group.append(l)
-        e = taub[l - 1] + tb[l - 1]
-        merged = False
-        if e < tauc[l] + tc[l]:
-            if tauc[l] > e or e - tauc[l] < comm.a:
-                tc[l] = 0.0
-                p[l - 1] += p[l]
-                p[l] = 0.0
-                tc[l - 1] = comm.time(p[l - 1])
-                tauc = _comm_start(tb, tc, taub)
-                merged = True
-        if not merged:
+        if _should_merge(l, tb, tc, taub, tauc, comm.a):
+            tc[l] = 0.0
+            p[l - 1] += p[l]
+            p[l] = 0.0
+            tc[l - 1] = comm.time(p[l - 1])
+            tauc = _comm_start(tb, tc, taub)
+        else:
             groups.append(sorted(group))
             group = []
     group.append(0)
     groups.append(sorted(group))
     return groups, tauc[0] + tc[0]
+
+
+def _check_rule_inputs(L: int, nbytes: Sequence[float]) -> None:
+    """One positive gradient size per layer, or ValueError."""
+    if len(nbytes) != L:
+        raise ValueError("need one gradient size per layer")
+    if any(m <= 0 for m in nbytes):
+        raise ValueError("every layer of the merge rule must have a gradient (nbytes > 0)")
+
+
+def _backward_starts(tb: Sequence[float]) -> list[float]:
+    """tau_b[l]: when layer l's backward starts: tau_b[L-1] = 0, tau_b[l] = tau_b[l+1] + t_b[l+1]."""
+    L = len(tb)
+    taub = [0.0] * L
+    for l in range(L - 2, -1, -1):
+        taub[l] = taub[l + 1] + tb[l + 1]
+    return taub
+
+
+def _should_merge(l: int, tb: Sequence[float], tc: Sequence[float], taub: Sequence[float],
+                  tauc: Sequence[float], a: float) -> bool:
+    """The rule's test for layer l [R]: with ``e = tau_b[l-1] + t_b[l-1]`` (when layer l-1's
+    gradient is ready), merge when ``e < tau_c[l] + t_c[l]`` (l's message would still be in
+    flight) and either ``tau_c[l] > e`` (it has not started) or the wait ``e - tau_c[l] < a``
+    (less than the start-up time saved)."""
+    e = taub[l - 1] + tb[l - 1]
+    if e >= tauc[l] + tc[l]:
+        return False
+    return tauc[l] > e or e - tauc[l] < a
 
 
 def group_comm_times(groups: Sequence[Sequence[int]], nbytes: Sequence[float], comm: CommCost) -> list[float]:
@@ -419,6 +441,70 @@ def comm_cost_from_profile(profile, workers: int, algorithm: str = "ring", use_f
                     f"{group.nodes} nodes ({', '.join(l.name for l in profile.network)})")
 
 
+#: Per-step start-up of one host-staged B-Caffe all-reduce per MPI rank, ``alpha_p`` (s) [BC].
+BCAFFE_ALPHA_PER_RANK = 20e-6
+#: Time per byte of B-Caffe's model, 8 bit / 10 Gbit/s (s/B) [BC].
+BCAFFE_BETA = 8 / 10e9
+#: Where the all-reduce ``(a, b)`` of the model fidelity come from (parameter ``comm_model``).
+COMM_MODELS = ("profile", "b-caffe")
+
+
+def comm_cost_bcaffe(workers: int) -> CommCost:
+    """All-reduce ``(a, b)`` of the authors' INFOCOM implementation, B-Caffe [BC].
+
+    B-Caffe sends each message through the host: it waits until every GPU of the node has its
+    gradient (an intra-node synchronisation), copies it to host memory, runs ``MPI_Allreduce`` on
+    host buffers, scales it and copies it back to every GPU (``DistManager::ReduceLoop``). The
+    authors price that path, launch and synchronisations included, as
+    ``2 n alpha + 2 (n-1) M beta / n`` with ``alpha = 20 us x n`` and ``beta = 8 / 10e9`` s/B
+    (``DistManager::allreduce_time``; its reduction term gamma is 0), so
+
+        ``a = 2 n alpha = 40 us x n^2``,  ``b = 2 (n-1) / n x 0.8 ns/B``.
+
+    At n = 8: a = 2.56 ms, b = 1.4 ns/B. n is the number of MPI ranks; one rank per worker is
+    assumed (the paper's 8-node testbed with 8 workers).
+
+    Parameters
+    ----------
+    workers : int
+        n, >= 1.
+
+    Returns
+    -------
+    CommCost
+        Zero for n = 1.
+    """
+    n = int(workers)
+    if n <= 1:
+        return CommCost(0.0, 0.0, "single worker: no communication")
+    alpha = BCAFFE_ALPHA_PER_RANK * n
+    return CommCost(2 * n * alpha, 2 * (n - 1) / n * BCAFFE_BETA,
+                    f"b-caffe: the authors' host-staged all-reduce of B-Caffe (hclhkbu/B-Caffe @ fdb5595, "
+                    f"DistManager::allreduce_time), 2n x {alpha * 1e6:g} us + 2(n-1)/n x 0.8 ns/B, n = {n}; "
+                    "the profile's network is not read")
+
+
+def comm_cost(params, profile, workers: int) -> CommCost:
+    """The all-reduce ``(a, b)`` a scenario's ``params['comm_model']`` asks for.
+
+    ``"profile"`` (default): :func:`comm_cost_from_profile` with ``algorithm`` and ``use_fit``;
+    ``"b-caffe"``: :func:`comm_cost_bcaffe`. A params mapping without the key means ``"profile"``.
+
+    Raises
+    ------
+    suite.ParameterError
+        An unknown ``comm_model``.
+    suite.Skip
+        As :func:`comm_cost_from_profile`.
+    """
+    source = params.get("comm_model", "profile")
+    if source == "b-caffe":
+        return comm_cost_bcaffe(workers)
+    if source != "profile":
+        raise ParameterError(f"parameter 'comm_model': expected one of {list(COMM_MODELS)}, got {source!r}")
+    return comm_cost_from_profile(profile, workers, params["algorithm"], params["use_fit"])
+
+
 def layer_costs(table, batch: int, device, efficiency: float, dtype: str = "fp32",
                 grad_bytes: int | None = None) -> LayerCosts:
     """Gradient units of a layer table with their backward times and gradient bytes.
@@ -523,7 +609,7 @@ def costs_from_scenario(scenario) -> tuple[LayerCosts, CommCost, int]:
     params = scenario.params
     workers = resolve_workers(scenario)
     costs = layer_costs(wl, params["batch"], prof.require_device(), params["efficiency"], params["dtype"])
-    comm = comm_cost_from_profile(prof, workers, params["algorithm"], params["use_fit"])
+    comm = comm_cost(params, prof, workers)
     return costs, comm, workers
 
 
