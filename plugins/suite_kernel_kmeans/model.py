@@ -380,54 +380,15 @@ def predict(variant: str, profile, n: int, d: int, k: int, p: int = 1, iteration
     P = 1 if single else int(p)
     if P > profile.num_devices:
         raise Skip(f"profile {profile.name!r} has {profile.num_devices} devices; {P} GPUs requested")
-    bd: dict[str, float] = {}
     if single:
-        if variant == "sliding-window":
-            b = min(window, n)
-            blocks = math.ceil(n / b)
-            t_k, t_mm = 0.0, 0.0
-            for s in range(blocks):
-                rows = min(b, n - s * b)
-                t_k += _kblock(rows, n, d, ck, w, peak, bw)
-                t_mm += roofline_time(2 * rows * n * k, rows * n * w + n * k * w, peak, bw)
-            bd = {"kernel_recompute": t_k, "gemm_E": t_mm}
-            kernel_time = 0.0
-        else:
-            kernel_time = _kblock(n, n, d, ck, w, peak, bw, syrk=True)
-            if variant == "dense":
-                bd = {"gemm_E": roofline_time(2 * n * n * k, n * n * w + 2 * n * k * w, peak, bw)}
-            else:
-                bd = {"spmm_E": roofline_time(2 * n * n, n * n * w + n * (w + 4) + k * n * w, peak, bw)}
-        bd["update"] = roofline_time(4 * n * k, 3 * n * k * w, peak, bw)
+        bd, kernel_time = _single_gpu_times(variant, n, d, k, w, ck, peak, bw, window)
         plan: list[Collective] = []
         comm_iter = comm_k = 0.0
-    else:
-        plan = comm_plan(variant, n, d, k, P)
-        if variant == "1d":
-            mi, mj = n, n / P
-            spmm_rows = n  # V (k x n) times K[:, own] (n x n/P)
-        else:
-            q = _grid(P)
-            mi = mj = n / q
-            spmm_rows = n / q
-        kernel_comp = _kblock(mi, mj, d, ck, w, peak, bw)
-        spmm = roofline_time(2 * spmm_rows * mj, spmm_rows * mj * w + spmm_rows * (w + 4) + k * mj * w, peak, bw)
-        upd = roofline_time(4 * (n / P) * k, 3 * (n / P) * k * w, peak, bw)
-        bd = {"spmm_E": spmm, "update": upd}
-        comm_k = 0.0
-        comm_iter = 0.0
-        for c in plan:
-            t = collective_time(c, profile, w, P)
-            bd[c.name] = t
-            if c.phase == "kernel":
-                comm_k += t
-            else:
-                comm_iter += t
-        bd["kernel_compute"] = kernel_comp
-        kernel_time = kernel_comp + comm_k
-    if single:
         t_iter = sum(bd.values())
     else:
+        plan = comm_plan(variant, n, d, k, P)
+        bd, comm_k, comm_iter = _layout_times(variant, plan, profile, n, d, k, P, w, ck, peak, bw)
+        kernel_time = bd["kernel_compute"] + comm_k
         t_iter = bd["spmm_E"] + bd["update"] + comm_iter
     mem = memory_per_gpu(variant, n, d, k, P, w, window)
     return {
@@ -443,6 +404,57 @@ def predict(variant: str, profile, n: int, d: int, k: int, p: int = 1, iteration
         "gpus": P,
         "breakdown": bd,
     }
+
+
+def _single_gpu_times(variant: str, n: int, d: int, k: int, w: int, ck: float, peak: float, bw: float,
+                      window: int) -> tuple[dict[str, float], float]:
+    """Per-iteration phase times (s) of a single-GPU variant, and its kernel-matrix time (0 for
+    the sliding window, which recomputes K's block rows every iteration)."""
+    if variant == "sliding-window":
+        b = min(window, n)
+        t_k, t_mm = 0.0, 0.0
+        for s in range(math.ceil(n / b)):
+            rows = min(b, n - s * b)
+            t_k += _kblock(rows, n, d, ck, w, peak, bw)
+            t_mm += roofline_time(2 * rows * n * k, rows * n * w + n * k * w, peak, bw)
+        bd = {"kernel_recompute": t_k, "gemm_E": t_mm}
+        kernel_time = 0.0
+    else:
+        kernel_time = _kblock(n, n, d, ck, w, peak, bw, syrk=True)
+        if variant == "dense":
+            bd = {"gemm_E": roofline_time(2 * n * n * k, n * n * w + 2 * n * k * w, peak, bw)}
+        else:
+            bd = {"spmm_E": roofline_time(2 * n * n, n * n * w + n * (w + 4) + k * n * w, peak, bw)}
+    bd["update"] = roofline_time(4 * n * k, 3 * n * k * w, peak, bw)
+    return bd, kernel_time
+
+
+def _layout_times(variant: str, plan: list[Collective], profile, n: int, d: int, k: int, P: int, w: int,
+                  ck: float, peak: float, bw: float) -> tuple[dict[str, float], float, float]:
+    """Phase times (s) of a multi-GPU layout (local kernel block, SpMM, update, and each
+    collective of its plan priced on the profile), the kernel phase's communication time and the
+    per-iteration communication time."""
+    if variant == "1d":
+        mi, mj = n, n / P
+        spmm_rows = n  # V (k x n) times K[:, own] (n x n/P)
+    else:
+        q = _grid(P)
+        mi = mj = n / q
+        spmm_rows = n / q
+    kernel_comp = _kblock(mi, mj, d, ck, w, peak, bw)
+    spmm = roofline_time(2 * spmm_rows * mj, spmm_rows * mj * w + spmm_rows * (w + 4) + k * mj * w, peak, bw)
+    upd = roofline_time(4 * (n / P) * k, 3 * (n / P) * k * w, peak, bw)
+    bd = {"spmm_E": spmm, "update": upd}
+    comm_k = comm_iter = 0.0
+    for c in plan:
+        t = collective_time(c, profile, w, P)
+        bd[c.name] = t
+        if c.phase == "kernel":
+            comm_k += t
+        else:
+            comm_iter += t
+    bd["kernel_compute"] = kernel_comp
+    return bd, comm_k, comm_iter
 
 
 def problem_size(scenario) -> tuple[int, int]:
