@@ -144,91 +144,107 @@ class _Hybrid:
 
 def train(g: _Graph, variant: str, model: str, fanout, batch: int, hidden: int, epochs: int, seed: int) -> dict:
     """Train for *epochs* and time every stage; returns params, per-stage times and epoch times."""
-    rng = np.random.default_rng(seed)
-    params = gnn.init_params(model, g.x.shape[1], hidden, int(g.y.max()) + 1, np.random.default_rng(seed + 1))
-    opt = Adam(params)
-    stage = {"sample": [], "gather": [], "train": []}
-    stage_cpu = {"sample": [], "gather": [], "train": []}  # the stage thread's own CPU time (s)
-    epoch_times, losses = [], []
     hybrid = _Hybrid(model) if variant in ("hyscale", "hyscale-serial") else None
-    pipelined = variant in ("prefetch", "hyscale")
+    st = _Stages(g, model, fanout, hidden, seed, hybrid)
     # compile (or load from numba's cache) the sampler for this graph's index dtypes before any
-    # timing, with a throw-away generator: *rng*'s stream is untouched
+    # timing, with a throw-away generator: the stages' stream is untouched
     gnn.sample_neighbors(g.indptr, g.indices, g.train[:1], int(fanout[0]), np.random.default_rng(0))
-
-    def do_sample(seeds):
-        t0, c0 = time.perf_counter(), time.thread_time()
-        blocks = gnn.sample_blocks(g.indptr, g.indices, seeds, fanout, rng, model)
-        stage["sample"].append(time.perf_counter() - t0)
-        stage_cpu["sample"].append(time.thread_time() - c0)
-        return seeds, blocks
-
-    def do_gather(item):
-        seeds, blocks = item
-        t0, c0 = time.perf_counter(), time.thread_time()
-        x_src = np.take(g.x, blocks[0].src, axis=0).astype(np.float64)  # staging buffer
-        y = g.y[seeds]
-        stage["gather"].append(time.perf_counter() - t0)
-        stage_cpu["gather"].append(time.thread_time() - c0)
-        return blocks, x_src, y
-
-    def do_train(item):
-        blocks, x_src, y = item
-        t0, c0 = time.perf_counter(), time.thread_time()
-        if hybrid is not None:
-            loss, grads, _ = hybrid.step(params, blocks, x_src, y)
-        else:
-            loss, grads = _grads_of(params, blocks, x_src, y, model)
-        opt.step(params, grads)
-        stage["train"].append(time.perf_counter() - t0)
-        stage_cpu["train"].append(time.thread_time() - c0)
-        losses.append(loss)
-
+    epoch_times = []
     try:
         for _ in range(epochs):
-            bl = _batches(g, batch, rng)
+            bl = _batches(g, batch, st.rng)
             t0 = time.perf_counter()
-            if not pipelined:
-                for seeds in bl:
-                    do_train(do_gather(do_sample(seeds)))
+            if variant in ("prefetch", "hyscale"):
+                _pipelined_epoch(st, bl)
             else:
-                q1: queue.Queue = queue.Queue(maxsize=1)  # sampler is 2 ahead, gatherer 1 ahead
-                q2: queue.Queue = queue.Queue(maxsize=1)
-                err: list[BaseException] = []
-
-                def sampler():
-                    try:
-                        for seeds in bl:
-                            q1.put(do_sample(seeds))
-                    except BaseException as exc:  # noqa: BLE001 - re-raised in the trainer
-                        err.append(exc)
-                    finally:
-                        q1.put(None)
-
-                def gatherer():
-                    try:
-                        while (item := q1.get()) is not None:
-                            q2.put(do_gather(item))
-                    except BaseException as exc:  # noqa: BLE001
-                        err.append(exc)
-                    finally:
-                        q2.put(None)
-
-                ths = [threading.Thread(target=sampler, daemon=True), threading.Thread(target=gatherer, daemon=True)]
-                for th in ths:
-                    th.start()
-                while (item := q2.get()) is not None:
-                    do_train(item)
-                for th in ths:
-                    th.join()
-                if err:
-                    raise err[0]
+                for seeds in bl:
+                    st.train(st.gather(st.sample(seeds)))
             epoch_times.append(time.perf_counter() - t0)
     finally:
         if hybrid is not None:
             hybrid.close()
-    return {"params": params, "stage": stage, "stage_cpu": stage_cpu, "epoch_times": epoch_times, "losses": losses,
-            "shares": hybrid.shares if hybrid else [], "trainer_times": hybrid.times if hybrid else []}
+    return {"params": st.params, "stage": st.wall, "stage_cpu": st.cpu, "epoch_times": epoch_times,
+            "losses": st.losses, "shares": hybrid.shares if hybrid else [],
+            "trainer_times": hybrid.times if hybrid else []}
+
+
+class _Stages:
+    """The three stages of a mini-batch (sample, gather, train), each timed in wall and in the
+    stage thread's own CPU time (s)."""
+
+    def __init__(self, g: _Graph, model: str, fanout, hidden: int, seed: int, hybrid) -> None:
+        self.g, self.model, self.fanout, self.hybrid = g, model, fanout, hybrid
+        self.rng = np.random.default_rng(seed)
+        self.params = gnn.init_params(model, g.x.shape[1], hidden, int(g.y.max()) + 1, np.random.default_rng(seed + 1))
+        self.opt = Adam(self.params)
+        self.wall: dict[str, list[float]] = {"sample": [], "gather": [], "train": []}
+        self.cpu: dict[str, list[float]] = {"sample": [], "gather": [], "train": []}
+        self.losses: list[float] = []
+
+    def _timed(self, name: str, t0: float, c0: float) -> None:
+        self.wall[name].append(time.perf_counter() - t0)
+        self.cpu[name].append(time.thread_time() - c0)
+
+    def sample(self, seeds):
+        t0, c0 = time.perf_counter(), time.thread_time()
+        blocks = gnn.sample_blocks(self.g.indptr, self.g.indices, seeds, self.fanout, self.rng, self.model)
+        self._timed("sample", t0, c0)
+        return seeds, blocks
+
+    def gather(self, item):
+        seeds, blocks = item
+        t0, c0 = time.perf_counter(), time.thread_time()
+        x_src = np.take(self.g.x, blocks[0].src, axis=0).astype(np.float64)  # staging buffer
+        y = self.g.y[seeds]
+        self._timed("gather", t0, c0)
+        return blocks, x_src, y
+
+    def train(self, item) -> None:
+        blocks, x_src, y = item
+        t0, c0 = time.perf_counter(), time.thread_time()
+        if self.hybrid is not None:
+            loss, grads, _ = self.hybrid.step(self.params, blocks, x_src, y)
+        else:
+            loss, grads = _grads_of(self.params, blocks, x_src, y, self.model)
+        self.opt.step(self.params, grads)
+        self._timed("train", t0, c0)
+        self.losses.append(loss)
+
+
+def _pipelined_epoch(st: _Stages, bl) -> None:
+    """One epoch with the sampler 2 batches ahead and the gatherer 1 ahead, each on its own
+    thread; the trainer runs here. A stage's exception is re-raised in the trainer."""
+    q1: queue.Queue = queue.Queue(maxsize=1)
+    q2: queue.Queue = queue.Queue(maxsize=1)
+    err: list[BaseException] = []
+
+    def sampler():
+        try:
+            for seeds in bl:
+                q1.put(st.sample(seeds))
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the trainer
+            err.append(exc)
+        finally:
+            q1.put(None)
+
+    def gatherer():
+        try:
+            while (item := q1.get()) is not None:
+                q2.put(st.gather(item))
+        except BaseException as exc:  # noqa: BLE001
+            err.append(exc)
+        finally:
+            q2.put(None)
+
+    ths = [threading.Thread(target=sampler, daemon=True), threading.Thread(target=gatherer, daemon=True)]
+    for th in ths:
+        th.start()
+    while (item := q2.get()) is not None:
+        st.train(item)
+    for th in ths:
+        th.join()
+    if err:
+        raise err[0]
 
 
 def _oracles(g: _Graph, params, model: str, fanout, batch: int, seed: int) -> dict:
