@@ -198,35 +198,45 @@ class DistributedRun:
 
     def run(self, ledger: Ledger) -> np.ndarray:
         """Run the contraction; returns C as an (M, N) matrix assembled from the final owners."""
-        ppn, hold = self.ppn, self.holder
-        # initial layout: physical rank x holds position x's home blocks; remap when renumbered
+        held_a, held_b = self._initial_layout(ledger)
+        recv_a, recv_b = self._broadcast_panels(ledger, held_a, held_b)
+        cpart = self._local_products(recv_a, recv_b)
+        return self._assemble(ledger, cpart)
+
+    def _initial_layout(self, ledger: Ledger) -> tuple[dict, dict]:
+        """Physical rank x holds position x's home blocks; when the grid renumbers ranks, each
+        position's blocks move to their holder in one message."""
         held_a: dict[int, dict[int, np.ndarray]] = {}
         held_b: dict[int, dict[int, np.ndarray]] = {}
         for x in range(self.p):
             pa, pb = self.home(x)
-            q = hold[x]
+            q = self.holder[x]
             if q != x:
-                keys_a, keys_b = sorted(pa), sorted(pb)
-                parts = [pa[t] for t in keys_a] + [pb[t] for t in keys_b]
-                flat = np.concatenate([v.ravel() for v in parts]) if parts else np.zeros(0, self.amat.dtype)
-                recv = send(ledger, x, q, flat, "remap")
-                off, pa, pb = 0, {}, {}
-                for t in keys_a:
-                    shp = (self.mb[self.coords(x)[0]].stop - self.mb[self.coords(x)[0]].start,
-                           self.panels[self.coords(x)[2]][t].stop - self.panels[self.coords(x)[2]][t].start)
-                    pa[t] = recv[off:off + shp[0] * shp[1]].reshape(shp)
-                    off += shp[0] * shp[1]
-                for t in keys_b:
-                    xm_, xn_, xk_ = self.coords(x)
-                    shp = (self.panels[xk_][t].stop - self.panels[xk_][t].start,
-                           self.nb[xn_].stop - self.nb[xn_].start)
-                    pb[t] = recv[off:off + shp[0] * shp[1]].reshape(shp)
-                    off += shp[0] * shp[1]
+                pa, pb = self._remap_home(ledger, x, q, pa, pb)
             held_a[x], held_b[x] = pa, pb
-        # every rank's partial C block and its per-step product, carved out of two arenas: one
-        # allocation each instead of one per rank and step (on a VM a fresh allocation's page
-        # faults cost as much as the GEMM that fills it: docs/techniques/node-aware-grids.md)
-        cpart = self._blocks()
+        return held_a, held_b
+
+    def _remap_home(self, ledger: Ledger, x: int, q: int, pa: dict, pb: dict) -> tuple[dict, dict]:
+        keys_a, keys_b = sorted(pa), sorted(pb)
+        parts = [pa[t] for t in keys_a] + [pb[t] for t in keys_b]
+        flat = np.concatenate([v.ravel() for v in parts]) if parts else np.zeros(0, self.amat.dtype)
+        recv = send(ledger, x, q, flat, "remap")
+        xm, xn, xk = self.coords(x)
+        off, pa, pb = 0, {}, {}
+        for t in keys_a:
+            shp = (self.mb[xm].stop - self.mb[xm].start, self.panels[xk][t].stop - self.panels[xk][t].start)
+            pa[t] = recv[off:off + shp[0] * shp[1]].reshape(shp)
+            off += shp[0] * shp[1]
+        for t in keys_b:
+            shp = (self.panels[xk][t].stop - self.panels[xk][t].start, self.nb[xn].stop - self.nb[xn].start)
+            pb[t] = recv[off:off + shp[0] * shp[1]].reshape(shp)
+            off += shp[0] * shp[1]
+        return pa, pb
+
+    def _broadcast_panels(self, ledger: Ledger, held_a: dict, held_b: dict) -> tuple[dict, dict]:
+        """Per step t, panel t of A along each grid row and of B along each grid column, by
+        two-level broadcasts; every position's received panels, in step order."""
+        ppn, hold = self.ppn, self.holder
         a_per, b_per = self.s // self.pn, self.s // self.pm
         recv_a: dict[int, list[np.ndarray]] = {x: [] for x in range(self.p)}
         recv_b: dict[int, list[np.ndarray]] = {x: [] for x in range(self.p)}
@@ -246,9 +256,16 @@ class DistributedRun:
                     got = bcast_two_level(ledger, [hold[x] for x in xs], hold[root], held_b[root][t], ppn, "bcast-B")
                     for x in xs:
                         recv_b[x].append(got[hold[x]])
-        # each rank's local products over its panels in step order, rank by rank, so its partial
-        # C block stays in cache across the steps (the same operations in the same order per rank
-        # as step by step over all ranks); one reused product buffer per block shape
+        return recv_a, recv_b
+
+    def _local_products(self, recv_a: dict, recv_b: dict) -> dict[int, np.ndarray]:
+        """Each rank's partial C block: its local products over its panels in step order, rank by
+        rank, so the block stays in cache across the steps (the same operations in the same
+        order per rank as step by step over all ranks). The blocks and their per-step product are
+        carved out of arenas: one allocation each instead of one per rank and step (on a VM a
+        fresh allocation's page faults cost as much as the GEMM that fills it:
+        docs/techniques/node-aware-grids.md)."""
+        cpart = self._blocks()
         scratch: dict[tuple[int, int], np.ndarray] = {}
         for x in range(self.p):
             c = cpart[x]
@@ -260,6 +277,12 @@ class DistributedRun:
                 np.matmul(ra, rb, out=buf)
                 c += buf
             recv_a[x] = recv_b[x] = None  # the panels are consumed
+        return cpart
+
+    def _assemble(self, ledger: Ledger, cpart: dict[int, np.ndarray]) -> np.ndarray:
+        """Reduce the partial blocks along k (two-level), send each back to its default owner,
+        and assemble C."""
+        ppn, hold = self.ppn, self.holder
         cmat = np.empty((self.groups.M, self.groups.N), dtype=self.amat.dtype)
         for xm in range(self.pm):
             for xn in range(self.pn):
