@@ -28,6 +28,7 @@ Oracles, reported as metrics (the evaluate raises if one fails):
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -288,68 +289,91 @@ def evaluate(scenario):
     seed = int(scenario.seed)
     wl = scenario.workload
     res = Result()
-    rows = []
+    tally = _Tally()
     t0 = time.perf_counter()
     if wl is not None and wl.name == "digits":
-        net, xte, yte = train_digits_cnn(seed, epochs=int(p["epochs"]))
-        acc0 = float((net.forward(xte).argmax(1) == yte).mean())
-        geos = net.geometries()
-        repl, oracle, ey, werr, macs, dmacs = {}, 0.0, 0.0, [], 0, 0
-        xs = xte[:16]
-        h = xs
-        for i, geo in enumerate(geos):
-            cin = net.SPEC[i][0]
-            if cin > 3:  # a target layer (3x3, groups 1, more than 3 input channels)
-                ch = choose(net.w[i], geo, methods, ratio, seed) if methods else choose(net.w[i], geo, (), ratio)
-                err, _ = _oracle(h, ch, geo)
-                oracle, ey = max(oracle, err), max(ey, ch["eckart_young_error"])
-                werr.append(ch["rel_error"])
-                macs += ch["macs_ratio"] * dec.dense_macs(geo)
-                dmacs += dec.dense_macs(geo)
-                repl[i] = (lambda c, g: (lambda z: dec.run_factors(z, c["factors"], g, c["scheme"])))(ch, geo)
-                rows.append({"layer": geo.name, "choice": _label(ch), "weight_rel_error": ch["rel_error"],
-                             "macs_ratio": ch["macs_ratio"]})
-            z = repl[i](h) if i in repl else dec.conv2d(h, net.w[i], (geo.sh, geo.sw), (1, 1))
-            h = np.maximum(z + net.b[i][None, :, None, None], 0)
-        acc = float((net.forward(xte, repl).argmax(1) == yte).mean())
-        res.add("accuracy_dense", acc0, "1", "higher")
-        res.add("accuracy", acc, "1", "higher")
-        res.add("accuracy_drop", acc0 - acc, "1", "lower")
+        _execute_digits(int(p["epochs"]), methods, ratio, seed, tally, res)
     elif isinstance(wl, LayerTable):
         targets = [l for l in wl.layers if model.is_target(l)][: int(p["execute_layers"])]
         if not targets:
             raise Skip(f"mixed-td execute: workload {wl.name!r} has no target conv (3x3, groups 1, C > 3)")
-        rng = np.random.default_rng(seed)
-        oracle, ey, werr, outerr, macs, dmacs = 0.0, 0.0, [], [], 0, 0
-        for layer in targets:
-            geo = g0 = dec.Geometry.of_layer(layer)
-            hw = min(g0.h, 8)  # the oracle runs on an 8x8 input patch (any size checks the algebra)
-            w = rng.normal(0, np.sqrt(2.0 / (g0.C * g0.kh * g0.kw)), (g0.F, g0.C, g0.kh, g0.kw))
-            ch = choose(w, geo, methods, ratio, seed) if methods else choose(w, geo, (), ratio)
-            x = rng.normal(size=(1, g0.C, hw, hw))
-            small = dec.Geometry(g0.F, g0.C, g0.kh, g0.kw, g0.sh, g0.sw, g0.ph, g0.pw, hw, hw, g0.name)
-            err, y = _oracle(x, ch, small)
-            dense = dec.conv2d(x, w, (g0.sh, g0.sw), (g0.ph, g0.pw))
-            outerr.append(float(np.linalg.norm(y - dense) / np.linalg.norm(dense)))
-            oracle, ey = max(oracle, err), max(ey, ch["eckart_young_error"])
-            werr.append(ch["rel_error"])
-            macs += ch["macs_ratio"] * dec.dense_macs(geo)
-            dmacs += dec.dense_macs(geo)
-            rows.append({"layer": geo.name, "choice": _label(ch), "weight_rel_error": ch["rel_error"],
-                         "output_rel_error": outerr[-1], "macs_ratio": ch["macs_ratio"]})
-        res.add("output_rel_error", float(np.mean(outerr)), "1", "lower")
+        _execute_table(targets, methods, ratio, seed, tally, res)
     else:
         raise Skip(f"mixed-td execute: workload {getattr(wl, 'name', None)!r} is neither 'digits' nor a layer table")
-    if oracle > ORACLE_TOL or ey > ORACLE_TOL:
-        raise TechniqueError(f"mixed-td execute: oracle check failed: factorised vs reconstructed {oracle:.3g}, "
-                             f"Eckart-Young {ey:.3g} (tolerance {ORACLE_TOL:g})")
-    res.add("oracle_error", oracle, "1", "lower")
-    res.add("eckart_young_error", ey, "1", "lower")
-    res.add("weight_rel_error", float(np.mean(werr)) if werr else 0.0, "1", "lower")
-    res.add("macs_ratio", macs / dmacs if dmacs else 1.0, "1", "lower")
+    if tally.oracle > ORACLE_TOL or tally.ey > ORACLE_TOL:
+        raise TechniqueError(f"mixed-td execute: oracle check failed: factorised vs reconstructed {tally.oracle:.3g}, "
+                             f"Eckart-Young {tally.ey:.3g} (tolerance {ORACLE_TOL:g})")
+    res.add("oracle_error", tally.oracle, "1", "lower")
+    res.add("eckart_young_error", tally.ey, "1", "lower")
+    res.add("weight_rel_error", float(np.mean(tally.werr)) if tally.werr else 0.0, "1", "lower")
+    res.add("macs_ratio", tally.macs / tally.dmacs if tally.dmacs else 1.0, "1", "lower")
     res.add("decompose_time", time.perf_counter() - t0, "s", "lower")
-    res.artifacts["layers"] = rows
+    res.artifacts["layers"] = tally.rows
     return res
+
+
+@dataclass
+class _Tally:
+    """Worst oracle errors and totals over the decomposed layers of one case."""
+
+    oracle: float = 0.0
+    ey: float = 0.0
+    werr: list[float] = field(default_factory=list)
+    macs: float = 0.0
+    dmacs: float = 0.0
+    rows: list[dict] = field(default_factory=list)
+
+    def add(self, ch: dict, geo, err: float, **row) -> None:
+        self.oracle, self.ey = max(self.oracle, err), max(self.ey, ch["eckart_young_error"])
+        self.werr.append(ch["rel_error"])
+        self.macs += ch["macs_ratio"] * dec.dense_macs(geo)
+        self.dmacs += dec.dense_macs(geo)
+        self.rows.append({"layer": geo.name, "choice": _label(ch), "weight_rel_error": ch["rel_error"], **row,
+                          "macs_ratio": ch["macs_ratio"]})
+
+
+def _choose(w, geo, methods, ratio: float, seed: int) -> dict:
+    return choose(w, geo, methods, ratio, seed) if methods else choose(w, geo, (), ratio)
+
+
+def _execute_digits(epochs: int, methods, ratio: float, seed: int, tally: _Tally, res) -> None:
+    """Train the digits CNN, decompose its target layers (each checked on the activations that
+    reach it), and measure the accuracy with the decomposed layers in place."""
+    net, xte, yte = train_digits_cnn(seed, epochs=epochs)
+    acc0 = float((net.forward(xte).argmax(1) == yte).mean())
+    repl = {}
+    h = xte[:16]
+    for i, geo in enumerate(net.geometries()):
+        if net.SPEC[i][0] > 3:  # a target layer (3x3, groups 1, more than 3 input channels)
+            ch = _choose(net.w[i], geo, methods, ratio, seed)
+            err, _ = _oracle(h, ch, geo)
+            tally.add(ch, geo, err)
+            repl[i] = (lambda c, g: (lambda z: dec.run_factors(z, c["factors"], g, c["scheme"])))(ch, geo)
+        z = repl[i](h) if i in repl else dec.conv2d(h, net.w[i], (geo.sh, geo.sw), (1, 1))
+        h = np.maximum(z + net.b[i][None, :, None, None], 0)
+    acc = float((net.forward(xte, repl).argmax(1) == yte).mean())
+    res.add("accuracy_dense", acc0, "1", "higher")
+    res.add("accuracy", acc, "1", "higher")
+    res.add("accuracy_drop", acc0 - acc, "1", "lower")
+
+
+def _execute_table(targets, methods, ratio: float, seed: int, tally: _Tally, res) -> None:
+    """Decompose random He-normal weights of a layer table's target convs; each checked on an
+    8x8 input patch (any size checks the algebra) against the factors and the dense conv."""
+    rng = np.random.default_rng(seed)
+    outerr = []
+    for layer in targets:
+        geo = g0 = dec.Geometry.of_layer(layer)
+        hw = min(g0.h, 8)
+        w = rng.normal(0, np.sqrt(2.0 / (g0.C * g0.kh * g0.kw)), (g0.F, g0.C, g0.kh, g0.kw))
+        ch = _choose(w, geo, methods, ratio, seed)
+        x = rng.normal(size=(1, g0.C, hw, hw))
+        small = dec.Geometry(g0.F, g0.C, g0.kh, g0.kw, g0.sh, g0.sw, g0.ph, g0.pw, hw, hw, g0.name)
+        err, y = _oracle(x, ch, small)
+        dense = dec.conv2d(x, w, (g0.sh, g0.sw), (g0.ph, g0.pw))
+        outerr.append(float(np.linalg.norm(y - dense) / np.linalg.norm(dense)))
+        tally.add(ch, geo, err, output_rel_error=outerr[-1])
+    res.add("output_rel_error", float(np.mean(outerr)), "1", "lower")
 
 
 def _label(ch) -> str:
