@@ -511,73 +511,83 @@ def evaluate_designs(net: Network, designs: np.ndarray, res: Resources, dsp_per_
     if method not in ("searchsorted", "bisect"):
         raise ValueError(f"evaluate_designs: method must be 'searchsorted' or 'bisect', got {method!r}")
     designs = np.atleast_2d(np.asarray(designs, dtype=np.int64))
-    n, L = designs.shape
     t = net.cand_tables(dsp_per_mac)
-    width, bp, dd = t["width"], t["bp"], t["dsp"]
-    cids = np.concatenate([t["cid"][np.arange(L)[None, :], designs] if L else np.zeros((n, 0), np.int64),
-                           np.full((n, 1), t["fixed_id"])], axis=1)
-    rows = cids * width
-    steps = [1 << k for k in range(int(width).bit_length(), -1, -1)]
+    st = _StepTables(t, designs, method)
     budget = res.dsps
+    hi = t["hi"][st.cids].max(axis=1)  # folding 1 everywhere (integer cycles)
+    lo = t["lo"][st.cids].max(axis=1)  # full unrolling everywhere
+    feas_hi = st.dsps_at(st.at(hi)) <= budget
+    lo_ok = st.dsps_at(st.at(lo)) <= budget
+    T = np.where(lo_ok, lo, _lowest_fitting_level(st, t, lo, hi, budget, dsp_per_mac))
+    cnt = st.at(T)
+    dsps = st.dsps_at(cnt)
+    ok = feas_hi & (dsps <= budget)
+    # the slowest stage's cycles: the largest breakpoint <= T over the design's candidates
+    cycles = np.where(cnt > 0, st.bp[st.rows + np.maximum(cnt - 1, 0)], 0.0).max(axis=1)
+    w_bytes = t["weights"][st.cids].sum(axis=1) * weight_bits / 8
+    spilled = np.maximum(0.0, w_bytes - res.on_chip_bytes)
+    interval = np.maximum(cycles / res.clock, spilled / res.dram_bw)
+    tput = np.where(ok, 1.0 / interval, 0.0)
+    macs = t["macs"][st.cids].sum(axis=1)
+    return {"cycles": cycles, "dsps": np.where(ok, dsps, 0).astype(float), "throughput": tput, "macs": macs,
+            "weight_bytes": w_bytes, "spilled_bytes": spilled, "feasible_fold": ok}
 
-    def bisect_at(T):
+
+class _StepTables:
+    """Every design's chosen candidates (plus the fixed layers) as rows of the precomputed step
+    functions ``DSP_c(T)``: :meth:`at` counts each row's breakpoints <= T, :meth:`dsps_at` sums the
+    DSPs at those counts per design."""
+
+    def __init__(self, t: dict, designs: np.ndarray, method: str) -> None:
+        n, L = designs.shape
+        self.width, self.bp, self.dd = t["width"], t["bp"], t["dsp"]
+        self.cids = np.concatenate([t["cid"][np.arange(L)[None, :], designs] if L else np.zeros((n, 0), np.int64),
+                                    np.full((n, 1), t["fixed_id"])], axis=1)
+        self.rows = self.cids * self.width
+        self.steps = [1 << k for k in range(int(self.width).bit_length(), -1, -1)]
+        self.keys, self.span = t["keys"], t["span"]
+        self.shift = self.cids * self.span
+        self.at = self.bisect_at if self.keys is None or method == "bisect" else self.search_at
+
+    def bisect_at(self, T: np.ndarray) -> np.ndarray:
         """Per (design, candidate): number of breakpoints <= T (branch-free binary search)."""
         tt = T[:, None]
-        cnt = np.zeros(cids.shape, dtype=np.int64)
-        for st in steps:
+        cnt = np.zeros(self.cids.shape, dtype=np.int64)
+        for st in self.steps:
             nxt = cnt + st
-            probe = bp[rows + np.minimum(nxt, width) - 1]
-            cnt = np.where((nxt <= width) & (probe <= tt), nxt, cnt)
+            probe = self.bp[self.rows + np.minimum(nxt, self.width) - 1]
+            cnt = np.where((nxt <= self.width) & (probe <= tt), nxt, cnt)
         return cnt
 
-    keys, span = t["keys"], t["span"]
-    shift = cids * span
-
-    def search_at(T):
+    def search_at(self, T: np.ndarray) -> np.ndarray:
         """The same counts by one searchsorted over the shifted rows (:func:`_row_keys`): integer
         breakpoints make ``bp <= T`` the same test as ``bp <= floor(T)``; T is clipped into
         [-0.5, span - 1] so a query never leaves its row (exact integers below 2**53)."""
-        q = shift + np.clip(np.floor(T), -0.5, span - 1.0)[:, None]
-        return np.searchsorted(keys, q, side="right") - rows
+        q = self.shift + np.clip(np.floor(T), -0.5, self.span - 1.0)[:, None]
+        return np.searchsorted(self.keys, q, side="right") - self.rows
 
-    at = bisect_at if keys is None or method == "bisect" else search_at
+    def dsps_at(self, cnt: np.ndarray) -> np.ndarray:
+        return np.where(cnt == 0, _INFEASIBLE, self.dd[self.rows + np.maximum(cnt - 1, 0)]).sum(axis=1)
 
-    def dsps_at(cnt):
-        return np.where(cnt == 0, _INFEASIBLE, dd[rows + np.maximum(cnt - 1, 0)]).sum(axis=1)
 
-    hi = t["hi"][cids].max(axis=1)  # folding 1 everywhere (integer cycles)
-    lo = t["lo"][cids].max(axis=1)  # full unrolling everywhere
-    feas_hi = dsps_at(at(hi)) <= budget
-    lo_ok = dsps_at(at(lo)) <= budget
-    # bracket: no level below dsp_per_mac x sum(MACs) / budget fits (each stage needs MACs / T
-    # parallelism); try 2x and 8x that bound as upper ends before the folding-1 level
-    a = np.maximum(lo, np.floor(dsp_per_mac * t["macs"][cids].sum(axis=1) / max(budget, 1)))
-    b = hi.copy()  # invariant: b feasible (when feas_hi), a - 1 infeasible unless lo_ok
+def _lowest_fitting_level(st: _StepTables, t: dict, lo: np.ndarray, hi: np.ndarray, budget: float,
+                          dsp_per_mac: float) -> np.ndarray:
+    """Integer bisection, per design, for the smallest level T whose DSPs fit the budget. Bracket:
+    no level below dsp_per_mac x sum(MACs) / budget fits (each stage needs MACs / T parallelism);
+    2x and 8x that bound are tried as upper ends before the folding-1 level."""
+    a = np.maximum(lo, np.floor(dsp_per_mac * t["macs"][st.cids].sum(axis=1) / max(budget, 1)))
+    b = hi.copy()  # invariant: b feasible (when folding 1 is), a - 1 infeasible unless lo fits
     for k in (8.0, 2.0):
         trial = np.minimum(np.floor(a * k), hi)
-        b = np.where(dsps_at(at(trial)) <= budget, trial, b)
+        b = np.where(st.dsps_at(st.at(trial)) <= budget, trial, b)
     while True:
         active = (b - a) > 0.5
         if not active.any():
-            break
+            return b
         mid = np.floor((a + b) / 2)
-        ok = dsps_at(at(mid)) <= budget
+        ok = st.dsps_at(st.at(mid)) <= budget
         b = np.where(active & ok, mid, b)
         a = np.where(active & ~ok, mid + 1, a)
-    T = np.where(lo_ok, lo, b)
-    cnt = at(T)
-    dsps = dsps_at(cnt)
-    ok = feas_hi & (dsps <= budget)
-    # the slowest stage's cycles: the largest breakpoint <= T over the design's candidates
-    cycles = np.where(cnt > 0, bp[rows + np.maximum(cnt - 1, 0)], 0.0).max(axis=1)
-    w_bytes = t["weights"][cids].sum(axis=1) * weight_bits / 8
-    spilled = np.maximum(0.0, w_bytes - res.on_chip_bytes)
-    t_dram = spilled / res.dram_bw
-    interval = np.maximum(cycles / res.clock, t_dram)
-    tput = np.where(ok, 1.0 / interval, 0.0)
-    macs = t["macs"][cids].sum(axis=1)
-    return {"cycles": cycles, "dsps": np.where(ok, dsps, 0).astype(float), "throughput": tput, "macs": macs,
-            "weight_bytes": w_bytes, "spilled_bytes": spilled, "feasible_fold": ok}
 
 
 def design_metrics(net: Network, design, res: Resources, dsp_per_mac: float = DSP_PER_MAC,
