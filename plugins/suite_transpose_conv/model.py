@@ -158,30 +158,53 @@ def temp_bytes(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-ta
     int
         Bytes.
     """
-    n, ci, co, ho, wo, k, s = l.n, l.ci, l.co, l.ho, l.wo, l.k, l.s
-    out = n * co * ho * wo
+    loop = l.co <= LOOP_MAX_CO and itemsize in (4, 8)  # every variant's compiled loop nest (ops, small Co)
     if variant == "scatter":
-        full = n * co * outputs_computed(l, "scatter")
-        if traffic == "fused":
-            return (full - out) * itemsize
-        hf, wf = (l.h - 1) * s + k + max(0, l.op - l.p), (l.w - 1) * s + k + max(0, l.op - l.p)
-        buf = _strided_add_buffer(n, l.h, l.w, co, s, hf, wf) if k > 1 or s > 1 else 0
-        return (n * l.h * l.w * ci + full + buf + n * l.h * l.w * co - out) * itemsize
-    loop = co <= LOOP_MAX_CO and itemsize in (4, 8)  # every variant's compiled loop nest (ops, small Co)
+        return _temp_scatter(l, traffic) * itemsize
     if variant == "zero-insert":
-        hu, wu = ho + k - 1, wo + k - 1
-        up = n * ci * hu * wu
-        if traffic == "fused":
-            return up * itemsize
-        if loop:  # the zero-inserted padded NCHW input + one (Co, Wo) row transient; the output is written in place
-            return (up + co * wo) * itemsize
-        # one stride-1 class: the zero-inserted (Hu, N, Wu, Ci) input + one window copy per column tap
-        # (all Hu rows x batch x Wo columns); the output itself is the gemm's accumulator
-        a = 0 if _contiguous((hu, n, wo), (hu, n, wu)) else hu * n * wo * ci
-        return (up + a) * itemsize
+        return _temp_zero_insert(l, traffic, loop) * itemsize
+    if variant in ("kernel-segregated", "unified"):
+        return _temp_classes(l, variant, traffic, loop) * itemsize
+    raise ValueError(f"unknown variant {variant!r}")
+
+
+def _temp_scatter(l: ConvT, traffic: str) -> int:
+    """Elements: the uncropped buffer minus the output (fused); per tap also the channels-last
+    input, the product buffer and numpy's ufunc buffers for the in-place add into a strided view."""
+    n, co, k, s = l.n, l.co, l.k, l.s
+    out = n * co * l.ho * l.wo
+    full = n * co * outputs_computed(l, "scatter")
+    if traffic == "fused":
+        return full - out
+    hf, wf = (l.h - 1) * s + k + max(0, l.op - l.p), (l.w - 1) * s + k + max(0, l.op - l.p)
+    buf = _strided_add_buffer(n, l.h, l.w, co, s, hf, wf) if k > 1 or s > 1 else 0
+    return n * l.h * l.w * l.ci + full + buf + n * l.h * l.w * co - out
+
+
+def _temp_zero_insert(l: ConvT, traffic: str, loop: bool) -> int:
+    """Elements: the zero-inserted padded input, plus one (Co, Wo) row transient (loop path) or
+    one window copy per column tap (gemm path: all Hu rows x batch x Wo columns; the output is
+    the gemm's accumulator)."""
+    n, ci, co, ho, wo, k = l.n, l.ci, l.co, l.ho, l.wo, l.k
+    hu, wu = ho + k - 1, wo + k - 1
+    up = n * ci * hu * wu
+    if traffic == "fused":
+        return up
+    if loop:
+        return up + co * wo
+    return up + (0 if _contiguous((hu, n, wo), (hu, n, wu)) else hu * n * wo * ci)
+
+
+def _temp_classes(l: ConvT, variant: str, traffic: str, loop: bool) -> int:
+    """Elements for kernel segregation (ceil grid) and unified (exact grid): the padded input
+    plus the peak of the per-class buffers (sub-outputs so far and the current one for kernel
+    segregation; the largest class's accumulator and window copy for unified)."""
+    n, ci, co, s = l.n, l.ci, l.co, l.s
+    if traffic == "fused":
+        return s * s * n * co * _cdiv(l.ho, s) * _cdiv(l.wo, s) if variant == "kernel-segregated" else 0
     grid = "exact" if variant == "unified" else "ceil"
-    rows, rlo, rhi = phase_plan(l.h, k, s, l.p, l.op, grid=grid)
-    cols, clo, chi = phase_plan(l.w, k, s, l.p, l.op, grid=grid)
+    rows, rlo, rhi = phase_plan(l.h, l.k, s, l.p, l.op, grid=grid)
+    cols, clo, chi = phase_plan(l.w, l.k, s, l.p, l.op, grid=grid)
     hp, wp = l.h + rlo + rhi, l.w + clo + chi
     xp = n * ci * hp * wp
 
@@ -191,38 +214,23 @@ def temp_bytes(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-ta
         rws = pr.count + pr.taps - 1
         return 0 if _contiguous((rws, n, pc.count), (hp, n, wp)) else rws * n * pc.count * ci
 
-    if variant == "kernel-segregated":
-        sub = n * co * _cdiv(ho, s) * _cdiv(wo, s)
-        if traffic == "fused":
-            return s * s * sub * itemsize
-        # the padded input, the sub-outputs made so far, and the current class's sub-output with its
-        # window copy (gemm path) or its (Co, count) row transient (loop path)
-        peak, alive = 0, 0
-        for pr in rows:
-            for pc in cols:
-                m = n * pr.count * pc.count
-                if pr.taps and pc.taps and m:
-                    peak = max(peak, alive + m * co + (co * pc.count if loop else window(pr, pc)))
-                alive += m * co
-                peak = max(peak, alive)
-        return (xp + peak) * itemsize
     if variant == "unified":
-        if traffic == "fused":
-            return 0
-        if loop:
-            # the compiled loop nest (ops.unified, small Co): padded NCHW input + one (Co, count) row transient
-            return (xp + co * max(pc.count for pc in cols)) * itemsize
-        step = 0
-        for pr in rows:
-            for pc in cols:
-                taps = pr.taps * pc.taps
-                if not (taps and pr.count and pc.count):
-                    continue
-                m = n * pr.count * pc.count
-                # the class's accumulator (M Co) + its window copy; the gemm accumulates in place
-                step = max(step, window(pr, pc) + m * co)
-        return (xp + step) * itemsize
-    raise ValueError(f"unknown variant {variant!r}")
+        if loop:  # the compiled loop nest: padded NCHW input + one (Co, count) row transient
+            return xp + co * max(pc.count for pc in cols)
+        # per class: its accumulator (M Co) + its window copy; the gemm accumulates in place
+        return xp + max((window(pr, pc) + n * pr.count * pc.count * co for pr in rows for pc in cols
+                         if pr.taps * pc.taps and pr.count and pc.count), default=0)
+    # kernel segregation: the sub-outputs made so far, and the current class's sub-output with its
+    # window copy (gemm path) or its (Co, count) row transient (loop path)
+    peak, alive = 0, 0
+    for pr in rows:
+        for pc in cols:
+            m = n * pr.count * pc.count
+            if pr.taps and pc.taps and m:
+                peak = max(peak, alive + m * co + (co * pc.count if loop else window(pr, pc)))
+            alive += m * co
+            peak = max(peak, alive)
+    return xp + peak
 
 
 @dataclass(frozen=True)
@@ -251,55 +259,63 @@ def operations(l: ConvT, variant: str, itemsize: int = 4, traffic: str = "per-ta
     size). ``fused``: see the module docstring; every kernel reads its operands and writes its
     results once.
     """
-    n, ci, co, h, w, k, s, ho, wo = l.n, l.ci, l.co, l.h, l.w, l.k, l.s, l.ho, l.wo
     b = float(itemsize)
-    x_el, w_el, out_el = n * ci * h * w, ci * co * k * k, n * co * ho * wo
-    m_total = macs(l, variant)
-    ops: list[Op] = []
     if traffic == "fused":
-        if variant == "scatter":
-            full = n * co * outputs_computed(l, "scatter")
-            ops.append(Op("scatter", 2.0 * m_total, b * (x_el + w_el + 2 * full)))
-            ops.append(Op("crop", 0.0, b * 2 * out_el))
-        elif variant == "zero-insert":
-            up = n * ci * (ho + k - 1) * (wo + k - 1)
-            ops.append(Op("upsample", 0.0, b * (x_el + up)))
-            ops.append(Op("conv", 2.0 * m_total, b * (up + w_el + out_el)))
-        elif variant == "kernel-segregated":
-            sub = n * co * _cdiv(ho, s) * _cdiv(wo, s)
-            for _ in range(s * s):
-                ops.append(Op("sub-kernel", 2.0 * m_total / (s * s), b * (x_el + w_el / (s * s) + sub)))
-            ops.append(Op("interleave", 0.0, b * (s * s * sub + out_el)))
-        elif variant == "unified":
-            ops.append(Op("unified", 2.0 * m_total, b * (x_el + w_el + out_el)))
-        else:
-            raise ValueError(f"unknown variant {variant!r}")
-        return ops
-    # per-tap: the reference implementation's schedule
+        return _fused_ops(l, variant, b)
+    if variant == "scatter":
+        return _scatter_ops(l, b)
+    return _class_ops(l, variant, b)
+
+
+def _fused_ops(l: ConvT, variant: str, b: float) -> list[Op]:
+    """Every kernel reads its operands and writes its results once."""
+    n, ci, co, k, s, ho, wo = l.n, l.ci, l.co, l.k, l.s, l.ho, l.wo
+    x_el, w_el, out_el = n * ci * l.h * l.w, ci * co * k * k, n * co * ho * wo
+    m_total = macs(l, variant)
     if variant == "scatter":
         full = n * co * outputs_computed(l, "scatter")
-        ops.append(Op("layout", 0.0, b * 2 * x_el))
-        ops.append(Op("zero", 0.0, b * full))
-        mm = n * h * w
-        for _ in range(k * k):
-            ops.append(Op("gemm", 2.0 * mm * ci * co, b * (mm * ci + ci * co + mm * co)))
-            ops.append(Op("add", 1.0 * mm * co, b * 3 * mm * co))
-        return ops
-    # zero-insert, kernel-segregated, unified: the shared class schedule of ops (per class, per column
-    # tap one window copy, per tap one in-place gemm C <- A W + beta C: no product buffer, no add pass)
+        return [Op("scatter", 2.0 * m_total, b * (x_el + w_el + 2 * full)), Op("crop", 0.0, b * 2 * out_el)]
     if variant == "zero-insert":
-        hu, wu = ho + k - 1, wo + k - 1
-        xp = n * ci * hu * wu
-        ops.append(Op("upsample", 0.0, b * (xp + 2 * x_el)))
+        up = n * ci * (ho + k - 1) * (wo + k - 1)
+        return [Op("upsample", 0.0, b * (x_el + up)), Op("conv", 2.0 * m_total, b * (up + w_el + out_el))]
+    if variant == "kernel-segregated":
+        sub = n * co * _cdiv(ho, s) * _cdiv(wo, s)
+        ops = [Op("sub-kernel", 2.0 * m_total / (s * s), b * (x_el + w_el / (s * s) + sub)) for _ in range(s * s)]
+        return ops + [Op("interleave", 0.0, b * (s * s * sub + out_el))]
+    if variant == "unified":
+        return [Op("unified", 2.0 * m_total, b * (x_el + w_el + out_el))]
+    raise ValueError(f"unknown variant {variant!r}")
+
+
+def _scatter_ops(l: ConvT, b: float) -> list[Op]:
+    """Scatter's reference schedule: layout change, zeroed buffer, per tap a gemm and a strided add."""
+    n, ci, co = l.n, l.ci, l.co
+    full = n * co * outputs_computed(l, "scatter")
+    ops = [Op("layout", 0.0, b * 2 * n * ci * l.h * l.w), Op("zero", 0.0, b * full)]
+    mm = n * l.h * l.w
+    for _ in range(l.k * l.k):
+        ops.append(Op("gemm", 2.0 * mm * ci * co, b * (mm * ci + ci * co + mm * co)))
+        ops.append(Op("add", 1.0 * mm * co, b * 3 * mm * co))
+    return ops
+
+
+def _class_ops(l: ConvT, variant: str, b: float) -> list[Op]:
+    """zero-insert, kernel-segregated, unified: the shared class schedule of ops (per class, per
+    column tap one window copy, per tap one in-place gemm C <- A W + beta C: no product buffer, no
+    add pass)."""
+    n, ci, co, h, w, k, s, ho, wo = l.n, l.ci, l.co, l.h, l.w, l.k, l.s, l.ho, l.wo
+    x_el, out_el = n * ci * h * w, n * co * ho * wo
+    ops: list[Op] = []
+    if variant == "zero-insert":
+        hp, wp = ho + k - 1, wo + k - 1
+        ops.append(Op("upsample", 0.0, b * (n * ci * hp * wp + 2 * x_el)))
         classes = [(Phase(0, 0, k - 1, k, ho), Phase(0, 0, k - 1, k, wo))]
-        hp, wp = hu, wu
     else:
         grid = "exact" if variant == "unified" else "ceil"
         rows, rlo, rhi = phase_plan(h, k, s, l.p, l.op, grid=grid)
         cols, clo, chi = phase_plan(w, k, s, l.p, l.op, grid=grid)
         hp, wp = h + rlo + rhi, w + clo + chi
-        xp = n * ci * hp * wp
-        ops.append(Op("pad", 0.0, b * (xp + 2 * x_el)))
+        ops.append(Op("pad", 0.0, b * (n * ci * hp * wp + 2 * x_el)))
         if variant == "unified":
             ops.append(Op("zero", 0.0, b * out_el))
         classes = [(pr, pc) for pr in rows for pc in cols]
