@@ -12,6 +12,7 @@ that declare ``NAME``; the others run with their defaults (a note says which).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from suite.errors import ExperimentError, SuiteError
@@ -89,9 +90,26 @@ def _profile_size(base: Mapping[str, Any], resolver: Any) -> tuple[int, int, str
     return min(sizes) if sizes else None
 
 
+@dataclass
+class _Sweep:
+    """One category sweep as it is built: the shared settings, and what each technique added."""
+
+    category: str
+    params: dict[str, list[str]]
+    size: tuple[int, int, str] | None  # (devices, devices per node, name) of the sweep's profile
+    scale: int | None  # the GPUs every technique runs on (None: each its own default scale)
+    efficiency: list[str]
+    cases: list[Any] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    used: set[str] = field(default_factory=set)  # the --param names some technique declares
+    applied: list[str] = field(default_factory=list)  # the techniques that run
+    scales: dict[str, str] = field(default_factory=dict)  # technique -> how it was put at the scale
+
+
 def expand_category(category: str, *, context: Any, resolver: Any, base: Mapping[str, Any],
                     params: Mapping[str, list[str]] | None = None, max_cases: int = 1_000_000,
-                    gpus: int | None = None):
+                    gpus: int | None = None) -> tuple[list[Any], list[str], list[str]]:
     """The cases of a category sweep and the notes about techniques left out.
 
     Parameters
@@ -123,92 +141,117 @@ def expand_category(category: str, *, context: Any, resolver: Any, base: Mapping
     ExperimentError
         An unknown category, or no technique of it applies.
     """
-    from suite.runner.experiment import Expansion, expand_entry
-    from suite.technique import CATEGORIES, Skip
+    from suite.technique import CATEGORIES
 
     if category not in CATEGORIES:
         raise ExperimentError(f"--category: expected one of {', '.join(CATEGORIES)}, got {category!r}")
-    registry = context.registry
-    techs = registry.techniques(category)
+    techs = context.registry.techniques(category)
     if not techs:
         raise ExperimentError(f"--category {category}: no installed technique has this category")
     params = dict(params or {})
-    cases: list = []
-    notes: list[str] = []
-    warnings: list[str] = []
-    used: set[str] = set()
-    applied: list[str] = []
     size = _profile_size(base, resolver)
-    scale = gpus if gpus is not None else (size[0] if size else None)
-    dpn = size[1] if size else 1
-    eff = params.get("efficiency") or [str(HEAD_TO_HEAD_EFFICIENCY)]
-    scales: dict[str, str] = {}
+    sweep = _Sweep(category, params, size, gpus if gpus is not None else (size[0] if size else None),
+                   params.get("efficiency") or [str(HEAD_TO_HEAD_EFFICIENCY)])
     for t in techs:
-        entry: dict[str, Any] = {"technique": t.name, **{k: v for k, v in base.items() if v}}
-        mine = {k: v for k, v in params.items() if k in t.parameters}
-        used |= set(mine)
-        if scale is not None:
-            try:
-                sv = scale_value(t, scale, dpn if size else _own_devices_per_node(t, resolver))
-            except CannotScale as exc:
-                warnings.append(f"--category {category}: {t.name} left out: it cannot run on {scale} GPUs ({exc})")
-                continue
-            if sv and sv[0] not in mine:
-                mine[sv[0]] = [str(sv[1])]
-            scales[t.name] = (f"{sv[0]}={','.join(mine[sv[0]])}" if sv else "no scale parameter (one device)")
-            for k, p in t.parameters.items():
-                if getattr(p, "role", None) == "efficiency" and k not in mine:
-                    mine[k] = list(eff)
-        if mine:
-            entry["params"] = mine
-        try:
-            exp = expand_entry(entry, where=f"--category {category} ({t.name})", resolver=resolver,
-                               expansion=Expansion(max_cases=max_cases))
-        except SuiteError as exc:
-            notes.append(f"{t.name} left out: {exc}")
-            continue
-        if not exp.cases:
-            notes.append(f"{t.name} left out: no case")
-            continue
-        why = _does_not_apply(t, exp.cases, Skip)
-        if why:
-            notes.append(f"{t.name} left out (does not apply): {why}")
-            continue
-        cases += exp.cases
-        notes += exp.notes
-        warnings += exp.warnings
-        applied.append(t.name)
-    for k in sorted(set(params) - used):
-        warnings.append(f"--param {k}: no technique of category {category} declares it")
-    if not cases:
+        mine = _technique_params(t, sweep, resolver)
+        if mine is not None:
+            _add_technique(t, mine, sweep, base, resolver, max_cases)
+    for k in sorted(set(params) - sweep.used):
+        sweep.warnings.append(f"--param {k}: no technique of category {category} declares it")
+    if not sweep.cases:
         raise ExperimentError(f"--category {category}: no technique of this category applies ("
-                              + "; ".join(notes) + ")")
-    notes.insert(0, f"category {category}: running {', '.join(applied)} ({len(cases)} case(s))")
-    if scale is not None:
-        notes.insert(1, f"category {category}: every technique on {scale} GPUs ("
-                     + ("--gpus" if gpus is not None else f"the size of profile {size[2]}; --gpus to change")
-                     + f") with efficiency {','.join(eff)} (--param efficiency=...): "
-                     + "; ".join(f"{n} {scales[n]}" for n in applied if n in scales))
+                              + "; ".join(sweep.notes) + ")")
+    _summarise(sweep, gpus)
+    _scale_warnings(sweep, techs)
+    return sweep.cases, sweep.notes, sweep.warnings
+
+
+def _technique_params(t: Any, sweep: _Sweep, resolver: Any) -> dict[str, list[str]] | None:
+    """The ``--param`` values *t* declares, with its scale and efficiency parameters set to the
+    sweep's; None (and a warning) when *t* cannot run at the sweep's scale."""
+    mine = {k: v for k, v in sweep.params.items() if k in t.parameters}
+    sweep.used |= set(mine)
+    if sweep.scale is None:
+        return mine
+    size = sweep.size
+    try:
+        sv = scale_value(t, sweep.scale, size[1] if size else _own_devices_per_node(t, resolver))
+    except CannotScale as exc:
+        sweep.warnings.append(f"--category {sweep.category}: {t.name} left out: it cannot run on {sweep.scale} GPUs "
+                              f"({exc})")
+        return None
+    if sv and sv[0] not in mine:
+        mine[sv[0]] = [str(sv[1])]
+    sweep.scales[t.name] = (f"{sv[0]}={','.join(mine[sv[0]])}" if sv else "no scale parameter (one device)")
+    for k, p in t.parameters.items():
+        if getattr(p, "role", None) == "efficiency" and k not in mine:
+            mine[k] = list(sweep.efficiency)
+    return mine
+
+
+def _add_technique(t: Any, mine: dict[str, list[str]], sweep: _Sweep, base: Mapping[str, Any], resolver: Any,
+                   max_cases: int) -> None:
+    """Expand *t*'s entry into the sweep, or note why it is left out (no case, or it does not apply)."""
+    from suite.runner.experiment import Expansion, expand_entry
+    from suite.technique import Skip
+
+    entry: dict[str, Any] = {"technique": t.name, **{k: v for k, v in base.items() if v}}
+    if mine:
+        entry["params"] = mine
+    try:
+        exp = expand_entry(entry, where=f"--category {sweep.category} ({t.name})", resolver=resolver,
+                           expansion=Expansion(max_cases=max_cases))
+    except SuiteError as exc:
+        sweep.notes.append(f"{t.name} left out: {exc}")
+        return
+    if not exp.cases:
+        sweep.notes.append(f"{t.name} left out: no case")
+        return
+    why = _does_not_apply(t, exp.cases, Skip)
+    if why:
+        sweep.notes.append(f"{t.name} left out (does not apply): {why}")
+        return
+    sweep.cases += exp.cases
+    sweep.notes += exp.notes
+    sweep.warnings += exp.warnings
+    sweep.applied.append(t.name)
+
+
+def _summarise(sweep: _Sweep, gpus: int | None) -> None:
+    """The notes at the top: which techniques run, and at which scale and efficiency."""
+    category, applied = sweep.category, sweep.applied
+    sweep.notes.insert(0, f"category {category}: running {', '.join(applied)} ({len(sweep.cases)} case(s))")
+    if sweep.scale is not None:
+        origin = "--gpus" if gpus is not None else f"the size of profile {sweep.size[2] if sweep.size else ''}; --gpus to change"
+        sweep.notes.insert(1, f"category {category}: every technique on {sweep.scale} GPUs ({origin}) with efficiency "
+                           f"{','.join(sweep.efficiency)} (--param efficiency=...): "
+                           + "; ".join(f"{n} {sweep.scales[n]}" for n in applied if n in sweep.scales))
+
+
+def _scale_warnings(sweep: _Sweep, techs: Sequence[Any]) -> None:
+    """A warning when there is no head-to-head (one technique), or when each runs at its own scale."""
+    category, applied = sweep.category, sweep.applied
     if len(applied) == 1:
-        warnings.append(f"--category {category}: only {applied[0]} applies here, so there is no head-to-head "
-                        f"comparison (the others' reasons are in the notes)")
-    elif scale is None:
-        # a technique's scale: its parameters counted in nodes, workers, ranks or GPUs (read from
-        # the declarations, so no technique's parameter is named here), each left at its default
-        by_name = {t.name: t for t in techs}
-        unset = {n: [f"{k}={p.default}" for k, p in by_name[n].parameters.items()
-                     if p.unit in SCALE_UNITS and p.default is not None and k not in params] for n in applied}
-        unset = {n: v for n, v in unset.items() if v}
-        if unset:
-            warnings.append(f"--category {category}: these run at their own default scale ("
-                            + "; ".join(f"{n}: {', '.join(v)}" for n, v in unset.items())
-                            + "); set it with --param (applied to the techniques that declare the parameter) "
-                              "for a like-for-like comparison, or name one --profile (or --gpus N) to put every "
-                              "technique on the same number of GPUs")
-    return cases, notes, warnings
+        sweep.warnings.append(f"--category {category}: only {applied[0]} applies here, so there is no head-to-head "
+                              f"comparison (the others' reasons are in the notes)")
+        return
+    if sweep.scale is not None:
+        return
+    # a technique's scale: its parameters counted in nodes, workers, ranks or GPUs (read from
+    # the declarations, so no technique's parameter is named here), each left at its default
+    by_name = {t.name: t for t in techs}
+    unset = {n: [f"{k}={p.default}" for k, p in by_name[n].parameters.items()
+                 if p.unit in SCALE_UNITS and p.default is not None and k not in sweep.params] for n in applied}
+    unset = {n: v for n, v in unset.items() if v}
+    if unset:
+        sweep.warnings.append(f"--category {category}: these run at their own default scale ("
+                              + "; ".join(f"{n}: {', '.join(v)}" for n, v in unset.items())
+                              + "); set it with --param (applied to the techniques that declare the parameter) "
+                                "for a like-for-like comparison, or name one --profile (or --gpus N) to put every "
+                                "technique on the same number of GPUs")
 
 
-def _does_not_apply(tech: Any, cases: Sequence, skip_type: type) -> str | None:
+def _does_not_apply(tech: Any, cases: Sequence[Any], skip_type: type[BaseException]) -> str | None:
     """The reason the technique declines its first baseline model case, or None when it runs it."""
     base = {v.name for v in tech.baselines}
     probe = next((c for c in cases if c.variant in base and c.fidelity == "model"), None)
