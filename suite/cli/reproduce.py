@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from suite.cli import main
 from suite.cli.common import strict_json
 from suite.cli.run import ExecutorOptionsCommand, check_executor, execution_options, executor_settings, open_store
+
+if TYPE_CHECKING:
+    from suite.report.scoreboard import ClaimInfo
+    from suite.runner.verdicts import Scoreboard
+
+#: (technique, claim id) -> what the renderer needs of the claim
+Infos = Mapping[tuple[str, str], "ClaimInfo"]
 
 
 @main.command("reproduce", cls=ExecutorOptionsCommand)
@@ -24,9 +33,11 @@ from suite.cli.run import ExecutorOptionsCommand, check_executor, execution_opti
               "'reproduced (no null)' or a 'claim defect' (docs/verdicts.md).")
 @click.option("--wide", is_flag=True, help="Every claim's note in full, its nulls and the assumptions its verdict rests "
                                            "on (the default shows one line of each).")
-@execution_options
-def reproduce_cmd(techniques, all_, verified_only, fmt, output, strict, wide, jobs, executor, scheduler, store_path, rerun,
-                  timeout, isolate, profile_dirs, quiet, executor_options=()):
+@execution_options  # type: ignore[untyped-decorator]  # suite.cli.run.execution_options is not annotated yet
+def reproduce_cmd(techniques: tuple[str, ...], all_: bool, verified_only: bool, fmt: str, output: Path | None,
+                  strict: bool, wide: bool, jobs: int, executor: str, scheduler: str | None, store_path: Path | None,
+                  rerun: bool, timeout: float | None, isolate: bool, profile_dirs: tuple[Path, ...], quiet: bool,
+                  executor_options: tuple[str, ...] = ()) -> None:
     """Run every claim of TECHNIQUE(s) (all when none given) and print the paper's number beside ours.
 
     \b
@@ -49,38 +60,17 @@ def reproduce_cmd(techniques, all_, verified_only, fmt, output, strict, wide, jo
     Cases are stored and cached like `suite run`, so a second reproduce computes nothing.
     """
     from suite.cli.common import get_context
-    from suite.runner.case import Resolver
     from suite.runner.executors import ExecOptions
-    from suite.runner.progress import make_progress
-    from suite.report.scoreboard import render_markdown
-    from suite.runner.reproduce import reproduce
 
     check_executor(executor, scheduler)
     context = get_context(tuple(profile_dirs))
     reg = context.registry
     techs = reg.techniques() if (all_ or not techniques) else [reg.technique(t) for t in techniques]
-    store = open_store(store_path)
-    try:
-        board = reproduce(techs, store, executor=executor,
-                          options=ExecOptions(jobs=jobs, timeout=timeout, scheduler=scheduler, isolate=isolate,
-                                              executor_options=executor_settings(executor, executor_options, context)),
-                          verified_only=verified_only, rerun=rerun,
-                          progress=make_progress(quiet or fmt != "table" or output is not None),
-                          command=shlex.join(["suite", *sys.argv[1:]]), context=context,
-                          resolver=Resolver(context=context))
-    except KeyboardInterrupt:
-        click.echo("interrupted: finished cases are stored; run the same command again to resume", err=True)
-        sys.exit(130)
-    finally:
-        store.close()
-
-    infos = _infos(board, techs, store_path)
-    if fmt == "json":
-        text = strict_json(_with_units(board, infos), indent=2, default=str)
-    elif fmt == "markdown":
-        text = render_markdown(board, infos=infos)
-    else:
-        text = _table(board, infos, wide=wide, tty=output is None and sys.stdout.isatty())
+    options = ExecOptions(jobs=jobs, timeout=timeout, scheduler=scheduler, isolate=isolate,
+                          executor_options=executor_settings(executor, executor_options, context))
+    board = _run(techs, context, store_path, executor, options, verified_only=verified_only, rerun=rerun,
+                 quiet=quiet or fmt != "table" or output is not None)
+    text = _render(board, techs, store_path, fmt, wide=wide, tty=output is None and sys.stdout.isatty())
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text, encoding="utf-8")
@@ -90,6 +80,43 @@ def reproduce_cmd(techniques, all_, verified_only, fmt, output, strict, wide, jo
     if not techs or not board.outcomes:
         click.echo("no claims to reproduce" + ("" if techs else " (no technique installed: see `suite plugins`)"),
                    err=True)
+    _exit(board, strict)
+
+
+def _run(techs: list[Any], context: Any, store_path: Path | None, executor: str, options: Any, *,
+         verified_only: bool, rerun: bool, quiet: bool) -> Scoreboard:
+    """Reproduce *techs* into the store; exit 130 on Ctrl-C (the finished cases are stored)."""
+    from suite.runner.case import Resolver
+    from suite.runner.progress import make_progress
+    from suite.runner.reproduce import reproduce
+
+    store = open_store(store_path)
+    try:
+        return reproduce(techs, store, executor=executor, options=options, verified_only=verified_only, rerun=rerun,
+                         progress=make_progress(quiet), command=shlex.join(["suite", *sys.argv[1:]]),
+                         context=context, resolver=Resolver(context=context))
+    except KeyboardInterrupt:
+        click.echo("interrupted: finished cases are stored; run the same command again to resume", err=True)
+        sys.exit(130)
+    finally:
+        store.close()
+
+
+def _render(board: Scoreboard, techs: list[Any], store_path: Path | None, fmt: str, *, wide: bool, tty: bool) -> str:
+    """The scoreboard as JSON, Markdown or the terminal table."""
+    from suite.report.scoreboard import render_markdown
+
+    infos = _infos(board, techs, store_path)
+    if fmt == "json":
+        return strict_json(_with_units(board, infos), indent=2, default=str)
+    if fmt == "markdown":
+        return render_markdown(board, infos=infos)
+    return _table(board, infos, wide=wide, tty=tty)
+
+
+def _exit(board: Scoreboard, strict: bool) -> None:
+    """Exit 1 when a claim does not resolve (always) or ends in error (--strict), 2 when a claim is
+    reproduced (no null) or a claim defect (--strict); else return (exit 0)."""
     counts = board.counts()
     apart = counts["reproduced (no null)"] + counts["claim defect"]
     unresolved = [o for o in board.outcomes if str(getattr(o, "reason", "") or "").startswith("scenario does not resolve")]
@@ -108,7 +135,7 @@ def reproduce_cmd(techniques, all_, verified_only, fmt, output, strict, wide, jo
         sys.exit(2)
 
 
-def _infos(board, techs, store_path) -> dict:
+def _infos(board: Scoreboard, techs: list[Any], store_path: Path | None) -> Infos:
     """(technique, claim) -> ClaimInfo (acceptance and unit), units read through the store's API."""
     from suite.report.scoreboard import claim_info
     from suite.results import Store
@@ -118,7 +145,7 @@ def _infos(board, techs, store_path) -> dict:
         return claim_info(techs, st, board)
 
 
-def _with_units(board, infos) -> dict:
+def _with_units(board: Scoreboard, infos: Infos) -> dict[str, Any]:
     """Each claim's ``metric`` and the ``unit`` its value is in (the stored unit of that metric
     in the claim's case, or the claim's declared unit; null when unknown), its one-line ``why``
     and its reason class."""
@@ -136,7 +163,7 @@ def _with_units(board, infos) -> dict:
     return doc
 
 
-def _table(board, infos, *, wide: bool, tty: bool) -> str:
+def _table(board: Scoreboard, infos: Infos, *, wide: bool, tty: bool) -> str:
     """The terminal scoreboard, as wide as the terminal (120 columns into a pipe or a file)."""
     import shutil
 
