@@ -11,7 +11,7 @@ that declare ``NAME``; the others run with their defaults (a note says which).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -251,7 +251,7 @@ def _scale_warnings(sweep: _Sweep, techs: Sequence[Any]) -> None:
                                 "technique on the same number of GPUs")
 
 
-def _does_not_apply(tech: Any, cases: Sequence[Any], skip_type: type[BaseException]) -> str | None:
+def _does_not_apply(tech: Any, cases: Iterable[Any], skip_type: type[BaseException]) -> str | None:
     """The reason the technique declines its first baseline model case, or None when it runs it."""
     base = {v.name for v in tech.baselines}
     probe = next((c for c in cases if c.variant in base and c.fidelity == "model"), None)

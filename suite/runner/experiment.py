@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import fnmatch
 import itertools
-import tomllib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +45,7 @@ from typing import Any
 
 from suite.errors import ExperimentError, SuiteError
 from suite.runner.case import Case, Resolver
+from suite.runner.experiment_file import find_experiment, load_experiment
 from suite.technique import ScenarioSpec, Technique
 
 __all__ = ["expand_entry", "stream_entry", "streamable", "CaseStream", "load_experiment", "expand_experiment", "find_experiment", "Expansion", "ENTRY_KEYS"]
@@ -75,7 +75,9 @@ class Expansion:
     smoke scenarios) and warnings (a technique of a ``technique = "*"`` entry whose scenarios do
     not resolve) for the user."""
 
-    cases: list[Case] = field(default_factory=list)
+    #: a list, except from ``expand_experiment(stream=True)`` (a :class:`CaseChain`) and ``suite run``'s
+    #: streamed sweep (a :class:`CaseStream`): iterable with ``len()`` in every case
+    cases: list[Case] | CaseChain | CaseStream = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # techniques skipped because their scenarios are broken
     entries: dict[str, int] = field(default_factory=dict)  # entry name -> number of cases
@@ -83,7 +85,7 @@ class Expansion:
 
 
 
-def _as_list(v: Any) -> list:
+def _as_list(v: Any) -> list[Any]:
     if isinstance(v, (list, tuple)):
         return list(v)
     return [v]
@@ -107,6 +109,10 @@ def _matches(rule: Mapping[str, Any], combo: Mapping[str, Any]) -> bool:
 
 
 _MISSING = object()
+#: the validated axes of one entry for one technique (:func:`_axes`): profiles, workloads, variants,
+#: fidelities, seeds, parameter names, their values, override names, their values
+_Axes = tuple[list[Any], list[Any], list[Any], list[Any], list[Any], list[str], list[list[Any]], list[str],
+              list[list[str]]]
 
 
 def _normalize(entry: Mapping[str, Any], where: str, tech_params: Iterable[str] = ()) -> dict[str, Any]:
@@ -151,7 +157,7 @@ def _normalize_rule(rule: Any, where: str, params: Iterable[str]) -> dict[str, A
     return out
 
 
-def _profile_names(patterns: list, tech: Technique, resolver: Resolver, where: str) -> list[str | None]:
+def _profile_names(patterns: list[Any], tech: Technique, resolver: Resolver, where: str) -> list[str | None]:
     out: list[str | None] = []
     lib = None
     for p in patterns:
@@ -184,7 +190,7 @@ def _profile_names(patterns: list, tech: Technique, resolver: Resolver, where: s
     return list(dict.fromkeys(out))
 
 
-def _workload_names(patterns: list, where: str, resolver: Resolver) -> list[str | None]:
+def _workload_names(patterns: list[Any], where: str, resolver: Resolver) -> list[str | None]:
     out: list[str | None] = []
     for p in patterns:
         if isinstance(p, str) and any(ch in p for ch in "*?["):
@@ -199,7 +205,7 @@ def _workload_names(patterns: list, where: str, resolver: Resolver) -> list[str 
     return list(dict.fromkeys(out))
 
 
-def _axes(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where: str) -> tuple:
+def _axes(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where: str) -> _Axes:
     """The validated axes of one normalized entry for one technique."""
     variants = e.get("variants") or tech.variant_names
     for v in variants:
@@ -226,7 +232,7 @@ def _axes(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where: str)
     return profiles, workloads, variants, fids, seeds, pnames, pvals, snames, svals
 
 
-def _count(axes: tuple) -> int:
+def _count(axes: _Axes) -> int:
     profiles, workloads, variants, fids, seeds, _pn, pvals, _sn, svals = axes
     count = len(profiles) * len(workloads) * len(variants) * len(fids) * len(seeds)
     for vals in pvals + svals:
@@ -264,7 +270,7 @@ def _product(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where: s
     return list(_combos(axes))
 
 
-def _combos(axes: tuple) -> Iterator[dict[str, Any]]:
+def _combos(axes: _Axes) -> Iterator[dict[str, Any]]:
     """The product of *axes* (:func:`_axes`), one combination (a dict of names) at a time."""
     profiles, workloads, variants, fids, seeds, pnames, pvals, snames, svals = axes
     for prof, wl, var, fid, seed, pcombo, scombo in itertools.product(
@@ -296,7 +302,7 @@ class CaseStream:
     combination that does not resolve, with the same one-line reason as :func:`expand_entry`.
     """
 
-    def __init__(self, tech: Technique, axes: tuple, resolver: Resolver, where: str, count: int):
+    def __init__(self, tech: Technique, axes: _Axes, resolver: Resolver, where: str, count: int):
         self.tech, self.axes, self.resolver, self.where, self.count = tech, axes, resolver, where, count
 
     def __len__(self) -> int:
@@ -357,7 +363,7 @@ def stream_entry(entry: Mapping[str, Any], *, where: str = "command line", resol
         first = [a[0] for a in axes[:5]]
         pfirst = [v[0] for v in axes[6]]
         sfirst = [v[0] for v in axes[8]]
-        probes: list[tuple] = [(first, pfirst, sfirst)]
+        probes: list[tuple[list[Any], list[Any], list[Any]]] = [(first, pfirst, sfirst)]
         for i in range(5):
             probes += [([*first[:i], v, *first[i + 1:]], pfirst, sfirst) for v in axes[i][1:]]
         for i, vals in enumerate(axes[6]):
@@ -442,6 +448,9 @@ def expand_entry(entry: Mapping[str, Any], *, where: str = "command line", regis
         resolver = Resolver(resolver.profile_dirs, context=Context.build(registry=registry))
     registry = resolver.context.registry
     exp = expansion or Expansion()
+    eager = exp.cases
+    if not isinstance(eager, list):
+        raise TypeError("expand_entry(): expansion.cases is streamed (not a list) and cannot be extended")
     e = _normalize(entry, where)
     tname = e.get("technique")
     if not isinstance(tname, str) or not tname:
@@ -456,10 +465,10 @@ def expand_entry(entry: Mapping[str, Any], *, where: str = "command line", regis
                 exp.notes.append(f"{where}: skipped: {exc}")
                 return exp
             raise ExperimentError(f"{where}: key 'technique': {exc}") from None
-    before = len(exp.cases)
+    before = len(eager)
     for tech in techs:
         try:
-            specs = _specs_for(tech, e, resolver, where, max(0, exp.max_cases - len(exp.cases)))
+            specs = _specs_for(tech, e, resolver, where, max(0, exp.max_cases - len(eager)))
             if not specs and e.get("smoke"):
                 exp.notes.append(f"{where}: {tech.name} declares no smoke scenario; skipped")
             cases = [_resolve(resolver, tech, spec, where) for spec in specs]
@@ -471,73 +480,16 @@ def expand_entry(entry: Mapping[str, Any], *, where: str = "command line", regis
             # (like a quarantined plugin); it is reported and skipped
             exp.warnings.append(f"{exc}; {tech.name} skipped")
             continue
-        exp.cases.extend(cases)
-    exp.entries[name or where] = len(exp.cases) - before
+        eager.extend(cases)
+    exp.entries[name or where] = len(eager) - before
     return exp
-
-
-def find_experiment(name_or_path: str | Path) -> Path:
-    """A path to an experiment file: the path itself, or ``experiments/NAME.toml`` shipped with
-    the suite (``suite run smoke``).
-
-    Raises
-    ------
-    ExperimentError
-        Neither exists (the shipped names are listed).
-    """
-    p = Path(name_or_path)
-    if p.is_file():
-        return p
-    from suite.resources import builtin_dir
-
-    try:
-        d = builtin_dir("experiments")
-    except FileNotFoundError:
-        d = None
-    if d is not None:
-        stem = p.name[:-5] if p.name.endswith(".toml") else p.name
-        cand = d / f"{stem}.toml"
-        if cand.is_file():
-            return cand
-    shipped = sorted(f.stem for f in d.glob("*.toml")) if d is not None else []
-    raise ExperimentError(f"experiment {str(name_or_path)!r}: no such file, and no shipped experiment of that name "
-                          f"(shipped: {', '.join(shipped) or 'none'})")
-
-
-def load_experiment(path: str | Path) -> tuple[Path, dict[str, Any], dict[str, dict[str, Any]]]:
-    """Parse an experiment file: (path, top-level metadata, entries by name with defaults merged)."""
-    path = find_experiment(path)
-    from suite.limits import TooDeep, loads_toml
-
-    try:
-        raw = loads_toml(path.read_text(encoding="utf-8"), str(path))
-    except tomllib.TOMLDecodeError as exc:
-        raise ExperimentError(f"{path}: invalid TOML: {exc}") from None
-    except TooDeep as exc:
-        raise ExperimentError(str(exc)) from None
-    meta: dict[str, Any] = {}
-    defaults = raw.pop("defaults", {}) or {}
-    if not isinstance(defaults, Mapping):
-        raise ExperimentError(f"{path}: key 'defaults': expected a table")
-    entries: dict[str, dict[str, Any]] = {}
-    for k, v in raw.items():
-        if k == "description":
-            meta[k] = v
-        elif isinstance(v, Mapping):
-            entries[k] = {**defaults, **v}
-        else:
-            raise ExperimentError(f"{path}: top-level key {k!r}: expected an entry table like [{k}] with "
-                                  f"technique = \"...\" (only 'description' may be a plain value)")
-    if not entries:
-        raise ExperimentError(f"{path}: no entries (add a table like [my-sweep] with technique = \"...\")")
-    return path, meta, entries
 
 
 class CaseChain:
     """The cases of several entries in order, each a list or a lazily resolved :class:`CaseStream`
     (``len()`` is the total), so an experiment file streams like the same sweep given as flags."""
 
-    def __init__(self, parts: list):
+    def __init__(self, parts: list[list[Case] | CaseStream]):
         self.parts = parts
 
     def __len__(self) -> int:
@@ -559,9 +511,9 @@ def expand_experiment(path: str | Path, *, registry: Any = None, resolver: Resol
     path, _meta, entries = load_experiment(path)
     if only:
         only = list(only)
-        for n in only:
-            if n not in entries:
-                raise ExperimentError(f"{path}: no entry {n!r}; entries: {', '.join(entries)}")
+        for wanted in only:
+            if wanted not in entries:
+                raise ExperimentError(f"{path}: no entry {wanted!r}; entries: {', '.join(entries)}")
         entries = {k: v for k, v in entries.items() if k in only}
     from suite.context import Context
 
@@ -570,7 +522,7 @@ def expand_experiment(path: str | Path, *, registry: Any = None, resolver: Resol
     if resolver is None:
         resolver = Resolver(context=Context.given(context, "expand_experiment()", registry=registry))
     exp = Expansion(max_cases=max_cases)
-    parts: list = []
+    parts: list[CaseStream | range] = []
     streamed = 0
     for name, entry in entries.items():
         where = f"{path}: entry [{name}]"
@@ -587,6 +539,7 @@ def expand_experiment(path: str | Path, *, registry: Any = None, resolver: Resol
     exp.max_cases = max_cases
     if streamed:
         eager = exp.cases
+        assert isinstance(eager, list)  # expand_entry fills a list
         exp.cases = CaseChain([p if isinstance(p, CaseStream) else eager[p.start:p.stop] for p in parts])
         return exp
     # a later entry may have quarantined an earlier entry's plugin (a deferred hook found faulty

@@ -1,0 +1,71 @@
+"""Experiment files: find one by path or shipped name, and parse its TOML into named entries
+(``defaults`` merged into each). The format is described in :mod:`suite.runner.experiment`,
+which expands the entries into cases."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from suite.errors import ExperimentError
+
+__all__ = ["find_experiment", "load_experiment"]
+
+
+def find_experiment(name_or_path: str | Path) -> Path:
+    """A path to an experiment file: the path itself, or ``experiments/NAME.toml`` shipped with
+    the suite (``suite run smoke``).
+
+    Raises
+    ------
+    ExperimentError
+        Neither exists (the shipped names are listed).
+    """
+    p = Path(name_or_path)
+    if p.is_file():
+        return p
+    from suite.resources import builtin_dir
+
+    try:
+        d = builtin_dir("experiments")
+    except FileNotFoundError:
+        d = None
+    if d is not None:
+        stem = p.name[:-5] if p.name.endswith(".toml") else p.name
+        cand = d / f"{stem}.toml"
+        if cand.is_file():
+            return cand
+    shipped = sorted(f.stem for f in d.glob("*.toml")) if d is not None else []
+    raise ExperimentError(f"experiment {str(name_or_path)!r}: no such file, and no shipped experiment of that name "
+                          f"(shipped: {', '.join(shipped) or 'none'})")
+
+
+def load_experiment(path: str | Path) -> tuple[Path, dict[str, Any], dict[str, dict[str, Any]]]:
+    """Parse an experiment file: (path, top-level metadata, entries by name with defaults merged)."""
+    path = find_experiment(path)
+    from suite.limits import TooDeep, loads_toml
+
+    try:
+        raw = loads_toml(path.read_text(encoding="utf-8"), str(path))
+    except tomllib.TOMLDecodeError as exc:
+        raise ExperimentError(f"{path}: invalid TOML: {exc}") from None
+    except TooDeep as exc:
+        raise ExperimentError(str(exc)) from None
+    meta: dict[str, Any] = {}
+    defaults = raw.pop("defaults", {}) or {}
+    if not isinstance(defaults, Mapping):
+        raise ExperimentError(f"{path}: key 'defaults': expected a table")
+    entries: dict[str, dict[str, Any]] = {}
+    for k, v in raw.items():
+        if k == "description":
+            meta[k] = v
+        elif isinstance(v, Mapping):
+            entries[k] = {**defaults, **v}
+        else:
+            raise ExperimentError(f"{path}: top-level key {k!r}: expected an entry table like [{k}] with "
+                                  f"technique = \"...\" (only 'description' may be a plain value)")
+    if not entries:
+        raise ExperimentError(f"{path}: no entries (add a table like [my-sweep] with technique = \"...\")")
+    return path, meta, entries
