@@ -27,79 +27,22 @@ import platform
 import socket
 import statistics
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
+from suite.hardware.measured_profile import (  # noqa: F401  (re-exported: this module's public names before 0.3.0)
+    MAX_AGE_DAYS,
+    MAX_SPREAD,
+    calibration_warnings,
+    default_output,
+    to_toml,
+)
+from suite.hardware.measurement import Calibration, Measurement
+
 __all__ = ["Measurement", "Calibration", "calibrate", "calibration_warnings", "MAX_SPREAD", "MAX_AGE_DAYS", "measure_gemm", "measure_stream", "measure_tcp",
            "host_facts", "to_toml", "default_output"]
-
-
-@dataclass
-class Measurement:
-    """One measured figure: SI value (the median), its samples, and how it was obtained."""
-
-    name: str
-    value: float
-    dimension: str
-    method: str
-    samples: list[float]
-    params: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def repeats(self) -> int:
-        return len(self.samples)
-
-    @property
-    def spread(self) -> float:
-        """(max - min) / median of the samples (0 when a single sample)."""
-        if len(self.samples) < 2 or self.value == 0:
-            return 0.0
-        return (max(self.samples) - min(self.samples)) / self.value
-
-    def as_dict(self) -> dict[str, Any]:
-        if "curve" in self.params:  # an efficiency curve: one median rate per size, no spread across sizes
-            return {"method": self.method, "dimension": self.dimension,
-                    "rates": [float(f"{s:.6g}") for s in self.samples], **self.params}
-        return {"value": self.value, "dimension": self.dimension, "method": self.method, "repeats": self.repeats,
-                "median": self.value, "min": min(self.samples), "max": max(self.samples),
-                "spread": round(self.spread, 4), "samples": [float(f"{s:.6g}") for s in self.samples],
-                **self.params}
-
-
-@dataclass
-class Calibration:
-    """The result of :func:`calibrate`."""
-
-    measurements: dict[str, Measurement]
-    facts: dict[str, Any]
-    started: str
-    duration_s: float
-    quick: bool
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"started": self.started, "duration_s": round(self.duration_s, 2), "quick": self.quick,
-                "facts": self.facts, "measurements": {k: m.as_dict() for k, m in self.measurements.items()}}
-
-    def summary_lines(self) -> list[str]:
-        from suite.hardware.units import format_quantity
-
-        out = []
-        for k, m in self.measurements.items():
-            if "curve" in m.params:
-                pts = ", ".join(f"n={n}: {fr:.2f}" for n, (_s, fr) in zip(m.params["sizes"], m.params["curve"]))
-                out.append(f"{k}: fraction of peak {pts}")
-                continue
-            out.append(f"{k}: {format_quantity(m.value, m.dimension)} (median of {m.repeats}, "
-                       f"spread {m.spread:.1%}; {m.method.split(';')[0]})")
-        f = self.facts
-        out.append(f"cores: {f['cores_usable']} usable, {f['cores_logical']} logical, "
-                   f"{f.get('cores_physical') or '?'} physical; memory {format_quantity(f['memory_bytes'], 'bytes')};"
-                   f" last-level cache {format_quantity(f['llc_bytes'], 'bytes') if f.get('llc_bytes') else '?'}")
-        out.append(f"took {self.duration_s:.1f} s")
-        return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -419,6 +362,74 @@ def measure_tcp(rounds: int = 2000, bulk_bytes: int = 64 << 20, repeats: int = 5
 # --------------------------------------------------------------------------------------------
 # driver
 
+_Step = tuple[str, Callable[[], list[Measurement]]]
+
+
+def _steps(quick: bool, facts: dict[str, Any]) -> list[_Step]:
+    """The measurements of a calibration, in order, sized for this machine: the STREAM arrays
+    well beyond the last-level cache but under ~40% of free memory, GEMM sizes and TCP volumes
+    by mode (*quick*: smaller and fewer)."""
+    llc = facts.get("llc_bytes") or 32 << 20
+    avail = _available_bytes()
+    if quick:
+        reps = 3
+        array_bytes = min(max(2 * llc, 8 << 20), 64 << 20)
+        # big enough that BLAS reaches its large-n rate (n <= 576 read 2.5x low and less), best of 5
+        gemm_kw: dict[str, Any] = {"target_s": 0.1, "n_max": 2048, "n_min": 1024, "repeats": 5}
+        tcp_kw = {"rounds": 200, "bulk_bytes": 4 << 20}
+    else:
+        reps = 5
+        array_bytes = min(max(8 * llc, 128 << 20), 512 << 20)
+        gemm_kw = {"target_s": 0.25, "n_max": 4096, "n_min": 1024}
+        tcp_kw = {"rounds": 2000, "bulk_bytes": 64 << 20}
+    array_bytes = int(min(array_bytes, max(avail // 8, 4 << 20)))  # 3 arrays stay under ~40% of free memory
+    curve_sizes = [32, 64, 128] if quick else [64, 128, 256, 512, 1024]
+
+    def gemm(dtype: str) -> list[Measurement]:
+        return _gemm_with_curve(dtype, reps, gemm_kw, curve_sizes, quick)
+
+    return [
+        ("GEMM fp64", lambda: gemm("float64")),
+        ("GEMM fp32", lambda: gemm("float32")),
+        ("STREAM copy/triad", lambda: list(measure_stream(array_bytes, reps))),
+        ("loopback TCP", lambda: list(measure_tcp(repeats=reps, **tcp_kw))),
+    ]
+
+
+def _gemm_with_curve(dtype: str, reps: int, gemm_kw: dict[str, Any], curve_sizes: list[int],
+                     quick: bool) -> list[Measurement]:
+    """The GEMM peak of *dtype* and, below its size, the efficiency curve (fraction of that peak
+    per size, the peak's own point appended at 1.0)."""
+    kw = dict(gemm_kw)
+    peak = measure_gemm(dtype, kw.pop("repeats", reps), **kw)
+    sizes = [n for n in curve_sizes if n < peak.params["n"]]
+    eff = (measure_gemm_curve(dtype, sizes, max(peak.samples), repeats=3,
+                              flop_per_sample=1e8 if quick else 1e9) if sizes else None)
+    if eff is None:
+        return [peak]
+    eff.params["curve"].append([float(2 * peak.params["n"] ** 3), 1.0])
+    eff.params["sizes"].append(peak.params["n"])
+    return [peak, eff]
+
+
+def _run_steps(steps: list[_Step], progress: bool) -> list[Measurement]:
+    """Every step's measurements, in order; with *progress*, under a rich progress bar on stderr."""
+    if not progress:
+        return [m for _desc, fn in steps for m in fn()]
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    out: list[Measurement] = []
+    with Progress(TextColumn("calibrating: {task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(steps[0][0], total=len(steps))
+        for desc, fn in steps:
+            bar.update(task, description=desc)
+            out += fn()
+            bar.advance(task)
+    return out
+
+
 def calibrate(quick: bool = False, progress: bool = False) -> Calibration:
     """Measure this machine (see the module docstring).
 
@@ -434,199 +445,7 @@ def calibrate(quick: bool = False, progress: bool = False) -> Calibration:
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     t_start = time.perf_counter()
     facts = host_facts()
-    llc = facts.get("llc_bytes") or 32 << 20
-    avail = _available_bytes()
-    if quick:
-        reps = 3
-        array_bytes = min(max(2 * llc, 8 << 20), 64 << 20)
-        # big enough that BLAS reaches its large-n rate (n <= 576 read 2.5x low and less), best of 5
-        gemm_kw = {"target_s": 0.1, "n_max": 2048, "n_min": 1024, "repeats": 5}
-        tcp_kw = {"rounds": 200, "bulk_bytes": 4 << 20}
-    else:
-        reps = 5
-        array_bytes = min(max(8 * llc, 128 << 20), 512 << 20)
-        gemm_kw = {"target_s": 0.25, "n_max": 4096, "n_min": 1024}
-        tcp_kw = {"rounds": 2000, "bulk_bytes": 64 << 20}
-    array_bytes = int(min(array_bytes, max(avail // 8, 4 << 20)))  # 3 arrays stay under ~40% of free memory
-    curve_sizes = [32, 64, 128] if quick else [64, 128, 256, 512, 1024]
-
-    def gemm(dtype: str) -> list[Measurement]:
-        kw = dict(gemm_kw)
-        peak = measure_gemm(dtype, kw.pop("repeats", reps), **kw)
-        sizes = [n for n in curve_sizes if n < peak.params["n"]]
-        eff = (measure_gemm_curve(dtype, sizes, max(peak.samples), repeats=3,
-                                  flop_per_sample=1e8 if quick else 1e9) if sizes else None)
-        if eff is not None:
-            eff.params["curve"].append([float(2 * peak.params["n"] ** 3), 1.0])
-            eff.params["sizes"].append(peak.params["n"])
-        return [peak] + ([eff] if eff is not None else [])
-
-    steps: list[tuple[str, Callable[[], Any]]] = [
-        ("GEMM fp64", lambda: gemm("float64")),
-        ("GEMM fp32", lambda: gemm("float32")),
-        ("STREAM copy/triad", lambda: list(measure_stream(array_bytes, reps))),
-        ("loopback TCP", lambda: list(measure_tcp(repeats=reps, **tcp_kw))),
-    ]
     results: dict[str, Measurement] = {}
-    if progress:
-        from rich.console import Console
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-        with Progress(TextColumn("calibrating: {task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                      TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
-            task = bar.add_task(steps[0][0], total=len(steps))
-            for desc, fn in steps:
-                bar.update(task, description=desc)
-                for m in fn():
-                    results[m.name] = m
-                bar.advance(task)
-    else:
-        for _desc, fn in steps:
-            for m in fn():
-                results[m.name] = m
+    for m in _run_steps(_steps(quick, facts), progress):
+        results[m.name] = m
     return Calibration(results, facts, started, time.perf_counter() - t_start, quick)
-
-
-def default_output() -> Path:
-    """Where ``suite hardware calibrate`` writes by default: the first ``$SUITE_PROFILES``
-    folder, else the per-user folder; file ``local.toml``."""
-    env = os.environ.get("SUITE_PROFILES")
-    if env:
-        first = next((p for p in env.split(os.pathsep) if p), None)
-        if first:
-            return Path(first) / "local.toml"
-    from suite.hardware import user_profile_dir
-
-    return user_profile_dir() / "local.toml"
-
-
-def _q(value: float, dimension: str) -> str:
-    """A TOML string with unit that parses back to *value* (6 significant digits)."""
-    from suite.hardware.units import format_quantity
-
-    return format_quantity(value, dimension)
-
-
-def _toml_value(v: Any) -> str:
-    import json
-
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(float(v)) if isinstance(v, float) else str(v)
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    if v is None:
-        return '""'
-    return json.dumps(str(v), ensure_ascii=False)
-
-
-def _vendor(model: str) -> str:
-    low = model.lower()
-    for key, vendor in (("amd", "amd"), ("intel", "intel"), ("apple", "apple"), ("arm", "arm"), ("ampere", "ampere")):
-        if key in low:
-            return vendor
-    return ""
-
-
-def to_toml(cal: Calibration, name: str = "local") -> str:
-    """Render *cal* as a ``kind = "measured"`` profile (every figure a string with a unit)."""
-    m = cal.measurements
-    f = cal.facts
-    when = cal.started
-    lines = [
-        "# Written by `suite hardware calibrate`" + (" --quick" if cal.quick else "") + f" on {when}.",
-        "# Re-run it to refresh; edit at will (it is a normal profile).",
-        "[profile]",
-        f"name = {_toml_value(name)}",
-        'kind = "measured"',
-        f"source = {_toml_value('suite hardware calibrate on ' + str(f.get('hostname')) + ', ' + when)}",
-        "verified = true",
-        f"description = {_toml_value('This machine as measured: ' + str(f.get('cpu_model')) + ', ' + str(f.get('cores_usable')) + ' usable cores, numpy ' + str(f.get('numpy')) + (' (quick mode: small sizes, noisier)' if cal.quick else '') + '. memory_bandwidth is the STREAM triad median; network level 0 is loopback TCP between two processes.')}",
-        'tags = ["measured", "local"]',
-        "",
-        "[device]",
-        'type = "cpu"',
-        f"name = {_toml_value(f.get('cpu_model'))}",
-        f"vendor = {_toml_value(_vendor(str(f.get('cpu_model', ''))))}",
-        f"memory = {_toml_value(_q(f['memory_bytes'], 'bytes'))}",
-        f"memory_bandwidth = {_toml_value(_q(m['stream.triad'].value, 'bandwidth'))}",
-    ]
-    if f.get("llc_bytes"):
-        lines.append(f"on_chip_memory = {_toml_value(_q(f['llc_bytes'], 'bytes'))}")
-    flops = ", ".join(f"{k.rsplit('.', 1)[1]} = {_toml_value(_q(v.value, 'flop_rate'))}"
-                      for k, v in m.items() if k.startswith("device.peak_flops."))
-    lines.append(f"peak_flops = {{ {flops} }}")
-    curves = {k.rsplit(".", 1)[1]: v.params["curve"] for k, v in m.items() if k.startswith("device.efficiency.")}
-    if curves:
-        lines.append("efficiency = { " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in curves.items()) + " }")
-    lines += [f"cores = {int(f['cores_usable'])}", "",
-              "[node]", f"device = {_toml_value(name)}", "devices_per_node = 1",
-              f"host_memory = {_toml_value(_q(f['memory_bytes'], 'bytes'))}", "",
-              "[[network]]", 'name = "loopback-tcp"', 'topology = "switch"', "size = 1",  # one node: the level's endpoints are its devices
-              f"bandwidth = {_toml_value(_q(m['network.0.bandwidth'].value, 'bandwidth'))}",
-              f"latency = {_toml_value(_q(m['network.0.latency'].value, 'time'))}", "",
-              "[sources]"]
-    src = {
-        "device.memory": "os.sysconf(SC_PHYS_PAGES x SC_PAGE_SIZE) (read, not timed)",
-        "device.memory_bandwidth": "measured: " + m["stream.triad"].method,
-        "device.cores": "os.sched_getaffinity (cores usable by this process; read, not timed)",
-        "node.host_memory": "os.sysconf (read, not timed)",
-        "network.0.bandwidth": "measured: " + m["network.0.bandwidth"].method,
-        "network.0.latency": "measured: " + m["network.0.latency"].method,
-    }
-    if f.get("llc_bytes"):
-        src["device.on_chip_memory"] = "sysfs /sys/devices/system/cpu/cpu0/cache (largest level; read, not timed)"
-    for k, v in m.items():
-        if k.startswith(("device.peak_flops.", "device.efficiency.")):
-            src[k] = "measured: " + v.method
-    lines += [f"{_toml_value(k)} = {_toml_value(v)}" for k, v in src.items()]
-    lines += ["", "[measured]", f"started = {_toml_value(when)}", f"duration_s = {round(cal.duration_s, 2)}",
-              f"quick = {_toml_value(cal.quick)}"]
-    for k, v in f.items():
-        if v is not None:
-            lines.append(f"{k} = {_toml_value(v)}")
-    aliases = {"stream.triad": ["device.memory_bandwidth"]}
-    for k, meas in m.items():
-        d = meas.as_dict()
-        lines += ["", f"[measured.{_toml_value(k)}]"]
-        if k in aliases:
-            d["used_for"] = aliases[k]
-        lines += [f"{kk} = {_toml_value(vv)}" for kk, vv in d.items()]
-    return "\n".join(lines) + "\n"
-
-
-#: a calibrated figure whose repeats spread more than this, (max - min) / value, is too noisy for
-#: a validation error to mean much; a calibration older than MAX_AGE_DAYS may describe another machine state
-MAX_SPREAD = 0.25
-MAX_AGE_DAYS = 30
-
-
-def calibration_warnings(profile: Any, now: "_dt.datetime | None" = None) -> list[str]:
-    """Why a validation against the measured *profile* may mean little: figures whose repeats
-    spread more than :data:`MAX_SPREAD`, a calibration older than :data:`MAX_AGE_DAYS` days or
-    made with ``--quick``. Empty for a profile that is not ``kind = "measured"``."""
-    if getattr(profile, "kind", None) != "measured":
-        return []
-    meas = dict(getattr(profile, "measured", None) or {})
-    name = getattr(profile, "name", "?")
-    out = []
-    noisy = sorted((k, float(v["spread"])) for k, v in meas.items()
-                   if isinstance(v, dict) and isinstance(v.get("spread"), (int, float)) and v["spread"] > MAX_SPREAD)
-    if noisy:
-        out.append(f"profile {name!r}: calibrated figure(s) spread over {MAX_SPREAD:.0%} between repeats ("
-                   + ", ".join(f"{k} {sp:.0%}" for k, sp in noisy) + "): the machine was busy; errors against it "
-                   "measure the load as much as the model (re-run `suite hardware calibrate` on an idle machine)")
-    started = meas.get("started")
-    if started:
-        try:
-            when = _dt.datetime.fromisoformat(str(started))
-            age = ((now or _dt.datetime.now(_dt.timezone.utc)) - when).total_seconds() / 86400.0
-            if age > MAX_AGE_DAYS:
-                out.append(f"profile {name!r}: calibrated {age:.0f} days ago ({started}); re-run `suite hardware "
-                           f"calibrate` if the machine or its software changed")
-        except (TypeError, ValueError):
-            pass
-    if meas.get("quick") is True:
-        out.append(f"profile {name!r}: a --quick calibration (fewer, smaller repeats); a full one is steadier")
-    return out
