@@ -37,14 +37,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from suite.errors import WorkloadError
 from suite.workloads.types import Layer, LayerTable
 
-__all__ = ["T", "CNNBuilder", "conv_out", "pool_out", "deconv_out"]
+__all__ = ["T", "CNNBuilder", "conv_out", "pool_out", "deconv_out", "TORCHVISION"]
+
+#: how the CNN builders cite torchvision's definitions (the version their counts were checked against)
+TORCHVISION = "torchvision.models (v0.15+)"
+
+#: a kernel, stride, padding or dilation: one int for both axes, or (height, width)
+Size = int | tuple[int, int]
 
 
-def _pair(v) -> tuple[int, int]:
+def _pair(v: Size) -> tuple[int, int]:
     if isinstance(v, (tuple, list)):
         if len(v) != 2:
             raise WorkloadError(f"expected an int or a pair, given {v!r}")
@@ -127,7 +134,7 @@ class CNNBuilder:
 
     def _add(self, kind: str, name: str | None, inputs: list[T], out_shape: tuple[int, ...], *,
              params: int = 0, fwd: float = 0.0, bwd_data: float = 0.0, bwd_weight: float = 0.0,
-             workspace_elems: float = 0.0, grad_shape: tuple[int, int] | None = None, **attrs) -> T:
+             workspace_elems: float = 0.0, grad_shape: tuple[int, int] | None = None, **attrs: Any) -> T:
         name = self._name(kind, name)
         if all(t.name == "input" for t in inputs):
             bwd_data = 0.0  # no gradient is needed w.r.t. the model input
@@ -154,7 +161,7 @@ class CNNBuilder:
                           dtype_bytes=self.dtype_bytes, published_params=published_params)
 
     # ------------------------------------------------------------------ layers with weights
-    def conv(self, x: T, out: int, kernel, stride=1, padding=0, dilation=1, groups: int = 1,
+    def conv(self, x: T, out: int, kernel: Size, stride: Size = 1, padding: Size = 0, dilation: Size = 1, groups: int = 1,
              bias: bool = True, name: str | None = None) -> T:
         """2-D convolution. Params ``out*(C/groups)*kh*kw (+out)``; MACs ``out*Ho*Wo*(C/groups)*kh*kw``."""
         c, h, w = _chw(x, self.name, "conv")
@@ -173,7 +180,8 @@ class CNNBuilder:
                          kernel=(kh, kw), stride=(sh, sw), padding=(ph, pw), dilation=(dh, dw),
                          groups=groups, bias=bias)
 
-    def deconv(self, x: T, out: int, kernel, stride=1, padding=0, output_padding=0, dilation=1,
+    def deconv(self, x: T, out: int, kernel: Size, stride: Size = 1, padding: Size = 0, output_padding: Size = 0,
+               dilation: Size = 1,
                groups: int = 1, bias: bool = True, name: str | None = None) -> T:
         """Transpose convolution (``kind="deconv"``). MACs ``C*H*W*(out/groups)*kh*kw`` (every input
         element scattered through the kernel; no multiplication by inserted zeros)."""
@@ -235,15 +243,15 @@ class CNNBuilder:
         """Softmax over the classes: approx. 3 ops/element forward (exp, sum, divide), 2 backward."""
         return self._add("softmax", name, [x], x.shape, fwd=3 * x.numel, bwd_data=2 * x.numel)
 
-    def maxpool(self, x: T, kernel, stride=None, padding=0, ceil_mode: bool = False,
+    def maxpool(self, x: T, kernel: Size, stride: Size | None = None, padding: Size = 0, ceil_mode: bool = False,
                 name: str | None = None) -> T:
         return self._pool("max", x, kernel, stride, padding, ceil_mode, name)
 
-    def avgpool(self, x: T, kernel, stride=None, padding=0, ceil_mode: bool = False,
+    def avgpool(self, x: T, kernel: Size, stride: Size | None = None, padding: Size = 0, ceil_mode: bool = False,
                 name: str | None = None) -> T:
         return self._pool("avg", x, kernel, stride, padding, ceil_mode, name)
 
-    def _pool(self, mode: str, x: T, kernel, stride, padding, ceil_mode: bool, name: str | None) -> T:
+    def _pool(self, mode: str, x: T, kernel: Size, stride: Size | None, padding: Size, ceil_mode: bool, name: str | None) -> T:
         """Pooling: ``kh*kw`` ops per output element forward; 1 op per input element backward."""
         c, h, w = _chw(x, self.name, f"{mode}pool")
         kh, kw = _pair(kernel)
@@ -253,7 +261,7 @@ class CNNBuilder:
         return self._add("pool", name, [x], (c, ho, wo), fwd=c * ho * wo * kh * kw, bwd_data=x.numel,
                          pool=mode, kernel=(kh, kw), stride=(sh, sw), padding=(ph, pw), ceil_mode=ceil_mode)
 
-    def adaptive_avgpool(self, x: T, output_size=1, name: str | None = None) -> T:
+    def adaptive_avgpool(self, x: T, output_size: Size = 1, name: str | None = None) -> T:
         """Adaptive average pooling to ``output_size``: each input element summed about once
         (exactly once when the size divides), 1 op per input element each way."""
         c, _h, _w = _chw(x, self.name, "adaptive_avgpool")
@@ -285,8 +293,8 @@ class CNNBuilder:
         return self._add("reshape", name, [x], tuple(shape))
 
     # ------------------------------------------------------------------ composites
-    def conv_bn_relu(self, x: T, out: int, kernel, stride=1, padding=0, name: str = "",
-                     eps: float = 1e-5, relu: bool = True, dilation=1, groups: int = 1) -> T:
+    def conv_bn_relu(self, x: T, out: int, kernel: Size, stride: Size = 1, padding: Size = 0, name: str = "",
+                     eps: float = 1e-5, relu: bool = True, dilation: Size = 1, groups: int = 1) -> T:
         """conv (no bias) -> batch norm -> ReLU, torchvision's ``BasicConv2d`` pattern."""
         x = self.conv(x, out, kernel, stride, padding, dilation, groups, bias=False, name=f"{name}.conv")
         x = self.bn(x, name=f"{name}.bn", eps=eps)
@@ -296,10 +304,10 @@ class CNNBuilder:
 def _chw(x: T, model: str, op: str) -> tuple[int, int, int]:
     if len(x.shape) != 3:
         raise WorkloadError(f"{model}: {op} needs a (C, H, W) input, given {x.shape} from layer {x.name!r}")
-    return x.shape  # type: ignore[return-value]
+    return x.shape[0], x.shape[1], x.shape[2]
 
 
-def _concat_shape(shapes: list[tuple[int, ...]], attrs: dict) -> tuple[int, ...]:
+def _concat_shape(shapes: list[tuple[int, ...]], attrs: dict[str, Any]) -> tuple[int, ...]:
     if attrs.get("axis") == 0:
         return (sum(s[0] for s in shapes), *shapes[0][1:])
     return shapes[0]
