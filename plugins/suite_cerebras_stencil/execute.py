@@ -293,6 +293,38 @@ def _rel_err(xs, ref) -> float:
 TOL = {"fp32": 1e-5, "fp16": 5e-3}
 
 
+def _decomposed_check(kernel: str, fields, single, variant: str, box, d: int, ledger: Ledger) -> tuple[str, int]:
+    """Run the variant's decomposition (WSE: blocks of columns; CPU: x-slabs) on the check box;
+    it must equal the single domain bit for bit and its ledger the model's halo bytes.
+
+    Returns
+    -------
+    (layout description, model halo bytes per step over all ranks)
+
+    Raises
+    ------
+    suite.errors.TechniqueError
+        The decomposition differs from the single domain, or the ledger from the model.
+    """
+    from suite.errors import TechniqueError
+
+    if variant == "wse":
+        px, py = min(4, box[0]), min(4, box[1])
+        dec = block_run(kernel, fields, px, py, ledger)
+        expect = block_halo_expected(kernel, *box, px, py, d)
+        layout = f"{px} x {py} blocks of columns"
+    else:
+        parts = 2 if variant == "cpu-2s" else 4
+        dec = slab_run(kernel, fields, parts, ledger)
+        expect = parts * int(halo_bytes(kernel, 0, box[1], box[2], d, variant))
+        layout = f"{parts} x-slabs"
+    if not all(np.array_equal(a, b) for a, b in zip(dec, single)):
+        raise TechniqueError(f"cerebras-stencil execute: {layout} differ from the single domain")
+    if ledger.total_bytes != expect:
+        raise TechniqueError(f"cerebras-stencil execute: ledger {ledger.total_bytes} B != model {expect} B ({layout})")
+    return layout, expect
+
+
 def evaluate(scenario, repeats: int = 5):
     """Execute fidelity (see the module docstring).
 
@@ -341,22 +373,8 @@ def evaluate(scenario, repeats: int = 5):
         raise TechniqueError(f"cerebras-stencil execute: {kernel} differs from the float64 oracle "
                              f"(slices {oracle_err:.3g}, correlate {corr_err:.3g}; tolerance {TOL[dtype]:g})")
     ledger = Ledger()
-    v = scenario.variant
-    if v == "wse":
-        px, py = min(4, box[0]), min(4, box[1])
-        dec = block_run(kernel, fields, px, py, ledger)
-        expect = block_halo_expected(kernel, *box, px, py, d)
-        layout = f"{px} x {py} blocks of columns"
-    else:
-        parts = 2 if v == "cpu-2s" else 4
-        dec = slab_run(kernel, fields, parts, ledger)
-        expect = parts * int(halo_bytes(kernel, 0, box[1], box[2], d, v))
-        layout = f"{parts} x-slabs"
-    equal = all(np.array_equal(a, b) for a, b in zip(dec, single))
-    if not equal:
-        raise TechniqueError(f"cerebras-stencil execute: {layout} differ from the single domain")
-    if ledger.total_bytes != expect:
-        raise TechniqueError(f"cerebras-stencil execute: ledger {ledger.total_bytes} B != model {expect} B ({layout})")
+    layout, expect = _decomposed_check(kernel, fields, single, scenario.variant, box, d, ledger)
+    equal = True  # _decomposed_check raised otherwise
 
     n = grid[0] * grid[1] * grid[2]
     tshape = grid if n <= TIME_MAX_POINTS else tuple(min(g, TIME_MAX) for g in grid)
