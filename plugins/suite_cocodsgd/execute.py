@@ -109,71 +109,89 @@ def setup(variant: str, params, profile=None, seed: int = 0, dataset=None, clock
 
 def run(s: Setup) -> dict:
     """Run *s* in place; returns the run's extra figures (``merge_error``, ``oracle_error``)."""
-    w, T, k, lr, v = s.workers, s.steps, s.k, s.lr, s.variant
-    c: Clock = w.clock
-    K = w.K
+    steps = {"s-sgd": _run_s_sgd, "local-sgd": _run_local_sgd, "pipe-sgd": _run_pipe_sgd,
+             "cocod-sgd": _run_cocod_sgd}.get(s.variant)
+    if steps is None:
+        raise Skip(f"unknown cocod-sgd variant {s.variant!r}")
     extra = {"merge_error": 0.0}
-    w.record(0)
-    if v == "s-sgd":
-        for t in range(T):
-            grads = [w.gradient(i) for i in range(K)]
-            g = w.allreduce_mean(grads, tag="grad")
-            for i in range(K):
-                w.params[i] = w.params[i] - lr * g[i]
-            w.advance(c.slowest + c.allreduce)
-            w.record(t + 1)
-    elif v == "local-sgd":
-        for t in range(T):
-            for i in range(K):
-                w.params[i] = w.params[i] - lr * w.gradient(i)
-            w.advance(c.slowest)
-            if (t + 1) % k == 0:
-                w.params = w.allreduce_mean(w.params, tag="model")
-                w.advance(c.allreduce)
-            w.record(t + 1)
-    elif v == "pipe-sgd":
-        pending = None
-        for t in range(T):
-            grads = [w.gradient(i) for i in range(K)]
-            if K == 1:  # nothing to overlap: plain SGD
-                w.params[0] = w.params[0] - lr * grads[0]
-                w.advance(c.slowest)
-            else:
-                if pending is not None:
-                    for i in range(K):
-                        w.params[i] = w.params[i] - lr * pending[i]
-                pending = w.allreduce_mean(grads, tag="grad")
-                w.advance(max(c.slowest, c.allreduce))
-            w.record(t + 1)
-        if pending is not None:  # drain: apply the last gradient once its all-reduce ends
-            for i in range(K):
-                w.params[i] = w.params[i] - lr * pending[i]
-            w.advance(c.allreduce)
-            w.record(T)
-    elif v == "cocod-sgd":
-        t = 0
-        while t < T:
-            steps = min(k, T - t)
-            anchors = [p.copy() for p in w.params]
-            for j in range(steps):
-                for i in range(K):
-                    w.params[i] = w.params[i] - lr * w.gradient(i)
-                w.advance(c.slowest)
-                if j < steps - 1:
-                    w.record(t + j + 1)
-            t += steps
-            if steps == k:  # a complete round: the all-reduce launched at its start has finished
-                xbar = w.allreduce_mean(anchors, tag="model")
-                deltas = [w.params[i] - anchors[i] for i in range(K)]
-                w.params = [xbar[i] + deltas[i] for i in range(K)]
-                lhs = w.average()
-                rhs = xbar[0] + np.sum([w.weights[i] * deltas[i] for i in range(K)], axis=0)
-                extra["merge_error"] = max(extra["merge_error"], float(np.max(np.abs(lhs - rhs))))
-                w.advance(max(0.0, c.allreduce - k * c.slowest))  # round = max(k t_c, t_AR)
-            w.record(t)
-    else:
-        raise Skip(f"unknown cocod-sgd variant {v!r}")
+    s.workers.record(0)
+    steps(s, extra)
     return extra
+
+
+def _sgd_all(w, lr: float, grads) -> None:
+    for i in range(w.K):
+        w.params[i] = w.params[i] - lr * grads[i]
+
+
+def _run_s_sgd(s: Setup, extra: dict) -> None:
+    """Synchronous SGD: every step all-reduces the gradients, then every worker applies them."""
+    w, c = s.workers, s.workers.clock
+    for t in range(s.steps):
+        grads = [w.gradient(i) for i in range(w.K)]
+        _sgd_all(w, s.lr, w.allreduce_mean(grads, tag="grad"))
+        w.advance(c.slowest + c.allreduce)
+        w.record(t + 1)
+
+
+def _run_local_sgd(s: Setup, extra: dict) -> None:
+    """Local SGD: local steps, and every k steps a blocking all-reduce of the models."""
+    w, c = s.workers, s.workers.clock
+    for t in range(s.steps):
+        _sgd_all(w, s.lr, [w.gradient(i) for i in range(w.K)])
+        w.advance(c.slowest)
+        if (t + 1) % s.k == 0:
+            w.params = w.allreduce_mean(w.params, tag="model")
+            w.advance(c.allreduce)
+        w.record(t + 1)
+
+
+def _run_pipe_sgd(s: Setup, extra: dict) -> None:
+    """Pipe-SGD: each step's gradient all-reduce overlaps the next step's compute; the update uses
+    the gradient one step stale."""
+    w, c = s.workers, s.workers.clock
+    pending = None
+    for t in range(s.steps):
+        grads = [w.gradient(i) for i in range(w.K)]
+        if w.K == 1:  # nothing to overlap: plain SGD
+            w.params[0] = w.params[0] - s.lr * grads[0]
+            w.advance(c.slowest)
+        else:
+            if pending is not None:
+                _sgd_all(w, s.lr, pending)
+            pending = w.allreduce_mean(grads, tag="grad")
+            w.advance(max(c.slowest, c.allreduce))
+        w.record(t + 1)
+    if pending is not None:  # drain: apply the last gradient once its all-reduce ends
+        _sgd_all(w, s.lr, pending)
+        w.advance(c.allreduce)
+        w.record(s.steps)
+
+
+def _run_cocod_sgd(s: Setup, extra: dict) -> None:
+    """CoCoD-SGD: the all-reduce of the round's anchors runs during the round's k local steps;
+    at the round's end each worker adds its local progress to the averaged anchor (checked
+    against the weighted average: ``merge_error``)."""
+    w, c, T, k = s.workers, s.workers.clock, s.steps, s.k
+    t = 0
+    while t < T:
+        steps = min(k, T - t)
+        anchors = [p.copy() for p in w.params]
+        for j in range(steps):
+            _sgd_all(w, s.lr, [w.gradient(i) for i in range(w.K)])
+            w.advance(c.slowest)
+            if j < steps - 1:
+                w.record(t + j + 1)
+        t += steps
+        if steps == k:  # a complete round: the all-reduce launched at its start has finished
+            xbar = w.allreduce_mean(anchors, tag="model")
+            deltas = [w.params[i] - anchors[i] for i in range(w.K)]
+            w.params = [xbar[i] + deltas[i] for i in range(w.K)]
+            lhs = w.average()
+            rhs = xbar[0] + np.sum([w.weights[i] * deltas[i] for i in range(w.K)], axis=0)
+            extra["merge_error"] = max(extra["merge_error"], float(np.max(np.abs(lhs - rhs))))
+            w.advance(max(0.0, c.allreduce - k * c.slowest))  # round = max(k t_c, t_AR)
+        w.record(t)
 
 
 def run_dense_sgd(s: Setup) -> np.ndarray:
