@@ -182,39 +182,15 @@ def round_model(profile, *, variant: str, clients: int, d: int, classes: int, sa
     per_srv = sum(cnt * b for kind, cnt, b in msgs if kind == "server")
     own = np.full(clients, per_peer * deg + per_srv, dtype=float)
     wan_bytes = float((far_peers * per_peer).sum() + (far_server * per_srv).sum())
-    n_sites = int(site.max()) + 1 if clients else 1
-    site_bytes = np.array([own[site == s].sum() for s in range(n_sites)])
-    per_site = np.array([(site == s).sum() for s in range(n_sites)])
-    multi_level = len(profile.network) >= 2
-    comm = np.zeros(clients)
-    wifi = Group(ranks_per_node=2, nodes=1)
     peaks: dict = {}
     gemm = 2.0 * samples * d * hidden
     F = flops_per_round(variant, d, hidden, classes, samples, phase1, phase2, deg, reading)
     for name in set(cls):
         peaks[name] = _peak_and_eff(profile, name, gemm, efficiency)
     compute = np.array([F / (peaks[c][1] * peaks[c][0]) for c in cls], dtype=float)
+    comm = np.zeros(clients)
     if msgs and profile.network:
-        # per site: the Wi-Fi price of every message (fair share of the medium) and the WAN price of
-        # one far message (the site's clients share its uplink); a client adds its far counts
-        wifi_s = np.zeros(n_sites)
-        wan_peer_s = np.zeros(n_sites)
-        wan_srv_s = np.zeros(n_sites)
-        for s_ in range(n_sites):
-            if per_site[s_] == 0:
-                continue
-            share = site_bytes[s_] / own[site == s_][0] if own[site == s_][0] > 0 else 1.0
-            wan = Group(ranks_per_node=max(1, int(per_site[s_])), nodes=2)
-            for kind, cnt, b_ in msgs:
-                npeers = 1 if kind == "server" else deg
-                wifi_s[s_] += cnt * npeers * _p2p(b_ * share, wifi, profile)
-                if multi_level:
-                    t_wan = cnt * _p2p(b_, wan, profile)
-                    if kind == "server":
-                        wan_srv_s[s_] += t_wan
-                    else:
-                        wan_peer_s[s_] += t_wan
-        comm = wifi_s[site] + far_peers * wan_peer_s[site] + far_server * wan_srv_s[site]
+        comm = _comm_times(profile, msgs, deg, site, own, far_peers, far_server)
     total = compute + comm
     s = int(np.argmax(total)) if clients else 0
     moved = own.sum() / 2.0  # each message counted at both ends above
@@ -222,6 +198,37 @@ def round_model(profile, *, variant: str, clients: int, d: int, classes: int, sa
         moved = own.sum()  # server's end not in `own`
     return RoundModel(float(total[s]), s, cls[s], tuple(compute), tuple(comm), float(moved / max(1, clients)),
                       float(wan_bytes / own.sum()) if own.sum() else 0.0)
+
+
+def _comm_times(profile, msgs, deg: int, site: np.ndarray, own: np.ndarray, far_peers: np.ndarray,
+                far_server: np.ndarray) -> np.ndarray:
+    """Per client, the round's communication time (s). Per site: the Wi-Fi price of every message
+    (a fair share of the medium: the message grows by the site's bytes over the client's) and the
+    WAN price of one far message (the site's clients share its uplink); a client adds its far
+    counts."""
+    n_sites = int(site.max()) + 1 if site.size else 1
+    site_bytes = np.array([own[site == s].sum() for s in range(n_sites)])
+    per_site = np.array([(site == s).sum() for s in range(n_sites)])
+    multi_level = len(profile.network) >= 2
+    wifi = Group(ranks_per_node=2, nodes=1)
+    wifi_s = np.zeros(n_sites)
+    wan_peer_s = np.zeros(n_sites)
+    wan_srv_s = np.zeros(n_sites)
+    for s_ in range(n_sites):
+        if per_site[s_] == 0:
+            continue
+        share = site_bytes[s_] / own[site == s_][0] if own[site == s_][0] > 0 else 1.0
+        wan = Group(ranks_per_node=max(1, int(per_site[s_])), nodes=2)
+        for kind, cnt, b_ in msgs:
+            npeers = 1 if kind == "server" else deg
+            wifi_s[s_] += cnt * npeers * _p2p(b_ * share, wifi, profile)
+            if multi_level:
+                t_wan = cnt * _p2p(b_, wan, profile)
+                if kind == "server":
+                    wan_srv_s[s_] += t_wan
+                else:
+                    wan_peer_s[s_] += t_wan
+    return wifi_s[site] + far_peers * wan_peer_s[site] + far_server * wan_srv_s[site]
 
 
 def _shape(scenario) -> tuple[int, int, float]:
