@@ -53,8 +53,6 @@ def main(argv=None) -> int:
         S = model.Strategies(*(cat(k) for k in ("tp", "pp", "dp", "mbs", "rc")))
         exp = np.arange(len(S)) >= len(S) // 2  # first copy HBM only, second with the expansion tier
         jobs.append((b, ci, S, exp))
-        for p, r in set(zip(S.pp.tolist(), S.rc.tolist())):  # warm-up: the workload's layer partitions
-            model.stage_split(w, p, r)
     points = sum(len(j[2]) for j in jobs)
     with threadpool_limits(1):
         # cold: the first pass in the process also derives the shared model's per-profile figures

@@ -125,8 +125,114 @@ def _shard(W, tp, heads):
     return out
 
 
+class _Ranks:
+    """The simulated ranks of one tp x pp x dp strategy: the sharded blocks, the stage of each
+    block, and the collectives between ranks numbered Megatron's way,
+    ``rank = t + tp (d + dp p)`` (tp innermost, then dp, then the stage)."""
+
+    def __init__(self, W, heads, tp, pp, dp, mbs, s, ledger: Ledger):
+        self.L, self.tp, self.dp, self.mbs, self.s, self.ledger = len(W), tp, dp, mbs, s, ledger
+        self.hl, self.d = heads // tp, W[0]["wq"].shape[0] // heads
+        bounds = np.linspace(0, self.L, pp + 1).round().astype(int)
+        self.stage_of = np.searchsorted(bounds, np.arange(self.L), side="right") - 1
+        self.S = _shard(W, tp, heads)
+
+    def rank(self, t, dd, p):
+        return t + self.tp * (dd + self.dp * p)
+
+    def handoff(self, a, src_stage, dst_stage, dd):
+        """Each tp rank sends its 1/tp slice to the next stage; the receiving stage all-gathers them."""
+        flat = a.reshape(-1)
+        cuts = np.linspace(0, flat.size, self.tp + 1).round().astype(int)
+        got = []
+        for t in range(self.tp):
+            src, dst = self.rank(t, dd, src_stage), self.rank(t, dd, dst_stage)
+            got.append(recv(self.ledger, src, dst, send(self.ledger, src, dst, flat[cuts[t]:cuts[t + 1]], "pp"), "pp"))
+        full = allgather(got, self.ledger, "pp-gather") if self.tp > 1 else got
+        return full[0].reshape(a.shape)
+
+    def ar(self, parts):
+        """Megatron's f / g operators: the tp ranks' partial outputs summed (every rank gets the sum)."""
+        return ring_allreduce(parts, self.ledger, "tp")[0] if self.tp > 1 else parts[0]
+
+    def block_forward(self, i, cur):
+        """Block *i* forward on the tp ranks: (output, what its backward needs)."""
+        mbs, s, hl, d = self.mbs, self.s, self.hl, self.d
+        parts, rc = [], []
+        for t in range(self.tp):
+            w = self.S[i][t]
+            q, k, v = cur @ w["wq"], cur @ w["wk"], cur @ w["wv"]
+            qh, kh, vh = (a.reshape(mbs, s, hl, d).transpose(0, 2, 1, 3) for a in (q, k, v))
+            p = _softmax(qh @ kh.transpose(0, 1, 3, 2) / np.sqrt(d))
+            o = (p @ vh).transpose(0, 2, 1, 3).reshape(mbs, s, hl * d)
+            parts.append(o @ w["wo"])
+            rc.append((qh, kh, vh, p, o))
+        x1 = cur + self.ar(parts)
+        zs = [x1 @ self.S[i][t]["w1"] for t in range(self.tp)]
+        us = [_gelu(z) for z in zs]
+        x2 = x1 + self.ar([us[t] @ self.S[i][t]["w2"] for t in range(self.tp)])
+        return x2, (cur, rc, x1, zs, us)
+
+    def block_backward(self, i, dx, cache, A):
+        """Block *i* backward: the input gradient; the weight gradients accumulated into *A* (per tp rank)."""
+        x0, rc, x1, zs, us = cache
+        parts = []
+        for t in range(self.tp):
+            w = self.S[i][t]
+            A[t]["w2"] += np.einsum("bsf,bsh->fh", us[t], dx)
+            dz = (dx @ w["w2"].T) * _gelu_grad(zs[t])
+            A[t]["w1"] += np.einsum("bsh,bsf->hf", x1, dz)
+            parts.append(dz @ w["w1"].T)
+        dx1 = dx + self.ar(parts)
+        parts = [self._attention_backward(self.S[i][t], rc[t], x0, dx1, A[t]) for t in range(self.tp)]
+        return dx1 + self.ar(parts)
+
+    def _attention_backward(self, w, saved, x0, dx1, At):
+        mbs, s, hl, d = self.mbs, self.s, self.hl, self.d
+        qh, kh, vh, p, o = saved
+        At["wo"] += np.einsum("bsh,bsk->hk", o, dx1)
+        do = (dx1 @ w["wo"].T).reshape(mbs, s, hl, d).transpose(0, 2, 1, 3)
+        dpp = do @ vh.transpose(0, 1, 3, 2)
+        dvh = p.transpose(0, 1, 3, 2) @ do
+        ds = p * (dpp - (dpp * p).sum(-1, keepdims=True)) / np.sqrt(d)
+        dq, dk, dv = (a.transpose(0, 2, 1, 3).reshape(mbs, s, hl * d) for a in (ds @ kh, ds.transpose(0, 1, 3, 2) @ qh, dvh))
+        At["wq"] += np.einsum("bsh,bsk->hk", x0, dq)
+        At["wk"] += np.einsum("bsh,bsk->hk", x0, dk)
+        At["wv"] += np.einsum("bsh,bsk->hk", x0, dv)
+        return dq @ w["wq"].T + dk @ w["wk"].T + dv @ w["wv"].T
+
+    def microbatch(self, cur, dx, dd, acc):
+        """Forward then backward of one micro-batch through every stage of replica *dd*: its output."""
+        caches = []
+        for i in range(self.L):
+            if i > 0 and self.stage_of[i] != self.stage_of[i - 1]:
+                cur = self.handoff(cur, self.stage_of[i - 1], self.stage_of[i], dd)
+            cur, c = self.block_forward(i, cur)
+            caches.append(c)
+        for i in range(self.L - 1, -1, -1):
+            if i < self.L - 1 and self.stage_of[i] != self.stage_of[i + 1]:
+                dx = self.handoff(dx, self.stage_of[i + 1], self.stage_of[i], dd)
+            dx = self.block_backward(i, dx, caches[i], acc[dd][i])
+        return cur
+
+    def dp_reduce(self, acc):
+        """Data parallelism: each (block, tp shard) gradient summed over the replicas, then the shards
+        reassembled into whole matrices."""
+        grads = []
+        for i in range(self.L):
+            full = {}
+            for name in ("wq", "wk", "wv", "wo", "w1", "w2"):
+                shards = []
+                for t in range(self.tp):
+                    reps = [acc[dd][i][t][name] for dd in range(self.dp)]
+                    shards.append(ring_allreduce(reps, self.ledger, "dp")[0] if self.dp > 1 else reps[0])
+                full[name] = np.concatenate(shards, axis=0 if name in ("wo", "w2") else 1)
+            grads.append(full)
+        return grads
+
+
 def parallel_forward_backward(W, x, g, heads, tp, pp, dp, mbs, ledger: Ledger):
-    """One step of the tp x pp x dp strategy on simulated ranks.
+    """One step of the tp x pp x dp strategy on simulated ranks (:class:`_Ranks`).
 
     ``x``, ``g`` : (dp * m * mbs, s, h) inputs and output gradients. Ranks are numbered Megatron's
     way, ``rank = t + tp (d + dp p)`` (tp innermost, then dp, then the stage).
@@ -150,95 +256,15 @@ def parallel_forward_backward(W, x, g, heads, tp, pp, dp, mbs, ledger: Ledger):
     if B % (dp * mbs):
         raise ParameterError(f"comet: batch {B} is not divisible by dp x mbs = {dp * mbs}")
     m = B // (dp * mbs)
-    hl, d = heads // tp, h // heads
-    bounds = np.linspace(0, L, pp + 1).round().astype(int)
-    stage_of = np.searchsorted(bounds, np.arange(L), side="right") - 1
-    S = _shard(W, tp, heads)
-    rank = lambda t, dd, p: t + tp * (dd + dp * p)  # noqa: E731
-    acc = [[[{k: np.zeros_like(v) for k, v in S[i][t].items()} for t in range(tp)] for i in range(L)] for _ in range(dp)]
+    R = _Ranks(W, heads, tp, pp, dp, mbs, s, ledger)
+    acc = [[[{k: np.zeros_like(v) for k, v in R.S[i][t].items()} for t in range(tp)] for i in range(L)]
+           for _ in range(dp)]
     out = np.empty_like(x)
-
-    def handoff(a, src_stage, dst_stage, dd):
-        # each tp rank sends its 1/tp slice; the receiving stage all-gathers them
-        flat = a.reshape(-1)
-        cuts = np.linspace(0, flat.size, tp + 1).round().astype(int)
-        got = [recv(ledger, rank(t, dd, src_stage), rank(t, dd, dst_stage),
-                    send(ledger, rank(t, dd, src_stage), rank(t, dd, dst_stage), flat[cuts[t]:cuts[t + 1]], "pp"), "pp")
-               for t in range(tp)]
-        full = allgather(got, ledger, "pp-gather") if tp > 1 else got
-        return full[0].reshape(a.shape)
-
-    def ar(parts):
-        # Megatron's f / g operators: sum the tp ranks' partial outputs (every rank gets the sum)
-        return ring_allreduce(parts, ledger, "tp")[0] if tp > 1 else parts[0]
-
     for dd in range(dp):
         for mb in range(m):
             sl = slice((dd * m + mb) * mbs, (dd * m + mb + 1) * mbs)
-            cur = x[sl]
-            caches = []
-            for i in range(L):
-                if i > 0 and stage_of[i] != stage_of[i - 1]:
-                    cur = handoff(cur, stage_of[i - 1], stage_of[i], dd)
-                parts, rc = [], []
-                for t in range(tp):
-                    w = S[i][t]
-                    q, k, v = cur @ w["wq"], cur @ w["wk"], cur @ w["wv"]
-                    qh, kh, vh = (a.reshape(mbs, s, hl, d).transpose(0, 2, 1, 3) for a in (q, k, v))
-                    p = _softmax(qh @ kh.transpose(0, 1, 3, 2) / np.sqrt(d))
-                    o = (p @ vh).transpose(0, 2, 1, 3).reshape(mbs, s, hl * d)
-                    parts.append(o @ w["wo"])
-                    rc.append((qh, kh, vh, p, o))
-                x1 = cur + ar(parts)
-                zs = [x1 @ S[i][t]["w1"] for t in range(tp)]
-                us = [_gelu(z) for z in zs]
-                x2 = x1 + ar([us[t] @ S[i][t]["w2"] for t in range(tp)])
-                caches.append((cur, rc, x1, zs, us))
-                cur = x2
-            out[sl] = cur
-            dx = g[sl]
-            for i in range(L - 1, -1, -1):
-                if i < L - 1 and stage_of[i] != stage_of[i + 1]:
-                    dx = handoff(dx, stage_of[i + 1], stage_of[i], dd)
-                x0, rc, x1, zs, us = caches[i]
-                A = acc[dd][i]
-                parts = []
-                for t in range(tp):
-                    w = S[i][t]
-                    A[t]["w2"] += np.einsum("bsf,bsh->fh", us[t], dx)
-                    dz = (dx @ w["w2"].T) * _gelu_grad(zs[t])
-                    A[t]["w1"] += np.einsum("bsh,bsf->hf", x1, dz)
-                    parts.append(dz @ w["w1"].T)
-                dx1 = dx + ar(parts)
-                parts = []
-                for t in range(tp):
-                    w = S[i][t]
-                    qh, kh, vh, p, o = rc[t]
-                    A[t]["wo"] += np.einsum("bsh,bsk->hk", o, dx1)
-                    do = (dx1 @ w["wo"].T).reshape(mbs, s, hl, d).transpose(0, 2, 1, 3)
-                    dpp = do @ vh.transpose(0, 1, 3, 2)
-                    dvh = p.transpose(0, 1, 3, 2) @ do
-                    ds = p * (dpp - (dpp * p).sum(-1, keepdims=True)) / np.sqrt(d)
-                    dq, dk, dv = (a.transpose(0, 2, 1, 3).reshape(mbs, s, hl * d)
-                                  for a in (ds @ kh, ds.transpose(0, 1, 3, 2) @ qh, dvh))
-                    A[t]["wq"] += np.einsum("bsh,bsk->hk", x0, dq)
-                    A[t]["wk"] += np.einsum("bsh,bsk->hk", x0, dk)
-                    A[t]["wv"] += np.einsum("bsh,bsk->hk", x0, dv)
-                    parts.append(dq @ w["wq"].T + dk @ w["wk"].T + dv @ w["wv"].T)
-                dx = dx1 + ar(parts)
-    # data parallelism: each (block, tp shard) gradient summed over the replicas
-    grads = []
-    for i in range(L):
-        full = {}
-        for name in ("wq", "wk", "wv", "wo", "w1", "w2"):
-            shards = []
-            for t in range(tp):
-                reps = [acc[dd][i][t][name] for dd in range(dp)]
-                shards.append(ring_allreduce(reps, ledger, "dp")[0] if dp > 1 else reps[0])
-            axis = 0 if name in ("wo", "w2") else 1
-            full[name] = np.concatenate(shards, axis=axis)
-        grads.append(full)
-    return out, grads
+            out[sl] = R.microbatch(x[sl], g[sl], dd, acc)
+    return out, R.dp_reduce(acc)
 
 
 def _rel(a, b):

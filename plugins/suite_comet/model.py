@@ -10,57 +10,27 @@ stages across nodes, data-parallel replicas (``tp * pp * dp`` = the cluster's GP
 rank order: tp innermost, then dp, then pp), micro-batch size and activation recomputation
 (``none`` / ``selective`` / ``full``, Korthikanti et al. 2022).
 
-Per micro-batch and block (one attention + one MLP layer of the zoo's table)
---------------------------------------------------------------------------
-* compute, roofline [Williams09] via :func:`suite.perf.roofline_time`:
-  ``t_blk = max(F_blk mbs / (tp eff peak), B_blk / BW_hbm)`` with ``F_blk`` the block's training
-  FLOPs per sequence (:func:`suite.workloads.transformer.training_flops` terms: forward, backward
-  = 2 x forward, plus the recomputed forward) and ``B_blk = 3 * 2 W_blk / tp + 2 A_blk mbs``
-  (16-bit weights read forward and backward and their gradient written; saved activations
-  ``A_blk`` per GPU written forward and read backward: Korthikanti et al. §4.1 eq. (1) per choice,
-  with tensor parallelism eq. (2): ``R + (A - R) / tp``, ``R`` the replicated part, see
-  :class:`WorkloadConsts`);
-* tensor parallelism: Megatron's two all-reduces forward and two backward per block (Shoeybi et
-  al. 2019 §3; Narayanan SC'21 §3.2), two more when the forward is recomputed, each of
-  ``2 mbs s h`` bytes over ``Group(tp, 1)`` (inside a node), priced by
-  :func:`suite.perf.collective.collective_time`; not overlapped;
-* pipeline hand-off: one forward activation and one backward gradient per micro-batch and stage
-  boundary, ``2 mbs s h / tp`` bytes per tensor-parallel rank (scatter/gather optimisation,
-  Narayanan SC'21 §4.1), as ``p2p`` over two nodes (``tp dp >= GPUs per node``) or inside one.
-
-Step time
----------
-Stages hold contiguous blocks; the LM head sits on the last stage; the split minimises the
-slowest stage's FLOPs (:func:`suite.perf.pipeline.partition_layers`). With ``c_s`` stage ``s``'s
-micro-batch time (compute + TP + 2 hand-offs), 1F1B takes
-``T_pipe = sum_s c_s + (m - 1) max_s c_s`` (:func:`suite.perf.pipeline.pipeline_1f1b_unbalanced_time`,
-Narayanan SC'21 §2.2), ``m = B / (dp mbs)`` micro-batches per replica. The DP gradient all-reduce
-(``2 P / (tp pp)`` bytes, 16-bit gradients, over the strided DP group: ``gpn / tp`` ranks per
-node, the other shards' groups ``concurrent`` on the same NICs) overlaps the last micro-batch's
-backward (the backward share 2/3 of ``max_s c_s``, or 3/4 with full recomputation); what is left
-is exposed. The optimizer step streams the 16 B/param states once in and once out of HBM
-(``2 x 16 P / (tp pp) / BW_hbm``).
+The training step
+-----------------
+Every strategy is priced by the shared training model, :func:`suite.perf.training.evaluate`
+(vectorised over the strategies of one cluster; its docstring gives the compute, communication,
+1F1B schedule and memory formulas and their sources), with sequence parallelism wherever
+``tp > 1``, bf16 gradients and the gradient reduction overlapped with the last backward. COMET
+keeps no transformer count of its own: what it adds is the design-space search (clusters x
+strategies, :func:`search`, :func:`grid_summary`) and the memory-expansion tier.
 
 Memory and the expansion tier
 -----------------------------
-Per GPU ``M = 16 P / (tp pp)`` (mixed-precision Adam: 2 + 2 bytes of 16-bit weights and
-gradients, 12 bytes of fp32 master weights, momentum, variance; Rajbhandari et al., ZeRO, SC'20
-§3.1) ``+ A_blk mbs x n_max x min(pp, m)`` (the busiest stage's blocks, 1F1B keeps up to
-``pp`` micro-batches in flight on stage 0, Narayanan SC'21 §2.2). What exceeds the HBM goes to the
-node's expansion tier (CXL-attached memory; COMET's figures are not found), shared by the node's
-GPUs: it may hold at most the 12 B/param optimizer states (only the optimizer touches them) and
-at most ``capacity / gpn``; it is read and written once per step, each direction at
-``bandwidth / gpn``: ``t_exp = overflow / (bandwidth / gpn)``, replacing that share of the HBM
-optimizer traffic. A point whose overflow exceeds that is infeasible.
+What exceeds the HBM goes to the node's expansion tier (CXL-attached memory; COMET's figures are
+not found), shared by the node's GPUs: it may hold at most the optimizer states (the 12 of the
+:data:`BYTES_PER_PARAM` bytes per parameter that only the optimizer touches; Rajbhandari et al.,
+ZeRO, SC'20 §3.1) and at most ``capacity / gpn``; it is read and written once per step, each
+direction at ``bandwidth / gpn``: ``t_exp = overflow / (bandwidth / gpn) + 2 latency - 2 overflow
+/ BW_hbm`` (that share of the optimizer's HBM traffic moves to the tier). A point whose overflow
+exceeds that is infeasible.
 
-``T = T_pipe + exposed DP + t_opt + t_exp``; tokens/s ``= B s / T``; model FLOP/s per GPU as
-Narayanan SC'21 eq. (3) counts them (with full-recomputation FLOPs, whatever the strategy).
-
-Constants
----------
-:data:`GEMM_EFFICIENCY` is the achieved fraction of the bf16 tensor peak, one figure for every
-device (per technique): calibrated once on the Megatron-LM 1T anchor (see its docstring), so
-that anchor is no check of the model.
+``T = T_shared + t_exp``; tokens/s ``= B s / T``; model FLOP/s per GPU as Narayanan SC'21 eq. (3)
+counts them (:func:`suite.perf.training.iteration_flops` under the strategy's recomputation).
 
 References
 ----------
@@ -77,7 +47,6 @@ References
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from dataclasses import dataclass, field
 
@@ -86,7 +55,6 @@ import numpy as np
 from suite.errors import ParameterError, ProfileError
 from suite.perf import training
 from suite.perf.collective import Group, collective_time
-from suite.perf.pipeline import partition_layers
 from suite.perf.training import CommPricer, Plans, TransformerShape, hardware_of, shape_of
 
 from suite_comet.constants import (COMPUTE_ONLY_SPREAD, DEFAULT_EXPANSION_BANDWIDTH, GRIDS,
@@ -96,7 +64,7 @@ __all__ = [
     "RECOMPUTE", "BYTES_PER_PARAM", "OPT_STATE_BYTES", "WorkloadConsts", "Cluster",
     "Strategies", "consts_of", "cluster_of", "enumerate_strategies", "evaluate_points", "evaluate_point",
     "best_index", "megatron_rule_index", "check_strategy", "grid_clusters", "grid_inputs", "GRIDS", "grid_summary",
-    "stage_split", "stage_counts", "strategy_flops", "DEFAULT_EXPANSION_BANDWIDTH", "CollectiveCache",
+    "DEFAULT_EXPANSION_BANDWIDTH", "CollectiveCache",
     "evaluate_many", "search", "traffic_bytes", "model_flops_per_gpu", "COMPUTE_ONLY_SPREAD", "COMPUTE_DTYPES",
     "compute_dtype", "evaluate",
 ]
@@ -104,8 +72,9 @@ __all__ = [
 # RECOMPUTE, DEFAULT_EXPANSION_BANDWIDTH, GRIDS and COMPUTE_ONLY_SPREAD are defined in
 # suite_comet.constants (the declaration reads them without importing this module).
 
-#: mixed-precision Adam bytes per parameter (ZeRO SC'20 §3.1): 2 weights + 2 gradients + 12 fp32 states
-BYTES_PER_PARAM = 16.0
+#: mixed-precision Adam bytes per parameter (ZeRO SC'20 §3.1): 2 weights + 2 gradients + 12 fp32 states,
+#: the shared model's count without ZeRO
+BYTES_PER_PARAM = float(training.state_bytes_per_param(0, 1, 2))
 #: of which only the optimizer touches (fp32 master weights, momentum, variance): what may spill
 OPT_STATE_BYTES = 12.0
 
@@ -115,15 +84,9 @@ OPT_STATE_BYTES = 12.0
 
 @dataclass(frozen=True)
 class WorkloadConsts:
-    """What the model needs of a transformer table (per sequence of ``seq`` tokens).
-
-    ``blk_flops[r]`` / ``blk_saved[r]``: training FLOPs / saved activation bytes of one block
-    (attention + MLP layers) under recomputation ``RECOMPUTE[r]``; ``blk_replicated[r]``: the part of
-    ``blk_saved[r]`` every tensor-parallel rank keeps whole (Korthikanti et al. §4.2, eq. (2): the two
-    norm inputs, the QKV and first-MLP inputs, ``8 s h`` bytes, and the two dropout masks, ``2 s h``;
-    with full recomputation the block input ``2 s h``), the rest is split ``1/tp``; ``head_flops``: the LM head's
-    forward + backward; ``blk_params``: one block's parameters; ``params``: the whole model's.
-    """
+    """What COMET reads of a transformer table besides the shared model's
+    :class:`~suite.perf.training.TransformerShape` (``shape``): its name, depth, width, heads,
+    sequence, vocabulary and parameter count (for the search's rules and the execute oracle)."""
 
     name: str
     blocks: int
@@ -132,14 +95,7 @@ class WorkloadConsts:
     seq: int
     vocab: int
     params: float
-    blk_params: float
-    head_params: float
-    blk_flops: tuple[float, float, float]
-    blk_saved: tuple[float, float, float]
-    blk_replicated: tuple[float, float, float]
-    head_flops: float
-    bwd_share: tuple[float, float, float]
-    shape: TransformerShape | None = None
+    shape: TransformerShape
 
 
 def consts_of(table) -> WorkloadConsts:
@@ -148,34 +104,11 @@ def consts_of(table) -> WorkloadConsts:
     Raises
     ------
     ParameterError
-        The workload is not a transformer layer table with ``block{i}.attn`` / ``.mlp`` layers.
+        The workload is not a transformer layer table (:func:`suite.perf.training.shape_of`).
     """
-    spec = getattr(table, "spec", None)
-    layers = getattr(table, "layers", ())
-    by = {l.name: l for l in layers}
-    if not spec or "block0.attn" not in by or "block0.mlp" not in by:
-        raise ParameterError(f"comet: workload {getattr(table, 'name', table)!r}: expected a transformer layer "
-                             "table (suite workloads list --kind transformer), got none")
-    a, m = by["block0.attn"], by["block0.mlp"]
-    fb = a.fwd_flops + a.bwd_flops + m.fwd_flops + m.bwd_flops
-    fwd = a.fwd_flops + m.fwd_flops
-    flops = (fb, fb + a.attrs.get("recompute_flops_selective", 0.0) + m.attrs.get("recompute_flops_selective", 0.0),
-             fb + a.attrs.get("recompute_flops_full", 0.0) + m.attrs.get("recompute_flops_full", 0.0))
-    saved = tuple(float(a.attrs[k] + m.attrs[k]) for k in ("saved_bytes", "saved_bytes_selective", "saved_bytes_full"))
-    head = by.get("lm_head") or by.get("pooler")
-    head_flops = (head.fwd_flops + head.bwd_flops) if head is not None else 0.0
-    h, V = int(spec["hidden"]), int(spec["vocab"])
-    sq = int(spec["seq"])
-    rep = 8.0 * sq * h + (2.0 * sq * h if spec.get("dropout") else 0.0)
-    replicated = (min(rep, saved[0]), min(rep, saved[1]), min(2.0 * sq * h, saved[2]))
-    bwd = a.bwd_flops + m.bwd_flops
-    share = tuple(float(bwd / f) for f in flops)
-    return WorkloadConsts(name=table.name, blocks=int(spec["layers"]), hidden=h, heads=int(spec["heads"]),
-                          seq=int(spec["seq"]), vocab=V, params=float(table.params),
-                          blk_params=float(a.params + m.params), head_params=float(V * h),
-                          blk_flops=tuple(float(x) for x in flops), blk_saved=saved,
-                          blk_replicated=replicated, head_flops=float(head_flops),
-                          bwd_share=share, shape=shape_of(table))
+    shape = shape_of(table)
+    return WorkloadConsts(name=table.name, blocks=shape.layers, hidden=shape.hidden, heads=shape.heads,
+                          seq=shape.seq, vocab=shape.vocab, params=float(table.params), shape=shape)
 
 
 @dataclass(frozen=True)
@@ -369,43 +302,6 @@ def enumerate_strategies(w: WorkloadConsts, c: Cluster, batch: int, tp: int | No
     return Strategies(*(a[:, k] for k in range(5)))
 
 
-@functools.lru_cache(maxsize=4096)
-def stage_split(w: WorkloadConsts, pp: int, rc: int) -> tuple[int, int]:
-    """(most blocks on a stage without the head, blocks on the head's stage) for ``pp`` stages.
-
-    The head is one more layer after the blocks; :func:`partition_layers` splits the
-    ``blocks + 1`` layer FLOPs into ``pp`` contiguous stages minimising the slowest.
-    """
-    if pp == 1:
-        return w.blocks, w.blocks
-    if pp > w.blocks + 1:
-        raise ParameterError(f"comet: pp={pp} exceeds the {w.blocks} blocks (+ head) of {w.name}")
-    counts = stage_counts(w, pp, rc)
-    return max(counts[:-1]), counts[-1]
-
-
-@functools.lru_cache(maxsize=4096)
-def stage_counts(w: WorkloadConsts, pp: int, rc: int) -> tuple[int, ...]:
-    """Blocks on each of the ``pp`` stages (the last one also holds the LM head), from
-    :func:`suite.perf.pipeline.partition_layers` on the per-layer training FLOPs."""
-    if pp == 1:
-        return (w.blocks,)
-    costs = [w.blk_flops[rc]] * w.blocks + [w.head_flops]
-    b = partition_layers(costs, pp)
-    counts = [b[i + 1] - b[i] for i in range(pp)]
-    counts[-1] -= 1
-    return tuple(counts)
-
-
-def strategy_flops(w: WorkloadConsts, tp: int, pp: int, dp: int, mbs: int, rc: int, batch: int) -> float:
-    """FLOPs of one step summed over every GPU of the strategy: each stage's blocks (and the head)
-    x micro-batches x replicas, each GPU doing ``1/tp`` of its stage's work."""
-    m = batch // (dp * mbs)
-    per_gpu = [(n * w.blk_flops[rc] + (w.head_flops if i == pp - 1 else 0.0)) * mbs / tp
-               for i, n in enumerate(stage_counts(w, pp, rc))]
-    return float(sum(per_gpu) * tp * m * dp)
-
-
 def _net_key(profile, inter: bool) -> tuple:
     """What a collective's time depends on: the levels it may cross (level 0 only for a group
     inside one node), the NICs per node and the device's memory bandwidth (reduction term)."""
@@ -540,32 +436,52 @@ def evaluate_many(w: WorkloadConsts, clusters: list[Cluster], ci: np.ndarray, s:
     """
     cache = cache or CollectiveCache()
     ci = np.asarray(ci, dtype=np.int64)
-    n = len(s)
-    exp_flag = np.broadcast_to(np.asarray(expansion, dtype=bool), (n,))
-    keys = ("raw_time", "bubble", "compute", "tp_exposed", "pp_exposed", "dp_exposed", "dp_allreduce", "optimizer", "memory",
-            "states", "microbatches")
-    out = {k: np.zeros(n) for k in keys}
-    cap = np.zeros(n)
-    exp_bw = np.ones(n)
-    exp_lat = np.zeros(n)
-    hbm = np.zeros(n)
-    hbm_bw = np.ones(n)
-    gpn = np.ones(n)
-    # clusters that differ only in their expansion tier price the same training step: one call
-    # of the shared model per distinct (network, device) group, over all of the group's points
+    exp_flag = np.broadcast_to(np.asarray(expansion, dtype=bool), (len(s),))
+    tier, groups = _cluster_columns(clusters, ci, efficiency, cache)
+    out = _price_groups(w, groups, ci, s, batch, cache)
+    m = out["microbatches"]
+    valid = np.isfinite(out["raw_time"]) & (m >= 1)
+    over, fits, t_exp = _expansion(out["memory"], out["states"], tier, np.where(exp_flag, tier["cap"], 0.0))
+    feasible = fits & valid
+    time = out["raw_time"] + t_exp
+    return {"time": np.where(feasible | (ignore_memory & valid), time, np.inf), "compute": out["compute"],
+            "tp_exposed": out["tp_exposed"], "pp_exposed": out["pp_exposed"], "bubble": out["bubble"], "dp_exposed": out["dp_exposed"],
+            "dp_allreduce": out["dp_allreduce"], "optimizer": out["optimizer"], "expansion": t_exp, "memory": out["memory"],
+            "overflow": over, "feasible": feasible, "microbatches": m, "raw_time": time}
+
+
+def _cluster_columns(clusters: list[Cluster], ci: np.ndarray, efficiency: float | None, cache: CollectiveCache):
+    """Per point, its cluster's expansion tier and HBM (``cap``, ``exp_bw``, ``exp_lat``, ``hbm``,
+    ``hbm_bw``); and the clusters grouped by what the shared model reads (network, device): clusters
+    that differ only in their expansion tier price the same training step, once."""
+    n = len(ci)
+    tier = {k: np.zeros(n) for k in ("cap", "exp_bw", "exp_lat", "hbm", "hbm_bw")}
     groups: dict = {}
     for k, c in enumerate(clusters):
         hw = _hardware(c, efficiency)
         key = (cache.net_id(c.profile, True), hw.peak, hw.memory_bandwidth, hw.memory, hw.curve, hw.gpn)
         groups.setdefault(key, (hw, c.profile, []))[2].append(k)
         sel = np.flatnonzero(ci == k)
-        cap[sel] = c.exp_capacity / c.gpn
-        exp_bw[sel] = c.exp_bandwidth / c.gpn
-        exp_lat[sel] = c.exp_latency
-        hbm[sel] = c.hbm
-        hbm_bw[sel] = c.hbm_bw
-        gpn[sel] = c.gpn
-    for hw, prof, members in groups.values():
+        for name, v in (("cap", c.exp_capacity / c.gpn), ("exp_bw", c.exp_bandwidth / c.gpn), ("exp_lat", c.exp_latency),
+                        ("hbm", c.hbm), ("hbm_bw", c.hbm_bw)):
+            tier[name][sel] = v
+    return tier, list(groups.values())
+
+
+#: the shared model's outputs COMET reports, under COMET's names (several summed)
+_SHARED_KEYS = {"raw_time": ("raw_time",), "bubble": ("bubble",), "compute": ("compute",),
+                "tp_exposed": ("tp_comm", "cp_comm"), "pp_exposed": ("pp_comm",),
+                "dp_exposed": ("dp_exposed", "embedding_comm"), "dp_allreduce": ("dp_comm",),
+                "optimizer": ("optimizer",), "memory": ("memory",), "states": ("states",),
+                "microbatches": ("microbatches",)}
+
+
+def _price_groups(w: WorkloadConsts, groups: list, ci: np.ndarray, s: Strategies, batch: int,
+                  cache: CollectiveCache) -> dict[str, np.ndarray]:
+    """One call of :func:`suite.perf.training.evaluate` per group of clusters, over all its points:
+    sequence parallelism with TP, bf16 gradients, the reduction overlapped with the last backward."""
+    out = {k: np.zeros(len(s)) for k in _SHARED_KEYS}
+    for hw, prof, members in groups:
         sel = np.flatnonzero(np.isin(ci, members))
         if sel.size == 0:
             continue
@@ -573,32 +489,19 @@ def evaluate_many(w: WorkloadConsts, clusters: list[Cluster], ci: np.ndarray, s:
         plans = Plans(tp=st.tp, pp=st.pp, dp=st.dp, mbs=st.mbs, gbs=batch, recompute=st.rc, sp=st.tp > 1,
                       grad_bytes=2, dp_overlap=1.0)
         r = training.evaluate(w.shape, hw, plans, cache.pricer(prof), ignore_memory=True)
-        out["raw_time"][sel] = r["raw_time"]
-        out["bubble"][sel] = r["bubble"]
-        out["compute"][sel] = r["compute"]
-        out["tp_exposed"][sel] = r["tp_comm"] + r["cp_comm"]
-        out["pp_exposed"][sel] = r["pp_comm"]
-        out["dp_exposed"][sel] = r["dp_exposed"] + r["embedding_comm"]
-        out["dp_allreduce"][sel] = r["dp_comm"]
-        out["optimizer"][sel] = r["optimizer"]
-        out["memory"][sel] = r["memory"]
-        out["states"][sel] = r["states"]
-        out["microbatches"][sel] = r["microbatches"]
-    mem = out["memory"]
-    over = np.maximum(0.0, mem - hbm)
-    cap = np.where(exp_flag, cap, 0.0)
-    opt_states = out["states"] * (OPT_STATE_BYTES / BYTES_PER_PARAM)
-    m = out["microbatches"]
-    valid = np.isfinite(out["raw_time"]) & (m >= 1)
-    feasible = (over <= np.minimum(cap, opt_states) + 1e-6) & valid
-    # spilled optimizer states are read and written once per step on the tier instead of the HBM
-    t_exp = np.where(over > 0, over / exp_bw + 2 * exp_lat - 2 * over / hbm_bw, 0.0)
-    t_exp = np.maximum(t_exp, 0.0)
-    time = out["raw_time"] + t_exp
-    return {"time": np.where(feasible | (ignore_memory & valid), time, np.inf), "compute": out["compute"],
-            "tp_exposed": out["tp_exposed"], "pp_exposed": out["pp_exposed"], "bubble": out["bubble"], "dp_exposed": out["dp_exposed"],
-            "dp_allreduce": out["dp_allreduce"], "optimizer": out["optimizer"], "expansion": t_exp, "memory": mem,
-            "overflow": over, "feasible": feasible, "microbatches": m, "raw_time": time}
+        for k, parts in _SHARED_KEYS.items():
+            out[k][sel] = sum(r[x] for x in parts)
+    return out
+
+
+def _expansion(mem, states, tier: dict, cap):
+    """The expansion tier (module docstring): overflow per GPU (B), whether it fits the tier, and
+    its time (s): spilled optimizer states read and written once per step on the tier instead of
+    the HBM. Arrays or scalars; *tier* holds ``hbm``, ``hbm_bw``, ``exp_bw``, ``exp_lat``."""
+    over = np.maximum(0.0, mem - tier["hbm"])
+    fits = over <= np.minimum(cap, states * (OPT_STATE_BYTES / BYTES_PER_PARAM)) + 1e-6
+    t_exp = np.where(over > 0, over / tier["exp_bw"] + 2 * tier["exp_lat"] - 2 * over / tier["hbm_bw"], 0.0)
+    return over, fits, np.maximum(t_exp, 0.0)
 
 
 def evaluate_point(w: WorkloadConsts, c: Cluster, tp: int, pp: int, dp: int, mbs: int, rc: int, batch: int,
@@ -608,13 +511,12 @@ def evaluate_point(w: WorkloadConsts, c: Cluster, tp: int, pp: int, dp: int, mbs
     hw = _hardware(c, efficiency)
     r = training.evaluate_plan(w.shape, hw, ignore_memory=True, tp=tp, pp=pp, dp=dp, mbs=mbs, gbs=batch,
                                recompute=rc, sp=tp > 1, grad_bytes=2, dp_overlap=1.0, who="comet")
-    mem = r["memory"]
-    over = max(0.0, mem - c.hbm)
-    cap = c.exp_capacity / c.gpn if expansion else 0.0
-    feasible = over <= min(cap, r["states"] * OPT_STATE_BYTES / BYTES_PER_PARAM) + 1e-6 and r["microbatches"] >= 1
-    t_exp = max(0.0, over / (c.exp_bandwidth / c.gpn) + 2 * c.exp_latency - 2 * over / c.hbm_bw) if over > 0 else 0.0
-    t = r["raw_time"] + t_exp
-    return {"time": t if feasible else math.inf, "raw_time": t, "memory": mem, "overflow": over, "feasible": feasible}
+    tier = {"hbm": c.hbm, "hbm_bw": c.hbm_bw, "exp_bw": c.exp_bandwidth / c.gpn, "exp_lat": c.exp_latency}
+    over, fits, t_exp = _expansion(r["memory"], r["states"], tier, c.exp_capacity / c.gpn if expansion else 0.0)
+    feasible = bool(fits) and r["microbatches"] >= 1
+    t = r["raw_time"] + float(t_exp)
+    return {"time": t if feasible else math.inf, "raw_time": t, "memory": r["memory"], "overflow": float(over),
+            "feasible": feasible}
 
 
 def _fastest_regardless_of_memory(s: Strategies, r: dict, gpn: int, heads: int, variant: str) -> int | None:
@@ -781,7 +683,7 @@ def evaluate(scenario):
         A fixed degree that cannot apply (one line, e.g. ``comet: tp=3 must divide the 160 heads of
         megatron-1t``).
     """
-    from suite import Result, Skip
+    from suite import Skip
 
     p = scenario.params
     if scenario.workload is None or scenario.profile is None:
@@ -789,25 +691,52 @@ def evaluate(scenario):
     w = consts_of(scenario.workload)
     batch = int(p["global_batch"])
     eff = float(p["efficiency"]) if p.get("efficiency") is not None else None
-    res = Result()
     if p.get("grid", "none") != "none":
-        clusters = grid_clusters(scenario.profile, p["grid"], p.get("nodes"),
-                                 {u.partition(":")[2]: scenario.input(u) for u in grid_inputs()})
-        g = grid_summary(w, clusters, batch, scenario.variant, eff)
-        res.add("spread", g["spread"], "1", "none")
-        res.add("expansion_gain", g["expansion_gain"], "1", "higher")
-        res.add("compute_only_spread", COMPUTE_ONLY_SPREAD, "1", "none")
-        res.add("clusters", len(clusters), "1", "none")
-        res.add("points", g["points"], "1", "none")
-        res.add("infeasible_clusters", g["infeasible"], "1", "lower")
-        res.add("collective_calls", g["collective_calls"], "1", "none")
-        best = min(g["rows"], key=lambda r: r["time"])
-        res.add("best_time", best["time"], "s", "lower")
-        res.artifacts["clusters"] = [{**r, "time": r["time"] if math.isfinite(r["time"]) else None,
-                                      "time_hbm_only": r["time_hbm_only"] if math.isfinite(r["time_hbm_only"]) else None}
-                                     for r in g["rows"]]
-        return res
+        return _grid_result(scenario, w, batch, eff)
     c = cluster_of(scenario.profile, p.get("nodes"), p.get("expansion"), p.get("expansion_bandwidth"))
+    s, r, i, fits = _chosen_strategy(scenario, w, c, batch, eff)
+    return _strategy_result(w, c, batch, eff, s, r, i, fits)
+
+
+def _grid_result(scenario, w: WorkloadConsts, batch: int, eff: float | None):
+    """The grid's metrics: spread, expansion gain, the compute-only null, the best time; artifact
+    ``clusters``."""
+    from suite import Result
+
+    p = scenario.params
+    clusters = grid_clusters(scenario.profile, p["grid"], p.get("nodes"),
+                             {u.partition(":")[2]: scenario.input(u) for u in grid_inputs()})
+    g = grid_summary(w, clusters, batch, scenario.variant, eff)
+    res = Result()
+    res.add("spread", g["spread"], "1", "none")
+    res.add("expansion_gain", g["expansion_gain"], "1", "higher")
+    res.add("compute_only_spread", COMPUTE_ONLY_SPREAD, "1", "none")
+    res.add("clusters", len(clusters), "1", "none")
+    res.add("points", g["points"], "1", "none")
+    res.add("infeasible_clusters", g["infeasible"], "1", "lower")
+    res.add("collective_calls", g["collective_calls"], "1", "none")
+    best = min(g["rows"], key=lambda r: r["time"])
+    res.add("best_time", best["time"], "s", "lower")
+    finite = lambda t: t if math.isfinite(t) else None  # noqa: E731
+    res.artifacts["clusters"] = [{**r, "time": finite(r["time"]), "time_hbm_only": finite(r["time_hbm_only"])}
+                                 for r in g["rows"]]
+    return res
+
+
+def _chosen_strategy(scenario, w: WorkloadConsts, c: Cluster, batch: int, eff: float | None):
+    """The variant's strategy on one cluster, with the scenario's fixed degrees: ``(strategies,
+    results, index, fits)``; the fastest regardless of memory with ``ignore_memory``.
+
+    Raises
+    ------
+    ParameterError
+        A fixed ``dp`` that no strategy uses.
+    Skip
+        Nothing fits (and ``ignore_memory`` is off).
+    """
+    from suite import Skip
+
+    p = scenario.params
     fixed = {k: p.get(k2) for k, k2 in (("tp", "tp"), ("pp", "pp"), ("mbs", "microbatch"), ("recompute", "recompute"))
              if p.get(k2) is not None}
     s, r, i = search(w, c, batch, scenario.variant, None, eff, **fixed)
@@ -825,6 +754,15 @@ def evaluate(scenario):
     if i is None:
         raise Skip(f"comet: no strategy of {scenario.variant} fits {w.name} on {c.gpus} GPUs of {c.name} "
                    f"({len(s)} tried; ignore_memory=true prices the fastest anyway)")
+    return s, r, i, fits
+
+
+def _strategy_result(w: WorkloadConsts, c: Cluster, batch: int, eff: float | None, s: Strategies, r: dict, i: int,
+                     fits: bool):
+    """One strategy's metrics: the step time and its breakdown, the strategy, memory, throughput."""
+    from suite import Result
+
+    res = Result()
     T = float(r["time"][i]) if fits else float(r["raw_time"][i])
     res.add("iteration_time", T, "s", "lower")
     for k in ("compute", "bubble", "tp_exposed", "pp_exposed", "dp_exposed", "optimizer", "expansion"):

@@ -133,15 +133,6 @@ def test_memory_per_gpu_by_hand_megatron_point():
     assert (r["tp"], r["pp"], r["dp"], r["microbatches"]) == (8, 64, 6, 512)
 
 
-def test_activation_split_is_korthikanti_eq2():
-    # GPT with dropout, per layer and sequence under tensor parallelism t: s h (10 + 24/t + 5 a s / (h t)) bytes
-    s, h, a, t = 2048, 25600, 160, 8
-    R, A = W1T.blk_replicated[0], W1T.blk_saved[0]
-    assert A == 34 * s * h + 5 * a * s * s
-    assert R + (A - R) / t == pytest.approx(s * h * (10 + 24 / t + 5 * a * s / (h * t)), rel=1e-12)
-    assert W1T.blk_replicated[2] == W1T.blk_saved[2] == 2 * s * h
-
-
 def test_compute_time_by_hand_single_stage():
     """gpt3-1.3b on one DGX A100 (8 GPUs), tp 1, pp 1, dp 8, mbs 1, no recomputation, batch 64, one flat
     GEMM efficiency 0.657: the pipeline compute is m x (L (t_f + t_b) + t_head), m = 8, with the per-layer
@@ -225,15 +216,6 @@ def test_search_is_no_worse_than_rule_and_expansion_no_worse_than_hbm(grid):
             s, r, i = model.search(W1T, c, 3072, v, cache)
             times[v] = r["time"][i] if i is not None else math.inf
         assert times["hbm-only"] <= times["megatron-rule"] and times["comet"] <= times["hbm-only"]
-
-
-def test_strategy_flops_independent_of_split():
-    total = {r: 3072 * (W1T.blocks * W1T.blk_flops[r] + W1T.head_flops) for r in range(3)}
-    c = model.cluster_of(SELENE, nodes=128)
-    s = model.enumerate_strategies(W1T, c, 3072)
-    for j in range(0, len(s), 7):
-        row = (int(s.tp[j]), int(s.pp[j]), int(s.dp[j]), int(s.mbs[j]), int(s.rc[j]))
-        assert model.strategy_flops(W1T, *row, 3072) == pytest.approx(total[row[4]], rel=1e-12)
 
 
 def test_halving_a_crossed_level_raises_its_exposed_time_only():
