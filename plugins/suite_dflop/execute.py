@@ -106,8 +106,7 @@ def evaluate(scenario):
     suite.errors.TechniqueError
         A gradient differs from the oracle, or the scheduler misses the brute-force optimum (a bug).
     """
-    from suite import Result, Skip
-    from suite.errors import TechniqueError
+    from suite import Skip
 
     wl = scenario.workload
     if not isinstance(wl, MixWorkload):
@@ -118,64 +117,105 @@ def evaluate(scenario):
         raise ValueError(f"dflop: parameter 'ilp_time_limit': expected >= 0 s, got {tl:g}")
     n = min(int(p["global_batch"]), MAX_BATCH)
     dp, m = int(p["exec_dp"]), int(p["microbatches"])
-    k = dp * m
-    sched.check_bins(n, k, dp, m)
+    sched.check_bins(n, dp * m, dp, m)
     seed = int(scenario.seed)
     s = generate(wl, n, seed, float(p["skew"]))
+    d = _cost_vectors(scenario, s)
+    parts, brute, gap = _schedules(d, dp * m, tl)
+    chosen = {"dflop": parts["sched"], "dflop-lpt": parts["lpt"]}.get(scenario.variant, parts["equal"])
+    worst, imb = _measured_step(s, seed, dp, {**parts, "chosen": chosen}, int(p.get("repeats", 2)))
+    return _result(parts, brute, gap, worst, imb, n, dp * m)
+
+
+def _cost_vectors(scenario, s: Samples) -> np.ndarray:
+    """Per-sample (vision, LLM) times (2, n) of a split plan with one GPU per module at the
+    model's achieved rate: the scenario's device (bf16 peak x efficiency, as model fidelity reads
+    them), else an A100's 312 TFLOP/s bf16 peak x :data:`suite_dflop.model.DEFAULT_EFFICIENCY`."""
     f = M.features(s)
-    # cost vectors of a split plan with one GPU per module at the model's achieved rate: the
-    # scenario's device (bf16 peak x efficiency, as model fidelity reads them), else an A100's
-    # 312 TFLOP/s bf16 peak x model.DEFAULT_EFFICIENCY
     if scenario.profile is not None:
-        hw = M.hardware(scenario.profile, 1, p.get("efficiency"))
+        hw = M.hardware(scenario.profile, 1, scenario.params.get("efficiency"))
         thr = hw.eff * hw.peak
     else:
         thr = M.DEFAULT_EFFICIENCY * 312e12
-    d = np.stack([(f.x[:, 0] * M.SIGLIP.layers + f.x[:, 1]) / thr,
-                  (f.x[:, 2] * M.QWEN.layers + f.x[:, 3]) / thr])
-    eq, lp = sched.equal_count(d, k), sched.lpt(d, k)
-    sc = sched.schedule(d, k, tl)
+    return np.stack([(f.x[:, 0] * M.SIGLIP.layers + f.x[:, 1]) / thr, (f.x[:, 2] * M.QWEN.layers + f.x[:, 3]) / thr])
+
+
+def _schedules(d: np.ndarray, k: int, tl: float):
+    """Equal-count, LPT and the scheduler into *k* bins, and the brute-force oracle on the first
+    :data:`BRUTE_N` samples: ``({"equal", "lpt", "sched"}, brute-force makespan, scheduler gap)``.
+
+    Raises
+    ------
+    TechniqueError
+        The scheduler misses the brute-force optimum, or a makespan is below its lower bound.
+    """
+    from suite.errors import TechniqueError
+
+    parts = {"equal": sched.equal_count(d, k), "lpt": sched.lpt(d, k), "sched": sched.schedule(d, k, tl)}
     sub = d[:, :BRUTE_N]
     brute = sched.brute_force(sub, BRUTE_K)
     sub_sched = sched.schedule(sub, BRUTE_K, max(tl, 1.0))
     gap = sub_sched.makespan - brute
     if gap > 1e-9 * brute:
         raise TechniqueError(f"dflop execute: scheduler {sub_sched.makespan} s above brute force {brute} s")
-    for x in (eq, lp, sc):
+    for x in parts.values():
         if x.makespan < x.bound * (1 - 1e-12):
             raise TechniqueError(f"dflop execute: {x.method} makespan below the lower bound")
-    chosen = {"dflop": sc, "dflop-lpt": lp}.get(scenario.variant, eq)
+    return parts, brute, gap
+
+
+def _measured_step(s: Samples, seed: int, dp: int, parts: dict, repeats: int):
+    """The mini model's step under each partition: the worst relative error of the summed
+    gradients against the dense full-batch gradient (the checked first pass) and the measured
+    imbalance (max / mean rank time, median of *repeats*) per partition.
+
+    Raises
+    ------
+    TechniqueError
+        A summed gradient differs from the dense one.
+    """
+    from suite.errors import TechniqueError
 
     rng = np.random.default_rng(seed + 7)
     mm = MiniModel(rng)
     data = mm.inputs(s, rng)
-    X, T = _stack(data, range(n), mm.d_in, mm.dl)
-    _, oracle = mm.grads(X, T)
-    worst = 0.0
-    imb = {}
-    repeats = int(p.get("repeats", 2))
+    _, oracle = mm.grads(*_stack(data, range(len(s)), mm.d_in, mm.dl))
+    worst, imb = 0.0, {}
     with _pinned(TIMING_THREADS):
-        for label, part in (("equal", eq), ("chosen", chosen), ("lpt", lp), ("sched", sc)):
+        for label in ("equal", "chosen", "lpt", "sched"):
             meds = []
             for rep in range(repeats + 1):
-                rank_t = np.zeros(dp)
-                total = [np.zeros_like(g) for g in oracle]
-                for j, b in enumerate(part.bins):
-                    Xb, Tb = _stack(data, b, mm.d_in, mm.dl)
-                    t0 = time.perf_counter()
-                    _, g = mm.grads(Xb, Tb)
-                    rank_t[j % dp] += time.perf_counter() - t0
-                    for a, gg in zip(total, g):
-                        a += gg
+                rank_t, total = _one_pass(mm, data, parts[label], dp, oracle)
                 if rep == 0:  # the checked pass doubles as warm-up
-                    for a, o in zip(total, oracle):
-                        err = float(np.max(np.abs(a - o)) / max(np.max(np.abs(o)), 1e-300))
-                        worst = max(worst, err)
+                    worst = max([worst] + [float(np.max(np.abs(a - o)) / max(np.max(np.abs(o)), 1e-300))
+                                           for a, o in zip(total, oracle)])
                 else:
                     meds.append(rank_t.max() / rank_t.mean())
             imb[label] = float(np.median(meds)) if meds else 1.0
     if worst > 1e-9:
         raise TechniqueError(f"dflop execute: summed gradient differs from the dense gradient by {worst:.2e}")
+    return worst, imb
+
+
+def _one_pass(mm: MiniModel, data, part, dp: int, oracle):
+    """Every bin of *part* as one micro-batch on rank ``j mod dp``: per-rank measured time and the
+    summed gradients."""
+    rank_t = np.zeros(dp)
+    total = [np.zeros_like(g) for g in oracle]
+    for j, b in enumerate(part.bins):
+        Xb, Tb = _stack(data, b, mm.d_in, mm.dl)
+        t0 = time.perf_counter()
+        _, g = mm.grads(Xb, Tb)
+        rank_t[j % dp] += time.perf_counter() - t0
+        for a, gg in zip(total, g):
+            a += gg
+    return rank_t, total
+
+
+def _result(parts: dict, brute: float, gap: float, worst: float, imb: dict, n: int, k: int):
+    from suite import Result
+
+    eq, lp, sc = parts["equal"], parts["lpt"], parts["sched"]
     res = Result()
     res.add("makespan_equal", eq.makespan, "s", "lower")
     res.add("makespan_lpt", lp.makespan, "s", "lower")

@@ -27,8 +27,15 @@ Formulas and sources
   16 B/param / t (mixed-precision Adam: fp16 weight + gradient, fp32 master, momentum, variance;
   Rajbhandari et al., ZeRO, SC 2020 §3.1); activations: one checkpoint of ``tokens * h * 2`` B per
   layer per micro-batch in flight (``min(P - s, m)`` on stage s under 1F1B) plus one layer's
-  working set ``(34 tokens h + 5 a sum s_i^2) / t`` B (Korthikanti et al., "Reducing Activation
-  Recomputation in Large Transformer Models", MLSys 2023, §4.1).
+  working set ``tokens h (10 + 24 / t) + 5 a sum s_i^2 / t`` B (Korthikanti et al., "Reducing
+  Activation Recomputation in Large Transformer Models", MLSys 2023, §4.1, eq. (2): Megatron's TP
+  without sequence parallelism, by :func:`suite.perf.training.activation_terms`; the authors' code
+  has ``34 / t`` per token, the sequence-parallel figure), or on the vocabulary's stage the output
+  layer's ``4 tokens (h + V) / t`` (§4.2.3, :func:`suite.perf.training.output_layer_bytes`).
+* Every transformer count (layer and head FLOPs, activation terms, 16 B/param states, the 6 TP
+  all-reduces per layer) is the shared model's (:mod:`suite.perf.training`); DFLOP keeps its
+  linear-in-features stage time (the scheduler's ILP needs it) and its own idea, the data-aware
+  plan and bin schedule.
 
 References
 ----------
@@ -44,6 +51,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from suite.perf.collective import Group, collective_time
+from suite.perf import training
 from suite.perf.pipeline import partition_layers, pipeline_1f1b_schedule
 
 from suite_dflop import schedule as sched
@@ -63,16 +71,20 @@ __all__ = ["DEFAULT_EFFICIENCY", "RECOMPUTE", "MEM_HEADROOM", "STATE_BYTES", "BF
 DEFAULT_EFFICIENCY = 0.5
 RECOMPUTE = 4.0 / 3.0  #: authors' code: every FLOP count x 4/3 for full recomputation
 MEM_HEADROOM = 1.2  #: authors' code: peak memory = 1.2 x (model state + activations)
-STATE_BYTES = 16  #: mixed-precision Adam bytes per parameter (ZeRO, SC 2020 §3.1)
+STATE_BYTES = float(training.state_bytes_per_param(0, 1, 2))  #: mixed-precision Adam, 16 B/param (ZeRO §3.1)
+ACT_BYTES = training.ACT_BYTES  #: bf16 activations
 BF16 = 2
 TP_DEGREES = (1, 2, 4, 8)
-TP_ALLREDUCES_PER_LAYER = 6  #: Megatron TP: 2 fwd + 2 recompute + 2 bwd all-reduces per layer
+#: Megatron TP under full recomputation: 2 fwd + 2 recompute + 2 bwd all-reduces per layer (the shared count)
+TP_ALLREDUCES_PER_LAYER = int(training.tp_collectives_per_layer(2))
 
 
 def vision_flops(tiles, spec: ModuleSpec = SIGLIP):
-    """Training FLOPs (fwd + bwd + recompute) of the encoder on *tiles* images (array or int)."""
-    L, h, I, S = spec.layers, spec.hidden, spec.ffn, spec.tokens_per_image
-    per = 3 * L * (8 * h * h * S + 4 * S * S * h + 4 * S * h * I) + 3 * 2 * S * (3 * spec.patch ** 2) * h
+    """Training FLOPs (fwd + bwd + recompute) of the encoder on *tiles* images (array or int): the
+    shared model's layer count (:func:`suite.perf.training.layer_flops`) on ``S`` tokens per image
+    plus the patch embedding ``2 S (3 P^2) h``, x3 (forward, backward) x :data:`RECOMPUTE`."""
+    S = spec.tokens_per_image
+    per = 3 * (spec.layers * float(training.layer_flops(spec.shape, S)) + 2 * S * (3 * spec.patch ** 2) * spec.hidden)
     return RECOMPUTE * per * np.asarray(tiles, dtype=float)
 
 
@@ -82,15 +94,11 @@ def projector_flops(image_tokens, v: ModuleSpec = SIGLIP, l: ModuleSpec = QWEN):
 
 
 def _llm_layer_flops(seq, spec: ModuleSpec):
-    s = np.asarray(seq, dtype=float)
-    h = spec.hidden
-    kv = h * spec.kv_heads / spec.heads
-    mlp = (6 if spec.gated else 4) * s * h * spec.ffn
-    return RECOMPUTE * 3 * (4 * s * h * h + 4 * s * h * kv + 4 * s * s * h + mlp)
+    return RECOMPUTE * 3 * training.layer_flops(spec.shape, np.asarray(seq, dtype=float))
 
 
 def _vocab_flops(seq, spec: ModuleSpec):
-    return RECOMPUTE * 3 * 2 * np.asarray(seq, dtype=float) * spec.hidden * spec.vocab
+    return RECOMPUTE * 3 * training.head_flops(spec.shape, np.asarray(seq, dtype=float))
 
 
 def llm_flops(seq, spec: ModuleSpec = QWEN):
@@ -355,7 +363,7 @@ def _stage_params(st: Stage, v: ModuleSpec = SIGLIP, l: ModuleSpec = QWEN) -> fl
 
 def plan_memory(plan: Plan, bin_feats: np.ndarray, v: ModuleSpec = SIGLIP, l: ModuleSpec = QWEN) -> np.ndarray:
     """Peak bytes per GPU of each stage (P,) for micro-batches with summed features *bin_feats*
-    (shape (7,), the heaviest expected bin), by the module-doc formula."""
+    (shape (7,), the heaviest expected bin), by the module-doc formula (the shared model's counts)."""
     P = len(plan.stages)
     out = np.zeros(P)
     vt, lt, sq = bin_feats[_F_VTOK], bin_feats[_F_LTOK], bin_feats[_F_SQ]
@@ -363,16 +371,24 @@ def plan_memory(plan: Plan, bin_feats: np.ndarray, v: ModuleSpec = SIGLIP, l: Mo
     for s, st in enumerate(plan.stages):
         state = STATE_BYTES * _stage_params(st, v, l) / st.tp
         inflight = min(P - s, plan.m)
-        ckpt = BF16 * (st.vis * vt * v.hidden * rho + st.llm * lt * l.hidden) * inflight
+        ckpt = ACT_BYTES * (st.vis * vt * v.hidden * rho + st.llm * lt * l.hidden) * inflight
         work = 0.0
         if st.vis:
-            work = max(work, (34 * vt * v.hidden + 5 * v.heads * vt * v.tokens_per_image) * min(rho, 1.0) / st.tp)
+            work = max(work, _working_set(v, st.tp, vt, vt * v.tokens_per_image) * min(rho, 1.0))
         if st.llm:
-            work = max(work, (34 * lt * l.hidden + 5 * l.heads * sq) / st.tp)
+            work = max(work, _working_set(l, st.tp, lt, sq))
         if st.vocab:
-            work = max(work, 4 * lt * l.vocab / st.tp)  # fp32 logits
+            work = max(work, float(training.output_layer_bytes(l.shape, lt, st.tp)))
         out[s] = MEM_HEADROOM * (state + ckpt + work)
     return out
+
+
+def _working_set(spec: ModuleSpec, tp: int, tokens: float, sq: float) -> float:
+    """One layer's activations rebuilt by full recomputation, on *tokens* tokens whose squared
+    sequence lengths sum to *sq* (Korthikanti et al. §4 by :func:`suite.perf.training.activation_terms`,
+    Megatron's TP without sequence parallelism)."""
+    per_token, per_score = training.activation_terms(spec.shape, tp, False)
+    return float(tokens * per_token + spec.heads * sq * per_score)
 
 
 # --------------------------------------------------------------------------- plans
@@ -573,11 +589,11 @@ def best_split_plan(hw: Hardware, m: int, mean_sample: np.ndarray, batch: int):
     # memory at the heavy bin (1.5 x the mean bin), the module doc's formula, on the four stages
     # that can hold a module's peak: B = a + sc * b per stage, a = state, b = activations
     h = 1.5 * sc
-    work_v = h * (34 * x[_F_VTOK] * v.hidden + 5 * v.heads * x[_F_VTOK] * v.tokens_per_image) * q["wv"]
-    work_l = h * (34 * x[_F_LTOK] * l.hidden + 5 * l.heads * x[_F_SQ]) * q["itl"]
-    work_o = np.maximum(work_l, h * (4 * x[_F_LTOK] * l.vocab) * q["itl"])
-    cv = h * (BF16 * x[_F_VTOK] * v.hidden) * rho
-    cl = h * (BF16 * x[_F_LTOK] * l.hidden)
+    work_v = h * x[_F_VTOK] * (q["tok_v"] + v.heads * v.tokens_per_image * q["score_v"]) * q["wv"]
+    work_l = h * (x[_F_LTOK] * q["tok_l"] + l.heads * x[_F_SQ] * q["score_l"])
+    work_o = np.maximum(work_l, h * x[_F_LTOK] * q["out_l"])
+    cv = h * (ACT_BYTES * x[_F_VTOK] * v.hidden) * rho
+    cl = h * (ACT_BYTES * x[_F_LTOK] * l.hidden)
     mem = np.maximum(np.maximum(q["s_v0"] + cv * q["ck_v0"] + work_v, q["s_vl"] + cv * q["ck_vl"] + work_v),
                      np.maximum(q["s_l0"] + cl * q["ck_l0"] + np.where(q["one_l"], work_o, work_l),
                                 q["s_ll"] + cl * q["ql"] + work_o))
@@ -607,12 +623,15 @@ def _precompute(sp: _Space, hw: Hardware) -> None:
     pl_l = (l.params - 2 * l.vocab * l.hidden) / l.layers
     p_proj, p_vocab = v.hidden * l.hidden + l.hidden ** 2, 2 * l.vocab * l.hidden
     P = sp.pv + sp.pl
+    # the shared model's activation terms per token and per score element (Megatron TP, no SP)
+    (tok_v, score_v), (tok_l, score_l) = (training.activation_terms(x.shape, t, False) for x, t in ((v, tv), (l, tl)))
+    sp.pre.update(tok_v=tok_v, score_v=score_v, tok_l=tok_l, score_l=score_l)
     sp.pre.update(
         inv_dpm=1.0 / (dp * m), rho=rho, rho_itv=rho / tv, itl=1.0 / tl,
         rho_bv=rho * fits[iv, 1], bl=fits[il, 1],
         lat_v=np.maximum(rho, 1.0) * k * fits[iv, 0], lat_l=k * fits[il, 0],
         cv0=cv0, qv=qv, cl0=cl0, ql=ql, one_v=one_v, one_l=one_l.astype(bool),
-        wv=np.minimum(rho, 1.0) / tv, bins=sp.dp * m,
+        wv=np.minimum(rho, 1.0), bins=sp.dp * m, out_l=training.output_layer_bytes(l.shape, 1.0, tl),
         s_v0=STATE_BYTES * (cv0 * pv_l + one_v * p_proj) / tv, s_vl=STATE_BYTES * (qv * pv_l + p_proj) / tv,
         s_l0=STATE_BYTES * (cl0 * pl_l + one_l * p_vocab) / tl, s_ll=STATE_BYTES * (ql * pl_l + p_vocab) / tl,
         ck_v0=cv0 * np.minimum(P, m), ck_vl=qv * np.minimum(sp.pl + 1, m), ck_l0=cl0 * np.minimum(sp.pl, m))
@@ -804,7 +823,7 @@ def evaluate(scenario):
     ValueError
         Bins left empty, or a bad parameter (one line).
     """
-    from suite import Result, Skip
+    from suite import Skip
 
     wl, prof = scenario.workload, scenario.profile
     if prof is None:
@@ -822,7 +841,13 @@ def evaluate(scenario):
     nodes = int(p.get("ilp_nodes", 200))
     plan, feats, s, info = choose(scenario.variant, wl, samples, hw, m, batch, int(scenario.seed), tl,
                                   float(p["skew"]), node_limit=nodes if tl > 0 else 0)
-    st = step_time(plan, feats, s.bins, hw)
+    return _result(step_time(plan, feats, s.bins, hw), plan, s, info, hw, batch, gpus, wl.name)
+
+
+def _result(st: StepTime, plan: Plan, s, info: dict, hw: Hardware, batch: int, gpus: int, mix: str):
+    """Model fidelity's metrics and artifacts (see :func:`evaluate`)."""
+    from suite import Result
+
     res = Result()
     res.add("step_time", st.time, "s", "lower")
     res.add("throughput", batch / st.time, "samples/s", "higher")
@@ -838,5 +863,5 @@ def evaluate(scenario):
                                  "ilp_status": s.ilp_status, "bins": len(s.bins),
                                  "solve_time_s": s.solve_time}
     res.artifacts["setup"] = {"gpus": gpus, "efficiency": hw.eff, "peak_bf16": hw.peak, "memory_B": hw.memory,
-                              "mix": wl.name, "global_batch": batch}
+                              "mix": mix, "global_batch": batch}
     return res

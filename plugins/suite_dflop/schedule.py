@@ -247,17 +247,29 @@ def schedule(d, k: int, time_limit: float = 10.0, hide_budget: float | None = No
     if time_limit == 0 or node_limit == 0:
         return g
     if node_limit is not None:
-        n = _costs(d).shape[1]
-        if n * k > ILP_MAX_BINARIES:  # HiGHS's root node alone is unbounded in time at this size
-            e = local_search(d, k, g.bins, node_limit)
-            if e.makespan < g.makespan * (1 - 1e-12):
-                return e
-            return Schedule(g.bins, g.makespan, g.bound, "lpt", time.perf_counter() - t0, e.ilp_status)
-        e = ilp(d, k, node_limit=node_limit)
-        took = time.perf_counter() - t0
-        if e is not None and e.makespan < g.makespan * (1 - 1e-12):
-            return Schedule(e.bins, e.makespan, e.bound, "ilp", took, e.ilp_status)
-        return Schedule(g.bins, g.makespan, g.bound, "lpt", took, e.ilp_status if e is not None else "no solution")
+        return _schedule_by_nodes(d, k, g, node_limit, t0)
+    return _schedule_by_clock(d, k, g, time_limit, hide_budget, t0)
+
+
+def _schedule_by_nodes(d, k: int, g: Schedule, node_limit: int, t0: float) -> Schedule:
+    """The deterministic budget: *node_limit* HiGHS nodes, or :func:`local_search` moves above
+    :data:`ILP_MAX_BINARIES`; LPT's partition *g* unless that improves on it."""
+    n = _costs(d).shape[1]
+    if n * k > ILP_MAX_BINARIES:  # HiGHS's root node alone is unbounded in time at this size
+        e = local_search(d, k, g.bins, node_limit)
+        if e.makespan < g.makespan * (1 - 1e-12):
+            return e
+        return Schedule(g.bins, g.makespan, g.bound, "lpt", time.perf_counter() - t0, e.ilp_status)
+    e = ilp(d, k, node_limit=node_limit)
+    took = time.perf_counter() - t0
+    if e is not None and e.makespan < g.makespan * (1 - 1e-12):
+        return Schedule(e.bins, e.makespan, e.bound, "ilp", took, e.ilp_status)
+    return Schedule(g.bins, g.makespan, g.bound, "lpt", took, e.ilp_status if e is not None else "no solution")
+
+
+def _schedule_by_clock(d, k: int, g: Schedule, time_limit: float, hide_budget: float | None, t0: float) -> Schedule:
+    """The wall-clock budget: the ILP within *time_limit* and what is left of *hide_budget*;
+    LPT's partition *g* unless the ILP improves on it."""
     t_imp = time.perf_counter()  # the solver's modules load once per process, not per batch:
     import scipy.optimize  # noqa: F401  kept off the budget's clock
     import scipy.sparse  # noqa: F401

@@ -67,6 +67,13 @@ class ModuleSpec(Workload):
         return (self.image // self.patch) ** 2 if self.patch else 0
 
     @property
+    def shape(self):
+        """The shared training model's :class:`~suite.perf.training.TransformerShape` of this
+        module (its FLOP and activation counts come from there; ``seq`` is a placeholder, every
+        count used takes the tokens explicitly)."""
+        return _shape_of(self)
+
+    @property
     def params(self) -> int:
         """Parameters of the layer stack, embeddings and head (biases and norms omitted for
         the LLM; the encoder's biases and LayerNorms included)."""
@@ -80,6 +87,15 @@ class ModuleSpec(Workload):
         mlp = 2 * h * f + f + h
         patch_embed = 3 * self.patch * self.patch * h + h + self.tokens_per_image * h
         return self.layers * (attn + mlp + 4 * h) + patch_embed + 2 * h
+
+
+@functools.lru_cache(maxsize=8)
+def _shape_of(spec: ModuleSpec):
+    from suite.perf.training import TransformerShape  # numpy: not at declaration time
+
+    return TransformerShape(layers=spec.layers, hidden=spec.hidden, heads=spec.heads, seq=max(spec.tokens_per_image, 1),
+                            vocab=spec.vocab, ffn=spec.ffn, kv_heads=spec.kv_heads, gated=spec.gated, tied=False,
+                            name=spec.name)
 
 
 SIGLIP = ModuleSpec(

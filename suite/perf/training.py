@@ -117,19 +117,22 @@ from typing import Any
 import numpy as np
 
 from suite.errors import ParameterError
-from suite.perf.training_comm import CommPricer, cp_group, dp_group, pp_group, tp_collectives, tp_group
-from suite.perf.training_compute import (embedding_compute, hardware_flops, head_compute, iteration_flops,
+from suite.perf.training_comm import (CommPricer, cp_group, dp_group, pp_group, tp_collectives, tp_collectives_per_layer,
+                                      tp_group)
+from suite.perf.training_compute import (embedding_compute, hardware_flops, head_compute, head_flops, iteration_flops,
                                          layer_compute, layer_flops, layer_kernels)
 from suite.perf.training_inputs import (ACT_BYTES, ADAM_BYTES_PER_PARAM, DEFAULT_GEMM_EFFICIENCY, GEMM_CURVE,
                                         GRAD_FOLD_BYTES_PER_PARAM, RECOMPUTE, ZERO_STAGES, Array, Hardware, Plans,
                                         TransformerShape, gemm_efficiency, hardware_of, shape_of)
-from suite.perf.training_memory import activation_terms, layer_activation_bytes, stage_memory, state_bytes_per_param
+from suite.perf.training_memory import (activation_terms, layer_activation_bytes, output_layer_bytes, stage_memory,
+                                        state_bytes_per_param)
 
 __all__ = [
     "RECOMPUTE", "ZERO_STAGES", "ADAM_BYTES_PER_PARAM", "GRAD_FOLD_BYTES_PER_PARAM", "DEFAULT_GEMM_EFFICIENCY",
     "GEMM_CURVE", "TransformerShape", "shape_of", "Plans", "Hardware", "hardware_of", "gemm_efficiency",
-    "CommPricer", "evaluate", "evaluate_plan", "layer_kernels", "tp_collectives", "layer_flops", "iteration_flops",
-    "layer_activation_bytes", "activation_terms", "state_bytes_per_param", "check_plan",
+    "CommPricer", "evaluate", "evaluate_plan", "layer_kernels", "tp_collectives", "tp_collectives_per_layer",
+    "layer_flops", "head_flops", "iteration_flops", "layer_activation_bytes", "activation_terms", "output_layer_bytes",
+    "state_bytes_per_param", "check_plan", "ACT_BYTES",
 ]
 
 
@@ -199,8 +202,8 @@ def _tp_time(m: TransformerShape, hw: Hardware, a: dict[str, Array], pricer: Com
     grp = tp_group(tp, hw.gpn)
     ops = {op: pricer.many(op, act, grp) for op in ("allreduce", "allgather", "reduce-scatter")}
     sp = a["sp"].astype(bool) & (tp > 1)
-    per_pass = np.where(sp, 2 * (ops["allgather"] + ops["reduce-scatter"]), 2 * ops["allreduce"])
-    return np.asarray(per_pass * (2 + (rc == 2)) * (1 - a["tp_overlap"]))
+    each = np.where(sp, ops["allgather"] + ops["reduce-scatter"], ops["allreduce"])
+    return np.asarray(each * tp_collectives_per_layer(rc) * (1 - a["tp_overlap"]))
 
 
 def _cp_time(m: TransformerShape, hw: Hardware, a: dict[str, Array], pricer: CommPricer, t_core: Array) -> Array:

@@ -16,7 +16,7 @@ import numpy.typing as npt
 from suite.perf.network import Group, collective_time
 from suite.perf.training_inputs import ACT_BYTES, Array, Hardware, TransformerShape
 
-__all__ = ["CommPricer", "tp_collectives", "tp_group", "cp_group", "dp_group", "pp_group"]
+__all__ = ["CommPricer", "tp_collectives", "tp_collectives_per_layer", "tp_group", "cp_group", "dp_group", "pp_group"]
 
 
 class CommPricer:
@@ -97,6 +97,14 @@ def pp_group(tp: Array, cp: Array, dp: Array, gpn: int) -> Array:
     inner = tp * cp * dp
     cross = inner >= gpn
     return np.stack([np.where(cross, gpn, inner), np.where(cross, 2, 1), np.ones_like(inner)], axis=-1)
+
+
+def tp_collectives_per_layer(recompute: npt.ArrayLike) -> Array:
+    """Megatron's tensor-parallel collectives per layer and micro-batch: two forward and two
+    backward (the f / g operators, Shoeybi et al. 2019 §3), two more when the whole forward is
+    recomputed (recompute code 2); each an all-reduce, or an all-gather and a reduce-scatter with
+    sequence parallelism (Korthikanti et al. 2022 §4.2.2)."""
+    return np.asarray(2 * (2 + (np.asarray(recompute) == 2)))
 
 
 def tp_collectives(m: TransformerShape, hw: Hardware, tp: int, mbs: int, cp: int = 1,

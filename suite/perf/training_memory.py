@@ -14,7 +14,8 @@ import numpy.typing as npt
 
 from suite.perf.training_inputs import ACT_BYTES, Array, TransformerShape
 
-__all__ = ["state_bytes_per_param", "activation_terms", "layer_activation_bytes", "StageMemory", "stage_memory"]
+__all__ = ["state_bytes_per_param", "activation_terms", "layer_activation_bytes", "output_layer_bytes", "StageMemory",
+           "stage_memory"]
 
 
 def state_bytes_per_param(zero: npt.ArrayLike, dp: npt.ArrayLike, grad_bytes: npt.ArrayLike = 2,
@@ -87,6 +88,14 @@ def layer_activation_bytes(m: TransformerShape, mbs: npt.ArrayLike, tp: npt.Arra
     return np.asarray(stored), np.asarray(np.where(fl, no_attn, full))
 
 
+def output_layer_bytes(m: TransformerShape, tokens: npt.ArrayLike, tp: npt.ArrayLike = 1) -> Array:
+    """What the output layer and the loss keep on the last stage for *tokens* tokens
+    [Korthikanti22 §4.2.3]: ``4 tokens h / t (1 + V / h)`` B (the final norm's input and the fp32
+    logits)."""
+    return np.asarray(4.0 * np.asarray(tokens, dtype=float) * m.hidden / np.asarray(tp, dtype=float)
+                      * (1 + m.vocab / m.hidden))
+
+
 @dataclass(frozen=True)
 class StageMemory:
     """Bytes per GPU of the busiest of the first and the last stage (arrays over the plans)."""
@@ -134,7 +143,7 @@ def stage_memory(m: TransformerShape, a: dict[str, Array], first: Array, last: A
     tokens = b * m.seq / cp
     act_first = first * stored * inflight * inter + rebuild
     act_first = act_first + _first_stage_extra(m, a, tokens / np.where(sp, tp, 1.0)) * inflight
-    out_layer = 4.0 * tokens * m.hidden / tp * (1 + m.vocab / m.hidden)  # §4.2.3: output layer and loss
+    out_layer = output_layer_bytes(m, tokens, tp)
     act_last = np.where(pp == 1, act_first + out_layer, last * stored + rebuild + out_layer)
     per_param = state_bytes_per_param(a["zero"], np.asarray(a["dp"]) * np.asarray(a["cp"]), a["grad_bytes"],
                                       a["fp32_grad_copy"])
