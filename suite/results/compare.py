@@ -31,9 +31,13 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from suite.errors import SuiteError
+from suite.results.profilediff import ProfileDiff, merge_diffs, profile_diff
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["CompareError", "CompareRefused", "MetricDiff", "ProfileDiff", "Comparison", "compare_runs",
            "parse_threshold", "profile_diff"]
@@ -118,29 +122,6 @@ class MetricDiff:
 
 
 @dataclass
-class ProfileDiff:
-    """The fields that differ between the profiles of side A and side B of some pairs."""
-
-    profile_a: str
-    profile_b: str
-    hash_a: str | None
-    hash_b: str | None
-    fields: dict[str, tuple[Any, Any]]  # dotted path -> (a, b), SI units
-    notes: list[str] = field(default_factory=list)
-    pairs: int = 0  # how many case pairs differ this way
-
-    def lines(self) -> list[str]:
-        out = [f"profile {self.profile_a} [{self.hash_a}] vs {self.profile_b} [{self.hash_b}] "
-               f"({self.pairs} case pair(s)):"]
-        for path, (a, b) in self.fields.items():
-            out.append(f"  {path}: {_fmt(a)} -> {_fmt(b)}")
-        if not self.fields:
-            out.append("  (no field differs in the current profile files)")
-        out += [f"  note: {n}" for n in self.notes]
-        return out
-
-
-@dataclass
 class Comparison:
     """The result of :func:`compare_runs`."""
 
@@ -210,7 +191,7 @@ def _pct(x: float) -> str:
     return f"{x:+.1%}" if abs(x) >= 1e-3 else f"{x * 100:+.2g}%"
 
 
-def _sortable(v: Any) -> tuple:
+def _sortable(v: Any) -> tuple[Any, ...]:
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return (0, float(v), "")
     from suite.results.load import override_value
@@ -219,90 +200,43 @@ def _sortable(v: Any) -> tuple:
     return (1, num, unit) if num is not None else (2, 0.0, str(v))
 
 
-def _order(ident: Mapping[str, Any]) -> tuple:
+def _order(ident: Mapping[str, Any]) -> tuple[Any, ...]:
     return (ident["technique"], str(ident["variant"]), str(ident["workload"]), str(ident["fidelity"]),
             [(k, _sortable(v)) for k, v in sorted(ident["params"].items())],
             str(ident.get("profile", "")), [(k, _sortable(v)) for k, v in sorted(ident["set"].items())],
             ident["seed"] if ident["seed"] is not None else -1)
 
 
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:.6g}"
-    return "(absent)" if v is None else str(v)
+_CASE_COLS = ["key", "technique", "technique_version", "variant", "fidelity", "profile", "profile_hash", "workload",
+              "workload_hash", "seed", "params", "overrides"]
 
 
-def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if isinstance(d, Mapping):
-        for k, v in d.items():
-            out.update(_flatten(v, f"{prefix}{k}."))
-    elif isinstance(d, (list, tuple)):
-        for i, v in enumerate(d):
-            out.update(_flatten(v, f"{prefix}{i}."))
-    else:
-        out[prefix[:-1]] = d
-    return out
+@dataclass
+class _Side:
+    """One run's side of a comparison: its provenance and ok cases, metrics and raw samples."""
+
+    name: str  # "run 3", "run 4 (second store)"
+    info: dict[str, Any]
+    long: pd.DataFrame  # the long form of :func:`suite.results.load`
+    samples: dict[tuple[str, str], list[float]]
+    #: (case key, metric) -> (value, unit, direction)
+    metrics: dict[tuple[str, str], tuple[Any, Any, Any]] = field(default_factory=dict)
+    names: dict[str, list[str]] = field(default_factory=dict)  # case key -> its metric names
+    frame: pd.DataFrame | None = None  # one row per case, :data:`_CASE_COLS`
+    cases_by_key: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cases: dict[str, dict[str, Any]] = field(default_factory=dict)  # scenario key -> case (set by _pair)
+
+    def __post_init__(self) -> None:
+        lg = self.long
+        for k, n, v, u, d in zip(lg["key"], lg["name"], lg["value"], lg["unit"], lg["direction"]):
+            self.metrics[(k, n)] = (v, u, d)
+            self.names.setdefault(k, []).append(n)
+        self.frame = lg.drop_duplicates("key")[_CASE_COLS] if len(lg) else lg.reindex(columns=_CASE_COLS)
+        self.cases_by_key = {str(r["key"]): {str(c): v for c, v in r.items()} for r in self.frame.to_dict("records")}
 
 
-def profile_diff(name_a: str, overrides_a: Mapping[str, Any], name_b: str, overrides_b: Mapping[str, Any],
-                 *, hash_a: str | None = None, hash_b: str | None = None, profile_dirs: tuple = (),
-                 context: Any = None) -> ProfileDiff:
-    """Which fields differ between two resolved profiles (name + overrides), in SI units.
-
-    Parameters
-    ----------
-    name_a, name_b : str
-        Profile names (or paths) as stored with the cases.
-    overrides_a, overrides_b : mapping
-        The stored overrides (field path -> value as given).
-    hash_a, hash_b : str, optional
-        The stored content hashes; when the current profile files give another hash, a note
-        says the profile changed since the run.
-    profile_dirs : tuple of path
-        Extra profile folders.
-    context : suite.context.Context
-        Where the profiles are resolved now; without one, no profile is resolved (a note says
-        so).
-
-    Returns
-    -------
-    ProfileDiff
-        ``fields``: dotted path -> (value in A, value in B), for every figure of
-        :meth:`Profile.normalized` that differs (the ``overrides`` record itself is left out:
-        its effect is in the figures).
-    """
-    lookup = context.with_profile_dirs(tuple(profile_dirs)).profile if context is not None else None
-    notes: list[str] = []
-    flat = []
-    for side, name, ov, stored in (("A", name_a, overrides_a, hash_a), ("B", name_b, overrides_b, hash_b)):
-        try:
-            if lookup is None:
-                raise SuiteError("no context given to resolve it (pass context=)")
-            prof = lookup(name)
-            if ov:
-                prof = prof.with_overrides(dict(ov))
-        except SuiteError as exc:
-            notes.append(f"side {side}: profile {name!r} cannot be resolved now: {exc}")
-            flat.append(None)
-            continue
-        now = prof.content_hash()
-        if stored and now != stored:
-            notes.append(f"side {side}: profile {name!r} now hashes to {now}, the run stored {stored}: the profile "
-                         f"file changed since; the differences below are against the current file")
-        d = prof.normalized()
-        d.pop("overrides", None)
-        flat.append(_flatten(d))
-    fields: dict[str, tuple[Any, Any]] = {}
-    if flat[0] is not None and flat[1] is not None:
-        for k in sorted(set(flat[0]) | set(flat[1])):
-            va, vb = flat[0].get(k), flat[1].get(k)
-            if va != vb:
-                fields[k] = (va, vb)
-    return ProfileDiff(name_a, name_b, hash_a, hash_b, fields, notes)
-
-
-def _side(store: Any, run: Any):
+def _side(store: Any, run: Any, metrics: Any, suffix: str) -> _Side:
+    """Run *run* of *store* (only *metrics*, when given)."""
     from suite.results.load import load, open_store, samples
 
     st, opened = open_store(store)
@@ -317,16 +251,38 @@ def _side(store: Any, run: Any):
     finally:
         if opened:
             st.close()
-    return info, long, samp
+    if metrics is not None:
+        long = long[long["name"].isin([metrics] if isinstance(metrics, str) else list(metrics))]
+    return _Side(f"run {info['id']}{suffix}", info, long, samp)
 
 
-def _swept(cases_a, cases_b) -> dict[str, tuple[bool, list[str]]]:
+def _pair(a: _Side, b: _Side) -> list[str]:
+    """Key each side's cases by scenario; the scenarios both have, in a stable order.
+
+    Raises
+    ------
+    CompareError
+        No scenario in common.
+    """
+    swept = _swept(a.frame, b.frame)
+    for side in (a, b):
+        side.cases = {_scenario_key(r, swept[r["technique"]]): r for r in side.cases_by_key.values()}
+    common = sorted((k for k in a.cases if k in b.cases), key=lambda k: _order(json.loads(k)))
+    if not common:
+        raise CompareError(f"compare: {a.name} ({len(a.cases)} ok case(s)) and {b.name} ({len(b.cases)}) have no "
+                           "scenario in common (technique, variant, fidelity, workload, params, seed and swept "
+                           "profile fields)")
+    return common
+
+
+def _swept(cases_a: pd.DataFrame | None, cases_b: pd.DataFrame | None) -> dict[str, tuple[bool, list[str]]]:
     """technique -> (profile name swept?, override paths swept), within either side."""
     out: dict[str, tuple[bool, list[str]]] = {}
-    for tech in set(cases_a["technique"]) | set(cases_b["technique"]):
+    sides = [c for c in (cases_a, cases_b) if c is not None]
+    for tech in {str(t) for c in sides for t in c["technique"]}:
         prof_swept = False
         paths: set[str] = set()
-        for cases in (cases_a, cases_b):
+        for cases in sides:
             c = cases[cases["technique"] == tech]
             if c.empty:
                 continue
@@ -400,7 +356,7 @@ def _verdict(a: float | None, b: float | None, direction: str,
     return ratio, change, verdict
 
 
-def _plugin_versions(techniques: set[str], info_a: Mapping, info_b: Mapping, reg: Any) -> list[str]:
+def _plugin_versions(techniques: set[str], info_a: Mapping[str, Any], info_b: Mapping[str, Any], reg: Any) -> list[str]:
     out: list[str] = []
     if reg is None:  # no context given: nothing to map techniques to distributions
         return out
@@ -420,18 +376,17 @@ def _plugin_versions(techniques: set[str], info_a: Mapping, info_b: Mapping, reg
 
 def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, threshold: Any = None,
                  allow_profile_change: bool = False, alpha: float = 0.05, metrics: Any = None,
-                 profile_dirs: tuple = (), thresholds: Any = None, abs_tol: float = ABS_TOL,
+                 profile_dirs: tuple[Any, ...] = (), thresholds: Any = None, abs_tol: float = ABS_TOL,
                  context: Any = None, strict: bool = False) -> Comparison:
-    """Compare run B against run A (A is the baseline).
+    """Compare run B against run A (A is the baseline) metric by metric: a :class:`Comparison`.
 
     Parameters
     ----------
-    store : Store, str, Path or None
-        The store holding run A (and run B unless *store_b* is given).
-    run_a, run_b : int or ``"latest"``
-        Run ids.
-    store_b : Store, str, Path, optional
-        Another store holding run B (e.g. a CI baseline store against a fresh one).
+    store, store_b : Store, str, Path or None
+        The store holding run A (and run B), and another one holding run B (e.g. a CI baseline
+        store against a fresh one).
+    run_a, run_b : int or str
+        Run ids, names or ``"latest"``.
     threshold : str or float, optional
         ``"5%"`` or ``0.05``: a metric worse than A by more than this fraction of ``|A|`` is a
         regression (:attr:`Comparison.exit_code` becomes 1). None: report only.
@@ -439,11 +394,10 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
         Per-metric thresholds (``{"iteration_time": "2%"}``), overriding *threshold* for those
         metrics; a metric in neither is reported only.
     abs_tol : float
-        Values closer than this, in the metric's stored unit (or within a relative
-        :data:`REL_TOL`), are ``same``: 0 against 5.55e-17 is no change. Default :data:`ABS_TOL`.
+        Values closer than this in the metric's stored unit (or within a relative :data:`REL_TOL`)
+        are ``same``: 0 against 5.55e-17 is no change.
     allow_profile_change : bool
-        Compare even when profiles or plugin/technique versions differ; the profile
-        differences are listed.
+        Compare even when profiles or plugin/technique versions differ (the differences listed).
     alpha : float
         Significance level of the Mann-Whitney U test on raw samples.
     metrics : str or list of str, optional
@@ -455,54 +409,91 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
         from 0.3.0; without one, a DeprecationWarning, and neither is looked at).
     strict : bool
         :attr:`Comparison.exit_code` is 1 when a scenario of either run has no partner (each run
-        is paired by the scenarios *it* asked for: its own overrides, not those of the run that
-        first computed a shared case).
-
-    Returns
-    -------
-    Comparison
+        paired by the scenarios *it* asked for, with its own overrides).
 
     Raises
     ------
     CompareRefused
-        Profiles or versions differ and *allow_profile_change* is False (one line naming what
-        differs and the flag that allows it).
+        Profiles or versions differ and *allow_profile_change* is False (one line naming both).
     CompareError
         No scenario in common, or a bad threshold.
     StoreError
         Unknown store or run.
     """
-    if context is None:  # the results layer never builds a context: the caller passes its own
-        import warnings
+    rules = _Rules.parse(threshold, thresholds, alpha, abs_tol, context)
+    a = _side(store, run_a, metrics, "")
+    b = _side(store if store_b is None else store_b, run_b, metrics, " (second store)" if store_b is not None else "")
+    common = _pair(a, b)
+    checks = _checks(a, b, common, context.registry if context is not None else None)
+    checks.refuse_unless(allow_profile_change)
+    diffs = merge_diffs(_profile_diffs(checks.profile_pairs, profile_dirs, context))
+    varying = _varying([json.loads(k) for k in common])
+    rows = [row for k in common for row in _scenario_rows(a, b, k, varying, rules)]
+    return Comparison(run_a=a.info, run_b=b.info, rows=rows, matched=len(common), only_a=_unpaired(a, b, varying),
+                      only_b=_unpaired(b, a, varying), threshold=rules.threshold, alpha=alpha,
+                      mismatches=checks.mismatches, profile_diffs=diffs, notes=checks.notes,
+                      thresholds=rules.per_metric, abs_tol=abs_tol, strict=bool(strict))
 
-        warnings.warn("compare_runs() without a context is deprecated and will be an error in dlsys-suite 0.3.0: "
-                      "pass context=Context.build() (profile differences and plugin versions need it)",
-                      DeprecationWarning, stacklevel=2)
-    thr = parse_threshold(threshold)
-    per_metric = {str(k): parse_threshold(v) for k, v in (thresholds or {}).items()}
-    if not math.isfinite(abs_tol) or abs_tol < 0:
-        raise CompareError(f"--abs-tol: expected a non-negative number (in each metric's unit), got {abs_tol!r}")
-    info_a, la, sa = _side(store, run_a)
-    info_b, lb, sb = _side(store if store_b is None else store_b, run_b)
-    if metrics is not None:
-        names = [metrics] if isinstance(metrics, str) else list(metrics)
-        la, lb = la[la["name"].isin(names)], lb[lb["name"].isin(names)]
-    cols = ["key", "technique", "technique_version", "variant", "fidelity", "profile", "profile_hash", "workload",
-            "workload_hash", "seed", "params", "overrides"]
-    ca = la.drop_duplicates("key")[cols] if len(la) else la.reindex(columns=cols)
-    cb = lb.drop_duplicates("key")[cols] if len(lb) else lb.reindex(columns=cols)
-    swept = _swept(ca, cb)
-    ida = {_scenario_key(r, swept[r["technique"]]): r for r in ca.to_dict("records")}
-    idb = {_scenario_key(r, swept[r["technique"]]): r for r in cb.to_dict("records")}
-    common = sorted((k for k in ida if k in idb), key=lambda k: _order(json.loads(k)))
-    la_name = f"run {info_a['id']}"
-    lb_name = f"run {info_b['id']}" + (" (second store)" if store_b is not None else "")
-    if not common:
-        raise CompareError(f"compare: {la_name} ({len(ida)} ok case(s)) and {lb_name} ({len(idb)}) have no scenario "
-                           f"in common (technique, variant, fidelity, workload, params, seed and swept profile fields)")
 
-    # what varies among the matched scenarios (for short scenario labels)
-    idents = [json.loads(k) for k in common]
+@dataclass
+class _Checks:
+    """What differs between the paired cases beyond their metrics."""
+
+    mismatches: list[str]  # why the comparison is refused unless allowed
+    notes: list[str]
+    #: (profile, overrides JSON, hash) of A + the same of B -> pairs computed on them
+    profile_pairs: dict[tuple[str, str, str, str, str, str], int]
+
+    def refuse_unless(self, allowed: bool) -> None:
+        """CompareRefused naming the first mismatch, unless there is none or they are *allowed*."""
+        if self.mismatches and not allowed:
+            more = f" (+{len(self.mismatches) - 1} more)" if len(self.mismatches) > 1 else ""
+            raise CompareRefused(f"compare refused: {self.mismatches[0]}{more}"
+                                 "; pass --allow-profile-change to compare anyway and see the differences")
+
+
+def _checks(a: _Side, b: _Side, common: list[str], reg: Any) -> _Checks:
+    """The profiles, technique versions, plugin versions and workloads that differ between pairs."""
+    prof_pairs: dict[tuple[str, str, str, str, str, str], int] = {}
+    versions: set[tuple[str, str, str]] = set()
+    workloads: set[tuple[str, str, str]] = set()
+    for k in common:
+        ca, cb = a.cases[k], b.cases[k]
+        if ca["profile_hash"] != cb["profile_hash"]:
+            pk = (ca["profile"], json.dumps(ca["overrides"] or {}, sort_keys=True), ca["profile_hash"],
+                  cb["profile"], json.dumps(cb["overrides"] or {}, sort_keys=True), cb["profile_hash"])
+            prof_pairs[pk] = prof_pairs.get(pk, 0) + 1
+        if ca["technique_version"] != cb["technique_version"]:
+            versions.add((ca["technique"], ca["technique_version"], cb["technique_version"]))
+        if ca["workload_hash"] != cb["workload_hash"]:
+            workloads.add((ca["workload"], ca["workload_hash"], cb["workload_hash"]))
+    mismatches: list[str] = []
+    if prof_pairs:
+        names = sorted({f"{p[0]} [{p[2]}] vs {p[3]} [{p[5]}]" for p in prof_pairs})
+        mismatches.append(f"{sum(prof_pairs.values())} case pair(s) were computed on different hardware profiles: "
+                          + "; ".join(names[:3]) + (" ..." if len(names) > 3 else ""))
+    for t, va, vb in sorted(versions):
+        mismatches.append(f"technique {t}: version {va} in {a.name}, {vb} in {b.name}")
+    mismatches += _plugin_versions({a.cases[k]["technique"] for k in common}, a.info, b.info, reg)
+    notes = [f"workload {w}: content hash {ha} in {a.name}, {hb} in {b.name} (its definition changed)"
+             for w, ha, hb in sorted(workloads, key=str)]
+    return _Checks(mismatches, notes, prof_pairs)
+
+
+def _profile_diffs(prof_pairs: Mapping[tuple[str, str, str, str, str, str], int], profile_dirs: tuple[Any, ...],
+                   context: Any) -> list[ProfileDiff]:
+    """One :class:`ProfileDiff` per (profile A, profile B) of the pairs computed on different profiles."""
+    diffs = []
+    for (pa, oa, hsa, pb, ob, hsb), n in sorted(prof_pairs.items()):
+        d = profile_diff(pa, json.loads(oa), pb, json.loads(ob), hash_a=hsa, hash_b=hsb, profile_dirs=profile_dirs,
+                         context=context)
+        d.pairs = n
+        diffs.append(d)
+    return diffs
+
+
+def _varying(idents: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """technique -> what varies among its matched scenarios (for short scenario labels)."""
     varying: dict[str, set[str]] = {}
     for t in {i["technique"] for i in idents}:
         its = [i for i in idents if i["technique"] == t]
@@ -510,87 +501,67 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
              if len({json.dumps(i["params"].get(p), default=str) for i in its}) > 1}
         v |= {k for k in ("workload", "fidelity", "seed") if len({i[k] for i in its}) > 1}
         varying[t] = v
+    return varying
 
-    mismatches: list[str] = []
-    notes: list[str] = []
-    prof_pairs: dict[tuple, int] = {}
-    versions: set[tuple] = set()
-    workloads: set[tuple] = set()
-    for k in common:
-        a, b = ida[k], idb[k]
-        if a["profile_hash"] != b["profile_hash"]:
-            pk = (a["profile"], json.dumps(a["overrides"] or {}, sort_keys=True), a["profile_hash"],
-                  b["profile"], json.dumps(b["overrides"] or {}, sort_keys=True), b["profile_hash"])
-            prof_pairs[pk] = prof_pairs.get(pk, 0) + 1
-        if a["technique_version"] != b["technique_version"]:
-            versions.add((a["technique"], a["technique_version"], b["technique_version"]))
-        if a["workload_hash"] != b["workload_hash"]:
-            workloads.add((a["workload"], a["workload_hash"], b["workload_hash"]))
-    if prof_pairs:
-        names = sorted({f"{p[0]} [{p[2]}] vs {p[3]} [{p[5]}]" for p in prof_pairs})
-        mismatches.append(f"{sum(prof_pairs.values())} case pair(s) were computed on different hardware profiles: "
-                          + "; ".join(names[:3]) + (" ..." if len(names) > 3 else ""))
-    for t, va, vb in sorted(versions):
-        mismatches.append(f"technique {t}: version {va} in {la_name}, {vb} in {lb_name}")
-    mismatches += _plugin_versions({ida[k]["technique"] for k in common}, info_a, info_b,
-                                   context.registry if context is not None else None)
-    for w, ha, hb in sorted(workloads, key=str):
-        notes.append(f"workload {w}: content hash {ha} in {la_name}, {hb} in {lb_name} (its definition changed)")
-    if mismatches and not allow_profile_change:
-        raise CompareRefused(f"compare refused: {mismatches[0]}" + (f" (+{len(mismatches) - 1} more)" if len(mismatches) > 1 else "")
-                             + "; pass --allow-profile-change to compare anyway and see the differences")
-    diffs = []
-    for (pa, oa, hsa, pb, ob, hsb), n in sorted(prof_pairs.items()):
-        d = profile_diff(pa, json.loads(oa), pb, json.loads(ob), hash_a=hsa, hash_b=hsb, profile_dirs=profile_dirs,
-                          context=context)
-        d.pairs = n
-        diffs.append(d)
-    # pairs that differ the same way (e.g. the same latency change at every swept bandwidth) merge
-    merged: dict[str, ProfileDiff] = {}
-    for d in diffs:
-        sig = json.dumps([d.profile_a, d.profile_b, {k: [_fmt(x) for x in v] for k, v in d.fields.items()}],
-                         sort_keys=True)
-        if sig in merged:
-            merged[sig].pairs += d.pairs
-            merged[sig].notes = sorted(set(merged[sig].notes) | set(d.notes))
-            if merged[sig].hash_a != d.hash_a:
-                merged[sig].hash_a = "several"
-            if merged[sig].hash_b != d.hash_b:
-                merged[sig].hash_b = "several"
-        else:
-            merged[sig] = d
-    diffs = list(merged.values())
 
-    rows: list[MetricDiff] = []
-    ma = {(k, n): (v, u, d) for k, n, v, u, d in zip(la["key"], la["name"], la["value"], la["unit"], la["direction"])}
-    mb = {(k, n): (v, u, d) for k, n, v, u, d in zip(lb["key"], lb["name"], lb["value"], lb["unit"], lb["direction"])}
-    for k in common:
-        a, b = ida[k], idb[k]
-        names = sorted({n for (kk, n) in ma if kk == a["key"]} | {n for (kk, n) in mb if kk == b["key"]})
-        label = _describe(json.loads(k), varying.get(a["technique"], set()))
-        for n in names:
-            va, ua, da = ma.get((a["key"], n), (None, None, None))
-            vb, ub, db = mb.get((b["key"], n), (None, None, None))
-            direction = da or db or "none"
-            unit = ua or ub or "1"
-            ratio, change, verdict = _verdict(_num(va), _num(vb), direction, abs_tol)
-            limit = per_metric.get(n, thr)
-            p = None
-            xa, xb = sa.get((a["key"], n)), sb.get((b["key"], n))
-            if xa and xb and verdict not in ("missing",):
-                p = _mwu(xa, xb)
-            sig = None if p is None else bool(p < alpha)
-            regression = (limit is not None and verdict == "worse" and sig is not False and change is not None
-                          and (change if direction == "lower" else -change) > limit)
-            rows.append(MetricDiff(a["technique"], a["variant"], label, n, unit, direction, _num(va), _num(vb), ratio,
-                                   change, verdict, p, sig, bool(regression), a["key"], b["key"]))
-    only_a = sorted(_describe(json.loads(k), varying.get(ida[k]["technique"], set())) + f" [{ida[k]['technique']}/"
-                    f"{ida[k]['variant']}]" for k in ida if k not in idb)
-    only_b = sorted(_describe(json.loads(k), varying.get(idb[k]["technique"], set())) + f" [{idb[k]['technique']}/"
-                    f"{idb[k]['variant']}]" for k in idb if k not in ida)
-    return Comparison(run_a=info_a, run_b=info_b, rows=rows, matched=len(common), only_a=only_a, only_b=only_b,
-                      threshold=thr, alpha=alpha, mismatches=mismatches, profile_diffs=diffs, notes=notes,
-                      thresholds=per_metric, abs_tol=abs_tol, strict=bool(strict))
+@dataclass
+class _Rules:
+    """When a difference is a regression: thresholds, the test's alpha, the tolerance of "same"."""
+
+    threshold: float | None
+    per_metric: dict[str, float | None]
+    alpha: float
+    abs_tol: float
+
+    @staticmethod
+    def parse(threshold: Any, thresholds: Any, alpha: float, abs_tol: float, context: Any) -> _Rules:
+        """The rules from :func:`compare_runs`'s arguments (CompareError on a bad threshold or
+        tolerance; a DeprecationWarning without a context)."""
+        if context is None:  # the results layer never builds a context: the caller passes its own
+            import warnings
+
+            warnings.warn("compare_runs() without a context is deprecated and will be an error in dlsys-suite "
+                          "0.3.0: pass context=Context.build() (profile differences and plugin versions need it)",
+                          DeprecationWarning, stacklevel=3)
+        thr = parse_threshold(threshold)
+        per_metric = {str(k): parse_threshold(v) for k, v in (thresholds or {}).items()}
+        if not math.isfinite(abs_tol) or abs_tol < 0:
+            raise CompareError(f"--abs-tol: expected a non-negative number (in each metric's unit), got {abs_tol!r}")
+        return _Rules(thr, per_metric, alpha, abs_tol)
+
+
+def _scenario_rows(a: _Side, b: _Side, k: str, varying: Mapping[str, set[str]], rules: _Rules) -> list[MetricDiff]:
+    """One :class:`MetricDiff` per metric of either side of the scenario *k*."""
+    ka, kb = a.cases[k]["key"], b.cases[k]["key"]
+    names = sorted(set(a.names.get(ka, ())) | set(b.names.get(kb, ())))
+    label = _describe(json.loads(k), varying.get(a.cases[k]["technique"], set()))
+    return [_metric_diff(a, b, ka, kb, n, label, rules) for n in names]
+
+
+def _metric_diff(a: _Side, b: _Side, ka: str, kb: str, n: str, label: str, rules: _Rules) -> MetricDiff:
+    """Metric *n* of case *ka* (run A) against case *kb* (run B): verdict, test, regression."""
+    va, ua, da = a.metrics.get((ka, n), (None, None, None))
+    vb, ub, db = b.metrics.get((kb, n), (None, None, None))
+    direction = da or db or "none"
+    unit = ua or ub or "1"
+    ratio, change, verdict = _verdict(_num(va), _num(vb), direction, rules.abs_tol)
+    limit = rules.per_metric.get(n, rules.threshold)
+    p = None
+    xa, xb = a.samples.get((ka, n)), b.samples.get((kb, n))
+    if xa and xb and verdict != "missing":
+        p = _mwu(xa, xb)
+    sig = None if p is None else bool(p < rules.alpha)
+    regression = (limit is not None and verdict == "worse" and sig is not False and change is not None
+                  and (change if direction == "lower" else -change) > limit)
+    case = a.cases_by_key[ka]
+    return MetricDiff(case["technique"], case["variant"], label, n, unit, direction, _num(va), _num(vb), ratio,
+                      change, verdict, p, sig, bool(regression), ka, kb)
+
+
+def _unpaired(side: _Side, other: _Side, varying: Mapping[str, set[str]]) -> list[str]:
+    """The scenarios of *side* with no partner in *other*, labelled, sorted."""
+    return sorted(_describe(json.loads(k), varying.get(c["technique"], set())) + f" [{c['technique']}/{c['variant']}]"
+                  for k, c in side.cases.items() if k not in other.cases)
 
 
 def _num(v: Any) -> float | None:

@@ -21,12 +21,18 @@ Read it back with ``pandas.read_parquet(path)`` and :func:`read_provenance`.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from suite.errors import StoreError
+from suite.results.sql import select_in
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from suite.results.store import Store
 
 __all__ = ["export_parquet", "read_provenance", "METADATA_KEY", "FORMAT_VERSION"]
 
@@ -54,7 +60,7 @@ def _column_type(values: Iterable[Any]) -> str:
     return kinds.pop() if len(kinds) == 1 else ("none" if not kinds else "mixed")
 
 
-def _portable(df):
+def _portable(df: pd.DataFrame) -> pd.DataFrame:
     """Columns Parquet can hold whatever the techniques put in their parameters."""
     import pandas as pd
 
@@ -110,51 +116,66 @@ def export_parquet(store: Any, path: str | Path, run: int | str | None = None) -
     StoreError
         Unknown store or run.
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from suite.results.load import load, open_store
+    from suite.results.load import open_store
 
     st, opened = open_store(store)
     try:
-        df = load(st, run=run, wide=False)
-        keys = list(df["key"].unique())
-        runs_of = _runs_of(st, keys)
-        samp = _samples(st, keys)
-        runs = st.runs()
-        rid = st.resolve_run(run)
-        if rid is not None:
-            runs = runs[runs["id"] == rid]
-        counts = dict(st.conn.execute("SELECT status, count(*) FROM cases GROUP BY status").fetchall())
-        schema_version = st.schema_version
-        store_path = str(st.path)
+        df, prov = _collect(st, run)
     finally:
         if opened:
             st.close()
+    out = Path(path)
+    _write_parquet(_portable(df), prov, out)
+    return {**prov, "rows": len(df), "path": str(out)}
+
+
+def _collect(st: Store, run: int | str | None) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The long form with ``runs`` and ``samples`` columns, and the provenance of the export."""
+    from suite.results.load import load, samples
+
+    df = load(st, run=run, wide=False)
+    keys = list(df["key"].unique())
+    runs_of = _runs_of(st, keys)
+    samp = samples(st, keys)
+    runs = st.runs()
+    rid = st.resolve_run(run)
+    if rid is not None:
+        runs = runs[runs["id"] == rid]
+    counts = dict(st.conn.execute("SELECT status, count(*) FROM cases GROUP BY status").fetchall())
     df["runs"] = [runs_of.get(k, []) for k in df["key"]]
     df["samples"] = [samp.get((k, n), []) for k, n in zip(df["key"], df["name"])]
-    df = _portable(df)
-    run_rows = []
-    for r in runs.to_dict("records"):
-        r = {k: (v.item() if hasattr(v, "item") else v) for k, v in r.items()}
-        for k in ("packages", "plugins"):
-            r[k] = json.loads(r[k]) if r.get(k) else {}
-        run_rows.append(r)
     prov = {"format": "dlsys-suite results", "format_version": FORMAT_VERSION,
-            "store_schema_version": schema_version,
+            "store_schema_version": st.schema_version,
             "exported": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "store": store_path, "run": rid, "runs": run_rows, "cases": counts}
+            "store": str(st.path), "run": rid, "runs": _run_rows(runs), "cases": counts}
+    return df, prov
+
+
+def _run_rows(runs: pd.DataFrame) -> list[dict[str, Any]]:
+    """The runs as JSON-able dicts, ``packages`` and ``plugins`` decoded."""
+    out = []
+    for r in runs.to_dict("records"):
+        row = {str(k): (v.item() if hasattr(v, "item") else v) for k, v in r.items()}
+        for k in ("packages", "plugins"):
+            row[k] = json.loads(row[k]) if row.get(k) else {}
+        out.append(row)
+    return out
+
+
+def _write_parquet(df: pd.DataFrame, prov: Mapping[str, Any], out: Path) -> None:
+    """Write *df* to *out* (its folder created) with *prov* under :data:`METADATA_KEY`."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     table = pa.Table.from_pandas(df, preserve_index=False)
     meta = dict(table.schema.metadata or {})
     meta[METADATA_KEY] = json.dumps(prov, default=str).encode()
     table = table.replace_schema_metadata(meta)
-    out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
         pq.write_table(table, out)
     except OSError as exc:
         raise StoreError(f"export: cannot write {str(out)!r}: {exc}") from None
-    return {**prov, "rows": len(df), "path": str(out)}
 
 
 def read_provenance(path: str | Path) -> dict[str, Any]:
@@ -173,21 +194,13 @@ def read_provenance(path: str | Path) -> dict[str, Any]:
         raise StoreError(f"{str(path)!r}: not a Parquet file: {exc}") from None
     if METADATA_KEY not in meta:
         raise StoreError(f"{str(path)!r}: no dlsys_suite metadata (not written by `suite results export`)")
-    return json.loads(meta[METADATA_KEY])
+    prov: dict[str, Any] = json.loads(meta[METADATA_KEY])
+    return prov
 
 
-def _runs_of(store, keys: list[str]) -> dict[str, list[int]]:
+def _runs_of(store: Store, keys: list[str]) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
-    for i in range(0, len(keys), 900):
-        chunk = keys[i:i + 900]
-        for k, r in store.conn.execute(
-                f"SELECT case_key, run_id FROM run_cases WHERE case_key IN ({','.join('?' * len(chunk))}) "
-                "ORDER BY run_id", chunk):
-            out.setdefault(k, []).append(int(r))
+    for k, r in select_in(store.conn, "SELECT case_key, run_id FROM run_cases WHERE case_key IN ({marks}) "
+                                      "ORDER BY run_id", keys):
+        out.setdefault(k, []).append(int(r))
     return out
-
-
-def _samples(store, keys: list[str]) -> dict[tuple[str, str], list[float]]:
-    from suite.results.load import samples
-
-    return samples(store, keys)

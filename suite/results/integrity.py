@@ -4,7 +4,7 @@
   last closed it (size or modification time differ from what :func:`remember` recorded in the
   cache folder), so a store whose interior pages were damaged (a copy cut short, a disk fault)
   is refused before anything is written to it, at no cost when nothing changed.
-* :func:`store_error`: a :class:`~suite.results.store.StoreError` naming the store for any
+* :func:`store_error`: a :class:`~suite.errors.StoreError` naming the store for any
   ``sqlite3`` error, saying what it is: a lock held by another process (not "not a store"), a
   full disk, a damaged file.
 """
@@ -18,7 +18,9 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-__all__ = ["check_on_open", "remember", "store_error"]
+from suite.errors import StoreError
+
+__all__ = ["check_on_open", "remember", "store_error", "StoreSQLiteError"]
 
 
 def _seen_file(path: Path) -> Path:
@@ -56,7 +58,7 @@ def _changed(path: Path) -> bool:
         seen = json.loads(_seen_file(path).read_text())
     except (OSError, ValueError):
         return True
-    return seen != _stamp(path)
+    return bool(seen != _stamp(path))
 
 
 def check_on_open(conn: sqlite3.Connection, path: Path) -> None:
@@ -67,8 +69,6 @@ def check_on_open(conn: sqlite3.Connection, path: Path) -> None:
     StoreError
         The check found damage: one line naming the store and SQLite's first finding.
     """
-    from suite.results.store import StoreError
-
     if not _changed(path):
         return
     try:
@@ -82,39 +82,26 @@ def check_on_open(conn: sqlite3.Connection, path: Path) -> None:
                          f"(quick_check: {found[0]}{more}); restore a copy or give another --store")
 
 
-def _error_class():
-    from suite.errors import StoreError
-
-    global _StoreSQLiteError
-    if _StoreSQLiteError is None:
-        class StoreSQLiteError(StoreError, sqlite3.OperationalError):
-            """A SQLite error of the store, named (still an ``sqlite3.OperationalError`` for callers
-            that catch SQLite's own errors)."""
-
-        _StoreSQLiteError = StoreSQLiteError
-    return _StoreSQLiteError
-
-
-_StoreSQLiteError = None
+class StoreSQLiteError(StoreError, sqlite3.OperationalError):
+    """A SQLite error of the store, named (still an ``sqlite3.OperationalError`` for callers that
+    catch SQLite's own errors)."""
 
 
 def store_error(path: Any, exc: BaseException) -> Exception:
     """The :class:`StoreError` for *exc* raised by SQLite on the store at *path*: one line naming
     the file and saying what happened (also an ``sqlite3.OperationalError``)."""
-    StoreError = _error_class()
-
     where = f"store {str(path)!r}"
     msg = str(exc) or type(exc).__name__
     low = msg.lower()
     if "locked" in low or "busy" in low:
-        return StoreError(f"{where}: locked by another process for more than 60 s ({msg}); wait for the other "
+        return StoreSQLiteError(f"{where}: locked by another process for more than 60 s ({msg}); wait for the other "
                           "`suite` command to finish, or give another --store")
     if "full" in low:
-        return StoreError(f"{where}: the disk holding it is full ({msg}); free space and run the command again "
+        return StoreSQLiteError(f"{where}: the disk holding it is full ({msg}); free space and run the command again "
                           "(stored cases are kept)")
     if "malformed" in low or "corrupt" in low or "not a database" in low:
-        return StoreError(f"{where}: expected an intact SQLite file, got a damaged one ({msg}); restore a copy "
+        return StoreSQLiteError(f"{where}: expected an intact SQLite file, got a damaged one ({msg}); restore a copy "
                           "or give another --store")
     if "readonly" in low or "read-only" in low or "permission" in low:
-        return StoreError(f"{where}: not writable ({msg})")
-    return StoreError(f"{where}: {msg}")
+        return StoreSQLiteError(f"{where}: not writable ({msg})")
+    return StoreSQLiteError(f"{where}: {msg}")

@@ -2,7 +2,27 @@
 
 This is the Python entry point for analysis; the CLI commands ``suite compare``, ``suite report``
 and ``suite results export`` are built on it. It only reads the store (see
-:mod:`suite.results.store` for the schema).
+:mod:`suite.results.schema` for the tables).
+
+The frame
+---------
+Case columns :data:`CASE_COLUMNS`:
+
+``run`` (the run asked for, or None), ``key`` (the case key), ``technique``,
+``technique_version``, ``variant``, ``fidelity`` (``model``/``simulate``/``execute``),
+``profile`` (name), ``profile_hash`` (content hash of the profile with its overrides),
+``workload``, ``workload_hash``, ``seed``, ``params`` (dict), ``overrides`` (dict: profile
+field path -> value as given), ``duration`` (s, evaluation time), ``run_id`` (the run that
+computed the case); then one ``param.NAME`` column per technique parameter and one
+``set.PATH`` column per overridden profile field (the value as given, e.g. ``"10 Gbit/s"``).
+
+Long form adds ``name, value, unit, direction`` (``lower``/``higher``/``none``) and
+``n_samples`` (raw repeated measurements stored for that metric; 0 for model fidelity).
+Wide form adds one float column per metric name (``metric.NAME`` when the name collides
+with a case column).
+
+``df.attrs`` holds ``store`` (path), ``run`` (the run's provenance dict, or None) and
+``units`` / ``directions`` (metric name -> unit / direction).
 """
 
 from __future__ import annotations
@@ -10,9 +30,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from suite.errors import StoreError
+from suite.results.sql import select_in
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from suite.results.store import Store
 
 __all__ = ["load", "open_store", "override_value", "CASE_COLUMNS"]
 
@@ -21,7 +47,7 @@ CASE_COLUMNS = ("run", "key", "technique", "technique_version", "variant", "fide
                 "workload", "workload_hash", "seed", "params", "overrides", "duration", "run_id")
 
 
-def open_store(store: Any):
+def open_store(store: Any) -> tuple[Store, bool]:
     """A :class:`suite.results.Store` from a Store, a path, or None (the default store), read-only.
 
     Returns
@@ -53,7 +79,7 @@ def numeric_overrides(values: list[Any]) -> tuple[list[float | None], str] | Non
     "10 Gbit/s", None]`` -> ``([2.0, 10.0, None], "Gbit/s")``), or None when some value is no
     number or the units differ (such a column stays text). Missing values stay None."""
     nums: list[float | None] = []
-    units = set()
+    units: set[str] = set()
     for v in values:
         if v is None or (isinstance(v, float) and v != v):
             nums.append(None)
@@ -91,7 +117,7 @@ def override_value(text: Any) -> tuple[float | None, str]:
 
 
 def load(store: Any = None, run: int | str | None = None, wide: bool = False, *,
-         params: Mapping[str, Any] | None = None, metrics: Any = None, **filters: Any):
+         params: Mapping[str, Any] | None = None, metrics: Any = None, **filters: Any) -> pd.DataFrame:
     """Load the metrics of a store's ok cases into a :class:`pandas.DataFrame`.
 
     Failed, timed-out and skipped cases carry no metrics; :meth:`Store.cases` lists every case
@@ -119,23 +145,7 @@ def load(store: Any = None, run: int | str | None = None, wide: bool = False, *,
     Returns
     -------
     DataFrame
-        Case columns :data:`CASE_COLUMNS`:
-
-        ``run`` (the run asked for, or None), ``key`` (the case key), ``technique``,
-        ``technique_version``, ``variant``, ``fidelity`` (``model``/``simulate``/``execute``),
-        ``profile`` (name), ``profile_hash`` (content hash of the profile with its overrides),
-        ``workload``, ``workload_hash``, ``seed``, ``params`` (dict), ``overrides`` (dict: profile
-        field path -> value as given), ``duration`` (s, evaluation time), ``run_id`` (the run that
-        computed the case); then one ``param.NAME`` column per technique parameter and one
-        ``set.PATH`` column per overridden profile field (the value as given, e.g. ``"10 Gbit/s"``).
-
-        Long form adds ``name, value, unit, direction`` (``lower``/``higher``/``none``) and
-        ``n_samples`` (raw repeated measurements stored for that metric; 0 for model fidelity).
-        Wide form adds one float column per metric name (``metric.NAME`` when the name collides
-        with a case column).
-
-        ``df.attrs`` holds ``store`` (path), ``run`` (the run's provenance dict, or None) and
-        ``units`` / ``directions`` (metric name -> unit / direction).
+        The frame described in :mod:`suite.results.load` ("The frame").
 
     Raises
     ------
@@ -148,32 +158,54 @@ def load(store: Any = None, run: int | str | None = None, wide: bool = False, *,
     >>> df = load("results/suite.sqlite", run="latest", wide=True)      # doctest: +SKIP
     >>> df.groupby(["variant", "param.nodes"])["throughput"].mean()       # doctest: +SKIP
     """
+    got = _read(store, run, filters)
+    cases = _with_params(got.cases[got.cases["status"] == "ok"], params)
+    long = got.long[got.long["key"].isin(set(cases["key"]))]
+    if metrics is not None:
+        long = long[long["name"].isin([metrics] if isinstance(metrics, str) else list(metrics))]
+    base = _case_frame(cases, got.rid)
+    df = _long_form(base, long, got.nsamp) if not wide else _wide_form(base, long)
+    df = df.reset_index(drop=True)
+    df.attrs = {"store": got.path, "run": got.info, "units": dict(zip(long["name"], long["unit"])),
+                "directions": dict(zip(long["name"], long["direction"]))}
+    return df
+
+
+class _Read(NamedTuple):
+    rid: int | None
+    long: pd.DataFrame
+    cases: pd.DataFrame
+    info: dict[str, Any] | None
+    nsamp: dict[tuple[str, str], int]
+    path: str
+
+
+def _read(store: Any, run: int | str | None, filters: Mapping[str, Any]) -> _Read:
+    """What :func:`load` reads from the store (opened and closed here when given as a path)."""
     st, opened = open_store(store)
     try:
         rid = st.resolve_run(run)
         long = st.metrics(rid, wide=False, **filters)
-        cases = st.cases(rid, **filters)
-        info = st.run_info(rid) if rid is not None else None
-        nsamp = _sample_counts(st, list(long["key"].unique())) if len(long) else {}
-        path = str(st.path)
+        return _Read(rid, long, st.cases(rid, **filters), st.run_info(rid) if rid is not None else None,
+                     _sample_counts(st, list(long["key"].unique())) if len(long) else {}, str(st.path))
     finally:
         if opened:
             st.close()
-    cases = cases[cases["status"] == "ok"]
-    if params:
-        for k, v in params.items():
-            col = f"param.{k}"
-            if col not in cases.columns:
-                raise StoreError(f"params: no case has a parameter {k!r}")
-            cases = cases[cases[col] == v]
-    keep_keys = set(cases["key"])
-    long = long[long["key"].isin(keep_keys)]
-    if metrics is not None:
-        names = [metrics] if isinstance(metrics, str) else list(metrics)
-        long = long[long["name"].isin(names)]
-    units = dict(zip(long["name"], long["unit"]))
-    directions = dict(zip(long["name"], long["direction"]))
 
+
+def _with_params(cases: pd.DataFrame, params: Mapping[str, Any] | None) -> pd.DataFrame:
+    """The cases whose technique parameters equal *params* (StoreError naming one no case has)."""
+    for k, v in (params or {}).items():
+        col = f"param.{k}"
+        if col not in cases.columns:
+            raise StoreError(f"params: no case has a parameter {k!r}")
+        cases = cases[cases[col] == v]
+    return cases
+
+
+def _case_frame(cases: pd.DataFrame, rid: int | None) -> pd.DataFrame:
+    """The case columns of both forms: :data:`CASE_COLUMNS`, ``param.NAME``, one ``set.PATH`` per
+    overridden profile field."""
     base = cases.copy()
     base.insert(0, "run", rid)
     sets = sorted({k for ov in base["overrides"] for k in (ov or {})})
@@ -181,44 +213,37 @@ def load(store: Any = None, run: int | str | None = None, wide: bool = False, *,
         base[f"set.{p}"] = [(ov or {}).get(p) for ov in base["overrides"]]
     pcols = [c for c in base.columns if c.startswith("param.")]
     scols = [f"set.{p}" for p in sets]
-    base = base[[c for c in CASE_COLUMNS if c in base.columns] + pcols + scols].reset_index(drop=True)
-
-    if not wide:
-        m = long[["key", "name", "value", "unit", "direction"]].copy()
-        m["n_samples"] = [nsamp.get((k, n), 0) for k, n in zip(m["key"], m["name"])]
-        df = base.merge(m, on="key", how="inner")
-    else:
-        if len(long):
-            w = long.pivot(index="key", columns="name", values="value")
-            w.columns.name = None
-            w = w.rename(columns={c: f"metric.{c}" for c in w.columns if c in base.columns}).reset_index()
-            df = base.merge(w, on="key", how="left")
-        else:
-            df = base
-    df = df.reset_index(drop=True)
-    df.attrs = {"store": path, "run": info, "units": units, "directions": directions}
-    return df
+    return base[[c for c in CASE_COLUMNS if c in base.columns] + pcols + scols].reset_index(drop=True)
 
 
-def _sample_counts(store, keys: list[str]) -> dict[tuple[str, str], int]:
-    out: dict[tuple[str, str], int] = {}
-    for i in range(0, len(keys), 900):
-        chunk = keys[i:i + 900]
-        q = (f"SELECT case_key, metric, count(*) FROM samples WHERE case_key IN ({','.join('?' * len(chunk))}) "
-             "GROUP BY case_key, metric")
-        for k, m, n in store.conn.execute(q, chunk):
-            out[(k, m)] = int(n)
-    return out
+def _long_form(base: pd.DataFrame, long: pd.DataFrame, nsamp: Mapping[tuple[str, str], int]) -> pd.DataFrame:
+    """One row per (case, metric), with ``n_samples``."""
+    m = long[["key", "name", "value", "unit", "direction"]].copy()
+    m["n_samples"] = [nsamp.get((k, n), 0) for k, n in zip(m["key"], m["name"])]
+    return base.merge(m, on="key", how="inner")
 
 
-def samples(store, keys: list[str]) -> dict[tuple[str, str], list[float]]:
+def _wide_form(base: pd.DataFrame, long: pd.DataFrame) -> pd.DataFrame:
+    """One row per case, one column per metric (``metric.NAME`` when it collides with a case column)."""
+    if not len(long):
+        return base
+    w = long.pivot(index="key", columns="name", values="value")
+    w.columns.name = None
+    w = w.rename(columns={c: f"metric.{c}" for c in w.columns if c in base.columns}).reset_index()
+    return base.merge(w, on="key", how="left")
+
+
+def _sample_counts(store: Store, keys: list[str]) -> dict[tuple[str, str], int]:
+    return {(k, m): int(n) for k, m, n in select_in(
+        store.conn, "SELECT case_key, metric, count(*) FROM samples WHERE case_key IN ({marks}) "
+                    "GROUP BY case_key, metric", keys)}
+
+
+def samples(store: Store, keys: list[str]) -> dict[tuple[str, str], list[float]]:
     """Raw samples: (case key, metric) -> values in index order (read-only query on ``samples``)."""
     out: dict[tuple[str, str], list[float]] = {}
-    for i in range(0, len(keys), 900):
-        chunk = keys[i:i + 900]
-        q = (f"SELECT case_key, metric, value FROM samples WHERE case_key IN ({','.join('?' * len(chunk))}) "
-             "ORDER BY case_key, metric, idx")
-        for k, m, v in store.conn.execute(q, chunk):
-            if v is not None:
-                out.setdefault((k, m), []).append(float(v))
+    for k, m, v in select_in(store.conn, "SELECT case_key, metric, value FROM samples WHERE case_key IN ({marks}) "
+                                         "ORDER BY case_key, metric, idx", keys):
+        if v is not None:
+            out.setdefault((k, m), []).append(float(v))
     return out

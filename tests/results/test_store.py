@@ -9,6 +9,7 @@ import pytest
 
 from suite.errors import StoreError
 from suite.results import SCHEMA_VERSION, Store
+from suite.results import schema as schema_mod
 from suite.results import store as store_mod
 
 
@@ -176,7 +177,7 @@ def test_v3_store_migrates_to_the_judgement_cache(tmp_path):
     con.close()
     with pytest.raises(StoreError, match="needs migrating"):
         Store(p, readonly=True)
-    store_mod._v3_to_v4(sqlite3.connect(":memory:"))  # the migration alone creates the table
+    schema_mod._v3_to_v4(sqlite3.connect(":memory:"))  # the migration alone creates the table
     s = Store(p)
     assert s.schema_version == SCHEMA_VERSION  # 3 -> 4 -> 5, each migration in turn
     assert s.judgements(["j"]) == {}
@@ -236,7 +237,7 @@ def test_producer_faster_than_commits_does_not_deadlock(tmp_path, monkeypatch):
         def __exit__(self, *exc):
             self.lock.release()
 
-    s._lock = SlowForFlusher(s._lock)
+    s.writer._lock = SlowForFlusher(s.writer._lock)
     t = threading.Thread(target=lambda: [s.add_outcome(ident(f"k{i}"), ok(f"k{i}"), r) for i in range(200)],
                          daemon=True)
     t.start()
@@ -252,11 +253,11 @@ def test_flush_failure_keeps_the_buffer(tmp_path, monkeypatch):
     s = Store(tmp_path / "s.sqlite", batch_size=1000, batch_seconds=3600)
     r = s.begin_run()
     s.add_outcome(ident("k0"), ok("k0"), r)
-    real = s._write
-    monkeypatch.setattr(s, "_write", lambda buf, links: (_ for _ in ()).throw(sqlite3.OperationalError("disk I/O")))
+    real = s.writer._write
+    monkeypatch.setattr(s.writer, "_write", lambda buf, links: (_ for _ in ()).throw(sqlite3.OperationalError("disk I/O")))
     with pytest.raises(sqlite3.OperationalError):
         s.flush()
-    monkeypatch.setattr(s, "_write", real)
+    monkeypatch.setattr(s.writer, "_write", real)
     assert s.flush() == 1
     assert s.ok_keys() == {"k0"}
     s.close()

@@ -1,0 +1,119 @@
+"""JSON as the store writes it: sorted keys, numpy converted, metric values SQLite's json functions
+read back (NaN as null, infinities as ``1e999``), and the UTC timestamps of its rows."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+__all__ = ["dumps", "now", "js", "finite", "num", "metrics_json", "samples_json"]
+
+
+def now() -> str:
+    """The current UTC time as stored: ISO 8601 with milliseconds."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _json_default(o: Any) -> Any:
+    try:
+        import numpy as np
+
+        if isinstance(o, np.ndarray):
+            return o.tolist()
+        if isinstance(o, np.generic):
+            return o.item()
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(o, (set, frozenset, tuple)):
+        return list(o)
+    raise TypeError(f"{type(o).__name__} is not JSON-serialisable")
+
+
+# one encoder each, built once: json.dumps with options builds a new encoder per call (a third of
+# the cost of a small object)
+_dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=_json_default).encode
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def dumps(obj: Any) -> str:
+    """JSON as stored: sorted keys, numpy converted.
+
+    Raises
+    ------
+    TypeError
+        A value that is neither JSON, numpy nor a set/tuple (its type named).
+    """
+    return _dumps(obj)
+
+
+def js(v: Any) -> str:
+    """A scalar as JSON (fast paths for the identity fields: None, plain strings, ints)."""
+    if v is None:
+        return "null"
+    t = type(v)
+    if t is str:
+        if v.isascii() and v.isprintable() and '"' not in v and "\\" not in v:
+            return f'"{v}"'
+        return _encode(v)
+    if t is int:
+        return str(v)
+    return _encode(v)
+
+
+def finite(v: Any) -> float | None:
+    """*v* as a float, or None when it is no number or NaN (infinities are kept)."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if not math.isnan(f) else None
+
+
+def num(v: Any) -> str:
+    """A metric value as JSON that SQLite's json functions read back: NaN (or no number) as null,
+    infinities as ``1e999`` / ``-1e999`` (parsed as inf by SQLite and Python alike)."""
+    f = finite(v)
+    if f is None:
+        return "null"
+    if math.isinf(f):
+        return "1e999" if f > 0 else "-1e999"
+    return repr(f)
+
+
+#: (name, unit, direction) -> the JSON text around a metric's value: a sweep repeats a few metrics
+_PARTS: dict[tuple[Any, Any, Any], tuple[str, str]] = {}
+
+
+def _parts(m: Sequence[Any]) -> tuple[str, str]:
+    key = (m[0], m[2], m[3])
+    try:
+        return _PARTS[key]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable name or unit: not kept
+        return f"[{_encode(str(m[0]))},", f",{_encode(m[2])},{_encode(m[3])}]"
+    if len(_PARTS) > 4096:
+        _PARTS.clear()
+    parts = _PARTS[key] = (f"[{_encode(str(m[0]))},", f",{_encode(m[2])},{_encode(m[3])}]")
+    return parts
+
+
+def metrics_json(metrics: Iterable[Sequence[Any]]) -> str:
+    """``[[name, value, unit, direction], ...]`` of a result, all its metrics in one text (values
+    as :func:`num` writes them)."""
+    out = []
+    for m in metrics:
+        head, tail = _parts(m)
+        v = m[1]
+        # a finite float (v - v == 0: not NaN, not infinite) is its repr; anything else through num()
+        out.append(head + (repr(v) if type(v) is float and v - v == 0 else num(v)) + tail)
+    return "[" + ",".join(out) + "]"
+
+
+def samples_json(samples: Mapping[str, Iterable[Any]]) -> str:
+    """``{metric: [value, ...]}`` of a result's raw samples, metrics sorted (values as :func:`num`)."""
+    return "{" + ",".join(f"{_encode(str(k))}:[{','.join(num(v) for v in vals)}]"
+                          for k, vals in sorted(samples.items())) + "}"

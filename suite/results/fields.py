@@ -1,0 +1,52 @@
+"""The profile fields each evaluation was seen to read (:mod:`suite.hardware.tracking`): per
+(technique, code fingerprint, variant, fidelity) in ``fields_read``, and per result in
+``results.fields``."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+
+from suite.results.sql import Tx
+
+__all__ = ["add_fields_read", "fields_read", "run_fields_read"]
+
+
+def add_fields_read(tx: Tx, technique: str, code: str, variant: str, fidelity: str, fields: Iterable[str]) -> None:
+    """Record (a union with what is stored) the profile fields an evaluation of this technique
+    code, variant and fidelity read."""
+    with tx as conn:
+        row = conn.execute("SELECT fields FROM fields_read WHERE technique=? AND code=? AND variant=? "
+                           "AND fidelity=?", (technique, code or "", variant, fidelity)).fetchone()
+        have = set(json.loads(row[0])) if row else set()
+        new = have | set(fields)
+        if row is None or new != have:
+            conn.execute("INSERT OR REPLACE INTO fields_read VALUES (?, ?, ?, ?, ?)",
+                         (technique, code or "", variant, fidelity, json.dumps(sorted(new))))
+
+
+def fields_read(conn: sqlite3.Connection, technique: str, code: str | None = None) -> dict[tuple[str, str], set[str]]:
+    """(variant, fidelity) -> the profile fields stored as read by *technique* (its *code*
+    fingerprint only, when given)."""
+    q = "SELECT variant, fidelity, fields FROM fields_read WHERE technique = ?"
+    args: list[str] = [technique]
+    if code is not None:
+        q += " AND code = ?"
+        args.append(code)
+    out: dict[tuple[str, str], set[str]] = {}
+    for v, f, fields in conn.execute(q, args):
+        out.setdefault((v, f), set()).update(json.loads(fields))
+    return out
+
+
+def run_fields_read(conn: sqlite3.Connection, rid: int | None) -> dict[tuple[str, str], set[str]] | None:
+    """(technique, code fingerprint) -> the profile fields recorded as read by the results run
+    *rid* produced or reused (its own record); None when none of them recorded its reads."""
+    out: dict[tuple[str, str], set[str]] = {}
+    for t, code, fields in conn.execute(
+            "SELECT c.technique, json_extract(c.identity, '$.code'), r.fields FROM run_cases rc "
+            "JOIN results r ON r.id = rc.result_id JOIN cases c ON c.key = rc.case_key "
+            "WHERE rc.run_id = ? AND r.fields IS NOT NULL", (rid,)):
+        out.setdefault((t, code or ""), set()).update(json.loads(fields))
+    return out or None

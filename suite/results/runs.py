@@ -1,0 +1,145 @@
+"""The runs of a store: finding one (an id, a name given with ``suite run --name``, ``latest``,
+``latest~N``), naming one, and reading their provenance."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import unicodedata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from suite.errors import StoreError
+from suite.results.provenance import process_gone
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["check_run_name", "resolve_run", "run_named", "run_names", "name_run", "run_info", "runs"]
+
+_BACK = re.compile(r"(?:latest|last)(?:~(\d+))?")
+
+
+def check_run_name(name: str) -> str:
+    """*name* as a run label in its canonical spelling (:func:`suite.results.names.normalize_run_name`:
+    NFKC; no control or bidirectional characters).
+
+    Raises
+    ------
+    StoreError
+        A name that cannot label a run: empty, all digits, ``latest``/``last``/``latest~N``, or
+        with whitespace or a control character.
+    """
+    from suite.results.names import normalize_run_name
+
+    try:
+        return normalize_run_name(name)
+    except ValueError as exc:
+        raise StoreError(str(exc)) from None
+
+
+def _count(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM runs").fetchone()[0])
+
+
+def _nth_latest(conn: sqlite3.Connection, path: Path, run: str, n: int) -> int:
+    """The id of the *n*-th run before the newest (``latest~n``)."""
+    row = conn.execute("SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (n,)).fetchone()
+    if row is None:
+        if n == 0:
+            raise StoreError(f"store {str(path)!r} has no runs yet")
+        raise StoreError(f"run {run!r}: expected at most latest~{_count(conn) - 1}, the store "
+                         f"{str(path)!r} holds {_count(conn)} run(s)")
+    return int(row[0])
+
+
+def resolve_run(conn: sqlite3.Connection, path: Path, run: int | str | None) -> int | None:
+    """A run id from an id, a run name, ``"latest"`` / ``"latest~N"`` or None (None stays None: all runs).
+
+    Raises
+    ------
+    StoreError
+        Unknown run id or name, ``latest`` on an empty store, ``latest~N`` past the first run.
+    """
+    if run is None:
+        return None
+    back = _BACK.fullmatch(run.strip().lower()) if isinstance(run, str) else None
+    if back:  # latest, latest~N: the N-th run before the newest
+        return _nth_latest(conn, path, str(run), int(back.group(1) or 0))
+    named = run_named(conn, run) if isinstance(run, str) and not run.strip().isdigit() else None
+    if named is not None:
+        return named
+    try:
+        rid = int(run)
+    except (TypeError, ValueError):
+        raise StoreError(f"run: expected a run id, a name given with `suite run --name`, 'latest' or "
+                         f"'latest~N', got {run!r} (see `suite results list`)") from None
+    if conn.execute("SELECT 1 FROM runs WHERE id = ?", (rid,)).fetchone() is None:
+        raise StoreError(f"store {str(path)!r}: no run with id {rid} (see `suite results list`)")
+    return rid
+
+
+def run_named(conn: sqlite3.Connection, name: str) -> int | None:
+    """The run id named *name* (``suite run --name``), or None (no such name, or a store from
+    before names existed: the ``run_names`` table is created by the first :func:`name_run`)."""
+    try:
+        row = conn.execute("SELECT run_id FROM run_names WHERE name = ?",
+                           (unicodedata.normalize("NFKC", name.strip()),)).fetchone()
+    except sqlite3.OperationalError:
+        return None
+    return None if row is None else int(row[0])
+
+
+def run_names(conn: sqlite3.Connection) -> dict[int, str]:
+    """run id -> its name, for the runs that have one."""
+    try:
+        return {int(r): str(n) for n, r in conn.execute("SELECT name, run_id FROM run_names")}
+    except sqlite3.OperationalError:
+        return {}
+
+
+def name_run(conn: sqlite3.Connection, path: Path, run_id: int, name: str) -> None:
+    """Give run *run_id* the label *name* (``suite run --name LABEL``).
+
+    Raises
+    ------
+    StoreError
+        A name that :func:`check_run_name` refuses, or that already names another run.
+    """
+    name = check_run_name(name)
+    other = run_named(conn, name)
+    if other is not None and other != run_id:
+        raise StoreError(f"--name {name!r}: expected a new name, got one that already names run {other} "
+                         f"(store {str(path)!r})")
+    with conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS run_names (name TEXT PRIMARY KEY, "
+                     "run_id INTEGER NOT NULL REFERENCES runs(id))")
+        conn.execute("INSERT OR REPLACE INTO run_names (name, run_id) VALUES (?, ?)", (name, int(run_id)))
+
+
+def run_info(conn: sqlite3.Connection, rid: int | None) -> dict[str, Any]:
+    """Run *rid*'s row as a dict, ``packages`` and ``plugins`` decoded (dicts); a run still marked
+    ``running`` whose process is gone reads as ``interrupted``."""
+    cur = conn.execute("SELECT * FROM runs WHERE id = ?", (rid,))
+    names = [c[0] for c in cur.description]
+    d = dict(zip(names, cur.fetchone()))
+    for k in ("packages", "plugins"):
+        d[k] = json.loads(d[k]) if d.get(k) else {}
+    if d.get("status") == "running" and process_gone(d.get("host"), d.get("pid")):
+        d["status"] = "interrupted"
+    return d
+
+
+def runs(conn: sqlite3.Connection) -> pd.DataFrame:
+    """Every run, newest last: columns ``id, started, finished, status, total, computed, cached,
+    ok, failed, skipped, host, platform, python, packages, plugins, git_commit, command``."""
+    import pandas as pd
+
+    df = pd.read_sql_query("SELECT id, started, finished, status, total, computed, cached, ok, failed, skipped, "
+                           "host, platform, python, packages, plugins, git_commit, command, pid FROM runs ORDER BY id",
+                           conn)
+    if len(df):
+        gone = [st == "running" and process_gone(h, p) for st, h, p in zip(df["status"], df["host"], df["pid"])]
+        df.loc[gone, "status"] = "interrupted"
+    return df.drop(columns=["pid"])

@@ -1,0 +1,377 @@
+"""The store's schema: its tables, the migrations between versions, and opening a store file.
+
+A store is one SQLite file in WAL mode. :func:`open_writable` creates it (or upgrades it with
+:data:`MIGRATIONS`); :func:`open_readonly` opens it for reading only; neither ever writes to a
+SQLite file of another application.
+
+Tables (schema version :data:`SCHEMA_VERSION`)
+----------------------------------------------
+``runs``
+    ``id, started, finished, host, platform, python, packages (JSON name -> version),
+    plugins (JSON distribution -> version), git_commit, command, status`` (``running``, ``done``,
+    ``failed`` (some case failed), ``interrupted``), and the counts ``total, computed, cached,
+    ok, failed, skipped``.
+``cases``
+    one row per case key: ``key, identity`` (JSON of what the key hashes beyond the columns
+    below: the code fingerprint, the environment and the referenced inputs' hashes,
+    ``{"code": ..., "env": ..., "inputs": {...}}``; :meth:`suite.results.store.Store.case` gives the whole identity,
+    and stores written before this kept it whole), ``technique,
+    technique_version, variant, fidelity, profile, profile_hash, workload, workload_hash,
+    params (JSON), overrides (JSON profile field -> value), seed, status`` (``ok``, ``failed``,
+    ``timeout``, ``crashed``, ``skipped``), ``error`` (one line), ``traceback, duration`` (s,
+    evaluation only), ``run_id`` (the run that computed it), ``created``, ``result_id`` (the
+    ``results`` row it holds). This is the case's *current* result (the latest ok one).
+``results``
+    one row per computation of a case, never overwritten (schema 5): ``id, case_key, run_id``
+    (the run that computed it), ``status, error, traceback, duration, created, metrics`` (JSON
+    list of ``[name, value, unit, direction]``: all of a case's metrics in one row) and
+    ``samples`` (JSON metric -> list, or NULL), ``fields`` (JSON list of the profile fields the
+    evaluation was recorded reading, or NULL when it was not recorded).
+``run_cases``
+    ``run_id, case_key, outcome`` (``computed`` or ``cached``), ``result_id`` (the ``results``
+    row the run produced, or the one it reused) and ``overrides`` (JSON: the profile overrides
+    *this* run asked for): every case a run asked for, including those it found already
+    stored. A run's cases, metrics and overrides are read through these (:meth:`suite.results.store.Store.cases`,
+    :meth:`suite.results.store.Store.metrics`), so a later ``--rerun`` never changes what an earlier run shows.
+``metrics``
+    a view (schema 5; a table before): long format ``case_key, name, value, unit, direction`` of
+    each case's current result, read from its ``results`` row (metrics are stored once).
+``samples``
+    raw repeated measurements: ``case_key, metric, idx, value`` (of the current result).
+``artifacts``
+    ``case_key, data`` (JSON object; of the current result only).
+``judgements``
+    ``key, data, created``: ``suite reproduce``'s judged claim outcomes (JSON), keyed by
+    everything a judgement depends on (:mod:`suite.runner.reproduce`: the claim, the technique's
+    and the core's code, the case keys and :meth:`suite.results.store.Store.content_digests` of their results), so a
+    cached reproduce re-derives nothing and an entry is never stale.
+
+A case already stored with status ``ok`` is never overwritten by a non-ok outcome; ``--rerun``
+replaces an ok case by a new ok one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from suite.errors import StoreError
+from suite.results.integrity import store_error
+from suite.results.sql import Tx
+
+__all__ = ["SCHEMA_VERSION", "MIGRATIONS", "OK", "FAILED_STATUSES", "STATUSES", "IDENTITY_COLUMNS", "CASE_COLUMNS",
+           "open_writable", "open_readonly", "check_version", "migrate", "schema_version"]
+
+SCHEMA_VERSION = 5
+OK = "ok"
+FAILED_STATUSES = ("failed", "timeout", "crashed")
+STATUSES = (OK, "skipped") + FAILED_STATUSES
+
+#: the long-format metrics of each case's current (ok) result, from its ``results`` row
+METRICS_VIEW = ("SELECT c.key AS case_key, json_extract(j.value, '$[0]') AS name, json_extract(j.value, '$[1]') AS value, "
+                 "json_extract(j.value, '$[2]') AS unit, json_extract(j.value, '$[3]') AS direction "
+                 "FROM cases c JOIN results r ON r.id = c.result_id, json_each(r.metrics) j WHERE c.status = 'ok'")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    started TEXT NOT NULL,
+    finished TEXT,
+    host TEXT, platform TEXT, python TEXT,
+    packages TEXT, plugins TEXT, git_commit TEXT, command TEXT,
+    status TEXT NOT NULL DEFAULT 'running',
+    pid INTEGER,
+    total INTEGER DEFAULT 0, computed INTEGER DEFAULT 0, cached INTEGER DEFAULT 0,
+    ok INTEGER DEFAULT 0, failed INTEGER DEFAULT 0, skipped INTEGER DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS cases (
+    key TEXT PRIMARY KEY,
+    identity TEXT NOT NULL,
+    technique TEXT NOT NULL, technique_version TEXT,
+    variant TEXT, fidelity TEXT,
+    profile TEXT, profile_hash TEXT, workload TEXT, workload_hash TEXT,
+    params TEXT, overrides TEXT, seed INTEGER,
+    status TEXT NOT NULL, error TEXT, traceback TEXT, duration REAL,
+    run_id INTEGER REFERENCES runs(id), created TEXT NOT NULL, result_id INTEGER
+);
+CREATE INDEX IF NOT EXISTS cases_technique ON cases(technique, variant);
+CREATE TABLE IF NOT EXISTS run_cases (
+    run_id INTEGER NOT NULL, case_key TEXT NOT NULL, outcome TEXT NOT NULL,
+    result_id INTEGER, overrides TEXT,
+    PRIMARY KEY (run_id, case_key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS results (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, case_key TEXT NOT NULL, run_id INTEGER,
+    status TEXT NOT NULL, error TEXT, traceback TEXT, duration REAL, created TEXT NOT NULL,
+    metrics TEXT, samples TEXT, fields TEXT
+);
+CREATE INDEX IF NOT EXISTS results_case ON results(case_key);
+CREATE VIEW IF NOT EXISTS metrics AS """ + METRICS_VIEW + """;
+CREATE TABLE IF NOT EXISTS samples (
+    case_key TEXT NOT NULL, metric TEXT NOT NULL, idx INTEGER NOT NULL, value REAL,
+    PRIMARY KEY (case_key, metric, idx)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS fields_read (
+    technique TEXT NOT NULL, code TEXT NOT NULL, variant TEXT NOT NULL, fidelity TEXT NOT NULL,
+    fields TEXT NOT NULL,
+    PRIMARY KEY (technique, code, variant, fidelity)
+);
+CREATE TABLE IF NOT EXISTS artifacts (case_key TEXT PRIMARY KEY, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS judgements (key TEXT PRIMARY KEY, data TEXT NOT NULL, created TEXT NOT NULL);
+"""
+
+#: Migrations: ``MIGRATIONS[n](conn)`` upgrades a store from schema version ``n`` to ``n + 1``.
+#: Add one function per schema change and bump :data:`SCHEMA_VERSION`.
+def _v1_to_v2(conn: sqlite3.Connection) -> None:
+    """Runs record the coordinating process id, so a run whose process is gone shows as interrupted."""
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+    if "pid" not in cols:
+        conn.execute("ALTER TABLE runs ADD COLUMN pid INTEGER")
+
+
+def _v2_to_v3(conn: sqlite3.Connection) -> None:
+    """The profile fields each (technique code, variant, fidelity) was seen to read."""
+    conn.execute("CREATE TABLE IF NOT EXISTS fields_read (technique TEXT NOT NULL, code TEXT NOT NULL, "
+                 "variant TEXT NOT NULL, fidelity TEXT NOT NULL, fields TEXT NOT NULL, "
+                 "PRIMARY KEY (technique, code, variant, fidelity))")
+
+
+def _v3_to_v4(conn: sqlite3.Connection) -> None:
+    """A cache of ``suite reproduce``'s judged claim outcomes (issue 19: a cached reproduce spent
+    2 s re-running every measured claim's bootstrap)."""
+    conn.execute("CREATE TABLE IF NOT EXISTS judgements (key TEXT PRIMARY KEY, data TEXT NOT NULL, "
+                 "created TEXT NOT NULL)")
+
+
+def _v4_to_v5(conn: sqlite3.Connection) -> None:
+    """Every run keeps its own results (issue 39: a ``--rerun`` rewrote what every earlier run
+    showed, and a cached case showed the overrides of the run that computed it first).
+
+    Adds the ``results`` table (one row per computation, all metrics in one row), and
+    ``run_cases.result_id`` / ``run_cases.overrides`` / ``cases.result_id``. What a 4 store kept
+    is one result per case (earlier values were overwritten then): it becomes that case's one
+    ``results`` row, linked from every run that asked for the case, with the case's stored
+    overrides."""
+    def add(table: str, col: str, decl: str) -> None:
+        if col not in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {col} {decl}")
+
+    conn.execute("CREATE TABLE IF NOT EXISTS results (id INTEGER PRIMARY KEY AUTOINCREMENT, case_key TEXT NOT NULL, "
+                 "run_id INTEGER, status TEXT NOT NULL, error TEXT, traceback TEXT, duration REAL, "
+                 "created TEXT NOT NULL, metrics TEXT, samples TEXT, fields TEXT)")
+    conn.execute("CREATE INDEX IF NOT EXISTS results_case ON results(case_key)")
+    add("cases", "result_id", "INTEGER")
+    add("run_cases", "result_id", "INTEGER")
+    add("run_cases", "overrides", "TEXT")
+    conn.execute(
+        "INSERT INTO results (case_key, run_id, status, error, traceback, duration, created, metrics, samples) "
+        "SELECT c.key, c.run_id, c.status, c.error, c.traceback, c.duration, c.created, "
+        "(SELECT json_group_array(json_array(m.name, m.value, m.unit, m.direction)) "
+        " FROM (SELECT * FROM metrics m WHERE m.case_key = c.key ORDER BY m.name) m), "
+        "(SELECT json_group_object(s.metric, json(s.vals)) FROM "
+        " (SELECT metric, json_group_array(value) AS vals FROM "
+        "  (SELECT metric, value FROM samples WHERE case_key = c.key ORDER BY metric, idx) GROUP BY metric) s "
+        " HAVING count(*) > 0) "
+        "FROM cases c WHERE c.result_id IS NULL ORDER BY c.created, c.key")
+    conn.execute("UPDATE cases SET result_id = (SELECT max(r.id) FROM results r WHERE r.case_key = cases.key) "
+                 "WHERE result_id IS NULL")
+    conn.execute("UPDATE run_cases SET result_id = (SELECT c.result_id FROM cases c WHERE c.key = run_cases.case_key), "
+                 "overrides = (SELECT c.overrides FROM cases c WHERE c.key = run_cases.case_key) "
+                 "WHERE result_id IS NULL")
+    # the metrics live in their results row now: the long table becomes a view of them
+    if conn.execute("SELECT type FROM sqlite_master WHERE name = 'metrics'").fetchone() == ("table",):
+        conn.execute("DROP TABLE metrics")
+    conn.execute(f"CREATE VIEW IF NOT EXISTS metrics AS {METRICS_VIEW}")
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4,
+                                                                4: _v4_to_v5}
+
+#: the identity fields (Case.identity) with a column of their own; the identity column holds the rest
+IDENTITY_COLUMNS = ("technique", "technique_version", "variant", "fidelity", "profile", "profile_hash", "workload",
+                     "workload_hash", "params", "overrides", "seed")
+
+CASE_COLUMNS = ("key", "identity", "technique", "technique_version", "variant", "fidelity", "profile",
+                 "profile_hash", "workload", "workload_hash", "params", "overrides", "seed", "status",
+                 "error", "traceback", "duration", "run_id", "created", "result_id")
+
+#: a ``results`` row with its id given (the writer numbers a batch's rows itself: one executemany)
+INSERT_RESULT = ("INSERT INTO results (id, case_key, run_id, status, error, traceback, duration, created, metrics, "
+                 "samples, fields) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+
+# Insert a case; an existing ok case is only replaced by a new ok one (a rerun).
+UPSERT_CASE = (
+    f"INSERT INTO cases ({', '.join(CASE_COLUMNS)}) VALUES ({', '.join('?' * len(CASE_COLUMNS))}) "
+    "ON CONFLICT(key) DO UPDATE SET "
+    + ", ".join(f"{c}=excluded.{c}" for c in CASE_COLUMNS if c != "key")
+    + " WHERE cases.status != 'ok' OR excluded.status = 'ok'"
+)
+
+
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    """The schema version the store at *conn* is written in."""
+    return int(conn.execute("SELECT version FROM schema_version").fetchone()[0])
+
+
+def refuse_foreign(path: Path) -> None:
+    """StoreError unless *path* is missing, empty or a suite store: an existing SQLite file of
+    another application (or any other file) is never written to (no tables added, no switch to WAL)."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except OSError as exc:
+        raise StoreError(f"store {str(path)!r}: cannot read: {exc.strerror or exc}") from None
+    if head != b"SQLite format 3\x00":
+        raise StoreError(f"store {str(path)!r}: expected a dlsys-suite store (SQLite), got another kind of file")
+    try:
+        conn = sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True, timeout=60)
+        try:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"store {str(path)!r}: cannot open: {exc}") from None
+    if tables and "schema_version" not in tables:
+        shown = ", ".join(sorted(tables)[:5])
+        raise StoreError(f"store {str(path)!r}: expected a dlsys-suite store, got another application's "
+                         f"SQLite database (tables {shown}); give another --store path")
+
+
+def open_readonly(path: Path) -> sqlite3.Connection:
+    """A read-only connection to the existing store at *path*, its schema version checked.
+
+    Raises
+    ------
+    StoreError
+        No such file, not a store, or a schema version that needs migrating or is newer.
+    """
+    if not path.exists():
+        raise StoreError(f"store {str(path)!r} does not exist (run `suite run` first, or give --store PATH)")
+    err: Exception | None = None
+    # a store on a read-only file or folder cannot even create the WAL's shared-memory file:
+    # fall back to immutable mode (nobody can be writing it)
+    for query in ("mode=ro", "mode=ro&immutable=1"):
+        try:
+            conn = sqlite3.connect(f"file:{path.resolve()}?{query}", uri=True, timeout=60, check_same_thread=False)
+        except sqlite3.DatabaseError as exc:
+            err = exc
+            continue
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError as exc:
+            err = exc
+            conn.close()
+            continue
+        try:
+            check_version(conn, path, None)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+    raise StoreError(f"store {str(path)!r}: cannot open: {err}") from None
+
+
+def _connect(path: Path, lock: threading.RLock) -> sqlite3.Connection:
+    """One attempt at opening *path* for writing: WAL mode, the tables created if missing."""
+    conn = sqlite3.connect(str(path), timeout=60, isolation_level=None, check_same_thread=False)
+    try:
+        conn.execute("PRAGMA busy_timeout = 60000")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        # 64 MiB of page cache (SQLite's default is 2 MiB): the key indexes of a million-case
+        # store stay in memory, so the cost of an insert stays flat
+        conn.execute("PRAGMA cache_size = -65536")
+        with Tx(conn, lock):
+            for stmt in SCHEMA.strip().split(";"):
+                if stmt.strip():
+                    conn.execute(stmt)
+            if conn.execute("SELECT version FROM schema_version").fetchone() is None:
+                conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def open_writable(path: Path, lock: threading.RLock) -> sqlite3.Connection:
+    """A connection to the store at *path* for writing, created if missing and migrated to
+    :data:`SCHEMA_VERSION` (write transactions hold *lock*).
+
+    Two processes opening a new store at once: switching to WAL needs a moment of exclusive
+    access and SQLite reports "database is locked" without waiting on the busy timeout, so the
+    set-up is retried for up to 60 s before it is an error.
+
+    Raises
+    ------
+    StoreError
+        Another kind of file, a store of a newer schema version, a lock held past 60 s, a damaged file.
+    """
+    refuse_foreign(path)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            conn = _connect(path, lock)
+            break
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) and time.monotonic() < deadline:
+                time.sleep(0.05)
+                continue
+            raise store_error(path, exc) from None
+        except sqlite3.DatabaseError as exc:
+            raise store_error(path, exc) from None
+    try:
+        check_version(conn, path, lock)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def check_version(conn: sqlite3.Connection, path: Path, lock: threading.RLock | None) -> None:
+    """Migrate an older store (*lock*: the write lock; None: read-only, an older store is an error).
+
+    Raises
+    ------
+    StoreError
+        Not a store (no ``schema_version`` table), a newer schema version, or (read-only) an
+        older one.
+    """
+    try:
+        row = conn.execute("SELECT version FROM schema_version").fetchone()
+    except sqlite3.DatabaseError as exc:
+        if "no such table" not in str(exc):  # a lock, a damaged file: said as such
+            raise store_error(path, exc) from None
+        raise StoreError(f"store {str(path)!r}: not a dlsys-suite store (no schema_version table)") from None
+    version = row[0] if row else SCHEMA_VERSION
+    if version > SCHEMA_VERSION:
+        raise StoreError(f"store {str(path)!r}: schema version {version} is newer than this suite's "
+                         f"({SCHEMA_VERSION}); upgrade dlsys-suite")
+    if version < SCHEMA_VERSION:
+        if lock is None:
+            raise StoreError(f"store {str(path)!r}: schema version {version} needs migrating to "
+                             f"{SCHEMA_VERSION}; open it once for writing (e.g. `suite run`)")
+        migrate(conn, path, version, lock)
+
+
+def migrate(conn: sqlite3.Connection, path: Path, version: int, lock: threading.RLock) -> None:
+    """Apply :data:`MIGRATIONS` from *version* up to :data:`SCHEMA_VERSION`, in one transaction.
+
+    Raises
+    ------
+    StoreError
+        No migration from some version on the way.
+    """
+    with Tx(conn, lock):
+        for v in range(version, SCHEMA_VERSION):
+            if v not in MIGRATIONS:
+                raise StoreError(f"store {str(path)!r}: no migration from schema version {v}")
+            MIGRATIONS[v](conn)
+        conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
