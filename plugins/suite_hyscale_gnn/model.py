@@ -490,25 +490,11 @@ def search_hyscale(sm: StageModel, cpu_share: float | None = None, full: bool = 
     (:func:`_separate_candidates`), then the full column of the share(s) reaching the least
     time, so the answer -- time, and the first point in the brute force's order among equal
     times -- is the brute force's (the tests compare the two)."""
-    B, T = sm.batch, sm.threads
+    T = sm.threads
     betas = np.array([cpu_share]) if cpu_share is not None else np.unique(np.append(BETA_GRID, rule_share(sm)))
     if sm.acc is None:
         betas = np.array([1.0])
-    b_cpu = betas * B
-    n_acc = sm.acc.count if sm.acc is not None else 0
-    b_acc = (B - b_cpu) / max(n_acc, 1)
-    # per-thread work: S1 = sample time with one thread, etc. (stage time = work / threads)
-    # every trainer samples its own sub-batch (the CPU's included); features are gathered for
-    # the accelerators' sub-batches (the CPU trainer reads its rows in place)
-    s1 = sm.sample(b_cpu, 1.0) + n_acc * sm.sample(b_acc, 1.0)
-    g1 = np.where(b_acc > 0, n_acc * sm.gather(b_acc, 1.0), 0.0)
-    c1 = sm.cpu_train(b_cpu, 1.0)
-    if sm.acc is not None:
-        p = np.where(b_acc > 0, sm.copy(b_acc), 0.0)
-        a = np.where(b_acc > 0, sm.acc_train(b_acc), 0.0)
-    else:
-        p = a = np.zeros_like(betas)
-    sync = np.where(b_acc > 0, sm.sync_acc, 0.0) + np.where((b_cpu > 0) & (b_acc > 0), sm.sync_cpu(), 0.0)
+    b_cpu, b_acc, s1, g1, c1, p, a, sync = _per_share_work(sm, betas)
     comp, ts, tg, tc, its, itg, itc = _thread_grid(int(T))
     ab = np.maximum(p, a)
     # fmax skips the NaN of 0 * inf (no CPU share and no training thread: that stage is empty)
@@ -539,17 +525,42 @@ def search_hyscale(sm: StageModel, cpu_share: float | None = None, full: bool = 
     t, mode, j, thr = min(best, key=lambda x: x[0])
     points = comp.shape[0] * betas.size + t_b.size + t_c.size  # the space (every point covered)
     th = [float(x) for x in thr]
-    if mode == "separate":
-        S, G, C = s1[j] / th[0], g1[j] / th[1], (c1[j] / th[2] if c1[j] > 0 else 0.0)
-    elif mode == "sample+gather shared":
-        S, G = s1[j] / th[0], g1[j] / th[0]
-        C = c1[j] / th[2] if c1[j] > 0 else 0.0
-    else:
-        S, G, C = s1[j] / T, g1[j] / T, c1[j] / T
+    S, G, C = _cpu_stage_times(mode, th, s1[j], g1[j], c1[j], T)
     return {"iteration_time": float(t), "mode": mode, "cpu_share": float(betas[j]), "b_cpu": float(b_cpu[j]),
             "b_acc": float(b_acc[j]), "threads": th, "t_sample": float(S), "t_gather": float(G),
             "t_train_cpu": float(C), "t_copy": float(p[j]), "t_train_acc": float(a[j]), "t_sync": float(sync[j]),
             "points": int(points), "rule_share": float(rule_share(sm))}
+
+
+def _per_share_work(sm: StageModel, betas: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per CPU share beta: the CPU's and each accelerator's sub-batch, the per-thread work of the
+    CPU stages (S1, G1, C1: the stage's time with one thread; stage time = work / threads), the
+    copy and accelerator training times and the synchronisation. Every trainer samples its own
+    sub-batch (the CPU's included); features are gathered for the accelerators' sub-batches (the
+    CPU trainer reads its rows in place)."""
+    B = sm.batch
+    b_cpu = betas * B
+    n_acc = sm.acc.count if sm.acc is not None else 0
+    b_acc = (B - b_cpu) / max(n_acc, 1)
+    s1 = sm.sample(b_cpu, 1.0) + n_acc * sm.sample(b_acc, 1.0)
+    g1 = np.where(b_acc > 0, n_acc * sm.gather(b_acc, 1.0), 0.0)
+    c1 = sm.cpu_train(b_cpu, 1.0)
+    if sm.acc is not None:
+        p = np.where(b_acc > 0, sm.copy(b_acc), 0.0)
+        a = np.where(b_acc > 0, sm.acc_train(b_acc), 0.0)
+    else:
+        p = a = np.zeros_like(betas)
+    sync = np.where(b_acc > 0, sm.sync_acc, 0.0) + np.where((b_cpu > 0) & (b_acc > 0), sm.sync_cpu(), 0.0)
+    return b_cpu, b_acc, s1, g1, c1, p, a, sync
+
+
+def _cpu_stage_times(mode: str, th: list[float], s1: float, g1: float, c1: float, T: int) -> tuple[float, float, float]:
+    """Sample, gather and CPU-train stage times (s) of the chosen mode and thread split."""
+    if mode == "separate":
+        return s1 / th[0], g1 / th[1], (c1 / th[2] if c1 > 0 else 0.0)
+    if mode == "sample+gather shared":
+        return s1 / th[0], g1 / th[0], (c1 / th[2] if c1 > 0 else 0.0)
+    return s1 / T, g1 / T, c1 / T
 
 
 def iteration(variant: str, sm: StageModel, nodes: int = 1, profile=None, cpu_share: float | None = None) -> dict:
