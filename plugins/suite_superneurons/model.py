@@ -112,6 +112,32 @@ def _graph(table: LayerTable, batch: int, inplace: bool = True) -> _Graph:
     layers = table.layers
     n = len(layers)
     names = [l.name for l in layers]
+    size, out, inputs = _tensors(table, batch, inplace)
+    reads: list[list[str]] = [[] for _ in range(2 * n)]
+    writes: list[list[str]] = [[] for _ in range(2 * n)]
+    fwd_reads: dict[str, list[int]] = {}
+    for i, l in enumerate(layers):
+        reads[i] += inputs[i]
+        if out[i] == l.name:
+            writes[i].append(l.name)
+        for x in inputs[i]:
+            fwd_reads.setdefault(x, []).append(i)
+    bwd_reads, g_read = _backward_accesses(layers, out, inputs, reads, writes)
+    for i in range(n):  # G of a tensor is last read by the backward of its producer
+        if out[i] == names[i]:
+            g_read["G:" + out[i]] = 2 * n - 1 - i
+    return _Graph(names, [l.kind for l in layers], out, size, fwd_reads, bwd_reads, g_read,
+                  reads, writes, [l.fwd_flops * batch for l in layers], n)
+
+
+def _tensors(table: LayerTable, batch: int, inplace: bool) -> tuple[dict[str, float], list[str], list[list[str]]]:
+    """Tensor sizes (bytes; ``G:x`` for x's gradient), each layer's output tensor (an alias of its
+    input for an in-place layer) and each layer's input tensors.
+
+    In-place layers (as in Caffe and SuperNeurons): an activation or dropout that is the only
+    consumer of its input writes into the input's buffer; its output is an alias."""
+    layers = table.layers
+    names = [l.name for l in layers]
     index = {nm: i for i, nm in enumerate(names)}
     size: dict[str, float] = {INPUT: float(batch * table.dtype_bytes * _prod(table.input_shape))}
     consumers: dict[str, int] = {}
@@ -123,8 +149,6 @@ def _graph(table: LayerTable, batch: int, inplace: bool = True) -> _Graph:
                 raise ParameterError(f"workload {table.name!r}: layer {l.name!r} reads unknown tensor {x!r}")
             consumers[x] = consumers.get(x, 0) + 1
         raw.append(ins)
-    # In-place layers (as in Caffe and SuperNeurons): an activation or dropout that is the only
-    # consumer of its input writes into the input's buffer; its output is an alias.
     out: list[str] = []
     alias: dict[str, str] = {}
     for i, l in enumerate(layers):
@@ -136,25 +160,24 @@ def _graph(table: LayerTable, batch: int, inplace: bool = True) -> _Graph:
             size[l.name] = float(l.activation_bytes * batch)
             size["G:" + l.name] = float(l.activation_bytes * batch)
         out.append(alias.get(l.name, l.name))
-    inputs = [[alias.get(x, x) for x in ins] for ins in raw]
-    steps = 2 * n
-    reads: list[list[str]] = [[] for _ in range(steps)]
-    writes: list[list[str]] = [[] for _ in range(steps)]
-    fwd_reads: dict[str, list[int]] = {}
+    return size, out, [[alias.get(x, x) for x in ins] for ins in raw]
+
+
+def _backward_accesses(layers, out: list[str], inputs: list[list[str]], reads: list[list[str]],
+                       writes: list[list[str]]) -> tuple[dict[str, list[int]], dict[str, int]]:
+    """Backward steps (step ``2n - 1 - i`` for layer i): each reads its output's gradient and,
+    by kind, its inputs or its output, and writes its inputs' gradients (the loss gradient
+    appears at the first backward step). Fills ``reads``/``writes``; returns the backward reads
+    per tensor and the step that last reads each gradient."""
+    n = len(layers)
     bwd_reads: dict[str, list[int]] = {}
     g_read: dict[str, int] = {}
     g_written: set[str] = set()
-    for i, l in enumerate(layers):
-        reads[i] += inputs[i]
-        if out[i] == l.name:
-            writes[i].append(l.name)
-        for x in inputs[i]:
-            fwd_reads.setdefault(x, []).append(i)
     for i in range(n - 1, -1, -1):
         t = 2 * n - 1 - i
         l = layers[i]
         g = "G:" + out[i]
-        if g not in g_written:  # the loss gradient appears at the first backward step
+        if g not in g_written:
             writes[t].append(g)
             g_written.add(g)
         reads[t].append(g)
@@ -174,11 +197,7 @@ def _graph(table: LayerTable, batch: int, inplace: bool = True) -> _Graph:
                 writes[t].append(gx)
                 g_written.add(gx)
             g_read.setdefault(gx, 2 * n)  # read later by x's own backward (set below)
-    for i in range(n):  # G of a tensor is last read by the backward of its producer
-        if out[i] == names[i]:
-            g_read["G:" + out[i]] = 2 * n - 1 - i
-    return _Graph(names, [l.kind for l in layers], out, size, fwd_reads, bwd_reads, g_read,
-                  reads, writes, [l.fwd_flops * batch for l in layers], n)
+    return bwd_reads, g_read
 
 
 @contextlib.contextmanager
