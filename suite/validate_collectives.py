@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 __all__ = ["CollectiveRow", "load_rows", "price_rows", "summarize", "derive_efficiency", "group_of_row",
            "BOUNDS", "GROUPS", "SIZE_CLASSES"]
@@ -137,7 +139,7 @@ def load_rows(folder: Path | None = None) -> list[CollectiveRow]:
     return out
 
 
-def price_rows(rows, get_profile=None) -> list[CollectiveRow]:
+def price_rows(rows: Sequence[CollectiveRow], get_profile: Callable[[str], Any] | None = None) -> list[CollectiveRow]:
     """Each row with ``predicted`` (s) and ``algorithm`` from :func:`suite.perf.collective_time`
     (``auto``) on the row's profile (looked up with *get_profile*: the command's context's
     :meth:`~suite.context.Context.profile`; without one, a new context's, with a DeprecationWarning)."""
@@ -149,7 +151,7 @@ def price_rows(rows, get_profile=None) -> list[CollectiveRow]:
         from suite.context import Context
 
         get_profile = Context.given(None, "price_rows()").profile
-    cache: dict[str, object] = {}
+    cache: dict[str, Any] = {}
     out = []
     for r in rows:
         prof = cache.get(r.profile)
@@ -160,12 +162,12 @@ def price_rows(rows, get_profile=None) -> list[CollectiveRow]:
     return out
 
 
-def _geomean(xs) -> float:
-    xs = [max(abs(x), 1e-9) for x in xs]
+def _geomean(errors: Iterable[float]) -> float:
+    xs = [max(abs(x), 1e-9) for x in errors]
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else math.nan
 
 
-def summarize(rows) -> list[dict]:
+def summarize(rows: Sequence[CollectiveRow]) -> list[dict[str, Any]]:
     """Per (group, size class): rows counted (calibration rows left out), geomean and max
     |time error|, the documented bound, and the calibration rows left out."""
     table = []
@@ -182,7 +184,8 @@ def summarize(rows) -> list[dict]:
     return table
 
 
-def derive_efficiency(rows, profile, family: str, sizes=None) -> tuple[tuple[float, float], ...]:
+def derive_efficiency(rows: Sequence[CollectiveRow], profile: Any, family: str,
+                      sizes: Sequence[int] | None = None) -> tuple[tuple[float, float], ...]:
     """The efficiency curve of *family* (``ring``, ``nvls``, ``multi-node``) that
     makes :mod:`suite.perf.network.nccl`'s candidate of that family meet the measured time of each row:
     ``eff = (m / algbw) / (T - lat)`` at the abscissa ``m / algbw`` (s, 4 significant digits), for

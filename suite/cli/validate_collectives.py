@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from suite.cli.common import console, emit, strict_json
 
 
-def _pct(x) -> str:
+def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}"
 
 
@@ -38,7 +40,7 @@ def run_collectives(fmt: str, plot_dir: str | None) -> None:
         else:
             emit(table, "table", cols, title="collectives: nccl-tests (measured) vs collective_time (predicted)")
             emit(summ, "table", scols, title="geomean |time error| per group (calibration rows not counted)")
-            c = console()
+            c = console()  # type: ignore[no-untyped-call]  # suite.cli.common is not typed yet
             over = [s for s in summary if s["bound"] is not None and s["geomean |error|"] is not None
                     and s["geomean |error|"] > s["bound"]]
             c.print("every group within its bound" if not over else
@@ -50,14 +52,14 @@ def run_collectives(fmt: str, plot_dir: str | None) -> None:
             click.echo(f"wrote {path}", err=True)
 
 
-def _row_dict(r) -> dict:
+def _row_dict(r: Any) -> dict[str, Any]:
     return {"source": r.source, "system": r.system, "profile": r.profile, "url": r.url, "figure": r.figure,
             "nodes": r.nodes, "gpus_per_node": r.gpus_per_node, "op": r.op, "bytes": r.nbytes,
             "measured_s": r.measured, "predicted_s": r.predicted, "error": r.error, "algorithm": r.algorithm,
             "calibration": r.calibration, "calibrates": r.calibrates}
 
 
-def _markdown(rows: list[dict], cols: list[str]) -> str:
+def _markdown(rows: list[dict[str, Any]], cols: list[str]) -> str:
     out = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     out += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
     return "\n".join(out)

@@ -29,7 +29,7 @@ References are those of :mod:`suite.perf.comm`.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -123,8 +123,8 @@ class Ledger:
                 return [f"ledger: {len(self.messages)} messages sent but no receiver tallied any "
                         "(receivers must call suite.collectives.recv / Ledger.receive)"]
             return []
-        sent: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
-        got: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
+        sent: dict[tuple[int, int, str], list[int]] = defaultdict(lambda: [0, 0])
+        got: dict[tuple[int, int, str], list[int]] = defaultdict(lambda: [0, 0])
         for m in self.messages:
             sent[(m.src, m.dst, m.tag)][0] += 1
             sent[(m.src, m.dst, m.tag)][1] += m.nbytes
@@ -158,7 +158,7 @@ class Ledger:
             out[m.tag][1] += m.nbytes
         return {k: (v[0], v[1]) for k, v in out.items()}
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, int]:
         return {"messages": self.count, "bytes": self.total_bytes,
                 "max_sent_by_one": max(self.sent_by().values(), default=0),
                 "max_received_by_one": max(self.received_by().values(), default=0)}
@@ -293,7 +293,7 @@ def tree_allreduce(arrays: Sequence[np.ndarray], ledger: Ledger | None = None, t
     return broadcast(bufs[0], p, 0, ledger, tag)
 
 
-def _fold(bufs, ledger, tag):
+def _fold(bufs: list[np.ndarray], ledger: Ledger | None, tag: str) -> list[int]:
     """MPICH's fold [Thakur05 §4.5]: with p' the largest power of two <= p and r = p - p', the
     even ranks among the first 2r send their buffer to the next (odd) rank, which adds it.
     Returns the p' ranks that go on, in order (their new ranks 0..p'-1)."""
@@ -306,7 +306,7 @@ def _fold(bufs, ledger, tag):
     return [2 * k + 1 for k in range(r)] + list(range(2 * r, p))
 
 
-def _unfold(bufs, ledger, tag):
+def _unfold(bufs: list[np.ndarray], ledger: Ledger | None, tag: str) -> None:
     p = len(bufs)
     r = p - (1 << (p.bit_length() - 1))
     for i in range(0, 2 * r, 2):
@@ -359,7 +359,7 @@ def rabenseifner_allreduce(arrays: Sequence[np.ndarray], ledger: Ledger | None =
     hist = []
     dist = p2 // 2
     while dist >= 1:
-        moves = []
+        moves: list[tuple[int, int, tuple[int, int], tuple[int, int], np.ndarray]] = []
         for j in range(p2):
             q = j ^ dist
             mid = lo[j] + (hi[j] - lo[j]) // 2
@@ -374,13 +374,13 @@ def rabenseifner_allreduce(arrays: Sequence[np.ndarray], ledger: Ledger | None =
         hist.append(dist)
         dist //= 2
     for dist in reversed(hist):
-        moves = []
+        back: list[tuple[int, int, tuple[int, int], np.ndarray]] = []
         for j in range(p2):
             q = j ^ dist
-            moves.append((j, q, (lo[j], hi[j]), send(ledger, active[j], active[q], bufs[active[j]][lo[j]:hi[j]], tag)))
-        for j, q, (a, b), data in moves:
+            back.append((j, q, (lo[j], hi[j]), send(ledger, active[j], active[q], bufs[active[j]][lo[j]:hi[j]], tag)))
+        for j, q, (a, b), data in back:
             bufs[active[q]][a:b] = recv(ledger, active[j], active[q], data, tag)
-        for j, q, (a, b), _data in moves:
+        for j, q, (a, b), _data in back:
             lo[q], hi[q] = min(lo[q], a), max(hi[q], b)
     _unfold(bufs, ledger, tag)
     return [b.reshape(shape) for b in bufs]
@@ -392,8 +392,10 @@ ALLREDUCE_ALGORITHMS = ("ring", "tree", "recursive-doubling", "rabenseifner")
 def allreduce(arrays: Sequence[np.ndarray], algorithm: str = "ring", ledger: Ledger | None = None,
               tag: str = "allreduce") -> list[np.ndarray]:
     """All-reduce (sum) by ``algorithm`` in :data:`ALLREDUCE_ALGORITHMS`."""
-    fn = {"ring": ring_allreduce, "tree": tree_allreduce, "recursive-doubling": recursive_doubling_allreduce,
-          "rabenseifner": rabenseifner_allreduce}.get(algorithm)
+    fns: dict[str, Callable[[Sequence[np.ndarray], Ledger | None, str], list[np.ndarray]]] = {
+        "ring": ring_allreduce, "tree": tree_allreduce, "recursive-doubling": recursive_doubling_allreduce,
+        "rabenseifner": rabenseifner_allreduce}
+    fn = fns.get(algorithm)
     if fn is None:
         raise ValueError(f"all-reduce algorithm must be one of {ALLREDUCE_ALGORITHMS}, got {algorithm!r}")
     return fn(arrays, ledger, tag)
@@ -416,13 +418,16 @@ def ps_push_pull(arrays: Sequence[np.ndarray], servers: int, ledger: Ledger | No
     shape = arrays[0].shape
     flat = [a.reshape(-1) for a in arrays]
     shards = _chunks(flat[0].size, servers)
-    srank = (lambda s: s) if colocated else (lambda s: 10_000 + s)
-    sums = []
+    def srank(s: int) -> int:
+        return s if colocated else 10_000 + s
+
+    sums: list[np.ndarray] = []
     for s, sl in enumerate(shards):
-        acc = None
+        acc: np.ndarray | None = None
         for r in range(p):
             part = recv(ledger, r, srank(s), send(ledger, r, srank(s), flat[r][sl], tag + ":push"), tag + ":push")
             acc = part if acc is None else acc + part
+        assert acc is not None  # _check: at least one worker
         sums.append(acc)
     out = []
     for r in range(p):
