@@ -1,4 +1,4 @@
-"""The NCCL collective model (suite.perf.nccl) against hand calculations from NCCL's tuning
+"""The NCCL collective model (suite.perf.network.nccl) against hand calculations from NCCL's tuning
 constants (src/graph/tuning.cc, v2.19), and the library choice."""
 
 import math
@@ -149,3 +149,28 @@ def test_a_slow_intra_node_link_keeps_its_own_hop_latency():
     ring/LL on 8 GPUs 6.6 + 14 x 2 us."""
     c = collective_time("allreduce", 8, Group(8, 1), _profile([{**NVL, "latency": 2e-6}]))
     assert c.algorithm == "ring/LL" and c.time == pytest.approx((6.6 + 14 * 2.0) * US, rel=1e-3)
+
+
+def test_transport_follows_nccls_default_p2p_level():
+    from suite.perf.network.nccl import transport
+
+    # paths.cc ncclTopoCheckP2p (2.19+): P2P up to PXB ("don't use P2P across CPU host bridges")
+    assert [transport(p, "intel", 2) for p in ("PIX", "PXB", "PHB", "SYS")] == ["p2p", "p2p", "shm", "shm"]
+    # ... except AMD hosts with at most two GPUs, which may use P2P up to SYS
+    assert [transport(p, "amd", 2) for p in ("PHB", "SYS")] == ["p2p", "p2p"]
+    assert transport("PHB", "amd", 4) == "shm"
+    assert transport(None, "intel", 8) == "p2p"  # NVLink, or no path declared
+    with pytest.raises(ValueError, match="expected one of"):
+        transport("NODE", "intel", 2)  # nvidia-smi's NODE is written PHB
+
+
+def test_an_intel_root_complex_costs_the_path_a_sixth_of_its_bandwidth():
+    from suite.perf.network.nccl import pcie_path_bw
+
+    # topo.h PCI_BW = 12 GB/s for a Gen3 x16 path; search.cc followPath charges 12 * 6/5 = 14.4
+    # GB/s of link per 12 GB/s channel on a PHB path through an Intel CPU: 10 GB/s fit the link
+    assert pcie_path_bw(12e9, "PHB", "intel") == pytest.approx(10e9)
+    assert pcie_path_bw(12e9, "SYS", "intel") == pytest.approx(10e9)
+    assert pcie_path_bw(12e9, "PXB", "intel") == 12e9  # below the CPU: no charge
+    assert pcie_path_bw(12e9, "PHB", "amd") == 12e9
+    assert pcie_path_bw(12e9, None, None) == 12e9

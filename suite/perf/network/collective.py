@@ -320,12 +320,16 @@ def _nccl_topo(profile: "Profile", group: Group, dims: Dims, lv: Levels) -> _ncc
     inter_dims = [d for d in dims if d.inter]
     nodes = math.prod(d.n for d in inter_dims) if inter_dims else 1
     ppn = intra_dim.n if intra_dim is not None else 1
-    intra_bw, link, nvls, intra_lat = math.inf, "net", 0.0, 0.0
+    intra_bw, link, nvls, intra_lat, transport = math.inf, "net", 0.0, 0.0, "p2p"
     if intra_dim is not None:
         level, v = net[intra_dim.level], lv[intra_dim.level]
         link = level.link or ("nvlink" if any(k in level.name.lower() for k in _NVLINK_NAMES) else "pcie")
         eff = level.efficiency or _LINK_EFFICIENCY[link]
         intra_bw = _step(v, "ring", intra_dim.n, 1, 1, 1)[1] * eff
+        path, host = getattr(level, "path", None), _host_vendor(profile)
+        if link == "pcie":
+            intra_bw = _nccl.pcie_path_bw(intra_bw, path, host)
+            transport = _nccl.transport(path, host, profile.devices_per_node)
         intra_lat = float(level.latency)
         if level.reduction == "nvls":
             nvls = float(level.reduction_bandwidth or intra_bw)
@@ -339,7 +343,14 @@ def _nccl_topo(profile: "Profile", group: Group, dims: Dims, lv: Levels) -> _ncc
     launch = float(comm.launch_overhead) if comm is not None else 0.0
     return _nccl.Topo(n=group.size, nodes=nodes, ppn=ppn, intra_link=link, intra_bw=intra_bw, inter_bw=inter_bw,
                       nvls_bw=nvls, sharp=sharp, launch=launch, inter_lat=inter_lat,
-                      intra_lat=intra_lat)
+                      intra_lat=intra_lat, transport=transport)
+
+
+def _host_vendor(profile: "Profile") -> str | None:
+    """The host CPU's vendor (``node.cpu``'s device profile), lower case; None without one."""
+    cpu = getattr(profile, "cpu", None)
+    vendor = getattr(cpu, "vendor", None) if cpu is not None else None
+    return str(vendor).lower() if vendor else None
 
 
 def _nccl_cost(op: str, m: float, group: Group, profile: "Profile", dims: Dims, lv: Levels, pi: int, g: float,

@@ -47,6 +47,18 @@ NVLS-tree run at the level's ``reduction_bandwidth`` (a measured algorithm bandw
 in-switch all-reduce), NVLS-tree no faster than the node's NICs (half of them beyond two
 nodes: the tree's inner nodes send to two children).
 
+PCIe paths and transports: an intra-node PCIe level may declare the ``path`` between its GPUs as
+``nvidia-smi topo -m`` names it (``PIX``, ``PXB``, ``PHB`` -- nvidia-smi's ``NODE`` --, ``SYS``).
+NCCL uses its P2P transport (direct GPU-to-GPU stores and loads) up to ``NCCL_P2P_LEVEL``, by
+default ``PXB`` ("don't use P2P across CPU host bridges"), ``SYS`` on AMD hosts with at most two
+GPUs [NCCL-paths]; farther apart, the SHM transport, whose buffers sit in host shared memory: the
+sender's GPU writes each chunk there, the receiver's reads it over PCIe [NCCL-shm]
+(:func:`transport`). NCCL's tuner prices the path, not the transport: through an Intel CPU's root
+complex (``PHB`` / ``SYS`` on an Intel host, :attr:`Topo.host`) its topology search charges each
+channel 6/5 of its bandwidth on the PCIe links (``INTEL_P2P_OVERHEAD``: the root complex splits GPU
+traffic into 64 B TLPs), so the path carries ``bandwidth * efficiency / 1.2``
+(:func:`pcie_path_bw`); NCCL's latencies are those of a PCIe hop either way.
+
 Size-dependent efficiency ``eff``: NCCL's model is a straight line per (algorithm, protocol);
 measured transfers reach their bandwidth only for large messages (the pipeline's chunks,
 channels and steps must fill). The curve's abscissa is the transfer's ideal duration
@@ -66,6 +78,13 @@ References
    the "model refinements" and the latency composition of ``ncclTopoTuneModel``; v2.19) and
    ``src/graph/topo.h`` (``SM80/SM90/SM100_NVLINK_BW``: the per-link NVLink bandwidth NCCL
    counts, 20 / 20.6 / 40.1 GB/s of a 25 / 25 / 50 GB/s link).
+.. [NCCL-paths] NVIDIA NCCL, ``src/graph/paths.cc`` (``ncclTopoCheckP2p``: the default P2P level
+   ``PATH_PXB``, ``PATH_SYS`` for AMD hosts with <= 2 GPUs; v2.19 and later; earlier versions took
+   ``PATH_PXB`` on Broadwell and ARM hosts) and ``src/graph/search.cc`` (``followPath``: a
+   ``PATH_PHB`` path from a GPU through an Intel CPU costs ``INTEL_P2P_OVERHEAD(bw) = bw * 6/5``,
+   ``src/graph/topo.h``).
+.. [NCCL-shm] NVIDIA NCCL, ``src/transport/shm.cc``: the SHM transport's send and receive buffers
+   are host shared memory mapped into both GPUs ("via direct shared memory").
 .. [NCCL-309] NVIDIA/nccl-tests issue #309 (2025): 8 H100 + 8 NDR NICs per node; NCCL picks Ring/LL
    up to 1 MB and NVLS/Simple above on one node, NVLS-tree across nodes (K. Iskra, NVIDIA).
 """
@@ -78,7 +97,8 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["ALGORITHMS", "PROTOCOLS", "BASE_LAT", "HW_LAT", "SIMPLE_EFFICIENCY", "Candidate", "candidates",
-           "efficiency_at", "library_of", "LIBRARIES"]
+           "efficiency_at", "library_of", "LIBRARIES", "PCI_PATHS", "INTEL_P2P_OVERHEAD", "transport", "pcie_path_bw",
+           "Topo"]
 
 LIBRARIES = ("nccl", "mpi", "gloo", "ps")
 PROTOCOLS = ("LL", "LL128", "Simple")
@@ -102,6 +122,12 @@ HW_LAT = {
             ("ring", "LL"): 2.7, ("ring", "LL128"): 4.0, ("ring", "Simple"): 14.0,
             ("collnet", "Simple"): 30.0, ("nvls", "Simple"): 18.0, ("nvls-tree", "Simple"): 14.0},
 }
+#: PCIe paths between two GPUs, nearest first, as nvidia-smi topo -m and NCCL_P2P_LEVEL name them
+#: (nvidia-smi's NODE, across the host bridges of one NUMA node, is NCCL's PHB) [NCCL-paths]
+PCI_PATHS = ("PIX", "PXB", "PHB", "SYS")
+#: what NCCL's topology search charges a GPU's PCIe path through an Intel root complex, per unit
+#: of bandwidth [NCCL-paths: topo.h INTEL_P2P_OVERHEAD(bw) = bw * 6/5, search.cc followPath]
+INTEL_P2P_OVERHEAD = 6 / 5
 _NET_OVERHEAD = 1.0  # us per network post (Intel hosts) [NCCL-tuning getNetOverhead]
 _LL_MAX_BW = (87.7e9, 39.0e9, 20.4e9)  # llMaxBws, Ampere/Hopper on one node; Intel hosts on 2 / >2 nodes
 
@@ -179,6 +205,35 @@ class Topo:
     launch: float
     inter_lat: float = 0.0  # s, the crossed inter-node levels' declared latency (the largest)
     intra_lat: float = 0.0  # s, the intra-node level's declared latency
+    transport: str = "p2p"  # between the node's GPUs: "p2p" or "shm" (host memory), see transport()
+
+
+def transport(path: str | None, host: str | None, gpus: int) -> str:
+    """How NCCL moves data between two GPUs of a node whose PCIe path is *path* (one of
+    :data:`PCI_PATHS`; None: NVLink or undeclared) on a host whose CPU vendor is *host* with *gpus*
+    GPUs [NCCL-paths, NCCL-shm]: ``"p2p"`` within NCCL's default P2P level (``PXB``; ``SYS`` on an
+    AMD host with at most 2 GPUs), else ``"shm"`` (through host shared memory).
+
+    Raises
+    ------
+    ValueError
+        *path* not one of :data:`PCI_PATHS`.
+    """
+    if path is None:
+        return "p2p"
+    if path not in PCI_PATHS:
+        raise ValueError(f"PCIe path: expected one of {PCI_PATHS}, got {path!r}")
+    level = "SYS" if (host == "amd" and gpus <= 2) else "PXB"
+    return "p2p" if PCI_PATHS.index(path) <= PCI_PATHS.index(level) else "shm"
+
+
+def pcie_path_bw(bw: float, path: str | None, host: str | None) -> float:
+    """The per-GPU bandwidth (B/s) NCCL's topology search counts on a PCIe path of *bw* B/s: divided
+    by :data:`INTEL_P2P_OVERHEAD` when the path crosses an Intel CPU's root complex (``PHB`` or
+    ``SYS`` on an Intel host), else *bw* [NCCL-paths, search.cc ``followPath``]."""
+    if path in ("PHB", "SYS") and host == "intel":
+        return bw / INTEL_P2P_OVERHEAD
+    return bw
 
 
 def _lg(n: int) -> int:

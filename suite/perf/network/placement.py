@@ -185,6 +185,8 @@ def _touch(view: Any, dims: tuple[Dim, ...], op: str, library: str = "mpi") -> N
             _ = (level.link, level.efficiency, level.reduction, level.reduction_bandwidth)
             if not d.inter:
                 _ = level.name  # the link kind's default
+                if getattr(level, "path", None) in ("PHB", "SYS"):  # NCCL's Intel root-complex charge
+                    _ = getattr(view.cpu, "vendor", None)
 
 
 def _is_view(profile: object) -> bool:
