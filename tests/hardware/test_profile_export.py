@@ -25,7 +25,7 @@ def _reload(tmp_path, prof, name="x.toml"):
     f = tmp_path / name
     f.write_text(to_toml(prof, extensions={}))
     # node.cpu and the [ext.mix] devices stay references (resolved by the loading library)
-    extra = [CPU] if prof.node is not None and prof.node.cpu else []
+    extra = [LIB.get(prof.node.cpu).path] if prof.node is not None and prof.node.cpu else []
     extra += sorted({LIB.get(g.name).path for g in prof.groups})
     return ProfileLibrary([f, *extra], extensions={}).get(prof.name)
 
