@@ -83,71 +83,89 @@ def test_a_changed_stored_result_is_judged_again(fake_registry, store, judged):
     assert again["y-abs"].ours == pytest.approx(100.0) and again["y-abs"].verdict == R.REPRODUCED_NO_NULL
 
 
-def test_the_judgement_key_changes_with_every_input(fake_registry, store, monkeypatch):
-    from suite.runner.case import Resolver, code_fingerprint
+class _Keyed:
+    """A measured claim of the fake plugin, resolved, and its judgement key as a function of
+    each input (defaults: the claim as resolved); ``differs`` checks a key is new."""
 
-    tech = _measured(fake_registry.technique("fake"))
-    claim = tech.claims[-1]
-    resolver = Resolver()
-    cases = {label: resolver.resolve(tech, spec) for label, spec in claim.specs().items()}
-    nc = R.null_cases(tech, claim, resolver)
-    keys = {c.key for c in cases.values()} | {c.key for _n, ncs, _w in nc if ncs for c in ncs.values()}
-    digests = {k: f"d-{k}" for k in keys}
+    def __init__(self, fake_registry):
+        from suite.runner.case import Resolver
 
-    def key(t=tech, c=claim, cs=cases, n=nc, d=digests):
-        return JC.judgement_key(t, c, cs, n, d)
+        self.tech = _measured(fake_registry.technique("fake"))
+        self.claim = self.tech.claims[-1]
+        resolver = Resolver()
+        self.cases = {label: resolver.resolve(self.tech, spec) for label, spec in self.claim.specs().items()}
+        self.nc = R.null_cases(self.tech, self.claim, resolver)
+        keys = {c.key for c in self.cases.values()} | {c.key for _n, ncs, _w in self.nc if ncs for c in ncs.values()}
+        self.digests = {k: f"d-{k}" for k in keys}
+        self.base = self.key()
+        assert self.base and self.base == self.key()  # deterministic
+        self.seen = {self.base}
 
-    base = key()
-    assert base and base == key()  # deterministic
-    seen = {base}
+    def key(self, t=None, c=None, cs=None, n=None, d=None):
+        return JC.judgement_key(t or self.tech, c or self.claim, cs or self.cases, self.nc if n is None else n,
+                                self.digests if d is None else d)
 
-    def differs(k):
-        assert k and k not in seen
-        seen.add(k)
+    def differs(self, k):
+        assert k and k not in self.seen
+        self.seen.add(k)
 
-    # the claim's declaration
-    differs(key(c=replace(claim, statement="other")))
-    differs(key(c=replace(claim, source="Table 10")))
-    differs(key(c=replace(claim, verified=False)))
-    differs(key(c=replace(claim, note="a note")))
-    differs(key(c=replace(claim, expect=Approx(2.0, rel=0.1))))
-    differs(key(c=replace(claim, measured=False)))
-    differs(key(c=replace(claim, derive=lambda r: r["fast"]["t"] / r["base"]["t"] * 1.0)))
+
+def test_the_judgement_key_changes_with_the_claims_declaration(fake_registry, store):
+    kd = _Keyed(fake_registry)
+    claim = kd.claim
+    kd.differs(kd.key(c=replace(claim, statement="other")))
+    kd.differs(kd.key(c=replace(claim, source="Table 10")))
+    kd.differs(kd.key(c=replace(claim, verified=False)))
+    kd.differs(kd.key(c=replace(claim, note="a note")))
+    kd.differs(kd.key(c=replace(claim, expect=Approx(2.0, rel=0.1))))
+    kd.differs(kd.key(c=replace(claim, measured=False)))
+    kd.differs(kd.key(c=replace(claim, derive=lambda r: r["fast"]["t"] / r["base"]["t"] * 1.0)))
     k = 3.0
-    differs(key(c=replace(claim, derive=lambda r: k)))  # a closure's value
-    differs(key(c=replace(claim, nulls=claim.nulls[:1])))
-    differs(key(c=replace(claim, nulls=(claim.nulls[0], Null("no gain", value=1.5)))))
+    kd.differs(kd.key(c=replace(claim, derive=lambda r: k)))  # a closure's value
+    kd.differs(kd.key(c=replace(claim, nulls=claim.nulls[:1])))
+    kd.differs(kd.key(c=replace(claim, nulls=(claim.nulls[0], Null("no gain", value=1.5)))))
+
+
+def test_the_judgement_key_changes_with_the_code(fake_registry, store, monkeypatch):
+    from suite.runner.case import code_fingerprint
+
+    kd = _Keyed(fake_registry)
     # the technique: version, code fingerprint
-    differs(key(t=replace(tech, version="9.9")))
-    fp = code_fingerprint(tech)
+    kd.differs(kd.key(t=replace(kd.tech, version="9.9")))
+    fp = code_fingerprint(kd.tech)
     with monkeypatch.context() as m:
-        m.setitem(importlib.import_module("suite.runner.case")._FINGERPRINTS, tech.package, fp + "x")
-        differs(key())
-    assert key() == base
+        m.setitem(importlib.import_module("suite.runner.case")._FINGERPRINTS, kd.tech.package, fp + "x")
+        kd.differs(kd.key())
+    assert kd.key() == kd.base
     # the core's source (every file of the suite package), numpy's version
     with monkeypatch.context() as m:
         m.setitem(importlib.import_module("suite.runner.case")._FINGERPRINTS, "suite", "changed")
-        differs(key())
+        kd.differs(kd.key())
     import numpy as np
 
     with monkeypatch.context() as m:
         m.setattr(np, "__version__", "0.0")
-        differs(key())
-    assert key() == base
+        kd.differs(kd.key())
+    assert kd.key() == kd.base
+
+
+def test_the_judgement_key_changes_with_the_cases_and_the_nulls(fake_registry, store):
+    kd = _Keyed(fake_registry)
+    cases, nc, digests = kd.cases, kd.nc, kd.digests
     # the case keys, the stored results' content and status
     other = {**cases, "base": replace(cases["base"], key="0" * 20)}
-    differs(key(cs=other, d={**digests, "0" * 20: digests[cases["base"].key]}))
-    differs(key(d={**digests, cases["fast"].key: "changed"}))
+    kd.differs(kd.key(cs=other, d={**digests, "0" * 20: digests[cases["base"].key]}))
+    kd.differs(kd.key(d={**digests, cases["fast"].key: "changed"}))
     # a null's cases (here both are the claim's base case: its "fast" is run as base)
     assert {c.key for c in nc[0][1].values()} == {cases["base"].key}
     moved = [(nc[0][0], {**nc[0][1], "fast": replace(nc[0][1]["fast"], key="1" * 20)}, ""), nc[1]]
-    differs(key(n=moved, d={**digests, "1" * 20: digests[cases["base"].key]}))
-    differs(key(n=moved, d={**digests, "1" * 20: "changed"}))
+    kd.differs(kd.key(n=moved, d={**digests, "1" * 20: digests[cases["base"].key]}))
+    kd.differs(kd.key(n=moved, d={**digests, "1" * 20: "changed"}))
     # a null that does not resolve, and why
-    differs(key(n=[(nc[0][0], None, "null scenario does not resolve: x"), nc[1]]))
-    differs(key(n=[(nc[0][0], None, "null scenario does not resolve: y"), nc[1]]))
+    kd.differs(kd.key(n=[(nc[0][0], None, "null scenario does not resolve: x"), nc[1]]))
+    kd.differs(kd.key(n=[(nc[0][0], None, "null scenario does not resolve: y"), nc[1]]))
     # a case not stored: not cached at all
-    assert key(d={k: v for k, v in digests.items() if k != cases["fast"].key}) == ""
+    assert kd.key(d={k: v for k, v in digests.items() if k != cases["fast"].key}) == ""
 
 
 def test_outcome_encoding_round_trips_types():
