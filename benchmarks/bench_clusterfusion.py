@@ -28,12 +28,13 @@ import numpy as np
 
 def model_cases_per_s(passes: int) -> tuple[float, int]:
     from suite import ScenarioSpec
+    from suite.context import Context
     from suite.runner.case import Resolver, resolve_case
     from suite_clusterfusion.technique import TECHNIQUE
     from suite_clusterfusion.workloads import WORKLOAD_NAME
 
     scen = []
-    resolver = Resolver(())
+    resolver = Resolver((), context=Context.build())
     for v in TECHNIQUE.variant_names:
         for wl in ("llama2-7b", WORKLOAD_NAME):
             for b in (1, 2, 4, 8, 16):

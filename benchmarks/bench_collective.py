@@ -31,11 +31,12 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=20000)
     args = ap.parse_args(argv)
-    from suite.hardware import get_profile
+    from suite.context import Context
     from suite.perf import Group, collective_time
     from suite.perf.network import placement as C
 
-    sel = get_profile("selene-dgx-a100")
+    ctx = Context.build()
+    sel = ctx.profile("selene-dgx-a100")
     rows = []
     for label, op, g in [("all-reduce 8 GPUs (1 level)", "allreduce", Group(8, 1)),
                          ("all-reduce 8 x 64 (2 levels)", "allreduce", Group(8, 64)),
@@ -62,7 +63,7 @@ def main(argv=None) -> None:
 
     spec = ScenarioSpec(variant="poseidon", profile="titanx-cluster-10gbe", workload="vgg19",
                         params={"nodes": 32})
-    sc = resolve_case(TECHNIQUE, spec).scenario
+    sc = resolve_case(TECHNIQUE, spec, context=ctx).scenario
     n = max(20, args.repeat // 200)
     same = _per_call(lambda i: TECHNIQUE.evaluate(sc), n)
     import dataclasses

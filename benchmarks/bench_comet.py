@@ -36,12 +36,12 @@ def main(argv=None) -> int:
 
     from threadpoolctl import threadpool_limits
 
-    from suite.hardware import get_profile
+    from suite.context import Context
     from suite_comet import model
     from suite_comet.workloads import megatron_1t
 
     w = model.consts_of(megatron_1t())
-    base = get_profile("selene-dgx-a100")
+    base = Context.build().profile("selene-dgx-a100")
     mbs = (1, 2, 4, 8, 16, 32)
     clusters = [c for n in (int(x) for x in a.nodes.split(",")) for c in model.grid_clusters(base, "comet-v2", nodes=n)]
     batches = [int(x) for x in a.batches.split(",")]

@@ -31,10 +31,11 @@ import numpy as np
 
 def model_cases_per_s(passes: int) -> tuple[float, float, int]:
     from suite import ScenarioSpec
+    from suite.context import Context
     from suite.runner.case import Resolver, resolve_case
     from suite_computron.technique import TECHNIQUE
 
-    resolver = Resolver(())
+    resolver = Resolver((), context=Context.build())
     scen = []
     for v in TECHNIQUE.variant_names:
         for wl in ("opt-1.3b", "opt-13b"):
@@ -55,10 +56,11 @@ def model_cases_per_s(passes: int) -> tuple[float, float, int]:
 
 def simulated_requests_per_s() -> tuple[float, float, int]:
     from suite import ScenarioSpec
+    from suite.context import Context
     from suite.runner.case import Resolver, resolve_case
     from suite_computron.technique import TECHNIQUE
 
-    resolver = Resolver(())
+    resolver = Resolver((), context=Context.build())
     scen = []
     for wl in ("computron-c15", "computron-c17"):
         for v in TECHNIQUE.variant_names:

@@ -26,12 +26,14 @@ import numpy as np
 
 def model_cases_per_s(passes: int) -> float:
     from suite import ScenarioSpec
+    from suite.context import Context
     from suite.runner.case import resolve_case
     from suite_dhelix.technique import TECHNIQUE
 
     params = {"tp": 8, "pp": 1, "dp": 4, "mbs": 1, "seq": 8192, "gbs": 400}
+    ctx = Context.build()
     scen = [resolve_case(TECHNIQUE, ScenarioSpec(variant=v, profile="h800-4x8", workload="dhelix-qwen3-14b-like",
-                                                 params=params)).scenario for v in TECHNIQUE.variant_names]
+                                                 params=params), context=ctx).scenario for v in TECHNIQUE.variant_names]
     for s in scen:
         TECHNIQUE.evaluate(s)
     t0 = time.perf_counter()

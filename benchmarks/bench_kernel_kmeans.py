@@ -110,11 +110,11 @@ def blas_thread_count() -> str:
 
 
 def load_profile(name: str):
+    from suite.context import Context
     from suite.errors import ProfileError
-    from suite.hardware import get_profile
 
     try:
-        return get_profile(name)
+        return Context.build().profile(name)
     except ProfileError as exc:
         return str(exc)
 

@@ -36,13 +36,14 @@ def main(argv=None) -> int:
 
     from suite.runner.case import resolve_case
     from suite import ScenarioSpec
-    from suite.workloads import get_workload
+    from suite.context import Context
     from suite_mixed_td import model
     from suite_mixed_td.technique import TECHNIQUE
 
-    prof = resolve_case(TECHNIQUE, ScenarioSpec(variant="dense")).scenario.profile
+    ctx = Context.build()
+    prof = resolve_case(TECHNIQUE, ScenarioSpec(variant="dense"), context=ctx).scenario.profile
     res = model.resources_of(prof)
-    wl = get_workload(a.workload)
+    wl = ctx.workload(a.workload)
     with threadpool_limits(1):
         t0 = time.perf_counter()
         net = model.build_network(wl)

@@ -99,13 +99,15 @@ def bench_model_rate(cases: int = 3000) -> dict:
     import dataclasses
 
     from suite import ScenarioSpec
+    from suite.context import Context
     from suite.runner.case import resolve_case
 
     from suite_node_aware_grids.technique import TECHNIQUE
 
     scen = resolve_case(TECHNIQUE, ScenarioSpec(variant="node-aware", profile="perlmutter-cpu",
                                                 workload="node-aware-grids-mmm-65536",
-                                                params={"ranks": 16384, "ranks_per_node": 64})).scenario
+                                                params={"ranks": 16384, "ranks_per_node": 64}),
+                        context=Context.build()).scenario
     TECHNIQUE.evaluate(scen)
     distinct = [dataclasses.replace(scen, params={**scen.params, "efficiency": 0.5 + 0.4 * i / cases})
                 for i in range(cases)]

@@ -35,12 +35,13 @@ def scoring_over_training(reading: str = "cross", seeds=(0, 1, 2)) -> float:
 def model_cases_per_second(clients: int = 100, variant: str = "pfeddst", repeat: int = 300) -> float:
     """Model-fidelity evaluations per second on edge-hetero at *clients* clients."""
     from suite import ScenarioSpec
+    from suite.context import Context
     from suite.runner.case import resolve_case
 
     from suite_pfeddst.technique import TECHNIQUE
 
     spec = ScenarioSpec(variant=variant, profile="edge-hetero", workload="digits", params={"clients": clients})
-    sc = resolve_case(TECHNIQUE, spec).scenario
+    sc = resolve_case(TECHNIQUE, spec, context=Context.build()).scenario
     TECHNIQUE.evaluate(sc)
     t0 = time.perf_counter()
     for _ in range(repeat):

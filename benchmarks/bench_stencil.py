@@ -29,11 +29,12 @@ import numpy as np
 
 def model_speed(cases: int = 20000) -> tuple[float, float]:
     from suite import Scenario
-    from suite.hardware import get_profile
+    from suite.context import Context
     from suite_cerebras_stencil import model
     from suite_cerebras_stencil.technique import DEFAULTS, PROFILES
 
-    profs = {v: get_profile(PROFILES["wse-1" if v == "wse" else v]) for v in model.VARIANTS}
+    ctx = Context.build()
+    profs = {v: ctx.profile(PROFILES["wse-1" if v == "wse" else v]) for v in model.VARIANTS}
     rng = np.random.default_rng(0)
     scens = []
     for i in range(cases):

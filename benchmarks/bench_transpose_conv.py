@@ -69,12 +69,13 @@ import sys
 
 
 def gan_layers(batch: int):
-    from suite.workloads import get_workload
+    from suite.context import Context
     from suite_transpose_conv.layers import from_layer
 
+    ctx = Context.build()
     out = []
     for wl in ("dcgan-generator", "ebgan-generator"):
-        for l in get_workload(wl).layers:
+        for l in ctx.workload(wl).layers:
             if l.kind == "deconv":
                 out.append((f"{wl.split('-')[0]}/{l.name}", from_layer(l, batch)))
     return out
@@ -92,11 +93,11 @@ def layers(batch: int):
 
 def load_profile(name: str):
     """The profile named *name* (default the calibrated ``local``), or the error's text."""
+    from suite.context import Context
     from suite.errors import ProfileError
-    from suite.hardware import get_profile
 
     try:
-        return get_profile(name)
+        return Context.build().profile(name)
     except ProfileError as exc:
         return str(exc)
 

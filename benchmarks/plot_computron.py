@@ -27,13 +27,14 @@ NODE = "perlmutter-gpu-node"
 def run(workload: str, variant: str, seed: int):
     """The simulate result of one variant on one serving configuration."""
     from suite import ScenarioSpec
+    from suite.context import Context
     from suite.runner.case import resolve_case
 
     from suite_computron.technique import TECHNIQUE
 
     spec = ScenarioSpec(variant=variant, fidelity="simulate", profile=NODE, workload=workload,
                         params={"tp": 4}, seed=seed)
-    return TECHNIQUE.evaluate(resolve_case(TECHNIQUE, spec).scenario)
+    return TECHNIQUE.evaluate(resolve_case(TECHNIQUE, spec, context=Context.build()).scenario)
 
 
 def main(argv=None) -> int:

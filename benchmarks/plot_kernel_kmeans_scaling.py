@@ -22,8 +22,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from suite.hardware import get_profile  # noqa: E402
-from suite.workloads import get_workload  # noqa: E402
+from suite.context import Context  # noqa: E402
 
 from suite_kernel_kmeans import model  # noqa: E402
 
@@ -32,6 +31,9 @@ DATASETS = ("kdd-sampled", "higgs", "mnist8m")
 KS = (16, 32, 64)
 PAPER_WEAK = {64: 86.87, 256: 79.72}
 PAPER_STRONG = {64: 4.65, 256: 4.16}
+
+
+CTX = Context.build()
 
 
 def geomean(xs):
@@ -45,7 +47,7 @@ def curves(profile):
         for g in GPUS:
             we, ss = [], []
             for ds in DATASETS:
-                d = get_workload(ds).d
+                d = CTX.workload(ds).d
                 for k in KS:
                     t4w = model.predict(variant, profile, 2 * 96_000, d, k, 4)["total_time"]
                     tgw = model.predict(variant, profile, math.isqrt(g) * 96_000, d, k, g)["total_time"]
@@ -65,7 +67,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(root / "docs" / "techniques" / "img" / "kernel-kmeans-scaling.png"))
     ap.add_argument("--profile", default="perlmutter")
     args = ap.parse_args(argv)
-    prof = get_profile(args.profile)
+    prof = CTX.profile(args.profile)
     weak, strong = curves(prof)
     fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.6), dpi=110)
     styles = {"1d": ("tab:gray", "s"), "1.5d": ("tab:blue", "o"), "2d": ("tab:orange", "^")}

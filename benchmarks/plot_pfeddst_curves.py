@@ -29,11 +29,12 @@ STYLE = {"random-peers": dict(ls="--"), "pfeddst": dict(lw=2.2)}
 
 def curves() -> dict[str, np.ndarray]:
     """Per variant: the (seeds, rounds) array of per-round personalized accuracy."""
-    tech = Context.build().technique("pfeddst")
+    ctx = Context.build()
+    tech = ctx.technique("pfeddst")
     claim = next(c for c in tech.claims if c.id == "better-accuracy")
     by: dict[str, list[list[float]]] = {}
     for label, spec in claim.cases.items():
-        r = tech.evaluate(resolve_case(tech, spec).scenario)
+        r = tech.evaluate(resolve_case(tech, spec, context=ctx).scenario)
         by.setdefault(spec.variant, []).append(list(r.artifacts["accuracy_curve"]))
     return {v: np.array(c) for v, c in by.items()}
 

@@ -38,13 +38,14 @@ SETUPS = {
 
 
 def curves(name: str) -> dict:
-    tech = Context.build().technique(name)
+    ctx = Context.build()
+    tech = ctx.technique(name)
     cfg = SETUPS[name]
     out = {}
     for v in tech.variant_names:
         spec = ScenarioSpec(variant=v, profile=cfg["profile"], workload="digits", params=cfg["params"],
                             fidelity="execute")
-        r = tech.evaluate(resolve_case(tech, spec).scenario)
+        r = tech.evaluate(resolve_case(tech, spec, context=ctx).scenario)
         out[v] = (r.artifacts["curve"], r)
     return out
 
