@@ -115,34 +115,15 @@ def _validate_training(fmt: str) -> None:
     predicted iteration time and memory and their errors; the summary over validation rows."""
     from suite.cli.common import get_context
     from suite.errors import SuiteError
-    from suite.perf.training_validation import MEMORY_BOUND, TIME_MAX_BOUND, TIME_MEAN_BOUND, validate_training
+    from suite.perf.training_validation import TABLE_COLUMNS, validate_training
 
     rep = validate_training(get_context())
     summ = rep.summary()
     if fmt == "json":
-        click.echo(strict_json({"rows": [{"source": r.source, "row": r.row, **r.config, "measured_time_s": r.measured_time,
-                                          "predicted_time_s": r.predicted_time, "time_error": r.time_error,
-                                          "measured_memory_B": r.measured_memory, "predicted_memory_B": r.predicted_memory,
-                                          "memory_error": r.memory_error, "fits": r.fits, "calibration": r.calibration,
-                                          "where": r.where, "url": r.url} for r in rep.rows],
-                                "summary": summ}, indent=2, default=str))
+        click.echo(strict_json({"rows": rep.json_rows(), "summary": summ}, indent=2, default=str))
     else:
-        rows = [{"source": r.source, "row": r.row + (" (cal)" if r.calibration else ""), "GPUs": r.config["gpus"],
-                 "tp/pp/dp/v": f"{r.config['tp']}/{r.config['pp']}/{r.config['dp']}/{r.config['vpp']}",
-                 "mbs/gbs": f"{r.config['mbs']}/{r.config['gbs']}", "recompute": r.config["recompute"],
-                 "measured s": f"{r.measured_time:.2f}", "predicted s": f"{r.predicted_time:.2f}",
-                 "time err %": f"{100 * r.time_error:+.1f}",
-                 "memory GB": "-" if r.measured_memory is None else f"{r.measured_memory / 1e9:.0f}",
-                 "predicted GB": f"{r.predicted_memory / 1e9:.1f}" + ("" if r.fits else " (does not fit)"),
-                 "mem err %": "-" if r.memory_error is None else f"{100 * r.memory_error:+.1f}"} for r in rep.rows]
-        cols = ["source", "row", "GPUs", "tp/pp/dp/v", "mbs/gbs", "recompute", "measured s", "predicted s",
-                "time err %", "memory GB", "predicted GB", "mem err %"]
-        emit(rows, "table", cols, title="training model (suite.perf.training) vs published runs")
-        c = console()
-        c.print(f"validation rows: {summ['rows']} (+{summ['calibration_rows']} calibration rows, not counted); "
-                f"time |error| mean {100 * summ['time_mean_abs']:.1f} % (bound {100 * TIME_MEAN_BOUND:.0f} %), "
-                f"max {100 * summ['time_max_abs']:.1f} % (bound {100 * TIME_MAX_BOUND:.0f} %); memory rows "
-                f"{summ['memory_rows']}, max |error| {100 * summ['memory_max_abs']:.1f} % (bound {100 * MEMORY_BOUND:.0f} %); "
-                f"refused {summ['refused']}")
+        emit(rep.table_rows(), "table", list(TABLE_COLUMNS),
+             title="training model (suite.perf.training) vs published runs")
+        console().print(rep.summary_text())
     if summ["refused"]:
         raise SuiteError(f"validate --training: {summ['refused']} published configuration(s) not priced")

@@ -205,6 +205,9 @@ class NetworkLevel(_Frozen):
     efficiency: float | None = Field(default=None, gt=0, le=1)  # achieved fraction of bandwidth, bulk transfers
     reduction: Literal["nvls", "sharp"] | None = None  # in-network reduction the level offers
     reduction_bandwidth: BandwidthQ | None = None  # B/s, algorithm bandwidth of its in-network all-reduce
+    # PCIe path between two devices of the level as `nvidia-smi topo -m` names it (NODE = PHB): NCCL's
+    # P2P-or-SHM choice; read by suite.perf.network.nccl (None: today's behaviour)
+    path: Literal["PIX", "PXB", "PHB", "SYS"] | None = None
 
     @field_validator("reduction_bandwidth")
     @classmethod

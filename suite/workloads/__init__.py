@@ -22,7 +22,7 @@ from suite.errors import WorkloadError
 from suite.workloads.types import Dataset, Layer, LayerTable, Workload
 
 __all__ = ["Layer", "LayerTable", "Workload", "Dataset", "register", "register_pattern",
-           "get_workload", "list_workloads", "zoo_has", "provider_of"]
+           "get_workload", "list_workloads", "zoo_has", "zoo_hash", "provider_of"]
 
 _BUILDERS: dict[str, tuple[Callable[[], Workload], str]] = {}
 _PATTERNS: list[tuple[re.Pattern, Callable[..., Workload], str, str]] = []
@@ -196,6 +196,20 @@ def _remember_hash(key: str, value: str) -> None:
         from suite.cache import merge_json_dict
 
         merge_json_dict(path, {key: value})
+
+
+def zoo_hash(name: str) -> str | None:
+    """The content hash of the zoo's workload *name* as the on-disk cache holds it, without
+    building the workload; None when it is not cached (or not the zoo's own builder, or the
+    cache is off: ``SUITE_NO_WORKLOAD_CACHE``), in which case build it (:func:`_zoo_get`). Equal
+    to ``_zoo_get(name).content_hash()`` whenever it is not None (the same key, see above)."""
+    _load_plugins()
+    if name in _CACHE:
+        return _CACHE[name].content_hash()
+    builder: Callable[..., Workload] | None = _BUILDERS[name][0] if name in _BUILDERS else next(
+        (b for pat, b, _e, _p in _PATTERNS if pat.fullmatch(name)), None)
+    key = None if builder is None else _builder_key(name, builder)
+    return None if key is None else _hashes().get(key)
 
 
 def list_workloads() -> list[str]:
