@@ -142,120 +142,132 @@ class Block:
         return {n: np.zeros_like(w) for n, w in self.W.items()}
 
     def strand(self, x_shards, grads):
-        """The forward and backward operator lists of one micro-batch (closures over its state),
-        named as :func:`suite_dhelix.model.layer_ops` names them."""
-        st: dict = {"x": x_shards}
-        p, d, hpr = self.tp, self.d, self.heads // self.tp
-        sq = 1.0 / np.sqrt(d)
+        """The forward and backward operator lists of one micro-batch (bound methods of a
+        :class:`_Strand` over its state), named as :func:`suite_dhelix.model.layer_ops` names them."""
+        sd = _Strand(self, x_shards, grads)
+        fwd = [sd.ag_attn, sd.qkv, sd.core, sd.proj, sd.rs_attn, sd.ag_mlp, sd.fc1, sd.fc2, sd.rs_mlp]
+        bwd = [sd.ag_mlp_b, sd.fc2_b, sd.fc1_b, sd.rs_mlp_b, sd.ag_attn_b, sd.proj_b, sd.core_b, sd.qkv_b, sd.rs_attn_b]
+        return fwd, bwd, sd.st
 
-        def ag_attn():
-            st["xg"] = self.ag(st["x"], "ag_attn")
 
-        def qkv():
-            st["q"] = [st["xg"][r] @ self.cols("q", r) for r in range(p)]
-            st["k"] = [st["xg"][r] @ self.cols("k", r) for r in range(p)]
-            st["v"] = [st["xg"][r] @ self.cols("v", r) for r in range(p)]
+class _Strand:
+    """One micro-batch through a :class:`Block` on its ``tp`` ranks: each operator a method that
+    reads and writes the strand's state ``st`` (per-rank lists) and accumulates into ``grads``;
+    the loss is ``0.5 * sum(out ** 2)``, so ``dout = out``."""
 
-        def core():
-            st["P"], st["att"] = [], []
-            for r in range(p):
-                Ps, outs = [], []
-                for j in range(hpr):
-                    sl = slice(j * d, (j + 1) * d)
-                    S = st["q"][r][:, sl] @ st["k"][r][:, sl].T * sq
-                    S = np.exp(S - S.max(axis=1, keepdims=True))
-                    P = S / S.sum(axis=1, keepdims=True)
-                    Ps.append(P)
-                    outs.append(P @ st["v"][r][:, sl])
-                st["P"].append(Ps)
-                st["att"].append(np.concatenate(outs, axis=1))
+    def __init__(self, block: "Block", x_shards, grads):
+        self.b, self.grads = block, grads
+        self.st: dict = {"x": x_shards}
+        self.p, self.d, self.hpr = block.tp, block.d, block.heads // block.tp
+        self.sq = 1.0 / np.sqrt(block.d)
 
-        def proj():
-            st["o"] = [st["att"][r] @ self.rows("o", r) for r in range(p)]
+    # ---- forward
+    def ag_attn(self):
+        self.st["xg"] = self.b.ag(self.st["x"], "ag_attn")
 
-        def rs_attn():
-            y = self.rs(st["o"], "rs_attn")
-            st["y1"] = [st["x"][c] + y[c] for c in range(p)]
+    def qkv(self):
+        st, b = self.st, self.b
+        for name in ("q", "k", "v"):
+            st[name] = [st["xg"][r] @ b.cols(name, r) for r in range(self.p)]
 
-        def ag_mlp():
-            st["z"] = self.ag(st["y1"], "ag_mlp")
+    def core(self):
+        st = self.st
+        st["P"], st["att"] = [], []
+        for r in range(self.p):
+            Ps, outs = [], []
+            for j in range(self.hpr):
+                sl = slice(j * self.d, (j + 1) * self.d)
+                S = st["q"][r][:, sl] @ st["k"][r][:, sl].T * self.sq
+                S = np.exp(S - S.max(axis=1, keepdims=True))
+                P = S / S.sum(axis=1, keepdims=True)
+                Ps.append(P)
+                outs.append(P @ st["v"][r][:, sl])
+            st["P"].append(Ps)
+            st["att"].append(np.concatenate(outs, axis=1))
 
-        def fc1():
-            st["act"] = [np.tanh(st["z"][r] @ self.cols("1", r)) for r in range(p)]
+    def proj(self):
+        self.st["o"] = [self.st["att"][r] @ self.b.rows("o", r) for r in range(self.p)]
 
-        def fc2():
-            st["u"] = [st["act"][r] @ self.rows("2", r) for r in range(p)]
+    def rs_attn(self):
+        y = self.b.rs(self.st["o"], "rs_attn")
+        self.st["y1"] = [self.st["x"][c] + y[c] for c in range(self.p)]
 
-        def rs_mlp():
-            u = self.rs(st["u"], "rs_mlp")
-            st["out"] = [st["y1"][c] + u[c] for c in range(p)]
+    def ag_mlp(self):
+        self.st["z"] = self.b.ag(self.st["y1"], "ag_mlp")
 
-        # backward of loss = 0.5 * sum(out ** 2): dout = out
-        def ag_mlp_b():
-            st["dout"] = [o.copy() for o in st["out"]]
-            st["du"] = self.ag(st["dout"], "ag_mlp_b")
+    def fc1(self):
+        self.st["act"] = [np.tanh(self.st["z"][r] @ self.b.cols("1", r)) for r in range(self.p)]
 
-        def fc2_b():
-            n = self.f // p
-            st["da1"] = []
-            for r in range(p):
-                grads["2"][r * n:(r + 1) * n, :] += st["act"][r].T @ st["du"][r]
-                dact = st["du"][r] @ self.rows("2", r).T
-                st["da1"].append(dact * (1.0 - st["act"][r] ** 2))
+    def fc2(self):
+        self.st["u"] = [self.st["act"][r] @ self.b.rows("2", r) for r in range(self.p)]
 
-        def fc1_b():
-            n = self.f // p
-            st["dz"] = []
-            for r in range(p):
-                grads["1"][:, r * n:(r + 1) * n] += st["z"][r].T @ st["da1"][r]
-                st["dz"].append(st["da1"][r] @ self.cols("1", r).T)
+    def rs_mlp(self):
+        u = self.b.rs(self.st["u"], "rs_mlp")
+        self.st["out"] = [self.st["y1"][c] + u[c] for c in range(self.p)]
 
-        def rs_mlp_b():
-            dz = self.rs(st["dz"], "rs_mlp_b")
-            st["dy1"] = [st["dout"][c] + dz[c] for c in range(p)]
+    # ---- backward
+    def ag_mlp_b(self):
+        self.st["dout"] = [o.copy() for o in self.st["out"]]
+        self.st["du"] = self.b.ag(self.st["dout"], "ag_mlp_b")
 
-        def ag_attn_b():
-            st["do"] = self.ag(st["dy1"], "ag_attn_b")
+    def fc2_b(self):
+        st, n = self.st, self.b.f // self.p
+        st["da1"] = []
+        for r in range(self.p):
+            self.grads["2"][r * n:(r + 1) * n, :] += st["act"][r].T @ st["du"][r]
+            dact = st["du"][r] @ self.b.rows("2", r).T
+            st["da1"].append(dact * (1.0 - st["act"][r] ** 2))
 
-        def proj_b():
-            n = self.h // p
-            st["datt"] = []
-            for r in range(p):
-                grads["o"][r * n:(r + 1) * n, :] += st["att"][r].T @ st["do"][r]
-                st["datt"].append(st["do"][r] @ self.rows("o", r).T)
+    def fc1_b(self):
+        st, n = self.st, self.b.f // self.p
+        st["dz"] = []
+        for r in range(self.p):
+            self.grads["1"][:, r * n:(r + 1) * n] += st["z"][r].T @ st["da1"][r]
+            st["dz"].append(st["da1"][r] @ self.b.cols("1", r).T)
 
-        def core_b():
-            st["dq"], st["dk"], st["dv"] = [], [], []
-            for r in range(p):
-                dq, dk, dv = (np.zeros_like(st["q"][r]) for _ in range(3))
-                for j in range(hpr):
-                    sl = slice(j * d, (j + 1) * d)
-                    P, da = st["P"][r][j], st["datt"][r][:, sl]
-                    dv[:, sl] = P.T @ da
-                    dP = da @ st["v"][r][:, sl].T
-                    dS = P * (dP - (dP * P).sum(axis=1, keepdims=True))
-                    dq[:, sl] = dS @ st["k"][r][:, sl] * sq
-                    dk[:, sl] = dS.T @ st["q"][r][:, sl] * sq
-                st["dq"].append(dq)
-                st["dk"].append(dk)
-                st["dv"].append(dv)
+    def rs_mlp_b(self):
+        dz = self.b.rs(self.st["dz"], "rs_mlp_b")
+        self.st["dy1"] = [self.st["dout"][c] + dz[c] for c in range(self.p)]
 
-        def qkv_b():
-            n = self.h // p
-            st["dxg"] = []
-            for r in range(p):
-                for name, key in (("q", "dq"), ("k", "dk"), ("v", "dv")):
-                    grads[name][:, r * n:(r + 1) * n] += st["xg"][r].T @ st[key][r]
-                st["dxg"].append(sum(st[key][r] @ self.cols(name, r).T
-                                     for name, key in (("q", "dq"), ("k", "dk"), ("v", "dv"))))
+    def ag_attn_b(self):
+        self.st["do"] = self.b.ag(self.st["dy1"], "ag_attn_b")
 
-        def rs_attn_b():
-            dx = self.rs(st["dxg"], "rs_attn_b")
-            st["dx"] = [st["dy1"][c] + dx[c] for c in range(p)]
+    def proj_b(self):
+        st, n = self.st, self.b.h // self.p
+        st["datt"] = []
+        for r in range(self.p):
+            self.grads["o"][r * n:(r + 1) * n, :] += st["att"][r].T @ st["do"][r]
+            st["datt"].append(st["do"][r] @ self.b.rows("o", r).T)
 
-        fwd = [ag_attn, qkv, core, proj, rs_attn, ag_mlp, fc1, fc2, rs_mlp]
-        bwd = [ag_mlp_b, fc2_b, fc1_b, rs_mlp_b, ag_attn_b, proj_b, core_b, qkv_b, rs_attn_b]
-        return fwd, bwd, st
+    def core_b(self):
+        st = self.st
+        st["dq"], st["dk"], st["dv"] = [], [], []
+        for r in range(self.p):
+            dq, dk, dv = (np.zeros_like(st["q"][r]) for _ in range(3))
+            for j in range(self.hpr):
+                sl = slice(j * self.d, (j + 1) * self.d)
+                P, da = st["P"][r][j], st["datt"][r][:, sl]
+                dv[:, sl] = P.T @ da
+                dP = da @ st["v"][r][:, sl].T
+                dS = P * (dP - (dP * P).sum(axis=1, keepdims=True))
+                dq[:, sl] = dS @ st["k"][r][:, sl] * self.sq
+                dk[:, sl] = dS.T @ st["q"][r][:, sl] * self.sq
+            st["dq"].append(dq)
+            st["dk"].append(dk)
+            st["dv"].append(dv)
+
+    def qkv_b(self):
+        st, n = self.st, self.b.h // self.p
+        pairs = (("q", "dq"), ("k", "dk"), ("v", "dv"))
+        st["dxg"] = []
+        for r in range(self.p):
+            for name, key in pairs:
+                self.grads[name][:, r * n:(r + 1) * n] += st["xg"][r].T @ st[key][r]
+            st["dxg"].append(sum(st[key][r] @ self.b.cols(name, r).T for name, key in pairs))
+
+    def rs_attn_b(self):
+        dx = self.b.rs(self.st["dxg"], "rs_attn_b")
+        self.st["dx"] = [self.st["dy1"][c] + dx[c] for c in range(self.p)]
 
 
 def run_strands(block: Block, xs, plan=None):
@@ -377,12 +389,7 @@ def evaluate(scenario) -> Result:
     prm = scenario.params
     sigma = float(prm["sigma"])
     rng = np.random.default_rng(scenario.seed)
-    nseg = int(prm["segments"])
-    dp_err = 0.0
-    for n in range(1, nseg + 1):
-        fwd, bwd = random_ops(n, n, rng)
-        t_dp, _ = model.pair_dp(fwd, bwd, sigma)
-        dp_err = max(dp_err, abs(t_dp - brute_force(fwd, bwd, sigma)), abs(t_dp - networkx_dp(fwd, bwd, sigma)))
+    dp_err = _dp_error(int(prm["segments"]), sigma, rng)
     tp = int(prm["tp"])
     h = int(prm["block"])
     h = max(2 * tp, h - h % (2 * tp))
@@ -390,41 +397,66 @@ def evaluate(scenario) -> Result:
     s = max(tp, s - s % tp)
     block = Block(h, s, tp, seed=scenario.seed)
     xs = [rng.normal(0, 1, (s, h)) for _ in range(2)]
-    # the SI plan of the real operator costs on the scenario's profile (the model's op list)
+    f_ops, b_ops, si = _si_plan(scenario, sigma)
+    g_seq, _ = run_strands(block, xs)
+    g_int, _ = run_strands(block, xs, si)
+    r = Result()
+    r.add("dp_error", dp_err, "s", "lower")
+    r.add("grad_mismatch", max(float(np.max(np.abs(g_seq[k] - g_int[k]))) for k in g_seq), "1", "lower")
+    _check_gradients(r, block, xs, g_int, rng)
+    _time_strands(r, block, xs, si)
+    r.add("ledger_bytes", block.ledger.total_bytes, "B", "none")
+    r.artifacts["si_plan"] = [[f_ops[i].name if i is not None else None, b_ops[j].name if j is not None else None]
+                              for i, j in si]
+    return r
+
+
+def _dp_error(nseg: int, sigma: float, rng) -> float:
+    """The pairing DP against brute force and networkx on random operator lists of 1..nseg (s)."""
+    err = 0.0
+    for n in range(1, nseg + 1):
+        fwd, bwd = random_ops(n, n, rng)
+        t_dp, _ = model.pair_dp(fwd, bwd, sigma)
+        err = max(err, abs(t_dp - brute_force(fwd, bwd, sigma)), abs(t_dp - networkx_dp(fwd, bwd, sigma)))
+    return err
+
+
+def _si_plan(scenario, sigma: float):
+    """The SI plan of the real operator costs on the scenario's profile (the model's op list):
+    DHelix's pairing, or a baseline's order (micro-batch 2's whole forward, then micro-batch 1's
+    backward)."""
+    prm = scenario.params
     table = model.rebuilt_table(scenario.workload, int(prm["seq"]))
     plan = model.plan_of({**prm, "pp": 1, "dp": 1, "gbs": int(prm["mbs"])}, table, scenario.profile)
     f_ops, b_ops = model.layer_ops(table, plan, scenario.profile)
     if scenario.variant.startswith("dhelix"):
         _t, si = model.pair_dp(f_ops, b_ops, sigma)
-    else:  # a baseline's order: micro-batch 2's whole forward, then micro-batch 1's backward
+    else:
         si = [(i, None) for i in range(len(f_ops))] + [(None, j) for j in range(len(b_ops))]
-    g_seq, _ = run_strands(block, xs)
-    g_int, _ = run_strands(block, xs, si)
-    mismatch = max(float(np.max(np.abs(g_seq[k] - g_int[k]))) for k in g_seq)
+    return f_ops, b_ops, si
+
+
+def _check_gradients(r: Result, block: Block, xs, g_int: dict, rng) -> None:
+    """The interleaved gradients against the dense oracle and finite differences (relative errors),
+    and their norm."""
     oracle = dense_grads(block, xs)
     scale = max(float(np.max(np.abs(oracle[k]))) for k in oracle)
-    oracle_err = max(float(np.max(np.abs(g_int[k] - oracle[k]))) for k in oracle) / scale
+    r.add("oracle_error", max(float(np.max(np.abs(g_int[k] - oracle[k]))) for k in oracle) / scale, "1", "lower")
     entries = [(n, int(rng.integers(block.W[n].shape[0])), int(rng.integers(block.W[n].shape[1])))
                for n in ("q", "o", "1", "2")]
     fd = finite_difference(block, xs, entries)
     ours = np.array([g_int[n][i, j] for n, i, j in entries])
-    fd_err = float(np.max(np.abs(fd - ours)) / max(float(np.max(np.abs(fd))), 1e-30))
-    gnorm = float(np.sqrt(sum(float(np.sum(v ** 2)) for v in g_int.values())))
+    r.add("fd_error", float(np.max(np.abs(fd - ours)) / max(float(np.max(np.abs(fd))), 1e-30)), "1", "lower")
+    r.add("grad_norm", float(np.sqrt(sum(float(np.sum(v ** 2)) for v in g_int.values()))), "1", "none")
+
+
+def _time_strands(r: Result, block: Block, xs, si) -> None:
+    """Sequential and interleaved runs timed, alternating 7 times so drifts of the machine hit both alike."""
     t_s, t_i = [], []
-    for _ in range(7):  # alternate, so drifts of the machine hit both alike
+    for _ in range(7):
         t_s += _time(lambda: run_strands(block, xs), 1)
         t_i += _time(lambda: run_strands(block, xs, si), 1)
-    ratio = float(np.median(t_i) / np.median(t_s))
-    r = Result()
-    r.add("dp_error", dp_err, "s", "lower")
-    r.add("grad_mismatch", mismatch, "1", "lower")
-    r.add("oracle_error", oracle_err, "1", "lower")
-    r.add("fd_error", fd_err, "1", "lower")
-    r.add("grad_norm", gnorm, "1", "none")
-    r.add("interleave_ratio", ratio, "1", "lower", samples=[a / b for a, b in zip(t_i, t_s)])
+    r.add("interleave_ratio", float(np.median(t_i) / np.median(t_s)), "1", "lower",
+          samples=[a / b for a, b in zip(t_i, t_s)])
     r.add("sequential_time", float(np.median(t_s)), "s", "lower", samples=t_s)
     r.add("interleaved_time", float(np.median(t_i)), "s", "lower", samples=t_i)
-    r.add("ledger_bytes", block.ledger.total_bytes, "B", "none")
-    r.artifacts["si_plan"] = [[f_ops[i].name if i is not None else None, b_ops[j].name if j is not None else None]
-                              for i, j in si]
-    return r

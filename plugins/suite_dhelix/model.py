@@ -62,8 +62,10 @@ over DP: Megatron-LM docs, "Distributed optimizer"), plus activations: the first
 layer of one micro-batch (the co-executing layer's working set; our assumption);
 ``dhelix-separate`` gives each strand its own activation space (twice the activations).
 
-MFU: the zoo's ``training_flops`` (Narayanan et al.'s counting: matrix multiplications, causal
-mask not discounted) x global batch / (iteration time x world x bf16 peak).
+MFU: the shared model's model FLOPs (:func:`suite.perf.training.iteration_flops` without
+recomputation: Narayanan et al.'s counting, matrix multiplications, causal mask not discounted;
+equal to the zoo's ``training_flops`` on this technique's workloads) / (iteration time x world x
+bf16 peak).
 """
 
 from __future__ import annotations
@@ -75,7 +77,7 @@ from suite.errors import ParameterError
 from suite.perf.collective import Group, collective_time
 from suite.perf import training
 from suite.technique import Result
-from suite.workloads.transformer import TransformerSpec, training_flops, transformer
+from suite.workloads.transformer import TransformerSpec, transformer
 
 #: SIGMA (co-execution slowdown, 0.109): defined, with its source, in :mod:`suite_dhelix.constants`,
 #: which the declaration reads. Compute efficiency is the device's (its profile's gemm_bf16 curve).
@@ -349,75 +351,93 @@ def iteration(scenario) -> dict:
     profile = scenario.profile
     table = rebuilt_table(scenario.workload, int(p["seq"]))
     plan = plan_of(p, table, profile, folded=scenario.variant.startswith("dhelix"))
-    sigma = float(p["sigma"])
     eff = float(p["efficiency"]) if p.get("efficiency") is not None else None
     fwd, bwd = layer_ops(table, plan, profile, eff)
     variant = scenario.variant
     base = "dhelix" if variant == "dhelix-separate" else variant
-    tf, tb, tq = _variant_times(base, fwd, bwd, plan.tp, sigma)
-    L = int(table.spec["layers"])
-    Ls = L // plan.pp
-    m = plan.microbatches
-    h = int(table.spec["hidden"])
-    dpn = profile.devices_per_node
-    # pipeline p2p: stage neighbours are tp x dp ranks apart (Megatron's order: tp, dp, pp)
-    p2p = 0.0
-    if plan.pp > 1:
-        msg = plan.mbs * plan.seq * h * ACT_BYTES / plan.tp
-        cross = plan.tp * plan.dp >= dpn
-        g = Group(ranks_per_node=min(plan.tp, dpn), nodes=2) if cross else Group(ranks_per_node=2, nodes=1)
-        p2p = collective_time("p2p", msg, g, profile).time
+    tf, tb, tq = _variant_times(base, fwd, bwd, plan.tp, float(p["sigma"]))
+    Ls = int(table.spec["layers"]) // plan.pp
     f, b, q = Ls * tf, Ls * tb, Ls * tq
-    # sends counted on the fill and drain only: pp - 1 hops each way (the folded W: 2 (pp - 1)).
-    # A lower bound: 1F1B's in-flight limit puts a round trip of sends in every window of pp
-    # micro-batches too (suite.perf.pipeline.pipeline_1f1b_schedule, exact for the unpaired
-    # variants, is 0.1-0.9 % slower on this technique's claim plans; simulate.py 0.1-1.7 % for dhelix)
-    sends = (4 if base == "dhelix" else 2) * (plan.pp - 1) * p2p
-    if base == "dhelix":
-        T_pipe = plan.pp * (f + b) + (m - 1) * q + sends
-    else:
-        T_pipe = (m + plan.pp - 1) * (f + b) + sends
-    # data-parallel all-reduce of the stage's gradients (every variant)
-    stage_params = sum(l.params for l in table.layers) / (plan.tp * plan.pp)
-    dp_t = 0.0
-    if plan.dp > 1:
-        rpn = max(1, min(plan.dp, dpn // plan.tp)) if plan.tp < dpn else 1
-        g = Group(ranks_per_node=rpn, nodes=-(-plan.dp // rpn), concurrent=min(plan.tp, dpn))
-        dp_t = collective_time("allreduce", stage_params * GRAD_BYTES, g, profile).time
+    p2p = _p2p_time(plan, int(table.spec["hidden"]), profile)
+    T_pipe, sends = _pipeline_time(base, plan, f, b, q, p2p)
+    dp_t = _dp_time(plan, table, profile)
     # Megatron-LM's --overlap-grad-reduce: bucketed reduction overlaps the last micro-batch's
     # backward on the stage; what is left of it is exposed
     dp_exposed = max(0.0, dp_t - b)
     T = T_pipe + dp_exposed
-    # communication of one layer, serial and as left exposed by this variant
+    dev = profile.require_device()
+    flops = training.iteration_flops(training.shape_of(table), plan.gbs, "none")
+    return {"plan": plan, "table": table, "fwd": fwd, "bwd": bwd, "t_fwd": tf, "t_bwd": tb, "t_pair": tq,
+            "f": f, "b": b, "q": q, "p2p": p2p, "p2p_exposed": sends, "dp_time": dp_t, "dp_exposed": dp_exposed,
+            "iteration_time": T, "pipeline_time": T_pipe, **_layer_overlap(fwd, bwd, tq),
+            **_memory(table, plan, variant, Ls), "mfu": flops / (T * plan.world * _peak(dev)), "flops": flops,
+            "layers_per_gpu": Ls, "capacity": dev.memory}
+
+
+def _p2p_time(plan: Plan, h: int, profile) -> float:
+    """One pipeline send of a micro-batch's activation (``2 b s h / tp`` B): stage neighbours are
+    ``tp dp`` ranks apart (Megatron's order: tp, dp, pp), on one node or two."""
+    if plan.pp <= 1:
+        return 0.0
+    dpn = profile.devices_per_node
+    msg = plan.mbs * plan.seq * h * ACT_BYTES / plan.tp
+    cross = plan.tp * plan.dp >= dpn
+    g = Group(ranks_per_node=min(plan.tp, dpn), nodes=2) if cross else Group(ranks_per_node=2, nodes=1)
+    return float(collective_time("p2p", msg, g, profile).time)
+
+
+def _pipeline_time(base: str, plan: Plan, f: float, b: float, q: float, p2p: float) -> tuple[float, float]:
+    """The pipeline's time and its exposed sends (s): 1F1B ``(m + pp - 1)(f + b)``, or the folded W
+    ``pp (f + b) + (m - 1) q``; sends counted on the fill and drain only, ``pp - 1`` hops each way
+    (the folded W: ``2 (pp - 1)``). A lower bound: 1F1B's in-flight limit puts a round trip of sends
+    in every window of pp micro-batches too (suite.perf.pipeline.pipeline_1f1b_schedule, exact for
+    the unpaired variants, is 0.1-0.9 % slower on this technique's claim plans; simulate.py
+    0.1-1.7 % for dhelix)."""
+    m = plan.microbatches
+    sends = (4 if base == "dhelix" else 2) * (plan.pp - 1) * p2p
+    if base == "dhelix":
+        return plan.pp * (f + b) + (m - 1) * q + sends, sends
+    return (m + plan.pp - 1) * (f + b) + sends, sends
+
+
+def _dp_time(plan: Plan, table, profile) -> float:
+    """The data-parallel all-reduce of the stage's gradients (:data:`GRAD_BYTES` per parameter; every variant)."""
+    if plan.dp <= 1:
+        return 0.0
+    dpn = profile.devices_per_node
+    stage_params = sum(l.params for l in table.layers) / (plan.tp * plan.pp)
+    rpn = max(1, min(plan.dp, dpn // plan.tp)) if plan.tp < dpn else 1
+    g = Group(ranks_per_node=rpn, nodes=-(-plan.dp // rpn), concurrent=min(plan.tp, dpn))
+    return float(collective_time("allreduce", stage_params * GRAD_BYTES, g, profile).time)
+
+
+def _layer_overlap(fwd, bwd, tq: float) -> dict:
+    """Communication of one layer, serial and as left exposed by the variant (one layer's forward
+    + backward: for dhelix one co-executed pair)."""
     comm_layer = sum(o.comm for o in fwd) + sum(o.comm for o in bwd)
     comp_layer = sum(o.compute for o in fwd) + sum(o.compute for o in bwd)
-    layer_time = tq  # one layer's forward + backward (dhelix: one co-executed pair)
-    exposed_layer = max(0.0, layer_time - comp_layer)
-    hidden = 1.0 - exposed_layer / comm_layer if comm_layer > 0 else 1.0
-    # memory (the shared model's counts): model states with Megatron's distributed optimizer and fp32
-    # gradients (ZeRO-1 bytes with g = 4: 6 + 12 / dp, Megatron-LM docs), activations per layer with
-    # flash attention and sequence parallelism (Korthikanti et al. Table 2 without the s^2 term)
-    dev = profile.require_device()
+    exposed = max(0.0, tq - comp_layer)
+    return {"comm_layer": comm_layer, "compute_layer": comp_layer, "layer_time": tq, "exposed_layer": exposed,
+            "hidden_fraction": 1.0 - exposed / comm_layer if comm_layer > 0 else 1.0}
+
+
+def _memory(table, plan: Plan, variant: str, Ls: int) -> dict:
+    """Memory per GPU (the shared model's counts): model states with Megatron's distributed
+    optimizer and fp32 gradients (ZeRO-1 bytes with g = 4: 6 + 12 / dp, Megatron-LM docs),
+    activations per layer with flash attention and sequence parallelism (Korthikanti et al.
+    Table 2 without the s^2 term) for ``min(m, pp)`` micro-batches; dhelix holds one layer more
+    (the paired strand), dhelix-separate two strands' worth."""
     shape = training.shape_of(table)
     per_param = float(training.state_bytes_per_param(1, plan.dp, GRAD_BYTES))
     states = sum(l.params for l in table.layers) * per_param / (plan.tp * plan.pp)
     stored, _work = training.layer_activation_bytes(shape, plan.mbs, plan.tp, True, 1, 0, True)
     per_layer_act = float(stored)
-    acts = min(m, plan.pp) * Ls * per_layer_act
+    acts = min(plan.microbatches, plan.pp) * Ls * per_layer_act
     if variant == "dhelix":
         acts += per_layer_act
     elif variant == "dhelix-separate":
         acts = 2 * acts
-    peak_mem = states + acts
-    flops = training_flops(table) * plan.gbs
-    mfu = flops / (T * plan.world * _peak(dev))
-    return {"plan": plan, "table": table, "fwd": fwd, "bwd": bwd, "t_fwd": tf, "t_bwd": tb, "t_pair": tq,
-            "f": f, "b": b, "q": q, "p2p": p2p, "p2p_exposed": sends, "dp_time": dp_t, "dp_exposed": dp_exposed,
-            "iteration_time": T, "pipeline_time": T_pipe,
-            "comm_layer": comm_layer, "compute_layer": comp_layer, "layer_time": layer_time,
-            "exposed_layer": exposed_layer, "hidden_fraction": hidden, "peak_memory": peak_mem,
-            "model_states": states, "activations": acts, "mfu": mfu, "flops": flops, "layers_per_gpu": Ls,
-            "capacity": dev.memory}
+    return {"peak_memory": states + acts, "model_states": states, "activations": acts}
 
 
 def to_result(it: dict, scenario) -> Result:

@@ -16,6 +16,8 @@ On balanced stages with ``m >= 2 pp`` micro-batches (no sends) it agrees with th
 
 from __future__ import annotations
 
+import heapq
+
 from suite_dhelix import model
 
 __all__ = ["simulate_pipeline", "evaluate"]
@@ -38,91 +40,109 @@ def simulate_pipeline(pp: int, m: int, f: float, b: float, q: float, p2p: float,
     micro-batch first. ``events`` lists ``(gpu, start, end, task)``; ``peak`` the most tasks'
     activations (stages, or chunks when folded) each GPU held at once.
     """
-    import heapq
+    return _PipelineSim(pp, m, f, b, q, p2p, paired).run()
 
-    nv = 2 * pp if paired else pp
-    if paired:
-        def gpu(v):
-            return v if v < pp else 2 * pp - 1 - v
-        cf, cb, cq = f / 2, b / 2, q / 2
-        limits = [2 * pp] * pp
-    else:
-        def gpu(v):
-            return v
-        cf, cb, cq = f, b, q
-        limits = [pp - g for g in range(pp)]
-    on = [[v for v in range(nv) if gpu(v) == g] for g in range(pp)]
-    f_ready: dict = {(k, 0): 0.0 for k in range(m)}
-    b_ready: dict = {}
-    free = [0.0] * pp
-    running = [False] * pp
-    inflight = [0] * pp
-    busy = [0.0] * pp
-    peak = [0] * pp
-    events: list = []
-    pending: list = []
-    heap = [(0.0, g, g) for g in range(pp)]
-    seq = pp
-    done = 0
 
-    def finish(task, end):
+class _PipelineSim:
+    """The event loop of :func:`simulate_pipeline`: ready times of every (micro-batch, virtual
+    stage) forward and backward, per GPU its free time, running flag, micro-batches in flight."""
+
+    def __init__(self, pp: int, m: int, f: float, b: float, q: float, p2p: float, paired: bool):
+        self.pp, self.m, self.p2p, self.paired = pp, m, p2p, paired
+        self.nv = 2 * pp if paired else pp
+        self.cf, self.cb, self.cq = (f / 2, b / 2, q / 2) if paired else (f, b, q)
+        self.limits = [2 * pp] * pp if paired else [pp - g for g in range(pp)]
+        self.on = [[v for v in range(self.nv) if self.gpu(v) == g] for g in range(pp)]
+        self.f_ready: dict = {(k, 0): 0.0 for k in range(m)}
+        self.b_ready: dict = {}
+        self.free, self.busy = [0.0] * pp, [0.0] * pp
+        self.running = [False] * pp
+        self.inflight, self.peak = [0] * pp, [0] * pp
+        self.events: list = []
+        self.pending: list = []
+        self.heap = [(0.0, g, g) for g in range(pp)]
+        self.seq = pp
+        self.done = 0
+
+    def gpu(self, v: int) -> int:
+        """The GPU of virtual stage *v* (folded: down then back, :func:`suite_dhelix.model.fold`)."""
+        return v if (not self.paired or v < self.pp) else 2 * self.pp - 1 - v
+
+    def finish(self, task, end: float) -> None:
+        """A task ended at *end*: the next chunks become ready (a p2p later across GPUs)."""
         for kind, k, v in task:
             if kind == "F":
-                if v < nv - 1:
-                    f_ready[(k, v + 1)] = end + (p2p if gpu(v + 1) != gpu(v) else 0.0)
+                if v < self.nv - 1:
+                    self.f_ready[(k, v + 1)] = end + (self.p2p if self.gpu(v + 1) != self.gpu(v) else 0.0)
                 else:
-                    b_ready[(k, v)] = end
+                    self.b_ready[(k, v)] = end
             elif v > 0:
-                b_ready[(k, v - 1)] = end + (p2p if gpu(v - 1) != gpu(v) else 0.0)
+                self.b_ready[(k, v - 1)] = end + (self.p2p if self.gpu(v - 1) != self.gpu(v) else 0.0)
 
-    while done < m * nv:
-        t, _, g = heapq.heappop(heap)
-        pending.sort()
-        while pending and pending[0][0] <= t:
-            end, gg, task = pending.pop(0)
-            finish(task, end)
-            running[gg] = False
-        if running[g] or free[g] > t:
-            continue
-        vs = on[g]
-        bs = sorted((k, -v) for v in vs for k in range(m) if b_ready.get((k, v), t + 1) <= t)
+    def pick(self, g: int, t: float):
+        """GPU *g*'s next task at *t*: a ready backward and forward as one pair (folded), else a
+        backward, else a forward, lowest micro-batch first; ``(task, duration)`` or None."""
+        vs = self.on[g]
+        bs = sorted((k, -v) for v in vs for k in range(self.m) if self.b_ready.get((k, v), t + 1) <= t)
         # the limit gates a micro-batch entering the GPU's down-path chunk; the return chunk always
         # proceeds (else a full GPU 0 could never finish the micro-batches it holds)
-        cap = inflight[g] <= limits[g] if paired else inflight[g] < limits[g]
-        fs = sorted((k, -v) for v in vs for k in range(m) if f_ready.get((k, v), t + 1) <= t
-                    and (v >= pp or (cap if bs and paired else inflight[g] < limits[g])))
-        task = None
-        if paired and bs and fs:
-            task, dur = (("F", fs[0][0], -fs[0][1]), ("B", bs[0][0], -bs[0][1])), cq
-        elif bs:
-            task, dur = (("B", bs[0][0], -bs[0][1]),), cb
-        elif fs:
-            task, dur = (("F", fs[0][0], -fs[0][1]),), cf
-        if task is None:
-            later = [a for (k, v), a in list(b_ready.items()) + list(f_ready.items()) if a > t and gpu(v) == g]
-            later += [e for e, _, _ in pending]
-            if later:
-                seq += 1
-                heapq.heappush(heap, (min(later), seq, g))
-            continue
+        room = self.inflight[g] < self.limits[g]
+        cap = self.inflight[g] <= self.limits[g] if self.paired else room
+        fs = sorted((k, -v) for v in vs for k in range(self.m) if self.f_ready.get((k, v), t + 1) <= t
+                    and (v >= self.pp or (cap if bs and self.paired else room)))
+        if self.paired and bs and fs:
+            return (("F", fs[0][0], -fs[0][1]), ("B", bs[0][0], -bs[0][1])), self.cq
+        if bs:
+            return (("B", bs[0][0], -bs[0][1]),), self.cb
+        if fs:
+            return (("F", fs[0][0], -fs[0][1]),), self.cf
+        return None
+
+    def wake_later(self, g: int, t: float) -> None:
+        """Nothing ready on *g* at *t*: look again at its next ready time or the next task end."""
+        later = [a for (k, v), a in list(self.b_ready.items()) + list(self.f_ready.items()) if a > t and self.gpu(v) == g]
+        later += [e for e, _, _ in self.pending]
+        if later:
+            self.seq += 1
+            heapq.heappush(self.heap, (min(later), self.seq, g))
+
+    def start(self, g: int, t: float, task, dur: float) -> None:
+        """Run *task* on *g* from *t*: book its chunks, its event, and wake every GPU at its end."""
         for kind, k, v in task:
             if kind == "F":
-                del f_ready[(k, v)]
-                inflight[g] += 1
-                peak[g] = max(peak[g], inflight[g])
+                del self.f_ready[(k, v)]
+                self.inflight[g] += 1
+                self.peak[g] = max(self.peak[g], self.inflight[g])
             else:
-                del b_ready[(k, v)]
-                inflight[g] -= 1
-                done += 1
+                del self.b_ready[(k, v)]
+                self.inflight[g] -= 1
+                self.done += 1
         end = t + dur
-        free[g], running[g] = end, True
-        busy[g] += dur
-        events.append((g, t, end, "+".join(f"{kind}{k}@{v}" for kind, k, v in task)))
-        pending.append((end, g, task))
-        for gg in range(pp):
-            seq += 1
-            heapq.heappush(heap, (end, seq, gg))
-    return max(e[2] for e in events), busy, events, peak
+        self.free[g], self.running[g] = end, True
+        self.busy[g] += dur
+        self.events.append((g, t, end, "+".join(f"{kind}{k}@{v}" for kind, k, v in task)))
+        self.pending.append((end, g, task))
+        for gg in range(self.pp):
+            self.seq += 1
+            heapq.heappush(self.heap, (end, self.seq, gg))
+
+    def run(self):
+        """``(makespan, busy per GPU, events, peak in flight)``."""
+        while self.done < self.m * self.nv:
+            t, _, g = heapq.heappop(self.heap)
+            self.pending.sort()
+            while self.pending and self.pending[0][0] <= t:
+                end, gg, task = self.pending.pop(0)
+                self.finish(task, end)
+                self.running[gg] = False
+            if self.running[g] or self.free[g] > t:
+                continue
+            chosen = self.pick(g, t)
+            if chosen is None:
+                self.wake_later(g, t)
+                continue
+            self.start(g, t, *chosen)
+        return max(e[2] for e in self.events), self.busy, self.events, self.peak
 
 
 def evaluate(scenario):
