@@ -131,20 +131,11 @@ def alternated(fns, repeats: int, clock) -> list[list[float]]:
 
 def torch_table(batches, repeats: int, threads: int, profile: str) -> list[dict]:
     """unified vs torch.nn.functional.conv_transpose2d per GAN layer (see the module docstring)."""
-    import numpy as np
-
     try:
         import torch
     except ImportError:
         print("\ntorch not installed (optional extra [torch]): unified-vs-torch table skipped")
         return []
-    from scipy.linalg.blas import sgemm
-
-    from suite.perf import measurement_clock
-    from suite_transpose_conv import ops
-    from suite_transpose_conv.execute import _inputs
-    from suite_transpose_conv.ops import pack, unified
-
     torch.set_num_threads(max(threads, 1))
     prof = load_profile(profile)
     if isinstance(prof, str):
@@ -159,59 +150,93 @@ def torch_table(batches, repeats: int, threads: int, profile: str) -> list[dict]
     rows = []
     for b in batches:
         for name, l in gan_layers(b):
-            x, w = _inputs(l, "float32", np.random.default_rng(0))
-            packed = pack(w)  # once per layer, outside the timed calls
-            xt, wt = torch.from_numpy(x), torch.from_numpy(w)
-
-            def run_torch():
-                return torch.nn.functional.conv_transpose2d(xt, wt, stride=l.s, padding=l.p, output_padding=l.op)
-
-            def run_unified():
-                return unified(x, w, l.s, l.p, l.op, packed=packed)[0]
-
-            calls = []  # the gemm calls of one unified call, for the gemm floor
-            gemm_acc = ops._gemm_acc
-
-            def record(gemm, a, tap, acc, first, work):
-                calls.append((a.shape, tap.shape, first))
-                gemm_acc(gemm, a, tap, acc, first, work)
-
-            ops._gemm_acc = record
-            try:
-                ref, out = run_torch().numpy(), run_unified()  # warm-up (compiles numba once), and the check
-            finally:
-                ops._gemm_acc = gemm_acc
-            operands = []
-            if calls:  # one A and one C buffer, reused by every call (hot in cache: a lower bound)
-                mmax = max(a[0] for a, _, _ in calls)
-                abuf = np.random.default_rng(1).standard_normal((mmax, l.ci), dtype=np.float32)
-                cbuf = np.zeros((mmax, l.co), dtype=np.float32)
-                operands = [(abuf[:a[0]], np.ascontiguousarray(packed[0, 0]), cbuf[:a[0]], first)
-                            for a, _, first in calls]
-
-            def run_gemms():
-                for a, t, c, first in operands:
-                    sgemm(1.0, t.T, a.T, beta=0.0 if first else 1.0, c=c.T, overwrite_c=True)
-
-            scale = max(1.0, float(np.max(np.abs(ref))))
-            if not np.allclose(out, ref, rtol=1e-4, atol=1e-4 * scale):
-                raise SystemExit(f"{name} batch {b}: unified differs from torch (max abs "
-                                 f"{float(np.max(np.abs(out - ref))):.3g})")
-            tt, tu, *rest = alternated([run_torch, run_unified] + ([run_gemms] if operands else []), repeats,
-                                       measurement_clock(threads))
-            tg = rest[0] if rest else []
-            fu, ft = roofline_fraction(l, min(tu), prof, threads), roofline_fraction(l, min(tt), prof, threads)
-            row = {"batch": b, "layer": name, **l.as_dict(), "torch_s": tt, "unified_s": tu,
-                   "ratio_min": min(tu) / min(tt), "ratio_median": statistics.median(tu) / statistics.median(tt),
-                   "roofline_fraction_unified": fu, "roofline_fraction_torch": ft, "gemm_floor_s": tg}
+            row = _torch_row(torch, b, name, l, prof, repeats, threads)
             rows.append(row)
-            roof = "-" if fu is None else f"{fu:.2f} / {ft:.2f}"
-            floor = (f"{min(tg) * 1e3:.3f} | {min(tg) / min(tu):.2f} | {min(tg) / min(tt):.2f}" if tg
-                     else "- | - | -")
-            print(f"| {b} | {name} | {l.ci}->{l.co} | {l.h}->{l.ho} | {l.k},{l.s},{l.p},{l.op} | "
-                  f"{min(tt) * 1e3:.3f} ({statistics.median(tt) * 1e3:.3f}) | {min(tu) * 1e3:.3f} "
-                  f"({statistics.median(tu) * 1e3:.3f}) | {row['ratio_min']:.2f} | {row['ratio_median']:.2f} | {roof} | {floor} |",
-                  flush=True)
+            _print_torch_row(row, l)
+    _torch_summary(rows, profile)
+    return rows
+
+
+def _torch_row(torch, b: int, name: str, l, prof, repeats: int, threads: int) -> dict:
+    """One GAN layer: torch and unified (checked equal), and the gemm floor of unified's own
+    gemm calls, timed alternately on the measurement clock."""
+    import numpy as np
+
+    from suite.perf import measurement_clock
+    from suite_transpose_conv.execute import _inputs
+    from suite_transpose_conv.ops import pack, unified
+
+    x, w = _inputs(l, "float32", np.random.default_rng(0))
+    packed = pack(w)  # once per layer, outside the timed calls
+    xt, wt = torch.from_numpy(x), torch.from_numpy(w)
+
+    def run_torch():
+        return torch.nn.functional.conv_transpose2d(xt, wt, stride=l.s, padding=l.p, output_padding=l.op)
+
+    def run_unified():
+        return unified(x, w, l.s, l.p, l.op, packed=packed)[0]
+
+    ref, out, run_gemms = _checked_with_gemm_floor(run_torch, run_unified, l, packed)
+    scale = max(1.0, float(np.max(np.abs(ref))))
+    if not np.allclose(out, ref, rtol=1e-4, atol=1e-4 * scale):
+        raise SystemExit(f"{name} batch {b}: unified differs from torch (max abs "
+                         f"{float(np.max(np.abs(out - ref))):.3g})")
+    tt, tu, *rest = alternated([run_torch, run_unified] + ([run_gemms] if run_gemms else []), repeats,
+                               measurement_clock(threads))
+    tg = rest[0] if rest else []
+    fu, ft = roofline_fraction(l, min(tu), prof, threads), roofline_fraction(l, min(tt), prof, threads)
+    return {"batch": b, "layer": name, **l.as_dict(), "torch_s": tt, "unified_s": tu,
+            "ratio_min": min(tu) / min(tt), "ratio_median": statistics.median(tu) / statistics.median(tt),
+            "roofline_fraction_unified": fu, "roofline_fraction_torch": ft, "gemm_floor_s": tg}
+
+
+def _checked_with_gemm_floor(run_torch, run_unified, l, packed):
+    """The warm-up (compiles numba once) and check outputs, recording unified's gemm calls; and a
+    function replaying those gemms on one A and one C buffer reused by every call (hot in cache:
+    a lower bound), or None when unified made no gemm call."""
+    import numpy as np
+    from scipy.linalg.blas import sgemm
+
+    from suite_transpose_conv import ops
+
+    calls = []
+    gemm_acc = ops._gemm_acc
+
+    def record(gemm, a, tap, acc, first, work):
+        calls.append((a.shape, tap.shape, first))
+        gemm_acc(gemm, a, tap, acc, first, work)
+
+    ops._gemm_acc = record
+    try:
+        ref, out = run_torch().numpy(), run_unified()
+    finally:
+        ops._gemm_acc = gemm_acc
+    if not calls:
+        return ref, out, None
+    mmax = max(a[0] for a, _, _ in calls)
+    abuf = np.random.default_rng(1).standard_normal((mmax, l.ci), dtype=np.float32)
+    cbuf = np.zeros((mmax, l.co), dtype=np.float32)
+    operands = [(abuf[:a[0]], np.ascontiguousarray(packed[0, 0]), cbuf[:a[0]], first) for a, _, first in calls]
+
+    def run_gemms():
+        for a, t, c, first in operands:
+            sgemm(1.0, t.T, a.T, beta=0.0 if first else 1.0, c=c.T, overwrite_c=True)
+
+    return ref, out, run_gemms
+
+
+def _print_torch_row(row: dict, l) -> None:
+    tt, tu, tg = row["torch_s"], row["unified_s"], row["gemm_floor_s"]
+    fu, ft = row["roofline_fraction_unified"], row["roofline_fraction_torch"]
+    roof = "-" if fu is None else f"{fu:.2f} / {ft:.2f}"
+    floor = f"{min(tg) * 1e3:.3f} | {min(tg) / min(tu):.2f} | {min(tg) / min(tt):.2f}" if tg else "- | - | -"
+    print(f"| {row['batch']} | {row['layer']} | {l.ci}->{l.co} | {l.h}->{l.ho} | {l.k},{l.s},{l.p},{l.op} | "
+          f"{min(tt) * 1e3:.3f} ({statistics.median(tt) * 1e3:.3f}) | {min(tu) * 1e3:.3f} "
+          f"({statistics.median(tu) * 1e3:.3f}) | {row['ratio_min']:.2f} | {row['ratio_median']:.2f} | {roof} | {floor} |",
+          flush=True)
+
+
+def _torch_summary(rows: list[dict], profile: str) -> None:
     fr = [r[k] for r in rows for k in ("roofline_fraction_unified", "roofline_fraction_torch") if r[k] is not None]
     if fr and max(fr) > 1.0:
         print(f"\nnote: roofline fractions above 1 (up to {max(fr):.2f}): the profile {profile!r} states less than "
@@ -224,10 +249,9 @@ def torch_table(batches, repeats: int, threads: int, profile: str) -> list[dict]
     over = [f"{r['layer']} b{r['batch']}" for r in rows if r["gemm_floor_s"] and min(r["gemm_floor_s"]) > min(r["torch_s"])]
     print(f"gemm floor above torch's time (unreachable with this BLAS kernel and these MACs): {len(over)} of "
           f"{len(rows)}" + (f" ({', '.join(over)})" if over else ""))
-    return rows
 
 
-def main() -> None:
+def _args():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=9)
     ap.add_argument("--batch", type=int, default=1)
@@ -241,7 +265,11 @@ def main() -> None:
     ap.add_argument("--malloc-retain", action="store_true",
                     help="glibc mallopt before numpy loads: no mmap'd allocations, no heap trimming (freed memory "
                          "is reused, not faulted in again); applies to torch and the variants alike")
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def _before_numpy(args) -> None:
+    """The settings that must precede numpy's import: glibc's malloc and OpenBLAS's core type."""
     if args.malloc_retain:
         import ctypes
 
@@ -256,12 +284,15 @@ def main() -> None:
             os.environ.pop("OPENBLAS_CORETYPE", None)
         else:
             os.environ["OPENBLAS_CORETYPE"] = args.openblas_coretype
-    import numpy as np
+
+
+def main() -> None:
+    args = _args()
+    _before_numpy(args)
     import scipy.linalg.blas  # noqa: F401  (its OpenBLAS loaded before the thread limit)
     from threadpoolctl import threadpool_info
 
     from suite.perf import blas_threads
-    from suite_transpose_conv.execute import measure_layer
 
     with blas_threads(args.threads):
         blas = sorted({(d.get("internal_api"), d.get("architecture"), d.get("num_threads")) for d in threadpool_info()},
@@ -269,13 +300,20 @@ def main() -> None:
     print(f"BLAS/OpenMP pools (library, kernel, threads while timing): {blas}; OPENBLAS_CORETYPE="
           f"{os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
     batches = [int(b) for b in args.batches.split(",") if b]
-    if args.torch_only:
-        with blas_threads(args.threads):
-            rows = torch_table(batches, args.repeats, args.threads, args.profile)
-        if args.json:
-            with open(args.json, "w") as fh:
-                json.dump(rows, fh, indent=1)
-        return
+    rows = [] if args.torch_only else _variant_table(args)
+    with blas_threads(args.threads):
+        trows = torch_table(batches, args.repeats, args.threads, args.profile)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(trows if args.torch_only else {"variants": rows, "torch": trows}, fh, indent=1)
+
+
+def _variant_table(args) -> list[dict]:
+    """Every variant on every layer (the table of the module docstring) and the mean speed-ups."""
+    import numpy as np
+
+    from suite.perf import blas_threads
+    from suite_transpose_conv.execute import measure_layer
 
     variants = ("scatter", "zero-insert", "kernel-segregated", "unified")
     rows = []
@@ -291,11 +329,10 @@ def main() -> None:
             for v in variants:
                 m = res[v]
                 q1, q3 = np.percentile(m["samples"], [25, 75])
-                row = {"layer": name, **l.as_dict(), "variant": v, "time_s": m["time"], "iqr_s": q3 - q1,
-                       "samples": m["samples"], "macs": m["macs"], "outputs": m["outputs_computed"],
-                       "peak_temp_bytes": m["peak_temp_bytes"], "time_min_s": m["time_min"],
-                       "speedup": base / m["time_min"]}
-                rows.append(row)
+                rows.append({"layer": name, **l.as_dict(), "variant": v, "time_s": m["time"], "iqr_s": q3 - q1,
+                             "samples": m["samples"], "macs": m["macs"], "outputs": m["outputs_computed"],
+                             "peak_temp_bytes": m["peak_temp_bytes"], "time_min_s": m["time_min"],
+                             "speedup": base / m["time_min"]})
                 print(f"| {name} | {l.ci}->{l.co} | {l.h}->{l.ho} | {l.k},{l.s},{l.p},{l.op} | {v} | "
                       f"{m['time'] * 1e3:.2f} ({(q3 - q1) * 1e3:.2f}) | {m['time_min'] * 1e3:.2f} | {m['macs']:.3g} | "
                       f"{m['outputs_computed']} | {m['peak_temp_bytes'] / 1e6:.2f} | {base / m['time_min']:.2f} |")
@@ -303,12 +340,7 @@ def main() -> None:
     for group in ("dcgan", "ebgan", "sweep"):
         sp = [r["speedup"] for r in strided if r["layer"].startswith(group)]
         print(f"\nmean speed-up unified vs zero-insert, {group} (stride >= 2): {np.mean(sp):.2f} over {len(sp)} layers")
-    with blas_threads(args.threads):
-        trows = torch_table(batches, args.repeats, args.threads, args.profile)
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({"variants": rows, "torch": trows}, fh, indent=1)
-
+    return rows
 
 if __name__ == "__main__":
     main()
