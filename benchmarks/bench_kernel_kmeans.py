@@ -187,36 +187,7 @@ def _run(args, sizes) -> int:
         print(hdr)
         print("-" * len(hdr))
         for method in ("dense", "popcorn"):
-            ts = time_iterations(K, labels, args.k, method, args.repeats)
-            med = statistics.median(ts)
-            kbytes = n * n * 8
-            row = {"n": n, "k": args.k, "variant": method, "median_s": med, "min_s": min(ts), "samples_s": ts,
-                   "k_read_GBps": kbytes / med / 1e9, "read_rate_GBps": rd / 1e9,
-                   "frac_read": kbytes / med / rd}
-            if method == "dense":
-                fl = 2.0 * n * n * args.k / med
-                row.update(GFLOPs=fl / 1e9, gemm_GFLOPs=gm / 1e9, frac_gemm=fl / gm, roof_GFLOPs=roof / 1e9,
-                           frac_roof=fl / roof)
-            if prof is not None:
-                row["bound_s"] = kbytes / bw
-                if method == "dense" and proof is not None:
-                    row["frac_profile"] = row["GFLOPs"] * 1e9 / proof
-                elif method == "popcorn":
-                    row["frac_profile"] = kbytes / med / bw
-                try:
-                    row["model_s"] = model.predict(method, prof, n, args.d, args.k, dtype="fp64")["time_per_iteration"]
-                except Exception as exc:  # e.g. a profile without an fp64 figure
-                    row["model_s"] = float("nan")
-                    print(f"  model: {exc}", file=sys.stderr)
-            rows.append(row)
-            nan = float("nan")
-            b = row.get("bound_s")
-            mo = row.get("model_s")
-            print(f"{n:>6} {method:>8} {med * 1e3:>10.2f} {min(ts) * 1e3:>8.2f} {row['k_read_GBps']:>8.2f} "
-                  f"{row['frac_read']:>7.2f} {row.get('GFLOPs', nan):>8.1f} {row.get('frac_gemm', nan):>7.2f} "
-                  f"{row.get('frac_roof', nan):>7.2f} {row.get('frac_profile', nan):>7.2f} "
-                  f"{(b * 1e3 if b else nan):>9.2f} {(mo * 1e3 if mo else nan):>9.2f} "
-                  f"{(med / b if b else nan):>8.2f}")
+            rows.append(_variant_row(args, method, n, K, labels, prof, rd, gm, roof, proof, bw))
         del K
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.json:
@@ -225,6 +196,40 @@ def _run(args, sizes) -> int:
                        "rows": rows}, fh, indent=1)
     return 0
 
+
+
+def _variant_row(args, method: str, n: int, K, labels, prof, rd: float, gm: float, roof: float, proof, bw) -> dict:
+    """Time one variant's iteration on K, print its line and return its row: against the read
+    rate, the GEMM rate and the roofline measured here, and the profile's bound and model."""
+    ts = time_iterations(K, labels, args.k, method, args.repeats)
+    med = statistics.median(ts)
+    kbytes = n * n * 8
+    row = {"n": n, "k": args.k, "variant": method, "median_s": med, "min_s": min(ts), "samples_s": ts,
+           "k_read_GBps": kbytes / med / 1e9, "read_rate_GBps": rd / 1e9, "frac_read": kbytes / med / rd}
+    if method == "dense":
+        fl = 2.0 * n * n * args.k / med
+        row.update(GFLOPs=fl / 1e9, gemm_GFLOPs=gm / 1e9, frac_gemm=fl / gm, roof_GFLOPs=roof / 1e9,
+                   frac_roof=fl / roof)
+    if prof is not None:
+        row["bound_s"] = kbytes / bw
+        if method == "dense" and proof is not None:
+            row["frac_profile"] = row["GFLOPs"] * 1e9 / proof
+        elif method == "popcorn":
+            row["frac_profile"] = kbytes / med / bw
+        try:
+            row["model_s"] = model.predict(method, prof, n, args.d, args.k, dtype="fp64")["time_per_iteration"]
+        except Exception as exc:  # e.g. a profile without an fp64 figure
+            row["model_s"] = float("nan")
+            print(f"  model: {exc}", file=sys.stderr)
+    nan = float("nan")
+    b = row.get("bound_s")
+    mo = row.get("model_s")
+    print(f"{n:>6} {method:>8} {med * 1e3:>10.2f} {min(ts) * 1e3:>8.2f} {row['k_read_GBps']:>8.2f} "
+          f"{row['frac_read']:>7.2f} {row.get('GFLOPs', nan):>8.1f} {row.get('frac_gemm', nan):>7.2f} "
+          f"{row.get('frac_roof', nan):>7.2f} {row.get('frac_profile', nan):>7.2f} "
+          f"{(b * 1e3 if b else nan):>9.2f} {(mo * 1e3 if mo else nan):>9.2f} "
+          f"{(med / b if b else nan):>8.2f}")
+    return row
 
 if __name__ == "__main__":
     raise SystemExit(main())
