@@ -12,7 +12,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import dataclasses
+import functools
 from pathlib import Path
 
 STAGES = ("t_sample", "t_gather", "t_remote", "t_copy", "t_train_acc", "t_train_cpu", "t_sync")
@@ -41,24 +41,42 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="docs/techniques/img")
     a = ap.parse_args(argv)
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    from suite.context import Context
     from suite.runner.case import resolve_case
-    from suite_hyscale_gnn import model
     from suite_hyscale_gnn.technique import TECHNIQUE
 
-    wl = "hyscale-gnn-ogbn-products"
+    ctx = Context.build()
+    resolve = functools.partial(resolve_case, context=ctx)
+    rows = _stage_rows(TECHNIQUE, resolve)
+    _plot_stages(rows, Path(a.out))
+    print("\n| stage (ms) | " + " | ".join(r[0].replace("\n", " on ") for r in rows) + " |")
+    print("|---|" + "---|" * len(rows))
+    for s in STAGES:
+        print(f"| {s[2:]} | " + " | ".join(f"{r[1][s]:.3f}" for r in rows) + " |")
+    print("| **iteration** | " + " | ".join(f"**{r[2]:.3f}**" for r in rows) + " |")
+    _print_sweeps(TECHNIQUE, resolve)
+    return 0
+
+
+def _stage_rows(tech, resolve) -> list[tuple[str, dict, float]]:
+    """(label, stage times in ms, iteration time in ms) per variant and platform at the claims' point."""
     rows = []
     for prof, variants in (("hyscale-cpu-gpu", ("multi-gpu", "prefetch", "hyscale", "cpu-only", "ideal")),
                            ("hyscale-cpu-fpga", ("multi-gpu", "prefetch", "hyscale", "ideal")),
                            ("hyscale-distdgl-4n", ("distdgl",))):
         for v in variants:
-            r = _eval(TECHNIQUE, resolve_case, v, prof, wl)
+            r = _eval(tech, resolve, v, prof, "hyscale-gnn-ogbn-products")
             rows.append((f"{v}\n{prof.replace('hyscale-', '')}", {s: r[s] * 1e3 for s in STAGES},
                          r["iteration_time"] * 1e3))
+    return rows
+
+
+def _plot_stages(rows, out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(10, 4.5))
     x = range(len(rows))
     bottom = [0.0] * len(rows)
@@ -72,37 +90,32 @@ def main(argv=None) -> int:
     ax.set_title("HyScale-GNN model: stage times, ogbn-products, GraphSAGE 25,10, batch 1,024")
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
-    out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     fig.savefig(out / "hyscale-gnn-stages.png", dpi=110)
     print(f"wrote {out / 'hyscale-gnn-stages.png'}")
-    print("\n| stage (ms) | " + " | ".join(r[0].replace("\n", " on ") for r in rows) + " |")
-    print("|---|" + "---|" * len(rows))
-    for s in STAGES:
-        print(f"| {s[2:]} | " + " | ".join(f"{r[1][s]:.3f}" for r in rows) + " |")
-    print("| **iteration** | " + " | ".join(f"**{r[2]:.3f}**" for r in rows) + " |")
+
+
+def _print_sweeps(tech, resolve) -> None:
+    """The claim ratios over graphs, batches and GNNs, and their sensitivity to the sampling rate."""
+    from suite_hyscale_gnn import model
 
     print("\n| graph | batch | gnn | hyscale / multi-gpu (2.08) | prefetch / multi-gpu | CPU-FPGA / multi-gpu (12.6) "
           "| CPU-FPGA / DistDGL (5.27) |\n|---|---|---|---|---|---|---|")
     for w in ("hyscale-gnn-ogbn-products", "hyscale-gnn-ogbn-papers100m", "hyscale-gnn-mag240m"):
         for b in (256, 1024, 4096):
             for g in ("graphsage", "gcn"):
-                r = ratios(TECHNIQUE, resolve_case, w, batch=b, gnn=g)
+                r = ratios(tech, resolve, w, batch=b, gnn=g)
                 print(f"| {w.replace('hyscale-gnn-', '')} | {b} | {g} | " + " | ".join(f"{v:.2f}" for v in r) + " |")
-
     print("\n| sampling rate per thread | hyscale / multi-gpu | prefetch / multi-gpu | CPU-FPGA / multi-gpu "
           "| CPU-FPGA / DistDGL |\n|---|---|---|---|---|")
     base = model.SAMPLE_EDGES_PER_THREAD
     try:
         for f in (1 / 8, 1 / 2, 1, 2, 8):
             model.SAMPLE_EDGES_PER_THREAD = base * f
-            r = ratios(TECHNIQUE, resolve_case, wl)
+            r = ratios(tech, resolve, "hyscale-gnn-ogbn-products")
             print(f"| {base * f / 1e6:.1f} M edges/s | " + " | ".join(f"{v:.2f}" for v in r) + " |")
     finally:
         model.SAMPLE_EDGES_PER_THREAD = base
-    _ = dataclasses
-    return 0
-
 
 if __name__ == "__main__":
     raise SystemExit(main())
