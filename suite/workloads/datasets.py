@@ -275,9 +275,15 @@ def partition(y: Any, workers: int, scheme: str = "dirichlet", alpha: float = 0.
         raise WorkloadError(f"partition: scheme must be iid, dirichlet or pathological, given {scheme!r}")
     if not alpha > 0:
         raise WorkloadError(f"partition: alpha must be > 0, given {alpha}")
+    return _dirichlet(y, workers, alpha, rng, min_size)
+
+
+def _dirichlet(y: Any, workers: int, alpha: float, rng: Any, min_size: int) -> list[Any]:
+    """Hsu et al. (2019): per class, proportions ``Dir(alpha)`` over the workers cut the class's
+    shuffled indices; redrawn (up to 100 times) until every part has *min_size* samples."""
     classes = np.unique(y)
     for _attempt in range(100):
-        parts: list[list[np.ndarray]] = [[] for _ in range(workers)]
+        parts: list[list[Any]] = [[] for _ in range(workers)]
         for c in classes:
             idx = rng.permutation(np.flatnonzero(y == c))
             p = rng.dirichlet(np.full(workers, float(alpha)))

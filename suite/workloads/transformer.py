@@ -195,68 +195,90 @@ def transformer(spec: TransformerSpec, seq: int | None = None) -> TransformerTab
         raise WorkloadError(f"transformer {sp.name}: seq must be > 0, given {s}")
     if sp.positions and s > sp.positions:
         raise WorkloadError(f"transformer {sp.name}: seq={s} exceeds its {sp.positions} learned positions")
-    h, a, dh, f, V = sp.hidden, sp.heads, sp.dh, sp.f, sp.vocab
-    hq, hkv = sp.hq, sp.hkv
     db = 2  # 16-bit activations and parameters
-    layers: list[Layer] = []
-    act = float(s * h * db)  # output of every block layer
+    act = float(s * sp.hidden * db)  # output of every block layer
+    layers: list[Layer] = [_embedding_layer(sp, s, act)]
+    for i in range(sp.layers):
+        layers.append(_attention_layer(sp, i, s, act, prev=layers[-1].name))
+        layers.append(_mlp_layer(sp, i, s, act, prev=layers[-1].name))
+    layers += _head_layers(sp, s, act, db, prev=layers[-1].name)
+    hyper = {k: v for k, v in asdict(sp).items() if k not in ("source", "published_note")}
+    hyper["seq"] = s
+    return TransformerTable(name=sp.name if seq is None else f"{sp.name}@seq{s}", kind="transformer",
+                            source=sp.source, description=_description(sp, s), layers=tuple(layers), input_shape=(s,),
+                            dtype_bytes=db, published_params=sp.published_params, spec=hyper,
+                            published_rel=sp.published_rel)
 
-    # -- embedding
+
+def _embedding_layer(sp: TransformerSpec, s: int, act: float) -> Layer:
+    """Token (and learned position and token-type) embeddings; a post-LN model's embedding norm."""
+    h, V = sp.hidden, sp.vocab
     emb_params = V * h + sp.positions * h + sp.type_vocab * h + (0 if sp.pre_norm else sp.norm_params)
-    layers.append(Layer(
+    return Layer(
         name="embedding", kind="embedding", input_shape=(s,), output_shape=(s, h), params=emb_params,
         fwd_flops=0.0, bwd_data_flops=0.0, bwd_weight_flops=0.0, activation_bytes=act,
         attrs={"vocab": V, "positions": sp.positions, "type_vocab": sp.type_vocab, "tied": sp.tied,
                "saved_bytes": float(s * h if sp.dropout else 0), "saved_bytes_selective": float(s * h if sp.dropout else 0),
-               "saved_bytes_full": float(s * h if sp.dropout else 0), "inputs": ["input"]}))
+               "saved_bytes_full": float(s * h if sp.dropout else 0), "inputs": ["input"]})
 
-    prev = "embedding"
-    for i in range(sp.layers):
-        local = bool(sp.local_window and sp.local_every and i % sp.local_every == sp.local_every - 1)
-        s_att = min(s, sp.local_window) if local else s
-        # attention
-        w_att = h * hq + 2 * h * hkv + hq * h
-        b_att = (hq + 2 * hkv if sp.qkv_bias else 0) + (h if sp.out_bias else 0)
-        p_att = w_att + b_att + sp.norm_params
-        core = 4.0 * s * s_att * hq
-        fwd = 2.0 * s * w_att + core
-        saved = (2 * s * h + 2 * s * h + 2 * s * (hq + hkv) + 2 * a * s * s_att
-                 + (3 * a * s * s_att if sp.dropout else 0) + 2 * s * hkv + 2 * s * hq + (s * h if sp.dropout else 0))
-        sel = saved - 2 * a * s * s_att - (3 * a * s * s_att if sp.dropout else 0)
-        layers.append(Layer(
-            name=f"block{i}.attn", kind="attention", input_shape=(s, h), output_shape=(s, h), params=p_att,
-            fwd_flops=fwd, bwd_data_flops=2.0 * s * w_att + 2 * core, bwd_weight_flops=2.0 * s * w_att,
-            activation_bytes=act,
-            attrs={"heads": a, "kv_heads": sp.kvh, "d_head": dh, "attention_span": s_att, "local": local,
-                   "weights": [(hq, h), (hkv, h), (hkv, h), (h, hq)], "core_flops": core,
-                   "saved_bytes": float(saved), "saved_bytes_selective": float(sel),
-                   "saved_bytes_full": float(2 * s * h), "recompute_flops_full": fwd,
-                   "recompute_flops_selective": core, "inputs": [prev]}))
-        prev = f"block{i}.attn"
-        # MLP
-        if sp.mlp == "swiglu":
-            w_mlp = 3 * h * f
-            b_mlp = (2 * f + h) if sp.mlp_bias else 0
-            m_saved = 2 * s * h + 2 * s * h + 6 * s * f
-            weights = [(f, h), (f, h), (h, f)]
-        else:
-            w_mlp = 2 * h * f
-            b_mlp = (f + h) if sp.mlp_bias else 0
-            m_saved = 2 * s * h + 2 * s * h + 4 * s * f
-            weights = [(f, h), (h, f)]
-        m_saved += s * h if sp.dropout else 0
-        fwd = 2.0 * s * w_mlp
-        layers.append(Layer(
-            name=f"block{i}.mlp", kind="mlp", input_shape=(s, h), output_shape=(s, h),
-            params=w_mlp + b_mlp + sp.norm_params, fwd_flops=fwd, bwd_data_flops=fwd, bwd_weight_flops=fwd,
-            activation_bytes=act,
-            attrs={"mlp": sp.mlp, "ffn": f, "weights": weights, "saved_bytes": float(m_saved),
-                   "saved_bytes_selective": float(m_saved), "saved_bytes_full": 0.0,
-                   "recompute_flops_full": fwd, "recompute_flops_selective": 0.0, "inputs": [prev]}))
-        prev = f"block{i}.mlp"
 
+def _attention_layer(sp: TransformerSpec, i: int, s: int, act: float, prev: str) -> Layer:
+    """Block *i*'s attention (QKV and output projections, the core over its span: the whole
+    sequence, or the local window on every ``local_every``-th block) with its saved activations
+    per recompute policy (Korthikanti et al. 2022, Table 2)."""
+    h, a, dh, hq, hkv = sp.hidden, sp.heads, sp.dh, sp.hq, sp.hkv
+    local = bool(sp.local_window and sp.local_every and i % sp.local_every == sp.local_every - 1)
+    s_att = min(s, sp.local_window) if local else s
+    w_att = h * hq + 2 * h * hkv + hq * h
+    b_att = (hq + 2 * hkv if sp.qkv_bias else 0) + (h if sp.out_bias else 0)
+    p_att = w_att + b_att + sp.norm_params
+    core = 4.0 * s * s_att * hq
+    fwd = 2.0 * s * w_att + core
+    saved = (2 * s * h + 2 * s * h + 2 * s * (hq + hkv) + 2 * a * s * s_att
+             + (3 * a * s * s_att if sp.dropout else 0) + 2 * s * hkv + 2 * s * hq + (s * h if sp.dropout else 0))
+    sel = saved - 2 * a * s * s_att - (3 * a * s * s_att if sp.dropout else 0)
+    return Layer(
+        name=f"block{i}.attn", kind="attention", input_shape=(s, h), output_shape=(s, h), params=p_att,
+        fwd_flops=fwd, bwd_data_flops=2.0 * s * w_att + 2 * core, bwd_weight_flops=2.0 * s * w_att,
+        activation_bytes=act,
+        attrs={"heads": a, "kv_heads": sp.kvh, "d_head": dh, "attention_span": s_att, "local": local,
+               "weights": [(hq, h), (hkv, h), (hkv, h), (h, hq)], "core_flops": core,
+               "saved_bytes": float(saved), "saved_bytes_selective": float(sel),
+               "saved_bytes_full": float(2 * s * h), "recompute_flops_full": fwd,
+               "recompute_flops_selective": core, "inputs": [prev]})
+
+
+def _mlp_layer(sp: TransformerSpec, i: int, s: int, act: float, prev: str) -> Layer:
+    """Block *i*'s MLP: two matrices (GELU) or three (SwiGLU), with its saved activations."""
+    h, f = sp.hidden, sp.f
+    if sp.mlp == "swiglu":
+        w_mlp = 3 * h * f
+        b_mlp = (2 * f + h) if sp.mlp_bias else 0
+        m_saved = 2 * s * h + 2 * s * h + 6 * s * f
+        weights = [(f, h), (f, h), (h, f)]
+    else:
+        w_mlp = 2 * h * f
+        b_mlp = (f + h) if sp.mlp_bias else 0
+        m_saved = 2 * s * h + 2 * s * h + 4 * s * f
+        weights = [(f, h), (h, f)]
+    m_saved += s * h if sp.dropout else 0
+    fwd = 2.0 * s * w_mlp
+    return Layer(
+        name=f"block{i}.mlp", kind="mlp", input_shape=(s, h), output_shape=(s, h),
+        params=w_mlp + b_mlp + sp.norm_params, fwd_flops=fwd, bwd_data_flops=fwd, bwd_weight_flops=fwd,
+        activation_bytes=act,
+        attrs={"mlp": sp.mlp, "ffn": f, "weights": weights, "saved_bytes": float(m_saved),
+               "saved_bytes_selective": float(m_saved), "saved_bytes_full": 0.0,
+               "recompute_flops_full": fwd, "recompute_flops_selective": 0.0, "inputs": [prev]})
+
+
+def _head_layers(sp: TransformerSpec, s: int, act: float, db: int, prev: str) -> list[Layer]:
+    """A pre-LN model's final norm, then the LM head (fp32 logits kept for the cross-entropy) or
+    BERT's pooler."""
+    h, V = sp.hidden, sp.vocab
+    out: list[Layer] = []
     if sp.pre_norm:
-        layers.append(Layer(
+        out.append(Layer(
             name="final_norm", kind="norm", input_shape=(s, h), output_shape=(s, h), params=sp.norm_params,
             activation_bytes=act, attrs={"norm": sp.norm, "saved_bytes": float(2 * s * h),
                                          "saved_bytes_selective": float(2 * s * h),
@@ -265,7 +287,7 @@ def transformer(spec: TransformerSpec, seq: int | None = None) -> TransformerTab
     if sp.head == "lm":
         fwd = 2.0 * s * h * V
         logits = 4.0 * s * V  # fp32 logits for the cross-entropy (Korthikanti Section 4.3)
-        layers.append(Layer(
+        out.append(Layer(
             name="lm_head", kind="fc", input_shape=(s, h), output_shape=(s, V), params=0 if sp.tied else V * h,
             fwd_flops=fwd, bwd_data_flops=fwd, bwd_weight_flops=fwd, activation_bytes=float(s * V * db),
             grad_shape=(V, h),
@@ -274,20 +296,18 @@ def transformer(spec: TransformerSpec, seq: int | None = None) -> TransformerTab
                    "inputs": [prev]}))
     else:  # BERT pooler: dense h -> h with tanh on the first ([CLS]) token
         fwd = 2.0 * h * h
-        layers.append(Layer(
+        out.append(Layer(
             name="pooler", kind="fc", input_shape=(s, h), output_shape=(h,), params=h * h + h,
             fwd_flops=fwd, bwd_data_flops=fwd, bwd_weight_flops=fwd, activation_bytes=float(h * db),
             grad_shape=(h, h), attrs={"saved_bytes": float(2 * h), "saved_bytes_selective": float(2 * h),
                                       "saved_bytes_full": float(2 * h), "inputs": [prev]}))
+    return out
 
-    hyper = {k: v for k, v in asdict(sp).items() if k not in ("source", "published_note")}
-    hyper["seq"] = s
-    desc = (f"{sp.layers} layers, hidden {h}, {a} heads" + (f" ({sp.kvh} KV heads, GQA)" if sp.kvh != a else "")
-            + f", {sp.mlp} MLP {f}, vocab {V}, seq {s}, {'tied' if sp.tied else 'untied'} embeddings")
-    return TransformerTable(name=sp.name if seq is None else f"{sp.name}@seq{s}", kind="transformer",
-                            source=sp.source, description=desc, layers=tuple(layers), input_shape=(s,),
-                            dtype_bytes=db, published_params=sp.published_params, spec=hyper,
-                            published_rel=sp.published_rel)
+
+def _description(sp: TransformerSpec, s: int) -> str:
+    return (f"{sp.layers} layers, hidden {sp.hidden}, {sp.heads} heads"
+            + (f" ({sp.kvh} KV heads, GQA)" if sp.kvh != sp.heads else "")
+            + f", {sp.mlp} MLP {sp.f}, vocab {sp.vocab}, seq {s}, {'tied' if sp.tied else 'untied'} embeddings")
 
 
 def activation_memory(table: LayerTable, recompute: str = "none") -> float:

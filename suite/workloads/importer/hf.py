@@ -119,62 +119,85 @@ def spec_from_hf_config(cfg: dict, name: str, seq: int | None = None, where: str
     hidden, layers, heads, vocab = (_int(cfg, f, where) for f in ("hidden", "layers", "heads", "vocab"))
     ffn = _int(cfg, "ffn", where, required=False)
     positions = _int(cfg, "positions", where, required=seq is None)
+    kv = _kv_heads(cfg, heads, where)
+    if seq is not None and (not isinstance(seq, int) or seq <= 0):
+        raise WorkloadError(f"{where}: seq: expected a positive integer, given {seq!r}")
+    d_head = _head_dim(cfg, heads, hidden, where)
+    tied = cfg.get("tie_word_embeddings", True)
+    if not isinstance(tied, bool):
+        raise WorkloadError(f"{where}: key 'tie_word_embeddings': expected true or false, given {tied!r}")
+    common: dict[str, Any] = {"name": name, "layers": layers, "hidden": hidden, "heads": heads, "vocab": vocab,
+                              "seq": seq if seq is not None else positions, "ffn": ffn, "d_head": d_head, "tied": tied,
+                              "kv_heads": kv,
+                              "dropout": any(isinstance(cfg.get(k), (int, float)) and cfg.get(k) > 0
+                                             for k in _DROPOUT_KEYS)}
+    return _family_spec(cfg, mtype, common, positions, where)
+
+
+def _kv_heads(cfg: dict[str, Any], heads: int, where: str) -> int | None:
+    """``num_key_value_heads`` (grouped-query attention): a positive divisor of *heads*, or None."""
     kv = cfg.get("num_key_value_heads")
     if kv is not None and (not isinstance(kv, int) or isinstance(kv, bool) or kv <= 0):
         raise WorkloadError(f"{where}: key 'num_key_value_heads': expected a positive integer, given {kv!r}")
     if kv is not None and heads % kv:
         raise WorkloadError(f"{where}: key 'num_key_value_heads': expected a divisor of the {heads} attention "
                             f"heads, given {kv!r}")
-    if seq is not None and (not isinstance(seq, int) or seq <= 0):
-        raise WorkloadError(f"{where}: seq: expected a positive integer, given {seq!r}")
+    return kv
+
+
+def _head_dim(cfg: dict[str, Any], heads: int, hidden: int, where: str) -> int | None:
+    """``head_dim`` when the attention width differs from *hidden*; None (the default) otherwise."""
     d_head = cfg.get("head_dim")
     if d_head is not None and (not isinstance(d_head, int) or d_head <= 0):
         raise WorkloadError(f"{where}: key 'head_dim': expected a positive integer, given {d_head!r}")
-    if d_head is not None and d_head * heads == hidden:
-        d_head = None  # the default: attention width = hidden
-    act = str(cfg.get("hidden_act") or cfg.get("activation_function") or "").lower()
-    tied = cfg.get("tie_word_embeddings", True)
-    if not isinstance(tied, bool):
-        raise WorkloadError(f"{where}: key 'tie_word_embeddings': expected true or false, given {tied!r}")
-    dropout = any(isinstance(cfg.get(k), (int, float)) and cfg.get(k) > 0 for k in _DROPOUT_KEYS)
-    s = seq if seq is not None else positions
+    return None if d_head is None or d_head * heads == hidden else d_head
+
+
+def _family_spec(cfg: dict[str, Any], mtype: str, common: dict[str, Any], positions: int | None,
+                 where: str) -> TransformerSpec:
+    """The spec of the model family *mtype* names (or that the activation and norm imply): gated
+    SiLU + RMSNorm + rotary (Llama-like), post-LN encoder (BERT), GPT-Neo's local attention, else
+    a pre-LN GeLU decoder (GPT-2-like)."""
     note = f"model_type {mtype!r}" if mtype else "no model_type"
-    common: dict[str, Any] = {"name": name, "layers": layers, "hidden": hidden, "heads": heads, "vocab": vocab,
-                              "seq": s, "ffn": ffn, "d_head": d_head, "tied": tied, "dropout": dropout}
+    act = str(cfg.get("hidden_act") or cfg.get("activation_function") or "").lower()
     gated_generic = mtype not in _GATED | _BERT | {"gpt2", "gpt_neo"} and act in ("silu", "swish") \
         and "rms_norm_eps" in cfg
     if mtype in _GATED or gated_generic:
         attn_bias = bool(cfg.get("attention_bias", mtype == "qwen2"))
-        spec = TransformerSpec(**common, kv_heads=kv, mlp="swiglu", norm="rmsnorm", positions=0,
+        return TransformerSpec(**common, mlp="swiglu", norm="rmsnorm", positions=0,
                                qkv_bias=attn_bias, out_bias=bool(cfg.get("attention_bias", False)),
                                mlp_bias=bool(cfg.get("mlp_bias", False)),
                                source=f"Hugging Face-style config ({note}): gated SiLU MLP, RMSNorm, rotary positions"
                                       + ("; family assumed from hidden_act and rms_norm_eps" if gated_generic else ""))
-    elif mtype in _BERT:
-        spec = TransformerSpec(**common, kv_heads=kv, positions=positions or 0,
+    if mtype in _BERT:
+        return TransformerSpec(**common, positions=positions or 0,
                                type_vocab=int(cfg.get("type_vocab_size", 2)), pre_norm=False, head="pooler",
                                source=f"Hugging Face-style config ({note}): post-LN encoder, token types, pooler")
-    elif mtype == "gpt_neo":
-        kinds: list[str] = []
-        for pattern, times in cfg.get("attention_types") or []:
-            kinds += list(pattern) * int(times)
-        every = 0
-        if "local" in kinds:
-            first = kinds.index("local") + 1
-            every = first if all((k == "local") == ((i + 1) % first == 0) for i, k in enumerate(kinds)) else 0
-            if not every:
-                raise WorkloadError(f"{where}: key 'attention_types': only a regular local/global alternation "
-                                    f"is supported, given {cfg.get('attention_types')!r}")
-        spec = TransformerSpec(**common, kv_heads=kv, positions=positions or 0, qkv_bias=False,
+    if mtype == "gpt_neo":
+        every = _local_every(cfg, where)
+        return TransformerSpec(**common, positions=positions or 0, qkv_bias=False,
                                local_window=int(cfg.get("window_size", 256)) if every else 0, local_every=every,
                                source=f"Hugging Face-style config ({note}): GPT-Neo, local attention every "
                                       f"{every or '-'} layers")
-    else:
-        learned = mtype == "gpt2" or bool(cfg.get("n_positions"))
-        spec = TransformerSpec(**common, kv_heads=kv, positions=(positions or 0) if learned else 0,
-                               source=f"Hugging Face-style config ({note}): pre-LN decoder, GeLU MLP, LayerNorm"
-                                      + ("" if mtype == "gpt2" else "; family assumed (unknown model_type)"))
-    return spec
+    learned = mtype == "gpt2" or bool(cfg.get("n_positions"))
+    return TransformerSpec(**common, positions=(positions or 0) if learned else 0,
+                           source=f"Hugging Face-style config ({note}): pre-LN decoder, GeLU MLP, LayerNorm"
+                                  + ("" if mtype == "gpt2" else "; family assumed (unknown model_type)"))
+
+
+def _local_every(cfg: dict[str, Any], where: str) -> int:
+    """GPT-Neo's ``attention_types`` as "every k-th layer is local" (0: none local); only a regular
+    alternation is supported."""
+    kinds: list[str] = []
+    for pattern, times in cfg.get("attention_types") or []:
+        kinds += list(pattern) * int(times)
+    if "local" not in kinds:
+        return 0
+    first = kinds.index("local") + 1
+    if not all((k == "local") == ((i + 1) % first == 0) for i, k in enumerate(kinds)):
+        raise WorkloadError(f"{where}: key 'attention_types': only a regular local/global alternation "
+                            f"is supported, given {cfg.get('attention_types')!r}")
+    return first
 
 
 def from_hf_config(config: str | Path | dict, name: str | None = None, seq: int | None = None) -> TransformerTable:

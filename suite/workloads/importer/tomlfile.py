@@ -206,7 +206,7 @@ def _layer(raw: Any, where: str) -> Layer:
     return Layer(**kw)
 
 
-def load_workload_file(path: str | Path):
+def load_workload_file(path: str | Path) -> LayerTable:
     """Read a workload file (see the module docstring).
 
     Parameters
@@ -227,9 +227,28 @@ def load_workload_file(path: str | Path):
         must name earlier layers (or ``"input"``).
     """
     p = Path(path)
+    doc = _read_doc(p)
+    name, kind, source, desc, pub, head = _workload_head(doc, p)
+    has_layers, has_tf = "layers" in doc, "transformer" in doc
+    if has_layers == has_tf:
+        raise WorkloadError(f"{p}: expected either [[layers]] or a [transformer] table (exactly one), given "
+                            f"{'both' if has_layers else 'neither'}")
+    if has_tf:
+        return _transformer_from(doc["transformer"], name, source, desc, pub, p)
+    dtype_bytes = head.get("dtype_bytes", 4)
+    if not isinstance(dtype_bytes, int) or isinstance(dtype_bytes, bool) or dtype_bytes <= 0:
+        raise WorkloadError(f"{p}: workload.dtype_bytes: expected a positive integer, given {dtype_bytes!r}")
+    layers = _layers(doc["layers"], p)
+    in_shape = _shape(head.get("input_shape", list(layers[0].input_shape)), f"{p}: workload.input_shape")
+    return LayerTable(name=name, kind=kind, source=source, description=desc, layers=tuple(layers),
+                      input_shape=in_shape, dtype_bytes=dtype_bytes, published_params=pub)
+
+
+def _read_doc(p: Path) -> dict[str, Any]:
+    """The TOML document in *p*, with the format tag this module writes."""
     if not p.is_file():
         raise WorkloadError(f"{p}: expected an existing workload file (.toml), got a path that does not exist")
-    from suite.limits import TooDeep, check_layer_count, loads_toml
+    from suite.limits import TooDeep, loads_toml
 
     try:
         doc = loads_toml(p.read_text(encoding="utf-8"), str(p))
@@ -240,6 +259,11 @@ def load_workload_file(path: str | Path):
     fmt = doc.get("format")
     if fmt != FORMAT:
         raise WorkloadError(f"{p}: key 'format': expected {FORMAT!r}, given {fmt!r}")
+    return doc
+
+
+def _workload_head(doc: dict[str, Any], p: Path) -> tuple[str, str, str, str, int | None, dict[str, Any]]:
+    """The ``[workload]`` table checked: (name, kind, source, description, published_params, table)."""
     head = doc.get("workload")
     if not isinstance(head, dict):
         raise WorkloadError(f"{p}: missing the [workload] table")
@@ -258,16 +282,13 @@ def load_workload_file(path: str | Path):
     pub = head.get("published_params")
     if pub is not None and (not isinstance(pub, int) or isinstance(pub, bool) or pub < 0):
         raise WorkloadError(f"{p}: workload.published_params: expected an integer >= 0, given {pub!r}")
-    has_layers, has_tf = "layers" in doc, "transformer" in doc
-    if has_layers == has_tf:
-        raise WorkloadError(f"{p}: expected either [[layers]] or a [transformer] table (exactly one), given "
-                            f"{'both' if has_layers else 'neither'}")
-    if has_tf:
-        return _transformer_from(doc["transformer"], name, source, desc, pub, p)
-    dtype_bytes = head.get("dtype_bytes", 4)
-    if not isinstance(dtype_bytes, int) or isinstance(dtype_bytes, bool) or dtype_bytes <= 0:
-        raise WorkloadError(f"{p}: workload.dtype_bytes: expected a positive integer, given {dtype_bytes!r}")
-    raw_layers = doc["layers"]
+    return name, kind, source, desc, pub, head
+
+
+def _layers(raw_layers: Any, p: Path) -> list[Layer]:
+    """The ``[[layers]]`` tables as layers, each ``inputs`` naming earlier layers (or ``"input"``)."""
+    from suite.limits import check_layer_count
+
     if not isinstance(raw_layers, list) or not raw_layers:
         raise WorkloadError(f"{p}: layers: expected one or more [[layers]] tables, given {raw_layers!r}")
     try:
@@ -284,9 +305,7 @@ def load_workload_file(path: str | Path):
                 raise WorkloadError(f"{p}: layers[{i}].attrs.inputs: {src!r} is not an earlier layer "
                                     f"(expected names of layers above, or 'input')")
         seen.add(l.name)
-    in_shape = _shape(head.get("input_shape", list(layers[0].input_shape)), f"{p}: workload.input_shape")
-    return LayerTable(name=name, kind=kind, source=source, description=desc, layers=tuple(layers),
-                      input_shape=in_shape, dtype_bytes=dtype_bytes, published_params=pub)
+    return layers
 
 
 def _transformer_from(raw: Any, name: str, source: str, desc: str, pub: int | None, p: Path):
