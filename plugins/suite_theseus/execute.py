@@ -8,6 +8,14 @@ engine's answer is converted to DuckDB's row form (:func:`to_rows`: decimals as
 (:func:`compare`): keys, counts, text and decimals must be equal, floating-point averages within
 1e-9 relative. The ``cpu-engine`` variant runs the query in DuckDB itself (the stand-in for the
 closed Photon engine): its error is 0 by construction and its metric is DuckDB's time.
+
+Metrics of :func:`evaluate`: ``correct`` (1 when every field equals DuckDB's), ``max_rel_error``
+(vs DuckDB), ``feasible`` (0 when ``in-memory`` ran out of device memory), ``engine_time`` and
+``duckdb_time`` (s), byte counters ``bytes_scanned``, ``bytes_shuffled``, ``bytes_broadcast``,
+``bytes_gathered``, ``bytes_to_host``, ``bytes_to_disk``, ``bytes_from_host``, ``bytes_from_disk``
+(B, all workers), ``ledger_bytes`` (B, sent, all tags), ``pool_failures`` (allocations the host
+pool refused), ``peak_device`` (B, one worker), ``batches``; and when the published answer exists
+at this SF (0.01, 0.1, 1), ``matches_published`` (1/0).
 """
 
 from __future__ import annotations
@@ -122,13 +130,7 @@ def evaluate(scenario):
     Returns
     -------
     suite.Result
-        ``correct`` (1 when every field equals DuckDB's), ``max_rel_error`` (vs DuckDB),
-        ``feasible`` (0 when ``in-memory`` ran out of device memory), ``engine_time`` and
-        ``duckdb_time`` (s), byte counters ``bytes_scanned``, ``bytes_shuffled``,
-        ``bytes_broadcast``, ``bytes_gathered``, ``bytes_to_host``, ``bytes_to_disk`` (B, all
-        workers), ``ledger_bytes`` (B, sent, all tags), ``pool_failures`` (allocations the host
-        pool refused), ``peak_device`` (B, one worker); and when the published answer exists at
-        this SF (0.01, 0.1, 1), ``matches_published`` (1/0).
+        The metrics listed in the module docstring.
 
     Raises
     ------
@@ -137,34 +139,18 @@ def evaluate(scenario):
     suite.errors.TechniqueError
         The engine's answer differs from DuckDB's (a bug), or the ledger's two tallies disagree.
     """
-    from suite import Result, Skip
-    from suite.errors import TechniqueError
+    from suite import Result
 
-    from suite_theseus import engine, model
+    from suite_theseus import engine
 
     p = scenario.params
     q = tpch.check_query(p["query"])
-    sf = model.scale_factor(scenario)
-    if sf > MAX_SF:
-        raise Skip(f"theseus execute: sf={sf:g} > {MAX_SF:g} (data are generated in memory; the model covers "
-                   "SF 1k-100k)")
-    if not tpch.available():
-        raise Skip(tpch._skip_reason())
-    data = tpch.load(sf)
+    data = _load_data(scenario)
     ref = tpch.reference_answer(data, q)
-    res = Result()
     if scenario.variant == "cpu-engine":
-        _, dt = data.duckdb_answer(q)
-        res.add("duckdb_time", dt, "s", "lower")
-        res.add("engine_time", dt, "s", "lower")
-        res.add("correct", 1.0, "1", "higher")
-        res.add("max_rel_error", 0.0, "1", "lower")
-        res.add("feasible", 1.0, "1", "higher")
-        return res
-    kw = dict(workers=int(p["workers"]), batch_rows=int(p["batch_rows"]), hbm_budget=int(p["hbm_budget"]),
-              host_pool=int(p["host_pool"]), page_size=int(p["page_size"]),
-              allocator="first-fit" if scenario.variant == "variable-host-alloc" else "fixed-pages",
-              spill=scenario.variant != "in-memory")
+        return _duckdb_result(data, q)
+    kw = _engine_kwargs(scenario)
+    res = Result()
     t0 = time.perf_counter()
     try:
         out, eng = engine.run_query(data, q, **kw)
@@ -174,31 +160,83 @@ def evaluate(scenario):
         return res
     dt = time.perf_counter() - t0
     ours = to_rows(q, out)
-    ok, err, first = compare(q, ours, ref)
-    if not ok:
-        raise TechniqueError(f"theseus execute: {first} (K={kw['workers']}, batch_rows={kw['batch_rows']}, "
-                             f"variant {scenario.variant})")
-    problems = eng.ledger.conservation_problems(require_receipts=True)
-    if problems:
-        raise TechniqueError("theseus execute: ledger: " + problems[0])
+    err = _check_against_oracles(q, ours, ref, eng, f"K={kw['workers']}, batch_rows={kw['batch_rows']}, "
+                                                    f"variant {scenario.variant}")
     _, duck_t = data.duckdb_answer(q)
-    st = eng.stats
     res.add("correct", 1.0, "1", "higher")
     res.add("max_rel_error", err, "1", "lower")
     res.add("feasible", 1.0, "1", "higher")
     res.add("engine_time", dt, "s", "lower")
     res.add("duckdb_time", duck_t, "s", "lower")
+    _add_engine_counters(res, eng)
+    pub = data.published_answer(q)
+    if pub is not None:
+        res.add("matches_published", 1.0 if matches_published(q, ours, pub) else 0.0, "1", "higher")
+    res.artifacts["rows"] = [tuple(str(x) for x in r) for r in ours]
+    return res
+
+
+def _engine_kwargs(scenario) -> dict:
+    """:func:`suite_theseus.engine.run_query`'s keywords from the params and the variant."""
+    p = scenario.params
+    return dict(workers=int(p["workers"]), batch_rows=int(p["batch_rows"]), hbm_budget=int(p["hbm_budget"]),
+                host_pool=int(p["host_pool"]), page_size=int(p["page_size"]),
+                allocator="first-fit" if scenario.variant == "variable-host-alloc" else "fixed-pages",
+                spill=scenario.variant != "in-memory")
+
+
+def _load_data(scenario):
+    """The TPC-H tables at the scenario's scale factor, or Skip (too large, or no ``[sql]`` extra)."""
+    from suite import Skip
+
+    from suite_theseus import model
+
+    sf = model.scale_factor(scenario)
+    if sf > MAX_SF:
+        raise Skip(f"theseus execute: sf={sf:g} > {MAX_SF:g} (data are generated in memory; the model covers "
+                   "SF 1k-100k)")
+    if not tpch.available():
+        raise Skip(tpch._skip_reason())
+    return tpch.load(sf)
+
+
+def _duckdb_result(data, q: int):
+    """The ``cpu-engine`` baseline: DuckDB's own answer and time (it is the oracle, so correct)."""
+    from suite import Result
+
+    _, dt = data.duckdb_answer(q)
+    res = Result()
+    res.add("duckdb_time", dt, "s", "lower")
+    res.add("engine_time", dt, "s", "lower")
+    res.add("correct", 1.0, "1", "higher")
+    res.add("max_rel_error", 0.0, "1", "lower")
+    res.add("feasible", 1.0, "1", "higher")
+    return res
+
+
+def _check_against_oracles(q: int, ours: list[tuple], ref, eng, where: str) -> float:
+    """The largest relative error against DuckDB; TechniqueError on a wrong field or a ledger
+    whose sent and received tallies disagree."""
+    from suite.errors import TechniqueError
+
+    ok, err, first = compare(q, ours, ref)
+    if not ok:
+        raise TechniqueError(f"theseus execute: {first} ({where})")
+    problems = eng.ledger.conservation_problems(require_receipts=True)
+    if problems:
+        raise TechniqueError("theseus execute: ledger: " + problems[0])
+    return err
+
+
+def _add_engine_counters(res, eng) -> None:
+    """The engine's byte counters (all workers), ledger total, peak device bytes, pool failures."""
+    st = eng.stats
     for name in ("scanned", "shuffled", "broadcast", "gathered", "to_host", "to_disk", "from_host", "from_disk"):
         res.add(f"bytes_{name}", float(getattr(st, name)), "B", "none")
     res.add("ledger_bytes", float(eng.ledger.total_bytes), "B", "none")
     res.add("peak_device", float(st.peak_device), "B", "none")
     res.add("pool_failures", float(sum(t.pool.failures for t in eng.tiers if t.pool is not None)), "1", "lower")
     res.add("batches", float(st.batches), "1", "none")
-    pub = data.published_answer(q)
-    if pub is not None:
-        res.add("matches_published", 1.0 if matches_published(q, ours, pub) else 0.0, "1", "higher")
-    res.artifacts["rows"] = [tuple(str(x) for x in r) for r in ours]
-    return res
 
 
 def matches_published(query: int, ours: list[tuple], published: list[list[str]]) -> bool:

@@ -58,61 +58,80 @@ def makespan(stage_times: np.ndarray, queue_depth: int = 2, serial: bool = False
         return 0.0
     rows = st.tolist()  # Python floats: no numpy scalar per event
     if serial or k == 1:
-        def one_at_a_time():  # the batch goes through every stage alone
-            for row in rows:
-                for t in row:
-                    yield env.timeout(t)
+        return _serial_makespan(env, rows)
+    return _TandemLine(env, rows, int(queue_depth)).run()
 
-        env.process(one_at_a_time())
-        env.run()
-        return float(env.now)
 
-    depth = int(queue_depth)
-    level = [0] * (k - 1)      # batches waiting in the queue after stage j
-    state = [_IDLE] * k
-    started = [0] * k          # batches stage j has started (FIFO: the next one is batch started[j])
-    last = {"t": 0.0}
+def _serial_makespan(env, rows: list[list[float]]) -> float:
+    """One batch in the system at a time: every batch goes through every stage alone."""
+    def one_at_a_time():
+        for row in rows:
+            for t in row:
+                yield env.timeout(t)
 
-    def try_start(j):
-        if state[j] != _IDLE:
+    env.process(one_at_a_time())
+    env.run()
+    return float(env.now)
+
+
+class _TandemLine:
+    """k single servers in a row with bounded FIFO queues of ``depth`` batches between them.
+
+    A server that finishes a batch whose downstream queue is full stays blocked holding it until
+    a slot frees (blocking after service). One simpy timeout per stage per batch; the hand-offs
+    happen in the completion callbacks.
+    """
+
+    def __init__(self, env, rows: list[list[float]], depth: int):
+        self.env, self.rows, self.depth = env, rows, depth
+        self.n, self.k = len(rows), len(rows[0])
+        self.level = [0] * (self.k - 1)     # batches waiting in the queue after stage j
+        self.state = [_IDLE] * self.k
+        self.started = [0] * self.k         # batches stage j has started (FIFO: the next is started[j])
+        self.last = 0.0
+        self.done = [self._make_done(j) for j in range(self.k)]
+
+    def run(self) -> float:
+        self.try_start(0)
+        self.env.run()
+        return float(self.last)
+
+    def try_start(self, j: int) -> None:
+        """Start stage j on its next batch if it is idle and a batch is waiting for it."""
+        if self.state[j] != _IDLE:
             return
         if j == 0:
-            if started[0] >= n:
+            if self.started[0] >= self.n:
                 return
-        elif level[j - 1] == 0:
+        elif self.level[j - 1] == 0:
             return
         else:
-            level[j - 1] -= 1
-        i = started[j]
-        started[j] = i + 1
-        state[j] = _BUSY
-        env.timeout(rows[i][j]).callbacks.append(done[j])
-        if j > 0 and state[j - 1] == _BLOCKED:  # the slot just freed releases the stage before
-            level[j - 1] += 1
-            state[j - 1] = _IDLE
-            try_start(j - 1)
+            self.level[j - 1] -= 1
+        i = self.started[j]
+        self.started[j] = i + 1
+        self.state[j] = _BUSY
+        self.env.timeout(self.rows[i][j]).callbacks.append(self.done[j])
+        if j > 0 and self.state[j - 1] == _BLOCKED:  # the slot just freed releases the stage before
+            self.level[j - 1] += 1
+            self.state[j - 1] = _IDLE
+            self.try_start(j - 1)
 
-    def make_done(j):
-        if j == k - 1:
+    def _make_done(self, j: int):
+        if j == self.k - 1:
             def fin(_ev):
-                last["t"] = env.now
-                state[j] = _IDLE
-                try_start(j)
+                self.last = self.env.now
+                self.state[j] = _IDLE
+                self.try_start(j)
         else:
             def fin(_ev):
-                if level[j] < depth:
-                    level[j] += 1
-                    state[j] = _IDLE
-                    try_start(j + 1)
-                    try_start(j)
+                if self.level[j] < self.depth:
+                    self.level[j] += 1
+                    self.state[j] = _IDLE
+                    self.try_start(j + 1)
+                    self.try_start(j)
                 else:
-                    state[j] = _BLOCKED
+                    self.state[j] = _BLOCKED
         return fin
-
-    done = [make_done(j) for j in range(k)]
-    try_start(0)
-    env.run()
-    return float(last["t"])
 
 
 def evaluate(scenario):
