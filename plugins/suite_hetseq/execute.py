@@ -115,49 +115,15 @@ def evaluate(scenario: Scenario) -> Result:
     """
     p = scenario.params
     prof = scenario.profile
-    if p.get("exec_ranks"):
-        K = int(p["exec_ranks"])
-    elif prof is not None:
-        K = int(p["nodes"]) * prof.devices_per_node
-    else:
-        K = 4
-    if K > _MAX_RANKS:
-        raise Skip(f"hetseq execute: {K} ranks > {_MAX_RANKS} (set exec_ranks)")
-    if prof is not None and K > prof.devices_per_node and not prof.network:
-        raise Skip(f"hetseq execute: profile {prof.name!r} has no network for {K} ranks")
-    if prof is not None and K > prof.num_devices:
-        raise Skip(f"hetseq execute: {K} ranks but profile {prof.name!r} has {prof.num_devices} devices")
-    seed = scenario.seed
-    prob = load_problem(K, "iid", seed=seed)
+    K = _ranks(p, prof)
+    prob = load_problem(K, "iid", seed=scenario.seed)
     model = FlatModel(prob.d, prob.classes, int(p["hidden"]))
     s = rank_times(prof if prof is not None and prof.device is not None else None, K)
-    B = int(p["batch_per_gpu"]) * K
-    b = batches_for(scenario.variant, B, s, int(p["dummy_ranks"]))
+    b = batches_for(scenario.variant, int(p["batch_per_gpu"]) * K, s, int(p["dummy_ranks"]))
     clock = clock_for(prof, model.flops_per_sample, 8.0 * (model.size + 1), b, s, float(p["efficiency"]))
-    w = Workers(prob, model, b, clock, seed)
-    lr, T, v = float(p["lr"]), int(p["steps"]), int(p["update_freq"])
-    X, y = prob.X_train, prob.y_train
-    theta = w.params[0].copy()  # the single-process reference
-    oracle = 0.0
-    bias = float("nan")
-    w.record(0)
-    for t in range(T):
-        idx = [w.minibatch(i) for i in range(K)]
-        union = np.concatenate(idx)
-        g_ref = union_gradient(model, theta, X[union], y[union])
-        if t == 0:  # what DDP's mean of per-rank means gives on this split
-            means = [union_gradient(model, theta, X[a], y[a]) if len(a) else np.zeros(model.size) for a in idx]
-            mom = np.sum(means, axis=0) / K
-            bias = float(np.linalg.norm(mom - g_ref) / np.linalg.norm(g_ref))
-        if scenario.variant == "hetseq":
-            g = w.global_gradient(idx=idx, micro=v)
-        else:
-            g = w.mean_of_means(idx=idx)
-        w.params = [w.params[i] - lr * g[i] for i in range(K)]
-        theta = theta - lr * g_ref
-        oracle = max(oracle, float(np.max(np.abs(w.params[0] - theta))))
-        w.advance(clock.slowest + clock.allreduce)
-        w.record(t + 1)
+    w = Workers(prob, model, b, clock, scenario.seed)
+    T = int(p["steps"])
+    oracle, bias = _train_against_oracle(w, model, prob, scenario.variant, T, float(p["lr"]), int(p["update_freq"]))
     if not w.identical():
         raise AssertionError("hetseq execute: replicas diverged after a synchronous step")
     res = w.result()
@@ -171,3 +137,61 @@ def evaluate(scenario: Scenario) -> Result:
     res.add("throughput", float(b.sum()) / step if step > 0 else 0.0, "samples/s", "higher")
     res.artifacts["batches"] = [int(x) for x in b]
     return res
+
+
+def _ranks(p, prof) -> int:
+    """K: ``exec_ranks``, else ``nodes`` x the profile's devices per node, else 4; Skip when K is
+    above :data:`_MAX_RANKS`, needs a network the profile lacks, or exceeds its devices."""
+    if p.get("exec_ranks"):
+        K = int(p["exec_ranks"])
+    elif prof is not None:
+        K = int(p["nodes"]) * prof.devices_per_node
+    else:
+        K = 4
+    if K > _MAX_RANKS:
+        raise Skip(f"hetseq execute: {K} ranks > {_MAX_RANKS} (set exec_ranks)")
+    if prof is not None and K > prof.devices_per_node and not prof.network:
+        raise Skip(f"hetseq execute: profile {prof.name!r} has no network for {K} ranks")
+    if prof is not None and K > prof.num_devices:
+        raise Skip(f"hetseq execute: {K} ranks but profile {prof.name!r} has {prof.num_devices} devices")
+    return K
+
+
+def _train_against_oracle(w: Workers, model: FlatModel, prob, variant: str, T: int, lr: float,
+                          v: int) -> tuple[float, float]:
+    """T synchronous steps of the variant's gradient rule next to single-process SGD on the union
+    of the ranks' mini-batches.
+
+    Returns
+    -------
+    oracle : float
+        Largest |parameter difference| of rank 0 to the single-process reference over the steps.
+    bias : float
+        ``|mean of per-rank means - union gradient| / |union gradient|`` on the first step's split
+        (what DDP's averaging gives on unequal batches).
+    """
+    K = len(w.params)
+    X, y = prob.X_train, prob.y_train
+    theta = w.params[0].copy()  # the single-process reference
+    oracle, bias = 0.0, float("nan")
+    w.record(0)
+    for t in range(T):
+        idx = [w.minibatch(i) for i in range(K)]
+        g_ref = union_gradient(model, theta, X[np.concatenate(idx)], y[np.concatenate(idx)])
+        if t == 0:
+            bias = _mean_of_means_bias(model, theta, X, y, idx, g_ref)
+        g = w.global_gradient(idx=idx, micro=v) if variant == "hetseq" else w.mean_of_means(idx=idx)
+        w.params = [w.params[i] - lr * g[i] for i in range(K)]
+        theta = theta - lr * g_ref
+        oracle = max(oracle, float(np.max(np.abs(w.params[0] - theta))))
+        w.advance(w.clock.slowest + w.clock.allreduce)
+        w.record(t + 1)
+    return oracle, bias
+
+
+def _mean_of_means_bias(model: FlatModel, theta: np.ndarray, X: np.ndarray, y: np.ndarray,
+                        idx: list, g_ref: np.ndarray) -> float:
+    """Relative distance of DDP's mean of per-rank mean gradients from the union gradient."""
+    means = [union_gradient(model, theta, X[a], y[a]) if len(a) else np.zeros(model.size) for a in idx]
+    mom = np.sum(means, axis=0) / len(idx)
+    return float(np.linalg.norm(mom - g_ref) / np.linalg.norm(g_ref))

@@ -416,12 +416,17 @@ def evaluate(scenario):
     res.add("fits", 1.0, "1", "none")
     res.add("imbalance", float(busy.max() / busy.min()) if busy.size else 1.0, "1", "lower")
     res.add("dummy_ranks", int(np.sum(s.batches == 0)), "1", "none")
-    devs = rank_devices(prof, pl.ranks)
     res.artifacts["batches"] = [int(x) for x in s.batches]
-    res.artifacts["setup"] = {
+    res.artifacts["setup"] = _setup(pl, prof, float(p["efficiency"]))
+    return res
+
+
+def _setup(pl: Plan, prof, efficiency: float) -> dict:
+    """The ``setup`` artifact: ranks, devices, algorithm, the one-node reference, per-rank compute."""
+    s = pl.at_n
+    return {
         "ranks": pl.ranks, "ranks_per_node": pl.ranks_per_node, "global_batch": int(s.batches.sum()),
-        "devices": [d.name for d in devs], "algorithm": s.algorithm, "efficiency": float(p["efficiency"]),
-        "single_node_iteration_time": pl.at_1.time, "single_node_steps": pl.steps_1,
+        "devices": [d.name for d in rank_devices(prof, pl.ranks)], "algorithm": s.algorithm,
+        "efficiency": efficiency, "single_node_iteration_time": pl.at_1.time, "single_node_steps": pl.steps_1,
         "rank_compute_s": [float(x) for x in s.compute],
     }
-    return res
