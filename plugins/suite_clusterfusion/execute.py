@@ -464,7 +464,6 @@ def evaluate(scenario, repeats: int = 3):
         The output differs from the oracle by more than :data:`REL_TOL` (a bug).
     """
     from suite import Result, Skip
-    from suite.errors import TechniqueError
 
     p = scenario.params
     n, b, s = int(p["cluster_size"]), int(p["batch"]), int(p["seq_len"])
@@ -475,21 +474,12 @@ def evaluate(scenario, repeats: int = 3):
     rng = np.random.default_rng(scenario.seed)
     mla = _is_mla(scenario.workload)
     layer = make_mla(rng, b, s) if mla else make_mha(rng, b, s)
-    ref = layer.reference()
     y, hbm, dsmem = run_variant(scenario.variant, layer, n)
-    err = rel_error(y, ref)
-    if not err <= REL_TOL:
-        raise TechniqueError(f"clusterfusion execute: variant {scenario.variant!r} output differs from the float64 "
-                             f"reference by {err:.3g} (relative, > {REL_TOL:g})")
-    samples = []
-    for _ in range(max(1, repeats)):
-        t0 = time.perf_counter()
-        run_variant(scenario.variant, layer, n)
-        samples.append(time.perf_counter() - t0)
+    err = _checked_error(scenario.variant, y, layer.reference())
+    samples = _timed(scenario.variant, layer, n, repeats)
     kinds = {k: hbm.read.get(k, 0) + hbm.written.get(k, 0) for k in sorted(set(hbm.read) | set(hbm.written))}
     inter = sum(v for k, v in kinds.items() if k in ("qkv", "o", "partials", "exchange"))
-    tags = {m.tag for m in dsmem.messages}
-    heads = layer.heads
+    cf = scenario.variant == "clusterfusion"
     res = Result()
     res.add("layer_time", float(np.median(samples)), "s", "lower", samples=samples)
     res.add("max_rel_error", err, "1", "lower")
@@ -497,10 +487,31 @@ def evaluate(scenario, repeats: int = 3):
     res.add("hbm_weight_bytes", kinds.get("weights", 0), "B", "lower")
     res.add("hbm_kv_bytes", kinds.get("kv-cache", 0), "B", "lower")
     res.add("hbm_intermediate_bytes", inter, "B", "lower")
-    res.add("dsmem_bytes", dsmem.total_bytes if scenario.variant == "clusterfusion" else 0, "B", "lower")
-    res.add("dsmem_messages", dsmem.count if scenario.variant == "clusterfusion" else 0, "1", "none")
-    res.add("dsmem_rounds", len(tags) / heads if scenario.variant == "clusterfusion" else 0, "1", "none")
+    res.add("dsmem_bytes", dsmem.total_bytes if cf else 0, "B", "lower")
+    res.add("dsmem_messages", dsmem.count if cf else 0, "1", "none")
+    res.add("dsmem_rounds", len({m.tag for m in dsmem.messages}) / layer.heads if cf else 0, "1", "none")
     res.artifacts["hbm"] = kinds
-    res.artifacts["setup"] = {"attention": "mla" if mla else "mha", "heads": heads, "batch": b, "seq_len": s,
+    res.artifacts["setup"] = {"attention": "mla" if mla else "mha", "heads": layer.heads, "batch": b, "seq_len": s,
                               "cluster_size": n, "dtype": "fp32", "oracle": "float64 reference, explicit K/V"}
     return res
+
+
+def _checked_error(variant: str, y: np.ndarray, ref: np.ndarray) -> float:
+    """Relative error of the output against the float64 oracle; TechniqueError above :data:`REL_TOL`."""
+    from suite.errors import TechniqueError
+
+    err = rel_error(y, ref)
+    if not err <= REL_TOL:
+        raise TechniqueError(f"clusterfusion execute: variant {variant!r} output differs from the float64 "
+                             f"reference by {err:.3g} (relative, > {REL_TOL:g})")
+    return err
+
+
+def _timed(variant: str, layer, n: int, repeats: int) -> list[float]:
+    """Wall times (s) of ``max(1, repeats)`` runs of the variant (raw samples)."""
+    samples = []
+    for _ in range(max(1, repeats)):
+        t0 = time.perf_counter()
+        run_variant(variant, layer, n)
+        samples.append(time.perf_counter() - t0)
+    return samples

@@ -414,42 +414,58 @@ def attention_module(shape: DecodeShape, variant: str, batch: int, seq: int, n: 
     ValueError
         Unknown variant.
     """
-    b, s, hh = batch, seq, shape.heads
-    h = shape.hidden
-    w_bytes = (shape.w_in + shape.w_absorb + shape.w_out) * ELEM
+    b, s = batch, seq
+    if shape.attention == "mha":
+        attn_flops = 2.0 * b * s * (shape.heads * shape.d_head + shape.heads * shape.d_v)
+    else:  # absorbed: scores over [c, k_r] (r + d_r), values c (r)
+        attn_flops = 2.0 * b * s * shape.heads * (2 * shape.rank + shape.d_rope)
+    if variant in ("unfused", "flash-decoding"):
+        return _separate_kernels(shape, variant, b, s, gpu, attn_flops)
+    if variant not in ("fused-global", "clusterfusion"):
+        raise ValueError(f"variant: expected one of {list(VARIANTS)}, got {variant!r}")
+    return _one_fused_kernel(shape, variant == "clusterfusion", b, s, n, gpu, attn_flops)
+
+
+def _separate_kernels(shape: DecodeShape, variant: str, b: int, s: int, gpu: Gpu, attn_flops: float) -> ModuleCost:
+    """The baselines: QKV projection, attention (split-KV plus a combine for flash-decoding) and
+    output projection as separate kernels, every intermediate through HBM."""
+    hh, h = shape.heads, shape.hidden
     kv = b * s * shape.kv_per_token * ELEM
     kv_new = b * shape.kv_per_token * ELEM
     x_b = b * h * ELEM
     o_width = hh * shape.d_v
+    in_out = b * (shape.w_in // h) * ELEM  # the projections' outputs (q, k, v / q, latent)
+    t = _kernel(gpu, 2.0 * b * shape.w_in, shape.w_in * ELEM + x_b + in_out)
+    nbytes = shape.w_in * ELEM + x_b + in_out
+    attn_bytes = in_out + kv + kv_new + shape.w_absorb * ELEM + b * o_width * ELEM
+    kernels = 3
+    if variant == "unfused":
+        t += _kernel(gpu, attn_flops + 2.0 * b * shape.w_absorb, attn_bytes, blocks=b * hh)
+        nbytes += attn_bytes
+    else:
+        p = flash_splits(b, hh, s, gpu.sms)
+        width = shape.rank if shape.attention == "mla" else shape.d_v
+        partials = b * hh * p * (width + 2) * ACC
+        t += _kernel(gpu, attn_flops + 2.0 * b * shape.w_absorb, attn_bytes - b * o_width * ELEM + partials,
+                     blocks=b * hh * p)
+        t += _kernel(gpu, 0.0, partials + b * o_width * ELEM, blocks=b * hh)
+        nbytes += attn_bytes + 2 * partials
+        kernels = 4
+    t += _kernel(gpu, 2.0 * b * shape.w_out, shape.w_out * ELEM + b * o_width * ELEM + x_b)
+    nbytes += shape.w_out * ELEM + b * o_width * ELEM + x_b
+    return ModuleCost(t, kernels, nbytes, 0.0, 0.0)
+
+
+def _one_fused_kernel(shape: DecodeShape, dsmem: bool, b: int, s: int, n: int, gpu: Gpu,
+                      attn_flops: float) -> ModuleCost:
+    """The fused module: one kernel of ``heads x n`` blocks plus the cluster exchange, over DSMEM
+    (clusterfusion) or through global memory (fused-global, each exchanged byte written and read)."""
+    hh = shape.heads
+    w_bytes = (shape.w_in + shape.w_absorb + shape.w_out) * ELEM
+    kv = b * s * shape.kv_per_token * ELEM
+    kv_new = b * shape.kv_per_token * ELEM
+    x_b = b * shape.hidden * ELEM
     gemv_flops = 2.0 * b * (shape.w_in + shape.w_absorb + shape.w_out)
-    if shape.attention == "mha":
-        attn_flops = 2.0 * b * s * (hh * shape.d_head + hh * shape.d_v)
-    else:  # absorbed: scores over [c, k_r] (r + d_r), values c (r)
-        attn_flops = 2.0 * b * s * hh * (2 * shape.rank + shape.d_rope)
-    if variant in ("unfused", "flash-decoding"):
-        in_out = b * (shape.w_in // h) * ELEM  # the projections' outputs (q, k, v / q, latent)
-        t = _kernel(gpu, 2.0 * b * shape.w_in, shape.w_in * ELEM + x_b + in_out)
-        nbytes = shape.w_in * ELEM + x_b + in_out
-        attn_bytes = in_out + kv + kv_new + shape.w_absorb * ELEM + b * o_width * ELEM
-        kernels = 3
-        if variant == "unfused":
-            t += _kernel(gpu, attn_flops + 2.0 * b * shape.w_absorb, attn_bytes, blocks=b * hh)
-            nbytes += attn_bytes
-        else:
-            p = flash_splits(b, hh, s, gpu.sms)
-            width = shape.rank if shape.attention == "mla" else shape.d_v
-            partials = b * hh * p * (width + 2) * ACC
-            t += _kernel(gpu, attn_flops + 2.0 * b * shape.w_absorb, attn_bytes - b * o_width * ELEM + partials,
-                         blocks=b * hh * p)
-            t += _kernel(gpu, 0.0, partials + b * o_width * ELEM, blocks=b * hh)
-            nbytes += attn_bytes + 2 * partials
-            kernels = 4
-        t += _kernel(gpu, 2.0 * b * shape.w_out, shape.w_out * ELEM + b * o_width * ELEM + x_b)
-        nbytes += shape.w_out * ELEM + b * o_width * ELEM + x_b
-        return ModuleCost(t, kernels, nbytes, 0.0, 0.0)
-    if variant not in ("fused-global", "clusterfusion"):
-        raise ValueError(f"variant: expected one of {list(VARIANTS)}, got {variant!r}")
-    dsmem = variant == "clusterfusion"
     ex_t, ex_b = exchange_time(shape, b, n, gpu, dsmem)
     nbytes = w_bytes + kv + kv_new + 2 * x_b
     if not dsmem:
