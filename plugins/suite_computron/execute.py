@@ -158,6 +158,57 @@ def _gpu_copy(nbytes: int, n: int, parallel: bool, repeats: int, seed: int):
     return times, err
 
 
+def _host_copy(S: int, n: int, parallel: bool, repeats: int, seed: int) -> tuple[list[float], list[float], float]:
+    """Host copy of S bytes in n shards, parallel threads or one after another, each round beside
+    one serial copy of the same pools (warm-up first); then the destination against the source.
+
+    Returns (times of the variant, times of the serial copy, fraction of bytes wrong).
+    """
+    src, dst = _pools(S, seed)
+    times: list[float] = []
+    serial: list[float] = []
+    if parallel:
+        with ShardCopier(src, dst, n) as cp:
+            cp.run()
+            serial_copy(src, dst)  # warm-up
+            for _ in range(repeats):
+                times.append(cp.run())
+                serial.append(serial_copy(src, dst))
+            dst.fill(0)
+            cp.run()
+            return times, serial, _oracle_error(src, dst)
+    sequential_shards(src, dst, n)
+    serial_copy(src, dst)
+    for _ in range(repeats):
+        times.append(sequential_shards(src, dst, n))
+        serial.append(serial_copy(src, dst))
+    dst.fill(0)
+    sequential_shards(src, dst, n)
+    return times, serial, _oracle_error(src, dst)
+
+
+def _copy_setup(scenario) -> tuple[int, int, bool, str, int]:
+    """(S bytes, n shards, parallel, target, usable cores) of a scenario, or Skip: the resident
+    variant (nothing to copy), S above :data:`MAX_COPY_BYTES`, more host threads than cores."""
+    import os
+
+    from suite import Skip
+
+    if scenario.variant == "resident":
+        raise Skip("computron execute: the resident variant has no swap to copy")
+    st = model.settings(scenario)
+    n = st["n"]
+    parallel = model.VARIANTS[scenario.variant][1]
+    S = int(st["copy_bytes"])
+    if S > MAX_COPY_BYTES:
+        raise Skip(f"computron execute: copy_bytes {S} > {MAX_COPY_BYTES} (two pools must fit in memory)")
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    target = scenario.params.get("target", "host")
+    if target == "host" and parallel and n > cores:
+        raise Skip(f"computron execute: {n} copy threads > {cores} usable cores")
+    return S, n, parallel, target, cores
+
+
 def evaluate(scenario, repeats: int = 5):
     """Execute fidelity (module docstring).
 
@@ -185,48 +236,14 @@ def evaluate(scenario, repeats: int = 5):
     suite.errors.TechniqueError
         A destination that differs from its source (a bug).
     """
-    import os
+    from suite import Result
 
-    from suite import Result, Skip
-
-    if scenario.variant == "resident":
-        raise Skip("computron execute: the resident variant has no swap to copy")
-    st = model.settings(scenario)
-    n = st["n"]
-    parallel = model.VARIANTS[scenario.variant][1]
-    S = int(st["copy_bytes"])
-    if S > MAX_COPY_BYTES:
-        raise Skip(f"computron execute: copy_bytes {S} > {MAX_COPY_BYTES} (two pools must fit in memory)")
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    target = scenario.params.get("target", "host")
-    if target == "host" and parallel and n > cores:
-        raise Skip(f"computron execute: {n} copy threads > {cores} usable cores")
-
+    S, n, parallel, target, cores = _copy_setup(scenario)
     if target == "gpu":
         times, err = _gpu_copy(S, n, parallel, repeats, int(scenario.seed))
-        serial = []
+        serial: list[float] = []
     else:
-        src, dst = _pools(S, int(scenario.seed))
-        times, serial = [], []
-        if parallel:
-            with ShardCopier(src, dst, n) as cp:
-                cp.run()
-                serial_copy(src, dst)  # warm-up
-                for _ in range(repeats):
-                    times.append(cp.run())
-                    serial.append(serial_copy(src, dst))
-                dst.fill(0)
-                cp.run()
-                err = _oracle_error(src, dst)
-        else:
-            sequential_shards(src, dst, n)
-            serial_copy(src, dst)
-            for _ in range(repeats):
-                times.append(sequential_shards(src, dst, n))
-                serial.append(serial_copy(src, dst))
-            dst.fill(0)
-            sequential_shards(src, dst, n)
-            err = _oracle_error(src, dst)
+        times, serial, err = _host_copy(S, n, parallel, repeats, int(scenario.seed))
     if err != 0.0:
         raise TechniqueError(f"computron execute: destination differs from source in {err:.3g} of the bytes")
     t_med = statistics.median(times)

@@ -400,6 +400,29 @@ def settings(scenario) -> dict[str, Any]:
 # --------------------------------------------------------------------------- evaluate
 
 
+def _swap_costs(S: float, n: int, ep, parallel: bool, swaps: bool) -> tuple[SwapCost, SwapCost, float]:
+    """Load, offload and swap time (s) of S bytes in n shards: offload and load on separate
+    streams overlap for the parallel variant (the larger), else add; zero when nothing swaps.
+    PCIe is full duplex and symmetric per direction, so the offload costs what the load costs."""
+    if not swaps:
+        none = SwapCost(0.0, (), "none", 0.0)
+        return none, none, 0.0
+    load = swap_time(S, n, ep, parallel)
+    return load, load, load.time if parallel else 2 * load.time
+
+
+def _add_swap_metrics(res, load: SwapCost, off: SwapCost, swap: float, copy: SwapCost, link_bandwidth: float) -> None:
+    """The swap metrics of :func:`evaluate`: load, offload and swap time, H2D rate, the copy the
+    execute fidelity measures, and one host link's nominal bandwidth."""
+    res.add("load_time", load.time, "s", "lower")
+    res.add("offload_time", off.time, "s", "lower")
+    res.add("swap_time", swap, "s", "lower")
+    res.add("h2d_rate", load.rate, "B/s", "higher")
+    res.add("copy_rate", copy.rate, "B/s", "higher")
+    res.add("copy_time", copy.time, "s", "lower")
+    res.add("link_bandwidth", link_bandwidth, "B/s", "none")
+
+
 def evaluate(scenario):
     """Model fidelity: swap and service times of the scenario's layout on its profile.
 
@@ -437,24 +460,12 @@ def evaluate(scenario):
     _uses, parallel, swaps = VARIANTS[scenario.variant]
     check_fits(prof, table.name, S, tp, pp, st["max_loaded"], check_memory=swaps)
     ep = host_endpoint(prof)
-    if swaps:
-        load = swap_time(S, n, ep, parallel)
-        off = load  # PCIe is full duplex and symmetric per direction
-        swap = max(load.time, off.time) if parallel else load.time + off.time
-    else:
-        load = off = SwapCost(0.0, (), "none", 0.0)
-        swap = 0.0
+    load, off, swap = _swap_costs(S, n, ep, parallel, swaps)
     svc = service_cost(table, st["batch"], tp, pp, prof, prompt_tokens=st["prompt_tokens"],
                        output_tokens=st["output_tokens"], efficiency=st["efficiency"])
     res = Result()
-    res.add("load_time", load.time, "s", "lower")
-    res.add("offload_time", off.time, "s", "lower")
-    res.add("swap_time", swap, "s", "lower")
-    res.add("h2d_rate", load.rate, "B/s", "higher")
     copy = swap_time(float(st["copy_bytes"]), n, ep, parallel) if swaps else SwapCost(0.0, (), "none", 0.0)
-    res.add("copy_rate", copy.rate, "B/s", "higher")
-    res.add("copy_time", copy.time, "s", "lower")
-    res.add("link_bandwidth", ep.link_bandwidth, "B/s", "none")
+    _add_swap_metrics(res, load, off, swap, copy, ep.link_bandwidth)
     res.add("shard_bytes", S / n, "B", "none")
     res.add("model_bytes", S, "B", "none")
     res.add("shards", n, "1", "none")
@@ -466,8 +477,7 @@ def evaluate(scenario):
     res.add("peak_memory", st["max_loaded"] * S / n, "B", "lower")
     res.add("fits", 1.0, "1", "none")
     res.artifacts["swap"] = {"bound": load.bound, "endpoint": ep.kind, "tp": tp, "pp": pp,
-                             "link_fraction": ep.link_fraction,
-                             "host_bandwidth": ep.host_bandwidth if ep.host_bandwidth is not None else None}
+                             "link_fraction": ep.link_fraction, "host_bandwidth": ep.host_bandwidth}
     if not all(math.isfinite(m.value) for m in res.metrics.values()):  # pragma: no cover - a bug
         raise ValueError("computron model: non-finite metric")
     return res

@@ -343,6 +343,26 @@ def simulate(scenario) -> tuple[Engine, dict]:
     return eng, st
 
 
+def _pct(x: np.ndarray, q: float) -> float:
+    """The q-th percentile of x, 0 for no sample."""
+    return float(np.percentile(x, q)) if x.size else 0.0
+
+
+def _per_model_latencies(res, eng, lat: np.ndarray, rates) -> list[dict]:
+    """Add each model's mean, p90 and p99 latency (s) to *res*; return one row per model."""
+    rows = []
+    for m in range(eng.M):
+        a, b = int(eng.offset[m]), int(eng.offset[m + 1])
+        x = lat[a:b]
+        mean = float(x.mean()) if x.size else 0.0
+        res.add(f"latency_mean_m{m}", mean, "s", "lower")
+        res.add(f"latency_p90_m{m}", _pct(x, 90), "s", "lower")
+        res.add(f"latency_p99_m{m}", _pct(x, 99), "s", "lower")
+        rows.append({"model": m, "rate": float(rates[m]), "requests": int(b - a), "latency_mean": mean,
+                     "latency_p90": _pct(x, 90), "latency_p99": _pct(x, 99)})
+    return rows
+
+
 def evaluate(scenario):
     """Simulate fidelity (module docstring).
 
@@ -366,26 +386,13 @@ def evaluate(scenario):
     lat = eng.done_t - np.concatenate(eng.arrivals) if eng.done_t.size else np.zeros(0)
     slo = float(scenario.params["slo"])
     res = Result()
-
-    def pct(x, q):
-        return float(np.percentile(x, q)) if x.size else 0.0
-
     res.add("latency_mean", float(lat.mean()) if lat.size else 0.0, "s", "lower",
             samples=[float(v) for v in lat])
-    res.add("latency_p50", pct(lat, 50), "s", "lower")
-    res.add("latency_p90", pct(lat, 90), "s", "lower")
-    res.add("latency_p99", pct(lat, 99), "s", "lower")
+    res.add("latency_p50", _pct(lat, 50), "s", "lower")
+    res.add("latency_p90", _pct(lat, 90), "s", "lower")
+    res.add("latency_p99", _pct(lat, 99), "s", "lower")
     res.add("slo_attainment", float(np.mean(lat <= slo)) if lat.size else 1.0, "1", "higher")
-    per_model = []
-    for m in range(eng.M):
-        a, b = int(eng.offset[m]), int(eng.offset[m + 1])
-        x = lat[a:b]
-        res.add(f"latency_mean_m{m}", float(x.mean()) if x.size else 0.0, "s", "lower")
-        res.add(f"latency_p90_m{m}", pct(x, 90), "s", "lower")
-        res.add(f"latency_p99_m{m}", pct(x, 99), "s", "lower")
-        per_model.append({"model": m, "rate": float(scenario.workload.rates[m]), "requests": int(b - a),
-                          "latency_mean": float(x.mean()) if x.size else 0.0, "latency_p90": pct(x, 90),
-                          "latency_p99": pct(x, 99)})
+    per_model = _per_model_latencies(res, eng, lat, scenario.workload.rates)
     resident = sum(1 for s in eng.state if s == "loaded")
     makespan = float(np.nanmax(eng.done_t)) if eng.done_t.size else 0.0
     res.add("requests", float(lat.size), "1", "none")
