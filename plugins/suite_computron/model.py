@@ -414,13 +414,12 @@ def _swap_costs(S: float, n: int, ep, parallel: bool, swaps: bool) -> tuple[Swap
 def _add_swap_metrics(res, load: SwapCost, off: SwapCost, swap: float, copy: SwapCost, link_bandwidth: float) -> None:
     """The swap metrics of :func:`evaluate`: load, offload and swap time, H2D rate, the copy the
     execute fidelity measures, and one host link's nominal bandwidth."""
-    res.add("load_time", load.time, "s", "lower")
-    res.add("offload_time", off.time, "s", "lower")
-    res.add("swap_time", swap, "s", "lower")
-    res.add("h2d_rate", load.rate, "B/s", "higher")
-    res.add("copy_rate", copy.rate, "B/s", "higher")
-    res.add("copy_time", copy.time, "s", "lower")
-    res.add("link_bandwidth", link_bandwidth, "B/s", "none")
+    for name, value, unit, better in (
+            ("load_time", load.time, "s", "lower"), ("offload_time", off.time, "s", "lower"),
+            ("swap_time", swap, "s", "lower"), ("h2d_rate", load.rate, "B/s", "higher"),
+            ("copy_rate", copy.rate, "B/s", "higher"), ("copy_time", copy.time, "s", "lower"),
+            ("link_bandwidth", link_bandwidth, "B/s", "none")):
+        res.add(name, value, unit, better)
 
 
 def evaluate(scenario):
