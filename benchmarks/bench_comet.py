@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 
@@ -41,66 +42,91 @@ def main(argv=None) -> int:
     from suite_comet.workloads import megatron_1t
 
     w = model.consts_of(megatron_1t())
-    base = Context.build().profile("selene-dgx-a100")
-    mbs = (1, 2, 4, 8, 16, 32)
-    clusters = [c for n in (int(x) for x in a.nodes.split(",")) for c in model.grid_clusters(base, "comet-v2", nodes=n)]
+    ctx = Context.build()
+    grid = {u.partition(":")[2]: ctx.profile(u.partition(":")[2]) for u in model.grid_inputs()}
+    base = ctx.profile("selene-dgx-a100")
+    clusters = [c for n in (int(x) for x in a.nodes.split(","))
+                for c in model.grid_clusters(base, "comet-v2", nodes=n, profiles=grid)]
     batches = [int(x) for x in a.batches.split(",")]
-    jobs = []  # (batch, cluster index per point, strategies, expansion flag per point)
-    for b in batches:
-        parts = [model.enumerate_strategies(w, c, b, mbs_choices=mbs) for c in clusters]
-        ci = np.concatenate([np.full(len(s), i) for i, s in enumerate(parts)] * 2)
-        cat = lambda k: np.concatenate([getattr(s, k) for s in parts] * 2)  # noqa: E731
-        S = model.Strategies(*(cat(k) for k in ("tp", "pp", "dp", "mbs", "rc")))
-        exp = np.arange(len(S)) >= len(S) // 2  # first copy HBM only, second with the expansion tier
-        jobs.append((b, ci, S, exp))
+    jobs = _jobs(model, w, clusters, batches)
     points = sum(len(j[2]) for j in jobs)
     with threadpool_limits(1):
-        # cold: the first pass in the process also derives the shared model's per-profile figures
-        # and per-group lines (suite.perf.collective's own caches), which the scalar path, timed
-        # afterwards, then finds ready; so it is reported, and the headline pass is the second,
-        # with a fresh CollectiveCache (every one of its collective_time calls is still made inside
-        # the timed region) and the core's caches as warm as the scalar path sees them
-        c0, w0 = time.process_time(), time.perf_counter()
-        for b, ci, S, exp in jobs:
-            model.evaluate_many(w, clusters, ci, S, b, cache=model.CollectiveCache(), expansion=exp)
-        cold_wall, cold_cpu = time.perf_counter() - w0, time.process_time() - c0
-        cache = model.CollectiveCache()
-        c0, w0 = time.process_time(), time.perf_counter()
-        res = [model.evaluate_many(w, clusters, ci, S, b, cache=cache, expansion=exp) for b, ci, S, exp in jobs]
-        vec_wall, vec_cpu = time.perf_counter() - w0, time.process_time() - c0
-        rng = np.random.default_rng(0)
-        bad = 0
-        c1, w1 = time.process_time(), time.perf_counter()
-        for _ in range(a.scalar):
-            k = int(rng.integers(len(jobs)))
-            b, ci, S, exp = jobs[k]
-            j = int(rng.integers(len(S)))
-            one = model.evaluate_point(w, clusters[ci[j]], int(S.tp[j]), int(S.pp[j]), int(S.dp[j]), int(S.mbs[j]),
-                                       int(S.rc[j]), b, expansion=bool(exp[j]))
-            v = res[k]["raw_time"][j]
-            if not math.isclose(one["raw_time"], v, rel_tol=1e-9) or bool(one["feasible"]) != bool(res[k]["feasible"][j]):
-                bad += 1
-        sc_wall, sc_cpu = time.perf_counter() - w1, time.process_time() - c1
-    vec_rate, sc_rate = points / vec_wall, a.scalar / sc_wall
-    cold_ratio_cpu = (points / cold_cpu) / (a.scalar / sc_cpu) if cold_cpu > 0 and sc_cpu > 0 else float("nan")
-    out = {"points": points, "clusters": len(clusters), "vectorised_s": vec_wall, "vectorised_cpu_s": vec_cpu,
-           "vectorised_points_per_s": vec_rate, "collective_calls": cache.calls, "scalar_cases": a.scalar,
-           "scalar_s": sc_wall, "scalar_cpu_s": sc_cpu, "scalar_cases_per_s": sc_rate, "speedup": vec_rate / sc_rate, "disagreements": bad,
-           "cold_vectorised_s": cold_wall, "cold_vectorised_cpu_s": cold_cpu, "cold_speedup_cpu": cold_ratio_cpu}
-    print(f"vectorised: {points:,} points ({len(clusters)} clusters x {len(batches)} batches x strategies x expansion on/off) in {vec_wall:.3f} s "
-          f"(CPU {vec_cpu:.3f} s): {vec_rate:,.0f} points/s; {cache.calls:,} collective_time calls")
-    print(f"scalar:     {a.scalar} points in {sc_wall:.3f} s (CPU {sc_cpu:.3f} s): {sc_rate:,.0f} cases/s; "
-          f"disagreements {bad}")
-    cpu_ratio = (points / vec_cpu) / (a.scalar / sc_cpu) if vec_cpu > 0 and sc_cpu > 0 else float("nan")
-    print(f"vectorised / scalar: {vec_rate / sc_rate:,.0f}x by wall time, {cpu_ratio:,.0f}x by CPU time (target >= 100)")
-    print(f"  (the cold first pass, which also builds suite.perf.collective's per-profile caches: {cold_wall:.3f} s, "
-          f"CPU {cold_cpu:.3f} s: {cold_ratio_cpu:,.0f}x by CPU time against the same scalar run)")
+        out, res = _time_vectorised(model, w, clusters, jobs)
+        out.update(_time_scalar(model, w, clusters, jobs, res, a.scalar))
+    out.update(points=points, clusters=len(clusters), load_average=os.getloadavg()[0])
+    _report(out, len(batches))
     if a.json:
         with open(a.json, "w") as f:
             json.dump(out, f, indent=2)
-    out["speedup_cpu"] = cpu_ratio
-    ok = points >= 100_000 and vec_wall < 2.0 and bad == 0
+    ok = points >= 100_000 and out["vectorised_s"] < 2.0 and out["disagreements"] == 0
     return 0 if ok else 1
+
+
+def _jobs(model, w, clusters, batches):
+    """Per batch: (batch, cluster index per point, strategies, expansion flag per point), every
+    strategy of every cluster twice (the first copy HBM only, the second with the expansion tier)."""
+    jobs = []
+    for b in batches:
+        parts = [model.enumerate_strategies(w, c, b, mbs_choices=(1, 2, 4, 8, 16, 32)) for c in clusters]
+        ci = np.concatenate([np.full(len(s), i) for i, s in enumerate(parts)] * 2)
+        cat = lambda k: np.concatenate([getattr(s, k) for s in parts] * 2)  # noqa: E731
+        S = model.Strategies(*(cat(k) for k in ("tp", "pp", "dp", "mbs", "rc")))
+        jobs.append((b, ci, S, np.arange(len(S)) >= len(S) // 2))
+    return jobs
+
+
+def _time_vectorised(model, w, clusters, jobs):
+    """The cold first pass (it also derives the shared model's per-profile figures and per-group
+    lines, which the scalar path, timed afterwards, then finds ready; so it is reported) and the
+    headline second pass with a fresh CollectiveCache (every one of its collective_time calls is
+    still made inside the timed region)."""
+    c0, w0 = time.process_time(), time.perf_counter()
+    for b, ci, S, exp in jobs:
+        model.evaluate_many(w, clusters, ci, S, b, cache=model.CollectiveCache(), expansion=exp)
+    cold_wall, cold_cpu = time.perf_counter() - w0, time.process_time() - c0
+    cache = model.CollectiveCache()
+    c0, w0 = time.process_time(), time.perf_counter()
+    res = [model.evaluate_many(w, clusters, ci, S, b, cache=cache, expansion=exp) for b, ci, S, exp in jobs]
+    vec_wall, vec_cpu = time.perf_counter() - w0, time.process_time() - c0
+    return {"vectorised_s": vec_wall, "vectorised_cpu_s": vec_cpu, "collective_calls": cache.calls,
+            "cold_vectorised_s": cold_wall, "cold_vectorised_cpu_s": cold_cpu}, res
+
+
+def _time_scalar(model, w, clusters, jobs, res, n):
+    """The scalar path on *n* random points of the same jobs, each checked against the vectorised result."""
+    rng = np.random.default_rng(0)
+    bad = 0
+    c1, w1 = time.process_time(), time.perf_counter()
+    for _ in range(n):
+        k = int(rng.integers(len(jobs)))
+        b, ci, S, exp = jobs[k]
+        j = int(rng.integers(len(S)))
+        one = model.evaluate_point(w, clusters[ci[j]], int(S.tp[j]), int(S.pp[j]), int(S.dp[j]), int(S.mbs[j]),
+                                   int(S.rc[j]), b, expansion=bool(exp[j]))
+        if not math.isclose(one["raw_time"], res[k]["raw_time"][j], rel_tol=1e-9) \
+                or bool(one["feasible"]) != bool(res[k]["feasible"][j]):
+            bad += 1
+    return {"scalar_cases": n, "scalar_s": time.perf_counter() - w1, "scalar_cpu_s": time.process_time() - c1,
+            "disagreements": bad}
+
+
+def _report(out, batches):
+    """Rates and CPU-time ratios, with the load average."""
+    p, n = out["points"], out["scalar_cases"]
+    out["vectorised_points_per_s"] = vec_rate = p / out["vectorised_s"]
+    out["scalar_cases_per_s"] = sc_rate = n / out["scalar_s"]
+    out["speedup"] = vec_rate / sc_rate
+    ratio = lambda cpu: (p / cpu) / (n / out["scalar_cpu_s"]) if cpu > 0 and out["scalar_cpu_s"] > 0 else float("nan")  # noqa: E731
+    out["speedup_cpu"], out["cold_speedup_cpu"] = ratio(out["vectorised_cpu_s"]), ratio(out["cold_vectorised_cpu_s"])
+    print(f"load average {out['load_average']:.2f}")
+    print(f"vectorised: {p:,} points ({out['clusters']} clusters x {batches} batches x strategies x expansion on/off) "
+          f"in {out['vectorised_s']:.3f} s (CPU {out['vectorised_cpu_s']:.3f} s): {vec_rate:,.0f} points/s; "
+          f"{out['collective_calls']:,} collective_time calls")
+    print(f"scalar:     {n} points in {out['scalar_s']:.3f} s (CPU {out['scalar_cpu_s']:.3f} s): {sc_rate:,.0f} cases/s; "
+          f"disagreements {out['disagreements']}")
+    print(f"vectorised / scalar: {out['speedup']:,.0f}x by wall time, {out['speedup_cpu']:,.0f}x by CPU time (target >= 100)")
+    print(f"  (the cold first pass: {out['cold_vectorised_s']:.3f} s, CPU {out['cold_vectorised_cpu_s']:.3f} s: "
+          f"{out['cold_speedup_cpu']:,.0f}x by CPU time against the same scalar run)")
 
 
 if __name__ == "__main__":
