@@ -12,15 +12,23 @@
 """
 
 from suite.perf.network import (
+    CollectiveCost,
+    Group,
     allgather_time,
+    allreduce_fit,
     allreduce_lower_bound,
+    alpha_beta,
     broadcast_time,
+    collective_time,
+    dimensions,
+    group_of,
     hierarchical_allreduce_time,
     p2p_time,
     ps_push_pull_time,
     rabenseifner_allreduce_time,
     recursive_doubling_allreduce_time,
     reduce_scatter_time,
+    reduction_gamma,
     ring_allreduce_bytes_per_worker,
     ring_allreduce_time,
     tree_allreduce_time,
@@ -35,8 +43,6 @@ from suite.perf.compute import (
     host_link_time,
     transfer_time,
 )
-from suite.perf.network import CollectiveCost, Group, collective_time, dimensions, group_of, reduction_gamma
-from suite.perf.network import alpha_beta, allreduce_fit
 from suite.perf.timeline import Timeline, grouped_wfbp_timeline, sequential_iteration_time, wfbp_timeline
 from suite.perf.threads import blas_threads, measurement_clock
 

@@ -34,20 +34,8 @@ from suite.perf.network.collective import (
     collective_time,
     record_levels,
 )
-from suite.perf.network.comm import (
-    allgather_time,
-    allreduce_lower_bound,
-    broadcast_time,
-    hierarchical_allreduce_time,
-    p2p_time,
-    ps_push_pull_time,
-    rabenseifner_allreduce_time,
-    recursive_doubling_allreduce_time,
-    reduce_scatter_time,
-    ring_allreduce_bytes_per_worker,
-    ring_allreduce_time,
-    tree_allreduce_time,
-)
+import suite.perf.network.comm as _comm
+from suite.perf.network.comm import *  # noqa: F403 - the alpha-beta formulas, named in comm.__all__
 from suite.perf.network.levels import allreduce_fit, alpha_beta
 from suite.perf.network.placement import CollectiveCost, Dim, Group, dimensions, group_of, reduction_gamma
 
@@ -55,7 +43,5 @@ __all__ = [
     "collective_time", "Group", "CollectiveCost", "Dim", "group_of", "dimensions", "reduction_gamma",
     "record_levels", "Recording", "OPS", "ALGORITHMS", "NCCL_ALGORITHMS",
     "alpha_beta", "allreduce_fit",
-    "p2p_time", "ring_allreduce_time", "tree_allreduce_time", "rabenseifner_allreduce_time",
-    "recursive_doubling_allreduce_time", "hierarchical_allreduce_time", "reduce_scatter_time", "allgather_time",
-    "broadcast_time", "ps_push_pull_time", "allreduce_lower_bound", "ring_allreduce_bytes_per_worker",
 ]
+__all__ += _comm.__all__

@@ -161,17 +161,15 @@ def _price_bcast(red: bool, name: str, m: float, dims: Dims, lv: Levels, g: floa
     level by *name*, or by ``sub[i]`` under ``hierarchical``."""
     if name not in ("tree", "hierarchical", "scatter-allgather"):
         raise KeyError(name)
-    t, per = 0.0, [0.0] * len(dims)
-    prod = 1
-    for i, d in enumerate(dims):
+    if name == "hierarchical":
+        assert isinstance(sub, tuple)
+    algos = sub if isinstance(sub, tuple) and name == "hierarchical" else (name,) * len(dims)
+    t, per, prod = 0.0, [], 1
+    for d, a in zip(dims, algos):
         v = lv[d.level]
-        a = name
-        if name == "hierarchical":
-            assert isinstance(sub, tuple)
-            a = sub[i]
         t += _bc_flat(a, v, d, m, 1, 1, g, red)
-        inst = p // (prod * d.n)
-        per[i] = _bc_bytes(a, d.n, m, v.topo == "bus" and not red) * d.n * inst / p
+        leaders = p // (prod * d.n)  # instances of this level's broadcast
+        per.append(_bc_bytes(a, d.n, m, v.topo == "bus" and not red) * d.n * leaders / p)
         prod *= d.n
     return t, per
 
