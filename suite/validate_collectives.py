@@ -42,9 +42,11 @@ SIZE_CLASSES = ("< 1 MiB", ">= 1 MiB")
 #: targets: 10 % from 1 MiB, 25 % below); tests/perf/test_validate_collectives.py keeps them
 BOUNDS = {(g, s): (0.10 if s == ">= 1 MiB" else 0.25) for g in GROUPS for s in SIZE_CLASSES}
 #: a documented miss (docs/validation.md, "Where the model misses"): the only 2-GPU table (Azure
-#: NC12s v3, 2 x V100 PCIe at nvidia-smi distance NODE) runs at 43 % of the PCIe rate, below the
-#: 12 GB/s NCCL counts for the path; measured 31.6 %, bound 35 %, not tuned
-BOUNDS[("1 node x 2", ">= 1 MiB")] = 0.35
+#: NC12s v3, 2 x V100 PCIe at nvidia-smi distance NODE, so NCCL's SHM transport through an Intel
+#: root complex) levels off at 6.89 GB/s bus bandwidth, 0.72 of the 9.6 GB/s NCCL's own path figure
+#: gives (12 GB/s / 1.2, times the ring curve); measured 12.0 % (31.6 % before the path was
+#: modelled), bound 15 %, not tuned
+BOUNDS[("1 node x 2", ">= 1 MiB")] = 0.15
 
 
 @dataclass(frozen=True)
