@@ -260,6 +260,10 @@ TECHNIQUE = Technique(
     # not "alpha-beta-bound": the authors' published 10GbE fits are faster than the 10 Gbit/s ring
     # bound (docs/techniques/mg-wfbp.md, "The published 10GbE fits")
     capabilities=frozenset({"bytes-conserved", "oracle-exact", "sgd-envelope"}),
+    kit_opt_out={"network-sensitivity": "on the K80 clusters the all-reduce a + b m is a published fit (use_fit, "
+                                        "the default) or the authors' B-Caffe model (comm_model=b-caffe); either "
+                                        "replaces the network model by design and the comm_model artifact says so; "
+                                        "use_fit=false with comm_model=profile prices suite.perf.collective_time"},
     smoke=[
         ScenarioSpec(variant="mg-wfbp", profile="k80-cluster-10gbe", workload="googlenet",
                      params={"workers": 8, "batch": 64}, fidelity="model"),
