@@ -6,28 +6,38 @@ under the entry-point group ``suite.plugins``::
     [project.entry-points."suite.plugins"]
     mytechnique = "suite_mytechnique"
 
-and implementing one or more of the hooks below with :data:`suite.hookimpl`::
+and implementing one or more of the hooks below with :data:`suite.api.hookimpl`::
 
-    from suite import hookimpl
+    from suite.api import hookimpl
 
     @hookimpl
     def suite_techniques():
         from .technique import TECHNIQUE
         return [TECHNIQUE]
 
-Hooks are called by the registry (:mod:`suite.registry`) when the suite starts. A hook
+When each hook is called (the registry, :mod:`suite.registry`, calls them):
+
+* ``suite_techniques``, ``suite_hardware_profiles``, ``suite_profile_extensions``: once per
+  process, when the registry is built;
+* ``suite_workloads``: once per process, the first time plugin workloads are needed;
+* ``suite_executor``: each time an executor not built into the suite is asked for by name
+  (``suite run --executor NAME``), plugin by plugin until one returns an executor.
+
+A hook that raises or returns the wrong type quarantines its plugin when it is called. A hook
 implementation whose name is not one of these is an error (``check_pending``), so a misspelled
-hook fails loudly instead of being ignored.
+hook fails loudly instead of being ignored. Every hook is documented, with an example, in
+docs/plugin-api.md.
 """
 
 from __future__ import annotations
 
 import pathlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pluggy
 
 if TYPE_CHECKING:  # pragma: no cover
+    from suite.outcome import CaseExecutor
     from suite.technique import Technique
     from suite.workloads import Workload
 
@@ -40,49 +50,57 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 def suite_techniques() -> "list[Technique]":
     """Return the techniques this plugin provides.
 
-    Called once per process, when the registry loads. Each item is a
-    :class:`suite.technique.Technique`; a technique name must be unique across all installed
+    Called once per process, when the registry is built. Each item is a
+    :class:`suite.api.Technique`; a technique name must be unique across all installed
     plugins (a duplicate is an error naming both distributions).
     """
+    raise NotImplementedError  # a specification: pluggy never calls its body
 
 
 @hookspec
 def suite_hardware_profiles() -> "list[pathlib.Path]":
     """Return extra hardware-profile files or folders (searched recursively for ``*.toml``).
 
-    Called when the profile library is built. Names must not clash with shipped profiles or
-    with another plugin's (a clash is an error naming both files).
+    Called once per process, when the registry is built. Names must not clash with shipped
+    profiles or with another plugin's (a clash is an error naming both files).
     """
+    raise NotImplementedError  # a specification: pluggy never calls its body
 
 
 @hookspec
 def suite_workloads() -> "list[Workload]":
     """Return extra workloads (layer tables, datasets, graphs).
 
-    Called when the workload registry is built. A name that clashes with an existing workload is
-    an error naming both providers.
+    Called once per process, the first time plugin workloads are needed. A name that clashes
+    with an existing workload is an error naming both providers.
     """
+    raise NotImplementedError  # a specification: pluggy never calls its body
 
 
 @hookspec(firstresult=True)
-def suite_executor(name: str) -> Any:
+def suite_executor(name: str) -> "CaseExecutor | None":
     """Return an executor for ``--executor NAME``, or ``None`` if this plugin has none by that name.
 
-    The first non-None result wins. The object must implement the
-    :class:`suite.execution.Executor` interface (``map_cases(cases, options)`` yielding one
-    outcome dict per case); :mod:`suite.execution` is the public API an executor builds on. Its
-    own options arrive in ``options.executor_options`` (``-X NAME=VALUE`` or
-    ``--NAME-OPTION VALUE`` on the command line); a ``parse_options(mapping)`` method, if it has
-    one, validates them before the run starts. Example: ``suite_slurm``.
+    Called each time an executor not built into the suite is asked for by name; the first
+    non-None result wins. The object satisfies :class:`suite.api.CaseExecutor`
+    (``map_cases(cases, options)`` yielding one :class:`suite.api.CaseOutcome` per case;
+    subclass :class:`suite.api.Executor`); the executor names in :mod:`suite.api` are what it
+    builds on. Its own options arrive in ``options.executor_options`` (``-X NAME=VALUE`` or
+    ``--NAME-OPTION VALUE`` on the command line); a ``parse_options(mapping)`` method, if it
+    has one, validates them before the run starts. Example: ``suite_slurm``.
     """
+    raise NotImplementedError  # a specification: pluggy never calls its body
 
 
 @hookspec
 def suite_profile_extensions() -> "dict[str, type | str]":
     """Return schemas for namespaced profile tables: ``{"fpga": FpgaExt}`` validates ``[ext.fpga]``.
 
-    Each value is a pydantic model class, or a reference ``"package.module:Class"`` to one
-    (preferred: imported only when a profile is loaded, so listing techniques does not import
-    pydantic). A profile's ``[ext.NAME]`` table is validated by the schema registered for NAME;
-    a table no installed plugin knows is kept and reported.
+    Called once per process, when the registry is built. Each value is a reference
+    ``"package.module:Class"`` to a :class:`suite.api.ProfileExtension` subclass (the one pattern:
+    the class ``NameExt`` in the plugin's ``extension.py``, imported only when a profile is loaded,
+    so listing techniques does not import pydantic), or the class itself. A profile's
+    ``[ext.NAME]`` table is validated by the schema registered for NAME; a table no installed
+    plugin knows is kept and reported.
     """
+    raise NotImplementedError  # a specification: pluggy never calls its body

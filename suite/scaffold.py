@@ -62,7 +62,7 @@ _INIT = '''\
 
 from importlib.resources import files
 
-from suite import hookimpl
+from suite.api import hookimpl
 
 
 @hookimpl
@@ -123,8 +123,7 @@ References
 
 from __future__ import annotations
 
-from suite import Result, Scenario, Skip
-from suite.perf import collective_time, group_of
+from suite.api import Result, Scenario, Skip, collective_time, group_of
 
 
 def evaluate(scenario: Scenario) -> Result:
@@ -154,8 +153,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from suite import Result, Scenario
-from suite.collectives import Ledger, allreduce
+from suite.api import Ledger, Result, Scenario, allreduce
 
 
 def evaluate(scenario: Scenario) -> Result:
@@ -185,7 +183,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from suite import Approx, Claim, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant
+from suite.api import Approx, Claim, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant
 
 # The declaration imports no model or execute code: the fidelities below are references, imported
 # the first time one runs, so `suite techniques` lists this plugin without loading them.
@@ -260,9 +258,8 @@ from __future__ import annotations
 
 import pytest
 
-from suite import ScenarioSpec
-from suite.runner.case import resolve_case
-from suite.testing import parametrize_with_checks
+from suite.api import ScenarioSpec
+from suite.testing import parametrize_with_checks, resolve_case
 
 from {pkg}.technique import TECHNIQUE
 

@@ -2,9 +2,10 @@
 
 * the core (``suite/``) imports no plugin package (``suite_*``): plugins enter only through the
   ``suite.plugins`` entry points (suite/registry.py);
-* a plugin imports no other plugin, and from the suite only the public modules listed in
-  :data:`ALLOWED` (never the runner, the store, the registry, the context or the CLI);
-* docs/plugin-authors.md lists exactly the same public modules.
+* a plugin imports no other plugin, and from the suite only the plugin API, ``suite.api``
+  (:data:`ALLOWED`; its tests ``suite.testing`` too): the 0.2 public modules (:data:`DEPRECATED`)
+  are deprecated for third-party plugins and not used by the built-in ones;
+* docs/plugin-authors.md lists exactly the same modules.
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ PLUGINS = ROOT / "plugins"
 
 # the rules are the conformance kit's own (suite.testing.imports), so a third-party plugin's CI
 # checks exactly what this test checks for the built-in plugins
-from suite.testing.imports import ALLOWED, FORBIDDEN  # noqa: E402,F401
+from suite.testing.imports import ALLOWED, ALLOWED_IN_TESTS, DEPRECATED, FORBIDDEN  # noqa: E402,F401
 from suite.testing.imports import allowed as _allowed  # noqa: E402
+from suite.testing.imports import classify as _classify  # noqa: E402
 from suite.testing.imports import imports_of as _imports  # noqa: E402
+from suite.testing.imports import is_test_file as _is_test_file  # noqa: E402
 
 #: Known violations, each to be removed by its owner (the test below fails once one is fixed, so the
 #: list only shrinks): path -> the forbidden module it imports.
@@ -45,11 +48,12 @@ def _plugin_violations() -> dict[str, set[str]]:
     for pkg in _plugin_packages():
         for f in sorted(pkg.rglob("*.py")):
             rel = str(f.relative_to(ROOT))
+            in_test = _is_test_file(f.relative_to(pkg))
             for _line, mod in _imports(f):
                 top = mod.split(".")[0]
                 if top.startswith("suite_") and top != pkg.name:
                     found.setdefault(rel, set()).add(mod)  # another plugin
-                elif top == "suite" and not _allowed(mod):
+                elif top == "suite" and not _allowed(mod, in_test):
                     found.setdefault(rel, set()).add(mod)
     return found
 
@@ -58,7 +62,8 @@ def test_plugins_import_only_public_suite_modules_and_no_other_plugin():
     found = _plugin_violations()
     new = {f: sorted(m - KNOWN_VIOLATIONS.get(f, set())) for f, m in found.items()}
     new = {f: m for f, m in new.items() if m}
-    assert not new, ("plugins may import only " + ", ".join(ALLOWED) + " from the suite, and no other plugin; "
+    assert not new, ("plugins may import only " + ", ".join(ALLOWED) + " from the suite (their tests "
+                     + ", ".join(ALLOWED_IN_TESTS) + "), and no other plugin; "
                      "found:\n" + "\n".join(f"{f}: {', '.join(m)}" for f, m in sorted(new.items())))
 
 
@@ -74,13 +79,33 @@ def test_forbidden_modules_are_not_allowed():
         assert not _allowed(mod) and not _allowed(mod + ".x"), mod
 
 
-@pytest.mark.parametrize("module, ok", [
-    ("suite", True), ("suite.perf", True), ("suite.perf.collective", True), ("suite.workloads.cnn", True),
-    ("suite.hardware.units", True), ("suite.hardware.calibrate", False), ("suite.runner.case", False),
-    ("suite.results.store", False), ("suite.cli.run", False), ("suite.registry", False), ("suite.context", False),
+@pytest.mark.parametrize("module, in_test, verdict", [
+    ("suite.api", False, "allowed"), ("suite.testing", True, "allowed"), ("suite.testing.strategies", True, "allowed"),
+    ("suite.testing", False, "forbidden"), ("suite", False, "deprecated"), ("suite.perf", False, "deprecated"),
+    ("suite.perf.collective", False, "deprecated"), ("suite.workloads.cnn", True, "deprecated"),
+    ("suite.hardware.units", False, "deprecated"), ("suite.hardware.calibrate", False, "forbidden"),
+    ("suite.runner.case", True, "forbidden"), ("suite.results.store", False, "forbidden"), ("suite.cli.run", False, "forbidden"),
+    ("suite.registry", False, "forbidden"), ("suite.context", False, "forbidden"), ("suite.hookspecs", False, "forbidden"),
 ])
-def test_allowed_rule(module, ok):
-    assert _allowed(module) is ok
+def test_import_rule(module, in_test, verdict):
+    assert _classify(module, in_test) == verdict
+    assert _allowed(module, in_test) is (verdict == "allowed")
+
+
+@pytest.mark.parametrize("path, is_test", [("tests/test_x.py", True), ("test_x.py", True), ("conftest.py", True),
+                                           ("sub/x_test.py", True), ("model.py", False), ("testbed.py", False)])
+def test_what_counts_as_a_plugins_test_file(path, is_test):
+    assert _is_test_file(Path(path)) is is_test
+
+
+def test_every_plugin_uses_only_the_plugin_api():
+    """The built-in plugins and the example plugin import from the suite only suite.api (and
+    suite.testing in tests): none uses a deprecated 0.2 module, so none warns in the kit."""
+    roots = _plugin_packages() + sorted(p for p in (ROOT / "examples").glob("*/suite_*") if p.is_dir())
+    old = [f"{f.relative_to(ROOT)}:{line}: imports {mod}" for pkg in roots for f in sorted(pkg.rglob("*.py"))
+           for line, mod in _imports(f)
+           if mod.split(".")[0] == "suite" and _classify(mod, _is_test_file(f.relative_to(pkg))) != "allowed"]
+    assert not old, "plugins import from the suite only suite.api:\n" + "\n".join(old)
 
 
 def test_the_checker_sees_function_level_and_dynamic_imports(tmp_path):
@@ -97,7 +122,9 @@ def test_plugin_authors_guide_lists_the_same_modules():
     m = re.search(r"<!-- allowed-imports -->(.*?)<!-- /allowed-imports -->", text, re.S)
     assert m, "docs/plugin-authors.md: the allowed-imports list (between <!-- allowed-imports --> markers) is missing"
     listed = set(re.findall(r"^- `(suite[\w.*]*)`", m.group(1), re.M))
-    assert listed == set(ALLOWED)
+    assert listed == set(ALLOWED) | set(ALLOWED_IN_TESTS)
+    d = re.search(r"<!-- deprecated-imports -->(.*?)<!-- /deprecated-imports -->", text, re.S)
+    assert d and set(re.findall(r"`(suite[\w.*]*)`", d.group(1))) == set(DEPRECATED)
     f = re.search(r"<!-- forbidden-imports -->(.*?)<!-- /forbidden-imports -->", text, re.S)
     assert f and set(re.findall(r"`(suite\.\w+)`", f.group(1))) == set(FORBIDDEN)
 
@@ -178,7 +205,7 @@ def test_no_core_module_below_the_cli_uses_a_global_lookup():
     """Below the CLI the context is passed down: no global lookup, no context built on the quiet (the
     conformance kit and the plugin scaffold are user code: they build theirs)."""
     allowed = {"suite/hardware/__init__.py", "suite/workloads/__init__.py", "suite/context.py",
-               "suite/testing/check.py", "suite/scaffold.py"}
+               "suite/testing/resolve.py", "suite/scaffold.py"}
     bad = []
     for f in sorted(CORE.rglob("*.py")):
         rel = str(f.relative_to(ROOT))

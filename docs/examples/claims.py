@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from suite import Claim, Gain, Null, ScenarioSpec
+from suite.api import Claim, Gain, Null, ScenarioSpec
 
 
 def speedup(results):

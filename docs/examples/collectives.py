@@ -7,8 +7,7 @@ nodes) with the suite's one network model, and says how many bytes went over eac
 
 from __future__ import annotations
 
-from suite import Result
-from suite.perf import collective_time, group_of
+from suite.api import Result, collective_time, group_of
 
 
 def allreduce_metrics(profile, ranks: int, nbytes: float) -> Result:

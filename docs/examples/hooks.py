@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from suite import hookimpl
-from suite.workloads import Dataset
+from suite.api import Dataset, hookimpl
 
 
 @hookimpl

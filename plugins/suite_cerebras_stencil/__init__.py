@@ -8,7 +8,7 @@ real arrays, :mod:`~suite_cerebras_stencil.kernels` for the two stencils and
 :mod:`~suite_cerebras_stencil.extension` for the ``[ext.cerebras]`` profile table.
 """
 
-from suite import hookimpl
+from suite.api import hookimpl
 
 
 @hookimpl

@@ -42,7 +42,7 @@ import time
 
 import numpy as np
 
-from suite.collectives import Ledger, send
+from suite.api import Ledger, send
 
 from suite_cerebras_stencil import kernels as K
 from suite_cerebras_stencil.model import DTYPE_BYTES, halo_bytes
@@ -306,7 +306,7 @@ def _decomposed_check(kernel: str, fields, single, variant: str, box, d: int, le
     suite.errors.TechniqueError
         The decomposition differs from the single domain, or the ledger from the model.
     """
-    from suite.errors import TechniqueError
+    from suite.api import TechniqueError
 
     if variant == "wse":
         px, py = min(4, box[0]), min(4, box[1])
@@ -350,8 +350,7 @@ def evaluate(scenario, repeats: int = 5):
         A result differs from its oracle beyond :data:`TOL`, the decomposition differs from the
         single domain, or the ledger or the FLOP count disagrees with the model (a bug).
     """
-    from suite import Result
-    from suite.errors import TechniqueError
+    from suite.api import Result, TechniqueError
 
     p = scenario.params
     kernel, dtype = p["kernel"], p["dtype"]

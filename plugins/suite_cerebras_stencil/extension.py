@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from suite.hardware.units import BandwidthQ, TimeQ
+from suite.api import BandwidthQ, TimeQ
 
 __all__ = ["CerebrasExt"]
 

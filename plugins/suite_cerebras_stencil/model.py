@@ -72,7 +72,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from suite.perf import Group, collective_time, roofline_time, transfer_time
+from suite.api import Group, collective_time, roofline_time, transfer_time
 
 from suite_cerebras_stencil.constants import DTYPE_BYTES
 from suite_cerebras_stencil.kernels import FIELDS_IN, FIELDS_OUT, KERNELS, bytes_per_point, flop_count, halo_corners
@@ -147,7 +147,7 @@ class Platform:
 
 
 def _skip(msg: str):
-    from suite import Skip
+    from suite.api import Skip
 
     return Skip(msg)
 
@@ -176,7 +176,7 @@ def _mesh_alpha_beta(name: str, per_pe_bw: float, latency: float, pes: int) -> t
 
 @functools.lru_cache(maxsize=64)
 def _mesh_alpha_beta_of(per_pe_bw: float, latency: float, pes: int) -> tuple[float, float]:
-    from suite.hardware import Profile
+    from suite.api import Profile
 
     mesh = Profile.model_validate({
         "name": "cerebras-fabric", "kind": "node", "source": "built from [ext.cerebras]",
@@ -538,7 +538,7 @@ def evaluate(scenario):
         ``cerebras-stencil: advection 2000 x 2000 x 1000 fp32 needs 120 KB per PE,
         cerebras-cs-2 PEs hold 47 KB``).
     """
-    from suite import Result
+    from suite.api import Result
 
     p = scenario.params
     kernel, dtype, io = p["kernel"], p["dtype"], p["io"]

@@ -8,8 +8,8 @@ both WSE profiles and the docs page gives the sensitivity to each assumption.
 
 from __future__ import annotations
 
-from suite import Assumption, with_reasons
-from suite import Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant
+from suite.api import (Assumption, Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant,
+                       with_reasons)
 
 from suite_cerebras_stencil.constants import DTYPE_BYTES, KERNELS
 
@@ -137,7 +137,7 @@ def _library_profile(scenario, variant: str):
 
 
 def _suits(variant: str, profile) -> bool:
-    from suite import Skip
+    from suite.api import Skip
 
     from suite_cerebras_stencil import model
 
@@ -156,7 +156,7 @@ def _small(scenario) -> dict:
 
 
 def _time(variant: str, profile, params: dict) -> float:
-    from suite import Scenario
+    from suite.api import Scenario
 
     from suite_cerebras_stencil import model
 
@@ -239,7 +239,7 @@ def check_fits_iff(tech, scenario):
     """On the wafer a grid runs iff each PE's columns fit its memory (resident fields <= SRAM / cores)."""
     import numpy as np
 
-    from suite import Scenario, Skip
+    from suite.api import Scenario, Skip
 
     from suite_cerebras_stencil import kernels, model
 

@@ -7,7 +7,7 @@ cost model, :mod:`suite_clusterfusion.execute` for the reference implementation 
 :mod:`suite_clusterfusion.workloads` for the DeepSeek-V2-Lite workload.
 """
 
-from suite import hookimpl
+from suite.api import hookimpl
 
 
 @hookimpl

@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from suite.collectives import Ledger, send
+from suite.api import Ledger, send
 
 from suite_clusterfusion.constants import CLUSTER_SIZES
 

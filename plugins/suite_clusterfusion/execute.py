@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from suite.collectives import Ledger
+from suite.api import Ledger
 
 from suite_clusterfusion.cluster import check_cluster, cluster_gather, cluster_reduce, softmax_merge
 from suite_clusterfusion.reference import reference_mha, reference_mla, rope
@@ -463,7 +463,7 @@ def evaluate(scenario, repeats: int = 3):
     suite.errors.TechniqueError
         The output differs from the oracle by more than :data:`REL_TOL` (a bug).
     """
-    from suite import Result, Skip
+    from suite.api import Result, Skip
 
     p = scenario.params
     n, b, s = int(p["cluster_size"]), int(p["batch"]), int(p["seq_len"])
@@ -498,7 +498,7 @@ def evaluate(scenario, repeats: int = 3):
 
 def _checked_error(variant: str, y: np.ndarray, ref: np.ndarray) -> float:
     """Relative error of the output against the float64 oracle; TechniqueError above :data:`REL_TOL`."""
-    from suite.errors import TechniqueError
+    from suite.api import TechniqueError
 
     err = rel_error(y, ref)
     if not err <= REL_TOL:

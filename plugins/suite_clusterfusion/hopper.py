@@ -34,7 +34,7 @@ import math
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from suite.hardware.units import BandwidthQ, FrequencyQ, TimeQ
+from suite.api import BandwidthQ, FrequencyQ, TimeQ
 
 __all__ = ["HopperExt", "dsmem_latency_cycles", "hopper_of"]
 

@@ -61,7 +61,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-from suite.perf import Group, collective_time, roofline_time
+from suite.api import Group, collective_time, roofline_time
 
 from suite_clusterfusion.cluster import check_cluster, gather_traffic, reduce_traffic
 from suite_clusterfusion.hopper import dsmem_latency_cycles, hopper_of
@@ -208,7 +208,7 @@ def gpu_of(profile, launch_gap=None, occupancy_model: str = "waves") -> Gpu:
     suite.Skip
         No ``[ext.hopper]`` table, or no device.
     """
-    from suite import Skip
+    from suite.api import Skip
 
     hop = hopper_of(profile)
     if hop is None:
@@ -233,8 +233,7 @@ def gpu_of(profile, launch_gap=None, occupancy_model: str = "waves") -> Gpu:
 
 def _quantity(profile, hop: dict, key: str, dim: str) -> float:
     """An ``[ext.hopper]`` figure in SI units; an override may have left a string with a unit there."""
-    from suite.errors import ProfileError
-    from suite.hardware import parse_quantity
+    from suite.api import ProfileError, parse_quantity
 
     v = hop[key]
     if isinstance(v, str):
@@ -248,7 +247,7 @@ def _quantity(profile, hop: dict, key: str, dim: str) -> float:
 
 def check_cluster_size(gpu: Gpu, n: int, non_portable: bool) -> None:
     """Skip when the cluster does not fit the profile: ``cluster_size N exceeds max_cluster_size M of profile X``."""
-    from suite import Skip
+    from suite.api import Skip
 
     limit = gpu.max_cluster_np if non_portable else gpu.max_cluster
     if n > limit:
@@ -330,7 +329,7 @@ def exchanges(shape: DecodeShape, batch: int, n: int) -> tuple[Exchange, ...]:
 def _level(bandwidth: float, latency: float, n: int, device_name: str):
     """A one-level on-chip 'network' of N blocks (each block an endpoint of a switch-like SM-to-SM
     fabric, full per-block bandwidth to any peer), for :func:`suite.perf.collective_time`."""
-    from suite.hardware import NetworkLevel, Profile
+    from suite.api import NetworkLevel, Profile
 
     lvl = NetworkLevel(name="on-chip", topology="switch", size=n, bandwidth=bandwidth, latency=latency)
     return Profile(name=f"{device_name}/on-chip", kind="device", network=(lvl,))
@@ -567,7 +566,7 @@ def evaluate(scenario):
     suite.Skip
         No ``[ext.hopper]``, a cluster larger than the profile allows, or a workload without attention.
     """
-    from suite import Result, Skip
+    from suite.api import Result, Skip
 
     prof, wl = scenario.profile, scenario.workload
     if prof is None:

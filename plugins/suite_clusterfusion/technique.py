@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 import statistics
 
-from suite import Assumption, with_reasons
-from suite import Between, Claim, Gain, Null, Ordered, Paper, Param, Property, ScenarioSpec, Technique, Variant
+from suite.api import (Assumption, Between, Claim, Gain, Null, Ordered, Paper, Param, Property, ScenarioSpec,
+                       Technique, Variant, with_reasons)
 
 from suite_clusterfusion.constants import CLUSTER_SIZES
 from suite_clusterfusion.workloads import WORKLOAD_NAME
@@ -237,7 +237,7 @@ CLAIMS = [
 def with_hopper(profile, scenario):
     """*profile* with the H100 ``[ext.hopper]`` figures of *scenario*'s :data:`HOPPER_INPUT` added
     when it has none (generated profiles)."""
-    from suite.hardware import Profile
+    from suite.api import Profile
 
     if (profile.ext or {}).get("hopper") is not None:
         return profile

@@ -27,7 +27,7 @@ References
 
 from __future__ import annotations
 
-from suite.workloads import Layer, LayerTable
+from suite.api import Layer, LayerTable
 
 __all__ = ["DSV2_LITE", "deepseek_v2_lite", "active_params", "WORKLOAD_NAME"]
 

@@ -1,6 +1,6 @@
 """dlsys-suite plugin: CoCoD-SGD, computation and communication decoupled SGD (Shen et al., IJCAI 2019)."""
 
-from suite import hookimpl
+from suite.api import hookimpl
 
 
 @hookimpl

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from suite.collectives.dataparallel import (
+from suite.api import (
     Clock,
     FlatModel,
     Workers,
@@ -47,7 +47,7 @@ from suite.collectives.dataparallel import (
     proportional_batches,
     relative_speeds,
 )
-from suite.technique import Result, Scenario, Skip
+from suite.api import Result, Scenario, Skip
 
 __all__ = ["Setup", "setup", "run", "run_dense_sgd", "evaluate"]
 
@@ -78,7 +78,7 @@ def setup(variant: str, params, profile=None, seed: int = 0, dataset=None, clock
     dataset : suite.workloads.Dataset, optional
         Data other than the digits.
     """
-    from suite.workloads import Dataset
+    from suite.api import Dataset
 
     K = int(params["workers"] or 4)
     prob = load_problem(K, params["split"], float(params["alpha"]), seed,
@@ -90,7 +90,7 @@ def setup(variant: str, params, profile=None, seed: int = 0, dataset=None, clock
     F, nbytes = model.flops_per_sample, 8.0 * model.size
     cw = params.get("clock_workload") or ""
     if cw:  # time the steps as if each were a step of that model (same FLOPs/bytes ratio per sample)
-        from suite.workloads import LayerTable
+        from suite.api import LayerTable
 
         wl = clock_workload  # resolved by the runner: scenario.input("clock_workload")
         if wl is None:

@@ -47,9 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from suite.collectives.dataparallel import allreduce_seconds, compute_seconds, relative_speeds
-from suite.technique import Result, Scenario, Skip
-from suite.workloads import LayerTable
+from suite.api import LayerTable, Result, Scenario, Skip, allreduce_seconds, compute_seconds, relative_speeds
 
 __all__ = ["VARIANTS", "round_time", "Times", "times", "evaluate"]
 

@@ -7,7 +7,7 @@ design-space cost model, :mod:`suite_comet.execute` for the tp x pp x dp transfo
 real arrays and :mod:`suite_comet.workloads` for ``megatron-1t``.
 """
 
-from suite import hookimpl
+from suite.api import hookimpl
 
 
 @hookimpl

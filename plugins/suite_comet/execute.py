@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from suite import Result
-from suite.collectives import Ledger, allgather, recv, ring_allreduce, send
-from suite.errors import ParameterError
+from suite.api import Ledger, ParameterError, Result, allgather, recv, ring_allreduce, send
 
 from suite_comet.model import traffic_bytes
 

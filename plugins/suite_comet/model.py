@@ -52,10 +52,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from suite.errors import ParameterError, ProfileError
-from suite.perf import training
-from suite.perf.collective import Group, collective_time
-from suite.perf.training import CommPricer, Plans, TransformerShape, hardware_of, shape_of
+from suite.api import (CommPricer, Group, ParameterError, Plans, ProfileError, TransformerShape, collective_time,
+                       hardware_of, shape_of, training)
 
 from suite_comet.constants import (COMPUTE_ONLY_SPREAD, DEFAULT_EXPANSION_BANDWIDTH, GRIDS,
                                   RECOMPUTE, grid_inputs)
@@ -158,7 +156,7 @@ def _ext_comet(profile):
     e = ext.get("comet") if hasattr(ext, "get") else None
     if e is None:
         return None
-    from suite.hardware import parse_quantity
+    from suite.api import parse_quantity
 
     get = (lambda k: e.get(k)) if hasattr(e, "get") else (lambda k: getattr(e, k, None))
     out = []
@@ -683,7 +681,7 @@ def evaluate(scenario):
         A fixed degree that cannot apply (one line, e.g. ``comet: tp=3 must divide the 160 heads of
         megatron-1t``).
     """
-    from suite import Skip
+    from suite.api import Skip
 
     p = scenario.params
     if scenario.workload is None or scenario.profile is None:
@@ -701,7 +699,7 @@ def evaluate(scenario):
 def _grid_result(scenario, w: WorkloadConsts, batch: int, eff: float | None):
     """The grid's metrics: spread, expansion gain, the compute-only null, the best time; artifact
     ``clusters``."""
-    from suite import Result
+    from suite.api import Result
 
     p = scenario.params
     clusters = grid_clusters(scenario.profile, p["grid"], p.get("nodes"),
@@ -734,7 +732,7 @@ def _chosen_strategy(scenario, w: WorkloadConsts, c: Cluster, batch: int, eff: f
     Skip
         Nothing fits (and ``ignore_memory`` is off).
     """
-    from suite import Skip
+    from suite.api import Skip
 
     p = scenario.params
     fixed = {k: p.get(k2) for k, k2 in (("tp", "tp"), ("pp", "pp"), ("mbs", "microbatch"), ("recompute", "recompute"))
@@ -760,7 +758,7 @@ def _chosen_strategy(scenario, w: WorkloadConsts, c: Cluster, batch: int, eff: f
 def _strategy_result(w: WorkloadConsts, c: Cluster, batch: int, eff: float | None, s: Strategies, r: dict, i: int,
                      fits: bool):
     """One strategy's metrics: the step time and its breakdown, the strategy, memory, throughput."""
-    from suite import Result
+    from suite.api import Result
 
     res = Result()
     T = float(r["time"][i]) if fits else float(r["raw_time"][i])

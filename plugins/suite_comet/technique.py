@@ -10,7 +10,7 @@ import dataclasses
 import functools
 import math
 
-from suite import Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant, with_reasons
+from suite.api import Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant, with_reasons
 
 from suite_comet import constants
 
@@ -76,7 +76,7 @@ def _ext_schema():
     """The ``[ext.comet]`` schema class, built on first use (pydantic and pint load only then)."""
     from pydantic import BaseModel, ConfigDict, Field
 
-    from suite.hardware.units import BandwidthQ, BytesQ, TimeQ
+    from suite.api import BandwidthQ, BytesQ, TimeQ
 
     class CometExt(BaseModel):
         """``[ext.comet]``: a node's memory-expansion tier (CXL-attached memory).
@@ -159,7 +159,7 @@ def _small(scenario):
 
 
 def _time_or_inf(tech, sc):
-    from suite import Skip
+    from suite.api import Skip
 
     try:
         return tech.evaluate(sc)["iteration_time"]
@@ -206,7 +206,7 @@ def check_network_monotone(tech, scenario):
 
 def check_reported_fits(tech, scenario):
     """Every reported strategy fits: memory minus what spills is within the HBM, spill within the tier."""
-    from suite import Skip
+    from suite.api import Skip
 
     sc = _small(scenario)
     if sc.profile is None or sc.workload is None:

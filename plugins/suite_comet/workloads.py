@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 
-from suite.workloads.transformer import TransformerSpec, transformer
+from suite.api import TransformerSpec, transformer
 
 __all__ = ["MEGATRON_1T", "megatron_1t", "all_workloads"]
 

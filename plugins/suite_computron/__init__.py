@@ -7,7 +7,7 @@ model, :mod:`suite_computron.simulate` for the serving engine (simpy),
 :mod:`suite_computron.workloads` for OPT-1.3B / 13B and the authors' serving configurations.
 """
 
-from suite import hookimpl
+from suite.api import hookimpl
 
 
 @hookimpl

@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-from suite.errors import TechniqueError
+from suite.api import TechniqueError
 
 from suite_computron import model
 from suite_computron.constants import MAX_COPY_BYTES
@@ -127,7 +127,7 @@ def _oracle_error(src: np.ndarray, dst: np.ndarray) -> float:
 
 def _gpu_copy(nbytes: int, n: int, parallel: bool, repeats: int, seed: int):
     """Pinned host shards to one CUDA device on n streams (torch); Skip without a GPU."""
-    from suite import Skip
+    from suite.api import Skip
 
     try:
         import torch  # noqa: PLC0415 - optional, only on a machine with a GPU
@@ -192,7 +192,7 @@ def _copy_setup(scenario) -> tuple[int, int, bool, str, int]:
     variant (nothing to copy), S above :data:`MAX_COPY_BYTES`, more host threads than cores."""
     import os
 
-    from suite import Skip
+    from suite.api import Skip
 
     if scenario.variant == "resident":
         raise Skip("computron execute: the resident variant has no swap to copy")
@@ -236,7 +236,7 @@ def evaluate(scenario, repeats: int = 5):
     suite.errors.TechniqueError
         A destination that differs from its source (a bug).
     """
-    from suite import Result
+    from suite.api import Result
 
     S, n, parallel, target, cores = _copy_setup(scenario)
     if target == "gpu":

@@ -56,8 +56,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from suite.errors import ParameterError, ProfileError
-from suite.perf import Group, collective_time, roofline_time, transfer_time
+from suite.api import Group, ParameterError, ProfileError, collective_time, roofline_time, transfer_time
 
 from suite_computron.constants import DEFAULT_EFFICIENCY
 
@@ -223,7 +222,7 @@ def swap_time(nbytes: float, n: int, ep: HostEndpoint, parallel: bool = True) ->
 
 @functools.lru_cache(maxsize=64)
 def _table_at(spec_items: tuple, seq: int):
-    from suite.workloads.transformer import TransformerSpec, transformer
+    from suite.api import TransformerSpec, transformer
 
     spec = dict(spec_items)
     spec.pop("seq", None)
@@ -449,7 +448,7 @@ def evaluate(scenario):
     suite.errors.ParameterError
         tp x pp larger than the node, or ``max_loaded`` shards larger than a GPU.
     """
-    from suite import Result
+    from suite.api import Result
 
     st = settings(scenario)
     prof = scenario.profile

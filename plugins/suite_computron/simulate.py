@@ -42,7 +42,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from suite.errors import ParameterError
+from suite.api import ParameterError
 
 from suite_computron import model
 
@@ -333,7 +333,7 @@ def simulate(scenario) -> tuple[Engine, dict]:
                 for i, r in enumerate(wl.rates)]
     total = sum(len(a) for a in arrivals)
     if total > MAX_REQUESTS:
-        from suite import Skip
+        from suite.api import Skip
 
         raise Skip(f"computron simulate: {total} requests > {MAX_REQUESTS}")
     eng = Engine(arrivals, st["max_loaded"], st["batch"], tp, pp, stage_times, handoff, cost.shard_times,
@@ -378,7 +378,7 @@ def evaluate(scenario):
         ``per_model``, ``wall_s`` (the simulation's wall time),
         ``events`` (the first 5,000 (time, kind, model) records).
     """
-    from suite import Result
+    from suite.api import Result
 
     t0 = time.perf_counter()
     eng, st = simulate(scenario)

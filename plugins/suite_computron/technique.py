@@ -11,8 +11,8 @@ import dataclasses
 import functools
 import math
 
-from suite import Claim, Null, Ordered, Paper, Param, Property, ScenarioSpec, Skip, Technique, Variant
-from suite.errors import ParameterError
+from suite.api import (Claim, Null, Ordered, Paper, Param, ParameterError, Property, ScenarioSpec, Skip, Technique,
+                       Variant)
 
 from suite_computron import constants
 from suite_computron.workloads import CONFIGS
@@ -64,7 +64,7 @@ def _ext_schema():
     """The ``[ext.pcie_switch]`` schema class, built on first use (pydantic and pint load only then)."""
     from pydantic import BaseModel, ConfigDict, Field
 
-    from suite.hardware.units import BandwidthQ
+    from suite.api import BandwidthQ
 
     class PcieSwitchExt(BaseModel):
         """``[ext.pcie_switch]``: GPUs that share one PCIe switch and the switch's uplink to the CPU.

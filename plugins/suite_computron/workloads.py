@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from suite.workloads import Workload
+from suite.api import Workload
 
 __all__ = ["ServingWorkload", "CONFIGS", "PROMPT_TOKENS", "opt_spec", "opt_table", "serving_workloads",
            "cached_opt_table", "serving_workload",
@@ -49,7 +49,7 @@ _HYPER = {"opt-1.3b": (24, 2048, 32), "opt-13b": (40, 5120, 40)}
 
 def opt_spec(name: str):
     """The :class:`~suite.workloads.transformer.TransformerSpec` of ``opt-1.3b`` or ``opt-13b``."""
-    from suite.workloads.transformer import TransformerSpec
+    from suite.api import TransformerSpec
 
     layers, hidden, heads = _HYPER[name]
     return TransformerSpec(name, layers, hidden, heads, vocab=50272, seq=2048, positions=2050, tied=True,
@@ -59,7 +59,7 @@ def opt_spec(name: str):
 
 def opt_table(name: str, seq: int | None = None):
     """The layer table of an OPT model for sequences of *seq* tokens (default 2,048)."""
-    from suite.workloads.transformer import transformer
+    from suite.api import transformer
 
     return transformer(opt_spec(name), seq=seq)
 
@@ -67,7 +67,7 @@ def opt_table(name: str, seq: int | None = None):
 @functools.lru_cache(maxsize=8)
 def cached_opt_table(name: str):
     """:func:`opt_table` at the default length, built once per process (frozen)."""
-    from suite.frozen import freeze
+    from suite.api import freeze
 
     return freeze(opt_table(name), f"workload {name!r}")
 

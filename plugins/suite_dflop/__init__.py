@@ -7,7 +7,7 @@ Registered through the ``suite.plugins`` entry point like any third-party plugin
 (reference implementation on real arrays) and :mod:`suite_dflop.workloads` (modules, dataset mixes).
 """
 
-from suite import hookimpl
+from suite.api import hookimpl
 
 
 @hookimpl

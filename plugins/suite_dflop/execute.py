@@ -36,7 +36,7 @@ TIMING_THREADS = 1
 
 def _pinned(n: int):
     """Every BLAS/OpenMP pool at *n* threads while timing (:func:`suite.perf.blas_threads`)."""
-    from suite.perf import blas_threads
+    from suite.api import blas_threads
 
     return blas_threads(n)
 
@@ -106,7 +106,7 @@ def evaluate(scenario):
     suite.errors.TechniqueError
         A gradient differs from the oracle, or the scheduler misses the brute-force optimum (a bug).
     """
-    from suite import Skip
+    from suite.api import Skip
 
     wl = scenario.workload
     if not isinstance(wl, MixWorkload):
@@ -149,7 +149,7 @@ def _schedules(d: np.ndarray, k: int, tl: float):
     TechniqueError
         The scheduler misses the brute-force optimum, or a makespan is below its lower bound.
     """
-    from suite.errors import TechniqueError
+    from suite.api import TechniqueError
 
     parts = {"equal": sched.equal_count(d, k), "lpt": sched.lpt(d, k), "sched": sched.schedule(d, k, tl)}
     sub = d[:, :BRUTE_N]
@@ -174,7 +174,7 @@ def _measured_step(s: Samples, seed: int, dp: int, parts: dict, repeats: int):
     TechniqueError
         A summed gradient differs from the dense one.
     """
-    from suite.errors import TechniqueError
+    from suite.api import TechniqueError
 
     rng = np.random.default_rng(seed + 7)
     mm = MiniModel(rng)
@@ -213,7 +213,7 @@ def _one_pass(mm: MiniModel, data, part, dp: int, oracle):
 
 
 def _result(parts: dict, brute: float, gap: float, worst: float, imb: dict, n: int, k: int):
-    from suite import Result
+    from suite.api import Result
 
     eq, lp, sc = parts["equal"], parts["lpt"], parts["sched"]
     res = Result()

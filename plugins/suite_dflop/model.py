@@ -50,9 +50,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from suite.perf.collective import Group, collective_time
-from suite.perf import training
-from suite.perf.pipeline import partition_layers, pipeline_1f1b_schedule
+from suite.api import Group, collective_time, partition_layers, pipeline_1f1b_schedule, training
 
 from suite_dflop import schedule as sched
 from suite_dflop.workloads import QWEN, SIGLIP, MixWorkload, ModuleSpec, Samples, generate
@@ -823,7 +821,7 @@ def evaluate(scenario):
     ValueError
         Bins left empty, or a bad parameter (one line).
     """
-    from suite import Skip
+    from suite.api import Skip
 
     wl, prof = scenario.workload, scenario.profile
     if prof is None:
@@ -846,7 +844,7 @@ def evaluate(scenario):
 
 def _result(st: StepTime, plan: Plan, s, info: dict, hw: Hardware, batch: int, gpus: int, mix: str):
     """Model fidelity's metrics and artifacts (see :func:`evaluate`)."""
-    from suite import Result
+    from suite.api import Result
 
     res = Result()
     res.add("step_time", st.time, "s", "lower")

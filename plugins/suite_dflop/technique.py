@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from suite import Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant, with_reasons
+from suite.api import Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant, with_reasons
 
 from suite_dflop.workloads import MIXES
 

@@ -26,7 +26,7 @@ import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from suite.workloads import Workload
+from suite.api import Workload
 
 if TYPE_CHECKING:  # numpy is imported where samples are drawn, so the declaration does not pay for it
     import numpy as np
@@ -91,7 +91,7 @@ class ModuleSpec(Workload):
 
 @functools.lru_cache(maxsize=8)
 def _shape_of(spec: ModuleSpec):
-    from suite.perf.training import TransformerShape  # numpy: not at declaration time
+    from suite.api import TransformerShape  # numpy: not at declaration time
 
     return TransformerShape(layers=spec.layers, hidden=spec.hidden, heads=spec.heads, seq=max(spec.tokens_per_image, 1),
                             vocab=spec.vocab, ffn=spec.ffn, kv_heads=spec.kv_heads, gated=spec.gated, tied=False,

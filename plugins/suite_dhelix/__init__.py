@@ -7,7 +7,7 @@ folded pipeline), :mod:`suite_dhelix.simulate` (the pipeline event by event),
 :mod:`suite_dhelix.workloads` (the TWIST blog's Qwen3-like models).
 """
 
-from suite import hookimpl
+from suite.api import hookimpl
 
 
 @hookimpl

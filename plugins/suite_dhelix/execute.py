@@ -26,8 +26,7 @@ import time
 
 import numpy as np
 
-from suite.collectives import Ledger, allgather, reduce_scatter
-from suite.technique import Result
+from suite.api import Ledger, Result, allgather, reduce_scatter
 
 from suite_dhelix import model
 

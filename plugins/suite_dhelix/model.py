@@ -73,11 +73,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from suite.errors import ParameterError
-from suite.perf.collective import Group, collective_time
-from suite.perf import training
-from suite.technique import Result
-from suite.workloads.transformer import TransformerSpec, transformer
+from suite.api import Group, ParameterError, Result, TransformerSpec, collective_time, training, transformer
 
 #: SIGMA (co-execution slowdown, 0.109): defined, with its source, in :mod:`suite_dhelix.constants`,
 #: which the declaration reads. Compute efficiency is the device's (its profile's gemm_bf16 curve).

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from suite import (Between, Claim, Gain, Null, Ordered, Paper, Param, Property, ScenarioSpec, Skip, Technique, Variant,
+from suite.api import (Between, Claim, Gain, Null, Ordered, Paper, Param, Property, ScenarioSpec, Skip, Technique, Variant,
                    with_reasons)
-from suite.errors import ParameterError
-from suite.technique import Approx, AtMost
+from suite.api import Approx, AtMost, ParameterError
 
 from suite_dhelix.constants import SIGMA
 
@@ -309,7 +308,7 @@ def check_tp_level(tech, scenario):
     b = _eval(tech, dataclasses.replace(sc, profile=slow))
     # strictly only where the level bounds the TP group's collectives (a ring runs at its slowest
     # level: a halved level that is still not the slowest changes nothing, suite.perf.collective)
-    from suite.perf import collective_time
+    from suite.api import collective_time
 
     fast_t, slow_t = ([collective_time(op, 2.0**24, grp, p).time for op in ("allgather", "reduce-scatter")]
                       for p in (sc.profile, slow))

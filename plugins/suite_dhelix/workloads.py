@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 
-from suite.workloads.transformer import TransformerSpec, transformer
+from suite.api import TransformerSpec, transformer
 
 __all__ = ["SPECS", "all_workloads", "QWEN3_VOCAB"]
 

@@ -5,7 +5,7 @@ Registered through the ``suite.plugins`` entry point like any third-party plugin
 and :mod:`suite_hetseq.execute` for the reference implementation on real arrays.
 """
 
-from suite import hookimpl
+from suite.api import hookimpl
 
 
 @hookimpl

@@ -38,9 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from suite.collectives.dataparallel import FlatModel, Workers, clock_for, load_problem
-from suite.errors import ParameterError
-from suite.technique import Result, Scenario, Skip
+from suite.api import FlatModel, ParameterError, Result, Scenario, Skip, Workers, clock_for, load_problem
 
 __all__ = ["union_gradient", "rank_times", "batches_for", "evaluate"]
 

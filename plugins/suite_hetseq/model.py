@@ -56,9 +56,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from suite.collectives.dataparallel import proportional_batches
-from suite.errors import ParameterError
-from suite.perf import collective_time, group_of, roofline_time
+from suite.api import ParameterError, collective_time, group_of, proportional_batches, roofline_time
 
 from suite_hetseq.constants import DEFAULT_EFFICIENCY, README_SAMPLES
 
@@ -94,7 +92,7 @@ def rank_devices(profile, ranks: int) -> list:
     ParameterError
         More ranks than the profile's ``[ext.mix]`` groups hold.
     """
-    from suite.hardware import mix_devices
+    from suite.api import mix_devices
 
     groups = mix_devices(profile)
     if not groups:
@@ -122,8 +120,7 @@ def memory_bytes(workload, batch: int) -> float:
 def _act_fp32(workload) -> float:
     a = None
     if getattr(workload, "kind", "") == "transformer":
-        from suite.errors import WorkloadError
-        from suite.workloads.transformer import activation_memory
+        from suite.api import WorkloadError, activation_memory
 
         try:
             a = activation_memory(workload, "none")
@@ -216,7 +213,7 @@ def step(workload, profile, ranks: int, total: int, variant: str, efficiency: fl
         The batch does not fit the ranks' memory (``hetseq``: the sum of the caps; ``ddp-equal-
         batch``: a rank's equal share).
     """
-    from suite import Skip
+    from suite.api import Skip
 
     devs = rank_devices(profile, ranks)
     F = float(workload.fwd_flops + workload.bwd_flops)
@@ -274,7 +271,7 @@ class Plan:
 
 
 def _nodes_of(profile, nodes: int) -> tuple[int, int]:
-    from suite import Skip
+    from suite.api import Skip
 
     dpn = profile.devices_per_node
     have = profile.num_nodes if profile.kind == "cluster" else 1
@@ -387,8 +384,7 @@ def evaluate(scenario):
     suite.Skip
         No profile or no layer table; nodes beyond the profile; a batch that does not fit.
     """
-    from suite import Result, Skip
-    from suite.workloads import LayerTable
+    from suite.api import LayerTable, Result, Skip
 
     prof, wl = scenario.profile, scenario.workload
     if prof is None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from suite import Assumption, with_reasons
-from suite import (
+from suite.api import Assumption, with_reasons
+from suite.api import (
     AtLeast,
     Claim,
     Gain,
@@ -159,7 +159,7 @@ def _fit(scenario):
 
 
 def _eval(tech, scenario, **kw):
-    from suite import Skip
+    from suite.api import Skip
 
     try:
         return tech.evaluate(dataclasses.replace(scenario, **kw))
@@ -259,7 +259,7 @@ class _StepOnly:
         self.name = name
 
     def evaluate(self, scenario):
-        from suite import Result
+        from suite.api import Result
 
         from suite_hetseq import model
 
@@ -285,7 +285,7 @@ def check_network_levels(tech, scenario):
     metric. (The kit's family check is not declared: on the whole model it also records the
     1-node reference's intra-node all-reduce, whose slow-down shows in ``speedup``, not in
     ``comm_time``.)"""
-    from suite.perf.sensitivity import check_network_sensitivity
+    from suite.api import check_network_sensitivity
 
     sc = _fit(scenario)
     prof = sc.profile

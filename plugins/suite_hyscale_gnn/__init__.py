@@ -6,7 +6,7 @@ cost model, :mod:`suite_hyscale_gnn.execute` (with :mod:`suite_hyscale_gnn.gnn`)
 reference implementation and :mod:`suite_hyscale_gnn.graphs` for the graphs it registers.
 """
 
-from suite import hookimpl
+from suite.api import hookimpl
 
 
 @hookimpl

@@ -50,7 +50,7 @@ _LR = 0.01
 
 def _pinned(n: int):
     """Every BLAS/OpenMP pool at *n* threads while timing (:func:`suite.perf.blas_threads`)."""
-    from suite.perf import blas_threads
+    from suite.api import blas_threads
 
     return blas_threads(n)
 
@@ -248,7 +248,7 @@ def _pipelined_epoch(st: _Stages, bl) -> None:
 
 
 def _oracles(g: _Graph, params, model: str, fanout, batch: int, seed: int) -> dict:
-    from suite.errors import TechniqueError
+    from suite.api import TechniqueError
 
     rng = np.random.default_rng(seed + 3)
     seeds = g.train[:batch]
@@ -314,7 +314,7 @@ def evaluate(scenario):
     suite.errors.TechniqueError
         An oracle check fails.
     """
-    from suite import Result, Skip
+    from suite.api import Result, Skip
 
     wl = scenario.workload
     if scenario.variant in ("distdgl", "ideal"):

@@ -36,7 +36,7 @@ import numpy as np
 if TYPE_CHECKING:
     import scipy.sparse as sp
 
-from suite.workloads import Dataset
+from suite.api import Dataset
 
 __all__ = ["GRAPH_DESCRIPTORS", "load_sbm_graph", "load_rmat_graph", "rmat_edges", "to_csr", "graph_workloads",
            "descriptor"]

@@ -63,9 +63,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from suite.errors import ParameterError
-from suite.perf import roofline_time, transfer_time
-from suite.perf.collective import Group, collective_time
+from suite.api import Group, ParameterError, collective_time, roofline_time, transfer_time
 
 from suite_hyscale_gnn.graphs import descriptor
 
@@ -190,7 +188,7 @@ def accel_of(profile) -> Accel | None:
     suite.Skip
         An accelerator without a host link, or an FPGA without ``[ext.fpga]`` dsp_slices and clock.
     """
-    from suite import Skip
+    from suite.api import Skip
 
     dev = profile.require_device()
     if dev.type == "cpu":
@@ -377,7 +375,7 @@ def stage_model(profile, workload, params, nodes: int = 1, variant: str | None =
     ParameterError
         A bad ``fanout`` or ``threads``.
     """
-    from suite import Skip
+    from suite.api import Skip
 
     desc = descriptor(workload)
     fanout = parse_fanout(params["fanout"])
@@ -567,7 +565,7 @@ def iteration(variant: str, sm: StageModel, nodes: int = 1, profile=None, cpu_sh
     """Stage times and iteration time (s) of one mini-batch for *variant* (module docstring)."""
     B, T = sm.batch, sm.threads
     if variant != "cpu-only" and sm.acc is None:
-        from suite import Skip
+        from suite.api import Skip
 
         raise Skip(f"hyscale-gnn: variant {variant!r} needs accelerators; the profile is CPU-only")
     out = {"t_sample": 0.0, "t_gather": 0.0, "t_copy": 0.0, "t_train_acc": 0.0, "t_train_cpu": 0.0,
@@ -633,7 +631,7 @@ def evaluate(scenario):
         Not a graph workload; infeasible (host memory); a variant that needs accelerators on a
         CPU-only profile.
     """
-    from suite import Result, Skip
+    from suite.api import Result, Skip
 
     wl = scenario.workload
     if wl is None or getattr(wl, "kind", None) != "graph":

@@ -1,7 +1,7 @@
 """kernel-kmeans: communication-avoiding linear-algebraic kernel k-means (Bellavita et al., 2026;
 Popcorn, PPoPP 2025). Registers the technique and the paper's datasets (n, d only)."""
 
-from suite import hookimpl
+from suite.api import hookimpl
 
 
 @hookimpl

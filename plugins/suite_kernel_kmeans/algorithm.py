@@ -29,7 +29,7 @@ import numpy as np
 if TYPE_CHECKING:
     import scipy.sparse as sp
 
-from suite.errors import ParameterError
+from suite.api import ParameterError
 
 from suite_kernel_kmeans.constants import KERNELS  # the kernel names (defined there for the declaration)
 

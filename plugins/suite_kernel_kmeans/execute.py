@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from suite.errors import ParameterError
-from suite.technique import Result, Scenario, Skip
+from suite.api import ParameterError, Result, Scenario, Skip
 
 from suite_kernel_kmeans import algorithm as alg
 from suite_kernel_kmeans import solvers
@@ -142,6 +141,6 @@ def evaluate(scenario: Scenario) -> Result:
 
 def _pinned_threads(n: int = 1):
     """Every BLAS/OpenMP pool at *n* threads while timing (:func:`suite.perf.blas_threads`)."""
-    from suite.perf import blas_threads
+    from suite.api import blas_threads
 
     return blas_threads(n)

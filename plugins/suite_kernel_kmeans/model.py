@@ -75,9 +75,7 @@ import functools
 import math
 from dataclasses import dataclass
 
-from suite.errors import ParameterError
-from suite.perf import roofline_time
-from suite.technique import Skip
+from suite.api import ParameterError, Skip, roofline_time
 
 from suite_kernel_kmeans.constants import DTYPE_BYTES  # bytes per element (defined there for the declaration)
 
@@ -250,7 +248,7 @@ def placement(profile, group: int, stride: int, p: int | None = None):
     * strided: ``dpn / stride`` members per node when ``stride < dpn`` (``stride`` groups share
       a node), one per node otherwise (``dpn`` groups share each node).
     """
-    from suite.perf import Group
+    from suite.api import Group
 
     dpn = profile.devices_per_node
     p = group * stride if p is None else p
@@ -295,13 +293,13 @@ def collective_time(c: Collective, profile, w: int, p: int | None = None) -> flo
         return 0.0
     if not profile.network:
         raise Skip(f"profile {profile.name!r} has no [[network]] level; a distributed layout needs one")
-    from suite.perf import collective_time as price
+    from suite.api import collective_time as price
 
     m = c.words * (LABEL_BYTES if c.elem == "label" else w)
     op, algo = _ALGO[c.kind]
     g = placement(profile, c.group, c.stride, p)
     if c.kind == "p2p":
-        from suite.perf import Group
+        from suite.api import Group
 
         g = Group(1, 2, concurrent=g.concurrent * g.ranks_per_node) if g.nodes > 1 else Group(2, 1, concurrent=g.concurrent)
     return price(op, m, g, profile, algo).time
@@ -483,7 +481,7 @@ def evaluate(scenario) -> "Result":
     device memory, else 0); ``gpus``; ``points``.
     Artifact ``breakdown``: seconds per phase and collective.
     """
-    from suite.technique import Result
+    from suite.api import Result
 
     if scenario.profile is None:
         raise Skip("the model fidelity needs a hardware profile")

@@ -42,8 +42,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from suite.collectives import Ledger, Message, allgather, broadcast, ring_allreduce, send
-from suite.errors import ParameterError
+from suite.api import Ledger, Message, ParameterError, allgather, broadcast, ring_allreduce, send
 
 from suite_kernel_kmeans import algorithm as alg
 

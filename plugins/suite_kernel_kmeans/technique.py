@@ -12,8 +12,8 @@ import dataclasses
 import functools
 import math
 
-from suite import Assumption, with_reasons
-from suite import (
+from suite.api import Assumption, with_reasons
+from suite.api import (
     Approx,
     AtLeast,
     AtMost,

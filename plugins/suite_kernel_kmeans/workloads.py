@@ -8,7 +8,7 @@ ten digits); they are not stated in the paper and only label the workload.
 
 from __future__ import annotations
 
-from suite.workloads import Dataset
+from suite.api import Dataset
 
 __all__ = ["PAPER_DATASETS", "paper_datasets"]
 

@@ -1,6 +1,6 @@
 """dlsys-suite plugin: MG-WFBP, merged-gradient wait-free backpropagation (Shi, Chu, Li, INFOCOM 2019)."""
 
-from suite import hookimpl
+from suite.api import hookimpl
 
 
 @hookimpl

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from suite.collectives import Ledger, ring_allreduce
+from suite.api import Ledger, ring_allreduce
 
 __all__ = [
     "MLP",
@@ -54,13 +54,13 @@ def load_dataset(workload=None) -> tuple[np.ndarray, np.ndarray, str]:
     loaded by the zoo's own loader (:func:`suite.workloads.datasets.load_sklearn`, what the
     ``digits`` workload loads): no lookup by name.
     """
-    from suite.workloads import Dataset
+    from suite.api import Dataset
 
     if isinstance(workload, Dataset):
         X, y = workload.load()
         name = workload.name
     else:
-        from suite.workloads.datasets import load_sklearn
+        from suite.api import load_sklearn
 
         X, y = load_sklearn("digits")
         name = "digits"
@@ -126,7 +126,7 @@ class MLP:
 def mlp_layer_table(sizes: Sequence[int], dtype_bytes: int = 8):
     """The MLP as a :class:`suite.workloads.LayerTable` (fc layers, per-sample FLOPs = 2 x MACs,
     first layer without data gradient), so the cost model can choose its groups."""
-    from suite.workloads import Layer, LayerTable
+    from suite.api import Layer, LayerTable
 
     layers = []
     for l, (i, o) in enumerate(zip(sizes[:-1], sizes[1:])):
@@ -236,7 +236,7 @@ TIMING_THREADS = 1
 
 def _pinned_threads(n: int = 1):
     """Every BLAS/OpenMP pool at *n* threads while timing (:func:`suite.perf.blas_threads`)."""
-    from suite.perf import blas_threads
+    from suite.api import blas_threads
 
     return blas_threads(n)
 
@@ -271,8 +271,7 @@ def evaluate(scenario):
     ``oracle_error`` (the larger of the two differences) and the ledger's ``bytes_sent`` and
     ``bytes_received`` over all workers and steps.
     """
-    from suite.technique import Result, Skip
-    from suite.workloads import LayerTable
+    from suite.api import LayerTable, Result, Skip
 
     from suite_mgwfbp import model as M
 
@@ -330,7 +329,7 @@ def _variant_groups(scenario, table, nbytes: Sequence[float], workers: int) -> t
     suite.Skip
         mg-wfbp without a profile.
     """
-    from suite.technique import Skip
+    from suite.api import Skip
 
     from suite_mgwfbp import model as M
 

@@ -37,9 +37,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from suite.errors import ParameterError
-from suite.perf import grouped_wfbp_timeline
-from suite.perf.timeline import Timeline
+from suite.api import ParameterError, Timeline, grouped_wfbp_timeline
 
 __all__ = [
     "CommCost",
@@ -414,8 +412,7 @@ def comm_cost_from_profile(profile, workers: int, algorithm: str = "ring", use_f
     suite.Skip
         P > 1 and the profile has no network level.
     """
-    from suite.perf import allreduce_fit, collective_time, group_of
-    from suite.technique import Skip
+    from suite.api import Skip, allreduce_fit, collective_time, group_of
 
     if workers <= 1:
         return CommCost(0.0, 0.0, "single worker: no communication")
@@ -537,8 +534,7 @@ def layer_costs(table, batch: int, device, efficiency: float, dtype: str = "fp32
     suite.Skip
         The table has no layer with parameters.
     """
-    from suite.perf import layer_times
-    from suite.technique import Skip
+    from suite.api import Skip, layer_times
 
     layers = list(table.layers)
     fwd, bwd = layer_times(layers, batch, device, dtype=dtype, efficiency=efficiency,
@@ -589,7 +585,7 @@ def resolve_workers(scenario) -> int:
     if w is None:
         return prof.num_devices if prof is not None else 1
     if prof is not None and w > prof.num_devices:
-        from suite.technique import Skip
+        from suite.api import Skip
 
         raise Skip(f"workers={w} but profile {prof.name!r} has {prof.num_devices} devices")
     return int(w)
@@ -597,8 +593,7 @@ def resolve_workers(scenario) -> int:
 
 def costs_from_scenario(scenario) -> tuple[LayerCosts, CommCost, int]:
     """Layer costs, all-reduce cost and worker count of a model scenario."""
-    from suite.technique import Skip
-    from suite.workloads import LayerTable
+    from suite.api import LayerTable, Skip
 
     prof = scenario.profile
     wl = scenario.workload
@@ -624,7 +619,7 @@ def evaluate(scenario):
     ``optimality_gap = T / T_opt - 1`` against the exact optimum over contiguous groupings
     (:func:`groups_optimal`).
     """
-    from suite.technique import Result
+    from suite.api import Result
 
     costs, comm, workers = costs_from_scenario(scenario)
     variant = scenario.variant

@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from suite import Assumption, with_reasons
-from suite import AtMost, Claim, Null, Ordered, Paper, Param, Property, Result, ScenarioSpec, Technique, Variant
+from suite.api import (Assumption, AtMost, Claim, Null, Ordered, Paper, Param, Property, Result, ScenarioSpec,
+                       Technique, Variant, with_reasons)
 
 PAPER = Paper(
     title="MG-WFBP: Efficient Data Communication for Distributed Synchronous SGD Algorithms",

@@ -8,7 +8,7 @@ Registered through the ``suite.plugins`` entry point like any third-party plugin
 RepVGG-A0 (deploy form) and the digits CNN.
 """
 
-from suite import hookimpl
+from suite.api import hookimpl
 
 
 @hookimpl

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from suite.errors import TechniqueError
+from suite.api import TechniqueError
 
 __all__ = [
     "Geometry",

@@ -279,9 +279,7 @@ def evaluate(scenario):
     suite.errors.TechniqueError
         An oracle check fails (a bug).
     """
-    from suite import Result, Skip
-    from suite.errors import TechniqueError
-    from suite.workloads import LayerTable
+    from suite.api import LayerTable, Result, Skip, TechniqueError
 
     p = scenario.params
     methods = model.METHODS[scenario.variant]

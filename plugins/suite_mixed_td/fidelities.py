@@ -9,8 +9,7 @@ import time
 
 import numpy as np
 
-from suite import Result, Skip
-from suite.perf import blas_threads
+from suite.api import Result, Skip, blas_threads
 
 from suite_mixed_td import execute, model
 from suite_mixed_td.technique import _family, default_ratio
@@ -36,7 +35,7 @@ def evaluate_model(scenario) -> Result:
         No ``[ext.fpga]`` in the profile; a workload that is not a layer table; a DSP budget below the
         dense design's stage count.
     """
-    from suite.workloads import LayerTable
+    from suite.api import LayerTable
 
     wl = scenario.workload
     if not isinstance(wl, LayerTable):

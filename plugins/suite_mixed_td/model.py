@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from suite.perf import transfer_time
+from suite.api import transfer_time
 
 from suite_mixed_td.constants import DSP_PER_MAC  # the declaration's default, read without this module
 from suite_mixed_td.decompose import (
@@ -129,7 +129,7 @@ def resources_of(profile, dsp_budget: int | None = None) -> Resources:
     suite.Skip
         The profile has no ``[ext.fpga]`` table, or lacks a clock.
     """
-    from suite import Skip
+    from suite.api import Skip
 
     fp = (profile.ext or {}).get("fpga") if profile is not None else None
     if not fp:
@@ -153,8 +153,7 @@ def resources_of(profile, dsp_budget: int | None = None) -> Resources:
 def _si(profile, key: str, value, dim: str) -> float:
     """An ``[ext.fpga]`` figure in SI units: an override may leave a string with a unit there
     (``with_overrides({"ext.fpga.clock": "100 MHz"})``); a bad one is one line naming the field."""
-    from suite.errors import ProfileError
-    from suite.hardware import parse_quantity
+    from suite.api import ProfileError, parse_quantity
 
     try:
         return parse_quantity(value, dim)

@@ -21,7 +21,7 @@ def repvgg_a0():
     .. [Ding21] X. Ding, X. Zhang, N. Ma, J. Han, G. Ding, J. Sun, "RepVGG: Making VGG-style
        ConvNets Great Again", CVPR 2021, §4.1 and Table 2 (architecture), Table 4 (8.30 M params).
     """
-    from suite.workloads.cnn import CNNBuilder
+    from suite.api import CNNBuilder
 
     b = CNNBuilder("mixed-td-repvgg-a0", (3, 224, 224))
     x = b.relu(b.conv(b.input, 48, 3, 2, 1, bias=True, name="stage0.conv"), name="stage0.relu")
@@ -39,7 +39,7 @@ def repvgg_a0():
 def digits_cnn():
     """The digits CNN of the execute fidelity as a layer table (1x8x8 input): conv 1->8, conv 8->16,
     conv 16->16 stride 2 (3x3, padding 1, bias), global average pool, fc 16->10."""
-    from suite.workloads.cnn import CNNBuilder
+    from suite.api import CNNBuilder
 
     b = CNNBuilder("mixed-td-digits-cnn", (1, 8, 8))
     x = b.input

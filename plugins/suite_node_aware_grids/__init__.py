@@ -8,7 +8,7 @@ the cost model, :mod:`~suite_node_aware_grids.execute` for the distributed contr
 arrays and :mod:`~suite_node_aware_grids.workloads` for the ``contraction`` workload kind.
 """
 
-from suite import hookimpl
+from suite.api import hookimpl
 
 
 @hookimpl

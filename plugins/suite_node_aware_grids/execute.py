@@ -35,7 +35,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from suite.collectives import Ledger, broadcast, send
+from suite.api import Ledger, broadcast, send
 
 from suite_node_aware_grids import grids as G
 from suite_node_aware_grids import model
@@ -352,8 +352,7 @@ def evaluate(scenario, repeats: int = 3):
     suite.errors.TechniqueError
         C differs from the oracle (a bug).
     """
-    from suite import Result, Skip
-    from suite.errors import TechniqueError
+    from suite.api import Result, Skip, TechniqueError
 
     groups, ranks, ppn, dtype, grid, _eff, wl = model.resolve(scenario)
     if ranks > MAX_RANKS:

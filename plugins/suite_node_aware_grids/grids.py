@@ -365,7 +365,7 @@ def parse_grid(text: str, ranks: int, technique: str = "node-aware-grids") -> tu
     suite.errors.ParameterError
         Not 2 or 3 positive integers joined by ``x``, or their product is not *ranks*.
     """
-    from suite.errors import ParameterError
+    from suite.api import ParameterError
 
     t = str(text).strip().lower()
     if t == "auto":

@@ -55,8 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from suite.perf import roofline_time
-from suite.perf.collective import Group, collective_time
+from suite.api import Group, collective_time, roofline_time
 
 from suite_node_aware_grids import grids as G
 
@@ -395,8 +394,7 @@ def resolve(scenario):
         Not a contraction workload; an extent parameter the workload has no index for; more nodes
         than the profile has; a profile without a network level or without the dtype's peak.
     """
-    from suite import Skip
-    from suite.errors import ParameterError, WorkloadError
+    from suite.api import ParameterError, Skip, WorkloadError
 
     from suite_node_aware_grids.workloads import Contraction, with_extents
 
@@ -450,7 +448,7 @@ def evaluate(scenario):
     suite.Skip, suite.errors.ParameterError
         See :func:`resolve`; no grid fits the memory cap (Skip).
     """
-    from suite import Result, Skip
+    from suite.api import Result, Skip
 
     groups, ranks, ppn, dtype, grid, eff, wl = resolve(scenario)
     prof = scenario.profile

@@ -9,8 +9,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from suite import Assumption
-from suite import (
+from suite.api import Assumption
+from suite.api import (
     Claim,
     Exact,
     Null,

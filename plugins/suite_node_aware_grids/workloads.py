@@ -17,8 +17,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from suite.errors import WorkloadError
-from suite.workloads import Workload
+from suite.api import Workload, WorkloadError
 
 __all__ = ["Contraction", "Groups", "parse_spec", "index_groups", "contraction_workloads", "with_extents"]
 

@@ -1,7 +1,7 @@
 """Odyssey / Chameleon (Zhou et al., arXiv 2508.21613): adaptive choice of recovery policy for
 fault-tolerant DP x PP training -- a dlsys-suite technique plugin."""
 
-from suite import hookimpl
+from suite.api import hookimpl
 
 
 @hookimpl

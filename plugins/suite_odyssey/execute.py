@@ -38,10 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from suite import Result
-from suite.collectives import Ledger, ring_allreduce, send
-from suite.errors import ParameterError
-from suite.perf.pipeline import partition_layers, split_microbatches
+from suite.api import Ledger, ParameterError, Result, partition_layers, ring_allreduce, send, split_microbatches
 
 from .model import ClusterModel, LLMJob, PerfModel, choose_policy, expected_window
 
@@ -527,6 +524,6 @@ def evaluate(scenario) -> Result:
 
 def _pinned_threads(n: int = 1):
     """Every BLAS/OpenMP pool at *n* threads while timing (:func:`suite.perf.blas_threads`)."""
-    from suite.perf import blas_threads
+    from suite.api import blas_threads
 
     return blas_threads(n)

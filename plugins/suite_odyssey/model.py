@@ -42,9 +42,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from suite.errors import ParameterError, ProfileError
-from suite.perf import p2p_time, ring_allreduce_time
-from suite.perf.pipeline import (
+from suite.api import ParameterError, ProfileError, p2p_time, ring_allreduce_time
+from suite.api import (
     partition_layers,
     pipeline_1f1b_schedule,
     pipeline_1f1b_unbalanced_time,
@@ -346,7 +345,7 @@ class PerfModel:
         hit = self._tpc.get(tp)
         if hit is not None:
             return hit
-        from suite.perf import Group, collective_time
+        from suite.api import Group, collective_time
 
         prof = self.cluster.profile
         dpn = prof.devices_per_node
@@ -376,7 +375,7 @@ class PerfModel:
         prof = self.cluster.profile
         if prof is None:
             return p2p_time(nbytes, self.cluster.latency, 1.0 / self.cluster.bandwidth)
-        from suite.perf import Group, collective_time
+        from suite.api import Group, collective_time
 
         g = Group(2, 1) if self._pp_intra(len(bounds) - 1, tp) and prof.devices_per_node > 1 else Group(1, 2)
         return collective_time("p2p", nbytes, g, prof).time
@@ -389,7 +388,7 @@ class PerfModel:
         ``dpn // (pp tp)`` per node when a pipeline is smaller than a node, else one per node;
         the other stages' and shards' all-reduces run at once on the same nodes
         (``Group.concurrent``)."""
-        from suite.perf import Group
+        from suite.api import Group
 
         dpn = self.cluster.profile.devices_per_node
         stride = pp * tp
@@ -409,7 +408,7 @@ class PerfModel:
         prof = self.cluster.profile
         if prof is None:
             return ring_allreduce_time(nbytes, dp, self.cluster.latency, 1.0 / self.cluster.bandwidth)
-        from suite.perf import collective_time
+        from suite.api import collective_time
 
         pp = len(bounds) - 1
         return collective_time("allreduce", nbytes, self.dp_group(dp, pp, tp), prof).time
@@ -574,11 +573,11 @@ class PerfModel:
         prof = self.cluster.profile
         if prof is None or prof.num_nodes < 2:
             if prof is not None:
-                from suite.perf import Group, collective_time
+                from suite.api import Group, collective_time
 
                 return collective_time("p2p", nbytes, Group(min(2, prof.devices_per_node), 1), prof).time
             return p2p_time(nbytes, self.cluster.latency, 1.0 / self.cluster.bandwidth)
-        from suite.perf import Group, collective_time
+        from suite.api import Group, collective_time
 
         return collective_time("p2p", nbytes, Group(1, 2), prof).time
 

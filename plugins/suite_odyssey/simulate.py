@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import simpy
 
-from suite.errors import ParameterError
+from suite.api import ParameterError
 
 from .model import PerfModel, Plan, choose_policy, daly_interval, expected_window, young_interval
 
@@ -533,7 +533,7 @@ def evaluate(scenario):
     throughput ``timeline`` (``[hour, samples/s]`` steps), the ``events`` with the policy chosen
     per failure, ``choices`` and the initial ``plan``.
     """
-    from suite import Result
+    from suite.api import Result
 
     pm, knobs = build(scenario)
     trace = make_trace(scenario, pm)
@@ -608,7 +608,7 @@ def evaluate_model(scenario):
     ``recovery_cost`` (s, one-shot costs summed; checkpoint-restart adds the expected rework of
     half an interval), ``checkpoint_overhead`` (``delta / tau``, checkpoint-restart only, else 0).
     """
-    from suite import Result
+    from suite.api import Result
 
     pm, knobs = build(scenario)
     f = int(scenario.params["failed_devices"])

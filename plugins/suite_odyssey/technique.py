@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 
-from suite import Assumption, with_reasons
-from suite import (
+from suite.api import Assumption, with_reasons
+from suite.api import (
     AtLeast,
     Claim,
     Gain,
@@ -22,7 +22,7 @@ from suite import (
     Technique,
     Variant,
 )
-from suite.errors import SuiteError
+from suite.api import SuiteError
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "CLAIM_PARAMS", "CLAIM_SEEDS",
            "max_ratio_vs_replan", "max_ratio_vs_reroute"]
@@ -188,7 +188,7 @@ CLAIMS = [
 
 
 def _model_or_skip(scenario):
-    from suite import Skip
+    from suite.api import Skip
 
     from suite_odyssey import simulate
 
@@ -256,7 +256,7 @@ def _check_reroute_conserves(tech, scenario):
 def _check_no_failure_equal(tech, scenario):
     """With no failures every policy but `redundant` runs at the failure-free best plan's speed."""
     if scenario.variant == "redundant":
-        from suite import Skip
+        from suite.api import Skip
 
         raise Skip("redundant computation has a failure-free overhead by design")
     from suite_odyssey import simulate

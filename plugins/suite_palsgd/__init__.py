@@ -1,7 +1,7 @@
 """dlsys-suite plugin: PALSGD, pseudo-asynchronous local SGD (Naganuma et al., TMLR 2025).
 Registers the technique and GPT-Neo-8M (the authors' small model, not in the zoo)."""
 
-from suite import hookimpl
+from suite.api import hookimpl
 
 
 @hookimpl

@@ -33,8 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from suite.collectives.dataparallel import FlatModel, Workers, clock_for, load_problem, relative_speeds
-from suite.technique import Result, Scenario, Skip
+from suite.api import FlatModel, Result, Scenario, Skip, Workers, clock_for, load_problem, relative_speeds
 
 __all__ = ["AdamW", "SGD", "Nesterov", "pseudo_sync", "Setup", "setup", "run", "evaluate"]
 
@@ -131,7 +130,7 @@ def _inner(params) -> object:
 
 def setup(variant: str, params, profile=None, seed: int = 0, dataset=None, clock_workload=None) -> Setup:
     """Build the workers and optimizers of one run from the technique's parameters."""
-    from suite.workloads import Dataset, LayerTable
+    from suite.api import Dataset, LayerTable
 
     K = int(params["workers"] or 4)
     prob = load_problem(K, params["split"], float(params["alpha"]), seed,

@@ -43,9 +43,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from suite.collectives.dataparallel import allreduce_seconds, compute_seconds
-from suite.technique import Result, Scenario, Skip
-from suite.workloads import LayerTable
+from suite.api import LayerTable, Result, Scenario, Skip, allreduce_seconds, compute_seconds
 
 __all__ = ["VARIANTS", "peak_dtype", "Times", "times", "step_time", "total_time", "allreduce_count", "evaluate"]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from suite import Assumption, with_reasons
-from suite import Approx, Claim, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant
+from suite.api import (Approx, Assumption, Claim, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant,
+                       with_reasons)
 
 PAPER = Paper(
     title="Pseudo-Asynchronous Local SGD: Robust and Efficient Data-Parallel Training",
@@ -86,7 +86,7 @@ def gpt_neo_8m():
     """GPT-Neo-8M of the authors' code (Hiroki11x/Pseudo-Asynchronous-LocalSGD): 8 layers, hidden 128, 8 heads,
     GPT-Neo's vocabulary (50,257), 300 learned positions (the code's max_length), local attention
     every other layer; 8,054,656 parameters, the count the code's README gives."""
-    from suite.workloads.transformer import TransformerSpec, transformer
+    from suite.api import TransformerSpec, transformer
 
     spec = TransformerSpec(
         "gpt-neo-8m", 8, 128, 8, vocab=50257, seq=300, positions=300, qkv_bias=False, local_window=256,

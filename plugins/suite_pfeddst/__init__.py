@@ -7,7 +7,7 @@ Registered through the ``suite.plugins`` entry point like any third-party plugin
 ``pfeddst-gaussian-mixture-10`` (a 10-component Gaussian mixture; the zoo's has 5).
 """
 
-from suite import hookimpl
+from suite.api import hookimpl
 
 
 @hookimpl

@@ -45,10 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from suite import Result
-from suite.collectives import Ledger, recv, send
-from suite.collectives.dataparallel import FlatModel
-from suite.errors import ParameterError
+from suite.api import FlatModel, Ledger, ParameterError, Result, recv, send
 
 __all__ = ["Clients", "load_clients", "peer_graph", "score_matrix", "score_loop", "select_top_k",
            "average_extractors", "batched_losses", "run", "RunResult", "evaluate", "SCALAR_BYTES", "rounds_to_target"]
@@ -100,7 +97,7 @@ def load_clients(X, y, clients: int, split: str = "pathological", shards: int = 
     ParameterError
         A client would get fewer than 2 samples, or a fraction outside (0, 1).
     """
-    from suite.workloads.datasets import partition
+    from suite.api import partition
 
     if not 0 < test_fraction < 1:
         raise ParameterError(f"pfeddst: parameter 'test_fraction': expected in (0, 1), got {test_fraction}")
@@ -395,7 +392,7 @@ def run(cl: Clients, variant: str, *, rounds: int = 30, hidden: int = 32, degree
     ParameterError
         Unknown variant or reading, or ``k`` above the peer graph's degree.
     """
-    from suite.perf import blas_threads, measurement_clock
+    from suite.api import blas_threads, measurement_clock
 
     if variant not in ("local-only", "fedavg", "random-peers", "pfeddst"):
         raise ParameterError(f"pfeddst: variant: expected local-only, fedavg, random-peers or pfeddst, got {variant!r}")

@@ -49,9 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from suite import Result
-from suite.errors import ParameterError, ProfileError
-from suite.perf.collective import Group, collective_time
+from suite.api import Group, ParameterError, ProfileError, Result, collective_time
 
 # DEFAULT_EFFICIENCY (achieved fraction of fp32 peak when a device has no gemm_fp32 curve, an
 # assumption) is defined in suite_pfeddst.constants, so the declaration reads it without this module.

@@ -11,7 +11,7 @@ import dataclasses
 import math
 from typing import TYPE_CHECKING
 
-from suite import Claim, Null, Ordered, Paper, Param, Property, ScenarioSpec, Technique, Variant
+from suite.api import Claim, Null, Ordered, Paper, Param, Property, ScenarioSpec, Technique, Variant
 
 from suite_pfeddst.constants import DEFAULT_EFFICIENCY
 
@@ -86,7 +86,7 @@ _P = "edge-hetero"
 
 def gaussian_mixture_10():
     """The second execute data set: a 10-component Gaussian mixture (2,000 x 10, seed 0)."""
-    from suite.workloads.datasets import gaussian_mixture
+    from suite.api import gaussian_mixture
 
     return gaussian_mixture(n=2000, k=10, d=10, separation=3.0, seed=0, name="pfeddst-gaussian-mixture-10")
 

@@ -5,7 +5,7 @@ Registered through the ``suite.plugins`` entry point like any third-party plugin
 model and :mod:`suite_poseidon.execute` for the reference implementation on real arrays.
 """
 
-from suite import hookimpl
+from suite.api import hookimpl
 
 
 @hookimpl

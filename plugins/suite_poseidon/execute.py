@@ -31,8 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from suite.collectives import Ledger, ps_push_pull, send
-from suite.workloads import Layer
+from suite.api import Layer, Ledger, ps_push_pull, send
 
 from suite_poseidon.model import VARIANTS, ps_floats_per_node, scheme_for, sfb_eligible, sfb_floats_per_node
 
@@ -60,7 +59,7 @@ EXEC_LAYERS: tuple[Layer, ...] = (
 
 def _pinned_threads(n: int = 1):
     """Every BLAS/OpenMP pool at *n* threads while timing (:func:`suite.perf.blas_threads`)."""
-    from suite.perf import blas_threads
+    from suite.api import blas_threads
 
     return blas_threads(n)
 
@@ -151,7 +150,7 @@ def _check_close(name: str, scheme: str, outs: Sequence[np.ndarray], oracle: np.
     scale = float(np.max(np.abs(oracle))) or 1.0
     worst = max(float(np.max(np.abs(o.astype(np.float64) - oracle))) for o in outs) / scale
     if not all(np.allclose(o, oracle, rtol=1e-4, atol=1e-4 * scale) for o in outs):
-        from suite.errors import TechniqueError
+        from suite.api import TechniqueError
 
         raise TechniqueError(f"poseidon execute: layer {name!r} {scheme} aggregate differs from the dense sum "
                              f"(max relative error {worst:.3g})")
@@ -188,7 +187,7 @@ def evaluate(scenario, repeats: int = 3):
     suite.errors.TechniqueError
         An aggregate differs from the oracle, or the ledger disagrees with the cost rule (a bug).
     """
-    from suite import Result, Skip
+    from suite.api import Result, Skip
 
     prm = scenario.params
     p, k = int(prm["nodes"]), int(prm["batch_per_node"])
@@ -244,7 +243,7 @@ def _checked_layer(layer: Layer, data, p: int, s: int, k: int, scheme: str, tall
     suite.errors.TechniqueError
         An aggregate differs from the oracle, or the ledger disagrees with the cost rule (a bug).
     """
-    from suite.errors import TechniqueError
+    from suite.api import TechniqueError
 
     rows, m, n = _factor_shape(layer)
     deltas, xs, grads = data

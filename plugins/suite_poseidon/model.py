@@ -49,7 +49,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from suite.perf import (
+from suite.api import (
     Group,
     broadcast_time,
     collective_time,
@@ -458,7 +458,7 @@ def speedup(layers: Sequence, variant: str, nodes: int, batch: int, servers: int
 
 def resolve_nodes(profile, nodes: int) -> None:
     """Check that *nodes* fits the profile; raise :class:`suite.Skip` with the reason if not."""
-    from suite import Skip
+    from suite.api import Skip
 
     if profile.kind == "cluster":
         have = profile.num_nodes
@@ -495,7 +495,7 @@ def evaluate(scenario):
     suite.Skip
         No layer table, nodes beyond the profile, servers > nodes.
     """
-    from suite import Result, Skip
+    from suite.api import Result, Skip
 
     prof, wl = scenario.profile, scenario.workload
     if prof is None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from suite import Assumption, with_reasons
-from suite import (
+from suite.api import Assumption, with_reasons
+from suite.api import (
     AtMost,
     Claim,
     Gain,

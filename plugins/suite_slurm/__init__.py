@@ -7,7 +7,7 @@ Install with the ``[slurm]`` extra (``pip install 'dlsys-suite[slurm]'``).
 
 from __future__ import annotations
 
-from suite import hookimpl
+from suite.api import hookimpl
 
 __all__ = ["suite_executor"]
 

@@ -41,8 +41,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from suite.errors import SuiteError
-from suite.execution import (DONE_STATUSES, Case, ExecOptions, Executor, crashed_outcome, pack, package_of, run_isolated,
+from suite.api import SuiteError
+from suite.api import (DONE_STATUSES, Case, ExecOptions, Executor, crashed_outcome, pack, package_of, run_isolated,
                              run_sandboxed, shippable)
 
 __all__ = ["SlurmExecutor", "SlurmOptions", "OPTIONS", "run_task", "parse_options", "group_tasks",

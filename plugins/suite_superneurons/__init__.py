@@ -1,6 +1,6 @@
 """dlsys-suite plugin: SuperNeurons (Wang et al., PPoPP 2018), dynamic GPU memory management."""
 
-from suite import hookimpl
+from suite.api import hookimpl
 
 
 @hookimpl

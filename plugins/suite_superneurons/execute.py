@@ -25,9 +25,7 @@ import tracemalloc
 
 import numpy as np
 
-from suite import Result, Scenario
-from suite.workloads import LayerTable
-from suite.workloads.cnn import CNNBuilder
+from suite.api import CNNBuilder, LayerTable, Result, Scenario
 
 __all__ = ["mlp_table", "init_params", "train_step", "load_batch", "evaluate"]
 

@@ -46,10 +46,7 @@ import functools
 import gc
 from dataclasses import dataclass, field
 
-from suite import Result, Scenario, Skip
-from suite.errors import ParameterError
-from suite.perf import layer_times, transfer_time
-from suite.workloads import LayerTable
+from suite.api import LayerTable, ParameterError, Result, Scenario, Skip, layer_times, transfer_time
 from suite_superneurons.constants import FIXED_UNITS
 
 __all__ = ["POLICIES", "MemoryTrace", "simulate", "layer_memory", "max_trainable", "max_batch", "NEEDS_INPUT",
@@ -564,7 +561,7 @@ def resnet_table(n3: int) -> LayerTable:
     152 and 200, is also a He et al. depth whose stage layout is another network), built once per
     process for the max-depth searches. Not frozen: it never leaves this module, and freezing a
     15,000-layer table cost several times its build."""
-    from suite.workloads.architectures import resnet
+    from suite.api import resnet
 
     from suite_superneurons.constants import N1, N2, N4  # FIXED_UNITS = N1 + N2 + N4: one definition
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from suite import Assumption, with_reasons
-from suite import (Approx, Claim, Exact, Gain, Null, Paper, Param, Property, Scenario, ScenarioSpec, Skip, Technique,
+from suite.api import Assumption, with_reasons
+from suite.api import (Approx, Claim, Exact, Gain, Null, Paper, Param, Property, Scenario, ScenarioSpec, Skip, Technique,
                    Variant)
 from suite_superneurons.constants import RESNET_2500_UNITS_DEPTH
 
@@ -29,7 +29,7 @@ MIB = 2.0**20
 
 
 def _prop_peak_order(tech: Technique, s: Scenario) -> None:
-    from suite.workloads import LayerTable
+    from suite.api import LayerTable
     from suite_superneurons.model import POLICIES, simulate
 
     if s.params["mode"] != "iteration" or not isinstance(s.workload, LayerTable):
@@ -43,7 +43,7 @@ def _prop_peak_order(tech: Technique, s: Scenario) -> None:
 
 
 def _prop_no_read_after_free(tech: Technique, s: Scenario) -> None:
-    from suite.workloads import LayerTable
+    from suite.api import LayerTable
     from suite_superneurons.model import POLICIES, simulate
 
     if not isinstance(s.workload, LayerTable):

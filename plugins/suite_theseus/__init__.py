@@ -8,7 +8,7 @@ executors, :mod:`~suite_theseus.tpch` for the TPC-H data and workloads and
 :mod:`~suite_theseus.extension` for the ``[ext.theseus]`` profile table.
 """
 
-from suite import hookimpl
+from suite.api import hookimpl
 
 
 @hookimpl

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from suite.collectives import Ledger, recv, send
+from suite.api import Ledger, recv, send
 
 from suite_theseus import tpch
 

@@ -139,7 +139,7 @@ def evaluate(scenario):
     suite.errors.TechniqueError
         The engine's answer differs from DuckDB's (a bug), or the ledger's two tallies disagree.
     """
-    from suite import Result
+    from suite.api import Result
 
     from suite_theseus import engine
 
@@ -187,7 +187,7 @@ def _engine_kwargs(scenario) -> dict:
 
 def _load_data(scenario):
     """The TPC-H tables at the scenario's scale factor, or Skip (too large, or no ``[sql]`` extra)."""
-    from suite import Skip
+    from suite.api import Skip
 
     from suite_theseus import model
 
@@ -202,7 +202,7 @@ def _load_data(scenario):
 
 def _duckdb_result(data, q: int):
     """The ``cpu-engine`` baseline: DuckDB's own answer and time (it is the oracle, so correct)."""
-    from suite import Result
+    from suite.api import Result
 
     _, dt = data.duckdb_answer(q)
     res = Result()
@@ -217,7 +217,7 @@ def _duckdb_result(data, q: int):
 def _check_against_oracles(q: int, ours: list[tuple], ref, eng, where: str) -> float:
     """The largest relative error against DuckDB; TechniqueError on a wrong field or a ledger
     whose sent and received tallies disagree."""
-    from suite.errors import TechniqueError
+    from suite.api import TechniqueError
 
     ok, err, first = compare(q, ours, ref)
     if not ok:

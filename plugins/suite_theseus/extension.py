@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from suite.hardware.units import BandwidthQ, BytesQ
+from suite.api import BandwidthQ, BytesQ
 
 __all__ = ["TheseusExt"]
 

@@ -77,7 +77,7 @@ def coefficients() -> dict:
     """The committed coefficient table (``coefficients.json``; regenerate with
     ``python -m suite_theseus.calibrate``), read through :func:`suite.read_data` so that its
     contents are part of every case key."""
-    from suite import read_data
+    from suite.api import read_data
 
     return json.loads(read_data(__name__, "coefficients.json"))
 
@@ -91,7 +91,7 @@ def query_bytes(query: int, sf: float) -> dict[str, float]:
 
 def scale_factor(scenario) -> float:
     """The scenario's SF: its ``tpch-sf<X>`` workload's, else the ``sf`` parameter."""
-    from suite.errors import ParameterError
+    from suite.api import ParameterError
 
     sf = tpch.sf_of(scenario.workload)
     if sf is None:
@@ -103,7 +103,7 @@ def scale_factor(scenario) -> float:
 
 def ext_of(profile) -> dict:
     """``[ext.theseus]`` in SI units (validated by the plugin's schema), or {} when absent."""
-    from suite.errors import ProfileError
+    from suite.api import ProfileError
 
     raw = (profile.ext or {}).get("theseus") if profile is not None else None
     if not raw:
@@ -135,7 +135,7 @@ def budget_usd_per_hour(params, parity=None) -> float | None:
     suite.errors.ParameterError
         Both set; ``parity_with`` names a profile without a ``[cost]`` price.
     """
-    from suite.errors import ParameterError
+    from suite.api import ParameterError
 
     usd, ref = params.get("usd_per_hour"), params.get("parity_with")
     if ref is None:
@@ -157,7 +157,7 @@ def nodes_for(profile, usd_per_hour: float | None) -> int:
     """Nodes of *profile* used: ``floor(usd_per_hour / cost.node_hour)`` at cost parity, else all.
 
     Raises ParameterError when the budget buys no node or more nodes than the profile has."""
-    from suite.errors import ParameterError
+    from suite.api import ParameterError
 
     have = profile.num_nodes
     price = profile.cost.node_hour if profile.cost is not None else None
@@ -171,7 +171,7 @@ def nodes_for(profile, usd_per_hour: float | None) -> int:
 
 
 def _collective(op, nbytes, profile, ranks):
-    from suite.perf.collective import collective_time, group_of
+    from suite.api import collective_time, group_of
 
     if ranks <= 1 or nbytes <= 0 or not profile.network:
         return 0.0
@@ -184,7 +184,7 @@ def terms(query: int, sf: float, profile, variant: str, params, parity=None) -> 
     Returns a dict with ``storage, pcie, compute, network, spill`` (s), ``batches``,
     ``spill_host``, ``spill_disk``, ``working_set`` (B), ``feasible`` (bool), ``nodes``,
     ``workers``, the byte counters."""
-    from suite.errors import ParameterError
+    from suite.api import ParameterError
 
     b = query_bytes(query, sf)
     S, X, Bt = b["scanned"], b["routed"], b["broadcast_table"]
@@ -197,7 +197,7 @@ def terms(query: int, sf: float, profile, variant: str, params, parity=None) -> 
     host_mem = profile.node.host_memory if profile.node is not None and profile.node.host_memory else 0.0
     page = float(params.get("page_size") or 0)
     if host_mem and page > host_mem:
-        from suite.hardware.units import format_quantity
+        from suite.api import format_quantity
 
         raise ParameterError(f"theseus: parameter 'page_size': expected <= the {format_quantity(host_mem, 'bytes')} "
                              f"host memory of {profile.name}, got {format_quantity(page, 'bytes')}")
@@ -257,7 +257,7 @@ def cpu_terms(query: int, sf: float, profile, params, parity=None) -> dict:
     store_bw = ext.get("storage_bandwidth") or ext.get("nvme_bandwidth")
     t_net = 0.0
     if n > 1 and profile.network:
-        from suite.perf.collective import Group, collective_time
+        from suite.api import Group, collective_time
 
         t_net = collective_time("alltoall", X * (n - 1) / (n * n), Group(ranks_per_node=1, nodes=n), profile).time
     tables = TPCH_BYTES_PER_SF * float(sf) if ext.get("data_on_nvme") else 0.0
@@ -287,7 +287,7 @@ def evaluate(scenario):
         that buys no node or more nodes than the profile has (also the budget of ``parity_with``);
         both ``usd_per_hour`` and ``parity_with``, or a ``parity_with`` profile without a price.
     """
-    from suite import Result
+    from suite.api import Result
 
     p = scenario.params
     q = tpch.check_query(p["query"])

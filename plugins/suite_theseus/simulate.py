@@ -145,7 +145,7 @@ def evaluate(scenario):
         ``query_time`` (s, simulated makespan), ``closed_form`` (s, the model's time for the same
         batches), ``bound_max`` / ``bound_sum`` (s), ``feasible``.
     """
-    from suite import Result, Skip
+    from suite.api import Result, Skip
 
     from suite_theseus import model, tpch
 

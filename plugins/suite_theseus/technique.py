@@ -9,8 +9,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from suite import Assumption, with_reasons
-from suite import Claim, Exact, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant
+from suite.api import (Assumption, Claim, Exact, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique,
+                       Variant, with_reasons)
 
 from suite_theseus.constants import QUERIES
 

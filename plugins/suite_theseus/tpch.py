@@ -75,7 +75,7 @@ def rows(table: str, sf: float) -> float:
 
 def check_query(query: int, technique: str = "theseus") -> int:
     """*query* as an int, or :class:`suite.errors.ParameterError` naming the implemented ones."""
-    from suite.errors import ParameterError
+    from suite.api import ParameterError
 
     q = int(query)
     if q not in QUERIES:
@@ -118,7 +118,7 @@ def connect(threads: int | None = None):
     suite.Skip
         The ``[sql]`` extra is not installed.
     """
-    from suite import Skip
+    from suite.api import Skip
 
     path = extension_path()
     if path is None:
@@ -242,7 +242,7 @@ def load(sf: float) -> TpchData:
     suite.errors.ParameterError
         *sf* is not in (0, 10] (the execute fidelity generates data in memory).
     """
-    from suite.errors import ParameterError
+    from suite.api import ParameterError
 
     if not 0 < float(sf) <= 10:
         raise ParameterError(f"theseus: parameter 'sf': expected 0 < sf <= 10 for the execute fidelity "
@@ -277,7 +277,7 @@ def _sf_name(sf: float) -> str:
 def tpch_workloads() -> list:
     """``tpch-sf<X>`` datasets for :data:`WORKLOAD_SFS` (``Dataset``; ``n`` = lineitem rows by the
     specification's row count; the loader generates the data with dbgen on first use)."""
-    from suite.workloads.types import Dataset
+    from suite.api import Dataset
 
     out = []
     for sf in WORKLOAD_SFS:

@@ -4,7 +4,7 @@ Technique ``transpose-conv``: variants ``scatter`` and ``zero-insert`` (baseline
 ``kernel-segregated`` (2022) and ``unified`` (2025); execute and model fidelities.
 """
 
-from suite import hookimpl
+from suite.api import hookimpl
 
 
 @hookimpl

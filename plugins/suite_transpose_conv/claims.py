@@ -30,7 +30,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping
 
-from suite.technique import Approx, Assumption, Claim, Gain, Null, Result, ScenarioSpec, with_reasons
+from suite.api import Approx, Assumption, Claim, Gain, Null, Result, ScenarioSpec, with_reasons
 
 __all__ = ["SWEEP", "CLAIMS", "mean_speedup", "max_memory_saving_mb", "sweep_cases", "gan_cases"]
 

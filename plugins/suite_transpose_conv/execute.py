@@ -19,8 +19,7 @@ import tracemalloc
 
 import numpy as np
 
-from suite.errors import TechniqueError
-from suite.technique import Result, Scenario
+from suite.api import Result, Scenario, TechniqueError
 
 from .layers import ConvT, layers_of
 from .ops import pack, run
@@ -122,7 +121,7 @@ def measure_layer(variant: str, l: ConvT, *, dtype: str = "float32", repeats: in
                                  f"(max abs error {err:.3g})")
         del ref
     del out
-    from suite.perf import measurement_clock
+    from suite.api import measurement_clock
 
     clock = measurement_clock(threads)  # one thread: its CPU time, so other processes' load is not counted
     samples = []
@@ -188,7 +187,7 @@ def evaluate(scenario: Scenario) -> Result:
 
 def _blas_threads(n: int):
     """Every BLAS/OpenMP pool at *n* threads while timing (:func:`suite.perf.blas_threads`)."""
-    from suite.perf import blas_threads
+    from suite.api import blas_threads
 
     return blas_threads(n)
 

@@ -7,7 +7,7 @@ declaration, import no numpy.
 
 from __future__ import annotations
 
-from suite.errors import ParameterError
+from suite.api import ParameterError
 
 __all__ = ["output_size"]
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from suite.errors import WorkloadError
-from suite.technique import Scenario, Skip
+from suite.api import Scenario, Skip, WorkloadError
 
 from .geometry import output_size
 

@@ -34,8 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from suite.perf import roofline_time
-from suite.technique import Result, Scenario, Skip
+from suite.api import Result, Scenario, Skip, roofline_time
 
 from .layers import ConvT, layers_of
 from .ops import LOOP_MAX_CO, Phase, phase_plan

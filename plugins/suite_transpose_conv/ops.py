@@ -55,7 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from suite.errors import ParameterError
+from suite.api import ParameterError
 
 from .geometry import output_size  # numpy-free, so that the declaration can import it
 

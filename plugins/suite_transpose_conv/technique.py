@@ -3,7 +3,7 @@ transpose convolution, arXiv 2502.20493)."""
 
 from __future__ import annotations
 
-from suite.technique import Paper, Param, Property, Scenario, ScenarioSpec, Technique, Variant
+from suite.api import Paper, Param, Property, Scenario, ScenarioSpec, Technique, Variant
 
 from .claims import CLAIMS
 from .layers import layers_of

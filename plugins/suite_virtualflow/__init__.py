@@ -7,7 +7,7 @@ fair-sharing scheduler and the trace replay, and :mod:`suite_virtualflow.execute
 reference implementation on real arrays.
 """
 
-from suite import hookimpl
+from suite.api import hookimpl
 
 
 @hookimpl

@@ -52,7 +52,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from suite.workloads import Workload
+from suite.api import Workload
 from suite_virtualflow.constants import GPU_RELEASE_WAIT, TRACE_NAME
 
 __all__ = [
@@ -252,7 +252,7 @@ def step_time_table(job: TraceJob, profile, efficiency: float | None = None, wor
         g not dividing V, more GPUs than the profile's first device type has (from the model), or
         a job whose workload is not in *workloads*.
     """
-    from suite.errors import ParameterError
+    from suite.api import ParameterError
 
     from suite_virtualflow import model
 
@@ -456,7 +456,7 @@ def evaluate(scenario):
     suite.Skip
         A variant other than ``elastic`` / ``static``; a profile with fewer GPUs than asked.
     """
-    from suite import Result, Skip
+    from suite.api import Result, Skip
 
     from suite_virtualflow import model
 

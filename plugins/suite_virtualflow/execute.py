@@ -36,8 +36,7 @@ import time
 
 import numpy as np
 
-from suite.collectives.dataparallel import Clock, FlatModel, Workers, load_problem, virtual_node_split
-from suite.errors import ParameterError
+from suite.api import Clock, FlatModel, ParameterError, Workers, load_problem, virtual_node_split
 
 __all__ = ["parse_resize", "device_counts", "oracle_trajectory", "run", "evaluate"]
 
@@ -223,7 +222,7 @@ def _explicit_counts(vn_counts: str, variant: str, virtual_nodes: int) -> list[i
 
 
 def _reshape(prob, k: int):
-    from suite.collectives.dataparallel import reshard
+    from suite.api import reshard
 
     return reshard(prob, k, 0)
 
@@ -246,7 +245,7 @@ def evaluate(scenario):
     suite.Skip
         ``elastic`` / ``static`` (simulate fidelity only).
     """
-    from suite import Result, Skip
+    from suite.api import Result, Skip
 
     if scenario.variant in ("elastic", "static"):
         raise Skip(f"virtualflow: variant {scenario.variant!r} is a scheduler: use --fidelity simulate")

@@ -59,7 +59,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from suite.perf import Group, collective_time, layer_times
+from suite.api import Group, collective_time, layer_times
 
 __all__ = [
     "LAMBDA_RESNET50_FP32",
@@ -110,7 +110,7 @@ EFFICIENCY_INPUT = f"profile:{DEFAULT_EFFICIENCY_PROFILE}"
 
 
 def _default_efficiency(reference) -> float:
-    from suite.errors import ParameterError
+    from suite.api import ParameterError
 
     if reference is None:
         raise ParameterError(f"virtualflow: a device missing from the calibration table needs the reference profile "
@@ -172,7 +172,7 @@ def device_slots(profile) -> list[DeviceSlot]:
     suite.errors.ProfileError
         The mix names a profile without a device, or holds more devices than the nodes.
     """
-    from suite.errors import ProfileError
+    from suite.api import ProfileError
 
     key = id(profile)
     hit = _SLOTS.get(key)
@@ -180,7 +180,7 @@ def device_slots(profile) -> list[DeviceSlot]:
         return hit[1]
     dpn = max(1, int(profile.devices_per_node or 1))
     nodes = int(profile.num_nodes) if profile.kind == "cluster" else 1
-    from suite.hardware import mix_devices
+    from suite.api import mix_devices
 
     mix = mix_devices(profile)
     out: list[DeviceSlot] = []
@@ -217,7 +217,7 @@ def activation_bytes_per_sample(workload) -> float:
     :func:`suite.workloads.transformer.activation_memory` (Korthikanti et al. 2022 eq. (1));
     otherwise the sum of every layer's output (``activation_bytes``)."""
     if getattr(workload, "kind", "") == "transformer":
-        from suite.workloads.transformer import activation_memory
+        from suite.api import activation_memory
 
         try:
             return activation_memory(workload)
@@ -516,7 +516,7 @@ def step_model(workload, profile, variant: str, batch: int, virtual_nodes: int, 
     suite.errors.ParameterError
         B not a multiple of V; P not dividing V (``virtual``); P larger than the profile.
     """
-    from suite.errors import ParameterError
+    from suite.api import ParameterError
 
     if batch % virtual_nodes:
         raise ParameterError(f"virtualflow: parameter 'batch': expected a multiple of virtual_nodes "
@@ -545,7 +545,7 @@ def step_model(workload, profile, variant: str, batch: int, virtual_nodes: int, 
         gb = devices * b if variant == "physical" else batch
         return StepModel(variant, plan, b, gb, tuple(t), mem, caps)
     if not any(math.isfinite(x) for x in t):
-        from suite import Skip
+        from suite.api import Skip
 
         raise Skip(f"virtualflow: one virtual node of {b} samples ({mem:.3g} B) fits no device of profile "
                    f"{profile.name!r}")
@@ -610,7 +610,7 @@ def evaluate(scenario, plan: tuple | None = None):
     suite.Skip
         No profile / layer table; ``elastic`` / ``static`` (simulate fidelity only).
     """
-    from suite import Result, Skip
+    from suite.api import Result, Skip
 
     prof, wl = scenario.profile, scenario.workload
     if prof is None:

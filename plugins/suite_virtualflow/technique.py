@@ -9,8 +9,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from suite import Assumption, with_reasons
-from suite import AtMost, Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant
+from suite.api import (Assumption, AtMost, Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique,
+                       Variant, with_reasons)
 
 from suite_virtualflow.constants import GPU_RELEASE_WAIT, TRACE_NAME
 
@@ -226,7 +226,7 @@ def check_network_levels(tech, scenario):
     bandwidth, latency and topology) on ``physical``, ``virtual`` and ``fast-only`` (each prices
     only its own all-reduce) and on ``heterogeneous`` with its chosen plan pinned; re-searched on
     a slower level, the ``heterogeneous`` step is never faster (the plan may move off it)."""
-    from suite.perf.sensitivity import check_network_sensitivity
+    from suite.api import check_network_sensitivity
 
     sc = _fit(scenario)
     prof = sc.profile

@@ -18,18 +18,23 @@ For one pytest item per check, each in its own process with a time-out, decorate
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 
+from suite.technique import Technique
 
-def pytest_configure(config):
+
+def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "suite_conformance: a dlsys-suite technique conformance test")
 
 
 @pytest.fixture
-def suite_technique():
+def suite_technique() -> Callable[[str], Technique]:
     from suite.registry import Registry
 
-    def get(name: str):
+    def get(name: str) -> Technique:
         reg = Registry()
         for p in reg.quarantined():
             pytest.fail(f"plugin {p.name!r} is quarantined: {p.reason}")
@@ -39,11 +44,11 @@ def suite_technique():
 
 
 @pytest.fixture
-def suite_check(suite_technique):
+def suite_check(suite_technique: Callable[[str], Technique]) -> Callable[..., None]:
     from suite.testing import check_technique
 
-    def run(technique, **kw):
+    def run(technique: str | Technique, **kw: Any) -> None:
         tech = suite_technique(technique) if isinstance(technique, str) else technique
-        return check_technique(tech, **kw)
+        check_technique(tech, **kw)
 
     return run

@@ -19,6 +19,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from suite.hardware import Profile
+from suite.technique import Scenario, Technique
 from suite.workloads import Layer, LayerTable
 
 __all__ = ["devices", "networks", "profiles", "perturb", "PERTURBABLE", "layers", "layer_tables", "scenarios"]
@@ -34,7 +35,7 @@ PERTURBABLE: dict[str, str] = {
 
 
 @st.composite
-def devices(draw, type: str | None = None) -> dict[str, Any]:
+def devices(draw: st.DrawFn, type: str | None = None) -> dict[str, Any]:
     """A valid ``[device]`` table (SI floats): a GPU-like or CPU-like device."""
     dtype = type or draw(st.sampled_from(["gpu", "cpu"]))
     fp32 = draw(st.floats(0.5e12, 100e12)) if dtype != "cpu" else draw(st.floats(0.2e12, 5e12))
@@ -50,7 +51,7 @@ def devices(draw, type: str | None = None) -> dict[str, Any]:
 
 
 @st.composite
-def networks(draw, levels: int | None = None, nodes: int = 2, devices_per_node: int = 1) -> list[dict[str, Any]]:
+def networks(draw: st.DrawFn, levels: int | None = None, nodes: int = 2, devices_per_node: int = 1) -> list[dict[str, Any]]:
     """``[[network]]`` levels, innermost first: optional intra-node, then the inter-node fabric."""
     out = []
     if devices_per_node > 1:
@@ -62,7 +63,7 @@ def networks(draw, levels: int | None = None, nodes: int = 2, devices_per_node: 
 
 
 @st.composite
-def profiles(draw, kind: str | None = None, max_nodes: int = 64) -> Profile:
+def profiles(draw: st.DrawFn, kind: str | None = None, max_nodes: int = 64) -> Profile:
     """A random VALID profile of *kind* (``device``, ``node`` or ``cluster``; any when None)."""
     kind = kind or draw(st.sampled_from(["device", "node", "cluster"]))
     dev = draw(devices(type="gpu" if kind != "device" else None))
@@ -81,7 +82,7 @@ def profiles(draw, kind: str | None = None, max_nodes: int = 64) -> Profile:
 
 
 @st.composite
-def perturb(draw, profile: Profile, fields: list[str] | None = None) -> tuple[str, float, Profile]:
+def perturb(draw: st.DrawFn, profile: Profile, fields: list[str] | None = None) -> tuple[str, float, Profile]:
     """Scale one numeric field of *profile* by a factor in [0.25, 4]; returns (path, factor, new)."""
     candidates = [f for f in (fields or list(PERTURBABLE)) if _get(profile, f) is not None]
     if not candidates:
@@ -91,7 +92,7 @@ def perturb(draw, profile: Profile, fields: list[str] | None = None) -> tuple[st
     return path, factor, scale(profile, path, factor)
 
 
-def _get(profile: Profile, path: str):
+def _get(profile: Profile, path: str) -> Any:
     cur: Any = profile
     for p in path.split("."):
         if cur is None:
@@ -117,7 +118,7 @@ def scale(profile: Profile, path: str, factor: float) -> Profile:
 
 
 @st.composite
-def layers(draw, index: int = 0, kind: str | None = None) -> Layer:
+def layers(draw: st.DrawFn, index: int = 0, kind: str | None = None) -> Layer:
     """One conv or fc layer with consistent params and FLOPs (per sample, 2 FLOPs per MAC)."""
     kind = kind or draw(st.sampled_from(["conv", "fc"]))
     if kind == "fc":
@@ -135,7 +136,7 @@ def layers(draw, index: int = 0, kind: str | None = None) -> Layer:
 
 
 @st.composite
-def layer_tables(draw, min_layers: int = 1, max_layers: int = 12) -> LayerTable:
+def layer_tables(draw: st.DrawFn, min_layers: int = 1, max_layers: int = 12) -> LayerTable:
     """A LayerTable of conv layers followed by fc layers (shapes not chained; figures consistent per layer)."""
     n = draw(st.integers(min_layers, max_layers))
     n_fc = draw(st.integers(0, n))
@@ -145,20 +146,23 @@ def layer_tables(draw, min_layers: int = 1, max_layers: int = 12) -> LayerTable:
 
 
 @st.composite
-def scenarios(draw, technique, fidelity: str = "model", profile_kind: str | None = None):
+def scenarios(draw: st.DrawFn, technique: Technique, fidelity: str = "model",
+              profile_kind: str | None = None) -> Scenario:
     """A resolved Scenario of *technique*: one of its smoke specs, any variant, and (when the
     technique accepts the kind) a generated profile in place of the named one."""
     from dataclasses import replace
 
-    from suite.testing.check import _resolve  # one resolver for every example (profiles loaded once)
+    from suite.testing.resolve import resolve_case  # one resolver for every example (profiles loaded once)
 
     specs = [s for s in technique.smoke if s.fidelity == fidelity] or list(technique.smoke)
     if not specs:
         raise ValueError(f"technique {technique.name!r} declares no smoke scenarios")
     spec = draw(st.sampled_from(specs))
     spec = replace(spec, variant=draw(st.sampled_from(technique.variant_names)))
-    case = _resolve(technique, spec)
+    case = resolve_case(technique, spec)
     scen = case.scenario
+    if scen is None:  # pragma: no cover - resolve_case resolves or raises
+        raise ValueError(f"{technique.name}: {spec} did not resolve")
     if scen.profile is not None:
         kind = profile_kind or scen.profile.kind
         if kind in ("device", "node", "cluster") and kind in technique.profile_kinds:

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import pytest
 
@@ -299,3 +300,60 @@ def test_imports_check_fails_a_plugin_package_importing_the_runner(tmp_path, mon
     with pytest.raises(AssertionError, match=r"technique.py:5: imports suite.runner.case"):
         check_imports(tech)
     assert check_imports(GOOD) is not None  # defined in this test module: skipped with its reason
+
+
+def _trial_plugin(tmp_path, monkeypatch, name, technique_imports, extra_files=None):
+    """A plugin package *name* whose technique.py starts with *technique_imports*."""
+    import importlib
+
+    pkg = tmp_path / name
+    (pkg / "tests").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    for rel, text in (extra_files or {}).items():
+        (pkg / rel).write_text(text)
+    (pkg / "technique.py").write_text(
+        technique_imports + "\n\n\n"
+        "def evaluate(scenario):\n"
+        "    return Result().add('y', 1.0, 's', 'lower')\n\n\n"
+        f"TECHNIQUE = Technique(name='{name.removeprefix('suite_').replace('_', '-')}', title='t', "
+        "category='communication', paper=Paper(title='p'),\n"
+        "                      variants=[Variant('v', 'd', baseline=True)], fidelities={'model': evaluate},\n"
+        "                      needs_profile=False, needs_workload=False)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return importlib.import_module(f"{name}.technique").TECHNIQUE
+
+
+def test_imports_check_passes_a_plugin_that_imports_only_suite_api(tmp_path, monkeypatch):
+    """suite.api in plugin code, suite.testing in the plugin's tests: no warning, no failure."""
+    from suite.testing.check import check_imports
+
+    tech = _trial_plugin(tmp_path, monkeypatch, "suite_api_only",
+                         "from suite.api import Paper, Result, Technique, Variant",
+                         {"tests/test_it.py": "from suite.api import Skip\nfrom suite.testing import check_technique\n"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert check_imports(tech) is None
+        assert check_imports(tech, version="0.4.0") is None
+
+
+def test_imports_check_warns_on_a_02_public_module_in_030_and_fails_in_040(tmp_path, monkeypatch):
+    """``from suite import ...`` (the 0.2 way) is deprecated for plugin code: a DeprecationWarning
+    naming suite.api and 0.4.0 now, the kit's failure from 0.4.0."""
+    from suite.testing.check import check_imports
+
+    tech = _trial_plugin(tmp_path, monkeypatch, "suite_old_style", "from suite import Paper, Result, Technique, Variant")
+    with pytest.warns(DeprecationWarning, match=r"technique.py:1: imports suite: plugin code imports from the "
+                                                r"suite only suite.api .* removed in 0.4.0"):
+        assert check_imports(tech, version="0.3.0") is None
+    with pytest.raises(AssertionError, match=r"check 'imports' failed: technique.py:1: imports suite: .*suite.api"):
+        check_imports(tech, version="0.4.0")
+
+
+def test_suite_testing_is_for_a_plugins_tests_only(tmp_path, monkeypatch):
+    from suite.testing.check import check_imports
+
+    tech = _trial_plugin(tmp_path, monkeypatch, "suite_kit_in_code",
+                         "from suite.api import Paper, Result, Technique, Variant\nfrom suite.testing import run_checks")
+    with pytest.raises(AssertionError, match=r"technique.py:2: imports suite.testing \(plugin code may import "
+                                             r"only suite.api\)"):
+        check_imports(tech)

@@ -83,7 +83,10 @@ def _one_line_naming_the_case(message, tech, check):
 
 
 def _as_of(monkeypatch, version):
+    import suite._version
+
     monkeypatch.setattr(suite, "__version__", version)
+    monkeypatch.setattr(suite._version, "__version__", version)  # where suite.deprecation reads it
 
 
 # --------------------------------------------------------------------------- the network
@@ -233,7 +236,7 @@ def test_a_misspelt_hook_is_named_not_reported_as_a_missing_profile(tmp_path, mo
     import importlib
 
     from suite.registry import Registry
-    from suite.testing import check as kit
+    from suite.testing import resolve as kit
 
     module = importlib.import_module("slip_misspelt_pkg")
     tech = importlib.import_module("slip_misspelt_pkg.technique").TECHNIQUE

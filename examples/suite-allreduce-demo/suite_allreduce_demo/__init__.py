@@ -2,7 +2,7 @@
 
 from importlib.resources import files
 
-from suite import hookimpl
+from suite.api import hookimpl
 
 
 @hookimpl

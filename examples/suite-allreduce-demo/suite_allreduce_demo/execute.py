@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from suite import Result, Scenario
-from suite.collectives import Ledger, allreduce
+from suite.api import Ledger, Result, Scenario, allreduce
 
 
 def evaluate(scenario: Scenario) -> Result:

@@ -15,8 +15,7 @@ References
 
 from __future__ import annotations
 
-from suite import Result, Scenario, Skip
-from suite.perf import collective_time, group_of
+from suite.api import Result, Scenario, Skip, collective_time, group_of
 
 
 def evaluate(scenario: Scenario) -> Result:

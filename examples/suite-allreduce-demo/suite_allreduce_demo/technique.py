@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from suite import Approx, Claim, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant
+from suite.api import Approx, Claim, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant
 
 # The declaration imports no model or execute code: the fidelities below are references, imported
 # the first time one runs, so `suite techniques` lists this plugin without loading them.

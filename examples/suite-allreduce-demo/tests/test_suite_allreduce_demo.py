@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from suite import ScenarioSpec
-from suite.runner.case import resolve_case
-from suite.testing import parametrize_with_checks
+from suite.api import ScenarioSpec
+from suite.testing import parametrize_with_checks, resolve_case
 
 from suite_allreduce_demo.technique import TECHNIQUE
 

@@ -1,0 +1,232 @@
+"""What a technique declares about itself: its paper, variants and parameters, and the data
+files it ships (:func:`read_data`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from suite.errors import ParameterError, TechniqueError
+
+# --------------------------------------------------------------------------- metadata
+
+
+@dataclass(frozen=True)
+class Paper:
+    """Bibliographic record of the paper a technique re-implements."""
+
+    title: str
+    authors: tuple[str, ...] = ()
+    venue: str = ""
+    year: int | None = None
+    arxiv: str | None = None
+    doi: str | None = None
+    code: str | None = None
+
+    def cite(self) -> str:
+        who = self.authors[0] + (" et al." if len(self.authors) > 1 else "") if self.authors else ""
+        parts = [p for p in (who, self.venue, str(self.year) if self.year else "") if p]
+        ref = f"arXiv {self.arxiv}" if self.arxiv else (f"doi:{self.doi}" if self.doi else "")
+        return f"{self.title} ({', '.join(parts)}{'; ' + ref if ref else ''})"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One way to run a technique. Baselines are variants too, so a comparison is one sweep."""
+
+    name: str
+    description: str
+    baseline: bool = False
+
+
+_TYPES = {"int": int, "float": float, "str": str, "bool": bool}
+_INT_LIMIT = 2**53  # larger integers are not exact as floats: a typo (1e308), never a parameter
+
+
+def _has_unit(text: str) -> bool:
+    t = text.strip()
+    try:
+        float(t)
+        return False
+    except ValueError:
+        return any(ch.isalpha() for ch in t) and t.lower() not in ("inf", "-inf", "nan", "infinity")
+
+
+def _to_unit(text: str, unit: str, where: str) -> float:
+    """``"64 MiB"`` -> its magnitude in *unit* (the parameter's declared unit), with pint."""
+    from suite.hardware.units import ureg
+
+    try:
+        q = ureg.Quantity(text.strip())
+        return float(q.to(unit).magnitude)
+    except Exception:  # noqa: BLE001 - pint raises several kinds: one line for all
+        raise ParameterError(f"{where}: expected a number or a quantity convertible to {unit}, got {text!r}") from None
+
+
+#: What a parameter can declare itself to be (:attr:`Param.role`).
+PARAM_ROLES = (None, "scale", "efficiency")
+
+#: What a parameter may name (:attr:`Param.ref`).
+REF_KINDS = ("profile", "workload", "file")
+
+
+@dataclass(frozen=True)
+class Param:
+    """A declared technique parameter: type, default, unit and allowed range.
+
+    Values are validated by :meth:`validate` before a case runs; a bad value raises
+    :class:`~suite.errors.ParameterError` with one line naming the parameter, what was expected
+    and what was given.
+
+    ``measured`` is the range the paper measured, ``(low, high)`` in the parameter's unit: a case
+    outside it is still run, and is flagged *extrapolated* (:meth:`extrapolated`) in ``suite
+    results show`` and the scoreboard, since nothing in the paper checks the model there.
+
+    ``role="scale"`` marks the parameter that sets the technique's size, counted in its ``unit``
+    (``"GPUs"``, ``"devices"``, ``"workers"``, ``"ranks"``: one device each; ``"nodes"``: the
+    profile's devices per node each, or ``devices_each``); a category sweep sets it so every
+    technique runs on the same number of GPUs. ``role="efficiency"`` marks an achieved fraction
+    of peak that a head-to-head sets to one shared value.
+
+    ``ref`` declares that the (string) value names an input, resolved by the runner before the
+    case runs: ``"profile"`` (a hardware profile), ``"workload"`` (a workload) or ``"file"`` (a
+    file path, read once). The resolved input is in :attr:`Scenario.inputs` under the
+    parameter's name (:meth:`Scenario.input`), frozen like the scenario's own profile, and its
+    content hash is part of the case key, so editing what it names makes new cases. A model never
+    looks an input up by name itself.
+    """
+
+    type: type = float
+    default: Any = None
+    unit: str = ""
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[Any, ...] | None = None
+    help: str = ""
+    optional: bool = False  # None is an accepted value (e.g. "use the profile's figure")
+    measured: tuple[float, float] | None = None  # the paper's measured range (low, high)
+    role: str | None = None  # "scale" (the technique's size) or "efficiency" (achieved fraction of peak)
+    devices_each: int | None = None  # a scale in nodes: devices one node counts (None: the profile's)
+    ref: str | None = None  # the value names an input: one of REF_KINDS
+
+    def __post_init__(self) -> None:
+        if self.role not in PARAM_ROLES:
+            raise TechniqueError(f"Param role: expected one of {', '.join(map(str, PARAM_ROLES))}, got {self.role!r}")
+        if self.ref is not None and self.ref not in REF_KINDS:
+            raise TechniqueError(f"Param: ref: expected one of {list(REF_KINDS)} or None, got {self.ref!r}")
+        if self.ref is not None and self.type is not str:
+            raise TechniqueError(f"Param: ref={self.ref!r}: expected type=str (the value is a name), "
+                                 f"got type={getattr(self.type, '__name__', self.type)}")
+
+    def extrapolated(self, value: Any) -> str | None:
+        """Why *value* lies outside the paper's measured range, or None (inside, or no range)."""
+        if self.measured is None or value is None or isinstance(value, (str, bool)):
+            return None
+        lo, hi = self.measured
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            return None
+        if v < lo:
+            return f"{value:g} < {lo:g}, the smallest the paper measured"
+        if v > hi:
+            return f"{value:g} > {hi:g}, the largest the paper measured"
+        return None
+
+    def validate(self, name: str, value: Any, *, technique: str = "") -> Any:
+        where = f"{technique}: parameter {name!r}" if technique else f"parameter {name!r}"
+        if value is None:
+            if self.optional:
+                return None
+            raise ParameterError(f"{where}: expected {self.type.__name__}, got None")
+        if isinstance(value, str) and self.unit and self.type in (int, float) and _has_unit(value):
+            value = _to_unit(value, self.unit, where)
+        try:
+            if self.type is bool and isinstance(value, str):
+                low = value.strip().lower()
+                if low not in ("true", "false", "1", "0", "yes", "no"):
+                    raise ValueError(value)
+                v: Any = low in ("true", "1", "yes")
+            elif self.type is int:
+                if isinstance(value, bool):
+                    raise ValueError(value)
+                if isinstance(value, float) and not value.is_integer():
+                    raise ValueError(value)
+                if isinstance(value, str):
+                    txt = value.strip().replace("_", "")
+                    if txt.lstrip("+-").isdigit():
+                        v = int(txt)
+                    else:
+                        fv = float(txt)
+                        if not fv.is_integer() or abs(fv) > _INT_LIMIT:
+                            raise ValueError(value)
+                        v = int(fv)
+                elif isinstance(value, float):
+                    if abs(value) > _INT_LIMIT:
+                        raise ValueError(value)
+                    v = int(value)
+                else:
+                    v = int(value)
+            elif self.type is float:
+                if isinstance(value, bool):
+                    raise ValueError(value)
+                v = float(value)
+                if not math.isfinite(v):
+                    raise ValueError(value)
+            else:
+                v = self.type(value)
+        except (TypeError, ValueError):
+            raise ParameterError(f"{where}: expected {self.type.__name__}, got {value!r}") from None
+        if self.type is int and abs(v) > _INT_LIMIT:  # an integer, but a typo's size (99999999999999999999999)
+            raise ParameterError(f"{where}: expected an integer of magnitude <= 2**53, got {value!r}")
+        if self.choices is not None and v not in self.choices:
+            raise ParameterError(f"{where}: expected one of {list(self.choices)}, got {v!r}")
+        unit = f" {self.unit}" if self.unit else ""
+        if self.minimum is not None and v < self.minimum:
+            raise ParameterError(f"{where}: expected >= {self.minimum}{unit}, got {v!r}")
+        if self.maximum is not None and v > self.maximum:
+            raise ParameterError(f"{where}: expected <= {self.maximum}{unit}, got {v!r}")
+        return v
+
+
+def read_data(package: str, name: str, encoding: str | None = "utf-8") -> "str | bytes":
+    """Read the data file *name* that ships inside the plugin package *package* (``__name__`` of
+    a module of it will do), the one way a model reads a data file (a coefficient table, a
+    trace shipped with the plugin).
+
+    Every file inside the technique's package is part of its code fingerprint, hence of every
+    case key (:func:`suite.runner.case.package_fingerprint`): editing the file makes new cases,
+    so a stored result is never served for the old contents. A file outside the package is
+    refused (declare a user-supplied file as ``Param(..., ref="file")`` instead).
+
+    Parameters
+    ----------
+    package : str
+        A module or package name of the plugin (its top-level package is used).
+    name : str
+        The path of the file relative to the top-level package folder (``"coefficients.json"``).
+    encoding : str or None
+        Text encoding; None returns the bytes.
+
+    Raises
+    ------
+    TechniqueError
+        *name* leaves the package folder or the file does not exist.
+    """
+    import importlib
+    from pathlib import Path
+
+    top = package.split(".")[0]
+    mod = importlib.import_module(top)
+    roots = [Path(p).resolve() for p in getattr(mod, "__path__", ())]
+    for root in roots:
+        path = (root / name).resolve()
+        if not path.is_relative_to(root):
+            raise TechniqueError(f"{top}: data file {name!r}: expected a path inside the package, got one outside it")
+        if path.is_file():
+            data = path.read_bytes()
+            return data if encoding is None else data.decode(encoding)
+    raise TechniqueError(f"{top}: data file {name!r}: expected a file inside the package ({', '.join(map(str, roots))}), "
+                         f"got none")

@@ -1,0 +1,171 @@
+"""What an evaluation receives and returns: scenarios (by name and resolved), metrics, results,
+and :class:`Skip`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from suite.declaration.vocabulary import DIRECTIONS
+from suite.errors import ParameterError, TechniqueError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from suite.hardware import Profile
+    from suite.workloads import Workload
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One measured or predicted quantity.
+
+    ``unit`` is a pint-parsable unit string (``"s"``, ``"B"``, ``"samples/s"``, ``"1"`` for a
+    dimensionless ratio). ``direction`` says which way is better: ``"lower"``, ``"higher"`` or
+    ``"none"``. ``samples`` holds raw repeated measurements (execute fidelity) when there are any.
+    """
+
+    name: str
+    value: float
+    unit: str = "1"
+    direction: str = "none"
+    samples: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _METRIC_NAME.fullmatch(self.name):
+            raise TechniqueError(f"metric {self.name!r}: expected a name of letters, digits and _ . - : / @ + "
+                                 f"starting with a letter (no spaces, commas, quotes or brackets), got {self.name!r}")
+        if self.name in RESERVED_METRIC_NAMES or self.name.startswith("param."):
+            raise TechniqueError(f"metric {self.name!r}: expected a name that is not a case column "
+                                 f"({', '.join(sorted(RESERVED_METRIC_NAMES))}, param.*), got {self.name!r}")
+        if not isinstance(self.unit, str) or not _METRIC_UNIT.fullmatch(self.unit):
+            raise TechniqueError(f"metric {self.name!r}: unit: expected a unit string without brackets, commas, "
+                                 f"quotes or newlines (e.g. 's', 'B', 'samples/s', '1'), got {self.unit!r}")
+        if self.direction not in DIRECTIONS:
+            raise TechniqueError(f"metric {self.name!r}: direction must be one of {DIRECTIONS}, got {self.direction!r}")
+
+
+#: The columns of a case in tables and exports (``suite results show``): a metric may not take
+#: one of these names (nor ``param.*``), or it would overwrite the case's own field.
+RESERVED_METRIC_NAMES = frozenset({"key", "technique", "variant", "fidelity", "profile", "workload", "seed",
+                                   "status", "outcome", "error", "duration", "overrides", "run", "name", "unit",
+                                   "value", "direction"})
+_METRIC_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.\-:/@+]*")
+_METRIC_UNIT = re.compile(r"[^\[\],\"'\n\r]*")
+
+
+@dataclass
+class Result:
+    """What one evaluation returns: metrics by name, plus JSON-serialisable artifacts.
+
+    Artifacts hold structured detail that is not a scalar metric (a timeline, a per-layer
+    table, a loss curve, the chosen groups); they must be JSON-serialisable (lists, dicts,
+    numbers, strings).
+    """
+
+    metrics: dict[str, Metric] = field(default_factory=dict)
+    artifacts: dict[str, Any] = field(default_factory=dict)
+
+    def add(self, name: str, value: float, unit: str = "1", direction: str = "none",
+            samples: Sequence[float] | None = None) -> "Result":
+        self.metrics[name] = Metric(name, float(value), unit, direction,
+                                    tuple(float(s) for s in samples) if samples is not None else None)
+        return self
+
+    def __getitem__(self, name: str) -> float:
+        return self.metrics[name].value
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.metrics
+
+
+@dataclass(frozen=True)
+class Skip(Exception):
+    """Raise from an evaluate function to decline a scenario that does not apply (benchopt's
+    ``skip``): the case is stored with status ``skipped`` and the reason, never as a crash."""
+
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+# --------------------------------------------------------------------------- scenarios
+
+
+@dataclass(frozen=True)
+class ScenarioSpec:
+    """A scenario by name, as written in a claim or an experiment file (not yet resolved)."""
+
+    variant: str
+    profile: str | None = None
+    workload: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    fidelity: str = "model"
+    seed: int = 0
+    overrides: Mapping[str, str] = field(default_factory=dict)  # profile field -> value with unit
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A resolved scenario: what an evaluate function receives.
+
+    ``profile`` is the resolved :class:`suite.hardware.Profile` (overrides applied) or ``None``;
+    ``workload`` the resolved :class:`suite.workloads.Workload` or ``None``; ``params`` are
+    validated and complete (defaults filled in). ``inputs`` holds, under the parameter's name,
+    what each parameter declared with ``Param(..., ref=...)`` names: a Profile, a Workload or a
+    file's bytes (absent when the parameter is None); read it with :meth:`input`.
+    """
+
+    technique: str
+    variant: str
+    fidelity: str
+    profile: "Profile | None" = None
+    workload: "Workload | None" = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    seed: int = 0
+    inputs: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        from suite.frozen import freeze
+
+        object.__setattr__(self, "params", freeze(self.params, "scenario.params"))
+        if self.inputs:
+            object.__setattr__(self, "inputs", freeze(dict(self.inputs), "scenario.inputs"))
+        if self.workload is not None:
+            freeze(self.workload, f"workload {getattr(self.workload, 'name', '')!r}")
+
+    @property
+    def profile_name(self) -> str | None:
+        return self.profile.name if self.profile is not None else None
+
+    @property
+    def workload_name(self) -> str | None:
+        return self.workload.name if self.workload is not None else None
+
+    def param(self, name: str) -> Any:
+        return self.params[name]
+
+    def input(self, name: str) -> Any:
+        """The profile, workload or file bytes that parameter *name* (declared with
+        ``Param(..., ref=...)``) names, None when the parameter is None or ``""``; or, for a *name* of the
+        form ``"profile:NAME"`` / ``"workload:NAME"``, that input of :attr:`Technique.uses`.
+
+        Raises
+        ------
+        ParameterError
+            *name* is set but was not resolved (a scenario built by hand without its inputs, or a
+            parameter declared without ``ref``).
+        """
+        if name in self.inputs:
+            return self.inputs[name]
+        if ":" in name:
+            raise ParameterError(f"{self.technique}: input {name!r}: expected it resolved by the runner (declare it in "
+                                 f"Technique(uses=...)), got a scenario without it")
+        if self.params.get(name) in (None, ""):
+            return None
+        raise ParameterError(f"{self.technique}: parameter {name!r}: expected an input resolved by the runner "
+                             f"(declare it with Param(..., ref=...)), got the bare name {self.params[name]!r}")

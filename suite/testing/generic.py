@@ -1,0 +1,302 @@
+"""The kit's generic checks: every technique passes them (metadata, imports, parameters, runs and
+metrics, determinism, claims, properties). Each raises an ``AssertionError`` naming the
+technique, the check and the case, or returns the reason it was skipped (None when it ran).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from suite.errors import ParameterError, SuiteError
+from suite.technique import Claim, Property, Result, Scenario, Skip, Technique
+import suite.testing.resolve as _r
+
+if TYPE_CHECKING:  # pragma: no cover
+    from suite.runner.case import Case
+
+def _fail(tech: Technique, check: str, msg: str) -> AssertionError:
+    """The kit's failure: one line naming the technique, the check and (in *msg*) the case, its
+    parameters and its profile."""
+    return AssertionError(" ".join(f"{tech.name}: check {check!r} failed: {msg}".split()))
+
+
+
+# ----------------------------------------------------------------------------- generic checks
+
+
+def _quarantine_reason(tech: Technique) -> str | None:
+    """Why the installed plugin that provides *tech*'s package is quarantined (a misspelt hook, a
+    hook that raises, a bad return), or None: the kit says so first, instead of the profile or
+    workload it then cannot find."""
+    from suite.testing.imports import plugin_package
+
+    pkg = plugin_package(tech)
+    if pkg is None:
+        return None
+    reg = _r._resolver().context.registry
+    for info in getattr(reg, "plugins", ()):
+        if info.status != "ok" and info.module.split(":")[0].split(".")[0] == pkg:
+            return f"plugin {info.name!r} ({info.distribution}) is quarantined: {info.reason}"
+    return None
+
+
+def check_metadata(tech: Technique) -> None:
+    why = _quarantine_reason(tech)
+    if why:
+        raise _fail(tech, "metadata", why)
+    if not tech.paper.title:
+        raise _fail(tech, "metadata", "paper has no title")
+    if not (tech.paper.year and (tech.paper.venue or tech.paper.arxiv)):
+        raise _fail(tech, "metadata", "paper needs a year and a venue or arXiv id")
+    if not tech.title:
+        raise _fail(tech, "metadata", "technique has no title")
+    for v in tech.variants:
+        if not v.description:
+            raise _fail(tech, "metadata", f"variant {v.name!r} has no description")
+    if not tech.smoke:
+        raise _fail(tech, "metadata", "declare at least one fast `smoke` ScenarioSpec")
+    for fid in list(tech.fidelities):
+        try:
+            tech.fidelity(fid)  # a "module:function" reference must import
+        except Exception as e:  # noqa: BLE001
+            raise _fail(tech, "metadata", str(e)) from e
+    for c in tech.claims:
+        if not c.source:
+            raise _fail(tech, "metadata", f"claim {c.id!r} names no source")
+
+
+def _first(lines: list[str], n: int = 5) -> str:
+    return "; ".join(lines[:n]) + (f" (+{len(lines) - n} more)" if len(lines) > n else "")
+
+
+def check_imports(tech: Technique, version: str | None = None) -> str | None:
+    """The technique's package imports from the suite only the plugin API, :mod:`suite.api`
+    (:mod:`suite.testing` in its tests; the rules are :mod:`suite.testing.imports`). An import of a
+    0.2 public module (``suite.perf``, ``suite.technique``, ...) warns (DeprecationWarning naming
+    ``suite.api``) before *version* 0.4.0 and fails from it; a private module (the runner, the
+    store, ...) always fails. Skipped (with the reason) for a technique defined in a single
+    module, such as a test file."""
+    import warnings
+
+    from suite._version import __version__
+    from suite.deprecation import version_tuple
+    from suite.testing.imports import FAILS_FROM, import_deprecations, import_problems, plugin_package
+
+    if plugin_package(tech) is None:
+        return "the technique is defined in a single module (a test or a notebook), not a plugin package"
+    bad = import_problems(tech)
+    if bad:
+        raise _fail(tech, "imports", _first(bad))
+    old = import_deprecations(tech)
+    if not old:
+        return None
+    msg = (f"{_first(old)}: plugin code imports from the suite only suite.api (every public name is there); "
+           f"the other suite modules are deprecated for plugins since 0.3.0 and removed in {FAILS_FROM}")
+    if version_tuple(version or __version__) >= version_tuple(FAILS_FROM):
+        raise _fail(tech, "imports", msg)
+    warnings.warn(f"{tech.name}: {msg}", DeprecationWarning, stacklevel=2)
+    return None
+
+
+def check_parameters(tech: Technique) -> None:
+    tech.validate_params({})  # defaults are valid
+    for name, p in tech.parameters.items():
+        bad: list[object] = []
+        if p.minimum is not None:
+            bad.append(p.minimum - (1 if p.type is int else max(1e-9, abs(p.minimum) * 1e-6 + 1e-9)))
+        if p.maximum is not None:
+            bad.append(p.maximum + (1 if p.type is int else max(1e-9, abs(p.maximum) * 1e-6 + 1e-9)))
+        if p.choices:
+            bad.append("__not_a_choice__")
+        if p.type in (int, float):
+            bad.append("not-a-number")
+        for value in bad:
+            try:
+                tech.validate_params({name: value})
+            except ParameterError as exc:
+                msg = str(exc)
+                if name not in msg or "\n" in msg:
+                    raise _fail(tech, "parameters", f"error for {name}={value!r} must be one line naming it: {msg!r}")
+            else:
+                raise _fail(tech, "parameters", f"{name}={value!r} was accepted; expected a ParameterError")
+    try:
+        tech.validate_params({"__unknown__": 1})
+    except ParameterError:
+        pass
+    else:
+        raise _fail(tech, "parameters", "an unknown parameter was accepted")
+
+
+def _scen(case: Case) -> Scenario:
+    """The scenario of a resolved smoke case (the kit resolves every one it runs)."""
+    if case.scenario is None:
+        raise _fail_unresolved(case)
+    return case.scenario
+
+
+def _fail_unresolved(case: Case) -> AssertionError:
+    return AssertionError(f"case {case.key}: not resolved (the kit resolves its smoke cases before checking them)")
+
+
+def _run(tech: Technique, case: Case) -> Result | None:
+    try:
+        return tech.evaluate(_scen(case))
+    except Skip:
+        return None
+
+
+def check_runs_and_metrics(tech: Technique, cases: Sequence[Case] | None = None) -> dict[str, Result]:
+    """Every variant x smoke scenario runs; every metric is finite, has a unit, and is not
+    negative where its unit cannot be (the runner's rule, :func:`suite.runner.executors.metric_problem`)."""
+    from suite.runner.executors import metric_problem
+
+    results: dict[str, Result] = {}
+    fids = {s.fidelity for s in tech.smoke}
+    missing = set(tech.fidelities) - fids
+    if missing:
+        raise _fail(tech, "runs", f"no smoke scenario for fidelity {sorted(missing)}")
+    for case in (cases if cases is not None else _r.smoke_cases(tech)):
+        r = _run(tech, case)
+        if r is None:
+            continue
+        if not r.metrics:
+            raise _fail(tech, "metrics", f"case {case.describe()}: no metrics")
+        for name, m in r.metrics.items():
+            if not isinstance(m.value, float) or not math.isfinite(m.value):
+                raise _fail(tech, "metrics", f"case {case.describe()}: metric {name!r} is not finite: {m.value!r}")
+            if not m.unit:
+                raise _fail(tech, "metrics", f"case {case.describe()}: metric {name!r} has no unit")
+            bad = metric_problem(m)
+            if bad:
+                raise _fail(tech, "metrics", f"case {case.describe()}: {bad}")
+        results[case.key] = r
+    if not results:
+        raise _fail(tech, "runs", "every smoke case was skipped")
+    return results
+
+
+def check_determinism(tech: Technique, first: dict[str, Result], cases: Sequence[Case] | None = None) -> None:
+    for case in (cases if cases is not None else _r.smoke_cases(tech)):
+        if case.fidelity == "execute" or case.key not in first:
+            continue  # measured timings are not deterministic
+        again = _run(tech, case)
+        a = {k: m.value for k, m in first[case.key].metrics.items()}
+        b = {k: m.value for k, m in again.metrics.items()} if again else {}
+        if a != b:
+            diff = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))  # a metric only one run has too
+            raise _fail(tech, "determinism", f"case {case.describe()}: metrics differ between two runs with one seed: {diff}")
+
+
+def check_claims_resolve(tech: Technique) -> None:
+    """Every claim's scenarios resolve; a claim judged on one metric of a model case (no
+    ``derive``) names a metric that case reports (a misspelt metric was only found when
+    ``suite reproduce`` could not derive the value)."""
+    for c in tech.claims:
+        resolved = {}
+        for label, spec in c.specs().items():
+            try:
+                resolved[label] = _r.resolve_case(tech, spec)
+            except SuiteError as exc:
+                raise _fail(tech, "claims", f"claim {c.id!r} case {label!r} does not resolve: {exc}") from None
+        main = resolved.get("main")
+        if c.derive is None and c.metric and main is not None and main.fidelity == "model":
+            res = _run(tech, main)
+            if res is not None and c.metric not in res:
+                raise _fail(tech, "claims", f"claim {c.id!r}: metric {c.metric!r} is not among the metrics its "
+                                            f"case reports ({', '.join(sorted(res.metrics)) or 'none'})")
+
+
+def check_claims_nulls(tech: Technique) -> None:
+    """Every claim declares its null predictions or a written reason why it has none (issue 18,
+    docs/verdicts.md "Nulls"); a variant null substitutes a variant the claim uses by another
+    variant of the technique, and its scenarios resolve.
+
+    The rule ``suite reproduce`` applies (issue 42): a claim is ``reproduced`` only with a
+    computed null that could have landed in its band (a variant null, or a value null the
+    acceptance does not exclude by construction). A claim without one (only a ``null_reason``, or
+    only ``no gain`` under a gain band, a tie under an ordering) can at best be ``reproduced (no
+    null)``: in 0.2 the kit warns (``FutureWarning``, naming the claims); from 0.3 it fails.
+
+    Raises
+    ------
+    AssertionError
+        Naming the technique, the claim and what is missing or wrong.
+    """
+    import warnings
+
+    known = tech.variant_names
+    uncomputed = [c.id for c in tech.claims if (c.nulls or (c.null_reason or "").strip()) and not _computed_null(c)]
+    if uncomputed:
+        warnings.warn(f"{tech.name}: claims-nulls: claim(s) {', '.join(map(repr, uncomputed))} declare no computed "
+                      "null that could land in the band (a variant null, or a value null the band does not exclude "
+                      "by construction): `suite reproduce` reports them 'reproduced (no null)' at best; from 0.3 "
+                      "this check fails (docs/verdicts.md, Nulls)", FutureWarning, stacklevel=2)
+    for c in tech.claims:
+        if not c.nulls and not (c.null_reason or "").strip():
+            raise _fail(tech, "claims-nulls", f"claim {c.id!r} declares neither `nulls` (the null predictions "
+                                              f"that must fall outside its band, e.g. Null('baseline', variants="
+                                              f"{{...}}) or Null('no gain', value=1.0)) nor a written `null_reason`")
+        used = {s.variant for s in c.specs().values()}
+        for n in c.nulls:
+            if n.variants is None:
+                continue
+            for src, dst in n.variants.items():
+                if dst not in known:
+                    raise _fail(tech, "claims-nulls", f"claim {c.id!r}: null {n.label!r}: expected a variant of "
+                                                      f"{tech.name} ({', '.join(known)}) to substitute, got {dst!r}")
+                if src not in used:
+                    raise _fail(tech, "claims-nulls", f"claim {c.id!r}: null {n.label!r}: expected to replace a "
+                                                      f"variant the claim uses ({', '.join(sorted(used))}), got {src!r}")
+            subst = n.substitute(c.specs())
+            if subst == c.specs():
+                raise _fail(tech, "claims-nulls", f"claim {c.id!r}: null {n.label!r} changes no scenario of the claim")
+            for label, spec in subst.items():
+                try:
+                    _r.resolve_case(tech, spec)
+                except SuiteError as exc:
+                    raise _fail(tech, "claims-nulls", f"claim {c.id!r}: null {n.label!r} case {label!r} does not "
+                                                      f"resolve: {exc}") from None
+
+
+def _computed_null(claim: Claim) -> bool:
+    """Whether *claim* declares a null that could land in its band: a variant null, or a value
+    null its acceptance does not exclude by construction (the rule of
+    :func:`suite.runner.reproduce.informative_nulls`, before any run)."""
+    return any(n.variants is not None or n.derive is not None or not claim.expect.excludes(n.value)
+               for n in claim.nulls)
+
+
+def check_properties(tech: Technique, max_examples: int = 10) -> str | None:
+    if not tech.properties:
+        return "no declared properties"
+    fid = _property_fidelity(tech)
+    for prop in tech.properties:
+        _check_one_property(tech, prop, fid, max_examples)
+    return None
+
+
+def _property_fidelity(tech: Technique) -> str:
+    return "model" if "model" in tech.fidelities else next(iter(tech.fidelities))
+
+
+def _check_one_property(tech: Technique, prop: Property, fid: str, max_examples: int) -> None:
+    from hypothesis import HealthCheck, assume, given, settings
+
+    from suite.testing.strategies import scenarios
+
+    @settings(max_examples=max_examples, deadline=None, derandomize=True,
+              suppress_health_check=list(HealthCheck), database=None)
+    @given(scenarios(tech, fidelity=fid))
+    def run(scenario: Scenario) -> None:
+        try:
+            prop.check(tech, scenario)
+        except Skip:
+            assume(False)
+        except AssertionError as exc:
+            raise _fail(tech, f"property {prop.name}", f"{exc} (scenario {scenario.variant} {scenario.fidelity}, "
+                                                      f"profile {scenario.profile_name}, params "
+                                                      f"{dict(scenario.params)})") from None
+
+    run()

@@ -1,0 +1,146 @@
+"""The plugin API, ``suite.api``: one module, every name documented on one page.
+
+Like datasette's documentation tests: every hook in suite/hookspecs.py and every name in
+``suite.api.__all__`` has its section in docs/plugin-api.md (a heading, a signature or a
+description, and an example), and the page documents nothing else. The module itself stays
+cheap to import (the declaration modules of every plugin import it) and each lazily exported
+name is the object of the module it comes from.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+import suite.api as api
+import suite.hookspecs as hookspecs
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "plugin-api.md"
+
+
+def _sections() -> dict[str, dict[str, str]]:
+    """``## part`` -> ``### `name``` -> the section's text."""
+    text = PAGE.read_text(encoding="utf-8")
+    out: dict[str, dict[str, str]] = {}
+    for part in re.split(r"^## ", text, flags=re.M)[1:]:
+        title, _, body = part.partition("\n")
+        names = re.split(r"^### `([^`]+)`\n", body, flags=re.M)
+        out[title.strip()] = dict(zip(names[1::2], names[2::2]))
+    return out
+
+
+def _hooks() -> list[str]:
+    return sorted(n for n, f in vars(hookspecs).items() if n.startswith("suite_") and callable(f)
+                  and hasattr(f, "suite_spec"))
+
+
+def test_every_hook_and_only_the_hooks_are_documented():
+    documented = set(_sections()["Hooks"])
+    assert _hooks(), "no hookspec found in suite/hookspecs.py"
+    assert documented == set(_hooks()), (f"docs/plugin-api.md, ## Hooks: missing {sorted(set(_hooks()) - documented)}, "
+                                         f"not a hook {sorted(documented - set(_hooks()))}")
+
+
+def test_every_exported_name_and_only_those_are_documented():
+    documented = [n for title, sec in _sections().items() if title != "Hooks" for n in sec]
+    dup = sorted({n for n in documented if documented.count(n) > 1})
+    assert not dup, f"docs/plugin-api.md documents these twice: {dup}"
+    missing, extra = sorted(set(api.__all__) - set(documented)), sorted(set(documented) - set(api.__all__))
+    assert not missing and not extra, (f"docs/plugin-api.md and suite.api.__all__ disagree: undocumented {missing}, "
+                                       f"documented but not exported {extra}")
+
+
+@pytest.mark.parametrize("name", sorted(set(api.__all__) | set(_hooks())))
+def test_each_entry_has_an_example(name):
+    body = next(sec[name] for sec in _sections().values() if name in sec)
+    blocks = re.findall(r"```python\n(.*?)```", body, re.S)
+    assert blocks, f"docs/plugin-api.md: `{name}` has no ```python example"
+    described = re.sub(r"```.*?```", "", body, flags=re.S).strip()
+    assert len(described) > 40, f"docs/plugin-api.md: `{name}` says too little ({described!r})"
+
+
+def test_every_hook_entry_names_its_errors():
+    for name, body in _sections()["Hooks"].items():
+        assert "**Returns**" in body and "**Errors**" in body, f"docs/plugin-api.md: hook `{name}`: returns, errors"
+
+
+def _top_level_split(text: str) -> list[str]:
+    """*text* split at the commas outside brackets."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [p.strip() for p in [*parts, cur] if p.strip()]
+
+
+def test_the_signatures_on_the_page_are_the_code_s():
+    """A function's or class's parameters, as the page shows them, are those of the code."""
+    for sec in _sections().values():
+        for name, body in sec.items():
+            obj = getattr(api, name, None)
+            first = re.match(r"\s*```python\n(\w+)\(\n?(.*?)\)(?: ->[^\n]*)?\n```", body, re.S)
+            if obj is None or first is None or first.group(1) != name:
+                continue
+            shown = [re.split(r"[:=]", p)[0].strip().lstrip("*") for p in _top_level_split(first.group(2))]
+            try:
+                real = [p for p in inspect.signature(obj).parameters]
+            except (TypeError, ValueError):
+                continue
+            assert [s for s in shown if s] == real, f"docs/plugin-api.md: `{name}` shows {shown}, the code has {real}"
+
+
+def test_every_lazy_name_is_its_modules_object():
+    for name in api.__all__:
+        obj = getattr(api, name)
+        module = api._LAZY.get(name)
+        if module is None:
+            continue
+        source = importlib.import_module(module)
+        assert obj is (source if name in api._MODULES else getattr(source, name)), name
+        assert isinstance(obj, types.ModuleType) == (name in api._MODULES), name
+
+
+def test_the_eager_and_the_lazy_names_are_all_the_names():
+    eager = {n for n in api.__all__ if n not in api._LAZY}
+    assert eager == {n for n in api.__all__ if n in vars(api) and n not in api._LAZY}
+    assert set(api._LAZY) <= set(api.__all__), sorted(set(api._LAZY) - set(api.__all__))
+    assert len(api.__all__) == len(set(api.__all__))
+    with pytest.raises(AttributeError, match="suite.api.__all__"):
+        api.no_such_name  # noqa: B018
+
+
+def test_importing_the_api_imports_no_cost_model_pydantic_or_runner():
+    probe = ("import sys, suite.api\n"
+             "heavy = ('suite.perf', 'suite.collectives', 'suite.runner', 'suite.results', 'suite.hardware.profile', "
+             "'pydantic', 'pint', 'scipy')\n"
+             "print(sorted(m for m in sys.modules if any(m == h or m.startswith(h + '.') for h in heavy)))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_no_core_module_imports_the_api():
+    """suite.api is the top of the plugin-facing layer: the core never imports it (a core import of
+    it would put every lazily imported module in a circle with it)."""
+    from suite.testing.imports import imports_of
+
+    bad = [f"{f.relative_to(ROOT)}:{line}" for f in sorted((ROOT / "suite").rglob("*.py")) if f.name != "api.py"
+           for line, mod in imports_of(f) if mod == "suite.api"]
+    assert not bad, "the core imports suite.api: " + ", ".join(bad)
+
+
+def test_the_page_is_in_the_site_and_linked_from_the_guide():
+    assert "plugin-api.md" in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert "(plugin-api.md" in (ROOT / "docs" / "plugin-authors.md").read_text(encoding="utf-8")
