@@ -174,3 +174,20 @@ def test_an_intel_root_complex_costs_the_path_a_sixth_of_its_bandwidth():
     assert pcie_path_bw(12e9, "PXB", "intel") == 12e9  # below the CPU: no charge
     assert pcie_path_bw(12e9, "PHB", "amd") == 12e9
     assert pcie_path_bw(12e9, None, None) == 12e9
+
+
+def test_a_pcie_path_through_the_intel_root_complex_is_priced_through_collective_time():
+    from suite.context import Context
+
+    nc = Context.build().profile("azure-nc12s-v3")  # 2 x V100 PCIe, path PHB, Intel E5-2690 v4 host
+    assert nc.network[0].path == "PHB" and nc.cpu is not None and nc.cpu.vendor == "intel"
+    m = 2**31
+    # ring/Simple on 2 GPUs: launch 2.9 + base 8.4 + 2 PCIe hops x 5.7 us; m over 16 GB/s x 0.75
+    # (PCI_BW) / 1.2 (Intel root complex) x 0.963 (the ring curve at this size)
+    lat = (2.9 + 8.4 + 2 * 5.7) * US
+    t = collective_time("allreduce", m, Group(2, 1), nc)
+    assert t.algorithm == "ring/Simple"
+    assert t.time == pytest.approx(lat + m / (16e9 * 0.75 / 1.2 * 0.963), rel=1e-6)
+    # the same GPUs behind one PCIe switch (PXB): P2P, no root-complex charge
+    near = collective_time("allreduce", m, Group(2, 1), nc.with_overrides({"network.0.path": "PXB"}))
+    assert near.time == pytest.approx(lat + m / (16e9 * 0.75 * 0.963), rel=1e-6)
