@@ -90,6 +90,9 @@ that ``nvidia-smi`` shows beside it:
   flight the first stage also holds the input-embedding dropout mask ``s b h``, the embedding
   layer norm's input ``2 s b h`` and, with ``keep_stage_outputs``, the stage output ``2 s b h``
   (each ``/ t`` with SP); the last stage the output layer's ``4 s b h / t (1 + V / h)`` (§4.2.3).
+  With ``fp32_grad_copy`` the fold after a backward is a second peak: one micro-batch fewer in
+  flight, no rebuilt layer, and the fp32 copy of the largest local gradient (``4 V h / t`` B for
+  the embedding) that ``update_hp_grads`` makes of one parameter at a time.
 
 References
 ----------

@@ -15,7 +15,7 @@ import numpy.typing as npt
 from suite.perf.training_inputs import ACT_BYTES, Array, TransformerShape
 
 __all__ = ["state_bytes_per_param", "activation_terms", "layer_activation_bytes", "output_layer_bytes", "StageMemory",
-           "stage_memory"]
+           "stage_memory", "largest_local_tensor"]
 
 
 def state_bytes_per_param(zero: npt.ArrayLike, dp: npt.ArrayLike, grad_bytes: npt.ArrayLike = 2,
@@ -141,14 +141,26 @@ def stage_memory(m: TransformerShape, a: dict[str, Array], first: Array, last: A
     inflight = np.minimum(mcount, pp)
     inter = np.where(vpp > 1, 1 + (pp - 1) / (pp * vpp), 1.0)
     tokens = b * m.seq / cp
-    act_first = first * stored * inflight * inter + rebuild
-    act_first = act_first + _first_stage_extra(m, a, tokens / np.where(sp, tp, 1.0)) * inflight
+    mb_first = first * stored * inter + _first_stage_extra(m, a, tokens / np.where(sp, tp, 1.0))
     out_layer = output_layer_bytes(m, tokens, tp)
-    act_last = np.where(pp == 1, act_first + out_layer, last * stored + rebuild + out_layer)
-    per_param = state_bytes_per_param(a["zero"], np.asarray(a["dp"]) * np.asarray(a["cp"]), a["grad_bytes"],
-                                      a["fp32_grad_copy"])
+    mb_last = np.where(pp == 1, mb_first + out_layer, last * stored + out_layer)
+    act_first = mb_first * inflight + rebuild
+    act_last = np.where(pp == 1, act_first + out_layer, mb_last + rebuild)
+    copy = np.asarray(a["fp32_grad_copy"]).astype(bool)
+    fold = 4.0 * largest_local_tensor(m, tp)  # the fp32 copy update_hp_grads makes of one gradient at a time
+    act_first = np.where(copy, np.maximum(act_first, act_first - mb_first - rebuild + fold), act_first)
+    act_last = np.where(copy, np.maximum(act_last, act_last - mb_last - rebuild + fold), act_last)
+    per_param = state_bytes_per_param(a["zero"], np.asarray(a["dp"]) * np.asarray(a["cp"]), a["grad_bytes"], copy)
     first_total = params[0] * per_param + act_first
     last_total = params[1] * per_param + act_last
     use_first = first_total >= last_total
     return StageMemory(states=np.where(use_first, params[0], params[1]) * per_param,
                        activations=np.where(use_first, act_first, act_last))
+
+
+def largest_local_tensor(m: TransformerShape, tp: npt.ArrayLike = 1) -> Array:
+    """Elements of the largest parameter tensor a first or last stage holds per GPU: the word
+    embedding / LM head ``V h / t`` or a layer's largest matrix (fused QKV ``h (q + 2 h_kv)``, the
+    first MLP matrix ``h f`` (x2 gated), the second ``f h``), each split ``1 / t``."""
+    layer = max(m.hidden * (m.q_hidden + 2 * m.kv_hidden), m.hidden * m.ffn * (2 if m.gated else 1))
+    return np.asarray(max(float(m.vocab * m.hidden), float(layer)) / np.asarray(tp, dtype=float))

@@ -6,16 +6,17 @@ import numpy as np
 import pytest
 
 from suite.errors import ParameterError
-from suite.hardware import get_profile
+from suite.context import Context
 from suite.perf import training as T
 from suite.perf.network import Group, collective_time
 
+_CTX = Context.build()
 GPT_1T = T.TransformerShape(layers=128, hidden=25600, heads=160, seq=2048, vocab=51200, positions=2048, name="1t")
 
 
 @pytest.fixture(scope="module")
 def selene():
-    return T.hardware_of(get_profile("selene-dgx-a100"))
+    return T.hardware_of(_CTX.profile("selene-dgx-a100"))
 
 
 def test_activation_bytes_are_korthikanti_table2():
@@ -102,7 +103,7 @@ def test_vectorised_equals_one_plan_at_a_time(selene):
 def test_gemm_curve_comes_from_the_device(selene):
     assert not selene.assumed
     assert float(T.gemm_efficiency(selene, 1e12)) == pytest.approx(0.703)
-    a40 = T.hardware_of(get_profile("a40-64"))
+    a40 = T.hardware_of(_CTX.profile("a40-64"))
     assert a40.assumed and float(T.gemm_efficiency(a40, 1e12)) == T.DEFAULT_GEMM_EFFICIENCY
 
 
@@ -168,3 +169,18 @@ def test_first_stage_holds_embedding_norm_input_and_stage_outputs_per_microbatch
     no_norm = T.evaluate_plan(T.TransformerShape(layers=70, hidden=14336, heads=112, seq=2048, vocab=250880,
                                                  alibi=True), selene, ignore_memory=True, **plan)
     assert base["activations"] - no_norm["activations"] == pytest.approx(12 * 2 * sbh, rel=1e-9)
+
+
+def test_gradient_fold_is_a_second_memory_peak_on_bloom_first_stage(selene):
+    """BLOOM's first stage (5 layers + the embedding, 12 micro-batches in flight, full
+    recomputation, TP 4, dropout, embedding layer norm): per micro-batch 5 x 2 s b h layer inputs
+    + s b h dropout mask + 2 s b h norm input = 13 s b h; rebuilding one layer holds
+    s b h (10 + 24/4 + 5 a s / (4 h)) - 2 s b h = 34 s b h more. After a backward the fold holds 11
+    micro-batches, no rebuilt layer, and the fp32 copy of the embedding's gradient (4 V h / 4 B):
+    143 s b h + V h = 11.99 GB against 12 x 13 + 34 = 190 s b h = 11.16 GB outside the fold."""
+    plan = dict(tp=4, pp=12, dp=8, mbs=2, gbs=2048, recompute="full", zero=1, grad_bytes=4, embed_as_layer=True)
+    sbh = 2048 * 2 * 14336
+    plain = T.evaluate_plan(BLOOM, selene, ignore_memory=True, **plan)
+    copy = T.evaluate_plan(BLOOM, selene, ignore_memory=True, fp32_grad_copy=True, **plan)
+    assert plain["activations"] == pytest.approx(190 * sbh, rel=1e-9)
+    assert copy["activations"] == pytest.approx(143 * sbh + 250880 * 14336, rel=1e-9)
