@@ -17,6 +17,13 @@ from suite.runner.reproduce import (CLAIM_DEFECT, ERROR, INCONCLUSIVE, NOT_DISCR
 from suite.technique import Assumption
 
 
+def _ctx():
+    """The context of the test: the fake plugin (the fake_registry fixture makes it the default)."""
+    from suite.context import Context
+
+    return Context.build()
+
+
 @dataclass
 class _Case:
     key: str
@@ -276,7 +283,7 @@ def test_no_installed_claim_is_reproduced_with_a_null_inside(tmp_path):
         techs.append(replace(t, claims=claims))
     store = Store(tmp_path / "s.sqlite")
     try:
-        board = reproduce(techs, store, options=ExecOptions(timeout=300))  # a case past it: an error row
+        board = reproduce(techs, store, options=ExecOptions(timeout=300), context=_ctx())  # a case past it: an error row
     finally:
         store.close()
     claims = {(t.name, c.id): c for t in techs for c in t.claims}

@@ -464,7 +464,8 @@ def table_rows(board: Any, verified: bool, infos: Mapping[tuple[str, str], Claim
 # --------------------------------------------------------------------------- judged from a store
 
 
-def stored_scoreboard(techniques: Sequence[Any], store: Any, resolver: Any = None) -> tuple[Scoreboard, int]:
+def stored_scoreboard(techniques: Sequence[Any], store: Any, resolver: Any = None, *,
+                      context: Any = None) -> tuple[Scoreboard, int]:
     """Judge the claims of *techniques* on the cases stored in *store* (nothing is run).
 
     Each claim's cases and its nulls' substituted cases resolve to their keys exactly as
@@ -477,6 +478,11 @@ def stored_scoreboard(techniques: Sequence[Any], store: Any, resolver: Any = Non
     techniques : sequence of Technique
     store : suite.results.Store
     resolver : suite.runner.case.Resolver, optional
+        Whose caches (and context) to use; default a new one of *context*.
+    context : suite.context.Context, optional
+        Where techniques' profiles and workloads come from, when no *resolver* is given (one of
+        the two is required: without either, ``suite.context.Context.given`` decides: a
+        ``DeprecationWarning`` in 0.2, an error from 0.3.0).
 
     Returns
     -------
@@ -491,7 +497,7 @@ def stored_scoreboard(techniques: Sequence[Any], store: Any, resolver: Any = Non
         from suite.context import Context
         from suite.runner.case import Resolver
 
-        resolver = Resolver(context=Context.given(None, "stored_scoreboard()"))
+        resolver = Resolver(context=Context.given(context, "stored_scoreboard()"))
     outcomes = []
     not_run = 0
     for tech in techniques:

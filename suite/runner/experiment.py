@@ -423,14 +423,13 @@ def _specs_for(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where:
     return [_spec(c) for c in combos]
 
 
-def expand_entry(entry: Mapping[str, Any], *, where: str = "command line", registry: Any = None,
-                 resolver: Resolver | None = None, expansion: Expansion | None = None, name: str = "",
-                 context: Any = None) -> Expansion:
+def expand_entry(entry: Mapping[str, Any], *, where: str = "command line", resolver: Resolver | None = None,
+                 expansion: Expansion | None = None, name: str = "", context: Any = None) -> Expansion:
     """Expand one entry (a dict with the keys of an experiment-file entry) into resolved cases.
 
     The techniques, profiles and workloads come from the resolver's context, else *context* (the
-    command's; given neither, a new one is built with a ``DeprecationWarning``). ``registry=`` is
-    deprecated since 0.2.0 (``DeprecationWarning``), removed in 0.3.0: pass *context*.
+    command's; one of the two is required). ``registry=``, deprecated since 0.2.0, is gone in
+    0.3.0: a context carries the registry.
 
     Raises
     ------
@@ -440,12 +439,8 @@ def expand_entry(entry: Mapping[str, Any], *, where: str = "command line", regis
     """
     from suite.context import Context
 
-    if registry is not None:
-        Context.warn_registry_argument("expand_entry()")
     if resolver is None:
-        resolver = Resolver(context=Context.given(context, "expand_entry()", registry=registry))
-    elif registry is not None and context is None:  # 0.1 behaviour: the techniques from *registry*
-        resolver = Resolver(resolver.profile_dirs, context=Context.build(registry=registry))
+        resolver = Resolver(context=Context.given(context, "expand_entry()"))
     registry = resolver.context.registry
     exp = expansion or Expansion()
     eager = exp.cases
@@ -500,14 +495,16 @@ class CaseChain:
             yield from p
 
 
-def expand_experiment(path: str | Path, *, registry: Any = None, resolver: Resolver | None = None,
+def expand_experiment(path: str | Path, *, resolver: Resolver | None = None,
                       only: Iterable[str] | None = None, max_cases: int = DEFAULT_MAX_CASES,
                       context: Any = None, stream: bool = False) -> Expansion:
     """Every case of an experiment file (optionally only the named entries); at most *max_cases*.
 
     With *stream*, each plain entry (:func:`streamable`) is resolved lazily as the run goes
     (:func:`stream_entry`), so memory does not grow with the sweep, and ``cases`` is a
-    :class:`CaseChain` (iterable, with ``len()``) instead of a list."""
+    :class:`CaseChain` (iterable, with ``len()``) instead of a list. The techniques, profiles
+    and workloads come from *resolver*'s context, else *context* (one of the two is required;
+    ``registry=``, deprecated since 0.2.0, is gone in 0.3.0)."""
     path, _meta, entries = load_experiment(path)
     if only:
         only = list(only)
@@ -517,10 +514,8 @@ def expand_experiment(path: str | Path, *, registry: Any = None, resolver: Resol
         entries = {k: v for k, v in entries.items() if k in only}
     from suite.context import Context
 
-    if registry is not None:
-        Context.warn_registry_argument("expand_experiment()")
     if resolver is None:
-        resolver = Resolver(context=Context.given(context, "expand_experiment()", registry=registry))
+        resolver = Resolver(context=Context.given(context, "expand_experiment()"))
     exp = Expansion(max_cases=max_cases)
     parts: list[CaseStream | range] = []
     streamed = 0
@@ -534,7 +529,7 @@ def expand_experiment(path: str | Path, *, registry: Any = None, resolver: Resol
             continue
         exp.max_cases = max_cases - streamed
         before = len(exp.cases)
-        expand_entry(entry, where=where, registry=registry, resolver=resolver, expansion=exp, name=name)
+        expand_entry(entry, where=where, resolver=resolver, expansion=exp, name=name)
         parts.append(range(before, len(exp.cases)))  # a slice of exp.cases, filled in below
     exp.max_cases = max_cases
     if streamed:

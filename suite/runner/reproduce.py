@@ -130,8 +130,8 @@ def _restored(o: ClaimOutcome, hit: str | None) -> bool:
 
 def reproduce(techniques: Sequence[Technique], store: Store, *, executor: str = "local",
               options: ExecOptions | None = None, verified_only: bool = False, rerun: bool = False,
-              progress: Any = None, command: str | None = None, registry: Any = None,
-              resolver: Resolver | None = None, context: Any = None) -> Scoreboard:
+              progress: Any = None, command: str | None = None, resolver: Resolver | None = None,
+              context: Any = None) -> Scoreboard:
     """Run the claims of *techniques* and their variant nulls through the runner (stored and
     cached) and judge them (:func:`judge`).
 
@@ -145,9 +145,8 @@ def reproduce(techniques: Sequence[Technique], store: Store, *, executor: str = 
         As :func:`suite.runner.engine.run_cases`.
     resolver : Resolver, optional
         A resolver of *context* whose caches to reuse (default: a new one); its context is used
-        when no *context* is given.
-    registry : Registry, optional
-        Deprecated since 0.2.0 (``DeprecationWarning``), removed in 0.3.0: pass *context*.
+        when no *context* is given. One of the two is required (``registry=``, deprecated since
+        0.2.0, is gone in 0.3.0: a context carries the registry).
 
     Returns
     -------
@@ -164,11 +163,9 @@ def reproduce(techniques: Sequence[Technique], store: Store, *, executor: str = 
     from suite.runner.engine import run_cases
     from suite.runner.executors import ExecOptions
 
-    if registry is not None:
-        Context.warn_registry_argument("reproduce()")
     if context is None and resolver is not None:
         context = resolver.context
-    context = Context.given(context, "reproduce()", registry=registry)
+    context = Context.given(context, "reproduce()")
     if resolver is None:
         resolver = Resolver(context=context)
     outcomes, pending = _resolve_all(techniques, resolver, verified_only)

@@ -17,6 +17,14 @@ R = importlib.import_module("suite.runner.reproduce")  # the module (suite.runne
 import suite.runner.bootstrap as B  # noqa: E402
 import suite.runner.judgement_cache as JC  # noqa: E402
 
+
+def _ctx():
+    """The context of the test: the fake plugin (the fake_registry fixture makes it the default)."""
+    from suite.context import Context
+
+    return Context.build()
+
+
 SPEC = dict(profile="fake-cluster-a", workload="fake-wl")
 
 
@@ -46,12 +54,12 @@ def judged(monkeypatch):
 
 def test_cached_reproduce_judges_nothing_and_gives_the_same_outcomes(fake_registry, store, judged):
     tech = _measured(fake_registry.technique("fake"))
-    first = R.reproduce([tech], store)
+    first = R.reproduce([tech], store, context=_ctx())
     assert sorted(judged) == sorted(c.id for c in tech.claims)
     t_ratio = first.outcomes[-1]
     assert t_ratio.interval is not None and t_ratio.samples == 3 and t_ratio.nulls[0].interval is not None
     judged.clear()
-    again = R.reproduce([tech], store)
+    again = R.reproduce([tech], store, context=_ctx())
     # only the error rows are judged again (an exception may have decided them: never cached)
     errors = [o.claim for o in first.outcomes if o.verdict == R.ERROR]
     assert errors == ["derive-bad", "case-fails"] and judged == errors
@@ -60,13 +68,13 @@ def test_cached_reproduce_judges_nothing_and_gives_the_same_outcomes(fake_regist
     assert [o.as_dict() for o in again.outcomes] == [o.as_dict() for o in first.outcomes]
     # --rerun judges every claim afresh
     judged.clear()
-    R.reproduce([tech], store, rerun=True)
+    R.reproduce([tech], store, rerun=True, context=_ctx())
     assert sorted(judged) == sorted(c.id for c in tech.claims)
 
 
 def test_a_changed_stored_result_is_judged_again(fake_registry, store, judged):
     tech = fake_registry.technique("fake")
-    first = R.reproduce([tech], store)
+    first = R.reproduce([tech], store, context=_ctx())
     by = {o.claim: o for o in first.outcomes}
     assert by["y-abs"].ours == pytest.approx(10.0)
     # the stored metric changes under the same case key (as a --rerun of a changed measurement would)
@@ -78,7 +86,7 @@ def test_a_changed_stored_result_is_judged_again(fake_registry, store, judged):
     con.commit()
     con.close()
     judged.clear()
-    again = {o.claim: o for o in R.reproduce([tech], store).outcomes}
+    again = {o.claim: o for o in R.reproduce([tech], store, context=_ctx()).outcomes}
     assert "y-abs" in judged and "ratio-2x" in judged  # both read that case
     assert again["y-abs"].ours == pytest.approx(100.0) and again["y-abs"].verdict == R.REPRODUCED_NO_NULL
 
@@ -92,7 +100,7 @@ class _Keyed:
 
         self.tech = _measured(fake_registry.technique("fake"))
         self.claim = self.tech.claims[-1]
-        resolver = Resolver()
+        resolver = Resolver(context=_ctx())
         self.cases = {label: resolver.resolve(self.tech, spec) for label, spec in self.claim.specs().items()}
         self.nc = R.null_cases(self.tech, self.claim, resolver)
         keys = {c.key for c in self.cases.values()} | {c.key for _n, ncs, _w in self.nc if ncs for c in ncs.values()}

@@ -11,13 +11,20 @@ from suite.errors import ExperimentError
 from suite.runner.experiment import expand_entry, expand_experiment, find_experiment
 
 
+def _ctx():
+    """The context of the test: the fake plugin (the fake_registry fixture makes it the default)."""
+    from suite.context import Context
+
+    return Context.build()
+
+
 def combos(exp):
     return sorted((c.variant, c.profile, c.params["x"], c.params["n"], c.seed, c.fidelity,
                    tuple(sorted(c.overrides.items()))) for c in exp.cases)
 
 
 def test_product_counts_and_defaults(fake_registry):
-    exp = expand_entry({"technique": "fake", "params": {"x": [1, 2, 3], "n": [1, 2]}, "seeds": [0, 1]})
+    exp = expand_entry({"technique": "fake", "params": {"x": [1, 2, 3], "n": [1, 2]}, "seeds": [0, 1]}, context=_ctx())
     # 2 variants (default: all) x 3 x 2 x 2 seeds; default profile/workload/fidelity
     assert len(exp.cases) == 2 * 3 * 2 * 2
     assert {c.profile for c in exp.cases} == {"fake-cluster-a"}
@@ -27,36 +34,36 @@ def test_product_counts_and_defaults(fake_registry):
 
 
 def test_scalars_and_singular_keys(fake_registry):
-    exp = expand_entry({"technique": "fake", "variant": "fast", "seed": 3, "fidelity": "execute", "params": {"x": 2}})
+    exp = expand_entry({"technique": "fake", "variant": "fast", "seed": 3, "fidelity": "execute", "params": {"x": 2}}, context=_ctx())
     [c] = exp.cases
     assert (c.variant, c.seed, c.fidelity, c.params["x"]) == ("fast", 3, "execute", 2.0)
 
 
 def test_set_overrides_make_distinct_profiles(fake_registry):
     exp = expand_entry({"technique": "fake", "variants": ["base"],
-                        "set": {"network.-1.bandwidth": ["2 Gbit/s", "10 Gbit/s", "40 Gbit/s"]}})
+                        "set": {"network.-1.bandwidth": ["2 Gbit/s", "10 Gbit/s", "40 Gbit/s"]}}, context=_ctx())
     assert len(exp.cases) == 3
     assert len({c.profile_hash for c in exp.cases}) == 3
     bws = sorted(c.scenario.profile.network[-1].bandwidth for c in exp.cases)
     assert bws == pytest.approx([2e9 / 8, 10e9 / 8, 40e9 / 8])
     # 10 Gbit/s is the file's own value: the same content, so the same profile hash as the plain profile
-    plain = expand_entry({"technique": "fake", "variants": ["base"]}).cases[0]
+    plain = expand_entry({"technique": "fake", "variants": ["base"]}, context=_ctx()).cases[0]
     same = next(c for c in exp.cases if c.scenario.profile.network[-1].bandwidth == pytest.approx(10e9 / 8))
     assert plain.profile_hash == same.profile_hash and plain.key == same.key
 
 
 def test_overrides_hash_their_si_value_not_their_text(fake_registry):
     """1.25 GB/s and 10 Gbit/s are one bandwidth: one case (issue 16: the text was hashed)."""
-    a = expand_entry({"technique": "fake", "variants": ["base"], "set": {"network.-1.bandwidth": "1.25 GB/s"}})
-    b = expand_entry({"technique": "fake", "variants": ["base"], "set": {"network.-1.bandwidth": "10 Gbit/s"}})
-    c = expand_entry({"technique": "fake", "variants": ["base"], "set": {"network.-1.bandwidth": "10 GB/s"}})
+    a = expand_entry({"technique": "fake", "variants": ["base"], "set": {"network.-1.bandwidth": "1.25 GB/s"}}, context=_ctx())
+    b = expand_entry({"technique": "fake", "variants": ["base"], "set": {"network.-1.bandwidth": "10 Gbit/s"}}, context=_ctx())
+    c = expand_entry({"technique": "fake", "variants": ["base"], "set": {"network.-1.bandwidth": "10 GB/s"}}, context=_ctx())
     assert a.cases[0].key == b.cases[0].key != c.cases[0].key
 
 
 def test_exclude_and_include(fake_registry):
     exp = expand_entry({"technique": "fake", "params": {"x": [1, 2], "n": [1, 2]},
                         "exclude": [{"variant": "fast", "params": {"n": 2}}, {"x": 1, "n": 1}],
-                        "include": [{"variant": "fast", "params": {"x": 9, "n": [5, 6]}}]})
+                        "include": [{"variant": "fast", "params": {"x": 9, "n": [5, 6]}}]}, context=_ctx())
     got = {(c.variant, c.params["x"], c.params["n"]) for c in exp.cases}
     product = {(v, x, n) for v in ("base", "fast") for x in (1.0, 2.0) for n in (1, 2)}
     excluded = {(v, x, n) for (v, x, n) in product if (v == "fast" and n == 2) or (x == 1.0 and n == 1)}
@@ -65,14 +72,14 @@ def test_exclude_and_include(fake_registry):
 
 def test_exclude_list_value_matches_any(fake_registry):
     exp = expand_entry({"technique": "fake", "variants": ["base"], "params": {"n": [1, 2, 3, 4]},
-                        "exclude": [{"n": [2, 4]}]})
+                        "exclude": [{"n": [2, 4]}]}, context=_ctx())
     assert sorted(c.params["n"] for c in exp.cases) == [1, 3]
 
 
 def test_profile_globs_tags_kinds(fake_registry):
     def profiles(pats):
         return sorted({c.profile for c in expand_entry({"technique": "fake", "variants": ["base"],
-                                                        "profiles": pats}).cases})
+                                                        "profiles": pats}, context=_ctx()).cases})
 
     assert profiles(["fake-cluster-*"]) == ["fake-cluster-a", "fake-cluster-b"]
     assert profiles(["tag:fake-ib"]) == ["fake-cluster-b"]
@@ -89,10 +96,10 @@ def test_profile_globs_tags_kinds(fake_registry):
 
 
 def test_technique_star_and_smoke_and_claims(fake_registry):
-    exp = expand_entry({"technique": "*", "smoke": True})
+    exp = expand_entry({"technique": "*", "smoke": True}, context=_ctx())
     assert sorted({c.technique for c in exp.cases}) == ["fake"]
     assert any("fake-two declares no smoke" in n for n in exp.notes)
-    claims = expand_entry({"technique": "fake", "claims": ["ratio-2x"]})
+    claims = expand_entry({"technique": "fake", "claims": ["ratio-2x"]}, context=_ctx())
     assert sorted(c.variant for c in claims.cases) == ["base", "fast"]
 
 
@@ -109,7 +116,7 @@ def test_technique_star_and_smoke_and_claims(fake_registry):
 ])
 def test_entry_errors_name_the_key(fake_registry, entry, fragment):
     with pytest.raises(ExperimentError) as ei:
-        expand_entry(entry, where="x.toml: entry [e]")
+        expand_entry(entry, where="x.toml: entry [e]", context=_ctx())
     msg = str(ei.value)
     assert msg.startswith("x.toml: entry [e]")
     assert fragment in msg
@@ -117,7 +124,7 @@ def test_entry_errors_name_the_key(fake_registry, entry, fragment):
 
 
 def test_optional_entry_skipped(fake_registry):
-    exp = expand_entry({"technique": "not-installed", "optional": True})
+    exp = expand_entry({"technique": "not-installed", "optional": True}, context=_ctx())
     assert exp.cases == [] and "skipped" in exp.notes[0]
 
 
@@ -135,30 +142,30 @@ def test_experiment_file(fake_registry, tmp_path):
         technique = "fake-two"
         seeds = [7]
     """))
-    exp = expand_experiment(f)
+    exp = expand_experiment(f, context=_ctx())
     assert exp.entries == {"one": 4, "two": 1}
     assert {c.seed for c in exp.cases if c.technique == "fake-two"} == {7}
-    only = expand_experiment(f, only=["two"])
+    only = expand_experiment(f, only=["two"], context=_ctx())
     assert len(only.cases) == 1
     with pytest.raises(ExperimentError, match=r"no entry 'three'"):
-        expand_experiment(f, only=["three"])
+        expand_experiment(f, only=["three"], context=_ctx())
 
 
 def test_experiment_file_errors_name_file_entry_key(fake_registry, tmp_path):
     f = tmp_path / "bad.toml"
     f.write_text('[sweep]\ntechnique = "fake"\nparams = { x = [1, "a"] }\n')
     with pytest.raises(ExperimentError) as ei:
-        expand_experiment(f)
+        expand_experiment(f, context=_ctx())
     assert str(ei.value).startswith(f"{f}: entry [sweep]: fake")
     assert "parameter 'x': expected float, got 'a'" in str(ei.value)
     g = tmp_path / "bad2.toml"
     g.write_text('x = 1\n')
     with pytest.raises(ExperimentError, match="top-level key 'x'"):
-        expand_experiment(g)
+        expand_experiment(g, context=_ctx())
     h = tmp_path / "bad3.toml"
     h.write_text('[a\n')
     with pytest.raises(ExperimentError, match="invalid TOML"):
-        expand_experiment(h)
+        expand_experiment(h, context=_ctx())
 
 
 def test_shipped_experiments_found_by_name():
@@ -185,7 +192,7 @@ def test_product_and_exclude_property(fake_registry):
         variants = sorted(variants)
         entry = {"technique": "fake", "variants": variants, "seeds": seeds, "params": {"x": xs, "n": ns},
                  "exclude": [{"variant": "fast", "n": drop_n}]}
-        got = sorted((c.variant, c.params["x"], c.params["n"], c.seed) for c in expand_entry(entry).cases)
+        got = sorted((c.variant, c.params["x"], c.params["n"], c.seed) for c in expand_entry(entry, context=_ctx()).cases)
         want = sorted((v, float(x), n, s) for v, x, n, s in itertools.product(variants, xs, ns, seeds)
                       if not (v == "fast" and n == drop_n))
         assert got == want

@@ -8,8 +8,15 @@ from suite.runner.reproduce import (CLAIM_DEFECT, ERROR, INCONCLUSIVE, NOT_DISCR
                                     REPRODUCED, REPRODUCED_NO_NULL, render_markdown, reproduce)
 
 
+def _ctx():
+    """The context of the test: the fake plugin (the fake_registry fixture makes it the default)."""
+    from suite.context import Context
+
+    return Context.build()
+
+
 def test_verdicts(fake_registry, store):
-    board = reproduce([fake_registry.technique("fake")], store)
+    board = reproduce([fake_registry.technique("fake")], store, context=_ctx())
     by = {o.claim: o for o in board.outcomes}
     # fast/base = 2 exactly (fakeplugin.y_of), paper 2.0 +- 20%; no null declared: not evidence
     assert by["ratio-2x"].verdict == REPRODUCED_NO_NULL
@@ -28,13 +35,13 @@ def test_verdicts(fake_registry, store):
     assert board.counts(True) == {REPRODUCED: 0, REPRODUCED_NO_NULL: 1, NOT_DISCRIMINATING: 0, NOT_REPRODUCED: 0,
                                   INCONCLUSIVE: 0, CLAIM_DEFECT: 0, ERROR: 1, "total": 2}
     # stored and cached: a second reproduce computes nothing new
-    again = reproduce([fake_registry.technique("fake")], store)
+    again = reproduce([fake_registry.technique("fake")], store, context=_ctx())
     assert again.run.computed == 1  # only the failing case is retried
     assert [o.verdict for o in again.outcomes] == [o.verdict for o in board.outcomes]
 
 
 def test_verified_only_and_markdown(fake_registry, store):
-    board = reproduce([fake_registry.technique("fake")], store, verified_only=True)
+    board = reproduce([fake_registry.technique("fake")], store, verified_only=True, context=_ctx())
     assert sorted(o.claim for o in board.outcomes) == ["case-fails", "ratio-2x"]
     md = render_markdown(board)
     assert "## fake" in md and "### Verified claims" in md and "### Unverified" not in md
@@ -53,7 +60,7 @@ def test_unresolvable_claim_is_an_error_row(fake_registry, store):
     bad = Claim("no-profile", "refers to a missing profile", "Fig. 9", False, Approx(1.0),
                 scenario=ScenarioSpec("base", profile="no-such-profile"), metric="y")
     t2 = replace(tech, claims=[bad, tech.claims[0]])
-    board = reproduce([t2], store)
+    board = reproduce([t2], store, context=_ctx())
     assert board.outcomes[0].verdict == ERROR
     assert board.outcomes[0].reason.startswith("scenario does not resolve: ")
     assert "'no-such-profile'" in board.outcomes[0].reason
@@ -84,7 +91,7 @@ def test_variant_null_is_run_stored_and_judged(fake_registry, store):
     blind = replace(two, id="blind", expect=Approx(20.0, rel=0.3), derive=lambda r: 2.0 * r["base"]["y"],
                     nulls=(Null("base for fast", variants={"fast": "base"}),))
     t2 = replace(tech, claims=[two, weak, blind])
-    board = reproduce([t2], store)
+    board = reproduce([t2], store, context=_ctx())
     by = {o.claim: o for o in board.outcomes}
     # both nulls give exactly 1.0 (base against itself, no gain): a gain band excludes it by
     # construction, so neither is evidence (issue 42)
@@ -102,7 +109,7 @@ def test_variant_null_is_run_stored_and_judged(fake_registry, store):
     # distinct cases: base(x=1), fast(x=1) [gain-2x; its null only repeats base(x=1)], base(x=2) [weak;
     # its fast(x=1) is shared], fast(x=2) [weak's null; its other case is fast(x=1) again]: 4
     assert board.run.total == 4
-    stored, not_run = stored_scoreboard([t2], store)
+    stored, not_run = stored_scoreboard([t2], store, context=_ctx())
     assert not_run == 0
     assert [o.as_dict() for o in stored.outcomes] == [o.as_dict() for o in board.outcomes]
     d = board.as_dict()
@@ -123,7 +130,7 @@ def test_html_scoreboard_shows_the_null_column(fake_registry, store):
     two = Claim("gain-2x", "fast is 2x base", "Table 1", True, Gain(2.0),
                 cases={"base": ScenarioSpec("base", **spec), "fast": ScenarioSpec("fast", **spec)},
                 derive=lambda r: r["fast"]["y"] / r["base"]["y"], nulls=(Null("no gain", value=1.0),))
-    board = reproduce([replace(tech, claims=[two])], store)
+    board = reproduce([replace(tech, claims=[two])], store, context=_ctx())
     html = _scoreboard_section(board, 0, True)
     assert "<th>null(s)</th>" in html and "<th>not discriminating</th>" in html
     assert "<td>no gain = 1 (outside)</td>" in html
@@ -141,7 +148,7 @@ def test_a_failed_claim_still_shows_its_declared_nulls(fake_registry, store):
     claim = Claim("fails-with-nulls", "a failing case with nulls", "Sec. 4", True, Exact(1), scenario=spec,
                   metric="y", nulls=(Null("no gain", value=1.0), Null("the fast variant", variants={"base": "fast"})))
     tech = dataclasses.replace(fake_registry.technique("fake"), claims=[claim])
-    (o,) = reproduce([tech], store).outcomes
+    (o,) = reproduce([tech], store, context=_ctx()).outcomes
     assert o.verdict == ERROR
     assert format_nulls(o) == ("no gain (not judged: the claim's own case failed); the fast variant (not judged: "
                                "the claim's own case failed)")
@@ -153,7 +160,7 @@ def test_reproduce_cli_prints_legend_reason_and_units(fake_registry, store):
     from suite.runner.reproduce import reproduce
 
     tech = fake_registry.technique("fake")
-    board = reproduce([tech], store)
+    board = reproduce([tech], store, context=_ctx())
     text = render_text(board, claim_info([tech], store, board), width=120)
     assert text.startswith("How to read this")
     assert "  ✗ y-abs  not reproduced" in text

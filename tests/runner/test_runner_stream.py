@@ -12,6 +12,14 @@ from suite.runner import ExecOptions, run_cases
 from suite.runner.case import Resolver
 from suite.runner.experiment import CaseStream, expand_entry, stream_entry, streamable
 
+
+def _ctx():
+    """The context of the test: the fake plugin (the fake_registry fixture makes it the default)."""
+    from suite.context import Context
+
+    return Context.build()
+
+
 ENTRY = {"technique": "fake", "params": {"x": [1, 2, 3], "n": [1, 2, 2]}, "seeds": [0, 1],
          "set": {"network.-1.bandwidth": ["2 Gbit/s", "10 Gbit/s"]}}
 
@@ -21,7 +29,7 @@ def _stream(entry=ENTRY, **kw):
 
 
 def test_stream_yields_the_cases_expand_entry_builds_in_the_same_order(fake_registry):
-    listed = [c.key for c in expand_entry(ENTRY).cases]
+    listed = [c.key for c in expand_entry(ENTRY, context=_ctx()).cases]
     s = _stream()
     assert isinstance(s, CaseStream)
     # 2 variants x 3 x 3 (n = 2 given twice) x 2 seeds x 2 bandwidths
@@ -43,7 +51,7 @@ def test_stream_checks_every_axis_value_before_the_first_case(fake_registry):
     with pytest.raises(ExperimentError) as a:
         _stream(bad)
     with pytest.raises(ExperimentError) as b:
-        expand_entry(bad)
+        expand_entry(bad, context=_ctx())
     assert str(a.value) == str(b.value) and "expected float, got 'three'" in str(a.value)
     with pytest.raises(ExperimentError, match="network.-1.bandwidth"):
         _stream({**ENTRY, "set": {"network.-1.bandwidth": ["2 Gbit/s", "fast"]}})
@@ -56,7 +64,7 @@ def test_chunked_streamed_run_stores_what_the_list_run_stores(fake_registry, tmp
     from suite.results import Store
 
     with Store(tmp_path / "list.sqlite") as st:
-        a = run_cases(expand_entry(ENTRY).cases, st, options=ExecOptions(isolate=False), context=Context.build(registry=fake_registry))
+        a = run_cases(expand_entry(ENTRY, context=_ctx()).cases, st, options=ExecOptions(isolate=False), context=Context.build(registry=fake_registry))
         rows_a = sorted(st.conn.execute("SELECT c.key, m.name, m.value FROM cases c JOIN metrics m "
                                         "ON m.case_key = c.key").fetchall())
     with Store(tmp_path / "stream.sqlite") as st:
@@ -76,7 +84,7 @@ def test_a_combination_that_fails_mid_chunk_still_runs_the_cases_before_it(fake_
     # in the same chunk are run and stored (not dropped with the chunk's buffer), then the error
     from suite.results import Store
 
-    cases = expand_entry({"technique": "fake", "params": {"x": [1, 2, 3], "n": [1, 2, 3]}, "seeds": [0, 1]}).cases
+    cases = expand_entry({"technique": "fake", "params": {"x": [1, 2, 3], "n": [1, 2, 3]}, "seeds": [0, 1]}, context=_ctx()).cases
 
     def stream():
         for i, c in enumerate(cases):
