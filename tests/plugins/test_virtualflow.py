@@ -199,11 +199,20 @@ def _slots(counts, dpn=4):
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.floats(0.01, 1.0), min_size=2, max_size=3), st.integers(1, 9), st.data())
 def test_vectorised_search_equals_brute_force(t, V, data):
-    counts = data.draw(st.lists(st.integers(1, 3), min_size=len(t), max_size=len(t)))
+    _check_search_equals_brute_force(t, V, data.draw(st.lists(st.integers(1, 3), min_size=len(t), max_size=len(t))))
+
+
+def test_vectorised_search_equals_brute_force_on_nine_devices():
+    """The example hypothesis found: three types of three devices (it overflowed the profiles)."""
+    _check_search_equals_brute_force([1.0, 1.0, 1.0], 3, [3, 3, 3])
+
+
+def _check_search_equals_brute_force(t, V, counts):
     slots = _slots(counts)
     nodes = -(-sum(counts) // 4)
     prof = MIX if nodes <= 2 else get_profile("dgx-1-v100")
-    if nodes > 2:
+    if nodes > 2:  # 9 devices (counts [3, 3, 3]) overflow MIX's two 4-GPU nodes and one 8-GPU DGX-1 node:
+        counts = counts[:-1] + [counts[-1] - 1]  # one fewer, on the DGX-1 node (it raised IndexError before)
         slots = _slots(counts, dpn=8)
         nodes = 1
     fast = model.search_plan(t, slots, V, prof, 1e8, nodes)
