@@ -191,3 +191,16 @@ def test_a_pcie_path_through_the_intel_root_complex_is_priced_through_collective
     # the same GPUs behind one PCIe switch (PXB): P2P, no root-complex charge
     near = collective_time("allreduce", m, Group(2, 1), nc.with_overrides({"network.0.path": "PXB"}))
     assert near.time == pytest.approx(lat + m / (16e9 * 0.75 * 0.963), rel=1e-6)
+
+
+def test_the_pcie_path_and_the_host_vendor_are_recorded_as_read():
+    """`--set network.0.path` / `cpu.vendor` move a PCIe all-reduce (the test above): a tracked
+    profile view must record both as read, and the view must price as the profile does."""
+    from suite.context import Context
+    from suite.hardware.tracking import tracked
+
+    nc = Context.build().profile("azure-nc12s-v3")
+    view, reads = tracked(nc)
+    t = collective_time("allreduce", 2**24, Group(2, 1), view).time
+    assert t == collective_time("allreduce", 2**24, Group(2, 1), nc).time
+    assert {"network.0.path", "cpu.vendor"} <= reads
