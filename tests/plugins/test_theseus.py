@@ -432,3 +432,21 @@ def test_conformance_kit():
     rep = check_technique(TECHNIQUE, max_examples=3)
     assert "properties" in rep.passed
     assert "family:network-sensitivity" in rep.passed
+
+
+def test_object_store_at_nic_line_rate_gives_the_ratio_of_nic_sums():
+    """The cost-parity claim's storage-path assumption (docs/techniques/theseus.md): with the tables
+    read from an object store at each instance's NIC line rate, both engines stay storage-bound on
+    Q6, so T(cpu) / T(gpu) is the ratio of the NIC sums at cost parity:
+    4 p4d x 50 GB/s / (26 i3.16xlarge x 3.125 GB/s) = 200 / 81.25 = 2.4615."""
+    from suite_theseus.technique import COST_PARITY_WITH
+
+    t = {}
+    for variant, prof, bw in (("theseus", "theseus-p4d-4n", "50 GB/s"), ("cpu-engine", "theseus-cpu-i3-64n",
+                                                                           "3.125 GB/s")):
+        spec = ScenarioSpec(variant=variant, profile=prof, workload="tpch-sf30000", fidelity="model",
+                            params={"query": 6, "parity_with": COST_PARITY_WITH},
+                            overrides={"ext.theseus.storage_bandwidth": bw, "ext.theseus.data_on_nvme": False})
+        r = TECHNIQUE.evaluate(resolve_case(TECHNIQUE, spec).scenario)
+        t[variant] = r["query_time"]
+    assert t["cpu-engine"] / t["theseus"] == pytest.approx(200 / 81.25, rel=2e-3)
