@@ -26,7 +26,7 @@ import functools
 import os
 import sys
 import traceback
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
@@ -43,7 +43,7 @@ __all__ = ["GROUP", "PluginInfo", "Registry", "strict_from_env"]
 GROUP = "suite.plugins"
 #: the ``[ext.NAME]`` tables the core itself validates, named in the light :mod:`suite.hardware` (loading
 #: plugins does not import pydantic; the layering: hardware never imports the registry)
-from suite.hardware import CORE_EXTENSION_NAMES  # noqa: E402
+from suite.hardware.reserved import CORE_EXTENSION_NAMES  # noqa: E402
 HOST_DISTRIBUTION = "dlsys-suite"
 
 
@@ -110,7 +110,12 @@ def _is_model_class(v: Any) -> bool:
     return isinstance(v, type) and issubclass(v, BaseModel)
 
 
-def _check_hook_results(got: dict[str, list]) -> str | None:
+def _given(module: Any) -> Any:
+    """*module* itself: the loader of a plugin module given in process (not by entry point)."""
+    return module
+
+
+def _check_hook_results(got: dict[str, list[Any]]) -> str | None:
     """One line naming the hook, what it must return and what it returned, or None if all is well."""
     def kind(v: Any) -> str:
         return type(v).__name__ + (f" {v!r}" if isinstance(v, (str, int, float)) else "")
@@ -190,7 +195,7 @@ class Registry:
             self._load(info, ep.load)
         for name, module in modules:
             info = PluginInfo(name, getattr(module, "__name__", name), "<in-process>", "")
-            self._load(info, lambda m=module: m)
+            self._load(info, functools.partial(_given, module))
 
     # -- loading
     def _quarantine(self, info: PluginInfo, reason: str, detail: str = "") -> None:
@@ -200,7 +205,7 @@ class Registry:
         if self.strict:
             raise PluginError(f"plugin {info.name!r} ({info.distribution}): {reason}")
 
-    def _load(self, info: PluginInfo, load) -> None:
+    def _load(self, info: PluginInfo, load: Callable[[], Any]) -> None:
         """Import one plugin, call every hook it implements once, check what each returns, and
         keep its contributions only if all of it is valid (else quarantine it whole)."""
         import time
@@ -226,7 +231,7 @@ class Registry:
             self._quarantine(info, f"patched {', '.join(patched[:3])}{' ...' if len(patched) > 3 else ''} "
                                    f"while loading (put back); expected a plugin that changes no shared module")
 
-    def _load_checked(self, info: PluginInfo, load) -> None:
+    def _load_checked(self, info: PluginInfo, load: Callable[[], Any]) -> None:
         taken = next((p for p in self.plugins if p is not info and p.name == info.name), None)
         if taken is not None:  # this distribution's plugins load first: a newcomer never takes a built-in's name
             self._quarantine(info, f"entry point name {info.name!r} is already taken by {taken.distribution} "
@@ -246,7 +251,7 @@ class Registry:
             msg = str(exc).replace("\n", " ")
             self._quarantine(info, f"bad hook implementation: {msg}", traceback.format_exc())
             return
-        got: dict[str, list] = {}
+        got: dict[str, list[Any]] = {}
         # suite_workloads is called later, the first time workloads are asked for (plugin_workloads):
         # building them (layer tables, datasets) is what listing techniques must not pay for
         for hook in ("suite_techniques", "suite_hardware_profiles", "suite_profile_extensions"):
@@ -419,6 +424,8 @@ class Registry:
             if not isinstance(v, str) or name not in self._extensions:  # (dropped with its plugin above)
                 continue
             info = self._ext_owner.get(name)
+            if info is None:  # pragma: no cover - every registered name has its owner
+                continue
             try:
                 with contextlib.redirect_stdout(sys.stderr):  # an import that prints: stderr (see _load)
                     cls = resolve_reference(v)
@@ -429,7 +436,7 @@ class Registry:
                            traceback.format_exc())
                 continue
             self._extensions[name] = cls
-        return dict(self._extensions)
+        return {k: v for k, v in self._extensions.items() if not isinstance(v, str)}
 
     def executor(self, name: str) -> Any:
         """The executor a plugin's ``suite_executor`` hook returns for *name* (the first not None),

@@ -30,15 +30,19 @@ def _results_by_case(results: dict[str, Result], cases: Sequence[Case]) -> list[
     return [(c, results[c.key]) for c in cases if c.key in results]
 
 
-def _family_bytes_conserved(tech: Technique, results: dict[str, Result], cases: Sequence[Case]) -> str | None:
-    seen = False
-    for case, r in _results_by_case(results, cases):
-        if "bytes_sent" in r and "bytes_received" in r:
-            seen = True
-            if r["bytes_sent"] != r["bytes_received"]:
-                raise _fail(tech, "bytes-conserved", f"case {case.describe()}: bytes_sent {r['bytes_sent']} != "
-                                                     f"bytes_received {r['bytes_received']}")
-    return None if seen else "no smoke result reports bytes_sent/bytes_received"
+def _family_metrics_equal(name: str, first: str, second: str, labels: tuple[str, str]) -> CheckFn:
+    """The family check *name*: every smoke result reporting both metrics reports them equal
+    (bytes sent == bytes received; bytes offloaded == bytes prefetched). *labels* name the two in
+    the failure line."""
+    def check(tech: Technique, results: dict[str, Result], cases: Sequence[Case]) -> str | None:
+        seen = False
+        for case, r in _results_by_case(results, cases):
+            if first in r and second in r:
+                seen = True
+                if r[first] != r[second]:
+                    raise _fail(tech, name, f"case {case.describe()}: {labels[0]} {r[first]} != {labels[1]} {r[second]}")
+        return None if seen else f"no smoke result reports {first}/{second}"
+    return check
 
 
 def comm_bandwidth_bound(profile: Profile) -> float:
@@ -89,17 +93,6 @@ def _family_memory(tech: Technique, results: dict[str, Result], cases: Sequence[
         if r["peak_memory"] > cap * (1 + 1e-9):
             raise _fail(tech, "memory-capacity", f"case {case.describe()}: peak {r['peak_memory']:.4g} B > capacity {cap:.4g} B")
     return None if seen else "no smoke result reports peak_memory that fits"
-
-
-def _family_offload(tech: Technique, results: dict[str, Result], cases: Sequence[Case]) -> str | None:
-    seen = False
-    for case, r in _results_by_case(results, cases):
-        if "bytes_offloaded" in r and "bytes_prefetched" in r:
-            seen = True
-            if r["bytes_offloaded"] != r["bytes_prefetched"]:
-                raise _fail(tech, "offload-balanced", f"case {case.describe()}: offloaded {r['bytes_offloaded']} != "
-                                                      f"prefetched {r['bytes_prefetched']}")
-    return None if seen else "no smoke result reports bytes_offloaded/bytes_prefetched"
 
 
 def _family_metric_zero(name: str, metric: str, tol: float) -> CheckFn:
@@ -165,10 +158,12 @@ def _family_network(tech: Technique, results: dict[str, Result], cases: Sequence
 
 
 FAMILY_CHECKS: dict[str, CheckFn] = {
-    "bytes-conserved": _family_bytes_conserved,
+    "bytes-conserved": _family_metrics_equal("bytes-conserved", "bytes_sent", "bytes_received",
+                                             ("bytes_sent", "bytes_received")),
     "alpha-beta-bound": _family_alpha_beta,
     "memory-capacity": _family_memory,
-    "offload-balanced": _family_offload,
+    "offload-balanced": _family_metrics_equal("offload-balanced", "bytes_offloaded", "bytes_prefetched",
+                                              ("offloaded", "prefetched")),
     "recovery-exact": _family_metric_zero("recovery-exact", "recovery_error", 1e-9),
     "sgd-envelope": _family_sgd,
     "oracle-exact": _family_metric_zero("oracle-exact", "oracle_error", 1e-8),
