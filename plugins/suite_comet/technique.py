@@ -7,7 +7,6 @@ abstract claims with their nulls, the declared properties and the ``[ext.comet]`
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 
 from suite.api import Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant, with_reasons
@@ -71,33 +70,14 @@ PARAMETERS = {
 }
 
 
-@functools.lru_cache(maxsize=1)
-def _ext_schema():
-    """The ``[ext.comet]`` schema class, built on first use (pydantic and pint load only then)."""
-    from pydantic import BaseModel, ConfigDict, Field
-
-    from suite.api import BandwidthQ, BytesQ, TimeQ
-
-    class CometExt(BaseModel):
-        """``[ext.comet]``: a node's memory-expansion tier (CXL-attached memory).
-
-        ``capacity`` (B per node), ``bandwidth`` (B/s per direction per node, shared by its GPUs),
-        ``latency`` (s per access burst). Source per figure in the profile's ``[sources]``.
-        """
-
-        model_config = ConfigDict(extra="forbid", frozen=True)
-        capacity: BytesQ = Field(ge=0)
-        bandwidth: BandwidthQ = Field(gt=0)
-        latency: TimeQ = 0.0
-
-    return CometExt
-
-
 def __getattr__(name: str):
-    # ``CometExt`` is built on first access (PEP 562), so importing the declaration loads no pydantic
+    # ``CometExt`` lives in suite_comet.extension (loaded on first access: the declaration loads no pydantic)
     if name == "CometExt":
-        return _ext_schema()
+        from suite_comet.extension import CometExt
+
+        return CometExt
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _WL, _BASE = "megatron-1t", "selene-dgx-a100"
 _GRID_NOTE = ("The grid is our assumption, fixed before any verdict and never changed after: 128 nodes x 8 GPUs of "

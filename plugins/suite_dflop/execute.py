@@ -103,7 +103,7 @@ def evaluate(scenario):
     ------
     suite.Skip
         Not a dataset mix.
-    suite.errors.TechniqueError
+    suite.api.OracleMismatch
         A gradient differs from the oracle, or the scheduler misses the brute-force optimum (a bug).
     """
     from suite.api import Skip
@@ -146,10 +146,10 @@ def _schedules(d: np.ndarray, k: int, tl: float):
 
     Raises
     ------
-    TechniqueError
+    OracleMismatch
         The scheduler misses the brute-force optimum, or a makespan is below its lower bound.
     """
-    from suite.api import TechniqueError
+    from suite.api import OracleMismatch
 
     parts = {"equal": sched.equal_count(d, k), "lpt": sched.lpt(d, k), "sched": sched.schedule(d, k, tl)}
     sub = d[:, :BRUTE_N]
@@ -157,10 +157,10 @@ def _schedules(d: np.ndarray, k: int, tl: float):
     sub_sched = sched.schedule(sub, BRUTE_K, max(tl, 1.0))
     gap = sub_sched.makespan - brute
     if gap > 1e-9 * brute:
-        raise TechniqueError(f"dflop execute: scheduler {sub_sched.makespan} s above brute force {brute} s")
+        raise OracleMismatch(f"dflop execute: scheduler {sub_sched.makespan} s above brute force {brute} s")
     for x in parts.values():
         if x.makespan < x.bound * (1 - 1e-12):
-            raise TechniqueError(f"dflop execute: {x.method} makespan below the lower bound")
+            raise OracleMismatch(f"dflop execute: {x.method} makespan below the lower bound")
     return parts, brute, gap
 
 
@@ -171,10 +171,10 @@ def _measured_step(s: Samples, seed: int, dp: int, parts: dict, repeats: int):
 
     Raises
     ------
-    TechniqueError
+    OracleMismatch
         A summed gradient differs from the dense one.
     """
-    from suite.api import TechniqueError
+    from suite.api import OracleMismatch
 
     rng = np.random.default_rng(seed + 7)
     mm = MiniModel(rng)
@@ -193,7 +193,7 @@ def _measured_step(s: Samples, seed: int, dp: int, parts: dict, repeats: int):
                     meds.append(rank_t.max() / rank_t.mean())
             imb[label] = float(np.median(meds)) if meds else 1.0
     if worst > 1e-9:
-        raise TechniqueError(f"dflop execute: summed gradient differs from the dense gradient by {worst:.2e}")
+        raise OracleMismatch(f"dflop execute: summed gradient differs from the dense gradient by {worst:.2e}")
     return worst, imb
 
 

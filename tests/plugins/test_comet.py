@@ -245,7 +245,7 @@ def test_tokens_per_usd_when_cost_is_set():
 
 
 def test_ext_comet_table_is_read():
-    from suite_comet.technique import CometExt
+    from suite_comet.extension import CometExt
 
     ext = CometExt(capacity="1 TB", bandwidth="63 GB/s", latency="1 us")
     assert (ext.capacity, ext.bandwidth, ext.latency) == (1e12, 63e9, 1e-6)
