@@ -490,7 +490,7 @@ def stored_scoreboard(techniques: Sequence[Any], store: Any, resolver: Any = Non
         The :class:`suite.runner.verdicts.Scoreboard` of every claim with at least one stored
         case, and how many claims had no stored case at all (left out).
     """
-    from suite.runner.judging import judge, resolve_claim
+    from suite.runner.judging import judge, null_cases, resolve_claim
     from suite.runner.verdicts import ERROR, new_outcome
 
     if resolver is None:
@@ -503,16 +503,16 @@ def stored_scoreboard(techniques: Sequence[Any], store: Any, resolver: Any = Non
     for tech in techniques:
         for claim in tech.claims:
             o = new_outcome(tech, claim)
-            resolved = resolve_claim(tech, claim, resolver, o)
-            if resolved is None:  # the claim's scenario does not resolve: an error row
+            cases = resolve_claim(tech, claim, resolver, o)
+            if cases is None:  # the claim's scenario does not resolve: an error row
                 o.verdict = ERROR
                 outcomes.append(o)
                 continue
-            cases, nc = resolved
             status = store.statuses(c.key for c in cases.values())
             if not status:
                 not_run += 1
                 continue
+            nc = null_cases(tech, claim, resolver)
             nkeys = [c.key for _n, ncases, _r in nc if ncases for c in ncases.values()]
             if nkeys:
                 status.update(store.statuses(nkeys))

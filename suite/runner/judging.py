@@ -53,9 +53,8 @@ def null_cases(tech: Technique, claim: Claim, resolver: Resolver) -> list[NullCa
     return out
 
 
-def resolve_claim(tech: Technique, claim: Claim, resolver: Resolver,
-                  o: ClaimOutcome) -> tuple[dict[str, Case], list[NullCases]] | None:
-    """The resolved cases of *claim* (label -> Case) and of its nulls (:func:`null_cases`); fills
+def resolve_claim(tech: Technique, claim: Claim, resolver: Resolver, o: ClaimOutcome) -> dict[str, Case] | None:
+    """The resolved cases of *claim* (label -> Case; its nulls' are :func:`null_cases`); fills
     ``o.cases``. None when the claim's own scenario does not resolve: *o* is then an error row
     whose reason says why."""
     try:
@@ -64,7 +63,7 @@ def resolve_claim(tech: Technique, claim: Claim, resolver: Resolver,
         o.reason = f"scenario does not resolve: {one_line(exc)}"
         return None
     o.cases = {label: c.key for label, c in cases.items()}
-    return cases, null_cases(tech, claim, resolver)
+    return cases
 
 
 def _bad_case(cases: Mapping[str, Case], status: Statuses) -> str:

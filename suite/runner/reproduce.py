@@ -69,9 +69,9 @@ def _resolve_all(techniques: Sequence[Technique], resolver: Resolver,
                 continue
             o = new_outcome(tech, claim)
             outcomes.append(o)
-            resolved = resolve_claim(tech, claim, resolver, o)
-            if resolved is not None:
-                pending.append(_Pending(tech, claim, o, *resolved))
+            cases = resolve_claim(tech, claim, resolver, o)
+            if cases is not None:
+                pending.append(_Pending(tech, claim, o, cases, null_cases(tech, claim, resolver)))
     return outcomes, pending
 
 
