@@ -15,7 +15,7 @@ per axis):
    :func:`suite.collectives.send` into a :class:`~suite.collectives.Ledger`. The assembled
    result must equal the single domain bit for bit, and the ledger's bytes the model's
    :func:`~suite_cerebras_stencil.model.halo_bytes` summed over the ranks (otherwise a
-   :class:`~suite.errors.TechniqueError`: a bug).
+   :class:`~suite.api.OracleMismatch`: a bug).
 
 Then the shifted-slice kernel is timed on the scenario's grid (or a box of at most
 :data:`TIME_MAX` points per axis when the grid holds more than :data:`TIME_MAX_POINTS`), on one
@@ -303,10 +303,10 @@ def _decomposed_check(kernel: str, fields, single, variant: str, box, d: int, le
 
     Raises
     ------
-    suite.errors.TechniqueError
+    suite.api.OracleMismatch
         The decomposition differs from the single domain, or the ledger from the model.
     """
-    from suite.api import TechniqueError
+    from suite.api import OracleMismatch
 
     if variant == "wse":
         px, py = min(4, box[0]), min(4, box[1])
@@ -319,9 +319,9 @@ def _decomposed_check(kernel: str, fields, single, variant: str, box, d: int, le
         expect = parts * int(halo_bytes(kernel, 0, box[1], box[2], d, variant))
         layout = f"{parts} x-slabs"
     if not all(np.array_equal(a, b) for a, b in zip(dec, single)):
-        raise TechniqueError(f"cerebras-stencil execute: {layout} differ from the single domain")
+        raise OracleMismatch(f"cerebras-stencil execute: {layout} differ from the single domain")
     if ledger.total_bytes != expect:
-        raise TechniqueError(f"cerebras-stencil execute: ledger {ledger.total_bytes} B != model {expect} B ({layout})")
+        raise OracleMismatch(f"cerebras-stencil execute: ledger {ledger.total_bytes} B != model {expect} B ({layout})")
     return layout, expect
 
 
@@ -346,11 +346,11 @@ def evaluate(scenario, repeats: int = 5):
 
     Raises
     ------
-    suite.errors.TechniqueError
+    suite.api.OracleMismatch
         A result differs from its oracle beyond :data:`TOL`, the decomposition differs from the
         single domain, or the ledger or the FLOP count disagrees with the model (a bug).
     """
-    from suite.api import Result, TechniqueError
+    from suite.api import OracleMismatch, Result
 
     p = scenario.params
     kernel, dtype = p["kernel"], p["dtype"]
@@ -363,13 +363,13 @@ def evaluate(scenario, repeats: int = 5):
     single = K.apply(kernel, fields, ops=ops)
     f_model = K.flop_count(kernel, *box)
     if ops.flops != f_model:
-        raise TechniqueError(f"cerebras-stencil execute: counted {ops.flops} FLOPs, model says {f_model}")
+        raise OracleMismatch(f"cerebras-stencil execute: counted {ops.flops} FLOPs, model says {f_model}")
     ref = K.apply_roll(kernel, tuple(f.astype(np.float64) for f in fields))
     oracle_err = _rel_err(single, ref)
     corr = K.apply_correlate(kernel, fields)
     corr_err = _rel_err(corr, ref)
     if oracle_err > TOL[dtype] or corr_err > TOL[dtype]:
-        raise TechniqueError(f"cerebras-stencil execute: {kernel} differs from the float64 oracle "
+        raise OracleMismatch(f"cerebras-stencil execute: {kernel} differs from the float64 oracle "
                              f"(slices {oracle_err:.3g}, correlate {corr_err:.3g}; tolerance {TOL[dtype]:g})")
     ledger = Ledger()
     layout, expect = _decomposed_check(kernel, fields, single, scenario.variant, box, d, ledger)

@@ -13,7 +13,7 @@ two-stage prefetch pipeline and a hybrid two-trainer split re-balanced from meas
   seed on the previous batch [Lin23, abstract: "dynamic resource management"; the rule is our
   reading]. The weighted gradient ``sum_i (b_i / B) g_i`` is the whole batch's gradient.
 
-Oracles (metrics, and a :class:`~suite.errors.TechniqueError` above tolerance): the sparse
+Oracles (metrics, and a :class:`~suite.api.OracleMismatch` above tolerance): the sparse
 aggregation of the first batch's blocks against the dense product (``oracle_error``); the
 weighted gradient of the two sub-batches against the whole batch's (``grad_split_error``); a
 mini-batch forward with fan-out >= the maximum degree against the dense full-graph forward
@@ -248,7 +248,7 @@ def _pipelined_epoch(st: _Stages, bl) -> None:
 
 
 def _oracles(g: _Graph, params, model: str, fanout, batch: int, seed: int) -> dict:
-    from suite.api import TechniqueError
+    from suite.api import OracleMismatch
 
     rng = np.random.default_rng(seed + 3)
     seeds = g.train[:batch]
@@ -279,7 +279,7 @@ def _oracles(g: _Graph, params, model: str, fanout, batch: int, seed: int) -> di
     fg_err = _rel(mb, full[seeds])
     for name, err in (("sparse aggregation", agg_err), ("split gradient", grad_err), ("full-graph forward", fg_err)):
         if not err <= ORACLE_TOL:
-            raise TechniqueError(f"hyscale-gnn execute: {name} differs from its oracle (relative error {err:.3g} "
+            raise OracleMismatch(f"hyscale-gnn execute: {name} differs from its oracle (relative error {err:.3g} "
                                  f"> {ORACLE_TOL:g})")
     pred = full.argmax(axis=1)
     return {"oracle_error": agg_err, "grad_split_error": grad_err, "fullgraph_error": fg_err,
@@ -311,7 +311,7 @@ def evaluate(scenario):
     suite.Skip
         Not a loadable graph, more than :data:`MAX_NODES` nodes, or a multi-node / bound variant
         (``distdgl``, ``ideal``: model fidelity only).
-    suite.errors.TechniqueError
+    suite.api.OracleMismatch
         An oracle check fails.
     """
     from suite.api import Result, Skip

@@ -276,10 +276,10 @@ def evaluate(scenario):
     ------
     suite.Skip
         A workload that is neither ``digits`` nor a layer table with target convs.
-    suite.errors.TechniqueError
+    suite.api.OracleMismatch
         An oracle check fails (a bug).
     """
-    from suite.api import LayerTable, Result, Skip, TechniqueError
+    from suite.api import LayerTable, OracleMismatch, Result, Skip
 
     p = scenario.params
     methods = model.METHODS[scenario.variant]
@@ -299,7 +299,7 @@ def evaluate(scenario):
     else:
         raise Skip(f"mixed-td execute: workload {getattr(wl, 'name', None)!r} is neither 'digits' nor a layer table")
     if tally.oracle > ORACLE_TOL or tally.ey > ORACLE_TOL:
-        raise TechniqueError(f"mixed-td execute: oracle check failed: factorised vs reconstructed {tally.oracle:.3g}, "
+        raise OracleMismatch(f"mixed-td execute: oracle check failed: factorised vs reconstructed {tally.oracle:.3g}, "
                              f"Eckart-Young {tally.ey:.3g} (tolerance {ORACLE_TOL:g})")
     res.add("oracle_error", tally.oracle, "1", "lower")
     res.add("eckart_young_error", tally.ey, "1", "lower")

@@ -349,10 +349,10 @@ def evaluate(scenario, repeats: int = 3):
     suite.Skip
         More than :data:`MAX_RANKS` ranks or :data:`MAX_ELEMENTS` elements, or see
         :func:`suite_node_aware_grids.model.resolve`.
-    suite.errors.TechniqueError
+    suite.api.OracleMismatch
         C differs from the oracle (a bug).
     """
-    from suite.api import Result, Skip, TechniqueError
+    from suite.api import OracleMismatch, Result, Skip
 
     groups, ranks, ppn, dtype, grid, _eff, wl = model.resolve(scenario)
     if ranks > MAX_RANKS:
@@ -372,7 +372,7 @@ def evaluate(scenario, repeats: int = 3):
     err = float(np.max(np.abs(c.astype(np.float64) - ref))) / scale
     rtol = 1e-10 if dtype == "fp64" else 1e-4
     if not np.allclose(c, ref, rtol=rtol, atol=rtol * scale):
-        raise TechniqueError(f"node-aware-grids execute: distributed C differs from {oname} (max relative error {err:.3g})")
+        raise OracleMismatch(f"node-aware-grids execute: distributed C differs from {oname} (max relative error {err:.3g})")
     split = ledger_split(ledger, ppn)
     inter = split.get("comm_inter_bytes", 0)
     formula = G.volume_inter(plan.sizes, plan.lens, plan.g, ppn)

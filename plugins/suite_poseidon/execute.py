@@ -150,9 +150,9 @@ def _check_close(name: str, scheme: str, outs: Sequence[np.ndarray], oracle: np.
     scale = float(np.max(np.abs(oracle))) or 1.0
     worst = max(float(np.max(np.abs(o.astype(np.float64) - oracle))) for o in outs) / scale
     if not all(np.allclose(o, oracle, rtol=1e-4, atol=1e-4 * scale) for o in outs):
-        from suite.api import TechniqueError
+        from suite.api import OracleMismatch
 
-        raise TechniqueError(f"poseidon execute: layer {name!r} {scheme} aggregate differs from the dense sum "
+        raise OracleMismatch(f"poseidon execute: layer {name!r} {scheme} aggregate differs from the dense sum "
                              f"(max relative error {worst:.3g})")
     return worst
 
@@ -184,7 +184,7 @@ def evaluate(scenario, repeats: int = 3):
     ------
     suite.Skip
         More than :data:`MAX_WORKERS` workers or :data:`MAX_BATCH` samples, servers > nodes.
-    suite.errors.TechniqueError
+    suite.api.OracleMismatch
         An aggregate differs from the oracle, or the ledger disagrees with the cost rule (a bug).
     """
     from suite.api import Result, Skip
@@ -240,10 +240,10 @@ def _checked_layer(layer: Layer, data, p: int, s: int, k: int, scheme: str, tall
 
     Raises
     ------
-    suite.errors.TechniqueError
+    suite.api.OracleMismatch
         An aggregate differs from the oracle, or the ledger disagrees with the cost rule (a bug).
     """
-    from suite.api import TechniqueError
+    from suite.api import OracleMismatch
 
     rows, m, n = _factor_shape(layer)
     deltas, xs, grads = data
@@ -254,7 +254,7 @@ def _checked_layer(layer: Layer, data, p: int, s: int, k: int, scheme: str, tall
     ps_nodes = node_bytes(ledger, f"{layer.name}:ps", p)
     ps_expect = expected_ps_bytes(m, n, p, s)
     if sum(ps_nodes) != ps_expect:
-        raise TechniqueError(f"poseidon execute: layer {layer.name!r} PS ledger {sum(ps_nodes)} B != cost rule {ps_expect:.0f} B")
+        raise OracleMismatch(f"poseidon execute: layer {layer.name!r} PS ledger {sum(ps_nodes)} B != cost rule {ps_expect:.0f} B")
     row = {"layer": layer.name, "kind": layer.kind, "M": m, "N": n, "factor_rows": k * rows,
            "ps_bytes_all_nodes": sum(ps_nodes), "ps_bytes_formula": ps_expect,
            "ps_bytes_per_server_node": max(ps_nodes[:s]) if p > 1 else 0}
@@ -264,7 +264,7 @@ def _checked_layer(layer: Layer, data, p: int, s: int, k: int, scheme: str, tall
         sfb_nodes = node_bytes(ledger, f"{layer.name}:sfb", p)
         sfb_expect = expected_sfb_bytes(m, n, p, k)
         if any(b != sfb_expect for b in sfb_nodes):
-            raise TechniqueError(f"poseidon execute: layer {layer.name!r} SFB ledger {sfb_nodes} B per node != cost rule {sfb_expect:.0f} B")
+            raise OracleMismatch(f"poseidon execute: layer {layer.name!r} SFB ledger {sfb_nodes} B per node != cost rule {sfb_expect:.0f} B")
         row.update(sfb_bytes_per_node=sfb_nodes[0], sfb_bytes_formula=sfb_expect,
                    sfb_bytes_all_nodes=sum(sfb_nodes))
     row["scheme"] = scheme

@@ -19,7 +19,7 @@ import tracemalloc
 
 import numpy as np
 
-from suite.api import Result, Scenario, TechniqueError
+from suite.api import OracleMismatch, Result, Scenario
 
 from .layers import ConvT, layers_of
 from .ops import pack, run
@@ -104,7 +104,7 @@ def measure_layer(variant: str, l: ConvT, *, dtype: str = "float32", repeats: in
 
     Raises
     ------
-    TechniqueError
+    OracleMismatch
         The variant's output differs from the scatter definition (``allclose`` with rtol 1e-4,
         atol 1e-4 x the output's scale for float32; 1e-10 for float64): a bug, not a user error.
     """
@@ -117,7 +117,7 @@ def measure_layer(variant: str, l: ConvT, *, dtype: str = "float32", repeats: in
         err = float(np.max(np.abs(out - ref))) if out.size else 0.0
         tol = 1e-4 if dtype == "float32" else 1e-10
         if not np.allclose(out, ref, rtol=tol, atol=tol * max(1.0, float(np.max(np.abs(ref))) if ref.size else 1.0)):
-            raise TechniqueError(f"transpose-conv: variant {variant!r} differs from its oracle on layer {l.name!r} "
+            raise OracleMismatch(f"transpose-conv: variant {variant!r} differs from its oracle on layer {l.name!r} "
                                  f"(max abs error {err:.3g})")
         del ref
     del out
