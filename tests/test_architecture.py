@@ -251,3 +251,177 @@ def test_plugin_code_has_no_bare_assert():
 def test_known_bare_asserts_are_still_real():
     have = {f.split("/")[1] for f in _bare_asserts()}
     assert not KNOWN_BARE_ASSERTS - have, f"remove from KNOWN_BARE_ASSERTS: {sorted(KNOWN_BARE_ASSERTS - have)}"
+
+
+# ----------------------------------------------------------------------------- the core's layers and circles
+
+#: The core's layers, lowest first (docs/architecture.md, "Layers", lists the same): a module imports
+#: only from its own layer or a lower one, function-level imports included. The longest matching
+#: prefix decides a module's layer.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("leaf", ("suite._version", "suite.errors", "suite.outcome", "suite.frozen", "suite.deprecation", "suite.limits",
+              "suite.cache", "suite.resources", "suite.tamper")),
+    ("data", ("suite.hardware", "suite.workloads")),
+    ("contract", ("suite.declaration", "suite.technique", "suite.hookspecs")),
+    ("models", ("suite.perf", "suite.collectives")),
+    ("store", ("suite.results",)),
+    ("plugins", ("suite.registry", "suite.context")),
+    ("run", ("suite.runner", "suite.execution", "suite.testing")),
+    ("use", ("suite.report", "suite.validate", "suite.validate_collectives", "suite.scaffold")),
+    ("cli", ("suite.cli", "suite.__main__")),
+    ("api", ("suite.api",)),
+)
+
+#: Upward imports still in the tree, each with its reason (the list only shrinks): path -> module.
+KNOWN_UPWARD: dict[str, str] = {
+    # the renderers' old import path (suite.runner.reproduce.render_markdown, ...), a deprecated
+    # re-export by module __getattr__ of what moved to suite.report.scoreboard
+    "suite/runner/reproduce.py": "suite.report.scoreboard",
+}
+
+#: Import circles still in the core, by owner (the list only shrinks).
+KNOWN_CYCLES: list[frozenset[str]] = [
+    frozenset({"suite.execution", "suite.runner.executors", "suite.runner.sandbox"}),  # runner (issue 47)
+]
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _layer(module: str) -> int | None:
+    best: tuple[int, int] | None = None
+    for i, (_name, prefixes) in enumerate(LAYERS):
+        for p in prefixes:
+            if (module == p or module.startswith(p + ".")) and (best is None or len(p) > best[1]):
+                best = (i, len(p))
+    return best[0] if best else None
+
+
+def _core_modules() -> dict[str, Path]:
+    return {_module_name(f): f for f in sorted(CORE.rglob("*.py"))}
+
+
+def test_every_core_module_has_a_layer():
+    missing = sorted(m for m in _core_modules() if m != "suite" and _layer(m) is None)
+    assert not missing, "add these modules to a layer (tests/test_architecture.py LAYERS, docs/architecture.md): " \
+        + ", ".join(missing)
+
+
+def _upward() -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for mod, f in _core_modules().items():
+        here = _layer(mod)
+        for _line, target in _imports(f):
+            there = _layer(target) if target.split(".")[0] == "suite" else None
+            if here is not None and there is not None and there > here:
+                found.setdefault(str(f.relative_to(ROOT)), set()).add(target)
+    return found
+
+
+def test_the_core_imports_only_downward():
+    """A module imports from its own layer or a lower one: the store never reaches for the
+    registry, the runner never for the report, nothing in the core for suite.api."""
+    new = {f: sorted(m - {KNOWN_UPWARD.get(f)}) for f, m in _upward().items()}
+    new = {f: m for f, m in new.items() if m}
+    names = {i: n for i, (n, _p) in enumerate(LAYERS)}
+    assert not new, "upward imports (layers, lowest first: " + " < ".join(names.values()) + "):\n" + "\n".join(
+        f"{f} ({names[_layer(_module_name(ROOT / f))]}): {', '.join(f'{m} ({names[_layer(m)]})' for m in ms)}"
+        for f, ms in sorted(new.items()))
+
+
+def test_known_upward_imports_are_still_real():
+    found = _upward()
+    stale = sorted(f for f, m in KNOWN_UPWARD.items() if m not in found.get(f, set()))
+    assert not stale, f"remove from KNOWN_UPWARD: {stale}"
+
+
+def _graph() -> dict[str, set[str]]:
+    """Module -> the core modules it imports (function-level imports, ``from pkg import module``
+    and a package's ``__init__`` included), as house_metrics and ``farm-studio look`` count them."""
+    mods = _core_modules()
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    for mod, f in mods.items():
+        pkg = mod if f.name == "__init__.py" else mod.rpartition(".")[0]
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = pkg.split(".")
+                    base = ".".join(parts[:len(parts) - (node.level - 1)] + ([base] if base else []))
+                targets = [base] + [f"{base}.{a.name}" for a in node.names]
+            graph[mod] |= {t for t in targets if t in mods and t != mod}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[frozenset[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = set()
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.add(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    out.append(frozenset(comp))
+    return out
+
+
+def test_the_cycle_finder_finds_a_circle_and_a_clean_tree():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [frozenset({"a", "b", "c"})]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_core_has_no_import_circle():
+    """No two core modules import each other, directly or round a circle (function-level
+    imports count: a circle is a circle whenever it closes)."""
+    new = [sorted(c) for c in _cycles(_graph()) if c not in KNOWN_CYCLES]
+    assert not new, "import circles in suite/:\n" + "\n".join(" -> ".join(c) for c in new)
+
+
+def test_known_cycles_are_still_real():
+    found = _cycles(_graph())
+    stale = [sorted(c) for c in KNOWN_CYCLES if c not in found]
+    assert not stale, f"remove from KNOWN_CYCLES: {stale}"
+
+
+def test_the_architecture_page_lists_the_layers():
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    m = re.search(r"<!-- layers -->(.*?)<!-- /layers -->", text, re.S)
+    assert m, "docs/architecture.md: the layer table (between <!-- layers --> markers) is missing"
+    rows = re.findall(r"^\| `?(\w+)`? \| (.*?) \|", m.group(1), re.M)
+    listed = [(name, tuple(re.findall(r"`(suite[\w.]*)`", mods))) for name, mods in rows if name != "layer"]
+    assert listed == [(n, tuple(p)) for n, p in LAYERS], listed
