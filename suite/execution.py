@@ -26,12 +26,13 @@ party) builds on, so it never imports ``suite.runner`` internals:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
 from suite.results.store import OK
 from suite.runner.case import Case
-from suite.runner.executors import ExecOptions, Executor, LocalExecutor, crashed_outcome, package_of, run_case
+from suite.runner.evaluate import crashed_outcome, package_of, run_case
+from suite.runner.options import ExecOptions, Executor
+from suite.runner.pool import run_isolated
 from suite.runner.sandbox import pack, run_sandboxed
 
 __all__ = ["Case", "Executor", "ExecOptions", "run_isolated", "run_case", "crashed_outcome", "shippable",
@@ -39,25 +40,6 @@ __all__ = ["Case", "Executor", "ExecOptions", "run_isolated", "run_case", "crash
 
 #: outcome statuses a later ``suite run`` does not recompute (every other one is rerun)
 DONE_STATUSES = frozenset({OK})
-
-
-def run_isolated(cases: Sequence[Case], options: ExecOptions) -> Iterator[dict]:
-    """Evaluate *cases* on this machine, each in a forked worker process.
-
-    Parameters
-    ----------
-    cases : sequence of Case
-        Resolved cases (``case.tech`` and ``case.scenario`` set).
-    options : ExecOptions
-        ``jobs`` worker processes, ``timeout`` per case (s), the hang guard; ``isolate`` is
-        forced on, so a crashing case costs only itself.
-
-    Yields
-    ------
-    dict
-        One outcome per case, in completion order (see :func:`suite.runner.executors.evaluate_outcome`).
-    """
-    return LocalExecutor().map_cases(cases, replace(options, isolate=True, scheduler=None, executor_options={}))
 
 
 def shippable(case: Case) -> Case:

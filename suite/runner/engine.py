@@ -13,7 +13,10 @@ from typing import Any
 from suite.results.store import FAILED_STATUSES, Store
 from suite.runner.case import Case
 from suite.runner.checks import check_outcome
-from suite.runner.executors import ExecOptions, Executor, LocalExecutor, get_executor
+from suite.runner.evaluate import crashed_outcome
+from suite.runner.executors import get_executor
+from suite.runner.options import ExecOptions, Executor
+from suite.runner.pool import LocalExecutor
 from suite.runner.progress import NullProgress, Progress
 
 __all__ = ["RunSummary", "run_cases"]
@@ -79,11 +82,12 @@ class Terminated(KeyboardInterrupt):
     marked ``interrupted`` and every finished case is committed."""
 
 
-def _on_sigterm(signum, frame):  # pragma: no cover - exercised through a subprocess test
+def _on_sigterm(signum: int, frame: Any) -> None:  # pragma: no cover - exercised through a subprocess test
     raise Terminated()
 
 
-def _trap_sigterm():
+def _trap_sigterm() -> Any:
+    """Turn SIGTERM into :class:`Terminated` (main thread only); returns the handler it replaced."""
     import signal
     import threading
 
@@ -95,7 +99,7 @@ def _trap_sigterm():
         return None
 
 
-def _restore_sigterm(old) -> None:
+def _restore_sigterm(old: Any) -> None:
     import signal
 
     if old is not None:
@@ -105,7 +109,11 @@ def _restore_sigterm(old) -> None:
             pass
 
 
-def _unread_overrides(cases: Sequence[Case], store: Store, seen: dict[tuple, set[str]],
+#: (technique, code, variant, fidelity) -> the profile fields its evaluations read
+Reads = dict[tuple[str, str, str, str], set[str]]
+
+
+def _unread_overrides(cases: Sequence[Case], store: Store, seen: Reads,
                       run_id: int | None = None) -> list[str]:
     """One warning per (technique, overridden field) that no evaluation of that technique's code
     was seen to read: the run's own record (the reads of the results it computed or reused,
@@ -130,14 +138,14 @@ def _unread_overrides(cases: Sequence[Case], store: Store, seen: dict[tuple, set
                 for r in store.fields_read(c.technique, c.code or "").values():
                     reads |= r
             known[kc] = reads or None
-        reads = known[kc]
-        if reads is None:  # nothing recorded (every case cached from an older store, or failed)
+        known_reads = known[kc]
+        if known_reads is None:  # nothing recorded (every case cached from an older store, or failed)
             continue
         for k in c.overrides:
             if (c.technique, k) in done:  # already warned: not re-checked for every case of a sweep
                 continue
             path = normalize_path(k, c.scenario.profile if c.scenario is not None else None)
-            if not covers(reads, path):
+            if not covers(known_reads, path):
                 done.add((c.technique, k))
                 out.append(f"--set {k}: {c.technique} never read profile field {path!r} in this run, so its "
                            f"results do not depend on it (the cases differ only in their keys); see "
@@ -145,14 +153,13 @@ def _unread_overrides(cases: Sequence[Case], store: Store, seen: dict[tuple, set
     return out
 
 
-def _every_case(gen, cases: Sequence[Case], name: str):
+def _every_case(gen: Iterable[dict[str, Any]], cases: Sequence[Case], name: str) -> Iterator[dict[str, Any]]:
     """The outcomes of *gen*, then a ``crashed`` outcome for every case of *cases* it never
     yielded (the :class:`~suite.runner.executors.Executor` contract: one outcome per case), so an
     executor that loses a case cannot end a run as ``done`` with that case unstored. A second
     outcome for a case is dropped (the first is stored); one for a key that is not among *cases*
     is an error of the executor (:class:`~suite.errors.SuiteError`)."""
     from suite.errors import SuiteError
-    from suite.runner.executors import crashed_outcome
 
     keys = {c.key for c in cases}
     missing = set(keys)
@@ -199,171 +206,212 @@ def _chunks(cases: Iterable[Case], size: int) -> Iterator[list[Case]]:
         yield buf
 
 
-def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor = "local",
-              options: ExecOptions | None = None, rerun: bool = False, allow_parallel_execute: bool = False,
-              progress: Progress | None = None, command: str | None = None, registry: Any = None,
-              chunk_size: int = CHUNK, context: Any = None) -> RunSummary:
-    """Run *cases* into *store* as one run.
+def _phases(todo: list[Case], options: ExecOptions, allow_parallel_execute: bool) -> list[tuple[list[Case], ExecOptions]]:
+    """*todo* in the phases it runs in: execute-fidelity cases one at a time after the rest (a
+    time-out enforced from outside the worker, measured timings clean), unless
+    *allow_parallel_execute*."""
+    if allow_parallel_execute:
+        return [(todo, options)] if todo else []
+    par = [c for c in todo if c.fidelity != "execute"]
+    ser = [c for c in todo if c.fidelity == "execute"]
+    phases = [(par, options)] if par else []
+    if ser:
+        phases.append((ser, replace(options, jobs=1, isolate=options.isolate or options.jobs > 1,
+                                    timeout=options.timeout or options.execute_timeout)))
+    return phases
 
-    Parameters
-    ----------
-    cases : sequence or iterable of Case
-        Resolved cases (duplicates by key are run once). An iterable that is not a sequence (a
-        lazily expanded sweep) is consumed *chunk_size* cases at a time; ``len(cases)``, when it
-        has one, is the progress total.
-    store : Store
-    executor : str or Executor
-        ``"local"``, ``"dask"`` or a plugin's executor name.
-    options : ExecOptions
-        Jobs, timeout (s), dask scheduler.
-    rerun : bool
-        Recompute cases already stored ok.
-    allow_parallel_execute : bool
-        Let ``execute``-fidelity cases run concurrently (by default they run one at a time, so
-        measured timings stay clean).
-    progress : Progress
-        Where to show progress (default: nothing).
-    command : str
-        The command line recorded in the run's provenance (default ``sys.argv``).
-    chunk_size : int
-        Cases per chunk (:data:`CHUNK`): each chunk is looked up in the store, executed and
-        handed to the store before the next is taken, so memory does not grow with the sweep
-        (but for one key string per case, kept to run duplicates once).
-    context : suite.context.Context
-        The command's context: the plugin executors and the run's provenance (its plugin
-        distributions). Required from 0.3.0 (given none, a new one is built with a
-        ``DeprecationWarning``).
-    registry : Registry, optional
-        Deprecated since 0.2.0 (``DeprecationWarning``), removed in 0.3.0: pass *context*. Used
-        only when no *context* is given (a context is built on it).
 
-    Returns
-    -------
-    RunSummary
-        Counts, failures, and ``interrupted`` if Ctrl-C stopped it (everything finished before
-        is committed).
+class _Run:
+    """The state of one :func:`run_cases` call and its steps: a chunk checked against the store,
+    an outcome recorded, the run closed."""
 
-    Raises
-    ------
-    ExperimentError
-        A case of a lazy sweep that does not resolve, raised when its chunk is reached: the run
-        ends ``error`` and every case before it stays stored.
-    """
-    import time
+    def __init__(self, store: Store, run_id: int, options: ExecOptions, rerun: bool, progress: Progress,
+                 in_process: bool) -> None:
+        self.store, self.run_id, self.options, self.rerun = store, run_id, options, rerun
+        self.progress, self.in_process = progress, in_process
+        self.summary = RunSummary(run_id=run_id, store=str(store.path))
+        self.seen: set[str] = set()
+        self.seen_reads: Reads = {}
+        # one case per (technique, code, overridden field, profile): what the unread-override check needs
+        self.reps: dict[tuple[Any, ...], Case] = {}
+        self.started = False
+        self.refresh: set[str] = set()
 
-    from suite.context import Context
+    def todo(self, chunk: list[Case], cases: Iterable[Case]) -> list[Case]:
+        """The cases of *chunk* to compute: new keys not already stored ok (those are linked to
+        this run as cached, with the overrides this run asked for)."""
+        new: list[Case] = []
+        for c in chunk:
+            if c.key not in self.seen:
+                self.seen.add(c.key)
+                new.append(c)
+        chunk = new
+        if not chunk:
+            return []
+        keys = [c.key for c in chunk]
+        self.summary.keys.extend(keys)
+        self.summary.total += len(chunk)
+        for c in chunk:
+            for k in c.overrides or ():
+                self.reps.setdefault((c.technique, c.code, k, c.profile), c)
+        cached = set() if self.rerun else self.store.ok_keys(keys)
+        self.refresh = set()
+        if cached and self.options.artifacts == "full":  # stored with a summary of its artifacts: computed again
+            self.refresh = self.store.summarized_keys(cached)
+            cached -= self.refresh
+        # each run keeps the overrides it asked for (a cached case never shows another run's)
+        self.store.link_cached(self.run_id, [k for k in keys if k in cached],
+                               {c.key: c.overrides for c in chunk if c.overrides and c.key in cached})
+        todo = [c for c in chunk if c.key not in cached]
+        self.summary.cached += len(chunk) - len(todo)
+        self._progress(cases, len(chunk) - len(todo))
+        return todo
 
-    if registry is not None:
-        Context.warn_registry_argument("run_cases()")
-    context = Context.given(context, "run_cases()", registry=registry)
-    options = options or ExecOptions()
-    progress = progress or NullProgress()
-    ex = executor if isinstance(executor, Executor) or hasattr(executor, "map_cases") \
-        else get_executor(executor, context=context)
-    t0 = time.monotonic()
-    plugins = context.registry.distributions()  # provenance: the plugin distributions of the command's context
-    run_id = store.begin_run(command=command, plugins=plugins)
-    summary = RunSummary(run_id=run_id, store=str(store.path))
-    name = getattr(ex, "name", "") or type(ex).__name__
-    in_process = isinstance(ex, LocalExecutor) and not options.isolate and options.jobs <= 1
-    seen: set[str] = set()
-    seen_reads: dict[tuple, set[str]] = {}
-    # one case per (technique, code, overridden field, profile): what the unread-override check needs
-    reps: dict[tuple, Case] = {}
-    started = False
+    def _progress(self, cases: Iterable[Case], cached: int) -> None:
+        if self.started:
+            self.progress.add_cached(cached, self.summary.total)
+            return
+        # the progress total: distinct keys of a sequence, the combinations of a stream
+        total = (len({c.key for c in cases}) if isinstance(cases, Sequence) else
+                 len(cases) if isinstance(cases, Sized) else self.summary.total)
+        self.progress.start(max(total, self.summary.total), self.summary.cached)
+        self.started = True
+
+    def record(self, case: Case, out: dict[str, Any]) -> None:
+        """Check *out* (here, where no plugin code runs), hand it to the store, count it."""
+        out = check_outcome(out, case.technique)
+        ident = case.identity()
+        ident["key"] = case.key
+        self.store.add_outcome(ident, out, self.run_id, replace=self.rerun or case.key in self.refresh)
+        if self.in_process:  # the plugin runs in this process: an abort must not lose a finished case
+            self.store.flush()
+        if out.get("fields_read"):
+            self.seen_reads.setdefault((case.technique, case.code or "", case.variant, case.fidelity),
+                                       set()).update(out["fields_read"])
+        st, s = out["status"], self.summary
+        s.computed += 1
+        s.by_status[st] = s.by_status.get(st, 0) + 1
+        if st == "ok":
+            s.ok += 1
+        elif st == "skipped":
+            s.skipped += 1
+        else:
+            s.failed += 1
+            if len(s.failures) < 50:
+                s.failures.append({"key": case.key, "case": case.describe(), "status": st, "error": out.get("error")})
+        self.progress.update(st)
+
+    def close(self) -> None:
+        """Mark the run finished with its counts; store the reads recorded; warn of unread overrides."""
+        s, store = self.summary, self.store
+        counts = {"total": s.total, "computed": s.computed, "cached": s.cached, "ok": s.ok + s.cached,
+                  "failed": s.failed, "skipped": s.skipped}
+        store.finish_run(self.run_id, s.status, counts)
+        try:
+            for (t, code, v, f), r in self.seen_reads.items():
+                store.add_fields_read(t, code, v, f, r)
+            store.flush()  # the run's own results, with their recorded reads
+            s.warnings = _unread_overrides(list(self.reps.values()), store, self.seen_reads, self.run_id)
+        except Exception as exc:  # noqa: BLE001 - a diagnostic must never lose the run
+            s.warnings.append(f"could not record the profile fields read: {exc}")
+
+
+def _execute(run: _Run, ex: Any, name: str, cases: Iterable[Case], chunk_size: int,
+             allow_parallel_execute: bool) -> None:
+    """Every chunk of *cases*: what is not stored, through executor *ex*, into the store. A
+    Ctrl-C (or SIGTERM) marks the run interrupted after closing the executor's generator."""
     gen = None
-    old_term = _trap_sigterm()
     try:
         for chunk in _chunks(cases, max(1, int(chunk_size))):
-            chunk = [c for c in chunk if not (c.key in seen or seen.add(c.key))]
-            if not chunk:
-                continue
-            keys = [c.key for c in chunk]
-            summary.keys.extend(keys)
-            summary.total += len(chunk)
-            for c in chunk:
-                for k in c.overrides or ():
-                    reps.setdefault((c.technique, c.code, k, c.profile), c)
-            cached = set() if rerun else store.ok_keys(keys)
-            refresh: set[str] = set()
-            if cached and options.artifacts == "full":  # stored with a summary of its artifacts: computed again
-                refresh = store.summarized_keys(cached)
-                cached -= refresh
-            # each run keeps the overrides it asked for (a cached case never shows another run's)
-            store.link_cached(run_id, [k for k in keys if k in cached],
-                              {c.key: c.overrides for c in chunk if c.overrides and c.key in cached})
-            todo = [c for c in chunk if c.key not in cached]
-            summary.cached += len(chunk) - len(todo)
-            if not started:  # the progress total: distinct keys of a sequence, the combinations of a stream
-                total = (len({c.key for c in cases}) if isinstance(cases, Sequence) else
-                         len(cases) if isinstance(cases, Sized) else summary.total)
-                progress.start(max(total, summary.total), summary.cached)
-                started = True
-            else:
-                progress.add_cached(len(chunk) - len(todo), summary.total)
-            phases: list[tuple[list[Case], ExecOptions]] = []
-            if allow_parallel_execute:
-                phases.append((todo, options))
-            else:
-                par = [c for c in todo if c.fidelity != "execute"]
-                ser = [c for c in todo if c.fidelity == "execute"]
-                if par:
-                    phases.append((par, options))
-                if ser:  # one at a time, with a time-out enforced from outside the worker
-                    phases.append((ser, replace(options, jobs=1, isolate=options.isolate or options.jobs > 1,
-                                                timeout=options.timeout or options.execute_timeout)))
+            todo = run.todo(chunk, cases)
             by_key = {c.key: c for c in todo}
-            for phase_cases, opts in phases:
+            for phase_cases, opts in _phases(todo, run.options, allow_parallel_execute):
                 gen = ex.map_cases(phase_cases, opts)
                 for out in _every_case(gen, phase_cases, name):
-                    case = by_key[out["key"]]
-                    out = check_outcome(out, case.technique)  # here, where no plugin code runs
-                    ident = case.identity()
-                    ident["key"] = case.key
-                    store.add_outcome(ident, out, run_id, replace=rerun or case.key in refresh)
-                    if in_process:  # the plugin runs in this process: an abort must not lose a finished case
-                        store.flush()
-                    if out.get("fields_read"):
-                        seen_reads.setdefault((case.technique, case.code or "", case.variant, case.fidelity),
-                                              set()).update(out["fields_read"])
-                    st = out["status"]
-                    summary.computed += 1
-                    summary.by_status[st] = summary.by_status.get(st, 0) + 1
-                    if st == "ok":
-                        summary.ok += 1
-                    elif st == "skipped":
-                        summary.skipped += 1
-                    else:
-                        summary.failed += 1
-                        if len(summary.failures) < 50:
-                            summary.failures.append({"key": case.key, "case": case.describe(), "status": st,
-                                                     "error": out.get("error")})
-                    progress.update(st)
+                    run.record(by_key[out["key"]], out)
                 gen = None
-        if not started:
-            progress.start(0, 0)
+        if not run.started:
+            run.progress.start(0, 0)
     except KeyboardInterrupt:
-        summary.interrupted = True
+        run.summary.interrupted = True
         if gen is not None and hasattr(gen, "close"):
             try:
                 gen.close()
             except BaseException:  # noqa: BLE001 - stopping workers must not hide the interrupt
                 pass
+
+
+def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor = "local",
+              options: ExecOptions | None = None, rerun: bool = False, allow_parallel_execute: bool = False,
+              progress: Progress | None = None, command: str | None = None, chunk_size: int = CHUNK,
+              context: Any = None) -> RunSummary:
+    """Run *cases* into *store* as one run.
+
+    Parameters
+    ----------
+    cases : sequence or iterable of Case
+        Resolved cases (duplicates by key run once). A non-sequence (a lazy sweep) is consumed
+        *chunk_size* cases at a time; ``len(cases)``, if any, is the progress total.
+    store : Store
+    executor : str or Executor
+        ``"local"``, ``"dask"``, a plugin's executor name, or an executor.
+    options : ExecOptions
+    rerun : bool
+        Recompute cases already stored ok.
+    allow_parallel_execute : bool
+        Let ``execute``-fidelity cases run concurrently (default: one at a time, clean timings).
+    progress : Progress
+        Where to show progress (default: nothing).
+    command : str
+        The command line recorded in the run's provenance (default ``sys.argv``).
+    chunk_size : int
+        Cases per chunk (:data:`CHUNK`), each looked up, executed and stored before the next, so
+        memory does not grow with the sweep (but for one key string per case).
+    context : suite.context.Context
+        The command's context: plugin executors, the run's provenance (``registry=`` was removed
+        in 0.3.0; given no context, a fallback is built with a ``DeprecationWarning``).
+
+    Returns
+    -------
+    RunSummary
+        Counts, failures, ``interrupted`` after Ctrl-C (everything finished is committed).
+
+    Raises
+    ------
+    ExperimentError
+        A case of a lazy sweep that does not resolve, when its chunk is reached: the run ends
+        ``error``, every case before it stored.
+    """
+    import gc
+    import time
+
+    t0 = time.monotonic()
+    run, ex = _start(cases, store, executor, options or ExecOptions(), rerun, progress, command, context)
+    old_term = _trap_sigterm()
+    gc.freeze()  # the cases, profiles and plugins live through the run: out of the collector's walks
+    try:
+        _execute(run, ex, getattr(ex, "name", "") or type(ex).__name__, cases, chunk_size, allow_parallel_execute)
     except BaseException as exc:
-        summary.error = str(exc) or type(exc).__name__
+        run.summary.error = str(exc) or type(exc).__name__
         raise
     finally:
+        gc.unfreeze()
         _restore_sigterm(old_term)
-        progress.stop()
-        summary.seconds = time.monotonic() - t0
-        counts = {"total": summary.total, "computed": summary.computed, "cached": summary.cached,
-                  "ok": summary.ok + summary.cached, "failed": summary.failed, "skipped": summary.skipped}
-        store.finish_run(run_id, summary.status, counts)
-        try:
-            for (t, code, v, f), r in seen_reads.items():
-                store.add_fields_read(t, code, v, f, r)
-            store.flush()  # the run's own results, with their recorded reads
-            summary.warnings = _unread_overrides(list(reps.values()), store, seen_reads, run_id)
-        except Exception as exc:  # noqa: BLE001 - a diagnostic must never lose the run
-            summary.warnings.append(f"could not record the profile fields read: {exc}")
-    return summary
+        run.progress.stop()
+        run.summary.seconds = time.monotonic() - t0
+        run.close()
+    return run.summary
+
+
+def _start(cases: Iterable[Case], store: Store, executor: str | Executor, options: ExecOptions, rerun: bool,
+           progress: Progress | None, command: str | None, context: Any) -> tuple[_Run, Any]:
+    """The run begun in *store* (its provenance: the plugin distributions of the command's
+    context) and the executor that runs it."""
+    from suite.context import Context
+
+    context = Context.given(context, "run_cases()")
+    ex = executor if isinstance(executor, Executor) or hasattr(executor, "map_cases") \
+        else get_executor(executor, context=context)
+    run_id = store.begin_run(command=command, plugins=context.registry.distributions())
+    in_process = isinstance(ex, LocalExecutor) and not options.isolate and options.jobs <= 1
+    return _Run(store, run_id, options, rerun, progress or NullProgress(), in_process), ex

@@ -31,8 +31,9 @@ def probe_fields_read(tech: Technique, context: Any = None, profile: str | None 
         variant and fidelity that could not be evaluated (skipped, does not resolve, failed,
         crashed, timed out).
     """
-    from suite.runner import executors as ex
     from suite.runner.case import Resolver
+    from suite.runner.options import ExecOptions
+    from suite.runner.pool import LocalExecutor
 
     resolver = Resolver(context=context)
     problems: list[str] = []
@@ -52,9 +53,8 @@ def probe_fields_read(tech: Technique, context: Any = None, profile: str | None 
     reads: dict[tuple[str, str], set[str]] = {}
     if not cases:
         return reads, problems
-    ex._TRACKED.clear()  # the forked worker records the reads of the first case of each group
-    by_key = {c.key: c for c in cases}
-    for out in ex.LocalExecutor().map_cases(cases, ex.ExecOptions(jobs=1, timeout=timeout)):
+    by_key = {c.key: c for c in cases}  # one case per group: a fresh worker records the reads of each
+    for out in LocalExecutor().map_cases(cases, ExecOptions(jobs=1, timeout=timeout)):
         c = by_key[out["key"]]
         if out["status"] == "ok" and out.get("fields_read") is not None:
             reads[(c.variant, c.fidelity)] = {r for r in out["fields_read"]

@@ -3,14 +3,14 @@
 A remote executor (dask, slurm) hands its worker a batch of cases *as bytes*. The worker process
 never unpickles them itself: :func:`run_sandboxed` forks a child that unpickles the batch (which
 imports the batch's plugin, and only it) and evaluates it through the local pool
-(:func:`suite.execution.run_isolated`), so a remote case gets exactly the local pool's guarantees:
+(:func:`suite.runner.pool.run_isolated`), so a remote case gets exactly the local pool's guarantees:
 
 * a per-case time-out measured from the case's start, and the default hang guard;
 * a case that aborts, segfaults or exhausts memory costs only itself (``crashed``), and never the
   remote worker, so a sweep with many crashing cases cannot use up a cluster's workers;
 * the worker process stays free of plugin code: one plugin's import-time patches cannot reach
   another plugin's cases that the same remote worker runs later (a batch holds one package's
-  cases: :func:`suite.runner.executors.package_of`).
+  cases: :func:`suite.runner.evaluate.package_of`).
 
 The child is itself supervised: if it reports nothing for *guard* seconds (a plugin module whose
 import hangs in C, say) it is killed, with every pool worker under it, and its unreported cases
@@ -26,6 +26,8 @@ import time
 import traceback
 from collections.abc import Iterator, Sequence
 from typing import Any
+
+from suite.runner.evaluate import Outcome, crashed_outcome, describe_exit
 
 __all__ = ["run_sandboxed", "pack", "guard_seconds"]
 
@@ -64,8 +66,8 @@ def _child(blob: bytes, options: Any, wfd: int) -> None:  # pragma: no cover - r
             pass
         # a dask worker is a daemonic process, which multiprocessing forbids to have children;
         # this child is ours, and its pool workers are killed with it
-        mpp.current_process()._config["daemon"] = False
-        from suite.execution import run_isolated
+        mpp.current_process()._config["daemon"] = False  # type: ignore[attr-defined]
+        from suite.runner.pool import run_isolated
 
         cases = pickle.loads(blob)  # imports this batch's plugin here, never in the remote worker
         for out in run_isolated(cases, options):
@@ -82,16 +84,85 @@ def _child(blob: bytes, options: Any, wfd: int) -> None:  # pragma: no cover - r
         os._exit(code)
 
 
-def _lost(keys: Sequence[str], error: str, status: str = "crashed", tb: str | None = None) -> Iterator[dict]:
-    from suite.runner.executors import crashed_outcome
-
+def _lost(keys: Sequence[str], error: str, status: str = "crashed", tb: str | None = None) -> Iterator[Outcome]:
     for k in keys:
         out = crashed_outcome(k, error, status=status)
         out["traceback"] = tb
         yield out
 
 
-def run_sandboxed(blob: bytes, keys: Sequence[str], options: Any, guard: float | None = None) -> Iterator[dict]:
+class _Sandbox:
+    """A forked child evaluating one batch, and what the parent learned from it: the keys it has
+    not reported (``left``), an error it reported, whether it went silent, its exit status."""
+
+    def __init__(self, blob: bytes, keys: Sequence[str], options: Any) -> None:
+        from multiprocessing.connection import Connection
+
+        rfd, wfd = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # pragma: no cover - the child
+            os.close(rfd)
+            _child(blob, options, wfd)
+        os.close(wfd)
+        self.conn = Connection(rfd, writable=False)
+        self.left = dict.fromkeys(keys)
+        self.error: tuple[str, str | None] | None = None
+        self.stalled = False
+        self.status: int | None = None
+
+    def outcomes(self, guard: float | None) -> Iterator[Outcome]:
+        """What the child reports, until every key has an outcome, it dies, or it stays silent
+        for *guard* seconds."""
+        while self.left:
+            if not self.conn.poll(guard):
+                self.stalled = True
+                return
+            try:
+                msg = self.conn.recv()
+            except (EOFError, OSError):
+                return
+            if msg[0] == "out":
+                self.left.pop(msg[1].get("key"), None)
+                yield msg[1]
+            else:
+                self.error = (msg[1], msg[2])
+
+    def reap(self) -> None:
+        """Kill the child if it still owes outcomes; collect its exit status (5 s at most)."""
+        if self.left:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        self.conn.close()
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                done, self.status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if done or time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+
+    def unreported(self, guard: float | None) -> Iterator[Outcome]:
+        """An outcome for every key the child never reported, saying why."""
+        left = list(self.left)
+        if not left:
+            return
+        if self.stalled:
+            yield from _lost(left, f"timed out: the case's sandbox reported nothing for {guard:g} s "
+                                   "(a plugin import or a worker that hangs)", status="timeout")
+        elif self.error is not None:
+            yield from _lost(left, f"could not evaluate this batch: {self.error[0]}", tb=self.error[1])
+        else:
+            code = None
+            if self.status is not None:
+                code = -os.WTERMSIG(self.status) if os.WIFSIGNALED(self.status) else os.WEXITSTATUS(self.status)
+            yield from _lost(left, describe_exit(code).replace("worker process", "sandbox process"))
+
+
+def run_sandboxed(blob: bytes, keys: Sequence[str], options: Any, guard: float | None = None) -> Iterator[Outcome]:
     """Evaluate the pickled batch *blob* (whose case keys are *keys*, in order) in a forked,
     supervised child; yield one outcome per key as each case finishes.
 
@@ -111,61 +182,10 @@ def run_sandboxed(blob: bytes, keys: Sequence[str], options: Any, guard: float |
     dict
         One outcome per key (``crashed`` / ``timeout`` for those the child never reported).
     """
-    from multiprocessing.connection import Connection
-
-    from suite.runner.executors import _describe_exit
-
     guard = guard_seconds(options) if guard is None else guard
-    rfd, wfd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        os.close(rfd)
-        _child(blob, options, wfd)
-    os.close(wfd)
-    conn = Connection(rfd, writable=False)
-    left = dict.fromkeys(keys)
-    error: tuple[str, str | None] | None = None
-    stalled = False
-    status = None
+    box = _Sandbox(blob, keys, options)
     try:
-        while left:
-            if not conn.poll(guard):
-                stalled = True
-                break
-            try:
-                msg = conn.recv()
-            except (EOFError, OSError):
-                break
-            if msg[0] == "out":
-                left.pop(msg[1].get("key"), None)
-                yield msg[1]
-            else:
-                error = (msg[1], msg[2])
+        yield from box.outcomes(guard)
     finally:
-        if left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        conn.close()
-        deadline = time.monotonic() + 5
-        while True:
-            try:
-                done, status = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if done or time.monotonic() > deadline:
-                break
-            time.sleep(0.01)
-    if not left:
-        return
-    if stalled:
-        yield from _lost(list(left), f"timed out: the case's sandbox reported nothing for {guard:g} s "
-                                     "(a plugin import or a worker that hangs)", status="timeout")
-    elif error is not None:
-        yield from _lost(list(left), f"could not evaluate this batch: {error[0]}", tb=error[1])
-    else:
-        code = None
-        if status is not None:
-            code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-        yield from _lost(list(left), _describe_exit(code).replace("worker process", "sandbox process"))
+        box.reap()
+    yield from box.unreported(guard)

@@ -46,7 +46,7 @@ def faulty(monkeypatch):
 
     from suite.registry import Registry
 
-    import suite.runner.executors as ex
+    import suite.runner.evaluate as ex
 
     # the `patch` attack rebinds the worker's check; --in-process runs it in this process: put back after
     monkeypatch.setattr(ex, "metric_problem", ex.metric_problem)

@@ -192,18 +192,7 @@ def test_a_version_4_store_migrates_with_its_results_and_links(tmp_path):
     Store(path).close()  # opening a migrated store again is a no-op
 
 
-@pytest.fixture
-def fresh_read_tracking(monkeypatch):
-    """The first TRACK_CASES cases of a (technique, variant, fidelity) in a process record their
-    reads; an in-process run earlier in this pytest process (tests/runner/test_runner_stream.py
-    runs the same fake technique) has used them up: start this test with the count at zero."""
-    from suite.runner import executors
-
-    monkeypatch.setattr(executors, "_TRACKED", {})
-
-
-def test_reads_are_recorded_with_each_result_and_a_cached_run_reuses_them(fake_registry, store,
-                                                                        fresh_read_tracking):
+def test_reads_are_recorded_with_each_result_and_a_cached_run_reuses_them(fake_registry, store):
     """issue 39 probe 6: reads recorded per case, not probed; a run's own record is what its
     results read (a run whose every case was cached still has one)."""
     spec = ScenarioSpec("fast", params={"x": 2, "n": 3})

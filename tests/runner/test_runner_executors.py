@@ -130,10 +130,9 @@ def test_plugin_executor_through_the_hook(fake_registry, store):
     exp = _modes_sweep(["ok"])
     s = run_cases(exp.cases, store, executor="serial", context=Context.build(registry=reg))
     assert s.ok == 3
-    # 0.1's `registry=` still finds the plugin's executor, with a DeprecationWarning (removed in 0.3.0)
-    with pytest.warns(DeprecationWarning, match=r"run_cases\(\): `registry=` is deprecated .* 0\.3\.0"):
-        s = run_cases(exp.cases, store, executor="serial", registry=reg, rerun=True)
-    assert (s.ok, s.computed) == (3, 3)
+    # 0.2's `registry=` (deprecated, announced for removal in 0.3.0) is gone: the context carries it
+    with pytest.raises(TypeError, match="registry"):
+        run_cases(exp.cases, store, executor="serial", registry=reg, rerun=True)
 
 
 def test_dask_local_cluster_matches_local(fake_registry, tmp_path, monkeypatch):

@@ -1,0 +1,219 @@
+"""The ``dask`` executor: :mod:`dask.distributed`, on ``--scheduler ADDRESS`` or a ``LocalCluster``
+started for the run.
+
+Each batch (one plugin package's cases) is shipped as bytes and evaluated on its worker by the
+local pool inside a supervised sandbox (:mod:`suite.runner.sandbox`), so the same time-outs, hang
+guard and crash attribution hold there; a batch whose worker dies is re-run case by case, and a
+case that kills a worker twice is stored ``crashed``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+from typing import Any
+
+from suite.errors import SuiteError
+from suite.runner.case import Case
+from suite.runner.evaluate import Outcome, crashed_outcome, one_line, package_of, resolved_tech
+from suite.runner.options import ExecOptions, Executor
+from suite.technique import Technique
+
+__all__ = ["DaskExecutor"]
+
+
+def _dask_batch(blob: bytes, keys: list[str], options: ExecOptions) -> list[Outcome]:  # runs on a dask worker
+    """One batch on a dask worker: evaluated in a supervised sandbox (:mod:`suite.runner.sandbox`),
+    so the worker never imports the plugin nor dies with a case."""
+    from suite.runner.sandbox import run_sandboxed
+
+    return list(run_sandboxed(blob, keys, options))
+
+
+def _shippable(tech: Technique) -> Technique:
+    """The technique without claims and properties (closures a worker does not need)."""
+    return replace(tech, claims=[], properties=[])
+
+
+def _dask_setup_worker() -> None:  # pragma: no cover - runs in each dask worker of a LocalCluster
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's business
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored while processes are started (they inherit it): Ctrl-C stops the coordinator
+    only, which then closes the cluster (no traceback from every worker)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+class DaskExecutor(Executor):
+    """dask.distributed: ``options.scheduler`` or a LocalCluster of ``options.jobs`` workers.
+
+    The local pool's guarantees on every worker: each batch (the cases of one plugin package) is
+    shipped as bytes and evaluated by :func:`suite.runner.sandbox.run_sandboxed` in a forked child
+    of the dask worker, through the local pool. So a per-case ``--timeout`` counts from the case's
+    start, the default hang guard applies, a case that aborts or segfaults is stored ``crashed``
+    without costing its dask worker, and a dask worker never imports a plugin. A worker that dies
+    anyway (kill -9, the OOM killer) costs only what it ran: its batch is re-run case by case on
+    the remaining workers, and a case that kills a worker twice is stored ``crashed``. A run whose
+    scheduler has had no worker for :attr:`no_worker_seconds` stores what is left ``crashed``, so
+    a run always ends.
+    """
+
+    name = "dask"
+
+    #: seconds without any worker before the cases still waiting are given up
+    no_worker_seconds = 60.0
+    #: how many times a case may be running on a worker that died before it is stored ``crashed``
+    max_worker_deaths = 2
+
+    def map_cases(self, cases: Sequence[Case], options: ExecOptions) -> Iterator[Outcome]:
+        try:
+            import dask.distributed  # noqa: F401  (only to fail early with a clear message)
+        except ImportError:
+            raise SuiteError("executor 'dask' needs dask.distributed: pip install 'dlsys-suite[dask]'") from None
+        return self._run(cases, options)
+
+    def _connect(self, options: ExecOptions) -> tuple[Any, Any]:
+        import logging
+
+        import dask
+        from dask.distributed import Client, LocalCluster
+
+        if options.scheduler:
+            try:
+                return Client(options.scheduler, timeout="20s"), None  # type: ignore[no-untyped-call]
+            except OSError as exc:
+                raise SuiteError(f"--scheduler {options.scheduler}: cannot connect: {exc}") from None
+        # a worker death costs its running batch at once (no silent re-runs by the scheduler: this
+        # executor re-runs the batch's cases one by one and stores the one that kills twice)
+        import warnings
+
+        with dask.config.set({"distributed.scheduler.allowed-failures": 0}), _sigint_ignored(), \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a dashboard port in use: no run needs a dashboard
+            cluster = LocalCluster(n_workers=max(1, options.jobs), threads_per_worker=1, processes=True,
+                                   dashboard_address=":0", silence_logs=logging.CRITICAL)  # type: ignore[no-untyped-call]
+            client = Client(cluster)  # type: ignore[no-untyped-call]
+        try:
+            client.run(_dask_setup_worker)
+        except Exception:  # noqa: BLE001 - only a nicer Ctrl-C
+            pass
+        return client, cluster
+
+    def _batches(self, cases: Sequence[Case], nworkers: int) -> list[list[Case]]:
+        """The cases in batches of one package each (a worker never unpickles two packages)."""
+        groups: dict[str, list[Case]] = {}
+        for c in cases:
+            groups.setdefault(package_of(resolved_tech(c)), []).append(c)
+        size = max(1, min(256, len(cases) // (nworkers * 4) or 1))
+        return [g[i:i + size] for g in groups.values() for i in range(0, len(g), size)]
+
+    def _run(self, cases: Sequence[Case], options: ExecOptions) -> Iterator[Outcome]:
+        if not cases:
+            return
+        client, cluster = self._connect(options)
+        batch = _Batches(client, cases, options)
+        try:
+            nworkers = max(1, len(client.scheduler_info().get("workers", {})) or options.jobs)
+            for b in self._batches(list(batch.by_key.values()), nworkers):
+                batch.submit([c.key for c in b])
+            yield from self._collect(client, batch)
+        finally:
+            for fut in batch.running:
+                fut.cancel()
+            with _sigint_ignored():
+                try:
+                    client.close()
+                finally:
+                    if cluster is not None:
+                        cluster.close()
+
+    def _collect(self, client: Any, batch: "_Batches") -> Iterator[Outcome]:
+        """The outcomes of every batch as it finishes; a dead worker's batch re-run case by case;
+        the waiting cases given up after :attr:`no_worker_seconds` without any worker."""
+        from dask.distributed import wait
+        from distributed.client import FIRST_COMPLETED
+
+        deaths: dict[str, int] = {}
+        alone = time.monotonic()  # since when no worker is known (checked while cases wait)
+        while batch.running:
+            try:
+                done, _ = wait(list(batch.running), timeout=1.0, return_when=FIRST_COMPLETED)  # type: ignore[no-untyped-call]
+            except Exception:  # noqa: BLE001 - dask raises its own TimeoutError class
+                done = set()
+            for fut in done:
+                keys = batch.running.pop(fut)
+                try:
+                    outs = fut.result()
+                except Exception as exc:  # noqa: BLE001 - KilledWorker, a lost worker, ...
+                    yield from self._worker_died(keys, exc, deaths, batch.submit)
+                    continue
+                yield from outs
+            if done or not batch.running:
+                continue
+            if client.scheduler_info().get("workers"):
+                alone = time.monotonic()
+            elif time.monotonic() - alone > self.no_worker_seconds:
+                yield from self._give_up(batch)
+
+    def _give_up(self, batch: "_Batches") -> Iterator[Outcome]:
+        for fut, keys in list(batch.running.items()):
+            fut.cancel()
+            for k in keys:
+                yield crashed_outcome(k, f"no dask worker for {self.no_worker_seconds:g} s: "
+                                         "this case was never run (`suite run` again reruns it)")
+        batch.running.clear()
+
+    def _worker_died(self, keys: list[str], exc: BaseException, deaths: dict[str, int],
+                     submit: Callable[[list[str]], None]) -> Iterator[Outcome]:
+        """A batch whose dask worker died: its cases re-run one by one (on a fresh worker); a case
+        that was running on a dying worker :attr:`max_worker_deaths` times is stored ``crashed``."""
+        if len(keys) > 1:
+            for k in keys:  # which case killed it is unknown: each alone
+                submit([k])
+            return
+        k = keys[0]
+        deaths[k] = deaths.get(k, 0) + 1
+        if deaths[k] < self.max_worker_deaths:
+            submit([k])
+            return
+        yield crashed_outcome(k, f"dask worker lost while running this case ({deaths[k]} times; not tried "
+                                 f"again): {one_line(exc)}")
+
+
+class _Batches:
+    """The cases of one dask run, ready to ship (one stripped technique per technique, not one per
+    case), and the futures of the batches submitted (future -> its case keys)."""
+
+    def __init__(self, client: Any, cases: Sequence[Case], options: ExecOptions) -> None:
+        self.client = client
+        # each batch runs a local pool of one worker in its sandbox: one case at a time per dask thread
+        self.inner = replace(options, jobs=1, isolate=True, scheduler=None, executor_options={})
+        self.running: dict[Any, list[str]] = {}
+        techs: dict[int, Technique] = {}
+        self.by_key: dict[str, Case] = {}
+        for c in cases:
+            t = resolved_tech(c)
+            if id(t) not in techs:
+                techs[id(t)] = _shippable(t)
+            self.by_key[c.key] = replace(c, tech=techs[id(t)])
+
+    def submit(self, keys: list[str]) -> None:
+        from suite.runner.sandbox import pack
+
+        blob = pack([self.by_key[k] for k in keys])
+        fut = self.client.submit(_dask_batch, blob, keys, self.inner, pure=False)
+        self.running[fut] = keys

@@ -1,0 +1,266 @@
+"""One case, in whatever process evaluates it: a scenario in, a plain outcome dict out.
+
+:func:`evaluate_outcome` is what every executor runs per case (the local pool's workers, the
+in-process path, a remote sandbox); it never touches the store. An outcome is a pickle-able dict
+(``key``, ``status``, ``metrics``, ``samples``, ``artifacts``, ``error``, ``traceback``,
+``duration``, and ``fields_read`` for a case whose profile reads were recorded).
+
+Nothing here is module state: what differs between callers (whether a ``KeyboardInterrupt`` is
+the plugin's, which cases record their reads) is passed in as arguments.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+import traceback
+from typing import Any
+
+from suite.errors import SuiteError
+from suite.frozen import guard, restore_changed
+from suite.runner.case import Case
+from suite.runner.checks import BadMetric, metric_problem
+from suite.runner.oracle import oracle_problem
+from suite.technique import Skip, Technique
+
+__all__ = ["CaseTimeout", "ReadSampler", "TRACK_CASES", "SUMMARY_MAX_ITEMS", "summarize_artifacts",
+           "evaluate_outcome", "run_case", "crashed_outcome", "package_of", "describe_exit", "one_line",
+           "resolved_tech"]
+
+#: a top-level artifact entry that is a sequence longer than this is a table: left out by "summary"
+SUMMARY_MAX_ITEMS = 16
+#: cases of each (technique, variant, fidelity) per executor loop whose profile reads are recorded
+#: (a recording view costs 3.3x the evaluation of a Poseidon case: docs/performance.md)
+TRACK_CASES = 2
+
+Outcome = dict[str, Any]
+
+
+class CaseTimeout(BaseException):
+    """Raised inside an in-process evaluation when its timeout expires (not an Exception, so a
+    plugin's ``except Exception`` cannot swallow it)."""
+
+
+class ReadSampler:
+    """Which cases of one executor loop evaluate through a read-recording profile view.
+
+    The first *per_group* cases of each (technique, variant, fidelity) are recorded; the count
+    belongs to the loop that owns this object (one per pool worker, one per in-process run), so
+    it is never shared through module state. ``per_group=None`` records every case.
+    """
+
+    __slots__ = ("per_group", "_seen")
+
+    def __init__(self, per_group: int | None = TRACK_CASES) -> None:
+        self.per_group = per_group
+        self._seen: dict[tuple[Any, ...], int] = {}
+
+    def take(self, group: tuple[Any, ...]) -> bool:
+        """Whether the next case of *group* is recorded (and count it if so)."""
+        n = self._seen.get(group, 0)
+        if self.per_group is not None and n >= self.per_group:
+            return False
+        self._seen[group] = n + 1
+        return True
+
+
+def one_line(exc: BaseException) -> str:
+    """``"TypeName: first line of the message"``."""
+    msg = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {msg[0]}" if msg else type(exc).__name__
+
+
+def describe_exit(code: int | None) -> str:
+    """The error of a case whose worker process ended with exit status *code* (negative: a signal)."""
+    import signal
+
+    if code is None:
+        return "worker process vanished"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"worker process died ({name}) while running this case"
+    return f"worker process exited with status {code} while running this case"
+
+
+def summarize_artifacts(artifacts: dict[str, Any]) -> dict[str, Any]:
+    """The ``"summary"`` of a result's artifacts: every top-level entry except tables.
+
+    A table is a list, tuple or array of more than :data:`SUMMARY_MAX_ITEMS` items (a per-layer
+    table, a trace); the names of those left out are listed, sorted, under ``"_omitted"``. Decided
+    from lengths only, so a summary costs no encoding of what it leaves out.
+    """
+    omitted = [k for k, v in artifacts.items()
+               if (isinstance(v, (list, tuple)) and len(v) > SUMMARY_MAX_ITEMS)
+               or (bool(getattr(v, "ndim", 0)) and getattr(v, "size", 0) > SUMMARY_MAX_ITEMS)]
+    if not omitted:
+        return artifacts
+    out = {k: v for k, v in artifacts.items() if k not in omitted}
+    out["_omitted"] = sorted(omitted)
+    return out
+
+
+def _result_fields(tech: Technique, res: Any, artifacts: str) -> tuple[list[list[Any]], dict[str, list[float]],
+                                                                        str | None]:
+    """``(metrics, samples, artifacts JSON)`` of an evaluated result, each metric checked
+    (:func:`suite.runner.checks.metric_problem`) and the oracle rule applied.
+
+    Raises
+    ------
+    BadMetric
+        A metric that cannot be true, or an oracle error beyond the tolerance.
+    SuiteError
+        Artifacts that are not JSON-serialisable.
+    """
+    from suite.results.store import dumps
+
+    metrics: list[list[Any]] = []
+    samples: dict[str, list[float]] = {}
+    for m in res.metrics.values():
+        bad = metric_problem(m)
+        if bad:
+            raise BadMetric(f"{tech.name}: {bad}")
+        metrics.append([m.name, m.value, m.unit, m.direction])
+        if m.samples is not None:
+            samples[m.name] = list(m.samples)
+    bad = oracle_problem(tech, res)
+    if bad:
+        raise BadMetric(f"{tech.name}: {bad}")
+    art = res.artifacts if artifacts != "none" else None
+    if art and artifacts == "summary":
+        art = summarize_artifacts(art)
+    text = None
+    if art:
+        try:
+            text = dumps(art)
+        except (TypeError, ValueError) as exc:
+            raise SuiteError(f"{tech.name}: artifacts are not JSON-serialisable: {exc}") from None
+    return metrics, samples, text
+
+
+def _evaluate(tech: Technique, scenario: Any, out: Outcome, artifacts: str, interrupt_fails: bool, t0: float) -> None:
+    """Evaluate into *out* (started at *t0*): its status and fields, every failure of plugin code caught."""
+    try:
+        # what a plugin prints goes to stderr: stdout is the command's output (--format json)
+        with contextlib.redirect_stdout(sys.stderr):
+            res = tech.evaluate(scenario)
+        out["duration"] = time.perf_counter() - t0  # evaluation only, not the checks
+        out["metrics"], samples, out["artifacts"] = _result_fields(tech, res, artifacts)
+        out["samples"] = samples or None
+        out["status"] = "ok"
+    except Skip as exc:
+        out["status"], out["error"] = "skipped", str(exc)
+    except CaseTimeout as exc:
+        out["status"], out["error"] = "timeout", str(exc)
+    except KeyboardInterrupt as exc:
+        if not interrupt_fails:  # Ctrl-C of an in-process run: the run stops (and resumes later)
+            raise
+        # a worker ignores SIGINT, so this one was raised by the plugin itself: its case fails
+        out["status"], out["error"], out["traceback"] = ("failed", f"KeyboardInterrupt raised by the plugin: "
+                                                         f"{one_line(exc)}", traceback.format_exc())
+    except BaseException as exc:  # noqa: BLE001 - any failure of plugin code is a stored failed case
+        out["status"], out["error"], out["traceback"] = "failed", one_line(exc), traceback.format_exc()
+
+
+def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = "full", *,
+                     interrupt_fails: bool = False, record_reads: bool = False) -> Outcome:
+    """Evaluate one scenario and return its outcome as a plain dict.
+
+    Parameters
+    ----------
+    tech : Technique
+    scenario : Scenario
+        Resolved (frozen inputs).
+    key : str
+        The case key the outcome carries.
+    artifacts : str
+        What of the result's artifacts the outcome carries (``"none"``, ``"summary"``,
+        ``"full"``; see :class:`suite.runner.options.ExecOptions`).
+    interrupt_fails : bool
+        A ``KeyboardInterrupt`` during the evaluation fails the case (in a worker process, which
+        ignores SIGINT, only the plugin raises one) instead of propagating (in-process: Ctrl-C).
+    record_reads : bool
+        Evaluate through a read-recording view of the profile
+        (:func:`suite.hardware.tracking.tracked`): an ok outcome then lists ``fields_read``.
+
+    Returns
+    -------
+    dict
+        ``key``, ``status`` (``ok``, ``skipped``, ``failed``, ``timeout``), ``metrics`` (list of
+        ``[name, value, unit, direction]``), ``samples`` (metric -> list of float), ``artifacts``
+        (JSON text or None), ``error`` (one line or None), ``traceback`` (or None), ``duration``
+        (s of evaluation), ``fields_read`` (sorted dotted paths; recorded ok cases only).
+    """
+    t0 = time.perf_counter()
+    out: Outcome = {"key": key, "metrics": None, "samples": None, "artifacts": None, "error": None,
+                    "traceback": None, "duration": None}
+    # the inputs' state before the case: a change by any route (vars(), object.__setattr__,
+    # __dict__, dict.__setitem__) fails this case and is undone before the next one
+    snap = guard(("profile", getattr(scenario, "profile", None)), ("scenario.params", getattr(scenario, "params", None)))
+    snap += guard(("workload", getattr(scenario, "workload", None)), limit=1)
+    reads = None
+    if record_reads and getattr(scenario, "profile", None) is not None:
+        import dataclasses
+
+        from suite.hardware.tracking import tracked
+
+        view, reads = tracked(scenario.profile)
+        scenario = dataclasses.replace(scenario, profile=view)
+    _evaluate(tech, scenario, out, artifacts, interrupt_fails, t0)
+    changed = restore_changed(snap)
+    if changed is not None:
+        out.update(status="failed", metrics=None, samples=None, artifacts=None, traceback=None,
+                   error=f"InputMutated: {tech.name}: the case changed its input {changed} (inputs are "
+                         "read-only; copy them to change them); put back for the next case")
+    if out["duration"] is None or out["status"] != "ok":
+        out["duration"] = time.perf_counter() - t0
+    if reads is not None and out["status"] == "ok":
+        out["fields_read"] = sorted(reads)
+    return out
+
+
+def resolved_tech(case: Case) -> Technique:
+    """The technique *case* was resolved against.
+
+    Raises
+    ------
+    SuiteError
+        The case is not resolved.
+    """
+    if case.tech is None:
+        raise SuiteError(f"case {case.key}: not resolved (no technique attached; resolve it with suite.runner.resolve_case)")
+    return case.tech
+
+
+def package_of(tech: Technique | None) -> str:
+    """The top-level package that implements *tech* (the module of its fidelity functions), the
+    unit a pool worker is bound to: a worker never runs another package's cases, so a plugin
+    that corrupts its process (patches a core function, writes a shared profile through
+    ``object.__setattr__``) can only lie about its own cases."""
+    if tech is None:
+        return ""
+    return tech.package or tech.name
+
+
+def run_case(case: Case, technique: Technique | None = None, artifacts: str = "full") -> Outcome:
+    """Evaluate a resolved case (with the technique it was resolved against, unless one is given);
+    *artifacts* as :attr:`suite.runner.options.ExecOptions.artifacts`.
+
+    Raises
+    ------
+    SuiteError
+        The case is not resolved.
+    """
+    technique = technique if technique is not None else resolved_tech(case)
+    if case.scenario is None:
+        raise SuiteError(f"case {case.key}: not resolved")
+    return evaluate_outcome(technique, case.scenario, case.key, artifacts)
+
+
+def crashed_outcome(key: str, error: str, status: str = "crashed") -> Outcome:
+    """The outcome of a case that could not run (*status* ``crashed`` or ``timeout``)."""
+    return {"key": key, "status": status, "metrics": None, "samples": None, "artifacts": None,
+            "error": error, "traceback": None, "duration": None}
