@@ -91,14 +91,14 @@ def bare_loop(tech, cases) -> float:
     return dt
 
 
-def timed_run(cases, path: Path, executor="local", jobs=1, isolate=True, registry=None, artifacts="summary",
+def timed_run(cases, path: Path, executor="local", jobs=1, isolate=True, context=None, artifacts="summary",
               scheduler=None) -> tuple[float, object]:
     s0 = _cpu_split()
     with Store(path) as st:
         t0 = time.perf_counter()
         s = run_cases(cases, st, executor=executor,
                       options=ExecOptions(jobs=jobs, isolate=isolate, artifacts=artifacts, scheduler=scheduler),
-                      command="bench", registry=registry)
+                      command="bench", context=context)
         dt = time.perf_counter() - t0  # until every outcome is handed to the store (close commits the rest)
     s1 = _cpu_split()
     label = f"run-j{jobs}-{'iso' if isolate else 'inproc'}-{executor}"
@@ -113,15 +113,15 @@ def store_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
 
 
-def ratio_rounds(tech, cases, tmp: Path, label: str, registry, rounds: int = 3) -> list[dict]:
+def ratio_rounds(tech, cases, tmp: Path, label: str, context, rounds: int = 3) -> list[dict]:
     """The bare loop and `-j 1` (default options) alternated *rounds* times in this process; the
     best of each side, and their ratio (the machine is shared: only a ratio taken this way means
     anything)."""
     bare, run, inproc = [], [], []
     for r in range(rounds):
         bare.append(bare_loop(tech, cases))
-        run.append(timed_run(cases, tmp / f"{label}-ratio-{r}.sqlite", registry=registry)[0])
-        inproc.append(timed_run(cases, tmp / f"{label}-ratio-ip-{r}.sqlite", isolate=False, registry=registry)[0])
+        run.append(timed_run(cases, tmp / f"{label}-ratio-{r}.sqlite", context=context)[0])
+        inproc.append(timed_run(cases, tmp / f"{label}-ratio-ip-{r}.sqlite", isolate=False, context=context)[0])
     size = store_bytes(tmp / f"{label}-ratio-0.sqlite") / len(cases)
     return [{"bare": min(bare), "run": min(run), "inproc": min(inproc), "bytes_per_case": size,
              "all_bare": bare, "all_run": run}]
@@ -179,12 +179,12 @@ def parallel_rounds(context, tmp: Path, batches: int, rounds: int, dask: bool, w
             sides["dask --scheduler (2 workers)"] = []
         for r in range(rounds):
             sides["bare"].append(bare_loop(tech, cases))
-            sides["-j 1"].append(timed_run(cases, tmp / f"par1-{r}.sqlite", registry=context.registry)[0])
-            sides["-j 2"].append(timed_run(cases, tmp / f"par2-{r}.sqlite", jobs=2, registry=context.registry)[0])
+            sides["-j 1"].append(timed_run(cases, tmp / f"par1-{r}.sqlite", context=context)[0])
+            sides["-j 2"].append(timed_run(cases, tmp / f"par2-{r}.sqlite", jobs=2, context=context)[0])
             if cluster:
                 sides["dask --scheduler (2 workers)"].append(
                     timed_run(cases, tmp / f"pard-{r}.sqlite", executor="dask", jobs=2, scheduler=cluster.address,
-                              registry=context.registry)[0])
+                              context=context)[0])
     finally:
         if cluster:
             cluster.close()
@@ -234,15 +234,15 @@ def bench(label, tech, entry, tmp: Path, dask: bool, context, repeats: int = 2) 
         dts = []
         for rep in range(repeats):  # best of `repeats`, each into a fresh store (the machine is shared)
             path = tmp / f"{label}-{i}-{rep}.sqlite"
-            dts.append(timed_run(cases, path, ex, jobs, iso, context.registry)[0])
+            dts.append(timed_run(cases, path, ex, jobs, iso, context)[0])
         dt = min(dts)
         rows.append({"technique": label, "what": what, "cases": n, "seconds": dt})
         if i == 0:
-            dt2, s2 = timed_run(cases, path, ex, jobs, iso, context.registry)
+            dt2, s2 = timed_run(cases, path, ex, jobs, iso, context)
             assert s2.computed == 0
             rows.append({"technique": label, "what": "second identical run (all cached)", "cases": n, "seconds": dt2})
     if dask:
-        dt, _s = timed_run(cases[:1], tmp / f"{label}-dask-1.sqlite", "dask", 2, True, context.registry)
+        dt, _s = timed_run(cases[:1], tmp / f"{label}-dask-1.sqlite", "dask", 2, True, context)
         rows.append({"technique": label, "what": "dask -j 2, one case (cluster start-up and shutdown)", "cases": 1,
                      "seconds": dt})
     for r in rows:
@@ -284,7 +284,7 @@ def main() -> None:
             t0 = time.perf_counter()
             pcases = expand_entry(pentry, context=real).cases
             t_exp = time.perf_counter() - t0
-            r = ratio_rounds(pos, pcases, tmp, "poseidon", real.registry, a.rounds)[0]
+            r = ratio_rounds(pos, pcases, tmp, "poseidon", real, a.rounds)[0]
             load1 = Path("/proc/loadavg").read_text().split()[:3] if load0 else []
             n = len(pcases)
             print(f"# Poseidon model sweep, {n} cases, bare loop and `-j 1` alternated {a.rounds}x "

@@ -69,7 +69,7 @@ def child(n: int, store: str) -> dict:
     cases = stream_entry({"technique": "scale", "params": {"size": sizes, "work": works}},
                          resolver=Resolver(context=ctx), max_cases=2_000_000)
     with Store(store) as st:
-        s = run_cases(cases, st, options=ExecOptions(jobs=1, isolate=False, artifacts="summary"), registry=reg)
+        s = run_cases(cases, st, options=ExecOptions(jobs=1, isolate=False, artifacts="summary"), context=ctx)
     dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     assert s.ok == len(cases), s.message()
     return {"cases": len(cases), "seconds": dt, "cpu": cpu, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
