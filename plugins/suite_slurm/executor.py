@@ -36,7 +36,7 @@ import shutil
 import sys
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -378,27 +378,13 @@ class SlurmExecutor(Executor):
 
     def _run(self, cases: list[Case], options: ExecOptions, opts: SlurmOptions, folder: Path) -> Iterator[dict]:
         by_key = {c.key: c for c in cases}
-        harvested, old_files = self._harvest(folder, set(by_key))
-        if harvested:
-            print(f"slurm: reused {len(harvested)} outcome(s) that an earlier coordinator's jobs left in "
-                  f"{folder / 'outcomes'}", file=sys.stderr)
         reported: set[str] = set()
-        for out in harvested:
-            reported.add(out["key"])
-            yield out
-        todo = [c for c in cases if c.key not in reported]
+        old_files = yield from self._reuse(folder, by_key, reported)
         run = uuid.uuid4().hex[:12]
         tasks = [_Task(i, [c.key for c in t], folder / "outcomes" / f"{run}_{i:05d}.jsonl",
                        _Tail(folder / "outcomes" / f"{run}_{i:05d}.jsonl"))
-                 for i, t in enumerate(group_tasks(todo, opts.tasks_size))]
-        stripped: dict[int, Any] = {}  # one technique without claims per technique, not one per case
-
-        def ship(c: Case) -> Case:
-            if id(c.tech) not in stripped:
-                stripped[id(c.tech)] = shippable(c).tech
-            return replace(c, tech=stripped[id(c.tech)])
-
-        payload = {t.index: (list(t.keys), pack([ship(by_key[k]) for k in t.keys])) for t in tasks}
+                 for i, t in enumerate(group_tasks([c for c in cases if c.key not in reported], opts.tasks_size))]
+        payload = self._payload(tasks, by_key)
         waiting = list(tasks)
         active: list[_Task] = []
         finished_jobs: list[Any] = []  # their folders are removed at the end; those of jobs that ended early are kept
@@ -412,29 +398,7 @@ class SlurmExecutor(Executor):
                     self._submit(waiting, active, payload, executors, options, opts, folder, by_key)
                 time.sleep(poll if active else 0)
                 for t in list(active):
-                    done = self._done(t.job)  # before reading: every line written before the end is read
-                    for out in t.tail.read():
-                        k = out.get("key")
-                        if k in t.keyset and k not in reported:
-                            reported.add(k)
-                            yield out
-                    if not done:
-                        continue
-                    active.remove(t)
-                    missing = [k for k in t.keys if k not in reported]
-                    if not missing:
-                        finished_jobs.append(t.job)
-                        continue
-                    log = _log_tail(t.job)
-                    state = _job_state(t.job)
-                    state = "" if state in ("FINISHED", "COMPLETED", "UNKNOWN") else f" ({state})"
-                    why = (f"slurm job {t.job.job_id} ended{state} before this case finished; "
-                           f"`suite run` again reruns it (job log: {t.job.paths.stderr})")
-                    for k in missing:
-                        reported.add(k)
-                        out = crashed_outcome(k, why)
-                        out["traceback"] = log
-                        yield out
+                    yield from self._collect(t, active, reported, finished_jobs)
             complete = True
         finally:
             for t in active:  # Ctrl-C / SIGTERM of the coordinator: stop what it submitted
@@ -445,6 +409,58 @@ class SlurmExecutor(Executor):
             if complete:
                 self._clean(folder, tasks, old_files + [folder / "outcomes" / f"{run}.lock"], finished_jobs)
             os.close(lock)
+
+    def _reuse(self, folder: Path, by_key: dict[str, Case], reported: set[str]) -> Generator[dict, None, list[Path]]:
+        """The outcomes an earlier coordinator's jobs left for these cases (added to *reported*);
+        returns the files to remove once this run completes."""
+        harvested, old_files = self._harvest(folder, set(by_key))
+        if harvested:
+            print(f"slurm: reused {len(harvested)} outcome(s) that an earlier coordinator's jobs left in "
+                  f"{folder / 'outcomes'}", file=sys.stderr)
+        for out in harvested:
+            reported.add(out["key"])
+            yield out
+        return old_files
+
+    @staticmethod
+    def _payload(tasks: list[_Task], by_key: dict[str, Case]) -> dict[int, tuple[list[str], bytes]]:
+        """Each task's keys and its cases as bytes (one technique without claims per technique,
+        not one per case)."""
+        stripped: dict[int, Any] = {}
+
+        def ship(c: Case) -> Case:
+            if id(c.tech) not in stripped:
+                stripped[id(c.tech)] = shippable(c).tech
+            return replace(c, tech=stripped[id(c.tech)])
+
+        return {t.index: (list(t.keys), pack([ship(by_key[k]) for k in t.keys])) for t in tasks}
+
+    def _collect(self, t: _Task, active: list[_Task], reported: set[str], finished_jobs: list[Any]) -> Iterator[dict]:
+        """What task *t* wrote since the last look; once its job ended, every case it never
+        reported is ``crashed`` (with the job log's tail) and *t* leaves *active*."""
+        done = self._done(t.job)  # before reading: every line written before the end is read
+        for out in t.tail.read():
+            k = out.get("key")
+            if k in t.keyset and k not in reported:
+                reported.add(k)
+                yield out
+        if not done:
+            return
+        active.remove(t)
+        missing = [k for k in t.keys if k not in reported]
+        if not missing:
+            finished_jobs.append(t.job)
+            return
+        log = _log_tail(t.job)
+        state = _job_state(t.job)
+        state = "" if state in ("FINISHED", "COMPLETED", "UNKNOWN") else f" ({state})"
+        why = (f"slurm job {t.job.job_id} ended{state} before this case finished; "
+               f"`suite run` again reruns it (job log: {t.job.paths.stderr})")
+        for k in missing:
+            reported.add(k)
+            out = crashed_outcome(k, why)
+            out["traceback"] = log
+            yield out
 
     def _submit(self, waiting: list[_Task], active: list[_Task], payload: dict, executors: dict,
                 options: ExecOptions, opts: SlurmOptions, folder: Path, by_key: dict) -> None:

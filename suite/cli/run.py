@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -273,11 +274,6 @@ def run_cmd(ctx, experiment, entries, technique, category, gpus, run_name, varia
     when the same command is run again. Exit status: 0, 1 if any case failed, 130 if interrupted.
     """
     from suite.cli.common import get_context
-    from suite.runner.case import Resolver
-    from suite.runner.engine import run_cases
-    from suite.runner.executors import ExecOptions
-    from suite.runner.experiment import expand_entry, expand_experiment
-    from suite.runner.progress import make_progress
 
     check_executor(executor, scheduler)
     if run_name is not None:
@@ -285,93 +281,54 @@ def run_cmd(ctx, experiment, entries, technique, category, gpus, run_name, varia
 
         check_run_name(run_name)
     context = get_context(tuple(profile_dirs))
-    registry = context.registry
-    resolver = Resolver(context=context)
-    flags = any([technique, category, variants, profiles, workloads, params, sets, fidelities, seeds])
-    if experiment and flags:
-        raise ExperimentError("give an experiment file or sweep flags (--technique ...), not both")
-    if technique and category:
-        raise ExperimentError("give --technique or --category, not both")
-    if gpus is not None and not category:
-        raise ExperimentError("--gpus sets the scale of a --category comparison; give --category NAME")
-    if category:
-        from types import SimpleNamespace
-
-        from suite.runner.category import expand_category
-
-        if variants or entries:
-            raise ExperimentError("--category runs every variant of each technique; --variant/--entry do not apply")
-        base = {k: _split(v) for k, v in (("profiles", profiles), ("workloads", workloads),
-                                          ("fidelities", fidelities)) if v}
-        if seeds:
-            base["seeds"] = [int(s) for s in _split(seeds)]
-        if sets:
-            base["set"] = parse_assignments(sets, "--set")
-        cases, notes, warns = expand_category(category, context=context, resolver=resolver, base=base,
-                                              params=parse_assignments(params, "--param") if params else None,
-                                              max_cases=max_cases, gpus=gpus)
-        exp = SimpleNamespace(cases=cases, notes=notes, warnings=warns)
-    elif experiment:
-        exp = expand_experiment(experiment, context=context, resolver=resolver, only=entries or None,
-                                max_cases=max_cases, stream=True)
-    else:
-        if not technique:
-            raise ExperimentError("give an experiment file (e.g. `suite run smoke`), --technique NAME or "
-                                  "--category NAME")
-        if entries:
-            raise ExperimentError("--entry needs an experiment file")
-        entry = {"technique": technique}
-        for key, vals in (("variants", variants), ("profiles", profiles), ("workloads", workloads),
-                          ("fidelities", fidelities), ("seeds", seeds)):
-            if vals:
-                entry[key] = _split(vals)
-        if seeds:
-            try:
-                entry["seeds"] = [int(s) for s in entry["seeds"]]
-            except ValueError:
-                raise ExperimentError(f"--seed: expected integers, got {','.join(seeds)!r}") from None
-        if params:
-            entry["params"] = parse_assignments(params, "--param")
-        if sets:
-            entry["set"] = parse_assignments(sets, "--set")
-        from suite.runner.experiment import Expansion, count_entry
-
-        if dry_run:  # the count first, at once: expanding a large sweep takes a while
-            n = count_entry(entry, context=context)
-            if fmt != "json" and n > 10_000:  # a small sweep's count is the table's title
-                click.echo(f"{n:,} case(s) in this sweep", err=True)
-            if n > max_cases:
-                raise ExperimentError(f"command line: expected at most {max_cases:,} cases (--max-cases), got a "
-                                      f"sweep of {n:,} cases; narrow it or raise --max-cases")
-        from suite.runner.experiment import stream_entry, streamable
-
-        if streamable(entry):  # resolved one case at a time as the run goes: any size, flat memory
-            exp = Expansion(max_cases=max_cases)
-            exp.cases = stream_entry(entry, where="command line", resolver=resolver, max_cases=max_cases)
-        else:
-            exp = expand_entry(entry, where="command line", context=context, resolver=resolver,
-                               expansion=Expansion(max_cases=max_cases))
+    sweep = dict(technique=technique, category=category, gpus=gpus, variants=variants, profiles=profiles,
+                 workloads=workloads, params=params, sets=sets, fidelities=fidelities, seeds=seeds, entries=entries)
+    exp = _expansion(context, experiment, sweep, max_cases, dry_run, fmt)
     for note in exp.notes:
         click.echo(f"note: {note}", err=True)
     for warning in exp.warnings:
         click.echo(f"warning: {warning}", err=True)
-    if dry_run:  # the cases the run would store: duplicates (nodes=5,5) are one case, as in the run
-        seen: set[str] = set()
-        rows = [{"key": c.key, "case": c.describe(), "seed": c.seed, "overrides": c.overrides or ""} for c in exp.cases
-                if not (c.key in seen or seen.add(c.key))]
-        emit(rows, fmt, ["key", "case", "seed", "overrides"], title=f"{len(rows)} case(s) (dry run)")
+    if dry_run:
+        _show_dry_run(exp.cases, fmt)
         return
+    from suite.runner.executors import ExecOptions
+
+    options = ExecOptions(jobs=jobs, timeout=timeout, scheduler=scheduler, isolate=isolate, artifacts=artifacts,
+                          executor_options=executor_settings(executor, executor_options, context))
+    _run_into_store(context, exp.cases, store_path, run_name, executor, options, rerun=rerun,
+                    allow_parallel_execute=allow_parallel_execute, quiet=quiet, fmt=fmt)
+
+
+def _show_dry_run(cases: Any, fmt: str) -> None:
+    """The cases the run would store: duplicates (nodes=5,5) are one case, as in the run."""
+    seen: set[str] = set()
+    rows = []
+    for c in cases:
+        if c.key not in seen:
+            seen.add(c.key)
+            rows.append({"key": c.key, "case": c.describe(), "seed": c.seed, "overrides": c.overrides or ""})
+    emit(rows, fmt, ["key", "case", "seed", "overrides"], title=f"{len(rows)} case(s) (dry run)")
+
+
+def _run_into_store(context: Any, cases: Any, store_path: Any, run_name: str | None, executor: str, options: Any, *,
+                    rerun: bool, allow_parallel_execute: bool, quiet: bool, fmt: str) -> None:
+    """Run *cases* into the store (named *run_name*, if given) and report the summary.
+
+    Raises
+    ------
+    ExperimentError
+        *run_name* already names a run of the store.
+    """
+    from suite.runner.engine import run_cases
+    from suite.runner.progress import make_progress
+
     store = open_store(store_path)
     try:
         if run_name is not None and store.run_named(run_name) is not None:
             raise ExperimentError(f"--name {run_name!r}: expected a new name, got one that already names run "
                                   f"{store.run_named(run_name)} (`suite results list`)")
-        summary = run_cases(exp.cases, store, executor=executor,
-                            options=ExecOptions(jobs=jobs, timeout=timeout, scheduler=scheduler, isolate=isolate,
-                                                executor_options=executor_settings(executor, executor_options,
-                                                                                   context),
-                                                artifacts=artifacts),
-                            rerun=rerun, allow_parallel_execute=allow_parallel_execute,
+        summary = run_cases(cases, store, executor=executor, options=options, rerun=rerun,
+                            allow_parallel_execute=allow_parallel_execute,
                             progress=make_progress(quiet or fmt == "json"), command=shlex.join(["suite", *sys.argv[1:]]),
                             context=context)
         if run_name is not None:
@@ -379,3 +336,96 @@ def run_cmd(ctx, experiment, entries, technique, category, gpus, run_name, varia
         report_summary(store, summary, fmt, quiet)
     finally:
         store.close()
+
+
+def _expansion(context: Any, experiment: str | None, sw: dict[str, Any], max_cases: int, dry_run: bool,
+               fmt: str) -> Any:
+    """The cases of the command: an experiment file, a --category comparison or a sweep from flags
+    (an object with ``cases``, ``notes``, ``warnings``).
+
+    Raises
+    ------
+    ExperimentError
+        Flags that do not go together (one line naming them).
+    """
+    from suite.runner.case import Resolver
+    from suite.runner.experiment import expand_experiment
+
+    resolver = Resolver(context=context)
+    flags = any(sw[k] for k in ("technique", "category", "variants", "profiles", "workloads", "params", "sets",
+                                "fidelities", "seeds"))
+    if experiment and flags:
+        raise ExperimentError("give an experiment file or sweep flags (--technique ...), not both")
+    if sw["technique"] and sw["category"]:
+        raise ExperimentError("give --technique or --category, not both")
+    if sw["gpus"] is not None and not sw["category"]:
+        raise ExperimentError("--gpus sets the scale of a --category comparison; give --category NAME")
+    if sw["category"]:
+        return _category_expansion(context, resolver, sw, max_cases)
+    if experiment:
+        return expand_experiment(experiment, context=context, resolver=resolver, only=sw["entries"] or None,
+                                 max_cases=max_cases, stream=True)
+    return _flags_expansion(context, resolver, _flags_entry(sw), max_cases, dry_run, fmt)
+
+
+def _category_expansion(context: Any, resolver: Any, sw: dict[str, Any], max_cases: int) -> Any:
+    from types import SimpleNamespace
+
+    from suite.runner.category import expand_category
+
+    if sw["variants"] or sw["entries"]:
+        raise ExperimentError("--category runs every variant of each technique; --variant/--entry do not apply")
+    base: dict[str, Any] = {k: _split(sw[v]) for k, v in (("profiles", "profiles"), ("workloads", "workloads"),
+                                                         ("fidelities", "fidelities")) if sw[v]}
+    if sw["seeds"]:
+        base["seeds"] = [int(s) for s in _split(sw["seeds"])]
+    if sw["sets"]:
+        base["set"] = parse_assignments(sw["sets"], "--set")
+    cases, notes, warns = expand_category(sw["category"], context=context, resolver=resolver, base=base,
+                                          params=parse_assignments(sw["params"], "--param") if sw["params"] else None,
+                                          max_cases=max_cases, gpus=sw["gpus"])
+    return SimpleNamespace(cases=cases, notes=notes, warnings=warns)
+
+
+def _flags_entry(sw: dict[str, Any]) -> dict[str, Any]:
+    """The experiment entry the sweep flags describe (--technique, --variant, --param, --set, ...)."""
+    if not sw["technique"]:
+        raise ExperimentError("give an experiment file (e.g. `suite run smoke`), --technique NAME or "
+                              "--category NAME")
+    if sw["entries"]:
+        raise ExperimentError("--entry needs an experiment file")
+    entry: dict[str, Any] = {"technique": sw["technique"]}
+    for key in ("variants", "profiles", "workloads", "fidelities", "seeds"):
+        if sw[key]:
+            entry[key] = _split(sw[key])
+    if sw["seeds"]:
+        try:
+            entry["seeds"] = [int(s) for s in entry["seeds"]]
+        except ValueError:
+            raise ExperimentError(f"--seed: expected integers, got {','.join(sw['seeds'])!r}") from None
+    if sw["params"]:
+        entry["params"] = parse_assignments(sw["params"], "--param")
+    if sw["sets"]:
+        entry["set"] = parse_assignments(sw["sets"], "--set")
+    return entry
+
+
+def _flags_expansion(context: Any, resolver: Any, entry: dict[str, Any], max_cases: int, dry_run: bool,
+                     fmt: str) -> Any:
+    """The cases of a sweep from flags: streamed (resolved as the run goes, any size, flat memory)
+    when it can be, else expanded; a dry run counts first (expanding a large sweep takes a while)."""
+    from suite.runner.experiment import Expansion, count_entry, expand_entry, stream_entry, streamable
+
+    if dry_run:
+        n = count_entry(entry, context=context)
+        if fmt != "json" and n > 10_000:  # a small sweep's count is the table's title
+            click.echo(f"{n:,} case(s) in this sweep", err=True)
+        if n > max_cases:
+            raise ExperimentError(f"command line: expected at most {max_cases:,} cases (--max-cases), got a "
+                                  f"sweep of {n:,} cases; narrow it or raise --max-cases")
+    if streamable(entry):
+        exp = Expansion(max_cases=max_cases)
+        exp.cases = stream_entry(entry, where="command line", resolver=resolver, max_cases=max_cases)
+        return exp
+    return expand_entry(entry, where="command line", context=context, resolver=resolver,
+                        expansion=Expansion(max_cases=max_cases))

@@ -24,7 +24,7 @@ from suite.runner.checks import BadMetric, metric_problem
 from suite.runner.oracle import oracle_problem
 from suite.technique import Skip, Technique
 
-__all__ = ["CaseTimeout", "ReadSampler", "TRACK_CASES", "SUMMARY_MAX_ITEMS", "summarize_artifacts",
+__all__ = ["CaseTimeout", "ReadSampler", "InputSnapshots", "TRACK_CASES", "SUMMARY_MAX_ITEMS", "summarize_artifacts",
            "evaluate_outcome", "run_case", "crashed_outcome", "package_of", "describe_exit", "one_line",
            "resolved_tech"]
 
@@ -63,6 +63,36 @@ class ReadSampler:
             return False
         self._seen[group] = n + 1
         return True
+
+
+class InputSnapshots:
+    """The per-case input guard's snapshots of profiles (:func:`suite.frozen.guard`), kept for the
+    next case of one executor loop that shares the profile object.
+
+    A snapshot stays true after a case: :func:`suite.frozen.restore_changed` puts back whatever
+    the case changed, so the next case is checked against the same state without walking the
+    profile again (about half of the guard's cost per case). At most *size* profiles are kept
+    (each snapshot holds its profile alive, so the id it is keyed by cannot be reused).
+    """
+
+    __slots__ = ("size", "_snaps")
+
+    def __init__(self, size: int = 64) -> None:
+        self.size = size
+        self._snaps: dict[int, tuple[Any, list[Any]]] = {}
+
+    def of(self, profile: Any) -> list[Any]:
+        """The snapshot of *profile* (taken now, or kept from an earlier case)."""
+        if profile is None:
+            return []
+        hit = self._snaps.get(id(profile))
+        if hit is not None and hit[0] is profile:
+            return hit[1]
+        if len(self._snaps) >= self.size:
+            self._snaps.pop(next(iter(self._snaps)))
+        snap = guard(("profile", profile))
+        self._snaps[id(profile)] = (profile, snap)
+        return snap
 
 
 def one_line(exc: BaseException) -> str:
@@ -166,7 +196,8 @@ def _evaluate(tech: Technique, scenario: Any, out: Outcome, artifacts: str, inte
 
 
 def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = "full", *,
-                     interrupt_fails: bool = False, record_reads: bool = False) -> Outcome:
+                     interrupt_fails: bool = False, record_reads: bool = False,
+                     snapshots: InputSnapshots | None = None) -> Outcome:
     """Evaluate one scenario and return its outcome as a plain dict.
 
     Parameters
@@ -185,6 +216,8 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = 
     record_reads : bool
         Evaluate through a read-recording view of the profile
         (:func:`suite.hardware.tracking.tracked`): an ok outcome then lists ``fields_read``.
+    snapshots : InputSnapshots, optional
+        The calling loop's kept profile snapshots (default: the profile is walked afresh).
 
     Returns
     -------
@@ -199,15 +232,16 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = 
                     "traceback": None, "duration": None}
     # the inputs' state before the case: a change by any route (vars(), object.__setattr__,
     # __dict__, dict.__setitem__) fails this case and is undone before the next one
-    snap = guard(("profile", getattr(scenario, "profile", None)), ("scenario.params", getattr(scenario, "params", None)))
+    profile = getattr(scenario, "profile", None)
+    snap = (snapshots or InputSnapshots()).of(profile) + guard(("scenario.params", getattr(scenario, "params", None)))
     snap += guard(("workload", getattr(scenario, "workload", None)), limit=1)
     reads = None
-    if record_reads and getattr(scenario, "profile", None) is not None:
+    if record_reads and profile is not None:
         import dataclasses
 
         from suite.hardware.tracking import tracked
 
-        view, reads = tracked(scenario.profile)
+        view, reads = tracked(profile)
         scenario = dataclasses.replace(scenario, profile=view)
     _evaluate(tech, scenario, out, artifacts, interrupt_fails, t0)
     changed = restore_changed(snap)

@@ -25,7 +25,7 @@ def main() -> None:
     exp = expand_entry({"technique": "fake", "variants": ["base"], "params": {"n": list(range(1, n + 1)),
                                                                             "delay": [delay]}}, context=context)
     store = Store(store_path, batch_size=10, batch_seconds=0.1)
-    s = run_cases(exp.cases, store, options=ExecOptions(jobs=jobs))
+    s = run_cases(exp.cases, store, options=ExecOptions(jobs=jobs), context=context)
     store.close()
     if s.interrupted:
         print(s.message(), file=sys.stderr)

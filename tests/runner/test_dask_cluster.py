@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from storetable import store_table
+from suite.context import Context
 
 pytest.importorskip("distributed", reason="the dask executor needs dask.distributed (extra [dask])")
 
@@ -166,7 +167,7 @@ def test_a_sweep_on_a_real_dask_cluster_survives_a_killed_worker(tmp_path, dask_
     exp = expand_entry({"technique": "fake", "variants": ["base", "fast"],
                         "params": {"n": list(range(1, n // 2 + 1)), "delay": [0.03]}}, context=Context.build())
     local = Store(tmp_path / "local.sqlite")
-    summary = run_cases(exp.cases, local, options=ExecOptions(jobs=2))
+    summary = run_cases(exp.cases, local, options=ExecOptions(jobs=2), context=Context.build())
     local.close()
     assert summary.ok == n
     ours, theirs = store_table(store), store_table(tmp_path / "local.sqlite")

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from suite.runner import ExecOptions, expand_entry, run_cases
+from suite.context import Context
 
 HERE = Path(__file__).resolve().parent
 GBIT = 10.0  # fake-cluster-a: outer network 10 Gbit/s
@@ -91,7 +92,7 @@ def _run(cases, tmp_path, name, executor="local", **opts):
     from suite.results import Store
 
     st = Store(tmp_path / f"{name}.sqlite")
-    s = run_cases(cases, st, executor=executor, options=ExecOptions(**opts))
+    s = run_cases(cases, st, executor=executor, options=ExecOptions(**opts), context=Context.build())
     return st, s
 
 

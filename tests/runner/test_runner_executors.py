@@ -25,7 +25,7 @@ def _check_ok_values(store, run_id):
 
 def test_pool_isolates_raise_hang_abort_skip(fake_registry, store):
     exp = _modes_sweep(["ok", "raise", "hang", "abort", "skip"])
-    s = run_cases(exp.cases, store, options=ExecOptions(jobs=2, timeout=1.0))
+    s = run_cases(exp.cases, store, options=ExecOptions(jobs=2, timeout=1.0), context=Context.build())
     assert (s.total, s.computed, s.ok, s.skipped, s.failed) == (15, 15, 3, 3, 9)
     assert s.by_status == {"ok": 3, "skipped": 3, "failed": 3, "timeout": 3, "crashed": 3}
     cases = store.cases(s.run_id)
@@ -51,7 +51,7 @@ def test_pool_batched_outcomes_find_the_crashing_case(fake_registry, store):
     exp = expand_entry({"technique": "fake", "variants": ["base"],
                         "params": {"x": list(range(1, 21)), "mode": ["ok", "abort", "raise"]},
                         "exclude": [{"mode": "abort", "x": list(range(3, 21))}]})  # 2 aborting cases
-    s = run_cases(exp.cases, store, options=ExecOptions(jobs=2))
+    s = run_cases(exp.cases, store, options=ExecOptions(jobs=2), context=Context.build())
     assert s.by_status == {"ok": 20, "failed": 20, "crashed": 2}
     cases = store.cases(s.run_id)
     assert set(cases[cases["status"] == "crashed"]["param.mode"]) == {"abort"}
@@ -64,22 +64,22 @@ def test_pool_batched_outcomes_find_the_crashing_case(fake_registry, store):
 
 def test_in_process_raise_hang_skip(fake_registry, store):
     exp = _modes_sweep(["ok", "raise", "hang", "skip"])
-    s = run_cases(exp.cases, store, options=ExecOptions(jobs=1, timeout=0.5))
+    s = run_cases(exp.cases, store, options=ExecOptions(jobs=1, timeout=0.5), context=Context.build())
     assert s.by_status == {"ok": 3, "failed": 3, "timeout": 3, "skipped": 3}
     _check_ok_values(store, s.run_id)
 
 
 def test_failed_cases_are_retried_ok_ones_cached(fake_registry, store):
     exp = _modes_sweep(["ok", "raise"])
-    s1 = run_cases(exp.cases, store)
-    s2 = run_cases(exp.cases, store)
+    s1 = run_cases(exp.cases, store, context=Context.build())
+    s2 = run_cases(exp.cases, store, context=Context.build())
     assert (s1.computed, s2.computed, s2.cached, s2.failed) == (6, 3, 3, 3)
 
 
 def test_execute_cases_run_serially_in_a_worker(fake_registry, store):
     exp = expand_entry({"technique": "fake", "variants": ["base"], "fidelities": ["model", "execute"],
                         "params": {"x": [1, 2]}})
-    s = run_cases(exp.cases, store, options=ExecOptions(jobs=2))
+    s = run_cases(exp.cases, store, options=ExecOptions(jobs=2), context=Context.build())
     assert s.ok == 4
     res = store.result(store.cases(s.run_id, fidelity="execute")["key"].iloc[0])
     assert res.metrics["t"].samples is not None and len(res.metrics["t"].samples) == 3
@@ -93,7 +93,7 @@ def test_pool_and_in_process_agree(fake_registry, tmp_path):
     vals = []
     for jobs in (1, 2):
         with Store(tmp_path / f"s{jobs}.sqlite") as st:
-            s = run_cases(exp.cases, st, options=ExecOptions(jobs=jobs))
+            s = run_cases(exp.cases, st, options=ExecOptions(jobs=jobs), context=Context.build())
             assert s.ok == 36
             m = st.metrics(s.run_id)
             vals.append(dict(zip(m["key"] + "/" + m["name"], m["value"])))
@@ -105,7 +105,7 @@ def test_unknown_executor(fake_registry, store):
 
     exp = _modes_sweep(["ok"])
     with pytest.raises(SuiteError, match="unknown executor 'nope'"):
-        run_cases(exp.cases, store, executor="nope")
+        run_cases(exp.cases, store, executor="nope", context=Context.build())
 
 
 def test_plugin_executor_through_the_hook(fake_registry, store):
@@ -147,11 +147,11 @@ def test_dask_local_cluster_matches_local(fake_registry, tmp_path, monkeypatch):
     exp = expand_entry({"technique": "fake", "variants": ["base"],
                         "params": {"x": [1, 2, 3, 4], "mode": ["ok", "raise", "skip"]}})
     with Store(tmp_path / "dask.sqlite") as st:
-        s = run_cases(exp.cases, st, executor="dask", options=ExecOptions(jobs=2))
+        s = run_cases(exp.cases, st, executor="dask", options=ExecOptions(jobs=2), context=Context.build())
         assert s.by_status == {"ok": 4, "failed": 4, "skipped": 4}
         d = st.metrics(s.run_id)
     with Store(tmp_path / "local.sqlite") as st:
-        s = run_cases(exp.cases, st, options=ExecOptions(jobs=2))
+        s = run_cases(exp.cases, st, options=ExecOptions(jobs=2), context=Context.build())
         loc = st.metrics(s.run_id)
     assert dict(zip(d["key"] + d["name"], d["value"])) == dict(zip(loc["key"] + loc["name"], loc["value"]))
 
@@ -171,7 +171,8 @@ def test_dask_existing_scheduler_and_crash(fake_registry, tmp_path, monkeypatch)
     exp = expand_entry({"technique": "fake", "variants": ["base"], "params": {"x": [1, 2, 3], "mode": ["ok", "abort"]}})
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                       silence_logs=logging.ERROR) as cluster, Store(tmp_path / "s.sqlite") as st:
-        s = run_cases(exp.cases, st, executor="dask", options=ExecOptions(scheduler=cluster.scheduler_address))
+        s = run_cases(exp.cases, st, executor="dask", options=ExecOptions(scheduler=cluster.scheduler_address),
+                      context=Context.build())
         assert s.by_status == {"ok": 3, "crashed": 3}
         errs = set(st.cases(s.run_id, status="crashed")["error"])
         # as on the local pool: the abort kills the case's sandboxed pool worker, never the dask worker
@@ -183,7 +184,7 @@ def test_default_hang_guard_stops_a_stalled_model_case_without_a_timeout(fake_re
     stall_timeout s is killed, its unreported batched cases are re-run one at a time) and stored
     as `timeout`; the others finish (a fresh-user trial saw `suite reproduce` freeze for ever)."""
     exp = _modes_sweep(["ok", "hang"])
-    s = run_cases(exp.cases, store, options=ExecOptions(jobs=1, stall_timeout=1.0))
+    s = run_cases(exp.cases, store, options=ExecOptions(jobs=1, stall_timeout=1.0), context=Context.build())
     cases = store.cases(s.run_id)
     by_mode = {m: set(cases[cases["param.mode"] == m]["status"]) for m in ("ok", "hang")}
     assert by_mode == {"ok": {"ok"}, "hang": {"timeout"}}
@@ -205,7 +206,7 @@ def test_a_keyboard_interrupt_raised_by_a_plugin_fails_only_its_case(fake_regist
 
     tech = dataclasses.replace(fake_registry.technique("fake"), fidelities={"model": _raise_keyboard_interrupt})
     (case,) = [Resolver().resolve(tech, s) for s in [__import__("suite").ScenarioSpec("base")]]
-    s = run_cases([case], store, options=ExecOptions(jobs=1))
+    s = run_cases([case], store, options=ExecOptions(jobs=1), context=Context.build())
     row = store.case(case.key)
     assert (s.failed, row["status"]) == (1, "failed")
     assert row["error"] == "KeyboardInterrupt raised by the plugin: KeyboardInterrupt: from the plugin"
@@ -290,7 +291,7 @@ def test_a_case_the_executor_never_reports_is_stored_crashed(fake_registry, stor
             yield run_case(cases[1])
 
     exp = _modes_sweep(["ok"])
-    s = run_cases(exp.cases, store, executor=Lossy())
+    s = run_cases(exp.cases, store, executor=Lossy(), context=Context.build())
     assert (s.computed, s.ok, s.failed, s.status) == (3, 2, 1, "failed")
     lost = store.case(exp.cases[0].key)
     assert (lost["status"], lost["error"]) == ("crashed", "executor 'lossy' returned no outcome for this case")
@@ -307,4 +308,4 @@ def test_an_outcome_for_a_case_not_given_is_an_error(fake_registry, store):
             yield crashed_outcome("not-a-key", "x")
 
     with pytest.raises(SuiteError, match="executor 'wrong': returned an outcome for case 'not-a-key'"):
-        run_cases(_modes_sweep(["ok"]).cases, store, executor=Wrong())
+        run_cases(_modes_sweep(["ok"]).cases, store, executor=Wrong(), context=Context.build())

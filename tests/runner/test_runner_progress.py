@@ -6,14 +6,15 @@ import io
 
 from suite.runner import ExecOptions, expand_entry, run_cases
 from suite.runner.progress import NullProgress, PlainProgress, RichProgress, make_progress
+from suite.context import Context
 
 
 def test_plain_lines_count_done_failed_cached(fake_registry, store):
     exp = expand_entry({"technique": "fake", "variants": ["base"], "params": {"x": [1, 2], "mode": ["ok", "raise"]}})
-    run_cases(exp.cases[:1], store)  # one case already stored
+    run_cases(exp.cases[:1], store, context=Context.build())  # one case already stored
     buf = io.StringIO()
     prog = PlainProgress(buf, every=0.0)  # a line per case
-    run_cases(exp.cases, store, options=ExecOptions(jobs=1), progress=prog)
+    run_cases(exp.cases, store, options=ExecOptions(jobs=1), progress=prog, context=Context.build())
     lines = buf.getvalue().splitlines()
     assert lines[0] == "run: 4 case(s): 1 already stored, 3 to compute"
     assert lines[-1].startswith("progress: 3/3 computed (2 failed, 0 skipped), 1 cached, ")

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from storetable import store_table
+from suite.context import Context
 
 pytest.importorskip("submitit", reason="the slurm executor needs submitit (extra [slurm])")
 
@@ -294,7 +295,7 @@ def test_submitit_local_run_equals_local_run_with_a_crashing_case(tmp_path, monk
                                  ("slurm", SlurmExecutor(), ExecOptions(executor_options=_local_opts(tmp_path / "f",
                                                                                              **{"tasks-size": 16})))]:
         st = Store(tmp_path / f"{name}.sqlite")
-        s = run_cases(cases, st, executor=executor, options=opts)
+        s = run_cases(cases, st, executor=executor, options=opts, context=Context.build())
         st.close()
         assert (s.computed, s.ok, s.by_status.get("crashed"), s.by_status.get("failed")) == (35, 33, 1, 1), name
         stores[name] = store_table(tmp_path / f"{name}.sqlite")
@@ -334,7 +335,8 @@ def test_a_killed_task_costs_only_its_unfinished_cases_and_the_next_run_reruns_t
     st = Store(tmp_path / "slurm.sqlite")
     try:
         s1 = run_cases(cases, st, executor=SlurmExecutor(),
-                       options=ExecOptions(executor_options=_local_opts(folder, **{"tasks-size": 12})))
+                       options=ExecOptions(executor_options=_local_opts(folder, **{"tasks-size": 12})),
+                       context=Context.build())
         killer.join(30)
         assert killed, "the array task was not found running"
         unfinished = s1.by_status.get("crashed", 0)
@@ -344,13 +346,14 @@ def test_a_killed_task_costs_only_its_unfinished_cases_and_the_next_run_reruns_t
         kept_log = [p for p in (folder / "jobs").iterdir() if p.name != "%j"]
         assert len(kept_log) == 1  # the killed job's folder (its logs) is kept
         s2 = run_cases(cases, st, executor=SlurmExecutor(),
-                       options=ExecOptions(executor_options=_local_opts(folder, **{"tasks-size": 12})))
+                       options=ExecOptions(executor_options=_local_opts(folder, **{"tasks-size": 12})),
+                       context=Context.build())
         assert (s2.cached, s2.computed, s2.ok) == (12 - unfinished, unfinished, unfinished)
     finally:
         st.close()
         kill_jobs(folder)
     local = Store(tmp_path / "local.sqlite")
-    run_cases(cases, local, options=ExecOptions(jobs=2))
+    run_cases(cases, local, options=ExecOptions(jobs=2), context=Context.build())
     local.close()
     assert store_table(tmp_path / "slurm.sqlite") == store_table(tmp_path / "local.sqlite")
 
@@ -370,12 +373,14 @@ def test_a_time_limited_task_costs_only_its_unfinished_cases(tmp_path, monkeypat
     st = Store(tmp_path / "slurm.sqlite")
     try:
         s1 = run_cases(cases, st, executor=SlurmExecutor(),
-                       options=ExecOptions(executor_options=_local_opts(folder, **{"tasks-size": 45, "time": 1})))
+                       options=ExecOptions(executor_options=_local_opts(folder, **{"tasks-size": 45, "time": 1})),
+                       context=Context.build())
         unfinished = s1.by_status.get("crashed", 0)
         assert 1 <= unfinished < 45 and s1.ok == 45 - unfinished
         assert all("ended before this case finished" in f["error"] for f in s1.failures)
         s2 = run_cases(cases, st, executor=SlurmExecutor(),
-                       options=ExecOptions(executor_options=_local_opts(folder, **{"tasks-size": 45})))
+                       options=ExecOptions(executor_options=_local_opts(folder, **{"tasks-size": 45})),
+                       context=Context.build())
         assert (s2.computed, s2.ok) == (unfinished, unfinished)
     finally:
         st.close()
