@@ -460,7 +460,7 @@ def evaluate(scenario, repeats: int = 3):
     ------
     suite.Skip
         ``seq_len`` > :data:`MAX_SEQ` or ``batch`` > :data:`MAX_BATCH`.
-    suite.errors.TechniqueError
+    suite.api.OracleMismatch
         The output differs from the oracle by more than :data:`REL_TOL` (a bug).
     """
     from suite.api import Result, Skip
@@ -497,12 +497,12 @@ def evaluate(scenario, repeats: int = 3):
 
 
 def _checked_error(variant: str, y: np.ndarray, ref: np.ndarray) -> float:
-    """Relative error of the output against the float64 oracle; TechniqueError above :data:`REL_TOL`."""
-    from suite.api import TechniqueError
+    """Relative error of the output against the float64 oracle; OracleMismatch above :data:`REL_TOL`."""
+    from suite.api import OracleMismatch
 
     err = rel_error(y, ref)
     if not err <= REL_TOL:
-        raise TechniqueError(f"clusterfusion execute: variant {variant!r} output differs from the float64 "
+        raise OracleMismatch(f"clusterfusion execute: variant {variant!r} output differs from the float64 "
                              f"reference by {err:.3g} (relative, > {REL_TOL:g})")
     return err
 

@@ -77,7 +77,7 @@ def default_hopper(scenario) -> dict:
 
 def _hopper_si(profile) -> dict:
     """*profile*'s ``[ext.hopper]`` table with every quantity in SI units (the file may hold '2.90 TB/s')."""
-    from suite_clusterfusion.hopper import HopperExt
+    from suite_clusterfusion.extension import HopperExt
 
     return HopperExt.model_validate(dict(profile.ext["hopper"])).model_dump()
 

@@ -27,4 +27,4 @@ def suite_workloads():
 @hookimpl
 def suite_profile_extensions():
     # a reference: the pydantic schema is imported when a profile is loaded, not when listing
-    return {"pcie_switch": "suite_computron.technique:PcieSwitchExt"}
+    return {"pcie_switch": "suite_computron.extension:PcieSwitchExt"}

@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-from suite.api import TechniqueError
+from suite.api import OracleMismatch
 
 from suite_computron import model
 from suite_computron.constants import MAX_COPY_BYTES
@@ -233,7 +233,7 @@ def evaluate(scenario, repeats: int = 5):
     suite.Skip
         ``resident`` (nothing to copy); more threads than usable cores; ``target = "gpu"``
         without a CUDA device.
-    suite.errors.TechniqueError
+    suite.api.OracleMismatch
         A destination that differs from its source (a bug).
     """
     from suite.api import Result
@@ -245,7 +245,7 @@ def evaluate(scenario, repeats: int = 5):
     else:
         times, serial, err = _host_copy(S, n, parallel, repeats, int(scenario.seed))
     if err != 0.0:
-        raise TechniqueError(f"computron execute: destination differs from source in {err:.3g} of the bytes")
+        raise OracleMismatch(f"computron execute: destination differs from source in {err:.3g} of the bytes")
     t_med = statistics.median(times)
     res = Result()
     res.add("copy_rate", S / t_med, "B/s", "higher", samples=[S / t for t in times])

@@ -8,7 +8,6 @@ properties.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 
 from suite.api import (Claim, Null, Ordered, Paper, Param, ParameterError, Property, ScenarioSpec, Skip, Technique,
@@ -59,32 +58,13 @@ PARAMETERS = {
 }
 
 
-@functools.lru_cache(maxsize=1)
-def _ext_schema():
-    """The ``[ext.pcie_switch]`` schema class, built on first use (pydantic and pint load only then)."""
-    from pydantic import BaseModel, ConfigDict, Field
-
-    from suite.api import BandwidthQ
-
-    class PcieSwitchExt(BaseModel):
-        """``[ext.pcie_switch]``: GPUs that share one PCIe switch and the switch's uplink to the CPU.
-
-        ``gpus_per_switch`` consecutive GPUs hang off one switch; ``uplink_bandwidth`` (B/s, per
-        direction) is what they share on the way to host memory. A node whose GPUs each have their
-        own link to the CPU (Perlmutter) declares none.
-        """
-
-        model_config = ConfigDict(extra="forbid", frozen=True)
-        gpus_per_switch: int = Field(ge=1)
-        uplink_bandwidth: BandwidthQ
-
-    return PcieSwitchExt
-
-
 def __getattr__(name: str):
-    # ``PcieSwitchExt`` is built on first access (PEP 562), so importing the declaration loads no pydantic
+    # ``PcieSwitchExt`` (now in suite_computron.extension) is imported on first access (PEP 562), so
+    # importing the declaration loads no pydantic
     if name == "PcieSwitchExt":
-        return _ext_schema()
+        from suite_computron.extension import PcieSwitchExt
+
+        return PcieSwitchExt
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _NODE = "perlmutter-gpu-node"

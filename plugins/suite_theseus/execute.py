@@ -136,7 +136,7 @@ def evaluate(scenario):
     ------
     suite.Skip
         The ``[sql]`` extra is missing, or ``sf`` > :data:`MAX_SF`.
-    suite.errors.TechniqueError
+    suite.api.OracleMismatch
         The engine's answer differs from DuckDB's (a bug), or the ledger's two tallies disagree.
     """
     from suite.api import Result
@@ -215,16 +215,16 @@ def _duckdb_result(data, q: int):
 
 
 def _check_against_oracles(q: int, ours: list[tuple], ref, eng, where: str) -> float:
-    """The largest relative error against DuckDB; TechniqueError on a wrong field or a ledger
+    """The largest relative error against DuckDB; OracleMismatch on a wrong field or a ledger
     whose sent and received tallies disagree."""
-    from suite.api import TechniqueError
+    from suite.api import OracleMismatch
 
     ok, err, first = compare(q, ours, ref)
     if not ok:
-        raise TechniqueError(f"theseus execute: {first} ({where})")
+        raise OracleMismatch(f"theseus execute: {first} ({where})")
     problems = eng.ledger.conservation_problems(require_receipts=True)
     if problems:
-        raise TechniqueError("theseus execute: ledger: " + problems[0])
+        raise OracleMismatch("theseus execute: ledger: " + problems[0])
     return err
 
 

@@ -22,17 +22,14 @@ data_on_nvme : bool
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
-from suite.api import BandwidthQ, BytesQ
+from suite.api import BandwidthQ, BytesQ, ProfileExtension
 
 __all__ = ["TheseusExt"]
 
 
-class TheseusExt(BaseModel):
+class TheseusExt(ProfileExtension):
     """``[ext.theseus]``: per-node storage and host-memory figures (see the module doc)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     host_memory_bandwidth: BandwidthQ  # B/s per node
     nvme_capacity: BytesQ  # B per node
     nvme_bandwidth: BandwidthQ  # B/s per node

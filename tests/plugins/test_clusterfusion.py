@@ -348,7 +348,7 @@ def test_profile_without_hopper_table_is_skipped():
 def test_hopper_schema_rejects_mismatched_latency_lists():
     from pydantic import ValidationError
 
-    from suite_clusterfusion.hopper import HopperExt
+    from suite_clusterfusion.extension import HopperExt
 
     with pytest.raises(ValidationError, match="equal lengths"):
         HopperExt(dsmem_bandwidth=1e12, dsmem_latency_cluster=(2, 4), dsmem_latency_cycles=(1.0,),
