@@ -187,9 +187,13 @@ class _Strand:
     def proj(self):
         self.st["o"] = [self.st["att"][r] @ self.b.rows("o", r) for r in range(self.p)]
 
+    def _reduce_add(self, src: str, residual: str, tag: str, out: str):
+        """Reduce-scatter the ranks' partial *src* (sequence parallelism) and add the *residual* shard."""
+        y = self.b.rs(self.st[src], tag)
+        self.st[out] = [self.st[residual][c] + y[c] for c in range(self.p)]
+
     def rs_attn(self):
-        y = self.b.rs(self.st["o"], "rs_attn")
-        self.st["y1"] = [self.st["x"][c] + y[c] for c in range(self.p)]
+        self._reduce_add("o", "x", "rs_attn", "y1")
 
     def ag_mlp(self):
         self.st["z"] = self.b.ag(self.st["y1"], "ag_mlp")
@@ -201,42 +205,42 @@ class _Strand:
         self.st["u"] = [self.st["act"][r] @ self.b.rows("2", r) for r in range(self.p)]
 
     def rs_mlp(self):
-        u = self.b.rs(self.st["u"], "rs_mlp")
-        self.st["out"] = [self.st["y1"][c] + u[c] for c in range(self.p)]
+        self._reduce_add("u", "y1", "rs_mlp", "out")
 
     # ---- backward
     def ag_mlp_b(self):
         self.st["dout"] = [o.copy() for o in self.st["out"]]
         self.st["du"] = self.b.ag(self.st["dout"], "ag_mlp_b")
 
+    def _linear_b(self, name: str, r: int, x, dy, by_rows: bool):
+        """Rank *r*'s share of a linear layer's backward: the gradient of its slice of weight *name*
+        (rows of a row-split matrix, else columns) accumulated, the input gradient returned."""
+        n = (self.b.f if name in ("1", "2") else self.b.h) // self.p
+        sl = slice(r * n, (r + 1) * n)
+        if by_rows:
+            self.grads[name][sl, :] += x.T @ dy
+            return dy @ self.b.rows(name, r).T
+        self.grads[name][:, sl] += x.T @ dy
+        return dy @ self.b.cols(name, r).T
+
     def fc2_b(self):
-        st, n = self.st, self.b.f // self.p
-        st["da1"] = []
-        for r in range(self.p):
-            self.grads["2"][r * n:(r + 1) * n, :] += st["act"][r].T @ st["du"][r]
-            dact = st["du"][r] @ self.b.rows("2", r).T
-            st["da1"].append(dact * (1.0 - st["act"][r] ** 2))
+        st = self.st
+        st["da1"] = [self._linear_b("2", r, st["act"][r], st["du"][r], True) * (1.0 - st["act"][r] ** 2)
+                     for r in range(self.p)]
 
     def fc1_b(self):
-        st, n = self.st, self.b.f // self.p
-        st["dz"] = []
-        for r in range(self.p):
-            self.grads["1"][:, r * n:(r + 1) * n] += st["z"][r].T @ st["da1"][r]
-            st["dz"].append(st["da1"][r] @ self.b.cols("1", r).T)
+        st = self.st
+        st["dz"] = [self._linear_b("1", r, st["z"][r], st["da1"][r], False) for r in range(self.p)]
 
     def rs_mlp_b(self):
-        dz = self.b.rs(self.st["dz"], "rs_mlp_b")
-        self.st["dy1"] = [self.st["dout"][c] + dz[c] for c in range(self.p)]
+        self._reduce_add("dz", "dout", "rs_mlp_b", "dy1")
 
     def ag_attn_b(self):
         self.st["do"] = self.b.ag(self.st["dy1"], "ag_attn_b")
 
     def proj_b(self):
-        st, n = self.st, self.b.h // self.p
-        st["datt"] = []
-        for r in range(self.p):
-            self.grads["o"][r * n:(r + 1) * n, :] += st["att"][r].T @ st["do"][r]
-            st["datt"].append(st["do"][r] @ self.b.rows("o", r).T)
+        st = self.st
+        st["datt"] = [self._linear_b("o", r, st["att"][r], st["do"][r], True) for r in range(self.p)]
 
     def core_b(self):
         st = self.st
@@ -256,17 +260,13 @@ class _Strand:
             st["dv"].append(dv)
 
     def qkv_b(self):
-        st, n = self.st, self.b.h // self.p
+        st = self.st
         pairs = (("q", "dq"), ("k", "dk"), ("v", "dv"))
-        st["dxg"] = []
-        for r in range(self.p):
-            for name, key in pairs:
-                self.grads[name][:, r * n:(r + 1) * n] += st["xg"][r].T @ st[key][r]
-            st["dxg"].append(sum(st[key][r] @ self.b.cols(name, r).T for name, key in pairs))
+        st["dxg"] = [sum(self._linear_b(name, r, st["xg"][r], st[key][r], False) for name, key in pairs)
+                     for r in range(self.p)]
 
     def rs_attn_b(self):
-        dx = self.b.rs(self.st["dxg"], "rs_attn_b")
-        self.st["dx"] = [self.st["dy1"][c] + dx[c] for c in range(self.p)]
+        self._reduce_add("dxg", "dy1", "rs_attn_b", "dx")
 
 
 def run_strands(block: Block, xs, plan=None):
