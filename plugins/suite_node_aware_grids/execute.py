@@ -330,6 +330,26 @@ def run_contraction(spec_groups, wl, lens, g, ppn: int, dtype: str, seed: int):
     return c, ref, name, ledger, run, (a, b)
 
 
+def _add_traffic(res, ledger: Ledger, plan, ppn: int) -> None:
+    """The ledger's bytes and messages (inter- and intra-node, the remap apart) beside the volume
+    formulas of the plan."""
+    split = ledger_split(ledger, ppn)
+    inter = split.get("comm_inter_bytes", 0)
+    formula = G.volume_inter(plan.sizes, plan.lens, plan.g, ppn)
+    res.add("inter_node_bytes", inter, "B", "lower")
+    res.add("intra_node_bytes", split.get("comm_intra_bytes", 0), "B", "lower")
+    res.add("inter_node_bytes_formula", formula, "B", "none")
+    res.add("total_bytes_formula", G.volume_total(plan.sizes, plan.lens), "B", "none")
+    res.add("ledger_formula_error", abs(inter - formula) / formula if formula else float(inter != 0), "1", "lower")
+    res.add("remap_bytes", split.get("remap_inter_bytes", 0), "B", "lower")
+    res.add("messages", split.get("comm_inter_messages", 0) + split.get("comm_intra_messages", 0), "1", "lower")
+    res.add("inter_node_messages", split.get("comm_inter_messages", 0), "1", "lower")
+    res.add("remap_messages", split.get("remap_inter_messages", 0) + split.get("remap_intra_messages", 0), "1",
+            "lower")
+    res.add("bytes_sent", sum(ledger.sent_by().values()), "B", "none")
+    res.add("bytes_received", sum(ledger.received_by().values()), "B", "none")
+
+
 def evaluate(scenario, repeats: int = 3):
     """Execute fidelity: run the variant's distributed contraction, check C against the oracle and
     the ledger against the volume formula, and time it.
@@ -373,9 +393,6 @@ def evaluate(scenario, repeats: int = 3):
     rtol = 1e-10 if dtype == "fp64" else 1e-4
     if not np.allclose(c, ref, rtol=rtol, atol=rtol * scale):
         raise OracleMismatch(f"node-aware-grids execute: distributed C differs from {oname} (max relative error {err:.3g})")
-    split = ledger_split(ledger, ppn)
-    inter = split.get("comm_inter_bytes", 0)
-    formula = G.volume_inter(plan.sizes, plan.lens, plan.g, ppn)
     samples = []
     for _ in range(max(1, repeats)):
         t0 = time.perf_counter()
@@ -386,18 +403,7 @@ def evaluate(scenario, repeats: int = 3):
     t_or = time.perf_counter() - t0
     res = Result()
     res.add("oracle_error", err, "1", "lower")
-    res.add("inter_node_bytes", inter, "B", "lower")
-    res.add("intra_node_bytes", split.get("comm_intra_bytes", 0), "B", "lower")
-    res.add("inter_node_bytes_formula", formula, "B", "none")
-    res.add("total_bytes_formula", G.volume_total(plan.sizes, plan.lens), "B", "none")
-    res.add("ledger_formula_error", abs(inter - formula) / formula if formula else float(inter != 0), "1", "lower")
-    res.add("remap_bytes", split.get("remap_inter_bytes", 0), "B", "lower")
-    res.add("messages", split.get("comm_inter_messages", 0) + split.get("comm_intra_messages", 0), "1", "lower")
-    res.add("inter_node_messages", split.get("comm_inter_messages", 0), "1", "lower")
-    res.add("remap_messages", split.get("remap_inter_messages", 0) + split.get("remap_intra_messages", 0), "1",
-            "lower")
-    res.add("bytes_sent", sum(ledger.sent_by().values()), "B", "none")
-    res.add("bytes_received", sum(ledger.received_by().values()), "B", "none")
+    _add_traffic(res, ledger, plan, ppn)
     med = float(np.median(samples))
     res.add("contraction_time", med, "s", "lower", samples=samples)
     res.add("oracle_time", t_or, "s", "none")
