@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from suite.cli import main
 from suite.cli.common import SuiteGroup, emit, format_option, strict_json
+
+if TYPE_CHECKING:  # pragma: no cover
+    from suite.hardware.profile import Profile
 
 
 @main.group("hardware", cls=SuiteGroup)
@@ -145,18 +149,9 @@ def show_cmd(name: str, sets: tuple[str, ...], unread: bool, profile_dirs: tuple
     """One profile, resolved: every figure with its unit and source, and derived figures
     (machine balance, totals, bisection and aggregate bandwidth). NAME may be a .toml path.
     --format toml writes the resolved profile as a standalone file (exact SI values)."""
-    from suite.errors import ProfileError
     from suite.cli.common import get_context
 
-    prof = get_context(tuple(profile_dirs)).profile(name)
-    if sets:
-        ov = {}
-        for s in sets:
-            if "=" not in s:
-                raise ProfileError(f"--set: expected FIELD=VALUE, got {s!r}")
-            k, v = s.split("=", 1)
-            ov[k.strip()] = v.strip()
-        prof = prof.with_overrides(ov)
+    prof = _with_sets(get_context(tuple(profile_dirs)).profile(name), sets)
     if fmt == "toml":
         from suite.hardware.export import to_toml
 
@@ -164,21 +159,50 @@ def show_cmd(name: str, sets: tuple[str, ...], unread: bool, profile_dirs: tuple
         return
     data = show_data(prof)
     if unread:
-        from suite.hardware.tracking import covers
-        from suite.runner.fields import probe_fields_read
-
-        context = get_context(tuple(profile_dirs))
-        readers: dict[str, set[str]] = {}
-        for tech in context.techniques():
-            reads, _problems = probe_fields_read(tech, context, profile=name)
-            if reads:
-                readers[tech.name] = set().union(*reads.values())
-        for f in data["fields"]:
-            f["read_by"] = sorted(t for t, r in readers.items() if covers(r, f["path"]))
-        data["probed_techniques"] = sorted(readers)
+        _mark_readers(data, name, tuple(profile_dirs))
     if fmt == "json":
         click.echo(strict_json(data, indent=2, default=str))
         return
+    _print_profile(prof, data, unread)
+    if prof.measured:
+        _print_measured(prof.measured)
+
+
+def _with_sets(prof: Profile, sets: tuple[str, ...]) -> Profile:
+    """*prof* with the ``--set FIELD=VALUE`` overrides applied."""
+    from suite.errors import ProfileError
+
+    if not sets:
+        return prof
+    ov = {}
+    for s in sets:
+        if "=" not in s:
+            raise ProfileError(f"--set: expected FIELD=VALUE, got {s!r}")
+        k, v = s.split("=", 1)
+        ov[k.strip()] = v.strip()
+    return prof.with_overrides(ov)
+
+
+def _mark_readers(data: dict[str, Any], name: str, profile_dirs: tuple[str, ...]) -> None:
+    """``--unread``: each field of *data* gets ``read_by``, the installed techniques whose variants
+    read it when evaluated on profile *name* (model/simulate probes)."""
+    from suite.cli.common import get_context
+    from suite.hardware.tracking import covers
+    from suite.runner.fields import probe_fields_read
+
+    context = get_context(profile_dirs)
+    readers: dict[str, set[str]] = {}
+    for tech in context.techniques():
+        reads, _problems = probe_fields_read(tech, context, profile=name)
+        if reads:
+            readers[tech.name] = set().union(*reads.values())
+    for f in data["fields"]:
+        f["read_by"] = sorted(t for t, r in readers.items() if covers(r, f["path"]))
+    data["probed_techniques"] = sorted(readers)
+
+
+def _print_profile(prof: Profile, data: dict[str, Any], unread: bool) -> None:
+    """The profile's header, its figures (with their readers under ``--unread``) and derived figures."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -187,12 +211,9 @@ def show_cmd(name: str, sets: tuple[str, ...], unread: bool, profile_dirs: tuple
     c = console()
     c.print(f"[bold]{escape(prof.name)}[/bold]  ({prof.kind}{', ' + prof.vendor if prof.vendor else ''};"
             f" {'verified' if prof.verified else 'unverified'}; hash {data['content_hash']})")
-    if prof.source:
-        c.print(f"source: {escape(prof.source)}")
-    if prof.description:
-        c.print(escape(prof.description))
-    if prof.path:
-        c.print(f"file: {escape(prof.path)}")
+    for label, text in (("source: ", prof.source), ("", prof.description), ("file: ", prof.path)):
+        if text:
+            c.print(f"{label}{escape(text)}")
     if prof.overrides:
         c.print(f"overrides: {escape(json.dumps(prof.overrides))}")
     t = Table(title="figures" + (f" (read by: which of the {len(data['probed_techniques'])} techniques that "
@@ -212,22 +233,29 @@ def show_cmd(name: str, sets: tuple[str, ...], unread: bool, profile_dirs: tuple
         for d in data["derived"]:
             t.add_row(escape(d["name"]), escape(d["display"]), escape(d["formula"]))
         c.print(t)
-    if prof.measured:
-        from suite.hardware.units import DIMENSIONS, format_quantity
 
-        c.print("[bold]measured[/bold] (how each figure was measured)")
-        for k, v in prof.measured.items():
-            if isinstance(v, dict) and "method" in v:
-                dim = v.get("dimension") if v.get("dimension") in DIMENSIONS else None
-                fq = (lambda x: format_quantity(float(x), dim)) if dim else (lambda x: f"{x:.4g}")
-                if "curve" in v:
-                    pts = ", ".join(f"n={n}: {fr:.2f}" for n, (_s, fr) in zip(v.get("sizes", []), v["curve"]))
-                    c.print(f"  {escape(k)}: fraction of peak {pts}\n      {escape(v['method'])}")
-                else:
-                    c.print(f"  {escape(k)}: {fq(v['median'])} (median of {v.get('repeats')}, {fq(v['min'])} .. "
-                            f"{fq(v['max'])}, spread {float(v.get('spread', 0)):.1%})\n      {escape(v['method'])}")
+
+def _print_measured(measured: dict[str, Any]) -> None:
+    """A measured profile's ``[measured]`` table: each figure's median, range, spread and method."""
+    from rich.markup import escape
+
+    from suite.cli.common import console
+    from suite.hardware.units import DIMENSIONS, format_quantity
+
+    c = console()
+    c.print("[bold]measured[/bold] (how each figure was measured)")
+    for k, v in measured.items():
+        if isinstance(v, dict) and "method" in v:
+            dim = v.get("dimension") if v.get("dimension") in DIMENSIONS else None
+            fq = (lambda x: format_quantity(float(x), dim)) if dim else (lambda x: f"{x:.4g}")
+            if "curve" in v:
+                pts = ", ".join(f"n={n}: {fr:.2f}" for n, (_s, fr) in zip(v.get("sizes", []), v["curve"]))
+                c.print(f"  {escape(k)}: fraction of peak {pts}\n      {escape(v['method'])}")
             else:
-                c.print(f"  {escape(k)}: {escape(json.dumps(v, default=str))}")
+                c.print(f"  {escape(k)}: {fq(v['median'])} (median of {v.get('repeats')}, {fq(v['min'])} .. "
+                        f"{fq(v['max'])}, spread {float(v.get('spread', 0)):.1%})\n      {escape(v['method'])}")
+        else:
+            c.print(f"  {escape(k)}: {escape(json.dumps(v, default=str))}")
 
 
 @hardware.command("validate")

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 
+from typing import TYPE_CHECKING, Any
+
 import click
 
 from suite.cli import main
 from suite.cli.common import emit, format_option, warn_quarantined, strict_json
 from suite.technique import CATEGORIES
+
+if TYPE_CHECKING:  # pragma: no cover
+    from suite.registry import PluginInfo
+    from suite.technique import Param, Technique
 
 
 @main.command("plugins")
@@ -78,8 +84,22 @@ def info_cmd(technique: str, fmt: str) -> None:
     recorded = _recorded_reads(t, context)
     for vf, r in recorded.items():  # what stored cases of this code read (their real scenarios)
         reads[vf] = reads.get(vf, set()) | r
+    if fmt == "json":
+        click.echo(strict_json(_info_data(t, plug, reads, recorded, probe_problems), indent=2, default=str))
+        return
+    _print_info(t, plug)
+    _print_reads(reads, probe_problems)
+    if t.docs:
+        from suite.cli.common import console
+
+        console().print(f"\ndocs: {t.docs}")
+
+
+def _info_data(t: Technique, plug: PluginInfo, reads: dict[tuple[str, str], set[str]],
+               recorded: dict[tuple[str, str], set[str]], probe_problems: list[str]) -> dict[str, Any]:
+    """``suite info --format json``: the technique's declaration and the profile fields it reads."""
     fields_union = sorted(set().union(*reads.values())) if reads else []
-    data = {
+    return {
         "name": t.name, "title": t.title, "category": t.category, "version": t.version,
         "plugin": {"name": plug.name, "distribution": plug.distribution, "version": plug.version},
         "paper": {"citation": t.paper.cite(), "arxiv": t.paper.arxiv, "doi": t.paper.doi, "code": t.paper.code},
@@ -100,9 +120,10 @@ def info_cmd(technique: str, fmt: str) -> None:
                                 "not_probed": probe_problems},
         "docs": t.docs,
     }
-    if fmt == "json":
-        click.echo(strict_json(data, indent=2, default=str))
-        return
+
+
+def _print_info(t: Technique, plug: PluginInfo) -> None:
+    """``suite info``'s text: paper, plugin, variants, fidelities, parameters, claims, properties."""
     from rich.markup import escape
 
     from suite.cli.common import console
@@ -121,15 +142,8 @@ def info_cmd(technique: str, fmt: str) -> None:
     if t.parameters:
         c.print("\n[bold]parameters[/bold]")
         for k, p in t.parameters.items():
-            rng = []
-            if p.minimum is not None:
-                rng.append(f">= {p.minimum}")
-            if p.maximum is not None:
-                rng.append(f"<= {p.maximum}")
-            if p.choices:
-                rng.append("one of " + "/".join(map(str, p.choices)))
             c.print(f"  {k} ({p.type.__name__}{', ' + p.unit if p.unit else ''}; default {p.default!r}"
-                    f"{'; ' + ', '.join(rng) if rng else ''}): {escape(p.help)}")
+                    f"{_param_range(p)}): {escape(p.help)}")
     if t.claims:
         c.print("\n[bold]claims[/bold]")
         for cl in t.claims:
@@ -139,6 +153,27 @@ def info_cmd(technique: str, fmt: str) -> None:
         c.print("\n[bold]properties[/bold]")
         for p in t.properties:
             c.print(f"  {p.name}: {escape(p.description)}")
+
+
+def _param_range(p: Param) -> str:
+    """``"; >= 1, <= 8"``, ``"; one of a/b"``, or ``""``: a parameter's bounds and choices."""
+    rng = []
+    if p.minimum is not None:
+        rng.append(f">= {p.minimum}")
+    if p.maximum is not None:
+        rng.append(f"<= {p.maximum}")
+    if p.choices:
+        rng.append("one of " + "/".join(map(str, p.choices)))
+    return "; " + ", ".join(rng) if rng else ""
+
+
+def _print_reads(reads: dict[tuple[str, str], set[str]], probe_problems: list[str]) -> None:
+    """The profile fields each (variant, fidelity) reads: those every variant reads, then the rest."""
+    from rich.markup import escape
+
+    from suite.cli.common import console
+
+    c = console()
     if reads:
         c.print("\n[bold]profile fields read[/bold] (default scenario of each variant, model/simulate, and "
                 "every case of this code stored with its reads; a field not listed does not change this "
@@ -150,8 +185,6 @@ def info_cmd(technique: str, fmt: str) -> None:
                 c.print(f"  {escape(v)} ({f}) also: {escape(', '.join(sorted(r - common)))}")
     for msg in probe_problems:
         c.print(f"  not probed: {escape(msg)}")
-    if t.docs:
-        c.print(f"\ndocs: {t.docs}")
 
 
 def _recorded_reads(t, context) -> dict[tuple[str, str], set[str]]:

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 import click
 
 from suite.cli import main
 from suite.cli.common import emit, format_option, strict_json
+
+if TYPE_CHECKING:  # pragma: no cover
+    from suite.workloads.types import LayerTable
 
 LAYER_COLUMNS = ["name", "kind", "input_shape", "output_shape", "params", "fwd_flops", "bwd_data_flops",
                  "bwd_weight_flops", "activation_bytes", "workspace_bytes", "grad_shape"]
@@ -162,52 +169,84 @@ def import_cmd(torch_ref, hf_config, input_shapes, input_dtype, args, method, tr
         raise WorkloadError("suite workloads import: expected exactly one of --torch MODULE:FACTORY or "
                             "--hf-config FILE")
     lib = get_context().workloads
-    taken = set(lib.names())
 
     def pick(default: str) -> str:
-        chosen = name or (Path(output).stem if output else default)
-        if chosen in taken or _is_zoo(chosen):
-            if name or output:
-                raise WorkloadError(f"--name: {chosen!r} is already a workload of {lib.provider(chosen)}; "
-                                    f"expected a new name")
-            chosen = f"{chosen}-imported"
-        return chosen
+        return _new_name(default, name, output, lib)
 
-    spec_fields = None
     if torch_ref:
-        from suite.workloads.importer.torch_trace import load_factory, parse_shape
-
-        if not input_shapes:
-            raise WorkloadError("--torch: expected --input-shape (batch first, e.g. 1,3,224,224)")
-        if seq is not None:
-            raise WorkloadError("--seq applies to --hf-config; for --torch give the shape in --input-shape")
-        shapes = [parse_shape(s) for s in input_shapes]
-        factory = load_factory(torch_ref, _kwargs(args))
-        wl_name = pick(torch_ref.partition(":")[2].split(".")[-1].lower().replace("_", "-"))
-        table = importer.from_torch(factory, shapes, name=wl_name, input_dtype=input_dtype, method=method,
-                                    train=train, source=f"PyTorch model {torch_ref}"
-                                    + (f" ({', '.join(args)})" if args else ""))
-        origin = f"suite workloads import --torch {torch_ref} " + " ".join(f"--input-shape {s}" for s in input_shapes)
+        table, spec_fields, origin = _import_torch(torch_ref, input_shapes, input_dtype, args, method, train,
+                                                   seq, pick)
     else:
-        from suite.workloads.importer.hf import read_config, spec_fields as _spec_fields
-
         if input_shapes or args or train or method != "auto":
             raise WorkloadError("--input-shape, --arg, --method and --train apply to --torch, not --hf-config")
-        cfg = read_config(hf_config)
-        default = (str(cfg.get("_name_or_path") or "").rstrip("/").split("/")[-1]
-                   or Path(hf_config).resolve().parent.name or "hf-model")
-        wl_name = pick(default.lower().replace(" ", "-").replace("_", "-"))
-        from dataclasses import replace
-
-        table = importer.from_hf_config(hf_config, name=wl_name, seq=seq)  # errors name the file
-        table = replace(table, source=f"{table.source}; file {Path(hf_config).name}")
-        spec_fields = _spec_fields(table)
-        origin = f"suite workloads import --hf-config {hf_config}" + (f" --seq {seq}" if seq else "")
+        table, spec_fields, origin = _import_hf(hf_config, seq, pick)
     out = Path(output) if output else Path(f"{table.name}.toml")
     if out.exists() and not force:
         raise WorkloadError(f"{out}: already exists; expected a new file (or --force)")
     importer.write_workload_file(table, out, transformer_spec=spec_fields,
                                  header=f"written by: {origin}\nuse with: --workload {out}")
+    _report_import(table, out, fmt)
+
+
+def _new_name(default: str, name: str | None, output: str | None, lib: Any) -> str:
+    """The imported workload's name: ``--name``, else the output file's stem, else *default*
+    (``-imported`` appended when it is taken); a taken name given explicitly is refused."""
+    from pathlib import Path
+
+    from suite.errors import WorkloadError
+
+    chosen = name or (Path(output).stem if output else default)
+    if chosen in set(lib.names()) or _is_zoo(chosen):
+        if name or output:
+            raise WorkloadError(f"--name: {chosen!r} is already a workload of {lib.provider(chosen)}; "
+                                f"expected a new name")
+        chosen = f"{chosen}-imported"
+    return chosen
+
+
+def _import_torch(torch_ref: str, input_shapes: tuple[str, ...], input_dtype: str, args: tuple[str, ...],
+                  method: str, train: bool, seq: int | None,
+                  pick: Callable[[str], str]) -> tuple[LayerTable, dict[str, Any] | None, str]:
+    """``--torch MODULE:FACTORY``: the traced table, no transformer spec, and the command that made it."""
+    from suite.errors import WorkloadError
+    from suite.workloads import importer
+    from suite.workloads.importer.torch_trace import load_factory, parse_shape
+
+    if not input_shapes:
+        raise WorkloadError("--torch: expected --input-shape (batch first, e.g. 1,3,224,224)")
+    if seq is not None:
+        raise WorkloadError("--seq applies to --hf-config; for --torch give the shape in --input-shape")
+    shapes = [parse_shape(s) for s in input_shapes]
+    factory = load_factory(torch_ref, _kwargs(args))
+    wl_name = pick(torch_ref.partition(":")[2].split(".")[-1].lower().replace("_", "-"))
+    table = importer.from_torch(factory, shapes, name=wl_name, input_dtype=input_dtype, method=method,
+                                train=train, source=f"PyTorch model {torch_ref}"
+                                + (f" ({', '.join(args)})" if args else ""))
+    origin = f"suite workloads import --torch {torch_ref} " + " ".join(f"--input-shape {s}" for s in input_shapes)
+    return table, None, origin
+
+
+def _import_hf(hf_config: str, seq: int | None,
+               pick: Callable[[str], str]) -> tuple[LayerTable, dict[str, Any] | None, str]:
+    """``--hf-config FILE``: the transformer table, its spec (written to the file), and the command."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from suite.workloads import importer
+    from suite.workloads.importer.hf import read_config, spec_fields
+
+    cfg = read_config(hf_config)
+    default = (str(cfg.get("_name_or_path") or "").rstrip("/").split("/")[-1]
+               or Path(hf_config).resolve().parent.name or "hf-model")
+    wl_name = pick(default.lower().replace(" ", "-").replace("_", "-"))
+    table = importer.from_hf_config(hf_config, name=wl_name, seq=seq)  # errors name the file
+    table = replace(table, source=f"{table.source}; file {Path(hf_config).name}")
+    origin = f"suite workloads import --hf-config {hf_config}" + (f" --seq {seq}" if seq else "")
+    return table, spec_fields(table), origin
+
+
+def _report_import(table: LayerTable, out: Path, fmt: str) -> None:
+    """What was written: name, file, kind, layers and the table's totals."""
     macs = sum(float(l.attrs.get("macs", 0)) for l in table.layers)
     info = {"name": table.name, "file": str(out), "kind": table.kind, "layers": len(table.layers),
             "params": table.params, "macs": macs if macs else None, "fwd_flops": table.fwd_flops,
