@@ -1,4 +1,4 @@
-"""Tests of `suite validate` (suite/validate.py and suite/cli/validate.py) with a fake technique
+"""Tests of `suite validate` (suite/model_validation.py and suite/cli/validate.py) with a fake technique
 whose execute and model values are closed forms, so errors and MAPE are checked by hand."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from suite import hookimpl
 from suite.errors import ProfileError, SuiteError
 from suite.technique import Paper, Param, Result, ScenarioSpec, Skip, Technique, Variant
-from suite.validate import ValidationReport, ValidationRow, compare_results, validate, validation_specs
+from suite.model_validation import ValidationReport, ValidationRow, compare_results, validate, validation_specs
 
 PROFILE_TOML = """
 [profile]

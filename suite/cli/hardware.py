@@ -271,7 +271,7 @@ def validate_cmd(files: tuple[str, ...], profile_dirs: tuple[str, ...], fmt: str
     from pathlib import Path
 
     from suite.hardware import profile_dirs as library_dirs
-    from suite.hardware.validate import validate_paths
+    from suite.hardware.file_check import validate_paths
 
     from suite.cli.common import get_context
 

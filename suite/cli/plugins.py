@@ -151,8 +151,8 @@ def _print_info(t: Technique, plug: PluginInfo) -> None:
             c.print(f"  {escape(cl.id)} {tag}: {escape(cl.statement)} (expect {escape(cl.expect.describe())})")
     if t.properties:
         c.print("\n[bold]properties[/bold]")
-        for p in t.properties:
-            c.print(f"  {p.name}: {escape(p.description)}")
+        for prop in t.properties:
+            c.print(f"  {prop.name}: {escape(prop.description)}")
 
 
 def _param_range(p: Param) -> str:

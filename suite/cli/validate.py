@@ -9,7 +9,7 @@ from suite.cli import main
 from suite.cli.common import console, emit, strict_json
 
 
-def _calibration_warnings(profile: str, profile_dirs: tuple) -> list[str]:
+def _calibration_warnings(profile: str, profile_dirs: tuple[str, ...]) -> list[str]:
     """Why the errors against a measured profile may mean little (spread, age, --quick)."""
     from suite.cli.common import get_context
     from suite.hardware.calibrate import calibration_warnings
@@ -39,7 +39,7 @@ def _calibration_warnings(profile: str, profile_dirs: tuple) -> list[str]:
               help="Output format (markdown: --collectives only).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
 def validate_cmd(technique: str | None, training: bool, collectives: bool, plot_dir: str | None, profile: str,
-                 profile_dirs: tuple, metrics: tuple, fmt: str, quiet: bool) -> None:
+                 profile_dirs: tuple[str, ...], metrics: tuple[str, ...], fmt: str, quiet: bool) -> None:
     """Run TECHNIQUE's scenarios for real (execute) and with its cost model (model, on --profile),
     and print per case the measured and predicted value of every metric both report, the error,
     and the mean absolute percentage error (MAPE).
@@ -71,7 +71,14 @@ def validate_cmd(technique: str | None, training: bool, collectives: bool, plot_
         raise click.UsageError("give a TECHNIQUE, or --training, or --collectives")
     if fmt == "markdown" or plot_dir:
         raise click.UsageError("--format markdown and --plots go with --collectives")
-    from suite.validate import validate
+    _validate_technique(technique, profile, tuple(profile_dirs), tuple(metrics), fmt, quiet)
+
+
+def _validate_technique(technique: str, profile: str, profile_dirs: tuple[str, ...], metrics: tuple[str, ...],
+                        fmt: str, quiet: bool) -> None:
+    """``suite validate TECHNIQUE``: execute vs model per case and metric, the MAPE per metric and
+    overall, the scenarios skipped; exits non-zero when nothing could be compared."""
+    from suite.model_validation import validate
 
     def progress(done: int, total: int, what: str) -> None:
         if not quiet and fmt == "table" and done < total:
@@ -79,10 +86,10 @@ def validate_cmd(technique: str | None, training: bool, collectives: bool, plot_
 
     from suite.cli.common import get_context
 
-    report = validate(technique, profile, metrics=metrics or None, profile_dirs=tuple(profile_dirs),
+    report = validate(technique, profile, metrics=metrics or None, profile_dirs=profile_dirs,
                       context=get_context(),
                       progress=progress)
-    warns = _calibration_warnings(profile, tuple(profile_dirs))
+    warns = _calibration_warnings(profile, profile_dirs)
     if fmt == "json":
         click.echo(strict_json({**report.as_dict(), "calibration_warnings": warns}, indent=2, default=str))
         return

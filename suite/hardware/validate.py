@@ -1,115 +1,13 @@
-"""Validate profile files against the library (``suite hardware validate FILE...``)."""
+"""Deprecated alias of :mod:`suite.hardware.file_check` (profile files checked against the library,
+``suite hardware validate``), which this module was until 0.3.0; removed in 0.4.0."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Iterable
+import warnings
 
-from suite.errors import ProfileError
-from suite.hardware.profile_library import ProfileLibrary
+from suite.hardware.file_check import figures_key, identical_profiles, validate_paths
 
 __all__ = ["validate_paths", "figures_key", "identical_profiles"]
 
-
-def figures_key(profile) -> str:
-    """The profile's figures without its names: :meth:`Profile.normalized` with every ``name``
-    (the profile's, the device's, a network level's, the host link's) and the node's device
-    reference dropped, as canonical JSON. Two profiles with the same key predict the same
-    results under different names."""
-    import json
-
-    def strip(x, key=None):
-        if isinstance(x, dict):
-            return {k: strip(v, k) for k, v in x.items()
-                    if k != "name" and not (k in ("device", "cpu") and isinstance(v, str))}
-        if isinstance(x, list):
-            return [strip(v) for v in x]
-        return x
-
-    return json.dumps(strip(profile.normalized()), sort_keys=True, separators=(",", ":"))
-
-
-def _declared(lib, a: str, b: str) -> bool:
-    """Whether *a* declares it extends or is the same as *b*, or the other way round."""
-    for x, y in ((a, b), (b, a)):
-        meta = (lib.raw(x).get("profile") or {})
-        same = meta.get("same_as") or {}
-        if meta.get("extends") == y or (isinstance(same, dict) and same.get("name") == y):
-            return True
-    return False
-
-
-def identical_profiles(lib, names=None) -> list[tuple[str, str]]:
-    """Pairs (a, b) of profiles of one kind with identical figures (:func:`figures_key`) where
-    neither declares ``extends`` or ``same_as`` naming the other, for every profile in *names*
-    (default: all) against the whole library. Profiles that do not resolve are left out
-    (their errors are reported elsewhere)."""
-    keys: dict[str, tuple[str, str]] = {}
-    for n in lib.names():
-        try:
-            p = lib.get(n)
-        except Exception:  # noqa: BLE001 - a broken file is reported by its own validation
-            continue
-        keys[n] = (p.kind, figures_key(p))
-    wanted = list(keys) if names is None else [n for n in names if n in keys]
-    pairs = set()
-    for a in wanted:
-        for b, kb in keys.items():
-            if a != b and keys[a] == kb and not _declared(lib, a, b):
-                pairs.add(tuple(sorted((a, b))))
-    return sorted(pairs)
-
-
-def validate_paths(paths: Iterable[str | Path], extra: Iterable[str | Path] = (), *,
-                   extensions: dict | None = None, plugin_paths: Iterable[str | Path] = ()) -> dict:
-    """Validate each file (or every ``*.toml`` under each folder) in *paths*, resolved against the
-    library (shipped profiles, plugin folders, ``$SUITE_PROFILES``, *extra*) plus the given files.
-
-    Returns
-    -------
-    dict
-        ``{"ok": [{"name", "kind", "path", "hash"}], "errors": [one line each], "warnings": [...]}``.
-        A file with a problem contributes exactly one error line naming the file, the field path,
-        what was expected and what was given.
-    """
-    from suite.hardware import profile_dirs
-
-    files: list[Path] = []
-    errors: list[str] = []
-    for p in paths:
-        p = Path(p)
-        if p.is_dir():
-            files += sorted(p.rglob("*.toml"))
-        elif p.exists():
-            files.append(p)
-        else:
-            errors.append(f"{p}: expected an existing profile file or folder, got a path that does not exist")
-    dirs = [Path(d) for d in profile_dirs(tuple(extra), tuple(plugin_paths))]
-    lib = ProfileLibrary([*dirs, *files], extensions=extensions, collect_errors=True)
-    # a library file (shipped, plugin, user folder) that failed is reported only when asked about
-    by_path = {lib.path(n).resolve(): n for n in lib.names()}
-    ok: list[dict] = []
-    for f in files:
-        key = f.resolve()
-        err = lib.file_errors.get(str(f))
-        if err is None:
-            err = next((m for q, m in lib.file_errors.items() if Path(q).resolve() == key), None)
-        if err is not None:
-            errors.append(err)
-            continue
-        name = by_path.get(key)
-        if name is None:  # pragma: no cover - every readable file is either named or an error
-            errors.append(f"{f}: field profile.name: expected a profile name, got nothing")
-            continue
-        try:
-            prof = lib.get(name)
-        except ProfileError as exc:
-            errors.append(str(exc))
-            continue
-        ok.append({"name": prof.name, "kind": prof.kind, "path": str(f), "hash": prof.content_hash()})
-    warnings = list(lib.warnings)
-    for a, b in identical_profiles(lib, [o["name"] for o in ok]):
-        warnings.append(f"{lib.path(a)} and {lib.path(b)}: profiles {a!r} and {b!r} have identical figures under "
-                        f"different names; expected one to declare `extends = \"{b}\"` or `same_as = {{ name = "
-                        f"\"{b}\", reason = \"...\" }}` in [profile] (a copy would give the same results twice)")
-    return {"ok": ok, "errors": errors, "warnings": warnings}
+warnings.warn("suite.hardware.validate is deprecated and will be removed in dlsys-suite 0.4.0: import from "
+              "suite.hardware.file_check", DeprecationWarning, stacklevel=2)

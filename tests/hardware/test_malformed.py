@@ -15,7 +15,7 @@ from suite.cli import main
 from suite.errors import ProfileError
 from suite.hardware import ProfileLibrary, get_profile, library, profile_dirs
 from suite.hardware.units import BandwidthQ
-from suite.hardware.validate import validate_paths
+from suite.hardware.file_check import validate_paths
 
 HERE = Path(__file__).parent / "malformed"
 

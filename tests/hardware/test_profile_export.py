@@ -71,7 +71,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from suite.hardware.derived import flatten  # noqa: E402
 from suite.hardware.units import DIMENSIONS  # noqa: E402
-from suite.hardware.validate import validate_paths  # noqa: E402
+from suite.hardware.file_check import validate_paths  # noqa: E402
 
 WRONG = {"bytes": "5 s", "bandwidth": "5 GB", "flop_rate": "5 GB/s", "time": "5 GB", "per_byte_time": "5 s",
          "power": "5 s", "money": "5 s", "frequency": "5 GB"}
