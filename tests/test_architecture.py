@@ -281,7 +281,6 @@ KNOWN_UPWARD: dict[str, str] = {
 
 #: Import circles still in the core, by owner (the list only shrinks).
 KNOWN_CYCLES: list[frozenset[str]] = [
-    frozenset({"suite.execution", "suite.runner.executors", "suite.runner.sandbox"}),  # runner (issue 47)
 ]
 
 
