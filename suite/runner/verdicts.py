@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from suite.technique import Claim, Result, Technique
 
 __all__ = ["ClaimOutcome", "NullOutcome", "Scoreboard", "new_outcome", "informative_nulls", "claim_defect",
-           "decide", "format_value", "one_line", "REPRODUCED", "REPRODUCED_NO_NULL", "NOT_DISCRIMINATING",
+           "decide", "format_value", "one_line", "safe_text", "REPRODUCED", "REPRODUCED_NO_NULL", "NOT_DISCRIMINATING",
            "NOT_REPRODUCED", "INCONCLUSIVE", "CLAIM_DEFECT", "ERROR", "VERDICTS", "MEASURED_LABEL",
            "BOOTSTRAP_REPLICATES", "CONFIDENCE", "INSIDE", "OUTSIDE", "STRADDLES"]
 
