@@ -155,7 +155,7 @@ class Profile(BaseModel):
         if d.get("communication") is None:
             d.pop("communication", None)
         for level in d.get("network") or ():  # the NCCL fields, absent: hashes as before they existed
-            for key in ("link", "efficiency", "reduction", "reduction_bandwidth"):
+            for key in ("link", "efficiency", "reduction", "reduction_bandwidth", "path"):
                 if level.get(key) is None:
                     level.pop(key, None)
         return _round_floats(d)
