@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from suite.cli import main
 from suite.cli.common import emit, get_context, strict_json
+
+if TYPE_CHECKING:
+    from suite.results.compare import Comparison
+    from suite.results.profilediff import ProfileDiff
 
 
 @main.command("compare")
@@ -38,8 +44,9 @@ from suite.cli.common import emit, get_context, strict_json
 @click.option("--strict", is_flag=True,
               help="Exit 1 when a scenario of either run has no partner in the other (each run is paired by the "
                    "scenarios it asked for).")
-def compare_cmd(run_a, run_b, thresholds, abs_tol, allow_profile_change, metrics, show_all, alpha, fmt, store_path, store_b,
-                profile_dirs, strict) -> None:
+def compare_cmd(run_a: str, run_b: str, thresholds: tuple[str, ...], abs_tol: float | None, allow_profile_change: bool,
+                metrics: tuple[str, ...], show_all: bool, alpha: float, fmt: str, store_path: Path | None,
+                store_b: Path | None, profile_dirs: tuple[Path, ...], strict: bool) -> None:
     """Compare RUN_B against RUN_A (the baseline), scenario by scenario.
 
     \b
@@ -61,29 +68,45 @@ def compare_cmd(run_a, run_b, thresholds, abs_tol, allow_profile_change, metrics
     from suite.results.compare import ABS_TOL, compare_runs
     from suite.results.store import default_store_path
 
-    threshold, per_metric = None, {}
+    threshold, per_metric = _split_thresholds(thresholds)
+    cmp = compare_runs(store_path or default_store_path(), run_a, run_b, store_b=store_b, threshold=threshold,
+                       thresholds=per_metric, abs_tol=ABS_TOL if abs_tol is None else abs_tol,
+                       allow_profile_change=allow_profile_change, alpha=alpha, metrics=list(metrics) or None,
+                       profile_dirs=tuple(profile_dirs), context=get_context(), strict=strict)
+    if fmt == "json":
+        click.echo(strict_json(_json_doc(cmp, tuple(profile_dirs)), indent=2, default=str))
+    else:
+        _print(cmp, show_all, tuple(profile_dirs))
+    _exit(cmp)
+
+
+def _split_thresholds(thresholds: tuple[str, ...]) -> tuple[str | None, dict[str, str]]:
+    """``--threshold`` values as (the one for every metric, metric -> its own)."""
+    threshold: str | None = None
+    per_metric: dict[str, str] = {}
     for t in thresholds:
         name, sep, pct = t.partition("=")
         if sep:
             per_metric[name.strip()] = pct.strip()
         else:
             threshold = t
-    cmp = compare_runs(store_path or default_store_path(), run_a, run_b, store_b=store_b, threshold=threshold,
-                       thresholds=per_metric, abs_tol=ABS_TOL if abs_tol is None else abs_tol,
-                       allow_profile_change=allow_profile_change, alpha=alpha, metrics=list(metrics) or None,
-                       profile_dirs=tuple(profile_dirs), context=get_context(), strict=strict)
-    if fmt == "json":
-        doc = cmp.as_dict()
-        # every metric's unit (also in each row's "unit"), and each differing profile field as
-        # its profile file writes it beside the SI value
-        doc["units"] = {r.metric: r.unit for r in cmp.rows}
-        for d, dd in zip(cmp.profile_diffs, doc["profile_diffs"]):
-            dd["fields_written"] = {k: [spelling(d.profile_a, k, a, profile_dirs=tuple(profile_dirs)),
-                                        spelling(d.profile_b, k, b, profile_dirs=tuple(profile_dirs))]
-                                    for k, (a, b) in d.fields.items()}
-        click.echo(strict_json(doc, indent=2, default=str))
-    else:
-        _print(cmp, show_all, tuple(profile_dirs))
+    return threshold, per_metric
+
+
+def _json_doc(cmp: Comparison, profile_dirs: tuple[Path, ...]) -> dict[str, Any]:
+    """``--format json``: :meth:`Comparison.as_dict`, every metric's unit (also in each row's
+    "unit"), and each differing profile field as its profile file writes it beside the SI value."""
+    doc = cmp.as_dict()
+    doc["units"] = {r.metric: r.unit for r in cmp.rows}
+    for d, dd in zip(cmp.profile_diffs, doc["profile_diffs"]):
+        dd["fields_written"] = {k: [spelling(d.profile_a, k, a, profile_dirs=profile_dirs),
+                                    spelling(d.profile_b, k, b, profile_dirs=profile_dirs)]
+                                for k, (a, b) in d.fields.items()}
+    return doc
+
+
+def _exit(cmp: Comparison) -> None:
+    """Exit with :attr:`Comparison.exit_code` when it is not 0, saying why on stderr."""
     if cmp.exit_code and not cmp.regressions():  # --strict: a scenario without a partner
         click.echo(f"error: --strict: {cmp.unpaired} scenario(s) have no partner ({len(cmp.only_a)} only in run "
                    f"{cmp.run_a['id']}, {len(cmp.only_b)} only in run {cmp.run_b['id']})", err=True)
@@ -99,13 +122,13 @@ def compare_cmd(run_a, run_b, thresholds, abs_tol, allow_profile_change, metrics
         sys.exit(cmp.exit_code)
 
 
-def _num(v) -> str:
+def _num(v: float | None) -> str:
     if v is None:
         return ""
     return f"{v:.4g}"
 
 
-def _pair(a, b, unit: str) -> dict:
+def _pair(a: float | None, b: float | None, unit: str) -> dict[str, str]:
     """A and B scaled for reading by one factor (both in ms, both in MiB), with that unit."""
     from suite.report.units import column_scale, format_number
 
@@ -114,7 +137,7 @@ def _pair(a, b, unit: str) -> dict:
             "B": "" if b is None else format_number(b / f)}
 
 
-def _print(cmp, show_all: bool, profile_dirs: tuple = ()) -> None:
+def _print(cmp: Comparison, show_all: bool, profile_dirs: tuple[Path, ...] = ()) -> None:
     a, b = cmp.run_a, cmp.run_b
     click.echo(f"A = run {a['id']} ({a['started']}): {a['command']}")
     click.echo(f"B = run {b['id']} ({b['started']}): {b['command']}")
@@ -149,7 +172,8 @@ def _dimension_at(parts: list[str]) -> str | None:
     a name, or a field no schema declares. Read from the schema (as ``suite hardware show`` and
     the TOML export do), never guessed from the field's name."""
     from suite.hardware.derived import _dimension
-    from suite.hardware.profile import _field_at, _registry_extensions, _unwrap
+    from suite.hardware.field_errors import _field_at, _unwrap
+    from suite.hardware.profile import _registry_extensions
     from suite.hardware.units import dimension_of
 
     if parts[0] != "ext":
@@ -163,7 +187,7 @@ def _dimension_at(parts: list[str]) -> str | None:
                                         if dimension_of(list(getattr(a, "__metadata__", ())))), None)
 
 
-def _walk(raw, parts: list[str]):
+def _walk(raw: Any, parts: list[str]) -> Any:
     cur = raw
     for part in parts:
         if isinstance(cur, list):
@@ -180,7 +204,8 @@ def _walk(raw, parts: list[str]):
     return cur
 
 
-def spelling(profile: str, path: str, si_value, overrides=None, profile_dirs: tuple = ()) -> str:
+def spelling(profile: str, path: str, si_value: Any, overrides: Mapping[str, Any] | None = None,
+             profile_dirs: tuple[Path, ...] = ()) -> str:
     """How the profile itself writes the figure at *path* (``network.1.bandwidth`` ->
     ``"10 Gbit/s"``): the ``--set`` override that set it, else the value in the profile's TOML
     (``extends`` and the node's device reference followed), else the SI value with its SI unit
@@ -215,7 +240,7 @@ def spelling(profile: str, path: str, si_value, overrides=None, profile_dirs: tu
     return "-" if si_value is None else str(si_value)
 
 
-def in_unit_of(written: str, si_value) -> str:
+def in_unit_of(written: str, si_value: Any) -> str:
     """*si_value* in the unit *written* uses: the text itself when it is that value
     (``"400 Gbit/s"``), else the value converted to its unit (1.25e9 B/s with ``"400 Gbit/s"``
     written -> ``"10 Gbit/s"``: a ``--set`` override changed it); *written* unchanged when it is no
@@ -237,8 +262,8 @@ def in_unit_of(written: str, si_value) -> str:
     return written
 
 
-def profile_diff_lines(d, profile_dirs: tuple = ()) -> list[str]:
-    """The lines of one profile difference (:class:`suite.results.compare.ProfileDiff`), each
+def profile_diff_lines(d: ProfileDiff, profile_dirs: tuple[Path, ...] = ()) -> list[str]:
+    """The lines of one profile difference (:class:`suite.results.profilediff.ProfileDiff`), each
     value in the unit its profile file writes it in (an overridden value converted to it)."""
     out = [f"profile {d.profile_a} [{d.hash_a}] vs {d.profile_b} [{d.hash_b}] ({d.pairs} case pair(s)):"]
     for path, (a, b) in d.fields.items():

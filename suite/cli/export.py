@@ -17,7 +17,7 @@ from suite.cli.results import _store_option, results_group
 @_store_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="What to print about the export.")
-def export_cmd(output, run, store_path, fmt) -> None:
+def export_cmd(output: Path, run: str | None, store_path: Path | None, fmt: str) -> None:
     """Export every ok case's metrics (long form) to a Parquet file readable by pandas.
 
     \b

@@ -18,7 +18,8 @@ from suite.cli import main
 @click.option("--no-scoreboard", is_flag=True, help="Leave out the reproduction scoreboard section.")
 @click.option("--title", help="Page title (default: 'dlsys-suite report: run N').")
 @click.option("--force", is_flag=True, help="Overwrite OUTPUT if it exists (without it, an existing file is an error).")
-def report_cmd(run, output, store_path, no_scoreboard, title, force) -> None:
+def report_cmd(run: str, output: Path, store_path: Path | None, no_scoreboard: bool, title: str | None,
+               force: bool) -> None:
     """Write one HTML file for RUN (an id or `latest`): provenance, a table and plots per
     technique, and the reproduction scoreboard of the claims whose cases the store holds.
 

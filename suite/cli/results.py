@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from suite.cli import main
 from suite.cli.common import SuiteGroup, format_option, strict_json
 
+if TYPE_CHECKING:
+    from suite.results.store import Store
+
 __all__ = ["results_group", "run_rows"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 @main.group("results", cls=SuiteGroup)
@@ -20,7 +26,7 @@ def results_group() -> None:
     """Read the results store: runs and their cases."""
 
 
-def wide_table(rows: list[dict], columns: list[str], title: str | None = None) -> None:
+def wide_table(rows: list[dict[str, Any]], columns: list[str], title: str | None = None) -> None:
     """A rich table that is not squeezed to 80 columns when the output is not a terminal
     (a pipe or a file): there the table may be as wide as its content (up to 240 characters)."""
     import sys
@@ -39,19 +45,20 @@ def wide_table(rows: list[dict], columns: list[str], title: str | None = None) -
     Console(highlight=False, width=None if tty else 240).print(t)
 
 
-def _store_option(f):
-    return click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path),
-                        help="SQLite store (default: $SUITE_STORE or results/suite.sqlite).")(f)
+def _store_option(f: _F) -> _F:
+    out: _F = click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path),
+                           help="SQLite store (default: $SUITE_STORE or results/suite.sqlite).")(f)
+    return out
 
 
-def _open(store_path):
+def _open(store_path: Path | None) -> Store:
     from suite.results import Store
     from suite.results.store import default_store_path
 
     return Store(store_path or default_store_path(), readonly=True)
 
 
-def _clean(v):
+def _clean(v: Any) -> Any:
     if isinstance(v, float) and math.isnan(v):
         return None
     if hasattr(v, "item") and not isinstance(v, (list, dict, str)):
@@ -64,17 +71,18 @@ def _clean(v):
 
 @results_group.command("list")
 @_store_option
-@format_option("table", "json")
-def list_cmd(store_path, fmt) -> None:
+@format_option("table", "json")  # type: ignore[untyped-decorator]  # suite.cli.common is not annotated yet
+def list_cmd(store_path: Path | None, fmt: str) -> None:
     """Runs in the store, oldest first, with their counts."""
     with _open(store_path) as store:
         df = store.runs()
         names = store.run_names()
-    rows = []
-    for r in df.to_dict("records"):
-        rows.append({"run": r["id"], "name": names.get(int(r["id"])), "started": r["started"], "status": r["status"], "cases": r["total"],
-                     "computed": r["computed"], "cached": r["cached"], "ok": r["ok"], "failed": r["failed"],
-                     "skipped": r["skipped"], "git": (r["git_commit"] or "")[:12], "command": r["command"]})
+    rows: list[dict[str, Any]] = []
+    for run in df.to_dict("records"):
+        rows.append({"run": run["id"], "name": names.get(int(run["id"])), "started": run["started"],
+                     "status": run["status"], "cases": run["total"], "computed": run["computed"],
+                     "cached": run["cached"], "ok": run["ok"], "failed": run["failed"], "skipped": run["skipped"],
+                     "git": (run["git_commit"] or "")[:12], "command": run["command"]})
     if fmt == "json":
         click.echo(strict_json([{k: _clean(v) for k, v in r.items()} for r in rows], indent=2, default=str))
         return
@@ -86,14 +94,14 @@ def list_cmd(store_path, fmt) -> None:
                title=f"runs in {store_path or 'the store'}")
 
 
-def _s(v) -> str:
+def _s(v: Any) -> str:
     return "" if v is None or (isinstance(v, float) and v != v) else str(v)
 
 
 from suite.report.units import sort_key  # noqa: E402 - numbers sort numerically in every table
 
 
-def _headlines(registry, techniques) -> dict[str, tuple[str, ...]]:
+def _headlines(registry: Any, techniques: Iterable[str]) -> dict[str, tuple[str, ...]]:
     out: dict[str, tuple[str, ...]] = {}
     for t in techniques:
         try:
@@ -103,7 +111,7 @@ def _headlines(registry, techniques) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def ordered_metrics(names, headline, directions) -> list[str]:
+def ordered_metrics(names: Iterable[str], headline: Iterable[str], directions: Mapping[str, str | None]) -> list[str]:
     """*names* with the *headline* metrics first (in their declared order), then the metrics
     with a direction, then the rest, each group by name."""
     names = list(names)
@@ -112,7 +120,8 @@ def ordered_metrics(names, headline, directions) -> list[str]:
     return first + rest
 
 
-def compact_rows(store, run, limit_metrics: int = 4, *, all_metrics: bool = False, registry=None) -> list[dict]:
+def compact_rows(store: Store, run: int | str | None, limit_metrics: int = 4, *, all_metrics: bool = False,
+                 registry: Any = None) -> list[dict[str, Any]]:
     """One short row per case of *run* for a terminal table: identity, the swept parameters and
     overrides in one column, status (with the error), and the metrics: each technique's headline
     metrics first (:attr:`Technique.headline`; without one, the first *limit_metrics* metrics with
@@ -135,7 +144,7 @@ def compact_rows(store, run, limit_metrics: int = 4, *, all_metrics: bool = Fals
         for k, n, v, u, d in zip(m["key"], m["name"], m["value"], m["unit"], m["direction"]):
             per.setdefault(k, {})[n] = (v, u, d)
     # show the parameters that vary within the run (the swept ones), not every default
-    seen: dict[str, set] = {}
+    seen: dict[str, set[str]] = {}
     for r in records:
         for k, v in r["params"].items():
             seen.setdefault(k, set()).add(repr(v))
@@ -164,13 +173,13 @@ def compact_rows(store, run, limit_metrics: int = 4, *, all_metrics: bool = Fals
     return rows
 
 
-def run_rows(store, run) -> list[dict]:
+def run_rows(store: Store, run: int | str | None) -> list[dict[str, Any]]:
     """One dict per case of *run*: identity, status, params as ``param.NAME``, and every metric
     value in the unit the technique reported (:func:`run_units` gives them), sorted by
     technique, variant, profile, workload and parameter values (numbers numerically)."""
     cases = store.cases(run)
     metrics = store.metrics(run, wide=False)
-    by_key: dict[str, dict] = {}
+    by_key: dict[str, dict[str, Any]] = {}
     for r in metrics.to_dict("records"):
         by_key.setdefault(r["key"], {})[r["name"]] = r["value"]
     rows = []
@@ -190,7 +199,7 @@ def run_rows(store, run) -> list[dict]:
     return rows
 
 
-def _numeric_overrides(rows: list[dict]) -> None:
+def _numeric_overrides(rows: list[dict[str, Any]]) -> None:
     """Add to each row one ``set.PATH`` number per profile field the run overrides, in the unit
     all the run's values of that field share (``set.network.-1.bandwidth`` = 10.0, in Gbit/s:
     :func:`swept_units` names it); a field whose values are not numbers of one unit is left out
@@ -205,7 +214,7 @@ def _numeric_overrides(rows: list[dict]) -> None:
                 r[f"set.{p}"] = v
 
 
-def swept_units(store, run) -> dict[str, str]:
+def swept_units(store: Store, run: int | str | None) -> dict[str, str]:
     """``set.PATH`` -> unit of every profile field *run* overrides with numbers of one unit, and
     ``param.NAME`` -> unit of every parameter the installed technique declares with a unit."""
     from suite.results.load import numeric_overrides
@@ -229,12 +238,12 @@ def swept_units(store, run) -> dict[str, str]:
     return out
 
 
-def run_units(store, run) -> tuple[dict[str, str], dict[str, str]]:
+def run_units(store: Store, run: int | str | None) -> tuple[dict[str, str], dict[str, str]]:
     """metric name -> unit, and metric name -> direction, of *run*'s metrics (one unit per
     name: a name two techniques report in different units is listed as ``"MIXED: u1, u2"``
     so a consumer never silently adds them)."""
     metrics = store.metrics(run, wide=False)
-    units: dict[str, set] = {}
+    units: dict[str, set[str]] = {}
     dirs: dict[str, str] = {}
     for n, u, d in zip(metrics["name"], metrics["unit"], metrics["direction"]) if not metrics.empty else ():
         units.setdefault(n, set()).add(u)
@@ -243,7 +252,7 @@ def run_units(store, run) -> tuple[dict[str, str], dict[str, str]]:
              for n, us in sorted(units.items())}, dict(sorted(dirs.items())))
 
 
-def long_rows(store, run) -> list[dict]:
+def long_rows(store: Store, run: int | str | None) -> list[dict[str, Any]]:
     """Long form: one row per case and metric, ``name, value, unit, direction`` beside the case's
     identity (``key, technique, variant, fidelity, profile, workload, seed, params`` as JSON,
     ``overrides``)."""
@@ -273,12 +282,13 @@ def csv_header(column: str, units: dict[str, str]) -> str:
 @results_group.command("show")
 @click.argument("run", default="latest")
 @_store_option
-@format_option("table", "csv", "json")
+@format_option("table", "csv", "json")  # type: ignore[untyped-decorator]  # suite.cli.common is not annotated yet
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to this file.")
 @click.option("--all-metrics", is_flag=True, help="Table: every metric, not only each technique's headline metrics.")
 @click.option("--long", "long_form", is_flag=True,
               help="csv/json: one row per case and metric with name, value, unit, direction (long form).")
-def show_cmd(run, store_path, fmt, output, all_metrics, long_form) -> None:
+def show_cmd(run: str, store_path: Path | None, fmt: str, output: Path | None, all_metrics: bool,
+             long_form: bool) -> None:
     """The cases of RUN (an id, a name given with `suite run --name`, `latest` or `latest~N`):
     status, parameters and metrics; with provenance.
 
@@ -333,7 +343,7 @@ def show_cmd(run, store_path, fmt, output, all_metrics, long_form) -> None:
     _show(info, rows, columns, fmt, units=units, directions=directions, long_form=long_form)
 
 
-def _extrapolated(store, run_id) -> dict[str, dict[str, str]]:
+def _extrapolated(store: Store, run_id: int) -> dict[str, dict[str, str]]:
     """key -> {parameter: why} for the cases of *run_id* whose parameters lie outside the range
     their paper measured (``Param.measured`` of the installed technique)."""
     from suite.cli.common import get_context
@@ -354,7 +364,7 @@ def _extrapolated(store, run_id) -> dict[str, dict[str, str]]:
     return out
 
 
-def _other_code(store, run_id) -> tuple[set[str], list[str]]:
+def _other_code(store: Store, run_id: int) -> tuple[set[str], list[str]]:
     """Keys of *run_id*'s cases computed by other code than the installed technique's (its code
     fingerprint differs: the plugin changed since), and one note per such technique."""
     from suite.cli.common import get_context
@@ -381,10 +391,11 @@ def _other_code(store, run_id) -> tuple[set[str], list[str]]:
     return stale, notes
 
 
-def _show(info, rows, columns, fmt, plain: bool = False, units=None, directions=None, long_form=False) -> None:
+def _show(info: dict[str, Any], rows: list[dict[str, Any]], columns: list[str], fmt: str, plain: bool = False,
+          units: dict[str, str] | None = None, directions: dict[str, str] | None = None, long_form: bool = False) -> None:
     units = units or {}
     if fmt == "json":
-        doc = {"run": {k: _clean(v) for k, v in info.items()}}
+        doc: dict[str, Any] = {"run": {k: _clean(v) for k, v in info.items()}}
         if not long_form:
             doc["units"] = units
             doc["directions"] = directions or {}
@@ -395,7 +406,7 @@ def _show(info, rows, columns, fmt, plain: bool = False, units=None, directions=
         import csv
         import sys
 
-        def cell(v):
+        def cell(v: Any) -> Any:
             return json.dumps(v) if isinstance(v, dict) else v
 
         w = csv.writer(sys.stdout)

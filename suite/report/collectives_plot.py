@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 __all__ = ["plot_systems"]
 
 
-def plot_systems(rows, out_dir) -> list[Path]:
+def plot_systems(rows: Iterable[Any], out_dir: str | Path) -> list[Path]:
     """Write ``collectives-<profile>.png`` for every profile of *rows* (priced
     :class:`suite.validate_collectives.CollectiveRow`): bus bandwidth against message size,
     measured as markers (hollow: calibration rows), predicted as a line, one colour per placement
@@ -21,13 +23,13 @@ def plot_systems(rows, out_dir) -> list[Path]:
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    by_profile: dict[str, list] = defaultdict(list)
+    by_profile: dict[str, list[Any]] = defaultdict(list)
     for r in rows:
         by_profile[r.profile].append(r)
     paths = []
     for prof, rs in sorted(by_profile.items()):
         fig, ax = plt.subplots(figsize=(7, 4.2))
-        series: dict[tuple, list] = defaultdict(list)
+        series: dict[tuple[Any, ...], list[Any]] = defaultdict(list)
         for r in rs:
             series[(r.nodes, r.gpus_per_node, r.figure)].append(r)
         for i, ((nodes, gpn, figure), pts) in enumerate(sorted(series.items())):

@@ -10,10 +10,16 @@ import html
 import json
 import math
 from datetime import datetime, timezone
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["build_report", "write_report", "MAX_ROWS"]
+from suite.report.profile_values import fill_profile_values
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["build_report", "write_report", "MAX_ROWS", "fill_profile_values"]
 
 #: Most case rows shown per technique table (the rest: `suite results export`).
 MAX_ROWS = 200
@@ -138,65 +144,7 @@ def _provenance(info: dict[str, Any], store_path: str) -> str:
     return f'<section id="provenance"><h2>Run provenance</h2><table class="kv">{body}</table></section>'
 
 
-def fill_profile_values(wide, profile=None):
-    """*wide* with each empty ``set.FIELD`` cell filled with the figure the case's profile has at
-    FIELD, in the unit the other cells of the column use. *profile* resolves a profile name
-    (a report passes its context's :meth:`suite.context.Context.profile`, so a plugin's profiles
-    are found too; given none, a new context's, with a DeprecationWarning: required from 0.3.0).
-
-    A ``--set`` value equal to the profile's own figure (``10 Gbit/s`` on a 10 GbE profile) gives
-    the case of the unmodified profile, which may have been stored before without an override
-    (by ``suite reproduce``); its cell would be empty and the column no axis. Cells that cannot
-    be filled (an unknown profile, a field that is no number) stay empty.
-    """
-    import math as _m
-
-    from suite.results.load import override_value
-
-    cols = [c for c in wide.columns if c.startswith("set.") and wide[c].isna().any() and wide[c].notna().any()]
-    if not cols:
-        return wide
-    from suite.hardware.units import ureg
-
-    if profile is None:
-        from suite.context import Context
-
-        profile = Context.given(None, "fill_profile_values()").profile
-    wide = wide.copy()
-    for c in cols:
-        units = {override_value(v)[1] for v in wide[c].dropna()}
-        if len(units) != 1:
-            continue
-        unit = units.pop()
-        path = c[len("set."):].split(".")
-        filled = {}
-        for prof in {str(p) for p in wide.loc[wide[c].isna(), "profile"]}:
-            try:
-                cur = profile(prof).normalized()
-                for part in path:
-                    cur = cur[int(part)] if isinstance(cur, list) else cur[part]
-                q = ureg.Quantity(float(cur), _si_unit(ureg.Quantity(1.0, unit)))
-                mag = q.to(unit).magnitude
-                if _m.isfinite(mag):
-                    filled[prof] = f"{mag:.6g} {unit}"
-            except Exception:  # noqa: BLE001 - left empty: the column is then no axis, as before
-                continue
-        mask = wide[c].isna()
-        wide.loc[mask, c] = [filled.get(str(p)) for p in wide.loc[mask, "profile"]]
-    return wide
-
-
-def _si_unit(q) -> str:
-    """The SI unit the profiles store a quantity like *q* in (bytes, B/s, s, FLOP/s, W, Hz)."""
-    from suite.hardware.units import DIMENSIONS, ureg
-
-    for si, _d, _e in DIMENSIONS.values():
-        if q.dimensionality == ureg.Quantity(1.0, si).dimensionality:
-            return si
-    raise ValueError(f"no SI unit for {q.units}")
-
-
-def _varying(df, cols: list[str]) -> list[str]:
+def _varying(df: pd.DataFrame, cols: list[str]) -> list[str]:
     out = []
     for c in cols:
         if c not in df.columns:
@@ -207,9 +155,28 @@ def _varying(df, cols: list[str]) -> list[str]:
     return out
 
 
-def _technique_section(name: str, wide, failed, units: dict, directions: dict, tech: Any) -> str:
+def _technique_section(name: str, wide: pd.DataFrame, failed: pd.DataFrame, units: dict[str, str],
+                       directions: dict[str, str], tech: Any) -> str:
+    """One technique's section: what it is, its plots, its cases table, the cases not ok."""
+    parts = [f'<section id="technique-{e(_slug(name))}" class="technique"><h2>Technique: {e(name)}</h2>',
+             _technique_meta(wide, failed, tech)]
+    baseline = tech.baselines[0].name if tech is not None and tech.baselines else None
+    if len(wide):
+        metric_names = [m for m in units if m in wide.columns]
+        parts += _plots(wide, name, tech, baseline, {m: directions[m] for m in metric_names},
+                        {m: units[m] for m in metric_names})
+        parts += _cases_part(wide, metric_names, units, directions, tech)
+    if len(failed):
+        parts.append("<h3>Cases not ok</h3>")
+        parts.append(_table(["variant", "status", "params", "error"],
+                            [[r["variant"], r["status"], r["params"], r["error"]] for r in failed.to_dict("records")],
+                            "failed"))
+    parts.append("</section>")
+    return "".join(parts)
 
-    parts = [f'<section id="technique-{e(_slug(name))}" class="technique"><h2>Technique: {e(name)}</h2>']
+
+def _technique_meta(wide: pd.DataFrame, failed: pd.DataFrame, tech: Any) -> str:
+    """The section's first line: title, paper, versions, profiles, workloads, fidelities, counts."""
     meta = []
     if tech is not None:
         meta.append(f"<b>{e(tech.title)}</b>")
@@ -223,53 +190,45 @@ def _technique_section(name: str, wide, failed, units: dict, directions: dict, t
             vals = sorted({str(v) for v in wide[col] if v is not None and v == v})
             meta.append(f"{label} " + e(", ".join(vals) or "-"))
     meta.append(f"{len(wide)} ok case(s), {len(failed)} not ok")
-    parts.append("<p>" + "; ".join(meta) + "</p>")
-    baseline = None
-    if tech is not None and tech.baselines:
-        baseline = tech.baselines[0].name
-    if len(wide):
-        metric_names = [m for m in units if m in wide.columns]
-        parts += _plots(wide, name, tech, baseline, {m: directions[m] for m in metric_names},
-                        {m: units[m] for m in metric_names})
-        idcols = ["variant"] + _varying(wide, ["profile", "workload", "fidelity", "seed"])
-        pcols = _varying(wide, [c for c in wide.columns if c.startswith("param.")])
-        scols = _varying(wide, [c for c in wide.columns if c.startswith("set.")])
-        const = {c.split(".", 1)[1]: wide[c].iloc[0] for c in wide.columns
-                 if c.startswith(("param.", "set.")) and c not in pcols + scols}
-        from suite.report.units import sort_key
+    return "<p>" + "; ".join(meta) + "</p>"
 
-        head = list(tech.headline) if tech is not None else []
-        mcols = [m for m in head if m in metric_names] + sorted(
-            (m for m in metric_names if m not in head),
-            key=lambda m: (0 if directions.get(m) in ("higher", "lower") else 1, m))
-        sort_cols = [c for c in idcols + pcols + scols if c in wide.columns]
-        # sorted by the swept values, numbers numerically ("10 Gbit/s" after "5 Gbit/s")
-        records = sorted(wide.to_dict("records"), key=lambda r: [sort_key(r[c]) for c in sort_cols])
-        header = idcols + [c.split(".", 1)[1] for c in pcols + scols] + mcols
-        col_units = [None] * (len(idcols) + len(pcols) + len(scols)) + [units.get(m) for m in mcols]
-        rows = [[r[c] for c in idcols + pcols + scols + mcols] for r in records[:MAX_ROWS]]
-        parts.append("<h3>Cases</h3>")
-        if const:
-            parts.append('<p class="muted">the same in every case: ' + e(", ".join(f"{k}={'none' if v is None else _fmt(v)}" for k, v in const.items()))
-                         + "</p>")
-        parts.append('<p class="muted">sorted by ' + e(", ".join(_short(c) for c in sort_cols) or "variant")
-                     + "; each column in one unit (in its header) and one number format; values scaled for "
-                       "reading, stored in the technique's units (<code>suite results show RUN --format csv</code>)"
-                       "</p>")
-        parts.append(_cases_table(header, rows, col_units))
-        if len(wide) > MAX_ROWS:
-            parts.append(f'<p class="muted">first {MAX_ROWS} of {len(wide)} cases; all of them: '
-                         f"<code>suite results export</code></p>")
-        dirs = ", ".join(f"{m}: {directions[m]} is better" for m in mcols if directions.get(m) in ("higher", "lower"))
-        if dirs:
-            parts.append(f'<p class="muted">{e(dirs)}</p>')
-    if len(failed):
-        parts.append("<h3>Cases not ok</h3>")
-        parts.append(_table(["variant", "status", "params", "error"],
-                            [[r["variant"], r["status"], r["params"], r["error"]] for r in failed.to_dict("records")],
-                            "failed"))
-    parts.append("</section>")
-    return "".join(parts)
+
+def _cases_part(wide: pd.DataFrame, metric_names: list[str], units: dict[str, str], directions: dict[str, str],
+                tech: Any) -> list[str]:
+    """The "Cases" table: swept columns then metrics (headline first), sorted by the swept values."""
+    from suite.report.units import sort_key
+
+    idcols = ["variant"] + _varying(wide, ["profile", "workload", "fidelity", "seed"])
+    pcols = _varying(wide, [c for c in wide.columns if c.startswith("param.")])
+    scols = _varying(wide, [c for c in wide.columns if c.startswith("set.")])
+    const = {c.split(".", 1)[1]: wide[c].iloc[0] for c in wide.columns
+             if c.startswith(("param.", "set.")) and c not in pcols + scols}
+    head = list(tech.headline) if tech is not None else []
+    mcols = [m for m in head if m in metric_names] + sorted(
+        (m for m in metric_names if m not in head),
+        key=lambda m: (0 if directions.get(m) in ("higher", "lower") else 1, m))
+    sort_cols = [c for c in idcols + pcols + scols if c in wide.columns]
+    # sorted by the swept values, numbers numerically ("10 Gbit/s" after "5 Gbit/s")
+    records = sorted(wide.to_dict("records"), key=lambda r: [sort_key(r[c]) for c in sort_cols])
+    header = idcols + [c.split(".", 1)[1] for c in pcols + scols] + mcols
+    col_units = [None] * (len(idcols) + len(pcols) + len(scols)) + [units.get(m) for m in mcols]
+    rows = [[r[c] for c in idcols + pcols + scols + mcols] for r in records[:MAX_ROWS]]
+    parts = ["<h3>Cases</h3>"]
+    if const:
+        parts.append('<p class="muted">the same in every case: '
+                     + e(", ".join(f"{k}={'none' if v is None else _fmt(v)}" for k, v in const.items())) + "</p>")
+    parts.append('<p class="muted">sorted by ' + e(", ".join(_short(c) for c in sort_cols) or "variant")
+                 + "; each column in one unit (in its header) and one number format; values scaled for "
+                   "reading, stored in the technique's units (<code>suite results show RUN --format csv</code>)"
+                   "</p>")
+    parts.append(_cases_table(header, rows, col_units))
+    if len(wide) > MAX_ROWS:
+        parts.append(f'<p class="muted">first {MAX_ROWS} of {len(wide)} cases; all of them: '
+                     f"<code>suite results export</code></p>")
+    dirs = ", ".join(f"{m}: {directions[m]} is better" for m in mcols if directions.get(m) in ("higher", "lower"))
+    if dirs:
+        parts.append(f'<p class="muted">{e(dirs)}</p>')
+    return parts
 
 
 #: scenarios above which a technique's bars relative to its baseline are not drawn (the lines
@@ -277,7 +236,8 @@ def _technique_section(name: str, wide, failed, units: dict, directions: dict, t
 MAX_BAR_SCENARIOS = 54
 
 
-def _plots(wide, name: str, tech: Any, baseline: str | None, directions: dict, units: dict) -> list[str]:
+def _plots(wide: pd.DataFrame, name: str, tech: Any, baseline: str | None, directions: dict[str, str],
+           units: dict[str, str]) -> list[str]:
     """The "Plots" part of a technique's section: interactive lines of its headline metrics against
     every swept axis, then (up to :data:`MAX_BAR_SCENARIOS` scenarios) bars relative to its
     baseline; a section with no figure says why."""
@@ -306,7 +266,7 @@ def _plots(wide, name: str, tech: Any, baseline: str | None, directions: dict, u
     return out if len(out) > 1 else []
 
 
-def _category_sections(wide, units: dict, directions: dict, techs: dict,
+def _category_sections(wide: pd.DataFrame, units: dict[str, str], directions: dict[str, str], techs: dict[str, Any],
                        profile: Any = None) -> tuple[list[str], list[tuple[str, str]]]:
     """One "head to head" section per category with at least two techniques in the run: a figure
     per shared metric and a table of each technique's best variant against its best baseline.
@@ -315,12 +275,7 @@ def _category_sections(wide, units: dict, directions: dict, techs: dict,
     from suite.technique import VOCABULARIES
 
     colours = technique_colours(techs)  # every technique of the run: one colour each, in every figure
-    dpn = {}
-    for p in {str(x) for x in wide["profile"]} if len(wide) else ():
-        try:
-            dpn[p] = profile(p).devices_per_node if profile is not None else None
-        except Exception:  # noqa: BLE001 - a profile no longer installed: the scale label says nodes only
-            dpn[p] = None
+    dpn = _devices_per_node(wide, profile)
 
     by_cat: dict[str, list[str]] = {}
     for t, tech in techs.items():
@@ -333,11 +288,7 @@ def _category_sections(wide, units: dict, directions: dict, techs: dict,
         vocab = [m for v in VOCABULARIES.values() if v.category == cat for m in v.metrics]
         # only scenarios the techniques share: a (profile, workload) pair two or more of them ran
         # (a `suite reproduce` run holds each technique on its own paper's setup: nothing to pit)
-        sub = wide[wide["technique"].isin(names)]
-        pair = [f"{p}\x00{w}" for p, w in zip(sub["profile"].astype(str), sub["workload"].astype(str))]
-        sub = sub.assign(_pair=pair)
-        counts = sub.groupby("_pair")["technique"].nunique()
-        sub = sub[sub["_pair"].isin(set(counts[counts >= 2].index))].drop(columns="_pair")
+        sub = _shared_scenarios(wide[wide["technique"].isin(names)])
         names = sorted(set(sub["technique"]))
         if len(names) < 2:
             continue
@@ -366,12 +317,38 @@ def _category_sections(wide, units: dict, directions: dict, techs: dict,
     return out, nav
 
 
-def _best_table(df, names: list[str], metric: str, unit: str, direction: str | None, baselines: dict) -> str:
+def _devices_per_node(wide: pd.DataFrame, profile: Any) -> dict[str, int]:
+    """profile name -> devices per node, for the profiles that resolve (the scale labels of the others
+    say nodes only)."""
+    dpn: dict[str, int] = {}
+    for p in {str(x) for x in wide["profile"]} if len(wide) and profile is not None else ():
+        try:
+            n = profile(p).devices_per_node
+        except Exception:  # noqa: BLE001 - a profile no longer installed: the scale label says nodes only
+            continue
+        if n:
+            dpn[p] = int(n)
+    return dpn
+
+
+def _shared_scenarios(sub: pd.DataFrame) -> pd.DataFrame:
+    """The cases of the (profile, workload) pairs that two or more techniques of *sub* ran."""
+    pair = [f"{p}\x00{w}" for p, w in zip(sub["profile"].astype(str), sub["workload"].astype(str))]
+    sub = sub.assign(_pair=pair)
+    counts = sub.groupby("_pair")["technique"].nunique()
+    return sub[sub["_pair"].isin(set(counts[counts >= 2].index))].drop(columns="_pair")
+
+
+def _best_table(df: pd.DataFrame, names: list[str], metric: str, unit: str, direction: str | None,
+                baselines: dict[str, set[str]]) -> str:
     """Per profile and technique: the best variant by *metric*, the best baseline, and the gain."""
     from suite.report.units import format_value
 
     rows = []
-    better = (lambda a, b: a < b) if direction == "lower" else (lambda a, b: a > b)
+
+    def better(a: float, b: float) -> bool:
+        return a < b if direction == "lower" else a > b
+
     for prof in sorted({str(p) for p in df["profile"]}):
         for t in names:
             sub = df[(df["technique"] == t) & (df["profile"].astype(str) == prof) & df[metric].notna()]
@@ -398,7 +375,7 @@ def _best_table(df, names: list[str], metric: str, unit: str, direction: str | N
                       "gain"], rows, "best"))
 
 
-def _scoreboard_section(board, not_run: int, from_run: bool) -> str:
+def _scoreboard_section(board: Any, not_run: int, from_run: bool) -> str:
     from suite.report.scoreboard import format_nulls, format_ours, format_verdict
     from suite.runner.verdicts import VERDICTS
 
@@ -455,26 +432,45 @@ def build_report(store: Any, run: Any = "latest", *, registry: Any = None, score
     StoreError
         Unknown store or run.
     """
-    from suite.results.load import load, open_store
+    from suite.context import Context
 
-    st, opened = open_store(store)
-    try:
+    context = Context.given(context, "build_report()", registry=registry)
+    return _page(_read_run(store, run, context, scoreboard), title)
+
+
+@dataclass
+class _Run:
+    """What a report shows of one run, read from the store."""
+
+    rid: int | None
+    info: dict[str, Any]
+    wide: pd.DataFrame  # ok cases, wide form, profile values filled in
+    failed: pd.DataFrame  # cases not ok
+    techniques: list[str]  # in the order the run asked for them
+    techs: dict[str, Any]  # name -> Technique, or None when not installed now
+    board: Any  # the scoreboard, or None
+    not_run: int  # claims of these techniques with no stored case
+    store_path: str
+    profile: Any  # profile name -> Profile (the context's)
+
+
+def _read_run(store: Any, run: Any, context: Any, scoreboard: bool) -> _Run:
+    """The run's cases, metrics, techniques and (when asked) scoreboard."""
+    from suite.errors import StoreError
+    from suite.results.load import load, reading
+
+    with reading(store) as st:
         rid = st.resolve_run(run)
+        if rid is None:
+            raise StoreError("report: expected a run id, a run name or 'latest', got None")
         info = st.run_info(rid)
-        wide = load(st, run=rid, wide=True)
-        units, directions = wide.attrs["units"], wide.attrs["directions"]
-        from suite.context import Context
-
-        context = Context.given(context, "build_report()", registry=registry)
-        registry = context.registry
-        wide = fill_profile_values(wide, profile=context.profile)
+        wide = fill_profile_values(load(st, run=rid, wide=True), profile=context.profile)
         cases = st.cases(rid)
-        failed = cases[cases["status"] != "ok"]
         techniques = list(dict.fromkeys(list(cases["technique"])))
         techs: dict[str, Any] = {}
         for t in techniques:
             try:
-                techs[t] = registry.technique(t)
+                techs[t] = context.registry.technique(t)
             except Exception:  # noqa: BLE001 - not installed now: reported without metadata
                 techs[t] = None
         board, not_run = None, 0
@@ -484,45 +480,46 @@ def build_report(store: Any, run: Any = "latest", *, registry: Any = None, score
 
             board, not_run = stored_scoreboard([t for t in techs.values() if t is not None], st,
                                                resolver=Resolver(context=context))
-        store_path = str(st.path)
-    finally:
-        if opened:
-            st.close()
+        return _Run(rid, info, wide, cases[cases["status"] != "ok"], techniques, techs, board, not_run, str(st.path),
+                    context.profile)
 
+
+def _page(r: _Run, title: str | None) -> str:
+    """The HTML document: provenance, head-to-head sections, one section per technique, scoreboard."""
     from suite.report.interactive import CSS as ICSS
     from suite.report.interactive import SCRIPT
 
-    title = title or f"dlsys-suite report: run {rid}"
+    title = title or f"dlsys-suite report: run {r.rid}"
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    units, directions = r.wide.attrs["units"], r.wide.attrs["directions"]
+    sections = [_technique_section(t, _own_columns(r.wide[r.wide["technique"] == t], units),
+                                   r.failed[r.failed["technique"] == t], units, directions, r.techs.get(t))
+                for t in r.techniques] or ["<p>This run has no cases.</p>"]
+    cat_sections, cat_nav = (_category_sections(r.wide, units, directions, r.techs, profile=r.profile)
+                             if len(r.wide) else ([], []))
     nav = ['<li><a href="#provenance">Run provenance</a></li>']
-    nav += [f'<li><a href="#technique-{e(_slug(t))}">Technique: {e(t)}</a></li>' for t in techniques]
-    has_board = board is not None and board.outcomes
+    # head to head first: it is why a category run was made
+    nav += [f'<li><a href="#{e(a)}">{e(label)}</a></li>' for a, label in cat_nav]
+    nav += [f'<li><a href="#technique-{e(_slug(t))}">Technique: {e(t)}</a></li>' for t in r.techniques]
+    has_board = r.board is not None and r.board.outcomes
     if has_board:
         nav.append('<li><a href="#scoreboard">Reproduction scoreboard</a></li>')
     body = [f"<header><h1>{e(title)}</h1><p class=\"muted\">generated {e(now)} by <code>suite report</code> from "
-            f"{e(store_path)}</p></header>", f"<nav><ul>{''.join(nav)}</ul></nav>", _provenance(info, store_path)]
-    for t in techniques:
-        # columns of other techniques' parameters and metrics are empty here: drop them
-        tw = wide[wide["technique"] == t]
-        tw = tw.drop(columns=[c for c in tw.columns if (c.startswith(("param.", "set.")) or c in units)
-                              and tw[c].isna().all()])
-        tf = failed[failed["technique"] == t]
-        body.append(_technique_section(t, tw, tf, units, directions, techs.get(t)))
-    if not techniques:
-        body.append("<p>This run has no cases.</p>")
-    cat_sections, cat_nav = (_category_sections(wide, units, directions, techs, profile=context.profile)
-                             if len(wide) else ([], []))
-    if cat_sections:  # head to head first: it is why a category run was made
-        body[3:3] = cat_sections
-        nav[1:1] = [f'<li><a href="#{e(a)}">{e(label)}</a></li>' for a, label in cat_nav]
-        body[1] = f"<nav><ul>{''.join(nav)}</ul></nav>"
+            f"{e(r.store_path)}</p></header>", f"<nav><ul>{''.join(nav)}</ul></nav>",
+            _provenance(r.info, r.store_path), *cat_sections, *sections]
     if has_board:
-        from_run = str(info.get("command") or "").split()[1:2] == ["reproduce"]
-        body.append(_scoreboard_section(board, not_run, from_run))
+        from_run = str(r.info.get("command") or "").split()[1:2] == ["reproduce"]
+        body.append(_scoreboard_section(r.board, r.not_run, from_run))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{e(title)}</title>"
             f"<style>{_CSS}{ICSS}</style></head><body>" + "\n".join(body)
             + f"<script>{SCRIPT}</script></body></html>\n")
+
+
+def _own_columns(tw: pd.DataFrame, units: dict[str, str]) -> pd.DataFrame:
+    """A technique's cases without the (empty) columns of other techniques' parameters and metrics."""
+    return tw.drop(columns=[c for c in tw.columns if (c.startswith(("param.", "set.")) or c in units)
+                            and tw[c].isna().all()])
 
 
 def write_report(store: Any, run: Any, path: str | Path, **kwargs: Any) -> Path:

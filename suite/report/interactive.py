@@ -18,7 +18,11 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["SCRIPT", "CSS", "technique_figures", "MAX_METRICS"]
 
@@ -41,17 +45,17 @@ def _clean(v: Any) -> Any:
     return str(v)
 
 
-def _headline(df, directions: dict[str, str], headline) -> list[str]:
-    from suite.report.plots import _metric_candidates
+def _headline(df: pd.DataFrame, directions: dict[str, str], headline: Sequence[str]) -> list[str]:
+    from suite.report.axes import metric_candidates
 
-    varying = set(_metric_candidates(df, directions))
+    varying = set(metric_candidates(df, directions))
     chosen = [m for m in headline if m in varying]
     return (chosen or sorted(varying, key=lambda m: (m not in ("speedup", "throughput", "iteration_time"), m)))[
         :MAX_METRICS]
 
 
-def technique_figures(df, directions: dict[str, str], units: dict[str, str], headline, technique: str,
-                      fid: str) -> tuple[list[str], str]:
+def technique_figures(df: pd.DataFrame, directions: dict[str, str], units: dict[str, str], headline: Sequence[str],
+                      technique: str, fid: str) -> tuple[list[str], str]:
     """The interactive figures of one technique's ok cases (wide form) as HTML, or ([], why none).
 
     Parameters
@@ -72,75 +76,27 @@ def technique_figures(df, directions: dict[str, str], units: dict[str, str], hea
     (list of str, str)
         The figures' HTML (the section's data table first) and, when there is none, why.
     """
-    from suite.report.plots import _axis_candidates, _follows, _label, _short, _slice, _val, varying_columns
-    from suite.report.units import column_scale, geometric, sort_key
+    from suite.report.axes import axis_candidates, varying_columns
 
     if df.empty:
         return [], "no case of this technique finished ok"
     df = df.copy(deep=False)
     df.attrs = {}  # pandas deep-copies attrs on every derived frame: costly at 10,000 rows
-    axes = _axis_candidates(df)
+    axes = axis_candidates(df)
     if not axes:
         return [], ("no numeric parameter or profile field is swept in this run (one value each), so there "
                     "is no axis to draw a metric against; the cases table below has every value")
     metrics = _headline(df, directions, headline)
     if not metrics:
         return [], "no metric with a direction (higher or lower is better) changes across these cases"
-    rows: dict[Any, int] = {}
-    figs: list[dict] = []
+    rows: dict[Any, int] = {}  # case (df index) -> its row in the section's data table
     varying = varying_columns(df)
-    for x, xunit in axes:
-        others = [a for a in axes if a[0] != x]
-        sub, fixed, facet = None, [], None
-        for facet in ([others[0]] if others else []) + [None]:
-            context = [c for c in varying if c not in (x, facet[0] if facet else None)
-                       and not _follows(df, c, x)]
-            sub, fixed = _slice(df, context, x, facet[0] if facet else None)
-            if sub is not None:
-                break
-        if sub is None:
-            continue
-        from suite.report.plots import numeric_axis
-
-        xs_all = numeric_axis(list(sub[x]))[0] or []
-        xlog = geometric(xs_all)
-        panels = [("", sub)]
-        if facet is not None:
-            vals = sorted(dict.fromkeys(sub[facet[0]]), key=sort_key)
-            panels = [(f"{_label(facet[0], '')} = {_val(v)}", sub[sub[facet[0]] == v]) for v in vals]
-        variants = sorted({str(v) for v in sub["variant"]})
-        for y in metrics:
-            if y not in sub.columns:
-                continue
-            factor, shown = column_scale(list(sub[y]), units.get(y, ""))
-            out_panels = []
-            for ptitle, p in panels:
-                series: dict[str, list] = {}
-                nums = numeric_axis(list(p[x]))[0] or []
-                for idx, variant, yv, xv in zip(p.index, p["variant"].tolist(), p[y].tolist(), nums):
-                    if yv is None or (isinstance(yv, float) and not math.isfinite(yv)):
-                        continue
-                    r = rows.setdefault(idx, len(rows))
-                    series.setdefault(str(variant), []).append([_clean(xv), _clean(float(yv) / factor), r])
-                for pts in series.values():
-                    pts.sort(key=lambda t: t[0])
-                out_panels.append({"t": ptitle, "s": series})
-            cap = (f"{y} ({(shown + ', ') if shown not in ('', '1') else ''}{directions.get(y)} is better) against "
-                   f"{_label(x, xunit)}{' (log axis: geometric values)' if xlog else ''}, one line per variant"
-                   + (f", one panel per {_label(facet[0], facet[1])}" if facet else "")
-                   + ("; the other swept dimensions fixed at " + ", ".join(f"{_short(c)}={_val(v)}" for c, v in fixed)
-                      if fixed else ""))
-            figs.append({"t": f"{technique}: {y} vs {_label(x, '')}", "xl": _label(x, xunit), "yl": _label(y, shown),
-                         "xlog": bool(xlog), "v": variants, "p": out_panels, "cap": cap})
+    figs = [f for x, xunit in axes for f in _axis_figures(df, x, xunit, axes, varying, metrics, directions, units,
+                                                          technique, rows)]
     if not figs:
         return [], "the swept values never give one variant two points on an axis with the rest held fixed"
-    cols = ["variant"] + [c for c in varying if c != "variant"] + [m for m in metrics if m in df.columns]
-    cols = list(dict.fromkeys(cols))
-    heads = [f"{_short(c)}" + (f" [{units[c]}]" if c in units and units[c] not in ("", "1") else "") for c in cols]
-    by_row = sorted(rows.items(), key=lambda kv: kv[1])
-    table = df.loc[[idx for idx, _r in by_row], cols]
-    data = {"cols": heads, "rows": [[_clean(v) for v in row] for row in table.itertuples(index=False, name=None)]}
-    out = [f'<script type="application/json" id="{fid}-data">{_json(data)}</script>']
+    out = [f'<script type="application/json" id="{fid}-data">{_json(_data_table(df, rows, varying, metrics, units))}'
+           "</script>"]
     for i, f in enumerate(figs):
         f["d"] = f"{fid}-data"
         out.append(f'<figure class="ifig-wrap"><div class="ifig" data-spec="{fid}-{i}"></div>'
@@ -148,6 +104,65 @@ def technique_figures(df, directions: dict[str, str], units: dict[str, str], hea
                    f"<figcaption>{_esc(f['cap'])}; hover a point for its case, drag to zoom (double-click "
                    f"resets), tick variants to filter</figcaption></figure>")
     return out, ""
+
+
+def _axis_figures(df: pd.DataFrame, x: str, xunit: str, axes: list[tuple[str, str]], varying: list[str],
+                  metrics: list[str], directions: dict[str, str], units: dict[str, str], technique: str,
+                  rows: dict[Any, int]) -> list[dict[str, Any]]:
+    """The figure specs of every metric against axis *x* (none when no slice gives a line); the
+    cases drawn are numbered in *rows*."""
+    from suite.report.axes import axis_caption, axis_slice, label, numeric_axis, val
+    from suite.report.units import column_scale, geometric, sort_key
+
+    sub, fixed, facet = axis_slice(df, x, axes, varying)
+    if sub is None:
+        return []
+    xlog = geometric(numeric_axis(list(sub[x]))[0] or [])
+    panels = [("", sub)]
+    if facet is not None:
+        vals = sorted(dict.fromkeys(sub[facet[0]]), key=sort_key)
+        panels = [(f"{label(facet[0], '')} = {val(v)}", sub[sub[facet[0]] == v]) for v in vals]
+    variants = sorted({str(v) for v in sub["variant"]})
+    figs = []
+    for y in metrics:
+        if y not in sub.columns:
+            continue
+        factor, shown = column_scale(list(sub[y]), units.get(y, ""))
+        out_panels = [{"t": ptitle, "s": _series(p, x, y, factor, rows)} for ptitle, p in panels]
+        cap = axis_caption(y, shown, directions.get(y), x, xunit, facet, fixed,
+                           " (log axis: geometric values)" if xlog else "")
+        figs.append({"t": f"{technique}: {y} vs {label(x, '')}", "xl": label(x, xunit), "yl": label(y, shown),
+                     "xlog": bool(xlog), "v": variants, "p": out_panels, "cap": cap})
+    return figs
+
+
+def _series(p: pd.DataFrame, x: str, y: str, factor: float, rows: dict[Any, int]) -> dict[str, list[list[Any]]]:
+    """variant -> its points ``[x, y / factor, data-table row]`` in one panel, sorted by x."""
+    from suite.report.axes import numeric_axis
+
+    series: dict[str, list[list[Any]]] = {}
+    nums = numeric_axis(list(p[x]))[0] or []
+    for idx, variant, yv, xv in zip(p.index, p["variant"].tolist(), p[y].tolist(), nums):
+        if yv is None or (isinstance(yv, float) and not math.isfinite(yv)):
+            continue
+        r = rows.setdefault(idx, len(rows))
+        series.setdefault(str(variant), []).append([_clean(xv), _clean(float(yv) / factor), r])
+    for pts in series.values():
+        pts.sort(key=lambda t: t[0])
+    return series
+
+
+def _data_table(df: pd.DataFrame, rows: dict[Any, int], varying: list[str], metrics: list[str],
+                units: dict[str, str]) -> dict[str, Any]:
+    """The section's data table: the cases drawn (in *rows* order), their swept values and metrics."""
+    from suite.report.axes import short
+
+    cols = ["variant"] + [c for c in varying if c != "variant"] + [m for m in metrics if m in df.columns]
+    cols = list(dict.fromkeys(cols))
+    heads = [f"{short(c)}" + (f" [{units[c]}]" if c in units and units[c] not in ("", "1") else "") for c in cols]
+    by_row = sorted(rows.items(), key=lambda kv: kv[1])
+    table = df.loc[[idx for idx, _r in by_row], cols]
+    return {"cols": heads, "rows": [[_clean(v) for v in row] for row in table.itertuples(index=False, name=None)]}
 
 
 def _json(obj: Any) -> str:

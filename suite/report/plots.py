@@ -30,14 +30,25 @@ import base64
 import io
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["Figure", "choose_figures", "numeric_axis", "render", "PANEL_COLUMNS", "BARS_PER_PAGE"]
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure as MplFigure
 
-_SCALE = re.compile(r"(nodes|workers|gpus|devices|machines|ranks|procs|servers|depth|layers|stages|batch|size|seq)",
-                    re.I)
+from suite.report.axes import axis_candidates as _axis_candidates
+from suite.report.axes import axis_caption, axis_slice, numeric_axis, varying_columns
+from suite.report.axes import follows as _follows
+from suite.report.axes import label as _label
+from suite.report.axes import metric_candidates as _metric_candidates
+from suite.report.axes import short as _short
+from suite.report.axes import val as _val
+
+__all__ = ["Figure", "choose_figures", "numeric_axis", "varying_columns", "render", "PANEL_COLUMNS",
+           "BARS_PER_PAGE"]
+
 _PREF_BY_X = [
     (re.compile(r"nodes|workers|gpus|devices|machines|ranks|servers", re.I),
      [r"speedup", r"throughput", r"scaling|efficiency", r"iteration_time|step_time|time"]),
@@ -67,60 +78,6 @@ class Figure:
     caption: str
 
 
-def numeric_axis(values: Sequence[Any]) -> tuple[list[float] | None, str]:
-    """Numbers for an axis column, or (None, "") when the column is not numeric.
-
-    Numbers stay as they are; override strings like ``"10 Gbit/s"`` become 10.0 with the unit
-    ``"Gbit/s"`` when every value carries the same unit.
-    """
-    from suite.results.load import override_value
-
-    out: list[float] = []
-    units = set()
-    for v in values:
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            return None, ""
-        if isinstance(v, bool):
-            return None, ""
-        if isinstance(v, (int, float)):
-            out.append(float(v))
-            units.add("")
-            continue
-        num, unit = override_value(v)
-        if num is None:
-            return None, ""
-        out.append(num)
-        units.add(unit)
-    if len(units) != 1:
-        return None, ""
-    return out, units.pop()
-
-
-def _axis_candidates(df) -> list[tuple[str, str]]:
-    """Swept numeric columns of *df*: (column, unit), scale-like names first."""
-    cands = []
-    for c in df.columns:
-        if not c.startswith(("param.", "set.")):
-            continue
-        nums, unit = numeric_axis(list(df[c]))
-        if nums is None or len(set(nums)) < 2:
-            continue
-        cands.append((c, unit))
-    cands.sort(key=lambda cu: (0 if _SCALE.search(cu[0]) else 1, cu[0]))
-    return cands
-
-
-def _metric_candidates(df, directions: dict[str, str]) -> list[str]:
-    out = []
-    for name, d in directions.items():
-        if d not in ("higher", "lower") or name not in df.columns:
-            continue
-        vals = df[name].dropna()
-        if len(vals) and vals.nunique() > 1:
-            out.append(name)
-    return sorted(out)
-
-
 def _pick(metrics: list[str], prefs: list[str], n: int) -> list[str]:
     chosen: list[str] = []
     for p in prefs:
@@ -138,12 +95,7 @@ def _pick(metrics: list[str], prefs: list[str], n: int) -> list[str]:
     return chosen
 
 
-def _label(col: str, unit: str) -> str:
-    name = col.split(".", 1)[1] if col.startswith(("param.", "set.")) else col
-    return f"{name} ({unit})" if unit and unit != "1" else name
-
-
-def render(fig) -> str:
+def render(fig: MplFigure) -> str:
     """A matplotlib figure as base64 PNG text (the figure is closed)."""
     import matplotlib.pyplot as plt
 
@@ -153,7 +105,7 @@ def render(fig) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _plt():
+def _plt() -> Any:
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -162,7 +114,7 @@ def _plt():
     return plt
 
 
-def line_figure(df, x: str, xunit: str, y: str, yunit: str, facet: tuple[str, str] | None, title: str) -> str:
+def line_figure(df: pd.DataFrame, x: str, xunit: str, y: str, yunit: str, facet: tuple[str, str] | None, title: str) -> str:
     """One line per variant of *y* against *x*; one panel per value of *facet* (every value, in a
     grid of :data:`PANEL_COLUMNS` columns, sorted numerically)."""
     from suite.report.units import column_scale, geometric, sort_key
@@ -188,7 +140,7 @@ def line_figure(df, x: str, xunit: str, y: str, yunit: str, facet: tuple[str, st
         for variant, g in sub.groupby("variant", sort=True):
             vi = index[str(variant)]
             xs, _ = numeric_axis(list(g[x]))
-            pts = sorted(zip(xs, g[y]), key=lambda t: t[0])
+            pts = sorted(zip(xs or [], g[y]), key=lambda t: t[0])
             # the caller holds every other dimension fixed, so one case per x; a mean otherwise
             agg: dict[float, list[float]] = {}
             for xv, yv in pts:
@@ -196,9 +148,9 @@ def line_figure(df, x: str, xunit: str, y: str, yunit: str, facet: tuple[str, st
                     agg.setdefault(xv, []).append(float(yv) / factor)
             if not agg:
                 continue
-            xv = sorted(agg)
+            xvs = sorted(agg)
             # distinct markers, shrinking sizes and dash styles: coinciding variants stay visible
-            ax.plot(xv, [sum(agg[v]) / len(agg[v]) for v in xv], marker=_MARKERS[vi % len(_MARKERS)],
+            ax.plot(xvs, [sum(agg[v]) / len(agg[v]) for v in xvs], marker=_MARKERS[vi % len(_MARKERS)],
                     markersize=max(3.0, 9.0 - 1.5 * (vi % 4)), linestyle=_STYLES[vi % len(_STYLES)],
                     linewidth=max(1.0, 2.6 - 0.4 * (vi % 4)), color=f"C{vi % 10}", label=str(variant))
         if k >= len(panels) - ncols:
@@ -224,7 +176,7 @@ def line_figure(df, x: str, xunit: str, y: str, yunit: str, facet: tuple[str, st
     return render(fig)
 
 
-def bars_figure(df, y: str, yunit: str, baseline: str, group_cols: list[str], title: str) -> list[str]:
+def bars_figure(df: pd.DataFrame, y: str, yunit: str, baseline: str, group_cols: list[str], title: str) -> list[str]:
     """Each variant's *y* divided by the baseline variant's, for every scenario (a group of
     bars per combination of *group_cols*, sorted numerically), as horizontal bars,
     :data:`BARS_PER_PAGE` scenarios per figure. Returns the pages' PNGs ([] when there is no
@@ -237,7 +189,8 @@ def bars_figure(df, y: str, yunit: str, baseline: str, group_cols: list[str], ti
     return out
 
 
-def bars_pages(df, y: str, baseline: str, group_cols: list[str], per_page: int | None = None):
+def bars_pages(df: pd.DataFrame, y: str, baseline: str, group_cols: list[str], per_page: int | None = None
+               ) -> list[tuple[list[str], dict[str, list[float]]]]:
     """The bar chart's data: a list of pages, each ``(labels, {variant: [ratio per label]})``;
     every scenario with a baseline value appears on exactly one page."""
     from suite.report.units import sort_key
@@ -254,7 +207,8 @@ def bars_pages(df, y: str, baseline: str, group_cols: list[str], per_page: int |
         groups.sort(key=lambda kg: [sort_key(v) for v in (kg[0] if isinstance(kg[0], tuple) else (kg[0],))])
     else:
         groups = [((), df)]
-    labels, data = [], {v: [] for v in variants}
+    labels: list[str] = []
+    data: dict[str, list[float]] = {v: [] for v in variants}
     for gkey, g in groups:
         base = g.loc[g["variant"] == baseline, y]
         if base.empty or not base.iloc[0]:
@@ -294,70 +248,7 @@ def _bars_png(labels: list[str], data: dict[str, list[float]], y: str, baseline:
     return render(fig)
 
 
-_CONTEXT = ("profile", "workload", "fidelity", "seed")
-
-
-def _val(v: Any) -> str:
-    if isinstance(v, float):
-        return str(int(v)) if v.is_integer() and abs(v) < 1e15 else f"{v:g}"
-    return str(v)
-
-
-def _short(col: str) -> str:
-    return col.split(".", 1)[1] if col.startswith(("param.", "set.")) else col
-
-
-def varying_columns(df) -> list[str]:
-    """Scenario columns (profile, workload, fidelity, seed, ``param.*``, ``set.*``) with more
-    than one value in *df*."""
-    import json
-
-    out = []
-    for c in df.columns:
-        if c in _CONTEXT or c.startswith(("param.", "set.")):
-            col = df[c].tolist()
-            first = col[0] if col else None
-            if all(type(v) is type(first) and v == first for v in col):  # noqa: E721 - cheap pass first
-                continue
-            if len({json.dumps(v, sort_keys=True, default=str) for v in col}) > 1:
-                out.append(c)
-    return out
-
-
-def _follows(df, col: str, x: str) -> bool:
-    """Whether the parameter or profile field *col* is a function of *x* in *df* (they are swept
-    together): it then moves along the x axis and needs no fixing. A profile, workload, fidelity
-    or seed never moves along an axis."""
-    if not col.startswith(("param.", "set.")):
-        return False
-    pairs = {(str(a), str(b)) for a, b in zip(df[x], df[col])}
-    return len({a for a, _b in pairs}) == len(pairs)
-
-
-def _has_line(df, x: str, facet: str | None) -> bool:
-    """Whether some variant (in some panel) has at least two distinct x values."""
-    keys = [facet, "variant"] if facet else ["variant"]
-    return any(g[x].astype(str).nunique() >= 2 for _k, g in df.groupby(keys, sort=False))
-
-
-def _slice(df, context: list[str], x: str, facet: str | None = None):
-    """The rows of the most populated combination of *context* values in which some variant has
-    at least two x values, and that combination as (column, value) pairs; (None, []) if none."""
-    if not context:
-        return (df, []) if _has_line(df, x, facet) else (None, [])
-    keys = [tuple(str(v) for v in row) for row in df[context].itertuples(index=False, name=None)]
-    counts: dict[tuple, int] = {}
-    for k in keys:
-        counts[k] = counts.get(k, 0) + 1
-    for k, _n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        mask = [kk == k for kk in keys]
-        sub = df[mask]
-        if _has_line(sub, x, facet):
-            return sub, list(zip(context, sub[context].iloc[0].tolist()))
-    return None, []
-
-
-def choose_figures(df, directions: dict[str, str], units: dict[str, str], baseline: str | None,
+def choose_figures(df: pd.DataFrame, directions: dict[str, str], units: dict[str, str], baseline: str | None,
                    technique: str, max_line: int = 4) -> list[Figure]:
     """The figures worth drawing for one technique's cases (wide form of :func:`suite.results.load`).
 
@@ -378,25 +269,30 @@ def choose_figures(df, directions: dict[str, str], units: dict[str, str], baseli
     -------
     list of Figure
     """
-    figs: list[Figure] = []
     if df.empty:
-        return figs
+        return []
     metrics = _metric_candidates(df, directions)
     if not metrics:
-        return figs
+        return []
+    figs = _line_figures(df, metrics, directions, units, technique, max_line)
+    if baseline and df["variant"].nunique() > 1:
+        lines = [f.y for f in figs if f.kind == "line"]
+        y = lines[0] if lines else _pick(metrics, _GENERIC, 1)[0]  # the headline metric of the first plot
+        figs += _bar_figures(df, y, directions.get(y), baseline, technique)
+    return figs
+
+
+def _line_figures(df: pd.DataFrame, metrics: list[str], directions: dict[str, str], units: dict[str, str],
+                  technique: str, max_line: int) -> list[Figure]:
+    """Up to *max_line* line figures: two metrics (by the x axis's preferences) against each of
+    the first two swept axes."""
+    from suite.report.units import column_scale
+
+    figs: list[Figure] = []
     axes = _axis_candidates(df)
-    for i, (x, xunit) in enumerate(axes[:2]):
+    for x, xunit in axes[:2]:
         prefs = next((p for rx, p in _PREF_BY_X if rx.search(x)), _GENERIC)
-        others = [a for a in axes if a[0] != x]
-        # one panel per value of the next swept number; if that gives no line (the two move
-        # together), no panels. Every other varying dimension is held fixed, never averaged.
-        sub = None
-        for facet in ([others[0]] if others else []) + [None]:
-            context = [c for c in varying_columns(df) if c not in (x, facet[0] if facet else None)
-                       and not _follows(df, c, x)]
-            sub, fixed = _slice(df, context, x, facet[0] if facet else None)
-            if sub is not None:
-                break
+        sub, fixed, facet = axis_slice(df, x, axes, varying_columns(df))
         if sub is None:
             continue
         along = [c for c in varying_columns(sub) if c not in (x, facet[0] if facet else None) and _follows(sub, c, x)]
@@ -405,39 +301,36 @@ def choose_figures(df, directions: dict[str, str], units: dict[str, str], baseli
                 break
             title = f"{technique}: {y} vs {_label(x, '')}"
             png = line_figure(sub, x, xunit, y, units.get(y, ""), facet, title)
-            from suite.report.units import column_scale
-
             yu = column_scale(list(sub[y]), units.get(y, ""))[1]  # the unit the axis is drawn in
-            cap = (f"{y} ({yu + ', ' if yu not in ('', '1') else ''}{directions.get(y)} is better) against "
-                   f"{_label(x, xunit)}"
-                   + (f" ({', '.join(_short(c) for c in along)} changing with it)" if along else "")
-                   + ", one line per variant"
-                   + (f", one panel per {_label(facet[0], facet[1])}" if facet else "")
-                   + ("; the other swept dimensions fixed at " + ", ".join(f"{_short(c)}={_val(v)}" for c, v in fixed)
-                      if fixed else ""))
-            figs.append(Figure("line", title, x, y, png, cap))
-    if baseline and df["variant"].nunique() > 1:
-        lines = [f.y for f in figs if f.kind == "line"]
-        y = lines[0] if lines else _pick(metrics, _GENERIC, 1)[0]  # the headline metric of the first plot
-        groups = [c for c in varying_columns(df) if c != "variant"]
-        title = f"{technique}: {y} of each variant relative to the baseline {baseline}"
-        pages = bars_pages(df, y, baseline, groups)
-        total = sum(len(lab) for lab, _d in pages)
-        for i, (labels, data) in enumerate(pages):
-            t = title + (f" (page {i + 1} of {len(pages)})" if len(pages) > 1 else "")
-            first = i * BARS_PER_PAGE + 1
-            figs.append(Figure("bars", t, None, y, _bars_png(labels, data, y, baseline, t),
-                               f"{y} of each variant divided by the baseline variant {baseline}'s, per scenario "
-                               f"({directions.get(y)} is better; dashed line = baseline)"
-                               + (f"; page {i + 1} of {len(pages)}: scenarios {first}-{first + len(labels) - 1} "
-                                  f"of {total}" if len(pages) > 1 else f"; all {total} scenario(s)")))
+            note = f" ({', '.join(_short(c) for c in along)} changing with it)" if along else ""
+            figs.append(Figure("line", title, x, y, png,
+                               axis_caption(y, yu, directions.get(y), x, xunit, facet, fixed, note)))
     return figs
 
 
-def shared_metrics(df, techniques: list[str], metrics: dict[str, str], vocab_order: list[str] = ()) -> list[str]:
+def _bar_figures(df: pd.DataFrame, y: str, direction: str | None, baseline: str, technique: str) -> list[Figure]:
+    """*y* of each variant relative to the *baseline* variant, per scenario, :data:`BARS_PER_PAGE` a figure."""
+    groups = [c for c in varying_columns(df) if c != "variant"]
+    title = f"{technique}: {y} of each variant relative to the baseline {baseline}"
+    pages = bars_pages(df, y, baseline, groups)
+    total = sum(len(lab) for lab, _d in pages)
+    figs = []
+    for i, (labels, data) in enumerate(pages):
+        t = title + (f" (page {i + 1} of {len(pages)})" if len(pages) > 1 else "")
+        first = i * BARS_PER_PAGE + 1
+        figs.append(Figure("bars", t, None, y, _bars_png(labels, data, y, baseline, t),
+                           f"{y} of each variant divided by the baseline variant {baseline}'s, per scenario "
+                           f"({direction} is better; dashed line = baseline)"
+                           + (f"; page {i + 1} of {len(pages)}: scenarios {first}-{first + len(labels) - 1} "
+                              f"of {total}" if len(pages) > 1 else f"; all {total} scenario(s)")))
+    return figs
+
+
+def shared_metrics(df: pd.DataFrame, techniques: list[str], metrics: Mapping[str, str | None],
+                   vocab_order: Sequence[str] = ()) -> list[str]:
     """Metrics with a direction (*metrics*: name -> direction) that at least two of *techniques*
     report in *df* (wide form): the vocabulary's metrics first, in *vocab_order*, then by name."""
-    have: dict[str, set] = {}
+    have: dict[str, set[str]] = {}
     for t in techniques:
         sub = df[df["technique"] == t]
         for c, d in metrics.items():
@@ -454,12 +347,12 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
            "#17becf")
 
 
-def technique_colours(names) -> dict[str, str]:
+def technique_colours(names: Iterable[Any]) -> dict[str, str]:
     """technique name -> colour, by the sorted order of *names* (every technique of the report)."""
     return {t: PALETTE[i % len(PALETTE)] for i, t in enumerate(sorted({str(n) for n in names}))}
 
 
-def scale_text(tech: Any, record: dict, devices_per_node: int | None) -> str:
+def scale_text(tech: Any, record: Mapping[Any, Any], devices_per_node: int | None) -> str:
     """The scale a case ran at, from the technique's ``Param(role="scale")``: ``8 workers``,
     ``1 node = 8 GPUs``; ``""`` when the technique declares none."""
     if tech is None:
@@ -483,8 +376,8 @@ def scale_text(tech: Any, record: dict, devices_per_node: int | None) -> str:
                                                                           f" = {n} GPU{'s' if n != 1 else ''}")
 
 
-def category_figure(df, metric: str, unit: str, direction: str, techs: dict[str, Any], baselines: dict[str, set],
-                    title: str, devices_per_node: dict[str, int] | None = None,
+def category_figure(df: pd.DataFrame, metric: str, unit: str, direction: str, techs: dict[str, Any],
+                    baselines: dict[str, set[str]], title: str, devices_per_node: dict[str, int] | None = None,
                     colours: dict[str, str] | None = None) -> str:
     """One metric of every technique of a category side by side: a horizontal bar per
     (technique, variant, scenario), coloured by technique, baselines hatched, one panel per
@@ -510,41 +403,61 @@ def category_figure(df, metric: str, unit: str, direction: str, techs: dict[str,
     """
     from suite.report.units import column_scale, sort_key
 
-    plt = _plt()
-    import numpy as np
-    from matplotlib.patches import Patch
-
     df = df[df[metric].notna()]
-    profiles = sorted({str(p) for p in df["profile"]}, key=sort_key)
     names = sorted({str(t) for t in df["technique"]})
     colour = colours or technique_colours(techs or names)
-    dpn = devices_per_node or {}
-    scales: dict[str, set] = {}
     factor, shown = column_scale(list(df[metric]), unit)
-    panels = []
-    for prof in profiles:
-        sub = df[df["profile"].astype(str) == prof]
-        rows = []
-        for t in names:
-            tsub = sub[sub["technique"] == t]
-            if tsub.empty:
-                continue
-            swept = [c for c in varying_columns(tsub) if c not in ("profile",)]
-            recs = sorted(tsub.to_dict("records"),
-                          key=lambda r: (r["variant"] not in baselines.get(t, set()), str(r["variant"]),
-                                         [sort_key(r[c]) for c in swept]))
-            for r in recs:
-                extra = ", ".join(f"{_short(c)}={_val(r[c])}" for c in swept)
-                base = r["variant"] in baselines.get(t, set())
-                sc = scale_text(techs.get(t), r, dpn.get(prof))
-                scales.setdefault(t, set()).add(sc)
-                rows.append((f"{t}: {r['variant']}{' (baseline)' if base else ''}" + (f" @ {sc}" if sc else "")
-                             + (f" [{extra}]" if extra else ""), float(r[metric]) / factor, t, base))
-        panels.append((prof, rows))
+    scales: dict[str, set[str]] = {}
+    panels = [(prof, _category_rows(df[df["profile"].astype(str) == prof], names, metric, factor, techs, baselines,
+                                    (devices_per_node or {}).get(prof), scales))
+              for prof in sorted({str(p) for p in df["profile"]}, key=sort_key)]
+    fig = _category_panels(panels, len(names), colour)
+    fig.axes[-1].set_xlabel(_label(metric, shown) + f" ({direction} is better)")
+    # below the panels, so long paper names never squeeze the bars
+    fig.legend(handles=_category_legend(names, techs, scales, colour), fontsize=7, title="technique (paper)",
+               title_fontsize=8, loc="outside lower center", ncols=1)
+    fig.suptitle(title, fontsize=10)
+    return render(fig)
+
+
+#: one bar of a category figure: (label, value in the shown unit, technique, baseline?)
+_Bar = tuple[str, float, str, bool]
+
+
+def _category_rows(sub: pd.DataFrame, names: list[str], metric: str, factor: float, techs: dict[str, Any],
+                   baselines: dict[str, set[str]], dpn: int | None, scales: dict[str, set[str]]) -> list[_Bar]:
+    """The bars of one profile's panel: per technique, baselines first, then by swept values;
+    each technique's scale texts are added to *scales*."""
+    from suite.report.units import sort_key
+
+    rows: list[_Bar] = []
+    for t in names:
+        tsub = sub[sub["technique"] == t]
+        if tsub.empty:
+            continue
+        swept = [c for c in varying_columns(tsub) if c not in ("profile",)]
+        base_of = baselines.get(t, set())
+        recs = sorted(tsub.to_dict("records"),
+                      key=lambda r: (r["variant"] not in base_of, str(r["variant"]), [sort_key(r[c]) for c in swept]))
+        for r in recs:
+            extra = ", ".join(f"{_short(c)}={_val(r[c])}" for c in swept)
+            base = r["variant"] in base_of
+            sc = scale_text(techs.get(t), r, dpn)
+            scales.setdefault(t, set()).add(sc)
+            rows.append((f"{t}: {r['variant']}{' (baseline)' if base else ''}" + (f" @ {sc}" if sc else "")
+                         + (f" [{extra}]" if extra else ""), float(r[metric]) / factor, t, base))
+    return rows
+
+
+def _category_panels(panels: list[tuple[str, list[_Bar]]], n_techniques: int, colour: dict[str, str]) -> MplFigure:
+    """One horizontal-bar panel per profile, coloured by technique, baselines hatched."""
+    import numpy as np
+
+    plt = _plt()
     n_rows = sum(len(r) for _p, r in panels)
     longest = max((len(lab) for _p, rows in panels for lab, *_ in rows), default=10)
     fig, axes = plt.subplots(len(panels), 1, figsize=(5.5 + 0.06 * longest, 2.0 + 0.9 * len(panels) + 0.26 * n_rows
-                                                      + 0.16 * len(names)),
+                                                      + 0.16 * n_techniques),
                              squeeze=False, layout="constrained",
                              gridspec_kw={"height_ratios": [max(1, len(r)) for _p, r in panels]})
     for ax, (prof, rows) in zip(axes[:, 0], panels):
@@ -555,7 +468,16 @@ def category_figure(df, metric: str, unit: str, direction: str, techs: dict[str,
         ax.set_ylim(len(rows) - 0.5, -0.5)
         ax.set_title(f"profile {prof}", fontsize=9)
         ax.grid(True, axis="x", alpha=0.3)
-    axes[-1, 0].set_xlabel(_label(metric, shown) + f" ({direction} is better)")
+    out: MplFigure = fig
+    return out
+
+
+def _category_legend(names: list[str], techs: dict[str, Any], scales: dict[str, set[str]],
+                     colour: dict[str, str]) -> list[Any]:
+    """One legend entry per technique (its paper: first author, venue, year; the scales it ran
+    at), then the baseline hatch."""
+    from matplotlib.patches import Patch
+
     handles = []
     for t in names:
         tech = techs.get(t)
@@ -567,8 +489,4 @@ def category_figure(df, metric: str, unit: str, direction: str, techs: dict[str,
         sc = sorted(x for x in scales.get(t, ()) if x)
         handles.append(Patch(color=colour[t], label=f"{t}{paper}" + (f" (at {' / '.join(sc)})" if sc else "")))
     handles.append(Patch(facecolor="white", edgecolor="grey", hatch="//", label="baseline variant"))
-    # below the panels, so long paper names never squeeze the bars
-    fig.legend(handles=handles, fontsize=7, title="technique (paper)", title_fontsize=8, loc="outside lower center",
-               ncols=1)
-    fig.suptitle(title, fontsize=10)
-    return render(fig)
+    return handles

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import Any
 
 __all__ = ["scale_for", "column_scale", "format_value", "format_number", "sort_key", "geometric"]
 
@@ -85,7 +86,7 @@ def format_value(value: float | None, unit: str, digits: int = 4) -> str:
     return text if u in ("", "1", None) else f"{text} {u}"
 
 
-def sort_key(v) -> tuple:
+def sort_key(v: Any) -> tuple[Any, ...]:
     """A sort key that orders numbers and quantities with a unit (``"10 Gbit/s"``) numerically
     (2 < 10 < 20, never as text), booleans and None apart, and other text alphabetically."""
     from suite.results.load import override_value
@@ -111,7 +112,7 @@ def geometric(values: Iterable[float]) -> bool:
 
     def cv(gaps: list[float]) -> float:
         m = sum(gaps) / len(gaps)
-        return (sum((g - m) ** 2 for g in gaps) / len(gaps)) ** 0.5 / m
+        return float((sum((g - m) ** 2 for g in gaps) / len(gaps)) ** 0.5 / m)
 
     lin = [b - a for a, b in zip(xs, xs[1:])]
     log = [math.log(b / a) for a, b in zip(xs, xs[1:])]

@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from suite.errors import SuiteError
+from suite.results.codec import finite as _num
 from suite.results.profilediff import ProfileDiff, merge_diffs, profile_diff
 
 if TYPE_CHECKING:
@@ -237,10 +238,9 @@ class _Side:
 
 def _side(store: Any, run: Any, metrics: Any, suffix: str) -> _Side:
     """Run *run* of *store* (only *metrics*, when given)."""
-    from suite.results.load import load, open_store, samples
+    from suite.results.load import load, reading, samples
 
-    st, opened = open_store(store)
-    try:
+    with reading(store) as st:
         rid = st.resolve_run(run)
         if rid is None:
             raise CompareError("compare: give two run ids (or 'latest'), not None")
@@ -248,9 +248,6 @@ def _side(store: Any, run: Any, metrics: Any, suffix: str) -> _Side:
         long = load(st, run=rid, wide=False)
         keys = list(long.loc[long["n_samples"] > 0, "key"].unique())
         samp = samples(st, keys) if keys else {}
-    finally:
-        if opened:
-            st.close()
     if metrics is not None:
         long = long[long["name"].isin([metrics] if isinstance(metrics, str) else list(metrics))]
     return _Side(f"run {info['id']}{suffix}", info, long, samp)
@@ -562,13 +559,3 @@ def _unpaired(side: _Side, other: _Side, varying: Mapping[str, set[str]]) -> lis
     """The scenarios of *side* with no partner in *other*, labelled, sorted."""
     return sorted(_describe(json.loads(k), varying.get(c["technique"], set())) + f" [{c['technique']}/{c['variant']}]"
                   for k, c in side.cases.items() if k not in other.cases)
-
-
-def _num(v: Any) -> float | None:
-    if v is None:
-        return None
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(f) else f

@@ -116,14 +116,10 @@ def export_parquet(store: Any, path: str | Path, run: int | str | None = None) -
     StoreError
         Unknown store or run.
     """
-    from suite.results.load import open_store
+    from suite.results.load import reading
 
-    st, opened = open_store(store)
-    try:
+    with reading(store) as st:
         df, prov = _collect(st, run)
-    finally:
-        if opened:
-            st.close()
     out = Path(path)
     _write_parquet(_portable(df), prov, out)
     return {**prov, "rows": len(df), "path": str(out)}

@@ -28,7 +28,8 @@ with a case column).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 
     from suite.results.store import Store
 
-__all__ = ["load", "open_store", "override_value", "CASE_COLUMNS"]
+__all__ = ["load", "open_store", "reading", "override_value", "CASE_COLUMNS"]
 
 #: Case columns present in both forms, in this order (then ``param.NAME`` and ``set.PATH``).
 CASE_COLUMNS = ("run", "key", "technique", "technique_version", "variant", "fidelity", "profile", "profile_hash",
@@ -69,6 +70,24 @@ def open_store(store: Any) -> tuple[Store, bool]:
     if not isinstance(store, (str, Path)):
         raise StoreError(f"store: expected a Store or a path to a .sqlite file, got {type(store).__name__}")
     return Store(store, readonly=True), True
+
+
+@contextmanager
+def reading(store: Any) -> Iterator[Store]:
+    """``with reading(store) as st:`` the :class:`suite.results.Store` of :func:`open_store`,
+    closed on leaving when this opened it.
+
+    Raises
+    ------
+    StoreError
+        As :func:`open_store`.
+    """
+    st, opened = open_store(store)
+    try:
+        yield st
+    finally:
+        if opened:
+            st.close()
 
 
 _NUM_UNIT = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(.*?)\s*$")
@@ -182,15 +201,11 @@ class _Read(NamedTuple):
 
 def _read(store: Any, run: int | str | None, filters: Mapping[str, Any]) -> _Read:
     """What :func:`load` reads from the store (opened and closed here when given as a path)."""
-    st, opened = open_store(store)
-    try:
+    with reading(store) as st:
         rid = st.resolve_run(run)
         long = st.metrics(rid, wide=False, **filters)
         return _Read(rid, long, st.cases(rid, **filters), st.run_info(rid) if rid is not None else None,
                      _sample_counts(st, list(long["key"].unique())) if len(long) else {}, str(st.path))
-    finally:
-        if opened:
-            st.close()
 
 
 def _with_params(cases: pd.DataFrame, params: Mapping[str, Any] | None) -> pd.DataFrame:
