@@ -220,6 +220,10 @@ class Outcome:
     status: str
     message: str = ""
     traceback: str = ""
+    #: the warning a ``warned`` outcome is re-raised as in the test process: ``KitWarning`` (a
+    #: default check's problem), ``DeprecationWarning`` (a contract deprecation: a plugin's import
+    #: of a 0.2 module)
+    category: str = "KitWarning"
 
 
 def _warn_only(check_id: str, exc: AssertionError) -> bool:
@@ -235,8 +239,16 @@ def _warning_text(check_id: str, exc: AssertionError) -> str:
 
 
 def _outcome_of(tech: Technique, check_id: str, max_examples: int, state: _State | None = None) -> Outcome:
+    import warnings
+
     try:
-        why = _check_fn(check_id)(state or _State(tech, max_examples))
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always", DeprecationWarning)
+            why = _check_fn(check_id)(state or _State(tech, max_examples))
+        deprecated = [str(w.message) for w in seen if issubclass(w.category, DeprecationWarning)]
+        for w in seen:  # the others as they came
+            if not issubclass(w.category, DeprecationWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     except AssertionError as exc:
         if _warn_only(check_id, exc):
             return Outcome(check_id, "warned", _warning_text(check_id, exc))
@@ -244,6 +256,10 @@ def _outcome_of(tech: Technique, check_id: str, max_examples: int, state: _State
     except Exception as exc:  # noqa: BLE001 - a check that errors is a failed check, named
         return Outcome(check_id, "failed", f"{tech.name}: check {check_id!r} raised {type(exc).__name__}: {exc}",
                        traceback.format_exc())
+    if deprecated and check_id == "imports":  # the kit's contract deprecation: reported, re-raised by the caller
+        return Outcome(check_id, "warned", deprecated[0], category="DeprecationWarning")
+    for msg in deprecated:
+        warnings.warn(msg, DeprecationWarning, stacklevel=2)
     return Outcome(check_id, "skipped", why) if why else Outcome(check_id, "passed")
 
 
@@ -283,7 +299,7 @@ def _child(conn: Connection, tech: Technique, check_id: str, max_examples: int) 
 
         faulthandler.disable()  # a check that aborts is reported by the parent, without a stack dump
         out = _outcome_of(tech, check_id, max_examples)
-        conn.send((out.status, out.message, out.traceback))
+        conn.send((out.status, out.message, out.traceback, out.category))
     except BaseException:  # noqa: BLE001
         code = 1
     finally:
@@ -326,8 +342,8 @@ def run_check(tech: Technique, check_id: str, *, max_examples: int = 10,
     try:
         if recv.poll(timeout):
             try:
-                status, message, tb = recv.recv()
-                return Outcome(check_id, status, message, tb)
+                status, message, tb, category = recv.recv()
+                return Outcome(check_id, status, message, tb, category)
             except (EOFError, OSError):
                 pass
         else:
@@ -383,7 +399,8 @@ class _Check:
         if out.status == "warned":
             import warnings
 
-            warnings.warn(KitWarning(out.message), stacklevel=2)
+            category = DeprecationWarning if out.category == "DeprecationWarning" else KitWarning
+            warnings.warn(category(out.message), stacklevel=2)
             return
         if out.status == "failed":
             detail = f"\n\n{out.traceback}" if out.traceback else ""

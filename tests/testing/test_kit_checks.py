@@ -357,3 +357,17 @@ def test_suite_testing_is_for_a_plugins_tests_only(tmp_path, monkeypatch):
     with pytest.raises(AssertionError, match=r"technique.py:2: imports suite.testing \(plugin code may import "
                                              r"only suite.api\)"):
         check_imports(tech)
+
+
+def test_an_isolated_imports_check_reports_the_deprecation_to_the_test_process(tmp_path, monkeypatch):
+    """A check run in a forked child (parametrize_with_checks' default) cannot warn the test
+    process itself: its outcome is ``warned`` with the category, and the pytest item re-raises
+    it as a DeprecationWarning naming suite.api."""
+    from suite.testing.check import _Check, run_check
+
+    tech = _trial_plugin(tmp_path, monkeypatch, "suite_old_isolated", "from suite import Paper, Result, Technique, Variant")
+    out = run_check(tech, "imports", isolate=True, timeout=60)
+    assert (out.status, out.category) == ("warned", "DeprecationWarning"), out
+    assert "suite.api" in out.message and "0.4.0" in out.message
+    with pytest.warns(DeprecationWarning, match=r"imports suite: plugin code imports from the suite only suite.api"):
+        _Check("imports", 5, 60, True)(tech)
