@@ -267,7 +267,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("store", ("suite.results",)),
     ("plugins", ("suite.registry", "suite.context")),
     ("run", ("suite.runner", "suite.execution", "suite.testing")),
-    ("use", ("suite.report", "suite.validate", "suite.validate_collectives", "suite.scaffold")),
+    ("use", ("suite.report", "suite.validate", "suite.model_validation", "suite.validate_collectives",
+             "suite.scaffold")),
     ("cli", ("suite.cli", "suite.__main__")),
     ("api", ("suite.api",)),
 )
