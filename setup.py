@@ -24,6 +24,7 @@ setup(
         "suite.data.hardware_profiles": ["**/*.toml", "*.md"],
         "suite.data.experiments": ["*.toml"],
         "suite.data.validation": ["**/*.csv", "*.md"],
+        "suite": ["py.typed"],  # PEP 561: a plugin's type checker reads suite.api's annotations
         "": ["*.toml", "*.md", "*.csv", "*.json"],
     },
 )

@@ -99,7 +99,8 @@ def test_the_signatures_on_the_page_are_the_code_s():
                 real = [p for p in inspect.signature(obj).parameters]
             except (TypeError, ValueError):
                 continue
-            assert [s for s in shown if s] == real, f"docs/plugin-api.md: `{name}` shows {shown}, the code has {real}"
+            assert [s for s in shown if s] == real, (f"docs/plugin-api.md: `{name}` shows {shown}, the code has {real}: "
+                                                     f"the signature is {name}{inspect.signature(obj)}")
 
 
 def test_every_lazy_name_is_its_modules_object():
