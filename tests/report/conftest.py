@@ -11,15 +11,18 @@ BANDWIDTHS = ["2 Gbit/s", "5 Gbit/s", "10 Gbit/s", "20 Gbit/s", "30 Gbit/s", "40
 @pytest.fixture(scope="module")
 def tour_store(tmp_path_factory):
     """The README's sweep: poseidon, 6 node counts x 6 bandwidths x 4 variants = 144 cases."""
+    from suite.context import Context
     from suite.results import Store
     from suite.runner.engine import run_cases
     from suite.runner.experiment import expand_entry
 
     path = tmp_path_factory.mktemp("report") / "s.sqlite"
+    ctx = Context.build()
     exp = expand_entry({"technique": "poseidon", "workloads": ["vgg19-22k"],
-                        "params": {"nodes": [str(n) for n in NODES]}, "set": {"network.-1.bandwidth": BANDWIDTHS}})
+                        "params": {"nodes": [str(n) for n in NODES]}, "set": {"network.-1.bandwidth": BANDWIDTHS}},
+                       context=ctx)
     with Store(path) as st:
-        s = run_cases(exp.cases, st, command="suite run (README sweep)")
+        s = run_cases(exp.cases, st, command="suite run (README sweep)", context=ctx)
         assert s.ok == 144
         st.name_run(s.run_id, "sweep")
     return path

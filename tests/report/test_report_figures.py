@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from suite.context import Context
 from suite.report import plots
 from suite.report.units import column_scale, format_number, format_value, geometric, sort_key
 
@@ -137,7 +138,7 @@ def tour_html(tour_store):
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(plots, "render", _no_png)
-        return build_report(tour_store, "sweep", scoreboard=False)
+        return build_report(tour_store, "sweep", scoreboard=False, context=Context.build())
 
 
 def test_cases_table_sorted_one_unit_and_format_per_column(tour_html):
@@ -170,7 +171,7 @@ def test_category_section_one_figure_per_shared_metric(category_store, monkeypat
     from suite.report import build_report
 
     monkeypatch.setattr(plots, "render", _no_png)
-    html = build_report(category_store, "two", scoreboard=False)
+    html = build_report(category_store, "two", scoreboard=False, context=Context.build())
     assert "<h2>Head to head: communication</h2>" in html
     sec = html[html.index('id="category-communication"'):]
     sec = sec[:sec.index("</section>")]
@@ -275,21 +276,24 @@ def test_a_set_value_equal_to_the_profile_is_filled_in(tmp_path):
     from suite.runner.engine import run_cases
     from suite.runner.experiment import expand_entry
 
+    ctx = Context.build()
     with Store(tmp_path / "s.sqlite") as st:
-        run_cases(expand_entry({"technique": "poseidon", "variants": ["ps"], "params": {"nodes": ["2"]}}).cases, st)
+        run_cases(expand_entry({"technique": "poseidon", "variants": ["ps"], "params": {"nodes": ["2"]}},
+                               context=ctx).cases, st, context=ctx)
         s = run_cases(expand_entry({"technique": "poseidon", "variants": ["ps"], "params": {"nodes": ["2"]},
-                                    "set": {"network.-1.bandwidth": ["5 Gbit/s", "10 Gbit/s"]}}).cases, st)
+                                    "set": {"network.-1.bandwidth": ["5 Gbit/s", "10 Gbit/s"]}}, context=ctx).cases, st,
+                      context=ctx)
         assert s.cached == 1
         w = load(st, run=s.run_id, wide=True)
     # each run shows the overrides it asked for (schema 5): the cached case carries this run's
     # 10 Gbit/s, not the empty overrides of the run that computed it first (0.1.0: 1 empty cell)
     assert w["set.network.-1.bandwidth"].isna().sum() == 0
     w.loc[w["set.network.-1.bandwidth"] == "10 Gbit/s", "set.network.-1.bandwidth"] = None  # a 0.1.0 store's view
-    filled = fill_profile_values(w)
+    filled = fill_profile_values(w, profile=ctx.profile)
     assert sorted(filled["set.network.-1.bandwidth"], key=sort_key) == ["5 Gbit/s", "10 Gbit/s"]
     # the profile comes from the resolver it is given (a report passes its context's, which
     # knows the plugins' profile folders); one it cannot resolve leaves the cell empty
-    from suite.hardware import get_profile
+    get_profile = ctx.profile
 
     asked: list[str] = []
     again = fill_profile_values(w, profile=lambda n: asked.append(n) or get_profile(n))
@@ -311,10 +315,11 @@ def test_no_head_to_head_without_a_shared_scenario(tmp_path, monkeypatch):
     from suite.runner.experiment import expand_entry
 
     monkeypatch.setattr(plots, "render", _no_png)
-    cases = (expand_entry({"technique": "poseidon", "variants": ["ps", "poseidon"]}).cases
-             + expand_entry({"technique": "mg-wfbp", "variants": ["sync", "mg-wfbp"]}).cases)
+    ctx = Context.build()
+    cases = (expand_entry({"technique": "poseidon", "variants": ["ps", "poseidon"]}, context=ctx).cases
+             + expand_entry({"technique": "mg-wfbp", "variants": ["sync", "mg-wfbp"]}, context=ctx).cases)
     with Store(tmp_path / "s.sqlite") as st:
-        run_cases(cases, st)
-    html = build_report(tmp_path / "s.sqlite", "latest", scoreboard=False)
+        run_cases(cases, st, context=ctx)
+    html = build_report(tmp_path / "s.sqlite", "latest", scoreboard=False, context=ctx)
     assert "Technique: poseidon" in html and "Technique: mg-wfbp" in html
     assert "Head to head" not in html

@@ -8,6 +8,8 @@ hash. Both runs go through the real runner (resolve -> evaluate -> store).
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 SWEEP = {"technique": "poseidon", "params": {"nodes": ["1", "2", "4"]},
@@ -15,12 +17,20 @@ SWEEP = {"technique": "poseidon", "params": {"nodes": ["1", "2", "4"]},
 CHANGED = {"network.-1.latency": ["50 us"]}
 
 
+@functools.lru_cache(maxsize=1)
+def suite_context():
+    """The context a command builds once (the installed plugins, the shipped profiles)."""
+    from suite.context import Context
+
+    return Context.build()
+
+
 def run_sweep(store, entry, command):
     from suite.runner.engine import run_cases
     from suite.runner.experiment import expand_entry
 
-    exp = expand_entry(entry)
-    summary = run_cases(exp.cases, store, command=command)
+    exp = expand_entry(entry, context=suite_context())
+    summary = run_cases(exp.cases, store, command=command, context=suite_context())
     assert summary.failed == 0 and summary.ok == len(exp.cases)
     return summary.run_id
 

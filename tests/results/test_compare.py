@@ -34,9 +34,7 @@ def test_changed_profile_is_refused_then_allowed_with_the_field_difference(sweep
         compare_runs(path, a, b)
     cmp = compare_runs(path, a, b, allow_profile_change=True)
     assert cmp.matched == 24 and not cmp.only_a and not cmp.only_b
-    from suite.hardware import get_profile
-
-    nic_latency = get_profile("titanx-cluster-10gbe").network[-1].latency  # s, from the profile file
+    nic_latency = _CTX[0].profile("titanx-cluster-10gbe").network[-1].latency  # s, from the profile file
     assert len(cmp.profile_diffs) == 1
     d = cmp.profile_diffs[0]
     assert d.pairs == 24 and list(d.fields) == ["network.0.latency"]

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from suite.cli import main
+from suite.context import Context
 from suite.report import build_report
 from suite.report.plots import choose_figures, numeric_axis
 from suite.results import Store
@@ -100,14 +101,15 @@ def report_store(tmp_path_factory, sweep):
     path = tmp_path_factory.mktemp("report") / "suite.sqlite"
     with Store(path) as st:
         run_id = run_sweep(st, entry, "suite run --technique poseidon <script>alert('cmd')</script>")
-        board = reproduce([Context.build().technique("poseidon")], st, command="suite reproduce poseidon")
+        ctx = Context.build()
+        board = reproduce([ctx.technique("poseidon")], st, command="suite reproduce poseidon", context=ctx)
     return path, run_id, board
 
 
 @pytest.fixture(scope="module")
 def sweep_page(report_store):
     path, sweep, _board = report_store
-    return parse(build_report(path, sweep))
+    return parse(build_report(path, sweep, context=Context.build()))
 
 
 def test_sweep_report_sections_tables_and_images(report_store, sweep_page):
@@ -150,7 +152,7 @@ def test_scoreboard_section_matches_reproduce(report_store, sweep_page):
     counts = page.tables[-2]
     assert counts[-1][:2] == ["all", str(len(board.outcomes))]
     # the reproduce run's own report has the scoreboard too, said to come from that run
-    page2 = parse(build_report(path, "latest"))
+    page2 = parse(build_report(path, "latest", context=Context.build()))
     assert "scoreboard" in page2.sections and any("by this reproduce run" in t for t in page2.text)
 
 
