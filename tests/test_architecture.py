@@ -114,7 +114,18 @@ def test_the_checker_sees_function_level_and_dynamic_imports(tmp_path):
                  "    import importlib\n    importlib.import_module('suite_poseidon')\n"
                  "from suite import registry\n")
     mods = {m for _l, m in _imports(f)}
-    assert {"suite.runner.case", "suite_poseidon", "suite.registry"} <= mods
+    assert {"suite.runner.case", "suite_poseidon", "suite.registry"} <= mods and "suite" not in mods
+
+
+def test_from_suite_import_a_module_is_that_module():
+    """``from suite import api`` imports suite.api (allowed), not the package's 0.2 names; a
+    contract name imported from the package (``from suite import Result``) is the package."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        f = Path(d) / "m.py"
+        f.write_text("from suite import api\nfrom suite import perf, Result\n")
+        assert _imports(f) == [(1, "suite.api"), (2, "suite"), (2, "suite.perf")]
 
 
 def test_plugin_authors_guide_lists_the_same_modules():

@@ -47,20 +47,29 @@ FORBIDDEN = ("suite.runner", "suite.results", "suite.registry", "suite.context",
 Verdict = Literal["allowed", "deprecated", "forbidden"]
 
 
+def _suite_submodules() -> frozenset[str]:
+    """The names of the suite package's own modules and subpackages (``api``, ``runner``, ...)."""
+    root = Path(__file__).resolve().parents[1]
+    return frozenset(p.stem for p in root.iterdir() if (p.suffix == ".py" and p.stem != "__init__")
+                     or (p.is_dir() and (p / "__init__.py").exists()))
+
+
 def imports_of(path: Path) -> list[tuple[int, str]]:
     """(line, absolute module name) of every import in *path*, plus string literals passed to
     ``importlib.import_module`` / ``__import__``."""
     tree = ast.parse(Path(path).read_text(encoding="utf-8"), filename=str(path))
-    out = []
-    subs = {m.split(".")[1] for m in FORBIDDEN}
+    out: list[tuple[int, str]] = []
+    subs = _suite_submodules()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             out += [(node.lineno, a.name) for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            out.append((node.lineno, node.module))
-            # `from suite import runner` imports the module suite.runner
-            out += [(node.lineno, f"{node.module}.{a.name}") for a in node.names
-                    if node.module == "suite" and a.name in subs]
+            # `from suite import runner` imports the module suite.runner (and `from suite import api`
+            # only suite.api: the package itself counts when a name that is not a module is imported)
+            mods = [a.name for a in node.names if node.module == "suite" and a.name in subs]
+            if len(mods) < len(node.names):
+                out.append((node.lineno, node.module))
+            out += [(node.lineno, f"suite.{m}") for m in mods]
         elif isinstance(node, ast.Call):
             fn = node.func
             name = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
