@@ -145,3 +145,17 @@ def test_no_core_module_imports_the_api():
 def test_the_page_is_in_the_site_and_linked_from_the_guide():
     assert "plugin-api.md" in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     assert "(plugin-api.md" in (ROOT / "docs" / "plugin-authors.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", sorted(set(api.__all__) | set(_hooks())))
+def test_each_example_is_python(name):
+    """Every example on the page compiles (as the body of a function: examples show ``return``
+    and ``yield`` lines of an evaluate function or an executor); the signature block that opens
+    an entry is not an example."""
+    import textwrap
+
+    body = next(sec[name] for sec in _sections().values() if name in sec)
+    blocks = re.findall(r"```python\n(.*?)```", body, re.S)
+    examples = blocks[1:] if re.match(r"\s*```python\n", body) else blocks
+    for code in examples:
+        compile("def _example():\n" + textwrap.indent(code, "    "), f"docs/plugin-api.md `{name}`", "exec")
