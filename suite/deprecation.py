@@ -36,5 +36,7 @@ def version_tuple(text: str) -> tuple[int, ...]:
 def fails_now(rule: str, version: str | None = None) -> bool:
     """Whether *rule* (a key of :data:`FAILS_FROM`) fails at *version* (default: this suite's)."""
     if version is None:
-        from suite._version import __version__ as version
+        from suite._version import __version__
+
+        version = __version__
     return version_tuple(version) >= version_tuple(FAILS_FROM[rule])

@@ -22,7 +22,7 @@ class ImmutableError(SuiteError, TypeError):
     """A write to an input a plugin must treat as read-only."""
 
 
-class FrozenDict(dict):
+class FrozenDict(dict[Any, Any]):
     """A ``dict`` that refuses writes (``what`` names it in the error). Picklable and JSON-able."""
 
     __slots__ = ("_what",)
@@ -31,30 +31,30 @@ class FrozenDict(dict):
         super().__init__(*args, **kwargs)
         self._what = what
 
-    def _refuse(self, *_a: Any, **_k: Any):
+    def _refuse(self, *_a: Any, **_k: Any) -> Any:
         raise ImmutableError(f"{self._what} is read-only: a plugin must not change its inputs "
                              f"(copy it first, e.g. dict(...))")
 
-    def __setitem__(self, key, value):
+    def __setitem__(self, key: Any, value: Any) -> None:
         raise ImmutableError(f"{self._what}[{key!r}] is read-only: a plugin must not change its inputs "
                              f"(copy it first, e.g. dict(...))")
 
-    __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _refuse  # type: ignore[assignment]
+    __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _refuse
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (dict(self), self._what))
 
-    def __copy__(self):
+    def __copy__(self) -> FrozenDict:
         return self
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: Any) -> FrozenDict:
         return self
 
     def __hash__(self) -> int:  # type: ignore[override]
         return hash(tuple(sorted(self.items(), key=lambda kv: repr(kv[0]))))
 
 
-def _rebuild(d: dict, what: str) -> FrozenDict:
+def _rebuild(d: dict[Any, Any], what: str) -> FrozenDict:
     return FrozenDict(d, what=what)
 
 
@@ -125,7 +125,7 @@ def _readonly_array(value: Any, np: Any) -> Any:
 _DATACLASSES: set[type] = set()
 
 
-def _numpy():
+def _numpy() -> Any:
     import sys
 
     return sys.modules.get("numpy")  # an array exists only if numpy was imported
@@ -155,7 +155,7 @@ def freeze_fields(obj: Any, what: str) -> None:
         cur = getattr(obj, name, None)
         tc = type(cur)
         # what freeze() returns as it is, tested here (a layer's shapes): no call, no label
-        if tc in _IMMUTABLE or tc is FrozenDict or (tc is tuple and all(type(v) in _IMMUTABLE for v in cur)):
+        if tc in _IMMUTABLE or tc is FrozenDict or (tc is tuple and all(type(v) in _IMMUTABLE for v in cur or ())):
             continue
         new = freeze(cur, f"{what}.{name}")
         if new is not cur:
@@ -170,18 +170,23 @@ def freeze_fields(obj: Any, what: str) -> None:
 # --------------------------------------------------------------------------- the per-case guard
 
 
+#: one snapshot entry of :func:`guard`: (object, shallow copy of its items, is a mapping, parent
+#: entry or None, key in the parent)
+_Entry = tuple[Any, dict[Any, Any], bool, Any, Any]
+
+
 class InputMutated(SuiteError):
     """A case changed one of its inputs through a route the freeze cannot close (``vars()``,
     ``object.__setattr__``, ``__dict__``, ``dict.__setitem__`` on a frozen mapping): the case
     fails, and its inputs are put back before the next case."""
 
 
-def _state_of(obj: Any) -> dict | None:
+def _state_of(obj: Any) -> dict[str, Any] | None:
     d = getattr(obj, "__dict__", None)
     return d if type(d) is dict else None
 
 
-def guard(*inputs: tuple[str, Any], limit: int = 256) -> list:
+def guard(*inputs: tuple[str, Any], limit: int = 256) -> list[_Entry]:
     """A snapshot of *inputs* (``(label, value)`` pairs) that :func:`restore_changed` checks.
 
     For every frozen mapping and every object with a ``__dict__`` (pydantic models, dataclasses)
@@ -194,13 +199,13 @@ def guard(*inputs: tuple[str, Any], limit: int = 256) -> list:
     """
     from collections import deque
 
-    snap: list = []
+    snap: list[_Entry] = []
     seen: set[int] = set()
     for label, root in inputs:
         if root is None:
             continue
         kept = 0
-        queue = deque([(root, None, label)])
+        queue: deque[tuple[Any, Any, Any]] = deque([(root, None, label)])
         while queue and kept < limit:
             v, parent, key = queue.popleft()
             t = type(v)
@@ -215,14 +220,14 @@ def guard(*inputs: tuple[str, Any], limit: int = 256) -> list:
             if d is None:
                 continue
             items = dict(d)
-            entry = (v, items, is_map, parent, key)
+            entry: _Entry = (v, items, is_map, parent, key)
             snap.append(entry)
             kept += 1
             queue.extend((x, entry, k) for k, x in items.items() if type(x) not in _IMMUTABLE)
     return snap
 
 
-def _label(entry: tuple | None, key: Any) -> str:
+def _label(entry: _Entry | None, key: Any) -> str:
     """The path of field *key* of snapshot *entry* (``profile.network[1].bandwidth``)."""
     parts: list[str] = []
     while True:
@@ -237,7 +242,7 @@ def _label(entry: tuple | None, key: Any) -> str:
     return "".join(reversed(parts))
 
 
-def _same(now: dict, then: dict) -> str | None:
+def _same(now: dict[Any, Any], then: dict[Any, Any]) -> str | None:
     if len(now) != len(then):
         extra = sorted(set(map(str, now)) ^ set(map(str, then)))
         return extra[0] if extra else "?"
@@ -249,7 +254,7 @@ def _same(now: dict, then: dict) -> str | None:
     return None
 
 
-def restore_changed(snap: list) -> str | None:
+def restore_changed(snap: list[_Entry]) -> str | None:
     """Check the snapshot of :func:`guard`: put back every changed object and return the first
     changed field (``"profile.network[1].bandwidth"``), or None when nothing changed."""
     first = None

@@ -29,7 +29,7 @@ def _depth_error(where: str, path: str) -> TooDeep:
                    f"levels, got deeper nesting")
 
 
-def loads_toml(text: str, where: str) -> dict:
+def loads_toml(text: str, where: str) -> dict[str, Any]:
     """Parse TOML *text* (of the file *where*) and check its nesting depth.
 
     Raises

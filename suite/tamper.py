@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 import types
+from collections.abc import Mapping
 from typing import Any
 
 __all__ = ["snapshot", "undo_changes"]
@@ -28,8 +29,8 @@ def _shared(name: str) -> bool:
     return name.split(".")[0] in SHARED or name.startswith("suite_")
 
 
-def _namespaces() -> list[tuple[str, Any, dict]]:
-    out = []
+def _namespaces() -> list[tuple[str, Any, Mapping[str, Any]]]:
+    out: list[tuple[str, Any, Mapping[str, Any]]] = []
     for name, mod in list(sys.modules.items()):
         if mod is None or not _shared(name):
             continue
@@ -44,17 +45,17 @@ def _namespaces() -> list[tuple[str, Any, dict]]:
     return out
 
 
-def snapshot() -> list[tuple[str, Any, dict]]:
+def snapshot() -> list[tuple[str, Any, dict[str, Any]]]:
     """The shared modules' (and core classes') names and what each is bound to."""
     return [(name, obj, dict(d)) for name, obj, d in _namespaces()]
 
 
-def _same(d: Any, before: dict) -> bool:
+def _same(d: Any, before: dict[str, Any]) -> bool:
     return len(d) == len(before) and list(d) == list(before) and \
         list(map(id, d.values())) == list(map(id, before.values()))
 
 
-def undo_changes(snap: list, plugin: str = "") -> list[str]:
+def undo_changes(snap: list[tuple[str, Any, dict[str, Any]]], plugin: str = "") -> list[str]:
     """Names rebound or removed since *snap* (``"numpy.dot"``), each put back as it was, and, in
     a shared module first imported since (numpy imported by the plugin itself), the names bound to
     a function of the package *plugin* (which cannot be put back: the reason says so).

@@ -19,7 +19,7 @@ import os
 import sys
 from pathlib import Path
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from suite.hardware.profile_library import ProfileLibrary, load_file
@@ -37,7 +37,7 @@ _LAZY = {**dict.fromkeys(("DeviceGroup", "Profile"), "suite.hardware.profile"),
          **dict.fromkeys(("format_quantity", "parse_quantity"), "suite.hardware.units")}
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     mod = _LAZY.get(name)
     if mod is None:
         raise AttributeError(f"module 'suite.hardware' has no attribute {name!r}")
@@ -71,7 +71,7 @@ __all__ = [
 
 from suite.hardware.reserved import CORE_EXTENSION_NAMES  # noqa: E402  (re-exported: names a plugin may not register)
 
-_LIBS: dict[tuple, ProfileLibrary] = {}
+_LIBS: dict[tuple[Any, ...], ProfileLibrary] = {}
 
 
 def user_profile_dir() -> Path:

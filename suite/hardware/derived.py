@@ -57,7 +57,7 @@ _SKIP = {"sources", "measured", "path", "description", "source", "overrides", "t
          "vendor", "cpu", "groups"}
 
 
-def _dimension(path: tuple) -> str | None:
+def _dimension(path: tuple[Any, ...]) -> str | None:
     from suite.hardware.units import dimension_of
 
     walked = _field_at(Profile, tuple(p for p in path))
@@ -88,7 +88,7 @@ def flatten(profile: Profile, include_meta: bool = False) -> list[Field]:
     data = profile.model_dump(mode="python")
     out: list[Field] = []
 
-    def walk(obj: Any, path: tuple) -> None:
+    def walk(obj: Any, path: tuple[Any, ...]) -> None:
         if obj is None:
             return
         if isinstance(obj, BaseModel):

@@ -48,7 +48,7 @@ def _scalar(v: Any) -> str:
     return json.dumps(str(v))
 
 
-def toml_dumps(data: dict, _prefix: tuple[str, ...] = ()) -> str:
+def toml_dumps(data: dict[str, Any], _prefix: tuple[str, ...] = ()) -> str:
     """A small TOML writer for plain data (str, int, float, bool, lists, dicts); None is skipped.
 
     Dicts become ``[tables]``, lists of dicts ``[[arrays of tables]]``; everything else is inline.
@@ -82,7 +82,7 @@ def toml_dumps(data: dict, _prefix: tuple[str, ...] = ()) -> str:
     return out.strip() + "\n" if _prefix == () else out.strip()
 
 
-def _with_units(obj: Any, model: type[BaseModel], loc: tuple) -> Any:
+def _with_units(obj: Any, model: type[BaseModel], loc: tuple[Any, ...]) -> Any:
     """Replace SI floats by unit strings wherever *model*'s schema declares a quantity."""
     if isinstance(obj, BaseModel):
         obj = obj.model_dump(mode="python")

@@ -138,7 +138,7 @@ class Profile(BaseModel):
         return self.network[-1]
 
     # -- identity
-    def normalized(self) -> dict:
+    def normalized(self) -> dict[str, Any]:
         """The content that defines this profile's results: every figure (SI floats rounded to 12
         significant digits, so "10 Gbit/s" and "1.25 GB/s" agree), the name, kind, references
         and extensions, overridden figures included; no override text, path, prose, sources, tags or verification flags."""
@@ -158,7 +158,8 @@ class Profile(BaseModel):
             for key in ("link", "efficiency", "reduction", "reduction_bandwidth", "path"):
                 if level.get(key) is None:
                     level.pop(key, None)
-        return _round_floats(d)
+        out: dict[str, Any] = _round_floats(d)
+        return out
 
     def content_hash(self) -> str:
         """Stable SHA-256 (hex, 16 chars) of :meth:`normalized`; part of every case key.
@@ -258,7 +259,7 @@ class Profile(BaseModel):
         return {f"groups.{i}.device.{p.split('.', 1)[1]}": overrides[p] for p in paths for i, g in same
                 if g.device.name == self.device.name}
 
-    def _resync_references(self, data: dict, overrides: Mapping[str, Any]) -> None:
+    def _resync_references(self, data: dict[str, Any], overrides: Mapping[str, Any]) -> None:
         """Keep the references the library resolved (``device`` from ``node.device``, ``cpu`` from
         ``node.cpu``, ``groups`` from ``[ext.mix]``) in step with an override of their source: a group's ``count`` follows
         ``ext.mix.groups.N.count`` (so ``--set ext.mix.groups.0.count=8`` changes what

@@ -87,7 +87,7 @@ class Device(_Frozen):
 
     @field_validator("peak_flops")
     @classmethod
-    def _check_dtypes(cls, v: dict[str, float]):
+    def _check_dtypes(cls, v: dict[str, float]) -> dict[str, float]:
         bad = sorted(set(v) - set(PEAK_FLOPS_DTYPES))
         if bad:
             raise ValueError(f"expected dtype keys among {list(PEAK_FLOPS_DTYPES)}, got {bad[0]!r}")
@@ -95,7 +95,8 @@ class Device(_Frozen):
 
     @field_validator("efficiency")
     @classmethod
-    def _check_efficiency(cls, v: dict[str, list[tuple[float, float]]] | None):
+    def _check_efficiency(cls, v: dict[str, list[tuple[float, float]]] | None
+                          ) -> dict[str, list[tuple[float, float]]] | None:
         for name, curve in (v or {}).items():
             if not curve:
                 raise ValueError(f"expected [[size, fraction], ...] with at least one point for {name!r}, got []")
@@ -211,7 +212,7 @@ class NetworkLevel(_Frozen):
 
     @field_validator("reduction_bandwidth")
     @classmethod
-    def _positive_reduction_bw(cls, v):
+    def _positive_reduction_bw(cls, v: float | None) -> float | None:
         if v is not None and not v > 0:
             raise ValueError(f"expected a bandwidth > 0, got {v}")
         return v
@@ -229,7 +230,7 @@ class Communication(_Frozen):
 
     @field_validator("efficiency")
     @classmethod
-    def _check_curves(cls, v):
+    def _check_curves(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
         for name, curve in (v or {}).items():
             sizes = [s for s, _f in curve]
             if not curve or any(s <= 0 for s in sizes) or sizes != sorted(sizes) or len(set(sizes)) != len(sizes):

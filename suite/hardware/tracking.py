@@ -25,7 +25,7 @@ _WHOLE = frozenset({"model_dump", "model_dump_json", "normalized", "content_hash
                     "__repr__", "__str__", "model_copy", "__eq__", "__hash__"})
 
 
-class ReadSet(set):
+class ReadSet(set[str]):
     """The dotted paths read through one tracked view (a ``set`` of ``str``)."""
 
 
@@ -61,7 +61,7 @@ class _ModelView:
             return _wrap(getattr(obj, name), _join(path, name), reads)
         attr = getattr(cls, name, None)
         if isinstance(attr, property):  # derived figure: evaluated on the view, so its reads count
-            return attr.fget(self)
+            return attr.fget(self) if attr.fget is not None else None
         if name in _WHOLE or name.startswith("model_"):
             reads.add(path or "*")
             return getattr(obj, name)
@@ -77,16 +77,16 @@ class _ModelView:
 
     def __eq__(self, other: Any) -> bool:
         self._v_reads.add(self._v_path or "*")
-        return self._v_obj == (other._v_obj if isinstance(other, _ModelView) else other)
+        return bool(self._v_obj == (other._v_obj if isinstance(other, _ModelView) else other))
 
     def __hash__(self) -> int:
         return hash(self._v_obj)
 
 
-class _MappingView(Mapping):
+class _MappingView(Mapping[Any, Any]):
     __slots__ = ("_v_obj", "_v_path", "_v_reads", "__weakref__")
 
-    def __init__(self, obj: Mapping, path: str, reads: ReadSet):
+    def __init__(self, obj: Any, path: str, reads: ReadSet):
         self._v_obj, self._v_path, self._v_reads = obj, path, reads
 
     def __getitem__(self, key: Any) -> Any:
@@ -102,7 +102,7 @@ class _MappingView(Mapping):
         self._v_reads.add(_join(self._v_path, str(key)))
         return key in self._v_obj
 
-    def __iter__(self) -> Iterator:
+    def __iter__(self) -> Iterator[Any]:
         self._v_reads.add(self._v_path)  # every key seen: the whole table was read
         return iter(self._v_obj)
 
@@ -132,7 +132,7 @@ class _SeqView:
         j = i + len(self._v_obj) if i < 0 else i
         return _wrap(self._v_obj[i], _join(self._v_path, str(j)), self._v_reads)
 
-    def __iter__(self) -> Iterator:
+    def __iter__(self) -> Iterator[Any]:
         return (self[j] for j in range(len(self._v_obj)))
 
     def __bool__(self) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 
 from suite.errors import WorkloadError
 from suite.workloads.types import Dataset, Layer, LayerTable, Workload
@@ -25,7 +26,7 @@ __all__ = ["Layer", "LayerTable", "Workload", "Dataset", "register", "register_p
            "get_workload", "list_workloads", "zoo_has", "zoo_hash", "provider_of"]
 
 _BUILDERS: dict[str, tuple[Callable[[], Workload], str]] = {}
-_PATTERNS: list[tuple[re.Pattern, Callable[..., Workload], str, str]] = []
+_PATTERNS: list[tuple[re.Pattern[str], Callable[..., Workload], str, str]] = []
 _CACHE: dict[str, Workload] = {}
 _PLUGINS_LOADED = False
 
@@ -105,7 +106,8 @@ def _zoo_get(name: str) -> Workload:
             raise WorkloadError(f"unknown workload {name!r}{hint}")
     from suite.frozen import freeze
 
-    _CACHE[name] = wl = freeze(wl, f"workload {name!r}")
+    frozen: Workload = freeze(wl, f"workload {name!r}")
+    _CACHE[name] = wl = frozen
     _recall_hash(name, builder if name not in _BUILDERS else _BUILDERS[name][0], wl)
     return wl
 
@@ -149,7 +151,7 @@ def _builder_key(name: str, builder: Callable[..., Workload]) -> str | None:
     return f"{name}|{mod}:{f.__qualname__}|{args}"
 
 
-def _hash_file():
+def _hash_file() -> Path | None:
     import os
 
     if os.environ.get("SUITE_NO_WORKLOAD_CACHE"):

@@ -33,7 +33,7 @@ class _LazyNumpy:
     a command that only resolves cached cases (``suite run`` of a stored sweep) never builds a
     dataset, so it need not import numpy (issue 19: the fixed cost of ``suite run``)."""
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         import numpy
 
         globals()["np"] = numpy  # later calls read numpy itself
@@ -75,7 +75,7 @@ def _read_sklearn(name: str) -> tuple[np.ndarray, np.ndarray]:
     """The bundled file read and parsed once per process (digits is a gzipped CSV that costs ~0.1 s a
     read, and one reproduce evaluates dozens of cases on it); callers get copies, so no case can
     change another's data."""
-    import sklearn.datasets as skd
+    import sklearn.datasets as skd  # type: ignore[import-untyped]
 
     X, y = getattr(skd, SKLEARN_BUNDLED[name][0])(return_X_y=True)
     X, y = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.int64)
@@ -297,7 +297,7 @@ def _dirichlet(y: Any, workers: int, alpha: float, rng: Any, min_size: int) -> l
                         f"with alpha={alpha} in 100 draws; lower min_size or raise alpha")
 
 
-def pathological(y, workers: int, shards_per_worker: int = 2, seed: int = 0) -> list[np.ndarray]:
+def pathological(y: Any, workers: int, shards_per_worker: int = 2, seed: int | Sequence[int] = 0) -> list[np.ndarray]:
     """McMahan et al. (2017) pathological non-IID split.
 
     Sort the indices by label (stable), cut them into ``workers * shards_per_worker`` near-equal
@@ -324,7 +324,7 @@ def pathological(y, workers: int, shards_per_worker: int = 2, seed: int = 0) -> 
             .astype(np.int64) for w in range(workers)]
 
 
-def label_counts(parts: list[np.ndarray], y, classes: int | None = None) -> np.ndarray:
+def label_counts(parts: list[np.ndarray], y: Any, classes: int | None = None) -> np.ndarray:
     """Per-worker label histogram, shape (workers, classes)."""
     y = np.asarray(y)
     k = int(classes if classes is not None else y.max() + 1)

@@ -61,6 +61,7 @@ References
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from suite.errors import WorkloadError
 from suite.workloads.types import Layer, LayerTable
@@ -128,7 +129,7 @@ class TransformerSpec:
     published_rel: float = 0.0  # tolerance of the published figure (0 = exact)
     published_note: str = ""
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for f_ in ("layers", "hidden", "heads", "vocab", "seq"):
             if getattr(self, f_) <= 0:
                 raise WorkloadError(f"transformer {self.name}: {f_} must be > 0, given {getattr(self, f_)}")
@@ -171,7 +172,7 @@ class TransformerSpec:
 class TransformerTable(LayerTable):
     """A :class:`LayerTable` with the hyperparameters it was built from (``spec``, a dict)."""
 
-    spec: dict = field(default_factory=dict)
+    spec: dict[str, Any] = field(default_factory=dict)
     published_rel: float = 0.0
 
 
@@ -358,12 +359,12 @@ _GPT2_SRC = "Radford et al. 2019 Table 2; HF gpt2 configs (n_ctx 1024, vocab 502
 _GPT3_SRC = "Brown et al. NeurIPS 2020 Table 2.1 (n_ctx 2048, vocab 50257 as GPT-2, tied)"
 
 
-def _gpt2(name, layers, hidden, heads, count):
+def _gpt2(name: str, layers: int, hidden: int, heads: int, count: int) -> TransformerSpec:
     return TransformerSpec(name, layers, hidden, heads, vocab=50257, seq=1024, positions=1024, source=_GPT2_SRC,
                            published_params=count, published_note="HF transformers parameter count")
 
 
-def _gpt3(name, layers, hidden, heads, billions, rel=0.03):
+def _gpt3(name: str, layers: int, hidden: int, heads: int, billions: float, rel: float = 0.03) -> TransformerSpec:
     return TransformerSpec(name, layers, hidden, heads, vocab=50257, seq=2048, positions=2048,
                            source=_GPT3_SRC, published_params=int(round(billions * 1e9)), published_rel=rel,
                            published_note=f"Table 2.1 'n_params' {billions}B, rounded by the paper")
@@ -373,7 +374,8 @@ _LLAMA2_SRC = "Touvron et al. 2023 (Llama 2) Table 1, Sec. 2.2; HF config (vocab
 _LLAMA3_SRC = "Grattafiori et al. 2024 (Llama 3) Table 3; HF config (vocab 128256, GQA 8 KV heads, untied)"
 
 
-def _llama(name, layers, hidden, heads, kv, ffn, vocab, seq, count, rel, src, note):
+def _llama(name: str, layers: int, hidden: int, heads: int, kv: int | None, ffn: int, vocab: int, seq: int,
+           count: int, rel: float, src: str, note: str) -> TransformerSpec:
     return TransformerSpec(name, layers, hidden, heads, vocab=vocab, seq=seq, kv_heads=kv, ffn=ffn, mlp="swiglu",
                            norm="rmsnorm", tied=False, qkv_bias=False, out_bias=False, mlp_bias=False,
                            dropout=False, source=src, published_params=count, published_rel=rel,

@@ -44,7 +44,7 @@ register("inception-v3", partial(A.inception_v3, aux=True))
 register("inception-v3-noaux", partial(A.inception_v3, aux=False))
 for _d in (18, 34, 50, 101, 152, 200):
     register(f"resnet-{_d}", partial(A.resnet, _d))
-def _resnet(depth: str):
+def _resnet(depth: str) -> Workload:
     from suite.errors import WorkloadError
     from suite.limits import check_layer_count
 
@@ -89,7 +89,7 @@ register("gaussian-mixture", partial(_D.gaussian_mixture, name="gaussian-mixture
 register("powerlaw-graph", partial(_D.powerlaw_graph, name="powerlaw-graph"))
 
 
-def _transformer_at_seq(name: str, seq: str):
+def _transformer_at_seq(name: str, seq: str) -> Workload:
     from suite.errors import WorkloadError
 
     if name not in _SPECS:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from suite.workloads.types import LayerTable
+
 from suite.workloads.importer.hf import from_hf_config, spec_from_hf_config
 from suite.workloads.importer.tomlfile import FORMAT, load_workload_file, write_workload_file
 
@@ -26,7 +28,7 @@ __all__ = ["from_torch", "from_hf_config", "spec_from_hf_config", "load_workload
            "write_workload_file", "FORMAT"]
 
 
-def from_torch(*args: Any, **kwargs: Any):
+def from_torch(*args: Any, **kwargs: Any) -> LayerTable:
     """Trace a PyTorch model into a layer table: see
     :func:`suite.workloads.importer.torch_trace.from_torch` (imported lazily: torch is optional)."""
     from suite.workloads.importer.torch_trace import from_torch as _from_torch

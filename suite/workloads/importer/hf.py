@@ -64,7 +64,7 @@ _GATED = {"llama", "mistral", "qwen2"}
 _BERT = {"bert", "roberta"}
 
 
-def _int(cfg: dict, field: str, where: str, required: bool = True) -> int | None:
+def _int(cfg: dict[str, Any], field: str, where: str, required: bool = True) -> int | None:
     for k in _ALIASES[field]:
         v = cfg.get(k)
         if v is None:
@@ -77,7 +77,14 @@ def _int(cfg: dict, field: str, where: str, required: bool = True) -> int | None
     return None
 
 
-def read_config(path: str | Path) -> dict:
+def _required_int(cfg: dict[str, Any], field: str, where: str) -> int:
+    """:func:`_int` of a required hyperparameter (it raises when the key is missing)."""
+    v = _int(cfg, field, where)
+    assert v is not None
+    return v
+
+
+def read_config(path: str | Path) -> dict[str, Any]:
     """The JSON object in *path*. Raises WorkloadError (one line naming the file) otherwise."""
     p = Path(path)
     if not p.is_file():
@@ -91,7 +98,7 @@ def read_config(path: str | Path) -> dict:
     return cfg
 
 
-def spec_from_hf_config(cfg: dict, name: str, seq: int | None = None, where: str = "config") -> TransformerSpec:
+def spec_from_hf_config(cfg: dict[str, Any], name: str, seq: int | None = None, where: str = "config") -> TransformerSpec:
     """Map a Hugging Face-style config (a dict) onto a :class:`TransformerSpec`.
 
     Parameters
@@ -116,7 +123,7 @@ def spec_from_hf_config(cfg: dict, name: str, seq: int | None = None, where: str
             raise WorkloadError(f"{where}: key {k!r}: mixture-of-experts configs are not supported "
                                 f"(the transformer table has dense MLPs only), given {cfg[k]!r}")
     mtype = str(cfg.get("model_type") or "").lower()
-    hidden, layers, heads, vocab = (_int(cfg, f, where) for f in ("hidden", "layers", "heads", "vocab"))
+    hidden, layers, heads, vocab = (_required_int(cfg, f, where) for f in ("hidden", "layers", "heads", "vocab"))
     ffn = _int(cfg, "ffn", where, required=False)
     positions = _int(cfg, "positions", where, required=seq is None)
     kv = _kv_heads(cfg, heads, where)
@@ -129,8 +136,8 @@ def spec_from_hf_config(cfg: dict, name: str, seq: int | None = None, where: str
     common: dict[str, Any] = {"name": name, "layers": layers, "hidden": hidden, "heads": heads, "vocab": vocab,
                               "seq": seq if seq is not None else positions, "ffn": ffn, "d_head": d_head, "tied": tied,
                               "kv_heads": kv,
-                              "dropout": any(isinstance(cfg.get(k), (int, float)) and cfg.get(k) > 0
-                                             for k in _DROPOUT_KEYS)}
+                              "dropout": any(isinstance(v, (int, float)) and v > 0
+                                             for v in map(cfg.get, _DROPOUT_KEYS))}
     return _family_spec(cfg, mtype, common, positions, where)
 
 
@@ -200,7 +207,7 @@ def _local_every(cfg: dict[str, Any], where: str) -> int:
     return first
 
 
-def from_hf_config(config: str | Path | dict, name: str | None = None, seq: int | None = None) -> TransformerTable:
+def from_hf_config(config: str | Path | dict[str, Any], name: str | None = None, seq: int | None = None) -> TransformerTable:
     """Build the layer table of a Hugging Face-style config.
 
     Parameters
@@ -246,7 +253,7 @@ def from_hf_config(config: str | Path | dict, name: str | None = None, seq: int 
         raise WorkloadError(f"{where}: {e}") from None
 
 
-def spec_fields(table: TransformerTable) -> dict:
+def spec_fields(table: TransformerTable) -> dict[str, Any]:
     """The :class:`TransformerSpec` fields a workload file stores for *table* (defaults dropped)."""
     defaults = asdict(TransformerSpec("x", 1, 1, 1, 1, 1))
     spec = dict(table.spec)

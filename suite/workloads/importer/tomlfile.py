@@ -93,7 +93,7 @@ def _value(v: Any, where: str) -> str:
     raise WorkloadError(f"{where}: cannot write a {type(v).__name__} ({v!r}) to TOML")
 
 
-def dumps(table: LayerTable, *, transformer_spec: dict | None = None, header: str = "") -> str:
+def dumps(table: LayerTable, *, transformer_spec: dict[str, Any] | None = None, header: str = "") -> str:
     """The TOML text of *table* (or of *transformer_spec*, the hyperparameters it was built from).
 
     Parameters
@@ -129,7 +129,7 @@ def dumps(table: LayerTable, *, transformer_spec: dict | None = None, header: st
     return "\n".join(lines) + "\n"
 
 
-def write_workload_file(table: LayerTable, path: str | Path, *, transformer_spec: dict | None = None,
+def write_workload_file(table: LayerTable, path: str | Path, *, transformer_spec: dict[str, Any] | None = None,
                         header: str = "") -> Path:
     """Write *table* to *path* as a workload file (see the module docstring); returns the path.
 
@@ -308,7 +308,7 @@ def _layers(raw_layers: Any, p: Path) -> list[Layer]:
     return layers
 
 
-def _transformer_from(raw: Any, name: str, source: str, desc: str, pub: int | None, p: Path):
+def _transformer_from(raw: Any, name: str, source: str, desc: str, pub: int | None, p: Path) -> LayerTable:
     from suite.limits import check_layer_count
     from suite.workloads.transformer import TransformerSpec, transformer
 
