@@ -8,8 +8,8 @@ both WSE profiles and the docs page gives the sensitivity to each assumption.
 
 from __future__ import annotations
 
-from suite.api import (Assumption, Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant,
-                       with_reasons)
+from suite.api import (Assumption, Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique,
+                       Variant, with_reasons)
 
 from suite_cerebras_stencil.constants import DTYPE_BYTES, KERNELS
 

@@ -38,15 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from suite.api import (
-    Clock,
-    FlatModel,
-    Workers,
-    clock_for,
-    load_problem,
-    proportional_batches,
-    relative_speeds,
-)
+from suite.api import (Clock, FlatModel, Workers, clock_for, load_problem, proportional_batches,
+                       relative_speeds)
 from suite.api import Result, Scenario, Skip
 
 __all__ = ["Setup", "setup", "run", "run_dense_sgd", "evaluate"]

@@ -13,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from suite.api import (Assumption, Between, Claim, Null, Ordered, Paper, Param, Property, Result, ScenarioSpec,
-                       Technique, Variant, with_reasons)
+from suite.api import (Assumption, Between, Claim, Null, Ordered, Paper, Param, Property, Result,
+                       ScenarioSpec, Technique, Variant, with_reasons)
 
 PAPER = Paper(
     title="Faster Distributed Deep Net Training: Computation and Communication Decoupled Stochastic "

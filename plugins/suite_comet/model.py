@@ -52,8 +52,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from suite.api import (CommPricer, Group, ParameterError, Plans, ProfileError, TransformerShape, collective_time,
-                       hardware_of, shape_of, training)
+from suite.api import (CommPricer, Group, ParameterError, Plans, ProfileError, TransformerShape,
+                       collective_time, hardware_of, shape_of, training)
 
 from suite_comet.constants import (COMPUTE_ONLY_SPREAD, DEFAULT_EXPANSION_BANDWIDTH, GRIDS,
                                   RECOMPUTE, grid_inputs)

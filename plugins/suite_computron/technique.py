@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from suite.api import (Claim, Null, Ordered, Paper, Param, ParameterError, Property, ScenarioSpec, Skip, Technique,
-                       Variant)
+from suite.api import (Claim, Null, Ordered, Paper, Param, ParameterError, Property, ScenarioSpec, Skip,
+                       Technique, Variant)
 
 from suite_computron import constants
 from suite_computron.workloads import CONFIGS

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from suite.api import (Between, Claim, Gain, Null, Ordered, Paper, Param, Property, ScenarioSpec, Skip, Technique, Variant,
-                   with_reasons)
+from suite.api import (Between, Claim, Gain, Null, Ordered, Paper, Param, Property, ScenarioSpec, Skip,
+                       Technique, Variant, with_reasons)
 from suite.api import Approx, AtMost, ParameterError
 
 from suite_dhelix.constants import SIGMA

@@ -9,19 +9,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from suite.api import Assumption, with_reasons
-from suite.api import (
-    AtLeast,
-    Claim,
-    Gain,
-    Null,
-    Paper,
-    Param,
-    Property,
-    ScenarioSpec,
-    Technique,
-    Variant,
-)
+from suite.api import (Assumption, AtLeast, Claim, Gain, Null, Paper, Param, Property, ScenarioSpec,
+                       Technique, Variant, with_reasons)
 
 from suite_hetseq.constants import DEFAULT_EFFICIENCY, README_SAMPLES
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from suite.api import (Assumption, Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant,
-                       with_reasons)
+from suite.api import (Assumption, Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique,
+                       Variant, with_reasons)
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "FanoutParam", "speedup_over_baseline"]
 

@@ -13,21 +13,8 @@ import functools
 import math
 
 from suite.api import Assumption, with_reasons
-from suite.api import (
-    Approx,
-    AtLeast,
-    AtMost,
-    Claim,
-    Exact,
-    Gain,
-    Null,
-    Paper,
-    Param,
-    Property,
-    ScenarioSpec,
-    Technique,
-    Variant,
-)
+from suite.api import (Approx, AtLeast, AtMost, Claim, Exact, Gain, Null, Paper, Param, Property,
+                       ScenarioSpec, Technique, Variant)
 
 from suite_kernel_kmeans.constants import DTYPE_BYTES, KERNELS
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from suite.api import (Assumption, Between, Claim, Null, Paper, Param, Property, ScenarioSpec, Skip, Technique,
-                       Variant, with_reasons)
+from suite.api import (Assumption, Between, Claim, Null, Paper, Param, Property, ScenarioSpec, Skip,
+                       Technique, Variant, with_reasons)
 
 from suite_mixed_td.constants import DSP_PER_MAC
 from suite_mixed_td.workloads import digits_cnn, repvgg_a0

@@ -9,19 +9,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from suite.api import Assumption
-from suite.api import (
-    Claim,
-    Exact,
-    Null,
-    Ordered,
-    Paper,
-    Param,
-    Property,
-    ScenarioSpec,
-    Technique,
-    Variant,
-)
+from suite.api import (Assumption, Claim, Exact, Null, Ordered, Paper, Param, Property, ScenarioSpec,
+                       Technique, Variant)
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "times_by_variant"]
 

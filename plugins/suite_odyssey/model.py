@@ -43,13 +43,8 @@ from functools import lru_cache
 import numpy as np
 
 from suite.api import ParameterError, ProfileError, p2p_time, ring_allreduce_time
-from suite.api import (
-    partition_layers,
-    pipeline_1f1b_schedule,
-    pipeline_1f1b_unbalanced_time,
-    split_microbatches,
-    stage_sums,
-)
+from suite.api import (partition_layers, pipeline_1f1b_schedule, pipeline_1f1b_unbalanced_time,
+                       split_microbatches, stage_sums)
 
 __all__ = [
     "STATE_BYTES_PER_PARAM",

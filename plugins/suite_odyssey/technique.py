@@ -9,20 +9,8 @@ from __future__ import annotations
 
 import math
 
-from suite.api import Assumption, with_reasons
-from suite.api import (
-    AtLeast,
-    Claim,
-    Gain,
-    Null,
-    Paper,
-    Param,
-    Property,
-    ScenarioSpec,
-    Technique,
-    Variant,
-)
-from suite.api import SuiteError
+from suite.api import (Assumption, AtLeast, Claim, Gain, Null, Paper, Param, Property, ScenarioSpec,
+                       SuiteError, Technique, Variant, with_reasons)
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "CLAIM_PARAMS", "CLAIM_SEEDS",
            "max_ratio_vs_replan", "max_ratio_vs_reroute"]

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from suite.api import (Approx, Assumption, Claim, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant,
-                       with_reasons)
+from suite.api import (Approx, Assumption, Claim, Null, Paper, Param, Property, ScenarioSpec, Technique,
+                       Variant, with_reasons)
 
 PAPER = Paper(
     title="Pseudo-Asynchronous Local SGD: Robust and Efficient Data-Parallel Training",

@@ -49,16 +49,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from suite.api import (
-    Group,
-    broadcast_time,
-    collective_time,
-    layer_times,
-    ps_push_pull_time,
-    roofline_time,
-    sequential_iteration_time,
-    wfbp_timeline,
-)
+from suite.api import (Group, broadcast_time, collective_time, layer_times, ps_push_pull_time, roofline_time,
+                       sequential_iteration_time, wfbp_timeline)
 
 # DEFAULT_EFFICIENCY (achieved fraction of the device's fp32 peak, for every claim and scenario) is
 # defined with its source in suite_poseidon.constants, so the declaration reads it without this module.

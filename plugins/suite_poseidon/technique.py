@@ -10,19 +10,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from suite.api import Assumption, with_reasons
-from suite.api import (
-    AtMost,
-    Claim,
-    Gain,
-    Null,
-    Paper,
-    Param,
-    Property,
-    ScenarioSpec,
-    Technique,
-    Variant,
-)
+from suite.api import (Assumption, AtMost, Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique,
+                       Variant, with_reasons)
 
 from suite_poseidon.constants import DEFAULT_EFFICIENCY
 

@@ -42,8 +42,8 @@ from pathlib import Path
 from typing import Any
 
 from suite.api import SuiteError
-from suite.api import (DONE_STATUSES, Case, ExecOptions, Executor, crashed_outcome, pack, package_of, run_isolated,
-                             run_sandboxed, shippable)
+from suite.api import (DONE_STATUSES, Case, ExecOptions, Executor, crashed_outcome, pack, package_of,
+                       run_isolated, run_sandboxed, shippable)
 
 __all__ = ["SlurmExecutor", "SlurmOptions", "OPTIONS", "run_task", "parse_options", "group_tasks",
            "submitit_parameters"]

@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from suite.api import Assumption, with_reasons
-from suite.api import (Approx, Claim, Exact, Gain, Null, Paper, Param, Property, Scenario, ScenarioSpec, Skip, Technique,
-                   Variant)
+from suite.api import (Approx, Claim, Exact, Gain, Null, Paper, Param, Property, Scenario, ScenarioSpec, Skip,
+                       Technique, Variant)
 from suite_superneurons.constants import RESNET_2500_UNITS_DEPTH
 
 MIB = 2.0**20
