@@ -457,14 +457,12 @@ class _Run:
 def _read_run(store: Any, run: Any, context: Any, scoreboard: bool) -> _Run:
     """The run's cases, metrics, techniques and (when asked) scoreboard."""
     from suite.errors import StoreError
-    from suite.results.load import load, reading
+    from suite.results.load import load_run, reading
 
     with reading(store) as st:
-        rid = st.resolve_run(run)
-        if rid is None:
-            raise StoreError("report: expected a run id, a run name or 'latest', got None")
-        info = st.run_info(rid)
-        wide = fill_profile_values(load(st, run=rid, wide=True), profile=context.profile)
+        rid, info, wide = load_run(st, run, wide=True, none_error=StoreError(
+            "report: expected a run id, a run name or 'latest', got None"))
+        wide = fill_profile_values(wide, profile=context.profile)
         cases = st.cases(rid)
         techniques = list(dict.fromkeys(list(cases["technique"])))
         techs: dict[str, Any] = {}

@@ -238,14 +238,11 @@ class _Side:
 
 def _side(store: Any, run: Any, metrics: Any, suffix: str) -> _Side:
     """Run *run* of *store* (only *metrics*, when given)."""
-    from suite.results.load import load, reading, samples
+    from suite.results.load import load_run, reading, samples
 
     with reading(store) as st:
-        rid = st.resolve_run(run)
-        if rid is None:
-            raise CompareError("compare: give two run ids (or 'latest'), not None")
-        info = st.run_info(rid)
-        long = load(st, run=rid, wide=False)
+        _rid, info, long = load_run(st, run, wide=False,
+                                    none_error=CompareError("compare: give two run ids (or 'latest'), not None"))
         keys = list(long.loc[long["n_samples"] > 0, "key"].unique())
         samp = samples(st, keys) if keys else {}
     if metrics is not None:

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from suite.results.store import Store
 
-__all__ = ["load", "open_store", "reading", "override_value", "CASE_COLUMNS"]
+__all__ = ["load", "load_run", "open_store", "reading", "override_value", "CASE_COLUMNS"]
 
 #: Case columns present in both forms, in this order (then ``param.NAME`` and ``set.PATH``).
 CASE_COLUMNS = ("run", "key", "technique", "technique_version", "variant", "fidelity", "profile", "profile_hash",
@@ -88,6 +88,22 @@ def reading(store: Any) -> Iterator[Store]:
     finally:
         if opened:
             st.close()
+
+
+def load_run(st: Store, run: int | str | None, *, wide: bool, none_error: Exception
+             ) -> tuple[int, dict[str, Any], pd.DataFrame]:
+    """One run of an open store: its id, its provenance (:meth:`Store.run_info`) and its
+    :func:`load` frame; *none_error* is raised when *run* is None (a run is needed, not the store).
+
+    Raises
+    ------
+    StoreError
+        Unknown run.
+    """
+    rid = st.resolve_run(run)
+    if rid is None:
+        raise none_error
+    return rid, st.run_info(rid), load(st, run=rid, wide=wide)
 
 
 _NUM_UNIT = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(.*?)\s*$")
