@@ -303,3 +303,27 @@ def test_stored_identity_is_case_identity(st):
     # a store written before keeps its whole identity JSON; it reads the same
     st.conn.execute("UPDATE cases SET identity = ? WHERE key = 'k9'", (store_mod.dumps(want),))
     assert st.case("k9")["identity"] == want
+
+
+def test_a_batch_numbers_its_results_rows_after_every_id_ever_used(tmp_path):
+    """The writer numbers a batch's ``results`` rows itself (one executemany): ids 1, 2, 3 for the
+    first batch; with row 3 deleted, the next batch starts at 4 (AUTOINCREMENT never reuses an
+    id), and each case and run link points at its own row."""
+    s = Store(tmp_path / "s.sqlite", batch_size=1000, batch_seconds=3600)
+    r = s.begin_run()
+    for k in ("k0", "k1", "k2"):
+        s.add_outcome(ident(k), ok(k), r)
+    assert s.flush() == 3
+    assert [i for (i,) in s.conn.execute("SELECT id FROM results ORDER BY id")] == [1, 2, 3]
+    s.conn.execute("DELETE FROM results WHERE id = 3")
+    r2 = s.begin_run()
+    s.add_outcome(ident("k3"), ok("k3", y=4.0), r2)
+    s.add_outcome(ident("k4"), ok("k4", y=5.0), r2)
+    assert s.flush() == 2
+    rows = s.conn.execute("SELECT id, case_key FROM results ORDER BY id").fetchall()
+    assert rows == [(1, "k0"), (2, "k1"), (4, "k3"), (5, "k4")]
+    assert dict(s.conn.execute("SELECT key, result_id FROM cases WHERE key IN ('k3', 'k4')")) == {"k3": 4, "k4": 5}
+    assert dict(s.conn.execute("SELECT case_key, result_id FROM run_cases WHERE run_id = ?", (r2,))) == \
+        {"k3": 4, "k4": 5}
+    assert s.history("k4")[0]["metrics"] == {"y": 5.0, "z": 10.0}
+    s.close()
