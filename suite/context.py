@@ -52,7 +52,7 @@ def default_registry(strict: bool | None = None) -> "Registry":
 #: the deprecated no-context path's contexts (removed with that path in 0.3.0), one per set of inputs
 #: a context reads from the environment, so a caller that relies on it loads the plugins once per
 #: process (0.4 s each), as the global lookups it replaces did, instead of once per call
-_FALLBACK: dict[tuple, "Context"] = {}
+_FALLBACK: dict[tuple[Any, ...], "Context"] = {}
 
 
 def _fallback_context(cls: type["Context"]) -> "Context":
@@ -122,7 +122,7 @@ class WorkloadLibrary:
             if wl.name in self._plugin or W.zoo_has(wl.name):
                 raise WorkloadError(f"{name}: workload.name: {wl.name!r} is already a workload of "
                                     f"{self.provider(wl.name)}; expected a new name")
-            return freeze(wl, f"workload {wl.name!r} ({name})")
+            return freeze(wl, f"workload {wl.name!r} ({name})")  # type: ignore[no-any-return]
         if self._loaded is None and callable(self._source) and W.zoo_has(name):
             # a zoo name: the registry quarantines any plugin workload of that name, so the zoo's is
             # the answer and the plugins' workloads need not be built for it
@@ -226,10 +226,10 @@ class Context:
 
     def with_profile_dirs(self, extra: Iterable[str | Path]) -> "Context":
         """The same plugins with more profile folders (a new profile library, the same registry)."""
-        extra = tuple(Path(p) for p in extra)
-        if not extra:
+        more = tuple(Path(p) for p in extra)
+        if not more:
             return self
-        return Context(registry=self.registry, profile_dirs=self.profile_dirs + extra, store_path=self.store_path,
+        return Context(registry=self.registry, profile_dirs=self.profile_dirs + more, store_path=self.store_path,
                        debug=self.debug, _workloads=self._workloads)
 
     # -- techniques
@@ -244,7 +244,7 @@ class Context:
         """Profile folders, in order: shipped, plugin-provided, per-user, ``SUITE_PROFILES``, extra."""
         from suite.hardware import profile_dirs
 
-        return profile_dirs(self.profile_dirs, plugin_paths=self.registry.hardware_profile_paths())
+        return profile_dirs(self.profile_dirs, plugin_paths=tuple(self.registry.hardware_profile_paths()))
 
     def extensions(self) -> dict[str, type]:
         """``[ext.NAME]`` schemas: the core's and the plugins'."""

@@ -33,7 +33,7 @@ Infos = Mapping[tuple[str, str], "ClaimInfo"]
               "'reproduced (no null)' or a 'claim defect' (docs/verdicts.md).")
 @click.option("--wide", is_flag=True, help="Every claim's note in full, its nulls and the assumptions its verdict rests "
                                            "on (the default shows one line of each).")
-@execution_options  # type: ignore[untyped-decorator]  # suite.cli.run.execution_options is not annotated yet
+@execution_options
 def reproduce_cmd(techniques: tuple[str, ...], all_: bool, verified_only: bool, fmt: str, output: Path | None,
                   strict: bool, wide: bool, jobs: int, executor: str, scheduler: str | None, store_path: Path | None,
                   rerun: bool, timeout: float | None, isolate: bool, profile_dirs: tuple[Path, ...], quiet: bool,

@@ -16,7 +16,7 @@ from suite.errors import ExperimentError
 __all__ = ["run_cmd", "execution_options", "open_store", "parse_assignments"]
 
 
-def execution_options(f):
+def execution_options(f: Any) -> Any:
     """Options shared by ``suite run`` and ``suite reproduce``."""
     opts = [
         click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
@@ -99,7 +99,7 @@ def rewrite_executor_args(args: list[str]) -> list[str]:
 class ExecutorOptionsCommand(click.Command):
     """A command whose ``--EXECUTOR-NAME VALUE`` options go to the plugin executor it names."""
 
-    def parse_args(self, ctx, args):
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         args = list(args)
         name = _executor_named(args)
         if name and name not in ("local", "dask") and ("--help" in args or "-h" in args):
@@ -121,7 +121,7 @@ class ExecutorOptionsCommand(click.Command):
                                              [f"  --{name}-{k:<20} {h}" for k, h in rows])
 
 
-def executor_settings(executor: str, values: tuple[str, ...], context) -> dict[str, str]:
+def executor_settings(executor: str, values: tuple[str, ...], context: Any) -> dict[str, str]:
     """``("partition=gpu", ...)`` -> ``{"partition": "gpu"}``, checked by the executor itself
     (its ``parse_options``) before anything runs: one line naming the option on a bad one."""
     if not values:
@@ -146,7 +146,7 @@ def executor_settings(executor: str, values: tuple[str, ...], context) -> dict[s
     return opts
 
 
-def open_store(store_path: Path | None):
+def open_store(store_path: Path | None) -> Any:
     from suite.results import Store
 
     return Store(store_path)
@@ -171,7 +171,7 @@ def _split(values: tuple[str, ...]) -> list[str]:
     return [x.strip() for v in values for x in v.split(",") if x.strip()]
 
 
-def _summary_table(store, summary, limit: int = 40) -> None:
+def _summary_table(store: Any, summary: Any, limit: int = 40) -> None:
     """A small run's results: one row per case, its main metrics (direction first) with units."""
     if summary.total == 0 or summary.total > limit:
         return
@@ -183,7 +183,7 @@ def _summary_table(store, summary, limit: int = 40) -> None:
                                                 f"suite results show {summary.run_id} --format csv)")
 
 
-def _skip_reasons(store, summary, most: int = 3) -> None:
+def _skip_reasons(store: Any, summary: Any, most: int = 3) -> None:
     """Say why cases were skipped (the reasons are otherwise only in the store)."""
     if not getattr(summary, "skipped", 0):  # nothing skipped: no store query (and no pandas import, 0.35 s)
         return
@@ -203,7 +203,7 @@ def _skip_reasons(store, summary, most: int = 3) -> None:
         click.echo(f"  ... {len(counts) - most} more reason(s): `suite results show {summary.run_id}`", err=True)
 
 
-def report_summary(store, summary, fmt: str, quiet: bool, show_table: bool = True) -> None:
+def report_summary(store: Any, summary: Any, fmt: str, quiet: bool, show_table: bool = True) -> None:
     """Print a run's outcome (and exit non-zero on failures / interrupt)."""
     if fmt == "json":
         click.echo(strict_json(summary.as_dict(), indent=2, default=str))
@@ -256,11 +256,15 @@ def report_summary(store, summary, fmt: str, quiet: bool, show_table: bool = Tru
               help="What of each result's artifacts to store: summary leaves out tables (e.g. per-layer, "
                    "listed under _omitted), full keeps everything (and recomputes cases stored with a summary).")
 @execution_options
-@format_option("table", "json")
+@format_option("table", "json")  # type: ignore[untyped-decorator]  # (suite.cli.common, not yet typed)
 @click.pass_context
-def run_cmd(ctx, experiment, entries, technique, category, gpus, run_name, variants, profiles, workloads, params, sets, fidelities, seeds,
-            allow_parallel_execute, dry_run, max_cases, jobs, executor, scheduler, store_path, rerun, timeout, isolate,
-            profile_dirs, quiet, fmt, executor_options=(), artifacts="summary"):
+def run_cmd(ctx: Any, experiment: str | None, entries: tuple[str, ...], technique: str | None, category: str | None,
+            gpus: int | None, run_name: str | None, variants: tuple[str, ...], profiles: tuple[str, ...],
+            workloads: tuple[str, ...], params: tuple[str, ...], sets: tuple[str, ...], fidelities: tuple[str, ...],
+            seeds: tuple[str, ...], allow_parallel_execute: bool, dry_run: bool, max_cases: int, jobs: int,
+            executor: str, scheduler: str | None, store_path: Path | None, rerun: bool, timeout: float | None,
+            isolate: bool, profile_dirs: tuple[str, ...], quiet: bool, fmt: str, executor_options: tuple[str, ...] = (),
+            artifacts: str = "summary") -> None:
     """Run a sweep: an experiment file (path or shipped name, e.g. `smoke`) or a one-off sweep
     from flags; every combination is a case, stored in the results store.
 

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BeforeValidator, ValidationInfo
 
 if TYPE_CHECKING:  # pint is imported when a quantity is first parsed that the cache does not hold
+    from pathlib import Path
+
     import pint
 
 __all__ = [
@@ -38,7 +40,7 @@ __all__ = [
 
 
 @functools.lru_cache(maxsize=1)
-def _registry() -> "pint.UnitRegistry":
+def _registry() -> "pint.UnitRegistry[Any]":
     # pint's default definitions make ``bit`` dimensionless; we need bits and bytes to carry a
     # dimension so that "80 GiB" is never accepted where a time or a rate is expected.
     import importlib.resources
@@ -60,7 +62,7 @@ def _registry() -> "pint.UnitRegistry":
         defs = os.path.join(tmp, "default_en.txt")
         with open(defs, "w", encoding="utf-8") as fh:
             fh.write(text)
-        reg = pint.UnitRegistry(defs)
+        reg: "pint.UnitRegistry[Any]" = pint.UnitRegistry(defs)
     reg.define("FLOP = [flop] = flop")
     reg.define("USD = [currency] = usd")
     reg.define("EUR = nan * USD")  # currencies other than USD are not converted
@@ -129,7 +131,7 @@ _CACHE: dict[str, Any] | None = None
 _CACHE_NEW = 0
 
 
-def _cache_path():
+def _cache_path() -> "Path | None":
     from pathlib import Path
 
     if os.environ.get("SUITE_NO_UNIT_CACHE"):
@@ -347,7 +349,7 @@ def _parse_with_pint(text: str, value: object, dimension: str, si: str, what: st
     import pint
 
     try:
-        q = _registry().Quantity(text)
+        q: Any = _registry().Quantity(text)
     except Exception:
         raise ValueError(f"expected {what} like {example}, got {value!r} (not a quantity)") from None
     if not isinstance(q, pint.Quantity) or q.dimensionless:
@@ -362,7 +364,7 @@ def _parse_with_pint(text: str, value: object, dimension: str, si: str, what: st
                          f"{q.dimensionality})") from None
 
 
-def _has_bits(q: "pint.Quantity") -> bool:
+def _has_bits(q: Any) -> bool:
     """True when the unit of *q* counts information in bits (``Gbit``, ``Mibit``), not bytes."""
     return any("bit" in str(name) and "byte" not in str(name) for name in q._units)
 
@@ -376,7 +378,7 @@ def format_quantity(value: float, dimension: str) -> str:
     ckey = f"f|{dimension}|{float(value)!r}"
     hit = _cache().get(ckey)
     if hit is not None:
-        return hit
+        return str(hit)
     out = _format_with_pint(value, dimension)
     _remember(ckey, out)
     return out
@@ -385,7 +387,7 @@ def format_quantity(value: float, dimension: str) -> str:
 def _format_with_pint(value: float, dimension: str) -> str:
     ureg = _registry()
     si = DIMENSIONS[dimension][0]
-    q = ureg.Quantity(value, si)
+    q: Any = ureg.Quantity(value, si)
     if dimension == "bytes" and value >= 1024:
         dec, binq = q.to_compact(), _binary(q)
         a, b = f"{dec.magnitude:.4g}", f"{binq.magnitude:.4g}"
@@ -398,7 +400,7 @@ def _format_with_pint(value: float, dimension: str) -> str:
     return f"{q.magnitude:.6g} {unit}"
 
 
-def _binary(q: "pint.Quantity") -> "pint.Quantity":
+def _binary(q: Any) -> Any:
     ureg = _registry()
     for unit in ("TiB", "GiB", "MiB", "KiB"):
         if q.to("byte").magnitude >= ureg.Quantity(1, unit).to("byte").magnitude:
@@ -423,7 +425,7 @@ def _validator(dimension: str) -> BeforeValidator:
     return v
 
 
-def dimension_of(metadata: list) -> str | None:
+def dimension_of(metadata: list[Any]) -> str | None:
     """The quantity dimension declared by a field's metadata (``BytesQ`` -> ``"bytes"``), or None."""
     for m in metadata:
         func = getattr(m, "func", None)
@@ -456,7 +458,7 @@ def nonnegative_unit(unit: str) -> bool:
     if u in ("", "1", "%", "x"):
         return False
     try:
-        dims = dict(_registry().parse_units(u).dimensionality)
+        dims: dict[str, Any] = dict(_registry().parse_units(u).dimensionality)
     except Exception:  # noqa: BLE001 - "samples/s", "img/s", "tokens/s": a count per time
         head, _, tail = u.partition("/")
         return bool(tail) and tail.strip() in ("s", "second", "h", "ms", "us") and bool(head.strip())

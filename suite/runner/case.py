@@ -20,6 +20,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from suite.errors import ParameterError, SuiteError
@@ -99,7 +100,7 @@ def case_key(technique: str, version: str, variant: str, profile_hash: str | Non
 
 
 #: top-level package -> (stat signature of its files, fingerprint)
-_FINGERPRINTS: dict[str, tuple[tuple, str]] = {}
+_FINGERPRINTS: dict[str, tuple[tuple[Any, ...], str]] = {}
 #: files never hashed: byte code and prose (a docstring-only edit still changes a ``.py`` file)
 _SKIP_SUFFIXES = frozenset({".pyc", ".pyo", ".md", ".rst"})
 
@@ -233,14 +234,14 @@ class Resolver:
     checked once per resolver (a stat of each file; read again only when one changed).
     """
 
-    def __init__(self, profile_dirs: tuple = (), context: Any = None):
+    def __init__(self, profile_dirs: tuple[str | Path, ...] = (), context: Any = None) -> None:
         if context is None:
             from suite.context import Context
 
             context = Context.given(None, "Resolver()")
         self.profile_dirs = tuple(profile_dirs)
         self.context = context.with_profile_dirs(self.profile_dirs)
-        self._profiles: dict[tuple, tuple[Any, str]] = {}
+        self._profiles: dict[tuple[Any, ...], tuple[Any, str]] = {}
         self._workloads: dict[str, tuple[Any, str]] = {}
         self._files: dict[str, tuple[bytes, str]] = {}
         # the core's source and numeric libraries, and each technique package's code and data files:
@@ -248,7 +249,7 @@ class Resolver:
         self.env = environment_fingerprint(refresh=True)
         self._codes: dict[str, str] = {}
 
-    def profile(self, name: str, overrides: Mapping[str, Any] | None = None):
+    def profile(self, name: str, overrides: Mapping[str, Any] | None = None) -> tuple[Any, str]:
         """(Profile, content hash) of *name* with *overrides* applied."""
         ov = tuple(sorted((str(k), str(v)) for k, v in (overrides or {}).items()))
         hit = self._profiles.get((name, ov))
@@ -262,7 +263,7 @@ class Resolver:
             self._profiles[(name, ov)] = hit
         return hit
 
-    def workload(self, name: str):
+    def workload(self, name: str) -> tuple[Any, str]:
         """(Workload, content hash) of *name*."""
         hit = self._workloads.get(name)
         if hit is None:
@@ -361,7 +362,7 @@ class Resolver:
                     tech=tech, env=self.env, inputs=i_hash)
 
 
-def resolve_case(tech: Technique, spec: ScenarioSpec, *, profile_dirs: tuple = (),
+def resolve_case(tech: Technique, spec: ScenarioSpec, *, profile_dirs: tuple[str | Path, ...] = (),
                  resolver: Resolver | None = None, context: Any = None) -> Case:
     """Validate a spec against its technique and resolve profile and workload by name.
 
@@ -396,7 +397,7 @@ def resolve_case(tech: Technique, spec: ScenarioSpec, *, profile_dirs: tuple = (
     return resolver.resolve(tech, spec)
 
 
-def evaluate_case(tech: Technique, case: Case):
+def evaluate_case(tech: Technique, case: Case) -> Any:
     """Evaluate one case in this process. Returns the Result (exceptions propagate)."""
     if case.scenario is None:
         raise SuiteError(f"case {case.key}: not resolved")

@@ -121,7 +121,7 @@ def _problem(name: str, v: Any, unit: str, samples: Any = None) -> str | None:
     return None
 
 
-def check_outcome(out: dict, technique: str) -> dict:
+def check_outcome(out: dict[str, Any], technique: str) -> dict[str, Any]:
     """The coordinator's check of an outcome a worker returned (before the store sees it).
 
     An ``ok`` outcome whose metrics are not ``[name, value, unit, direction]`` rows of finite

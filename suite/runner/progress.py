@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+from typing import Any, TextIO
 
 __all__ = ["Progress", "NullProgress", "PlainProgress", "RichProgress", "make_progress"]
 
@@ -95,8 +95,8 @@ class RichProgress(Progress):
 
     def __init__(self) -> None:
         super().__init__()
-        self._bar = None
-        self._task = None
+        self._bar: Any = None
+        self._task: Any = None
         self._last = 0.0
 
     def start(self, total: int, cached: int) -> None:
