@@ -1,11 +1,13 @@
 """dlsys-suite: a plugin-based benchmark suite for distributed deep-learning and HPC techniques.
 
-Plugins import the contract from here::
+Plugins import the contract from :mod:`suite.api` (every name a plugin may use, documented in
+docs/plugin-api.md)::
 
-    from suite import hookimpl, Technique, Variant, Paper, Param, Claim, Result
+    from suite.api import hookimpl, Technique, Variant, Paper, Param, Claim, Result
 
-The core never imports a plugin by name; plugins are found through the ``suite.plugins``
-entry-point group (see :mod:`suite.hookspecs`).
+This package keeps the 0.2 names (``from suite import Technique, ...``) for existing code; the
+conformance kit warns about them in a plugin. The core never imports a plugin by name; plugins
+are found through the ``suite.plugins`` entry-point group (see :mod:`suite.hookspecs`).
 """
 
 from suite.errors import (

@@ -60,7 +60,7 @@ class Profile(BaseModel):
     network : list of NetworkLevel
         Innermost level first.
     communication : Communication or None
-        ``[communication]``: the collectives' library and its constants (suite.perf.nccl).
+        ``[communication]``: the collectives' library and its constants (suite.perf.network.nccl).
     reliability, cost : optional tables
     sources : dict
         Field path -> source of that figure (datasheet, paper section, measurement).

@@ -197,11 +197,11 @@ class NetworkLevel(_Frozen):
     bandwidth: BandwidthQ  # B/s per direction per endpoint
     latency: TimeQ = 0.0  # s, per message (per hop on ring / torus / mesh)
     fits: tuple[CollectiveFit, ...] = ()
-    # optional topology detail read by suite.perf.collective (absent: the defaults below)
+    # optional topology detail read by suite.perf.network.collective (absent: the defaults below)
     oversubscription: float = Field(default=1.0, ge=1.0)  # fat-tree down:up taper; dragonfly global taper
     leaf_size: int | None = Field(default=None, ge=1)  # endpoints per fat-tree leaf / dragonfly group (1)
     dims: tuple[int, ...] | None = None  # torus / mesh shape (default: the most square 2-D factorization)
-    # read by the NCCL model (suite.perf.nccl); absent: the defaults there
+    # read by the NCCL model (suite.perf.network.nccl); absent: the defaults there
     link: Literal["nvlink", "pcie", "net"] | None = None  # link kind (NCCL's per-hop latencies); default by position
     efficiency: float | None = Field(default=None, gt=0, le=1)  # achieved fraction of bandwidth, bulk transfers
     reduction: Literal["nvls", "sharp"] | None = None  # in-network reduction the level offers
@@ -220,7 +220,7 @@ class NetworkLevel(_Frozen):
 
 class Communication(_Frozen):
     """The ``[communication]`` table: the library a profile's collectives run on and its
-    software constants (suite.perf.nccl, suite.perf.collective)."""
+    software constants (suite.perf.network.nccl, suite.perf.network.collective)."""
 
     model_config = _STRICT
     library: Literal["nccl", "mpi", "gloo", "ps"] | None = None  # default: nccl for GPU profiles, else mpi
