@@ -21,6 +21,8 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING, Any
 
+from suite._lazy import lazy_attributes
+
 if TYPE_CHECKING:  # pragma: no cover
     from suite.hardware.profile_library import ProfileLibrary, load_file
     from suite.hardware.profile import DeviceGroup, Profile
@@ -37,15 +39,12 @@ _LAZY = {**dict.fromkeys(("DeviceGroup", "Profile"), "suite.hardware.profile"),
          **dict.fromkeys(("format_quantity", "parse_quantity"), "suite.hardware.units")}
 
 
-def __getattr__(name: str) -> Any:
-    mod = _LAZY.get(name)
-    if mod is None:
-        raise AttributeError(f"module 'suite.hardware' has no attribute {name!r}")
-    import importlib
+_lazy = lazy_attributes(__name__, _LAZY, globals())
 
-    value = getattr(importlib.import_module(mod), name)
-    globals()[name] = value
-    return value
+
+def __getattr__(name: str) -> Any:
+    return _lazy(name)
+
 
 __all__ = [
     "Profile",
@@ -200,7 +199,6 @@ def mix_devices(profile: Profile, lib: ProfileLibrary | None = None) -> tuple[tu
         A group naming an unknown profile or one without a ``[device]`` table (one line:
         profile file, field ``ext.mix.groups.N.device``, expected, given).
     """
-    from suite.errors import ProfileError
 
     if profile.groups:  # resolved when the profile loaded, by the library that loaded it
         return tuple((g.name, g.device, g.count) for g in profile.groups)
@@ -208,18 +206,5 @@ def mix_devices(profile: Profile, lib: ProfileLibrary | None = None) -> tuple[tu
     if not mix:
         return ()
     lib = _library() if lib is None else lib
-    where = profile.path or profile.name
-    out = []
-    for n, g in enumerate(mix["groups"]):
-        name = str(g["device"])
-        if name not in lib:
-            raise ProfileError(f"{where}: field ext.mix.groups.{n}.device: expected the name of a device profile, "
-                               f"got {name!r}; see `suite hardware list`")
-        dev = lib.get(name).device
-        if dev is None:
-            raise ProfileError(f"{where}: field ext.mix.groups.{n}.device: expected a profile with a [device] "
-                               f"table, got {name!r} (no [device])")
-        if not dev.name:
-            dev = dev.model_copy(update={"name": name})
-        out.append((name, dev, int(g["count"])))
-    return tuple(out)
+    groups = lib.mix_groups(profile.name, profile.path or profile.name, mix)
+    return tuple((g.name, g.device, g.count) for g in groups)

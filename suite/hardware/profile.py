@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from suite._lazy import lazy_attributes
 from suite.errors import ProfileError
 from suite.hardware.field_errors import (  # noqa: F401  (_field_at, _unwrap: read by the profile exporters)
     FILE_CONTEXT,
@@ -328,14 +329,10 @@ _MOVED = {"ProfileLibrary": "suite.hardware.profile_library", "load_file": "suit
           "read_toml": "suite.hardware.profile_library"}
 
 
+_lazy = lazy_attributes(__name__, _MOVED, globals())
+
+
 def __getattr__(name: str) -> Any:
     """``ProfileLibrary``, ``load_file`` and ``read_toml``, imported on first use from
     :mod:`suite.hardware.profile_library` (PEP 562; that module builds on :class:`Profile`)."""
-    mod = _MOVED.get(name)
-    if mod is None:
-        raise AttributeError(f"module 'suite.hardware.profile' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(mod), name)
-    globals()[name] = value
-    return value
+    return _lazy(name)

@@ -256,7 +256,7 @@ class ProfileLibrary:
         host = self._node_cpu(path, doc)
         _check_shape(path, doc)
         ext = self._validate_ext(path, doc.ext)
-        groups = self._mix_groups(name, path, ext.get("mix"))
+        groups = self.mix_groups(name, path, ext.get("mix"))
         prof = Profile(
             name=doc.profile.name, kind=doc.profile.kind, source=doc.profile.source, verified=doc.profile.verified,
             description=doc.profile.description, vendor=doc.profile.vendor, tags=tuple(doc.profile.tags),
@@ -300,8 +300,17 @@ class ProfileLibrary:
                                f"{node.cpu!r} ({'no [device]' if cpu is None else 'type ' + repr(cpu.type)})")
         return cpu if cpu.name else cpu.model_copy(update={"name": node.cpu})
 
-    def _mix_groups(self, name: str, path: Path, mix: Any) -> tuple[DeviceGroup, ...]:
-        """``[ext.mix]`` groups with their devices resolved in this library (like node.device)."""
+    def mix_groups(self, name: str, path: Path | str, mix: Any) -> tuple[DeviceGroup, ...]:
+        """The ``[ext.mix]`` table *mix* of profile *name* (file *path*, for messages): its groups
+        with their devices resolved in this library, as ``node.device`` is (the device named after
+        its profile when it has no name).
+
+        Raises
+        ------
+        ProfileError
+            A group naming an unknown profile, the profile itself, or one without a ``[device]``
+            table (one line: file, field ``ext.mix.groups.N.device``, expected, given).
+        """
         if not mix:
             return ()
         out = []
