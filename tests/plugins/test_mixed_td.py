@@ -419,6 +419,32 @@ def test_search_meets_both_constraints_and_is_seeded():
     assert a.metrics["throughput"] >= dense["throughput"][0] / 0.65
 
 
+
+def test_memoised_score_evaluates_each_distinct_design_once_with_the_same_bits():
+    # the search's score remembered per design row: a generation's repeats are not evaluated again,
+    # and every row's figures are those of evaluating it alone (score: the evaluator's throughput)
+    net = model.build_network(get_workload("resnet-18"))
+    calls = []
+
+    def score(d):
+        calls.append(len(d))
+        ev = model.evaluate_designs(net, d, U250)
+        return ev["throughput"], ev["feasible_fold"]
+
+    rng = np.random.default_rng(3)
+    base = (rng.random((6, 16)) * net.n_cands[None, :]).astype(np.int64)
+    first = base[[0, 1, 0, 2, 1, 0]]
+    second = base[[3, 0, 4, 3, 5, 2]]
+    f = model._memoised(score)
+    s1, k1 = f(first)
+    s2, k2 = f(second)
+    assert calls == [3, 3]  # rows 0, 1, 2; then 3, 4, 5 (0 and 2 remembered)
+    for got, feas, designs in ((s1, k1, first), (s2, k2, second)):
+        for row, v, ok in zip(designs, got, feas):
+            alone = model.evaluate_designs(net, row[None, :], U250)
+            assert v == alone["throughput"][0] and ok == alone["feasible_fold"][0]
+
+
 # ----------------------------------------------------------------------------- workloads
 
 
