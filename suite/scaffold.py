@@ -401,7 +401,7 @@ pip install build && python -m build   # the wheel and sdist to publish
 
 def scaffold_files(name: str, profile: str | None = None) -> dict[str, str]:
     """The files of a new plugin for technique *name*: relative path -> text."""
-    from suite import __version__
+    from suite._version import __version__
 
     pkg = package_name(name)
     # the plugin needs the contract of the suite that generated it: this minor version or later
