@@ -290,9 +290,13 @@ def _train_many(model: FlatModel, thetas, groups: list[_Group], lr: float, steps
 
 
 def _stacked(model: FlatModel, thetas) -> list[np.ndarray]:
-    """``[W1 (g, d, h), b1 (g, 1, h), W2 (g, h, k), b2 (g, 1, k)]``: the clients' parameters stacked."""
-    parts = [model.unpack(t) for t in thetas]
-    return [np.stack([p[j] if j % 2 == 0 else p[j][None, :] for p in parts]) for j in range(4)]
+    """``[W1 (g, d, h), b1 (g, 1, h), W2 (g, h, k), b2 (g, 1, k)]``: the clients' parameters stacked
+    (each block a C-contiguous copy, the layout of :meth:`FlatModel.unpack`'s blocks stacked)."""
+    flat = np.stack(thetas)
+    g, d, h, k = len(flat), model.d, model.hidden, model.k
+    cut = np.cumsum([0, d * h, h, h * k, k])
+    shapes = ((g, d, h), (g, 1, h), (g, h, k), (g, 1, k))
+    return [np.ascontiguousarray(flat[:, cut[j]:cut[j + 1]]).reshape(shapes[j]) for j in range(4)]
 
 
 def _train_group(model: FlatModel, thetas, X: np.ndarray, y: np.ndarray, lr: float, steps: int,
@@ -334,7 +338,7 @@ def _train_group(model: FlatModel, thetas, X: np.ndarray, y: np.ndarray, lr: flo
         if extractor:
             W1 -= lr * gW1
             b1 -= lr * gb1
-    return [np.concatenate([W1[j].ravel(), b1[j].ravel(), W2[j].ravel(), b2[j].ravel()]) for j in range(g)]
+    return list(np.concatenate([W1.reshape(g, -1), b1.reshape(g, -1), W2.reshape(g, -1), b2.reshape(g, -1)], axis=1))
 
 
 def personalized_accuracy(model: FlatModel, thetas, data) -> tuple[float, float]:
@@ -356,10 +360,10 @@ def personalized_accuracy(model: FlatModel, thetas, data) -> tuple[float, float]
         z = z - z.max(axis=2, keepdims=True)
         logp = z - np.log(np.exp(z).sum(axis=2, keepdims=True))
         ce = -logp[np.arange(g)[:, None], np.arange(n)[None, :], grp.y]
-        hit = z.argmax(axis=2) == grp.y
-        for j, i in enumerate(grp.members):
-            losses[i] = float(ce[j].mean()) + model._reg(thetas[i])
-            accs[i] = float(hit[j].mean())
+        ce_mean, hit_mean = ce.mean(axis=1).tolist(), (z.argmax(axis=2) == grp.y).mean(axis=1).tolist()
+        for j, i in enumerate(grp.members):  # row by row the same sums as each client's own mean
+            losses[i] = ce_mean[j] + model._reg(thetas[i])
+            accs[i] = hit_mean[j]
     return float(np.mean(accs)), float(np.mean(losses))
 
 
