@@ -48,7 +48,7 @@ import numpy as np
 from suite.api import FlatModel, Ledger, ParameterError, Result, recv, send
 
 __all__ = ["Clients", "load_clients", "peer_graph", "score_matrix", "score_loop", "select_top_k",
-           "average_extractors", "batched_losses", "run", "RunResult", "evaluate", "SCALAR_BYTES", "rounds_to_target"]
+           "average_extractors", "average_extractors_many", "batched_losses", "run", "RunResult", "evaluate", "SCALAR_BYTES", "rounds_to_target"]
 
 SCALAR_BYTES = 8  # one float64 loss value
 
@@ -191,6 +191,28 @@ def average_extractors(own: np.ndarray, received: list[np.ndarray]) -> np.ndarra
     if not received:
         return own.copy()
     return np.mean(np.stack([own, *received]), axis=0)
+
+
+def average_extractors_many(thetas, received: list[list[np.ndarray]], split: int) -> list[tuple[list[int], np.ndarray]]:
+    """:func:`average_extractors` of every client at once: client ``i``'s own extractor
+    ``thetas[i][:split]`` and its ``received`` ones, for the clients grouped by how many they received.
+
+    Returns ``(members, E)`` per group, ``E`` of shape (len(members), split), row ``r`` the mean for
+    client ``members[r]``; the same sums in the same order as :func:`average_extractors` (the mean
+    over the stacked inputs' leading axis), so the same bits (tested).
+    """
+    by: dict[int, list[int]] = {}
+    for i, got in enumerate(received):
+        by.setdefault(len(got), []).append(i)
+    out = []
+    for m, members in by.items():
+        own = np.stack([thetas[i][:split] for i in members])
+        if m == 0:
+            out.append((members, own))
+            continue
+        stack = np.stack([np.stack([thetas[i][:split], *received[i]]) for i in members])
+        out.append((members, np.mean(stack, axis=1)))
+    return out
 
 
 def cosine_distance(a: np.ndarray, b: np.ndarray) -> float:
@@ -472,19 +494,30 @@ class _Federation:
         snap = [th.copy() for th in self.thetas]
         picks = self._pick(variant, k, snap, score_args)
         split = self.split
-        mixed = []
-        for i in range(self.n):
-            received = [_xfer(self.ledger, j, i, snap[j][:split], "extractor") for j in picks[i]]
-            e = average_extractors(snap[i][:split], received)
-            if received:
-                dense = (snap[i][:split] + sum(snap[j][:split] for j in picks[i])) / (len(picks[i]) + 1)
-                self.agg_err = max(self.agg_err, float(np.max(np.abs(e - dense))))
-            mixed.append(np.concatenate([e, snap[i][split:]]))
+        mixed = self._mix(snap, picks)
         t0 = self.clock()  # local training of every client: phase 1 then phase 2
         thetas = _train_many(self.model, mixed, self.train, self.lr, phase1, 0, split)
         self.thetas = _train_many(self.model, thetas, self.train, self.lr, phase2, split, self.size)
         self.t_train += self.clock() - t0
         return picks
+
+    def _mix(self, snap, picks: list[list[int]]) -> list[np.ndarray]:
+        """Every client's parameters with its extractor averaged with those it received from its
+        picks; the aggregate error against a dense sum of the snapshot's extractors (the oracle)."""
+        split = self.split
+        received = [[_xfer(self.ledger, j, i, snap[j][:split], "extractor") for j in picks[i]] for i in range(self.n)]
+        mixed = [th.copy() for th in snap]
+        for members, e in average_extractors_many(snap, received, split):
+            for i, row in zip(members, e):
+                mixed[i][:split] = row
+            m = len(picks[members[0]])
+            if m:
+                acc = 0  # (own + (picked_1 + picked_2 + ...)) / (m + 1), the picks summed in order
+                for r in range(m):
+                    acc = acc + np.stack([snap[picks[i][r]][:split] for i in members])
+                dense = (np.stack([snap[i][:split] for i in members]) + acc) / (m + 1)
+                self.agg_err = max(self.agg_err, float(np.max(np.abs(e - dense))))
+        return mixed
 
     def _pick(self, variant: str, k: int, snap, score_args) -> list[list[int]]:
         n, nbrs = self.n, self.nbrs

@@ -233,6 +233,24 @@ def test_aggregate_convex_and_idempotent(seed, m):
     assert np.allclose(execute.average_extractors(own, [own] * m), own, rtol=0, atol=1e-15)
 
 
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000))
+def test_batched_aggregate_equals_each_clients_own_mean_bit_for_bit(seed):
+    # clients receiving 0-3 extractors (mixed counts), averaged in groups: each row equal to the
+    # client's own average_extractors, bit for bit (theta = extractor of 30 then a header of 7)
+    rng = np.random.default_rng(seed)
+    n, split = 9, 30
+    thetas = [rng.normal(size=37) for _ in range(n)]
+    received = [[rng.normal(size=split) for _ in range(int(rng.integers(0, 4)))] for _ in range(n)]
+    seen = []
+    for members, e in execute.average_extractors_many(thetas, received, split):
+        assert e.shape == (len(members), split)
+        for i, row in zip(members, e):
+            assert np.array_equal(row, execute.average_extractors(thetas[i][:split], received[i]))
+            seen.append(i)
+    assert sorted(seen) == list(range(n))
+
 # --------------------------------------------------------------------------- model
 
 
