@@ -309,6 +309,27 @@ class Context:
             raise WorkloadError(f"{exc}; plugin {p.name!r} ({p.distribution}), which may provide it, is "
                                 f"quarantined: {p.reason}") from None
 
+    def workload_hash(self, name: str) -> str | None:
+        """The content hash of workload *name* (a 16-hex-digit string, equal to
+        ``self.workload(name).content_hash()``) when it is known without building the workload,
+        else None (then build it: :meth:`workload`).
+
+        Known: a zoo workload no plugin provides whose hash the on-disk cache holds
+        (:func:`suite.workloads.zoo_hash`). A plugin's workload, a workload file (``*.toml``) or a
+        name the zoo and a plugin both claim give None. While the plugins' workloads are not
+        built, a zoo name is the zoo's (the registry quarantines a plugin workload the zoo names),
+        so asking builds no plugin workload. A fully cached ``suite reproduce`` thus builds none.
+        """
+        import suite.workloads as W
+
+        if name.endswith(".toml") or not W.zoo_has(name):
+            return None
+        lib = self.workloads
+        if lib._loaded is not None or not callable(lib._source):  # the plugins' workloads are known
+            if name in lib._plugin:
+                return None
+        return W.zoo_hash(name)
+
     # -- store
     def open_store(self, readonly: bool = False) -> Any:
         from suite.results import Store

@@ -18,10 +18,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from suite.errors import ParameterError, SuiteError
 from suite.technique import Scenario, ScenarioSpec, Technique
@@ -30,9 +30,39 @@ __all__ = ["Case", "Resolver", "resolve_case", "case_key", "code_fingerprint", "
            "environment_fingerprint", "evaluate_case"]
 
 
+class _BuiltOnRead:
+    """The :attr:`Case.scenario` field: given a :class:`Scenario`, or a callable without arguments
+    that builds it on the first read (then kept). A resolver passes the callable, so a case
+    that is never evaluated (a stored result reused) never builds its workload or inputs.
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = "_" + name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> None: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> Scenario | None: ...
+    def __get__(self, obj: object | None, owner: type | None = None) -> Scenario | None:
+        if obj is None:  # the class attribute: the dataclass reads the field's default here
+            return None
+        value = obj.__dict__.get(self.slot)
+        if callable(value):
+            value = obj.__dict__[self.slot] = value()
+        return value
+
+    def __set__(self, obj: object, value: "Scenario | Callable[[], Scenario] | _BuiltOnRead | None") -> None:
+        # the dataclass passes this descriptor itself as the default (``field(default=...)``): none given
+        obj.__dict__[self.slot] = None if value is self else value
+
+
 @dataclass(frozen=True)
 class Case:
-    """A resolved, hashed unit of work."""
+    """A resolved, hashed unit of work.
+
+    ``scenario`` (what the evaluate function receives) may be given as a callable that builds
+    it: it is then built on first read. Pickling a case (to a worker process) builds it first.
+    """
 
     key: str
     technique: str
@@ -46,13 +76,19 @@ class Case:
     params: dict[str, Any]
     seed: int
     overrides: dict[str, str] = field(default_factory=dict)
-    scenario: Scenario | None = field(default=None, compare=False, repr=False)
+    scenario: _BuiltOnRead = field(default=_BuiltOnRead(), compare=False, repr=False)
     code: str | None = None  # the technique's code fingerprint (code_fingerprint)
     env: str | None = None  # the core's source and numeric libraries (environment_fingerprint)
     # parameter -> content hash of the profile / workload / file it names (Param(..., ref=...))
     inputs: dict[str, str] = field(default_factory=dict)
     # the Technique object that evaluates it (set by the resolver): executors never look it up
     tech: Technique | None = field(default=None, compare=False, repr=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The fields, the scenario built (a builder closes over the resolver, which stays here)."""
+        state = dict(self.__dict__)
+        state["_scenario"] = self.scenario
+        return state
 
     def describe(self) -> str:
         bits = [self.technique, self.variant, self.fidelity]
@@ -243,6 +279,7 @@ class Resolver:
         self.context = context.with_profile_dirs(self.profile_dirs)
         self._profiles: dict[tuple[Any, ...], tuple[Any, str]] = {}
         self._workloads: dict[str, tuple[Any, str]] = {}
+        self._workload_hashes: dict[str, str] = {}
         self._files: dict[str, tuple[bytes, str]] = {}
         # the core's source and numeric libraries, and each technique package's code and data files:
         # stat-ed once per resolver (a sweep), read again only when a file changed
@@ -264,13 +301,28 @@ class Resolver:
         return hit
 
     def workload(self, name: str) -> tuple[Any, str]:
-        """(Workload, content hash) of *name*."""
+        """(Workload, content hash) of *name* (built once per resolver)."""
         hit = self._workloads.get(name)
         if hit is None:
             wl = self.context.workload(name)
             hit = (wl, wl.content_hash())
             self._workloads[name] = hit
         return hit
+
+    def workload_hash(self, name: str) -> str:
+        """The content hash of workload *name*, without building it when the context knows it
+        (:meth:`suite.context.Context.workload_hash`: a zoo workload whose hash is cached on
+        disk), else that of :meth:`workload` (built)."""
+        h = self._workload_hashes.get(name)
+        if h is None:
+            h = self._workloads[name][1] if name in self._workloads else self.context.workload_hash(name)
+            if h is None:
+                h = self.workload(name)[1]
+            self._workload_hashes[name] = h
+        return h
+
+    def _hash_only(self, name: str) -> tuple[None, str]:
+        return None, self.workload_hash(name)
 
     def file(self, path: str, where: str) -> tuple[bytes, str]:
         """(bytes, content hash) of the file at *path* (a ``Param(..., ref="file")`` value)."""
@@ -286,10 +338,13 @@ class Resolver:
             self._files[path] = hit
         return hit
 
-    def inputs(self, tech: Technique, params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    def inputs(self, tech: Technique, params: Mapping[str, Any], *,
+               hashes_only: bool = False) -> tuple[dict[str, Any], dict[str, str]]:
         """(inputs, hashes): what each ``Param(..., ref=...)`` of *tech* names and each input of
         :attr:`Technique.uses`, resolved through the context, and each one's content hash (part of
-        the case key)."""
+        the case key). With *hashes_only*, a workload's input is None where its hash is known
+        without building it (:meth:`workload_hash`)."""
+        workload = self._hash_only if hashes_only else self.workload
         inputs: dict[str, Any] = {}
         hashes: dict[str, str] = {}
         for pname, p in tech.parameters.items():
@@ -301,7 +356,7 @@ class Resolver:
                 if p.ref == "profile":
                     inputs[pname], hashes[pname] = self.profile(name)
                 elif p.ref == "workload":
-                    inputs[pname], hashes[pname] = self.workload(name)
+                    inputs[pname], hashes[pname] = workload(name)
                 else:
                     inputs[pname], hashes[pname] = self.file(name, where)
             except SuiteError as exc:
@@ -311,7 +366,7 @@ class Resolver:
         for u in tech.uses:
             kind, _, name = u.partition(":")
             try:
-                inputs[u], hashes[u] = self.profile(name) if kind == "profile" else self.workload(name)
+                inputs[u], hashes[u] = self.profile(name) if kind == "profile" else workload(name)
             except SuiteError as exc:
                 raise ParameterError(f"{tech.name}: uses {u!r}: {exc}") from None
         return inputs, hashes
@@ -343,23 +398,34 @@ class Resolver:
             raise ParameterError(f"{tech.name}: profile overrides {sorted(spec.overrides)} given without a profile")
         elif tech.needs_profile and spec.fidelity != "execute":
             raise ParameterError(f"{tech.name}: a hardware profile is required (--profile NAME)")
-        workload = w_hash = None
+        w_hash = None
         if workload_name:
-            workload, w_hash = self.workload(workload_name)
+            w_hash = self.workload_hash(workload_name)  # the workload itself is built with the scenario
         elif tech.needs_workload:
             raise ParameterError(f"{tech.name}: a workload is required (--workload NAME)")
         seed = int(spec.seed)
-        inputs, i_hash = self.inputs(tech, params) if (tech.uses or tech.references) else ({}, {})
-        scenario = Scenario(technique=tech.name, variant=spec.variant, fidelity=spec.fidelity,
-                            profile=profile, workload=workload, params=params, seed=seed, inputs=inputs)
+        uses = bool(tech.uses or tech.references)
+        i_hash = self.inputs(tech, params, hashes_only=True)[1] if uses else {}
+        scenario = functools.partial(self._scenario, tech, spec.variant, spec.fidelity, profile, workload_name,
+                                     params, seed, uses)
         code = self.code(tech)
         key = case_key(tech.name, tech.version, spec.variant, p_hash, w_hash, params, seed, spec.fidelity, code,
                        self.env, i_hash)
+        built = self._workloads.get(workload_name) if workload_name else None  # a workload file's own name
         return Case(key=key, technique=tech.name, technique_version=tech.version, code=code, variant=spec.variant,
                     fidelity=spec.fidelity, profile=profile.name if profile else None, profile_hash=p_hash,
-                    workload=workload.name if workload else None, workload_hash=w_hash, params=params,
+                    workload=built[0].name if built else workload_name or None, workload_hash=w_hash, params=params,
                     seed=seed, overrides={k: str(v) for k, v in spec.overrides.items()}, scenario=scenario,
                     tech=tech, env=self.env, inputs=i_hash)
+
+    def _scenario(self, tech: Technique, variant: str, fidelity: str, profile: Any, workload_name: str | None,
+                  params: dict[str, Any], seed: int, uses: bool) -> Scenario:
+        """The :class:`Scenario` of a case :meth:`resolve` hashed, its workload and inputs built now
+        (on the case's first read of ``scenario``: a stored case reused never builds them)."""
+        workload = self.workload(workload_name)[0] if workload_name else None
+        inputs = self.inputs(tech, params)[0] if uses else {}
+        return Scenario(technique=tech.name, variant=variant, fidelity=fidelity, profile=profile, workload=workload,
+                        params=params, seed=seed, inputs=inputs)
 
 
 def resolve_case(tech: Technique, spec: ScenarioSpec, *, profile_dirs: tuple[str | Path, ...] = (),
