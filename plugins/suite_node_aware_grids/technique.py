@@ -267,6 +267,11 @@ TECHNIQUE = Technique(
     default_workload="node-aware-grids-mmm-256",
     profile_kinds=("cluster", "node"),
     capabilities=frozenset({"bytes-conserved", "oracle-exact"}),
+    kit_opt_out={"network-sensitivity": "grid=auto picks the cheapest grid on each profile, and on a bus a "
+                                        "broadcast reaches every rank in one transmission: the kit's 'bus "
+                                        "topology' probe moves SUMMA's plan to broadcast-heavier grids and lowers "
+                                        "comm_time (summa-2d on perlmutter-cpu, slingshot as a bus: 2.81e-4 -> "
+                                        "1.22e-4 s); bandwidth and latency slow-downs raise it (tests/plugins)"},
     smoke=[
         ScenarioSpec(variant="node-aware", fidelity="execute", workload="node-aware-grids-cc-ladder",
                      params={"ranks": 16, "ranks_per_node": 4}),

@@ -326,3 +326,24 @@ def test_model_through_a_tracked_profile_reads_the_levels_it_prices():
     for path in ("network.0.bandwidth", "network.1.bandwidth", "network.1.latency", "node.host_memory",
                  "device.peak_flops.fp64", "device.memory_bandwidth"):
         assert any(p == path or path.startswith(p + ".") for p in reads), (path, sorted(reads))
+
+
+@pytest.mark.parametrize("variant", ["summa-2d", "node-aware"])
+@pytest.mark.parametrize("level", [0, 1])
+def test_slower_levels_raise_comm_time(variant, level):
+    """The kit's network-sensitivity check is opted out of (its bus probe lowers a broadcast's
+    price): what it would check for bandwidth and latency is checked here. Ten times less
+    bandwidth or ten times the latency on either level never lowers comm_time, and raises it on
+    the inter-node level that SUMMA's broadcasts cross at 256 ranks (16 per node)."""
+    import dataclasses
+
+    case = _case(variant, "node-aware-grids-mmm-256", ranks=256, ranks_per_node=16)
+    prof = case.scenario.profile
+    base = TECHNIQUE.evaluate(case.scenario)["comm_time"]
+    lv = prof.network[level]
+    for over in ({f"network.{level}.bandwidth": lv.bandwidth / 10}, {f"network.{level}.latency": lv.latency * 10}):
+        slow = dataclasses.replace(case.scenario, profile=prof.with_overrides(over))
+        t = TECHNIQUE.evaluate(slow)["comm_time"]
+        assert t >= base * (1 - 1e-12), (over, base, t)
+        if level == 1:
+            assert t > base, (over, base, t)

@@ -18,6 +18,7 @@ import suite
 from suite import Null, Paper, Param, Result, ScenarioSpec, Technique, Variant
 from suite.deprecation import KitWarning, fails_now
 from suite.perf import collective_time, group_of
+from suite.perf.sensitivity import check_network_sensitivity
 from suite.runner.case import resolve_case
 from suite.runner.executors import evaluate_outcome
 from suite.testing import check_technique, run_check
@@ -40,6 +41,18 @@ def _good_model(s):
 def _deaf_model(s):
     """Ignores the network: a fixed 1 GB/s, whatever the profile says."""
     return Result().add("comm_time", s.params["size"] * 1e6 / 1e9, "s", "lower")
+
+
+_MEMO: dict = {}
+
+
+def _memo_model(s):
+    """Prices through collective_time, memoised per profile object (as node-aware-grids does): a
+    second evaluation on the same profile prices nothing."""
+    key = id(s.profile)
+    if key not in _MEMO:
+        _MEMO[key] = (s.profile, _comm(s, s.params["size"] * 1e6).time)
+    return Result().add("comm_time", _MEMO[key][1], "s", "lower")
 
 
 def _bytes_model(s):
@@ -111,6 +124,18 @@ def test_a_model_faster_than_the_bandwidth_bound_fails_naming_the_case():
     out = run_check(tech, "family:alpha-beta-bound", isolate=False)
     assert out.status == "failed"
     _one_line_naming_the_case(out.message, tech, "alpha-beta-bound")
+
+
+def test_a_model_memoised_per_profile_object_is_not_called_deaf(monkeypatch):
+    """Its first evaluation recorded the collectives; the check's own evaluation hits the memo and
+    prices nothing: the check asks again on an equal profile, a new object (0 false failures)."""
+    tech = _tech("slip-memo", _memo_model)
+    _as_of(monkeypatch, "0.3.0")
+    case = resolve_case(tech, tech.smoke[0])
+    tech.evaluate(case.scenario)  # fills the memo for this profile object
+    assert check_network_sensitivity(tech, case.scenario) == []
+    out = run_check(tech, "network-sensitivity", isolate=False)
+    assert out.status == "passed", out.message
 
 
 def test_a_model_deaf_to_the_network_warns_now_and_fails_from_0_3(monkeypatch):
