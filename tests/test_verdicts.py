@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from suite import Approx, AtMost, Claim, Gain, Null, Ordered, Result, ScenarioSpec
+from suite import Approx, AtMost, Between, Claim, Gain, Null, Ordered, Result, ScenarioSpec
 from suite.runner.reproduce import (CLAIM_DEFECT, ERROR, INCONCLUSIVE, NOT_DISCRIMINATING, NOT_REPRODUCED,
                                     REPRODUCED, REPRODUCED_NO_NULL, bootstrap_interval, format_verdict, judge,
                                     new_outcome)
@@ -157,6 +157,19 @@ def test_an_accuracy_band_above_one_is_a_claim_defect():
                 metric="t", domain=(0.0, 1.0), nulls=(Null("chance", value=0.1),))
     o = _judge(acc, {"main": _res(0.9)}, acc.nulls)  # band [1.08, 1.32] lies above every accuracy
     assert o.verdict == CLAIM_DEFECT and "cannot pass" in o.reason and o.ours == 0.9
+
+
+def test_a_band_below_zero_for_a_time_is_a_claim_defect_without_a_declared_domain():
+    # a time cannot be negative (the unit's dimension, the rule metrics are stored by): [-3, -1] s cannot pass
+    c = Claim("n", "comm time -2 s", "Table 1", True, Between(-3.0, -1.0), scenario=ScenarioSpec("fast"),
+              metric="t", nulls=(Null("chance", value=0.1),))
+    o = _judge(c, {"main": _res(1.0)}, c.nulls)
+    assert o.verdict == CLAIM_DEFECT and "[-3, -1] lies outside the values the claim can take [0, inf]" in o.reason
+    # a dimensionless value may be negative: the same band is judged as usual
+    d = Claim("n", "a ratio of -2", "Table 1", True, Between(-3.0, -1.0), scenario=ScenarioSpec("fast"),
+              metric="r", nulls=(Null("chance", value=0.1),))
+    o = _judge(d, {"main": Result().add("r", 1.0, "1", "none")}, d.nulls)
+    assert o.verdict == NOT_REPRODUCED
 
 
 def test_a_band_covering_the_domain_cannot_fail():

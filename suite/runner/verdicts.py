@@ -241,7 +241,22 @@ def claim_defect(claim: Claim, ours: Any, results: Mapping[str, Result]) -> str:
         domain = claim.value_domain(results)
     except Exception as exc:  # noqa: BLE001 - a domain that cannot be computed is reported, not raised
         return f"the claim's domain could not be computed: {one_line(exc)}"
+    if domain is None:
+        domain = _unit_domain(claim, results)
     return claim.expect.unreachable(domain, ours)
+
+
+def _unit_domain(claim: Claim, results: Mapping[str, Result]) -> tuple[float, float] | None:
+    """The domain a metric claim's unit implies when the claim declares none: ``[0, inf)`` for a
+    quantity that cannot be negative (a time, a size, a rate; :func:`suite.runner.checks.nonnegative_unit`,
+    the rule the runner stores metrics by), else None. A band wholly below 0 s is then a claim
+    defect, not "not reproduced"."""
+    from suite.runner.checks import nonnegative_unit
+
+    main = results.get("main")
+    if claim.metric is None or claim.derive is not None or main is None or claim.metric not in main.metrics:
+        return None
+    return (0.0, math.inf) if nonnegative_unit(main.metrics[claim.metric].unit) else None
 
 
 def _why_not(claim: Claim, o: ClaimOutcome) -> None:
