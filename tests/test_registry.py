@@ -323,3 +323,17 @@ def test_executor_hook_that_raises_is_quarantined_and_others_are_still_asked():
                       strict=True)
     with pytest.raises(PluginError, match="suite_executor"):
         strict.executor("remote")
+
+
+def test_an_unknown_executor_names_the_plugin_whose_hook_raised_on_it():
+    """The trial's hostile plugin: `--executor nosuch` said only "unknown executor" while the plugin
+    whose hook raised on that name was quarantined out of sight."""
+    from suite.context import Context
+    from suite.errors import SuiteError
+    from suite.runner.executors import get_executor
+
+    boom = _module("boom", "alpha", suite_executor=hookimpl(lambda name: (_ for _ in ()).throw(RuntimeError("kaput"))))
+    ctx = Context.build(registry=Registry(entry_points_=[], modules=[("boom", boom)]))
+    with pytest.raises(SuiteError, match=r"unknown executor 'nosuch'.*\(plugin 'boom' failed on it: "
+                                         r"suite_executor\(name='nosuch'\) failed: RuntimeError: kaput\)"):
+        get_executor("nosuch", context=ctx)

@@ -57,8 +57,10 @@ def get_executor(name: str, *, context: Any = None) -> Executor:
                          "a plugin's executor is looked up in a context: get_executor(name, context=Context.build())")
     ex = context.registry.executor(name)
     if ex is None:
+        broken = [f"plugin {p.name!r} failed on it: {p.reason}" for p in context.registry.plugins
+                  if p.status == "quarantined" and p.reason.startswith(f"suite_executor(name={name!r})")]
         raise SuiteError(f"--executor: unknown executor {name!r}; expected one of {sorted(BUILTIN_EXECUTORS)} "
-                         "or one a plugin provides")
+                         "or one a plugin provides" + "".join(f" ({b})" for b in broken))
     if isinstance(ex, type):
         ex = ex()
     if not hasattr(ex, "map_cases"):
