@@ -2,9 +2,11 @@
 
 Public API::
 
+    from suite.context import Context
     from suite.runner import expand_entry, expand_experiment, run_cases, reproduce, ExecOptions
-    exp = expand_entry({"technique": "poseidon", "params": {"nodes": [1, 2, 4]}})
-    summary = run_cases(exp.cases, Store(), options=ExecOptions(jobs=2))
+    ctx = Context.build()
+    exp = expand_entry({"technique": "poseidon", "params": {"nodes": [1, 2, 4]}}, context=ctx)
+    summary = run_cases(exp.cases, Store(), options=ExecOptions(jobs=2), context=ctx)
 """
 
 from suite.runner.case import Case, Resolver, case_key, resolve_case

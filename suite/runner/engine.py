@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from suite.results.store import FAILED_STATUSES, Store
 from suite.runner.case import Case
@@ -18,6 +18,9 @@ from suite.runner.executors import get_executor
 from suite.runner.options import ExecOptions, Executor
 from suite.runner.pool import LocalExecutor
 from suite.runner.progress import NullProgress, Progress
+
+if TYPE_CHECKING:  # pragma: no cover
+    from suite.context import Context
 
 __all__ = ["RunSummary", "run_cases"]
 
@@ -263,6 +266,8 @@ class _Run:
         self.store.link_cached(self.run_id, [k for k in keys if k in cached],
                                {c.key: c.overrides for c in chunk if c.overrides and c.key in cached})
         todo = [c for c in chunk if c.key not in cached]
+        for c in todo:  # built here, once, before an executor forks or pickles (a lazily built scenario)
+            c.scenario
         self.summary.cached += len(chunk) - len(todo)
         self._progress(cases, len(chunk) - len(todo))
         return todo
@@ -344,7 +349,7 @@ def _execute(run: _Run, ex: Any, name: str, cases: Iterable[Case], chunk_size: i
 def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor = "local",
               options: ExecOptions | None = None, rerun: bool = False, allow_parallel_execute: bool = False,
               progress: Progress | None = None, command: str | None = None, chunk_size: int = CHUNK,
-              context: Any = None) -> RunSummary:
+              context: Context) -> RunSummary:
     """Run *cases* into *store* as one run.
 
     Parameters
@@ -368,8 +373,8 @@ def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor =
         Cases per chunk (:data:`CHUNK`), each looked up, executed and stored before the next, so
         memory does not grow with the sweep (but for one key string per case).
     context : suite.context.Context
-        The command's context: plugin executors, the run's provenance (``registry=`` was removed
-        in 0.3.0; given no context, a fallback is built with a ``DeprecationWarning``).
+        Required: the command's context (plugin executors, the run's provenance). Its no-context
+        fallback and ``registry=`` were removed in 0.3.0.
 
     Returns
     -------
@@ -404,12 +409,9 @@ def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor =
 
 
 def _start(cases: Iterable[Case], store: Store, executor: str | Executor, options: ExecOptions, rerun: bool,
-           progress: Progress | None, command: str | None, context: Any) -> tuple[_Run, Any]:
+           progress: Progress | None, command: str | None, context: Context) -> tuple[_Run, Any]:
     """The run begun in *store* (its provenance: the plugin distributions of the command's
     context) and the executor that runs it."""
-    from suite.context import Context
-
-    context = Context.given(context, "run_cases()")
     ex = executor if isinstance(executor, Executor) or hasattr(executor, "map_cases") \
         else get_executor(executor, context=context)
     run_id = store.begin_run(command=command, plugins=context.registry.distributions())
