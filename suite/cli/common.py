@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from pathlib import Path
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
 from suite.errors import SuiteError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["SuiteGroup", "format_option", "emit", "console", "fail"]
 
@@ -41,12 +46,15 @@ class SuiteGroup(click.Group):
             sys.exit(2 if isinstance(exc, SuiteError) else 1)
 
 
-def format_option(*choices: str, default: str = "table"):
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def format_option(*choices: str, default: str = "table") -> Callable[[F], F]:
     return click.option("--format", "fmt", type=click.Choice(list(choices)), default=default,
                         show_default=True, help="Output format.")
 
 
-def console():
+def console() -> "Console":
     """A rich console; when output is not a terminal (a pipe, a file, CI logs) it is 160 columns
     wide unless COLUMNS says otherwise, so tables are not squeezed to 80 and cut."""
     import os
@@ -59,7 +67,7 @@ def console():
     return Console(highlight=False, soft_wrap=False, width=width)
 
 
-def get_context(profile_dirs: tuple = ()) -> Any:
+def get_context(profile_dirs: tuple[str | Path, ...] = ()) -> Any:
     """This command's :class:`suite.context.Context`: built once (the plugins are loaded and their
     hooks called then), kept on the click context, and passed down explicitly from here.
     *profile_dirs* (``--profiles DIR``) gives a view with more profile folders, same plugins."""
@@ -109,7 +117,7 @@ def strict_json(obj: Any, **kwargs: Any) -> str:
     return json.dumps(_finite_json(obj), allow_nan=False, **kwargs)
 
 
-def emit(rows: list[dict], fmt: str, columns: list[str] | None = None, title: str | None = None) -> None:
+def emit(rows: list[dict[str, Any]], fmt: str, columns: list[str] | None = None, title: str | None = None) -> None:
     """Print rows as a rich table, JSON or CSV."""
     columns = columns or (list(rows[0]) if rows else [])
     if fmt == "json":
@@ -146,7 +154,7 @@ def _cell(v: Any) -> str:
     return escape(str(v))
 
 
-def fail(msg: str, code: int = 2):
+def fail(msg: str, code: int = 2) -> NoReturn:
     from suite.errors import SuiteError
 
     raise SuiteError(msg)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -27,12 +28,14 @@ def hardware() -> None:
     """
 
 
-def _profiles_option(f):
+F = TypeVar("F", bound=Callable[..., Any])
+
+def _profiles_option(f: F) -> F:
     return click.option("--profiles", "profile_dirs", multiple=True, type=click.Path(file_okay=True),
                         help="Extra profile folder or file (repeatable).")(f)
 
 
-def _row(prof) -> dict:
+def _row(prof: Any) -> dict[str, Any]:
     from suite.hardware.units import format_quantity
 
     dev = prof.device
@@ -63,7 +66,7 @@ def list_cmd(kind: str | None, vendor: str | None, profile_dirs: tuple[str, ...]
 
     context = get_context(tuple(profile_dirs))
     reg = context.registry
-    from suite.registry import CORE_EXTENSION_NAMES
+    from suite.hardware.reserved import CORE_EXTENSION_NAMES
 
     exts = {**reg.declared_extensions(), **dict.fromkeys(CORE_EXTENSION_NAMES, "suite.hardware.extensions:core")}
     key = listing_key(context.search_dirs(), exts)  # (this code is in the suite package, which the key stamps)
@@ -83,7 +86,7 @@ def list_cmd(kind: str | None, vendor: str | None, profile_dirs: tuple[str, ...]
         click.echo(f"warning: {w}", err=True)
 
 
-def _listing(context) -> dict:
+def _listing(context: Any) -> dict[str, Any]:
     """Every profile's row (an unloadable one: an ERROR row), the library's warnings and the
     files it skipped: what :mod:`suite.cache` caches."""
     import contextlib
@@ -103,23 +106,23 @@ def _listing(context) -> dict:
             "file_errors": list(lib.file_errors.values())}
 
 
-def _source_for(prof, path: str) -> str:
+def _source_for(prof: Any, path: str) -> str:
     if path in prof.sources:
-        return prof.sources[path]
+        return str(prof.sources[path])
     # device fields of a node/cluster, sources of a dict entry's parent, list index aliases
     parts = path.split(".")
     for i in range(len(parts) - 1, 0, -1):
         cand = ".".join(parts[:i])
         if cand in prof.sources:
-            return prof.sources[cand]
+            return str(prof.sources[cand])
     if prof.network and parts[0] == "network" and len(parts) > 2:
         neg = f"network.{int(parts[1]) - len(prof.network)}.{'.'.join(parts[2:])}"
         if neg in prof.sources:
-            return prof.sources[neg]
+            return str(prof.sources[neg])
     return ""
 
 
-def show_data(prof) -> dict:
+def show_data(prof: Any) -> dict[str, Any]:
     """The JSON document of ``suite hardware show --format json``."""
     from suite.hardware.derived import derived, flatten
 
@@ -247,7 +250,8 @@ def _print_measured(measured: dict[str, Any]) -> None:
     for k, v in measured.items():
         if isinstance(v, dict) and "method" in v:
             dim = v.get("dimension") if v.get("dimension") in DIMENSIONS else None
-            fq = (lambda x: format_quantity(float(x), dim)) if dim else (lambda x: f"{x:.4g}")
+            fq: Callable[[Any], str] = ((lambda x: format_quantity(float(x), dim)) if dim
+                                        else (lambda x: f"{x:.4g}"))
             if "curve" in v:
                 pts = ", ".join(f"n={n}: {fr:.2f}" for n, (_s, fr) in zip(v.get("sizes", []), v["curve"]))
                 c.print(f"  {escape(k)}: fraction of peak {pts}\n      {escape(v['method'])}")
@@ -307,8 +311,8 @@ def diff_cmd(a: str, b: str, show_all: bool, profile_dirs: tuple[str, ...], fmt:
 
     context = get_context(tuple(profile_dirs))
     pa, pb = context.profile(a), context.profile(b)
-    fa = {f.path: f for f in flatten(pa)}
-    fb = {f.path: f for f in flatten(pb)}
+    fa: dict[str, Any] = {f.path: f for f in flatten(pa)}
+    fb: dict[str, Any] = {f.path: f for f in flatten(pb)}
     for d in derived(pa):
         fa[f"derived.{d.name}"] = d
     for d in derived(pb):

@@ -39,7 +39,7 @@ def plugins_cmd(ctx: click.Context, fmt: str) -> None:
             click.echo(f"--- {p.name}\n{p.detail}", err=True)
 
 
-def _opt_outs(reg, plugin) -> str:
+def _opt_outs(reg: Any, plugin: Any) -> str:
     """The default conformance checks the plugin's techniques opt out of, with their reasons."""
     out = []
     for name in plugin.techniques:
@@ -187,7 +187,7 @@ def _print_reads(reads: dict[tuple[str, str], set[str]], probe_problems: list[st
         c.print(f"  not probed: {escape(msg)}")
 
 
-def _recorded_reads(t, context) -> dict[tuple[str, str], set[str]]:
+def _recorded_reads(t: Any, context: Any) -> dict[tuple[str, str], set[str]]:
     """(variant, fidelity) -> the profile fields the stored cases of *t*'s current code were
     recorded reading (runs record them as they evaluate: claims' real scenarios, not a probe);
     empty when there is no store."""
@@ -199,14 +199,15 @@ def _recorded_reads(t, context) -> dict[tuple[str, str], set[str]]:
     except StoreError:
         return {}
     try:
-        return st.fields_read(t.name, code_fingerprint(t))
+        reads: dict[tuple[str, str], set[str]] = st.fields_read(t.name, code_fingerprint(t))
+        return reads
     except Exception:  # noqa: BLE001 - a store of an older schema: nothing recorded to add
         return {}
     finally:
         st.close()
 
 
-def _fields_read(t, context):
+def _fields_read(t: Any, context: Any) -> Any:
     """:func:`suite.runner.fields.probe_fields_read` of *t*, cached like `suite hardware list`'s
     index (:mod:`suite.cache`): keyed by every profile file, the core's and every
     plugin's source files, and the extension modules, so a probe is re-run after any change that

@@ -71,7 +71,7 @@ def _clean(v: Any) -> Any:
 
 @results_group.command("list")
 @_store_option
-@format_option("table", "json")  # type: ignore[untyped-decorator]  # suite.cli.common is not annotated yet
+@format_option("table", "json")
 def list_cmd(store_path: Path | None, fmt: str) -> None:
     """Runs in the store, oldest first, with their counts."""
     with _open(store_path) as store:
@@ -282,7 +282,7 @@ def csv_header(column: str, units: dict[str, str]) -> str:
 @results_group.command("show")
 @click.argument("run", default="latest")
 @_store_option
-@format_option("table", "csv", "json")  # type: ignore[untyped-decorator]  # suite.cli.common is not annotated yet
+@format_option("table", "csv", "json")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to this file.")
 @click.option("--all-metrics", is_flag=True, help="Table: every metric, not only each technique's headline metrics.")
 @click.option("--long", "long_form", is_flag=True,

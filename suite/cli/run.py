@@ -256,7 +256,7 @@ def report_summary(store: Any, summary: Any, fmt: str, quiet: bool, show_table: 
               help="What of each result's artifacts to store: summary leaves out tables (e.g. per-layer, "
                    "listed under _omitted), full keeps everything (and recomputes cases stored with a summary).")
 @execution_options
-@format_option("table", "json")  # type: ignore[untyped-decorator]  # (suite.cli.common, not yet typed)
+@format_option("table", "json")
 @click.pass_context
 def run_cmd(ctx: Any, experiment: str | None, entries: tuple[str, ...], technique: str | None, category: str | None,
             gpus: int | None, run_name: str | None, variants: tuple[str, ...], profiles: tuple[str, ...],

@@ -40,7 +40,7 @@ def run_collectives(fmt: str, plot_dir: str | None) -> None:
         else:
             emit(table, "table", cols, title="collectives: nccl-tests (measured) vs collective_time (predicted)")
             emit(summ, "table", scols, title="geomean |time error| per group (calibration rows not counted)")
-            c = console()  # type: ignore[no-untyped-call]  # suite.cli.common is not typed yet
+            c = console()
             over = [s for s in summary if s["bound"] is not None and s["geomean |error|"] is not None
                     and s["geomean |error|"] > s["bound"]]
             c.print("every group within its bound" if not over else

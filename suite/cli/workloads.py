@@ -19,13 +19,13 @@ LAYER_COLUMNS = ["name", "kind", "input_shape", "output_shape", "params", "fwd_f
                  "bwd_weight_flops", "activation_bytes", "workspace_bytes", "grad_shape"]
 
 
-def _summary(name: str) -> dict:
+def _summary(name: str) -> dict[str, Any]:
     from suite.cli.common import get_context
     from suite.workloads.types import Dataset, LayerTable
 
     lib = get_context().workloads
     wl = lib.get(name)
-    row: dict = {"name": wl.name if name.endswith(".toml") else name, "kind": wl.kind,
+    row: dict[str, Any] = {"name": wl.name if name.endswith(".toml") else name, "kind": wl.kind,
                  "provider": lib.provider(name), "source": wl.source,
                  "description": wl.description}
     if isinstance(wl, LayerTable):
@@ -114,12 +114,12 @@ def show_cmd(name: str, show_layers: bool, fmt: str) -> None:
     emit(rows, fmt, ["field", "value"], title=name)
 
 
-def _kwargs(pairs: tuple[str, ...]) -> dict:
+def _kwargs(pairs: tuple[str, ...]) -> dict[str, Any]:
     import ast
 
     from suite.errors import WorkloadError
 
-    out: dict = {}
+    out: dict[str, Any] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or not key.isidentifier():
@@ -150,8 +150,9 @@ def _kwargs(pairs: tuple[str, ...]) -> dict:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Workload file to write (default NAME.toml).")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @format_option("table", "json")
-def import_cmd(torch_ref, hf_config, input_shapes, input_dtype, args, method, train, seq, name, output, force,
-               fmt) -> None:
+def import_cmd(torch_ref: str | None, hf_config: str | None, input_shapes: tuple[str, ...], input_dtype: str,
+               args: tuple[str, ...], method: str, train: bool, seq: int | None, name: str | None,
+               output: str | None, force: bool, fmt: str) -> None:
     """Write a workload file from your own model, for --workload FILE.toml.
 
     \b
@@ -179,6 +180,7 @@ def import_cmd(torch_ref, hf_config, input_shapes, input_dtype, args, method, tr
     else:
         if input_shapes or args or train or method != "auto":
             raise WorkloadError("--input-shape, --arg, --method and --train apply to --torch, not --hf-config")
+        assert hf_config is not None  # exactly one of the two was checked above
         table, spec_fields, origin = _import_hf(hf_config, seq, pick)
     out = Path(output) if output else Path(f"{table.name}.toml")
     if out.exists() and not force:
