@@ -162,9 +162,9 @@ class DigitsCNN:
 
 
 def _digits(seed: int):
-    from sklearn.datasets import load_digits
+    from suite.api import load_sklearn
 
-    x, y = load_digits(return_X_y=True)
+    x, y = load_sklearn("digits")
     x = (x / 16.0).reshape(-1, 1, 8, 8)
     idx = np.random.default_rng(seed).permutation(len(y))
     cut = int(0.75 * len(y))

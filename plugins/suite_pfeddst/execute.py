@@ -625,9 +625,9 @@ def _dataset(scenario):
     if wl is not None and hasattr(wl, "load"):
         X, y = wl.load()
         return np.asarray(X, float), np.asarray(y), wl.name
-    from sklearn.datasets import load_digits
+    from suite.api import load_sklearn
 
-    X, y = load_digits(return_X_y=True)
+    X, y = load_sklearn("digits")
     return np.asarray(X, float), y, "digits"
 
 

@@ -197,11 +197,11 @@ CLAIMS = [
 def _tiny(seed: int):
     """A small real problem for the execute properties: 300 digits, 8 clients."""
     import numpy as np
-    from sklearn.datasets import load_digits
+    from suite.api import load_sklearn
 
     from suite_pfeddst import execute
 
-    X, y = load_digits(return_X_y=True)
+    X, y = load_sklearn("digits")
     rng = np.random.default_rng(seed)
     idx = rng.permutation(len(y))[:300]
     return execute.load_clients(X[idx], y[idx], 8, seed=seed)

@@ -34,9 +34,9 @@ EPS = 1e-5
 
 def load_batch(n: int, seed: int):
     """*n* images of scikit-learn's digits (8x8, scaled to [0, 1]) and their labels."""
-    from sklearn.datasets import load_digits
+    from suite.api import load_sklearn
 
-    X, y = load_digits(return_X_y=True)
+    X, y = load_sklearn("digits")
     rng = np.random.default_rng(seed)
     idx = rng.choice(len(X), size=n, replace=False)
     return X[idx] / 16.0, y[idx]
