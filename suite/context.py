@@ -9,7 +9,8 @@ built or, for workloads and referenced extension schemas, when first needed (see
 
 The context is the only lookup: a function of the core below the CLI takes it as an argument.
 One still given none (a library call written for 0.1.0) builds a fresh one with a
-``DeprecationWarning`` (:meth:`Context.given`); from 0.3.0 the argument is required.
+``DeprecationWarning`` (:meth:`Context.given`); from 0.4.0 the argument is required (the runner's
+``run_cases`` requires it since 0.3.0).
 
 Example::
 
@@ -49,7 +50,7 @@ def default_registry(strict: bool | None = None) -> "Registry":
     return Registry(strict=strict)
 
 
-#: the deprecated no-context path's contexts (removed with that path in 0.3.0), one per set of inputs
+#: the deprecated no-context path's contexts (removed with that path in 0.4.0), one per set of inputs
 #: a context reads from the environment, so a caller that relies on it loads the plugins once per
 #: process (0.4 s each), as the global lookups it replaces did, instead of once per call
 _FALLBACK: dict[tuple[Any, ...], "Context"] = {}
@@ -198,7 +199,7 @@ class Context:
 
     @classmethod
     def given(cls, context: "Context | None", where: str, *, registry: "Registry | None" = None) -> "Context":
-        """*context*, or (deprecated since 0.2.0, an error from 0.3.0) a new one built with
+        """*context*, or (deprecated since 0.2.0, an error from 0.4.0) a new one built with
         *registry*, with a ``DeprecationWarning`` naming *where* (the function called without one)."""
         if context is not None:
             return context
@@ -206,19 +207,9 @@ class Context:
             return cls.build(registry=registry)
         import warnings
 
-        warnings.warn(f"{where} without a context is deprecated and will be an error in dlsys-suite 0.3.0: pass "
+        warnings.warn(f"{where} without a context is deprecated and will be an error in dlsys-suite 0.4.0: pass "
                       f"context=Context.build() (built once, by the caller)", DeprecationWarning, stacklevel=3)
         return _fallback_context(cls)
-
-    @staticmethod
-    def warn_registry_argument(where: str, stacklevel: int = 3) -> None:
-        """The ``DeprecationWarning`` of a runner entry point given ``registry=`` (deprecated since
-        0.2.0, removed in 0.3.0): the context, the one lookup, carries the registry."""
-        import warnings
-
-        warnings.warn(f"{where}: `registry=` is deprecated and will be removed in dlsys-suite 0.3.0: pass "
-                      f"context=Context.build(registry=...) (the context carries the registry)",
-                      DeprecationWarning, stacklevel=stacklevel)
 
     @property
     def strict(self) -> bool:

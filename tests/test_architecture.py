@@ -166,7 +166,7 @@ def test_results_never_import_the_context():
     assert not bad, "suite/results may not import the context or the registry:\n" + "\n".join(bad)
 
 
-#: the global lookups deprecated in 0.2.0 (removed in 0.3.0): the context is the only lookup
+#: the global lookups deprecated in 0.2.0 (removed in 0.4.0): the context is the only lookup
 GLOBAL_LOOKUPS = {"suite.hardware": {"get_profile", "library"}, "suite.workloads": {"get_workload"}}
 
 #: Plugin files still calling a global lookup, each with the reason; none of them is evaluated by the

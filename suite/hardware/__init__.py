@@ -10,7 +10,8 @@ Public API::
 A model never looks a profile up: it reads ``scenario.profile``, and any other profile it needs
 through its scenario (``Param(..., ref="profile")``, ``Technique(uses=...)``).
 :func:`get_profile` and :func:`library` (global lookups that miss the plugins' profiles and are
-in no case key) are deprecated since 0.2.0 and removed in 0.3.0.
+in no case key) are deprecated since 0.2.0 and removed in 0.4.0 (announced for 0.3.0; kept one
+more minor version while tests and scripts move to the context).
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def profile_dirs(extra: tuple[str | Path, ...] = (), plugin_paths: tuple[str | P
 def _deprecated(name: str) -> None:
     import warnings
 
-    warnings.warn(f"suite.hardware.{name}() is deprecated and will be removed in dlsys-suite 0.3.0: a model reads "
+    warnings.warn(f"suite.hardware.{name}() is deprecated and will be removed in dlsys-suite 0.4.0: a model reads "
                   f"its profiles from its scenario (Param(..., ref='profile'), Technique(uses=...)), other code "
                   f"through a Context (Context.build().profile(name))", DeprecationWarning, stacklevel=3)
 
@@ -117,7 +118,7 @@ def library(extra: tuple[str | Path, ...] = (), *, plugin_paths: tuple[str | Pat
     """The library of the shipped, *plugin_paths*, per-user, ``SUITE_PROFILES`` and *extra* profiles.
 
     .. deprecated:: 0.2.0
-        Use :attr:`suite.context.Context.profiles`; removed in 0.3.0.
+        Use :attr:`suite.context.Context.profiles`; removed in 0.4.0.
     """
     _deprecated("library")
     return _library(extra, plugin_paths=plugin_paths, extensions=extensions)
@@ -154,7 +155,7 @@ def get_profile(name: str, extra: tuple[str | Path, ...] = ()) -> Profile:
 
     .. deprecated:: 0.2.0
         A global lookup that misses the plugins' profiles and is part of no case key: use
-        :meth:`suite.context.Context.profile`; removed in 0.3.0.
+        :meth:`suite.context.Context.profile`; removed in 0.4.0.
 
     Raises
     ------

@@ -69,7 +69,7 @@ def get_workload(name: str) -> Workload:
 
     .. deprecated:: 0.2.0
         A global lookup that misses the plugins' workloads and is not part of any case key;
-        removed in 0.3.0. A model gets its inputs through its scenario (``scenario.workload``,
+        removed in 0.4.0. A model gets its inputs through its scenario (``scenario.workload``,
         ``Param(..., ref="workload")``, ``Technique(uses=...)``); a command or a script through
         its context (:meth:`suite.context.Context.workload`).
 
@@ -80,7 +80,7 @@ def get_workload(name: str) -> Workload:
     """
     import warnings
 
-    warnings.warn("suite.workloads.get_workload() is deprecated and will be removed in dlsys-suite 0.3.0: a model "
+    warnings.warn("suite.workloads.get_workload() is deprecated and will be removed in dlsys-suite 0.4.0: a model "
                   "reads its workloads from its scenario (Param(..., ref='workload'), Technique(uses=...)), other "
                   "code through a Context (Context.build().workload(name))", DeprecationWarning, stacklevel=2)
     return _zoo_get(name)
