@@ -92,7 +92,9 @@ def check_imports(tech: Technique, version: str | None = None) -> str | None:
     old = import_deprecations(tech)
     if not old:
         return None
-    msg = (f"{_first(old)}: plugin code imports from the suite only suite.api (every public name is there); "
+    msg = (f"{_first(old)}: plugin code imports from the suite only suite.api (every name a plugin may use is "
+           "there; the global lookups get_profile / library / get_workload have no replacement: a model reads its "
+           "scenario's profile and workload, and names others with Param(ref=...) or Technique(uses=...)); "
            f"the other suite modules are deprecated for plugins since 0.3.0 and removed in {FAILS_FROM}")
     if version_tuple(version or __version__) >= version_tuple(FAILS_FROM):
         raise _fail(tech, "imports", msg)
