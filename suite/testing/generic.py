@@ -143,10 +143,23 @@ def _fail_unresolved(case: Case) -> AssertionError:
 
 
 def _run(tech: Technique, case: Case) -> Result | None:
+    """Evaluate *case* as the runner does on the input side: a change to its inputs by any route
+    (``vars()``, ``object.__setattr__``, ``__dict__``, ``dict.__setitem__``) fails the check,
+    as the runner fails the case with ``InputMutated``, and is put back."""
+    from suite.frozen import guard, restore_changed
+
+    sc = _scen(case)
+    snap = guard(("profile", sc.profile), ("scenario.params", sc.params))
+    snap += guard(("workload", sc.workload), limit=1)
     try:
-        return tech.evaluate(_scen(case))
+        r = tech.evaluate(sc)
     except Skip:
-        return None
+        r = None
+    changed = restore_changed(snap)
+    if changed is not None:
+        raise _fail(tech, "runs", f"case {case.describe()}: the case changed its input {changed} (inputs are "
+                    "read-only; copy them to change them): `suite run` fails it with InputMutated")
+    return r
 
 
 def check_runs_and_metrics(tech: Technique, cases: Sequence[Case] | None = None) -> dict[str, Result]:

@@ -308,3 +308,21 @@ def test_a_generated_profile_missing_a_field_gives_one_line():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert fails_now("units", "0.3.0") and not fails_now("units", "0.2.9")
+
+
+def _mutating_model(s):
+    """Writes into its own parameters past the freeze (the route the trial's hostile plugin used)."""
+    dict.__setitem__(s.params, "workers", 999)
+    return _good_model(s)
+
+
+def test_a_model_that_changes_its_inputs_fails_the_kit_as_it_fails_in_suite_run():
+    """The kit ran such a model without noticing while `suite run` failed every case with
+    InputMutated: now runs-and-metrics fails naming the field, and the input is put back."""
+    tech = _tech("slip-mutate", _mutating_model)
+    out = run_check(tech, "runs-and-metrics", isolate=False)
+    assert out.status == "failed"
+    assert "changed its input scenario.params['workers']" in out.message and "InputMutated" in out.message
+    case = resolve_case(tech, tech.smoke[0])
+    assert case.scenario.params["workers"] == 8  # a fresh resolve is untouched
+    assert run_check(_tech("slip-ok", _good_model), "runs-and-metrics", isolate=False).status == "passed"
