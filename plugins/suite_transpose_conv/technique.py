@@ -151,6 +151,10 @@ TECHNIQUE = Technique(
     needs_profile=True,
     needs_workload=False,
     profile_kinds=("device", "node", "measured"),
+    # largest oracle_error accepted: the max abs difference from the scatter definition, float32 run
+    # (execute's own check is allclose at rtol = atol = 1e-4 of the output's scale; the float32
+    # layers of the claims measure up to 5.4e-7, float64 ones ~1e-15)
+    oracle_tolerance=1e-4,
     capabilities=frozenset({"oracle-exact"}),
     smoke=SMOKE,
     validation=VALIDATION,

@@ -515,7 +515,7 @@ class _Rules:
             import warnings
 
             warnings.warn("compare_runs() without a context is deprecated and will be an error in dlsys-suite "
-                          "0.3.0: pass context=Context.build() (profile differences and plugin versions need it)",
+                          "0.4.0: pass context=Context.build() (profile differences and plugin versions need it)",
                           DeprecationWarning, stacklevel=3)
         thr = parse_threshold(threshold)
         per_metric = {str(k): parse_threshold(v) for k, v in (thresholds or {}).items()}
