@@ -57,6 +57,37 @@ def _equal_copy(profile: Any) -> Any:
     return profile.with_overrides({"network.0.bandwidth": profile.network[0].bandwidth})
 
 
+def _evaluate_recorded(technique: Any, scenario: Any) -> tuple[Any, Any, Any]:
+    """``(scenario, result, recording)``: *technique* evaluated with its collectives recorded. A model
+    that memoises its prices per profile object prices nothing the second time: then it is asked
+    again on an equal profile that is a new object (same content hash, same numbers), which the
+    returned scenario carries."""
+    with record_levels() as rec:
+        base = technique.evaluate(scenario)
+    if not rec:
+        scenario = dataclasses.replace(scenario, profile=_equal_copy(scenario.profile))
+        with record_levels() as rec:
+            base = technique.evaluate(scenario)
+    return scenario, base, rec
+
+
+def _crossed_level_problem(rec: Any, prof: Any, slow: Any, vals: dict[str, Any], got: dict[str, Any],
+                           metric: str, judge: str) -> str | None:
+    """What is wrong when a level the traffic crosses is slowed (*slow*), or None. A change is a
+    slow-down only for the traffic it slows: on a bus a broadcast reaches every member in one
+    transmission, so the same calls may price lower there, and the model may fall with them."""
+    base_priced = _priced(rec.calls, prof) if rec.calls else 0.0
+    slow_priced = _priced(rec.calls, slow) if rec.calls else 0.0
+    t0, t1, comm = vals[judge], got.get(judge, math.nan), vals[metric]
+    if not t1 >= t0 * (1 - 1e-12) and not slow_priced < base_priced * (1 - 1e-12):
+        return f"{judge} fell from {t0:.6g} to {t1:.6g} on a level the traffic crosses"
+    rises = got.get(metric, math.nan) > comm or t1 > t0
+    if not rises and slow_priced > base_priced * (1 + 1e-12):
+        return (f"the collectives it prices get slower ({base_priced:.6g} -> {slow_priced:.6g} s) but neither "
+                f"{metric} ({comm:.6g}) nor {judge} ({t0:.6g}) rose")
+    return None
+
+
 def check_network_sensitivity(technique: Any, scenario: Any, metric: str | None = None) -> list[str]:
     """Problems found when slowing each network level of *scenario*'s profile (empty: none).
 
@@ -80,15 +111,8 @@ def check_network_sensitivity(technique: Any, scenario: Any, metric: str | None 
     prof = scenario.profile
     if prof is None or not prof.network:
         return []
-    with record_levels() as rec:
-        base = technique.evaluate(scenario)
-    if not rec:
-        # a model that memoises its prices per profile object priced nothing this time: ask again on
-        # an equal profile that is a new object (same content hash, same numbers)
-        scenario = dataclasses.replace(scenario, profile=_equal_copy(prof))
-        prof = scenario.profile
-        with record_levels() as rec:
-            base = technique.evaluate(scenario)
+    scenario, base, rec = _evaluate_recorded(technique, scenario)
+    prof = scenario.profile
     vals = _metrics(base)
     metric = metric or next((m for m in COMM_METRICS if m in vals), None)
     if metric is None:
@@ -99,7 +123,6 @@ def check_network_sensitivity(technique: Any, scenario: Any, metric: str | None 
     if not rec and comm > 0 and metric != "iteration_time":
         problems.append(f"{name}: {metric} = {comm:.6g} s but no collective was priced through "
                         "suite.perf.collective_time (no network level recorded)")
-    base_priced = _priced(rec.calls, prof) if rec.calls else 0.0
     for i, level in enumerate(prof.network):
         for label, change in _slowdowns(level):
             over = {f"network.{i}.{k}": v for k, v in change.items()}
@@ -107,23 +130,11 @@ def check_network_sensitivity(technique: Any, scenario: Any, metric: str | None 
             got = _metrics(technique.evaluate(dataclasses.replace(scenario, profile=slow)))
             where = f"{name}: network.{i} ({level.name}) {label}"
             if i in rec:
-                t0, t1 = vals[judge], got.get(judge, math.nan)
-                slow_priced = _priced(rec.calls, slow) if rec.calls else 0.0
-                # a change is a slow-down only for the traffic it slows: on a bus a broadcast reaches
-                # every member in one transmission, so the same calls may price lower there
-                cheaper = slow_priced < base_priced * (1 - 1e-12)
-                if not t1 >= t0 * (1 - 1e-12) and not cheaper:
-                    problems.append(f"{where}: {judge} fell from {t0:.6g} to {t1:.6g} on a level the traffic crosses")
-                    continue
-                rises = got.get(metric, math.nan) > comm or t1 > t0
-                if not rises and slow_priced > base_priced * (1 + 1e-12):
-                    problems.append(f"{where}: the collectives it prices get slower ({base_priced:.6g} -> "
-                                    f"{slow_priced:.6g} s) but neither {metric} ({comm:.6g}) nor "
-                                    f"{judge} ({t0:.6g}) rose")
+                bad = _crossed_level_problem(rec, prof, slow, vals, got, metric, judge)
             else:
                 changed = [k for k in vals if k in got and not math.isclose(vals[k], got[k], rel_tol=1e-12, abs_tol=0.0)]
-                if changed:
-                    k = changed[0]
-                    problems.append(f"{where}: {k} changed ({vals[k]:.6g} -> {got[k]:.6g}) on a level the traffic "
-                                    "does not cross")
+                bad = (f"{changed[0]} changed ({vals[changed[0]]:.6g} -> {got[changed[0]]:.6g}) on a level the "
+                       "traffic does not cross") if changed else None
+            if bad:
+                problems.append(f"{where}: {bad}")
     return problems

@@ -18,7 +18,7 @@ from typing import Any
 
 from suite.errors import SuiteError
 from suite.runner.case import Case
-from suite.runner.evaluate import Outcome, crashed_outcome, one_line, package_of, resolved_tech
+from suite.runner.evaluate import Outcome, crashed_outcome, error_line, package_of, resolved_tech
 from suite.runner.options import ExecOptions, Executor
 from suite.technique import Technique
 
@@ -191,7 +191,7 @@ class DaskExecutor(Executor):
             submit([k])
             return
         yield crashed_outcome(k, f"dask worker lost while running this case ({deaths[k]} times; not tried "
-                                 f"again): {one_line(exc)}")
+                                 f"again): {error_line(exc)}")
 
 
 class _Batches:

@@ -25,7 +25,7 @@ from suite.runner.oracle import oracle_problem
 from suite.technique import Skip, Technique
 
 __all__ = ["CaseTimeout", "ReadSampler", "InputSnapshots", "TRACK_CASES", "SUMMARY_MAX_ITEMS", "summarize_artifacts",
-           "evaluate_outcome", "run_case", "crashed_outcome", "package_of", "describe_exit", "one_line",
+           "evaluate_outcome", "run_case", "crashed_outcome", "package_of", "describe_exit", "error_line",
            "resolved_tech"]
 
 #: a top-level artifact entry that is a sequence longer than this is a table: left out by "summary"
@@ -95,8 +95,9 @@ class InputSnapshots:
         return snap
 
 
-def one_line(exc: BaseException) -> str:
-    """``"TypeName: first line of the message"``."""
+def error_line(exc: BaseException) -> str:
+    """``"TypeName: first line of the message"``: a case's error as stored (the type always named,
+    unlike :func:`suite.runner.verdicts.one_line`, which drops it for a SuiteError)."""
     msg = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {msg[0]}" if msg else type(exc).__name__
 
@@ -190,9 +191,9 @@ def _evaluate(tech: Technique, scenario: Any, out: Outcome, artifacts: str, inte
             raise
         # a worker ignores SIGINT, so this one was raised by the plugin itself: its case fails
         out["status"], out["error"], out["traceback"] = ("failed", f"KeyboardInterrupt raised by the plugin: "
-                                                         f"{one_line(exc)}", traceback.format_exc())
+                                                         f"{error_line(exc)}", traceback.format_exc())
     except BaseException as exc:  # noqa: BLE001 - any failure of plugin code is a stored failed case
-        out["status"], out["error"], out["traceback"] = "failed", one_line(exc), traceback.format_exc()
+        out["status"], out["error"], out["traceback"] = "failed", error_line(exc), traceback.format_exc()
 
 
 def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = "full", *,
@@ -279,9 +280,11 @@ def package_of(tech: Technique | None) -> str:
     return tech.package or tech.name
 
 
-def run_case(case: Case, technique: Technique | None = None, artifacts: str = "full") -> Outcome:
+def run_case(case: Case, technique: Technique | None = None, artifacts: str = "full",
+             snapshots: InputSnapshots | None = None) -> Outcome:
     """Evaluate a resolved case (with the technique it was resolved against, unless one is given);
-    *artifacts* as :attr:`suite.runner.options.ExecOptions.artifacts`.
+    *artifacts* as :attr:`suite.runner.options.ExecOptions.artifacts`; *snapshots*: the caller's
+    loop's :class:`InputSnapshots`, so an executor calling this per case walks each profile once.
 
     Raises
     ------
@@ -291,7 +294,7 @@ def run_case(case: Case, technique: Technique | None = None, artifacts: str = "f
     technique = technique if technique is not None else resolved_tech(case)
     if case.scenario is None:
         raise SuiteError(f"case {case.key}: not resolved")
-    return evaluate_outcome(technique, case.scenario, case.key, artifacts)
+    return evaluate_outcome(technique, case.scenario, case.key, artifacts, snapshots=snapshots)
 
 
 def crashed_outcome(key: str, error: str, status: str = "crashed") -> Outcome:
