@@ -28,12 +28,15 @@ References
    ``src/caffe/distributed.cpp``: ``DistManager::ReduceLoop`` (the path of one message: wait for
    every GPU of the node, copy GPU -> host, ``MPI_Allreduce`` on host buffers, scale, copy host ->
    each GPU) and ``DistManager::allreduce_time`` (its price: ``2 n alpha + 2 (n-1) M beta / n``
-   with ``alpha = alpha_p n``, ``alpha_p = 20`` us, ``beta = 8 / 10e9`` s/B, n MPI ranks).
+   with ``alpha = alpha_p n``, ``alpha_p = 20`` us, ``beta = 8 / 10e9`` s/B, n MPI ranks). The
+   profile ``k80-cluster-bcaffe-10gbe`` declares that testbed (8 ranks, 10 Gbit/s, a message
+   start-up of alpha = 160 us), and :func:`suite.perf.collective_time` prices it like any other.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -53,7 +56,6 @@ __all__ = [
     "all_contiguous_groupings",
     "brute_force_best",
     "comm_cost_from_profile",
-    "comm_cost_bcaffe",
     "comm_cost",
     "COMM_MODELS",
     "layer_costs",
@@ -438,54 +440,18 @@ def comm_cost_from_profile(profile, workers: int, algorithm: str = "ring", use_f
                     f"{group.nodes} nodes ({', '.join(l.name for l in profile.network)})")
 
 
-#: Per-step start-up of one host-staged B-Caffe all-reduce per MPI rank, ``alpha_p`` (s) [BC].
-BCAFFE_ALPHA_PER_RANK = 20e-6
-#: Time per byte of B-Caffe's model, 8 bit / 10 Gbit/s (s/B) [BC].
-BCAFFE_BETA = 8 / 10e9
 #: Where the all-reduce ``(a, b)`` of the model fidelity come from (parameter ``comm_model``).
 COMM_MODELS = ("profile", "b-caffe")
 
 
-def comm_cost_bcaffe(workers: int) -> CommCost:
-    """All-reduce ``(a, b)`` of the authors' INFOCOM implementation, B-Caffe [BC].
-
-    B-Caffe sends each message through the host: it waits until every GPU of the node has its
-    gradient (an intra-node synchronisation), copies it to host memory, runs ``MPI_Allreduce`` on
-    host buffers, scales it and copies it back to every GPU (``DistManager::ReduceLoop``). The
-    authors price that path, launch and synchronisations included, as
-    ``2 n alpha + 2 (n-1) M beta / n`` with ``alpha = 20 us x n`` and ``beta = 8 / 10e9`` s/B
-    (``DistManager::allreduce_time``; its reduction term gamma is 0), so
-
-        ``a = 2 n alpha = 40 us x n^2``,  ``b = 2 (n-1) / n x 0.8 ns/B``.
-
-    At n = 8: a = 2.56 ms, b = 1.4 ns/B. n is the number of MPI ranks; one rank per worker is
-    assumed (the paper's 8-node testbed with 8 workers).
-
-    Parameters
-    ----------
-    workers : int
-        n, >= 1.
-
-    Returns
-    -------
-    CommCost
-        Zero for n = 1.
-    """
-    n = int(workers)
-    if n <= 1:
-        return CommCost(0.0, 0.0, "single worker: no communication")
-    alpha = BCAFFE_ALPHA_PER_RANK * n
-    return CommCost(2 * n * alpha, 2 * (n - 1) / n * BCAFFE_BETA,
-                    f"b-caffe: the authors' host-staged all-reduce of B-Caffe (hclhkbu/B-Caffe @ fdb5595, "
-                    f"DistManager::allreduce_time), 2n x {alpha * 1e6:g} us + 2(n-1)/n x 0.8 ns/B, n = {n}; "
-                    "the profile's network is not read")
-
-
 def comm_cost(params, profile, workers: int) -> CommCost:
-    """The all-reduce ``(a, b)`` a scenario's ``params['comm_model']`` asks for.
+    """The all-reduce ``(a, b)`` of a scenario: :func:`comm_cost_from_profile` with
+    ``params['algorithm']`` and ``params['use_fit']``.
 
-    ``"profile"`` (default): :func:`comm_cost_from_profile` with ``algorithm`` and ``use_fit``;
-    ``"b-caffe"``: :func:`comm_cost_bcaffe`. A params mapping without the key means ``"profile"``.
+    ``params['comm_model']`` is deprecated (removed in 0.4.0): ``"b-caffe"`` priced the authors'
+    B-Caffe formula outside the network model; it now warns and prices through the profile like
+    ``"profile"``. The authors' testbed is the profile ``k80-cluster-bcaffe-10gbe``, whose declared
+    network gives B-Caffe's host-staged path to :func:`suite.perf.collective_time` [BC].
 
     Raises
     ------
@@ -495,10 +461,12 @@ def comm_cost(params, profile, workers: int) -> CommCost:
         As :func:`comm_cost_from_profile`.
     """
     source = params.get("comm_model", "profile")
-    if source == "b-caffe":
-        return comm_cost_bcaffe(workers)
-    if source != "profile":
+    if source not in COMM_MODELS:
         raise ParameterError(f"parameter 'comm_model': expected one of {list(COMM_MODELS)}, got {source!r}")
+    if source == "b-caffe":
+        warnings.warn("mg-wfbp parameter comm_model='b-caffe' is deprecated and removed in 0.4.0: all-reduces are "
+                      "priced by suite.perf.collective_time from the profile (as comm_model='profile'); for the "
+                      "authors' B-Caffe testbed use profile 'k80-cluster-bcaffe-10gbe'", DeprecationWarning, stacklevel=2)
     return comm_cost_from_profile(profile, workers, params["algorithm"], params["use_fit"])
 
 

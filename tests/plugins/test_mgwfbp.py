@@ -458,57 +458,79 @@ def test_conformance_kit():
         assert rep.outcomes[f"family:{cap}"] == "passed"
 
 
-def _claim_comm_model(claim_id):
+@pytest.fixture(scope="module")
+def ctx():
+    from suite.context import Context
+
+    return Context.build()
+
+
+def _claim_scenario(ctx, claim_id):
     from suite.errors import ProfileError
     from suite.runner.case import resolve_case
 
     claim = {c.id: c for c in TECHNIQUE.claims}[claim_id]
     spec = claim.scenario if claim.scenario is not None else claim.cases["mg-wfbp"]
     try:
-        case = resolve_case(TECHNIQUE, spec)
+        case = resolve_case(TECHNIQUE, spec, context=ctx)
     except ProfileError as exc:  # pragma: no cover - profile not shipped in this checkout
         pytest.skip(str(exc))
-    return TECHNIQUE.evaluate(case.scenario).artifacts["comm_model"]
+    return case.scenario
 
 
-def test_shipped_k80_ib_profile_uses_the_published_fit():
-    cm = _claim_comm_model("googlenet-8n-ib56-mgwfbp-optimal")  # 8 workers, 56 Gb IB
+def _claim_comm_model(ctx, claim_id):
+    return TECHNIQUE.evaluate(_claim_scenario(ctx, claim_id)).artifacts["comm_model"]
+
+
+def test_shipped_k80_ib_profile_uses_the_published_fit(ctx):
+    cm = _claim_comm_model(ctx, "googlenet-8n-ib56-mgwfbp-optimal")  # 8 workers, 56 Gb IB
     # the authors' published 56Gb IB all-reduce fit for 8 workers (the k80 profile's cited source)
     assert (cm["a_s"], cm["b_s_per_byte"]) == pytest.approx((9.753672e-5, 3.056823e-10), rel=1e-9)
     assert cm["source"].startswith("fit")
 
 
-def test_testbed_claims_use_the_authors_bcaffe_model():
-    """The paper's 8-node 10GbE testbed ran B-Caffe, whose code prices a message as
-    2 n alpha + 2 (n-1) M beta / n, alpha = 20 us x n, beta = 8 / 10e9 s/B: at n = 8,
-    a = 2 x 8 x 160 us = 2.56 ms and b = 2 x 7/8 x 0.8 ns/B = 1.4 ns/B."""
-    for cid in ("googlenet-8n-10gbe-mgwfbp-optimal", "resnet-50-8n-10gbe-mgwfbp-faster-than-wfbp"):
-        cm = _claim_comm_model(cid)
-        assert (cm["a_s"], cm["b_s_per_byte"]) == pytest.approx((2.56e-3, 1.4e-9), rel=1e-12)
-        assert cm["source"].startswith("b-caffe")
-    assert _claim_comm_model("resnet-50-16n-10gbe-fast-device-mgwfbp-optimal")["source"].startswith("fit")
+#: the testbed's declared constants (hardware_profiles/clusters/k80-cluster-bcaffe-10gbe.toml):
+#: 10 Gbit/s = 1.25e9 B/s, 160 us per message (B-Caffe's alpha = 20 us x 8 ranks), K80 memory 240 GB/s
+_BW, _LAT, _GAMMA = 1.25e9, 160e-6, 3 / 240e9
 
 
-def test_bcaffe_comm_cost_by_hand():
-    # n = 2: a = 2 x 2 x 40 us = 160 us, b = 2 x 1/2 x 0.8 ns/B = 0.8 ns/B; n = 16: a = 40 us x 256
-    c = M.comm_cost_bcaffe(2)
-    assert (c.a, c.b) == pytest.approx((160e-6, 0.8e-9), rel=1e-12)
-    assert M.comm_cost_bcaffe(16).a == pytest.approx(10.24e-3, rel=1e-12)
-    assert M.comm_cost_bcaffe(1) == M.CommCost(0.0, 0.0, "single worker: no communication")
+def test_testbed_allreduce_of_one_mib_by_hand(ctx):
+    """B-Caffe's testbed (8 nodes of one worker, host-staged MPI over 10GbE) as collective_time
+    prices it: a ring all-reduce of 1 MiB over 8 ranks is 14 steps of one 131072 B message,
+    14 x (160 us + 131072 B / 1.25 GB/s) = 14 x 264.8576 us = 3.7080064 ms, plus the reduction of
+    7/8 MiB at 3 / (240 GB/s) = 11.4688 us: 3.7194752 ms."""
+    from suite.api import collective_time, group_of
+
+    prof = _claim_scenario(ctx, "googlenet-8n-10gbe-mgwfbp-optimal").profile
+    assert prof.name == "k80-cluster-bcaffe-10gbe"
+    cost = collective_time("allreduce", 2**20, group_of(prof, 8), prof, "ring")
+    assert cost.time == pytest.approx(3.7194752e-3, rel=1e-12)
+    assert cost.bytes_per_level == pytest.approx((2 * 7 / 8 * 2**20,), rel=1e-12)
+
+
+def test_testbed_claims_are_priced_by_the_network_model(ctx):
+    """Every 8-node 10GbE claim runs on the testbed profile, which has no published fit: the
+    all-reduce is collective_time's ring, a = 14 x 160 us = 2.24 ms and
+    b = 14/8 / 1.25 GB/s + 7/8 x 3 / (240 GB/s) = 1.4 + 0.0109375 = 1.4109375 ns/B. The what-if
+    stays on k80-cluster-10gbe with the authors' 16-worker fit (a = 0.908 ms)."""
+    ids = [c.id for c in TECHNIQUE.claims if "-8n-10gbe-" in c.id]
+    assert len(ids) == 6
+    for cid in ids:
+        cm = _claim_comm_model(ctx, cid)
+        assert cm["a_s"] == pytest.approx(14 * _LAT, rel=1e-9), cid
+        assert cm["b_s_per_byte"] == pytest.approx(14 / 8 / _BW + 7 / 8 * _GAMMA, rel=1e-9), cid
+        assert cm["source"].startswith("formula:ring by suite.perf.collective_time"), cid
+    cm = _claim_comm_model(ctx, "resnet-50-16n-10gbe-fast-device-mgwfbp-optimal")
+    assert cm["source"].startswith("fit") and cm["a_s"] == pytest.approx(9.080981e-4, rel=1e-12)
+
+
+def test_comm_model_bcaffe_is_deprecated_and_prices_through_the_profile(lib):
+    """comm_model='b-caffe' (0.3.0) warns, names its replacement and 0.4.0, and gives the profile's
+    price: the hand-computed times of test_model_values_by_hand."""
+    for v, t in {"wfbp": 19.5e-3, "sync": 21e-3, "mg-wfbp": 17.5e-3}.items():
+        with pytest.warns(DeprecationWarning, match=r"0\.4\.0.*k80-cluster-bcaffe-10gbe"):
+            r = TECHNIQUE.evaluate(scenario(lib, v, workers=2, comm_model="b-caffe"))
+        assert r["iteration_time"] == pytest.approx(t, rel=2e-6), v
+        assert r.artifacts["comm_model"]["source"].startswith("formula:ring")
     with pytest.raises(Exception, match="comm_model"):
         M.comm_cost({"comm_model": "nccl"}, None, 2)
-
-
-def test_model_with_bcaffe_start_up_by_hand(lib):
-    """The three units of test_model_values_by_hand on 2 workers priced by B-Caffe's model
-    (a = 160 us, b = 0.8 ns/B, the profile's network unread): t_c = 0.96, 1.76, 3.36 ms for 1, 2,
-    4 MB; ready at 7.5, 6, 2 ms; forward 4.5 ms.
-
-    wfbp: fc3 2..5.36, fc2 6..7.76, fc1 7.76..8.72 -> 4.5 + 8.72 = 13.22 ms.
-    mg-wfbp: fc2 waits 1.5 ms > a, so no merge: the same groups, 13.22 ms.
-    sync: 7 MB at 7.5 ms, 0.16 + 5.6 ms -> 4.5 + 13.26 = 17.76 ms.
-    """
-    for v, t in {"wfbp": 13.22e-3, "mg-wfbp": 13.22e-3, "sync": 17.76e-3}.items():
-        r = TECHNIQUE.evaluate(scenario(lib, v, workers=2, comm_model="b-caffe"))
-        assert r["iteration_time"] == pytest.approx(t, rel=1e-9), v
-        assert r.artifacts["comm_model"]["source"].startswith("b-caffe")
