@@ -1,4 +1,4 @@
-"""Computron's simulate fidelity: an event-level run of the serving engine (simpy).
+"""Computron's simulate fidelity: an event-level run of the serving engine.
 
 Arrivals (AlpaServe's ``GammaProcess``, which the authors' ``experiments/sim.py`` uses): model
 ``i`` draws its inter-arrival times from a Gamma distribution of shape ``1 / CV^2`` and scale
@@ -19,7 +19,7 @@ looks at the model with the oldest queued request, then the next oldest:
   model most recently used;
 * loading or offloading: it moves on to the next model.
 
-Every GPU has a compute, a load and an offload resource (simpy ``Resource`` of capacity 1). A
+Every GPU has a compute, a load and an offload resource (a FIFO channel of capacity 1). A
 batch holds the ``tp`` GPUs of stage 1 for the stage time, hands off, then stage 2, ... (so
 batches pipeline across stages); a ``computron`` load holds all ``n`` load resources at once,
 each for its shard's time; ``mp-serial`` takes them one after another; ``single-device`` has one
@@ -92,8 +92,10 @@ class Engine:
 
     Every GPU has three FIFO channels -- compute, load (host to GPU) and offload (GPU to host) --
     each a timeline of when it is next free (a capacity-1 resource whose users arrive in order,
-    so its waits are computed when a job is issued). simpy is the clock: the scheduler sleeps
-    until the next arrival or the next channel event (a stage frees, a transfer ends).
+    so its waits are computed when a job is issued). A plain event loop is the clock
+    (:meth:`run`): the scheduler sleeps until the next arrival or the next channel event (a stage
+    frees, a transfer ends). It replaced a simpy process that did nothing but sleep (a timeout per
+    event); the clock advances by the same arithmetic, so every time is the same to the bit.
 
     Parameters
     ----------
@@ -118,9 +120,7 @@ class Engine:
 
     def __init__(self, arrivals, max_loaded, batch, tp, pp, stage_times, handoff, load_shards, offload_shards,
                  parallel, swaps, model_bytes):
-        import simpy
-
-        self.env = simpy.Environment()
+        self.now = 0.0  # the simulated clock (s)
         self.M = len(arrivals)
         self.arrivals = [np.asarray(a, float) for a in arrivals]
         self._arr = [a.tolist() for a in self.arrivals]  # Python floats for the scalar hot path
@@ -153,6 +153,7 @@ class Engine:
         self.log: list[tuple[float, str, int]] = []
         self._pending: list[tuple[float, int, str, int]] = []  # (time, seq, kind, model): transfers ending
         self._seq = 0
+        self._queued = False  # some model had queued requests at the last scheduling pass
 
     # -- channels
     def _transfer(self, free: list[float], shards: tuple[float, ...], ready: float) -> float:
@@ -175,18 +176,18 @@ class Engine:
         self._seq += 1
 
     def _start_load(self, m: int, ready: float) -> None:
-        now = self.env.now
+        now = self.now
         self.state[m] = "loading"
         self.lru[m] = now
         self.lru.move_to_end(m)
         self.loads += 1
         self.log.append((now, "load", m))
-        resident = sum(1 for s in self.state if s in ("loaded", "loading"))
+        resident = self.state.count("loaded") + self.state.count("loading")
         self.max_resident = max(self.max_resident, resident)
         self._push(self._transfer(self.load_free, self.load_shards, ready), "loaded", m)
 
     def _start_offload(self, m: int) -> None:
-        now = self.env.now
+        now = self.now
         self.state[m] = "offloading"
         self.lru.pop(m, None)
         self.offloads += 1
@@ -195,7 +196,7 @@ class Engine:
         self._push(self._transfer(self.offload_free, self.offload_shards, flush), "offloaded", m)
 
     def _issue_batch(self, m: int) -> None:
-        now = self.env.now
+        now = self.now
         a = self.head[m]
         b = min(self.admitted[m], a + self.batch)
         self.head[m] = b
@@ -223,29 +224,33 @@ class Engine:
 
     # -- the scheduler
     def _admit(self, now: float) -> None:
+        arrs, admitted, lens = self._arr, self.admitted, self._len
         for m in range(self.M):
-            arr, j = self._arr[m], self.admitted[m]
-            if j < self._len[m] and arr[j] <= now:
-                self.admitted[m] = bisect.bisect_right(arr, now, lo=j)
+            j = admitted[m]
+            if j < lens[m] and arrs[m][j] <= now:
+                admitted[m] = bisect.bisect_right(arrs[m], now, lo=j)
 
     def _step(self) -> bool:
-        now = self.env.now
-        heads = sorted((self._arr[m][self.head[m]], m) for m in range(self.M) if self.head[m] < self.admitted[m])
+        now = self.now
+        arrs, head, admitted, state = self._arr, self.head, self.admitted, self.state
+        heads = [(arrs[m][head[m]], m) for m in range(self.M) if head[m] < admitted[m]]
+        self._queued = bool(heads)
         if not heads:
             return False
-        stage0_free = all(self.compute_free[g] <= now for g in range(self.tp))
+        heads.sort()
+        stage0_free = max(self.compute_free[:self.tp]) <= now
         for _t, m in heads:
-            st = self.state[m]
+            st = state[m]
             if st == "loaded":
                 if stage0_free:
                     self._issue_batch(m)
                     return True
             elif st == "offloaded":
-                resident = sum(1 for s in self.state if s in ("loaded", "loading"))
+                resident = state.count("loaded") + state.count("loading")
                 if resident < self.max_loaded:
                     self._start_load(m, now)
                     return True
-                victim = next((v for v in self.lru if self.state[v] == "loaded"), None)
+                victim = next((v for v in self.lru if state[v] == "loaded"), None)
                 if victim is not None:
                     self._start_offload(victim)
                     self._start_load(m, now)  # its own stream: overlaps the offload
@@ -253,45 +258,45 @@ class Engine:
         return False
 
     def _next_time(self, now: float) -> float:
-        nxt = math.inf
-        for m in range(self.M):
-            j = self.admitted[m]
-            if j < self._len[m]:
-                t = self._arr[m][j]
-                if t < nxt:
-                    nxt = t
+        """The next arrival not yet admitted, the next transfer's end, or (while requests wait)
+        the first stage's next free time, whichever is first; inf when nothing is left.
+        Called right after a scheduling pass that did nothing (:meth:`_step` returned False)."""
+        arrs, admitted, lens = self._arr, self.admitted, self._len
+        nxt = min((arrs[m][admitted[m]] for m in range(self.M) if admitted[m] < lens[m]), default=math.inf)
         if self._pending:
             nxt = min(nxt, self._pending[0][0])
-        if any(self.head[m] < self.admitted[m] for m in range(self.M)):
-            free = max(self.compute_free[g] for g in range(self.tp))
+        if self._queued:
+            free = max(self.compute_free[:self.tp])
             if free > now:
                 nxt = min(nxt, free)
         return nxt
 
-    def _clock(self):
-        env = self.env
+    def _finish_transfers(self, now: float) -> None:
+        """Every load or offload that has ended by *now* takes effect (in order of its end)."""
+        pending = self._pending
+        while pending and pending[0][0] <= now:
+            t_end, _s, kind, m = heapq.heappop(pending)
+            self.state[m] = kind
+            self.log.append((t_end, kind, m))
+            if kind == "loaded":
+                self.bytes_loaded += self.S
+            else:
+                self.bytes_offloaded += self.S
+
+    def run(self) -> "Engine":
+        """Run to the end: at each event time, finish the transfers that ended, admit the arrivals,
+        schedule until nothing more can start, then sleep until the next event (the clock advances
+        as a discrete-event kernel's timeout does, ``now + (next - now)``, e.g. simpy's)."""
+        now = self.now
         while True:
-            now = env.now
-            while self._pending and self._pending[0][0] <= now:
-                t_end, _s, kind, m = heapq.heappop(self._pending)
-                self.state[m] = kind
-                self.log.append((t_end, kind, m))
-                if kind == "loaded":
-                    self.bytes_loaded += self.S
-                else:
-                    self.bytes_offloaded += self.S
+            self._finish_transfers(now)
             self._admit(now)
             while self._step():
                 pass
             nxt = self._next_time(now)
             if not math.isfinite(nxt):
-                return
-            yield env.timeout(nxt - now)
-
-    def run(self) -> "Engine":
-        self.env.process(self._clock())
-        self.env.run()
-        return self
+                return self
+            now = self.now = now + (nxt - now)
 
 
 def _stage_times(table, batch: int, tp: int, pp: int, profile, st) -> tuple[list[float], float]:
@@ -387,7 +392,7 @@ def evaluate(scenario):
     slo = float(scenario.params["slo"])
     res = Result()
     res.add("latency_mean", float(lat.mean()) if lat.size else 0.0, "s", "lower",
-            samples=[float(v) for v in lat])
+            samples=lat.tolist())
     res.add("latency_p50", _pct(lat, 50), "s", "lower")
     res.add("latency_p90", _pct(lat, 90), "s", "lower")
     res.add("latency_p99", _pct(lat, 99), "s", "lower")
