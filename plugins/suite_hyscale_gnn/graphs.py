@@ -15,6 +15,11 @@ Descriptors (no loader; the model needs only the sizes): ``hyscale-gnn-ogbn-prod
 (node, edge, feature and class counts, training-set size). That the HyScale-GNN paper used these
 graphs is not verified (its abstract names no dataset).
 
+numpy is imported by the generators when a graph is built, not when this module is: the plugin's
+``suite_workloads`` hook imports it to describe its workloads (names, sizes, loaders), which every
+command that reads workloads pays (a fully cached ``suite reproduce`` included) and which needs
+no array.
+
 References
 ----------
 .. [Chakrabarti04] D. Chakrabarti, Y. Zhan, C. Faloutsos, "R-MAT: A Recursive Model for Graph
@@ -31,9 +36,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 if TYPE_CHECKING:
+    import numpy as np
     import scipy.sparse as sp
 
 from suite.api import Dataset
@@ -46,6 +50,8 @@ _FEATURE_SEP = 1.5  # distance of the class means (in units of the feature noise
 
 def to_csr(n: int, src: np.ndarray, dst: np.ndarray) -> sp.csr_matrix:
     """Symmetric, loop-free, 0/1 CSR adjacency (n x n, int32 indices) from an edge list."""
+    import numpy as np
+
     keep = src != dst
     s, d = np.concatenate([src[keep], dst[keep]]), np.concatenate([dst[keep], src[keep]])
     import scipy.sparse as sp  # here, not at import: scipy.sparse costs ~0.1 s of every command's start-up
@@ -58,6 +64,8 @@ def to_csr(n: int, src: np.ndarray, dst: np.ndarray) -> sp.csr_matrix:
 
 
 def _features(labels: np.ndarray, d: int, classes: int, rng: np.random.Generator) -> np.ndarray:
+    import numpy as np
+
     means = rng.standard_normal((classes, d)).astype(np.float32)
     means *= _FEATURE_SEP / np.linalg.norm(means, axis=1, keepdims=True)
     return (means[labels] + rng.standard_normal((labels.size, d)).astype(np.float32)).astype(np.float32)
@@ -71,6 +79,7 @@ def load_sbm_graph(blocks: int = 4, block_size: int = 500, p_in: float = 0.03, p
     of two blocks with ``p_out`` (networkx ``stochastic_block_model``, seeded).
     """
     import networkx as nx
+    import numpy as np
 
     sizes = [block_size] * blocks
     probs = [[p_in if i == j else p_out for j in range(blocks)] for i in range(blocks)]
@@ -90,6 +99,8 @@ def rmat_edges(scale: int, edges: int, rng: np.random.Generator, a: float = 0.57
     Vectorised over the edges; returns ``(src, dst)`` int64 arrays of length *edges*."""
     if not (a > 0 and b >= 0 and c >= 0 and a + b + c < 1):
         raise ValueError(f"rmat: expected a > 0, b, c >= 0 and a + b + c < 1, got a={a}, b={b}, c={c}")
+    import numpy as np
+
     src = np.zeros(edges, dtype=np.int64)
     dst = np.zeros(edges, dtype=np.int64)
     for bit in range(scale):
@@ -106,6 +117,8 @@ def load_rmat_graph(scale: int = 11, edge_factor: int = 8, d: int = 32, classes:
     :func:`load_sbm_graph`. Labels: the top ``log2(classes)`` bits of the node id."""
     if classes < 2 or classes & (classes - 1):
         raise ValueError(f"rmat-graph: classes must be a power of two >= 2, got {classes}")
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     n = 2**scale
     src, dst = rmat_edges(scale, edge_factor * n, rng)

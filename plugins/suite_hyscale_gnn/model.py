@@ -65,6 +65,7 @@ import numpy as np
 
 from suite.api import Group, ParameterError, collective_time, roofline_time, transfer_time
 
+from suite_hyscale_gnn.fanout import parse_fanout  # re-exported: its home before 0.3.1
 from suite_hyscale_gnn.graphs import descriptor
 
 __all__ = ["SAMPLE_EDGES_PER_THREAD", "GATHER_EFFICIENCY", "TRAIN_EFFICIENCY", "FPGA_FLOP_PER_DSP_CYCLE",
@@ -209,31 +210,6 @@ def accel_of(profile) -> Accel | None:
 
 
 # --------------------------------------------------------------------------- sizes
-
-
-def parse_fanout(value, layers: int = 2) -> tuple[int, ...]:
-    """``"25,10"`` -> ``(25, 10)``: one positive integer per layer.
-
-    Raises
-    ------
-    ParameterError
-        ``hyscale-gnn: parameter 'fanout': expected one positive integer per layer (2 layers), got '25'``.
-    """
-    bad = ParameterError(f"hyscale-gnn: parameter 'fanout': expected one positive integer per layer "
-                         f"({layers} layers), got {value!r}")
-    if isinstance(value, (list, tuple)):
-        parts = [str(v) for v in value]
-    else:
-        parts = [p.strip() for p in str(value).replace(";", ",").split(",")]
-    if len(parts) != layers:
-        raise bad
-    try:
-        out = tuple(int(p) for p in parts)
-    except ValueError:
-        raise bad from None
-    if any(f < 1 for f in out):
-        raise bad
-    return out
 
 
 def _uniq(x, n: float):

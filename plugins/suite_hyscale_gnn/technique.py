@@ -47,9 +47,9 @@ class FanoutParam(Param):
     layers: int = 2
 
     def validate(self, name, value, *, technique=""):
-        from suite_hyscale_gnn import model
+        from suite_hyscale_gnn.fanout import parse_fanout
 
-        out = model.parse_fanout(value, self.layers)
+        out = parse_fanout(value, self.layers)
         return ",".join(str(f) for f in out)
 
 

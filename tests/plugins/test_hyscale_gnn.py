@@ -488,3 +488,34 @@ def test_execute_defaults_to_a_workload_it_can_run():
     ex = res.resolve(tech, ScenarioSpec(variant="hyscale", fidelity="execute"))
     mo = res.resolve(tech, ScenarioSpec(variant="hyscale", fidelity="model"))
     assert ex.scenario.workload_name == "sbm-graph" and mo.scenario.workload_name == tech.default_workload
+
+
+_WORKLOAD_PROBE = r"""
+import json, sys
+import suite_hyscale_gnn as plugin
+from suite_hyscale_gnn.technique import TECHNIQUE
+wls = plugin.suite_workloads()
+fanout = TECHNIQUE.parameters["fanout"].validate("fanout", "25, 10", technique="hyscale-gnn")
+print(json.dumps({"numpy": "numpy" in sys.modules, "fanout": fanout,
+                  "hashes": {w.name: w.content_hash() for w in wls}}))
+"""
+
+
+def test_workloads_and_fanout_import_no_numpy_and_keep_their_hashes():
+    """The workloads hook and the fanout check run for every command that reads workloads or
+    validates parameters (a cached `suite reproduce` too): they import no numpy, and the graphs'
+    content hashes (inputs of every stored case key) are those of 0.3.0 (2c35d09)."""
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _WORKLOAD_PROBE], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["numpy"] is False
+    assert got["fanout"] == "25,10"
+    assert got["hashes"] == {"sbm-graph": "1215545799d94dc7", "rmat-graph": "1d4ad3531410e81b",
+                             "hyscale-gnn-ogbn-products": "408db756da8ed44b",
+                             "hyscale-gnn-ogbn-papers100m": "643211558eeac049",
+                             "hyscale-gnn-mag240m": "db302c074c487b1e"}
+    assert model.parse_fanout("3,2") == (3, 2)  # still importable from the model (its home before)
