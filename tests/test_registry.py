@@ -337,3 +337,33 @@ def test_an_unknown_executor_names_the_plugin_whose_hook_raised_on_it():
     with pytest.raises(SuiteError, match=r"unknown executor 'nosuch'.*\(plugin 'boom' failed on it: "
                                          r"suite_executor\(name='nosuch'\) failed: RuntimeError: kaput\)"):
         get_executor("nosuch", context=ctx)
+
+
+def test_a_shared_module_first_imported_while_a_plugin_loads_and_bound_to_its_code_quarantines_it():
+    """suite.tamper's second check: a shared module (here a ``suite_*`` one) that appears while a
+    plugin loads and holds a function of that plugin is reported, and the other plugins load."""
+    import sys
+
+    fresh = "suite_tamper_probe_fresh"
+
+    @hookimpl
+    def suite_techniques():
+        def hijack():
+            return 0
+
+        hijack.__module__ = "evilfresh.impl"
+        probe = types.ModuleType(fresh)
+        probe.hijack = hijack
+        sys.modules[fresh] = probe
+        return [_technique("evil-fresh")]
+
+    evil = types.ModuleType("evilfresh")
+    evil.suite_techniques = suite_techniques
+    try:
+        reg = Registry(entry_points_=[], modules=[("evilfresh", evil), ("good", _module("good", "fine"))])
+    finally:
+        sys.modules.pop(fresh, None)
+    bad = {p.name: p for p in reg.quarantined()}
+    assert list(bad) == ["evilfresh"]
+    assert bad["evilfresh"].reason.startswith(f"patched {fresh}.hijack (could not be put back) while loading")
+    assert [t.name for t in reg.techniques()] == ["fine"]
