@@ -333,10 +333,33 @@ def diff_cmd(a: str, b: str, show_all: bool, profile_dirs: tuple[str, ...], fmt:
          title=f"{a} vs {b} (hash {pa.content_hash()} vs {pb.content_hash()})")
 
 
+def _refuse_shadowed(name: str, path: Path) -> None:
+    """Refuse (before measuring) to write profile *name* to *path* when a profile of that name is
+    defined in another file of the library: the first definition wins, so the new file would be
+    skipped as a duplicate. The default destination too (``$SUITE_PROFILES``'s first folder is
+    searched after the per-user one, which may already hold a ``local.toml``).
+
+    Raises
+    ------
+    ProfileError
+        ``--name NAME: expected a name not in the profile library, got one already defined in FILE ...``
+    """
+    from suite.cli.common import get_context
+    from suite.errors import ProfileError
+
+    lib = get_context().profiles
+    if name not in lib:
+        return
+    other = lib.path(name)
+    if Path(other).resolve() != path.resolve():
+        raise ProfileError(f"--name {name}: expected a name not in the profile library, got one already "
+                           f"defined in {other} (it would shadow {path}); give --name NEW or -o {other}")
+
+
 @hardware.command("calibrate")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="Where to write the profile (default: $SUITE_PROFILES's first folder, else "
-                   "~/.config/dlsys-suite/profiles/local.toml).")
+              help="Where to write the profile (default: $SUITE_PROFILES's first folder, else the per-user "
+                   "folder $SUITE_CONFIG_DIR/profiles or ~/.config/dlsys-suite/profiles; file local.toml).")
 @click.option("--name", default="local", show_default=True, help="Profile name to write.")
 @click.option("--quick", is_flag=True, help="Small arrays and few repeats (a few seconds; noisier).")
 @format_option("text", "json", default="text")
@@ -350,15 +373,7 @@ def calibrate_cmd(output: str | None, name: str, quick: bool, fmt: str) -> None:
     from suite.errors import ProfileError
 
     path = Path(output) if output else cal.default_output()
-    if output is not None:
-        # a profile of this name elsewhere in the library would shadow the new file (the first
-        # definition wins): refuse before measuring, and say how to avoid it
-        lib = get_context().profiles
-        if name in lib:
-            other = lib.get(name).path
-            if other and Path(other).resolve() != path.resolve():
-                raise ProfileError(f"--name {name}: expected a name not in the profile library, got one already "
-                                   f"defined in {other} (it would shadow {path}); give --name NEW")
+    _refuse_shadowed(name, path)
     show_progress = fmt == "text" and sys.stderr.isatty()
     result = cal.calibrate(quick=quick, progress=show_progress)
     text = cal.to_toml(result, name=name)

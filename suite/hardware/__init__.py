@@ -75,8 +75,14 @@ _LIBS: dict[tuple[Any, ...], ProfileLibrary] = {}
 
 
 def user_profile_dir() -> Path:
-    """The per-user profile folder: ``$XDG_CONFIG_HOME/dlsys-suite/profiles`` (default
-    ``~/.config/dlsys-suite/profiles``). ``suite hardware calibrate`` writes ``local.toml`` here."""
+    """The per-user profile folder: ``$SUITE_CONFIG_DIR/profiles``, else
+    ``$XDG_CONFIG_HOME/dlsys-suite/profiles`` (default ``~/.config/dlsys-suite/profiles``): the
+    rule of the cache folder (``$SUITE_CACHE_DIR``, else ``$XDG_CACHE_HOME/dlsys-suite``,
+    :func:`suite.cache.cache_dir`), so a sandbox that sets both writes nothing under ``~``.
+    ``suite hardware calibrate`` writes ``local.toml`` here unless ``$SUITE_PROFILES`` is set."""
+    own = os.environ.get("SUITE_CONFIG_DIR")
+    if own:
+        return Path(own) / "profiles"
     base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     return Path(base) / "dlsys-suite" / "profiles"
 

@@ -16,7 +16,9 @@ __all__ = ["to_toml", "default_output", "calibration_warnings", "MAX_SPREAD", "M
 
 def default_output() -> Path:
     """Where ``suite hardware calibrate`` writes by default: the first ``$SUITE_PROFILES``
-    folder, else the per-user folder; file ``local.toml``."""
+    folder, else the per-user folder (``$SUITE_CONFIG_DIR/profiles``, else under
+    ``$XDG_CONFIG_HOME`` or ``~/.config``: :func:`suite.hardware.user_profile_dir`); file
+    ``local.toml``. Both are folders the profile library searches."""
     env = os.environ.get("SUITE_PROFILES")
     if env:
         first = next((p for p in env.split(os.pathsep) if p), None)

@@ -42,7 +42,7 @@ def test_tour_block_is_found_and_names_the_sweep():
 def test_readme_tour_line_by_line(tmp_path):
     (tmp_path / "results").mkdir()
     (tmp_path / "config").mkdir()
-    env = {k: v for k, v in os.environ.items() if k not in ("SUITE_STORE", "SUITE_PROFILES")}
+    env = {k: v for k, v in os.environ.items() if k not in ("SUITE_STORE", "SUITE_PROFILES", "SUITE_CONFIG_DIR")}
     env.update(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"), COLUMNS="200")
     outputs: dict[str, str] = {}
     for line in tour_lines():

@@ -241,3 +241,50 @@ def test_validate_warns_when_the_calibration_is_noisy_old_or_quick():
         "started": "2026-03-01T00:00:00+00:00", "quick": False, "stream.triad": {"spread": 0.05}})
     assert calibration_warnings(fresh, now=datetime(2026, 3, 2, tzinfo=timezone.utc)) == []
     assert calibration_warnings(SimpleNamespace(kind="cluster", name="x", measured={})) == []
+
+
+def test_calibrate_writes_under_suite_config_dir_and_nothing_under_home(tmp_path, monkeypatch):
+    """$SUITE_CONFIG_DIR moves the per-user folder (where calibrate writes and the library reads)
+    as $SUITE_CACHE_DIR moves the cache: a sandbox that sets it leaves HOME alone (a trial's
+    calibrate under SUITE_STORE/SUITE_CACHE_DIR replaced ~/.config/dlsys-suite/profiles/local.toml)."""
+    home, cfg = tmp_path / "home", tmp_path / "cfg"
+    home.mkdir()
+    monkeypatch.setattr(cal, "calibrate", lambda quick=False, progress=False: _fake_calibration())
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": None, "SUITE_PROFILES": None, "SUITE_CONFIG_DIR": str(cfg)}
+    clear_cache()
+    try:
+        res = run("hardware", "calibrate", "--quick", env=env)
+        out = cfg / "profiles" / "local.toml"
+        assert res.exit_code == 0, res.output
+        assert f"wrote {out}" in res.output and out.exists()
+        assert list(home.rglob("*")) == []
+        res = run("hardware", "show", "local", "--format", "json", env=env)
+        assert res.exit_code == 0, res.output
+        assert json.loads(res.output)["kind"] == "measured"
+    finally:
+        clear_cache()
+
+
+def test_calibrate_refuses_a_default_destination_another_local_profile_would_shadow(tmp_path, monkeypatch):
+    """With $SUITE_PROFILES set, the default destination is its first folder, searched after the
+    per-user folder: a `local` profile already there would win and the new file be skipped as a
+    duplicate, so calibrate refuses before measuring (as it does for -o FILE)."""
+    cfg, extra = tmp_path / "cfg", tmp_path / "extra"
+    (cfg / "profiles").mkdir(parents=True)
+    extra.mkdir()
+    old = cfg / "profiles" / "local.toml"
+    old.write_text(cal.to_toml(_fake_calibration(), name="local"))
+
+    def never(quick=False, progress=False):
+        raise AssertionError("measured although the result would be shadowed")
+
+    monkeypatch.setattr(cal, "calibrate", never)
+    env = {"SUITE_CONFIG_DIR": str(cfg), "SUITE_PROFILES": str(extra), "XDG_CONFIG_HOME": None}
+    clear_cache()
+    try:
+        res = run("hardware", "calibrate", "--quick", env=env)
+        assert res.exit_code == 2 and not (extra / "local.toml").exists()
+        assert f"--name local: expected a name not in the profile library, got one already defined in {old}" \
+            in res.output
+    finally:
+        clear_cache()
