@@ -15,7 +15,11 @@ what is expensive is deferred to its first use, so that `suite techniques` impor
 code (issue 19): fidelities and extension schemas given as ``"module:attribute"`` references are
 imported when first needed, and ``suite_workloads`` (layer tables, datasets) is called the first
 time workloads are asked for. A fault found then quarantines its plugin then (its techniques
-leave the registry); :meth:`Registry.load_all` forces everything (``suite plugins`` does).
+leave the registry); :meth:`Registry.load_all` forces everything (``suite plugins`` does). One
+exception: when a plugin of another distribution (by entry point) implements ``suite_workloads``,
+every plugin's workloads are built with the registry, so a third-party workload that takes a
+built-in's name quarantines its plugin in every command (``suite techniques`` included), not only
+in those that read workloads.
 
 The core never imports a plugin by name: this module is the only place plugins enter.
 """
@@ -196,6 +200,21 @@ class Registry:
         for name, module in modules:
             info = PluginInfo(name, getattr(module, "__name__", name), "<in-process>", "")
             self._load(info, functools.partial(_given, module))
+        if self._third_party_workloads():
+            # a third-party plugin's workload that takes a built-in's name is found (and the plugin
+            # quarantined) by every command, not only by those that read workloads
+            self.plugin_workloads()
+
+    def _third_party_workloads(self) -> bool:
+        """Whether a plugin of another distribution, loaded by entry point, implements
+        ``suite_workloads`` (this distribution's hooks are deferred: they build layer tables)."""
+        for info in self.plugins:
+            pm = self._pm_by_plugin.get(info.name)
+            if pm is None or info.status != "ok" or info.distribution in (HOST_DISTRIBUTION, "<in-process>"):
+                continue
+            if pm.hook.suite_workloads.get_hookimpls():
+                return True
+        return False
 
     # -- loading
     def _quarantine(self, info: PluginInfo, reason: str, detail: str = "") -> None:

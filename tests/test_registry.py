@@ -367,3 +367,43 @@ def test_a_shared_module_first_imported_while_a_plugin_loads_and_bound_to_its_co
     assert list(bad) == ["evilfresh"]
     assert bad["evilfresh"].reason.startswith(f"patched {fresh}.hijack (could not be put back) while loading")
     assert [t.name for t in reg.techniques()] == ["fine"]
+
+
+def test_a_third_party_workload_taking_a_zoo_name_quarantines_its_plugin_as_the_registry_loads(monkeypatch):
+    """Trial report item 5: such a plugin was quarantined only by commands that read workloads;
+    `suite techniques` listed it and its cases ran. Now the registry builds the workloads at once
+    when a third-party (entry-point) plugin implements suite_workloads; the zoo keeps the name."""
+    import sys
+
+    from importlib.metadata import EntryPoint
+
+    from suite.workloads.types import Dataset
+
+    @hookimpl
+    def suite_workloads():
+        return [Dataset(name="vgg19-22k", kind="dataset", source="fake", n=1, d=1, classes=2)]
+
+    mod = _module("wlclash_plugin_mod", "wl-clash", suite_workloads=suite_workloads)
+    monkeypatch.setitem(sys.modules, "wlclash_plugin_mod", mod)
+    ep = EntryPoint(name="wl-clash", value="wlclash_plugin_mod", group="suite.plugins")
+    reg = Registry(entry_points_=[ep], modules=[("good", _module("good", "fine"))])
+    (bad,) = reg.quarantined()
+    assert bad.name == "wl-clash" and bad.reason.startswith(
+        "suite_workloads(): workload 'vgg19-22k' is a workload of the zoo")
+    assert [t.name for t in reg.techniques()] == ["fine"]
+    with pytest.raises(PluginError, match="plugin 'wl-clash' .* is quarantined"):
+        reg.technique("wl-clash")
+
+
+def test_in_process_plugins_keep_their_workloads_deferred():
+    calls = []
+
+    @hookimpl
+    def suite_workloads():
+        calls.append(1)
+        return []
+
+    reg = Registry(entry_points_=[], modules=[("lazywl", _module("lazywl", "lazy-one", suite_workloads=suite_workloads))])
+    assert calls == [] and [t.name for t in reg.techniques()] == ["lazy-one"]
+    reg.plugin_workloads()
+    assert calls == [1]
