@@ -28,8 +28,10 @@ import glob
 import os
 import threading
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where the data is built (TpchData), not by the workloads hook
+    import numpy as np
 
 # QUERIES (the queries the engine implements, the issue's list) is defined in
 # suite_theseus.constants, so the declaration reads it without this module.
@@ -175,6 +177,8 @@ class TpchData:
     """
 
     def __init__(self, sf: float):
+        import numpy as np
+
         self.sf = float(sf)
         self._lock = threading.Lock()
         self._con = connect()

@@ -450,3 +450,23 @@ def test_object_store_at_nic_line_rate_gives_the_ratio_of_nic_sums():
         r = TECHNIQUE.evaluate(resolve_case(TECHNIQUE, spec).scenario)
         t[variant] = r["query_time"]
     assert t["cpu-engine"] / t["theseus"] == pytest.approx(200 / 81.25, rel=2e-3)
+
+
+def test_workloads_hook_imports_no_numpy_and_keeps_the_hashes():
+    """Every command that reads workloads (a cached `suite reproduce` too) calls the hook: it
+    imports no numpy (the data is built by TpchData on first use), and the workloads' content
+    hashes (inputs of every stored case key) are those of 0.3.0 (2c35d09)."""
+    import json
+    import subprocess
+    import sys
+
+    probe = ("import json, sys; import suite_theseus as p; wl = p.suite_workloads(); "
+             "print(json.dumps({'numpy': 'numpy' in sys.modules, 'hashes': {w.name: w.content_hash() for w in wl}}))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["numpy"] is False
+    assert got["hashes"] == {"tpch-sf0.01": "f83e27966d21359b", "tpch-sf0.1": "a77ae9a4238d28cc",
+                             "tpch-sf1": "3cc2080827157c3f", "tpch-sf1000": "439779f4ccad5e2e",
+                             "tpch-sf3000": "f243ce789d54be9b", "tpch-sf10000": "7b4166ab0a1ab48a",
+                             "tpch-sf30000": "5eedff2ff43a63aa", "tpch-sf100000": "710b16b25e36ef2a"}
