@@ -268,6 +268,19 @@ class Store:
         """
         return _readers.cases(self.conn, self.resolve_run(run), filters, expand_params)
 
+    def case_records(self, run: int | str | None = None, *, with_metrics: bool = False,
+                     **filters: Any) -> list[dict[str, Any]]:
+        """:meth:`cases` as a list of dicts without pandas (no ``param.NAME`` columns); with
+        *with_metrics*, each ok case's ``metrics`` as ``(name, value, unit, direction)`` tuples.
+        For a short table; :meth:`cases` and :meth:`metrics` for analysis.
+
+        Raises
+        ------
+        StoreError
+            Unknown run, or a filter on another column.
+        """
+        return _readers.case_records(self.conn, self.resolve_run(run), filters, with_metrics)
+
     def metrics(self, run: int | str | None = None, wide: bool = False, **filters: Any) -> pd.DataFrame:
         """Metrics of ok cases as a :class:`pandas.DataFrame`.
 
