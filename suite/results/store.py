@@ -41,7 +41,7 @@ from suite.results.integrity import check_on_open, remember
 from suite.results.provenance import provenance
 from suite.results.runs import check_run_name
 from suite.results.schema import FAILED_STATUSES, MIGRATIONS, OK, SCHEMA_VERSION, STATUSES
-from suite.results.writer import Writer
+from suite.results.writer import BATCH_SIZE, Writer
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -86,7 +86,7 @@ class Store:
 
     conn: Any  # sqlite3.Connection while open, None once closed
 
-    def __init__(self, path: str | Path | None = None, *, batch_size: int = 500, batch_seconds: float = 0.5,
+    def __init__(self, path: str | Path | None = None, *, batch_size: int = BATCH_SIZE, batch_seconds: float = 0.5,
                  readonly: bool = False) -> None:
         self.path = Path(path) if path is not None else default_store_path()
         self.batch_size = int(batch_size)

@@ -28,7 +28,14 @@ from suite.results.provenance import provenance
 from suite.results.schema import INSERT_RESULT, OK, UPSERT_CASE
 from suite.results.sql import Tx
 
-__all__ = ["Writer", "RUN_COUNTS"]
+__all__ = ["Writer", "RUN_COUNTS", "BATCH_SIZE"]
+
+#: most outcomes one commit writes (a commit is also due when the oldest waited ``batch_seconds``).
+#: Each commit writes every B-tree page it dirtied (to the WAL, then the checkpoint copies it): a
+#: case's key lands on a random page of each key index (keys are hashes), so once a store holds
+#: more index pages than a batch has cases, each case dirties about one page per key index and a
+#: larger batch is the only way to share pages between cases (issue 44, "flat at scale")
+BATCH_SIZE = 4096
 
 #: the counts a finished run records
 RUN_COUNTS = ("total", "computed", "cached", "ok", "failed", "skipped")
@@ -89,6 +96,10 @@ def _add_outcome_rows(rows: _Rows, d: Mapping[str, Any], run_id: int, created: s
         rows.artifacts.append((key, art if isinstance(art, str) else dumps(art)))
 
 
+def _key_of(p: Pending) -> str:
+    return str(p[0]["key"])
+
+
 def _next_result_id(conn: sqlite3.Connection) -> int:
     """The id the next ``results`` row gets (AUTOINCREMENT: above every id ever used); read
     inside the write transaction, so the batch's ids are this and the ones after it."""
@@ -133,7 +144,7 @@ class Writer:
         the caller commits each full batch itself.
     """
 
-    def __init__(self, conn: sqlite3.Connection, path: Path, lock: threading.RLock, *, batch_size: int = 500,
+    def __init__(self, conn: sqlite3.Connection, path: Path, lock: threading.RLock, *, batch_size: int = BATCH_SIZE,
                  batch_seconds: float = 0.5) -> None:
         self.conn, self.path = conn, path
         self.batch_size = int(batch_size)
@@ -266,7 +277,9 @@ class Writer:
         """Commit *buf* and *links* in one transaction; how many cases were written."""
         created = now()
         rows = _Rows()
-        for d, run_id in buf:
+        # in key order: each key index is walked once, front to back, in a batch (stable: two
+        # outcomes of one key keep their order)
+        for d, run_id in sorted(buf, key=_key_of):
             _add_outcome_rows(rows, d, run_id, created)
         with self.tx():
             if rows.cases:
