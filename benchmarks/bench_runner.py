@@ -61,6 +61,7 @@ def _plugin_module():
 
 CPU: dict[str, list[float]] = {}  # label -> CPU seconds of each timed call (this process + reaped workers)
 SPLIT: dict[str, list[tuple[float, float]]] = {}  # label -> (coordinator, workers) CPU seconds of each call
+DASK_SPLIT: list[tuple[float, float, float]] = []  # (coordinator, scheduler, workers) CPU seconds of each dask call
 
 
 def _cpu_split() -> tuple[float, float]:
@@ -154,6 +155,29 @@ class DaskCluster:
         with Client(self.address, timeout="60s") as c:
             c.wait_for_workers(workers, timeout=120)
 
+    def cpu(self) -> tuple[float, float]:
+        """(scheduler, workers) CPU seconds so far: user + sys of each process of the cluster and of
+        every process under it (a worker's nanny, the worker, its sandboxes and their pool workers,
+        live or reaped)."""
+        import psutil
+
+        def tree(pid: int) -> float:
+            try:
+                root = psutil.Process(pid)
+                procs = [root] + root.children(recursive=True)
+            except psutil.Error:
+                return 0.0
+            total = 0.0
+            for p in procs:
+                try:
+                    t = p.cpu_times()
+                except psutil.Error:
+                    continue
+                total += t.user + t.system + t.children_user + t.children_system
+            return total
+
+        return tree(self.procs[0].pid), sum(tree(p.pid) for p in self.procs[1:])
+
     def close(self):
         for p in reversed(self.procs):
             p.terminate()
@@ -182,9 +206,14 @@ def parallel_rounds(context, tmp: Path, batches: int, rounds: int, dask: bool, w
             sides["-j 1"].append(timed_run(cases, tmp / f"par1-{r}.sqlite", context=context)[0])
             sides["-j 2"].append(timed_run(cases, tmp / f"par2-{r}.sqlite", jobs=2, context=context)[0])
             if cluster:
+                sched0, work0 = cluster.cpu()
                 sides["dask --scheduler (2 workers)"].append(
                     timed_run(cases, tmp / f"pard-{r}.sqlite", executor="dask", jobs=2, scheduler=cluster.address,
                               context=context)[0])
+                sched1, work1 = cluster.cpu()
+                coord = SPLIT["run-j2-iso-dask"][-1][0]
+                SPLIT["run-j2-iso-dask"][-1] = (coord + sched1 - sched0, work1 - work0)
+                DASK_SPLIT.append((coord, sched1 - sched0, work1 - work0))
     finally:
         if cluster:
             cluster.close()
@@ -196,6 +225,11 @@ def parallel_rounds(context, tmp: Path, batches: int, rounds: int, dask: bool, w
         print(f"{k}: wall {min(v):.2f} s ({1e3 * min(v) / n:.2f} ms/case); wall speed-up over -j 1 {one / min(v):.2f}x; "
               f"rounds {', '.join(f'{x:.2f}' for x in v)}")
     _cpu_lines(labels)
+    if DASK_SPLIT:
+        coord, sched, work = min(DASK_SPLIT, key=sum)
+        print(f"dask CPU per case: coordinator {1e3 * coord / n:.2f} ms, scheduler {1e3 * sched / n:.2f} ms, "
+              f"workers (their sandboxes and pools included) {1e3 * work / n:.2f} ms; -j 1 "
+              f"{1e3 * min(CPU['run-j1-iso-local']) / n:.2f} ms")
 
 
 def _cpu_lines(labels: dict[str, str]) -> None:
@@ -210,8 +244,8 @@ def _cpu_lines(labels: dict[str, str]) -> None:
         coord, work = min(SPLIT[lab], key=sum)
         jobs = 1 if lab.startswith("run-j1-") else 2
         bound = one / max(coord, work / jobs, (coord + work) / 2)
-        print(f"{k}: CPU {coord + work:.2f} s = coordinator {coord:.2f} + workers {work:.2f} (dask: workers not "
-              f"counted); CPU x -j 1 {(coord + work) / one:.2f}; CPU-bound speed-up on 2 idle cores {bound:.2f}x")
+        print(f"{k}: CPU {coord + work:.2f} s = coordinator {coord:.2f} + workers {work:.2f} (dask: the "
+              f"scheduler counted with the coordinator); CPU x -j 1 {(coord + work) / one:.2f}; CPU-bound speed-up on 2 idle cores {bound:.2f}x")
 
 
 def bench(label, tech, entry, tmp: Path, dask: bool, context, repeats: int = 2) -> list[dict]:
