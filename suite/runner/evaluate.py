@@ -30,9 +30,10 @@ __all__ = ["CaseTimeout", "ReadSampler", "InputSnapshots", "TRACK_CASES", "SUMMA
 
 #: a top-level artifact entry that is a sequence longer than this is a table: left out by "summary"
 SUMMARY_MAX_ITEMS = 16
-#: cases of each (technique, variant, fidelity) per executor loop whose profile reads are recorded
-#: (a recording view costs 3.3x the evaluation of a Poseidon case: docs/performance.md)
-TRACK_CASES = 2
+#: cases of each (technique, variant, fidelity) per executor loop whose profile reads are recorded:
+#: None, every case (recording in place costs a few per cent of a Poseidon evaluation, where the
+#: former recording view cost 3.3x it: docs/performance.md)
+TRACK_CASES: int | None = None
 
 Outcome = dict[str, Any]
 
@@ -45,9 +46,9 @@ class CaseTimeout(BaseException):
 class ReadSampler:
     """Which cases of one executor loop evaluate through a read-recording profile view.
 
-    The first *per_group* cases of each (technique, variant, fidelity) are recorded; the count
-    belongs to the loop that owns this object (one per pool worker, one per in-process run), so
-    it is never shared through module state. ``per_group=None`` records every case.
+    Every case by default (``per_group=None``); with an int, the first *per_group* cases of
+    each (technique, variant, fidelity), counted by the loop that owns this object (one per pool
+    worker, one per in-process run), never through module state.
     """
 
     __slots__ = ("per_group", "_seen")
@@ -75,11 +76,24 @@ class InputSnapshots:
     (each snapshot holds its profile alive, so the id it is keyed by cannot be reused).
     """
 
-    __slots__ = ("size", "_snaps")
+    __slots__ = ("size", "_snaps", "_plans")
 
     def __init__(self, size: int = 64) -> None:
         self.size = size
         self._snaps: dict[int, tuple[Any, list[Any]]] = {}
+        self._plans: dict[int, Any] = {}
+
+    def plan(self, profile: Any) -> Any:
+        """The :class:`suite.hardware.tracking.ReadPlan` of *profile* (built now, or kept)."""
+        from suite.hardware.tracking import ReadPlan
+
+        hit = self._plans.get(id(profile))
+        if hit is not None and hit.profile is profile:
+            return hit
+        if len(self._plans) >= self.size:
+            self._plans.pop(next(iter(self._plans)))
+        plan = self._plans[id(profile)] = ReadPlan(profile)
+        return plan
 
     def of(self, profile: Any) -> list[Any]:
         """The snapshot of *profile* (taken now, or kept from an earlier case)."""
@@ -215,8 +229,8 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = 
         A ``KeyboardInterrupt`` during the evaluation fails the case (in a worker process, which
         ignores SIGINT, only the plugin raises one) instead of propagating (in-process: Ctrl-C).
     record_reads : bool
-        Evaluate through a read-recording view of the profile
-        (:func:`suite.hardware.tracking.tracked`): an ok outcome then lists ``fields_read``.
+        Record the profile fields the evaluation reads, in the profile's own objects
+        (:class:`suite.hardware.tracking.Recording`): an ok outcome then lists ``fields_read``.
     snapshots : InputSnapshots, optional
         The calling loop's kept profile snapshots (default: the profile is walked afresh).
 
@@ -234,17 +248,18 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = 
     # the inputs' state before the case: a change by any route (vars(), object.__setattr__,
     # __dict__, dict.__setitem__) fails this case and is undone before the next one
     profile = getattr(scenario, "profile", None)
-    snap = (snapshots or InputSnapshots()).of(profile) + guard(("scenario.params", getattr(scenario, "params", None)))
+    snapshots = snapshots or InputSnapshots()
+    snap = snapshots.of(profile) + guard(("scenario.params", getattr(scenario, "params", None)))
     snap += guard(("workload", getattr(scenario, "workload", None)), limit=1)
-    reads = None
+    rec = None
     if record_reads and profile is not None:
-        import dataclasses
+        from suite.hardware.tracking import Recording
 
-        from suite.hardware.tracking import tracked
-
-        view, reads = tracked(profile)
-        scenario = dataclasses.replace(scenario, profile=view)
-    _evaluate(tech, scenario, out, artifacts, interrupt_fails, t0)
+        rec = Recording(snapshots.plan(profile)).start()
+    try:
+        _evaluate(tech, scenario, out, artifacts, interrupt_fails, t0)
+    finally:
+        reads = rec.stop() if rec is not None else None  # the profile's own objects as they were
     changed = restore_changed(snap)
     if changed is not None:
         out.update(status="failed", metrics=None, samples=None, artifacts=None, traceback=None,

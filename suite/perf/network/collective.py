@@ -121,9 +121,10 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import suite.perf.network.nccl as _nccl
+from suite.hardware.tracking import first_in_case, unrecorded
 from suite.perf.network.flat import _step
 from suite.perf.network.multilevel import Dims, Levels, Sub, _price, _spread
 from suite.perf.network.placement import (
@@ -269,7 +270,7 @@ def _library(profile: "Profile", op: str, algorithm: str) -> str:
 def _record(profile: "Profile", crossed: Dims, op: str, nbytes: float, group: Group, algorithm: str,
             library: str) -> None:
     """Report the call to a tracked profile view (the fields read) and to open :class:`record_levels`."""
-    if _is_view(profile):
+    if _is_view(profile) and first_in_case((id(profile), crossed, op, library)):
         _touch(profile, crossed, op, library)
     if _RECORDERS and nbytes > 0:
         for rec in _RECORDERS:
@@ -361,18 +362,24 @@ def _nccl_cost(op: str, m: float, group: Group, profile: "Profile", dims: Dims, 
     key = (token, "nccl", op, group.ranks_per_node, group.nodes, group.ranks, group.concurrent, algorithm)
     hit = _LINES.get(key)
     if hit is None:
-        real = _real(profile)
-        shared = _shared(lv, group.concurrent) if group.concurrent > 1 else lv
-        cands = _nccl.candidates(op, _nccl_topo(real, group, dims, shared), algorithm)
-        comm = real.communication
-        curves = {**_nccl.SIMPLE_EFFICIENCY, **((comm.efficiency or {}) if comm is not None else {})}
-        ref = "ring" if op in ("allreduce", "reduce-scatter", "allgather") else "tree"
-        per = _lines(op, ref, dims, shared, pi, g, group.size)[0][2]
-        hit = (cands, curves, per)
+        with unrecorded():  # priced once per profile: _record records what the call depends on
+            hit = _nccl_priced(op, group, _real(profile), dims, lv, pi, g, algorithm)
         _LINES[key] = hit
     cands, curves, per = hit
     t, c = _nccl.best(cands, m, curves)
     return CollectiveCost(t, c.name, _spread(len(lv), dims, [x * m for x in per]))
+
+
+def _nccl_priced(op: str, group: Group, real: "Profile", dims: Dims, lv: Levels, pi: int, g: float,
+                 algorithm: str) -> tuple[Any, Any, Any]:
+    """:func:`_nccl_cost`'s candidates, efficiency curves and bytes per level, computed."""
+    shared = _shared(lv, group.concurrent) if group.concurrent > 1 else lv
+    cands = _nccl.candidates(op, _nccl_topo(real, group, dims, shared), algorithm)
+    comm = real.communication
+    curves = {**_nccl.SIMPLE_EFFICIENCY, **((comm.efficiency or {}) if comm is not None else {})}
+    ref = "ring" if op in ("allreduce", "reduce-scatter", "allgather") else "tree"
+    per = _lines(op, ref, dims, shared, pi, g, group.size)[0][2]
+    return cands, curves, per
 
 
 class Recording:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from suite.errors import ProfileError
 from suite.hardware.tracking import _ModelView as _TrackedView
+from suite.hardware.tracking import is_recording, unrecorded
 
 if TYPE_CHECKING:  # pragma: no cover
     from suite.hardware import Profile
@@ -190,13 +191,15 @@ def _touch(view: Any, dims: tuple[Dim, ...], op: str, library: str = "mpi") -> N
 
 
 def _is_view(profile: object) -> bool:
-    """Whether *profile* is a read-recording view (suite.hardware.tracking) of a profile."""
-    return type(profile) is _TrackedView
+    """Whether *profile*'s reads are being recorded (suite.hardware.tracking): a read-recording
+    view of a profile, or a profile recorded in place."""
+    return type(profile) is _TrackedView or is_recording(profile)
 
 
 def _real(profile: "Profile") -> "Profile":
     """The profile itself, a read-recording view unwrapped."""
-    if _is_view(profile):
+    seen: object = profile
+    if type(seen) is _TrackedView:  # (a profile recorded in place is itself)
         real: Profile = getattr(profile, "_v_obj")
         return real
     return profile
@@ -207,11 +210,23 @@ def _prepare(profile: "Profile") -> _Prepared:
 
     A tracked view (suite.hardware.tracking) is unwrapped first, so it shares the real profile's
     entry and token (and its priced lines) instead of re-deriving them, and replacing the real
-    profile's token, on every call; collective_time records the view's reads."""
+    profile's token, on every call; collective_time records the view's reads (a profile recorded
+    in place is derived unrecorded, for the same reason)."""
     profile = _real(profile)
     hit = _CACHE.get(id(profile))
     if hit is not None and hit[0] is profile:
         return hit[1]
+    with unrecorded():
+        out = _derive(profile)
+    if len(_CACHE) > 256:
+        _CACHE.clear()
+        _LINES.clear()
+    _CACHE[id(profile)] = (profile, out)
+    return out
+
+
+def _derive(profile: "Profile") -> _Prepared:
+    """:func:`_prepare`'s figures of *profile*, computed."""
     net = profile.network
     if not net:
         raise ProfileError(f"profile {profile.name!r}: has no [[network]] level")
@@ -236,12 +251,7 @@ def _prepare(profile: "Profile") -> _Prepared:
                        max(1, len(shape)), shape, over, leaf, inter))
     dev = profile.device
     gamma = 3.0 / dev.memory_bandwidth if dev is not None and dev.memory_bandwidth else 0.0
-    out = _Prepared(tuple(lv), intra, gamma, next(_TOKENS))
-    if len(_CACHE) > 256:
-        _CACHE.clear()
-        _LINES.clear()
-    _CACHE[id(profile)] = (profile, out)
-    return out
+    return _Prepared(tuple(lv), intra, gamma, next(_TOKENS))
 
 
 def _shared(lv: tuple[_Lvl, ...], c: int) -> tuple[_Lvl, ...]:
