@@ -57,8 +57,8 @@ _FALLBACK: dict[tuple[Any, ...], "Context"] = {}
 
 
 def _fallback_context(cls: type["Context"]) -> "Context":
-    env = tuple(os.environ.get(k) for k in ("SUITE_STRICT_PLUGINS", "SUITE_PROFILES", "XDG_CONFIG_HOME", "HOME",
-                                            "SUITE_STORE"))
+    env = tuple(os.environ.get(k) for k in ("SUITE_STRICT_PLUGINS", "SUITE_PROFILES", "SUITE_CONFIG_DIR",
+                                            "XDG_CONFIG_HOME", "HOME", "SUITE_STORE"))
     key = (default_registry, env)  # a test that substitutes default_registry gets its own
     if key not in _FALLBACK:
         _FALLBACK[key] = cls.build()
