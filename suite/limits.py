@@ -9,6 +9,7 @@ was given.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from typing import Any
 
@@ -54,27 +55,34 @@ def loads_toml(text: str, where: str) -> dict[str, Any]:
     return doc
 
 
+#: the characters the bracket pre-scan acts on (the rest of a file, mostly letters and digits, is skipped)
+_SPECIAL = re.compile(r"""[\\"'#\[\]{}\n]""")
+
+
 def _prescan(text: str, where: str) -> None:
-    """Refuse a value nested deeper than the limit by its brackets (outside strings and comments)."""
+    """Refuse a value nested deeper than the limit by its brackets (outside strings and comments).
+
+    Visits only the characters that matter (quotes, backslashes, ``#``, brackets, newlines),
+    found by one regular expression: a character-by-character loop cost 0.03 s of CPU for the 79
+    shipped profiles, on every command that reads them."""
     depth = 0
     quote = None
-    i, n = 0, len(text)
-    while i < n:
+    skip = 0  # characters before this index are consumed (an escaped character, a comment)
+    for m in _SPECIAL.finditer(text):
+        i = m.start()
+        if i < skip:
+            continue
         c = text[i]
         if quote:
             if c == "\\" and quote == '"':
-                i += 2
-                continue
-            if c == quote:
-                quote = None
-            elif c == "\n" and quote in ("'", '"'):
+                skip = i + 2
+            elif c == quote or c == "\n":
                 quote = None
         elif c in "\"'":
             quote = c
         elif c == "#":
             j = text.find("\n", i)
-            i = n if j < 0 else j
-            continue
+            skip = len(text) if j < 0 else j
         elif c in "[{":
             depth += 1
             if depth > MAX_TOML_DEPTH + 1:
@@ -82,7 +90,6 @@ def _prescan(text: str, where: str) -> None:
                 raise _depth_error(where, f"line {line}")
         elif c in "]}":
             depth = max(0, depth - 1)
-        i += 1
 
 
 def check_layer_count(n: int, where: str) -> None:
