@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from suite.errors import ProfileError
 from suite.hardware.field_errors import FILE_CONTEXT, format_validation_error
+from suite.hardware.parsed_cache import ParsedFiles
 from suite.hardware.profile import DeviceGroup, Profile, _registry_extensions
 from suite.hardware.schema import Device, ProfileDoc
 
@@ -108,7 +109,8 @@ class ProfileLibrary:
     ----------
     paths : iterable of Path
         Folders (searched recursively for ``*.toml``) or files. A file reached twice (the same
-        resolved path) is read once.
+        resolved path) is read once. A file parsed by an earlier command and unchanged since is
+        taken from the cache folder (:mod:`suite.hardware.parsed_cache`).
     extensions : dict, optional
         ``{"NAME": pydantic model}`` schemas for ``[ext.NAME]`` tables; default: the core's
         (:data:`suite.hardware.extensions.CORE_EXTENSIONS`). A context passes the plugins' too.
@@ -138,6 +140,7 @@ class ProfileLibrary:
         self.warnings: list[str] = []
         self.file_errors: dict[str, str] = {}
         seen: set[Path] = set()
+        parsed = ParsedFiles(read_toml)  # the files as parsed by an earlier command (suite.cache)
         for p in paths:
             p = Path(p)
             if p.is_dir():
@@ -156,14 +159,14 @@ class ProfileLibrary:
                     continue
                 seen.add(key)
                 try:
-                    self._add_file(f)
+                    self._add_file(f, parsed.read(f))
                 except ProfileError as exc:
                     if not collect_errors:
                         raise
                     self.file_errors[str(f)] = str(exc)
+        parsed.save()
 
-    def _add_file(self, f: Path) -> None:
-        raw = read_toml(f)
+    def _add_file(self, f: Path, raw: dict[str, Any]) -> None:
         meta = raw.get("profile")
         if not isinstance(meta, dict):
             raise ProfileError(f"{f}: field profile: expected a [profile] table with name and kind, got "
