@@ -34,6 +34,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+from suite.declaration.loader import declare_technique
 from suite.errors import OracleMismatch, ParameterError, ProfileError, SuiteError, TechniqueError, WorkloadError
 from suite.hookspecs import hookimpl
 from suite.outcome import CaseExecutor, CaseOutcome
@@ -92,7 +93,7 @@ __all__ = [
     # declaring and evaluating a technique (imported with this module)
     "Technique", "Variant", "Param", "Paper", "Claim", "Approx", "AtLeast", "AtMost", "Between", "Exact", "Gain",
     "Ordered", "Null", "Property", "Assumption", "with_reasons", "Scenario", "ScenarioSpec", "Result",
-    "Skip", "read_data",
+    "Skip", "read_data", "declare_technique",
     # the hook marker
     "hookimpl",
     # errors a plugin raises

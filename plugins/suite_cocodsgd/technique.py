@@ -6,6 +6,9 @@ update rule and weights of the supplement (eq. 9, weights M_i / sum M), read in 
 testbed (6 nodes x 3 GTX 1080 Ti, 56 Gb/s InfiniBand, CIFAR-10/100) and Fig. 1's caption from a
 secondary source. Not stated in what could be read: k, batch sizes, per-model speed-ups, the
 heterogeneous set-up.
+
+The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
+``technique.toml``, read by :func:`suite.api.declare_technique`.
 """
 
 from __future__ import annotations
@@ -13,59 +16,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from suite.api import (Assumption, Between, Claim, Null, Ordered, Paper, Param, Property, Result,
-                       ScenarioSpec, Technique, Variant, with_reasons)
+from suite.api import (Assumption, Between, Claim, Null, Ordered, Property, Result, ScenarioSpec, Technique,
+                       declare_technique, with_reasons)
 
-PAPER = Paper(
-    title="Faster Distributed Deep Net Training: Computation and Communication Decoupled Stochastic "
-          "Gradient Descent",
-    authors=("Shuheng Shen", "Linli Xu", "Jingchang Liu", "Xianfeng Liang", "Yifei Cheng"),
-    venue="IJCAI",
-    year=2019,
-    arxiv="1906.12043",
-    doi="10.24963/ijcai.2019/637",
-)
-
-VARIANTS = [
-    Variant("s-sgd", "synchronous SGD: all-reduce of gradients after every iteration", baseline=True),
-    Variant("local-sgd", "Local SGD: k local steps, then a blocking weighted model average", baseline=True),
-    Variant("pipe-sgd", "Pipe-SGD: gradient all-reduce overlapped with the next iteration (staleness 1)",
-            baseline=True),
-    Variant("cocod-sgd", "CoCoD-SGD: all-reduce of the round's starting models overlapped with k local steps; "
-                         "merge = stale weighted average + own local progress; proportional sampling"),
-]
-
-PARAMETERS = {
-    "workers": Param(int, default=None, minimum=1, maximum=4096, optional=True, unit="workers", role="scale",
-                     help="data-parallel workers K; default: model, every device of the profile; execute, 4"),
-    "batch": Param(int, default=128, minimum=1, maximum=65536, unit="samples",
-                   help="per-worker mini-batch (global batch K x batch). The paper's is not stated; 128 is "
-                        "the usual CIFAR-10 setting (assumption)"),
-    "k": Param(int, default=4, minimum=1, maximum=10_000,
-               help="iterations per communication round (Local-SGD and CoCoD-SGD); the paper's k is not stated"),
-    "steps": Param(int, default=200, minimum=1, maximum=1_000_000,
-                   help="model: S-SGD iterations to the target; execute: iterations to run"),
-    "steps_ratio": Param(float, default=1.0, minimum=0.01, maximum=100.0,
-                         help="model: iterations to target of the variant / those of S-SGD (assumption 1: "
-                              "same O(1/sqrt(T sum M)) rate, supplement Corollary 1)"),
-    "hetero": Param(float, default=2.0, minimum=1.0, maximum=100.0,
-                    help="slowest / fastest time per sample over the workers (1 = homogeneous)"),
-    "efficiency": Param(float, default=0.5, minimum=1e-3, maximum=1.0, role="efficiency",
-                        help="achieved fraction of peak FLOP/s (assumption, the same for every model)"),
-    "dtype": Param(str, default="fp32", help="peak_flops entry of the device (GTX 1080 Ti: fp32)"),
-    "algorithm": Param(str, default="ring", choices=("ring", "hierarchical"),
-                       help="all-reduce across nodes: one flat ring (NCCL) or hierarchical"),
-    "lr": Param(float, default=0.1, minimum=0.0, maximum=10.0, help="execute: SGD learning rate"),
-    "split": Param(str, default="dirichlet", choices=("iid", "dirichlet"),
-                   help="execute: how the digits are split over the workers"),
-    "alpha": Param(float, default=0.5, minimum=1e-3, maximum=1e3,
-                   help="execute: Dirichlet concentration of the non-IID split"),
-    "hidden": Param(int, default=0, minimum=0, maximum=1024,
-                    help="execute: hidden units (0 = multinomial logistic regression)"),
-    "clock_workload": Param(str, default="", ref="workload",
-                            help="execute: time each step as a step of this layer table (e.g. resnet-18-cifar) "
-                                 "instead of the numpy model itself"),
-}
 
 _HW_NOTE = (
     "Profile gtx1080ti-6x3-ib56 (6 nodes x 3 GTX 1080 Ti, 56 Gb/s InfiniBand, from a secondary source); 16 "
@@ -199,27 +152,5 @@ _DECIDING = {c: (Assumption("batch per GPU", 128, sourced=False, note="smaller b
              for c in ("resnet-18-cifar-16x1080ti-speedup", "vgg16-cifar-16x1080ti-speedup")}
 
 
-TECHNIQUE = Technique(
-    name="cocod-sgd",
-    title="Computation and communication decoupled SGD: overlap the model average with k local steps",
-    category="sgd",
-    paper=PAPER,
-    variants=VARIANTS,
-    parameters=PARAMETERS,
-    fidelities={"model": "suite_cocodsgd.model:evaluate", "execute": "suite_cocodsgd.execute:evaluate"},
-    claims=with_reasons(_claims(), _WHY_NOT, _DECIDING),
-    properties=PROPERTIES,
-    version="0.1.0",
-    oracle_tolerance=1e-8,  # largest oracle_error accepted (float64 vs its oracle)
-    default_profile="gtx1080ti-6x3-ib56",
-    default_workload="resnet-18-cifar",
-    profile_kinds=("node", "cluster"),
-    capabilities=frozenset({"sgd-envelope", "bytes-conserved", "oracle-exact"}),
-    smoke=[
-        ScenarioSpec(variant="cocod-sgd", profile="gtx1080ti-6x3-ib56", workload="resnet-18-cifar",
-                     params={"workers": 16}, fidelity="model"),
-        ScenarioSpec(variant="cocod-sgd", profile="gtx1080ti-6x3-ib56", workload="digits",
-                     params={"workers": 4, "steps": 40, "batch": 16, "k": 4}, fidelity="execute"),
-    ],
-    docs="docs/techniques/cocod-sgd.md",
-)
+TECHNIQUE = declare_technique(__name__, claims=with_reasons(_claims(), _WHY_NOT, _DECIDING),
+                              properties=PROPERTIES)

@@ -3,68 +3,26 @@
 Variants (two data-blind baselines, the data-aware plan alone, and the plan with the LPT or the
 LPT + ILP scheduler), parameters, fidelities, the abstract's claim with its nulls, and the
 declared properties.
+
+The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
+``technique.toml``, read by :func:`suite.api.declare_technique`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from suite.api import Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant, with_reasons
+from suite.api import Claim, Gain, Null, Property, ScenarioSpec, declare_technique, with_reasons
 
 from suite_dflop.workloads import MIXES
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "CLAIM_PROFILE", "CLAIM_NODES", "max_speedup"]
 
-PAPER = Paper(
-    title="DFLOP: A Data-driven Framework for Multimodal LLM Training Pipeline Optimization",
-    authors=("Hyeonjun An", "Sihyun Kim", "Chaerim Lim", "Hyunjoon Kim", "Rathijit Sen", "Sangmin Jung",
-             "Hyeonsoo Lee", "Dongwook Kim", "Takki Yu", "Jinkyu Jeong", "Youngsok Kim", "Kwanghyun Park"),
-    venue="SIGMOD (secondary source)",
-    year=2026,
-    arxiv="2603.25120",
-    code="https://github.com/BDAI-Research/DFLOP (README and configs read; secondary for the code's details)",
-)
-
-VARIANTS = [
-    Variant("megatron", "Megatron-LM recipe: encoder and LLM in one uniform (tp = GPUs per node, smallest pp "
-                        "that fits, dp), equal layer counts per stage, equal-count micro-batches in arrival order",
-            baseline=True),
-    Variant("tuned-uniform", "the best data-blind uniform (tp, pp, dp) by exhaustive search, equal-count "
-                             "micro-batches", baseline=True),
-    Variant("data-aware-plan", "GPUs split between encoder and LLM, each with its own (tp, pp, dp), chosen on the "
-                               "mix's sample distribution under HBM; equal-count micro-batches"),
-    Variant("dflop", "data-aware plan + online scheduler (LPT; time-limited ILP when LPT misses the bound; "
-                     "the better of the two)"),
-    Variant("dflop-lpt", "data-aware plan + LPT scheduling only"),
-]
 
 #: The cluster of the claim. The paper's cluster was not found (verified_4 §6): we declare a
 #: Selene-like DGX A100 SuperPOD with 8 nodes (64 A100-80GB), once for the technique.
 CLAIM_PROFILE = "selene-dgx-a100"
 CLAIM_NODES = 8
-
-PARAMETERS = {
-    "nodes": Param(int, default=CLAIM_NODES, unit="nodes", minimum=1, maximum=64,
-                   help="nodes of the profile used (GPUs = nodes x devices per node)"),
-    "global_batch": Param(int, default=256, unit="samples", minimum=1, maximum=4096,
-                          help="samples per global batch (256 in the authors' code example)"),
-    "microbatches": Param(int, default=8, unit="micro-batches", minimum=1, maximum=256,
-                          help="micro-batches per pipeline m; the scheduler fills dp x m bins, none empty"),
-    "ilp_time_limit": Param(float, default=1.0, unit="s", minimum=0.0, maximum=600.0,
-                            help="HiGHS time limit of the scheduler's ILP; 0 = LPT only (the authors: 10 s)"),
-    "ilp_nodes": Param(int, default=200, unit="nodes", minimum=0, maximum=1_000_000,
-                       help="model fidelity: the ILP's deterministic budget, HiGHS branch-and-bound nodes (0 = "
-                            "LPT only); replaces the wall-clock limit so the model does not depend on the host"),
-    "efficiency": Param(float, default=None, optional=True, minimum=0.01, maximum=1.0,
-                        help="achieved fraction of bf16 peak (default: the device's gemm_bf16 curve, else "
-                             "model.DEFAULT_EFFICIENCY = 0.5, Narayanan et al. SC 2021 Table 1)"),
-    "skew": Param(float, default=1.0, unit="1", minimum=0.0, maximum=3.0,
-                  help="spread of the mix's sample shapes (0: identical samples per kind, 1: as declared)"),
-    "exec_dp": Param(int, default=4, unit="ranks", minimum=1, maximum=16,
-                     help="execute fidelity: simulated data-parallel ranks"),
-    "repeats": Param(int, default=2, unit="1", minimum=1, maximum=50,
-                     help="execute fidelity: timed repetitions of each schedule's mini-step"),
-}
 
 
 def _cases(variant: str) -> dict:
@@ -257,26 +215,6 @@ _WHY_NOT = {
                            "profiled throughput the authors compare against are not modelled"),
 }
 
-TECHNIQUE = Technique(
-    name="dflop",
-    title="DFLOP: data-aware 3D parallelism and online micro-batch scheduling for multimodal LLM training",
-    category="data-systems",
-    paper=PAPER,
-    variants=VARIANTS,
-    parameters=PARAMETERS,
-    fidelities={"model": "suite_dflop.model:evaluate", "execute": "suite_dflop.execute:evaluate"},
-    claims=with_reasons(CLAIMS, _WHY_NOT),
-    properties=PROPERTIES,
-    version="0.2.0",
-    default_profile=CLAIM_PROFILE,
-    default_workload="dflop-llava-video",
-    profile_kinds=("cluster", "node"),
-    smoke=[
-        ScenarioSpec(variant="dflop", fidelity="execute", workload="dflop-llava-video",
-                     params={"global_batch": 32, "microbatches": 2, "exec_dp": 2, "ilp_time_limit": 0.5,
-                             "repeats": 1}),
-        ScenarioSpec(variant="dflop-lpt", fidelity="model", workload="dflop-llava-video",
-                     params={"nodes": 2, "global_batch": 64}),
-    ],
-    docs="docs/techniques/dflop.md",
-)
+TECHNIQUE = declare_technique(__name__, claims=with_reasons(CLAIMS, _WHY_NOT), properties=PROPERTIES)
+# the declaration's parts (technique.toml), by their 0.3.0 names
+PAPER = TECHNIQUE.paper

@@ -3,58 +3,22 @@
 Variants, parameters, fidelities, the paper's claims (the v1 abstract's numbers, read in the
 paper's arXiv v1 abstract; the authors' TWIST blog's numbers as unverified ones) and
 the declared properties.
+
+The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
+``technique.toml``, read by :func:`suite.api.declare_technique`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from suite.api import (Between, Claim, Gain, Null, Ordered, Paper, Param, Property, ScenarioSpec, Skip,
-                       Technique, Variant, with_reasons)
-from suite.api import Approx, AtMost, ParameterError
+from suite.api import (Approx, AtMost, Between, Claim, Gain, Null, Ordered, ParameterError, Property,
+                       ScenarioSpec, Skip, declare_technique, with_reasons)
 
-from suite_dhelix.constants import SIGMA
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "VARIANTS", "PARAMETERS", "PLAN_V1", "H800_ROWS",
            "H200_ROWS"]
 
-PAPER = Paper(
-    title="Hiding Communication Cost in Distributed LLM Training via Micro-batch Co-execution",
-    authors=("Haiquan Wang", "Chaoyi Ruan", "Jia He", "Jiaqi Ruan", "Chengjie Tang", "Xiaosong Ma", "Cheng Li"),
-    venue="arXiv (v1); published as DHeLlam, IEEE ICCD 2025",
-    year=2024,
-    arxiv="2411.15871",
-    code="https://github.com/USTC-MLSys/TWIST (Hopper port, per the authors' blog; not inspected)",
-)
-
-VARIANTS = [
-    Variant("megatron", "baseline: Megatron-LM TP + SP, each micro-batch's collectives in series with its compute",
-            baseline=True),
-    Variant("intra-overlap", "baseline: a micro-batch overlaps its own AG/RS with the adjacent GEMM (decomposed in "
-                             "tp steps)", baseline=True),
-    Variant("dhelix", "strand interleaving: forward of one micro-batch co-executed with backward of the other, "
-                      "operator pairing by the DP, model folding, shared activation space"),
-    Variant("dhelix-separate", "baseline (memory null): dhelix with a separate activation space per strand",
-            baseline=True),
-]
-
-PARAMETERS = {
-    "tp": Param(int, default=8, unit="GPUs", minimum=1, maximum=64, help="tensor-parallel degree (with SP)"),
-    "pp": Param(int, default=2, unit="GPUs", minimum=1, maximum=64, help="pipeline stages (folded: 2 chunks each)"),
-    "dp": Param(int, default=4, unit="GPUs", minimum=1, maximum=4096, help="data-parallel degree"),
-    "mbs": Param(int, default=1, unit="sequences", minimum=1, maximum=64, help="micro-batch size"),
-    "seq": Param(int, default=4096, unit="tokens", minimum=16, maximum=131072, help="sequence length"),
-    "gbs": Param(int, default=128, unit="sequences", minimum=1, maximum=1 << 20, help="global batch"),
-    "sigma": Param(float, default=SIGMA, minimum=0.0, maximum=1.0,
-                   help="compute slowdown while the other strand communicates (TWIST blog Fig. 3: 10.9 %)"),
-    "efficiency": Param(float, default=None, minimum=1e-3, maximum=1.0, optional=True,
-                        help="one flat GEMM efficiency (fraction of the bf16 peak) instead of the device's gemm_bf16 "
-                             "curve (suite.perf.training)"),
-    "block": Param(int, default=16, unit="1", minimum=4, maximum=256,
-                   help="execute: hidden size of the small float64 block"),
-    "segments": Param(int, default=6, unit="1", minimum=1, maximum=6,
-                      help="execute: forward and backward segments of the brute-force DP check"),
-}
 
 #: The one plan for the v1 clusters (the paper's per-model plans are not in the text we read).
 PLAN_V1 = {"tp": 8, "pp": 2, "dp": 4, "mbs": 1, "seq": 2048, "gbs": 128}
@@ -327,7 +291,6 @@ PROPERTIES = [
     Property("tp-level", "a slower level under the TP group raises megatron's exposed communication", check_tp_level),
 ]
 
-_SMOKE_PARAMS = {"tp": 8, "pp": 2, "dp": 1, "mbs": 1, "seq": 1024, "gbs": 4}
 
 #: reason class of each claim not reproduced (docs/verdicts.md, Reason classes)
 _NIC = ("the paper's per-model plans and its inter-node network (NICs per node) are not in the text we read; with "
@@ -347,30 +310,6 @@ _WHY_NOT = {
     "megatron-exposed-25pct": ("setup unknown", "the figure's configuration is not stated (TP8, 8K on H800 assumed)"),
 }
 
-TECHNIQUE = Technique(
-    name="dhelix",
-    title="DHelix: strand interleaving of two micro-batches to hide TP/SP communication",
-    category="communication",
-    paper=PAPER,
-    variants=VARIANTS,
-    parameters=PARAMETERS,
-    fidelities={"model": "suite_dhelix.model:evaluate", "simulate": "suite_dhelix.simulate:evaluate",
-                "execute": "suite_dhelix.execute:evaluate"},
-    claims=with_reasons(CLAIMS, _WHY_NOT),
-    properties=PROPERTIES,
-    version="0.1.0",
-    oracle_tolerance=1e-8,  # largest oracle_error accepted (float64 vs its oracle)
-    default_profile="a800-64",
-    default_workload="llama3-8b",
-    profile_kinds=("node", "cluster"),
-    capabilities=frozenset({"network-sensitivity", "memory-capacity", "oracle-exact"}),
-    smoke=[
-        ScenarioSpec(variant="dhelix", fidelity="model", profile="a800-64", workload="llama3-8b",
-                     params=_SMOKE_PARAMS),
-        ScenarioSpec(variant="dhelix", fidelity="simulate", profile="a800-64", workload="llama3-8b",
-                     params=_SMOKE_PARAMS),
-        ScenarioSpec(variant="dhelix", fidelity="execute", profile="a800-64", workload="llama3-8b",
-                     params={"tp": 2, "pp": 1, "dp": 1, "mbs": 1, "seq": 16, "gbs": 2, "block": 8, "segments": 4}),
-    ],
-    docs="docs/techniques/dhelix.md",
-)
+TECHNIQUE = declare_technique(__name__, claims=with_reasons(CLAIMS, _WHY_NOT), properties=PROPERTIES)
+# the declaration's parts (technique.toml), by their 0.3.0 names
+PAPER, VARIANTS, PARAMETERS = TECHNIQUE.paper, TECHNIQUE.variants, TECHNIQUE.parameters

@@ -6,77 +6,17 @@ faster than DDP (ImageNet-1K ResNet-50, TinyStories GPT-Neo-125M, TinyStories GP
 source; the authors' code (update rules, H, p, eta, warm-up, batch, gradient accumulation,
 GPT-Neo-8M's size). Not stated in what could be read: hardware, wall-clock times, the settings of
 the headline runs, how "faster" was measured.
+
+The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
+``technique.toml``, read by :func:`suite.api.declare_technique`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from suite.api import (Approx, Assumption, Claim, Null, Paper, Param, Property, ScenarioSpec, Technique,
-                       Variant, with_reasons)
-
-PAPER = Paper(
-    title="Pseudo-Asynchronous Local SGD: Robust and Efficient Data-Parallel Training",
-    authors=("Hiroki Naganuma", "Xinzhi Zhang", "Man-Chung Yue", "Ioannis Mitliagkas", "Philipp A. Witte",
-             "Russell J. Hewett", "Yin Tat Lee"),
-    venue="TMLR",
-    year=2025,
-    arxiv="2504.18454",
-    code="https://github.com/Hiroki11x/Pseudo-Asynchronous-LocalSGD",
-)
-
-VARIANTS = [
-    Variant("s-sgd", "DDP: synchronous all-reduce of gradients every step", baseline=True),
-    Variant("local-sgd", "Local SGD: inner steps, model average every H steps (after the warm-up)", baseline=True),
-    Variant("diloco", "DiLoCo: inner optimizer, outer Nesterov on the averaged pseudo-gradient every H steps",
-            baseline=True),
-    Variant("palsgd", "PALSGD: DiLoCo plus probabilistic pseudo-synchronization toward the stale outer model "
-                      "(probability p, mixing rate eta), gradient steps at lr/(1-p)"),
-]
-
-PARAMETERS = {
-    "workers": Param(int, default=None, minimum=1, maximum=4096, optional=True, unit="workers", role="scale",
-                     help="data-parallel workers K; default: model, every device of the profile; execute, 4"),
-    "batch": Param(int, default=128, minimum=1, maximum=65536, unit="samples",
-                   help="micro-batch per worker (code default 128 for ResNet-50 and GPT-Neo-125M)"),
-    "grad_accum": Param(int, default=16, minimum=1, maximum=4096,
-                        help="model: micro-batches per optimizer step (code default 16)"),
-    "H": Param(int, default=100, minimum=1, maximum=100_000, help="sync interval in steps (code default 100)"),
-    "warmup": Param(int, default=100, minimum=0, maximum=1_000_000,
-                    help="DDP steps before the local phase (code default 100)"),
-    "p": Param(float, default=0.1, minimum=0.0, maximum=0.99,
-               help="probability of a pseudo-synchronization step (code default 0.1 for ImageNet)"),
-    "eta": Param(float, default=0.5, minimum=0.0, maximum=100.0, help="mixing rate (code default 0.5)"),
-    "inner": Param(str, default="adamw", choices=("adamw", "sgd"), help="execute: inner optimizer"),
-    "lr": Param(float, default=0.01, minimum=0.0, maximum=10.0, help="execute: inner learning rate gamma"),
-    "weight_decay": Param(float, default=0.0, minimum=0.0, maximum=1.0, help="execute: AdamW weight decay"),
-    "outer_lr": Param(float, default=0.25, minimum=0.0, maximum=10.0,
-                      help="outer Nesterov learning rate (code default 0.25 for ImageNet)"),
-    "outer_momentum": Param(float, default=0.9, minimum=0.0, maximum=0.999, help="outer Nesterov momentum"),
-    "steps": Param(int, default=200, minimum=1, maximum=1_000_000, help="execute: steps to run"),
-    "target_steps": Param(int, default=10_000, minimum=1, maximum=100_000_000,
-                          help="model: DDP steps to the target (only the warm-up's share depends on it)"),
-    "steps_ratio": Param(float, default=1.0, minimum=0.01, maximum=100.0,
-                         help="model: the variant's steps to target / DDP's (assumption: 1)"),
-    "overlap": Param(float, default=0.0, minimum=0.0, maximum=1.0,
-                     help="model: fraction of DDP's all-reduce hidden behind backward (assumption: 0)"),
-    "hetero": Param(float, default=1.0, minimum=1.0, maximum=100.0,
-                    help="execute: slowest / fastest time per sample over the workers"),
-    "efficiency": Param(float, default=0.5, minimum=1e-3, maximum=1.0, role="efficiency",
-                        help="achieved fraction of peak FLOP/s (assumption, the same for every model)"),
-    "dtype": Param(str, default="bf16", help="peak_flops entry (assumption: bf16 mixed precision); a device "
-                                             "without it falls back to fp16, then fp32"),
-    "algorithm": Param(str, default="ring", choices=("ring", "hierarchical"),
-                       help="all-reduce across nodes: one flat ring (NCCL) or hierarchical"),
-    "split": Param(str, default="dirichlet", choices=("iid", "dirichlet"),
-                   help="execute: how the digits are split over the workers"),
-    "alpha": Param(float, default=0.5, minimum=1e-3, maximum=1e3,
-                   help="execute: Dirichlet concentration of the non-IID split"),
-    "hidden": Param(int, default=0, minimum=0, maximum=1024,
-                    help="execute: hidden units (0 = multinomial logistic regression)"),
-    "clock_workload": Param(str, default="", ref="workload",
-                            help="execute: time each step as a step of this layer table instead of the numpy model"),
-}
+from suite.api import (Approx, Assumption, Claim, Null, Property, ScenarioSpec, Technique, declare_technique,
+                       with_reasons)
 
 
 # --------------------------------------------------------------------------- GPT-Neo-8M
@@ -225,29 +165,5 @@ _DECIDING = {c: (Assumption("p (fraction of steps that skip forward and backward
                           ("gpt-neo-8m-tinystories-faster-than-ddp", 0.2))}
 
 
-TECHNIQUE = Technique(
-    name="palsgd",
-    title="Pseudo-asynchronous local SGD: random pseudo-sync steps toward the stale outer model, "
-          "decoupled inner AdamW / outer Nesterov",
-    category="sgd",
-    paper=PAPER,
-    variants=VARIANTS,
-    parameters=PARAMETERS,
-    fidelities={"model": "suite_palsgd.model:evaluate", "execute": "suite_palsgd.execute:evaluate"},
-    claims=with_reasons(_claims(), _WHY_NOT, _DECIDING),
-    properties=PROPERTIES,
-    version="0.1.0",
-    oracle_tolerance=1e-8,  # largest oracle_error accepted (float64 vs its oracle)
-    default_profile="dgx-a100",
-    default_workload="resnet-50",
-    profile_kinds=("node", "cluster"),
-    capabilities=frozenset({"sgd-envelope", "bytes-conserved", "oracle-exact"}),
-    smoke=[
-        ScenarioSpec(variant="palsgd", profile="dgx-a100", workload="resnet-50", params={"workers": 4},
-                     fidelity="model"),
-        ScenarioSpec(variant="palsgd", profile="dgx-a100", workload="digits",
-                     params={"workers": 4, "steps": 40, "batch": 16, "H": 8, "warmup": 8, "p": 0.2},
-                     fidelity="execute"),
-    ],
-    docs="docs/techniques/palsgd.md",
-)
+TECHNIQUE = declare_technique(__name__, claims=with_reasons(_claims(), _WHY_NOT, _DECIDING),
+                              properties=PROPERTIES)

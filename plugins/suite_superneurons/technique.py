@@ -11,15 +11,17 @@ our variants (the mapping is an assumption, stated in docs/techniques/superneuro
 * MXNet and TensorFlow free tensors after their last use (memory planning / ref-counting)
   -> ``liveness`` (neither swaps or recomputes by default in the versions the paper used);
 * SuperNeurons -> ``liveness+offload+recompute``.
+
+The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
+``technique.toml``, read by :func:`suite.api.declare_technique`.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from suite.api import Assumption, with_reasons
-from suite.api import (Approx, Claim, Exact, Gain, Null, Paper, Param, Property, Scenario, ScenarioSpec, Skip,
-                       Technique, Variant)
+from suite.api import (Approx, Claim, Exact, Gain, Null, Property, Scenario, ScenarioSpec, Skip, Technique,
+                       declare_technique, with_reasons)
 from suite_superneurons.constants import RESNET_2500_UNITS_DEPTH
 
 MIB = 2.0**20
@@ -191,39 +193,8 @@ _WHY_NOT = {
 _DECIDING = {}
 
 
-TECHNIQUE = Technique(
-    name="superneurons",
-    title="Dynamic GPU memory management: liveness, unified tensor pool (offload/prefetch), cost-aware recompute",
-    category="memory", vocabulary="memory",
-    paper=Paper(
-        title="SuperNeurons: Dynamic GPU Memory Management for Training Deep Neural Networks",
-        authors=("Linnan Wang", "Jinmian Ye", "Yiyang Zhao", "Wei Wu", "Ang Li", "Shuaiwen Leon Song",
-                 "Zenglin Xu", "Tim Kraska"),
-        venue="ACM PPoPP", year=2018, arxiv="1801.04380", doi="10.1145/3178487.3178491",
-        code="https://github.com/linnanwang/superneurons-release",
-    ),
-    variants=[
-        Variant("baseline", "every tensor kept until the end of backward (Caffe/Torch-like)", baseline=True),
-        Variant("liveness", "free each tensor after its last use (TensorFlow/MXNet-like)", baseline=True),
-        Variant("recompute-only", "checkpoint every CONV output, recompute the rest (MXNet mirror)", baseline=True),
-        Variant("liveness+offload", "+ unified tensor pool: offload CONV outputs, prefetch, LRU tensor cache"),
-        Variant("liveness+offload+recompute", "SuperNeurons: + cost-aware recomputation"),
-    ],
-    parameters={
-        "batch": Param(int, default=16, minimum=1, maximum=1_000_000, unit="samples", help="batch size"),
-        "mode": Param(str, default="iteration", choices=("iteration", "max-depth", "max-batch"),
-                      help="iteration: memory trace of the workload; max-depth: deepest ResNet (Table 4 family) "
-                           "that fits; max-batch: largest batch of the workload that fits"),
-        "tensor_cache": Param(bool, default=True, help="offload only under memory pressure (LRU, §3.3.2)"),
-        "efficiency": Param(float, default=0.5, minimum=0.01, maximum=1.0,
-                            help="achieved fraction of fp32 peak for compute times (assumed; times are not in any claim)"),
-        "max_units": Param(int, default=1500, minimum=2, maximum=20_000, help="max-depth search bound on n3"),
-        "max_batch": Param(int, default=8192, minimum=2, maximum=1_000_000, help="max-batch search bound"),
-        "mlp_hidden": Param(int, default=256, minimum=4, maximum=4096, help="execute: hidden width"),
-        "mlp_layers": Param(int, default=3, minimum=1, maximum=16, help="execute: fc+bn+relu blocks"),
-    },
-    fidelities={"model": "suite_superneurons.model:evaluate", "execute": "suite_superneurons.execute:evaluate"},
-    claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING),
+TECHNIQUE = declare_technique(
+    __name__, claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING),
     properties=[
         Property("peak-order", "peak(baseline) >= peak(liveness) >= peak(recompute) >= l_peak", _prop_peak_order),
         Property("no-read-after-free", "no tensor read after free; bytes offloaded == bytes prefetched",
@@ -231,12 +202,4 @@ TECHNIQUE = Technique(
         Property("more-memory-fits", "doubling device memory never turns a fitting case into a non-fitting one",
                  _prop_more_memory_never_hurts_depth),
     ],
-    default_profile="nvidia-k40c",
-    default_workload="alexnet-caffe",
-    profile_kinds=("device", "node", "measured"),
-    capabilities=frozenset({"memory-capacity", "offload-balanced"}),
-    smoke=[ScenarioSpec("liveness+offload+recompute", profile="nvidia-k40c", workload="alexnet-caffe",
-                        params={"batch": 64}),
-           ScenarioSpec("liveness", fidelity="execute", params={"batch": 128, "mlp_hidden": 64, "mlp_layers": 2})],
-    docs="docs/techniques/superneurons.md",
 )

@@ -1,0 +1,259 @@
+"""A technique's plain-data declaration read from ``technique.toml`` (:func:`declare_technique`).
+
+What a technique declares splits in two: plain data (its name and title, the paper, the variants,
+the parameters, the fidelities' references, the smoke scenarios, the defaults) and Python (the
+claims' derive functions, the properties' checks). The plain data can live in a TOML file beside
+the plugin's ``technique.py``, one table per :class:`~suite.technique.Technique` field, with the
+schema held here once; :func:`declare_technique` reads it through :func:`read_data` (so the file
+is part of the technique's code fingerprint, hence of every case key) and builds the same
+:class:`~suite.technique.Technique` a Python declaration builds. A Python declaration stays fully
+supported; a plugin may mix both (a field in one place or the other, never both).
+
+A value that must follow a Python constant (a parameter's default that the model also reads from
+its ``constants.py``) is written as a reference, ``{ python = "package.module:NAME" }``, and
+resolved when the file is read, so the TOML never holds a copy that can drift.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+from suite.declaration.params import Paper, Param, Variant, read_data
+from suite.declaration.results import ScenarioSpec
+from suite.declaration.vocabulary import resolve_reference
+from suite.errors import TechniqueError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from suite.technique import Technique
+
+__all__ = ["declare_technique", "TECHNIQUE_FILE"]
+
+#: The file name :func:`declare_technique` reads, in the plugin's top-level package folder.
+TECHNIQUE_FILE = "technique.toml"
+
+_PARAM_TYPES: dict[str, type] = {"int": int, "float": float, "str": str, "bool": bool}
+_NUMBER = (int, float)
+
+
+class _Where:
+    """The file being read, for one-line errors: ``FILE: FIELD: expected X, got Y``."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def fail(self, field: str, expected: str, given: Any) -> TechniqueError:
+        return TechniqueError(f"{self.path}: {field}: expected {expected}, got {given!r}")
+
+
+def _resolve(value: Any, field: str, where: _Where) -> Any:
+    """*value*, or the Python object a ``{ python = "package.module:NAME" }`` reference names."""
+    if isinstance(value, dict) and set(value) == {"python"}:
+        ref = value["python"]
+        try:
+            return resolve_reference(ref)
+        except (ValueError, ImportError, AttributeError) as e:
+            raise where.fail(field, f"a reference 'package.module:NAME' that imports ({type(e).__name__}: {e})",
+                             ref) from None
+    return value
+
+
+def _typed(value: Any, kinds: type | tuple[type, ...], expected: str, field: str, where: _Where) -> Any:
+    value = _resolve(value, field, where)
+    if isinstance(value, bool) and bool not in (kinds if isinstance(kinds, tuple) else (kinds,)):
+        raise where.fail(field, expected, value)
+    if not isinstance(value, kinds):
+        raise where.fail(field, expected, value)
+    return value
+
+
+def _strings(value: Any, field: str, where: _Where) -> tuple[str, ...]:
+    value = _typed(value, (list, tuple), "an array of strings", field, where)
+    for i, s in enumerate(value):
+        _typed(s, str, "a string", f"{field}[{i}]", where)
+    return tuple(value)
+
+
+def _string_table(value: Any, field: str, where: _Where) -> dict[str, str]:
+    value = _typed(value, dict, "a table of strings", field, where)
+    return {k: _typed(v, str, "a string", f"{field}.{k}", where) for k, v in value.items()}
+
+
+def _table(value: Any, field: str, where: _Where) -> dict[str, Any]:
+    value = _typed(value, dict, "a table", field, where)
+    return {k: _resolve(v, f"{field}.{k}", where) for k, v in value.items()}
+
+
+def _keys(table: Mapping[str, Any], allowed: Mapping[str, Any], field: str, where: _Where) -> None:
+    for key in table:
+        if key not in allowed:
+            raise where.fail(f"{field}.{key}" if field else key, f"a key among {sorted(allowed)}", key)
+
+
+def _paper(value: Any, field: str, where: _Where) -> Paper:
+    table = _typed(value, dict, "a table (title, authors, venue, year, arxiv, doi, code)", field, where)
+    _keys(table, _PAPER_FIELDS, field, where)
+    if "title" not in table:
+        raise where.fail(f"{field}.title", "the paper's title", None)
+    return Paper(**{k: _PAPER_FIELDS[k](v, f"{field}.{k}", where) for k, v in table.items()})
+
+
+def _variant(value: Any, field: str, where: _Where) -> Variant:
+    table = _typed(value, dict, "a table (name, description, baseline)", field, where)
+    _keys(table, _VARIANT_FIELDS, field, where)
+    for key in ("name", "description"):
+        if key not in table:
+            raise where.fail(f"{field}.{key}", "a string", None)
+    return Variant(**{k: _VARIANT_FIELDS[k](v, f"{field}.{k}", where) for k, v in table.items()})
+
+
+def _param_type(value: Any, field: str, where: _Where) -> type:
+    if value not in _PARAM_TYPES:
+        raise where.fail(field, f"one of {', '.join(_PARAM_TYPES)}", value)
+    return _PARAM_TYPES[value]
+
+
+def _param(value: Any, field: str, where: _Where) -> Param:
+    table = _typed(value, dict, "a table (type, default, unit, minimum, maximum, choices, help, ...)", field, where)
+    _keys(table, _PARAM_FIELDS, field, where)
+    kwargs = {k: _PARAM_FIELDS[k](v, f"{field}.{k}", where) for k, v in table.items()}
+    try:
+        return Param(**kwargs)
+    except TechniqueError as e:
+        raise TechniqueError(f"{where.path}: {field}: {e}") from None
+
+
+def _parameters(value: Any, field: str, where: _Where) -> dict[str, Param]:
+    table = _typed(value, dict, "a table of parameter tables", field, where)
+    return {k: _param(v, f"{field}.{k}", where) for k, v in table.items()}
+
+
+def _spec(value: Any, field: str, where: _Where) -> ScenarioSpec:
+    table = _typed(value, dict, "a table (variant, profile, workload, params, fidelity, seed, overrides)",
+                   field, where)
+    _keys(table, _SPEC_FIELDS, field, where)
+    if "variant" not in table:
+        raise where.fail(f"{field}.variant", "a variant name", None)
+    return ScenarioSpec(**{k: _SPEC_FIELDS[k](v, f"{field}.{k}", where) for k, v in table.items()})
+
+
+def _array_of(item: Callable[[Any, str, _Where], Any]) -> Callable[[Any, str, _Where], list[Any]]:
+    def read(value: Any, field: str, where: _Where) -> list[Any]:
+        value = _typed(value, list, "an array of tables", field, where)
+        return [item(v, f"{field}[{i}]", where) for i, v in enumerate(value)]
+    return read
+
+
+def _scalar(kinds: type | tuple[type, ...], expected: str) -> Callable[[Any, str, _Where], Any]:
+    return lambda value, field, where: _typed(value, kinds, expected, field, where)
+
+
+def _optional_tuple(value: Any, field: str, where: _Where) -> tuple[Any, ...]:
+    value = _typed(value, list, "an array", field, where)
+    return tuple(_resolve(v, f"{field}[{i}]", where) for i, v in enumerate(value))
+
+
+def _any(value: Any, field: str, where: _Where) -> Any:
+    return _resolve(value, field, where)
+
+
+_STR = _scalar(str, "a string")
+_INT = _scalar(int, "an integer")
+_BOOL = _scalar(bool, "true or false")
+_NUM = _scalar(_NUMBER, "a number")
+
+_PAPER_FIELDS: dict[str, Callable[[Any, str, _Where], Any]] = {
+    "title": _STR, "authors": _strings, "venue": _STR, "year": _INT, "arxiv": _STR, "doi": _STR, "code": _STR,
+}
+_VARIANT_FIELDS: dict[str, Callable[[Any, str, _Where], Any]] = {"name": _STR, "description": _STR, "baseline": _BOOL}
+_PARAM_FIELDS: dict[str, Callable[[Any, str, _Where], Any]] = {
+    "type": _param_type, "default": _any, "unit": _STR, "minimum": _NUM, "maximum": _NUM,
+    "choices": _optional_tuple, "help": _STR, "optional": _BOOL, "measured": _optional_tuple, "role": _STR,
+    "devices_each": _INT, "ref": _STR,
+}
+_SPEC_FIELDS: dict[str, Callable[[Any, str, _Where], Any]] = {
+    "variant": _STR, "profile": _STR, "workload": _STR, "params": _table, "fidelity": _STR, "seed": _INT,
+    "overrides": _string_table,
+}
+
+#: Technique field -> how its TOML value is read (the fields that are plain data; claims and
+#: properties hold Python functions and are passed to :func:`declare_technique`).
+_FIELDS: dict[str, Callable[[Any, str, _Where], Any]] = {
+    "name": _STR, "title": _STR, "category": _STR, "version": _STR, "docs": _STR, "vocabulary": _STR,
+    "default_profile": _STR, "default_workload": _STR, "default_workloads": _string_table,
+    "needs_profile": _BOOL, "needs_workload": _BOOL, "profile_kinds": _strings, "headline_metrics": _strings,
+    "uses": _strings, "capabilities": lambda v, f, w: frozenset(_strings(v, f, w)),
+    "oracle_tolerance": _NUM, "kit_opt_out": _string_table, "fidelities": _string_table,
+    "paper": _paper, "variants": _array_of(_variant), "parameters": _parameters,
+    "smoke": _array_of(_spec), "validation": _array_of(_spec),
+}
+
+
+def read_technique_file(package: str, name: str = TECHNIQUE_FILE) -> dict[str, Any]:
+    """The :class:`~suite.technique.Technique` fields declared in the data file *name* of the plugin
+    package *package*, read and validated (the keyword arguments of the constructor).
+
+    Raises
+    ------
+    TechniqueError
+        The file is missing, is not valid TOML, or an entry is not what its field holds (one line:
+        file, field, what was expected, what was given).
+    """
+    top = package.split(".")[0]
+    where = _Where(f"{top}/{name}")
+    text = cast(str, read_data(package, name))
+    try:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise TechniqueError(f"{where.path}: expected valid TOML, got a syntax error ({e})") from None
+    _keys(table, _FIELDS, "", where)
+    return {k: _FIELDS[k](v, k, where) for k, v in table.items()}
+
+
+def declare_technique(package: str, *, file: str = TECHNIQUE_FILE, **fields: Any) -> "Technique":
+    """The :class:`~suite.technique.Technique` declared by the plugin's ``technique.toml`` (its plain
+    data) together with *fields* (what is Python: claims, properties, anything computed).
+
+    Parameters
+    ----------
+    package : str
+        ``__name__`` of a module of the plugin; the file is read from its top-level package folder
+        with :func:`read_data`, so it is part of the technique's code fingerprint.
+    file : str
+        The data file's path inside that folder (default ``technique.toml``).
+    **fields
+        :class:`~suite.technique.Technique` fields given in Python (``claims=``, ``properties=``,
+        ``smoke=``, ...); each must be absent from the file.
+
+    Returns
+    -------
+    Technique
+        Equal, field by field, to ``Technique(**file_fields, **fields)``.
+
+    Raises
+    ------
+    TechniqueError
+        The file is missing or malformed (one line naming the file, the field, what was expected
+        and what was given), a field is given both in the file and in Python, or the technique
+        itself is malformed (its own check, prefixed with the file).
+
+    Example
+    -------
+    ``technique.toml`` holds ``name = "ring-demo"``, ``[paper]``, ``[[variants]]``, ...; then
+    ``TECHNIQUE = declare_technique(__name__, claims=CLAIMS, properties=PROPERTIES)``.
+    """
+    from suite.technique import Technique
+
+    declared = read_technique_file(package, file)
+    both = sorted(set(declared) & set(fields))
+    path = f"{package.split('.')[0]}/{file}"
+    if both:
+        raise TechniqueError(f"{path}: {both[0]}: expected in the file or in Python, got it in both")
+    try:
+        return Technique(**declared, **fields)
+    except TechniqueError as e:
+        raise TechniqueError(f"{path}: {e}") from None
+    except TypeError as e:  # a required field (name, title, ...) is in neither place
+        raise TechniqueError(f"{path}: expected every required Technique field in the file or in Python, "
+                             f"got {e}") from None

@@ -1,0 +1,183 @@
+"""suite.api.declare_technique: a technique's plain data read from its technique.toml (issue 47)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from suite.api import Paper, Param, ScenarioSpec, Technique, TechniqueError, Variant, declare_technique
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_TOML = """\
+name = "toml-demo"
+title = "A demo technique declared in TOML"
+category = "communication"
+version = "0.2.0"
+oracle_tolerance = 1e-08
+profile_kinds = ["node", "cluster"]
+capabilities = ["oracle-exact", "bytes-conserved"]
+
+[fidelities]
+model = "{pkg}.model:evaluate"
+
+[kit_opt_out]
+network-sensitivity = "the demo prices no network"
+
+[paper]
+title = "A paper"
+authors = ["A. Author", "B. Author"]
+year = 2020
+
+[[variants]]
+name = "base"
+description = "the baseline"
+baseline = true
+
+[[variants]]
+name = "demo"
+description = "the technique"
+
+[parameters.workers]
+type = "int"
+default = 4
+minimum = 1
+unit = "workers"
+role = "scale"
+
+[parameters.efficiency]
+type = "float"
+default = {{ python = "{pkg}.constants:EFFICIENCY" }}
+
+[parameters.algorithm]
+type = "str"
+default = "ring"
+choices = ["ring", "tree"]
+
+[[smoke]]
+variant = "demo"
+profile = "dgx-a100"
+params = {{ workers = 8 }}
+"""
+
+
+def _package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, toml: str) -> str:
+    pkg = tmp_path / name
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "constants.py").write_text("EFFICIENCY = 0.375\n")
+    (pkg / "model.py").write_text("def evaluate(scenario):\n    raise NotImplementedError\n")
+    (pkg / "technique.toml").write_text(toml.format(pkg=name))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for mod in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+        monkeypatch.delitem(sys.modules, mod)  # a previous case's package of the same name
+    importlib.invalidate_caches()
+    return name
+
+
+def test_the_file_builds_the_technique_the_python_declaration_builds(tmp_path, monkeypatch):
+    pkg = _package(tmp_path, monkeypatch, "toml_demo_equal", _TOML)
+    claims: list = []
+    built = declare_technique(pkg + ".technique", claims=claims)
+    written = Technique(
+        name="toml-demo", title="A demo technique declared in TOML", category="communication", version="0.2.0",
+        oracle_tolerance=1e-8, profile_kinds=("node", "cluster"),
+        capabilities=frozenset({"bytes-conserved", "oracle-exact"}),
+        fidelities={"model": f"{pkg}.model:evaluate"},
+        kit_opt_out={"network-sensitivity": "the demo prices no network"},
+        paper=Paper(title="A paper", authors=("A. Author", "B. Author"), year=2020),
+        variants=[Variant("base", "the baseline", baseline=True), Variant("demo", "the technique")],
+        parameters={"workers": Param(int, default=4, minimum=1, unit="workers", role="scale"),
+                    "efficiency": Param(float, default=0.375),
+                    "algorithm": Param(str, default="ring", choices=("ring", "tree"))},
+        smoke=[ScenarioSpec(variant="demo", profile="dgx-a100", params={"workers": 8})],
+        claims=claims,
+    )
+    assert built == written
+    # the reference form is the constant's value (0.375, constants.py), not a copy in the file
+    assert built.parameters["efficiency"].default == 0.375
+    assert list(built.parameters) == ["workers", "efficiency", "algorithm"]
+
+
+@pytest.mark.parametrize("edit, message", [
+    (('category = "communication"', "category = 3"),
+     "toml_demo_bad/technique.toml: category: expected a string, got 3"),
+    (('type = "int"', 'type = "integer"'),
+     "toml_demo_bad/technique.toml: parameters.workers.type: expected one of int, float, str, bool, got 'integer'"),
+    (("baseline = true", 'baseline = "yes"'),
+     "toml_demo_bad/technique.toml: variants[0].baseline: expected true or false, got 'yes'"),
+    (("year = 2020", "years = 2020"),
+     "toml_demo_bad/technique.toml: paper.years: expected a key among ['arxiv', 'authors', 'code', 'doi', 'title', "
+     "'venue', 'year'], got 'years'"),
+    (('profile = "dgx-a100"', 'profile = "dgx-a100"\nseed = 1.5'),
+     "toml_demo_bad/technique.toml: smoke[0].seed: expected an integer, got 1.5"),
+    (('default = {{ python = "{pkg}.constants:EFFICIENCY" }}', 'default = {{ python = "{pkg}.constants:NOPE" }}'),
+     "toml_demo_bad/technique.toml: parameters.efficiency.default: expected a reference 'package.module:NAME' that "
+     "imports (AttributeError"),
+    (('category = "communication"', 'category = "telepathy"'),
+     "toml_demo_bad/technique.toml: technique 'toml-demo': category must be one of"),
+    (('title = "A paper"', 'title = "A paper'), "toml_demo_bad/technique.toml: expected valid TOML, got a syntax error"),
+])
+def test_a_bad_entry_is_one_line_naming_file_field_expected_and_given(tmp_path, monkeypatch, edit, message):
+    old, new = edit
+    assert old in _TOML
+    pkg = _package(tmp_path, monkeypatch, "toml_demo_bad", _TOML.replace(old, new))
+    with pytest.raises(TechniqueError) as err:
+        declare_technique(pkg)
+    assert str(err.value).startswith(message)
+    assert "\n" not in str(err.value)
+
+
+def test_a_field_in_the_file_and_in_python_is_refused(tmp_path, monkeypatch):
+    pkg = _package(tmp_path, monkeypatch, "toml_demo_both", _TOML)
+    with pytest.raises(TechniqueError, match=r"toml_demo_both/technique.toml: version: expected in the file or in "
+                                             r"Python, got it in both"):
+        declare_technique(pkg, version="9.9.9")
+
+
+def test_a_missing_file_names_it(tmp_path, monkeypatch):
+    pkg = _package(tmp_path, monkeypatch, "toml_demo_missing", _TOML)
+    (tmp_path / pkg / "technique.toml").unlink()
+    with pytest.raises(TechniqueError, match=r"toml_demo_missing: data file 'technique.toml': expected a file"):
+        declare_technique(pkg)
+
+
+def test_the_file_is_part_of_the_code_fingerprint(tmp_path, monkeypatch):
+    """Editing technique.toml (a parameter's default, say) makes new case keys, as editing
+    technique.py did."""
+    from suite.runner.case import package_fingerprint
+
+    pkg = _package(tmp_path, monkeypatch, "toml_demo_fingerprint", _TOML)
+    before = package_fingerprint(pkg, refresh=True)
+    path = tmp_path / pkg / "technique.toml"
+    path.write_text(path.read_text().replace("default = 4", "default = 5"))
+    assert package_fingerprint(pkg, refresh=True) != before
+
+
+def test_every_built_in_technique_file_ships_as_package_data():
+    """setup.py's package_data ships every plugin's *.toml in the wheel (a built install reads
+    technique.toml through importlib, not the checkout)."""
+    setup = (ROOT / "setup.py").read_text()
+    assert '"": ["*.toml"' in setup
+    files = sorted(ROOT.glob("plugins/suite_*/technique.toml"))
+    assert files, "no built-in plugin declares its plain data in technique.toml"
+    for f in files:
+        assert "declare_technique(" in (f.parent / "technique.py").read_text(), f
+
+
+@pytest.mark.slow
+def test_a_built_wheel_holds_the_technique_files(tmp_path):
+    """The wheel `pip install` builds (not an editable install) holds each technique.toml."""
+    import subprocess
+    import zipfile
+
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                    str(tmp_path), str(ROOT)], check=True, capture_output=True, timeout=600)
+    wheel = next(tmp_path.glob("dlsys_suite-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for f in ROOT.glob("plugins/suite_*/technique.toml"):
+        assert f"{f.parent.name}/technique.toml" in names, f
