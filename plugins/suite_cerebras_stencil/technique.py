@@ -4,33 +4,20 @@ Variants, parameters, fidelities, the paper's claims and the declared properties
 abstract of the paper was read (its two ratios are the verified claims); the system
 generation, kernel, grid, precision, CPU SKU and GPU host are not known, so the claims run on
 both WSE profiles and the docs page gives the sensitivity to each assumption.
+
+The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
+``technique.toml``, read by :func:`suite.api.declare_technique`.
 """
 
 from __future__ import annotations
 
-from suite.api import (Assumption, Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique,
-                       Variant, with_reasons)
+from suite.api import (Assumption, Claim, Gain, Null, Param, Property, ScenarioSpec, declare_technique,
+                       with_reasons)
 
 from suite_cerebras_stencil.constants import DTYPE_BYTES, KERNELS
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "DEFAULTS", "PROFILES", "ratio"]
 
-PAPER = Paper(
-    title="TensorFlow as a DSL for stencil-based computation on the Cerebras Wafer Scale Engine",
-    authors=("Nick Brown", "Brandon Echols", "Justs Zarins", "Tobias Grosser"),
-    venue="arXiv (early-adopter study; venue not verified)",
-    year=2022,
-    arxiv="2210.04795",
-)
-
-VARIANTS = [
-    Variant("cpu-2s", "two CPU sockets, the grid cut in two x slabs (a half each), halo planes through memory",
-            baseline=True),
-    Variant("gpu-4x", "four GPUs, four x slabs, two halo planes per GPU every step over the GPU-GPU link",
-            baseline=True),
-    Variant("wse", "the wafer: one (x, y) column (or a block of columns) per PE of the 2-D mesh, z in PE memory, "
-                   "halos to the four neighbours every step"),
-]
 
 #: The defaults, set once for every scenario and claim (docs: "Defaults"). The paper's grid,
 #: kernel, precision and I/O mode are not known: the grid is Rocki et al.'s CS-1 stencil mesh
@@ -370,25 +357,12 @@ _DECIDING = {c: (_IO,) for c in ("vs-4xv100-wse-1", "vs-2xxeon-wse-1", "vs-4xv10
                                  "gpu-vs-cpu")}
 
 
-TECHNIQUE = Technique(
-    uses=tuple(f"profile:{n}" for n in PROFILES.values()),  # the properties' shipped profiles (_library_profile)
-    name="cerebras-stencil",
-    title="Stencil codes on the Cerebras wafer-scale engine written in TensorFlow, vs 4 V100 GPUs and 2 Xeon sockets",
-    category="accelerators",
-    paper=PAPER,
-    variants=VARIANTS,
-    parameters=PARAMETERS,
-    fidelities={"model": "suite_cerebras_stencil.model:evaluate", "execute": "suite_cerebras_stencil.execute:evaluate"},
-    claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING),
-    properties=PROPERTIES,
-    version="0.1.0",
-    oracle_tolerance=5e-3,  # largest oracle_error (relative) accepted: execute.TOL of fp16 (fp32: 1e-5)
-    default_profile=PROFILES["wse-1"],
-    default_workload=None,
-    needs_profile=True,
-    needs_workload=False,
-    profile_kinds=("device", "node", "measured"),
-    smoke=SMOKE,
+TECHNIQUE = declare_technique(
+    __name__,
+    # the properties' shipped profiles (_library_profile)
+    uses=tuple(f"profile:{n}" for n in PROFILES.values()), parameters=PARAMETERS,
+    claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING), properties=PROPERTIES, smoke=SMOKE,
     validation=VALIDATION,
-    docs="docs/techniques/cerebras-stencil.md",
 )
+# the declaration's parts (technique.toml), by their 0.3.0 names
+PAPER = TECHNIQUE.paper

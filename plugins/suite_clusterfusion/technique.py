@@ -3,6 +3,9 @@
 Variants, parameters, fidelities, the paper's claims (where each number was read: the
 abstract, or a secondary reading note of the PDF, as each claim's ``source`` says) and the declared
 properties.
+
+The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
+``technique.toml``, read by :func:`suite.api.declare_technique`.
 """
 
 from __future__ import annotations
@@ -10,52 +13,14 @@ from __future__ import annotations
 import dataclasses
 import statistics
 
-from suite.api import (Assumption, Between, Claim, Gain, Null, Ordered, Paper, Param, Property, ScenarioSpec,
-                       Technique, Variant, with_reasons)
+from suite.api import (Assumption, Between, Claim, Gain, Null, Ordered, Property, ScenarioSpec,
+                       declare_technique, with_reasons)
 
 from suite_clusterfusion.constants import CLUSTER_SIZES
 from suite_clusterfusion.workloads import WORKLOAD_NAME
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "PROFILE", "MODELS", "SEQ_LENS", "default_hopper"]
 
-PAPER = Paper(
-    title="ClusterFusion: Expanding Operator Fusion Scope for LLM Inference via Cluster-Level Collective Primitive",
-    authors=("Xinhao Luo", "Zihan Liu", "Yangjie Zhou", "Shihan Fang", "Ziyu Huang", "Yu Feng", "Chen Zhang",
-             "Shixuan Sun", "Zhenzhe Zheng", "Jingwen Leng", "Minyi Guo"),
-    venue="NeurIPS",
-    year=2025,
-    arxiv="2508.18850",
-    code="https://github.com/xinhao-luo/ClusterFusion",
-)
-
-VARIANTS = [
-    Variant("unfused", "QKV GEMV, attention (one block per head) and output projection as separate kernels "
-                       "through HBM", baseline=True),
-    Variant("flash-decoding", "split-KV attention: partials (m, l, o) written to HBM and merged by a second kernel",
-            baseline=True),
-    Variant("fused-global", "ablation: the fused kernel, its block exchanges through global memory (DSMEM off)",
-            baseline=True),
-    Variant("clusterfusion", "one kernel per layer for QKV + attention + output projection; ClusterReduce / "
-                             "ClusterGather over DSMEM within a thread-block cluster per head"),
-]
-
-PARAMETERS = {
-    "cluster_size": Param(int, default=4, unit="blocks", choices=CLUSTER_SIZES,
-                          help="thread blocks per cluster (one cluster per head); 4 in the authors' config.h"),
-    "batch": Param(int, default=1, unit="sequences", minimum=1, maximum=4096, help="sequences decoded together"),
-    "seq_len": Param(int, default=4096, unit="tokens", minimum=1, maximum=1_048_576,
-                     help="tokens already in the KV cache of each sequence"),
-    "non_portable": Param(bool, default=False,
-                          help="allow cluster sizes above the portable limit (up to the profile's "
-                               "max_cluster_size_nonportable)"),
-    "launch_gap": Param(float, default=None, unit="s", minimum=0.0, maximum=1e-3, optional=True,
-                        help="per-kernel gap; default: the profile's [ext.hopper] kernel_gap"),
-    "occupancy": Param(str, default="waves", choices=("waves", "none"),
-                       help="waves: a kernel of k < SMs blocks reads HBM at k/SMs of the bandwidth (wave by wave); "
-                            "none: every kernel at the full bandwidth"),
-    "primitive_bytes": Param(int, default=8192, unit="B", minimum=1, maximum=2**30,
-                             help="bytes per block of the ClusterReduce / ClusterGather microbenchmark metrics"),
-}
 
 PROFILE = "nvidia-h100-sxm5-80gb"
 LLAMA, DEEPSEEK = "llama2-7b", WORKLOAD_NAME
@@ -360,24 +325,7 @@ _DECIDING = {c: (_OCC, _GAP) for c in ("e2e-average", "llama-average", "deepseek
                                        "cluster4-fastest", "dsmem-off")}
 
 
-TECHNIQUE = Technique(
-    name="clusterfusion",
-    title="ClusterFusion: one decode kernel per layer with cluster-level collectives over DSMEM",
-    category="kernels",
-    paper=PAPER,
-    variants=VARIANTS,
-    parameters=PARAMETERS,
-    fidelities={"model": "suite_clusterfusion.model:evaluate", "execute": "suite_clusterfusion.execute:evaluate"},
-    claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING),
-    properties=PROPERTIES,
-    version="0.1.0",
-    default_profile=PROFILE,
-    uses=(HOPPER_INPUT,),
-    default_workload=LLAMA,
-    profile_kinds=("device", "node", "cluster", "measured"),
-    smoke=[
-        ScenarioSpec(variant="clusterfusion", fidelity="execute", params={"seq_len": 64, "batch": 1}),
-        ScenarioSpec(variant="clusterfusion", fidelity="model", params={"seq_len": 4096}),
-    ],
-    docs="docs/techniques/clusterfusion.md",
-)
+TECHNIQUE = declare_technique(__name__, claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING),
+                              properties=PROPERTIES, uses=(HOPPER_INPUT,))
+# the declaration's parts (technique.toml), by their 0.3.0 names
+PAPER = TECHNIQUE.paper

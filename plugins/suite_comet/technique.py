@@ -2,6 +2,9 @@
 
 Variants (two baselines and the co-design search), parameters, fidelities, the two verified
 abstract claims with their nulls, the declared properties and the ``[ext.comet]`` schema.
+
+The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
+``technique.toml``, read by :func:`suite.api.declare_technique`.
 """
 
 from __future__ import annotations
@@ -9,29 +12,12 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from suite.api import Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant, with_reasons
+from suite.api import Claim, Gain, Null, Param, Property, ScenarioSpec, declare_technique, with_reasons
 
 from suite_comet import constants
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "CometExt", "ANCHOR"]
 
-PAPER = Paper(
-    title="COMET: A Comprehensive Cluster Design Methodology for Distributed Deep Learning Training",
-    authors=("Divya Kiran Kadiyala", "Saeed Rashidi", "Taekyung Heo", "Abhimanyu Rajeshkumar Bambhaniya",
-             "Tushar Krishna", "Alexandros Daglis"),
-    venue="arXiv",
-    year=2022,
-    arxiv="2211.16648",
-    code="none public (relies on ASTRA-sim)",
-)
-
-VARIANTS = [
-    Variant("megatron-rule", "baseline: TP = GPUs per node, full recomputation, micro-batch 1, the smallest PP "
-                             "that fits HBM, DP the rest", baseline=True),
-    Variant("hbm-only", "baseline: exhaustive search over tp, pp, dp, micro-batch size and recomputation, HBM only",
-            baseline=True),
-    Variant("comet", "the same search with the node's memory-expansion tier (CXL) for the optimizer states"),
-]
 
 PARAMETERS = {
     "global_batch": Param(int, default=3072, unit="sequences", minimum=1, maximum=1_000_000,
@@ -231,27 +217,11 @@ _WHY_NOT = {
                             "are not known; only the 12 B/param optimizer states spill in ours"),
 }
 
-TECHNIQUE = Technique(
-    uses=constants.grid_inputs(),  # the grid's device and node profiles (model.grid_clusters)
-    name="comet",
-    title="COMET: co-designing the cluster (compute, HBM, memory expansion, network) and the parallelisation",
-    category="cluster-design",
-    paper=PAPER,
-    variants=VARIANTS,
-    parameters=PARAMETERS,
-    fidelities={"model": "suite_comet.model:evaluate", "execute": "suite_comet.execute:evaluate"},
-    claims=with_reasons(CLAIMS, _WHY_NOT),
+TECHNIQUE = declare_technique(
+    __name__,
+    # the grid's device and node profiles (model.grid_clusters)
+    uses=constants.grid_inputs(), parameters=PARAMETERS, claims=with_reasons(CLAIMS, _WHY_NOT),
     properties=PROPERTIES,
-    version="0.1.0",
-    oracle_tolerance=1e-8,  # largest oracle_error accepted (float64 vs its oracle)
-    default_profile=_BASE,
-    default_workload=_WL,
-    profile_kinds=("cluster", "node"),
-    capabilities=frozenset({"oracle-exact", "network-sensitivity", "memory-capacity"}),
-    smoke=[
-        ScenarioSpec(variant="comet", fidelity="execute", params={"tp_exec": 2, "pp_exec": 2, "dp_exec": 2}),
-        ScenarioSpec(variant="comet", fidelity="model", profile="dgx-a100", workload="gpt3-6.7b",
-                     params={"global_batch": 64}),
-    ],
-    docs="docs/techniques/comet.md",
 )
+# the declaration's parts (technique.toml), by their 0.3.0 names
+PAPER = TECHNIQUE.paper

@@ -3,6 +3,9 @@
 Variants, parameters, fidelities, the paper's claims (the abstract's statements, read in the
 paper's abstract; no numbers are published there) and the declared
 properties.
+
+The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
+``technique.toml``, read by :func:`suite.api.declare_technique`.
 """
 
 from __future__ import annotations
@@ -10,52 +13,12 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from suite.api import (Claim, Null, Ordered, Paper, Param, ParameterError, Property, ScenarioSpec, Skip,
-                       Technique, Variant)
+from suite.api import Claim, Null, Ordered, ParameterError, Property, ScenarioSpec, Skip, declare_technique
 
-from suite_computron import constants
 from suite_computron.workloads import CONFIGS
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "VARIANTS", "PARAMETERS", "BURSTY_SKEWED_CONFIGS",
            "SEEDS", "PcieSwitchExt"]
-
-PAPER = Paper(
-    title="Computron: Serving Distributed Deep Learning Models with Model Parallel Swapping",
-    authors=("Daniel Zou", "Xinchen Jin", "Xueyang Yu", "Hao Zhang", "James Demmel"),
-    venue="arXiv",
-    year=2023,
-    arxiv="2306.13835",
-    code="https://github.com/dlzou/computron (engine, worker, LRU controller, experiments/sim.py)",
-)
-
-VARIANTS = [
-    Variant("single-device", "baseline: tp = pp = 1, the whole model over one host link per swap", baseline=True),
-    Variant("mp-serial", "baseline: the tp x pp shards copied one after another", baseline=True),
-    Variant("computron", "all tp x pp shards at once, each on its own host link; load and offload on separate "
-                         "streams"),
-    Variant("resident", "every model resident, no swap cost (the bound)", baseline=True),
-]
-
-PARAMETERS = {
-    "tp": Param(int, default=1, unit="GPUs", minimum=1, maximum=64, help="tensor-parallel degree"),
-    "pp": Param(int, default=1, unit="GPUs", minimum=1, maximum=64, help="pipeline-parallel degree"),
-    "max_loaded": Param(int, default=None, unit="models", minimum=1, maximum=1024, optional=True,
-                        help="models resident at once (default: the serving workload's; 1 for a layer table)"),
-    "batch": Param(int, default=32, unit="requests", minimum=1, maximum=1024,
-                   help="largest batch (32 in the authors' experiments/sim.py)"),
-    "prompt_tokens": Param(int, default=8, unit="tokens", minimum=1, maximum=2048,
-                           help="prompt length (the authors' prompt, 8 tokens with BOS; an estimate)"),
-    "slo": Param(float, default=1.0, unit="s", minimum=1e-6, maximum=3600.0,
-                 help="latency objective for slo_attainment (assumption: the paper's is not found)"),
-    "duration": Param(float, default=None, unit="s", minimum=1e-3, maximum=3600.0, optional=True,
-                      help="seconds of arrivals (default: the serving workload's, 30 s)"),
-    "efficiency": Param(float, default=constants.DEFAULT_EFFICIENCY, minimum=1e-3, maximum=1.0,
-                        help="achieved fraction of the fp16 peak in (0, 1] (source: model.DEFAULT_EFFICIENCY)"),
-    "copy_bytes": Param(int, default=64 * 2**20, unit="B", minimum=4096, maximum=constants.MAX_COPY_BYTES,
-                        help="bytes the execute fidelity copies (and the model's copy_rate prices)"),
-    "target": Param(str, default="host", choices=("host", "gpu"),
-                    help="execute: host-to-host pools, or pinned host to a CUDA device"),
-}
 
 
 def __getattr__(name: str):
@@ -296,32 +259,12 @@ PROPERTIES = [
              "(simulate)", check_serving_invariants),
 ]
 
-TECHNIQUE = Technique(
-    name="computron",
-    title="Computron: serving many models by model-parallel swapping between host and GPUs",
-    category="memory",
-    paper=PAPER,
-    variants=VARIANTS,
-    parameters=PARAMETERS,
-    fidelities={"model": "suite_computron.model:evaluate", "simulate": "suite_computron.simulate:evaluate",
-                "execute": "suite_computron.execute:evaluate"},
-    claims=CLAIMS,
-    properties=PROPERTIES,
-    version="0.1.0",
-    oracle_tolerance=1e-8,  # largest oracle_error accepted (float64 vs its oracle)
-    default_profile=_NODE,
-    default_workload="opt-13b",
-    profile_kinds=("node", "device", "measured", "cluster"),
-    smoke=[
-        ScenarioSpec(variant="computron", fidelity="model", profile=_NODE, workload="opt-1.3b", params={"tp": 2}),
-        ScenarioSpec(variant="computron", fidelity="simulate", profile=_NODE, workload="computron-c04",
-                     params={"tp": 2, "duration": 3.0}),
-        ScenarioSpec(variant="computron", fidelity="execute", profile=_NODE, workload="opt-1.3b",
-                     params={"tp": 1, "copy_bytes": 4 * 2**20}),
-    ],
+TECHNIQUE = declare_technique(
+    __name__, claims=CLAIMS, properties=PROPERTIES,
     validation=[
         ScenarioSpec(variant="computron", fidelity="execute", workload="opt-1.3b", params={"tp": n})
         for n in (1, 2)
     ],
-    docs="docs/techniques/computron.md",
 )
+# the declaration's parts (technique.toml), by their 0.3.0 names
+PAPER, VARIANTS, PARAMETERS = TECHNIQUE.paper, TECHNIQUE.variants, TECHNIQUE.parameters

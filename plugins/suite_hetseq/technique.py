@@ -2,6 +2,9 @@
 
 Variants, parameters, fidelities, the claims (the README's performance table and the abstract),
 their null predictions, and the declared properties.
+
+The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
+``technique.toml``, read by :func:`suite.api.declare_technique`.
 """
 
 from __future__ import annotations
@@ -9,62 +12,12 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from suite.api import (Assumption, AtLeast, Claim, Gain, Null, Paper, Param, Property, ScenarioSpec,
-                       Technique, Variant, with_reasons)
+from suite.api import (Assumption, AtLeast, Claim, Gain, Null, Property, ScenarioSpec, declare_technique,
+                       with_reasons)
 
-from suite_hetseq.constants import DEFAULT_EFFICIENCY, README_SAMPLES
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "throughput_ratio"]
 
-PAPER = Paper(
-    title="HetSeq: Distributed GPU Training on Heterogeneous Infrastructure",
-    authors=("Yifan Ding", "Nicholas Botzer", "Tim Weninger"),
-    venue="arXiv (AAAI 2021 per a secondary source; venue unresolved)",
-    year=2020,
-    arxiv="2009.14783",
-    code="https://github.com/yifding/hetseq (README 'Performance table' at 02d3107)",
-)
-
-VARIANTS = [
-    Variant("ddp-equal-batch", "PyTorch DDP: equal per-rank batches, the mean of the per-rank mean gradients",
-            baseline=True),
-    Variant("hetseq", "batch per rank proportional to its device's throughput (capped by memory, 0 = dummy batch); "
-                      "summed per-sample gradients over the all-reduced global sample count"),
-]
-
-PARAMETERS = {
-    "nodes": Param(int, default=4, unit="nodes", minimum=1, maximum=1024, measured=(1, 8), role="scale",
-                   help="nodes used, filled in order (all their GPUs are ranks); the README measured 1, 2, 4, 8"),
-    "batch_per_gpu": Param(int, default=32, unit="samples", minimum=1, maximum=1_000_000,
-                           help="per-GPU batch of the 1-node reference and, without global_batch, of every rank "
-                                "(32 sequences: the README's --max-sentences 32; 128 on 4 GPUs)"),
-    "global_batch": Param(int, default=None, unit="samples", minimum=1, optional=True,
-                          help="global batch B split over the ranks (default: batch_per_gpu x ranks, the README's "
-                               "128 per node)"),
-    "samples": Param(int, default=README_SAMPLES, unit="samples", minimum=1,
-                     help="samples of the fixed-epoch run (default: the README's 5 epochs, 267,139 steps x 128)"),
-    "efficiency": Param(float, default=DEFAULT_EFFICIENCY, minimum=1e-4, maximum=1.0, role="efficiency",
-                        help="fraction of each device's peak one training step sustains (default: calibrated on "
-                             "the README's 1-node row, model.DEFAULT_EFFICIENCY)"),
-    "dtype": Param(str, default="fp32", choices=("fp32", "fp16"),
-                   help="compute precision whose peak is used (the README's runs: fp32, no --fp16 flag)"),
-    "algorithm": Param(str, default="ring", choices=("ring", "hierarchical", "tree", "auto"),
-                       help="all-reduce algorithm priced by suite.perf.collective_time (NCCL's ring by default)"),
-    "grad_bytes": Param(float, default=4.0, unit="B", minimum=1.0, maximum=8.0,
-                        help="bytes per gradient element on the wire (fp32: 4)"),
-    # execute fidelity
-    "exec_ranks": Param(int, default=None, minimum=1, maximum=64, optional=True,
-                        help="execute: ranks (default: nodes x devices per node of the profile; 4 without one)"),
-    "dummy_ranks": Param(int, default=0, minimum=0, maximum=63,
-                         help="execute, hetseq: the last k ranks hold a dummy batch of 0 samples"),
-    "update_freq": Param(int, default=1, minimum=1, maximum=64,
-                         help="execute, hetseq: micro-batches per rank accumulated before the all-reduce "
-                              "(HetSeq's --update-freq)"),
-    "steps": Param(int, default=20, minimum=1, maximum=10_000, help="execute: SGD steps"),
-    "lr": Param(float, default=0.3, minimum=1e-6, maximum=10.0, help="execute: SGD learning rate"),
-    "hidden": Param(int, default=0, minimum=0, maximum=512,
-                    help="execute: hidden units of the digits classifier (0: softmax regression)"),
-}
 
 _README = "hetseq-readme"
 _MIX = "hetseq-v100-titanxp-4n"
@@ -328,8 +281,6 @@ PROPERTIES = [
              check_union_gradient),
 ]
 
-#: ranks 0-7 V100, 8 TITAN Xp, 9 a dummy batch (hetseq); dummy_ranks and update_freq do not apply to DDP
-_SMOKE_EXEC = {"nodes": 3, "exec_ranks": 10, "dummy_ranks": 1, "update_freq": 2, "steps": 5}
 
 # ---------------------------------------------------------- why not reproduced, and what decides (issue 42)
 #: claim id -> (reason class, reason) of each claim not reproduced; claim id -> the assumptions its
@@ -348,34 +299,7 @@ _DECIDING = {c: (Assumption("model (BERT-base, seq 128, 32 sequences per GPU)", 
              for c in ("readme-speedup-4n", "readme-speedup-8n")}
 
 
-TECHNIQUE = Technique(
-    name="hetseq",
-    title="HetSeq: data-parallel training on heterogeneous GPUs (throughput-proportional batches, "
-          "global-count gradient normalisation, dummy batches)",
-    category="communication", vocabulary="data-parallel",
-    paper=PAPER,
-    variants=VARIANTS,
-    parameters=PARAMETERS,
-    fidelities={"model": "suite_hetseq.model:evaluate", "execute": "suite_hetseq.execute:evaluate"},
-    claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING),
-    properties=PROPERTIES,
-    version="0.1.0",
-    oracle_tolerance=1e-8,  # largest oracle_error accepted (float64 vs its oracle)
-    default_profile=_README,
-    default_workload=_BERT,
-    profile_kinds=("cluster", "node", "device", "measured"),
-    capabilities=frozenset({"bytes-conserved", "alpha-beta-bound", "memory-capacity", "oracle-exact",
-                            "sgd-envelope"}),
-    kit_opt_out={"network-sensitivity": "a model case also prices the one-node reference all-reduce (over the "
-                                        "node's 4 ranks, the speed-up's denominator), which the n-node step does "
-                                        "not include; across nodes the ring's slowest hop (inter-node) sets every "
-                                        "step, so the intra-node latency rightly leaves comm_time unchanged "
-                                        "(16 ranks: 0.144054 s at 5, 50 and 500 us)"},
-    smoke=[  # the same execute point for both variants, so the sgd-envelope check compares them
-        ScenarioSpec(variant="hetseq", fidelity="execute", profile=_MIX, params=_SMOKE_EXEC),
-        ScenarioSpec(variant="ddp-equal-batch", fidelity="execute", profile=_MIX, params=_SMOKE_EXEC),
-        ScenarioSpec(variant="hetseq", fidelity="model", params={"nodes": 4}),
-        ScenarioSpec(variant="hetseq", fidelity="model", profile=_MIX, params={"nodes": 4}),
-    ],
-    docs="docs/techniques/hetseq.md",
-)
+TECHNIQUE = declare_technique(__name__, claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING),
+                              properties=PROPERTIES)
+# the declaration's parts (technique.toml), by their 0.3.0 names
+PAPER = TECHNIQUE.paper

@@ -4,6 +4,9 @@ Variants (baselines included), parameters, fidelities, the abstract's three clai
 nulls, and the declared properties. Only the abstract was read [Lin23]: the hardware, datasets,
 models, fan-out and batch of the paper are not known, so every claim scenario is an assumption
 (named in each claim's note and on the docs page).
+
+The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
+``technique.toml``, read by :func:`suite.api.declare_technique`.
 """
 
 from __future__ import annotations
@@ -11,33 +14,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from suite.api import (Assumption, Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique,
-                       Variant, with_reasons)
+from suite.api import (Assumption, Claim, Gain, Null, Param, Property, ScenarioSpec, declare_technique,
+                       with_reasons)
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "FanoutParam", "speedup_over_baseline"]
-
-PAPER = Paper(
-    title="HyScale-GNN: A Scalable Hybrid GNN Training System on Single-Node Heterogeneous Architecture",
-    authors=("Yi-Chien Lin", "Viktor Prasanna"),
-    venue="arXiv",
-    year=2023,
-    arxiv="2303.00158",
-    code=None,
-)
-
-VARIANTS = [
-    Variant("multi-gpu", "PyG-style baseline: CPU sampling and gathering, copy, accelerator training, in series; "
-                         "gradients all-reduced", baseline=True),
-    Variant("cpu-only", "CPU-only baseline: sampling, gathering and training on the host CPUs, in series",
-            baseline=True),
-    Variant("prefetch", "two-stage prefetch: sample + gather batch i+2 and copy i+1 while i trains (no CPU training)",
-            baseline=True),
-    Variant("hyscale", "prefetch + the CPU trains a share of each batch + dynamic resource management "
-                       "(shares by 1/t_i, thread split over sampling, gathering and training, searched)"),
-    Variant("distdgl", "DistDGL-style multi-node baseline: partitioned graph, remote feature fetches, in series",
-            baseline=True),
-    Variant("ideal", "bound, not a system: every stage hidden, the compute of all trainers combined", baseline=True),
-]
 
 
 @dataclass(frozen=True)
@@ -200,29 +180,7 @@ _DECIDING = {"cpu-gpu-vs-multi-gpu-pyg": (_RATE,), "cpu-fpga-vs-multi-gpu-pyg": 
              "cpu-fpga-vs-distdgl": (_FPGA, _RATE)}
 
 
-TECHNIQUE = Technique(
-    uses=("profile:amd-epyc-7763",),  # suite_hyscale_gnn.model.HOST_INPUT: the assumed host CPU
-    name="hyscale-gnn",
-    title="HyScale-GNN: hybrid CPU + accelerator mini-batch GNN training with two-stage prefetch on one node",
-    category="accelerators",
-    paper=PAPER,
-    variants=VARIANTS,
-    parameters=PARAMETERS,
-    fidelities={"model": "suite_hyscale_gnn.model:evaluate", "execute": "suite_hyscale_gnn.execute:evaluate"},
-    claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING),
-    properties=PROPERTIES,
-    version="0.1.0",
-    oracle_tolerance=1e-9,  # largest oracle_error accepted: execute.ORACLE_TOL (float64)
-    default_profile=_CPU_GPU,
-    default_workload=_PRODUCTS,
-    default_workloads={"execute": "sbm-graph"},  # execute trains on real arrays: a generated graph
-    profile_kinds=("node", "device", "cluster"),
-    capabilities=frozenset({"network-sensitivity"}),
-    smoke=[
-        ScenarioSpec(variant="hyscale", fidelity="model", profile=_CPU_GPU, workload=_PRODUCTS),
-        ScenarioSpec(variant="distdgl", fidelity="model", profile=_DIST, workload=_PRODUCTS),
-        ScenarioSpec(variant="hyscale", fidelity="execute", profile=_CPU_GPU, workload="sbm-graph",
-                     params={"epochs": 1, "exec_batch": 256, "hidden": 32}),
-    ],
-    docs="docs/techniques/hyscale-gnn.md",
-)
+TECHNIQUE = declare_technique(__name__, parameters=PARAMETERS,
+                              claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING), properties=PROPERTIES)
+# the declaration's parts (technique.toml), by their 0.3.0 names
+PAPER = TECHNIQUE.paper

@@ -4,6 +4,9 @@ The declaration: variants (the single-GPU dense, Popcorn and sliding-window base
 1D/1.5D/2D layouts), parameters, fidelities, the paper's claims (every number read in the
 paper's full v2 text: the abstract, §I, §VI-B to §VI-D, Figs. 2, 4, 6), their null predictions,
 and the declared properties.
+
+The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
+``technique.toml``, read by :func:`suite.api.declare_technique`.
 """
 
 from __future__ import annotations
@@ -12,39 +15,14 @@ import dataclasses
 import functools
 import math
 
-from suite.api import Assumption, with_reasons
-from suite.api import (Approx, AtLeast, AtMost, Claim, Exact, Gain, Null, Paper, Param, Property,
-                       ScenarioSpec, Technique, Variant)
+from suite.api import (Approx, Assumption, AtLeast, AtMost, Claim, Exact, Gain, Null, Param, Property,
+                       ScenarioSpec, declare_technique, with_reasons)
 
 from suite_kernel_kmeans.constants import DTYPE_BYTES, KERNELS
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "geomean_ratio", "max_ratio", "min_ratio",
            "fastest_everywhere"]
 
-PAPER = Paper(
-    title="Communication-Avoiding Linear Algebraic Kernel K-Means on GPUs",
-    authors=("Julian Bellavita", "Matthew Rubino", "Nakul Iyer", "Andrew Chang", "Aditya Devarakonda",
-             "Flavio Vella", "Giulia Guidi"),
-    venue="IEEE IPDPS",
-    year=2026,
-    arxiv="2601.17136",
-    code="https://github.com/CornellHPC/Vivaldi (not read); single-GPU Popcorn: https://github.com/HicrestLaboratory/Popcorn",
-)
-
-VARIANTS = [
-    Variant("dense", "one GPU: K stored, dense assignment matrix, E = K V^T by GEMM (Popcorn's non-sparse baseline)",
-            baseline=True),
-    Variant("popcorn", "one GPU: K stored, sparse V (CSR), E^T = V K by SpMM and V z by SpMV (Popcorn, PPoPP 2025)",
-            baseline=True),
-    Variant("sliding-window", "one GPU: K recomputed in b x n block rows every iteration, dense V (paper §VI-D baseline)",
-            baseline=True),
-    Variant("1d", "P GPUs, 1-D column blocks: all-gather X for K, all-gather V every iteration (paper §IV-A)",
-            baseline=True),
-    Variant("1.5d", "P GPUs, K on a sqrt(P) x sqrt(P) grid, V 1-D: row broadcast of V, column-split reduce-scatter "
-                    "of E^T (paper §IV-C, the technique)"),
-    Variant("2d", "P GPUs, K and E^T on the grid: row all-gather of V, row-split reduce-scatter, MINLOC argmin "
-                  "along columns (paper §IV-B)"),
-]
 
 PARAMETERS = {
     "k": Param(int, default=16, unit="clusters", minimum=1, maximum=100000,
@@ -349,29 +327,9 @@ _DECIDING = {c: (Assumption("baseline GPU count", 4, sourced=False,
              for c in ("weak-scaling-256", "strong-scaling-256", "strong-scaling-64")}
 
 
-TECHNIQUE = Technique(
-    name="kernel-kmeans",
-    title="Communication-avoiding linear-algebraic kernel k-means on GPUs (1D / 1.5D / 2D, Popcorn SpMM)",
-    category="kernels",
-    paper=PAPER,
-    variants=VARIANTS,
-    parameters=PARAMETERS,
-    fidelities={"model": "suite_kernel_kmeans.model:evaluate", "execute": "suite_kernel_kmeans.execute:evaluate"},
-    claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING),
-    properties=PROPERTIES,
-    version="0.1.0",
-    oracle_tolerance=1e-8,  # largest oracle_error accepted (float64 vs its oracle)
-    default_profile=_PROFILE,
-    default_workload="mnist8m",
-    profile_kinds=("device", "node", "cluster", "measured"),
-    capabilities=frozenset({"memory-capacity", "oracle-exact"}),
-    smoke=(
-        ScenarioSpec(variant="1.5d", profile=_PROFILE, workload="mnist8m",
-                     params={"k": 16, "gpus": 16, "n": 192_000}, fidelity="model"),
-        ScenarioSpec(variant="popcorn", workload="iris", params={"k": 3, "gpus": 4, "iterations": 20},
-                     fidelity="execute"),
-    ),
-    validation=VALIDATION,
-    docs="docs/techniques/kernel-kmeans.md",
-)
+TECHNIQUE = declare_technique(__name__, parameters=PARAMETERS,
+                              claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING), properties=PROPERTIES,
+                              validation=VALIDATION)
 
+# the declaration's parts (technique.toml), by their 0.3.0 names
+PAPER = TECHNIQUE.paper

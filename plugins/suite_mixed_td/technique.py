@@ -4,6 +4,9 @@ Variants, parameters, fidelities, the paper's claims (the abstract's 1.73x-10.29
 DSP, the only number read in the paper's own text), and the declared properties. The
 fidelities are references into :mod:`suite_mixed_td.fidelities`, imported the first time one runs,
 so listing the technique imports no model or execute code.
+
+The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
+``technique.toml``, read by :func:`suite.api.declare_technique`.
 """
 
 from __future__ import annotations
@@ -11,10 +14,9 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from suite.api import (Assumption, Between, Claim, Null, Paper, Param, Property, ScenarioSpec, Skip,
-                       Technique, Variant, with_reasons)
+from suite.api import (Assumption, Between, Claim, Null, Property, ScenarioSpec, Skip, declare_technique,
+                       with_reasons)
 
-from suite_mixed_td.constants import DSP_PER_MAC
 from suite_mixed_td.workloads import digits_cnn, repvgg_a0
 
 if TYPE_CHECKING:  # the annotation only: the declaration does not import the model at run time
@@ -23,21 +25,6 @@ if TYPE_CHECKING:  # the annotation only: the declaration does not import the mo
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "evaluate_model", "per_dsp_gain", "default_ratio",
            "WORKLOADS"]
 
-PAPER = Paper(
-    title="Mixed-TD: Efficient Neural Network Accelerator with Layer-Specific Tensor Decomposition",
-    authors=("Zhewen Yu", "Christos-Savvas Bouganis"),
-    venue="FPL",
-    year=2023,
-    arxiv="2306.05021",
-    code="https://github.com/Yu-Zhewen/Mixed-TD (search.py, evo_agent.py, fpga_utils.py, decomposition/; read)",
-)
-
-VARIANTS = [
-    Variant("dense", "no decomposition: every layer one pipeline stage, folded by the greedy", baseline=True),
-    Variant("svd-only", "the search limited to SVD schemes (the authors' --method SVD)", baseline=True),
-    Variant("cpd-only", "the search limited to CPD (the authors' --method CP)", baseline=True),
-    Variant("mixed-td", "per target layer keep, SVD (spatial, grouped g | C or g | F) or CPD, chosen by the search"),
-]
 
 #: The search's throughput constraint per model family (``required_compression_ratio`` in the
 #: authors' ``search.py``): throughput >= dense / ratio.
@@ -56,28 +43,6 @@ def _family(wl) -> str:
 def default_ratio(wl) -> float:
     """0.75 for RepVGG-A0, 0.65 otherwise (ResNet-18's, also used for other workloads)."""
     return RATIOS[_family(wl)]
-
-
-PARAMETERS = {
-    "generations": Param(int, default=500, unit="generations", minimum=1, maximum=5000,
-                         help="search generations (500 in the authors' search.py)"),
-    "ratio": Param(float, default=None, minimum=0.05, maximum=1.0, optional=True,
-                   help="throughput constraint: designs must reach dense / ratio (default 0.65 ResNet-18, "
-                        "0.75 RepVGG-A0, as in the authors' code); also the execute fidelity's per-layer MAC budget"),
-    "macs_target": Param(float, default=None, minimum=0.01, maximum=1.0, optional=True,
-                         help="MAC constraint as a fraction of the dense network's MACs (default: = ratio)"),
-    "dsp_budget": Param(int, default=None, unit="DSP slices", minimum=1, maximum=10_000_000, optional=True,
-                        help="DSP slices the greedy may use (default: the profile's [ext.fpga] dsp_slices)"),
-    "dsp_per_mac": Param(float, default=DSP_PER_MAC, unit="DSP slices", minimum=0.01, maximum=8.0,
-                         help="DSP slices per unit of 8-bit MAC parallelism (per toolflow; 1 assumed, unknown)"),
-    "objective": Param(str, default="accuracy-proxy", choices=("accuracy-proxy", "per-dsp"),
-                       help="search ranking of feasible designs: the kept-MAC accuracy proxy (stand-in for the "
-                            "authors' top-1) or throughput per DSP alone (the model's ceiling; no accuracy)"),
-    "epochs": Param(int, default=8, unit="epochs", minimum=1, maximum=200,
-                    help="execute, digits: training epochs of the small CNN"),
-    "execute_layers": Param(int, default=2, unit="layers", minimum=1, maximum=64,
-                            help="execute, layer tables: how many target convs (from the first) to decompose"),
-}
 
 
 # --------------------------------------------------------------------------- model fidelity
@@ -262,26 +227,7 @@ _WHY_NOT = {
 _DECIDING = {"resnet18-per-dsp": (_OBJ,), "repvgga0-per-dsp": (_OBJ,)}
 
 
-TECHNIQUE = Technique(
-    name="mixed-td",
-    title="Mixed-TD: per-layer SVD / CPD decomposition searched for a dataflow FPGA accelerator",
-    category="accelerators",
-    paper=PAPER,
-    variants=VARIANTS,
-    parameters=PARAMETERS,
-    fidelities={"model": "suite_mixed_td.fidelities:evaluate_model",
-                "execute": "suite_mixed_td.fidelities:evaluate_execute"},
-    claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING),
-    properties=PROPERTIES,
-    version="0.1.0",
-    oracle_tolerance=1e-8,  # largest oracle_error accepted: execute.ORACLE_TOL (float64)
-    default_profile=_U250,
-    default_workload="resnet-18",
-    profile_kinds=("device",),
-    smoke=[
-        ScenarioSpec(variant="mixed-td", fidelity="model", profile=_U250, workload="resnet-18",
-                     params={"generations": 3}),
-        ScenarioSpec(variant="mixed-td", fidelity="execute", profile=_U250, workload="digits", params={"epochs": 1}),
-    ],
-    docs="docs/techniques/mixed-td.md",
-)
+TECHNIQUE = declare_technique(__name__, claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING),
+                              properties=PROPERTIES)
+# the declaration's parts (technique.toml), by their 0.3.0 names
+PAPER = TECHNIQUE.paper

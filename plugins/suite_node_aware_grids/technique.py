@@ -2,6 +2,9 @@
 
 Variants, parameters, fidelities, claims (with where each came from: the paper's abstract, the
 only part of the paper that was read, or the authors' CTF code) and the declared properties.
+
+The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
+``technique.toml``, read by :func:`suite.api.declare_technique`.
 """
 
 from __future__ import annotations
@@ -9,47 +12,10 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from suite.api import (Assumption, Claim, Exact, Null, Ordered, Paper, Param, Property, ScenarioSpec,
-                       Technique, Variant)
+from suite.api import Assumption, Claim, Exact, Null, Ordered, Property, ScenarioSpec, declare_technique
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "times_by_variant"]
 
-PAPER = Paper(
-    title="Optimizing Distributed Tensor Contractions using Node-Aware Processor Grids",
-    authors=("Andreas Irmler", "Raghavendra Kanakagiri", "Sebastian T. Ohlmann", "Edgar Solomonik",
-             "Andreas Grüneis"),
-    venue="arXiv",
-    year=2023,
-    arxiv="2307.08829",
-    code="https://github.com/cyclops-community/ctf (src/mapping/node_aware_dist.cxx; CTF_PPN)",
-)
-
-VARIANTS = [
-    Variant("default-grid", "the contraction on CTF's node-unaware grid (least total volume that fits memory), "
-            "ranks numbered with dimension 0 fastest, node = rank // ppn", baseline=True),
-    Variant("summa-2d", "ScaLAPACK-like near-square 2-D grid, node-unaware numbering", baseline=True),
-    Variant("node-aware", "the default grid with ranks renumbered for the inter-node grid of least "
-            "inter-node volume (kept only when it beats the default), one-time remap counted"),
-]
-
-PARAMETERS = {
-    "ranks": Param(int, default=64, unit="ranks", minimum=1, maximum=1 << 20, role="scale",
-                   help="MPI ranks P (the processor grid's size)"),
-    "ranks_per_node": Param(int, default=8, unit="ranks", minimum=1, maximum=1024,
-                            help="ranks per node (CTF_PPN); must divide ranks; nodes = ranks / ranks_per_node"),
-    "grid": Param(str, default="auto", help="processor grid 'auto' or 'PMxPN' / 'PMxPNxPK' (product = ranks); "
-                  "forces the grid of default-grid and node-aware"),
-    "dtype": Param(str, default="fp64", choices=("fp64", "fp32"), help="element type (8 or 4 bytes)"),
-    "efficiency": Param(float, default=None, optional=True, minimum=0.001, maximum=1.0,
-                        help="GEMM efficiency in (0, 1]; default the device's gemm_<dtype> curve, else "
-                             "model.DEFAULT_GEMM_EFFICIENCY"),
-    "o": Param(int, default=None, optional=True, unit="elements", minimum=1, maximum=1 << 20,
-               help="extent of the occupied indices (i-p) of a coupled-cluster workload"),
-    "v": Param(int, default=None, optional=True, unit="elements", minimum=1, maximum=1 << 20,
-               help="extent of the virtual indices (a-h) of a coupled-cluster workload"),
-    "n": Param(int, default=None, optional=True, unit="elements", minimum=1, maximum=1 << 24,
-               help="extent of the indices of a square MMM workload"),
-}
 
 _PROFILE = "perlmutter-cpu"
 _MMM = "node-aware-grids-mmm-65536"
@@ -250,32 +216,6 @@ PROPERTIES = [
              check_execute_oracle),
 ]
 
-TECHNIQUE = Technique(
-    name="node-aware-grids",
-    title="Node-aware processor grids for distributed tensor contractions (SUMMA with node-local rank blocks)",
-    category="communication",
-    paper=PAPER,
-    variants=VARIANTS,
-    parameters=PARAMETERS,
-    fidelities={"model": "suite_node_aware_grids.model:evaluate",
-                "execute": "suite_node_aware_grids.execute:evaluate"},
-    claims=CLAIMS,
-    properties=PROPERTIES,
-    version="0.1.0",
-    default_profile=_PROFILE,
-    uses=(f"profile:{_PROFILE}",),
-    default_workload="node-aware-grids-mmm-256",
-    profile_kinds=("cluster", "node"),
-    capabilities=frozenset({"bytes-conserved", "oracle-exact"}),
-    kit_opt_out={"network-sensitivity": "grid=auto picks the cheapest grid on each profile, and on a bus a "
-                                        "broadcast reaches every rank in one transmission: the kit's 'bus "
-                                        "topology' probe moves SUMMA's plan to broadcast-heavier grids and lowers "
-                                        "comm_time (summa-2d on perlmutter-cpu, slingshot as a bus: 2.81e-4 -> "
-                                        "1.22e-4 s); bandwidth and latency slow-downs raise it (tests/plugins)"},
-    smoke=[
-        ScenarioSpec(variant="node-aware", fidelity="execute", workload="node-aware-grids-cc-ladder",
-                     params={"ranks": 16, "ranks_per_node": 4}),
-        ScenarioSpec(variant="node-aware", fidelity="model", params={"ranks": 256, "ranks_per_node": 16}),
-    ],
-    docs="docs/techniques/node-aware-grids.md",
-)
+TECHNIQUE = declare_technique(__name__, claims=CLAIMS, properties=PROPERTIES, uses=(f"profile:{_PROFILE}",))
+# the declaration's parts (technique.toml), by their 0.3.0 names
+PAPER = TECHNIQUE.paper

@@ -3,99 +3,21 @@
 Variants (the baselines first), parameters, fidelities, the abstract's claims (the only figures
 read in the paper; the v4 title and venue from a secondary source), their null predictions, and
 the declared properties.
+
+The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
+``technique.toml``, read by :func:`suite.api.declare_technique`.
 """
 
 from __future__ import annotations
 
 import math
 
-from suite.api import (Assumption, AtLeast, Claim, Gain, Null, Paper, Param, Property, ScenarioSpec,
-                       SuiteError, Technique, Variant, with_reasons)
+from suite.api import (Assumption, AtLeast, Claim, Gain, Null, Property, ScenarioSpec, SuiteError,
+                       declare_technique, with_reasons)
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "CLAIM_PARAMS", "CLAIM_SEEDS",
            "max_ratio_vs_replan", "max_ratio_vs_reroute"]
 
-PAPER = Paper(
-    title="Odyssey: Adaptive Policy Selection for Resilient Distributed Training "
-          "(v4: Chameleon: Adaptive Fault Tolerance for Distributed Training via Real-time Policy Selection)",
-    authors=("Yuhang Zhou", "Zhibin Wang", "Peng Jiang", "Haoran Xia", "Junhe Lu", "Qianyu Jiang", "Rong Gu",
-             "Hengxi Xu", "Xinjing Huang", "Guanghuan Fang", "Zhiheng Hu", "Jingyi Zhang", "Yongjin Cai",
-             "Jian He", "Chen Tian"),
-    venue="arXiv (v4 accepted at IEEE INFOCOM 2026, secondary source)",
-    year=2025,
-    arxiv="2508.21613",
-)
-
-VARIANTS = [
-    Variant("checkpoint-restart", "classic baseline: periodic blocking checkpoints at the Young/Daly interval; on a "
-            "failure, restart from the last checkpoint with a replacement device", baseline=True),
-    Variant("redundant", "Bamboo-style redundant computation: each stage also runs its successor's forward and "
-            "keeps its state; the predecessor takes over a failed stage", baseline=True),
-    Variant("replan", "Oobleck-style dynamic parallelism: a new DP x PP plan and layer partition over the "
-            "survivors (and again when a device returns and a better plan exists)", baseline=True),
-    Variant("reroute", "ReCycle-style data rerouting: the failed worker's micro-batches go to its data-parallel "
-            "peers of the same stage and fill their pipeline bubbles", baseline=True),
-    Variant("odyssey", "per failure or repair, the option (reroute/rejoin or re-plan) of least predicted cost "
-            "C + (H / T_ref) T over the expected time H to the next failure or repair"),
-]
-
-PARAMETERS = {
-    # job
-    "global_batch": Param(int, default=512, unit="samples", minimum=1,
-                          help="sequences per iteration; kept constant through every recovery"),
-    "micro_batch": Param(int, default=1, unit="samples", minimum=1, help="sequences per micro-batch"),
-    "recompute": Param(str, default="selective", choices=("none", "selective", "full"),
-                       help="activation recomputation (Korthikanti et al. 2022), sets the activation stash"),
-    "mfu": Param(float, default=0.4, minimum=0.01, maximum=1.0,
-                 help="achieved fraction of the device's bf16 peak (ASSUMPTION, one value for every variant)"),
-    "tp": Param(int, default=1, choices=(1, 2, 4, 8), help="tensor-parallel degree of every stage"),
-    "bubble_fill": Param(float, default=1.0, minimum=0.0, maximum=1.0,
-                         help="fraction of a 1F1B bubble that rerouted/redundant work can fill (1 = the "
-                              "baselines' best case)"),
-    # uniform decoder, when no workload is given
-    "layers": Param(int, default=32, minimum=1, help="decoder blocks (no workload given)"),
-    "hidden": Param(int, default=4096, minimum=1, help="hidden size (no workload given)"),
-    "seq_len": Param(int, default=4096, minimum=1, unit="tokens", help="sequence length (no workload given)"),
-    "vocab": Param(int, default=32000, minimum=1, help="vocabulary (no workload given)"),
-    "heads": Param(int, default=32, minimum=1, help="attention heads (no workload given)"),
-    # reliability (None: the profile's [reliability])
-    "device_mtbf": Param(float, default=None, unit="h", minimum=1e-3, optional=True,
-                         help="mean time between failures of one device (default: the profile's)"),
-    "repair_time": Param(float, default=None, unit="h", minimum=0.0, optional=True,
-                         help="mean time to repair a failed device (default: the profile's)"),
-    "restart_time": Param(float, default=None, unit="s", minimum=0.0, optional=True,
-                          help="checkpoint-restart: time to restart the job (default: the profile's)"),
-    "checkpoint_bandwidth": Param(float, default=None, unit="GB/s", minimum=1e-6, optional=True,
-                                  help="aggregate bandwidth to checkpoint storage (default: the profile's, "
-                                       "else 10 GB/s, an assumption)"),
-    "reconfigure_time": Param(float, default=60.0, unit="s", minimum=0.0,
-                              help="re-plan: communicator rebuild and restart of the workers, plus the state "
-                                   "transfer the model computes (ASSUMPTION)"),
-    "failover_time": Param(float, default=10.0, unit="s", minimum=0.0,
-                           help="reroute / redundant failover and rejoin: detection and route update (ASSUMPTION)"),
-    "checkpoint_rule": Param(str, default="daly", choices=("daly", "young"),
-                             help="checkpoint interval: Daly 2006 (higher order) or Young 1974"),
-    # simulate
-    "horizon": Param(float, default=48.0, unit="h", minimum=0.01, maximum=1e5, help="simulated training time"),
-    "failures": Param(str, default="exponential",
-                      help="'exponential' (seeded draws from MTBF and repair time), 'none', or a trace file "
-                           "path with one 'time,device,event' per line (seconds, index, fail|repair)"),
-    # model
-    "failed_devices": Param(int, default=1, minimum=0, help="model fidelity: devices that fail (drawn by seed)"),
-    # execute
-    "exec_dp": Param(int, default=2, minimum=1, maximum=8, help="execute: data-parallel pipelines"),
-    "exec_pp": Param(int, default=3, minimum=1, maximum=5, help="execute: pipeline stages (MLP has 5 layers)"),
-    "exec_iterations": Param(int, default=6, minimum=1, maximum=200, help="execute: training iterations"),
-    "exec_microbatches": Param(int, default=6, minimum=1, maximum=64, help="execute: global micro-batches"),
-    "exec_micro_batch": Param(int, default=4, minimum=1, maximum=256, unit="samples",
-                              help="execute: samples per micro-batch"),
-    "kill_iteration": Param(int, default=2, minimum=0, help="execute: iteration in which a worker dies"),
-    "kill_pipeline": Param(int, default=0, minimum=0, help="execute: pipeline of the dying worker"),
-    "kill_stage": Param(int, default=1, minimum=0, help="execute: stage of the dying worker"),
-    "kill_after": Param(int, default=1, minimum=0,
-                        help="execute: the worker dies after this many of its pipeline's micro-batches"),
-    "checkpoint_every": Param(int, default=2, minimum=1, help="execute: checkpoint-restart interval (iterations)"),
-}
 
 #: the claims' setting, fixed before any of our numbers were seen (see the docs page):
 #: a cluster MTBF of 3 h (96 h per device / 32), after "interruptions on average every few hours"
@@ -282,30 +204,7 @@ _WHY_NOT = {
 _DECIDING = {c: (_MTBF,) for c in ("post-recovery-gap-32dev", "avg-throughput-vs-oobleck", "avg-throughput-vs-recycle")}
 
 
-TECHNIQUE = Technique(
-    name="odyssey",
-    title="Adaptive recovery-policy selection for fault-tolerant LLM training (redundancy, re-plan, reroute)",
-    category="fault-tolerance",
-    paper=PAPER,
-    variants=VARIANTS,
-    parameters=PARAMETERS,
-    fidelities={"model": "suite_odyssey.simulate:evaluate_model", "simulate": "suite_odyssey.simulate:evaluate",
-                "execute": "suite_odyssey.execute:evaluate"},
-    claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING),
-    properties=PROPERTIES,
-    version="0.1.0",
-    oracle_tolerance=1e-8,  # largest oracle_error accepted (float64 vs its oracle)
-    default_profile=_PROFILE,
-    default_workload=_WORKLOAD,
-    needs_profile=True,
-    needs_workload=False,
-    profile_kinds=("cluster",),
-    capabilities=frozenset({"recovery-exact", "bytes-conserved"}),
-    smoke=[
-        ScenarioSpec(variant="odyssey", profile=_PROFILE, workload=_WORKLOAD, fidelity="model"),
-        ScenarioSpec(variant="odyssey", profile=_PROFILE, workload=_WORKLOAD, fidelity="simulate",
-                     params={"device_mtbf": 96.0, "horizon": 6.0}),
-        ScenarioSpec(variant="odyssey", profile=_PROFILE, fidelity="execute"),
-    ],
-    docs="docs/techniques/odyssey.md",
-)
+TECHNIQUE = declare_technique(__name__, claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING),
+                              properties=PROPERTIES)
+# the declaration's parts (technique.toml), by their 0.3.0 names
+PAPER = TECHNIQUE.paper

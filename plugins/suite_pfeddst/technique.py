@@ -3,6 +3,9 @@
 Variants (three baselines), parameters (k, alpha, c and the recency window R set once here, never
 per claim), the abstract's two qualitative claims judged as orderings over seeds 0-9 with paired
 bootstrap intervals, their nulls, and the declared properties.
+
+The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
+``technique.toml``, read by :func:`suite.api.declare_technique`.
 """
 
 from __future__ import annotations
@@ -11,9 +14,8 @@ import dataclasses
 import math
 from typing import TYPE_CHECKING
 
-from suite.api import Claim, Null, Ordered, Paper, Param, Property, ScenarioSpec, Technique, Variant
+from suite.api import Claim, Null, Ordered, Property, ScenarioSpec, declare_technique
 
-from suite_pfeddst.constants import DEFAULT_EFFICIENCY
 
 if TYPE_CHECKING:
     import numpy as np
@@ -21,64 +23,11 @@ if TYPE_CHECKING:
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "SEEDS", "TARGET_ACCURACY", "paired_summary",
            "derive_accuracy", "derive_rounds", "gaussian_mixture_10"]
 
-PAPER = Paper(
-    title="PFedDST: Personalized Federated Learning with Decentralized Selection Training",
-    authors=("Mengchen Fan", "Keren Li", "Tianyun Zhang", "Qing Tian", "Baocheng Geng"),
-    venue="arXiv",
-    year=2025,
-    arxiv="2502.07750",
-    code=None,
-)
-
-VARIANTS = [
-    Variant("local-only", "each client trains its own model on its own data; no traffic", baseline=True),
-    Variant("fedavg", "a server averages whole models weighted by samples (McMahan et al. 2017)", baseline=True),
-    Variant("random-peers", "average the extractor with k neighbours drawn uniformly; header local; two-phase "
-                            "training", baseline=True),
-    Variant("pfeddst", "top-k neighbours by S = s_p (alpha s_l - s_d + c); average own and selected extractors; "
-                       "phase 1 extractor (header frozen), phase 2 header (extractor frozen)"),
-]
 
 #: Target personalized accuracy for "rounds to target", fixed here before any run (digits, 20 clients).
 TARGET_ACCURACY = 0.90
 SEEDS = tuple(range(10))
 
-PARAMETERS = {
-    "clients": Param(int, default=20, unit="clients", minimum=2, maximum=400,
-                     help="federated clients (20 in the issue's claim setting; the paper's count is not known)"),
-    "degree": Param(int, default=4, unit="peers", minimum=0, maximum=32,
-                    help="degree of the seeded random regular peer graph (networkx); clipped to clients-1"),
-    "k": Param(int, default=2, unit="peers", minimum=0, maximum=32,
-               help="neighbours selected per round (<= degree); set once per technique (not in the paper read)"),
-    "alpha": Param(float, default=1.0, minimum=0.0, maximum=100.0,
-                   help="weight of the loss disparity s_l in S (paper's value not found; our choice, fixed)"),
-    "c": Param(float, default=2.0, minimum=0.0, maximum=100.0,
-               help="offset c in S; 2 keeps alpha s_l - s_d + c >= 0 since s_d = 1 - cos is in [0, 2], so the "
-                    "recency factor s_p always lowers a score"),
-    "window": Param(int, default=5, unit="rounds", minimum=0, maximum=1000,
-                    help="recency window R: s_p = 1 / (1 + picks of the peer in the last R rounds)"),
-    "loss_reading": Param(str, default="cross", choices=("cross", "gap"),
-                          help="s_l: 'cross' = own model's loss on the candidate's data (one model transfer per "
-                               "candidate); 'gap' = |loss gap| of the two clients' own losses (scalars only)"),
-    "rounds": Param(int, default=30, unit="rounds", minimum=1, maximum=1000, help="communication rounds"),
-    "hidden": Param(int, default=32, unit="units", minimum=1, maximum=4096, help="hidden units of the MLP"),
-    "lr": Param(float, default=0.05, minimum=1e-6, maximum=10.0, help="learning rate of the full-batch steps"),
-    "phase1_steps": Param(int, default=2, unit="steps", minimum=0, maximum=100,
-                          help="full-batch steps of phase 1 (extractor, header frozen) per round"),
-    "phase2_steps": Param(int, default=2, unit="steps", minimum=0, maximum=100,
-                          help="full-batch steps of phase 2 (header, extractor frozen) per round; joint "
-                               "baselines train phase1+phase2 steps on the whole model"),
-    "split": Param(str, default="pathological", choices=("pathological", "dirichlet", "iid"),
-                   help="how samples are split over clients (pathological: sort by label, shards per client)"),
-    "shards": Param(int, default=2, unit="shards", minimum=1, maximum=20, help="shards per client (pathological)"),
-    "dirichlet_alpha": Param(float, default=0.5, minimum=1e-3, maximum=1e3, help="Dirichlet concentration"),
-    "test_fraction": Param(float, default=0.25, minimum=0.01, maximum=0.9,
-                           help="fraction of each client's samples kept as its local test part"),
-    "target_accuracy": Param(float, default=TARGET_ACCURACY, minimum=0.0, maximum=1.0,
-                             help="personalized accuracy for rounds_to_target (fixed before any run)"),
-    "efficiency": Param(float, default=DEFAULT_EFFICIENCY, minimum=1e-4, maximum=1.0,
-                        help="achieved fraction of fp32 peak when a device has no gemm_fp32 curve (assumption)"),
-}
 
 _BASELINES = ("local-only", "fedavg", "random-peers")
 _P = "edge-hetero"
@@ -316,26 +265,6 @@ PROPERTIES = [
     Property("ledger-bytes", "ledger bytes = k |e| + scoring bytes per client and round", check_ledger_bytes),
 ]
 
-TECHNIQUE = Technique(
-    name="pfeddst",
-    title="PFedDST: decentralized personalized FL with score-based peer selection and two-phase training",
-    category="sgd",
-    paper=PAPER,
-    variants=VARIANTS,
-    parameters=PARAMETERS,
-    fidelities={"model": "suite_pfeddst.model:evaluate", "execute": "suite_pfeddst.execute:evaluate"},
-    claims=CLAIMS,
-    properties=PROPERTIES,
-    version="0.1.0",
-    oracle_tolerance=1e-8,  # largest oracle_error accepted (float64 vs its oracle)
-    default_profile=_P,
-    default_workload="digits",
-    profile_kinds=("cluster", "node", "device", "measured"),
-    capabilities=frozenset({"bytes-conserved", "oracle-exact", "network-sensitivity"}),
-    smoke=[
-        ScenarioSpec(variant="pfeddst", profile=_P, workload="digits", fidelity="execute",
-                     params={"clients": 8, "rounds": 3, "hidden": 16}),
-        ScenarioSpec(variant="pfeddst", profile=_P, workload="digits", fidelity="model"),
-    ],
-    docs="docs/techniques/pfeddst.md",
-)
+TECHNIQUE = declare_technique(__name__, claims=CLAIMS, properties=PROPERTIES)
+# the declaration's parts (technique.toml), by their 0.3.0 names
+PAPER = TECHNIQUE.paper

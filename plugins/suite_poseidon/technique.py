@@ -3,6 +3,9 @@
 Variants, parameters, fidelities, the paper's claims (each with where in the paper the number is:
 the abstract; two from a third-party summary, unverified), their null predictions, and the
 declared properties.
+
+The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
+``technique.toml``, read by :func:`suite.api.declare_technique`.
 """
 
 from __future__ import annotations
@@ -10,43 +13,12 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from suite.api import (Assumption, AtMost, Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique,
-                       Variant, with_reasons)
+from suite.api import (Assumption, AtMost, Claim, Gain, Null, Property, ScenarioSpec, declare_technique,
+                       with_reasons)
 
-from suite_poseidon.constants import DEFAULT_EFFICIENCY
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "ratio_poseidon_over_ps"]
 
-PAPER = Paper(
-    title="Poseidon: An Efficient Communication Architecture for Distributed Deep Learning on GPU Clusters",
-    authors=("Hao Zhang", "Zeyu Zheng", "Shizhen Xu", "Wei Dai", "Qirong Ho", "Xiaodan Liang",
-             "Zhiting Hu", "Jinliang Wei", "Pengtao Xie", "Eric P. Xing"),
-    venue="USENIX ATC",
-    year=2017,
-    arxiv="1706.03292",
-    code="https://github.com/petuum-inc/poseidon-release (TF 0.10 release; docs only were read)",
-)
-
-VARIANTS = [
-    Variant("ps", "parameter server for every layer, communication after backward (no overlap)", baseline=True),
-    Variant("wfbp", "wait-free backprop: each layer's PS push/pull overlaps the backward of the layers below it",
-            baseline=True),
-    Variant("sfb", "sufficient-factor broadcasting for fc layers, PS for the others, no overlap", baseline=True),
-    Variant("poseidon", "WFBP + HybComm: per layer the cheaper of PS and SFB by the cost rule, conv always PS"),
-]
-
-PARAMETERS = {
-    "nodes": Param(int, default=16, unit="nodes", minimum=1, measured=(1, 32), role="scale", devices_each=1,  # abstract: 16 and 32 machines
-                   
-                   help="single-GPU machines (one worker each); <= the profile's nodes for a cluster"),
-    "batch_per_node": Param(int, default=32, unit="samples", minimum=1,
-                            help="per-node batch K (32 in the Poseidon TF release docs)"),
-    "servers": Param(int, default=None, unit="nodes", minimum=1, optional=True,
-                     help="parameter-server shards, colocated on the first S nodes (default: every node)"),
-    "efficiency": Param(float, default=DEFAULT_EFFICIENCY, minimum=0.001, maximum=1.0, role="efficiency",
-                        help="achieved fraction of the device's fp32 peak, in (0, 1] (source: suite_poseidon.constants.DEFAULT_EFFICIENCY)"),
-    "dtype": Param(str, default="fp32", choices=("fp32",), help="gradient and compute precision"),
-}
 
 _10G, _40G = "titanx-cluster-10gbe", "titanx-cluster-40gbe"
 
@@ -264,24 +236,7 @@ _DECIDING = {c: (Assumption("inter-node bandwidth", "40 GbE", flip_at=None, sour
              for c in ("inception-v3-32n-tf", "inception-v3-32n-vs-tf", "tf-vgg19-22k-32n-slower-than-1")}
 
 
-TECHNIQUE = Technique(
-    name="poseidon",
-    title="Poseidon: wait-free backprop + hybrid PS/SFB communication for data-parallel training",
-    category="communication", vocabulary="data-parallel",
-    paper=PAPER,
-    variants=VARIANTS,
-    parameters=PARAMETERS,
-    fidelities={"model": "suite_poseidon.model:evaluate", "execute": "suite_poseidon.execute:evaluate"},
-    claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING),
-    properties=PROPERTIES,
-    version="0.1.0",
-    default_profile=_10G,
-    default_workload="vgg19-22k",
-    profile_kinds=("cluster", "node", "device", "measured"),
-    capabilities=frozenset({"bytes-conserved", "alpha-beta-bound"}),
-    smoke=[
-        ScenarioSpec(variant="poseidon", fidelity="execute", params={"nodes": 4, "batch_per_node": 8}),
-        ScenarioSpec(variant="poseidon", fidelity="model", params={"nodes": 16}),
-    ],
-    docs="docs/techniques/poseidon.md",
-)
+TECHNIQUE = declare_technique(__name__, claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING),
+                              properties=PROPERTIES)
+# the declaration's parts (technique.toml), by their 0.3.0 names
+PAPER = TECHNIQUE.paper

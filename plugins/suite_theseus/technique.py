@@ -2,6 +2,9 @@
 
 Variants, parameters, fidelities, the two claims of the abstract (the only part of the paper
 read: every number is from the abstract), their null predictions, and the declared properties.
+
+The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
+``technique.toml``, read by :func:`suite.api.declare_technique`.
 """
 
 from __future__ import annotations
@@ -9,33 +12,14 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from suite.api import (Assumption, Claim, Exact, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique,
-                       Variant, with_reasons)
+from suite.api import (Assumption, Claim, Exact, Gain, Null, Param, Property, ScenarioSpec,
+                       declare_technique, with_reasons)
 
 from suite_theseus.constants import QUERIES
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "max_cost_parity_speedup", "all_feasible",
            "COST_PARITY_WITH"]
 
-PAPER = Paper(
-    title="Theseus: A Distributed and Scalable GPU-Accelerated Query Processing Platform Optimized for "
-          "Efficient Data Movement",
-    authors=("Felipe Aramburú", "William Malpica", "Jignesh M. Patel", "Rodrigo Aramburú"),
-    venue="arXiv",
-    year=2025,
-    arxiv="2508.05029",
-    code=None,
-)
-
-VARIANTS = [
-    Variant("serial", "per batch: load, compute, shuffle, spill one after another (no overlap)", baseline=True),
-    Variant("theseus", "one asynchronous executor per resource (pre-load, compute, network, spill); "
-                       "fixed-size pinned host page pool"),
-    Variant("variable-host-alloc", "as theseus, but first-fit variable-size host buffers", baseline=True),
-    Variant("in-memory", "as theseus, but no spill tier: the working set must fit in device memory", baseline=True),
-    Variant("cpu-engine", "a vectorised CPU engine (DuckDB; the stand-in for the closed Databricks Photon)",
-            baseline=True),
-]
 
 PARAMETERS = {
     "query": Param(int, default=6, minimum=1, maximum=22,
@@ -243,28 +227,7 @@ _DECIDING = {"cost-parity-4x": (
 )}
 
 
-TECHNIQUE = Technique(
-    name="theseus",
-    title="Theseus: distributed GPU query processing organised around data movement (TPC-H)",
-    category="data-systems",
-    paper=PAPER,
-    variants=VARIANTS,
-    parameters=PARAMETERS,
-    fidelities={"model": "suite_theseus.model:evaluate", "simulate": "suite_theseus.simulate:evaluate",
-                "execute": "suite_theseus.execute:evaluate"},
-    claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING),
-    properties=PROPERTIES,
-    version="0.1.0",
-    default_profile=_DGX,
-    default_workload="tpch-sf0.01",
-    profile_kinds=("cluster", "node", "device", "measured"),
-    # every shuffle and broadcast is priced by suite.perf.collective_time over the levels it crosses
-    capabilities=frozenset({"network-sensitivity"}),
-    smoke=[
-        ScenarioSpec(variant="theseus", fidelity="execute", workload="tpch-sf0.01", params={"query": 6, "workers": 2}),
-        ScenarioSpec(variant="theseus", fidelity="model", workload="tpch-sf1000", params={"query": 5}),
-        ScenarioSpec(variant="theseus", fidelity="simulate", workload="tpch-sf1000", params={"query": 5,
-                                                                                           "sim_batches": 50}),
-    ],
-    docs="docs/techniques/theseus.md",
-)
+TECHNIQUE = declare_technique(__name__, parameters=PARAMETERS,
+                              claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING), properties=PROPERTIES)
+# the declaration's parts (technique.toml), by their 0.3.0 names
+PAPER = TECHNIQUE.paper

@@ -2,6 +2,9 @@
 
 Variants, parameters, fidelities (model, simulate, execute), the abstract's claims with their
 null predictions, and the declared properties.
+
+The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
+``technique.toml``, read by :func:`suite.api.declare_technique`.
 """
 
 from __future__ import annotations
@@ -9,55 +12,13 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from suite.api import (Assumption, AtMost, Claim, Gain, Null, Paper, Param, Property, ScenarioSpec, Technique,
-                       Variant, with_reasons)
+from suite.api import (Assumption, AtMost, Claim, Gain, Null, Property, ScenarioSpec, declare_technique,
+                       with_reasons)
 
-from suite_virtualflow.constants import GPU_RELEASE_WAIT, TRACE_NAME
+from suite_virtualflow.constants import TRACE_NAME
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "hetero_gain", "jct_ratio", "ideal_additive_gain"]
 
-PAPER = Paper(
-    title="VirtualFlow: Decoupling Deep Learning Models from the Underlying Hardware",
-    authors=("Andrew Or", "Haoyu Zhang", "Michael J. Freedman"),
-    venue="MLSys",
-    year=2022,
-    arxiv="2009.09523",
-    code="https://github.com/andrewor14/models (TensorFlow model garden fork: virtual/, deploy/)",
-)
-
-VARIANTS = [
-    Variant("physical", "no virtual nodes: each of P devices runs one batch of B/V, so the global batch is P B/V "
-            "(it follows the hardware)", baseline=True),
-    Variant("fast-only", "virtual nodes on the fastest device type of a mixed cluster only", baseline=True),
-    Variant("virtual", "V virtual nodes time-sliced on P devices (V/P each, run in sequence, one all-reduce)"),
-    Variant("heterogeneous", "integer virtual nodes per device type of a mixed cluster, chosen by the exact "
-            "search over device counts and splits (the authors' brute force, vectorised)"),
-    Variant("static", "trace replay, Priority scheduler: every job on exactly its GPU demand, no resize",
-            baseline=True),
-    Variant("elastic", "trace replay, weighted fair sharing (powers of two) with resizes; V fixed per job"),
-]
-
-PARAMETERS = {
-    "batch": Param(int, default=128, unit="samples", minimum=1,
-                   help="global batch B (a multiple of virtual_nodes); sequences for a transformer"),
-    "virtual_nodes": Param(int, default=16, minimum=1, help="virtual nodes V per step (B/V samples each)"),
-    "devices": Param(int, default=4, unit="devices", minimum=1, measured=(1, 8),
-                     help="P devices for 'physical' / 'virtual' (a divisor of V for 'virtual'); the authors' "
-                          "scripts run 1, 2, 4, 8 GPUs"),
-    "steps": Param(int, default=20, minimum=1, maximum=10_000, help="training steps (execute fidelity)"),
-    "lr": Param(float, default=0.5, minimum=1e-6, maximum=10.0, help="SGD step size (execute fidelity)"),
-    "hidden": Param(int, default=16, minimum=0, maximum=512, help="hidden width of the MLP (execute; 0 = softmax)"),
-    "resize": Param(str, default="", help="execute, 'virtual': device counts of equal phases, e.g. '4,2,8' "
-                                          "(each a divisor of V)"),
-    "vn_counts": Param(str, default="", help="execute, 'heterogeneous'/'fast-only': virtual nodes per device, "
-                                             "e.g. '5,3,0,8' (sum V); default: the model's plan"),
-    "efficiency": Param(float, default=None, optional=True, minimum=0.001, maximum=1.0,
-                        help="override the per-device calibrated fraction of fp32 peak (model.device_efficiency)"),
-    "gpus": Param(int, default=None, optional=True, minimum=1, unit="devices",
-                  help="simulate: GPUs of the cluster (default: the trace's 8)"),
-    "release_wait": Param(float, default=GPU_RELEASE_WAIT, unit="s", minimum=0.0, maximum=3600.0,
-                          help="simulate: seconds a resize waits for GPUs to be released (the authors' 10 s)"),
-}
 
 _MIX = "vf-mix"
 _DGX = "dgx-1-v100"
@@ -323,38 +284,14 @@ _DECIDING = {
 }
 
 
-TECHNIQUE = Technique(
-    # the efficiency reference device (model.EFFICIENCY_INPUT) and the trace's workloads (elastic.TRACE_INPUTS)
-    uses=("profile:nvidia-v100-sxm2-16gb", "workload:bert-base@seq128", "workload:transformer-base",
-          "workload:resnet-50", "workload:resnet-18-cifar"),
-    name="virtualflow",
-    title="VirtualFlow: virtual nodes decouple the model's batch from the devices (elastic, heterogeneous)",
-    category="cluster-design",
-    paper=PAPER,
-    variants=VARIANTS,
-    parameters=PARAMETERS,
-    fidelities={"model": "suite_virtualflow.model:evaluate", "simulate": "suite_virtualflow.elastic:evaluate",
-                "execute": "suite_virtualflow.execute:evaluate"},
-    claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING),
-    properties=PROPERTIES,
-    version="0.1.0",
-    oracle_tolerance=1e-8,  # largest oracle_error accepted (float64 vs its oracle)
-    default_profile=_DGX,
-    default_workload="transformer-base",
-    profile_kinds=("cluster", "node", "device", "measured"),
-    # not "network-sensitivity": the kit's family check records every collective a case prices,
-    # and the plan search prices every candidate placement (most crossing levels the chosen plan
-    # does not); the property "network-levels" runs the same check with the chosen plan pinned.
-    capabilities=frozenset({"bytes-conserved", "oracle-exact", "memory-capacity"}),
-    kit_opt_out={"network-sensitivity": "the plan search prices every candidate placement, and a slower level "
-                                        "moves the chosen plan off it (on vf-mix the 4 V100s of one node: "
-                                        "comm_time stays 0.0329 s while rejected plans' collectives slow 10x); "
-                                        "the property 'network-levels' runs this check with the chosen plan pinned"},
+TECHNIQUE = declare_technique(
+    __name__, claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING), properties=PROPERTIES,
     smoke=[
         ScenarioSpec(variant="heterogeneous", profile=_MIX, workload="transformer-base", params=dict(_TF_POINT)),
         ScenarioSpec(variant="virtual", profile=_DGX, workload="digits", fidelity="execute",
                      params={"batch": 64, "virtual_nodes": 8, "devices": 4, "steps": 5, "resize": "4,2,8"}),
         ScenarioSpec(variant="elastic", profile=_DGX, workload=TRACE_NAME, fidelity="simulate"),
     ],
-    docs="docs/techniques/virtualflow.md",
 )
+# the declaration's parts (technique.toml), by their 0.3.0 names
+PAPER = TECHNIQUE.paper

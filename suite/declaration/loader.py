@@ -150,7 +150,7 @@ def _scalar(kinds: type | tuple[type, ...], expected: str) -> Callable[[Any, str
 
 
 def _optional_tuple(value: Any, field: str, where: _Where) -> tuple[Any, ...]:
-    value = _typed(value, list, "an array", field, where)
+    value = _typed(value, (list, tuple), "an array", field, where)
     return tuple(_resolve(v, f"{field}[{i}]", where) for i, v in enumerate(value))
 
 
