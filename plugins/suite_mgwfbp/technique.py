@@ -5,6 +5,9 @@ better scaling than WFBP and SyncEASGD on an 8-node 10GbE cluster, and an optima
 The per-model speed-ups of the paper's figures could not be read; the numbers implied by a
 plotting script of the authors' group are code, not paper text, and are not claims here (the docs
 page gives them as context).
+
+The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
+``technique.toml``, read by :func:`suite.api.declare_technique`.
 """
 
 from __future__ import annotations
@@ -12,48 +15,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from suite.api import (Assumption, AtMost, Claim, Null, Ordered, Paper, Param, Property, Result, ScenarioSpec,
-                       Technique, Variant, with_reasons)
-
-PAPER = Paper(
-    title="MG-WFBP: Efficient Data Communication for Distributed Synchronous SGD Algorithms",
-    authors=("Shaohuai Shi", "Xiaowen Chu", "Bo Li"),
-    venue="IEEE INFOCOM",
-    year=2019,
-    arxiv="1811.11141",
-    doi="10.1109/INFOCOM.2019.8737367",
-    code="https://github.com/HKBU-HPML/MG-WFBP",
-)
-
-VARIANTS = [
-    Variant("sync", "one all-reduce of all gradients after backward (SyncEASGD-style)", baseline=True),
-    Variant("wfbp", "wait-free backprop: one all-reduce per layer as soon as its gradient is ready", baseline=True),
-    Variant("bucket", "fixed-size buckets filled from the last layer (PyTorch DDP, bucket_mb = 25 MiB)", baseline=True),
-    Variant("mg-wfbp", "merged-gradient WFBP: the paper's merge rule with all-reduce start-up a and per-byte b"),
-]
-
-PARAMETERS = {
-    "workers": Param(int, default=None, minimum=1, optional=True, unit="workers", role="scale",
-                     help="data-parallel workers P; default: every device of the profile (execute: 4)"),
-    "batch": Param(int, default=32, minimum=1, unit="samples", help="per-worker mini-batch"),
-    "efficiency": Param(float, default=0.5, minimum=1e-3, maximum=1.0, role="efficiency",
-                        help="achieved fraction of peak FLOP/s for every layer (roofline compute roof); "
-                             "an assumption, not from the paper (see docs/techniques/mg-wfbp.md)"),
-    "dtype": Param(str, default="fp32", help="which peak_flops entry of the device to use"),
-    "bucket_mb": Param(float, default=25.0, minimum=1e-6, unit="MiB",
-                       help="bucket cap of the `bucket` variant (PyTorch DDP default 25 MiB)"),
-    "algorithm": Param(str, default="ring", choices=("ring", "tree", "rabenseifner", "hierarchical"),
-                       help="all-reduce formula used when the profile has no published fit for P workers"),
-    "use_fit": Param(bool, default=True,
-                     help="use the profile's published all-reduce fit (a, b) for P workers when present"),
-    "comm_model": Param(str, default="profile", choices=("profile", "b-caffe"),
-                        help="deprecated, removed in 0.4.0: 'b-caffe' now warns and prices through the profile "
-                             "like 'profile'; the authors' B-Caffe testbed is profile k80-cluster-bcaffe-10gbe"),
-    "steps": Param(int, default=50, minimum=1, maximum=10_000, help="execute: SGD steps"),
-    "hidden": Param(int, default=32, minimum=1, maximum=4096, help="execute: MLP hidden width"),
-    "depth": Param(int, default=3, minimum=0, maximum=32, help="execute: MLP hidden layers"),
-    "lr": Param(float, default=0.1, minimum=0.0, maximum=10.0, help="execute: SGD learning rate"),
-}
+from suite.api import (Assumption, AtMost, Claim, Null, Ordered, Property, Result, ScenarioSpec, Technique,
+                       declare_technique, with_reasons)
 
 
 # --------------------------------------------------------------------------- claims
@@ -260,33 +223,5 @@ _FLIPS = {
 _DECIDING = {cid: (_latency(at, how),) + ((_ring(rab),) if rab else ()) for cid, (at, how, rab) in _FLIPS.items()}
 
 
-TECHNIQUE = Technique(
-    name="mg-wfbp",
-    title="Merged-gradient wait-free backpropagation: merge layers' all-reduces when it saves start-up time",
-    category="communication", vocabulary="data-parallel",
-    paper=PAPER,
-    variants=VARIANTS,
-    parameters=PARAMETERS,
-    fidelities={"model": "suite_mgwfbp.model:evaluate", "execute": "suite_mgwfbp.execute:evaluate"},
-    claims=with_reasons(_claims(), _WHY_NOT, _DECIDING),
-    properties=PROPERTIES,
-    version="0.2.0",
-    oracle_tolerance=1e-8,  # largest oracle_error accepted (float64 vs its oracle)
-    default_profile="k80-cluster-10gbe",
-    default_workload="googlenet",
-    profile_kinds=("device", "node", "cluster", "measured"),
-    # not "alpha-beta-bound": the authors' published 10GbE fits are faster than the 10 Gbit/s ring
-    # bound (docs/techniques/mg-wfbp.md, "The published 10GbE fits")
-    capabilities=frozenset({"bytes-conserved", "oracle-exact", "sgd-envelope"}),
-    kit_opt_out={"network-sensitivity": "on a profile with a published all-reduce fit for P workers (the K80 "
-                                        "clusters k80-cluster-10gbe and k80-cluster-ib56) the fit replaces the "
-                                        "network model by design (use_fit, the default) and the comm_model artifact "
-                                        "says so; use_fit=false prices suite.perf.collective_time"},
-    smoke=[
-        ScenarioSpec(variant="mg-wfbp", profile="k80-cluster-10gbe", workload="googlenet",
-                     params={"workers": 8, "batch": 64}, fidelity="model"),
-        ScenarioSpec(variant="mg-wfbp", profile="k80-cluster-10gbe", workload="digits",
-                     params={"workers": 4, "steps": 5}, fidelity="execute"),
-    ],
-    docs="docs/techniques/mg-wfbp.md",
-)
+TECHNIQUE = declare_technique(__name__, claims=with_reasons(_claims(), _WHY_NOT, _DECIDING),
+                              properties=PROPERTIES)
