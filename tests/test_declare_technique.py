@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from suite.api import Paper, Param, ScenarioSpec, Technique, TechniqueError, Variant, declare_technique
+from suite.api import Paper, Param, Property, ScenarioSpec, Technique, TechniqueError, Variant, declare_technique
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -62,6 +62,28 @@ choices = ["ring", "tree"]
 variant = "demo"
 profile = "dgx-a100"
 params = {{ workers = 8 }}
+
+[[properties]]
+name = "always"
+description = "holds for every scenario"
+check = "check_always"
+
+[[properties]]
+name = "elsewhere"
+description = "a check by reference"
+check = "{pkg}.checks:check_elsewhere"
+"""
+
+
+_TECHNIQUE_PY = """\
+from suite.api import declare_technique
+
+
+def check_always(technique, scenario):
+    pass
+
+
+TECHNIQUE = declare_technique(__name__, claims=[])
 """
 
 
@@ -71,6 +93,8 @@ def _package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, toml: s
     (pkg / "__init__.py").write_text("")
     (pkg / "constants.py").write_text("EFFICIENCY = 0.375\n")
     (pkg / "model.py").write_text("def evaluate(scenario):\n    raise NotImplementedError\n")
+    (pkg / "checks.py").write_text("def check_elsewhere(technique, scenario):\n    pass\n")
+    (pkg / "technique.py").write_text(_TECHNIQUE_PY)
     (pkg / "technique.toml").write_text(toml.format(pkg=name))
     monkeypatch.syspath_prepend(str(tmp_path))
     for mod in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
@@ -81,8 +105,9 @@ def _package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, toml: s
 
 def test_the_file_builds_the_technique_the_python_declaration_builds(tmp_path, monkeypatch):
     pkg = _package(tmp_path, monkeypatch, "toml_demo_equal", _TOML)
-    claims: list = []
-    built = declare_technique(pkg + ".technique", claims=claims)
+    module = importlib.import_module(pkg + ".technique")
+    checks = importlib.import_module(pkg + ".checks")
+    built = module.TECHNIQUE
     written = Technique(
         name="toml-demo", title="A demo technique declared in TOML", category="communication", version="0.2.0",
         oracle_tolerance=1e-8, profile_kinds=("node", "cluster"),
@@ -95,7 +120,9 @@ def test_the_file_builds_the_technique_the_python_declaration_builds(tmp_path, m
                     "efficiency": Param(float, default=0.375),
                     "algorithm": Param(str, default="ring", choices=("ring", "tree"))},
         smoke=[ScenarioSpec(variant="demo", profile="dgx-a100", params={"workers": 8})],
-        claims=claims,
+        properties=[Property("always", "holds for every scenario", module.check_always),
+                    Property("elsewhere", "a check by reference", checks.check_elsewhere)],
+        claims=[],
     )
     assert built == written
     # the reference form is the constant's value (0.375, constants.py), not a copy in the file
@@ -121,22 +148,26 @@ def test_the_file_builds_the_technique_the_python_declaration_builds(tmp_path, m
     (('category = "communication"', 'category = "telepathy"'),
      "toml_demo_bad/technique.toml: technique 'toml-demo': category must be one of"),
     (('title = "A paper"', 'title = "A paper'), "toml_demo_bad/technique.toml: expected valid TOML, got a syntax error"),
+    (('check = "check_always"', 'check = "check_never"'),
+     "toml_demo_bad/technique.toml: properties[0].check: expected a function defined in toml_demo_bad.technique "
+     "before declare_technique(...) is called, or a reference 'package.module:function', got 'check_never'"),
 ])
 def test_a_bad_entry_is_one_line_naming_file_field_expected_and_given(tmp_path, monkeypatch, edit, message):
     old, new = edit
     assert old in _TOML
     pkg = _package(tmp_path, monkeypatch, "toml_demo_bad", _TOML.replace(old, new))
     with pytest.raises(TechniqueError) as err:
-        declare_technique(pkg)
+        importlib.import_module(pkg + ".technique")
     assert str(err.value).startswith(message)
     assert "\n" not in str(err.value)
 
 
 def test_a_field_in_the_file_and_in_python_is_refused(tmp_path, monkeypatch):
     pkg = _package(tmp_path, monkeypatch, "toml_demo_both", _TOML)
+    importlib.import_module(pkg + ".technique")  # the declaring module, where the checks are
     with pytest.raises(TechniqueError, match=r"toml_demo_both/technique.toml: version: expected in the file or in "
                                              r"Python, got it in both"):
-        declare_technique(pkg, version="9.9.9")
+        declare_technique(pkg + ".technique", claims=[], version="9.9.9")
 
 
 def test_a_missing_file_names_it(tmp_path, monkeypatch):

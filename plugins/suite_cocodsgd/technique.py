@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from suite.api import (Assumption, Between, Claim, Null, Ordered, Property, Result, ScenarioSpec, Technique,
+from suite.api import (Assumption, Between, Claim, Null, Ordered, Result, ScenarioSpec, Technique,
                        declare_technique, with_reasons)
 
 
@@ -128,14 +128,6 @@ def check_merge_identity(tech: Technique, scenario) -> None:
         raise AssertionError(f"merge identity off by {extra['merge_error']}")
 
 
-PROPERTIES = [
-    Property("round-time-ordering", "max(k t_c, t_AR) <= cocod <= local <= s-sgd and cocod <= pipe <= s-sgd",
-             check_round_ordering),
-    Property("speedup-bound", "speed-up over S-SGD <= k(t_c + t_AR) / max(k t_c, t_AR)", check_speedup_bound),
-    Property("merge-identity", "weighted average after a merge = stale average + weighted local progress",
-             check_merge_identity),
-]
-
 # ---------------------------------------------------------- why not reproduced, and what decides (issue 42)
 #: claim id -> (reason class, reason) of each claim not reproduced; claim id -> the assumptions its
 #: verdict depends on, with the value at which it flips (docs/verdicts.md; the docs page's table)
@@ -152,5 +144,4 @@ _DECIDING = {c: (Assumption("batch per GPU", 128, sourced=False, note="smaller b
              for c in ("resnet-18-cifar-16x1080ti-speedup", "vgg16-cifar-16x1080ti-speedup")}
 
 
-TECHNIQUE = declare_technique(__name__, claims=with_reasons(_claims(), _WHY_NOT, _DECIDING),
-                              properties=PROPERTIES)
+TECHNIQUE = declare_technique(__name__, claims=with_reasons(_claims(), _WHY_NOT, _DECIDING))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from suite.api import Claim, Gain, Null, Param, Property, ScenarioSpec, declare_technique, with_reasons
+from suite.api import Claim, Gain, Null, Param, ScenarioSpec, declare_technique, with_reasons
 
 from suite_comet import constants
 
@@ -198,16 +198,6 @@ def check_execute_equals_dense(tech, scenario):
         raise AssertionError(f"ledger differs from the traffic formulas by {res['traffic_mismatch']} B")
 
 
-PROPERTIES = [
-    Property("flops-monotone", "more FLOP/s never slows the optimum", check_flops_monotone),
-    Property("hbm-bandwidth-monotone", "more HBM bandwidth never slows the optimum", check_hbm_bw_monotone),
-    Property("network-monotone", "more bandwidth on any network level never slows the optimum",
-             check_network_monotone),
-    Property("reported-fits", "every reported strategy fits its memory", check_reported_fits),
-    Property("execute-equals-dense", "the tp x pp x dp step equals the dense step; ledger = traffic formulas",
-             check_execute_equals_dense),
-]
-
 #: reason class of each claim not reproduced (docs/verdicts.md, Reason classes)
 _WHY_NOT = {
     "cluster-spread-7.7x": ("setup unknown", "COMET's grid (node hardware, network, node counts, which two designs "
@@ -221,7 +211,6 @@ TECHNIQUE = declare_technique(
     __name__,
     # the grid's device and node profiles (model.grid_clusters)
     uses=constants.grid_inputs(), parameters=PARAMETERS, claims=with_reasons(CLAIMS, _WHY_NOT),
-    properties=PROPERTIES,
 )
 # the declaration's parts (technique.toml), by their 0.3.0 names
-PAPER = TECHNIQUE.paper
+PAPER, PROPERTIES = TECHNIQUE.paper, TECHNIQUE.properties

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from suite.api import Claim, Null, Ordered, ParameterError, Property, ScenarioSpec, Skip, declare_technique
+from suite.api import Claim, Null, Ordered, ParameterError, ScenarioSpec, Skip, declare_technique
 
 from suite_computron.workloads import CONFIGS
 
@@ -249,18 +249,8 @@ def check_serving_invariants(tech, scenario):
             raise AssertionError(f"model {m}: requests started out of arrival order")
 
 
-PROPERTIES = [
-    Property("swap-monotone", "load time is non-increasing in the number of shards n", check_swap_monotone),
-    Property("slower-link", "a slower host link never lowers the swap time, and raises it where it binds",
-             check_slower_link),
-    Property("nvlink-only-tp", "the intra-node level matters only when tp > 1", check_nvlink_only_tp),
-    Property("shards-add-up", "shards add up to the model and fit the GPU", check_shards_add_up),
-    Property("serving-invariants", "resident <= max_loaded, bytes conserved, response >= service, FIFO "
-             "(simulate)", check_serving_invariants),
-]
-
 TECHNIQUE = declare_technique(
-    __name__, claims=CLAIMS, properties=PROPERTIES,
+    __name__, claims=CLAIMS,
     validation=[
         ScenarioSpec(variant="computron", fidelity="execute", workload="opt-1.3b", params={"tp": n})
         for n in (1, 2)
@@ -268,3 +258,4 @@ TECHNIQUE = declare_technique(
 )
 # the declaration's parts (technique.toml), by their 0.3.0 names
 PAPER, VARIANTS, PARAMETERS = TECHNIQUE.paper, TECHNIQUE.variants, TECHNIQUE.parameters
+PROPERTIES = TECHNIQUE.properties

@@ -12,8 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from suite.api import (Assumption, AtLeast, Claim, Gain, Null, Property, ScenarioSpec, declare_technique,
-                       with_reasons)
+from suite.api import Assumption, AtLeast, Claim, Gain, Null, ScenarioSpec, declare_technique, with_reasons
 
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "throughput_ratio"]
@@ -268,20 +267,6 @@ def check_network_levels(tech, scenario):
                 raise AssertionError(f"network.{worst} bandwidth / 1000 left comm_time unchanged")
 
 
-PROPERTIES = [
-    Property("equal-batches-identical", "on a homogeneous profile hetseq equals ddp-equal-batch and every rank's "
-             "compute is equal within one sample", check_equal_batches),
-    Property("speedup-le-gpu-ratio", "speed-up <= GPUs / GPUs of one node (homogeneous)", check_speedup_bound),
-    Property("proportional-bounds", "hetseq's step lies between the balanced bound and ddp-equal-batch's (+ one "
-             "sample)", check_proportional_no_slower),
-    Property("network-levels", "the kit's network-sensitivity check on the n-node step; a slower level the "
-             "all-reduce crosses never speeds the step up (the bounding one slows it); an uncrossed level changes "
-             "nothing", check_network_levels),
-    Property("union-gradient", "any split, dummy batches included, gives the single-process union step (execute)",
-             check_union_gradient),
-]
-
-
 # ---------------------------------------------------------- why not reproduced, and what decides (issue 42)
 #: claim id -> (reason class, reason) of each claim not reproduced; claim id -> the assumptions its
 #: verdict depends on, with the value at which it flips (docs/verdicts.md; the docs page's table)
@@ -299,7 +284,6 @@ _DECIDING = {c: (Assumption("model (BERT-base, seq 128, 32 sequences per GPU)", 
              for c in ("readme-speedup-4n", "readme-speedup-8n")}
 
 
-TECHNIQUE = declare_technique(__name__, claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING),
-                              properties=PROPERTIES)
+TECHNIQUE = declare_technique(__name__, claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING))
 # the declaration's parts (technique.toml), by their 0.3.0 names
-PAPER = TECHNIQUE.paper
+PAPER, PROPERTIES = TECHNIQUE.paper, TECHNIQUE.properties

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from suite.api import (Assumption, AtMost, Claim, Null, Ordered, Property, Result, ScenarioSpec, Technique,
+from suite.api import (Assumption, AtMost, Claim, Null, Ordered, Result, ScenarioSpec, Technique,
                        declare_technique, with_reasons)
 
 
@@ -163,13 +163,6 @@ def check_lower_bound(tech: Technique, scenario) -> None:
         raise AssertionError(f"iteration {res['iteration_time']} s < compute {res['compute_time']} s")
 
 
-PROPERTIES = [
-    Property("groups-partition", "groups are contiguous and cover every layer exactly once", check_groups_partition),
-    Property("mg-wfbp-not-slower", "T(mg-wfbp) <= T(wfbp) and <= T(sync)", check_not_slower),
-    Property("compute-lower-bound", "T >= forward + total backward", check_lower_bound),
-]
-
-
 # ---------------------------------------------------------- why not reproduced, and what decides (issue 42)
 #: claim id -> (reason class, reason) of each claim not reproduced; claim id -> the assumptions its
 #: verdict depends on, with the value at which it flips (docs/verdicts.md; the docs page's table)
@@ -223,5 +216,4 @@ _FLIPS = {
 _DECIDING = {cid: (_latency(at, how),) + ((_ring(rab),) if rab else ()) for cid, (at, how, rab) in _FLIPS.items()}
 
 
-TECHNIQUE = declare_technique(__name__, claims=with_reasons(_claims(), _WHY_NOT, _DECIDING),
-                              properties=PROPERTIES)
+TECHNIQUE = declare_technique(__name__, claims=with_reasons(_claims(), _WHY_NOT, _DECIDING))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from suite.api import (Approx, Assumption, Claim, Null, Property, ScenarioSpec, Technique, declare_technique,
+from suite.api import (Approx, Assumption, Claim, Null, ScenarioSpec, Technique, declare_technique,
                        with_reasons)
 
 
@@ -142,15 +142,6 @@ def check_local_not_slower(tech: Technique, scenario) -> None:
             raise AssertionError(f"palsgd {t['palsgd']} slower than diloco {t['diloco']}")
 
 
-PROPERTIES = [
-    Property("reduces-to-ssgd", "p=0, H=1, plain inner SGD, outer lr 1 without momentum equals synchronous SGD",
-             check_reduces_to_ssgd),
-    Property("allreduce-count", "#all-reduces = warm-up + floor((T - warm-up)/H); replicas identical after a sync",
-             check_allreduce_count),
-    Property("local-not-slower", "local variants reach the target no later than DDP at equal steps",
-             check_local_not_slower),
-]
-
 # ---------------------------------------------------------- why not reproduced, and what decides (issue 42)
 #: claim id -> (reason class, reason) of each claim not reproduced; claim id -> the assumptions its
 #: verdict depends on, with the value at which it flips (docs/verdicts.md; the docs page's table)
@@ -165,5 +156,4 @@ _DECIDING = {c: (Assumption("p (fraction of steps that skip forward and backward
                           ("gpt-neo-8m-tinystories-faster-than-ddp", 0.2))}
 
 
-TECHNIQUE = declare_technique(__name__, claims=with_reasons(_claims(), _WHY_NOT, _DECIDING),
-                              properties=PROPERTIES)
+TECHNIQUE = declare_technique(__name__, claims=with_reasons(_claims(), _WHY_NOT, _DECIDING))

@@ -14,7 +14,7 @@ import dataclasses
 import math
 from typing import TYPE_CHECKING
 
-from suite.api import Claim, Null, Ordered, Property, ScenarioSpec, declare_technique
+from suite.api import Claim, Null, Ordered, ScenarioSpec, declare_technique
 
 
 if TYPE_CHECKING:
@@ -255,16 +255,6 @@ def check_ledger_bytes(tech, scenario):
         raise AssertionError(f"extractor bytes {tags['extractor']}")
 
 
-PROPERTIES = [
-    Property("selection-k-distinct", "k distinct neighbours from the peer graph, never itself", check_selection),
-    Property("score-shape", "S increasing in s_l, decreasing in s_d, linear in s_p", check_score_shape),
-    Property("aggregate-convex", "each aggregate is a convex combination, idempotent on equal inputs", check_convex),
-    Property("bandwidth-monotone", "round_time does not rise when any network level gets faster",
-             check_bandwidth_monotone),
-    Property("k0-identical", "k = 0 makes pfeddst and random-peers identical bit for bit", check_k0_identical),
-    Property("ledger-bytes", "ledger bytes = k |e| + scoring bytes per client and round", check_ledger_bytes),
-]
-
-TECHNIQUE = declare_technique(__name__, claims=CLAIMS, properties=PROPERTIES)
+TECHNIQUE = declare_technique(__name__, claims=CLAIMS)
 # the declaration's parts (technique.toml), by their 0.3.0 names
-PAPER = TECHNIQUE.paper
+PAPER, PROPERTIES = TECHNIQUE.paper, TECHNIQUE.properties

@@ -13,8 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from suite.api import (Assumption, AtMost, Claim, Gain, Null, Property, ScenarioSpec, declare_technique,
-                       with_reasons)
+from suite.api import Assumption, AtMost, Claim, Gain, Null, ScenarioSpec, declare_technique, with_reasons
 
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "ratio_poseidon_over_ps"]
@@ -209,17 +208,6 @@ def check_sfb_equals_dense(tech, scenario):
         raise AssertionError(f"max relative error {res['max_rel_error']}")
 
 
-PROPERTIES = [
-    Property("hybcomm-argmin", "HybComm picks the argmin of the PS and SFB cost formulas; conv layers always PS",
-             check_hybcomm_argmin),
-    Property("wfbp-bounds", "WFBP iteration time lies in [f + max(sum b, sum c), f + sum b + sum c]",
-             check_wfbp_bounds),
-    Property("bandwidth-monotone", "iteration_time is non-increasing in network bandwidth", check_bandwidth_monotone),
-    Property("speedup-one-node", "speed-up over one node is exactly 1 at nodes=1", check_speedup_one_node),
-    Property("sfb-equals-dense", "SFB and PS aggregates equal the dense sum of workers' gradients (execute)",
-             check_sfb_equals_dense),
-]
-
 # ---------------------------------------------------------- why not reproduced, and what decides (issue 42)
 #: claim id -> (reason class, reason) of each claim not reproduced; claim id -> the assumptions its
 #: verdict depends on, with the value at which it flips (docs/verdicts.md; the docs page's table)
@@ -236,7 +224,6 @@ _DECIDING = {c: (Assumption("inter-node bandwidth", "40 GbE", flip_at=None, sour
              for c in ("inception-v3-32n-tf", "inception-v3-32n-vs-tf", "tf-vgg19-22k-32n-slower-than-1")}
 
 
-TECHNIQUE = declare_technique(__name__, claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING),
-                              properties=PROPERTIES)
+TECHNIQUE = declare_technique(__name__, claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING))
 # the declaration's parts (technique.toml), by their 0.3.0 names
-PAPER = TECHNIQUE.paper
+PAPER, PROPERTIES = TECHNIQUE.paper, TECHNIQUE.properties

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from suite.api import (Approx, Claim, Exact, Gain, Null, Property, Scenario, ScenarioSpec, Skip, Technique,
+from suite.api import (Approx, Claim, Exact, Gain, Null, Scenario, ScenarioSpec, Skip, Technique,
                        declare_technique, with_reasons)
 from suite_superneurons.constants import RESNET_2500_UNITS_DEPTH
 
@@ -193,13 +193,4 @@ _WHY_NOT = {
 _DECIDING = {}
 
 
-TECHNIQUE = declare_technique(
-    __name__, claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING),
-    properties=[
-        Property("peak-order", "peak(baseline) >= peak(liveness) >= peak(recompute) >= l_peak", _prop_peak_order),
-        Property("no-read-after-free", "no tensor read after free; bytes offloaded == bytes prefetched",
-                 _prop_no_read_after_free),
-        Property("more-memory-fits", "doubling device memory never turns a fitting case into a non-fitting one",
-                 _prop_more_memory_never_hurts_depth),
-    ],
-)
+TECHNIQUE = declare_technique(__name__, claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING))

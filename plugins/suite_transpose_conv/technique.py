@@ -7,7 +7,7 @@ The plain-data part of the declaration (paper, variants, parameters, defaults, s
 
 from __future__ import annotations
 
-from suite.api import Property, Scenario, ScenarioSpec, Technique, declare_technique
+from suite.api import Scenario, ScenarioSpec, Technique, declare_technique
 
 from .claims import CLAIMS
 from .layers import layers_of
@@ -69,13 +69,6 @@ def check_counts(tech: Technique, scenario: Scenario) -> None:
                 raise AssertionError(f"{v}: counted {wk.macs} MACs, closed form {model.macs(l, v)}")
 
 
-PROPERTIES = [
-    Property("equals-scatter", "every variant equals the scatter definition (allclose) for the scenario's layers",
-             check_equals_scatter),
-    Property("counts", "unified computes exactly Ho*Wo outputs per channel; MACs unified <= KS <= zero-insert; "
-             "KS extra elements equal s^2 ceil(Ho/s) ceil(Wo/s) - Ho Wo", check_counts),
-]
-
 _SMOKE_LAYER = {"in_channels": 8, "out_channels": 8, "height": 9, "width": 9, "kernel": 3, "stride": 2,
                 "padding": 1, "repeats": 2, "dtype": "float64"}  # float64: oracle_error ~1e-15 (oracle-exact)
 
@@ -96,5 +89,4 @@ VALIDATION = [
     for v in ("scatter", "zero-insert", "kernel-segregated", "unified")
 ]
 
-TECHNIQUE = declare_technique(__name__, claims=CLAIMS, properties=PROPERTIES, smoke=SMOKE,
-                              validation=VALIDATION)
+TECHNIQUE = declare_technique(__name__, claims=CLAIMS, smoke=SMOKE, validation=VALIDATION)

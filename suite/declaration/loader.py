@@ -1,8 +1,9 @@
 """A technique's plain-data declaration read from ``technique.toml`` (:func:`declare_technique`).
 
 What a technique declares splits in two: plain data (its name and title, the paper, the variants,
-the parameters, the fidelities' references, the smoke scenarios, the defaults) and Python (the
-claims' derive functions, the properties' checks). The plain data can live in a TOML file beside
+the parameters, the fidelities' references, the smoke scenarios, the defaults, the properties'
+names and descriptions) and Python (the claims with their derive functions, the properties' checks,
+named from the file). The plain data can live in a TOML file beside
 the plugin's ``technique.py``, one table per :class:`~suite.technique.Technique` field, with the
 schema held here once; :func:`declare_technique` reads it through :func:`read_data` (so the file
 is part of the technique's code fingerprint, hence of every case key) and builds the same
@@ -38,10 +39,12 @@ _NUMBER = (int, float)
 
 
 class _Where:
-    """The file being read, for one-line errors: ``FILE: FIELD: expected X, got Y``."""
+    """The file being read, for one-line errors: ``FILE: FIELD: expected X, got Y``; and the
+    declaring module, where a property's ``check`` written as a bare name is looked up."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, module: str = "") -> None:
         self.path = path
+        self.module = module
 
     def fail(self, field: str, expected: str, given: Any) -> TechniqueError:
         return TechniqueError(f"{self.path}: {field}: expected {expected}, got {given!r}")
@@ -138,6 +141,35 @@ def _spec(value: Any, field: str, where: _Where) -> ScenarioSpec:
     return ScenarioSpec(**{k: _SPEC_FIELDS[k](v, f"{field}.{k}", where) for k, v in table.items()})
 
 
+def _check(value: Any, field: str, where: _Where) -> Callable[..., None]:
+    """A property's check: ``"name"`` (a function of the declaring module, defined above the
+    :func:`declare_technique` call) or ``"package.module:function"``."""
+    import sys
+
+    name = _typed(value, str, "a function name or a reference 'package.module:function'", field, where)
+    if ":" in name:
+        fn = _resolve({"python": name}, field, where)
+    else:
+        fn = getattr(sys.modules.get(where.module), name, None)
+    if not callable(fn):
+        raise where.fail(field, f"a function defined in {where.module} before declare_technique(...) is called, "
+                                "or a reference 'package.module:function'", name)
+    return cast(Callable[..., None], fn)
+
+
+def _property(value: Any, field: str, where: _Where) -> Any:
+    from suite.technique import Property
+
+    table = _typed(value, dict, "a table (name, description, check)", field, where)
+    _keys(table, {"name": 0, "description": 0, "check": 0}, field, where)
+    for key in ("name", "description", "check"):
+        if key not in table:
+            raise where.fail(f"{field}.{key}", "a string", None)
+    return Property(_STR(table["name"], f"{field}.name", where),
+                    _STR(table["description"], f"{field}.description", where),
+                    _check(table["check"], f"{field}.check", where))
+
+
 def _array_of(item: Callable[[Any, str, _Where], Any]) -> Callable[[Any, str, _Where], list[Any]]:
     def read(value: Any, field: str, where: _Where) -> list[Any]:
         value = _typed(value, list, "an array of tables", field, where)
@@ -177,8 +209,8 @@ _SPEC_FIELDS: dict[str, Callable[[Any, str, _Where], Any]] = {
     "overrides": _string_table,
 }
 
-#: Technique field -> how its TOML value is read (the fields that are plain data; claims and
-#: properties hold Python functions and are passed to :func:`declare_technique`).
+#: Technique field -> how its TOML value is read (the fields that are plain data, and the properties,
+#: whose checks are named; claims hold Python objects and are passed to :func:`declare_technique`).
 _FIELDS: dict[str, Callable[[Any, str, _Where], Any]] = {
     "name": _STR, "title": _STR, "category": _STR, "version": _STR, "docs": _STR, "vocabulary": _STR,
     "default_profile": _STR, "default_workload": _STR, "default_workloads": _string_table,
@@ -186,7 +218,7 @@ _FIELDS: dict[str, Callable[[Any, str, _Where], Any]] = {
     "uses": _strings, "capabilities": lambda v, f, w: frozenset(_strings(v, f, w)),
     "oracle_tolerance": _NUM, "kit_opt_out": _string_table, "fidelities": _string_table,
     "paper": _paper, "variants": _array_of(_variant), "parameters": _parameters,
-    "smoke": _array_of(_spec), "validation": _array_of(_spec),
+    "smoke": _array_of(_spec), "validation": _array_of(_spec), "properties": _array_of(_property),
 }
 
 
@@ -201,7 +233,7 @@ def read_technique_file(package: str, name: str = TECHNIQUE_FILE) -> dict[str, A
         file, field, what was expected, what was given).
     """
     top = package.split(".")[0]
-    where = _Where(f"{top}/{name}")
+    where = _Where(f"{top}/{name}", package)
     text = cast(str, read_data(package, name))
     try:
         table = tomllib.loads(text)
@@ -241,7 +273,8 @@ def declare_technique(package: str, *, file: str = TECHNIQUE_FILE, **fields: Any
     Example
     -------
     ``technique.toml`` holds ``name = "ring-demo"``, ``[paper]``, ``[[variants]]``, ...; then
-    ``TECHNIQUE = declare_technique(__name__, claims=CLAIMS, properties=PROPERTIES)``.
+    ``TECHNIQUE = declare_technique(__name__, claims=CLAIMS)`` (a ``[[properties]]`` entry's
+    ``check = "check_bytes"`` names a function defined above the call).
     """
     from suite.technique import Technique
 
