@@ -35,13 +35,13 @@ def _stamp(f: Path) -> str | None:
 
 
 def _code_key() -> str:
-    """SHA-256 (24 hex) of the reading code's stamps and the Python version."""
-    import suite.hardware.profile_library as reader
-    import suite.limits as limits
-
+    """SHA-256 (24 hex) of the reading code's stamps (this module, suite/limits.py and
+    suite/hardware/profile_library.py, found by path: importing the library here would be an
+    import circle) and the Python version."""
+    here = Path(__file__).resolve()
     h = hashlib.sha256(f"{WHAT}\0{sys.version}\n".encode())
-    for mod in (limits, reader, sys.modules[__name__]):
-        h.update((_stamp(Path(str(mod.__file__))) or "missing").encode())
+    for f in (here, here.with_name("profile_library.py"), here.parent.parent / "limits.py"):
+        h.update((_stamp(f) or "missing").encode())
     return h.hexdigest()[:24]
 
 
