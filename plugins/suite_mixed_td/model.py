@@ -516,8 +516,8 @@ def evaluate_designs(net: Network, designs: np.ndarray, res: Resources, dsp_per_
     budget = res.dsps
     hi = t["hi"][st.cids].max(axis=1)  # folding 1 everywhere (integer cycles)
     lo = t["lo"][st.cids].max(axis=1)  # full unrolling everywhere
-    feas_hi = st.dsps_at(st.at(hi)) <= budget
-    lo_ok = st.dsps_at(st.at(lo)) <= budget
+    feas_hi = st.dsps_of(hi) <= budget
+    lo_ok = st.dsps_of(lo) <= budget
     T = np.where(lo_ok, lo, _lowest_fitting_level(st, t, lo, hi, budget, dsp_per_mac))
     cnt = st.at(T)
     dsps = st.dsps_at(cnt)
@@ -548,6 +548,9 @@ class _StepTables:
         self.keys, self.span = t["keys"], t["span"]
         self.shift = self.cids * self.span
         self.at = self.bisect_at if self.keys is None or method == "bisect" else self.search_at
+        # the level table pays from the second evaluation on (a search's); one alone counts faster
+        t["evaluations"] = t.get("evaluations", 0) + 1
+        self.levels = _level_table(t) if self.at == self.search_at and t["evaluations"] > 1 else None
 
     def bisect_at(self, T: np.ndarray) -> np.ndarray:
         """Per (design, candidate): number of breakpoints <= T (branch-free binary search)."""
@@ -569,13 +572,92 @@ class _StepTables:
     def dsps_at(self, cnt: np.ndarray) -> np.ndarray:
         return np.where(cnt == 0, _INFEASIBLE, self.dd[self.rows + np.maximum(cnt - 1, 0)]).sum(axis=1)
 
+    def dsps_of(self, T: np.ndarray) -> np.ndarray:
+        """``dsps_at(at(T))``: with a level table (:func:`_level_table`), its column of the largest
+        breakpoint <= T (no count changes between the two, so the same entries, summed in the same
+        order); else by counting."""
+        if self.levels is None:
+            return self.dsps_at(self.at(T))
+        U, F = self.levels
+        col = np.searchsorted(U, T, side="right") - 1
+        if col.min(initial=0) < 0:  # below every breakpoint: count as the step tables do
+            return self.dsps_at(self.at(T))
+        return F[self.cids, col[:, None]].sum(axis=1)
+
 
 def _lowest_fitting_level(st: _StepTables, t: dict, lo: np.ndarray, hi: np.ndarray, budget: float,
                           dsp_per_mac: float) -> np.ndarray:
-    """Integer bisection, per design, for the smallest level T whose DSPs fit the budget. Bracket:
-    no level below dsp_per_mac x sum(MACs) / budget fits (each stage needs MACs / T parallelism);
-    2x and 8x that bound are tried as upper ends before the folding-1 level."""
+    """Per design, the smallest level T in [a, hi] whose DSPs fit the budget, or hi when none does.
+    ``a``: no level below dsp_per_mac x sum(MACs) / budget fits (each stage needs MACs / T
+    parallelism), nor below the full-unrolling level ``lo``.
+
+    The DSP total is a nonincreasing step function of T that changes only at the candidates'
+    breakpoints, so the answer is ``a`` itself or a breakpoint. With integer breakpoints (the
+    searchsorted path) it is found by bisecting the index of the network's sorted breakpoints in
+    (a, hi] against a table of every candidate's DSPs at every breakpoint (:func:`_level_table`):
+    about log2(870) = 10 steps, each one gather and one sum, instead of the ~27 steps of an integer
+    bisection of [a, hi] (:func:`_bisect_level`, kept for the ``bisect`` oracle path and for tables
+    too large to hold). Both return the same T for every design, so the same figures bit for bit."""
     a = np.maximum(lo, np.floor(dsp_per_mac * t["macs"][st.cids].sum(axis=1) / max(budget, 1)))
+    if st.levels is None:
+        return _bisect_level(st, a, hi, budget)
+    U, F = st.levels
+    j = np.searchsorted(U, hi, side="left")  # hi (folding 1 everywhere) is a breakpoint of the design
+    i = np.where(a < hi, np.searchsorted(U, a, side="right"), j)  # the first breakpoint above a
+    k = _first_fitting(F, st.cids, i, j, budget)
+    fits_a = st.dsps_of(a) <= budget
+    fits_hi = F[st.cids, j[:, None]].sum(axis=1) <= budget
+    return np.where(a >= hi, hi, np.where(fits_a, a, np.where(fits_hi, U[k], hi)))
+
+
+def _first_fitting(F: np.ndarray, cids: np.ndarray, i: np.ndarray, j: np.ndarray, budget: float) -> np.ndarray:
+    """Per design (row of *cids*), the smallest breakpoint index k in [i, j] whose DSP total (the
+    row's candidates' entries of column k of *F*, summed in the order :meth:`_StepTables.dsps_at`
+    sums them) fits *budget*; j when none does before it. Bisection: the total is nonincreasing in k."""
+    a, b = i.copy(), j.copy()
+    while True:
+        active = a < b
+        if not active.any():
+            return b
+        mid = (a + b) // 2
+        ok = F[cids, mid[:, None]].sum(axis=1) <= budget
+        b = np.where(active & ok, mid, b)
+        a = np.where(active & ~ok, mid + 1, a)
+
+
+#: cells (candidates x breakpoints) above which :func:`_level_table` is not built (8 B each: 64 MB)
+_LEVEL_TABLE_CELLS = 8_000_000
+
+
+def _level_table(t: dict) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(U, F)``: every distinct breakpoint of the network ascending, and ``F[c, u]`` the DSPs
+    candidate row ``c`` needs at level ``U[u]`` (the entry :meth:`_StepTables.dsps_at` takes for
+    it there: ``_INFEASIBLE`` below its reach), from the row's count of breakpoints <= ``U[u]``
+    (padding included, the count :meth:`_StepTables.search_at` takes; tested against it); None
+    without integer breakpoints (the searchsorted path's condition) or above
+    :data:`_LEVEL_TABLE_CELLS`. Built once per candidate table (cached in *t*)."""
+    if "levels" in t:
+        return t["levels"]
+    bp, width, keys, span = t["bp"], t["width"], t["keys"], t["span"]
+    rows = len(bp) // max(width, 1)
+    U = np.unique(bp)
+    out = None
+    if keys is not None and rows * len(U) <= _LEVEL_TABLE_CELLS:
+        # cnt[c, u] = breakpoints of row c <= U[u] (its padding included, as searchsorted counts
+        # them): each breakpoint marks its own column of U, and a running sum along U counts them
+        marks = np.zeros((rows, len(U)), dtype=np.int64)
+        col = np.searchsorted(U, bp)  # exact: every breakpoint is in U
+        np.add.at(marks, (np.repeat(np.arange(rows), width), col), 1)
+        cnt = np.cumsum(marks, axis=1)
+        base = (np.arange(rows, dtype=np.int64) * width)[:, None]
+        out = (U, np.where(cnt == 0, _INFEASIBLE, t["dsp"][base + np.maximum(cnt - 1, 0)]))
+    t["levels"] = out
+    return out
+
+
+def _bisect_level(st: _StepTables, a: np.ndarray, hi: np.ndarray, budget: float) -> np.ndarray:
+    """:func:`_lowest_fitting_level` by integer bisection of [a, hi]; 2x and 8x a are tried as
+    upper ends before the folding-1 level."""
     b = hi.copy()  # invariant: b feasible (when folding 1 is), a - 1 infeasible unless lo fits
     for k in (8.0, 2.0):
         trial = np.minimum(np.floor(a * k), hi)

@@ -362,6 +362,29 @@ def test_searchsorted_levels_equal_the_bisection_bit_for_bit(name):
         model.evaluate_designs(net, d, U250, method="linear")
 
 
+@pytest.mark.parametrize("name", ["resnet-18", "digits"])
+def test_breakpoint_level_search_equals_the_integer_bisection(name):
+    # the bisection over breakpoint indices against the integer bisection of [a, hi] it replaced,
+    # from budgets where nothing fits (the answer is hi) to budgets where full unrolling fits
+    net = model.build_network(get_workload(name) if name != "digits" else digits_cnn())
+    rng = np.random.default_rng(5)
+    d = np.stack([rng.integers(0, k, size=48) for k in net.n_cands], axis=1)
+    for dpm in (0.5, 1.0, 2.0):
+        t = net.cand_tables(dpm)
+        U, F = model._level_table(t)  # the fast path is the one taken
+        rows = t["bp"].reshape(-1, t["width"])
+        for c in rng.integers(0, len(rows), size=40):  # each entry: the row's DSPs at its count <= U
+            cnt = np.searchsorted(rows[c], U, side="right")
+            want = np.where(cnt == 0, 1e18, t["dsp"][c * t["width"] + np.maximum(cnt - 1, 0)])
+            assert np.array_equal(F[c], want)
+        stt = model._StepTables(t, d, "searchsorted")
+        hi, lo = t["hi"][stt.cids].max(axis=1), t["lo"][stt.cids].max(axis=1)
+        for budget in (1.0, 9.0, 300.0, 2000.0, 12288.0, 1e6, 1e12):
+            a = np.maximum(lo, np.floor(dpm * t["macs"][stt.cids].sum(axis=1) / budget))
+            got = model._lowest_fitting_level(stt, t, lo, hi, budget, dpm)
+            assert np.array_equal(got, model._bisect_level(stt, a, hi, budget)), (dpm, budget)
+
+
 @settings(max_examples=10, deadline=None)
 @given(st.sampled_from([0.25, 0.5, 1.0, 1.5, 2.0]), st.integers(8, 3000), st.sampled_from([1e3, 5e3, 1e9]),
        st.integers(0, 1000))
