@@ -638,21 +638,30 @@ def _level_table(t: dict) -> tuple[np.ndarray, np.ndarray] | None:
     :data:`_LEVEL_TABLE_CELLS`. Built once per candidate table (cached in *t*)."""
     if "levels" in t:
         return t["levels"]
-    bp, width, keys, span = t["bp"], t["width"], t["keys"], t["span"]
+    bp, width, keys = t["bp"], t["width"], t["keys"]
     rows = len(bp) // max(width, 1)
     U = np.unique(bp)
     out = None
     if keys is not None and rows * len(U) <= _LEVEL_TABLE_CELLS:
-        # cnt[c, u] = breakpoints of row c <= U[u] (its padding included, as searchsorted counts
-        # them): each breakpoint marks its own column of U, and a running sum along U counts them
-        marks = np.zeros((rows, len(U)), dtype=np.int64)
-        col = np.searchsorted(U, bp)  # exact: every breakpoint is in U
-        np.add.at(marks, (np.repeat(np.arange(rows), width), col), 1)
-        cnt = np.cumsum(marks, axis=1)
-        base = (np.arange(rows, dtype=np.int64) * width)[:, None]
-        out = (U, np.where(cnt == 0, _INFEASIBLE, t["dsp"][base + np.maximum(cnt - 1, 0)]))
+        out = (U, _dsps_at_breakpoints(bp, width, U, t["dsp"]))
     t["levels"] = out
     return out
+
+
+def _dsps_at_breakpoints(bp: np.ndarray, width: int, U: np.ndarray, dsp: np.ndarray) -> np.ndarray:
+    """``F[c, u]``: row ``c``'s DSP entry at its count of breakpoints <= ``U[u]`` (padding
+    included), ``_INFEASIBLE`` at count 0. Each breakpoint marks its column of U (every one is in
+    U) and a running sum along U counts them; in blocks of rows, so the temporaries stay small."""
+    rows, n_u = len(bp) // width, len(U)
+    col = np.searchsorted(U, bp)
+    F = np.empty((rows, n_u))
+    for r0 in range(0, rows, 256):
+        r1 = min(rows, r0 + 256)
+        marks = np.arange(r1 - r0, dtype=np.int64).repeat(width) * n_u + col[r0 * width:r1 * width]
+        cnt = np.bincount(marks, minlength=(r1 - r0) * n_u).reshape(r1 - r0, n_u).cumsum(axis=1)
+        at = np.maximum(cnt - 1, 0) + (np.arange(r0, r1, dtype=np.int64) * width)[:, None]
+        F[r0:r1] = np.where(cnt == 0, _INFEASIBLE, dsp[at])
+    return F
 
 
 def _bisect_level(st: _StepTables, a: np.ndarray, hi: np.ndarray, budget: float) -> np.ndarray:
