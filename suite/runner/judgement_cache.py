@@ -64,9 +64,9 @@ def judgement_key(tech: Technique, claim: Claim, cases: Mapping[str, Case], null
     import json
     import sys
 
-    import numpy as np
-
-    from suite.runner.case import code_fingerprint
+    # the numpy and scipy versions as the case keys read them (installed metadata, read once per
+    # process): importing numpy for its __version__ was 0.1 s of a fully cached `suite reproduce`
+    from suite.runner.case import _library_versions, code_fingerprint
 
     def digest(cs: Mapping[str, Case]) -> dict[str, list[str]]:
         out = {}
@@ -79,7 +79,7 @@ def judgement_key(tech: Technique, claim: Claim, cases: Mapping[str, Case], null
 
     try:
         ident = {
-            "format": JUDGEMENT_FORMAT, "python": sys.version, "numpy": np.__version__,
+            "format": JUDGEMENT_FORMAT, "python": sys.version, "libraries": _library_versions(),
             "core": _package_fingerprint(__name__),
             "technique": [tech.name, tech.version, code_fingerprint(tech)],
             **_claim_identity(claim),
