@@ -1,6 +1,6 @@
 """The profile fields each evaluation was seen to read (:mod:`suite.hardware.tracking`): per
 (technique, code fingerprint, variant, fidelity) in ``fields_read``, and per result in
-``results.fields``."""
+``results.fields_id`` (a ``field_sets`` row: each distinct set stored once)."""
 
 from __future__ import annotations
 
@@ -45,8 +45,8 @@ def run_fields_read(conn: sqlite3.Connection, rid: int | None) -> dict[tuple[str
     *rid* produced or reused (its own record); None when none of them recorded its reads."""
     out: dict[tuple[str, str], set[str]] = {}
     for t, code, fields in conn.execute(
-            "SELECT c.technique, json_extract(c.identity, '$.code'), r.fields FROM run_cases rc "
-            "JOIN results r ON r.id = rc.result_id JOIN cases c ON c.key = rc.case_key "
-            "WHERE rc.run_id = ? AND r.fields IS NOT NULL", (rid,)):
+            "SELECT DISTINCT c.technique, json_extract(c.identity, '$.code'), f.fields FROM run_cases rc "
+            "JOIN results r ON r.id = rc.result_id JOIN field_sets f ON f.id = r.fields_id "
+            "JOIN cases c ON c.key = rc.case_key WHERE rc.run_id = ?", (rid,)):
         out.setdefault((t, code or ""), set()).update(json.loads(fields))
     return out or None

@@ -25,8 +25,12 @@ Tables (schema version :data:`SCHEMA_VERSION`)
     one row per computation of a case, never overwritten (schema 5): ``id, case_key, run_id``
     (the run that computed it), ``status, error, traceback, duration, created, metrics`` (JSON
     list of ``[name, value, unit, direction]``: all of a case's metrics in one row) and
-    ``samples`` (JSON metric -> list, or NULL), ``fields`` (JSON list of the profile fields the
-    evaluation was recorded reading, or NULL when it was not recorded).
+    ``samples`` (JSON metric -> list, or NULL), ``fields_id`` (the ``field_sets`` row of the
+    profile fields the evaluation was recorded reading, or NULL when it was not recorded; schema
+    6, a JSON list in ``fields`` before).
+``field_sets``
+    ``id, fields`` (JSON list of profile field paths, sorted, unique): each distinct set of fields
+    read is stored once (schema 6: a sweep's cases read a handful of distinct sets, ~300 B each).
 ``run_cases``
     ``run_id, case_key, outcome`` (``computed`` or ``cached``), ``result_id`` (the ``results``
     row the run produced, or the one it reused) and ``overrides`` (JSON: the profile overrides
@@ -65,7 +69,7 @@ from suite.results.sql import Tx
 __all__ = ["SCHEMA_VERSION", "MIGRATIONS", "OK", "FAILED_STATUSES", "STATUSES", "IDENTITY_COLUMNS", "CASE_COLUMNS",
            "open_writable", "open_readonly", "check_version", "migrate", "schema_version"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 OK = "ok"
 FAILED_STATUSES = ("failed", "timeout", "crashed")
 STATUSES = (OK, "skipped") + FAILED_STATUSES
@@ -107,9 +111,10 @@ CREATE TABLE IF NOT EXISTS run_cases (
 CREATE TABLE IF NOT EXISTS results (
     id INTEGER PRIMARY KEY AUTOINCREMENT, case_key TEXT NOT NULL, run_id INTEGER,
     status TEXT NOT NULL, error TEXT, traceback TEXT, duration REAL, created TEXT NOT NULL,
-    metrics TEXT, samples TEXT, fields TEXT
+    metrics TEXT, samples TEXT, fields_id INTEGER
 );
 CREATE INDEX IF NOT EXISTS results_case ON results(case_key);
+CREATE TABLE IF NOT EXISTS field_sets (id INTEGER PRIMARY KEY, fields TEXT NOT NULL UNIQUE);
 CREATE VIEW IF NOT EXISTS metrics AS """ + METRICS_VIEW + """;
 CREATE TABLE IF NOT EXISTS samples (
     case_key TEXT NOT NULL, metric TEXT NOT NULL, idx INTEGER NOT NULL, value REAL,
@@ -188,8 +193,28 @@ def _v4_to_v5(conn: sqlite3.Connection) -> None:
     conn.execute(f"CREATE VIEW IF NOT EXISTS metrics AS {METRICS_VIEW}")
 
 
+def _v5_to_v6(conn: sqlite3.Connection) -> None:
+    """Each distinct set of profile fields read is stored once, in ``field_sets`` (issue 44: with
+    the reads recorded for every case, a JSON list of ~12 paths per result took a Poseidon sweep
+    from 1,465 to 1,767 B per case). ``results.fields`` (JSON text) becomes ``results.fields_id``."""
+    conn.execute("CREATE TABLE IF NOT EXISTS field_sets (id INTEGER PRIMARY KEY, fields TEXT NOT NULL UNIQUE)")
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(results)")}
+    if "fields_id" not in cols:
+        conn.execute("ALTER TABLE results ADD COLUMN fields_id INTEGER")
+    if "fields" not in cols:  # results was created by this schema (a version 4 store's migration)
+        return
+    conn.execute("INSERT OR IGNORE INTO field_sets (fields) SELECT fields FROM results WHERE fields IS NOT NULL "
+                 "ORDER BY id")
+    conn.execute("UPDATE results SET fields_id = (SELECT f.id FROM field_sets f WHERE f.fields = results.fields) "
+                 "WHERE fields IS NOT NULL")
+    try:
+        conn.execute("ALTER TABLE results DROP COLUMN fields")
+    except sqlite3.OperationalError:  # SQLite before 3.35 cannot drop a column: the texts are left unread
+        conn.execute("UPDATE results SET fields = NULL")
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4,
-                                                                4: _v4_to_v5}
+                                                                4: _v4_to_v5, 5: _v5_to_v6}
 
 #: the identity fields (Case.identity) with a column of their own; the identity column holds the rest
 IDENTITY_COLUMNS = ("technique", "technique_version", "variant", "fidelity", "profile", "profile_hash", "workload",
@@ -201,7 +226,7 @@ CASE_COLUMNS = ("key", "identity", "technique", "technique_version", "variant", 
 
 #: a ``results`` row with its id given (the writer numbers a batch's rows itself: one executemany)
 INSERT_RESULT = ("INSERT INTO results (id, case_key, run_id, status, error, traceback, duration, created, metrics, "
-                 "samples, fields) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                 "samples, fields_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 # Insert a case; an existing ok case is only replaced by a new ok one (a rerun).
 UPSERT_CASE = (

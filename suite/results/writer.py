@@ -108,12 +108,27 @@ def _next_result_id(conn: sqlite3.Connection) -> int:
     return int(row[0]) + 1
 
 
-def _commit_rows(conn: sqlite3.Connection, rows: _Rows) -> None:
+def _field_set_ids(conn: sqlite3.Connection, results: list[list[Any]], known: dict[str, int]) -> None:
+    """Replace the fields text (the last item) of each ``results`` row by its ``field_sets`` id,
+    adding the sets not stored yet (*known*: text -> id, the writer's; ids never change)."""
+    for res in results:
+        text = res[-1]
+        if text is None:
+            continue
+        fid = known.get(text)
+        if fid is None:
+            conn.execute("INSERT OR IGNORE INTO field_sets (fields) VALUES (?)", (text,))
+            fid = known[text] = int(conn.execute("SELECT id FROM field_sets WHERE fields = ?", (text,)).fetchone()[0])
+        res[-1] = fid
+
+
+def _commit_rows(conn: sqlite3.Connection, rows: _Rows, field_ids: dict[str, int]) -> None:
     """Write one batch's rows (inside the caller's transaction): every computation keeps its own
     ``results`` row (history); the case and its run link point at it."""
     first = _next_result_id(conn)
     for i, (res, case, link) in enumerate(zip(rows.results, rows.cases, rows.links)):
         res[0] = case[-1] = link[3] = first + i
+    _field_set_ids(conn, rows.results, field_ids)
     conn.executemany(INSERT_RESULT, rows.results)
     conn.executemany(UPSERT_CASE, rows.cases)
     if rows.replaced:  # an ok outcome replaces the case's samples and artifacts (its metrics are in results)
@@ -151,6 +166,7 @@ class Writer:
         self.batch_seconds = float(batch_seconds)
         self._buffer: list[Pending] = []
         self._run_links: list[Link] = []
+        self._field_ids: dict[str, int] = {}  # field_sets: text -> id (ids never change once stored)
         self._last_flush = time.monotonic()
         self._closed = False
         # `_lock` guards the buffers only; `_wlock` serialises write transactions (lock order:
@@ -266,6 +282,7 @@ class Writer:
             try:
                 return self._write(buf, links)
             except BaseException as exc:
+                self._field_ids.clear()  # ids added by the rolled-back transaction are not stored
                 with self._lock:  # nothing is lost: the next flush tries again (and raises again)
                     self._buffer[:0] = buf
                     self._run_links[:0] = links
@@ -283,7 +300,7 @@ class Writer:
             _add_outcome_rows(rows, d, run_id, created)
         with self.tx():
             if rows.cases:
-                _commit_rows(self.conn, rows)
+                _commit_rows(self.conn, rows, self._field_ids)
             # a cached case links to the result it reuses: the case's current one
             self.conn.executemany(_LINK_CACHED, [(r, k, o, k, ov) for r, k, o, ov in links])
         return len(rows.cases)

@@ -327,3 +327,45 @@ def test_a_batch_numbers_its_results_rows_after_every_id_ever_used(tmp_path):
         {"k3": 4, "k4": 5}
     assert s.history("k4")[0]["metrics"] == {"y": 5.0, "z": 10.0}
     s.close()
+
+
+def _as_version_5(path):
+    """Turn a store of this schema back into a version 5 one: each result's fields as its own
+    JSON text in ``results.fields``, no ``field_sets`` table."""
+    con = sqlite3.connect(path)
+    con.execute("ALTER TABLE results ADD COLUMN fields TEXT")
+    con.execute("UPDATE results SET fields = (SELECT f.fields FROM field_sets f WHERE f.id = results.fields_id)")
+    con.execute("ALTER TABLE results DROP COLUMN fields_id")
+    con.execute("DROP TABLE field_sets")
+    con.execute("UPDATE schema_version SET version = 5")
+    con.commit()
+    con.close()
+
+
+def test_each_set_of_fields_read_is_stored_once_and_a_version_5_store_migrates(tmp_path):
+    """Schema 6 (issue 44): three results reading two distinct sets of profile fields store two
+    ``field_sets`` rows; a version 5 store (one JSON text per result) migrates to the same."""
+    path = tmp_path / "s.sqlite"
+    reads = {"k1": ["network.0.bandwidth", "gpu.flops"], "k2": ["gpu.flops", "network.0.bandwidth"], "k3": ["gpu.flops"]}
+    with Store(path) as s:
+        run = s.begin_run("t")
+        for k, fields in reads.items():
+            s.add_outcome(ident(k), {**ok(k), "fields_read": fields}, run)
+        s.add_outcome(ident("k4"), ok("k4"), run)  # no reads recorded
+    def check():
+        with Store(path) as s:
+            assert s.schema_version == 6
+            sets = s.conn.execute("SELECT fields FROM field_sets ORDER BY id").fetchall()
+            assert sets == [('["gpu.flops","network.0.bandwidth"]',), ('["gpu.flops"]',)]
+            assert s.run_fields_read(run) == {("t", ""): {"gpu.flops", "network.0.bandwidth"}}
+            ids = dict(s.conn.execute("SELECT case_key, fields_id FROM results").fetchall())
+            assert ids["k1"] == ids["k2"] != ids["k3"] and ids["k4"] is None
+    check()
+    _as_version_5(path)
+    con = sqlite3.connect(path)
+    assert con.execute("SELECT count(*) FROM results WHERE fields IS NOT NULL").fetchone() == (3,)
+    con.close()
+    check()
+    con = sqlite3.connect(path)
+    assert "fields" not in {r[1] for r in con.execute("PRAGMA table_info(results)")}
+    con.close()
