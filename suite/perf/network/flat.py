@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from suite.errors import ProfileError
 from suite.perf.network.comm import ring_allreduce_bytes_per_worker
+from suite.perf.network.levels import ceil_log2
 from suite.perf.network.placement import Dim, _Lvl
 
 def _hops_factor(v: _Lvl, d: int) -> int:
@@ -83,10 +84,6 @@ def _step(v: _Lvl, pattern: str, n: int, d: int, per_node: int, per_domain: int)
 # --------------------------------------------------------------------------- algorithms on one dimension
 
 
-def _lg(n: int) -> int:
-    return max(0, (n - 1).bit_length())
-
-
 def _ring_half(v: _Lvl, dim: Dim, m: float, pn: int, pd: int) -> float:
     """One ring reduce-scatter (or all-gather) of an m-byte buffer over dim: (n-1) steps of m/n."""
     n = dim.n
@@ -115,7 +112,7 @@ def _ar_flat(name: str, v: _Lvl, dim: Dim, m: float, pn: int, pd: int, g: float)
         return 2 * _ring_half(v, dim, m, pn, pd) + (n - 1) / n * m * g
     if name == "tree":
         t = 0.0
-        for k in range(_lg(n)):
+        for k in range(ceil_log2(n)):
             a, bw = _step(v, "tree", n, 1 << k, pn, pd)
             t += 2 * (a + m / bw) + m * g
         return t
@@ -149,7 +146,7 @@ def _rs_flat(name: str, v: _Lvl, dim: Dim, m: float, pn: int, pd: int, g: float,
         return _xor_steps(v, dim, ms, ds, pn, pd) + gg
     if name == "bruck" and not reduce:
         t = 0.0
-        for k in range(_lg(n)):
+        for k in range(ceil_log2(n)):
             d = 1 << k
             a, bw = _step(v, "shift", n, d, pn, pd)
             t += a + min(d, n - d) * m / n / bw
@@ -164,7 +161,7 @@ def _bc_flat(name: str, v: _Lvl, dim: Dim, m: float, pn: int, pd: int, g: float,
         return a + m / bw  # one transmission on the shared medium reaches every endpoint
     if name == "tree":
         t = 0.0
-        for k in range(_lg(n)):
+        for k in range(ceil_log2(n)):
             a, bw = _step(v, "tree", n, 1 << k, pn, pd)
             t += a + m / bw + (m * g if reduce else 0.0)
         return t
@@ -173,7 +170,7 @@ def _bc_flat(name: str, v: _Lvl, dim: Dim, m: float, pn: int, pd: int, g: float,
         # root sending the blocks of its upper half each round), then ring all-gather (reduce:
         # the mirror image, reduce-scatter then gather)
         t = 0.0
-        for k in range(_lg(n) - 1, -1, -1):
+        for k in range(ceil_log2(n) - 1, -1, -1):
             d = 1 << k
             a, bw = _step(v, "tree", n, d, pn, pd)
             t += a + m * (min(2 * d, n) - d) / n / bw
@@ -184,7 +181,7 @@ def _bc_flat(name: str, v: _Lvl, dim: Dim, m: float, pn: int, pd: int, g: float,
 def _scatter_blocks(n: int) -> int:
     """Blocks a binomial scatter over n ranks moves in all (each non-root rank receives its subtree's)."""
     total = 0
-    for k in range(_lg(n)):
+    for k in range(ceil_log2(n)):
         d = 1 << k
         q = -(-(n - d) // (2 * d))  # senders i = 0, 2d, ... with i + d < n
         full = n // (2 * d)
@@ -202,7 +199,7 @@ def _a2a_flat(name: str, v: _Lvl, dim: Dim, m: float, pn: int, pd: int) -> float
         return t
     if name == "bruck":
         t = 0.0
-        for k in range(_lg(n)):
+        for k in range(ceil_log2(n)):
             a, bw = _step(v, "shift", n, 1 << k, pn, pd)
             t += a + m / 2 / bw
         return t

@@ -9,7 +9,19 @@ from suite.errors import ProfileError
 if TYPE_CHECKING:  # pragma: no cover
     from suite.hardware import NetworkLevel, Profile
 
-__all__ = ["alpha_beta", "allreduce_fit"]
+__all__ = ["alpha_beta", "allreduce_fit", "ceil_log2", "floor_log2"]
+
+
+def ceil_log2(n: int) -> int:
+    """ceil(log2 n) for n >= 1 (0 for n <= 1): the rounds of a recursive-doubling or halving
+    schedule over n ranks, which pads a non-power of two up."""
+    return max(0, (n - 1).bit_length())
+
+
+def floor_log2(n: int) -> int:
+    """floor(log2 n) for n >= 1 (0 for n <= 1): the depth of a binary tree over n nodes, as the
+    tree latency term of NCCL's tuning model (``ncclTopoTuneModel``) counts it."""
+    return max(0, n.bit_length() - 1)
 
 
 def alpha_beta(level: "NetworkLevel") -> tuple[float, float]:

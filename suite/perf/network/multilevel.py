@@ -20,7 +20,8 @@ from typing import Union
 
 import numpy as np
 
-from suite.perf.network.flat import _a2a_flat, _ar_bytes, _ar_flat, _bc_bytes, _bc_flat, _lg, _ring_half, _rs_flat, _step
+from suite.perf.network.flat import _a2a_flat, _ar_bytes, _ar_flat, _bc_bytes, _bc_flat, _ring_half, _rs_flat, _step
+from suite.perf.network.levels import ceil_log2
 from suite.perf.network.placement import Dim, _Lvl
 
 #: an algorithm's sub-choice (see suite.perf.network.collective._subs): the flat algorithm a
@@ -90,7 +91,7 @@ def _price_one(op: str, name: str, m: float, d: Dim, lv: Levels, pi: int, g: flo
         t = _bc_flat(name, v, d, m, pn, pn, g, reduce=op == "reduce")
         return t, [_bc_bytes(name, n, m, v.topo == "bus" and op == "broadcast")]
     t = _a2a_flat(name, v, d, m, pn, pn)
-    return t, [m / 2 * _lg(n) if name == "bruck" else (n - 1) / n * m]
+    return t, [m / 2 * ceil_log2(n) if name == "bruck" else (n - 1) / n * m]
 
 
 def _price_allreduce(name: str, m: float, dims: Dims, lv: Levels, pi: int, g: float, p: int,
@@ -195,10 +196,10 @@ def _price_alltoall(name: str, m: float, dims: Dims, lv: Levels, pi: int, p: int
                 t = max(t, _direct_level(v, d, m / p, peers, pi, pn, dom))
             per[i] = peers * m / p
         else:  # bruck
-            for s in range(_lg(d.n)):
+            for s in range(ceil_log2(d.n)):
                 a, bw = _step(v, "shift", d.n, 1 << s, pn, dom)
                 t += a + m / 2 / bw
-            per[i] = m / 2 * _lg(d.n)
+            per[i] = m / 2 * ceil_log2(d.n)
         inner *= d.n
     return t, per
 

@@ -96,6 +96,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from suite.perf.network.levels import floor_log2
+
 __all__ = ["ALGORITHMS", "PROTOCOLS", "BASE_LAT", "HW_LAT", "SIMPLE_EFFICIENCY", "Candidate", "candidates",
            "efficiency_at", "library_of", "LIBRARIES", "PCI_PATHS", "INTEL_P2P_OVERHEAD", "transport", "pcie_path_bw",
            "Topo"]
@@ -236,10 +238,6 @@ def pcie_path_bw(bw: float, path: str | None, host: str | None) -> float:
     return bw
 
 
-def _lg(n: int) -> int:
-    return max(0, n.bit_length() - 1)
-
-
 @dataclass(frozen=True)
 class _Call:
     """What every candidate of one call shares: the op, the placed group and the ring's step counts
@@ -338,7 +336,7 @@ def _tree(c: _Call, p: str) -> Candidate:
         bus = min(bus / 3.8, c.ll_max)
     elif p == "LL128":
         bus *= 7 / 9 if t.nodes == 1 else 120 / 128
-    lat = BASE_LAT["tree", p] + 2 * ((t.ppn - 1) * c.intra_hop("tree", p) + _lg(t.nodes) * c.hop("net", "tree", p))
+    lat = BASE_LAT["tree", p] + 2 * ((t.ppn - 1) * c.intra_hop("tree", p) + floor_log2(t.nodes) * c.hop("net", "tree", p))
     return Candidate("tree", p, t.launch + lat * _US, bus * 0.5, c.family(p, "ring"))
 
 
@@ -351,7 +349,7 @@ def _in_network(c: _Call, algorithm: str) -> list[Candidate]:
             out.append(Candidate("nvls", "Simple", t.launch + c.hop("nvlink", "nvls", "Simple") * _US, t.nvls_bw, "nvls"))
         if c.multi and algorithm in ("auto", "nvls-tree"):
             bw = min(t.nvls_bw, t.inter_bw * (1.0 if t.nodes <= 2 else 0.5))
-            lat = c.hop("nvlink", "nvls-tree", "Simple") + 2 * _lg(t.nodes) * c.hop("net", "nvls-tree", "Simple")
+            lat = c.hop("nvlink", "nvls-tree", "Simple") + 2 * floor_log2(t.nodes) * c.hop("net", "nvls-tree", "Simple")
             out.append(Candidate("nvls-tree", "Simple", t.launch + lat * _US, bw, "multi-node"))
     if t.sharp and c.multi and algorithm in ("auto", "collnet"):
         bw = 0.5 * 0.9 * min(t.intra_bw if t.ppn > 1 else math.inf, t.inter_bw)
