@@ -65,8 +65,8 @@ from suite.technique import (
 if TYPE_CHECKING:  # pragma: no cover - what the lazy names below resolve to, for the type checker
     from suite.collectives import (Ledger, Message, allgather, allreduce, broadcast, ps_push_pull, recv,
                                    reduce_scatter, ring_allreduce, send)
-    from suite.collectives.dataparallel import (Clock, FlatModel, Workers, allreduce_seconds, clock_for,
-                                                compute_seconds, load_problem, proportional_batches,
+    from suite.collectives.dataparallel import (Clock, FlatModel, ModelCase, Workers, allreduce_seconds, clock_for,
+                                                compute_seconds, load_problem, model_case, proportional_batches,
                                                 relative_speeds, reshard, virtual_node_split)
     from suite.execution import (DONE_STATUSES, Case, ExecOptions, Executor, crashed_outcome, pack, package_of,
                                  run_isolated, run_sandboxed, shippable)
@@ -114,7 +114,8 @@ __all__ = [
     # simulated collectives and data-parallel workers
     "Ledger", "Message", "send", "recv", "ring_allreduce", "allreduce", "allgather", "reduce_scatter", "broadcast",
     "ps_push_pull", "Workers", "FlatModel", "Clock", "clock_for", "load_problem", "compute_seconds",
-    "allreduce_seconds", "relative_speeds", "proportional_batches", "reshard", "virtual_node_split",
+    "allreduce_seconds", "relative_speeds", "proportional_batches", "reshard", "virtual_node_split", "model_case",
+    "ModelCase",
     # executors (the suite_executor hook)
     "Executor", "ExecOptions", "Case", "run_isolated", "crashed_outcome", "shippable", "DONE_STATUSES",
     "pack", "run_sandboxed", "package_of", "CaseOutcome", "CaseExecutor",
@@ -143,7 +144,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(('Ledger Message send recv ring_allreduce allreduce allgather reduce_scatter broadcast '
                      'ps_push_pull').split(), 'suite.collectives'),
     **dict.fromkeys(('Workers FlatModel Clock clock_for load_problem compute_seconds allreduce_seconds '
-                     'relative_speeds proportional_batches reshard virtual_node_split').split(),
+                     'relative_speeds proportional_batches reshard virtual_node_split model_case ModelCase').split(),
                     'suite.collectives.dataparallel'),
     **dict.fromkeys(('Executor ExecOptions Case run_isolated crashed_outcome shippable DONE_STATUSES pack '
                      'run_sandboxed package_of').split(), 'suite.execution'),

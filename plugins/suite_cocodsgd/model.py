@@ -47,7 +47,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from suite.api import LayerTable, Result, Scenario, Skip, allreduce_seconds, compute_seconds, relative_speeds
+from suite.api import (LayerTable, Result, Scenario, allreduce_seconds, compute_seconds, model_case,
+                       relative_speeds)
 
 __all__ = ["VARIANTS", "round_time", "Times", "times", "evaluate"]
 
@@ -127,17 +128,8 @@ def times(workload: LayerTable, profile, workers: int, batch: int, efficiency: f
 
 def evaluate(scenario: Scenario) -> Result:
     """Model fidelity: round and iteration time, time to target and speed-up over S-SGD."""
-    wl = scenario.workload
-    if not isinstance(wl, LayerTable):
-        raise Skip("cocod-sgd model fidelity needs a model's layer table (e.g. resnet-18-cifar), "
-                   f"got {type(wl).__name__ if wl is not None else None}")
-    prof = scenario.profile
-    if prof is None:
-        raise Skip("cocod-sgd model fidelity needs a hardware profile")
+    wl, prof, K = model_case(scenario, "resnet-18-cifar")
     p = scenario.params
-    K = int(p["workers"] or prof.num_devices)
-    if K > 1 and not prof.network:
-        raise Skip(f"profile {prof.name!r} has no network for {K} workers")
     k = int(p["k"])
     tm = times(wl, prof, K, int(p["batch"]), float(p["efficiency"]), p["dtype"], float(p["hetero"]),
                p["algorithm"])

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from suite.api import LayerTable, Result, Scenario, Skip, allreduce_seconds, compute_seconds
+from suite.api import LayerTable, Result, Scenario, allreduce_seconds, compute_seconds, model_case
 
 __all__ = ["VARIANTS", "peak_dtype", "Times", "times", "step_time", "total_time", "allreduce_count", "evaluate"]
 
@@ -129,17 +129,8 @@ def allreduce_count(variant: str, steps: int, H: int, warmup: int) -> int:
 
 def evaluate(scenario: Scenario) -> Result:
     """Model fidelity: step time, time to target, speed-up and time saved over DDP."""
-    wl = scenario.workload
-    if not isinstance(wl, LayerTable):
-        raise Skip("palsgd model fidelity needs a model's layer table (e.g. resnet-50), "
-                   f"got {type(wl).__name__ if wl is not None else None}")
-    prof = scenario.profile
-    if prof is None:
-        raise Skip("palsgd model fidelity needs a hardware profile")
+    wl, prof, K = model_case(scenario, "resnet-50")
     q = scenario.params
-    K = int(q["workers"] or prof.num_devices)
-    if K > 1 and not prof.network:
-        raise Skip(f"profile {prof.name!r} has no network for {K} workers")
     dtype = peak_dtype(prof.require_device(), q["dtype"])
     tm = times(wl, prof, K, int(q["batch"]), int(q["grad_accum"]), float(q["efficiency"]), dtype,
                q["algorithm"])

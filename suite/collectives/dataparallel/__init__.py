@@ -78,7 +78,8 @@ References
 from __future__ import annotations
 
 from suite.collectives.dataparallel.batches import proportional_batches, relative_speeds
-from suite.collectives.dataparallel.cost import Clock, allreduce_seconds, clock_for, compute_seconds
+from suite.collectives.dataparallel.cost import (Clock, ModelCase, allreduce_seconds, clock_for, compute_seconds,
+                                                model_case)
 from suite.collectives.dataparallel.flat_model import FlatModel
 from suite.collectives.dataparallel.problem import Problem, load_problem, reshard, virtual_node_split
 from suite.collectives.dataparallel.workers import Workers
@@ -96,4 +97,6 @@ __all__ = [
     "Workers",
     "virtual_node_split",
     "reshard",
+    "ModelCase",
+    "model_case",
 ]

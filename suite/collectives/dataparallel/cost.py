@@ -8,16 +8,63 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from suite.errors import ParameterError, ProfileError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from suite.declaration.results import Scenario
     from suite.hardware import NetworkLevel, Profile
+    from suite.workloads import LayerTable
 
-__all__ = ['allreduce_seconds', 'compute_seconds', 'Clock', 'clock_for']
+__all__ = ['allreduce_seconds', 'compute_seconds', 'Clock', 'clock_for', 'ModelCase', 'model_case']
+
+
+class ModelCase(NamedTuple):
+    """What a data-parallel model fidelity prices: the model's layer table, the profile and the
+    number of workers K."""
+
+    workload: "LayerTable"
+    profile: "Profile"
+    workers: int
+
+
+def model_case(scenario: "Scenario", example: str) -> ModelCase:
+    """The layer table, the profile and the worker count K of a data-parallel model case, or the
+    :class:`~suite.declaration.results.Skip` that says why the case cannot be priced.
+
+    K is the ``workers`` parameter, or every device of the profile when it is None (or 0).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        A resolved model-fidelity scenario with a ``workers`` parameter.
+    example : str
+        A layer table of the zoo the technique prices, named in the Skip's message
+        (``"resnet-18-cifar"``).
+
+    Raises
+    ------
+    Skip
+        The workload is not a layer table, there is no profile, or K > 1 workers and the
+        profile has no network level.
+    """
+    from suite.declaration.results import Skip
+    from suite.workloads import LayerTable
+
+    wl = scenario.workload
+    if not isinstance(wl, LayerTable):
+        raise Skip(f"{scenario.technique} model fidelity needs a model's layer table (e.g. {example}), "
+                   f"got {type(wl).__name__ if wl is not None else None}")
+    prof = scenario.profile
+    if prof is None:
+        raise Skip(f"{scenario.technique} model fidelity needs a hardware profile")
+    workers = int(scenario.params["workers"] or prof.num_devices)
+    if workers > 1 and not prof.network:
+        raise Skip(f"profile {prof.name!r} has no network for {workers} workers")
+    return ModelCase(wl, prof, workers)
 
 
 def _levels(profile: "Profile") -> "tuple[NetworkLevel | None, NetworkLevel | None]":
