@@ -356,3 +356,25 @@ def test_pathological_split_gives_each_worker_its_shards_labels():
     assert max(len(np.unique(one.y_train[s])) for s in one.shards) <= 3
     with pytest.raises(ParameterError, match="shards must be >= 1, got 0"):
         load_problem(4, "pathological", shards=0)
+
+
+def test_model_case_reads_the_preamble_of_a_data_parallel_model_case(gtx):
+    """K defaults to every device of the profile (6 nodes x 3 GTX 1080 Ti = 18); a dataset, a
+    missing profile, or several workers on a profile without a network are each a Skip naming why."""
+    from suite.context import Context
+    from suite.declaration.results import Scenario, Skip
+    from suite.collectives.dataparallel import model_case
+
+    ctx = Context.build()
+    table = ctx.workload("resnet-18-cifar")
+    case = model_case(Scenario("cocod-sgd", "s-sgd", "model", gtx, table, {"workers": None}), "resnet-18-cifar")
+    assert (case.workload, case.profile, case.workers) == (table, gtx, 18)
+    assert model_case(Scenario("cocod-sgd", "s-sgd", "model", gtx, table, {"workers": 4}), "x").workers == 4
+    with pytest.raises(Skip, match=r"^palsgd model fidelity needs a model's layer table \(e.g. resnet-50\), got "
+                                   r"Dataset$"):
+        model_case(Scenario("palsgd", "palsgd", "model", gtx, ctx.workload("digits"), {"workers": 4}), "resnet-50")
+    with pytest.raises(Skip, match=r"^palsgd model fidelity needs a hardware profile$"):
+        model_case(Scenario("palsgd", "palsgd", "model", None, table, {"workers": 4}), "resnet-50")
+    device = ctx.profile("nvidia-gtx-1080-ti")
+    with pytest.raises(Skip, match=r"^profile 'nvidia-gtx-1080-ti' has no network for 2 workers$"):
+        model_case(Scenario("palsgd", "palsgd", "model", device, table, {"workers": 2}), "resnet-50")
