@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from suite.declaration.loader import declare_technique
 from suite.errors import OracleMismatch, ParameterError, ProfileError, SuiteError, TechniqueError, WorkloadError
+from suite.declaration.hooks import lazy_hook
 from suite.hookspecs import hookimpl
 from suite.outcome import CaseExecutor, CaseOutcome
 from suite.technique import (
@@ -94,8 +95,8 @@ __all__ = [
     "Technique", "Variant", "Param", "Paper", "Claim", "Approx", "AtLeast", "AtMost", "Between", "Exact", "Gain",
     "Ordered", "Null", "Property", "Assumption", "with_reasons", "Scenario", "ScenarioSpec", "Result",
     "Skip", "read_data", "declare_technique",
-    # the hook marker
-    "hookimpl",
+    # the hook marker, and a hook in one line
+    "hookimpl", "lazy_hook",
     # errors a plugin raises
     "SuiteError", "ParameterError", "TechniqueError", "OracleMismatch", "ProfileError", "WorkloadError",
     # hardware: profiles, quantities, extension tables

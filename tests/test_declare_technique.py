@@ -212,3 +212,32 @@ def test_a_built_wheel_holds_the_technique_files(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     for f in ROOT.glob("plugins/suite_*/technique.toml"):
         assert f"{f.parent.name}/technique.toml" in names, f
+
+
+def test_lazy_hook_imports_on_the_call_and_returns_the_object_called_and_listed(tmp_path, monkeypatch):
+    """The one-line hook returns what the function form returned: [TECHNIQUE], all_workloads(),
+    [one_workload()]; it imports nothing until the hook is called."""
+    from suite.api import lazy_hook
+
+    pkg = tmp_path / "lazy_hook_demo"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "things.py").write_text("THING = 'thing'\n\ndef build():\n    return ['a', 'b']\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+    listed = lazy_hook("lazy_hook_demo.things:THING", listed=True)
+    assert "lazy_hook_demo.things" not in sys.modules
+    assert listed() == ["thing"]
+    assert lazy_hook("lazy_hook_demo.things:build", call=True)() == ["a", "b"]
+    assert lazy_hook("lazy_hook_demo.things:build", call=True, listed=True)() == [["a", "b"]]
+    assert listed.suite_impl == {"wrapper": False, "hookwrapper": False, "optionalhook": False, "tryfirst": False,
+                                 "trylast": False, "specname": None}  # pluggy's marker: a hook implementation
+
+
+def test_lazy_hook_refuses_a_malformed_reference():
+    from suite.api import lazy_hook
+    from suite.errors import PluginError
+
+    with pytest.raises(PluginError, match=r"^lazy_hook: reference: expected 'package.module:attribute', "
+                                          r"got 'suite_demo.technique.TECHNIQUE'$"):
+        lazy_hook("suite_demo.technique.TECHNIQUE")

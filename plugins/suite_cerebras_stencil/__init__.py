@@ -8,14 +8,10 @@ real arrays, :mod:`~suite_cerebras_stencil.kernels` for the two stencils and
 :mod:`~suite_cerebras_stencil.extension` for the ``[ext.cerebras]`` profile table.
 """
 
-from suite.api import hookimpl
+from suite.api import hookimpl, lazy_hook
 
 
-@hookimpl
-def suite_techniques():
-    from suite_cerebras_stencil.technique import TECHNIQUE
-
-    return [TECHNIQUE]
+suite_techniques = lazy_hook("suite_cerebras_stencil.technique:TECHNIQUE", listed=True)
 
 
 @hookimpl

@@ -7,21 +7,11 @@ cost model, :mod:`suite_clusterfusion.execute` for the reference implementation 
 :mod:`suite_clusterfusion.workloads` for the DeepSeek-V2-Lite workload.
 """
 
-from suite.api import hookimpl
+from suite.api import hookimpl, lazy_hook
 
 
-@hookimpl
-def suite_techniques():
-    from suite_clusterfusion.technique import TECHNIQUE
-
-    return [TECHNIQUE]
-
-
-@hookimpl
-def suite_workloads():
-    from suite_clusterfusion.workloads import deepseek_v2_lite
-
-    return [deepseek_v2_lite()]
+suite_techniques = lazy_hook("suite_clusterfusion.technique:TECHNIQUE", listed=True)
+suite_workloads = lazy_hook("suite_clusterfusion.workloads:deepseek_v2_lite", call=True, listed=True)
 
 
 @hookimpl

@@ -1,10 +1,6 @@
 """dlsys-suite plugin: CoCoD-SGD, computation and communication decoupled SGD (Shen et al., IJCAI 2019)."""
 
-from suite.api import hookimpl
+from suite.api import lazy_hook
 
 
-@hookimpl
-def suite_techniques():
-    from suite_cocodsgd.technique import TECHNIQUE
-
-    return [TECHNIQUE]
+suite_techniques = lazy_hook("suite_cocodsgd.technique:TECHNIQUE", listed=True)

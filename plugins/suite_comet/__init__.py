@@ -7,21 +7,11 @@ design-space cost model, :mod:`suite_comet.execute` for the tp x pp x dp transfo
 real arrays and :mod:`suite_comet.workloads` for ``megatron-1t``.
 """
 
-from suite.api import hookimpl
+from suite.api import hookimpl, lazy_hook
 
 
-@hookimpl
-def suite_techniques():
-    from suite_comet.technique import TECHNIQUE
-
-    return [TECHNIQUE]
-
-
-@hookimpl
-def suite_workloads():
-    from suite_comet.workloads import all_workloads
-
-    return all_workloads()
+suite_techniques = lazy_hook("suite_comet.technique:TECHNIQUE", listed=True)
+suite_workloads = lazy_hook("suite_comet.workloads:all_workloads", call=True)
 
 
 @hookimpl

@@ -7,21 +7,11 @@ model, :mod:`suite_computron.simulate` for the serving engine (simpy),
 :mod:`suite_computron.workloads` for OPT-1.3B / 13B and the authors' serving configurations.
 """
 
-from suite.api import hookimpl
+from suite.api import hookimpl, lazy_hook
 
 
-@hookimpl
-def suite_techniques():
-    from suite_computron.technique import TECHNIQUE
-
-    return [TECHNIQUE]
-
-
-@hookimpl
-def suite_workloads():
-    from suite_computron.workloads import all_workloads
-
-    return all_workloads()
+suite_techniques = lazy_hook("suite_computron.technique:TECHNIQUE", listed=True)
+suite_workloads = lazy_hook("suite_computron.workloads:all_workloads", call=True)
 
 
 @hookimpl

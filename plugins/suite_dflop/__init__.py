@@ -7,18 +7,8 @@ Registered through the ``suite.plugins`` entry point like any third-party plugin
 (reference implementation on real arrays) and :mod:`suite_dflop.workloads` (modules, dataset mixes).
 """
 
-from suite.api import hookimpl
+from suite.api import lazy_hook
 
 
-@hookimpl
-def suite_techniques():
-    from suite_dflop.technique import TECHNIQUE
-
-    return [TECHNIQUE]
-
-
-@hookimpl
-def suite_workloads():
-    from suite_dflop.workloads import all_workloads
-
-    return all_workloads()
+suite_techniques = lazy_hook("suite_dflop.technique:TECHNIQUE", listed=True)
+suite_workloads = lazy_hook("suite_dflop.workloads:all_workloads", call=True)

@@ -7,14 +7,10 @@ folded pipeline), :mod:`suite_dhelix.simulate` (the pipeline event by event),
 :mod:`suite_dhelix.workloads` (the TWIST blog's Qwen3-like models).
 """
 
-from suite.api import hookimpl
+from suite.api import hookimpl, lazy_hook
 
 
-@hookimpl
-def suite_techniques():
-    from suite_dhelix.technique import TECHNIQUE
-
-    return [TECHNIQUE]
+suite_techniques = lazy_hook("suite_dhelix.technique:TECHNIQUE", listed=True)
 
 
 @hookimpl

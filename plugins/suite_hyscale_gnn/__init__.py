@@ -6,18 +6,8 @@ cost model, :mod:`suite_hyscale_gnn.execute` (with :mod:`suite_hyscale_gnn.gnn`)
 reference implementation and :mod:`suite_hyscale_gnn.graphs` for the graphs it registers.
 """
 
-from suite.api import hookimpl
+from suite.api import lazy_hook
 
 
-@hookimpl
-def suite_techniques():
-    from suite_hyscale_gnn.technique import TECHNIQUE
-
-    return [TECHNIQUE]
-
-
-@hookimpl
-def suite_workloads():
-    from suite_hyscale_gnn.graphs import graph_workloads
-
-    return graph_workloads()
+suite_techniques = lazy_hook("suite_hyscale_gnn.technique:TECHNIQUE", listed=True)
+suite_workloads = lazy_hook("suite_hyscale_gnn.graphs:graph_workloads", call=True)

@@ -1,10 +1,6 @@
 """dlsys-suite plugin: MG-WFBP, merged-gradient wait-free backpropagation (Shi, Chu, Li, INFOCOM 2019)."""
 
-from suite.api import hookimpl
+from suite.api import lazy_hook
 
 
-@hookimpl
-def suite_techniques():
-    from suite_mgwfbp.technique import TECHNIQUE
-
-    return [TECHNIQUE]
+suite_techniques = lazy_hook("suite_mgwfbp.technique:TECHNIQUE", listed=True)

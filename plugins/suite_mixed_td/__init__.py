@@ -8,14 +8,10 @@ Registered through the ``suite.plugins`` entry point like any third-party plugin
 RepVGG-A0 (deploy form) and the digits CNN.
 """
 
-from suite.api import hookimpl
+from suite.api import hookimpl, lazy_hook
 
 
-@hookimpl
-def suite_techniques():
-    from suite_mixed_td.technique import TECHNIQUE
-
-    return [TECHNIQUE]
+suite_techniques = lazy_hook("suite_mixed_td.technique:TECHNIQUE", listed=True)
 
 
 @hookimpl

@@ -8,18 +8,8 @@ the cost model, :mod:`~suite_node_aware_grids.execute` for the distributed contr
 arrays and :mod:`~suite_node_aware_grids.workloads` for the ``contraction`` workload kind.
 """
 
-from suite.api import hookimpl
+from suite.api import lazy_hook
 
 
-@hookimpl
-def suite_techniques():
-    from suite_node_aware_grids.technique import TECHNIQUE
-
-    return [TECHNIQUE]
-
-
-@hookimpl
-def suite_workloads():
-    from suite_node_aware_grids.workloads import contraction_workloads
-
-    return contraction_workloads()
+suite_techniques = lazy_hook("suite_node_aware_grids.technique:TECHNIQUE", listed=True)
+suite_workloads = lazy_hook("suite_node_aware_grids.workloads:contraction_workloads", call=True)

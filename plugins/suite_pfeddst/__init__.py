@@ -7,18 +7,8 @@ Registered through the ``suite.plugins`` entry point like any third-party plugin
 ``pfeddst-gaussian-mixture-10`` (a 10-component Gaussian mixture; the zoo's has 5).
 """
 
-from suite.api import hookimpl
+from suite.api import lazy_hook
 
 
-@hookimpl
-def suite_techniques():
-    from suite_pfeddst.technique import TECHNIQUE
-
-    return [TECHNIQUE]
-
-
-@hookimpl
-def suite_workloads():
-    from suite_pfeddst.technique import gaussian_mixture_10
-
-    return [gaussian_mixture_10()]
+suite_techniques = lazy_hook("suite_pfeddst.technique:TECHNIQUE", listed=True)
+suite_workloads = lazy_hook("suite_pfeddst.technique:gaussian_mixture_10", call=True, listed=True)

@@ -5,11 +5,7 @@ Registered through the ``suite.plugins`` entry point like any third-party plugin
 model and :mod:`suite_poseidon.execute` for the reference implementation on real arrays.
 """
 
-from suite.api import hookimpl
+from suite.api import lazy_hook
 
 
-@hookimpl
-def suite_techniques():
-    from suite_poseidon.technique import TECHNIQUE
-
-    return [TECHNIQUE]
+suite_techniques = lazy_hook("suite_poseidon.technique:TECHNIQUE", listed=True)

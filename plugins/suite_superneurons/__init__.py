@@ -1,10 +1,6 @@
 """dlsys-suite plugin: SuperNeurons (Wang et al., PPoPP 2018), dynamic GPU memory management."""
 
-from suite.api import hookimpl
+from suite.api import lazy_hook
 
 
-@hookimpl
-def suite_techniques():
-    from suite_superneurons.technique import TECHNIQUE
-
-    return [TECHNIQUE]
+suite_techniques = lazy_hook("suite_superneurons.technique:TECHNIQUE", listed=True)

@@ -8,21 +8,11 @@ executors, :mod:`~suite_theseus.tpch` for the TPC-H data and workloads and
 :mod:`~suite_theseus.extension` for the ``[ext.theseus]`` profile table.
 """
 
-from suite.api import hookimpl
+from suite.api import hookimpl, lazy_hook
 
 
-@hookimpl
-def suite_techniques():
-    from suite_theseus.technique import TECHNIQUE
-
-    return [TECHNIQUE]
-
-
-@hookimpl
-def suite_workloads():
-    from suite_theseus.tpch import tpch_workloads
-
-    return tpch_workloads()
+suite_techniques = lazy_hook("suite_theseus.technique:TECHNIQUE", listed=True)
+suite_workloads = lazy_hook("suite_theseus.tpch:tpch_workloads", call=True)
 
 
 @hookimpl

@@ -4,11 +4,7 @@ Technique ``transpose-conv``: variants ``scatter`` and ``zero-insert`` (baseline
 ``kernel-segregated`` (2022) and ``unified`` (2025); execute and model fidelities.
 """
 
-from suite.api import hookimpl
+from suite.api import lazy_hook
 
 
-@hookimpl
-def suite_techniques():
-    from suite_transpose_conv.technique import TECHNIQUE
-
-    return [TECHNIQUE]
+suite_techniques = lazy_hook("suite_transpose_conv.technique:TECHNIQUE", listed=True)

@@ -7,18 +7,8 @@ fair-sharing scheduler and the trace replay, and :mod:`suite_virtualflow.execute
 reference implementation on real arrays.
 """
 
-from suite.api import hookimpl
+from suite.api import lazy_hook
 
 
-@hookimpl
-def suite_techniques():
-    from suite_virtualflow.technique import TECHNIQUE
-
-    return [TECHNIQUE]
-
-
-@hookimpl
-def suite_workloads():
-    from suite_virtualflow.elastic import TRACE
-
-    return [TRACE]
+suite_techniques = lazy_hook("suite_virtualflow.technique:TECHNIQUE", listed=True)
+suite_workloads = lazy_hook("suite_virtualflow.elastic:TRACE", listed=True)
