@@ -5,8 +5,7 @@ abstract of the paper was read (its two ratios are the verified claims); the sys
 generation, kernel, grid, precision, CPU SKU and GPU host are not known, so the claims run on
 both WSE profiles and the docs page gives the sensitivity to each assumption.
 
-The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
-``technique.toml``, read by :func:`suite.api.declare_technique`.
+Its plain data (paper, variants, parameters, smoke, properties) is ``technique.toml``.
 """
 
 from __future__ import annotations

@@ -4,8 +4,7 @@ Variants, parameters, fidelities, the paper's claims (where each number was read
 abstract, or a secondary reading note of the PDF, as each claim's ``source`` says) and the declared
 properties.
 
-The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
-``technique.toml``, read by :func:`suite.api.declare_technique`.
+Its plain data (paper, variants, parameters, smoke, properties) is ``technique.toml``.
 """
 
 from __future__ import annotations

@@ -7,8 +7,7 @@ testbed (6 nodes x 3 GTX 1080 Ti, 56 Gb/s InfiniBand, CIFAR-10/100) and Fig. 1's
 secondary source. Not stated in what could be read: k, batch sizes, per-model speed-ups, the
 heterogeneous set-up.
 
-The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
-``technique.toml``, read by :func:`suite.api.declare_technique`.
+Its plain data (paper, variants, parameters, smoke, properties) is ``technique.toml``.
 """
 
 from __future__ import annotations

@@ -3,8 +3,7 @@
 Variants (two baselines and the co-design search), parameters, fidelities, the two verified
 abstract claims with their nulls, the declared properties and the ``[ext.comet]`` schema.
 
-The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
-``technique.toml``, read by :func:`suite.api.declare_technique`.
+Its plain data (paper, variants, parameters, smoke, properties) is ``technique.toml``.
 """
 
 from __future__ import annotations

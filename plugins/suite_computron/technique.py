@@ -4,8 +4,7 @@ Variants, parameters, fidelities, the paper's claims (the abstract's statements,
 paper's abstract; no numbers are published there) and the declared
 properties.
 
-The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
-``technique.toml``, read by :func:`suite.api.declare_technique`.
+Its plain data (paper, variants, parameters, smoke, properties) is ``technique.toml``.
 """
 
 from __future__ import annotations

@@ -4,8 +4,7 @@ Variants (two data-blind baselines, the data-aware plan alone, and the plan with
 LPT + ILP scheduler), parameters, fidelities, the abstract's claim with its nulls, and the
 declared properties.
 
-The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
-``technique.toml``, read by :func:`suite.api.declare_technique`.
+Its plain data (paper, variants, parameters, smoke, properties) is ``technique.toml``.
 """
 
 from __future__ import annotations

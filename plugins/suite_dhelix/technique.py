@@ -4,8 +4,7 @@ Variants, parameters, fidelities, the paper's claims (the v1 abstract's numbers,
 paper's arXiv v1 abstract; the authors' TWIST blog's numbers as unverified ones) and
 the declared properties.
 
-The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
-``technique.toml``, read by :func:`suite.api.declare_technique`.
+Its plain data (paper, variants, parameters, smoke, properties) is ``technique.toml``.
 """
 
 from __future__ import annotations

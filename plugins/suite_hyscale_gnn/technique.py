@@ -5,8 +5,7 @@ nulls, and the declared properties. Only the abstract was read [Lin23]: the hard
 models, fan-out and batch of the paper are not known, so every claim scenario is an assumption
 (named in each claim's note and on the docs page).
 
-The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
-``technique.toml``, read by :func:`suite.api.declare_technique`.
+Its plain data (paper, variants, parameters, smoke, properties) is ``technique.toml``.
 """
 
 from __future__ import annotations

@@ -5,8 +5,7 @@ The declaration: variants (the single-GPU dense, Popcorn and sliding-window base
 paper's full v2 text: the abstract, §I, §VI-B to §VI-D, Figs. 2, 4, 6), their null predictions,
 and the declared properties.
 
-The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
-``technique.toml``, read by :func:`suite.api.declare_technique`.
+Its plain data (paper, variants, parameters, smoke, properties) is ``technique.toml``.
 """
 
 from __future__ import annotations

@@ -6,8 +6,7 @@ The per-model speed-ups of the paper's figures could not be read; the numbers im
 plotting script of the authors' group are code, not paper text, and are not claims here (the docs
 page gives them as context).
 
-The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
-``technique.toml``, read by :func:`suite.api.declare_technique`.
+Its plain data (paper, variants, parameters, smoke, properties) is ``technique.toml``.
 """
 
 from __future__ import annotations

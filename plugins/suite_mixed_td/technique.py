@@ -5,8 +5,7 @@ DSP, the only number read in the paper's own text), and the declared properties.
 fidelities are references into :mod:`suite_mixed_td.fidelities`, imported the first time one runs,
 so listing the technique imports no model or execute code.
 
-The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
-``technique.toml``, read by :func:`suite.api.declare_technique`.
+Its plain data (paper, variants, parameters, smoke, properties) is ``technique.toml``.
 """
 
 from __future__ import annotations

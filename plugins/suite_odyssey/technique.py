@@ -4,8 +4,7 @@ Variants (the baselines first), parameters, fidelities, the abstract's claims (t
 read in the paper; the v4 title and venue from a secondary source), their null predictions, and
 the declared properties.
 
-The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
-``technique.toml``, read by :func:`suite.api.declare_technique`.
+Its plain data (paper, variants, parameters, smoke, properties) is ``technique.toml``.
 """
 
 from __future__ import annotations

@@ -7,8 +7,7 @@ source; the authors' code (update rules, H, p, eta, warm-up, batch, gradient acc
 GPT-Neo-8M's size). Not stated in what could be read: hardware, wall-clock times, the settings of
 the headline runs, how "faster" was measured.
 
-The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
-``technique.toml``, read by :func:`suite.api.declare_technique`.
+Its plain data (paper, variants, parameters, smoke, properties) is ``technique.toml``.
 """
 
 from __future__ import annotations

@@ -4,8 +4,7 @@ Variants (three baselines), parameters (k, alpha, c and the recency window R set
 per claim), the abstract's two qualitative claims judged as orderings over seeds 0-9 with paired
 bootstrap intervals, their nulls, and the declared properties.
 
-The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
-``technique.toml``, read by :func:`suite.api.declare_technique`.
+Its plain data (paper, variants, parameters, smoke, properties) is ``technique.toml``.
 """
 
 from __future__ import annotations

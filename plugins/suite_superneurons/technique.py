@@ -12,8 +12,7 @@ our variants (the mapping is an assumption, stated in docs/techniques/superneuro
   -> ``liveness`` (neither swaps or recomputes by default in the versions the paper used);
 * SuperNeurons -> ``liveness+offload+recompute``.
 
-The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
-``technique.toml``, read by :func:`suite.api.declare_technique`.
+Its plain data (paper, variants, parameters, smoke, properties) is ``technique.toml``.
 """
 
 from __future__ import annotations

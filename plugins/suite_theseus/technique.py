@@ -3,8 +3,7 @@
 Variants, parameters, fidelities, the two claims of the abstract (the only part of the paper
 read: every number is from the abstract), their null predictions, and the declared properties.
 
-The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
-``technique.toml``, read by :func:`suite.api.declare_technique`.
+Its plain data (paper, variants, parameters, smoke, properties) is ``technique.toml``.
 """
 
 from __future__ import annotations

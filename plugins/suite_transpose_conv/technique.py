@@ -1,8 +1,7 @@
 """Declaration of the ``transpose-conv`` technique (Tida et al., unified kernel-segregated
 transpose convolution, arXiv 2502.20493).
 
-The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
-``technique.toml``, read by :func:`suite.api.declare_technique`.
+Its plain data (paper, variants, parameters, smoke, properties) is ``technique.toml``.
 """
 
 from __future__ import annotations

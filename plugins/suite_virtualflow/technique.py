@@ -3,8 +3,7 @@
 Variants, parameters, fidelities (model, simulate, execute), the abstract's claims with their
 null predictions, and the declared properties.
 
-The plain-data part of the declaration (paper, variants, parameters, defaults, smoke scenarios) is
-``technique.toml``, read by :func:`suite.api.declare_technique`.
+Its plain data (paper, variants, parameters, smoke, properties) is ``technique.toml``.
 """
 
 from __future__ import annotations
