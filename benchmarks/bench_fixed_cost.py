@@ -1,0 +1,124 @@
+"""Fixed costs of two commands, this checkout against another, by CPU time (issue 44).
+
+* ``suite reproduce --all`` on a store that holds every case and judgement (target: < 1 s);
+* ``suite run --technique poseidon --set "network.-1.bandwidth=7 Gbit/s"`` (its table printed)
+  with an empty ``SUITE_CACHE_DIR`` and an empty store (target: < 0.6 s).
+
+Each side runs from its own source tree (``PYTHONPATH`` = the tree and its ``plugins/``, the
+``suite`` entry point of this environment), with its own store: a side's first call fills it with
+a fresh ``suite reproduce --all`` (minutes; its output is then compared: the scoreboards must be
+byte-identical unless a model changed between the trees). The timed calls alternate between the
+sides, so load changes hit both alike. Printed per call: CPU of the child and its reaped
+children (user + sys), wall time and the load average; then min and max per side. Byte code is
+cached in a temporary ``PYTHONPYCACHEPREFIX`` per side (as an installed package has it) unless
+``--no-bytecode`` (this project's shared machine sets ``PYTHONDONTWRITEBYTECODE=1``).
+
+Usage::
+
+    python benchmarks/bench_fixed_cost.py --baseline-src /tmp/base [--rounds 4] [--work DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SUITE = [str(Path(sys.executable).with_name("suite"))]
+RUN = ["run", "--technique", "poseidon", "--set", "network.-1.bandwidth=7 Gbit/s"]
+
+
+def load() -> str:
+    return Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
+
+
+def call(args: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """(CPU s of the child and its children, wall s, sha256[:12] of stdout) of ``suite ARGS``."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    out = subprocess.run(SUITE + args, env=env, capture_output=True, cwd=tempfile.gettempdir())
+    wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if out.returncode != 0:
+        raise SystemExit(f"suite {' '.join(args)}: exit {out.returncode}: {out.stderr.decode()[-400:]}")
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    return cpu, wall, hashlib.sha256(out.stdout).hexdigest()[:12]
+
+
+def side_env(src: Path, work: Path, tag: str, bytecode: bool) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUITE_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(src), str(src / "plugins")])
+    env["SUITE_STORE"] = str(work / tag / "suite.sqlite")
+    env["SUITE_CACHE_DIR"] = str(work / tag / "cache")
+    env["COLUMNS"] = "200"
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(work / tag / "pyc")
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env.pop("PYTHONPYCACHEPREFIX", None)
+    return env
+
+
+def fill(tag: str, env: dict[str, str]) -> str:
+    """A fresh ``suite reproduce --all`` into the side's store (once); its scoreboard's hash."""
+    Path(env["SUITE_STORE"]).parent.mkdir(parents=True, exist_ok=True)
+    mark = Path(env["SUITE_STORE"]).with_suffix(".scoreboard")
+    if not mark.exists():
+        cpu, wall, sha = call(["reproduce", "--all"], env)
+        print(f"# {tag}: fresh reproduce --all: {cpu:.1f} s CPU, {wall:.1f} s wall, load {load()}, "
+              f"scoreboard {sha}")
+        mark.write_text(sha)
+    return mark.read_text()
+
+
+def run_round(sides: dict[str, dict[str, str]], got: dict[tuple[str, str], list[float]]) -> None:
+    for what in ("reproduce --all (cached)", "run --set (empty cache)"):
+        for tag, env in sides.items():
+            extra = ""
+            if what.startswith("run"):
+                fresh = Path(tempfile.mkdtemp(prefix=f"bench-fixed-{tag}-"))
+                env = {**env, "SUITE_CACHE_DIR": str(fresh / "cache"), "SUITE_STORE": str(fresh / "s.sqlite")}
+                cpu, wall, _ = call(RUN, env)
+            else:
+                cpu, wall, sha = call(["reproduce", "--all"], env)
+                extra = f"  scoreboard {sha}"
+            got.setdefault((what, tag), []).append(cpu)
+            print(f"{what:26s} {tag:6s} cpu {cpu:.2f} s  wall {wall:.2f} s  load {load()}{extra}", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--baseline-src", required=True, type=Path, help="the other source tree (a checkout)")
+    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--work", type=Path, default=None, help="stores, caches and byte code (kept: a second "
+                                                            "call reuses the filled stores); default a temp dir")
+    ap.add_argument("--no-bytecode", action="store_true")
+    a = ap.parse_args()
+    work = a.work or Path(tempfile.mkdtemp(prefix="bench-fixed-"))
+    here = Path(__file__).resolve().parents[1]
+    sides = {tag: side_env(src.resolve(), work, tag, not a.no_bytecode)
+             for tag, src in (("before", a.baseline_src), ("after", here))}
+    marks = {tag: fill(tag, env) for tag, env in sides.items()}
+    print(f"# scoreboards: before {marks['before']}, after {marks['after']}"
+          f" ({'identical' if marks['before'] == marks['after'] else 'different: a model changed between the trees'}); byte code "
+          f"{'not cached' if a.no_bytecode else 'cached'}")
+    for tag, env in sides.items():  # warm: byte code of both commands, the judgement cache
+        call(["reproduce", "--all"], env)
+        fresh = Path(tempfile.mkdtemp(prefix=f"bench-fixed-{tag}-"))
+        call(RUN, {**env, "SUITE_CACHE_DIR": str(fresh / "cache"), "SUITE_STORE": str(fresh / "s.sqlite")})
+    got: dict[tuple[str, str], list[float]] = {}
+    for _ in range(a.rounds):
+        run_round(sides, got)
+    for (what, tag), v in got.items():
+        print(f"# {what:26s} {tag:6s} CPU min {min(v):.2f} max {max(v):.2f} s over {len(v)} calls")
+
+
+if __name__ == "__main__":
+    main()
