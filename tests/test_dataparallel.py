@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from suite.collectives.dataparallel import (
@@ -77,13 +77,25 @@ def test_flops_per_sample_by_hand():
 
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.floats(1.0, 8.0), min_size=1, max_size=8), st.integers(0, 200))
+@example([1.0, 4.0, 5.0, 5.0], 1)
 def test_proportional_batches(speeds, extra):
     total = len(speeds) + extra
     b = proportional_batches(total, speeds)
     assert b.sum() == total and (b >= 1).all()
     ideal = total * (1 / np.array(speeds)) / np.sum(1 / np.array(speeds))
-    # largest remainders: every batch within one sample of its ideal share (unless raised to 1)
-    assert np.all((np.abs(b - ideal) < 1 + 1e-9) | (b == 1))
+    # largest remainders: every batch within one sample of its ideal share, except that the
+    # samples given to slow workers raised to the minimum of 1 come out of the others' floors:
+    # the trim is at most deficit = sum(max(0, 1 - ideal)) (speeds 1, 4, 5, 5 and 5 samples:
+    # ideal 3.03, 0.76, 0.61, 0.61, deficit 1.02, batches 2, 1, 1, 1)
+    deficit = np.sum(np.maximum(0.0, 1.0 - ideal))
+    assert np.all(np.abs(b - ideal) < 1 + deficit + 1e-9)
+    assert np.all(b <= np.maximum(np.ceil(ideal - 1e-9), 1))
+
+
+def test_proportional_batches_raising_slow_workers_takes_from_the_fast_one():
+    # ideal shares of 5 samples at speeds 1, 4, 5, 5: 3.03, 0.76, 0.61, 0.61; the three slow
+    # workers get their minimum of 1, so the fast one keeps 5 - 3 = 2 (found by hypothesis)
+    assert proportional_batches(5, [1.0, 4.0, 5.0, 5.0]).tolist() == [2, 1, 1, 1]
 
 
 def test_proportional_batches_equal_finish_time():
