@@ -2,7 +2,7 @@
 
 Registered through the ``suite.plugins`` entry point like any third-party plugin; see
 :mod:`suite_computron.technique` for the declaration, :mod:`suite_computron.model` for the cost
-model, :mod:`suite_computron.simulate` for the serving engine (simpy),
+model, :mod:`suite_computron.simulate` for the serving engine (an event loop),
 :mod:`suite_computron.execute` for the shard-parallel copies on real arrays and
 :mod:`suite_computron.workloads` for OPT-1.3B / 13B and the authors' serving configurations.
 """
