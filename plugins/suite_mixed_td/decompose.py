@@ -33,6 +33,7 @@ References
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -160,6 +161,13 @@ class Scheme:
 
 def divisors(n: int) -> list[int]:
     """All positive divisors of ``n`` in increasing order."""
+    return list(_divisors(int(n)))
+
+
+@functools.lru_cache(maxsize=65536)
+def _divisors(n: int) -> tuple[int, ...]:
+    """:func:`divisors` by trial division up to sqrt(n), remembered (a network's search space asks
+    for the same few thousand numbers tens of thousands of times)."""
     if n < 1:
         raise ValueError(f"divisors: expected n >= 1, got {n}")
     small, large = [], []
@@ -170,7 +178,7 @@ def divisors(n: int) -> list[int]:
             if i * i != n:
                 large.append(n // i)
         i += 1
-    return small + large[::-1]
+    return tuple(small + large[::-1])
 
 
 def schemes_for(g: Geometry, methods=("svd", "cpd")) -> list[Scheme]:
