@@ -55,7 +55,9 @@ def reproduce(tech: str, tmp: Path, src: str | None) -> tuple[float, float, floa
     for _ in range(2):
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
-        p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        # in the baseline's folder: `python -m` puts the working folder first on sys.path, ahead of
+        # PYTHONPATH, so run from this tree the child would import this tree's suite, not the baseline's
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=src)
         wall = time.perf_counter() - t0
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         if p.returncode:
