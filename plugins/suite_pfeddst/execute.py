@@ -399,7 +399,7 @@ def personalized_accuracy(model: FlatModel, thetas, data) -> tuple[float, float]
         W1, b1, W2, b2 = _stacked(model, [thetas[i] for i in grp.members])
         g, n = grp.y.shape
         z = np.maximum(grp.X @ W1 + b1, 0.0) @ W2 + b2
-        z = z - z.max(axis=2, keepdims=True)
+        z = z - _row_max(z)
         logp = z - np.log(np.exp(z).sum(axis=2, keepdims=True))
         ce = -logp[np.arange(g)[:, None], np.arange(n)[None, :], grp.y]
         ce_mean, hit_mean = ce.mean(axis=1).tolist(), (z.argmax(axis=2) == grp.y).mean(axis=1).tolist()
@@ -620,7 +620,7 @@ def batched_losses(model: FlatModel, thetas: np.ndarray, X: np.ndarray, y: np.nd
     W1 = thetas[:, :o1].reshape(m, d, h)
     A = np.maximum(np.matmul(X, W1) + thetas[:, o1:o2][:, None, :], 0.0)
     Z = np.matmul(A, thetas[:, o2:o3].reshape(m, h, q)) + thetas[:, o3:][:, None, :]
-    Z = Z - Z.max(axis=2, keepdims=True)
+    Z = Z - _row_max(Z)
     logp = Z - np.log(np.exp(Z).sum(axis=2, keepdims=True))
     out = -logp[:, np.arange(len(y)), y].mean(axis=1)
     if model.l2:
