@@ -54,17 +54,22 @@ def git_commit() -> str | None:
     return commit
 
 
+_VERSIONS: dict[str, str] = {}
+
+
 def package_versions() -> dict[str, str]:
-    """name -> installed version of :data:`PACKAGES` (those not installed left out)."""
+    """name -> installed version of :data:`PACKAGES` (those not installed left out), read once
+    per process like :func:`git_commit` (every run of a process records them: 20 ms a run idle,
+    0.16 s at load 6, of a run's fixed cost)."""
     from importlib.metadata import PackageNotFoundError, version
 
-    out = {}
-    for name in PACKAGES:
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            pass
-    return out
+    if not _VERSIONS:
+        for name in PACKAGES:
+            try:
+                _VERSIONS[name] = version(name)
+            except PackageNotFoundError:
+                pass
+    return dict(_VERSIONS)
 
 
 def provenance(command: str | None = None, plugins: Mapping[str, str] | None = None) -> dict[str, Any]:
