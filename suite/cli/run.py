@@ -228,7 +228,8 @@ def report_summary(store: Any, summary: Any, fmt: str, quiet: bool, show_table: 
         sys.exit(1)
 
 
-@main.command("run", cls=ExecutorOptionsCommand)
+@main.command("run", cls=ExecutorOptionsCommand,
+              short_help="Run a sweep (an experiment file or flags); each case is stored.")
 @click.argument("experiment", required=False)
 @click.option("--entry", "entries", multiple=True, help="With an experiment file: only this entry (repeatable).")
 @click.option("-t", "--technique", help="Technique to sweep (instead of an experiment file).")
