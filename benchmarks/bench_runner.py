@@ -114,18 +114,41 @@ def store_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
 
 
-def ratio_rounds(tech, cases, tmp: Path, label: str, context, rounds: int = 3) -> list[dict]:
-    """The bare loop and `-j 1` (default options) alternated *rounds* times in this process; the
-    best of each side, and their ratio (the machine is shared: only a ratio taken this way means
-    anything)."""
-    bare, run, inproc = [], [], []
+def cli_run(entry: dict, path: Path) -> float:
+    """The full ``suite run`` of *entry* (a Poseidon sweep given as flags) in a fresh process into
+    *path*: its wall seconds; the CPU of the process and its workers goes to ``CPU["cli"]``."""
+    import resource
+    import subprocess
+
+    flags = ["--technique", entry["technique"]]
+    for k, v in entry.get("params", {}).items():
+        flags += ["--param", f"{k}={','.join(map(str, v))}"]
+    for k, v in entry.get("set", {}).items():
+        flags += ["--set", f"{k}={','.join(map(str, v))}"]
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "suite", "run", *flags, "--store", str(path), "-q", "--artifacts", "summary"],
+                   check=True, stdout=subprocess.DEVNULL)
+    dt = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.setdefault("cli", []).append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
+    return dt
+
+
+def ratio_rounds(tech, cases, tmp: Path, label: str, context, rounds: int = 3, entry: dict | None = None) -> list[dict]:
+    """The bare loop, `-j 1` (default options), `-j 1 --in-process` and (with *entry*) the full
+    ``suite run`` of the same sweep, alternated *rounds* times in this process; the best of each
+    side, and their ratio (the machine is shared: only a ratio taken this way means anything)."""
+    bare, run, inproc, cli = [], [], [], []
     for r in range(rounds):
         bare.append(bare_loop(tech, cases))
         run.append(timed_run(cases, tmp / f"{label}-ratio-{r}.sqlite", context=context)[0])
         inproc.append(timed_run(cases, tmp / f"{label}-ratio-ip-{r}.sqlite", isolate=False, context=context)[0])
+        if entry is not None:
+            cli.append(cli_run(entry, tmp / f"{label}-ratio-cli-{r}.sqlite"))
     size = store_bytes(tmp / f"{label}-ratio-0.sqlite") / len(cases)
-    return [{"bare": min(bare), "run": min(run), "inproc": min(inproc), "bytes_per_case": size,
-             "all_bare": bare, "all_run": run}]
+    return [{"bare": min(bare), "run": min(run), "inproc": min(inproc), "cli": min(cli) if cli else None,
+             "bytes_per_case": size, "all_bare": bare, "all_run": run}]
 
 
 class DaskCluster:
@@ -287,6 +310,33 @@ def bench(label, tech, entry, tmp: Path, dask: bool, context, repeats: int = 2) 
     return rows
 
 
+def _print_ratio(r: dict, n: int, t_exp: float, rounds: int, load0: list[str]) -> None:
+    """The --ratio-only figures: wall times, then the CPU ratios (the ones to quote)."""
+    load1 = Path("/proc/loadavg").read_text().split()[:3] if load0 else []
+    print(f"# Poseidon model sweep, {n} cases, bare loop, `-j 1`, `-j 1 --in-process` and `suite run` alternated "
+          f"{rounds}x (best of each); load average {' '.join(load0)} -> {' '.join(load1)}")
+    print(f"bare loop: {r['bare']:.2f} s ({1e6 * r['bare'] / n:.0f} us/case); rounds "
+          f"{', '.join(f'{x:.2f}' for x in r['all_bare'])}")
+    print(f"-j 1 (isolated worker, --artifacts summary): {r['run']:.2f} s; rounds "
+          f"{', '.join(f'{x:.2f}' for x in r['all_run'])}")
+    print(f"-j 1 --in-process: {r['inproc']:.2f} s")
+    if r["cli"] is not None:
+        print(f"suite run (the CLI, a fresh process: start-up, expansion, -j 1, summary): {r['cli']:.2f} s")
+    print(f"expansion: {t_exp:.2f} s ({1e6 * t_exp / n:.0f} us/case)")
+    print(f"RATIO -j 1 / bare loop = {r['run'] / r['bare']:.2f} (target <= 1.2); "
+          f"with expansion {(r['run'] + t_exp) / r['bare']:.2f}; --in-process {r['inproc'] / r['bare']:.2f}")
+    print(f"STORE {r['bytes_per_case']:.0f} B per case (target <= 1536)")
+    cb, cr = min(CPU["bare"]), min(CPU["run-j1-iso-local"])
+    print(f"CPU RATIO -j 1 / bare loop = {cr / cb:.2f} (CPU seconds of this process and its reaped "
+          f"workers, store thread included: {cr:.2f} / {cb:.2f}; less sensitive to other load than wall time)")
+    ci = min(CPU["run-j1-inproc-local"])
+    print(f"CPU RATIO -j 1 --in-process / bare loop = {ci / cb:.2f} ({ci:.2f} / {cb:.2f})")
+    if "cli" in CPU:
+        cc = min(CPU["cli"])
+        print(f"CPU RATIO suite run / bare loop = {cc / cb:.2f} (target <= 1.35; the CLI process and its "
+              f"workers: {cc:.2f} / {cb:.2f})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", type=int, default=10000)
@@ -318,23 +368,8 @@ def main() -> None:
             t0 = time.perf_counter()
             pcases = expand_entry(pentry, context=real).cases
             t_exp = time.perf_counter() - t0
-            r = ratio_rounds(pos, pcases, tmp, "poseidon", real, a.rounds)[0]
-            load1 = Path("/proc/loadavg").read_text().split()[:3] if load0 else []
-            n = len(pcases)
-            print(f"# Poseidon model sweep, {n} cases, bare loop and `-j 1` alternated {a.rounds}x "
-                  f"(best of each); load average {' '.join(load0)} -> {' '.join(load1)}")
-            print(f"bare loop: {r['bare']:.2f} s ({1e6 * r['bare'] / n:.0f} us/case); rounds "
-                  f"{', '.join(f'{x:.2f}' for x in r['all_bare'])}")
-            print(f"-j 1 (isolated worker, --artifacts summary): {r['run']:.2f} s; rounds "
-                  f"{', '.join(f'{x:.2f}' for x in r['all_run'])}")
-            print(f"-j 1 --in-process: {r['inproc']:.2f} s")
-            print(f"expansion: {t_exp:.2f} s ({1e6 * t_exp / n:.0f} us/case)")
-            print(f"RATIO -j 1 / bare loop = {r['run'] / r['bare']:.2f} (target <= 1.2); "
-                  f"with expansion {(r['run'] + t_exp) / r['bare']:.2f}; --in-process {r['inproc'] / r['bare']:.2f}")
-            print(f"STORE {r['bytes_per_case']:.0f} B per case (target <= 1536)")
-            cb, cr = min(CPU["bare"]), min(CPU["run-j1-iso-local"])
-            print(f"CPU RATIO -j 1 / bare loop = {cr / cb:.2f} (CPU seconds of this process and its reaped "
-                  f"workers, store thread included: {cr:.2f} / {cb:.2f}; less sensitive to other load than wall time)")
+            r = ratio_rounds(pos, pcases, tmp, "poseidon", real, a.rounds, entry=pentry)[0]
+            _print_ratio(r, len(pcases), t_exp, a.rounds, load0)
         if a.ratio_only:
             return
         sizes = [float(1 << k) for k in range(10, 30)]  # 20

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 __all__ = ["tracked", "ReadSet", "field_paths", "normalize_path", "covers", "recording", "Recording", "ReadPlan",
-           "is_recording", "unrecorded", "first_in_case"]
+           "is_recording", "unrecorded", "first_in_case", "RECORDED"]
 
 # methods that look at the whole object: delegated to the real profile, recorded as its prefix
 _WHOLE = frozenset({"model_dump", "model_dump_json", "normalized", "content_hash", "with_overrides", "show",
@@ -246,12 +246,13 @@ class _Fault:
         name = self.name
         if obj is None:
             raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
-        hidden = _HIDDEN.get(id(obj))
+        oid = id(obj)
+        hidden = _HIDDEN.get(oid)
         if hidden is None or hidden[0] is None or name not in hidden[0]:
             raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
         value = hidden[0][name]
         _dict_of(obj)[name] = value
-        hidden[1].add((id(obj), name))
+        hidden[1].add((oid, name))
         return value
 
 
@@ -329,9 +330,10 @@ def _recording_class(cls: type) -> type:
 
 
 def _note(table: Any, key: Any) -> None:
-    hidden = _HIDDEN.get(id(table))
+    oid = id(table)
+    hidden = _HIDDEN.get(oid)
     if hidden is not None:
-        hidden[1].add((id(table), key))
+        hidden[1].add((oid, key))
 
 
 def _recording_dict() -> type:
@@ -403,18 +405,21 @@ class ReadPlan:
     """The objects of one profile a case records through (built once per profile object, kept by
     the executor loop: :class:`suite.runner.evaluate.InputSnapshots`).
 
-    ``models``: (object, its class, its recording class, its fields as loaded) for every model;
-    ``tables``: every frozen mapping; ``prefix``: id -> the dotted paths an object is found at.
+    ``models``: (object, its class, its recording class, its fields as loaded, those of its
+    fields that hold models, tables or sequences of models: never hidden, since their own fields
+    are recorded) for every model; ``tables``: every frozen mapping; ``prefix``: id -> the dotted
+    paths an object is found at.
     """
 
-    __slots__ = ("profile", "models", "tables", "prefix", "_paths")
+    __slots__ = ("profile", "models", "tables", "prefix", "_paths", "_sorted")
 
     def __init__(self, profile: Any) -> None:
         self.profile = profile  # held: the ids below stay this profile's
-        self.models: list[tuple[Any, type, type, dict[str, Any]]] = []
+        self.models: list[tuple[Any, type, type, dict[str, Any], dict[str, Any]]] = []
         self.tables: list[Any] = []
         self.prefix: dict[int, list[str]] = {}
         self._paths: dict[tuple[int, Any], tuple[str, ...]] = {}
+        self._sorted: dict[frozenset[tuple[int, Any]], list[str]] = {}
         todo: list[tuple[Any, str]] = [(profile, "")]
         while todo:
             obj, path = todo.pop()
@@ -436,7 +441,8 @@ class ReadPlan:
         if isinstance(obj, BaseModel):
             fields = dict(_dict_of(obj))
             if first:
-                self.models.append((obj, type(obj), _recording_class(type(obj)), fields))
+                kept = {k: v for k, v in fields.items() if _is_container(v)}
+                self.models.append((obj, type(obj), _recording_class(type(obj)), fields, kept))
             return ((k, fields[k]) for k in type(obj).model_fields if k in fields)
         if type(obj) is FrozenDict:
             if first:
@@ -446,15 +452,27 @@ class ReadPlan:
 
     def rehide(self, reads: set[tuple[int, Any]]) -> None:
         """Hide again the model fields of *reads* (read while not recording: :class:`unrecorded`)."""
-        byid = {id(m[0]): m[0] for m in self.models}
+        byid = {id(m[0]): m for m in self.models}
         for oid, name in reads:
-            obj = byid.get(oid)
-            if obj is not None:
-                d = _dict_of(obj)
+            m = byid.get(oid)
+            if m is not None:
+                d = _dict_of(m[0])
                 if name == _WHOLE_READ:
                     d.clear()
-                else:
+                    d.update(m[4])
+                elif name not in m[4]:
                     d.pop(name, None)
+
+    def sorted_paths(self, reads: set[tuple[int, Any]]) -> list[str]:
+        """:meth:`paths` sorted; the same list object for the same *reads* (most cases of a sweep
+        read the same fields: one list, pickled once per batch, for all of them). Do not change it."""
+        key = frozenset(reads)
+        hit = self._sorted.get(key)
+        if hit is None:
+            if len(self._sorted) >= 256:
+                self._sorted.clear()
+            hit = self._sorted[key] = sorted(self.paths(reads))
+        return hit
 
     def paths(self, reads: set[tuple[int, Any]]) -> set[str]:
         """The dotted paths of *reads* ((object id, field or key) pairs; ``"*"``: the whole object)."""
@@ -495,9 +513,12 @@ class Recording:
             _ACTIVE[0]._restore()
         _ACTIVE.append(self)  # before the first object is hidden: stop() restores a partial start
         reads = self.reads
-        for obj, _cls, rc, fields in self.plan.models:
+        for obj, _cls, rc, fields, kept in self.plan.models:
             _HIDDEN[id(obj)] = (fields, reads)
-            _dict_of(obj).clear()
+            d = _dict_of(obj)
+            d.clear()
+            if kept:
+                d.update(kept)
             _set_class(obj, rc)
         for t in self.plan.tables:
             _HIDDEN[id(t)] = (None, reads)
@@ -510,12 +531,17 @@ class Recording:
         self._restore()
         return self.plan.paths(self.reads)
 
+    def stop_sorted(self) -> list[str]:
+        """:meth:`stop`, the paths sorted (a list shared by every case that read the same fields)."""
+        self._restore()
+        return self.plan.sorted_paths(self.reads)
+
     def _restore(self) -> None:
         if not _ACTIVE or _ACTIVE[0] is not self:
             return
         from suite.frozen import FrozenDict
 
-        for obj, cls, _rc, fields in self.plan.models:
+        for obj, cls, _rc, fields, _kept in self.plan.models:
             _refill(_dict_of(obj), fields)
             _set_class(obj, cls)
             _HIDDEN.pop(id(obj), None)
@@ -539,8 +565,13 @@ def recording(profile: Any, plan: ReadPlan | None = None) -> Recording:
 
 
 def is_recording(obj: Any) -> bool:
-    """Whether *obj* (a profile) is being recorded in place right now."""
+    """Whether *obj* (a profile) is being recorded in place right now (a hot path may test
+    ``RECORDED and id(obj) in RECORDED`` instead: no call when nothing records)."""
     return id(obj) in _HIDDEN
+
+
+#: ids of the objects being recorded in place now (empty when nothing records): read-only
+RECORDED = _HIDDEN
 
 
 def first_in_case(key: Any) -> bool:

@@ -259,7 +259,7 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = 
     try:
         _evaluate(tech, scenario, out, artifacts, interrupt_fails, t0)
     finally:
-        reads = rec.stop() if rec is not None else None  # the profile's own objects as they were
+        reads = rec.stop_sorted() if rec is not None else None  # the profile's own objects as they were
     changed = restore_changed(snap)
     if changed is not None:
         out.update(status="failed", metrics=None, samples=None, artifacts=None, traceback=None,
@@ -268,7 +268,7 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = 
     if out["duration"] is None or out["status"] != "ok":
         out["duration"] = time.perf_counter() - t0
     if reads is not None and out["status"] == "ok":
-        out["fields_read"] = sorted(reads)
+        out["fields_read"] = reads
     return out
 
 

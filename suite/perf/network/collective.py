@@ -124,7 +124,8 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import suite.perf.network.nccl as _nccl
-from suite.hardware.tracking import first_in_case, unrecorded
+from suite.hardware.tracking import RECORDED, first_in_case, unrecorded
+from suite.hardware.tracking import _ModelView as _TrackedView
 from suite.perf.network.flat import _step
 from suite.perf.network.multilevel import Dims, Levels, Sub, _price, _spread
 from suite.perf.network.placement import (
@@ -132,7 +133,6 @@ from suite.perf.network.placement import (
     Dim,
     Group,
     _dims,
-    _is_view,
     _LINES,
     _prepare,
     _real,
@@ -270,7 +270,11 @@ def _library(profile: "Profile", op: str, algorithm: str) -> str:
 def _record(profile: "Profile", crossed: Dims, op: str, nbytes: float, group: Group, algorithm: str,
             library: str) -> None:
     """Report the call to a tracked profile view (the fields read) and to open :class:`record_levels`."""
-    if _is_view(profile) and first_in_case((id(profile), crossed, op, library)):
+    # a profile recorded in place (RECORDED, empty otherwise: no call per collective) or a view;
+    # what _touch reads follows from the levels crossed (the group's size and placement), the op and library
+    seen: object = profile
+    if ((RECORDED and id(profile) in RECORDED) or type(seen) is _TrackedView) and first_in_case(
+            (id(profile), op, library, group.ranks_per_node, group.nodes, group.ranks)):
         _touch(profile, crossed, op, library)
     if _RECORDERS and nbytes > 0:
         for rec in _RECORDERS:

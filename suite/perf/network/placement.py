@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from suite.errors import ProfileError
 from suite.hardware.tracking import _ModelView as _TrackedView
-from suite.hardware.tracking import is_recording, unrecorded
+from suite.hardware.tracking import unrecorded
 
 if TYPE_CHECKING:  # pragma: no cover
     from suite.hardware import Profile
@@ -188,12 +188,6 @@ def _touch(view: Any, dims: tuple[Dim, ...], op: str, library: str = "mpi") -> N
                 _ = level.name  # the link kind's default
                 if getattr(level, "path", None) in ("PHB", "SYS"):  # NCCL's Intel root-complex charge
                     _ = getattr(view.cpu, "vendor", None)
-
-
-def _is_view(profile: object) -> bool:
-    """Whether *profile*'s reads are being recorded (suite.hardware.tracking): a read-recording
-    view of a profile, or a profile recorded in place."""
-    return type(profile) is _TrackedView or is_recording(profile)
 
 
 def _real(profile: "Profile") -> "Profile":
