@@ -67,8 +67,8 @@ class ReadSampler:
 
 
 class InputSnapshots:
-    """The per-case input guard's snapshots of profiles (:func:`suite.frozen.guard`), kept for the
-    next case of one executor loop that shares the profile object.
+    """The per-case input guard's snapshots of profiles and workloads (:func:`suite.frozen.guard`),
+    kept for the next case of one executor loop that shares the object.
 
     A snapshot stays true after a case: :func:`suite.frozen.restore_changed` puts back whatever
     the case changed, so the next case is checked against the same state without walking the
@@ -95,8 +95,9 @@ class InputSnapshots:
         plan = self._plans[id(profile)] = ReadPlan(profile)
         return plan
 
-    def of(self, profile: Any) -> list[Any]:
-        """The snapshot of *profile* (taken now, or kept from an earlier case)."""
+    def of(self, profile: Any, label: str = "profile", limit: int = 256) -> list[Any]:
+        """The snapshot of *profile* (or of a workload: any input shared by cases, under *label*,
+        at most *limit* objects; taken now, or kept from an earlier case)."""
         if profile is None:
             return []
         hit = self._snaps.get(id(profile))
@@ -104,7 +105,7 @@ class InputSnapshots:
             return hit[1]
         if len(self._snaps) >= self.size:
             self._snaps.pop(next(iter(self._snaps)))
-        snap = guard(("profile", profile))
+        snap = guard((label, profile), limit=limit)
         self._snaps[id(profile)] = (profile, snap)
         return snap
 
@@ -249,8 +250,8 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = 
     # __dict__, dict.__setitem__) fails this case and is undone before the next one
     profile = getattr(scenario, "profile", None)
     snapshots = snapshots or InputSnapshots()
-    snap = snapshots.of(profile) + guard(("scenario.params", getattr(scenario, "params", None)))
-    snap += guard(("workload", getattr(scenario, "workload", None)), limit=1)
+    snap = snapshots.of(profile) + snapshots.of(getattr(scenario, "workload", None), "workload", limit=1)
+    snap += guard(("scenario.params", getattr(scenario, "params", None)))
     rec = None
     if record_reads and profile is not None:
         from suite.hardware.tracking import Recording
