@@ -15,6 +15,7 @@ import contextlib
 import sys
 import time
 import traceback
+from collections.abc import Mapping
 from typing import Any
 
 from suite.errors import SuiteError
@@ -208,7 +209,62 @@ def _evaluate(tech: Technique, scenario: Any, out: Outcome, artifacts: str, inte
         out["status"], out["error"], out["traceback"] = ("failed", f"KeyboardInterrupt raised by the plugin: "
                                                          f"{error_line(exc)}", traceback.format_exc())
     except BaseException as exc:  # noqa: BLE001 - any failure of plugin code is a stored failed case
-        out["status"], out["error"], out["traceback"] = "failed", error_line(exc), traceback.format_exc()
+        out["status"], out["error"], out["traceback"] = ("failed", error_line(exc) + _readonly_hint(exc, scenario),
+                                                         traceback.format_exc())
+
+
+#: numpy's refusals to write a read-only array (suite.frozen makes every input array read-only)
+_READONLY = ("assignment destination is read-only", "cannot set WRITEABLE flag to True of this array")
+
+
+def _readonly_hint(exc: BaseException, scenario: Any) -> str:
+    """For numpy's refusal to write a read-only array: which input it is (an array the failing
+    frame holds, found in the scenario's workload, parameters or profile) and what to do; else
+    ``""``. Runs only for a failed case."""
+    if not isinstance(exc, ValueError) or str(exc) not in _READONLY:
+        return ""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    # the arrays the failing line holds (the input itself or a view of it), by the array that owns their memory
+    held = {id(_root(v)) for v in (tb.tb_frame.f_locals.values() if tb is not None else ()) if hasattr(v, "flags")}
+    found = _find_input(scenario, held) if held else None
+    what = f"input {found}" if found else "an input array"
+    return f" ({what} is read-only: a plugin must not change its inputs; copy it first, e.g. numpy.array(x))"
+
+
+def _root(a: Any) -> Any:
+    """The array that owns *a*'s memory (*a* itself, or the base at the end of its views)."""
+    while hasattr(getattr(a, "base", None), "flags"):
+        a = a.base
+    return a
+
+
+def _children(path: str, v: Any) -> Any:
+    """(path, value) of what *v* holds: a mapping's items, a sequence's elements, an object's fields."""
+    if isinstance(v, Mapping):
+        return ((f"{path}[{k!r}]", x) for k, x in v.items())
+    if isinstance(v, (list, tuple)):
+        return ((f"{path}[{i}]", x) for i, x in enumerate(v))
+    d = getattr(v, "__dict__", None)
+    return ((f"{path}.{k}", x) for k, x in d.items()) if isinstance(d, dict) else ()
+
+
+def _find_input(scenario: Any, ids: set[int], limit: int = 2000) -> str | None:
+    """The path (``workload.weights``) of the first of the scenario's inputs whose id is in *ids*
+    (breadth first, at most *limit* objects)."""
+    from collections import deque
+
+    todo = deque((name, getattr(scenario, name, None)) for name in ("workload", "params", "profile"))
+    while todo and limit > 0:
+        path, v = todo.popleft()
+        limit -= 1
+        if v is None or type(v) in (int, float, str, bool):
+            continue
+        if id(v) in ids or (hasattr(v, "flags") and id(_root(v)) in ids):
+            return path
+        todo.extend(_children(path, v))
+    return None
 
 
 def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = "full", *,

@@ -155,3 +155,32 @@ def test_a_recorded_profile_answers_every_whole_object_route_like_the_profile():
         with pytest.raises(ZeroDivisionError):
             _ = prof.device.memory_bandwidth / 0
     assert rec.stop() == {"device.memory_bandwidth"} and prof.model_dump() == dump  # given back after a raise
+
+
+def test_a_write_to_a_read_only_input_array_names_the_input():
+    """The hostile-plugin trial's finding: numpy's refusal said only "assignment destination is
+    read-only"; the stored error now names the input and says inputs are read-only."""
+    import numpy as np
+
+    from suite.frozen import freeze
+    from suite.runner.evaluate import evaluate_outcome
+    from suite.technique import Scenario
+
+    def write(scenario):
+        w = scenario.params["w"]
+        w[0] = 5.0
+        return Result().add("y", 1.0, "s", "lower")
+
+    def unlock(scenario):
+        view = scenario.params["w"][1:]  # a view of the input: named by its base
+        view.flags.writeable = True
+        return Result().add("y", 1.0, "s", "lower")
+
+    for fn, msg in ((write, "ValueError: assignment destination is read-only (input params['w'] is read-only"),
+                    (unlock, "ValueError: cannot set WRITEABLE flag to True of this array (input params['w'] is")):
+        tech = Technique(name="writer", title="t", category="communication", paper=Paper(title="W", year=2026),
+                         variants=[Variant("base", "b", baseline=True)], fidelities={"model": fn},
+                         parameters={}, needs_workload=False, needs_profile=False)
+        sc = Scenario(technique="writer", variant="base", fidelity="model", params=freeze({"w": np.ones(3)}, "params"))
+        out = evaluate_outcome(tech, sc, "k")
+        assert out["status"] == "failed" and out["error"].startswith(msg), out["error"]
