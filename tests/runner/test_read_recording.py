@@ -88,8 +88,9 @@ def test_every_case_stores_the_fields_it_read_and_keeps_its_isolation(ctx, tmp_p
     before = {id(o): (type(o), list(vars(o).items())) for o in (profile, profile.device, profile.node, profile.network[0])}
     with Store(tmp_path / "s.sqlite") as st:
         s = run_cases(cases, st, options=ExecOptions(isolate=isolate), context=ctx)
-        rows = st.conn.execute("SELECT c.params, r.status, r.error, r.fields FROM results r "
-                               "JOIN cases c ON c.key = r.case_key WHERE r.run_id = ?", (s.run_id,)).fetchall()
+        rows = st.conn.execute("SELECT c.params, r.status, r.error, f.fields FROM results r "
+                               "JOIN cases c ON c.key = r.case_key LEFT JOIN field_sets f ON f.id = r.fields_id "
+                               "WHERE r.run_id = ?", (s.run_id,)).fetchall()
         own = st.run_fields_read(s.run_id)
     got = {json.loads(p)["how"] if json.loads(p)["x"] >= 100 else f"ok{json.loads(p)['x']}":
            (status, error, json.loads(f) if f else None) for p, status, error, f in rows}
