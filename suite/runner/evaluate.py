@@ -85,8 +85,8 @@ class InputSnapshots:
         self._plans: dict[int, Any] = {}
 
     def plan(self, profile: Any) -> Any:
-        """The :class:`suite.hardware.tracking.ReadPlan` of *profile* (built now, or kept)."""
-        from suite.hardware.tracking import ReadPlan
+        """The :class:`suite.hardware.recording.ReadPlan` of *profile* (built now, or kept)."""
+        from suite.hardware.recording import ReadPlan
 
         hit = self._plans.get(id(profile))
         if hit is not None and hit.profile is profile:
@@ -287,7 +287,7 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = 
         ignores SIGINT, only the plugin raises one) instead of propagating (in-process: Ctrl-C).
     record_reads : bool
         Record the profile fields the evaluation reads, in the profile's own objects
-        (:class:`suite.hardware.tracking.Recording`): an ok outcome then lists ``fields_read``.
+        (:class:`suite.hardware.recording.Recording`): an ok outcome then lists ``fields_read``.
     snapshots : InputSnapshots, optional
         The calling loop's kept profile snapshots (default: the profile is walked afresh).
 
@@ -310,7 +310,7 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = 
     snap += guard(("scenario.params", getattr(scenario, "params", None)))
     rec = None
     if record_reads and profile is not None:
-        from suite.hardware.tracking import Recording
+        from suite.hardware.recording import Recording
 
         rec = Recording(snapshots.plan(profile)).start()
     try:

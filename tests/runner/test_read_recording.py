@@ -22,7 +22,8 @@ from suite import hookimpl
 from suite.context import Context
 from suite.hardware.profile import Profile
 from suite.hardware.schema import Device, NetworkLevel
-from suite.hardware.tracking import recording, tracked
+from suite.hardware.recording import recording
+from suite.hardware.tracking import tracked
 from suite.runner import ExecOptions, expand_entry, run_cases
 from suite.technique import Paper, Param, Result, Technique, Variant
 

@@ -124,7 +124,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import suite.perf.network.nccl as _nccl
-from suite.hardware.tracking import RECORDED, first_in_case, unrecorded
+from suite.hardware.recording import RECORDED, first_in_case, unrecorded
 from suite.hardware.tracking import _ModelView as _TrackedView
 from suite.perf.network.flat import _step
 from suite.perf.network.multilevel import Dims, Levels, Sub, _price, _spread

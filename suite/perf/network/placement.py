@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from suite.errors import ProfileError
 from suite.hardware.tracking import _ModelView as _TrackedView
-from suite.hardware.tracking import unrecorded
+from suite.hardware.recording import unrecorded
 
 if TYPE_CHECKING:  # pragma: no cover
     from suite.hardware import Profile

@@ -1,0 +1,417 @@
+"""Which fields of a hardware profile one evaluation reads, recorded in the profile itself.
+
+The view of :mod:`suite.hardware.tracking` costs a Python call and a new view object per access
+(3.4x a Poseidon evaluation). The runner records every case instead by hiding, for the length of
+one case, the field values of the profile's own objects: each model's class is swapped for a
+recording subclass (same name, same module) whose fields are non-data descriptors, and its
+``__dict__`` keeps only the fields that hold models or tables. The first read of a field finds no
+instance value, so the descriptor runs once: it records the read and puts the value back, and
+every later read of that field is an ordinary attribute read. Mappings of the profile
+(``peak_flops``) are swapped for a FrozenDict subclass whose lookups record their key. At the end
+of the case every object gets its fields (in their order) and its class back.
+
+The plugin sees the profile's own objects throughout (``object.__setattr__``, ``vars()`` and the
+input guard behave as in any case); ``vars()``, ``__dict__``, ``model_dump``, ``==``, copies and
+pickling see every field (a whole-object read, recorded as the object's path, ``"*"`` for the
+profile). Paths follow :mod:`suite.hardware.tracking` (``network.1.bandwidth``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from suite.hardware.tracking import _join
+
+__all__ = ["recording", "Recording", "ReadPlan", "is_recording", "unrecorded", "first_in_case", "RECORDED"]
+
+
+def _base_dict() -> Any:
+    from pydantic import BaseModel
+
+    return BaseModel.__dict__["__dict__"]
+
+
+_DICT = _base_dict()
+_dict_of = _DICT.__get__
+_set_class = object.__dict__["__class__"].__set__
+
+#: id(object) -> (its fields before the case, the case's reads) while a case records
+_HIDDEN: dict[int, tuple[dict[str, Any] | None, set[tuple[int, Any]]]] = {}
+_WHOLE_READ = "*"
+#: the recording under way in this process (at most one)
+_ACTIVE: list[Recording] = []
+
+
+class _Fault:
+    """A hidden field of a recording class: its first read in a case records it and puts the
+    value back in the instance (a non-data descriptor: the instance's value wins afterwards)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, cls: Any = None) -> Any:
+        name = self.name
+        if obj is None:
+            raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
+        oid = id(obj)
+        hidden = _HIDDEN.get(oid)
+        if hidden is None or hidden[0] is None or name not in hidden[0]:
+            raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
+        value = hidden[0][name]
+        _dict_of(obj)[name] = value
+        hidden[1].add((oid, name))
+        return value
+
+
+def _whole(obj: Any) -> dict[str, Any]:
+    """*obj*'s ``__dict__`` with every hidden field back (a read of the whole object)."""
+    d: dict[str, Any] = _dict_of(obj)
+    hidden = _HIDDEN.get(id(obj))
+    if hidden is not None and hidden[0] is not None:
+        hidden[1].add((id(obj), _WHOLE_READ))
+        _refill(d, hidden[0])
+    return d
+
+
+def _refill(d: dict[str, Any], saved: dict[str, Any]) -> None:
+    """Put *saved*'s fields back into *d* in their order; what the case wrote stays (the input
+    guard sees it)."""
+    if d:
+        merged = dict(saved)
+        merged.update(d)
+        d.clear()
+        d.update(merged)
+    else:
+        d.update(saved)
+
+
+def _set_whole(obj: Any, value: Any) -> None:
+    _DICT.__set__(obj, value)
+
+
+def _real_class(obj: Any) -> type:
+    cls: type = getattr(type(obj), "__suite_recording__", type(obj))
+    return cls
+
+
+def _reduce_ex(self: Any, protocol: Any) -> Any:
+    _whole(self)
+    return (_rebuild, (_real_class(self),), self.__getstate__())  # pickled as its real class
+
+
+def _rebuild(cls: Any) -> Any:
+    return cls.__new__(cls)
+
+
+def _copier(name: str) -> Any:
+    def copy(self: Any, *memo: Any) -> Any:
+        _whole(self)
+        real = _real_class(self)
+        out = getattr(real, name)(self, *memo)
+        if type(out) is type(self):
+            _set_class(out, real)  # a copy is an ordinary object of the real class
+        return out
+
+    copy.__name__ = name
+    return copy
+
+
+_RECORDING_CLASSES: dict[type, type] = {}
+
+
+def _recording_class(cls: type) -> type:
+    """The recording subclass of model class *cls* (made once; not a pydantic model build)."""
+    rc = _RECORDING_CLASSES.get(cls)
+    if rc is None:
+        ns: dict[str, Any] = {"__slots__": (), "__module__": cls.__module__, "__qualname__": cls.__qualname__,
+                              "__doc__": cls.__doc__, "__suite_recording__": cls,
+                              "__dict__": property(_whole, _set_whole), "__reduce_ex__": _reduce_ex,
+                              "__copy__": _copier("__copy__"), "__deepcopy__": _copier("__deepcopy__")}
+        meta = getattr(cls, "__pydantic_generic_metadata__", None)
+        if meta is not None:  # pydantic's == compares this origin, not the class: equal to the real class
+            ns["__pydantic_generic_metadata__"] = {**meta, "origin": meta.get("origin") or cls}
+        ns.update({name: _Fault(name) for name in getattr(cls, "model_fields", {})})
+        rc = type.__new__(type(cls), cls.__name__, (cls,), ns)
+        _RECORDING_CLASSES[cls] = rc
+    return rc
+
+
+def _note(table: Any, key: Any) -> None:
+    oid = id(table)
+    hidden = _HIDDEN.get(oid)
+    if hidden is not None:
+        hidden[1].add((oid, key))
+
+
+def _recording_dict() -> type:
+    from suite.frozen import FrozenDict
+
+    class RecordingDict(FrozenDict):
+        """A profile table while a case records: each key looked up is recorded; iterating or
+        copying the table records the whole table."""
+
+        __slots__ = ()
+
+        def __getitem__(self, key: Any) -> Any:
+            _note(self, key)
+            return dict.__getitem__(self, key)
+
+        def get(self, key: Any, default: Any = None) -> Any:
+            _note(self, key)  # looked for: its absence is a reading too
+            return dict.get(self, key, default)
+
+        def __contains__(self, key: object) -> bool:
+            _note(self, key)
+            return dict.__contains__(self, key)
+
+        def _all(self) -> dict[Any, Any]:
+            _note(self, _WHOLE_READ)
+            return self
+
+        def __iter__(self) -> Iterator[Any]:
+            return dict.__iter__(self._all())
+
+        def keys(self) -> Any:
+            return dict.keys(self._all())
+
+        def values(self) -> Any:
+            return dict.values(self._all())
+
+        def items(self) -> Any:
+            return dict.items(self._all())
+
+        def copy(self) -> dict[Any, Any]:
+            return dict(dict.items(self._all()))
+
+        def __eq__(self, other: object) -> bool:
+            return dict.__eq__(self._all(), other)
+
+        __hash__ = FrozenDict.__hash__
+
+        def __repr__(self) -> str:
+            return dict.__repr__(self._all())
+
+    RecordingDict.__name__ = RecordingDict.__qualname__ = "FrozenDict"
+    RecordingDict.__module__ = FrozenDict.__module__
+    return RecordingDict
+
+
+_RecordingDict = _recording_dict()
+
+
+def _is_container(value: Any) -> bool:
+    """A value whose fields are recorded one by one (a model, a table, a sequence of models)."""
+    from pydantic import BaseModel
+
+    if isinstance(value, (BaseModel, Mapping)):
+        return True
+    return isinstance(value, (list, tuple)) and bool(value) and isinstance(value[0], BaseModel)
+
+
+class ReadPlan:
+    """The objects of one profile a case records through (built once per profile object, kept by
+    the executor loop: :class:`suite.runner.evaluate.InputSnapshots`).
+
+    ``models``: (object, its class, its recording class, its fields as loaded, those of its
+    fields that hold models, tables or sequences of models: never hidden, since their own fields
+    are recorded) for every model; ``tables``: every frozen mapping; ``prefix``: id -> the dotted
+    paths an object is found at.
+    """
+
+    __slots__ = ("profile", "models", "tables", "prefix", "_paths", "_sorted")
+
+    def __init__(self, profile: Any) -> None:
+        self.profile = profile  # held: the ids below stay this profile's
+        self.models: list[tuple[Any, type, type, dict[str, Any], dict[str, Any]]] = []
+        self.tables: list[Any] = []
+        self.prefix: dict[int, list[str]] = {}
+        self._paths: dict[tuple[int, Any], tuple[str, ...]] = {}
+        self._sorted: dict[frozenset[tuple[int, Any]], list[str]] = {}
+        todo: list[tuple[Any, str]] = [(profile, "")]
+        while todo:
+            obj, path = todo.pop()
+            seen = self.prefix.get(id(obj))
+            if seen is None:
+                self.prefix[id(obj)] = [path]
+            elif path in seen:
+                continue
+            else:  # one object at two paths (a device that is also a group's): a read records both
+                seen.append(path)
+            todo.extend((v, _join(path, str(k))) for k, v in self._items(obj, first=seen is None) if _is_container(v))
+
+    def _items(self, obj: Any, first: bool) -> Any:
+        """The (name, value) pairs under *obj*; on its *first* visit it joins ``models`` or ``tables``."""
+        from pydantic import BaseModel
+
+        from suite.frozen import FrozenDict
+
+        if isinstance(obj, BaseModel):
+            fields = dict(_dict_of(obj))
+            if first:
+                kept = {k: v for k, v in fields.items() if _is_container(v)}
+                self.models.append((obj, type(obj), _recording_class(type(obj)), fields, kept))
+            return ((k, fields[k]) for k in type(obj).model_fields if k in fields)
+        if type(obj) is FrozenDict:
+            if first:
+                self.tables.append(obj)
+            return obj.items()
+        return ((str(i), x) for i, x in enumerate(obj))  # a sequence of models
+
+    def rehide(self, reads: set[tuple[int, Any]]) -> None:
+        """Hide again the model fields of *reads* (read while not recording: :class:`unrecorded`)."""
+        byid = {id(m[0]): m for m in self.models}
+        for oid, name in reads:
+            m = byid.get(oid)
+            if m is not None:
+                d = _dict_of(m[0])
+                if name == _WHOLE_READ:
+                    d.clear()
+                    d.update(m[4])
+                elif name not in m[4]:
+                    d.pop(name, None)
+
+    def sorted_paths(self, reads: set[tuple[int, Any]]) -> list[str]:
+        """:meth:`paths` sorted; the same list object for the same *reads* (most cases of a sweep
+        read the same fields: one list, pickled once per batch, for all of them). Do not change it."""
+        key = frozenset(reads)
+        hit = self._sorted.get(key)
+        if hit is None:
+            if len(self._sorted) >= 256:
+                self._sorted.clear()
+            hit = self._sorted[key] = sorted(self.paths(reads))
+        return hit
+
+    def paths(self, reads: set[tuple[int, Any]]) -> set[str]:
+        """The dotted paths of *reads* ((object id, field or key) pairs; ``"*"``: the whole object)."""
+        out: set[str] = set()
+        cache = self._paths
+        for r in reads:
+            hit = cache.get(r)
+            if hit is None:
+                hit = cache[r] = self._path_of(*r)
+            out.update(hit)
+        return out
+
+    def _path_of(self, oid: int, name: Any) -> tuple[str, ...]:
+        prefixes = self.prefix.get(oid, ())
+        if name == _WHOLE_READ:
+            return tuple(p or "*" for p in prefixes)
+        holder = next((m[3] for m in self.models if id(m[0]) == oid), None)
+        if holder is None:
+            holder = next((t for t in self.tables if id(t) == oid), {})
+        if name in holder and _is_container(holder[name]):
+            return ()  # its own fields are recorded as they are read
+        return tuple(_join(p, str(name)) for p in prefixes)
+
+
+class Recording:
+    """One case's recording through a :class:`ReadPlan`: :meth:`start` hides the profile's fields,
+    :meth:`stop` puts them back and returns the dotted paths read (a ``set`` of ``str``)."""
+
+    __slots__ = ("plan", "reads", "done")
+
+    def __init__(self, plan: ReadPlan) -> None:
+        self.plan = plan
+        self.reads: set[tuple[int, Any]] = set()
+        self.done: set[Any] = set()  # what :func:`first_in_case` has seen
+
+    def start(self) -> Recording:
+        if _ACTIVE:  # one left behind (its stop interrupted) or an enclosing one: it ends here
+            _ACTIVE[0]._restore()
+        _ACTIVE.append(self)  # before the first object is hidden: stop() restores a partial start
+        reads = self.reads
+        for obj, _cls, rc, fields, kept in self.plan.models:
+            _HIDDEN[id(obj)] = (fields, reads)
+            d = _dict_of(obj)
+            d.clear()
+            if kept:
+                d.update(kept)
+            _set_class(obj, rc)
+        for t in self.plan.tables:
+            _HIDDEN[id(t)] = (None, reads)
+            _set_class(t, _RecordingDict)
+        return self
+
+    def stop(self) -> set[str]:
+        """Every object back as it was before :meth:`start` (what the case wrote stays, for the
+        input guard to see); the dotted paths read."""
+        self._restore()
+        return self.plan.paths(self.reads)
+
+    def stop_sorted(self) -> list[str]:
+        """:meth:`stop`, the paths sorted (a list shared by every case that read the same fields)."""
+        self._restore()
+        return self.plan.sorted_paths(self.reads)
+
+    def _restore(self) -> None:
+        if not _ACTIVE or _ACTIVE[0] is not self:
+            return
+        from suite.frozen import FrozenDict
+
+        for obj, cls, _rc, fields, _kept in self.plan.models:
+            _refill(_dict_of(obj), fields)
+            _set_class(obj, cls)
+            _HIDDEN.pop(id(obj), None)
+        for t in self.plan.tables:
+            _set_class(t, FrozenDict)
+            _HIDDEN.pop(id(t), None)
+        _ACTIVE.clear()
+
+    def __enter__(self) -> Recording:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def recording(profile: Any, plan: ReadPlan | None = None) -> Recording:
+    """A recording of the fields one evaluation reads from *profile* itself (no view): use as
+    ``with recording(p) as r: ...`` then ``r.stop()`` (idempotent) for the dotted paths. *plan*:
+    a :class:`ReadPlan` of *profile* kept from an earlier case (default: built now)."""
+    return Recording(plan if plan is not None and plan.profile is profile else ReadPlan(profile))
+
+
+def is_recording(obj: Any) -> bool:
+    """Whether *obj* (a profile) is being recorded in place right now (a hot path may test
+    ``RECORDED and id(obj) in RECORDED`` instead: no call when nothing records)."""
+    return id(obj) in _HIDDEN
+
+
+#: ids of the objects being recorded in place now (empty when nothing records): read-only
+RECORDED = _HIDDEN
+
+
+def first_in_case(key: Any) -> bool:
+    """True the first time *key* is asked about during the recording under way (a caller that
+    reads the same fields for the same arguments reads them once per case); True when none is."""
+    if not _ACTIVE:
+        return True
+    done = _ACTIVE[0].done
+    if key in done:
+        return False
+    done.add(key)
+    return True
+
+
+class unrecorded:  # noqa: N801 - used like a function: ``with unrecorded(): ...``
+    """Reads inside this block are not recorded (a cache filled from the whole profile on its
+    first use, whose users record what they depend on themselves: suite.perf.network.placement).
+    Fields first read inside it are hidden again afterwards, so the case's own reads still count."""
+
+    __slots__ = ("_before",)
+
+    def __enter__(self) -> None:
+        self._before = set(_ACTIVE[0].reads) if _ACTIVE else None
+
+    def __exit__(self, *exc: Any) -> None:
+        before = self._before
+        if before is None or not _ACTIVE:
+            return
+        rec = _ACTIVE[0]
+        new = rec.reads - before
+        rec.reads.intersection_update(before)
+        if new:
+            rec.plan.rehide(new)
