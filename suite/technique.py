@@ -275,6 +275,11 @@ class Technique:
             try:
                 obj = resolve_reference(ref)
             except Exception as e:  # noqa: BLE001 - any failure to import is this technique's own
+                declared_in = self.__dict__.get("_declared_in")  # set by declare_technique: the file names it
+                if declared_in:
+                    raise TechniqueError(f"{declared_in}: fidelities.{name}: expected a reference "
+                                         f"'package.module:function' that imports ({type(e).__name__}: {e}), "
+                                         f"got {ref!r}") from e
                 raise TechniqueError(f"technique {self.name!r}: fidelity {name!r}: cannot import {ref!r}: "
                                      f"{type(e).__name__}: {e}") from e
             if not callable(obj):

@@ -94,6 +94,8 @@ def _package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, toml: s
     (pkg / "constants.py").write_text("EFFICIENCY = 0.375\n")
     (pkg / "model.py").write_text("def evaluate(scenario):\n    raise NotImplementedError\n")
     (pkg / "checks.py").write_text("def check_elsewhere(technique, scenario):\n    pass\n")
+    (pkg / "boom.py").write_text("raise RuntimeError('boom at import')\n")
+    (pkg / "badsyntax.py").write_text("def (:\n")
     (pkg / "technique.py").write_text(_TECHNIQUE_PY)
     (pkg / "technique.toml").write_text(toml.format(pkg=name))
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -148,6 +150,53 @@ def test_the_file_builds_the_technique_the_python_declaration_builds(tmp_path, m
     (('category = "communication"', 'category = "telepathy"'),
      "toml_demo_bad/technique.toml: technique 'toml-demo': category must be one of"),
     (('title = "A paper"', 'title = "A paper'), "toml_demo_bad/technique.toml: expected valid TOML, got a syntax error"),
+    # parameter declarations are checked when the file is read, not when a case first runs
+    (("default = 4", 'default = "eight"'),
+     "toml_demo_bad/technique.toml: parameters.workers.default: expected an integer (type = \"int\"), got 'eight'"),
+    (("default = 4", "default = 8.5"),
+     "toml_demo_bad/technique.toml: parameters.workers.default: expected an integer (type = \"int\"), got 8.5"),
+    (("default = 4", "default = 0"),
+     "toml_demo_bad/technique.toml: parameters.workers.default: expected a value >= minimum (1), got 0"),
+    (("minimum = 1", "minimum = 5000\nmaximum = 4096"),
+     "toml_demo_bad/technique.toml: parameters.workers.minimum: expected a number <= maximum (4096), got 5000"),
+    (('choices = ["ring", "tree"]', 'choices = ["ring", 2]'),
+     "toml_demo_bad/technique.toml: parameters.algorithm.choices[1]: expected a string (type = \"str\"), got 2"),
+    (('choices = ["ring", "tree"]', 'choices = ["tree", "star"]'),
+     "toml_demo_bad/technique.toml: parameters.algorithm.default: expected one of the choices ['tree', 'star'], "
+     "got 'ring'"),
+    (('type = "int"', 'type = ["int"]'),
+     "toml_demo_bad/technique.toml: parameters.workers.type: expected one of int, float, str, bool, got ['int']"),
+    # a reference table holds the one key python; its module failing to import names the field
+    (('default = {{ python = "{pkg}.constants:EFFICIENCY" }}',
+      'default = {{ python = "{pkg}.constants:EFFICIENCY", note = "x" }}'),
+     "toml_demo_bad/technique.toml: parameters.efficiency.default.note: expected only the key 'python' in a "
+     "reference { python = \"package.module:NAME\" }, got 'note'"),
+    (('default = {{ python = "{pkg}.constants:EFFICIENCY" }}', 'default = {{ python = "{pkg}.boom:X" }}'),
+     "toml_demo_bad/technique.toml: parameters.efficiency.default: expected a reference 'package.module:NAME' that "
+     "imports (RuntimeError: boom at import), got 'toml_demo_bad.boom:X'"),
+    (('default = {{ python = "{pkg}.constants:EFFICIENCY" }}', 'default = {{ python = "{pkg}.badsyntax:X" }}'),
+     "toml_demo_bad/technique.toml: parameters.efficiency.default: expected a reference 'package.module:NAME' that "
+     "imports (SyntaxError"),
+    # a required field in neither the file nor Python is named
+    (('title = "A demo technique declared in TOML"\n', ""),
+     "toml_demo_bad/technique.toml: title: expected a string, got nothing"),
+    (('name = "toml-demo"\n', ""), "toml_demo_bad/technique.toml: name: expected a string, got nothing"),
+    (("[[variants]]", "[[variantz]]"), "toml_demo_bad/technique.toml: variantz: expected a key among"),
+    # a misspelled key suggests the nearest
+    (("oracle_tolerance", "oracle_tolerence"),
+     "toml_demo_bad/technique.toml: oracle_tolerence: expected a key among ['capabilities', "),
+    # [[smoke]] entries name the technique's own variants and parameters
+    (('variant = "demo"', 'variant = "dmeo"'),
+     "toml_demo_bad/technique.toml: smoke[0].variant: expected one of the variants ['base', 'demo'], got 'dmeo'"),
+    (("params = {{ workers = 8 }}", "params = {{ wrokers = 8 }}"),
+     "toml_demo_bad/technique.toml: smoke[0].params.wrokers: expected one of the parameters ['algorithm', "
+     "'efficiency', 'workers'], got 'wrokers'"),
+    (("params = {{ workers = 8 }}", "params = {{ workers = 0 }}"),
+     "toml_demo_bad/technique.toml: smoke[0].params.workers: expected >= 1 workers, got 0"),
+    # a fidelity whose module does not exist (found without importing it)
+    (('model = "{pkg}.model:evaluate"', 'model = "{pkg}.modle:evaluate"'),
+     "toml_demo_bad/technique.toml: fidelities.model: expected a reference 'package.module:function' whose module "
+     "exists, got 'toml_demo_bad.modle:evaluate'"),
     (('check = "check_always"', 'check = "check_never"'),
      "toml_demo_bad/technique.toml: properties[0].check: expected a function defined in toml_demo_bad.technique "
      "before declare_technique(...) is called, or a reference 'package.module:function', got 'check_never'"),
@@ -160,6 +209,34 @@ def test_a_bad_entry_is_one_line_naming_file_field_expected_and_given(tmp_path, 
         importlib.import_module(pkg + ".technique")
     assert str(err.value).startswith(message)
     assert "\n" not in str(err.value)
+
+
+def test_a_fidelity_naming_a_missing_function_names_the_file_when_it_first_runs(tmp_path, monkeypatch):
+    """The model module is not imported to list the technique; the function's typo is found when a
+    case first asks for it, and the error names the file and the field."""
+    toml = _TOML.replace('model = "{pkg}.model:evaluate"', 'model = "{pkg}.model:evaluat"')
+    pkg = _package(tmp_path, monkeypatch, "toml_demo_fid", toml)
+    tech = importlib.import_module(pkg + ".technique").TECHNIQUE
+    assert pkg + ".model" not in sys.modules
+    with pytest.raises(TechniqueError, match=r"^toml_demo_fid/technique.toml: fidelities.model: expected a reference "
+                                             r"'package.module:function' that imports \(AttributeError: .*\), "
+                                             r"got 'toml_demo_fid.model:evaluat'$"):
+        tech.fidelity("model")
+
+
+def test_a_misspelled_key_suggests_the_nearest(tmp_path, monkeypatch):
+    pkg = _package(tmp_path, monkeypatch, "toml_demo_typo", _TOML.replace("oracle_tolerance", "oracle_tolerence"))
+    with pytest.raises(TechniqueError) as err:
+        importlib.import_module(pkg + ".technique")
+    assert str(err.value).endswith("got 'oracle_tolerence'; did you mean 'oracle_tolerance'?")
+
+
+def test_a_missing_variants_array_is_named(tmp_path, monkeypatch):
+    start, end = _TOML.index("[[variants]]"), _TOML.index("[parameters.workers]")
+    pkg = _package(tmp_path, monkeypatch, "toml_demo_novariants", _TOML[:start] + _TOML[end:])
+    with pytest.raises(TechniqueError, match=r"^toml_demo_novariants/technique.toml: variants: expected an array of "
+                                             r"tables \[\[variants\]\], got nothing$"):
+        importlib.import_module(pkg + ".technique")
 
 
 def test_a_field_in_the_file_and_in_python_is_refused(tmp_path, monkeypatch):

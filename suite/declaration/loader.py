@@ -17,6 +17,7 @@ resolved when the file is read, so the TOML never holds a copy that can drift.
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 from suite.declaration.params import Paper, Param, Variant, read_data
 from suite.declaration.results import ScenarioSpec
 from suite.declaration.vocabulary import resolve_reference
-from suite.errors import TechniqueError
+from suite.errors import ParameterError, TechniqueError
 
 if TYPE_CHECKING:  # pragma: no cover
     from suite.technique import Technique
@@ -36,6 +37,19 @@ TECHNIQUE_FILE = "technique.toml"
 
 _PARAM_TYPES: dict[str, type] = {"int": int, "float": float, "str": str, "bool": bool}
 _NUMBER = (int, float)
+#: What a value of each parameter type is called in an error (``expected ..., got ...``).
+_PARAM_KINDS: dict[type, str] = {int: 'an integer (type = "int")', float: 'a number (type = "float")',
+                                 str: 'a string (type = "str")', bool: 'true or false (type = "bool")'}
+
+
+class _Nothing:
+    """The "given" of a field that is absent: the error reads ``got nothing``."""
+
+    def __repr__(self) -> str:
+        return "nothing"
+
+
+_NOTHING = _Nothing()
 
 
 class _Where:
@@ -52,11 +66,15 @@ class _Where:
 
 def _resolve(value: Any, field: str, where: _Where) -> Any:
     """*value*, or the Python object a ``{ python = "package.module:NAME" }`` reference names."""
-    if isinstance(value, dict) and set(value) == {"python"}:
+    if isinstance(value, dict) and "python" in value:
+        extra = sorted(set(value) - {"python"})
+        if extra:
+            raise where.fail(f"{field}.{extra[0]}", "only the key 'python' in a reference "
+                                                    '{ python = "package.module:NAME" }', extra[0])
         ref = value["python"]
         try:
             return resolve_reference(ref)
-        except (ValueError, ImportError, AttributeError) as e:
+        except Exception as e:  # noqa: BLE001 - whatever the module raises on import: one line naming the field
             raise where.fail(field, f"a reference 'package.module:NAME' that imports ({type(e).__name__}: {e})",
                              ref) from None
     return value
@@ -91,14 +109,17 @@ def _table(value: Any, field: str, where: _Where) -> dict[str, Any]:
 def _keys(table: Mapping[str, Any], allowed: Mapping[str, Any], field: str, where: _Where) -> None:
     for key in table:
         if key not in allowed:
-            raise where.fail(f"{field}.{key}" if field else key, f"a key among {sorted(allowed)}", key)
+            near = difflib.get_close_matches(key, list(allowed), n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            raise TechniqueError(f"{where.path}: {f'{field}.{key}' if field else key}: expected a key among "
+                                 f"{sorted(allowed)}, got {key!r}{hint}")
 
 
 def _paper(value: Any, field: str, where: _Where) -> Paper:
     table = _typed(value, dict, "a table (title, authors, venue, year, arxiv, doi, code)", field, where)
     _keys(table, _PAPER_FIELDS, field, where)
     if "title" not in table:
-        raise where.fail(f"{field}.title", "the paper's title", None)
+        raise where.fail(f"{field}.title", "the paper's title", _NOTHING)
     return Paper(**{k: _PAPER_FIELDS[k](v, f"{field}.{k}", where) for k, v in table.items()})
 
 
@@ -107,12 +128,12 @@ def _variant(value: Any, field: str, where: _Where) -> Variant:
     _keys(table, _VARIANT_FIELDS, field, where)
     for key in ("name", "description"):
         if key not in table:
-            raise where.fail(f"{field}.{key}", "a string", None)
+            raise where.fail(f"{field}.{key}", "a string", _NOTHING)
     return Variant(**{k: _VARIANT_FIELDS[k](v, f"{field}.{k}", where) for k, v in table.items()})
 
 
 def _param_type(value: Any, field: str, where: _Where) -> type:
-    if value not in _PARAM_TYPES:
+    if not isinstance(value, str) or value not in _PARAM_TYPES:
         raise where.fail(field, f"one of {', '.join(_PARAM_TYPES)}", value)
     return _PARAM_TYPES[value]
 
@@ -122,9 +143,41 @@ def _param(value: Any, field: str, where: _Where) -> Param:
     _keys(table, _PARAM_FIELDS, field, where)
     kwargs = {k: _PARAM_FIELDS[k](v, f"{field}.{k}", where) for k, v in table.items()}
     try:
-        return Param(**kwargs)
+        param = Param(**kwargs)
     except TechniqueError as e:
         raise TechniqueError(f"{where.path}: {field}: {e}") from None
+    _check_param(param, "default" in table, field, where)
+    return param
+
+
+def _is_a(value: Any, kind: type) -> bool:
+    """Whether *value* is a value of a parameter of type *kind* as TOML writes it (an integer is a
+    float; true/false is neither)."""
+    if isinstance(value, bool):
+        return kind is bool
+    return isinstance(value, _NUMBER) if kind is float else isinstance(value, kind)
+
+
+def _check_param(p: Param, has_default: bool, field: str, where: _Where) -> None:
+    """The declaration is consistent: ``minimum <= maximum``, each choice of the declared type, and
+    the default of that type, among the choices and inside the range (checked when the file is
+    read, so a bad declaration quarantines its plugin instead of failing each case that runs)."""
+    if p.minimum is not None and p.maximum is not None and p.minimum > p.maximum:
+        raise where.fail(f"{field}.minimum", f"a number <= maximum ({p.maximum})", p.minimum)
+    for i, c in enumerate(p.choices or ()):
+        if not _is_a(c, p.type):
+            raise where.fail(f"{field}.choices[{i}]", _PARAM_KINDS[p.type], c)
+    if not has_default or (p.default is None and p.optional):
+        return
+    d, at = p.default, f"{field}.default"
+    if not _is_a(d, p.type):
+        raise where.fail(at, _PARAM_KINDS[p.type], d)
+    if p.choices is not None and d not in p.choices:
+        raise where.fail(at, f"one of the choices {list(p.choices)}", d)
+    if p.minimum is not None and d < p.minimum:
+        raise where.fail(at, f"a value >= minimum ({p.minimum})", d)
+    if p.maximum is not None and d > p.maximum:
+        raise where.fail(at, f"a value <= maximum ({p.maximum})", d)
 
 
 def _parameters(value: Any, field: str, where: _Where) -> dict[str, Param]:
@@ -137,7 +190,7 @@ def _spec(value: Any, field: str, where: _Where) -> ScenarioSpec:
                    field, where)
     _keys(table, _SPEC_FIELDS, field, where)
     if "variant" not in table:
-        raise where.fail(f"{field}.variant", "a variant name", None)
+        raise where.fail(f"{field}.variant", "a variant name", _NOTHING)
     return ScenarioSpec(**{k: _SPEC_FIELDS[k](v, f"{field}.{k}", where) for k, v in table.items()})
 
 
@@ -164,7 +217,7 @@ def _property(value: Any, field: str, where: _Where) -> Any:
     _keys(table, {"name": 0, "description": 0, "check": 0}, field, where)
     for key in ("name", "description", "check"):
         if key not in table:
-            raise where.fail(f"{field}.{key}", "a string", None)
+            raise where.fail(f"{field}.{key}", "a string", _NOTHING)
     return Property(_STR(table["name"], f"{field}.name", where),
                     _STR(table["description"], f"{field}.description", where),
                     _check(table["check"], f"{field}.check", where))
@@ -219,6 +272,13 @@ _FIELDS: dict[str, Callable[[Any, str, _Where], Any]] = {
     "oracle_tolerance": _NUM, "kit_opt_out": _string_table, "fidelities": _string_table,
     "paper": _paper, "variants": _array_of(_variant), "parameters": _parameters,
     "smoke": _array_of(_spec), "validation": _array_of(_spec), "properties": _array_of(_property),
+}
+
+
+#: The Technique fields without a default, and what each holds (for ``FIELD: expected ..., got nothing``).
+_REQUIRED: dict[str, str] = {
+    "name": "a string", "title": "a string", "category": "a string", "paper": "a table [paper] (title, authors, ...)",
+    "variants": "an array of tables [[variants]]", "fidelities": "a table [fidelities] (model, simulate, execute)",
 }
 
 
@@ -283,10 +343,47 @@ def declare_technique(package: str, *, file: str = TECHNIQUE_FILE, **fields: Any
     path = f"{package.split('.')[0]}/{file}"
     if both:
         raise TechniqueError(f"{path}: {both[0]}: expected in the file or in Python, got it in both")
+    missing = [f for f in _REQUIRED if f not in declared and f not in fields]
+    if missing:
+        raise _Where(path).fail(missing[0], _REQUIRED[missing[0]], _NOTHING)
     try:
-        return Technique(**declared, **fields)
+        tech = Technique(**declared, **fields)
     except TechniqueError as e:
         raise TechniqueError(f"{path}: {e}") from None
     except TypeError as e:  # a required field (name, title, ...) is in neither place
         raise TechniqueError(f"{path}: expected every required Technique field in the file or in Python, "
                              f"got {e}") from None
+    _check_declared(tech, declared, _Where(path))
+    if "fidelities" in declared:  # a fidelity that fails to import later names this file and field
+        tech.__dict__["_declared_in"] = path
+    return tech
+
+
+def _check_declared(tech: "Technique", declared: Mapping[str, Any], where: _Where) -> None:
+    """What the file declares agrees with the technique: each ``[[smoke]]`` / ``[[validation]]``
+    entry names one of its variants and parameters (with a valid value), and each fidelity's
+    module exists (found, not imported: the evaluate functions import when a case first runs)."""
+    import importlib.util
+
+    for key in ("smoke", "validation"):
+        for i, spec in enumerate(declared.get(key, ())):
+            if spec.variant not in tech.variant_names:
+                raise where.fail(f"{key}[{i}].variant", f"one of the variants {tech.variant_names}", spec.variant)
+            for name, value in spec.params.items():
+                if name not in tech.parameters:
+                    raise where.fail(f"{key}[{i}].params.{name}", f"one of the parameters {sorted(tech.parameters)}",
+                                     name)
+                try:
+                    tech.parameters[name].validate(name, value)
+                except ParameterError as e:
+                    raise TechniqueError(f"{where.path}: {key}[{i}].params.{name}: {str(e).split(': ', 1)[-1]}") \
+                        from None
+    for fid, ref in declared.get("fidelities", {}).items():
+        module = ref.partition(":")[0]
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError) as e:  # a parent package that does not import
+            raise where.fail(f"fidelities.{fid}", f"a reference whose module exists ({type(e).__name__}: {e})",
+                             ref) from None
+        if not found:
+            raise where.fail(f"fidelities.{fid}", "a reference 'package.module:function' whose module exists", ref)
