@@ -329,12 +329,28 @@ class Registry:
         if name not in self._techniques:
             q = [p for p in self.plugins if p.status != "ok"]
             extra = f" ({len(q)} plugin(s) quarantined: see `suite plugins`)" if q else ""
-            lost = self._dropped.get(name)
+            lost = self._dropped.get(name) or self._quarantined_provider(name)
             if lost is not None:
                 raise PluginError(f"technique {name!r}: plugin {lost.name!r} ({lost.distribution}) is quarantined: "
                                   f"{lost.reason} (see `suite plugins`)")
             raise PluginError(f"unknown technique {name!r}; installed: {', '.join(sorted(self._techniques)) or 'none'}{extra}")
         return self._techniques[name][0]
+
+    def _quarantined_provider(self, name: str) -> PluginInfo | None:
+        """The quarantined plugin that would have provided technique *name*: its reason names the
+        technique, or its entry point, distribution or package is *name* (``-``/``_`` alike, with or
+        without the ``suite`` prefix the scaffold gives); None when no quarantined plugin fits."""
+        def norm(text: str) -> str:
+            key = text.lower().replace("-", "_").replace(".", "_")
+            return key.removeprefix("suite_")
+
+        for info in self.plugins:
+            if info.status == "ok":
+                continue
+            names = {norm(info.name), norm(info.distribution), norm(info.module.split(":")[0].split(".")[0])}
+            if norm(name) in names or f"technique {name!r}" in info.reason:
+                return info
+        return None
 
     def plugin_of(self, technique: str) -> PluginInfo:
         self.technique(technique)

@@ -407,3 +407,17 @@ def test_in_process_plugins_keep_their_workloads_deferred():
     assert calls == [] and [t.name for t in reg.techniques()] == ["lazy-one"]
     reg.plugin_workloads()
     assert calls == [1]
+
+
+def test_asking_for_the_technique_of_a_quarantined_plugin_says_why():
+    """`suite run --technique my-technique` when my-technique's plugin failed to load: its reason,
+    not "unknown technique; installed: <every other name>"."""
+    ep = EntryPoint(name="my-technique", value="suite_my_technique_not_installed_xyz.plugin", group="suite.plugins")
+    reg = Registry(entry_points_=[ep], modules=[("a", _module("a", "alpha"))])
+    with pytest.raises(PluginError) as e:
+        reg.technique("my-technique")
+    assert str(e.value).startswith("technique 'my-technique': plugin 'my-technique' (")
+    assert "is quarantined: import failed: ModuleNotFoundError: No module named 'suite_my_technique_not_installed_xyz'" \
+        in str(e.value)
+    with pytest.raises(PluginError, match="unknown technique 'nope'; installed: alpha"):
+        reg.technique("nope")
