@@ -4,8 +4,9 @@ The generated package is small but real, and ships: it compares ring and binomia
 all-reduce, priced through the suite's one network model over every level of the profile
 (:func:`suite.perf.collective_time` on the group :func:`suite.perf.group_of` places), with an
 execute path that really all-reduces numpy arrays across simulated workers and checks them
-against the dense sum (its oracle), a claim with a computed null, a property, its own hardware
-profile shipped as package data, and tests: hand calculations, the conformance kit, and a slow
+against the dense sum (its oracle), a claim with a computed null, a property, its plain data in
+``technique.toml`` read by :func:`suite.api.declare_technique` and its own hardware profile, both
+shipped as package data, and tests: hand calculations, the conformance kit, and a slow
 one that builds the wheel, installs it in a fresh virtual environment and checks that the plugin
 loads and its profile is found there. Its tests pass as generated.
 """
@@ -48,9 +49,10 @@ dev = ["build"]
 packages = ["{pkg}"]
 
 [tool.setuptools.package-data]
-# the hardware profiles the plugin ships: without this line the wheel has none, and an installed
-# (not editable) plugin cannot find its own profile
-{pkg} = ["profiles/*.toml"]
+# the technique's declaration and the hardware profiles the plugin ships: without this line the
+# wheel has neither, and an installed (not editable) plugin is quarantined ("data file
+# 'technique.toml': expected a file inside the package") and cannot find its own profile
+{pkg} = ["technique.toml", "profiles/*.toml"]
 
 [tool.pytest.ini_options]
 testpaths = ["tests"]
@@ -176,17 +178,102 @@ def evaluate(scenario: Scenario) -> Result:
             .add("bytes_received", sum(ledger.received_by().values()), "B", "lower"))
 '''
 
+_TECHNIQUE_TOML = '''\
+# The plain data of the {name} technique, read by declare_technique() in technique.py: name, paper,
+# variants, parameters, fidelities, defaults, smoke scenarios and the properties' names. What is
+# Python (the claims, the properties' checks) stays in technique.py. The file is package data
+# (pyproject.toml) and part of the code fingerprint: editing it makes new cases. A bad entry
+# quarantines the plugin with one line naming this file and the field. Schema: dlsys-suite's
+# docs/plugin-api.md, "technique.toml".
+
+name = "{name}"
+# bump on every change of behaviour; stored results also record a fingerprint of this
+# package's source, so results of changed code are never served under the old key
+version = "0.1.0"
+title = "Ring vs tree all-reduce (scaffold: replace with your technique)"
+category = "communication"
+default_profile = "{profile}"
+needs_workload = false
+profile_kinds = ["cluster"]
+# the kit's family checks that apply (network sensitivity, oracle agreement and units run by default)
+capabilities = ["bytes-conserved", "alpha-beta-bound"]
+# execute: largest |all-reduced - dense sum| accepted (float64 sums of 8 vectors)
+oracle_tolerance = 1e-9
+
+# references, imported the first time one runs: `suite techniques` lists the plugin without them
+[fidelities]
+model = "{pkg}.model:evaluate"
+execute = "{pkg}.execute:evaluate"
+
+[paper]
+title = "Bandwidth optimal all-reduce algorithms for clusters of workstations"
+authors = ["P. Patarasuk", "X. Yuan"]
+venue = "JPDC 69(2)"
+year = 2009
+doi = "10.1016/j.jpdc.2008.09.002"
+
+[[variants]]
+name = "tree"
+description = "binomial-tree reduce then broadcast"
+baseline = true
+
+[[variants]]
+name = "ring"
+description = "ring reduce-scatter then all-gather"
+
+[parameters.workers]
+type = "int"
+default = 8
+minimum = 1
+maximum = 4096
+unit = "workers"
+help = "number of workers"
+
+# a unit the suite converts: `--param message_size="2 GiB"` reaches the model in MB
+[parameters.message_size]
+type = "float"
+default = 64.0
+minimum = 0.0
+maximum = 1e6
+unit = "MB"
+help = "all-reduced size"
+
+[parameters.elements]
+type = "int"
+default = 1000
+minimum = 1
+maximum = 10_000_000
+help = "execute: vector length"
+
+[[properties]]
+name = "bandwidth-monotone"
+description = "comm_time never increases when every level's bandwidth doubles"
+check = "_faster_network_is_never_slower"  # a function of technique.py, defined above declare_technique()
+
+[[smoke]]
+variant = "ring"
+profile = "{profile}"
+params = {{ workers = 4, message_size = 8.0 }}
+
+[[smoke]]
+variant = "ring"
+profile = "{profile}"
+fidelity = "execute"
+params = {{ workers = 4, elements = 64 }}
+'''
+
 _TECHNIQUE = '''\
-"""Declaration of the {name} technique: paper, variants, parameters, claims, properties."""
+"""Declaration of the {name} technique: its claims and its properties' checks (Python). The plain
+data (paper, variants, parameters, fidelities, defaults, smoke scenarios) is in technique.toml."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from suite.api import Approx, Claim, Null, Paper, Param, Property, ScenarioSpec, Technique, Variant
+from suite.api import Approx, Claim, Null, ScenarioSpec, declare_technique
 
-# The declaration imports no model or execute code: the fidelities below are references, imported
-# the first time one runs, so `suite techniques` lists this plugin without loading them.
+# The declaration imports no model or execute code: technique.toml names the fidelities by
+# reference, imported the first time one runs, so `suite techniques` lists this plugin without them.
 
 
 def _faster_network_is_never_slower(technique, scenario):
@@ -202,53 +289,22 @@ def _faster_network_is_never_slower(technique, scenario):
         raise AssertionError(f"comm_time rose from {{base}} to {{again}} when bandwidth doubled")
 
 
-TECHNIQUE = Technique(
-    name="{name}",
-    # bump on every change of behaviour; stored results also record a fingerprint of this
-    # package's source, so results of changed code are never served under the old key
-    version="0.1.0",
-    title="Ring vs tree all-reduce (scaffold: replace with your technique)",
-    category="communication",
-    paper=Paper(
-        title="Bandwidth optimal all-reduce algorithms for clusters of workstations",
-        authors=("P. Patarasuk", "X. Yuan"), venue="JPDC 69(2)", year=2009,
-        doi="10.1016/j.jpdc.2008.09.002",
+CLAIMS = [
+    Claim(
+        id="ring-bandwidth-optimal",
+        statement="For large messages the ring all-reduce time approaches the bandwidth lower bound",
+        source="Patarasuk & Yuan 2009, §3 (not re-read for this scaffold)",
+        verified=False,
+        expect=Approx(1.0, rel=0.05),
+        scenario=ScenarioSpec("ring", profile="{profile}", params={{"workers": 8, "message_size": 1000.0}}),
+        metric="efficiency",
+        # the null: the other algorithm at the same point, computed; it must fall outside the band
+        nulls=(Null("binomial tree at the same point", variants={{"ring": "tree"}}),),
     ),
-    variants=[
-        Variant("tree", "binomial-tree reduce then broadcast", baseline=True),
-        Variant("ring", "ring reduce-scatter then all-gather"),
-    ],
-    parameters={{
-        "workers": Param(int, default=8, minimum=1, maximum=4096, unit="workers", help="number of workers"),
-        # a unit the suite converts: `--param message_size="2 GiB"` reaches the model in MB
-        "message_size": Param(float, default=64.0, minimum=0.0, maximum=1e6, unit="MB", help="all-reduced size"),
-        "elements": Param(int, default=1000, minimum=1, maximum=10_000_000, help="execute: vector length"),
-    }},
-    fidelities={{"model": "{pkg}.model:evaluate", "execute": "{pkg}.execute:evaluate"}},
-    claims=[
-        Claim(
-            id="ring-bandwidth-optimal",
-            statement="For large messages the ring all-reduce time approaches the bandwidth lower bound",
-            source="Patarasuk & Yuan 2009, §3 (not re-read for this scaffold)",
-            verified=False,
-            expect=Approx(1.0, rel=0.05),
-            scenario=ScenarioSpec("ring", profile="{profile}", params={{"workers": 8, "message_size": 1000.0}}),
-            metric="efficiency",
-            # the null: the other algorithm at the same point, computed; it must fall outside the band
-            nulls=(Null("binomial tree at the same point", variants={{"ring": "tree"}}),),
-        ),
-    ],
-    properties=[Property("bandwidth-monotone", "comm_time never increases when every level's bandwidth doubles",
-                         _faster_network_is_never_slower)],
-    default_profile="{profile}",
-    needs_workload=False,
-    profile_kinds=("cluster",),
-    # the kit's family checks that apply (network sensitivity, oracle agreement and units run by default)
-    capabilities=frozenset({{"bytes-conserved", "alpha-beta-bound"}}),
-    oracle_tolerance=1e-9,  # execute: largest |all-reduced - dense sum| accepted (float64 sums of 8 vectors)
-    smoke=[ScenarioSpec("ring", profile="{profile}", params={{"workers": 4, "message_size": 8.0}}),
-           ScenarioSpec("ring", profile="{profile}", fidelity="execute", params={{"workers": 4, "elements": 64}})],
-)
+]
+
+# technique.toml's fields plus the claims: the property's check is found above by its name
+TECHNIQUE = declare_technique(__name__, claims=CLAIMS)
 '''
 
 _TESTS = '''\
@@ -384,9 +440,11 @@ _README = '''\
 
 A [dlsys-suite](https://pypi.org/project/dlsys-suite/) technique plugin, generated by
 `suite plugin new {name}`. It compares ring and binomial-tree all-reduce: replace it with your
-technique, keeping the shape: `technique.py` declares, `model.py` predicts (communication through
-`suite.perf.collective_time` over every network level), `execute.py` computes for real and reports
-its `oracle_error`, `profiles/` holds the hardware profiles it ships.
+technique, keeping the shape: `technique.toml` declares the plain data (paper, variants,
+parameters, smoke scenarios), `technique.py` the claims and property checks (Python), `model.py`
+predicts (communication through `suite.perf.collective_time` over every network level),
+`execute.py` computes for real and reports its `oracle_error`, `profiles/` holds the hardware
+profiles it ships.
 
 ```bash
 pip install -e .              # registers the entry point `{name} = "{pkg}"` in group suite.plugins
@@ -411,6 +469,7 @@ def scaffold_files(name: str, profile: str | None = None) -> dict[str, str]:
         "pyproject.toml": _PYPROJECT,
         "README.md": _README,
         f"{pkg}/__init__.py": _INIT,
+        f"{pkg}/technique.toml": _TECHNIQUE_TOML,
         f"{pkg}/technique.py": _TECHNIQUE,
         f"{pkg}/model.py": _MODEL,
         f"{pkg}/execute.py": _EXECUTE,

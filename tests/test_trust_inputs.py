@@ -236,8 +236,8 @@ def test_scaffold_writes_a_technique_version(tmp_path):
     from suite.scaffold import scaffold_plugin
 
     root = scaffold_plugin("trust-demo", tmp_path)
-    text = (root / "suite_trust_demo" / "technique.py").read_text()
-    assert '    version="0.1.0",' in text.splitlines()
+    text = (root / "suite_trust_demo" / "technique.toml").read_text()
+    assert 'version = "0.1.0"' in text.splitlines()
 
 
 def test_writing_a_profile_field_is_an_immutable_error_naming_it():

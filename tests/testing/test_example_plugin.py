@@ -47,7 +47,13 @@ def test_the_scaffold_ships_what_the_issue_asks():
     assert "collective_time(" in model and "group_of(" in model
     assert "outer_network" not in model and "alpha_beta" not in model  # no outer-level-only pricing
     pyproject = files["pyproject.toml"]
-    assert '[tool.setuptools.package-data]\n# ' in pyproject and 'suite_allreduce_demo = ["profiles/*.toml"]' in pyproject
+    # technique.toml ships in the wheel: without it an installed (not editable) plugin is quarantined
+    assert '[tool.setuptools.package-data]\n# ' in pyproject
+    assert 'suite_allreduce_demo = ["technique.toml", "profiles/*.toml"]' in pyproject
+    # the current way to declare: plain data in technique.toml, claims and checks in Python
+    assert "TECHNIQUE = declare_technique(__name__, claims=CLAIMS)" in files["suite_allreduce_demo/technique.py"]
+    assert "Technique(" not in files["suite_allreduce_demo/technique.py"]
+    assert 'name = "allreduce-demo"' in files["suite_allreduce_demo/technique.toml"]
     assert 'markers = ["slow:' in pyproject
     readme = files["README.md"]
     assert "suite_check" not in readme  # name only what the generated files use
@@ -101,7 +107,9 @@ def test_the_example_wheel_installs_and_works_in_a_fresh_venv(tmp_path):
     wheel = next((tmp_path / "dist").glob("suite_allreduce_demo-0.1.0-*.whl"))
     import zipfile
 
-    assert "suite_allreduce_demo/profiles/allreduce-demo-testbed.toml" in zipfile.ZipFile(wheel).namelist()
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "suite_allreduce_demo/profiles/allreduce-demo-testbed.toml" in names
+    assert "suite_allreduce_demo/technique.toml" in names
 
     venv = tmp_path / "venv"
     py = _fresh_venv(venv)
