@@ -39,7 +39,7 @@ from typing import Any
 import pluggy
 
 from suite import hookspecs
-from suite.errors import PluginError
+from suite.errors import PluginError, TechniqueError
 from suite.technique import Technique, is_reference, resolve_reference
 
 __all__ = ["GROUP", "PluginInfo", "Registry", "strict_from_env"]
@@ -117,6 +117,13 @@ def _is_model_class(v: Any) -> bool:
 def _given(module: Any) -> Any:
     """*module* itself: the loader of a plugin module given in process (not by entry point)."""
     return module
+
+
+def _why(exc: BaseException) -> str:
+    """What a plugin's exception says: a :class:`TechniqueError` is already one line naming the
+    file and field (``declare_technique``), so its type is not repeated; any other is prefixed
+    with its type (``RuntimeError: boom``)."""
+    return str(exc) if isinstance(exc, TechniqueError) else f"{type(exc).__name__}: {exc}"
 
 
 def _check_hook_results(got: dict[str, list[Any]]) -> str | None:
@@ -259,7 +266,7 @@ class Registry:
         try:
             module = load()
         except Exception as exc:  # any import failure quarantines only this plugin
-            self._quarantine(info, f"import failed: {type(exc).__name__}: {exc}", traceback.format_exc())
+            self._quarantine(info, f"import failed: {_why(exc)}", traceback.format_exc())
             return
         pm = pluggy.PluginManager(hookspecs.PROJECT)
         pm.add_hookspecs(hookspecs)
@@ -277,7 +284,7 @@ class Registry:
             try:
                 got[hook] = list(getattr(pm.hook, hook)())
             except Exception as exc:
-                self._quarantine(info, f"{hook}() failed: {type(exc).__name__}: {exc}", traceback.format_exc())
+                self._quarantine(info, f"{hook}() failed: {_why(exc)}", traceback.format_exc())
                 return
         problem = _check_hook_results(got)
         if problem:

@@ -9,7 +9,7 @@ from importlib.metadata import EntryPoint
 import pytest
 
 from suite import Paper, Result, Technique, Variant, hookimpl
-from suite.errors import PluginError
+from suite.errors import PluginError, TechniqueError
 from suite.registry import Registry
 
 
@@ -78,16 +78,22 @@ def test_misspelled_hook_is_caught_by_check_pending():
     assert [t.name for t in reg.techniques()] == ["beta"]
 
 
-def test_hook_that_raises_is_quarantined():
+@pytest.mark.parametrize("exc, reason", [
+    (RuntimeError("kaput"), "suite_techniques() failed: RuntimeError: kaput"),
+    # declare_technique's TechniqueError is already one line naming file and field: its type is not repeated
+    (TechniqueError("suite_bad/technique.toml: title: expected a string, got nothing"),
+     "suite_techniques() failed: suite_bad/technique.toml: title: expected a string, got nothing"),
+])
+def test_hook_that_raises_is_quarantined(exc, reason):
     mod = types.ModuleType("boom")
 
     @hookimpl
     def suite_techniques():
-        raise RuntimeError("kaput")
+        raise exc
 
     mod.suite_techniques = suite_techniques
     reg = Registry(entry_points_=[], modules=[("boom", mod)])
-    assert "suite_techniques() failed: RuntimeError: kaput" in reg.quarantined()[0].reason
+    assert reg.quarantined()[0].reason == reason
 
 
 def test_wrong_return_type_is_quarantined():
@@ -421,3 +427,4 @@ def test_asking_for_the_technique_of_a_quarantined_plugin_says_why():
         in str(e.value)
     with pytest.raises(PluginError, match="unknown technique 'nope'; installed: alpha"):
         reg.technique("nope")
+
