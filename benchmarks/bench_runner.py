@@ -151,6 +151,46 @@ def ratio_rounds(tech, cases, tmp: Path, label: str, context, rounds: int = 3, e
              "bytes_per_case": size, "all_bare": bare, "all_run": run}]
 
 
+def reads_rounds(context, rounds: int) -> None:
+    """CPU per Poseidon evaluation (1,024 cases: 32 node counts x 8 bandwidths x 4 variants),
+    alternated *rounds* times, best of each: plain, through the read-recording view
+    (``suite.hardware.tracking.tracked``) and recorded in place as the runner records every case
+    (``suite.hardware.recording``, one kept ReadPlan per profile as an executor loop keeps it)."""
+    import dataclasses
+
+    from suite.hardware.recording import ReadPlan, Recording
+    from suite.hardware.tracking import tracked
+
+    tech = context.technique("poseidon")
+    scen = [c.scenario for c in expand_entry({"technique": "poseidon", "params": {"nodes": list(range(1, 33))},
+                                              "set": {"network.-1.bandwidth": [f"{b} Gbit/s" for b in range(1, 9)]}},
+                                             context=context).cases]
+    plans = {id(s.profile): ReadPlan(s.profile) for s in scen}
+
+    def in_place(s):
+        r = Recording(plans[id(s.profile)]).start()
+        try:
+            tech.evaluate(s)
+        finally:
+            r.stop_sorted()
+
+    sides = {"plain": lambda s: tech.evaluate(s),
+             "view": lambda s: tech.evaluate(dataclasses.replace(s, profile=tracked(s.profile)[0])),
+             "in place": in_place}
+    best = dict.fromkeys(sides, float("inf"))
+    load0 = load_average()
+    for _ in range(rounds):
+        for k, f in sides.items():
+            c0 = time.process_time()
+            for s in scen:
+                f(s)
+            best[k] = min(best[k], time.process_time() - c0)
+    print(f"# reads recorded: Poseidon, {len(scen)} cases, {rounds} alternated rounds, best of each; "
+          f"load average {load0} -> {load_average()}")
+    for k, v in best.items():
+        print(f"{k}: {1e6 * v / len(scen):.0f} us/case CPU; x plain {v / best['plain']:.3f}")
+
+
 class DaskCluster:
     """``dask scheduler`` and two ``dask worker`` processes (1 thread each) on loopback, started as
     a user would start them; ``address`` is the scheduler's."""
@@ -348,7 +388,12 @@ def main() -> None:
     ap.add_argument("--parallel", action="store_true",
                     help="only -j 1 / -j 2 / a real dask cluster (scheduler + 2 workers on loopback) on SuperNeurons")
     ap.add_argument("--batches", type=int, default=100)
+    ap.add_argument("--reads", action="store_true",
+                    help="only the cost of recording the profile fields a Poseidon case reads (plain, view, in place)")
     a = ap.parse_args()
+    if a.reads:
+        reads_rounds(Context.build(), max(a.rounds, 5))
+        return
     if a.parallel:
         with tempfile.TemporaryDirectory() as d:
             parallel_rounds(Context.build(), Path(d), a.batches, a.rounds, not a.no_dask)

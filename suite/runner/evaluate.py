@@ -74,12 +74,14 @@ class InputSnapshots:
     A snapshot stays true after a case: :func:`suite.frozen.restore_changed` puts back whatever
     the case changed, so the next case is checked against the same state without walking the
     profile again (about half of the guard's cost per case). At most *size* profiles are kept
-    (each snapshot holds its profile alive, so the id it is keyed by cannot be reused).
+    (each snapshot holds its profile alive, so the id it is keyed by cannot be reused): a sweep
+    over more profiles than that, visited in turn, would walk every one for every case (64, the
+    former size, was below a 78-bandwidth sweep's 78 profiles).
     """
 
     __slots__ = ("size", "_snaps", "_plans")
 
-    def __init__(self, size: int = 64) -> None:
+    def __init__(self, size: int = 4096) -> None:
         self.size = size
         self._snaps: dict[int, tuple[Any, list[Any]]] = {}
         self._plans: dict[int, Any] = {}
