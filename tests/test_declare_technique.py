@@ -148,7 +148,7 @@ def test_the_file_builds_the_technique_the_python_declaration_builds(tmp_path, m
      "toml_demo_bad/technique.toml: parameters.efficiency.default: expected a reference 'package.module:NAME' that "
      "imports (AttributeError"),
     (('category = "communication"', 'category = "telepathy"'),
-     "toml_demo_bad/technique.toml: technique 'toml-demo': category must be one of"),
+     "toml_demo_bad/technique.toml: category: expected one of ['communication', "),
     (('title = "A paper"', 'title = "A paper'), "toml_demo_bad/technique.toml: expected valid TOML, got a syntax error"),
     # parameter declarations are checked when the file is read, not when a case first runs
     (("default = 4", 'default = "eight"'),
@@ -197,6 +197,11 @@ def test_the_file_builds_the_technique_the_python_declaration_builds(tmp_path, m
     (('model = "{pkg}.model:evaluate"', 'model = "{pkg}.modle:evaluate"'),
      "toml_demo_bad/technique.toml: fidelities.model: expected a reference 'package.module:function' whose module "
      "exists, got 'toml_demo_bad.modle:evaluate'"),
+    (('model = "{pkg}.model:evaluate"', 'modle = "{pkg}.model:evaluate"'),
+     "toml_demo_bad/technique.toml: fidelities.modle: expected a key among ['execute', 'model', 'simulate'], "
+     "got 'modle'; did you mean 'model'?"),
+    (('category = "communication"', 'category = "comunication"'),
+     "toml_demo_bad/technique.toml: category: expected one of ['communication', "),
     (('check = "check_always"', 'check = "check_never"'),
      "toml_demo_bad/technique.toml: properties[0].check: expected a function defined in toml_demo_bad.technique "
      "before declare_technique(...) is called, or a reference 'package.module:function', got 'check_never'"),

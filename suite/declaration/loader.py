@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import difflib
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from suite.declaration.params import Paper, Param, Variant, read_data
 from suite.declaration.results import ScenarioSpec
-from suite.declaration.vocabulary import resolve_reference
+from suite.declaration.vocabulary import CATEGORIES, FIDELITIES, resolve_reference
 from suite.errors import ParameterError, TechniqueError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -106,13 +106,17 @@ def _table(value: Any, field: str, where: _Where) -> dict[str, Any]:
     return {k: _resolve(v, f"{field}.{k}", where) for k, v in value.items()}
 
 
+def _did_you_mean(given: str, allowed: Iterable[str]) -> str:
+    """``"; did you mean 'NAME'?"`` for the closest of *allowed* (difflib's ratio >= 0.6), or ``""``."""
+    near = difflib.get_close_matches(given, list(allowed), n=1)
+    return f"; did you mean {near[0]!r}?" if near else ""
+
+
 def _keys(table: Mapping[str, Any], allowed: Mapping[str, Any], field: str, where: _Where) -> None:
     for key in table:
         if key not in allowed:
-            near = difflib.get_close_matches(key, list(allowed), n=1)
-            hint = f"; did you mean {near[0]!r}?" if near else ""
             raise TechniqueError(f"{where.path}: {f'{field}.{key}' if field else key}: expected a key among "
-                                 f"{sorted(allowed)}, got {key!r}{hint}")
+                                 f"{sorted(allowed)}, got {key!r}{_did_you_mean(key, allowed)}")
 
 
 def _paper(value: Any, field: str, where: _Where) -> Paper:
@@ -239,6 +243,22 @@ def _optional_tuple(value: Any, field: str, where: _Where) -> tuple[Any, ...]:
     return tuple(_resolve(v, f"{field}[{i}]", where) for i, v in enumerate(value))
 
 
+def _one_of(value: Any, allowed: tuple[str, ...], field: str, where: _Where) -> str:
+    """A string among *allowed* (a near miss gets a "did you mean")."""
+    value = _typed(value, str, "a string", field, where)
+    if value not in allowed:
+        raise TechniqueError(f"{where.path}: {field}: expected one of {list(allowed)}, got {value!r}"
+                             f"{_did_you_mean(value, allowed)}")
+    return cast(str, value)
+
+
+def _keyed_strings(value: Any, keys: tuple[str, ...], field: str, where: _Where) -> dict[str, str]:
+    """A table of strings whose keys are among *keys* (``[fidelities]``: model, simulate, execute)."""
+    table = _string_table(value, field, where)
+    _keys(table, dict.fromkeys(keys), field, where)
+    return table
+
+
 def _any(value: Any, field: str, where: _Where) -> Any:
     return _resolve(value, field, where)
 
@@ -265,11 +285,11 @@ _SPEC_FIELDS: dict[str, Callable[[Any, str, _Where], Any]] = {
 #: Technique field -> how its TOML value is read (the fields that are plain data, and the properties,
 #: whose checks are named; claims hold Python objects and are passed to :func:`declare_technique`).
 _FIELDS: dict[str, Callable[[Any, str, _Where], Any]] = {
-    "name": _STR, "title": _STR, "category": _STR, "version": _STR, "docs": _STR, "vocabulary": _STR,
+    "name": _STR, "title": _STR, "category": lambda v, f, w: _one_of(v, CATEGORIES, f, w), "version": _STR, "docs": _STR, "vocabulary": _STR,
     "default_profile": _STR, "default_workload": _STR, "default_workloads": _string_table,
     "needs_profile": _BOOL, "needs_workload": _BOOL, "profile_kinds": _strings, "headline_metrics": _strings,
     "uses": _strings, "capabilities": lambda v, f, w: frozenset(_strings(v, f, w)),
-    "oracle_tolerance": _NUM, "kit_opt_out": _string_table, "fidelities": _string_table,
+    "oracle_tolerance": _NUM, "kit_opt_out": _string_table, "fidelities": lambda v, f, w: _keyed_strings(v, FIDELITIES, f, w),
     "paper": _paper, "variants": _array_of(_variant), "parameters": _parameters,
     "smoke": _array_of(_spec), "validation": _array_of(_spec), "properties": _array_of(_property),
 }
