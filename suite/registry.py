@@ -26,6 +26,7 @@ The core never imports a plugin by name: this module is the only place plugins e
 
 from __future__ import annotations
 
+import difflib
 import functools
 import os
 import sys
@@ -340,7 +341,10 @@ class Registry:
             if lost is not None:
                 raise PluginError(f"technique {name!r}: plugin {lost.name!r} ({lost.distribution}) is quarantined: "
                                   f"{lost.reason} (see `suite plugins`)")
-            raise PluginError(f"unknown technique {name!r}; installed: {', '.join(sorted(self._techniques)) or 'none'}{extra}")
+            close = difflib.get_close_matches(name, list(self._techniques), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise PluginError(f"unknown technique {name!r}{hint}; installed: "
+                              f"{', '.join(sorted(self._techniques)) or 'none'}{extra}")
         return self._techniques[name][0]
 
     def _quarantined_provider(self, name: str) -> PluginInfo | None:

@@ -122,6 +122,8 @@ def test_unknown_technique_lists_installed():
     reg = Registry(entry_points_=[], modules=[("a", _module("a", "alpha"))])
     with pytest.raises(PluginError, match="unknown technique 'nope'; installed: alpha"):
         reg.technique("nope")
+    with pytest.raises(PluginError, match="unknown technique 'alhpa'; did you mean 'alpha'\\?; installed: alpha"):
+        reg.technique("alhpa")
 
 
 def test_builtin_plugins_are_registered_by_entry_point():
