@@ -7,6 +7,9 @@ field, what was expected and what was given.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 __all__ = [
     "SuiteError",
     "ParameterError",
@@ -17,6 +20,7 @@ __all__ = [
     "WorkloadError",
     "ExperimentError",
     "StoreError",
+    "did_you_mean",
 ]
 
 
@@ -61,3 +65,10 @@ class ExperimentError(SuiteError, ValueError):
 
 class StoreError(SuiteError):
     """The results store cannot be opened, or a query names an unknown run."""
+
+
+def did_you_mean(given: str, allowed: Iterable[str]) -> str:
+    """``"; did you mean 'NAME'?"`` for the closest of *allowed* (difflib's ratio >= 0.6), or ``""``:
+    the hint every "unknown name" message of the suite appends."""
+    near = difflib.get_close_matches(given, list(allowed), n=1)
+    return f"; did you mean {near[0]!r}?" if near else ""

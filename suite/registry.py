@@ -26,7 +26,6 @@ The core never imports a plugin by name: this module is the only place plugins e
 
 from __future__ import annotations
 
-import difflib
 import functools
 import os
 import sys
@@ -40,7 +39,7 @@ from typing import Any
 import pluggy
 
 from suite import hookspecs
-from suite.errors import PluginError, TechniqueError
+from suite.errors import PluginError, TechniqueError, did_you_mean
 from suite.technique import Technique, is_reference, resolve_reference
 
 __all__ = ["GROUP", "PluginInfo", "Registry", "strict_from_env"]
@@ -341,9 +340,7 @@ class Registry:
             if lost is not None:
                 raise PluginError(f"technique {name!r}: plugin {lost.name!r} ({lost.distribution}) is quarantined: "
                                   f"{lost.reason} (see `suite plugins`)")
-            close = difflib.get_close_matches(name, list(self._techniques), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise PluginError(f"unknown technique {name!r}{hint}; installed: "
+            raise PluginError(f"unknown technique {name!r}{did_you_mean(name, self._techniques)}; installed: "
                               f"{', '.join(sorted(self._techniques)) or 'none'}{extra}")
         return self._techniques[name][0]
 

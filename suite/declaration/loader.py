@@ -17,15 +17,14 @@ resolved when the file is read, so the TOML never holds a copy that can drift.
 
 from __future__ import annotations
 
-import difflib
 import tomllib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from suite.declaration.params import Paper, Param, Variant, read_data
 from suite.declaration.results import ScenarioSpec
 from suite.declaration.vocabulary import CATEGORIES, FIDELITIES, resolve_reference
-from suite.errors import ParameterError, TechniqueError
+from suite.errors import ParameterError, TechniqueError, did_you_mean
 
 if TYPE_CHECKING:  # pragma: no cover
     from suite.technique import Technique
@@ -106,17 +105,11 @@ def _table(value: Any, field: str, where: _Where) -> dict[str, Any]:
     return {k: _resolve(v, f"{field}.{k}", where) for k, v in value.items()}
 
 
-def _did_you_mean(given: str, allowed: Iterable[str]) -> str:
-    """``"; did you mean 'NAME'?"`` for the closest of *allowed* (difflib's ratio >= 0.6), or ``""``."""
-    near = difflib.get_close_matches(given, list(allowed), n=1)
-    return f"; did you mean {near[0]!r}?" if near else ""
-
-
 def _keys(table: Mapping[str, Any], allowed: Mapping[str, Any], field: str, where: _Where) -> None:
     for key in table:
         if key not in allowed:
             raise TechniqueError(f"{where.path}: {f'{field}.{key}' if field else key}: expected a key among "
-                                 f"{sorted(allowed)}, got {key!r}{_did_you_mean(key, allowed)}")
+                                 f"{sorted(allowed)}, got {key!r}{did_you_mean(key, allowed)}")
 
 
 def _paper(value: Any, field: str, where: _Where) -> Paper:
@@ -248,7 +241,7 @@ def _one_of(value: Any, allowed: tuple[str, ...], field: str, where: _Where) -> 
     value = _typed(value, str, "a string", field, where)
     if value not in allowed:
         raise TechniqueError(f"{where.path}: {field}: expected one of {list(allowed)}, got {value!r}"
-                             f"{_did_you_mean(value, allowed)}")
+                             f"{did_you_mean(value, allowed)}")
     return cast(str, value)
 
 

@@ -8,13 +8,13 @@ with its unit, a literal's choices, a table).
 
 from __future__ import annotations
 
-import difflib
 from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from suite.hardware.schema import ProfileDoc
+from suite.errors import did_you_mean
 from suite.hardware.units import DIMENSIONS, dimension_of
 
 __all__ = ["FILE_CONTEXT", "MAX_LISTED", "format_validation_error"]
@@ -141,9 +141,7 @@ def _format_one(err: ErrorDetails, where: str, model: type[BaseModel]) -> str:
         if loc == ("node", "nodes"):
             hint = "; `nodes` is a top-level key: put `nodes = N` before the first [table]"
         else:
-            close = difflib.get_close_matches(str(key), allowed, n=1)
-            if close:
-                hint = f"; did you mean {close[0]!r}?"
+            hint = did_you_mean(str(key), allowed)
         return (f"{where}: field {path}: expected a key of {table} ({', '.join(allowed)}), got unknown key "
                 f"{key!r}{hint} (extensions go under [ext.NAME])")
     walked = _field_at(model, loc)
