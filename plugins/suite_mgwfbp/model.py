@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from suite.api import ParameterError, Timeline, grouped_wfbp_timeline
 
@@ -466,8 +466,12 @@ def comm_cost(params, profile, workers: int) -> CommCost:
     if source == "b-caffe":
         warnings.warn("mg-wfbp parameter comm_model='b-caffe' is deprecated and removed in 0.4.0: all-reduces are "
                       "priced by suite.perf.collective_time from the profile (as comm_model='profile'); for the "
-                      "authors' B-Caffe testbed use profile 'k80-cluster-bcaffe-10gbe'", DeprecationWarning, stacklevel=2)
-    return comm_cost_from_profile(profile, workers, params["algorithm"], params["use_fit"])
+                      "authors' B-Caffe testbed use profile 'k80-cluster-bcaffe-10gbe'", FutureWarning, stacklevel=2)
+    comm = comm_cost_from_profile(profile, workers, params["algorithm"], params["use_fit"])
+    if source == "b-caffe":  # said in the stored result too: a worker's warning reaches no terminal
+        comm = replace(comm, source=f"{comm.source}; comm_model='b-caffe' is deprecated (removed in 0.4.0): "
+                                    "priced from the profile")
+    return comm
 
 
 def layer_costs(table, batch: int, device, efficiency: float, dtype: str = "fp32",
