@@ -262,13 +262,27 @@ def test_a_missing_file_names_it(tmp_path, monkeypatch):
 def test_the_file_is_part_of_the_code_fingerprint(tmp_path, monkeypatch):
     """Editing technique.toml (a parameter's default, say) makes new case keys, as editing
     technique.py did."""
-    from suite.runner.case import package_fingerprint
+    from suite.runner.case import code_fingerprint
 
     pkg = _package(tmp_path, monkeypatch, "toml_demo_fingerprint", _TOML)
-    before = package_fingerprint(pkg, refresh=True)
+    tech = importlib.import_module(f"{pkg}.technique").TECHNIQUE  # its key takes its package's fingerprint
+    before = code_fingerprint(tech, refresh=True)
     path = tmp_path / pkg / "technique.toml"
     path.write_text(path.read_text().replace("default = 4", "default = 5"))
-    assert package_fingerprint(pkg, refresh=True) != before
+    assert code_fingerprint(tech, refresh=True) != before
+
+
+def test_the_file_and_the_fidelities_belong_to_one_package(tmp_path, monkeypatch):
+    """The case key holds the code fingerprint of the package of the fidelities
+    (Technique.package): a technique.toml whose fidelities live in another package would not
+    be in the key, so it is refused."""
+    other = _package(tmp_path, monkeypatch, "toml_demo_other", _TOML)
+    pkg = _package(tmp_path, monkeypatch, "toml_demo_home", _TOML)
+    path = tmp_path / pkg / "technique.toml"
+    path.write_text(path.read_text().replace(f'model = "{pkg}.model:evaluate"', f'model = "{other}.model:evaluate"'))
+    with pytest.raises(TechniqueError, match=r"toml_demo_home/technique.toml: fidelities: expected functions of "
+                                             r"the package 'toml_demo_home'.*got 'toml_demo_other'"):
+        importlib.import_module(f"{pkg}.technique")
 
 
 def test_every_built_in_technique_file_ships_as_package_data():

@@ -367,6 +367,9 @@ def declare_technique(package: str, *, file: str = TECHNIQUE_FILE, **fields: Any
         raise TechniqueError(f"{path}: expected every required Technique field in the file or in Python, "
                              f"got {e}") from None
     _check_declared(tech, declared, _Where(path))
+    if tech.package and tech.package != package.split(".")[0]:  # the file would not be in the case key
+        raise _Where(path).fail("fidelities", f"functions of the package {package.split('.')[0]!r} (whose code "
+                                "fingerprint, hence case key, holds this file)", tech.package)
     if "fidelities" in declared:  # a fidelity that fails to import later names this file and field
         tech.__dict__["_declared_in"] = path
     return tech

@@ -3,9 +3,10 @@
 
 One JSON document in the cache folder (:func:`suite.cache.cache_dir`) named after the reading
 code: the files of :mod:`suite.limits` and :mod:`suite.hardware.profile_library` by stamp and the
-Python version (``tomllib`` is the standard library's). In it, each file's parsed table under its
-stamp: path, modification time (ns), size, ctime (ns) and inode, so an edit, or a copy over the
-file that keeps its mtime and size, is a new entry. What is cached is what :func:`read_toml`
+Python version (``tomllib`` is the standard library's). In it, each file's parsed table under the
+SHA-256 of the file's bytes: any edit is a new entry, even one that keeps the file's size and
+modification time (a filesystem with coarse timestamps), so a stale parse never reaches a
+profile's content hash and the case keys built from it. What is cached is what :func:`read_toml`
 returned, exactly: a file holding a TOML date or time (no JSON equivalent) is not cached, and a
 file that does not parse is never cached (its error is reported on every read, as without the
 cache). A damaged or unwritable cache is ignored: the files are parsed.
@@ -26,22 +27,24 @@ __all__ = ["ParsedFiles"]
 WHAT = "profile-toml"
 
 
-def _stamp(f: Path) -> str | None:
+def _digest(f: Path) -> str | None:
+    """SHA-256 of *f*'s bytes (None when it cannot be read: the reader then reports why)."""
     try:
-        st = f.stat()
+        return hashlib.sha256(f.read_bytes()).hexdigest()
     except OSError:
         return None
-    return f"{f}\0{st.st_mtime_ns}\0{st.st_size}\0{st.st_ctime_ns}\0{st.st_ino}"
 
 
 def _code_key() -> str:
     """SHA-256 (24 hex) of the reading code's stamps (this module, suite/limits.py and
     suite/hardware/profile_library.py, found by path: importing the library here would be an
     import circle) and the Python version."""
+    from suite.cache import _stamp
+
     here = Path(__file__).resolve()
     h = hashlib.sha256(f"{WHAT}\0{sys.version}\n".encode())
     for f in (here, here.with_name("profile_library.py"), here.parent.parent / "limits.py"):
-        h.update((_stamp(f) or "missing").encode())
+        _stamp(h, f)
     return h.hexdigest()[:24]
 
 
@@ -79,14 +82,14 @@ class ParsedFiles:
 
     def read(self, f: Path) -> dict[str, Any]:
         """The parsed table of *f* (the caller may keep it; it is not shared)."""
-        stamp = _stamp(f)
-        hit = self._have.get(stamp) if stamp is not None else None
+        digest = _digest(f)
+        hit = self._have.get(digest) if digest is not None else None
         if isinstance(hit, dict):  # (this document is this object's own: the table is not shared)
-            self._used[str(stamp)] = hit
+            self._used[str(digest)] = hit
             return hit
         raw = self._parse(f)
-        if stamp is not None and _plain(raw):
-            self._used[stamp] = json.loads(json.dumps(raw))
+        if digest is not None and _plain(raw):
+            self._used[digest] = json.loads(json.dumps(raw))
             self._new = True
         return raw
 
