@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
@@ -131,8 +131,19 @@ def case_key(technique: str, version: str, variant: str, profile_hash: str | Non
         ident.append(env)
     if inputs:
         ident.append({k: inputs[k] for k in sorted(inputs)})
-    blob = json.dumps(ident, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+    return _key_digest(map(_key_json, ident))
+
+
+def _key_json(x: Any) -> str:
+    """One item of the key's identity as the key's JSON writes it (sorted keys, no spaces)."""
+    return json.dumps(x, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _key_digest(items: Iterable[str]) -> str:
+    """The key of the identity list whose items' JSON texts (:func:`_key_json`) are *items*:
+    ``json.dumps`` of a list writes ``[`` + its items' texts joined by ``,`` + ``]``, so the digest
+    is the one of the whole list written at once, while a sweep writes each distinct item once."""
+    return hashlib.sha256(("[" + ",".join(items) + "]").encode()).hexdigest()[:20]
 
 
 #: top-level package -> (stat signature of its files, fingerprint)
@@ -249,8 +260,33 @@ def _library_versions() -> str:
 
 
 #: resolved (profile, overrides) kept by a :class:`Resolver`; a sweep over more distinct override
-#: sets (a 1,000 x 1,000 ``--set`` grid) evicts the oldest, so its memory stays bounded
+#: sets (a 1,000 x 1,000 ``--set`` grid) evicts the oldest, so its memory stays bounded (the same
+#: bound holds for the validated parameter sets and the key texts a resolver keeps)
 PROFILE_CACHE = 4096
+#: the value types a resolver memoizes validated parameters for: hashable, and two equal values of
+#: one type are written alike in the key (floats go by ``float.hex``: 0.0 == -0.0)
+_MEMO_TYPES = frozenset({str, int, bool, float, type(None)})
+
+
+def _params_memo(params: Any) -> tuple[Any, ...] | None:
+    """A hashable stand-in for *params* (a mapping of scalar values) that two parameter sets share
+    only when :meth:`Technique.validate_params` gives them the same result and key; None for
+    anything else (a list value, a custom type): such sets are validated every time."""
+    if not isinstance(params, Mapping):
+        return None
+    out = []
+    for k, v in params.items():
+        cls = v.__class__
+        if cls not in _MEMO_TYPES:
+            return None
+        out.append((k, cls, v.hex() if cls is float else v))
+    return tuple(out)
+
+
+def _evict(cache: dict[Any, Any]) -> None:
+    """Drop the oldest entry of *cache* when it holds :data:`PROFILE_CACHE` (memory stays bounded)."""
+    if len(cache) >= PROFILE_CACHE:
+        del cache[next(iter(cache))]
 
 
 class Resolver:
@@ -285,6 +321,12 @@ class Resolver:
         # stat-ed once per resolver (a sweep), read again only when a file changed
         self.env = environment_fingerprint(refresh=True)
         self._codes: dict[str, str] = {}
+        # what a sweep repeats, kept once (the case key is written from these texts, :func:`_key_digest`):
+        # technique name -> (technique, code fingerprint, uses inputs, key text of name and version);
+        # (technique, parameters memo) -> (validated parameters, their key text); a name or hash -> its text
+        self._techs: dict[str, tuple[Technique, str, bool, str]] = {}
+        self._params: dict[tuple[str, tuple[Any, ...]], tuple[Technique, dict[str, Any], str]] = {}
+        self._texts: dict[str | None, str] = {}
 
     def profile(self, name: str, overrides: Mapping[str, Any] | None = None) -> tuple[Any, str]:
         """(Profile, content hash) of *name* with *overrides* applied."""
@@ -295,8 +337,7 @@ class Resolver:
             if ov:
                 prof = prof.with_overrides(dict(ov))
             hit = (prof, prof.content_hash())
-            if len(self._profiles) >= PROFILE_CACHE:  # a sweep over many overrides: oldest out first
-                del self._profiles[next(iter(self._profiles))]
+            _evict(self._profiles)  # a sweep over many overrides: oldest out first
             self._profiles[(name, ov)] = hit
         return hit
 
@@ -379,12 +420,56 @@ class Resolver:
             fp = self._codes[top] = code_fingerprint(tech, refresh=True)
         return fp
 
+    def _technique(self, tech: Technique) -> tuple[Technique, str, bool, str]:
+        """(tech, :meth:`code`, whether it uses referenced inputs, the key text of its name and
+        version), worked out once per technique object and resolver."""
+        hit = self._techs.get(tech.name)
+        if hit is None or hit[0] is not tech:
+            hit = self._techs[tech.name] = (tech, self.code(tech), bool(tech.uses or tech.references),
+                                            _key_json(tech.name) + "," + _key_json(tech.version))
+        return hit
+
+    def _validated(self, tech: Technique, given: Any) -> tuple[dict[str, Any], str]:
+        """(params, their key text): :meth:`Technique.validate_params` of *given*, worked out once
+        per distinct set of scalar values (:func:`_params_memo`); each call gets its own dict."""
+        memo = _params_memo(given)
+        hit = self._params.get((tech.name, memo)) if memo is not None else None
+        if hit is None or hit[0] is not tech:
+            params = tech.validate_params(given)
+            hit = (tech, params, _key_json(params))
+            if memo is not None and _params_memo(params) is not None:  # scalars out too: nothing shared
+                _evict(self._params)
+                self._params[(tech.name, memo)] = hit
+        return dict(hit[1]), hit[2]
+
+    def _text(self, value: str | None) -> str:
+        """:func:`_key_json` of a name or hash, kept (a sweep repeats a handful)."""
+        hit = self._texts.get(value) if value is None or value.__class__ is str else None
+        if hit is None:
+            hit = _key_json(value)
+            if value is None or value.__class__ is str:
+                if len(self._texts) >= PROFILE_CACHE:
+                    self._texts.clear()
+                self._texts[value] = hit
+        return hit
+
+    def _key(self, facts: tuple[Technique, str, bool, str], variant: str, p_hash: str | None,
+             w_hash: str | None, params_text: str, seed: int, fidelity: str, i_hash: dict[str, str]) -> str:
+        """:func:`case_key` of a case :meth:`resolve` worked out, written from the kept texts."""
+        text = self._text
+        items = [facts[3], text(variant), text(p_hash), text(w_hash), params_text, str(seed), text(fidelity),
+                 text(facts[1]), text(self.env)]
+        if i_hash:
+            items.append(_key_json({k: i_hash[k] for k in sorted(i_hash)}))
+        return _key_digest(items)
+
     def resolve(self, tech: Technique, spec: ScenarioSpec) -> Case:
         """Validate *spec* against *tech* and resolve it (see :func:`resolve_case`)."""
         if spec.fidelity not in tech.fidelities:
             raise ParameterError(f"{tech.name}: fidelity {spec.fidelity!r} not supported; expected one of {sorted(tech.fidelities)}")
         tech.get_variant(spec.variant)
-        params = tech.validate_params(spec.params)
+        facts = self._technique(tech)
+        params, params_text = self._validated(tech, spec.params)
         profile_name = spec.profile or tech.default_profile
         workload_name = (spec.workload or (getattr(tech, "default_workloads", None) or {}).get(spec.fidelity)
                          or tech.default_workload)
@@ -404,13 +489,11 @@ class Resolver:
         elif tech.needs_workload:
             raise ParameterError(f"{tech.name}: a workload is required (--workload NAME)")
         seed = int(spec.seed)
-        uses = bool(tech.uses or tech.references)
+        code, uses = facts[1], facts[2]
         i_hash = self.inputs(tech, params, hashes_only=True)[1] if uses else {}
         scenario = functools.partial(self._scenario, tech, spec.variant, spec.fidelity, profile, workload_name,
                                      params, seed, uses)
-        code = self.code(tech)
-        key = case_key(tech.name, tech.version, spec.variant, p_hash, w_hash, params, seed, spec.fidelity, code,
-                       self.env, i_hash)
+        key = self._key(facts, spec.variant, p_hash, w_hash, params_text, seed, spec.fidelity, i_hash)
         built = self._workloads.get(workload_name) if workload_name else None  # a workload file's own name
         return Case(key=key, technique=tech.name, technique_version=tech.version, code=code, variant=spec.variant,
                     fidelity=spec.fidelity, profile=profile.name if profile else None, profile_hash=p_hash,

@@ -1,0 +1,59 @@
+"""The resolver writes each case key from texts it keeps per sweep (a technique's name and version,
+each distinct parameter set, each profile hash): the keys stay those of :func:`case_key`, byte
+for byte, and those dlsys-suite 0.3.1 wrote for the same identity (so stored cases stay valid)."""
+
+from __future__ import annotations
+
+from suite.context import Context
+from suite.runner.case import Resolver, case_key
+from suite.runner.experiment import stream_entry
+from suite.technique import ScenarioSpec
+
+
+def _key_of_identity(case) -> str:
+    i = case.identity()
+    return case_key(i["technique"], i["technique_version"], i["variant"], i["profile_hash"], i["workload_hash"],
+                    i["params"], i["seed"], i["fidelity"], i["code"], i["env"], i["inputs"])
+
+
+def test_case_key_is_the_one_0_3_1_wrote():
+    # computed by suite.runner.case.case_key at 6efac7e (0.3.1), which json.dumps-ed the whole list
+    args = ("poseidon", "0.3.0", "ps", "abc", "def", {"nodes": 4, "bw": -0.0, "flag": True, "name": "é",
+                                                     "sizes": [1, 2.5]}, 3, "model", "c0de", "e1", {"ref": "h1", "a": "h0"})
+    assert case_key(*args) == "5ee410089fb026b1c061"
+    assert case_key("t", "1", "v", None, None, {}, 0, "model") == "15cfe054658d83078b78"
+
+
+def test_every_key_of_a_sweep_is_case_key_of_its_identity(fake_registry):
+    ctx = Context.build()
+    entry = {"technique": "fake", "variants": ["base", "fast"], "params": {"n": [1, 2, 2, 3], "x": [0.5, "0.5", 2]},
+             "set": {"network.-1.bandwidth": ["10 Gbit/s", "20 Gbit/s", "10 Gbit/s"]}}
+    cases = list(stream_entry(entry, resolver=Resolver(context=ctx)))
+    assert len(cases) == 2 * 4 * 3 * 3
+    for c in cases:
+        assert c.key == _key_of_identity(c), c.describe()
+    # equal inputs, one key: n=2 twice, x=0.5 and "0.5", the same bandwidth twice
+    assert len({c.key for c in cases}) == 2 * 3 * 2 * 2
+
+
+def test_values_equal_in_python_but_not_in_the_key_are_not_confused(fake_registry):
+    ctx = Context.build()
+    tech = ctx.technique("fake")
+    res = Resolver(context=ctx)
+    zero = res.resolve(tech, ScenarioSpec("fast", params={"x": 0.0}))
+    minus = res.resolve(tech, ScenarioSpec("fast", params={"x": -0.0}))  # == 0.0 and same hash, JSON "-0.0"
+    assert minus.params["x"] == 0.0 and str(minus.params["x"]) == "-0.0"
+    assert minus.key != zero.key and minus.key == _key_of_identity(minus)
+    one = res.resolve(tech, ScenarioSpec("fast", params={"n": 2, "delay": "1 ms"}))
+    same = res.resolve(tech, ScenarioSpec("fast", params={"n": 2.0, "delay": 0.001}))
+    assert one.key == same.key == _key_of_identity(one)
+
+
+def test_each_case_owns_its_params(fake_registry):
+    ctx = Context.build()
+    tech = ctx.technique("fake")
+    res = Resolver(context=ctx)
+    a = res.resolve(tech, ScenarioSpec("fast", params={"n": 3}))
+    b = res.resolve(tech, ScenarioSpec("fast", params={"n": 3}))
+    a.params["n"] = 99  # an in-process evaluation that writes into its params changes no other case
+    assert b.params["n"] == 3 and res.resolve(tech, ScenarioSpec("fast", params={"n": 3})).params["n"] == 3
