@@ -4,6 +4,10 @@ for byte, and those dlsys-suite 0.3.1 wrote for the same identity (so stored cas
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
+
 from suite.context import Context
 from suite.runner.case import Resolver, case_key
 from suite.runner.experiment import stream_entry
@@ -57,3 +61,17 @@ def test_each_case_owns_its_params(fake_registry):
     b = res.resolve(tech, ScenarioSpec("fast", params={"n": 3}))
     a.params["n"] = 99  # an in-process evaluation that writes into its params changes no other case
     assert b.params["n"] == 3 and res.resolve(tech, ScenarioSpec("fast", params={"n": 3})).params["n"] == 3
+
+
+def test_a_resolved_case_is_the_case_its_fields_make(fake_registry):
+    from suite.runner.case import Case
+
+    ctx = Context.build()
+    res = Resolver(context=ctx)
+    case = res.resolve(ctx.technique("fake"), ScenarioSpec("fast", params={"n": 2},
+                                                            overrides={"network.-1.bandwidth": "20 Gbit/s"}))
+    again = Case(**{f.name: getattr(case, f.name) for f in dataclasses.fields(Case)})
+    assert again == case and vars(again) == vars(case)  # every field set, the scenario in its slot
+    assert case.scenario is again.scenario and case.scenario.params == {**case.params}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        case.key = "x"  # type: ignore[misc]
