@@ -16,9 +16,10 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import Union
+from typing import TYPE_CHECKING, Union
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from suite.perf.network.flat import _a2a_flat, _ar_bytes, _ar_flat, _bc_bytes, _bc_flat, _ring_half, _rs_flat, _step
 from suite.perf.network.levels import ceil_log2
@@ -263,6 +264,8 @@ def _xor_schedule(name: str, dims: Dims, p: int, pi: int) -> tuple[_Classes, tup
     coordinates differ, so after a fold (or with a node size that is not a power of two) a
     partner distance smaller than the node size can still cross nodes.
     """
+    import numpy as np  # here: the only numpy of a collective's pricing (a model path imports it otherwise)
+
     p2 = 1 << (p.bit_length() - 1)
     steps = p2.bit_length() - 1
     r = p - p2
