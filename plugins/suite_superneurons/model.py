@@ -44,7 +44,7 @@ import bisect
 import contextlib
 import functools
 import gc
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from suite.api import LayerTable, ParameterError, Result, Scenario, Skip, layer_times, transfer_time
 from suite_superneurons.constants import FIXED_UNITS
@@ -125,6 +125,34 @@ def _graph(table: LayerTable, batch: int, inplace: bool = True) -> _Graph:
             g_read["G:" + out[i]] = 2 * n - 1 - i
     return _Graph(names, [l.kind for l in layers], out, size, fwd_reads, bwd_reads, g_read,
                   reads, writes, [l.fwd_flops * batch for l in layers], n)
+
+
+#: the last few graphs built, with their layer needs, by (table, batch, inplace): one network is
+#: simulated under several policies (a ResNet-7502 iteration trace per policy, the max-depth
+#: searches' probes of the same depths), and its graph does not depend on the policy. An entry
+#: holds its table, so the table's id is not reused while the entry lives.
+_GRAPHS: dict[tuple[int, int, bool], tuple[LayerTable, _Graph, list[float]]] = {}
+_GRAPHS_KEPT = 8
+
+
+def _shared_graph(table: LayerTable, batch: int, inplace: bool) -> tuple[_Graph, list[float]]:
+    """``(_graph(table, batch, inplace), layer_memory(...))``, built once per entry of
+    :data:`_GRAPHS`; callers must not change either (:func:`_private_reads` before a change)."""
+    key = (id(table), int(batch), bool(inplace))
+    hit = _GRAPHS.get(key)
+    if hit is None or hit[0] is not table:
+        g = _graph(table, batch, inplace)
+        hit = (table, g, layer_memory(table, batch, inplace, graph=g))
+        while len(_GRAPHS) >= _GRAPHS_KEPT:
+            del _GRAPHS[next(iter(_GRAPHS))]
+        _GRAPHS[key] = hit
+    return hit[1], hit[2]
+
+
+def _private_reads(g: _Graph) -> _Graph:
+    """*g* with its own copies of the two fields :func:`_keep_checkpoints_alive` appends to (the
+    rest is shared, read only)."""
+    return replace(g, reads=[list(r) for r in g.reads], bwd_reads={k: list(v) for k, v in g.bwd_reads.items()})
 
 
 def _tensors(table: LayerTable, batch: int, inplace: bool) -> tuple[dict[str, float], list[str], list[list[str]]]:
@@ -306,14 +334,14 @@ def simulate(table: LayerTable, batch: int, policy: str, *, capacity: float | No
     """
     if policy not in POLICIES:
         raise ParameterError(f"superneurons: policy must be one of {list(POLICIES)}, got {policy!r}")
-    g = _graph(table, batch, inplace)
-    lmem = layer_memory(table, batch, inplace, graph=g)
+    g, lmem = _shared_graph(table, batch, inplace)
     l_peak = max(lmem) if lmem else 0.0
     offload = policy in ("liveness+offload", "liveness+offload+recompute")
     recompute = policy in ("liveness+offload+recompute", "recompute-only")
     plan = _RecomputePlan()
     if recompute:
         plan = _recompute_plan(g, policy, recompute_rule, l_peak)
+        g = _private_reads(g)
         _keep_checkpoints_alive(g, plan)
     offloadable = set()
     if offload and policy != "recompute-only":

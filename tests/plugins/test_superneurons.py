@@ -329,3 +329,26 @@ def test_max_trainable_over_depth_equals_a_linear_scan(policy, batch, where):
     cap = lo_peak * 0.99 + where * (hi_peak - lo_peak * 0.99)
     want = _linear_scan(lambda d: _fits(tables[d], batch, policy, cap), 1, hi)
     assert max_trainable(lambda d: (tables[d], batch), cap, policy, 1, hi, tensor_cache=False) == want
+
+
+def test_a_shared_graph_gives_every_policy_the_trace_of_a_fresh_build():
+    """simulate() reuses one network's graph across policies (model._GRAPHS); the recompute
+    policies append checkpoint reads to their own copy. Each policy's trace, run after all the
+    others on the shared graph, equals the trace from a graph built afresh (the cache emptied)."""
+    import suite_superneurons.model as m
+    from suite.workloads.architectures import resnet
+
+    table = resnet(50)
+    fresh = {}
+    for p in POLICIES:
+        m._GRAPHS.clear()
+        fresh[p] = simulate(table, 4, p, capacity=200 * MB)
+    m._GRAPHS.clear()
+    for _ in range(2):  # the second pass reads graphs the recompute policies have used
+        for p in (*POLICIES[::-1], *POLICIES):
+            tr = simulate(table, 4, p, capacity=200 * MB)
+            assert (tr.per_step, tr.bytes_offloaded, tr.bytes_prefetched, tr.recompute_flops, tr.segments,
+                    tr.violations, tr.l_peak) == (fresh[p].per_step, fresh[p].bytes_offloaded, fresh[p].bytes_prefetched,
+                                                  fresh[p].recompute_flops, fresh[p].segments, fresh[p].violations,
+                                                  fresh[p].l_peak), p
+    assert len([k for k in m._GRAPHS if k[0] == id(table)]) == 1
