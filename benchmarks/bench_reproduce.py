@@ -10,7 +10,8 @@ compared with the case keys and run metadata left out (a change of code changes 
 
 Usage::
 
-    python benchmarks/bench_reproduce.py pfeddst mixed-td transpose-conv [--baseline-src /tmp/base]
+    python benchmarks/bench_reproduce.py pfeddst mixed-td transpose-conv [--baseline-src /tmp/base] [--rounds 3]
+    python benchmarks/bench_reproduce.py all --baseline-src /tmp/base --rounds 3   # `suite reproduce --all`
 
 Prints timings and ratios only; asserts nothing.
 """
@@ -50,7 +51,7 @@ def reproduce(tech: str, tmp: Path, src: str | None) -> tuple[float, float, floa
     env = dict(os.environ, SUITE_CACHE_DIR=str(tmp / "cache"), SUITE_STORE=str(tmp / "store.sqlite"))
     if src:
         env["PYTHONPATH"] = os.pathsep.join([src, os.path.join(src, "plugins"), env.get("PYTHONPATH", "")])
-    cmd = [sys.executable, "-m", "suite", "reproduce", tech, "--format", "json"]
+    cmd = [sys.executable, "-m", "suite", "reproduce", *(["--all"] if tech == "all" else [tech]), "--format", "json"]
     out = []
     for _ in range(2):
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -66,29 +67,43 @@ def reproduce(tech: str, tmp: Path, src: str | None) -> tuple[float, float, floa
     return out[0][0], out[0][1], out[1][0], out[1][1], json.loads(out[0][2])
 
 
+def _side(tech: str, label: str, src: str | None) -> tuple[float, float, float, float, dict]:
+    tmp = Path(tempfile.mkdtemp(prefix="bench-reproduce-"))
+    try:
+        got = reproduce(tech, tmp, src)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    fc, fw, cc, cw, _ = got
+    print(f"{tech} [{label}]: fresh CPU {fc:.2f} s wall {fw:.1f} s; cached CPU {cc:.2f} s wall {cw:.1f} s; "
+          f"load {load_average()}", flush=True)
+    return got
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("techniques", nargs="+")
+    ap.add_argument("techniques", nargs="+", help="technique names; 'all' for `suite reproduce --all`")
     ap.add_argument("--baseline-src", help="a checkout to compare with (its tree first on PYTHONPATH)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="rounds per technique, the two sides alternated (the first side flips each round); "
+                         "the ratio is of each side's minimum")
     a = ap.parse_args()
     print(f"# suite reproduce, fresh then cached, each in a new store; {os.cpu_count()} CPUs; load {load_average()}")
     for tech in a.techniques:
         sides = {"this tree": None} if not a.baseline_src else {"baseline": a.baseline_src, "this tree": None}
-        got = {}
-        for label, src in sides.items():
-            tmp = Path(tempfile.mkdtemp(prefix="bench-reproduce-"))
-            try:
-                got[label] = reproduce(tech, tmp, src)
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
-            fc, fw, cc, cw, _ = got[label]
-            print(f"{tech} [{label}]: fresh CPU {fc:.2f} s wall {fw:.1f} s; cached CPU {cc:.2f} s wall {cw:.1f} s; "
-                  f"load {load_average()}", flush=True)
+        runs: dict[str, list[tuple[float, float, float, float, dict]]] = {label: [] for label in sides}
+        for r in range(max(1, a.rounds)):
+            order = list(sides.items()) if r % 2 == 0 else list(sides.items())[::-1]
+            for label, src in order:
+                runs[label].append(_side(tech, label, src))
         if a.baseline_src:
-            b, n = got["baseline"], got["this tree"]
-            same = _strip(b[4]) == _strip(n[4])
-            print(f"{tech}: CPU ratio this tree / baseline: fresh {n[0] / b[0]:.2f}, cached {n[2] / b[2]:.2f}; "
-                  f"scoreboard {'identical' if same else 'DIFFERS'} (case keys and run metadata aside)")
+            b, n = runs["baseline"], runs["this tree"]
+            boards = [_strip(x[4]) for x in b + n]
+            same = all(x == boards[0] for x in boards)
+            fresh = min(x[0] for x in n) / min(x[0] for x in b)
+            cached = min(x[2] for x in n) / min(x[2] for x in b)
+            print(f"{tech}: CPU ratio this tree / baseline (min of {len(n)} each): fresh {fresh:.2f} "
+                  f"({min(x[0] for x in n):.2f} / {min(x[0] for x in b):.2f} s), cached {cached:.2f}; scoreboard "
+                  f"{'identical' if same else 'DIFFERS'} in every round (case keys and run metadata aside)", flush=True)
 
 
 if __name__ == "__main__":
