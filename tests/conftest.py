@@ -35,6 +35,12 @@ os.environ.setdefault("SUITE_STORE", os.path.join(tempfile.mkdtemp(prefix="suite
 # nor write to this machine's cache (the unit conversions, the `hardware list` index)
 os.environ.setdefault("SUITE_CACHE_DIR", tempfile.mkdtemp(prefix="suite-test-cache-"))
 
+# The command-line processes tests start (`python -m suite ...`, a plugin's venv) keep their byte code
+# in a temporary folder where the environment forbids writing it (PYTHONDONTWRITEBYTECODE, as on CI
+# machines): else each one compiles the core and the plugins from source again (~0.25 s CPU a process).
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+    os.environ.setdefault("PYTHONPYCACHEPREFIX", tempfile.mkdtemp(prefix="suite-test-pyc-"))
+
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 
