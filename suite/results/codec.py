@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from json.encoder import encode_basestring_ascii
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
@@ -36,6 +37,12 @@ def _json_default(o: Any) -> Any:
 # the cost of a small object)
 _dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=_json_default).encode
 _encode = json.JSONEncoder(separators=(",", ":")).encode
+#: ``_dumps``' C encoder itself, built once (``JSONEncoder.encode`` builds one per call), without
+#: the circular-reference check (a circular value is sent to ``_dumps``, which names it); None
+#: where the ``_json`` accelerator is missing
+_c_make_encoder = getattr(json.encoder, "c_make_encoder", None)  # not in the typing stubs
+_c_dumps = (_c_make_encoder(None, _json_default, encode_basestring_ascii, None, ":", ",", True, False, True)
+            if _c_make_encoder is not None else None)
 
 
 def dumps(obj: Any) -> str:
@@ -45,8 +52,15 @@ def dumps(obj: Any) -> str:
     ------
     TypeError
         A value that is neither JSON, numpy nor a set/tuple (its type named).
+    ValueError
+        A circular value.
     """
-    return _dumps(obj)
+    if _c_dumps is None:  # pragma: no cover - CPython always has the accelerator
+        return _dumps(obj)
+    try:
+        return "".join(_c_dumps(obj, 0))
+    except RecursionError:  # circular (or deeper than the recursion limit): the checking encoder says which
+        return _dumps(obj)
 
 
 def js(v: Any) -> str:

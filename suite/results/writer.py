@@ -18,7 +18,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +40,12 @@ BATCH_SIZE = 4096
 #: the counts a finished run records
 RUN_COUNTS = ("total", "computed", "cached", "ok", "failed", "skipped")
 
-#: a buffered outcome: (identity + outcome + "_replace", run id), copied when added (the caller may reuse its dicts)
-Pending = tuple[dict[str, Any], int]
+#: a buffered outcome, its rows built when it is added (so the caller may reuse its dicts): the
+#: case key, then the ``results``, ``cases`` and ``run_cases`` rows (result id, created time and
+#: ``field_sets`` id filled in on commit), the fields-read text (or None), whether the case's
+#: samples and artifacts are replaced, its ``samples`` rows and its ``artifacts`` row (or None)
+Pending = tuple[str, list[Any], list[Any], list[Any], "str | None", bool,
+                list[tuple[str, str, int, "float | None"]], "tuple[str, str] | None"]
 #: a buffered link of a cached case: (run id, case key, "cached", overrides JSON)
 Link = tuple[int, str, str, str]
 
@@ -49,55 +53,62 @@ _LINK_CACHED = ("INSERT OR IGNORE INTO run_cases (run_id, case_key, outcome, res
                 "VALUES (?, ?, ?, (SELECT result_id FROM cases WHERE key = ?), ?)")
 _LINK_COMPUTED = ("INSERT OR REPLACE INTO run_cases (run_id, case_key, outcome, result_id, overrides) "
                   "VALUES (?, ?, ?, ?, ?)")
+#: the places of the id and the created time in a Pending's rows (results: INSERT_RESULT's order;
+#: cases: CASE_COLUMNS'; run_cases: _LINK_COMPUTED's)
+_RES_ID, _RES_CREATED, _RES_FIELDS = 0, 7, 10
+_CASE_CREATED, _CASE_RESULT = 18, 19
+_LINK_RESULT = 3
+
+#: fields-read list (as a worker sent it) -> its stored JSON text: a sweep repeats a handful of sets
+_FIELDS_TEXT: dict[tuple[str, ...], str] = {}
 
 
-@dataclass
-class _Rows:
-    """The rows one batch of outcomes writes, table by table (``result_id`` filled in on commit)."""
-
-    results: list[list[Any]] = field(default_factory=list)
-    cases: list[list[Any]] = field(default_factory=list)
-    links: list[list[Any]] = field(default_factory=list)
-    replaced: list[tuple[str]] = field(default_factory=list)
-    samples: list[tuple[str, str, int, float | None]] = field(default_factory=list)
-    artifacts: list[tuple[str, str]] = field(default_factory=list)
-
-
-def _identity_json(d: Mapping[str, Any]) -> str:
+def _identity_json(identity: Mapping[str, Any]) -> str:
     """The identity beyond the case's own columns (those are not stored twice)."""
-    inputs = d.get("inputs")
-    return f'{{"code":{js(d.get("code"))},"env":{js(d.get("env"))},"inputs":{dumps(inputs) if inputs else "{}"}}}'
+    inputs = identity.get("inputs")
+    return (f'{{"code":{js(identity.get("code"))},"env":{js(identity.get("env"))},'
+            f'"inputs":{dumps(inputs) if inputs else "{}"}}}')
 
 
-def _add_outcome_rows(rows: _Rows, d: Mapping[str, Any], run_id: int, created: str) -> None:
-    """Append the rows of one finished case *d* (identity + outcome) to *rows*."""
-    key, status = d["key"], d["status"]
-    overrides = dumps(d["overrides"]) if d.get("overrides") else "{}"
-    ok = status == OK
-    rows.cases.append([key, _identity_json(d), d["technique"], d.get("technique_version"), d.get("variant"),
-                       d.get("fidelity"), d.get("profile"), d.get("profile_hash"), d.get("workload"),
-                       d.get("workload_hash"), dumps(d.get("params") or {}), overrides, d.get("seed"), status,
-                       d.get("error"), d.get("traceback"), d.get("duration"), run_id, created, None])
-    rows.links.append([run_id, key, "computed", None, overrides])
-    samples = d.get("samples") if ok else None
-    fields = d.get("fields_read") if ok else None
-    rows.results.append([None, key, run_id, status, d.get("error"), d.get("traceback"), d.get("duration"), created,
-                         metrics_json(d.get("metrics") or ()) if ok else None,
-                         samples_json(samples) if samples else None,
-                         dumps(sorted(fields)) if fields is not None else None])
-    if not ok:  # a non-ok outcome never touches the case's samples and artifacts
-        return
-    if d.get("_replace", True):
-        rows.replaced.append((key,))
-    for mname, vals in (samples or {}).items():
-        rows.samples.extend((key, mname, i, finite(v)) for i, v in enumerate(vals))
-    art = d.get("artifacts")
-    if art:
-        rows.artifacts.append((key, art if isinstance(art, str) else dumps(art)))
+def _fields_text(fields: Iterable[str]) -> str:
+    """The stored text of a fields-read set: its paths sorted, as JSON (kept per distinct list)."""
+    key = tuple(fields)
+    text = _FIELDS_TEXT.get(key)
+    if text is None:
+        if len(_FIELDS_TEXT) > 4096:
+            _FIELDS_TEXT.clear()
+        text = _FIELDS_TEXT[key] = dumps(sorted(key))
+    return text
 
 
-def _key_of(p: Pending) -> str:
-    return str(p[0]["key"])
+def _outcome_rows(identity: Mapping[str, Any], outcome: Mapping[str, Any], run_id: int, replace: bool) -> Pending:
+    """The rows of one finished case: *identity* (:meth:`suite.runner.case.Case.identity` plus
+    ``key``) and *outcome* (what a worker returned; its ``key``, when given, is the case's)."""
+    key = outcome["key"] if "key" in outcome else identity["key"]
+    status = outcome["status"]
+    get = outcome.get
+    overrides = identity.get("overrides")
+    overrides_json = dumps(overrides) if overrides else "{}"
+    params = identity.get("params")
+    error, traceback, duration = get("error"), get("traceback"), get("duration")
+    case = [key, _identity_json(identity), identity["technique"], identity.get("technique_version"),
+            identity.get("variant"), identity.get("fidelity"), identity.get("profile"), identity.get("profile_hash"),
+            identity.get("workload"), identity.get("workload_hash"), dumps(params) if params else "{}",
+            overrides_json, identity.get("seed"), status, error, traceback, duration, run_id, None, None]
+    link = [run_id, key, "computed", None, overrides_json]
+    if status != OK:  # a non-ok outcome never touches the case's samples and artifacts
+        res = [None, key, run_id, status, error, traceback, duration, None, None, None, None]
+        return key, res, case, link, None, False, [], None
+    samples = get("samples")
+    fields = get("fields_read")
+    res = [None, key, run_id, status, error, traceback, duration, None, metrics_json(get("metrics") or ()),
+           samples_json(samples) if samples else None, None]
+    sample_rows = [(key, mname, i, finite(v)) for mname, vals in samples.items()
+                   for i, v in enumerate(vals)] if samples else []
+    art = get("artifacts")
+    art_row = (key, art if isinstance(art, str) else dumps(art)) if art else None
+    return (key, res, case, link, _fields_text(fields) if fields is not None else None, replace,
+            sample_rows, art_row)
 
 
 def _next_result_id(conn: sqlite3.Connection) -> int:
@@ -108,37 +119,41 @@ def _next_result_id(conn: sqlite3.Connection) -> int:
     return int(row[0]) + 1
 
 
-def _field_set_ids(conn: sqlite3.Connection, results: list[list[Any]], known: dict[str, int]) -> None:
-    """Replace the fields text (the last item) of each ``results`` row by its ``field_sets`` id,
-    adding the sets not stored yet (*known*: text -> id, the writer's; ids never change)."""
-    for res in results:
-        text = res[-1]
-        if text is None:
-            continue
-        fid = known.get(text)
-        if fid is None:
-            conn.execute("INSERT OR IGNORE INTO field_sets (fields) VALUES (?)", (text,))
-            fid = known[text] = int(conn.execute("SELECT id FROM field_sets WHERE fields = ?", (text,)).fetchone()[0])
-        res[-1] = fid
+def _field_set_id(conn: sqlite3.Connection, text: str, known: dict[str, int]) -> int:
+    """The ``field_sets`` id of fields text *text*, adding the set when it is not stored yet
+    (*known*: text -> id, the writer's; ids never change)."""
+    fid = known.get(text)
+    if fid is None:
+        conn.execute("INSERT OR IGNORE INTO field_sets (fields) VALUES (?)", (text,))
+        fid = known[text] = int(conn.execute("SELECT id FROM field_sets WHERE fields = ?", (text,)).fetchone()[0])
+    return fid
 
 
-def _commit_rows(conn: sqlite3.Connection, rows: _Rows, field_ids: dict[str, int]) -> None:
-    """Write one batch's rows (inside the caller's transaction): every computation keeps its own
-    ``results`` row (history); the case and its run link point at it."""
-    first = _next_result_id(conn)
-    for i, (res, case, link) in enumerate(zip(rows.results, rows.cases, rows.links)):
-        res[0] = case[-1] = link[3] = first + i
-    _field_set_ids(conn, rows.results, field_ids)
-    conn.executemany(INSERT_RESULT, rows.results)
-    conn.executemany(UPSERT_CASE, rows.cases)
-    if rows.replaced:  # an ok outcome replaces the case's samples and artifacts (its metrics are in results)
-        conn.executemany("DELETE FROM samples WHERE case_key = ?", rows.replaced)
-        conn.executemany("DELETE FROM artifacts WHERE case_key = ?", rows.replaced)
-    if rows.samples:
-        conn.executemany("INSERT OR REPLACE INTO samples VALUES (?, ?, ?, ?)", rows.samples)
-    if rows.artifacts:
-        conn.executemany("INSERT OR REPLACE INTO artifacts VALUES (?, ?)", rows.artifacts)
-    conn.executemany(_LINK_COMPUTED, rows.links)
+def _commit_rows(conn: sqlite3.Connection, batch: list[Pending], created: str, field_ids: dict[str, int]) -> None:
+    """Write one batch's rows, in key order (inside the caller's transaction): every computation
+    keeps its own ``results`` row (history); the case and its run link point at it."""
+    rid = _next_result_id(conn)
+    for _key, res, case, link, fields, _r, _s, _a in batch:
+        res[_RES_ID] = case[_CASE_RESULT] = link[_LINK_RESULT] = rid
+        res[_RES_CREATED] = case[_CASE_CREATED] = created
+        res[_RES_FIELDS] = _field_set_id(conn, fields, field_ids) if fields is not None else None
+        rid += 1
+    conn.executemany(INSERT_RESULT, [p[1] for p in batch])
+    conn.executemany(UPSERT_CASE, [p[2] for p in batch])
+    replaced = [(p[0],) for p in batch if p[5]]
+    if replaced:  # an ok outcome replaces the case's samples and artifacts (its metrics are in results)
+        conn.executemany("DELETE FROM samples WHERE case_key = ?", replaced)
+        conn.executemany("DELETE FROM artifacts WHERE case_key = ?", replaced)
+    samples = [row for p in batch for row in p[6]]
+    if samples:
+        conn.executemany("INSERT OR REPLACE INTO samples VALUES (?, ?, ?, ?)", samples)
+    artifacts = [p[7] for p in batch if p[7] is not None]
+    if artifacts:
+        conn.executemany("INSERT OR REPLACE INTO artifacts VALUES (?, ?)", artifacts)
+    conn.executemany(_LINK_COMPUTED, [p[3] for p in batch])
+
+
+_KEY = itemgetter(0)
 
 
 class Writer:
@@ -216,12 +231,16 @@ class Writer:
     def add_outcome(self, identity: Mapping[str, Any], outcome: Mapping[str, Any], run_id: int,
                     replace: bool = True) -> None:
         """Buffer one finished case (see :meth:`suite.results.store.Store.add_outcome`)."""
-        d = {**identity, **outcome}
-        d["_replace"] = replace
+        rows = _outcome_rows(identity, outcome, run_id, replace)
         with self._lock:
-            self._buffer.append((d, run_id))
-        self._maybe_flush()  # never under _lock: a flush takes _wlock, then _lock
-        self._ensure_flusher()
+            self._buffer.append(rows)
+            n = self._pending()
+        # a batch is due only when full or at its deadline (the flusher also looks every
+        # batch_seconds / 2): most calls stop here
+        if n >= self.batch_size or time.monotonic() - self._last_flush >= self.batch_seconds:
+            self._maybe_flush()  # never under _lock: a flush takes _wlock, then _lock
+        if self._flusher is None:
+            self._ensure_flusher()
 
     # ------------------------------------------------------------------ committing
     def _pending(self) -> int:
@@ -292,18 +311,15 @@ class Writer:
 
     def _write(self, buf: list[Pending], links: list[Link]) -> int:
         """Commit *buf* and *links* in one transaction; how many cases were written."""
-        created = now()
-        rows = _Rows()
         # in key order: each key index is walked once, front to back, in a batch (stable: two
         # outcomes of one key keep their order)
-        for d, run_id in sorted(buf, key=_key_of):
-            _add_outcome_rows(rows, d, run_id, created)
+        batch = sorted(buf, key=_KEY)
         with self.tx():
-            if rows.cases:
-                _commit_rows(self.conn, rows, self._field_ids)
+            if batch:
+                _commit_rows(self.conn, batch, now(), self._field_ids)
             # a cached case links to the result it reuses: the case's current one
             self.conn.executemany(_LINK_CACHED, [(r, k, o, k, ov) for r, k, o, ov in links])
-        return len(rows.cases)
+        return len(batch)
 
     def close(self) -> None:
         """Stop the flusher thread and commit what is buffered; later flushes write nothing."""

@@ -121,6 +121,24 @@ def _problem(name: str, v: Any, unit: str, samples: Any = None) -> str | None:
     return None
 
 
+def _rows_problem(metrics: list[Any], samples: Any) -> str | None:
+    """Why the metric rows of an ok outcome cannot be stored, or None (:func:`check_outcome`)."""
+    by_name = samples if isinstance(samples, dict) else {}
+    for row in metrics:
+        if not (isinstance(row, (list, tuple)) and len(row) == 4 and isinstance(row[0], str)
+                and isinstance(row[2], str)):
+            return f"expected metric rows [name, value, unit, direction], got {row!r:.80}"
+        v = row[1]
+        # the common row, decided here: a finite float without samples, >= 0 or of a free sign
+        if (type(v) is float and v - v == 0.0 and (v >= 0.0 or not nonnegative_unit(row[2]))
+                and (not by_name or row[0] not in by_name)):
+            continue
+        bad = _problem(row[0], v, row[2], by_name.get(row[0]))
+        if bad:
+            return bad
+    return None
+
+
 def check_outcome(out: dict[str, Any], technique: str) -> dict[str, Any]:
     """The coordinator's check of an outcome a worker returned (before the store sees it).
 
@@ -133,18 +151,8 @@ def check_outcome(out: dict[str, Any], technique: str) -> dict[str, Any]:
         return out
     metrics = out.get("metrics")
     samples = out.get("samples") or {}
-    bad = None
-    if not isinstance(metrics, list):
-        bad = f"expected a list of metrics, got {type(metrics).__name__}"
-    else:
-        for row in metrics:
-            if not (isinstance(row, (list, tuple)) and len(row) == 4 and isinstance(row[0], str)
-                    and isinstance(row[2], str)):
-                bad = f"expected metric rows [name, value, unit, direction], got {row!r:.80}"
-                break
-            bad = _problem(row[0], row[1], row[2], samples.get(row[0]) if isinstance(samples, dict) else None)
-            if bad:
-                break
+    bad = _rows_problem(metrics, samples) if isinstance(metrics, list) else \
+        f"expected a list of metrics, got {type(metrics).__name__}"
     if bad is None:
         return out
     out = dict(out, status="failed", metrics=None, samples=None, artifacts=None,
