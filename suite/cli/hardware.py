@@ -96,8 +96,9 @@ def _listing(context: Any) -> dict[str, Any]:
 
     with contextlib.redirect_stderr(io.StringIO()):  # the skipped files are kept below, printed once
         lib = context.profiles
+        names = lib.names()  # (every file parsed: a library parses a file when first needed)
     rows = []
-    for name in lib.names():
+    for name in names:
         try:
             rows.append(_row(lib.get(name)))
         except ProfileError as exc:

@@ -139,7 +139,9 @@ def _library(extra: tuple[str | Path, ...] = (), *, plugin_paths: tuple[str | Pa
     can serve every context that asks for the same folders. Commands reach it through their
     context (:attr:`suite.context.Context.profiles`), which passes the plugins' folders and
     schemas. A broken file (undecodable, empty, invalid TOML, a duplicate name) costs only
-    itself: it is skipped with one warning naming it; ``suite hardware validate`` reports it.
+    itself: it is skipped with one warning naming it (when it is parsed: a file the library does
+    not need may be parsed late or never, :class:`ProfileLibrary`); ``suite hardware validate``
+    reports it.
     """
     from suite.hardware.extensions import CORE_EXTENSIONS
 
@@ -149,11 +151,13 @@ def _library(extra: tuple[str | Path, ...] = (), *, plugin_paths: tuple[str | Pa
     if key not in _LIBS:
         from suite.hardware.profile_library import ProfileLibrary
 
-        lib = ProfileLibrary(dirs, extensions=exts, collect_errors=True)
-        for msg in lib.file_errors.values():
-            print(f"warning: {msg}; skipped", file=sys.stderr)
-        _LIBS[key] = lib
+        _LIBS[key] = ProfileLibrary(dirs, extensions=exts, collect_errors=True, warn=_skipped)
     return _LIBS[key]
+
+
+def _skipped(msg: str) -> None:
+    """Say that a profile file was skipped (when the library finds it: some files are parsed late)."""
+    print(f"warning: {msg}; skipped", file=sys.stderr)
 
 
 def get_profile(name: str, extra: tuple[str | Path, ...] = ()) -> Profile:

@@ -14,7 +14,7 @@ import copy
 import difflib
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 from suite.errors import ProfileError
 from suite.hardware.field_errors import FILE_CONTEXT, format_validation_error
 from suite.hardware.parsed_cache import ParsedFiles
+from suite.hardware.name_scan import scan_profile_name
 from suite.hardware.profile import DeviceGroup, Profile, _registry_extensions
 from suite.hardware.schema import Device, ProfileDoc
 
@@ -54,6 +55,30 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         raise _toml_error(path, exc) from None
     except TooDeep as exc:
         raise ProfileError(str(exc)) from None
+
+
+def _name_of(f: Path, raw: dict[str, Any]) -> str:
+    """The ``profile.name`` of file *f*'s table *raw*, checked (one-line ProfileError)."""
+    meta = raw.get("profile")
+    if not isinstance(meta, dict):
+        raise ProfileError(f"{f}: field profile: expected a [profile] table with name and kind, got "
+                           f"{'nothing (required table missing)' if meta is None else repr(meta)}")
+    name = meta.get("name")
+    if name is None:
+        raise ProfileError(f"{f}: field profile.name: expected a string, got nothing (required field missing)")
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]*", name):
+        raise ProfileError(f"{f}: field profile.name: expected a name of letters, digits, '.', '_', '+', '-', "
+                           f"got {name!r}")
+    return name
+
+
+def _scanned_name(f: Path) -> str | None:
+    """:func:`suite.hardware.name_scan.scan_profile_name` of file *f* (None when it is not UTF-8 text or
+    cannot be read: parsing it reports why)."""
+    try:
+        return scan_profile_name(f.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def load_file(path: str | Path) -> tuple[ProfileDoc, dict[str, Any]]:
@@ -115,8 +140,15 @@ class ProfileLibrary:
         ``{"NAME": pydantic model}`` schemas for ``[ext.NAME]`` tables; default: the core's
         (:data:`suite.hardware.extensions.CORE_EXTENSIONS`). A context passes the plugins' too.
     collect_errors : bool
-        False (default): the first unreadable file or duplicate name raises. True: such files are
-        skipped and their one-line messages kept in :attr:`file_errors` (``suite hardware validate``).
+        False (default): every file is parsed now and the first unreadable file or duplicate name
+        raises. True: such files are skipped and their one-line messages kept in
+        :attr:`file_errors` (``suite hardware validate``); and a file whose name a line scan finds
+        for certain (:func:`suite.hardware.name_scan.scan_profile_name`) is parsed when one of its profiles
+        is first asked for, or when the whole library is (:meth:`names`, ``len``, :attr:`file_errors`),
+        so a command that needs two profiles parses two files (the others: 0.04 s of CPU with an
+        empty cache). Asked for, a file that does not parse raises its own error.
+    warn : callable, optional
+        Called with each skipped file's one-line message when it is found (with ``collect_errors``).
 
     Attributes
     ----------
@@ -124,7 +156,7 @@ class ProfileLibrary:
         One line per problem that is not an error (an ``[ext.NAME]`` no installed plugin knows:
         kept unvalidated), filled as profiles are resolved.
     file_errors : dict
-        Path -> one-line error, for files skipped with ``collect_errors=True``.
+        Path -> one-line error, for files skipped with ``collect_errors=True`` (read: every file parsed).
 
     Raises
     ------
@@ -133,14 +165,18 @@ class ProfileLibrary:
     """
 
     def __init__(self, paths: Iterable[str | Path], *, extensions: Mapping[str, type[BaseModel]] | None = None,
-                 collect_errors: bool = False):
-        self._raw: dict[str, tuple[Path, dict[str, Any]]] = {}
+                 collect_errors: bool = False, warn: Callable[[str], None] | None = None):
+        # name -> (file, its table); with collect_errors, None until the file is parsed (_settle)
+        self._raw: dict[str, tuple[Path, dict[str, Any] | None]] = {}
         self._cache: dict[str, Profile] = {}
         self._extensions = dict(extensions) if extensions is not None else None
         self.warnings: list[str] = []
-        self.file_errors: dict[str, str] = {}
+        self._file_errors: dict[str, str] = {}
+        self._collect, self._warn_file = collect_errors, warn
         seen: set[Path] = set()
-        parsed = ParsedFiles(read_toml)  # the files as parsed by an earlier command (suite.cache)
+        # the files as parsed by an earlier command (suite.cache); a library that collects errors
+        # parses a file when first needed (scan_profile_name tells which file holds which name)
+        parsed = None if collect_errors else ParsedFiles(read_toml)
         for p in paths:
             p = Path(p)
             if p.is_dir():
@@ -148,35 +184,77 @@ class ProfileLibrary:
             elif p.exists():
                 files = [p]
             else:
-                msg = f"{p}: expected an existing profile folder or file, got a path that does not exist"
-                if not collect_errors:
-                    raise ProfileError(msg)
-                self.file_errors[str(p)] = msg
+                self._file_error(p, ProfileError(f"{p}: expected an existing profile folder or file, got a path "
+                                                 f"that does not exist"))
                 continue
             for f in files:
                 key = f.resolve()
                 if key in seen:
                     continue
                 seen.add(key)
+                name = _scanned_name(f) if parsed is None else None
+                if name is not None and name not in self._raw:
+                    self._raw[name] = (f, None)
+                    continue
                 try:
-                    self._add_file(f, parsed.read(f))
+                    self._add_file(f, parsed.read(f) if parsed is not None else read_toml(f))
                 except ProfileError as exc:
-                    if not collect_errors:
-                        raise
-                    self.file_errors[str(f)] = str(exc)
-        parsed.save()
+                    self._file_error(f, exc)
+        if parsed is not None:
+            parsed.save()
+
+    @property
+    def file_errors(self) -> dict[str, str]:
+        """Path -> one-line error of each file skipped (every file parsed first)."""
+        self._settle_all()
+        return self._file_errors
+
+    def _file_error(self, f: Path, exc: ProfileError) -> None:
+        """Skip file *f* for *exc* (kept in :attr:`file_errors`, passed to ``warn``), or raise it."""
+        if not self._collect:
+            raise exc
+        self._file_errors[str(f)] = str(exc)
+        if self._warn_file is not None:
+            self._warn_file(str(exc))
+
+    def _settle_all(self) -> None:
+        """Parse every file not parsed yet (through the cache of parsed files)."""
+        waiting = [n for n, (_f, raw) in self._raw.items() if raw is None]
+        if waiting:
+            parsed = ParsedFiles(read_toml)
+            for name in waiting:
+                self._settle(name, parsed.read)
+            parsed.save()
+
+    def _settle(self, name: str, read: Callable[[Path], dict[str, Any]]) -> None:
+        """Parse the file the scan found *name* in: its table replaces the placeholder (in place:
+        the library's order stays), or the file is skipped as a file error."""
+        f = self._raw[name][0]
+        try:
+            raw = read(f)
+            if _name_of(f, raw) == name:
+                self._raw[name] = (f, raw)
+                return
+            del self._raw[name]  # (the scan is certain or silent: never reached)
+            self._add_file(f, raw)
+        except ProfileError as exc:
+            self._raw.pop(name, None)
+            self._file_error(f, exc)
+
+    def _own(self, name: str) -> tuple[Path, dict[str, Any]]:
+        """(file, table) of *name*, its file parsed now if it was not; a file that does not parse
+        raises its own error (and is skipped from then on)."""
+        f, raw = self._raw[name]
+        if raw is None:
+            self._settle(name, read_toml)
+            if name not in self._raw:
+                raise ProfileError(self._file_errors[str(f)])
+            f, raw = self._raw[name]
+        assert raw is not None
+        return f, raw
 
     def _add_file(self, f: Path, raw: dict[str, Any]) -> None:
-        meta = raw.get("profile")
-        if not isinstance(meta, dict):
-            raise ProfileError(f"{f}: field profile: expected a [profile] table with name and kind, got "
-                               f"{'nothing (required table missing)' if meta is None else repr(meta)}")
-        name = meta.get("name")
-        if name is None:
-            raise ProfileError(f"{f}: field profile.name: expected a string, got nothing (required field missing)")
-        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]*", name):
-            raise ProfileError(f"{f}: field profile.name: expected a name of letters, digits, '.', '_', '+', '-', "
-                               f"got {name!r}")
+        name = _name_of(f, raw)
         if name in self._raw:
             raise ProfileError(f"{f}: field profile.name: expected a name no other profile uses, got {name!r} "
                                f"(already defined in {self._raw[name][0]})")
@@ -189,12 +267,14 @@ class ProfileLibrary:
         return self._extensions
 
     def names(self) -> list[str]:
+        self._settle_all()
         return sorted(self._raw)
 
     def __contains__(self, name: str) -> bool:
         return name in self._raw
 
     def __len__(self) -> int:
+        self._settle_all()
         return len(self._raw)
 
     def path(self, name: str) -> Path:
@@ -202,7 +282,7 @@ class ProfileLibrary:
 
     def raw(self, name: str) -> dict[str, Any]:
         """The file's own table (before ``extends`` is applied)."""
-        return copy.deepcopy(self._raw[name][1])
+        return copy.deepcopy(self._own(name)[1])
 
     def _hint(self, name: str) -> str:
         close = difflib.get_close_matches(name, list(self._raw), n=3, cutoff=0.6)
@@ -210,7 +290,7 @@ class ProfileLibrary:
         return f"; did you mean {', '.join(close)}?" if close else "; see `suite hardware list`"
 
     def _merged_raw(self, name: str, chain: tuple[str, ...] = ()) -> dict[str, Any]:
-        path, raw = self._raw[name]
+        path, raw = self._own(name)
         if name in chain:
             cyc = " -> ".join(chain + (name,))
             raise ProfileError(f"{self._raw[chain[0]][0]}: field profile.extends: expected a chain without "
@@ -241,7 +321,7 @@ class ProfileLibrary:
             return self._cache[name]
         if name not in self._raw:
             raise ProfileError(f"hardware profile: expected a known profile name, got {name!r}{self._hint(name)}")
-        path, own = self._raw[name]
+        path, own = self._own(name)
         parent = (own.get("profile") or {}).get("extends")
         if isinstance(parent, str) and parent in self._raw and parent != name:
             self._merged_raw(name)  # cycles first, so the message names the cycle
