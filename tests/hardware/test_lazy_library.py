@@ -5,7 +5,6 @@ file is still named, once, when it is found."""
 
 from __future__ import annotations
 
-import os
 import tomllib
 from pathlib import Path
 
@@ -18,20 +17,6 @@ from suite.hardware.name_scan import scan_profile_name
 
 GPU = ('[profile]\nname = "{name}"\nkind = "device"\nsource = "test"\n[device]\ntype = "gpu"\nname = "g"\n'
        'memory = "16 GiB"\nmemory_bandwidth = "900 GB/s"\npeak_flops = {{ fp32 = "10 TFLOP/s" }}\n')
-
-
-@pytest.fixture
-def counted(monkeypatch, tmp_path):
-    monkeypatch.setenv("SUITE_CACHE_DIR", str(tmp_path / "cache"))
-    parsed: list[str] = []
-    real = PL.read_toml
-
-    def read(path):
-        parsed.append(os.path.basename(str(path)))
-        return real(path)
-
-    monkeypatch.setattr(PL, "read_toml", read)
-    return parsed
 
 
 def test_a_cluster_parses_its_own_files_only(counted):

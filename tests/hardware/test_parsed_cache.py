@@ -4,8 +4,6 @@ exactly (a TOML date), is parsed."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 import suite.hardware.profile_library as PL
@@ -13,20 +11,6 @@ from suite.hardware import profile_dirs
 
 GPU = ('[profile]\nname = "pc-gpu"\nkind = "device"\nsource = "test"\n[device]\ntype = "gpu"\nname = "g"\n'
        'memory = "{mem}"\nmemory_bandwidth = "900 GB/s"\npeak_flops = {{ fp32 = "10 TFLOP/s" }}\n')
-
-
-@pytest.fixture
-def counted(monkeypatch, tmp_path):
-    monkeypatch.setenv("SUITE_CACHE_DIR", str(tmp_path / "cache"))
-    parsed: list[str] = []
-    real = PL.read_toml
-
-    def read(path):
-        parsed.append(os.path.basename(str(path)))
-        return real(path)
-
-    monkeypatch.setattr(PL, "read_toml", read)
-    return parsed
 
 
 def test_a_warm_library_parses_nothing_and_resolves_the_same_profiles(counted, tmp_path):
