@@ -4,8 +4,6 @@ exactly (a TOML date), is parsed."""
 
 from __future__ import annotations
 
-import pytest
-
 import suite.hardware.profile_library as PL
 from suite.hardware import profile_dirs
 
