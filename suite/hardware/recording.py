@@ -21,9 +21,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from suite.frozen import FrozenDict
 from suite.hardware.tracking import _join
 
-__all__ = ["recording", "Recording", "ReadPlan", "is_recording", "unrecorded", "first_in_case", "RECORDED"]
+__all__ = ["recording", "Recording", "ReadPlan", "is_recording", "unrecorded", "first_in_case", "RECORDED", "CASE_SEEN"]
 
 
 def _base_dict() -> Any:
@@ -36,11 +37,17 @@ _DICT = _base_dict()
 _dict_of = _DICT.__get__
 _set_class = object.__dict__["__class__"].__set__
 
-#: id(object) -> (its fields before the case, the case's reads) while a case records
-_HIDDEN: dict[int, tuple[dict[str, Any] | None, set[tuple[int, Any]]]] = {}
+#: id(object) -> its fields before the case (None for a table) while a case records: only the
+#: recording under way's objects (a recording starts after the previous one is restored)
+_HIDDEN: dict[int, dict[str, Any] | None] = {}
 _WHOLE_READ = "*"
 #: the recording under way in this process (at most one)
 _ACTIVE: list[Recording] = []
+#: the reads of the recording under way ((object id, field or key) pairs; its ``reads``)
+_READS: set[tuple[int, Any]] = set()
+#: what :func:`first_in_case` has seen in the recording under way (its ``done``; empty when none
+#: is: a caller may test ``key not in CASE_SEEN`` before the call)
+CASE_SEEN: set[Any] = set()
 
 
 class _Fault:
@@ -54,15 +61,14 @@ class _Fault:
 
     def __get__(self, obj: Any, cls: Any = None) -> Any:
         name = self.name
-        if obj is None:
-            raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
         oid = id(obj)
-        hidden = _HIDDEN.get(oid)
-        if hidden is None or hidden[0] is None or name not in hidden[0]:
-            raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
-        value = hidden[0][name]
+        try:
+            value = _HIDDEN[oid][name]  # type: ignore[index]  # None (a table, a class) raises TypeError
+        except (KeyError, TypeError):
+            what = f"type object {cls.__name__!r}" if obj is None else f"{type(obj).__name__!r} object"
+            raise AttributeError(f"{what} has no attribute {name!r}") from None
         _dict_of(obj)[name] = value
-        hidden[1].add((oid, name))
+        _READS.add((oid, name))
         return value
 
 
@@ -70,9 +76,9 @@ def _whole(obj: Any) -> dict[str, Any]:
     """*obj*'s ``__dict__`` with every hidden field back (a read of the whole object)."""
     d: dict[str, Any] = _dict_of(obj)
     hidden = _HIDDEN.get(id(obj))
-    if hidden is not None and hidden[0] is not None:
-        hidden[1].add((id(obj), _WHOLE_READ))
-        _refill(d, hidden[0])
+    if hidden is not None:
+        _READS.add((id(obj), _WHOLE_READ))
+        _refill(d, hidden)
     return d
 
 
@@ -141,9 +147,8 @@ def _recording_class(cls: type) -> type:
 
 def _note(table: Any, key: Any) -> None:
     oid = id(table)
-    hidden = _HIDDEN.get(oid)
-    if hidden is not None:
-        hidden[1].add((oid, key))
+    if oid in _HIDDEN:
+        _READS.add((oid, key))
 
 
 def _recording_dict() -> type:
@@ -156,15 +161,21 @@ def _recording_dict() -> type:
         __slots__ = ()
 
         def __getitem__(self, key: Any) -> Any:
-            _note(self, key)
+            oid = id(self)
+            if oid in _HIDDEN:  # _note, inlined: the lookups of a table are the hottest reads
+                _READS.add((oid, key))
             return dict.__getitem__(self, key)
 
         def get(self, key: Any, default: Any = None) -> Any:
-            _note(self, key)  # looked for: its absence is a reading too
+            oid = id(self)
+            if oid in _HIDDEN:  # looked for: its absence is a reading too
+                _READS.add((oid, key))
             return dict.get(self, key, default)
 
         def __contains__(self, key: object) -> bool:
-            _note(self, key)
+            oid = id(self)
+            if oid in _HIDDEN:
+                _READS.add((oid, key))
             return dict.__contains__(self, key)
 
         def _all(self) -> dict[Any, Any]:
@@ -221,7 +232,7 @@ class ReadPlan:
     paths an object is found at.
     """
 
-    __slots__ = ("profile", "models", "tables", "prefix", "_paths", "_sorted")
+    __slots__ = ("profile", "models", "tables", "prefix", "hidden", "_paths", "_sorted")
 
     def __init__(self, profile: Any) -> None:
         self.profile = profile  # held: the ids below stay this profile's
@@ -230,6 +241,7 @@ class ReadPlan:
         self.prefix: dict[int, list[str]] = {}
         self._paths: dict[tuple[int, Any], tuple[str, ...]] = {}
         self._sorted: dict[frozenset[tuple[int, Any]], list[str]] = {}
+        self.hidden: dict[int, dict[str, Any] | None] = {}  # what a recording puts in _HIDDEN (built below)
         todo: list[tuple[Any, str]] = [(profile, "")]
         while todo:
             obj, path = todo.pop()
@@ -241,6 +253,8 @@ class ReadPlan:
             else:  # one object at two paths (a device that is also a group's): a read records both
                 seen.append(path)
             todo.extend((v, _join(path, str(k))) for k, v in self._items(obj, first=seen is None) if _is_container(v))
+        self.hidden.update({id(m[0]): m[3] for m in self.models})
+        self.hidden.update(dict.fromkeys(map(id, self.tables)))
 
     def _items(self, obj: Any, first: bool) -> Any:
         """The (name, value) pairs under *obj*; on its *first* visit it joins ``models`` or ``tables``."""
@@ -316,22 +330,24 @@ class Recording:
     def __init__(self, plan: ReadPlan) -> None:
         self.plan = plan
         self.reads: set[tuple[int, Any]] = set()
-        self.done: set[Any] = set()  # what :func:`first_in_case` has seen
+        self.done: set[Any] = set()  # what :func:`first_in_case` has seen (CASE_SEEN while it records)
 
     def start(self) -> Recording:
+        global _READS
         if _ACTIVE:  # one left behind (its stop interrupted) or an enclosing one: it ends here
             _ACTIVE[0]._restore()
         _ACTIVE.append(self)  # before the first object is hidden: stop() restores a partial start
-        reads = self.reads
-        for obj, _cls, rc, fields, kept in self.plan.models:
-            _HIDDEN[id(obj)] = (fields, reads)
+        _READS = self.reads
+        CASE_SEEN.clear()
+        self.done = CASE_SEEN
+        _HIDDEN.update(self.plan.hidden)
+        for obj, _cls, rc, _fields, kept in self.plan.models:
             d = _dict_of(obj)
             d.clear()
             if kept:
                 d.update(kept)
             _set_class(obj, rc)
         for t in self.plan.tables:
-            _HIDDEN[id(t)] = (None, reads)
             _set_class(t, _RecordingDict)
         return self
 
@@ -349,15 +365,13 @@ class Recording:
     def _restore(self) -> None:
         if not _ACTIVE or _ACTIVE[0] is not self:
             return
-        from suite.frozen import FrozenDict
-
         for obj, cls, _rc, fields, _kept in self.plan.models:
             _refill(_dict_of(obj), fields)
             _set_class(obj, cls)
-            _HIDDEN.pop(id(obj), None)
         for t in self.plan.tables:
             _set_class(t, FrozenDict)
-            _HIDDEN.pop(id(t), None)
+        _HIDDEN.clear()  # only this recording's objects (start() restores the one before)
+        CASE_SEEN.clear()  # empty while nothing records
         _ACTIVE.clear()
 
     def __enter__(self) -> Recording:
@@ -389,10 +403,9 @@ def first_in_case(key: Any) -> bool:
     reads the same fields for the same arguments reads them once per case); True when none is."""
     if not _ACTIVE:
         return True
-    done = _ACTIVE[0].done
-    if key in done:
+    if key in CASE_SEEN:
         return False
-    done.add(key)
+    CASE_SEEN.add(key)
     return True
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from suite.errors import SuiteError
 from suite.frozen import guard, restore_changed
+from suite.hardware.recording import ReadPlan, Recording
 from suite.runner.case import Case
 from suite.runner.checks import BadMetric, metric_problem
 from suite.runner.oracle import oracle_problem
@@ -89,8 +90,6 @@ class InputSnapshots:
 
     def plan(self, profile: Any) -> Any:
         """The :class:`suite.hardware.recording.ReadPlan` of *profile* (built now, or kept)."""
-        from suite.hardware.recording import ReadPlan
-
         hit = self._plans.get(id(profile))
         if hit is not None and hit.profile is profile:
             return hit
@@ -328,8 +327,6 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = 
     snap += guard(("scenario.params", getattr(scenario, "params", None)))
     rec = None
     if record_reads and profile is not None:
-        from suite.hardware.recording import Recording
-
         rec = Recording(snapshots.plan(profile)).start()
     try:
         _evaluate(tech, scenario, out, artifacts, interrupt_fails, t0)

@@ -124,7 +124,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import suite.perf.network.nccl as _nccl
-from suite.hardware.recording import RECORDED, first_in_case, unrecorded
+from suite.hardware.recording import CASE_SEEN, RECORDED, first_in_case, unrecorded
 from suite.hardware.tracking import _ModelView as _TrackedView
 from suite.perf.network.flat import _step
 from suite.perf.network.multilevel import Dims, Levels, Sub, _price, _spread
@@ -273,9 +273,10 @@ def _record(profile: "Profile", crossed: Dims, op: str, nbytes: float, group: Gr
     # a profile recorded in place (RECORDED, empty otherwise: no call per collective) or a view;
     # what _touch reads follows from the levels crossed (the group's size and placement), the op and library
     seen: object = profile
-    if ((RECORDED and id(profile) in RECORDED) or type(seen) is _TrackedView) and first_in_case(
-            (id(profile), op, library, group.ranks_per_node, group.nodes, group.ranks)):
-        _touch(profile, crossed, op, library)
+    if (RECORDED and id(profile) in RECORDED) or type(seen) is _TrackedView:
+        key = (id(profile), op, library, group.ranks_per_node, group.nodes, group.ranks)
+        if key not in CASE_SEEN and first_in_case(key):  # a repeat is skipped without the call
+            _touch(profile, crossed, op, library)
     if _RECORDERS and nbytes > 0:
         for rec in _RECORDERS:
             rec.levels.update(d.level for d in crossed)
