@@ -363,14 +363,16 @@ class Network:
                 dss.append(np.array([0.0]))
                 hi.append(0.0), lo.append(0.0), wts.append(0.0)
                 continue
-            b = np.unique(self.CY[g].ravel())
-            rung = (self.CY[g][:, None, :] > b[None, :, None]).sum(axis=2)  # (stages, breakpoints)
-            reach = self.CY[g, -1].max()
-            d = np.take_along_axis(DS[g], np.minimum(rung, self.CY.shape[1] - 1), axis=1).sum(axis=0).astype(float)
+            cy = self.CY[g]  # (stages, rungs), gathered once
+            b = np.unique(cy)
+            rung = (cy[:, None, :] > b[None, :, None]).sum(axis=2)  # (stages, breakpoints)
+            reach = cy[:, -1].max()
+            # DS[g] at each stage's rung (take_along_axis's gather, indexed directly)
+            d = DS[g][np.arange(len(g))[:, None], np.minimum(rung, cy.shape[1] - 1)].sum(axis=0).astype(float)
             d[b < reach] = _INFEASIBLE
             bps.append(b)
             dss.append(d)
-            hi.append(float(self.CY[g, 0].max()))
+            hi.append(float(cy[:, 0].max()))
             lo.append(float(reach))
             wts.append(float(self.W[g].sum()))
         width = max(len(b) for b in bps)
