@@ -3,8 +3,9 @@
 Multi-threaded BLAS on a shared machine makes repeated timings swing several-fold, so measured
 claims time with one thread (docs/verdicts.md, measured claims).
 ``threadpoolctl`` (a scikit-learn dependency) limits only the libraries already loaded, and
-scipy ships its own OpenBLAS, which the suite's plugins import lazily: it is loaded here first,
-so a gemm that first runs inside the limit is limited too.
+scipy ships its own OpenBLAS, which the suite's plugins import lazily: it is loaded here first
+(the library file itself, not ``scipy.linalg``), so a gemm that first runs inside the limit is
+limited too.
 """
 
 from __future__ import annotations
@@ -38,12 +39,48 @@ def blas_threads(n: int = 1) -> contextlib.AbstractContextManager[Any]:
         return contextlib.nullcontext()
     import numpy  # noqa: F401  (its BLAS)
 
-    try:
+    _load_scipy_blas()
+    limits: contextlib.AbstractContextManager[Any] = threadpool_limits(limits=n)
+    return limits
+
+
+def _load_scipy_blas() -> None:
+    """Load scipy's own OpenBLAS into this process, so that :func:`threadpoolctl.threadpool_limits`
+    sees it (a no-op once ``scipy.linalg`` is imported).
+
+    A scipy wheel bundles it in ``scipy.libs/`` (auditwheel's layout), and ``scipy.linalg``'s
+    extensions link to it by its soname, so loading the file itself is enough: a later
+    ``import scipy.linalg`` reuses the very library, already limited. That costs a few
+    milliseconds where importing ``scipy.linalg`` costs about 0.3 s of CPU (once per worker
+    process that times something). Any other layout (a scipy linked to a system BLAS, a
+    macOS wheel) imports ``scipy.linalg.blas`` as before.
+    """
+    import sys
+
+    if "scipy.linalg" in sys.modules:
+        return
+    import glob
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec("scipy")
+    if spec is None or not spec.origin:  # pragma: no cover - scipy is a dependency
+        return
+    libs = sorted(glob.glob(os.path.join(os.path.dirname(os.path.dirname(spec.origin)), "scipy.libs",
+                                         "libscipy_openblas*.so*")))
+    if libs:
+        import ctypes
+
+        try:
+            for lib in libs:
+                ctypes.CDLL(lib)
+            return
+        except OSError:  # pragma: no cover - fall back to importing it
+            pass
+    try:  # pragma: no cover - not a manylinux wheel
         import scipy.linalg.blas  # noqa: F401  (scipy's own OpenBLAS)
     except ImportError:  # pragma: no cover - scipy is a dependency
         pass
-    limits: contextlib.AbstractContextManager[Any] = threadpool_limits(limits=n)
-    return limits
 
 
 def measurement_clock(threads: int) -> Callable[[], float]:

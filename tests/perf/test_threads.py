@@ -40,3 +40,36 @@ def test_measurement_clock_at_one_thread_does_not_count_waiting():
         time.sleep(0.05)
         dt = clock() - t0
         assert (dt >= 0.05) if waited else (dt < 0.02), (threads, dt)
+
+
+def test_scipys_blas_first_loaded_inside_the_limit_is_limited_and_loaded_once():
+    # a fresh interpreter, where nothing imported scipy.linalg yet: blas_threads loads scipy's
+    # OpenBLAS without importing scipy.linalg, and the scipy.linalg imported inside the limit
+    # uses that very library (one copy), at one thread; numpy's pool is restored on exit
+    import json
+    import subprocess
+    import sys
+
+    pytest.importorskip("threadpoolctl")
+    code = """
+import json, sys, threadpoolctl
+from suite.perf import blas_threads
+def pools():
+    return [[p["filepath"], p["num_threads"]] for p in threadpoolctl.threadpool_info() if p.get("user_api") == "blas"]
+before = pools()
+with blas_threads(1):
+    cheap = "scipy.linalg" not in sys.modules
+    import scipy.linalg.blas
+    scipy.linalg.blas.dgemm(1.0, [[1.0]], [[2.0]])
+    inside = pools()
+print(json.dumps({"cheap": cheap, "before": before, "inside": inside, "after": pools()}))
+"""
+    got = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    inside = got["inside"]
+    assert inside and all(n == 1 for _, n in inside)
+    assert any("scipy" in f for f, _ in inside)
+    assert len({f for f, _ in inside}) == len(inside)  # no library loaded twice
+    after = dict(got["after"])
+    assert all(after[f] == n for f, n in got["before"])  # restored on exit
+    if sys.platform.startswith("linux"):
+        assert got["cheap"]  # a manylinux wheel: the library file, not scipy.linalg
