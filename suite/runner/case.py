@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from suite.errors import ParameterError, SuiteError
+from suite.frozen import freeze
 from suite.technique import Scenario, ScenarioSpec, Technique
 
 __all__ = ["Case", "Resolver", "resolve_case", "case_key", "code_fingerprint", "package_fingerprint",
@@ -348,7 +349,7 @@ class Resolver:
         # (technique, parameters memo) -> (validated parameters, their key text); (technique, variant,
         # hashes, fidelity) -> the key's text before the parameters and after the seed
         self._techs: dict[str, tuple[Technique, str, bool, str]] = {}
-        self._params: dict[tuple[str, tuple[Any, ...]], tuple[Technique, dict[str, Any], str]] = {}
+        self._params: dict[tuple[str, tuple[Any, ...]], tuple[Technique, dict[str, Any], str, Any]] = {}
         self._frames: dict[tuple[Any, ...], tuple[str, str]] = {}
 
     def profile(self, name: str, overrides: Mapping[str, Any] | None = None) -> tuple[Any, str]:
@@ -452,18 +453,21 @@ class Resolver:
                                             _key_json(tech.name) + "," + _key_json(tech.version))
         return hit
 
-    def _validated(self, tech: Technique, given: Any) -> tuple[dict[str, Any], str]:
-        """(params, their key text): :meth:`Technique.validate_params` of *given*, worked out once
-        per distinct set of scalar values (:func:`_params_memo`); each call gets its own dict."""
+    def _validated(self, tech: Technique, given: Any) -> tuple[dict[str, Any], str, Mapping[str, Any]]:
+        """(params, their key text, what the scenario gets): :meth:`Technique.validate_params` of
+        *given*, worked out once per distinct set of scalar values (:func:`_params_memo`). Each call
+        gets its own dict; the scenarios of one set share its frozen copy (read-only: nothing to
+        copy or freeze again per case)."""
         memo = _params_memo(given)
         hit = self._params.get((tech.name, memo)) if memo is not None else None
         if hit is None or hit[0] is not tech:
             params = tech.validate_params(given)
-            hit = (tech, params, _key_json(params))
-            if memo is not None and _params_memo(params) is not None:  # scalars out too: nothing shared
-                _evict(self._params)
-                self._params[(tech.name, memo)] = hit
-        return dict(hit[1]), hit[2]
+            if memo is None or _params_memo(params) is None:  # not only scalars: nothing shared
+                return params, _key_json(params), params
+            hit = (tech, params, _key_json(params), freeze(dict(params), "scenario.params"))
+            _evict(self._params)
+            self._params[(tech.name, memo)] = hit
+        return dict(hit[1]), hit[2], hit[3]
 
     def _key(self, facts: tuple[Technique, str, bool, str], variant: str, p_hash: str | None,
              w_hash: str | None, params_text: str, seed: int, fidelity: str, i_hash: dict[str, str]) -> str:
@@ -486,7 +490,7 @@ class Resolver:
             raise ParameterError(f"{tech.name}: fidelity {spec.fidelity!r} not supported; expected one of {sorted(tech.fidelities)}")
         tech.get_variant(spec.variant)
         facts = self._technique(tech)
-        params, params_text = self._validated(tech, spec.params)
+        params, params_text, shared = self._validated(tech, spec.params)
         profile_name = spec.profile or tech.default_profile
         workload_name = (spec.workload or (getattr(tech, "default_workloads", None) or {}).get(spec.fidelity)
                          or tech.default_workload)
@@ -509,7 +513,7 @@ class Resolver:
         code, uses = facts[1], facts[2]
         i_hash = self.inputs(tech, params, hashes_only=True)[1] if uses else {}
         scenario = functools.partial(self._scenario, tech, spec.variant, spec.fidelity, profile, workload_name,
-                                     params, seed, uses)
+                                     shared, seed, uses)
         key = self._key(facts, spec.variant, p_hash, w_hash, params_text, seed, spec.fidelity, i_hash)
         built = self._workloads.get(workload_name) if workload_name else None  # a workload file's own name
         return _new_case({"key": key, "technique": tech.name, "technique_version": tech.version, "code": code,
@@ -520,7 +524,7 @@ class Resolver:
                           "scenario": scenario, "tech": tech, "env": self.env, "inputs": i_hash})
 
     def _scenario(self, tech: Technique, variant: str, fidelity: str, profile: Any, workload_name: str | None,
-                  params: dict[str, Any], seed: int, uses: bool) -> Scenario:
+                  params: Mapping[str, Any], seed: int, uses: bool) -> Scenario:
         """The :class:`Scenario` of a case :meth:`resolve` hashed, its workload and inputs built now
         (on the case's first read of ``scenario``: a stored case reused never builds them)."""
         workload = self.workload(workload_name)[0] if workload_name else None

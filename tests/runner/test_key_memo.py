@@ -75,3 +75,17 @@ def test_a_resolved_case_is_the_case_its_fields_make(fake_registry):
     assert case.scenario is again.scenario and case.scenario.params == {**case.params}
     with pytest.raises(dataclasses.FrozenInstanceError):
         case.key = "x"  # type: ignore[misc]
+
+
+def test_scenarios_of_one_parameter_set_share_their_read_only_params(fake_registry):
+    from suite.frozen import ImmutableError
+
+    ctx = Context.build()
+    tech = ctx.technique("fake")
+    res = Resolver(context=ctx)
+    a = res.resolve(tech, ScenarioSpec("fast", params={"n": 3}))
+    b = res.resolve(tech, ScenarioSpec("base", params={"n": 3}))
+    assert a.scenario.params is b.scenario.params  # frozen once for the set, not once per case
+    assert dict(a.scenario.params) == a.params == b.params
+    with pytest.raises(ImmutableError, match=r"scenario.params\['n'\]"):
+        a.scenario.params["n"] = 1  # type: ignore[index]
