@@ -41,7 +41,7 @@ from suite.results.integrity import check_on_open, remember
 from suite.results.provenance import provenance
 from suite.results.runs import check_run_name
 from suite.results.schema import FAILED_STATUSES, MIGRATIONS, OK, SCHEMA_VERSION, STATUSES
-from suite.results.writer import BATCH_SIZE, Writer
+from suite.results.writer import BATCH_SECONDS, BATCH_SIZE, Writer
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,9 +67,11 @@ class Store:
         path's folder must exist). Defaults to :func:`default_store_path` (``SUITE_STORE`` or
         ``results/suite.sqlite`` in the CWD).
     batch_size : int
-        Outcomes buffered before a commit.
+        Outcomes buffered before a commit (default :data:`~suite.results.writer.BATCH_SIZE`, 8,192).
     batch_seconds : float
-        Longest time an outcome waits in the buffer before a commit (a background thread checks).
+        Longest time (s) an outcome waits in the buffer before a commit (a background thread
+        checks; default :data:`~suite.results.writer.BATCH_SECONDS`, 2 s): what a ``kill -9``
+        of the coordinating process can lose.
     readonly : bool
         Open an existing store for reading only.
 
@@ -86,8 +88,8 @@ class Store:
 
     conn: Any  # sqlite3.Connection while open, None once closed
 
-    def __init__(self, path: str | Path | None = None, *, batch_size: int = BATCH_SIZE, batch_seconds: float = 0.5,
-                 readonly: bool = False) -> None:
+    def __init__(self, path: str | Path | None = None, *, batch_size: int = BATCH_SIZE,
+                 batch_seconds: float = BATCH_SECONDS, readonly: bool = False) -> None:
         self.path = Path(path) if path is not None else default_store_path()
         self.batch_size = int(batch_size)
         self.batch_seconds = float(batch_seconds)
