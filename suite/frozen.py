@@ -10,7 +10,9 @@ write raises :class:`ImmutableError` naming the field.
 from __future__ import annotations
 
 import dataclasses
+from collections import deque
 from collections.abc import Mapping
+from itertools import chain
 from operator import is_
 from typing import Any
 
@@ -187,7 +189,39 @@ def _state_of(obj: Any) -> dict[str, Any] | None:
     return d if type(d) is dict else None
 
 
-def guard(*inputs: tuple[str, Any], limit: int = 256) -> list[_Entry]:
+class Snapshot(list[_Entry]):
+    """What :func:`guard` returns: its entries (a list), and the form :func:`restore_changed`
+    checks them in when nothing changed (built on the first check, kept with the snapshot)."""
+
+    __slots__ = ("fast",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fast: tuple[list[Any], list[Any], list[int], tuple[Any, ...], tuple[Any, ...]] | None = None
+
+    def unchanged(self) -> bool:
+        """True when every object holds the same keys and values (the same objects) in the same
+        order as snapshot; False when anything may differ (then :func:`restore_changed` looks).
+        Each step a C loop over all entries at once."""
+        if self.fast is None:
+            order = [e for e in self if e[2]] + [e for e in self if not e[2]]
+            self.fast = ([e[0] for e in order if e[2]], [e[0] for e in order if not e[2]],
+                         [len(e[1]) for e in order], tuple(chain.from_iterable(e[1] for e in order)),
+                         tuple(chain.from_iterable(e[1].values() for e in order)))
+        maps, objs, lens, keys, values = self.fast
+        try:
+            now = maps + list(map(vars, objs))
+            return (list(map(len, now)) == lens and all(map(is_, chain.from_iterable(map(dict.keys, now)), keys))
+                    and all(map(is_, chain.from_iterable(map(dict.values, now)), values)))
+        except TypeError:  # an object whose __dict__ is gone or no dict: the full check says
+            return False
+
+
+#: the mapping types of a flat table :func:`guard` snapshots without the walk
+_MAPS = frozenset({dict, FrozenDict})
+
+
+def guard(*inputs: tuple[str, Any], limit: int = 256) -> Snapshot:
     """A snapshot of *inputs* (``(label, value)`` pairs) that :func:`restore_changed` checks.
 
     For every frozen mapping and every object with a ``__dict__`` (pydantic models, dataclasses)
@@ -198,9 +232,11 @@ def guard(*inputs: tuple[str, Any], limit: int = 256) -> list[_Entry]:
     kept (the top levels: a 500-layer table's layers beyond it are not checked, so a case costs
     one dict copy per object, not per layer field).
     """
-    from collections import deque
-
-    snap: list[_Entry] = []
+    snap = Snapshot()
+    if len(inputs) == 1 and limit > 0 and type(inputs[0][1]) in _MAPS and all(map(_IMMUTABLE.__contains__,
+                                                                     map(type, inputs[0][1].values()))):
+        snap.append((inputs[0][1], dict(inputs[0][1]), True, None, inputs[0][0]))  # a flat table (parameters):
+        return snap  # what the walk below would keep, without it
     seen: set[int] = set()
     for label, root in inputs:
         if root is None:
@@ -258,6 +294,8 @@ def _same(now: dict[Any, Any], then: dict[Any, Any]) -> str | None:
 def restore_changed(snap: list[_Entry]) -> str | None:
     """Check the snapshot of :func:`guard`: put back every changed object and return the first
     changed field (``"profile.network[1].bandwidth"``), or None when nothing changed."""
+    if len(snap) > 2 and isinstance(snap, Snapshot) and snap.unchanged():
+        return None  # nothing changed, found in a few C loops (a kept profile's dozen objects)
     first = None
     for entry in snap:
         obj, items, is_map = entry[0], entry[1], entry[2]

@@ -18,7 +18,9 @@ profile). Paths follow :mod:`suite.hardware.tracking` (``network.1.bandwidth``).
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator, Mapping
+from itertools import repeat
 from typing import Any
 
 from suite.frozen import FrozenDict
@@ -34,6 +36,8 @@ def _base_dict() -> Any:
 
 
 _DICT = _base_dict()
+#: run an iterator of calls for their effect, in C (``deque(it, maxlen=0)``)
+_drain = deque(maxlen=0).extend
 _dict_of = _DICT.__get__
 _set_class = object.__dict__["__class__"].__set__
 
@@ -232,7 +236,8 @@ class ReadPlan:
     paths an object is found at.
     """
 
-    __slots__ = ("profile", "models", "tables", "prefix", "hidden", "_paths", "_sorted")
+    __slots__ = ("profile", "models", "tables", "prefix", "hidden", "objs", "classes", "rcs", "fields", "holders", "kept",
+                 "_paths", "_sorted")
 
     def __init__(self, profile: Any) -> None:
         self.profile = profile  # held: the ids below stay this profile's
@@ -255,6 +260,8 @@ class ReadPlan:
             todo.extend((v, _join(path, str(k))) for k, v in self._items(obj, first=seen is None) if _is_container(v))
         self.hidden.update({id(m[0]): m[3] for m in self.models})
         self.hidden.update(dict.fromkeys(map(id, self.tables)))
+        self.objs, self.classes, self.rcs, self.fields = ([m[i] for m in self.models] for i in range(4))
+        self.holders, self.kept = [m[0] for m in self.models if m[4]], [m[4] for m in self.models if m[4]]
 
     def _items(self, obj: Any, first: bool) -> Any:
         """The (name, value) pairs under *obj*; on its *first* visit it joins ``models`` or ``tables``."""
@@ -340,15 +347,13 @@ class Recording:
         _READS = self.reads
         CASE_SEEN.clear()
         self.done = CASE_SEEN
-        _HIDDEN.update(self.plan.hidden)
-        for obj, _cls, rc, _fields, kept in self.plan.models:
-            d = _dict_of(obj)
-            d.clear()
-            if kept:
-                d.update(kept)
-            _set_class(obj, rc)
-        for t in self.plan.tables:
-            _set_class(t, _RecordingDict)
+        plan = self.plan
+        _HIDDEN.update(plan.hidden)
+        # C loops over the plan's objects (a Python loop here cost more than the reads it records)
+        _drain(map(dict.clear, map(_dict_of, plan.objs)))
+        _drain(map(dict.update, map(_dict_of, plan.holders), plan.kept))
+        _drain(map(_set_class, plan.objs, plan.rcs))
+        _drain(map(_set_class, plan.tables, repeat(_RecordingDict)))
         return self
 
     def stop(self) -> set[str]:
@@ -365,11 +370,10 @@ class Recording:
     def _restore(self) -> None:
         if not _ACTIVE or _ACTIVE[0] is not self:
             return
-        for obj, cls, _rc, fields, _kept in self.plan.models:
-            _refill(_dict_of(obj), fields)
-            _set_class(obj, cls)
-        for t in self.plan.tables:
-            _set_class(t, FrozenDict)
+        plan = self.plan
+        _drain(map(_refill, map(_dict_of, plan.objs), plan.fields))
+        _drain(map(_set_class, plan.objs, plan.classes))
+        _drain(map(_set_class, plan.tables, repeat(FrozenDict)))
         _HIDDEN.clear()  # only this recording's objects (start() restores the one before)
         CASE_SEEN.clear()  # empty while nothing records
         _ACTIVE.clear()

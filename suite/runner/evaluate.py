@@ -11,11 +11,11 @@ the plugin's, which cases record their reads) is passed in as arguments.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import time
 import traceback
 from collections.abc import Mapping
+from operator import attrgetter
 from typing import Any
 
 from suite.errors import SuiteError
@@ -38,7 +38,8 @@ SUMMARY_MAX_ITEMS = 16
 TRACK_CASES: int | None = None
 
 Outcome = dict[str, Any]
-_INF = float("inf")
+_FLOATS = {float}
+_VALUE, _SAMPLES, _ROW = attrgetter("value"), attrgetter("samples"), attrgetter("name", "value", "unit", "direction")
 
 
 class CaseTimeout(BaseException):
@@ -164,19 +165,21 @@ def _result_fields(tech: Technique, res: Any, artifacts: str) -> tuple[list[list
     SuiteError
         Artifacts that are not JSON-serialisable.
     """
-    metrics: list[list[Any]] = []
+    ms = list(res.metrics.values())
+    values = list(map(_VALUE, ms))
     samples: dict[str, list[float]] = {}
-    for m in res.metrics.values():
-        v = m.value
-        # a finite float >= 0 without samples passes every test of metric_problem: decided here
-        # without the call (most metrics of a sweep); anything else is checked in full
-        if not (type(v) is float and 0.0 <= v < _INF and m.samples is None):
+    total = sum(values) if set(map(type, values)) == _FLOATS else None
+    # floats whose sum is finite are all finite; none below 0 and no samples: every test of
+    # metric_problem passed, decided in C loops (a sweep's common case); else each is checked
+    if not (total is not None and total - total == 0.0 and min(values, default=0.0) >= 0.0
+            and list(map(_SAMPLES, ms)).count(None) == len(ms)):
+        for m in ms:
             bad = metric_problem(m)
             if bad:
                 raise BadMetric(f"{tech.name}: {bad}")
             if m.samples is not None:
                 samples[m.name] = list(m.samples)
-        metrics.append([m.name, v, m.unit, m.direction])
+    metrics = list(map(list, map(_ROW, ms)))
     bad = oracle_problem(tech, res) if "oracle_error" in res.metrics else None
     if bad:
         raise BadMetric(f"{tech.name}: {bad}")
@@ -208,9 +211,13 @@ _DUMPS: Any = None
 def _evaluate(tech: Technique, scenario: Any, out: Outcome, artifacts: str, interrupt_fails: bool, t0: float) -> None:
     """Evaluate into *out* (started at *t0*): its status and fields, every failure of plugin code caught."""
     try:
-        # what a plugin prints goes to stderr: stdout is the command's output (--format json)
-        with contextlib.redirect_stdout(sys.stderr):
+        # what a plugin prints goes to stderr: stdout is the command's output (--format json);
+        # contextlib.redirect_stdout's swap, without its objects
+        stdout, sys.stdout = sys.stdout, sys.stderr
+        try:
             res = tech.evaluate(scenario)
+        finally:
+            sys.stdout = stdout
         out["duration"] = time.perf_counter() - t0  # evaluation only, not the checks
         out["metrics"], samples, out["artifacts"] = _result_fields(tech, res, artifacts)
         out["samples"] = samples or None
@@ -323,8 +330,8 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = 
     # __dict__, dict.__setitem__) fails this case and is undone before the next one
     profile = getattr(scenario, "profile", None)
     snapshots = snapshots or InputSnapshots()
-    snap = snapshots.of(profile) + snapshots.of(getattr(scenario, "workload", None), "workload", limit=1)
-    snap += guard(("scenario.params", getattr(scenario, "params", None)))
+    snaps = (snapshots.of(profile), snapshots.of(getattr(scenario, "workload", None), "workload", limit=1),
+             guard(("scenario.params", getattr(scenario, "params", None))))
     rec = None
     if record_reads and profile is not None:
         rec = Recording(snapshots.plan(profile)).start()
@@ -332,7 +339,7 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = 
         _evaluate(tech, scenario, out, artifacts, interrupt_fails, t0)
     finally:
         reads = rec.stop_sorted() if rec is not None else None  # the profile's own objects as they were
-    changed = restore_changed(snap)
+    changed = _restore_changed(snaps)
     if changed is not None:
         out.update(status="failed", metrics=None, samples=None, artifacts=None, traceback=None,
                    error=f"InputMutated: {tech.name}: the case changed its input {changed} (inputs are "
@@ -342,6 +349,15 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = 
     if reads is not None and out["status"] == "ok":
         out["fields_read"] = reads
     return out
+
+
+def _restore_changed(snaps: tuple[list[Any], ...]) -> str | None:
+    """:func:`suite.frozen.restore_changed` of each snapshot (each put back): the first changed field."""
+    first = None
+    for snap in snaps:
+        changed = restore_changed(snap)
+        first = first if first is not None else changed
+    return first
 
 
 def resolved_tech(case: Case) -> Technique:
