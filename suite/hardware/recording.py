@@ -37,7 +37,7 @@ def _base_dict() -> Any:
 
 _DICT = _base_dict()
 #: run an iterator of calls for their effect, in C (``deque(it, maxlen=0)``)
-_drain = deque(maxlen=0).extend
+_drain: Any = deque(maxlen=0).extend
 _dict_of = _DICT.__get__
 _set_class = object.__dict__["__class__"].__set__
 
@@ -260,7 +260,10 @@ class ReadPlan:
             todo.extend((v, _join(path, str(k))) for k, v in self._items(obj, first=seen is None) if _is_container(v))
         self.hidden.update({id(m[0]): m[3] for m in self.models})
         self.hidden.update(dict.fromkeys(map(id, self.tables)))
-        self.objs, self.classes, self.rcs, self.fields = ([m[i] for m in self.models] for i in range(4))
+        self.objs: list[Any] = [m[0] for m in self.models]
+        self.classes: list[type] = [m[1] for m in self.models]
+        self.rcs: list[type] = [m[2] for m in self.models]
+        self.fields: list[dict[str, Any]] = [m[3] for m in self.models]
         self.holders, self.kept = [m[0] for m in self.models if m[4]], [m[4] for m in self.models if m[4]]
 
     def _items(self, obj: Any, first: bool) -> Any:

@@ -62,9 +62,12 @@ class ReadSampler:
         self._seen: dict[tuple[Any, ...], int] = {}
 
     def take(self, group: tuple[Any, ...]) -> bool:
-        """Whether the next case of *group* is recorded (and count it if so)."""
+        """Whether the next case of *group* is recorded (and count it if so; every case, uncounted,
+        with no limit)."""
+        if self.per_group is None:
+            return True
         n = self._seen.get(group, 0)
-        if self.per_group is not None and n >= self.per_group:
+        if n >= self.per_group:
             return False
         self._seen[group] = n + 1
         return True
