@@ -2,7 +2,13 @@
 
 * ``suite reproduce --all`` on a store that holds every case and judgement (target: < 1 s);
 * ``suite run --technique poseidon --set "network.-1.bandwidth=7 Gbit/s"`` (its table printed)
-  with an empty ``SUITE_CACHE_DIR`` and an empty store (target: < 0.6 s).
+  with an empty ``SUITE_CACHE_DIR`` and an empty store (target: < 0.6 s);
+* the expansion of ``benchmarks/bench_runner.py``'s Poseidon sweep (9,984 cases: 32 node counts x
+  78 bandwidths x 4 variants), each case resolved and keyed and its scenario built (what ``suite
+  run`` does per case before the runner's own work), CPU per case, best of 3 in each call.
+
+``--only run`` or ``--only expansion`` skips the rest (and the fresh ``reproduce --all`` that
+fills each side's store first, which takes minutes).
 
 Each side runs from its own source tree (``PYTHONPATH`` = the tree and its ``plugins/``, the
 ``suite`` entry point of this environment), with its own store: a side's first call fills it with
@@ -78,10 +84,46 @@ def fill(tag: str, env: dict[str, str]) -> str:
     return mark.read_text()
 
 
-def run_round(sides: dict[str, dict[str, str]], got: dict[tuple[str, str], list[float]]) -> None:
-    for what in ("reproduce --all (cached)", "run --set (empty cache)"):
+#: the expansion measured in each side's own process (its PYTHONPATH): us per case, CPU, best of 3
+EXPANSION = """
+import time
+from suite.context import Context
+from suite.runner.case import Resolver
+from suite.runner.experiment import stream_entry
+ctx = Context.build()
+entry = {"technique": "poseidon", "params": {"nodes": list(range(1, 33))},
+         "set": {"network.-1.bandwidth": [f"{b} Gbit/s" for b in range(1, 79)]}}
+ctx.profiles
+best = None
+for _ in range(3):
+    t = time.thread_time()
+    cases = list(stream_entry(entry, resolver=Resolver(context=ctx)))
+    for c in cases:
+        c.scenario
+    dt = time.thread_time() - t
+    best = dt if best is None else min(best, dt)
+print(1e6 * best / len(cases))
+"""
+
+
+def expansion(env: dict[str, str]) -> float:
+    """:data:`EXPANSION` in a fresh process of the side: CPU us per case."""
+    out = subprocess.run([sys.executable, "-c", EXPANSION], env=env, capture_output=True, cwd=tempfile.gettempdir())
+    if out.returncode != 0:
+        raise SystemExit(f"expansion: exit {out.returncode}: {out.stderr.decode()[-400:]}")
+    return float(out.stdout.split()[-1])
+
+
+def run_round(sides: dict[str, dict[str, str]], got: dict[tuple[str, str], list[float]],
+              whats: tuple[str, ...]) -> None:
+    for what in whats:
         for tag, env in sides.items():
             extra = ""
+            if what.startswith("expansion"):
+                us = expansion(env)
+                got.setdefault((what, tag), []).append(us)
+                print(f"{what:26s} {tag:6s} {us:.1f} us/case CPU  load {load()}", flush=True)
+                continue
             if what.startswith("run"):
                 fresh = Path(tempfile.mkdtemp(prefix=f"bench-fixed-{tag}-"))
                 env = {**env, "SUITE_CACHE_DIR": str(fresh / "cache"), "SUITE_STORE": str(fresh / "s.sqlite")}
@@ -100,24 +142,31 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=None, help="stores, caches and byte code (kept: a second "
                                                             "call reuses the filled stores); default a temp dir")
     ap.add_argument("--no-bytecode", action="store_true")
+    ap.add_argument("--only", choices=("all", "run", "expansion"), default="all",
+                    help="run: only `suite run --set` with an empty cache; expansion: only the sweep's expansion")
     a = ap.parse_args()
+    whats = {"all": ("reproduce --all (cached)", "run --set (empty cache)", "expansion (us/case)"),
+             "run": ("run --set (empty cache)",), "expansion": ("expansion (us/case)",)}[a.only]
     work = a.work or Path(tempfile.mkdtemp(prefix="bench-fixed-"))
     here = Path(__file__).resolve().parents[1]
     sides = {tag: side_env(src.resolve(), work, tag, not a.no_bytecode)
              for tag, src in (("before", a.baseline_src), ("after", here))}
-    marks = {tag: fill(tag, env) for tag, env in sides.items()}
-    print(f"# scoreboards: before {marks['before']}, after {marks['after']}"
-          f" ({'identical' if marks['before'] == marks['after'] else 'different: a model changed between the trees'}); byte code "
-          f"{'not cached' if a.no_bytecode else 'cached'}")
+    if a.only == "all":
+        marks = {tag: fill(tag, env) for tag, env in sides.items()}
+        print(f"# scoreboards: before {marks['before']}, after {marks['after']}"
+              f" ({'identical' if marks['before'] == marks['after'] else 'different: a model changed between the trees'})")
+    print(f"# byte code {'not cached' if a.no_bytecode else 'cached'}; load {load()}")
     for tag, env in sides.items():  # warm: byte code of both commands, the judgement cache
-        call(["reproduce", "--all"], env)
+        if a.only == "all":
+            call(["reproduce", "--all"], env)
         fresh = Path(tempfile.mkdtemp(prefix=f"bench-fixed-{tag}-"))
         call(RUN, {**env, "SUITE_CACHE_DIR": str(fresh / "cache"), "SUITE_STORE": str(fresh / "s.sqlite")})
     got: dict[tuple[str, str], list[float]] = {}
     for _ in range(a.rounds):
-        run_round(sides, got)
+        run_round(sides, got, whats)
     for (what, tag), v in got.items():
-        print(f"# {what:26s} {tag:6s} CPU min {min(v):.2f} max {max(v):.2f} s over {len(v)} calls")
+        unit = "us/case" if what.startswith("expansion") else "s"
+        print(f"# {what:26s} {tag:6s} CPU min {min(v):.2f} max {max(v):.2f} {unit} over {len(v)} calls; load {load()}")
 
 
 if __name__ == "__main__":

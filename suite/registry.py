@@ -207,6 +207,9 @@ class Registry:
         for name, module in modules:
             info = PluginInfo(name, getattr(module, "__name__", name), "<in-process>", "")
             self._load(info, functools.partial(_given, module))
+        from suite.declaration.loader import save_parsed
+
+        save_parsed()  # the technique files the plugins declared themselves with, for the next command
         if self._third_party_workloads():
             # a third-party plugin's workload that takes a built-in's name is found (and the plugin
             # quarantined) by every command, not only by those that read workloads

@@ -14,6 +14,7 @@ cache). A damaged or unwritable cache is ignored: the files are parsed.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import math
@@ -35,15 +36,17 @@ def _digest(f: Path) -> str | None:
         return None
 
 
-def _code_key() -> str:
-    """SHA-256 (24 hex) of the reading code's stamps (this module, suite/limits.py and
-    suite/hardware/profile_library.py, found by path: importing the library here would be an
-    import circle) and the Python version."""
+def _code_key(what: str = WHAT) -> str:
+    """SHA-256 (24 hex) of the reading code's stamps and the Python version: for profile files this
+    module, suite/limits.py and suite/hardware/profile_library.py (found by path: importing the
+    library here would be an import circle); for another kind (*what*), this module (the parse is
+    then tomllib's, which the Python version names)."""
     from suite.cache import _stamp
 
     here = Path(__file__).resolve()
-    h = hashlib.sha256(f"{WHAT}\0{sys.version}\n".encode())
-    for f in (here, here.with_name("profile_library.py"), here.parent.parent / "limits.py"):
+    h = hashlib.sha256(f"{what}\0{sys.version}\n".encode())
+    extra = (here.with_name("profile_library.py"), here.parent.parent / "limits.py") if what == WHAT else ()
+    for f in (here, *extra):
         _stamp(h, f)
     return h.hexdigest()[:24]
 
@@ -69,12 +72,12 @@ class ParsedFiles:
         what it raises passes through, and that file is not cached.
     """
 
-    def __init__(self, parse: Callable[[Path], dict[str, Any]]):
+    def __init__(self, parse: Callable[[Path], dict[str, Any]], what: str = WHAT):
         from suite.cache import load_listing
 
-        self._parse = parse
-        self._key = _code_key()
-        doc = load_listing(self._key, WHAT, ("files",))
+        self._parse, self._what = parse, what
+        self._key = _code_key(what)
+        doc = load_listing(self._key, what, ("files",))
         files = doc.get("files") if doc is not None else None
         self._have: dict[str, Any] = files if isinstance(files, dict) else {}
         self._used: dict[str, Any] = {}
@@ -87,7 +90,20 @@ class ParsedFiles:
         if isinstance(hit, dict):  # (this document is this object's own: the table is not shared)
             self._used[str(digest)] = hit
             return hit
-        raw = self._parse(f)
+        return self._parsed(digest, self._parse(f))
+
+    def read_text(self, text: str, parse: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
+        """``parse(text)``, or the table cached under the text's SHA-256 (a copy: the same text may
+        be read again by this object); what *parse* raises passes through."""
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        hit = self._have.get(digest)
+        if isinstance(hit, dict):
+            self._used[digest] = hit
+            return copy.deepcopy(hit)
+        return self._parsed(digest, parse(text))
+
+    def _parsed(self, digest: str | None, raw: dict[str, Any]) -> dict[str, Any]:
+        """*raw*, just parsed, kept for :meth:`save` when JSON holds it exactly."""
         if digest is not None and _plain(raw):
             self._used[digest] = json.loads(json.dumps(raw))
             self._new = True
@@ -104,4 +120,5 @@ class ParsedFiles:
         keep = dict(self._used)
         if len(self._have) + len(keep) <= 4 * max(len(keep), 64):
             keep = {**self._have, **keep}
-        save_listing(self._key, {"what": WHAT, "files": keep}, WHAT)
+        save_listing(self._key, {"what": self._what, "files": keep}, self._what)
+        self._new = False

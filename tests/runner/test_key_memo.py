@@ -14,6 +14,13 @@ from suite.runner.experiment import stream_entry
 from suite.technique import ScenarioSpec
 
 
+@pytest.fixture
+def fake(fake_registry):
+    """(the fake technique, a resolver of a context of the fake plugins)."""
+    ctx = Context.build()
+    return ctx.technique("fake"), Resolver(context=ctx)
+
+
 def _key_of_identity(case) -> str:
     i = case.identity()
     return case_key(i["technique"], i["technique_version"], i["variant"], i["profile_hash"], i["workload_hash"],
@@ -40,10 +47,8 @@ def test_every_key_of_a_sweep_is_case_key_of_its_identity(fake_registry):
     assert len({c.key for c in cases}) == 2 * 3 * 2 * 2
 
 
-def test_values_equal_in_python_but_not_in_the_key_are_not_confused(fake_registry):
-    ctx = Context.build()
-    tech = ctx.technique("fake")
-    res = Resolver(context=ctx)
+def test_values_equal_in_python_but_not_in_the_key_are_not_confused(fake):
+    tech, res = fake
     zero = res.resolve(tech, ScenarioSpec("fast", params={"x": 0.0}))
     minus = res.resolve(tech, ScenarioSpec("fast", params={"x": -0.0}))  # == 0.0 and same hash, JSON "-0.0"
     assert minus.params["x"] == 0.0 and str(minus.params["x"]) == "-0.0"
@@ -53,10 +58,8 @@ def test_values_equal_in_python_but_not_in_the_key_are_not_confused(fake_registr
     assert one.key == same.key == _key_of_identity(one)
 
 
-def test_each_case_owns_its_params(fake_registry):
-    ctx = Context.build()
-    tech = ctx.technique("fake")
-    res = Resolver(context=ctx)
+def test_each_case_owns_its_params(fake):
+    tech, res = fake
     a = res.resolve(tech, ScenarioSpec("fast", params={"n": 3}))
     b = res.resolve(tech, ScenarioSpec("fast", params={"n": 3}))
     a.params["n"] = 99  # an in-process evaluation that writes into its params changes no other case
@@ -77,12 +80,10 @@ def test_a_resolved_case_is_the_case_its_fields_make(fake_registry):
         case.key = "x"  # type: ignore[misc]
 
 
-def test_scenarios_of_one_parameter_set_share_their_read_only_params(fake_registry):
+def test_scenarios_of_one_parameter_set_share_their_read_only_params(fake):
     from suite.frozen import ImmutableError
 
-    ctx = Context.build()
-    tech = ctx.technique("fake")
-    res = Resolver(context=ctx)
+    tech, res = fake
     a = res.resolve(tech, ScenarioSpec("fast", params={"n": 3}))
     b = res.resolve(tech, ScenarioSpec("base", params={"n": 3}))
     assert a.scenario.params is b.scenario.params  # frozen once for the set, not once per case
