@@ -8,8 +8,8 @@ that tree first on ``PYTHONPATH``, alternated with this one, and the two JSON sc
 compared with the case keys and run metadata left out (a change of code changes every key):
 "identical" means not one verdict or value moved.
 
-Byte code is cached per side in a temporary ``PYTHONPYCACHEPREFIX``, compiled before any timing
-(an installed package has its byte code); ``--no-bytecode`` times every process compiling what it
+Byte code is cached per side in a temporary ``PYTHONPYCACHEPREFIX``, filled by one untimed run of
+each side before the timed rounds (an installed package has its byte code); ``--no-bytecode`` times every process compiling what it
 imports (this project's shared machine sets ``PYTHONDONTWRITEBYTECODE=1``: ~3.7 s more CPU for a
 fresh ``--all``, 23 forked workers each compiling its own imports).
 
@@ -69,7 +69,9 @@ def side_env(src: str | None, pyc: Path | None) -> dict[str, str]:
 
 
 def compile_side(root: Path, env: dict[str, str]) -> None:
-    """Compile the side's suite/ and plugins/ into its byte-code folder, untimed."""
+    """Compile the side's suite/ and plugins/ into its byte-code folder, untimed (the libraries a
+    command imports are compiled there by the warm-up run: with a prefix set, Python reads no
+    ``__pycache__`` folder, site-packages' included)."""
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "suite"), str(root / "plugins")],
                    env=env, capture_output=True, check=False)
 
@@ -122,18 +124,25 @@ def main() -> None:
         for label, src in sides.items():
             compile_side(Path(src) if src else HERE, envs[label])
     print(f"# suite reproduce, fresh then cached, each in a new store; {os.cpu_count()} CPUs; load {load_average()}; "
-          f"byte code {'not cached (--no-bytecode)' if pyc_root is None else 'cached per side, compiled before timing'}")
+          f"byte code {'not cached (--no-bytecode)' if pyc_root is None else 'cached per side (one untimed run each first)'}")
     try:
         for tech in a.techniques:
-            _compare(tech, sides, envs, max(1, a.rounds), bool(a.baseline_src))
+            _compare(tech, sides, envs, max(1, a.rounds), bool(a.baseline_src), pyc_root is not None)
     finally:
         if pyc_root is not None:
             shutil.rmtree(pyc_root, ignore_errors=True)
 
 
 def _compare(tech: str, sides: dict[str, str | None], envs: dict[str, dict[str, str]], rounds: int,
-             baseline: bool) -> None:
+             baseline: bool, warm: bool) -> None:
     runs: dict[str, list[tuple[float, float, float, float, dict]]] = {label: [] for label in sides}
+    if warm:  # untimed: compiles every library the command imports into the side's byte-code folder
+        for label, src in sides.items():
+            tmp = Path(tempfile.mkdtemp(prefix="bench-reproduce-warm-"))
+            try:
+                reproduce(tech, tmp, src, envs[label])
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
     for r in range(rounds):
         order = list(sides.items()) if r % 2 == 0 else list(sides.items())[::-1]
         for label, src in order:
