@@ -182,6 +182,13 @@ def hw():
     return model.hardware(get_profile("selene-dgx-a100"), 64)
 
 
+@pytest.fixture(scope="module")
+def plans64(hw):
+    """The split-plan space of 64 GPUs, 8 a node (27,584 plans; ~0.8 s to enumerate), shared by the
+    tests that only read it."""
+    return model.split_plans(hw, 8)
+
+
 def test_uniform_stages_give_the_closed_form(hw):
     # identical samples, a uniform plan whose stages are all LLM layers of equal count:
     # makespan = (m + p - 1)(t_f + t_b) + (p - 1) crossing delays... with p2p = 0 when p = 1;
@@ -207,14 +214,14 @@ def test_uniform_stages_give_the_closed_form(hw):
     assert 0 < p2p < 1e-3
 
 
-def test_plan_search_covers_64_gpus_fast_and_fits(hw):
+def test_plan_search_covers_64_gpus_fast_and_fits(hw, plans64):
     import time
 
     mean = model.features(generate(MIXES["dflop-llava-video"], 512, 1)).x.mean(axis=0)
     t0 = time.perf_counter()
     best, t, feas = model.best_split_plan(hw, 8, mean, 256)
     took = time.perf_counter() - t0
-    plans = model.split_plans(hw, 8)
+    plans = plans64
     assert len(plans) > 10000 and feas > 0 and best is not None
     assert best.gpus <= 64
     assert model.plan_memory(best, mean * (256 / best.bins) * 1.5).max() <= hw.memory
@@ -233,12 +240,17 @@ def test_split_space_on_more_nodes_holds_the_space_on_fewer():
     assert small <= big and len(big) > len(small)
 
 
-@pytest.mark.parametrize("mix", ["dflop-llava-video", "dflop-m4-instruct"])
-def test_vectorised_search_equals_the_scalar_one(hw, mix):
-    # the oracle: expected_time and plan_memory plan by plan (module-doc formulas, one loop)
+@pytest.mark.parametrize("mix, gpus", [("dflop-llava-video", 64), ("dflop-m4-instruct", 32)])
+def test_vectorised_search_equals_the_scalar_one(hw, plans64, mix, gpus):
+    # the oracle: expected_time and plan_memory plan by plan (module-doc formulas, one loop; ~3.5 s
+    # on 64 GPUs' 27,584 plans, 0.6 s on 32 GPUs' 5,706). Both points still discriminate: video on
+    # 64 GPUs leaves 57 feasible plans (best: encoder dp 28, LLM tp 4 x dp 9), instruct on 32 GPUs
+    # 127 (best: encoder dp 8, LLM tp 4 x dp 6), so a wrong time or memory term moves the argmin.
+    h = hw if gpus == 64 else model.hardware(get_profile("selene-dgx-a100"), gpus)
     mean = model.features(generate(MIXES[mix], 512, 3)).x.mean(axis=0)
-    vec = model.best_split_plan(hw, 8, mean, 256)
-    ref = model.best_plan(model.split_plans(hw, 8), hw, mean, 256)
+    vec = model.best_split_plan(h, 8, mean, 256)
+    ref = model.best_plan(plans64 if gpus == 64 else model.split_plans(h, 8), h, mean, 256)
+    assert vec[0] is not None and vec[2] > 10  # a search among many feasible plans, not an empty one
     assert vec[0] == ref[0] and vec[2] == ref[2]
     assert vec[1] == pytest.approx(ref[1], rel=1e-12)
 
