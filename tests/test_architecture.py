@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -25,8 +26,33 @@ PLUGINS = ROOT / "plugins"
 from suite.testing.imports import ALLOWED, ALLOWED_IN_TESTS, DEPRECATED, FORBIDDEN  # noqa: E402,F401
 from suite.testing.imports import allowed as _allowed  # noqa: E402
 from suite.testing.imports import classify as _classify  # noqa: E402
-from suite.testing.imports import imports_of as _imports  # noqa: E402
+from suite.testing.imports import imports_of as _imports_of  # noqa: E402
 from suite.testing.imports import is_test_file as _is_test_file  # noqa: E402
+
+
+
+# The rules below read each source file of the core and the plugins several times (a rule and its
+# "known ... are still real" twin): each file is parsed once, memoised on its path AND its text, so
+# a file that changes (the checker's own tests rewrite a temporary file) is parsed again.
+@functools.lru_cache(maxsize=None)
+def _imports_memo(path: str, text: str) -> tuple[tuple[int, str], ...]:
+    return tuple(_imports_of(Path(path)))
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """The kit's ``imports_of(path)``, memoised (see above)."""
+    return list(_imports_memo(str(path), Path(path).read_text(encoding="utf-8")))
+
+
+@functools.lru_cache(maxsize=None)
+def _nodes_memo(text: str) -> tuple[ast.AST, ...]:
+    return tuple(ast.walk(ast.parse(text)))
+
+
+def _nodes(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of *path*'s syntax tree (``ast.walk`` order), memoised on the file's text."""
+    return _nodes_memo(path.read_text(encoding="utf-8"))
+
 
 #: Known violations, each to be removed by its owner (the test below fails once one is fixed, so the
 #: list only shrinks): path -> the forbidden module it imports.
@@ -180,7 +206,7 @@ def _global_lookups(path: Path) -> list[str]:
     import ast
 
     out = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _nodes(path):
         if isinstance(node, ast.ImportFrom) and node.module in GLOBAL_LOOKUPS:
             out += [f"{node.lineno}: {node.module}.{a.name}" for a in node.names if a.name in GLOBAL_LOOKUPS[node.module]]
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("hardware", "W") \
@@ -245,7 +271,7 @@ def _bare_asserts() -> dict[str, list[int]]:
         for f in sorted(pkg.rglob("*.py")):
             if "tests" in f.relative_to(pkg).parts:
                 continue
-            lines = [n.lineno for n in ast.walk(ast.parse(f.read_text(encoding="utf-8"))) if isinstance(n, ast.Assert)]
+            lines = [n.lineno for n in _nodes(f) if isinstance(n, ast.Assert)]
             if lines:
                 found[str(f.relative_to(ROOT))] = lines
     return found
@@ -355,7 +381,7 @@ def _graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for mod, f in mods.items():
         pkg = mod if f.name == "__init__.py" else mod.rpartition(".")[0]
-        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+        for node in _nodes(f):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
