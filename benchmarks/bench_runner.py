@@ -369,6 +369,9 @@ def _print_ratio(r: dict, n: int, t_exp: float, rounds: int, load0: list[str]) -
     cb, cr = min(CPU["bare"]), min(CPU["run-j1-iso-local"])
     print(f"CPU RATIO -j 1 / bare loop = {cr / cb:.2f} (CPU seconds of this process and its reaped "
           f"workers, store thread included: {cr:.2f} / {cb:.2f}; less sensitive to other load than wall time)")
+    coord, work = min(SPLIT["run-j1-iso-local"])  # the round whose coordinating process spent least
+    print(f"COORDINATOR -j 1: {1e6 * coord / n:.1f} us/case CPU (this process: the main thread and the store's "
+          f"flusher thread; issue 44 target <= 35), workers {1e6 * work / n:.1f} us/case")
     ci = min(CPU["run-j1-inproc-local"])
     print(f"CPU RATIO -j 1 --in-process / bare loop = {ci / cb:.2f} ({ci:.2f} / {cb:.2f})")
     if "cli" in CPU:
