@@ -31,11 +31,17 @@ VARIANTS = ("dense", "popcorn", "sliding-window", "1d", "1.5d", "2d")
 # --------------------------------------------------------------------------- independent oracle
 
 
-def _wl(name):
-    """A workload by name through a context: the zoo's and the plugins' (higgs, mnist8m are this plugin's)."""
+@functools.cache
+def _context():
+    """One context for the module (building one loads every plugin, ~0.3 s; the tests only read it)."""
     from suite.context import Context
 
-    return Context.build().workload(name)
+    return Context.build()
+
+
+def _wl(name):
+    """A workload by name through a context: the zoo's and the plugins' (higgs, mnist8m are this plugin's)."""
+    return _context().workload(name)
 
 
 def oracle_kkm(K: np.ndarray, labels0: np.ndarray, k: int, iters: int):

@@ -81,10 +81,17 @@ def _capture(monkeypatch):
     return figs
 
 
-def test_every_facet_value_is_a_panel_and_geometric_axes_are_log(wide, monkeypatch):
-    figs = _capture(monkeypatch)
-    d, u = wide.attrs["directions"], wide.attrs["units"]
-    chosen = plots.choose_figures(wide, d, u, "ps", "poseidon")
+@pytest.fixture(scope="module")
+def chosen(wide):
+    """The sweep's figures, chosen and drawn once (~3 s of matplotlib) for the tests that only read
+    them: (the chosen figures, the matplotlib figures drawn, in order)."""
+    with pytest.MonkeyPatch.context() as mp:
+        figs = _capture(mp)
+        return plots.choose_figures(wide, wide.attrs["directions"], wide.attrs["units"], "ps", "poseidon"), figs
+
+
+def test_every_facet_value_is_a_panel_and_geometric_axes_are_log(chosen):
+    chosen, figs = chosen
     lines = [f for f in chosen if f.kind == "line"]
     assert [(f.x, f.y) for f in lines] == [("param.nodes", "speedup"), ("param.nodes", "throughput"),
                                            ("set.network.-1.bandwidth", "iteration_time"),
@@ -113,10 +120,8 @@ def test_bars_cover_every_scenario_once_in_numeric_order(wide):
     assert first["poseidon"][0] == pytest.approx(1.0, rel=1e-9)
 
 
-def test_bar_figure_captions_say_which_page(wide, monkeypatch):
-    _capture(monkeypatch)
-    bars = [f for f in plots.choose_figures(wide, wide.attrs["directions"], wide.attrs["units"], "ps", "poseidon")
-            if f.kind == "bars"]
+def test_bar_figure_captions_say_which_page(chosen):
+    bars = [f for f in chosen[0] if f.kind == "bars"]
     assert [f.caption.rsplit("; ", 1)[-1] for f in bars] == ["page 1 of 2: scenarios 1-18 of 36",
                                                               "page 2 of 2: scenarios 19-36 of 36"]
 
