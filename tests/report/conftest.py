@@ -8,16 +8,23 @@ NODES = [1, 2, 4, 8, 16, 32]
 BANDWIDTHS = ["2 Gbit/s", "5 Gbit/s", "10 Gbit/s", "20 Gbit/s", "30 Gbit/s", "40 Gbit/s"]
 
 
-@pytest.fixture(scope="module")
-def tour_store(tmp_path_factory):
-    """The README's sweep: poseidon, 6 node counts x 6 bandwidths x 4 variants = 144 cases."""
+@pytest.fixture(scope="session")
+def report_context():
+    """One context for the report tests that only read it (building one loads every plugin, ~0.3 s)."""
     from suite.context import Context
+
+    return Context.build()
+
+
+@pytest.fixture(scope="module")
+def tour_store(tmp_path_factory, report_context):
+    """The README's sweep: poseidon, 6 node counts x 6 bandwidths x 4 variants = 144 cases."""
     from suite.results import Store
     from suite.runner.engine import run_cases
     from suite.runner.experiment import expand_entry
 
     path = tmp_path_factory.mktemp("report") / "s.sqlite"
-    ctx = Context.build()
+    ctx = report_context
     exp = expand_entry({"technique": "poseidon", "workloads": ["vgg19-22k"],
                         "params": {"nodes": [str(n) for n in NODES]}, "set": {"network.-1.bandwidth": BANDWIDTHS}},
                        context=ctx)

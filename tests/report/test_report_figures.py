@@ -136,14 +136,14 @@ def _cases_table(html: str, section: str) -> tuple[list[str], list[list[str]]]:
 
 
 @pytest.fixture(scope="module")
-def tour_html(tour_store):
+def tour_html(tour_store, report_context):
     """The sweep's report with figures not rendered (their PNG text empty): the structure is the
     same and it builds in a second; the Chromium test renders them for real."""
     from suite.report import build_report
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(plots, "render", _no_png)
-        return build_report(tour_store, "sweep", scoreboard=False, context=Context.build())
+        return build_report(tour_store, "sweep", scoreboard=False, context=report_context)
 
 
 def test_cases_table_sorted_one_unit_and_format_per_column(tour_html):
@@ -172,11 +172,11 @@ def test_report_has_no_silent_cut(tour_html):
 # --------------------------------------------------------------------------- category head to head
 
 
-def test_category_section_one_figure_per_shared_metric(category_store, monkeypatch):
+def test_category_section_one_figure_per_shared_metric(category_store, report_context, monkeypatch):
     from suite.report import build_report
 
     monkeypatch.setattr(plots, "render", _no_png)
-    html = build_report(category_store, "two", scoreboard=False, context=Context.build())
+    html = build_report(category_store, "two", scoreboard=False, context=report_context)
     assert "<h2>Head to head: communication</h2>" in html
     sec = html[html.index('id="category-communication"'):]
     sec = sec[:sec.index("</section>")]
@@ -190,14 +190,13 @@ def test_category_section_one_figure_per_shared_metric(category_store, monkeypat
                                   for t in ("mg-wfbp", "poseidon"))
 
 
-def test_category_figure_legend_names_papers(category_store, monkeypatch):
-    from suite.context import Context
+def test_category_figure_legend_names_papers(category_store, report_context, monkeypatch):
     from suite.results.load import load
 
     figs = _capture(monkeypatch)
     w = load(category_store, run="two", wide=True)
     w = w[w["technique"].isin(["poseidon", "mg-wfbp"])]
-    reg = Context.build().registry
+    reg = report_context.registry
     techs = {t: reg.technique(t) for t in ("poseidon", "mg-wfbp")}
     base = {t: {v.name for v in techs[t].baselines} for t in techs}
     plots.category_figure(w, "iteration_time", "s", "lower", techs, base, "t")
@@ -246,13 +245,13 @@ def _chromium(*args: str) -> subprocess.CompletedProcess:
                     reason="the browser check needs Debian's chromium (apt-get install chromium; .ci/run installs "
                            "it where apt-get works as root)")
 @pytest.mark.parametrize("run", ["sweep", "two"])
-def test_report_in_headless_chromium(run, tour_store, category_store, tmp_path):
+def test_report_in_headless_chromium(run, tour_store, category_store, report_context, tmp_path):
     """The page loads, every figure is drawn (PNG images decode, every interactive figure has
     points in its SVG), and the page logs nothing to the console (no script error)."""
     from suite.report import write_report
 
     store = tour_store if run == "sweep" else category_store
-    out = write_report(store, run, tmp_path / f"{run}.html", scoreboard=False)
+    out = write_report(store, run, tmp_path / f"{run}.html", scoreboard=False, context=report_context)
     html = out.read_text(encoding="utf-8")
     images = html.count('<img src="data:image/png;base64,')
     ifigs = html.count('<div class="ifig"')
