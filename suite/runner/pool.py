@@ -247,6 +247,23 @@ def _ready(objs: list[Any], timeout: float) -> list[Any]:
     return [by_fd[fd] for fd, _ev in poller.poll(max(0, int(timeout * 1000 + 0.999)))]
 
 
+#: imported by the coordinator before a pool forks more than one worker over a run: what nearly
+#: every plugin's evaluation imports (numpy, the public cost models), so each forked worker inherits
+#: it instead of importing (and, without byte code, compiling) it again on its first case. Core code
+#: only: no plugin code runs in the coordinator, so a worker's package isolation is unchanged.
+PRELOAD = ("numpy", "suite.perf", "suite.collectives")
+
+
+def _preload() -> None:
+    import importlib
+
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # pragma: no cover - the worker reports it on its own case
+            pass
+
+
 class _Pool:
     """One pool run over *cases*: the queues, the workers, and the steps of its loop.
 
@@ -269,6 +286,8 @@ class _Pool:
         for i, o in enumerate(self.owners):
             self.pending.setdefault(o, deque()).append(i)
         self.suspects: deque[int] = deque()
+        if len(self.pending) > 1 or jobs > 1:  # more than one worker over the run: import once, here
+            _preload()
         self.workers = [self._fork() for _ in range(max(1, min(jobs, len(cases))))]
 
     def _fork(self) -> _Worker:
