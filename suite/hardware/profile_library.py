@@ -193,6 +193,10 @@ class ProfileLibrary:
                     continue
                 seen.add(key)
                 name = _scanned_name(f) if parsed is None else None
+                if name is not None and name in self._raw and self._raw[name][1] is None:
+                    # a second file naming a scanned, unparsed profile: the first is parsed now, so a
+                    # broken first file is skipped and this one serves the name (as eager parsing did)
+                    self._settle(name, read_toml)
                 if name is not None and name not in self._raw:
                     self._raw[name] = (f, None)
                     continue
@@ -247,8 +251,10 @@ class ProfileLibrary:
         f, raw = self._raw[name]
         if raw is None:
             self._settle(name, read_toml)
-            if name not in self._raw:
-                raise ProfileError(self._file_errors[str(f)])
+            if name not in self._raw:  # its file failed, or (edited since the scan) names another profile now
+                raise ProfileError(self._file_errors.get(
+                    str(f), f"{f}: field profile.name: expected {name!r} (as the file said when the library was "
+                            f"built), got another name: the file changed"))
             f, raw = self._raw[name]
         assert raw is not None
         return f, raw

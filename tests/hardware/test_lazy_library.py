@@ -55,6 +55,29 @@ def test_a_broken_file_the_scan_names_is_its_own_error_when_asked_for(counted, t
     assert list(lib.file_errors) == [str(d / "bad.toml")] and len(said) == 1  # said once
 
 
+def test_a_broken_file_does_not_hide_a_good_profile_of_the_same_name(counted, tmp_path):
+    """A broken file scanned first must not take the name from a good file that declares it too:
+    as when every file was parsed, the broken one is skipped and the good one serves the name."""
+    d = tmp_path / "p"
+    d.mkdir()
+    (d / "a.toml").write_text(GPU.format(name="lz-dup") + "memory = 1\n")  # a key twice: not TOML
+    (d / "b.toml").write_text(GPU.format(name="lz-dup"))
+    said: list[str] = []
+    lib = PL.ProfileLibrary([d], collect_errors=True, warn=said.append)
+    assert lib.get("lz-dup").name == "lz-dup"
+    assert lib.names() == ["lz-dup"] and list(lib.file_errors) == [str(d / "a.toml")]
+
+
+def test_a_file_that_names_another_profile_since_the_scan_is_a_profile_error(counted, tmp_path):
+    d = tmp_path / "p"
+    d.mkdir()
+    (d / "a.toml").write_text(GPU.format(name="lz-old"))
+    lib = PL.ProfileLibrary([d], collect_errors=True)
+    (d / "a.toml").write_text(GPU.format(name="lz-new"))
+    with pytest.raises(ProfileError, match=r"a\.toml: field profile\.name: expected 'lz-old'"):
+        lib.get("lz-old")
+
+
 def test_a_library_that_raises_still_parses_every_file_at_once(counted, tmp_path):
     d = tmp_path / "p"
     d.mkdir()
