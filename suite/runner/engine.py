@@ -392,7 +392,7 @@ def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor =
     t0 = time.monotonic()
     run, ex = _start(cases, store, executor, options or ExecOptions(), rerun, progress, command, context)
     old_term = _trap_sigterm()
-    old_gc = _collector_for_run()
+    old_gc = _collector_for_run(raise_threshold=not run.in_process)  # plugin code runs here when in-process
     try:
         _execute(run, ex, getattr(ex, "name", "") or type(ex).__name__, cases, chunk_size, allow_parallel_execute)
     except BaseException as exc:
@@ -415,15 +415,17 @@ def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor =
 RUN_GC_THRESHOLD = 100_000
 
 
-def _collector_for_run() -> tuple[int, int, int]:
+def _collector_for_run(raise_threshold: bool = True) -> tuple[int, int, int]:
     """Move what lives through the run (cases, profiles, plugins) out of the cyclic collector's
-    walks (:func:`gc.freeze`) and collect the youngest generation every :data:`RUN_GC_THRESHOLD`
-    allocations; the thresholds it replaced (:func:`_restore_collector` puts them back)."""
+    walks (:func:`gc.freeze`) and, with *raise_threshold* (never when plugin code runs in this
+    process: ``--in-process``), collect the youngest generation every :data:`RUN_GC_THRESHOLD`
+    allocations; a pool worker puts its plugin's thresholds back (suite.runner.pool). Returns the
+    thresholds it replaced (:func:`_restore_collector` puts them back)."""
     import gc
 
     old = gc.get_threshold()
     gc.freeze()
-    if old[0]:  # 0: the caller disabled automatic collection; left as it is
+    if old[0] and raise_threshold:  # 0: the caller disabled automatic collection; left as it is
         gc.set_threshold(max(old[0], RUN_GC_THRESHOLD), *old[1:])
     return old
 

@@ -15,6 +15,7 @@ process cannot see each other's cases.
 
 from __future__ import annotations
 
+import gc
 import os
 import select
 import signal
@@ -97,9 +98,17 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
+#: the cyclic collector's thresholds plugin code runs under in a worker: this process's when the
+#: pool was first imported (the engine raises the coordinator's for the length of a run, for its
+#: own acyclic allocations only; a plugin's evaluation, perhaps timed by a measured claim, keeps these)
+_PLUGIN_GC_THRESHOLD = gc.get_threshold()
+
+
 def _worker_setup(fault_fd: int, parent: int) -> None:  # pragma: no cover - runs in a child process
     import faulthandler
     import gc
+
+    gc.set_threshold(*_PLUGIN_GC_THRESHOLD)
 
     # Everything inherited from the coordinator (the resolved cases, profiles, workloads) lives
     # as long as the worker: moved to the permanent generation, the cyclic collector never walks
