@@ -49,7 +49,7 @@ _WHOLE_READ = "*"
 _ACTIVE: list[Recording] = []
 #: the reads of the recording under way ((object id, field or key) pairs; its ``reads``)
 _READS: set[tuple[int, Any]] = set()
-#: what :func:`first_in_case` has seen in the recording under way (its ``done``; empty when none
+#: what :func:`first_in_case` has seen in the recording under way (empty when none
 #: is: a caller may test ``key not in CASE_SEEN`` before the call)
 CASE_SEEN: set[Any] = set()
 
@@ -335,12 +335,11 @@ class Recording:
     """One case's recording through a :class:`ReadPlan`: :meth:`start` hides the profile's fields,
     :meth:`stop` puts them back and returns the dotted paths read (a ``set`` of ``str``)."""
 
-    __slots__ = ("plan", "reads", "done")
+    __slots__ = ("plan", "reads")
 
     def __init__(self, plan: ReadPlan) -> None:
         self.plan = plan
         self.reads: set[tuple[int, Any]] = set()
-        self.done: set[Any] = set()  # what :func:`first_in_case` has seen (CASE_SEEN while it records)
 
     def start(self) -> Recording:
         global _READS
@@ -348,8 +347,7 @@ class Recording:
             _ACTIVE[0]._restore()
         _ACTIVE.append(self)  # before the first object is hidden: stop() restores a partial start
         _READS = self.reads
-        CASE_SEEN.clear()
-        self.done = CASE_SEEN
+        CASE_SEEN.clear()  # what first_in_case has seen in this case
         plan = self.plan
         _HIDDEN.update(plan.hidden)
         # C loops over the plan's objects (a Python loop here cost more than the reads it records)

@@ -11,6 +11,7 @@ limited too.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -44,6 +45,7 @@ def blas_threads(n: int = 1) -> contextlib.AbstractContextManager[Any]:
     return limits
 
 
+@functools.cache  # the glob and the load once per process
 def _load_scipy_blas() -> None:
     """Load scipy's own OpenBLAS into this process, so that :func:`threadpoolctl.threadpool_limits`
     sees it (a no-op once ``scipy.linalg`` is imported).

@@ -41,8 +41,11 @@ _encode = json.JSONEncoder(separators=(",", ":")).encode
 #: the circular-reference check (a circular value is sent to ``_dumps``, which names it); None
 #: where the ``_json`` accelerator is missing
 _c_make_encoder = getattr(json.encoder, "c_make_encoder", None)  # not in the typing stubs
-_c_dumps = (_c_make_encoder(None, _json_default, encode_basestring_ascii, None, ":", ",", True, False, True)
-            if _c_make_encoder is not None else None)
+try:  # its positional signature is CPython's private one: any other is the plain path
+    _c_dumps = (_c_make_encoder(None, _json_default, encode_basestring_ascii, None, ":", ",", True, False, True)
+                if _c_make_encoder is not None else None)
+except TypeError:  # pragma: no cover - another Python's accelerator
+    _c_dumps = None
 
 
 def dumps(obj: Any) -> str:

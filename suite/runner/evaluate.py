@@ -183,7 +183,7 @@ def _result_fields(tech: Technique, res: Any, artifacts: str) -> tuple[list[list
             if m.samples is not None:
                 samples[m.name] = list(m.samples)
     metrics = list(map(list, map(_ROW, ms)))
-    bad = oracle_problem(tech, res) if "oracle_error" in res.metrics else None
+    bad = oracle_problem(tech, res)
     if bad:
         raise BadMetric(f"{tech.name}: {bad}")
     art = res.artifacts if artifacts != "none" else None
