@@ -10,6 +10,15 @@ extension name that another plugin already provides, quarantines that plugin (on
 plugin, hook, expected and given); this distribution's own plugins load first, so a third-party
 plugin cannot take a built-in technique's name.
 
+A plugin whose ``suite_techniques`` is one :func:`~suite.declaration.hooks.lazy_hook` (``listed=True``)
+whose package's ``technique.toml`` names the technique (a top-level ``name = "..."`` line) is
+imported when that technique is first asked for (:meth:`Registry.technique`) or every technique
+is (:meth:`Registry.techniques`, :meth:`Registry.load_all`): ``suite run --technique T`` imports
+one technique module, not every plugin's (each imports its claims, workloads and models). Its
+name is reserved when the registry is built (a duplicate is found then); the hook is called,
+checked and guarded (import-time patches) as at load, and a fault quarantines the plugin then.
+Strict mode calls every hook when the registry is built.
+
 What is cheap is done when the registry is built (techniques, profile folders, extension names);
 what is expensive is deferred to its first use, so that `suite techniques` imports no execute
 code (issue 19): fidelities and extension schemas given as ``"module:attribute"`` references are
@@ -26,9 +35,11 @@ The core never imports a plugin by name: this module is the only place plugins e
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
+import time
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -39,6 +50,7 @@ from typing import Any
 import pluggy
 
 from suite import hookspecs
+from suite.declaration.hooks import declared_technique
 from suite.errors import PluginError, TechniqueError, did_you_mean
 from suite.technique import Technique, is_reference, resolve_reference
 
@@ -104,6 +116,19 @@ def _dist_cached(path: str, dist: Any) -> tuple[str, str]:
 def _provider(info: "PluginInfo") -> str:
     """How a plugin's workloads name their provider: ``DIST (plugin 'NAME')``."""
     return f"{info.distribution} (plugin {info.name!r})"
+
+
+def _declared_name(pm: pluggy.PluginManager) -> str | None:
+    """The technique the plugin's ``suite_techniques`` hook will return, known without calling it
+    (one :func:`~suite.declaration.hooks.lazy_hook`: :func:`~suite.declaration.hooks.declared_technique`)."""
+    impls = pm.hook.suite_techniques.get_hookimpls()
+    return declared_technique(impls[0].function) if len(impls) == 1 else None
+
+
+def _patched(patched: list[str]) -> str:
+    """The quarantine reason of a plugin that rebound shared names while it loaded."""
+    return (f"patched {', '.join(patched[:3])}{' ...' if len(patched) > 3 else ''} "
+            f"while loading (put back); expected a plugin that changes no shared module")
 
 
 def _is_model_class(v: Any) -> bool:
@@ -181,6 +206,8 @@ class Registry:
         self.strict = strict_from_env() if strict is None else strict
         self.plugins: list[PluginInfo] = []
         self._techniques: dict[str, tuple[Technique, PluginInfo]] = {}
+        #: technique name -> the plugin whose deferred suite_techniques hook will return it
+        self._deferred: dict[str, PluginInfo] = {}
         self._pm_by_plugin: dict[str, pluggy.PluginManager] = {}
         self._profile_paths: list[Path] = []
         self._workloads: list[tuple[str, Any]] = []
@@ -237,11 +264,6 @@ class Registry:
     def _load(self, info: PluginInfo, load: Callable[[], Any]) -> None:
         """Import one plugin, call every hook it implements once, check what each returns, and
         keep its contributions only if all of it is valid (else quarantine it whole)."""
-        import time
-
-        import contextlib
-        import sys
-
         from suite.tamper import snapshot, undo_changes
 
         self.plugins.append(info)
@@ -257,8 +279,7 @@ class Registry:
             patched = undo_changes(before, info.module)
         if patched:
             self._unregister(info)
-            self._quarantine(info, f"patched {', '.join(patched[:3])}{' ...' if len(patched) > 3 else ''} "
-                                   f"while loading (put back); expected a plugin that changes no shared module")
+            self._quarantine(info, _patched(patched))
 
     def _load_checked(self, info: PluginInfo, load: Callable[[], Any]) -> None:
         taken = next((p for p in self.plugins if p is not info and p.name == info.name), None)
@@ -282,8 +303,11 @@ class Registry:
             return
         got: dict[str, list[Any]] = {}
         # suite_workloads is called later, the first time workloads are asked for (plugin_workloads):
-        # building them (layer tables, datasets) is what listing techniques must not pay for
-        for hook in ("suite_techniques", "suite_hardware_profiles", "suite_profile_extensions"):
+        # building them (layer tables, datasets) is what listing techniques must not pay for; so is
+        # suite_techniques when the plugin's technique file names its technique (_declared_name)
+        deferred = None if self.strict else _declared_name(pm)
+        hooks = ("suite_techniques",) * (deferred is None) + ("suite_hardware_profiles", "suite_profile_extensions")
+        for hook in hooks:
             try:
                 got[hook] = list(getattr(pm.hook, hook)())
             except Exception as exc:
@@ -293,16 +317,10 @@ class Registry:
         if problem:
             self._quarantine(info, problem)
             return
-        techs = [t for lst in got["suite_techniques"] for t in (lst or [])]
-        for t in techs:
-            if t.name in self._techniques:
-                other = self._techniques[t.name][1]
-                self._quarantine(info, f"suite_techniques(): technique {t.name!r} is already provided by "
-                                       f"{other.distribution} (plugin {other.name!r}); expected a unique name, "
-                                       f"got a duplicate from {info.distribution}")
-                return
-        if len({t.name for t in techs}) != len(techs):
-            self._quarantine(info, "suite_techniques(): expected unique technique names, got a name twice")
+        techs = [t for lst in got.get("suite_techniques", ()) for t in (lst or [])]
+        twice = self._technique_clash(info, [t.name for t in techs] if deferred is None else [deferred])
+        if twice:
+            self._quarantine(info, twice)
             return
         exts = {k: v for d in got["suite_profile_extensions"] for k, v in (d or {}).items()}
         clash = sorted((set(exts) & set(self._extensions)) | (set(exts) & CORE_EXTENSION_NAMES))
@@ -313,15 +331,79 @@ class Registry:
         for t in techs:
             self._techniques[t.name] = (t, info)
             info.techniques.append(t.name)
+        if deferred is not None:
+            self._deferred[deferred] = info
+            info.techniques.append(deferred)
         self._profile_paths += [Path(p) for lst in got["suite_hardware_profiles"] for p in (lst or [])]
         self._extensions.update(exts)
         self._ext_owner.update({k: info for k in exts})
         self._pm_by_plugin[info.name] = pm
 
+    def _technique_clash(self, info: PluginInfo, names: list[str]) -> str | None:
+        """Why *info* may not provide the techniques *names* (one line), or None: a name another
+        plugin provides or has reserved (a deferred hook), or a name twice."""
+        for name in names:
+            other = self._techniques[name][1] if name in self._techniques else self._deferred.get(name)
+            if other is not None and other is not info:
+                return (f"suite_techniques(): technique {name!r} is already provided by {other.distribution} "
+                        f"(plugin {other.name!r}); expected a unique name, got a duplicate from {info.distribution}")
+        if len(set(names)) != len(names):
+            return "suite_techniques(): expected unique technique names, got a name twice"
+        return None
+
+    def _undefer(self, name: str | None = None) -> None:
+        """Call the deferred ``suite_techniques`` hook of the plugin that reserved technique *name*
+        (of every such plugin, in load order, when None; nothing when *name* is not reserved)."""
+        if name is None:
+            for info in [p for p in self.plugins if any(i is p for i in self._deferred.values())]:
+                self._undefer_plugin(info)
+        elif name in self._deferred:
+            self._undefer_plugin(self._deferred[name])
+
+    def _undefer_plugin(self, info: PluginInfo) -> None:
+        """Call *info*'s deferred ``suite_techniques`` hook and register what it returns, as
+        :meth:`_load` would have; a fault drops the plugin (:meth:`_drop`: its reserved names then
+        say why it is quarantined)."""
+        for name in [n for n, i in self._deferred.items() if i is info]:
+            del self._deferred[name]
+        pm = self._pm_by_plugin.get(info.name)
+        if pm is None or info.status != "ok":
+            return
+        techs, why, detail = self._call_deferred(info, pm)
+        why = why or self._technique_clash(info, [t.name for t in techs])
+        if why:
+            self._drop(info, why, detail)
+            return
+        info.techniques = [t.name for t in techs]
+        for t in techs:
+            self._techniques[t.name] = (t, info)
+
+    def _call_deferred(self, info: PluginInfo, pm: pluggy.PluginManager) -> tuple[list[Technique], str | None, str]:
+        """(techniques, None, "") that *info*'s ``suite_techniques`` hook returns, called as :meth:`_load`
+        calls hooks (stdout to stderr, its time added to ``import_seconds``, names it rebinds in a
+        shared module put back), or ([], the reason to quarantine it, traceback)."""
+        from suite.tamper import snapshot, undo_changes
+
+        t0 = time.perf_counter()
+        before = snapshot()
+        got: list[Any] = []
+        why, detail = None, ""
+        try:
+            with contextlib.redirect_stdout(sys.stderr):
+                got = list(pm.hook.suite_techniques())
+        except Exception as exc:  # noqa: BLE001 - a broken hook costs only its plugin
+            why, detail = f"suite_techniques() failed: {_why(exc)}", traceback.format_exc()
+        finally:
+            info.import_seconds += time.perf_counter() - t0
+            patched = undo_changes(before, info.module)
+        why = _patched(patched) if patched else why or _check_hook_results({"suite_techniques": got})
+        return ([] if why else [t for lst in got for t in (lst or [])]), why, detail
+
     def _unregister(self, info: PluginInfo) -> None:
         """Take back what *info* registered while loading (before it was quarantined)."""
         for t in info.techniques:
             self._techniques.pop(t, None)
+            self._deferred.pop(t, None)
         info.techniques = []
         for n in [n for n, o in self._ext_owner.items() if o is info]:
             self._extensions.pop(n, None)
@@ -330,12 +412,16 @@ class Registry:
 
     # -- queries
     def techniques(self, category: str | None = None) -> list[Technique]:
+        self._undefer()
         ts = [t for t, _ in self._techniques.values()]
         if category:
             ts = [t for t in ts if t.category == category]
         return sorted(ts, key=lambda t: t.name)
 
     def technique(self, name: str) -> Technique:
+        self._undefer(name)
+        if name not in self._techniques:
+            self._undefer()  # a plugin whose technique file names another technique than its hook returns
         if name not in self._techniques:
             q = [p for p in self.plugins if p.status != "ok"]
             extra = f" ({len(q)} plugin(s) quarantined: see `suite plugins`)" if q else ""
@@ -371,6 +457,7 @@ class Registry:
         """Call the hooks the registry defers (``suite_workloads``) and import every reference
         (profile extensions) now, so every plugin that would be quarantined is (``suite plugins``,
         the conformance kit)."""
+        self._undefer()
         self.plugin_workloads()
         self.profile_extensions()
         return self
@@ -404,6 +491,7 @@ class Registry:
         and its hooks (:meth:`executor`). Its profile folders stay (a library may be built)."""
         for t in info.techniques:
             self._techniques.pop(t, None)
+            self._deferred.pop(t, None)
             self._dropped[t] = info
         info.techniques = []
         for n in [n for n, o in self._ext_owner.items() if o is info]:
@@ -416,9 +504,6 @@ class Registry:
 
     def _load_workloads(self, info: PluginInfo, pm: pluggy.PluginManager) -> None:
         drop = functools.partial(self._drop, info)
-        import contextlib
-        import sys
-
         try:
             # what the hook prints goes to stderr, as while the plugin loaded (_load): stdout is the
             # commands' output (--format json must stay parseable)
@@ -463,9 +548,6 @@ class Registry:
         techniques does not import pydantic); references are imported here, on first use. One
         that does not import, or names no pydantic model class, quarantines its plugin then
         (its techniques leave the registry; strict mode raises)."""
-        import contextlib
-        import sys
-
         for name, v in list(self._extensions.items()):
             if not isinstance(v, str) or name not in self._extensions:  # (dropped with its plugin above)
                 continue
@@ -488,9 +570,6 @@ class Registry:
         """The executor a plugin's ``suite_executor`` hook returns for *name* (the first not None),
         or None. A hook that raises quarantines its plugin, like any other broken hook (strict mode
         raises :class:`~suite.errors.PluginError`); the other plugins are still asked."""
-        import contextlib
-        import sys
-
         for info in list(self.plugins):
             pm = self._pm_by_plugin.get(info.name)
             if pm is None or info.status != "ok":

@@ -17,7 +17,7 @@ from suite.declaration.vocabulary import is_reference, resolve_reference
 from suite.errors import PluginError
 from suite.hookspecs import hookimpl
 
-__all__ = ["lazy_hook"]
+__all__ = ["lazy_hook", "declared_technique"]
 
 
 def lazy_hook(reference: str, *, call: bool = False, listed: bool = False) -> Callable[[], Any]:
@@ -60,4 +60,32 @@ def lazy_hook(reference: str, *, call: bool = False, listed: bool = False) -> Ca
 
     hook.__module__ = reference.partition(":")[0].split(".")[0]
     hook.__qualname__ = hook.__name__ = f"lazy_hook({reference!r})"
+    # what the hook will return, readable without calling it (the registry defers a technique
+    # hook whose package's technique file names its technique: suite.registry)
+    setattr(hook, LAZY_ATTRIBUTE, (reference, call, listed))
     return hookimpl(hook)
+
+
+#: the attribute of a :func:`lazy_hook` function that holds ``(reference, call, listed)``
+LAZY_ATTRIBUTE = "_suite_lazy_hook"
+
+
+def declared_technique(hook: Callable[..., Any]) -> str | None:
+    """The name of the technique the hook implementation *hook* will return, read without calling
+    it: *hook* is a :func:`lazy_hook` with ``listed=True`` (not ``call``) and the ``technique.toml``
+    of its reference's top-level package names the technique on a plain top-level line
+    (:func:`suite.hardware.name_scan.scan_top_name`); else None (call the hook to know). The
+    registry reserves the name and registers what the hook returns once it calls it
+    (:class:`suite.registry.Registry`)."""
+    from suite.declaration.loader import TECHNIQUE_FILE
+    from suite.declaration.params import read_data
+    from suite.hardware.name_scan import scan_top_name
+
+    lazy = getattr(hook, LAZY_ATTRIBUTE, None)
+    if lazy is None or lazy[1] or not lazy[2]:
+        return None
+    try:
+        text = read_data(lazy[0].partition(":")[0], TECHNIQUE_FILE)
+    except Exception:  # noqa: BLE001 - no readable file: the hook is called, and says what is wrong
+        return None
+    return scan_top_name(text) if isinstance(text, str) else None

@@ -14,13 +14,17 @@ once: a multi-line string, a backslash, a quoted header, a ``profile`` key outsi
 A name is letters, digits and ``._+-`` (what the library accepts), so the scanned text is the
 parsed value. What the scan does not check (the rest of the file's syntax) is checked when the
 file is parsed.
+
+:func:`scan_top_name` reads the same way the top-level ``name`` of a plugin's ``technique.toml``
+(the lines above its first table header), so the registry knows which technique a plugin declares
+before importing it (:class:`suite.registry.Registry`).
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["scan_profile_name"]
+__all__ = ["scan_profile_name", "scan_top_name"]
 
 _PROFILE_HEADER = re.compile(r"\[[ \t]*profile[ \t]*\][ \t]*(?:#.*)?")
 _OTHER_PROFILE_HEADER = re.compile(r"\[[ \t]*\[?[ \t]*profile[ \t]*[\]\[]")  # [[profile]], [ profile ]]...
@@ -52,6 +56,24 @@ def scan_profile_name(text: str) -> str | None:
         elif at_top and _TOP_PROFILE_KEY.match(line):
             return None
         elif in_profile and _NAME_KEY.match(line):
+            m = _NAME_LINE.fullmatch(line)
+            if m is None or name is not None:
+                return None
+            name = m.group(1) or m.group(2)
+    return name
+
+
+def scan_top_name(text: str) -> str | None:
+    """The top-level ``name`` of the TOML document *text* when one plain ``name = "NAME"`` line
+    says it above every table header, multi-line string and backslash (the lines a reader takes
+    as they are), else None (parse the file to know). A second ``name`` key further down is a
+    syntax error, found when the file is parsed."""
+    name: str | None = None
+    for line in text.split("\n"):
+        line = line.removesuffix("\r")
+        if line.lstrip(" \t").startswith("[") or '"""' in line or "'''" in line or "\\" in line:
+            break
+        if _NAME_KEY.match(line):
             m = _NAME_LINE.fullmatch(line)
             if m is None or name is not None:
                 return None

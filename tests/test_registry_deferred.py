@@ -1,0 +1,144 @@
+"""A plugin whose technique hook is a lazy_hook and whose technique.toml names the technique is
+imported when that technique is first asked for (issue 44: `suite run --technique T` imported
+every plugin's technique module, ~0.1 s of its start-up)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from suite.errors import PluginError
+from suite.hardware.name_scan import scan_top_name
+from suite.registry import Registry
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_TOML = """\
+# a header comment
+name = "{name}"
+title = \"\"\"\\
+    A technique, its title on two lines\"\"\"
+category = "communication"
+
+[fidelities]
+model = "{pkg}.model:evaluate"
+
+[paper]
+title = "A paper"
+
+[[variants]]
+name = "base"
+description = "the baseline"
+baseline = true
+"""
+
+_TECHNIQUE_PY = "from suite.api import declare_technique\n{before}\nTECHNIQUE = declare_technique(__name__{file})\n"
+
+
+def _plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pkg: str, name: str, *, before: str = "",
+            file: str = "") -> object:
+    """The imported top-level package *pkg* of a plugin declaring technique *name* in its
+    technique.toml, its hook ``lazy_hook("PKG.technique:TECHNIQUE", listed=True)``."""
+    d = tmp_path / pkg
+    d.mkdir()
+    (d / "__init__.py").write_text(
+        f"from suite.api import lazy_hook\nsuite_techniques = lazy_hook('{pkg}.technique:TECHNIQUE', listed=True)\n")
+    (d / "model.py").write_text("def evaluate(scenario):\n    raise NotImplementedError\n")
+    (d / "technique.py").write_text(_TECHNIQUE_PY.format(before=before, file=f", file={file!r}" if file else ""))
+    (d / "technique.toml").write_text(_TOML.format(name=name, pkg=pkg))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+    return importlib.import_module(pkg)
+
+
+def test_the_technique_module_is_imported_when_its_technique_is_asked_for(tmp_path, monkeypatch):
+    reg = Registry(entry_points_=[], modules=[("la", _plugin(tmp_path, monkeypatch, "lazy_reg_a", "lazy-a"))])
+    assert "lazy_reg_a.technique" not in sys.modules
+    assert [(p.name, p.status, p.techniques) for p in reg.plugins] == [("la", "ok", ["lazy-a"])]
+    tech = reg.technique("lazy-a")
+    assert "lazy_reg_a.technique" in sys.modules
+    assert (tech.name, tech.category, tech.variant_names) == ("lazy-a", "communication", ["base"])
+    assert reg.plugin_of("lazy-a").name == "la"
+    assert [t.name for t in reg.techniques()] == ["lazy-a"]
+
+
+def test_a_deferred_technique_that_fails_to_import_quarantines_its_plugin_when_asked_for(tmp_path, monkeypatch):
+    mod = _plugin(tmp_path, monkeypatch, "lazy_reg_b", "lazy-b", before="raise RuntimeError('boom')")
+    reg = Registry(entry_points_=[], modules=[("lb", mod)])
+    assert reg.quarantined() == []
+    with pytest.raises(PluginError) as e:
+        reg.technique("lazy-b")
+    assert str(e.value) == ("technique 'lazy-b': plugin 'lb' (<in-process>) is quarantined: suite_techniques() "
+                            "failed: RuntimeError: boom (see `suite plugins`)")
+    assert [p.name for p in reg.quarantined()] == ["lb"]
+    assert reg.techniques() == []
+    with pytest.raises(PluginError, match=r"^plugin 'lb' \(<in-process>\): suite_techniques\(\) failed: "
+                                          r"RuntimeError: boom$"):
+        Registry(entry_points_=[], modules=[("lb", mod)], strict=True)  # strict: every hook at build
+
+
+def test_a_name_two_files_declare_quarantines_the_later_plugin_without_importing_either(tmp_path, monkeypatch):
+    first = _plugin(tmp_path, monkeypatch, "lazy_reg_c1", "lazy-c")
+    second = _plugin(tmp_path, monkeypatch, "lazy_reg_c2", "lazy-c")
+    reg = Registry(entry_points_=[], modules=[("c1", first), ("c2", second)])
+    [q] = reg.quarantined()
+    assert (q.name, q.reason) == ("c2", "suite_techniques(): technique 'lazy-c' is already provided by <in-process> "
+                                        "(plugin 'c1'); expected a unique name, got a duplicate from <in-process>")
+    assert "lazy_reg_c1.technique" not in sys.modules and "lazy_reg_c2.technique" not in sys.modules
+    assert reg.plugin_of("lazy-c").name == "c1"
+
+
+def test_a_technique_built_from_another_file_is_found_under_the_name_its_hook_returns(tmp_path, monkeypatch):
+    mod = _plugin(tmp_path, monkeypatch, "lazy_reg_d", "lazy-d", file="other.toml")
+    (tmp_path / "lazy_reg_d" / "other.toml").write_text(_TOML.format(name="lazy-other", pkg="lazy_reg_d"))
+    reg = Registry(entry_points_=[], modules=[("ld", mod)])
+    assert reg.technique("lazy-other").name == "lazy-other"
+    with pytest.raises(PluginError, match=r"^unknown technique 'lazy-d'.*installed: lazy-other$"):
+        reg.technique("lazy-d")
+    assert reg.plugins[0].techniques == ["lazy-other"]
+
+
+def test_a_deferred_import_that_patches_a_shared_module_is_put_back_and_quarantined(tmp_path, monkeypatch):
+    mod = _plugin(tmp_path, monkeypatch, "lazy_reg_e", "lazy-e", before="import math\nmath.pi = 3.0")
+    reg = Registry(entry_points_=[], modules=[("le", mod)])
+    with pytest.raises(PluginError, match=r"is quarantined: patched math.pi while loading \(put back\)"):
+        reg.technique("lazy-e")
+    assert math.pi == 3.141592653589793
+
+
+def test_the_installed_plugins_import_only_the_technique_asked_for():
+    """In a fresh process: looking up poseidon imports one technique module; listing imports them
+    all and gives the names the strict (every hook at build) registry gives."""
+    code = (
+        "import json, sys\n"
+        "from suite.registry import Registry\n"
+        "reg = Registry(strict=False)\n"
+        "reg.technique('poseidon')\n"
+        "mods = sorted(m for m in sys.modules if m.startswith('suite_') and m.endswith('.technique'))\n"
+        "names = [t.name for t in reg.techniques()]\n"
+        "strict = [t.name for t in Registry(strict=True).techniques()]\n"
+        "print(json.dumps([mods, names == strict, len(names), reg.quarantined()]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    mods, same, count, quarantined = json.loads(out.stdout)
+    assert mods == ["suite_poseidon.technique"]
+    assert same and count == 21 and quarantined == []  # 22 plugins; suite_slurm provides an executor only
+
+
+@pytest.mark.parametrize("text, name", [
+    ('name = "poseidon"\ntitle = """\\\n  two lines"""\n', "poseidon"),
+    ("# comment\nname = 'mg-wfbp'  # a comment\n[paper]\nname = \"other\"\n", "mg-wfbp"),
+    ('title = """x"""\nname = "late"\n', None),  # after a multi-line string: parse to know
+    ('[paper]\nname = "in-a-table"\n', None),
+    ('name = "a"\nname = "b"\n', None),
+    ('name = "tab\\tname"\n', None),
+    ("name.first = 'x'\n", None),
+    ('version = "1"\n', None),
+])
+def test_scan_top_name_answers_only_when_a_plain_line_says_it(text, name):
+    assert scan_top_name(text) == name
