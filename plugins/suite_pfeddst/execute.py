@@ -257,12 +257,12 @@ def _train(model: FlatModel, theta, X, y, lr: float, steps: int, lo: int, hi: in
     One client of :func:`_train_many` (the fast path of the one-hidden-layer model's three
     blocks); any other block, or logistic regression, takes :func:`_train_reference`.
     """
-    return _train_many(model, [theta], _groups([(X, y)]), lr, steps, lo, hi)[0]
+    return _train_many(model, [theta], _batch([(X, y)], model.k), lr, steps, lo, hi)[0]
 
 
 def _train_reference(model: FlatModel, theta, X, y, lr: float, steps: int, lo: int, hi: int) -> np.ndarray:
     """*steps* steps on theta[lo:hi] with the full gradient of :meth:`FlatModel.loss_grad` (the oracle
-    of :func:`_train_many`, bit for bit)."""
+    of :func:`_train_many`: the same sums in another order, equal to ~1e-15 relative)."""
     theta = theta.copy()
     for _ in range(steps):
         _, g = model.loss_grad(theta, X, y)
@@ -289,26 +289,107 @@ def _groups(data) -> list[_Group]:
             for m in by.values()]
 
 
-def _train_many(model: FlatModel, thetas, groups: list[_Group], lr: float, steps: int, lo: int,
+@dataclass(frozen=True)
+class _Batch:
+    """Every client's ``(X, y)`` part in one stack, zero-padded to the largest part (``m`` rows).
+
+    ``X1 (g, m, d + 1)``: the samples with a column of ones appended (the bias as one more input,
+    so ``X1 @ [W1; b1] = X W1 + b1``); padded rows are zero, ones column included. ``n (g, 1, 1)``
+    samples per client; ``rows (g, m, 1)`` 1.0 on a real row, 0.0 on a padded one; ``at`` the flat positions of
+    ``[i, y[i, j], j]`` in a C-contiguous ``(g, k, m)`` array (class scores of client ``i``'s
+    sample ``j`` in the class-major layout); ``parts`` the unpadded ``(X, y)`` parts.
+    """
+
+    X1: np.ndarray
+    n: np.ndarray
+    rows: np.ndarray
+    at: np.ndarray
+    parts: tuple
+
+
+def _batch(data, k: int) -> _Batch:
+    """:class:`_Batch` of the clients' ``(X, y)`` parts (``k`` classes)."""
+    g, m = len(data), max(len(y) for _, y in data)
+    d = int(np.shape(data[0][0])[1])
+    X1, y1, rows = np.zeros((g, m, d + 1)), np.zeros((g, m), np.int64), np.zeros((g, m, 1))
+    for i, (X, y) in enumerate(data):
+        X1[i, :len(y), :d] = X
+        X1[i, :len(y), d] = 1.0
+        y1[i, :len(y)] = y
+        rows[i, :len(y)] = 1.0
+    at = (np.arange(g)[:, None] * (k * m) + y1 * m + np.arange(m)[None, :]).reshape(-1).astype(np.intp)
+    n = np.array([len(y) for _, y in data], float).reshape(g, 1, 1)
+    return _Batch(X1, n, rows, at, tuple(data))
+
+
+def _train_many(model: FlatModel, thetas, batch: _Batch, lr: float, steps: int, lo: int,
                 hi: int) -> list[np.ndarray]:
-    """:func:`_train` of every client (``thetas[i]`` on the data of the group holding ``i``).
+    """:func:`_train` of every client (``thetas[i]`` on ``batch``'s part ``i``).
 
     The one-hidden-layer model's three blocks (the whole model, the extractor ``[W1, b1]``, the
-    header ``[W2, b2]``) take :func:`_train_group`, one stacked pass per group of equal-sized
-    clients; any other block takes :func:`_train_reference` client by client.
+    header ``[W2, b2]``) take :func:`_train_batch`, one stacked pass over all clients; any other
+    block takes :func:`_train_reference` client by client.
     """
     split = _split(model)
-    out = [None] * len(thetas)
-    for grp in groups:
-        if model.hidden > 0 and (lo, hi) in ((0, model.size), (0, split), (split, model.size)):
-            new = _train_group(model, [thetas[i] for i in grp.members], grp.X, grp.y, lr, steps, lo == 0,
-                               hi == model.size)
-        else:
-            new = [_train_reference(model, thetas[i], grp.X[j], grp.y[j], lr, steps, lo, hi)
-                   for j, i in enumerate(grp.members)]
-        for i, th in zip(grp.members, new):
-            out[i] = th
-    return out
+    if model.hidden > 0 and (lo, hi) in ((0, model.size), (0, split), (split, model.size)):
+        return _train_batch(model, thetas, batch, lr, steps, lo == 0, hi == model.size)
+    return [_train_reference(model, th, X, y, lr, steps, lo, hi) for th, (X, y) in zip(thetas, batch.parts)]
+
+
+def _train_batch(model: FlatModel, thetas, b: _Batch, lr: float, steps: int, extractor: bool,
+                 header: bool) -> list[np.ndarray]:
+    """*steps* full-batch steps of the one-hidden-layer MLP for every client at once, on the
+    extractor and/or the header, the other block frozen.
+
+    The gradient of :meth:`FlatModel.loss_grad` (mean cross-entropy; the L2 term on the weights)
+    for the stacked clients: the biases ride in the GEMMs as a column of ones (``[X 1] [W1; b1]``,
+    and their gradients ``[X 1]^T dh``), the class scores are kept class-major ``(g, k, m)`` so the
+    softmax's max and sum run over whole rows; a padded row's inputs and hidden units (its ones
+    included) are exact zeros, so it adds exact zeros to every gradient sum. The same sums as
+    :func:`_train_reference` in another order: equal to ~1e-15 relative (tested).
+    Skipped: the loss value, the frozen block's gradient and, while the extractor is frozen,
+    recomputing the hidden layer from unchanged weights.
+    """
+    d, h, r = model.d, model.hidden, model.l2
+    flat = np.stack(thetas)
+    g, m, split = len(flat), b.X1.shape[1], _split(model)
+    W1 = np.ascontiguousarray(flat[:, :split]).reshape(g, d + 1, h)  # [W1; b1]: the extractor's layout
+    W2 = np.ascontiguousarray(flat[:, split:]).reshape(g, h + 1, model.k)  # [W2; b2]
+    h1 = np.empty((g, m, h + 1))
+    h1[..., h:] = b.rows  # the ones column of the hidden layer (zero on padded rows)
+    X1T = b.X1.transpose(0, 2, 1)
+    a = None
+    for _ in range(steps):
+        if a is None or extractor:
+            a = b.X1 @ W1
+            np.maximum(a, 0.0, out=h1[..., :h])
+        delta = _softmax_error(W2.transpose(0, 2, 1) @ h1.transpose(0, 2, 1), b).transpose(0, 2, 1)
+        if extractor:
+            dh = delta @ W2[:, :h, :].transpose(0, 2, 1)
+            dh *= a > 0
+            gW1 = X1T @ dh
+            if r:
+                gW1[:, :d] += r * W1[:, :d]
+        if header:
+            gW2 = h1.transpose(0, 2, 1) @ delta
+            if r:
+                gW2[:, :h] += r * W2[:, :h]
+            W2 -= lr * gW2
+        if extractor:
+            W1 -= lr * gW1
+    return list(np.concatenate([W1.reshape(g, -1), W2.reshape(g, -1)], axis=1))
+
+
+def _softmax_error(zT: np.ndarray, b: _Batch) -> np.ndarray:
+    """d(mean cross-entropy)/d(scores) of class-major scores ``zT (g, k, m)``, in place:
+    ``(softmax - one_hot(y)) / n`` (a padded row gets a finite value that only ever meets the
+    row's exact zeros: its inputs and its hidden units, ones column included)."""
+    zT -= zT.max(axis=1, keepdims=True)
+    np.exp(zT, out=zT)
+    zT /= zT.sum(axis=1, keepdims=True)
+    zT.reshape(-1)[b.at] -= 1.0
+    zT /= b.n
+    return zT
 
 
 def _stacked(model: FlatModel, thetas) -> list[np.ndarray]:
@@ -319,48 +400,6 @@ def _stacked(model: FlatModel, thetas) -> list[np.ndarray]:
     cut = np.cumsum([0, d * h, h, h * k, k])
     shapes = ((g, d, h), (g, 1, h), (g, h, k), (g, 1, k))
     return [np.ascontiguousarray(flat[:, cut[j]:cut[j + 1]]).reshape(shapes[j]) for j in range(4)]
-
-
-def _train_group(model: FlatModel, thetas, X: np.ndarray, y: np.ndarray, lr: float, steps: int,
-                 extractor: bool, header: bool) -> list[np.ndarray]:
-    """*steps* full-batch steps of the one-hidden-layer MLP for *g* clients at once, on the
-    extractor and/or the header, the other block frozen. ``X (g, n, d)``, ``y (g, n)``.
-
-    Client by client the same floating-point operations as :meth:`FlatModel.loss_grad` (mean
-    reduction) in the same order: a stacked matmul runs one GEMM per client, and every reduction
-    runs along the same axis of the same client's rows, so each result is bit-identical to
-    :func:`_train_reference` (tested). Skipped: the loss value, the frozen block's gradient and,
-    while the extractor is frozen, recomputing the hidden layer from unchanged weights.
-    """
-    W1, b1, W2, b2 = _stacked(model, thetas)
-    g, n = y.shape
-    at = _label_index(y, model.k)
-    r = model.l2
-    XT = X.transpose(0, 2, 1)
-    a = h = None
-    for _ in range(steps):
-        if a is None or extractor:
-            a = X @ W1 + b1
-            h = np.maximum(a, 0.0)
-        z = h @ W2 + b2
-        z -= _row_max(z)
-        e = np.exp(z)
-        delta = e / e.sum(axis=2, keepdims=True)
-        delta.reshape(-1)[at] -= 1.0
-        delta /= n
-        if extractor:
-            dh = (delta @ W2.transpose(0, 2, 1)) * (a > 0)
-            gW1 = XT @ dh + r * W1
-            gb1 = dh.sum(axis=1, keepdims=True)
-        if header:
-            gW2 = h.transpose(0, 2, 1) @ delta + r * W2
-            gb2 = delta.sum(axis=1, keepdims=True)
-            W2 -= lr * gW2
-            b2 -= lr * gb2
-        if extractor:
-            W1 -= lr * gW1
-            b1 -= lr * gb1
-    return list(np.concatenate([W1.reshape(g, -1), b1.reshape(g, -1), W2.reshape(g, -1), b2.reshape(g, -1)], axis=1))
 
 
 def _row_max(z: np.ndarray) -> np.ndarray:
@@ -482,7 +521,7 @@ class _Federation:
         self.history: list[list[list[int]]] = []
         self.agg_err = self.score_err = self.t_score = self.t_train = 0.0
         self.weights = np.array([len(cl.train[i][1]) for i in range(cl.n)], float)
-        self.train, self.test = _groups(cl.train), _groups(cl.test)  # stacked once: every round uses them
+        self.train, self.test = _batch(cl.train, cl.classes), _groups(cl.test)  # stacked once: every round uses them
 
     def _train(self, thetas, steps: int, lo: int, hi: int):
         t0 = self.clock()
