@@ -294,17 +294,26 @@ class _Batch:
     """Every client's ``(X, y)`` part in one stack, zero-padded to the largest part (``m`` rows).
 
     ``X1 (g, m, d + 1)``: the samples with a column of ones appended (the bias as one more input,
-    so ``X1 @ [W1; b1] = X W1 + b1``); padded rows are zero, ones column included. ``n (g, 1, 1)``
-    samples per client; ``rows (g, m, 1)`` 1.0 on a real row, 0.0 on a padded one; ``at`` the flat positions of
-    ``[i, y[i, j], j]`` in a C-contiguous ``(g, k, m)`` array (class scores of client ``i``'s
-    sample ``j`` in the class-major layout); ``parts`` the unpadded ``(X, y)`` parts.
+    so ``X1 @ [W1; b1] = X W1 + b1``); padded rows are zero, ones column included; ``y (g, m)``
+    the labels (0 on padded rows); ``n (g, 1, 1)`` samples per client; ``rows (g, m, 1)`` 1.0 on a
+    real row, 0.0 on a padded one; ``at`` the flat positions of ``[i, y[i, j], j]`` in a
+    C-contiguous ``(g, k, m)`` array (class scores of client ``i``'s sample ``j`` in the
+    class-major layout); ``parts`` the unpadded ``(X, y)`` parts; ``classes`` k.
     """
 
     X1: np.ndarray
+    y: np.ndarray
     n: np.ndarray
     rows: np.ndarray
     at: np.ndarray
     parts: tuple
+    classes: int
+
+    def clients(self, lo: int, hi: int) -> _Batch:
+        """Clients ``lo..hi-1`` as a batch of their own (views; ``at`` shifted to it)."""
+        m = self.X1.shape[1]
+        return _Batch(self.X1[lo:hi], self.y[lo:hi], self.n[lo:hi], self.rows[lo:hi],
+                      self.at[lo * m:hi * m] - lo * self.classes * m, self.parts[lo:hi], self.classes)
 
 
 def _batch(data, k: int) -> _Batch:
@@ -319,7 +328,13 @@ def _batch(data, k: int) -> _Batch:
         rows[i, :len(y)] = 1.0
     at = (np.arange(g)[:, None] * (k * m) + y1 * m + np.arange(m)[None, :]).reshape(-1).astype(np.intp)
     n = np.array([len(y) for _, y in data], float).reshape(g, 1, 1)
-    return _Batch(X1, n, rows, at, tuple(data))
+    return _Batch(X1, y1, n, rows, at, tuple(data), k)
+
+
+#: clients per stacked pass of :func:`_train_batch`: a pass's arrays (~35 kB of inputs per client) then
+#: stay near a core's cache; on this project's 2-core machine 20 clients at once took 2-3x the CPU
+#: of two passes of 10 under load (docs/performance.md, "plugins' evaluation, 0.3.3")
+TRAIN_CHUNK = 10
 
 
 def _train_many(model: FlatModel, thetas, batch: _Batch, lr: float, steps: int, lo: int,
@@ -327,12 +342,16 @@ def _train_many(model: FlatModel, thetas, batch: _Batch, lr: float, steps: int, 
     """:func:`_train` of every client (``thetas[i]`` on ``batch``'s part ``i``).
 
     The one-hidden-layer model's three blocks (the whole model, the extractor ``[W1, b1]``, the
-    header ``[W2, b2]``) take :func:`_train_batch`, one stacked pass over all clients; any other
+    header ``[W2, b2]``) take :func:`_train_batch`, one stacked pass per TRAIN_CHUNK clients; any other
     block takes :func:`_train_reference` client by client.
     """
     split = _split(model)
     if model.hidden > 0 and (lo, hi) in ((0, model.size), (0, split), (split, model.size)):
-        return _train_batch(model, thetas, batch, lr, steps, lo == 0, hi == model.size)
+        out: list[np.ndarray] = []
+        for at in range(0, len(thetas), TRAIN_CHUNK):
+            out += _train_batch(model, thetas[at:at + TRAIN_CHUNK], batch.clients(at, at + TRAIN_CHUNK), lr,
+                                steps, lo == 0, hi == model.size)
+        return out
     return [_train_reference(model, th, X, y, lr, steps, lo, hi) for th, (X, y) in zip(thetas, batch.parts)]
 
 
@@ -358,25 +377,32 @@ def _train_batch(model: FlatModel, thetas, b: _Batch, lr: float, steps: int, ext
     h1 = np.empty((g, m, h + 1))
     h1[..., h:] = b.rows  # the ones column of the hidden layer (zero on padded rows)
     X1T = b.X1.transpose(0, 2, 1)
-    a = None
+    # every step's arrays written in place: fresh temporaries of this size cost page faults
+    a, dh, on = np.empty((g, m, h)), np.empty((g, m, h)), np.empty((g, m, h), bool)
+    zT, gW1, gW2 = np.empty((g, model.k, m)), np.empty_like(W1), np.empty_like(W2)
+    fresh = True
     for _ in range(steps):
-        if a is None or extractor:
-            a = b.X1 @ W1
+        if fresh or extractor:
+            np.matmul(b.X1, W1, out=a)
             np.maximum(a, 0.0, out=h1[..., :h])
-        delta = _softmax_error(W2.transpose(0, 2, 1) @ h1.transpose(0, 2, 1), b).transpose(0, 2, 1)
+            fresh = False
+        np.matmul(W2.transpose(0, 2, 1), h1.transpose(0, 2, 1), out=zT)
+        delta = _softmax_error(zT, b).transpose(0, 2, 1)
         if extractor:
-            dh = delta @ W2[:, :h, :].transpose(0, 2, 1)
-            dh *= a > 0
-            gW1 = X1T @ dh
+            np.matmul(delta, W2[:, :h, :].transpose(0, 2, 1), out=dh)
+            dh *= np.greater(a, 0.0, out=on)
+            np.matmul(X1T, dh, out=gW1)
             if r:
                 gW1[:, :d] += r * W1[:, :d]
         if header:
-            gW2 = h1.transpose(0, 2, 1) @ delta
+            np.matmul(h1.transpose(0, 2, 1), delta, out=gW2)
             if r:
                 gW2[:, :h] += r * W2[:, :h]
-            W2 -= lr * gW2
+            gW2 *= lr
+            W2 -= gW2
         if extractor:
-            W1 -= lr * gW1
+            gW1 *= lr
+            W1 -= gW1
     return list(np.concatenate([W1.reshape(g, -1), W2.reshape(g, -1)], axis=1))
 
 
@@ -584,7 +610,7 @@ class _Federation:
         if variant == "pfeddst" and k > 0:
             alpha, c, window, reading = score_args
             t0 = self.clock()
-            S = _scores(self.model, self.cl, snap, nbrs, self.history, alpha, c, window, reading, self.ledger,
+            S = _scores(self.model, self.train, snap, nbrs, self.history, alpha, c, window, reading, self.ledger,
                         self.split)
             picks = [select_top_k(S["S"][i], nbrs[i], k) for i in range(n)]
             self.t_score += self.clock() - t0
@@ -598,15 +624,16 @@ class _Federation:
         return picks
 
 
-def _scores(model, cl, snap, nbrs, history, alpha, c, window, reading, ledger, split):
+def _scores(model, train, snap, nbrs, history, alpha, c, window, reading, ledger, split):
     """The score terms for every (client, neighbour) pair from the round-start snapshot, with the
     scoring messages in the ledger: header j -> i always; ``cross``: model i -> j and a scalar
-    j -> i; ``gap``: j's scalar loss j -> i."""
+    j -> i; ``gap``: j's scalar loss j -> i. *train* is the clients' training parts as a
+    :class:`_Batch`."""
     n = len(snap)
     s_l = np.zeros((n, n))
     s_d = np.zeros((n, n))
     s_p = np.ones((n, n))
-    own = [model.loss_acc(snap[i], *cl.train[i])[0] for i in range(n)] if reading == "gap" else None
+    own = [model.loss_acc(snap[i], *train.parts[i])[0] for i in range(n)] if reading == "gap" else None
     recent = history[-window:] if window > 0 else []
     if reading == "cross":
         # candidate j receives the models of the clients that score it and evaluates them on its
@@ -615,11 +642,9 @@ def _scores(model, cl, snap, nbrs, history, alpha, c, window, reading, ledger, s
         for i in range(n):
             for j in nbrs[i]:
                 inbox[j].append((i, _xfer(ledger, i, j, snap[i], "score-model")))
+        losses = _cross_losses(model, inbox, train)
         for j, got in inbox.items():
-            if not got:
-                continue
-            losses = batched_losses(model, np.stack([th for _, th in got]), *cl.train[j])
-            for (i, _), loss in zip(got, losses):
+            for (i, _), loss in zip(got, losses.get(j, ())):
                 s_l[i, j] = float(_xfer(ledger, j, i, np.array([loss]), "score-loss")[0])
     # headers j -> i (for s_d only); the cosine distances of all pairs at once, from the received copies
     pairs, recvd = [], []
@@ -645,6 +670,48 @@ def _scores(model, cl, snap, nbrs, history, alpha, c, window, reading, ledger, s
             picks[i, row] += 1.0
     s_p = 1.0 / (1.0 + picks)
     return {"s_l": s_l, "s_d": s_d, "s_p": s_p, "S": score_matrix(s_l, s_d, s_p, alpha, c)}
+
+
+#: candidates per stacked pass of :func:`_cross_losses` (their arrays stay in a core's L2 cache)
+CROSS_CHUNK = 4
+
+
+def _cross_losses(model: FlatModel, inbox: dict, b: _Batch) -> dict[int, np.ndarray]:
+    """:func:`batched_losses` of every candidate at once: ``inbox[j]`` lists the ``(i, theta_i)``
+    candidate ``j`` received; returns ``j -> losses`` (shape (len(inbox[j]),), inbox order), each
+    the mean cross-entropy (plus the L2 term) of ``theta_i`` on ``j``'s part of *b*.
+
+    Candidates holding equally many models take one stacked forward pass (the biases inside the
+    GEMMs, class-major scores, a padded row's loss dropped before the mean): the same sums as
+    :meth:`FlatModel.loss_acc` in another order, equal to ~1e-15 relative (tested).
+    """
+    if model.hidden == 0:
+        return {j: batched_losses(model, np.stack([t for _, t in got]), *b.parts[j]) for j, got in inbox.items() if got}
+    d, h, k, split = model.d, model.hidden, model.k, _split(model)
+    by: dict[int, list[int]] = {}
+    for j, got in inbox.items():
+        if got:
+            by.setdefault(len(got), []).append(j)
+    out = {}
+    for c, group in by.items():
+        for at in range(0, len(group), CROSS_CHUNK):
+            js = group[at:at + CROSS_CHUNK]
+            th = [t for j in js for _, t in inbox[j]]
+            W1 = np.stack([t[:split] for t in th]).reshape(len(js), c, d + 1, h)
+            W2 = np.stack([t[split:] for t in th]).reshape(len(js), c, h + 1, k)
+            rows = b.rows[js][:, None]  # (J, 1, m, 1)
+            h1 = np.empty((len(js), c, b.X1.shape[1], h + 1))
+            h1[..., h:] = rows
+            np.maximum(b.X1[js][:, None] @ W1, 0.0, out=h1[..., :h])
+            zT = W2.swapaxes(-1, -2) @ h1.swapaxes(-1, -2)  # (J, c, k, m)
+            zT -= zT.max(axis=2, keepdims=True)
+            label = np.take_along_axis(zT, b.y[js][:, None, None, :], axis=2)[:, :, 0]
+            ce = -(label - np.log(np.exp(zT).sum(axis=2))) * rows[..., 0]
+            losses = ce.sum(axis=2) / b.n[js, 0]
+            if model.l2:
+                losses = losses + np.array([model._reg(t) for t in th]).reshape(len(js), c)
+            out.update(zip(js, losses))
+    return out
 
 
 def batched_losses(model: FlatModel, thetas: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:

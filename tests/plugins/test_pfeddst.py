@@ -113,21 +113,23 @@ def test_batched_losses_equal_flatmodel_loop(small):
 
 
 @pytest.mark.parametrize("l2", [0.0, 1e-3])
-@pytest.mark.parametrize("split", ["pathological", "dirichlet"])
-def test_stacked_training_equals_loss_grad_steps(digits, l2, split):
-    # every block the rounds train (whole model, extractor, header), all clients in one stack
+@pytest.mark.parametrize("scheme", ["pathological", "dirichlet"])
+def test_stacked_training_equals_loss_grad_steps(digits, l2, scheme, monkeypatch):
+    # every block the rounds train (whole model, extractor, header), the clients stacked and
     # zero-padded to the largest part, against plain FlatModel.loss_grad steps client by client:
     # the same sums in another order (biases inside the GEMMs), so equal to rounding; a frozen
     # block not one bit changed
     X, y = digits
     idx = np.random.default_rng(0).permutation(len(y))[:400]
-    small = execute.load_clients(X[idx], y[idx], 8, split=split, seed=0)
+    small = execute.load_clients(X[idx], y[idx], 8, split=scheme, seed=0)
     m = FlatModel(small.d, small.classes, hidden=8, l2=l2)
     rng = np.random.default_rng(5)
     thetas = [rng.normal(0, 0.3, size=m.size) for _ in range(small.n)]
     groups = execute._groups(small.train)
-    assert (len(groups) > 1) == (split == "dirichlet")  # parts of several sizes: rows padded
+    assert (len(groups) > 1) == (scheme == "dirichlet")  # parts of several sizes: rows padded
     batch = execute._batch(small.train, m.k)
+    if scheme == "dirichlet":  # and in passes of 3, 3 and 2 clients
+        monkeypatch.setattr(execute, "TRAIN_CHUNK", 3)
     split = execute._split(m)
     for lo, hi, steps in ((0, m.size, 4), (0, split, 2), (split, m.size, 3)):
         got = execute._train_many(m, thetas, batch, 0.05, steps, lo, hi)
@@ -140,17 +142,22 @@ def test_stacked_training_equals_loss_grad_steps(digits, l2, split):
     assert acc == float(np.mean([a for _, a in pairs])) and loss == float(np.mean([l for l, _ in pairs]))
 
 
-def test_score_terms_match_a_loop_over_pairs(small):
+@pytest.mark.parametrize("scheme", ["pathological", "dirichlet"])
+def test_score_terms_match_a_loop_over_pairs(digits, scheme):
     """The score terms of one round (vectorised over pairs) against a loop written here: s_d =
-    1 - cos of the headers, s_l = loss of i's model on j's data, s_p = 1 at the first round."""
+    1 - cos of the headers, s_l = loss of i's model on j's data, s_p = 1 at the first round;
+    with parts of one size and (dirichlet) of several, padded in the stack."""
     from suite.collectives import Ledger
 
+    X, y = digits
+    idx = np.random.default_rng(0).permutation(len(y))[:400]
+    small = execute.load_clients(X[idx], y[idx], 8, split=scheme, seed=0)
     m = FlatModel(small.d, small.classes, hidden=8)
     split = small.d * 8 + 8
     rng = np.random.default_rng(9)
     snap = [rng.normal(size=m.size) for _ in range(small.n)]
     nbrs = execute.peer_graph(small.n, 4, 0)
-    S = execute._scores(m, small, snap, nbrs, [], 1.0, 2.0, 5, "cross", Ledger(), split)
+    S = execute._scores(m, execute._batch(small.train, m.k), snap, nbrs, [], 1.0, 2.0, 5, "cross", Ledger(), split)
     for i in range(small.n):
         for j in nbrs[i]:
             a, b = snap[i][split:], snap[j][split:]
