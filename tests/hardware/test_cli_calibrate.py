@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import tomllib
 
@@ -14,8 +15,20 @@ from suite.hardware import ProfileLibrary, clear_cache
 from suite.hardware import calibrate as cal
 
 
+@functools.cache
+def _shared_context():
+    """One context (plugins loaded once) for the calls that read the shipped library under this
+    process's environment: they test listing, showing and diffing, not plugin loading; a command
+    reuses the context its root ``obj`` carries (``suite.cli.common.get_context``)."""
+    from suite.context import Context
+
+    return Context.build()
+
+
 def run(*args, env=None):
-    res = CliRunner().invoke(main, list(args), env=env)
+    """``suite ARGS``; a call with its own *env* (a config folder of its own) builds its own context."""
+    obj = None if env is not None else {"context": _shared_context()}
+    res = CliRunner().invoke(main, list(args), env=env, obj=obj)
     assert "Traceback" not in res.output, res.output
     return res
 
