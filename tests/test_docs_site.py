@@ -6,6 +6,7 @@ Skipped where mkdocs is absent (it is in the [docs] and [test] extras, so CI bui
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -45,7 +46,101 @@ def test_every_page_is_in_the_nav():
     assert not listed - pages, f"mkdocs.yml: nav names pages that do not exist: {sorted(listed - pages)}"
 
 
+#: the site's Markdown extensions that decide which text is a link and which ids a page has (mkdocs.yml;
+#: the highlighters only colour code, they add no link and no id)
+_LINK_EXTENSIONS = ["admonition", "attr_list", "tables", "toc", "pymdownx.superfences", "pymdownx.details"]
+
+
+def _rendered_pages() -> dict[str, tuple[str, set[str], list[str]]]:
+    """Each docs page (path under docs/) -> (its HTML as Python-Markdown renders it with the site's
+    extensions, the ids in it, the objects its ``::: name`` blocks document)."""
+    import markdown
+
+    pages = {}
+    for p in sorted((ROOT / "docs").rglob("*.md")):
+        rel = p.relative_to(ROOT / "docs").as_posix()
+        if rel.startswith("hooks/"):  # exclude_docs
+            continue
+        text = p.read_text()
+        html = markdown.Markdown(extensions=_LINK_EXTENSIONS).convert(text)
+        pages[rel] = (html, set(re.findall(r'\sid="([^"]+)"', html)), re.findall(r"(?m)^::: (\S+)", text))
+    return pages
+
+
+def _object_exists(path: str) -> bool:
+    """Whether the dotted *path* names a module, or an attribute chain of one (what mkdocstrings
+    renders for a ``:::`` block, each member under an id equal to its full path)."""
+    import importlib
+
+    parts = path.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for name in parts[i:]:
+            if not hasattr(obj, name):
+                return False
+            obj = getattr(obj, name)
+        return True
+    return False
+
+
+def _broken_links(pages) -> list[str]:
+    from urllib.parse import unquote, urlsplit
+
+    docs = (ROOT / "docs").resolve()
+    bad = []
+    for rel, (html, _, _) in pages.items():
+        for href in re.findall(r'<(?:a|img)\s[^>]*?(?:href|src)="([^"]*)"', html):
+            u = urlsplit(href)
+            if u.scheme or href.startswith("//"):
+                continue
+            target = rel
+            if u.path:
+                full = ((ROOT / "docs" / rel).parent / unquote(u.path)).resolve()
+                if not full.is_relative_to(docs) or not full.exists():
+                    bad.append(f"docs/{rel}: link {href!r}: no such file under docs/")
+                    continue
+                target = full.relative_to(docs).as_posix()
+            if not u.fragment or target not in pages:
+                continue
+            _, ids, objects = pages[target]
+            documented = any(u.fragment == o or u.fragment.startswith(o + ".") for o in objects)
+            if u.fragment not in ids and not (documented and _object_exists(u.fragment)):
+                bad.append(f"docs/{rel}: link {href!r}: no anchor #{u.fragment} in docs/{target}")
+    return bad
+
+
+def test_every_link_and_anchor_resolves():
+    """The strict build's link checks (validation.links not_found / anchors), without the build:
+    every relative link of a page, as Python-Markdown parses it with the site's extensions (so a
+    link inside a code block is no link), names a file under docs/ and an id of that page (a
+    heading's, an attr_list's, or an object a ``:::`` block documents). The full build is
+    test_site_builds_strictly (slow)."""
+    pages = _rendered_pages()
+    assert "user-guide.md" in pages and "techniques/poseidon.md" in pages
+    assert _broken_links(pages) == []
+    # the check finds what the build would refuse
+    html, ids, objects = pages["index.md"]
+    extra = html + '<a href="user-guide.md#no-such-heading">x</a><a href="missing.md">y</a>'
+    broken = _broken_links({**pages, "index.md": (extra, ids, objects)})
+    assert broken == ["docs/index.md: link 'user-guide.md#no-such-heading': no anchor #no-such-heading in "
+                      "docs/user-guide.md", "docs/index.md: link 'missing.md': no such file under docs/"]
+
+
+def test_every_api_page_documents_objects_that_exist():
+    """mkdocstrings fails the strict build on a ``::: name`` it cannot find; the fast check imports each."""
+    objects = [o for _, _, objs in _rendered_pages().values() for o in objs]
+    assert "suite.perf.network.collective" in objects
+    assert [o for o in objects if not _object_exists(o)] == []
+    assert not _object_exists("suite.perf.network.collective.no_such_function")
+
+
+@pytest.mark.slow
 def test_site_builds_strictly(tmp_path):
+    """The whole site, strictly (slow: ~7 s CPU, most in mkdocstrings rendering every docstring);
+    the links and the API pages' objects are checked fast by the two tests above."""
     out = tmp_path / "site"
     r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"),
                         "-d", str(out)], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=300)

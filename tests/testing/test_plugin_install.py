@@ -4,6 +4,15 @@ a deliberately broken plugin is quarantined while the rest work, and fails under
 
 The temporary venv sees this environment's packages (dlsys-suite and its dependencies) through a
 ``.pth`` file, so nothing is downloaded; the plugin itself is installed with pip.
+
+Both child-venv tests are slow (a venv, two pip installs and seven child processes: 11-34 s). The
+same behaviour, in process: the scaffolded plugin passes the kit from its source
+(tests/testing/test_example_plugin.py::test_the_example_passes_the_kit_from_its_source, the example
+being the scaffold's output, checked file for file there), a registry's plugin is reproduced by the
+CLI (tests/runner/test_runner_cli.py::test_reproduce_cli), and an entry point whose module fails to
+import is quarantined while an installed one (poseidon's) works, and fails the command under
+--strict-plugins or SUITE_STRICT_PLUGINS
+(test_broken_entry_point_is_quarantined_and_strict_fails_in_process, below).
 """
 
 from __future__ import annotations
@@ -50,6 +59,7 @@ def _pip_install(py, path):
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+@pytest.mark.slow
 def test_scaffold_install_discover_reproduce_and_test(child_venv, tmp_path):
     root = scaffold_plugin("ring-demo", tmp_path)
     _pip_install(child_venv, root)
@@ -80,6 +90,43 @@ def test_scaffold_install_discover_reproduce_and_test(child_venv, tmp_path):
     assert passed + skipped == len(items) and passed >= 3 and " failed" not in r.stdout, r.stdout
 
 
+def test_broken_entry_point_is_quarantined_and_strict_fails_in_process(tmp_path, monkeypatch):
+    """The slow test below without the venv: the CLI over a registry of the installed poseidon
+    entry point and one whose module raises ImportError."""
+    from importlib.metadata import EntryPoint
+
+    from click.testing import CliRunner
+
+    import suite.context
+    from suite.cli import main
+    from suite.registry import Registry, _discover
+
+    (tmp_path / "suite_broken_inproc.py").write_text("raise ImportError('this plugin is broken on purpose')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv("SUITE_STRICT_PLUGINS", raising=False)
+    eps = [ep for ep in _discover() if ep.name == "poseidon"]
+    eps.append(EntryPoint(name="broken-demo", value="suite_broken_inproc", group="suite.plugins"))
+    monkeypatch.setattr(suite.context, "default_registry", lambda strict=None: Registry(entry_points_=eps,
+                                                                                          strict=strict))
+    r = CliRunner().invoke(main, ["plugins", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    plugins = {p["plugin"]: p for p in json.loads(r.output[r.output.index("["):])}
+    assert plugins["broken-demo"]["status"] == "quarantined"
+    assert "this plugin is broken on purpose" in plugins["broken-demo"]["reason"]
+    assert plugins["poseidon"]["status"] == "ok"
+
+    r = CliRunner().invoke(main, ["techniques", "--format", "json"])
+    assert r.exit_code == 0 and "poseidon" in r.output
+
+    r = CliRunner().invoke(main, ["--strict-plugins", "techniques"])
+    assert r.exit_code != 0
+    assert r.output.strip().startswith("error: plugin 'broken-demo'"), r.output
+    assert "Traceback" not in r.output
+    r = CliRunner().invoke(main, ["techniques"], env={"SUITE_STRICT_PLUGINS": "1"})
+    assert r.exit_code != 0
+
+
+@pytest.mark.slow
 def test_broken_plugin_is_quarantined_and_strict_fails(child_venv, tmp_path):
     pkg = tmp_path / "broken"
     (pkg / "suite_broken_demo").mkdir(parents=True)
