@@ -17,8 +17,12 @@ and implementing one or more of the hooks below with :data:`suite.api.hookimpl`:
 
 When each hook is called (the registry, :mod:`suite.registry`, calls them):
 
-* ``suite_techniques``, ``suite_hardware_profiles``, ``suite_profile_extensions``: once per
-  process, when the registry is built;
+* ``suite_hardware_profiles``, ``suite_profile_extensions``: once per process, when the
+  registry is built;
+* ``suite_techniques``: once per process, when the registry is built; or, for a
+  :func:`~suite.declaration.hooks.lazy_hook` with ``listed=True`` whose package's
+  ``technique.toml`` names the technique, when that technique (or every technique) is first asked
+  for (a fault then quarantines the plugin, as at build; ``--strict-plugins`` calls it at build);
 * ``suite_workloads``: once per process, the first time plugin workloads are needed;
 * ``suite_executor``: each time an executor not built into the suite is asked for by name
   (``suite run --executor NAME``), plugin by plugin until one returns an executor.
@@ -50,8 +54,10 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 def suite_techniques() -> "list[Technique]":
     """Return the techniques this plugin provides.
 
-    Called once per process, when the registry is built. Each item is a
-    :class:`suite.api.Technique`; a technique name must be unique across all installed
+    Called once per process: when the registry is built, or, for a
+    :func:`~suite.declaration.hooks.lazy_hook` with ``listed=True`` whose package's
+    ``technique.toml`` names the technique, when that technique (or every technique) is first asked
+    for. Each item is a :class:`suite.api.Technique`; a technique name must be unique across all installed
     plugins (a duplicate is an error naming both distributions).
     """
     raise NotImplementedError  # a specification: pluggy never calls its body
