@@ -16,14 +16,22 @@ Each figure is the median of ``--repeat`` runs and is printed beside the load av
 CPU ratio ``store / floor`` (a ratio of two CPU times taken in one run; wall time on a shared
 machine swings, CPU time much less).
 
+``--grow N`` instead writes *N* cases with hash-like (random) keys, as the runner's are, into one
+fresh store through the same public path, in ``--segment`` steps, and prints per step the
+process CPU per case, the flusher thread's share, and the bytes written (``wchar`` of
+``/proc/self/io``: the WAL and its checkpoints) per case: how the cost of a case grows with the
+size of the store (issue 44, "flat at scale"). The bytes do not depend on the machine's load.
+
 Usage::
 
     python benchmarks/bench_store.py [--cases 20000] [--repeat 3]
+    python benchmarks/bench_store.py --grow 1000000 [--segment 100000]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import resource
 import sqlite3
@@ -34,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.results import Store
+from suite.results import writer as _writer
 
 METRICS = 10
 
@@ -98,11 +107,84 @@ def floor_once(folder: Path, work: list[tuple[dict[str, Any], dict[str, Any]]]) 
     return cpu
 
 
+def _written() -> int:
+    """Bytes this process has passed to write() so far (0 where /proc/self/io is missing)."""
+    try:
+        with open("/proc/self/io") as fh:
+            return next(int(line.split()[1]) for line in fh if line.startswith("wchar:"))
+    except (OSError, StopIteration):
+        return 0
+
+
+def random_cases(lo: int, hi: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Cases *lo* .. *hi* - 1 of a closed-form sweep (one metric each), keyed by a 20-hex-digit
+    hash as the runner's keys are (so each lands on a random page of every key index)."""
+    out = []
+    for i in range(lo, hi):
+        key = hashlib.blake2b(str(i).encode(), digest_size=10).hexdigest()
+        ident = {"key": key, "technique": "scale", "technique_version": "0.1.0", "variant": ("base", "fast")[i % 2],
+                 "fidelity": "model", "params": {"size": 1000.0 + i % 700, "work": 1e-3 * (i // 700)}, "seed": 0,
+                 "overrides": {}, "code": "c" * 16, "env": "e" * 16, "inputs": {}}
+        out.append((ident, {"key": key, "status": "ok", "metrics": [["time", 4e-3 + i * 1e-9, "s", "lower"]],
+                            "duration": 7e-6, "fields_read": []}))
+    return out
+
+
+class _FlusherClock:
+    """Sums the CPU time of the writer's commits (``Writer._write``, on the flusher thread)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._orig = _writer.Writer._write
+
+    def __enter__(self) -> _FlusherClock:
+        orig, clock = self._orig, self
+
+        def timed(writer: Any, buf: Any, links: Any) -> int:
+            t0 = time.thread_time()
+            try:
+                return orig(writer, buf, links)
+            finally:
+                clock.seconds += time.thread_time() - t0
+        _writer.Writer._write = timed  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _writer.Writer._write = self._orig  # type: ignore[method-assign]
+
+
+def grow(n: int, segment: int) -> None:
+    """Write *n* random-key cases into one fresh store; print each segment's cost per case."""
+    print(f"load average before: {load_average()}")
+    print("| cases stored | CPU us/case | of it, flusher thread | KB written/case |")
+    print("|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp, _FlusherClock() as clock:
+        st = Store(Path(tmp) / "s.sqlite")
+        run = st.begin_run(command="bench_store --grow")
+        for lo in range(0, n, segment):
+            work = random_cases(lo, min(n, lo + segment))
+            c0, f0, w0 = _cpu(), clock.seconds, _written()
+            for ident, out in work:
+                st.add_outcome(ident, out, run, replace=False)
+            st.flush()
+            m = len(work)
+            print(f"| {lo:,} - {lo + m:,} | {(_cpu() - c0) / m * 1e6:.1f} | {(clock.seconds - f0) / m * 1e6:.1f} | "
+                  f"{(_written() - w0) / m / 1024:.2f} |", flush=True)
+        st.finish_run(run, "done", {"total": n, "computed": n, "ok": n})
+        st.close()
+    print(f"load average after: {load_average()}")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", type=int, default=20000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--grow", type=int, default=0, help="write this many random-key cases into one store, by segment")
+    ap.add_argument("--segment", type=int, default=100000)
     args = ap.parse_args(argv)
+    if args.grow:
+        grow(args.grow, args.segment)
+        return
     work = cases(args.cases)
     print(f"load average before: {load_average()}")
     callers, totals, walls, floors = [], [], [], []
