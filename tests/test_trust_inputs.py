@@ -15,16 +15,20 @@ import textwrap
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 from suite import Paper, Result, ScenarioSpec, Technique, Variant
-from suite.cli import main
 from suite.frozen import FrozenDict, ImmutableError, freeze
 from suite.technique import Param, Scenario
 
 
-def cli(*args: str):
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+@pytest.fixture
+def cli(suite_cli):
+    """The helper on the session's one context (tests/conftest.py `suite_cli`: these commands do not test
+    plugin loading)."""
+    def invoke(*args: str):
+        return suite_cli(list(args), catch_exceptions=False)
+
+    return invoke
 
 
 # --------------------------------------------------------------------------- immutable inputs
@@ -59,10 +63,8 @@ def test_frozen_mapping_stays_frozen_through_pickle_and_copy():
     assert mine == {"a": 2} and d["a"] == {"b": 1}
 
 
-def test_scenario_params_and_shared_profile_are_read_only():
-    from suite.context import Context
-
-    prof = Context.build().profile("titanx-cluster-10gbe")
+def test_scenario_params_and_shared_profile_are_read_only(shared_context):
+    prof = shared_context.profile("titanx-cluster-10gbe")
     scen = Scenario(technique="t", variant="v", fidelity="model", profile=prof, params={"nodes": 16})
     with pytest.raises(ImmutableError, match=r"scenario.params\['nodes'\]"):
         scen.params["nodes"] = 1
@@ -95,7 +97,7 @@ BAD_FILES = {  # file -> the one line that names it
 }
 
 
-def test_broken_profile_files_are_named_and_skipped_by_list_and_run(tmp_path):
+def test_broken_profile_files_are_named_and_skipped_by_list_and_run(tmp_path, cli):
     d = _profile_folder(tmp_path)
     r = cli("hardware", "list", "--profiles", str(d), "--kind", "device", "--format", "json")
     assert r.exit_code == 0, r.output
@@ -113,7 +115,7 @@ def test_broken_profile_files_are_named_and_skipped_by_list_and_run(tmp_path):
         assert f"warning: {d / name}: {line}; skipped" in r.stderr.splitlines()
 
 
-def test_broken_profile_files_are_errors_in_hardware_validate(tmp_path):
+def test_broken_profile_files_are_errors_in_hardware_validate(tmp_path, cli):
     d = _profile_folder(tmp_path)
     r = cli("hardware", "validate", str(d))
     assert r.exit_code == 2
@@ -123,7 +125,7 @@ def test_broken_profile_files_are_errors_in_hardware_validate(tmp_path):
     assert not any("Traceback" in x or "UnicodeDecodeError" in x for x in lines)
 
 
-def test_cluster_whose_sizes_disagree_is_an_error_naming_both_fields(tmp_path):
+def test_cluster_whose_sizes_disagree_is_an_error_naming_both_fields(tmp_path, cli):
     f = tmp_path / "mismatch.toml"
     f.write_text('nodes = 16\n[profile]\nname = "trust-mismatch"\nkind = "cluster"\n[node]\n'
                  'device = "nvidia-a100-sxm4-80gb"\ndevices_per_node = 1\n[[network]]\nname = "eth"\n'
@@ -143,7 +145,7 @@ def test_cluster_whose_sizes_disagree_is_an_error_naming_both_fields(tmp_path):
 
 
 @pytest.mark.parametrize("param", ["nodes", "batch_per_node"])
-def test_huge_integer_parameter_is_refused_with_one_line(param):
+def test_huge_integer_parameter_is_refused_with_one_line(param, cli):
     r = cli("run", "--technique", "poseidon", "--variant", "poseidon", "--param", f"{param}=1e308", "--dry-run")
     assert r.exit_code == 2
     assert r.output.strip().splitlines() == [
@@ -179,7 +181,7 @@ def test_unit_parameter_accepts_a_quantity():
 # --------------------------------------------------------------------------- case keys
 
 
-def test_one_bandwidth_in_two_spellings_is_one_case():
+def test_one_bandwidth_in_two_spellings_is_one_case(cli):
     """10 Gbit/s == 1.25 GB/s (1.25e9 B/s): one case, computed once."""
     r = cli("run", "--technique", "poseidon", "--variant", "poseidon", "--param", "nodes=16",
             "--set", "network.-1.bandwidth=1.25 GB/s,10 Gbit/s,10 GB/s", "--dry-run", "--format", "json")

@@ -7,14 +7,18 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from suite.cli import main
 from suite.limits import MAX_LAYERS, MAX_TOML_DEPTH
 
 
-def cli(*args: str):
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+@pytest.fixture
+def cli(suite_cli):
+    """The helper on the session's one context (tests/conftest.py `suite_cli`: these commands do not test
+    plugin loading)."""
+    def invoke(*args: str):
+        return suite_cli(list(args), catch_exceptions=False)
+
+    return invoke
 
 
 NESTED = {
@@ -25,7 +29,7 @@ NESTED = {
 
 
 @pytest.mark.parametrize("kind", sorted(NESTED))
-def test_deeply_nested_profile_is_named_and_skipped_by_hardware_list(tmp_path, kind):
+def test_deeply_nested_profile_is_named_and_skipped_by_hardware_list(tmp_path, kind, cli):
     d = tmp_path / "profiles"
     d.mkdir()
     (d / "deep.toml").write_text('[profile]\nname = "deep"\nkind = "device"\n' + NESTED[kind])
@@ -37,7 +41,7 @@ def test_deeply_nested_profile_is_named_and_skipped_by_hardware_list(tmp_path, k
     assert f"expected tables and arrays nested at most {MAX_TOML_DEPTH} levels, got deeper nesting; skipped" in warning
 
 
-def test_deeply_nested_experiment_file_is_one_line(tmp_path):
+def test_deeply_nested_experiment_file_is_one_line(tmp_path, cli):
     exp = tmp_path / "deep.toml"
     exp.write_text('[e]\ntechnique = "poseidon"\n' + NESTED["arrays"])
     r = cli("run", str(exp), "--dry-run")
@@ -56,7 +60,7 @@ def test_deeply_nested_workload_file_is_one_line(tmp_path):
         load_workload_file(wl)
 
 
-def test_workload_with_a_million_layers_is_refused_before_it_is_built(tmp_path):
+def test_workload_with_a_million_layers_is_refused_before_it_is_built(tmp_path, cli):
     from suite.errors import WorkloadError
     from suite.workloads.importer.tomlfile import load_workload_file
 
@@ -71,7 +75,7 @@ def test_workload_with_a_million_layers_is_refused_before_it_is_built(tmp_path):
     assert r.output.strip().splitlines()[-1].endswith(f"expected at most {MAX_LAYERS:,} layers, got 3,000,002")
 
 
-def test_every_problem_of_a_profile_is_listed(tmp_path):
+def test_every_problem_of_a_profile_is_listed(tmp_path, cli):
     """Issue 43: profile file 13 reported only the first of its three problems."""
     f = tmp_path / "three.toml"
     f.write_text('[profile]\nname = "three"\nkind = "device"\nsource = "t"\n'

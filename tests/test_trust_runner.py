@@ -19,17 +19,21 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from suite import Paper, Result, Technique, Variant
-from suite.cli import main
 from suite.results import Store
 from suite.runner.executors import evaluate_outcome
 from suite.technique import Scenario
 
 
-def cli(*args: str):
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+@pytest.fixture
+def cli(suite_cli):
+    """The helper on the session's one context (tests/conftest.py `suite_cli`: these commands do not test
+    plugin loading)."""
+    def invoke(*args: str):
+        return suite_cli(list(args), catch_exceptions=False)
+
+    return invoke
 
 
 def _refuse_constants(name: str):
@@ -79,7 +83,7 @@ def test_possible_metric_is_stored_ok(value, unit):
     assert out["status"] == "ok" and out["metrics"] == [["m", value, unit, "lower"]]
 
 
-def test_json_output_never_contains_nan_or_infinity(tmp_path):
+def test_json_output_never_contains_nan_or_infinity(tmp_path, cli):
     """A store written by an older suite may hold inf/NaN; every --format json prints strict JSON."""
     path = tmp_path / "s.sqlite"
     with Store(path) as st:
@@ -105,7 +109,7 @@ def _values(n: int) -> str:
     return ",".join(str(i) for i in range(1, n + 1))
 
 
-def test_huge_sweep_is_refused_before_it_is_expanded():
+def test_huge_sweep_is_refused_before_it_is_expanded(cli):
     """4 variants x 2000 x 2000 = 16,000,000 cases: counted and refused at once (a --dry-run too)."""
     r = cli("run", "--technique", "poseidon", "--param", f"nodes={_values(2000)}",
             "--param", f"batch_per_node={_values(2000)}", "--dry-run")
@@ -116,7 +120,7 @@ def test_huge_sweep_is_refused_before_it_is_expanded():
         "narrow it or raise --max-cases"]
 
 
-def test_max_cases_limit_and_dry_run_count():
+def test_max_cases_limit_and_dry_run_count(cli):
     args = ["run", "--technique", "poseidon", "--param", "nodes=1,2,4", "--dry-run"]  # 4 variants x 3
     r = cli(*args, "--max-cases", "11")
     assert r.exit_code == 2 and "expected at most 11 cases (--max-cases), got a sweep of 12 cases" in r.output
@@ -130,7 +134,7 @@ def test_max_cases_limit_and_dry_run_count():
 # --------------------------------------------------------------------------- the store
 
 
-def test_store_refuses_another_applications_database_and_leaves_it_untouched(tmp_path):
+def test_store_refuses_another_applications_database_and_leaves_it_untouched(tmp_path, cli):
     db = tmp_path / "contacts.db"
     conn = sqlite3.connect(db)
     conn.execute("CREATE TABLE contacts (name TEXT)")
@@ -148,7 +152,7 @@ def test_store_refuses_another_applications_database_and_leaves_it_untouched(tmp
     assert sorted(p.name for p in tmp_path.iterdir()) == ["contacts.db"]  # no -wal, no -shm
 
 
-def test_store_in_a_missing_folder_is_refused_not_created(tmp_path):
+def test_store_in_a_missing_folder_is_refused_not_created(tmp_path, cli):
     where = tmp_path / "no" / "such" / "s.sqlite"
     r = cli("run", "--technique", "poseidon", "--variant", "poseidon", "--param", "nodes=2", "-q",
             "--store", str(where))
@@ -171,7 +175,7 @@ def _without_write_rights() -> list[str]:
     return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"]
 
 
-def test_read_only_store_can_be_listed(tmp_path):
+def test_read_only_store_can_be_listed(tmp_path, cli):
     """A store on read-only media (here: a folder and file this user may not write) is readable."""
     folder = tmp_path / "ro"
     folder.mkdir()

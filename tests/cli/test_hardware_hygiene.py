@@ -8,19 +8,22 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from suite.cli import main
 
 SHIPPED = Path(__file__).resolve().parents[2] / "hardware_profiles"
 H100 = SHIPPED / "devices" / "nvidia-h100-sxm5-80gb.toml"
 
 
-def validate(*paths):
-    return CliRunner().invoke(main, ["hardware", "validate", *map(str, paths), "--format", "json"])
+@pytest.fixture
+def validate(suite_cli):
+    """The helper on the session's one context (tests/conftest.py `suite_cli`: these commands do not test
+    plugin loading)."""
+    def invoke(*paths):
+        return suite_cli(["hardware", "validate", *map(str, paths), "--format", "json"])
+
+    return invoke
 
 
-def test_a_copied_h100_under_another_name_is_flagged(tmp_path):
+def test_a_copied_h100_under_another_name_is_flagged(tmp_path, validate):
     copy = tmp_path / "my-h100.toml"
     copy.write_text(H100.read_text().replace('name = "nvidia-h100-sxm5-80gb"', 'name = "my-h100"', 1))
     r = validate(copy)
@@ -30,7 +33,7 @@ def test_a_copied_h100_under_another_name_is_flagged(tmp_path):
     assert len(hits) == 1 and "same_as = { name" in hits[0]
 
 
-def test_changing_one_figure_or_declaring_same_as_clears_it(tmp_path):
+def test_changing_one_figure_or_declaring_same_as_clears_it(tmp_path, validate):
     text = H100.read_text().replace('name = "nvidia-h100-sxm5-80gb"', 'name = "my-h100"', 1)
     other = tmp_path / "a" / "my-h100.toml"
     other.parent.mkdir()
@@ -44,7 +47,7 @@ def test_changing_one_figure_or_declaring_same_as_clears_it(tmp_path):
     assert not [w for w in warns if "'my-h100' and 'nvidia-h100-sxm5-80gb'" in w]
 
 
-def test_same_as_needs_a_reason(tmp_path):
+def test_same_as_needs_a_reason(tmp_path, validate):
     bad = tmp_path / "my-h100.toml"
     bad.write_text(H100.read_text().replace('name = "nvidia-h100-sxm5-80gb"', 'name = "my-h100"\nsame_as = '
                                             '{ name = "nvidia-h100-sxm5-80gb" }', 1))
@@ -54,7 +57,7 @@ def test_same_as_needs_a_reason(tmp_path):
     assert len(errors) == 1 and "profile.same_as.reason" in errors[0]
 
 
-def test_shipped_library_has_no_undeclared_twins():
+def test_shipped_library_has_no_undeclared_twins(validate):
     # A800 80GB declares same_as the A100 80GB; the H800 extends the H100
     r = validate(SHIPPED)
     assert r.exit_code == 0, r.output
@@ -64,12 +67,11 @@ def test_shipped_library_has_no_undeclared_twins():
 # --------------------------------------------------------------------------- vocabularies
 
 
-def test_vocabulary_declarations():
-    from suite.context import Context
+def test_vocabulary_declarations(shared_context):
     from suite.errors import TechniqueError
     from suite.technique import VOCABULARIES, Technique
 
-    reg = Context.build().registry
+    reg = shared_context.registry
     assert reg.technique("poseidon").vocabulary == "data-parallel"
     assert reg.technique("mg-wfbp").vocabulary == "data-parallel"
     assert reg.technique("superneurons").vocabulary == "memory"
@@ -84,13 +86,11 @@ def test_vocabulary_declarations():
     assert reg.technique("computron").vocabulary is None and reg.technique("computron").headline == ()
 
 
-def test_kit_checks_the_vocabulary():
+def test_kit_checks_the_vocabulary(shared_context):
     from suite.technique import Result
     from suite.testing.check import check_vocabulary
 
-    from suite.context import Context
-
-    tech = Context.build().registry.technique("superneurons")
+    tech = shared_context.registry.technique("superneurons")
     good = Result().add("peak_memory", 1e9, "B", "lower").add("iteration_time", 0.1, "s", "lower")
     assert check_vocabulary(tech, {"k": good}) is None
     missing = Result().add("peak_memory", 1e9, "B", "lower")

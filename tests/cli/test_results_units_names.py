@@ -9,13 +9,16 @@ import io
 import json
 
 import pytest
-from click.testing import CliRunner
-
-from suite.cli import main
 
 
-def cli(*args, store):
-    return CliRunner().invoke(main, [*args, "--store", str(store)])
+@pytest.fixture(scope="module")
+def cli(suite_cli):
+    """``cli(*args, store=path)``: a ``suite`` command on *path*, with the session's one context (these
+    tests read runs, units and names; none tests plugin loading)."""
+    def run(*args, store):
+        return suite_cli(*args, "--store", store)
+
+    return run
 
 
 # poseidon on its default cluster profile (titanx-cluster-10gbe: "10 Gbit/s" Ethernet)
@@ -24,7 +27,7 @@ SWEEP = ("run", "--technique", "poseidon", "--param", "nodes=2,16", "--set",
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory):
+def store(tmp_path_factory, cli):
     st = tmp_path_factory.mktemp("tour") / "s.sqlite"
     assert cli(*SWEEP, "--name", "first", store=st).exit_code == 0
     r = cli("run", "--technique", "poseidon", "--param", "nodes=2,16", "--set", "network.-1.bandwidth=40 Gbit/s",
@@ -35,7 +38,7 @@ def store(tmp_path_factory):
     return st
 
 
-def test_names_latest_and_latest_tilde(store):
+def test_names_latest_and_latest_tilde(store, cli):
     r = cli("results", "show", "first", "--format", "json", store=store)
     assert r.exit_code == 0, r.output
     d = json.loads(r.output)
@@ -54,7 +57,7 @@ def test_names_latest_and_latest_tilde(store):
     assert [x["name"] for x in json.loads(r.output)] == ["first", "fast-net", None]
 
 
-def test_name_rules(store, tmp_path):
+def test_name_rules(store, tmp_path, cli):
     # a name already used is refused before anything runs; a number or latest~N is no name
     r = cli(*SWEEP, "--name", "first", store=store)
     assert r.exit_code == 2 and "already names run 1" in r.output
@@ -64,7 +67,7 @@ def test_name_rules(store, tmp_path):
     assert not (tmp_path / "x.sqlite").exists()
 
 
-def test_json_and_csv_carry_units(store):
+def test_json_and_csv_carry_units(store, cli):
     d = json.loads(cli("results", "show", "first", "--format", "json", store=store).output)
     assert d["units"]["iteration_time"] == "s" and d["units"]["throughput"] == "samples/s"
     assert d["units"]["comm_bytes"] == "B" and d["units"]["speedup"] == "1"
@@ -80,7 +83,7 @@ def test_json_and_csv_carry_units(store):
     assert {m["unit"] for m in d["metrics"] if m["name"] == "comm_bytes"} == {"B"}
 
 
-def test_rows_sort_numerically(store):
+def test_rows_sort_numerically(store, cli):
     d = json.loads(cli("results", "show", "first", "--format", "json", store=store).output)
     ps = [(c["param.nodes"], c["overrides"]["network.-1.bandwidth"]) for c in d["cases"] if c["variant"] == "ps"]
     # as strings "10 Gbit/s" < "40 Gbit/s" < "5 Gbit/s" and 16 < 2; numerically:
@@ -88,7 +91,7 @@ def test_rows_sort_numerically(store):
                   (16, "5 Gbit/s"), (16, "10 Gbit/s"), (16, "40 Gbit/s")]
 
 
-def test_table_shows_headline_metrics_scaled(store):
+def test_table_shows_headline_metrics_scaled(store, cli):
     from suite.cli.results import compact_rows
     from suite.results import Store
 
@@ -104,11 +107,11 @@ def test_table_shows_headline_metrics_scaled(store):
     assert " ms" in row["metrics"] or " s " in row["metrics"]
     frow = next(r for r in full if r["variant"] == "ps")
     assert "comm_bytes=" in frow["metrics"] and "MiB" in frow["metrics"] and "more)" not in frow["metrics"]
-    out = CliRunner().invoke(main, ["results", "show", "first", "--store", str(store)]).output
+    out = cli("results", "show", "first", store=store).output
     assert "headline metrics" in out and "--all-metrics" in out
 
 
-def test_compare_profile_difference_in_the_profile_spelling(store):
+def test_compare_profile_difference_in_the_profile_spelling(store, cli):
     # run 2 set the outer network to 40 Gbit/s; run 3 ran on the profile as written (10 Gbit/s)
     r = cli("compare", "fast-net", "latest", store=store)
     assert r.exit_code == 2 and "--allow-profile-change" in r.output  # refused without it
@@ -126,7 +129,7 @@ def test_compare_profile_difference_in_the_profile_spelling(store):
     assert d["profile_diffs"][0]["fields"]["network.0.bandwidth"] == [5e9, 1.25e9]  # SI beside it
 
 
-def test_parquet_export_carries_units(store, tmp_path):
+def test_parquet_export_carries_units(store, tmp_path, cli):
     import pandas as pd
 
     r = cli("results", "export", "-o", str(tmp_path / "x.parquet"), "--run", "first", store=store)
@@ -144,7 +147,7 @@ def running(output: str) -> list[str]:
     return m.group(1).split(", ")
 
 
-def test_category_run_on_a_node_and_with_a_shared_parameter(tmp_path):
+def test_category_run_on_a_node_and_with_a_shared_parameter(tmp_path, cli):
     st = tmp_path / "c.sqlite"
     r = cli("run", "--category", "communication", "--workload", "resnet-50", "--profile", "dgx-a100", store=st)
     assert r.exit_code == 0, r.output
@@ -176,9 +179,9 @@ def test_category_run_on_a_node_and_with_a_shared_parameter(tmp_path):
     assert r.exit_code == 2 and "not both" in r.output
 
 
-def test_reproduce_json_names_each_claims_metric_and_unit(tmp_path):
+def test_reproduce_json_names_each_claims_metric_and_unit(tmp_path, cli):
     st = tmp_path / "r.sqlite"
-    r = CliRunner().invoke(main, ["reproduce", "poseidon", "--format", "json", "-q", "--store", str(st)])
+    r = cli("reproduce", "poseidon", "--format", "json", "-q", store=st)
     assert r.exit_code == 0, r.output
     claims = {c["claim"]: c for c in json.loads(r.stdout)["claims"]}
     # Poseidon's abstract claim is a speed-up (dimensionless "1"); a derived comparison has no single unit
@@ -196,7 +199,7 @@ def test_spelling_takes_the_dimension_from_the_schema_not_the_field_name():
     assert spelling("no-such-profile", "ext.hopper.global_latency_cycles", 600.0) == "600.0"
 
 
-def test_swept_profile_fields_are_numeric_columns_with_their_unit(store, tmp_path):
+def test_swept_profile_fields_are_numeric_columns_with_their_unit(store, tmp_path, cli):
     """`--set network.-1.bandwidth=5 Gbit/s,40 Gbit/s,10 Gbit/s`: a number column with its unit in
     CSV, JSON and Parquet (not the text "5 Gbit/s"), and parameters declared with a unit say it."""
     import pandas as pd

@@ -7,9 +7,7 @@ import json
 import math
 
 import pytest
-from click.testing import CliRunner
 
-from suite.cli import main
 from suite.results import Store
 from suite.results import compare as _compare
 from suite.results.compare import CompareError, CompareRefused, parse_threshold
@@ -18,12 +16,14 @@ from suite.results.load import load
 _CTX: list = []
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _context(shared_context):
+    """The context a command passes (profiles and plugins resolved through it): the session's one."""
+    _CTX[:] = [shared_context]
+
+
 def compare_runs(*args, **kwargs):
     """compare_runs with the context a command passes (profiles and plugins resolved through it)."""
-    if not _CTX:
-        from suite.context import Context
-
-        _CTX.append(Context.build())
     kwargs.setdefault("context", _CTX[0])
     return _compare.compare_runs(*args, **kwargs)
 
@@ -80,19 +80,18 @@ def test_threshold_gates_exactly_the_metrics_worse_beyond_it(sweep_store):
     assert {r.verdict for r in same.rows} == {"same"} and same.exit_code == 0 and not same.mismatches
 
 
-def test_cli_refuses_then_gates(sweep_store):
+def test_cli_refuses_then_gates(sweep_store, suite_cli):
     path, a, b = sweep_store
-    runner = CliRunner()
-    res = runner.invoke(main, ["compare", str(a), str(b), "--store", str(path)])
+    res = suite_cli(["compare", str(a), str(b), "--store", str(path)])
     assert res.exit_code == 2
     assert res.output.count("\n") == 1 and res.output.startswith("error: compare refused")
-    res = runner.invoke(main, ["compare", str(a), str(b), "--store", str(path), "--allow-profile-change",
-                               "--threshold", "5%"])
+    res = suite_cli(["compare", str(a), str(b), "--store", str(path), "--allow-profile-change",
+                     "--threshold", "5%"])
     assert res.exit_code == 1, res.output
     assert "network.0.latency: " in res.output  # the profile field that differs
     assert f"worse than run {a} by more than 5.0%" in res.output  # the gate's one-line reason
-    res = runner.invoke(main, ["compare", str(a), str(b), "--store", str(path), "--allow-profile-change",
-                               "--threshold", "50%", "--format", "json", "--metric", "iteration_time"])
+    res = suite_cli(["compare", str(a), str(b), "--store", str(path), "--allow-profile-change",
+                     "--threshold", "50%", "--format", "json", "--metric", "iteration_time"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
     assert doc["matched_cases"] == 24 and len(doc["rows"]) == 24
@@ -177,7 +176,7 @@ def test_nothing_in_common_is_an_error(tmp_path):
         compare_runs(path, ra, rc)
 
 
-def test_run_b_from_a_second_store(tmp_path):
+def test_run_b_from_a_second_store(tmp_path, suite_cli):
     pa, ra, _ = _store(tmp_path, "base.sqlite", [1.0, 1.05, 1.1, 1.15, 1.2], [1.0] * 5)
     pb, _, rb = _store(tmp_path, "new.sqlite", [5.0] * 5, [1.5, 1.55, 1.6, 1.65, 1.7])
     cmp = compare_runs(pa, ra, rb, store_b=pb, threshold="5%")
@@ -187,8 +186,8 @@ def test_run_b_from_a_second_store(tmp_path):
     p3, r3a, r3b = _store(tmp_path, "three.sqlite", [1.0, 1.1, 1.2], [2.0, 2.1, 2.2])
     (row3,) = compare_runs(p3, r3a, r3b, threshold="5%").rows
     assert row3.p_value == pytest.approx(0.1) and row3.significant is False and not row3.regression
-    res = CliRunner().invoke(main, ["compare", str(ra), str(rb), "--store", str(pa), "--store-b", str(pb),
-                                    "--threshold", "5%"])
+    res = suite_cli(["compare", str(ra), str(rb), "--store", str(pa), "--store-b", str(pb),
+                     "--threshold", "5%"])
     assert res.exit_code == 1 and "wall_time +45.5%" in res.output.splitlines()[-1]
 
 
@@ -243,7 +242,7 @@ def test_floating_point_noise_is_same_not_infinitely_worse(tmp_path):
         compare_runs(path, 1, 2, abs_tol=-1.0)
 
 
-def test_per_metric_thresholds_override_the_default(tmp_path):
+def test_per_metric_thresholds_override_the_default(tmp_path, suite_cli):
     """wall_time 1.00 s -> 1.03 s is 3% worse: beyond a 2% threshold for wall_time, within the
     default 5%; a per-metric threshold alone gates too."""
     path = _two_values(tmp_path, 1.0, 1.03)
@@ -252,6 +251,6 @@ def test_per_metric_thresholds_override_the_default(tmp_path):
     assert cmp.exit_code == 1 and cmp.rows[0].change == pytest.approx(0.03)
     assert compare_runs(path, 1, 2, thresholds={"wall_time": "2%"}).exit_code == 1
     assert compare_runs(path, 1, 2, thresholds={"other": "2%"}).exit_code == 0
-    r = CliRunner().invoke(main, ["compare", "1", "2", "--store", str(path), "--threshold", "5%",
-                                  "--threshold", "wall_time=2%"])
+    r = suite_cli(["compare", "1", "2", "--store", str(path), "--threshold", "5%",
+                   "--threshold", "wall_time=2%"])
     assert r.exit_code == 1 and "by more than 5.0%, wall_time 2.0%" in r.output

@@ -6,9 +6,7 @@ import json
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
 
-from suite.cli import main
 from suite.errors import StoreError
 from suite.results.export import export_parquet, read_provenance
 from suite.results.load import load
@@ -39,11 +37,11 @@ def test_export_round_trip(sweep_store, tmp_path):
     assert "pandas" in prov["runs"][0]["packages"] and prov["cases"] == {"ok": 48}
 
 
-def test_export_one_run_via_cli(sweep_store, tmp_path):
+def test_export_one_run_via_cli(sweep_store, tmp_path, suite_cli):
     path, a, _b = sweep_store
     out = tmp_path / "a.parquet"
-    res = CliRunner().invoke(main, ["results", "export", "--store", str(path), "--run", str(a), "-o", str(out),
-                                    "--format", "json"])
+    res = suite_cli(["results", "export", "--store", str(path), "--run", str(a), "-o", str(out),
+                     "--format", "json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["runs"] == [a]
     back = pd.read_parquet(out)
@@ -61,14 +59,14 @@ def test_read_provenance_rejects_foreign_parquet(tmp_path):
         read_provenance(tmp_path / "t.txt")
 
 
-def test_export_missing_store_is_one_line_error(tmp_path):
-    res = CliRunner().invoke(main, ["results", "export", "--store", str(tmp_path / "none.sqlite"),
-                                    "-o", str(tmp_path / "x.parquet")])
+def test_export_missing_store_is_one_line_error(tmp_path, suite_cli):
+    res = suite_cli(["results", "export", "--store", str(tmp_path / "none.sqlite"),
+                     "-o", str(tmp_path / "x.parquet")])
     assert res.exit_code == 2 and "does not exist" in res.output
 
 
-def test_export_refuses_other_suffixes(sweep_store, tmp_path):
+def test_export_refuses_other_suffixes(sweep_store, tmp_path, suite_cli):
     path, _a, _b = sweep_store
-    res = CliRunner().invoke(main, ["results", "export", "--store", str(path), "-o", str(tmp_path / "x.csv")])
+    res = suite_cli(["results", "export", "--store", str(path), "-o", str(tmp_path / "x.csv")])
     assert res.exit_code == 2 and "expected a .parquet file" in res.output
     assert not (tmp_path / "x.csv").exists()

@@ -8,15 +8,11 @@ import re
 from html.parser import HTMLParser
 
 import pytest
-from click.testing import CliRunner
 
-from suite.cli import main
-from suite.context import Context
 from suite.report import build_report
 from suite.report.plots import choose_figures, numeric_axis
 from suite.results import Store
 from suite.results.load import load
-
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -92,24 +88,23 @@ def parse(text: str) -> Page:
 
 
 @pytest.fixture(scope="module")
-def report_store(tmp_path_factory, sweep):
+def report_store(tmp_path_factory, sweep, shared_context):
     """A store with the sweep (run 1) and `reproduce poseidon` (run 2); the reproduce scoreboard."""
-    from suite.context import Context
     from suite.runner.reproduce import reproduce
 
     run_sweep, entry = sweep
     path = tmp_path_factory.mktemp("report") / "suite.sqlite"
     with Store(path) as st:
         run_id = run_sweep(st, entry, "suite run --technique poseidon <script>alert('cmd')</script>")
-        ctx = Context.build()
+        ctx = shared_context
         board = reproduce([ctx.technique("poseidon")], st, command="suite reproduce poseidon", context=ctx)
     return path, run_id, board
 
 
 @pytest.fixture(scope="module")
-def sweep_page(report_store):
+def sweep_page(report_store, shared_context):
     path, sweep, _board = report_store
-    return parse(build_report(path, sweep, context=Context.build()))
+    return parse(build_report(path, sweep, context=shared_context))
 
 
 def test_sweep_report_sections_tables_and_images(report_store, sweep_page):
@@ -139,7 +134,7 @@ def test_sweep_report_sections_tables_and_images(report_store, sweep_page):
     assert dict((r[0], r[1]) for r in prov)["run"] == str(sweep)
 
 
-def test_scoreboard_section_matches_reproduce(report_store, sweep_page):
+def test_scoreboard_section_matches_reproduce(report_store, sweep_page, shared_context):
     path, sweep, board = report_store
     page = sweep_page
     sb = page.tables[-1]
@@ -152,7 +147,7 @@ def test_scoreboard_section_matches_reproduce(report_store, sweep_page):
     counts = page.tables[-2]
     assert counts[-1][:2] == ["all", str(len(board.outcomes))]
     # the reproduce run's own report has the scoreboard too, said to come from that run
-    page2 = parse(build_report(path, "latest", context=Context.build()))
+    page2 = parse(build_report(path, "latest", context=shared_context))
     assert "scoreboard" in page2.sections and any("by this reproduce run" in t for t in page2.text)
 
 
@@ -216,14 +211,14 @@ def test_numeric_axis(values, expected):
     assert numeric_axis(values) == expected
 
 
-def test_cli_writes_the_file(report_store, tmp_path):
+def test_cli_writes_the_file(report_store, tmp_path, suite_cli):
     path, sweep, _board = report_store
     out = tmp_path / "r.html"
-    res = CliRunner().invoke(main, ["report", str(sweep), "--store", str(path), "-o", str(out), "--no-scoreboard"])
+    res = suite_cli(["report", str(sweep), "--store", str(path), "-o", str(out), "--no-scoreboard"])
     assert res.exit_code == 0, res.output
     page = parse(out.read_text(encoding="utf-8"))
     assert "scoreboard" not in page.sections and len(page.images) + page.divs.count("ifig") >= 2
-    res = CliRunner().invoke(main, ["report", "42", "--store", str(path), "-o", str(out), "--force"])
+    res = suite_cli(["report", "42", "--store", str(path), "-o", str(out), "--force"])
     assert res.exit_code == 2 and "no run with id 42" in res.output
 
 
