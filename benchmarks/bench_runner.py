@@ -196,20 +196,31 @@ def reads_rounds(context, rounds: int) -> None:
         print(f"{k}: {1e6 * v / len(scen):.0f} us/case CPU; x plain {v / best['plain']:.3f}")
 
 
+def quiet_env() -> dict[str, str]:
+    """The environment that gives dask processes the settings the dask executor gives the
+    LocalCluster it starts (``suite.runner.dask_executor.QUIET``: no worker profiler, a 1 s
+    event-loop tick), as ``DASK_...`` variables."""
+    from suite.runner.dask_executor import QUIET
+
+    return {"DASK_" + k.upper().replace(".", "__").replace("-", "_"): str(v) for k, v in QUIET.items()}
+
+
 class DaskCluster:
     """``dask scheduler`` and two ``dask worker`` processes (1 thread each) on loopback, started as
-    a user would start them; ``address`` is the scheduler's."""
+    a user would start them; ``address`` is the scheduler's. *quiet*: with the settings of
+    :func:`quiet_env` (else dask's defaults)."""
 
-    def __init__(self, tmp: Path, workers: int = 2):
+    def __init__(self, tmp: Path, workers: int = 2, quiet: bool = True):
         import json
         import subprocess
 
         self.procs = []
-        sf = tmp / "scheduler.json"
+        sf = tmp / f"scheduler-{time.monotonic_ns()}.json"
         dask = str(Path(sys.executable).with_name("dask"))
+        env = dict(os.environ, **(quiet_env() if quiet else {}))
         self.procs.append(subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", "0",
                                             "--no-dashboard", "--scheduler-file", str(sf)],
-                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
         deadline = time.monotonic() + 60
         while not sf.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -217,7 +228,7 @@ class DaskCluster:
         for _ in range(workers):
             self.procs.append(subprocess.Popen([dask, "worker", self.address, "--nthreads", "1", "--nworkers", "1",
                                                 "--no-dashboard", "--host", "127.0.0.1"],
-                                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
         from dask.distributed import Client
 
         with Client(self.address, timeout="60s") as c:
@@ -256,13 +267,15 @@ class DaskCluster:
                 p.kill()
 
 
-def parallel_rounds(context, tmp: Path, batches: int, rounds: int, dask: bool, workload: str = "resnet-152") -> None:
-    """-j 1, -j 2 and (with *dask*) --scheduler on a real 2-worker cluster, alternated, on a
-    SuperNeurons model sweep (memory traces of *workload*, a few ms per case)."""
+def parallel_rounds(context, tmp: Path, batches: int, rounds: int, dask: bool, workload: str = "resnet-152",
+                    quiet: bool = True) -> None:
+    """-j 1, -j 2 and (with *dask*) --scheduler on a real 2-worker cluster (*quiet*: started with
+    :func:`quiet_env`), alternated, on a SuperNeurons model sweep (memory traces of *workload*, a
+    few ms per case)."""
     tech = context.technique("superneurons")
     cases = expand_entry({"technique": "superneurons", "workloads": [workload],
                           "params": {"batch": list(range(1, batches + 1))}}, context=context).cases
-    cluster = DaskCluster(tmp) if dask else None
+    cluster = DaskCluster(tmp, quiet=quiet) if dask else None
     load0 = load_average()
     labels = {"-j 1": "run-j1-iso-local", "-j 2": "run-j2-iso-local", "dask --scheduler (2 workers)": "run-j2-iso-dask"}
     try:
@@ -288,7 +301,8 @@ def parallel_rounds(context, tmp: Path, batches: int, rounds: int, dask: bool, w
     n = len(cases)
     one = min(sides["-j 1"])
     print(f"# SuperNeurons model sweep ({workload}, {n} cases), {rounds} alternated rounds, best of each; "
-          f"load average {load0} -> {load_average()} on {os.cpu_count()} CPUs")
+          f"load average {load0} -> {load_average()} on {os.cpu_count()} CPUs; dask cluster started with "
+          f"{' '.join(f'{k}={v}' for k, v in quiet_env().items()) if quiet else 'dask defaults'}")
     for k, v in sides.items():
         print(f"{k}: wall {min(v):.2f} s ({1e3 * min(v) / n:.2f} ms/case); wall speed-up over -j 1 {one / min(v):.2f}x; "
               f"rounds {', '.join(f'{x:.2f}' for x in v)}")
@@ -396,6 +410,8 @@ def main() -> None:
     ap.add_argument("--parallel", action="store_true",
                     help="only -j 1 / -j 2 / a real dask cluster (scheduler + 2 workers on loopback) on SuperNeurons")
     ap.add_argument("--batches", type=int, default=100)
+    ap.add_argument("--dask-defaults", action="store_true",
+                    help="start the --parallel dask cluster with dask's default settings (default: quiet_env's)")
     ap.add_argument("--reads", action="store_true",
                     help="only the cost of recording the profile fields a Poseidon case reads (plain, view, in place)")
     a = ap.parse_args()
@@ -404,7 +420,7 @@ def main() -> None:
         return
     if a.parallel:
         with tempfile.TemporaryDirectory() as d:
-            parallel_rounds(Context.build(), Path(d), a.batches, a.rounds, not a.no_dask)
+            parallel_rounds(Context.build(), Path(d), a.batches, a.rounds, not a.no_dask, quiet=not a.dask_defaults)
         return
     load0 = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
     real = Context.build()

@@ -22,12 +22,23 @@ from suite.runner.evaluate import Outcome, crashed_outcome, error_line, package_
 from suite.runner.options import ExecOptions, Executor
 from suite.technique import Technique
 
-__all__ = ["DaskExecutor", "BATCH_MAX", "BATCHES_PER_WORKER"]
+__all__ = ["DaskExecutor", "BATCH_MAX", "BATCHES_PER_WORKER", "QUIET"]
 
 #: batches per dask worker a run is cut into (when it has the cases); see DaskExecutor._batches
 BATCHES_PER_WORKER = 2
 #: most cases in one batch (one task: its cases' outcomes come back when it ends)
 BATCH_MAX = 4096
+#: dask settings of the processes this executor starts (a LocalCluster's scheduler, nannies and
+#: workers): no statistical profiler in the workers (it samples the running
+#: thread's stack every 10 ms for the dashboard's profile page) and the event loops' health tick
+#: every second instead of every 20 ms (it only times the loop, for "event loop unresponsive"
+#: warnings). With dask's defaults an idle 2-worker LocalCluster burnt 0.13 s of CPU per second
+#: (0.67 s per 5 s, scheduler and client included); with these 0.04 (0.21): on a 2-core machine
+#: that is most of what a dask run cost beyond the local pool (docs/performance.md, "runner and
+#: dask, 0.3.3"). A cluster given by ``--scheduler`` is the user's and left as it is (its workers
+#: take these settings from the environment: ``DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False``,
+#: ``DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL=1s``).
+QUIET = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "1s"}
 
 
 def _dask_batch(blob: bytes, keys: list[str], options: ExecOptions) -> list[Outcome]:  # runs on a dask worker
@@ -123,7 +134,7 @@ class DaskExecutor(Executor):
         # executor re-runs the batch's cases one by one and stores the one that kills twice)
         import warnings
 
-        with dask.config.set({"distributed.scheduler.allowed-failures": 0}), _sigint_ignored(), \
+        with dask.config.set({**QUIET, "distributed.scheduler.allowed-failures": 0}), _sigint_ignored(), \
                 warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a dashboard port in use: no run needs a dashboard
             cluster = LocalCluster(n_workers=max(1, options.jobs), threads_per_worker=1, processes=True,
