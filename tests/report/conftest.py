@@ -43,7 +43,7 @@ def wide(tour_store):
 
 
 @pytest.fixture(scope="module")
-def category_store(tmp_path_factory):
+def category_store(tmp_path_factory, report_context):
     from click.testing import CliRunner
 
     from suite.cli import main
@@ -51,6 +51,7 @@ def category_store(tmp_path_factory):
     path = tmp_path_factory.mktemp("cat") / "c.sqlite"
     r = CliRunner().invoke(main, ["run", "--category", "communication", "--workload", "resnet-50", "--profile",
                                   "k80-cluster-10gbe,h100-ndr-fat-tree", "--param", "nodes=8", "--param",
-                                  "workers=8", "--name", "two", "-q", "--store", str(path)])
+                                  "workers=8", "--name", "two", "-q", "--store", str(path)],
+                           obj={"context": report_context})  # reused by the command (get_context)
     assert r.exit_code == 0, r.output
     return path

@@ -52,15 +52,18 @@ def test_a_section_without_an_axis_says_why(wide):
     assert parts == [] and why.startswith("no numeric parameter or profile field is swept")
 
 
-def test_report_refuses_to_overwrite_without_force(tmp_path):
+def test_report_refuses_to_overwrite_without_force(tmp_path, report_context):
     st, out = str(tmp_path / "s.sqlite"), tmp_path / "r.html"
+    obj = {"context": report_context}  # the commands reuse it (get_context): plugin loading is not tested here
     r = CliRunner().invoke(main, ["run", "--technique", "poseidon", "--variant", "ps", "--param", "nodes=2", "-q",
-                                  "--store", st])
+                                  "--store", st], obj=dict(obj))
     assert r.exit_code == 0, r.output
-    assert CliRunner().invoke(main, ["report", "-o", str(out), "--store", st, "--no-scoreboard"]).exit_code == 0
+    r = CliRunner().invoke(main, ["report", "-o", str(out), "--store", st, "--no-scoreboard"], obj=dict(obj))
+    assert r.exit_code == 0
     out.write_text("mine", encoding="utf-8")
-    r = CliRunner().invoke(main, ["report", "-o", str(out), "--store", st, "--no-scoreboard"])
+    r = CliRunner().invoke(main, ["report", "-o", str(out), "--store", st, "--no-scoreboard"], obj=dict(obj))
     assert r.exit_code == 2 and "exists; give --force to overwrite it" in r.output
     assert out.read_text(encoding="utf-8") == "mine"
-    r = CliRunner().invoke(main, ["report", "-o", str(out), "--store", st, "--no-scoreboard", "--force"])
+    r = CliRunner().invoke(main, ["report", "-o", str(out), "--store", st, "--no-scoreboard", "--force"],
+                           obj=dict(obj))
     assert r.exit_code == 0 and out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
