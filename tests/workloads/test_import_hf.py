@@ -16,7 +16,6 @@ from click.testing import CliRunner
 from suite.cli import main
 from suite.context import Context
 from suite.errors import WorkloadError
-from suite.workloads import get_workload
 from suite.workloads.importer import from_hf_config, load_workload_file, write_workload_file
 from suite.workloads.importer.hf import spec_fields
 from suite.workloads.transformer import activation_memory
@@ -44,12 +43,25 @@ MISTRAL_7B = {"architectures": ["MistralForCausalLM"], "hidden_act": "silu", "hi
               "rms_norm_eps": 1e-05, "tie_word_embeddings": False, "vocab_size": 32000}
 
 
-def test_llama2_7b_config_gives_the_hf_parameter_count(tmp_path):
+
+@pytest.fixture(scope="module")
+def ctx():
+    """One context for this module's lookups and commands (plugins loaded once, ~0.3 s CPU each
+    build): the tests read workloads and files, not plugin loading. A command reuses the context
+    its click ``obj`` carries (``suite.cli.common.get_context``)."""
+    return Context.build()
+
+
+def _invoke(ctx, args):
+    return CliRunner().invoke(main, args, obj={"context": ctx})
+
+
+def test_llama2_7b_config_gives_the_hf_parameter_count(tmp_path, ctx):
     p = tmp_path / "config.json"
     p.write_text(json.dumps(LLAMA2_7B))
     t = from_hf_config(p, name="llama-2-7b-hf")
     assert t.params == 6_738_415_616  # HF LlamaForCausalLM, the issue's figure
-    zoo = get_workload("llama2-7b")  # the same hyperparameters typed in the zoo (pinned there)
+    zoo = ctx.workload("llama2-7b")  # the same hyperparameters typed in the zoo (pinned there)
     assert t.fwd_flops == zoo.fwd_flops and t.bwd_flops == zoo.bwd_flops
     assert activation_memory(t, "selective") == activation_memory(zoo, "selective")
     assert [l.name for l in t.layers][:3] == ["embedding", "block0.attn", "block0.mlp"] and len(t.layers) == 67
@@ -102,14 +114,14 @@ def _attrs(l):
     return json.loads(json.dumps(dict(l.attrs), default=list))
 
 
-def test_layer_table_file_round_trip_of_a_zoo_table(tmp_path):
-    zoo = get_workload("googlenet")  # inception branches, concat input_shapes: the graph attributes
+def test_layer_table_file_round_trip_of_a_zoo_table(tmp_path, ctx):
+    zoo = ctx.workload("googlenet")  # inception branches, concat input_shapes: the graph attributes
     p = tmp_path / "g.toml"
     # a renamed copy (the context refuses a file claiming a zoo name)
     from dataclasses import replace
 
     write_workload_file(replace(zoo, name="my-googlenet"), p)
-    back = Context.build().workload(str(p))
+    back = ctx.workload(str(p))
     assert back.name == "my-googlenet" and back.params == zoo.params == 6_624_904
     assert len(back.layers) == len(zoo.layers)
     for a, b in zip(back.layers, zoo.layers):
@@ -120,8 +132,8 @@ def test_layer_table_file_round_trip_of_a_zoo_table(tmp_path):
         assert _attrs(a) == _attrs(b)
 
 
-def test_malformed_files_name_file_and_field(tmp_path):
-    zoo = get_workload("cifar10-quick")
+def test_malformed_files_name_file_and_field(tmp_path, ctx):
+    zoo = ctx.workload("cifar10-quick")
     from dataclasses import replace
 
     p = write_workload_file(replace(zoo, name="quick"), tmp_path / "q.toml")
@@ -138,39 +150,39 @@ def test_malformed_files_name_file_and_field(tmp_path):
         load_workload_file(bad)
     bad.write_text(text.replace('name = "quick"', 'name = "vgg16"'))
     with pytest.raises(WorkloadError, match=r"bad\.toml: workload\.name: 'vgg16' is already a workload of suite"):
-        Context.build().workload(str(bad))
+        ctx.workload(str(bad))
     with pytest.raises(WorkloadError, match=r"nope\.toml: expected an existing workload file"):
-        Context.build().workload(str(tmp_path / "nope.toml"))
+        ctx.workload(str(tmp_path / "nope.toml"))
 
 
-def test_cli_import_hf_config_then_show(tmp_path):
+def test_cli_import_hf_config_then_show(tmp_path, ctx):
     cfg = tmp_path / "config.json"
     cfg.write_text(json.dumps(LLAMA2_7B))
     out = tmp_path / "my-llama.toml"
-    r = CliRunner().invoke(main, ["workloads", "import", "--hf-config", str(cfg), "-o", str(out), "--format", "json"])
+    r = _invoke(ctx, ["workloads", "import", "--hf-config", str(cfg), "-o", str(out), "--format", "json"])
     assert r.exit_code == 0, r.output
     info = json.loads(r.output)
     assert info["name"] == "my-llama" and info["params"] == 6_738_415_616
-    r = CliRunner().invoke(main, ["workloads", "show", str(out), "--format", "json"])
+    r = _invoke(ctx, ["workloads", "show", str(out), "--format", "json"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["params"] == 6_738_415_616
     # an existing file is not overwritten without --force; a clashing --name is refused
-    r = CliRunner().invoke(main, ["workloads", "import", "--hf-config", str(cfg), "-o", str(out)])
+    r = _invoke(ctx, ["workloads", "import", "--hf-config", str(cfg), "-o", str(out)])
     assert r.exit_code != 0 and "already exists" in r.output
-    r = CliRunner().invoke(main, ["workloads", "import", "--hf-config", str(cfg), "--name", "llama2-7b",
+    r = _invoke(ctx, ["workloads", "import", "--hf-config", str(cfg), "--name", "llama2-7b",
                                   "-o", str(tmp_path / "x.toml")])
     assert r.exit_code != 0 and "'llama2-7b' is already a workload" in r.output
-    r = CliRunner().invoke(main, ["workloads", "import", "--hf-config", str(cfg), "--torch", "m:f"])
+    r = _invoke(ctx, ["workloads", "import", "--hf-config", str(cfg), "--torch", "m:f"])
     assert r.exit_code != 0 and "exactly one of --torch" in r.output
 
 
-def test_run_accepts_a_workload_file_and_matches_the_zoo(tmp_path):
+def test_run_accepts_a_workload_file_and_matches_the_zoo(tmp_path, ctx):
     """`suite run --workload FILE.toml`: the file written from the zoo's resnet-50 gives the zoo's numbers."""
     from dataclasses import replace
 
-    f = write_workload_file(replace(get_workload("resnet-50"), name="my-resnet"), tmp_path / "my-resnet.toml")
+    f = write_workload_file(replace(ctx.workload("resnet-50"), name="my-resnet"), tmp_path / "my-resnet.toml")
     store = tmp_path / "s.sqlite"
-    r = CliRunner().invoke(main, ["run", "--technique", "poseidon", "--variant", "ps,poseidon", "--workload",
+    r = _invoke(ctx, ["run", "--technique", "poseidon", "--variant", "ps,poseidon", "--workload",
                                   f"{f},resnet-50", "--in-process", "-q", "--store", str(store)])
     assert r.exit_code == 0, r.output
     from suite.results import load
