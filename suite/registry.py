@@ -10,14 +10,11 @@ extension name that another plugin already provides, quarantines that plugin (on
 plugin, hook, expected and given); this distribution's own plugins load first, so a third-party
 plugin cannot take a built-in technique's name.
 
-A plugin whose ``suite_techniques`` is one :func:`~suite.declaration.hooks.lazy_hook` (``listed=True``)
-whose package's ``technique.toml`` names the technique (a top-level ``name = "..."`` line) is
-imported when that technique is first asked for (:meth:`Registry.technique`) or every technique
-is (:meth:`Registry.techniques`, :meth:`Registry.load_all`): ``suite run --technique T`` imports
-one technique module, not every plugin's (each imports its claims, workloads and models). Its
-name is reserved when the registry is built (a duplicate is found then); the hook is called,
-checked and guarded (import-time patches) as at load, and a fault quarantines the plugin then.
-Strict mode calls every hook when the registry is built.
+A ``suite_techniques`` hook that is one :func:`~suite.declaration.hooks.lazy_hook` whose package's
+``technique.toml`` names the technique is called when that technique (or every one) is first asked
+for, not at load (``suite run --technique T`` imports one technique module, not 21); its name is
+reserved at load, and a fault quarantines the plugin when it is called (:meth:`Registry._undefer`).
+Strict mode calls every hook at load.
 
 What is cheap is done when the registry is built (techniques, profile folders, extension names);
 what is expensive is deferred to its first use, so that `suite techniques` imports no execute
@@ -50,9 +47,9 @@ from typing import Any
 import pluggy
 
 from suite import hookspecs
-from suite.declaration.hooks import declared_technique
+from suite.declaration.hooks import check_hook_results as _check_hook_results, declared_technique, is_model_class
 from suite.errors import PluginError, TechniqueError, did_you_mean
-from suite.technique import Technique, is_reference, resolve_reference
+from suite.technique import Technique, resolve_reference
 
 __all__ = ["GROUP", "PluginInfo", "Registry", "strict_from_env"]
 
@@ -109,8 +106,25 @@ def _dist_cached(path: str, dist: Any) -> tuple[str, str]:
     # the installed distribution's name and version do not change while the process runs
     hit = _DISTS.get(path)
     if hit is None:
-        hit = _DISTS[path] = (dist.metadata["Name"] or "<unknown>", dist.version or "")
+        hit = _DISTS[path] = _name_and_version(dist)
     return hit
+
+
+def _name_and_version(dist: Any) -> tuple[str, str]:
+    """``(dist.metadata["Name"], dist.version)`` from the header lines of the core metadata file
+    (packaging.python.org, "Core metadata specifications"), without parsing its long description
+    as an e-mail message (~5 ms); that parse where a header line is missing."""
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+    found: dict[str, str] = {}
+    for line in text.split("\n"):
+        if not line.strip():
+            break
+        key, sep, value = line.partition(":")
+        if sep and key in ("Name", "Version"):
+            found.setdefault(key, value.strip())
+    if len(found) < 2:
+        return dist.metadata["Name"] or "<unknown>", dist.version or ""
+    return found["Name"] or "<unknown>", found["Version"]
 
 
 def _provider(info: "PluginInfo") -> str:
@@ -131,14 +145,6 @@ def _patched(patched: list[str]) -> str:
             f"while loading (put back); expected a plugin that changes no shared module")
 
 
-def _is_model_class(v: Any) -> bool:
-    try:
-        from pydantic import BaseModel
-    except ImportError:  # pragma: no cover
-        return False
-    return isinstance(v, type) and issubclass(v, BaseModel)
-
-
 def _given(module: Any) -> Any:
     """*module* itself: the loader of a plugin module given in process (not by entry point)."""
     return module
@@ -149,43 +155,6 @@ def _why(exc: BaseException) -> str:
     file and field (``declare_technique``), so its type is not repeated; any other is prefixed
     with its type (``RuntimeError: boom``)."""
     return str(exc) if isinstance(exc, TechniqueError) else f"{type(exc).__name__}: {exc}"
-
-
-def _check_hook_results(got: dict[str, list[Any]]) -> str | None:
-    """One line naming the hook, what it must return and what it returned, or None if all is well."""
-    def kind(v: Any) -> str:
-        return type(v).__name__ + (f" {v!r}" if isinstance(v, (str, int, float)) else "")
-
-    for lst in got.get("suite_techniques", ()):
-        if not isinstance(lst, (list, tuple)):
-            return f"suite_techniques() returned {kind(lst)}, expected a list of Technique"
-        for t in lst:
-            if not isinstance(t, Technique):
-                return f"suite_techniques() returned {kind(t)} in its list, expected Technique"
-    for lst in got.get("suite_hardware_profiles", ()):
-        if not isinstance(lst, (list, tuple)):
-            return f"suite_hardware_profiles() returned {kind(lst)}, expected a list of paths"
-        for p in lst:
-            if not isinstance(p, (str, Path)) or not str(p):
-                return f"suite_hardware_profiles() returned {kind(p)} in its list, expected a path (str or Path)"
-            if not Path(p).exists():
-                return f"suite_hardware_profiles() returned {str(p)!r}, expected an existing file or folder"
-    for lst in got.get("suite_workloads", ()):
-        from suite.workloads.types import Workload
-
-        if not isinstance(lst, (list, tuple)):
-            return f"suite_workloads() returned {kind(lst)}, expected a list of Workload"
-        for w in lst:
-            if not isinstance(w, Workload):
-                return f"suite_workloads() returned {kind(w)} in its list, expected a Workload"
-    for d in got.get("suite_profile_extensions", ()):
-        if not isinstance(d, dict):
-            return f"suite_profile_extensions() returned {kind(d)}, expected a dict of name -> pydantic model class"
-        for k, v in d.items():
-            if not isinstance(k, str) or not (is_reference(v) or _is_model_class(v)):
-                return (f"suite_profile_extensions() returned {k!r}: {kind(v)}, expected a name -> "
-                        f"pydantic model class or a reference 'package.module:Class' to one")
-    return None
 
 
 class Registry:
@@ -353,7 +322,11 @@ class Registry:
 
     def _undefer(self, name: str | None = None) -> None:
         """Call the deferred ``suite_techniques`` hook of the plugin that reserved technique *name*
-        (of every such plugin, in load order, when None; nothing when *name* is not reserved)."""
+        (of every such plugin, in load order, when None; nothing when *name* is not reserved).
+        Deferred: a plugin whose hook is one :func:`~suite.declaration.hooks.lazy_hook` and whose
+        ``technique.toml`` names its technique (:func:`~suite.declaration.hooks.declared_technique`):
+        its name is reserved at load (a duplicate is found then); the hook is called, checked and
+        guarded against import-time patches as at load (:meth:`_undefer_plugin`)."""
         if name is None:
             for info in [p for p in self.plugins if any(i is p for i in self._deferred.values())]:
                 self._undefer_plugin(info)
@@ -557,7 +530,7 @@ class Registry:
             try:
                 with contextlib.redirect_stdout(sys.stderr):  # an import that prints: stderr (see _load)
                     cls = resolve_reference(v)
-                if not _is_model_class(cls):
+                if not is_model_class(cls):
                     raise TypeError(f"{type(cls).__name__}, expected a pydantic model class")
             except Exception as exc:  # noqa: BLE001 - a broken reference costs only its plugin
                 self._drop(info, f"suite_profile_extensions(): {name!r}: {v!r}: {type(exc).__name__}: {exc}",

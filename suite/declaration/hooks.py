@@ -11,13 +11,14 @@ fully supported.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from suite.declaration.vocabulary import is_reference, resolve_reference
 from suite.errors import PluginError
 from suite.hookspecs import hookimpl
 
-__all__ = ["lazy_hook", "declared_technique"]
+__all__ = ["lazy_hook", "declared_technique", "check_hook_results", "is_model_class"]
 
 
 def lazy_hook(reference: str, *, call: bool = False, listed: bool = False) -> Callable[[], Any]:
@@ -77,15 +78,71 @@ def declared_technique(hook: Callable[..., Any]) -> str | None:
     (:func:`suite.hardware.name_scan.scan_top_name`); else None (call the hook to know). The
     registry reserves the name and registers what the hook returns once it calls it
     (:class:`suite.registry.Registry`)."""
+    import importlib
+    import os
+
     from suite.declaration.loader import TECHNIQUE_FILE
-    from suite.declaration.params import read_data
     from suite.hardware.name_scan import scan_top_name
 
     lazy = getattr(hook, LAZY_ATTRIBUTE, None)
     if lazy is None or lazy[1] or not lazy[2]:
         return None
-    try:
-        text = read_data(lazy[0].partition(":")[0], TECHNIQUE_FILE)
+    try:  # the file declare_technique reads (read_data), without its checks: the name is only a hint
+        top = importlib.import_module(lazy[0].split(".")[0].partition(":")[0])
+        for root in getattr(top, "__path__", ()):
+            with open(os.path.join(root, TECHNIQUE_FILE), encoding="utf-8") as fh:
+                return scan_top_name(fh.read())
     except Exception:  # noqa: BLE001 - no readable file: the hook is called, and says what is wrong
         return None
-    return scan_top_name(text) if isinstance(text, str) else None
+    return None
+
+
+def is_model_class(v: Any) -> bool:
+    """Whether *v* is a pydantic model class (what an extension schema must be)."""
+    try:
+        from pydantic import BaseModel
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(v, type) and issubclass(v, BaseModel)
+
+
+def check_hook_results(got: dict[str, list[Any]]) -> str | None:
+    """One line naming the hook, what it must return and what it returned, or None if all is well:
+    *got* maps a hook's name to what each of a plugin's implementations returned (the registry's
+    check of ``suite_techniques``, ``suite_hardware_profiles``, ``suite_workloads`` and
+    ``suite_profile_extensions``)."""
+    from suite.technique import Technique
+
+    def kind(v: Any) -> str:
+        return type(v).__name__ + (f" {v!r}" if isinstance(v, (str, int, float)) else "")
+
+    for lst in got.get("suite_techniques", ()):
+        if not isinstance(lst, (list, tuple)):
+            return f"suite_techniques() returned {kind(lst)}, expected a list of Technique"
+        for t in lst:
+            if not isinstance(t, Technique):
+                return f"suite_techniques() returned {kind(t)} in its list, expected Technique"
+    for lst in got.get("suite_hardware_profiles", ()):
+        if not isinstance(lst, (list, tuple)):
+            return f"suite_hardware_profiles() returned {kind(lst)}, expected a list of paths"
+        for p in lst:
+            if not isinstance(p, (str, Path)) or not str(p):
+                return f"suite_hardware_profiles() returned {kind(p)} in its list, expected a path (str or Path)"
+            if not Path(p).exists():
+                return f"suite_hardware_profiles() returned {str(p)!r}, expected an existing file or folder"
+    for lst in got.get("suite_workloads", ()):
+        from suite.workloads.types import Workload
+
+        if not isinstance(lst, (list, tuple)):
+            return f"suite_workloads() returned {kind(lst)}, expected a list of Workload"
+        for w in lst:
+            if not isinstance(w, Workload):
+                return f"suite_workloads() returned {kind(w)} in its list, expected a Workload"
+    for d in got.get("suite_profile_extensions", ()):
+        if not isinstance(d, dict):
+            return f"suite_profile_extensions() returned {kind(d)}, expected a dict of name -> pydantic model class"
+        for k, v in d.items():
+            if not isinstance(k, str) or not (is_reference(v) or is_model_class(v)):
+                return (f"suite_profile_extensions() returned {k!r}: {kind(v)}, expected a name -> "
+                        f"pydantic model class or a reference 'package.module:Class' to one")
+    return None

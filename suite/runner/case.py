@@ -19,12 +19,13 @@ import functools
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
 from suite.errors import ParameterError, SuiteError
 from suite.frozen import freeze
+from suite.declaration.results import built_as_dataclass, new_scenario
 from suite.technique import Scenario, ScenarioSpec, Technique
 
 __all__ = ["Case", "Resolver", "resolve_case", "case_key", "code_fingerprint", "package_fingerprint",
@@ -290,8 +291,7 @@ def _evict(cache: dict[Any, Any]) -> None:
         del cache[next(iter(cache))]
 
 
-#: the fields of :class:`Case` (a resolver gives them all: :func:`_new_case`) and the slot its scenario is kept in
-_CASE_FIELDS = frozenset(f.name for f in fields(Case))
+#: the slot a :class:`Case`'s scenario is kept in (:func:`_new_case`)
 _SCENARIO_SLOT: str = vars(Case)["scenario"].slot
 
 
@@ -304,11 +304,9 @@ def _new_case(values: dict[str, Any]) -> Case:
     TypeError
         *values* does not name exactly the fields of :class:`Case`.
     """
-    if values.keys() != _CASE_FIELDS:
-        raise TypeError(f"Case fields: expected {sorted(_CASE_FIELDS)}, got {sorted(values)}")
-    case = object.__new__(Case)
-    values[_SCENARIO_SLOT] = values.pop("scenario")
-    case.__dict__.update(values)
+    case = built_as_dataclass(Case, values)
+    d = case.__dict__
+    d[_SCENARIO_SLOT] = d.pop("scenario")
     return case
 
 
@@ -529,8 +527,8 @@ class Resolver:
         (on the case's first read of ``scenario``: a stored case reused never builds them)."""
         workload = self.workload(workload_name)[0] if workload_name else None
         inputs = self.inputs(tech, params)[0] if uses else {}
-        return Scenario(technique=tech.name, variant=variant, fidelity=fidelity, profile=profile, workload=workload,
-                        params=params, seed=seed, inputs=inputs)
+        return new_scenario({"technique": tech.name, "variant": variant, "fidelity": fidelity, "profile": profile,
+                             "workload": workload, "params": params, "seed": seed, "inputs": inputs})
 
 
 def resolve_case(tech: Technique, spec: ScenarioSpec, *, profile_dirs: tuple[str | Path, ...] = (),

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from suite.declaration.results import built_as_dataclass
 from suite.errors import ExperimentError, SuiteError
 from suite.runner.case import Case, Resolver
 from suite.runner.experiment_file import find_experiment, load_experiment
@@ -272,11 +273,18 @@ def _product(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where: s
 
 def _combos(axes: _Axes) -> Iterator[dict[str, Any]]:
     """The product of *axes* (:func:`_axes`), one combination (a dict of names) at a time."""
+    for spec in _spec_dicts(axes):
+        spec["set"] = spec.pop("overrides")
+        yield spec
+
+
+def _spec_dicts(axes: _Axes) -> Iterator[dict[str, Any]]:
+    """The product of *axes*, one :class:`ScenarioSpec`'s fields (a new dict) at a time."""
     profiles, workloads, variants, fids, seeds, pnames, pvals, snames, svals = axes
     for prof, wl, var, fid, seed, pcombo, scombo in itertools.product(
             profiles, workloads, variants, fids, seeds, itertools.product(*pvals), itertools.product(*svals)):
-        yield {"variant": var, "profile": prof, "workload": wl, "fidelity": fid, "seed": int(seed),
-               "params": dict(zip(pnames, pcombo)), "set": dict(zip(snames, scombo))}
+        yield {"variant": var, "profile": prof, "workload": wl, "params": dict(zip(pnames, pcombo)),
+               "fidelity": fid, "seed": int(seed), "overrides": dict(zip(snames, scombo))}
 
 
 def _spec(c: Mapping[str, Any]) -> ScenarioSpec:
@@ -309,8 +317,8 @@ class CaseStream:
         return self.count
 
     def __iter__(self) -> Iterator[Case]:
-        for c in _combos(self.axes):
-            yield _resolve(self.resolver, self.tech, _spec(c), self.where)
+        for values in _spec_dicts(self.axes):  # each spec built without the frozen dataclass's __init__
+            yield _resolve(self.resolver, self.tech, built_as_dataclass(ScenarioSpec, values), self.where)
 
 
 def _still_registered(resolver: Resolver, tech: Technique, where: str) -> None:
