@@ -106,6 +106,21 @@ def is_model_class(v: Any) -> bool:
     return isinstance(v, type) and issubclass(v, BaseModel)
 
 
+def _kind(v: Any) -> str:
+    """What a hook returned, for an error: its type (and value, for a scalar)."""
+    return type(v).__name__ + (f" {v!r}" if isinstance(v, (str, int, float)) else "")
+
+
+def _list_of(lst: Any, cls: type, hook: str, items: str, item: str) -> str | None:
+    """Why *lst* (what one implementation of *hook* returned) is not a list of *cls*, or None."""
+    if not isinstance(lst, (list, tuple)):
+        return f"{hook}() returned {_kind(lst)}, expected a list of {items}"
+    for v in lst:
+        if not isinstance(v, cls):
+            return f"{hook}() returned {_kind(v)} in its list, expected {item}"
+    return None
+
+
 def check_hook_results(got: dict[str, list[Any]]) -> str | None:
     """One line naming the hook, what it must return and what it returned, or None if all is well:
     *got* maps a hook's name to what each of a plugin's implementations returned (the registry's
@@ -113,36 +128,29 @@ def check_hook_results(got: dict[str, list[Any]]) -> str | None:
     ``suite_profile_extensions``)."""
     from suite.technique import Technique
 
-    def kind(v: Any) -> str:
-        return type(v).__name__ + (f" {v!r}" if isinstance(v, (str, int, float)) else "")
-
     for lst in got.get("suite_techniques", ()):
-        if not isinstance(lst, (list, tuple)):
-            return f"suite_techniques() returned {kind(lst)}, expected a list of Technique"
-        for t in lst:
-            if not isinstance(t, Technique):
-                return f"suite_techniques() returned {kind(t)} in its list, expected Technique"
+        problem = _list_of(lst, Technique, "suite_techniques", "Technique", "Technique")
+        if problem:
+            return problem
     for lst in got.get("suite_hardware_profiles", ()):
         if not isinstance(lst, (list, tuple)):
-            return f"suite_hardware_profiles() returned {kind(lst)}, expected a list of paths"
+            return f"suite_hardware_profiles() returned {_kind(lst)}, expected a list of paths"
         for p in lst:
             if not isinstance(p, (str, Path)) or not str(p):
-                return f"suite_hardware_profiles() returned {kind(p)} in its list, expected a path (str or Path)"
+                return f"suite_hardware_profiles() returned {_kind(p)} in its list, expected a path (str or Path)"
             if not Path(p).exists():
                 return f"suite_hardware_profiles() returned {str(p)!r}, expected an existing file or folder"
     for lst in got.get("suite_workloads", ()):
         from suite.workloads.types import Workload
 
-        if not isinstance(lst, (list, tuple)):
-            return f"suite_workloads() returned {kind(lst)}, expected a list of Workload"
-        for w in lst:
-            if not isinstance(w, Workload):
-                return f"suite_workloads() returned {kind(w)} in its list, expected a Workload"
+        problem = _list_of(lst, Workload, "suite_workloads", "Workload", "a Workload")
+        if problem:
+            return problem
     for d in got.get("suite_profile_extensions", ()):
         if not isinstance(d, dict):
-            return f"suite_profile_extensions() returned {kind(d)}, expected a dict of name -> pydantic model class"
+            return f"suite_profile_extensions() returned {_kind(d)}, expected a dict of name -> pydantic model class"
         for k, v in d.items():
             if not isinstance(k, str) or not (is_reference(v) or is_model_class(v)):
-                return (f"suite_profile_extensions() returned {k!r}: {kind(v)}, expected a name -> "
+                return (f"suite_profile_extensions() returned {k!r}: {_kind(v)}, expected a name -> "
                         f"pydantic model class or a reference 'package.module:Class' to one")
     return None
