@@ -5,6 +5,9 @@ One worker is killed (SIGKILL to its whole process group: nanny and worker) whil
 chunk of cases; the scheduler moves its work to the other worker, and the store must equal a
 local run of the same sweep case for case. Every wait is on an explicit condition (the
 scheduler file, the workers registered, a task in flight, a case stored), never a fixed sleep.
+Starting the cluster and its three processes takes 10-30 s of waiting on a loaded machine, so
+that test is ``slow``; its fast twin (first below) runs the executor's own code against a client
+that loses one batch as a killed worker does (``distributed.KilledWorker``), in this process.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
+from fakedask import LostBatchClient, run_on_fake_dask
 from storetable import store_table
 from suite.context import Context
 
@@ -122,6 +126,42 @@ def dask_cluster(tmp_path):
             log.close()
 
 
+def test_a_batch_lost_with_its_dask_worker_is_rerun_case_by_case_and_equals_a_local_run(tmp_path, monkeypatch,
+                                                                                        fake_registry):
+    """The fast twin of the killed-worker test below: the batch whose worker dies is re-run case by
+    case (DaskExecutor._worker_died) and the store equals a local run's, case for case; a case that
+    is running each time a worker dies (max_worker_deaths = 2) is stored crashed, alone."""
+    from suite.results import Store
+    from suite.runner import ExecOptions, expand_entry, run_cases
+
+    n = 16
+    exp = expand_entry({"technique": "fake", "variants": ["base", "fast"], "params": {"n": list(range(1, n // 2 + 1))}},
+                       context=Context.build())
+    client = LostBatchClient()
+    s = run_on_fake_dask(tmp_path, monkeypatch, client, exp.cases, "dask")
+    assert (s.total, s.computed, s.ok) == (n, n, n)
+    (lost,) = client.lost
+    assert len(lost) > 1 and [[k] for k in lost] == [b for b in client.submitted if len(b) == 1]
+    with Store(tmp_path / "local.sqlite") as local:
+        assert run_cases(exp.cases, local, options=ExecOptions(jobs=2), context=Context.build()).ok == n
+    ours, theirs = store_table(tmp_path / "dask.sqlite"), store_table(tmp_path / "local.sqlite")
+    assert len(ours) == n and ours == theirs
+    # y = x * n * factor (1 base, 2 fast) * 10 (fake-cluster-a's 10 Gbit/s), from fakeplugin.y_of
+    for key, (status, _err, metrics, _samples, _art) in ours.items():
+        case = next(c for c in exp.cases if c.key == key)
+        y = dict((m[0], m[1]) for m in metrics)["y"]
+        assert status == "ok" and y == pytest.approx(case.params["n"] * (2 if case.variant == "fast" else 1) * 10)
+    # the case on the worker each time one dies: crashed after the second death, the others ok
+    victim = exp.cases[3].key
+    killer = LostBatchClient(kill_on=victim)
+    s = run_on_fake_dask(tmp_path, monkeypatch, killer, exp.cases, "dask-twice")
+    assert (s.ok, s.by_status.get("crashed")) == (n - 1, 1)
+    assert [b for b in killer.lost if len(b) == 1] == [[victim], [victim]]
+    err = store_table(tmp_path / "dask-twice.sqlite")[victim][1]
+    assert err.startswith("dask worker lost while running this case (2 times; not tried again): KilledWorker")
+
+
+@pytest.mark.slow
 def test_a_sweep_on_a_real_dask_cluster_survives_a_killed_worker(tmp_path, dask_cluster, fake_registry):
     from distributed import Client
 

@@ -135,6 +135,33 @@ def test_plugin_executor_through_the_hook(fake_registry, store):
         run_cases(exp.cases, store, executor="serial", registry=reg, rerun=True)
 
 
+def test_dask_executor_statuses_and_values_match_local(fake_registry, tmp_path, monkeypatch):
+    """The fast twin of the LocalCluster test below: the dask executor's batches, shipped and run by
+    its worker function in this process (tests/runner/fakedask.py), store the statuses and values a
+    local run stores."""
+    pytest.importorskip("distributed")
+    from fakedask import LostBatchClient, run_on_fake_dask
+
+    from suite.results import Store
+
+    exp = expand_entry({"technique": "fake", "variants": ["base"],
+                        "params": {"x": [1, 2, 3, 4], "mode": ["ok", "raise", "skip"]}})
+    client = LostBatchClient(lose_first=False)
+    s = run_on_fake_dask(tmp_path, monkeypatch, client, exp.cases, "dask")
+    assert s.by_status == {"ok": 4, "failed": 4, "skipped": 4} and not client.lost
+    assert sorted(k for b in client.submitted for k in b) == sorted(c.key for c in exp.cases)
+    with Store(tmp_path / "dask.sqlite") as st:
+        d = st.metrics(s.run_id)
+        wide = st.metrics(s.run_id, wide=True)
+    assert sorted(wide["param.x"]) == [1, 2, 3, 4]
+    assert all(wide["y"] == [y_of(x, 1, "base", GBIT_A) for x in wide["param.x"]])
+    with Store(tmp_path / "local.sqlite") as st:
+        s = run_cases(exp.cases, st, options=ExecOptions(jobs=2), context=Context.build())
+        loc = st.metrics(s.run_id)
+    assert dict(zip(d["key"] + d["name"], d["value"])) == dict(zip(loc["key"] + loc["name"], loc["value"]))
+
+
+@pytest.mark.slow
 def test_dask_local_cluster_matches_local(fake_registry, tmp_path, monkeypatch):
     pytest.importorskip("distributed")
     from pathlib import Path

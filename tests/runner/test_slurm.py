@@ -97,6 +97,63 @@ def outcome_lines(folder: Path) -> list[dict]:
     return out
 
 
+class InProcessJob:
+    """An array task that already ended, as SlurmExecutor reads a submitit Job: done, a state, an id
+    and the folder of its logs (removed by the executor when the job reported every case)."""
+
+    def __init__(self, job_id: str, folder: Path, state: str = "FINISHED"):
+        self.job_id, self.state = job_id, state
+        folder.mkdir(parents=True, exist_ok=True)
+        self.paths = type("Paths", (), {"folder": folder, "stderr": folder / f"{job_id}_0_log.err",
+                                        "stdout": folder / f"{job_id}_0_log.out"})()
+
+    def done(self) -> bool:
+        return True
+
+    def cancel(self, check: bool = False) -> None:
+        pass
+
+
+class InProcessArray:
+    """submitit's executor as SlurmExecutor uses it, with each array task run at once in this process
+    by the executor's own task program (``run_task``: the sandbox fork, the local pool, one outcome
+    line appended per finished case): the runs of the tests below without the seconds of starting
+    ``python -m submitit.core._submit`` per task. ``stop_after[i] = n``: task i's job ends after its
+    first n outcomes (a job killed mid-task leaves exactly those lines)."""
+
+    def __init__(self, folder: Path, stop_after: dict[int, int] | None = None):
+        self.folder, self.stop_after, self.tasks = folder, stop_after if stop_after is not None else {}, 0
+        (folder / "outcomes").mkdir(parents=True, exist_ok=True)
+
+    def update_parameters(self, **kwargs) -> None:
+        pass
+
+    def map_array(self, fn, paths, payloads, options) -> list[InProcessJob]:
+        jobs = []
+        for path, payload, opts in zip(paths, payloads, options):
+            i, self.tasks = self.tasks, self.tasks + 1
+            fn(path, payload, opts)
+            if i in self.stop_after:
+                lines = Path(path).read_text().splitlines(keepends=True)
+                Path(path).write_text("".join(lines[:self.stop_after[i]]))
+            jobs.append(InProcessJob(f"{1000 + i}", self.folder / "jobs" / f"{1000 + i}"))
+        return jobs
+
+
+def in_process_arrays(monkeypatch, **kwargs) -> list[InProcessArray]:
+    """Make SlurmExecutor submit to :class:`InProcessArray` (one per executor it asks for)."""
+    from suite_slurm.executor import SlurmExecutor
+
+    made: list[InProcessArray] = []
+
+    def make(self, opts, folder, gpus):
+        made.append(InProcessArray(folder, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(SlurmExecutor, "_make_executor", make)
+    return made
+
+
 # --------------------------------------------------------------------------- options, grouping
 
 
@@ -280,12 +337,19 @@ def _local_opts(folder: Path, **kw) -> dict[str, str]:
     return {"cluster": "local", "folder": str(folder), "array-parallelism": "2", **{k: str(v) for k, v in kw.items()}}
 
 
-def test_submitit_local_run_equals_local_run_with_a_crashing_case(tmp_path, monkeypatch, fake_cases):
+#: the array tasks as submitit's LocalExecutor runs them (a subprocess each: slow) or in this process
+TASKS = [pytest.param("submitit", marks=pytest.mark.slow), "in-process"]
+
+
+@pytest.mark.parametrize("tasks", TASKS)
+def test_submitit_local_run_equals_local_run_with_a_crashing_case(tmp_path, monkeypatch, fake_cases, tasks):
     from suite.results import Store
     from suite.runner import ExecOptions, run_cases
     from suite_slurm.executor import SlurmExecutor
 
     monkeypatch.setenv("PYTHONPATH", str(HERE))  # the array tasks import the fake plugin
+    if tasks == "in-process":
+        in_process_arrays(monkeypatch)
     # 30 model cases, one that aborts its worker, one that raises, and 3 execute-fidelity cases
     # (their own phase and tasks; their raw samples travel back too)
     cases = fake_cases(30) + fake_cases(1, mode="abort") + fake_cases(1, mode="raise") + \
@@ -310,8 +374,9 @@ def test_submitit_local_run_equals_local_run_with_a_crashing_case(tmp_path, monk
     assert jobs_of(tmp_path / "f") == []
 
 
+@pytest.mark.parametrize("tasks", TASKS)
 def test_a_killed_task_costs_only_its_unfinished_cases_and_the_next_run_reruns_them(tmp_path, monkeypatch,
-                                                                                     fake_cases):
+                                                                                     fake_cases, tasks):
     import threading
 
     from suite.results import Store
@@ -320,7 +385,8 @@ def test_a_killed_task_costs_only_its_unfinished_cases_and_the_next_run_reruns_t
 
     monkeypatch.setenv("PYTHONPATH", str(HERE))
     folder = tmp_path / "f"
-    cases = fake_cases(12, delay=0.3)  # one task of 12 cases of 0.3 s: still running when killed
+    # one task of 12 cases of 0.3 s: still running when killed (in this process: its job ends after 2)
+    cases = fake_cases(12, delay=0.3 if tasks == "submitit" else 0.0)
     killed: list[int] = []
 
     def kill_task_after_two_outcomes():
@@ -331,13 +397,21 @@ def test_a_killed_task_costs_only_its_unfinished_cases_and_the_next_run_reruns_t
                 killed.append(pid)
 
     killer = threading.Thread(target=kill_task_after_two_outcomes, daemon=True)
-    killer.start()
+    if tasks == "submitit":
+        killer.start()
+    else:
+        stop = {0: 2}  # every array made reads this one dict
+        in_process_arrays(monkeypatch, stop_after=stop)
+        killed.append(0)
     st = Store(tmp_path / "slurm.sqlite")
     try:
         s1 = run_cases(cases, st, executor=SlurmExecutor(),
                        options=ExecOptions(executor_options=_local_opts(folder, **{"tasks-size": 12})),
                        context=Context.build())
-        killer.join(30)
+        if tasks == "submitit":
+            killer.join(30)
+        else:  # the second run's task is not stopped
+            stop.clear()
         assert killed, "the array task was not found running"
         unfinished = s1.by_status.get("crashed", 0)
         assert 1 <= unfinished <= 10 and s1.ok == 12 - unfinished  # >= 2 were reported before the kill
@@ -472,6 +546,44 @@ def test_ctrl_c_of_the_coordinator_cancels_its_jobs(tmp_path):
         kill_jobs(folder)
 
 
+def test_a_lost_coordinators_outcomes_are_reused_and_the_run_ends_with_the_local_store(tmp_path, monkeypatch,
+                                                                                      fake_cases, capfd):
+    """The fast twin of the killed-coordinator sweeps below, in this process: the outcome files of a
+    coordinator killed mid-run (its first two array tasks, written by the task program run_task,
+    under a run whose lock no process holds) with 5 of their cases stored before the kill; the next
+    run stores the others from the files, computes only the rest, removes the files, and its store
+    equals a local run's."""
+    from suite.results import Store
+    from suite.runner import ExecOptions, run_cases
+    from suite_slurm.executor import SlurmExecutor, run_task
+
+    n, size = 24, 8
+    cases = fake_cases(n - 1) + fake_cases(1, mode="abort")  # n - 1 ordinary cases and one crashing
+    folder = tmp_path / "slurm"
+    (folder / "outcomes").mkdir(parents=True)
+    lost = "0123456789ab"  # the killed coordinator's run: its lock file is left, held by no process
+    (folder / "outcomes" / f"{lost}.lock").touch()
+    for i in range(2):  # array-parallelism 2: the two tasks running when it was killed, finished as orphans
+        run_task(str(folder / "outcomes" / f"{lost}_{i:05d}.jsonl"), cases[i * size:(i + 1) * size],
+                 ExecOptions(jobs=1, isolate=True))
+    in_process_arrays(monkeypatch)
+    store = tmp_path / "slurm.sqlite"
+    with Store(store) as st:
+        assert run_cases(cases[:5], st, context=Context.build()).ok == 5  # what it stored before the kill
+        capfd.readouterr()
+        s = run_cases(cases, st, executor=SlurmExecutor(), context=Context.build(),
+                      options=ExecOptions(executor_options=_local_opts(folder, **{"tasks-size": size})))
+    assert f"slurm: reused {2 * size - 5} outcome(s)" in capfd.readouterr().err
+    assert (s.total, s.cached, s.computed, s.ok, s.by_status.get("crashed")) == (n, 5, n - 5, n - 1 - 5, 1)
+    with Store(tmp_path / "local.sqlite") as local:
+        run_cases(cases, local, options=ExecOptions(jobs=2), context=Context.build())
+    ours, theirs = store_table(store), store_table(tmp_path / "local.sqlite")
+    assert len(ours) == n and ours == theirs
+    assert sorted(v[0] for v in ours.values()).count("crashed") == 1
+    assert list((folder / "outcomes").iterdir()) == []  # the reused outcome files and the dead lock removed
+
+
+@pytest.mark.slow
 def test_killed_coordinator_small_sweep_ends_with_the_local_store(tmp_path):
     _run_killed_coordinator_sweep(tmp_path, n=24, size=8, delay=0.05)
 
