@@ -34,14 +34,15 @@ from suite.testing.imports import is_test_file as _is_test_file  # noqa: E402
 # The rules below read each source file of the core and the plugins several times (a rule and its
 # "known ... are still real" twin): each file is parsed once, memoised on its path AND its text, so
 # a file that changes (the checker's own tests rewrite a temporary file) is parsed again.
-@functools.lru_cache(maxsize=None)
-def _imports_memo(path: str, text: str) -> tuple[tuple[int, str], ...]:
-    return tuple(_imports_of(Path(path)))
+_IMPORTS: dict[tuple[str, str], tuple[tuple[int, str], ...]] = {}
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
     """The kit's ``imports_of(path)``, memoised (see above)."""
-    return list(_imports_memo(str(path), Path(path).read_text(encoding="utf-8")))
+    key = (str(path), Path(path).read_text(encoding="utf-8"))
+    if key not in _IMPORTS:
+        _IMPORTS[key] = tuple(_imports_of(Path(path)))
+    return list(_IMPORTS[key])
 
 
 @functools.lru_cache(maxsize=None)

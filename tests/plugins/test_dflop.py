@@ -4,6 +4,7 @@ the execute fidelity's gradient oracle, the model's plans, bad input, conformanc
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 
 import numpy as np
@@ -13,16 +14,23 @@ from hypothesis import strategies as st
 
 from suite import ScenarioSpec
 from suite.errors import ParameterError
-from suite.hardware import get_profile
 from suite.runner.case import resolve_case
 from suite_dflop import execute, model, schedule
 from suite_dflop.technique import CLAIMS, TECHNIQUE
 from suite_dflop.workloads import MIXES, QWEN, SIGLIP, generate
 
 
+@functools.cache
+def _context():
+    """One context for the module's lookups (plugins loaded once); the global lookups are deprecated."""
+    from suite.context import Context
+
+    return Context.build()
+
+
 def _run(variant="dflop-lpt", fidelity="model", workload="dflop-llava-video", **params):
     spec = ScenarioSpec(variant=variant, fidelity=fidelity, workload=workload, params=params)
-    return TECHNIQUE.evaluate(resolve_case(TECHNIQUE, spec).scenario)
+    return TECHNIQUE.evaluate(resolve_case(TECHNIQUE, spec, context=_context()).scenario)
 
 
 # --------------------------------------------------------------------------- counts by hand
@@ -177,9 +185,14 @@ def test_property_partition_bound_and_permutation(seed, n, k):
 # --------------------------------------------------------------------------- model
 
 
+def _selene():
+    """The Selene-like DGX A100 cluster profile, through a context (the global get_profile is deprecated)."""
+    return _context().profile("selene-dgx-a100")
+
+
 @pytest.fixture(scope="module")
 def hw():
-    return model.hardware(get_profile("selene-dgx-a100"), 64)
+    return model.hardware(_selene(), 64)
 
 
 @pytest.fixture(scope="module")
@@ -234,7 +247,7 @@ def test_plan_search_covers_64_gpus_fast_and_fits(hw, plans64):
 def test_split_space_on_more_nodes_holds_the_space_on_fewer():
     # a plan that fits 2 nodes is a plan of 8 nodes too (the others idle), so the planner's best
     # expected time cannot rise with nodes (property more-gpus-no-slower) by construction
-    prof = get_profile("selene-dgx-a100")
+    prof = _selene()
     small = set(model.split_plans(model.hardware(prof, 16), 4))
     big = set(model.split_plans(model.hardware(prof, 64), 4))
     assert small <= big and len(big) > len(small)
@@ -246,7 +259,7 @@ def test_vectorised_search_equals_the_scalar_one(hw, plans64, mix, gpus):
     # on 64 GPUs' 27,584 plans, 0.6 s on 32 GPUs' 5,706). Both points still discriminate: video on
     # 64 GPUs leaves 57 feasible plans (best: encoder dp 28, LLM tp 4 x dp 9), instruct on 32 GPUs
     # 127 (best: encoder dp 8, LLM tp 4 x dp 6), so a wrong time or memory term moves the argmin.
-    h = hw if gpus == 64 else model.hardware(get_profile("selene-dgx-a100"), gpus)
+    h = hw if gpus == 64 else model.hardware(_selene(), gpus)
     mean = model.features(generate(MIXES[mix], 512, 3)).x.mean(axis=0)
     vec = model.best_split_plan(h, 8, mean, 256)
     ref = model.best_plan(plans64 if gpus == 64 else model.split_plans(h, 8), h, mean, 256)
@@ -295,7 +308,7 @@ def test_model_results_and_tp_traffic(hw):
 
 
 def test_slower_network_raises_dp_time():
-    prof = get_profile("selene-dgx-a100")
+    prof = _selene()
     slow = prof.with_overrides({"network.-1.bandwidth": "100 Gbit/s"})
     hw0, hw1 = model.hardware(prof, 64), model.hardware(slow, 64)
     # 8 replicas of a 8-GPU pipeline: one rank per node, the all-reduce crosses InfiniBand
