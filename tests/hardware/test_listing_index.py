@@ -38,6 +38,51 @@ def _list(tmp_path, *extra):
     return {r["name"]: r for r in json.loads(body)}, flag.strip() == "True", out.stderr
 
 
+_STEPS = textwrap.dedent("""
+    import contextlib, io, json, os, sys, time
+    import suite.cli.hardware as H
+    from suite.cli import main
+    from suite.hardware import clear_cache
+
+    computed = []  # one entry per listing computed (not read from the index)
+    real = H._listing
+    H._listing = lambda context: (computed.append(1), real(context))[1]
+    out = []
+    for step in json.loads(sys.argv[1]):
+        if step[0] == "write":
+            open(step[1], "w").write(step[2])
+        elif step[0] == "replace-keeping-mtime":  # as cp -p / rsync -a / tar x leave it
+            st = os.stat(step[1])
+            time.sleep(0.05)
+            open(step[1], "w").write(step[2])
+            os.utime(step[1], ns=(st.st_atime_ns, st.st_mtime_ns))
+        else:  # ["list", profiles folder], as a fresh process would: no library kept from before
+            clear_cache()
+            n, so, se = len(computed), io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(so), contextlib.redirect_stderr(se):
+                try:
+                    main(["hardware", "list", "--format", "json", "--profiles", step[1]])
+                except SystemExit as e:
+                    assert not e.code, e.code
+            out.append([{r["name"]: r for r in json.loads(so.getvalue())}, len(computed) > n, se.getvalue()])
+    print(json.dumps(out))
+""")
+
+
+def _listings(tmp_path, steps):
+    """The listings of one child process taking *steps* in order (each listing is a fresh command:
+    its own context; the index on disk is what carries over): per ``["list"]`` step, (rows by name,
+    whether the listing was computed rather than read from the index, stderr). One process for a
+    test's listings instead of one each (~1.5 s CPU per process); the first test above keeps a
+    process per listing, since it checks that a cached listing imports no pydantic."""
+    env = {**os.environ, "SUITE_CACHE_DIR": str(tmp_path / "cache")}
+    steps = [["list", str(tmp_path / "p")] if s == ["list"] else s for s in steps]
+    out = subprocess.run([sys.executable, "-c", _STEPS, json.dumps(steps)], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return [tuple(r) for r in json.loads(out.stdout.strip().splitlines()[-1])]
+
+
 def test_cached_listing_equals_the_computed_one_and_an_edit_shows_at_once(tmp_path):
     (tmp_path / "p").mkdir()
     f = tmp_path / "p" / "idx.toml"
@@ -57,9 +102,8 @@ def test_cached_listing_equals_the_computed_one_and_an_edit_shows_at_once(tmp_pa
 def test_a_broken_file_is_reported_on_every_listing_cached_or_not(tmp_path):
     (tmp_path / "p").mkdir()
     (tmp_path / "p" / "bad.toml").write_text("[profile\nname = ")
-    _rows, _v, err1 = _list(tmp_path)
-    _rows, cached, err2 = _list(tmp_path)
-    assert not cached
+    (_rows, computed1, err1), (_rows, computed2, err2) = _listings(tmp_path, [["list"], ["list"]])
+    assert computed1 and not computed2
     line = [ln for ln in err1.splitlines() if "bad.toml" in ln]
     assert line and line == [ln for ln in err2.splitlines() if "bad.toml" in ln]
     assert line[0].startswith("warning: ") and line[0].endswith("; skipped")
@@ -68,32 +112,29 @@ def test_a_broken_file_is_reported_on_every_listing_cached_or_not(tmp_path):
 def test_a_replacement_that_keeps_mtime_and_size_is_still_a_new_key(tmp_path):
     # cp -p / rsync -a / tar x keep the old mtime; with the same size the listing must not be the
     # cached one (the file's ctime changes, which nothing sets back)
-    import time
-
     (tmp_path / "p").mkdir()
     f = tmp_path / "p" / "idx.toml"
     f.write_text(PROFILE.format(mem="16 GiB"))
-    first, _v, _ = _list(tmp_path)
     st = f.stat()
-    time.sleep(0.05)
-    f.write_text(PROFILE.format(mem="32 GiB"))  # same size
-    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))  # and the old mtime, as cp -p leaves it
-    assert (f.stat().st_size, f.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
-    edited, validated, _ = _list(tmp_path)
+    (first, _c, _), (edited, computed, _) = _listings(
+        tmp_path, [["list"], ["replace-keeping-mtime", str(f), PROFILE.format(mem="32 GiB")], ["list"]])
+    assert (f.stat().st_size, f.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)  # same size, the old mtime
+    assert f.read_text() == PROFILE.format(mem="32 GiB")
     assert first["idx-gpu"]["memory"] == "16 GiB"
-    assert validated and edited["idx-gpu"]["memory"] == "32 GiB"
+    assert computed and edited["idx-gpu"]["memory"] == "32 GiB"
 
 
 def test_a_damaged_cache_file_is_recomputed_not_a_crash(tmp_path):
     # valid JSON of the wrong shape (a hand edit, another version's file): the listing is computed
     (tmp_path / "p").mkdir()
     (tmp_path / "p" / "idx.toml").write_text(PROFILE.format(mem="16 GiB"))
-    first, _v, _ = _list(tmp_path)
+    first, _c, _ = _listings(tmp_path, [["list"]])[0]
     [cached] = (tmp_path / "cache").glob("hardware-list-*.json")
-    for junk in ("[]", '{"what": "hardware-list"}', '{"what": "other", "rows": [], "warnings": [], "file_errors": []}'):
-        cached.write_text(junk)
-        again, validated, _ = _list(tmp_path)
-        assert validated and again == first
+    junk = ("[]", '{"what": "hardware-list"}', '{"what": "other", "rows": [], "warnings": [], "file_errors": []}')
+    listings = _listings(tmp_path, [s for j in junk for s in (["write", str(cached), j], ["list"])])
+    assert len(listings) == 3
+    for again, computed, _ in listings:
+        assert computed and again == first
 
 
 def test_an_edit_to_a_module_a_plugin_schema_imports_is_a_new_key(tmp_path, monkeypatch):
