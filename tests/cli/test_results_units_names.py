@@ -21,6 +21,17 @@ def cli(suite_cli):
     return run
 
 
+@pytest.fixture
+def in_command(shared_context):
+    """A context manager: the code inside runs as inside a ``suite`` command (a click context whose
+    object holds the command's one suite context), as these CLI helpers do in use."""
+    import click
+
+    from suite.cli import main
+
+    return lambda: click.Context(main, obj={"context": shared_context})
+
+
 # poseidon on its default cluster profile (titanx-cluster-10gbe: "10 Gbit/s" Ethernet)
 SWEEP = ("run", "--technique", "poseidon", "--param", "nodes=2,16", "--set",
          "network.-1.bandwidth=5 Gbit/s,40 Gbit/s,10 Gbit/s", "-q")
@@ -91,11 +102,11 @@ def test_rows_sort_numerically(store, cli):
                   (16, "5 Gbit/s"), (16, "10 Gbit/s"), (16, "40 Gbit/s")]
 
 
-def test_table_shows_headline_metrics_scaled(store, cli):
+def test_table_shows_headline_metrics_scaled(store, cli, in_command):
     from suite.cli.results import compact_rows
     from suite.results import Store
 
-    with Store(store, readonly=True) as st:
+    with Store(store, readonly=True) as st, in_command():
         rows = compact_rows(st, 1)
         full = compact_rows(st, 1, all_metrics=True)
     row = next(r for r in rows if r["variant"] == "ps")
@@ -189,14 +200,15 @@ def test_reproduce_json_names_each_claims_metric_and_unit(tmp_path, cli):
     assert claims["inception-v3-32n-vs-tf"]["unit"] is None
 
 
-def test_spelling_takes_the_dimension_from_the_schema_not_the_field_name():
+def test_spelling_takes_the_dimension_from_the_schema_not_the_field_name(in_command):
     from suite.cli.compare import spelling
 
     # no profile file to read the spelling from: the SI value in the schema's unit, by hand
-    assert spelling("no-such-profile", "network.0.fits.0.alpha", 2e-6) == "2 µs"  # "alpha": no name hint
-    assert spelling("no-such-profile", "reliability.repair_time", 7200.0) == "2 h"
-    # a cycle count whose name says "latency" is no time: left a plain number
-    assert spelling("no-such-profile", "ext.hopper.global_latency_cycles", 600.0) == "600.0"
+    with in_command():
+        assert spelling("no-such-profile", "network.0.fits.0.alpha", 2e-6) == "2 µs"  # "alpha": no name hint
+        assert spelling("no-such-profile", "reliability.repair_time", 7200.0) == "2 h"
+        # a cycle count whose name says "latency" is no time: left a plain number
+        assert spelling("no-such-profile", "ext.hopper.global_latency_cycles", 600.0) == "600.0"
 
 
 def test_swept_profile_fields_are_numeric_columns_with_their_unit(store, tmp_path, cli):

@@ -206,12 +206,15 @@ def test_dask_existing_scheduler_and_crash(fake_registry, tmp_path, monkeypatch)
         assert errs == {"worker process died (SIGABRT) while running this case"}
 
 
-def test_default_hang_guard_stops_a_stalled_model_case_without_a_timeout(fake_registry, store):
+@pytest.mark.parametrize("hanging", [pytest.param((1, 2, 3), marks=pytest.mark.slow), (2,)])
+def test_default_hang_guard_stops_a_stalled_model_case_without_a_timeout(fake_registry, store, hanging):
     """No --timeout: a model case that hangs is found by the hang guard (a worker silent for
     stall_timeout s is killed, its unreported batched cases are re-run one at a time) and stored
-    as `timeout`; the others finish (a fresh-user trial saw `suite reproduce` freeze for ever)."""
-    exp = _modes_sweep(["ok", "hang"])
-    s = run_cases(exp.cases, store, options=ExecOptions(jobs=1, stall_timeout=1.0), context=Context.build())
+    as `timeout`; the others finish (a fresh-user trial saw `suite reproduce` freeze for ever).
+    Every hanging case costs a wait of stall_timeout when it is re-run alone, on top of its batch's:
+    the fast variant has one, between ok cases (2 waits), the slow one three (4 waits)."""
+    cases = [c for c in _modes_sweep(["ok", "hang"]).cases if c.params["mode"] == "ok" or c.params["x"] in hanging]
+    s = run_cases(cases, store, options=ExecOptions(jobs=1, stall_timeout=1.0), context=Context.build())
     cases = store.cases(s.run_id)
     by_mode = {m: set(cases[cases["param.mode"] == m]["status"]) for m in ("ok", "hang")}
     assert by_mode == {"ok": {"ok"}, "hang": {"timeout"}}
