@@ -51,7 +51,7 @@ from suite.declaration.hooks import check_hook_results as _check_hook_results, d
 from suite.errors import PluginError, TechniqueError, did_you_mean
 from suite.technique import Technique, resolve_reference
 
-__all__ = ["GROUP", "PluginInfo", "Registry", "strict_from_env"]
+__all__ = ["GROUP", "PluginInfo", "Registry", "name_and_version", "strict_from_env"]
 
 GROUP = "suite.plugins"
 #: the ``[ext.NAME]`` tables the core itself validates, named in the light :mod:`suite.hardware` (loading
@@ -106,11 +106,11 @@ def _dist_cached(path: str, dist: Any) -> tuple[str, str]:
     # the installed distribution's name and version do not change while the process runs
     hit = _DISTS.get(path)
     if hit is None:
-        hit = _DISTS[path] = _name_and_version(dist)
+        hit = _DISTS[path] = name_and_version(dist)
     return hit
 
 
-def _name_and_version(dist: Any) -> tuple[str, str]:
+def name_and_version(dist: Any) -> tuple[str, str]:
     """``(dist.metadata["Name"], dist.version)`` from the header lines of the core metadata file
     (packaging.python.org, "Core metadata specifications"), without parsing its long description
     as an e-mail message (~5 ms); that parse where a header line is missing."""

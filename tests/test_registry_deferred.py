@@ -142,3 +142,16 @@ def test_the_installed_plugins_import_only_the_technique_asked_for():
 ])
 def test_scan_top_name_answers_only_when_a_plain_line_says_it(text, name):
     assert scan_top_name(text) == name
+
+
+def test_name_and_version_read_from_the_header_lines_agree_with_importlib_metadata():
+    """The registry (each plugin's distribution) and the case key (numpy, scipy) read Name and
+    Version from the metadata's header lines; importlib.metadata parses the whole file."""
+    from importlib.metadata import distributions, version
+
+    from suite.registry import name_and_version
+    from suite.runner.case import _library_versions
+
+    seen = [(name_and_version(d), (d.metadata["Name"] or "<unknown>", d.version or "")) for d in distributions()]
+    assert len(seen) > 20 and all(a == b for a, b in seen)
+    assert _library_versions() == f"numpy={version('numpy')};scipy={version('scipy')}"

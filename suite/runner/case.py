@@ -249,13 +249,17 @@ def environment_fingerprint(*, refresh: bool = False) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _library_versions() -> str:
-    """``numpy=X;scipy=Y`` (``none`` for one not installed), read once per process."""
-    from importlib.metadata import PackageNotFoundError, version
+    """``numpy=X;scipy=Y`` (``none`` for one not installed), read once per process (the version
+    ``importlib.metadata.version`` gives, read from the metadata's header lines:
+    :func:`suite.registry.name_and_version`)."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    from suite.registry import name_and_version
 
     versions = []
     for dist in ("numpy", "scipy"):
         try:
-            versions.append(f"{dist}={version(dist)}")
+            versions.append(f"{dist}={name_and_version(distribution(dist))[1]}")
         except PackageNotFoundError:
             versions.append(f"{dist}=none")
     return ";".join(versions)
