@@ -372,13 +372,7 @@ class Recording:
         if not _ACTIVE or _ACTIVE[0] is not self:
             return
         plan = self.plan
-        # _refill of every object, in C loops: each object's fields as loaded, in their order,
-        # with what the case wrote over them (the input guard sees it) and after them
-        dicts = list(map(_dict_of, plan.objs))
-        merged = list(map(dict, plan.fields))
-        _drain(map(dict.update, merged, dicts))
-        _drain(map(dict.clear, dicts))
-        _drain(map(dict.update, dicts, merged))
+        _drain(map(_refill, map(_dict_of, plan.objs), plan.fields))
         _drain(map(_set_class, plan.objs, plan.classes))
         _drain(map(_set_class, plan.tables, repeat(FrozenDict)))
         _HIDDEN.clear()  # only this recording's objects (start() restores the one before)
