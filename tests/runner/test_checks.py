@@ -33,3 +33,29 @@ def test_a_negative_count_rate_is_refused_and_a_saving_is_not():
     """-3 samples/s cannot be (a rate of a count); -3 % can (a change)."""
     assert checks._problem("throughput", -3.0, "samples/s") is not None
     assert checks._problem("change", -3.0, "%") is None
+
+
+def _ok(rows, samples=None):
+    return {"key": "k", "status": "ok", "metrics": rows, "samples": samples}
+
+
+def test_check_outcome_decides_each_row_of_a_sweeps_outcome():
+    good = [["t", 0.5, "s", "lower"], ["x", 2.0, "1", "higher"]]
+    out = _ok(good)
+    assert checks.check_outcome(out, "tech") is out  # nothing to change: the outcome itself
+    # each finite on its own, their sum overflows to inf: still stored (the C-loop test passes it on)
+    big = _ok([["a", 1e308, "B", "none"], ["b", 1e308, "B", "none"]])
+    assert checks.check_outcome(big, "tech") is big
+    bad = checks.check_outcome(_ok(good + [["m", float("nan"), "s", "lower"]]), "tech")
+    assert bad["status"] == "failed" and bad["metrics"] is None
+    assert bad["error"] == "BadMetric: tech: metric 'm' is nan (s): expected a finite number (checked by the coordinator)"
+    neg = checks.check_outcome(_ok([["t", -1.0, "s", "lower"]]), "tech")
+    assert neg["error"] == "BadMetric: tech: metric 't' is -1 s: expected >= 0 for a quantity in s (checked by the coordinator)"
+    flag = checks.check_outcome(_ok([["t", True, "s", "lower"]]), "tech")
+    assert flag["error"] == "BadMetric: tech: metric 't' is bool True: expected a number (checked by the coordinator)"
+    # an int value and tuple rows are numbers and rows too
+    fine = _ok([("n", 3, "1", "none"), ["t", 0.25, "s", "lower"]])
+    assert checks.check_outcome(fine, "tech") is fine
+    # samples are checked one by one: a NaN sample fails its metric
+    s = checks.check_outcome(_ok(good, {"t": [0.4, float("nan")]}), "tech")
+    assert s["error"] == "BadMetric: tech: metric 't' is nan (s): expected a finite number (checked by the coordinator)"
