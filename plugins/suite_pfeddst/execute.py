@@ -210,8 +210,8 @@ def average_extractors_many(thetas, received: list[list[np.ndarray]], split: int
         if m == 0:
             out.append((members, own))
             continue
-        stack = np.stack([np.stack([thetas[i][:split], *received[i]]) for i in members])
-        out.append((members, np.mean(stack, axis=1)))
+        stack = np.stack([x for i in members for x in (thetas[i][:split], *received[i])])
+        out.append((members, np.mean(stack.reshape(len(members), m + 1, split), axis=1)))
     return out
 
 
@@ -598,8 +598,9 @@ class _Federation:
             m = len(picks[members[0]])
             if m:
                 acc = 0  # (own + (picked_1 + picked_2 + ...)) / (m + 1), the picks summed in order
+                picked = np.stack([snap[j][:split] for i in members for j in picks[i]]).reshape(len(members), m, split)
                 for r in range(m):
-                    acc = acc + np.stack([snap[picks[i][r]][:split] for i in members])
+                    acc = acc + picked[:, r]
                 dense = (np.stack([snap[i][:split] for i in members]) + acc) / (m + 1)
                 self.agg_err = max(self.agg_err, float(np.max(np.abs(e - dense))))
         return mixed
