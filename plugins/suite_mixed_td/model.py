@@ -720,13 +720,12 @@ def _prior(net: Network, mean: float, sd: float = 0.15, step: float = 0.05) -> l
     MAC ratio into (k step, (k+1) step]; each bin gets the normal mass over its interval, shared
     equally by its candidates.
 
-    The normal CDF is :func:`scipy.special.ndtr` of the standardised bound, what
-    ``scipy.stats.norm.cdf(x, mean, sd)`` computes (same bits, tested), without importing
-    scipy.stats (about 1 s of CPU per worker process)."""
-    from scipy.special import ndtr
-
+    The normal CDF of the standardised bound ``z`` is ``erfc(-z / sqrt 2) / 2`` (Abramowitz &
+    Stegun 1964, 26.2.2 with 7.1.2), by :func:`math.erfc`: ``scipy.stats.norm.cdf(x, mean, sd)``
+    to ~1e-14 relative (tested), without importing scipy (0.2-0.25 s of CPU per worker process
+    for ``scipy.special``, 1 s for ``scipy.stats``)."""
     def cdf(x: float) -> float:
-        return ndtr((x - mean) / sd)
+        return 0.5 * math.erfc(-(x - mean) / sd * math.sqrt(0.5))
 
     out = []
     for l, row in enumerate(net.candidates):
