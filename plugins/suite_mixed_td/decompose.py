@@ -327,7 +327,7 @@ def candidate_ranks(g: Geometry, s: Scheme, lo: float = 0.30, hi: float = 0.70, 
         for a, b in zip(ranks, ranks[1:]):  # a > b
             best, best_n = None, 0
             for n in range(b, a):
-                nd = len(divisors(n))
+                nd = len(_divisors(n))  # the cached tuple: no list copied per number
                 if nd > best_n:
                     best, best_n = n, nd
             if best is not None:

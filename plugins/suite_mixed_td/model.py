@@ -186,22 +186,24 @@ def _stage_dims(fl: FactorLayer) -> tuple[int, int, int, int]:
 
 @functools.lru_cache(maxsize=65536)
 def _ladder_dims(cin_g: int, cout: int, k: int) -> tuple[tuple[int, ...], ...]:
-    dims = [divisors(k), divisors(cin_g), divisors(cout)]  # fine, coarse_in, coarse_out (tie order)
-    idx = [0, 0, 0]
+    """The rungs ``(fine, coarse_in, coarse_out)`` of :func:`ladder`, from (1, 1, 1) (every list of
+    divisors starts at 1): at each step the dimension whose next divisor gives the smallest product
+    of the three, ties to the earlier of fine, coarse_in, coarse_out."""
+    dims = (divisors(k), divisors(cin_g), divisors(cout))
+    idx, cur = [0, 0, 0], [1, 1, 1]
     rungs = [(1, 1, 1)]
     while True:
-        best = None
-        for d in range(3):
+        best, pick = 0, -1
+        for d in (0, 1, 2):
             if idx[d] + 1 < len(dims[d]):
-                trial = [dims[e][idx[e] + (1 if e == d else 0)] for e in range(3)]
-                prod = trial[0] * trial[1] * trial[2]
-                if best is None or prod < best[0]:
-                    best = (prod, d)
-        if best is None:
-            break
-        idx[best[1]] += 1
-        rungs.append(tuple(dims[e][idx[e]] for e in range(3)))
-    return tuple(rungs)
+                prod = dims[d][idx[d] + 1] * cur[d - 1] * cur[d - 2]  # the other two, in some order
+                if pick < 0 or prod < best:
+                    best, pick = prod, d
+        if pick < 0:
+            return tuple(rungs)
+        idx[pick] += 1
+        cur[pick] = dims[pick][idx[pick]]
+        rungs.append((cur[0], cur[1], cur[2]))
 
 
 def ladder(fl: FactorLayer) -> tuple[np.ndarray, np.ndarray]:
