@@ -289,7 +289,7 @@ def _groups(data) -> list[_Group]:
             for m in by.values()]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity (a cache key of _peer_parts)
 class _Batch:
     """Every client's ``(X, y)`` part in one stack, zero-padded to the largest part (``m`` rows).
 
@@ -637,16 +637,18 @@ def _scores(model, train, snap, nbrs, history, alpha, c, window, reading, ledger
     own = [model.loss_acc(snap[i], *train.parts[i])[0] for i in range(n)] if reading == "gap" else None
     recent = history[-window:] if window > 0 else []
     if reading == "cross":
-        # candidate j receives the models of the clients that score it and evaluates them on its
-        # data in one batched forward pass, then returns one scalar loss to each
-        inbox: dict[int, list[tuple[int, np.ndarray]]] = {j: [] for j in range(n)}
+        # candidate j receives the models of the clients that score it, evaluates each on its data
+        # and returns one scalar loss to each (the losses computed sender by sender from the
+        # snapshot, of which every received model is a copy: :func:`_cross_losses`)
+        senders: dict[int, list[int]] = {j: [] for j in range(n)}
         for i in range(n):
             for j in nbrs[i]:
-                inbox[j].append((i, _xfer(ledger, i, j, snap[i], "score-model")))
-        losses = _cross_losses(model, inbox, train)
-        for j, got in inbox.items():
-            for (i, _), loss in zip(got, losses.get(j, ())):
-                s_l[i, j] = float(_xfer(ledger, j, i, np.array([loss]), "score-loss")[0])
+                _xfer(ledger, i, j, snap[i], "score-model")
+                senders[j].append(i)
+        losses = _cross_losses(model, snap, nbrs, train)
+        for j, got in senders.items():
+            for i in got:
+                s_l[i, j] = float(_xfer(ledger, j, i, np.array([losses[i, j]]), "score-loss")[0])
     # headers j -> i (for s_d only); the cosine distances of all pairs at once, from the received copies
     pairs, recvd = [], []
     for i in range(n):
@@ -673,47 +675,68 @@ def _scores(model, train, snap, nbrs, history, alpha, c, window, reading, ledger
     return {"s_l": s_l, "s_d": s_d, "s_p": s_p, "S": score_matrix(s_l, s_d, s_p, alpha, c)}
 
 
-#: candidates per stacked pass of :func:`_cross_losses` (their arrays stay in a core's L2 cache)
-CROSS_CHUNK = 4
+#: senders per stacked pass of :func:`_cross_losses` (the pass's arrays stay near a core's cache)
+CROSS_CHUNK = 20
 
 
-def _cross_losses(model: FlatModel, inbox: dict, b: _Batch) -> dict[int, np.ndarray]:
-    """:func:`batched_losses` of every candidate at once: ``inbox[j]`` lists the ``(i, theta_i)``
-    candidate ``j`` received; returns ``j -> losses`` (shape (len(inbox[j]),), inbox order), each
-    the mean cross-entropy (plus the L2 term) of ``theta_i`` on ``j``'s part of *b*.
+def _cross_losses(model: FlatModel, snap, nbrs, b: _Batch) -> np.ndarray:
+    """``L[i, j]``: the mean cross-entropy (plus the L2 term) of client ``i``'s parameters
+    ``snap[i]`` on the training part (in *b*) of each neighbour ``j`` in ``nbrs[i]``; 0 elsewhere.
 
-    Candidates holding equally many models take one stacked forward pass (the biases inside the
-    GEMMs, class-major scores, a padded row's loss dropped before the mean): the same sums as
-    :meth:`FlatModel.loss_acc` in another order, equal to ~1e-15 relative (tested).
+    With as many neighbours for every client (a regular peer graph), each client's model meets its
+    neighbours' parts side by side (:func:`_peer_parts`, built once per batch and graph): one GEMM
+    per model and layer, biases inside the GEMMs, class-major scores, a padded row's loss dropped
+    before each part's mean; the same sums as :meth:`FlatModel.loss_acc` in another order, equal
+    to ~1e-15 relative (tested). Otherwise :func:`batched_losses` candidate by candidate.
     """
-    if model.hidden == 0:
-        return {j: batched_losses(model, np.stack([t for _, t in got]), *b.parts[j]) for j, got in inbox.items() if got}
-    d, h, k, split = model.d, model.hidden, model.k, _split(model)
-    by: dict[int, list[int]] = {}
-    for j, got in inbox.items():
-        if got:
-            by.setdefault(len(got), []).append(j)
-    out = {}
-    for c, group in by.items():
-        for at in range(0, len(group), CROSS_CHUNK):
-            js = group[at:at + CROSS_CHUNK]
-            th = [t for j in js for _, t in inbox[j]]
-            W1 = np.stack([t[:split] for t in th]).reshape(len(js), c, d + 1, h)
-            W2 = np.stack([t[split:] for t in th]).reshape(len(js), c, h + 1, k)
-            rows = b.rows[js][:, None]  # (J, 1, m, 1)
-            h1 = np.empty((len(js), c, b.X1.shape[1], h + 1))
-            h1[..., h:] = rows
-            np.maximum(b.X1[js][:, None] @ W1, 0.0, out=h1[..., :h])
-            zT = W2.swapaxes(-1, -2) @ h1.swapaxes(-1, -2)  # (J, c, k, m)
-            zT -= zT.max(axis=2, keepdims=True)
-            label = np.take_along_axis(zT, b.y[js][:, None, None, :], axis=2)[:, :, 0]
-            ce = -(label - np.log(np.exp(zT).sum(axis=2))) * rows[..., 0]
-            losses = ce.sum(axis=2) / b.n[js, 0]
-            if model.l2:
-                losses = losses + np.array([model._reg(t) for t in th]).reshape(len(js), c)
-            out.update(zip(js, losses))
-    return out
+    n = len(snap)
+    L = np.zeros((n, n))
+    peers = _peer_parts(b, nbrs) if model.hidden else None
+    if peers is None:
+        for j in range(n):
+            got = [i for i in range(n) if j in nbrs[i]]
+            if got:
+                L[got, j] = batched_losses(model, np.stack([snap[i] for i in got]), *b.parts[j])
+        return L
+    X1, rows, at, count = peers
+    d, h, k, split, deg = model.d, model.hidden, model.k, _split(model), count.shape[1]
+    M = X1.shape[1]
+    for lo in range(0, n, CROSS_CHUNK):
+        hi = min(n, lo + CROSS_CHUNK)
+        W1 = np.stack([snap[i][:split] for i in range(lo, hi)]).reshape(hi - lo, d + 1, h)
+        W2 = np.stack([snap[i][split:] for i in range(lo, hi)]).reshape(hi - lo, h + 1, k)
+        h1 = np.empty((hi - lo, M, h + 1))
+        h1[..., h] = rows[lo:hi]
+        np.maximum(X1[lo:hi] @ W1, 0.0, out=h1[..., :h])
+        zT = W2.transpose(0, 2, 1) @ h1.transpose(0, 2, 1)  # (senders, k, M)
+        zT -= zT.max(axis=1, keepdims=True)
+        label = zT.reshape(-1)[at[lo * M:hi * M] - lo * k * M].reshape(hi - lo, M)
+        ce = -(label - np.log(np.exp(zT).sum(axis=1))) * rows[lo:hi]
+        part = ce.reshape(hi - lo, deg, M // deg).sum(axis=2) / count[lo:hi]
+        for i, row in zip(range(lo, hi), part):
+            L[i, nbrs[i]] = row + model._reg(snap[i])
+    return L
 
+
+@functools.lru_cache(maxsize=2)
+def _peer_parts_cached(b: _Batch, nbrs: tuple) -> tuple | None:
+    deg = len(nbrs[0]) if nbrs else 0
+    if deg == 0 or any(len(x) != deg for x in nbrs):
+        return None
+    idx = np.array(nbrs, dtype=np.intp)  # (n, deg)
+    n, (g, m) = len(nbrs), b.y.shape
+    M = deg * m
+    y = b.y[idx].reshape(n, M)
+    at = (np.arange(n)[:, None] * (b.classes * M) + y * M + np.arange(M)[None, :]).reshape(-1)
+    return (b.X1[idx].reshape(n, M, -1), b.rows[idx].reshape(n, M), at.astype(np.intp), b.n[idx, 0, 0])
+
+
+def _peer_parts(b: _Batch, nbrs) -> tuple | None:
+    """Client ``i``'s neighbours' training parts side by side: ``X1 (n, deg m, d + 1)`` (row block
+    ``r`` the padded part of ``nbrs[i][r]``), ``rows (n, deg m)`` (1.0 on a real row), ``at`` (the
+    labels' flat positions in a C-contiguous ``(n, k, deg m)`` array) and ``count (n, deg)`` (each
+    part's samples); None unless every client has the same number (> 0) of neighbours."""
+    return _peer_parts_cached(b, tuple(tuple(x) for x in nbrs))
 
 def batched_losses(model: FlatModel, thetas: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Mean cross-entropy (plus the model's L2 term) of each of *m* parameter vectors on (X, y).

@@ -167,6 +167,19 @@ def test_score_terms_match_a_loop_over_pairs(digits, scheme):
             assert S["s_p"][i, j] == 1.0
 
 
+
+def test_cross_losses_on_an_irregular_graph(small):
+    # neighbour lists of unequal length take the candidate-by-candidate path; the same losses
+    m = FlatModel(small.d, small.classes, hidden=8)
+    rng = np.random.default_rng(2)
+    snap = [rng.normal(size=m.size) for _ in range(small.n)]
+    nbrs = [[1, 2], [0], [0, 3, 4], [2], [2], [6], [5], []]
+    L = execute._cross_losses(m, snap, nbrs, execute._batch(small.train, m.k))
+    for i in range(small.n):
+        for j in range(small.n):
+            want = m.loss_acc(snap[i], *small.train[j])[0] if j in nbrs[i] else 0.0
+            assert L[i, j] == pytest.approx(want, rel=1e-12)
+
 def test_cosine_distance_hand_values():
     assert execute.cosine_distance(np.array([1.0, 0.0]), np.array([0.0, 2.0])) == 1.0
     assert execute.cosine_distance(np.array([1.0, 1.0]), np.array([2.0, 2.0])) == pytest.approx(0.0, abs=1e-15)
