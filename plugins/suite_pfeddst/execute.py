@@ -698,21 +698,22 @@ def _cross_losses(model: FlatModel, snap, nbrs, b: _Batch) -> np.ndarray:
             if got:
                 L[got, j] = batched_losses(model, np.stack([snap[i] for i in got]), *b.parts[j])
         return L
-    X1, rows, at, count = peers
+    X1, rows, at, count, work = peers
     d, h, k, split, deg = model.d, model.hidden, model.k, _split(model), count.shape[1]
     M = X1.shape[1]
     for lo in range(0, n, CROSS_CHUNK):
         hi = min(n, lo + CROSS_CHUNK)
-        W1 = np.stack([snap[i][:split] for i in range(lo, hi)]).reshape(hi - lo, d + 1, h)
-        W2 = np.stack([snap[i][split:] for i in range(lo, hi)]).reshape(hi - lo, h + 1, k)
-        h1 = np.empty((hi - lo, M, h + 1))
+        c = hi - lo
+        A, h1, zT, W1, W2 = (w[:c] for w in work(h, k))  # reused: fresh arrays this size cost page faults
+        np.stack([snap[i][:split] for i in range(lo, hi)], out=W1.reshape(c, -1))
+        np.stack([snap[i][split:] for i in range(lo, hi)], out=W2.reshape(c, -1))
         h1[..., h] = rows[lo:hi]
-        np.maximum(X1[lo:hi] @ W1, 0.0, out=h1[..., :h])
-        zT = W2.transpose(0, 2, 1) @ h1.transpose(0, 2, 1)  # (senders, k, M)
+        np.maximum(np.matmul(X1[lo:hi], W1, out=A), 0.0, out=h1[..., :h])
+        np.matmul(W2.transpose(0, 2, 1), h1.transpose(0, 2, 1), out=zT)  # (senders, k, M)
         zT -= zT.max(axis=1, keepdims=True)
-        label = zT.reshape(-1)[at[lo * M:hi * M] - lo * k * M].reshape(hi - lo, M)
-        ce = -(label - np.log(np.exp(zT).sum(axis=1))) * rows[lo:hi]
-        part = ce.reshape(hi - lo, deg, M // deg).sum(axis=2) / count[lo:hi]
+        label = zT.reshape(-1)[at[lo * M:hi * M] - lo * k * M].reshape(c, M)
+        ce = -(label - np.log(np.exp(zT, out=zT).sum(axis=1))) * rows[lo:hi]
+        part = ce.reshape(c, deg, M // deg).sum(axis=2) / count[lo:hi]
         for i, row in zip(range(lo, hi), part):
             L[i, nbrs[i]] = row + model._reg(snap[i])
     return L
@@ -728,14 +729,24 @@ def _peer_parts_cached(b: _Batch, nbrs: tuple) -> tuple | None:
     M = deg * m
     y = b.y[idx].reshape(n, M)
     at = (np.arange(n)[:, None] * (b.classes * M) + y * M + np.arange(M)[None, :]).reshape(-1)
-    return (b.X1[idx].reshape(n, M, -1), b.rows[idx].reshape(n, M), at.astype(np.intp), b.n[idx, 0, 0])
+    c = min(n, CROSS_CHUNK)
+
+    @functools.lru_cache(maxsize=2)
+    def work(h: int, k: int) -> tuple[np.ndarray, ...]:
+        d1 = b.X1.shape[2]
+        return (np.empty((c, M, h)), np.empty((c, M, h + 1)), np.empty((c, k, M)), np.empty((c, d1, h)),
+                np.empty((c, h + 1, k)))
+
+    return (b.X1[idx].reshape(n, M, -1), b.rows[idx].reshape(n, M), at.astype(np.intp), b.n[idx, 0, 0], work)
 
 
 def _peer_parts(b: _Batch, nbrs) -> tuple | None:
     """Client ``i``'s neighbours' training parts side by side: ``X1 (n, deg m, d + 1)`` (row block
     ``r`` the padded part of ``nbrs[i][r]``), ``rows (n, deg m)`` (1.0 on a real row), ``at`` (the
-    labels' flat positions in a C-contiguous ``(n, k, deg m)`` array) and ``count (n, deg)`` (each
-    part's samples); None unless every client has the same number (> 0) of neighbours."""
+    labels' flat positions in a C-contiguous ``(n, k, deg m)`` array), ``count (n, deg)`` (each
+    part's samples) and ``work(h, k)``, the work arrays of a pass of :func:`_cross_losses` for
+    ``h`` hidden units and ``k`` classes (kept from round to round); None unless every client has
+    the same number (> 0) of neighbours."""
     return _peer_parts_cached(b, tuple(tuple(x) for x in nbrs))
 
 def batched_losses(model: FlatModel, thetas: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
