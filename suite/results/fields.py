@@ -47,6 +47,6 @@ def run_fields_read(conn: sqlite3.Connection, rid: int | None) -> dict[tuple[str
     for t, code, fields in conn.execute(
             "SELECT DISTINCT c.technique, json_extract(c.identity, '$.code'), f.fields FROM run_cases rc "
             "JOIN results r ON r.id = rc.result_id JOIN field_sets f ON f.id = r.fields_id "
-            "JOIN cases c ON c.key = rc.case_key WHERE rc.run_id = ?", (rid,)):
+            "JOIN cases c ON c.id = rc.case_id WHERE rc.run_id = ?", (rid,)):
         out.setdefault((t, code or ""), set()).update(json.loads(fields))
     return out or None

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from suite.errors import StoreError
-from suite.results.schema import IDENTITY_COLUMNS, OK
+from suite.results.schema import CASE_COLUMNS, IDENTITY_COLUMNS, OK
 from suite.results.sql import select_in
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def _case_query(rid: int | None, filters: Mapping[str, Any], columns: str) -> tu
         col = _RUN_VIEW
         columns = ", ".join(f"{col[c.strip()[2:]]} AS {c.strip()[2:]}" if c.strip()[2:] in col else c.strip()
                             for c in columns.split(","))
-        sql = (f"SELECT {columns}, rc.outcome AS outcome FROM run_cases rc JOIN cases c ON c.key = rc.case_key "
+        sql = (f"SELECT {columns}, rc.outcome AS outcome FROM run_cases rc JOIN cases c ON c.id = rc.case_id "
                "LEFT JOIN results r ON r.id = rc.result_id")
     else:
         sql = f"SELECT {columns} FROM cases c"
@@ -155,9 +155,9 @@ def metric_rows(conn: sqlite3.Connection, rid: int | None, keys: list[str]) -> l
     current = keys
     if rid is not None:
         got = set()
-        for k, m in select_in(conn, "SELECT rc.case_key, r.metrics FROM run_cases rc JOIN results r ON "
-                                    "r.id = rc.result_id WHERE rc.run_id = ? AND r.metrics IS NOT NULL "
-                                    "AND rc.case_key IN ({marks})", keys, before=(rid,)):
+        for k, m in select_in(conn, "SELECT c.key, r.metrics FROM cases c JOIN run_cases rc ON rc.run_id = ? "
+                                    "AND rc.case_id = c.id JOIN results r ON r.id = rc.result_id "
+                                    "WHERE c.key IN ({marks}) AND r.metrics IS NOT NULL", keys, before=(rid,)):
             got.add(k)
             rows.extend((k, *x) for x in json.loads(m))
         current = [k for k in keys if k not in got]
@@ -170,8 +170,8 @@ def history(conn: sqlite3.Connection, key: str) -> list[dict[str, Any]]:
     """Every stored computation of case *key*, oldest first (see :meth:`suite.results.store.Store.history`)."""
     out = []
     for rid_, run_id, status, error, duration, created, mets in conn.execute(
-            "SELECT id, run_id, status, error, duration, created, metrics FROM results WHERE case_key = ? "
-            "ORDER BY id", (key,)).fetchall():
+            "SELECT id, run_id, status, error, duration, created, metrics FROM results "
+            "WHERE case_id = (SELECT id FROM cases WHERE key = ?) ORDER BY id", (key,)).fetchall():
         used = [r for (r,) in conn.execute("SELECT run_id FROM run_cases WHERE result_id = ? ORDER BY run_id",
                                            (rid_,))]
         out.append({"id": rid_, "run_id": run_id, "status": status, "error": error, "duration": duration,
@@ -257,7 +257,7 @@ def case(conn: sqlite3.Connection, path: Path, key: str) -> dict[str, Any]:
     StoreError
         No case with that key.
     """
-    cur = conn.execute("SELECT * FROM cases WHERE key = ?", (key,))
+    cur = conn.execute(f"SELECT {', '.join(CASE_COLUMNS)} FROM cases WHERE key = ?", (key,))
     row = cur.fetchone()
     if row is None:
         raise StoreError(f"store {str(path)!r}: no case with key {key!r}")
@@ -278,7 +278,7 @@ def codes(conn: sqlite3.Connection, rid: int | None) -> dict[str, tuple[str, str
     """key -> (technique, code fingerprint it was computed with) for the cases of run *rid* (None
     for cases stored before fingerprints were recorded)."""
     rows = conn.execute("SELECT c.key, c.technique, json_extract(c.identity, '$.code') FROM cases c "
-                        "JOIN run_cases r ON r.case_key = c.key WHERE r.run_id = ?", (rid,))
+                        "JOIN run_cases r ON r.case_id = c.id WHERE r.run_id = ? ORDER BY c.key", (rid,))
     return {k: (t, code) for k, t, code in rows}
 
 

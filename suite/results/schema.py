@@ -12,7 +12,7 @@ Tables (schema version :data:`SCHEMA_VERSION`)
     ``failed`` (some case failed), ``interrupted``), and the counts ``total, computed, cached,
     ok, failed, skipped``.
 ``cases``
-    one row per case key: ``key, identity`` (JSON of what the key hashes beyond the columns
+    one row per case key: ``id`` (an integer the store gives each case once, schema 7), ``key, identity`` (JSON of what the key hashes beyond the columns
     below: the code fingerprint, the environment and the referenced inputs' hashes,
     ``{"code": ..., "env": ..., "inputs": {...}}``; :meth:`suite.results.store.Store.case` gives the whole identity,
     and stores written before this kept it whole), ``technique,
@@ -27,12 +27,13 @@ Tables (schema version :data:`SCHEMA_VERSION`)
     list of ``[name, value, unit, direction]``: all of a case's metrics in one row) and
     ``samples`` (JSON metric -> list, or NULL), ``fields_id`` (the ``field_sets`` row of the
     profile fields the evaluation was recorded reading, or NULL when it was not recorded; schema
-    6, a JSON list in ``fields`` before).
+    6, a JSON list in ``fields`` before), ``case_id`` (the case's ``cases.id``, schema 7: the
+    results of a case are found by it).
 ``field_sets``
     ``id, fields`` (JSON list of profile field paths, sorted, unique): each distinct set of fields
     read is stored once (schema 6: a sweep's cases read a handful of distinct sets, ~300 B each).
 ``run_cases``
-    ``run_id, case_key, outcome`` (``computed`` or ``cached``), ``result_id`` (the ``results``
+    ``run_id, case_id`` (``cases.id``; schema 7), ``case_key, outcome`` (``computed`` or ``cached``), ``result_id`` (the ``results``
     row the run produced, or the one it reused) and ``overrides`` (JSON: the profile overrides
     *this* run asked for): every case a run asked for, including those it found already
     stored. A run's cases, metrics and overrides are read through these (:meth:`suite.results.store.Store.cases`,
@@ -67,9 +68,9 @@ from suite.results.integrity import store_error
 from suite.results.sql import Tx
 
 __all__ = ["SCHEMA_VERSION", "MIGRATIONS", "OK", "FAILED_STATUSES", "STATUSES", "IDENTITY_COLUMNS", "CASE_COLUMNS",
-           "open_writable", "open_readonly", "check_version", "migrate", "schema_version"]
+           "open_writable", "open_readonly", "check_version", "migrate", "schema_version", "CASE_RESULTS_INDEX"]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 OK = "ok"
 FAILED_STATUSES = ("failed", "timeout", "crashed")
 STATUSES = (OK, "skipped") + FAILED_STATUSES
@@ -93,7 +94,8 @@ CREATE TABLE IF NOT EXISTS runs (
     ok INTEGER DEFAULT 0, failed INTEGER DEFAULT 0, skipped INTEGER DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS cases (
-    key TEXT PRIMARY KEY,
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
     identity TEXT NOT NULL,
     technique TEXT NOT NULL, technique_version TEXT,
     variant TEXT, fidelity TEXT,
@@ -104,16 +106,15 @@ CREATE TABLE IF NOT EXISTS cases (
 );
 CREATE INDEX IF NOT EXISTS cases_technique ON cases(technique, variant);
 CREATE TABLE IF NOT EXISTS run_cases (
-    run_id INTEGER NOT NULL, case_key TEXT NOT NULL, outcome TEXT NOT NULL,
+    run_id INTEGER NOT NULL, case_id INTEGER NOT NULL, case_key TEXT NOT NULL, outcome TEXT NOT NULL,
     result_id INTEGER, overrides TEXT,
-    PRIMARY KEY (run_id, case_key)
+    PRIMARY KEY (run_id, case_id)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS results (
     id INTEGER PRIMARY KEY AUTOINCREMENT, case_key TEXT NOT NULL, run_id INTEGER,
     status TEXT NOT NULL, error TEXT, traceback TEXT, duration REAL, created TEXT NOT NULL,
-    metrics TEXT, samples TEXT, fields_id INTEGER
+    metrics TEXT, samples TEXT, fields_id INTEGER, case_id INTEGER
 );
-CREATE INDEX IF NOT EXISTS results_case ON results(case_key);
 CREATE TABLE IF NOT EXISTS field_sets (id INTEGER PRIMARY KEY, fields TEXT NOT NULL UNIQUE);
 CREATE VIEW IF NOT EXISTS metrics AS """ + METRICS_VIEW + """;
 CREATE TABLE IF NOT EXISTS samples (
@@ -213,8 +214,56 @@ def _v5_to_v6(conn: sqlite3.Connection) -> None:
         conn.execute("UPDATE results SET fields = NULL")
 
 
+#: a new store's index of each case's results (on ``results.case_id``: a migration adds the column first)
+CASE_RESULTS_INDEX = "CREATE INDEX IF NOT EXISTS results_case_id ON results(case_id)"
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
+    return [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
+
+
+def _rebuild(conn: sqlite3.Connection, table: str, copy: str) -> None:
+    """Replace *table* by the layout :data:`SCHEMA` gives it now, its rows copied by *copy*
+    (columns and a SELECT that reads the old table as ``{old}``)."""
+    create = next(s for s in SCHEMA.split(";") if f"CREATE TABLE IF NOT EXISTS {table} (" in s)
+    conn.execute(f"ALTER TABLE {table} RENAME TO {table}_old")
+    conn.execute(create)
+    conn.execute(f"INSERT INTO {table} {copy.format(old=table + '_old')}")
+    conn.execute(f"DROP TABLE {table}_old")
+
+
+def _v6_to_v7(conn: sqlite3.Connection) -> None:
+    """Each case gets an integer ``cases.id``, and a case's results and run links are found by it
+    (issue 44, flat at scale: the case keys are hashes, so every index keyed by one takes each
+    new case on a random page, and a commit of a batch rewrote a page of each of three such
+    indexes per case, 2 KB written per case at 100k cases and 18 KB at 1M; the results' index and
+    the run links now grow at their end, and only ``cases``' own key index is random).
+
+    ``cases`` is rebuilt with ``id`` (its old row id: the order cases were stored in),
+    ``results.case_id`` is filled in and indexed in place of ``results(case_key)``, and
+    ``run_cases`` is rebuilt keyed by ``(run_id, case_id)``. What any reader returns is unchanged."""
+    if "id" not in _columns(conn, "cases"):
+        conn.execute("DROP VIEW IF EXISTS metrics")  # names cases: dropped while the table is rebuilt
+        conn.execute("DROP INDEX IF EXISTS cases_technique")
+        cols = ", ".join(CASE_COLUMNS)
+        _rebuild(conn, "cases", f"(id, {cols}) SELECT rowid, {cols} FROM {{old}} ORDER BY rowid")
+        conn.execute("CREATE INDEX IF NOT EXISTS cases_technique ON cases(technique, variant)")
+        conn.execute(f"CREATE VIEW IF NOT EXISTS metrics AS {METRICS_VIEW}")
+    if "case_id" not in _columns(conn, "results"):
+        conn.execute("ALTER TABLE results ADD COLUMN case_id INTEGER")
+    conn.execute("UPDATE results SET case_id = (SELECT c.id FROM cases c WHERE c.key = results.case_key) "
+                 "WHERE case_id IS NULL")
+    conn.execute("DROP INDEX IF EXISTS results_case")
+    conn.execute(CASE_RESULTS_INDEX)
+    if "case_id" not in _columns(conn, "run_cases"):
+        # a link to a key with no case row (none is written so) cannot be read: it is not kept
+        _rebuild(conn, "run_cases", "(run_id, case_id, case_key, outcome, result_id, overrides) "
+                                    "SELECT o.run_id, c.id, o.case_key, o.outcome, o.result_id, o.overrides "
+                                    "FROM {old} o JOIN cases c ON c.key = o.case_key")
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4,
-                                                                4: _v4_to_v5, 5: _v5_to_v6}
+                                                                4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7}
 
 #: the identity fields (Case.identity) with a column of their own; the identity column holds the rest
 IDENTITY_COLUMNS = ("technique", "technique_version", "variant", "fidelity", "profile", "profile_hash", "workload",
@@ -224,9 +273,11 @@ CASE_COLUMNS = ("key", "identity", "technique", "technique_version", "variant", 
                  "profile_hash", "workload", "workload_hash", "params", "overrides", "seed", "status",
                  "error", "traceback", "duration", "run_id", "created", "result_id")
 
-#: a ``results`` row with its id given (the writer numbers a batch's rows itself: one executemany)
+#: a ``results`` row with its id given (the writer numbers a batch's rows itself: one executemany),
+#: written after its case's row (``case_id`` is read from it)
 INSERT_RESULT = ("INSERT INTO results (id, case_key, run_id, status, error, traceback, duration, created, metrics, "
-                 "samples, fields_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                 "samples, fields_id, case_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                 "(SELECT id FROM cases WHERE key = ?2))")
 
 # Insert a case; an existing ok case is only replaced by a new ok one (a rerun).
 UPSERT_CASE = (
@@ -318,8 +369,9 @@ def _connect(path: Path, lock: threading.RLock) -> sqlite3.Connection:
             for stmt in SCHEMA.strip().split(";"):
                 if stmt.strip():
                     conn.execute(stmt)
-            if conn.execute("SELECT version FROM schema_version").fetchone() is None:
+            if conn.execute("SELECT version FROM schema_version").fetchone() is None:  # a new store
                 conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+                conn.execute(CASE_RESULTS_INDEX)
     except BaseException:
         conn.close()
         raise

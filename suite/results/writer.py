@@ -56,10 +56,12 @@ Pending = tuple[str, list[Any], list[Any], list[Any], "str | None", bool,
 #: a buffered link of a cached case: (run id, case key, "cached", overrides JSON)
 Link = tuple[int, str, str, str]
 
-_LINK_CACHED = ("INSERT OR IGNORE INTO run_cases (run_id, case_key, outcome, result_id, overrides) "
-                "VALUES (?, ?, ?, (SELECT result_id FROM cases WHERE key = ?), ?)")
-_LINK_COMPUTED = ("INSERT OR REPLACE INTO run_cases (run_id, case_key, outcome, result_id, overrides) "
-                  "VALUES (?, ?, ?, ?, ?)")
+#: (a Link) the link of a cached case, to its current result (a key with no case row gets none)
+_LINK_CACHED = ("INSERT OR IGNORE INTO run_cases (run_id, case_id, case_key, outcome, result_id, overrides) "
+                "SELECT ?1, id, key, ?3, result_id, ?4 FROM cases WHERE key = ?2")
+#: the link of a computed case (run id, key, outcome, result id, overrides), after its case's row
+_LINK_COMPUTED = ("INSERT OR REPLACE INTO run_cases (run_id, case_id, case_key, outcome, result_id, overrides) "
+                  "VALUES (?1, (SELECT id FROM cases WHERE key = ?2), ?2, ?3, ?4, ?5)")
 #: the places of the id and the created time in a Pending's rows (results: INSERT_RESULT's order;
 #: cases: CASE_COLUMNS'; run_cases: _LINK_COMPUTED's)
 _RES_ID, _RES_CREATED, _RES_FIELDS = 0, 7, 10
@@ -138,15 +140,16 @@ def _field_set_id(conn: sqlite3.Connection, text: str, known: dict[str, int]) ->
 
 def _commit_rows(conn: sqlite3.Connection, batch: list[Pending], created: str, field_ids: dict[str, int]) -> None:
     """Write one batch's rows, in key order (inside the caller's transaction): every computation
-    keeps its own ``results`` row (history); the case and its run link point at it."""
+    keeps its own ``results`` row (history); the case and its run link point at it. The cases
+    first: the results and links read each case's id from its row."""
     rid = _next_result_id(conn)
     for _key, res, case, link, fields, _r, _s, _a in batch:
         res[_RES_ID] = case[_CASE_RESULT] = link[_LINK_RESULT] = rid
         res[_RES_CREATED] = case[_CASE_CREATED] = created
         res[_RES_FIELDS] = _field_set_id(conn, fields, field_ids) if fields is not None else None
         rid += 1
-    conn.executemany(INSERT_RESULT, [p[1] for p in batch])
     conn.executemany(UPSERT_CASE, [p[2] for p in batch])
+    conn.executemany(INSERT_RESULT, [p[1] for p in batch])
     replaced = [(p[0],) for p in batch if p[5]]
     if replaced:  # an ok outcome replaces the case's samples and artifacts (its metrics are in results)
         conn.executemany("DELETE FROM samples WHERE case_key = ?", replaced)
@@ -325,7 +328,7 @@ class Writer:
             if batch:
                 _commit_rows(self.conn, batch, now(), self._field_ids)
             # a cached case links to the result it reuses: the case's current one
-            self.conn.executemany(_LINK_CACHED, [(r, k, o, k, ov) for r, k, o, ov in links])
+            self.conn.executemany(_LINK_CACHED, links)
         return len(batch)
 
     def close(self) -> None:

@@ -354,7 +354,7 @@ def test_each_set_of_fields_read_is_stored_once_and_a_version_5_store_migrates(t
         s.add_outcome(ident("k4"), ok("k4"), run)  # no reads recorded
     def check():
         with Store(path) as s:
-            assert s.schema_version == 6
+            assert s.schema_version == SCHEMA_VERSION
             sets = s.conn.execute("SELECT fields FROM field_sets ORDER BY id").fetchall()
             assert sets == [('["gpu.flops","network.0.bandwidth"]',), ('["gpu.flops"]',)]
             assert s.run_fields_read(run) == {("t", ""): {"gpu.flops", "network.0.bandwidth"}}
