@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import tomllib
 
@@ -15,39 +14,29 @@ from suite.hardware import ProfileLibrary, clear_cache
 from suite.hardware import calibrate as cal
 
 
-@functools.cache
-def _shared_context():
-    """One context (plugins loaded once) for the calls that read the shipped library under this
-    process's environment: they test listing, showing and diffing, not plugin loading; a command
-    reuses the context its root ``obj`` carries (``suite.cli.common.get_context``)."""
-    from suite.context import Context
-
-    return Context.build()
-
-
-def run(*args, env=None):
-    """``suite ARGS``; a call with its own *env* (a config folder of its own) builds its own context."""
-    obj = None if env is not None else {"context": _shared_context()}
-    res = CliRunner().invoke(main, list(args), env=env, obj=obj)
+def run(*args, env=None, cli=None):
+    """``suite ARGS``: through *cli* (the session's ``suite_cli``, its shared context) for the calls
+    that read the shipped library, else with a context of its own (a call with its own *env*)."""
+    res = cli(*args) if cli is not None else CliRunner().invoke(main, list(args), env=env)
     assert "Traceback" not in res.output, res.output
     return res
 
 
-def test_list_json_filters():
-    res = run("hardware", "list", "--kind", "cluster", "--format", "json")
+def test_list_json_filters(suite_cli):
+    res = run("hardware", "list", "--kind", "cluster", "--format", "json", cli=suite_cli)
     assert res.exit_code == 0, res.output
     rows = json.loads(res.output[res.output.index("["):])
     names = {r["name"] for r in rows}
     assert {"titanx-cluster-10gbe", "k80-cluster-ib56", "perlmutter"} <= names
     assert {r["kind"] for r in rows} == {"cluster"}
-    res = run("hardware", "list", "--vendor", "amd", "--format", "json")
+    res = run("hardware", "list", "--vendor", "amd", "--format", "json", cli=suite_cli)
     rows = json.loads(res.output[res.output.index("["):])
     assert {r["name"] for r in rows} >= {"amd-mi250x", "amd-mi300x", "amd-epyc-7763"}
     assert all(r["vendor"] == "amd" for r in rows)
 
 
-def test_show_json_units_sources_derived():
-    res = run("hardware", "show", "nvidia-k40c", "--format", "json")
+def test_show_json_units_sources_derived(suite_cli):
+    res = run("hardware", "show", "nvidia-k40c", "--format", "json", cli=suite_cli)
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
     fields = {f["path"]: f for f in data["fields"]}
@@ -58,17 +47,17 @@ def test_show_json_units_sources_derived():
     assert derived["machine_balance.fp32"] == pytest.approx(4.29e12 / 288e9)  # 14.9 FLOP/B
 
 
-def test_show_text_and_unknown_name():
-    res = run("hardware", "show", "k80-cluster-10gbe")
+def test_show_text_and_unknown_name(suite_cli):
+    res = run("hardware", "show", "k80-cluster-10gbe", cli=suite_cli)
     assert res.exit_code == 0
     assert "machine_balance.fp32" in res.output and "ethernet-10g" in res.output
-    res = run("hardware", "show", "k80-cluster")
+    res = run("hardware", "show", "k80-cluster", cli=suite_cli)
     assert res.exit_code == 2
     assert res.output.startswith("error: hardware profile: expected a known profile name, got 'k80-cluster'")
 
 
-def test_diff_titanx_10_vs_40():
-    res = run("hardware", "diff", "titanx-cluster-10gbe", "titanx-cluster-40gbe", "--format", "json")
+def test_diff_titanx_10_vs_40(suite_cli):
+    res = run("hardware", "diff", "titanx-cluster-10gbe", "titanx-cluster-40gbe", "--format", "json", cli=suite_cli)
     assert res.exit_code == 0, res.output
     rows = {r["field"]: r for r in json.loads(res.output)}
     assert rows["network.0.bandwidth"]["ratio_b_over_a"] == pytest.approx(4.0)

@@ -19,16 +19,6 @@ from suite.hardware.file_check import validate_paths
 
 HERE = Path(__file__).parent / "malformed"
 
-
-@pytest.fixture(scope="module")
-def cli_obj():
-    """The click ``obj`` of one context (plugins loaded once) for the ``hardware validate`` calls
-    here: they test the one-line errors and exit status, not plugin loading, and a command reuses
-    a context its root ``obj`` carries (``suite.cli.common.get_context``), ~0.3 s CPU per call saved."""
-    from suite.context import Context
-
-    return {"context": Context.build()}
-
 # file -> (field path or None for a syntax error, fragment of "expected ...", fragment of "got ...")
 CASES: dict[str, tuple[str | None, str, str]] = {
     "missing-field.toml": ("device.memory_bandwidth", "expected a bandwidth in bytes or bits per second",
@@ -94,9 +84,9 @@ def test_validate_paths_one_line(fname):
 
 
 @pytest.mark.parametrize("fname", sorted(CASES))
-def test_cli_validate_exit_2_no_traceback(fname, cli_obj):
+def test_cli_validate_exit_2_no_traceback(fname, suite_cli):
     field, expected, given = CASES[fname]
-    res = CliRunner().invoke(main, ["hardware", "validate", str(HERE / fname)], obj=dict(cli_obj))
+    res = suite_cli("hardware", "validate", HERE / fname)  # the session's context: plugin loading is not tested
     assert res.exit_code == 2, res.output
     assert "Traceback" not in res.output
     lines = [ln for ln in res.output.splitlines() if ln.startswith("error: ")]
@@ -111,10 +101,9 @@ def test_extends_cycle_across_two_files():
     assert f"{a}: field profile.extends: expected a chain without cycles, got cycle-a -> cycle-b -> cycle-a" in report["errors"]
 
 
-def test_cli_validate_good_and_bad_together_exits_2(cli_obj):
+def test_cli_validate_good_and_bad_together_exits_2(suite_cli):
     good = profile_dirs()[0] / "devices" / "nvidia-k40c.toml"
-    res = CliRunner().invoke(main, ["hardware", "validate", str(good), str(HERE / "zero-flops.toml")],
-                             obj=dict(cli_obj))
+    res = suite_cli("hardware", "validate", good, HERE / "zero-flops.toml")
     assert res.exit_code == 2
     assert "ok: nvidia-k40c (device)" in res.output
     assert res.output.count("error: ") == 1

@@ -9,11 +9,10 @@ BANDWIDTHS = ["2 Gbit/s", "5 Gbit/s", "10 Gbit/s", "20 Gbit/s", "30 Gbit/s", "40
 
 
 @pytest.fixture(scope="session")
-def report_context():
-    """One context for the report tests that only read it (building one loads every plugin, ~0.3 s)."""
-    from suite.context import Context
-
-    return Context.build()
+def report_context(shared_context):
+    """The session's context (tests/conftest.py) for the report tests that only read it (building one
+    loads every plugin, ~0.3 s)."""
+    return shared_context
 
 
 @pytest.fixture(scope="module")

@@ -11,10 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from suite.cli import main
-from suite.context import Context
 from suite.errors import WorkloadError
 from suite.workloads.importer import from_hf_config, load_workload_file, write_workload_file
 from suite.workloads.importer.hf import spec_fields
@@ -44,17 +41,10 @@ MISTRAL_7B = {"architectures": ["MistralForCausalLM"], "hidden_act": "silu", "hi
 
 
 
-@pytest.fixture(scope="module")
-def ctx():
-    """One context for this module's lookups and commands (plugins loaded once, ~0.3 s CPU each
-    build): the tests read workloads and files, not plugin loading. A command reuses the context
-    its click ``obj`` carries (``suite.cli.common.get_context``)."""
-    return Context.build()
-
-
-def _invoke(ctx, args):
-    return CliRunner().invoke(main, args, obj={"context": ctx})
-
+@pytest.fixture
+def ctx(shared_context):
+    """The session's context (tests/conftest.py): these tests read workloads and files, not plugin loading."""
+    return shared_context
 
 def test_llama2_7b_config_gives_the_hf_parameter_count(tmp_path, ctx):
     p = tmp_path / "config.json"
@@ -155,34 +145,34 @@ def test_malformed_files_name_file_and_field(tmp_path, ctx):
         ctx.workload(str(tmp_path / "nope.toml"))
 
 
-def test_cli_import_hf_config_then_show(tmp_path, ctx):
+def test_cli_import_hf_config_then_show(tmp_path, suite_cli):
     cfg = tmp_path / "config.json"
     cfg.write_text(json.dumps(LLAMA2_7B))
     out = tmp_path / "my-llama.toml"
-    r = _invoke(ctx, ["workloads", "import", "--hf-config", str(cfg), "-o", str(out), "--format", "json"])
+    r = suite_cli(["workloads", "import", "--hf-config", str(cfg), "-o", str(out), "--format", "json"])
     assert r.exit_code == 0, r.output
     info = json.loads(r.output)
     assert info["name"] == "my-llama" and info["params"] == 6_738_415_616
-    r = _invoke(ctx, ["workloads", "show", str(out), "--format", "json"])
+    r = suite_cli(["workloads", "show", str(out), "--format", "json"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["params"] == 6_738_415_616
     # an existing file is not overwritten without --force; a clashing --name is refused
-    r = _invoke(ctx, ["workloads", "import", "--hf-config", str(cfg), "-o", str(out)])
+    r = suite_cli(["workloads", "import", "--hf-config", str(cfg), "-o", str(out)])
     assert r.exit_code != 0 and "already exists" in r.output
-    r = _invoke(ctx, ["workloads", "import", "--hf-config", str(cfg), "--name", "llama2-7b",
+    r = suite_cli(["workloads", "import", "--hf-config", str(cfg), "--name", "llama2-7b",
                                   "-o", str(tmp_path / "x.toml")])
     assert r.exit_code != 0 and "'llama2-7b' is already a workload" in r.output
-    r = _invoke(ctx, ["workloads", "import", "--hf-config", str(cfg), "--torch", "m:f"])
+    r = suite_cli(["workloads", "import", "--hf-config", str(cfg), "--torch", "m:f"])
     assert r.exit_code != 0 and "exactly one of --torch" in r.output
 
 
-def test_run_accepts_a_workload_file_and_matches_the_zoo(tmp_path, ctx):
+def test_run_accepts_a_workload_file_and_matches_the_zoo(tmp_path, ctx, suite_cli):
     """`suite run --workload FILE.toml`: the file written from the zoo's resnet-50 gives the zoo's numbers."""
     from dataclasses import replace
 
     f = write_workload_file(replace(ctx.workload("resnet-50"), name="my-resnet"), tmp_path / "my-resnet.toml")
     store = tmp_path / "s.sqlite"
-    r = _invoke(ctx, ["run", "--technique", "poseidon", "--variant", "ps,poseidon", "--workload",
+    r = suite_cli(["run", "--technique", "poseidon", "--variant", "ps,poseidon", "--workload",
                                   f"{f},resnet-50", "--in-process", "-q", "--store", str(store)])
     assert r.exit_code == 0, r.output
     from suite.results import load

@@ -8,10 +8,8 @@ import json
 import types
 
 import pytest
-from click.testing import CliRunner
 
 import suite.workloads as W
-from suite.cli import main
 from suite.errors import WorkloadError
 from suite.hookspecs import hookimpl
 from suite.context import Context
@@ -61,49 +59,38 @@ def test_a_plugin_clashing_with_a_builtin_is_quarantined_and_the_zoo_keeps_the_n
     assert ctx.workload("vgg16").name == "vgg16"
 
 
-@pytest.fixture(scope="module")
-def cli_obj():
-    """The click ``obj`` carrying one context of the installed plugins, which each command reuses
-    (``suite.cli.common.get_context``): these tests read the zoo's listing and tables, not plugin
-    loading (tested above with contexts of their own); ~0.3 s CPU saved per command."""
-    return {"context": Context.build()}
-
-
-def _invoke(obj, args):
-    return CliRunner().invoke(main, args, obj=dict(obj))
-
-
-def test_cli_list_json_and_kind_filter(cli_obj):
-    r = _invoke(cli_obj, ["workloads", "list", "--format", "json", "--kind", "transformer"])
+def test_cli_list_json_and_kind_filter(suite_cli):
+    # suite_cli: the session's context (plugin workloads are tested above with contexts of their own)
+    r = suite_cli(["workloads", "list", "--format", "json", "--kind", "transformer"])
     assert r.exit_code == 0, r.output
     rows = json.loads(r.output)
     names = {row["name"] for row in rows}
     assert {"gpt3-175b", "llama3-405b", "bert-base"} <= names
     assert all(row["kind"] == "transformer" for row in rows)
-    r = _invoke(cli_obj, ["workloads", "list", "--format", "csv"])
+    r = suite_cli(["workloads", "list", "--format", "csv"])
     assert r.exit_code == 0
     names = {row["name"] for row in csv.DictReader(io.StringIO(r.output))}
     assert {"vgg19", "vgg19-22k", "googlenet", "inception-v3", "resnet-152", "resnet-1001", "digits",
             "dcgan-generator", "densenet-121"} <= names
 
 
-def test_cli_show_totals_and_layers(cli_obj):
-    r = _invoke(cli_obj, ["workloads", "show", "resnet-50", "--format", "json"])
+def test_cli_show_totals_and_layers(suite_cli):
+    r = suite_cli(["workloads", "show", "resnet-50", "--format", "json"])
     assert r.exit_code == 0, r.output
     info = json.loads(r.output)
     assert info["params"] == 25_557_032 and info["layers"] == 174
-    r = _invoke(cli_obj, ["workloads", "show", "vgg16", "--layers", "--format", "csv"])
+    r = suite_cli(["workloads", "show", "vgg16", "--layers", "--format", "csv"])
     assert r.exit_code == 0
     rows = list(csv.DictReader(io.StringIO(r.output)))
     assert sum(int(row["params"]) for row in rows) == 138_357_544
     assert rows[-1]["grad_shape"] == "1000x4096"
-    r = _invoke(cli_obj, ["workloads", "show", "resnet-2500", "--layers", "--format", "json"])
+    r = suite_cli(["workloads", "show", "resnet-2500", "--layers", "--format", "json"])
     assert r.exit_code == 0 and len(json.loads(r.output)) > 8000
 
 
-def test_cli_errors_are_one_line(cli_obj):
-    r = _invoke(cli_obj, ["workloads", "show", "resnet-77"])
+def test_cli_errors_are_one_line(suite_cli):
+    r = suite_cli(["workloads", "show", "resnet-77"])
     assert r.exit_code == 2
     assert r.output.strip().startswith("error: resnet-77") and len(r.output.strip().splitlines()) == 1
-    r = _invoke(cli_obj, ["workloads", "show", "moons", "--layers"])
+    r = suite_cli(["workloads", "show", "moons", "--layers"])
     assert r.exit_code == 2 and "no layers" in r.output
