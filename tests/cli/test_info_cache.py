@@ -1,5 +1,9 @@
 """`suite info NAME` caches its profile-fields probe (issue 19: start-up under 0.3 s): the
-cached answer equals the probed one, and the probe runs again when a source file changes."""
+cached answer equals the probed one, and the probe runs again when a source file changes.
+
+Each `suite info` runs in a fresh process (slow: ~1 s CPU each, six per test), where "probed"
+means suite.runner.fields was imported at all, or in this process through CliRunner, where it
+means the probe function was called."""
 
 from __future__ import annotations
 
@@ -7,6 +11,34 @@ import json
 import os
 import subprocess
 import sys
+
+import pytest
+
+
+@pytest.fixture(params=[pytest.param("process", marks=pytest.mark.slow), "in-process"])
+def info(request, monkeypatch, suite_cli):
+    """``info(cache, name)`` -> (the JSON of `suite info NAME`, whether it probed)."""
+    if request.param == "process":
+        return _info
+    import suite.runner.fields as fields
+
+    calls: list[str] = []
+    probe = fields.probe_fields_read
+
+    def counted(t, *args, **kwargs):
+        calls.append(t.name)
+        return probe(t, *args, **kwargs)
+
+    monkeypatch.setattr(fields, "probe_fields_read", counted)
+
+    def run(cache, name="mg-wfbp"):
+        monkeypatch.setenv("SUITE_CACHE_DIR", str(cache))
+        before = len(calls)
+        r = suite_cli("info", name, "--format", "json")
+        assert r.exit_code == 0, r.output
+        return json.loads(r.stdout), len(calls) > before
+
+    return run
 
 
 def _info(cache, name="mg-wfbp"):
@@ -21,30 +53,30 @@ def _info(cache, name="mg-wfbp"):
     return json.loads(body), flag.strip() == "True"
 
 
-def test_info_probe_is_cached_and_keyed_by_the_sources(tmp_path):
-    first, probed = _info(tmp_path / "c")
+def test_info_probe_is_cached_and_keyed_by_the_sources(tmp_path, info):
+    first, probed = info(tmp_path / "c")
     assert probed
     # MG-WFBP's model prices its all-reduces on the profile's network (alpha, beta of each level)
     assert any(f.startswith("network.") for f in first["profile_fields_read"]["all"])
-    again, probed_again = _info(tmp_path / "c")
+    again, probed_again = info(tmp_path / "c")
     assert not probed_again and again == first
     (f,) = list((tmp_path / "c").glob("fields-read-mg-wfbp-*.json"))
     stale = json.loads(f.read_text())
     stale["reads"] = []
     f.write_text(json.dumps(stale))  # a tampered entry is what is read while the key matches...
-    assert _info(tmp_path / "c")[0]["profile_fields_read"]["all"] == []
+    assert info(tmp_path / "c")[0]["profile_fields_read"]["all"] == []
     import suite.cli.plugins as mod
 
     os.utime(mod.__file__)  # ...and any source file change is a new key: probed again
-    fresh, probed_fresh = _info(tmp_path / "c")
+    fresh, probed_fresh = info(tmp_path / "c")
     assert probed_fresh and fresh == first
 
 
-def test_a_damaged_info_cache_file_is_probed_again_not_a_crash(tmp_path):
-    first, _ = _info(tmp_path / "c")
+def test_a_damaged_info_cache_file_is_probed_again_not_a_crash(tmp_path, info):
+    first, _ = info(tmp_path / "c")
     (f,) = list((tmp_path / "c").glob("fields-read-mg-wfbp-*.json"))
     f.write_text('{"what": "fields-read-mg-wfbp"}')  # valid JSON without the fields
-    again, probed = _info(tmp_path / "c")
+    again, probed = info(tmp_path / "c")
     assert probed and again == first
 
 
