@@ -62,6 +62,7 @@ def _plugin_module():
 CPU: dict[str, list[float]] = {}  # label -> CPU seconds of each timed call (this process + reaped workers)
 SPLIT: dict[str, list[tuple[float, float]]] = {}  # label -> (coordinator, workers) CPU seconds of each call
 DASK_SPLIT: list[tuple[float, float, float]] = []  # (coordinator, scheduler, workers) CPU seconds of each dask call
+DASK_PARTS: list[dict[str, float]] = []  # DaskCluster.parts() over each dask call
 
 
 def _cpu_split() -> tuple[float, float]:
@@ -205,6 +206,78 @@ def quiet_env() -> dict[str, str]:
     return {"DASK_" + k.upper().replace(".", "__").replace("-", "_"): str(v) for k, v in QUIET.items()}
 
 
+def _part_loops(cases) -> dict:
+    """The bare evaluation and each step a pool worker adds to it alone, then all of them
+    (``evaluate_outcome`` as a pool worker calls it), each a loop over a list of cases (its own
+    kept snapshots and read plans, as a worker keeps them)."""
+    from suite.frozen import guard
+    from suite.hardware.recording import Recording
+    from suite.runner.evaluate import InputSnapshots, _restore_changed, _result_fields, evaluate_outcome
+
+    tech, snaps = cases[0].tech, InputSnapshots()
+
+    def bare(ch):
+        for c in ch:
+            tech.evaluate(c.scenario)
+
+    def record(ch):
+        for c in ch:
+            r = Recording(snaps.plan(c.scenario.profile)).start()
+            try:
+                tech.evaluate(c.scenario)
+            finally:
+                r.stop_sorted()
+
+    def input_guard(ch):
+        for c in ch:
+            s = c.scenario
+            kept = (snaps.of(s.profile), snaps.of(s.workload, "workload", limit=1), guard(("scenario.params", s.params)))
+            tech.evaluate(s)
+            _restore_changed(kept)
+
+    def checks(ch):
+        for c in ch:
+            _result_fields(tech, tech.evaluate(c.scenario), "summary")
+
+    def worker(ch):
+        for c in ch:
+            evaluate_outcome(tech, c.scenario, c.key, "summary", interrupt_fails=True, record_reads=True, snapshots=snaps)
+
+    return {"bare": bare, "reads recorded": record, "input guard": input_guard, "metric checks + artifact JSON": checks,
+            "all (evaluate_outcome)": worker}
+
+
+def worker_parts(context, rounds: int, cases_n: int = 4096, chunk: int = 32) -> None:
+    """CPU per case of the worker side's steps, each alone over the bare evaluation (Poseidon, the
+    --ratio-only sweep's first *cases_n* cases): the sweep cut in chunks of *chunk* cases, every
+    loop timed on each chunk in rotated order, *rounds* times; per chunk the best, summed."""
+    import gc
+
+    entry = {"technique": "poseidon", "params": {"nodes": list(range(1, 33))},
+             "set": {"network.-1.bandwidth": [f"{b} Gbit/s" for b in range(1, 79)]}}
+    cases = list(expand_entry(entry, context=context).cases)[:cases_n]
+    loops = _part_loops(cases)
+    for f in loops.values():
+        f(cases)  # warm: plans, snapshots, caches
+    gc.freeze()
+    chunks = [cases[i:i + chunk] for i in range(0, len(cases), chunk)]
+    names = list(loops)
+    best = {k: [float("inf")] * len(chunks) for k in names}
+    load0 = load_average()
+    for r in range(rounds):
+        for j, ch in enumerate(chunks):
+            k0 = (r + j) % len(names)
+            for k in names[k0:] + names[:k0]:
+                t = time.thread_time()
+                loops[k](ch)
+                best[k][j] = min(best[k][j], time.thread_time() - t)
+    n, floor = len(cases), sum(best["bare"])
+    print(f"# worker side, step by step: Poseidon, {n} cases, {rounds} rounds rotated per chunk of {chunk}; "
+          f"load average {load0} -> {load_average()}")
+    for k, v in best.items():
+        print(f"{k}: {1e6 * sum(v) / n:.1f} us/case CPU; over bare {1e6 * (sum(v) - floor) / n:.1f}")
+
+
 class DaskCluster:
     """``dask scheduler`` and two ``dask worker`` processes (1 thread each) on loopback, started as
     a user would start them; ``address`` is the scheduler's. *quiet*: with the settings of
@@ -257,6 +330,34 @@ class DaskCluster:
 
         return tree(self.procs[0].pid), sum(tree(p.pid) for p in self.procs[1:])
 
+    def parts(self) -> dict[str, float]:
+        """CPU seconds so far of each kind of process of the cluster: the scheduler, the workers'
+        nannies, the dask worker processes themselves, and what ran under them (each batch's
+        sandbox and its pool worker, reaped)."""
+        import psutil
+
+        out = dict.fromkeys(("scheduler", "nannies", "dask workers", "sandboxes"), 0.0)
+        for i, p in enumerate(self.procs):
+            try:
+                root = psutil.Process(p.pid)
+                procs = [root] + root.children(recursive=True)
+            except psutil.Error:
+                continue
+            for q in procs:
+                try:
+                    t = q.cpu_times()
+                except psutil.Error:
+                    continue
+                own, reaped = t.user + t.system, t.children_user + t.children_system
+                if i == 0:
+                    out["scheduler"] += own + reaped
+                elif q.pid == p.pid:  # `dask worker` starts a nanny, which starts the worker
+                    out["nannies"] += own
+                else:
+                    out["dask workers"] += own
+                    out["sandboxes"] += reaped
+        return out
+
     def close(self):
         for p in reversed(self.procs):
             p.terminate()
@@ -288,6 +389,7 @@ def parallel_rounds(context, tmp: Path, batches: int, rounds: int, dask: bool, w
             sides["-j 2"].append(timed_run(cases, tmp / f"par2-{r}.sqlite", jobs=2, context=context)[0])
             if cluster:
                 sched0, work0 = cluster.cpu()
+                parts0 = cluster.parts()
                 sides["dask --scheduler (2 workers)"].append(
                     timed_run(cases, tmp / f"pard-{r}.sqlite", executor="dask", jobs=2, scheduler=cluster.address,
                               context=context)[0])
@@ -295,6 +397,7 @@ def parallel_rounds(context, tmp: Path, batches: int, rounds: int, dask: bool, w
                 coord = SPLIT["run-j2-iso-dask"][-1][0]
                 SPLIT["run-j2-iso-dask"][-1] = (coord + sched1 - sched0, work1 - work0)
                 DASK_SPLIT.append((coord, sched1 - sched0, work1 - work0))
+                DASK_PARTS.append({k: v - parts0[k] for k, v in cluster.parts().items()})
     finally:
         if cluster:
             cluster.close()
@@ -308,7 +411,10 @@ def parallel_rounds(context, tmp: Path, batches: int, rounds: int, dask: bool, w
               f"rounds {', '.join(f'{x:.2f}' for x in v)}")
     _cpu_lines(labels)
     if DASK_SPLIT:
-        coord, sched, work = min(DASK_SPLIT, key=sum)
+        best = min(range(len(DASK_SPLIT)), key=lambda i: sum(DASK_SPLIT[i]))
+        print("dask CPU of the cluster in that round (s): " + ", ".join(f"{k} {v:.2f}" for k, v in DASK_PARTS[best].items())
+              + "; the sandboxes evaluate the cases, the rest is dask's own")
+        coord, sched, work = DASK_SPLIT[best]
         print(f"dask CPU per case: coordinator {1e3 * coord / n:.2f} ms, scheduler {1e3 * sched / n:.2f} ms, "
               f"workers (their sandboxes and pools included) {1e3 * work / n:.2f} ms; -j 1 "
               f"{1e3 * min(CPU['run-j1-iso-local']) / n:.2f} ms")
@@ -414,7 +520,12 @@ def main() -> None:
                     help="start the --parallel dask cluster with dask's default settings (default: quiet_env's)")
     ap.add_argument("--reads", action="store_true",
                     help="only the cost of recording the profile fields a Poseidon case reads (plain, view, in place)")
+    ap.add_argument("--worker-parts", action="store_true",
+                    help="only the CPU each step of the worker side adds to a Poseidon evaluation (record, guard, checks)")
     a = ap.parse_args()
+    if a.worker_parts:
+        worker_parts(Context.build(), max(a.rounds, 5))
+        return
     if a.reads:
         reads_rounds(Context.build(), max(a.rounds, 5))
         return
