@@ -69,7 +69,7 @@ def partition_layers(costs: Sequence[float], stages: int) -> tuple[int, ...]:
     Notes
     -----
     ``F[k][j] = min_{i<j} max(F[k-1][i], S[j] - S[i])`` with ``S`` the prefix sums and
-    ``F[1][j] = S[j]``; vectorised over ``i`` with numpy, O(p L^2).
+    ``F[1][j] = S[j]``; O(p L^2), vectorised over ``i`` and ``j`` (:func:`_dp_stage`).
     """
     c = np.asarray(costs, dtype=float)
     L = c.size
@@ -83,12 +83,7 @@ def partition_layers(costs: Sequence[float], stages: int) -> tuple[int, ...]:
     arg = np.zeros((stages + 1, L + 1), dtype=int)
     F[1, 1:] = S[1:]
     for k in range(2, stages + 1):
-        for j in range(k, L + 1):
-            i = np.arange(k - 1, j)
-            cand = np.maximum(F[k - 1, i], S[j] - S[i])
-            best = int(np.argmin(cand))
-            F[k, j] = cand[best]
-            arg[k, j] = i[best]
+        _dp_stage(F, arg, S, k)
     bounds = [L]
     j = L
     for k in range(stages, 1, -1):
@@ -96,6 +91,27 @@ def partition_layers(costs: Sequence[float], stages: int) -> tuple[int, ...]:
         bounds.append(j)
     bounds.append(0)
     return tuple(reversed(bounds))
+
+
+#: rows ``j`` of one block of :func:`_dp_stage` (a block's arrays are rows x (L + 1) floats)
+_DP_ROWS = 256
+
+
+def _dp_stage(F: np.ndarray, arg: np.ndarray, S: np.ndarray, k: int) -> None:
+    """Row ``k`` of :func:`partition_layers`' tables, in place: for every ``j >= k``,
+    ``F[k, j] = min over k-1 <= i < j of max(F[k-1, i], S[j] - S[i])`` and ``arg[k, j]`` the
+    first ``i`` reaching it. Blocks of rows ``j`` at once, every other ``i`` set to +inf: the
+    same maxima of the same two numbers as a loop over ``j``, and argmin's first minimum is
+    the loop's earliest ``i`` (an allowed candidate is finite: costs are)."""
+    L = S.size - 1
+    i = np.arange(L + 1)
+    for j0 in range(k, L + 1, _DP_ROWS):
+        j = np.arange(j0, min(L + 1, j0 + _DP_ROWS))
+        cand = np.maximum(F[k - 1][None, :], S[j][:, None] - S[None, :])
+        cand[(i[None, :] < k - 1) | (i[None, :] >= j[:, None])] = np.inf
+        best = np.argmin(cand, axis=1)
+        F[k, j] = cand[np.arange(j.size), best]
+        arg[k, j] = best
 
 
 def stage_sums(costs: Sequence[float], bounds: Sequence[int]) -> np.ndarray:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -47,6 +48,35 @@ def test_partition_matches_brute_force(costs, data):
     assert all(b[i] < b[i + 1] for i in range(p)), "every stage non-empty"
     assert max(stage_sums(costs, b)) == brute_force_partition(costs, p)
 
+
+
+def _loop_dp(costs, p):
+    """The recurrence of partition_layers' docstring one (j, i) at a time, ties to the earliest i."""
+    S = [0.0]
+    for c in costs:
+        S.append(S[-1] + float(c))
+    L = len(costs)
+    F = [[math.inf] * (L + 1) for _ in range(p + 1)]
+    arg = [[0] * (L + 1) for _ in range(p + 1)]
+    F[1] = [math.inf] + S[1:]
+    for k in range(2, p + 1):
+        for j in range(k, L + 1):
+            for i in range(k - 1, j):
+                v = max(F[k - 1][i], S[j] - S[i])
+                if v < F[k][j]:
+                    F[k][j], arg[k][j] = v, i
+    b, j = [L], L
+    for k in range(p, 1, -1):
+        j = arg[k][j]
+        b.append(j)
+    return tuple(reversed(b + [0]))
+
+
+@pytest.mark.parametrize("L, p", [(300, 2), (300, 5), (520, 3), (40, 40)])
+def test_partition_equals_the_loop_recurrence_with_ties(L, p):
+    # more rows than one block of the vectorised DP (256), and integer costs full of ties
+    costs = np.random.default_rng(L + p).integers(0, 4, L)
+    assert partition_layers(costs, p) == _loop_dp(costs, p)
 
 def test_partition_errors():
     with pytest.raises(ValueError, match="stages must be in"):
