@@ -29,6 +29,7 @@ class CommPricer:
     def __init__(self, profile: Any) -> None:
         self.profile = profile
         self._memo: dict[tuple[str, float, Group], float] = {}
+        self._rows: dict[tuple[str, float, int, int, int], float] = {}
         self.calls = 0
 
     def one(self, op: str, nbytes: float, group: Group) -> float:
@@ -60,8 +61,13 @@ class CommPricer:
             key = key * (int(g[:, col].max()) + 1) + g[:, col]
         uk, first, inv = np.unique(key, return_index=True, return_inverse=True)
         vals = np.empty(len(uk))
-        for i, j in enumerate(first.tolist()):
-            vals[i] = self.one(op, float(nb[j]), _group(g[j]))
+        rows = self._rows  # the same memo keyed by plain numbers: no Group built to look one up
+        for i, (b, (per, nodes, conc)) in enumerate(zip(nb[first].tolist(), g[first].tolist())):
+            k = (op, b, per, nodes, conc)
+            t = rows.get(k)
+            if t is None:
+                t = rows[k] = self.one(op, b, Group(ranks_per_node=per, nodes=nodes, concurrent=conc))
+            vals[i] = t
         return vals[np.asarray(inv).reshape(-1)].reshape(shape)
 
 
