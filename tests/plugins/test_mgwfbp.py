@@ -337,11 +337,15 @@ def test_mgwfbp_optimal_for_two_layers(case):
     assert M.iteration_time(costs, groups, comm) == pytest.approx(bf, rel=1e-9, abs=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="the merge rule is not optimal in general: see "
                                        "test_counterexample_to_optimality and docs/techniques/mg-wfbp.md")
 @settings(max_examples=100)
 @given(layer_costs(max_layers=12))
 def test_mgwfbp_equals_brute_force_optimum(case):
+    """Slow (hypothesis searches for a counterexample, then shrinks it: ~1.5 s CPU under the ci
+    profile, ~10 s under dev); the fast suite shows the same non-optimality on the pinned case,
+    test_counterexample_to_optimality."""
     costs, comm = case
     groups, _ = M.groups_mgwfbp(costs.bwd, costs.nbytes, comm)
     _, bf = M.brute_force_best(costs, comm)
