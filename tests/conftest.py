@@ -90,6 +90,24 @@ def suite_cli(shared_context):
     return invoke
 
 
+@pytest.fixture
+def spy(monkeypatch):
+    """``spy(module, name, label)``: ``module.name`` wrapped for the test; returns the list to which
+    each call appends ``label(*args, **kwargs)`` before the real function runs."""
+    def install(module, name, label):
+        calls = []
+        real = getattr(module, name)
+
+        def wrapper(*args, **kwargs):
+            calls.append(label(*args, **kwargs))
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, wrapper)
+        return calls
+
+    return install
+
+
 @pytest.fixture(autouse=True)
 def _signal_dispositions_restored():
     """Every test leaves SIGINT and SIGTERM as it found them. A test that ran an executor's worker

@@ -8,6 +8,7 @@ Each test names the defect of issue 16 it pins; each failed on the code before t
 from __future__ import annotations
 
 import copy
+import functools
 import importlib
 import pickle
 import sys
@@ -23,12 +24,8 @@ from suite.technique import Param, Scenario
 
 @pytest.fixture
 def cli(suite_cli):
-    """The helper on the session's one context (tests/conftest.py `suite_cli`: these commands do not test
-    plugin loading)."""
-    def invoke(*args: str):
-        return suite_cli(list(args), catch_exceptions=False)
-
-    return invoke
+    """``cli(*args)``: ``suite ARGS`` on the session's one context (no plugin loading tested here)."""
+    return functools.partial(suite_cli, catch_exceptions=False)
 
 
 # --------------------------------------------------------------------------- immutable inputs

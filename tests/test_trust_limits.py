@@ -4,6 +4,7 @@ naming the file (a deeply nested TOML raised a nameless RecursionError that bloc
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
@@ -13,12 +14,8 @@ from suite.limits import MAX_LAYERS, MAX_TOML_DEPTH
 
 @pytest.fixture
 def cli(suite_cli):
-    """The helper on the session's one context (tests/conftest.py `suite_cli`: these commands do not test
-    plugin loading)."""
-    def invoke(*args: str):
-        return suite_cli(list(args), catch_exceptions=False)
-
-    return invoke
+    """``cli(*args)``: ``suite ARGS`` on the session's one context (no plugin loading tested here)."""
+    return functools.partial(suite_cli, catch_exceptions=False)
 
 
 NESTED = {

@@ -7,6 +7,7 @@ Each test names the defect of issue 16 it pins; each failed on the code before t
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -28,12 +29,8 @@ from suite.technique import Scenario
 
 @pytest.fixture
 def cli(suite_cli):
-    """The helper on the session's one context (tests/conftest.py `suite_cli`: these commands do not test
-    plugin loading)."""
-    def invoke(*args: str):
-        return suite_cli(list(args), catch_exceptions=False)
-
-    return invoke
+    """``cli(*args)``: ``suite ARGS`` on the session's one context (no plugin loading tested here)."""
+    return functools.partial(suite_cli, catch_exceptions=False)
 
 
 def _refuse_constants(name: str):

@@ -16,20 +16,13 @@ import pytest
 
 
 @pytest.fixture(params=[pytest.param("process", marks=pytest.mark.slow), "in-process"])
-def info(request, monkeypatch, suite_cli):
+def info(request, monkeypatch, suite_cli, spy):
     """``info(cache, name)`` -> (the JSON of `suite info NAME`, whether it probed)."""
     if request.param == "process":
         return _info
     import suite.runner.fields as fields
 
-    calls: list[str] = []
-    probe = fields.probe_fields_read
-
-    def counted(t, *args, **kwargs):
-        calls.append(t.name)
-        return probe(t, *args, **kwargs)
-
-    monkeypatch.setattr(fields, "probe_fields_read", counted)
+    calls = spy(fields, "probe_fields_read", lambda t, *a, **k: t.name)
 
     def run(cache, name="mg-wfbp"):
         monkeypatch.setenv("SUITE_CACHE_DIR", str(cache))

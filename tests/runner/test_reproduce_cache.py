@@ -39,17 +39,9 @@ def _measured(tech):
 
 
 @pytest.fixture
-def judged(monkeypatch):
+def judged(spy):
     """The claim ids :func:`judge` was called for (not served from the cache)."""
-    calls: list[str] = []
-    orig = R.judge
-
-    def spy(claim, *a, **k):
-        calls.append(claim.id)
-        return orig(claim, *a, **k)
-
-    monkeypatch.setattr(R, "judge", spy)
-    return calls
+    return spy(R, "judge", lambda claim, *a, **k: claim.id)
 
 
 def test_cached_reproduce_judges_nothing_and_gives_the_same_outcomes(fake_registry, store, judged):
