@@ -451,9 +451,15 @@ def _label_index(y: np.ndarray, k: int) -> np.ndarray:
 def personalized_accuracy(model: FlatModel, thetas, data) -> tuple[float, float]:
     """(mean over clients of the accuracy of client i's model on its own part, mean loss).
 
-    *data* is the clients' ``(X, y)`` parts or their :func:`_groups`; equal, bit for bit, to
-    :meth:`FlatModel.loss_acc` client by client (one stacked forward pass per group).
+    *data* is the clients' ``(X, y)`` parts or their :func:`_groups`: equal, bit for bit, to
+    :meth:`FlatModel.loss_acc` client by client (one stacked forward pass per group); or their
+    :class:`_Batch` (one-hidden-layer models): :func:`_batch_accuracy`, the same accuracy and the
+    loss to ~1e-15 relative.
     """
+    if isinstance(data, _Batch) and model.hidden > 0:
+        return _batch_accuracy(model, thetas, data)
+    if isinstance(data, _Batch):
+        data = data.parts
     groups = data if data and isinstance(data[0], _Group) else _groups(data)
     accs, losses = [0.0] * len(thetas), [0.0] * len(thetas)
     for grp in groups:
@@ -473,6 +479,32 @@ def personalized_accuracy(model: FlatModel, thetas, data) -> tuple[float, float]
             accs[i] = hit_mean[j]
     return float(np.mean(accs)), float(np.mean(losses))
 
+
+
+def _batch_accuracy(model: FlatModel, thetas, b: _Batch) -> tuple[float, float]:
+    """:func:`personalized_accuracy` on a :class:`_Batch`, TRAIN_CHUNK clients per stacked forward
+    pass (biases inside the GEMMs, class-major scores; a padded row counted neither as a hit nor
+    in a loss): the hits are counted as :meth:`FlatModel.loss_acc` counts them (the first of
+    tied class scores), the losses are the same sums in another order."""
+    d, h, k, split = model.d, model.hidden, model.k, _split(model)
+    accs, losses = [], []
+    for lo in range(0, len(thetas), TRAIN_CHUNK):
+        c, part = len(thetas[lo:lo + TRAIN_CHUNK]), b.clients(lo, lo + TRAIN_CHUNK)
+        flat = np.stack(thetas[lo:lo + TRAIN_CHUNK])
+        W1 = np.ascontiguousarray(flat[:, :split]).reshape(c, d + 1, h)
+        W2 = np.ascontiguousarray(flat[:, split:]).reshape(c, h + 1, k)
+        h1 = np.empty(part.X1.shape[:2] + (h + 1,))
+        h1[..., h:] = part.rows
+        np.maximum(part.X1 @ W1, 0.0, out=h1[..., :h])
+        zT = W2.transpose(0, 2, 1) @ h1.transpose(0, 2, 1)  # (c, k, m)
+        rows, n = part.rows[..., 0], part.n[:, 0, 0]
+        hits = (zT.argmax(axis=1) == part.y) * rows
+        zT -= zT.max(axis=1, keepdims=True)
+        label = zT.reshape(-1)[part.at].reshape(rows.shape)
+        ce = -(label - np.log(np.exp(zT).sum(axis=1))) * rows
+        accs += (hits.sum(axis=1) / n).tolist()
+        losses += [v + model._reg(t) for v, t in zip((ce.sum(axis=1) / n).tolist(), thetas[lo:lo + TRAIN_CHUNK])]
+    return float(np.mean(accs)), float(np.mean(losses))
 
 def run(cl: Clients, variant: str, *, rounds: int = 30, hidden: int = 32, degree: int = 4, k: int = 2,
         alpha: float = 1.0, c: float = 2.0, window: int = 5, lr: float = 0.05, phase1_steps: int = 2,
@@ -547,7 +579,7 @@ class _Federation:
         self.history: list[list[list[int]]] = []
         self.agg_err = self.score_err = self.t_score = self.t_train = 0.0
         self.weights = np.array([len(cl.train[i][1]) for i in range(cl.n)], float)
-        self.train, self.test = _batch(cl.train, cl.classes), _groups(cl.test)  # stacked once: every round uses them
+        self.train, self.test = _batch(cl.train, cl.classes), _batch(cl.test, cl.classes)  # stacked once
 
     def _train(self, thetas, steps: int, lo: int, hi: int):
         t0 = self.clock()

@@ -140,6 +140,9 @@ def test_stacked_training_equals_loss_grad_steps(digits, l2, scheme, monkeypatch
     acc, loss = execute.personalized_accuracy(m, thetas, groups)
     pairs = [m.loss_acc(t, X, y) for t, (X, y) in zip(thetas, small.train)]
     assert acc == float(np.mean([a for _, a in pairs])) and loss == float(np.mean([l for l, _ in pairs]))
+    acc, loss = execute.personalized_accuracy(m, thetas, batch)  # stacked, padded, in passes
+    assert acc == float(np.mean([a for _, a in pairs]))
+    assert loss == pytest.approx(float(np.mean([l for l, _ in pairs])), rel=1e-13)
 
 
 @pytest.mark.parametrize("scheme", ["pathological", "dirichlet"])
