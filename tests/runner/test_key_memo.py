@@ -90,3 +90,21 @@ def test_scenarios_of_one_parameter_set_share_their_read_only_params(fake):
     assert dict(a.scenario.params) == a.params == b.params
     with pytest.raises(ImmutableError, match=r"scenario.params\['n'\]"):
         a.scenario.params["n"] = 1  # type: ignore[index]
+
+
+@pytest.mark.parametrize("name", ["theseus", "cerebras-stencil", "comet", "node-aware-grids"])
+def test_keys_with_referenced_inputs_are_case_key_of_their_identity(name):
+    """The key's inputs branch (a ``Param(..., ref=...)`` or ``Technique(uses=...)``): the resolver's key
+    of every smoke and claim case of the installed techniques that declare inputs is case_key of its
+    identity, inputs (name -> content hash) included."""
+    from suite.runner.experiment import expand_entry
+
+    ctx = Context.build()
+    tech = ctx.technique(name)
+    assert tech.uses or any(p.ref for p in tech.parameters.values())
+    cases = [c for e in ({"technique": name, "smoke": True}, {"technique": name, "claims": True})
+             for c in expand_entry(e, context=ctx).cases]
+    with_inputs = [c for c in cases if c.inputs]
+    assert with_inputs, f"{name}: no case with inputs"
+    for c in cases:
+        assert c.key == _key_of_identity(c), c.describe()
