@@ -7,7 +7,11 @@
   78 bandwidths x 4 variants), each case resolved and keyed and its scenario built (what ``suite
   run`` does per case before the runner's own work), CPU per case, best of 3 in each call.
 
-``--only run`` or ``--only expansion`` skips the rest (and the fresh ``reproduce --all`` that
+* with ``--only sweep``: the full ``suite run`` of that sweep (``-q``: start-up, expansion, the
+  ``-j 1`` worker and the store), empty store, the CLI's share of ``bench_runner.py --ratio-only``'s
+  ``suite run`` row.
+
+``--only run``, ``--only expansion`` or ``--only sweep`` skips the rest (and the fresh ``reproduce --all`` that
 fills each side's store first, which takes minutes).
 
 Each side runs from its own source tree (``PYTHONPATH`` = the tree and its ``plugins/``, the
@@ -38,6 +42,9 @@ from pathlib import Path
 
 SUITE = [str(Path(sys.executable).with_name("suite"))]
 RUN = ["run", "--technique", "poseidon", "--set", "network.-1.bandwidth=7 Gbit/s"]
+#: bench_runner.py's Poseidon sweep as flags: 32 node counts x 78 bandwidths x 4 variants
+SWEEP = ["run", "--technique", "poseidon", "--param", f"nodes={','.join(map(str, range(1, 33)))}",
+         "--set", f"network.-1.bandwidth={','.join(f'{b} Gbit/s' for b in range(1, 79))}", "-q"]
 
 
 def load() -> str:
@@ -128,6 +135,9 @@ def run_round(sides: dict[str, dict[str, str]], got: dict[tuple[str, str], list[
                 fresh = Path(tempfile.mkdtemp(prefix=f"bench-fixed-{tag}-"))
                 env = {**env, "SUITE_CACHE_DIR": str(fresh / "cache"), "SUITE_STORE": str(fresh / "s.sqlite")}
                 cpu, wall, _ = call(RUN, env)
+            elif what.startswith("sweep"):  # the side's own cache (warm), a new store each call
+                fresh = Path(tempfile.mkdtemp(prefix=f"bench-fixed-{tag}-"))
+                cpu, wall, _ = call(SWEEP, {**env, "SUITE_STORE": str(fresh / "s.sqlite")})
             else:
                 cpu, wall, sha = call(["reproduce", "--all"], env)
                 extra = f"  scoreboard {sha}"
@@ -142,11 +152,13 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=None, help="stores, caches and byte code (kept: a second "
                                                             "call reuses the filled stores); default a temp dir")
     ap.add_argument("--no-bytecode", action="store_true")
-    ap.add_argument("--only", choices=("all", "run", "expansion"), default="all",
-                    help="run: only `suite run --set` with an empty cache; expansion: only the sweep's expansion")
+    ap.add_argument("--only", choices=("all", "run", "expansion", "sweep"), default="all",
+                    help="run: only `suite run --set` with an empty cache; expansion: only the sweep's expansion; "
+                         "sweep: only the full `suite run` of the sweep")
     a = ap.parse_args()
     whats = {"all": ("reproduce --all (cached)", "run --set (empty cache)", "expansion (us/case)"),
-             "run": ("run --set (empty cache)",), "expansion": ("expansion (us/case)",)}[a.only]
+             "run": ("run --set (empty cache)",), "expansion": ("expansion (us/case)",),
+             "sweep": ("sweep: suite run, 9,984 cases",)}[a.only]
     work = a.work or Path(tempfile.mkdtemp(prefix="bench-fixed-"))
     here = Path(__file__).resolve().parents[1]
     sides = {tag: side_env(src.resolve(), work, tag, not a.no_bytecode)
@@ -161,6 +173,8 @@ def main() -> None:
             call(["reproduce", "--all"], env)
         fresh = Path(tempfile.mkdtemp(prefix=f"bench-fixed-{tag}-"))
         call(RUN, {**env, "SUITE_CACHE_DIR": str(fresh / "cache"), "SUITE_STORE": str(fresh / "s.sqlite")})
+        if a.only == "sweep":  # the side's cache (workload hashes, profiles) as a user's second run has it
+            call(SWEEP, {**env, "SUITE_STORE": str(fresh / "sweep.sqlite")})
     got: dict[tuple[str, str], list[float]] = {}
     for _ in range(a.rounds):
         run_round(sides, got, whats)
