@@ -41,11 +41,10 @@ def test_param_role_is_checked():
         Param(int, role="size")
 
 
-def test_dgx_a100_runs_three_communication_techniques_on_its_8_gpus():
-    from suite.context import Context
+def test_dgx_a100_runs_three_communication_techniques_on_its_8_gpus(shared_context):
     from suite.runner.case import Resolver
 
-    ctx = Context.build()
+    ctx = shared_context
     cases, notes, warnings = expand_category("communication", context=ctx, resolver=Resolver(context=ctx),
                                              base={"profiles": ["dgx-a100"], "workloads": ["resnet-50"]})
     by = {}

@@ -6,20 +6,19 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from suite.context import Context
 from suite.runner import expand_entry
 from suite.runner.case import Case, _new_case
 
 
-def test_new_case_builds_what_the_dataclass_builds():
+def test_new_case_builds_what_the_dataclass_builds(shared_context):
     assert not hasattr(Case, "__post_init__")  # _new_case would skip it: build cases with Case(**values) then
-    case = expand_entry({"technique": "poseidon", "params": {"nodes": [2, 8]}}, context=Context.build()).cases[1]
+    case = expand_entry({"technique": "poseidon", "params": {"nodes": [2, 8]}}, context=shared_context).cases[1]
     values = {f.name: getattr(case, f.name) for f in fields(Case)}
     built, fast = Case(**values), _new_case(dict(values))
     assert vars(fast) == vars(built) and fast == built and fast.key == case.key and fast.scenario is case.scenario
 
 
-def test_new_scenario_builds_what_the_dataclass_builds_and_freezes_the_same():
+def test_new_scenario_builds_what_the_dataclass_builds_and_freezes_the_same(shared_context):
     """The resolver's scenarios (suite.declaration.results.new_scenario): equal to Scenario(**values),
     params and inputs read-only copies, a missing field a TypeError as the dataclass gives."""
     import pytest
@@ -27,7 +26,7 @@ def test_new_scenario_builds_what_the_dataclass_builds_and_freezes_the_same():
     from suite.declaration.results import Scenario, ScenarioSpec, built_as_dataclass, new_scenario
     from suite.frozen import FrozenDict, ImmutableError
 
-    case = expand_entry({"technique": "poseidon", "params": {"nodes": [2, 8]}}, context=Context.build()).cases[1]
+    case = expand_entry({"technique": "poseidon", "params": {"nodes": [2, 8]}}, context=shared_context).cases[1]
     s = case.scenario
     values = {"technique": "poseidon", "variant": "ps", "fidelity": "model", "profile": s.profile,
               "workload": s.workload, "params": {"nodes": 8, "batch_per_node": 32}, "seed": 3,

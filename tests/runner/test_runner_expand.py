@@ -225,7 +225,7 @@ def test_star_entry_skips_a_technique_whose_scenario_does_not_resolve(fake_regis
         expand_entry({"technique": "fake-broken", "smoke": True}, context=Context.build(registry=reg))
 
 
-def test_the_smoke_experiment_is_one_case_per_technique():
+def test_the_smoke_experiment_is_one_case_per_technique(shared_context):
     """README: `suite run smoke` is "one small case per technique": the shipped experiment asks for
     the first smoke scenario of each (smoke = "first"); `smoke = true` keeps all of them."""
     from collections import Counter
@@ -233,7 +233,7 @@ def test_the_smoke_experiment_is_one_case_per_technique():
     from suite.context import Context
     from suite.runner.experiment import expand_experiment
 
-    reg = Context.build().registry
+    reg = shared_context.registry
     exp = expand_experiment("smoke", context=Context.build(registry=reg))
     per = Counter(c.technique for c in exp.cases)
     with_smoke = {t.name for t in reg.techniques() if t.smoke}
