@@ -186,6 +186,9 @@ class Registry:
         self._dropped: dict[str, PluginInfo] = {}
         self._extensions: dict[str, type | str] = {}
         self._ext_owner: dict[str, PluginInfo] = {}
+        #: the import-patch guard's snapshot the last check left (suite.tamper.checked), valid while
+        #: plugins load one after another with nothing else run between; None: take a new one
+        self._snap: Any = None
         eps = _discover() if entry_points_ is None else list(entry_points_)
         seen: set[tuple[str, str]] = set()
         # this distribution's own plugins load first, so a third-party plugin that reuses a
@@ -198,11 +201,14 @@ class Registry:
             if dist != HOST_DISTRIBUTION and "numpy" not in sys.modules:
                 # a third-party plugin that patches numpy while it loads is then undone (suite.tamper)
                 import numpy  # noqa: F401
+
+                self._snap = None  # numpy's names join the next snapshot
             info = PluginInfo(ep.name, ep.value, dist, version)
             self._load(info, ep.load)
         for name, module in modules:
             info = PluginInfo(name, getattr(module, "__name__", name), "<in-process>", "")
             self._load(info, functools.partial(_given, module))
+        self._snap = None
         from suite.declaration.loader import save_parsed
 
         save_parsed()  # the technique files the plugins declared themselves with, for the next command
@@ -233,11 +239,12 @@ class Registry:
     def _load(self, info: PluginInfo, load: Callable[[], Any]) -> None:
         """Import one plugin, call every hook it implements once, check what each returns, and
         keep its contributions only if all of it is valid (else quarantine it whole)."""
-        from suite.tamper import snapshot, undo_changes
+        from suite.tamper import checked, snapshot
 
         self.plugins.append(info)
         t0 = time.perf_counter()
-        before = snapshot()  # the shared modules' names: a plugin that rebinds one is quarantined
+        # the shared modules' names: a plugin that rebinds one is quarantined
+        before = snapshot() if self._snap is None else self._snap
         try:
             # what a plugin prints while it loads goes to stderr: stdout is the commands' output
             # (--format json must stay parseable)
@@ -245,7 +252,7 @@ class Registry:
                 self._load_checked(info, load)
         finally:
             info.import_seconds = time.perf_counter() - t0
-            patched = undo_changes(before, info.module)
+            patched, self._snap = checked(before, info.module)
         if patched:
             self._unregister(info)
             self._quarantine(info, _patched(patched))
@@ -327,11 +334,14 @@ class Registry:
         ``technique.toml`` names its technique (:func:`~suite.declaration.hooks.declared_technique`):
         its name is reserved at load (a duplicate is found then); the hook is called, checked and
         guarded against import-time patches as at load (:meth:`_undefer_plugin`)."""
-        if name is None:
-            for info in [p for p in self.plugins if any(i is p for i in self._deferred.values())]:
-                self._undefer_plugin(info)
-        elif name in self._deferred:
-            self._undefer_plugin(self._deferred[name])
+        try:
+            if name is None:
+                for info in [p for p in self.plugins if any(i is p for i in self._deferred.values())]:
+                    self._undefer_plugin(info)
+            elif name in self._deferred:
+                self._undefer_plugin(self._deferred[name])
+        finally:
+            self._snap = None  # other code runs next
 
     def _undefer_plugin(self, info: PluginInfo) -> None:
         """Call *info*'s deferred ``suite_techniques`` hook and register what it returns, as
@@ -355,10 +365,10 @@ class Registry:
         """(techniques, None, "") that *info*'s ``suite_techniques`` hook returns, called as :meth:`_load`
         calls hooks (stdout to stderr, its time added to ``import_seconds``, names it rebinds in a
         shared module put back), or ([], the reason to quarantine it, traceback)."""
-        from suite.tamper import snapshot, undo_changes
+        from suite.tamper import checked, snapshot
 
         t0 = time.perf_counter()
-        before = snapshot()
+        before = snapshot() if self._snap is None else self._snap
         got: list[Any] = []
         why, detail = None, ""
         try:
@@ -368,7 +378,7 @@ class Registry:
             why, detail = f"suite_techniques() failed: {_why(exc)}", traceback.format_exc()
         finally:
             info.import_seconds += time.perf_counter() - t0
-            patched = undo_changes(before, info.module)
+            patched, self._snap = checked(before, info.module)
         why = _patched(patched) if patched else why or _check_hook_results({"suite_techniques": got})
         return ([] if why else [t for lst in got for t in (lst or [])]), why, detail
 

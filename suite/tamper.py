@@ -17,45 +17,51 @@ from __future__ import annotations
 import sys
 import types
 from collections.abc import Mapping
+from operator import is_
 from typing import Any
 
-__all__ = ["snapshot", "undo_changes"]
+__all__ = ["snapshot", "undo_changes", "checked"]
 
 #: modules (and their submodules) whose top-level names no plugin may rebind
 SHARED = ("suite", "numpy", "scipy", "math", "builtins", "functools", "operator", "time", "random")
+
+Snapshot = list[tuple[str, Any, dict[str, Any]]]
+_UNSEEN = object()
 
 
 def _shared(name: str) -> bool:
     return name.split(".")[0] in SHARED or name.startswith("suite_")
 
 
-def _namespaces() -> list[tuple[str, Any, Mapping[str, Any]]]:
-    out: list[tuple[str, Any, Mapping[str, Any]]] = []
-    for name, mod in list(sys.modules.items()):
-        if mod is None or not _shared(name):
-            continue
-        d = getattr(mod, "__dict__", None)
-        if not isinstance(d, dict):
-            continue
-        out.append((name, mod, d))
-        if name == "suite" or name.startswith("suite."):  # the core's classes (Result.add, Profile...)
-            for k, v in list(d.items()):
-                if isinstance(v, type) and getattr(v, "__module__", None) == name:
-                    out.append((f"{name}.{k}", v, v.__dict__))
+def _entries(name: str, mod: Any) -> list[tuple[str, Any, Mapping[str, Any]]]:
+    """The namespaces of the shared module *name*: the module's, and each core class defined in it."""
+    d = getattr(mod, "__dict__", None)
+    if mod is None or not isinstance(d, dict):
+        return []
+    out: list[tuple[str, Any, Mapping[str, Any]]] = [(name, mod, d)]
+    if name == "suite" or name.startswith("suite."):  # the core's classes (Result.add, Profile...)
+        for k, v in list(d.items()):
+            if isinstance(v, type) and getattr(v, "__module__", None) == name:
+                out.append((f"{name}.{k}", v, v.__dict__))
     return out
 
 
-def snapshot() -> list[tuple[str, Any, dict[str, Any]]]:
+def _namespaces() -> list[tuple[str, Any, Mapping[str, Any]]]:
+    return [e for name, mod in list(sys.modules.items()) if _shared(name) for e in _entries(name, mod)]
+
+
+def snapshot() -> Snapshot:
     """The shared modules' (and core classes') names and what each is bound to."""
     return [(name, obj, dict(d)) for name, obj, d in _namespaces()]
 
 
 def _same(d: Any, before: dict[str, Any]) -> bool:
-    return len(d) == len(before) and list(d) == list(before) and \
-        list(map(id, d.values())) == list(map(id, before.values()))
+    """Whether *d* binds the same names to the same objects, in the same order, as *before*
+    (identity, in C loops: no list is built)."""
+    return len(d) == len(before) and all(map(is_, d, before)) and all(map(is_, d.values(), before.values()))
 
 
-def undo_changes(snap: list[tuple[str, Any, dict[str, Any]]], plugin: str = "") -> list[str]:
+def undo_changes(snap: Snapshot, plugin: str = "") -> list[str]:
     """Names rebound or removed since *snap* (``"numpy.dot"``), each put back as it was, and, in
     a shared module first imported since (numpy imported by the plugin itself), the names bound to
     a function of the package *plugin* (which cannot be put back: the reason says so).
@@ -66,13 +72,40 @@ def undo_changes(snap: list[tuple[str, Any, dict[str, Any]]], plugin: str = "") 
         The changed names, sorted; empty when nothing changed. Names added to a module are not
         changes (importing a submodule adds one).
     """
+    return _undo(snap, plugin)[0]
+
+
+def checked(snap: Snapshot, plugin: str = "") -> tuple[list[str], Snapshot]:
+    """:func:`undo_changes` of *snap*, and the snapshot :func:`snapshot` would take of what it leaves,
+    built from *snap*: only a namespace whose dict differs from *snap*'s (names added, or put back)
+    is copied again, and a shared module first imported since (or replaced) is added. A registry
+    loading plugins one after another checks each against the snapshot the previous check left
+    (one comparison pass per plugin instead of a walk, a copy and a comparison)."""
+    changed, dirty, fresh = _undo(snap, plugin)
+    out = [(name, obj, dict(obj.__dict__) if i in dirty else before) for i, (name, obj, before) in enumerate(snap)]
+    seen = {name for name, _obj, _before in out}
+    for i in sorted(dirty):  # a core module that gained a class
+        name, obj, _before = snap[i]
+        if isinstance(obj, types.ModuleType):
+            out += [(n, o, dict(d)) for n, o, d in _entries(name, obj)[1:] if n not in seen]
+    for name in fresh:
+        if _shared(name):
+            out += [(n, o, dict(d)) for n, o, d in _entries(name, sys.modules.get(name)) if n not in seen]
+    return changed, out
+
+
+def _undo(snap: Snapshot, plugin: str) -> tuple[list[str], set[int], list[str]]:
+    """(:func:`undo_changes`'s names, the indices of *snap* whose namespace differs from it, the
+    shared modules in ``sys.modules`` that *snap* does not hold: new, or replaced)."""
     changed: list[str] = []
-    known = set()
-    for name, obj, before in snap:
-        known.add(name)
+    dirty: set[int] = set()
+    known: dict[str, Any] = {}
+    for i, (name, obj, before) in enumerate(snap):
+        known[name] = obj
         d = obj.__dict__
         if _same(d, before):
             continue
+        dirty.add(i)
         for k, v in before.items():
             if k not in d or d[k] is not v:
                 changed.append(f"{name}.{k}")
@@ -80,29 +113,37 @@ def undo_changes(snap: list[tuple[str, Any, dict[str, Any]]], plugin: str = "") 
                     setattr(obj, k, v)
                 except (AttributeError, TypeError):
                     pass
+    fresh = [name for name, mod in list(sys.modules.items()) if _shared(name) and known.get(name, _UNSEEN) is not mod]
     top = plugin.split(".")[0].split(":")[0]
     if top:
-        fresh = [name for name in list(sys.modules) if _shared(name) and name not in known
-                 and name.split(".")[0] != top]
-        tainted = False
-        for name in fresh:  # (only these: walking every shared module again cost 1-2 ms per plugin)
-            d = getattr(sys.modules.get(name), "__dict__", None)
-            if not isinstance(d, dict):
-                continue
-            for k, v in list(d.items()):
-                mod = getattr(v, "__module__", None) if isinstance(v, types.FunctionType) else None
-                if isinstance(mod, str) and mod.split(".")[0] == top:  # a shared name bound to the plugin's code
-                    core = name == "suite" or name.startswith("suite.")
-                    changed.append(f"{name}.{k}" + ("" if core else " (could not be put back)"))
-                    tainted = tainted or core
-        if tainted:  # core modules first imported by the plugin: forgotten, so the next import is clean
-            for name in fresh:
-                if name.startswith("suite."):
-                    sys.modules.pop(name, None)
-                    parent, _, leaf = name.rpartition(".")
-                    if getattr(sys.modules.get(parent), leaf, None) is not None:
-                        _unbind(sys.modules[parent], leaf)
-    return sorted(set(changed))
+        changed += _fresh_bindings([name for name in fresh if name.split(".")[0] != top], top)
+    return sorted(set(changed)), dirty, fresh
+
+
+def _fresh_bindings(fresh: list[str], top: str) -> list[str]:
+    """In the shared modules *fresh* (first imported while the package *top* loaded), the names bound
+    to a function of *top*; core modules among them are forgotten when one is (so the next import is
+    clean)."""
+    changed: list[str] = []
+    tainted = False
+    for name in fresh:  # (only these: walking every shared module again cost 1-2 ms per plugin)
+        d = getattr(sys.modules.get(name), "__dict__", None)
+        if not isinstance(d, dict):
+            continue
+        for k, v in list(d.items()):
+            mod = getattr(v, "__module__", None) if isinstance(v, types.FunctionType) else None
+            if isinstance(mod, str) and mod.split(".")[0] == top:  # a shared name bound to the plugin's code
+                core = name == "suite" or name.startswith("suite.")
+                changed.append(f"{name}.{k}" + ("" if core else " (could not be put back)"))
+                tainted = tainted or core
+    if tainted:  # core modules first imported by the plugin: forgotten, so the next import is clean
+        for name in fresh:
+            if name.startswith("suite."):
+                sys.modules.pop(name, None)
+                parent, _, leaf = name.rpartition(".")
+                if getattr(sys.modules.get(parent), leaf, None) is not None:
+                    _unbind(sys.modules[parent], leaf)
+    return changed
 
 
 def _unbind(mod: Any, leaf: str) -> None:

@@ -155,3 +155,58 @@ def test_name_and_version_read_from_the_header_lines_agree_with_importlib_metada
     seen = [(name_and_version(d), (d.metadata["Name"] or "<unknown>", d.version or "")) for d in distributions()]
     assert len(seen) > 20 and all(a == b for a, b in seen)
     assert _library_versions() == f"numpy={version('numpy')};scipy={version('scipy')}"
+
+
+def _patching_module(name: str, technique: str, action) -> object:
+    """An in-process plugin whose suite_techniques hook (called at load) runs *action* first."""
+    import types
+
+    from suite import Paper, Result, Technique, Variant, hookimpl
+
+    @hookimpl
+    def suite_techniques():
+        action()
+        return [Technique(name=technique, title="t", category="communication", paper=Paper("P"),
+                          variants=[Variant("base", "baseline", baseline=True)],
+                          fidelities={"model": lambda s: Result().add("x", 1.0)},
+                          needs_profile=False, needs_workload=False)]
+
+    mod = types.ModuleType(name)
+    mod.suite_techniques = suite_techniques
+    return mod
+
+
+def test_each_plugin_is_checked_against_the_snapshot_the_previous_check_left():
+    """The guard keeps one snapshot across plugins (suite.tamper.checked): a clean first plugin, then a
+    second that rebinds math.pi, a name the first added to math, and a name of a shared module the
+    first imported: all three put back and the second (only) quarantined."""
+    import types
+
+    fresh = "suite_tamper_probe_incremental"
+
+    def clean_first():
+        math.suite_probe_added = "first"  # an addition: not a change
+        probe = types.ModuleType(fresh)
+        probe.value = "first"
+        sys.modules[fresh] = probe
+
+    def patching_second():
+        math.pi = 3.0
+        math.suite_probe_added = "second"
+        sys.modules[fresh].value = "second"
+
+    try:
+        reg = Registry(entry_points_=[], modules=[("first", _patching_module("first", "one", clean_first)),
+                                                 ("second", _patching_module("second", "two", patching_second)),
+                                                 ("third", _patching_module("third", "three", lambda: None))])
+        assert math.pi == 3.141592653589793 and math.suite_probe_added == "first"
+        assert sys.modules[fresh].value == "first"
+        [q] = reg.quarantined()
+        assert q.name == "second"
+        assert q.reason == (f"patched math.pi, math.suite_probe_added, {fresh}.value while loading (put back); "
+                            "expected a plugin that changes no shared module")
+        assert [t.name for t in reg.techniques()] == ["one", "three"]
+    finally:
+        sys.modules.pop(fresh, None)
+        if hasattr(math, "suite_probe_added"):
+            del math.suite_probe_added
