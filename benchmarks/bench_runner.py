@@ -420,6 +420,62 @@ def parallel_rounds(context, tmp: Path, batches: int, rounds: int, dask: bool, w
               f"{1e3 * min(CPU['run-j1-iso-local']) / n:.2f} ms")
 
 
+def dask_idle(tmp: Path, seconds: float = 5.0) -> None:
+    """CPU that a user-style cluster (scheduler, 2 workers) burns while it waits, with dask's
+    defaults and with :func:`quiet_env`, by kind of process (:meth:`DaskCluster.parts`)."""
+    load0 = load_average()
+    rows = []
+    for quiet in (False, True):
+        cluster = DaskCluster(tmp, quiet=quiet)
+        try:
+            time.sleep(1.0)  # past start-up
+            a = cluster.parts()
+            time.sleep(seconds)
+            rows.append((quiet, {k: v - a[k] for k, v in cluster.parts().items()}))
+        finally:
+            cluster.close()
+    print(f"# an idle dask cluster (scheduler, 2 workers), CPU over {seconds:g} s; load average {load0} -> {load_average()}")
+    for quiet, got in rows:
+        print(f"{'quiet_env' if quiet else 'dask defaults'}: " + ", ".join(f"{k} {v:.2f} s" for k, v in got.items())
+              + f"; in all {sum(got.values()):.2f} s")
+
+
+def sandbox_rounds(context, rounds: int) -> None:
+    """One dask batch of the --parallel sweep (125 SuperNeurons cases) evaluated, alternated, the
+    way a dask task does (``run_sandboxed``: a forked sandbox unpickles it and runs a pool worker),
+    through the local pool, and in this process: CPU of each (reaped children included), best of
+    *rounds*. The plugin is imported here already (by the expansion): a dask worker's sandbox
+    imports it once per batch, which this does not count."""
+    from suite.runner.dask_executor import DaskExecutor, _Batches, _import_core
+    from suite.runner.evaluate import InputSnapshots, evaluate_outcome
+    from suite.runner.pool import run_isolated
+    from suite.runner.sandbox import pack, run_sandboxed
+
+    _import_core()
+    cases = expand_entry({"technique": "superneurons", "workloads": ["resnet-152"],
+                          "params": {"batch": list(range(1, 101))}}, context=context).cases
+    batch = DaskExecutor()._batches(list(_Batches(None, cases, ExecOptions(jobs=2)).by_key.values()), 2)[1]
+    blob, keys, inner = pack(batch), [c.key for c in batch], ExecOptions(jobs=1, isolate=True, artifacts="summary")
+
+    def in_process():
+        snaps = InputSnapshots()
+        for c in batch:
+            evaluate_outcome(c.tech, c.scenario, c.key, "summary", record_reads=True, snapshots=snaps)
+
+    sides = {"sandboxed (a dask task)": lambda: list(run_sandboxed(blob, keys, inner)),
+             "local pool": lambda: list(run_isolated(batch, inner)), "in-process": in_process}
+    got: dict[str, list[float]] = {k: [] for k in sides}
+    load0 = load_average()
+    for r in range(rounds):
+        for k in (list(sides) if r % 2 else list(sides)[::-1]):
+            c0 = _cpu()
+            sides[k]()
+            got[k].append(_cpu() - c0)
+    print(f"# one dask batch ({len(batch)} SuperNeurons cases), {rounds} alternated rounds; load average {load0} -> {load_average()}")
+    for k, v in got.items():
+        print(f"{k}: CPU min {min(v):.3f} s; rounds {', '.join(f'{x:.3f}' for x in v)}")
+
+
 def _cpu_lines(labels: dict[str, str]) -> None:
     """CPU of each side (best round): the coordinator's share, the workers', their sum beside -j 1's,
     and the wall speed-up the CPU times allow on two idle cores: -j 1's total over the largest of
@@ -522,7 +578,14 @@ def main() -> None:
                     help="only the cost of recording the profile fields a Poseidon case reads (plain, view, in place)")
     ap.add_argument("--worker-parts", action="store_true",
                     help="only the CPU each step of the worker side adds to a Poseidon evaluation (record, guard, checks)")
+    ap.add_argument("--dask-parts", action="store_true",
+                    help="only what dask adds: an idle cluster's CPU (defaults vs quiet_env), one batch sandboxed vs local")
     a = ap.parse_args()
+    if a.dask_parts:
+        with tempfile.TemporaryDirectory() as d:
+            dask_idle(Path(d))
+        sandbox_rounds(Context.build(), max(a.rounds, 6))
+        return
     if a.worker_parts:
         worker_parts(Context.build(), max(a.rounds, 5))
         return
