@@ -561,6 +561,25 @@ def _print_ratio(r: dict, n: int, t_exp: float, rounds: int, load0: list[str]) -
               f"workers: {cc:.2f} / {cb:.2f})")
 
 
+def _one_mode(a: argparse.Namespace) -> bool:
+    """Run the one measurement *a* asks for alone (--dask-parts, --worker-parts, --reads,
+    --parallel); False when none is asked for."""
+    if a.dask_parts:
+        with tempfile.TemporaryDirectory() as d:
+            dask_idle(Path(d))
+        sandbox_rounds(Context.build(), max(a.rounds, 6))
+    elif a.worker_parts:
+        worker_parts(Context.build(), max(a.rounds, 5))
+    elif a.reads:
+        reads_rounds(Context.build(), max(a.rounds, 5))
+    elif a.parallel:
+        with tempfile.TemporaryDirectory() as d:
+            parallel_rounds(Context.build(), Path(d), a.batches, a.rounds, not a.no_dask, quiet=not a.dask_defaults)
+    else:
+        return False
+    return True
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", type=int, default=10000)
@@ -581,20 +600,7 @@ def main() -> None:
     ap.add_argument("--dask-parts", action="store_true",
                     help="only what dask adds: an idle cluster's CPU (defaults vs quiet_env), one batch sandboxed vs local")
     a = ap.parse_args()
-    if a.dask_parts:
-        with tempfile.TemporaryDirectory() as d:
-            dask_idle(Path(d))
-        sandbox_rounds(Context.build(), max(a.rounds, 6))
-        return
-    if a.worker_parts:
-        worker_parts(Context.build(), max(a.rounds, 5))
-        return
-    if a.reads:
-        reads_rounds(Context.build(), max(a.rounds, 5))
-        return
-    if a.parallel:
-        with tempfile.TemporaryDirectory() as d:
-            parallel_rounds(Context.build(), Path(d), a.batches, a.rounds, not a.no_dask, quiet=not a.dask_defaults)
+    if _one_mode(a):
         return
     load0 = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
     real = Context.build()
