@@ -177,6 +177,8 @@ class Registry:
         self._techniques: dict[str, tuple[Technique, PluginInfo]] = {}
         #: technique name -> the plugin whose deferred suite_techniques hook will return it
         self._deferred: dict[str, PluginInfo] = {}
+        #: one line per plugin problem that does not quarantine it (yet): the CLI prints them
+        self.notes: list[str] = []
         self._pm_by_plugin: dict[str, pluggy.PluginManager] = {}
         self._profile_paths: list[Path] = []
         self._workloads: list[tuple[str, Any]] = []
@@ -347,7 +349,8 @@ class Registry:
         """Call *info*'s deferred ``suite_techniques`` hook and register what it returns, as
         :meth:`_load` would have; a fault drops the plugin (:meth:`_drop`: its reserved names then
         say why it is quarantined)."""
-        for name in [n for n, i in self._deferred.items() if i is info]:
+        reserved = [n for n, i in self._deferred.items() if i is info]
+        for name in reserved:
             del self._deferred[name]
         pm = self._pm_by_plugin.get(info.name)
         if pm is None or info.status != "ok":
@@ -357,7 +360,14 @@ class Registry:
         if why:
             self._drop(info, why, detail)
             return
-        info.techniques = [t.name for t in techs]
+        got = [t.name for t in techs]
+        if sorted(got) != sorted(reserved):
+            self.notes.append(f"plugin {info.name!r} ({info.distribution}): its technique.toml names "
+                              f"{', '.join(map(repr, reserved))} but suite_techniques() returned "
+                              f"{', '.join(map(repr, got)) or 'nothing'}; expected the same name (the registry "
+                              f"reserves the technique.toml's name, checked against other plugins' names, until "
+                              f"it imports the technique)")
+        info.techniques = got
         for t in techs:
             self._techniques[t.name] = (t, info)
 

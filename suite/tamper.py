@@ -69,8 +69,9 @@ def undo_changes(snap: Snapshot, plugin: str = "") -> list[str]:
     Returns
     -------
     list of str
-        The changed names, sorted; empty when nothing changed. Names added to a module are not
-        changes (importing a submodule adds one).
+        The changed names, sorted; empty when nothing changed. Names added to a namespace are
+        changes only when the core would not have added them (:func:`_added`: a rebound lazy
+        export, a name bound to the plugin's code); importing a submodule adds one.
     """
     return _undo(snap, plugin)[0]
 
@@ -113,11 +114,63 @@ def _undo(snap: Snapshot, plugin: str) -> tuple[list[str], set[int], list[str]]:
                     setattr(obj, k, v)
                 except (AttributeError, TypeError):
                     pass
-    fresh = [name for name, mod in list(sys.modules.items()) if _shared(name) and known.get(name, _UNSEEN) is not mod]
     top = plugin.split(".")[0].split(":")[0]
+    for i in sorted(dirty):
+        changed += _added(snap[i], top)
+    fresh = [name for name, mod in list(sys.modules.items()) if _shared(name) and known.get(name, _UNSEEN) is not mod]
     if top:
         changed += _fresh_bindings([name for name in fresh if name.split(".")[0] != top], top)
     return sorted(set(changed)), dirty, fresh
+
+
+def _added(entry: tuple[str, Any, dict[str, Any]], top: str) -> list[str]:
+    """Names added to the namespace of *entry* since it was taken that the core would not have put
+    there, each put back or removed: a name a module exports lazily (its :pep:`562` ``__getattr__``,
+    as :mod:`suite.api` does) bound to anything but what that ``__getattr__`` resolves it to (a
+    plugin that reads ``suite.api.collective_time``, which adds it, then rebinds it), or a name
+    bound to a function of the package *top*. The plugin's own package and submodules imported
+    since are not changes."""
+    name, obj, before = entry
+    if top and name.split(".")[0] == top:
+        return []
+    d = obj.__dict__
+    lazy = before.get("__getattr__") if isinstance(obj, types.ModuleType) else None
+    changed: list[str] = []
+    for k in [k for k in d if k not in before]:
+        v = d[k]
+        if isinstance(v, types.ModuleType) and sys.modules.get(f"{name}.{k}") is v:
+            continue
+        canon = _resolved(d, k, lazy) if lazy is not None else _UNSEEN
+        if canon is v or (canon is _UNSEEN and not _of_package(v, top)):
+            continue
+        changed.append(f"{name}.{k}")
+        if canon is _UNSEEN:
+            _unbind(obj, k)
+        else:
+            d[k] = canon
+    return changed
+
+
+def _resolved(d: dict[str, Any], k: str, lazy: Any) -> Any:
+    """What the module ``__getattr__`` *lazy* resolves name *k* to (``_UNSEEN`` when it does not),
+    asked with *k* taken out of the module's dict *d* and put back after."""
+    import warnings
+
+    v = d.pop(k)
+    try:
+        with warnings.catch_warnings():  # a deprecated name warned when the plugin read it
+            warnings.simplefilter("ignore")
+            return lazy(k)
+    except Exception:  # noqa: BLE001 - not a lazy export: an ordinary added name
+        return _UNSEEN
+    finally:
+        d[k] = v
+
+
+def _of_package(v: Any, top: str) -> bool:
+    """Whether *v* is a function defined in the package *top*."""
+    mod = getattr(v, "__module__", None) if isinstance(v, types.FunctionType) else None
+    return bool(top) and isinstance(mod, str) and mod.split(".")[0] == top
 
 
 def _fresh_bindings(fresh: list[str], top: str) -> list[str]:
@@ -131,8 +184,7 @@ def _fresh_bindings(fresh: list[str], top: str) -> list[str]:
         if not isinstance(d, dict):
             continue
         for k, v in list(d.items()):
-            mod = getattr(v, "__module__", None) if isinstance(v, types.FunctionType) else None
-            if isinstance(mod, str) and mod.split(".")[0] == top:  # a shared name bound to the plugin's code
+            if _of_package(v, top):  # a shared name bound to the plugin's code
                 core = name == "suite" or name.startswith("suite.")
                 changed.append(f"{name}.{k}" + ("" if core else " (could not be put back)"))
                 tainted = tainted or core

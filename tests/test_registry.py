@@ -430,3 +430,50 @@ def test_asking_for_the_technique_of_a_quarantined_plugin_says_why():
     with pytest.raises(PluginError, match="unknown technique 'nope'; installed: alpha"):
         reg.technique("nope")
 
+
+
+def test_a_plugin_that_rebinds_a_lazily_exported_api_name_is_quarantined_and_the_name_put_back():
+    """A hostile trial plugin read ``suite.api.collective_time`` (a PEP 562 lazy export: reading it
+    adds the name to the module) and rebound it at import to halve every collective's time: it
+    loaded ``ok`` and poseidon's speed-up read 28.77x instead of 26.14x. A name added while a plugin
+    loads is now compared with what the module's ``__getattr__`` resolves it to."""
+    import suite.api as api
+    from suite.perf.network import collective_time
+
+    api.__dict__.pop("collective_time", None)  # as before any plugin read it
+
+    @hookimpl
+    def suite_techniques():
+        real = api.collective_time  # the lazy export, now in suite.api's namespace
+
+        def halved(*a, **k):
+            return real(*a, **k)
+
+        api.collective_time = halved
+        return [_technique("evil-api")]
+
+    evil = types.ModuleType("evilapi")
+    evil.suite_techniques = suite_techniques
+    reg = Registry(entry_points_=[], modules=[("evilapi", evil), ("good", _module("good", "fine"))])
+    bad = {p.name: p for p in reg.quarantined()}
+    assert list(bad) == ["evilapi"]
+    assert bad["evilapi"].reason.startswith("patched suite.api.collective_time while loading")
+    assert api.collective_time is collective_time
+    assert [t.name for t in reg.techniques()] == ["fine"]
+
+
+def test_a_plugin_that_only_reads_lazily_exported_api_names_loads():
+    import suite.api as api
+
+    api.__dict__.pop("collective_time", None)
+
+    @hookimpl
+    def suite_techniques():
+        assert callable(api.collective_time)
+        return [_technique("reader")]
+
+    mod = types.ModuleType("readerapi")
+    mod.suite_techniques = suite_techniques
+    reg = Registry(entry_points_=[], modules=[("readerapi", mod)])
+    assert reg.quarantined() == []
+    assert [t.name for t in reg.techniques()] == ["reader"]

@@ -210,3 +210,16 @@ def test_each_plugin_is_checked_against_the_snapshot_the_previous_check_left():
         sys.modules.pop(fresh, None)
         if hasattr(math, "suite_probe_added"):
             del math.suite_probe_added
+
+
+def test_a_hook_returning_another_name_than_its_technique_file_is_said_once_it_is_known(tmp_path, monkeypatch):
+    """A trial plugin's technique.toml named 'ghost-tech' and its hook returned 'other-tech': the
+    plugin kept working, silently. The registry now says so, in a line the CLI prints."""
+    mod = _plugin(tmp_path, monkeypatch, "lazy_reg_g", "ghost-tech", file="other.toml")
+    (tmp_path / "lazy_reg_g" / "other.toml").write_text(_TOML.format(name="other-tech", pkg="lazy_reg_g"))
+    reg = Registry(entry_points_=[], modules=[("lazyg", mod)])
+    assert reg.notes == []  # not known before the hook runs
+    assert [t.name for t in reg.techniques()] == ["other-tech"]
+    assert reg.notes == ["plugin 'lazyg' (<in-process>): its technique.toml names 'ghost-tech' but suite_techniques() "
+                         "returned 'other-tech'; expected the same name (the registry reserves the technique.toml's "
+                         "name, checked against other plugins' names, until it imports the technique)"]

@@ -86,10 +86,16 @@ def get_context(profile_dirs: tuple[str | Path, ...] = ()) -> Any:
 
 
 def warn_quarantined() -> None:
-    """One line on stderr per quarantined plugin, so a technique never vanishes silently."""
-    for p in get_context().registry.quarantined():
+    """One line on stderr per quarantined plugin, so a technique never vanishes silently, and per
+    plugin problem that does not quarantine it yet (:attr:`suite.registry.Registry.notes`). A
+    plugin whose technique module is imported on first use (``lazy_hook``) is quarantined then:
+    commands call this after asking for their techniques."""
+    reg = get_context().registry
+    for p in reg.quarantined():
         click.echo(f"warning: plugin {p.name!r} ({p.distribution}) is quarantined: {p.reason} "
                    f"(see `suite plugins`)", err=True)
+    for note in reg.notes:
+        click.echo(f"warning: {note}", err=True)
 
 
 def _finite_json(obj: Any) -> Any:

@@ -55,9 +55,10 @@ def techniques_cmd(category: str | None, fmt: str) -> None:
     """Installed techniques with their paper, variants and claims."""
     from suite.cli.common import get_context
 
-    warn_quarantined()
     rows = []
-    for t in get_context().techniques(category):
+    techs = get_context().techniques(category)
+    warn_quarantined()  # after the listing: a lazily loaded plugin is quarantined while it loads
+    for t in techs:
         rows.append({"name": t.name, "category": t.category, "title": t.title,
                      "paper": f"{t.paper.venue} {t.paper.year or ''}".strip(),
                      "variants": [v.name + ("*" if v.baseline else "") for v in t.variants] if fmt != "json"
@@ -77,8 +78,8 @@ def info_cmd(technique: str, fmt: str) -> None:
 
     context = get_context()
     reg = context.registry
-    warn_quarantined()
     t = reg.technique(technique)
+    warn_quarantined()
     plug = reg.plugin_of(technique)
     reads, probe_problems = _fields_read(t, context)
     recorded = _recorded_reads(t, context)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from suite.cli import main
-from suite.cli.common import strict_json
+from suite.cli.common import strict_json, warn_quarantined
 from suite.cli.run import ExecutorOptionsCommand, check_executor, execution_options, executor_settings, open_store
 
 if TYPE_CHECKING:
@@ -66,6 +66,7 @@ def reproduce_cmd(techniques: tuple[str, ...], all_: bool, verified_only: bool, 
     context = get_context(tuple(profile_dirs))
     reg = context.registry
     techs = reg.techniques() if (all_ or not techniques) else [reg.technique(t) for t in techniques]
+    warn_quarantined()
     options = ExecOptions(jobs=jobs, timeout=timeout, scheduler=scheduler, isolate=isolate,
                           executor_options=executor_settings(executor, executor_options, context))
     board = _run(techs, context, store_path, executor, options, verified_only=verified_only, rerun=rerun,

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from suite.cli import main
-from suite.cli.common import emit, format_option, strict_json
+from suite.cli.common import emit, format_option, strict_json, warn_quarantined
 from suite.errors import ExperimentError
 
 __all__ = ["run_cmd", "execution_options", "open_store", "parse_assignments"]
@@ -293,6 +293,7 @@ def run_cmd(ctx: Any, experiment: str | None, entries: tuple[str, ...], techniqu
         click.echo(f"note: {note}", err=True)
     for warning in exp.warnings:
         click.echo(f"warning: {warning}", err=True)
+    warn_quarantined()
     if dry_run:
         _show_dry_run(exp.cases, fmt)
         return
