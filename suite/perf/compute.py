@@ -50,7 +50,12 @@ def roofline_time(flops: float, bytes_moved: float, peak_flops: float, mem_bandw
     _check_efficiency(efficiency)
     if flops < 0 or bytes_moved < 0:
         raise ValueError("flops and bytes must be >= 0")
-    return max(flops / (efficiency * peak_flops), bytes_moved / mem_bandwidth)
+    return _roof(flops, bytes_moved, efficiency * peak_flops, mem_bandwidth)
+
+
+def _roof(flops: float, bytes_moved: float, compute_roof: float, mem_bandwidth: float) -> float:
+    """The roofline, its inputs checked by the caller: ``max(F / compute_roof, B / BW)`` (s)."""
+    return max(flops / compute_roof, bytes_moved / mem_bandwidth)
 
 
 def _check_efficiency(efficiency: float) -> None:
@@ -72,7 +77,7 @@ def layer_times(layers: "list[Layer]", batch: int, device: "Device", dtype: str 
     peak = device.flops(dtype)
     bw = device.memory_bandwidth
     _check_efficiency(efficiency)
-    roof = efficiency * peak  # :func:`roofline_time`'s expression, inlined for layer tables of 25,000 layers
+    roof = efficiency * peak  # checked once: layer tables reach 25,000 layers
     fwd, bwd = [], []
     for l in layers:
         in_elems = 1
@@ -85,8 +90,8 @@ def layer_times(layers: "list[Layer]", batch: int, device: "Device", dtype: str 
         b_fwd, b_bwd = act_in + act_out + w, 2 * (act_in + act_out) + 2 * w
         if f_fwd < 0 or f_bwd < 0 or b_fwd < 0:
             raise ValueError("flops and bytes must be >= 0")
-        fwd.append(max(f_fwd / roof, b_fwd / bw))
-        bwd.append(max(f_bwd / roof, b_bwd / bw))
+        fwd.append(_roof(f_fwd, b_fwd, roof, bw))
+        bwd.append(_roof(f_bwd, b_bwd, roof, bw))
     return fwd, bwd
 
 
