@@ -140,9 +140,20 @@ def test_to_toml_round_trip(tmp_path):
     assert prof.num_devices == 1
 
 
-def test_cli_calibrate_quick_then_show_local(tmp_path):
-    """`calibrate --quick` writes into the per-user folder, and `show local` finds it there."""
+def test_cli_calibrate_quick_then_show_local(tmp_path, monkeypatch):
+    """`calibrate --quick` writes into the per-user folder, and `show local` finds it there. The
+    second `calibrate` only checks the replace-and-keep-a-backup step, so it writes the first
+    call's (real) measurement again instead of measuring this machine a second time."""
     env = {"XDG_CONFIG_HOME": str(tmp_path), "SUITE_PROFILES": ""}
+    measured: list[cal.Calibration] = []
+    real_calibrate = cal.calibrate
+
+    def calibrate_once(quick=False, progress=False):
+        if not measured:
+            measured.append(real_calibrate(quick=quick, progress=progress))
+        return measured[0]
+
+    monkeypatch.setattr(cal, "calibrate", calibrate_once)
     clear_cache()
     try:
         res = run("hardware", "calibrate", "--quick", env=env)
@@ -162,6 +173,7 @@ def test_cli_calibrate_quick_then_show_local(tmp_path):
         res = run("hardware", "calibrate", "--quick", env=env)
         assert res.exit_code == 0, res.output
         assert f"replacing {out}" in res.output and (out.parent / "local.toml.bak").read_text() == first
+        assert len(measured) == 1 and measured[0].quick and out.read_text() == first
     finally:
         clear_cache()
 
