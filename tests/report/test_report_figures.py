@@ -136,14 +136,29 @@ def _cases_table(html: str, section: str) -> tuple[list[str], list[list[str]]]:
 
 
 @pytest.fixture(scope="module")
-def tour_html(tour_store, report_context):
-    """The sweep's report with figures not rendered (their PNG text empty): the structure is the
-    same and it builds in a second; the Chromium test renders them for real."""
-    from suite.report import build_report
+def written(request, report_context, tmp_path_factory):
+    """The written report of a run ("sweep": the README's sweep, "two": the category run), figures
+    rendered for real, built once per run for every test of this module that reads its page
+    (a build of the category run is ~2 s, most of it drawing): run -> the page's HTML."""
+    from suite.report import write_report
 
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(plots, "render", _no_png)
-        return build_report(tour_store, "sweep", scoreboard=False, context=report_context)
+    pages: dict[str, str] = {}
+
+    def page(run: str) -> str:
+        if run not in pages:
+            store = request.getfixturevalue("tour_store" if run == "sweep" else "category_store")
+            path = tmp_path_factory.mktemp("written") / f"{run}.html"
+            pages[run] = write_report(store, run, path, scoreboard=False,
+                                      context=report_context).read_text(encoding="utf-8")
+        return pages[run]
+
+    return page
+
+
+@pytest.fixture(scope="module")
+def tour_html(written):
+    """The sweep's report (the same page test_every_figure_has_what_the_page_draws[sweep] checks)."""
+    return written("sweep")
 
 
 def test_cases_table_sorted_one_unit_and_format_per_column(tour_html):
@@ -172,11 +187,8 @@ def test_report_has_no_silent_cut(tour_html):
 # --------------------------------------------------------------------------- category head to head
 
 
-def test_category_section_one_figure_per_shared_metric(category_store, report_context, monkeypatch):
-    from suite.report import build_report
-
-    monkeypatch.setattr(plots, "render", _no_png)
-    html = build_report(category_store, "two", scoreboard=False, context=report_context)
+def test_category_section_one_figure_per_shared_metric(written):
+    html = written("two")
     assert "<h2>Head to head: communication</h2>" in html
     sec = html[html.index('id="category-communication"'):]
     sec = sec[:sec.index("</section>")]
@@ -279,16 +291,13 @@ def _undrawable(html: str) -> list[str]:
 
 
 @pytest.mark.parametrize("run", ["sweep", "two"])
-def test_every_figure_has_what_the_page_draws(run, tour_store, category_store, report_context, tmp_path):
+def test_every_figure_has_what_the_page_draws(run, written):
     """The browser check below without the browser (it is slow): every PNG decodes and every
     interactive figure has its spec, its data table and points to draw; the script is on the page.
     The script running without error is checked only by the browser (test_report_in_headless_chromium)."""
-    from suite.report import write_report
     from suite.report.interactive import SCRIPT
 
-    store = tour_store if run == "sweep" else category_store
-    html = write_report(store, run, tmp_path / f"{run}.html", scoreboard=False,
-                        context=report_context).read_text(encoding="utf-8")
+    html = written(run)
     images, ifigs = html.count('<img src="data:image/png;base64,'), html.count('<div class="ifig"')
     assert images + ifigs > 0 and html.count(SCRIPT) == 1
     if run == "sweep":  # headline metrics (iteration time, throughput, speed-up) x 2 swept axes
