@@ -137,8 +137,11 @@ def test_no_core_module_imports_the_api():
     it would put every lazily imported module in a circle with it)."""
     from suite.testing.imports import imports_of
 
+    # imports_of reads module names from the source's own text (an import statement, or a string
+    # literal given to import_module / __import__), so a file without "api" in it imports no
+    # suite.api: only those parsed (12 of 166 files; 0.74 -> 0.02 s CPU)
     bad = [f"{f.relative_to(ROOT)}:{line}" for f in sorted((ROOT / "suite").rglob("*.py")) if f.name != "api.py"
-           for line, mod in imports_of(f) if mod == "suite.api"]
+           and "api" in f.read_text(encoding="utf-8") for line, mod in imports_of(f) if mod == "suite.api"]
     assert not bad, "the core imports suite.api: " + ", ".join(bad)
 
 
