@@ -15,9 +15,10 @@ def report_context(shared_context):
     return shared_context
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def tour_store(tmp_path_factory, report_context):
-    """The README's sweep: poseidon, 6 node counts x 6 bandwidths x 4 variants = 144 cases."""
+    """The README's sweep: poseidon, 6 node counts x 6 bandwidths x 4 variants = 144 cases. Run once
+    for the session (~1 s) and only read by the report modules (each loads its own wide form)."""
     from suite.results import Store
     from suite.runner.engine import run_cases
     from suite.runner.experiment import expand_entry
