@@ -436,8 +436,13 @@ class _Pool:
             self.close()
 
     def close(self) -> None:
+        """Stop the workers: an idle one is asked to exit (and joined for up to 2 s); one with cases
+        in flight is killed at once, since the consumer stopped reading (an interrupted run): what
+        it would send is not wanted, and waiting for it held every Ctrl-C / SIGTERM 2 s."""
         for w in self.workers:
-            if not w.chunk and w.proc.is_alive():
+            if w.chunk:
+                w.kill()
+            elif w.proc.is_alive():
                 w.stop()
         deadline = time.monotonic() + 2
         for w in self.workers:
