@@ -66,12 +66,13 @@ class CommPricer:
             k = (op, b, per, nodes, conc)
             t = rows.get(k)
             if t is None:
-                t = rows[k] = self.one(op, b, Group(ranks_per_node=per, nodes=nodes, concurrent=conc))
+                t = rows[k] = self.one(op, b, _group((per, nodes, conc)))
             vals[i] = t
         return vals[np.asarray(inv).reshape(-1)].reshape(shape)
 
 
-def _group(row: Array) -> Group:
+def _group(row: Any) -> Group:
+    """The Group of a ``(ranks per node, nodes, concurrent)`` row (an array row or a tuple)."""
     return Group(ranks_per_node=int(row[0]), nodes=int(row[1]), concurrent=int(row[2]))
 
 
