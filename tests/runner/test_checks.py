@@ -59,3 +59,15 @@ def test_check_outcome_decides_each_row_of_a_sweeps_outcome():
     # samples are checked one by one: a NaN sample fails its metric
     s = checks.check_outcome(_ok(good, {"t": [0.4, float("nan")]}), "tech")
     assert s["error"] == "BadMetric: tech: metric 't' is nan (s): expected a finite number (checked by the coordinator)"
+
+
+def test_every_count_word_pint_knows_gets_the_answer_pint_gives(monkeypatch):
+    """The fast answer for each count word equals what the pint path decides for it (the words a
+    benchmark unit uses as counts; "cycle", "turn", "count", "revolution" excepted: pint reads them
+    as an angle or a ratio, and the suite decides them a magnitude on purpose)."""
+    on_purpose = {"cycle", "cycles", "turn", "turns", "count", "counts", "revolution", "revolutions"}
+    words = sorted(checks._COUNT_WORDS - on_purpose)
+    fast = {w: checks._factor_kind(w) for w in words}
+    monkeypatch.setattr(checks, "_COUNT_WORDS", frozenset(on_purpose))
+    assert {w: checks._factor_kind(w) for w in words} == fast
+    assert set(fast.values()) == {"magnitude"}
