@@ -332,8 +332,8 @@ def _batch(data, k: int) -> _Batch:
 
 
 #: clients per stacked pass of :func:`_train_batch`: a pass's arrays (~35 kB of inputs per client) then
-#: stay near a core's cache; on this project's 2-core machine 20 clients at once took 2-3x the CPU
-#: of two passes of 10 under load (docs/performance.md, "plugins' evaluation, 0.3.3")
+#: stay near a core's cache (chosen by timing passes of 10 and 20 under load; the measured effect of
+#: the stacking is in docs/performance.md, "plugins' evaluation, 0.3.3")
 TRAIN_CHUNK = 10
 
 
@@ -440,12 +440,6 @@ def _row_max(z: np.ndarray) -> np.ndarray:
     for j in range(2, k):
         np.maximum(m, z[..., j], out=m)
     return m[..., None]
-
-
-def _label_index(y: np.ndarray, k: int) -> np.ndarray:
-    """Flat positions of ``[i, j, y[i, j]]`` in a C-contiguous (g, n, k) array: the label entries
-    the softmax gradient lowers by one (one flat index instead of a three-array fancy index)."""
-    return (np.arange(y.size, dtype=np.int64) * k + y.reshape(-1)).astype(np.intp)
 
 
 def personalized_accuracy(model: FlatModel, thetas, data) -> tuple[float, float]:
