@@ -336,14 +336,17 @@ class Registry:
         ``technique.toml`` names its technique (:func:`~suite.declaration.hooks.declared_technique`):
         its name is reserved at load (a duplicate is found then); the hook is called, checked and
         guarded against import-time patches as at load (:meth:`_undefer_plugin`)."""
+        todo = ([p for p in self.plugins if any(i is p for i in self._deferred.values())] if name is None
+                else [self._deferred[name]] if name in self._deferred else [])
         try:
-            if name is None:
-                for info in [p for p in self.plugins if any(i is p for i in self._deferred.values())]:
-                    self._undefer_plugin(info)
-            elif name in self._deferred:
-                self._undefer_plugin(self._deferred[name])
+            for info in todo:
+                self._undefer_plugin(info)
         finally:
             self._snap = None  # other code runs next
+            if todo:  # the technique files these imports parsed, kept for the next command
+                from suite.declaration.loader import save_parsed
+
+                save_parsed()
 
     def _undefer_plugin(self, info: PluginInfo) -> None:
         """Call *info*'s deferred ``suite_techniques`` hook and register what it returns, as
@@ -413,7 +416,7 @@ class Registry:
 
     def technique(self, name: str) -> Technique:
         self._undefer(name)
-        if name not in self._techniques:
+        if name not in self._techniques and name not in self._dropped:
             self._undefer()  # a plugin whose technique file names another technique than its hook returns
         if name not in self._techniques:
             q = [p for p in self.plugins if p.status != "ok"]

@@ -202,6 +202,10 @@ def built_as_dataclass(cls: type[_T], values: dict[str, Any]) -> _T:
         *values* does not name exactly the fields of *cls*.
     """
     _check_fields(cls, values)
+    return _build(cls, values)
+
+
+def _build(cls: type[_T], values: dict[str, Any]) -> _T:
     obj = object.__new__(cls)
     obj.__dict__.update(values)
     return obj
@@ -218,4 +222,4 @@ def new_scenario(values: dict[str, Any]) -> Scenario:
     """
     _check_fields(Scenario, values)
     _freeze_inputs(values)
-    return built_as_dataclass(Scenario, values)
+    return _build(Scenario, values)
