@@ -29,11 +29,15 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.differing_executors],
 )
 # Tests never see this machine's per-user profiles (a calibrated `local` written by
-# `suite hardware calibrate`) nor write to the repository's default store.
+# `suite hardware calibrate`) nor write to the repository's default store, nor to the store and
+# cache a user's shell names (SUITE_STORE / SUITE_CACHE_DIR / SUITE_CONFIG_DIR / SUITE_PROFILES are
+# replaced, not defaulted: a user with SUITE_STORE set had tests write into, and read, their results).
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="suite-test-config-")
-os.environ.setdefault("SUITE_STORE", os.path.join(tempfile.mkdtemp(prefix="suite-test-store-"), "suite.sqlite"))
+os.environ.pop("SUITE_CONFIG_DIR", None)
+os.environ.pop("SUITE_PROFILES", None)
+os.environ["SUITE_STORE"] = os.path.join(tempfile.mkdtemp(prefix="suite-test-store-"), "suite.sqlite")
 # nor write to this machine's cache (the unit conversions, the `hardware list` index)
-os.environ.setdefault("SUITE_CACHE_DIR", tempfile.mkdtemp(prefix="suite-test-cache-"))
+os.environ["SUITE_CACHE_DIR"] = tempfile.mkdtemp(prefix="suite-test-cache-")
 
 # The command-line processes tests start (`python -m suite ...`, a plugin's venv) keep their byte code
 # in a temporary folder where the environment forbids writing it (PYTHONDONTWRITEBYTECODE, as on CI
