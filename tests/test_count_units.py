@@ -3,6 +3,7 @@ units (samples, tokens, micro-batches, ...) are units of their own dimensions th
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -15,17 +16,19 @@ ROOT = Path(__file__).resolve().parents[1]
 _ADD = re.compile(r'\.add\(\s*"[A-Za-z_0-9]+",\s*[^,"\[]*(?:\[[^\]]*\][^,"\[]*)*,\s*"([^"]*)"')
 
 
-def _metric_units() -> set[str]:
+@functools.cache  # (collection and the test below read the same files and plugins)
+def _metric_units() -> frozenset[str]:
     found = set()
     for f in list((ROOT / "plugins").rglob("*.py")) + list((ROOT / "suite").rglob("*.py")):
         found |= set(_ADD.findall(f.read_text(encoding="utf-8")))
-    return found
+    return frozenset(found)
 
 
-def _param_units() -> set[str]:
+@functools.cache
+def _param_units() -> frozenset[str]:
     from suite.context import Context
 
-    return {p.unit for t in Context.build().registry.techniques() for p in t.parameters.values() if p.unit}
+    return frozenset(p.unit for t in Context.build().registry.techniques() for p in t.parameters.values() if p.unit)
 
 
 def test_the_scan_finds_the_units_the_issue_names():

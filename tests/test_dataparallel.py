@@ -370,14 +370,13 @@ def test_pathological_split_gives_each_worker_its_shards_labels():
         load_problem(4, "pathological", shards=0)
 
 
-def test_model_case_reads_the_preamble_of_a_data_parallel_model_case(gtx):
+def test_model_case_reads_the_preamble_of_a_data_parallel_model_case(gtx, shared_context):
     """K defaults to every device of the profile (6 nodes x 3 GTX 1080 Ti = 18); a dataset, a
     missing profile, or several workers on a profile without a network are each a Skip naming why."""
-    from suite.context import Context
     from suite.declaration.results import Scenario, Skip
     from suite.collectives.dataparallel import model_case
 
-    ctx = Context.build()
+    ctx = shared_context
     table = ctx.workload("resnet-18-cifar")
     case = model_case(Scenario("cocod-sgd", "s-sgd", "model", gtx, table, {"workers": None}), "resnet-18-cifar")
     assert (case.workload, case.profile, case.workers) == (table, gtx, 18)

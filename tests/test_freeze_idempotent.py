@@ -2,12 +2,11 @@
 per-case input guard (suite.frozen.guard / restore_changed) does not blame a case for the core's
 own re-freeze (a Scenario rebuilt around a tracked profile view re-froze its `uses` inputs and
 failed every node-aware-grids execute case with InputMutated: profile.network)."""
-from suite.context import Context
 from suite.frozen import freeze, guard, restore_changed
 
 
-def test_a_second_freeze_of_a_profile_keeps_every_identity():
-    profile = Context.build().profile("perlmutter-cpu")
+def test_a_second_freeze_of_a_profile_keeps_every_identity(shared_context):
+    profile = shared_context.profile("perlmutter-cpu")
     levels = profile.__dict__["network"]
     assert len(levels) >= 1  # a profile with network levels: the tuple that used to be rebuilt
     snap = guard(("profile", profile))
@@ -16,8 +15,8 @@ def test_a_second_freeze_of_a_profile_keeps_every_identity():
     assert restore_changed(snap) is None
 
 
-def test_a_tuple_of_frozen_models_is_returned_as_it_is():
-    profile = Context.build().profile("perlmutter-cpu")
+def test_a_tuple_of_frozen_models_is_returned_as_it_is(shared_context):
+    profile = shared_context.profile("perlmutter-cpu")
     levels = profile.network
     assert freeze(levels) is levels
     fresh = (levels[0], [1, 2])  # a list inside still freezes into a new tuple

@@ -4,13 +4,14 @@ same keys and values in the same order; anything else goes to the full check, wh
 field and puts it back. Each route a plugin could take is tried on a real profile."""
 import pytest
 
-from suite.context import Context
 from suite.frozen import FrozenDict, Snapshot, guard, restore_changed
 
 
 @pytest.fixture()
-def profile():
-    return Context.build().profile("perlmutter-cpu")
+def profile(shared_context):
+    """A shipped profile as every context of the process holds it (each test writes to it by a
+    route and checks that the guard puts it back)."""
+    return shared_context.profile("perlmutter-cpu")
 
 
 def _snap(profile):

@@ -193,9 +193,9 @@ def test_unknown_extension_kept_and_warned(tmp_path):
     assert prof.ext == {"fpga": {"dsp_slices": 9024}}
 
 
-def test_cli_validate_shows_extension_warning(tmp_path):
+def test_cli_validate_shows_extension_warning(tmp_path, suite_cli):
     f = _write(tmp_path, "nosuchplugin", "x = 1")
-    res = CliRunner().invoke(main, ["hardware", "validate", str(f)])
+    res = suite_cli(["hardware", "validate", str(f)])
     assert res.exit_code == 0, res.output
     assert "warning: " in res.output and "ext.nosuchplugin" in res.output
 

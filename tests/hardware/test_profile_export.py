@@ -7,10 +7,8 @@ from __future__ import annotations
 import tomllib
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 
-from suite.cli import main
 from suite.hardware import ProfileLibrary
 from suite.hardware.export import to_toml, toml_dumps
 from suite.resources import builtin_dir
@@ -57,9 +55,9 @@ def test_toml_dumps_nested():
     assert tomllib.loads(text) == {"a": 1, "t": {"x": "y", "sub": {"z": [1.5, 2.0]}}, "arr": [{"k": 1, "n": [{"q": True}]}]}
 
 
-def test_cli_show_toml_with_override(tmp_path):
-    res = CliRunner().invoke(main, ["hardware", "show", "titanx-cluster-10gbe", "--set", "network.-1.bandwidth=40 Gbit/s",
-                                    "--format", "toml"])
+def test_cli_show_toml_with_override(tmp_path, suite_cli):
+    res = suite_cli(["hardware", "show", "titanx-cluster-10gbe", "--set", "network.-1.bandwidth=40 Gbit/s",
+                     "--format", "toml"])
     assert res.exit_code == 0, res.output
     raw = tomllib.loads(res.output)
     assert raw["network"][0]["bandwidth"] == "5000000000.0 B/s"

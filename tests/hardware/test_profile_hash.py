@@ -5,7 +5,6 @@ keys a network level hashes are the two it hashed before the NCCL fields existed
 
 import warnings
 
-from suite.context import Context
 from suite.hardware.schema import NetworkLevel
 
 #: optional network-level fields hashed as None when absent since before 0.2 (dropping them now
@@ -13,10 +12,9 @@ from suite.hardware.schema import NetworkLevel
 LEGACY_NONE = {"dims", "leaf_size"}
 
 
-def _shipped_profiles():
+def _shipped_profiles(ctx):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ctx = Context.build()
         out = []
         for name in ctx.profiles.names():
             try:
@@ -26,11 +24,11 @@ def _shipped_profiles():
     return out
 
 
-def test_absent_optional_network_fields_are_not_hashed():
+def test_absent_optional_network_fields_are_not_hashed(shared_context):
     optional = {k for k, f in NetworkLevel.model_fields.items() if f.default is None}
     assert {"path", "link", "reduction"} <= optional  # the NCCL fields added after 0.1
     seen = 0
-    for prof in _shipped_profiles():
+    for prof in _shipped_profiles(shared_context):
         for i, level in enumerate(prof.normalized().get("network") or ()):
             seen += 1
             hashed_none = {k for k, v in level.items() if v is None and k in optional}

@@ -6,18 +6,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from suite.cli import main
-from suite.context import Context
 from suite.errors import SuiteError
 from suite.frozen import ImmutableError
 from suite.hardware.tracking import covers, field_paths, normalize_path, tracked
 
 
 @pytest.fixture(scope="module")
-def ctx():
-    return Context.build()
+def ctx(shared_context):
+    return shared_context
 
 
 def test_view_records_exactly_the_fields_read(ctx):
@@ -66,14 +63,14 @@ def test_every_builtin_technique_gives_the_same_numbers_through_the_view(ctx):
         assert reads, name
 
 
-def test_run_warns_once_about_an_override_no_case_reads(tmp_path):
+def test_run_warns_once_about_an_override_no_case_reads(tmp_path, suite_cli):
     st = tmp_path / "s.sqlite"
-    r = CliRunner().invoke(main, ["run", "--technique", "poseidon", "--param", "nodes=4", "--store", str(st), "-q",
-                                  "--set", "device.tdp=100 W,200 W"])
+    r = suite_cli(["run", "--technique", "poseidon", "--param", "nodes=4", "--store", str(st), "-q",
+                   "--set", "device.tdp=100 W,200 W"])
     assert r.exit_code == 0, r.output
     assert r.output.count("warning: --set device.tdp: poseidon never read profile field 'device.tdp'") == 1
-    r = CliRunner().invoke(main, ["run", "--technique", "poseidon", "--param", "nodes=4", "--store", str(st), "-q",
-                                  "--set", "network.-1.bandwidth=1 Gbit/s,2 Gbit/s"])
+    r = suite_cli(["run", "--technique", "poseidon", "--param", "nodes=4", "--store", str(st), "-q",
+                   "--set", "network.-1.bandwidth=1 Gbit/s,2 Gbit/s"])
     assert r.exit_code == 0 and "warning" not in r.output, r.output
     from suite.results import Store
 
@@ -83,8 +80,8 @@ def test_run_warns_once_about_an_override_no_case_reads(tmp_path):
     assert "device.peak_flops.fp32" in reads[("poseidon", "model")]
 
 
-def test_info_lists_the_fields_a_technique_reads():
-    r = CliRunner().invoke(main, ["info", "poseidon", "--format", "json"])
+def test_info_lists_the_fields_a_technique_reads(suite_cli):
+    r = suite_cli(["info", "poseidon", "--format", "json"])
     assert r.exit_code == 0, r.output
     fields = json.loads(r.output)["profile_fields_read"]["all"]
     # Poseidon prices compute on the fp32 peak and communication on the (single) network level
@@ -92,8 +89,8 @@ def test_info_lists_the_fields_a_technique_reads():
     assert "device.tdp" not in fields and "cost.node_hour" not in fields
 
 
-def test_hardware_show_marks_fields_nobody_reads():
-    r = CliRunner().invoke(main, ["hardware", "show", "titanx-cluster-10gbe", "--unread", "--format", "json"])
+def test_hardware_show_marks_fields_nobody_reads(suite_cli):
+    r = suite_cli(["hardware", "show", "titanx-cluster-10gbe", "--unread", "--format", "json"])
     assert r.exit_code == 0, r.output
     rows = {f["path"]: f["read_by"] for f in json.loads(r.output[r.output.index("{"):])["fields"]}
     assert rows["device.tdp"] == []

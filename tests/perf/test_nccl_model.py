@@ -176,10 +176,8 @@ def test_an_intel_root_complex_costs_the_path_a_sixth_of_its_bandwidth():
     assert pcie_path_bw(12e9, None, None) == 12e9
 
 
-def test_a_pcie_path_through_the_intel_root_complex_is_priced_through_collective_time():
-    from suite.context import Context
-
-    nc = Context.build().profile("azure-nc12s-v3")  # 2 x V100 PCIe, path PHB, Intel E5-2690 v4 host
+def test_a_pcie_path_through_the_intel_root_complex_is_priced_through_collective_time(shared_context):
+    nc = shared_context.profile("azure-nc12s-v3")  # 2 x V100 PCIe, path PHB, Intel E5-2690 v4 host
     assert nc.network[0].path == "PHB" and nc.cpu is not None and nc.cpu.vendor == "intel"
     m = 2**31
     # ring/Simple on 2 GPUs: launch 2.9 + base 8.4 + 2 PCIe hops x 5.7 us; m over 16 GB/s x 0.75
@@ -193,13 +191,12 @@ def test_a_pcie_path_through_the_intel_root_complex_is_priced_through_collective
     assert near.time == pytest.approx(lat + m / (16e9 * 0.75 * 0.963), rel=1e-6)
 
 
-def test_the_pcie_path_and_the_host_vendor_are_recorded_as_read():
+def test_the_pcie_path_and_the_host_vendor_are_recorded_as_read(shared_context):
     """`--set network.0.path` / `cpu.vendor` move a PCIe all-reduce (the test above): a tracked
     profile view must record both as read, and the view must price as the profile does."""
-    from suite.context import Context
     from suite.hardware.tracking import tracked
 
-    nc = Context.build().profile("azure-nc12s-v3")
+    nc = shared_context.profile("azure-nc12s-v3")
     view, reads = tracked(nc)
     t = collective_time("allreduce", 2**24, Group(2, 1), view).time
     assert t == collective_time("allreduce", 2**24, Group(2, 1), nc).time

@@ -6,17 +6,15 @@ import numpy as np
 import pytest
 
 from suite.errors import ParameterError
-from suite.context import Context
 from suite.perf import training as T
 from suite.perf.network import Group, collective_time
 
-_CTX = Context.build()
 GPT_1T = T.TransformerShape(layers=128, hidden=25600, heads=160, seq=2048, vocab=51200, positions=2048, name="1t")
 
 
 @pytest.fixture(scope="module")
-def selene():
-    return T.hardware_of(_CTX.profile("selene-dgx-a100"))
+def selene(shared_context):
+    return T.hardware_of(shared_context.profile("selene-dgx-a100"))
 
 
 def test_activation_bytes_are_korthikanti_table2():
@@ -100,10 +98,10 @@ def test_vectorised_equals_one_plan_at_a_time(selene):
         assert many["memory"][i] == pytest.approx(one["memory"], rel=1e-12)
 
 
-def test_gemm_curve_comes_from_the_device(selene):
+def test_gemm_curve_comes_from_the_device(selene, shared_context):
     assert not selene.assumed
     assert float(T.gemm_efficiency(selene, 1e12)) == pytest.approx(0.703)
-    a40 = T.hardware_of(_CTX.profile("a40-64"))
+    a40 = T.hardware_of(shared_context.profile("a40-64"))
     assert a40.assumed and float(T.gemm_efficiency(a40, 1e12)) == T.DEFAULT_GEMM_EFFICIENCY
 
 

@@ -6,14 +6,13 @@ import math
 
 import pytest
 
-from suite.context import Context
 from suite.perf.training_validation import (NVSMI_RESERVE_BOUND, TIME_MAX_BOUND, TIME_MEAN_BOUND, load_rows,
                                            validate_training)
 
 
 @pytest.fixture(scope="module")
-def report():
-    return validate_training(Context.build())
+def report(shared_context):
+    return validate_training(shared_context)
 
 
 def test_every_row_has_a_source_and_is_priced(report):

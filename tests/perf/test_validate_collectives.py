@@ -8,7 +8,6 @@ import csv
 import json
 
 import pytest
-from click.testing import CliRunner
 
 from suite.hardware import get_profile
 from suite.perf.network.nccl import SIMPLE_EFFICIENCY
@@ -87,10 +86,8 @@ def test_every_row_names_its_source_and_the_excluded_sources_stay_out():
                 get_profile(r["profile"])  # the matching profile ships
 
 
-def test_cli_prints_the_summary_as_json():
-    from suite.cli import main
-
-    res = CliRunner().invoke(main, ["validate", "--collectives", "--format", "json"])
+def test_cli_prints_the_summary_as_json(suite_cli):
+    res = suite_cli(["validate", "--collectives", "--format", "json"])
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
     assert len(data["rows"]) == len(load_rows()) and {s["group"] for s in data["summary"]} >= {"2-16 nodes"}

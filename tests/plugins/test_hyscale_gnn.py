@@ -475,15 +475,14 @@ def test_network_sensitivity_of_every_crossed_level(variant, profile):
     assert check_network_sensitivity(TECHNIQUE, sc) == []
 
 
-def test_execute_defaults_to_a_workload_it_can_run():
+def test_execute_defaults_to_a_workload_it_can_run(shared_context):
     """`suite run --technique hyscale-gnn --fidelity execute` ran 0 cases ok: the default workload
     (ogbn-products, a layer table for the model) has no arrays. Execute's own default is a
     generated graph; the model's stays the paper's dataset."""
-    from suite.context import Context
     from suite.runner.case import Resolver
     from suite.technique import ScenarioSpec
 
-    ctx = Context.build()
+    ctx = shared_context
     tech, res = ctx.technique("hyscale-gnn"), Resolver(context=ctx)
     ex = res.resolve(tech, ScenarioSpec(variant="hyscale", fidelity="execute"))
     mo = res.resolve(tech, ScenarioSpec(variant="hyscale", fidelity="model"))

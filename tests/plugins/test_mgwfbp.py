@@ -463,10 +463,8 @@ def test_conformance_kit():
 
 
 @pytest.fixture(scope="module")
-def ctx():
-    from suite.context import Context
-
-    return Context.build()
+def ctx(shared_context):
+    return shared_context
 
 
 def _claim_scenario(ctx, claim_id):

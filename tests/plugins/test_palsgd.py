@@ -213,12 +213,10 @@ def test_model_skips_and_dtype_fallback():
     assert r["compute_time"] == pytest.approx(t_c, rel=1e-12)
 
 
-def test_gpt_neo_8m_matches_the_authors_count():
+def test_gpt_neo_8m_matches_the_authors_count(shared_context):
     wl = gpt_neo_8m()
     assert wl.params == 8_054_656 == wl.published_params
-    from suite.context import Context
-
-    workloads = Context.build().workloads  # a plugin's workload is found through a context
+    workloads = shared_context.workloads  # a plugin's workload is found through a context
     assert workloads.get("gpt-neo-8m").params == 8_054_656
     assert "palsgd" in workloads.provider("gpt-neo-8m")
 

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from suite.context import Context
 from suite.report import plots
 from suite.report.units import column_scale, format_number, format_value, geometric, sort_key
 
@@ -340,7 +339,7 @@ def test_report_in_headless_chromium(run, tour_store, category_store, report_con
     assert console == [], console
 
 
-def test_a_set_value_equal_to_the_profile_is_filled_in(tmp_path):
+def test_a_set_value_equal_to_the_profile_is_filled_in(tmp_path, report_context):
     """The tour's trap: `suite reproduce poseidon` stores nodes=16 on the unmodified 10 GbE profile;
     the sweep's `--set network.-1.bandwidth=10 Gbit/s` case is that very case (same SI figures, same
     key), stored without an override. The report still sees 10 Gbit/s there, so the column stays
@@ -351,7 +350,7 @@ def test_a_set_value_equal_to_the_profile_is_filled_in(tmp_path):
     from suite.runner.engine import run_cases
     from suite.runner.experiment import expand_entry
 
-    ctx = Context.build()
+    ctx = report_context
     with Store(tmp_path / "s.sqlite") as st:
         run_cases(expand_entry({"technique": "poseidon", "variants": ["ps"], "params": {"nodes": ["2"]}},
                                context=ctx).cases, st, context=ctx)
@@ -381,7 +380,7 @@ def test_a_set_value_equal_to_the_profile_is_filled_in(tmp_path):
     assert fill_profile_values(w, profile=unknown)["set.network.-1.bandwidth"].isna().sum() == 1
 
 
-def test_no_head_to_head_without_a_shared_scenario(tmp_path, monkeypatch):
+def test_no_head_to_head_without_a_shared_scenario(tmp_path, monkeypatch, report_context):
     """Two communication techniques each on its own paper's setup share no (profile, workload):
     the report pits nothing against nothing."""
     from suite.report import build_report
@@ -390,7 +389,7 @@ def test_no_head_to_head_without_a_shared_scenario(tmp_path, monkeypatch):
     from suite.runner.experiment import expand_entry
 
     monkeypatch.setattr(plots, "render", _no_png)
-    ctx = Context.build()
+    ctx = report_context
     cases = (expand_entry({"technique": "poseidon", "variants": ["ps", "poseidon"]}, context=ctx).cases
              + expand_entry({"technique": "mg-wfbp", "variants": ["sync", "mg-wfbp"]}, context=ctx).cases)
     with Store(tmp_path / "s.sqlite") as st:

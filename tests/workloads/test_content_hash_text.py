@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 import pytest
 
-from suite.context import Context
 from suite.workloads.types import Layer, LayerTable, Workload, _json_ready, plain
 
 
@@ -19,8 +18,8 @@ def _text(x):
 
 
 @pytest.fixture(scope="module")
-def workloads():
-    ctx = Context.build()
+def workloads(shared_context):
+    ctx = shared_context
     names = ctx.workloads.names() + ["resnet-1001", "vgg19-22k"]
     return [ctx.workload(n) for n in names]
 

@@ -205,16 +205,14 @@ def test_resnet_2500_builds_and_is_cached():
     assert len(t.layers) > 8000
 
 
-def test_content_hash_equals_the_asdict_json_of_every_zoo_workload():
+def test_content_hash_equals_the_asdict_json_of_every_zoo_workload(shared_context):
     """plain() (the hashing walk) gives exactly the JSON dataclasses.asdict gives, for every
     workload of the zoo: case keys stay what they were before the faster walk (issue 19)."""
     import dataclasses
     import hashlib
     import json
 
-    from suite.context import Context
-
-    ctx = Context.build()
+    ctx = shared_context
     checked = 0
     for name in ctx.workloads.names():
         w = ctx.workload(name)
