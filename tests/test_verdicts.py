@@ -17,13 +17,6 @@ from suite.runner.reproduce import (CLAIM_DEFECT, ERROR, INCONCLUSIVE, NOT_DISCR
 from suite.technique import Assumption
 
 
-def _ctx():
-    """The context of the test: the fake plugin (the fake_registry fixture makes it the default)."""
-    from suite.context import Context
-
-    return Context.build()
-
-
 @dataclass
 class _Case:
     key: str
@@ -267,20 +260,19 @@ def test_bootstrap_is_deterministic():
 # --------------------------------------------------------------------------- every installed claim
 
 
-def _installed():
-    from suite.registry import Registry
-
-    reg = Registry()
-    return reg.techniques()
+def _installed(context):
+    """Every installed technique (the session's context: the installed plugins, loaded once)."""
+    return context.registry.techniques()
 
 
-def test_every_installed_claim_declares_a_null_or_a_reason():
-    missing = [f"{t.name}:{c.id}" for t in _installed() for c in t.claims if not c.nulls and not c.null_reason]
+def test_every_installed_claim_declares_a_null_or_a_reason(shared_context):
+    missing = [f"{t.name}:{c.id}" for t in _installed(shared_context) for c in t.claims
+               if not c.nulls and not c.null_reason]
     assert missing == []
 
 
 @pytest.mark.slow
-def test_no_installed_claim_is_reproduced_with_a_null_inside(tmp_path):
+def test_no_installed_claim_is_reproduced_with_a_null_inside(tmp_path, shared_context):
     """Run every installed model/simulate claim (and its nulls) and check the judge's output: a
     ``reproduced`` claim has every null evaluated and outside its band, re-checked here with the
     claim's own acceptance on the null's value."""
@@ -291,12 +283,12 @@ def test_no_installed_claim_is_reproduced_with_a_null_inside(tmp_path):
     from suite.runner.reproduce import reproduce
 
     techs = []
-    for t in _installed():
+    for t in _installed(shared_context):
         claims = [c for c in t.claims if all(s.fidelity != "execute" for s in c.specs().values())]
         techs.append(replace(t, claims=claims))
     store = Store(tmp_path / "s.sqlite")
     try:
-        board = reproduce(techs, store, options=ExecOptions(timeout=300), context=_ctx())  # a case past it: an error row
+        board = reproduce(techs, store, options=ExecOptions(timeout=300), context=shared_context)  # a case past it: an error row
     finally:
         store.close()
     claims = {(t.name, c.id): c for t in techs for c in t.claims}
