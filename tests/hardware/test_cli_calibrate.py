@@ -140,7 +140,59 @@ def test_to_toml_round_trip(tmp_path):
     assert prof.num_devices == 1
 
 
+def _small_sizes(monkeypatch) -> list[tuple]:
+    """The calibration's measurements, each run for real at the small sizes their own tests above
+    use (GEMM n <= 128, 1 MiB STREAM arrays, 20 TCP rounds of 1 MiB) with the repeats the plan
+    asks for; returns the list to which each call appends what the plan asked (kind, dtype,
+    repeats, sizes)."""
+    asked: list[tuple] = []
+    real_gemm, real_curve, real_stream, real_tcp = cal.measure_gemm, cal.measure_gemm_curve, cal.measure_stream, cal.measure_tcp
+
+    def gemm(dtype, repeats=5, target_s=0.2, n_max=4096, n_min=128):
+        asked.append(("gemm", dtype, repeats, n_min))
+        return real_gemm(dtype, repeats, target_s=0.005, n_max=128, n_min=64)
+
+    def curve(dtype, sizes, peak, repeats=3, flop_per_sample=1e9):
+        asked.append(("curve", dtype, repeats, tuple(sizes)))
+        return real_curve(dtype, sizes, peak, repeats, flop_per_sample=1e6)
+
+    def stream(array_bytes, repeats=5, block=65536):
+        asked.append(("stream", None, repeats, array_bytes))
+        return real_stream(1 << 20, repeats, block=4096)
+
+    def tcp(rounds=2000, bulk_bytes=64 << 20, repeats=5, timeout_s=60.0):
+        asked.append(("tcp", None, repeats, (rounds, bulk_bytes)))
+        return real_tcp(rounds=20, bulk_bytes=1 << 20, repeats=repeats)
+
+    for name, fn in (("measure_gemm", gemm), ("measure_gemm_curve", curve), ("measure_stream", stream),
+                     ("measure_tcp", tcp)):
+        monkeypatch.setattr(cal, name, fn)
+    return asked
+
+
 def test_cli_calibrate_quick_then_show_local(tmp_path, monkeypatch):
+    """The whole `calibrate --quick` path (below) with every measurement run at a small size: the
+    quick plan is what the command asks of them (best of 5 GEMM products at n >= 1024 per dtype, a
+    curve below, 3 repeats of STREAM and TCP at smaller volumes than a full calibration). The quick
+    sizes themselves (a few seconds of GEMM): the slow test below."""
+    asked = _small_sizes(monkeypatch)
+    _calibrate_quick_then_show(tmp_path, monkeypatch)
+    assert [(k, d) for k, d, *_ in asked] == [("gemm", "float64"), ("curve", "float64"), ("gemm", "float32"),
+                                             ("curve", "float32"), ("stream", None), ("tcp", None)]
+    gemms = [a for a in asked if a[0] == "gemm"]
+    assert all(repeats == 5 and n_min >= 1024 for _k, _d, repeats, n_min in gemms)
+    assert all(a[2] == 3 and set(a[3]) <= {32, 64, 128} for a in asked if a[0] == "curve")
+    stream, tcp = asked[4], asked[5]
+    assert stream[2] == 3 and 8 << 20 <= stream[3] <= 64 << 20
+    assert tcp[2] == 3 and tcp[3] == (200, 4 << 20)
+
+
+@pytest.mark.slow
+def test_cli_calibrate_quick_at_its_own_sizes_then_show_local(tmp_path, monkeypatch):
+    _calibrate_quick_then_show(tmp_path, monkeypatch)
+
+
+def _calibrate_quick_then_show(tmp_path, monkeypatch):
     """`calibrate --quick` writes into the per-user folder, and `show local` finds it there. The
     second `calibrate` only checks the replace-and-keep-a-backup step, so it writes the first
     call's (real) measurement again instead of measuring this machine a second time."""
