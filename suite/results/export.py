@@ -194,9 +194,13 @@ def read_provenance(path: str | Path) -> dict[str, Any]:
     return prov
 
 
+#: the runs that asked for each of some cases (by key, then ``run_cases_case``: no scan of the links)
+_RUNS_OF = ("SELECT c.key, rc.run_id FROM cases c JOIN run_cases rc ON rc.case_id = c.id WHERE c.key IN ({marks}) "
+           "ORDER BY rc.run_id")
+
+
 def _runs_of(store: Store, keys: list[str]) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
-    for k, r in select_in(store.conn, "SELECT case_key, run_id FROM run_cases WHERE case_key IN ({marks}) "
-                                      "ORDER BY run_id", keys):
+    for k, r in select_in(store.conn, _RUNS_OF, keys):
         out.setdefault(k, []).append(int(r))
     return out

@@ -166,17 +166,26 @@ def metric_rows(conn: sqlite3.Connection, rid: int | None, keys: list[str]) -> l
     return rows
 
 
+#: a case's results, by its id; and those of a key a version 6 store held results of but no case
+#: row for (numbered below 0 by the migration to schema 7). Both through ``results_case_id``: two
+#: queries, as SQLite scans ``results`` for their union in id order
+_HISTORY_COLUMNS = "id, run_id, status, error, duration, created, metrics, case_id"
+_HISTORY = (f"SELECT {_HISTORY_COLUMNS} FROM results WHERE case_id = (SELECT id FROM cases WHERE key = ?)",
+            f"SELECT {_HISTORY_COLUMNS} FROM results WHERE case_id < 0 AND case_key = ?")
+#: the runs that asked for a case, each with the result it produced or reused (``run_cases_case``)
+_RUNS_OF_CASE = "SELECT run_id, result_id FROM run_cases WHERE case_id = ? ORDER BY run_id"
+
+
 def history(conn: sqlite3.Connection, key: str) -> list[dict[str, Any]]:
     """Every stored computation of case *key*, oldest first (see :meth:`suite.results.store.Store.history`)."""
-    out = []
-    for rid_, run_id, status, error, duration, created, mets in conn.execute(
-            "SELECT id, run_id, status, error, duration, created, metrics FROM results "
-            "WHERE case_id = (SELECT id FROM cases WHERE key = ?) ORDER BY id", (key,)).fetchall():
-        used = [r for (r,) in conn.execute("SELECT run_id FROM run_cases WHERE result_id = ? ORDER BY run_id",
-                                           (rid_,))]
-        out.append({"id": rid_, "run_id": run_id, "status": status, "error": error, "duration": duration,
-                    "created": created, "metrics": {m[0]: m[1] for m in json.loads(mets or "[]")}, "runs": used})
-    return out
+    rows = sorted(row for q in _HISTORY for row in conn.execute(q, (key,)))
+    used: dict[int, list[int]] = {}
+    for cid in sorted({r[7] for r in rows}):
+        for run_id, rid in conn.execute(_RUNS_OF_CASE, (cid,)):
+            used.setdefault(rid, []).append(run_id)
+    return [{"id": rid_, "run_id": run_id, "status": status, "error": error, "duration": duration,
+             "created": created, "metrics": {m[0]: m[1] for m in json.loads(mets or "[]")}, "runs": used.get(rid_, [])}
+            for rid_, run_id, status, error, duration, created, mets, _cid in rows]
 
 
 def result(conn: sqlite3.Connection, path: Path, key: str) -> Result:

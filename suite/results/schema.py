@@ -38,6 +38,8 @@ Tables (schema version :data:`SCHEMA_VERSION`)
     *this* run asked for): every case a run asked for, including those it found already
     stored. A run's cases, metrics and overrides are read through these (:meth:`suite.results.store.Store.cases`,
     :meth:`suite.results.store.Store.metrics`), so a later ``--rerun`` never changes what an earlier run shows.
+    Indexed by ``case_id`` too (``run_cases_case``, 0.3.4: a case's history and an export's runs
+    column find a case's links without a scan; a store 0.3.3 wrote gets it when opened for writing).
 ``metrics``
     a view (schema 5; a table before): long format ``case_key, name, value, unit, direction`` of
     each case's current result, read from its ``results`` row (metrics are stored once).
@@ -61,6 +63,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 
 from suite.errors import StoreError
@@ -216,6 +219,9 @@ def _v5_to_v6(conn: sqlite3.Connection) -> None:
 
 #: a new store's index of each case's results (on ``results.case_id``: a migration adds the column first)
 CASE_RESULTS_INDEX = "CREATE INDEX IF NOT EXISTS results_case_id ON results(case_id)"
+#: the runs that asked for a case (``history``, an export's ``runs`` column): ``run_cases`` is keyed
+#: by run first. New cases' ids grow, so it grows at its end
+RUN_CASES_INDEX = "CREATE INDEX IF NOT EXISTS run_cases_case ON run_cases(case_id)"
 
 
 def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
@@ -241,7 +247,9 @@ def _v6_to_v7(conn: sqlite3.Connection) -> None:
 
     ``cases`` is rebuilt with ``id`` (its old row id: the order cases were stored in),
     ``results.case_id`` is filled in and indexed in place of ``results(case_key)``, and
-    ``run_cases`` is rebuilt keyed by ``(run_id, case_id)``. What any reader returns is unchanged."""
+    ``run_cases`` is rebuilt keyed by ``(run_id, case_id)`` and indexed by ``case_id``. Every row is
+    kept: results and links of a key with no case row get a negative case id
+    (:func:`_number_orphans`). What any reader returns is unchanged."""
     if "id" not in _columns(conn, "cases"):
         conn.execute("DROP VIEW IF EXISTS metrics")  # names cases: dropped while the table is rebuilt
         conn.execute("DROP INDEX IF EXISTS cases_technique")
@@ -253,13 +261,30 @@ def _v6_to_v7(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE results ADD COLUMN case_id INTEGER")
     conn.execute("UPDATE results SET case_id = (SELECT c.id FROM cases c WHERE c.key = results.case_key) "
                  "WHERE case_id IS NULL")
+    _number_orphans(conn)
+    conn.execute("UPDATE results SET case_id = -(SELECT n.id FROM temp.orphan_keys n WHERE n.key = results.case_key) "
+                 "WHERE case_id IS NULL")
     conn.execute("DROP INDEX IF EXISTS results_case")
     conn.execute(CASE_RESULTS_INDEX)
     if "case_id" not in _columns(conn, "run_cases"):
-        # a link to a key with no case row (none is written so) cannot be read: it is not kept
         _rebuild(conn, "run_cases", "(run_id, case_id, case_key, outcome, result_id, overrides) "
-                                    "SELECT o.run_id, c.id, o.case_key, o.outcome, o.result_id, o.overrides "
-                                    "FROM {old} o JOIN cases c ON c.key = o.case_key")
+                                    "SELECT o.run_id, COALESCE(c.id, -n.id), o.case_key, o.outcome, o.result_id, "
+                                    "o.overrides FROM {old} o LEFT JOIN cases c ON c.key = o.case_key "
+                                    "LEFT JOIN temp.orphan_keys n ON n.key = o.case_key")
+    conn.execute("DROP TABLE temp.orphan_keys")
+    conn.execute(RUN_CASES_INDEX)
+
+
+def _number_orphans(conn: sqlite3.Connection) -> None:
+    """``temp.orphan_keys``: each key that results or run links of a version 6 store name but
+    ``cases`` does not (0.3.2 never wrote one; a store edited by hand may hold some), numbered
+    1, 2, ... in key order. Their rows are kept, named by case id ``-n``: no case row has it,
+    so every reader that joins ``cases`` skips them as it did, and
+    :meth:`suite.results.store.Store.history` of such a key still lists its results and the runs
+    that used them, as 0.3.2 did (by key)."""
+    conn.execute("CREATE TEMP TABLE orphan_keys (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE)")
+    conn.execute("INSERT INTO temp.orphan_keys (key) SELECT case_key FROM results WHERE case_id IS NULL UNION "
+                 "SELECT case_key FROM run_cases WHERE case_key NOT IN (SELECT key FROM cases) ORDER BY 1")
 
 
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4,
@@ -273,19 +298,26 @@ CASE_COLUMNS = ("key", "identity", "technique", "technique_version", "variant", 
                  "profile_hash", "workload", "workload_hash", "params", "overrides", "seed", "status",
                  "error", "traceback", "duration", "run_id", "created", "result_id")
 
-#: a ``results`` row with its id given (the writer numbers a batch's rows itself: one executemany),
-#: written after its case's row (``case_id`` is read from it)
+#: a ``results`` row with its id and its case's id given (the writer numbers a batch's rows itself
+#: and reads each case's id from its upsert: one executemany, no look-up by key)
 INSERT_RESULT = ("INSERT INTO results (id, case_key, run_id, status, error, traceback, duration, created, metrics, "
-                 "samples, fields_id, case_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                 "(SELECT id FROM cases WHERE key = ?2))")
+                 "samples, fields_id, case_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+
+_UPSERT_TAIL = (" ON CONFLICT(key) DO UPDATE SET " + ", ".join(f"{c}=excluded.{c}" for c in CASE_COLUMNS if c != "key")
+                + " WHERE cases.status != 'ok' OR excluded.status = 'ok'")
+_CASE_VALUES = f"({', '.join('?' * len(CASE_COLUMNS))})"
 
 # Insert a case; an existing ok case is only replaced by a new ok one (a rerun).
-UPSERT_CASE = (
-    f"INSERT INTO cases ({', '.join(CASE_COLUMNS)}) VALUES ({', '.join('?' * len(CASE_COLUMNS))}) "
-    "ON CONFLICT(key) DO UPDATE SET "
-    + ", ".join(f"{c}=excluded.{c}" for c in CASE_COLUMNS if c != "key")
-    + " WHERE cases.status != 'ok' OR excluded.status = 'ok'"
-)
+UPSERT_CASE = f"INSERT INTO cases ({', '.join(CASE_COLUMNS)}) VALUES {_CASE_VALUES}" + _UPSERT_TAIL
+
+
+@lru_cache(maxsize=8)
+def upsert_cases(n: int) -> str:
+    """:data:`UPSERT_CASE` of *n* rows in one statement (their values one after the other) that
+    returns ``key, id`` of each row it inserted or replaced: not of a non-ok outcome that left a
+    stored ok case in place (SQLite's ``RETURNING``, 3.35+)."""
+    return (f"INSERT INTO cases ({', '.join(CASE_COLUMNS)}) VALUES {', '.join([_CASE_VALUES] * n)}"
+            + _UPSERT_TAIL + " RETURNING key, id")
 
 
 
@@ -369,9 +401,13 @@ def _connect(path: Path, lock: threading.RLock) -> sqlite3.Connection:
             for stmt in SCHEMA.strip().split(";"):
                 if stmt.strip():
                     conn.execute(stmt)
-            if conn.execute("SELECT version FROM schema_version").fetchone() is None:  # a new store
+            row = conn.execute("SELECT version FROM schema_version").fetchone()
+            if row is None:  # a new store
                 conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
                 conn.execute(CASE_RESULTS_INDEX)
+                conn.execute(RUN_CASES_INDEX)
+            elif row[0] == SCHEMA_VERSION:  # 0.3.3 wrote schema 7 without it (older ones get it migrating)
+                conn.execute(RUN_CASES_INDEX)
     except BaseException:
         conn.close()
         raise

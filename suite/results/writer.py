@@ -18,6 +18,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Mapping
+from itertools import chain
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,8 @@ from typing import Any
 from suite.results.codec import dumps, finite, js, metrics_json, now, samples_json
 from suite.results.integrity import store_error
 from suite.results.provenance import provenance
-from suite.results.schema import INSERT_RESULT, OK, UPSERT_CASE
-from suite.results.sql import Tx
+from suite.results.schema import INSERT_RESULT, OK, UPSERT_CASE, upsert_cases
+from suite.results.sql import Tx, select_in
 
 __all__ = ["Writer", "RUN_COUNTS", "BATCH_SIZE", "BATCH_SECONDS"]
 
@@ -48,8 +49,8 @@ BATCH_SECONDS = 2.0
 RUN_COUNTS = ("total", "computed", "cached", "ok", "failed", "skipped")
 
 #: a buffered outcome, its rows built when it is added (so the caller may reuse its dicts): the
-#: case key, then the ``results``, ``cases`` and ``run_cases`` rows (result id, created time and
-#: ``field_sets`` id filled in on commit), the fields-read text (or None), whether the case's
+#: case key, then the ``results``, ``cases`` and ``run_cases`` rows (result id, case id, created
+#: time and ``field_sets`` id filled in on commit), the fields-read text (or None), whether the case's
 #: samples and artifacts are replaced, its ``samples`` rows and its ``artifacts`` row (or None)
 Pending = tuple[str, list[Any], list[Any], list[Any], "str | None", bool,
                 list[tuple[str, str, int, "float | None"]], "tuple[str, str] | None"]
@@ -59,14 +60,19 @@ Link = tuple[int, str, str, str]
 #: (a Link) the link of a cached case, to its current result (a key with no case row gets none)
 _LINK_CACHED = ("INSERT OR IGNORE INTO run_cases (run_id, case_id, case_key, outcome, result_id, overrides) "
                 "SELECT ?1, id, key, ?3, result_id, ?4 FROM cases WHERE key = ?2")
-#: the link of a computed case (run id, key, outcome, result id, overrides), after its case's row
+#: the link of a computed case (run id, case id, key, outcome, result id, overrides)
 _LINK_COMPUTED = ("INSERT OR REPLACE INTO run_cases (run_id, case_id, case_key, outcome, result_id, overrides) "
-                  "VALUES (?1, (SELECT id FROM cases WHERE key = ?2), ?2, ?3, ?4, ?5)")
-#: the places of the id and the created time in a Pending's rows (results: INSERT_RESULT's order;
+                  "VALUES (?, ?, ?, ?, ?, ?)")
+#: the places of the ids and the created time in a Pending's rows (results: INSERT_RESULT's order;
 #: cases: CASE_COLUMNS'; run_cases: _LINK_COMPUTED's)
-_RES_ID, _RES_CREATED, _RES_FIELDS = 0, 7, 10
+_RES_ID, _RES_CREATED, _RES_FIELDS, _RES_CASE = 0, 7, 10, 11
 _CASE_CREATED, _CASE_RESULT = 18, 19
-_LINK_RESULT = 3
+_LINK_CASE, _LINK_RESULT = 1, 4
+
+#: cases rows per upsert statement (20 values each: 10,000 parameters, below SQLite's 32,766)
+_UPSERT_ROWS = 500
+#: SQLite returns the ids an upsert gave (``RETURNING``, 3.35+); before, they are looked up by key
+_RETURNING = sqlite3.sqlite_version_info >= (3, 35)
 
 #: fields-read list (as a worker sent it) -> its stored JSON text: a sweep repeats a handful of sets
 _FIELDS_TEXT: dict[tuple[str, ...], str] = {}
@@ -104,14 +110,14 @@ def _outcome_rows(identity: Mapping[str, Any], outcome: Mapping[str, Any], run_i
             identity.get("variant"), identity.get("fidelity"), identity.get("profile"), identity.get("profile_hash"),
             identity.get("workload"), identity.get("workload_hash"), dumps(params) if params else "{}",
             overrides_json, identity.get("seed"), status, error, traceback, duration, run_id, None, None]
-    link = [run_id, key, "computed", None, overrides_json]
+    link = [run_id, None, key, "computed", None, overrides_json]
     if status != OK:  # a non-ok outcome never touches the case's samples and artifacts
-        res = [None, key, run_id, status, error, traceback, duration, None, None, None, None]
+        res = [None, key, run_id, status, error, traceback, duration, None, None, None, None, None]
         return key, res, case, link, None, False, [], None
     samples = get("samples")
     fields = get("fields_read")
     res = [None, key, run_id, status, error, traceback, duration, None, metrics_json(get("metrics") or ()),
-           samples_json(samples) if samples else None, None]
+           samples_json(samples) if samples else None, None, None]
     sample_rows = [(key, mname, i, finite(v)) for mname, vals in samples.items()
                    for i, v in enumerate(vals)] if samples else []
     art = get("artifacts")
@@ -138,17 +144,37 @@ def _field_set_id(conn: sqlite3.Connection, text: str, known: dict[str, int]) ->
     return fid
 
 
+def _upsert_cases(conn: sqlite3.Connection, rows: list[list[Any]]) -> dict[str, int]:
+    """Insert or replace the ``cases`` *rows* (:data:`UPSERT_CASE`); key -> case id of each row's
+    case, as the upserts return them (a stored ok case a non-ok outcome left in place is looked
+    up): each key is found once, by the upsert itself, where the results and run links it names
+    looked each one up again."""
+    ids: dict[str, int] = {}
+    if _RETURNING:
+        for i in range(0, len(rows), _UPSERT_ROWS):
+            chunk = rows[i:i + _UPSERT_ROWS]
+            ids.update(conn.execute(upsert_cases(len(chunk)), list(chain.from_iterable(chunk))).fetchall())
+    else:  # pragma: no cover - SQLite before 3.35
+        conn.executemany(UPSERT_CASE, rows)
+    missing = [r[0] for r in rows if r[0] not in ids]
+    if missing:
+        ids.update(select_in(conn, "SELECT key, id FROM cases WHERE key IN ({marks})", missing))
+    return ids
+
+
 def _commit_rows(conn: sqlite3.Connection, batch: list[Pending], created: str, field_ids: dict[str, int]) -> None:
     """Write one batch's rows, in key order (inside the caller's transaction): every computation
     keeps its own ``results`` row (history); the case and its run link point at it. The cases
-    first: the results and links read each case's id from its row."""
+    first: the results and links name each case by the id its upsert gave."""
     rid = _next_result_id(conn)
     for _key, res, case, link, fields, _r, _s, _a in batch:
         res[_RES_ID] = case[_CASE_RESULT] = link[_LINK_RESULT] = rid
         res[_RES_CREATED] = case[_CASE_CREATED] = created
         res[_RES_FIELDS] = _field_set_id(conn, fields, field_ids) if fields is not None else None
         rid += 1
-    conn.executemany(UPSERT_CASE, [p[2] for p in batch])
+    ids = _upsert_cases(conn, [p[2] for p in batch])
+    for p in batch:
+        p[1][_RES_CASE] = p[3][_LINK_CASE] = ids[p[0]]
     conn.executemany(INSERT_RESULT, [p[1] for p in batch])
     replaced = [(p[0],) for p in batch if p[5]]
     if replaced:  # an ok outcome replaces the case's samples and artifacts (its metrics are in results)

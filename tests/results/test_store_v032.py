@@ -88,3 +88,67 @@ def test_a_migrated_store_takes_new_runs(store):
                                                                               "newcase": "computed"}
     assert [h["runs"] for h in store.history("newcase")] == [[run]]
     assert [h["runs"] for h in store.history(keys["base", 1])] == [[1, 2], [3, run]]
+
+
+def _crafted(tmp_path):
+    """The 0.3.2 store edited by hand: the case row of (fast, 2) deleted (its two results and three
+    run links are left naming a key with no case row) and a link of run 2 to a key never stored
+    (``ghost``, no result). 0.3.2 never wrote such rows; its readers found them by key."""
+    path = tmp_path / "crafted.sqlite"
+    con = sqlite3.connect(path)
+    con.executescript(DUMP.read_text())
+    (key,) = con.execute("SELECT key FROM cases WHERE variant = 'fast' AND params = '{\"k\":2}'").fetchone()
+    con.execute("DELETE FROM cases WHERE key = ?", (key,))
+    con.execute("INSERT INTO run_cases (run_id, case_key, outcome, result_id, overrides) "
+                "VALUES (2, 'ghost', 'cached', NULL, '{}')")
+    con.commit()
+    con.close()
+    return path, key
+
+
+def test_rows_of_a_key_without_a_case_row_are_kept_by_the_migration(tmp_path):
+    path, key = _crafted(tmp_path)
+    with Store(path) as st:
+        con = st.conn
+        assert con.execute("SELECT count(*) FROM results").fetchone() == (20,)  # as in the dump: none dropped
+        assert con.execute("SELECT count(*) FROM run_cases").fetchone() == (25,)  # the dump's 24 + the ghost's
+        # each key without a case row gets its own negative id, named by its results and links
+        ids = dict(con.execute("SELECT DISTINCT case_key, case_id FROM run_cases WHERE case_id < 0"))
+        assert sorted(ids) == sorted([key, "ghost"]) and len(set(ids.values())) == 2
+        assert con.execute("SELECT DISTINCT case_id FROM results WHERE case_key = ?", (key,)).fetchall() == [(ids[key],)]
+        assert con.execute("SELECT count(*) FROM results WHERE case_id IS NULL").fetchone() == (0,)
+        # readers that join the cases skip them, as 0.3.2's did (run 2: ten cases, one deleted)
+        assert len(st.cases(2)) == 9 and key not in set(st.cases()["key"])
+        # the history by key lists them, as 0.3.2's did: computed by run 1, reused by run 2, rerun by 3
+        assert [(h["run_id"], h["runs"], h["metrics"]) for h in st.history(key)] == [
+            (1, [1, 2], {"time": 1.25, "gain": -3.0}), (3, [3], {"time": 1.25, "gain": -3.0})]
+        assert st.history("ghost") == []
+        # computed again, the key gets a case row; its history still lists its earlier results
+        run = st.begin_run("after migration")
+        ident = {"key": key, "technique": "oldstore", "variant": "fast", "fidelity": "model", "params": {"k": 2},
+                 "overrides": {}, "seed": 0, "code": "c", "env": "e", "inputs": {}}
+        st.add_outcome(ident, {"key": key, "status": "ok", "metrics": [["time", 1.25, "s", "lower"]]}, run)
+        st.finish_run(run, "done", {"total": 1, "computed": 1, "ok": 1})
+        assert [(h["run_id"], h["runs"]) for h in st.history(key)] == [(1, [1, 2]), (3, [3]), (run, [run])]
+
+
+def test_history_and_an_exports_runs_find_their_rows_through_indexes(store):
+    from suite.results import export, readers
+
+    plans = {q: " / ".join(r[3] for r in store.conn.execute("EXPLAIN QUERY PLAN " + q, args))
+             for q, args in [(readers._HISTORY[0], ("k",)), (readers._HISTORY[1], ("k",)),
+                             (readers._RUNS_OF_CASE, (1,)), (export._RUNS_OF.format(marks="?,?"), ("a", "b"))]}
+    for q, plan in plans.items():
+        assert "SCAN" not in plan, (q, plan)  # e.g. "SEARCH run_cases USING INDEX run_cases_case (case_id=?)"
+    assert "run_cases_case" in plans[readers._RUNS_OF_CASE] and "run_cases_case" in plans[export._RUNS_OF.format(marks="?,?")]
+
+
+def test_a_schema_7_store_without_the_run_links_index_gets_it_on_open(tmp_path):
+    path = tmp_path / "s.sqlite"
+    Store(path).close()
+    con = sqlite3.connect(path)
+    con.execute("DROP INDEX run_cases_case")  # as 0.3.3 wrote schema 7
+    con.commit()
+    con.close()
+    with Store(path) as st:
+        assert st.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'run_cases_case'").fetchone() == (1,)
