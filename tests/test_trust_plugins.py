@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -52,14 +53,127 @@ def install(site: Path, pkg: str, body: str, *, dist: str | None = None, header:
     return site
 
 
-def suite(site: Path, *args: str, store: Path, timeout: float = 90) -> subprocess.CompletedProcess:
+def _env(site: Path, store: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(site)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env["SUITE_STORE"] = str(store)
     env.pop("SUITE_STRICT_PLUGINS", None)
     env["COLUMNS"] = "250"
-    return subprocess.run([sys.executable, "-m", "suite", *args], env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return env
+
+
+def suite(site: Path, *args: str, store: Path, timeout: float = 90) -> subprocess.CompletedProcess:
+    """``python -m suite ARGS`` with *site*'s distributions installed (on ``PYTHONPATH``)."""
+    return subprocess.run([sys.executable, "-m", "suite", *args], env=_env(site, store), capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def suite_forked(site: Path, *args: str, store: Path, timeout: float = 90) -> subprocess.CompletedProcess:
+    """The command :func:`suite` runs, in a child forked from this test process instead of a new
+    interpreter (which imports the core, numpy and every plugin again: ~0.5 s CPU a command). The
+    child sees what a new ``python -m suite`` would: the same environment, *site* first on
+    ``sys.path``, the entry points scanned again (:mod:`suite.registry` keeps one scan per process),
+    stdin empty, stdout and stderr its own; it runs :func:`suite.cli.entry` and ends with the
+    command's exit status, or is killed by the signal that ended it. Whatever a plugin patches or
+    breaks stays in the child; a child still running after *timeout* s is killed with its workers
+    and :class:`subprocess.TimeoutExpired` raised, as :func:`subprocess.run` does."""
+    import tempfile
+
+    env = _env(site, store)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover (the child ends with os._exit)
+            code = 1
+            try:
+                code = _forked_command(site, args, env, out.fileno(), err.fileno())
+            finally:
+                os._exit(code)
+        try:
+            os.setpgid(pid, pid)  # (the child does it too: whichever runs first)
+        except OSError:
+            pass
+        status = _wait(pid, timeout)
+        if status is None:
+            os.killpg(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            raise subprocess.TimeoutExpired(["suite", *args], timeout)
+        texts = []
+        for f in (out, err):
+            f.seek(0)
+            texts.append(f.read().decode(errors="replace"))
+    return subprocess.CompletedProcess(["suite", *args], os.waitstatus_to_exitcode(status), *texts)
+
+
+def _wait(pid: int, timeout: float) -> int | None:
+    """The wait status of child *pid* once it ends, or None if it runs past *timeout* s."""
+    import select
+    import time
+
+    if hasattr(os, "pidfd_open"):  # Linux: sleep until the child ends
+        fd = os.pidfd_open(pid)
+        try:
+            select.select([fd], [], [], timeout)
+        finally:
+            os.close(fd)
+        done, status = os.waitpid(pid, os.WNOHANG)
+        return status if done else None
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        time.sleep(0.02)
+    return None
+
+
+def _forked_command(site: Path, args: tuple[str, ...], env: dict[str, str], out: int, err: int) -> int:
+    """In the forked child: become what ``python -m suite ARGS`` starts as, run it, return its status."""
+    import faulthandler
+    import importlib
+    import io
+
+    os.setpgid(0, 0)  # its own group: a time-out kills the child and its workers together
+    faulthandler.disable()  # pytest's, which would print this test process's stack on an abort
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
+    null = os.open(os.devnull, os.O_RDONLY)
+    for src, fd in ((null, 0), (out, 1), (err, 2)):
+        os.dup2(src, fd)
+    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8")
+    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
+                                  errors="backslashreplace", line_buffering=True)
+    os.environ.clear()
+    os.environ.update(env)
+    sys.path.insert(0, str(site))
+    importlib.invalidate_caches()
+    from suite import registry
+    from suite.cli import entry
+
+    registry._DISCOVERED = None  # a new process scans the entry points on its sys.path
+    sys.argv = ["suite", *args]
+    try:
+        entry()
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        if e.code is not None and not isinstance(e.code, int):
+            print(e.code, file=sys.stderr)
+    except BaseException:  # noqa: BLE001  (what an uncaught exception does to a process)
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return code
+
+
+@pytest.fixture(params=["fork", pytest.param("process", marks=pytest.mark.slow)])
+def run_suite(request):
+    """``run_suite(site, *args, store=...)``: :func:`suite_forked` (fast) or :func:`suite` (a new
+    interpreter, as a user runs it: slow). Both give a :class:`subprocess.CompletedProcess`."""
+    return suite_forked if request.param == "fork" else suite
 
 
 def stored(store: Path, technique: str) -> list[dict]:
@@ -121,7 +235,7 @@ def suite_techniques():
 '''
 
 
-def test_mutating_plugin_raises_immutable_error_and_changes_no_later_case(tmp_path):
+def test_mutating_plugin_raises_immutable_error_and_changes_no_later_case(tmp_path, run_suite):
     site = install(tmp_path / "site", "evil_mutator", MUTATOR)
     exp = tmp_path / "mutate.toml"
     exp.write_text('[evil]\ntechnique = "evil-mutator"\nparams = { what = ["flops", "params", "layers", "swallow"] }\n'
@@ -137,7 +251,7 @@ def test_mutating_plugin_raises_immutable_error_and_changes_no_later_case(tmp_pa
 
     for jobs in ("1", "2"):
         st = tmp_path / f"j{jobs}.sqlite"
-        r = suite(site, "run", str(exp), "-j", jobs, "-q", store=st)
+        r = run_suite(site, "run", str(exp), "-j", jobs, "-q", store=st)
         assert r.returncode == 1, r.stderr  # three evil cases failed
         evil = {c["params"]["what"]: c for c in stored(st, "evil-mutator")}
         assert evil["swallow"]["status"] == "ok"
@@ -175,7 +289,7 @@ def suite_techniques():
 '''
 
 
-def test_aborting_plugin_costs_only_its_case_at_default_settings(tmp_path):
+def test_aborting_plugin_costs_only_its_case_at_default_settings(tmp_path, run_suite):
     site = install(tmp_path / "site", "evil_crash", CRASHER)
     exp = tmp_path / "crash.toml"
     exp.write_text('[before]\ntechnique = "evil-crash"\nparams = { mode = "ok", i = [1, 2] }\n'
@@ -183,7 +297,7 @@ def test_aborting_plugin_costs_only_its_case_at_default_settings(tmp_path):
                    '[exit]\ntechnique = "evil-crash"\nparams = { mode = "exit3", i = 11 }\n'
                    '[after]\ntechnique = "evil-crash"\nparams = { mode = "ok", i = 3 }\n')
     st = tmp_path / "s.sqlite"
-    r = suite(site, "run", str(exp), "-q", "--format", "json", store=st)  # default: -j 1, isolated
+    r = run_suite(site, "run", str(exp), "-q", "--format", "json", store=st)  # default: -j 1, isolated
     assert r.returncode == 1, r.stderr
     summary = json.loads(r.stdout)
     assert (summary["total"], summary["computed"], summary["ok"], summary["status"]) == (5, 5, 3, "failed")
@@ -196,7 +310,7 @@ def test_aborting_plugin_costs_only_its_case_at_default_settings(tmp_path):
     run = run_row(st)
     assert run["status"] == "failed" and run["finished"] is not None
     # the rerun keeps the three ok cases, retries only the two crashed ones, and ends again
-    r = suite(site, "run", str(exp), "-q", "--format", "json", store=st)
+    r = run_suite(site, "run", str(exp), "-q", "--format", "json", store=st)
     assert r.returncode == 1, r.stderr
     again = json.loads(r.stdout)
     assert (again["cached"], again["computed"], again["by_status"]) == (3, 2, {"crashed": 2})
@@ -228,10 +342,10 @@ def suite_techniques():
 '''
 
 
-def test_plugin_hanging_in_c_is_stopped_from_outside(tmp_path):
+def test_plugin_hanging_in_c_is_stopped_from_outside(tmp_path, run_suite):
     site = install(tmp_path / "site", "evil_hang", HANGER)
     st = tmp_path / "s.sqlite"
-    r = suite(site, "run", "--technique", "evil-hang", "--param", "i=1,2,3,4,5", "--param", "blocked=2",
+    r = run_suite(site, "run", "--technique", "evil-hang", "--param", "i=1,2,3,4,5", "--param", "blocked=2",
               "--param", "busy=4", "--timeout", "1", "-q", store=st, timeout=40)
     assert r.returncode == 1, r.stderr
     cases = {c["params"]["i"]: c for c in stored(st, "evil-hang")}
@@ -253,10 +367,10 @@ def suite_techniques():
 '''
 
 
-def test_duplicate_builtin_name_quarantines_only_the_third_party_plugin(tmp_path):
+def test_duplicate_builtin_name_quarantines_only_the_third_party_plugin(tmp_path, run_suite):
     site = install(tmp_path / "site", "impostor", IMPOSTOR, dist="impostor-plugin")
     st = tmp_path / "s.sqlite"
-    r = suite(site, "plugins", "--format", "json", store=st)
+    r = run_suite(site, "plugins", "--format", "json", store=st)
     assert r.returncode == 0, r.stderr
     plugins = {p["plugin"]: p for p in json.loads(r.stdout)}
     assert plugins["impostor"]["status"] == "quarantined"
@@ -265,7 +379,7 @@ def test_duplicate_builtin_name_quarantines_only_the_third_party_plugin(tmp_path
     # (a built-in plugin still being written may be quarantined for its own reason, never for this one)
     assert not [p for n, p in plugins.items() if n != "impostor" and "impostor" in p["reason"]]
     assert plugins["poseidon"]["techniques"] == ["poseidon"] and plugins["impostor"]["techniques"] == []
-    r = suite(site, "run", "--technique", "poseidon", "--variant", "poseidon", "--param", "nodes=16", "-q",
+    r = run_suite(site, "run", "--technique", "poseidon", "--variant", "poseidon", "--param", "nodes=16", "-q",
               store=st)
     assert r.returncode == 0, r.stderr
     (pos,) = stored(st, "poseidon")
@@ -332,7 +446,7 @@ BAD_HOOKS = {  # plugin -> (hook body, the reason it is quarantined with)
 }
 
 
-def test_hooks_of_the_wrong_type_quarantine_only_their_plugin(tmp_path):
+def test_hooks_of_the_wrong_type_quarantine_only_their_plugin(tmp_path, run_suite):
     site = tmp_path / "site"
     for name, (body, _reason) in BAD_HOOKS.items():
         install(site, name, body)
@@ -340,7 +454,7 @@ def test_hooks_of_the_wrong_type_quarantine_only_their_plugin(tmp_path):
     (site / "zz_good" / "profiles").mkdir()
     (site / "zz_good" / "profiles" / "good.toml").write_text(GOOD_PROFILE)
     st = tmp_path / "s.sqlite"
-    r = suite(site, "plugins", "--format", "json", store=st, timeout=60)
+    r = run_suite(site, "plugins", "--format", "json", store=st, timeout=60)
     assert r.returncode == 0, r.stderr
     plugins = {p["plugin"]: p for p in json.loads(r.stdout)}
     for name, (_body, reason) in BAD_HOOKS.items():
@@ -348,7 +462,7 @@ def test_hooks_of_the_wrong_type_quarantine_only_their_plugin(tmp_path):
         assert reason in plugins[name]["reason"], plugins[name]["reason"]
     assert plugins["zz_good"]["status"] == "ok" and plugins["poseidon"]["status"] == "ok"
     # the good plugin's technique, workload and profile all work
-    r = suite(site, "run", "--technique", "good-tech", "-q", store=st, timeout=60)
+    r = run_suite(site, "run", "--technique", "good-tech", "-q", store=st, timeout=60)
     assert r.returncode == 0, r.stderr
     (case,) = stored(st, "good-tech")
     assert case["metrics"] == {"y": 24.0}

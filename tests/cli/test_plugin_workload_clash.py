@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from test_trust_plugins import install, suite
+from test_trust_plugins import install, run_suite  # noqa: F401  (run_suite: a fixture)
 
 TAKES_VGG = '''
 from suite.workloads.types import Dataset
@@ -25,16 +25,16 @@ def suite_techniques():
 REASON = "suite_workloads(): workload 'vgg19-22k' is a workload of the zoo"
 
 
-def test_listing_and_running_see_the_quarantine_and_the_zoo_keeps_the_name(tmp_path):
+def test_listing_and_running_see_the_quarantine_and_the_zoo_keeps_the_name(tmp_path, run_suite):
     site = install(tmp_path / "site", "takes_vgg", TAKES_VGG)
     store = tmp_path / "s.sqlite"
-    r = suite(site, "techniques", "--format", "json", store=store)
+    r = run_suite(site, "techniques", "--format", "json", store=store)
     assert r.returncode == 0, r.stderr
     assert "takes-vgg" not in {t["name"] for t in json.loads(r.stdout)}
     assert f"warning: plugin 'takes_vgg' (takes-vgg) is quarantined: {REASON}" in r.stderr
-    r = suite(site, "run", "--technique", "takes-vgg", store=store)
+    r = run_suite(site, "run", "--technique", "takes-vgg", store=store)
     assert r.returncode != 0 and "is quarantined" in r.stderr and REASON in r.stderr
-    r = suite(site, "workloads", "show", "vgg19-22k", "--format", "json", store=store)
+    r = run_suite(site, "workloads", "show", "vgg19-22k", "--format", "json", store=store)
     assert r.returncode == 0, r.stderr
     shown = json.loads(r.stdout)
     assert shown["provider"] == "suite" and shown.get("source") != "fake"  # the zoo's, not the plugin's
