@@ -490,11 +490,13 @@ def _page(r: _Run, title: str | None) -> str:
     title = title or f"dlsys-suite report: run {r.rid}"
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     units, directions = r.wide.attrs["units"], r.wide.attrs["directions"]
-    sections = [_technique_section(t, _own_columns(r.wide[r.wide["technique"] == t], units),
+    wide = r.wide.copy(deep=False)
+    wide.attrs = {}  # pandas deep-copies attrs (the run's provenance) into every frame and row derived below
+    sections = [_technique_section(t, _own_columns(wide[wide["technique"] == t], units),
                                    r.failed[r.failed["technique"] == t], units, directions, r.techs.get(t))
                 for t in r.techniques] or ["<p>This run has no cases.</p>"]
-    cat_sections, cat_nav = (_category_sections(r.wide, units, directions, r.techs, profile=r.profile)
-                             if len(r.wide) else ([], []))
+    cat_sections, cat_nav = (_category_sections(wide, units, directions, r.techs, profile=r.profile)
+                             if len(wide) else ([], []))
     nav = ['<li><a href="#provenance">Run provenance</a></li>']
     # head to head first: it is why a category run was made
     nav += [f'<li><a href="#{e(a)}">{e(label)}</a></li>' for a, label in cat_nav]
