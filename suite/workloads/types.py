@@ -52,16 +52,20 @@ class Layer:
 
 
 _SCALARS = (str, int, float, bool, type(None))
-_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+#: per type: its dataclass field names, or None for a type that is no dataclass (both kept: the
+#: walk asks once per type, not once per object)
+_FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
 
 
 def _field_names(obj: Any, t: type) -> tuple[str, ...] | None:
     """The field names of the dataclass instance *obj* (of type *t*), kept per type; None when
-    *obj* is no dataclass instance."""
-    names = _FIELD_NAMES.get(t)
-    if names is None and hasattr(t, "__dataclass_fields__") and not isinstance(obj, type):
-        names = _FIELD_NAMES[t] = tuple(f.name for f in fields(obj))
-    return names
+    *obj* is no dataclass instance (a dataclass itself, the class, has type ``type``)."""
+    try:
+        return _FIELD_NAMES[t]
+    except KeyError:
+        names = tuple(f.name for f in fields(obj)) if hasattr(t, "__dataclass_fields__") else None
+        _FIELD_NAMES[t] = names
+        return names
 
 
 def plain(obj: Any) -> Any:
@@ -82,7 +86,8 @@ def _json_ready(obj: Any) -> Any:
 
 
 def _walk(obj: Any, keep_scalar_seqs: bool) -> Any:
-    """:func:`plain` (*keep_scalar_seqs* False) or :func:`_json_ready` (True): one traversal."""
+    """:func:`plain` (*keep_scalar_seqs* False) or :func:`_json_ready` (True): one traversal, a
+    scalar (the leaves of nearly every workload) returned where it is met, without a call."""
     t = type(obj)
     if t in _SCALARS:
         return obj
@@ -90,13 +95,18 @@ def _walk(obj: Any, keep_scalar_seqs: bool) -> Any:
     if names is not None:
         return {n: v if type(v) in _SCALARS else _walk(v, keep_scalar_seqs) for n in names for v in (getattr(obj, n),)}
     if t is tuple or t is list:
-        if keep_scalar_seqs and all(type(v) in _SCALARS for v in obj):
-            return obj
+        if keep_scalar_seqs:
+            for v in obj:
+                if type(v) not in _SCALARS:
+                    break
+            else:
+                return obj
         return [v if type(v) in _SCALARS else _walk(v, keep_scalar_seqs) for v in obj]
     if isinstance(obj, (list, tuple)):
         return [_walk(v, keep_scalar_seqs) for v in obj]
     if isinstance(obj, dict):
-        return {_walk(k, keep_scalar_seqs): _walk(v, keep_scalar_seqs) for k, v in obj.items()}
+        return {k if type(k) in _SCALARS else _walk(k, keep_scalar_seqs): v if type(v) in _SCALARS
+                else _walk(v, keep_scalar_seqs) for k, v in obj.items()}
     return obj
 
 
