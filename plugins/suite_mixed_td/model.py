@@ -348,38 +348,28 @@ class Network:
         if dsp_per_mac in cache:
             return cache[dsp_per_mac]
         DS = self.dsp_table(dsp_per_mac)
-        groups = [[int(i) for i in self.stage_ids[l, k] if i]
-                  for l in range(len(self.candidates)) for k in range(len(self.candidates[l]))]
-        groups.append([int(i) for i in self.fixed_ids])
         cid = np.zeros(self.stage_ids.shape[:2], dtype=np.int64)
         c = 0
         for l in range(len(self.candidates)):
             for k in range(len(self.candidates[l])):
                 cid[l, k] = c
                 c += 1
-        bps, dss = [], []
-        hi, lo, wts = [], [], []
-        for g in groups:
-            if not g:
-                bps.append(np.array([0.0]))
-                dss.append(np.array([0.0]))
-                hi.append(0.0), lo.append(0.0), wts.append(0.0)
-                continue
-            cy = self.CY[g]  # (stages, rungs), gathered once
-            b = np.unique(cy)
-            rung = (cy[:, None, :] > b[None, :, None]).sum(axis=2)  # (stages, breakpoints)
-            reach = cy[:, -1].max()
-            # DS[g] at each stage's rung (take_along_axis's gather, indexed directly)
-            d = DS[g][np.arange(len(g))[:, None], np.minimum(rung, cy.shape[1] - 1)].sum(axis=0).astype(float)
-            d[b < reach] = _INFEASIBLE
-            bps.append(b)
-            dss.append(d)
-            hi.append(float(cy[:, 0].max()))
-            lo.append(float(reach))
-            wts.append(float(self.W[g].sum()))
-        width = max(len(b) for b in bps)
-        bp = np.concatenate([np.concatenate([b, np.full(width - len(b), b[-1])]) for b in bps])
-        dsp = np.concatenate([np.concatenate([d, np.full(width - len(d), d[-1])]) for d in dss])
+        ids = np.concatenate([self.stage_ids[l, :len(r)] for l, r in enumerate(self.candidates)]
+                             ) if c else np.zeros((0, self.stage_ids.shape[2]), np.int64)
+        fixed = _step_function(self.CY, DS, self.W, [int(i) for i in self.fixed_ids])
+        stacked = _step_functions_stacked(self.CY, DS, self.W, ids)
+        if stacked is None:  # cycles not integer or not nonincreasing along the rungs: row by row
+            rows = [_step_function(self.CY, DS, self.W, [int(i) for i in row if i]) for row in ids] + [fixed]
+            bps, dss, hi, lo, wts = (list(x) for x in zip(*rows))
+            width = max(len(b) for b in bps)
+            bp = np.concatenate([np.concatenate([b, np.full(width - len(b), b[-1])]) for b in bps])
+            dsp = np.concatenate([np.concatenate([d, np.full(width - len(d), d[-1])]) for d in dss])
+        else:
+            b, d, n, hi_c, lo_c, w_c = stacked
+            width = max(b.shape[1], len(fixed[0]))
+            bp = np.concatenate([_pad_last(b, n, width).reshape(-1), _pad_last(fixed[0][None, :], [len(fixed[0])], width)[0]])
+            dsp = np.concatenate([_pad_last(d, n, width).reshape(-1), _pad_last(fixed[1][None, :], [len(fixed[1])], width)[0]])
+            hi, lo, wts = hi_c.tolist() + [fixed[2]], lo_c.tolist() + [fixed[3]], w_c.tolist() + [fixed[4]]
         macs = np.concatenate([self.cand_macs[l, :len(self.candidates[l])] for l in range(len(self.candidates))]
                               + [np.array([float(sum(s.macs for s in self.fixed))])])
         out = {"bp": bp, "dsp": dsp, "width": width, "cid": cid, "fixed_id": c, "hi": np.array(hi),
@@ -406,6 +396,85 @@ class Network:
         return [{"layer": g.name, "choice": self.candidates[l][int(k)].label(),
                  "macs_ratio": self.candidates[l][int(k)].macs / dense_macs(g)}
                 for l, (g, k) in enumerate(zip(self.layers, design))]
+
+
+def _step_function(CY: np.ndarray, DS: np.ndarray, W: np.ndarray, g: list[int]
+                   ) -> tuple[np.ndarray, np.ndarray, float, float, float]:
+    """One candidate's (or the fixed layers') step function of the level T, from its stages *g*
+    (rows of the stage tables ``CY`` cycles, ``DS`` DSPs per rung, ``W`` weights): ``(b, d, hi,
+    lo, weights)``: its distinct cycle counts ``b`` ascending (the breakpoints), the DSPs ``d[j]``
+    its stages need at level ``b[j]`` (each stage at its first rung whose cycles are <= b[j];
+    ``_INFEASIBLE`` below the level all of them can reach), the slowest stage at folding 1 and
+    fully unrolled, the stages' weights. No stage: ``([0], [0], 0, 0, 0)``."""
+    if not g:
+        return np.array([0.0]), np.array([0.0]), 0.0, 0.0, 0.0
+    cy = CY[g]  # (stages, rungs), gathered once
+    b = np.unique(cy)
+    rung = (cy[:, None, :] > b[None, :, None]).sum(axis=2)  # (stages, breakpoints)
+    reach = cy[:, -1].max()
+    # DS[g] at each stage's rung (take_along_axis's gather, indexed directly)
+    d = DS[g][np.arange(len(g))[:, None], np.minimum(rung, cy.shape[1] - 1)].sum(axis=0).astype(float)
+    d[b < reach] = _INFEASIBLE
+    return b, d, float(cy[:, 0].max()), float(reach), float(W[g].sum())
+
+
+def _step_functions_stacked(CY: np.ndarray, DS: np.ndarray, W: np.ndarray, ids: np.ndarray
+                            ) -> tuple[np.ndarray, ...] | None:
+    """:func:`_step_function` of every row of *ids* (``(candidates, slots)`` stage ids, 0 = no
+    stage) at once: ``(b, d, n, hi, lo, weights)``, row ``c``'s breakpoints ``b[c, :n[c]]`` and
+    DSPs ``d[c, :n[c]]`` (then padding), ``hi``, ``lo``, ``weights`` one per row; None unless every
+    stage's cycles are integers, nonincreasing along the rungs and small enough to count exactly
+    (then the caller takes the rows one by one).
+
+    The same figures: the breakpoints are each row's sorted distinct cycles; a stage's rung at a
+    breakpoint is how many of its rungs have more cycles, counted by one ``searchsorted`` over
+    every (row, slot)'s cycles laid end to end (ascending once reversed, each shifted by its
+    position x ``span``: exact for integers below 2**53); the DSP sums are of integers (any
+    order, the same value) and the weights of integer counts (exact in float64 below 2**53)."""
+    C, S = ids.shape
+    R = CY.shape[1]
+    cy = CY[ids]  # (C, S, R); stage id 0 is the null stage: all-zero cycles and DSPs, weight 0
+    live = ids > 0
+    span = float(CY.max(initial=0.0)) + 1.0
+    if (C == 0 or not np.array_equal(CY, np.floor(CY)) or CY.min(initial=0.0) < 0 or np.any(np.diff(CY, axis=1) > 0)
+            or C * S * R * span >= 2.0 ** 53 or np.any(DS[0] != 0) or np.any(CY[0] != 0) or W[0] != 0):
+        return None
+    vals = np.sort(np.where(live[:, :, None], cy, np.inf).reshape(C, S * R), axis=1)
+    new = np.ones(vals.shape, bool)
+    new[:, 1:] = vals[:, 1:] != vals[:, :-1]
+    new &= np.isfinite(vals)
+    nb = new.sum(axis=1)  # breakpoints per row (0: no stage)
+    width = max(int(nb.max()), 1)
+    b = np.zeros((C, width))
+    r_idx, c_idx = np.nonzero(new)
+    b[r_idx, (np.cumsum(new, axis=1) - 1)[r_idx, c_idx]] = vals[r_idx, c_idx]
+    b = _pad_last(b, np.maximum(nb, 1), width)  # the queries ascending along each row
+    # per live (row, slot): its rungs with more cycles than each breakpoint of the row, R minus
+    # those <= it in the stage's cycles reversed (ascending), the stages laid end to end
+    pc, ps = np.nonzero(live)  # row-major: each row's live slots together, rows in order
+    P = len(pc)
+    shift = (np.arange(P, dtype=float) * span)[:, None]
+    keys = (cy[pc, ps, ::-1] + shift).reshape(-1)
+    le = np.searchsorted(keys, (b[pc] + shift).reshape(-1), side="right").reshape(P, width) - (np.arange(P) * R)[:, None]
+    per_stage = DS[ids[pc, ps][:, None], np.minimum(R - le, R - 1)]  # (P, width) int DSPs
+    d = np.zeros((C, width))
+    rows = np.flatnonzero(nb)
+    if P:
+        d[rows] = np.add.reduceat(per_stage, np.searchsorted(pc, rows), axis=0).astype(float)
+    reach = np.where(live, cy[:, :, -1], -np.inf).max(axis=1)
+    d[b < reach[:, None]] = _INFEASIBLE
+    hi = np.where(live, cy[:, :, 0], -np.inf).max(axis=1)
+    wts = W[ids].sum(axis=1)
+    empty = nb == 0  # no stage: one breakpoint 0 needing 0 DSPs, as _step_function gives
+    b[empty, 0] = d[empty, 0] = hi[empty] = reach[empty] = 0.0
+    return b, d, np.maximum(nb, 1), hi, reach, wts
+
+
+def _pad_last(a: np.ndarray, n, width: int) -> np.ndarray:
+    """Rows of *a* cut to their first ``n[r]`` entries and padded with the last of them to *width*."""
+    n = np.asarray(n)
+    cols = np.minimum(np.arange(width)[None, :], n[:, None] - 1)
+    return a[np.arange(len(a))[:, None], cols]
 
 
 def _fixed_stage(layer) -> FactorLayer | None:

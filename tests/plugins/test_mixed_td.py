@@ -371,6 +371,37 @@ def test_searchsorted_levels_equal_the_bisection_bit_for_bit(name):
 
 
 @pytest.mark.parametrize("name", ["resnet-18", "digits"])
+def test_stacked_step_functions_equal_the_row_by_row_ones(name):
+    # every candidate's step function built for all candidates at once against the one-candidate
+    # function (the path a network without integer, nonincreasing cycles takes), entry by entry
+    net = model.build_network(_zoo(name) if name != "digits" else digits_cnn())
+    ids = np.concatenate([net.stage_ids[l, :len(r)] for l, r in enumerate(net.candidates)])
+    for dpm in (0.5, 1.0, 2.0):
+        DS = net.dsp_table(dpm)
+        b, d, n, hi, lo, w = model._step_functions_stacked(net.CY, DS, net.W, ids)
+        assert len(n) == len(ids) and n.max() > 1
+        for c, row in enumerate(ids):
+            rb, rd, rhi, rlo, rw = model._step_function(net.CY, DS, net.W, [int(i) for i in row if i])
+            assert n[c] == len(rb) and np.array_equal(b[c, :n[c]], rb) and np.array_equal(d[c, :n[c]], rd), c
+            assert (hi[c], lo[c], w[c]) == (rhi, rlo, rw), c
+
+
+def test_step_function_by_hand():
+    # two stages: cycles (8, 4, 2) and (6, 3, 3) per rung, DSPs (1, 2, 4) and (1, 2, 2), weights 5 and 7
+    CY = np.array([[0, 0, 0], [8, 4, 2], [6, 3, 3]], float)
+    DS = np.array([[0, 0, 0], [1, 2, 4], [1, 2, 2]])
+    W = np.array([0.0, 5.0, 7.0])
+    b, d, hi, lo, w = model._step_function(CY, DS, W, [1, 2])
+    # at T = 2 stage 1 is at rung 2 (4 DSPs), stage 2 cannot reach 2 cycles: infeasible; T = 3: 4 + 2;
+    # T = 4: 2 + 2; T = 6: 2 + 1 (stage 1 at rung 1 still: 8 > 6); T = 8: 1 + 1
+    assert b.tolist() == [2, 3, 4, 6, 8] and d.tolist() == [1e18, 6, 4, 3, 2] and (hi, lo, w) == (8, 3, 12)
+    stacked = model._step_functions_stacked(CY, DS, W, np.array([[1, 2], [0, 0], [2, 0]]))
+    assert stacked[0][0].tolist() == b.tolist() and stacked[1][0].tolist() == d.tolist()
+    assert stacked[2].tolist() == [5, 1, 2] and stacked[3].tolist() == [8, 0, 6] and stacked[5].tolist() == [12, 0, 7]
+    assert model._step_functions_stacked(CY[:, ::-1].copy(), DS, W, np.array([[1, 2]])) is None  # cycles rising
+
+
+@pytest.mark.parametrize("name", ["resnet-18", "digits"])
 def test_breakpoint_level_search_equals_the_integer_bisection(name):
     # the bisection over breakpoint indices against the integer bisection of [a, hi] it replaced,
     # from budgets where nothing fits (the answer is hi) to budgets where full unrolling fits
