@@ -447,10 +447,15 @@ def _schedule(g: _Graph, dropped: set[str], offloadable: set[str], offload_kinds
     steps, n = 2 * g.n, g.n
     index = {nm: i for i, nm in enumerate(g.names)}
 
-    def last_use(x: str) -> int:
+    fwd_reads, bwd_reads, g_read = g.fwd_reads, g.bwd_reads, g.g_read
+
+    def last_use(x: str) -> int:  # the last step reading x (its producer's when none does)
         if x.startswith("G:"):
-            return g.g_read.get(x, steps - 1)
-        return max([*g.fwd_reads.get(x, []), *g.bwd_reads.get(x, [])], default=index.get(x, 0))
+            return g_read.get(x, steps - 1)
+        fr, br = fwd_reads.get(x), bwd_reads.get(x)
+        if fr and br:
+            return max(max(fr), max(br))
+        return max(fr or br) if fr or br else index.get(x, 0)
 
     free_at: dict[int, list[str]] = {}
     for x in g.size:
@@ -507,13 +512,45 @@ class _TensorPool:
 
     def run(self, g: _Graph, plan: _RecomputePlan, sched: _Schedule, *, evict_above: float | None,
             keep_all: bool) -> None:
+        """Every step: the arrivals (:meth:`_arrive`), the Tensor Cache's evictions above
+        *evict_above*, the step's resident total, then (unless *keep_all*) the departures
+        (:meth:`_depart`). A step with no prefetch, recompute, eviction or leaving tensor takes
+        the same adds and drops inline, in the same order (the float total is the same)."""
+        writes, reads, size = g.writes, g.reads, self.size
+        resident, resident_off, offloadable = self.resident, self.resident_off, self.offloadable
+        evicted, last_touch, per_step = self.evicted, self.last_touch, self.per_step
+        special = set(sched.prefetch_at) | set(plan.materialize) | set(plan.transient) | set(sched.leave_at)
+        free_at = sched.free_at
         for t in range(2 * g.n):
-            self._arrive(g, plan, sched, t)
+            if t in special:
+                self._arrive(g, plan, sched, t)
+            else:
+                for x in writes[t]:
+                    if x not in resident:
+                        resident[x] = size[x]
+                        self.total += size[x]
+                        if x in offloadable:
+                            resident_off[x] = None
+                for x in reads[t]:
+                    if x not in resident:
+                        if x in evicted:  # cache miss: brought back for this read
+                            self.bring_back(x, t, t)
+                        if x not in resident:
+                            self.violations.append(f"step {t}: {x} read but not resident")
+                    last_touch[x] = t
             if evict_above is not None and self.total > evict_above:
                 self._evict(g, sched, t, evict_above)
-            self.per_step.append(self.total)
-            if not keep_all:
+            per_step.append(self.total)
+            if keep_all:
+                continue
+            if t in special:
                 self._depart(g, plan, sched, t)
+            else:
+                for x in free_at.get(t, ()):
+                    if x in resident:
+                        self.total -= resident.pop(x)
+                        resident_off.pop(x, None)
+                    evicted.discard(x)
 
     def _arrive(self, g: _Graph, plan: _RecomputePlan, sched: _Schedule, t: int) -> None:
         for x in g.writes[t]:
