@@ -32,27 +32,23 @@ from suite.testing.imports import is_test_file as _is_test_file  # noqa: E402
 
 
 # The rules below read each source file of the core and the plugins several times (a rule and its
-# "known ... are still real" twin): each file is parsed once, memoised on its path AND its text, so
-# a file that changes (the checker's own tests rewrite a temporary file) is parsed again.
-_IMPORTS: dict[tuple[str, str], tuple[tuple[int, str], ...]] = {}
+# "known ... are still real" twin, the import rules and the walks below): each file is parsed once,
+# memoised on its text, so a file that changes (the checker's own tests rewrite a temporary file)
+# is parsed again; the kit's imports_of reads the imports from that same tree.
+@functools.lru_cache(maxsize=None)
+def _parsed(text: str) -> tuple[ast.AST, tuple[ast.AST, ...]]:
+    tree = ast.parse(text)
+    return tree, tuple(ast.walk(tree))
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
-    """The kit's ``imports_of(path)``, memoised (see above)."""
-    key = (str(path), Path(path).read_text(encoding="utf-8"))
-    if key not in _IMPORTS:
-        _IMPORTS[key] = tuple(_imports_of(Path(path)))
-    return list(_IMPORTS[key])
-
-
-@functools.lru_cache(maxsize=None)
-def _nodes_memo(text: str) -> tuple[ast.AST, ...]:
-    return tuple(ast.walk(ast.parse(text)))
+    """The kit's ``imports_of(path)`` (the rules a third-party plugin's CI checks), of the tree parsed once."""
+    return _imports_of(Path(path), tree=_parsed(Path(path).read_text(encoding="utf-8"))[0])
 
 
 def _nodes(path: Path) -> tuple[ast.AST, ...]:
     """Every node of *path*'s syntax tree (``ast.walk`` order), memoised on the file's text."""
-    return _nodes_memo(path.read_text(encoding="utf-8"))
+    return _parsed(path.read_text(encoding="utf-8"))[1]
 
 
 #: Known violations, each to be removed by its owner (the test below fails once one is fixed, so the
@@ -142,6 +138,11 @@ def test_the_checker_sees_function_level_and_dynamic_imports(tmp_path):
                  "from suite import registry\n")
     mods = {m for _l, m in _imports(f)}
     assert {"suite.runner.case", "suite_poseidon", "suite.registry"} <= mods and "suite" not in mods
+    # the kit parses the file itself when given no tree, with the same answer; a rewritten file is
+    # read again (its answers are kept per text)
+    assert _imports_of(f) == _imports(f)
+    f.write_text("import os\nimport suite_other\n")
+    assert _imports_of(f) == _imports(f) == [(1, "os"), (2, "suite_other")]
 
 
 def test_from_suite_import_a_module_is_that_module():

@@ -54,10 +54,40 @@ def _suite_submodules() -> frozenset[str]:
                      or (p.is_dir() and (p / "__init__.py").exists()))
 
 
-def imports_of(path: Path) -> list[tuple[int, str]]:
+#: imports_of's answers by (path, file text): a kit run reads each file of a package for its
+#: problems and again for its deprecations, and a test session runs the kit of every plugin; a file
+#: whose text changed is read again. Cleared past :data:`_MEMO_MAX` entries.
+_MEMO: dict[tuple[str, str], tuple[tuple[int, str], ...]] = {}
+_MEMO_MAX = 4096
+
+
+def imports_of(path: Path, tree: ast.AST | None = None) -> list[tuple[int, str]]:
     """(line, absolute module name) of every import in *path*, plus string literals passed to
-    ``importlib.import_module`` / ``__import__``."""
-    tree = ast.parse(Path(path).read_text(encoding="utf-8"), filename=str(path))
+    ``importlib.import_module`` / ``__import__``.
+
+    *tree* is the file's syntax tree (``ast.parse`` of its current text) when the caller has
+    parsed it already (the file is then not parsed again); without it the file is parsed here.
+    The answer is kept per (path, text) for the process.
+
+    Raises
+    ------
+    OSError
+        *path* cannot be read.
+    SyntaxError
+        Its text does not parse (no *tree* given).
+    """
+    text = Path(path).read_text(encoding="utf-8")
+    key = (str(path), text)
+    found = _MEMO.get(key)
+    if found is None:
+        if len(_MEMO) >= _MEMO_MAX:
+            _MEMO.clear()
+        found = _MEMO[key] = tuple(_imports_in(tree if tree is not None else ast.parse(text, filename=str(path))))
+    return list(found)
+
+
+def _imports_in(tree: ast.AST) -> list[tuple[int, str]]:
+    """:func:`imports_of`'s walk of one syntax tree."""
     out: list[tuple[int, str]] = []
     subs = _suite_submodules()
     for node in ast.walk(tree):
