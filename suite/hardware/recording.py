@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator, Mapping
 from itertools import repeat
+from operator import is_
 from typing import Any
 
 from suite.frozen import FrozenDict
@@ -237,7 +238,7 @@ class ReadPlan:
     """
 
     __slots__ = ("profile", "models", "tables", "prefix", "hidden", "objs", "classes", "rcs", "fields", "holders", "kept",
-                 "_paths", "_sorted")
+                 "table_items", "_paths", "_sorted")
 
     def __init__(self, profile: Any) -> None:
         self.profile = profile  # held: the ids below stay this profile's
@@ -265,6 +266,7 @@ class ReadPlan:
         self.rcs: list[type] = [m[2] for m in self.models]
         self.fields: list[dict[str, Any]] = [m[3] for m in self.models]
         self.holders, self.kept = [m[0] for m in self.models if m[4]], [m[4] for m in self.models if m[4]]
+        self.table_items: list[dict[Any, Any]] = [dict(t) for t in self.tables]  # as loaded (Recording.stop_checked)
 
     def _items(self, obj: Any, first: bool) -> Any:
         """The (name, value) pairs under *obj*; on its *first* visit it joins ``models`` or ``tables``."""
@@ -331,6 +333,29 @@ class ReadPlan:
         return tuple(_join(p, str(name)) for p in prefixes)
 
 
+#: a value no field holds (a field of a model that its saved fields lack)
+_NOT_SAVED = object()
+
+
+def _unwritten(dicts: list[dict[str, Any]], fields: list[dict[str, Any]]) -> bool:
+    """Whether each model's ``__dict__`` (in *dicts*) holds only fields of its saved *fields*,
+    each the same object: what a case that wrote nothing leaves (its fields read back in, its
+    models and tables kept). A field added, replaced or written while hidden is not."""
+    for d, saved in zip(dicts, fields):
+        if not all(map(is_, d.values(), map(saved.get, d, repeat(_NOT_SAVED)))):
+            return False
+    return True
+
+
+def _tables_unchanged(tables: list[Any], items: list[dict[Any, Any]]) -> bool:
+    """Whether each table holds the keys and values of its copy in *items*, the same objects in
+    the same order (read through ``dict``'s own methods: no read of a recording table is noted)."""
+    for t, then in zip(tables, items):
+        if not (len(t) == len(then) and all(map(is_, dict.keys(t), then)) and all(map(is_, dict.values(t), then.values()))):
+            return False
+    return True
+
+
 class Recording:
     """One case's recording through a :class:`ReadPlan`: :meth:`start` hides the profile's fields,
     :meth:`stop` puts them back and returns the dotted paths read (a ``set`` of ``str``)."""
@@ -368,16 +393,33 @@ class Recording:
         self._restore()
         return self.plan.sorted_paths(self.reads)
 
-    def _restore(self) -> None:
+    def stop_checked(self) -> tuple[list[str], bool]:
+        """:meth:`stop_sorted`, and whether the case left every object of the plan as
+        :meth:`start` found it (True: each model holds only its own fields' objects, each table
+        the same keys and values in the same order; the per-case input guard need not walk the
+        profile again: :class:`suite.runner.evaluate.InputSnapshots`). False when anything was
+        written, added or replaced (then every write is kept, for the guard to name and undo),
+        or when this recording was ended by another one."""
+        clean = self._restore(check=True)
+        return self.plan.sorted_paths(self.reads), clean
+
+    def _restore(self, check: bool = False) -> bool:
         if not _ACTIVE or _ACTIVE[0] is not self:
-            return
+            return False
         plan = self.plan
-        _drain(map(_refill, map(_dict_of, plan.objs), plan.fields))
+        dicts = list(map(_dict_of, plan.objs))
+        clean = check and _unwritten(dicts, plan.fields) and _tables_unchanged(plan.tables, plan.table_items)
+        if clean:  # each model gets its fields back in their order: in C, no merge of what the case wrote
+            _drain(map(dict.clear, dicts))
+            _drain(map(dict.update, dicts, plan.fields))
+        else:
+            _drain(map(_refill, dicts, plan.fields))
         _drain(map(_set_class, plan.objs, plan.classes))
         _drain(map(_set_class, plan.tables, repeat(FrozenDict)))
         _HIDDEN.clear()  # only this recording's objects (start() restores the one before)
         CASE_SEEN.clear()  # empty while nothing records
         _ACTIVE.clear()
+        return clean
 
     def __enter__(self) -> Recording:
         return self.start()

@@ -15,7 +15,7 @@ import sys
 import time
 import traceback
 from collections.abc import Mapping
-from operator import attrgetter
+from operator import attrgetter, is_
 from typing import Any
 
 from suite.errors import SuiteError
@@ -87,12 +87,13 @@ class InputSnapshots:
     former size, was below a 78-bandwidth sweep's 78 profiles).
     """
 
-    __slots__ = ("size", "_snaps", "_plans")
+    __slots__ = ("size", "_snaps", "_plans", "_covers")
 
     def __init__(self, size: int = 4096) -> None:
         self.size = size
         self._snaps: dict[int, tuple[Any, list[Any]]] = {}
         self._plans: dict[int, Any] = {}
+        self._covers: dict[int, tuple[Any, list[Any], bool]] = {}
 
     def plan(self, profile: Any) -> Any:
         """The :class:`suite.hardware.recording.ReadPlan` of *profile* (built now, or kept)."""
@@ -103,6 +104,23 @@ class InputSnapshots:
             self._plans.pop(next(iter(self._plans)))
         plan = self._plans[id(profile)] = ReadPlan(profile)
         return plan
+
+    def covers(self, plan: Any, snap: list[Any]) -> bool:
+        """Whether a recording through *plan* that ends clean (:meth:`Recording.stop_checked`)
+        shows profile snapshot *snap* unchanged: every object the snapshot keeps is one the plan
+        restores, with the same fields (keys and values the same objects, in the same order).
+        Decided once per (plan, snapshot) pair; False for any object the walk of the guard keeps
+        that the plan does not (then the guard checks the profile after every case)."""
+        hit = self._covers.get(id(plan))
+        if hit is not None and hit[0] is plan and hit[1] is snap:
+            return hit[2]
+        saved = {id(o): f for o, f in zip(plan.objs, plan.fields)}
+        saved.update({id(t): c for t, c in zip(plan.tables, plan.table_items)})
+        ok = bool(snap) and all(id(e[0]) in saved and _same_items(e[1], saved[id(e[0])]) for e in snap)
+        if len(self._covers) >= self.size:
+            self._covers.pop(next(iter(self._covers)))
+        self._covers[id(plan)] = (plan, snap, ok)
+        return ok
 
     def of(self, profile: Any, label: str = "profile", limit: int = 256) -> list[Any]:
         """The snapshot of *profile* (or of a workload: any input shared by cases, under *label*,
@@ -117,6 +135,11 @@ class InputSnapshots:
         snap = guard((label, profile), limit=limit)
         self._snaps[id(profile)] = (profile, snap)
         return snap
+
+
+def _same_items(a: dict[Any, Any], b: dict[Any, Any]) -> bool:
+    """The same keys holding the same objects, in the same order."""
+    return len(a) == len(b) and all(map(is_, a, b)) and all(map(is_, a.values(), b.values()))
 
 
 def error_line(exc: BaseException) -> str:
@@ -335,15 +358,18 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = 
     # __dict__, dict.__setitem__) fails this case and is undone before the next one
     profile = getattr(scenario, "profile", None)
     snapshots = snapshots or InputSnapshots()
-    snaps = (snapshots.of(profile), snapshots.of(getattr(scenario, "workload", None), "workload", limit=1),
+    snaps: tuple[list[Any], ...] = (snapshots.of(profile), snapshots.of(getattr(scenario, "workload", None), "workload", limit=1),
              snapshots.of(getattr(scenario, "params", None), "scenario.params"))
-    rec = None
+    rec, reads, clean = None, None, False
     if record_reads and profile is not None:
         rec = Recording(snapshots.plan(profile)).start()
     try:
         _evaluate(tech, scenario, out, artifacts, interrupt_fails, t0)
     finally:
-        reads = rec.stop_sorted() if rec is not None else None  # the profile's own objects as they were
+        if rec is not None:  # the profile's own objects as they were; clean: checked on the way
+            reads, clean = rec.stop_checked()
+    if rec is not None and clean and snapshots.covers(rec.plan, snaps[0]):
+        snaps = snaps[1:]  # the recording found every object of the profile as the snapshot has it
     changed = _restore_changed(snaps)
     if changed is not None:
         out.update(status="failed", metrics=None, samples=None, artifacts=None, traceback=None,

@@ -28,7 +28,8 @@ from suite.runner import ExecOptions, expand_entry, run_cases
 from suite.technique import Paper, Param, Result, Technique, Variant
 
 HERE = Path(__file__).resolve().parent
-HOWS = ("bw", "peak", "dump", "copy", "pickle", "eq", "vars_write", "setattr_write", "attr_write")
+HOWS = ("bw", "peak", "dump", "copy", "pickle", "eq", "vars_write", "setattr_write", "attr_write", "table_write",
+        "field_added")
 
 
 def _evaluate(scenario) -> Result:
@@ -51,6 +52,10 @@ def _evaluate(scenario) -> Result:
         object.__setattr__(p.node, "devices_per_node", 99)
     elif how == "attr_write":
         p.device.memory = 1.0
+    elif how == "table_write":  # a profile table, written past FrozenDict's refusal
+        dict.__setitem__(p.device.peak_flops, "fp32", 1.0)
+    elif how == "field_added":
+        object.__setattr__(p.device, "extra", 1.0)
     return Result().add("y", x * bw * 8 / 1e9, "s", "lower")
 
 
@@ -109,8 +114,13 @@ def test_every_case_stores_the_fields_it_read_and_keeps_its_isolation(ctx, tmp_p
                                               "profile.node.devices_per_node")
     assert got["attr_write"][:2] == ("failed", "ImmutableError: Device.memory is read-only: profiles are immutable "
                                      "(derive one with profile.with_overrides({...}) or model_copy(update=...))")
+    # a write to a table, or a field added, fails the case like a write to a field (the check of a
+    # recorded case's profile is the recording's own when the case wrote nothing: Recording.stop_checked)
+    assert got["table_write"][1].startswith("InputMutated: reader: the case changed its input "
+                                            "profile.device.peak_flops['fp32']")
+    assert got["field_added"][1].startswith("InputMutated: reader: the case changed its input profile.device.extra")
     assert own == {("reader", cases[0].code or ""): set().union(*(f for _s, _e, f in got.values() if f))}
-    assert s.ok == len(cases) - 3
+    assert s.ok == len(cases) - 5
     after = {id(o): (type(o), list(vars(o).items())) for o in (profile, profile.device, profile.node, profile.network[0])}
     assert after == before  # the coordinator's profile: its classes, fields and field order
 
