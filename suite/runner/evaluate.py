@@ -358,8 +358,7 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = 
     # __dict__, dict.__setitem__) fails this case and is undone before the next one
     profile = getattr(scenario, "profile", None)
     snapshots = snapshots or InputSnapshots()
-    snaps: tuple[list[Any], ...] = (snapshots.of(profile), snapshots.of(getattr(scenario, "workload", None), "workload", limit=1),
-             snapshots.of(getattr(scenario, "params", None), "scenario.params"))
+    snaps = _snapshots_of(scenario, profile, snapshots)
     rec, reads, clean = None, None, False
     if record_reads and profile is not None:
         rec = Recording(snapshots.plan(profile)).start()
@@ -380,6 +379,12 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = 
     if reads is not None and out["status"] == "ok":
         out["fields_read"] = reads
     return out
+
+
+def _snapshots_of(scenario: Any, profile: Any, snapshots: InputSnapshots) -> tuple[list[Any], ...]:
+    """The input guard's snapshots of a case: its profile (first), workload and parameter table."""
+    return (snapshots.of(profile), snapshots.of(getattr(scenario, "workload", None), "workload", limit=1),
+            snapshots.of(getattr(scenario, "params", None), "scenario.params"))
 
 
 def _restore_changed(snaps: tuple[list[Any], ...]) -> str | None:
