@@ -23,11 +23,23 @@ def _check_ok_values(store, run_id):
         assert r["y"] == pytest.approx(y_of(r["param.x"], 1, "base", GBIT_A))
 
 
-def test_pool_isolates_raise_hang_abort_skip(fake_registry, store):
-    exp = _modes_sweep(["ok", "raise", "hang", "abort", "skip"])
-    s = run_cases(exp.cases, store, options=ExecOptions(jobs=2, timeout=1.0), context=Context.build())
-    assert (s.total, s.computed, s.ok, s.skipped, s.failed) == (15, 15, 3, 3, 9)
-    assert s.by_status == {"ok": 3, "skipped": 3, "failed": 3, "timeout": 3, "crashed": 3}
+def _hanging_only(cases, hanging):
+    """*cases* without the `hang` cases whose x is not in *hanging* (each hanging case costs a
+    time-out's wait)."""
+    return [c for c in cases if c.params["mode"] != "hang" or c.params["x"] in hanging]
+
+
+# the fast variants keep one hanging case among the others, the slow ones three (one per x)
+HANGING = [pytest.param((1, 2, 3), marks=pytest.mark.slow), (2,)]
+
+
+@pytest.mark.parametrize("hanging", HANGING)
+def test_pool_isolates_raise_hang_abort_skip(fake_registry, store, hanging):
+    cases = _hanging_only(_modes_sweep(["ok", "raise", "hang", "abort", "skip"]).cases, hanging)
+    s = run_cases(cases, store, options=ExecOptions(jobs=2, timeout=1.0), context=Context.build())
+    h = len(hanging)  # 3 cases per other mode; failed = raise + hang + abort
+    assert (s.total, s.computed, s.ok, s.skipped, s.failed) == (12 + h, 12 + h, 3, 3, 6 + h)
+    assert s.by_status == {"ok": 3, "skipped": 3, "failed": 3, "timeout": h, "crashed": 3}
     cases = store.cases(s.run_id)
     by_mode = {m: set(cases[cases["param.mode"] == m]["status"]) for m in ("ok", "raise", "hang", "abort", "skip")}
     assert by_mode == {"ok": {"ok"}, "raise": {"failed"}, "hang": {"timeout"}, "abort": {"crashed"}, "skip": {"skipped"}}
@@ -42,7 +54,7 @@ def test_pool_isolates_raise_hang_abort_skip(fake_registry, store):
     assert set(cases[cases["param.mode"] == "skip"]["error"]) == {"fake does not apply here"}
     _check_ok_values(store, s.run_id)
     run = store.run_info(s.run_id)
-    assert (run["status"], run["failed"], run["ok"]) == ("failed", 9, 3)
+    assert (run["status"], run["failed"], run["ok"]) == ("failed", 6 + h, 3)
 
 
 def test_pool_batched_outcomes_find_the_crashing_case(fake_registry, store):
@@ -62,10 +74,11 @@ def test_pool_batched_outcomes_find_the_crashing_case(fake_registry, store):
     assert all(m["y"] == m["param.x"] * GBIT_A)
 
 
-def test_in_process_raise_hang_skip(fake_registry, store):
-    exp = _modes_sweep(["ok", "raise", "hang", "skip"])
-    s = run_cases(exp.cases, store, options=ExecOptions(jobs=1, timeout=0.5), context=Context.build())
-    assert s.by_status == {"ok": 3, "failed": 3, "timeout": 3, "skipped": 3}
+@pytest.mark.parametrize("hanging", HANGING)
+def test_in_process_raise_hang_skip(fake_registry, store, hanging):
+    cases = _hanging_only(_modes_sweep(["ok", "raise", "hang", "skip"]).cases, hanging)
+    s = run_cases(cases, store, options=ExecOptions(jobs=1, timeout=0.5), context=Context.build())
+    assert s.by_status == {"ok": 3, "failed": 3, "timeout": len(hanging), "skipped": 3}
     _check_ok_values(store, s.run_id)
 
 
@@ -206,14 +219,14 @@ def test_dask_existing_scheduler_and_crash(fake_registry, tmp_path, monkeypatch)
         assert errs == {"worker process died (SIGABRT) while running this case"}
 
 
-@pytest.mark.parametrize("hanging", [pytest.param((1, 2, 3), marks=pytest.mark.slow), (2,)])
+@pytest.mark.parametrize("hanging", HANGING)
 def test_default_hang_guard_stops_a_stalled_model_case_without_a_timeout(fake_registry, store, hanging):
     """No --timeout: a model case that hangs is found by the hang guard (a worker silent for
     stall_timeout s is killed, its unreported batched cases are re-run one at a time) and stored
     as `timeout`; the others finish (a fresh-user trial saw `suite reproduce` freeze for ever).
     Every hanging case costs a wait of stall_timeout when it is re-run alone, on top of its batch's:
     the fast variant has one, between ok cases (2 waits), the slow one three (4 waits)."""
-    cases = [c for c in _modes_sweep(["ok", "hang"]).cases if c.params["mode"] == "ok" or c.params["x"] in hanging]
+    cases = _hanging_only(_modes_sweep(["ok", "hang"]).cases, hanging)
     s = run_cases(cases, store, options=ExecOptions(jobs=1, stall_timeout=1.0), context=Context.build())
     cases = store.cases(s.run_id)
     by_mode = {m: set(cases[cases["param.mode"] == m]["status"]) for m in ("ok", "hang")}
