@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -70,81 +69,18 @@ def suite(site: Path, *args: str, store: Path, timeout: float = 90) -> subproces
 
 def suite_forked(site: Path, *args: str, store: Path, timeout: float = 90) -> subprocess.CompletedProcess:
     """The command :func:`suite` runs, in a child forked from this test process instead of a new
-    interpreter (which imports the core, numpy and every plugin again: ~0.5 s CPU a command). The
-    child sees what a new ``python -m suite`` would: the same environment, *site* first on
-    ``sys.path``, the entry points scanned again (:mod:`suite.registry` keeps one scan per process),
-    stdin empty, stdout and stderr its own; it runs :func:`suite.cli.entry` and ends with the
-    command's exit status, or is killed by the signal that ended it. Whatever a plugin patches or
-    breaks stays in the child; a child still running after *timeout* s is killed with its workers
-    and :class:`subprocess.TimeoutExpired` raised, as :func:`subprocess.run` does."""
-    import tempfile
+    interpreter (:mod:`forkrun`): the same environment, *site* first on ``sys.path``, the entry
+    points scanned again (:mod:`suite.registry` keeps one scan per process), then
+    :func:`suite.cli.entry`. Whatever a plugin patches or breaks stays in the child."""
+    import forkrun
 
-    env = _env(site, store)
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover (the child ends with os._exit)
-            code = 1
-            try:
-                code = _forked_command(site, args, env, out.fileno(), err.fileno())
-            finally:
-                os._exit(code)
-        try:
-            os.setpgid(pid, pid)  # (the child does it too: whichever runs first)
-        except OSError:
-            pass
-        status = _wait(pid, timeout)
-        if status is None:
-            os.killpg(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            raise subprocess.TimeoutExpired(["suite", *args], timeout)
-        texts = []
-        for f in (out, err):
-            f.seek(0)
-            texts.append(f.read().decode(errors="replace"))
-    return subprocess.CompletedProcess(["suite", *args], os.waitstatus_to_exitcode(status), *texts)
+    return forkrun.run(_suite_main, site, args, env=_env(site, store), timeout=timeout, argv=["suite", *args])
 
 
-def _wait(pid: int, timeout: float) -> int | None:
-    """The wait status of child *pid* once it ends, or None if it runs past *timeout* s."""
-    import select
-    import time
-
-    if hasattr(os, "pidfd_open"):  # Linux: sleep until the child ends
-        fd = os.pidfd_open(pid)
-        try:
-            select.select([fd], [], [], timeout)
-        finally:
-            os.close(fd)
-        done, status = os.waitpid(pid, os.WNOHANG)
-        return status if done else None
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return status
-        time.sleep(0.02)
-    return None
-
-
-def _forked_command(site: Path, args: tuple[str, ...], env: dict[str, str], out: int, err: int) -> int:
-    """In the forked child: become what ``python -m suite ARGS`` starts as, run it, return its status."""
-    import faulthandler
+def _suite_main(site: Path, args: tuple[str, ...]) -> None:
+    """``python -m suite ARGS`` with *site* on the path, in a forked child."""
     import importlib
-    import io
 
-    os.setpgid(0, 0)  # its own group: a time-out kills the child and its workers together
-    faulthandler.disable()  # pytest's, which would print this test process's stack on an abort
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
-    null = os.open(os.devnull, os.O_RDONLY)
-    for src, fd in ((null, 0), (out, 1), (err, 2)):
-        os.dup2(src, fd)
-    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
-    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8")
-    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
-                                  errors="backslashreplace", line_buffering=True)
-    os.environ.clear()
-    os.environ.update(env)
     sys.path.insert(0, str(site))
     importlib.invalidate_caches()
     from suite import registry
@@ -152,21 +88,7 @@ def _forked_command(site: Path, args: tuple[str, ...], env: dict[str, str], out:
 
     registry._DISCOVERED = None  # a new process scans the entry points on its sys.path
     sys.argv = ["suite", *args]
-    try:
-        entry()
-        code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-        if e.code is not None and not isinstance(e.code, int):
-            print(e.code, file=sys.stderr)
-    except BaseException:  # noqa: BLE001  (what an uncaught exception does to a process)
-        import traceback
-
-        traceback.print_exc()
-        code = 1
-    sys.stdout.flush()
-    sys.stderr.flush()
-    return code
+    entry()
 
 
 @pytest.fixture(params=["fork", pytest.param("process", marks=pytest.mark.slow)])

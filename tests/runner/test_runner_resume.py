@@ -28,8 +28,31 @@ def _ok_count(path: Path) -> int:
 
 
 def _run(store: Path, n: int, delay: float, jobs: int = 1):
+    """``python run_fake.py STORE N DELAY JOBS`` in a new interpreter (a Popen)."""
     return subprocess.Popen([sys.executable, str(SCRIPT), str(store), str(n), str(delay), str(jobs)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _run_forked(store: Path, n: int, delay: float, jobs: int = 1):
+    """The same script in a child forked from this process (:mod:`forkrun`: a Popen's interface):
+    the runner's coordinator and its pool are the same; the interpreter's start-up is not paid."""
+    import forkrun
+
+    argv = [str(SCRIPT), str(store), str(n), str(delay), str(jobs)]
+    return forkrun.Forked(_script_main, argv, argv=argv)
+
+
+def _script_main(argv: list[str]) -> None:
+    import runpy
+
+    sys.argv = argv
+    runpy.run_path(argv[0], run_name="__main__")
+
+
+@pytest.fixture(params=["fork", pytest.param("process", marks=pytest.mark.slow)])
+def launch(request):
+    """``launch(store, n, delay, jobs)``: the sweep in a forked child (fast) or a new interpreter (slow)."""
+    return _run_forked if request.param == "fork" else _run
 
 
 def _signal_state(pid: int) -> str:
@@ -45,10 +68,10 @@ def _parse(out: str) -> dict:
     return dict(kv.split("=") for kv in out.split()) if out else {}
 
 
-def test_kill9_then_resume_computes_only_missing(tmp_path):
+def test_kill9_then_resume_computes_only_missing(tmp_path, launch):
     store = tmp_path / "s.sqlite"
     n = 150
-    p = _run(store, n, 0.02, jobs=2)
+    p = launch(store, n, 0.02, jobs=2)
     deadline = time.time() + 60
     while _ok_count(store) < 20 and time.time() < deadline and p.poll() is None:
         time.sleep(0.05)
@@ -62,7 +85,7 @@ def test_kill9_then_resume_computes_only_missing(tmp_path):
                           "(SELECT count(*) FROM metrics m WHERE m.case_key = c.key) != 2").fetchone()[0]
     con.close()
     assert orphans == 0
-    p2 = _run(store, n, 0.02, jobs=2)  # the same sweep (delay is part of the case key)
+    p2 = launch(store, n, 0.02, jobs=2)  # the same sweep (delay is part of the case key)
     out, err = p2.communicate(timeout=120)
     assert p2.returncode == 0, err
     got = _parse(out)
@@ -71,10 +94,10 @@ def test_kill9_then_resume_computes_only_missing(tmp_path):
     assert _ok_count(store) == n
 
 
-def test_two_concurrent_runs_lose_nothing(tmp_path):
+def test_two_concurrent_runs_lose_nothing(tmp_path, launch):
     store = tmp_path / "s.sqlite"
     n = 200
-    procs = [_run(store, n, 0.002, jobs=1), _run(store, n, 0.002, jobs=1)]
+    procs = [launch(store, n, 0.002, jobs=1), launch(store, n, 0.002, jobs=1)]
     outs = [p.communicate(timeout=180) for p in procs]
     for p, (_o, e) in zip(procs, outs):
         assert p.returncode == 0, e
@@ -117,11 +140,11 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path):
     assert _parse(out)["computed"] == str(n - done)
 
 
-def test_kill9_of_the_coordinator_leaves_no_worker_behind(tmp_path):
+def test_kill9_of_the_coordinator_leaves_no_worker_behind(tmp_path, launch):
     import os
 
     store = tmp_path / "s.sqlite"
-    p = _run(store, 400, 0.02, jobs=2)
+    p = launch(store, 400, 0.02, jobs=2)
     deadline = time.time() + 60
     while _ok_count(store) < 10 and time.time() < deadline and p.poll() is None:
         time.sleep(0.05)
