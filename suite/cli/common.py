@@ -107,13 +107,9 @@ def _finite_json(obj: Any) -> Any:
         return {k: _finite_json(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_finite_json(v) for v in obj]
-    try:
-        import numpy as np
-
-        if isinstance(obj, np.generic):
-            return _finite_json(obj.item())
-    except ImportError:  # pragma: no cover
-        pass
+    np = sys.modules.get("numpy")  # no numpy value exists before numpy is imported: a cached run never imports it
+    if np is not None and isinstance(obj, np.generic):
+        return _finite_json(obj.item())
     return obj
 
 

@@ -37,6 +37,7 @@ orchestration (:mod:`suite.runner.reproduce`). Values are computed in :mod:`suit
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -138,13 +139,9 @@ def _jsonable(v: Any) -> Any:
         return [_jsonable(x) for x in v]
     if isinstance(v, Mapping):
         return {str(k): _jsonable(x) for k, x in v.items()}
-    try:
-        import numpy as np
-
-        if isinstance(v, np.generic):
-            return v.item()
-    except ImportError:  # pragma: no cover
-        pass
+    np = sys.modules.get("numpy")  # no numpy value exists before numpy is imported: a cached run never imports it
+    if np is not None and isinstance(v, np.generic):
+        return v.item()
     if isinstance(v, float) and not math.isfinite(v):
         return str(v)
     return v
