@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator, Mapping
-from itertools import repeat
+from itertools import chain, repeat
 from operator import is_
 from typing import Any
 
@@ -40,6 +40,10 @@ _DICT = _base_dict()
 #: run an iterator of calls for their effect, in C (``deque(it, maxlen=0)``)
 _drain: Any = deque(maxlen=0).extend
 _dict_of = _DICT.__get__
+#: ``map`` as the function of another ``map`` (a map per model, all run in one C loop)
+_map_each: Any = map
+#: a value no field holds (a field of a model that its saved fields lack)
+_NOT_SAVED = object()
 _set_class = object.__dict__["__class__"].__set__
 
 #: id(object) -> its fields before the case (None for a table) while a case records: only the
@@ -238,7 +242,7 @@ class ReadPlan:
     """
 
     __slots__ = ("profile", "models", "tables", "prefix", "hidden", "objs", "classes", "rcs", "fields", "holders", "kept",
-                 "table_items", "_paths", "_sorted")
+                 "table_items", "_gets", "_table_lens", "_table_keys", "_table_values", "_paths", "_sorted")
 
     def __init__(self, profile: Any) -> None:
         self.profile = profile  # held: the ids below stay this profile's
@@ -267,6 +271,11 @@ class ReadPlan:
         self.fields: list[dict[str, Any]] = [m[3] for m in self.models]
         self.holders, self.kept = [m[0] for m in self.models if m[4]], [m[4] for m in self.models if m[4]]
         self.table_items: list[dict[Any, Any]] = [dict(t) for t in self.tables]  # as loaded (Recording.stop_checked)
+        # the same, laid out for unchanged()'s C loops
+        self._gets = [f.get for f in self.fields]
+        self._table_lens = [len(t) for t in self.table_items]
+        self._table_keys = tuple(chain.from_iterable(self.table_items))
+        self._table_values = tuple(chain.from_iterable(t.values() for t in self.table_items))
 
     def _items(self, obj: Any, first: bool) -> Any:
         """The (name, value) pairs under *obj*; on its *first* visit it joins ``models`` or ``tables``."""
@@ -285,6 +294,21 @@ class ReadPlan:
                 self.tables.append(obj)
             return obj.items()
         return ((str(i), x) for i, x in enumerate(obj))  # a sequence of models
+
+    def unchanged(self, dicts: list[dict[str, Any]]) -> bool:
+        """Whether each model's ``__dict__`` (*dicts*, in :attr:`objs`' order) holds only fields
+        of its saved :attr:`fields`, each the same object (what a case that wrote nothing leaves:
+        its fields read back in, its models and tables kept; a field added, replaced or written
+        while hidden is not), and each table holds the keys and values of its copy in
+        :attr:`table_items`, the same objects in the same order (read through ``dict``'s own
+        methods: no read of a recording table is noted). Each test one C loop over all objects."""
+        saved = chain.from_iterable(map(_map_each, self._gets, dicts, repeat(repeat(_NOT_SAVED))))
+        if not all(map(is_, chain.from_iterable(map(dict.values, dicts)), saved)):
+            return False
+        tables = self.tables
+        return (list(map(len, tables)) == self._table_lens
+                and all(map(is_, chain.from_iterable(map(dict.keys, tables)), self._table_keys))
+                and all(map(is_, chain.from_iterable(map(dict.values, tables)), self._table_values)))
 
     def rehide(self, reads: set[tuple[int, Any]]) -> None:
         """Hide again the model fields of *reads* (read while not recording: :class:`unrecorded`)."""
@@ -331,29 +355,6 @@ class ReadPlan:
         if name in holder and _is_container(holder[name]):
             return ()  # its own fields are recorded as they are read
         return tuple(_join(p, str(name)) for p in prefixes)
-
-
-#: a value no field holds (a field of a model that its saved fields lack)
-_NOT_SAVED = object()
-
-
-def _unwritten(dicts: list[dict[str, Any]], fields: list[dict[str, Any]]) -> bool:
-    """Whether each model's ``__dict__`` (in *dicts*) holds only fields of its saved *fields*,
-    each the same object: what a case that wrote nothing leaves (its fields read back in, its
-    models and tables kept). A field added, replaced or written while hidden is not."""
-    for d, saved in zip(dicts, fields):
-        if not all(map(is_, d.values(), map(saved.get, d, repeat(_NOT_SAVED)))):
-            return False
-    return True
-
-
-def _tables_unchanged(tables: list[Any], items: list[dict[Any, Any]]) -> bool:
-    """Whether each table holds the keys and values of its copy in *items*, the same objects in
-    the same order (read through ``dict``'s own methods: no read of a recording table is noted)."""
-    for t, then in zip(tables, items):
-        if not (len(t) == len(then) and all(map(is_, dict.keys(t), then)) and all(map(is_, dict.values(t), then.values()))):
-            return False
-    return True
 
 
 class Recording:
@@ -408,7 +409,7 @@ class Recording:
             return False
         plan = self.plan
         dicts = list(map(_dict_of, plan.objs))
-        clean = check and _unwritten(dicts, plan.fields) and _tables_unchanged(plan.tables, plan.table_items)
+        clean = check and plan.unchanged(dicts)
         if clean:  # each model gets its fields back in their order: in C, no merge of what the case wrote
             _drain(map(dict.clear, dicts))
             _drain(map(dict.update, dicts, plan.fields))
