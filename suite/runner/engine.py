@@ -235,6 +235,7 @@ class _Run:
         self.summary = RunSummary(run_id=run_id, store=str(store.path))
         self.seen: set[str] = set()
         self.seen_reads: Reads = {}
+        self._last_reads: tuple[Any, Any] = (None, None)  # the fields-read list last added, and its group
         # one case per (technique, code, overridden field, profile): what the unread-override check needs
         self.reps: dict[tuple[Any, ...], Case] = {}
         self.started = False
@@ -290,9 +291,13 @@ class _Run:
         self.store.add_outcome(ident, out, self.run_id, replace=self.rerun or case.key in self.refresh)
         if self.in_process:  # the plugin runs in this process: an abort must not lose a finished case
             self.store.flush()
-        if out.get("fields_read"):
-            self.seen_reads.setdefault((case.technique, case.code or "", case.variant, case.fidelity),
-                                       set()).update(out["fields_read"])
+        reads = out.get("fields_read")
+        if reads:
+            group = (case.technique, case.code or "", case.variant, case.fidelity)
+            # a batch's cases that read the same fields share one list (one pickled object): added once
+            if reads is not self._last_reads[0] or group != self._last_reads[1]:
+                self.seen_reads.setdefault(group, set()).update(reads)
+                self._last_reads = (reads, group)  # held, so its id cannot be another list's
         st, s = out["status"], self.summary
         s.computed += 1
         s.by_status[st] = s.by_status.get(st, 0) + 1
