@@ -96,6 +96,23 @@ def run(target: Callable[..., Any], *args: Any, env: dict[str, str] | None = Non
     return subprocess.CompletedProcess(p.args, p.returncode, out, err)
 
 
+def suite_main(args: list[str] | tuple[str, ...], site: str | os.PathLike[str] | None = None) -> None:
+    """A *target* for :class:`Forked`: ``python -m suite ARGS`` (:func:`suite.cli.entry`), with
+    the distributions of folder *site* installed: first on ``sys.path`` and the ``suite.plugins``
+    entry points scanned again (:mod:`suite.registry` keeps one scan per process)."""
+    if site is not None:
+        import importlib
+
+        sys.path.insert(0, os.fspath(site))
+        importlib.invalidate_caches()
+    from suite import registry
+    from suite.cli import entry
+
+    registry._DISCOVERED = None  # a new process scans the entry points on its sys.path
+    sys.argv = ["suite", *args]
+    entry()
+
+
 def _ended(pid: int, timeout: float) -> bool:
     """Whether child *pid* ends within *timeout* s (it is not reaped)."""
     import select

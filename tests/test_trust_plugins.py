@@ -69,26 +69,11 @@ def suite(site: Path, *args: str, store: Path, timeout: float = 90) -> subproces
 
 def suite_forked(site: Path, *args: str, store: Path, timeout: float = 90) -> subprocess.CompletedProcess:
     """The command :func:`suite` runs, in a child forked from this test process instead of a new
-    interpreter (:mod:`forkrun`): the same environment, *site* first on ``sys.path``, the entry
-    points scanned again (:mod:`suite.registry` keeps one scan per process), then
-    :func:`suite.cli.entry`. Whatever a plugin patches or breaks stays in the child."""
+    interpreter (:mod:`forkrun`): the same environment, *site*'s distributions installed. Whatever
+    a plugin patches or breaks stays in the child."""
     import forkrun
 
-    return forkrun.run(_suite_main, site, args, env=_env(site, store), timeout=timeout, argv=["suite", *args])
-
-
-def _suite_main(site: Path, args: tuple[str, ...]) -> None:
-    """``python -m suite ARGS`` with *site* on the path, in a forked child."""
-    import importlib
-
-    sys.path.insert(0, str(site))
-    importlib.invalidate_caches()
-    from suite import registry
-    from suite.cli import entry
-
-    registry._DISCOVERED = None  # a new process scans the entry points on its sys.path
-    sys.argv = ["suite", *args]
-    entry()
+    return forkrun.run(forkrun.suite_main, args, site, env=_env(site, store), timeout=timeout, argv=["suite", *args])
 
 
 @pytest.fixture(params=["fork", pytest.param("process", marks=pytest.mark.slow)])

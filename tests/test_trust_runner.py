@@ -253,15 +253,28 @@ def _ok_count(store: Path) -> int:
         return 0
 
 
-def test_sigterm_marks_the_run_interrupted_and_keeps_finished_cases(tmp_path):
+def _suite_process(site: Path, args: list[str], env: dict[str, str]):
+    return subprocess.Popen([sys.executable, "-m", "suite", *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _suite_forked(site: Path, args: list[str], env: dict[str, str]):
+    """The same command in a child forked from this process (tests/forkrun.py: a Popen's interface)."""
+    import forkrun
+
+    return forkrun.Forked(forkrun.suite_main, args, site, env=env, argv=["suite", *args])
+
+
+@pytest.mark.parametrize("start", [pytest.param(_suite_process, marks=pytest.mark.slow), _suite_forked],
+                         ids=["process", "fork"])
+def test_sigterm_marks_the_run_interrupted_and_keeps_finished_cases(tmp_path, start):
     site = tmp_path / "site"
     _install(site, "evil_slow", SLOW)
     store = tmp_path / "s.sqlite"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(site)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    proc = subprocess.Popen([sys.executable, "-m", "suite", "run", "--technique", "evil-slow",
-                             "--param", f"i={_values(60)}", "--param", "delay=0.2", "-q", "--store", str(store)],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start(site, ["run", "--technique", "evil-slow", "--param", f"i={_values(60)}", "--param", "delay=0.2",
+                        "-q", "--store", str(store)], env)
     try:
         deadline = time.monotonic() + 60
         while _ok_count(store) < 2 and proc.poll() is None and time.monotonic() < deadline:

@@ -195,9 +195,23 @@ def test_executor_options_on_the_command_line():
         rewrite_executor_args(["--executor", "slurm", "--slurm-time"])
 
 
-def test_executor_help_lists_the_plugin_executors_options():
-    result = subprocess.run([str(Path(sys.executable).parent / "suite"), "run", "--executor", "slurm", "--help"],
-                            capture_output=True, text=True, timeout=120)
+def _help_in_a_new_process(args):
+    return subprocess.run([str(Path(sys.executable).parent / "suite"), *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+def _help_forked(args):
+    """The same command in a child forked from this process (tests/forkrun.py): the epilog the
+    help sets on the click command stays in the child, as in a process of its own."""
+    import forkrun
+
+    return forkrun.run(forkrun.suite_main, args, timeout=120)
+
+
+@pytest.mark.parametrize("run", [pytest.param(_help_in_a_new_process, marks=pytest.mark.slow), _help_forked],
+                         ids=["process", "fork"])
+def test_executor_help_lists_the_plugin_executors_options(run):
+    result = run(["run", "--executor", "slurm", "--help"])
     assert result.returncode == 0, result.stderr
     assert "Options of executor slurm (or -X NAME=VALUE):" in result.stdout
     for name in ("partition", "time", "array-parallelism", "tasks-size", "gpus-per-task", "cluster"):
