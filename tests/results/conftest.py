@@ -17,35 +17,29 @@ SWEEP = {"technique": "poseidon", "params": {"nodes": ["1", "2", "4"]},
 CHANGED = {"network.-1.latency": ["50 us"]}
 
 
-@functools.lru_cache(maxsize=1)
-def suite_context():
-    """The context a command builds once (the installed plugins, the shipped profiles)."""
-    from suite.context import Context
-
-    return Context.build()
-
-
-def run_sweep(store, entry, command):
+def run_sweep(store, entry, command, context):
     from suite.runner.engine import run_cases
     from suite.runner.experiment import expand_entry
 
-    exp = expand_entry(entry, context=suite_context())
-    summary = run_cases(exp.cases, store, command=command, context=suite_context())
+    exp = expand_entry(entry, context=context)
+    summary = run_cases(exp.cases, store, command=command, context=context)
     assert summary.failed == 0 and summary.ok == len(exp.cases)
     return summary.run_id
 
 
 @pytest.fixture(scope="session")
-def sweep():
-    """(run_sweep function, the sweep entry) for tests that build their own store."""
-    return run_sweep, SWEEP
+def sweep(shared_context):
+    """(run_sweep(store, entry, command) on the context a command builds once (the session's:
+    the installed plugins, the shipped profiles), the sweep entry) for tests that build their own store."""
+    return functools.partial(run_sweep, context=shared_context), SWEEP
 
 
 @pytest.fixture(scope="session")
-def sweep_store(tmp_path_factory):
+def sweep_store(tmp_path_factory, sweep):
     """(path, run A id, run B id) of a store holding the sweep and the changed-profile sweep."""
     from suite.results import Store
 
+    run_sweep, _entry = sweep
     path = tmp_path_factory.mktemp("results") / "suite.sqlite"
     with Store(path) as store:
         a = run_sweep(store, SWEEP, "suite run --technique poseidon (test sweep A)")

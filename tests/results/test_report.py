@@ -251,7 +251,22 @@ def _frame(rows):
     return pd.DataFrame(rows)
 
 
-def test_figures_never_average_and_skip_degenerate_axes():
+@pytest.fixture
+def unrendered(monkeypatch):
+    """Figures chosen and drawn but not encoded as PNG (what the test reads is which figures and
+    their captions; the PNGs are checked on the poseidon sweep above): saves ~0.4 s CPU."""
+    import matplotlib.pyplot as plt
+
+    from suite.report import plots
+
+    def close(fig):
+        plt.close(fig)
+        return ""
+
+    monkeypatch.setattr(plots, "render", close)
+
+
+def test_figures_never_average_and_skip_degenerate_axes(unrendered):
     base = {"profile": "p", "workload": "w", "fidelity": "model", "seed": 0}
     # nodes and bandwidth move together: panels per bandwidth would hold one point each, so the
     # figure has no panels; a second profile is held fixed (named in the caption), not averaged
