@@ -13,7 +13,9 @@ technique of a few microseconds, so what is measured is the suite's own cost per
 which commits every case at once (so an abort of the coordinating process loses nothing that
 finished): a transaction per case. Prints wall and CPU seconds (the child's own and its reaped
 workers'), us/case, their ratios to the smallest sweep, peak RSS and the load average (the machine
-is shared: judge flatness by CPU).
+is shared: judge flatness by CPU), and where the CPU went: the coordinator's main thread
+(expansion, runner, buffering each outcome; its share of the commits left out), the store's commits
+(``Writer._write``, on its flusher thread but for the last) and the worker process.
 
 ``--baseline-src DIR`` runs a baseline checkout too (its ``suite`` and ``plugins`` first on
 ``PYTHONPATH``; this tree's likewise), each size of each tree in turn, ``--rounds`` times, and
@@ -72,7 +74,8 @@ def child(n: int, store: str, isolate: bool) -> dict:
     sizes = [float(1000 + i) for i in range(side)]
     works = [1e-3 * (1 + i) for i in range(max(1, n // (2 * side)))]
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    t0, c0 = time.perf_counter(), _cpu()
+    flusher = _clock_commits()
+    t0, c0, m0, w0 = time.perf_counter(), _cpu(), time.thread_time(), _children_cpu()
     cases = stream_entry({"technique": "scale", "params": {"size": sizes, "work": works}},
                          resolver=Resolver(context=ctx), max_cases=2_000_000)
     with Store(store) as st:
@@ -80,13 +83,42 @@ def child(n: int, store: str, isolate: bool) -> dict:
     dt, cpu = time.perf_counter() - t0, _cpu() - c0
     assert s.ok == len(cases), s.message()
     return {"cases": len(cases), "seconds": dt, "cpu": cpu, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            "rss_start_mb": rss0 / 1024}
+            "rss_start_mb": rss0 / 1024, "main": time.thread_time() - m0 - flusher[1], "flusher": flusher[0],
+            "worker": _children_cpu() - w0}
+
+
+def _clock_commits() -> list[float]:
+    """Sum the CPU time of the store's commits (``Writer._write``, mostly on its flusher thread;
+    the last one on the main thread) into the returned list: [all, those on the main thread]."""
+    import threading
+
+    from suite.results import writer
+
+    total = [0.0, 0.0]
+    orig = writer.Writer._write
+
+    def timed(self, buf, links):
+        t = time.thread_time()
+        try:
+            return orig(self, buf, links)
+        finally:
+            dt = time.thread_time() - t
+            total[0] += dt
+            if threading.current_thread() is threading.main_thread():
+                total[1] += dt
+    writer.Writer._write = timed
+    return total
 
 
 def _cpu() -> float:
     """CPU seconds (user + sys) of this process and its reaped children (the pool's worker)."""
-    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+    a = resource.getrusage(resource.RUSAGE_SELF)
+    return a.ru_utime + a.ru_stime + _children_cpu()
+
+
+def _children_cpu() -> float:
+    b = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return b.ru_utime + b.ru_stime
 
 
 def _run_child(n: int, folder: str, in_process: bool, src: str | None) -> dict:
@@ -109,12 +141,14 @@ def _table(title: str, rows: list[dict]) -> None:
     base = rows[0]["seconds"] / rows[0]["cases"]
     cbase = rows[0]["cpu"] / rows[0]["cases"]
     print(f"## {title}")
-    print("| cases | wall s | wall us/case | wall x smallest | CPU s | CPU us/case | CPU x smallest | peak RSS MB |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| cases | wall s | wall us/case | wall x smallest | CPU s | CPU us/case | CPU x smallest | peak RSS MB "
+          "| of CPU us/case: main thread | store commits | worker |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         per, cper = r["seconds"] / r["cases"], r["cpu"] / r["cases"]
+        parts = " | ".join(f"{1e6 * r[k] / r['cases']:.0f}" if k in r else "-" for k in ("main", "flusher", "worker"))
         print(f"| {r['cases']:,} | {r['seconds']:.1f} | {1e6 * per:.0f} | {per / base:.2f} | {r['cpu']:.1f} | "
-              f"{1e6 * cper:.0f} | {cper / cbase:.2f} | {r['rss_mb']:.0f} |")
+              f"{1e6 * cper:.0f} | {cper / cbase:.2f} | {r['rss_mb']:.0f} | {parts} |")
     big = rows[-1]
     per, cper = big["seconds"] / big["cases"] / base, big["cpu"] / big["cases"] / cbase
     print(f"FLAT by CPU {cper:.2f}, by wall {per:.2f} (target <= 1.2, largest vs smallest sweep)  "

@@ -67,7 +67,7 @@ class Store:
         path's folder must exist). Defaults to :func:`default_store_path` (``SUITE_STORE`` or
         ``results/suite.sqlite`` in the CWD).
     batch_size : int
-        Outcomes buffered before a commit (default :data:`~suite.results.writer.BATCH_SIZE`, 8,192).
+        Outcomes buffered before a commit (default :data:`~suite.results.writer.BATCH_SIZE`, 32,768).
     batch_seconds : float
         Longest time (s) an outcome waits in the buffer before a commit (a background thread
         checks; default :data:`~suite.results.writer.BATCH_SECONDS`, 2 s): what a ``kill -9``
