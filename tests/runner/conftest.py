@@ -14,14 +14,22 @@ sys.path.insert(0, str(HERE))
 import fakeplugin  # noqa: E402
 
 
-@pytest.fixture
-def fake_registry(monkeypatch):
-    """A registry holding only the fake techniques: what every context built during the test loads
-    (``suite.context.default_registry`` is the factory :meth:`Context.build` calls)."""
+@pytest.fixture(scope="session")
+def _fake_plugin_registry():
+    """The registry of the fake plugin, built once: it holds the plugin's two techniques and
+    nothing a test changes (building one checks every shared module for patches, ~10-20 ms: ~150
+    tests use it)."""
     from suite.registry import Registry
 
+    return Registry(entry_points_=[], modules=[("fake", fakeplugin)])
+
+
+@pytest.fixture
+def fake_registry(monkeypatch, _fake_plugin_registry):
+    """A registry holding only the fake techniques: what every context built during the test loads
+    (``suite.context.default_registry`` is the factory :meth:`Context.build` calls)."""
+    reg = _fake_plugin_registry
     monkeypatch.setenv("SUITE_PROFILES", str(PROFILES))
-    reg = Registry(entry_points_=[], modules=[("fake", fakeplugin)])
     monkeypatch.setattr("suite.context.default_registry", lambda strict=None: reg)
     yield reg
 
