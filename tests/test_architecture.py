@@ -32,23 +32,25 @@ from suite.testing.imports import is_test_file as _is_test_file  # noqa: E402
 
 
 # The rules below read each source file of the core and the plugins several times (a rule and its
-# "known ... are still real" twin, the import rules and the walks below): each file is parsed once,
-# memoised on its text, so a file that changes (the checker's own tests rewrite a temporary file)
-# is parsed again; the kit's imports_of reads the imports from that same tree.
+# "known ... are still real" twin, the import rules and the walks below): the kit's imports_of keeps
+# its answers per file text, and each file this module walks is parsed and walked once, memoised on
+# its text, so a file that changes (the checker's own tests rewrite a temporary file) is read again.
 @functools.lru_cache(maxsize=None)
-def _parsed(text: str) -> tuple[ast.AST, tuple[ast.AST, ...]]:
-    tree = ast.parse(text)
-    return tree, tuple(ast.walk(tree))
-
-
-def _imports(path: Path) -> list[tuple[int, str]]:
-    """The kit's ``imports_of(path)`` (the rules a third-party plugin's CI checks), of the tree parsed once."""
-    return _imports_of(Path(path), tree=_parsed(Path(path).read_text(encoding="utf-8"))[0])
+def _nodes_memo(text: str) -> tuple[ast.AST, ...]:
+    return tuple(ast.walk(ast.parse(text)))
 
 
 def _nodes(path: Path) -> tuple[ast.AST, ...]:
-    """Every node of *path*'s syntax tree (``ast.walk`` order), memoised on the file's text."""
-    return _parsed(path.read_text(encoding="utf-8"))[1]
+    """Every node of *path*'s syntax tree (``ast.walk`` order, the module first), memoised on the file's text."""
+    return _nodes_memo(path.read_text(encoding="utf-8"))
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """The kit's ``imports_of(path)`` (the rules a third-party plugin's CI checks); a core file, which
+    the import graph below walks anyway, is parsed once for both (only walked files are kept: a
+    parsed tree kept for every file made each garbage collection slower than a second parse)."""
+    path = Path(path)
+    return _imports_of(path, tree=_nodes(path)[0]) if CORE in path.parents else _imports_of(path)
 
 
 #: Known violations, each to be removed by its owner (the test below fails once one is fixed, so the
