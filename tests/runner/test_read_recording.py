@@ -201,3 +201,31 @@ def test_a_write_to_a_read_only_input_array_names_the_input():
         sc = Scenario(technique="writer", variant="base", fidelity="model", params=freeze({"w": np.ones(3)}, "params"))
         out = evaluate_outcome(tech, sc, "k")
         assert out["status"] == "failed" and out["error"].startswith(msg), out["error"]
+
+
+def test_a_kept_parameter_snapshot_puts_a_shared_table_back_for_the_next_case(ctx):
+    """The loop keeps one snapshot per parameter table (a sweep's cases share their tables): a case
+    that writes its table fails, naming the field, and the next case sharing the table reads it
+    as it was (y = 2 * 10 Gbit/s * 8e-9, not 7 * ...)."""
+    from suite.runner.evaluate import InputSnapshots, evaluate_outcome
+
+    calls = []
+
+    def writes_once(scenario) -> Result:
+        if not calls:
+            dict.__setitem__(scenario.params, "x", 7)
+        calls.append(scenario.params["x"])
+        return Result().add("y", scenario.params["x"] * scenario.profile.network[-1].bandwidth * 8 / 1e9, "s", "lower")
+
+    tech = Technique(name="reader", title="writes its parameters once", category="communication",
+                     paper=Paper(title="R", year=2026), variants=[Variant("base", "the only variant", baseline=True)],
+                     fidelities={"model": writes_once}, parameters=READER.parameters, needs_workload=False,
+                     default_profile="fake-cluster-a", profile_kinds=("cluster",))
+    (case,) = expand_entry({"technique": "reader", "params": {"x": [2]}}, context=ctx).cases
+    snaps = InputSnapshots()
+    first = evaluate_outcome(tech, case.scenario, case.key, record_reads=True, snapshots=snaps)
+    second = evaluate_outcome(tech, case.scenario, case.key, record_reads=True, snapshots=snaps)
+    assert first["status"] == "failed" and first["error"].startswith(
+        "InputMutated: reader: the case changed its input scenario.params['x']")
+    assert calls == [7, 2] and second["status"] == "ok"
+    assert second["metrics"] == [["y", 2 * 10e9 / 8 * 8 / 1e9, "s", "lower"]]
