@@ -197,6 +197,50 @@ def reads_rounds(context, rounds: int) -> None:
         print(f"{k}: {1e6 * v / len(scen):.0f} us/case CPU; x plain {v / best['plain']:.3f}")
 
 
+def commit_rounds(context, rounds: int, bandwidths: int = 20) -> None:
+    """Why ``--in-process`` costs more CPU than ``-j 1``: its commit after every case (so an abort
+    of the plugin, which takes the process down, loses no finished case) against the same
+    in-process run committing in batches, ``-j 1`` and the bare loop, alternated *rounds* times
+    (Poseidon, 32 node counts x 4 variants x *bandwidths*); CPU of this process and its workers."""
+    import suite.runner.engine as engine
+
+    tech = context.technique("poseidon")
+    cases = expand_entry({"technique": "poseidon", "params": {"nodes": list(range(1, 33))},
+                          "set": {"network.-1.bandwidth": [f"{b} Gbit/s" for b in range(1, 1 + bandwidths)]}},
+                         context=context).cases
+    real_start = engine._start
+
+    def batched(*a, **k):  # the in-process run, less its per-case commit
+        run, ex = real_start(*a, **k)
+        run.in_process = False
+        return run, ex
+
+    sides = {"bare loop": None, "-j 1": (True, real_start), "--in-process (a commit per case)": (False, real_start),
+             "--in-process, batched commits": (False, batched)}
+    best = dict.fromkeys(sides, float("inf"))
+    load0 = load_average()
+    with tempfile.TemporaryDirectory() as d:
+        for r in range(rounds):
+            for k, side in sides.items():
+                c0 = _cpu()
+                if side is None:
+                    for c in cases:
+                        tech.evaluate(c.scenario)
+                else:
+                    engine._start = side[1]
+                    try:
+                        with Store(Path(d) / f"{r}-{len(k)}.sqlite") as st:
+                            run_cases(cases, st, context=context, command="bench",
+                                      options=ExecOptions(jobs=1, isolate=side[0], artifacts="summary"))
+                    finally:
+                        engine._start = real_start
+                best[k] = min(best[k], _cpu() - c0)
+    print(f"# commits: Poseidon, {len(cases)} cases, {rounds} alternated rounds, best of each; "
+          f"load average {load0} -> {load_average()}")
+    for k, v in best.items():
+        print(f"{k}: {1e6 * v / len(cases):.0f} us/case CPU; x bare {v / best['bare loop']:.2f}")
+
+
 def quiet_env() -> dict[str, str]:
     """The environment that gives dask processes the settings the dask executor gives the
     LocalCluster it starts (``suite.runner.dask_executor.QUIET``: no worker profiler, a 1 s
@@ -210,7 +254,6 @@ def _part_loops(cases) -> dict:
     """The bare evaluation and each step a pool worker adds to it alone, then all of them
     (``evaluate_outcome`` as a pool worker calls it), each a loop over a list of cases (its own
     kept snapshots and read plans, as a worker keeps them)."""
-    from suite.frozen import guard
     from suite.hardware.recording import Recording
     from suite.runner.evaluate import InputSnapshots, _restore_changed, _result_fields, evaluate_outcome
 
@@ -231,7 +274,7 @@ def _part_loops(cases) -> dict:
     def input_guard(ch):
         for c in ch:
             s = c.scenario
-            kept = (snaps.of(s.profile), snaps.of(s.workload, "workload", limit=1), guard(("scenario.params", s.params)))
+            kept = (snaps.of(s.profile), snaps.of(s.workload, "workload", limit=1), snaps.of(s.params, "scenario.params"))
             tech.evaluate(s)
             _restore_changed(kept)
 
@@ -563,7 +606,7 @@ def _print_ratio(r: dict, n: int, t_exp: float, rounds: int, load0: list[str]) -
 
 def _one_mode(a: argparse.Namespace) -> bool:
     """Run the one measurement *a* asks for alone (--dask-parts, --worker-parts, --reads,
-    --parallel); False when none is asked for."""
+    --commits, --parallel); False when none is asked for."""
     if a.dask_parts:
         with tempfile.TemporaryDirectory() as d:
             dask_idle(Path(d))
@@ -572,6 +615,8 @@ def _one_mode(a: argparse.Namespace) -> bool:
         worker_parts(Context.build(), max(a.rounds, 5))
     elif a.reads:
         reads_rounds(Context.build(), max(a.rounds, 5))
+    elif a.commits:
+        commit_rounds(Context.build(), a.rounds)
     elif a.parallel:
         with tempfile.TemporaryDirectory() as d:
             parallel_rounds(Context.build(), Path(d), a.batches, a.rounds, not a.no_dask, quiet=not a.dask_defaults)
@@ -595,6 +640,8 @@ def main() -> None:
                     help="start the --parallel dask cluster with dask's default settings (default: quiet_env's)")
     ap.add_argument("--reads", action="store_true",
                     help="only the cost of recording the profile fields a Poseidon case reads (plain, view, in place)")
+    ap.add_argument("--commits", action="store_true",
+                    help="only --in-process's commit per case against batched commits, -j 1 and the bare loop")
     ap.add_argument("--worker-parts", action="store_true",
                     help="only the CPU each step of the worker side adds to a Poseidon evaluation (record, guard, checks)")
     ap.add_argument("--dask-parts", action="store_true",
