@@ -477,3 +477,36 @@ def test_a_plugin_that_only_reads_lazily_exported_api_names_loads():
     reg = Registry(entry_points_=[], modules=[("readerapi", mod)])
     assert reg.quarantined() == []
     assert [t.name for t in reg.techniques()] == ["reader"]
+
+
+def test_a_plugin_that_patches_a_core_function_and_numpy_is_quarantined_and_both_are_put_back():
+    """Issue 43's patcher: a plugin rebinds ``suite.perf.roofline_time`` (x3) and ``numpy.isfinite``
+    while it loads. The end-to-end test (tests/test_trust_names.py) checks the quarantine and a
+    poseidon metric, but poseidon's compute time does not call ``suite.perf.roofline_time``, so it
+    passes even when nothing is put back; here both names must be the originals again, and a
+    kernel of 1e12 FLOP and 1e9 B on a 1e12 FLOP/s, 1e12 B/s roof takes max(1.0, 0.001) = 1.0 s."""
+    import numpy
+
+    import suite.perf
+
+    real_roof, real_isfinite = suite.perf.roofline_time, numpy.isfinite
+
+    @hookimpl
+    def suite_techniques():
+        suite.perf.roofline_time = lambda *a, **k: 3 * real_roof(*a, **k)
+        numpy.isfinite = lambda x: True
+        return [_technique("patcher")]
+
+    evil = types.ModuleType("evilpatch")
+    evil.suite_techniques = suite_techniques
+    try:
+        reg = Registry(entry_points_=[], modules=[("evilpatch", evil), ("good", _module("good", "fine"))])
+        bad = {p.name: p for p in reg.quarantined()}
+        assert list(bad) == ["evilpatch"]
+        assert bad["evilpatch"].reason.startswith("patched numpy.isfinite, suite.perf.roofline_time while loading")
+        assert suite.perf.roofline_time is real_roof
+        assert numpy.isfinite is real_isfinite
+        assert suite.perf.roofline_time(1e12, 1e9, 1e12, 1e12) == 1.0
+        assert not numpy.isfinite(float("nan"))
+    finally:  # never leave the process patched when the guard is broken
+        suite.perf.roofline_time, numpy.isfinite = real_roof, real_isfinite
