@@ -386,6 +386,26 @@ def test_stacked_step_functions_equal_the_row_by_row_ones(name):
             assert (hi[c], lo[c], w[c]) == (rhi, rlo, rw), c
 
 
+@pytest.mark.parametrize("name", ["resnet-18", "digits"])
+def test_cand_tables_row_by_row_path_equals_the_stacked_one(name, monkeypatch):
+    # cand_tables' fallback (a network whose cycles are not integer or not nonincreasing builds each
+    # candidate's step function alone) against the stacked path, every key, on real networks
+    net = model.build_network(_zoo(name) if name != "digits" else digits_cnn())  # one object per workload (cached)
+    monkeypatch.setattr(net, "_ctab", {})  # built here, not served from the network's cache (which
+    want = {dpm: net.cand_tables(dpm) for dpm in (0.5, 2.0)}  # a search adds its own entries to)
+    monkeypatch.setattr(net, "_ctab", {})
+    monkeypatch.setattr(model, "_step_functions_stacked", lambda *a: None)
+    for dpm, w in want.items():
+        got = net.cand_tables(dpm)
+        assert got is not w
+        assert got.keys() == w.keys()
+        for k in w:
+            if isinstance(w[k], np.ndarray):
+                assert np.array_equal(got[k], w[k]), (dpm, k)
+            else:
+                assert got[k] == w[k], (dpm, k)
+
+
 def test_step_function_by_hand():
     # two stages: cycles (8, 4, 2) and (6, 3, 3) per rung, DSPs (1, 2, 4) and (1, 2, 2), weights 5 and 7
     CY = np.array([[0, 0, 0], [8, 4, 2], [6, 3, 3]], float)
