@@ -352,3 +352,29 @@ def test_a_shared_graph_gives_every_policy_the_trace_of_a_fresh_build():
                                                   fresh[p].recompute_flops, fresh[p].segments, fresh[p].violations,
                                                   fresh[p].l_peak), p
     assert len([k for k in m._GRAPHS if k[0] == id(table)]) == 1
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_inline_steps_give_the_trace_of_the_general_step(cache, monkeypatch):
+    """`_TensorPool.run` takes a step with no prefetch, recompute or leaving tensor inline (its own
+    copy of the adds, reads and frees); here every step goes through the general `_arrive` /
+    `_depart` (a schedule with an empty leaving list at every step) and every trace must be the
+    same, field by field, for every policy, with and without the Tensor Cache under pressure."""
+    from suite_superneurons import model
+
+    table = model.resnet_table(2)
+    general = model._schedule
+
+    def every_step_general(g, *a, **k):
+        s = general(g, *a, **k)
+        for t in range(2 * g.n):
+            s.leave_at.setdefault(t, [])
+        return s
+
+    for policy in POLICIES:
+        cap = 0.15 * simulate(table, 4, "baseline").peak if cache else None  # below every policy's peak: evicts
+        fast = simulate(table, 4, policy, capacity=cap, tensor_cache=cache)
+        with monkeypatch.context() as m:
+            m.setattr(model, "_schedule", every_step_general)
+            slow = simulate(table, 4, policy, capacity=cap, tensor_cache=cache)
+        assert fast == slow, policy
