@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import os
 import sys
 import time
@@ -58,6 +59,8 @@ GROUP = "suite.plugins"
 #: plugins does not import pydantic; the layering: hardware never imports the registry)
 from suite.hardware.reserved import CORE_EXTENSION_NAMES  # noqa: E402
 HOST_DISTRIBUTION = "dlsys-suite"
+#: shared modules imported before the first third-party plugin loads (see ``Registry.__init__``)
+_GUARDED_FIRST = ("numpy", "suite.api", "suite.perf")
 
 
 @dataclass
@@ -200,11 +203,13 @@ class Registry:
             if (ep.name, ep.value) in seen:  # the same distribution visible twice on sys.path
                 continue
             seen.add((ep.name, ep.value))
-            if dist != HOST_DISTRIBUTION and "numpy" not in sys.modules:
-                # a third-party plugin that patches numpy while it loads is then undone (suite.tamper)
-                import numpy  # noqa: F401
-
-                self._snap = None  # numpy's names join the next snapshot
+            if dist != HOST_DISTRIBUTION and not all(m in sys.modules for m in _GUARDED_FIRST):
+                # loaded before a third-party plugin, so the guard holds their names: a plugin that
+                # imports one first and rebinds it is then undone (suite.tamper), which it cannot be
+                # for a module that is new to the guard unless it binds the plugin's own function
+                for m in _GUARDED_FIRST:
+                    importlib.import_module(m)
+                self._snap = None  # their names join the next snapshot
             info = PluginInfo(ep.name, ep.value, dist, version)
             self._load(info, ep.load)
         for name, module in modules:

@@ -97,7 +97,8 @@ def checked(snap: Snapshot, plugin: str = "") -> tuple[list[str], Snapshot]:
 
 def _undo(snap: Snapshot, plugin: str) -> tuple[list[str], set[int], list[str]]:
     """(:func:`undo_changes`'s names, the indices of *snap* whose namespace differs from it, the
-    shared modules in ``sys.modules`` that *snap* does not hold: new, or replaced)."""
+    shared modules in ``sys.modules`` that *snap* does not hold). A module *snap* holds that was
+    replaced in ``sys.modules`` is put back and named ``sys.modules['name']``."""
     changed: list[str] = []
     dirty: set[int] = set()
     known: dict[str, Any] = {}
@@ -118,6 +119,10 @@ def _undo(snap: Snapshot, plugin: str) -> tuple[list[str], set[int], list[str]]:
     for i in sorted(dirty):
         changed += _added(snap[i], top)
     fresh = [name for name, mod in list(sys.modules.items()) if _shared(name) and known.get(name, _UNSEEN) is not mod]
+    for name in [n for n in fresh if n in known]:  # a shared module replaced in sys.modules: put back
+        sys.modules[name] = known[name]
+        changed.append(f"sys.modules[{name!r}]")
+        fresh.remove(name)
     if top:
         changed += _fresh_bindings([name for name in fresh if name.split(".")[0] != top], top)
     return sorted(set(changed)), dirty, fresh

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import sys
 import types
 from importlib.metadata import EntryPoint
 
@@ -510,3 +513,89 @@ def test_a_plugin_that_patches_a_core_function_and_numpy_is_quarantined_and_both
         assert not numpy.isfinite(float("nan"))
     finally:  # never leave the process patched when the guard is broken
         suite.perf.roofline_time, numpy.isfinite = real_roof, real_isfinite
+
+
+_PARTIAL_PATCHER = '''
+import functools
+
+import suite.api
+import suite.perf
+
+suite.perf.roofline_time = functools.partial(suite.perf.roofline_time)  # not the plugin's own function
+suite.api.collective_time = functools.partial(suite.api.collective_time)
+
+from suite import hookimpl
+
+
+@hookimpl
+def suite_techniques():
+    return []
+'''
+
+_PROBE = '''
+import functools, json, sys
+from importlib.metadata import EntryPoint
+from suite.registry import Registry
+
+assert "suite.api" not in sys.modules and "suite.perf" not in sys.modules, sorted(sys.modules)
+reg = Registry(entry_points_=[EntryPoint(name="partialpatch", value="partialpatch_mod", group="suite.plugins")])
+import suite.api, suite.perf
+print(json.dumps({"bad": {p.name: p.reason for p in reg.quarantined()},
+                  "roof": isinstance(suite.perf.roofline_time, functools.partial),
+                  "coll": isinstance(suite.api.collective_time, functools.partial)}))
+'''
+
+
+def test_a_third_party_plugin_rebinding_core_functions_before_the_core_loaded_them_is_caught(tmp_path):
+    """A third-party plugin that is the first to import ``suite.api`` / ``suite.perf`` (a fresh
+    process: the built-in plugins import their techniques lazily) and rebinds their functions to
+    objects of no plugin (a ``functools.partial``) was neither quarantined nor undone: the guard
+    treated the two modules as new. The registry now imports them before a third-party plugin."""
+    import subprocess
+
+    (tmp_path / "partialpatch_mod.py").write_text(_PARTIAL_PATCHER)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    r = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    assert list(got["bad"]) == ["partialpatch"]
+    assert got["bad"]["partialpatch"].startswith("patched suite.api.collective_time, suite.perf.roofline_time while loading")
+    assert got["roof"] is False and got["coll"] is False
+
+
+def test_a_patch_to_a_module_an_earlier_plugin_swapped_into_sys_modules_is_still_caught():
+    """A plugin that replaces ``sys.modules["suite.perf"]`` loaded ``ok`` and the next plugin's patch
+    of the module it put there went unseen (the snapshot held the replaced one). The replacement is
+    now quarantined and the original module put back, so the next plugin's patch is caught too."""
+    import functools
+
+    import suite.perf
+
+    real = sys.modules["suite.perf"]
+
+    @hookimpl
+    def swap():
+        fake = types.ModuleType("suite.perf")
+        fake.roofline_time = real.roofline_time
+        sys.modules["suite.perf"] = fake
+        return [_technique("swapper")]
+
+    @hookimpl
+    def patch():
+        sys.modules["suite.perf"].roofline_time = functools.partial(real.roofline_time)
+        return [_technique("patcher2")]
+
+    a, b = types.ModuleType("aswap"), types.ModuleType("bpatch")
+    a.suite_techniques, b.suite_techniques = swap, patch
+    try:
+        reg = Registry(entry_points_=[], modules=[("aswap", a), ("bpatch", b), ("good", _module("good", "fine"))])
+        bad = {p.name: p.reason for p in reg.quarantined()}
+        assert sorted(bad) == ["aswap", "bpatch"], bad
+        assert bad["aswap"].startswith("patched sys.modules['suite.perf'] while loading")
+        assert "suite.perf.roofline_time" in bad["bpatch"]
+        assert sys.modules["suite.perf"] is real
+        assert not isinstance(sys.modules["suite.perf"].roofline_time, functools.partial)
+    finally:
+        sys.modules["suite.perf"] = real
+        suite.perf.roofline_time = real.roofline_time if not isinstance(real.roofline_time, functools.partial) \
+            else real.roofline_time.func
