@@ -33,7 +33,7 @@ __all__ = ["CaseTimeout", "ReadSampler", "InputSnapshots", "TRACK_CASES", "SUMMA
 #: a top-level artifact entry that is a sequence longer than this is a table: left out by "summary"
 SUMMARY_MAX_ITEMS = 16
 #: cases of each (technique, variant, fidelity) per executor loop whose profile reads are recorded:
-#: None, every case (recording in place costs a few per cent of a Poseidon evaluation, where the
+#: None, every case (recording in place costs a few per cent of a cheap model evaluation, where the
 #: former recording view cost 3.3x it: docs/performance.md)
 TRACK_CASES: int | None = None
 
@@ -77,7 +77,7 @@ class InputSnapshots:
     """The per-case input guard's snapshots of profiles, workloads and parameter tables
     (:func:`suite.frozen.guard`), kept for the next case of one executor loop that shares the
     object (a sweep's cases share one parameter table per combination of the swept parameters
-    other than the profile's: 32 tables for 9,984 Poseidon cases).
+    other than the profile's: e.g. 32 tables for the 9,984 cases of benchmarks/bench_runner.py's sweep).
 
     A snapshot stays true after a case: :func:`suite.frozen.restore_changed` puts back whatever
     the case changed, so the next case is checked against the same state without walking the
