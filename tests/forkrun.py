@@ -16,22 +16,31 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from typing import Any, Callable
 
 
 class Forked:
-    """``target(*args)`` in a forked child that becomes what a new process starts as: environment
+    """``target(*args)`` in a forked child, set up like a new process where that can be undone: environment
     *env* (the parent's when None), stdin empty, stdout and stderr its own (read back by
     :meth:`communicate`), SIGINT and SIGTERM at Python's defaults, no faulthandler, its own process
     group (:meth:`kill_group` ends it with its own children). The child's exit status is what
     *target* returns (0 for None), the code of the SystemExit it raises, 1 after any other
-    exception (its traceback on stderr), or the signal that killed it (``returncode`` < 0)."""
+    exception (its traceback on stderr), or the signal that killed it (``returncode`` < 0).
+
+    Not a new process: the child keeps the modules the test process loaded and their in-memory
+    caches (a registry's distribution names, the click commands, ``suite.api`` exports already
+    read) and runs no ``atexit`` handler. A behaviour that depends on those (an import-time check
+    of a name first read in the child, a cache saved at exit) needs the new-interpreter variant.
+    Forking with other threads alive could leave a lock held in the child: refused."""
 
     def __init__(self, target: Callable[..., Any], *args: Any, env: dict[str, str] | None = None,
                  argv: list[str] | None = None):
         self.args = argv or [getattr(target, "__name__", "target")]
         self._out, self._err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
         self.returncode: int | None = None
+        if threading.active_count() != 1:
+            raise RuntimeError(f"Forked: {threading.active_count()} threads alive; fork only a single-threaded process")
         pid = os.fork()
         if pid == 0:  # pragma: no cover (the child ends with os._exit)
             code = 1
