@@ -224,7 +224,9 @@ def test_a_kept_parameter_snapshot_puts_a_shared_table_back_for_the_next_case(ct
     (case,) = expand_entry({"technique": "reader", "params": {"x": [2]}}, context=ctx).cases
     snaps = InputSnapshots()
     first = evaluate_outcome(tech, case.scenario, case.key, record_reads=True, snapshots=snaps)
+    kept = snaps._snaps[id(case.scenario.params)][1]  # the first case left its table's snapshot
     second = evaluate_outcome(tech, case.scenario, case.key, record_reads=True, snapshots=snaps)
+    assert snaps._snaps[id(case.scenario.params)][1] is kept  # and the second used it
     assert first["status"] == "failed" and first["error"].startswith(
         "InputMutated: reader: the case changed its input scenario.params['x']")
     assert calls == [7, 2] and second["status"] == "ok"
