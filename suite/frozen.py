@@ -128,6 +128,13 @@ def _readonly_array(value: Any, np: Any) -> Any:
 _DATACLASSES: set[type] = set()
 
 
+def same_items(a: Mapping[Any, Any], b: Mapping[Any, Any]) -> bool:
+    """Whether dicts *a* and *b* hold the same keys bound to the same objects (identity), in the
+    same order: three C loops, no list built (the input guard's, the read recording's and the
+    import-patch guard's test for "nothing changed")."""
+    return len(a) == len(b) and all(map(is_, a, b)) and all(map(is_, a.values(), b.values()))
+
+
 def _numpy() -> Any:
     import sys
 
@@ -302,7 +309,7 @@ def restore_changed(snap: list[_Entry]) -> str | None:
         now = obj if is_map else _state_of(obj)
         if now is None:
             continue
-        if len(now) == len(items) and all(map(is_, now, items)) and all(map(is_, now.values(), items.values())):
+        if same_items(now, items):
             continue  # the same keys holding the same objects, in the same order (checked in C: the common case)
         what = _same(now, items)
         if what is None:

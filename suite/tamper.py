@@ -17,8 +17,9 @@ from __future__ import annotations
 import sys
 import types
 from collections.abc import Mapping
-from operator import is_
 from typing import Any
+
+from suite.frozen import same_items as _same  # the same names bound to the same objects, in order
 
 __all__ = ["snapshot", "undo_changes", "checked"]
 
@@ -53,12 +54,6 @@ def _namespaces() -> list[tuple[str, Any, Mapping[str, Any]]]:
 def snapshot() -> Snapshot:
     """The shared modules' (and core classes') names and what each is bound to."""
     return [(name, obj, dict(d)) for name, obj, d in _namespaces()]
-
-
-def _same(d: Any, before: dict[str, Any]) -> bool:
-    """Whether *d* binds the same names to the same objects, in the same order, as *before*
-    (identity, in C loops: no list is built)."""
-    return len(d) == len(before) and all(map(is_, d, before)) and all(map(is_, d.values(), before.values()))
 
 
 def undo_changes(snap: Snapshot, plugin: str = "") -> list[str]:

@@ -15,11 +15,11 @@ import sys
 import time
 import traceback
 from collections.abc import Mapping
-from operator import attrgetter, is_
+from operator import attrgetter
 from typing import Any
 
 from suite.errors import SuiteError
-from suite.frozen import guard, restore_changed
+from suite.frozen import guard, restore_changed, same_items
 from suite.hardware.recording import ReadPlan, Recording
 from suite.runner.case import Case
 from suite.runner.checks import BadMetric, metric_problem
@@ -116,7 +116,7 @@ class InputSnapshots:
             return hit[2]
         saved = {id(o): f for o, f in zip(plan.objs, plan.fields)}
         saved.update({id(t): c for t, c in zip(plan.tables, plan.table_items)})
-        ok = bool(snap) and all(id(e[0]) in saved and _same_items(e[1], saved[id(e[0])]) for e in snap)
+        ok = bool(snap) and all(id(e[0]) in saved and same_items(e[1], saved[id(e[0])]) for e in snap)
         if len(self._covers) >= self.size:
             self._covers.pop(next(iter(self._covers)))
         self._covers[id(plan)] = (plan, snap, ok)
@@ -135,11 +135,6 @@ class InputSnapshots:
         snap = guard((label, profile), limit=limit)
         self._snaps[id(profile)] = (profile, snap)
         return snap
-
-
-def _same_items(a: dict[Any, Any], b: dict[Any, Any]) -> bool:
-    """The same keys holding the same objects, in the same order."""
-    return len(a) == len(b) and all(map(is_, a, b)) and all(map(is_, a.values(), b.values()))
 
 
 def error_line(exc: BaseException) -> str:
