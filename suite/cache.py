@@ -154,13 +154,19 @@ def listing_key(dirs: Iterable[Path], extensions: Mapping[str, Any], code: Itera
         h.update(f"ext\0{name}\0".encode())
         for f in _schema_files(extensions[name]):
             _stamp(h, f)
+    stamp_dirs(h, dirs)
+    return h.hexdigest()[:24]
+
+
+def stamp_dirs(h: Any, dirs: Iterable[Path]) -> None:
+    """Feed *h* (a hashlib object) each profile folder's path and the stamp of every TOML file under
+    it (a file given instead of a folder: that file): what changes when a profile file is edited,
+    added, removed or replaced."""
     for d in dirs:
         d = Path(d)
         h.update(f"dir\0{d}\n".encode())
-        files = sorted(d.rglob("*.toml")) if d.is_dir() else [d]
-        for f in files:
+        for f in sorted(d.rglob("*.toml")) if d.is_dir() else [d]:
             _stamp(h, f)
-    return h.hexdigest()[:24]
 
 
 def load_listing(key: str, what: str = "hardware-list", fields: Iterable[str] = ()) -> dict[str, Any] | None:

@@ -56,16 +56,7 @@ def identical_profiles(lib: ProfileLibrary, names: Iterable[str] | None = None,
     wanted_names = None if names is None else list(names)
     if wanted_names == []:
         return []  # nothing asked about: no profile needs resolving
-    keys: dict[str, tuple[str, str]] = {}
-    for n in lib.names():
-        if known is not None and n in known:
-            keys[n] = known[n]
-            continue
-        try:
-            p = lib.get(n)
-        except Exception:  # noqa: BLE001 - a broken file is reported by its own validation
-            continue
-        keys[n] = (p.kind, figures_key(p))
+    keys = _figure_keys(lib, known)
     wanted = list(keys) if wanted_names is None else [n for n in wanted_names if n in keys]
     pairs: set[tuple[str, str]] = set()
     for a in wanted:
@@ -73,6 +64,23 @@ def identical_profiles(lib: ProfileLibrary, names: Iterable[str] | None = None,
             if a != b and keys[a] == kb and not _declared(lib, a, b):
                 pairs.add((a, b) if a < b else (b, a))
     return sorted(pairs)
+
+
+def _figure_keys(lib: Any, known: dict[str, tuple[str, str]] | None = None) -> dict[str, tuple[str, str]]:
+    """``name -> (kind, figures key)`` of every profile of *lib* that resolves, those in *known*
+    taken as they are. One that does not resolve is left out: a broken file is reported by its own
+    validation, and a library profile that needs the given files is resolved again with them."""
+    keys: dict[str, tuple[str, str]] = {}
+    for n in lib.names():
+        if known is not None and n in known:
+            keys[n] = known[n]
+            continue
+        try:
+            p = lib.get(n)
+        except Exception:  # noqa: BLE001 - see the docstring
+            continue
+        keys[n] = (p.kind, figures_key(p))
+    return keys
 
 
 #: (folders, their files' stamps, extensions) -> :func:`_library_keys`, for this process
@@ -88,24 +96,15 @@ def _library_keys(dirs: list[Path], extensions: dict[str, type[BaseModel]] | Non
     profiles on every call (0.1-0.6 s of CPU each)."""
     import hashlib
 
-    from suite.cache import _stamp
+    from suite.cache import stamp_dirs
 
     h = hashlib.sha256()
-    for d in dirs:
-        for f in sorted(d.rglob("*.toml")) if d.is_dir() else [d]:
-            _stamp(h, f)
+    stamp_dirs(h, dirs)
     ext = None if extensions is None else tuple(sorted((k, id(v)) for k, v in extensions.items()))
     key = (tuple(str(d) for d in dirs), h.hexdigest(), ext)
     hit = _KEYS.get(key)
     if hit is None:
-        lib = ProfileLibrary(dirs, extensions=extensions, collect_errors=True)
-        hit = {}
-        for n in lib.names():
-            try:
-                p = lib.get(n)
-            except Exception:  # noqa: BLE001 - resolved again with the given files (it may need them)
-                continue
-            hit[n] = (p.kind, figures_key(p))
+        hit = _figure_keys(ProfileLibrary(dirs, extensions=extensions, collect_errors=True))
         _KEYS.clear()  # one entry: the folders of this process's calls
         _KEYS[key] = hit
     return hit
