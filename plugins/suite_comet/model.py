@@ -432,12 +432,28 @@ def evaluate_many(w: WorkloadConsts, clusters: list[Cluster], ci: np.ndarray, s:
     that cluster's hardware; COMET adds its own idea on top: the expansion tier that holds the
     optimizer states which do not fit the HBM.
     """
-    cache = cache or CollectiveCache()
+    priced = _price_many(w, clusters, ci, s, batch, efficiency, cache or CollectiveCache())
+    return _with_expansion(priced, expansion, ignore_memory)
+
+
+def _price_many(w: WorkloadConsts, clusters: list[Cluster], ci: np.ndarray, s: Strategies, batch: int,
+                efficiency: float | None, cache: CollectiveCache) -> tuple[dict, dict[str, np.ndarray]]:
+    """What :func:`evaluate_many` computes before the expansion tier is applied: each point's
+    cluster tier columns and the shared model's outputs (:func:`_price_groups`). Neither depends
+    on ``expansion`` or ``ignore_memory``, so one pricing serves a search with and without the
+    tier (:func:`grid_summary`)."""
     ci = np.asarray(ci, dtype=np.int64)
-    exp_flag = np.broadcast_to(np.asarray(expansion, dtype=bool), (len(s),))
     tier, groups = _cluster_columns(clusters, ci, efficiency, cache)
-    out = _price_groups(w, groups, ci, s, batch, cache)
+    return tier, _price_groups(w, groups, ci, s, batch, cache)
+
+
+def _with_expansion(priced: tuple[dict, dict[str, np.ndarray]], expansion: bool | np.ndarray,
+                    ignore_memory: bool) -> dict[str, np.ndarray]:
+    """:func:`evaluate_many`'s result from :func:`_price_many`'s: the expansion tier (on the points
+    whose ``expansion`` flag is set), feasibility and the times."""
+    tier, out = priced
     m = out["microbatches"]
+    exp_flag = np.broadcast_to(np.asarray(expansion, dtype=bool), m.shape)
     valid = np.isfinite(out["raw_time"]) & (m >= 1)
     over, fits, t_exp = _expansion(out["memory"], out["states"], tier, np.where(exp_flag, tier["cap"], 0.0))
     feasible = fits & valid
@@ -607,6 +623,23 @@ def search(w: WorkloadConsts, c: Cluster, batch: int, variant: str, cache: Colle
     return s, r, i
 
 
+def _search_pair(w: WorkloadConsts, c: Cluster, batch: int, variant: str, cache: CollectiveCache,
+                 efficiency: float | None):
+    """``(strategies, (results, index) of variant, (results, index) of hbm-only)`` on one cluster:
+    :func:`search` of *variant* and of ``hbm-only``, the strategies enumerated and priced once for
+    both (only the expansion tier and the choice differ; the same arrays as two searches give)."""
+    s = enumerate_strategies(w, c, batch)
+    if len(s) == 0:
+        return s, (None, None), (None, None)
+    priced = _price_many(w, [c], np.zeros(len(s), dtype=np.int64), s, batch, efficiency, cache)
+    r0 = _with_expansion(priced, False, False)
+    i0 = best_index(r0)
+    if variant == "comet":
+        r = _with_expansion(priced, True, False)
+        return s, (r, best_index(r)), (r0, i0)
+    return s, (r0, megatron_rule_index(s, r0, c.gpn, w.heads) if variant == "megatron-rule" else i0), (r0, i0)
+
+
 def grid_summary(w: WorkloadConsts, clusters: list[Cluster], batch: int, variant: str,
                  efficiency: float | None = None) -> dict:
     """Each cluster's best time under *variant* and under ``hbm-only``; the spread (slowest / fastest
@@ -614,8 +647,7 @@ def grid_summary(w: WorkloadConsts, clusters: list[Cluster], batch: int, variant
     cache = CollectiveCache()
     rows = []
     for c in clusters:
-        s, r, i = search(w, c, batch, variant, cache, efficiency)
-        s0, r0, i0 = search(w, c, batch, "hbm-only", cache, efficiency)
+        s, (r, i), (r0, i0) = _search_pair(w, c, batch, variant, cache, efficiency)
         t = float(r["time"][i]) if i is not None else math.inf
         t0 = float(r0["time"][i0]) if i0 is not None else math.inf
         rows.append({"cluster": c.name, "time": t, "time_hbm_only": t0,

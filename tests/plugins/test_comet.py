@@ -218,6 +218,20 @@ def test_search_is_no_worse_than_rule_and_expansion_no_worse_than_hbm(grid):
         assert times["hbm-only"] <= times["megatron-rule"] and times["comet"] <= times["hbm-only"]
 
 
+def test_grid_search_pair_is_two_searches(grid):
+    """grid_summary prices each cluster once for the variant and hbm-only: every array and index
+    equals what two separate searches give (the unshared path is the oracle)."""
+    for c in grid[::7]:
+        for v in ("megatron-rule", "hbm-only", "comet"):
+            s, (r, i), (r0, i0) = model._search_pair(W1T, c, 3072, v, model.CollectiveCache(), None)
+            for got, (sv, rv, iv) in (((r, i), model.search(W1T, c, 3072, v, model.CollectiveCache())),
+                                      ((r0, i0), model.search(W1T, c, 3072, "hbm-only", model.CollectiveCache()))):
+                assert got[1] == iv and np.array_equal(s.tp, sv.tp) and set(got[0]) == set(rv)
+                for k in rv:
+                    assert np.array_equal(got[0][k], rv[k]), (c.name, v, k)
+        assert model.search(W1T, c, 3072, "comet")[2] is not None  # the grid's clusters have a choice
+
+
 def test_halving_a_crossed_level_raises_its_exposed_time_only():
     """Megatron's 1T strategy on 384 Selene nodes: TP crosses only NVLink, PP and DP the fabric."""
     fixed = dict(variant="hbm-only", nodes=384, tp=8, pp=64, microbatch=1, recompute="full")
