@@ -132,3 +132,20 @@ def test_a_lost_or_duplicated_message_is_detected():
     only_sent = C.Ledger(list(led.messages))
     assert only_sent.conservation_problems() == []
     assert "no receiver tallied" in only_sent.conservation_problems(require_receipts=True)[0]
+
+
+def test_ledger_transfer_records_what_send_then_recv_record():
+    """Ledger.transfer (one call per message) keeps the same two tallies and returns the same copy
+    as send + recv; a message to oneself or of 0 bytes is not recorded (as with send / recv)."""
+    x = np.arange(6.0).reshape(2, 3)[:, 1:]  # a strided view: the copy is the received data
+    pair, one = C.Ledger(), C.Ledger()
+    moves = [(0, 1, x, "a"), (1, 0, x[:1], "b"), (2, 2, x, "self"), (3, 1, x[:0], "empty")]
+    for src, dst, arr, tag in moves:
+        got = C.recv(pair, src, dst, C.send(pair, src, dst, arr, tag), tag)
+        mine = one.transfer(src, dst, arr, tag)
+        assert np.array_equal(mine, got) and mine.dtype == got.dtype and mine.flags.writeable
+        assert not np.shares_memory(mine, arr)
+    assert one.messages == pair.messages == [C.Message(0, 1, 32, "a"), C.Message(1, 0, 16, "b")]
+    assert one.receipts == pair.receipts
+    assert one.conservation_problems(require_receipts=True) == []
+    assert one.by_tag() == {"a": (1, 32), "b": (1, 16)}

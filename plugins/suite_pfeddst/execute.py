@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from suite.api import FlatModel, Ledger, ParameterError, Result, recv, send
+from suite.api import FlatModel, Ledger, ParameterError, Result
 
 __all__ = ["Clients", "load_clients", "peer_graph", "score_matrix", "score_loop", "select_top_k",
            "average_extractors", "average_extractors_many", "batched_losses", "run", "RunResult", "evaluate", "SCALAR_BYTES", "rounds_to_target"]
@@ -153,9 +153,10 @@ def _peer_graph(clients: int, degree: int, seed: int) -> tuple:
 
 
 def _xfer(ledger: Ledger, src: int, dst: int, array: np.ndarray, tag: str) -> np.ndarray:
-    """One message src -> dst: the sender's record (:func:`suite.collectives.send`) and the
-    receiver's own tally (:func:`suite.collectives.recv`); returns the received copy."""
-    return recv(ledger, src, dst, send(ledger, src, dst, array, tag), tag)
+    """One message src -> dst: the sender's record and the receiver's own tally
+    (:meth:`suite.collectives.Ledger.transfer`, what :func:`suite.collectives.send` then
+    :func:`suite.collectives.recv` record); returns the received copy."""
+    return ledger.transfer(src, dst, array, tag)
 
 
 # --------------------------------------------------------------------------- scoring
