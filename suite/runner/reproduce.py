@@ -17,18 +17,20 @@ Every public name of the modules this one was split from stays importable from h
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from suite.runner.bootstrap import bootstrap_interval
 from suite.runner.judgement_cache import Uncacheable, cacheable, encode_outcome, judgement_key, restore_outcome
-from suite.runner.judging import NullCases, judge, null_cases, resolve_claim
+from suite.runner.judging import NullCases, ResultReader, judge, null_cases, resolve_claim
 from suite.runner.verdicts import (BOOTSTRAP_REPLICATES, CLAIM_DEFECT, CONFIDENCE, ERROR, INCONCLUSIVE,
                                    MEASURED_LABEL, NOT_DISCRIMINATING, NOT_REPRODUCED, REPRODUCED,
                                    REPRODUCED_NO_NULL, VERDICTS, ClaimOutcome, NullOutcome, Scoreboard,
                                    informative_nulls, new_outcome)
 from suite.runner.verdicts import claim_defect  # noqa: F401 - importable from here as before the split
+from suite.technique import Result
 
 if TYPE_CHECKING:
     from suite.results.store import Store
@@ -86,6 +88,49 @@ def _cases_of(pending: Sequence[_Pending]) -> list[Case]:
     return out
 
 
+class _StoredOnce:
+    """What :func:`judge` reads of *store* (:class:`~suite.runner.judging.ResultReader`), each
+    case read once: a case shared by several claims and nulls (1,569 reads of 745 cases in a
+    fresh ``--all``) is fetched and its artifacts parsed once. Every read hands out its own
+    :class:`_Handed` copy, so a claim that writes to a result it was given changes no other
+    claim's."""
+
+    def __init__(self, store: ResultReader) -> None:
+        self._store = store
+        self._held: dict[str, Result] = {}
+
+    def result(self, key: str) -> Result:
+        """A copy of the stored result of case *key* (StoreError as :meth:`Store.result`)."""
+        held = self._held.get(key)
+        if held is None:
+            held = self._held[key] = self._store.result(key)
+        return _Handed(held)
+
+
+class _Handed(Result):
+    """A copy of a held :class:`Result`: its own metrics dict (of the frozen :class:`Metric`
+    objects), and its own artifacts, copied from the held ones when first read (most claims read
+    none: computron's cases hold 4.2 MB of event logs). The held artifacts are what the store's
+    JSON gave, so a JSON round trip copies them exactly."""
+
+    def __init__(self, held: Result) -> None:  # noqa: D107 - the dataclass fields, filled by hand
+        self.metrics = dict(held.metrics)
+        self._held: Result | None = held
+
+    @property
+    def artifacts(self) -> dict[str, Any]:
+        if self._held is not None:
+            self.__dict__["_artifacts"] = json.loads(json.dumps(self._held.artifacts))
+            self._held = None
+        art: dict[str, Any] = self.__dict__["_artifacts"]
+        return art
+
+    @artifacts.setter
+    def artifacts(self, value: dict[str, Any]) -> None:
+        self._held = None
+        self.__dict__["_artifacts"] = value
+
+
 def _judge_all(pending: Sequence[_Pending], store: Store, rerun: bool) -> None:
     """Judge every pending claim on the stored cases, or restore its cached judgement.
 
@@ -101,10 +146,11 @@ def _judge_all(pending: Sequence[_Pending], store: Store, rerun: bool) -> None:
     keys = [judgement_key(p.tech, p.claim, p.cases, p.nulls, digests) for p in pending]
     cached = {} if rerun else store.judgements(k for k in keys if k)
     fresh: dict[str, str] = {}
+    reader = _StoredOnce(store)
     for p, jkey in zip(pending, keys):
         if _restored(p.outcome, cached.get(jkey) if jkey else None):
             continue
-        judge(p.claim, p.outcome, p.cases, status, store, p.nulls)
+        judge(p.claim, p.outcome, p.cases, status, reader, p.nulls)
         if jkey and cacheable(p.outcome):
             try:
                 fresh[jkey] = encode_outcome(p.outcome)
