@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator, Mapping
-from itertools import chain, repeat
+from itertools import chain
 from operator import is_
 from typing import Any
 
@@ -42,8 +42,6 @@ _drain: Any = deque(maxlen=0).extend
 _dict_of = _DICT.__get__
 #: ``map`` as the function of another ``map`` (a map per model, all run in one C loop)
 _map_each: Any = map
-#: a value no field holds (a field of a model that its saved fields lack)
-_NOT_SAVED = object()
 _set_class = object.__dict__["__class__"].__set__
 
 #: id(object) -> its fields before the case (None for a table) while a case records: only the
@@ -242,7 +240,8 @@ class ReadPlan:
     """
 
     __slots__ = ("profile", "models", "tables", "prefix", "hidden", "objs", "classes", "rcs", "fields", "holders", "kept",
-                 "table_items", "_gets", "_table_lens", "_table_keys", "_table_values", "_paths", "_sorted")
+                 "table_items", "_getitems", "_table_lens", "_table_keys", "_table_values", "_paths", "_sorted",
+                 "_swapped", "_recording_classes", "_real_classes")
 
     def __init__(self, profile: Any) -> None:
         self.profile = profile  # held: the ids below stay this profile's
@@ -272,10 +271,15 @@ class ReadPlan:
         self.holders, self.kept = [m[0] for m in self.models if m[4]], [m[4] for m in self.models if m[4]]
         self.table_items: list[dict[Any, Any]] = [dict(t) for t in self.tables]  # as loaded (Recording.stop_checked)
         # the same, laid out for unchanged()'s C loops
-        self._gets = [f.get for f in self.fields]
+        self._getitems = [f.__getitem__ for f in self.fields]
         self._table_lens = [len(t) for t in self.table_items]
         self._table_keys = tuple(chain.from_iterable(self.table_items))
         self._table_values = tuple(chain.from_iterable(t.values() for t in self.table_items))
+        # every object whose class a recording swaps, with its class while recording and after:
+        # one C loop each way
+        self._swapped: list[Any] = self.objs + self.tables
+        self._recording_classes: list[type] = self.rcs + [_RecordingDict] * len(self.tables)
+        self._real_classes: list[type] = self.classes + [FrozenDict] * len(self.tables)
 
     def _items(self, obj: Any, first: bool) -> Any:
         """The (name, value) pairs under *obj*; on its *first* visit it joins ``models`` or ``tables``."""
@@ -302,8 +306,13 @@ class ReadPlan:
         while hidden is not), and each table holds the keys and values of its copy in
         :attr:`table_items`, the same objects in the same order (read through ``dict``'s own
         methods: no read of a recording table is noted). Each test one C loop over all objects."""
-        saved = chain.from_iterable(map(_map_each, self._gets, dicts, repeat(repeat(_NOT_SAVED))))
-        if not all(map(is_, chain.from_iterable(map(dict.values, dicts)), saved)):
+        # each model's values against its saved fields' values for the same keys, in the same
+        # order (a key the saved fields lack raises KeyError: not unchanged)
+        saved = chain.from_iterable(map(_map_each, self._getitems, dicts))
+        try:
+            if not all(map(is_, chain.from_iterable(map(dict.values, dicts)), saved)):
+                return False
+        except KeyError:
             return False
         tables = self.tables
         return (list(map(len, tables)) == self._table_lens
@@ -379,8 +388,7 @@ class Recording:
         # C loops over the plan's objects (a Python loop here cost more than the reads it records)
         _drain(map(dict.clear, map(_dict_of, plan.objs)))
         _drain(map(dict.update, map(_dict_of, plan.holders), plan.kept))
-        _drain(map(_set_class, plan.objs, plan.rcs))
-        _drain(map(_set_class, plan.tables, repeat(_RecordingDict)))
+        _drain(map(_set_class, plan._swapped, plan._recording_classes))
         return self
 
     def stop(self) -> set[str]:
@@ -415,8 +423,7 @@ class Recording:
             _drain(map(dict.update, dicts, plan.fields))
         else:
             _drain(map(_refill, dicts, plan.fields))
-        _drain(map(_set_class, plan.objs, plan.classes))
-        _drain(map(_set_class, plan.tables, repeat(FrozenDict)))
+        _drain(map(_set_class, plan._swapped, plan._real_classes))
         _HIDDEN.clear()  # only this recording's objects (start() restores the one before)
         CASE_SEEN.clear()  # empty while nothing records
         _ACTIVE.clear()
