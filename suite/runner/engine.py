@@ -119,12 +119,15 @@ Reads = dict[tuple[str, str, str, str], set[str]]
 def _unread_overrides(cases: Sequence[Case], store: Store, seen: Reads,
                       run_id: int | None = None) -> list[str]:
     """One warning per (technique, overridden field) that no evaluation of that technique's code
-    was seen to read: the run's own record (the reads of the results it computed or reused,
-    :meth:`Store.run_fields_read`); only for a technique of which that record has none, the
+    was seen to read: the run's own record (the reads of the results it computed, *seen*, and of
+    those it reused, :meth:`Store.run_fields_read` of *run_id*: None when it reused none, so the
+    store is not asked what *seen* holds); only for a technique of which that record has none, the
     store's for the same code."""
     from suite.hardware.tracking import covers, normalize_path
 
     out: list[str] = []
+    if not cases:  # no case overrides a field: nothing to warn of (and no query)
+        return out
     done: set[tuple[str, str]] = set()
     known: dict[tuple[str, str], set[str] | None] = {}
     own = (store.run_fields_read(run_id) if run_id is not None else None) or {}
@@ -321,7 +324,10 @@ class _Run:
             for (t, code, v, f), r in self.seen_reads.items():
                 store.add_fields_read(t, code, v, f, r)
             store.flush()  # the run's own results, with their recorded reads
-            s.warnings = _unread_overrides(list(self.reps.values()), store, self.seen_reads, self.run_id)
+            # a run that reused no stored result computed all it holds: its reads are seen_reads
+            # (a query over every case of the run: ~5 us a case of a cheap sweep, issue 44)
+            s.warnings = _unread_overrides(list(self.reps.values()), store, self.seen_reads,
+                                           self.run_id if s.cached else None)
         except Exception as exc:  # noqa: BLE001 - a diagnostic must never lose the run
             s.warnings.append(f"could not record the profile fields read: {exc}")
 
