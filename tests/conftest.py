@@ -33,6 +33,41 @@ def _rewrite_only_test_files() -> None:
 
 _rewrite_only_test_files()
 
+
+def _collector_off_while_collecting() -> bool:
+    """Turn the cyclic garbage collector off until the tests are collected (see
+    :func:`pytest_collection`); return whether it was on. Collecting imports every test module,
+    plugin and library and rewrites the asserts of ~150 files into millions of short-lived AST
+    nodes: each youngest-generation overflow then triggered collections whose oldest-generation
+    passes walked the growing heap of everything imported so far (23 full passes), ~40% of the
+    collection's CPU (`pytest --collect-only -m "not slow"`: 13.1 -> 7.3 s CPU, min of 3
+    alternated, load 3-5). What it leaves is reference-counted (AST nodes hold no cycles); peak RSS
+    283 -> 288 MB."""
+    import gc
+
+    was_on = gc.isenabled()
+    gc.disable()
+    return was_on
+
+
+_COLLECTOR_WAS_ON = _collector_off_while_collecting()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collection(session):
+    """The collector back on once the tests are collected (also after a collection error), with
+    what collection loaded (modules, test functions, parameters) moved out of its walks
+    (:func:`gc.freeze`): it lives for the whole session. A run of the runner unfreezes it again
+    (suite.runner.engine's collector set-up), which only gives back the walks."""
+    import gc
+
+    try:
+        yield
+    finally:
+        if _COLLECTOR_WAS_ON:
+            gc.freeze()
+            gc.enable()
+
 from hypothesis import HealthCheck, settings  # noqa: E402  (after the rewrite marks are narrowed)
 
 settings.register_profile(
