@@ -259,10 +259,23 @@ def _suite_process(site: Path, args: list[str], env: dict[str, str]):
 
 
 def _suite_forked(site: Path, args: list[str], env: dict[str, str]):
-    """The same command in a child forked from this process (tests/forkrun.py: a Popen's interface)."""
+    """The same command in a child forked from this process (tests/forkrun.py: a Popen's interface),
+    its store committing every 0.1 s instead of every 2 s (the writer's default, which the
+    new-interpreter variant keeps): the test waits for two committed cases before the signal."""
     import forkrun
 
-    return forkrun.Forked(forkrun.suite_main, args, site, env=env, argv=["suite", *args])
+    return forkrun.Forked(_suite_main_quick_commits, args, site, env=env, argv=["suite", *args])
+
+
+def _suite_main_quick_commits(args: list[str], site: Path) -> None:
+    import forkrun
+    from suite.cli import run as run_cmd
+    from suite.results import Store
+
+    if not callable(getattr(run_cmd, "open_store", None)):
+        raise RuntimeError("suite.cli.run.open_store is gone: update this test's quick-commit store")
+    run_cmd.open_store = lambda path: Store(path, batch_seconds=0.1)  # in the forked child only
+    forkrun.suite_main(args, site)
 
 
 @pytest.mark.parametrize("start", [pytest.param(_suite_process, marks=pytest.mark.slow), _suite_forked],
