@@ -4,7 +4,9 @@
 ``y = x * n * factor(variant) * bandwidth_gbit`` with factor 1 (``base``) or 2 (``fast``), where
 ``bandwidth_gbit`` is the profile's outer network bandwidth in Gbit/s. The ``mode`` parameter
 makes one case misbehave: ``raise`` (ValueError), ``hang`` (sleeps 60 s), ``abort`` (os.abort()),
-``skip`` (raises Skip). Claims have known verdicts: one reproduced, one not reproduced, one whose
+``skip`` (raises Skip). With ``FAKE_GATE=PATH:N`` in the environment (not part of any case key), a
+case with ``n > N`` waits until file PATH exists: a run that can be killed after its first N
+cases and cannot finish before (test_runner_resume). Claims have known verdicts: one reproduced, one not reproduced, one whose
 derive raises, and one whose case fails.
 """
 
@@ -29,6 +31,15 @@ def y_of(x: float, n: int, variant: str, gbit: float) -> float:
     return x * n * (2.0 if variant == "fast" else 1.0) * gbit
 
 
+def _wait_at_the_gate(n: int) -> None:
+    """Block a case with ``n`` past the ``FAKE_GATE`` count until the gate file exists (see module doc)."""
+    gate = os.environ.get("FAKE_GATE")
+    if gate:
+        path, _, after = gate.rpartition(":")
+        while n > int(after) and not os.path.exists(path):
+            time.sleep(0.01)
+
+
 def evaluate(scenario) -> Result:
     p = scenario.params
     mode = p["mode"]
@@ -42,6 +53,7 @@ def evaluate(scenario) -> Result:
         raise Skip("fake does not apply here")
     if p["delay"]:
         time.sleep(p["delay"])
+    _wait_at_the_gate(p["n"])
     gbit = scenario.profile.network[-1].bandwidth * 8 / 1e9 if scenario.profile and scenario.profile.network else 1.0
     y = y_of(p["x"], p["n"], scenario.variant, gbit)
     r = Result().add("y", y, "s", "lower").add("seed_used", scenario.seed, "1", "none")

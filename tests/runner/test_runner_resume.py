@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 
 import pytest
@@ -27,19 +28,25 @@ def _ok_count(path: Path) -> int:
         con.close()
 
 
-def _run(store: Path, n: int, delay: float, jobs: int = 1):
+def _env(gate: str | None) -> dict[str, str]:
+    """This process's environment, with ``FAKE_GATE`` (fakeplugin: cases past a count wait for a file) if given."""
+    env = {k: v for k, v in os.environ.items() if k != "FAKE_GATE"}
+    return env if gate is None else {**env, "FAKE_GATE": gate}
+
+
+def _run(store: Path, n: int, delay: float, jobs: int = 1, gate: str | None = None):
     """``python run_fake.py STORE N DELAY JOBS`` in a new interpreter (a Popen)."""
     return subprocess.Popen([sys.executable, str(SCRIPT), str(store), str(n), str(delay), str(jobs)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(gate))
 
 
-def _run_forked(store: Path, n: int, delay: float, jobs: int = 1):
+def _run_forked(store: Path, n: int, delay: float, jobs: int = 1, gate: str | None = None):
     """The same script in a child forked from this process (:mod:`forkrun`: a Popen's interface):
     the runner's coordinator and its pool are the same; the interpreter's start-up is not paid."""
     import forkrun
 
     argv = [str(SCRIPT), str(store), str(n), str(delay), str(jobs)]
-    return forkrun.Forked(_script_main, argv, argv=argv)
+    return forkrun.Forked(_script_main, argv, argv=argv, env=_env(gate))
 
 
 def _script_main(argv: list[str]) -> None:
@@ -51,7 +58,7 @@ def _script_main(argv: list[str]) -> None:
 
 @pytest.fixture(params=["fork", pytest.param("process", marks=pytest.mark.slow)])
 def launch(request):
-    """``launch(store, n, delay, jobs)``: the sweep in a forked child (fast) or a new interpreter (slow)."""
+    """``launch(store, n, delay, jobs, gate=None)``: the sweep in a forked child (fast) or a new interpreter (slow)."""
     return _run_forked if request.param == "fork" else _run
 
 
@@ -69,23 +76,27 @@ def _parse(out: str) -> dict:
 
 
 def test_kill9_then_resume_computes_only_missing(tmp_path, launch):
+    """The first run's cases past the 60th wait for a gate file the test creates only after the
+    kill: it is killed while it computes and commits cases 21-60 and can never have finished
+    (cases of 5 ms: the resume's 90-130 cases cost ~0.3 s of sleeps, not the 1.5 s of 150 x 20 ms)."""
     store = tmp_path / "s.sqlite"
-    n = 150
-    p = launch(store, n, 0.02, jobs=2)
+    n, gate = 150, tmp_path / "gate"
+    p = launch(store, n, 0.005, jobs=2, gate=f"{gate}:60")
     deadline = time.time() + 60
     while _ok_count(store) < 20 and time.time() < deadline and p.poll() is None:
         time.sleep(0.05)
     p.send_signal(signal.SIGKILL)
     p.wait()
+    gate.touch()  # a worker the kill left behind may finish its case now: it is never stored
     done = _ok_count(store)
-    assert 0 < done < n, done
+    assert 20 <= done <= 60, done
     # every committed case is whole: a metric row per metric, no case without its metrics
     con = sqlite3.connect(store)
     orphans = con.execute("SELECT count(*) FROM cases c WHERE status='ok' AND "
                           "(SELECT count(*) FROM metrics m WHERE m.case_key = c.key) != 2").fetchone()[0]
     con.close()
     assert orphans == 0
-    p2 = launch(store, n, 0.02, jobs=2)  # the same sweep (delay is part of the case key)
+    p2 = launch(store, n, 0.005, jobs=2)  # the same sweep (delay is part of the case key), no gate
     out, err = p2.communicate(timeout=120)
     assert p2.returncode == 0, err
     got = _parse(out)
