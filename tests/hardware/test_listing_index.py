@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
+
+import pytest
 
 PROFILE = textwrap.dedent("""
     [profile]
@@ -23,6 +26,36 @@ PROFILE = textwrap.dedent("""
     memory_bandwidth = "1 TB/s"
     peak_flops = {{ fp32 = "10 TFLOP/s" }}
 """)
+
+
+@pytest.fixture(scope="module")
+def units_file(tmp_path_factory, shared_context):
+    """A unit cache (:mod:`suite.hardware.units`: pint's answers by text and unit, a file of its own
+    beside the listing index) holding every quantity the listings below format, as on any machine
+    that has run a command before: each child then formats its rows without importing pint and
+    building its registry (~0.5 s CPU a child; the tests compute 9 listings). The listing index,
+    what these tests are about, is still absent when each test starts, and every listing is still
+    computed or read by the child."""
+    from suite.cli.hardware import _listing
+    from suite.hardware import units
+
+    _listing(shared_context)  # every shipped profile's row, formatted in this process
+    for text, dim in ((PROFILE_MEMORY[0], "bytes"), (PROFILE_MEMORY[1], "bytes"), ("1 TB/s", "bandwidth"),
+                      ("10 TFLOP/s", "flop_rate")):
+        units.format_quantity(units.parse_quantity(text, dim), dim)  # idx-gpu's rows
+    path = tmp_path_factory.mktemp("units") / units._cache_path().name
+    path.write_text(json.dumps(units._cache()))
+    return path
+
+
+PROFILE_MEMORY = ("16 GiB", "32 GiB")  # the two sizes of idx-gpu the tests write
+
+
+@pytest.fixture
+def warm_units(tmp_path, units_file):
+    """*tmp_path*/cache, the cache folder of the test's children, holding :func:`units_file`."""
+    (tmp_path / "cache").mkdir()
+    shutil.copy(units_file, tmp_path / "cache" / units_file.name)
 
 
 def _list(tmp_path, *extra):
@@ -83,10 +116,10 @@ def _listings(tmp_path, steps):
     return [tuple(r) for r in json.loads(out.stdout.strip().splitlines()[-1])]
 
 
-def test_cached_listing_equals_the_computed_one_and_an_edit_shows_at_once(tmp_path):
+def test_cached_listing_equals_the_computed_one_and_an_edit_shows_at_once(tmp_path, warm_units):
     (tmp_path / "p").mkdir()
     f = tmp_path / "p" / "idx.toml"
-    f.write_text(PROFILE.format(mem="16 GiB"))
+    f.write_text(PROFILE.format(mem=PROFILE_MEMORY[0]))
     first, validated, _ = _list(tmp_path)
     assert validated  # nothing cached yet: every profile validated (pydantic)
     again, validated_again, _ = _list(tmp_path)
@@ -99,7 +132,7 @@ def test_cached_listing_equals_the_computed_one_and_an_edit_shows_at_once(tmp_pa
     assert {k: v for k, v in edited.items() if k != "idx-gpu"} == {k: v for k, v in first.items() if k != "idx-gpu"}
 
 
-def test_a_broken_file_is_reported_on_every_listing_cached_or_not(tmp_path):
+def test_a_broken_file_is_reported_on_every_listing_cached_or_not(tmp_path, warm_units):
     (tmp_path / "p").mkdir()
     (tmp_path / "p" / "bad.toml").write_text("[profile\nname = ")
     (_rows, computed1, err1), (_rows, computed2, err2) = _listings(tmp_path, [["list"], ["list"]])
@@ -109,7 +142,7 @@ def test_a_broken_file_is_reported_on_every_listing_cached_or_not(tmp_path):
     assert line[0].startswith("warning: ") and line[0].endswith("; skipped")
 
 
-def test_a_replacement_that_keeps_mtime_and_size_is_still_a_new_key(tmp_path):
+def test_a_replacement_that_keeps_mtime_and_size_is_still_a_new_key(tmp_path, warm_units):
     # cp -p / rsync -a / tar x keep the old mtime; with the same size the listing must not be the
     # cached one (the file's ctime changes, which nothing sets back)
     (tmp_path / "p").mkdir()
@@ -124,7 +157,7 @@ def test_a_replacement_that_keeps_mtime_and_size_is_still_a_new_key(tmp_path):
     assert computed and edited["idx-gpu"]["memory"] == "32 GiB"
 
 
-def test_a_damaged_cache_file_is_recomputed_not_a_crash(tmp_path):
+def test_a_damaged_cache_file_is_recomputed_not_a_crash(tmp_path, warm_units):
     # valid JSON of the wrong shape (a hand edit, another version's file): the listing is computed
     (tmp_path / "p").mkdir()
     (tmp_path / "p" / "idx.toml").write_text(PROFILE.format(mem="16 GiB"))
