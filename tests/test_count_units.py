@@ -26,9 +26,9 @@ def _metric_units() -> frozenset[str]:
 
 @functools.cache
 def _param_units() -> frozenset[str]:
-    from suite.context import Context
+    from session_context import session_context
 
-    return frozenset(p.unit for t in Context.build().registry.techniques() for p in t.parameters.values() if p.unit)
+    return frozenset(p.unit for t in session_context().registry.techniques() for p in t.parameters.values() if p.unit)
 
 
 def test_the_scan_finds_the_units_the_issue_names():

@@ -17,9 +17,9 @@ from suite.hardware.units import format_quantity, parse_quantity
 from suite.resources import builtin_dir
 
 SHIPPED = builtin_dir("hardware_profiles")
-from suite.context import Context  # noqa: E402
+from session_context import session_context  # noqa: E402
 
-LIB = ProfileLibrary([SHIPPED], extensions=Context.build().extensions())  # the installed plugins' [ext.*] schemas too
+LIB = ProfileLibrary([SHIPPED], extensions=session_context().extensions())  # the installed plugins' [ext.*] schemas too
 ALL = LIB.all()
 BY_NAME = {p.name: p for p in ALL}
 

@@ -4,7 +4,6 @@ the execute fidelity's gradient oracle, the model's plans, bad input, conformanc
 from __future__ import annotations
 
 import dataclasses
-import functools
 import itertools
 
 import numpy as np
@@ -20,12 +19,11 @@ from suite_dflop.technique import CLAIMS, TECHNIQUE
 from suite_dflop.workloads import MIXES, QWEN, SIGLIP, generate
 
 
-@functools.cache
 def _context():
-    """One context for the module's lookups (plugins loaded once); the global lookups are deprecated."""
-    from suite.context import Context
+    """The session's context for the module's lookups (tests/session_context.py); the global lookups are deprecated."""
+    from session_context import session_context
 
-    return Context.build()
+    return session_context()
 
 
 def _run(variant="dflop-lpt", fidelity="model", workload="dflop-llava-video", **params):

@@ -31,12 +31,11 @@ VARIANTS = ("dense", "popcorn", "sliding-window", "1d", "1.5d", "2d")
 # --------------------------------------------------------------------------- independent oracle
 
 
-@functools.cache
 def _context():
-    """One context for the module (building one loads every plugin, ~0.3 s; the tests only read it)."""
-    from suite.context import Context
+    """The session's context (tests/session_context.py: building one loads every plugin; the tests only read it)."""
+    from session_context import session_context
 
-    return Context.build()
+    return session_context()
 
 
 def _wl(name):

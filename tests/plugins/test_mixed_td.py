@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 from suite import ScenarioSpec, Skip
 from suite.errors import ParameterError, TechniqueError
 from suite.runner.case import resolve_case
-from suite.context import Context
 from suite_mixed_td import decompose as dec
 from suite_mixed_td import execute, model
 from suite_mixed_td.technique import CLAIMS, TECHNIQUE, per_dsp_gain
@@ -28,7 +27,9 @@ from suite_mixed_td.workloads import REPVGG_A0_PUBLISHED_PARAMS_M, digits_cnn, r
 @functools.cache
 def _zoo(name):
     """A zoo workload through a context (the deprecated global get_workload is not the lookup)."""
-    return Context.build().workload(name)
+    from session_context import session_context
+
+    return session_context().workload(name)
 
 
 U250 = model.Resources(dsps=12288, on_chip_bytes=(5376 * 18 * 1024 + 1280 * 288 * 1024) / 8, clock=200e6,
