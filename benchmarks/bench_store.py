@@ -16,6 +16,11 @@ Each figure is the median of ``--repeat`` runs and is printed beside the load av
 CPU ratio ``store / floor`` (a ratio of two CPU times taken in one run; wall time on a shared
 machine swings, CPU time much less).
 
+``--busy US`` gives the calling thread US microseconds of Python work before each case, as a
+runner has (its CPU is measured alone, in the same round, and subtracted): the flusher thread then
+commits while the caller runs, and what the two threads cost each other (the GIL taken and given
+back) is counted as the store's.
+
 ``--grow N`` instead writes *N* cases with hash-like (random) keys, as the runner's are, into one
 fresh store through the same public path, in ``--segment`` steps, and prints per step the
 process CPU per case, the flusher thread's share, and the bytes written (``wchar`` of
@@ -24,7 +29,7 @@ size of the store (issue 44, "flat at scale"). The bytes do not depend on the ma
 
 Usage::
 
-    python benchmarks/bench_store.py [--cases 20000] [--repeat 3]
+    python benchmarks/bench_store.py [--cases 20000] [--repeat 3] [--busy 60 --batch-seconds 0.5]
     python benchmarks/bench_store.py --grow 1000000 [--segment 100000]
 """
 
@@ -73,14 +78,31 @@ def cases(n: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     return out
 
 
-def store_once(folder: Path, work: list[tuple[dict[str, Any], dict[str, Any]]]) -> tuple[float, float, float]:
-    """(caller-thread CPU, process CPU, wall) seconds to write *work* through :class:`Store`."""
+def _spin(loops: int) -> None:
+    """Python work in the calling thread (*loops* iterations): an evaluation path's own work."""
+    for _ in range(loops):
+        pass
+
+
+def busy_once(work: list[Any], loops: int) -> float:
+    """Process CPU seconds of the calling thread's own work alone (:func:`_spin` per case)."""
+    c0 = _cpu()
+    for _ in work:
+        _spin(loops)
+    return _cpu() - c0
+
+
+def store_once(folder: Path, work: list[tuple[dict[str, Any], dict[str, Any]]], loops: int = 0,
+               batch_seconds: float = _writer.BATCH_SECONDS) -> tuple[float, float, float]:
+    """(caller-thread CPU, process CPU, wall) seconds to write *work* through :class:`Store`
+    (*loops*: :func:`_spin` before each case, in both CPU figures)."""
     path = folder / "s.sqlite"
     path.unlink(missing_ok=True)
-    st = Store(path)
+    st = Store(path, batch_seconds=batch_seconds)
     run = st.begin_run(command="bench_store")
     w0, c0, t0 = time.perf_counter(), _cpu(), time.thread_time()
     for ident, out in work:
+        _spin(loops)
         st.add_outcome(ident, out, run, replace=False)
     caller = time.thread_time() - t0
     st.finish_run(run, "done", {"total": len(work), "computed": len(work), "ok": len(work)})
@@ -181,29 +203,48 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--grow", type=int, default=0, help="write this many random-key cases into one store, by segment")
     ap.add_argument("--segment", type=int, default=100000)
+    ap.add_argument("--busy", type=float, default=0.0,
+                    help="us of Python work in the calling thread before each case (a runner's own work: the "
+                         "flusher then commits while the caller runs); its CPU is measured alone and left out")
+    ap.add_argument("--batch-seconds", type=float, default=_writer.BATCH_SECONDS)
     args = ap.parse_args(argv)
     if args.grow:
         grow(args.grow, args.segment)
         return
     work = cases(args.cases)
+    loops = round(_loops_per_us() * args.busy) if args.busy else 0
     print(f"load average before: {load_average()}")
-    callers, totals, walls, floors = [], [], [], []
+    callers, totals, walls, floors, busies = [], [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(args.repeat):
-            caller, total, wall = store_once(Path(tmp), work)
-            callers.append(caller)
-            totals.append(total)
+            busies.append(busy_once(work, loops) if loops else 0.0)
+            caller, total, wall = store_once(Path(tmp), work, loops, args.batch_seconds)
+            callers.append(caller - busies[-1])
+            totals.append(total - busies[-1])
             walls.append(wall)
             floors.append(floor_once(Path(tmp), work))
     n = args.cases
     med = statistics.median
-    print(f"{n} cases x {METRICS} metrics, median of {args.repeat}")
+    print(f"{n} cases x {METRICS} metrics, median of {args.repeat}"
+          + (f"; the caller's own work {med(busies) / n * 1e6:.1f} us/case left out" if loops else ""))
     print(f"  caller thread CPU : {med(callers) / n * 1e6:7.1f} us/case (the evaluation path)")
     print(f"  store CPU (all)   : {med(totals) / n * 1e6:7.1f} us/case (caller + flusher thread)")
     print(f"  store wall        : {med(walls) / n * 1e6:7.1f} us/case")
     print(f"  floor CPU         : {med(floors) / n * 1e6:7.1f} us/case (bare sqlite3, one JSON row per case)")
     print(f"  CPU ratio store / floor: {med(totals) / med(floors):.2f}")
     print(f"load average after: {load_average()}")
+
+
+def _loops_per_us() -> float:
+    """:func:`_spin` iterations per microsecond of this machine's CPU (best of 5)."""
+    best = min(_timed_spin(200_000) for _ in range(5))
+    return 200_000 / (best * 1e6)
+
+
+def _timed_spin(loops: int) -> float:
+    t0 = time.thread_time()
+    _spin(loops)
+    return time.thread_time() - t0
 
 
 if __name__ == "__main__":

@@ -63,7 +63,6 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from functools import lru_cache
 from pathlib import Path
 
 from suite.errors import StoreError
@@ -299,27 +298,15 @@ CASE_COLUMNS = ("key", "identity", "technique", "technique_version", "variant", 
                  "error", "traceback", "duration", "run_id", "created", "result_id")
 
 #: a ``results`` row with its id and its case's id given (the writer numbers a batch's rows itself
-#: and reads each case's id from its upsert: one executemany, no look-up by key)
+#: and reads each case's id from its upsert: no look-up by key), before its ``VALUES``
 INSERT_RESULT = ("INSERT INTO results (id, case_key, run_id, status, error, traceback, duration, created, metrics, "
-                 "samples, fields_id, case_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                 "samples, fields_id, case_id)")
 
-_UPSERT_TAIL = (" ON CONFLICT(key) DO UPDATE SET " + ", ".join(f"{c}=excluded.{c}" for c in CASE_COLUMNS if c != "key")
-                + " WHERE cases.status != 'ok' OR excluded.status = 'ok'")
-_CASE_VALUES = f"({', '.join('?' * len(CASE_COLUMNS))})"
-
-# Insert a case; an existing ok case is only replaced by a new ok one (a rerun).
-UPSERT_CASE = f"INSERT INTO cases ({', '.join(CASE_COLUMNS)}) VALUES {_CASE_VALUES}" + _UPSERT_TAIL
-
-
-@lru_cache(maxsize=8)
-def upsert_cases(n: int) -> str:
-    """:data:`UPSERT_CASE` of *n* rows in one statement (their values one after the other) that
-    returns ``key, id`` of each row it inserted or replaced: not of a non-ok outcome that left a
-    stored ok case in place (SQLite's ``RETURNING``, 3.35+)."""
-    return (f"INSERT INTO cases ({', '.join(CASE_COLUMNS)}) VALUES {', '.join([_CASE_VALUES] * n)}"
-            + _UPSERT_TAIL + " RETURNING key, id")
-
-
+#: a ``cases`` row (:data:`CASE_COLUMNS`), before its ``VALUES``
+INSERT_CASE = f"INSERT INTO cases ({', '.join(CASE_COLUMNS)})"
+#: after an :data:`INSERT_CASE`'s ``VALUES``: an existing ok case is only replaced by a new ok one (a rerun)
+UPSERT_TAIL = (" ON CONFLICT(key) DO UPDATE SET " + ", ".join(f"{c}=excluded.{c}" for c in CASE_COLUMNS if c != "key")
+               + " WHERE cases.status != 'ok' OR excluded.status = 'ok'")
 
 
 def schema_version(conn: sqlite3.Connection) -> int:

@@ -6,19 +6,19 @@ Only the coordinating process of a run writes (workers return plain dicts). The 
 wait or the oldest has waited ``batch_seconds``, so a finished case never waits in memory behind a
 long evaluation (``kill -9`` then loses at most the last ``batch_seconds`` of results; the next
 run recomputes only those), and the caller's thread never waits on SQLite (the sqlite3 module
-releases the GIL while SQLite works). A batch is one transaction of a few ``executemany``: one
+releases the GIL while SQLite works). A batch is one transaction of a few multi-row INSERTs: one
 ``results`` row per computation (all its metrics in one JSON text), the ``cases`` upsert (an ok
 case is only replaced by a new ok one), its samples and artifacts, and each run's links.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from itertools import chain
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -26,8 +26,8 @@ from typing import Any
 from suite.results.codec import dumps, finite, js, metrics_json, now, samples_json
 from suite.results.integrity import store_error
 from suite.results.provenance import provenance
-from suite.results.schema import INSERT_RESULT, OK, UPSERT_CASE, upsert_cases
-from suite.results.sql import Tx, select_in
+from suite.results.schema import INSERT_CASE, INSERT_RESULT, OK, UPSERT_TAIL
+from suite.results.sql import ROWS, Tx, insert_rows, select_in
 
 __all__ = ["Writer", "RUN_COUNTS", "BATCH_SIZE", "BATCH_SECONDS"]
 
@@ -60,22 +60,20 @@ Pending = tuple[str, list[Any], list[Any], list[Any], "str | None", bool,
 #: a buffered link of a cached case: (run id, case key, "cached", overrides JSON)
 Link = tuple[int, str, str, str]
 
-#: (a Link) the link of a cached case, to its current result (a key with no case row gets none)
+#: (Links, each with its place in the batch first) the links of cached cases, to their current
+#: results (a key with no case row gets none), before the ``VALUES`` of (place, run id, key, "cached",
+#: overrides) rows: one statement for many links, in the order they were asked for
 _LINK_CACHED = ("INSERT OR IGNORE INTO run_cases (run_id, case_id, case_key, outcome, result_id, overrides) "
-                "SELECT ?1, id, key, ?3, result_id, ?4 FROM cases WHERE key = ?2")
-#: the link of a computed case (run id, case id, key, outcome, result id, overrides)
-_LINK_COMPUTED = ("INSERT OR REPLACE INTO run_cases (run_id, case_id, case_key, outcome, result_id, overrides) "
-                  "VALUES (?, ?, ?, ?, ?, ?)")
+                "SELECT v.column2, c.id, c.key, v.column4, c.result_id, v.column5 FROM (VALUES {values}) v "
+                "JOIN cases c ON c.key = v.column3 ORDER BY v.column1")
+#: the link of a computed case (run id, case id, key, outcome, result id, overrides), before its ``VALUES``
+_LINK_COMPUTED = "INSERT OR REPLACE INTO run_cases (run_id, case_id, case_key, outcome, result_id, overrides)"
 #: the places of the ids and the created time in a Pending's rows (results: INSERT_RESULT's order;
 #: cases: CASE_COLUMNS'; run_cases: _LINK_COMPUTED's)
 _RES_ID, _RES_CREATED, _RES_FIELDS, _RES_CASE = 0, 7, 10, 11
 _CASE_CREATED, _CASE_RESULT = 18, 19
 _LINK_CASE, _LINK_RESULT = 1, 4
 
-#: cases rows per upsert statement (20 values each: 10,000 parameters, below SQLite's 32,766)
-_UPSERT_ROWS = 500
-#: SQLite returns the ids an upsert gave (``RETURNING``, 3.35+); before, they are looked up by key
-_RETURNING = sqlite3.sqlite_version_info >= (3, 35)
 
 #: fields-read list (as a worker sent it) -> its stored JSON text: a sweep repeats a handful of sets
 _FIELDS_TEXT: dict[tuple[str, ...], str] = {}
@@ -148,21 +146,31 @@ def _field_set_id(conn: sqlite3.Connection, text: str, known: dict[str, int]) ->
 
 
 def _upsert_cases(conn: sqlite3.Connection, rows: list[list[Any]]) -> dict[str, int]:
-    """Insert or replace the ``cases`` *rows* (:data:`UPSERT_CASE`); key -> case id of each row's
-    case, as the upserts return them (a stored ok case a non-ok outcome left in place is looked
-    up): each key is found once, by the upsert itself, where the results and run links it names
-    looked each one up again."""
-    ids: dict[str, int] = {}
-    if _RETURNING:
-        for i in range(0, len(rows), _UPSERT_ROWS):
-            chunk = rows[i:i + _UPSERT_ROWS]
-            ids.update(conn.execute(upsert_cases(len(chunk)), list(chain.from_iterable(chunk))).fetchall())
-    else:  # pragma: no cover - SQLite before 3.35
-        conn.executemany(UPSERT_CASE, rows)
+    """Insert or replace the ``cases`` *rows* (:data:`suite.results.schema.UPSERT_TAIL`); key ->
+    case id of each row's case.
+
+    The new cases' ids are read back in one query (the ids above the largest before the upsert,
+    as one JSON object: one row, where an upsert's ``RETURNING`` gave one row per case, and the
+    sqlite3 module gives up the GIL at every row, which costs both threads while the runner
+    works); a case that was already stored (replaced, or a non-ok outcome left an ok case in
+    place) is looked up by key."""
+    before = conn.execute("SELECT COALESCE(max(id), 0) FROM cases").fetchone()[0]
+    insert_rows(conn, INSERT_CASE, rows, UPSERT_TAIL)
+    new = conn.execute("SELECT json_group_object(key, id) FROM cases WHERE id > ?", (before,)).fetchone()[0]
+    ids: dict[str, int] = json.loads(new) if new else {}
     missing = [r[0] for r in rows if r[0] not in ids]
     if missing:
         ids.update(select_in(conn, "SELECT key, id FROM cases WHERE key IN ({marks})", missing))
     return ids
+
+
+def _link_cached(conn: sqlite3.Connection, links: list[Link]) -> None:
+    """Write the links of cached cases (:data:`_LINK_CACHED`), a few hundred a statement."""
+    per = max(1, min(ROWS, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // 5))
+    for i in range(0, len(links), per):
+        chunk = links[i:i + per]
+        conn.execute(_LINK_CACHED.format(values=",".join(["(?,?,?,?,?)"] * len(chunk))),
+                     [v for j, link in enumerate(chunk) for v in (j, *link)])
 
 
 def _commit_rows(conn: sqlite3.Connection, batch: list[Pending], created: str, field_ids: dict[str, int]) -> None:
@@ -178,18 +186,18 @@ def _commit_rows(conn: sqlite3.Connection, batch: list[Pending], created: str, f
     ids = _upsert_cases(conn, [p[2] for p in batch])
     for p in batch:
         p[1][_RES_CASE] = p[3][_LINK_CASE] = ids[p[0]]
-    conn.executemany(INSERT_RESULT, [p[1] for p in batch])
-    replaced = [(p[0],) for p in batch if p[5]]
+    insert_rows(conn, INSERT_RESULT, [p[1] for p in batch])
+    replaced = [p[0] for p in batch if p[5]]
     if replaced:  # an ok outcome replaces the case's samples and artifacts (its metrics are in results)
-        conn.executemany("DELETE FROM samples WHERE case_key = ?", replaced)
-        conn.executemany("DELETE FROM artifacts WHERE case_key = ?", replaced)
+        for table in ("samples", "artifacts"):
+            list(select_in(conn, f"DELETE FROM {table} WHERE case_key IN ({{marks}})", replaced))
     samples = [row for p in batch for row in p[6]]
     if samples:
-        conn.executemany("INSERT OR REPLACE INTO samples VALUES (?, ?, ?, ?)", samples)
+        insert_rows(conn, "INSERT OR REPLACE INTO samples (case_key, metric, idx, value)", samples)
     artifacts = [p[7] for p in batch if p[7] is not None]
     if artifacts:
-        conn.executemany("INSERT OR REPLACE INTO artifacts VALUES (?, ?)", artifacts)
-    conn.executemany(_LINK_COMPUTED, [p[3] for p in batch])
+        insert_rows(conn, "INSERT OR REPLACE INTO artifacts (case_key, data)", artifacts)
+    insert_rows(conn, _LINK_COMPUTED, [p[3] for p in batch])
 
 
 _KEY = itemgetter(0)
@@ -357,7 +365,7 @@ class Writer:
             if batch:
                 _commit_rows(self.conn, batch, now(), self._field_ids)
             # a cached case links to the result it reuses: the case's current one
-            self.conn.executemany(_LINK_CACHED, links)
+            _link_cached(self.conn, links)
         return len(batch)
 
     def close(self) -> None:
