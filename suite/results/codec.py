@@ -121,13 +121,25 @@ def _parts(m: Sequence[Any]) -> tuple[str, str]:
 def metrics_json(metrics: Iterable[Sequence[Any]]) -> str:
     """``[[name, value, unit, direction], ...]`` of a result, all its metrics in one text (values
     as :func:`num` writes them)."""
+    if not isinstance(metrics, (list, tuple)):
+        metrics = list(metrics)  # read twice when a row is not four long
     out = []
-    for m in metrics:
-        head, tail = _parts(m)
-        v = m[1]
-        # a finite float (v - v == 0: not NaN, not infinite) is its repr; anything else through num()
-        out.append(head + (repr(v) if type(v) is float and v - v == 0 else num(v)) + tail)
+    try:  # rows of four with hashable names and units (every runner's): unpacked, one look-up each
+        for name, v, unit, direction in metrics:
+            try:
+                head, tail = _PARTS[name, unit, direction]
+            except KeyError:
+                head, tail = _parts((name, v, unit, direction))
+            # a finite float (v - v == 0: not NaN, not infinite) is its repr; anything else through num()
+            out.append(head + (repr(v) if type(v) is float and v - v == 0 else num(v)) + tail)
+    except (TypeError, ValueError):  # another length, or an unhashable name: each row as it is
+        return "[" + ",".join(_metric_json(m) for m in metrics) + "]"
     return "[" + ",".join(out) + "]"
+
+
+def _metric_json(m: Sequence[Any]) -> str:
+    head, tail = _parts(m)
+    return head + num(m[1]) + tail
 
 
 def samples_json(samples: Mapping[str, Iterable[Any]]) -> str:

@@ -90,6 +90,21 @@ def test_nan_and_inf_metrics(st):
     assert math.isnan(res["a"]) and res["b"] == math.inf
 
 
+def test_metrics_text_every_row_shape():
+    """The stored metrics text, written by hand: four-long rows (the runner's), NaN as null and
+    infinity as 1e999, an int as a float; a row of five, an unhashable name or a one-pass
+    iterator written as before (the fast path falls back to one row at a time, nothing lost)."""
+    from suite.results.codec import metrics_json
+
+    assert metrics_json([["a", 1.5, "s", "lower"], ("b", float("nan"), "s", "higher"),
+                         ["c", float("-inf"), None, "lower"], ["d", 3, "B", "none"]]) == (
+        '[["a",1.5,"s","lower"],["b",null,"s","higher"],["c",-1e999,null,"lower"],["d",3.0,"B","none"]]')
+    assert metrics_json([["a", 1.0, "s", "lower", "extra"]]) == '[["a",1.0,"s","lower"]]'
+    assert metrics_json([[["u"], 2.0, "s", "lower"]]) == '[["[\'u\']",2.0,"s","lower"]]'
+    assert metrics_json(iter([["a", 1.0, "s", "lower"], ["b", 2.0, "s", "lower", "x"]])) == (
+        '[["a",1.0,"s","lower"],["b",2.0,"s","lower"]]')
+
+
 def test_read_api_frames(st):
     r1 = st.begin_run("first")
     for i in range(3):
