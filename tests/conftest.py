@@ -127,10 +127,11 @@ def shared_context():
     once per session, for tests that run commands but do not test plugin loading (each ``suite``
     command through CliRunner would otherwise load every plugin again: ~0.3 s CPU). Tests that
     change the environment a context reads (SUITE_PROFILES, a substituted registry, profile files)
-    build their own."""
-    from suite.context import Context
+    build their own. It is :func:`session_context.session_context`'s, which module helpers read at
+    collection (one context for the process, not one more for the fixture)."""
+    from session_context import session_context
 
-    return Context.build()
+    return session_context()
 
 
 @pytest.fixture(scope="session")
