@@ -35,11 +35,24 @@ def tour_store(tmp_path_factory, report_context):
     return path
 
 
-@pytest.fixture(scope="module")
+def _fingerprint(df):
+    """Frame *df* as bytes (columns, dtypes, index, every value, dict cells included) and its ``attrs``."""
+    import pickle
+
+    return pickle.dumps(df, protocol=5), repr(df.attrs)
+
+
+@pytest.fixture(scope="session")
 def wide(tour_store):
+    """The sweep's wide form, loaded once for the session (it was once per module: test_interactive
+    and test_report_figures, ~0.4-0.5 s CPU a load); the tests only read it. Checked unchanged at
+    the session's end: a test writing into it fails there instead of changing what later ones read."""
     from suite.results.load import load
 
-    return load(tour_store, run="sweep", wide=True)
+    df = load(tour_store, run="sweep", wide=True)
+    before = _fingerprint(df)
+    yield df
+    assert _fingerprint(df) == before, "a test changed the session's `wide` frame in place (copy it first)"
 
 
 @pytest.fixture(scope="module")
