@@ -108,7 +108,7 @@ __all__ = [
     # performance models
     "Group", "group_of", "collective_time", "p2p_time", "broadcast_time", "ring_allreduce_time",
     "ps_push_pull_time", "allreduce_fit", "roofline_time", "transfer_time", "layer_times", "Timeline",
-    "wfbp_timeline", "grouped_wfbp_timeline", "sequential_iteration_time", "blas_threads", "measurement_clock",
+    "wfbp_timeline", "grouped_wfbp_timeline", "sequential_iteration_time", "blas_threads", "collector_paused", "measurement_clock",
     "partition_layers", "pipeline_1f1b_schedule", "pipeline_1f1b_unbalanced_time", "split_microbatches",
     "stage_sums", "training", "CommPricer", "Plans", "TransformerShape", "hardware_of", "shape_of",
     "check_network_sensitivity",
@@ -137,7 +137,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys('Group group_of collective_time p2p_time broadcast_time ring_allreduce_time ps_push_pull_time '
                     'allreduce_fit'.split(), 'suite.perf.network'),
     **dict.fromkeys(('roofline_time transfer_time layer_times Timeline wfbp_timeline grouped_wfbp_timeline '
-                     'sequential_iteration_time blas_threads measurement_clock').split(), 'suite.perf'),
+                     'sequential_iteration_time blas_threads collector_paused measurement_clock').split(), 'suite.perf'),
     **dict.fromkeys(('partition_layers pipeline_1f1b_schedule pipeline_1f1b_unbalanced_time split_microbatches '
                      'stage_sums').split(), 'suite.perf.pipeline'),
     **dict.fromkeys('training CommPricer Plans TransformerShape hardware_of shape_of'.split(), 'suite.perf.training'),

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from suite.api import Result, Skip, blas_threads
+from suite.api import Result, Skip, blas_threads, collector_paused
 
 from suite_mixed_td import execute, model
 from suite_mixed_td.technique import _family, default_ratio
@@ -17,6 +17,7 @@ from suite_mixed_td.technique import _family, default_ratio
 __all__ = ["evaluate_model", "evaluate_execute"]
 
 
+@collector_paused()  # the search's many small arrays and lists, none in a cycle
 def evaluate_model(scenario) -> Result:
     """Model fidelity: the variant's design (dense, or the search's best) on the FPGA pipeline model.
 

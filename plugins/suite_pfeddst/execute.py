@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from suite.api import FlatModel, Ledger, ParameterError, Result
+from suite.api import FlatModel, Ledger, ParameterError, Result, collector_paused
 
 __all__ = ["Clients", "load_clients", "peer_graph", "score_matrix", "score_loop", "select_top_k",
            "average_extractors", "average_extractors_many", "batched_losses", "run", "RunResult", "evaluate", "SCALAR_BYTES", "rounds_to_target"]
@@ -501,6 +501,7 @@ def _batch_accuracy(model: FlatModel, thetas, b: _Batch) -> tuple[float, float]:
         losses += [v + model._reg(t) for v, t in zip((ce.sum(axis=1) / n).tolist(), thetas[lo:lo + TRAIN_CHUNK])]
     return float(np.mean(accs)), float(np.mean(losses))
 
+@collector_paused()  # ~10^5 small lists and messages a run, none in a cycle
 def run(cl: Clients, variant: str, *, rounds: int = 30, hidden: int = 32, degree: int = 4, k: int = 2,
         alpha: float = 1.0, c: float = 2.0, window: int = 5, lr: float = 0.05, phase1_steps: int = 2,
         phase2_steps: int = 2, loss_reading: str = "cross", seed: int = 0,

@@ -41,12 +41,11 @@ a tensor whose prefetch has not completed stalls compute (the stall time).
 from __future__ import annotations
 
 import bisect
-import contextlib
 import functools
-import gc
 from dataclasses import dataclass, field, replace
 
-from suite.api import LayerTable, ParameterError, Result, Scenario, Skip, layer_times, transfer_time
+from suite.api import (LayerTable, ParameterError, Result, Scenario, Skip, collector_paused, layer_times,
+                       transfer_time)
 from suite_superneurons.constants import FIXED_UNITS
 
 __all__ = ["POLICIES", "MemoryTrace", "simulate", "layer_memory", "max_trainable", "max_batch", "NEEDS_INPUT",
@@ -225,21 +224,6 @@ def _backward_accesses(layers, out: list[str], inputs: list[list[str]], reads: l
     return bwd_reads, g_read
 
 
-@contextlib.contextmanager
-def _gc_paused():
-    """Pause the cyclic garbage collector (restored on exit, nesting-safe; also a decorator). A simulation builds
-    hundreds of thousands of small lists, dicts and strings, none in a reference cycle (refcounting
-    frees them all), and with a 15,000-layer table alive each generation-2 collection walks it:
-    25-45% of a ResNet-7502 trace or a max-depth search was the collector (issue 19)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def _prod(shape) -> int:
     out = 1
     for s in shape:
@@ -292,7 +276,7 @@ def _segments(g: _Graph) -> tuple[list[list[int]], set[str]]:
     return segs, dropped
 
 
-@_gc_paused()
+@collector_paused()
 def simulate(table: LayerTable, batch: int, policy: str, *, capacity: float | None = None,
              tensor_cache: bool = True, device=None, efficiency: float = 0.5, inplace: bool = True,
              offload_kinds: frozenset[str] = OFFLOAD_KINDS, recompute_rule: str = "cost-aware") -> MemoryTrace:
@@ -753,7 +737,7 @@ def _resnet_n3(n3: int, batch: int):
     return resnet_table(n3), batch  # the family's network, unfrozen and cached for the search
 
 
-@_gc_paused()  # the max-depth searches build ResNet tables too
+@collector_paused()  # the max-depth searches build ResNet tables too
 def evaluate(s: Scenario) -> Result:
     """Model fidelity: memory trace (``mode = iteration``), deepest trainable ResNet
     (``max-depth``) or largest batch (``max-batch``) on the profile's device memory."""

@@ -44,7 +44,7 @@ from suite.perf.compute import (
     transfer_time,
 )
 from suite.perf.timeline import Timeline, grouped_wfbp_timeline, sequential_iteration_time, wfbp_timeline
-from suite.perf.threads import blas_threads, measurement_clock
+from suite.perf.threads import blas_threads, collector_paused, measurement_clock
 
 __all__ = [
     "p2p_time", "ring_allreduce_time", "tree_allreduce_time", "rabenseifner_allreduce_time",
@@ -56,5 +56,6 @@ __all__ = [
     "alpha_beta", "allreduce_fit",
     "collective_time", "Group", "CollectiveCost", "group_of", "dimensions", "reduction_gamma",
     "blas_threads",
+    "collector_paused",
     "measurement_clock",
 ]
