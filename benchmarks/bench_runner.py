@@ -321,6 +321,62 @@ def worker_parts(context, rounds: int, cases_n: int = 4096, chunk: int = 32) -> 
         print(f"{k}: {1e6 * sum(v) / n:.1f} us/case CPU; over bare {1e6 * (sum(v) - floor) / n:.1f}")
 
 
+def _prepickled(cases) -> list[bytes]:
+    """The outcomes of *cases* as a pool worker sends them: evaluated once here (reads recorded,
+    summary artifacts), pickled in batches of 64."""
+    import pickle
+
+    from suite.runner.evaluate import InputSnapshots, evaluate_outcome
+
+    snaps = InputSnapshots()
+    outs = [evaluate_outcome(c.tech, c.scenario, c.key, "summary", interrupt_fails=True, record_reads=True,
+                             snapshots=snaps) for c in cases]
+    return [pickle.dumps(outs[i:i + 64], -1) for i in range(0, len(outs), 64)]
+
+
+def coordinator_parts(context, rounds: int) -> None:
+    """The coordinating process's main-thread CPU per case of the --ratio-only sweep, split: the
+    `-j 1` run, the same with ``Store.add_outcome`` stubbed out (what is left is the runner's), and
+    an executor handing over the worker's pickled outcome batches with no pool (what is left is
+    the engine's bookkeeping and the unpickling), with and without the store; alternated *rounds*
+    times, the best of each."""
+    import pickle
+
+    entry = {"technique": "poseidon", "params": {"nodes": list(range(1, 33))},
+             "set": {"network.-1.bandwidth": [f"{b} Gbit/s" for b in range(1, 79)]}}
+    cases = expand_entry(entry, context=context).cases
+    batches = _prepickled(cases)
+
+    class Handover:
+        name = "handover"
+
+        def map_cases(self, cs, options):
+            for b in batches:
+                yield from pickle.loads(b)
+
+    real_add = Store.add_outcome
+    sides = {"-j 1": ("local", False), "-j 1, add_outcome stubbed": ("local", True),
+             "handover executor": (Handover(), False), "handover, add_outcome stubbed": (Handover(), True)}
+    best = dict.fromkeys(sides, float("inf"))
+    load0 = load_average()
+    with tempfile.TemporaryDirectory() as d:
+        for r in range(rounds):
+            for k, (ex, stub) in sides.items():
+                Store.add_outcome = (lambda *a, **kw: None) if stub else real_add
+                t = time.thread_time()
+                try:
+                    with Store(Path(d) / f"{r}-{len(k)}.sqlite") as st:
+                        run_cases(cases, st, executor=ex, context=context, command="bench",
+                                  options=ExecOptions(jobs=1, isolate=True, artifacts="summary"))
+                finally:
+                    Store.add_outcome = real_add
+                best[k] = min(best[k], time.thread_time() - t)
+    print(f"# coordinator main thread: Poseidon, {len(cases)} cases, {rounds} alternated rounds, best of each; "
+          f"load average {load0} -> {load_average()} (the handover's store commits in this thread at close)")
+    for k, v in best.items():
+        print(f"{k}: {1e6 * v / len(cases):.1f} us/case CPU")
+
+
 class DaskCluster:
     """``dask scheduler`` and two ``dask worker`` processes (1 thread each) on loopback, started as
     a user would start them; ``address`` is the scheduler's. *quiet*: with the settings of
@@ -605,14 +661,16 @@ def _print_ratio(r: dict, n: int, t_exp: float, rounds: int, load0: list[str]) -
 
 
 def _one_mode(a: argparse.Namespace) -> bool:
-    """Run the one measurement *a* asks for alone (--dask-parts, --worker-parts, --reads,
-    --commits, --parallel); False when none is asked for."""
+    """Run the one measurement *a* asks for alone (--dask-parts, --worker-parts, --coordinator-parts,
+    --reads, --commits, --parallel); False when none is asked for."""
     if a.dask_parts:
         with tempfile.TemporaryDirectory() as d:
             dask_idle(Path(d))
         sandbox_rounds(Context.build(), max(a.rounds, 6))
     elif a.worker_parts:
         worker_parts(Context.build(), max(a.rounds, 5))
+    elif a.coordinator_parts:
+        coordinator_parts(Context.build(), max(a.rounds, 4))
     elif a.reads:
         reads_rounds(Context.build(), max(a.rounds, 5))
     elif a.commits:
@@ -644,6 +702,8 @@ def main() -> None:
                     help="only --in-process's commit per case against batched commits, -j 1 and the bare loop")
     ap.add_argument("--worker-parts", action="store_true",
                     help="only the CPU each step of the worker side adds to a Poseidon evaluation (record, guard, checks)")
+    ap.add_argument("--coordinator-parts", action="store_true",
+                    help="only the coordinator's main-thread CPU: -j 1, without Store.add_outcome, without the pool")
     ap.add_argument("--dask-parts", action="store_true",
                     help="only what dask adds: an idle cluster's CPU (defaults vs quiet_env), one batch sandboxed vs local")
     a = ap.parse_args()
