@@ -51,12 +51,16 @@ BATCH_SECONDS = 2.0
 #: the counts a finished run records
 RUN_COUNTS = ("total", "computed", "cached", "ok", "failed", "skipped")
 
-#: a buffered outcome, its rows built when it is added (so the caller may reuse its dicts): the
-#: case key, then the ``results``, ``cases`` and ``run_cases`` rows (result id, case id, created
-#: time and ``field_sets`` id filled in on commit), the fields-read text (or None), whether the case's
-#: samples and artifacts are replaced, its ``samples`` rows and its ``artifacts`` row (or None)
-Pending = tuple[str, list[Any], list[Any], list[Any], "str | None", bool,
-                list[tuple[str, str, int, "float | None"]], "tuple[str, str] | None"]
+#: a buffered outcome, its texts built when it is added (so the caller may reuse its dicts): the
+#: case key, its ``cases`` row up to ``run_id`` (:data:`CASE_COLUMNS`' order; ``created`` and
+#: ``result_id`` are added on commit), its metrics and samples JSON texts (or None), the
+#: fields-read text (or None), whether the case's samples and artifacts are replaced, its
+#: ``samples`` rows and its ``artifacts`` row (or None). Tuples of strings and numbers only: the
+#: cyclic collector stops tracking them at its first pass (lists stay tracked, and a batch of
+#: lists waiting was walked again by every collection of the coordinator's young objects); the
+#: ``results`` row and the run link repeat the case's fields and are built on commit
+Pending = tuple[str, tuple[Any, ...], "str | None", "str | None", "str | None", bool,
+                tuple[tuple[str, str, int, "float | None"], ...], "tuple[str, str] | None"]
 #: a buffered link of a cached case: (run id, case key, "cached", overrides JSON)
 Link = tuple[int, str, str, str]
 
@@ -68,11 +72,8 @@ _LINK_CACHED = ("INSERT OR IGNORE INTO run_cases (run_id, case_id, case_key, out
                 "JOIN cases c ON c.key = v.column3 ORDER BY v.column1")
 #: the link of a computed case (run id, case id, key, outcome, result id, overrides), before its ``VALUES``
 _LINK_COMPUTED = "INSERT OR REPLACE INTO run_cases (run_id, case_id, case_key, outcome, result_id, overrides)"
-#: the places of the ids and the created time in a Pending's rows (results: INSERT_RESULT's order;
-#: cases: CASE_COLUMNS'; run_cases: _LINK_COMPUTED's)
-_RES_ID, _RES_CREATED, _RES_FIELDS, _RES_CASE = 0, 7, 10, 11
-_CASE_CREATED, _CASE_RESULT = 18, 19
-_LINK_CASE, _LINK_RESULT = 1, 4
+#: places in a Pending's cases row (CASE_COLUMNS' order)
+_KEY_, _OVERRIDES, _STATUS, _RUN = 0, 11, 13, 17
 
 
 #: fields-read list (as a worker sent it) -> its stored JSON text: a sweep repeats a handful of sets
@@ -106,25 +107,20 @@ def _outcome_rows(identity: Mapping[str, Any], outcome: Mapping[str, Any], run_i
     overrides = identity.get("overrides")
     overrides_json = dumps(overrides) if overrides else "{}"
     params = identity.get("params")
-    error, traceback, duration = get("error"), get("traceback"), get("duration")
-    case = [key, _identity_json(identity), identity["technique"], identity.get("technique_version"),
+    case = (key, _identity_json(identity), identity["technique"], identity.get("technique_version"),
             identity.get("variant"), identity.get("fidelity"), identity.get("profile"), identity.get("profile_hash"),
             identity.get("workload"), identity.get("workload_hash"), dumps(params) if params else "{}",
-            overrides_json, identity.get("seed"), status, error, traceback, duration, run_id, None, None]
-    link = [run_id, None, key, "computed", None, overrides_json]
+            overrides_json, identity.get("seed"), status, get("error"), get("traceback"), get("duration"), run_id)
     if status != OK:  # a non-ok outcome never touches the case's samples and artifacts
-        res = [None, key, run_id, status, error, traceback, duration, None, None, None, None, None]
-        return key, res, case, link, None, False, [], None
+        return key, case, None, None, None, False, (), None
     samples = get("samples")
     fields = get("fields_read")
-    res = [None, key, run_id, status, error, traceback, duration, None, metrics_json(get("metrics") or ()),
-           samples_json(samples) if samples else None, None, None]
-    sample_rows = [(key, mname, i, finite(v)) for mname, vals in samples.items()
-                   for i, v in enumerate(vals)] if samples else []
+    sample_rows = tuple((key, mname, i, finite(v)) for mname, vals in samples.items()
+                        for i, v in enumerate(vals)) if samples else ()
     art = get("artifacts")
     art_row = (key, art if isinstance(art, str) else dumps(art)) if art else None
-    return (key, res, case, link, _fields_text(fields) if fields is not None else None, replace,
-            sample_rows, art_row)
+    return (key, case, metrics_json(get("metrics") or ()), samples_json(samples) if samples else None,
+            _fields_text(fields) if fields is not None else None, replace, sample_rows, art_row)
 
 
 def _next_result_id(conn: sqlite3.Connection) -> int:
@@ -145,7 +141,7 @@ def _field_set_id(conn: sqlite3.Connection, text: str, known: dict[str, int]) ->
     return fid
 
 
-def _upsert_cases(conn: sqlite3.Connection, rows: list[list[Any]]) -> dict[str, int]:
+def _upsert_cases(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> dict[str, int]:
     """Insert or replace the ``cases`` *rows* (:data:`suite.results.schema.UPSERT_TAIL`); key ->
     case id of each row's case.
 
@@ -178,15 +174,10 @@ def _commit_rows(conn: sqlite3.Connection, batch: list[Pending], created: str, f
     keeps its own ``results`` row (history); the case and its run link point at it. The cases
     first: the results and links name each case by the id its upsert gave."""
     rid = _next_result_id(conn)
-    for _key, res, case, link, fields, _r, _s, _a in batch:
-        res[_RES_ID] = case[_CASE_RESULT] = link[_LINK_RESULT] = rid
-        res[_RES_CREATED] = case[_CASE_CREATED] = created
-        res[_RES_FIELDS] = _field_set_id(conn, fields, field_ids) if fields is not None else None
-        rid += 1
-    ids = _upsert_cases(conn, [p[2] for p in batch])
-    for p in batch:
-        p[1][_RES_CASE] = p[3][_LINK_CASE] = ids[p[0]]
-    insert_rows(conn, INSERT_RESULT, [p[1] for p in batch])
+    fids = [_field_set_id(conn, p[4], field_ids) if p[4] is not None else None for p in batch]
+    ids = _upsert_cases(conn, [p[1] + (created, rid + i) for i, p in enumerate(batch)])
+    insert_rows(conn, INSERT_RESULT, [(rid + i, c[_KEY_], c[_RUN], *c[_STATUS:_RUN], created, p[2], p[3], fids[i],
+                                       ids[c[_KEY_]]) for i, p in enumerate(batch) for c in (p[1],)])
     replaced = [p[0] for p in batch if p[5]]
     if replaced:  # an ok outcome replaces the case's samples and artifacts (its metrics are in results)
         for table in ("samples", "artifacts"):
@@ -197,7 +188,8 @@ def _commit_rows(conn: sqlite3.Connection, batch: list[Pending], created: str, f
     artifacts = [p[7] for p in batch if p[7] is not None]
     if artifacts:
         insert_rows(conn, "INSERT OR REPLACE INTO artifacts (case_key, data)", artifacts)
-    insert_rows(conn, _LINK_COMPUTED, [p[3] for p in batch])
+    insert_rows(conn, _LINK_COMPUTED, [(c[_RUN], ids[c[_KEY_]], c[_KEY_], "computed", rid + i, c[_OVERRIDES])
+                                       for i, p in enumerate(batch) for c in (p[1],)])
 
 
 _KEY = itemgetter(0)
