@@ -3,6 +3,8 @@ the baseline's gradients, the paper's invariants under hypothesis, and the confo
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -306,6 +308,7 @@ def test_max_batch_equals_a_linear_scan(net, policy, where):
     assert max_trainable(lambda b: (t, b), cap, policy, 1, hi, tensor_cache=False) == want
 
 
+@functools.cache  # each example below asks for the same 40 tables: built once (frozen, read only)
 def _conv_chain(depth: int):
     b = CNNBuilder(f"chain-{depth}", (3, 16, 16))
     x = b.input
