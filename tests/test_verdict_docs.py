@@ -15,9 +15,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _techniques():
-    from suite.registry import Registry
+    """The installed techniques whose claims declare assumptions, from the session's context
+    (tests/session_context.py: a fresh Registry() here loaded every plugin again at collection)."""
+    from session_context import session_context
 
-    return [t for t in Registry().techniques() if any(c.assumptions for c in t.claims)]
+    return [t for t in session_context().registry.techniques() if any(c.assumptions for c in t.claims)]
 
 
 @pytest.mark.parametrize("tech", _techniques(), ids=lambda t: t.name)
