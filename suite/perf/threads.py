@@ -1,5 +1,6 @@
 """Pinning BLAS and OpenMP thread pools while a measurement is taken; pausing the cyclic garbage
-collector while a model builds many small acyclic objects (:func:`collector_paused`).
+collector while a model builds many small acyclic objects (:func:`collector_paused`, defined in
+:mod:`suite.collector`, which imports nothing of the suite: the runner uses it too).
 
 Multi-threaded BLAS on a shared machine makes repeated timings swing several-fold, so measured
 claims time with one thread (docs/verdicts.md, measured claims).
@@ -13,9 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import gc
 from collections.abc import Callable
 from typing import Any
+
+from suite.collector import collector_paused  # noqa: F401 - public here too (suite.perf, suite.api)
 
 __all__ = ["blas_threads", "collector_paused", "measurement_clock"]
 
@@ -101,42 +103,3 @@ def measurement_clock(threads: int) -> Callable[[], float]:
     import time
 
     return time.thread_time if int(threads) == 1 else time.perf_counter
-
-
-class collector_paused(contextlib.ContextDecorator):  # noqa: N801 - used like a function, as blas_threads
-    """Pause Python's cyclic garbage collector (:func:`gc.disable`) for a ``with`` block, or for each
-    call of a function it decorates (``@collector_paused()``); the collector's state is put back
-    on exit, also on an error, so nested and recursive uses are safe.
-
-    When to use it: around a block that makes no cyclic garbage worth freeing before the block
-    ends, e.g. a model that builds hundreds of thousands of small lists, tuples, dicts and arrays,
-    none in a reference cycle (reference counting frees them as usual; only cycles wait). It
-    then pays for the collector's walks and frees nothing with them: with a 15,000-layer table
-    alive, 25-45% of a SuperNeurons ResNet-7502 trace or max-depth search was the collector
-    (issue 19); in one ``suite reproduce``, Mixed-TD's searches 2.28 -> 1.90 s CPU and PFedDST's
-    runs 6.29 -> 6.03 s. Cyclic garbage made inside, and the memory it holds, is freed by the
-    first collection after the block. Not around a loop that makes cycles by the thousand.
-
-    The collector's state before the block is put back when it ends, also when an exception
-    passes through, and each nested block or recursive call of a decorated function puts back
-    its own (an inner block leaves the collector off for the outer one; a collector that was off
-    stays off).
-
-    A class, not a generator: :func:`contextlib.contextmanager` sets ``__traceback__`` on an
-    exception passing through, which a frozen-dataclass exception (:class:`suite.api.Skip`) refuses.
-    """
-
-    def __init__(self) -> None:
-        self._was: bool | None = None
-
-    def _recreate_cm(self) -> "collector_paused":
-        return type(self)()  # one state per call of a decorated function (recursion, threads)
-
-    def __enter__(self) -> "collector_paused":
-        self._was = gc.isenabled()
-        gc.disable()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._was:
-            gc.enable()

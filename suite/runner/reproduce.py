@@ -18,11 +18,11 @@ Every public name of the modules this one was split from stays importable from h
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from suite.collector import collector_paused
 from suite.runner.bootstrap import bootstrap_interval
 from suite.runner.judgement_cache import Uncacheable, cacheable, encode_outcome, judgement_key, restore_outcome
 from suite.runner.judging import NullCases, ResultReader, judge, null_cases, resolve_claim
@@ -215,7 +215,12 @@ def reproduce(techniques: Sequence[Technique], store: Store, *, executor: str = 
     context = Context.given(context, "reproduce()")
     if resolver is None:
         resolver = Resolver(context=context)
-    with _collector_quiet():
+    # resolving builds the workloads (ResNet-7502: 25,000 layers), judging reads every result
+    # (computron's 141,597 samples): nearly all acyclic, freed by reference counting, yet each
+    # generation-2 collection walked the whole heap: in a fresh --all (isolated, load ~5) resolving
+    # 1.40-1.46 -> 1.20-1.27 s CPU, judging 0.69-0.75 -> 0.48-0.49 s (a run's gc.freeze and raised
+    # threshold instead, as run_cases does: 1.36-1.60 / 0.49-0.50 s)
+    with collector_paused():
         outcomes, pending = _resolve_all(techniques, resolver, verified_only)
     all_cases = _cases_of(pending)
     summary: RunSummary | None = None
@@ -226,27 +231,9 @@ def reproduce(techniques: Sequence[Technique], store: Store, *, executor: str = 
                             command=command, context=context)
         if summary.interrupted:
             raise KeyboardInterrupt
-    with _collector_quiet():
+    with collector_paused():
         _judge_all(pending, store, rerun)
     return Scoreboard(outcomes, summary)
-
-
-@contextmanager
-def _collector_quiet() -> Iterator[None]:
-    """The cyclic collector kept off what this process already holds, as during a run
-    (:func:`suite.runner.engine.run_cases`: :func:`gc.freeze`, the youngest generation collected
-    every ``RUN_GC_THRESHOLD`` allocations), while claims are resolved and judged. Resolving builds
-    the workloads (ResNet-7502: 25,000 layers), judging reads every result (computron's 141,597
-    samples): nearly all of it acyclic, freed by reference counting, yet each generation-2
-    collection walked the whole heap, ResNet-7502 and every stored outcome included: ~0.3 s of a
-    fresh ``--all``'s resolving and ~0.5 s of its judging (0.3.4)."""
-    from suite.runner.engine import _collector_for_run, _restore_collector
-
-    old = _collector_for_run()
-    try:
-        yield
-    finally:
-        _restore_collector(old)
 
 
 # --------------------------------------------------------------------------- rendering
