@@ -384,3 +384,26 @@ def test_each_set_of_fields_read_is_stored_once_and_a_version_5_store_migrates(t
     con = sqlite3.connect(path)
     assert "fields" not in {r[1] for r in con.execute("PRAGMA table_info(results)")}
     con.close()
+
+
+def test_batch_written_under_a_small_host_parameter_limit(tmp_path):
+    """A SQLite that allows few host parameters (999 before 3.32; here 45: 2 cases rows, 3 results
+    rows, 7 links a statement) still gets every row of a batch, in statements of fewer rows."""
+    st = Store(tmp_path / "s.sqlite", batch_size=1000, batch_seconds=1000)
+    st.conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 45)
+    r1 = st.begin_run()
+    for i in range(25):
+        st.add_outcome(ident(f"k{i:02d}"), ok(f"k{i:02d}", y=float(i), samples={"y": [i, i + 0.5]}), r1)
+    assert st.flush() == 25
+    r2 = st.begin_run()
+    st.link_cached(r2, [f"k{i:02d}" for i in range(25)])
+    st.flush()
+    con = st.conn
+    assert con.execute("SELECT count(*), count(DISTINCT id) FROM cases").fetchone() == (25, 25)
+    assert con.execute("SELECT count(*) FROM results WHERE case_id IS NOT NULL").fetchone() == (25,)
+    assert con.execute("SELECT run_id, outcome, count(*) FROM run_cases GROUP BY run_id, outcome").fetchall() == [
+        (r1, "computed", 25), (r2, "cached", 25)]
+    assert con.execute("SELECT count(*) FROM samples").fetchone() == (50,)
+    res = st.result("k07")
+    assert (res["y"], res["z"], res.metrics["y"].samples) == (7.0, 14.0, (7.0, 7.5))
+    st.close()
