@@ -10,7 +10,7 @@ from itertools import chain
 from types import TracebackType
 from typing import Any
 
-__all__ = ["Tx", "CHUNK", "ROWS", "select_in", "marks", "insert_rows"]
+__all__ = ["Tx", "CHUNK", "ROWS", "select_in", "marks", "insert_rows", "rows_per_statement"]
 
 #: keys per ``IN (...)`` list: below SQLite's default limit of 999 host parameters
 CHUNK = 900
@@ -55,6 +55,12 @@ def _values_sql(head: str, width: int, n: int, tail: str) -> str:
     return f"{head} VALUES {','.join([row] * n)}{tail}"
 
 
+def rows_per_statement(conn: sqlite3.Connection, width: int) -> int:
+    """How many rows of *width* values one statement carries: :data:`ROWS`, or fewer where
+    SQLite allows fewer host parameters (999 before SQLite 3.32)."""
+    return max(1, min(ROWS, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // width))
+
+
 def insert_rows(conn: sqlite3.Connection, head: str, rows: Sequence[Sequence[Any]], tail: str = "") -> list[Any]:
     """Execute ``{head} VALUES (row), (row), ...{tail}`` for *rows* (each of the same width), up
     to :data:`ROWS` rows a statement (fewer when SQLite allows fewer host parameters); the rows
@@ -68,7 +74,7 @@ def insert_rows(conn: sqlite3.Connection, head: str, rows: Sequence[Sequence[Any
     if not rows:
         return []
     width = len(rows[0])
-    per = max(1, min(ROWS, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // width))
+    per = rows_per_statement(conn, width)
     out: list[Any] = []
     for i in range(0, len(rows), per):
         chunk = rows[i:i + per]
