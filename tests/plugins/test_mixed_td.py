@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from suite import ScenarioSpec, Skip
@@ -161,12 +161,18 @@ def _exact_rank_r(r, shape, seed):
 # CP-ALS is not guaranteed to recover an exact rank-r tensor from a random start once r >= 3: it
 # can stall in a swamp (r=3, shape (5, 7, 3, 2), seed 1 ends at relative error 0.058 after 500
 # sweeps; 4 of 720 rank-3/4 draws stay above 1e-6 even with three restarts). So recovery is a
-# property for ranks 1 and 2 (no failure in 360 draws), and fixed draws for ranks 3 and 4.
+# property for ranks 1 and 2, and fixed draws for ranks 3 and 4. Ranks 1-2 can still converge
+# slowly: r=2, shape (8, 4, 3, 3), seed 139 is at 2.1e-6 after 500 sweeps, 5.7e-10 after 1,000 and
+# 6.5e-13 after 2,000 (a draw the default profile found); seeds 0-1499 x the three shapes x ranks
+# 1-2 (9,000 draws) have two above 1e-6 at 500 sweeps (that one and (5, 7, 3, 2) seed 1415) and
+# none at 5,000. The tolerance stops every other draw long before.
 @settings(max_examples=8, deadline=None)
+@example(2, (8, 4, 3, 3), 139)
+@example(2, (5, 7, 3, 2), 1415)
 @given(st.integers(1, 2), st.sampled_from([(6, 5, 3, 3), (8, 4, 3, 3), (5, 7, 3, 2)]), st.integers(0, 10_000))
 def test_cpd_recovers_an_exact_rank_r_tensor(r, shape, seed):
     x = _exact_rank_r(r, shape, seed)
-    got, err = dec.cp_als(x, r, n_iter=500, tol=1e-14, seed=seed)
+    got, err = dec.cp_als(x, r, n_iter=5000, tol=1e-14, seed=seed)
     assert err < 1e-6
     np.testing.assert_allclose(dec.cp_to_tensor(got), x, atol=1e-5 * np.abs(x).max())
 
