@@ -10,7 +10,7 @@ from itertools import chain
 from types import TracebackType
 from typing import Any
 
-__all__ = ["Tx", "CHUNK", "ROWS", "select_in", "marks", "insert_rows", "rows_per_statement"]
+__all__ = ["Tx", "CHUNK", "ROWS", "select_in", "execute_in", "marks", "insert_rows", "rows_per_statement"]
 
 #: keys per ``IN (...)`` list: below SQLite's default limit of 999 host parameters
 CHUNK = 900
@@ -83,12 +83,27 @@ def insert_rows(conn: sqlite3.Connection, head: str, rows: Sequence[Sequence[Any
     return out
 
 
+def _in_lists(conn: sqlite3.Connection, keys: Iterable[Any], before: Sequence[Any]) -> Iterator[list[Any]]:
+    """*keys* in lists of :data:`CHUNK`, fewer where SQLite allows fewer host parameters than
+    *before* and :data:`CHUNK` keys together."""
+    keys = list(keys)
+    per = max(1, min(CHUNK, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) - len(before)))
+    for i in range(0, len(keys), per):
+        yield keys[i:i + per]
+
+
 def select_in(conn: sqlite3.Connection, sql: str, keys: Iterable[Any], before: Sequence[Any] = ()) -> Iterator[Any]:
-    """The rows of *sql* for every key of *keys*, :data:`CHUNK` keys a query.
+    """The rows of *sql* for every key of *keys*, :data:`CHUNK` keys a query (fewer where SQLite
+    allows fewer host parameters).
 
     *sql* holds ``{marks}`` where the ``IN`` list's placeholders go; *before* are the parameters
     that come before that list in the query."""
-    keys = list(keys)
-    for i in range(0, len(keys), CHUNK):
-        chunk = keys[i:i + CHUNK]
+    for chunk in _in_lists(conn, keys, before):
         yield from conn.execute(sql.format(marks=marks(len(chunk))), [*before, *chunk])
+
+
+def execute_in(conn: sqlite3.Connection, sql: str, keys: Iterable[Any]) -> None:
+    """Execute *sql* (a statement holding ``{marks}`` for an ``IN`` list, e.g. a ``DELETE``) for
+    every key of *keys*, in the lists :func:`select_in` uses."""
+    for chunk in _in_lists(conn, keys, ()):
+        conn.execute(sql.format(marks=marks(len(chunk))), chunk)

@@ -27,7 +27,7 @@ from suite.results.codec import dumps, finite, js, metrics_json, now, samples_js
 from suite.results.integrity import store_error
 from suite.results.provenance import provenance
 from suite.results.schema import INSERT_CASE, INSERT_RESULT, OK, UPSERT_TAIL
-from suite.results.sql import Tx, insert_rows, rows_per_statement, select_in
+from suite.results.sql import Tx, execute_in, insert_rows, rows_per_statement, select_in
 
 __all__ = ["Writer", "RUN_COUNTS", "BATCH_SIZE", "BATCH_SECONDS"]
 
@@ -181,7 +181,7 @@ def _commit_rows(conn: sqlite3.Connection, batch: list[Pending], created: str, f
     replaced = [p[0] for p in batch if p[5]]
     if replaced:  # an ok outcome replaces the case's samples and artifacts (its metrics are in results)
         for table in ("samples", "artifacts"):
-            list(select_in(conn, f"DELETE FROM {table} WHERE case_key IN ({{marks}})", replaced))
+            execute_in(conn, f"DELETE FROM {table} WHERE case_key IN ({{marks}})", replaced)
     samples = [row for p in batch for row in p[6]]
     if samples:
         insert_rows(conn, "INSERT OR REPLACE INTO samples (case_key, metric, idx, value)", samples)

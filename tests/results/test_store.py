@@ -388,22 +388,33 @@ def test_each_set_of_fields_read_is_stored_once_and_a_version_5_store_migrates(t
 
 def test_batch_written_under_a_small_host_parameter_limit(tmp_path):
     """A SQLite that allows few host parameters (999 before 3.32; here 45: 2 cases rows, 3 results
-    rows, 7 links a statement) still gets every row of a batch, in statements of fewer rows."""
+    rows, 7 computed or 9 cached links a statement, 45 keys an IN list) still gets every row of a
+    batch, in statements of fewer rows; a rerun of more keys than the limit replaces them all."""
+    n = 60
+    keys = [f"k{i:02d}" for i in range(n)]
     st = Store(tmp_path / "s.sqlite", batch_size=1000, batch_seconds=1000)
     st.conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 45)
     r1 = st.begin_run()
-    for i in range(25):
-        st.add_outcome(ident(f"k{i:02d}"), ok(f"k{i:02d}", y=float(i), samples={"y": [i, i + 0.5]}), r1)
-    assert st.flush() == 25
+    for i, k in enumerate(keys):
+        st.add_outcome(ident(k), ok(k, y=float(i), samples={"y": [i, i + 0.5]}), r1)
+    assert st.flush() == n
     r2 = st.begin_run()
-    st.link_cached(r2, [f"k{i:02d}" for i in range(25)])
+    st.link_cached(r2, keys)
     st.flush()
+    r3 = st.begin_run()
+    for i, k in enumerate(keys):
+        st.add_outcome(ident(k), ok(k, y=100.0 + i, samples={"y": [100.0 + i]}), r3, replace=True)
+    assert st.flush() == n
     con = st.conn
-    assert con.execute("SELECT count(*), count(DISTINCT id) FROM cases").fetchone() == (25, 25)
-    assert con.execute("SELECT count(*) FROM results WHERE case_id IS NOT NULL").fetchone() == (25,)
+    assert con.execute("SELECT count(*), count(DISTINCT id) FROM cases").fetchone() == (n, n)
     assert con.execute("SELECT run_id, outcome, count(*) FROM run_cases GROUP BY run_id, outcome").fetchall() == [
-        (r1, "computed", 25), (r2, "cached", 25)]
-    assert con.execute("SELECT count(*) FROM samples").fetchone() == (50,)
+        (r1, "computed", n), (r2, "cached", n), (r3, "computed", n)]
+    # every link names its own case's result: run 1 and 2 the first value, run 3 the rerun's
+    y_of = con.execute("SELECT rc.run_id, c.key, json_extract(r.metrics, '$[0][1]') FROM run_cases rc "
+                       "JOIN results r ON r.id = rc.result_id JOIN cases c ON c.id = r.case_id").fetchall()
+    assert sorted(y_of) == sorted([(r, k, float(i)) for r in (r1, r2) for i, k in enumerate(keys)]
+                                  + [(r3, k, 100.0 + i) for i, k in enumerate(keys)])
+    assert con.execute("SELECT count(*) FROM samples").fetchone() == (n,)  # a case's samples: its latest run's
     res = st.result("k07")
-    assert (res["y"], res["z"], res.metrics["y"].samples) == (7.0, 14.0, (7.0, 7.5))
+    assert (res["y"], res["z"], res.metrics["y"].samples) == (107.0, 214.0, (107.0,))
     st.close()
