@@ -75,7 +75,7 @@ if TYPE_CHECKING:  # pragma: no cover - what the lazy names below resolve to, fo
     from suite.hardware import NetworkLevel, Profile, mix_devices, parse_quantity
     from suite.hardware.extensions import ProfileExtension
     from suite.hardware.units import BandwidthQ, BytesQ, FrequencyQ, TimeQ, format_quantity
-    from suite.perf import (Timeline, blas_threads, grouped_wfbp_timeline, layer_times, measurement_clock,
+    from suite.perf import (Timeline, blas_threads, collector_paused, grouped_wfbp_timeline, layer_times, measurement_clock,
                             roofline_time, sequential_iteration_time, transfer_time, wfbp_timeline)
     from suite.perf.network import (Group, allreduce_fit, broadcast_time, collective_time, group_of, p2p_time,
                                     ps_push_pull_time, ring_allreduce_time)

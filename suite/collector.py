@@ -31,23 +31,26 @@ class collector_paused(contextlib.ContextDecorator):  # noqa: N801 - used like a
     The collector's state before the block is put back when it ends, also when an exception
     passes through, and each nested block or recursive call of a decorated function puts back
     its own (an inner block leaves the collector off for the outer one; a collector that was off
-    stays off).
+    stays off), also when one object is entered nested (``p = collector_paused()``, ``with p: with
+    p:``). The collector is one per process: a thread leaving its block turns it back on for
+    another thread still inside one, and a decorated generator function's body runs after the
+    call returns, with the collector as it is then (only timings change either way).
 
     A class, not a generator: :func:`contextlib.contextmanager` sets ``__traceback__`` on an
     exception passing through, which a frozen-dataclass exception (:class:`suite.api.Skip`) refuses.
     """
 
     def __init__(self) -> None:
-        self._was: bool | None = None
+        self._was: list[bool] = []  # one state per entry: the same object may be entered nested
 
     def _recreate_cm(self) -> "collector_paused":
-        return type(self)()  # one state per call of a decorated function (recursion, threads)
+        return type(self)()  # one state per call of a decorated function (recursion)
 
     def __enter__(self) -> "collector_paused":
-        self._was = gc.isenabled()
+        self._was.append(gc.isenabled())
         gc.disable()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._was:
+        if self._was.pop():
             gc.enable()

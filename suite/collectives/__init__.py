@@ -21,7 +21,9 @@ Two tallies
 The sender records every message it sends (:func:`send`, :meth:`Ledger.record`); the receiver
 records, independently, what it takes in (:func:`recv`, :meth:`Ledger.receive`). Every
 collective here does both, so :meth:`Ledger.conservation_problems` can tell a message sent but
-never received (lost) or received twice (duplicated) from a correct run.
+never received (lost) or received twice (duplicated) from a correct run. :meth:`Ledger.transfer`
+records one message on both tallies at once (cheaper for many small point-to-point messages),
+which gives that check up for those messages.
 
 References are those of :mod:`suite.perf.comm`.
 """
@@ -87,7 +89,24 @@ class Ledger:
         copy. The same records and the same copy as ``recv(ledger, src, dst, send(ledger, src, dst,
         array, tag), tag)`` (:func:`send`, :func:`recv`) in one call: both tallies hold one
         (immutable) :class:`Message`, so a simulation that moves ~10^5 small messages (PFedDST's
-        scoring) pays one record, not two calls deep on each side."""
+        scoring) pays one record, not two calls deep on each side.
+
+        Parameters
+        ----------
+        src, dst : int
+            Sending and receiving rank (a message to oneself is not recorded).
+        array : ndarray
+            The payload; its ``nbytes`` (B) is the message's size (an empty one is not recorded).
+        tag : str
+            The collective or phase it belongs to.
+
+        Returns
+        -------
+        ndarray
+            A fresh copy of *array* (what the receiver holds).
+
+        Both tallies hold the same record, so :meth:`conservation_problems` cannot find such a
+        message lost: use :func:`send` and :func:`recv` where delivery is decided apart."""
         data = np.array(array, copy=True)
         nbytes = data.nbytes
         if src != dst and nbytes > 0:

@@ -107,6 +107,12 @@ def test_collector_paused_pauses_and_puts_the_state_back():
         return deep(n - 1) if n else gc.isenabled()
 
     assert deep(3) is False and gc.isenabled()  # recursion: each call its own saved state
+    p = collector_paused()  # one object entered nested (a module-level pause, a recursive helper)
+    with p:
+        with p:
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
 
     class Frozen(Exception):  # a frozen exception (suite.api.Skip is one) passes through unchanged
         def __setattr__(self, name, value):
