@@ -75,6 +75,25 @@ print(json.dumps({"cheap": cheap, "before": before, "inside": inside, "after": p
         assert got["cheap"]  # a manylinux wheel: the library file, not scipy.linalg
 
 
+def test_one_collector_paused_object_entered_nested_puts_back_each_state():
+    """A module-level pause entered again inside its own block (a recursive helper): the inner
+    exit leaves it off for the outer block, the outer exit turns it back on."""
+    import gc
+
+    from suite.perf import collector_paused
+
+    p = collector_paused()
+    assert gc.isenabled()
+    try:
+        with p:
+            with p:
+                assert not gc.isenabled()
+            assert not gc.isenabled()
+        assert gc.isenabled()
+    finally:
+        gc.enable()
+
+
 def test_collector_paused_pauses_and_puts_the_state_back():
     """Inside: the cyclic collector is off (a reference cycle is not collected until it runs again);
     after: as it was, nested, after an error, as a decorator, and left off when it was off."""
@@ -107,12 +126,6 @@ def test_collector_paused_pauses_and_puts_the_state_back():
         return deep(n - 1) if n else gc.isenabled()
 
     assert deep(3) is False and gc.isenabled()  # recursion: each call its own saved state
-    p = collector_paused()  # one object entered nested (a module-level pause, a recursive helper)
-    with p:
-        with p:
-            assert not gc.isenabled()
-        assert not gc.isenabled()
-    assert gc.isenabled()
 
     class Frozen(Exception):  # a frozen exception (suite.api.Skip is one) passes through unchanged
         def __setattr__(self, name, value):
