@@ -112,11 +112,26 @@ class _Handed(Result):
     """A copy of a held :class:`Result`: its own metrics dict (of the frozen :class:`Metric`
     objects), and its own artifacts, copied from the held ones when first read (most claims read
     none: computron's cases hold 4.2 MB of event logs). The held artifacts are what the store's
-    JSON gave, so a JSON round trip copies them exactly."""
+    JSON gave, so a JSON round trip copies them exactly.
 
-    def __init__(self, held: Result) -> None:  # noqa: D107 - the dataclass fields, filled by hand
-        self.metrics = dict(held.metrics)
+    To a claim's ``derive`` it is a :class:`Result`: equal to any Result with the same metrics and
+    artifacts, and ``dataclasses.replace`` / a copy build it from its fields."""
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as Result
+
+    def __init__(self, held: Result | None = None, *, metrics: dict[str, Any] | None = None,
+                 artifacts: dict[str, Any] | None = None) -> None:  # noqa: D107
         self._held: Result | None = held
+        if held is not None:
+            self.metrics = dict(held.metrics)
+        else:  # from its fields (dataclasses.replace, copy.copy)
+            self.metrics = dict(metrics) if metrics is not None else {}
+            self.__dict__["_artifacts"] = artifacts if artifacts is not None else {}
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Result):
+            return NotImplemented
+        return self.metrics == other.metrics and self.artifacts == other.artifacts
 
     @property
     def artifacts(self) -> dict[str, Any]:

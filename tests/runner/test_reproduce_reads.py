@@ -64,3 +64,23 @@ def test_resolving_and_judging_pause_the_collector_and_put_it_back(fake_registry
     assert during and not any(during)
     assert resolving and not any(resolving)
     assert (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()) == before
+
+
+def test_a_handed_result_behaves_as_the_stored_result_to_a_derive():
+    """What a claim's derive is given equals the stored Result (both ways round), survives
+    dataclasses.replace and copy.copy, and its artifacts are its own."""
+    import copy
+
+    from suite.technique import Result
+
+    held = Result().add("y", 10.0, "s", "lower")
+    held.artifacts["trace"] = [1, 2, 3]
+    handed = R._Handed(held)
+    assert handed == held and held == handed
+    assert handed != Result().add("y", 11.0, "s", "lower")
+    other = replace(handed, metrics={})
+    assert other.metrics == {} and other.artifacts == {"trace": [1, 2, 3]} and other != held
+    twin = copy.copy(handed)
+    assert twin == held and twin["y"] == 10.0
+    handed.artifacts["trace"].append(4)
+    assert held.artifacts == {"trace": [1, 2, 3]} and handed != held
