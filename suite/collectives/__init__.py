@@ -88,8 +88,8 @@ class Ledger:
         """One message *src* -> *dst* carrying *array*, tallied on both sides; returns the received
         copy. The same records and the same copy as ``recv(ledger, src, dst, send(ledger, src, dst,
         array, tag), tag)`` (:func:`send`, :func:`recv`) in one call: both tallies hold one
-        (immutable) :class:`Message`, so a simulation that moves ~10^5 small messages (PFedDST's
-        scoring) pays one record, not two calls deep on each side.
+        (immutable) :class:`Message`, so a simulation that moves ~10^5 small messages (a
+        federated scoring round) pays one record, not two calls deep on each side.
 
         Parameters
         ----------

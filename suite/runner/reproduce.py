@@ -111,7 +111,7 @@ class _StoredOnce:
 class _Handed(Result):
     """A copy of a held :class:`Result`: its own metrics dict (of the frozen :class:`Metric`
     objects), and its own artifacts, copied from the held ones when first read (most claims read
-    none: computron's cases hold 4.2 MB of event logs). The held artifacts are what the store's
+    none, and one technique's cases hold 4.2 MB of event logs). The held artifacts are what the store's
     JSON gave, so a JSON round trip copies them exactly.
 
     To a claim's ``derive`` it is a :class:`Result`: equal to any Result with the same metrics and
@@ -230,8 +230,8 @@ def reproduce(techniques: Sequence[Technique], store: Store, *, executor: str = 
     context = Context.given(context, "reproduce()")
     if resolver is None:
         resolver = Resolver(context=context)
-    # resolving builds the workloads (ResNet-7502: 25,000 layers), judging reads every result
-    # (computron's 141,597 samples): nearly all acyclic, freed by reference counting, yet each
+    # resolving builds the workloads (one of 25,000 layers), judging reads every result
+    # (141,597 samples for one technique): nearly all acyclic, freed by reference counting, yet each
     # generation-2 collection walked the whole heap: in a fresh --all (isolated, load ~5) resolving
     # 1.40-1.46 -> 1.20-1.27 s CPU, judging 0.69-0.75 -> 0.48-0.49 s (a run's gc.freeze and raised
     # threshold instead, as run_cases does: 1.36-1.60 / 0.49-0.50 s)
