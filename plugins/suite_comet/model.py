@@ -619,8 +619,12 @@ def search(w: WorkloadConsts, c: Cluster, batch: int, variant: str, cache: Colle
         return s, None, None
     use_exp = variant == "comet"
     r = evaluate_points(w, c, s, batch, efficiency, cache, expansion=use_exp)
-    i = megatron_rule_index(s, r, c.gpn, w.heads) if variant == "megatron-rule" else best_index(r)
-    return s, r, i
+    return s, r, _chosen(w, c, s, r, variant)
+
+
+def _chosen(w: WorkloadConsts, c: Cluster, s: Strategies, r: dict[str, np.ndarray], variant: str) -> int | None:
+    """The index *variant* picks among the priced points *r*: the Megatron rule's, or the fastest."""
+    return megatron_rule_index(s, r, c.gpn, w.heads) if variant == "megatron-rule" else best_index(r)
 
 
 def _search_pair(w: WorkloadConsts, c: Cluster, batch: int, variant: str, cache: CollectiveCache,
@@ -633,11 +637,8 @@ def _search_pair(w: WorkloadConsts, c: Cluster, batch: int, variant: str, cache:
         return s, (None, None), (None, None)
     priced = _price_many(w, [c], np.zeros(len(s), dtype=np.int64), s, batch, efficiency, cache)
     r0 = _with_expansion(priced, False, False)
-    i0 = best_index(r0)
-    if variant == "comet":
-        r = _with_expansion(priced, True, False)
-        return s, (r, best_index(r)), (r0, i0)
-    return s, (r0, megatron_rule_index(s, r0, c.gpn, w.heads) if variant == "megatron-rule" else i0), (r0, i0)
+    r = _with_expansion(priced, True, False) if variant == "comet" else r0
+    return s, (r, _chosen(w, c, s, r, variant)), (r0, best_index(r0))
 
 
 def grid_summary(w: WorkloadConsts, clusters: list[Cluster], batch: int, variant: str,
