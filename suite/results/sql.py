@@ -10,7 +10,7 @@ from itertools import chain
 from types import TracebackType
 from typing import Any
 
-__all__ = ["Tx", "CHUNK", "ROWS", "select_in", "execute_in", "marks", "insert_rows", "rows_per_statement"]
+__all__ = ["Tx", "CHUNK", "ROWS", "select_in", "execute_in", "marks", "insert_rows", "rows_per_statement", "statement_chunks"]
 
 #: keys per ``IN (...)`` list: below SQLite's default limit of 999 host parameters
 CHUNK = 900
@@ -61,6 +61,13 @@ def rows_per_statement(conn: sqlite3.Connection, width: int) -> int:
     return max(1, min(ROWS, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // width))
 
 
+def statement_chunks(conn: sqlite3.Connection, rows: Sequence[Any], width: int) -> Iterator[Sequence[Any]]:
+    """*rows* in the slices one statement carries (:func:`rows_per_statement` rows of *width*)."""
+    per = rows_per_statement(conn, width)
+    for i in range(0, len(rows), per):
+        yield rows[i:i + per]
+
+
 def insert_rows(conn: sqlite3.Connection, head: str, rows: Sequence[Sequence[Any]], tail: str = "") -> list[Any]:
     """Execute ``{head} VALUES (row), (row), ...{tail}`` for *rows* (each of the same width), up
     to :data:`ROWS` rows a statement (fewer when SQLite allows fewer host parameters); the rows
@@ -74,10 +81,8 @@ def insert_rows(conn: sqlite3.Connection, head: str, rows: Sequence[Sequence[Any
     if not rows:
         return []
     width = len(rows[0])
-    per = rows_per_statement(conn, width)
     out: list[Any] = []
-    for i in range(0, len(rows), per):
-        chunk = rows[i:i + per]
+    for chunk in statement_chunks(conn, rows, width):
         cur = conn.execute(_values_sql(head, width, len(chunk), tail), list(chain.from_iterable(chunk)))
         out.extend(cur.fetchall())
     return out

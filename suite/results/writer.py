@@ -27,7 +27,7 @@ from suite.results.codec import dumps, finite, js, metrics_json, now, samples_js
 from suite.results.integrity import store_error
 from suite.results.provenance import provenance
 from suite.results.schema import INSERT_CASE, INSERT_RESULT, OK, UPSERT_TAIL
-from suite.results.sql import Tx, execute_in, insert_rows, rows_per_statement, select_in
+from suite.results.sql import Tx, execute_in, insert_rows, select_in, statement_chunks
 
 __all__ = ["Writer", "RUN_COUNTS", "BATCH_SIZE", "BATCH_SECONDS"]
 
@@ -162,9 +162,7 @@ def _upsert_cases(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> dict
 
 def _link_cached(conn: sqlite3.Connection, links: list[Link]) -> None:
     """Write the links of cached cases (:data:`_LINK_CACHED`), a few hundred a statement."""
-    per = rows_per_statement(conn, 5)
-    for i in range(0, len(links), per):
-        chunk = links[i:i + per]
+    for chunk in statement_chunks(conn, links, 5):
         conn.execute(_LINK_CACHED.format(values=",".join(["(?,?,?,?,?)"] * len(chunk))),
                      [v for j, link in enumerate(chunk) for v in (j, *link)])
 
