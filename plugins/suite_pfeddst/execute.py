@@ -153,9 +153,9 @@ def _peer_graph(clients: int, degree: int, seed: int) -> tuple:
 
 
 def _xfer(ledger: Ledger, src: int, dst: int, array: np.ndarray, tag: str) -> np.ndarray:
-    """One message src -> dst: the sender's record and the receiver's own tally
-    (:meth:`suite.collectives.Ledger.transfer`, what :func:`suite.collectives.send` then
-    :func:`suite.collectives.recv` record); returns the received copy."""
+    """One message src -> dst recorded on both tallies at once
+    (:meth:`suite.collectives.Ledger.transfer`: the records :func:`suite.collectives.send` then
+    :func:`suite.collectives.recv` would write, one shared record); returns the received copy."""
     return ledger.transfer(src, dst, array, tag)
 
 
