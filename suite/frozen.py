@@ -93,7 +93,7 @@ def freeze(value: Any, what: str = "value") -> Any:
         return frozenset(value)
     if getattr(value, "__suite_frozen__", False):
         return value
-    np = _numpy()
+    np = loaded_numpy()
     if np is not None and isinstance(value, np.ndarray):
         return _readonly_array(value, np)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -135,10 +135,12 @@ def same_items(a: Mapping[Any, Any], b: Mapping[Any, Any]) -> bool:
     return len(a) == len(b) and all(map(is_, a, b)) and all(map(is_, a.values(), b.values()))
 
 
-def _numpy() -> Any:
+def loaded_numpy() -> Any:
+    """The numpy module if this process has imported it, else None: no numpy value (array or
+    scalar) can exist before, so a check for one needs no import (a cached command imports none)."""
     import sys
 
-    return sys.modules.get("numpy")  # an array exists only if numpy was imported
+    return sys.modules.get("numpy")
 
 
 def _is_pydantic_model(value: Any) -> bool:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from suite.errors import SuiteError
+from suite.frozen import loaded_numpy
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -107,7 +108,7 @@ def _finite_json(obj: Any) -> Any:
         return {k: _finite_json(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_finite_json(v) for v in obj]
-    np = sys.modules.get("numpy")  # no numpy value exists before numpy is imported: a cached run never imports it
+    np = loaded_numpy()
     if np is not None and isinstance(obj, np.generic):
         return _finite_json(obj.item())
     return obj

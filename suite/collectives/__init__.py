@@ -61,12 +61,18 @@ class Message:
     tag: str = ""
 
 
+def _travels(src: int, dst: int, nbytes: int) -> bool:
+    """Whether a message is recorded: a rank's data to itself, or nothing, crosses no link."""
+    return src != dst and nbytes > 0
+
+
 @dataclass
 class Ledger:
     """A per-link traffic ledger: every message sent between simulated workers, tallied twice.
 
     ``messages`` is what senders recorded (:meth:`record`); ``receipts`` what receivers recorded
-    (:meth:`receive`), each rank for itself. ``src``/``dst`` are rank numbers; parameter servers
+    (:meth:`receive`), each rank for itself, except a :meth:`transfer`, which writes one record
+    to both. ``src``/``dst`` are rank numbers; parameter servers
     are numbered from ``server_base`` (default 10_000) so worker and server traffic stay apart
     when not colocated.
     """
@@ -76,12 +82,12 @@ class Ledger:
 
     def record(self, src: int, dst: int, nbytes: int, tag: str = "") -> None:
         """Sender side: *src* sent *nbytes* to *dst*."""
-        if src != dst and nbytes > 0:
+        if _travels(src, dst, nbytes):
             self.messages.append(Message(src, dst, int(nbytes), tag))
 
     def receive(self, src: int, dst: int, nbytes: int, tag: str = "") -> None:
         """Receiver side: *dst* took in *nbytes* from *src* (recorded by the receiving rank)."""
-        if src != dst and nbytes > 0:
+        if _travels(src, dst, nbytes):
             self.receipts.append(Message(src, dst, int(nbytes), tag))
 
     def transfer(self, src: int, dst: int, array: np.ndarray, tag: str = "") -> np.ndarray:
@@ -109,7 +115,7 @@ class Ledger:
         message lost: use :func:`send` and :func:`recv` where delivery is decided apart."""
         data = np.array(array, copy=True)
         nbytes = data.nbytes
-        if src != dst and nbytes > 0:
+        if _travels(src, dst, nbytes):
             m = Message(src, dst, nbytes, tag)
             self.messages.append(m)
             self.receipts.append(m)

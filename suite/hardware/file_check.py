@@ -100,7 +100,7 @@ def _library_keys(dirs: list[Path], extensions: dict[str, type[BaseModel]] | Non
 
     h = hashlib.sha256()
     stamp_dirs(h, dirs)
-    ext = None if extensions is None else tuple(sorted((k, id(v)) for k, v in extensions.items()))
+    ext = None if extensions is None else tuple(sorted(extensions.items(), key=lambda kv: kv[0]))  # the classes, not their ids
     key = (tuple(str(d) for d in dirs), h.hexdigest(), ext)
     hit = _KEYS.get(key)
     if hit is None:

@@ -26,7 +26,7 @@ from typing import Any
 from suite.results.codec import dumps, finite, js, metrics_json, now, samples_json
 from suite.results.integrity import store_error
 from suite.results.provenance import provenance
-from suite.results.schema import INSERT_CASE, INSERT_RESULT, OK, UPSERT_TAIL
+from suite.results.schema import CASE_COLUMNS, INSERT_CASE, INSERT_RESULT, OK, UPSERT_TAIL
 from suite.results.sql import Tx, execute_in, insert_rows, select_in, statement_chunks
 
 __all__ = ["Writer", "RUN_COUNTS", "BATCH_SIZE", "BATCH_SECONDS"]
@@ -73,7 +73,7 @@ _LINK_CACHED = ("INSERT OR IGNORE INTO run_cases (run_id, case_id, case_key, out
 #: the link of a computed case (run id, case id, key, outcome, result id, overrides), before its ``VALUES``
 _LINK_COMPUTED = "INSERT OR REPLACE INTO run_cases (run_id, case_id, case_key, outcome, result_id, overrides)"
 #: places in a Pending's cases row (CASE_COLUMNS' order)
-_KEY_, _OVERRIDES, _STATUS, _RUN = 0, 11, 13, 17
+_KEY_, _OVERRIDES, _STATUS, _RUN = (CASE_COLUMNS.index(c) for c in ("key", "overrides", "status", "run_id"))
 
 
 #: fields-read list (as a worker sent it) -> its stored JSON text: a sweep repeats a handful of sets
