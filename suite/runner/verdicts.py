@@ -37,12 +37,12 @@ orchestration (:mod:`suite.runner.reproduce`). Values are computed in :mod:`suit
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from suite.errors import SuiteError
-from suite.frozen import loaded_numpy
 
 if TYPE_CHECKING:
     from suite.runner.engine import RunSummary
@@ -139,7 +139,7 @@ def _jsonable(v: Any) -> Any:
         return [_jsonable(x) for x in v]
     if isinstance(v, Mapping):
         return {str(k): _jsonable(x) for k, x in v.items()}
-    np = loaded_numpy()
+    np = sys.modules.get("numpy")  # the bottom layer imports no suite module: suite.frozen.loaded_numpy, inline
     if np is not None and isinstance(v, np.generic):
         return v.item()
     if isinstance(v, float) and not math.isfinite(v):
