@@ -320,4 +320,21 @@ def restore_changed(snap: list[_Entry]) -> str | None:
             first = _label(entry, what)
         dict.clear(now)
         dict.update(now, items)
+    if first is not None:
+        for forget in _DERIVED:
+            forget()
     return first
+
+
+#: what drops the core's figures derived from input objects and cached by their identity (a
+#: profile's network levels, its priced collectives): called once a case's write to its inputs
+#: has been put back, since what was derived during the case came from the written values
+_DERIVED: list[Any] = []
+
+
+def on_inputs_restored(forget: Any) -> Any:
+    """Register *forget* (no arguments) to run whenever :func:`restore_changed` puts back a write
+    to a case's inputs: a cache keyed by an input object's identity, filled while the case ran,
+    holds figures of the written values. Returns *forget* (usable as a decorator)."""
+    _DERIVED.append(forget)
+    return forget

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from suite.errors import ProfileError
+from suite.frozen import on_inputs_restored
 from suite.hardware.tracking import _ModelView as _TrackedView
 from suite.hardware.recording import unrecorded
 
@@ -153,6 +154,14 @@ _TOKENS = itertools.count()
 #: (profile token, op, placement, algorithm) -> priced lines (suite.perf.network.collective; cleared
 #: with _CACHE, since a token is unique to one profile object)
 _LINES: dict[tuple[Any, ...], Any] = {}
+
+
+@on_inputs_restored
+def _forget() -> None:
+    """Drop every derived profile and priced line: a case that wrote its profile (failed, the write
+    put back) may have priced collectives from the written values under the object's identity."""
+    _CACHE.clear()
+    _LINES.clear()
 
 
 def _touch(view: Any, dims: tuple[Dim, ...], op: str, library: str = "mpi") -> None:
