@@ -8,7 +8,7 @@ a :class:`KitWarning` and the check passes. The project's changelog lists each o
 
 from __future__ import annotations
 
-__all__ = ["KitWarning", "FAILS_FROM", "fails_now", "version_tuple"]
+__all__ = ["KitWarning", "FAILS_FROM", "fails_now", "version_tuple", "show_removals"]
 
 
 class KitWarning(FutureWarning):
@@ -40,3 +40,18 @@ def fails_now(rule: str, version: str | None = None) -> bool:
 
         version = __version__
     return version_tuple(version) >= version_tuple(FAILS_FROM[rule])
+
+
+#: the messages of the suite's own deprecations that end in a removal (each names the version)
+_REMOVAL = r".*(dlsys-suite 0\.4\.0|removed in 0\.4\.0)"
+
+
+def show_removals() -> None:
+    """Show each of the suite's own deprecation warnings that announce a removal, once per place in
+    the code that triggers it. Python hides ``DeprecationWarning`` outside ``__main__``, so a plugin
+    that still calls a global lookup (``suite.hardware.get_profile``, which ignores ``--set`` and the
+    plugins' own profiles) would otherwise be told only by the conformance kit. The ``suite`` command
+    calls this at start-up; pool workers inherit the filter."""
+    import warnings
+
+    warnings.filterwarnings("default", category=DeprecationWarning, message=_REMOVAL)

@@ -78,6 +78,9 @@ def _register_commands(modules: tuple[str, ...] | None = None) -> None:
 def entry() -> None:
     """Console-script entry point: accepts ``--debug`` and ``--strict-plugins`` anywhere on the
     command line (``suite info x --debug`` as well as ``suite --debug info x``)."""
+    from suite.deprecation import show_removals
+
+    show_removals()
     args = sys.argv[1:]
     front = [a for a in args if a in ("--debug", "--strict-plugins")]
     rest = [a for a in args if a not in ("--debug", "--strict-plugins")]

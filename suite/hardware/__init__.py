@@ -173,9 +173,10 @@ def get_profile(name: str, extra: tuple[str | Path, ...] = ()) -> Profile:
         Unknown name (with close matches) or a malformed file (one line: file, field, expected,
         given).
     """
+    from suite.errors import ProfileError
+
     _deprecated("get_profile")
     if name.endswith(".toml"):
-        from suite.errors import ProfileError
         from suite.hardware.profile_library import read_toml
 
         p = Path(name)
@@ -183,7 +184,11 @@ def get_profile(name: str, extra: tuple[str | Path, ...] = ()) -> Profile:
             raise ProfileError(f"{p}: expected an existing profile file, got a path that does not exist")
         lib = _library(tuple(extra) + (p,))
         return lib.get((read_toml(p).get("profile") or {}).get("name", ""))
-    return _library(tuple(extra)).get(name)
+    try:
+        return _library(tuple(extra)).get(name)
+    except ProfileError as exc:
+        raise ProfileError(f"{exc} (this global lookup sees the shipped, per-user and SUITE_PROFILES profiles, not "
+                           f"the plugins' own, nor a run's --set: a model reads its profiles from its scenario)") from None
 
 
 def mix_devices(profile: Profile, lib: ProfileLibrary | None = None) -> tuple[tuple[str, Device, int], ...]:
