@@ -203,8 +203,25 @@ def _skip_reasons(store: Any, summary: Any, most: int = 3) -> None:
         click.echo(f"  ... {len(counts) - most} more reason(s): `suite results show {summary.run_id}`", err=True)
 
 
-def report_summary(store: Any, summary: Any, fmt: str, quiet: bool, show_table: bool = True) -> None:
-    """Print a run's outcome (and exit non-zero on failures / interrupt)."""
+def resume_command(args: list[str]) -> str | None:
+    """The command that resumes an interrupted ``suite ARGS``: *args* less ``--rerun`` (it would
+    recompute the stored cases) and ``--name`` (the interrupted run holds the name); None when the
+    same command resumes."""
+    rest, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a == "--name":
+            skip = True
+        elif a != "--rerun" and not a.startswith("--name="):
+            rest.append(a)
+    return None if len(rest) == len(args) else shlex.join(["suite", *rest])
+
+
+def report_summary(store: Any, summary: Any, fmt: str, quiet: bool, show_table: bool = True,
+                   resume: str | None = None) -> None:
+    """Print a run's outcome (and exit non-zero on failures / interrupt); *resume*: the command that
+    resumes an interrupted run, when it is not the same command (:func:`resume_command`)."""
     if fmt == "json":
         click.echo(strict_json(summary.as_dict(), indent=2, default=str))
     else:
@@ -221,6 +238,8 @@ def report_summary(store: Any, summary: Any, fmt: str, quiet: bool, show_table: 
     if summary.interrupted:
         if fmt == "json":
             click.echo(summary.message(), err=True)
+        if resume:
+            click.echo(f"to resume, without --rerun and --name (the interrupted run keeps its name): {resume}", err=True)
         sys.exit(130)
     if summary.failed:
         click.echo(f"error: {summary.failed} case(s) failed (stored with their tracebacks: "
@@ -339,7 +358,7 @@ def _run_into_store(context: Any, cases: Any, store_path: Any, run_name: str | N
                             context=context)
         if run_name is not None:
             store.name_run(summary.run_id, run_name)
-        report_summary(store, summary, fmt, quiet)
+        report_summary(store, summary, fmt, quiet, resume=resume_command(sys.argv[1:]))
     finally:
         store.close()
 
