@@ -453,13 +453,13 @@ def _checks(a: _Side, b: _Side, common: list[str], reg: Any) -> _Checks:
     workloads: set[tuple[str, str, str]] = set()
     for k in common:
         ca, cb = a.cases[k], b.cases[k]
-        if ca["profile_hash"] != cb["profile_hash"]:
+        if _differ(ca["profile_hash"], cb["profile_hash"]):
             pk = (ca["profile"], json.dumps(ca["overrides"] or {}, sort_keys=True), ca["profile_hash"],
                   cb["profile"], json.dumps(cb["overrides"] or {}, sort_keys=True), cb["profile_hash"])
             prof_pairs[pk] = prof_pairs.get(pk, 0) + 1
-        if ca["technique_version"] != cb["technique_version"]:
+        if _differ(ca["technique_version"], cb["technique_version"]):
             versions.add((ca["technique"], ca["technique_version"], cb["technique_version"]))
-        if ca["workload_hash"] != cb["workload_hash"]:
+        if _differ(ca["workload_hash"], cb["workload_hash"]):
             workloads.add((ca["workload"], ca["workload_hash"], cb["workload_hash"]))
     mismatches: list[str] = []
     if prof_pairs:
@@ -472,6 +472,16 @@ def _checks(a: _Side, b: _Side, common: list[str], reg: Any) -> _Checks:
     notes = [f"workload {w}: content hash {ha} in {a.name}, {hb} in {b.name} (its definition changed)"
              for w, ha, hb in sorted(workloads, key=str)]
     return _Checks(mismatches, notes, prof_pairs)
+
+
+def _differ(a: Any, b: Any) -> bool:
+    """Two cases' identity values differ; missing on both sides (None, or the NaN a frame holds for a
+    case without a workload or profile among cases with one) is no difference."""
+    return a != b and not (_missing(a) and _missing(b))
+
+
+def _missing(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and v != v)
 
 
 def _profile_diffs(prof_pairs: Mapping[tuple[str, str, str, str, str, str], int], profile_dirs: tuple[Any, ...],
