@@ -83,8 +83,9 @@ def _crossed_level_problem(rec: Any, prof: Any, slow: Any, vals: dict[str, Any],
         return f"{judge} fell from {t0:.6g} to {t1:.6g} on a level the traffic crosses"
     rises = got.get(metric, math.nan) > comm or t1 > t0
     if not rises and slow_priced > base_priced * (1 + 1e-12):
-        return (f"the collectives it prices get slower ({base_priced:.6g} -> {slow_priced:.6g} s) but neither "
-                f"{metric} ({comm:.6g}) nor {judge} ({t0:.6g}) rose")
+        what = f"{metric} ({comm:.6g})" if metric == judge else f"neither {metric} ({comm:.6g}) nor {judge} ({t0:.6g})"
+        return (f"the collectives it prices get slower ({base_priced:.6g} -> {slow_priced:.6g} s) but "
+                f"{what} {'did not rise' if metric == judge else 'rose'}")
     return None
 
 
