@@ -252,6 +252,7 @@ class _Run:
             if c.key not in self.seen:
                 self.seen.add(c.key)
                 new.append(c)
+        whole = not self.started and isinstance(cases, Sized) and len(chunk) == len(cases)
         chunk = new
         if not chunk:
             return []
@@ -273,15 +274,16 @@ class _Run:
         for c in todo:  # built here, once, before an executor forks or pickles (a lazily built scenario)
             c.scenario
         self.summary.cached += len(chunk) - len(todo)
-        self._progress(cases, len(chunk) - len(todo))
+        self._progress(cases, len(chunk) - len(todo), whole)
         return todo
 
-    def _progress(self, cases: Iterable[Case], cached: int) -> None:
+    def _progress(self, cases: Iterable[Case], cached: int, whole: bool = False) -> None:
         if self.started:
             self.progress.add_cached(cached, self.summary.total)
             return
-        # the progress total: distinct keys of a sequence, the combinations of a stream
-        total = (len({c.key for c in cases}) if isinstance(cases, Sequence) else
+        # the progress total: distinct keys of a sequence, or of a stream held whole by its first chunk;
+        # else the combinations of a stream (a key repeated across its entries is run once)
+        total = (self.summary.total if whole else len({c.key for c in cases}) if isinstance(cases, Sequence) else
                  len(cases) if isinstance(cases, Sized) else self.summary.total)
         self.progress.start(max(total, self.summary.total), self.summary.cached)
         self.started = True

@@ -489,14 +489,17 @@ def expand_entry(entry: Mapping[str, Any], *, where: str = "command line", resol
 
 
 class CaseChain:
-    """The cases of several entries in order, each a list or a lazily resolved :class:`CaseStream`
-    (``len()`` is the total), so an experiment file streams like the same sweep given as flags."""
+    """The cases of several entries in order, each a list or a lazily resolved :class:`CaseStream`,
+    so an experiment file streams like the same sweep given as flags. ``len()`` is what the run
+    will compute at most: the distinct keys of the listed cases (entries and claims share cases,
+    and the runner runs a key once) plus each stream's combinations."""
 
     def __init__(self, parts: list[list[Case] | CaseStream]):
         self.parts = parts
 
     def __len__(self) -> int:
-        return sum(len(p) for p in self.parts)
+        listed = {c.key for p in self.parts if isinstance(p, list) for c in p}
+        return len(listed) + sum(len(p) for p in self.parts if not isinstance(p, list))
 
     def __iter__(self) -> Iterator[Case]:
         for p in self.parts:
