@@ -26,12 +26,16 @@ from suite.runner.checks import BadMetric, metric_problem
 from suite.runner.oracle import oracle_problem
 from suite.technique import Skip, Technique
 
-__all__ = ["CaseTimeout", "ReadSampler", "InputSnapshots", "TRACK_CASES", "SUMMARY_MAX_ITEMS", "summarize_artifacts",
+__all__ = ["CaseTimeout", "ReadSampler", "InputSnapshots", "TRACK_CASES", "SUMMARY_MAX_ITEMS", "SUMMARY_MAX_CHARS",
+           "summarize_artifacts",
            "evaluate_outcome", "run_case", "crashed_outcome", "package_of", "describe_exit", "error_line",
            "resolved_tech"]
 
 #: a top-level artifact entry that is a sequence longer than this is a table: left out by "summary"
 SUMMARY_MAX_ITEMS = 16
+#: a top-level artifact entry that is a text or bytes longer than this (characters) is a dump: left
+#: out by "summary" (a 300 MB string was stored whole, 630 MB of store for two cases)
+SUMMARY_MAX_CHARS = 65536
 #: cases of each (technique, variant, fidelity) per executor loop whose profile reads are recorded:
 #: None, every case (recording in place costs a few per cent of a cheap model evaluation, where the
 #: former recording view cost 3.3x it: docs/performance.md)
@@ -160,14 +164,16 @@ def describe_exit(code: int | None) -> str:
 
 
 def summarize_artifacts(artifacts: dict[str, Any]) -> dict[str, Any]:
-    """The ``"summary"`` of a result's artifacts: every top-level entry except tables.
+    """The ``"summary"`` of a result's artifacts: every top-level entry except tables and dumps.
 
     A table is a list, tuple or array of more than :data:`SUMMARY_MAX_ITEMS` items (a per-layer
-    table, a trace); the names of those left out are listed, sorted, under ``"_omitted"``. Decided
-    from lengths only, so a summary costs no encoding of what it leaves out.
+    table, a trace); a dump a text or bytes of more than :data:`SUMMARY_MAX_CHARS`; the names of
+    those left out are listed, sorted, under ``"_omitted"``. Decided from lengths only, so a summary
+    costs no encoding of what it leaves out.
     """
     omitted = [k for k, v in artifacts.items()
                if (isinstance(v, (list, tuple)) and len(v) > SUMMARY_MAX_ITEMS)
+               or (isinstance(v, (str, bytes)) and len(v) > SUMMARY_MAX_CHARS)
                or (bool(getattr(v, "ndim", 0)) and getattr(v, "size", 0) > SUMMARY_MAX_ITEMS)]
     if not omitted:
         return artifacts

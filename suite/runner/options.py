@@ -57,8 +57,9 @@ class ExecOptions:
     artifacts : str
         What of each result's artifacts is stored (:data:`ARTIFACT_MODES`): ``"summary"``
         (default) keeps every top-level entry except tables (sequences of more than
-        :data:`suite.runner.evaluate.SUMMARY_MAX_ITEMS` items, e.g. a per-layer table) and lists
-        the ones left out under ``"_omitted"``; ``"full"`` keeps everything (a later ``full`` run
+        :data:`suite.runner.evaluate.SUMMARY_MAX_ITEMS` items, e.g. a per-layer table) and texts
+        longer than :data:`suite.runner.evaluate.SUMMARY_MAX_CHARS` characters, and lists the ones
+        left out under ``"_omitted"``; ``"full"`` keeps everything (a later ``full`` run
         recomputes cases stored with a summary); ``"none"`` stores no artifacts.
 
     Raises

@@ -44,6 +44,12 @@ def test_summary_leaves_out_sequences_longer_than_16():
     assert summarize_artifacts(small) is small  # nothing left out: no copy, no marker
 
 
+def test_summary_leaves_out_texts_longer_than_64_kib():
+    # a plugin's 300 MB string was stored whole under the default summary (630 MB of store for two cases)
+    art = {"log": "x" * 65537, "blob": b"y" * 70000, "note": "z" * 65536, "n": 3}
+    assert summarize_artifacts(art) == {"note": "z" * 65536, "n": 3, "_omitted": ["blob", "log"]}
+
+
 def test_bad_mode_is_one_line():
     with pytest.raises(SuiteError, match="--artifacts: expected one of none, summary, full, got 'all'"):
         ExecOptions(artifacts="all")
