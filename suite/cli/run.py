@@ -355,9 +355,7 @@ def _run_into_store(context: Any, cases: Any, store_path: Any, run_name: str | N
         summary = run_cases(cases, store, executor=executor, options=options, rerun=rerun,
                             allow_parallel_execute=allow_parallel_execute,
                             progress=make_progress(quiet or fmt == "json"), command=shlex.join(["suite", *sys.argv[1:]]),
-                            context=context)
-        if run_name is not None:
-            store.name_run(summary.run_id, run_name)
+                            context=context, name=run_name)
         report_summary(store, summary, fmt, quiet, resume=resume_command(sys.argv[1:]))
     finally:
         store.close()

@@ -128,7 +128,22 @@ def run_info(conn: sqlite3.Connection, rid: int | None) -> dict[str, Any]:
         d[k] = json.loads(d[k]) if d.get(k) else {}
     if d.get("status") == "running" and process_gone(d.get("host"), d.get("pid")):
         d["status"] = "interrupted"
+        d.update(stored_counts(conn, int(d["id"])))
     return d
+
+
+#: a run's counts from what it stored: its links (computed or cached) and their results' statuses
+_STORED_COUNTS = ("SELECT count(*), sum(rc.outcome = 'computed'), sum(rc.outcome = 'cached'), sum(r.status = 'ok'), "
+                  "sum(r.status IN ('failed', 'crashed', 'timeout')), sum(r.status = 'skipped') "
+                  "FROM run_cases rc LEFT JOIN results r ON r.id = rc.result_id WHERE rc.run_id = ?")
+
+
+def stored_counts(conn: sqlite3.Connection, rid: int) -> dict[str, int]:
+    """The counts of run *rid* (``total, computed, cached, ok, failed, skipped``) from the cases it
+    stored: for a run whose process ended before it could write its counts (killed, or a plugin that
+    exited the process of an ``--in-process`` run), whose row still holds zeros."""
+    row = conn.execute(_STORED_COUNTS, (rid,)).fetchone()
+    return dict(zip(("total", "computed", "cached", "ok", "failed", "skipped"), (int(v or 0) for v in row)))
 
 
 def runs(conn: sqlite3.Connection) -> pd.DataFrame:
@@ -142,4 +157,7 @@ def runs(conn: sqlite3.Connection) -> pd.DataFrame:
     if len(df):
         gone = [st == "running" and process_gone(h, p) for st, h, p in zip(df["status"], df["host"], df["pid"])]
         df.loc[gone, "status"] = "interrupted"
+        for i, rid in zip(df.index[gone], df.loc[gone, "id"].tolist()):
+            for col, n in stored_counts(conn, int(rid)).items():
+                df.at[i, col] = n
     return df.drop(columns=["pid"])

@@ -362,7 +362,7 @@ def _execute(run: _Run, ex: Any, name: str, cases: Iterable[Case], chunk_size: i
 def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor = "local",
               options: ExecOptions | None = None, rerun: bool = False, allow_parallel_execute: bool = False,
               progress: Progress | None = None, command: str | None = None, chunk_size: int = CHUNK,
-              context: Context) -> RunSummary:
+              context: Context, name: str | None = None) -> RunSummary:
     """Run *cases* into *store* as one run.
 
     Parameters
@@ -388,6 +388,9 @@ def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor =
     context : suite.context.Context
         Required: the command's context (plugin executors, the run's provenance). Its no-context
         fallback and ``registry=`` were removed in 0.3.0.
+    name : str, optional
+        The run's label (``suite run --name``), given as the run begins, so a run whose process
+        ends early (killed, or a plugin's exit in an ``--in-process`` run) keeps it.
 
     Returns
     -------
@@ -399,11 +402,13 @@ def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor =
     ExperimentError
         A case of a lazy sweep that does not resolve, when its chunk is reached: the run ends
         ``error``, every case before it stored.
+    StoreError
+        *name* refused (:meth:`suite.results.store.Store.name_run`): before any case runs.
     """
     import time
 
     t0 = time.monotonic()
-    run, ex = _start(cases, store, executor, options or ExecOptions(), rerun, progress, command, context)
+    run, ex = _start(cases, store, executor, options or ExecOptions(), rerun, progress, command, context, name)
     old_term = _trap_sigterm()
     old_gc = _collector_for_run(raise_threshold=not run.in_process)  # plugin code runs here when in-process
     try:
@@ -451,11 +456,14 @@ def _restore_collector(old: tuple[int, int, int]) -> None:
 
 
 def _start(cases: Iterable[Case], store: Store, executor: str | Executor, options: ExecOptions, rerun: bool,
-           progress: Progress | None, command: str | None, context: Context) -> tuple[_Run, Any]:
+           progress: Progress | None, command: str | None, context: Context,
+           name: str | None = None) -> tuple[_Run, Any]:
     """The run begun in *store* (its provenance: the plugin distributions of the command's
-    context) and the executor that runs it."""
+    context; its *name*, if any) and the executor that runs it."""
     ex = executor if isinstance(executor, Executor) or hasattr(executor, "map_cases") \
         else get_executor(executor, context=context)
     run_id = store.begin_run(command=command, plugins=context.registry.distributions())
+    if name is not None:
+        store.name_run(run_id, name)
     in_process = isinstance(ex, LocalExecutor) and not options.isolate and options.jobs <= 1
     return _Run(store, run_id, options, rerun, progress or NullProgress(), in_process), ex
