@@ -64,14 +64,11 @@ _INIT = '''\
 
 from importlib.resources import files
 
-from suite.api import hookimpl
+from suite.api import hookimpl, lazy_hook
 
-
-@hookimpl
-def suite_techniques():
-    from {pkg}.technique import TECHNIQUE
-
-    return [TECHNIQUE]
+# the technique, imported only when a command asks for it (technique.toml names it, so `suite
+# techniques` lists it, and every other command starts, without importing this plugin's code)
+suite_techniques = lazy_hook("{pkg}.technique:TECHNIQUE", listed=True)
 
 
 @hookimpl
