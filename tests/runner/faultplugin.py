@@ -7,7 +7,10 @@
 ok         a healthy case
 abort      ``os.abort()`` (SIGABRT)
 segfault   reads address 0 through ctypes (SIGSEGV)
-hang_c     a catastrophic regular expression: C code that never checks for signals
+hang_c     a catastrophic regular expression: C code that never checks for signals (it spins: CPU
+           until it is killed)
+block_c    a C call that holds the GIL (``ctypes.PyDLL``) and sleeps with SIGALRM, SIGINT and
+           SIGTERM blocked: stopped only from outside, like ``hang_c``, without spending CPU
 huge       asks for 20 TiB at once (``bytearray``): no machine holds it
 nan        returns NaN seconds
 negative   returns -1 J (an energy: negative by no unit list, only by dimension)
@@ -28,7 +31,7 @@ import signal
 from suite import hookimpl
 from suite.technique import Paper, Param, Result, Technique, Variant
 
-ATTACKS = ("ok", "abort", "segfault", "hang_c", "huge", "nan", "negative", "mutate", "patch", "sigterm", "kill9")
+ATTACKS = ("ok", "abort", "segfault", "hang_c", "block_c", "huge", "nan", "negative", "mutate", "patch", "sigterm", "kill9")
 
 
 def _gbit(scenario) -> float:
@@ -44,6 +47,9 @@ def evaluate(scenario) -> Result:
         ctypes.string_at(0)
     elif a == "hang_c":
         re.match(r"(a+)+$", "a" * 64 + "b")
+    elif a == "block_c":
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGINT, signal.SIGTERM})
+        ctypes.PyDLL(None).sleep(600)  # PyDLL: the GIL stays held, no other thread of the worker runs
     elif a == "huge":
         bytearray(20 * 2**40)
     elif a == "nan":

@@ -219,13 +219,16 @@ def test_dask_existing_scheduler_and_crash(fake_registry, tmp_path, monkeypatch)
         assert errs == {"worker process died (SIGABRT) while running this case"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hanging", HANGING)
 def test_default_hang_guard_stops_a_stalled_model_case_without_a_timeout(fake_registry, store, hanging):
     """No --timeout: a model case that hangs is found by the hang guard (a worker silent for
     stall_timeout s is killed, its unreported batched cases are re-run one at a time) and stored
     as `timeout`; the others finish (a fresh-user trial saw `suite reproduce` freeze for ever).
     Every hanging case costs a wait of stall_timeout when it is re-run alone, on top of its batch's:
-    the fast variant has one, between ok cases (2 waits), the slow one three (4 waits)."""
+    one between ok cases (2 waits), three (4 waits). Slow: the fast suite's equivalent is
+    tests/runner/test_faults.py::test_local_pool_hang_guard_without_timeout[1.0-block_c] (the same
+    guard, statuses, message and healthy values, the case hanging in C instead of in time.sleep)."""
     cases = _hanging_only(_modes_sweep(["ok", "hang"]).cases, hanging)
     s = run_cases(cases, store, options=ExecOptions(jobs=1, stall_timeout=1.0), context=Context.build())
     cases = store.cases(s.run_id)
