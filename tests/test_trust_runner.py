@@ -172,21 +172,64 @@ def _without_write_rights() -> list[str]:
     return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"]
 
 
-def test_read_only_store_can_be_listed(tmp_path, cli):
-    """A store on read-only media (here: a folder and file this user may not write) is readable."""
+def _drop_write_rights_here() -> None:
+    """In a forked child: what :func:`_without_write_rights`'s prefix gives a new process, for this
+    one (root loses the capabilities that override file permissions: CAP_DAC_OVERRIDE and
+    CAP_DAC_READ_SEARCH, out of its effective and permitted sets through capset(2))."""
+    if os.geteuid() != 0:
+        return
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = (ctypes.c_uint32 * 6)()  # two {effective, permitted, inheritable}: capabilities 0-31, 32-63
+    if libc.capget(header, data) != 0:
+        raise OSError(ctypes.get_errno(), "capget")
+    keep = ~((1 << 1) | (1 << 2)) & 0xFFFFFFFF  # CAP_DAC_OVERRIDE = 1, CAP_DAC_READ_SEARCH = 2
+    data[0] &= keep
+    data[1] &= keep
+    if libc.capset(header, data) != 0:
+        raise OSError(ctypes.get_errno(), "capset")
+
+
+def _list_without_write_rights(path: Path) -> None:
+    """A :mod:`forkrun` target: ``suite results list`` of *path* without the rights to write its folder
+    (checked first: a store root could still write would prove nothing)."""
+    import forkrun
+
+    _drop_write_rights_here()
+    try:
+        (path.parent / "probe").touch(exist_ok=False)
+    except PermissionError:
+        pass
+    else:
+        raise SystemExit("the store's folder is still writable")
+    forkrun.suite_main(["results", "list", "--format", "json", "--store", str(path)])
+
+
+@pytest.mark.parametrize("how", ["fork", pytest.param("process", marks=pytest.mark.slow)])
+def test_read_only_store_can_be_listed(tmp_path, cli, how):
+    """A store on read-only media (here: a folder and file this user may not write) is readable:
+    listed by a new interpreter started without write rights (slow), or by a child forked from
+    this process that gave them up (fast)."""
     folder = tmp_path / "ro"
     folder.mkdir()
     path = folder / "s.sqlite"
     r = cli("run", "--technique", "poseidon", "--variant", "poseidon", "--param", "nodes=2", "-q",
             "--store", str(path))
     assert r.exit_code == 0, r.output
-    prefix = _without_write_rights()
+    prefix = _without_write_rights() if how == "process" else []
     path.chmod(0o444)
     folder.chmod(0o555)
     try:
         env = {k: v for k, v in os.environ.items() if k != "SUITE_STORE"}
-        res = subprocess.run([*prefix, sys.executable, "-m", "suite", "results", "list", "--format", "json",
-                              "--store", str(path)], capture_output=True, text=True, env=env, timeout=60)
+        if how == "process":
+            res = subprocess.run([*prefix, sys.executable, "-m", "suite", "results", "list", "--format", "json",
+                                  "--store", str(path)], capture_output=True, text=True, env=env, timeout=60)
+        else:
+            import forkrun
+
+            res = forkrun.run(_list_without_write_rights, path, env=env, timeout=60)
         assert res.returncode == 0, res.stderr
         (run,) = strict_loads(res.stdout)
         assert (run["run"], run["status"], run["ok"]) == (1, "done", 1)
