@@ -97,9 +97,10 @@ def test_keys_with_referenced_inputs_are_case_key_of_their_identity(name):
     """The key's inputs branch (a ``Param(..., ref=...)`` or ``Technique(uses=...)``): the resolver's key
     of every smoke and claim case of the installed techniques that declare inputs is case_key of its
     identity, inputs (name -> content hash) included."""
+    from session_context import session_context
     from suite.runner.experiment import expand_entry
 
-    ctx = Context.build()
+    ctx = session_context()  # the installed plugins' context, only read here: built once per session
     tech = ctx.technique(name)
     assert tech.uses or any(p.ref for p in tech.parameters.values())
     cases = [c for e in ({"technique": name, "smoke": True}, {"technique": name, "claims": True})
