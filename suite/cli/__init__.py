@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import click
 
-from suite.cli.common import SuiteGroup
+from suite.cli.common import _NO_ARGS_IS_HELP, SuiteGroup, usage_error
 
 __all__ = ["main", "entry"]
 
@@ -22,6 +23,16 @@ class _Commands(SuiteGroup):
     """The top-level group: a command's module is imported when that command is asked for
     (:data:`COMMANDS`), so a command's start-up imports only its own (~20-40 ms of click options
     and imports for the other ten); listing the commands (``suite --help``) imports them all."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        """The top-level context; a bad option of ``suite`` itself is one line, as a subcommand's."""
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except _NO_ARGS_IS_HELP:
+            raise
+        except click.UsageError as exc:
+            usage_error(exc, info_name or "suite")
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         _register_commands(COMMANDS.get(cmd_name, ()))

@@ -19,16 +19,29 @@ if TYPE_CHECKING:
 __all__ = ["SuiteGroup", "format_option", "emit", "console", "fail"]
 
 
+#: click >= 8.2 raises this UsageError for a group given no subcommand, to show the group's help
+_NO_ARGS_IS_HELP: Any = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
+def usage_error(exc: click.UsageError, where: str) -> NoReturn:
+    """Print a bad option or argument as one line naming the command's help (*where*: its command
+    path, when the error carries no context of its own) and exit with click's status (2)."""
+    path = exc.ctx.command_path if exc.ctx is not None else where
+    click.echo(f"error: {exc.format_message()} (`{path} --help`)", err=True)
+    sys.exit(exc.exit_code)
+
+
 class SuiteGroup(click.Group):
     """A click group whose commands print :class:`SuiteError` (and any other error) as one line."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except _NO_ARGS_IS_HELP:  # a group run with no subcommand: its help, as click shows it
+            raise
         except click.UsageError as exc:  # a bad option or argument: one line, as every other error
-            where = exc.ctx.command_path if exc.ctx is not None else ctx.command_path
-            click.echo(f"error: {exc.format_message()} (`{where} --help`)", err=True)
-            sys.exit(exc.exit_code)
+            sub = ctx.invoked_subcommand
+            usage_error(exc, f"{ctx.command_path} {sub}" if exc.ctx is None and sub else ctx.command_path)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
             raise
         except KeyboardInterrupt:

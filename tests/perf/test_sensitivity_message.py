@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 from suite.api import group_of
 from suite.perf.sensitivity import _crossed_level_problem
-from tests.session_context import session_context
+from session_context import session_context
 
 
 def _problem(metric: str, judge: str) -> str | None:

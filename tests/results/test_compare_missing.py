@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from suite.results import Store
 from suite.results.compare import compare_runs
-from tests.session_context import session_context
+from session_context import session_context
 
 
 def _add(store, run, key, workload):

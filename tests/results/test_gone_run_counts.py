@@ -5,7 +5,7 @@ held its finished cases, and ``--name`` was lost, since the name was given after
 from __future__ import annotations
 
 from suite.results import Store
-from tests.test_trust_plugins import CRASHER, install, suite_forked
+from test_trust_plugins import CRASHER, install, suite_forked
 
 
 def test_a_run_its_plugin_exited_keeps_its_name_and_counts_what_it_stored(tmp_path):

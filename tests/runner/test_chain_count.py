@@ -10,7 +10,7 @@ from suite.results import Store
 from suite.runner import ExecOptions, run_cases
 from suite.runner.experiment import expand_experiment
 from suite.runner.progress import PlainProgress
-from tests.session_context import session_context
+from session_context import session_context
 
 
 def test_entries_that_share_a_case_announce_it_once(tmp_path):

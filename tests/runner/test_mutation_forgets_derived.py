@@ -18,7 +18,7 @@ from suite import Paper, Param, Result, Technique, Variant
 from suite.api import collective_time, group_of
 from suite.runner.evaluate import evaluate_outcome
 from suite.technique import Scenario
-from tests.session_context import session_context
+from session_context import session_context
 
 PROFILE = Path(__file__).resolve().parents[2] / "hardware_profiles" / "clusters" / "titanx-cluster-10gbe.toml"
 NBYTES = 64e6  # B: a 64 MB all-reduce

@@ -2,14 +2,11 @@
 
 from importlib.resources import files
 
-from suite.api import hookimpl
+from suite.api import hookimpl, lazy_hook
 
-
-@hookimpl
-def suite_techniques():
-    from suite_allreduce_demo.technique import TECHNIQUE
-
-    return [TECHNIQUE]
+# the technique, imported only when a command asks for it (technique.toml names it, so `suite
+# techniques` lists it, and every other command starts, without importing this plugin's code)
+suite_techniques = lazy_hook("suite_allreduce_demo.technique:TECHNIQUE", listed=True)
 
 
 @hookimpl
