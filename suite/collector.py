@@ -25,7 +25,7 @@ class collector_paused(contextlib.ContextDecorator):  # noqa: N801 - used like a
     then pays for the collector's walks and frees nothing with them: with a 15,000-layer table
     alive, 25-45% of a memory trace or max-depth search over it was the collector (issue 19);
     in one ``suite reproduce``, a design-space search 2.17-2.28 -> 1.76-1.90 s CPU (two
-    runs) and a federated simulation 6.29 -> 6.03 s (docs/performance.md, "Reproduce, 0.3.5"). Cyclic garbage made inside, and the memory it holds, is freed by the
+    runs) and a federated simulation 6.29 -> 6.03 s (docs/performance-history.md, "Reproduce, 0.3.5"). Cyclic garbage made inside, and the memory it holds, is freed by the
     first collection after the block. Not around a loop that makes cycles by the thousand.
 
     The collector's state before the block is put back when it ends, also when an exception

@@ -97,7 +97,11 @@ def _run(techs: list[Any], context: Any, store_path: Path | None, executor: str,
                          progress=make_progress(quiet), command=shlex.join(["suite", *sys.argv[1:]]),
                          context=context, resolver=Resolver(context=context))
     except KeyboardInterrupt:
-        click.echo("interrupted: finished cases are stored; run the same command again to resume", err=True)
+        from suite.cli.run import resume_command
+
+        resume = resume_command(sys.argv[1:])
+        how = f"resume with `{resume}`" if resume else "run the same command again to resume"
+        click.echo(f"interrupted: finished cases are stored; {how}", err=True)
         sys.exit(130)
     finally:
         store.close()

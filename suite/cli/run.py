@@ -205,7 +205,8 @@ def _skip_reasons(store: Any, summary: Any, most: int = 3) -> None:
 
 def resume_command(args: list[str]) -> str | None:
     """The command that resumes an interrupted ``suite ARGS``: *args* less ``--rerun`` (it would
-    recompute the stored cases) and ``--name`` (the interrupted run holds the name); None when the
+    recompute the stored cases; without it, a case the interrupted run did not reach keeps an
+    earlier result if it has one) and ``--name`` (the interrupted run holds the name); None when the
     same command resumes."""
     rest, skip = [], False
     for a in args:
@@ -219,9 +220,10 @@ def resume_command(args: list[str]) -> str | None:
 
 
 def report_summary(store: Any, summary: Any, fmt: str, quiet: bool, show_table: bool = True,
-                   resume: str | None = None) -> None:
+                   resume: str | None = None, rerun: bool = False) -> None:
     """Print a run's outcome (and exit non-zero on failures / interrupt); *resume*: the command that
-    resumes an interrupted run, when it is not the same command (:func:`resume_command`)."""
+    resumes an interrupted run, when it is not the same command (:func:`resume_command`); *rerun*:
+    the run was asked to recompute stored cases."""
     if fmt == "json":
         click.echo(strict_json(summary.as_dict(), indent=2, default=str))
     else:
@@ -231,15 +233,16 @@ def report_summary(store: Any, summary: Any, fmt: str, quiet: bool, show_table: 
             click.echo(f"  {f['status']}: {f['case']} [{f['key']}]: {f['error']}", err=True)
         if len(summary.failures) > 10:
             click.echo(f"  ... (see `suite results show {summary.run_id}`)", err=True)
-        click.echo(summary.message(), err=summary.interrupted)
+        click.echo(summary.message(resume), err=summary.interrupted)
         _skip_reasons(store, summary)
         for w in summary.warnings:
             click.echo(f"warning: {w}", err=True)
     if summary.interrupted:
         if fmt == "json":
-            click.echo(summary.message(), err=True)
-        if resume:
-            click.echo(f"to resume, without --rerun and --name (the interrupted run keeps its name): {resume}", err=True)
+            click.echo(summary.message(resume), err=True)
+        if resume and rerun:
+            click.echo("  (a case the interrupted run did not reach keeps its earlier result, if it has one: "
+                       "the same command with --rerun computes every case again)", err=True)
         sys.exit(130)
     if summary.failed:
         click.echo(f"error: {summary.failed} case(s) failed (stored with their tracebacks: "
@@ -356,7 +359,7 @@ def _run_into_store(context: Any, cases: Any, store_path: Any, run_name: str | N
                             allow_parallel_execute=allow_parallel_execute,
                             progress=make_progress(quiet or fmt == "json"), command=shlex.join(["suite", *sys.argv[1:]]),
                             context=context, name=run_name)
-        report_summary(store, summary, fmt, quiet, resume=resume_command(sys.argv[1:]))
+        report_summary(store, summary, fmt, quiet, resume=resume_command(sys.argv[1:]), rerun=rerun)
     finally:
         store.close()
 

@@ -204,6 +204,8 @@ def measure_gemm_curve(dtype: str, sizes: list[int], peak: float, repeats: int =
         ``params["curve"]`` is ``[[2 n^3, fraction], ...]`` in increasing size (FLOP per product),
         fraction = best rate / peak, clipped to (0, 1]: a device efficiency curve. The best (not
         the median) rate is used because contention on a shared machine only ever slows a sample.
+        ``params["best"]`` is that best rate (FLOP/s) per size, so a caller can tell a curve point
+        that beat *peak* (:func:`calibrate` then raises the peak to it and drops ``best``).
     """
     rng = np.random.default_rng(1)
     curve, rates, best = [], [], []
@@ -417,6 +419,8 @@ def _gemm_with_curve(dtype: str, reps: int, gemm_kw: dict[str, Any], curve_sizes
     if max(best) > peak.value:  # a smaller product ran faster than the "peak": that one was slowed
         peak = _raised_peak(peak, max(best))
         eff.params["curve"] = [[flop, _fraction(b, peak.value)] for (flop, _f), b in zip(eff.params["curve"], best)]
+        eff.method = eff.method.replace("fraction of the best large-n rate", "fraction of the best rate of any size "
+                                        "(a smaller product beat the large one)")
     eff.params["curve"].append([float(2 * peak.params["n"] ** 3), 1.0])
     eff.params["sizes"].append(peak.params["n"])
     return [peak, eff]
@@ -426,10 +430,10 @@ def _raised_peak(peak: Measurement, top: float) -> Measurement:
     """*peak* raised to *top* FLOP/s, the best rate a smaller product reached: the large product was
     slowed (a busy machine), so the device can do at least *top*. *top* joins the samples, so the
     figure's spread (and :func:`calibration_warnings`) shows how busy the machine was."""
+    busy = " (this product was slowed: the machine was busy)" if top > 1.05 * peak.value else ""
     return Measurement(peak.name, top, peak.dimension,
                        f"{peak.method}; raised to {top:.4g} FLOP/s, the best rate of a smaller product on the "
-                       f"efficiency curve (this product was slowed: the machine was busy)",
-                       [*peak.samples, top], dict(peak.params))
+                       f"efficiency curve{busy}", [*peak.samples, top], dict(peak.params))
 
 
 def _run_steps(steps: list[_Step], progress: bool) -> list[Measurement]:

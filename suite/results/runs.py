@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from suite.errors import StoreError
 from suite.results.provenance import process_gone
+from suite.results.schema import FAILED_STATUSES, OK
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -132,18 +133,22 @@ def run_info(conn: sqlite3.Connection, rid: int | None) -> dict[str, Any]:
     return d
 
 
-#: a run's counts from what it stored: its links (computed or cached) and their results' statuses
-_STORED_COUNTS = ("SELECT count(*), sum(rc.outcome = 'computed'), sum(rc.outcome = 'cached'), sum(r.status = 'ok'), "
-                  "sum(r.status IN ('failed', 'crashed', 'timeout')), sum(r.status = 'skipped') "
-                  "FROM run_cases rc LEFT JOIN results r ON r.id = rc.result_id WHERE rc.run_id = ?")
+#: a run's counts (RUN_COUNTS, in order) from what it stored: its links (computed or cached) and their
+#: results' statuses
+_STORED_COUNTS = ("SELECT count(*), sum(rc.outcome = 'computed'), sum(rc.outcome = 'cached'), "
+                  f"sum(r.status = '{OK}'), sum(r.status IN ({', '.join(repr(s) for s in FAILED_STATUSES)})), "
+                  "sum(r.status = 'skipped') FROM run_cases rc LEFT JOIN results r ON r.id = rc.result_id "
+                  "WHERE rc.run_id = ?")
 
 
 def stored_counts(conn: sqlite3.Connection, rid: int) -> dict[str, int]:
-    """The counts of run *rid* (``total, computed, cached, ok, failed, skipped``) from the cases it
-    stored: for a run whose process ended before it could write its counts (killed, or a plugin that
-    exited the process of an ``--in-process`` run), whose row still holds zeros."""
+    """The counts of run *rid* (:data:`suite.results.writer.RUN_COUNTS`) from the cases it stored: for a
+    run whose process ended before it could write its counts (killed, or a plugin that exited the
+    process of an ``--in-process`` run), whose row still holds zeros."""
+    from suite.results.writer import RUN_COUNTS
+
     row = conn.execute(_STORED_COUNTS, (rid,)).fetchone()
-    return dict(zip(("total", "computed", "cached", "ok", "failed", "skipped"), (int(v or 0) for v in row)))
+    return dict(zip(RUN_COUNTS, (int(v or 0) for v in row)))
 
 
 def runs(conn: sqlite3.Connection) -> pd.DataFrame:

@@ -6,6 +6,7 @@ outcome dicts -> :class:`suite.results.Store` (batched commits, only here).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -61,11 +62,13 @@ class RunSummary:
         d["status"] = self.status
         return d
 
-    def message(self) -> str:
-        """One line for the terminal."""
+    def message(self, resume: str | None = None) -> str:
+        """One line for the terminal; *resume*: the command that resumes an interrupted run when it
+        is not the same command (``suite.cli.run.resume_command``)."""
         if self.interrupted:
+            how = (f"resume with `{resume}`" if resume else "run the same command again to resume")
             return (f"interrupted: run {self.run_id} stored {self.computed} new case(s) in {self.store}; "
-                    f"run the same command again to resume (stored cases are not recomputed)")
+                    f"{how} (stored cases are not recomputed)")
         head = f"run {self.run_id}: {self.total} case(s), {self.cached} already stored"
         if self.computed == 0 and self.total:
             return (f"{head}: nothing new to compute (every case is stored ok; --rerun recomputes); "
@@ -243,6 +246,7 @@ class _Run:
         self.reps: dict[tuple[Any, ...], Case] = {}
         self.started = False
         self.refresh: set[str] = set()
+        self.chunk_size = CHUNK  # cases per chunk (set by the run: _execute)
 
     def todo(self, chunk: list[Case], cases: Iterable[Case]) -> list[Case]:
         """The cases of *chunk* to compute: new keys not already stored ok (those are linked to
@@ -252,7 +256,7 @@ class _Run:
             if c.key not in self.seen:
                 self.seen.add(c.key)
                 new.append(c)
-        whole = not self.started and isinstance(cases, Sized) and len(chunk) == len(cases)
+        whole = not self.started and len(chunk) < self.chunk_size  # the sweep ended inside its first chunk
         chunk = new
         if not chunk:
             return []
@@ -341,6 +345,7 @@ def _execute(run: _Run, ex: Any, name: str, cases: Iterable[Case], chunk_size: i
     gen = None
     try:
         for chunk in _chunks(cases, max(1, int(chunk_size))):
+            run.chunk_size = max(1, int(chunk_size))
             todo = run.todo(chunk, cases)
             by_key = {c.key: c for c in todo}
             for phase_cases, opts in _phases(todo, run.options, allow_parallel_execute):
@@ -386,11 +391,9 @@ def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor =
         Cases per chunk (:data:`CHUNK`), each looked up, executed and stored before the next, so
         memory does not grow with the sweep (but for one key string per case).
     context : suite.context.Context
-        Required: the command's context (plugin executors, the run's provenance). Its no-context
-        fallback and ``registry=`` were removed in 0.3.0.
+        Required: the command's context (plugin executors, the run's provenance).
     name : str, optional
-        The run's label (``suite run --name``), given as the run begins, so a run whose process
-        ends early (killed, or a plugin's exit in an ``--in-process`` run) keeps it.
+        The run's label (``suite run --name``), given as it begins: a run whose process ends early keeps it.
 
     Returns
     -------
@@ -405,8 +408,6 @@ def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor =
     StoreError
         *name* refused (:meth:`suite.results.store.Store.name_run`): before any case runs.
     """
-    import time
-
     t0 = time.monotonic()
     run, ex = _start(cases, store, executor, options or ExecOptions(), rerun, progress, command, context, name)
     old_term = _trap_sigterm()
@@ -464,6 +465,10 @@ def _start(cases: Iterable[Case], store: Store, executor: str | Executor, option
         else get_executor(executor, context=context)
     run_id = store.begin_run(command=command, plugins=context.registry.distributions())
     if name is not None:
-        store.name_run(run_id, name)
+        try:
+            store.name_run(run_id, name)
+        except BaseException:  # a refused name (or one a concurrent run took): this run ends before a case
+            store.finish_run(run_id, "error", {})
+            raise
     in_process = isinstance(ex, LocalExecutor) and not options.isolate and options.jobs <= 1
     return _Run(store, run_id, options, rerun, progress or NullProgress(), in_process), ex

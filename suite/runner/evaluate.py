@@ -38,7 +38,7 @@ SUMMARY_MAX_ITEMS = 16
 SUMMARY_MAX_CHARS = 65536
 #: cases of each (technique, variant, fidelity) per executor loop whose profile reads are recorded:
 #: None, every case (recording in place costs a few per cent of a cheap model evaluation, where the
-#: former recording view cost 3.3x it: docs/performance.md)
+#: former recording view cost 3.3x it: docs/performance-history.md)
 TRACK_CASES: int | None = None
 
 Outcome = dict[str, Any]

@@ -4,11 +4,10 @@ so the same command stops at once with "expected a new name"); found by a newcom
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
 from suite.cli.run import report_summary, resume_command
+from suite.runner.engine import RunSummary
 
 
 @pytest.mark.parametrize("args, resume", [
@@ -23,12 +22,12 @@ def test_the_resuming_command_drops_rerun_and_name(args, resume):
 
 
 def test_an_interrupted_run_prints_the_resuming_command(capsys):
-    summary = SimpleNamespace(interrupted=True, failures=[], warnings=[], failed=0, run_id=3,
-                              message=lambda: "interrupted: run 3 stored 5 new case(s) in s.sqlite; run the same "
-                                              "command again to resume (stored cases are not recomputed)")
+    summary = RunSummary(run_id=3, store="s.sqlite", computed=5, interrupted=True)
     with pytest.raises(SystemExit) as ex:
-        report_summary(None, summary, "table", quiet=True, resume="suite run smoke -j 1")
+        report_summary(None, summary, "table", quiet=True, resume="suite run smoke -j 1", rerun=True)
     assert ex.value.code == 130
-    err = capsys.readouterr().err
-    assert err.splitlines()[-1] == ("to resume, without --rerun and --name (the interrupted run keeps its name): "
-                                    "suite run smoke -j 1")
+    assert capsys.readouterr().err.splitlines() == [
+        "interrupted: run 3 stored 5 new case(s) in s.sqlite; resume with `suite run smoke -j 1` (stored cases "
+        "are not recomputed)",
+        "  (a case the interrupted run did not reach keeps its earlier result, if it has one: the same command "
+        "with --rerun computes every case again)"]

@@ -35,6 +35,13 @@ def test_a_smaller_product_faster_than_the_peak_raises_the_peak(monkeypatch):
     # each point relative to the raised peak: 67.5 / 67.5, 30 / 67.5; the peak's own size last
     assert eff.params["curve"] == [[2.0 * 64**3, 1.0], [2.0 * 128**3, 0.4444], [2.0 * 1024**3, 1.0]]
     assert "best" not in eff.params
+    assert eff.method == "curve"  # the fake's text; the real one says "fraction of the best rate of any size"
+
+
+def test_a_peak_within_5_percent_of_a_smaller_product_is_raised_without_calling_the_machine_busy(monkeypatch):
+    _fake(monkeypatch, 100e9, [100.1e9, 80e9])
+    peak, _eff = cal._gemm_with_curve("float32", 5, {}, [64, 128], quick=True)
+    assert peak.value == 100.1e9 and "raised to 1.001e+11" in peak.method and "busy" not in peak.method
 
 
 def test_a_peak_above_every_smaller_product_is_kept(monkeypatch):

@@ -4,6 +4,8 @@ held its finished cases, and ``--name`` was lost, since the name was given after
 
 from __future__ import annotations
 
+import pytest
+
 from suite.results import Store
 from test_trust_plugins import CRASHER, install, suite_forked
 
@@ -24,3 +26,16 @@ def test_a_run_its_plugin_exited_keeps_its_name_and_counts_what_it_stored(tmp_pa
     assert info["status"] == "interrupted"
     assert (info["total"], info["computed"], info["cached"], info["ok"], info["failed"]) == (3, 3, 0, 3, 0)
     assert (listed["status"], listed["total"], listed["ok"]) == ("interrupted", 3, 3)
+
+
+def test_a_refused_name_ends_the_run_it_began_before_any_case(tmp_path):
+    from session_context import session_context
+
+    from suite.errors import StoreError
+    from suite.runner import run_cases
+
+    with Store(tmp_path / "s.sqlite") as st:
+        with pytest.raises(StoreError, match="'123'"):  # all digits: it would read as a run id
+            run_cases([], st, context=session_context(), name="123")
+        (rid,) = st.runs()["id"].tolist()
+        assert st.run_info(rid)["status"] == "error"  # not left "running" (read later as interrupted)
