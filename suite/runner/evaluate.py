@@ -15,7 +15,6 @@ import sys
 import time
 import traceback
 from collections.abc import Mapping
-from operator import attrgetter
 from typing import Any
 
 from suite.errors import SuiteError
@@ -43,7 +42,6 @@ TRACK_CASES: int | None = None
 
 Outcome = dict[str, Any]
 _FLOATS = {float}
-_VALUE, _SAMPLES, _ROW = attrgetter("value"), attrgetter("samples"), attrgetter("name", "value", "unit", "direction")
 
 
 class CaseTimeout(BaseException):
@@ -195,20 +193,22 @@ def _result_fields(tech: Technique, res: Any, artifacts: str) -> tuple[list[list
         Artifacts that are not JSON-serialisable.
     """
     ms = list(res.metrics.values())
-    values = list(map(_VALUE, ms))
+    # comprehensions, not map over attrgetters: a specialised attribute read per field instead of
+    # a C call per metric (the rows 0.7 against 1.6 us for Poseidon's 9 metrics)
+    values = [m.value for m in ms]
     samples: dict[str, list[float]] = {}
     total = sum(values) if set(map(type, values)) == _FLOATS else None
     # floats whose sum is finite are all finite; none below 0 and no samples: every test of
     # metric_problem passed, decided in C loops (a sweep's common case); else each is checked
     if not (total is not None and total - total == 0.0 and min(values, default=0.0) >= 0.0
-            and list(map(_SAMPLES, ms)).count(None) == len(ms)):
+            and [m.samples for m in ms].count(None) == len(ms)):
         for m in ms:
             bad = metric_problem(m)
             if bad:
                 raise BadMetric(f"{tech.name}: {bad}")
             if m.samples is not None:
                 samples[m.name] = list(m.samples)
-    metrics = list(map(list, map(_ROW, ms)))
+    metrics = [[m.name, m.value, m.unit, m.direction] for m in ms]
     bad = oracle_problem(tech, res)
     if bad:
         raise BadMetric(f"{tech.name}: {bad}")
