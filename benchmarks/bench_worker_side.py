@@ -17,10 +17,18 @@ Two measures:
 * ``--opcodes``: Python byte-code instructions executed per case beyond the bare loop, by
   function (``sys.settrace`` with opcode events over 64 cases): deterministic, the load does not
   move it; C work (dict copies, JSON encoding) is not counted.
+* ``--instructions``: machine instructions per case of each piece of the worker side (valgrind's
+  callgrind, one child process per piece, instrumentation switched on by ``callgrind_control``
+  around the timed loop only, ``PYTHONHASHSEED=0``): C work included, the load does not move it.
+  Pieces: the bare evaluation; the recording's start + stop alone; an evaluation recorded (start,
+  evaluate, stop: ``bench_runner.py``'s loop, whose stop skips the check); the same with the
+  collective model's per-call check switched off (what that check costs); the metric checks + artifact JSON alone (``_result_fields`` on kept results); the
+  worker as a pool worker runs it, with and without recording; the same plus pickling its outcomes
+  in one batch.
 
 Usage::
 
-    python benchmarks/bench_worker_side.py [--rounds 7] [--opcodes]
+    python benchmarks/bench_worker_side.py [--rounds 7] [--opcodes] [--instructions [--cases 64]]
 """
 
 from __future__ import annotations
@@ -28,7 +36,9 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from typing import Any, Callable
@@ -123,15 +133,120 @@ def opcodes(cases: list[Any], n: int = 64) -> None:
             print(f"  {x:7.0f}  {f}")
 
 
+#: what ``--instructions`` counts, in the order printed (:func:`pieces`)
+PIECES = ("bare", "start + stop", "recorded", "recorded, no collective check", "checks + JSON", "worker, no recording",
+          "worker", "worker + pickling")
+
+
+def pieces(cases: list[Any]) -> dict[str, Callable[[], None]]:
+    """The loops ``--instructions`` counts, each over all of *cases* (see the module doc)."""
+    import pickle
+    from functools import partial
+
+    from bench_runner import _part_loops  # this script's directory is on the path when run as a script
+    from suite.hardware.recording import Recording
+    from suite.runner.evaluate import _result_fields
+
+    tech, snaps = cases[0].tech, InputSnapshots()
+    results = [tech.evaluate(c.scenario) for c in cases]
+
+    def worker(record: bool) -> Callable[[], None]:
+        return lambda: [evaluate_outcome(tech, c.scenario, c.key, "summary", interrupt_fails=True, record_reads=record,
+                                         snapshots=snaps) for c in cases]
+
+    recorded = partial(_part_loops(cases)["reads recorded"], cases)  # start, evaluate, stop: bench_runner's loop
+
+    def without_collective_check() -> None:
+        import suite.perf.network.collective as coll
+
+        kept, coll.RECORDED = coll.RECORDED, {}  # the per-call check sees "nothing records"
+        try:
+            recorded()
+        finally:
+            coll.RECORDED = kept
+
+    def start_stop() -> None:
+        for c in cases:
+            Recording(snaps.plan(c.scenario.profile)).start().stop_checked()
+
+    def pickled() -> None:
+        outs = worker(True)()
+        for i, o in enumerate(outs):
+            o["i"] = i
+        pickle.dumps(outs, -1)
+
+    return {"bare": lambda: [tech.evaluate(c.scenario) for c in cases], "start + stop": start_stop,
+            "recorded": recorded, "recorded, no collective check": without_collective_check,
+            "checks + JSON": lambda: [_result_fields(tech, r, "summary") for r in results],
+            "worker, no recording": worker(False), "worker": worker(True), "worker + pickling": pickled}
+
+
+def count_child(cases: list[Any], name: str) -> None:
+    """In a process under callgrind: piece *name*, warmed, its loop alone instrumented."""
+    f = pieces(cases)[name]
+    f()
+    f()
+    gc.freeze()
+
+    def ctl(*flags: str) -> None:
+        subprocess.run(["callgrind_control", *flags, str(os.getpid())], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=False)
+        time.sleep(0.3)  # callgrind acts on the request at its next check
+
+    ctl("-i", "on")
+    f()
+    ctl("-d")  # the loop's part: dumped to its own file
+    ctl("-i", "off")
+
+
+def instructions(n: int) -> None:
+    """Machine instructions per case of each piece, one callgrind child each (two at a time)."""
+    names = PIECES
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    with tempfile.TemporaryDirectory() as d:
+        procs = {}
+        for i, name in enumerate(names):
+            out = os.path.join(d, f"cg{i}")
+            procs[name] = (out, subprocess.Popen(
+                ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
+                 sys.executable, __file__, "--count-child", name, "--cases", str(n)],
+                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            if i % 2:
+                for _o, p in list(procs.values())[-2:]:
+                    p.wait()
+        counts = {}
+        for name, (out, p) in procs.items():
+            p.wait()
+            dumped = [f for f in os.listdir(d) if f.startswith(os.path.basename(out) + ".")]
+            text = open(os.path.join(d, dumped[0])).read() if dumped else ""
+            tot = next((int(line.split()[1]) for line in text.splitlines() if line.startswith("totals:")), None)
+            counts[name] = tot / n if tot else float("nan")
+    base = counts["bare"]
+    print(f"# machine instructions per case (callgrind), {n} cases of the sweep in its order")
+    for name, v in counts.items():
+        over = "" if name in ("bare", "start + stop", "checks + JSON") else f"  over bare {v - base:10,.0f} ({(v - base) / base:.1%})"
+        print(f"{name:32s} {v:12,.0f}{over}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--opcodes", action="store_true", help="count byte-code instructions instead of timing")
+    ap.add_argument("--instructions", action="store_true",
+                    help="count machine instructions of each piece (valgrind's callgrind) instead of timing")
+    ap.add_argument("--cases", type=int, default=64, help="cases per piece with --instructions")
+    ap.add_argument("--count-child", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.instructions:
+        instructions(a.cases)
+        return
     ctx = Context.build()
     cases = list(expand_entry(ENTRY, context=ctx).cases)
     for c in cases:
         c.scenario  # resolved before any timing
+    if a.count_child:
+        count_child(cases[:a.cases], a.count_child)
+        return
     print(f"# {len(cases)} Poseidon cases, {os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
     if a.opcodes:
         opcodes(cases)
