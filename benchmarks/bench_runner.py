@@ -244,7 +244,7 @@ def commit_rounds(context, rounds: int, bandwidths: int = 20) -> None:
 def quiet_env() -> dict[str, str]:
     """The environment that gives dask processes the settings the dask executor gives the
     LocalCluster it starts (``suite.runner.dask_executor.QUIET``: no worker profiler, a 1 s
-    event-loop tick), as ``DASK_...`` variables."""
+    event-loop tick, memory monitors every 1 s, system monitors every 2 s), as ``DASK_...`` variables."""
     from suite.runner.dask_executor import QUIET
 
     return {"DASK_" + k.upper().replace(".", "__").replace("-", "_"): str(v) for k, v in QUIET.items()}

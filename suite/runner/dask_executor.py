@@ -29,16 +29,23 @@ BATCHES_PER_WORKER = 2
 #: most cases in one batch (one task: its cases' outcomes come back when it ends)
 BATCH_MAX = 4096
 #: dask settings of the processes this executor starts (a LocalCluster's scheduler, nannies and
-#: workers): no statistical profiler in the workers (it samples the running
-#: thread's stack every 10 ms for the dashboard's profile page) and the event loops' health tick
-#: every second instead of every 20 ms (it only times the loop, for "event loop unresponsive"
-#: warnings). With dask's defaults an idle 2-worker LocalCluster burnt 0.13 s of CPU per second
-#: (0.67 s per 5 s, scheduler and client included); with these 0.04 (0.21): on a 2-core machine
-#: that is most of what a dask run cost beyond the local pool (docs/performance.md, "runner and
-#: dask, 0.3.3"). A cluster given by ``--scheduler`` is the user's and left as it is (its workers
-#: take these settings from the environment: ``DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False``,
-#: ``DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL=1s``).
-QUIET = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "1s"}
+#: workers): no statistical profiler in the workers (it samples the running thread's stack every
+#: 10 ms for the dashboard's profile page), the event loops' health tick every second instead of
+#: every 20 ms (it only times the loop, for "event loop unresponsive" warnings), the memory monitor
+#: of each nanny and worker every second instead of every 100 ms (it reads the worker process's
+#: RSS, to pause, spill or restart it; a batch's sandbox and pool are other processes it never
+#: measured), and the system monitor (CPU, memory and network figures for the dashboard) every 2 s
+#: instead of every 0.5 s. With dask's defaults an idle 2-worker LocalCluster burnt 0.13 s of CPU
+#: per second; with the first two settings 0.032 s/s, and with all four 0.015 s/s (a user-style
+#: cluster of a scheduler and 2 workers over 5 s, 3 alternated rounds, load 5: 0.16 against
+#: 0.06-0.08 s): on a 2-core machine that burn is a large part of what a dask run costs beyond
+#: the local pool (docs/performance-history.md, "runner and dask, 0.3.3"; "dask, 0.3.6"). A cluster given by
+#: ``--scheduler`` is the user's and left as it is (its processes take these settings from the
+#: environment: ``DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False``,
+#: ``DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL=1s``, ``DASK_DISTRIBUTED__WORKER__MEMORY__MONITOR_INTERVAL=1s``,
+#: ``DASK_DISTRIBUTED__ADMIN__SYSTEM_MONITOR__INTERVAL=2s``).
+QUIET = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "1s",
+         "distributed.worker.memory.monitor-interval": "1s", "distributed.admin.system-monitor.interval": "2s"}
 
 
 def _dask_batch(blob: bytes, keys: list[str], options: ExecOptions) -> list[Outcome]:  # runs on a dask worker
