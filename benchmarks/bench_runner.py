@@ -507,7 +507,8 @@ def parallel_rounds(context, tmp: Path, batches: int, rounds: int, dask: bool, w
           f"{' '.join(f'{k}={v}' for k, v in quiet_env().items()) if quiet else 'dask defaults'}")
     for k, v in sides.items():
         print(f"{k}: wall {min(v):.2f} s ({1e3 * min(v) / n:.2f} ms/case); wall speed-up over -j 1 {one / min(v):.2f}x; "
-              f"rounds {', '.join(f'{x:.2f}' for x in v)}")
+              f"rounds {', '.join(f'{x:.2f}' for x in v)}; over the same round's -j 1 (one right after the "
+              f"other: less of the load's drift) {', '.join(f'{o / x:.2f}x' for o, x in zip(sides['-j 1'], v))}")
     _cpu_lines(labels)
     if DASK_SPLIT:
         best = min(range(len(DASK_SPLIT)), key=lambda i: sum(DASK_SPLIT[i]))
