@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import time
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -78,6 +79,16 @@ def _shippable(tech: Technique) -> Technique:
     return replace(tech, claims=[], properties=[])
 
 
+def _close(client: Any, cluster: Any) -> None:
+    """Close *client*, then *cluster* (None: a scheduler of the user's, left running)."""
+    with _sigint_ignored():
+        try:
+            client.close()
+        finally:
+            if cluster is not None:
+                cluster.close()
+
+
 def _dask_setup_worker() -> None:  # pragma: no cover - runs in each dask worker of a LocalCluster
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's business
 
@@ -118,6 +129,10 @@ class DaskExecutor(Executor):
     no_worker_seconds = 60.0
     #: how many times a case may be running on a worker that died before it is stored ``crashed``
     max_worker_deaths = 2
+
+    def __init__(self) -> None:
+        self._open: tuple[tuple[Any, int], Any, Any] | None = None  # (scheduler, jobs), client, cluster
+        self._closer: weakref.finalize[Any, Any] | None = None
 
     def map_cases(self, cases: Sequence[Case], options: ExecOptions) -> Iterator[Outcome]:
         try:
@@ -181,22 +196,43 @@ class DaskExecutor(Executor):
     def _run(self, cases: Sequence[Case], options: ExecOptions) -> Iterator[Outcome]:
         if not cases:
             return
-        client, cluster = self._connect(options)
+        client, cluster = self._client(options)
         batch = _Batches(client, cases, options)
+        finished = False
         try:
             nworkers = max(1, len(client.scheduler_info().get("workers", {})) or options.jobs)
             for b in self._batches(list(batch.by_key.values()), nworkers):
                 batch.submit([c.key for c in b])
             yield from self._collect(client, batch)
+            finished = True
         finally:
             for fut in batch.running:
                 fut.cancel()
-            with _sigint_ignored():
-                try:
-                    client.close()
-                finally:
-                    if cluster is not None:
-                        cluster.close()
+            if not finished:  # stopped early (Ctrl-C, an error): the workers go now
+                self.close()
+
+    def _client(self, options: ExecOptions) -> tuple[Any, Any]:
+        """The client (and the LocalCluster it started, or None) for *options*: the one the last
+        call opened, while it is connected and was opened for the same scheduler and job count,
+        else a new one. The engine calls :meth:`map_cases` once per chunk of a run (10,000 cases)
+        and per phase: a LocalCluster started for each took its seconds of start-up and each
+        worker's import of the core again. Closed by :meth:`close`, by a run stopped early, or
+        when this executor is collected (the end of ``run_cases``) or the interpreter exits."""
+        want = (options.scheduler, options.jobs)
+        if self._open is not None and self._open[0] == want \
+                and getattr(self._open[1], "status", "running") == "running":
+            return self._open[1], self._open[2]
+        self.close()
+        client, cluster = self._connect(options)
+        self._open = (want, client, cluster)
+        self._closer = weakref.finalize(self, _close, client, cluster)
+        return client, cluster
+
+    def close(self) -> None:
+        """Close the client this executor holds, and the LocalCluster it started (if any)."""
+        if self._closer is not None:
+            self._closer()  # runs _close once, whoever calls it first
+        self._open = self._closer = None
 
     def _collect(self, client: Any, batch: "_Batches") -> Iterator[Outcome]:
         """The outcomes of every batch as it finishes; a dead worker's batch re-run case by case;

@@ -221,3 +221,41 @@ def test_a_sweep_on_a_real_dask_cluster_survives_a_killed_worker(tmp_path, dask_
     assert len(rows) == n
     for variant, params, y in rows:
         assert y == pytest.approx(1.0 * json.loads(params)["n"] * (2 if variant == "fast" else 1) * 10, rel=1e-12)
+
+
+def test_one_connection_serves_every_chunk_of_a_run_and_closes_with_it(tmp_path, monkeypatch, fake_registry):
+    """run_cases calls map_cases once per chunk: the executor connects once (a LocalCluster
+    started per chunk took seconds each), and the connection is closed when the run ends, or at
+    once when the run is stopped early."""
+    from suite.results import Store
+    from suite.runner import ExecOptions, expand_entry, run_cases
+    from suite.runner.dask_executor import DaskExecutor
+
+    class Counted(LostBatchClient):
+        closed = 0
+
+        def close(self):
+            self.closed += 1
+
+    opened: list[Counted] = []
+
+    def connect(self, options):
+        opened.append(Counted(lose_first=False))
+        return opened[-1], None
+
+    monkeypatch.setattr(DaskExecutor, "_connect", connect)
+    monkeypatch.setattr("dask.distributed.wait", lambda futs, timeout=None, return_when=None: (set(futs), set()))
+    exp = expand_entry({"technique": "fake", "variants": ["base", "fast"], "params": {"n": list(range(1, 9))}},
+                       context=Context.build())
+    with Store(tmp_path / "chunks.sqlite") as st:
+        s = run_cases(exp.cases, st, executor="dask", options=ExecOptions(scheduler="tcp://127.0.0.1:0"),
+                      context=Context.build(), chunk_size=5)  # 16 cases: chunks of 5, 5, 5 and 1
+    assert s.ok == 16 and len(opened) == 1 and opened[0].closed == 1
+    # each chunk of 5 in stripes of at most ceil(5 / (2 workers x 2)) = 2 cases: 2, 2, 1; the last chunk 1
+    assert sorted(len(b) for b in opened[0].submitted) == [1, 1, 1, 1, 2, 2, 2, 2, 2, 2]
+    # stopped after its first outcome: closed then, not at the end of the consumer
+    ex = DaskExecutor()
+    gen = ex.map_cases(exp.cases, ExecOptions(scheduler="tcp://127.0.0.1:0"))
+    next(gen)
+    gen.close()
+    assert len(opened) == 2 and opened[1].closed == 1 and ex._open is None
