@@ -44,15 +44,46 @@ ORACLE_TOL = 1e-8
 def conv2d_scipy(x, w, stride=(1, 1), padding=(0, 0), groups: int = 1):
     """Reference convolution from :func:`scipy.signal.correlate` (an implementation independent of
     :func:`suite_mixed_td.decompose.conv2d`): per (image, filter, input channel) a 'valid'
-    correlation of the zero-padded plane, then subsampled by the stride."""
-    from scipy.signal import correlate
+    correlation of the zero-padded plane, summed over the input channels, subsampled by the stride.
 
-    n, c, h, wd = x.shape
-    f, cg, kh, kw = w.shape
+    Where scipy's ``method="auto"`` takes its direct method (float64 planes and kernels as small as
+    the execute fidelity's: an 8 x 8 input patch, 3 x 3 kernels), the correlations run for every
+    image and filter at once as :func:`_direct_correlations`: scipy's direct sums, term by term in
+    its order, so the output is bit for bit the per-plane loop's (tests/plugins/test_mixed_td.py
+    compares them on random shapes, strides, paddings and groups); the per-plane loop cost ~40 us
+    of scipy's dispatch per plane. Other inputs run the per-plane loop.
+    """
     ph, pw = padding
     xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    if _scipy_takes_direct(xp, w):
+        return _direct_correlations(xp, w, stride, groups)
+    return _per_plane_correlations(xp, w, stride, groups)
+
+
+def _out_shape(xp, w, stride) -> tuple[int, int]:
+    """(Ho, Wo) of a strided 'valid' correlation of the padded input *xp* with *w*."""
+    return (xp.shape[2] - w.shape[2]) // stride[0] + 1, (xp.shape[3] - w.shape[3]) // stride[1] + 1
+
+
+def _scipy_takes_direct(xp, w) -> bool:
+    """Whether :func:`scipy.signal.correlate` (``method="auto"``) computes one plane of *xp* with
+    one kernel of *w* by its direct sums: float64 inputs, and its choice, which for floating
+    inputs depends on the shapes only."""
+    from scipy.signal import choose_conv_method
+
+    if xp.dtype != np.float64 or w.dtype != np.float64 or 0 in xp.shape or 0 in w.shape:
+        return False
+    return choose_conv_method(xp[0, 0], w[0, 0, ::-1, ::-1], mode="valid") == "direct"
+
+
+def _per_plane_correlations(xp, w, stride, groups: int):
+    """One :func:`scipy.signal.correlate` per (image, filter, input channel) of the padded *xp*."""
+    from scipy.signal import correlate
+
+    n = xp.shape[0]
+    f, cg = w.shape[:2]
     fg = f // groups
-    ho, wo = (h + 2 * ph - kh) // stride[0] + 1, (wd + 2 * pw - kw) // stride[1] + 1
+    ho, wo = _out_shape(xp, w, stride)
     out = np.zeros((n, f, ho, wo))
     for i in range(n):
         for o in range(f):
@@ -61,6 +92,31 @@ def conv2d_scipy(x, w, stride=(1, 1), padding=(0, 0), groups: int = 1):
             for j in range(cg):
                 acc = acc + correlate(xp[i, gi * cg + j], w[o, j], mode="valid")
             out[i, o] = acc[::stride[0], ::stride[1]][:ho, :wo]
+    return out
+
+
+def _direct_correlations(xp, w, stride, groups: int):
+    """What :func:`_per_plane_correlations` gives when scipy takes its direct method, for every
+    image and filter at once: each output element is scipy's sum over the kernel in row-major
+    order (the products added one by one from the first), the per-channel planes added in channel
+    order, computed at the strided positions only."""
+    n = xp.shape[0]
+    f, cg, kh, kw = w.shape
+    fg = f // groups
+    ho, wo = _out_shape(xp, w, stride)
+    sh, sw = stride
+    out = np.empty((n, f, ho, wo))
+    for gi in range(groups):
+        wg = w[gi * fg:(gi + 1) * fg]
+        acc = 0.0  # as the loop's sums start (0.0 + -0.0 is 0.0)
+        for j in range(cg):
+            plane = xp[:, None, gi * cg + j]  # (n, 1, H, W)
+            corr = 0.0
+            for a in range(kh):
+                for b in range(kw):
+                    corr = corr + plane[..., a:a + sh * (ho - 1) + 1:sh, b:b + sw * (wo - 1) + 1:sw] * wg[:, j, a, b, None, None]
+            acc = acc + corr
+        out[:, gi * fg:(gi + 1) * fg] = acc
     return out
 
 

@@ -106,6 +106,51 @@ def test_conv2d_equals_loop_definition(n, cg, kh, kw, s, p, seed):
     np.testing.assert_allclose(execute.conv2d_scipy(x, w, (s, s), (p, p), groups), want, rtol=1e-10, atol=1e-10)
 
 
+
+def _scipy_per_plane(x, w, stride, padding, groups):
+    """The oracle as one scipy.signal.correlate per (image, filter, input channel), summed from 0.0."""
+    from scipy.signal import correlate
+
+    (sh, sw), (ph, pw) = stride, padding
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    f, cg, kh, kw = w.shape
+    ho, wo = (xp.shape[2] - kh) // sh + 1, (xp.shape[3] - kw) // sw + 1
+    out = np.zeros((x.shape[0], f, ho, wo))
+    for i in range(x.shape[0]):
+        for o in range(f):
+            acc = 0.0
+            for j in range(cg):
+                acc = acc + correlate(xp[i, o // (f // groups) * cg + j], w[o, j], mode="valid")
+            out[i, o] = acc[::sh, ::sw][:ho, :wo]
+    return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 2), st.integers(1, 4), st.integers(1, 4), st.integers(1, 3),
+       st.integers(1, 3), st.integers(0, 8), st.integers(0, 8), st.integers(1, 2), st.integers(1, 2),
+       st.integers(0, 1), st.integers(0, 1), st.sampled_from(["normal", "signed zeros", "wide range"]),
+       st.integers(0, 10_000))
+def test_conv2d_scipy_is_the_per_plane_scipy_loop_bit_for_bit(n, groups, cg, fg, kh, kw, dh, dw, sh, sw, ph, pw,
+                                                              kind, seed):
+    """conv2d_scipy computes scipy's direct sums for all planes at once (execute.py): every output
+    bit, the signs of zeros included, is that of one scipy.signal.correlate per plane, and its
+    shapes (up to 10 x 10 planes, 3 x 3 kernels) are those scipy's 'auto' computes directly."""
+    from scipy.signal import choose_conv_method
+
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, cg * groups, kh + dh, kw + dw))
+    if kind == "signed zeros":
+        x[x > 0] = -0.0
+    elif kind == "wide range":
+        x *= 10.0 ** rng.uniform(-8, 8, size=x.shape)
+    w = rng.normal(size=(fg * groups, cg, kh, kw))
+    plane = np.zeros((kh + dh + 2 * ph, kw + dw + 2 * pw))
+    assert choose_conv_method(plane, w[0, 0], mode="valid") == "direct"
+    got = execute.conv2d_scipy(x, w, (sh, sw), (ph, pw), groups)
+    want = _scipy_per_plane(x, w, (sh, sw), (ph, pw), groups)
+    assert got.shape == want.shape
+    assert got.tobytes() == want.tobytes()
+
 # ----------------------------------------------------------------------------- SVD schemes
 
 
