@@ -57,7 +57,7 @@ def test_a_level_read_but_not_crossed_is_reported():
 
 
 def test_a_real_technique_passes():
-    from suite.runner.case import resolve_case
+    from suite.testing import resolve_case
     from suite.technique import ScenarioSpec
     from suite_cocodsgd.technique import TECHNIQUE
 

@@ -354,7 +354,7 @@ def test_wse_runs_iff_columns_fit(kernel, nx, ny, nz, dtype, gen):
 @pytest.mark.parametrize("variant,dtype", [(v, "fp32") for v in model.VARIANTS] + [("wse", "fp16")])
 @pytest.mark.parametrize("kernel", K.KERNELS)
 def test_execute_checks_its_oracles(variant, kernel, dtype):
-    from suite.runner.case import resolve_case
+    from suite.testing import resolve_case
     from suite import ScenarioSpec
 
     case = resolve_case(TECHNIQUE, ScenarioSpec(variant=variant, fidelity="execute",
@@ -375,7 +375,7 @@ def test_check_technique():
 
 
 def test_claims_resolve_with_nulls_and_derived_ratios():
-    from suite.runner.case import resolve_case
+    from suite.testing import resolve_case
 
     ids = {c.id for c in CLAIMS}
     assert ids == {"vs-4xv100-wse-1", "vs-2xxeon-wse-1", "vs-4xv100-wse-2", "vs-2xxeon-wse-2", "gpu-vs-cpu"}

@@ -16,7 +16,7 @@ from scipy.special import logsumexp
 from suite import ScenarioSpec, Skip
 from suite.collectives import Ledger
 from suite.errors import ParameterError
-from suite.runner.case import resolve_case
+from suite.testing import resolve_case
 
 from suite_clusterfusion import cluster, execute, model
 from suite_clusterfusion.cluster import (CLUSTER_SIZES, cluster_gather, cluster_reduce, gather_traffic,

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from suite.collectives.dataparallel import Clock, FlatModel, Problem, Workers, load_problem
-from suite.runner.case import resolve_case
+from suite.testing import resolve_case
 from suite.technique import ScenarioSpec
 from suite.testing import check_technique
 from suite_cocodsgd import execute, model

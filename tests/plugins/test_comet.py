@@ -17,7 +17,7 @@ from suite.collectives import Ledger
 from suite.errors import ParameterError
 from suite.hardware import get_profile
 from suite.perf.network import Group, collective_time
-from suite.runner.case import resolve_case
+from suite.testing import resolve_case
 from suite_comet import execute, model
 from suite_comet.technique import ANCHOR, CLAIMS, TECHNIQUE
 from suite_comet.workloads import megatron_1t

@@ -17,7 +17,7 @@ from scipy import stats
 from suite import ScenarioSpec, Skip
 from suite.errors import ParameterError
 from suite.hardware import Profile, ProfileLibrary, get_profile
-from suite.runner.case import resolve_case
+from suite.testing import resolve_case
 from suite_computron import execute, model, simulate
 from suite_computron.technique import (BURSTY_SKEWED_CONFIGS, CLAIMS, SEEDS, TECHNIQUE, PcieSwitchExt,
                                        derive_bursty)

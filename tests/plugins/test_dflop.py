@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from suite import ScenarioSpec
 from suite.errors import ParameterError
-from suite.runner.case import resolve_case
+from suite.testing import resolve_case
 from suite_dflop import execute, model, schedule
 from suite_dflop.technique import CLAIMS, TECHNIQUE
 from suite_dflop.workloads import MIXES, QWEN, SIGLIP, generate
@@ -28,7 +28,7 @@ def _context():
 
 def _run(variant="dflop-lpt", fidelity="model", workload="dflop-llava-video", **params):
     spec = ScenarioSpec(variant=variant, fidelity=fidelity, workload=workload, params=params)
-    return TECHNIQUE.evaluate(resolve_case(TECHNIQUE, spec, context=_context()).scenario)
+    return TECHNIQUE.evaluate(resolve_case(TECHNIQUE, spec).scenario)
 
 
 # --------------------------------------------------------------------------- counts by hand
@@ -355,7 +355,7 @@ def test_check_technique():
 
 @pytest.mark.slow
 def test_claim_resolves_with_nulls():
-    from suite.runner.case import resolve_case as rc
+    from suite.testing import resolve_case as rc
 
     c = CLAIMS[0]
     res = {lab: TECHNIQUE.evaluate(rc(TECHNIQUE, dataclasses.replace(spec, params={**spec.params,

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from suite import ScenarioSpec
 from suite.errors import ParameterError
-from suite.runner.case import resolve_case
+from suite.testing import resolve_case
 from suite_dhelix import execute, model, simulate
 from suite_dhelix.technique import CLAIMS, PLAN_V1, TECHNIQUE
 from suite_dhelix.workloads import all_workloads

@@ -16,7 +16,7 @@ from suite import ScenarioSpec, Skip
 from suite.collectives.dataparallel import Clock, FlatModel, Workers, load_problem
 from suite.errors import ParameterError
 from suite.hardware import ProfileLibrary, get_profile
-from suite.runner.case import resolve_case
+from suite.testing import resolve_case
 from suite.workloads import get_workload
 from suite_hetseq import execute, model
 from suite_hetseq.technique import CLAIMS, TECHNIQUE

@@ -17,7 +17,7 @@ from scipy import stats
 
 from suite import ScenarioSpec, Skip
 from suite.errors import ParameterError
-from suite.runner.case import resolve_case
+from suite.testing import resolve_case
 from suite_hyscale_gnn import gnn, graphs, model
 from suite_hyscale_gnn.technique import CLAIMS, TECHNIQUE
 

@@ -359,7 +359,7 @@ def test_empty_clusters_handled_without_nan(seed, n, empty, variant):
 
 
 def test_declared_properties_hold_on_the_smoke_scenario():
-    from suite.runner.case import resolve_case
+    from suite.testing import resolve_case
 
     tech = T.TECHNIQUE
     for v in tech.variant_names:
@@ -555,7 +555,7 @@ def test_layout_needs_enough_devices(profiles):
 
 
 def test_model_evaluate_metrics_and_dataset_workloads():
-    from suite.runner.case import resolve_case
+    from suite.testing import resolve_case
 
     kdd = _wl("kdd-sampled")
     assert (kdd.n, kdd.d) == (8_407_752, 10_000)

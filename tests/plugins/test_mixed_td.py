@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from suite import ScenarioSpec, Skip
 from suite.errors import ParameterError, TechniqueError
-from suite.runner.case import resolve_case
+from suite.testing import resolve_case
 from suite_mixed_td import decompose as dec
 from suite_mixed_td import execute, model
 from suite_mixed_td.technique import CLAIMS, TECHNIQUE, per_dsp_gain

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from suite import ScenarioSpec
 from suite.collectives import Ledger
 from suite.errors import ParameterError, WorkloadError
-from suite.runner.case import resolve_case
+from suite.testing import resolve_case
 
 from suite_node_aware_grids import execute, grids, model
 from suite_node_aware_grids.technique import CLAIMS, TECHNIQUE
@@ -286,7 +286,7 @@ def test_intra_level_changes_time_when_ppn_above_one():
 
 
 def test_claims_resolve_and_verdicts():
-    from suite.runner.case import resolve_case as rc
+    from suite.testing import resolve_case as rc
 
     by_id = {c.id: c for c in CLAIMS}
     assert set(by_id) == {"mmm-256n-faster", "cc-ladder-64n-faster", "mmm-16x16-ppn16-volume"}

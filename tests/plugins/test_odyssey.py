@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from suite import Result, Scenario
 from suite.errors import ParameterError
 from suite.hardware import ProfileLibrary
-from suite.runner.case import resolve_case
+from suite.testing import resolve_case
 from suite_odyssey import execute, simulate
 from suite_odyssey.model import (
     STATE_BYTES_PER_PARAM,

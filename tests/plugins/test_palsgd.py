@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from suite.runner.case import resolve_case
+from suite.testing import resolve_case
 from suite.technique import ScenarioSpec, Skip
 from suite.testing import check_technique
 from suite_palsgd import execute, model

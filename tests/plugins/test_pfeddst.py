@@ -16,7 +16,7 @@ from suite import ScenarioSpec
 from suite.collectives.dataparallel import FlatModel
 from suite.errors import ParameterError
 from suite.hardware import get_profile
-from suite.runner.case import resolve_case
+from suite.testing import resolve_case
 from suite.testing import check_technique
 from suite_pfeddst import execute, model
 from suite_pfeddst.technique import CLAIMS, TECHNIQUE, derive_accuracy, derive_rounds, paired_summary

@@ -16,7 +16,7 @@ from suite import Scenario, ScenarioSpec, Skip
 from suite.collectives import Ledger
 from suite.errors import ParameterError
 from suite.hardware import Device, ProfileLibrary
-from suite.runner.case import resolve_case
+from suite.testing import resolve_case
 from suite.testing.strategies import layer_tables, layers
 from suite.workloads import Layer, LayerTable
 from suite_poseidon import execute, model

@@ -151,7 +151,7 @@ def test_model_max_depth_is_monotone_in_memory():
     from dataclasses import replace
 
     from suite import ScenarioSpec
-    from suite.runner.case import resolve_case
+    from suite.testing import resolve_case
 
     case = resolve_case(TECHNIQUE, ScenarioSpec("liveness", params={"mode": "max-depth", "batch": 16,
                                                                     "max_units": 400}))

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from suite.collectives.dataparallel import load_problem
 from suite.errors import ParameterError
 from suite.hardware import get_profile
-from suite.runner.case import resolve_case
+from suite.testing import resolve_case
 from suite.workloads import get_workload
 
 from suite_virtualflow import elastic, execute, model
