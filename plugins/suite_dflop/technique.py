@@ -94,7 +94,9 @@ def check_bins_and_bound(tech, scenario):
     rng = np.random.default_rng(scenario.seed)
     n, k = 40, 8
     d = rng.lognormal(0.0, 1.0, (2, n))
-    for s in (sched.equal_count(d, k), sched.lpt(d, k), sched.schedule(d, k, 0.5)):
+    # the ILP under the model fidelity's deterministic budget (a node limit): under a clock limit it
+    # computed until the limit (0.5 s) and its answer depended on the machine's load
+    for s in (sched.equal_count(d, k), sched.lpt(d, k), sched.schedule(d, k, node_limit=20)):
         flat = sorted(i for b in s.bins for i in b)
         if not (flat == list(range(n))):
             raise AssertionError(f"{s.method}: not a partition of the samples")
