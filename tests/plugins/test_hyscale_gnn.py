@@ -45,12 +45,13 @@ def run(s, overrides=None):
 
 
 @settings(max_examples=25, deadline=None)
-@given(blocks=st.integers(1, 5), size=st.integers(1, 200), p_in=st.sampled_from([0.0, 1.0, 0.03, 0.3, 0.9]),
+@given(blocks=st.integers(1, 5), size=st.integers(1, 60), p_in=st.sampled_from([0.0, 1.0, 0.03, 0.3, 0.9]),
        p_out=st.sampled_from([0.0, 1.0, 0.003, 0.05, 0.5]), seed=st.integers(0, 10_000))
 def test_sbm_edges_are_networkx_stochastic_block_model(blocks, size, p_in, p_out, seed):
     """graphs.sbm_edges draws networkx's edges itself (its Python loop over every pair of a block
-    was most of building sbm-graph): the same edge set, no edge twice, for block sizes whose node
-    sets iterate out of order (above 128), certain and impossible edges, any seed."""
+    was most of building sbm-graph): the same edge set, no edge twice, with node sets that iterate
+    out of numeric order (networkx iterates each block's set: {6, 7, 8} as 8, 6, 7), certain and
+    impossible edges, any seed."""
     import networkx as nx
 
     probs = [[p_in if i == j else p_out for j in range(blocks)] for i in range(blocks)]
