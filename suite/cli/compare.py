@@ -65,14 +65,20 @@ def compare_cmd(run_a: str, run_b: str, thresholds: tuple[str, ...], abs_tol: fl
     Example (CI gate):
       suite compare 12 13 --threshold 5%
     """
-    from suite.results.compare import ABS_TOL, compare_runs
+    from suite.results.compare import ABS_TOL, CompareRefused, compare_runs
     from suite.results.store import default_store_path
 
     threshold, per_metric = _split_thresholds(thresholds)
-    cmp = compare_runs(store_path or default_store_path(), run_a, run_b, store_b=store_b, threshold=threshold,
-                       thresholds=per_metric, abs_tol=ABS_TOL if abs_tol is None else abs_tol,
-                       allow_profile_change=allow_profile_change, alpha=alpha, metrics=list(metrics) or None,
-                       profile_dirs=tuple(profile_dirs), context=get_context(), strict=strict)
+    try:
+        cmp = compare_runs(store_path or default_store_path(), run_a, run_b, store_b=store_b, threshold=threshold,
+                           thresholds=per_metric, abs_tol=ABS_TOL if abs_tol is None else abs_tol,
+                           allow_profile_change=allow_profile_change, alpha=alpha, metrics=list(metrics) or None,
+                           profile_dirs=tuple(profile_dirs), context=get_context(), strict=strict)
+    except CompareRefused as exc:  # the one line names the fields that differ, in their files' units
+        fields = [line.strip() for d in exc.diffs for line in profile_diff_lines(d, tuple(profile_dirs))[1:]
+                  if not line.lstrip().startswith(("note:", "("))]
+        raise CompareRefused(f"{exc}" + (f" (the profiles differ in {'; '.join(fields)})" if fields else ""),
+                             exc.diffs) from None
     if fmt == "json":
         click.echo(strict_json(_json_doc(cmp, tuple(profile_dirs)), indent=2, default=str))
     else:

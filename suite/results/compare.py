@@ -51,7 +51,12 @@ class CompareError(SuiteError):
 
 
 class CompareRefused(CompareError):
-    """The runs differ in hardware profile or plugin/technique version (not allowed)."""
+    """The runs differ in hardware profile or plugin/technique version (not allowed). ``diffs``: the
+    :class:`~suite.results.profilediff.ProfileDiff` of each pair of profiles that differ (which fields)."""
+
+    def __init__(self, message: str, diffs: list[ProfileDiff] | None = None) -> None:
+        super().__init__(message)
+        self.diffs = diffs or []
 
 
 #: Two values closer than this (in the metric's stored unit: 1e-12 s, 1e-12 B) or than a relative
@@ -419,8 +424,8 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
     b = _side(store if store_b is None else store_b, run_b, metrics, " (second store)" if store_b is not None else "")
     common = _pair(a, b)
     checks = _checks(a, b, common, context.registry if context is not None else None)
-    checks.refuse_unless(allow_profile_change)
     diffs = merge_diffs(_profile_diffs(checks.profile_pairs, profile_dirs, context))
+    checks.refuse_unless(allow_profile_change, diffs)
     varying = _varying([json.loads(k) for k in common])
     rows = [row for k in common for row in _scenario_rows(a, b, k, varying, rules)]
     return Comparison(run_a=a.info, run_b=b.info, rows=rows, matched=len(common), only_a=_unpaired(a, b, varying),
@@ -438,12 +443,13 @@ class _Checks:
     #: (profile, overrides JSON, hash) of A + the same of B -> pairs computed on them
     profile_pairs: dict[tuple[str, str, str, str, str, str], int]
 
-    def refuse_unless(self, allowed: bool) -> None:
-        """CompareRefused naming the first mismatch, unless there is none or they are *allowed*."""
+    def refuse_unless(self, allowed: bool, diffs: list[ProfileDiff]) -> None:
+        """CompareRefused naming the first mismatch (and carrying the profiles' *diffs*), unless there is
+        none or they are *allowed*."""
         if self.mismatches and not allowed:
             more = f" (+{len(self.mismatches) - 1} more)" if len(self.mismatches) > 1 else ""
             raise CompareRefused(f"compare refused: {self.mismatches[0]}{more}"
-                                 "; pass --allow-profile-change to compare anyway and see the differences")
+                                 "; pass --allow-profile-change to compare anyway and see the differences", diffs)
 
 
 def _checks(a: _Side, b: _Side, common: list[str], reg: Any) -> _Checks:
