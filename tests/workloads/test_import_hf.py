@@ -75,6 +75,25 @@ def test_mistral_7b_by_hand():
     assert t.input_shape == (4096,)
 
 
+# TinyLlama-1.1B's shape, without tie_word_embeddings: transformers' LlamaConfig defaults it to False
+TINYLLAMA_NO_TIE_KEY = {"hidden_act": "silu", "hidden_size": 2048, "intermediate_size": 5632,
+                        "max_position_embeddings": 2048, "model_type": "llama", "num_attention_heads": 32,
+                        "num_hidden_layers": 22, "num_key_value_heads": 4, "rms_norm_eps": 1e-05, "vocab_size": 32000}
+
+
+@pytest.mark.parametrize("mtype", ["llama", "mistral", "qwen2"])
+def test_llama_family_without_the_tie_key_is_untied_by_hand(mtype):
+    # embeddings 32000*2048 twice (untied) = 131,072,000; per layer: q, o 2048^2 each, k, v 2048*256 each
+    # (4 KV heads of 64) = 9,437,184; SwiGLU 3*2048*5632 = 34,603,008; two RMSNorms 4,096;
+    # 22 layers = 968,974,336; final norm 2,048. Total 1,100,048,384 (tied would be 65,536,000 fewer).
+    # Qwen2 adds Q/K/V biases: 22 * (2048 + 256 + 256) = 56,320.
+    bias = 22 * (2048 + 2 * 256) if mtype == "qwen2" else 0
+    t = from_hf_config({**TINYLLAMA_NO_TIE_KEY, "model_type": mtype}, name="x")
+    assert t.params == 131_072_000 + 22 * (9_437_184 + 34_603_008 + 4_096) + 2_048 + bias
+    assert from_hf_config({**TINYLLAMA_NO_TIE_KEY, "model_type": mtype, "tie_word_embeddings": True},
+                          name="x").params == t.params - 65_536_000
+
+
 def test_bad_configs_are_one_line_naming_file_and_key(tmp_path):
     p = tmp_path / "config.json"
     p.write_text(json.dumps({k: v for k, v in LLAMA2_7B.items() if k != "hidden_size"}))

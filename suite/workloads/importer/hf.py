@@ -20,7 +20,8 @@ ffn                ``intermediate_size``, ``n_inner``, ``ffn_dim`` (default: 4 x
 vocab              ``vocab_size``
 seq                ``--seq``, else ``max_position_embeddings``, ``n_positions``, ``n_ctx``
 d_head             ``head_dim`` (when it differs from hidden / heads)
-tied               ``tie_word_embeddings`` (default true, as in ``PretrainedConfig``)
+tied               ``tie_word_embeddings`` (default: false for ``llama``, ``mistral``,
+                   ``qwen2``; true otherwise, as in ``transformers``' config classes)
 =================  ==========================================================================
 
 Families, by ``model_type``: ``llama``, ``mistral``, ``qwen2`` (gated SiLU MLP = SwiGLU,
@@ -62,6 +63,10 @@ _DROPOUT_KEYS = ("attn_pdrop", "resid_pdrop", "embd_pdrop", "hidden_dropout_prob
                  "attention_dropout", "hidden_dropout", "dropout")
 _GATED = {"llama", "mistral", "qwen2"}
 _BERT = {"bert", "roberta"}
+# The default of tie_word_embeddings when a config omits it: the class defaults of transformers 5.25
+# (LlamaConfig, MistralConfig, Qwen2Config: tie_word_embeddings=False; GPT2Config, GPTNeoConfig,
+# BertConfig, RobertaConfig and PretrainedConfig: True).
+_UNTIED_BY_DEFAULT = {"llama", "mistral", "qwen2"}
 
 
 def _int(cfg: dict[str, Any], field: str, where: str, required: bool = True) -> int | None:
@@ -130,7 +135,7 @@ def spec_from_hf_config(cfg: dict[str, Any], name: str, seq: int | None = None, 
     if seq is not None and (not isinstance(seq, int) or seq <= 0):
         raise WorkloadError(f"{where}: seq: expected a positive integer, given {seq!r}")
     d_head = _head_dim(cfg, heads, hidden, where)
-    tied = cfg.get("tie_word_embeddings", True)
+    tied = cfg.get("tie_word_embeddings", mtype not in _UNTIED_BY_DEFAULT)
     if not isinstance(tied, bool):
         raise WorkloadError(f"{where}: key 'tie_word_embeddings': expected true or false, given {tied!r}")
     common: dict[str, Any] = {"name": name, "layers": layers, "hidden": hidden, "heads": heads, "vocab": vocab,
