@@ -22,7 +22,9 @@ def export_cmd(output: Path, run: str | None, store_path: Path | None, fmt: str)
 
     \b
     Columns: those of suite.results.load (long form), plus `runs` (run ids that asked for the
-    case) and `samples` (raw repeated measurements). The file's metadata key `dlsys_suite`
+    case) and `samples` (raw repeated measurements). `run` is the --run asked for; over the
+    whole store, the run that computed the case's stored result (as `run_id`; a case several
+    runs asked for lists them all in `runs`). The file's metadata key `dlsys_suite`
     holds the provenance of every run (host, packages, plugins, git commit, command):
       pandas.read_parquet(FILE)
       suite.results.export.read_provenance(FILE)

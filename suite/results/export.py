@@ -5,7 +5,10 @@ every ok case of the store) plus two columns: ``runs`` (every run that asked for
 ``samples`` (the raw repeated measurements, empty for model fidelity). ``params`` and
 ``overrides`` are JSON text (techniques declare different parameters); each profile field set
 with ``--set`` is also a number column named with its unit (``set.network.-1.bandwidth [Gbit/s]``)
-beside its text column (``set.network.-1.bandwidth``, the value as given).
+beside its text column (``set.network.-1.bandwidth``, the value as given). ``param.*`` columns
+carry no unit in their names (the CSV of ``suite results show`` names them with theirs).
+``run`` is the run asked for with ``--run``; over the whole store, the run that computed the
+case's stored result (``run_id``; a case several runs asked for lists them all in ``runs``).
 The file's key-value
 metadata ``dlsys_suite`` is a JSON object::
 
@@ -138,6 +141,8 @@ def _collect(st: Store, run: int | str | None) -> tuple[pd.DataFrame, dict[str, 
     if rid is not None:
         runs = runs[runs["id"] == rid]
     counts = dict(st.conn.execute("SELECT status, count(*) FROM cases GROUP BY status").fetchall())
+    if rid is None:  # no run asked for: each row's run is the one that computed its stored result
+        df["run"] = df["run_id"]
     df["runs"] = [runs_of.get(k, []) for k in df["key"]]
     df["samples"] = [samp.get((k, n), []) for k, n in zip(df["key"], df["name"])]
     prov = {"format": "dlsys-suite results", "format_version": FORMAT_VERSION,
