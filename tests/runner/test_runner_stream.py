@@ -79,6 +79,16 @@ def test_chunked_streamed_run_stores_what_the_list_run_stores(fake_registry, tmp
         assert (again.total, again.cached, again.computed) == (48, 48, 0)
 
 
+def test_chunks_double_up_to_four_times_the_first():
+    # a pool forks its worker once per chunk: later chunks grow (10, 20, 40, then 40 each: hand
+    # count for 150 items), so a long sweep forks a few times, not once per 10,000 cases
+    from suite.runner.engine import _chunks
+
+    assert [len(c) for c in _chunks(iter(range(150)), 10)] == [10, 20, 40, 40, 40]
+    assert [c[0] for c in _chunks(iter(range(150)), 10)] == [0, 10, 30, 70, 110]
+    assert [len(c) for c in _chunks(list(range(25)), 10)] == [10, 15]
+
+
 def test_a_combination_that_fails_mid_chunk_still_runs_the_cases_before_it(fake_registry, tmp_path):
     # a lazy sweep raises at the combination that does not resolve; the cases resolved before it
     # in the same chunk are run and stored (not dropped with the chunk's buffer), then the error
