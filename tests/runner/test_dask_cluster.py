@@ -249,10 +249,11 @@ def test_one_connection_serves_every_chunk_of_a_run_and_closes_with_it(tmp_path,
                        context=Context.build())
     with Store(tmp_path / "chunks.sqlite") as st:
         s = run_cases(exp.cases, st, executor="dask", options=ExecOptions(scheduler="tcp://127.0.0.1:0"),
-                      context=Context.build(), chunk_size=5)  # 16 cases: chunks of 5, 5, 5 and 1
+                      context=Context.build(), chunk_size=5)  # 16 cases: chunks of 5, 10 (a chunk doubles) and 1
     assert s.ok == 16 and len(opened) == 1 and opened[0].closed == 1
-    # each chunk of 5 in stripes of at most ceil(5 / (2 workers x 2)) = 2 cases: 2, 2, 1; the last chunk 1
-    assert sorted(len(b) for b in opened[0].submitted) == [1, 1, 1, 1, 2, 2, 2, 2, 2, 2]
+    # the chunk of 5 in stripes of at most ceil(5 / (2 workers x 2)) = 2 cases: 2, 2, 1; the chunk of
+    # 10 in stripes of at most ceil(10 / 4) = 3: 3, 3, 2, 2; the last chunk 1
+    assert sorted(len(b) for b in opened[0].submitted) == [1, 1, 2, 2, 2, 2, 3, 3]
     # stopped after its first outcome: closed then, not at the end of the consumer
     ex = DaskExecutor()
     gen = ex.map_cases(exp.cases, ExecOptions(scheduler="tcp://127.0.0.1:0"))
