@@ -119,9 +119,18 @@ def sbm_edges(sizes: list[int], p_in: float, p_out: float, seed: int) -> tuple[n
     the same draws of ``random.Random(seed)`` in networkx's order: a block with itself tests every
     pair of its nodes (one draw each, then one more), two blocks skip geometrically. Vectorised
     where networkx loops over the ~500,000 pairs in Python (tests/plugins/test_hyscale_gnn.py
-    compares the edge sets with networkx's)."""
+    compares the edge sets with networkx's).
+
+    Raises
+    ------
+    ValueError
+        *p_in* or *p_out* outside [0, 1] (networkx refused them too).
+    """
     import numpy as np
 
+    for name, p in (("p_in", p_in), ("p_out", p_out)):
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"sbm_edges: {name}: expected a probability in [0, 1], got {p!r}")
     draws = _PythonRandom(seed)
     starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
     parts = [np.array(list(set(range(starts[i], starts[i + 1]))), dtype=np.int64) for i in range(len(sizes))]  # its order

@@ -49,8 +49,9 @@ def conv2d_scipy(x, w, stride=(1, 1), padding=(0, 0), groups: int = 1):
     Where scipy's ``method="auto"`` takes its direct method (float64 planes and kernels as small as
     the execute fidelity's: an 8 x 8 input patch, 3 x 3 kernels), the correlations run for every
     image and filter at once as :func:`_direct_correlations`: scipy's direct sums, term by term in
-    its order, so the output is bit for bit the per-plane loop's (tests/plugins/test_mixed_td.py
-    compares them on random shapes, strides, paddings and groups); the per-plane loop cost ~40 us
+    its order, so the output is bit for bit the per-plane loop's on x86-64 (tests/plugins/test_mixed_td.py
+    compares them on random shapes, strides, paddings and groups; where scipy's C sums are compiled
+    with fused multiply-adds, aarch64, the last bits may differ); the per-plane loop cost ~40 us
     of scipy's dispatch per plane. Other inputs run the per-plane loop.
     """
     ph, pw = padding

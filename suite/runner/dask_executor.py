@@ -131,8 +131,8 @@ class DaskExecutor(Executor):
     max_worker_deaths = 2
 
     def __init__(self) -> None:
-        self._open: tuple[tuple[Any, int], Any, Any] | None = None  # (scheduler, jobs), client, cluster
-        self._closer: weakref.finalize[Any, Any] | None = None
+        #: (scheduler, jobs) -> the client, the LocalCluster it started (or None) and their closer
+        self._held: dict[tuple[Any, int], tuple[Any, Any, weakref.finalize[Any, Any]]] = {}
 
     def map_cases(self, cases: Sequence[Case], options: ExecOptions) -> Iterator[Outcome]:
         try:
@@ -212,27 +212,29 @@ class DaskExecutor(Executor):
                 self.close()
 
     def _client(self, options: ExecOptions) -> tuple[Any, Any]:
-        """The client (and the LocalCluster it started, or None) for *options*: the one the last
-        call opened, while it is connected and was opened for the same scheduler and job count,
-        else a new one. The engine calls :meth:`map_cases` once per chunk of a run (10,000 cases)
-        and per phase: a LocalCluster started for each took its seconds of start-up and each
-        worker's import of the core again. Closed by :meth:`close`, by a run stopped early, or
-        when this executor is collected (the end of ``run_cases``) or the interpreter exits."""
+        """The client (and the LocalCluster it started, or None) for *options*: the one an earlier
+        call opened for the same scheduler and job count, while it is connected, else a new one.
+        The engine calls :meth:`map_cases` once per chunk of a run (10,000 cases and more) and
+        per phase: a LocalCluster started for each took its seconds of start-up and each worker's
+        import of the core again. A run's parallel phase and its serial execute phase (``jobs=1``)
+        each keep their own. Closed by :meth:`close`, by a run stopped early, or when this executor
+        is collected (the end of ``run_cases``) or the interpreter exits."""
         want = (options.scheduler, options.jobs)
-        if self._open is not None and self._open[0] == want \
-                and getattr(self._open[1], "status", "running") == "running":
-            return self._open[1], self._open[2]
-        self.close()
+        held = self._held.pop(want, None)
+        if held is not None:
+            if getattr(held[0], "status", "running") == "running":
+                self._held[want] = held
+                return held[0], held[1]
+            held[2]()  # disconnected: closed, and a new one opened
         client, cluster = self._connect(options)
-        self._open = (want, client, cluster)
-        self._closer = weakref.finalize(self, _close, client, cluster)
+        self._held[want] = (client, cluster, weakref.finalize(self, _close, client, cluster))
         return client, cluster
 
     def close(self) -> None:
-        """Close the client this executor holds, and the LocalCluster it started (if any)."""
-        if self._closer is not None:
-            self._closer()  # runs _close once, whoever calls it first
-        self._open = self._closer = None
+        """Close every client this executor holds, and the LocalClusters it started."""
+        held, self._held = self._held, {}
+        for _client, _cluster, closer in held.values():
+            closer()  # runs _close once, whoever calls it first
 
     def _collect(self, client: Any, batch: "_Batches") -> Iterator[Outcome]:
         """The outcomes of every batch as it finishes; a dead worker's batch re-run case by case;

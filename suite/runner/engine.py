@@ -365,8 +365,11 @@ def _execute(run: _Run, ex: Any, name: str, cases: Iterable[Case], chunk_size: i
             todo = run.todo(chunk, cases)
             # the chunk's resolved cases live until it is done: out of the cyclic collector's walks
             # (each youngest-generation collection walked them: 3 -> 1 collections, 0.8 -> 0.1 us a
-            # case at 10k cases); acyclic, so reference counting still frees them after the chunk
-            gc.freeze()
+            # case at 10k cases); acyclic, so reference counting still frees them after the chunk.
+            # Not --in-process: there plugin code makes cyclic garbage in this process, which a
+            # freeze would keep until the run ends
+            if not run.in_process:
+                gc.freeze()
             by_key = {c.key: c for c in todo}
             for phase_cases, opts in _phases(todo, run.options, allow_parallel_execute):
                 gen = ex.map_cases(phase_cases, opts)

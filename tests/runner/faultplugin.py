@@ -49,7 +49,7 @@ def evaluate(scenario) -> Result:
         re.match(r"(a+)+$", "a" * 64 + "b")
     elif a == "block_c":
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGINT, signal.SIGTERM})
-        ctypes.PyDLL(None).sleep(600)  # PyDLL: the GIL stays held, no other thread of the worker runs
+        ctypes.PyDLL(None).sleep(30)  # PyDLL: the GIL stays held, no other thread of the worker runs
     elif a == "huge":
         bytearray(20 * 2**40)
     elif a == "nan":

@@ -259,4 +259,39 @@ def test_one_connection_serves_every_chunk_of_a_run_and_closes_with_it(tmp_path,
     gen = ex.map_cases(exp.cases, ExecOptions(scheduler="tcp://127.0.0.1:0"))
     next(gen)
     gen.close()
-    assert len(opened) == 2 and opened[1].closed == 1 and ex._open is None
+    assert len(opened) == 2 and opened[1].closed == 1 and ex._held == {}
+
+
+def test_a_run_with_execute_cases_keeps_one_connection_per_phase(tmp_path, monkeypatch, fake_registry):
+    """The execute phase runs with one job (one case at a time, clean timings): its LocalCluster is
+    its own, kept for the whole run like the parallel phase's, not started again for each chunk
+    (the second read found 2 + 1 connections per chunk: [2, 1, 2, 1, 2, 1] for three chunks)."""
+    from suite.results import Store
+    from suite.runner import ExecOptions, expand_entry, run_cases
+    from suite.runner.dask_executor import DaskExecutor
+
+    class Cluster:
+        closed = 0
+
+        def close(self):
+            self.closed += 1
+
+    jobs: list[int] = []
+    clusters: list[Cluster] = []
+
+    def connect(self, options):
+        jobs.append(options.jobs)
+        clusters.append(Cluster())
+        return LostBatchClient(lose_first=False), clusters[-1]
+
+    monkeypatch.setattr(DaskExecutor, "_connect", connect)
+    monkeypatch.setattr("dask.distributed.wait", lambda futs, timeout=None, return_when=None: (set(futs), set()))
+    # per variant its 4 model cases, then its 4 execute cases: the chunks of 5 and 10 hold both phases
+    exp = expand_entry({"technique": "fake", "variants": ["base", "fast"], "fidelities": ["model", "execute"],
+                        "params": {"n": list(range(1, 5))}}, context=Context.build())
+    with Store(tmp_path / "phases.sqlite") as st:
+        s = run_cases(exp.cases, st, executor="dask", options=ExecOptions(jobs=2), context=Context.build(),
+                      chunk_size=5)  # 16 cases in chunks of 5, 10 and 1, each with model and execute cases
+    assert s.ok == 16
+    assert jobs == [2, 1]  # one LocalCluster of 2 workers, one of 1: each opened once for the run
+    assert [c.closed for c in clusters] == [1, 1]  # both closed when the run ended
