@@ -396,8 +396,7 @@ def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor =
     Parameters
     ----------
     cases : sequence or iterable of Case
-        Resolved cases (duplicates by key run once). A non-sequence (a lazy sweep) is consumed
-        *chunk_size* cases at a time; ``len(cases)``, if any, is the progress total.
+        Resolved cases (duplicates by key run once); a non-sequence (a lazy sweep) is consumed chunk by chunk.
     store : Store
     executor : str or Executor
         ``"local"``, ``"dask"``, a plugin's executor name, or an executor.
