@@ -124,7 +124,7 @@ def sbm_edges(sizes: list[int], p_in: float, p_out: float, seed: int) -> tuple[n
     Raises
     ------
     ValueError
-        *p_in* or *p_out* outside [0, 1] (networkx refused them too).
+        *p_in* or *p_out* outside [0, 1], or NaN (networkx refused the former).
     """
     import numpy as np
 

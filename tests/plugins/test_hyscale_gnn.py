@@ -64,8 +64,8 @@ def test_sbm_edges_are_networkx_stochastic_block_model(blocks, size, p_in, p_out
 
 @pytest.mark.parametrize("p_in, p_out, name", [(1.5, 0.1, "p_in"), (0.5, -0.01, "p_out"), (0.5, float("nan"), "p_out")])
 def test_sbm_edges_refuse_a_probability_outside_0_1(p_in, p_out, name):
-    # networkx refused these; the vectorised draws built complete blocks (1.5), raised a math domain
-    # error in the geometric skips, or drew no edge (a negative p)
+    # networkx refused those outside [0, 1] (it accepted NaN); the vectorised draws built complete blocks
+    # (1.5), raised a math domain error in the geometric skips, or drew no edge (a negative p)
     with pytest.raises(ValueError, match=f"sbm_edges: {name}: expected a probability in \\[0, 1\\]"):
         graphs.sbm_edges([10, 10], p_in, p_out, 0)
 
