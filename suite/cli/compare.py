@@ -77,8 +77,11 @@ def compare_cmd(run_a: str, run_b: str, thresholds: tuple[str, ...], abs_tol: fl
     except CompareRefused as exc:  # the one line names the fields that differ, in their files' units
         fields = [line.strip() for d in exc.diffs for line in profile_diff_lines(d, tuple(profile_dirs))[1:]
                   if not line.lstrip().startswith(("note:", "("))]
-        raise CompareRefused(f"{exc}" + (f" (the profiles differ in {'; '.join(fields)})" if fields else ""),
-                             exc.diffs) from None
+        msg = f"{exc}" + (f" (the profiles differ in {'; '.join(fields)})" if fields else "")
+        if fmt == "json":  # the refusal as a document too, its differences machine-readable
+            click.echo(strict_json({"refused": msg, "profile_diffs": [_diff_doc(d, tuple(profile_dirs))
+                                                                      for d in exc.diffs]}, indent=2, default=str))
+        raise CompareRefused(msg, exc.diffs) from None
     if fmt == "json":
         click.echo(strict_json(_json_doc(cmp, tuple(profile_dirs)), indent=2, default=str))
     else:
@@ -105,10 +108,18 @@ def _json_doc(cmp: Comparison, profile_dirs: tuple[Path, ...]) -> dict[str, Any]
     doc = cmp.as_dict()
     doc["units"] = {r.metric: r.unit for r in cmp.rows}
     for d, dd in zip(cmp.profile_diffs, doc["profile_diffs"]):
-        dd["fields_written"] = {k: [spelling(d.profile_a, k, a, profile_dirs=profile_dirs),
-                                    spelling(d.profile_b, k, b, profile_dirs=profile_dirs)]
-                                for k, (a, b) in d.fields.items()}
+        dd["fields_written"] = _diff_doc(d, profile_dirs)["fields_written"]
     return doc
+
+
+def _diff_doc(d: ProfileDiff, profile_dirs: tuple[Path, ...]) -> dict[str, Any]:
+    """One profile difference as JSON: its fields (SI), and each as its profile file writes it."""
+    import dataclasses
+
+    return {**dataclasses.asdict(d),
+            "fields_written": {k: [spelling(d.profile_a, k, a, profile_dirs=profile_dirs),
+                                   spelling(d.profile_b, k, b, profile_dirs=profile_dirs)]
+                               for k, (a, b) in d.fields.items()}}
 
 
 def _exit(cmp: Comparison) -> None:

@@ -16,3 +16,21 @@ def test_the_refusal_names_the_field_that_differs_in_its_files_unit(tmp_path, mo
     (line,) = r.output.strip().splitlines()
     assert line.startswith("error: compare refused: 1 case pair(s) were computed on different hardware profiles")
     assert line.endswith("(the profiles differ in network.0.bandwidth: 10 Gbit/s -> 40 Gbit/s)")
+
+
+def test_a_json_refusal_is_a_document_with_the_differences(tmp_path, monkeypatch, suite_cli):
+    import json
+
+    monkeypatch.setenv("SUITE_STORE", str(tmp_path / "s.sqlite"))
+    sweep = ["run", "--technique", "poseidon", "--variant", "ps", "--param", "nodes=16", "--profile",
+             "titanx-cluster-10gbe", "-q"]
+    assert suite_cli(*sweep).exit_code == 0
+    assert suite_cli(*sweep, "--set", "network.-1.bandwidth=40 Gbit/s").exit_code == 0
+    r = suite_cli("compare", "1", "2", "--format", "json")
+    assert r.exit_code == 2
+    doc = json.loads(r.stdout)
+    assert doc["refused"].startswith("compare refused: 1 case pair(s) were computed on different hardware profiles")
+    (d,) = doc["profile_diffs"]
+    assert d["fields_written"] == {"network.0.bandwidth": ["10 Gbit/s", "40 Gbit/s"]}
+    assert d["fields"]["network.0.bandwidth"] == [1.25e9, 5e9]  # B/s: 10 and 40 Gbit/s
+    assert r.stderr.strip().splitlines()[-1].startswith("error: compare refused")
