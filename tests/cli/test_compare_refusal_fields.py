@@ -1,16 +1,24 @@
 """`suite compare` of two runs that differ by one `--set` refuses (the profiles differ) and used to
 show only the profile's two hashes: the field that differs was shown only with
---allow-profile-change (found by a new user's tryout). The refusal's one line names it."""
+--allow-profile-change (found by a new user's tryout). The refusal's one line names it, and with
+`--format json` it is a document too."""
 
 from __future__ import annotations
 
+import json
 
-def test_the_refusal_names_the_field_that_differs_in_its_files_unit(tmp_path, monkeypatch, suite_cli):
+
+def _two_runs(tmp_path, monkeypatch, suite_cli) -> None:
+    """Runs 1 and 2: the same case on titanx-cluster-10gbe, the second at 40 Gbit/s."""
     monkeypatch.setenv("SUITE_STORE", str(tmp_path / "s.sqlite"))
     sweep = ["run", "--technique", "poseidon", "--variant", "ps", "--param", "nodes=16", "--profile",
              "titanx-cluster-10gbe", "-q"]
     assert suite_cli(*sweep).exit_code == 0
     assert suite_cli(*sweep, "--set", "network.-1.bandwidth=40 Gbit/s").exit_code == 0
+
+
+def test_the_refusal_names_the_field_that_differs_in_its_files_unit(tmp_path, monkeypatch, suite_cli):
+    _two_runs(tmp_path, monkeypatch, suite_cli)
     r = suite_cli("compare", "1", "2")
     assert r.exit_code == 2
     (line,) = r.output.strip().splitlines()
@@ -19,13 +27,7 @@ def test_the_refusal_names_the_field_that_differs_in_its_files_unit(tmp_path, mo
 
 
 def test_a_json_refusal_is_a_document_with_the_differences(tmp_path, monkeypatch, suite_cli):
-    import json
-
-    monkeypatch.setenv("SUITE_STORE", str(tmp_path / "s.sqlite"))
-    sweep = ["run", "--technique", "poseidon", "--variant", "ps", "--param", "nodes=16", "--profile",
-             "titanx-cluster-10gbe", "-q"]
-    assert suite_cli(*sweep).exit_code == 0
-    assert suite_cli(*sweep, "--set", "network.-1.bandwidth=40 Gbit/s").exit_code == 0
+    _two_runs(tmp_path, monkeypatch, suite_cli)
     r = suite_cli("compare", "1", "2", "--format", "json")
     assert r.exit_code == 2
     doc = json.loads(r.stdout)
