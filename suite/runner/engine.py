@@ -359,9 +359,9 @@ def _execute(run: _Run, ex: Any, name: str, cases: Iterable[Case], chunk_size: i
     """Every chunk of *cases*: what is not stored, through executor *ex*, into the store. A
     Ctrl-C (or SIGTERM) marks the run interrupted after closing the executor's generator."""
     gen = None
+    run.chunk_size = max(1, int(chunk_size))
     try:
-        for chunk in _chunks(cases, max(1, int(chunk_size))):
-            run.chunk_size = max(1, int(chunk_size))
+        for chunk in _chunks(cases, run.chunk_size):
             todo = run.todo(chunk, cases)
             # the chunk's resolved cases live until it is done: out of the cyclic collector's walks
             # (each youngest-generation collection walked them: 3 -> 1 collections, 0.8 -> 0.1 us a
