@@ -34,7 +34,6 @@ References
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -72,102 +71,22 @@ def _features(labels: np.ndarray, d: int, classes: int, rng: np.random.Generator
     return (means[labels] + rng.standard_normal((labels.size, d)).astype(np.float32)).astype(np.float32)
 
 
-class _PythonRandom:
-    """The doubles ``random.Random(seed).random()`` gives, in its order, drawn in blocks by numpy
-    (the same Mersenne Twister state and the same 53-bit doubles)."""
-
-    def __init__(self, seed: int):
-        import random
-
-        import numpy as np
-
-        state = random.Random(seed).getstate()[1]
-        self._rs = np.random.RandomState()
-        self._rs.set_state(("MT19937", np.array(state[:624], dtype=np.uint32), state[624], 0, 0.0))
-        self._buf = np.empty(0)
-        self._pos = 0
-
-    def take(self, k: int) -> np.ndarray:
-        """The next *k* doubles."""
-        import numpy as np
-
-        if self._pos + k > self._buf.size:
-            self._buf = np.concatenate([self._buf[self._pos:], self._rs.random_sample(max(k, 1 << 16))])
-            self._pos = 0
-        out = self._buf[self._pos:self._pos + k]
-        self._pos += k
-        return out
-
-
-def _skips(draws: _PythonRandom, p: float, total: int) -> np.ndarray:
-    """networkx's geometric skipping over *total* candidate edges of edge probability 0 < p < 1:
-    one draw per edge taken and one that runs past the end; the indices of the edges taken."""
-    import numpy as np
-
-    lp, taken, at = math.log(1 - p), [], 0
-    while True:
-        at += math.floor(math.log(float(draws.take(1)[0])) / lp)
-        if at >= total:
-            return np.array(taken, dtype=np.int64)
-        taken.append(at)
-        at += 1
-
-
-def sbm_edges(sizes: list[int], p_in: float, p_out: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The edges ``networkx.stochastic_block_model(sizes, p, seed=seed, sparse=True)`` draws (p_in
-    on the diagonal, p_out off it; undirected, no self-loops), as ``(src, dst)`` int64 arrays, from
-    the same draws of ``random.Random(seed)`` in networkx's order: a block with itself tests every
-    pair of its nodes (one draw each, then one more), two blocks skip geometrically. Vectorised
-    where networkx loops over the ~500,000 pairs in Python (tests/plugins/test_hyscale_gnn.py
-    compares the edge sets with networkx's).
-
-    Raises
-    ------
-    ValueError
-        *p_in* or *p_out* outside [0, 1], or NaN (networkx refused the former).
-    """
-    import numpy as np
-
-    for name, p in (("p_in", p_in), ("p_out", p_out)):
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"sbm_edges: {name}: expected a probability in [0, 1], got {p!r}")
-    draws = _PythonRandom(seed)
-    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
-    parts = [np.array(list(set(range(starts[i], starts[i + 1]))), dtype=np.int64) for i in range(len(sizes))]  # its order
-    src, dst = [np.empty(0, dtype=np.int64)], [np.empty(0, dtype=np.int64)]
-    for i in range(len(sizes)):
-        for j in range(i, len(sizes)):
-            p = p_in if i == j else p_out
-            if i == j:
-                a, b = np.triu_indices(sizes[i], 1)  # itertools.combinations' order
-                hit = draws.take(a.size) < p
-                if 0 < p < 1:
-                    draws.take(1)  # its sparse loop's draw on the exhausted pairs
-                src.append(parts[i][a[hit]])
-                dst.append(parts[i][b[hit]])
-                continue
-            total = sizes[i] * sizes[j]
-            if not p > 0:
-                continue
-            k = np.arange(total, dtype=np.int64) if p == 1 else _skips(draws, p, total)
-            src.append(parts[i][k // sizes[j]])  # itertools.product's order
-            dst.append(parts[j][k % sizes[j]])
-    return np.concatenate(src), np.concatenate(dst)
-
-
 def load_sbm_graph(blocks: int = 4, block_size: int = 500, p_in: float = 0.03, p_out: float = 0.003,
                    d: int = 32, seed: int = 0):
     """A stochastic-block-model graph: ``(adj CSR (n, n), features float32 (n, d), labels int64 (n,))``.
 
     ``n = blocks * block_size``; an edge joins two nodes of one block with probability ``p_in``,
-    of two blocks with ``p_out``: the edges of networkx's ``stochastic_block_model(..., seed=seed,
-    sparse=True)`` (:func:`sbm_edges`).
+    of two blocks with ``p_out`` (networkx ``stochastic_block_model``, seeded).
     """
+    import networkx as nx
     import numpy as np
 
+    sizes = [block_size] * blocks
+    probs = [[p_in if i == j else p_out for j in range(blocks)] for i in range(blocks)]
+    g = nx.stochastic_block_model(sizes, probs, seed=seed, sparse=True)
     n = blocks * block_size
-    src, dst = sbm_edges([block_size] * blocks, p_in, p_out, seed)
-    adj = to_csr(n, src, dst)
+    e = np.array(g.edges(), dtype=np.int64).reshape(-1, 2)
+    adj = to_csr(n, e[:, 0], e[:, 1])
     labels = np.repeat(np.arange(blocks, dtype=np.int64), block_size)
     rng = np.random.default_rng(seed + 1)
     return adj, _features(labels, d, blocks, rng), labels

@@ -45,45 +45,6 @@ def run(s, overrides=None):
 
 
 @settings(max_examples=25, deadline=None)
-@given(blocks=st.integers(1, 5), size=st.integers(1, 60), p_in=st.sampled_from([0.0, 1.0, 0.03, 0.3, 0.9]),
-       p_out=st.sampled_from([0.0, 1.0, 0.003, 0.05, 0.5]), seed=st.integers(0, 10_000))
-def test_sbm_edges_are_networkx_stochastic_block_model(blocks, size, p_in, p_out, seed):
-    """graphs.sbm_edges draws networkx's edges itself (its Python loop over every pair of a block
-    was most of building sbm-graph): the same edge set, no edge twice, with node sets that iterate
-    out of numeric order (networkx iterates each block's set: {6, 7, 8} as 8, 6, 7), certain and
-    impossible edges, any seed."""
-    import networkx as nx
-
-    probs = [[p_in if i == j else p_out for j in range(blocks)] for i in range(blocks)]
-    g = nx.stochastic_block_model([size] * blocks, probs, seed=seed, sparse=True)
-    src, dst = graphs.sbm_edges([size] * blocks, p_in, p_out, seed)
-    got = [tuple(sorted(e)) for e in zip(src.tolist(), dst.tolist())]
-    assert len(got) == len(set(got)) == g.number_of_edges()
-    assert set(got) == {tuple(sorted(e)) for e in g.edges()}
-
-
-@pytest.mark.parametrize("p_in, p_out, name", [(1.5, 0.1, "p_in"), (0.5, -0.01, "p_out"), (0.5, float("nan"), "p_out")])
-def test_sbm_edges_refuse_a_probability_outside_0_1(p_in, p_out, name):
-    # networkx refused those outside [0, 1] (it accepted NaN); the vectorised draws built complete blocks
-    # (1.5), raised a math domain error in the geometric skips, or drew no edge (a negative p)
-    with pytest.raises(ValueError, match=f"sbm_edges: {name}: expected a probability in \\[0, 1\\]"):
-        graphs.sbm_edges([10, 10], p_in, p_out, 0)
-
-
-def test_the_sbm_graph_workload_is_the_networkx_graph():
-    """sbm-graph at its shipped parameters: the CSR adjacency of networkx's graph, bit for bit."""
-    import networkx as nx
-
-    adj, x, labels = graphs.load_sbm_graph(seed=3)
-    probs = [[0.03 if i == j else 0.003 for j in range(4)] for i in range(4)]
-    e = np.array(nx.stochastic_block_model([500] * 4, probs, seed=3, sparse=True).edges(), dtype=np.int64)
-    want = graphs.to_csr(2000, e[:, 0], e[:, 1])
-    assert (adj.indptr.tobytes(), adj.indices.tobytes(), adj.data.tobytes()) == (
-        want.indptr.tobytes(), want.indices.tobytes(), want.data.tobytes())
-    assert x.shape == (2000, 32) and labels.tolist() == [b for b in range(4) for _ in range(500)]
-
-
-@settings(max_examples=25, deadline=None)
 @given(n=st.integers(5, 60), p=st.floats(0.02, 0.5), f=st.integers(1, 12), seed=st.integers(0, 10_000))
 def test_sampled_neighbours_are_a_subset_at_most_the_fanout(n, p, f, seed):
     adj = random_graph(n, p, seed)
