@@ -18,7 +18,8 @@ def _fake(monkeypatch, peak_rate: float, best: list[float]) -> None:
 
     def curve(dtype, sizes, peak, repeats=3, flop_per_sample=1e9):
         pts = [[2.0 * n**3, min(1.0, b / peak)] for n, b in zip(sizes, best)]
-        return Measurement("device.efficiency.gemm_fp32", best[0], "flop_rate", "curve", list(best),
+        return Measurement("device.efficiency.gemm_fp32", best[0], "flop_rate",
+                           "numpy.matmul n x n float32; fraction of the best large-n rate", list(best),
                            {"curve": pts, "sizes": list(sizes), "best": list(best)})
 
     monkeypatch.setattr(cal, "measure_gemm", gemm)
@@ -35,7 +36,8 @@ def test_a_smaller_product_faster_than_the_peak_raises_the_peak(monkeypatch):
     # each point relative to the raised peak: 67.5 / 67.5, 30 / 67.5; the peak's own size last
     assert eff.params["curve"] == [[2.0 * 64**3, 1.0], [2.0 * 128**3, 0.4444], [2.0 * 1024**3, 1.0]]
     assert "best" not in eff.params
-    assert eff.method == "curve"  # the fake's text; the real one says "fraction of the best rate of any size"
+    assert eff.method == ("numpy.matmul n x n float32; fraction of the best rate of any size (a smaller product "
+                          "beat the large one)")
 
 
 def test_a_peak_within_5_percent_of_a_smaller_product_is_raised_without_calling_the_machine_busy(monkeypatch):
