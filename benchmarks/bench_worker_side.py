@@ -199,6 +199,23 @@ def count_child(cases: list[Any], name: str) -> None:
     ctl("-i", "off")
 
 
+def _dumped_total(d: str, out: str, p: subprocess.Popen, name: str) -> float:
+    """The instruction total of piece *name*'s loop: the first dump ``callgrind_control -d``
+    wrote (``<out>.1``; the file written at exit holds the rest of the process). NaN, with the
+    reason printed, when callgrind wrote none (it could not be attached, or the child failed)."""
+    rc = p.wait()
+    prefix = os.path.basename(out) + "."
+    dumps = sorted((f for f in os.listdir(d) if f.startswith(prefix) and f[len(prefix):].isdigit()),
+                   key=lambda f: int(f[len(prefix):]))
+    text = open(os.path.join(d, dumps[0])).read() if dumps else ""
+    tot = next((int(line.split()[1]) for line in text.splitlines() if line.startswith("totals:")), None)
+    if not tot:
+        print(f"# {name}: no instruction count (child exit status {rc}; {len(dumps)} dumps): "
+              "is valgrind installed and callgrind_control on PATH?", file=sys.stderr)
+        return float("nan")
+    return float(tot)
+
+
 def instructions(n: int) -> None:
     """Machine instructions per case of each piece, one callgrind child each (two at a time)."""
     names = PIECES
@@ -214,13 +231,7 @@ def instructions(n: int) -> None:
             if i % 2:
                 for _o, p in list(procs.values())[-2:]:
                     p.wait()
-        counts = {}
-        for name, (out, p) in procs.items():
-            p.wait()
-            dumped = [f for f in os.listdir(d) if f.startswith(os.path.basename(out) + ".")]
-            text = open(os.path.join(d, dumped[0])).read() if dumped else ""
-            tot = next((int(line.split()[1]) for line in text.splitlines() if line.startswith("totals:")), None)
-            counts[name] = tot / n if tot else float("nan")
+        counts = {name: _dumped_total(d, out, p, name) / n for name, (out, p) in procs.items()}
     base = counts["bare"]
     print(f"# machine instructions per case (callgrind), {n} cases of the sweep in its order")
     for name, v in counts.items():
