@@ -72,15 +72,19 @@ def package_versions() -> dict[str, str]:
     return dict(_VERSIONS)
 
 
-def provenance(command: str | None = None, plugins: Mapping[str, str] | None = None) -> dict[str, Any]:
+def provenance(command: str | None = None, plugins: Mapping[str, str] | None = None,
+               packages: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Where and with what a run was made (the ``runs`` row, without times and counts):
-    ``host, platform, python, packages`` (JSON text), ``plugins`` (JSON text: distribution ->
-    version, as the runner's context gives them), ``git_commit, command`` (default: ``sys.argv``)."""
+    ``host, platform, python, packages`` (JSON text: :func:`package_versions` and *packages*, the
+    libraries the run's plugins declare, as the runner gives them, sorted by name), ``plugins``
+    (JSON text: distribution -> version, as the runner's context gives them), ``git_commit,
+    command`` (default: ``sys.argv``)."""
+    libs = {**package_versions(), **(packages or {})}
     return {
         "host": socket.gethostname(),
         "platform": _platform.platform(),
         "python": sys.version.split()[0],
-        "packages": dumps(package_versions()),
+        "packages": dumps(dict(sorted(libs.items()))),
         "plugins": dumps(dict(plugins or {})),
         "git_commit": git_commit(),
         "command": command if command is not None else " ".join(sys.argv),

@@ -146,9 +146,11 @@ class Store:
         self.close()
 
     # ------------------------------------------------------------------ writing
-    def begin_run(self, command: str | None = None, plugins: Mapping[str, str] | None = None) -> int:
-        """Record a new run with its provenance (:func:`suite.results.provenance.provenance`); returns its id."""
-        return self.writer.begin_run(command, plugins)
+    def begin_run(self, command: str | None = None, plugins: Mapping[str, str] | None = None,
+                  packages: Mapping[str, str] | None = None) -> int:
+        """Record a new run with its provenance (:func:`suite.results.provenance.provenance`; *packages*:
+        library -> version, beside the core's own); returns its id."""
+        return self.writer.begin_run(command, plugins, packages)
 
     def finish_run(self, run_id: int, status: str, counts: Mapping[str, int]) -> None:
         """Close a run: its final status and counts (total, computed, cached, ok, failed, skipped)."""

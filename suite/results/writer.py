@@ -234,9 +234,10 @@ class Writer:
         return Tx(self.conn, self._wlock)
 
     # ------------------------------------------------------------------ runs
-    def begin_run(self, command: str | None = None, plugins: Mapping[str, str] | None = None) -> int:
+    def begin_run(self, command: str | None = None, plugins: Mapping[str, str] | None = None,
+                  packages: Mapping[str, str] | None = None) -> int:
         """Record a new run (status ``running``) with its provenance and this process id; its id."""
-        prov = provenance(command, plugins)
+        prov = provenance(command, plugins, packages)
         with self.tx():
             cur = self.conn.execute(
                 "INSERT INTO runs (started, host, platform, python, packages, plugins, git_commit, command, status, pid) "

@@ -7,9 +7,10 @@ of the evaluation:
          params, seed, fidelity, technique code + data files, referenced inputs, environment)
 
 so a case already stored with status ok is never computed again, and changing a profile figure,
-a workload, a technique's version, its code or data files (:func:`package_fingerprint`), a
+a workload, a technique's version, its code or data files (:func:`package_fingerprint`; a
+plugin distribution's other packages and declared libraries, :func:`code_fingerprint`), a
 profile or workload a parameter names (``Param(..., ref=...)``), a file a parameter names, the
-core's own source or the numpy / scipy versions (:func:`environment_fingerprint`) makes new
+core's own source or its libraries' versions (:func:`environment_fingerprint`) makes new
 cases: a stale result is never served.
 """
 
@@ -121,7 +122,7 @@ def case_key(technique: str, version: str, variant: str, profile_hash: str | Non
 
     ``code`` is the technique's code fingerprint (:func:`code_fingerprint`: its source and data
     files): a change to the plugin makes new cases even when its author forgot to bump
-    ``version``. ``env`` is :func:`environment_fingerprint` (the core's source, numpy and scipy
+    ``version``. ``env`` is :func:`environment_fingerprint` (the core's source, its libraries'
     versions); ``inputs`` maps each parameter that names a profile, workload or file
     (``Param(..., ref=...)``) to that input's content hash.
     """
@@ -155,12 +156,26 @@ _SKIP_SUFFIXES = frozenset({".pyc", ".pyo", ".md", ".rst"})
 
 
 def code_fingerprint(tech: Technique, *, refresh: bool = False) -> str:
-    """SHA-256 (16 hex chars) of the source and data files of the package that implements *tech*.
+    """SHA-256 (16 hex chars) of the code *tech*'s results depend on beyond the core.
 
-    The package is the top-level package of the module that defines the technique's evaluate
-    functions (:attr:`Technique.package`), hashed by :func:`package_fingerprint`.
+    The top-level package of the module that defines the technique's evaluate functions
+    (:attr:`Technique.package`), hashed by :func:`package_fingerprint`; for a plugin of another
+    distribution than the suite's, also every other package that distribution ships (a helper
+    package beside the plugin's) and the installed versions of the libraries it declares
+    (:mod:`suite.runner.dependencies`). The suite's own plugins' libraries are hashed by
+    :func:`environment_fingerprint`.
     """
-    return package_fingerprint(tech.package, refresh=refresh)
+    from suite.registry import HOST_DISTRIBUTION
+    from suite.runner.dependencies import companion_packages, plugin_distribution, versions_text
+
+    top = tech.package
+    own = package_fingerprint(top, refresh=refresh)
+    found = plugin_distribution(top)
+    if found is None or found[0] == HOST_DISTRIBUTION:  # the core's libraries: environment_fingerprint
+        return own
+    blob = ";".join([own, *(f"{p}={package_fingerprint(p, refresh=refresh)}" for p in companion_packages(top)),
+                     versions_text(found[0], leave_out=frozenset({HOST_DISTRIBUTION}))])
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def _package_files(top: str) -> tuple[list[tuple[str, str, int, int]], bool]:
@@ -238,7 +253,9 @@ def package_fingerprint(top: str, *, refresh: bool = False) -> str:
 def environment_fingerprint(*, refresh: bool = False) -> str:
     """SHA-256 (16 hex chars) of what every case's result depends on besides its technique: the
     source of the core (:func:`package_fingerprint` of ``suite``: the cost models of
-    :mod:`suite.perf`, the units, the workload zoo) and the numpy and scipy versions.
+    :mod:`suite.perf`, the units, the workload zoo) and the installed version of every library
+    the suite's distribution declares to run with (numpy, scipy, networkx, simpy, duckdb, ...:
+    :func:`_library_versions`).
 
     A one-line change in ``suite/perf`` thus makes new cases for every technique (the core
     does not know which of its modules an evaluation imports, so it hashes all of them).
@@ -247,22 +264,14 @@ def environment_fingerprint(*, refresh: bool = False) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-@functools.lru_cache(maxsize=1)
 def _library_versions() -> str:
-    """``numpy=X;scipy=Y`` (``none`` for one not installed), read once per process (the version
-    ``importlib.metadata.version`` gives, read from the metadata's header lines:
-    :func:`suite.registry.name_and_version`)."""
-    from importlib.metadata import PackageNotFoundError, distribution
+    """``name=version;...`` of every library the suite's distribution declares to run with (its
+    base requirements and its runtime extras', :func:`suite.runner.dependencies.requirement_versions`;
+    ``none`` for one not installed), read once per process."""
+    from suite.registry import HOST_DISTRIBUTION
+    from suite.runner.dependencies import versions_text
 
-    from suite.registry import name_and_version
-
-    versions = []
-    for dist in ("numpy", "scipy"):
-        try:
-            versions.append(f"{dist}={name_and_version(distribution(dist))[1]}")
-        except PackageNotFoundError:
-            versions.append(f"{dist}=none")
-    return ";".join(versions)
+    return versions_text(HOST_DISTRIBUTION)
 
 
 #: resolved (profile, overrides) kept by a :class:`Resolver`; a sweep over more distinct override

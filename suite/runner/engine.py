@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from suite.results.store import FAILED_STATUSES, Store
 from suite.runner.case import Case
 from suite.runner.checks import check_outcome
+from suite.runner.dependencies import installed_libraries
 from suite.runner.evaluate import crashed_outcome
 from suite.runner.executors import get_executor
 from suite.runner.options import ExecOptions, Executor
@@ -482,7 +483,8 @@ def _start(cases: Iterable[Case], store: Store, executor: str | Executor, option
     context; its *name*, if any) and the executor that runs it."""
     ex = executor if isinstance(executor, Executor) or hasattr(executor, "map_cases") \
         else get_executor(executor, context=context)
-    run_id = store.begin_run(command=command, plugins=context.registry.distributions())
+    plugins = context.registry.distributions()
+    run_id = store.begin_run(command=command, plugins=plugins, packages=installed_libraries(plugins))
     if name is not None:
         try:
             store.name_run(run_id, name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 
 import pandas as pd
@@ -38,6 +39,8 @@ def test_export_round_trip(sweep_store, tmp_path):
     assert [r["id"] for r in prov["runs"]] == [a, b]
     assert "test sweep B" in prov["runs"][1]["command"]
     assert "pandas" in prov["runs"][0]["packages"] and prov["cases"] == {"ok": 48}
+    # and the libraries the suite's plugins declare (0.3.7: their versions are in every case key)
+    assert prov["runs"][0]["packages"]["networkx"] == importlib.metadata.version("networkx")
 
 
 def test_export_one_run_via_cli(sweep_store, tmp_path, suite_cli):

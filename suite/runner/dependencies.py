@@ -1,0 +1,155 @@
+"""What a case key hashes of the installed distributions beyond the technique's own package.
+
+A technique's result depends on more than the top-level package that defines its evaluate
+functions: on the other packages its distribution ships (a plugin with a helper package beside
+it) and on the libraries it declares (networkx, simpy, duckdb: a new version may draw another
+graph or plan another query). :func:`suite.runner.case.code_fingerprint` and
+:func:`suite.runner.case.environment_fingerprint` hash what this module finds:
+
+* :func:`requirement_versions`: the installed version of every library a distribution declares
+  (its ``Requires-Dist`` lines: the base requirements and those of its extras, except extras
+  named for development only, :data:`DEV_EXTRAS`), ``none`` for one not installed;
+* :func:`companion_packages`: the top-level packages of a plugin's distribution other than its
+  plugin packages (the values of its ``suite.plugins`` entry points) and the core (``suite``),
+  from the distribution's ``top_level.txt`` or, without one, its ``RECORD``.
+
+Both read metadata files only (once per process): no import, no scan of every installed
+distribution (``importlib.metadata.packages_distributions`` takes ~0.7 s).
+
+Limits: an editable install whose build backend records neither ``top_level.txt`` nor the
+package's files (only a ``.pth`` or a finder) shows no companion package: a plugin keeps its
+code in the package its entry point names, or is installed normally (docs/plugin-authors.md).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from importlib.metadata import Distribution, PackageNotFoundError, distribution
+from typing import Any
+
+__all__ = ["DEV_EXTRAS", "requirement_versions", "versions_text", "installed_libraries", "plugin_distribution",
+           "companion_packages"]
+
+#: extras whose requirements are tools for developing the distribution, not for running it
+DEV_EXTRAS = frozenset({"test", "tests", "testing", "dev", "develop", "docs", "doc", "lint", "typing", "type"})
+
+_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_EXTRA = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
+
+
+def _header_lines(dist: Any, key: str) -> list[str]:
+    """The values of the header lines *key* of *dist*'s core metadata (before its description)."""
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+    out = []
+    for line in text.split("\n"):
+        if not line.strip():
+            break
+        k, sep, value = line.partition(":")
+        if sep and k == key:
+            out.append(value.strip())
+    return out
+
+
+def _runtime_requirements(dist: Any) -> list[str]:
+    """The distribution names *dist* requires to run: each ``Requires-Dist`` without an ``extra``
+    marker or with an extra not in :data:`DEV_EXTRAS` (normalised: lower case, ``_`` -> ``-``)."""
+    names = set()
+    for req in _header_lines(dist, "Requires-Dist"):
+        extra = _EXTRA.search(req)
+        if extra is not None and extra.group(1).lower() in DEV_EXTRAS:
+            continue
+        m = _NAME.match(req)
+        if m:
+            names.add(m.group(1).lower().replace("_", "-"))
+    return sorted(names)
+
+
+@functools.lru_cache(maxsize=None)
+def requirement_versions(dist_name: str) -> tuple[tuple[str, str], ...]:
+    """``((name, version), ...)`` of every library the installed distribution *dist_name* declares
+    it runs with (:func:`_runtime_requirements`), sorted by name; ``"none"`` for a library not
+    installed; empty when *dist_name* itself is not installed (a technique defined in a test)."""
+    from suite.registry import name_and_version
+
+    try:
+        dist = distribution(dist_name)
+    except PackageNotFoundError:
+        return ()
+    out = []
+    for name in _runtime_requirements(dist):
+        try:
+            out.append((name, name_and_version(distribution(name))[1]))
+        except PackageNotFoundError:
+            out.append((name, "none"))
+    return tuple(out)
+
+
+def versions_text(dist_name: str, *, leave_out: frozenset[str] = frozenset()) -> str:
+    """``name=version;...`` of :func:`requirement_versions` (the names in *leave_out* left out)."""
+    return ";".join(f"{n}={v}" for n, v in requirement_versions(dist_name) if n not in leave_out)
+
+
+def installed_libraries(distributions: Iterable[str]) -> dict[str, str]:
+    """library -> installed version of every library the suite and each of *distributions*
+    declare to run with (those not installed, and the distributions themselves, left out): what a
+    run records as its ``packages``, so an upgrade that changed its keys can be seen afterwards."""
+    from suite.registry import HOST_DISTRIBUTION
+
+    dists = {HOST_DISTRIBUTION, *distributions}
+    out: dict[str, str] = {}
+    for d in sorted(dists):
+        out.update((n, v) for n, v in requirement_versions(d) if v != "none" and n not in dists)
+    return out
+
+
+def _top(module: str) -> str:
+    return module.split(":", 1)[0].split(".", 1)[0]
+
+
+@functools.lru_cache(maxsize=None)
+def plugin_distribution(top: str) -> tuple[str, tuple[str, ...]] | None:
+    """``(distribution name, its plugin packages)`` of the installed distribution whose
+    ``suite.plugins`` entry point names the top-level package *top*; None when none does (a
+    technique defined in a test module, a notebook or an in-process plugin)."""
+    from suite.registry import _discover, _dist_of
+
+    eps = [ep for ep in _discover() if getattr(ep, "dist", None) is not None]
+    for ep in eps:
+        if _top(ep.value) == top:
+            name = _dist_of(ep)[0]
+            return name, tuple(sorted({_top(e.value) for e in eps if _dist_of(e)[0] == name}))
+    return None
+
+
+def _top_levels(dist: Distribution) -> list[str]:
+    """The top-level packages and modules of *dist*: its ``top_level.txt``, else the first part
+    of each ``.py`` file or package folder in its ``RECORD``."""
+    text = dist.read_text("top_level.txt")
+    if text:
+        return sorted({line.strip() for line in text.splitlines() if line.strip()})
+    tops = set()
+    for f in dist.files or ():
+        parts = f.parts
+        if len(parts) > 1 and not parts[0].endswith((".dist-info", ".egg-info", ".data")) and parts[0] != "..":
+            tops.add(parts[0])
+        elif len(parts) == 1 and parts[0].endswith(".py"):
+            tops.add(parts[0][:-3])
+    return sorted(tops)
+
+
+@functools.lru_cache(maxsize=None)
+def companion_packages(top: str) -> tuple[str, ...]:
+    """The other top-level packages of the distribution whose plugin package is *top*: what it
+    ships besides its plugin packages and the core (``suite``), sorted; empty when *top* is not a
+    plugin package of an installed distribution."""
+    found = plugin_distribution(top)
+    if found is None:
+        return ()
+    name, plugins = found
+    try:
+        dist = distribution(name)
+    except PackageNotFoundError:  # pragma: no cover - found through its own entry point
+        return ()
+    return tuple(t for t in _top_levels(dist) if t not in plugins and t != "suite" and t.isidentifier())
