@@ -58,6 +58,17 @@ _METRIC_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.\-:/@+]*")
 _METRIC_UNIT = re.compile(r"[^\[\],\"'\n\r]*")
 
 
+def _number(name: str, value: Any) -> float:
+    """``float(value)``, or a TechniqueError naming the metric that shows a bounded part of *value*
+    (``float`` of a 50 MB string raised a ValueError quoting all of it)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+        shown = text if len(text) <= 80 else f"{text[:60]}... ({len(text):,} characters)"
+        raise TechniqueError(f"metric {name!r}: expected a number, got {type(value).__name__} {shown}") from None
+
+
 @dataclass
 class Result:
     """What one evaluation returns: metrics by name, plus JSON-serialisable artifacts.
@@ -72,8 +83,17 @@ class Result:
 
     def add(self, name: str, value: float, unit: str = "1", direction: str = "none",
             samples: Sequence[float] | None = None) -> "Result":
-        self.metrics[name] = Metric(name, float(value), unit, direction,
-                                    tuple(float(s) for s in samples) if samples is not None else None)
+        """Add (or replace) metric *name*: *value* in *unit* (a pint-parsable string), *direction*
+        ``"lower"``, ``"higher"`` or ``"none"``, *samples* the raw repeated measurements.
+
+        Raises
+        ------
+        TechniqueError
+            *value* or a sample is not a number (a string, None, an array): the message shows at
+            most 60 characters of it.
+        """
+        self.metrics[name] = Metric(name, _number(name, value), unit, direction,
+                                    tuple(_number(name, s) for s in samples) if samples is not None else None)
         return self
 
     def __getitem__(self, name: str) -> float:

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from typing import Any, overload
 
-__all__ = ["metric_problem", "nonnegative_unit", "check_outcome", "BadMetric"]
+__all__ = ["metric_problem", "nonnegative_unit", "check_outcome", "BadMetric", "bounded_error", "bounded_traceback",
+           "MAX_ERROR_CHARS", "MAX_TRACEBACK_CHARS"]
 
 from suite.errors import SuiteError
 
@@ -146,15 +147,56 @@ def _rows_problem(metrics: list[Any], samples: Any) -> str | None:
     return None
 
 
+#: the most characters of a case's one-line error and of its traceback the store keeps (a plugin's
+#: exception carrying a 50 MB message was stored four times over: 200 MB for one failed case)
+MAX_ERROR_CHARS = 2_000
+MAX_TRACEBACK_CHARS = 64 * 1024
+_LINE_CHARS = 1_000
+
+
+def _cut(text: str, limit: int) -> str:
+    return f"{text[:limit]}... [{len(text) - limit:,} more characters left out]"
+
+
+@overload
+def bounded_error(text: str) -> str: ...
+@overload
+def bounded_error(text: Any) -> Any: ...
+def bounded_error(text: Any) -> Any:
+    """*text* cut to :data:`MAX_ERROR_CHARS` (the rest counted, not kept); anything else as it is."""
+    return _cut(text, MAX_ERROR_CHARS) if isinstance(text, str) and len(text) > MAX_ERROR_CHARS else text
+
+
+@overload
+def bounded_traceback(text: str) -> str: ...
+@overload
+def bounded_traceback(text: Any) -> Any: ...
+def bounded_traceback(text: Any) -> Any:
+    """*text* with each line cut to 1,000 characters and then its last
+    :data:`MAX_TRACEBACK_CHARS` kept (a traceback's innermost frames are at its end)."""
+    if not isinstance(text, str) or len(text) <= MAX_TRACEBACK_CHARS:
+        return text
+    lines = [_cut(line, _LINE_CHARS) if len(line) > _LINE_CHARS else line for line in text.split("\n")]
+    text = "\n".join(lines)
+    if len(text) > MAX_TRACEBACK_CHARS:
+        text = f"[{len(text) - MAX_TRACEBACK_CHARS:,} characters of outer frames left out]\n" + text[-MAX_TRACEBACK_CHARS:]
+    return text
+
+
 def check_outcome(out: dict[str, Any], technique: str) -> dict[str, Any]:
     """The coordinator's check of an outcome a worker returned (before the store sees it).
 
     An ``ok`` outcome whose metrics are not ``[name, value, unit, direction]`` rows of finite
     numbers, or hold an impossible value, becomes ``failed`` with a one-line error naming the
     technique and the metric (the worker ran the same check; this one cannot be patched away by
-    the plugin). Other outcomes are returned as they are.
+    the plugin). An error or traceback longer than :data:`MAX_ERROR_CHARS` /
+    :data:`MAX_TRACEBACK_CHARS` is cut (:func:`bounded_error`, :func:`bounded_traceback`). Other
+    outcomes are returned as they are.
     """
     if out.get("status") != "ok":
+        err, tb = out.get("error"), out.get("traceback")
+        if (isinstance(err, str) and len(err) > MAX_ERROR_CHARS) or (isinstance(tb, str) and len(tb) > MAX_TRACEBACK_CHARS):
+            out = dict(out, error=bounded_error(err), traceback=bounded_traceback(tb))
         return out
     metrics = out.get("metrics")
     samples = out.get("samples") or {}

@@ -21,7 +21,7 @@ from suite.errors import SuiteError
 from suite.frozen import guard, restore_changed, same_items
 from suite.hardware.recording import ReadPlan, Recording
 from suite.runner.case import Case
-from suite.runner.checks import BadMetric, metric_problem
+from suite.runner.checks import BadMetric, bounded_error, bounded_traceback, metric_problem
 from suite.runner.oracle import oracle_problem
 from suite.technique import Skip, Technique
 
@@ -143,7 +143,7 @@ def error_line(exc: BaseException) -> str:
     """``"TypeName: first line of the message"``: a case's error as stored (the type always named,
     unlike :func:`suite.runner.verdicts.one_line`, which drops it for a SuiteError)."""
     msg = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {msg[0]}" if msg else type(exc).__name__
+    return bounded_error(f"{type(exc).__name__}: {msg[0]}" if msg else type(exc).__name__)
 
 
 def describe_exit(code: int | None) -> str:
@@ -260,10 +260,10 @@ def _evaluate(tech: Technique, scenario: Any, out: Outcome, artifacts: str, inte
             raise
         # a worker ignores SIGINT, so this one was raised by the plugin itself: its case fails
         out["status"], out["error"], out["traceback"] = ("failed", f"KeyboardInterrupt raised by the plugin: "
-                                                         f"{error_line(exc)}", traceback.format_exc())
+                                                         f"{error_line(exc)}", bounded_traceback(traceback.format_exc()))
     except BaseException as exc:  # noqa: BLE001 - any failure of plugin code is a stored failed case
         out["status"], out["error"], out["traceback"] = ("failed", error_line(exc) + _readonly_hint(exc, scenario),
-                                                         traceback.format_exc())
+                                                         bounded_traceback(traceback.format_exc()))
 
 
 #: numpy's refusals to write a read-only array (suite.frozen makes every input array read-only)

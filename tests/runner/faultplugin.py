@@ -18,6 +18,8 @@ mutate     writes the shared profile through ``network[-1].__dict__`` and return
 patch      switches off the worker's result check (``metric_problem``) and returns NaN
 sigterm    SIGTERM to its own process
 kill9      SIGKILL to its own process (what ``kill -9`` of a worker does)
+bigerror   raises a ValueError whose message is 20 MB long
+hugestr    returns a 20 MB string as a metric's value
 ========== ===========================================================================
 """
 
@@ -31,7 +33,8 @@ import signal
 from suite import hookimpl
 from suite.technique import Paper, Param, Result, Technique, Variant
 
-ATTACKS = ("ok", "abort", "segfault", "hang_c", "block_c", "huge", "nan", "negative", "mutate", "patch", "sigterm", "kill9")
+ATTACKS = ("ok", "abort", "segfault", "hang_c", "block_c", "huge", "nan", "negative", "mutate", "patch", "sigterm", "kill9",
+           "bigerror", "hugestr")
 
 
 def _gbit(scenario) -> float:
@@ -67,6 +70,10 @@ def evaluate(scenario) -> Result:
         os.kill(os.getpid(), signal.SIGTERM)
     elif a == "kill9":
         os.kill(os.getpid(), signal.SIGKILL)
+    elif a == "bigerror":
+        raise ValueError("x" * 20_000_000)
+    elif a == "hugestr":
+        return Result().add("label", "x" * 20_000_000, "1")
     return Result().add("y", x * _gbit(scenario), "s", "lower")
 
 

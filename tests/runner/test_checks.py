@@ -81,3 +81,23 @@ def test_every_count_word_pint_knows_gets_the_answer_pint_gives(monkeypatch):
     monkeypatch.setattr(checks, "_COUNT_WORDS", frozenset(on_purpose))
     assert {w: checks._factor_kind(w) for w in words} == fast
     assert set(fast.values()) == {"magnitude"}
+
+
+def test_the_coordinator_cuts_an_error_and_a_traceback_a_worker_sent_whole():
+    """A plugin that switched off its worker's cut (or a crash report) still reaches the store
+    bounded: the one-line error to 2,000 characters, each traceback line to 1,000, the whole
+    traceback to its last 64 KiB (the innermost frames)."""
+    from suite.runner.checks import check_outcome
+
+    header, frame = "Traceback (most recent call last):\n", '  File "x.py", line 1\n'  # 35 and 22 characters
+    tb = header + frame * 10_000 + "ValueError: " + "y" * 5_000_000
+    out = check_outcome({"status": "failed", "error": "ValueError: " + "y" * 5_000_000, "traceback": tb}, "t")
+    # 12 + 5,000,000 characters, 2,000 kept
+    assert out["error"] == "ValueError: " + "y" * 1_988 + "... [4,998,012 more characters left out]"
+    # the last line: 5,000,012 -> 1,000 + the 40-character note; with it the traceback is
+    # 35 + 220,000 + 1,040 = 221,075 characters, of which the last 65,536 are kept
+    assert out["traceback"].startswith("[155,539 characters of outer frames left out]\n")
+    assert out["traceback"].endswith("y" * 10 + "... [4,999,012 more characters left out]")
+    assert len(out["traceback"]) == 46 + 65_536
+    ok = {"status": "failed", "error": "ValueError: short", "traceback": "tb"}
+    assert check_outcome(ok, "t") is ok  # nothing to cut: the same object, no copy

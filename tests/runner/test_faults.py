@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from suite.runner import ExecOptions, expand_entry, run_cases
+from suite.runner.checks import MAX_ERROR_CHARS
 from suite.context import Context
 
 HERE = Path(__file__).resolve().parent
@@ -36,9 +37,12 @@ EXPECTED = {
     "patch": ("failed", "BadMetric: faulty: metric 'y' is nan (s): expected a finite number (checked by the coordinator)"),
     "sigterm": ("crashed", "worker process died (SIGTERM)"),
     "kill9": ("crashed", "worker process died (SIGKILL)"),
+    # a 20 MB message was stored four times (cases and results, error and traceback): 80 MB a case
+    "bigerror": ("failed", "ValueError: xxxxxxxxxx"),
+    "hugestr": ("failed", "TechniqueError: metric 'label': expected a number, got str 'xxxxxxxxxx"),
 }
 #: what --in-process promises to contain (docs/security.md): faults raised in Python
-IN_PROCESS = ("huge", "nan", "negative", "mutate", "patch")
+IN_PROCESS = ("huge", "nan", "negative", "mutate", "patch", "bigerror", "hugestr")
 #: every executor's sweep: the attacks of the table but block_c
 ATTACKS = [a for a in EXPECTED if a != "block_c"]
 #: the fast suite's pool sweep: hang_c (a spin in C: its time-out's worth of CPU) replaced by block_c,
@@ -88,6 +92,7 @@ def _check(store, run_id, attacks):
         assert (a, status) == (a, want_status), error
         assert error.startswith(want_error), (a, error)
         assert "\n" not in error
+        assert len(error) <= MAX_ERROR_CHARS + 60, (a, len(error))  # cut: "... [N more characters left out]"
     m = store.metrics(run_id, wide=True)
     ok = m[m["param.attack"] == "ok"]
     assert sorted(ok["param.x"]) == [1, 2, 3, 4, 5, 6]
