@@ -33,11 +33,24 @@ def test_a_smaller_product_faster_than_the_peak_raises_the_peak(monkeypatch):
     assert "raised to 6.75e+10 FLOP/s" in peak.method and "busy" in peak.method
     assert peak.spread == pytest.approx((67.5 - 20.4) / 67.5)  # > MAX_SPREAD: calibration_warnings says so
     assert peak.spread > cal.MAX_SPREAD
-    # each point relative to the raised peak: 67.5 / 67.5, 30 / 67.5; the peak's own size last
-    assert eff.params["curve"] == [[2.0 * 64**3, 1.0], [2.0 * 128**3, 0.4444], [2.0 * 1024**3, 1.0]]
+    # each point relative to the raised peak: 67.5 / 67.5; n = 128's 30 is below n = 64's 67.5, so
+    # it is raised to it (a product of order 128 is 8 of order 64); the peak's own size last
+    assert eff.params["curve"] == [[2.0 * 64**3, 1.0], [2.0 * 128**3, 1.0], [2.0 * 1024**3, 1.0]]
     assert "best" not in eff.params
     assert eff.method == ("numpy.matmul n x n float32; fraction of the best rate of any size (a smaller product "
-                          "beat the large one)")
+                          "beat the large one); 1 point(s) (n = 128) slower than a smaller product raised to its "
+                          "rate (a product of order 2n is 8 products of order n, so it runs at least as fast: the "
+                          "machine was busy)")
+
+
+def test_a_curve_point_slower_than_a_smaller_product_is_raised_to_its_rate(monkeypatch):
+    """A tryout's --quick calibration at load 6-7 wrote gemm_fp32 = [[65536, 0.4647], [524288, 1.0],
+    [4194304, 0.001147], ...]: any model pricing a 4 MFLOP GEMM on it was ~900x slow."""
+    _fake(monkeypatch, 100e9, [46.47e9, 100e9, 0.1147e9])
+    peak, eff = cal._gemm_with_curve("float32", 5, {}, [32, 64, 128], quick=True)
+    assert peak.value == 100e9 and "raised" not in peak.method
+    assert eff.params["curve"] == [[2.0 * 32**3, 0.4647], [2.0 * 64**3, 1.0], [2.0 * 128**3, 1.0], [2.0 * 1024**3, 1.0]]
+    assert "1 point(s) (n = 128) slower than a smaller product" in eff.method
 
 
 def test_a_peak_within_5_percent_of_a_smaller_product_is_raised_without_calling_the_machine_busy(monkeypatch):
