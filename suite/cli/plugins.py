@@ -177,8 +177,8 @@ def _print_reads(reads: dict[tuple[str, str], set[str]], probe_problems: list[st
     c = console()
     if reads:
         c.print("\n[bold]profile fields read[/bold] (default scenario of each variant, model/simulate, and "
-                "every case of this code stored with its reads; a field not listed does not change this "
-                "technique's results)")
+                "every case of this code stored with its reads; a field not listed changed no result "
+                "of those scenarios: another profile (more network levels) or parameter may read more)")
         common = set.intersection(*reads.values())
         c.print(f"  every variant: {escape(', '.join(sorted(common)) or '(none)')}")
         for (v, f), r in sorted(reads.items()):
