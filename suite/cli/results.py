@@ -209,7 +209,7 @@ def _numeric_overrides(rows: list[dict[str, Any]]) -> None:
         got = numeric_overrides([(r.get("overrides") or {}).get(p) for r in rows])
         if got is not None:
             for r, v in zip(rows, got[0]):
-                r[f"set.{p}"] = v
+                r.setdefault(f"set.{p}", v)  # a metric of that name keeps its column (deprecated name)
 
 
 def swept_units(store: Store, run: int | str | None) -> dict[str, str]:
@@ -320,8 +320,8 @@ def show_cmd(run: str, store_path: Path | None, fmt: str, output: Path | None, a
             if why:
                 r["status"] = f"{r['status']} (extrapolated: {', '.join(f'{k} {v}' for k, v in why.items())})"
         else:
-            r["other_code"] = other
-            r["extrapolated"] = why or None
+            r.setdefault("other_code", other)  # a metric of that name keeps its column (deprecated name)
+            r.setdefault("extrapolated", why or None)
     columns: list[str] = []
     for r in rows:
         for k in r:

@@ -39,9 +39,8 @@ class Metric:
         if not isinstance(self.name, str) or not _METRIC_NAME.fullmatch(self.name):
             raise TechniqueError(f"metric {self.name!r}: expected a name of letters, digits and _ . - : / @ + "
                                  f"starting with a letter (no spaces, commas, quotes or brackets), got {self.name!r}")
-        if self.name in RESERVED_METRIC_NAMES or self.name.startswith("param."):
-            raise TechniqueError(f"metric {self.name!r}: expected a name that is not a case column "
-                                 f"({', '.join(sorted(RESERVED_METRIC_NAMES))}, param.*), got {self.name!r}")
+        if self.name in _COLUMN_NAMES or self.name.startswith(("param.", "set.")):
+            _column_name(self.name)
         if not isinstance(self.unit, str) or not _METRIC_UNIT.fullmatch(self.unit):
             raise TechniqueError(f"metric {self.name!r}: unit: expected a unit string without brackets, commas, "
                                  f"quotes or newlines (e.g. 's', 'B', 'samples/s', '1'), got {self.unit!r}")
@@ -54,7 +53,23 @@ class Metric:
 RESERVED_METRIC_NAMES = frozenset({"key", "technique", "variant", "fidelity", "profile", "workload", "seed",
                                    "status", "outcome", "error", "duration", "overrides", "run", "name", "unit",
                                    "value", "direction"})
+#: Columns ``suite results show --format csv|json`` adds to a case (``set.PATH`` too): a metric of one
+#: of these names is refused from dlsys-suite 0.4.0 and warned about before (until then the metric
+#: keeps its column and the suite's is left out of that row)
+SHOWN_COLUMN_NAMES = frozenset({"extrapolated", "other_code"})
+_COLUMN_NAMES = RESERVED_METRIC_NAMES | SHOWN_COLUMN_NAMES
 _METRIC_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.\-:/@+]*")
+
+
+def _column_name(name: str) -> None:
+    """Refuse (a case column) or warn about (a column `suite results show` adds) metric *name*."""
+    if name in RESERVED_METRIC_NAMES or name.startswith("param."):
+        raise TechniqueError(f"metric {name!r}: expected a name that is not a case column "
+                             f"({', '.join(sorted(RESERVED_METRIC_NAMES))}, param.*), got {name!r}")
+    import warnings
+
+    warnings.warn(f"metric {name!r}: `suite results show` adds a column of that name ({', '.join(sorted(SHOWN_COLUMN_NAMES))}, "
+                  "set.*); rename the metric: it is refused from dlsys-suite 0.4.0", DeprecationWarning, stacklevel=4)
 _METRIC_UNIT = re.compile(r"[^\[\],\"'\n\r]*")
 
 
