@@ -201,6 +201,9 @@ def _skip_reasons(store: Any, summary: Any, most: int = 3) -> None:
         click.echo(f"  skipped {n} case(s): {reason}", err=True)
     if len(counts) > most:
         click.echo(f"  ... {len(counts) - most} more reason(s): `suite results show {summary.run_id}`", err=True)
+    if len(skipped) == len(cases):
+        click.echo(f"warning: every case of run {summary.run_id} was skipped: nothing was computed "
+                   "(the reasons above say which parameter or profile does not apply)", err=True)
 
 
 def resume_command(args: list[str]) -> str | None:
