@@ -106,7 +106,15 @@ class Result:
         TechniqueError
             *value* or a sample is not a number (a string, None, an array): the message shows at
             most 60 characters of it.
+
+        A metric added twice replaces the first value and warns (``DeprecationWarning``; refused
+        from dlsys-suite 0.4.0).
         """
+        if name in self.metrics:
+            import warnings
+
+            warnings.warn(f"metric {name!r} added twice to one result (the second value replaced the first); "
+                          "add each metric once: this is refused from dlsys-suite 0.4.0", DeprecationWarning, stacklevel=2)
         self.metrics[name] = Metric(name, _number(name, value), unit, direction,
                                     tuple(_number(name, s) for s in samples) if samples is not None else None)
         return self

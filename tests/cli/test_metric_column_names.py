@@ -37,3 +37,13 @@ def test_the_shown_set_column_does_not_overwrite_a_metric_of_that_name():
     _numeric_overrides(rows)
     assert rows[0]["set.network.0.bandwidth"] == 5.0  # the metric, as stored
     assert rows[1]["set.network.0.bandwidth"] == 40.0  # the swept value, in the unit the run shares
+
+
+def test_a_metric_added_twice_warns_and_keeps_the_second_value():
+    """A tryout's plugin added comm_time 1 s then 2 s: stored ok with 2 s and no word."""
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        r = Result().add("comm_time", 1.0, "s").add("comm_time", 2.0, "s")
+    assert r["comm_time"] == 2.0
+    (w,) = [x for x in got if issubclass(x.category, DeprecationWarning)]
+    assert str(w.message).startswith("metric 'comm_time' added twice to one result")
