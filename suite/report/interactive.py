@@ -241,12 +241,16 @@ SCRIPT = r"""
   }
   function showTip(ev, spec, data, name, pt) {
     if (!tip) { tip = document.createElement("div"); tip.className = "itip"; document.body.appendChild(tip); }
-    var row = data.rows[pt[2]] || [], html = "<b>" + name + "</b><table>";
+    // text nodes only: a parameter value or a variant name is data, never markup
+    var row = data.rows[pt[2]] || [], head = document.createElement("b"), table = document.createElement("table");
+    head.textContent = name;
     data.cols.forEach(function (c, i) {
-      var v = row[i];
-      html += "<tr><td>" + c + "</td><td>" + (typeof v === "number" ? fmt(v) : String(v)) + "</td></tr>";
+      var v = row[i], tr = table.insertRow();
+      tr.insertCell().textContent = c;
+      tr.insertCell().textContent = typeof v === "number" ? fmt(v) : String(v);
     });
-    tip.innerHTML = html + "</table>";
+    while (tip.firstChild) { tip.removeChild(tip.firstChild); }
+    tip.appendChild(head); tip.appendChild(table);
     tip.style.display = "block";
     tip.style.left = (ev.clientX + 14) + "px";
     tip.style.top = (ev.clientY + 10) + "px";
@@ -353,7 +357,7 @@ SCRIPT = r"""
     });
     var legend = document.createElement("div");
     legend.className = "legend";
-    legend.innerHTML = "<b>variant</b>";
+    legend.appendChild(document.createElement("b")).textContent = "variant";
     spec.v.forEach(function (n) {
       var lab = document.createElement("label"), box = document.createElement("input"), sw = document.createElement("span");
       box.type = "checkbox"; box.checked = true;

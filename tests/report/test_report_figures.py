@@ -434,3 +434,54 @@ def test_no_head_to_head_without_a_shared_scenario(tmp_path, monkeypatch, report
     html = build_report(tmp_path / "s.sqlite", "latest", scoreboard=False, context=ctx)
     assert "Technique: poseidon" in html and "Technique: mg-wfbp" in html
     assert "Head to head" not in html
+
+
+_HOVER = ("<script>window.addEventListener('load',function(){setTimeout(function(){"
+          "var svg=document.querySelector('.ifig svg'),c=svg&&svg.querySelector('circle');"
+          "if(!c){document.body.setAttribute('data-hovered','none');return;}"
+          "var r=svg.getBoundingClientRect(),vb=svg.viewBox.baseVal,w=(vb&&vb.width)||r.width,h=(vb&&vb.height)||r.height;"
+          "var x=r.left+c.cx.baseVal.value*r.width/w,y=r.top+c.cy.baseVal.value*r.height/h;"
+          "svg.dispatchEvent(new MouseEvent('mousemove',{clientX:x,clientY:y,bubbles:true}));"
+          "var tip=document.querySelector('.itip');"
+          "document.body.setAttribute('data-hovered',tip?'1':'0');"
+          "document.body.setAttribute('data-tip-img',tip?tip.querySelectorAll('img').length:-1);"
+          "document.body.setAttribute('data-tip-has-payload',tip&&tip.textContent.indexOf('onerror')>=0?'1':'0');"
+          "},500);});</script>")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="the browser check needs Debian's chromium")
+def test_a_tooltip_shows_a_parameter_value_as_text_not_markup(report_context, tmp_path):
+    """A tryout ran odyssey with ``--param 'failures=<img src=x onerror=alert(1)>,exponential'``: hovering
+    a point of `suite report`'s figure ran the handler (the tooltip was built with innerHTML)."""
+    from suite.report import write_report
+    from suite.report.interactive import SCRIPT
+    from suite.results import Store
+    from suite.runner.engine import run_cases
+    from suite.runner.experiment import expand_entry
+
+    payload = "<img src=x onerror=document.body.setAttribute('data-pwned','1')>"
+    exp = expand_entry({"technique": "odyssey", "variants": ["odyssey"],
+                        "params": {"failures": [payload, "exponential"], "mfu": ["0.3", "0.4"]}}, context=report_context)
+    path = tmp_path / "s.sqlite"
+    with Store(path) as st:
+        s = run_cases(exp.cases, st, context=report_context, command="xss")
+    assert s.by_status.get("ok") == 4, s.by_status
+    html = write_report(path, s.run_id, tmp_path / "x.html", scoreboard=False, context=report_context).read_text()
+    assert "innerHTML" not in SCRIPT and html.count('<div class="ifig"') > 0
+    probe = tmp_path / "probe.html"
+    probe.write_text(html.replace("</body>", _HOVER + "</body>"), encoding="utf-8")
+    r = _chromium("--dump-dom", probe.as_uri())
+    assert r.returncode == 0, r.stderr[-2000:]
+    body = re.search(r"<body[^>]*>", r.stdout).group(0)
+    assert 'data-hovered="1"' in body and 'data-tip-img="0"' in body, body
+    assert "data-pwned" not in body, body
+
+
+def test_the_pages_script_never_writes_markup():
+    """The fast half of the tooltip check above: the report's script builds every element from text
+    nodes (``textContent``), so no value of a run can become markup on the reader's page."""
+    from suite.report.interactive import SCRIPT
+
+    assert "innerHTML" not in SCRIPT and "outerHTML" not in SCRIPT and "insertAdjacentHTML" not in SCRIPT
+    assert "document.write" not in SCRIPT
