@@ -29,7 +29,7 @@ from suite.api import ParameterError
 
 from .model import PerfModel, Plan, choose_policy, daly_interval, expected_window, young_interval
 
-__all__ = ["TraceEvent", "exponential_trace", "read_trace", "JobSimulation", "run_simulation", "POLICIES"]
+__all__ = ["TraceEvent", "exponential_trace", "read_trace", "parse_trace", "JobSimulation", "run_simulation", "POLICIES"]
 
 POLICIES = ("checkpoint-restart", "redundant", "replan", "reroute", "odyssey")
 
@@ -85,6 +85,13 @@ def read_trace(path: str | Path, devices: int) -> list[TraceEvent]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ParameterError(f"odyssey: parameter 'failures': cannot read trace file {str(path)!r}: {exc.strerror}") from None
+    return parse_trace(text, devices, path)
+
+
+def parse_trace(text: str, devices: int, path: str | Path) -> list[TraceEvent]:
+    """The events of a failure trace's *text* (the format and errors of :func:`read_trace`;
+    *path* names the file in messages). A scenario's trace comes resolved, as the bytes of its
+    ``failures`` input (``Param(..., ref="file")``: the file's content is in the case key)."""
     out: list[TraceEvent] = []
     down: set[int] = set()
     last = 0.0
@@ -519,7 +526,7 @@ def make_trace(scenario, pm: PerfModel) -> list[TraceEvent]:
     if src == "exponential":
         return exponential_trace(n, pm.cluster.device_mtbf, pm.cluster.repair_time, horizon,
                                  np.random.default_rng(scenario.seed))
-    return read_trace(src, n)
+    return parse_trace(scenario.input("failures").decode("utf-8"), n, src)
 
 
 def evaluate(scenario):

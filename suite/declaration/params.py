@@ -95,7 +95,9 @@ class Param:
     file path, read once). The resolved input is in :attr:`Scenario.inputs` under the
     parameter's name (:meth:`Scenario.input`), frozen like the scenario's own profile, and its
     content hash is part of the case key, so editing what it names makes new cases. A model never
-    looks an input up by name itself.
+    looks an input up by name itself. ``keywords`` (with ``ref``) lists values that name no input
+    but a choice of the model (``"exponential"``, ``"none"`` beside a trace file's path): such a
+    value is passed as it is and resolves nothing.
     """
 
     type: type = float
@@ -110,12 +112,18 @@ class Param:
     role: str | None = None  # "scale" (the technique's size) or "efficiency" (achieved fraction of peak)
     devices_each: int | None = None  # a scale in nodes: devices one node counts (None: the profile's)
     ref: str | None = None  # the value names an input: one of REF_KINDS
+    keywords: tuple[str, ...] = ()  # with ref: values that name no input (a model's own choices)
 
     def __post_init__(self) -> None:
         if self.role not in PARAM_ROLES:
             raise TechniqueError(f"Param role: expected one of {', '.join(map(str, PARAM_ROLES))}, got {self.role!r}")
         if self.ref is not None and self.ref not in REF_KINDS:
             raise TechniqueError(f"Param: ref: expected one of {list(REF_KINDS)} or None, got {self.ref!r}")
+        if self.keywords:
+            object.__setattr__(self, "keywords", tuple(self.keywords))
+            if self.ref is None or not all(isinstance(k, str) for k in self.keywords):
+                raise TechniqueError(f"Param: keywords: expected strings, with ref set (values that name no input), "
+                                     f"got {self.keywords!r} with ref={self.ref!r}")
         if self.ref is not None and self.type is not str:
             raise TechniqueError(f"Param: ref={self.ref!r}: expected type=str (the value is a name), "
                                  f"got type={getattr(self.type, '__name__', self.type)}")

@@ -424,8 +424,8 @@ class Resolver:
         inputs: dict[str, Any] = {}
         hashes: dict[str, str] = {}
         for pname, p in tech.parameters.items():
-            if p.ref is None or params.get(pname) in (None, ""):  # unset: nothing named
-                continue
+            if p.ref is None or params.get(pname) in (None, "") or params[pname] in p.keywords:
+                continue  # unset, or a keyword of the model's: nothing named
             name = str(params[pname])
             where = f"{tech.name}: parameter {pname!r}"
             try:

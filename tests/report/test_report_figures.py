@@ -461,8 +461,10 @@ def test_a_tooltip_shows_a_parameter_value_as_text_not_markup(report_context, tm
     from suite.runner.experiment import expand_entry
 
     payload = "<img src=x onerror=document.body.setAttribute('data-pwned','1')>"
+    trace = tmp_path / payload  # a file name may hold markup: the value shown is its path
+    trace.write_text("time,device,event\n3600,0,fail\n7200,0,repair\n")
     exp = expand_entry({"technique": "odyssey", "variants": ["odyssey"],
-                        "params": {"failures": [payload, "exponential"], "mfu": ["0.3", "0.4"]}}, context=report_context)
+                        "params": {"failures": [str(trace), "exponential"], "mfu": ["0.3", "0.4"]}}, context=report_context)
     path = tmp_path / "s.sqlite"
     with Store(path) as st:
         s = run_cases(exp.cases, st, context=report_context, command="xss")
