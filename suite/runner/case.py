@@ -137,6 +137,12 @@ def case_key(technique: str, version: str, variant: str, profile_hash: str | Non
     return _key_digest(map(_key_json, ident))
 
 
+def _this_machine() -> dict[str, str]:
+    from suite.runner.dependencies import MACHINE_INPUT, machine_fingerprint
+
+    return {MACHINE_INPUT: machine_fingerprint()}
+
+
 def _key_json(x: Any) -> str:
     """One item of the key's identity as the key's JSON writes it (sorted keys, no spaces)."""
     return json.dumps(x, sort_keys=True, separators=(",", ":"), default=str)
@@ -523,6 +529,8 @@ class Resolver:
         seed = int(spec.seed)
         code, uses = facts[1], facts[2]
         i_hash = self.inputs(tech, params, hashes_only=True)[1] if uses else {}
+        if spec.fidelity == "execute":  # a timing of this machine, whatever profile the case names
+            i_hash = {**i_hash, **_this_machine()}
         scenario = functools.partial(self._scenario, tech, spec.variant, spec.fidelity, profile, workload_name,
                                      shared, seed, uses)
         key = self._key(facts, spec.variant, p_hash, w_hash, params_text, seed, spec.fidelity, i_hash)

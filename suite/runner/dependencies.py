@@ -30,7 +30,10 @@ from importlib.metadata import Distribution, PackageNotFoundError, distribution
 from typing import Any
 
 __all__ = ["DEV_EXTRAS", "requirement_versions", "versions_text", "installed_libraries", "plugin_distribution",
-           "companion_packages"]
+           "companion_packages", "MACHINE_INPUT", "machine_fingerprint"]
+
+#: the key of an execute case's ``inputs`` that holds :func:`machine_fingerprint`
+MACHINE_INPUT = "machine:this"
 
 #: extras whose requirements are tools for developing the distribution, not for running it
 DEV_EXTRAS = frozenset({"test", "tests", "testing", "dev", "develop", "docs", "doc", "lint", "typing", "type"})
@@ -153,3 +156,29 @@ def companion_packages(top: str) -> tuple[str, ...]:
     except PackageNotFoundError:  # pragma: no cover - found through its own entry point
         return ()
     return tuple(t for t in _top_levels(dist) if t not in plugins and t != "suite" and t.isidentifier())
+
+
+@functools.lru_cache(maxsize=1)
+def machine_fingerprint() -> str:
+    """SHA-256 (16 hex chars) of the machine an execute case is measured on: its architecture, CPU
+    model (``/proc/cpuinfo``'s ``model name``, else :func:`platform.processor`), logical CPU count
+    and physical memory. An execute result is a timing of this machine, whatever profile the case
+    names, so a store shared between machines (a copied file, dask workers on several hosts)
+    never serves one machine's timing on another (the host name is left out: a container gets a
+    new one each start)."""
+    import hashlib
+    import os
+    import platform
+
+    model = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            model = next((line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")), "")
+    except OSError:
+        pass
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        memory = 0
+    text = ";".join([platform.machine(), model or platform.processor(), str(os.cpu_count()), str(memory)])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

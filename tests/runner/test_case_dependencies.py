@@ -92,3 +92,25 @@ def test_a_technique_outside_any_distribution_keys_its_own_module(tmp_path, monk
     assert dependencies.plugin_distribution("loose_technique_mod") is None
     assert code_fingerprint(tech, refresh=True) == package_fingerprint("loose_technique_mod", refresh=True)
     sys.modules.pop("loose_technique_mod", None)
+
+
+def test_an_execute_cases_key_holds_the_machine_and_a_model_cases_does_not(monkeypatch, shared_context):
+    """An execute result is a timing of the machine that ran it (a tryout stored 123.4 us timed on an
+    Intel VM under `--profile amd-epyc-7763`): a store shared between machines must not serve it
+    on another one. A model result depends on the profile only."""
+    from suite.runner import expand_entry
+
+    def keys():
+        out = {}
+        for fid in ("execute", "model"):
+            (c,) = expand_entry({"technique": "poseidon", "variants": ["ps"], "fidelities": [fid]},
+                                context=shared_context).cases
+            out[fid] = (c.key, dict(c.inputs))
+        return out
+
+    here = keys()
+    assert here["execute"][1] == {"machine:this": dependencies.machine_fingerprint()}
+    assert here["model"][1] == {}
+    monkeypatch.setattr(dependencies, "machine_fingerprint", lambda: "0" * 16)  # another machine
+    there = keys()
+    assert there["execute"][0] != here["execute"][0] and there["model"][0] == here["model"][0]
