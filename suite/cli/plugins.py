@@ -110,6 +110,7 @@ def _info_data(t: Technique, plug: PluginInfo, reads: dict[tuple[str, str], set[
                            "maximum": p.maximum, "choices": list(p.choices) if p.choices else None, "help": p.help}
                        for k, p in t.parameters.items()},
         "defaults": {"profile": t.default_profile, "workload": t.default_workload},
+        "vocabulary": _vocabulary_data(t.vocabulary),
         "oracle_tolerance": t.oracle_tolerance, "kit_opt_out": dict(t.kit_opt_out),
         "claims": [{"id": c.id, "statement": c.statement, "source": c.source, "verified": c.verified,
                     "expect": c.expect.describe(),
@@ -140,6 +141,7 @@ def _print_info(t: Technique, plug: PluginInfo) -> None:
         c.print(f"  {escape(v.name)}{'*' if v.baseline else ''}: {escape(v.description)}")
     c.print(f"\n[bold]fidelities[/bold]: {', '.join(sorted(t.fidelities))}")
     c.print(f"defaults: profile={t.default_profile}  workload={t.default_workload}")
+    _print_vocabulary(t.vocabulary)
     if t.parameters:
         c.print("\n[bold]parameters[/bold]")
         for k, p in t.parameters.items():
@@ -154,6 +156,36 @@ def _print_info(t: Technique, plug: PluginInfo) -> None:
         c.print("\n[bold]properties[/bold]")
         for prop in t.properties:
             c.print(f"  {prop.name}: {escape(prop.description)}")
+
+
+def _vocabulary_data(name: str | None) -> dict[str, Any] | None:
+    """The shared metric vocabulary *name* (:data:`suite.technique.VOCABULARIES`) as ``suite info
+    --format json`` gives it: ``{"name", "description", "metrics": {metric: {"unit", "direction",
+    "meaning"}}}``; None when the technique declares none."""
+    from suite.technique import VOCABULARIES
+
+    if name is None:
+        return None
+    voc = VOCABULARIES[name]
+    return {"name": voc.name, "description": voc.description,
+            "metrics": {m: {"unit": u, "direction": d, "meaning": voc.meanings[m]} for m, (u, d) in voc.metrics.items()}}
+
+
+def _print_vocabulary(name: str | None) -> None:
+    """``suite info``'s vocabulary section: each shared metric with its unit, direction and meaning,
+    the definition the technique's value follows on the category's head-to-head figures."""
+    from rich.markup import escape
+
+    from suite.cli.common import console
+
+    data = _vocabulary_data(name)
+    if data is None:
+        return
+    c = console()
+    c.print(f"\n[bold]vocabulary[/bold] {escape(data['name'])} ({escape(data['description'])}): the metrics "
+            "compared head to head with its category, each in this sense")
+    for m, d in data["metrics"].items():
+        c.print(f"  {escape(m)} ({escape(d['unit'])}, {d['direction']} is better): {escape(d['meaning'])}")
 
 
 def _param_range(p: Param) -> str:

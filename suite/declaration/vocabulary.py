@@ -75,13 +75,32 @@ class Vocabulary:
     technique must report it in (bytes in ``B``, times in ``s``; tables scale for display only),
     the direction which way is better. The conformance kit checks that a technique declaring the
     vocabulary reports every one of them, in that unit, with that direction.
+
+    ``meanings`` maps each of those metrics to what it measures (what it is over, at which scale),
+    the definition a technique's value must follow to stand on one axis with the others' (the kit
+    cannot check it; ``suite info`` and docs/plugin-authors.md show it). A metric of a paper's
+    that means something else is reported under its own name.
+
+    Raises
+    ------
+    ValueError
+        ``meanings`` does not name exactly the metrics of ``metrics``.
     """
 
     name: str
     category: str
     description: str
     metrics: Mapping[str, tuple[str, str]]
+    meanings: Mapping[str, str]
 
+    def __post_init__(self) -> None:
+        if set(self.meanings) != set(self.metrics):
+            raise ValueError(f"vocabulary {self.name!r}: meanings must name exactly its metrics "
+                             f"{sorted(self.metrics)}, got {sorted(self.meanings)}")
+
+
+_ITERATION_TIME = ("seconds of one synchronous training step at the scenario's scale: forward, backward and "
+                   "whatever of the gradient exchange is not hidden")
 
 #: The shared metric vocabularies, by name. A technique speaks one by declaring
 #: ``vocabulary="NAME"``; one that declares none keeps working and is compared on whatever
@@ -91,8 +110,16 @@ VOCABULARIES: dict[str, Vocabulary] = {
         "data-parallel", "communication",
         "data-parallel training step: gradients exchanged every iteration",
         {"iteration_time": ("s", "lower"), "throughput": ("samples/s", "higher"), "speedup": ("1", "higher"),
-         "comm_time": ("s", "lower"), "exposed_comm": ("s", "lower")}),
+         "comm_time": ("s", "lower"), "exposed_comm": ("s", "lower")},
+        {"iteration_time": _ITERATION_TIME,
+         "throughput": "samples per second of all N devices together (the global batch over iteration_time)",
+         "speedup": "aggregate throughput at N devices over one device's at the same per-device batch "
+                    "(one device: no communication; ideal N, the GPU count, whatever the technique's scale unit)",
+         "comm_time": "seconds of gradient communication in one step, hidden behind compute or not",
+         "exposed_comm": "the part of comm_time not hidden behind compute (what it adds to iteration_time)"}),
     "memory": Vocabulary(
         "memory", "memory", "training under a device-memory budget",
-        {"peak_memory": ("B", "lower"), "iteration_time": ("s", "lower")}),
+        {"peak_memory": ("B", "lower"), "iteration_time": ("s", "lower")},
+        {"peak_memory": "the most bytes one device holds at any moment of a training step",
+         "iteration_time": _ITERATION_TIME}),
 }

@@ -86,6 +86,30 @@ def test_vocabulary_declarations(shared_context):
     assert reg.technique("computron").vocabulary is None and reg.technique("computron").headline == ()
 
 
+def test_vocabularies_say_what_each_metric_means(suite_cli):
+    from suite.technique import VOCABULARIES, Vocabulary
+
+    for voc in VOCABULARIES.values():
+        assert set(voc.meanings) == set(voc.metrics) and all(voc.meanings.values())
+    # speedup is over ONE device at the same per-device batch, ideal N: comparable at equal GPUs
+    assert VOCABULARIES["data-parallel"].meanings["speedup"].startswith(
+        "aggregate throughput at N devices over one device's at the same per-device batch")
+    authors = (SHIPPED.parent / "docs" / "plugin-authors.md").read_text()
+    for voc in VOCABULARIES.values():  # the docs' table is the code's, row by row
+        for m, (unit, direction) in voc.metrics.items():
+            assert f"| `{voc.name}` | `{m}` | {unit} | {direction} | {voc.meanings[m]} |" in authors
+    with pytest.raises(ValueError, match="meanings must name exactly its metrics"):
+        Vocabulary("v", "memory", "d", {"a": ("s", "lower"), "b": ("B", "lower")}, {"a": "seconds"})
+    # suite info shows them (text and JSON); a technique without a vocabulary shows none
+    text = suite_cli("info", "hetseq").output
+    assert "vocabulary data-parallel" in " ".join(text.split())
+    assert "speedup (1, higher is better): aggregate throughput at N devices over one device's" in " ".join(text.split())
+    data = json.loads(suite_cli("info", "superneurons", "--format", "json").output)["vocabulary"]
+    assert data["name"] == "memory" and data["metrics"]["peak_memory"]["unit"] == "B"
+    assert data["metrics"]["peak_memory"]["meaning"] == VOCABULARIES["memory"].meanings["peak_memory"]
+    assert json.loads(suite_cli("info", "computron", "--format", "json").output)["vocabulary"] is None
+
+
 def test_kit_checks_the_vocabulary(shared_context):
     from suite.technique import Result
     from suite.testing.check import check_vocabulary
