@@ -56,6 +56,14 @@ def test_readme_columns_and_its_inconsistency():
     assert 66_785 * 2.794 / 86_400 == pytest.approx(2.160, abs=1e-3)
 
 
+def _readme_gradient_and_intra_node_all_reduce():
+    """(B, s): the 437.9 MB fp32 gradient of BERT-base and its 4-GPU PCIe ring all-reduce on one
+    node of hetseq-readme (3 steps each way at 5 us + m/4 / 15.75 GB/s, reduction of 3/4 m at
+    3 B per B of the TITAN Xp's 547.7 GB/s)."""
+    m = 4 * 109_482_240
+    return m, 2 * 3 * 5e-6 + 2 * 3 / 4 * m / 15.75e9 + 3 / 4 * m * 3 / 547.7e9
+
+
 def test_calibration_recovers_the_profile_figures_and_rows_1_2():
     prof, wl = get_profile("hetseq-readme"), get_workload(BERT)
     eff, bw = model.calibrate_readme(wl, prof)
@@ -64,8 +72,7 @@ def test_calibration_recovers_the_profile_figures_and_rows_1_2():
     assert bw == pytest.approx(prof.network[-1].bandwidth, rel=1e-4) and prof.network[-1].bandwidth == 5.843e9
     # hand check of the efficiency: 32 x 67.045 GFLOP on a 12.15 TFLOP/s TITAN Xp in
     # 2.60 s minus the 4-GPU PCIe ring all-reduce of the 437.9 MB fp32 gradient
-    m = 4 * 109_482_240
-    t_ar = 2 * 3 * 5e-6 + 2 * 3 / 4 * m / 15.75e9 + 3 / 4 * m * 3 / 547.7e9
+    m, t_ar = _readme_gradient_and_intra_node_all_reduce()
     assert eff == pytest.approx(32 * 67.0453e9 / (12.15e12 * (2.60 - t_ar)), rel=1e-4)
     # hand check of the bandwidth, from row 2 alone: 32 sequences per GPU as in row 1, so the same
     # compute 2.60 s - t_ar; the 8-rank ring's 2 x 7 steps are each bound by the NIC hop
@@ -78,6 +85,24 @@ def test_calibration_recovers_the_profile_figures_and_rows_1_2():
     assert model.calibrate_readme(wl, prof, rows={k: model.README_ROWS[k] for k in (1, 2)}) == (eff, bw)
     assert run(nodes=1)["iteration_time"] == pytest.approx(2.60, rel=1e-4)
     assert run(nodes=2)["iteration_time"] == pytest.approx(2.69, rel=1e-4)
+
+
+def test_speedup_is_over_one_gpu_and_node_speedup_over_one_node():
+    # speedup (the data-parallel vocabulary's): throughput over one TITAN Xp's, whose step is
+    # compute only: 32 sequences in 2.60 s - t_ar (the calibration). 4 GPUs at 2.60 s per step
+    # (row 1) and 8 at 2.69 s (row 2), each GPU doing 32 sequences per step:
+    _m, t_ar = _readme_gradient_and_intra_node_all_reduce()
+    one_gpu = 2.60 - t_ar
+    r1, r2, r4, r8 = (run(nodes=n) for n in (1, 2, 4, 8))
+    assert r1["speedup"] == pytest.approx(4 * one_gpu / 2.60, rel=1e-3)  # 3.933
+    assert r2["speedup"] == pytest.approx(8 * one_gpu / 2.69, rel=1e-3)  # 7.603
+    assert (r4["speedup"], r8["speedup"]) == pytest.approx((15.150, 30.240), abs=1e-3)  # under 16 and 32 GPUs
+    # node_speedup (the README's "speedup", the claims'): fixed-epoch time of 1 node over n nodes'
+    assert r1["node_speedup"] == 1.0
+    # 2 nodes: 133,570 steps of 2.69 s against 267,139 of 2.60 s (row 1)
+    assert r2["node_speedup"] == pytest.approx(267_139 * 2.60 / (133_570 * 2.69), rel=1e-3)  # 1.933
+    assert (r4["node_speedup"], r8["node_speedup"]) == pytest.approx((3.852, 7.689), abs=1e-3)  # the docs' values
+    assert r4["expansion"] == pytest.approx(r4["node_speedup"] / 4, rel=1e-12)
 
 
 # ----------------------------------------------------------------------------- step model by hand
