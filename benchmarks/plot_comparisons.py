@@ -12,8 +12,8 @@ It runs exactly what the page shows on the command line::
     suite report head-to-head -o comparison.html
 
 and then draws one figure per shared metric with :func:`suite.report.plots.category_figure`
-(the same function the report uses) and prints, per cluster, each technique's metrics by variant
-as a Markdown table.
+(the same function the report uses, each bar labelled with its scale in GPUs) and prints, per
+cluster, each technique's scale and metrics by variant as a Markdown table.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ PROFILES = ["k80-cluster-10gbe", "h100-ndr-fat-tree"]
 ARGS = ["--category", "communication", "--workload", "resnet-50", "--profile", ",".join(PROFILES),
         "--param", "nodes=8", "--param", "workers=8", "--param", "efficiency=0.5"]
 METRICS = ["iteration_time", "exposed_comm", "speedup"]
+#: the tables' columns: the figures' metrics, then compute_time (its models differ: docs/comparisons.md)
+TABLE_METRICS = [*METRICS, "compute_time"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,29 +54,35 @@ def main(argv: list[str] | None = None) -> int:
             return r.exit_code
         r = CliRunner().invoke(suite_main, ["report", "head-to-head", "-o", str(ns.out / "comparison-report.html"),
                                             "--no-scoreboard", "--title", "Communication techniques head to head "
-                                            "(docs/comparisons.md)", "--store", str(store)])
+                                            "(docs/comparisons.md)", "--store", str(store), "--force"])
         print(r.output, file=sys.stderr)
+        if r.exit_code:  # the report is one of the page's outputs: an error is not a warning
+            return r.exit_code
         wide = load(store, run="head-to-head", wide=True)
-    reg = Context.build().registry
+    ctx = Context.build()
+    reg = ctx.registry
+    dpn = {p: ctx.profile(p).devices_per_node for p in PROFILES}  # for "8 nodes = 64 GPUs"
     names = sorted(set(wide["technique"]))
     techs = {t: reg.technique(t) for t in names}
     base = {t: {v.name for v in techs[t].baselines} for t in names}
     units, dirs = wide.attrs["units"], wide.attrs["directions"]
     for m in METRICS:
         png = plots.category_figure(wide, m, units[m], dirs[m], techs, base,
-                                    f"communication techniques: {m}, ResNet-50, --param nodes=8 workers=8")
+                                    f"communication techniques: {m}, ResNet-50, --param nodes=8 workers=8",
+                                    devices_per_node=dpn)
         (ns.out / f"comparison-{m}.png").write_bytes(base64.b64decode(png))
         print(f"wrote {ns.out / f'comparison-{m}.png'}", file=sys.stderr)
     for prof in PROFILES:
         print(f"\n#### {prof}\n")
-        print("| technique | variant | " + " | ".join(METRICS) + " |")
-        print("|---|---|" + "---|" * len(METRICS))
+        print("| technique | variant | scale | " + " | ".join(TABLE_METRICS) + " |")
+        print("|---|---|---|" + "---|" * len(TABLE_METRICS))
         sub = wide[wide["profile"] == prof]
         for rec in sorted(sub.to_dict("records"), key=lambda r: (r["technique"], r["variant"] not in base[r["technique"]],
                                                                   r["variant"])):
             b = " (baseline)" if rec["variant"] in base[rec["technique"]] else ""
-            print(f"| {rec['technique']} | {rec['variant']}{b} | "
-                  + " | ".join(format_value(rec[m], units[m]) for m in METRICS) + " |")
+            scale = plots.scale_text(techs[rec["technique"]], rec, dpn[prof])
+            print(f"| {rec['technique']} | {rec['variant']}{b} | {scale} | "
+                  + " | ".join(format_value(rec[m], units[m]) for m in TABLE_METRICS) + " |")
     return 0
 
 
