@@ -179,9 +179,11 @@ def code_fingerprint(tech: Technique, *, refresh: bool = False) -> str:
     found = plugin_distribution(top)
     if found is None or found[0] == HOST_DISTRIBUTION:  # the core's libraries: environment_fingerprint
         return own
-    blob = ";".join([own, *(f"{p}={package_fingerprint(p, refresh=refresh)}" for p in companion_packages(top)),
-                     versions_text(found[0], leave_out=frozenset({HOST_DISTRIBUTION}))])
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    extra = [*(f"{p}={package_fingerprint(p, refresh=refresh)}" for p in companion_packages(top)),
+             versions_text(found[0], leave_out=frozenset({HOST_DISTRIBUTION}))]
+    if not any(extra):  # nothing beside the plugin package: its fingerprint, wherever it is installed
+        return own
+    return hashlib.sha256(";".join([own, *extra]).encode()).hexdigest()[:16]
 
 
 def _package_files(top: str) -> tuple[list[tuple[str, str, int, int]], bool]:
