@@ -25,7 +25,8 @@ from suite.technique import Technique
 
 __all__ = ["DaskExecutor", "BATCH_MAX", "BATCHES_PER_WORKER", "QUIET"]
 
-#: batches per dask worker a run is cut into (when it has the cases); see DaskExecutor._batches
+#: batches per dask worker thread a run is cut into (when it has the cases): a worker with n threads
+#: runs n batches at once, each in its own sandbox; see DaskExecutor._batches
 BATCHES_PER_WORKER = 2
 #: most cases in one batch (one task: its cases' outcomes come back when it ends)
 BATCH_MAX = 4096
@@ -72,6 +73,15 @@ def _import_core() -> None:
 
     for name in _CORE_MODULES:
         importlib.import_module(name)
+
+
+def _threads(client: Any, options: ExecOptions) -> int:
+    """The threads of the cluster's workers (each runs one batch at a time), else ``options.jobs``.
+
+    A plain ``dask worker ADDRESS`` runs one thread per core: counted as one worker, a run on a
+    16-core worker was cut into 2 batches and ran 2 cases at a time."""
+    workers = client.scheduler_info().get("workers", {})
+    return max(1, sum(max(1, int(w.get("nthreads") or 1)) for w in workers.values()) or options.jobs)
 
 
 def _shippable(tech: Technique) -> Technique:
@@ -168,15 +178,16 @@ class DaskExecutor(Executor):
             pass
         return client, cluster
 
-    def _batches(self, cases: Sequence[Case], nworkers: int) -> list[list[Case]]:
+    def _batches(self, cases: Sequence[Case], threads: int) -> list[list[Case]]:
         """The cases in batches of one package each (a worker never unpickles two packages), about
-        :data:`BATCHES_PER_WORKER` per worker and at most :data:`BATCH_MAX` cases each.
+        :data:`BATCHES_PER_WORKER` per worker thread (*threads*: the cluster's, :func:`_threads`)
+        and at most :data:`BATCH_MAX` cases each.
 
-        A batch costs a fixed ~0.25 s of CPU on its worker (its sandbox's fork, the plugin's
-        import and each module's first use in the sandbox's pool worker: measured on a
-        SuperNeurons batch, 0.52-0.57 s against 0.28 s for its 62 cases in a warm process), so
-        batches are few and large; two per worker let the scheduler hand the second to whichever
-        worker finishes first. A batch takes every *parts*-th case of its package (a stripe, not a
+        A batch costs a fixed ~0.05 s of CPU in its sandbox (a SuperNeurons batch, 2026-12-04, load
+        6: the fork 3 ms, unpickling 3-10 ms, its pool worker's fork ~10 ms, the plugin's import
+        and first evaluation 22 ms against 4.4 ms for a warm one) beside its dask worker's own
+        handling, so batches are few and large; two per worker thread give the first results
+        half-way through a run (a stopped run keeps them). A batch takes every *parts*-th case of its package (a stripe, not a
         slice): a sweep is expanded variant by variant, so slices differed in cost (the 500-case
         SuperNeurons sweep of ``bench_runner.py --parallel``: 0.87, 0.87, 1.21 and 1.60 s of
         evaluation), and the run lasted until the dearest slice, handed out last, ended; its
@@ -186,7 +197,7 @@ class DaskExecutor(Executor):
         groups: dict[str, list[Case]] = {}
         for c in cases:
             groups.setdefault(package_of(resolved_tech(c)), []).append(c)
-        size = max(1, min(BATCH_MAX, -(-len(cases) // (nworkers * BATCHES_PER_WORKER))))
+        size = max(1, min(BATCH_MAX, -(-len(cases) // (threads * BATCHES_PER_WORKER))))
         out: list[list[Case]] = []
         for g in groups.values():
             parts = -(-len(g) // size)  # as many as *size* needs, of equal sizes (no small remainder)
@@ -200,8 +211,7 @@ class DaskExecutor(Executor):
         batch = _Batches(client, cases, options)
         finished = False
         try:
-            nworkers = max(1, len(client.scheduler_info().get("workers", {})) or options.jobs)
-            for b in self._batches(list(batch.by_key.values()), nworkers):
+            for b in self._batches(list(batch.by_key.values()), _threads(client, options)):
                 batch.submit([c.key for c in b])
             yield from self._collect(client, batch)
             finished = True
