@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from suite.errors import StoreError
-from suite.results.sql import select_in
+from suite.results.sql import KEY_IN, select_keys
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -200,12 +200,12 @@ def read_provenance(path: str | Path) -> dict[str, Any]:
 
 
 #: the runs that asked for each of some cases (by key, then ``run_cases_case``: no scan of the links)
-_RUNS_OF = ("SELECT c.key, rc.run_id FROM cases c JOIN run_cases rc ON rc.case_id = c.id WHERE c.key IN ({marks}) "
-           "ORDER BY rc.run_id")
+_RUNS_OF = (f"SELECT c.key, rc.run_id FROM cases c JOIN run_cases rc ON rc.case_id = c.id WHERE {KEY_IN} "
+            "ORDER BY rc.run_id")
 
 
 def _runs_of(store: Store, keys: list[str]) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
-    for k, r in select_in(store.conn, _RUNS_OF, keys):
+    for k, r in select_keys(store.conn, _RUNS_OF, keys):
         out.setdefault(k, []).append(int(r))
     return out

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from suite.errors import StoreError
-from suite.results.sql import select_in
+from suite.results.sql import KEY_IN, select_keys
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -265,16 +265,16 @@ def _wide_form(base: pd.DataFrame, long: pd.DataFrame) -> pd.DataFrame:
 
 
 def _sample_counts(store: Store, keys: list[str]) -> dict[tuple[str, str], int]:
-    return {(k, m): int(n) for k, m, n in select_in(
-        store.conn, "SELECT case_key, metric, count(*) FROM samples WHERE case_key IN ({marks}) "
-                    "GROUP BY case_key, metric", keys)}
+    return {(k, m): int(n) for k, m, n in select_keys(
+        store.conn, f"SELECT c.key, s.metric, count(*) FROM cases c JOIN samples s ON s.case_id = c.id WHERE {KEY_IN} "
+                    "GROUP BY c.key, s.metric", keys)}
 
 
 def samples(store: Store, keys: list[str]) -> dict[tuple[str, str], list[float]]:
     """Raw samples: (case key, metric) -> values in index order (read-only query on ``samples``)."""
     out: dict[tuple[str, str], list[float]] = {}
-    for k, m, v in select_in(store.conn, "SELECT case_key, metric, value FROM samples WHERE case_key IN ({marks}) "
-                                         "ORDER BY case_key, metric, idx", keys):
+    for k, m, v in select_keys(store.conn, f"SELECT c.key, s.metric, s.value FROM cases c JOIN samples s "
+                                           f"ON s.case_id = c.id WHERE {KEY_IN} ORDER BY c.key, s.metric, s.idx", keys):
         if v is not None:
             out.setdefault((k, m), []).append(float(v))
     return out

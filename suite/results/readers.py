@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from suite.errors import StoreError
-from suite.results.schema import CASE_COLUMNS, IDENTITY_COLUMNS, OK
-from suite.results.sql import select_in
+from suite.results.schema import CASE_COLUMNS, IDENTITY_COLUMNS, METRICS_VIEW, OK
+from suite.results.sql import KEY_IN, key_hash, select_keys
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -54,6 +54,9 @@ def _filter_sql(filters: Mapping[str, Any], col: Mapping[str, str]) -> tuple[lis
         if k not in CASE_FILTERS:
             raise StoreError(f"filter {k!r}: expected one of {sorted(CASE_FILTERS)}")
         vals = list(v) if isinstance(v, (list, tuple, set, frozenset)) else [v]
+        if k == "key":  # through the key hashes' index (schema 8: the keys have none)
+            where.append(f"c.khash IN ({','.join('?' * len(vals))})")
+            args.extend(key_hash(x) for x in vals)
         where.append(f"{col.get(k, 'c.' + k)} IN ({','.join('?' * len(vals))})")
         args.extend(vals)
     return where, args
@@ -148,6 +151,12 @@ def metrics(conn: sqlite3.Connection, rid: int | None, filters: Mapping[str, Any
     return cs[keep].merge(w, on="key", how="left")
 
 
+#: the ``metrics`` view's rows of some keys (through the key hashes' index)
+_METRICS_OF_KEYS = f"{METRICS_VIEW} AND {KEY_IN}"
+#: the ``metrics`` view's rows of one case, by its id, in name order
+_METRICS_OF_CASE = f"SELECT * FROM ({METRICS_VIEW} AND c.id = ?) ORDER BY name"
+
+
 def metric_rows(conn: sqlite3.Connection, rid: int | None, keys: list[str]) -> list[tuple[Any, ...]]:
     """(key, name, value, unit, direction) of *keys*: with a run, of the result each case had in
     that run (``results.metrics``); else (or for a link without one) the current metrics."""
@@ -155,14 +164,13 @@ def metric_rows(conn: sqlite3.Connection, rid: int | None, keys: list[str]) -> l
     current = keys
     if rid is not None:
         got = set()
-        for k, m in select_in(conn, "SELECT c.key, r.metrics FROM cases c JOIN run_cases rc ON rc.run_id = ? "
-                                    "AND rc.case_id = c.id JOIN results r ON r.id = rc.result_id "
-                                    "WHERE c.key IN ({marks}) AND r.metrics IS NOT NULL", keys, before=(rid,)):
+        for k, m in select_keys(conn, "SELECT c.key, r.metrics FROM cases c JOIN run_cases rc ON rc.run_id = ? "
+                                      "AND rc.case_id = c.id JOIN results r ON r.id = rc.result_id "
+                                      f"WHERE {KEY_IN} AND r.metrics IS NOT NULL", keys, before=(rid,)):
             got.add(k)
             rows.extend((k, *x) for x in json.loads(m))
         current = [k for k in keys if k not in got]
-    rows.extend(select_in(conn, "SELECT case_key, name, value, unit, direction FROM metrics "
-                                "WHERE case_key IN ({marks})", current))
+    rows.extend(select_keys(conn, _METRICS_OF_KEYS, current))
     return rows
 
 
@@ -170,7 +178,8 @@ def metric_rows(conn: sqlite3.Connection, rid: int | None, keys: list[str]) -> l
 #: row for (numbered below 0 by the migration to schema 7). Both through ``results_case_id``: two
 #: queries, as SQLite scans ``results`` for their union in id order
 _HISTORY_COLUMNS = "id, run_id, status, error, duration, created, metrics, case_id"
-_HISTORY = (f"SELECT {_HISTORY_COLUMNS} FROM results WHERE case_id = (SELECT id FROM cases WHERE key = ?)",
+_HISTORY = (f"SELECT {_HISTORY_COLUMNS} FROM results WHERE case_id = "
+            "(SELECT id FROM cases WHERE khash = ? AND key = ?)",
             f"SELECT {_HISTORY_COLUMNS} FROM results WHERE case_id < 0 AND case_key = ?")
 #: the runs that asked for a case, each with the result it produced or reused (``run_cases_case``)
 _RUNS_OF_CASE = "SELECT run_id, result_id FROM run_cases WHERE case_id = ? ORDER BY run_id"
@@ -178,7 +187,7 @@ _RUNS_OF_CASE = "SELECT run_id, result_id FROM run_cases WHERE case_id = ? ORDER
 
 def history(conn: sqlite3.Connection, key: str) -> list[dict[str, Any]]:
     """Every stored computation of case *key*, oldest first (see :meth:`suite.results.store.Store.history`)."""
-    rows = sorted(row for q in _HISTORY for row in conn.execute(q, (key,)))
+    rows = sorted([*conn.execute(_HISTORY[0], (key_hash(key), key)), *conn.execute(_HISTORY[1], (key,))])
     used: dict[int, list[int]] = {}
     for cid in sorted({r[7] for r in rows}):
         for run_id, rid in conn.execute(_RUNS_OF_CASE, (cid,)):
@@ -198,39 +207,39 @@ def result(conn: sqlite3.Connection, path: Path, key: str) -> Result:
     """
     from suite.technique import Metric, Result
 
-    row = conn.execute("SELECT status, error FROM cases WHERE key = ?", (key,)).fetchone()
+    row = conn.execute("SELECT status, error, id FROM cases WHERE khash = ? AND key = ?", (key_hash(key), key)).fetchone()
     if row is None:
         raise StoreError(f"store {str(path)!r}: no case with key {key!r}")
     if row[0] != OK:
         raise StoreError(f"case {key}: status {row[0]}: {row[1] or ''}".rstrip(": "))
+    cid = row[2]
     samples: dict[str, list[float]] = {}
     for metric, _idx, value in conn.execute(
-            "SELECT metric, idx, value FROM samples WHERE case_key = ? ORDER BY metric, idx", (key,)):
+            "SELECT metric, idx, value FROM samples WHERE case_id = ? ORDER BY metric, idx", (cid,)):
         samples.setdefault(metric, []).append(value if value is not None else math.nan)
     res = Result()
-    for name, value, unit, direction in conn.execute(
-            "SELECT name, value, unit, direction FROM metrics WHERE case_key = ? ORDER BY name", (key,)):
+    for _key, name, value, unit, direction in conn.execute(_METRICS_OF_CASE, (cid,)):
         s = samples.get(name)
         res.metrics[name] = Metric(name, value if value is not None else math.nan, unit or "1",
                                    direction or "none", tuple(s) if s is not None else None)
-    art = conn.execute("SELECT data FROM artifacts WHERE case_key = ?", (key,)).fetchone()
+    art = conn.execute("SELECT data FROM artifacts WHERE case_id = ?", (cid,)).fetchone()
     if art is not None:
         res.artifacts = json.loads(art[0])
     return res
 
 
-def _digest_samples(conn: sqlite3.Connection, hs: Mapping[str, Any], chunk: list[str], marks: str) -> None:
-    """Add the samples of *chunk* to their digests: the values as float64 bytes (NULL read as NaN,
-    as :func:`result` does), not one repr per sample (95,000 of them took 0.2 s)."""
-    counts = conn.execute(f"SELECT case_key, metric, count(*) FROM samples WHERE case_key IN ({marks}) "
-                          "GROUP BY case_key, metric ORDER BY case_key, metric", chunk).fetchall()
-    vals = conn.execute(f"SELECT value FROM samples WHERE case_key IN ({marks}) "
-                        "ORDER BY case_key, metric, idx", chunk).fetchall()
+def _digest_samples(conn: sqlite3.Connection, hs: Mapping[str, Any], ids: Mapping[int, str]) -> None:
+    """Add the samples of the cases *ids* (case id -> key) to their digests: the values as float64
+    bytes (NULL read as NaN, as :func:`result` does), not one repr per sample (95,000 of them took 0.2 s)."""
+    marks = ",".join("?" * len(ids))
+    counts = conn.execute(f"SELECT case_id, metric, count(*) FROM samples WHERE case_id IN ({marks}) "
+                          "GROUP BY case_id, metric ORDER BY case_id, metric", list(ids)).fetchall()
+    vals = conn.execute(f"SELECT value FROM samples WHERE case_id IN ({marks}) "
+                        "ORDER BY case_id, metric, idx", list(ids)).fetchall()
     raw = array("d", [math.nan if v is None else v for (v,) in vals]).tobytes()
     pos = 0
-    for k, metric, n in counts:
-        if k in hs:
-            hs[k].update(repr(("s", metric, n)).encode() + raw[8 * pos:8 * (pos + n)])
+    for cid, metric, n in counts:
+        hs[ids[cid]].update(repr(("s", metric, n)).encode() + raw[8 * pos:8 * (pos + n)])
         pos += n
 
 
@@ -241,21 +250,24 @@ def content_digests(conn: sqlite3.Connection, keys: Iterable[str]) -> dict[str, 
     its samples as float64 bytes, its artifacts' text."""
     ordered = sorted(set(keys))
     hs: dict[str, Any] = {}
-    for i in range(0, len(ordered), 900):
-        chunk = ordered[i:i + 900]
-        marks = ",".join("?" * len(chunk))
+    for i in range(0, len(ordered), 450):
         # an ok case's metrics: the JSON text the `metrics` view unpacks (the view's json_each and
         # a repr per row cost half of this function)
-        for k, st, err, metrics in conn.execute(f"SELECT c.key, c.status, c.error, r.metrics FROM cases c LEFT JOIN "
-                                                f"results r ON r.id = c.result_id WHERE c.key IN ({marks})", chunk):
+        ids: dict[int, str] = {}
+        for cid, k, st, err, metrics in select_keys(conn, "SELECT c.id, c.key, c.status, c.error, r.metrics FROM "
+                                                          f"cases c LEFT JOIN results r ON r.id = c.result_id WHERE {KEY_IN}",
+                                                    ordered[i:i + 450]):
+            ids[cid] = k
             hs[k] = hashlib.sha256(repr(("case", st, err)).encode())
             if st == OK and metrics is not None:
                 hs[k].update(b"\0m\0" + metrics.encode())
-        _digest_samples(conn, hs, chunk, marks)
-        for k, data in conn.execute(f"SELECT case_key, data FROM artifacts WHERE case_key IN ({marks})", chunk):
-            if k in hs:
-                hs[k].update(b"\0a\0" + data.encode())
-    return {k: h.hexdigest() for k, h in hs.items()}
+        if not ids:
+            continue
+        _digest_samples(conn, hs, ids)
+        for cid, data in conn.execute(f"SELECT case_id, data FROM artifacts WHERE case_id IN ({','.join('?' * len(ids))})",
+                                      list(ids)):
+            hs[ids[cid]].update(b"\0a\0" + data.encode())
+    return {k: hs[k].hexdigest() for k in ordered if k in hs}
 
 
 def case(conn: sqlite3.Connection, path: Path, key: str) -> dict[str, Any]:
@@ -266,7 +278,8 @@ def case(conn: sqlite3.Connection, path: Path, key: str) -> dict[str, Any]:
     StoreError
         No case with that key.
     """
-    cur = conn.execute(f"SELECT {', '.join(CASE_COLUMNS)} FROM cases WHERE key = ?", (key,))
+    cur = conn.execute(f"SELECT {', '.join(c for c in CASE_COLUMNS if c != 'khash')} FROM cases "
+                       "WHERE khash = ? AND key = ?", (key_hash(key), key))
     row = cur.fetchone()
     if row is None:
         raise StoreError(f"store {str(path)!r}: no case with key {key!r}")
@@ -279,8 +292,8 @@ def case(conn: sqlite3.Connection, path: Path, key: str) -> dict[str, Any]:
 
 def statuses(conn: sqlite3.Connection, keys: Iterable[str]) -> dict[str, tuple[str, str | None]]:
     """key -> (status, error) for the given keys that are stored."""
-    return {k: (s, e) for k, s, e in select_in(conn, "SELECT key, status, error FROM cases WHERE key IN ({marks})",
-                                               keys)}
+    return {k: (s, e) for k, s, e in sorted(select_keys(conn, f"SELECT c.key, c.status, c.error FROM cases c "
+                                                              f"WHERE {KEY_IN}", keys))}
 
 
 def codes(conn: sqlite3.Connection, rid: int | None) -> dict[str, tuple[str, str | None]]:
@@ -295,11 +308,11 @@ def ok_keys(conn: sqlite3.Connection, keys: Iterable[str] | None = None) -> set[
     """Keys stored with status ok (among *keys*, or all)."""
     if keys is None:
         return {r[0] for r in conn.execute("SELECT key FROM cases WHERE status = 'ok'")}
-    return {r[0] for r in select_in(conn, "SELECT key FROM cases WHERE status = 'ok' AND key IN ({marks})", keys)}
+    return {r[0] for r in select_keys(conn, f"SELECT c.key FROM cases c WHERE c.status = 'ok' AND {KEY_IN}", keys)}
 
 
 def summarized_keys(conn: sqlite3.Connection, keys: Iterable[str]) -> set[str]:
     """Among *keys*, the ok cases stored with a summary of their artifacts (``--artifacts
     summary``: some entries left out, listed under ``"_omitted"``)."""
-    return {r[0] for r in select_in(conn, "SELECT case_key FROM artifacts WHERE case_key IN ({marks}) "
-                                          "AND json_type(data, '$._omitted') IS NOT NULL", keys)}
+    return {r[0] for r in select_keys(conn, f"SELECT c.key FROM cases c JOIN artifacts a ON a.case_id = c.id WHERE {KEY_IN} "
+                                            "AND json_type(a.data, '$._omitted') IS NOT NULL", keys)}

@@ -12,7 +12,11 @@ Tables (schema version :data:`SCHEMA_VERSION`)
     ``failed`` (some case failed), ``interrupted``), and the counts ``total, computed, cached,
     ok, failed, skipped``.
 ``cases``
-    one row per case key: ``id`` (an integer the store gives each case once, schema 7), ``key, identity`` (JSON of what the key hashes beyond the columns
+    one row per case key: ``id`` (an integer the store gives each case once, schema 7), ``key``,
+    ``khash`` (:func:`suite.results.sql.key_hash` of the key, a signed 64-bit integer, indexed by
+    ``cases_khash``; schema 8: a case is looked up by its hash *and* its key
+    (:data:`suite.results.sql.KEY_IN`), so two keys sharing a hash never read each other's row;
+    until schema 7 the text key had a UNIQUE index), ``identity`` (JSON of what the key hashes beyond the columns
     below: the code fingerprint, the environment and the referenced inputs' hashes,
     ``{"code": ..., "env": ..., "inputs": {...}}``; :meth:`suite.results.store.Store.case` gives the whole identity,
     and stores written before this kept it whole), ``technique,
@@ -44,9 +48,11 @@ Tables (schema version :data:`SCHEMA_VERSION`)
     a view (schema 5; a table before): long format ``case_key, name, value, unit, direction`` of
     each case's current result, read from its ``results`` row (metrics are stored once).
 ``samples``
-    raw repeated measurements: ``case_key, metric, idx, value`` (of the current result).
+    raw repeated measurements: ``case_id, metric, idx, value`` (of the current result; by
+    ``cases.id`` since schema 8, by ``case_key`` before).
 ``artifacts``
-    ``case_key, data`` (JSON object; of the current result only).
+    ``case_id, data`` (JSON object; of the current result only; by ``cases.id`` since schema 8,
+    by ``case_key`` before).
 ``judgements``
     ``key, data, created``: ``suite reproduce``'s judged claim outcomes (JSON), keyed by
     everything a judgement depends on (:mod:`suite.runner.reproduce`: the claim, the technique's
@@ -55,6 +61,11 @@ Tables (schema version :data:`SCHEMA_VERSION`)
 
 A case already stored with status ``ok`` is never overwritten by a non-ok outcome; ``--rerun``
 replaces an ok case by a new ok one.
+
+A suite older than this schema refuses a store written in it (``check_version``: "schema version
+N is newer than this suite's"), for reading and for writing; a store of an older schema is
+migrated when opened for writing (:data:`MIGRATIONS`, one transaction) and refused read-only
+until then.
 """
 
 from __future__ import annotations
@@ -67,12 +78,13 @@ from pathlib import Path
 
 from suite.errors import StoreError
 from suite.results.integrity import store_error
-from suite.results.sql import Tx
+from suite.results.sql import Tx, key_hash
 
 __all__ = ["SCHEMA_VERSION", "MIGRATIONS", "OK", "FAILED_STATUSES", "STATUSES", "IDENTITY_COLUMNS", "CASE_COLUMNS",
-           "open_writable", "open_readonly", "check_version", "migrate", "schema_version", "CASE_RESULTS_INDEX"]
+           "open_writable", "open_readonly", "check_version", "migrate", "schema_version", "CASE_RESULTS_INDEX",
+           "CASES_KHASH_INDEX"]
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 OK = "ok"
 FAILED_STATUSES = ("failed", "timeout", "crashed")
 STATUSES = (OK, "skipped") + FAILED_STATUSES
@@ -97,7 +109,7 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE TABLE IF NOT EXISTS cases (
     id INTEGER PRIMARY KEY,
-    key TEXT NOT NULL UNIQUE,
+    key TEXT NOT NULL, khash INTEGER NOT NULL,
     identity TEXT NOT NULL,
     technique TEXT NOT NULL, technique_version TEXT,
     variant TEXT, fidelity TEXT,
@@ -120,15 +132,15 @@ CREATE TABLE IF NOT EXISTS results (
 CREATE TABLE IF NOT EXISTS field_sets (id INTEGER PRIMARY KEY, fields TEXT NOT NULL UNIQUE);
 CREATE VIEW IF NOT EXISTS metrics AS """ + METRICS_VIEW + """;
 CREATE TABLE IF NOT EXISTS samples (
-    case_key TEXT NOT NULL, metric TEXT NOT NULL, idx INTEGER NOT NULL, value REAL,
-    PRIMARY KEY (case_key, metric, idx)
+    case_id INTEGER NOT NULL, metric TEXT NOT NULL, idx INTEGER NOT NULL, value REAL,
+    PRIMARY KEY (case_id, metric, idx)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS fields_read (
     technique TEXT NOT NULL, code TEXT NOT NULL, variant TEXT NOT NULL, fidelity TEXT NOT NULL,
     fields TEXT NOT NULL,
     PRIMARY KEY (technique, code, variant, fidelity)
 );
-CREATE TABLE IF NOT EXISTS artifacts (case_key TEXT PRIMARY KEY, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS artifacts (case_id INTEGER PRIMARY KEY, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS judgements (key TEXT PRIMARY KEY, data TEXT NOT NULL, created TEXT NOT NULL);
 """
 
@@ -175,6 +187,20 @@ def _v4_to_v5(conn: sqlite3.Connection) -> None:
     add("cases", "result_id", "INTEGER")
     add("run_cases", "result_id", "INTEGER")
     add("run_cases", "overrides", "TEXT")
+    if conn.execute("SELECT 1 FROM cases WHERE result_id IS NULL LIMIT 1").fetchone():  # else nothing to move
+        _v4_results(conn)
+    conn.execute("UPDATE run_cases SET result_id = (SELECT c.result_id FROM cases c WHERE c.key = run_cases.case_key), "
+                 "overrides = (SELECT c.overrides FROM cases c WHERE c.key = run_cases.case_key) "
+                 "WHERE result_id IS NULL")
+    # the metrics live in their results row now: the long table becomes a view of them
+    if conn.execute("SELECT type FROM sqlite_master WHERE name = 'metrics'").fetchone() == ("table",):
+        conn.execute("DROP TABLE metrics")
+    conn.execute(f"CREATE VIEW IF NOT EXISTS metrics AS {METRICS_VIEW}")
+
+
+def _v4_results(conn: sqlite3.Connection) -> None:
+    """A version 4 store's one result per case (from its ``metrics`` table and its samples, both
+    keyed by case key) becomes the case's ``results`` row."""
     conn.execute(
         "INSERT INTO results (case_key, run_id, status, error, traceback, duration, created, metrics, samples) "
         "SELECT c.key, c.run_id, c.status, c.error, c.traceback, c.duration, c.created, "
@@ -187,13 +213,6 @@ def _v4_to_v5(conn: sqlite3.Connection) -> None:
         "FROM cases c WHERE c.result_id IS NULL ORDER BY c.created, c.key")
     conn.execute("UPDATE cases SET result_id = (SELECT max(r.id) FROM results r WHERE r.case_key = cases.key) "
                  "WHERE result_id IS NULL")
-    conn.execute("UPDATE run_cases SET result_id = (SELECT c.result_id FROM cases c WHERE c.key = run_cases.case_key), "
-                 "overrides = (SELECT c.overrides FROM cases c WHERE c.key = run_cases.case_key) "
-                 "WHERE result_id IS NULL")
-    # the metrics live in their results row now: the long table becomes a view of them
-    if conn.execute("SELECT type FROM sqlite_master WHERE name = 'metrics'").fetchone() == ("table",):
-        conn.execute("DROP TABLE metrics")
-    conn.execute(f"CREATE VIEW IF NOT EXISTS metrics AS {METRICS_VIEW}")
 
 
 def _v5_to_v6(conn: sqlite3.Connection) -> None:
@@ -227,10 +246,11 @@ def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
     return [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
 
 
-def _rebuild(conn: sqlite3.Connection, table: str, copy: str) -> None:
-    """Replace *table* by the layout :data:`SCHEMA` gives it now, its rows copied by *copy*
-    (columns and a SELECT that reads the old table as ``{old}``)."""
-    create = next(s for s in SCHEMA.split(";") if f"CREATE TABLE IF NOT EXISTS {table} (" in s)
+def _rebuild(conn: sqlite3.Connection, table: str, copy: str, create: str | None = None) -> None:
+    """Replace *table* by the layout *create* (default: the one :data:`SCHEMA` gives it now), its
+    rows copied by *copy* (columns and a SELECT that reads the old table as ``{old}``)."""
+    if create is None:
+        create = next(s for s in SCHEMA.split(";") if f"CREATE TABLE IF NOT EXISTS {table} (" in s)
     conn.execute(f"ALTER TABLE {table} RENAME TO {table}_old")
     conn.execute(create)
     conn.execute(f"INSERT INTO {table} {copy.format(old=table + '_old')}")
@@ -252,8 +272,8 @@ def _v6_to_v7(conn: sqlite3.Connection) -> None:
     if "id" not in _columns(conn, "cases"):
         conn.execute("DROP VIEW IF EXISTS metrics")  # names cases: dropped while the table is rebuilt
         conn.execute("DROP INDEX IF EXISTS cases_technique")
-        cols = ", ".join(CASE_COLUMNS)
-        _rebuild(conn, "cases", f"(id, {cols}) SELECT rowid, {cols} FROM {{old}} ORDER BY rowid")
+        cols = ", ".join(_V7_CASE_COLUMNS)
+        _rebuild(conn, "cases", f"(id, {cols}) SELECT rowid, {cols} FROM {{old}} ORDER BY rowid", _V7_CASES)
         conn.execute("CREATE INDEX IF NOT EXISTS cases_technique ON cases(technique, variant)")
         conn.execute(f"CREATE VIEW IF NOT EXISTS metrics AS {METRICS_VIEW}")
     if "case_id" not in _columns(conn, "results"):
@@ -286,27 +306,96 @@ def _number_orphans(conn: sqlite3.Connection) -> None:
                  "SELECT case_key FROM run_cases WHERE case_key NOT IN (SELECT key FROM cases) ORDER BY 1")
 
 
+#: the ``cases`` table of schema 7 (its key UNIQUE, no hash), which :func:`_v6_to_v7` builds
+_V7_CASES = """CREATE TABLE IF NOT EXISTS cases (
+    id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, identity TEXT NOT NULL,
+    technique TEXT NOT NULL, technique_version TEXT, variant TEXT, fidelity TEXT,
+    profile TEXT, profile_hash TEXT, workload TEXT, workload_hash TEXT,
+    params TEXT, overrides TEXT, seed INTEGER,
+    status TEXT NOT NULL, error TEXT, traceback TEXT, duration REAL,
+    run_id INTEGER REFERENCES runs(id), created TEXT NOT NULL, result_id INTEGER
+)"""
+
+#: the case-key hashes' index (schema 8): a look-up by key goes through it (:data:`KEY_IN`)
+CASES_KHASH_INDEX = "CREATE INDEX IF NOT EXISTS cases_khash ON cases(khash)"
+
+
+def _v7_to_v8(conn: sqlite3.Connection) -> None:
+    """Cases are found by an integer hash of their key, and samples and artifacts name their case
+    by ``cases.id`` (issue 44, flat at scale: the case keys are hashes, so the UNIQUE index of the
+    20-character text keys took each new case on a random page, and once a store held more of its
+    pages than a commit had cases, each case dirtied a page of it: the commits grew from 14-18 to
+    28 us/case from 10k to 1M cases; ``samples`` and ``artifacts``, keyed by the text key, did the
+    same for cases that have them).
+
+    ``cases`` is rebuilt without the UNIQUE key index, with ``khash``
+    (:func:`suite.results.sql.key_hash` of its key, half the bytes of an index entry), indexed by
+    ``cases_khash``; ``samples`` and ``artifacts`` are rebuilt keyed by ``case_id``, so a new
+    case's rows go at their end. Samples and artifacts of a key with no case row (only a store
+    edited by hand has any) keep the negative case id the migration to schema 7 gave that key's
+    results, or a new one below every id in use. What any reader returns is unchanged."""
+    conn.create_function("suite_key_hash", 1, key_hash, deterministic=True)
+    if "khash" not in _columns(conn, "cases"):
+        conn.execute("DROP VIEW IF EXISTS metrics")  # names cases: dropped while the table is rebuilt
+        conn.execute("DROP INDEX IF EXISTS cases_technique")
+        cols = ", ".join(_V7_CASE_COLUMNS)
+        _rebuild(conn, "cases", f"(id, khash, {cols}) SELECT id, suite_key_hash(key), {cols} FROM {{old}} ORDER BY id")
+        conn.execute("CREATE INDEX IF NOT EXISTS cases_technique ON cases(technique, variant)")
+        conn.execute(f"CREATE VIEW IF NOT EXISTS metrics AS {METRICS_VIEW}")
+    conn.execute(CASES_KHASH_INDEX)
+    if "case_key" in _columns(conn, "samples") or "case_key" in _columns(conn, "artifacts"):
+        _number_case_ids(conn)
+        for table, cols in (("samples", "metric, idx, value"), ("artifacts", "data")):
+            if "case_key" in _columns(conn, table):
+                _rebuild(conn, table, f"(case_id, {cols}) SELECT n.id, {', '.join('o.' + c for c in cols.split(', '))} "
+                                      "FROM {old} o JOIN temp.case_ids n ON n.key = o.case_key")
+        conn.execute("DROP TABLE temp.case_ids")
+
+
+def _number_case_ids(conn: sqlite3.Connection) -> None:
+    """``temp.case_ids``: the case id of each key that a version 7 store's samples or artifacts
+    name: its ``cases.id``; else (no case row) the negative id its results have (:func:`_number_orphans`);
+    else a new one, below every id in use, in key order."""
+    conn.execute("CREATE TEMP TABLE case_ids (key TEXT PRIMARY KEY, id INTEGER)")
+    named = " UNION ".join(f"SELECT case_key FROM {t}" for t in ("samples", "artifacts") if "case_key" in _columns(conn, t))
+    conn.execute(f"INSERT INTO temp.case_ids (key) {named}")
+    conn.execute("UPDATE temp.case_ids SET id = (SELECT c.id FROM cases c WHERE c.khash = suite_key_hash(case_ids.key) "
+                 "AND c.key = case_ids.key)")
+    conn.execute("UPDATE temp.case_ids SET id = (SELECT min(r.case_id) FROM results r WHERE r.case_id < 0 "
+                 "AND r.case_key = case_ids.key) WHERE id IS NULL")
+    low = conn.execute("SELECT min(0, COALESCE((SELECT min(case_id) FROM results), 0), "
+                       "COALESCE((SELECT min(case_id) FROM run_cases), 0), "
+                       "COALESCE((SELECT min(id) FROM temp.case_ids), 0))").fetchone()[0]
+    conn.execute("UPDATE temp.case_ids SET id = ? - (SELECT count(*) FROM temp.case_ids o WHERE o.id IS NULL "
+                 "AND o.key <= case_ids.key) WHERE id IS NULL", (low,))
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4,
-                                                                4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7}
+                                                                4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7,
+                                                                7: _v7_to_v8}
 
 #: the identity fields (Case.identity) with a column of their own; the identity column holds the rest
 IDENTITY_COLUMNS = ("technique", "technique_version", "variant", "fidelity", "profile", "profile_hash", "workload",
                      "workload_hash", "params", "overrides", "seed")
 
-CASE_COLUMNS = ("key", "identity", "technique", "technique_version", "variant", "fidelity", "profile",
+#: the ``cases`` columns but ``id`` (schema 8: with ``khash``)
+CASE_COLUMNS = ("key", "khash", "identity", "technique", "technique_version", "variant", "fidelity", "profile",
                  "profile_hash", "workload", "workload_hash", "params", "overrides", "seed", "status",
                  "error", "traceback", "duration", "run_id", "created", "result_id")
+#: the ``cases`` columns but ``id`` of schema 7
+_V7_CASE_COLUMNS = tuple(c for c in CASE_COLUMNS if c != "khash")
 
 #: a ``results`` row with its id and its case's id given (the writer numbers a batch's rows itself
 #: and reads each case's id from its upsert: no look-up by key), before its ``VALUES``
 INSERT_RESULT = ("INSERT INTO results (id, case_key, run_id, status, error, traceback, duration, created, metrics, "
                  "samples, fields_id, case_id)")
 
-#: a ``cases`` row (:data:`CASE_COLUMNS`), before its ``VALUES``
-INSERT_CASE = f"INSERT INTO cases ({', '.join(CASE_COLUMNS)})"
-#: after an :data:`INSERT_CASE`'s ``VALUES``: an existing ok case is only replaced by a new ok one (a rerun)
-UPSERT_TAIL = (" ON CONFLICT(key) DO UPDATE SET " + ", ".join(f"{c}=excluded.{c}" for c in CASE_COLUMNS if c != "key")
-               + " WHERE cases.status != 'ok' OR excluded.status = 'ok'")
+#: a ``cases`` row with its id (``id`` and :data:`CASE_COLUMNS`), before its ``VALUES``: the writer
+#: gives a new case the next id and a stored one its own (found by key), and decides itself which
+#: stored case a row replaces (an ok case only by a new ok one)
+INSERT_CASE = f"INSERT INTO cases (id, {', '.join(CASE_COLUMNS)})"
+#: after an :data:`INSERT_CASE`'s ``VALUES``: a row of a stored case replaces its columns in place
+UPSERT_TAIL = " ON CONFLICT(id) DO UPDATE SET " + ", ".join(f"{c}=excluded.{c}" for c in CASE_COLUMNS)
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
@@ -402,6 +491,7 @@ def _connect(path: Path, lock: threading.RLock) -> sqlite3.Connection:
                 conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
                 conn.execute(CASE_RESULTS_INDEX)
                 conn.execute(RUN_CASES_INDEX)
+                conn.execute(CASES_KHASH_INDEX)
             elif row[0] == SCHEMA_VERSION:  # 0.3.3 wrote schema 7 without it (older ones get it migrating)
                 conn.execute(RUN_CASES_INDEX)
     except BaseException:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -10,7 +11,8 @@ from itertools import chain
 from types import TracebackType
 from typing import Any
 
-__all__ = ["Tx", "CHUNK", "ROWS", "select_in", "execute_in", "marks", "insert_rows", "rows_per_statement", "statement_chunks"]
+__all__ = ["Tx", "CHUNK", "ROWS", "select_in", "execute_in", "marks", "insert_rows", "rows_per_statement", "statement_chunks",
+           "key_hash", "KEY_IN", "select_keys"]
 
 #: keys per ``IN (...)`` list: below SQLite's default limit of 999 host parameters
 CHUNK = 900
@@ -88,11 +90,12 @@ def insert_rows(conn: sqlite3.Connection, head: str, rows: Sequence[Sequence[Any
     return out
 
 
-def _in_lists(conn: sqlite3.Connection, keys: Iterable[Any], before: Sequence[Any]) -> Iterator[list[Any]]:
-    """*keys* in lists of :data:`CHUNK`, fewer where SQLite allows fewer host parameters than
-    *before* and :data:`CHUNK` keys together."""
+def _in_lists(conn: sqlite3.Connection, keys: Iterable[Any], before: Sequence[Any],
+              per_key: int = 1) -> Iterator[list[Any]]:
+    """*keys* in lists of :data:`CHUNK` host parameters (*per_key* each), fewer where SQLite allows
+    fewer host parameters than *before* and :data:`CHUNK` together."""
     keys = list(keys)
-    per = max(1, min(CHUNK, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) - len(before)))
+    per = max(1, min(CHUNK, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) - len(before)) // per_key)
     for i in range(0, len(keys), per):
         yield keys[i:i + per]
 
@@ -112,3 +115,26 @@ def execute_in(conn: sqlite3.Connection, sql: str, keys: Iterable[Any]) -> None:
     every key of *keys*, in the lists :func:`select_in` uses."""
     for chunk in _in_lists(conn, keys, ()):
         conn.execute(sql.format(marks=marks(len(chunk))), chunk)
+
+
+def key_hash(key: str) -> int:
+    """``cases.khash`` of case key *key* (schema 8): the first 8 bytes of its BLAKE2b digest as a
+    signed 64-bit integer (SQLite's INTEGER). Two keys may share one (a chance of about n^2 / 2^65
+    among n cases), so every look-up checks the key itself too (:data:`KEY_IN`)."""
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big", signed=True)
+
+
+#: the cases (alias ``c``) of a list of keys: found through the ``cases_khash`` index on their
+#: hashes, and checked against the keys themselves, so a hash two keys share never serves the other
+#: key's row (:func:`select_keys` fills both lists)
+KEY_IN = "c.khash IN ({khashes}) AND c.key IN ({keys})"
+
+
+def select_keys(conn: sqlite3.Connection, sql: str, keys: Iterable[str], before: Sequence[Any] = ()) -> Iterator[Any]:
+    """The rows of *sql* for every case key of *keys*, a few hundred keys a query.
+
+    *sql* holds :data:`KEY_IN` (its ``{khashes}`` and ``{keys}`` are filled with one list's
+    placeholders each); *before* are the parameters that come before those lists in the query."""
+    for chunk in _in_lists(conn, keys, before, per_key=2):
+        m = marks(len(chunk))
+        yield from conn.execute(sql.format(khashes=m, keys=m), [*before, *map(key_hash, chunk), *chunk])

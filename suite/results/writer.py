@@ -27,7 +27,7 @@ from suite.results.codec import dumps, finite, js, metrics_json, now, samples_js
 from suite.results.integrity import store_error
 from suite.results.provenance import provenance
 from suite.results.schema import CASE_COLUMNS, INSERT_CASE, INSERT_RESULT, OK, UPSERT_TAIL
-from suite.results.sql import Tx, execute_in, insert_rows, select_in, statement_chunks
+from suite.results.sql import KEY_IN, Tx, execute_in, insert_rows, key_hash, select_keys, statement_chunks
 
 __all__ = ["Writer", "RUN_COUNTS", "BATCH_SIZE", "BATCH_SECONDS"]
 
@@ -55,21 +55,21 @@ RUN_COUNTS = ("total", "computed", "cached", "ok", "failed", "skipped")
 #: case key, its ``cases`` row up to ``run_id`` (:data:`CASE_COLUMNS`' order; ``created`` and
 #: ``result_id`` are added on commit), its metrics and samples JSON texts (or None), the
 #: fields-read text (or None), whether the case's samples and artifacts are replaced, its
-#: ``samples`` rows and its ``artifacts`` row (or None). Tuples of strings and numbers only: the
+#: ``samples`` rows but the case id (metric, index, value) and its artifacts' text (or None). Tuples of strings and numbers only: the
 #: cyclic collector stops tracking them at its first pass (lists stay tracked, and a batch of
 #: lists waiting was walked again by every collection of the coordinator's young objects); the
 #: ``results`` row and the run link repeat the case's fields and are built on commit
 Pending = tuple[str, tuple[Any, ...], "str | None", "str | None", "str | None", bool,
-                tuple[tuple[str, str, int, "float | None"], ...], "tuple[str, str] | None"]
-#: a buffered link of a cached case: (run id, case key, "cached", overrides JSON)
-Link = tuple[int, str, str, str]
+                tuple[tuple[str, int, "float | None"], ...], "str | None"]
+#: a buffered link of a cached case: (run id, case key, its hash, "cached", overrides JSON)
+Link = tuple[int, str, int, str, str]
 
 #: (Links, each with its place in the batch first) the links of cached cases, to their current
-#: results (a key with no case row gets none), before the ``VALUES`` of (place, run id, key, "cached",
-#: overrides) rows: one statement for many links, in the order they were asked for
+#: results (a key with no case row gets none), before the ``VALUES`` of (place, run id, key, key
+#: hash, "cached", overrides) rows: one statement for many links, in the order they were asked for
 _LINK_CACHED = ("INSERT OR IGNORE INTO run_cases (run_id, case_id, case_key, outcome, result_id, overrides) "
-                "SELECT v.column2, c.id, c.key, v.column4, c.result_id, v.column5 FROM (VALUES {values}) v "
-                "JOIN cases c ON c.key = v.column3 ORDER BY v.column1")
+                "SELECT v.column2, c.id, c.key, v.column5, c.result_id, v.column6 FROM (VALUES {values}) v "
+                "JOIN cases c ON c.khash = v.column4 AND c.key = v.column3 ORDER BY v.column1")
 #: the link of a computed case (run id, case id, key, outcome, result id, overrides), before its ``VALUES``
 _LINK_COMPUTED = "INSERT OR REPLACE INTO run_cases (run_id, case_id, case_key, outcome, result_id, overrides)"
 #: places in a Pending's cases row (CASE_COLUMNS' order)
@@ -107,7 +107,7 @@ def _outcome_rows(identity: Mapping[str, Any], outcome: Mapping[str, Any], run_i
     overrides = identity.get("overrides")
     overrides_json = dumps(overrides) if overrides else "{}"
     params = identity.get("params")
-    case = (key, _identity_json(identity), identity["technique"], identity.get("technique_version"),
+    case = (key, key_hash(key), _identity_json(identity), identity["technique"], identity.get("technique_version"),
             identity.get("variant"), identity.get("fidelity"), identity.get("profile"), identity.get("profile_hash"),
             identity.get("workload"), identity.get("workload_hash"), dumps(params) if params else "{}",
             overrides_json, identity.get("seed"), status, get("error"), get("traceback"), get("duration"), run_id)
@@ -115,12 +115,12 @@ def _outcome_rows(identity: Mapping[str, Any], outcome: Mapping[str, Any], run_i
         return key, case, None, None, None, False, (), None
     samples = get("samples")
     fields = get("fields_read")
-    sample_rows = tuple((key, mname, i, finite(v)) for mname, vals in samples.items()
+    sample_rows = tuple((mname, i, finite(v)) for mname, vals in samples.items()
                         for i, v in enumerate(vals)) if samples else ()
     art = get("artifacts")
-    art_row = (key, art if isinstance(art, str) else dumps(art)) if art else None
+    art_text = (art if isinstance(art, str) else dumps(art)) if art else None
     return (key, case, metrics_json(get("metrics") or ()), samples_json(samples) if samples else None,
-            _fields_text(fields) if fields is not None else None, replace, sample_rows, art_row)
+            _fields_text(fields) if fields is not None else None, replace, sample_rows, art_text)
 
 
 def _next_result_id(conn: sqlite3.Connection) -> int:
@@ -141,29 +141,45 @@ def _field_set_id(conn: sqlite3.Connection, text: str, known: dict[str, int]) ->
     return fid
 
 
-def _upsert_cases(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> dict[str, int]:
-    """Insert or replace the ``cases`` *rows* (:data:`suite.results.schema.UPSERT_TAIL`); key ->
-    case id of each row's case.
+def _stored_cases(conn: sqlite3.Connection, keys: Iterable[str]) -> tuple[dict[str, int], dict[str, str]]:
+    """(key -> case id, key -> status) of the stored cases among *keys* (by hash and key)."""
+    ids: dict[str, int] = {}
+    status: dict[str, str] = {}
+    for cid, key, st in select_keys(conn, f"SELECT c.id, c.key, c.status FROM cases c WHERE {KEY_IN}", set(keys)):
+        ids[key], status[key] = cid, st
+    return ids, status
 
-    The new cases' ids are read back in one query (the ids above the largest before the upsert,
-    as one JSON object: one row, where an upsert's ``RETURNING`` gave one row per case, and the
-    sqlite3 module gives up the GIL at every row, which costs both threads while the runner
-    works); a case that was already stored (replaced, or a non-ok outcome left an ok case in
-    place) is looked up by key."""
-    before = conn.execute("SELECT COALESCE(max(id), 0) FROM cases").fetchone()[0]
-    insert_rows(conn, INSERT_CASE, rows, UPSERT_TAIL)
-    new = conn.execute("SELECT json_group_object(key, id) FROM cases WHERE id > ?", (before,)).fetchone()[0]
-    ids: dict[str, int] = json.loads(new) if new else {}
-    missing = [r[0] for r in rows if r[0] not in ids]
-    if missing:
-        ids.update(select_in(conn, "SELECT key, id FROM cases WHERE key IN ({marks})", missing))
+
+def _upsert_cases(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> dict[str, int]:
+    """Insert or replace the ``cases`` *rows* (:data:`CASE_COLUMNS` each), in order; key -> case
+    id of each row's case.
+
+    A stored case is found by its key (:func:`_stored_cases`) and keeps its id; a new key gets the
+    next id (above the largest stored, in the rows' order). A row replaces a case's row unless
+    the case is ok and the row is not (an ok case is only replaced by a new ok one: a rerun).
+    The store has no UNIQUE index on keys (schema 8): the write transaction (``BEGIN IMMEDIATE``,
+    one writer at a time) makes the look-up and the writes one step, so two processes writing
+    one store still store no key twice."""
+    ids, status = _stored_cases(conn, [r[_KEY_] for r in rows])
+    nxt = conn.execute("SELECT COALESCE(max(id), 0) FROM cases").fetchone()[0]
+    final: dict[str, tuple[Any, ...]] = {}
+    for row in rows:
+        key = row[_KEY_]
+        if key not in ids:
+            nxt += 1
+            ids[key] = nxt
+        elif status.get(key) == OK and row[_STATUS] != OK:
+            continue
+        status[key] = row[_STATUS]
+        final[key] = row
+    insert_rows(conn, INSERT_CASE, [(ids[k], *r) for k, r in final.items()], UPSERT_TAIL)
     return ids
 
 
 def _link_cached(conn: sqlite3.Connection, links: list[Link]) -> None:
     """Write the links of cached cases (:data:`_LINK_CACHED`), a few hundred a statement."""
-    for chunk in statement_chunks(conn, links, 5):
-        conn.execute(_LINK_CACHED.format(values=",".join(["(?,?,?,?,?)"] * len(chunk))),
+    for chunk in statement_chunks(conn, links, 6):
+        conn.execute(_LINK_CACHED.format(values=",".join(["(?,?,?,?,?,?)"] * len(chunk))),
                      [v for j, link in enumerate(chunk) for v in (j, *link)])
 
 
@@ -176,16 +192,16 @@ def _commit_rows(conn: sqlite3.Connection, batch: list[Pending], created: str, f
     ids = _upsert_cases(conn, [p[1] + (created, rid + i) for i, p in enumerate(batch)])
     insert_rows(conn, INSERT_RESULT, [(rid + i, c[_KEY_], c[_RUN], *c[_STATUS:_RUN], created, p[2], p[3], fids[i],
                                        ids[c[_KEY_]]) for i, p in enumerate(batch) for c in (p[1],)])
-    replaced = [p[0] for p in batch if p[5]]
+    replaced = [ids[p[0]] for p in batch if p[5]]
     if replaced:  # an ok outcome replaces the case's samples and artifacts (its metrics are in results)
         for table in ("samples", "artifacts"):
-            execute_in(conn, f"DELETE FROM {table} WHERE case_key IN ({{marks}})", replaced)
-    samples = [row for p in batch for row in p[6]]
+            execute_in(conn, f"DELETE FROM {table} WHERE case_id IN ({{marks}})", replaced)
+    samples = [(ids[p[0]], *row) for p in batch for row in p[6]]
     if samples:
-        insert_rows(conn, "INSERT OR REPLACE INTO samples (case_key, metric, idx, value)", samples)
-    artifacts = [p[7] for p in batch if p[7] is not None]
+        insert_rows(conn, "INSERT OR REPLACE INTO samples (case_id, metric, idx, value)", samples)
+    artifacts = [(ids[p[0]], p[7]) for p in batch if p[7] is not None]
     if artifacts:
-        insert_rows(conn, "INSERT OR REPLACE INTO artifacts (case_key, data)", artifacts)
+        insert_rows(conn, "INSERT OR REPLACE INTO artifacts (case_id, data)", artifacts)
     insert_rows(conn, _LINK_COMPUTED, [(c[_RUN], ids[c[_KEY_]], c[_KEY_], "computed", rid + i, c[_OVERRIDES])
                                        for i, p in enumerate(batch) for c in (p[1],)])
 
@@ -261,7 +277,7 @@ class Writer:
         profile overrides *this* run asked for (key -> overrides; none when absent)."""
         overrides = overrides or {}
         with self._lock:
-            self._run_links.extend((run_id, k, "cached", dumps(overrides[k]) if overrides.get(k) else "{}")
+            self._run_links.extend((run_id, k, key_hash(k), "cached", dumps(overrides[k]) if overrides.get(k) else "{}")
                                    for k in keys)
         self._maybe_flush()
         self._ensure_flusher()
@@ -349,8 +365,8 @@ class Writer:
 
     def _write(self, buf: list[Pending], links: list[Link]) -> int:
         """Commit *buf* and *links* in one transaction; how many cases were written."""
-        # in key order: each key index is walked once, front to back, in a batch (stable: two
-        # outcomes of one key keep their order)
+        # in key order, so a batch's new cases are numbered in key order (stable: two outcomes of
+        # one key keep their order)
         batch = sorted(buf, key=_KEY)
         with self.tx():
             if batch:

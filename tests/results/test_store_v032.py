@@ -18,17 +18,15 @@ from pathlib import Path
 import pytest
 
 from suite.results import SCHEMA_VERSION, Store
+from suite.results.sql import KEY_IN
+from storedump import store_from_dump
 
 DUMP = Path(__file__).parent / "data" / "store-0.3.2.sql"
 
 
 @pytest.fixture
 def store(tmp_path):
-    path = tmp_path / "old.sqlite"
-    con = sqlite3.connect(path)
-    con.executescript(DUMP.read_text())
-    con.close()
-    with Store(path) as st:
+    with Store(store_from_dump(tmp_path / "old.sqlite", DUMP.name)) as st:
         yield st
 
 
@@ -46,7 +44,7 @@ def test_the_dump_is_a_schema_6_store(tmp_path):
 
 
 def test_a_0_3_2_store_migrates_and_reads_its_runs(store):
-    assert store.schema_version == SCHEMA_VERSION == 7
+    assert store.schema_version == SCHEMA_VERSION == 8
     statuses = {(r["variant"], r["param.k"]): r["status"] for _, r in store.cases().iterrows()}
     assert statuses == {(v, k): s for v in ("base", "fast")
                         for k, s in ((1, "ok"), (2, "ok"), (3, "failed"), (4, "skipped"), (5, "failed"))}
@@ -135,12 +133,32 @@ def test_rows_of_a_key_without_a_case_row_are_kept_by_the_migration(tmp_path):
 def test_history_and_an_exports_runs_find_their_rows_through_indexes(store):
     from suite.results import export, readers
 
+    runs_of = export._RUNS_OF.format(khashes="?,?", keys="?,?")
     plans = {q: " / ".join(r[3] for r in store.conn.execute("EXPLAIN QUERY PLAN " + q, args))
-             for q, args in [(readers._HISTORY[0], ("k",)), (readers._HISTORY[1], ("k",)),
-                             (readers._RUNS_OF_CASE, (1,)), (export._RUNS_OF.format(marks="?,?"), ("a", "b"))]}
+             for q, args in [(readers._HISTORY[0], (1, "k")), (readers._HISTORY[1], ("k",)),
+                             (readers._RUNS_OF_CASE, (1,)), (runs_of, (1, 2, "a", "b"))]}
     for q, plan in plans.items():
         assert "SCAN" not in plan, (q, plan)  # e.g. "SEARCH run_cases USING INDEX run_cases_case (case_id=?)"
-    assert "run_cases_case" in plans[readers._RUNS_OF_CASE] and "run_cases_case" in plans[export._RUNS_OF.format(marks="?,?")]
+    assert "run_cases_case" in plans[readers._RUNS_OF_CASE] and "run_cases_case" in plans[runs_of]
+    assert "cases_khash" in plans[readers._HISTORY[0]] and "cases_khash" in plans[runs_of]
+
+
+def test_every_look_up_by_key_goes_through_the_key_hashes_index(store):
+    """Schema 8: ``cases.key`` has no index of its own; each look-up by key (the writer's, the
+    readers') searches ``cases_khash``, never scans ``cases`` (a scan per look-up would make a
+    large store's every chunk cost its size)."""
+    from suite.results import readers, writer
+
+    lists = {"khashes": "?,?", "keys": "?,?"}
+    queries = [(f"SELECT c.id, c.key, c.status FROM cases c WHERE {KEY_IN}", (1, 2, "a", "b")),
+               (readers._METRICS_OF_KEYS, (1, 2, "a", "b")), (readers._METRICS_OF_CASE, (1,)),
+               (f"SELECT c.key FROM cases c WHERE c.status = 'ok' AND {KEY_IN}", (1, 2, "a", "b")),
+               ("SELECT status, error, id FROM cases WHERE khash = ? AND key = ?", (1, "a")),
+               (writer._LINK_CACHED.format(values="(?,?,?,?,?,?)"), (0, 1, "a", 1, "cached", "{}"))]
+    for q, args in queries:
+        plan = " / ".join(r[3] for r in store.conn.execute("EXPLAIN QUERY PLAN " + q.format(**lists), args))
+        assert "SCAN c " not in plan + " " and "SCAN cases" not in plan, (q, plan)
+        assert "cases_khash" in plan or "INTEGER PRIMARY KEY" in plan, (q, plan)
 
 
 def test_a_schema_7_store_without_the_run_links_index_gets_it_on_open(tmp_path):

@@ -17,9 +17,10 @@ def store_table(path: Path) -> dict[str, tuple]:
         for k, name, value, unit, direction in rows:
             metrics.setdefault(k, []).append((name, value, unit, direction))
         samples: dict[str, list] = {}
-        for k, m, i, v in conn.execute("SELECT case_key, metric, idx, value FROM samples"):
+        for k, m, i, v in conn.execute("SELECT c.key, s.metric, s.idx, s.value FROM samples s "
+                                       "JOIN cases c ON c.id = s.case_id"):
             samples.setdefault(k, []).append((m, i, v))
-        arts = dict(conn.execute("SELECT case_key, data FROM artifacts"))
+        arts = dict(conn.execute("SELECT c.key, a.data FROM artifacts a JOIN cases c ON c.id = a.case_id"))
         return {k: (st, err, sorted(metrics.get(k, [])), sorted(samples.get(k, [])), arts.get(k))
                 for k, st, err in conn.execute("SELECT key, status, error FROM cases")}
     finally:

@@ -169,7 +169,7 @@ def test_a_version_4_store_migrates_with_its_results_and_links(tmp_path):
         Store(path, readonly=True)
     st = Store(path)
     try:
-        assert st.schema_version == SCHEMA_VERSION == 7
+        assert st.schema_version == SCHEMA_VERSION == 8
         assert st.metrics(1).set_index("name")["value"].to_dict() == {"y": 120.0, "seed_used": 0.0}
         assert st.metrics(2).set_index("name")["value"].to_dict() == {"y": 120.0, "seed_used": 0.0}
         c2 = st.cases(2).set_index("key")
