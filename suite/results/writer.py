@@ -27,7 +27,7 @@ from suite.results.codec import dumps, finite, js, metrics_json, now, samples_js
 from suite.results.integrity import store_error
 from suite.results.provenance import provenance
 from suite.results.schema import CASE_COLUMNS, INSERT_CASE, INSERT_RESULT, OK, UPSERT_TAIL
-from suite.results.sql import KEY_IN, Tx, execute_in, insert_rows, key_hash, select_keys, statement_chunks
+from suite.results.sql import Tx, execute_in, insert_rows, key_hash, statement_chunks
 
 __all__ = ["Writer", "RUN_COUNTS", "BATCH_SIZE", "BATCH_SECONDS"]
 
@@ -73,7 +73,8 @@ _LINK_CACHED = ("INSERT OR IGNORE INTO run_cases (run_id, case_id, case_key, out
 #: the link of a computed case (run id, case id, key, outcome, result id, overrides), before its ``VALUES``
 _LINK_COMPUTED = "INSERT OR REPLACE INTO run_cases (run_id, case_id, case_key, outcome, result_id, overrides)"
 #: places in a Pending's cases row (CASE_COLUMNS' order)
-_KEY_, _OVERRIDES, _STATUS, _RUN = (CASE_COLUMNS.index(c) for c in ("key", "overrides", "status", "run_id"))
+_KEY_, _KHASH, _OVERRIDES, _STATUS, _RUN = (CASE_COLUMNS.index(c) for c in ("key", "khash", "overrides", "status",
+                                                                             "run_id"))
 
 
 #: fields-read list (as a worker sent it) -> its stored JSON text: a sweep repeats a handful of sets
@@ -141,38 +142,46 @@ def _field_set_id(conn: sqlite3.Connection, text: str, known: dict[str, int]) ->
     return fid
 
 
-def _stored_cases(conn: sqlite3.Connection, keys: Iterable[str]) -> tuple[dict[str, int], dict[str, str]]:
-    """(key -> case id, key -> status) of the stored cases among *keys* (by hash and key)."""
+#: the stored cases of a JSON list of key hashes (one parameter: a batch's look-up is one query)
+_CASES_OF_HASHES = "SELECT c.id, c.key, c.status FROM json_each(?) j JOIN cases c ON c.khash = j.value"
+
+
+def _stored_cases(conn: sqlite3.Connection, batch: list[Pending]) -> tuple[dict[str, int], dict[str, str]]:
+    """(key -> case id, key -> status) of the stored cases among *batch*'s: found by their hashes,
+    and each checked against the keys themselves, so a case whose key only shares a hash is left out."""
     ids: dict[str, int] = {}
     status: dict[str, str] = {}
-    for cid, key, st in select_keys(conn, f"SELECT c.id, c.key, c.status FROM cases c WHERE {KEY_IN}", set(keys)):
-        ids[key], status[key] = cid, st
+    keys = {p[0] for p in batch}
+    hashes = "[" + ",".join({str(p[1][_KHASH]) for p in batch}) + "]"
+    for cid, key, st in conn.execute(_CASES_OF_HASHES, (hashes,)):
+        if key in keys:
+            ids[key], status[key] = cid, st
     return ids, status
 
 
-def _upsert_cases(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> dict[str, int]:
-    """Insert or replace the ``cases`` *rows* (:data:`CASE_COLUMNS` each), in order; key -> case
-    id of each row's case.
+def _upsert_cases(conn: sqlite3.Connection, batch: list[Pending], created: str, rid: int) -> dict[str, int]:
+    """Insert or replace the ``cases`` rows of *batch*, in order, the i-th with ``created`` and
+    result id ``rid + i``; key -> case id of each row's case.
 
     A stored case is found by its key (:func:`_stored_cases`) and keeps its id; a new key gets the
-    next id (above the largest stored, in the rows' order). A row replaces a case's row unless
+    next id (above the largest stored, in the batch's order). A row replaces a case's row unless
     the case is ok and the row is not (an ok case is only replaced by a new ok one: a rerun).
     The store has no UNIQUE index on keys (schema 8): the write transaction (``BEGIN IMMEDIATE``,
     one writer at a time) makes the look-up and the writes one step, so two processes writing
     one store still store no key twice."""
-    ids, status = _stored_cases(conn, [r[_KEY_] for r in rows])
+    ids, status = _stored_cases(conn, batch)
     nxt = conn.execute("SELECT COALESCE(max(id), 0) FROM cases").fetchone()[0]
-    final: dict[str, tuple[Any, ...]] = {}
-    for row in rows:
-        key = row[_KEY_]
+    final: dict[str, int] = {}  # key -> the batch row that writes its case
+    for i, p in enumerate(batch):
+        key, st = p[0], p[1][_STATUS]
         if key not in ids:
             nxt += 1
             ids[key] = nxt
-        elif status.get(key) == OK and row[_STATUS] != OK:
+        elif status.get(key) == OK and st != OK:
             continue
-        status[key] = row[_STATUS]
-        final[key] = row
-    insert_rows(conn, INSERT_CASE, [(ids[k], *r) for k, r in final.items()], UPSERT_TAIL)
+        status[key] = st
+        final[key] = i
+    insert_rows(conn, INSERT_CASE, [(ids[k], *batch[i][1], created, rid + i) for k, i in final.items()], UPSERT_TAIL)
     return ids
 
 
@@ -189,7 +198,7 @@ def _commit_rows(conn: sqlite3.Connection, batch: list[Pending], created: str, f
     first: the results and links name each case by the id its upsert gave."""
     rid = _next_result_id(conn)
     fids = [_field_set_id(conn, p[4], field_ids) if p[4] is not None else None for p in batch]
-    ids = _upsert_cases(conn, [p[1] + (created, rid + i) for i, p in enumerate(batch)])
+    ids = _upsert_cases(conn, batch, created, rid)
     insert_rows(conn, INSERT_RESULT, [(rid + i, c[_KEY_], c[_RUN], *c[_STATUS:_RUN], created, p[2], p[3], fids[i],
                                        ids[c[_KEY_]]) for i, p in enumerate(batch) for c in (p[1],)])
     replaced = [ids[p[0]] for p in batch if p[5]]
