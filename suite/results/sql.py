@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -12,7 +13,7 @@ from types import TracebackType
 from typing import Any
 
 __all__ = ["Tx", "CHUNK", "ROWS", "select_in", "execute_in", "marks", "insert_rows", "rows_per_statement", "statement_chunks",
-           "key_hash", "KEY_IN", "select_keys"]
+           "key_hash", "KEY_IN", "key_lists", "select_keys"]
 
 #: keys per ``IN (...)`` list: below SQLite's default limit of 999 host parameters
 CHUNK = 900
@@ -90,12 +91,11 @@ def insert_rows(conn: sqlite3.Connection, head: str, rows: Sequence[Sequence[Any
     return out
 
 
-def _in_lists(conn: sqlite3.Connection, keys: Iterable[Any], before: Sequence[Any],
-              per_key: int = 1) -> Iterator[list[Any]]:
-    """*keys* in lists of :data:`CHUNK` host parameters (*per_key* each), fewer where SQLite allows
-    fewer host parameters than *before* and :data:`CHUNK` together."""
+def _in_lists(conn: sqlite3.Connection, keys: Iterable[Any], before: Sequence[Any]) -> Iterator[list[Any]]:
+    """*keys* in lists of :data:`CHUNK`, fewer where SQLite allows fewer host parameters than
+    *before* and :data:`CHUNK` keys together."""
     keys = list(keys)
-    per = max(1, min(CHUNK, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) - len(before)) // per_key)
+    per = max(1, min(CHUNK, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) - len(before)))
     for i in range(0, len(keys), per):
         yield keys[i:i + per]
 
@@ -138,15 +138,21 @@ def key_hash(key: str) -> int:
 
 #: the cases (alias ``c``) of a list of keys: found through the ``cases_khash`` index on their
 #: hashes, and checked against the keys themselves, so a hash two keys share never serves the other
-#: key's row (:func:`select_keys` fills both lists)
-KEY_IN = "c.khash IN ({khashes}) AND c.key IN ({keys})"
+#: key's row. Two parameters, JSON lists of the hashes and of the keys (:func:`key_lists`): one
+#: query for any number of keys, where ``IN (?, ?, ...)`` lists took one per few hundred keys and
+#: cost twice the CPU a key
+KEY_IN = "c.khash IN (SELECT value FROM json_each(?)) AND c.key IN (SELECT value FROM json_each(?))"
+
+
+def key_lists(keys: Iterable[str]) -> tuple[str, str]:
+    """The two parameters of :data:`KEY_IN` for *keys*: the JSON lists of their hashes and of them."""
+    keys = list(keys)
+    return "[" + ",".join([str(key_hash(k)) for k in keys]) + "]", json.dumps(keys)
 
 
 def select_keys(conn: sqlite3.Connection, sql: str, keys: Iterable[str], before: Sequence[Any] = ()) -> Iterator[Any]:
-    """The rows of *sql* for every case key of *keys*, a few hundred keys a query.
+    """The rows of *sql* for every case key of *keys*, in one query.
 
-    *sql* holds :data:`KEY_IN` (its ``{khashes}`` and ``{keys}`` are filled with one list's
-    placeholders each); *before* are the parameters that come before those lists in the query."""
-    for chunk in _in_lists(conn, keys, before, per_key=2):
-        m = marks(len(chunk))
-        yield from conn.execute(sql.format(khashes=m, keys=m), [*before, *map(key_hash, chunk), *chunk])
+    *sql* ends with :data:`KEY_IN`'s two parameters (:func:`key_lists`); *before* are the
+    parameters that come before them."""
+    return conn.execute(sql, [*before, *key_lists(keys)])

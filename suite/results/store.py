@@ -15,8 +15,9 @@ Only the coordinating process of a run writes it (workers return plain dicts). W
 batched: the runner calls :meth:`Store.add_outcome` per finished case and a flusher thread
 commits every ``batch_size`` cases or ``batch_seconds``, so a ``kill -9`` loses at most the
 cases not yet committed (the next run recomputes only those). The current result of each case is
-keyed by the case key (``INSERT ... ON CONFLICT``), so two ``suite run`` processes on one store
-lose nothing and store no duplicate; every computation is also kept, per run (``results``).
+kept once per case key (the writer looks a batch's keys up and inserts or replaces inside one
+``BEGIN IMMEDIATE`` transaction), so two ``suite run`` processes on one store lose nothing and
+store no duplicate; every computation is also kept, per run (``results``).
 A case already stored with status ``ok`` is never overwritten by a non-ok outcome; ``--rerun``
 replaces an ok case by a new ok one.
 """
