@@ -152,7 +152,7 @@ def _stored_cases(conn: sqlite3.Connection, batch: list[Pending]) -> tuple[dict[
     ids: dict[str, int] = {}
     status: dict[str, str] = {}
     keys = {p[0] for p in batch}
-    hashes = "[" + ",".join({str(p[1][_KHASH]) for p in batch}) + "]"
+    hashes = "[" + ",".join(dict.fromkeys([str(p[1][_KHASH]) for p in batch])) + "]"  # in the batch's (key) order
     for cid, key, st in conn.execute(_CASES_OF_HASHES, (hashes,)):
         if key in keys:
             ids[key], status[key] = cid, st
