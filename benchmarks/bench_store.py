@@ -26,11 +26,12 @@ fresh store through the same public path, in ``--segment`` steps, and prints per
 process CPU per case, the flusher thread's share, and the bytes written (``wchar`` of
 ``/proc/self/io``: the WAL and its checkpoints) per case: how the cost of a case grows with the
 size of the store (issue 44, "flat at scale"). The bytes do not depend on the machine's load.
+``--extras`` gives each case 3 samples and a ~300-byte artifacts object, as a measured case has.
 
 Usage::
 
     python benchmarks/bench_store.py [--cases 20000] [--repeat 3] [--busy 60 --batch-seconds 0.5]
-    python benchmarks/bench_store.py --grow 1000000 [--segment 100000]
+    python benchmarks/bench_store.py --grow 1000000 [--segment 100000] [--extras]
 """
 
 from __future__ import annotations
@@ -138,9 +139,10 @@ def _written() -> int:
         return 0
 
 
-def random_cases(lo: int, hi: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def random_cases(lo: int, hi: int, extras: bool = False) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """Cases *lo* .. *hi* - 1 of a closed-form sweep (one metric each), keyed by a 20-hex-digit
-    hash as the runner's keys are (so each lands on a random page of every key index)."""
+    hash as the runner's keys are (so each lands on a random page of every key index); with
+    *extras*, each with 3 samples and a ~300-byte artifacts object (as a measured case has)."""
     out = []
     for i in range(lo, hi):
         key = hashlib.blake2b(str(i).encode(), digest_size=10).hexdigest()
@@ -149,6 +151,9 @@ def random_cases(lo: int, hi: int) -> list[tuple[dict[str, Any], dict[str, Any]]
                  "overrides": {}, "code": "c" * 16, "env": "e" * 16, "inputs": {}}
         out.append((ident, {"key": key, "status": "ok", "metrics": [["time", 4e-3 + i * 1e-9, "s", "lower"]],
                             "duration": 7e-6, "fields_read": []}))
+        if extras:
+            out[-1][1].update(samples={"time": [4e-3, 4.1e-3, 3.9e-3 + i * 1e-9]},
+                              artifacts={"trace": [i, i * 0.5, "abcdefghij" * 20], "key": key})
     return out
 
 
@@ -175,8 +180,9 @@ class _FlusherClock:
         _writer.Writer._write = self._orig  # type: ignore[method-assign]
 
 
-def grow(n: int, segment: int) -> None:
-    """Write *n* random-key cases into one fresh store; print each segment's cost per case."""
+def grow(n: int, segment: int, extras: bool = False) -> None:
+    """Write *n* random-key cases (with *extras*: samples and artifacts) into one fresh store;
+    print each segment's cost per case."""
     print(f"load average before: {load_average()}")
     print("| cases stored | CPU us/case | of it, flusher thread | KB written/case |")
     print("|---|---|---|---|")
@@ -184,7 +190,7 @@ def grow(n: int, segment: int) -> None:
         st = Store(Path(tmp) / "s.sqlite")
         run = st.begin_run(command="bench_store --grow")
         for lo in range(0, n, segment):
-            work = random_cases(lo, min(n, lo + segment))
+            work = random_cases(lo, min(n, lo + segment), extras)
             c0, f0, w0 = _cpu(), clock.seconds, _written()
             for ident, out in work:
                 st.add_outcome(ident, out, run, replace=False)
@@ -203,13 +209,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--grow", type=int, default=0, help="write this many random-key cases into one store, by segment")
     ap.add_argument("--segment", type=int, default=100000)
+    ap.add_argument("--extras", action="store_true", help="with --grow: each case has samples and artifacts")
     ap.add_argument("--busy", type=float, default=0.0,
                     help="us of Python work in the calling thread before each case (a runner's own work: the "
                          "flusher then commits while the caller runs); its CPU is measured alone and left out")
     ap.add_argument("--batch-seconds", type=float, default=_writer.BATCH_SECONDS)
     args = ap.parse_args(argv)
     if args.grow:
-        grow(args.grow, args.segment)
+        grow(args.grow, args.segment, args.extras)
         return
     work = cases(args.cases)
     loops = round(_loops_per_us() * args.busy) if args.busy else 0
