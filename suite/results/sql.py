@@ -125,8 +125,10 @@ def key_hash(key: str) -> int:
     ``int(head, 16)``) minus 2^63, so hashes sort as their keys do and a batch written in key order
     walks the ``cases_khash`` index front to back (300k cases stored, 20k more in key order: in a
     random order each insert cost 2.5-3x the CPU). Any other text (a key a caller made up) hashes
-    to the first 8 bytes of its BLAKE2b digest. Two keys may share a hash (a chance of about n^2 / 2^65 among n cases
-    of a store): every look-up checks the key itself too (:data:`KEY_IN`)."""
+    to the first 8 bytes of its BLAKE2b digest. Two keys may share a hash (a chance of about
+    n^2 / 2^65 among n cases of a store): every look-up checks the key itself too (:data:`KEY_IN`).
+    Keys made up to share their first 16 hex digits (``0000...0001``, ``0000...0002``) all share
+    one hash, and a look-up of one reads every one of them: correct, but as slow as a scan of them."""
     head = key[:16]
     if len(head) == 16 and head.isalnum():  # no sign, space or "_" that int() would also take
         try:
