@@ -2,8 +2,9 @@
 (issue 44, flat at scale: schema 8 finds a case by an integer hash of its key, and samples and
 artifacts name their case by ``cases.id``).
 
-``data/store-0.3.6.sql.gz`` is the SQL dump (``sqlite3.Connection.iterdump``) of a store 0.3.6's
-``Store`` wrote (``/tmp/store8/make_v7.py`` of the 0.3.7 session, run on 0.3.6's tree): technique
+``data/store-0.3.6.sql.gz`` is the SQL dump (``sqlite3.Connection.iterdump``, gzip-compressed) of a
+store that 0.3.6's ``Store`` wrote through its public methods (``begin_run``, ``add_outcome``,
+``link_cached``, ``finish_run``; run with 0.3.6's tree on ``PYTHONPATH``): technique
 ``oldstore``, variants ``base`` and ``fast``, ``k`` = 1 .. 4, keys ``ab0K5e41...`` (base) and
 ``f00K5e41...`` (fast); an ok case has ``time`` = 0.5 k s (+ 0.25 s for ``fast``), ``gain`` = -1.5 k,
 samples ``time`` = [0.1 k, 0.2 k, k] and artifacts ``{"trace": {"k": k}}``; k = 3 failed, k = 4
