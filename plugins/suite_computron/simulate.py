@@ -125,6 +125,7 @@ class Engine:
         self.arrivals = [np.asarray(a, float) for a in arrivals]
         self._arr = [a.tolist() for a in self.arrivals]  # Python floats for the scalar hot path
         self._len = [len(a) for a in self._arr]
+        self._models = range(len(self._arr))
         self.max_loaded, self.batch, self.tp, self.pp = int(max_loaded), int(batch), int(tp), int(pp)
         self.n = self.tp * self.pp
         self.stage_times, self.handoff = list(stage_times), float(handoff)
@@ -208,8 +209,8 @@ class Engine:
         last = self.pp - 1
         for s in range(self.pp):
             lo = s * tp
-            start = max(t, max(free[lo:lo + tp]))  # the first largest, as max([t] + free[lo:lo + tp])
-            t = start + t_stage
+            f = free[lo]  # = max(free[lo:lo + tp]): a batch holds all of a stage's GPUs, so they free together
+            t = (f if f > t else t) + t_stage  # max(t, f), t when equal
             for g in range(lo, lo + tp):
                 free[g] = t
                 busy[g] += t_stage
@@ -217,7 +218,8 @@ class Engine:
                 t += self.handoff
         # the requests' times are written into the arrays when the run ends (_write_times)
         self._issued.append((self._base[m] + a, b - a, now, t, self.pp * t_stage + last * self.handoff))
-        self.last_done[m] = max(self.last_done[m], t)
+        if t > self.last_done[m]:
+            self.last_done[m] = t
         self.lru[m] = now
         self.lru.move_to_end(m)
         self.batches += 1
@@ -238,33 +240,48 @@ class Engine:
         self.service_t[at] = np.repeat(service, count)
 
     # -- the scheduler
-    def _step(self, now: float) -> bool:
-        """One scheduling decision at *now* (module docstring); False when nothing can start."""
-        head, admitted, state = self.head, self.admitted, self.state
-        queued = [m for m, h in enumerate(head) if h < admitted[m]]
-        self._queued = bool(queued)
-        if not queued:
-            return False
-        stage0_free = max(self.compute_free[:self.tp]) <= now
-        if not stage0_free and "offloaded" not in [state[m] for m in queued]:
-            return False  # the loop below would skip every model: none can be batched or loaded
-        arrs = self._arr
-        for _t, m in sorted([(arrs[m][head[m]], m) for m in queued]):
-            st = state[m]
-            if st == "loaded":
-                if stage0_free:
-                    self._issue_batch(m)
-                    return True
-            elif st == "offloaded":
-                resident = state.count("loaded") + state.count("loading")
-                if resident < self.max_loaded:
-                    self._start_load(m, now)
-                    return True
-                victim = next((v for v in self.lru if state[v] == "loaded"), None)
-                if victim is not None:
-                    self._start_offload(victim)
-                    self._start_load(m, now)  # its own stream: overlaps the offload
-                    return True
+    def _schedule(self, now: float) -> None:
+        """The scheduling decisions at *now* (module docstring), one after another until none can
+        start: each looks at the queued models, oldest queued request first, and takes the first
+        action one of them allows (:meth:`_act`)."""
+        head, admitted, state, arrs = self.head, self.admitted, self.state, self._arr
+        free, models = self.compute_free, self._models
+        while True:
+            queued = [m for m, h, a in zip(models, head, admitted) if h < a]
+            self._queued = bool(queued)
+            if not queued:
+                return
+            stage0_free = free[0] <= now  # the first stage's GPUs free together (_issue_batch)
+            if not stage0_free and "offloaded" not in [state[m] for m in queued]:
+                return  # no queued model can be batched or loaded
+            order = queued if len(queued) == 1 else [m for _t, m in sorted([(arrs[m][head[m]], m) for m in queued])]
+            for m in order:
+                if self._act(m, stage0_free, now):
+                    break
+            else:
+                return
+
+    def _act(self, m: int, stage0_free: bool, now: float) -> bool:
+        """Model *m*'s action at *now*, if it has one: a batch (loaded, the first stage free), a
+        load (offloaded), after evicting the least recently used loaded model when ``max_loaded``
+        are resident; False when it can do nothing (loaded with the first stage busy, or
+        mid-transfer, or no loaded model to evict)."""
+        state = self.state
+        st = state[m]
+        if st == "loaded":
+            if stage0_free:
+                self._issue_batch(m)
+                return True
+        elif st == "offloaded":
+            resident = state.count("loaded") + state.count("loading")
+            if resident < self.max_loaded:
+                self._start_load(m, now)
+                return True
+            victim = next((v for v in self.lru if state[v] == "loaded"), None)
+            if victim is not None:
+                self._start_offload(victim)
+                self._start_load(m, now)  # its own stream: overlaps the offload
+                return True
         return False
 
     def _admit(self, now: float) -> float:
@@ -300,19 +317,21 @@ class Engine:
         schedule until nothing more can start, then sleep until the next event (the clock advances
         as a discrete-event kernel's timeout does, ``now + (next - now)``, e.g. simpy's)."""
         now = self.now
-        pending, free, tp = self._pending, self.compute_free, self.tp
+        pending, free = self._pending, self.compute_free
+        arrival = -math.inf  # the first arrival not yet admitted (scheduling admits none)
         while True:
             if pending and pending[0][0] <= now:
                 self._finish_transfers(now)
-            # the next event: the first arrival not yet admitted (scheduling admits none), the
-            # next transfer's end, or (while requests wait) the first stage's next free time
-            nxt = self._admit(now)
-            while self._step(now):
-                pass
+            # the next event: that arrival, the next transfer's end, or (while requests wait) the
+            # first stage's next free time; before that arrival there is nothing to admit
+            if arrival <= now:
+                arrival = self._admit(now)
+            nxt = arrival
+            self._schedule(now)
             if pending:
                 nxt = min(nxt, pending[0][0])
             if self._queued:
-                f = max(free[:tp])
+                f = free[0]  # the first stage's GPUs free together (_issue_batch)
                 if f > now:
                     nxt = min(nxt, f)
             if not math.isfinite(nxt):
