@@ -695,12 +695,17 @@ def _scores(model, train, snap, nbrs, history, alpha, c, window, reading, ledger
         ok = (na > 0) & (nb > 0)
         cos = np.einsum("pk,pk->p", mine, theirs) / np.where(ok, na * nb, 1.0)
         s_d[ii, jj] = np.where(ok, 1.0 - cos, 1.0)
-    picks = np.zeros((n, n))
-    for r in recent:
-        for i, row in enumerate(r):
-            picks[i, row] += 1.0
-    s_p = 1.0 / (1.0 + picks)
+    s_p = 1.0 / (1.0 + _pick_counts(recent, n))
     return {"s_l": s_l, "s_d": s_d, "s_p": s_p, "S": score_matrix(s_l, s_d, s_p, alpha, c)}
+
+
+def _pick_counts(recent, n: int) -> np.ndarray:
+    """``P (n, n)`` float: ``P[i, j]`` the number of *recent* rounds (each a list of every client's
+    picked peers) in which client ``i`` picked ``j``. A peer listed twice in one round's row counts
+    once, as a fancy-indexed ``P[i, row] += 1.0`` counts it; counted as integers by one bincount,
+    exact as floats (so the same values as adding 1.0 round by round, which cost ~1 ms a round)."""
+    flat = np.array([i * n + j for r in recent for i, row in enumerate(r) for j in set(row)], dtype=np.intp)
+    return np.bincount(flat, minlength=n * n).reshape(n, n).astype(float)
 
 
 #: senders per stacked pass of :func:`_cross_losses` (the pass's arrays stay near a core's cache)

@@ -419,3 +419,15 @@ def test_run_times_on_one_blas_thread(monkeypatch, small):
 
 def test_conformance_kit():
     check_technique(TECHNIQUE)
+
+
+def test_pick_counts_by_hand():
+    """The recency term's counts (s_p = 1 / (1 + count)) against a count by hand: two rounds of
+    three clients, a peer listed twice in one row counted once (as a fancy-indexed += 1 counts it)."""
+    from suite_pfeddst.execute import _pick_counts
+
+    recent = [[[1, 2], [0], []], [[1], [2, 2], [0]]]
+    want = np.array([[0.0, 2.0, 1.0], [1.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
+    got = _pick_counts(recent, 3)
+    assert got.dtype == np.float64 and got.tolist() == want.tolist()
+    assert _pick_counts([], 3).tolist() == np.zeros((3, 3)).tolist()
