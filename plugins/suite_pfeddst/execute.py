@@ -676,7 +676,7 @@ def _scores(model, train, snap, nbrs, history, alpha, c, window, reading, ledger
         losses = _cross_losses(model, snap, nbrs, train)
         for j, got in senders.items():
             for i in got:
-                s_l[i, j] = float(_xfer(ledger, j, i, np.array([losses[i, j]]), "score-loss")[0])
+                s_l[i, j] = _xfer(ledger, j, i, losses[i, j:j + 1], "score-loss")[0]  # its 8 B, copied
     # headers j -> i (for s_d only); the cosine distances of all pairs at once, from the received copies
     pairs, recvd = [], []
     for i in range(n):
