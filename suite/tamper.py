@@ -17,8 +17,11 @@ from __future__ import annotations
 import sys
 import types
 from collections.abc import Mapping
+from itertools import compress
+from operator import is_not, methodcaller
 from typing import Any
 
+from suite.frozen import Flat, flat_items, same_flat
 from suite.frozen import same_items as _same  # the same names bound to the same objects, in order
 
 __all__ = ["snapshot", "undo_changes", "checked"]
@@ -26,12 +29,53 @@ __all__ = ["snapshot", "undo_changes", "checked"]
 #: modules (and their submodules) whose top-level names no plugin may rebind
 SHARED = ("suite", "numpy", "scipy", "math", "builtins", "functools", "operator", "time", "random")
 
-Snapshot = list[tuple[str, Any, dict[str, Any]]]
 _UNSEEN = object()
+_VALUES = methodcaller("values")  # a module's dict and a class's mappingproxy alike
+
+
+class Snapshot(list[tuple[str, Any, dict[str, Any]]]):
+    """The shared namespaces' ``(name, object, copy of its items)``, in ``sys.modules`` order, and
+    (built on the first check, kept with the snapshot) the form in which a check compares all of
+    them at once and the namespace objects by name."""
+
+    __slots__ = ("_fast",)
+
+    def __init__(self, entries: Any = ()) -> None:
+        super().__init__(entries)
+        self._fast: tuple[Flat, dict[str, Any]] | None = None
+
+    def unchanged(self) -> bool:
+        """True when every namespace holds the same names bound to the same objects as snapshot,
+        in order (C loops over all of them at once: a test process holds ~1,200 shared namespaces,
+        40,000 names, checked twice per plugin); False when any may differ."""
+        flat, _known = self.fast()
+        return same_flat([obj.__dict__ for _name, obj, _before in self], flat, _VALUES)
+
+    def fast(self) -> tuple[Flat, dict[str, Any]]:
+        """(the flat form of the copies, namespace name -> object)."""
+        if self._fast is None:
+            self._fast = (flat_items([before for _name, _obj, before in self], _VALUES),
+                          {name: obj for name, obj, _before in self})
+        return self._fast
+
+
+#: module name -> whether it is shared (:func:`_shared`), for the names ``sys.modules`` has held
+_SHARED_NAMES: dict[str, bool] = {}
 
 
 def _shared(name: str) -> bool:
     return name.split(".")[0] in SHARED or name.startswith("suite_")
+
+
+def _fresh_shared(known: dict[str, Any]) -> list[str]:
+    """The shared modules in ``sys.modules`` (in its order) that *known* does not hold as that very
+    object: first imported since, or replaced. One C pass over ``sys.modules``; :func:`_shared` runs
+    once per module name a process ever loads."""
+    names, mods = list(sys.modules), list(sys.modules.values())
+    for name in set(names).difference(_SHARED_NAMES):
+        _SHARED_NAMES[name] = _shared(name)
+    moved = list(compress(names, map(is_not, map(known.get, names, [_UNSEEN] * len(names)), mods)))
+    return list(compress(moved, map(_SHARED_NAMES.__getitem__, moved)))
 
 
 def _entries(name: str, mod: Any) -> list[tuple[str, Any, Mapping[str, Any]]]:
@@ -53,7 +97,7 @@ def _namespaces() -> list[tuple[str, Any, Mapping[str, Any]]]:
 
 def snapshot() -> Snapshot:
     """The shared modules' (and core classes') names and what each is bound to."""
-    return [(name, obj, dict(d)) for name, obj, d in _namespaces()]
+    return Snapshot((name, obj, dict(d)) for name, obj, d in _namespaces())
 
 
 def undo_changes(snap: Snapshot, plugin: str = "") -> list[str]:
@@ -78,7 +122,9 @@ def checked(snap: Snapshot, plugin: str = "") -> tuple[list[str], Snapshot]:
     loading plugins one after another checks each against the snapshot the previous check left
     (one comparison pass per plugin instead of a walk, a copy and a comparison)."""
     changed, dirty, fresh = _undo(snap, plugin)
-    out = [(name, obj, dict(obj.__dict__) if i in dirty else before) for i, (name, obj, before) in enumerate(snap)]
+    if not (dirty or fresh) and isinstance(snap, Snapshot):
+        return changed, snap  # what it leaves is what it was given (kept with its fast form)
+    out = Snapshot((name, obj, dict(obj.__dict__) if i in dirty else before) for i, (name, obj, before) in enumerate(snap))
     seen = {name for name, _obj, _before in out}
     for i in sorted(dirty):  # a core module that gained a class
         name, obj, _before = snap[i]
@@ -96,9 +142,9 @@ def _undo(snap: Snapshot, plugin: str) -> tuple[list[str], set[int], list[str]]:
     replaced in ``sys.modules`` is put back and named ``sys.modules['name']``."""
     changed: list[str] = []
     dirty: set[int] = set()
-    known: dict[str, Any] = {}
-    for i, (name, obj, before) in enumerate(snap):
-        known[name] = obj
+    snap = snap if isinstance(snap, Snapshot) else Snapshot(snap)
+    known = snap.fast()[1]
+    for i, (name, obj, before) in enumerate(() if snap.unchanged() else snap):
         d = obj.__dict__
         if _same(d, before):
             continue
@@ -113,7 +159,7 @@ def _undo(snap: Snapshot, plugin: str) -> tuple[list[str], set[int], list[str]]:
     top = plugin.split(".")[0].split(":")[0]
     for i in sorted(dirty):
         changed += _added(snap[i], top)
-    fresh = [name for name, mod in list(sys.modules.items()) if _shared(name) and known.get(name, _UNSEEN) is not mod]
+    fresh = _fresh_shared(known)
     for name in [n for n in fresh if n in known]:  # a shared module replaced in sys.modules: put back
         sys.modules[name] = known[name]
         changed.append(f"sys.modules[{name!r}]")

@@ -599,3 +599,30 @@ def test_a_patch_to_a_module_an_earlier_plugin_swapped_into_sys_modules_is_still
         sys.modules["suite.perf"] = real
         suite.perf.roofline_time = real.roofline_time if not isinstance(real.roofline_time, functools.partial) \
             else real.roofline_time.func
+
+
+def test_the_import_patch_check_keeps_its_snapshot_while_nothing_changes_and_still_sees_an_equal_rebinding():
+    """suite.tamper.checked gives back the very snapshot it was given when nothing changed (so the
+    all-at-once form it built is used by the next plugin's check), and a name rebound to an equal
+    but different object (1 -> 1.0) or a module replaced in sys.modules is still found and put back
+    with that kept snapshot."""
+    import sys
+
+    from suite import tamper
+
+    name = "suite_tamper_probe_equal"
+    probe, other = types.ModuleType(name), types.ModuleType(name)
+    probe.value = 1
+    sys.modules[name] = probe
+    try:
+        snap = tamper.snapshot()
+        changed, kept = tamper.checked(snap, "evil")
+        assert changed == [] and kept is snap
+        probe.value = 1.0
+        changed, kept = tamper.checked(kept, "evil")
+        assert changed == [f"{name}.value"] and type(probe.value) is int
+        assert tamper.checked(kept, "evil") == ([], kept)
+        sys.modules[name] = other
+        assert tamper.checked(kept, "evil")[0] == [f"sys.modules[{name!r}]"] and sys.modules[name] is probe
+    finally:
+        sys.modules.pop(name, None)
