@@ -18,7 +18,7 @@ is shared: judge flatness by CPU), and where the CPU went: the coordinator's mai
 (``Writer._write``, on its flusher thread but for the last) and the worker process.
 
 The smallest sweep is the reference, and at 10k it lasts under a second: one round of it moved
-68-110 us/case between runs at one load (docs/performance.md, "Store at scale, 0.3.4"). So it runs
+68-110 us/case between runs at one load (docs/performance-history.md, "Store at scale, 0.3.4"). So it runs
 ``--ref-rounds`` times (5 by default) in each round, and the table prints its minimum and median
 CPU per case; FLAT is printed against both: against the minimum (the fastest reference, so the
 strictest ratio: the headline) and against the median.

@@ -41,7 +41,7 @@ BATCH_MAX = 4096
 #: per second; with the first two settings 0.032 s/s, and with all four 0.015 s/s (a user-style
 #: cluster of a scheduler and 2 workers over 5 s, 3 alternated rounds, load 5: 0.16 against
 #: 0.06-0.08 s): on a 2-core machine that burn is a large part of what a dask run costs beyond
-#: the local pool (docs/performance-history.md, "runner and dask, 0.3.3"; docs/performance.md, "dask, 0.3.6").
+#: the local pool (docs/performance-history.md, "runner and dask, 0.3.3"; docs/performance-history.md, "dask, 0.3.6").
 #: A cluster given by ``--scheduler`` is the user's and left as it is (its processes take these settings from the
 #: environment: ``DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False``,
 #: ``DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL=1s``, ``DASK_DISTRIBUTED__WORKER__MEMORY__MONITOR_INTERVAL=1s``,
