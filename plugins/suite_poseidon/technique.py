@@ -227,7 +227,8 @@ _FLIPS = {
                                             "Gbit/s, with the ideal-scaling null outside it: reproduced there"),
     "inception-v3-32n-vs-tf": ("19.5 Gbit/s", "the ratio is inside its band (1.4-1.6) between 12.3 and 19.5 Gbit/s, where "
                                               "plain WFBP equals Poseidon: not discriminating there; above it again at "
-                                              "10 GbE (1.64): not reproduced; back inside near 5 Gbit/s"),
+                                              "10 GbE (1.64): not reproduced; inside again between 5.02 and 9.08 "
+                                              "Gbit/s, below it under 5.02"),
     "tf-vgg19-22k-32n-slower-than-1": ("0.64 Gbit/s", "ps's speed-up on VGG19-22K falls below 1x only under 0.64 Gbit/s: "
                                                       "reproduced there (the ideal-scaling null stays outside)"),
 }
