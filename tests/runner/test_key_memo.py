@@ -109,3 +109,19 @@ def test_keys_with_referenced_inputs_are_case_key_of_their_identity(name):
     assert with_inputs, f"{name}: no case with inputs"
     for c in cases:
         assert c.key == _key_of_identity(c), c.describe()
+
+
+def test_the_resolvers_memos_keep_the_newest_entries_up_to_their_bound(monkeypatch, shared_context):
+    """A sweep of more distinct parameter sets than PROFILE_CACHE keeps memory bounded by dropping
+    the oldest memo (0.3.7: in O(1); a dict's first entry after many deletions cost ~1 us to find)."""
+    import suite.runner.case as case_mod
+    from suite.technique import ScenarioSpec
+
+    monkeypatch.setattr(case_mod, "PROFILE_CACHE", 3)
+    r = case_mod.Resolver(context=shared_context)
+    tech = shared_context.technique("poseidon")
+    keys = [r.resolve(tech, ScenarioSpec(variant="ps", params={"nodes": n})).key for n in (1, 2, 4, 8, 16)]
+    assert len(set(keys)) == 5
+    assert [memo[1][0][2] for memo in r._params] == [4, 8, 16]  # the three newest ("nodes" values)
+    # an evicted set resolves again to the same key
+    assert r.resolve(tech, ScenarioSpec(variant="ps", params={"nodes": 1})).key == keys[0]
