@@ -321,12 +321,28 @@ def _same(now: dict[Any, Any], then: dict[Any, Any]) -> str | None:
     return None
 
 
+def changed_fields(labels: list[str]) -> str | None:
+    """The fields of *labels* as one text: ``"a"``, ``"a and b"``, ``"a, b and c"``; past four,
+    ``"a, b, c, d and N more"``; None for none."""
+    if not labels:
+        return None
+    shown = labels[:4]
+    rest = f"{len(labels) - 4} more" if len(labels) > 4 else shown.pop() if len(shown) > 1 else None
+    return ", ".join(shown) + (f" and {rest}" if rest else "")
+
+
 def restore_changed(snap: list[_Entry]) -> str | None:
-    """Check the snapshot of :func:`guard`: put back every changed object and return the first
-    changed field (``"profile.network[1].bandwidth"``), or None when nothing changed."""
+    """Check the snapshot of :func:`guard`: put back every changed object and return the changed
+    fields, the first found first (``"profile.network[1].bandwidth"``, ``"profile.nodes and
+    profile.network[0].bandwidth"``: :func:`changed_fields`), or None when nothing changed."""
+    return changed_fields(restore_changed_fields(snap))
+
+
+def restore_changed_fields(snap: list[_Entry]) -> list[str]:
+    """:func:`restore_changed`, the changed fields as a list (empty when nothing changed)."""
     if len(snap) > 2 and isinstance(snap, Snapshot) and snap.unchanged():
-        return None  # nothing changed, found in a few C loops (a kept profile's dozen objects)
-    first = None
+        return []  # nothing changed, found in a few C loops (a kept profile's dozen objects)
+    labels: list[str] = []
     for entry in snap:
         obj, items, is_map = entry[0], entry[1], entry[2]
         now = obj if is_map else _state_of(obj)
@@ -337,14 +353,13 @@ def restore_changed(snap: list[_Entry]) -> str | None:
         what = _same(now, items)
         if what is None:
             continue
-        if first is None:
-            first = _label(entry, what)
+        labels.append(_label(entry, what))
         dict.clear(now)
         dict.update(now, items)
-    if first is not None:
+    if labels:
         for forget in _DERIVED:
             forget()
-    return first
+    return labels
 
 
 #: what drops the core's figures derived from input objects and cached by their identity (a

@@ -74,3 +74,44 @@ def test_a_flat_parameter_table_is_snapshot_as_the_walk_would():
     dict.__setitem__(params, "nodes", 8)
     assert restore_changed(snap) == "scenario.params['nodes']" and params["nodes"] == 4
     assert guard(("scenario.params", params), limit=0) == []  # a limit of 0 keeps nothing, as the walk
+
+
+def test_every_field_a_case_changed_is_named_first_found_first(profile):
+    """A tryout's case wrote profile.nodes, network[0].bandwidth and a parameter: InputMutated named
+    only the first. Every change is named (and put back)."""
+    from suite.frozen import changed_fields
+
+    snap = _snap(profile)
+    nodes, bw = profile.nodes, profile.network[0].bandwidth
+    object.__setattr__(profile, "nodes", 99)
+    object.__setattr__(profile.network[0], "bandwidth", 1.0)
+    assert restore_changed(snap) == "profile.nodes and profile.network[0].bandwidth"
+    assert (profile.nodes, profile.network[0].bandwidth) == (nodes, bw) and snap.unchanged()
+    assert changed_fields(["a"]) == "a" and changed_fields(["a", "b", "c"]) == "a, b and c"
+    assert changed_fields(list("abcdef")) == "a, b, c, d and 2 more" and changed_fields([]) is None
+
+
+def _writes_profile_and_params(scenario):
+    from suite.technique import Result
+
+    object.__setattr__(scenario.profile, "nodes", 99)
+    dict.__setitem__(scenario.params, "x", 3)
+    return Result().add("y", 1.0, "s", "lower")
+
+
+@pytest.mark.parametrize("record", [True, False])
+def test_a_case_that_writes_its_profile_and_its_parameters_names_both(shared_context, record):
+    from suite.runner.case import resolve_case
+    from suite.runner.evaluate import evaluate_outcome
+    from suite.technique import Paper, Param, ScenarioSpec, Technique, Variant
+
+    tech = Technique(name="writes-two", title="t", category="communication", paper=Paper("P"),
+                     variants=[Variant("base", "b", baseline=True)], fidelities={"model": _writes_profile_and_params},
+                     parameters={"x": Param(int, 1)}, needs_workload=False, profile_kinds=("cluster",))
+    case = resolve_case(tech, ScenarioSpec(variant="base", profile="titanx-cluster-10gbe"), context=shared_context)
+    nodes = case.scenario.profile.nodes
+    out = evaluate_outcome(tech, case.scenario, case.key, record_reads=record)
+    assert out["status"] == "failed"
+    assert out["error"].startswith("InputMutated: writes-two: the case changed its input profile.nodes and "
+                                   "scenario.params['x'] (inputs are read-only")
+    assert case.scenario.profile.nodes == nodes and case.scenario.params["x"] == 1  # both put back

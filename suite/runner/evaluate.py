@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from suite.errors import SuiteError
-from suite.frozen import guard, restore_changed, same_items
+from suite.frozen import changed_fields, guard, restore_changed_fields, same_items
 from suite.hardware.recording import ReadPlan, Recording
 from suite.runner.case import Case
 from suite.runner.checks import BadMetric, bounded_error, bounded_traceback, metric_problem
@@ -389,12 +389,9 @@ def _snapshots_of(scenario: Any, profile: Any, snapshots: InputSnapshots) -> tup
 
 
 def _restore_changed(snaps: tuple[list[Any], ...]) -> str | None:
-    """:func:`suite.frozen.restore_changed` of each snapshot (each put back): the first changed field."""
-    first = None
-    for snap in snaps:
-        changed = restore_changed(snap)
-        first = first if first is not None else changed
-    return first
+    """:func:`suite.frozen.restore_changed` of each snapshot (each put back): the changed fields of
+    all of them, the first found first (a case that wrote its profile and its parameters names both)."""
+    return changed_fields([label for snap in snaps for label in restore_changed_fields(snap)])
 
 
 def resolved_tech(case: Case) -> Technique:
