@@ -174,7 +174,7 @@ def test_cli_table_and_json(isolated_registry, profiles):
     # time's errors 10 % and 20 % (x/10 at x = 1, 2), bytes exact twice (zero's two rows have no
     # relative error): 7.5 % over the 6 values hides time's 15 %
     assert "MAPE" in res.output and ("overall MAPE: 7.5 % over 6 values (mixes metrics of every unit; worst: "
-                                     "time 15.0 % over 2)") in res.output
+                                     "time 15.0 % over 2 values)") in res.output
     assert "skipped: base x=-1.0: negative x does not apply" in res.output
 
 

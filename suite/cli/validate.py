@@ -109,7 +109,7 @@ def _validate_technique(technique: str, profile: str, profile_dirs: tuple[str, .
         c.print("no values compared: no scenario reported a metric with the same name and unit at both fidelities")
     per = [s for s in report.summary() if s["mape_pct"] is not None]
     worst = max(per, key=lambda s: s["mape_pct"], default=None)
-    spread = (f" (mixes metrics of every unit; worst: {worst['metric']} {worst['mape_pct']:.1f} % over {worst['cases']})"
+    spread = (f" (mixes metrics of every unit; worst: {worst['metric']} {worst['mape_pct']:.1f} % over {worst['cases']} values)"
               if worst is not None and len(per) > 1 and worst["mape_pct"] > 1.5 * (overall or 0.0) else "")
     c.print(f"overall MAPE: {'undefined' if overall is None else f'{overall:.1f} %'} over {len(report.rows)} values{spread}")
     for case, reason in report.skipped:

@@ -69,8 +69,13 @@ def _column_name(name: str) -> None:
     import warnings
 
     warnings.warn(f"metric {name!r}: `suite results show` adds a column of that name ({', '.join(sorted(SHOWN_COLUMN_NAMES))}, "
-                  "set.*); rename the metric: it is refused from dlsys-suite 0.4.0", DeprecationWarning, stacklevel=4)
+                  "set.*); rename the metric: it is refused from dlsys-suite 0.4.0", DeprecationWarning, stacklevel=5)
 _METRIC_UNIT = re.compile(r"[^\[\],\"'\n\r]*")
+
+
+class MetricValueError(TechniqueError, ValueError):
+    """A metric value that is not a number: a TechniqueError, and still the ValueError ``float``
+    raised before 0.3.7 (a plugin that catches it keeps working)."""
 
 
 def _number(name: str, value: Any) -> float:
@@ -81,7 +86,7 @@ def _number(name: str, value: Any) -> float:
     except (TypeError, ValueError):
         text = repr(value)
         shown = text if len(text) <= 80 else f"{text[:60]}... ({len(text):,} characters)"
-        raise TechniqueError(f"metric {name!r}: expected a number, got {type(value).__name__} {shown}") from None
+        raise MetricValueError(f"metric {name!r}: expected a number, got {type(value).__name__} {shown}") from None
 
 
 @dataclass
@@ -115,8 +120,13 @@ class Result:
 
             warnings.warn(f"metric {name!r} added twice to one result (the second value replaced the first); "
                           "add each metric once: this is refused from dlsys-suite 0.4.0", DeprecationWarning, stacklevel=2)
-        self.metrics[name] = Metric(name, _number(name, value), unit, direction,
-                                    tuple(_number(name, s) for s in samples) if samples is not None else None)
+        if samples is not None:
+            given = tuple(samples)  # an iterator is read once
+            try:
+                samples = tuple(map(float, given))
+            except (TypeError, ValueError):
+                samples = tuple(_number(name, s) for s in given)  # raises, naming the bad sample
+        self.metrics[name] = Metric(name, _number(name, value), unit, direction, samples)
         return self
 
     def __getitem__(self, name: str) -> float:

@@ -277,10 +277,9 @@ def _library_versions() -> str:
     """``name=version;...`` of every library the suite's distribution declares to run with (its
     base requirements and its runtime extras', :func:`suite.runner.dependencies.requirement_versions`;
     ``none`` for one not installed), read once per process."""
-    from suite.registry import HOST_DISTRIBUTION
-    from suite.runner.dependencies import versions_text
+    from suite.runner.dependencies import host_library_versions
 
-    return versions_text(HOST_DISTRIBUTION)
+    return host_library_versions()
 
 
 #: resolved (profile, overrides) kept by a :class:`Resolver`; a sweep over more distinct override

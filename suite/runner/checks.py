@@ -154,6 +154,11 @@ MAX_TRACEBACK_CHARS = 64 * 1024
 _LINE_CHARS = 1_000
 
 
+#: what a cut adds ("... [N more characters left out]"): a text at most this much over its limit was
+#: cut already (the worker cuts, the coordinator checks again) and is left as it is
+_NOTE_ROOM = 64
+
+
 def _cut(text: str, limit: int) -> str:
     return f"{text[:limit]}... [{len(text) - limit:,} more characters left out]"
 
@@ -164,7 +169,7 @@ def bounded_error(text: str) -> str: ...
 def bounded_error(text: Any) -> Any: ...
 def bounded_error(text: Any) -> Any:
     """*text* cut to :data:`MAX_ERROR_CHARS` (the rest counted, not kept); anything else as it is."""
-    return _cut(text, MAX_ERROR_CHARS) if isinstance(text, str) and len(text) > MAX_ERROR_CHARS else text
+    return _cut(text, MAX_ERROR_CHARS) if isinstance(text, str) and len(text) > MAX_ERROR_CHARS + _NOTE_ROOM else text
 
 
 @overload
@@ -174,7 +179,7 @@ def bounded_traceback(text: Any) -> Any: ...
 def bounded_traceback(text: Any) -> Any:
     """*text* with each line cut to 1,000 characters and then its last
     :data:`MAX_TRACEBACK_CHARS` kept (a traceback's innermost frames are at its end)."""
-    if not isinstance(text, str) or len(text) <= MAX_TRACEBACK_CHARS:
+    if not isinstance(text, str) or len(text) <= MAX_TRACEBACK_CHARS + _NOTE_ROOM:
         return text
     lines = [_cut(line, _LINE_CHARS) if len(line) > _LINE_CHARS else line for line in text.split("\n")]
     text = "\n".join(lines)
@@ -195,7 +200,8 @@ def check_outcome(out: dict[str, Any], technique: str) -> dict[str, Any]:
     """
     if out.get("status") != "ok":
         err, tb = out.get("error"), out.get("traceback")
-        if (isinstance(err, str) and len(err) > MAX_ERROR_CHARS) or (isinstance(tb, str) and len(tb) > MAX_TRACEBACK_CHARS):
+        if ((isinstance(err, str) and len(err) > MAX_ERROR_CHARS + _NOTE_ROOM)
+                or (isinstance(tb, str) and len(tb) > MAX_TRACEBACK_CHARS + _NOTE_ROOM)):
             out = dict(out, error=bounded_error(err), traceback=bounded_traceback(tb))
         return out
     metrics = out.get("metrics")

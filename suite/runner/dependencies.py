@@ -29,11 +29,16 @@ from collections.abc import Iterable
 from importlib.metadata import Distribution, PackageNotFoundError, distribution
 from typing import Any
 
-__all__ = ["DEV_EXTRAS", "requirement_versions", "versions_text", "installed_libraries", "plugin_distribution",
-           "companion_packages", "MACHINE_INPUT", "machine_fingerprint"]
+__all__ = ["DEV_EXTRAS", "NOT_RUNTIME", "requirement_versions", "versions_text", "installed_libraries", "plugin_distribution",
+           "companion_packages", "MACHINE_INPUT", "machine_fingerprint", "host_library_versions"]
 
 #: the key of an execute case's ``inputs`` that holds :func:`machine_fingerprint`
 MACHINE_INPUT = "machine:this"
+
+#: top-level names a wheel may ship that no model imports (a ``find_packages()`` wheel often holds its
+#: ``tests``): left out of the companions, whose fingerprint would import whichever package of that
+#: name comes first on ``sys.path`` (the current folder's, for ``python -m``)
+NOT_RUNTIME = frozenset({"tests", "test", "testing", "docs", "doc", "examples", "example", "benchmarks", "scripts"})
 
 #: extras whose requirements are tools for developing the distribution, not for running it
 DEV_EXTRAS = frozenset({"test", "tests", "testing", "dev", "develop", "docs", "doc", "lint", "typing", "type"})
@@ -59,7 +64,8 @@ def _runtime_requirements(dist: Any) -> list[str]:
     """The distribution names *dist* requires to run: each ``Requires-Dist`` without an ``extra``
     marker or with an extra not in :data:`DEV_EXTRAS` (normalised: lower case, ``_`` -> ``-``)."""
     names = set()
-    for req in _header_lines(dist, "Requires-Dist"):
+    # the core metadata's header lines; a legacy egg-info keeps them in requires.txt (``dist.requires``)
+    for req in _header_lines(dist, "Requires-Dist") or list(getattr(dist, "requires", None) or ()):
         extra = _EXTRA.search(req)
         if extra is not None and extra.group(1).lower() in DEV_EXTRAS:
             continue
@@ -105,6 +111,20 @@ def installed_libraries(distributions: Iterable[str]) -> dict[str, str]:
     for d in sorted(dists):
         out.update((n, v) for n, v in requirement_versions(d) if v != "none" and n not in dists)
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def host_library_versions() -> str:
+    """:func:`versions_text` of the suite's own distribution; without its metadata (a source tree on
+    ``PYTHONPATH``) the numpy and scipy versions, which the key held before 0.3.7, never nothing."""
+    from suite.registry import HOST_DISTRIBUTION
+
+    if requirement_versions(HOST_DISTRIBUTION):
+        return versions_text(HOST_DISTRIBUTION)
+    import numpy
+    import scipy
+
+    return f"numpy={numpy.__version__};scipy={scipy.__version__}"
 
 
 def _top(module: str) -> str:
@@ -155,7 +175,8 @@ def companion_packages(top: str) -> tuple[str, ...]:
         dist = distribution(name)
     except PackageNotFoundError:  # pragma: no cover - found through its own entry point
         return ()
-    return tuple(t for t in _top_levels(dist) if t not in plugins and t != "suite" and t.isidentifier())
+    return tuple(t for t in _top_levels(dist) if t not in plugins and t != "suite" and t.isidentifier()
+                 and t not in NOT_RUNTIME)
 
 
 @functools.lru_cache(maxsize=1)

@@ -45,12 +45,13 @@ def fake_dist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (info / "entry_points.txt").write_text("[suite.plugins]\nfake-plugin = fakeplug_pkg\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(registry, "_DISCOVERED", None)  # scan the entry points with this one installed
-    for f in (dependencies.requirement_versions, dependencies.plugin_distribution, dependencies.companion_packages):
+    caches = (dependencies.requirement_versions, dependencies.plugin_distribution, dependencies.companion_packages)
+    for f in caches:
         f.cache_clear()
     yield tmp_path
     for mod in ("fakeplug_pkg", "fakeplug_helpers"):
         sys.modules.pop(mod, None)
-    for f in (dependencies.requirement_versions, dependencies.plugin_distribution, dependencies.companion_packages):
+    for f in caches:  # the functions themselves (a test may have patched the module's names)
         f.cache_clear()
 
 
@@ -114,3 +115,36 @@ def test_an_execute_cases_key_holds_the_machine_and_a_model_cases_does_not(monke
     monkeypatch.setattr(dependencies, "machine_fingerprint", lambda: "0" * 16)  # another machine
     there = keys()
     assert there["execute"][0] != here["execute"][0] and there["model"][0] == here["model"][0]
+
+
+def test_a_declared_librarys_version_is_in_the_plugins_key(fake_dist, monkeypatch):
+    tech = SimpleNamespace(package="fakeplug_pkg")
+    before = code_fingerprint(tech, refresh=True)
+    real = dependencies.requirement_versions
+    monkeypatch.setattr(dependencies, "requirement_versions",
+                        lambda d: (("networkx", "0.1"),) + real(d)[1:] if d == "fake-plugin-dist" else real(d))
+    assert code_fingerprint(tech, refresh=True) != before  # a networkx upgrade makes new keys
+
+
+def test_a_plugin_shipping_nothing_else_keeps_its_packages_fingerprint_and_tests_are_no_companion(fake_dist):
+    info = fake_dist / "fake_plugin_dist-1.0.dist-info"
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-plugin-dist\nVersion: 1.0\n")
+    (info / "top_level.txt").write_text("fakeplug_pkg\ntests\n")  # a find_packages() wheel's tests
+    for f in (dependencies.requirement_versions, dependencies.plugin_distribution, dependencies.companion_packages):
+        f.cache_clear()
+    tech = SimpleNamespace(package="fakeplug_pkg")
+    assert dependencies.companion_packages("fakeplug_pkg") == ()
+    # a process that sees this dist-info and one that does not key the same code alike
+    assert code_fingerprint(tech, refresh=True) == package_fingerprint("fakeplug_pkg", refresh=True)
+
+
+def test_without_the_suites_metadata_numpy_and_scipy_still_key_every_case(monkeypatch):
+    import numpy
+    import scipy
+
+    monkeypatch.setattr(dependencies, "requirement_versions", lambda d: ())
+    dependencies.host_library_versions.cache_clear()
+    try:
+        assert dependencies.host_library_versions() == f"numpy={numpy.__version__};scipy={scipy.__version__}"
+    finally:
+        dependencies.host_library_versions.cache_clear()

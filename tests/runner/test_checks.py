@@ -99,5 +99,6 @@ def test_the_coordinator_cuts_an_error_and_a_traceback_a_worker_sent_whole():
     assert out["traceback"].startswith("[155,539 characters of outer frames left out]\n")
     assert out["traceback"].endswith("y" * 10 + "... [4,999,012 more characters left out]")
     assert len(out["traceback"]) == 46 + 65_536
+    assert check_outcome(dict(out), "t") == out  # a second check (the coordinator's) cuts nothing more
     ok = {"status": "failed", "error": "ValueError: short", "traceback": "tb"}
     assert check_outcome(ok, "t") is ok  # nothing to cut: the same object, no copy
