@@ -1,8 +1,8 @@
 """Regenerate docs/comparisons.md's figures and report: the communication techniques head to head
 on ResNet-50, on two shipped clusters, in a temporary store.
 
-    python benchmarks/plot_comparisons.py            # writes docs/img/comparison-*.png and
-                                                     # docs/img/comparison-report.html, prints tables
+    python benchmarks/plot_comparisons.py            # writes docs/img/comparison-*.png, prints tables
+    python benchmarks/plot_comparisons.py --report /tmp/comparison.html   # and the full report
 
 It runs exactly what the page shows on the command line::
 
@@ -35,7 +35,10 @@ TABLE_METRICS = [*METRICS, "compute_time"]
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "img", help="folder for the figures and report")
+    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "img", help="folder for the figures")
+    ap.add_argument("--report", type=Path, default=None,
+                    help="also write the full report here (not kept in the repository: a self-contained page "
+                         "embeds the report's script, and a committed copy goes stale when the script changes)")
     ns = ap.parse_args(argv)
     from click.testing import CliRunner
 
@@ -52,12 +55,13 @@ def main(argv: list[str] | None = None) -> int:
         print(r.output, file=sys.stderr)
         if r.exit_code:
             return r.exit_code
-        r = CliRunner().invoke(suite_main, ["report", "head-to-head", "-o", str(ns.out / "comparison-report.html"),
-                                            "--no-scoreboard", "--title", "Communication techniques head to head "
-                                            "(docs/comparisons.md)", "--store", str(store), "--force"])
-        print(r.output, file=sys.stderr)
-        if r.exit_code:  # the report is one of the page's outputs: an error is not a warning
-            return r.exit_code
+        if ns.report is not None:
+            r = CliRunner().invoke(suite_main, ["report", "head-to-head", "-o", str(ns.report), "--no-scoreboard",
+                                                "--title", "Communication techniques head to head (docs/comparisons.md)",
+                                                "--store", str(store), "--force"])
+            print(r.output, file=sys.stderr)
+            if r.exit_code:  # asked for: an error is not a warning
+                return r.exit_code
         wide = load(store, run="head-to-head", wide=True)
     ctx = Context.build()
     reg = ctx.registry
