@@ -113,21 +113,28 @@ def _dist_cached(path: str, dist: Any) -> tuple[str, str]:
     return hit
 
 
-def name_and_version(dist: Any) -> tuple[str, str]:
-    """``(dist.metadata["Name"], dist.version)`` from the header lines of the core metadata file
-    (packaging.python.org, "Core metadata specifications"), without parsing its long description
-    as an e-mail message (~5 ms); that parse where a header line is missing."""
+def metadata_headers(dist: Any) -> dict[str, list[str]]:
+    """Header name -> its values, in order, of *dist*'s core metadata file (packaging.python.org,
+    "Core metadata specifications"), read up to the long description without parsing it as an
+    e-mail message (~5 ms)."""
     text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
-    found: dict[str, str] = {}
+    found: dict[str, list[str]] = {}
     for line in text.split("\n"):
         if not line.strip():
             break
         key, sep, value = line.partition(":")
-        if sep and key in ("Name", "Version"):
-            found.setdefault(key, value.strip())
-    if len(found) < 2:
+        if sep:
+            found.setdefault(key, []).append(value.strip())
+    return found
+
+
+def name_and_version(dist: Any) -> tuple[str, str]:
+    """``(dist.metadata["Name"], dist.version)`` from :func:`metadata_headers`; the e-mail parse
+    where a header line is missing."""
+    found = metadata_headers(dist)
+    if "Name" not in found or "Version" not in found:
         return dist.metadata["Name"] or "<unknown>", dist.version or ""
-    return found["Name"] or "<unknown>", found["Version"]
+    return found["Name"][0] or "<unknown>", found["Version"][0]
 
 
 def _provider(info: "PluginInfo") -> str:

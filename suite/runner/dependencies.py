@@ -47,25 +47,14 @@ _NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _EXTRA = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
 
 
-def _header_lines(dist: Any, key: str) -> list[str]:
-    """The values of the header lines *key* of *dist*'s core metadata (before its description)."""
-    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
-    out = []
-    for line in text.split("\n"):
-        if not line.strip():
-            break
-        k, sep, value = line.partition(":")
-        if sep and k == key:
-            out.append(value.strip())
-    return out
-
-
 def _runtime_requirements(dist: Any) -> list[str]:
     """The distribution names *dist* requires to run: each ``Requires-Dist`` without an ``extra``
     marker or with an extra not in :data:`DEV_EXTRAS` (normalised: lower case, ``_`` -> ``-``)."""
+    from suite.registry import metadata_headers
+
     names = set()
     # the core metadata's header lines; a legacy egg-info keeps them in requires.txt (``dist.requires``)
-    for req in _header_lines(dist, "Requires-Dist") or list(getattr(dist, "requires", None) or ()):
+    for req in metadata_headers(dist).get("Requires-Dist") or list(getattr(dist, "requires", None) or ()):
         extra = _EXTRA.search(req)
         if extra is not None and extra.group(1).lower() in DEV_EXTRAS:
             continue
