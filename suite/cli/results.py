@@ -12,6 +12,7 @@ import click
 
 from suite.cli import main
 from suite.cli.common import SuiteGroup, format_option, strict_json
+from suite.results.codec import is_missing
 
 if TYPE_CHECKING:
     from suite.results.store import Store
@@ -95,7 +96,7 @@ def list_cmd(store_path: Path | None, fmt: str) -> None:
 
 
 def _s(v: Any) -> str:
-    return "" if v is None or (isinstance(v, float) and v != v) else str(v)
+    return "" if is_missing(v) else str(v)
 
 
 from suite.report.units import sort_key  # noqa: E402 - numbers sort numerically in every table

@@ -417,16 +417,13 @@ def _gemm_with_curve(dtype: str, reps: int, gemm_kw: dict[str, Any], curve_sizes
         return [peak]
     best = eff.params.pop("best")
     raised = _blocked_bound(best)
-    ref = max(peak.samples)  # what the curve's fractions are of
-    if max(best) > peak.value:  # a smaller product ran faster than the "peak": that one was slowed
+    slowed = max(best) > peak.value  # a smaller product ran faster than the "peak": that one was slowed
+    if slowed:
         peak = _raised_peak(peak, max(best))
-        ref = peak.value
-        raised = raised or [-1]
         eff.method = eff.method.replace("fraction of the best large-n rate", "fraction of the best rate of any size "
                                         "(a smaller product beat the large one)")
-    if raised:
-        eff.params["curve"] = [[flop, _fraction(b, ref)] for (flop, _f), b in zip(eff.params["curve"], best)]
-    raised = [i for i in raised if i >= 0]
+    if slowed or raised:  # the fractions again, of the (raised) peak: measure_gemm's value is its best sample
+        eff.params["curve"] = [[flop, _fraction(b, peak.value)] for (flop, _f), b in zip(eff.params["curve"], best)]
     if raised:
         eff.method += (f"; {len(raised)} point(s) (n = {', '.join(str(eff.params['sizes'][i]) for i in raised)}) "
                        "slower than a smaller product raised to its rate (a product of order 2n is 8 products of "

@@ -15,6 +15,8 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from suite.results.codec import is_missing
+
 __all__ = ["scale_for", "column_scale", "format_value", "format_number", "sort_key", "geometric"]
 
 _TIME = [(1e-9, "ns"), (1e-6, "us"), (1e-3, "ms"), (1.0, "s")]
@@ -91,7 +93,7 @@ def sort_key(v: Any) -> tuple[Any, ...]:
     (2 < 10 < 20, never as text), booleans and None apart, and other text alphabetically."""
     from suite.results.load import override_value
 
-    if v is None or (isinstance(v, float) and v != v):
+    if is_missing(v):
         return (3, "", 0.0, "")
     if isinstance(v, bool):
         return (2, "", float(v), "")

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-__all__ = ["dumps", "now", "js", "finite", "num", "metrics_json", "samples_json"]
+__all__ = ["dumps", "now", "js", "finite", "num", "metrics_json", "samples_json", "is_missing"]
 
 
 def now() -> str:
@@ -146,3 +146,8 @@ def samples_json(samples: Mapping[str, Iterable[Any]]) -> str:
     """``{metric: [value, ...]}`` of a result's raw samples, metrics sorted (values as :func:`num`)."""
     return "{" + ",".join(f"{_encode(str(k))}:[{','.join(num(v) for v in vals)}]"
                           for k, vals in sorted(samples.items())) + "}"
+
+
+def is_missing(v: Any) -> bool:
+    """A cell that holds no value: None or NaN (pandas' missing float)."""
+    return v is None or (isinstance(v, float) and v != v)

@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from suite.errors import SuiteError
-from suite.results.codec import finite as _num
+from suite.results.codec import finite as _num, is_missing
 from suite.results.profilediff import ProfileDiff, merge_diffs, profile_diff
 
 if TYPE_CHECKING:
@@ -483,11 +483,7 @@ def _checks(a: _Side, b: _Side, common: list[str], reg: Any) -> _Checks:
 def _differ(a: Any, b: Any) -> bool:
     """Two cases' identity values differ; missing on both sides (None, or the NaN a frame holds for a
     case without a workload or profile among cases with one) is no difference."""
-    return a != b and not (_missing(a) and _missing(b))
-
-
-def _missing(v: Any) -> bool:
-    return v is None or (isinstance(v, float) and v != v)
+    return a != b and not (is_missing(a) and is_missing(b))
 
 
 def _profile_diffs(prof_pairs: Mapping[tuple[str, str, str, str, str, str], int], profile_dirs: tuple[Any, ...],

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from suite.errors import StoreError
 from suite.results.sql import KEY_IN, select_keys
+from suite.results.codec import is_missing
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,7 +47,7 @@ FORMAT_VERSION = 1
 def _column_type(values: Iterable[Any]) -> str:
     kinds = set()
     for v in values:
-        if v is None or (isinstance(v, float) and v != v):
+        if is_missing(v):
             continue
         if isinstance(v, bool):
             kinds.add("bool")
@@ -88,7 +89,7 @@ def _portable(df: pd.DataFrame) -> pd.DataFrame:
         elif kind == "str":
             df[c] = df[c].astype("string")
         else:  # mixed, lists, dicts: JSON text per cell
-            df[c] = [None if v is None or (isinstance(v, float) and v != v) else json.dumps(v, default=str)
+            df[c] = [None if is_missing(v) else json.dumps(v, default=str)
                      for v in df[c]]
             df[c] = df[c].astype("string")
     if "run" in df.columns:

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from suite.errors import StoreError
 from suite.results.sql import KEY_IN, select_keys
+from suite.results.codec import is_missing
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -116,7 +117,7 @@ def numeric_overrides(values: list[Any]) -> tuple[list[float | None], str] | Non
     nums: list[float | None] = []
     units: set[str] = set()
     for v in values:
-        if v is None or (isinstance(v, float) and v != v):
+        if is_missing(v):
             nums.append(None)
             continue
         num, unit = override_value(v)

@@ -62,7 +62,7 @@ def _dask_batch(blob: bytes, keys: list[str], options: ExecOptions) -> list[Outc
 #: core modules every sandbox would otherwise import again: the local pool, what unpickling a case
 #: needs (profiles and workloads: pydantic), what evaluating one needs (the plugin API, the cost
 #: models). Imported once per dask worker, they are inherited by each batch's forked sandbox (the
-#: worker still never imports a plugin): a SuperNeurons batch's sandbox spent ~0.12 s importing
+#: worker still never imports a plugin): a batch of the benchmark's sweep spent ~0.12 s importing
 #: the pool and ~0.16 s unpickling its cases, mostly these.
 _CORE_MODULES = ("suite.runner.pool", "suite.hardware.profile", "suite.hardware.units", "suite.workloads.types",
                  "suite.hardware.tracking", "suite.api", "suite.perf", "suite.perf.network")
@@ -183,13 +183,13 @@ class DaskExecutor(Executor):
         :data:`BATCHES_PER_WORKER` per worker thread (*threads*: the cluster's, :func:`_threads`)
         and at most :data:`BATCH_MAX` cases each.
 
-        A batch costs a fixed ~0.05 s of CPU in its sandbox (a SuperNeurons batch, 2026-12-04, load
-        6: the fork 3 ms, unpickling 3-10 ms, its pool worker's fork ~10 ms, the plugin's import
+        A batch costs a fixed ~0.05 s of CPU in its sandbox (a batch of ``bench_runner.py --parallel``'s sweep,
+        2026-12-04, load 6: the fork 3 ms, unpickling 3-10 ms, its pool worker's fork ~10 ms, the plugin's import
         and first evaluation 22 ms against 4.4 ms for a warm one) beside its dask worker's own
         handling, so batches are few and large; two per worker thread give the first results
         half-way through a run (a stopped run keeps them). A batch takes every *parts*-th case of its package (a stripe, not a
         slice): a sweep is expanded variant by variant, so slices differed in cost (the 500-case
-        SuperNeurons sweep of ``bench_runner.py --parallel``: 0.87, 0.87, 1.21 and 1.60 s of
+        sweep of ``bench_runner.py --parallel``: 0.87, 0.87, 1.21 and 1.60 s of
         evaluation), and the run lasted until the dearest slice, handed out last, ended; its
         stripes cost alike (the busiest worker's CPU over the mean: 1.02-1.04 with slices, 1.01
         with stripes). The price: each batch of a sweep over several workloads carries all of

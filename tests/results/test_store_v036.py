@@ -132,3 +132,15 @@ def test_keys_sharing_a_hash_never_read_each_others_rows(tmp_path, monkeypatch):
         assert dict(zip(st.cases(run2)["key"], st.cases(run2)["outcome"])) == {"b": "cached", "c": "computed"}
         assert [h["metrics"] for h in st.history("c")] == [{"y": 2.0}, {"y": 5.0}]
         assert st.case("b")["key"] == "b" and len(st.cases(key="a")) == 1
+
+
+def test_a_case_keys_hash_is_its_first_8_bytes_by_hand_and_sorts_as_the_keys_do():
+    """cases.khash = int(first 16 hex digits, 16) - 2^63 (the sort order the writer's in-order
+    batches rely on), counted by hand here, not by the function."""
+    assert key_hash("8000000000000000abcd") == 0  # 2^63 - 2^63
+    assert key_hash("0000000000000000ffff") == -(2 ** 63)
+    assert key_hash("ffffffffffffffff0000") == 2 ** 63 - 1
+    assert key_hash("80000000000000010000") == 1
+    keys = ["0f3a000000000000aaaa", "7fffffffffffffff0000", "8000000000000001ffff", "c0ffee0000000000beef"]
+    assert [key_hash(k) for k in keys] == sorted(key_hash(k) for k in keys)  # key order is hash order
+    assert -(2 ** 63) <= key_hash("not a hex key at all") < 2 ** 63  # any other text: a 64-bit hash too
