@@ -19,7 +19,8 @@ Model
   where a per-layer roofline (:func:`suite.perf.layer_times`) prices each layer at
   ``max(FLOPs / (eff peak), bytes / bandwidth)``. At one ``eff`` this step is the shorter
   (ResNet-50, 32 per GPU, fp32, H100, eff 0.5: 23.34 ms of compute against 29.35 ms, the 6.01 ms
-  of 120 memory-bound layers).
+  of 120 memory-bound layers; docs/comparisons.md, `suite run --category communication --workload
+  resnet-50 --profile h100-ndr-fat-tree`).
 * **Batch split.** A global batch B is split over the ranks: ``ddp-equal-batch`` gives every
   rank ``B/P`` (near-equal, within one sample), PyTorch DDP's usual setting; ``hetseq`` gives
   rank r a batch proportional to its throughput ``1/t_r`` (largest remainders), capped by what

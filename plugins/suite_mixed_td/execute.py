@@ -51,8 +51,9 @@ def conv2d_scipy(x, w, stride=(1, 1), padding=(0, 0), groups: int = 1):
     image and filter at once as :func:`_direct_correlations`: scipy's direct sums, term by term in
     its order, so the output is bit for bit the per-plane loop's on x86-64 (tests/plugins/test_mixed_td.py
     compares them on random shapes, strides, paddings and groups; where scipy's C sums are compiled
-    with fused multiply-adds, aarch64, the last bits may differ); the per-plane loop cost ~40 us
-    of scipy's dispatch per plane. Other inputs run the per-plane loop.
+    with fused multiply-adds, aarch64, the last bits may differ); the per-plane loop's scipy calls cost
+    the 4 execute smoke cases 1.29 s against 0.34 s (docs/performance-history.md, "Plugin computation
+    under the tests, 0.3.6"). Other inputs run the per-plane loop.
     """
     ph, pw = padding
     xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))

@@ -29,7 +29,7 @@ from suite.api import ParameterError
 
 from .model import PerfModel, Plan, choose_policy, daly_interval, expected_window, young_interval
 
-__all__ = ["TraceEvent", "exponential_trace", "read_trace", "parse_trace", "JobSimulation", "run_simulation", "POLICIES"]
+__all__ = ["TraceEvent", "exponential_trace", "parse_trace", "JobSimulation", "run_simulation", "POLICIES"]
 
 POLICIES = ("checkpoint-restart", "redundant", "replan", "reroute", "odyssey")
 
@@ -68,10 +68,12 @@ def exponential_trace(devices: int, mtbf: float, mttr: float, horizon: float,
     return out
 
 
-def read_trace(path: str | Path, devices: int) -> list[TraceEvent]:
-    """Read a failure trace: one ``time,device,event`` per line (time in seconds, device an
-    index in ``[0, devices)``, event ``fail`` or ``repair``); blank lines, ``#`` comments and a
-    ``time,device,event`` header are skipped.
+def parse_trace(text: str, devices: int, path: str | Path) -> list[TraceEvent]:
+    """The events of a failure trace's *text*: one ``time,device,event`` per line (time in seconds,
+    device an index in ``[0, devices)``, event ``fail`` or ``repair``); blank lines, ``#`` comments
+    and a ``time,device,event`` header are skipped; *path* names the file in messages. A scenario's
+    trace comes resolved, as the bytes of its ``failures`` input (``Param(..., ref="file")``: the
+    file's content is in the case key); nothing here opens a file.
 
     Raises
     ------
@@ -80,18 +82,6 @@ def read_trace(path: str | Path, devices: int) -> list[TraceEvent]:
         device out of range, a negative time, time going backwards, a failure of a device that
         is already down or a repair of one that is up.
     """
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ParameterError(f"odyssey: parameter 'failures': cannot read trace file {str(path)!r}: {exc.strerror}") from None
-    return parse_trace(text, devices, path)
-
-
-def parse_trace(text: str, devices: int, path: str | Path) -> list[TraceEvent]:
-    """The events of a failure trace's *text* (the format and errors of :func:`read_trace`;
-    *path* names the file in messages). A scenario's trace comes resolved, as the bytes of its
-    ``failures`` input (``Param(..., ref="file")``: the file's content is in the case key)."""
     out: list[TraceEvent] = []
     down: set[int] = set()
     last = 0.0
