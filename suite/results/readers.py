@@ -197,6 +197,12 @@ def history(conn: sqlite3.Connection, key: str) -> list[dict[str, Any]]:
             for rid_, run_id, status, error, duration, created, mets, _cid in rows]
 
 
+#: a case's status, error and id by its key (through the ``cases_khash`` index, the key checked)
+_CASE_BY_KEY = "SELECT status, error, id FROM cases WHERE khash = ? AND key = ?"
+#: the ok cases among a list of keys (:func:`suite.results.sql.select_keys`)
+_OK_OF_KEYS = f"SELECT c.key FROM cases c WHERE c.status = 'ok' AND {KEY_IN}"
+
+
 def result(conn: sqlite3.Connection, path: Path, key: str) -> Result:
     """The stored Result of an ok case (see :meth:`suite.results.store.Store.result`).
 
@@ -207,7 +213,7 @@ def result(conn: sqlite3.Connection, path: Path, key: str) -> Result:
     """
     from suite.technique import Metric, Result
 
-    row = conn.execute("SELECT status, error, id FROM cases WHERE khash = ? AND key = ?", (key_hash(key), key)).fetchone()
+    row = conn.execute(_CASE_BY_KEY, (key_hash(key), key)).fetchone()
     if row is None:
         raise StoreError(f"store {str(path)!r}: no case with key {key!r}")
     if row[0] != OK:
@@ -308,7 +314,7 @@ def ok_keys(conn: sqlite3.Connection, keys: Iterable[str] | None = None) -> set[
     """Keys stored with status ok (among *keys*, or all)."""
     if keys is None:
         return {r[0] for r in conn.execute("SELECT key FROM cases WHERE status = 'ok'")}
-    return {r[0] for r in select_keys(conn, f"SELECT c.key FROM cases c WHERE c.status = 'ok' AND {KEY_IN}", keys)}
+    return {r[0] for r in select_keys(conn, _OK_OF_KEYS, keys)}
 
 
 def summarized_keys(conn: sqlite3.Connection, keys: Iterable[str]) -> set[str]:

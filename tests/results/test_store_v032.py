@@ -154,8 +154,7 @@ def test_every_look_up_by_key_goes_through_the_key_hashes_index(store):
     lists = key_lists(["a", "b"])
     queries = [(writer._CASES_OF_HASHES, ("[1,2]",)),
                (readers._METRICS_OF_KEYS, lists), (readers._METRICS_OF_CASE, (1,)),
-               (f"SELECT c.key FROM cases c WHERE c.status = 'ok' AND {KEY_IN}", lists),
-               ("SELECT status, error, id FROM cases WHERE khash = ? AND key = ?", (1, "a")),
+               (readers._OK_OF_KEYS, lists), (readers._CASE_BY_KEY, (1, "a")),
                (writer._LINK_CACHED.format(values="(?,?,?,?,?,?)"), (0, 1, "a", 1, "cached", "{}"))]
     for q, args in queries:
         plan = " / ".join(r[3] for r in store.conn.execute("EXPLAIN QUERY PLAN " + q, args))
