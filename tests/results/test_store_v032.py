@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from suite.results import SCHEMA_VERSION, Store
-from suite.results.sql import KEY_IN, key_lists
+from suite.results.sql import key_lists
 from storedump import store_from_dump
 
 DUMP = Path(__file__).parent / "data" / "store-0.3.2.sql"
