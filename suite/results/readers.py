@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from suite.errors import StoreError
 from suite.results.schema import CASE_COLUMNS, IDENTITY_COLUMNS, METRICS_VIEW, OK
-from suite.results.sql import KEY_IN, key_hash, select_keys
+from suite.results.sql import KEY_IN, KEY_IS, key_args, key_lists, select_keys
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,8 +55,9 @@ def _filter_sql(filters: Mapping[str, Any], col: Mapping[str, str]) -> tuple[lis
             raise StoreError(f"filter {k!r}: expected one of {sorted(CASE_FILTERS)}")
         vals = list(v) if isinstance(v, (list, tuple, set, frozenset)) else [v]
         if k == "key":  # through the key hashes' index (schema 8: the keys have none)
-            where.append(f"c.khash IN ({','.join('?' * len(vals))})")
-            args.extend(key_hash(x) for x in vals)
+            where.append(KEY_IN)
+            args.extend(key_lists(map(str, vals)))
+            continue
         where.append(f"{col.get(k, 'c.' + k)} IN ({','.join('?' * len(vals))})")
         args.extend(vals)
     return where, args
@@ -179,7 +180,7 @@ def metric_rows(conn: sqlite3.Connection, rid: int | None, keys: list[str]) -> l
 #: queries, as SQLite scans ``results`` for their union in id order
 _HISTORY_COLUMNS = "id, run_id, status, error, duration, created, metrics, case_id"
 _HISTORY = (f"SELECT {_HISTORY_COLUMNS} FROM results WHERE case_id = "
-            "(SELECT id FROM cases WHERE khash = ? AND key = ?)",
+            f"(SELECT id FROM cases WHERE {KEY_IS})",
             f"SELECT {_HISTORY_COLUMNS} FROM results WHERE case_id < 0 AND case_key = ?")
 #: the runs that asked for a case, each with the result it produced or reused (``run_cases_case``)
 _RUNS_OF_CASE = "SELECT run_id, result_id FROM run_cases WHERE case_id = ? ORDER BY run_id"
@@ -187,7 +188,7 @@ _RUNS_OF_CASE = "SELECT run_id, result_id FROM run_cases WHERE case_id = ? ORDER
 
 def history(conn: sqlite3.Connection, key: str) -> list[dict[str, Any]]:
     """Every stored computation of case *key*, oldest first (see :meth:`suite.results.store.Store.history`)."""
-    rows = sorted([*conn.execute(_HISTORY[0], (key_hash(key), key)), *conn.execute(_HISTORY[1], (key,))])
+    rows = sorted([*conn.execute(_HISTORY[0], key_args(key)), *conn.execute(_HISTORY[1], (key,))])
     used: dict[int, list[int]] = {}
     for cid in sorted({r[7] for r in rows}):
         for run_id, rid in conn.execute(_RUNS_OF_CASE, (cid,)):
@@ -198,7 +199,7 @@ def history(conn: sqlite3.Connection, key: str) -> list[dict[str, Any]]:
 
 
 #: a case's status, error and id by its key (through the ``cases_khash`` index, the key checked)
-_CASE_BY_KEY = "SELECT status, error, id FROM cases WHERE khash = ? AND key = ?"
+_CASE_BY_KEY = f"SELECT status, error, id FROM cases WHERE {KEY_IS}"
 #: the ok cases among a list of keys (:func:`suite.results.sql.select_keys`)
 _OK_OF_KEYS = f"SELECT c.key FROM cases c WHERE c.status = 'ok' AND {KEY_IN}"
 
@@ -213,7 +214,7 @@ def result(conn: sqlite3.Connection, path: Path, key: str) -> Result:
     """
     from suite.technique import Metric, Result
 
-    row = conn.execute(_CASE_BY_KEY, (key_hash(key), key)).fetchone()
+    row = conn.execute(_CASE_BY_KEY, key_args(key)).fetchone()
     if row is None:
         raise StoreError(f"store {str(path)!r}: no case with key {key!r}")
     if row[0] != OK:
@@ -285,7 +286,7 @@ def case(conn: sqlite3.Connection, path: Path, key: str) -> dict[str, Any]:
         No case with that key.
     """
     cur = conn.execute(f"SELECT {', '.join(c for c in CASE_COLUMNS if c != 'khash')} FROM cases "
-                       "WHERE khash = ? AND key = ?", (key_hash(key), key))
+                       f"WHERE {KEY_IS}", key_args(key))
     row = cur.fetchone()
     if row is None:
         raise StoreError(f"store {str(path)!r}: no case with key {key!r}")

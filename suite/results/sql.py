@@ -13,7 +13,7 @@ from types import TracebackType
 from typing import Any
 
 __all__ = ["Tx", "CHUNK", "ROWS", "select_in", "execute_in", "marks", "insert_rows", "rows_per_statement", "statement_chunks",
-           "key_hash", "KEY_IN", "key_lists", "select_keys"]
+           "key_hash", "KEY_IN", "KEY_IS", "key_args", "key_lists", "select_keys"]
 
 #: keys per ``IN (...)`` list: below SQLite's default limit of 999 host parameters
 CHUNK = 900
@@ -144,6 +144,16 @@ def key_hash(key: str) -> int:
 #: query for any number of keys, where ``IN (?, ?, ...)`` lists took one per few hundred keys and
 #: cost twice the CPU a key
 KEY_IN = "c.khash IN (SELECT value FROM json_each(?)) AND c.key IN (SELECT value FROM json_each(?))"
+
+
+#: one case of table ``cases`` (no alias) by its key: through the ``cases_khash`` index, the key
+#: itself checked; its two parameters are :func:`key_args`
+KEY_IS = "khash = ? AND key = ?"
+
+
+def key_args(key: str) -> tuple[int, str]:
+    """The two parameters of :data:`KEY_IS` for *key*: its hash and the key."""
+    return key_hash(key), key
 
 
 def key_lists(keys: Iterable[str]) -> tuple[str, str]:
