@@ -186,6 +186,7 @@ class Profile(BaseModel):
         if not overrides:
             return self
         writes = {**overrides, **self._device_on_groups(overrides)}
+        writes.update(self._stale_fits(writes))
         data = _to_plain(self.model_dump(mode="python"))
         for path, value in writes.items():
             parts = str(path).split(".")
@@ -227,6 +228,33 @@ class Profile(BaseModel):
                     line = line.replace(f" (override): field {loc}:", f": override {key!r}:", 1)
                     break
             raise ProfileError(line) from None
+
+    def _stale_fits(self, writes: Mapping[str, Any]) -> dict[str, Any]:
+        """``network.N.fits`` emptied for each level N whose other fields *writes* change.
+
+        A published fit (``[[network.fits]]``: T(m) = alpha + beta m for one worker count) was
+        measured on the level as loaded; once its bandwidth, latency or topology is overridden it
+        no longer describes the level, and a model that prefers it
+        (:func:`suite.perf.allreduce_fit`) would price every value of a swept bandwidth alike.
+        An override of the fits themselves (``network.N.fits``) keeps what it sets.
+
+        Returns
+        -------
+        dict
+            The extra ``network.N.fits = []`` writes (none for a level without fits).
+        """
+        levels = len(self.network)
+        touched: set[int] = set()
+        kept: set[int] = set()
+        for path in writes:
+            parts = str(path).split(".")
+            if len(parts) < 3 or parts[0] != "network" or not parts[1].lstrip("-").isdigit():
+                continue
+            i = int(parts[1])
+            if not -levels <= i < levels:
+                continue  # an unknown level: with_overrides names the path
+            (kept if parts[2] == "fits" else touched).add(i % levels)
+        return {f"network.{i}.fits": [] for i in sorted(touched - kept) if self.network[i].fits}
 
     def _device_on_groups(self, overrides: Mapping[str, Any]) -> dict[str, Any]:
         """What a ``device.*`` override means on a profile with device groups (``[ext.mix]``; issue 42).

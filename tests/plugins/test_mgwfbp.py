@@ -190,6 +190,22 @@ def test_comm_cost_uses_fit_when_present(lib):
     assert M.comm_cost_from_profile(prof, 1).a == 0.0
 
 
+def test_a_fit_is_dropped_when_its_level_is_overridden(lib):
+    """The fit was measured on the level as loaded (10 Gbit/s): a bandwidth override leaves the
+    8-worker all-reduce to the ring formula at the new bandwidth (a sweep used to price every
+    bandwidth by the 10 GbE fit: the same time at 1, 10 and 100 Gbit/s)."""
+    prof = lib.get("test-k80-10gbe")
+    slow = prof.with_overrides({"network.-1.bandwidth": "1 Gbit/s"})
+    assert len(prof.network[0].fits) == 1 and slow.network[0].fits == ()
+    c = M.comm_cost_from_profile(slow, 8)
+    # ring for 8 workers: a = 2*7*50 us, b = 2*7/8 / 0.125e9 (1 Gbit/s = 125 MB/s)
+    assert c.source.startswith("formula:ring")
+    assert c.a == pytest.approx(7e-4, rel=1e-9) and c.b == pytest.approx(1.4e-8, rel=1e-9)
+    # an override of another field of the level (its latency) drops it too; the profile as loaded keeps it
+    assert prof.with_overrides({"network.0.latency": "60 us"}).network[0].fits == ()
+    assert M.comm_cost_from_profile(prof, 8).source.startswith("fit")
+
+
 def test_comm_cost_hierarchical_by_hand(lib):
     # 8 workers = 2 nodes x 4: RS and AG inside (3 x 1 us each, 3/4 m / 100 GB/s each), then the
     # m/4 shard across 2 nodes: one exchange (recursive doubling, 1 x 50 us, m/4 / 1.25 GB/s),
