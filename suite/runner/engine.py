@@ -21,6 +21,7 @@ from suite.runner.executors import get_executor
 from suite.runner.options import ExecOptions, Executor
 from suite.runner.pool import LocalExecutor
 from suite.runner.progress import NullProgress, Progress
+from suite.runner.unread import OverrideReads, Reads, unread_overrides
 
 if TYPE_CHECKING:  # pragma: no cover
     from suite.context import Context
@@ -115,53 +116,6 @@ def _restore_sigterm(old: Any) -> None:
             signal.signal(signal.SIGTERM, old)
         except (ValueError, OSError):  # pragma: no cover
             pass
-
-
-#: (technique, code, variant, fidelity) -> the profile fields its evaluations read
-Reads = dict[tuple[str, str, str, str], set[str]]
-
-
-def _unread_overrides(cases: Sequence[Case], store: Store, seen: Reads,
-                      run_id: int | None = None) -> list[str]:
-    """One warning per (technique, overridden field) that no evaluation of that technique's code
-    was seen to read: the run's own record (the reads of the results it computed, *seen*, and of
-    those it reused, :meth:`Store.run_fields_read` of *run_id*: None when it reused none, so the
-    store is not asked what *seen* holds); only for a technique of which that record has none, the
-    store's for the same code."""
-    from suite.hardware.tracking import covers, normalize_path
-
-    out: list[str] = []
-    if not cases:  # no case overrides a field: nothing to warn of (and no query)
-        return out
-    done: set[tuple[str, str]] = set()
-    known: dict[tuple[str, str], set[str] | None] = {}
-    own = (store.run_fields_read(run_id) if run_id is not None else None) or {}
-    for c in cases:
-        if not c.overrides:
-            continue
-        kc = (c.technique, c.code or "")
-        if kc not in known:
-            reads = set(own.get(kc, ()))
-            for (t, code, _v, _f), r in seen.items():
-                if (t, code) == kc:
-                    reads |= r
-            if not reads:  # the run recorded none (every case reused from before reads were kept)
-                for r in store.fields_read(c.technique, c.code or "").values():
-                    reads |= r
-            known[kc] = reads or None
-        known_reads = known[kc]
-        if known_reads is None:  # nothing recorded (every case cached from an older store, or failed)
-            continue
-        for k in c.overrides:
-            if (c.technique, k) in done:  # already warned: not re-checked for every case of a sweep
-                continue
-            path = normalize_path(k, c.scenario.profile if c.scenario is not None else None)
-            if not covers(known_reads, path):
-                done.add((c.technique, k))
-                out.append(f"--set {k}: {c.technique} never read profile field {path!r} in this run, so its "
-                           f"results do not depend on it (the cases differ only in their keys); see "
-                           f"`suite info {c.technique}` for the fields it reads")
-    return out
 
 
 def _every_case(gen: Iterable[dict[str, Any]], cases: Sequence[Case], name: str) -> Iterator[dict[str, Any]]:
@@ -261,6 +215,7 @@ class _Run:
         self._last_reads: tuple[Any, Any] = (None, None)  # the fields-read list last added, and its group
         # one case per (technique, code, overridden field, profile): what the unread-override check needs
         self.reps: dict[tuple[Any, ...], Case] = {}
+        self.override_reads = OverrideReads()  # per overridden field: the computed cases that did not read it
         self.started = False
         self.refresh: set[str] = set()
         self.chunk_size = CHUNK  # cases per chunk (set by the run: _execute)
@@ -318,6 +273,8 @@ class _Run:
         if self.in_process:  # the plugin runs in this process: an abort must not lose a finished case
             self.store.flush()
         reads = out.get("fields_read")
+        if reads is not None and case.overrides:
+            self.override_reads.note(case, reads)
         if reads:
             group = (case.technique, case.code or "", case.variant, case.fidelity)
             # a batch's cases that read the same fields share one list (one pickled object): added once
@@ -349,8 +306,9 @@ class _Run:
             store.flush()  # the run's own results, with their recorded reads
             # a run that reused no stored result computed all it holds: its reads are seen_reads
             # (a query over every case of the run: ~5 us a case of a cheap sweep, issue 44)
-            s.warnings = _unread_overrides(list(self.reps.values()), store, self.seen_reads,
-                                           self.run_id if s.cached else None)
+            s.warnings = unread_overrides(list(self.reps.values()), store, self.seen_reads,
+                                          self.run_id if s.cached else None)
+            s.warnings += self.override_reads.warnings(s.warnings)
         except Exception as exc:  # noqa: BLE001 - a diagnostic must never lose the run
             s.warnings.append(f"could not record the profile fields read: {exc}")
 

@@ -1,0 +1,130 @@
+"""Overrides a run's cases did not read: the warnings at the end of ``suite run``.
+
+A ``--set`` of a profile field that no evaluation reads changes a case's key but not its result.
+Two checks, both from the reads each case recorded (``fields_read``): a technique that read the
+field in no case of the run (:func:`unread_overrides`, over the run's own record and the store's),
+and one that read it in some computed cases but not in others (:class:`OverrideReads`: a model
+that takes another path for some parameters, e.g. a published fit in place of the network model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from suite.hardware.tracking import covers, normalize_path
+
+if TYPE_CHECKING:
+    from suite.results.store import Store
+    from suite.runner.case import Case
+
+__all__ = ["Reads", "unread_overrides", "OverrideReads"]
+
+#: (technique, code, variant, fidelity) -> the profile fields its evaluations read
+Reads = dict[tuple[str, str, str, str], set[str]]
+
+
+def unread_overrides(cases: Sequence[Case], store: Store, seen: Reads,
+                     run_id: int | None = None) -> list[str]:
+    """One warning per (technique, overridden field) that no evaluation of that technique's code
+    was seen to read: the run's own record (the reads of the results it computed, *seen*, and of
+    those it reused, :meth:`Store.run_fields_read` of *run_id*: None when it reused none, so the
+    store is not asked what *seen* holds); only for a technique of which that record has none, the
+    store's for the same code."""
+    out: list[str] = []
+    if not cases:  # no case overrides a field: nothing to warn of (and no query)
+        return out
+    done: set[tuple[str, str]] = set()
+    known: dict[tuple[str, str], set[str] | None] = {}
+    own = (store.run_fields_read(run_id) if run_id is not None else None) or {}
+    for c in cases:
+        if not c.overrides:
+            continue
+        kc = (c.technique, c.code or "")
+        if kc not in known:
+            reads = set(own.get(kc, ()))
+            for (t, code, _v, _f), r in seen.items():
+                if (t, code) == kc:
+                    reads |= r
+            if not reads:  # the run recorded none (every case reused from before reads were kept)
+                for r in store.fields_read(c.technique, c.code or "").values():
+                    reads |= r
+            known[kc] = reads or None
+        known_reads = known[kc]
+        if known_reads is None:  # nothing recorded (every case cached from an older store, or failed)
+            continue
+        for k in c.overrides:
+            if (c.technique, k) in done:  # already warned: not re-checked for every case of a sweep
+                continue
+            path = normalize_path(k, c.scenario.profile if c.scenario is not None else None)
+            if not covers(known_reads, path):
+                done.add((c.technique, k))
+                out.append(f"--set {k}: {c.technique} never read profile field {path!r} in this run, so its "
+                           f"results do not depend on it (the cases differ only in their keys); see "
+                           f"`suite info {c.technique}` for the fields it reads")
+    return out
+
+
+class OverrideReads:
+    """Per (technique, overridden field): how many computed cases asked for the override, how many
+    of them did not read the field, and one of those (described) as an example."""
+
+    __slots__ = ("tally", "_memo", "_last")
+
+    def __init__(self) -> None:
+        self.tally: dict[tuple[str, str], list[Any]] = {}  # -> [missed, total, path, example]
+        # (reads, overridden fields, network levels) -> the fields those reads miss: a sweep repeats a few
+        self._memo: dict[tuple[Any, ...], tuple[str, ...]] = {}
+        # the last case's (reads list, network levels, technique, overridden fields) and its tally
+        # rows with their misses: a batch's cases share one reads list (one pickled object), so
+        # most cases stop there
+        self._last: tuple[Any, ...] = (None, None, None, None, ())
+
+    def note(self, case: Case, reads: Sequence[str]) -> None:
+        """Count one computed case with overrides and the profile fields *reads* it recorded."""
+        prof = case.scenario.profile if case.scenario is not None else None
+        levels = len(prof.network) if prof is not None and prof.network else 0
+        last = self._last
+        if reads is last[0] and levels == last[1] and case.technique == last[2] and case.overrides.keys() == last[3]:
+            for t, miss in last[4]:
+                t[1] += 1
+                t[0] += miss
+            return
+        rows = self._rows(case, reads, prof, levels)
+        # the reads list is held: its id cannot be another list's meanwhile
+        self._last = (reads, levels, case.technique, case.overrides.keys(), rows)
+
+    def _rows(self, case: Case, reads: Sequence[str], prof: Any, levels: int) -> tuple[tuple[list[Any], int], ...]:
+        """Count *case* (see :meth:`note`); its tally rows, each with 1 when *reads* miss its field."""
+        key = (tuple(reads), tuple(case.overrides), levels)
+        missed = self._memo.get(key)
+        if missed is None:
+            got = set(reads)
+            missed = tuple(k for k in case.overrides if not covers(got, normalize_path(k, prof)))
+            if len(self._memo) > 4096:
+                self._memo.clear()
+            self._memo[key] = missed
+        rows = []
+        for k in case.overrides:
+            t = self.tally.get((case.technique, k))
+            if t is None:
+                t = self.tally[(case.technique, k)] = [0, 0, normalize_path(k, prof), None]
+            t[1] += 1
+            miss = int(k in missed)
+            if miss:
+                t[0] += 1
+                if t[3] is None:
+                    t[3] = case.describe()
+            rows.append((t, miss))
+        return tuple(rows)
+
+    def warnings(self, before: Sequence[str]) -> list[str]:
+        """One line per (technique, field) that computed cases of the run did not read, unless
+        *before* (the warnings already given) says the technique never read it."""
+        out = []
+        for (tech, k), (missed, total, path, example) in self.tally.items():
+            if missed and not any(w.startswith(f"--set {k}: {tech} never read") for w in before):
+                out.append(f"--set {k}: {missed} of {total} {tech} cases computed in this run did not read profile "
+                           f"field {path!r}, so their results do not depend on it (e.g. {example}); see "
+                           f"`suite info {tech}` for the fields it reads")
+        return out

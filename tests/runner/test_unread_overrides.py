@@ -1,0 +1,58 @@
+"""The end-of-run warning of an override some cases of a sweep did not read."""
+
+from __future__ import annotations
+
+import types
+
+from suite import hookimpl
+from suite.context import Context
+from suite.registry import Registry
+from suite.results import Store
+from suite.runner import ExecOptions, expand_entry, run_cases
+from suite.technique import Paper, Param, Result, Technique, Variant
+
+
+def _evaluate(scenario):
+    """Reads the network's bandwidth only with more than one node (a one-node case moves no bytes)."""
+    n = scenario.params["nodes"]
+    t = 1.0 if n == 1 else 1.0 + 1e9 / scenario.profile.network[-1].bandwidth
+    return Result().add("time", t, "s", "lower")
+
+
+COND = Technique(
+    name="cond", title="reads the bandwidth for some cases only", category="communication",
+    paper=Paper(title="none"), variants=[Variant("base", "baseline", baseline=True)],
+    fidelities={"model": _evaluate}, parameters={"nodes": Param(int, 1)},
+    default_profile="titanx-cluster-10gbe", needs_workload=False,
+)
+
+
+def _context() -> Context:
+    mod = types.ModuleType("cond_plugin")
+    mod.suite_techniques = hookimpl(lambda: [COND])
+    return Context.build(registry=Registry(entry_points_=[], modules=[("cond", mod)]))
+
+
+def _run(tmp_path, nodes, name="s.sqlite"):
+    ctx = _context()
+    entry = {"technique": "cond", "params": {"nodes": nodes}, "set": {"network.-1.bandwidth": ["1 Gbit/s", "2 Gbit/s"]}}
+    with Store(tmp_path / name) as st:
+        return run_cases(expand_entry(entry, context=ctx).cases, st, options=ExecOptions(jobs=1, isolate=False),
+                         context=ctx)
+
+
+def test_a_run_says_how_many_cases_did_not_read_an_override_that_others_read(tmp_path):
+    s = _run(tmp_path, [1, 2, 4])
+    assert s.ok == 6, s.message()
+    # by hand: the 2 one-node cases (one per bandwidth) of 6 never read network.0.bandwidth
+    [w] = s.warnings
+    assert w.startswith("--set network.-1.bandwidth: 2 of 6 cond cases computed in this run did not read profile "
+                        "field 'network.0.bandwidth'"), w
+    assert "nodes=1" in w
+
+
+def test_no_warning_when_every_case_reads_it_and_one_line_when_none_does(tmp_path):
+    assert _run(tmp_path, [2, 4]).warnings == []
+    # no case reads it (nor any other field: before 0.3.8 such a run said nothing)
+    [w] = _run(tmp_path, [1], "one.sqlite").warnings
+    assert w.startswith("--set network.-1.bandwidth: 2 of 2 cond cases computed in this run did not read"), w
