@@ -19,7 +19,7 @@ from typing import Any
 # (every 0.2 import path, ``from suite.technique import Result``, keeps working) and holds Technique
 from suite.declaration.vocabulary import (
     CAPABILITIES, CATEGORIES, DEFAULT_ORACLE_TOLERANCE, DIRECTIONS, FIDELITIES, KIT_OPT_OUTS,
-    VOCABULARIES, Vocabulary, is_reference, resolve_reference,
+    VOCABULARIES, Vocabulary, is_reference, resolve_reference, unwrap_partial,
 )
 from suite.declaration.params import (
     PARAM_ROLES, Paper, Param, REF_KINDS, Variant, read_data,
@@ -296,10 +296,12 @@ class Technique:
         """The modules that define the fidelities' evaluate functions, sorted, read from the
         references or the functions' ``__module__`` without importing anything. A reference's
         module stays the answer once it is imported (a re-exported function or a
-        ``functools.partial`` names another module), so case keys do not change mid-process."""
+        ``functools.partial`` names another module), so case keys do not change mid-process. A
+        function given as a ``functools.partial`` names the module of the function it wraps
+        (:func:`unwrap_partial`), not ``functools``."""
         resolved = self.__dict__.get("_reference_modules", {})
         mods = {(f.partition(":")[0] if isinstance(f, str) else
-                 resolved.get(n) or getattr(f, "__module__", None) or "")
+                 resolved.get(n) or getattr(unwrap_partial(f), "__module__", None) or "")
                 for n, f in self.fidelities.items()}
         return sorted(mods - {""})
 

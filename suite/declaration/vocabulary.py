@@ -42,6 +42,17 @@ def resolve_reference(ref: str) -> Any:
     return obj
 
 
+def unwrap_partial(f: Any) -> Any:
+    """The callable that *f* runs: ``f.func`` of a ``functools.partial`` (nested ones peeled off
+    too), *f* itself otherwise. Its ``__module__`` is the one that defines the code (a partial's
+    own says ``functools``): what the case and judgement keys hash."""
+    import functools
+
+    while isinstance(f, functools.partial):
+        f = f.func
+    return f
+
+
 CATEGORIES = (
     "communication",
     "memory",

@@ -14,6 +14,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from suite.declaration.vocabulary import unwrap_partial
 from suite.runner.verdicts import BOOTSTRAP_REPLICATES, CONFIDENCE, ERROR, ClaimOutcome, NullOutcome, safe_text
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ def _claim_identity(claim: Claim) -> dict[str, Any]:
                   repr(claim.specs()), [repr(n) for n in claim.nulls], claim.defect, claim.reason_class,
                   claim.reason, [repr(a) for a in claim.assumptions]],
         "code": sorted({_package_fingerprint(getattr(f, "__module__", None))
-                        for f in (_unwrap(claim.derive), type(claim.expect), _unwrap(claim.domain))
+                        for f in (unwrap_partial(claim.derive), type(claim.expect), unwrap_partial(claim.domain))
                         if f is not None and callable(f)}),
         "derive": _function_identity(claim.derive),
         "domain": _function_identity(claim.domain) if callable(claim.domain) else repr(claim.domain),
@@ -91,12 +92,6 @@ def judgement_key(tech: Technique, claim: Claim, cases: Mapping[str, Case], null
     except Exception:  # noqa: BLE001 - a case not stored, an identity that does not hash: not cached
         return ""
     return hashlib.sha256(blob.encode()).hexdigest()
-
-
-def _unwrap(f: Any) -> Any:
-    while isinstance(f, functools.partial):
-        f = f.func
-    return f
 
 
 def _function_identity(f: Any, depth: int = 0) -> Any:
