@@ -158,8 +158,11 @@ def _key_digest(items: Iterable[str]) -> str:
 
 #: top-level package -> (stat signature of its files, fingerprint)
 _FINGERPRINTS: dict[str, tuple[tuple[Any, ...], str]] = {}
-#: files never hashed: byte code and prose (a docstring-only edit still changes a ``.py`` file)
-_SKIP_SUFFIXES = frozenset({".pyc", ".pyo", ".md", ".rst"})
+#: files never hashed: byte code, which the interpreter compiles from a hashed ``.py`` (a cache,
+#: not an input). Every other file of a package may be read by a model (``read_data`` of a
+#: ``table.rst``, ``files(pkg) / "coef.md"``), so prose is hashed too: a README edit inside a
+#: package recomputes its cases, the safe direction
+_SKIP_SUFFIXES = frozenset({".pyc", ".pyo"})
 
 
 def code_fingerprint(tech: Technique, *, refresh: bool = False) -> str:
@@ -187,34 +190,54 @@ def code_fingerprint(tech: Technique, *, refresh: bool = False) -> str:
     return hashlib.sha256(";".join([own, *extra]).encode()).hexdigest()[:16]
 
 
-def _package_files(top: str) -> tuple[list[tuple[str, str, int, int]], bool]:
-    """((relative path, path, size, mtime_ns) of every hashed file, sorted; found) of the importable
-    package or module *top* (found is False when it cannot be imported).
-
-    Hashed: code and data, not byte code, prose, ``__pycache__`` or the core's shipped data folder
-    (profiles and workloads are hashed by content where a case uses them)."""
-    import importlib
-    import os
+def _package_location(top: str) -> tuple[list[str], str]:
+    """(folders, file) of the package or module *top*: a package's folders (its ``__path__``) and
+    no file, or a module's file and no folder; neither when it cannot be found. A name not
+    imported yet is found by its import spec, without running its code (a helper package named
+    ``examples`` or ``benchmarks`` is hashed, not executed)."""
+    import importlib.util
     import sys
 
     mod = sys.modules.get(top)
-    if mod is None and top:
-        try:
-            mod = importlib.import_module(top)
-        except Exception:  # noqa: BLE001 - an unimportable package has no fingerprint but its name
-            return [], False
-    if mod is None:
-        return [], False
-    out: list[tuple[str, str, int, int]] = []
-    roots = list(getattr(mod, "__path__", None) or ())
+    if mod is not None:
+        roots = list(getattr(mod, "__path__", None) or ())
+        return roots, "" if roots else (getattr(mod, "__file__", None) or "")
+    try:
+        spec = importlib.util.find_spec(top) if top else None
+    except (ImportError, ValueError):  # a broken finder or spec: the name is hashed
+        return [], ""
+    if spec is None:
+        return [], ""
+    roots = list(spec.submodule_search_locations or ())
+    return roots, "" if roots or not spec.has_location else (spec.origin or "")
+
+
+def _package_files(top: str) -> tuple[list[tuple[str, str, int, int]], bool]:
+    """((relative path, path, size, mtime_ns) of every hashed file, sorted; found) of the package
+    or module *top* (:func:`_package_location`; found is False when it cannot be found).
+
+    Hashed: every file but byte code (:data:`_SKIP_SUFFIXES`, ``__pycache__``), build metadata
+    (``*.egg-info``) and the core's shipped data folder (profiles and workloads are hashed by
+    content where a case uses them). A folder linked into the package is walked (a model reads
+    it through ``importlib.resources.files``); a link back to a folder already walked is not (a
+    cycle ends, and no file is hashed twice)."""
+    import os
+
+    roots, single = _package_location(top)
     if not roots:
-        f = getattr(mod, "__file__", None)
-        if not f:
+        if not single:
             return [], False
-        st = os.stat(f)
-        return [(os.path.basename(f), f, st.st_size, st.st_mtime_ns)], True
+        st = os.stat(single)
+        return [(os.path.basename(single), single, st.st_size, st.st_mtime_ns)], True
+    out: list[tuple[str, str, int, int]] = []
+    walked: set[tuple[int, int]] = set()
     for root in roots:
-        for d, dirs, _files in os.walk(root):
+        for d, dirs, _files in os.walk(root, followlinks=True):
+            st = os.stat(d)
+            if (st.st_dev, st.st_ino) in walked:
+                dirs[:] = []
+                continue
+            walked.add((st.st_dev, st.st_ino))
             dirs[:] = [x for x in dirs if x != "__pycache__" and not x.endswith(".egg-info")
                        and not (d == root and top == "suite" and x == "data")]
             with os.scandir(d) as it:
@@ -230,13 +253,14 @@ def _package_files(top: str) -> tuple[list[tuple[str, str, int, int]], bool]:
 def package_fingerprint(top: str, *, refresh: bool = False) -> str:
     """SHA-256 (16 hex chars) of the source and data files of the top-level package (or module) *top*.
 
-    Every file under the package (``*.py`` and data files such as ``coefficients.json``; not
-    byte code, ``*.md`` or ``__pycache__``) is hashed (relative path and bytes, sorted); a module
-    that is not a package (tests, notebooks) hashes its own file; a name that cannot be imported
-    hashes the name. Computed once per package and process; with *refresh*, the files are
-    stat-ed again (size and modification time) and read again only when one changed, was added
-    or removed (a :class:`Resolver` refreshes once per sweep, so an edit between two sweeps of
-    one process is seen). ``suite reproduce`` keys its judgement cache by these fingerprints.
+    Every file under the package (``*.py`` and data files such as ``coefficients.json`` or a
+    ``table.rst``, folders linked into it included; not byte code or ``__pycache__``:
+    :func:`_package_files`) is hashed (relative path and bytes, sorted); a module that is not a
+    package (tests, notebooks) hashes its own file; a name that cannot be found hashes the name.
+    Computed once per package and process; with *refresh*, the files are stat-ed again (size and
+    modification time) and read again only when one changed, was added or removed (a
+    :class:`Resolver` refreshes once per sweep, so an edit between two sweeps of one process is
+    seen). ``suite reproduce`` keys its judgement cache by these fingerprints.
     """
     hit = _FINGERPRINTS.get(top)
     if hit is not None and not refresh:

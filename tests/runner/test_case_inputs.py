@@ -236,7 +236,7 @@ def test_environment_fingerprint_names_numpy_and_scipy(monkeypatch):
     assert environment_fingerprint() != e0
 
 
-def test_package_fingerprint_skips_byte_code_and_prose(tmp_path, monkeypatch):
+def test_package_fingerprint_skips_byte_code_and_hashes_data_and_prose(tmp_path, monkeypatch):
     pkg = tmp_path / "i39_fp"
     (pkg / "__pycache__").mkdir(parents=True)
     (pkg / "__init__.py").write_text("x = 1\n")
@@ -244,10 +244,14 @@ def test_package_fingerprint_skips_byte_code_and_prose(tmp_path, monkeypatch):
     try:
         f0 = package_fingerprint("i39_fp", refresh=True)
         (pkg / "__pycache__" / "x.pyc").write_bytes(b"junk")
-        (pkg / "README.md").write_text("prose")
         assert package_fingerprint("i39_fp", refresh=True) == f0
         (pkg / "table.csv").write_text("a,b\n")
-        assert package_fingerprint("i39_fp", refresh=True) != f0
+        f1 = package_fingerprint("i39_fp", refresh=True)
+        assert f1 != f0
+        # a model may read a .md or .rst the package ships (read_data): 0.3.7 skipped them and
+        # served results computed from the old contents
+        (pkg / "README.md").write_text("prose")
+        assert package_fingerprint("i39_fp", refresh=True) != f1
     finally:
         sys.modules.pop("i39_fp", None)
         case_mod._FINGERPRINTS.pop("i39_fp", None)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from suite import Paper, Result, Technique, Variant
-from suite.runner.case import code_fingerprint
+from suite.runner.case import code_fingerprint, package_fingerprint
 
 
 def _write(path: Path, text: str) -> None:
@@ -64,3 +64,43 @@ def test_a_partial_fidelity_keys_the_plugins_package_not_functools(package, wrap
     before = code_fingerprint(tech, refresh=True)
     _write(package / "model.py", (package / "model.py").read_text().replace("C = 1.0", "C = 3.0"))
     assert code_fingerprint(tech, refresh=True) != before  # the tryout's v=1.0 was served for C = 3.0
+
+
+@pytest.mark.parametrize("name", ["table.rst", "coef.md", "notes/README.md"])
+def test_a_data_file_named_md_or_rst_is_in_the_key(package, name):
+    data = package / name
+    data.parent.mkdir(exist_ok=True)
+    _write(data, "20\n")
+    before = package_fingerprint("keyinput_pkg", refresh=True)
+    _write(data, "21\n")  # read_data(__name__, "table.rst") now reads 21: 0.3.7 served 20
+    changed = package_fingerprint("keyinput_pkg", refresh=True)
+    _write(data, "20\n")
+    assert changed != before and package_fingerprint("keyinput_pkg", refresh=True) == before
+
+
+def test_byte_code_caches_stay_out_of_the_key(package):
+    before = package_fingerprint("keyinput_pkg", refresh=True)
+    (package / "__pycache__").mkdir(exist_ok=True)
+    (package / "__pycache__" / "model.cpython-311.pyc").write_bytes(b"\x00" * 16)
+    (package / "stray.pyc").write_bytes(b"\x01" * 16)  # compiled by an interpreter that is not the one running
+    assert package_fingerprint("keyinput_pkg", refresh=True) == before
+
+
+def test_a_folder_linked_into_the_package_is_hashed_and_a_link_cycle_ends(package, tmp_path):
+    outside = tmp_path / "linkdata"
+    outside.mkdir()
+    _write(outside / "coef.txt", "30\n")
+    (package / "linked").symlink_to(outside, target_is_directory=True)
+    before = package_fingerprint("keyinput_pkg", refresh=True)
+    _write(outside / "coef.txt", "31\n")  # files("keyinput_pkg") / "linked" / "coef.txt" reads 31: 0.3.7 served 30
+    assert package_fingerprint("keyinput_pkg", refresh=True) != before
+    _write(outside / "coef.txt", "30\n")
+    assert package_fingerprint("keyinput_pkg", refresh=True) == before
+    # a link back to a folder already walked (here the package itself, through its parent) is
+    # walked once: the fingerprint ends, and holds each real folder's files once
+    (outside / "up").symlink_to(package, target_is_directory=True)
+    from suite.runner.case import _package_files
+
+    files, found = _package_files("keyinput_pkg")
+    rels = [rel for rel, *_ in files]
+    assert found and rels == ["__init__.py", "linked/coef.txt", "model.py"]
