@@ -10,8 +10,9 @@ graph or plan another query). :func:`suite.runner.case.code_fingerprint` and
   (its ``Requires-Dist`` lines: the base requirements and those of its extras, except extras
   named for development only, :data:`DEV_EXTRAS`), ``none`` for one not installed;
 * :func:`companion_packages`: the top-level packages of a plugin's distribution other than its
-  plugin packages (the values of its ``suite.plugins`` entry points) and the core (``suite``),
-  from the distribution's ``top_level.txt`` or, without one, its ``RECORD``.
+  plugin packages (the values of its ``suite.plugins`` entry points), the core (``suite``) and
+  its tests (:data:`NOT_RUNTIME`), from the distribution's ``top_level.txt`` or, without one,
+  its ``RECORD``.
 
 Both read metadata files only (once per process): no import, no scan of every installed
 distribution (``importlib.metadata.packages_distributions`` takes ~0.7 s).
@@ -35,10 +36,13 @@ __all__ = ["DEV_EXTRAS", "NOT_RUNTIME", "requirement_versions", "versions_text",
 #: the key of an execute case's ``inputs`` that holds :func:`machine_fingerprint`
 MACHINE_INPUT = "machine:this"
 
-#: top-level names a wheel may ship that no model imports (a ``find_packages()`` wheel often holds its
-#: ``tests``): left out of the companions, whose fingerprint would import whichever package of that
-#: name comes first on ``sys.path`` (the current folder's, for ``python -m``)
-NOT_RUNTIME = frozenset({"tests", "test", "testing", "docs", "doc", "examples", "example", "benchmarks", "scripts"})
+#: top-level names left out of the companions: a distribution's test suite, which a ``find_packages()``
+#: wheel ships by accident and no model imports (a test imports the model, not the reverse). Hashing
+#: it would make the key hang on the folder a command runs in (``python -m`` puts the current
+#: folder, and its own ``tests``, first on ``sys.path``) and recompute every case on a test edit.
+#: Every other name is hashed: a model may import a helper package whatever it is called
+#: (``scripts``, ``testing``, ``examples``, ``docs``: 0.3.7 left those out, and served stale numbers)
+NOT_RUNTIME = frozenset({"tests", "test"})
 
 #: extras whose requirements are tools for developing the distribution, not for running it
 DEV_EXTRAS = frozenset({"test", "tests", "testing", "dev", "develop", "docs", "doc", "lint", "typing", "type"})
@@ -154,8 +158,8 @@ def _top_levels(dist: Distribution) -> list[str]:
 @functools.lru_cache(maxsize=None)
 def companion_packages(top: str) -> tuple[str, ...]:
     """The other top-level packages of the distribution whose plugin package is *top*: what it
-    ships besides its plugin packages and the core (``suite``), sorted; empty when *top* is not a
-    plugin package of an installed distribution."""
+    ships besides its plugin packages, the core (``suite``) and its tests (:data:`NOT_RUNTIME`),
+    sorted; empty when *top* is not a plugin package of an installed distribution."""
     found = plugin_distribution(top)
     if found is None:
         return ()

@@ -148,3 +148,24 @@ def test_without_the_suites_metadata_numpy_and_scipy_still_key_every_case(monkey
         assert dependencies.host_library_versions() == f"numpy={numpy.__version__};scipy={scipy.__version__}"
     finally:
         dependencies.host_library_versions.cache_clear()
+
+
+@pytest.mark.parametrize("name", ["scripts", "testing", "examples", "benchmarks", "docs", "doc"])
+def test_a_helper_package_named_like_a_tool_folder_is_in_the_key(fake_dist, name):
+    """A hostile-plugin tryout shipped ``packages=["suite_stale", "zz_kern", "scripts"]`` and its
+    model read ``scripts.K2``: 0.3.7 left ``scripts`` (and ``testing``, ``examples``, ``benchmarks``,
+    ``docs``, ``doc``) out of the key and served K2 = 1.0 after it became 8.0. Only ``tests`` and
+    ``test`` stay out; the package is hashed without being imported (its code does not run)."""
+    (fake_dist / name).mkdir()
+    (fake_dist / name / "__init__.py").write_text("K2 = 1.0\n")
+    (fake_dist / "fake_plugin_dist-1.0.dist-info" / "top_level.txt").write_text(f"fakeplug_pkg\n{name}\ntests\n")
+    dependencies.companion_packages.cache_clear()
+    tech = SimpleNamespace(package="fakeplug_pkg")
+    try:
+        assert dependencies.companion_packages("fakeplug_pkg") == (name,)
+        before = code_fingerprint(tech, refresh=True)
+        (fake_dist / name / "__init__.py").write_text("K2 = 8.0\n")
+        assert code_fingerprint(tech, refresh=True) != before
+        assert name not in sys.modules
+    finally:
+        sys.modules.pop(name, None)
