@@ -140,54 +140,19 @@ def run(variant: str, batch: int, virtual_nodes: int, devices: int, steps: int, 
     ParameterError
         B not a multiple of V; P not dividing V; a resize for another variant.
     """
-    if batch % virtual_nodes:
-        raise ParameterError(f"virtualflow: parameter 'batch': expected a multiple of virtual_nodes "
-                             f"({virtual_nodes}), got {batch}")
-    if resize and variant != "virtual":
-        raise ParameterError(f"virtualflow: parameter 'resize': only the 'virtual' variant resizes, got "
-                             f"variant {variant!r}")
+    _check_batch_and_resize(variant, batch, virtual_nodes, resize)
     phases = parse_resize(resize, virtual_nodes, devices) if variant == "virtual" else [devices]
     prob = load_problem(workers=1, seed=seed, dataset=dataset)
     X, y = prob.X_train, prob.y_train
     if batch > len(y):
         raise ParameterError(f"virtualflow: parameter 'batch': expected <= {len(y)} (training samples), got {batch}")
     fm = FlatModel(prob.d, prob.classes, hidden=hidden)
-    rng = np.random.default_rng([seed, 7])
-    draws = [rng.choice(len(y), size=batch, replace=False) for _ in range(steps)]
+    draws = _draw_batches(len(y), batch, steps, seed)
     b = batch // virtual_nodes
-    if vn_counts and str(vn_counts).strip():
-        counts = [_explicit_counts(vn_counts, variant, virtual_nodes)]
-    else:
-        counts = [device_counts(variant, virtual_nodes, p, profile, workload, batch, reference) for p in phases]
+    counts = _phase_counts(variant, virtual_nodes, phases, vn_counts, profile, workload, batch, reference)
     V_eff = [sum(c) for c in counts]  # virtual nodes per step (P for physical)
-
-    def phase_of(s: int) -> int:
-        return min(s * len(phases) // steps, len(phases) - 1)
-
-    used = [d[: V_eff[phase_of(s)] * b] for s, d in enumerate(draws)]
-    oracle = oracle_trajectory(fm, X, y, draws, lr, seed)
-
-    def clock(c):
-        return Clock(step=np.asarray(c, float) * 1e-3, allreduce=1e-3)
-
-    w = Workers(prob if len(counts[0]) == 1 else _reshape(prob, len(counts[0])), fm,
-                [c * b for c in counts[0]], clock(counts[0]), seed)
-    err, first, wall = 0.0, None, []
-    phase = 0
-    for s in range(steps):
-        ph = phase_of(s)
-        if ph != phase:
-            phase = ph
-            w.resize([c * b for c in counts[ph]], clock(counts[ph]))
-        split = virtual_node_split(used[s], V_eff[ph], counts[ph])
-        t0 = time.perf_counter()
-        g = w.sgd_step(lr, idx=split)
-        wall.append(time.perf_counter() - t0)
-        if s == 0:
-            theta0 = fm.init(np.random.default_rng(seed))
-            _, g_ref = fm.loss_grad(theta0, X[draws[0]], y[draws[0]])
-            first = float(np.max(np.abs(g - g_ref)))
-        err = max(err, max(float(np.max(np.abs(p - oracle[s]))) for p in w.params))
+    used = [d[: V_eff[_phase_of(s, len(phases), steps)] * b] for s, d in enumerate(draws)]
+    w, err, first, wall = _train(prob, fm, counts, len(phases), b, draws, used, lr, seed)
     loss, _ = fm.loss_acc(w.params[0], X, y)
     return {
         "trajectory_error": err, "first_grad_error": first, "final_loss": loss, "allreduces": w.allreduces,
@@ -197,6 +162,82 @@ def run(variant: str, batch: int, virtual_nodes: int, devices: int, steps: int, 
         "wall": wall, "global_batch": V_eff[-1] * b, "identical": w.identical(), "theta": w.params[0].copy(),
         "draws": used,
     }
+
+
+def _check_batch_and_resize(variant: str, batch: int, virtual_nodes: int, resize: str) -> None:
+    """Refuse a batch B that is not a multiple of V, and a ``resize`` for another variant than ``virtual``.
+
+    Raises
+    ------
+    ParameterError
+        One line naming the parameter.
+    """
+    if batch % virtual_nodes:
+        raise ParameterError(f"virtualflow: parameter 'batch': expected a multiple of virtual_nodes "
+                             f"({virtual_nodes}), got {batch}")
+    if resize and variant != "virtual":
+        raise ParameterError(f"virtualflow: parameter 'resize': only the 'virtual' variant resizes, got "
+                             f"variant {variant!r}")
+
+
+def _draw_batches(n: int, batch: int, steps: int, seed: int) -> list[np.ndarray]:
+    """The B sample indices (of *n* training samples) of each step: without replacement within a step."""
+    rng = np.random.default_rng([seed, 7])
+    return [rng.choice(n, size=batch, replace=False) for _ in range(steps)]
+
+
+def _phase_counts(variant: str, virtual_nodes: int, phases: list[int], vn_counts: str, profile, workload,
+                  batch: int, reference) -> list[list[int]]:
+    """Virtual nodes per device of each phase: the explicit ``vn_counts`` (one phase), else
+    :func:`device_counts` for each phase's device count."""
+    if vn_counts and str(vn_counts).strip():
+        return [_explicit_counts(vn_counts, variant, virtual_nodes)]
+    return [device_counts(variant, virtual_nodes, p, profile, workload, batch, reference) for p in phases]
+
+
+def _phase_of(s: int, n_phases: int, steps: int) -> int:
+    """The phase (index into the resize phases) step *s* of *steps* belongs to: equal-length phases."""
+    return min(s * n_phases // steps, n_phases - 1)
+
+
+def _clock(c) -> Clock:
+    """The simulated clock of devices running *c* virtual nodes each (1 ms per virtual node, 1 ms per all-reduce)."""
+    return Clock(step=np.asarray(c, float) * 1e-3, allreduce=1e-3)
+
+
+def _train(prob, fm: FlatModel, counts: list[list[int]], n_phases: int, b: int, draws: list[np.ndarray],
+           used: list[np.ndarray], lr: float, seed: int) -> tuple[Workers, float, float | None, list[float]]:
+    """Run the steps on simulated devices, resizing between phases, and measure against the oracle.
+
+    *counts* are the virtual nodes per device of each of the *n_phases* phases, *b* = B/V the
+    samples of one virtual node, *draws* the oracle's B samples per step and *used* the samples the
+    devices run (the first ``sum(counts) * b`` of each draw). Returns the :class:`Workers` after the last step,
+    ``trajectory_error`` (max |theta_device - theta_oracle| over steps and devices),
+    ``first_grad_error`` (max |g - g_oracle| of step 0) and the measured wall time of each step (s).
+    """
+    X, y = prob.X_train, prob.y_train
+    steps = len(draws)
+    V_eff = [sum(c) for c in counts]
+    oracle = oracle_trajectory(fm, X, y, draws, lr, seed)
+    w = Workers(prob if len(counts[0]) == 1 else _reshape(prob, len(counts[0])), fm,
+                [c * b for c in counts[0]], _clock(counts[0]), seed)
+    err, first, wall = 0.0, None, []
+    phase = 0
+    for s in range(steps):
+        ph = _phase_of(s, n_phases, steps)
+        if ph != phase:
+            phase = ph
+            w.resize([c * b for c in counts[ph]], _clock(counts[ph]))
+        split = virtual_node_split(used[s], V_eff[ph], counts[ph])
+        t0 = time.perf_counter()
+        g = w.sgd_step(lr, idx=split)
+        wall.append(time.perf_counter() - t0)
+        if s == 0:
+            theta0 = fm.init(np.random.default_rng(seed))
+            _, g_ref = fm.loss_grad(theta0, X[draws[0]], y[draws[0]])
+            first = float(np.max(np.abs(g - g_ref)))
+        err = max(err, max(float(np.max(np.abs(p - oracle[s]))) for p in w.params))
+    return w, err, first, wall
 
 
 def _explicit_counts(vn_counts: str, variant: str, virtual_nodes: int) -> list[int]:

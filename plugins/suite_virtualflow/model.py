@@ -342,6 +342,37 @@ def _finish(t, slots, n, w, profile, grad_bytes, n_nodes) -> Plan:
     return Plan(dev, tuple(int(b) for b in w), comp, comm)
 
 
+def _least_makespans(t: np.ndarray, counts: Sequence[int], V: int):
+    """The device-count vectors of :func:`search_plan` and the least makespan each reaches V with.
+
+    *t* is seconds per virtual node per type (``inf``: none fits), *counts* the devices per type.
+    Returns ``N`` (C, K) the vectors ``n`` tried (``n_k`` in ``0..c_k`` when the product of
+    ``(c_k + 1)`` is at most 4096, else in ``{0, c_k}``; types that fit none stay 0), ``tf`` (K,)
+    the seconds per virtual node, ``cand`` (T,) the candidate makespans ``j t_k`` (j = 1..V, s),
+    ``per_dev`` (T, K) the virtual nodes one device of each type fits in each candidate, ``has``
+    (C,) whether some candidate reaches V and ``first`` (C,) the index of the least one that does.
+
+    Raises
+    ------
+    ValueError
+        No type can hold a virtual node.
+    """
+    ok = np.isfinite(t)
+    if not ok.any():
+        raise ValueError("no device type can hold one virtual node")
+    if math.prod(c + 1 for c in counts) <= 4096:
+        ranges = [range(c + 1) if ok[k] else range(1) for k, c in enumerate(counts)]
+    else:
+        ranges = [(0, c) if ok[k] else (0,) for k, c in enumerate(counts)]
+    N = np.array([n for n in itertools.product(*ranges) if sum(n) > 0], dtype=np.int64)  # (C, K)
+    tf = np.where(ok, t, np.inf)
+    cand = np.unique((np.arange(1, V + 1)[:, None] * tf[ok][None, :]).ravel())  # makespans j t_k
+    per_dev = np.floor(cand[:, None] / tf[None, :] * (1 + 1e-12))  # (T, K) virtual nodes a device fits
+    cap = N @ per_dev.T  # (C, T)
+    feas = cap >= V
+    return N, tf, cand, per_dev, feas.any(axis=1), np.argmax(feas, axis=1)
+
+
 def search_plan(t: Sequence[float], slots: Sequence[DeviceSlot], V: int, profile, grad_bytes: float,
                 n_nodes: int) -> Plan:
     """The best plan over device counts and virtual nodes per type (vectorised, exact).
@@ -380,22 +411,7 @@ def search_plan(t: Sequence[float], slots: Sequence[DeviceSlot], V: int, profile
     if V < 1:
         raise ValueError(f"V must be >= 1, got {V}")
     t = np.asarray(t, float)
-    counts = [s.count for s in slots]
-    ok = np.isfinite(t)
-    if not ok.any():
-        raise ValueError("no device type can hold one virtual node")
-    if math.prod(c + 1 for c in counts) <= 4096:
-        ranges = [range(c + 1) if ok[k] else range(1) for k, c in enumerate(counts)]
-    else:
-        ranges = [(0, c) if ok[k] else (0,) for k, c in enumerate(counts)]
-    N = np.array([n for n in itertools.product(*ranges) if sum(n) > 0], dtype=np.int64)  # (C, K)
-    tf = np.where(ok, t, np.inf)
-    cand = np.unique((np.arange(1, V + 1)[:, None] * tf[ok][None, :]).ravel())  # makespans j t_k
-    per_dev = np.floor(cand[:, None] / tf[None, :] * (1 + 1e-12))  # (T, K) virtual nodes a device fits
-    cap = N @ per_dev.T  # (C, T)
-    feas = cap >= V
-    has = feas.any(axis=1)
-    first = np.argmax(feas, axis=1)
+    N, tf, cand, per_dev, has, first = _least_makespans(t, [s.count for s in slots], V)
     best = None
     order = np.argsort(tf, kind="stable")  # fastest first (inf last)
     for i in np.flatnonzero(has):
@@ -486,6 +502,40 @@ def _n_nodes(profile) -> int:
     return int(profile.num_nodes) if profile.kind == "cluster" else 1
 
 
+def _first_type_step(workload, profile, variant: str, batch: int, virtual_nodes: int, devices: int,
+                     slots: Sequence[DeviceSlot], t: Sequence[float], effs: Sequence[float], mem: float,
+                     caps: tuple[float, ...]) -> StepModel:
+    """The step of ``physical`` / ``virtual``: P devices of the profile's first type.
+
+    ``virtual`` runs V / P virtual nodes of b = B / V samples in sequence on each device and
+    keeps the batch B; ``physical`` runs one and its global batch is P b. *t* are the seconds per
+    virtual node of each type (``inf`` when one does not fit: the first type is priced anyway),
+    *effs* the efficiencies, *mem* the memory per device (B), *caps* the capacities (B).
+
+    Raises
+    ------
+    suite.errors.ParameterError
+        P larger than the first type's count; P not dividing V (``virtual``).
+    """
+    from suite.api import ParameterError
+
+    if devices > slots[0].count:
+        raise ParameterError(f"virtualflow: parameter 'devices': expected <= {slots[0].count} (the devices "
+                             f"of type {slots[0].name!r} in profile {profile.name!r}), got {devices}")
+    if variant == "virtual" and virtual_nodes % devices:
+        raise ParameterError(f"virtualflow: parameter 'devices': expected a divisor of virtual_nodes "
+                             f"({virtual_nodes}), got {devices}")
+    b = batch // virtual_nodes
+    per = 1 if variant == "physical" else virtual_nodes // devices
+    dev = tuple(devices if j == 0 else 0 for j in range(len(slots)))
+    vns = tuple(per * devices if j == 0 else 0 for j in range(len(slots)))
+    comm = allreduce_time(profile, 4.0 * workload.params, _per_node(slots, dev, _n_nodes(profile)))
+    t0 = t[0] if math.isfinite(t[0]) else vn_time(workload, b, slots[0].device, effs[0])
+    plan = Plan(dev, vns, per * t0, comm)
+    gb = devices * b if variant == "physical" else batch
+    return StepModel(variant, plan, b, gb, tuple(t), mem, caps)
+
+
 def step_model(workload, profile, variant: str, batch: int, virtual_nodes: int, devices: int,
                efficiency: float | None = None, plan: tuple | None = None, reference=None) -> StepModel:
     """The step of *variant* on *profile*.
@@ -530,20 +580,7 @@ def step_model(workload, profile, variant: str, batch: int, virtual_nodes: int, 
     caps = tuple(float(s.device.memory) for s in slots)
     t = [vn_time(workload, b, s.device, e) if mem <= cap else math.inf for s, e, cap in zip(slots, effs, caps)]
     if variant in ("physical", "virtual"):
-        if devices > slots[0].count:
-            raise ParameterError(f"virtualflow: parameter 'devices': expected <= {slots[0].count} (the devices "
-                                 f"of type {slots[0].name!r} in profile {profile.name!r}), got {devices}")
-        if variant == "virtual" and virtual_nodes % devices:
-            raise ParameterError(f"virtualflow: parameter 'devices': expected a divisor of virtual_nodes "
-                                 f"({virtual_nodes}), got {devices}")
-        per = 1 if variant == "physical" else virtual_nodes // devices
-        dev = tuple(devices if j == 0 else 0 for j in range(len(slots)))
-        vns = tuple(per * devices if j == 0 else 0 for j in range(len(slots)))
-        comm = allreduce_time(profile, M, _per_node(slots, dev, n_nodes))
-        t0 = t[0] if math.isfinite(t[0]) else vn_time(workload, b, slots[0].device, effs[0])
-        plan = Plan(dev, vns, per * t0, comm)
-        gb = devices * b if variant == "physical" else batch
-        return StepModel(variant, plan, b, gb, tuple(t), mem, caps)
+        return _first_type_step(workload, profile, variant, batch, virtual_nodes, devices, slots, t, effs, mem, caps)
     if not any(math.isfinite(x) for x in t):
         from suite.api import Skip
 
@@ -644,11 +681,18 @@ def evaluate(scenario, plan: tuple | None = None):
     res.add("balanced_bound", balanced_bound([tk for _, tk in fin], [c for c, _ in fin], int(p["virtual_nodes"])),
             "s", "lower")
     res.add("ideal_gain", ideal, "1", "none")
-    res.artifacts["plan"] = {
+    res.artifacts["plan"] = _plan_artifact(sm, slots, eff, ref)
+    return res
+
+
+def _plan_artifact(sm: StepModel, slots: Sequence[DeviceSlot], eff, ref) -> dict:
+    """The ``plan`` artifact of :func:`evaluate`: per type its name, devices used, virtual nodes (in
+    all and per device), the virtual-node batch, seconds per virtual node (None: does not fit), the
+    efficiency (*eff*, else :func:`device_efficiency` against *ref*) and the memory capacity (B)."""
+    return {
         "types": [s.name for s in slots], "devices": list(sm.plan.devices), "vns": list(sm.plan.vns),
         "vns_per_device": sm.plan.per_device(),
         "vn_batch": sm.vn_batch, "vn_times_s": [tk if math.isfinite(tk) else None for tk in sm.vn_times],
         "efficiency": [float(eff) if eff is not None else device_efficiency(s.device, ref) for s in slots],
         "memory_capacity_B": list(sm.capacity),
     }
-    return res
