@@ -49,24 +49,13 @@ def evaluate_model(scenario) -> Result:
     macs_target = float(p["macs_target"]) if p.get("macs_target") is not None else ratio
     methods = model.METHODS[scenario.variant]
     net = model.build_network(wl, methods or ("svd", "cpd"))
-    L = len(net.candidates)
-    dense_design = np.zeros(L, dtype=np.int64)
-    d0 = {k: float(v[0]) for k, v in model.evaluate_designs(net, dense_design[None, :], res, dpm).items()}
-    if not d0["feasible_fold"]:
-        raise Skip(f"mixed-td model: dsp_budget {res.dsps} is below the {len(net.stages_of(dense_design))} "
-                   f"stages of the dense design of {wl.name!r}")
+    dense_design, d0 = _dense(net, res, dpm, wl.name)
     t0 = time.perf_counter()
-    evals = 1
-    history: list[float] = []
-    if methods and L:
-        fam = _family(wl)
-        sb, mb = model.PRIORS[(fam, "cp" if methods == ("cpd",) else "mixed")]
-        sr = model.search(net, res, ratio=ratio, macs_target=macs_target, generations=int(p["generations"]),
-                          seed=int(scenario.seed), prior_mean=ratio - sb - mb, dsp_per_mac=dpm,
-                          objective=str(p["objective"]))
+    if methods and len(net.candidates):
+        sr = _search(scenario, net, res, methods, ratio=ratio, macs_target=macs_target, dpm=dpm)
         design, m, feasible, evals, history = sr.design, sr.metrics, sr.feasible, sr.evaluations, sr.history
     else:
-        design, m, feasible = dense_design, d0, True
+        design, m, feasible, evals, history = dense_design, d0, True, 1, []
     wall = time.perf_counter() - t0
     tpd = m["throughput"] / m["dsps"] if m["dsps"] else 0.0
     tpd0 = d0["throughput"] / d0["dsps"]
@@ -87,6 +76,34 @@ def evaluate_model(scenario) -> Result:
                                "evaluations_per_s": (evals / wall) if wall > 0 else None,
                                "ratio": ratio, "macs_target": macs_target, "best_score": history[-1:] or None}
     return out
+
+
+def _dense(net, res, dpm: float, name: str) -> tuple[np.ndarray, dict[str, float]]:
+    """The dense design (every layer's candidate 0) and its metrics on the pipeline model.
+
+    Raises
+    ------
+    suite.Skip
+        The DSP budget is below the dense design's stage count.
+    """
+    dense_design = np.zeros(len(net.candidates), dtype=np.int64)
+    d0 = {k: float(v[0]) for k, v in model.evaluate_designs(net, dense_design[None, :], res, dpm).items()}
+    if not d0["feasible_fold"]:
+        raise Skip(f"mixed-td model: dsp_budget {res.dsps} is below the {len(net.stages_of(dense_design))} "
+                   f"stages of the dense design of {name!r}")
+    return dense_design, d0
+
+
+def _search(scenario, net, res, methods: tuple[str, ...], *, ratio: float, macs_target: float,
+            dpm: float) -> model.SearchResult:
+    """The variant's evolutionary search (:func:`suite_mixed_td.model.search`) on the scenario: its
+    generations, seed and objective, and the first-generation prior's mean MAC ratio
+    ``ratio - sb - mb`` from the workload family's and decomposition's :data:`model.PRIORS`."""
+    p = scenario.params
+    sb, mb = model.PRIORS[(_family(scenario.workload), "cp" if methods == ("cpd",) else "mixed")]
+    return model.search(net, res, ratio=ratio, macs_target=macs_target, generations=int(p["generations"]),
+                        seed=int(scenario.seed), prior_mean=ratio - sb - mb, dsp_per_mac=dpm,
+                        objective=str(p["objective"]))
 
 
 def evaluate_execute(scenario):

@@ -845,6 +845,56 @@ def _memoised(score: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
     return cached
 
 
+def _scorer(net: Network, res: Resources, *, ratio: float, macs_target: float, dsp_per_mac: float,
+            objective: str) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """The score of :func:`search`: designs (n, L) -> (score (n,), feasible (n,)).
+
+    The constraints come from the dense design: throughput ``>= dense throughput / ratio`` and MACs
+    ``<= macs_target x`` the dense network's, and the fold must fit. A feasible design scores its
+    kept-MAC accuracy proxy (the sum of ``log(macs / dense macs)`` of its choices) plus 1e-3 of its
+    log throughput per DSP (``objective="accuracy-proxy"``), or the log throughput per DSP alone
+    (``"per-dsp"``); an infeasible one scores below every feasible one, ``-1e6 - miss``, by how far
+    it misses the constraints.
+    """
+    L = len(net.candidates)
+    dense = np.zeros((1, L), dtype=np.int64)
+    d0 = evaluate_designs(net, dense, res, dsp_per_mac)
+    t_req = float(d0["throughput"][0]) / ratio
+    m_req = macs_target * net.dense_macs
+    base_macs = net.cand_macs[:, 0]
+    log_keep = np.log(np.where(net.cand_macs > 0, net.cand_macs, 1.0) / base_macs[:, None])
+
+    def score(designs):
+        ev = evaluate_designs(net, designs, res, dsp_per_mac)
+        proxy = log_keep[np.arange(L)[None, :], designs].sum(axis=1) if L else np.zeros(len(designs))
+        tpd = np.where(ev["dsps"] > 0, ev["throughput"] / np.maximum(ev["dsps"], 1), 0.0)
+        feas = (ev["macs"] <= m_req * (1 + 1e-12)) & (ev["throughput"] >= t_req * (1 - 1e-12)) & ev["feasible_fold"]
+        # infeasible designs rank below every feasible one, by how far they miss the constraints
+        miss = np.maximum(0, ev["macs"] / m_req - 1) + np.maximum(0, 1 - ev["throughput"] / max(t_req, 1e-300))
+        ltpd = np.log(np.maximum(tpd, 1e-300))
+        good = proxy + 1e-3 * ltpd if objective == "accuracy-proxy" else ltpd
+        s = np.where(feas, good, -1e6 - miss)
+        return s, feas
+
+    return score
+
+
+def _children(par: np.ndarray, nc: np.ndarray, rng: np.random.Generator, *, mutants: int, crossovers: int,
+              mutate_prob: float) -> np.ndarray:
+    """One generation's children of the parents *par* (P, L): *mutants* copies of random parents
+    with each choice redrawn uniformly over its layer's ``nc`` candidates with probability
+    *mutate_prob*, then *crossovers* uniform crossovers of two random parents; (mutants + crossovers, L)."""
+    pick = rng.integers(0, len(par), size=mutants)
+    mut = par[pick].copy()
+    mask = rng.random(mut.shape) < mutate_prob
+    fresh = (rng.random(mut.shape) * nc[None, :]).astype(np.int64)
+    mut[mask] = fresh[mask]
+    a = par[rng.integers(0, len(par), size=crossovers)]
+    b = par[rng.integers(0, len(par), size=crossovers)]
+    cross = np.where(rng.random(a.shape) < 0.5, a, b)
+    return np.concatenate([mut, cross])
+
+
 def search(net: Network, res: Resources, *, ratio: float, macs_target: float, generations: int, seed: int,
            prior_mean: float, dsp_per_mac: float = DSP_PER_MAC, parents: int = 25, mutants: int = 50,
            crossovers: int = 50, mutate_prob: float = 0.2, objective: str = "accuracy-proxy") -> SearchResult:
@@ -871,26 +921,8 @@ def search(net: Network, res: Resources, *, ratio: float, macs_target: float, ge
     """
     rng = np.random.default_rng(seed)
     L = len(net.candidates)
-    dense = np.zeros((1, L), dtype=np.int64)
-    d0 = evaluate_designs(net, dense, res, dsp_per_mac)
-    t_req = float(d0["throughput"][0]) / ratio
-    m_req = macs_target * net.dense_macs
-    base_macs = net.cand_macs[:, 0]
-    log_keep = np.log(np.where(net.cand_macs > 0, net.cand_macs, 1.0) / base_macs[:, None])
-
-    def score(designs):
-        ev = evaluate_designs(net, designs, res, dsp_per_mac)
-        proxy = log_keep[np.arange(L)[None, :], designs].sum(axis=1) if L else np.zeros(len(designs))
-        tpd = np.where(ev["dsps"] > 0, ev["throughput"] / np.maximum(ev["dsps"], 1), 0.0)
-        feas = (ev["macs"] <= m_req * (1 + 1e-12)) & (ev["throughput"] >= t_req * (1 - 1e-12)) & ev["feasible_fold"]
-        # infeasible designs rank below every feasible one, by how far they miss the constraints
-        miss = np.maximum(0, ev["macs"] / m_req - 1) + np.maximum(0, 1 - ev["throughput"] / max(t_req, 1e-300))
-        ltpd = np.log(np.maximum(tpd, 1e-300))
-        good = proxy + 1e-3 * ltpd if objective == "accuracy-proxy" else ltpd
-        s = np.where(feas, good, -1e6 - miss)
-        return s, feas
-
-    score = _memoised(score)
+    score = _memoised(_scorer(net, res, ratio=ratio, macs_target=macs_target, dsp_per_mac=dsp_per_mac,
+                              objective=objective))
     prior = _prior(net, prior_mean)
     n0 = mutants + crossovers
     pop = np.stack([rng.choice(len(p), size=n0, p=p) for p in prior], axis=1) if L else np.zeros((n0, 0), np.int64)
@@ -902,15 +934,7 @@ def search(net: Network, res: Resources, *, ratio: float, macs_target: float, ge
     history.append(float(par_s[0]))
     nc = net.n_cands
     for _ in range(1, generations):
-        pick = rng.integers(0, len(par), size=mutants)
-        mut = par[pick].copy()
-        mask = rng.random(mut.shape) < mutate_prob
-        fresh = (rng.random(mut.shape) * nc[None, :]).astype(np.int64)
-        mut[mask] = fresh[mask]
-        a = par[rng.integers(0, len(par), size=crossovers)]
-        b = par[rng.integers(0, len(par), size=crossovers)]
-        cross = np.where(rng.random(a.shape) < 0.5, a, b)
-        kids = np.concatenate([mut, cross])
+        kids = _children(par, nc, rng, mutants=mutants, crossovers=crossovers, mutate_prob=mutate_prob)
         ks, kf = score(kids)
         evals += len(kids)
         allp = np.concatenate([par, kids])
