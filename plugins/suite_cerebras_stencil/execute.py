@@ -325,6 +325,37 @@ def _decomposed_check(kernel: str, fields, single, variant: str, box, d: int, le
     return layout, expect
 
 
+def _checked_step(kernel: str, dtype: str, box: tuple[int, ...], seed: int):
+    """One step of *kernel* on random fields of shape *box* in *dtype*, checked against its oracles.
+
+    Returns ``(fields, single, ops, f_model, oracle_err, corr_err)``: the input fields, the
+    single-domain result, its :class:`kernels.Ops` (FLOPs counted), the model's FLOP count, and
+    the relative errors of the slices and of the correlate form against the float64 roll oracle.
+
+    Raises
+    ------
+    suite.api.OracleMismatch
+        The counted FLOPs differ from the model's, or an error exceeds :data:`TOL`.
+    """
+    from suite.api import OracleMismatch
+
+    rng = np.random.default_rng(seed)
+    fields = K.random_fields(kernel, box, rng, NP_DTYPES[dtype])
+    ops = K.Ops()
+    single = K.apply(kernel, fields, ops=ops)
+    f_model = K.flop_count(kernel, *box)
+    if ops.flops != f_model:
+        raise OracleMismatch(f"cerebras-stencil execute: counted {ops.flops} FLOPs, model says {f_model}")
+    ref = K.apply_roll(kernel, tuple(f.astype(np.float64) for f in fields))
+    oracle_err = _rel_err(single, ref)
+    corr = K.apply_correlate(kernel, fields)
+    corr_err = _rel_err(corr, ref)
+    if oracle_err > TOL[dtype] or corr_err > TOL[dtype]:
+        raise OracleMismatch(f"cerebras-stencil execute: {kernel} differs from the float64 oracle "
+                             f"(slices {oracle_err:.3g}, correlate {corr_err:.3g}; tolerance {TOL[dtype]:g})")
+    return fields, single, ops, f_model, oracle_err, corr_err
+
+
 def evaluate(scenario, repeats: int = 5):
     """Execute fidelity (see the module docstring).
 
@@ -350,27 +381,14 @@ def evaluate(scenario, repeats: int = 5):
         A result differs from its oracle beyond :data:`TOL`, the decomposition differs from the
         single domain, or the ledger or the FLOP count disagrees with the model (a bug).
     """
-    from suite.api import OracleMismatch, Result
+    from suite.api import Result
 
     p = scenario.params
     kernel, dtype = p["kernel"], p["dtype"]
     grid = (int(p["nx"]), int(p["ny"]), int(p["nz"]))
     d = DTYPE_BYTES[dtype]
-    rng = np.random.default_rng(scenario.seed)
     box = tuple(min(n, CHECK_MAX) for n in grid)
-    fields = K.random_fields(kernel, box, rng, NP_DTYPES[dtype])
-    ops = K.Ops()
-    single = K.apply(kernel, fields, ops=ops)
-    f_model = K.flop_count(kernel, *box)
-    if ops.flops != f_model:
-        raise OracleMismatch(f"cerebras-stencil execute: counted {ops.flops} FLOPs, model says {f_model}")
-    ref = K.apply_roll(kernel, tuple(f.astype(np.float64) for f in fields))
-    oracle_err = _rel_err(single, ref)
-    corr = K.apply_correlate(kernel, fields)
-    corr_err = _rel_err(corr, ref)
-    if oracle_err > TOL[dtype] or corr_err > TOL[dtype]:
-        raise OracleMismatch(f"cerebras-stencil execute: {kernel} differs from the float64 oracle "
-                             f"(slices {oracle_err:.3g}, correlate {corr_err:.3g}; tolerance {TOL[dtype]:g})")
+    fields, single, ops, f_model, oracle_err, corr_err = _checked_step(kernel, dtype, box, scenario.seed)
     ledger = Ledger()
     layout, expect = _decomposed_check(kernel, fields, single, scenario.variant, box, d, ledger)
     equal = True  # _decomposed_check raised otherwise

@@ -570,13 +570,21 @@ def evaluate(scenario):
     res.add("capacity_bytes", pr.capacity, "B", "none")
     res.add("ranks", pr.ranks_used, "1", "none")
     res.add("columns_per_pe", pr.columns_per_pe, "1", "none")
+    res.artifacts["setup"] = _setup(variant, pf, pr, kernel, [nx, ny, nz], steps, dtype, io)
+    return res
+
+
+def _setup(variant: str, pf: Platform, pr: Prediction, kernel: str, grid: list[int], steps: int, dtype: str, io: str) -> dict:
+    """The ``setup`` artifact of :func:`evaluate`: the case, the platform's rates (peak FLOP/s and
+    stencil bandwidth per rank, halo alpha (s) and beta (s/B), I/O bandwidth), the dominant part of
+    the call time (compute, halo or I/O over *steps*) and whether one step is compute- or memory-bound
+    (roofline: FLOPs / peak against compulsory bytes / bandwidth)."""
     parts = {"compute": steps * pr.compute, "halo": steps * pr.halo, "io": pr.io_in + pr.io_out}
-    res.artifacts["setup"] = {
-        "variant": variant, "profile": pf.profile, "kernel": kernel, "grid": [nx, ny, nz], "steps": steps,
+    return {
+        "variant": variant, "profile": pf.profile, "kernel": kernel, "grid": grid, "steps": steps,
         "dtype": dtype, "io": io, "ranks": pf.ranks, "peak_flops_per_rank": pf.peak,
         "stencil_bandwidth_per_rank": pf.bandwidth, "halo_path": pf.link,
         "halo_alpha_s": pf.halo_alpha, "halo_beta_s_per_B": pf.halo_beta, "io_bandwidth": pf.io_bandwidth,
         "dominant": _dominant(parts, pr.flops / pf.peak >= pr.bytes_moved / pf.bandwidth),
         "bound": "compute" if pr.flops / pf.peak >= pr.bytes_moved / pf.bandwidth else "memory",
     }
-    return res
