@@ -374,20 +374,10 @@ def predict(variant: str, profile, n: int, d: int, k: int, p: int = 1, iteration
     peak = dev.flops(dtype)
     bw = dev.memory_bandwidth
     ck = KERNEL_FLOPS.get(kernel, 3)
-    single = variant in ("dense", "popcorn", "sliding-window")
-    P = 1 if single else int(p)
+    P = 1 if variant in ("dense", "popcorn", "sliding-window") else int(p)  # the single-GPU variants
     if P > profile.num_devices:
         raise Skip(f"profile {profile.name!r} has {profile.num_devices} devices; {P} GPUs requested")
-    if single:
-        bd, kernel_time = _single_gpu_times(variant, n, d, k, w, ck, peak, bw, window)
-        plan: list[Collective] = []
-        comm_iter = comm_k = 0.0
-        t_iter = sum(bd.values())
-    else:
-        plan = comm_plan(variant, n, d, k, P)
-        bd, comm_k, comm_iter = _layout_times(variant, plan, profile, n, d, k, P, w, ck, peak, bw)
-        kernel_time = bd["kernel_compute"] + comm_k
-        t_iter = bd["spmm_E"] + bd["update"] + comm_iter
+    plan, bd, kernel_time, t_iter, comm_k, comm_iter = _times(variant, profile, n, d, k, P, w, ck, peak, bw, window)
     mem = memory_per_gpu(variant, n, d, k, P, w, window)
     return {
         "time_per_iteration": t_iter,
@@ -402,6 +392,20 @@ def predict(variant: str, profile, n: int, d: int, k: int, p: int = 1, iteration
         "gpus": P,
         "breakdown": bd,
     }
+
+
+def _times(variant: str, profile, n: int, d: int, k: int, P: int, w: int, ck: float, peak: float, bw: float,
+           window: int) -> tuple[list[Collective], dict, float, float, float, float]:
+    """The times of *variant* on *P* GPUs: ``(plan, breakdown, kernel_time, time_per_iteration,
+    kernel_comm_time, comm_time_per_iteration)`` (s; the plan empty and the communication 0 on one
+    GPU). *w* is the bytes per word, *ck* the kernel's FLOPs per entry, *peak* (FLOP/s) and *bw*
+    (B/s) the device's, *window* the sliding-window block rows."""
+    if variant in ("dense", "popcorn", "sliding-window"):
+        bd, kernel_time = _single_gpu_times(variant, n, d, k, w, ck, peak, bw, window)
+        return [], bd, kernel_time, sum(bd.values()), 0.0, 0.0
+    plan = comm_plan(variant, n, d, k, P)
+    bd, comm_k, comm_iter = _layout_times(variant, plan, profile, n, d, k, P, w, ck, peak, bw)
+    return plan, bd, bd["kernel_compute"] + comm_k, bd["spmm_E"] + bd["update"] + comm_iter, comm_k, comm_iter
 
 
 def _single_gpu_times(variant: str, n: int, d: int, k: int, w: int, ck: float, peak: float, bw: float,
