@@ -540,6 +540,51 @@ def zero_insert(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, out
     return _nchw(outq), work
 
 
+def _plans(x: np.ndarray, w: np.ndarray, packed: np.ndarray | None, co: int, h: int, wd: int, k: int, s: int,
+           p: int, op: int, grid: str):
+    """The engine and the phase plans the class-schedule variants share, on *grid* (``"ceil"`` or
+    ``"exact"``, :func:`phase_plan`).
+
+    Returns ``(dtype, taps, gemm, loops, rows, rlo, rhi, cols, clo, chi, hp, wp)``:
+    :func:`_engine`'s dtype, taps (k, k, Ci, Co), gemm and loop nest (None: the BLAS path); the
+    row and column phases with their low and high padding; the padded input's height and width.
+    """
+    dtype, taps, gemm, loops = _engine(x, w, packed, co)
+    rows, rlo, rhi = phase_plan(h, k, s, p, op, grid=grid)
+    cols, clo, chi = phase_plan(wd, k, s, p, op, grid=grid)
+    return dtype, taps, gemm, loops, rows, rlo, rhi, cols, clo, chi, h + rlo + rhi, wd + clo + chi
+
+
+def _loop_sub_outputs(loops, xpc: np.ndarray, taps: np.ndarray, rows, cols, s: int, rlo: int, clo: int, work: Work,
+                      n: int, co: int, dtype) -> list:
+    """Kernel-segregated's sub-outputs by the shared loop nest: one zeroed (N, Co, rows, cols)
+    buffer per sub-kernel ``(r, c)``, each alive until the interleave, as ``(r, c, y)``."""
+    subs = []
+    for pr in rows:
+        for pc in cols:
+            y = np.zeros((n, co, pr.count, pc.count), dtype=dtype)  # one sub-kernel's own buffer
+            _run_loops(loops, xpc, taps, y, [Phase(0, pr.a, pr.d, pr.taps, pr.count)],
+                       [Phase(0, pc.a, pc.d, pc.taps, pc.count)], s, 1, rlo, clo, work)
+            subs.append((pr.r, pc.r, y))
+    return subs
+
+
+def _interleave_nchw(out: np.ndarray, subs: list, s: int) -> None:
+    """Write each sub-output ``(r, c, y)`` (y of shape (N, Co, ceil(Ho/s), ceil(Wo/s))) into
+    ``out[:, :, r::s, c::s]`` (N, Co, Ho, Wo), cropping the extra elements [Tida22]."""
+    for r, c, y in subs:
+        view = out[:, :, r::s, c::s]
+        view[...] = y[:, :, :view.shape[2], :view.shape[3]]
+
+
+def _interleave_rows(outq: np.ndarray, subs: list, s: int) -> None:
+    """Write each sub-output ``(pr, pc, y)`` (y of shape (rows, N, cols, Co)) into
+    ``outq[pr.r::s, :, pc.r::s, :]`` (Ho, N, Wo, Co), cropping the extra elements [Tida22]."""
+    for pr, pc, y in subs:
+        view = outq[pr.r::s, :, pc.r::s, :]
+        view[...] = y[:view.shape[0], :, :view.shape[2], :]
+
+
 def kernel_segregated(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_padding: int = 0, *,
                       packed: np.ndarray | None = None):
     """Kernel-segregated transpose convolution (Tida et al. 2022): ``s^2`` sub-kernels, each
@@ -572,25 +617,15 @@ def kernel_segregated(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 
     s, p, op = stride, padding, output_padding
     n, ci, co, h, wd, ho, wo = _check(x, w, s, p, op)
     k = w.shape[2]
-    dtype, taps, gemm, loops = _engine(x, w, packed, co)
-    rows, rlo, rhi = phase_plan(h, k, s, p, op, grid="ceil")
-    cols, clo, chi = phase_plan(wd, k, s, p, op, grid="ceil")
-    hp, wp = h + rlo + rhi, wd + clo + chi
+    dtype, taps, gemm, loops, rows, rlo, rhi, cols, clo, chi, hp, wp = _plans(x, w, packed, co, h, wd, k, s, p, op,
+                                                                              "ceil")
     work = Work(outputs=sum(pr.count for pr in rows) * sum(pc.count for pc in cols))
     if loops is not None:
         xpc = _padded(x, hp, wp, rlo, clo, layout="nchw", dtype=dtype)
         out = np.empty((n, co, ho, wo), dtype=dtype)
-        subs = []
-        for pr in rows:
-            for pc in cols:
-                y = np.zeros((n, co, pr.count, pc.count), dtype=dtype)  # one sub-kernel's own buffer
-                _run_loops(loops, xpc, taps, y, [Phase(0, pr.a, pr.d, pr.taps, pr.count)],
-                           [Phase(0, pc.a, pc.d, pc.taps, pc.count)], s, 1, rlo, clo, work)
-                subs.append((pr.r, pc.r, y))
+        subs = _loop_sub_outputs(loops, xpc, taps, rows, cols, s, rlo, clo, work, n, co, dtype)
         del xpc
-        for r, c, y in subs:  # interleave, cropping the extra elements
-            view = out[:, :, r::s, c::s]
-            view[...] = y[:, :, :view.shape[2], :view.shape[3]]
+        _interleave_nchw(out, subs, s)
         del subs, taps
         return out, work
     xq = _padded(x, hp, wp, rlo, clo, dtype=dtype)  # (Hp, N, Wp, Ci)
@@ -603,9 +638,7 @@ def kernel_segregated(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 
         subs.append((pr, pc, y.reshape(pr.count, n, pc.count, co)))
         del y
     del xq
-    for pr, pc, y in subs:  # interleave, cropping the extra elements
-        view = outq[pr.r::s, :, pc.r::s, :]
-        view[...] = y[:view.shape[0], :, :view.shape[2], :]
+    _interleave_rows(outq, subs, s)
     del subs, taps
     return _nchw(outq), work
 
@@ -651,10 +684,8 @@ def unified(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_
     s, p, op = stride, padding, output_padding
     n, ci, co, h, wd, ho, wo = _check(x, w, s, p, op)
     k = w.shape[2]
-    dtype, taps, gemm, loops = _engine(x, w, packed, co)
-    rows, rlo, rhi = phase_plan(h, k, s, p, op, grid="exact")
-    cols, clo, chi = phase_plan(wd, k, s, p, op, grid="exact")
-    hp, wp = h + rlo + rhi, wd + clo + chi
+    dtype, taps, gemm, loops, rows, rlo, rhi, cols, clo, chi, hp, wp = _plans(x, w, packed, co, h, wd, k, s, p, op,
+                                                                              "exact")
     work = Work(outputs=ho * wo)
     if loops is not None:
         xpc = _padded(x, hp, wp, rlo, clo, layout="nchw", dtype=dtype)
