@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from suite.api import (LayerTable, ParameterError, Result, Scenario, Skip, collector_paused, layer_times,
@@ -277,6 +278,27 @@ def _segments(g: _Graph) -> tuple[list[list[int]], set[str]]:
 
 
 @collector_paused()
+def _offloadable(g: _Graph, offload_kinds: frozenset[str]) -> set[str]:
+    """The tensors the Unified Tensor Pool may offload (§3.3.1): outputs of layers of *offload_kinds*
+    written into their own buffer (not in place) and read again by the backward pass."""
+    return {g.names[i] for i, k in enumerate(g.kinds)
+            if k in offload_kinds and g.out[i] == g.names[i] and g.bwd_reads.get(g.names[i])}
+
+
+def _trace(policy: str, batch: int, table: LayerTable, pool: "_TensorPool", plan: "_RecomputePlan",
+           l_peak: float) -> MemoryTrace:
+    """The :class:`MemoryTrace` of a run *pool*: the peak of its per-step live bytes and the step
+    it falls on, parameters and gradients (``2 x params x dtype bytes``), bytes offloaded and
+    prefetched, and the recomputation's FLOPs and segment counts from *plan*."""
+    per_step = pool.per_step
+    peak = max(per_step) if per_step else 0.0
+    return MemoryTrace(policy=policy, batch=batch, peak=peak, params_bytes=2.0 * table.params * table.dtype_bytes,
+                       peak_step=per_step.index(peak) if per_step else 0, per_step=per_step,
+                       bytes_offloaded=pool.off_b, bytes_prefetched=pool.pre_b,
+                       recompute_flops=plan.flops, l_peak=l_peak, segments=plan.counts,
+                       violations=pool.violations)
+
+
 def simulate(table: LayerTable, batch: int, policy: str, *, capacity: float | None = None,
              tensor_cache: bool = True, device=None, efficiency: float = 0.5, inplace: bool = True,
              offload_kinds: frozenset[str] = OFFLOAD_KINDS, recompute_rule: str = "cost-aware") -> MemoryTrace:
@@ -327,21 +349,12 @@ def simulate(table: LayerTable, batch: int, policy: str, *, capacity: float | No
         plan = _recompute_plan(g, policy, recompute_rule, l_peak)
         g = _private_reads(g)
         _keep_checkpoints_alive(g, plan)
-    offloadable = set()
-    if offload and policy != "recompute-only":
-        offloadable = {g.names[i] for i, k in enumerate(g.kinds)
-                       if k in offload_kinds and g.out[i] == g.names[i] and g.bwd_reads.get(g.names[i])}
+    offloadable = _offloadable(g, offload_kinds) if offload and policy != "recompute-only" else set()
     sched = _schedule(g, plan.dropped, offloadable, offload_kinds, eager=offload and not tensor_cache)
     pool = _TensorPool(g, offloadable)
     evict = capacity if offload and tensor_cache else None
     pool.run(g, plan, sched, evict_above=evict, keep_all=policy == "baseline")
-    per_step = pool.per_step
-    peak = max(per_step) if per_step else 0.0
-    trace = MemoryTrace(policy=policy, batch=batch, peak=peak, params_bytes=2.0 * table.params * table.dtype_bytes,
-                        peak_step=per_step.index(peak) if per_step else 0, per_step=per_step,
-                        bytes_offloaded=pool.off_b, bytes_prefetched=pool.pre_b,
-                        recompute_flops=plan.flops, l_peak=l_peak, segments=plan.counts,
-                        violations=pool.violations)
+    trace = _trace(policy, batch, table, pool, plan, l_peak)
     if device is not None:
         _price_times(trace, table, batch, device, efficiency, plan.layers, pool.transfers)
     return trace
@@ -670,6 +683,13 @@ def max_trainable(build, capacity: float, policy: str, lo: int, hi: int, **kw) -
             step *= 2
         else:
             b = x
+    return _close_bracket(probe, a, b, capacity)
+
+
+def _close_bracket(probe: Callable[[int], tuple[bool, float]], a: int, b: int, capacity: float) -> int:
+    """The largest fitting x of :func:`max_trainable`'s bracket, *a* fitting and *b* not: regula
+    falsi on the peaks (bytes) ``probe(x) -> (fits, total peak)`` returns, with a midpoint step
+    whenever an interpolation step left more than half the bracket."""
     interpolate = True
     while b - a > 1:
         pa, pb = probe(a)[1], probe(b)[1]
