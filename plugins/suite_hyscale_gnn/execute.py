@@ -287,6 +287,30 @@ def _oracles(g: _Graph, params, model: str, fanout, batch: int, seed: int) -> di
             "majority_accuracy": float(np.bincount(g.y[g.test]).max() / g.test.size)}
 
 
+def _graph_data(scenario) -> tuple:
+    """The scenario's graph, loaded: ``(adjacency CSR, features, labels)``.
+
+    Raises
+    ------
+    suite.Skip
+        A model-only variant (``distdgl``, ``ideal``), a workload that is not a loadable graph,
+        more than :data:`MAX_NODES` nodes, or a load that is not that triple.
+    """
+    from suite.api import Skip
+
+    wl = scenario.workload
+    if scenario.variant in ("distdgl", "ideal"):
+        raise Skip(f"hyscale-gnn execute: variant {scenario.variant!r} is model-only (multi-node / a bound)")
+    if wl is None or getattr(wl, "kind", None) != "graph" or getattr(wl, "loader", None) is None:
+        raise Skip("hyscale-gnn execute: needs a generated graph workload (sbm-graph, rmat-graph)")
+    if (wl.n or 0) > MAX_NODES:
+        raise Skip(f"hyscale-gnn execute: {wl.n} nodes > {MAX_NODES}")
+    data = wl.load()
+    if not (isinstance(data, tuple) and len(data) == 3):
+        raise Skip(f"hyscale-gnn execute: workload {wl.name!r} does not load as (adjacency, features, labels)")
+    return data
+
+
 def evaluate(scenario):
     """Execute fidelity: train the 2-layer GNN on the scenario's generated graph with the
     variant's pipeline, check the oracles, time the stages.
@@ -314,18 +338,9 @@ def evaluate(scenario):
     suite.api.OracleMismatch
         An oracle check fails.
     """
-    from suite.api import Result, Skip
+    from suite.api import Result
 
-    wl = scenario.workload
-    if scenario.variant in ("distdgl", "ideal"):
-        raise Skip(f"hyscale-gnn execute: variant {scenario.variant!r} is model-only (multi-node / a bound)")
-    if wl is None or getattr(wl, "kind", None) != "graph" or getattr(wl, "loader", None) is None:
-        raise Skip("hyscale-gnn execute: needs a generated graph workload (sbm-graph, rmat-graph)")
-    if (wl.n or 0) > MAX_NODES:
-        raise Skip(f"hyscale-gnn execute: {wl.n} nodes > {MAX_NODES}")
-    data = wl.load()
-    if not (isinstance(data, tuple) and len(data) == 3):
-        raise Skip(f"hyscale-gnn execute: workload {wl.name!r} does not load as (adjacency, features, labels)")
+    data = _graph_data(scenario)
     p = scenario.params
     fanout = parse_fanout(p["fanout"])
     model, hidden, b, epochs = p["gnn"], int(p["hidden"]), int(p["exec_batch"]), int(p["epochs"])
