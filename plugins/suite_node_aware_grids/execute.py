@@ -350,6 +350,37 @@ def _add_traffic(res, ledger: Ledger, plan, ppn: int) -> None:
     res.add("bytes_received", sum(ledger.received_by().values()), "B", "none")
 
 
+def _oracle_error(c: np.ndarray, ref: np.ndarray, oname: str, dtype: str) -> float:
+    """``max |C - C_ref| / max |C_ref|`` of the distributed result *c* against the oracle *ref*.
+
+    Raises
+    ------
+    suite.api.OracleMismatch
+        C not ``allclose`` to the oracle (rtol 1e-10 for fp64, else 1e-4; atol rtol x max |C_ref|).
+    """
+    from suite.api import OracleMismatch
+
+    scale = float(np.max(np.abs(ref))) or 1.0
+    err = float(np.max(np.abs(c.astype(np.float64) - ref))) / scale
+    rtol = 1e-10 if dtype == "fp64" else 1e-4
+    if not np.allclose(c, ref, rtol=rtol, atol=rtol * scale):
+        raise OracleMismatch(f"node-aware-grids execute: distributed C differs from {oname} (max relative error {err:.3g})")
+    return err
+
+
+def _times(run, spec: str, a: np.ndarray, b: np.ndarray, repeats: int) -> tuple[list[float], float]:
+    """Wall seconds of *repeats* (at least 1) runs of the contraction on a fresh ledger each, and
+    of one call of the oracle on the same operands."""
+    samples = []
+    for _ in range(max(1, repeats)):
+        t0 = time.perf_counter()
+        run.run(Ledger())
+        samples.append(time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    oracle(spec, a, b)
+    return samples, time.perf_counter() - t0
+
+
 def evaluate(scenario, repeats: int = 3):
     """Execute fidelity: run the variant's distributed contraction, check C against the oracle and
     the ledger against the volume formula, and time it.
@@ -372,7 +403,7 @@ def evaluate(scenario, repeats: int = 3):
     suite.api.OracleMismatch
         C differs from the oracle (a bug).
     """
-    from suite.api import OracleMismatch, Result, Skip
+    from suite.api import Result, Skip
 
     groups, ranks, ppn, dtype, grid, _eff, wl = model.resolve(scenario)
     if ranks > MAX_RANKS:
@@ -388,19 +419,8 @@ def evaluate(scenario, repeats: int = 3):
     except ValueError as exc:
         raise Skip(f"node-aware-grids: {exc}") from None
     c, ref, oname, ledger, run, (a, b) = run_contraction(groups, wl, plan.lens, plan.g, ppn, dtype, scenario.seed)
-    scale = float(np.max(np.abs(ref))) or 1.0
-    err = float(np.max(np.abs(c.astype(np.float64) - ref))) / scale
-    rtol = 1e-10 if dtype == "fp64" else 1e-4
-    if not np.allclose(c, ref, rtol=rtol, atol=rtol * scale):
-        raise OracleMismatch(f"node-aware-grids execute: distributed C differs from {oname} (max relative error {err:.3g})")
-    samples = []
-    for _ in range(max(1, repeats)):
-        t0 = time.perf_counter()
-        run.run(Ledger())
-        samples.append(time.perf_counter() - t0)
-    t0 = time.perf_counter()
-    oracle(wl.spec, a, b)
-    t_or = time.perf_counter() - t0
+    err = _oracle_error(c, ref, oname, dtype)
+    samples, t_or = _times(run, wl.spec, a, b, repeats)
     res = Result()
     res.add("oracle_error", err, "1", "lower")
     _add_traffic(res, ledger, plan, ppn)
