@@ -165,6 +165,28 @@ def _check_close(name: str, scheme: str, outs: Sequence[np.ndarray], oracle: np.
     return worst
 
 
+def _sizes(prm) -> tuple[int, int, int]:
+    """Workers P (``nodes``), samples per worker K (``batch_per_node``) and servers S
+    (``servers``, default P) of an execute case.
+
+    Raises
+    ------
+    suite.Skip
+        More than :data:`MAX_WORKERS` workers or :data:`MAX_BATCH` samples, servers > nodes.
+    """
+    from suite.api import Skip
+
+    p, k = int(prm["nodes"]), int(prm["batch_per_node"])
+    s = p if prm.get("servers") is None else int(prm["servers"])
+    if p > MAX_WORKERS:
+        raise Skip(f"poseidon execute: nodes={p} > {MAX_WORKERS} simulated workers (CPU cost grows as P^2)")
+    if k > MAX_BATCH:
+        raise Skip(f"poseidon execute: batch_per_node={k} > {MAX_BATCH}")
+    if s > p:
+        raise Skip(f"poseidon: servers={s} > nodes={p} (servers are colocated with workers)")
+    return p, k, s
+
+
 def evaluate(scenario, repeats: int = 3):
     """Execute fidelity: aggregate every layer of :data:`EXEC_LAYERS` across ``nodes`` simulated
     workers by PS and (fc layers) by SFB, check both against the dense oracle, check the ledger
@@ -195,17 +217,9 @@ def evaluate(scenario, repeats: int = 3):
     suite.api.OracleMismatch
         An aggregate differs from the oracle, or the ledger disagrees with the cost rule (a bug).
     """
-    from suite.api import Result, Skip
+    from suite.api import Result
 
-    prm = scenario.params
-    p, k = int(prm["nodes"]), int(prm["batch_per_node"])
-    s = p if prm.get("servers") is None else int(prm["servers"])
-    if p > MAX_WORKERS:
-        raise Skip(f"poseidon execute: nodes={p} > {MAX_WORKERS} simulated workers (CPU cost grows as P^2)")
-    if k > MAX_BATCH:
-        raise Skip(f"poseidon execute: batch_per_node={k} > {MAX_BATCH}")
-    if s > p:
-        raise Skip(f"poseidon: servers={s} > nodes={p} (servers are colocated with workers)")
+    p, k, s = _sizes(scenario.params)
     policy, _overlap = VARIANTS[scenario.variant]
     rng = np.random.default_rng(scenario.seed)
     tally = _Tally()
