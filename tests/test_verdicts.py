@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from suite import Approx, AtMost, Between, Claim, Gain, Null, Ordered, Result, ScenarioSpec
+from suite import Approx, AtLeast, AtMost, Between, Claim, Gain, Null, Ordered, Result, ScenarioSpec
 from suite.runner.reproduce import (CLAIM_DEFECT, ERROR, INCONCLUSIVE, NOT_DISCRIMINATING, NOT_REPRODUCED,
                                     REPRODUCED, REPRODUCED_NO_NULL, bootstrap_interval, format_verdict, judge,
                                     new_outcome)
@@ -95,6 +95,57 @@ def test_a_failed_null_case_is_an_error_not_a_reproduction():
     status = {**{k: ("ok", None) for k in res}, "null:fast": ("failed", "boom")}
     o = _judge(c, res, c.nulls, status=status)
     assert o.verdict == ERROR and o.reason == "null 'base for fast': null case 'fast' failed: boom"
+
+
+def _np_ratio(r):
+    import numpy as np
+
+    with np.errstate(all="ignore"):  # 0 / 0 in numpy is nan, with no exception
+        return float(np.float64(r["base"]["t"]) / np.float64(r["fast"]["t"]))
+
+
+def test_a_nan_null_is_no_evidence_but_an_error():
+    # hostile tryout F2: the null's cases both report 0 s, its ratio is 0/0 = nan; ours 2/2 = 1.0
+    # is inside [0.95, 1.05]. A nan could land in no band: it is a null that could not be
+    # evaluated (error), not a null "outside" (which made the claim reproduced)
+    specs = {"base": ScenarioSpec("base"), "fast": ScenarioSpec("fast")}
+    c = Claim("c", "fast is as fast as base", "Table 1", True, Approx(1.0, rel=0.05), cases=specs,
+              derive=_np_ratio, nulls=(Null("zero baseline", variants={"fast": "zero"}),))
+    o = _judge(c, {"base": _res(2.0), "fast": _res(2.0), "null:base": _res(0.0), "null:fast": _res(0.0)},
+               c.nulls)
+    assert o.ours == 1.0 and o.nulls[0].inside is None
+    assert o.verdict == ERROR
+    assert o.reason == ("null 'zero baseline': null value could not be derived: the value is nan, "
+                        "not a finite number (it could land in no band)")
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_a_constant_null_that_is_not_finite_is_an_error(bad):
+    c = _ratio_claim(Approx(2.0, rel=0.1), (Null("odd", value=bad),))
+    o = _judge(c, {"base": _res(4.0), "fast": _res(2.0)}, c.nulls)  # ours 2.0, inside [1.8, 2.2]
+    assert o.verdict == ERROR and o.reason.startswith(f"null 'odd': null value could not be derived: the value is {bad}")
+    # ours outside: not reproduced, whatever the null
+    assert _judge(c, {"base": _res(3.0), "fast": _res(2.0)}, c.nulls).verdict == NOT_REPRODUCED
+
+
+def test_our_value_not_finite_is_an_error_not_a_verdict():
+    # ours 0 / 0 = nan was "not reproduced"; ours 1 / 0 = inf passed every AtLeast band
+    specs = {"base": ScenarioSpec("base"), "fast": ScenarioSpec("fast")}
+    c = Claim("c", "as fast", "Table 1", True, Approx(1.0, rel=0.05), cases=specs, derive=_np_ratio,
+              nulls=(Null("ideal", value=3.0),))
+    o = _judge(c, {"base": _res(0.0), "fast": _res(0.0)}, c.nulls)
+    assert o.verdict == ERROR and o.ours is None
+    assert o.reason == "value could not be derived: the value is nan, not a finite number (it could land in no band)"
+    c = Claim("c", "fast is at least 2x base", "Table 1", True, AtLeast(2.0), cases=specs, derive=_np_ratio,
+              nulls=(Null("ideal", value=1.5),))
+    o = _judge(c, {"base": _res(1.0), "fast": _res(0.0)}, c.nulls)
+    assert o.verdict == ERROR and o.reason.startswith("value could not be derived: the value is inf,")
+    # an ordering with one entry nan is no ordering either
+    c = Claim("o", "a faster than b", "abstract", True, Ordered(("a", "b"), margin=0.02),
+              cases={"a": ScenarioSpec("a"), "b": ScenarioSpec("b")},
+              derive=lambda r: {"a": r["a"]["t"], "b": float("nan")}, nulls=(Null("b for a", variants={"a": "b"}),))
+    o = _judge(c, {"a": _res(1.0), "b": _res(1.03)}, c.nulls)
+    assert o.verdict == ERROR and o.reason.startswith("value could not be derived: the value is a=1, b=nan,")
 
 
 def test_ordering_ties_fail_and_the_margin_counts():

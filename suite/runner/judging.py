@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from suite.runner.bootstrap import bootstrap_interval, classify, timed_metrics
-from suite.runner.verdicts import INSIDE, STRADDLES, ClaimOutcome, NullOutcome, decide, one_line
+from suite.runner.verdicts import INSIDE, STRADDLES, ClaimOutcome, NullOutcome, decide, finite_value, one_line
 
 if TYPE_CHECKING:
     from suite.runner.case import Case, Resolver
@@ -77,7 +77,7 @@ def _bad_case(cases: Mapping[str, Case], status: Statuses) -> str:
 def _judge_value(claim: Claim, results: Mapping[str, Result],
                  statistics: bool) -> tuple[Any, str, tuple[float, float] | None, int]:
     """(value, state, interval, samples) of *claim* on *results*; bootstrap when *statistics*."""
-    value = claim.value(results)
+    value = finite_value(claim.value(results))
     reps: list[Any] = []
     n = 0
     if statistics:
@@ -99,6 +99,7 @@ def _judge_null(claim: Claim, n: Null, ncases: Mapping[str, Case] | None, why: s
     try:
         if n.variants is None:
             no.value = n.value if n.derive is None else n.derive(results)
+            finite_value(no.value)
             nstate, no.interval = classify(claim, no.value, [])
         else:
             assert ncases is not None  # a variant null without cases carries its reason (why)
@@ -145,7 +146,8 @@ def judge(claim: Claim, o: ClaimOutcome, cases: Mapping[str, Case], status: Stat
 
     Notes
     -----
-    The verdict: ``error`` when a claim case is not ok or a value cannot be derived or checked;
+    The verdict: ``error`` when a claim case is not ok or a value cannot be derived or checked or
+    is NaN or infinite (ours or, when ours is inside, a null's: :func:`suite.runner.verdicts.finite_value`);
     otherwise as :func:`suite.runner.verdicts.decide` says: ``claim defect`` when the claim
     declares a defect or its band cannot pass or cannot fail inside its ``domain``; ``not
     reproduced`` when our value (or, measured, its whole interval) is outside the band, with the

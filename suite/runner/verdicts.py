@@ -26,7 +26,8 @@ A verdict is information, never forced (the rules, with examples: docs/verdicts.
     a pass or a fail was impossible before any run: the band lies outside (or covers) every value
     the claim can take (``Claim.domain``), or the claim declares a ``defect``;
 ``error``
-    a case (the claim's or a null's) failed, or a value could not be derived (with the reason).
+    a case (the claim's or a null's) failed, or a value could not be derived or is NaN or infinite
+    (:func:`finite_value`: it could land in no band), with the reason.
 
 This module is the bottom layer of reproduction: it imports neither the runner's engine nor the
 store nor the report, so :mod:`suite.report.scoreboard` renders these types without importing the
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
     from suite.runner.engine import RunSummary
     from suite.technique import Claim, Result, Technique
 
-__all__ = ["ClaimOutcome", "NullOutcome", "Scoreboard", "new_outcome", "informative_nulls", "claim_defect",
+__all__ = ["ClaimOutcome", "NullOutcome", "Scoreboard", "new_outcome", "informative_nulls", "claim_defect", "finite_value", "not_finite",
            "decide", "format_value", "one_line", "safe_text", "REPRODUCED", "REPRODUCED_NO_NULL", "NOT_DISCRIMINATING",
            "NOT_REPRODUCED", "INCONCLUSIVE", "CLAIM_DEFECT", "ERROR", "VERDICTS", "MEASURED_LABEL",
            "BOOTSTRAP_REPLICATES", "CONFIDENCE", "INSIDE", "OUTSIDE", "STRADDLES"]
@@ -217,6 +218,39 @@ def format_value(v: Any) -> str:
 
 
 # --------------------------------------------------------------------------- the rules
+
+
+def not_finite(v: Any) -> bool:
+    """Whether *v* (a number, or a mapping or sequence of them: an ordering's values) holds NaN or
+    an infinity. Strings and booleans are not numbers and pass (an exact ordering of names)."""
+    if isinstance(v, Mapping):
+        return any(not_finite(x) for x in v.values())
+    if isinstance(v, (list, tuple)):
+        return any(not_finite(x) for x in v)
+    if isinstance(v, (str, bytes, bool)):
+        return False
+    try:
+        return not math.isfinite(v)
+    except OverflowError:  # an int beyond every float
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+def finite_value(v: Any) -> Any:
+    """*v*, a derived value (ours or a null's), when every number in it is finite.
+
+    Raises
+    ------
+    SuiteError
+        *v* holds NaN or an infinity (a ratio over zero, ``0/0`` in numpy): such a value could
+        land in no band and is no number the claim can be judged on, so the value counts as not
+        derived (docs/verdicts.md: *error*), like a metric the runner refuses.
+    """
+    if not_finite(v):
+        raise SuiteError(f"the value is {format_value(v)}, not a finite number (it could land in no band)")
+    return v
+
 
 
 def informative_nulls(claim: Claim, nulls: Sequence[NullOutcome]) -> list[NullOutcome]:

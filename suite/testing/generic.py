@@ -277,10 +277,12 @@ def check_claims_nulls(tech: Technique) -> None:
 
 def _computed_null(claim: Claim) -> bool:
     """Whether *claim* declares a null that could land in its band: a variant null, or a value
-    null its acceptance does not exclude by construction (the rule of
-    :func:`suite.runner.reproduce.informative_nulls`, before any run)."""
-    return any(n.variants is not None or n.derive is not None or not claim.expect.excludes(n.value)
-               for n in claim.nulls)
+    null its acceptance does not exclude by construction and that is a finite number (the rule of
+    :func:`suite.runner.reproduce.informative_nulls`, before any run; a NaN lands in no band)."""
+    from suite.runner.verdicts import not_finite
+
+    return any(n.variants is not None or n.derive is not None
+               or not (claim.expect.excludes(n.value) or not_finite(n.value)) for n in claim.nulls)
 
 
 def check_properties(tech: Technique, max_examples: int = 10) -> str | None:

@@ -271,6 +271,9 @@ def test_a_no_gain_null_under_a_gain_band_warns_and_a_variant_null_does_not():
     with pytest.warns(FutureWarning, match="'2x' declare no computed null"):
         check_claims_nulls(_tech(claims=[nogain]))
     assert nogain.expect == Gain(2.0) and nogain.expect.excludes(1.0)
+    # a constant nan lands in no band either (suite reproduce: an error, hostile tryout F2)
+    with pytest.warns(FutureWarning, match="'2x' declare no computed null"):
+        check_claims_nulls(_tech(claims=[_claim(nulls=(Null("nan", value=float("nan")),))]))
     good = _claim(nulls=(Null("base for fast", variants={"fast": "base"}),))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
