@@ -1,5 +1,6 @@
-"""JSON as the store writes it: sorted keys, numpy converted, metric values SQLite's json functions
-read back (NaN as null, infinities as ``1e999``), and the UTC timestamps of its rows."""
+"""JSON as the store writes it: sorted keys, numpy converted, floats SQLite's json functions read
+back (NaN as null, infinities as ``1e999``: metric values and every other text, artifacts included),
+and the UTC timestamps of its rows."""
 
 from __future__ import annotations
 
@@ -35,21 +36,40 @@ def _json_default(o: Any) -> Any:
 
 # one encoder each, built once: json.dumps with options builds a new encoder per call (a third of
 # the cost of a small object)
-_dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=_json_default).encode
 _encode = json.JSONEncoder(separators=(",", ":")).encode
-#: ``_dumps``' C encoder itself, built once (``JSONEncoder.encode`` builds one per call), without
-#: the circular-reference check (a circular value is sent to ``_dumps``, which names it); None
-#: where the ``_json`` accelerator is missing
+#: the stored JSON's C encoder, built once (``JSONEncoder.encode`` builds one per call), without the
+#: circular-reference check and refusing NaN and infinities (a value holding one, or a circular
+#: one, is sent to :func:`_checked_dumps`); None where the ``_json`` accelerator is missing
 _c_make_encoder = getattr(json.encoder, "c_make_encoder", None)  # not in the typing stubs
 try:  # its positional signature is CPython's private one: any other is the plain path
-    _c_dumps = (_c_make_encoder(None, _json_default, encode_basestring_ascii, None, ":", ",", True, False, True)
+    _c_dumps = (_c_make_encoder(None, _json_default, encode_basestring_ascii, None, ":", ",", True, False, False)
                 if _c_make_encoder is not None else None)
 except TypeError:  # pragma: no cover - another Python's accelerator
     _c_dumps = None
+#: the json module's pure-Python encoder loop, which takes the float writer as an argument
+_make_iterencode = getattr(json.encoder, "_make_iterencode")
+
+
+def _floatstr(f: float) -> str:
+    """A float as stored: as :func:`num` writes a metric value (NaN null, infinities ``±1e999``)."""
+    if f != f:
+        return "null"
+    if f in (math.inf, -math.inf):
+        return "1e999" if f > 0 else "-1e999"
+    return float.__repr__(f)
+
+
+def _checked_dumps(obj: Any) -> str:
+    """:func:`dumps` by the pure-Python encoder: checks for circular values (``ValueError``), writes
+    NaN and infinities as :func:`_floatstr` does."""
+    return "".join(_make_iterencode({}, _json_default, encode_basestring_ascii, None, _floatstr, ":", ",", True,
+                                    False, True)(obj, 0))
 
 
 def dumps(obj: Any) -> str:
-    """JSON as stored: sorted keys, numpy converted.
+    """JSON as stored: sorted keys, numpy converted, NaN as null and infinities as ``1e999`` /
+    ``-1e999`` (as metric values are: :func:`num`), so every text is valid JSON (a bare ``NaN``
+    is not, and SQLite's json functions refuse it).
 
     Raises
     ------
@@ -59,11 +79,11 @@ def dumps(obj: Any) -> str:
         A circular value.
     """
     if _c_dumps is None:  # pragma: no cover - CPython always has the accelerator
-        return _dumps(obj)
+        return _checked_dumps(obj)
     try:
         return "".join(_c_dumps(obj, 0))
-    except RecursionError:  # circular (or deeper than the recursion limit): the checking encoder says which
-        return _dumps(obj)
+    except (RecursionError, ValueError):  # circular (or deeper than the recursion limit), or NaN/inf
+        return _checked_dumps(obj)
 
 
 def js(v: Any) -> str:

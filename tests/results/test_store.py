@@ -90,6 +90,33 @@ def test_nan_and_inf_metrics(st):
     assert math.isnan(res["a"]) and res["b"] == math.inf
 
 
+def test_artifacts_with_nan_and_infinities_are_stored_as_valid_json(st):
+    """A NaN artifact was stored as a bare ``NaN`` token (hostile tryout F10), which is not JSON:
+    SQLite's json functions refuse it. Stored as metric values are: NaN as null, infinities as
+    1e999 (read back as inf); a set as a sorted list, numpy converted."""
+    import json
+
+    import numpy as np
+
+    art = {"x": float("nan"), "inf": [float("inf"), -float("inf"), 1.5], "set": {3, 1, 2},
+           "arr": np.array([np.nan, 2.0]), "f32": np.float32("nan")}
+    r = st.begin_run()
+    st.add_outcome(ident("k"), ok("k", artifacts=art), r)
+    st.flush()
+    text, valid = st.conn.execute("SELECT data, json_valid(data) FROM artifacts").fetchone()
+    assert text == '{"arr":[null,2.0],"f32":null,"inf":[1e999,-1e999,1.5],"set":[1,2,3],"x":null}'
+    assert valid == 1
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} is not JSON"))
+    assert st.result("k").artifacts == {"arr": [None, 2.0], "f32": None, "inf": [math.inf, -math.inf, 1.5],
+                                        "set": [1, 2, 3], "x": None}
+    # a finite value is written as before; a circular one is still refused, named
+    assert store_mod.dumps({"b": [0.1, 2], "a": "\u00e9"}) == '{"a":"\\u00e9","b":[0.1,2]}'
+    loop: list = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="Circular reference"):
+        store_mod.dumps({"x": float("nan"), "loop": loop})
+
+
 def test_metrics_text_every_row_shape():
     """The stored metrics text, written by hand: four-long rows (the runner's), NaN as null and
     infinity as 1e999, an int as a float; a row of five, an unhashable name or a one-pass
