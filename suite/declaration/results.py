@@ -78,15 +78,33 @@ class MetricValueError(TechniqueError, ValueError):
     raised before 0.3.7 (a plugin that catches it keeps working)."""
 
 
-def _number(name: str, value: Any) -> float:
+def _number(name: str, value: Any, stacklevel: int = 3) -> float:
     """``float(value)``, or a TechniqueError naming the metric that shows a bounded part of *value*
-    (``float`` of a 50 MB string raised a ValueError quoting all of it)."""
+    (``float`` of a 50 MB string raised a ValueError quoting all of it).
+
+    A string, bytes or a boolean that ``float`` reads (``"1.5"``, ``True``) is no number either:
+    it is converted and warns (``DeprecationWarning``; refused from dlsys-suite 0.4.0). The message
+    names the metric and the type, not the value, so Python's warning registry shows it once per
+    place in the plugin's code (``suite`` shows it once per worker), not once per case.
+    """
     try:
-        return float(value)
+        f = float(value)
     except (TypeError, ValueError):
         text = repr(value)
         shown = text if len(text) <= 80 else f"{text[:60]}... ({len(text):,} characters)"
         raise MetricValueError(f"metric {name!r}: expected a number, got {type(value).__name__} {shown}") from None
+    if isinstance(value, (str, bytes, bytearray, bool)) or _numpy_bool(value):
+        import warnings
+
+        warnings.warn(f"metric {name!r}: expected a number, got {type(value).__name__} (stored as float() reads it); "
+                      "pass a float: this is refused from dlsys-suite 0.4.0", DeprecationWarning, stacklevel=stacklevel)
+    return f
+
+
+def _numpy_bool(value: Any) -> bool:
+    """Whether *value* is a numpy boolean (``numpy.bool_``, no subclass of ``bool``)."""
+    t = type(value)
+    return t.__module__ == "numpy" and t.__name__ in ("bool", "bool_")
 
 
 @dataclass
@@ -110,7 +128,9 @@ class Result:
         ------
         TechniqueError
             *value* or a sample is not a number (a string, None, an array): the message shows at
-            most 60 characters of it.
+            most 60 characters of it. A string or a boolean that ``float`` reads (``"1.5"``,
+            ``True``) is stored converted and warns (``DeprecationWarning``): refused from
+            dlsys-suite 0.4.0.
 
         A metric added twice replaces the first value and warns (``DeprecationWarning``; refused
         from dlsys-suite 0.4.0).
@@ -122,11 +142,11 @@ class Result:
                           "add each metric once: this is refused from dlsys-suite 0.4.0", DeprecationWarning, stacklevel=2)
         if samples is not None:
             given = tuple(samples)  # an iterator is read once
-            try:
-                samples = tuple(map(float, given))
-            except (TypeError, ValueError):
-                samples = tuple(_number(name, s) for s in given)  # raises, naming the bad sample
-        self.metrics[name] = Metric(name, _number(name, value), unit, direction, samples)
+            # floats as they are; anything else through _number (raises naming a bad sample, warns on a string)
+            samples = given if all(type(s) is float for s in given) else tuple(_number(name, s, 4) for s in given)
+        # a float is kept as it is (the common case, no call); anything else through _number
+        self.metrics[name] = Metric(name, value if type(value) is float else _number(name, value), unit, direction,
+                                    samples)
         return self
 
     def __getitem__(self, name: str) -> float:
