@@ -150,7 +150,7 @@ def test_name_and_version_read_from_the_header_lines_agree_with_importlib_metada
     from importlib.metadata import distributions, version
 
     from suite.registry import name_and_version
-    from suite.runner.case import _library_versions
+    from suite.runner.fingerprint import _library_versions
 
     seen = [(name_and_version(d), (d.metadata["Name"] or "<unknown>", d.version or "")) for d in distributions()]
     assert len(seen) > 20 and all(a == b for a, b in seen)

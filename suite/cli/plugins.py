@@ -225,7 +225,7 @@ def _recorded_reads(t: Any, context: Any) -> dict[tuple[str, str], set[str]]:
     recorded reading (runs record them as they evaluate: claims' real scenarios, not a probe);
     empty when there is no store."""
     from suite.errors import StoreError
-    from suite.runner.case import code_fingerprint
+    from suite.runner.fingerprint import code_fingerprint
 
     try:
         st = context.open_store(readonly=True)

@@ -367,7 +367,7 @@ def _other_code(store: Store, run_id: int) -> tuple[set[str], list[str]]:
     """Keys of *run_id*'s cases computed by other code than the installed technique's (its code
     fingerprint differs: the plugin changed since), and one note per such technique."""
     from suite.cli.common import get_context
-    from suite.runner.case import code_fingerprint
+    from suite.runner.fingerprint import code_fingerprint
 
     ctx = get_context()
     current: dict[str, str | None] = {}

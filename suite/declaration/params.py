@@ -205,7 +205,7 @@ def read_data(package: str, name: str, encoding: str | None = "utf-8") -> "str |
     trace shipped with the plugin).
 
     Every file inside the technique's package is part of its code fingerprint, hence of every
-    case key (:func:`suite.runner.case.package_fingerprint`): editing the file makes new cases,
+    case key (:func:`suite.runner.fingerprint.package_fingerprint`): editing the file makes new cases,
     so a stored result is never served for the old contents. A file outside the package is
     refused (declare a user-supplied file as ``Param(..., ref="file")`` instead).
 

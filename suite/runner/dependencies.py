@@ -3,8 +3,8 @@
 A technique's result depends on more than the top-level package that defines its evaluate
 functions: on the other packages its distribution ships (a plugin with a helper package beside
 it) and on the libraries it declares (networkx, simpy, duckdb: a new version may draw another
-graph or plan another query). :func:`suite.runner.case.code_fingerprint` and
-:func:`suite.runner.case.environment_fingerprint` hash what this module finds:
+graph or plan another query). :func:`suite.runner.fingerprint.code_fingerprint` and
+:func:`suite.runner.fingerprint.environment_fingerprint` hash what this module finds:
 
 * :func:`requirement_versions`: the installed version of every library a distribution declares
   (its ``Requires-Dist`` lines: the base requirements and those of its extras, except extras

@@ -29,8 +29,8 @@ JUDGEMENT_FORMAT = 2
 
 
 def _package_fingerprint(module: str | None) -> str:
-    """:func:`~suite.runner.case.package_fingerprint` of the top-level package of *module*."""
-    from suite.runner.case import package_fingerprint
+    """:func:`~suite.runner.fingerprint.package_fingerprint` of the top-level package of *module*."""
+    from suite.runner.fingerprint import package_fingerprint
 
     return str(package_fingerprint((module or "").split(".")[0]))
 
@@ -67,7 +67,7 @@ def judgement_key(tech: Technique, claim: Claim, cases: Mapping[str, Case], null
 
     # the numpy and scipy versions as the case keys read them (installed metadata, read once per
     # process): importing numpy for its __version__ was 0.1 s of a fully cached `suite reproduce`
-    from suite.runner.case import _library_versions, code_fingerprint
+    from suite.runner.fingerprint import _library_versions, code_fingerprint
 
     def digest(cs: Mapping[str, Case]) -> dict[str, list[str]]:
         out = {}

@@ -16,7 +16,7 @@ import pytest
 
 import suite.registry as registry
 from suite.runner import dependencies
-from suite.runner.case import _library_versions, code_fingerprint, package_fingerprint
+from suite.runner.fingerprint import _library_versions, code_fingerprint, package_fingerprint
 
 METADATA = """\
 Metadata-Version: 2.1

@@ -16,7 +16,7 @@ import textwrap
 
 import pytest
 
-import suite.runner.case as case_mod
+import suite.runner.fingerprint as case_mod  # the key's code fingerprints (suite.runner.case uses them)
 from suite.context import Context
 from suite.errors import ParameterError, TechniqueError
 from suite.runner.case import Resolver, environment_fingerprint, package_fingerprint

@@ -99,7 +99,7 @@ def test_a_folder_linked_into_the_package_is_hashed_and_a_link_cycle_ends(packag
     # a link back to a folder already walked (here the package itself, through its parent) is
     # walked once: the fingerprint ends, and holds each real folder's files once
     (outside / "up").symlink_to(package, target_is_directory=True)
-    from suite.runner.case import _package_files
+    from suite.runner.fingerprint import _package_files
 
     files, found = _package_files("keyinput_pkg")
     rels = [rel for rel, *_ in files]

@@ -134,15 +134,15 @@ def test_the_judgement_key_changes_with_the_code(fake_registry, store, monkeypat
     kd.differs(kd.key(t=replace(kd.tech, version="9.9")))
     fp = code_fingerprint(kd.tech)
     with monkeypatch.context() as m:
-        m.setitem(importlib.import_module("suite.runner.case")._FINGERPRINTS, kd.tech.package, fp + "x")
+        m.setitem(importlib.import_module("suite.runner.fingerprint")._FINGERPRINTS, kd.tech.package, fp + "x")
         kd.differs(kd.key())
     assert kd.key() == kd.base
     # the core's source (every file of the suite package), numpy's version
     with monkeypatch.context() as m:
-        m.setitem(importlib.import_module("suite.runner.case")._FINGERPRINTS, "suite", "changed")
+        m.setitem(importlib.import_module("suite.runner.fingerprint")._FINGERPRINTS, "suite", "changed")
         kd.differs(kd.key())
     with monkeypatch.context() as m:  # (read from the installed metadata, as the case keys read it)
-        m.setattr(importlib.import_module("suite.runner.case"), "_library_versions", lambda: "numpy=0.0;scipy=0.0")
+        m.setattr(importlib.import_module("suite.runner.fingerprint"), "_library_versions", lambda: "numpy=0.0;scipy=0.0")
         kd.differs(kd.key())
     assert kd.key() == kd.base
 
