@@ -102,14 +102,21 @@ def _s(v: Any) -> str:
 from suite.report.units import sort_key  # noqa: E402 - numbers sort numerically in every table
 
 
-def _headlines(registry: Any, techniques: Iterable[str]) -> dict[str, tuple[str, ...]]:
-    out: dict[str, tuple[str, ...]] = {}
+def _declared(registry: Any, techniques: Iterable[str]) -> tuple[dict[str, tuple[str, ...]], set[tuple[str, str]]]:
+    """Each technique's headline metrics, and its (technique, parameter) pairs declared with a
+    role (``scale``, ``efficiency``): shown in every row of a run of several techniques, since they
+    say what a case's numbers are for (a category run's one case per technique varies nothing)."""
+    heads: dict[str, tuple[str, ...]] = {}
+    roles: set[tuple[str, str]] = set()
     for t in techniques:
         try:
-            out[t] = tuple(registry.technique(t).headline) if registry is not None else ()
+            tech = registry.technique(t) if registry is not None else None
         except Exception:  # noqa: BLE001 - not installed now: no declared headline
-            out[t] = ()
-    return out
+            tech = None
+        heads[t] = tuple(tech.headline) if tech is not None else ()
+        if tech is not None:
+            roles.update((t, k) for k, p in tech.parameters.items() if getattr(p, "role", None))
+    return heads, roles
 
 
 def ordered_metrics(names: Iterable[str], headline: Iterable[str], directions: Mapping[str, str | None]) -> list[str]:
@@ -136,24 +143,26 @@ def compact_rows(store: Store, run: int | str | None, limit_metrics: int = 4, *,
 
         registry = get_context().registry
     records = store.case_records(run, with_metrics=True)  # no pandas: 0.3-0.5 s of a small `suite run`
-    heads = _headlines(registry, {r["technique"] for r in records})
+    heads, roles = _declared(registry, {r["technique"] for r in records})
     tech_of = {r["key"]: r["technique"] for r in records}
     per: dict[str, dict[str, tuple[float, str, str]]] = {}
     for r in records:
         for n, v, u, d in r["metrics"]:
             per.setdefault(r["key"], {})[n] = (v, u, d)
-    # show the parameters that vary within the run (the swept ones), not every default
-    seen: dict[str, set[str]] = {}
+    # show each technique's parameters that vary among its cases (the swept ones) and, in a run of
+    # several techniques (a category run), those it declares a role for (its scale), not every default
+    seen: dict[tuple[str, str], set[str]] = {}
     for r in records:
         for k, v in r["params"].items():
-            seen.setdefault(k, set()).add(repr(v))
-    varying = {k for k, vs in seen.items() if len(vs) > 1}
+            seen.setdefault((r["technique"], k), set()).add(repr(v))
+    shown_params = {tk for tk, vs in seen.items() if len(vs) > 1} | (roles & set(seen) if len(heads) > 1 else set())
+    varying = {k for _t, k in shown_params}
     records.sort(key=lambda r: (r["technique"], r["variant"], _s(r["profile"]), _s(r["workload"]),
                                 [(k, sort_key(r["params"].get(k))) for k in sorted(varying)],
                                 [(k, sort_key(v)) for k, v in sorted((r["overrides"] or {}).items())]))
     rows = []
     for r in records:
-        params = ",".join(f"{k}={v}" for k, v in sorted(r["params"].items()) if k in varying)
+        params = ",".join(f"{k}={v}" for k, v in sorted(r["params"].items()) if (r["technique"], k) in shown_params)
         if r["overrides"]:
             params = ";".join(filter(None, [params, ",".join(f"{k}={v}" for k, v in r["overrides"].items())]))
         got = per.get(r["key"], {})

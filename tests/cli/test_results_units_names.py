@@ -229,3 +229,16 @@ def test_swept_profile_fields_are_numeric_columns_with_their_unit(store, tmp_pat
     df = pd.read_parquet(out)
     col = df["set.network.-1.bandwidth [Gbit/s]"]
     assert str(col.dtype).lower().startswith("float") and sorted(set(col)) == [5.0, 10.0, 40.0]
+
+
+def test_a_category_run_shows_each_techniques_scale(tmp_path, suite_cli):
+    """One case per technique varies nothing, so the swept-parameter rule showed no scale at all; the
+    parameters a technique declares a role for are shown. By hand: 32 GPUs of 8 per node are
+    hetseq's nodes=4, mg-wfbp's workers=32, poseidon's nodes=32 (one GPU per node in its model)."""
+    r = suite_cli("run", "--category", "communication", "--workload", "resnet-50", "--profile", "h100-ndr-fat-tree",
+                  "--gpus", "32", "--store", tmp_path / "c.sqlite")
+    assert r.exit_code == 0, r.output
+    rows = [line for line in r.output.splitlines() if line.startswith("│ ") and "ok" in line]
+    params = {line.split("│")[1].strip(): line.split("│")[5].strip() for line in rows if line.split("│")[1].strip()}
+    assert params == {"hetseq": "efficiency=0.5,nodes=4", "mg-wfbp": "efficiency=0.5,workers=32",
+                      "poseidon": "efficiency=0.5,nodes=32"}, r.output
