@@ -205,7 +205,7 @@ TECHNIQUE = Technique(name="trust-fingerprint", title="t", category="communicati
 
 
 def test_code_change_without_version_bump_makes_a_new_case_key(tmp_path, monkeypatch):
-    import suite.runner.case as case_mod
+    import suite.runner.fingerprint as case_mod  # where the code fingerprints are cached
     from suite.runner.case import resolve_case
 
     pkg = tmp_path / "trust_fp_pkg"
