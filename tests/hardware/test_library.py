@@ -270,6 +270,22 @@ def test_bits_and_bytes_never_guessed():
         parse_quantity(5.0, "bytes", strict=True)
 
 
+@pytest.mark.parametrize("text, bytes_per_s", [("7 Gb/s", 875_000_000.0), ("100 Mb/s", 12_500_000.0),
+                                                ("1 Tb/s", 125_000_000_000.0), ("8 kb/s", 1_000.0),
+                                                ("7 Gb / s", 875_000_000.0), ("7 Gb/second", 875_000_000.0)])
+def test_b_per_second_is_bits_per_second_as_networks_write_it(text, bytes_per_s):
+    # a tryout's "7 Gb/s" was read as gilbert/s and "100 Mb/s" as megabarn/s (wrong dimension)
+    assert parse_quantity(text, "bandwidth", strict=True) == bytes_per_s
+    from suite.hardware.units import ureg  # pint itself, not the shipped table of the fast path
+
+    assert ureg.Quantity(text).to("byte / second").magnitude == pytest.approx(bytes_per_s, rel=1e-12)
+
+
+def test_a_size_in_b_is_bits_and_refused_as_a_size():
+    with pytest.raises(ValueError, match="bits: a size must be given in bytes"):
+        parse_quantity("80 Gb", "bytes")
+
+
 def test_mix_devices_resolves_groups_like_node_device():
     from suite.hardware import get_profile, mix_devices
 
