@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from suite.errors import WorkloadError
+from suite.errors import WorkloadError, close_names
 
 if TYPE_CHECKING:  # pragma: no cover
     from suite.hardware import Profile, ProfileLibrary
@@ -134,8 +134,8 @@ class WorkloadLibrary:
         try:
             return W._zoo_get(name)
         except WorkloadError:
-            close = [n for n in self._plugin if name.lower().split("-")[0] in n][:6]
-            if close:
+            close = close_names(name, self.names())
+            if any(n in self._plugin for n in close):  # else the zoo's own message (and hint) stands
                 raise WorkloadError(f"unknown workload {name!r}; did you mean {', '.join(close)}?") from None
             raise
 

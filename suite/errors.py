@@ -21,6 +21,7 @@ __all__ = [
     "ExperimentError",
     "StoreError",
     "did_you_mean",
+    "close_names",
 ]
 
 
@@ -67,8 +68,26 @@ class StoreError(SuiteError):
     """The results store cannot be opened, or a query names an unknown run."""
 
 
+def close_names(given: str, allowed: Iterable[str], n: int = 3) -> list[str]:
+    """The names of *allowed* closest to *given*, best first (at most *n*; none may be close).
+
+    Names are compared with case and punctuation removed, so ``vgg-19`` finds ``vgg19`` and
+    ``MG_WFBP`` finds ``mg-wfbp``: a name equal to *given* in that form wins, else difflib's
+    ratio >= 0.6 on those forms decides.
+    """
+    def bare(s: str) -> str:
+        return "".join(c for c in s.lower() if c.isalnum())
+
+    by_bare: dict[str, list[str]] = {}
+    for name in allowed:
+        by_bare.setdefault(bare(name), []).append(name)
+    key = bare(given)
+    near = [key] if key in by_bare else difflib.get_close_matches(key, list(by_bare), n=n)
+    return [name for k in near for name in by_bare[k]][:n]
+
+
 def did_you_mean(given: str, allowed: Iterable[str]) -> str:
-    """``"; did you mean 'NAME'?"`` for the closest of *allowed* (difflib's ratio >= 0.6), or ``""``:
+    """``"; did you mean 'NAME'?"`` for the closest of *allowed* (:func:`close_names`), or ``""``:
     the hint every "unknown name" message of the suite appends."""
-    near = difflib.get_close_matches(given, list(allowed), n=1)
+    near = close_names(given, allowed, n=1)
     return f"; did you mean {near[0]!r}?" if near else ""

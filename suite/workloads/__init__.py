@@ -19,7 +19,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from suite.errors import WorkloadError
+from suite.errors import WorkloadError, close_names
 from suite.workloads.types import Dataset, Layer, LayerTable, Workload
 
 __all__ = ["Layer", "LayerTable", "Workload", "Dataset", "register", "register_pattern",
@@ -101,7 +101,7 @@ def _zoo_get(name: str) -> Workload:
                 wl = builder(*m.groups())
                 break
         else:
-            close = [n for n in _BUILDERS if name.lower().split("-")[0] in n][:6]
+            close = close_names(name, list_workloads())
             hint = f"; did you mean {', '.join(close)}?" if close else "; see `suite workloads list`"
             raise WorkloadError(f"unknown workload {name!r}{hint}")
     from suite.frozen import freeze

@@ -94,3 +94,23 @@ def test_cli_errors_are_one_line(suite_cli):
     assert r.output.strip().startswith("error: resnet-77") and len(r.output.strip().splitlines()) == 1
     r = suite_cli(["workloads", "show", "moons", "--layers"])
     assert r.exit_code == 2 and "no layers" in r.output
+
+
+def test_a_misspelled_workload_suggests_the_name_it_spells_without_punctuation():
+    """`vgg-19` is vgg19 with a hyphen: the hint is vgg19, not a plugin workload that merely
+    contains "vgg" (a tryout was offered mixed-td-repvgg-a0), even when that plugin is loaded."""
+    ctx = _context(("toyplug", _plugin_module("toyplug", "toy-repvgg-a0")))
+    for typo, meant in [("vgg-19", "vgg19"), ("VGG19", "vgg19"), ("resnet50", "resnet-50"), ("toy_repvgg_a0", "toy-repvgg-a0")]:
+        with pytest.raises(WorkloadError) as err:
+            ctx.workload(typo)
+        assert str(err.value) == f"unknown workload {typo!r}; did you mean {meant}?"
+
+
+def test_close_names_compares_without_case_and_punctuation():
+    from suite.errors import close_names, did_you_mean
+
+    assert close_names("vgg-19", ["mixed-td-repvgg-a0", "vgg16", "vgg19"]) == ["vgg19"]
+    assert close_names("MG_WFBP", ["mg-wfbp", "poseidon"]) == ["mg-wfbp"]
+    assert close_names("swep", ["sweep", "papers"]) == ["sweep"]  # difflib on the bare forms: 0.89
+    assert close_names("zzz", ["sweep", "papers"]) == []
+    assert did_you_mean("vgg-19", ["vgg16", "vgg19"]) == "; did you mean 'vgg19'?"
