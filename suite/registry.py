@@ -593,6 +593,16 @@ class Registry:
                 return r
         return None
 
+    def executor_plugins(self) -> list[str]:
+        """The plugins (entry-point names) with a ``suite_executor`` hook: an executor's name is
+        known only to its plugin, so an unknown ``--executor`` names these for the user to read."""
+        out = []
+        for info in self.plugins:
+            pm = self._pm_by_plugin.get(info.name)
+            if pm is not None and info.status == "ok" and pm.hook.suite_executor.get_hookimpls():
+                out.append(info.name)
+        return out
+
     def distributions(self) -> dict[str, str]:
         """Plugin distribution -> version (run provenance)."""
         return {p.distribution: p.version for p in self.plugins}

@@ -350,6 +350,21 @@ def test_an_unknown_executor_names_the_plugin_whose_hook_raised_on_it():
         get_executor("nosuch", context=ctx)
 
 
+def test_an_unknown_executor_names_the_plugins_with_executors_and_the_closest_name():
+    """A tryout's `--executor dsk` listed ['dask', 'local'] and not the shipped plugin's slurm."""
+    from suite.context import Context
+    from suite.errors import SuiteError
+    from suite.runner.executors import get_executor
+
+    remote = _module("remote", "alpha", suite_executor=hookimpl(lambda name: None))
+    plain = _module("plain", "beta")
+    ctx = Context.build(registry=Registry(entry_points_=[], modules=[("remote", remote), ("plain", plain)]))
+    with pytest.raises(SuiteError) as err:
+        get_executor("dsk", context=ctx)
+    assert str(err.value) == ("--executor: unknown executor 'dsk'; did you mean 'dask'?; expected one of "
+                              "['dask', 'local'] or one a plugin provides (plugins with executors: remote)")
+
+
 def test_a_shared_module_first_imported_while_a_plugin_loads_and_bound_to_its_code_quarantines_it():
     """suite.tamper's second check: a shared module (here a ``suite_*`` one) that appears while a
     plugin loads and holds a function of that plugin is reported, and the other plugins load."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from suite.errors import SuiteError
+from suite.errors import SuiteError, did_you_mean
 from suite.runner.checks import metric_problem
 from suite.runner.dask_executor import DaskExecutor
 from suite.runner.evaluate import (SUMMARY_MAX_ITEMS, CaseTimeout, crashed_outcome, evaluate_outcome, package_of,
@@ -59,8 +59,11 @@ def get_executor(name: str, *, context: Any = None) -> Executor:
     if ex is None:
         broken = [f"plugin {p.name!r} failed on it: {p.reason}" for p in context.registry.plugins
                   if p.status == "quarantined" and p.reason.startswith(f"suite_executor(name={name!r})")]
-        raise SuiteError(f"--executor: unknown executor {name!r}; expected one of {sorted(BUILTIN_EXECUTORS)} "
-                         "or one a plugin provides" + "".join(f" ({b})" for b in broken))
+        plugins = context.registry.executor_plugins()
+        raise SuiteError(f"--executor: unknown executor {name!r}{did_you_mean(name, [*BUILTIN_EXECUTORS, *plugins])}; "
+                         f"expected one of {sorted(BUILTIN_EXECUTORS)} or one a plugin provides"
+                         + (f" (plugins with executors: {', '.join(plugins)})" if plugins else "")
+                         + "".join(f" ({b})" for b in broken))
     if isinstance(ex, type):
         ex = ex()
     if not hasattr(ex, "map_cases"):
