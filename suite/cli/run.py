@@ -160,9 +160,12 @@ def parse_assignments(values: tuple[str, ...], flag: str) -> dict[str, list[str]
             raise ExperimentError(f"{flag} {v!r}: expected NAME=VALUE[,VALUE...]")
         k, vals = v.split("=", 1)
         k = k.strip()
-        items = [x.strip() for x in vals.split(",") if x.strip()]
-        if not k or not items:
+        items = [x.strip() for x in vals.split(",")]
+        if not k or items == [""]:
             raise ExperimentError(f"{flag} {v!r}: expected NAME=VALUE[,VALUE...]")
+        if "" in items:  # "1,,2" or "1,2,": a value left out, not one to drop in silence
+            raise ExperimentError(f"{flag} {v!r}: value {items.index('') + 1} of {k} is empty; "
+                                  "expected NAME=VALUE[,VALUE...]")
         out.setdefault(k, []).extend(items)
     return out
 

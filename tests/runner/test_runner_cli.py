@@ -52,6 +52,12 @@ def test_run_errors_are_one_line(fake_registry, tmp_path):
         "error: command line: key 'params': fake has no parameter 'nodes'; expected one of ['delay', 'mode', 'n', 'x']"]
     r = CliRunner().invoke(main, ["run", "--technique", "fake", "--param", "x", "--store", str(tmp_path / "s.sqlite")])
     assert r.output.strip() == "error: --param 'x': expected NAME=VALUE[,VALUE...]"
+    # an empty item was dropped in silence (a tryout's nodes=1,,2 ran nodes 1 and 2)
+    for given, which in (("x=1,,2", 2), ("x=1,2,", 3), ("x=", None)):
+        r = CliRunner().invoke(main, ["run", "--technique", "fake", "--param", given, "--store", str(tmp_path / "s.sqlite")])
+        assert r.exit_code == 2 and r.output.strip().splitlines() == [
+            f"error: --param {given!r}: value {which} of x is empty; expected NAME=VALUE[,VALUE...]" if which else
+            f"error: --param {given!r}: expected NAME=VALUE[,VALUE...]"]
 
 
 def test_run_experiment_file_and_show_csv(fake_registry, tmp_path):
