@@ -101,3 +101,17 @@ def test_bidi_and_zero_width_run_names_are_refused(tmp_path, bad, code):
         with pytest.raises(StoreError) as err:
             st.name_run(run, bad)
     assert str(err.value).startswith(f"--name: expected printable characters only, got {code} (")
+
+
+def test_a_misspelled_run_name_suggests_the_closest_name(tmp_path):
+    """A tryout's `suite results show swep` gave no hint that the run is named sweep."""
+    with Store(tmp_path / "s.sqlite") as st:
+        st.name_run(st.begin_run(command="a"), "sweep")
+        st.name_run(st.begin_run(command="b"), "papers")
+        with pytest.raises(StoreError) as err:
+            st.resolve_run("swep")
+        with pytest.raises(StoreError) as far:
+            st.resolve_run("zzz")
+    assert str(err.value) == ("run: expected a run id, a name given with `suite run --name`, 'latest' or 'latest~N', "
+                              "got 'swep'; did you mean 'sweep'? (see `suite results list`)")
+    assert str(far.value).endswith("got 'zzz' (see `suite results list`)")

@@ -10,7 +10,7 @@ import unicodedata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from suite.errors import StoreError
+from suite.errors import StoreError, did_you_mean
 from suite.results.provenance import process_gone
 from suite.results.schema import FAILED_STATUSES, OK
 
@@ -75,7 +75,8 @@ def resolve_run(conn: sqlite3.Connection, path: Path, run: int | str | None) -> 
         rid = int(run)
     except (TypeError, ValueError):
         raise StoreError(f"run: expected a run id, a name given with `suite run --name`, 'latest' or "
-                         f"'latest~N', got {run!r} (see `suite results list`)") from None
+                         f"'latest~N', got {run!r}{did_you_mean(str(run), run_names(conn).values())} "
+                         "(see `suite results list`)") from None
     if conn.execute("SELECT 1 FROM runs WHERE id = ?", (rid,)).fetchone() is None:
         raise StoreError(f"store {str(path)!r}: no run with id {rid} (see `suite results list`)")
     return rid
