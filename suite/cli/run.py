@@ -212,16 +212,9 @@ def _skip_reasons(store: Any, summary: Any, most: int = 3) -> None:
 def resume_command(args: list[str]) -> str | None:
     """The command that resumes an interrupted ``suite ARGS``: *args* less ``--rerun`` (it would
     recompute the stored cases; without it, a case the interrupted run did not reach keeps an
-    earlier result if it has one) and ``--name`` (the interrupted run holds the name); None when the
-    same command resumes."""
-    rest, skip = [], False
-    for a in args:
-        if skip:
-            skip = False
-        elif a == "--name":
-            skip = True
-        elif a != "--rerun" and not a.startswith("--name="):
-            rest.append(a)
+    earlier result if it has one); None when the same command resumes. A ``--name`` stays: the
+    resuming run takes the name from the interrupted run."""
+    rest = [a for a in args if a != "--rerun"]
     return None if len(rest) == len(args) else shlex.join(["suite", *rest])
 
 
@@ -266,7 +259,8 @@ def report_summary(store: Any, summary: Any, fmt: str, quiet: bool, show_table: 
 @click.option("--gpus", type=click.IntRange(min=1), default=None,
               help="With --category: every technique on this many GPUs (default: the --profile's size).")
 @click.option("--name", "run_name", metavar="LABEL",
-              help="Name the run, so `suite compare LABEL_A LABEL_B` and `suite results show LABEL` find it.")
+              help="Name the run, so `suite compare LABEL_A LABEL_B` and `suite results show LABEL` find it "
+                   "(a new name, or the name of an interrupted run: this run resumes it and takes the name).")
 @click.option("--variant", "variants", multiple=True, help="Variant(s), comma-separated (default: all).")
 @click.option("--profile", "profiles", multiple=True,
               help="Profile(s): names, globs, kind:K, tag:T; comma-separated (default: the technique's).")
@@ -304,7 +298,8 @@ def run_cmd(ctx: Any, experiment: str | None, entries: tuple[str, ...], techniqu
                 --set "network.-1.bandwidth=2 Gbit/s,10 Gbit/s"
 
     A case already stored ok is not computed again (--rerun forces); an interrupted run resumes
-    when the same command is run again. Exit status: 0, 1 if any case failed, 130 if interrupted.
+    when the same command is run again (with --name too: the new run takes the name). Exit status:
+    0, 1 if any case failed, 130 if interrupted.
     """
     from suite.cli.common import get_context
 
@@ -351,23 +346,41 @@ def _run_into_store(context: Any, cases: Any, store_path: Any, run_name: str | N
     Raises
     ------
     ExperimentError
-        *run_name* already names a run of the store.
+        *run_name* already names a run of the store that was not interrupted.
     """
     from suite.runner.engine import run_cases
     from suite.runner.progress import make_progress
 
     store = open_store(store_path)
     try:
-        if run_name is not None and store.run_named(run_name) is not None:
-            raise ExperimentError(f"--name {run_name!r}: expected a new name, got one that already names run "
-                                  f"{store.run_named(run_name)} (`suite results list`)")
+        resumes = _interrupted_run_named(store, run_name)
         summary = run_cases(cases, store, executor=executor, options=options, rerun=rerun,
                             allow_parallel_execute=allow_parallel_execute,
                             progress=make_progress(quiet or fmt == "json"), command=shlex.join(["suite", *sys.argv[1:]]),
-                            context=context, name=run_name)
+                            context=context, name=run_name, resumes=resumes)
         report_summary(store, summary, fmt, quiet, resume=resume_command(sys.argv[1:]), rerun=rerun)
     finally:
         store.close()
+
+
+def _interrupted_run_named(store: Any, run_name: str | None) -> int | None:
+    """The run *run_name* names when it was interrupted (the run to resume: the new run takes its
+    name), else None when the name is new.
+
+    Raises
+    ------
+    ExperimentError
+        *run_name* names a run that was not interrupted (done, failed or still running).
+    """
+    held = None if run_name is None else store.run_named(run_name)
+    if held is None:
+        return None
+    if store.run_info(held)["status"] != "interrupted":
+        raise ExperimentError(f"--name {run_name!r}: expected a new name, got one that already names run "
+                              f"{held} (`suite results list`)")
+    click.echo(f"note: --name {run_name!r}: run {held} was interrupted; this run resumes it (stored cases are not "
+               "computed again) and takes its name", err=True)
+    return int(held)
 
 
 def _expansion(context: Any, experiment: str | None, sw: dict[str, Any], max_cases: int, dry_run: bool,

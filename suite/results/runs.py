@@ -101,8 +101,9 @@ def run_names(conn: sqlite3.Connection) -> dict[int, str]:
         return {}
 
 
-def name_run(conn: sqlite3.Connection, path: Path, run_id: int, name: str) -> None:
-    """Give run *run_id* the label *name* (``suite run --name LABEL``).
+def name_run(conn: sqlite3.Connection, path: Path, run_id: int, name: str, resumes: int | None = None) -> None:
+    """Give run *run_id* the label *name* (``suite run --name LABEL``); the name moves to it from
+    run *resumes*, the interrupted run it resumes, if that run holds it.
 
     Raises
     ------
@@ -111,7 +112,7 @@ def name_run(conn: sqlite3.Connection, path: Path, run_id: int, name: str) -> No
     """
     name = check_run_name(name)
     other = run_named(conn, name)
-    if other is not None and other != run_id:
+    if other is not None and other not in (run_id, resumes):
         raise StoreError(f"--name {name!r}: expected a new name, got one that already names run {other} "
                          f"(store {str(path)!r})")
     with conn:

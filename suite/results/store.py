@@ -219,8 +219,9 @@ class Store:
         """run id -> its name, for the runs that have one."""
         return _runs.run_names(self.conn)
 
-    def name_run(self, run_id: int, name: str) -> None:
-        """Give run *run_id* the label *name* (``suite run --name LABEL``).
+    def name_run(self, run_id: int, name: str, resumes: int | None = None) -> None:
+        """Give run *run_id* the label *name* (``suite run --name LABEL``); *resumes*: the
+        interrupted run this one resumes, whose name (if it holds *name*) moves to *run_id*.
 
         Raises
         ------
@@ -228,7 +229,7 @@ class Store:
             A name that is empty, all digits, ``latest``/``latest~N``, contains whitespace, or
             already names another run.
         """
-        _runs.name_run(self.conn, self.path, run_id, name)
+        _runs.name_run(self.conn, self.path, run_id, name, resumes)
 
     def run_info(self, run: int | str) -> dict[str, Any]:
         """One run's row as a dict (packages and plugins decoded)."""

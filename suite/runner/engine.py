@@ -349,7 +349,7 @@ def _execute(run: _Run, ex: Any, name: str, cases: Iterable[Case], chunk_size: i
 def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor = "local",
               options: ExecOptions | None = None, rerun: bool = False, allow_parallel_execute: bool = False,
               progress: Progress | None = None, command: str | None = None, chunk_size: int = CHUNK,
-              context: Context, name: str | None = None) -> RunSummary:
+              context: Context, name: str | None = None, resumes: int | None = None) -> RunSummary:
     """Run *cases* into *store* as one run.
 
     Parameters
@@ -376,6 +376,8 @@ def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor =
         Required: the command's context (plugin executors, the run's provenance).
     name : str, optional
         The run's label (``suite run --name``), given as it begins: a run whose process ends early keeps it.
+    resumes : int, optional
+        The interrupted run this one resumes: if it holds *name*, the name moves to this run.
 
     Returns
     -------
@@ -391,7 +393,8 @@ def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor =
         *name* refused (:meth:`suite.results.store.Store.name_run`): before any case runs.
     """
     t0 = time.monotonic()
-    run, ex = _start(cases, store, executor, options or ExecOptions(), rerun, progress, command, context, name)
+    run, ex = _start(cases, store, executor, options or ExecOptions(), rerun, progress, command, context, name,
+                     resumes)
     old_term = _trap_sigterm()
     old_gc = _collector_for_run(raise_threshold=not run.in_process)  # plugin code runs here when in-process
     try:
@@ -436,16 +439,16 @@ def _restore_collector(old: tuple[int, int, int]) -> None:
 
 def _start(cases: Iterable[Case], store: Store, executor: str | Executor, options: ExecOptions, rerun: bool,
            progress: Progress | None, command: str | None, context: Context,
-           name: str | None = None) -> tuple[_Run, Any]:
+           name: str | None = None, resumes: int | None = None) -> tuple[_Run, Any]:
     """The run begun in *store* (its provenance: the plugin distributions of the command's
-    context; its *name*, if any) and the executor that runs it."""
+    context; its *name*, if any, moved from run *resumes* if that holds it) and the executor that runs it."""
     ex = executor if isinstance(executor, Executor) or hasattr(executor, "map_cases") \
         else get_executor(executor, context=context)
     plugins = context.registry.distributions()
     run_id = store.begin_run(command=command, plugins=plugins, packages=installed_libraries(plugins))
     if name is not None:
         try:
-            store.name_run(run_id, name)
+            store.name_run(run_id, name, resumes)
         except BaseException:  # a refused name (or one a concurrent run took): this run ends before a case
             store.finish_run(run_id, "error", {})
             raise

@@ -242,3 +242,28 @@ def test_a_category_run_shows_each_techniques_scale(tmp_path, suite_cli):
     params = {line.split("│")[1].strip(): line.split("│")[5].strip() for line in rows if line.split("│")[1].strip()}
     assert params == {"hetseq": "efficiency=0.5,nodes=4", "mg-wfbp": "efficiency=0.5,workers=32",
                       "poseidon": "efficiency=0.5,nodes=32"}, r.output
+
+
+def test_the_same_command_with_its_name_resumes_an_interrupted_run(tmp_path, cli):
+    """`suite run --help` says an interrupted run resumes when the same command is run again; with
+    --name the same command stopped at "expected a new name" (a tryout's Ctrl-C)."""
+    import sqlite3
+
+    st = tmp_path / "s.sqlite"
+    # run 1, named p2, stored the 12 nodes=2 cases of SWEEP (2 node counts x 3 bandwidths x poseidon's 4
+    # variants) when it was cut
+    r = cli("run", "--technique", "poseidon", "--param", "nodes=2", "--set",
+            "network.-1.bandwidth=5 Gbit/s,40 Gbit/s,10 Gbit/s", "--name", "p2", "-q", store=st)
+    assert r.exit_code == 0, r.output
+    with sqlite3.connect(st) as conn:  # a run still marked running by this (live) process is not resumed
+        conn.execute("UPDATE runs SET status = 'running' WHERE id = 1")
+    r = cli(*SWEEP, "--name", "p2", store=st)
+    assert r.exit_code == 2 and "--name 'p2': expected a new name, got one that already names run 1" in r.output
+    with sqlite3.connect(st) as conn:  # what Ctrl-C leaves
+        conn.execute("UPDATE runs SET status = 'interrupted' WHERE id = 1")
+    r = cli(*SWEEP, "--name", "p2", store=st)
+    assert r.exit_code == 0, r.output
+    assert "note: --name 'p2': run 1 was interrupted; this run resumes it" in r.output
+    assert "24 case(s), 12 already stored, 12 computed" in r.output
+    r = cli("results", "show", "p2", "--format", "json", store=st)
+    assert json.loads(r.output)["run"]["id"] == 2 and len(json.loads(r.output)["cases"]) == 24  # the refusal began no run
