@@ -13,7 +13,9 @@ from suite.cli.results import _store_option, results_group
 @results_group.command("export")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=Path("suite-results.parquet"),
               show_default=True, help="Parquet file to write.")
-@click.option("--run", "run", default=None, help="Only this run (an id or `latest`); default: the whole store.")
+@click.option("--run", "run", default=None,
+              help="Only this run (an id, a name given with `suite run --name`, `latest` or `latest~N`); "
+                   "default: the whole store.")
 @_store_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="What to print about the export.")

@@ -20,7 +20,8 @@ from suite.cli import main
 @click.option("--force", is_flag=True, help="Overwrite OUTPUT if it exists (without it, an existing file is an error).")
 def report_cmd(run: str, output: Path, store_path: Path | None, no_scoreboard: bool, title: str | None,
                force: bool) -> None:
-    """Write one HTML file for RUN (an id or `latest`): provenance, a table and plots per
+    """Write one HTML file for RUN (an id, a name given with `suite run --name`, `latest` or
+    `latest~N`): provenance, a table and plots per
     technique, and the reproduction scoreboard of the claims whose cases the store holds.
 
     \b
