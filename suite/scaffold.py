@@ -218,12 +218,15 @@ baseline = true
 name = "ring"
 description = "ring reduce-scatter then all-gather"
 
+# role = "scale": the technique's size (one device per worker), which `suite run --category` sets
+# so every technique of the category runs on the same number of GPUs
 [parameters.workers]
 type = "int"
 default = 8
 minimum = 1
 maximum = 4096
 unit = "workers"
+role = "scale"
 help = "number of workers"
 
 # a unit the suite converts: `--param message_size="2 GiB"` reaches the model in MB

@@ -79,6 +79,20 @@ def test_the_example_passes_the_kit_from_its_source(monkeypatch):
         monkeypatch.delitem(sys.modules, name)
 
 
+def test_the_example_takes_a_category_runs_scale(monkeypatch):
+    """A fresh `suite plugin new` plugin was left out of `suite run --category` ("declares no scale
+    parameter"): its workers parameter is the scale, one GPU per worker."""
+    from suite.runner.category import scale_value
+
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    monkeypatch.setenv("SUITE_PROFILES", str(EXAMPLE / "suite_allreduce_demo" / "profiles"))
+    from suite_allreduce_demo.technique import TECHNIQUE
+
+    assert scale_value(TECHNIQUE, 256, 8) == ("workers", 256)  # 256 GPUs: 256 workers, whatever the node size
+    for name in [m for m in sys.modules if m.startswith("suite_allreduce_demo")]:
+        monkeypatch.delitem(sys.modules, name)
+
+
 def _run(cmd, **kw):
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SUITE_STRICT_PLUGINS", "SUITE_PROFILES")}
     return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900, **kw)
