@@ -2,7 +2,8 @@
 preceded by ``<!-- from: PATH -->`` and is an exact excerpt of PATH, and each file under
 docs/examples/ runs (its ``demo()`` checks a hand calculation). The quickstart's files are those
 of examples/suite-allreduce-demo, which tests/testing/test_example_plugin.py checks against the
-kit and (slow) installs from its wheel."""
+kit and (slow) installs from its wheel. The experiment file of docs/user-guide.md expands as
+written (the tests above read only plugin-authors.md, so a tryout found it failing)."""
 
 from __future__ import annotations
 
@@ -48,3 +49,36 @@ def test_docs_example_runs(name):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     mod.demo()
+
+
+def _user_guide_experiment() -> str:
+    text = (ROOT / "docs" / "user-guide.md").read_text()
+    section = text[text.index("## Experiment files"):]
+    return re.search(r"```toml\n(.*?)```", section, re.S).group(1)
+
+
+def test_the_user_guide_experiment_file_expands_as_written(tmp_path, shared_context):
+    """Its [defaults] fidelities = ["model"] was merged into the claims and smoke entries, which take
+    no axis keys: `suite run` refused the file as the guide printed it."""
+    from suite.runner.experiment import expand_experiment
+
+    f = tmp_path / "guide.toml"
+    f.write_text(_user_guide_experiment())
+    exp = expand_experiment(f, context=shared_context)
+    assert list(exp.entries) == ["poseidon-scaling", "poseidon-claims", "everything-smoke"]
+    # 1 profile x 2 workloads x 3 variants x 6 node counts x 3 bandwidths = 108; the exclude drops ps at
+    # 1 node (2 workloads x 3 bandwidths = 6), the include adds sfb at 16 nodes (6)
+    assert exp.entries["poseidon-scaling"] == 108 and exp.entries["poseidon-claims"] > 0
+    scaling = [c for c in exp.cases if c.technique == "poseidon" and c.params.get("batch_per_node") == 32
+               and c.overrides.get("network.-1.bandwidth") == "10 Gbit/s"]
+    assert len(scaling) == 36 and {c.fidelity for c in scaling} == {"model"}  # the default reached it
+
+
+def test_an_axis_written_in_a_claims_entry_is_still_refused(tmp_path, shared_context):
+    from suite.errors import ExperimentError
+    from suite.runner.experiment import expand_experiment
+
+    f = tmp_path / "e.toml"
+    f.write_text('[c]\ntechnique = "poseidon"\nclaims = true\nfidelities = ["model"]\n')
+    with pytest.raises(ExperimentError, match=r"entry \[c\]: key 'fidelities' cannot be combined with 'claims'"):
+        expand_experiment(f, context=shared_context)

@@ -1,7 +1,8 @@
 """Experiment files and sweeps: expand named entries into resolved cases.
 
 An experiment file is TOML. Every top-level table is a named *entry* (``defaults`` is merged
-into each entry; a top-level ``description`` string is allowed)::
+into each entry, a ``smoke`` or ``claims`` entry taking no axis of it; a top-level ``description``
+string is allowed)::
 
     description = "Poseidon: speed-up vs nodes and bandwidth"
 
@@ -46,20 +47,12 @@ from typing import Any
 from suite.declaration.results import built_as_dataclass
 from suite.errors import ExperimentError, SuiteError
 from suite.runner.case import Case, Resolver
-from suite.runner.experiment_file import find_experiment, load_experiment
+from suite.runner.experiment_file import AXES, find_experiment, load_experiment
 from suite.technique import ScenarioSpec, Technique
 
 __all__ = ["expand_entry", "stream_entry", "streamable", "CaseStream", "load_experiment", "expand_experiment", "find_experiment", "Expansion", "ENTRY_KEYS"]
 
-_AXES = {  # canonical key -> accepted spellings
-    "variants": ("variants", "variant"),
-    "profiles": ("profiles", "profile"),
-    "workloads": ("workloads", "workload"),
-    "seeds": ("seeds", "seed"),
-    "fidelities": ("fidelities", "fidelity"),
-    "params": ("params",),
-    "set": ("set",),
-}
+_AXES = AXES  # canonical key -> accepted spellings
 _OTHER = ("technique", "exclude", "include", "smoke", "claims", "optional", "description")
 ENTRY_KEYS = tuple(sorted({s for v in _AXES.values() for s in v} | set(_OTHER)))
 _RULE_KEYS = ("variant", "profile", "workload", "fidelity", "seed", "params", "set")

@@ -42,8 +42,33 @@ def find_experiment(name_or_path: str | Path) -> Path:
                           f"(shipped: {', '.join(shipped) or 'none'})")
 
 
+#: canonical axis key -> its accepted spellings (experiment.py expands them)
+AXES = {
+    "variants": ("variants", "variant"),
+    "profiles": ("profiles", "profile"),
+    "workloads": ("workloads", "workload"),
+    "seeds": ("seeds", "seed"),
+    "fidelities": ("fidelities", "fidelity"),
+    "params": ("params",),
+    "set": ("set",),
+}
+#: the keys an entry of given scenarios (``smoke`` or ``claims``) cannot take
+NOT_WITH_GIVEN_SCENARIOS = frozenset({s for v in AXES.values() for s in v} | {"include", "exclude"})
+
+
+def _with_defaults(entry: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """*entry* with the ``[defaults]`` it can take: a smoke or claims entry runs given scenarios,
+    so an axis of the defaults (``fidelities = ["model"]``) passes it by, where the same key written
+    in the entry itself is an error (it would be ignored)."""
+    merged = {**defaults, **entry}
+    if merged.get("smoke") or merged.get("claims"):
+        merged = {k: v for k, v in merged.items() if k in entry or k not in NOT_WITH_GIVEN_SCENARIOS}
+    return merged
+
+
 def load_experiment(path: str | Path) -> tuple[Path, dict[str, Any], dict[str, dict[str, Any]]]:
-    """Parse an experiment file: (path, top-level metadata, entries by name with defaults merged)."""
+    """Parse an experiment file: (path, top-level metadata, entries by name with defaults merged:
+    each takes the keys of ``[defaults]`` it can, see :func:`_with_defaults`)."""
     path = find_experiment(path)
     from suite.limits import TooDeep, loads_toml
 
@@ -62,7 +87,7 @@ def load_experiment(path: str | Path) -> tuple[Path, dict[str, Any], dict[str, d
         if k == "description":
             meta[k] = v
         elif isinstance(v, Mapping):
-            entries[k] = {**defaults, **v}
+            entries[k] = _with_defaults(v, defaults)
         else:
             raise ExperimentError(f"{path}: top-level key {k!r}: expected an entry table like [{k}] with "
                                   f"technique = \"...\" (only 'description' may be a plain value)")
