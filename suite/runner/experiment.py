@@ -47,16 +47,27 @@ from typing import Any
 from suite.declaration.results import built_as_dataclass
 from suite.errors import ExperimentError, SuiteError
 from suite.runner.case import Case, Resolver
-from suite.runner.experiment_file import AXES, find_experiment, load_experiment
+from suite.runner.experiment_file import find_experiment, load_experiment
 from suite.technique import ScenarioSpec, Technique
 
 __all__ = ["expand_entry", "stream_entry", "streamable", "CaseStream", "load_experiment", "expand_experiment", "find_experiment", "Expansion", "ENTRY_KEYS"]
 
-_AXES = AXES  # canonical key -> accepted spellings
+_AXES = {  # canonical key -> accepted spellings
+    "variants": ("variants", "variant"),
+    "profiles": ("profiles", "profile"),
+    "workloads": ("workloads", "workload"),
+    "seeds": ("seeds", "seed"),
+    "fidelities": ("fidelities", "fidelity"),
+    "params": ("params",),
+    "set": ("set",),
+}
 _OTHER = ("technique", "exclude", "include", "smoke", "claims", "optional", "description")
 ENTRY_KEYS = tuple(sorted({s for v in _AXES.values() for s in v} | set(_OTHER)))
 _RULE_KEYS = ("variant", "profile", "workload", "fidelity", "seed", "params", "set")
 _ALIAS = {s: k for k, v in _AXES.items() for s in v}
+#: the keys (any spelling) an entry of given scenarios (``smoke`` or ``claims``) cannot take: one
+#: written in such an entry is an error, one of ``[defaults]`` passes it by (experiment_file)
+NOT_WITH_GIVEN_SCENARIOS = frozenset(_ALIAS) | {"include", "exclude"}
 
 
 #: the largest sweep expanded without ``--max-cases`` (a 10^9-case typo must not eat the memory)
@@ -382,7 +393,7 @@ def stream_entry(entry: Mapping[str, Any], *, where: str = "command line", resol
 def _specs_for(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where: str,
                limit: int | None = None) -> list[ScenarioSpec]:
     if e.get("smoke") or e.get("claims"):
-        axes = [k for k in e if k in _AXES or k in ("include", "exclude")]
+        axes = [k for k in e if k in NOT_WITH_GIVEN_SCENARIOS]
         if axes:
             kind = "smoke" if e.get("smoke") else "claims"
             raise ExperimentError(f"{where}: key {axes[0]!r} cannot be combined with {kind!r}")

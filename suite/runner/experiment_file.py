@@ -42,26 +42,14 @@ def find_experiment(name_or_path: str | Path) -> Path:
                           f"(shipped: {', '.join(shipped) or 'none'})")
 
 
-#: canonical axis key -> its accepted spellings (experiment.py expands them)
-AXES = {
-    "variants": ("variants", "variant"),
-    "profiles": ("profiles", "profile"),
-    "workloads": ("workloads", "workload"),
-    "seeds": ("seeds", "seed"),
-    "fidelities": ("fidelities", "fidelity"),
-    "params": ("params",),
-    "set": ("set",),
-}
-#: the keys an entry of given scenarios (``smoke`` or ``claims``) cannot take
-NOT_WITH_GIVEN_SCENARIOS = frozenset({s for v in AXES.values() for s in v} | {"include", "exclude"})
-
-
 def _with_defaults(entry: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
     """*entry* with the ``[defaults]`` it can take: a smoke or claims entry runs given scenarios,
     so an axis of the defaults (``fidelities = ["model"]``) passes it by, where the same key written
     in the entry itself is an error (it would be ignored)."""
     merged = {**defaults, **entry}
     if merged.get("smoke") or merged.get("claims"):
+        from suite.runner.experiment import NOT_WITH_GIVEN_SCENARIOS
+
         merged = {k: v for k, v in merged.items() if k in entry or k not in NOT_WITH_GIVEN_SCENARIOS}
     return merged
 
