@@ -47,27 +47,17 @@ from typing import Any
 from suite.declaration.results import built_as_dataclass
 from suite.errors import ExperimentError, SuiteError
 from suite.runner.case import Case, Resolver
-from suite.runner.experiment_file import find_experiment, load_experiment
+from suite.runner.experiment_file import (AXIS_SPELLINGS, NOT_WITH_GIVEN_SCENARIOS, find_experiment,
+                                          load_experiment)
 from suite.technique import ScenarioSpec, Technique
 
 __all__ = ["expand_entry", "stream_entry", "streamable", "CaseStream", "load_experiment", "expand_experiment", "find_experiment", "Expansion", "ENTRY_KEYS"]
 
-_AXES = {  # canonical key -> accepted spellings
-    "variants": ("variants", "variant"),
-    "profiles": ("profiles", "profile"),
-    "workloads": ("workloads", "workload"),
-    "seeds": ("seeds", "seed"),
-    "fidelities": ("fidelities", "fidelity"),
-    "params": ("params",),
-    "set": ("set",),
-}
+_AXES = {axis[0]: axis for axis in AXIS_SPELLINGS}  # canonical key -> accepted spellings
 _OTHER = ("technique", "exclude", "include", "smoke", "claims", "optional", "description")
 ENTRY_KEYS = tuple(sorted({s for v in _AXES.values() for s in v} | set(_OTHER)))
 _RULE_KEYS = ("variant", "profile", "workload", "fidelity", "seed", "params", "set")
 _ALIAS = {s: k for k, v in _AXES.items() for s in v}
-#: the keys (any spelling) an entry of given scenarios (``smoke`` or ``claims``) cannot take: one
-#: written in such an entry is an error, one of ``[defaults]`` passes it by (experiment_file)
-NOT_WITH_GIVEN_SCENARIOS = frozenset(_ALIAS) | {"include", "exclude"}
 
 
 #: the largest sweep expanded without ``--max-cases`` (a 10^9-case typo must not eat the memory)

@@ -42,14 +42,20 @@ def find_experiment(name_or_path: str | Path) -> Path:
                           f"(shipped: {', '.join(shipped) or 'none'})")
 
 
+#: each axis key of an entry, its canonical spelling first (suite.runner.experiment expands them)
+AXIS_SPELLINGS = (("variants", "variant"), ("profiles", "profile"), ("workloads", "workload"), ("seeds", "seed"),
+                  ("fidelities", "fidelity"), ("params",), ("set",))
+#: the keys (any spelling) an entry of given scenarios (``smoke`` or ``claims``) cannot take: one
+#: written in such an entry is an error, one of ``[defaults]`` passes it by
+NOT_WITH_GIVEN_SCENARIOS = frozenset({s for axis in AXIS_SPELLINGS for s in axis} | {"include", "exclude"})
+
+
 def _with_defaults(entry: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
     """*entry* with the ``[defaults]`` it can take: a smoke or claims entry runs given scenarios,
     so an axis of the defaults (``fidelities = ["model"]``) passes it by, where the same key written
     in the entry itself is an error (it would be ignored)."""
     merged = {**defaults, **entry}
     if merged.get("smoke") or merged.get("claims"):
-        from suite.runner.experiment import NOT_WITH_GIVEN_SCENARIOS
-
         merged = {k: v for k, v in merged.items() if k in entry or k not in NOT_WITH_GIVEN_SCENARIOS}
     return merged
 
