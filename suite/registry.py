@@ -266,7 +266,8 @@ class Registry:
                 self._load_checked(info, load)
         finally:
             info.import_seconds = time.perf_counter() - t0
-            patched, self._snap = checked(before, info.module)
+            # an installed plugin's package is guarded from the next plugins on, as the core is
+            patched, self._snap = checked(before, info.module, share=info.distribution != "<in-process>")
         if patched:
             self._unregister(info)
             self._quarantine(info, _patched(patched))

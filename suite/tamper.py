@@ -6,7 +6,11 @@ local worker is forked from that process: a plugin that patches ``numpy.dot``, a
 numbers (issue 43: one technique's speed-up x3, stored ``ok``). The registry therefore takes a
 :func:`snapshot` of the shared modules' top-level names (and of the core's classes) before each
 plugin loads and checks it after (:func:`undo_changes`): a plugin that rebound anything is
-quarantined, and what it rebound is put back before the next plugin loads.
+quarantined, and what it rebound is put back before the next plugin loads. The contents of the
+namespaces' containers (dicts, lists, sets, numpy arrays) are compared too (:class:`Tables`): a
+plugin that edits a core table in place (``collective._LINK_EFFICIENCY[k] = 0.25``) changes every
+plugin's numbers without rebinding anything. An installed plugin's package joins the shared
+modules once it has loaded (:func:`checked`'s *share*), so the plugins after it cannot patch it.
 
 This catches rebinding, the way monkeypatching is done; it does not stop a plugin that writes
 memory through ``ctypes`` (docs/security.md says what the suite defends against).
@@ -16,9 +20,10 @@ from __future__ import annotations
 
 import sys
 import types
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Mapping
-from itertools import compress
-from operator import is_not, methodcaller
+from itertools import chain, compress
+from operator import is_, is_not, methodcaller
 from typing import Any
 
 from suite.frozen import Flat, flat_items, same_flat
@@ -36,13 +41,14 @@ _VALUES = methodcaller("values")  # a module's dict and a class's mappingproxy a
 class Snapshot(list[tuple[str, Any, dict[str, Any]]]):
     """The shared namespaces' ``(name, object, copy of its items)``, in ``sys.modules`` order, and
     (built on the first check, kept with the snapshot) the form in which a check compares all of
-    them at once and the namespace objects by name."""
+    them at once and the namespace objects by name, and the containers they hold (:class:`Tables`)."""
 
-    __slots__ = ("_fast",)
+    __slots__ = ("_fast", "tables")
 
-    def __init__(self, entries: Any = ()) -> None:
+    def __init__(self, entries: Any = (), tables: Tables | None = None) -> None:
         super().__init__(entries)
         self._fast: tuple[Flat, dict[str, Any]] | None = None
+        self.tables = Tables(self) if tables is None else tables
 
     def unchanged(self) -> bool:
         """True when every namespace holds the same names bound to the same objects as snapshot,
@@ -59,12 +65,193 @@ class Snapshot(list[tuple[str, Any, dict[str, Any]]]):
         return self._fast
 
 
+#: the largest numpy array (bytes) whose contents the guard copies and compares
+ARRAY_LIMIT = 1 << 20
+
+
+class Tables:
+    """The containers bound to a name (not a dunder) of the core's and the plugins' shared namespaces
+    of a snapshot (not numpy's, scipy's or the standard library's: their ~5,000 names cost more to
+    scan than all the rest): each ``dict``, ``list``, ``set`` (and ``OrderedDict``, ``defaultdict``,
+    ``Counter``) with a shallow copy of its contents, each numpy array of at most
+    :data:`ARRAY_LIMIT` bytes with a copy of its bytes (the guard's own module is left out). A plugin
+    that edits a core table in place (``_LINK_EFFICIENCY[k] = 0.25``, no name rebound) changes every
+    plugin's numbers as surely as one that rebinds it.
+
+    The rule (:meth:`changes`): a container may *grow* (a cache filling): a dict whose existing keys
+    keep their values and which only gains keys, a list only appended to, a set only added to. A
+    dict entry changed or removed, a list element replaced or removed, a set element removed, or
+    any byte of an array changed is tampering. "Kept" is identity, or, for a value replaced by
+    another, equality of the same type (a cache that recomputes an equal float is not tampering).
+
+    Comparing costs C loops over all containers at once while none changed (lengths, then the
+    items' identities); a container whose length or items differ is compared alone, and its copy
+    is taken again for the next check (so a growing cache costs one slow compare per plugin that
+    grew it)."""
+
+    __slots__ = ("held", "_fast")
+
+    def __init__(self, namespaces: Any = (), held: list[tuple[str, Any, Any]] | None = None) -> None:
+        #: (label ``module.NAME``, the container, its copy)
+        self.held: list[tuple[str, Any, Any]] = _held(namespaces) if held is None else held
+        self._fast: tuple[list[Any], Flat, list[Any], list[int], tuple[Any, ...], list[int]] | None = None
+
+    def moved(self) -> list[int]:
+        """The indices of :attr:`held` whose container differs from its copy (grown included)."""
+        if self._fast is None:
+            dicts = [i for i, h in enumerate(self.held) if isinstance(h[1], dict)]
+            seqs = [i for i, h in enumerate(self.held) if isinstance(h[1], (list, set))]
+            arrays = [i for i, h in enumerate(self.held) if not isinstance(h[1], (dict, list, set))]
+            self._fast = ([self.held[i][1] for i in dicts], flat_items([self.held[i][2] for i in dicts]),
+                          [self.held[i][1] for i in seqs], [len(self.held[i][2]) for i in seqs],
+                          tuple(chain.from_iterable(self.held[i][2] for i in seqs)), arrays)
+        conts, flat, lists, lens, items, arrays = self._fast
+        if (same_flat(conts, flat) and list(map(len, lists)) == lens and all(map(is_, chain.from_iterable(lists), items))
+                and all(_array_state(self.held[i][1]) == self.held[i][2] for i in arrays)):
+            return []
+        return [i for i, (_label, now, then) in enumerate(self.held) if not _same_contents(now, then)]
+
+    def changes(self, moved: list[int], top: str) -> list[str]:
+        """The tampered entries of the containers *moved* (``module.NAME['key']``), each put back; a
+        container of the package *top* (the plugin's own) is not a change."""
+        out: list[str] = []
+        for i in moved:
+            label, now, then = self.held[i]
+            if not (top and label.split(".")[0] == top):
+                out += _put_back(label, now, then)
+        return out
+
+    def after(self, moved: list[int], dropped: set[str], added: list[Any]) -> Tables:
+        """The tables of the next snapshot: the containers *moved* copied again, those of the
+        namespaces *dropped* (by name) left out, and those of the namespaces *added* (``(name, obj,
+        dict)``) taken."""
+        again = set(moved)
+        held = [(label, now, _copy(now) if i in again else then) for i, (label, now, then) in enumerate(self.held)
+                if label.rpartition(".")[0] not in dropped]
+        seen = set(map(id, (now for _label, now, _then in held)))
+        return Tables(held=held + [h for h in _held(added) if id(h[1]) not in seen])
+
+
+#: the container types whose contents :class:`Tables` compares, by exact type (a C set look-up per
+#: name: ``isinstance`` over ~7,000 names cost 0.9 ms per snapshot); numpy's array joins once loaded
+#: (the plain array only: not ``numpy.ma.masked`` or a memmap)
+_KINDS: set[type] = {dict, list, set, OrderedDict, defaultdict, Counter}
+
+
+def _held(namespaces: Any) -> list[tuple[str, Any, Any]]:
+    """The containers of *namespaces* (``(name, obj, dict)``), each once (the first name it has)."""
+    np = sys.modules.get("numpy")
+    kinds = _KINDS if np is None else _KINDS | {np.ndarray}
+    out: list[tuple[str, Any, Any]] = []
+    seen: set[int] = set()
+    for name, _obj, d in namespaces:
+        top = name.split(".")[0]
+        if name == __name__ or (top in SHARED and top != "suite"):  # the guard's own caches; numpy's...
+            continue
+        for k in compress(d, map(kinds.__contains__, map(type, d.values()))):  # (C loops)
+            v = d[k]
+            if id(v) in seen:  # (every module's __builtins__)
+                continue
+            seen.add(id(v))
+            if k[:2] != "__" and (type(v) in _KINDS or v.nbytes <= ARRAY_LIMIT):  # not __all__, __path__
+                out.append((f"{name}.{k}", v, _copy(v)))
+    return out
+
+
+def _copy(v: Any) -> Any:
+    """A container's copy: a dict's and a list's shallow copy, a set's elements in its order, an array's
+    :func:`_array_state`."""
+    if isinstance(v, dict):
+        return dict(v)
+    if isinstance(v, list):
+        return list(v)
+    return tuple(v) if isinstance(v, set) else _array_state(v)
+
+
+def _array_state(a: Any) -> tuple[Any, ...]:
+    return (a.dtype, a.shape, a.tobytes())
+
+
+def _same_contents(now: Any, then: Any) -> bool:
+    if isinstance(now, dict):
+        return _same(now, then)
+    if isinstance(now, list):
+        return len(now) == len(then) and all(map(is_, now, then))
+    return (len(now) == len(then) and all(map(is_, now, then))) if isinstance(now, set) else _array_state(now) == then
+
+
+def _put_back(label: str, now: Any, then: Any) -> list[str]:
+    """The entries of the container *now* changed or removed since its copy *then* (:class:`Tables`'s
+    rule), each put back (through the base type's method: a read-only subclass is written too)."""
+    if isinstance(now, dict):
+        lost = [k for k, v in then.items() if k not in now or not _kept(dict.__getitem__(now, k), v)]
+        for k in lost:
+            dict.__setitem__(now, k, then[k])
+        return [f"{label}[{k!r}]" for k in lost]
+    if isinstance(now, list):
+        lost = [i for i, v in enumerate(then) if i >= len(now) or not _kept(now[i], v)]
+        if lost:
+            list.__setitem__(now, slice(None), then + now[len(then):] if len(now) >= len(then) else then)
+        return [f"{label}[{i}]" for i in lost]
+    if isinstance(now, set):
+        gone = [v for v in then if v not in now]
+        set.update(now, gone)
+        return [f"{label} (lost {v!r})" for v in gone]
+    if _array_state(now) == then:
+        return []
+    _restore_array(now, then)
+    return [label]
+
+
+def _kept(now: Any, then: Any) -> bool:
+    """Whether a container's entry *now* is still its *then*: the same object, or an equal one of
+    the same type (a number recomputed; a numpy array by its bytes)."""
+    if now is then:
+        return True
+    if type(now) is not type(then):
+        return False
+    if hasattr(now, "tobytes") and hasattr(now, "dtype"):
+        return bool(_array_state(now) == _array_state(then))
+    try:
+        return (now == then) is True
+    except Exception:  # noqa: BLE001 - an entry that cannot be compared is not known to be kept
+        return False
+
+
+def _restore_array(a: Any, state: tuple[Any, ...]) -> None:
+    dtype, shape, data = state
+    if a.dtype != dtype or a.shape != shape:
+        return  # resized or retyped in place (not possible for an array that owns its data)
+    import numpy as np
+
+    writeable = a.flags.writeable
+    try:
+        a.flags.writeable = True
+        a[...] = np.frombuffer(data, dtype=dtype).reshape(shape)
+    except (ValueError, AttributeError):  # a view of memory it cannot write
+        pass
+    finally:
+        a.flags.writeable = writeable
+
+
 #: module name -> whether it is shared (:func:`_shared`), for the names ``sys.modules`` has held
 _SHARED_NAMES: dict[str, bool] = {}
 
 
+#: the packages of installed plugins loaded so far (:func:`checked`'s *share*), shared like ``suite_*``
+_SHARED_TOPS: set[str] = set()
+
+
 def _shared(name: str) -> bool:
-    return name.split(".")[0] in SHARED or name.startswith("suite_")
+    top = name.split(".")[0]
+    return top in SHARED or name.startswith("suite_") or top in _SHARED_TOPS
+
+
+def _share(top: str) -> None:
+    """Share the package *top* from now on (the names of its modules already seen included)."""
+    if top not in _SHARED_TOPS:
+        _SHARED_TOPS.add(top)
+        _SHARED_NAMES.update((n, True) for n in _SHARED_NAMES if n.split(".")[0] == top)
 
 
 def _fresh_shared(known: dict[str, Any]) -> list[str]:
@@ -115,31 +302,40 @@ def undo_changes(snap: Snapshot, plugin: str = "") -> list[str]:
     return _undo(snap, plugin)[0]
 
 
-def checked(snap: Snapshot, plugin: str = "") -> tuple[list[str], Snapshot]:
+def checked(snap: Snapshot, plugin: str = "", share: bool = False) -> tuple[list[str], Snapshot]:
     """:func:`undo_changes` of *snap*, and the snapshot :func:`snapshot` would take of what it leaves,
     built from *snap*: only a namespace whose dict differs from *snap*'s (names added, or put back)
     is copied again, and a shared module first imported since (or replaced) is added. A registry
     loading plugins one after another checks each against the snapshot the previous check left
-    (one comparison pass per plugin instead of a walk, a copy and a comparison)."""
-    changed, dirty, fresh = _undo(snap, plugin)
-    if not (dirty or fresh) and isinstance(snap, Snapshot):
+    (one comparison pass per plugin instead of a walk, a copy and a comparison). With *share*, the
+    package of *plugin* (an installed plugin's) is shared from now on, as ``suite_*`` packages
+    are: the next plugins' checks cover its modules."""
+    top = plugin.split(".")[0].split(":")[0]
+    if share and top:
+        _share(top)
+    changed, dirty, fresh, moved = _undo(snap, plugin)
+    if not (dirty or fresh or moved) and isinstance(snap, Snapshot):
         return changed, snap  # what it leaves is what it was given (kept with its fast form)
-    out = Snapshot((name, obj, dict(obj.__dict__) if i in dirty else before) for i, (name, obj, before) in enumerate(snap))
-    seen = {name for name, _obj, _before in out}
+    entries = [(name, obj, dict(obj.__dict__) if i in dirty else before) for i, (name, obj, before) in enumerate(snap)]
+    added = [entries[i] for i in sorted(dirty)]
+    seen = {name for name, _obj, _before in entries}
     for i in sorted(dirty):  # a core module that gained a class
         name, obj, _before = snap[i]
         if isinstance(obj, types.ModuleType):
-            out += [(n, o, dict(d)) for n, o, d in _entries(name, obj)[1:] if n not in seen]
+            added += [(n, o, dict(d)) for n, o, d in _entries(name, obj)[1:] if n not in seen]
     for name in fresh:
         if _shared(name):
-            out += [(n, o, dict(d)) for n, o, d in _entries(name, sys.modules.get(name)) if n not in seen]
-    return changed, out
+            added += [(n, o, dict(d)) for n, o, d in _entries(name, sys.modules.get(name)) if n not in seen]
+    tables = snap.tables.after(moved, {snap[i][0] for i in dirty}, added)
+    return changed, Snapshot(entries + added[len(dirty):], tables)
 
 
-def _undo(snap: Snapshot, plugin: str) -> tuple[list[str], set[int], list[str]]:
+def _undo(snap: Snapshot, plugin: str) -> tuple[list[str], set[int], list[str], list[int]]:
     """(:func:`undo_changes`'s names, the indices of *snap* whose namespace differs from it, the
-    shared modules in ``sys.modules`` that *snap* does not hold). A module *snap* holds that was
-    replaced in ``sys.modules`` is put back and named ``sys.modules['name']``."""
+    shared modules in ``sys.modules`` that *snap* does not hold, the indices of ``snap.tables.held``
+    whose container differs from its copy). A module *snap* holds that was replaced in
+    ``sys.modules`` is put back and named ``sys.modules['name']``; an entry of a container changed
+    or removed (:class:`Tables`) is put back and named ``module.NAME['key']``."""
     changed: list[str] = []
     dirty: set[int] = set()
     snap = snap if isinstance(snap, Snapshot) else Snapshot(snap)
@@ -157,6 +353,8 @@ def _undo(snap: Snapshot, plugin: str) -> tuple[list[str], set[int], list[str]]:
                 except (AttributeError, TypeError):
                     pass
     top = plugin.split(".")[0].split(":")[0]
+    moved = snap.tables.moved()
+    changed += snap.tables.changes(moved, top)
     for i in sorted(dirty):
         changed += _added(snap[i], top)
     fresh = _fresh_shared(known)
@@ -166,7 +364,7 @@ def _undo(snap: Snapshot, plugin: str) -> tuple[list[str], set[int], list[str]]:
         fresh.remove(name)
     if top:
         changed += _fresh_bindings([name for name in fresh if name.split(".")[0] != top], top)
-    return sorted(set(changed)), dirty, fresh
+    return sorted(set(changed)), dirty, fresh, moved
 
 
 def _added(entry: tuple[str, Any, dict[str, Any]], top: str) -> list[str]:

@@ -1,0 +1,138 @@
+"""The import-patch guard compares the contents of the shared modules' containers too (suite.tamper.Tables).
+
+A tryout's plugin (finding F1) edited core tables in place when imported, rebinding no name:
+``for k in list(collective._LINK_EFFICIENCY): collective._LINK_EFFICIENCY[k] = 0.25`` and
+``nccl.BASE_LAT[k] = nccl.BASE_LAT[k] * 100 + 100``. It loaded ``ok``, and every plugin's comet and
+megatron numbers moved (57.60 s -> 72.40 s), stored ``ok`` under the clean keys. The guard compared
+only which object each name is bound to. It now compares each module-level dict, list, set and
+numpy array of the shared modules: an entry changed or removed quarantines the plugin and is put
+back; a container that only grows (a cache filling) is not a change.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from importlib.metadata import EntryPoint
+
+import numpy as np
+import pytest
+
+from suite.api import hookimpl
+from suite.perf.network import collective, nccl  # held by the guard's snapshot before any plugin loads
+from suite.registry import Registry
+from suite.technique import Paper, Technique, Variant
+
+PROBE = "suite_tamper_probe_tables"
+_REASON_TAIL = " while loading (put back); expected a plugin that changes no shared module"
+
+
+def _technique(name: str) -> Technique:
+    return Technique(name=name, title="t", category="communication", paper=Paper("P"),
+                     variants=[Variant("base", "baseline", baseline=True)],
+                     fidelities={"model": lambda s: None}, needs_profile=False, needs_workload=False)
+
+
+def _plugin(name: str, on_load) -> types.ModuleType:
+    """An in-process plugin whose technique hook runs *on_load* (what a plugin does at import)."""
+    mod = types.ModuleType(name)
+
+    @hookimpl
+    def suite_techniques():
+        on_load()
+        return [_technique(name)]
+
+    mod.suite_techniques = suite_techniques
+    return mod
+
+
+def _reasons(reg: Registry) -> dict[str, str]:
+    return {p.name: p.reason for p in reg.quarantined()}
+
+
+def test_a_plugin_that_edits_core_tables_in_place_is_quarantined_and_the_tables_put_back():
+    """The tryout's plugin, as a hook: both core tables are back to the values in their source
+    (collective.py: nvlink 0.8, pcie 0.76, net 1.0; nccl.py: tree/LL 6.8 us), the plugin is
+    quarantined naming every entry it changed, and the plugin after it loads."""
+    def calibrate():
+        for k in list(collective._LINK_EFFICIENCY):
+            collective._LINK_EFFICIENCY[k] = 0.25
+        nccl.BASE_LAT["tree", "LL"] = nccl.BASE_LAT["tree", "LL"] * 100 + 100
+
+    reg = Registry(entry_points_=[], modules=[("mut", _plugin("mut", calibrate)),
+                                              ("good", _plugin("good", lambda: None))])
+    assert collective._LINK_EFFICIENCY == {"nvlink": 0.8, "pcie": 0.76, "net": 1.0}
+    assert nccl.BASE_LAT["tree", "LL"] == 6.8
+    lines = "suite.perf.network.collective._LINK_EFFICIENCY"
+    assert _reasons(reg) == {"mut": f"patched {lines}['net'], {lines}['nvlink'], {lines}['pcie'] ..." + _REASON_TAIL}
+    assert [t.name for t in reg.techniques()] == ["good"]
+
+
+@pytest.fixture
+def probe():
+    """A shared module (``suite_*``) holding one table of each kind, in ``sys.modules`` while the test runs."""
+    mod = types.ModuleType(PROBE)
+    mod.TABLE, mod.ORDER, mod.NAMES = {"fp32": 4, "fp16": 2}, ["a", "b"], {"x", "y"}
+    mod.COEF = np.array([1.0, 2.0, 3.0])
+    sys.modules[PROBE] = mod
+    try:
+        yield mod
+    finally:
+        sys.modules.pop(PROBE, None)
+
+
+def test_tables_that_only_grow_are_caches_filling_not_tampering(probe):
+    """A dict that gains keys, a list appended to, a set added to, and an entry replaced by an equal
+    object of the same type (a recomputed float) quarantine nothing, and stay as the plugin left them."""
+    def fill():
+        probe.TABLE["bf16"] = 2
+        probe.TABLE["fp32"] = int("4")  # equal, same type
+        probe.ORDER.append("c")
+        probe.NAMES.add("z")
+
+    reg = Registry(entry_points_=[], modules=[("filler", _plugin("filler", fill))])
+    assert _reasons(reg) == {}
+    assert probe.TABLE == {"fp32": 4, "fp16": 2, "bf16": 2} and probe.ORDER == ["a", "b", "c"]
+    assert probe.NAMES == {"x", "y", "z"}
+
+
+@pytest.mark.parametrize("edit, named, value", [
+    (lambda m: m.TABLE.__setitem__("fp32", 2), "TABLE['fp32']", ("TABLE", {"fp32": 4, "fp16": 2})),
+    (lambda m: m.TABLE.pop("fp16"), "TABLE['fp16']", ("TABLE", {"fp32": 4, "fp16": 2})),
+    (lambda m: m.ORDER.__setitem__(0, "z"), "ORDER[0]", ("ORDER", ["a", "b"])),
+    (lambda m: m.ORDER.remove("a"), f"ORDER[0], {PROBE}.ORDER[1]", ("ORDER", ["a", "b"])),
+    (lambda m: m.NAMES.discard("x"), "NAMES (lost 'x')", ("NAMES", {"x", "y"})),
+    (lambda m: m.COEF.__setitem__(1, 20.0), "COEF", ("COEF", [1.0, 2.0, 3.0])),
+])
+def test_a_changed_or_removed_entry_of_a_table_is_tampering_and_put_back(probe, edit, named, value):
+    """Each kind of in-place edit of another module's table: the plugin is quarantined naming the
+    entry, and the table holds its values again before the next plugin loads."""
+    seen = {}
+    reg = Registry(entry_points_=[], modules=[("evil", _plugin("evil", lambda: edit(probe))),
+                                              ("next", _plugin("next", lambda: seen.update(
+                                                  now=getattr(sys.modules[PROBE], value[0]).copy())))])
+    assert _reasons(reg) == {"evil": f"patched {PROBE}.{named}" + _REASON_TAIL}
+    name, expected = value
+    now = seen["now"]
+    assert (now.tolist() if isinstance(now, np.ndarray) else now) == expected
+
+
+def test_an_installed_plugins_package_is_guarded_from_the_plugins_after_it(tmp_path, monkeypatch):
+    """Another plugin's table (the tryout: ``suite_poseidon.model.DTYPE_BYTES["fp32"] = 2`` halved
+    poseidon's comm bytes): an installed plugin whose package is not named ``suite_*`` was outside the
+    guard, so a later plugin could edit its tables (or rebind its functions) unseen."""
+    (tmp_path / "tblowner_mod.py").write_text(
+        "from suite.api import hookimpl\nDTYPE_BYTES = {'fp32': 4, 'fp16': 2}\n"
+        "@hookimpl\ndef suite_techniques():\n    return []\n")
+    (tmp_path / "tblthief_mod.py").write_text(
+        "import tblowner_mod\ntblowner_mod.DTYPE_BYTES['fp32'] = 2\nfrom suite.api import hookimpl\n"
+        "@hookimpl\ndef suite_techniques():\n    return []\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    eps = [EntryPoint(name=n, value=f"{n}_mod", group="suite.plugins") for n in ("tblowner", "tblthief")]
+    try:
+        reg = Registry(entry_points_=eps)
+        assert _reasons(reg) == {"tblthief": "patched tblowner_mod.DTYPE_BYTES['fp32']" + _REASON_TAIL}
+        assert sys.modules["tblowner_mod"].DTYPE_BYTES == {"fp32": 4, "fp16": 2}
+    finally:
+        for n in ("tblowner_mod", "tblthief_mod"):
+            sys.modules.pop(n, None)
