@@ -364,7 +364,22 @@ def _undo(snap: Snapshot, plugin: str) -> tuple[list[str], set[int], list[str], 
         fresh.remove(name)
     if top:
         changed += _fresh_bindings([name for name in fresh if name.split(".")[0] != top], top)
+        fresh = _forget_other_plugins(fresh, top)
     return sorted(set(changed)), dirty, fresh, moved
+
+
+def _forget_other_plugins(fresh: list[str], top: str) -> list[str]:
+    """*fresh* less the modules of another plugin's package (loaded before the package *top*)
+    that it holds, each forgotten: a module first imported by the plugin that loaded has no earlier
+    state to compare with (``import suite_x.model as m; m.TABLE["k"] = 2`` while loading), so its
+    owner imports it anew, clean, when it needs it; the plugin that imported it keeps its copy."""
+    others = [name for name in fresh if name.split(".")[0] in _SHARED_TOPS - {top}]
+    for name in others:
+        mod = sys.modules.pop(name, None)
+        parent, _, leaf = name.rpartition(".")
+        if mod is not None and getattr(sys.modules.get(parent), leaf, None) is mod:
+            _unbind(sys.modules[parent], leaf)
+    return [name for name in fresh if name not in others]
 
 
 def _added(entry: tuple[str, Any, dict[str, Any]], top: str) -> list[str]:

@@ -136,3 +136,31 @@ def test_an_installed_plugins_package_is_guarded_from_the_plugins_after_it(tmp_p
     finally:
         for n in ("tblowner_mod", "tblthief_mod"):
             sys.modules.pop(n, None)
+
+
+def test_another_plugins_module_first_imported_and_edited_by_a_plugin_is_imported_anew_by_its_owner(
+        tmp_path, monkeypatch):
+    """The tryout's other case: ``import suite_poseidon.model as m; m.DTYPE_BYTES["fp32"] = 2`` at import,
+    a module the owner had not imported yet (its technique loads lazily), so the guard held no earlier
+    state of it; poseidon/ps was stored ``ok`` at 1.394 s instead of 2.094 s. Such a module is now
+    forgotten after the plugin loads: its owner imports it anew (fp32 is 4 bytes again), while the
+    plugin that edited it keeps its own copy."""
+    pkg = tmp_path / "tblowner2_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from suite.api import hookimpl\n@hookimpl\ndef suite_techniques():\n    return []\n")
+    (pkg / "model.py").write_text("DTYPE_BYTES = {'fp32': 4, 'fp16': 2}\n")
+    (tmp_path / "tblthief2_mod.py").write_text(
+        "import tblowner2_pkg.model as m\nm.DTYPE_BYTES['fp32'] = 2\nfrom suite.api import hookimpl\n"
+        "@hookimpl\ndef suite_techniques():\n    return []\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    eps = [EntryPoint(name="tblowner2", value="tblowner2_pkg", group="suite.plugins"),
+           EntryPoint(name="tblthief2", value="tblthief2_mod", group="suite.plugins")]
+    try:
+        Registry(entry_points_=eps)
+        assert sys.modules["tblthief2_mod"].m.DTYPE_BYTES == {"fp32": 2, "fp16": 2}
+        from tblowner2_pkg import model  # the owner, importing its module when it needs it
+
+        assert model.DTYPE_BYTES == {"fp32": 4, "fp16": 2}
+    finally:
+        for n in ("tblowner2_pkg", "tblowner2_pkg.model", "tblthief2_mod"):
+            sys.modules.pop(n, None)
