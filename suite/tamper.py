@@ -387,8 +387,8 @@ def _added(entry: tuple[str, Any, dict[str, Any]], top: str) -> list[str]:
     there, each put back or removed: a name a module exports lazily (its :pep:`562` ``__getattr__``,
     as :mod:`suite.api` does) bound to anything but what that ``__getattr__`` resolves it to (a
     plugin that reads ``suite.api.collective_time``, which adds it, then rebinds it), or a name
-    bound to a function of the package *top*. The plugin's own package and submodules imported
-    since are not changes."""
+    bound to a function of the package *top*, or a name added to a core class (:func:`_shadows`).
+    The plugin's own package and submodules imported since are not changes."""
     name, obj, before = entry
     if top and name.split(".")[0] == top:
         return []
@@ -400,7 +400,7 @@ def _added(entry: tuple[str, Any, dict[str, Any]], top: str) -> list[str]:
         if isinstance(v, types.ModuleType) and sys.modules.get(f"{name}.{k}") is v:
             continue
         canon = _resolved(d, k, lazy) if lazy is not None else _UNSEEN
-        if canon is v or (canon is _UNSEEN and not _of_package(v, top)):
+        if canon is v or (canon is _UNSEEN and not _of_package(v, top) and not _shadows(obj, k)):
             continue
         changed.append(f"{name}.{k}")
         if canon is _UNSEEN:
@@ -408,6 +408,13 @@ def _added(entry: tuple[str, Any, dict[str, Any]], top: str) -> list[str]:
         else:
             d[k] = canon
     return changed
+
+
+def _shadows(obj: Any, k: str) -> bool:
+    """Whether name *k*, added to the namespace *obj*, is one added to a core class (not a dunder:
+    pydantic keeps its own state in those): ``Device.memory = property(...)`` makes every device's
+    ``memory`` what the plugin says."""
+    return isinstance(obj, type) and not (k.startswith("__") and k.endswith("__"))
 
 
 def _resolved(d: dict[str, Any], k: str, lazy: Any) -> Any:

@@ -164,3 +164,17 @@ def test_another_plugins_module_first_imported_and_edited_by_a_plugin_is_importe
     finally:
         for n in ("tblowner2_pkg", "tblowner2_pkg.model", "tblthief2_mod"):
             sys.modules.pop(n, None)
+
+
+def test_a_property_added_to_a_core_class_at_import_is_tampering_and_removed():
+    """The tryout's class patch (F7), made while the plugin loads: ``Device.memory = property(...)``
+    made every device's memory 1.0 (a data descriptor on the class wins over the pydantic field).
+    A name added to a core class was a change only when bound to the plugin's own function."""
+    from suite.hardware.schema import Device
+
+    def patch():
+        Device.memory = property(lambda self: 1.0)
+
+    reg = Registry(entry_points_=[], modules=[("clsp", _plugin("clsp", patch))])
+    assert _reasons(reg) == {"clsp": "patched suite.hardware.schema.Device.memory" + _REASON_TAIL}
+    assert "memory" not in Device.__dict__
