@@ -124,12 +124,15 @@ class Tables:
     def after(self, moved: list[int], dropped: set[str], added: list[Any]) -> Tables:
         """The tables of the next snapshot: the containers *moved* copied again, those of the
         namespaces *dropped* (by name) left out, and those of the namespaces *added* (``(name, obj,
-        dict)``) taken."""
+        dict)``) taken; these very tables (with their compared form) when that changes nothing."""
+        new = _held(added)
+        if not moved and {id(h[1]) for h in new} <= {id(h[1]) for h in self.held}:
+            return self  # (a plugin's package that holds no table, a submodule's name added)
         again = set(moved)
         held = [(label, now, _copy(now) if i in again else then) for i, (label, now, then) in enumerate(self.held)
                 if label.rpartition(".")[0] not in dropped]
         seen = set(map(id, (now for _label, now, _then in held)))
-        return Tables(held=held + [h for h in _held(added) if id(h[1]) not in seen])
+        return Tables(held=held + [h for h in new if id(h[1]) not in seen])
 
 
 #: the container types whose contents :class:`Tables` compares, by exact type (a C set look-up per
@@ -238,7 +241,8 @@ def _restore_array(a: Any, state: tuple[Any, ...]) -> None:
 _SHARED_NAMES: dict[str, bool] = {}
 
 
-#: the packages of installed plugins loaded so far (:func:`checked`'s *share*), shared like ``suite_*``
+#: the packages of the plugins loaded by entry point so far (:func:`checked`'s *share*), shared as
+#: ``suite_*`` packages are
 _SHARED_TOPS: set[str] = set()
 
 
@@ -249,9 +253,9 @@ def _shared(name: str) -> bool:
 
 def _share(top: str) -> None:
     """Share the package *top* from now on (the names of its modules already seen included)."""
-    if top not in _SHARED_TOPS:
-        _SHARED_TOPS.add(top)
+    if not _shared(top):  # (a suite_* package already is: no walk of the ~1,000 names)
         _SHARED_NAMES.update((n, True) for n in _SHARED_NAMES if n.split(".")[0] == top)
+    _SHARED_TOPS.add(top)
 
 
 def _fresh_shared(known: dict[str, Any]) -> list[str]:
