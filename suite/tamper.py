@@ -216,7 +216,7 @@ def _kept(now: Any, then: Any) -> bool:
     if hasattr(now, "tobytes") and hasattr(now, "dtype"):
         return bool(_array_state(now) == _array_state(then))
     try:
-        return (now == then) is True
+        return bool(now == then)
     except Exception:  # noqa: BLE001 - an entry that cannot be compared is not known to be kept
         return False
 

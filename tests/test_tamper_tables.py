@@ -74,6 +74,7 @@ def probe():
     mod = types.ModuleType(PROBE)
     mod.TABLE, mod.ORDER, mod.NAMES = {"fp32": 4, "fp16": 2}, ["a", "b"], {"x", "y"}
     mod.COEF = np.array([1.0, 2.0, 3.0])
+    mod.SCALE = {"k": np.float64(0.5)}
     sys.modules[PROBE] = mod
     try:
         yield mod
@@ -83,10 +84,12 @@ def probe():
 
 def test_tables_that_only_grow_are_caches_filling_not_tampering(probe):
     """A dict that gains keys, a list appended to, a set added to, and an entry replaced by an equal
-    object of the same type (a recomputed float) quarantine nothing, and stay as the plugin left them."""
+    object of the same type (a recomputed int or numpy float) quarantine nothing, and stay as the
+    plugin left them."""
     def fill():
         probe.TABLE["bf16"] = 2
         probe.TABLE["fp32"] = int("4")  # equal, same type
+        probe.SCALE["k"] = np.float64(1.0) / 2  # a numpy scalar recomputed: kept by its bytes
         probe.ORDER.append("c")
         probe.NAMES.add("z")
 
