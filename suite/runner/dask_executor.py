@@ -227,9 +227,10 @@ class DaskExecutor(Executor):
         The engine calls :meth:`map_cases` once per chunk of a run (10,000 cases and more) and
         per phase: a LocalCluster started for each took its seconds of start-up and each worker's
         import of the core again. A run's parallel phase and its serial execute phase (``jobs=1``)
-        each keep their own. Closed by :meth:`close`, by a run stopped early, or when this executor
-        is collected (for one ``run_cases`` made from a name, at its end) or the interpreter exits:
-        a caller that hands ``run_cases`` an executor of its own closes it with :meth:`close`."""
+        each keep their own. Closed by :meth:`close` (``run_cases`` calls it for one it made from a
+        name, as the run ends), by a run stopped early, or when this executor is collected or the
+        interpreter exits: a caller that hands ``run_cases`` an executor of its own closes it with
+        :meth:`close`."""
         want = (options.scheduler, options.jobs)
         held = self._held.pop(want, None)
         if held is not None:

@@ -358,7 +358,8 @@ def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor =
         Resolved cases (duplicates by key run once); a non-sequence (a lazy sweep) is consumed chunk by chunk.
     store : Store
     executor : str or Executor
-        ``"local"``, ``"dask"``, a plugin's executor name, or an executor.
+        ``"local"``, ``"dask"``, a plugin's executor name, or an executor. One made here from a
+        name is closed (its ``close()``, if it has one) when the run ends; one given is the caller's.
     options : ExecOptions
     rerun : bool
         Recompute cases already stored ok.
@@ -408,7 +409,24 @@ def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor =
         run.progress.stop()
         run.summary.seconds = time.monotonic() - t0
         run.close()
+        if ex is not executor:
+            _close_executor(ex, run.summary)
     return run.summary
+
+
+def _close_executor(ex: Any, summary: RunSummary) -> None:
+    """Close executor *ex*, made by :func:`run_cases` from a name, as its run ends: the dask
+    executor's client and the LocalCluster it started (its worker processes) ended with the run,
+    not when the executor was next collected (a frame of its run held in a dask time-out's
+    traceback cycle kept it, and them, alive until a full collection). A failure to close is a
+    warning of the run: its results are stored."""
+    close = getattr(ex, "close", None)
+    if close is None:
+        return
+    try:
+        close()
+    except Exception as exc:  # noqa: BLE001 - the run is stored; closing must not lose its summary
+        summary.warnings.append(f"could not close executor {getattr(ex, 'name', type(ex).__name__)!r}: {exc}")
 
 
 #: the cyclic collector's youngest-generation threshold during a run (Python's default is 700

@@ -226,10 +226,16 @@ def test_a_sweep_on_a_real_dask_cluster_survives_a_killed_worker(tmp_path, dask_
 def test_one_connection_serves_every_chunk_of_a_run_and_closes_with_it(tmp_path, monkeypatch, fake_registry):
     """run_cases calls map_cases once per chunk: the executor connects once (a LocalCluster
     started per chunk took seconds each), and the connection is closed when the run ends, or at
-    once when the run is stopped early."""
+    once when the run is stopped early. Closed by the run even while something else still holds the
+    executor it made: a dask time-out's traceback cycle held the frame of its run, so a real
+    LocalCluster (its worker processes, its threads) lived on until the next full collection."""
+    import suite.runner.engine as engine
     from suite.results import Store
     from suite.runner import ExecOptions, expand_entry, run_cases
     from suite.runner.dask_executor import DaskExecutor
+
+    made = []  # what the traceback cycle did: a reference to the executor run_cases makes
+    monkeypatch.setattr(engine, "get_executor", lambda name, context=None: made.append(DaskExecutor()) or made[-1])
 
     class Counted(LostBatchClient):
         closed = 0
@@ -250,7 +256,7 @@ def test_one_connection_serves_every_chunk_of_a_run_and_closes_with_it(tmp_path,
     with Store(tmp_path / "chunks.sqlite") as st:
         s = run_cases(exp.cases, st, executor="dask", options=ExecOptions(scheduler="tcp://127.0.0.1:0"),
                       context=Context.build(), chunk_size=5)  # 16 cases: chunks of 5, 10 (a chunk doubles) and 1
-    assert s.ok == 16 and len(opened) == 1 and opened[0].closed == 1
+    assert s.ok == 16 and len(made) == 1 and len(opened) == 1 and opened[0].closed == 1
     # the chunk of 5 in stripes of at most ceil(5 / (2 workers x 2)) = 2 cases: 2, 2, 1; the chunk of
     # 10 in stripes of at most ceil(10 / 4) = 3: 3, 3, 2, 2; the last chunk 1
     assert sorted(len(b) for b in opened[0].submitted) == [1, 1, 2, 2, 2, 2, 3, 3]
