@@ -198,3 +198,30 @@ def _signal_dispositions_restored():
     for s, handler in before.items():
         if signal.getsignal(s) is not handler and handler is not None:
             signal.signal(s, handler)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After a test and the fixtures it leaves (a module's LocalCluster included): the thread dask
+    started in this process for its scheduler's offloaded work ended with it (see
+    :func:`_end_dask_offload_thread`)."""
+    yield
+    _end_dask_offload_thread()
+
+
+def _end_dask_offload_thread() -> None:
+    """dask.distributed runs part of an in-process scheduler's work (a graph's materialization) on a
+    process-wide pool of one thread (``distributed.utils._offload_executor``, "Dask-Offload_0"),
+    which once started lives until the interpreter exits. A test that ran a LocalCluster here
+    (``--executor dask``) left it to every later test, and tests/forkrun.py then refused to fork
+    ("Forked: 2 threads alive"), rightly: a child that used dask would queue work for a thread it
+    does not have. The pool is shut down (its thread joined) and a fresh one, with no thread until
+    used, put in its place; dask reads the module's name at each call."""
+    utils = sys.modules.get("distributed.utils")
+    pool = getattr(utils, "_offload_executor", None)
+    if pool is None or not getattr(pool, "_threads", None):
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool.shutdown(wait=True)
+    utils._offload_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="Dask-Offload")  # type: ignore[union-attr]
