@@ -23,12 +23,12 @@ from suite.collectives.dataparallel import (
     virtual_node_split,
 )
 from suite.errors import ParameterError, ProfileError
-from suite.hardware import get_profile
+from session_context import session_context
 
 
 @pytest.fixture(scope="module")
 def gtx():
-    return get_profile("gtx1080ti-6x3-ib56")
+    return session_context().profile("gtx1080ti-6x3-ib56")
 
 
 def test_problem_split_covers_train_and_is_standardised():
@@ -127,7 +127,7 @@ def test_allreduce_seconds_by_hand(gtx):
 
 
 def test_allreduce_seconds_needs_a_network():
-    dev = get_profile("nvidia-gtx-1080-ti")
+    dev = session_context().profile("nvidia-gtx-1080-ti")
     with pytest.raises(ProfileError, match="no inter-node"):
         allreduce_seconds(dev, 1e6, 2)
 

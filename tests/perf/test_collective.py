@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from suite.hardware import get_profile
 from suite.hardware.profile import Profile
 from suite.perf import Group, collective_time, dimensions, rabenseifner_allreduce_time, recursive_doubling_allreduce_time
 from suite.perf.network import ALGORITHMS, OPS
 from suite.testing.strategies import profiles
+from session_context import session_context
 
 A100_GAMMA = 3 / 2039e9  # 3 streams per reduced byte over the A100 80 GB's 2039 GB/s HBM2e
 #: the MPICH behaviour (every algorithm priced, the fastest kept) is the ``mpi`` library's
@@ -18,7 +18,7 @@ MPI = {"communication.library": "mpi"}
 
 
 def _selene_mpi():
-    return get_profile("selene-dgx-a100").with_overrides(MPI)
+    return session_context().profile("selene-dgx-a100").with_overrides(MPI)
 
 
 def _profile(levels, dpn=1, nodes=1, nics=None, membw=1e12, library="mpi"):
@@ -35,7 +35,7 @@ def _lvl(name, size, bw, lat, topo="switch", **kw):
 
 
 def test_single_node_ring_allreduce_by_hand():
-    p = get_profile("selene-dgx-a100")  # NVLink3 level: 300 GB/s, 1 us; A100 80 GB
+    p = session_context().profile("selene-dgx-a100")  # NVLink3 level: 300 GB/s, 1 us; A100 80 GB
     c = collective_time("allreduce", 1e9, Group(8, 1), p, algorithm="ring")
     # ring: 2 (p-1) alpha + 2 (p-1)/p m / B + (p-1)/p m gamma
     assert c.time == pytest.approx(14e-6 + 1.75e9 / 3e11 + 0.875e9 * A100_GAMMA)
@@ -52,7 +52,7 @@ def test_auto_picks_rabenseifner_on_eight_gpus_for_large_buffers():
 
 def test_multi_node_flat_ring_runs_at_the_nics_rate():
     # selene: 8 x 200 Gb/s NICs per node = 200 GB/s < NVLink 300 GB/s; p = 32 ranks
-    p = get_profile("selene-dgx-a100")
+    p = session_context().profile("selene-dgx-a100")
     m = 1e9
     c = collective_time("allreduce", m, Group(8, 4), p, algorithm="ring")
     assert c.time == pytest.approx(62 * (1e-6 + m / 32 / 200e9) + 31 / 32 * m * A100_GAMMA)
@@ -62,7 +62,7 @@ def test_multi_node_flat_ring_runs_at_the_nics_rate():
 
 
 def test_hierarchical_allreduce_by_hand():
-    p = get_profile("selene-dgx-a100")
+    p = session_context().profile("selene-dgx-a100")
     m = 8e8
     c = collective_time("allreduce", m, Group(8, 4), p, algorithm="hierarchical")
     rs_in = 7 * (1e-6 + m / 8 / 300e9)  # intra-node ring reduce-scatter (and all-gather)
@@ -176,12 +176,12 @@ def test_three_levels_compose_and_each_crossed_level_matters():
 
 
 def test_one_rank_costs_nothing():
-    p = get_profile("selene-dgx-a100")
+    p = session_context().profile("selene-dgx-a100")
     assert collective_time("allreduce", 1e9, Group(1, 1), p).time == 0.0
 
 
 def test_inner_level_matters_when_the_group_spans_devices_of_a_node():
-    p = get_profile("selene-dgx-a100")
+    p = session_context().profile("selene-dgx-a100")
     slow = p.with_overrides({"network.0.bandwidth": "150 GB/s"})
     g = Group(8, 4)
     assert collective_time("allreduce", 1e8, g, slow).time > collective_time("allreduce", 1e8, g, p).time
@@ -190,7 +190,7 @@ def test_inner_level_matters_when_the_group_spans_devices_of_a_node():
 
 
 def test_bad_input():
-    p = get_profile("selene-dgx-a100")
+    p = session_context().profile("selene-dgx-a100")
     with pytest.raises(ValueError, match="collective op"):
         collective_time("gather", 1, Group(2, 1), p)
     with pytest.raises(ValueError, match="algorithm for allreduce"):

@@ -8,8 +8,8 @@ doc/PERFORMANCE.md). The full validation set is in validation/collectives/ and d
 
 import pytest
 
-from suite.hardware import get_profile
 from suite.perf import Group, collective_time
+from session_context import session_context
 
 #: (label, profile, overrides, group, bytes, published busbw GB/s, algorithm, source)
 FIGURES = [
@@ -35,7 +35,8 @@ A100_3N = ("3x8 A100-SXM4-40GB, 4x HDR 200G per node, peak over 8 B..128 MB", "s
 
 
 def model_busbw(profile, overrides, group, m, algorithm):
-    p = get_profile(profile).with_overrides(overrides) if overrides else get_profile(profile)
+    p = session_context().profile(profile)
+    p = p.with_overrides(overrides) if overrides else p
     t = collective_time("allreduce", m, group, p, algorithm).time
     n = group.size
     return m / t * 2 * (n - 1) / n / 1e9
@@ -57,6 +58,6 @@ def test_nvls_is_what_auto_picks_on_eight_h100_and_ring_below_five_gpus():
     """NCCL's tuner: NVLS for large buffers on 8 H100 (nccl-tests #309, K. Iskra), while on 2 GPUs
     a ring moves each byte once each way at the full NVLink rate (370.8 GB/s effective), faster
     than NVLS's 275 GB/s algorithm bandwidth."""
-    p = get_profile("dgx-h100")
+    p = session_context().profile("dgx-h100")
     assert collective_time("allreduce", 2**30, Group(8, 1), p).algorithm == "nvls/Simple"
     assert collective_time("allreduce", 2**30, Group(2, 1), p).algorithm.startswith(("ring", "tree"))

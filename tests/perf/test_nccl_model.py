@@ -5,10 +5,10 @@ import math
 
 import pytest
 
-from suite.hardware import get_profile
 from suite.hardware.profile import Profile
 from suite.perf import Group, collective_time
 from suite.perf.network.nccl import SIMPLE_EFFICIENCY, efficiency_at, library_of
+from session_context import session_context
 
 US = 1e-6
 
@@ -32,9 +32,9 @@ IB = {"name": "ib", "topology": "switch", "size": 4, "bandwidth": 50e9, "latency
 
 
 def test_library_defaults_and_declared():
-    assert library_of(get_profile("dgx-h100")) == "nccl"  # a GPU profile
-    assert library_of(get_profile("xeon-platinum-8280-2s")) == "mpi"  # a CPU one
-    assert library_of(get_profile("dgx-h100").with_overrides({"communication.library": "gloo"})) == "gloo"
+    assert library_of(session_context().profile("dgx-h100")) == "nccl"  # a GPU profile
+    assert library_of(session_context().profile("xeon-platinum-8280-2s")) == "mpi"  # a CPU one
+    assert library_of(session_context().profile("dgx-h100").with_overrides({"communication.library": "gloo"})) == "gloo"
 
 
 def test_small_message_on_one_node_is_ring_ll_at_nccl_latencies():

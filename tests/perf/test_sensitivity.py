@@ -2,10 +2,10 @@
 
 from dataclasses import dataclass
 
-from suite.hardware import get_profile
 from suite.perf import Group, collective_time
 from suite.perf.sensitivity import check_network_sensitivity
 from suite.technique import Result
+from session_context import session_context
 
 
 @dataclass
@@ -38,13 +38,13 @@ class _Tech:
 
 
 def test_a_technique_pricing_through_the_model_passes():
-    sc = _Scenario(get_profile("selene-dgx-a100"), {})
+    sc = _Scenario(session_context().profile("selene-dgx-a100"), {})
     assert check_network_sensitivity(_Tech(nodes=4), sc) == []
     assert check_network_sensitivity(_Tech(nodes=1), sc) == []  # one node: the fabric is not crossed
 
 
 def test_a_level_read_but_not_crossed_is_reported():
-    sc = _Scenario(get_profile("selene-dgx-a100"), {})
+    sc = _Scenario(session_context().profile("selene-dgx-a100"), {})
     # an 8-GPU group stays in its node: network.0 is read and crossed, fine
     assert check_network_sensitivity(_Tech(nodes=1, reads_level=0), sc) == []
     # reading the fabric's (network.1) latency, which the group does not cross, is a problem

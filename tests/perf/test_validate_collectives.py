@@ -9,14 +9,14 @@ import json
 
 import pytest
 
-from suite.hardware import get_profile
+from session_context import session_context
 from suite.perf.network.nccl import SIMPLE_EFFICIENCY
 from suite.validate_collectives import BOUNDS, derive_efficiency, load_rows, price_rows, summarize, validation_dir
 
 
 @pytest.fixture(scope="module")
 def rows():
-    return price_rows(load_rows())
+    return price_rows(load_rows(), session_context().profile)
 
 
 def test_every_group_within_its_bound(rows):
@@ -61,7 +61,7 @@ def test_efficiency_curves_are_their_calibration_tables(family, profile, figure)
     cal = [r for r in load_rows() if r.profile == profile and r.calibration
            and (figure is None or r.figure.startswith(figure))]
     assert cal and all(f"SIMPLE_EFFICIENCY['{family}']" in r.calibrates for r in cal)
-    assert derive_efficiency(cal, get_profile(profile), family) == SIMPLE_EFFICIENCY[family]
+    assert derive_efficiency(cal, session_context().profile(profile), family) == SIMPLE_EFFICIENCY[family]
 
 
 @pytest.mark.parametrize("profile,smallest_latency_us", [
@@ -71,7 +71,7 @@ def test_efficiency_curves_are_their_calibration_tables(family, profile, figure)
 def test_launch_overheads_are_their_1_kib_rows(profile, smallest_latency_us):
     (row,) = [r for r in load_rows() if r.profile == profile and r.nbytes == 1024]
     assert row.calibration and "launch_overhead" in row.calibrates
-    declared = get_profile(profile).communication.launch_overhead
+    declared = session_context().profile(profile).communication.launch_overhead
     assert declared == pytest.approx(row.measured - smallest_latency_us * 1e-6, abs=0.06e-6)
 
 
@@ -83,7 +83,7 @@ def test_every_row_names_its_source_and_the_excluded_sources_stay_out():
                 low = (r["source_url"] + r["figure"]).lower()
                 assert "ml-engineering" not in low and "a3-mega" not in low and "a3mega" not in low
                 assert not low.rstrip("/").endswith(("issues/149", "issues/175")), r["source_url"]
-                get_profile(r["profile"])  # the matching profile ships
+                session_context().profile(r["profile"])  # the matching profile ships
 
 
 def test_cli_prints_the_summary_as_json(suite_cli):

@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 from suite import Scenario, Skip
 from suite.collectives import Ledger
 from suite.errors import ParameterError
-from suite.hardware import get_profile
 from suite.perf import Group, collective_time
 
 from suite_cerebras_stencil import execute, kernels as K, model
 from suite_cerebras_stencil.technique import CLAIMS, DEFAULTS, PROFILES, TECHNIQUE
+from session_context import session_context
 
 C = K.DIFFUSION_C
 TC = K.ADVECTION_TC
@@ -172,7 +172,7 @@ def test_block_ledger_bytes_by_hand():
 
 
 def _eval(variant, profile, **params):
-    return model.evaluate(Scenario("cerebras-stencil", variant, "model", get_profile(profile), None,
+    return model.evaluate(Scenario("cerebras-stencil", variant, "model", session_context().profile(profile), None,
                                    {**DEFAULTS, **params}))
 
 
@@ -190,7 +190,7 @@ def test_streamed_io_by_hand():
 
 
 def test_gpu_halo_is_collective_time_of_one_side():
-    prof = get_profile("dgx-1-v100")
+    prof = session_context().profile("dgx-1-v100")
     r = _eval("gpu-4x", "dgx-1-v100", io="resident")
     plane_set = 3 * 595 * 1536 * 4  # three fields, one plane each
     want = collective_time("p2p", plane_set, Group(ranks_per_node=4, nodes=1), prof).time
@@ -280,7 +280,7 @@ def test_kernel_invariants(kernel, shape, seed, shift):
        nx=st.integers(3, 3000), ny=st.integers(3, 3000), nz=st.integers(3, 3000), steps=st.integers(1, 50),
        dtype=st.sampled_from(("fp32", "fp16")), io=st.sampled_from(("resident", "streamed")))
 def test_sweep_equals_predict(variant, kernel, nx, ny, nz, steps, dtype, io):
-    prof = get_profile(PROFILES["wse-1" if variant == "wse" else variant])
+    prof = session_context().profile(PROFILES["wse-1" if variant == "wse" else variant])
     pf = model.platform_of(variant, prof, dtype)
     pr = model.predict(pf, kernel, nx, ny, nz, steps, dtype, io)
     sw = model.sweep(pf, kernel, [nx], [ny], [nz], [steps], dtype, io)
@@ -293,7 +293,7 @@ def test_sweep_equals_predict(variant, kernel, nx, ny, nz, steps, dtype, io):
 @given(variant=st.sampled_from(model.VARIANTS), kernel=st.sampled_from(K.KERNELS),
        n=st.integers(8, 600), factor=st.floats(1.01, 8.0), io=st.sampled_from(("resident", "streamed")))
 def test_time_non_increasing_in_every_bandwidth(variant, kernel, n, factor, io):
-    prof = get_profile(PROFILES["wse-1" if variant == "wse" else variant])
+    prof = session_context().profile(PROFILES["wse-1" if variant == "wse" else variant])
     paths = {"cpu-2s": ["device.memory_bandwidth"],
              "gpu-4x": ["device.memory_bandwidth", "network.0.bandwidth", "device.host_link.bandwidth"],
              "wse": ["device.memory_bandwidth", "ext.cerebras.fabric_bandwidth", "ext.cerebras.io_bandwidth"]}[variant]
@@ -314,9 +314,10 @@ def test_time_non_increasing_in_every_bandwidth(variant, kernel, n, factor, io):
 
 def test_link_changes_only_the_variant_crossing_it():
     base = {v: _eval(v, PROFILES["wse-1" if v == "wse" else v])["time_per_call"] for v in model.VARIANTS}
-    dgx = get_profile("dgx-1-v100").with_overrides({"network.0.bandwidth": "15.75 GB/s"})  # a PCIe host
-    wse_slow = get_profile("cerebras-wse-1").with_overrides({"ext.cerebras.fabric_bandwidth": "10 Pbit/s"})
-    wse_eth = get_profile("cerebras-wse-1").with_overrides({"ext.cerebras.io_bandwidth": "600 Gbit/s"})
+    dgx = session_context().profile("dgx-1-v100").with_overrides({"network.0.bandwidth": "15.75 GB/s"})  # a PCIe host
+    wse = session_context().profile("cerebras-wse-1")
+    wse_slow = wse.with_overrides({"ext.cerebras.fabric_bandwidth": "10 Pbit/s"})
+    wse_eth = wse.with_overrides({"ext.cerebras.io_bandwidth": "600 Gbit/s"})
     sc = lambda v, p: model.evaluate(Scenario("cerebras-stencil", v, "model", p, None, DEFAULTS))["time_per_call"]
     assert sc("gpu-4x", dgx) > base["gpu-4x"]
     assert sc("wse", wse_slow) > base["wse"]
@@ -324,17 +325,17 @@ def test_link_changes_only_the_variant_crossing_it():
     # a link the variant's traffic does not cross changes nothing: I/O links when resident
     res = {**DEFAULTS, "io": "resident"}
     sr = lambda v, p: model.evaluate(Scenario("cerebras-stencil", v, "model", p, None, res))["time_per_call"]
-    assert sr("wse", wse_eth) == sr("wse", get_profile("cerebras-wse-1"))
-    pcie_host = get_profile("dgx-1-v100").with_overrides({"device.host_link.bandwidth": "4 GB/s"})
-    assert sr("gpu-4x", pcie_host) == sr("gpu-4x", get_profile("dgx-1-v100"))
-    assert sr("gpu-4x", dgx) > sr("gpu-4x", get_profile("dgx-1-v100"))  # the halo crosses NVLink
+    assert sr("wse", wse_eth) == sr("wse", session_context().profile("cerebras-wse-1"))
+    pcie_host = session_context().profile("dgx-1-v100").with_overrides({"device.host_link.bandwidth": "4 GB/s"})
+    assert sr("gpu-4x", pcie_host) == sr("gpu-4x", session_context().profile("dgx-1-v100"))
+    assert sr("gpu-4x", dgx) > sr("gpu-4x", session_context().profile("dgx-1-v100"))  # the halo crosses NVLink
 
 
 @settings(max_examples=30, deadline=None)
 @given(kernel=st.sampled_from(K.KERNELS), nx=st.integers(3, 3000), ny=st.integers(3, 3000),
        nz=st.integers(3, 6000), dtype=st.sampled_from(("fp32", "fp16")), gen=st.sampled_from(("wse-1", "wse-2")))
 def test_wse_runs_iff_columns_fit(kernel, nx, ny, nz, dtype, gen):
-    prof = get_profile(PROFILES[gen])
+    prof = session_context().profile(PROFILES[gen])
     pes = 600 * 595 if gen == "wse-1" else 850_000
     cols = (-(-nx // 600)) * (-(-ny // 595)) if gen == "wse-1" else -(-(nx * ny) // pes)
     need = cols * nz * (2 if kernel == "diffusion7" else 6) * (4 if dtype == "fp32" else 2)
@@ -400,12 +401,12 @@ def test_null_figures_match_the_claims_profiles():
     from suite_cerebras_stencil import technique as t
     from suite_cerebras_stencil.extension import CerebrasExt
 
-    cpu, gpu = get_profile(PROFILES["cpu-2s"]), get_profile(PROFILES["gpu-4x"])
+    cpu, gpu = session_context().profile(PROFILES["cpu-2s"]), session_context().profile(PROFILES["gpu-4x"])
     assert t._CPU_BW == pytest.approx(cpu.devices_per_node * cpu.device.memory_bandwidth, rel=1e-12)
     assert t._GPU_BW == pytest.approx(model.GPUS * gpu.device.memory_bandwidth, rel=1e-12)
     assert t._GPU_IO == pytest.approx(model.GPUS * gpu.device.host_link.bandwidth, rel=1e-12)
     for gen in ("wse-1", "wse-2"):
-        wse = get_profile(PROFILES[gen])
+        wse = session_context().profile(PROFILES[gen])
         assert t._BW[gen] == pytest.approx(wse.device.memory_bandwidth, rel=1e-12)
         ext = CerebrasExt.model_validate(dict(wse.ext["cerebras"]))
         assert t._WSE_IO == pytest.approx(ext.io_bandwidth, rel=1e-12)

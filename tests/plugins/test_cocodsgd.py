@@ -53,9 +53,9 @@ def test_round_time_ordering(k, t_c, t_ar):
 
 
 def test_model_values_by_hand_resnet18_cifar():
-    from suite.workloads import get_workload
+    from session_context import session_context
 
-    wl = get_workload("resnet-18-cifar")
+    wl = session_context().workload("resnet-18-cifar")
     r = _eval("cocod-sgd", workers=16, hetero=1.0)
     t_c = 128 * 3 * wl.fwd_flops / (0.5 * 11.34e12)
     # ring over 16 workers, slowest hop the 7 GB/s IB; reduction 15/16 m x 3 / (484 GB/s)
@@ -240,11 +240,11 @@ def test_cocod_iid_loss_close_to_ssgd():
 
 
 def test_clock_workload_uses_layer_table_times():
-    from suite.workloads import get_workload
+    from session_context import session_context
 
     r = _eval("s-sgd", fidelity="execute", workers=4, steps=2, batch=16, hetero=1.0,
               clock_workload="resnet-18-cifar")
-    wl = get_workload("resnet-18-cifar")
+    wl = session_context().workload("resnet-18-cifar")
     t_c = 16 * 3 * wl.fwd_flops / (0.5 * 11.34e12)
     # 4 workers span 2 nodes: flat ring over IB, reduction on 3/4 m at 3 / (484 GB/s)
     t_ar = 2 * 3 * 1e-6 + 2 * 3 / 4 * wl.params * 4 / 7e9 + 3 / 4 * wl.params * 4 * 3 / 484e9
@@ -259,9 +259,9 @@ def _hand_times(workload: str) -> tuple[float, float]:
     GTX 1080 Ti's 11.34 TFLOP/s; ring all-reduce of the fp32 model over 16 workers whose ring crosses
     the 56 Gb/s (7 GB/s) InfiniBand, latency 1 us per step: 2 (P - 1) a + 2 (P - 1) / P x n / B
     (Patarasuk & Yuan 2009), plus the reduction of (P - 1) / P x n bytes at 3 / (484 GB/s) s/B."""
-    from suite.workloads import get_workload
+    from session_context import session_context
 
-    wl = get_workload(workload)
+    wl = session_context().workload(workload)
     t_c = 128 * 3 * wl.fwd_flops / (0.5 * 11.34e12)
     t_ar = 2 * 15 * 1e-6 + 2 * 15 / 16 * wl.params * 4 / 7e9 + 15 / 16 * wl.params * 4 * 3 / 484e9
     return t_c, t_ar

@@ -15,15 +15,15 @@ from hypothesis import strategies as st
 from suite import ScenarioSpec
 from suite.collectives import Ledger
 from suite.errors import ParameterError
-from suite.hardware import get_profile
 from suite.perf.network import Group, collective_time
 from suite.testing import resolve_case
 from suite_comet import execute, model
 from suite_comet.technique import ANCHOR, CLAIMS, TECHNIQUE
 from suite_comet.workloads import megatron_1t
+from session_context import session_context
 
 W1T = model.consts_of(megatron_1t())
-SELENE = get_profile("selene-dgx-a100")
+SELENE = session_context().profile("selene-dgx-a100")
 
 
 def run(variant="comet", profile="selene-dgx-a100", workload="megatron-1t", fidelity="model", overrides=None, **params):
@@ -34,7 +34,7 @@ def run(variant="comet", profile="selene-dgx-a100", workload="megatron-1t", fide
 
 @pytest.fixture(scope="module")
 def grid():
-    return model.grid_clusters(SELENE, profiles={n.partition(":")[2]: get_profile(n.partition(":")[2])
+    return model.grid_clusters(SELENE, profiles={n.partition(":")[2]: session_context().profile(n.partition(":")[2])
                                                  for n in model.grid_inputs()})
 
 
@@ -155,7 +155,7 @@ def test_tp_time_uses_shared_collective_model():
     # 2 reduce-scatters) forward and the same backward, each of 2 s h mbs bytes over Group(8, 1)
     r = run(variant="hbm-only", profile="dgx-a100", workload="gpt3-1.3b", global_batch=64, tp=8, pp=1,
             microbatch=1, recompute="none")
-    prof = get_profile("dgx-a100")
+    prof = session_context().profile("dgx-a100")
     ag = collective_time("allgather", 2 * 2048 * 2048, Group(8, 1), prof).time
     rs = collective_time("reduce-scatter", 2 * 2048 * 2048, Group(8, 1), prof).time
     assert r["tp_exposed_time"] == pytest.approx(64 * 24 * 2 * 2 * (ag + rs), rel=1e-9)
@@ -189,8 +189,8 @@ def test_model_flops_follow_the_recompute_strategy():
 
 
 def test_compute_only_null_from_profiles():
-    h100 = get_profile("nvidia-h100-sxm5-80gb").device.peak_flops["bf16"]
-    a100 = get_profile("nvidia-a100-sxm4-40gb").device.peak_flops["bf16"]
+    h100 = session_context().profile("nvidia-h100-sxm5-80gb").device.peak_flops["bf16"]
+    a100 = session_context().profile("nvidia-a100-sxm4-40gb").device.peak_flops["bf16"]
     assert model.COMPUTE_ONLY_SPREAD == pytest.approx(h100 / a100, rel=1e-12)
     lo, hi = CLAIMS[0].expect.band()
     assert not lo <= model.COMPUTE_ONLY_SPREAD <= hi
@@ -316,9 +316,7 @@ def test_more_of_anything_never_slows_the_optimum(field, factor):
            "network.0.bandwidth": base.network[0].bandwidth, "network.1.bandwidth": base.network[1].bandwidth}[field]
     unit = "FLOP/s" if "flops" in field else "B/s"
     faster = base.with_overrides({field: f"{cur * factor} {unit}"})
-    from suite.workloads import get_workload
-
-    w = model.consts_of(get_workload("gpt3-175b"))
+    w = model.consts_of(session_context().workload("gpt3-175b"))
     t = []
     for prof in (base, faster):
         c = model.cluster_of(prof)
@@ -383,4 +381,4 @@ def test_ignore_memory_prices_a_plan_that_does_not_fit():
         run(variant="hbm-only", profile="dgx-a100", global_batch=8)
     r = run(variant="hbm-only", profile="dgx-a100", global_batch=8, ignore_memory=True)
     assert r["fits"] == 0.0 and math.isfinite(r["iteration_time"])
-    assert r["memory_per_gpu"] > get_profile("dgx-a100").device.memory
+    assert r["memory_per_gpu"] > session_context().profile("dgx-a100").device.memory

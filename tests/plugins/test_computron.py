@@ -16,12 +16,13 @@ from scipy import stats
 
 from suite import ScenarioSpec, Skip
 from suite.errors import ParameterError
-from suite.hardware import Profile, ProfileLibrary, get_profile
+from suite.hardware import Profile, ProfileLibrary
 from suite.testing import resolve_case
 from suite_computron import execute, model, simulate
 from suite_computron.technique import (BURSTY_SKEWED_CONFIGS, CLAIMS, SEEDS, TECHNIQUE, PcieSwitchExt,
                                        derive_bursty)
 from suite_computron.workloads import CONFIGS, OPT_PARAMS, all_workloads, opt_table, serving_workloads
+from session_context import session_context
 
 NODE = "perlmutter-gpu-node"
 PCIE4 = 31.5e9  # B/s per direction, PCIe 4.0 x16 (the A100 profile's host link)
@@ -166,7 +167,7 @@ def test_host_memory_and_switch_bounds_by_hand():
 
 def test_perlmutter_cpu_does_not_bind():
     """EPYC 7763: 204.8 GB/s > 4 x 26.8 GB/s, so the links bind at n = 4."""
-    ep = model.host_endpoint(get_profile(NODE))
+    ep = model.host_endpoint(session_context().profile(NODE))
     assert ep.host_bandwidth == pytest.approx(204.8e9)
     assert model.swap_time(25.7e9, 4, ep).bound == "link"
 

@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from suite import ScenarioSpec, Skip
 from suite.collectives.dataparallel import Clock, FlatModel, Workers, load_problem
 from suite.errors import ParameterError
-from suite.hardware import ProfileLibrary, get_profile
+from suite.hardware import ProfileLibrary
 from suite.testing import resolve_case
-from suite.workloads import get_workload
 from suite_hetseq import execute, model
 from suite_hetseq.technique import CLAIMS, TECHNIQUE
+from session_context import session_context
 
 BERT = "bert-base@seq128"
 
@@ -65,7 +65,7 @@ def _readme_gradient_and_intra_node_all_reduce():
 
 
 def test_calibration_recovers_the_profile_figures_and_rows_1_2():
-    prof, wl = get_profile("hetseq-readme"), get_workload(BERT)
+    prof, wl = session_context().profile("hetseq-readme"), session_context().workload(BERT)
     eff, bw = model.calibrate_readme(wl, prof)
     # the figures written into the profile and the model, to their printed digits
     assert eff == pytest.approx(model.DEFAULT_EFFICIENCY, rel=1e-4)
@@ -161,7 +161,7 @@ def test_step_by_hand_on_a_two_type_cluster(tmp_path, monkeypatch):
     import suite.hardware as hw
 
     monkeypatch.setattr(hw, "library", lambda *a, **k: lib)
-    wl = get_workload(BERT)
+    wl = session_context().workload(BERT)
     F = wl.fwd_flops + wl.bwd_flops  # 67.045 GFLOP per sequence
     eff = 0.5
     t_fast, t_slow = F / (0.5 * 10e12), F / (0.5 * 5e12)
@@ -184,11 +184,11 @@ def test_step_by_hand_on_a_two_type_cluster(tmp_path, monkeypatch):
 
 
 def test_memory_caps_by_hand():
-    wl = get_workload(BERT)
+    wl = session_context().workload(BERT)
     states = 16 * 109_482_240  # fp32 weights, grads, Adam m and v
     act = 2 * 52.0044e6  # Korthikanti eq. 1 at 2 B per value, scaled to fp32
     assert model.memory_bytes(wl, 10) == pytest.approx(states + 10 * act, rel=1e-5)
-    devs = model.rank_devices(get_profile("hetseq-v100-titanxp-4n"), 16)
+    devs = model.rank_devices(session_context().profile("hetseq-v100-titanxp-4n"), 16)
     caps = model.batch_caps(wl, devs)
     assert caps[0] == math.floor((16e9 - states) / act) == 136  # V100 16 GB
     assert caps[-1] == math.floor((12e9 - states) / act) == 98  # TITAN Xp 12 GB
@@ -288,7 +288,7 @@ def test_execute_bad_input_is_one_line():
     with pytest.raises(Skip, match="nodes=9 but profile 'hetseq-readme' has 8"):
         run(nodes=9)
     with pytest.raises(ParameterError, match=r"17 ranks but its \[ext.mix\] groups hold 16"):
-        model.rank_devices(get_profile("hetseq-v100-titanxp-4n"), 17)
+        model.rank_devices(session_context().profile("hetseq-v100-titanxp-4n"), 17)
 
 
 # ----------------------------------------------------------------------------- network levels

@@ -626,9 +626,9 @@ def test_skips_and_bad_input():
 def test_ext_fpga_overrides_with_units():
     """An override leaves a unit string in [ext.fpga]: 100 MHz is read as 1e8 Hz, a bad one is one line."""
     from suite.errors import ProfileError
-    from suite.hardware import get_profile
+    from session_context import session_context
 
-    u250 = get_profile("xilinx-alveo-u250")
+    u250 = session_context().profile("xilinx-alveo-u250")
     res = model.resources_of(u250.with_overrides({"ext.fpga.clock": "100 MHz", "ext.fpga.memory_bandwidth": "50 Gbit/s"}))
     assert res.clock == 1e8 and res.dram_bw == 6.25e9 and res.on_chip_bytes == 59_572_224
     with pytest.raises(ProfileError, match="field ext.fpga.clock: expected a frequency"):

@@ -270,9 +270,9 @@ def test_ppn1_and_one_node():
 
 
 def test_intra_level_changes_time_when_ppn_above_one():
-    from suite.hardware import get_profile
+    from session_context import session_context
 
-    prof = get_profile(PROFILE)
+    prof = session_context().profile(PROFILE)
     sc = _case("node-aware", "node-aware-grids-mmm-256", ranks=256, ranks_per_node=16).scenario
     import dataclasses
 

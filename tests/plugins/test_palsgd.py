@@ -147,9 +147,9 @@ def test_execute_result_and_curves():
 
 
 def test_execute_clock_ddp_by_hand():
-    from suite.hardware import get_profile
+    from session_context import session_context
 
-    prof = get_profile("dgx-a100")
+    prof = session_context().profile("dgx-a100")
     r = _eval("s-sgd", fidelity="execute", workers=4, steps=3, batch=16, dtype="fp32")
     flops = 3 * 2 * 64 * 10 * 16
     t_c = flops / (0.5 * 19.5e12)
@@ -185,9 +185,9 @@ def test_step_times_by_hand():
 
 
 def test_model_inputs_by_hand_resnet50_dgx():
-    from suite.workloads import get_workload
+    from session_context import session_context
 
-    wl = get_workload("resnet-50")
+    wl = session_context().workload("resnet-50")
     r = _eval("palsgd", workers=4)
     t_c = 128 * 16 * 3 * wl.fwd_flops / (0.5 * 312e12)
     t_ar = 2 * 3 * 1e-6 + 2 * 3 / 4 * 4 * wl.params / 300e9 + 3 / 4 * 4 * wl.params * 3 / 2039e9  # + reduction
@@ -207,9 +207,9 @@ def test_model_skips_and_dtype_fallback():
         _eval("palsgd", workload="digits")
     r = _eval("palsgd", profile="gtx1080ti-6x3-ib56", workers=16)  # no bf16/fp16 peak: fp32
     assert r.artifacts["inputs"]["dtype"] == "fp32"
-    from suite.workloads import get_workload
+    from session_context import session_context
 
-    t_c = 128 * 16 * 3 * get_workload("resnet-50").fwd_flops / (0.5 * 11.34e12)
+    t_c = 128 * 16 * 3 * session_context().workload("resnet-50").fwd_flops / (0.5 * 11.34e12)
     assert r["compute_time"] == pytest.approx(t_c, rel=1e-12)
 
 
@@ -225,10 +225,10 @@ def test_resnet50_claim_by_hand_and_its_verdict_inputs():
     """The ImageNet claim's value from hand-computed times (A100 bf16 312 TFLOP/s at 0.5, NVSwitch
     300 GB/s ring over 4 GPUs, 2039 GB/s HBM; p = 0.1, H = 100, warm-up 100 of 10,000 steps):
     1 - T_PALSGD / T_DDP = 0.1004, outside 0.184 +- 20% = [0.1472, 0.2208]: not reproduced."""
-    from suite.workloads import get_workload
+    from session_context import session_context
 
     c = {c.id: c for c in TECHNIQUE.claims}["resnet-50-imagenet-faster-than-ddp"]
-    wl = get_workload("resnet-50")
+    wl = session_context().workload("resnet-50")
     t_c = 128 * 16 * 3 * wl.fwd_flops / (0.5 * 312e12)
     t_ar = 2 * 3 * 1e-6 + 2 * 3 / 4 * 4 * wl.params / 300e9 + 3 / 4 * 4 * wl.params * 3 / 2039e9  # + reduction
     t_ps = 3 * 4 * wl.params / 2039e9

@@ -15,11 +15,11 @@ from sklearn.datasets import load_digits
 from suite import ScenarioSpec
 from suite.collectives.dataparallel import FlatModel
 from suite.errors import ParameterError
-from suite.hardware import get_profile
 from suite.testing import resolve_case
 from suite.testing import check_technique
 from suite_pfeddst import execute, model
 from suite_pfeddst.technique import CLAIMS, TECHNIQUE, derive_accuracy, derive_rounds, paired_summary
+from session_context import session_context
 
 
 @pytest.fixture(scope="module")
@@ -304,7 +304,7 @@ def test_model_local_only_hand_round_time():
 
 
 def test_model_network_sensitivity():
-    base = get_profile("edge-hetero")
+    base = session_context().profile("edge-hetero")
     t = {v: TECHNIQUE.evaluate(_scenario(variant=v))["round_time"] for v in ("random-peers", "pfeddst", "fedavg")}
     for field in ("network.0.bandwidth", "network.1.bandwidth"):
         slow = base.with_overrides({field: "1 Mbit/s"})
@@ -319,7 +319,7 @@ def test_model_network_sensitivity():
 
 def test_model_single_site_ignores_wan():
     """All clients on one site (a node profile: Wi-Fi only): the WAN level is never crossed."""
-    one = get_profile("edge-hetero").with_overrides({"nodes": 1, "network.1.size": 1})
+    one = session_context().profile("edge-hetero").with_overrides({"nodes": 1, "network.1.size": 1})
     sc = dataclasses.replace(_scenario(variant="pfeddst", clients=5), profile=one)
     t0 = TECHNIQUE.evaluate(sc)["round_time"]
     t1 = TECHNIQUE.evaluate(dataclasses.replace(sc, profile=one.with_overrides({"network.1.bandwidth": "1 bit/s"})))
@@ -331,7 +331,7 @@ def test_model_single_site_ignores_wan():
 @settings(max_examples=15, deadline=None)
 @given(st.sampled_from(("fedavg", "random-peers", "pfeddst")), st.integers(0, 1), st.floats(1.5, 8.0))
 def test_model_faster_level_never_slower(variant, level, factor):
-    base = get_profile("edge-hetero")
+    base = session_context().profile("edge-hetero")
     sc = _scenario(variant=variant)
     t0 = TECHNIQUE.evaluate(sc)["round_time"]
     bw = base.network[level].bandwidth * factor

@@ -238,11 +238,10 @@ def test_compute_model_vs_published_vgg19_measurement():
     # J. Johnson, jcjohnson/cnn-benchmarks README: VGG-19, batch 16, GTX TITAN X (Maxwell),
     # Torch + cuDNN 5005, forward + backward 323.40 ms. Our roofline at the default efficiency
     # must be within the 30% tolerance for absolute times.
-    from suite.hardware import get_profile
-    from suite.workloads import get_workload
+    from session_context import session_context
 
-    dev = get_profile("nvidia-titan-x-maxwell").device
-    it = model.iteration_model(get_workload("vgg19").layers, "ps", 1, 16, 1, 0.0, 0.0, dev)
+    dev = session_context().profile("nvidia-titan-x-maxwell").device
+    it = model.iteration_model(session_context().workload("vgg19").layers, "ps", 1, 16, 1, 0.0, 0.0, dev)
     assert it.iteration_time == pytest.approx(0.3234, rel=0.30)
 
 

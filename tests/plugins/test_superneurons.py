@@ -54,9 +54,9 @@ def test_eager_offload_moves_conv_output_and_brings_it_back():
 
 
 def test_tensor_cache_offloads_only_under_pressure():
-    from suite.workloads import get_workload
+    from session_context import session_context
 
-    t = get_workload("alexnet-caffe")
+    t = session_context().workload("alexnet-caffe")
     free = simulate(t, 64, "liveness+offload", capacity=None)
     assert free.bytes_offloaded == 0  # no pressure, no traffic (Table 3's zero rows)
     live = simulate(t, 64, "liveness")
@@ -72,9 +72,9 @@ def test_tensor_cache_offloads_only_under_pressure():
 def test_alexnet_l_peak_is_the_lrn1_backward():
     # §4.1.1: the recompute peak equals max(l_i), at the backward LRN1 (paper: 886.385 MB at batch 200);
     # by hand: LRN1 backward reads G_norm1, F_conv1, F_norm1 and writes G_conv1, each 96x55x55x200x4 B
-    from suite.workloads import get_workload
+    from session_context import session_context
 
-    lm = layer_memory(get_workload("alexnet-caffe"), 200)
+    lm = layer_memory(session_context().workload("alexnet-caffe"), 200)
     assert max(lm) == pytest.approx(4 * 96 * 55 * 55 * 200 * 4)
 
 
@@ -170,14 +170,14 @@ def test_2500_residual_units_read_literally_cannot_fit_12_gb():
     """'ResNet with 2500 residual units' (abstract): 2500 bottleneck units of the Table 4 family
     (6, 32, n3, 6) -> n3 = 2456, depth 3 x 2500 + 2 = 7502. Weights and their gradients alone,
     2 x 4 B per parameter, exceed the K40's 12 GB, so no activation policy can make it fit."""
-    from suite.workloads import get_workload
+    from session_context import session_context
     from suite.workloads.architectures import resnet_stages
 
     claim = {c.id: c for c in TECHNIQUE.claims}["resnet2500-batch1-fits"]
     assert claim.scenario.workload == "resnet-7502"
     block, units, _depth = resnet_stages(7502)
     assert block == "bottleneck" and units == (6, 32, 2456, 6) and sum(units) == 2500
-    params = get_workload("resnet-7502").params
+    params = session_context().workload("resnet-7502").params
     assert 2 * 4 * params > 12 * 2**30
     assert [n.variants for n in claim.nulls] == [{"liveness+offload+recompute": "liveness"}]
 
@@ -195,10 +195,10 @@ def test_recompute_claim_null_is_the_offload_only_policy():
 def test_max_trainable_equals_a_linear_scan(policy):
     """The secant/interpolation search finds exactly the largest fitting batch a linear scan finds
     (the first batch that does not fit, minus one), for capacities on both sides of every answer."""
-    from suite.workloads import get_workload
+    from session_context import session_context
     from suite_superneurons.model import max_trainable
 
-    table = get_workload("alexnet-caffe")
+    table = session_context().workload("alexnet-caffe")
 
     def fits(b, cap):
         tr = simulate(table, b, policy, capacity=max(0.0, cap - 2.0 * table.params * table.dtype_bytes),
@@ -247,9 +247,9 @@ def _linear_scan(fits, lo, hi):
 def test_peak_is_monotone_and_exactly_linear_in_the_batch(name, policy, b1, b2):
     """peak(b1) <= peak(b2) for b1 <= b2, and per_step(b) == b * per_step(1) bit for bit (the
     vectorised model max_batch bisects; the schedule does not depend on the batch)."""
-    from suite.workloads import get_workload
+    from session_context import session_context
 
-    t = get_workload(name)
+    t = session_context().workload(name)
     b1, b2 = sorted((b1, b2))
     one, lo, hi = (simulate(t, b, policy, tensor_cache=False) for b in (1, b1, b2))
     assert lo.total_peak <= hi.total_peak

@@ -263,9 +263,9 @@ def test_serial_is_sum_and_theseus_fill_plus_max_hand_calculation():
 
 
 def test_halving_infiniband_slows_a_shuffle_query():
-    from suite.hardware import get_profile
+    from session_context import session_context
 
-    prof = get_profile("theseus-dgx-a100-2n")
+    prof = session_context().profile("theseus-dgx-a100-2n")
     slow = prof.with_overrides({"network.1.bandwidth": "100 Gbit/s"})
     kw = {"batch_bytes": float(256 << 20), "page_size": 65536.0}
     a, b = model.terms(5, 1e5, prof, "serial", kw), model.terms(5, 1e5, slow, "serial", kw)
@@ -276,9 +276,9 @@ def test_halving_infiniband_slows_a_shuffle_query():
 def test_first_fit_host_tier_spills_to_disk_where_pages_do_not():
     # Q3 at SF 100k spills 2.49 TB beyond HBM; with 1.5 TB of host memory per node the page pool
     # holds 3 TB, first fit 2/3 of it (2 TB, Knuth's fifty-percent rule): 0.49 TB more to NVMe
-    from suite.hardware import get_profile
+    from session_context import session_context
 
-    prof = get_profile("theseus-dgx-a100-2n").with_overrides({"node.host_memory": "1.5 TB"})
+    prof = session_context().profile("theseus-dgx-a100-2n").with_overrides({"node.host_memory": "1.5 TB"})
     kw = {"batch_bytes": float(256 << 20), "page_size": 65536.0}
     th, ff = model.terms(3, 1e5, prof, "theseus", kw), model.terms(3, 1e5, prof, "variable-host-alloc", kw)
     assert th["spill_disk"] == 0.0
@@ -289,9 +289,9 @@ def test_first_fit_host_tier_spills_to_disk_where_pages_do_not():
 def test_tables_on_nvme_take_its_capacity():
     # data_on_nvme: the database (TPC-H clause 4.1.3.1: ~1 GB per SF) lives on the 4 x 8 TB of NVMe
     # of theseus-p4d-4n: SF 30k (30 TB) fits, SF 33k (33 TB) does not; off the NVMe it runs
-    from suite.hardware import get_profile
+    from session_context import session_context
 
-    prof = get_profile("theseus-p4d-4n")
+    prof = session_context().profile("theseus-p4d-4n")
     kw = {"batch_bytes": float(256 << 20), "page_size": 65536.0}
     assert model.terms(6, 30000, prof, "theseus", kw)["feasible"]
     assert not model.terms(6, 33000, prof, "theseus", kw)["feasible"]
@@ -299,14 +299,14 @@ def test_tables_on_nvme_take_its_capacity():
 
 
 def test_cost_parity_node_counts():
-    from suite.hardware import get_profile
+    from session_context import session_context
 
-    assert model.nodes_for(get_profile("theseus-p4d-4n"), 131.08) == 4
+    assert model.nodes_for(session_context().profile("theseus-p4d-4n"), 131.08) == 4
     # the claim's budget is read from the GPU cluster's profile: 4 nodes x 32.77 USD/h (the
     # aws-p4d-24xlarge on-demand price) = 131.08 USD/h, which buys all 4 p4d and 26 i3.16xlarge
     from suite_theseus.technique import CLAIMS as _claims
 
-    p4d = get_profile("theseus-p4d-4n")
+    p4d = session_context().profile("theseus-p4d-4n")
     assert model.budget_usd_per_hour({"parity_with": "theseus-p4d-4n"}, p4d) == pytest.approx(131.08, rel=1e-9)
     with pytest.raises(ParameterError, match="resolved by the runner"):  # never looked up by name
         model.budget_usd_per_hour({"parity_with": "theseus-p4d-4n"})
@@ -317,9 +317,9 @@ def test_cost_parity_node_counts():
     assert r["nodes"] == 26 and r["usd_per_hour"] == pytest.approx(26 * 4.992, rel=1e-9)
     with pytest.raises(ParameterError, match="parity_with"):
         model.budget_usd_per_hour({"parity_with": "theseus-p4d-4n", "usd_per_hour": 131.08}, p4d)
-    assert model.nodes_for(get_profile("theseus-cpu-i3-64n"), 131.08) == 26  # floor(131.08 / 4.992)
+    assert model.nodes_for(session_context().profile("theseus-cpu-i3-64n"), 131.08) == 26  # floor(131.08 / 4.992)
     with pytest.raises(ParameterError, match="usd_per_hour"):
-        model.nodes_for(get_profile("theseus-p4d-4n"), 10.0)
+        model.nodes_for(session_context().profile("theseus-p4d-4n"), 10.0)
 
 
 # ----------------------------------------------------------------------------- simulate

@@ -441,11 +441,11 @@ def test_workload_errors():
 
 
 def test_zoo_gan_generators_have_deconv_layers():
-    from suite.workloads import get_workload
+    from session_context import session_context
 
     for name in ("dcgan-generator", "ebgan-generator"):
         try:
-            wl = get_workload(name)
+            wl = session_context().workload(name)
         except WorkloadError:
             pytest.skip(f"{name} not in the zoo yet")
         ls = [from_layer(l, 1) for l in wl.layers if l.kind == "deconv"]

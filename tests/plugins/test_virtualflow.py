@@ -13,15 +13,14 @@ from hypothesis import strategies as st
 
 from suite.collectives.dataparallel import load_problem
 from suite.errors import ParameterError
-from suite.hardware import get_profile
 from suite.testing import resolve_case
-from suite.workloads import get_workload
 
 from suite_virtualflow import elastic, execute, model
 from suite_virtualflow.technique import TECHNIQUE, ideal_additive_gain
+from session_context import session_context
 
-MIX = get_profile("vf-mix")
-DGX = get_profile("dgx-1-v100")
+MIX = session_context().profile("vf-mix")
+DGX = session_context().profile("dgx-1-v100")
 
 
 def _oracle_softmax_gd(X, y, draws, lr, k):
@@ -97,7 +96,7 @@ def test_ledger_bytes_of_one_ring_allreduce_per_step():
 def test_devices_not_dividing_virtual_nodes_is_one_clear_line():
     want = "virtualflow: parameter 'devices': expected a divisor of virtual_nodes (16), got 6"
     with pytest.raises(ParameterError, match=r"^" + want.replace("(", r"\(").replace(")", r"\)") + "$"):
-        model.step_model(get_workload("resnet-50"), DGX, "virtual", 128, 16, 6)
+        model.step_model(session_context().workload("resnet-50"), DGX, "virtual", 128, 16, 6)
     with pytest.raises(ParameterError) as e:
         execute.run("virtual", 128, 16, 6, steps=1)
     assert str(e.value) == want
@@ -116,19 +115,19 @@ def test_vn_counts_must_sum_to_v():
 def test_device_efficiency_from_lambda_throughput():
     # Lambda (2019) FP32 ResNet-50: V100 405 img/s, RTX 2080 Ti 294 img/s; 24.437764096 GFLOP per
     # image (forward + backward of our resnet-50); peaks 15.7 and 13.45 TFLOP/s
-    v100 = get_profile("nvidia-v100-sxm2-16gb").device
-    ti = get_profile("nvidia-rtx-2080-ti").device
+    v100 = session_context().profile("nvidia-v100-sxm2-16gb").device
+    ti = session_context().profile("nvidia-rtx-2080-ti").device
     assert model.device_efficiency(v100) == pytest.approx(405 * 24.437764096e9 / 15.7e12, rel=1e-12)
     assert model.device_efficiency(ti) == pytest.approx(294 * 24.437764096e9 / 13.45e12, rel=1e-12)
     assert model.device_efficiency(ti) == pytest.approx(0.5342, abs=1e-4)
-    wl = get_workload("resnet-50")
+    wl = session_context().workload("resnet-50")
     assert sum(l.fwd_flops + l.bwd_flops for l in wl.layers) == pytest.approx(model.RESNET50_TRAIN_FLOPS)
 
 
 def test_step_is_sequential_virtual_nodes_plus_one_allreduce():
     # T = (V/P) t(B/V) + T_AR(M, P): on one device no all-reduce, so V virtual nodes take V times
     # one (physical at P = 1 runs a single one); at P = V virtual and physical coincide.
-    wl = get_workload("resnet-50")
+    wl = session_context().workload("resnet-50")
     v1 = model.step_model(wl, DGX, "virtual", 256, 8, 1)
     p1 = model.step_model(wl, DGX, "physical", 256, 8, 1)
     assert v1.plan.comm == 0.0
@@ -141,7 +140,7 @@ def test_step_is_sequential_virtual_nodes_plus_one_allreduce():
 
 def test_memory_is_state_plus_one_virtual_node():
     # resnet-50 (CNN, momentum SGD): 16 bytes per parameter + b x activations of one sample
-    wl = get_workload("resnet-50")
+    wl = session_context().workload("resnet-50")
     act = sum(l.activation_bytes for l in wl.layers)
     for P in (1, 2, 4, 8):
         sm = model.step_model(wl, DGX, "virtual", 256, 8, P)
@@ -162,8 +161,9 @@ def test_ideal_additive_gain_at_the_claim_point():
     ideal = ideal_additive_gain({"het": r})  # the claim's null, from its own case
     assert ideal == pytest.approx(1 + 294 / 405, rel=1e-3)
     assert ideal != pytest.approx(1 + 294 / 405, rel=1e-6)  # not the calibration constant
-    assert ideal == pytest.approx(model.ideal_gain(get_workload("transformer-base"),
-                                                                 get_profile("vf-mix"), 128, 16), rel=1e-12)
+    ctx = session_context()
+    assert ideal == pytest.approx(model.ideal_gain(ctx.workload("transformer-base"), ctx.profile("vf-mix"), 128, 16),
+                                  rel=1e-12)
     tv, tt = r.artifacts["plan"]["vn_times_s"]
     assert ideal == pytest.approx((4 / tv + 4 / tt) / (4 / tv), rel=1e-12)
     assert r["ideal_gain"] == pytest.approx(ideal, rel=1e-12)
@@ -175,14 +175,14 @@ def test_default_efficiency_reads_the_v100_profile():
     from types import SimpleNamespace
 
     unknown = SimpleNamespace(name="no such GPU")
-    v100 = get_profile(model.DEFAULT_EFFICIENCY_PROFILE)
+    v100 = session_context().profile(model.DEFAULT_EFFICIENCY_PROFILE)
     assert model.device_efficiency(unknown, v100) == pytest.approx(405 * 24.437764096e9 / 15.7e12, rel=1e-12)
     with pytest.raises(ParameterError, match="reference profile"):  # never looked up by name
         model.device_efficiency(unknown)
     # the runner resolves the reference into every case (Technique.uses), hashed into its key
     assert model.EFFICIENCY_INPUT in TECHNIQUE.uses
     assert model.DEFAULT_EFFICIENCY_PROFILE == "nvidia-v100-sxm2-16gb"
-    assert get_profile(model.DEFAULT_EFFICIENCY_PROFILE).device.name == model.DEFAULT_EFFICIENCY_DEVICE
+    assert session_context().profile(model.DEFAULT_EFFICIENCY_PROFILE).device.name == model.DEFAULT_EFFICIENCY_DEVICE
 
 
 # --------------------------------------------------------------------------- plan search
@@ -210,7 +210,7 @@ def test_vectorised_search_equals_brute_force_on_nine_devices():
 def _check_search_equals_brute_force(t, V, counts):
     slots = _slots(counts)
     nodes = -(-sum(counts) // 4)
-    prof = MIX if nodes <= 2 else get_profile("dgx-1-v100")
+    prof = MIX if nodes <= 2 else session_context().profile("dgx-1-v100")
     if nodes > 2:  # 9 devices (counts [3, 3, 3]) overflow MIX's two 4-GPU nodes and one 8-GPU DGX-1 node:
         counts = counts[:-1] + [counts[-1] - 1]  # one fewer, on the DGX-1 node (it raised IndexError before)
         slots = _slots(counts, dpn=8)
@@ -230,13 +230,13 @@ def _check_search_equals_brute_force(t, V, counts):
 def test_search_three_types_v1024_runs():
     t = [0.1, 0.137, 0.21]
     slots = _slots([8, 8, 8], dpn=8)
-    plan = model.search_plan(t, slots, 1024, get_profile("a800-64"), 4 * 25.5e6, 8)
+    plan = model.search_plan(t, slots, 1024, session_context().profile("a800-64"), 4 * 25.5e6, 8)
     assert plan.assigned == 1024
     assert plan.compute >= model.balanced_bound(t, [8, 8, 8], 1024) * (1 - 1e-9)
 
 
 def test_mix_plan_uses_both_types_when_comm_is_free():
-    wl = get_workload("resnet-50")
+    wl = session_context().workload("resnet-50")
     fast = model.step_model(wl, MIX, "fast-only", 8192, 128, 4)
     het = model.step_model(wl, MIX, "heterogeneous", 8192, 128, 4)
     assert het.plan.devices == (4, 4) and het.plan.assigned == 128
@@ -290,7 +290,7 @@ def test_trace_facts_and_job_lengths():
 
 
 def test_elastic_replay_on_the_trace():
-    wls = {u.partition(":")[2]: get_workload(u.partition(":")[2]) for u in elastic.TRACE_INPUTS}
+    wls = {u.partition(":")[2]: session_context().workload(u.partition(":")[2]) for u in elastic.TRACE_INPUTS}
     tables = [elastic.step_time_table(j, DGX, workloads=wls) for j in elastic.MEDIUM20_8JPH]
     for pol in ("wfs", "priority"):
         r = elastic.replay(elastic.MEDIUM20_8JPH, 8, lambda i, g: tables[i][g], pol)
@@ -304,7 +304,7 @@ def test_elastic_replay_on_the_trace():
 
 
 def test_profiles():
-    ti = get_profile("nvidia-rtx-2080-ti").device
+    ti = session_context().profile("nvidia-rtx-2080-ti").device
     assert ti.flops("fp32") == pytest.approx(4352 * 2 * 1545e6, rel=1e-3)  # 13.45 as rounded in the file
     assert ti.memory == 11e9 and ti.memory_bandwidth == 616e9
     assert [s.count for s in model.device_slots(MIX)] == [4, 4]
@@ -339,7 +339,7 @@ def test_bad_devices_through_the_scenario():
 def test_physical_large_batch_does_not_fit_but_virtual_nodes_do():
     # resnet-50, B = 8192 on 8 V100 (16 GB): one batch of B/8 = 1024 images needs ~150 GB of
     # activations; 128 virtual nodes of 64 need 64 x 150 MB + 0.4 GB of state < 16 GB
-    wl = get_workload("resnet-50")
+    wl = session_context().workload("resnet-50")
     phys = TECHNIQUE.evaluate(dataclasses.replace(
         resolve_case(TECHNIQUE, dataclasses.replace(TECHNIQUE.smoke[0], profile="dgx-1-v100", workload="resnet-50",
                                                     variant="physical",

@@ -7,10 +7,10 @@ import math
 import pytest
 
 from suite.errors import WorkloadError
-from suite.workloads import get_workload
 from suite.workloads.architectures import resnet_stages
 from suite.workloads.cnn import CNNBuilder, conv_out, deconv_out, pool_out
 from suite.workloads.types import Workload
+from session_context import session_context
 
 # torchvision parameter counts (``sum(p.numel() for p in model.parameters())``), BVLC for alexnet-caffe
 PUBLISHED = {
@@ -41,13 +41,13 @@ PUBLISHED = {
 
 @pytest.mark.parametrize("name,count", sorted(PUBLISHED.items()))
 def test_published_parameter_counts_exact(name, count):
-    t = get_workload(name)
+    t = session_context().workload(name)
     assert t.params == count
     assert t.published_params == count
 
 
 def test_vgg19_22k_is_vgg19_with_a_21841_class_classifier():
-    base, big = get_workload("vgg19"), get_workload("vgg19-22k")
+    base, big = session_context().workload("vgg19"), session_context().workload("vgg19-22k")
     # only fc8 changes: 4096 weights + 1 bias per extra class
     assert big.params - base.params == 4097 * (21841 - 1000)
     assert big.params == 229_052_817
@@ -60,7 +60,7 @@ def test_vgg19_22k_is_vgg19_with_a_21841_class_classifier():
 def test_resnet50_macs_about_4_1_g():
     # He et al. Table 1: 3.8e9 FLOPs (multiply-adds) for the v1 net; torchvision's v1.5 (stride on
     # the 3x3) is ~4.1 GMACs, the figure commonly quoted. Tolerance 2% (stated before computing).
-    t = get_workload("resnet-50")
+    t = session_context().workload("resnet-50")
     macs = sum(l.attrs.get("macs", 0) for l in t.layers)
     assert macs == pytest.approx(4.1e9, rel=0.02)
     assert t.fwd_flops >= 2 * macs  # FLOPs = 2 x MACs plus element-wise ops
@@ -77,7 +77,7 @@ TORCHVISION_GMACS = {"alexnet": 0.71, "vgg11": 7.61, "vgg16": 15.47, "vgg19": 19
 
 @pytest.mark.parametrize("name,gmacs", sorted(TORCHVISION_GMACS.items()))
 def test_macs_match_torchvision_documentation(name, gmacs):
-    t = get_workload(name)
+    t = session_context().workload(name)
     macs = sum(l.attrs.get("macs", 0) for l in t.layers)
     assert macs / 1e9 == pytest.approx(gmacs, rel=0.01)
 
@@ -99,31 +99,31 @@ def _check_chain(t):
 @pytest.mark.parametrize("name", sorted(PUBLISHED) + ["vgg19-22k", "dcgan-generator", "ebgan-generator",
                                                       "resnet-200", "resnet-1001"])
 def test_shapes_chain(name):
-    t = get_workload(name)
+    t = session_context().workload(name)
     _check_chain(t)
     names = [l.name for l in t.layers]
     assert len(names) == len(set(names))
 
 
 def test_output_shapes_of_known_stages():
-    t = {l.name: l for l in get_workload("resnet-50").layers}
+    t = {l.name: l for l in session_context().workload("resnet-50").layers}
     assert t["conv1.conv"].output_shape == (64, 112, 112)
     assert t["maxpool"].output_shape == (64, 56, 56)
     assert t["layer4.2.relu"].output_shape == (2048, 7, 7)
-    inc = {l.name: l for l in get_workload("inception-v3").layers}
+    inc = {l.name: l for l in session_context().workload("inception-v3").layers}
     assert inc["Mixed_5b.concat"].output_shape == (256, 35, 35)
     assert inc["Mixed_6e.concat"].output_shape == (768, 17, 17)
     assert inc["Mixed_7c.concat"].output_shape == (2048, 8, 8)
-    g = {l.name: l for l in get_workload("googlenet").layers}
+    g = {l.name: l for l in session_context().workload("googlenet").layers}
     assert g["inception3a.concat"].output_shape == (256, 28, 28)
     assert g["inception5b.concat"].output_shape == (1024, 7, 7)
-    d = {l.name: l for l in get_workload("densenet-121").layers}
+    d = {l.name: l for l in session_context().workload("densenet-121").layers}
     assert d["denseblock4.concat"].output_shape == (1024, 7, 7)
 
 
 def test_alexnet_caffe_conv_outputs_match_superneurons_walkthrough():
     # SuperNeurons Fig. 10 (batch 200, fp32): CONV1..4 forward outputs 221.56, 142.38, 49.51, 49.51 MB
-    t = {l.name: l for l in get_workload("alexnet-caffe").layers}
+    t = {l.name: l for l in session_context().workload("alexnet-caffe").layers}
     mib = [t[f"conv{i}"].activation_bytes * 200 / 2**20 for i in (1, 2, 3, 4)]
     assert mib == pytest.approx([221.56, 142.38, 49.51, 49.51], abs=0.01)
     assert len(t) == 23  # "23 layers -> 46 steps"
@@ -131,7 +131,7 @@ def test_alexnet_caffe_conv_outputs_match_superneurons_walkthrough():
 
 def test_cifar10_quick_by_hand():
     # conv 3->32 5x5 (2432), conv 32->32 (25632), conv 32->64 (51264), ip1 64*4*4 -> 64 (65600), ip2 (650)
-    t = get_workload("cifar10-quick")
+    t = session_context().workload("cifar10-quick")
     assert t.params == 2432 + 25632 + 51264 + 65600 + 650
     assert [l.output_shape for l in t.layers if l.kind == "pool"] == [(32, 16, 16), (32, 8, 8), (64, 4, 4)]
 
@@ -167,7 +167,7 @@ def test_shape_formulas_by_hand():
 
 
 def test_deconv_flops_and_gan_shapes():
-    g = get_workload("dcgan-generator")
+    g = session_context().workload("dcgan-generator")
     outs = [l.output_shape for l in g.layers if l.kind == "deconv"]
     assert outs == [(512, 8, 8), (256, 16, 16), (128, 32, 32), (3, 64, 64)]
     d1 = next(l for l in g.layers if l.name == "deconv1")
@@ -175,12 +175,12 @@ def test_deconv_flops_and_gan_shapes():
     assert d1.attrs["macs"] == 1024 * 16 * 512 * 25
     assert d1.params == 1024 * 512 * 25
     assert d1.attrs["kernel"] == (5, 5) and d1.attrs["output_padding"] == (1, 1)
-    e = get_workload("ebgan-generator")
+    e = session_context().workload("ebgan-generator")
     assert [l.output_shape for l in e.layers if l.kind == "deconv"][-1] == (3, 64, 64)
 
 
 def test_first_layer_has_no_data_gradient_and_bwd_equals_fwd_for_weights():
-    t = get_workload("vgg16")
+    t = session_context().workload("vgg16")
     convs = [l for l in t.layers if l.kind in ("conv", "fc")]
     assert convs[0].bwd_data_flops == 0
     for l in convs[1:]:
@@ -194,12 +194,12 @@ def test_resnet_depth_mapping():
     assert resnet_stages(1001) == ("bottleneck", (6, 32, 289, 6), 1001)
     assert resnet_stages(2500) == ("bottleneck", (6, 32, 789, 6), 2501)
     with pytest.raises(WorkloadError, match="resnet-77"):
-        get_workload("resnet-77")
+        session_context().workload("resnet-77")
 
 
 def test_resnet_2500_builds_and_is_cached():
-    t = get_workload("resnet-2500")
-    assert get_workload("resnet-2500") is t
+    t = session_context().workload("resnet-2500")
+    assert session_context().workload("resnet-2500") is t
     # 833 bottleneck units, each conv/bn/relu x3 + add + relu = 10 layers; plus stem, shortcuts, head
     assert sum(1 for l in t.layers if l.kind == "add") == 833
     assert len(t.layers) > 8000

@@ -8,15 +8,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from suite.errors import WorkloadError
-from suite.workloads import get_workload
 from suite.workloads.datasets import (blobs, data_hash, gaussian_mixture, label_counts, partition, pathological,
                                       powerlaw_graph)
+from session_context import session_context
 
 
 @pytest.mark.parametrize("name,n,d,classes", [("digits", 1797, 64, 10), ("iris", 150, 4, 3), ("wine", 178, 13, 3),
                                               ("breast-cancer", 569, 30, 2)])
 def test_sklearn_bundled_shapes(name, n, d, classes):
-    ds = get_workload(name)
+    ds = session_context().workload(name)
     X, y = ds.load()
     assert X.shape == (n, d) == (ds.n, ds.d)
     assert len(np.unique(y)) == classes == ds.classes
@@ -24,11 +24,11 @@ def test_sklearn_bundled_shapes(name, n, d, classes):
 
 @pytest.mark.parametrize("name", ["moons", "circles", "blobs", "gaussian-mixture", "digits"])
 def test_generated_data_is_reproducible_and_hashed(name):
-    ds = get_workload(name)
+    ds = session_context().workload(name)
     X, y = ds.load()
     assert X.shape == (ds.n, ds.d) and y.shape == (ds.n,)
     assert data_hash(ds) == data_hash(ds)
-    assert ds.content_hash() == get_workload(name).content_hash()
+    assert ds.content_hash() == session_context().workload(name).content_hash()
 
 
 def test_seed_changes_data_and_ids():

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from suite.errors import WorkloadError
-from suite.workloads import get_workload
 from suite.workloads.transformer import (SPECS, TransformerSpec, activation_memory, narayanan_flops,
                                          training_flops, transformer)
+from session_context import session_context
 
 # Exact counts: Hugging Face ``sum(p.numel() for p in model.parameters())`` of the matching
 # config (tied embeddings counted once for BERT/GPT-2/GPT-Neo; Llama untied).
@@ -31,19 +31,19 @@ GPT3 = {"gpt3-125m": 125e6, "gpt3-350m": 350e6, "gpt3-760m": 760e6, "gpt3-1.3b":
 
 @pytest.mark.parametrize("name,count", sorted(EXACT.items()))
 def test_exact_parameter_counts(name, count):
-    assert get_workload(name).params == count
+    assert session_context().workload(name).params == count
 
 
 @pytest.mark.parametrize("name,pub", sorted(ROUNDED.items()))
 def test_llama_counts_match_the_published_rounded_figures(name, pub):
     value, half_unit = pub
-    assert abs(get_workload(name).params - value) <= half_unit
+    assert abs(session_context().workload(name).params - value) <= half_unit
 
 
 @pytest.mark.parametrize("name,value", sorted(GPT3.items()))
 def test_gpt3_family_within_rounding(name, value):
     rel = 0.01 if name == "gpt3-175b" else 0.03
-    t = get_workload(name)
+    t = session_context().workload(name)
     assert t.params == pytest.approx(value, rel=rel)
     assert t.published_rel == rel
 
@@ -51,11 +51,11 @@ def test_gpt3_family_within_rounding(name, value):
 def test_gpt2_parameter_formula_by_hand():
     # 12 layers x (12h^2 + 13h) + V h + S h + 2h (final LN), h = 768, tied head
     h, L, V, S = 768, 12, 50257, 1024
-    assert get_workload("gpt2").params == L * (12 * h * h + 13 * h) + V * h + S * h + 2 * h
+    assert session_context().workload("gpt2").params == L * (12 * h * h + 13 * h) + V * h + S * h + 2 * h
 
 
 def test_gqa_and_swiglu_shapes_llama2_70b():
-    t = get_workload("llama2-70b")
+    t = session_context().workload("llama2-70b")
     attn = next(l for l in t.layers if l.name == "block0.attn")
     # q, o: 8192x8192; k, v: 8 KV heads x 128 = 1024 wide; RMSNorm 8192
     assert attn.params == 2 * 8192 * 8192 + 2 * 8192 * 1024 + 8192
@@ -63,12 +63,12 @@ def test_gqa_and_swiglu_shapes_llama2_70b():
     mlp = next(l for l in t.layers if l.name == "block0.mlp")
     assert mlp.params == 3 * 8192 * 28672 + 8192
     assert t.layers[-1].name == "lm_head" and t.layers[-1].params == 32000 * 8192  # untied
-    assert get_workload("gpt2").layers[-1].params == 0  # tied
+    assert session_context().workload("gpt2").layers[-1].params == 0  # tied
 
 
 def test_full_recompute_flops_equal_narayanan_eq3():
     # Narayanan et al. SC'21 eq. (3) for GPT-3 175B, B=1, s=2048 (matmul FLOPs, full recomputation)
-    t = get_workload("gpt3-175b")
+    t = session_context().workload("gpt3-175b")
     ours = training_flops(t, "full")
     assert ours == pytest.approx(narayanan_flops(1, 2048, 96, 12288, 50257), rel=1e-12)
     # without recomputation: 3x forward; fwd+bwd ~ 6 N s (Kaplan) within the s/6h and head terms
@@ -90,7 +90,7 @@ def test_attention_flops_by_hand_small_model():
 
 def test_korthikanti_activation_memory_per_layer():
     # eq. (1): s b h (34 + 5 a s / h) bytes per layer, 16-bit, b = 1
-    t = get_workload("gpt3-175b")
+    t = session_context().workload("gpt3-175b")
     s, h, a = 2048, 12288, 96
     block = [l for l in t.layers if l.kind in ("attention", "mlp")]
     per_layer = sum(l.attrs["saved_bytes"] for l in block) / 96
@@ -105,18 +105,18 @@ def test_korthikanti_activation_memory_per_layer():
 
 
 def test_layer_order_and_shapes():
-    t = get_workload("llama3-8b")
+    t = session_context().workload("llama3-8b")
     names = [l.name for l in t.layers]
     assert names[0] == "embedding" and names[-2:] == ["final_norm", "lm_head"]
     assert len(names) == 1 + 2 * 32 + 2
     assert all(l.input_shape == (8192, 4096) for l in t.layers[1:-1])
     assert t.layers[-1].output_shape == (8192, 128256)
-    bert = get_workload("bert-base")
+    bert = session_context().workload("bert-base")
     assert bert.layers[-1].name == "pooler" and "final_norm" not in [l.name for l in bert.layers]
 
 
 def test_gpt_neo_local_attention_alternates():
-    t = get_workload("gpt-neo-125m")
+    t = session_context().workload("gpt-neo-125m")
     spans = [l.attrs["attention_span"] for l in t.layers if l.kind == "attention"]
     assert spans == [2048, 256] * 6
 
@@ -129,17 +129,17 @@ def test_bad_spec_is_a_clear_error():
 
 
 def test_other_sequence_lengths_by_name():
-    t = get_workload("llama2-7b@seq2048")
+    t = session_context().workload("llama2-7b@seq2048")
     assert t.name == "llama2-7b@seq2048" and t.input_shape == (2048,)
     assert t.params == EXACT["llama2-7b"]
     # matmul FLOPs of the blocks are linear in s, the attention core quadratic
-    full, half = get_workload("llama2-7b"), t
+    full, half = session_context().workload("llama2-7b"), t
     core = sum(l.attrs["core_flops"] for l in full.layers if l.kind == "attention")
     core_h = sum(l.attrs["core_flops"] for l in half.layers if l.kind == "attention")
     assert core == 4 * core_h
     assert full.fwd_flops - core == pytest.approx(2 * (half.fwd_flops - core_h))
     with pytest.raises(WorkloadError, match="unknown transformer"):
-        get_workload("resnet-50@seq128")
+        session_context().workload("resnet-50@seq128")
 
 
 def test_transformer_base_matches_vaswani_table3():
@@ -148,7 +148,7 @@ def test_transformer_base_matches_vaswani_table3():
     # 6 encoder blocks (attn + FFN), 6 decoder blocks (self-attn + cross-attn + FFN), V d, final LN 2d.
     d, f, V = 512, 2048, 37000
     attn, ffn = 4 * d * d + 4 * d + 2 * d, 2 * d * f + f + d + 2 * d
-    t = get_workload("transformer-base")
+    t = session_context().workload("transformer-base")
     assert t.params == 6 * (attn + ffn) + 6 * (2 * attn + ffn) + V * d + 2 * d
     assert t.params == pytest.approx(65e6, rel=0.05)
     assert sum(1 for l in t.layers if l.name.endswith(".cross")) == 6
