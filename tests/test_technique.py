@@ -87,17 +87,18 @@ def test_claim_value_single_and_derived():
 
 
 def test_evaluate_and_resolve_case_key_changes_with_params():
+    from session_context import session_context
     from suite.runner.case import resolve_case
 
-    t = _tech()
-    a = resolve_case(t, ScenarioSpec("base", params={"n": 3}))
-    b = resolve_case(t, ScenarioSpec("base", params={"n": 4}))
-    a2 = resolve_case(t, ScenarioSpec("base", params={"n": 3}))
+    t, ctx = _tech(), session_context()
+    a = resolve_case(t, ScenarioSpec("base", params={"n": 3}), context=ctx)
+    b = resolve_case(t, ScenarioSpec("base", params={"n": 4}), context=ctx)
+    a2 = resolve_case(t, ScenarioSpec("base", params={"n": 3}), context=ctx)
     assert a.key == a2.key != b.key
     assert t.evaluate(a.scenario)["t"] == 3.0
-    assert resolve_case(t, ScenarioSpec("new", params={"n": 3})).key != a.key
+    assert resolve_case(t, ScenarioSpec("new", params={"n": 3}), context=ctx).key != a.key
     with pytest.raises(ParameterError, match="fidelity 'execute' not supported"):
-        resolve_case(t, ScenarioSpec("base", fidelity="execute"))
+        resolve_case(t, ScenarioSpec("base", fidelity="execute"), context=ctx)
 
 
 def test_metric_names_and_units_that_would_break_tables_are_refused():

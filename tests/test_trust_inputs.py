@@ -206,6 +206,7 @@ TECHNIQUE = Technique(name="trust-fingerprint", title="t", category="communicati
 
 def test_code_change_without_version_bump_makes_a_new_case_key(tmp_path, monkeypatch):
     import suite.runner.fingerprint as case_mod  # where the code fingerprints are cached
+    from session_context import session_context
     from suite.runner.case import resolve_case
 
     pkg = tmp_path / "trust_fp_pkg"
@@ -215,17 +216,17 @@ def test_code_change_without_version_bump_makes_a_new_case_key(tmp_path, monkeyp
     monkeypatch.setattr(case_mod, "_FINGERPRINTS", {})
     try:
         mod = importlib.import_module("trust_fp_pkg")
-        first = resolve_case(mod.TECHNIQUE, ScenarioSpec("b"))
+        first = resolve_case(mod.TECHNIQUE, ScenarioSpec("b"), context=session_context())
         (pkg / "__init__.py").write_text(textwrap.dedent(SOURCE.format(y=2.0)))  # same name, same version
         monkeypatch.setattr(case_mod, "_FINGERPRINTS", {})  # a new process: nothing cached
         mod = importlib.reload(mod)
-        second = resolve_case(mod.TECHNIQUE, ScenarioSpec("b"))
+        second = resolve_case(mod.TECHNIQUE, ScenarioSpec("b"), context=session_context())
         assert second.technique_version == first.technique_version == "1.0"
         assert second.code != first.code and second.key != first.key
         (pkg / "__init__.py").write_text(textwrap.dedent(SOURCE.format(y=1.0)))  # back to the first source
         monkeypatch.setattr(case_mod, "_FINGERPRINTS", {})
         mod = importlib.reload(mod)
-        assert resolve_case(mod.TECHNIQUE, ScenarioSpec("b")).key == first.key
+        assert resolve_case(mod.TECHNIQUE, ScenarioSpec("b"), context=session_context()).key == first.key
     finally:
         sys.modules.pop("trust_fp_pkg", None)
 
@@ -242,9 +243,9 @@ def test_scaffold_writes_a_technique_version(tmp_path):
 def test_writing_a_profile_field_is_an_immutable_error_naming_it():
     """A write to any profile table raises the suite's ImmutableError naming the field (pydantic's
     frozen-instance error was a ValidationError naming none)."""
-    from suite.hardware import get_profile
+    from session_context import session_context
 
-    p = get_profile("titanx-cluster-10gbe")
+    p = session_context().profile("titanx-cluster-10gbe")
     with pytest.raises(ImmutableError, match=r"NetworkLevel\.bandwidth is read-only"):
         p.outer_network.bandwidth = 1.0
     with pytest.raises(ImmutableError, match=r"profile 'titanx-cluster-10gbe': field nodes is read-only"):

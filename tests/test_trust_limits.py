@@ -93,6 +93,7 @@ def test_experiment_file_streams_like_flags(tmp_path):
     goes (each axis value is checked once up front, as for flags); an entry with include/exclude beside it is still expanded, in file order."""
     import itertools
 
+    from suite.context import Context
     from suite.runner.experiment import expand_experiment
 
     f = tmp_path / "big.toml"
@@ -100,7 +101,7 @@ def test_experiment_file_streams_like_flags(tmp_path):
     f.write_text(f'[big]\ntechnique = "poseidon"\nparams = {{ nodes = [{nodes}] }}\n'
                  '[small]\ntechnique = "poseidon"\nvariants = ["poseidon"]\nparams = { nodes = [2, 4] }\n'
                  'exclude = [{ nodes = 4 }]\n')
-    exp = expand_experiment(f, max_cases=2_000_000, stream=True)
+    exp = expand_experiment(f, max_cases=2_000_000, stream=True, context=Context.build())
     assert len(exp.cases) == 4 * 5_000 + 1
     first = list(itertools.islice(iter(exp.cases), 3))
     assert [c.params["nodes"] for c in first] == [1, 2, 3] and len({c.variant for c in first}) == 1

@@ -149,10 +149,11 @@ def test_mutating_plugin_raises_immutable_error_and_changes_no_later_case(tmp_pa
                    '[poseidon]\ntechnique = "poseidon"\nvariants = ["poseidon"]\nparams = { nodes = [16] }\n')
     # the clean case, resolved and evaluated here, in a process no plugin has touched
     from suite import ScenarioSpec
+    from suite.context import Context
     from suite.runner.case import resolve_case
     from suite_poseidon.technique import TECHNIQUE as POSEIDON
 
-    case = resolve_case(POSEIDON, ScenarioSpec("poseidon", params={"nodes": 16}))
+    case = resolve_case(POSEIDON, ScenarioSpec("poseidon", params={"nodes": 16}), context=Context.build())
     ref = {"key": case.key, "metrics": {k: m.value for k, m in POSEIDON.evaluate(case.scenario).metrics.items()}}
     assert ref["metrics"]["compute_time"] == pytest.approx(POSEIDON_COMPUTE_S, abs=1e-3)
 

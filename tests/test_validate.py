@@ -8,6 +8,7 @@ import types
 
 import pytest
 from click.testing import CliRunner
+from session_context import session_context
 
 from suite import hookimpl
 from suite.errors import ProfileError, SuiteError
@@ -76,7 +77,7 @@ def profiles(tmp_path):
 
 
 def test_validate_rows_errors_and_mape_by_hand(profiles):
-    rep = validate(_tech(), "local", profile_dirs=profiles)
+    rep = validate(_tech(), "local", profile_dirs=profiles, context=session_context())
     assert rep.technique == "fakeval" and rep.profile == "local"
     # x=-1 is skipped with its reason; only metrics with the same name AND unit are compared
     assert rep.skipped == [("base x=-1.0", "negative x does not apply")]
@@ -99,35 +100,36 @@ def test_validate_rows_errors_and_mape_by_hand(profiles):
 def test_validate_falls_back_to_smoke_scenarios(profiles):
     tech = _tech(validation=False)
     assert validation_specs(tech) == list(tech.smoke)
-    rep = validate(tech, "local", profile_dirs=profiles)
+    rep = validate(tech, "local", profile_dirs=profiles, context=session_context())
     assert [r.case for r in rep.rows if r.metric == "time"] == ["base"]
 
 
 def test_validate_on_another_profile_and_explicit_scenarios(profiles):
     rep = validate(_tech(), "other-box", profile_dirs=profiles, metrics=["time"],
-                   scenarios=[ScenarioSpec("fast", params={"x": 5.0})])
+                   scenarios=[ScenarioSpec("fast", params={"x": 5.0})], context=session_context())
     assert [(r.metric, r.error) for r in rep.rows] == [("time", pytest.approx(0.5))]
 
 
 def test_validate_errors_are_one_line(profiles):
     with pytest.raises(SuiteError, match=r"has no 'model' fidelity .*validate compares execute with model"):
-        validate(_tech(fidelities=("execute",)), "local", profile_dirs=profiles)
+        validate(_tech(fidelities=("execute",)), "local", profile_dirs=profiles, context=session_context())
     with pytest.raises(SuiteError, match=r"has no 'execute' fidelity"):
-        validate(_tech(fidelities=("model",)), "local", profile_dirs=profiles)
+        validate(_tech(fidelities=("model",)), "local", profile_dirs=profiles, context=session_context())
     with pytest.raises(ProfileError, match=r"profile 'nope' not found.*suite hardware calibrate") as exc:
-        validate(_tech(), "nope", profile_dirs=profiles)
+        validate(_tech(), "nope", profile_dirs=profiles, context=session_context())
     assert "\n" not in str(exc.value)
 
 
 def test_missing_local_profile_suggests_calibrate(tmp_path, monkeypatch):
     monkeypatch.setenv("SUITE_PROFILES", str(tmp_path))  # empty: no calibrated profile here
     monkeypatch.setenv("HOME", str(tmp_path))
-    from suite.hardware import library
+    from suite.context import Context
 
-    if "local" in library():
+    ctx = Context.build()  # after the environment changed: its profiles are these
+    if "local" in ctx.profiles:
         pytest.skip("a calibrated 'local' profile is installed on this machine")
     with pytest.raises(ProfileError, match=r"'local' not found; run `suite hardware calibrate`"):
-        validate(_tech())
+        validate(_tech(), context=ctx)
 
 
 def test_compare_results_rules():
@@ -200,7 +202,8 @@ def test_scenarios_that_do_not_fit_the_profile_are_skipped_with_reason(profiles)
     tech = _tech()
     tech.fidelities["model"] = picky_model
     rep = validate(tech, "local", profile_dirs=profiles,
-                   scenarios=[ScenarioSpec("base", params={"x": 1.0}), ScenarioSpec("base", params={"x": 4.0})])
+                   scenarios=[ScenarioSpec("base", params={"x": 1.0}), ScenarioSpec("base", params={"x": 4.0})],
+                   context=session_context())
     assert rep.skipped == [("base x=4.0", "fakeval: x > 3 needs a cluster profile")]
     assert {r.case for r in rep.rows} == {"base"}
 
@@ -212,4 +215,4 @@ def test_a_bug_in_a_technique_propagates(profiles):
     tech = _tech()
     tech.fidelities["execute"] = broken
     with pytest.raises(ZeroDivisionError):
-        validate(tech, "local", profile_dirs=profiles)
+        validate(tech, "local", profile_dirs=profiles, context=session_context())

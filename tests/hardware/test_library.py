@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from suite.cli.hardware import _source_for
-from suite.hardware import ProfileLibrary, library, profile_dirs
+from suite.hardware import ProfileLibrary, profile_dirs
 from suite.hardware.derived import bisection_bandwidth, derived, flatten
 from suite.hardware.units import format_quantity, parse_quantity
 from suite.resources import builtin_dir
@@ -50,7 +50,7 @@ def test_agreed_names_exist_with_kind(name, kind):
 
 def test_library_is_shipped_folder_first():
     assert profile_dirs()[0] == SHIPPED
-    assert set(LIB.names()) <= set(library().names())
+    assert set(LIB.names()) <= set(session_context().profiles.names())
 
 
 @pytest.mark.parametrize("prof", ALL, ids=lambda p: p.name)
@@ -287,13 +287,13 @@ def test_a_size_in_b_is_bits_and_refused_as_a_size():
 
 
 def test_mix_devices_resolves_groups_like_node_device():
-    from suite.hardware import get_profile, mix_devices
+    from suite.hardware import mix_devices
 
-    p = get_profile("edge-hetero")
+    p = session_context().profile("edge-hetero")
     groups = mix_devices(p)
     assert [(n, c) for n, _, c in groups] == [("nvidia-jetson-nano", 10), ("raspberry-pi-4b", 10)]
-    assert groups[0][1] == get_profile("nvidia-jetson-nano").device
-    assert mix_devices(get_profile("nvidia-jetson-nano")) == ()
+    assert groups[0][1] == session_context().profile("nvidia-jetson-nano").device
+    assert mix_devices(session_context().profile("nvidia-jetson-nano")) == ()
 
 
 def test_mix_devices_names_the_bad_group(tmp_path):
@@ -322,7 +322,7 @@ def test_an_override_of_a_mix_count_reaches_the_resolved_groups():
     from suite.errors import ProfileError
     from suite.hardware import mix_devices
 
-    p = library().get("hyscale-cpu-gpu")
+    p = session_context().profiles.get("hyscale-cpu-gpu")
     q = p.with_overrides({"ext.mix.groups.1.count": "8"})
     assert [(g.name, g.count) for g in q.groups] == [("amd-epyc-7763", 2), ("nvidia-rtx-a5000", 8)]
     assert [c for _n, _d, c in mix_devices(q)] == [2, 8] and q.groups[1].device == p.groups[1].device

@@ -13,9 +13,10 @@ from pydantic import BaseModel
 
 from suite.cli import main
 from suite.errors import ProfileError
-from suite.hardware import ProfileLibrary, get_profile, library, profile_dirs
+from suite.hardware import ProfileLibrary, profile_dirs
 from suite.hardware.units import BandwidthQ
 from suite.hardware.file_check import validate_paths
+from session_context import session_context
 
 HERE = Path(__file__).parent / "malformed"
 
@@ -123,12 +124,12 @@ def test_duplicate_names_across_folders(tmp_path):
 
 def test_unknown_profile_name_suggests():
     with pytest.raises(ProfileError, match=r"expected a known profile name, got 'nvidia-a100'; did you mean "):
-        library().get("nvidia-a100")
+        session_context().profiles.get("nvidia-a100")
 
 
-def test_get_profile_of_missing_file():
+def test_profile_of_missing_file():
     with pytest.raises(ProfileError, match=r"nope\.toml: expected an existing profile file"):
-        get_profile("nope.toml")
+        session_context().profile("nope.toml")
 
 
 # ---------------------------------------------------------------------------- extensions

@@ -113,7 +113,7 @@ def _abort(scenario):
     os.abort()
 
 
-def test_probing_an_aborting_plugin_costs_only_its_probe():
+def test_probing_an_aborting_plugin_costs_only_its_probe(ctx):
     """`suite info` / `hardware show --unread` evaluate techniques to learn what they read; a plugin
     that aborts must not take the command down (it ran in-process before)."""
     from suite import Paper, Technique, Variant
@@ -122,7 +122,7 @@ def test_probing_an_aborting_plugin_costs_only_its_probe():
     tech = Technique(name="aborter", title="aborts", category="communication", paper=Paper(title="none"),
                      variants=[Variant("only", "the only one", baseline=True)], fidelities={"model": _abort},
                      default_profile="dgx-a100", needs_workload=False)
-    reads, problems = probe_fields_read(tech)
+    reads, problems = probe_fields_read(tech, ctx)
     assert reads == {}
     assert problems == ["only (model): crashed: worker process died (SIGABRT) while running this case"]
 

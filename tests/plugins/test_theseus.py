@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from session_context import session_context
 from suite import ScenarioSpec
 from suite.errors import ParameterError
 from suite.runner.case import Resolver
@@ -26,7 +27,7 @@ def resolve_case(tech, spec):
     """resolve_case with one shared resolver (profiles and workloads loaded once)."""
     global _RESOLVER
     if _RESOLVER is None:
-        _RESOLVER = Resolver()
+        _RESOLVER = Resolver(context=session_context())
     return _resolve_case(tech, spec, resolver=_RESOLVER)
 
 
@@ -263,8 +264,6 @@ def test_serial_is_sum_and_theseus_fill_plus_max_hand_calculation():
 
 
 def test_halving_infiniband_slows_a_shuffle_query():
-    from session_context import session_context
-
     prof = session_context().profile("theseus-dgx-a100-2n")
     slow = prof.with_overrides({"network.1.bandwidth": "100 Gbit/s"})
     kw = {"batch_bytes": float(256 << 20), "page_size": 65536.0}
@@ -276,8 +275,6 @@ def test_halving_infiniband_slows_a_shuffle_query():
 def test_first_fit_host_tier_spills_to_disk_where_pages_do_not():
     # Q3 at SF 100k spills 2.49 TB beyond HBM; with 1.5 TB of host memory per node the page pool
     # holds 3 TB, first fit 2/3 of it (2 TB, Knuth's fifty-percent rule): 0.49 TB more to NVMe
-    from session_context import session_context
-
     prof = session_context().profile("theseus-dgx-a100-2n").with_overrides({"node.host_memory": "1.5 TB"})
     kw = {"batch_bytes": float(256 << 20), "page_size": 65536.0}
     th, ff = model.terms(3, 1e5, prof, "theseus", kw), model.terms(3, 1e5, prof, "variable-host-alloc", kw)
@@ -289,8 +286,6 @@ def test_first_fit_host_tier_spills_to_disk_where_pages_do_not():
 def test_tables_on_nvme_take_its_capacity():
     # data_on_nvme: the database (TPC-H clause 4.1.3.1: ~1 GB per SF) lives on the 4 x 8 TB of NVMe
     # of theseus-p4d-4n: SF 30k (30 TB) fits, SF 33k (33 TB) does not; off the NVMe it runs
-    from session_context import session_context
-
     prof = session_context().profile("theseus-p4d-4n")
     kw = {"batch_bytes": float(256 << 20), "page_size": 65536.0}
     assert model.terms(6, 30000, prof, "theseus", kw)["feasible"]
@@ -299,8 +294,6 @@ def test_tables_on_nvme_take_its_capacity():
 
 
 def test_cost_parity_node_counts():
-    from session_context import session_context
-
     assert model.nodes_for(session_context().profile("theseus-p4d-4n"), 131.08) == 4
     # the claim's budget is read from the GPU cluster's profile: 4 nodes x 32.77 USD/h (the
     # aws-p4d-24xlarge on-demand price) = 131.08 USD/h, which buys all 4 p4d and 26 i3.16xlarge

@@ -75,9 +75,9 @@ def _sweep(attacks):
     for i, a in enumerate(attacks):
         entries.append({"technique": "faulty", "params": {"x": [100 + i], "attack": [a]}})
     entries.append({"technique": "faulty", "params": {"x": [4, 5, 6], "attack": ["ok"]}})
-    cases = []
+    cases, ctx = [], Context.build()
     for e in entries:
-        cases += expand_entry(e).cases
+        cases += expand_entry(e, context=ctx).cases
     return cases
 
 
@@ -204,7 +204,8 @@ def test_dask_timeout_counts_from_the_case_start_not_its_submission(fake_registr
     """Issue 43: with --timeout 10, 19,837 of 21,600 healthy 1 ms cases were stored `timeout`
     (the clock started at submission). Here 16 healthy cases of 0.3 s on 2 workers under a 1.5 s
     time-out: each is far inside its limit, the sweep (2.4 s per worker) is not."""
-    exp = expand_entry({"technique": "fake", "variants": ["base"], "params": {"x": list(range(1, 17)), "delay": [0.3]}})
+    exp = expand_entry({"technique": "fake", "variants": ["base"], "params": {"x": list(range(1, 17)), "delay": [0.3]}},
+                       context=Context.build())
     st, s = _run(exp.cases, tmp_path, "dask-timeout", executor="dask", scheduler=cluster, timeout=1.5)
     try:
         assert s.by_status == {"ok": 16}

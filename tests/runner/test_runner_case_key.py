@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 
+from suite.context import Context
 from suite.runner.case import case_key, resolve_case
 from suite.technique import ScenarioSpec
 
@@ -27,12 +28,13 @@ def test_key_changes_with_every_component():
 
 
 def test_resolved_key_stable_across_resolutions(fake_registry):
-    tech = fake_registry.technique("fake")
+    tech, ctx = fake_registry.technique("fake"), Context.build()
     spec = ScenarioSpec("fast", params={"x": "2", "n": 3})
-    a = resolve_case(tech, spec)
+    a = resolve_case(tech, spec, context=ctx)
     b = resolve_case(tech, ScenarioSpec("fast", profile="fake-cluster-a", workload="fake-wl",
-                                        params={"n": 3, "x": 2.0, "mode": "ok"}))
+                                        params={"n": 3, "x": 2.0, "mode": "ok"}), context=ctx)
     assert a.key == b.key  # defaults filled, types validated, order irrelevant
-    c = resolve_case(tech, ScenarioSpec("fast", params={"x": 2, "n": 3}, overrides={"network.-1.bandwidth": "20 Gbit/s"}))
+    c = resolve_case(tech, ScenarioSpec("fast", params={"x": 2, "n": 3},
+                                        overrides={"network.-1.bandwidth": "20 Gbit/s"}), context=ctx)
     assert c.key != a.key and c.profile_hash != a.profile_hash
     assert a.identity()["params"] == {"x": 2.0, "n": 3, "mode": "ok", "delay": 0.0}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from fakeplugin import y_of
+from session_context import session_context
 from suite.context import Context
 from suite.runner import ExecOptions, expand_entry, run_cases
 
@@ -13,7 +14,8 @@ GBIT_A = 10.0  # fake-cluster-a's network bandwidth, Gbit/s
 
 
 def _modes_sweep(modes):
-    return expand_entry({"technique": "fake", "variants": ["base"], "params": {"x": [1, 2, 3], "mode": modes}})
+    return expand_entry({"technique": "fake", "variants": ["base"], "params": {"x": [1, 2, 3], "mode": modes}},
+                        context=Context.build())
 
 
 def _check_ok_values(store, run_id):
@@ -62,7 +64,8 @@ def test_pool_batched_outcomes_find_the_crashing_case(fake_registry, store):
     chunk are re-run one by one and only the case that aborts again is stored as crashed."""
     exp = expand_entry({"technique": "fake", "variants": ["base"],
                         "params": {"x": list(range(1, 21)), "mode": ["ok", "abort", "raise"]},
-                        "exclude": [{"mode": "abort", "x": list(range(3, 21))}]})  # 2 aborting cases
+                        "exclude": [{"mode": "abort", "x": list(range(3, 21))}]},  # 2 aborting cases
+                       context=Context.build())
     s = run_cases(exp.cases, store, options=ExecOptions(jobs=2), context=Context.build())
     assert s.by_status == {"ok": 20, "failed": 20, "crashed": 2}
     cases = store.cases(s.run_id)
@@ -91,7 +94,7 @@ def test_failed_cases_are_retried_ok_ones_cached(fake_registry, store):
 
 def test_execute_cases_run_serially_in_a_worker(fake_registry, store):
     exp = expand_entry({"technique": "fake", "variants": ["base"], "fidelities": ["model", "execute"],
-                        "params": {"x": [1, 2]}})
+                        "params": {"x": [1, 2]}}, context=Context.build())
     s = run_cases(exp.cases, store, options=ExecOptions(jobs=2), context=Context.build())
     assert s.ok == 4
     res = store.result(store.cases(s.run_id, fidelity="execute")["key"].iloc[0])
@@ -102,7 +105,7 @@ def test_pool_and_in_process_agree(fake_registry, tmp_path):
     from suite.results import Store
 
     exp = expand_entry({"technique": "fake", "params": {"x": [1, 2, 3], "n": [1, 2, 3]},
-                        "set": {"network.-1.bandwidth": ["1 Gbit/s", "25 Gbit/s"]}})
+                        "set": {"network.-1.bandwidth": ["1 Gbit/s", "25 Gbit/s"]}}, context=Context.build())
     vals = []
     for jobs in (1, 2):
         with Store(tmp_path / f"s{jobs}.sqlite") as st:
@@ -158,7 +161,7 @@ def test_dask_executor_statuses_and_values_match_local(fake_registry, tmp_path, 
     from suite.results import Store
 
     exp = expand_entry({"technique": "fake", "variants": ["base"],
-                        "params": {"x": [1, 2, 3, 4], "mode": ["ok", "raise", "skip"]}})
+                        "params": {"x": [1, 2, 3, 4], "mode": ["ok", "raise", "skip"]}}, context=Context.build())
     client = LostBatchClient(lose_first=False)
     s = run_on_fake_dask(tmp_path, monkeypatch, client, exp.cases, "dask")
     assert s.by_status == {"ok": 4, "failed": 4, "skipped": 4} and not client.lost
@@ -185,7 +188,7 @@ def test_dask_local_cluster_matches_local(fake_registry, tmp_path, monkeypatch):
     here = str(Path(__file__).resolve().parent)
     monkeypatch.setenv("PYTHONPATH", here + ":" + __import__("os").environ.get("PYTHONPATH", ""))
     exp = expand_entry({"technique": "fake", "variants": ["base"],
-                        "params": {"x": [1, 2, 3, 4], "mode": ["ok", "raise", "skip"]}})
+                        "params": {"x": [1, 2, 3, 4], "mode": ["ok", "raise", "skip"]}}, context=Context.build())
     with Store(tmp_path / "dask.sqlite") as st:
         s = run_cases(exp.cases, st, executor="dask", options=ExecOptions(jobs=2), context=Context.build())
         assert s.by_status == {"ok": 4, "failed": 4, "skipped": 4}
@@ -208,7 +211,8 @@ def test_dask_existing_scheduler_and_crash(fake_registry, tmp_path, monkeypatch)
     from suite.results import Store
 
     monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parent) + ":" + os.environ.get("PYTHONPATH", ""))
-    exp = expand_entry({"technique": "fake", "variants": ["base"], "params": {"x": [1, 2, 3], "mode": ["ok", "abort"]}})
+    exp = expand_entry({"technique": "fake", "variants": ["base"], "params": {"x": [1, 2, 3], "mode": ["ok", "abort"]}},
+                       context=Context.build())
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                       silence_logs=logging.ERROR) as cluster, Store(tmp_path / "s.sqlite") as st:
         s = run_cases(exp.cases, st, executor="dask", options=ExecOptions(scheduler=cluster.scheduler_address),
@@ -251,7 +255,7 @@ def test_a_keyboard_interrupt_raised_by_a_plugin_fails_only_its_case(fake_regist
     from suite.runner.case import Resolver
 
     tech = dataclasses.replace(fake_registry.technique("fake"), fidelities={"model": _raise_keyboard_interrupt})
-    (case,) = [Resolver().resolve(tech, s) for s in [__import__("suite").ScenarioSpec("base")]]
+    (case,) = [Resolver(context=Context.build()).resolve(tech, __import__("suite").ScenarioSpec("base"))]
     s = run_cases([case], store, options=ExecOptions(jobs=1), context=Context.build())
     row = store.case(case.key)
     assert (s.failed, row["status"]) == (1, "failed")
@@ -287,7 +291,9 @@ def test_a_pool_worker_never_runs_two_packages_cases():
 
     a, b = _two_package_techniques()
     assert (package_of(a), package_of(b)) == ("pkga", "pkgb")
-    cases = [resolve_case(t, ScenarioSpec(variant="base", params={"i": i})) for i in range(6) for t in (a, b)]
+    ctx = session_context()
+    cases = [resolve_case(t, ScenarioSpec(variant="base", params={"i": i}), context=ctx)
+             for i in range(6) for t in (a, b)]
     outs = list(LocalExecutor().map_cases(cases, ExecOptions(jobs=1, isolate=True)))
     assert len(outs) == 12 and all(o["status"] == "ok" for o in outs)
     by_key = {c.key: c.technique for c in cases}
@@ -315,7 +321,7 @@ def test_what_a_plugin_prints_goes_to_stderr_not_the_commands_stdout(capfd):
     t = Technique(name="t-noisy", title="noisy", category="communication", paper=Paper("p", year=2024, venue="tests"),
                   variants=[Variant("base", "b", baseline=True)], fidelities={"model": mod.ev},
                   needs_profile=False, needs_workload=False)
-    case = resolve_case(t, ScenarioSpec(variant="base"))
+    case = resolve_case(t, ScenarioSpec(variant="base"), context=session_context())
     outs = list(LocalExecutor().map_cases([case], ExecOptions(jobs=1, isolate=True)))
     assert outs[0]["status"] == "ok"
     got = capfd.readouterr()

@@ -86,9 +86,8 @@ def test_profile_globs_tags_kinds(fake_registry):
     assert profiles(["tag:fake"]) == ["fake-cluster-a", "fake-cluster-b"]  # fake-gpu is a device
     clusters = profiles(["kind:cluster"])
     assert {"fake-cluster-a", "fake-cluster-b"} <= set(clusters)
-    from suite.hardware import get_profile
-
-    assert {get_profile(n).kind for n in clusters} == {"cluster"}
+    ctx = _ctx()
+    assert {ctx.profile(n).kind for n in clusters} == {"cluster"}
     # a glob only picks profiles of kinds the technique accepts (fake-gpu is a device)
     assert profiles(["fake-*"]) == ["fake-cluster-a", "fake-cluster-b"]
     # duplicates collapse

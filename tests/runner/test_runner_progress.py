@@ -10,7 +10,8 @@ from suite.context import Context
 
 
 def test_plain_lines_count_done_failed_cached(fake_registry, store):
-    exp = expand_entry({"technique": "fake", "variants": ["base"], "params": {"x": [1, 2], "mode": ["ok", "raise"]}})
+    exp = expand_entry({"technique": "fake", "variants": ["base"], "params": {"x": [1, 2], "mode": ["ok", "raise"]}},
+                       context=Context.build())
     run_cases(exp.cases[:1], store, context=Context.build())  # one case already stored
     buf = io.StringIO()
     prog = PlainProgress(buf, every=0.0)  # a line per case

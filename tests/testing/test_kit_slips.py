@@ -13,6 +13,7 @@ import textwrap
 import warnings
 
 import pytest
+from session_context import session_context
 
 import suite
 from suite import Null, Paper, Param, Result, ScenarioSpec, Technique, Variant
@@ -112,7 +113,7 @@ def test_comm_bytes_over_all_levels_passes_alpha_beta_bound_inside_one_node():
     tech = _tech("slip-nvlink", _good_model, capabilities=frozenset({"alpha-beta-bound"}))
     out = run_check(tech, "family:alpha-beta-bound", isolate=False)
     assert out.status == "passed", out.message
-    case = resolve_case(tech, tech.smoke[0])
+    case = resolve_case(tech, tech.smoke[0], context=session_context())
     assert comm_bandwidth_bound(case.scenario.profile) == pytest.approx(300e9 + 8 * 25e9)
     r = tech.evaluate(case.scenario)
     assert r["comm_bytes"] == pytest.approx(2 * 7 / 8 * 64e6)
@@ -131,7 +132,7 @@ def test_a_model_memoised_per_profile_object_is_not_called_deaf(monkeypatch):
     prices nothing: the check asks again on an equal profile, a new object (0 false failures)."""
     tech = _tech("slip-memo", _memo_model)
     _as_of(monkeypatch, "0.3.0")
-    case = resolve_case(tech, tech.smoke[0])
+    case = resolve_case(tech, tech.smoke[0], context=session_context())
     tech.evaluate(case.scenario)  # fills the memo for this profile object
     assert check_network_sensitivity(tech, case.scenario) == []
     out = run_check(tech, "network-sensitivity", isolate=False)
@@ -192,7 +193,7 @@ def test_an_execute_off_its_oracle_fails_the_kit_and_the_case():
     assert out.status == "failed"  # a declared tolerance fails at once, as the runner does
     _one_line_naming_the_case(out.message, tech, "oracle-agreement")
     assert "oracle_error = 5.5e-05 exceeds the declared oracle_tolerance 1e-08" in out.message
-    case = resolve_case(tech, tech.smoke[0])
+    case = resolve_case(tech, tech.smoke[0], context=session_context())
     got = evaluate_outcome(tech, case.scenario, case.key)
     assert got["status"] == "failed"
     assert got["error"] == ("BadMetric: slip-oracle: oracle_error = 5.5e-05 exceeds its declared oracle_tolerance 1e-08: "
@@ -203,7 +204,7 @@ def test_an_execute_off_its_oracle_fails_the_kit_and_the_case():
 
 def test_an_undeclared_tolerance_warns_in_0_2_and_fails_from_0_3(monkeypatch):
     tech = _tech("slip-oracle", execute=_off_oracle)
-    case = resolve_case(tech, tech.smoke[0])
+    case = resolve_case(tech, tech.smoke[0], context=session_context())
     _as_of(monkeypatch, "0.2.0")
     assert not fails_now("oracle-agreement")
     assert run_check(tech, "oracle-agreement", isolate=False).status == "warned"
@@ -323,6 +324,6 @@ def test_a_model_that_changes_its_inputs_fails_the_kit_as_it_fails_in_suite_run(
     out = run_check(tech, "runs-and-metrics", isolate=False)
     assert out.status == "failed"
     assert "changed its input scenario.params['workers']" in out.message and "InputMutated" in out.message
-    case = resolve_case(tech, tech.smoke[0])
+    case = resolve_case(tech, tech.smoke[0], context=session_context())
     assert case.scenario.params["workers"] == 8  # a fresh resolve is untouched
     assert run_check(_tech("slip-ok", _good_model), "runs-and-metrics", isolate=False).status == "passed"

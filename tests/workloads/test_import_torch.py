@@ -19,10 +19,10 @@ torch = pytest.importorskip("torch", reason="torch is not installed (the [torch]
 torchvision = pytest.importorskip("torchvision", reason="torchvision is not installed (the [torch] extra)")
 
 from click.testing import CliRunner  # noqa: E402
+from session_context import session_context  # noqa: E402
 
 from suite.cli import main  # noqa: E402
 from suite.errors import WorkloadError  # noqa: E402
-from suite.workloads import get_workload  # noqa: E402
 from suite.workloads.importer import from_torch, load_workload_file, write_workload_file  # noqa: E402
 
 IMG = (1, 3, 224, 224)
@@ -44,7 +44,7 @@ def _weighted(table) -> list[tuple]:
 @pytest.mark.parametrize("method", ["fx", "hooks"])
 def test_torchvision_cnns_match_the_zoo(factory, zoo_name, count, method):
     t = from_torch(getattr(torchvision.models, factory), IMG, name=f"tv-{factory}", method=method)
-    zoo = get_workload(zoo_name)
+    zoo = session_context().workload(zoo_name)
     assert t.params == zoo.params == count  # exact
     assert _macs(t) == pytest.approx(_macs(zoo), rel=0.01)
     # layer by layer: every weighted layer (conv, bn, fc) has the zoo's kind, parameters, MACs, output
