@@ -151,6 +151,52 @@ def test_plugin_executor_through_the_hook(fake_registry, store):
         run_cases(exp.cases, store, executor="serial", registry=reg, rerun=True)
 
 
+def test_an_executor_made_from_a_name_is_closed_when_its_run_ends(fake_registry, store):
+    """run_cases closes the executor it made from a name (the dask executor's LocalCluster and
+    client lived on until the executor was collected); one the caller hands it stays open, the
+    caller's; a failure to close is a warning of the run, whose results are stored."""
+    import types
+
+    import fakeplugin
+
+    from suite import hookimpl
+    from suite.registry import Registry
+    from suite.runner.executors import Executor, run_case
+
+    made = []
+
+    class Closing(Executor):
+        name = "closing"
+        closed = 0
+
+        def map_cases(self, cases, options):
+            for c in cases:
+                yield run_case(c)
+
+        def close(self):
+            self.closed += 1
+            if self.fail:
+                raise OSError("scheduler gone")
+
+    def executor(name):
+        made.append(Closing())
+        made[-1].fail = name == "closing-broken"
+        return made[-1] if name.startswith("closing") else None
+
+    mod = types.ModuleType("closing_exec")
+    mod.suite_executor = hookimpl(executor)
+    ctx = Context.build(registry=Registry(entry_points_=[], modules=[("fake", fakeplugin), ("closing", mod)]))
+    s = run_cases(_modes_sweep(["ok"]).cases, store, executor="closing", context=ctx)
+    assert (s.ok, len(made), made[0].closed, s.warnings) == (3, 1, 1, [])
+    given = Closing()
+    given.fail = False
+    s = run_cases(_modes_sweep(["ok"]).cases, store, executor=given, rerun=True, context=ctx)
+    assert (s.ok, given.closed) == (3, 0)
+    s = run_cases(_modes_sweep(["ok"]).cases, store, executor="closing-broken", rerun=True, context=ctx)
+    assert (s.ok, made[1].closed) == (3, 1)
+    assert s.warnings == ["could not close executor 'closing': scheduler gone"]
+
+
 def test_dask_executor_statuses_and_values_match_local(fake_registry, tmp_path, monkeypatch):
     """The fast twin of the LocalCluster test below: the dask executor's batches, shipped and run by
     its worker function in this process (tests/runner/fakedask.py), store the statuses and values a
