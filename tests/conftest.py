@@ -216,7 +216,8 @@ def _end_dask_offload_thread() -> None:
     (``--executor dask``) left it to every later test, and tests/forkrun.py then refused to fork
     ("Forked: 2 threads alive"), rightly: a child that used dask would queue work for a thread it
     does not have. The pool is shut down (its thread joined) and a fresh one, with no thread until
-    used, put in its place; dask reads the module's name at each call."""
+    used, put in its place: ``offload`` reads the module's name at each call (an in-process dask
+    Worker keeps the pool it started with; no test starts one: their workers are processes)."""
     utils = sys.modules.get("distributed.utils")
     pool = getattr(utils, "_offload_executor", None)
     if pool is None or not getattr(pool, "_threads", None):
