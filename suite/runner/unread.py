@@ -75,24 +75,27 @@ class OverrideReads:
         self.tally: dict[tuple[str, str], list[Any]] = {}  # -> [missed, total, path, example]
         # (reads, overridden fields, network levels) -> the fields those reads miss: a sweep repeats a few
         self._memo: dict[tuple[Any, ...], tuple[str, ...]] = {}
-        # the last case's (reads list, network levels, technique, overridden fields) and its tally
+        # the last case's (reads list, profile name, technique, overridden fields) and its tally
         # rows with their misses: a batch's cases share one reads list (one pickled object), so
         # most cases stop there
         self._last: tuple[Any, ...] = (None, None, None, None, ())
 
     def note(self, case: Case, reads: Sequence[str]) -> None:
         """Count one computed case with overrides and the profile fields *reads* it recorded."""
-        prof = case.scenario.profile if case.scenario is not None else None
-        levels = len(prof.network) if prof is not None and prof.network else 0
         last = self._last
-        if reads is last[0] and levels == last[1] and case.technique == last[2] and case.overrides.keys() == last[3]:
+        # the profile's name stands for its network's levels (what a path's negative index needs):
+        # overrides never add or remove a level
+        if (reads is last[0] and case.profile == last[1] and case.technique == last[2]
+                and case.overrides.keys() == last[3]):
             for t, miss in last[4]:
                 t[1] += 1
                 t[0] += miss
             return
+        prof = case.scenario.profile if case.scenario is not None else None
+        levels = len(prof.network) if prof is not None and prof.network else 0
         rows = self._rows(case, reads, prof, levels)
         # the reads list is held: its id cannot be another list's meanwhile
-        self._last = (reads, levels, case.technique, case.overrides.keys(), rows)
+        self._last = (reads, case.profile, case.technique, case.overrides.keys(), rows)
 
     def _rows(self, case: Case, reads: Sequence[str], prof: Any, levels: int) -> tuple[tuple[list[Any], int], ...]:
         """Count *case* (see :meth:`note`); its tally rows, each with 1 when *reads* miss its field."""
