@@ -69,56 +69,41 @@ class OverrideReads:
     """Per (technique, overridden field): how many computed cases asked for the override, how many
     of them did not read the field, and one of those (described) as an example."""
 
-    __slots__ = ("tally", "_memo", "_last")
+    __slots__ = ("tally", "_memo")
 
     def __init__(self) -> None:
         self.tally: dict[tuple[str, str], list[Any]] = {}  # -> [missed, total, path, example]
-        # (reads, overridden fields, network levels) -> the fields those reads miss: a sweep repeats a few
-        self._memo: dict[tuple[Any, ...], tuple[str, ...]] = {}
-        # the last case's (reads list, profile name, technique, overridden fields) and its tally
-        # rows with their misses: a batch's cases share one reads list (one pickled object), so
-        # most cases stop there
-        self._last: tuple[Any, ...] = (None, None, None, None, ())
+        # (reads, profile name, technique, overridden fields) -> the tally rows of those fields, each
+        # with 1 when the reads miss it: a sweep repeats a few. The profile's name stands for its
+        # network's levels (what a path's negative index needs): overrides never add or remove one
+        self._memo: dict[tuple[Any, ...], tuple[tuple[list[Any], int], ...]] = {}
 
     def note(self, case: Case, reads: Sequence[str]) -> None:
         """Count one computed case with overrides and the profile fields *reads* it recorded."""
-        last = self._last
-        # the profile's name stands for its network's levels (what a path's negative index needs):
-        # overrides never add or remove a level
-        if (reads is last[0] and case.profile == last[1] and case.technique == last[2]
-                and case.overrides.keys() == last[3]):
-            for t, miss in last[4]:
-                t[1] += 1
-                t[0] += miss
-            return
-        prof = case.scenario.profile if case.scenario is not None else None
-        levels = len(prof.network) if prof is not None and prof.network else 0
-        rows = self._rows(case, reads, prof, levels)
-        # the reads list is held: its id cannot be another list's meanwhile
-        self._last = (reads, case.profile, case.technique, case.overrides.keys(), rows)
-
-    def _rows(self, case: Case, reads: Sequence[str], prof: Any, levels: int) -> tuple[tuple[list[Any], int], ...]:
-        """Count *case* (see :meth:`note`); its tally rows, each with 1 when *reads* miss its field."""
-        key = (tuple(reads), tuple(case.overrides), levels)
-        missed = self._memo.get(key)
-        if missed is None:
-            got = set(reads)
-            missed = tuple(k for k in case.overrides if not covers(got, normalize_path(k, prof)))
+        key = (tuple(reads), case.profile, case.technique, tuple(case.overrides))
+        rows = self._memo.get(key)
+        if rows is None:
             if len(self._memo) > 4096:
                 self._memo.clear()
-            self._memo[key] = missed
-        rows = []
-        for k in case.overrides:
-            t = self.tally.get((case.technique, k))
-            if t is None:
-                t = self.tally[(case.technique, k)] = [0, 0, normalize_path(k, prof), None]
+            rows = self._memo[key] = self._rows(case, reads)
+        for t, miss in rows:
             t[1] += 1
-            miss = int(k in missed)
             if miss:
                 t[0] += 1
                 if t[3] is None:
                     t[3] = case.describe()
-            rows.append((t, miss))
+
+    def _rows(self, case: Case, reads: Sequence[str]) -> tuple[tuple[list[Any], int], ...]:
+        """The tally rows of *case*'s overridden fields, each with 1 when *reads* miss its field."""
+        prof = case.scenario.profile if case.scenario is not None else None
+        got = set(reads)
+        rows = []
+        for k in case.overrides:
+            path = normalize_path(k, prof)
+            t = self.tally.get((case.technique, k))
+            if t is None:
+                t = self.tally[(case.technique, k)] = [0, 0, path, None]
+            rows.append((t, int(not covers(got, path))))
         return tuple(rows)
 
     def warnings(self, before: Sequence[str]) -> list[str]:
