@@ -202,6 +202,9 @@ class Registry:
         #: plugins load one after another with nothing else run between; None: take a new one
         self._snap: Any = None
         eps = _discover() if entry_points_ is None else list(entry_points_)
+        from suite.tamper import expect_plugins
+
+        expect_plugins(ep.value.split(":")[0].split(".")[0] for ep in eps)  # whichever loads first
         seen: set[tuple[str, str]] = set()
         # this distribution's own plugins load first, so a third-party plugin that reuses a
         # built-in technique name is the one quarantined (never the other way round)

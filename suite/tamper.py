@@ -21,7 +21,7 @@ from __future__ import annotations
 import sys
 import types
 from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from itertools import chain, compress
 from operator import is_, is_not, methodcaller
 from typing import Any
@@ -29,7 +29,7 @@ from typing import Any
 from suite.frozen import Flat, flat_items, same_flat
 from suite.frozen import same_items as _same  # the same names bound to the same objects, in order
 
-__all__ = ["snapshot", "undo_changes", "checked"]
+__all__ = ["snapshot", "undo_changes", "checked", "expect_plugins"]
 
 #: modules (and their submodules) whose top-level names no plugin may rebind
 SHARED = ("suite", "numpy", "scipy", "math", "builtins", "functools", "operator", "time", "random")
@@ -193,8 +193,8 @@ def _put_back(label: str, now: Any, then: Any) -> list[str]:
         return [f"{label}[{k!r}]" for k in lost]
     if isinstance(now, list):
         lost = [i for i, v in enumerate(then) if i >= len(now) or not _kept(now[i], v)]
-        if lost:
-            list.__setitem__(now, slice(None), then + now[len(then):] if len(now) >= len(then) else then)
+        if lost:  # exactly as it was: what follows a changed element is no append (an insert shifts all)
+            list.__setitem__(now, slice(None), then)
         return [f"{label}[{i}]" for i in lost]
     if isinstance(now, set):
         gone = [v for v in then if v not in now]
@@ -241,9 +241,17 @@ def _restore_array(a: Any, state: tuple[Any, ...]) -> None:
 _SHARED_NAMES: dict[str, bool] = {}
 
 
-#: the packages of the plugins loaded by entry point so far (:func:`checked`'s *share*), shared as
-#: ``suite_*`` packages are
+#: the packages of the plugins loaded by entry point so far, or about to be (:func:`checked`'s
+#: *share*, :func:`expect_plugins`), shared as ``suite_*`` packages are
 _SHARED_TOPS: set[str] = set()
+def expect_plugins(tops: Iterable[str]) -> None:
+    """Share the top-level packages of the plugins about to load (entry points' modules) before
+    any loads: a plugin that imports another's module before its owner has loaded (``aaa`` loading
+    before ``victim``, ``import victim.model as m; m.TABLE["k"] = 2``) leaves no edited copy for
+    the owner (:func:`_forget_other_plugins`), whichever loads first."""
+    for top in tops:
+        if top:
+            _share(top)
 
 
 def _shared(name: str) -> bool:
@@ -373,8 +381,8 @@ def _undo(snap: Snapshot, plugin: str) -> tuple[list[str], set[int], list[str], 
 
 
 def _forget_other_plugins(fresh: list[str], top: str) -> list[str]:
-    """*fresh* less the modules of another plugin's package (loaded before the package *top*)
-    that it holds, each forgotten: a module first imported by the plugin that loaded has no earlier
+    """*fresh* less the modules of another plugin's package (loaded before the package *top*, or
+    about to load after it: :func:`expect_plugins`) that it holds, each forgotten: a module first imported by the plugin that loaded has no earlier
     state to compare with (``import suite_x.model as m; m.TABLE["k"] = 2`` while loading), so its
     owner imports it anew, clean, when it needs it; the plugin that imported it keeps its copy."""
     others = [name for name in fresh if name.split(".")[0] in _SHARED_TOPS - {top}]

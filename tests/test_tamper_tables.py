@@ -104,6 +104,9 @@ def test_tables_that_only_grow_are_caches_filling_not_tampering(probe):
     (lambda m: m.TABLE.pop("fp16"), "TABLE['fp16']", ("TABLE", {"fp32": 4, "fp16": 2})),
     (lambda m: m.ORDER.__setitem__(0, "z"), "ORDER[0]", ("ORDER", ["a", "b"])),
     (lambda m: m.ORDER.remove("a"), f"ORDER[0], {PROBE}.ORDER[1]", ("ORDER", ["a", "b"])),
+    # an insert shifts every element: the list is put back as it was (0.3.8's first form kept a copy
+    # of the last element: [a, b, b])
+    (lambda m: m.ORDER.insert(0, "z"), f"ORDER[0], {PROBE}.ORDER[1]", ("ORDER", ["a", "b"])),
     (lambda m: m.NAMES.discard("x"), "NAMES (lost 'x')", ("NAMES", {"x", "y"})),
     (lambda m: m.COEF.__setitem__(1, 20.0), "COEF", ("COEF", [1.0, 2.0, 3.0])),
 ])
@@ -166,6 +169,31 @@ def test_another_plugins_module_first_imported_and_edited_by_a_plugin_is_importe
         assert model.DTYPE_BYTES == {"fp32": 4, "fp16": 2}
     finally:
         for n in ("tblowner2_pkg", "tblowner2_pkg.model", "tblthief2_mod"):
+            sys.modules.pop(n, None)
+
+
+def test_a_plugin_that_loads_first_cannot_edit_the_module_of_one_that_loads_after_it(tmp_path, monkeypatch):
+    """The same edit from a plugin whose entry point sorts first (a second reader's case: ``aaa`` before
+    the victim): the victim's module was not the guard's yet, so the edited copy stayed in
+    ``sys.modules`` and the victim loaded it. Every entry point's package is named before any loads."""
+    pkg = tmp_path / "tblzowner3_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from suite.api import hookimpl\n@hookimpl\ndef suite_techniques():\n    return []\n")
+    (pkg / "model.py").write_text("DTYPE_BYTES = {'fp32': 4, 'fp16': 2}\n")
+    (tmp_path / "tblathief3_mod.py").write_text(
+        "import tblzowner3_pkg.model as m\nm.DTYPE_BYTES['fp32'] = 2\nfrom suite.api import hookimpl\n"
+        "@hookimpl\ndef suite_techniques():\n    return []\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    eps = [EntryPoint(name="tblzowner3", value="tblzowner3_pkg", group="suite.plugins"),
+           EntryPoint(name="tblathief3", value="tblathief3_mod", group="suite.plugins")]
+    try:
+        reg = Registry(entry_points_=eps)
+        assert [p.name for p in reg.plugins] == ["tblathief3", "tblzowner3"]  # the thief loads first
+        from tblzowner3_pkg import model
+
+        assert model.DTYPE_BYTES == {"fp32": 4, "fp16": 2}
+    finally:
+        for n in ("tblzowner3_pkg", "tblzowner3_pkg.model", "tblathief3_mod"):
             sys.modules.pop(n, None)
 
 
