@@ -8,6 +8,7 @@ value given.
 from __future__ import annotations
 
 import functools
+import re
 import os
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -43,6 +44,12 @@ __all__ = [
 _DEFINITION_EDITS = (("\nbit = []\n", "\nbit = [information] = b\n"),
                      ("\nbarn = 1e-28 * meter ** 2 = b\n", "\nbarn = 1e-28 * meter ** 2\n"),
                      ("\ngilbert = 1 / (4 * π) * biot_turn = Gb\n", "\ngilbert = 1 / (4 * π) * biot_turn\n"))
+
+
+#: a sub-unit SI prefix on a bit or a byte ("1 mb/s", "100 mbps", "2 uB"): pint reads millibits,
+#: a figure 10^9 below the megabits a network means; refused with the upper-case spelling offered
+_SUB_PREFIX = {"m": "milli", "u": "micro", "µ": "micro", "n": "nano", "p": "pico"}
+_SUB_UNIT_BITS = re.compile(r"(?<![A-Za-zµ])([munpµ])(bits?|bytes?|bps|b|B)(?![A-Za-z])")
 
 
 @functools.lru_cache(maxsize=1)
@@ -251,6 +258,12 @@ def parse_quantity(value: object, dimension: str, *, strict: bool = False, posit
         out = float(value)
     else:
         text = value.strip().replace("FLOPS", "FLOP/s").replace("flops", "FLOP/s")
+        sub = _SUB_UNIT_BITS.search(text)
+        if sub is not None:  # "1 mb/s" read as millibits: a network's megabits, written in lower case
+            p, u = sub.group(1), sub.group(2)
+            hint = f"; did you mean M{u} (mega)?" if p == "m" else ""
+            raise ValueError(f"expected {what} like {example}, got {value!r} ({p!r} is {_SUB_PREFIX[p]}: there is no "
+                             f"{_SUB_PREFIX[p]}{'bit' if u[0] == 'b' else 'byte'}{hint})")
         ckey = f"p|{si}|{dimension == 'bytes'}|{text}"
         fast = _fast_parse(text, dimension)
         hit = _cache().get(ckey) if fast is None else None

@@ -281,6 +281,19 @@ def test_b_per_second_is_bits_per_second_as_networks_write_it(text, bytes_per_s)
     assert ureg.Quantity(text).to("byte / second").magnitude == pytest.approx(bytes_per_s, rel=1e-12)
 
 
+@pytest.mark.parametrize("text, said", [("1 mb/s", "'m' is milli: there is no millibit; did you mean Mb (mega)?"),
+                                        ("100 mbps", "there is no millibit; did you mean Mbps (mega)?"),
+                                        ("2 uB", "'u' is micro: there is no microbyte)"),
+                                        ("3 mbit/s", "did you mean Mbit (mega)?")])
+def test_a_sub_unit_prefix_on_bits_or_bytes_is_refused(text, said):
+    # with "b" the bit, pint read "1 mb/s" as 1 millibit/s = 0.000125 B/s (a second reader): a
+    # network's megabits written in lower case, 10^9 too slow, silently (0.3.7 refused it as barns)
+    with pytest.raises(ValueError) as err:
+        parse_quantity(text, "bandwidth")
+    assert said in str(err.value)
+    assert parse_quantity("10 ms", "time") == 0.01  # milli on a second stays milli
+
+
 def test_a_size_in_b_is_bits_and_refused_as_a_size():
     with pytest.raises(ValueError, match="bits: a size must be given in bytes"):
         parse_quantity("80 Gb", "bytes")
