@@ -260,7 +260,8 @@ def report_summary(store: Any, summary: Any, fmt: str, quiet: bool, show_table: 
               help="With --category: every technique on this many GPUs (default: the --profile's size).")
 @click.option("--name", "run_name", metavar="LABEL",
               help="Name the run, so `suite compare LABEL_A LABEL_B` and `suite results show LABEL` find it "
-                   "(a new name, or the name of an interrupted run: this run resumes it and takes the name).")
+                   "(a new name, or the name of a run this same command began and that was interrupted: this run "
+                   "resumes it and takes the name).")
 @click.option("--variant", "variants", multiple=True, help="Variant(s), comma-separated (default: all).")
 @click.option("--profile", "profiles", multiple=True,
               help="Profile(s): names, globs, kind:K, tag:T; comma-separated (default: the technique's).")
@@ -353,34 +354,48 @@ def _run_into_store(context: Any, cases: Any, store_path: Any, run_name: str | N
 
     store = open_store(store_path)
     try:
-        resumes = _interrupted_run_named(store, run_name)
+        command = shlex.join(["suite", *sys.argv[1:]])
+        resumes = _interrupted_run_named(store, run_name, command)
         summary = run_cases(cases, store, executor=executor, options=options, rerun=rerun,
                             allow_parallel_execute=allow_parallel_execute,
-                            progress=make_progress(quiet or fmt == "json"), command=shlex.join(["suite", *sys.argv[1:]]),
+                            progress=make_progress(quiet or fmt == "json"), command=command,
                             context=context, name=run_name, resumes=resumes)
         report_summary(store, summary, fmt, quiet, resume=resume_command(sys.argv[1:]), rerun=rerun)
     finally:
         store.close()
 
 
-def _interrupted_run_named(store: Any, run_name: str | None) -> int | None:
-    """The run *run_name* names when it was interrupted (the run to resume: the new run takes its
-    name), else None when the name is new.
+def _interrupted_run_named(store: Any, run_name: str | None, command: str) -> int | None:
+    """The run *run_name* names when it was interrupted while running this *command* (the run to
+    resume: the new run takes its name), else None when the name is new.
 
     Raises
     ------
     ExperimentError
-        *run_name* names a run that was not interrupted (done, failed or still running).
+        *run_name* names a run that was not interrupted (done, failed or still running), or one
+        interrupted while running another command (another sweep would take its name).
     """
     held = None if run_name is None else store.run_named(run_name)
     if held is None:
         return None
-    if store.run_info(held)["status"] != "interrupted":
+    info = store.run_info(held)
+    if info["status"] != "interrupted":
         raise ExperimentError(f"--name {run_name!r}: expected a new name, got one that already names run "
                               f"{held} (`suite results list`)")
+    if info.get("command") and _without_rerun(info["command"]) != _without_rerun(command):
+        raise ExperimentError(f"--name {run_name!r}: expected a new name or the command of interrupted run {held} "
+                              f"(`{info['command']}`, which resumes it), got another command")
     click.echo(f"note: --name {run_name!r}: run {held} was interrupted; this run resumes it (stored cases are not "
                "computed again) and takes its name", err=True)
     return int(held)
+
+
+def _without_rerun(command: str) -> list[str]:
+    """*command*'s words less ``--rerun`` (what :func:`resume_command` drops: the same command)."""
+    try:
+        return [w for w in shlex.split(command) if w != "--rerun"]
+    except ValueError:  # unbalanced quotes in a stored command: compared as written
+        return [command]
 
 
 def _expansion(context: Any, experiment: str | None, sw: dict[str, Any], max_cases: int, dry_run: bool,

@@ -7,6 +7,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shlex
+import sys
 
 import pytest
 
@@ -259,8 +261,13 @@ def test_the_same_command_with_its_name_resumes_an_interrupted_run(tmp_path, cli
         conn.execute("UPDATE runs SET status = 'running' WHERE id = 1")
     r = cli(*SWEEP, "--name", "p2", store=st)
     assert r.exit_code == 2 and "--name 'p2': expected a new name, got one that already names run 1" in r.output
-    with sqlite3.connect(st) as conn:  # what Ctrl-C leaves
-        conn.execute("UPDATE runs SET status = 'interrupted' WHERE id = 1")
+    with sqlite3.connect(st) as conn:  # what Ctrl-C leaves, of another command (a second reader's case)
+        conn.execute("UPDATE runs SET status = 'interrupted', command = 'suite run -t hetseq --name p2' WHERE id = 1")
+    r = cli(*SWEEP, "--name", "p2", store=st)
+    assert r.exit_code == 2 and ("--name 'p2': expected a new name or the command of interrupted run 1 "
+                                 "(`suite run -t hetseq --name p2`, which resumes it), got another command") in r.output
+    with sqlite3.connect(st) as conn:  # the same command (as this process's argv writes it: CliRunner keeps pytest's)
+        conn.execute("UPDATE runs SET command = ? WHERE id = 1", (shlex.join(["suite", *sys.argv[1:]]),))
     r = cli(*SWEEP, "--name", "p2", store=st)
     assert r.exit_code == 0, r.output
     assert "note: --name 'p2': run 1 was interrupted; this run resumes it" in r.output
