@@ -93,7 +93,9 @@ def suite_executor(name: str) -> "CaseExecutor | None":
     subclass :class:`suite.api.Executor`); the executor names in :mod:`suite.api` are what it
     builds on. Its own options arrive in ``options.executor_options`` (``-X NAME=VALUE`` or
     ``--NAME-OPTION VALUE`` on the command line); a ``parse_options(mapping)`` method, if it
-    has one, validates them before the run starts. Example: ``suite_slurm``.
+    has one, validates them before the run starts. Return a new object on each call: the run
+    that asked for it by name calls its ``close()`` method, if it has one, when it ends.
+    Example: ``suite_slurm``.
     """
     raise NotImplementedError  # a specification: pluggy never calls its body
 
