@@ -158,6 +158,23 @@ def _held(namespaces: Any) -> list[tuple[str, Any, Any]]:
             seen.add(id(v))
             if k[:2] != "__" and (type(v) in _KINDS or v.nbytes <= ARRAY_LIMIT):  # not __all__, __path__
                 out.append((f"{name}.{k}", v, _copy(v)))
+                if isinstance(v, dict) and len(v) <= NESTED_LIMIT:
+                    out += _nested(f"{name}.{k}", v, seen)
+    return out
+
+
+#: a table of at most this many entries has its entries that are containers compared too (one level:
+#: ``nccl.HW_LAT["net"][("ring", "Simple")]``); a larger one is a cache, whose entries are its business
+NESTED_LIMIT = 256
+
+
+def _nested(label: str, table: dict[Any, Any], seen: set[int]) -> list[tuple[str, Any, Any]]:
+    """The containers that are entries of *table* (dicts, lists, sets), each once, as tables of their own."""
+    out = []
+    for key, v in table.items():
+        if type(v) in _KINDS and id(v) not in seen:
+            seen.add(id(v))
+            out.append((f"{label}[{key!r}]", v, _copy(v)))
     return out
 
 

@@ -68,6 +68,18 @@ def test_a_plugin_that_edits_core_tables_in_place_is_quarantined_and_the_tables_
     assert [t.name for t in reg.techniques()] == ["good"]
 
 
+def test_an_entry_of_a_table_of_tables_edited_in_place_is_tampering_and_put_back():
+    """NCCL's per-hop latencies are a table of tables (nccl.py: net ring/Simple 14 us): an edit one
+    level down (a second reader's case: ``HW_LAT["net"][("ring", "Simple")] *= 100``) left every
+    top-level entry the same object, so the plugin loaded ``ok`` with a network 100x slower per hop."""
+    def edit():
+        nccl.HW_LAT["net"]["ring", "Simple"] *= 100
+
+    reg = Registry(entry_points_=[], modules=[("deep", _plugin("deep", edit))])
+    assert nccl.HW_LAT["net"]["ring", "Simple"] == 14.0
+    assert _reasons(reg) == {"deep": "patched suite.perf.network.nccl.HW_LAT['net'][('ring', 'Simple')]" + _REASON_TAIL}
+
+
 @pytest.fixture
 def probe():
     """A shared module (``suite_*``) holding one table of each kind, in ``sys.modules`` while the test runs."""
