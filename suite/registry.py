@@ -49,6 +49,7 @@ import pluggy
 
 from suite import hookspecs
 from suite.declaration.hooks import check_hook_results as _check_hook_results, declared_technique, is_model_class
+from suite.distributions import dist_cached as _dist_cached, metadata_headers, name_and_version
 from suite.errors import PluginError, TechniqueError, did_you_mean
 from suite.technique import Technique, resolve_reference
 
@@ -91,7 +92,6 @@ def _dist_of(ep: EntryPoint) -> tuple[str, str]:
     return _dist_cached(str(getattr(dist, "_path", "")) or repr(dist), dist)
 
 
-_DISTS: dict[str, tuple[str, str]] = {}
 _DISCOVERED: list[EntryPoint] | None = None
 
 
@@ -103,38 +103,6 @@ def _discover() -> list[EntryPoint]:
     if _DISCOVERED is None:
         _DISCOVERED = list(entry_points(group=GROUP))
     return list(_DISCOVERED)
-
-
-def _dist_cached(path: str, dist: Any) -> tuple[str, str]:
-    # the installed distribution's name and version do not change while the process runs
-    hit = _DISTS.get(path)
-    if hit is None:
-        hit = _DISTS[path] = name_and_version(dist)
-    return hit
-
-
-def metadata_headers(dist: Any) -> dict[str, list[str]]:
-    """Header name -> its values, in order, of *dist*'s core metadata file (packaging.python.org,
-    "Core metadata specifications"), read up to the long description without parsing it as an
-    e-mail message (~5 ms)."""
-    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
-    found: dict[str, list[str]] = {}
-    for line in text.split("\n"):
-        if not line.strip():
-            break
-        key, sep, value = line.partition(":")
-        if sep:
-            found.setdefault(key, []).append(value.strip())
-    return found
-
-
-def name_and_version(dist: Any) -> tuple[str, str]:
-    """``(dist.metadata["Name"], dist.version)`` from :func:`metadata_headers`; the e-mail parse
-    where a header line is missing."""
-    found = metadata_headers(dist)
-    if "Name" not in found or "Version" not in found:
-        return dist.metadata["Name"] or "<unknown>", dist.version or ""
-    return found["Name"][0] or "<unknown>", found["Version"][0]
 
 
 def _provider(info: "PluginInfo") -> str:

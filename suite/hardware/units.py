@@ -52,6 +52,17 @@ _SUB_PREFIX = {"m": "milli", "u": "micro", "µ": "micro", "n": "nano", "p": "pic
 _SUB_UNIT_BITS = re.compile(r"(?<![A-Za-zµ])([munpµ])(bits?|bytes?|bps|b|B)(?![A-Za-z])")
 
 
+def _refuse_sub_unit_bits(text: str, head: str) -> None:
+    """ValueError (*head* and why) when *text* puts a sub-unit prefix on a bit or a byte: "1 mb/s"
+    is read as millibits, a network's megabits written in lower case."""
+    sub = _SUB_UNIT_BITS.search(text)
+    if sub is not None:
+        p, u = sub.group(1), sub.group(2)
+        hint = f"; did you mean M{u} (mega)?" if p == "m" else ""
+        raise ValueError(f"{head} ({p!r} is {_SUB_PREFIX[p]}: there is no {_SUB_PREFIX[p]}"
+                         f"{'bit' if u[0] == 'b' else 'byte'}{hint})")
+
+
 @functools.lru_cache(maxsize=1)
 def _registry() -> "pint.UnitRegistry[Any]":
     # pint's default definitions make ``bit`` dimensionless; we need bits and bytes to carry a
@@ -258,12 +269,7 @@ def parse_quantity(value: object, dimension: str, *, strict: bool = False, posit
         out = float(value)
     else:
         text = value.strip().replace("FLOPS", "FLOP/s").replace("flops", "FLOP/s")
-        sub = _SUB_UNIT_BITS.search(text)
-        if sub is not None:  # "1 mb/s" read as millibits: a network's megabits, written in lower case
-            p, u = sub.group(1), sub.group(2)
-            hint = f"; did you mean M{u} (mega)?" if p == "m" else ""
-            raise ValueError(f"expected {what} like {example}, got {value!r} ({p!r} is {_SUB_PREFIX[p]}: there is no "
-                             f"{_SUB_PREFIX[p]}{'bit' if u[0] == 'b' else 'byte'}{hint})")
+        _refuse_sub_unit_bits(text, f"expected {what} like {example}, got {value!r}")
         ckey = f"p|{si}|{dimension == 'bytes'}|{text}"
         fast = _fast_parse(text, dimension)
         hit = _cache().get(ckey) if fast is None else None

@@ -54,7 +54,7 @@ _EXTRA = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
 def _runtime_requirements(dist: Any) -> list[str]:
     """The distribution names *dist* requires to run: each ``Requires-Dist`` without an ``extra``
     marker or with an extra not in :data:`DEV_EXTRAS` (normalised: lower case, ``_`` -> ``-``)."""
-    from suite.registry import metadata_headers
+    from suite.distributions import metadata_headers
 
     names = set()
     # the core metadata's header lines; a legacy egg-info keeps them in requires.txt (``dist.requires``)
@@ -73,7 +73,7 @@ def requirement_versions(dist_name: str) -> tuple[tuple[str, str], ...]:
     """``((name, version), ...)`` of every library the installed distribution *dist_name* declares
     it runs with (:func:`_runtime_requirements`), sorted by name; ``"none"`` for a library not
     installed; empty when *dist_name* itself is not installed (a technique defined in a test)."""
-    from suite.registry import name_and_version
+    from suite.distributions import name_and_version
 
     try:
         dist = distribution(dist_name)

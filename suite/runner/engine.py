@@ -365,14 +365,12 @@ def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor =
         Recompute cases already stored ok.
     allow_parallel_execute : bool
         Let ``execute``-fidelity cases run concurrently (default: one at a time, clean timings).
-    progress : Progress
-        Where to show progress (default: nothing).
-    command : str
-        The command line recorded in the run's provenance (default ``sys.argv``).
+    progress, command : Progress, str
+        Where to show progress (default: nothing); the command line in the run's provenance
+        (default ``sys.argv``).
     chunk_size : int
         Cases in the first chunk (:data:`CHUNK`; each later one twice the one before, up to
-        :data:`CHUNK_GROWTH` times this), each looked up, executed and stored before the next, so
-        memory does not grow with the sweep (but for one key string per case).
+        :data:`CHUNK_GROWTH` times this), each run and stored before the next.
     context : suite.context.Context
         Required: the command's context (plugin executors, the run's provenance).
     name : str, optional
@@ -406,12 +404,18 @@ def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor =
     finally:
         _restore_collector(old_gc)
         _restore_sigterm(old_term)
-        run.progress.stop()
-        run.summary.seconds = time.monotonic() - t0
-        run.close()
-        if ex is not executor:
-            _close_executor(ex, run.summary)
+        _finish(run, t0, ex if ex is not executor else None)
     return run.summary
+
+
+def _finish(run: _Run, t0: float, made: Any) -> None:
+    """End *run* begun at *t0* (monotonic s): progress stopped, counts stored; the executor *made*
+    from a name (None: the caller's) closed."""
+    run.progress.stop()
+    run.summary.seconds = time.monotonic() - t0
+    run.close()
+    if made is not None:
+        _close_executor(made, run.summary)
 
 
 def _close_executor(ex: Any, summary: RunSummary) -> None:
