@@ -11,6 +11,7 @@ back; a container that only grows (a cache filling) is not a change.
 
 from __future__ import annotations
 
+import importlib
 import sys
 import types
 from importlib.metadata import EntryPoint
@@ -156,56 +157,35 @@ def test_an_installed_plugins_package_is_guarded_from_the_plugins_after_it(tmp_p
             sys.modules.pop(n, None)
 
 
+@pytest.mark.parametrize("owner, thief", [("tblowner2", "tblthief2"),  # the owner loads first
+                                          ("tblzowner3", "tblathief3")])  # the thief loads first
 def test_another_plugins_module_first_imported_and_edited_by_a_plugin_is_imported_anew_by_its_owner(
-        tmp_path, monkeypatch):
+        tmp_path, monkeypatch, owner, thief):
     """The tryout's other case: ``import suite_poseidon.model as m; m.DTYPE_BYTES["fp32"] = 2`` at import,
     a module the owner had not imported yet (its technique loads lazily), so the guard held no earlier
     state of it; poseidon/ps was stored ``ok`` at 1.394 s instead of 2.094 s. Such a module is now
     forgotten after the plugin loads: its owner imports it anew (fp32 is 4 bytes again), while the
-    plugin that edited it keeps its own copy."""
-    pkg = tmp_path / "tblowner2_pkg"
+    plugin that edited it keeps its own copy. Also when the thief's entry point sorts first (a second
+    reader's case, ``aaa`` before the victim: every entry point's package is guarded before any loads)."""
+    pkg = tmp_path / f"{owner}_pkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("from suite.api import hookimpl\n@hookimpl\ndef suite_techniques():\n    return []\n")
     (pkg / "model.py").write_text("DTYPE_BYTES = {'fp32': 4, 'fp16': 2}\n")
-    (tmp_path / "tblthief2_mod.py").write_text(
-        "import tblowner2_pkg.model as m\nm.DTYPE_BYTES['fp32'] = 2\nfrom suite.api import hookimpl\n"
+    (tmp_path / f"{thief}_mod.py").write_text(
+        f"import {owner}_pkg.model as m\nm.DTYPE_BYTES['fp32'] = 2\nfrom suite.api import hookimpl\n"
         "@hookimpl\ndef suite_techniques():\n    return []\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    eps = [EntryPoint(name="tblowner2", value="tblowner2_pkg", group="suite.plugins"),
-           EntryPoint(name="tblthief2", value="tblthief2_mod", group="suite.plugins")]
-    try:
-        Registry(entry_points_=eps)
-        assert sys.modules["tblthief2_mod"].m.DTYPE_BYTES == {"fp32": 2, "fp16": 2}
-        from tblowner2_pkg import model  # the owner, importing its module when it needs it
-
-        assert model.DTYPE_BYTES == {"fp32": 4, "fp16": 2}
-    finally:
-        for n in ("tblowner2_pkg", "tblowner2_pkg.model", "tblthief2_mod"):
-            sys.modules.pop(n, None)
-
-
-def test_a_plugin_that_loads_first_cannot_edit_the_module_of_one_that_loads_after_it(tmp_path, monkeypatch):
-    """The same edit from a plugin whose entry point sorts first (a second reader's case: ``aaa`` before
-    the victim): the victim's module was not the guard's yet, so the edited copy stayed in
-    ``sys.modules`` and the victim loaded it. Every entry point's package is named before any loads."""
-    pkg = tmp_path / "tblzowner3_pkg"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("from suite.api import hookimpl\n@hookimpl\ndef suite_techniques():\n    return []\n")
-    (pkg / "model.py").write_text("DTYPE_BYTES = {'fp32': 4, 'fp16': 2}\n")
-    (tmp_path / "tblathief3_mod.py").write_text(
-        "import tblzowner3_pkg.model as m\nm.DTYPE_BYTES['fp32'] = 2\nfrom suite.api import hookimpl\n"
-        "@hookimpl\ndef suite_techniques():\n    return []\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    eps = [EntryPoint(name="tblzowner3", value="tblzowner3_pkg", group="suite.plugins"),
-           EntryPoint(name="tblathief3", value="tblathief3_mod", group="suite.plugins")]
+    eps = [EntryPoint(name=owner, value=f"{owner}_pkg", group="suite.plugins"),
+           EntryPoint(name=thief, value=f"{thief}_mod", group="suite.plugins")]
     try:
         reg = Registry(entry_points_=eps)
-        assert [p.name for p in reg.plugins] == ["tblathief3", "tblzowner3"]  # the thief loads first
-        from tblzowner3_pkg import model
+        assert [p.name for p in reg.plugins] == sorted([owner, thief])
+        assert sys.modules[f"{thief}_mod"].m.DTYPE_BYTES == {"fp32": 2, "fp16": 2}
+        model = importlib.import_module(f"{owner}_pkg.model")  # the owner, importing its module when it needs it
 
         assert model.DTYPE_BYTES == {"fp32": 4, "fp16": 2}
     finally:
-        for n in ("tblzowner3_pkg", "tblzowner3_pkg.model", "tblathief3_mod"):
+        for n in (f"{owner}_pkg", f"{owner}_pkg.model", f"{thief}_mod"):
             sys.modules.pop(n, None)
 
 
