@@ -27,7 +27,8 @@ from typing import Any
 from suite.frozen import FrozenDict
 from suite.hardware.tracking import _join
 
-__all__ = ["recording", "Recording", "ReadPlan", "is_recording", "unrecorded", "first_in_case", "RECORDED", "CASE_SEEN"]
+__all__ = ["recording", "Recording", "ReadPlan", "is_recording", "unrecorded", "first_in_case", "written_in_case",
+           "RECORDED", "CASE_SEEN"]
 
 
 def _base_dict() -> Any:
@@ -451,6 +452,18 @@ def is_recording(obj: Any) -> bool:
 
 #: ids of the objects being recorded in place now (empty when nothing records): read-only
 RECORDED = _HIDDEN
+
+
+def written_in_case(profile: Any) -> bool:
+    """Whether the recording under way holds *profile* with a field or table entry that is not the
+    one it was loaded with (the case wrote it, with ``object.__setattr__`` or ``vars()``, and may put
+    it back before it ends: the input guard then sees nothing). A cache derived from the profile's
+    objects must not keep what it derives now (:func:`suite.perf.network.placement._prepare`). False
+    when nothing records *profile*. One C loop over the plan's objects (a cache's miss only)."""
+    if not _ACTIVE or _ACTIVE[0].plan.profile is not profile:
+        return False
+    plan = _ACTIVE[0].plan
+    return not plan.unchanged(list(map(_dict_of, plan.objs)))
 
 
 def first_in_case(key: Any) -> bool:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from suite.errors import ProfileError
 from suite.frozen import on_inputs_restored
 from suite.hardware.tracking import _ModelView as _TrackedView
-from suite.hardware.recording import unrecorded
+from suite.hardware.recording import RECORDED, unrecorded, written_in_case
 
 if TYPE_CHECKING:  # pragma: no cover
     from suite.hardware import Profile
@@ -209,7 +209,9 @@ def _real(profile: "Profile") -> "Profile":
 
 
 def _prepare(profile: "Profile") -> _Prepared:
-    """Per-profile derived figures (cached on the object's identity; profiles are immutable).
+    """Per-profile derived figures (cached on the object's identity; profiles are immutable, and a
+    derivation from a profile its case has written, even if the case puts the field back before it
+    ends, is not kept: :func:`suite.hardware.recording.written_in_case`).
 
     A tracked view (suite.hardware.tracking) is unwrapped first, so it shares the real profile's
     entry and token (and its priced lines) instead of re-deriving them, and replacing the real
@@ -221,6 +223,8 @@ def _prepare(profile: "Profile") -> _Prepared:
         return hit[1]
     with unrecorded():
         out = _derive(profile)
+    if RECORDED and id(profile) in RECORDED and written_in_case(profile):
+        return out  # derived from fields this case wrote (and may put back): kept for no later call
     if len(_CACHE) > 256:
         _CACHE.clear()
         _LINES.clear()
