@@ -48,8 +48,9 @@ _DEFINITION_EDITS = (("\nbit = []\n", "\nbit = [information] = b\n"),
 
 #: a sub-unit SI prefix on a bit or a byte ("1 mb/s", "100 mbps", "2 uB"): pint reads millibits,
 #: a figure 10^9 below the megabits a network means; refused with the upper-case spelling offered
-_SUB_PREFIX = {"m": "milli", "u": "micro", "µ": "micro", "n": "nano", "p": "pico"}
-_SUB_UNIT_BITS = re.compile(r"(?<![A-Za-zµ])([munpµ])(bits?|bytes?|bps|b|B)(?![A-Za-z])")
+_SUB_PREFIX = {"m": "milli", "u": "micro", "µ": "micro", "n": "nano", "p": "pico", "c": "centi", "d": "deci",
+               "f": "femto", "a": "atto", "z": "zepto", "y": "yocto"}
+_SUB_UNIT_BITS = re.compile(r"(?<![A-Za-zµ])([munpµcdfazy])(bits?|bytes?|bps|b|B)(?![A-Za-z])")
 
 
 def _refuse_sub_unit_bits(text: str, head: str) -> None:

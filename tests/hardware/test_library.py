@@ -284,7 +284,10 @@ def test_b_per_second_is_bits_per_second_as_networks_write_it(text, bytes_per_s)
 @pytest.mark.parametrize("text, said", [("1 mb/s", "'m' is milli: there is no millibit; did you mean Mb (mega)?"),
                                         ("100 mbps", "there is no millibit; did you mean Mbps (mega)?"),
                                         ("2 uB", "'u' is micro: there is no microbyte)"),
-                                        ("3 mbit/s", "did you mean Mbit (mega)?")])
+                                        ("3 mbit/s", "did you mean Mbit (mega)?"),
+                                        ("1 cb/s", "'c' is centi: there is no centibit)"),
+                                        ("1 fb/s", "'f' is femto: there is no femtobit)"),
+                                        ("1 cB", "'c' is centi: there is no centibyte)")])
 def test_a_sub_unit_prefix_on_bits_or_bytes_is_refused(text, said):
     # with "b" the bit, pint read "1 mb/s" as 1 millibit/s = 0.000125 B/s (a second reader): a
     # network's megabits written in lower case, 10^9 too slow, silently (0.3.7 refused it as barns)
