@@ -355,7 +355,7 @@ def _run_into_store(context: Any, cases: Any, store_path: Any, run_name: str | N
     store = open_store(store_path)
     try:
         command = shlex.join(["suite", *sys.argv[1:]])
-        resumes = _interrupted_run_named(store, run_name, command)
+        resumes = _interrupted_run_named(store, run_name, command, rerun)
         summary = run_cases(cases, store, executor=executor, options=options, rerun=rerun,
                             allow_parallel_execute=allow_parallel_execute,
                             progress=make_progress(quiet or fmt == "json"), command=command,
@@ -365,9 +365,10 @@ def _run_into_store(context: Any, cases: Any, store_path: Any, run_name: str | N
         store.close()
 
 
-def _interrupted_run_named(store: Any, run_name: str | None, command: str) -> int | None:
+def _interrupted_run_named(store: Any, run_name: str | None, command: str, rerun: bool = False) -> int | None:
     """The run *run_name* names when it was interrupted while running this *command* (the run to
-    resume: the new run takes its name), else None when the name is new.
+    resume: the new run takes its name; with *rerun* it computes every case again), else None when
+    the name is new.
 
     Raises
     ------
@@ -385,8 +386,9 @@ def _interrupted_run_named(store: Any, run_name: str | None, command: str) -> in
     if info.get("command") and _without_rerun(info["command"]) != _without_rerun(command):
         raise ExperimentError(f"--name {run_name!r}: expected a new name or the command of interrupted run {held} "
                               f"(`{info['command']}`, which resumes it), got another command")
-    click.echo(f"note: --name {run_name!r}: run {held} was interrupted; this run resumes it (stored cases are not "
-               "computed again) and takes its name", err=True)
+    how = ("--rerun: every case is computed again" if rerun else "stored cases are not computed again")
+    click.echo(f"note: --name {run_name!r}: run {held} was interrupted; this run resumes it ({how}) and takes its "
+               "name", err=True)
     return int(held)
 
 
