@@ -170,8 +170,17 @@ def parse_assignments(values: tuple[str, ...], flag: str) -> dict[str, list[str]
     return out
 
 
-def _split(values: tuple[str, ...]) -> list[str]:
-    return [x.strip() for v in values for x in v.split(",") if x.strip()]
+def _split(values: tuple[str, ...], key: str) -> list[str]:
+    """``("a,b", "c")`` -> ``["a", "b", "c"]``; an empty item (``a,,b``, ``a,``) is a one-line error
+    naming the flag (``--variant`` for *key* ``variants``), not a value dropped in silence."""
+    out = []
+    for v in values:
+        items = [x.strip() for x in v.split(",")]
+        if "" in items:
+            flag = "--" + key[:-3] + "y" if key.endswith("ies") else "--" + key.rstrip("s")
+            raise ExperimentError(f"{flag} {v!r}: value {items.index('') + 1} is empty; expected NAME[,NAME...]")
+        out += items
+    return out
 
 
 def _summary_table(store: Any, summary: Any, limit: int = 40) -> None:
@@ -437,10 +446,9 @@ def _category_expansion(context: Any, resolver: Any, sw: dict[str, Any], max_cas
 
     if sw["variants"] or sw["entries"]:
         raise ExperimentError("--category runs every variant of each technique; --variant/--entry do not apply")
-    base: dict[str, Any] = {k: _split(sw[v]) for k, v in (("profiles", "profiles"), ("workloads", "workloads"),
-                                                         ("fidelities", "fidelities")) if sw[v]}
+    base: dict[str, Any] = {k: _split(sw[k], k) for k in ("profiles", "workloads", "fidelities") if sw[k]}
     if sw["seeds"]:
-        base["seeds"] = [int(s) for s in _split(sw["seeds"])]
+        base["seeds"] = [int(s) for s in _split(sw["seeds"], "seeds")]
     if sw["sets"]:
         base["set"] = parse_assignments(sw["sets"], "--set")
     cases, notes, warns = expand_category(sw["category"], context=context, resolver=resolver, base=base,
@@ -459,7 +467,7 @@ def _flags_entry(sw: dict[str, Any]) -> dict[str, Any]:
     entry: dict[str, Any] = {"technique": sw["technique"]}
     for key in ("variants", "profiles", "workloads", "fidelities", "seeds"):
         if sw[key]:
-            entry[key] = _split(sw[key])
+            entry[key] = _split(sw[key], key)
     if sw["seeds"]:
         try:
             entry["seeds"] = [int(s) for s in entry["seeds"]]

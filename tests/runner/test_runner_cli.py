@@ -58,6 +58,11 @@ def test_run_errors_are_one_line(fake_registry, tmp_path):
         assert r.exit_code == 2 and r.output.strip().splitlines() == [
             f"error: --param {given!r}: value {which} of x is empty; expected NAME=VALUE[,VALUE...]" if which else
             f"error: --param {given!r}: expected NAME=VALUE[,VALUE...]"]
+    # the same for the name lists (a 0.3.8 tryout: --variant a,,b and --seed 0,,1 dropped the gap)
+    for flag, given, which in (("--variant", "base,,fast", 2), ("--seed", "0,", 2), ("--fidelity", ",model", 1)):
+        r = CliRunner().invoke(main, ["run", "--technique", "fake", flag, given, "--store", str(tmp_path / "s.sqlite")])
+        assert r.exit_code == 2 and r.output.strip().splitlines() == [
+            f"error: {flag} {given!r}: value {which} is empty; expected NAME[,NAME...]"]
 
 
 def test_run_experiment_file_and_show_csv(fake_registry, tmp_path):
