@@ -279,24 +279,6 @@ def platform_of(variant: str, profile, dtype: str = "fp32") -> Platform:
                     io, 0.0, 1.0, dev.memory / cores, cols, rows, link="wse-fabric")
 
 
-_PF_CACHE: dict[tuple, tuple] = {}
-
-
-def _platform_cached(variant: str, profile, dtype: str) -> Platform:
-    """:func:`platform_of`, remembered per (profile object, variant, dtype). Profiles are
-    immutable; the entry keeps the profile alive and is checked by identity, so a reused id()
-    never aliases. Bounded (cleared past 512 entries)."""
-    key = (id(profile), variant, dtype)
-    hit = _PF_CACHE.get(key)
-    if hit is not None and hit[0] is profile:
-        return hit[1]
-    pf = platform_of(variant, profile, dtype)
-    if len(_PF_CACHE) >= 512:
-        _PF_CACHE.clear()
-    _PF_CACHE[key] = (profile, pf)
-    return pf
-
-
 def wse_block(pf: Platform, nx, ny):
     """Columns per PE and the block shape (bx, by) on the wafer.
 
@@ -544,7 +526,7 @@ def evaluate(scenario):
     kernel, dtype, io = p["kernel"], p["dtype"], p["io"]
     nx, ny, nz, steps = int(p["nx"]), int(p["ny"]), int(p["nz"]), int(p["steps"])
     variant = scenario.variant
-    pf = _platform_cached(variant, scenario.profile, dtype)
+    pf = platform_of(variant, scenario.profile, dtype)
     if io == "streamed" and pf.io_bandwidth <= 0:
         where = "device.host_link" if variant == "gpu-4x" else "ext.cerebras.io_bandwidth"
         raise _skip(f"cerebras-stencil: io=streamed on {variant} needs {where}; profile {pf.profile} has none")

@@ -340,23 +340,12 @@ class Engine:
             now = self.now = now + (nxt - now)
 
 
-#: _stage_times by (table, batch, layout, profile, serving settings): the cases of a reproduce share
-#: a few of these; keyed by the objects' ids, each entry holding the (frozen) objects so no id is reused
-_STAGE_TIMES: dict[tuple, tuple] = {}
-
-
 def _stage_times(table, batch: int, tp: int, pp: int, profile, st) -> tuple[list[float], float]:
     """One stage's time for a batch of k = 1..batch requests (index 0 unused) and the hand-off
-    time, from :func:`suite_computron.model.service_cost` (remembered per table, layout, profile
-    and settings: the same figures)."""
-    key = (id(table), int(batch), tp, pp, id(profile), st["prompt_tokens"], st["output_tokens"], st["efficiency"])
-    hit = _STAGE_TIMES.get(key)
-    if hit is None:
-        if len(_STAGE_TIMES) > 256:
-            _STAGE_TIMES.clear()
-        hit = _STAGE_TIMES[key] = (table, profile, _compute_stage_times(table, batch, tp, pp, profile, st))
-    times, handoff = hit[2]
-    return list(times), handoff
+    time, from :func:`suite_computron.model.service_cost`. Priced by each case itself: a memo across
+    cases served a later case these figures without its reading the profile, so it recorded no read
+    of the fields they depend on (a false "did not read" warning for a bandwidth sweep)."""
+    return _compute_stage_times(table, batch, tp, pp, profile, st)
 
 
 def _compute_stage_times(table, batch: int, tp: int, pp: int, profile, st) -> tuple[list[float], float]:

@@ -158,9 +158,6 @@ class DeviceSlot:
     nodes: tuple[int, ...]  # node index of each of the `count` devices
 
 
-_SLOTS: dict = {}
-
-
 def device_slots(profile) -> list[DeviceSlot]:
     """The device types of *profile*, in profile order.
 
@@ -174,10 +171,6 @@ def device_slots(profile) -> list[DeviceSlot]:
     """
     from suite.api import ProfileError
 
-    key = id(profile)
-    hit = _SLOTS.get(key)
-    if hit is not None and hit[0] is profile:
-        return hit[1]
     dpn = max(1, int(profile.devices_per_node or 1))
     nodes = int(profile.num_nodes) if profile.kind == "cluster" else 1
     from suite.api import mix_devices
@@ -196,9 +189,6 @@ def device_slots(profile) -> list[DeviceSlot]:
         dev = profile.require_device()
         total = dpn * nodes
         out.append(DeviceSlot(profile.name, dev, total, tuple(j // dpn for j in range(total))))
-    if len(_SLOTS) > 256:
-        _SLOTS.clear()
-    _SLOTS[key] = (profile, out)
     return out
 
 
@@ -238,9 +228,6 @@ def memory_per_device(workload, vn_batch: int) -> float:
 
 # --------------------------------------------------------------------------- times
 
-_VN: dict = {}
-
-
 def vn_time(workload, vn_batch: int, device, efficiency: float) -> float:
     """Seconds for one virtual node of *vn_batch* samples on *device*: forward + backward of
     every layer by roofline (:func:`suite.perf.layer_times`, fp32, 4-byte elements) plus adding
@@ -255,16 +242,8 @@ def vn_time(workload, vn_batch: int, device, efficiency: float) -> float:
         raise ValueError(f"vn_batch must be >= 1, got {vn_batch}")
     if not 0.0 < efficiency <= 1.0:
         raise ValueError(f"efficiency must be in (0, 1], got {efficiency}")
-    key = (id(workload), vn_batch, id(device), efficiency)
-    hit = _VN.get(key)
-    if hit is not None and hit[0] is workload and hit[1] is device:
-        return hit[2]
     fwd, bwd = layer_times(list(workload.layers), vn_batch, device, dtype="fp32", efficiency=efficiency, dtype_bytes=4)
-    t = float(sum(fwd) + sum(bwd)) + 12.0 * workload.params / device.memory_bandwidth
-    if len(_VN) > 8192:
-        _VN.clear()
-    _VN[key] = (workload, device, t)
-    return t
+    return float(sum(fwd) + sum(bwd)) + 12.0 * workload.params / device.memory_bandwidth
 
 
 def allreduce_time(profile, nbytes: float, per_node: Sequence[int]) -> float:
