@@ -151,9 +151,10 @@ def _held(namespaces: Any) -> list[tuple[str, Any, Any]]:
         top = name.split(".")[0]
         if name == __name__ or (top in SHARED and top != "suite"):  # the guard's own caches; numpy's...
             continue
+        caches = d.get("__caches__", ())  # tables the module itself empties when full: not inputs
         for k in compress(d, map(kinds.__contains__, map(type, d.values()))):  # (C loops)
             v = d[k]
-            if id(v) in seen:  # (every module's __builtins__)
+            if id(v) in seen or k in caches:  # (every module's __builtins__)
                 continue
             seen.add(id(v))
             if k[:2] != "__" and (type(v) in _KINDS or v.nbytes <= ARRAY_LIMIT):  # not __all__, __path__

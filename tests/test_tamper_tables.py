@@ -81,6 +81,19 @@ def test_an_entry_of_a_table_of_tables_edited_in_place_is_tampering_and_put_back
     assert _reasons(reg) == {"deep": "patched suite.perf.network.nccl.HW_LAT['net'][('ring', 'Simple')]" + _REASON_TAIL}
 
 
+def test_a_core_cache_emptied_while_a_plugin_loads_is_no_tampering():
+    """A second reader's case: a core cache that empties itself when full (codec._PARTS past 4,096
+    entries) emptied while a plugin loaded quarantined that innocent plugin, by what the process had
+    run before. A module names such tables in ``__caches__``; real tables are still compared."""
+    from suite.results import codec
+
+    codec._parts(("t", 1.0, "s", "lower"))  # one entry, then the eviction as a plugin loads
+    reg = Registry(entry_points_=[], modules=[("evicts", _plugin("evicts", codec._PARTS.clear)),
+                                              ("edits", _plugin("edits", lambda: collective._LINK_EFFICIENCY.pop("net")))])
+    assert _reasons(reg) == {"edits": "patched suite.perf.network.collective._LINK_EFFICIENCY['net']" + _REASON_TAIL}
+    assert "__caches__" in vars(codec) and "_PARTS" in codec.__caches__
+
+
 @pytest.fixture
 def probe():
     """A shared module (``suite_*``) holding one table of each kind, in ``sys.modules`` while the test runs."""

@@ -71,6 +71,8 @@ __all__ = [
 
 from suite.hardware.reserved import CORE_EXTENSION_NAMES  # noqa: E402  (re-exported: names a plugin may not register)
 
+#: the caches of this module (emptied when full or on a restore): the load-time tamper check leaves them be
+__caches__ = ('_LIBS',)
 _LIBS: dict[tuple[Any, ...], ProfileLibrary] = {}
 
 

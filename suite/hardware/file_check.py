@@ -83,6 +83,8 @@ def _figure_keys(lib: Any, known: dict[str, tuple[str, str]] | None = None) -> d
     return keys
 
 
+#: the caches of this module (emptied when full or on a restore): the load-time tamper check leaves them be
+__caches__ = ('_KEYS',)
 #: (folders, their files' stamps, extensions) -> :func:`_library_keys`, for this process
 _KEYS: dict[tuple[Any, ...], dict[str, tuple[str, str]]] = {}
 

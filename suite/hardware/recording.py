@@ -45,6 +45,8 @@ _dict_of = _DICT.__get__
 _map_each: Any = map
 _set_class = object.__dict__["__class__"].__set__
 
+#: the recording's own state (emptied by every case): the load-time tamper check leaves it be
+__caches__ = ('_HIDDEN', '_ACTIVE', '_READS', 'CASE_SEEN')
 #: id(object) -> its fields before the case (None for a table) while a case records: only the
 #: recording under way's objects (a recording starts after the previous one is restored)
 _HIDDEN: dict[int, dict[str, Any] | None] = {}

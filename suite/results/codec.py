@@ -120,6 +120,8 @@ def num(v: Any) -> str:
     return repr(f)
 
 
+#: the caches of this module (emptied when full or on a restore): the load-time tamper check leaves them be
+__caches__ = ('_PARTS',)
 #: (name, unit, direction) -> the JSON text around a metric's value: a sweep repeats a few metrics
 _PARTS: dict[tuple[Any, Any, Any], tuple[str, str]] = {}
 

@@ -77,6 +77,8 @@ _KEY_, _KHASH, _OVERRIDES, _STATUS, _RUN = (CASE_COLUMNS.index(c) for c in ("key
                                                                              "run_id"))
 
 
+#: the caches of this module (emptied when full or on a restore): the load-time tamper check leaves them be
+__caches__ = ('_FIELDS_TEXT',)
 #: fields-read list (as a worker sent it) -> its stored JSON text: a sweep repeats a handful of sets
 _FIELDS_TEXT: dict[tuple[str, ...], str] = {}
 

@@ -54,6 +54,8 @@ def _suite_submodules() -> frozenset[str]:
                      or (p.is_dir() and (p / "__init__.py").exists()))
 
 
+#: the caches of this module (emptied when full or on a restore): the load-time tamper check leaves them be
+__caches__ = ('_MEMO',)
 #: imports_of's answers by (path, file text): a kit run reads each file of a package for its
 #: problems and again for its deprecations, and a test session runs the kit of every plugin; a file
 #: whose text changed is read again. Cleared past :data:`_MEMO_MAX` entries.

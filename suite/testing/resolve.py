@@ -21,6 +21,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["resolve_case", "smoke_cases"]
 
 
+#: the caches of this module (emptied when full or on a restore): the load-time tamper check leaves them be
+__caches__ = ('_RESOLVER',)
 _RESOLVER: dict[tuple[str, str, int, int], Resolver] = {}
 
 

@@ -149,6 +149,8 @@ class _Prepared(NamedTuple):
     token: int
 
 
+#: the caches of this module (emptied when full or on a restore): the load-time tamper check leaves them be
+__caches__ = ('_CACHE', '_LINES')
 _CACHE: dict[int, tuple[object, _Prepared]] = {}
 _TOKENS = itertools.count()
 #: (profile token, op, placement, algorithm) -> priced lines (suite.perf.network.collective; cleared
