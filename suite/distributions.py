@@ -26,8 +26,10 @@ def metadata_headers(dist: Any) -> dict[str, list[str]]:
     text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
     found: dict[str, list[str]] = {}
     for line in text.split("\n"):
-        if not line.strip():
+        if not line:  # the empty line before the long description
             break
+        if line[0] in " \t":  # a folded header's continuation (a License text's blank lines are " " or "\t")
+            continue
         key, sep, value = line.partition(":")
         if sep:
             found.setdefault(key, []).append(value.strip())
