@@ -148,6 +148,16 @@ def test_our_value_not_finite_is_an_error_not_a_verdict():
     assert o.verdict == ERROR and o.reason.startswith("value could not be derived: the value is a=1, b=nan,")
 
 
+def test_a_numpy_array_holding_nan_is_not_finite():
+    # a second reader: math.isfinite raised on an array, which was read as finite
+    import numpy as np
+
+    from suite.runner.verdicts import not_finite
+
+    assert not_finite(np.array([float("nan"), 1.0])) and not_finite({"a": np.float64("inf")})
+    assert not not_finite(np.array([1.0, 2.0])) and not not_finite(np.int64(3))
+
+
 def test_ordering_ties_fail_and_the_margin_counts():
     c = Claim("o", "a faster than b", "abstract", True, Ordered(("a", "b"), margin=0.02),
               cases={"a": ScenarioSpec("a"), "b": ScenarioSpec("b")},

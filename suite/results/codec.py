@@ -50,19 +50,10 @@ except TypeError:  # pragma: no cover - another Python's accelerator
 _make_iterencode = getattr(json.encoder, "_make_iterencode")
 
 
-def _floatstr(f: float) -> str:
-    """A float as stored: as :func:`num` writes a metric value (NaN null, infinities ``±1e999``)."""
-    if f != f:
-        return "null"
-    if f in (math.inf, -math.inf):
-        return "1e999" if f > 0 else "-1e999"
-    return float.__repr__(f)
-
-
 def _checked_dumps(obj: Any) -> str:
     """:func:`dumps` by the pure-Python encoder: checks for circular values (``ValueError``), writes
-    NaN and infinities as :func:`_floatstr` does."""
-    return "".join(_make_iterencode({}, _json_default, encode_basestring_ascii, None, _floatstr, ":", ",", True,
+    NaN and infinities as :func:`num` writes a metric value (null, ``±1e999``)."""
+    return "".join(_make_iterencode({}, _json_default, encode_basestring_ascii, None, num, ":", ",", True,
                                     False, True)(obj, 0))
 
 

@@ -221,14 +221,16 @@ def format_value(v: Any) -> str:
 
 
 def not_finite(v: Any) -> bool:
-    """Whether *v* (a number, or a mapping or sequence of them: an ordering's values) holds NaN or
-    an infinity. Strings and booleans are not numbers and pass (an exact ordering of names)."""
+    """Whether *v* (a number, or a mapping, sequence or numpy array of them: an ordering's values)
+    holds NaN or an infinity. Strings and booleans are not numbers and pass (an exact ordering of names)."""
     if isinstance(v, Mapping):
         return any(not_finite(x) for x in v.values())
     if isinstance(v, (list, tuple)):
         return any(not_finite(x) for x in v)
     if isinstance(v, (str, bytes, bool)):
         return False
+    if hasattr(v, "tolist") and not isinstance(v, (int, float)):  # a numpy array or scalar: its values
+        return not_finite(v.tolist())
     try:
         return not math.isfinite(v)
     except OverflowError:  # an int beyond every float
