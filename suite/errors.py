@@ -72,7 +72,7 @@ def close_names(given: str, allowed: Iterable[str], n: int = 3) -> list[str]:
     """The names of *allowed* closest to *given*, best first (at most *n*; none may be close).
 
     Names are compared with case and punctuation removed, so ``vgg-19`` finds ``vgg19`` and
-    ``MG_WFBP`` finds ``mg-wfbp``: a name equal to *given* in that form wins, else difflib's
+    ``RESNET_50`` finds ``resnet-50``: a name equal to *given* in that form wins, else difflib's
     ratio >= 0.6 on those forms decides.
     """
     def bare(s: str) -> str:

@@ -4,7 +4,7 @@ Public API::
 
     from suite.runner import expand_entry, expand_experiment, run_cases, reproduce, ExecOptions
     # ctx: the caller's suite.context.Context (the CLI builds one per command)
-    exp = expand_entry({"technique": "poseidon", "params": {"nodes": [1, 2, 4]}}, context=ctx)
+    exp = expand_entry({"technique": "my-technique", "params": {"nodes": [1, 2, 4]}}, context=ctx)
     summary = run_cases(exp.cases, Store(), options=ExecOptions(jobs=2), context=ctx)
 """
 

@@ -4,26 +4,26 @@ An experiment file is TOML. Every top-level table is a named *entry* (``defaults
 into each entry, a ``smoke`` or ``claims`` entry taking no axis of it; a top-level ``description``
 string is allowed)::
 
-    description = "Poseidon: speed-up vs nodes and bandwidth"
+    description = "a technique's speed-up vs nodes and bandwidth"
 
     [defaults]
     fidelities = ["model"]
 
-    [poseidon-scaling]
-    technique = "poseidon"
-    profiles  = ["titan-x-maxwell-16n-10gbe"]      # names, globs ("titan-*"), "kind:cluster", "tag:ethernet"
-    workloads = ["vgg19-22k", "inception-v3"]      # names or globs
-    variants  = ["ps", "poseidon"]                 # default: every variant of the technique
+    [scaling]
+    technique = "my-technique"
+    profiles  = ["h100-ndr-fat-tree"]              # names, globs ("h100-*"), "kind:cluster", "tag:ethernet"
+    workloads = ["resnet-50", "vgg19"]             # names or globs
+    variants  = ["baseline", "fast"]               # default: every variant of the technique
     params    = { nodes = [1, 2, 4, 8, 16, 32] }   # scalar or list per parameter
     set       = { "network.-1.bandwidth" = ["2 Gbit/s", "10 Gbit/s", "40 Gbit/s"] }  # profile overrides
     seeds     = [0]
-    exclude   = [{ variant = "ps", params = { nodes = 1 } }]
-    include   = [{ variant = "sfb", params = { nodes = 16 } }]
+    exclude   = [{ variant = "baseline", params = { nodes = 1 } }]
+    include   = [{ variant = "other", params = { nodes = 16 } }]
 
 Each entry expands to the cartesian product profiles x workloads x variants x params x set x
 seeds x fidelities. ``exclude`` rules remove the combinations that match every key of a rule
 (a list value matches any of its items); ``include`` rules add combinations: each is the entry
-with the rule's keys replacing the entry's (so ``include = [{variant = "sfb"}]`` adds the sfb
+with the rule's keys replacing the entry's (so ``include = [{variant = "other"}]`` adds that
 variant for every other axis), and is not subject to ``exclude``.
 
 Other entry keys: ``technique = "*"`` (every installed technique; one whose scenarios do not resolve is
