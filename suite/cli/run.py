@@ -170,14 +170,19 @@ def parse_assignments(values: tuple[str, ...], flag: str) -> dict[str, list[str]
     return out
 
 
+#: the sweep flag of each list key (its click name)
+_LIST_FLAGS = {"variants": "--variant", "profiles": "--profile", "workloads": "--workload",
+               "fidelities": "--fidelity", "seeds": "--seed"}
+
+
 def _split(values: tuple[str, ...], key: str) -> list[str]:
     """``("a,b", "c")`` -> ``["a", "b", "c"]``; an empty item (``a,,b``, ``a,``) is a one-line error
-    naming the flag (``--variant`` for *key* ``variants``), not a value dropped in silence."""
+    naming the flag of *key* (:data:`_LIST_FLAGS`), not a value dropped in silence."""
     out = []
     for v in values:
         items = [x.strip() for x in v.split(",")]
         if "" in items:
-            flag = "--" + key[:-3] + "y" if key.endswith("ies") else "--" + key.rstrip("s")
+            flag = _LIST_FLAGS[key]
             raise ExperimentError(f"{flag} {v!r}: value {items.index('') + 1} is empty; expected NAME[,NAME...]")
         out += items
     return out

@@ -306,9 +306,10 @@ class _Run:
             store.flush()  # the run's own results, with their recorded reads
             # a run that reused no stored result computed all it holds: its reads are seen_reads
             # (a query over every case of the run: ~5 us a case of a cheap sweep, issue 44)
+            warned: set[tuple[str, str]] = set()
             s.warnings = unread_overrides(list(self.reps.values()), store, self.seen_reads,
-                                          self.run_id if s.cached else None)
-            s.warnings += self.override_reads.warnings(s.warnings)
+                                          self.run_id if s.cached else None, warned)
+            s.warnings += self.override_reads.warnings(warned)
         except Exception as exc:  # noqa: BLE001 - a diagnostic must never lose the run
             s.warnings.append(f"could not record the profile fields read: {exc}")
 

@@ -24,17 +24,17 @@ __all__ = ["Reads", "unread_overrides", "OverrideReads"]
 Reads = dict[tuple[str, str, str, str], set[str]]
 
 
-def unread_overrides(cases: Sequence[Case], store: Store, seen: Reads,
-                     run_id: int | None = None) -> list[str]:
+def unread_overrides(cases: Sequence[Case], store: Store, seen: Reads, run_id: int | None = None,
+                     warned: set[tuple[str, str]] | None = None) -> list[str]:
     """One warning per (technique, overridden field) that no evaluation of that technique's code
     was seen to read: the run's own record (the reads of the results it computed, *seen*, and of
     those it reused, :meth:`Store.run_fields_read` of *run_id*: None when it reused none, so the
     store is not asked what *seen* holds); only for a technique of which that record has none, the
-    store's for the same code."""
+    store's for the same code. *warned* (when given) gains each (technique, field) warned about."""
     out: list[str] = []
     if not cases:  # no case overrides a field: nothing to warn of (and no query)
         return out
-    done: set[tuple[str, str]] = set()
+    done: set[tuple[str, str]] = set() if warned is None else warned
     known: dict[tuple[str, str], set[str] | None] = {}
     own = (store.run_fields_read(run_id) if run_id is not None else None) or {}
     for c in cases:
@@ -106,12 +106,12 @@ class OverrideReads:
             rows.append((t, int(not covers(got, path))))
         return tuple(rows)
 
-    def warnings(self, before: Sequence[str]) -> list[str]:
+    def warnings(self, warned: set[tuple[str, str]]) -> list[str]:
         """One line per (technique, field) that computed cases of the run did not read, unless
-        *before* (the warnings already given) says the technique never read it."""
+        :func:`unread_overrides` warned that the technique never read it (*warned*)."""
         out = []
         for (tech, k), (missed, total, path, example) in self.tally.items():
-            if missed and not any(w.startswith(f"--set {k}: {tech} never read") for w in before):
+            if missed and (tech, k) not in warned:
                 out.append(f"--set {k}: {missed} of {total} {tech} cases computed in this run did not read profile "
                            f"field {path!r}, so their results do not depend on it (e.g. {example}); see "
                            f"`suite info {tech}` for the fields it reads")
