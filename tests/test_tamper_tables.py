@@ -52,9 +52,10 @@ def _reasons(reg: Registry) -> dict[str, str]:
 
 
 def test_a_plugin_that_edits_core_tables_in_place_is_quarantined_and_the_tables_put_back():
-    """The tryout's plugin, as a hook: both core tables are back to the values in their source
-    (collective.py: nvlink 0.8, pcie 0.76, net 1.0; nccl.py: tree/LL 6.8 us), the plugin is
-    quarantined naming every entry it changed, and the plugin after it loads."""
+    """The tryout's plugin, as a hook: both core tables are back to the values they were loaded with,
+    the plugin is quarantined naming every entry it changed, and the plugin after it loads."""
+    efficiency, tree_ll = dict(collective._LINK_EFFICIENCY), nccl.BASE_LAT["tree", "LL"]  # as loaded
+
     def calibrate():
         for k in list(collective._LINK_EFFICIENCY):
             collective._LINK_EFFICIENCY[k] = 0.25
@@ -62,8 +63,7 @@ def test_a_plugin_that_edits_core_tables_in_place_is_quarantined_and_the_tables_
 
     reg = Registry(entry_points_=[], modules=[("mut", _plugin("mut", calibrate)),
                                               ("good", _plugin("good", lambda: None))])
-    assert collective._LINK_EFFICIENCY == {"nvlink": 0.8, "pcie": 0.76, "net": 1.0}
-    assert nccl.BASE_LAT["tree", "LL"] == 6.8
+    assert collective._LINK_EFFICIENCY == efficiency and nccl.BASE_LAT["tree", "LL"] == tree_ll
     lines = "suite.perf.network.collective._LINK_EFFICIENCY"
     assert _reasons(reg) == {"mut": f"patched {lines}['net'], {lines}['nvlink'], {lines}['pcie'] ..." + _REASON_TAIL}
     assert [t.name for t in reg.techniques()] == ["good"]
@@ -73,11 +73,13 @@ def test_an_entry_of_a_table_of_tables_edited_in_place_is_tampering_and_put_back
     """NCCL's per-hop latencies are a table of tables (nccl.py: net ring/Simple 14 us): an edit one
     level down (a second reader's case: ``HW_LAT["net"][("ring", "Simple")] *= 100``) left every
     top-level entry the same object, so the plugin loaded ``ok`` with a network 100x slower per hop."""
+    loaded = nccl.HW_LAT["net"]["ring", "Simple"]
+
     def edit():
         nccl.HW_LAT["net"]["ring", "Simple"] *= 100
 
     reg = Registry(entry_points_=[], modules=[("deep", _plugin("deep", edit))])
-    assert nccl.HW_LAT["net"]["ring", "Simple"] == 14.0
+    assert nccl.HW_LAT["net"]["ring", "Simple"] == loaded
     assert _reasons(reg) == {"deep": "patched suite.perf.network.nccl.HW_LAT['net'][('ring', 'Simple')]" + _REASON_TAIL}
 
 

@@ -88,5 +88,8 @@ def test_head_to_head_speedups_at_equal_gpus_are_over_one_gpu(shared_context):
     res = {t: ctx.registry.technique(t).evaluate(c.scenario) for t, c in first.items()}
     assert first["hetseq"].scenario.params["nodes"] == 1 and first["poseidon"].scenario.params["nodes"] == 8
     for t, r in res.items():
-        assert 7.5 < r["speedup"] <= 8.0 * (1 + 1e-12), (t, r["speedup"])  # within 6% of ideal 8, never above
+        # within 6% of ideal 8 and below it: 8 GPUs on one node still pay an NVLink all-reduce (a model
+        # that dropped communication would give 8.0 exactly, which this band no longer admits)
+        assert 7.5 < r["speedup"] < 7.99, (t, r["speedup"])
+        assert r["comm_time"] > 0, t
     assert res["hetseq"]["node_speedup"] == 1.0  # one node over one node
