@@ -62,35 +62,38 @@ def test_the_scaffold_ships_what_the_issue_asks():
     assert "pytestmark = pytest.mark.slow" in files["tests/test_wheel.py"]
 
 
-def test_the_example_passes_the_kit_from_its_source(monkeypatch):
+@pytest.fixture
+def example_technique(monkeypatch):
+    """The example plugin's technique, imported from its source; its modules leave ``sys.modules``
+    after the test (a ``monkeypatch.delitem`` there was undone at teardown, so they stayed loaded)."""
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    monkeypatch.setenv("SUITE_PROFILES", str(EXAMPLE / "suite_allreduce_demo" / "profiles"))
+    try:
+        from suite_allreduce_demo.technique import TECHNIQUE
+
+        yield TECHNIQUE
+    finally:
+        for name in [m for m in sys.modules if m.startswith("suite_allreduce_demo")]:
+            sys.modules.pop(name, None)
+
+
+def test_the_example_passes_the_kit_from_its_source(example_technique):
     """Every check of the kit passes or skips with a reason; none warns (the quickstart's plugin
     is clean under 0.3's rules too)."""
     from suite.testing import run_checks
 
-    monkeypatch.syspath_prepend(str(EXAMPLE))
-    monkeypatch.setenv("SUITE_PROFILES", str(EXAMPLE / "suite_allreduce_demo" / "profiles"))
-    from suite_allreduce_demo.technique import TECHNIQUE
-
-    rep = run_checks(TECHNIQUE, max_examples=3, timeout=120)
+    rep = run_checks(example_technique, max_examples=3, timeout=120)
     assert not rep.failed and not rep.warned, rep.outcomes
     assert {"network-sensitivity", "oracle-agreement", "units", "family:alpha-beta-bound",
             "family:bytes-conserved", "claims-nulls"} <= set(rep.passed), rep.outcomes
-    for name in [m for m in sys.modules if m.startswith("suite_allreduce_demo")]:
-        monkeypatch.delitem(sys.modules, name)
 
 
-def test_the_example_takes_a_category_runs_scale(monkeypatch):
+def test_the_example_takes_a_category_runs_scale(example_technique):
     """A fresh `suite plugin new` plugin was left out of `suite run --category` ("declares no scale
     parameter"): its workers parameter is the scale, one GPU per worker."""
     from suite.runner.category import scale_value
 
-    monkeypatch.syspath_prepend(str(EXAMPLE))
-    monkeypatch.setenv("SUITE_PROFILES", str(EXAMPLE / "suite_allreduce_demo" / "profiles"))
-    from suite_allreduce_demo.technique import TECHNIQUE
-
-    assert scale_value(TECHNIQUE, 256, 8) == ("workers", 256)  # 256 GPUs: 256 workers, whatever the node size
-    for name in [m for m in sys.modules if m.startswith("suite_allreduce_demo")]:
-        monkeypatch.delitem(sys.modules, name)
+    assert scale_value(example_technique, 256, 8) == ("workers", 256)  # 256 GPUs: 256 workers, whatever the node size
 
 
 def _run(cmd, **kw):
