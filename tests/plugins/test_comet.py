@@ -364,6 +364,18 @@ def test_claims_resolve_and_nulls_fall_outside():
     assert not lo <= rule["spread"] <= hi
 
 
+def test_the_expansion_claims_note_states_what_the_grid_gives():
+    """The note of the expansion claim (printed by `suite reproduce comet --format json`) states the
+    grid's best gain; it went stale once (it said "at most 1.08x" after issue 41 made it 1.28x), so
+    the figure it prints is checked against the grid here."""
+    import re
+
+    res = run(grid="comet-v2")
+    claim = next(c for c in CLAIMS if c.metric == "expansion_gain")
+    stated = float(re.search(r"the grid's largest gain, ([0-9.]+)x", claim.note).group(1))
+    assert round(res["expansion_gain"], 2) == stated
+
+
 def test_conformance_kit():
     from suite.testing import check_technique
 
