@@ -142,7 +142,9 @@ class Profile(BaseModel):
     def normalized(self) -> dict[str, Any]:
         """The content that defines this profile's results: every figure (SI floats rounded to 12
         significant digits, so "10 Gbit/s" and "1.25 GB/s" agree), the name, kind, references
-        and extensions, overridden figures included; no override text, path, prose, sources, tags or verification flags."""
+        and extensions, overridden figures included, and on a profile with published fits the levels
+        an override set their fits aside on (:meth:`overridden_levels`); no override text, path,
+        prose, sources, tags or verification flags."""
         # the overridden figures themselves are in the dump (in SI units); the override text is not
         # hashed, so "10 Gbit/s" and "1.25 GB/s" give one case
         d = self.model_dump(mode="json", exclude={"path", "description", "source", "sources", "measured",
@@ -159,8 +161,30 @@ class Profile(BaseModel):
             for key in ("link", "efficiency", "reduction", "reduction_bandwidth", "path"):
                 if level.get(key) is None:
                     level.pop(key, None)
+        aside = self.overridden_levels()[0]
+        if aside and any(level.fits for level in self.network):
+            # which levels' fits an override set aside (suite.perf.allreduce_fit): results differ from
+            # the same figures loaded from a file, whose fits stand
+            d["fits_set_aside_on"] = sorted(aside)
         out: dict[str, Any] = _round_floats(d)
         return out
+
+    def overridden_levels(self) -> tuple[frozenset[int], frozenset[int]]:
+        """``(levels, fits)``: the network levels (indices from 0) an override of this profile names
+        a field of, other than ``fits``, and those whose ``fits`` an override sets. A published fit
+        of a collective stands only while no level its group crosses is in the first set, unless
+        its own level is in the second (:func:`suite.perf.allreduce_fit`)."""
+        n = len(self.network)
+        touched: set[int] = set()
+        fits: set[int] = set()
+        for path in self.overrides:
+            parts = str(path).split(".")
+            if len(parts) < 3 or parts[0] != "network" or not parts[1].lstrip("-").isdigit():
+                continue
+            i = int(parts[1])
+            if -n <= i < n:
+                (fits if parts[2] == "fits" else touched).add(i % n)
+        return frozenset(touched), frozenset(fits)
 
     def content_hash(self) -> str:
         """Stable SHA-256 (hex, 16 chars) of :meth:`normalized`; part of every case key.
@@ -186,7 +210,6 @@ class Profile(BaseModel):
         if not overrides:
             return self
         writes = {**overrides, **self._device_on_groups(overrides)}
-        writes.update(self._stale_fits(writes))
         data = _to_plain(self.model_dump(mode="python"))
         for path, value in writes.items():
             parts = str(path).split(".")
@@ -228,33 +251,6 @@ class Profile(BaseModel):
                     line = line.replace(f" (override): field {loc}:", f": override {key!r}:", 1)
                     break
             raise ProfileError(line) from None
-
-    def _stale_fits(self, writes: Mapping[str, Any]) -> dict[str, Any]:
-        """``network.N.fits`` emptied for each level N whose other fields *writes* change.
-
-        A published fit (``[[network.fits]]``: T(m) = alpha + beta m for one worker count) was
-        measured on the level as loaded; once its bandwidth, latency or topology is overridden it
-        no longer describes the level, and a model that prefers it
-        (:func:`suite.perf.allreduce_fit`) would price every value of a swept bandwidth alike.
-        An override of the fits themselves (``network.N.fits``) keeps what it sets.
-
-        Returns
-        -------
-        dict
-            The extra ``network.N.fits = []`` writes (none for a level without fits).
-        """
-        levels = len(self.network)
-        touched: set[int] = set()
-        kept: set[int] = set()
-        for path in writes:
-            parts = str(path).split(".")
-            if len(parts) < 3 or parts[0] != "network" or not parts[1].lstrip("-").isdigit():
-                continue
-            i = int(parts[1])
-            if not -levels <= i < levels:
-                continue  # an unknown level: with_overrides names the path
-            (kept if parts[2] == "fits" else touched).add(i % levels)
-        return {f"network.{i}.fits": [] for i in sorted(touched - kept) if self.network[i].fits}
 
     def _device_on_groups(self, overrides: Mapping[str, Any]) -> dict[str, Any]:
         """What a ``device.*`` override means on a profile with device groups (``[ext.mix]``; issue 42).

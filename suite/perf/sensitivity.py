@@ -53,8 +53,10 @@ def _priced(calls: Iterable[tuple[str, float, Group, str]], profile: Any) -> flo
 
 
 def _equal_copy(profile: Any) -> Any:
-    """A new profile object with the same content (and content hash) as *profile*."""
-    return profile.with_overrides({"network.0.bandwidth": profile.network[0].bandwidth})
+    """A new profile object, every nested model new too, with the same content (and content hash)
+    as *profile* and no override recorded (an override, even of a field's own value, sets aside the
+    published fits of the levels it names: :func:`suite.perf.allreduce_fit`)."""
+    return profile.model_copy(deep=True)
 
 
 def _evaluate_recorded(technique: Any, scenario: Any) -> tuple[Any, Any, Any]:

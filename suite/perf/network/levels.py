@@ -32,13 +32,41 @@ def alpha_beta(level: "NetworkLevel") -> tuple[float, float]:
 
 
 def allreduce_fit(profile: "Profile", workers: int, level: int = -1) -> tuple[float, float] | None:
-    """A published all-reduce fit ``T(m) = a + b m`` for exactly *workers*, if the profile has one.
+    """A published all-reduce fit ``T(m) = a + b m`` for exactly *workers*, if the profile has one
+    that still describes it.
 
-    Returns ``(a, b)`` in (s, s/B), or None when the level lists no fit for that worker count.
+    A fit was measured on the network as loaded, by *workers* ranks packed onto the profile's
+    nodes (:func:`suite.perf.network.placement.group_of`): once an override
+    (:meth:`suite.hardware.Profile.with_overrides`) changes a field of a level that group crosses,
+    the fit no longer describes that traffic and None is returned (the caller prices the network
+    model). An override of another level (one the group never crosses) keeps it, and so does an
+    override of the level's ``fits`` themselves.
+
+    Returns ``(a, b)`` in (s, s/B), or None when the level lists no such fit.
+
+    Raises
+    ------
+    ProfileError
+        The profile has no network level.
     """
     if not profile.network:
         raise ProfileError(f"profile {profile.name!r}: has no [[network]] level")
     for fit in profile.network[level].fits:
         if fit.collective == "allreduce" and fit.workers == workers:
+            if profile.overrides and _stale(profile, workers, level):
+                return None
             return fit.alpha, fit.beta
     return None
+
+
+def _stale(profile: "Profile", workers: int, level: int) -> bool:
+    """Whether an override of *profile* names a field of a network level that *workers* packed
+    ranks cross (the ``fits`` of level *level* overridden: never stale)."""
+    from suite.perf.network.placement import dimensions, group_of
+
+    touched, fits = profile.overridden_levels()
+    if not touched or level % len(profile.network) in fits:
+        return False
+    crossed = {d.level for d in dimensions(profile, group_of(profile, workers))}
+    _ = [lv.size for lv in profile.network]  # what the placement read (recorded: the answer depends on it)
+    return bool(touched & crossed)
