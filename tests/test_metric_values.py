@@ -16,7 +16,8 @@ from suite.technique import Result
 
 
 @pytest.mark.parametrize("value, stored", [("1.5", 1.5), (True, 1.0), (False, 0.0), (b"2.5", 2.5),
-                                           (np.bool_(True), 1.0)])
+                                           (np.bool_(True), 1.0), (np.array("2.5"), 2.5), (np.array(True), 1.0),
+                                           (np.array(b"3"), 3.0)])
 def test_a_string_or_a_boolean_is_stored_converted_and_warns(value, stored):
     with warnings.catch_warnings(record=True) as got:
         warnings.simplefilter("always")
@@ -41,9 +42,9 @@ def test_numbers_do_not_warn_and_keep_their_value():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         r = (Result().add("a", 1.5, "s").add("b", 3, "B").add("c", np.float64(0.25), "s")
-             .add("d", np.int64(7), "1").add("e", 2.0, "s", samples=(1.0, 3.0)))
+             .add("d", np.int64(7), "1").add("e", 2.0, "s", samples=(1.0, 3.0)).add("f", np.array(0.5), "s"))
     assert [(m.value, type(m.value)) for m in r.metrics.values()] == [
-        (1.5, float), (3.0, float), (0.25, float), (7.0, float), (2.0, float)]
+        (1.5, float), (3.0, float), (0.25, float), (7.0, float), (2.0, float), (0.5, float)]
     assert r.metrics["e"].samples == (1.0, 3.0)
 
 

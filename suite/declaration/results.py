@@ -102,9 +102,9 @@ def _number(name: str, value: Any, stacklevel: int = 3) -> float:
 
 
 def _numpy_bool(value: Any) -> bool:
-    """Whether *value* is a numpy boolean (``numpy.bool_``, no subclass of ``bool``)."""
-    t = type(value)
-    return t.__module__ == "numpy" and t.__name__ in ("bool", "bool_")
+    """Whether *value* is a numpy boolean, string or bytes that ``float`` reads: a scalar
+    (``numpy.bool_``, no subclass of ``bool``) or a 0-d array of such a dtype (``numpy.array("2.5")``)."""
+    return type(value).__module__ == "numpy" and getattr(getattr(value, "dtype", None), "kind", "") in ("b", "U", "S")
 
 
 @dataclass

@@ -120,3 +120,14 @@ def test_bad_inputs_raise():
     with pytest.raises(ValueError):
         perf.ring_allreduce_time(1, 0, 0, 1e-9)
     assert math.isclose(perf.ring_allreduce_bytes_per_worker(100, 4), 150)
+
+
+def test_no_communication_exposes_none_to_the_bit():
+    """With nothing to communicate nothing is exposed: exactly 0, not a rounding residue. Summed
+    from the last layer (as backward runs) 0.1 + 0.2 + 0.3 is 0.6000000000000001 where the forward
+    sum is 0.6, and Poseidon at one node reported exposed_comm = 5.55e-17 s."""
+    for bwd in ([0.3, 0.2, 0.1], [0.1, 0.2, 0.3]):
+        tl = perf.wfbp_timeline(0.0, bwd, [0.0, 0.0, 0.0])
+        assert tl.exposed_comm == 0.0 and tl.iteration_time == tl.backward
+        g = perf.grouped_wfbp_timeline(0.0, bwd, [0.0, 0.0], [[0, 1], [2]])
+        assert g.exposed_comm == 0.0 and g.iteration_time == g.backward
