@@ -82,3 +82,18 @@ def test_an_axis_written_in_a_claims_entry_is_still_refused(tmp_path, shared_con
     f.write_text('[c]\ntechnique = "poseidon"\nclaims = true\nfidelities = ["model"]\n')
     with pytest.raises(ExperimentError, match=r"entry \[c\]: key 'fidelities' cannot be combined with 'claims'"):
         expand_experiment(f, context=shared_context)
+
+
+def test_defaults_that_reach_no_entry_are_named(tmp_path, shared_context):
+    """A [defaults] axis passes a smoke or claims entry by: when every entry is one, it changes nothing,
+    and the run says so instead of running as if it applied (the guide's file, whose sweep takes them, says nothing)."""
+    from suite.runner.experiment import expand_experiment
+
+    f = tmp_path / "e.toml"
+    f.write_text('[defaults]\nfidelities = ["model"]\nseeds = [1, 2]\n\n[c]\ntechnique = "poseidon"\nclaims = true\n')
+    exp = expand_experiment(f, context=shared_context)
+    assert exp.warnings == [f"{f}: [defaults] fidelities, seeds: taken by no entry (each entry runs given scenarios, "
+                            "smoke or claims, which take no axis); they change nothing"]
+    guide = tmp_path / "guide.toml"
+    guide.write_text(_user_guide_experiment())
+    assert expand_experiment(guide, context=shared_context).warnings == []

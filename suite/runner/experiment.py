@@ -510,7 +510,7 @@ def expand_experiment(path: str | Path, *, resolver: Resolver | None = None,
     :class:`CaseChain` (iterable, with ``len()``) instead of a list. The techniques, profiles
     and workloads come from *resolver*'s context, else *context* (one of the two is required;
     ``registry=``, deprecated since 0.2.0, is gone in 0.3.0)."""
-    path, _meta, entries = load_experiment(path)
+    path, meta, entries = load_experiment(path)
     if only:
         only = list(only)
         for wanted in only:
@@ -522,6 +522,9 @@ def expand_experiment(path: str | Path, *, resolver: Resolver | None = None,
     if resolver is None:
         resolver = Resolver(context=Context.given(context, "expand_experiment()"))
     exp = Expansion(max_cases=max_cases)
+    if meta.get("unused_defaults"):
+        exp.warnings.append(f"{path}: [defaults] {', '.join(meta['unused_defaults'])}: taken by no entry (each entry runs "
+                            "given scenarios, smoke or claims, which take no axis); they change nothing")
     parts: list[CaseStream | range] = []
     streamed = 0
     for name, entry in entries.items():

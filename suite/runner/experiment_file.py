@@ -62,7 +62,9 @@ def _with_defaults(entry: Mapping[str, Any], defaults: Mapping[str, Any]) -> dic
 
 def load_experiment(path: str | Path) -> tuple[Path, dict[str, Any], dict[str, dict[str, Any]]]:
     """Parse an experiment file: (path, top-level metadata, entries by name with defaults merged:
-    each takes the keys of ``[defaults]`` it can, see :func:`_with_defaults`)."""
+    each takes the keys of ``[defaults]`` it can, see :func:`_with_defaults`). The metadata holds
+    ``description`` when the file has one, and ``unused_defaults``: the keys of ``[defaults]`` no
+    entry takes (every entry runs given scenarios), when there are any."""
     path = find_experiment(path)
     from suite.limits import TooDeep, loads_toml
 
@@ -87,4 +89,7 @@ def load_experiment(path: str | Path) -> tuple[Path, dict[str, Any], dict[str, d
                                   f"technique = \"...\" (only 'description' may be a plain value)")
     if not entries:
         raise ExperimentError(f"{path}: no entries (add a table like [my-sweep] with technique = \"...\")")
+    unused = [k for k in defaults if not any(k in e for e in entries.values())]
+    if unused:  # every entry runs given scenarios (smoke or claims): the axes of [defaults] reach none
+        meta["unused_defaults"] = unused
     return path, meta, entries
