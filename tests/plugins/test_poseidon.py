@@ -574,15 +574,24 @@ def test_the_published_flip_bandwidths_hold_on_the_model():
         "inception-v3-32n": "7.62 Gbit/s", "inception-v3-32n-tf": "23.25 Gbit/s",
         "inception-v3-32n-vs-tf": "19.5 Gbit/s", "tf-vgg19-22k-32n-slower-than-1": "0.64 Gbit/s"}
     sp = _speedup
+    # each band edge as the claim declares it (a claim's tolerance edited fails here, not only its page)
+    band = {c.id: c.expect.band() for c in TECHNIQUE.claims if c.id in _FLIPS}
+    want = {"inception-v3-32n": (25.4, 37.6), "inception-v3-32n-tf": (16.2, 23.8), "inception-v3-32n-vs-tf": (1.4, 1.6),
+            "tf-vgg19-22k-32n-slower-than-1": (-math.inf, 1.0)}  # 1 + (x - 1)(1 -+ 20%) of a gain; AtMost(1)
+    assert band.keys() == want.keys() and all(band[k] == pytest.approx(want[k], rel=1e-12) for k in want)
     # inception-v3-32n: Poseidon's speed-up leaves the band (25.4x) below 7.62 Gbit/s
-    assert sp("poseidon", "inception-v3", 7.5) < 25.4 < sp("poseidon", "inception-v3", 7.75)
+    lo = band["inception-v3-32n"][0]
+    assert sp("poseidon", "inception-v3", 7.5) < lo < sp("poseidon", "inception-v3", 7.75)
     # inception-v3-32n-tf: ps inside 16.2x-23.8x between 7.28 and 23.25 Gbit/s
-    assert sp("ps", "inception-v3", 7.2) < 16.2 < sp("ps", "inception-v3", 7.35)
-    assert sp("ps", "inception-v3", 23.2) < 23.8 < sp("ps", "inception-v3", 23.3)
+    lo, hi = band["inception-v3-32n-tf"]
+    assert sp("ps", "inception-v3", 7.2) < lo < sp("ps", "inception-v3", 7.35)
+    assert sp("ps", "inception-v3", 23.2) < hi < sp("ps", "inception-v3", 23.3)
     # inception-v3-32n-vs-tf: Poseidon / ps inside 1.4-1.6 between 12.3 and 19.5, above it between
     # 9.09 and 12.3, inside between 5.02 and 9.08, below under 5.02
+    lo, hi = band["inception-v3-32n-vs-tf"]
     ratio = {g: sp("poseidon", "inception-v3", g) / sp("ps", "inception-v3", g) for g in (4.98, 5.06, 9.06, 9.11, 12.2, 12.4, 19.4, 19.6)}
-    assert ratio[4.98] < 1.4 < ratio[5.06] < 1.6 and ratio[9.06] < 1.6 < ratio[9.11]
-    assert ratio[12.2] > 1.6 > ratio[12.4] > 1.4 and ratio[19.4] > 1.4 > ratio[19.6]
+    assert ratio[4.98] < lo < ratio[5.06] < hi and ratio[9.06] < hi < ratio[9.11]
+    assert ratio[12.2] > hi > ratio[12.4] > lo and ratio[19.4] > lo > ratio[19.6]
     # tf-vgg19-22k-32n-slower-than-1: ps below 1x only under 0.64 Gbit/s
-    assert sp("ps", "vgg19-22k", 0.62) < 1.0 < sp("ps", "vgg19-22k", 0.66)
+    hi = band["tf-vgg19-22k-32n-slower-than-1"][1]
+    assert sp("ps", "vgg19-22k", 0.62) < hi < sp("ps", "vgg19-22k", 0.66)
