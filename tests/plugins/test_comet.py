@@ -374,6 +374,20 @@ def test_the_expansion_claims_note_states_what_the_grid_gives():
     claim = next(c for c in CLAIMS if c.metric == "expansion_gain")
     stated = float(re.search(r"the grid's largest gain, ([0-9.]+)x", claim.note).group(1))
     assert round(res["expansion_gain"], 2) == stated
+    # "on the 80 GB parts fewer pipeline stages (pp 64 -> 32, 1.01-1.03x), on the H200 nothing"
+    pp_from, pp_to, lo, hi = re.search(r"80 GB parts fewer pipeline stages \(pp (\d+) -> (\d+), ([0-9.]+)-([0-9.]+)x\)",
+                                       claim.note).groups()
+    hbm = {r["cluster"]: r for r in run(variant="hbm-only", grid="comet-v2").artifacts["clusters"]}
+    for r in res.artifacts["clusters"]:
+        if r["cluster"].endswith("/none"):
+            continue
+        gain = r["time_hbm_only"] / r["time"]
+        if "-80gb/" in r["cluster"]:
+            assert float(lo) <= round(gain, 2) <= float(hi), r["cluster"]
+            assert r["strategy"]["pp"] == int(pp_to), r["cluster"]
+            assert hbm[r["cluster"]]["strategy"]["pp"] == int(pp_from), r["cluster"]
+        elif "h200" in r["cluster"]:
+            assert gain == pytest.approx(1.0, abs=1e-12), r["cluster"]
 
 
 def test_conformance_kit():
