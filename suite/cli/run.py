@@ -274,8 +274,8 @@ def report_summary(store: Any, summary: Any, fmt: str, quiet: bool, show_table: 
               help="With --category: every technique on this many GPUs (default: the --profile's size).")
 @click.option("--name", "run_name", metavar="LABEL",
               help="Name the run, so `suite compare LABEL_A LABEL_B` and `suite results show LABEL` find it "
-                   "(a new name, or the name of a run this same command began and that was interrupted: this run "
-                   "resumes it and takes the name).")
+                   "(a new name, or the name of a run the same sweep began and that was interrupted: this run "
+                   "resumes it and takes the name; the same options in any order, -j, --format, -q and the like free).")
 @click.option("--variant", "variants", multiple=True, help="Variant(s), comma-separated (default: all).")
 @click.option("--profile", "profiles", multiple=True,
               help="Profile(s): names, globs, kind:K, tag:T; comma-separated (default: the technique's).")
@@ -397,7 +397,7 @@ def _interrupted_run_named(store: Any, run_name: str | None, command: str, rerun
     if info["status"] != "interrupted":
         raise ExperimentError(f"--name {run_name!r}: expected a new name, got one that already names run "
                               f"{held} (`suite results list`)")
-    if info.get("command") and _without_rerun(info["command"]) != _without_rerun(command):
+    if info.get("command") and _sweep_of(info["command"]) != _sweep_of(command):
         raise ExperimentError(f"--name {run_name!r}: expected a new name or the command of interrupted run {held} "
                               f"(`{info['command']}`, which resumes it), got another command")
     how = ("--rerun: every case is computed again" if rerun else "stored cases are not computed again")
@@ -406,12 +406,31 @@ def _interrupted_run_named(store: Any, run_name: str | None, command: str, rerun
     return int(held)
 
 
-def _without_rerun(command: str) -> list[str]:
-    """*command*'s words less ``--rerun`` (what :func:`resume_command` drops: the same command)."""
+#: the options of ``suite run`` that decide which cases a run holds and what it stores of them; the
+#: others (``--rerun``, ``-j``, ``--executor``, ``--store``, ``--format``, ``-q``, ...) only decide how
+#: it runs and reports, so a run resumed with another of those is still the same sweep
+_SWEEP_OPTIONS = ("experiment", "entries", "technique", "category", "gpus", "run_name", "variants", "profiles",
+                  "workloads", "params", "sets", "fidelities", "seeds", "max_cases", "artifacts", "profile_dirs")
+
+
+def _sweep_of(command: str) -> Any:
+    """What *command* (``suite run ...`` as a run stores it) sweeps: its :data:`_SWEEP_OPTIONS` as
+    ``suite run`` parses them, a repeated option's values in any order (``--param a=1 --param b=2``
+    is ``--param b=2 --param a=1``); its words as written when they do not parse."""
     try:
-        return [w for w in shlex.split(command) if w != "--rerun"]
+        words = shlex.split(command)
     except ValueError:  # unbalanced quotes in a stored command: compared as written
         return [command]
+    if words[:2] != ["suite", "run"]:
+        return words
+    run = main.get_command(click.Context(main), "run")
+    try:
+        got = run.make_context("run", words[2:], resilient_parsing=True).params if run is not None else None
+    except click.ClickException:
+        got = None
+    if got is None:
+        return words
+    return {k: tuple(sorted(map(str, v))) if isinstance(v, tuple) else v for k, v in got.items() if k in _SWEEP_OPTIONS}
 
 
 def _expansion(context: Any, experiment: str | None, sw: dict[str, Any], max_cases: int, dry_run: bool,

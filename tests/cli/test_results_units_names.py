@@ -246,7 +246,7 @@ def test_a_category_run_shows_each_techniques_scale(tmp_path, suite_cli):
                       "poseidon": "efficiency=0.5,nodes=32"}, r.output
 
 
-def test_the_same_command_with_its_name_resumes_an_interrupted_run(tmp_path, cli):
+def test_the_same_command_with_its_name_resumes_an_interrupted_run(tmp_path, cli, monkeypatch):
     """`suite run --help` says an interrupted run resumes when the same command is run again; with
     --name the same command stopped at "expected a new name" (a tryout's Ctrl-C)."""
     import sqlite3
@@ -274,3 +274,22 @@ def test_the_same_command_with_its_name_resumes_an_interrupted_run(tmp_path, cli
     assert "24 case(s), 12 already stored, 12 computed" in r.output
     r = cli("results", "show", "p2", "--format", "json", store=st)
     assert json.loads(r.output)["run"]["id"] == 2 and len(json.loads(r.output)["cases"]) == 24  # the refusal began no run
+    # the same sweep with its options in another order and other output options resumes too (the text
+    # compared before: `-q` moved, or `--format json` added, was "another command")
+    with sqlite3.connect(st) as conn:
+        conn.execute("UPDATE runs SET status = 'interrupted', command = ? WHERE id = 2",
+                     ("suite run -q --set 'network.-1.bandwidth=5 Gbit/s,40 Gbit/s,10 Gbit/s' --name p2 "
+                      "--param nodes=2 --technique poseidon -j 2",))
+    args = ["run", "--technique", "poseidon", "--param", "nodes=2", "--set",
+            "network.-1.bandwidth=5 Gbit/s,40 Gbit/s,10 Gbit/s", "--name", "p2", "--format", "json"]
+    monkeypatch.setattr(sys, "argv", ["suite", *args])  # the command the run stores, as the `suite` script's
+    r = cli(*args, store=st)
+    assert r.exit_code == 0 and "this run resumes it" in r.output, r.output
+    with sqlite3.connect(st) as conn:  # another --set value is another sweep
+        conn.execute("UPDATE runs SET status = 'interrupted' WHERE id = 3")
+    args = ["run", "--technique", "poseidon", "--param", "nodes=2", "--set", "network.-1.bandwidth=5 Gbit/s", "--name", "p2"]
+    monkeypatch.setattr(sys, "argv", ["suite", *args])
+    r = cli(*args, store=st)
+    assert r.exit_code == 2 and "got another command" in r.output, r.output
+    r = cli("results", "show", "p2", "--format", "json", store=st)
+    assert json.loads(r.output)["run"]["id"] == 3  # the resumed run took the name; the refused one began none
