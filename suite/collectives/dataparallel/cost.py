@@ -48,8 +48,8 @@ def model_case(scenario: "Scenario", example: str) -> ModelCase:
     Raises
     ------
     Skip
-        The workload is not a layer table, there is no profile, or K > 1 workers and the
-        profile has no network level.
+        The workload is not a layer table, there is no profile, more workers than the profile
+        has devices, or K > 1 workers and the profile has no network level.
     """
     from suite.declaration.results import Skip
     from suite.workloads import LayerTable
@@ -64,6 +64,8 @@ def model_case(scenario: "Scenario", example: str) -> ModelCase:
     workers = int(scenario.params["workers"] or prof.num_devices)
     if workers > 1 and not prof.network:
         raise Skip(f"profile {prof.name!r} has no network for {workers} workers")
+    if workers > prof.num_devices:  # placement would invent the nodes the profile does not have
+        raise Skip(f"workers={workers} but profile {prof.name!r} has {prof.num_devices} devices")
     return ModelCase(wl, prof, workers)
 
 
