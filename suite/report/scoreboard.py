@@ -398,12 +398,18 @@ def render_text(board: Any, infos: Mapping[tuple[str, str], ClaimInfo] | None = 
 # --------------------------------------------------------------------------- Markdown and tables
 
 
+#: what ends a line in a Markdown reader or in ``str.splitlines`` (a CR LF pair is one break)
+_LINE_BREAK = re.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
 def render_markdown(board: Any, title: str = "Reproductions", infos: Mapping[tuple[str, str], ClaimInfo] | None = None) -> str:
     """The scoreboard as a Markdown page (``suite reproduce --all --format markdown``)."""
     infos = infos or {}
 
     def esc(s: Any) -> str:
-        return str(s).replace("|", "\\|").replace("\n", " ")
+        # every character that ends a line (CommonMark takes a bare CR; str.splitlines the Unicode
+        # separators too) becomes a space: a plugin's text cannot start a line of its own (a heading)
+        return _LINE_BREAK.sub(" ", str(s)).replace("|", "\\|")
 
     techs = list(dict.fromkeys(o.technique for o in board.outcomes))
     cmd = "suite reproduce --all --format markdown" if len(techs) != 1 else f"suite reproduce {techs[0]} --format markdown"

@@ -51,6 +51,20 @@ def test_verified_only_and_markdown(fake_registry, store):
             "claim defect | error |") in md
 
 
+def test_markdown_text_of_a_plugin_cannot_start_a_line(fake_registry, store):
+    """A claim statement holding a bare CR, CR LF or U+2028 put a line of its own in the page: a
+    Markdown reader showed "## poseidon: all claims reproduced" as a heading of the built-ins (a
+    hostile tryout). Every such break is a space now; the one line of the table row stays one line."""
+    import dataclasses
+
+    board = reproduce([fake_registry.technique("fake")], store, verified_only=True, context=_ctx())
+    fake = "x\r## poseidon: all claims reproduced\r\ny\u2028## z\u2029w\x85v"
+    board.outcomes[0] = dataclasses.replace(board.outcomes[0], statement=fake)
+    md = render_markdown(board)
+    assert not any(line.startswith("## poseidon") or line.startswith("## z") for line in md.splitlines())
+    assert "x ## poseidon: all claims reproduced y ## z w v" in md
+
+
 def test_unresolvable_claim_is_an_error_row(fake_registry, store):
     from dataclasses import replace
 
