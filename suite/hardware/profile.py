@@ -169,6 +169,17 @@ class Profile(BaseModel):
         out: dict[str, Any] = _round_floats(d)
         return out
 
+    def _no_level(self, path: Any, parts: list[str]) -> ProfileError | None:
+        """The error of an override naming a network level the profile lacks (its levels listed), or None."""
+        if len(parts) < 2 or parts[0] != "network" or not parts[1].lstrip("-").isdigit():
+            return None
+        n = len(self.network)
+        if -n <= int(parts[1]) < n:
+            return None
+        have = ", ".join(f"network.{i} ({level.name})" for i, level in enumerate(self.network)) or "none"
+        return ProfileError(f"profile {self.name!r}: override {path!r}: expected a network level of this profile "
+                            f"({n} level(s): {have}; network.-1 is the outermost), got network.{parts[1]}")
+
     def overridden_levels(self) -> tuple[frozenset[int], frozenset[int]]:
         """``(levels, fits)``: the network levels (indices from 0) an override of this profile names
         a field of, other than ``fits``, and those whose ``fits`` an override sets. A published fit
@@ -230,7 +241,7 @@ class Profile(BaseModel):
                 if not isinstance(cur, dict) or (last not in cur and not free):
                     raise KeyError(last)
             except (KeyError, IndexError, ValueError, TypeError):
-                raise bad from None
+                raise self._no_level(path, parts) or bad from None
             if isinstance(cur.get(last), dict) and not isinstance(value, dict):
                 raise ProfileError(f"profile {self.name!r}: override {path!r}: expected the path of a single figure, "
                                    f"got the table {path!r}")

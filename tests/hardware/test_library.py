@@ -243,6 +243,22 @@ def test_override_records_and_parses_units():
     assert q.content_hash() != BY_NAME["titanx-cluster-40gbe"].content_hash()  # the name and overrides differ
 
 
+def test_an_override_of_a_missing_level_names_the_levels_there_are():
+    """`--set network.1.bandwidth=...` on a one-level profile said only "expected the dotted path of a
+    field of this profile": the levels (and that -1 is the outermost) are what the user needs."""
+    from suite.errors import ProfileError
+
+    prof = BY_NAME["titanx-cluster-10gbe"]
+    assert len(prof.network) == 1
+    with pytest.raises(ProfileError) as e:
+        prof.with_overrides({"network.1.bandwidth": "40 Gbit/s"})
+    assert str(e.value) == ("profile 'titanx-cluster-10gbe': override 'network.1.bandwidth': expected a network level "
+                            f"of this profile (1 level(s): network.0 ({prof.network[0].name}); network.-1 is the "
+                            "outermost), got network.1")
+    with pytest.raises(ProfileError, match=r"expected the dotted path of a field"):  # a level there, a field not
+        prof.with_overrides({"network.0.bogus": "1"})
+
+
 # ----------------------------------------------------------------------------- units round trip
 
 DIMS = {"bytes": (1e3, 1e15), "bandwidth": (1e6, 1e16), "flop_rate": (1e9, 1e16), "time": (1e-9, 1e9),
