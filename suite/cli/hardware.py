@@ -306,18 +306,24 @@ def validate_cmd(files: tuple[str, ...], profile_dirs: tuple[str, ...], fmt: str
 @_profiles_option
 @format_option("table", "json", "csv")
 def diff_cmd(a: str, b: str, show_all: bool, profile_dirs: tuple[str, ...], fmt: str) -> None:
-    """Field-by-field difference of two profiles (resolved), with the ratio B/A."""
+    """Field-by-field difference of two profiles (resolved), with the ratio B/A.
+
+    Network levels are compared by position when both profiles have as many, else from the
+    outermost (``network.-1`` with ``network.-1``)."""
     from suite.cli.common import get_context
     from suite.hardware.derived import derived, flatten
 
     context = get_context(tuple(profile_dirs))
     pa, pb = context.profile(a), context.profile(b)
-    fa: dict[str, Any] = {f.path: f for f in flatten(pa)}
-    fb: dict[str, Any] = {f.path: f for f in flatten(pb)}
+    # levels of profiles with different network depths line up from the outermost (network.-1: the
+    # inter-node fabric of both), not by position (a one-level cluster's NIC against a board's PCIe switch)
+    outer = len(pa.network) != len(pb.network)
+    fa: dict[str, Any] = {_level_path(f.path, len(pa.network), outer): f for f in flatten(pa)}
+    fb: dict[str, Any] = {_level_path(f.path, len(pb.network), outer): f for f in flatten(pb)}
     for d in derived(pa):
-        fa[f"derived.{d.name}"] = d
+        fa[_level_path(f"derived.{d.name}", len(pa.network), outer)] = d
     for d in derived(pb):
-        fb[f"derived.{d.name}"] = d
+        fb[_level_path(f"derived.{d.name}", len(pb.network), outer)] = d
     rows = []
     for path in list(dict.fromkeys(list(fa) + list(fb))):
         x, y = fa.get(path), fb.get(path)
@@ -332,6 +338,17 @@ def diff_cmd(a: str, b: str, show_all: bool, profile_dirs: tuple[str, ...], fmt:
                      "ratio_b_over_a": ratio})
     emit(rows, fmt, ["field", a, b, "ratio_b_over_a"],
          title=f"{a} vs {b} (hash {pa.content_hash()} vs {pb.content_hash()})")
+
+
+def _level_path(path: str, levels: int, outer: bool) -> str:
+    """*path* (a field's, or ``derived.`` and a derived figure's) with its network level counted from
+    the outermost (``network.1.x`` of two levels: ``network.-1.x``) when *outer*; else as it is."""
+    head, _, rest = path.partition(".") if path.startswith("derived.") else ("", "", path)
+    parts = rest.split(".", 2)
+    if not outer or len(parts) < 2 or parts[0] != "network" or not parts[1].isdigit():
+        return path
+    moved = ".".join(["network", str(int(parts[1]) - levels), *parts[2:]])
+    return f"{head}.{moved}" if head else moved
 
 
 def _refuse_shadowed(name: str, path: Path) -> None:

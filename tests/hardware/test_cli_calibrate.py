@@ -65,6 +65,20 @@ def test_diff_titanx_10_vs_40(suite_cli):
     assert "device.memory" not in rows  # equal fields are left out
 
 
+def test_diff_lines_up_levels_from_the_outermost_when_depths_differ(suite_cli):
+    """A one-level cluster (its 10 GbE NIC) against a two-level one (a PCIe board switch, then 10 GbE):
+    compared by position, network.0 was "1.25 GB/s vs 15.75 GB/s, ratio 12.6" (a NIC against a bus);
+    from the outermost, the two fabrics meet (same 10 Gbit/s: no row) and the board's level stands alone."""
+    res = run("hardware", "diff", "titanx-cluster-10gbe", "k80-cluster-10gbe", "--format", "json", cli=suite_cli)
+    assert res.exit_code == 0, res.output
+    rows = {r["field"]: r for r in json.loads(res.output)}
+    assert not any(f.startswith(("network.0.", "network.1.", "derived.network.0.")) for f in rows)
+    assert "network.-1.bandwidth" not in rows  # 10 Gbit/s on both
+    assert (rows["network.-1.size"]["titanx-cluster-10gbe"], rows["network.-1.size"]["k80-cluster-10gbe"]) == ("32", "8")
+    assert (rows["network.-2.bandwidth"]["titanx-cluster-10gbe"], rows["network.-2.bandwidth"]["k80-cluster-10gbe"]) == (
+        "-", "15.75 GB/s")
+
+
 # ----------------------------------------------------------------------------- measurements
 
 def test_gemm_counts_2n3():
