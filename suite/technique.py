@@ -230,6 +230,7 @@ class Technique:
             raise TechniqueError(f"technique {self.name!r}: vocabulary: expected one of {sorted(VOCABULARIES)}, "
                                  f"got {self.vocabulary!r}")
         self._check_kit_fields()
+        self._check_claim_names()
         if isinstance(self.headline_metrics, str):
             self.headline_metrics = (self.headline_metrics,)
         self.headline_metrics = tuple(self.headline_metrics)
@@ -245,6 +246,24 @@ class Technique:
             if not isinstance(why, str) or not why.strip():
                 raise TechniqueError(f"technique {self.name!r}: kit_opt_out[{check!r}]: expected the written reason "
                                      f"the check does not apply, got {why!r}")
+
+    def _check_claim_names(self) -> None:
+        """Warn (``DeprecationWarning``; refused when the plugin loads from dlsys-suite 0.4.0) of a claim
+        whose scenario, or a variant null's substitute, names a variant or a fidelity this technique
+        does not have: its cases can only end as ``error`` rows of ``suite reproduce``."""
+        import warnings
+
+        variants, fidelities = set(self.variant_names), set(self.fidelities)
+        for c in self.claims:
+            named = [("variant", s.variant) for s in c.specs().values()]
+            named += [("fidelity", s.fidelity) for s in c.specs().values()]
+            named += [("variant", v) for n in c.nulls for v in (n.variants or {}).values()]
+            for kind, name in dict.fromkeys(named):
+                if name not in (variants if kind == "variant" else fidelities):
+                    have = sorted(variants if kind == "variant" else fidelities)
+                    warnings.warn(f"technique {self.name!r}: claim {c.id!r}: expected a {kind} of the technique "
+                                  f"({', '.join(have)}), got {name!r}; its cases cannot run: this is refused when the "
+                                  "plugin loads from dlsys-suite 0.4.0", DeprecationWarning, stacklevel=4)
 
     @property
     def headline(self) -> tuple[str, ...]:

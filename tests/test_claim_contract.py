@@ -39,3 +39,36 @@ def test_null_substitutes_variants_and_needs_one_kind():
         Null("both", variants={"a": "b"}, value=1.0)
     with pytest.raises(TechniqueError):
         Null("neither")
+
+
+def test_a_claim_naming_a_variant_or_fidelity_the_technique_lacks_warns_when_declared():
+    """Such a claim loaded "ok" and could only end as an error row of `suite reproduce` (a hostile
+    tryout; plugin-authors.md says declaration mistakes are found when the plugin loads). It warns
+    now, naming the claim, what the technique has and what it got; refused from 0.4.0."""
+    import warnings
+
+    from suite import Approx, Claim, Paper, Result, Technique, Variant
+
+    def declare(spec, nulls=()):
+        return Technique(name="t", title="t", category="communication", paper=Paper(title="p"),
+                         variants=[Variant("a", "a", baseline=True), Variant("b", "b")],
+                         fidelities={"model": lambda s: Result()}, needs_profile=False, needs_workload=False,
+                         claims=[Claim("c1", "s", "Table 1", False, Approx(1.0), scenario=spec, metric="m",
+                                       nulls=nulls, null_reason="" if nulls else "none")])
+
+    cases = [(ScenarioSpec("z", None, None), "expected a variant of the technique (a, b), got 'z'"),
+             (ScenarioSpec("a", None, None, fidelity="execute"), "expected a fidelity of the technique (model), got 'execute'")]
+    for spec, said in cases:
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            declare(spec)
+        assert [str(w.message) for w in got] == [f"technique 't': claim 'c1': {said}; its cases cannot run: this is "
+                                                 "refused when the plugin loads from dlsys-suite 0.4.0"]
+        assert got[0].category is DeprecationWarning
+    with warnings.catch_warnings(record=True) as got:  # a variant null's substitute too
+        warnings.simplefilter("always")
+        declare(ScenarioSpec("b", None, None), nulls=(Null("baseline", variants={"b": "q"}),))
+    assert [str(w.message)[:61] for w in got] == ["technique 't': claim 'c1': expected a variant of the techniqu"]
+    with warnings.catch_warnings():  # a claim naming what there is: silent
+        warnings.simplefilter("error")
+        declare(ScenarioSpec("b", None, None), nulls=(Null("baseline", variants={"b": "a"}),))
