@@ -72,3 +72,17 @@ def test_a_claim_naming_a_variant_or_fidelity_the_technique_lacks_warns_when_dec
     with warnings.catch_warnings():  # a claim naming what there is: silent
         warnings.simplefilter("error")
         declare(ScenarioSpec("b", None, None), nulls=(Null("baseline", variants={"b": "a"}),))
+
+
+def test_a_band_over_the_whole_real_line_is_a_claim_defect_in_any_domain():
+    """`Between(-inf, inf)` on a dimensionless metric (no domain) was judged "not discriminating" (a
+    hostile tryout): it cannot fail whatever the claim's value, so it is a claim defect. A band open on
+    one side only stays a band."""
+    import math
+
+    from suite import AtLeast, AtMost, Between
+
+    assert Between(-math.inf, math.inf).unreachable(None) == (
+        "the band [-inf, inf] covers every value the claim can take [-inf, inf]: it cannot fail")
+    assert AtMost(1.0).unreachable(None) == "" and AtLeast(0.0).unreachable(None) == ""
+    assert Between(0.0, 1.0).unreachable(None) == ""

@@ -64,10 +64,10 @@ class Acceptance:
             One line naming the band and the domain (docs/verdicts.md, Claim defects).
         """
         b = self.band()
-        if b is None or domain is None:
+        if b is None:
             return ""
         lo, hi = b
-        a, z = float(domain[0]), float(domain[1])
+        a, z = (float(domain[0]), float(domain[1])) if domain is not None else (-math.inf, math.inf)
         if hi < a or lo > z:
             return f"the band [{lo:.4g}, {hi:.4g}] lies outside the values the claim can take [{a:g}, {z:g}]: it cannot pass"
         if lo <= a and hi >= z:
