@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from suite.runner.case import Case
-from suite.runner.evaluate import (CaseTimeout, InputSnapshots, Outcome, ReadSampler, crashed_outcome,
+from suite.runner.evaluate import (CaseTimeout, CodeCheck, InputSnapshots, Outcome, ReadSampler, crashed_outcome,
                                    describe_exit, evaluate_outcome, package_of, resolved_tech)
 from suite.runner.options import ExecOptions, Executor
 
@@ -63,13 +63,14 @@ def _in_process(cases: Sequence[Case], timeout: float | None, artifacts: str = "
     use_alarm = bool(timeout) and threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
     alarm = _Alarm()
     old = signal.signal(signal.SIGALRM, alarm) if use_alarm else None
-    sampler, snaps = ReadSampler(), InputSnapshots()
+    sampler, snaps, code = ReadSampler(), InputSnapshots(), CodeCheck()
     try:
         for case in cases:
             tech = resolved_tech(case)
             rec = sampler.take((tech.name, case.variant, case.fidelity))
             if not use_alarm:
-                yield evaluate_outcome(tech, case.scenario, case.key, artifacts, record_reads=rec, snapshots=snaps)
+                yield code.apply(case, evaluate_outcome(tech, case.scenario, case.key, artifacts, record_reads=rec,
+                                                        snapshots=snaps))
                 continue
             alarm.message = f"timed out after {timeout:g} s"
             signal.setitimer(signal.ITIMER_REAL, float(timeout or 0))
@@ -77,7 +78,7 @@ def _in_process(cases: Sequence[Case], timeout: float | None, artifacts: str = "
                 out = evaluate_outcome(tech, case.scenario, case.key, artifacts, record_reads=rec, snapshots=snaps)
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
-            yield out
+            yield code.apply(case, out)
     finally:
         if use_alarm:
             signal.signal(signal.SIGALRM, old)
@@ -130,16 +131,19 @@ def _worker_setup(fault_fd: int, parent: int) -> None:  # pragma: no cover - run
 
 
 def _run_chunk(conn: Any, cases: Sequence[Case], indices: list[int], immediate: bool, artifacts: str,
-               sampler: ReadSampler, snaps: InputSnapshots) -> None:  # pragma: no cover - runs in a child process
+               sampler: ReadSampler, snaps: InputSnapshots, code: CodeCheck) -> None:  # pragma: no cover - runs in a child process
     """Evaluate the cases at *indices*, sending outcomes back one by one (*immediate*: exact
-    timeout and crash attribution) or batched (fewer messages for cheap cases)."""
+    timeout and crash attribution) or batched (fewer messages for cheap cases); a case whose code
+    changed since it was resolved fails (*code*, checked once per chunk and after an import)."""
     buf: list[Outcome] = []
+    code.begin()
     last = time.monotonic()
     for i in indices:
         case = cases[i]
         tech = resolved_tech(case)
         out = evaluate_outcome(tech, case.scenario, case.key, artifacts, interrupt_fails=True,
                                record_reads=sampler.take((tech.name, case.variant, case.fidelity)), snapshots=snaps)
+        code.apply(case, out)
         out["i"] = i
         buf.append(out)
         now = time.monotonic()
@@ -154,7 +158,7 @@ def _worker_main(conn: Any, fault_fd: int, parent: int, cases: Sequence[Case],
                  artifacts: str) -> None:  # pragma: no cover - runs in a child process
     """A pool worker: chunks of indices into *cases* in, outcomes out, until told to stop."""
     _worker_setup(fault_fd, parent)
-    sampler, snaps = ReadSampler(), InputSnapshots()
+    sampler, snaps, check = ReadSampler(), InputSnapshots(), CodeCheck()
     code = 0
     try:
         while True:
@@ -164,7 +168,7 @@ def _worker_main(conn: Any, fault_fd: int, parent: int, cases: Sequence[Case],
             msg = conn.recv()
             if msg is None:
                 break
-            _run_chunk(conn, cases, msg[0], msg[1], artifacts, sampler, snaps)
+            _run_chunk(conn, cases, msg[0], msg[1], artifacts, sampler, snaps, check)
     except (EOFError, BrokenPipeError, KeyboardInterrupt):
         code = 1
     except BaseException:  # noqa: BLE001
