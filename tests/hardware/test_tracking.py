@@ -206,3 +206,31 @@ def test_a_point_to_point_between_nodes_reads_the_inter_node_level_only(ctx):
     t = collective_time("p2p", 1e8, g, view).time
     assert collective_time("p2p", 1e8, g, prof.with_overrides({"network.0.bandwidth": "300 MB/s"})).time == t
     assert "network.1.bandwidth" in reads and not any(r.startswith("network.0.") for r in reads)
+
+
+def test_a_named_ring_under_nccl_reads_no_nccl_field_and_auto_does(ctx):
+    """hetseq-readme (4 GPUs on PCIe, NCCL by default): a named ``ring`` is the alpha-beta ring at
+    the full link rate, so `network.0.efficiency` changes nothing (43.54 ms either way) and must not
+    be recorded as read, while its reduction term (device.memory_bandwidth) is; ``auto`` is NCCL's
+    model (PCIe at 0.76: 57.04 ms), which reads the efficiency and not the reduction term."""
+    from suite.perf import Group, collective_time
+
+    prof = ctx.profile("hetseq-readme")
+    g, m = Group(ranks_per_node=4, nodes=1), 438e6
+    low = prof.with_overrides({"network.0.efficiency": 0.01})
+    view, reads = tracked(prof)
+    ring = collective_time("allreduce", m, g, view, "ring").time
+    assert ring == pytest.approx(43.54e-3, abs=5e-6) and collective_time("allreduce", m, g, low, "ring").time == ring
+    assert "network.0.efficiency" not in reads and "network.0.link" not in reads
+    assert "device.memory_bandwidth" in reads
+    view, reads = tracked(prof)
+    auto = collective_time("allreduce", m, g, view, "auto").time
+    assert auto == pytest.approx(57.04e-3, abs=5e-6) and collective_time("allreduce", m, g, low, "auto").time > 50 * auto
+    assert {"network.0.efficiency", "network.0.link", "network.0.reduction"} <= reads
+    assert "device.memory_bandwidth" not in reads
+    # NCCL's launch overhead is in every auto price (1 ms on a 1 kB all-reduce of 37 us) and is read
+    slow = prof.with_overrides({"communication.launch_overhead": 1e-3})
+    view, reads = tracked(slow)
+    t = collective_time("allreduce", 1e3, g, view, "auto").time
+    assert t == pytest.approx(1e-3 + collective_time("allreduce", 1e3, g, prof, "auto").time, rel=1e-3)
+    assert {"communication.launch_overhead", "communication.efficiency"} <= reads

@@ -56,3 +56,19 @@ def test_no_warning_when_every_case_reads_it_and_one_line_when_none_does(tmp_pat
     # no case reads it (nor any other field: before 0.3.8 such a run said nothing)
     [w] = _run(tmp_path, [1], "one.sqlite").warnings
     assert w.startswith("--set network.-1.bandwidth: 2 of 2 cond cases computed in this run did not read"), w
+
+
+def test_an_efficiency_override_under_a_named_ring_warns_that_it_was_not_read(tmp_path):
+    """hetseq's default algorithm=ring is the alpha-beta ring (43.54 ms at 1 node whatever the
+    efficiency): before, its reads listed network.0.efficiency (recorded for any algorithm
+    under NCCL) and the run said nothing. Under auto (NCCL's model) the field is read: no warning."""
+    ctx = Context.build()
+    for algorithm, warns in (("ring", True), ("auto", False)):
+        entry = {"technique": "hetseq", "variant": "ddp-equal-batch", "params": {"nodes": 1, "algorithm": algorithm},
+                 "set": {"network.0.efficiency": [0.01]}}
+        with Store(tmp_path / f"{algorithm}.sqlite") as st:
+            s = run_cases(expand_entry(entry, context=ctx).cases, st, options=ExecOptions(jobs=1, isolate=False),
+                          context=ctx)
+        assert s.ok == 1, s.message()
+        assert [w.startswith("--set network.0.efficiency: hetseq never read profile field 'network.0.efficiency'")
+                for w in s.warnings] == ([True] if warns else []), s.warnings

@@ -193,8 +193,8 @@ def collective_time(op: str, nbytes: float, group: Group, profile: "Profile",
     group : Group
     profile : Profile
     algorithm : str
-        ``auto`` (the fastest priced, as NCCL's tuner), ``mpich`` (MPICH's size-based switch) or
-        one of :data:`ALGORITHMS` ``[op]``. ``hierarchical`` on a group that crosses one level is
+        ``auto`` (the fastest of the library's candidates; NCCL's tuner model under NCCL),
+        ``mpich`` (MPICH's size-based switch) or one of :data:`ALGORITHMS` ``[op]``. ``hierarchical`` on a group that crosses one level is
         the best flat algorithm there.
 
     Returns
@@ -213,7 +213,11 @@ def collective_time(op: str, nbytes: float, group: Group, profile: "Profile",
     lv, intra, g, token = _prepare(profile)
     dims = _dims(lv, intra, group)
     library = _library(profile, op, algorithm)
-    _record(profile, dims[-1:] if op == "p2p" else dims, op, nbytes, group, algorithm, library)
+    # the path the price takes (what it reads): NCCL's model, the parameter server or alpha-beta
+    path = ("nccl" if library == "nccl" and (algorithm == "auto" or algorithm in NCCL_ALGORITHMS)
+            and op != "alltoall" and op != "p2p" else
+            "ps" if algorithm == "ps" or (algorithm == "auto" and library == "ps" and op == "allreduce") else "ab")
+    _record(profile, dims[-1:] if op == "p2p" else dims, op, nbytes, group, algorithm, path)
     if not dims or nbytes == 0:
         return CollectiveCost(0.0, "none", (0.0,) * len(lv))
     m = float(nbytes)
@@ -221,11 +225,11 @@ def collective_time(op: str, nbytes: float, group: Group, profile: "Profile",
         return _p2p_cost(m, group, dims[-1], lv)
     if algorithm == "mpich":
         algorithm = _mpich_choice(op, m, group.size, dims)
-    if algorithm == "ps" or (algorithm == "auto" and library == "ps" and op == "allreduce"):
+    if path == "ps":
         push = collective_time("alltoall", m, group, profile, "direct")  # every rank's buffer to the shards
         return CollectiveCost(2 * push.time, "ps", tuple(2 * b for b in push.bytes_per_level))
     pi = group.ranks_per_node if len(dims) > 1 or dims[0].inter else 1
-    if op != "alltoall" and library == "nccl" and (algorithm == "auto" or algorithm in NCCL_ALGORITHMS):
+    if path == "nccl":
         return _nccl_cost(op, m, group, profile, dims, lv, pi, g, token, algorithm)
     if algorithm == "auto" and op == "alltoall" and library == "nccl":
         algorithm = "direct"  # NCCL's all-to-all: every send and receive posted at once
@@ -268,15 +272,16 @@ def _library(profile: "Profile", op: str, algorithm: str) -> str:
 
 
 def _record(profile: "Profile", crossed: Dims, op: str, nbytes: float, group: Group, algorithm: str,
-            library: str) -> None:
+            path: str) -> None:
     """Report the call to a tracked profile view (the fields read) and to open :class:`record_levels`."""
     # a profile recorded in place (RECORDED, empty otherwise: no call per collective) or a view;
-    # what _touch reads follows from the levels crossed (the group's size and placement), the op and library
+    # what _touch reads follows from the levels crossed (the group's size and placement), the op and
+    # the path the price takes (NCCL's model, the parameter server, alpha-beta)
     seen: object = profile
     if (RECORDED and id(profile) in RECORDED) or type(seen) is _TrackedView:
-        key = (id(profile), op, library, group.ranks_per_node, group.nodes, group.ranks)
+        key = (id(profile), op, path, group.ranks_per_node, group.nodes, group.ranks)
         if key not in CASE_SEEN and first_in_case(key):  # a repeat is skipped without the call
-            _touch(profile, crossed, op, library)
+            _touch(profile, crossed, op, path)
     if _RECORDERS and nbytes > 0:
         for rec in _RECORDERS:
             rec.levels.update(d.level for d in crossed)

@@ -166,11 +166,14 @@ def _forget() -> None:
     _LINES.clear()
 
 
-def _touch(view: Any, dims: tuple[Dim, ...], op: str, library: str = "mpi") -> None:
+def _touch(view: Any, dims: tuple[Dim, ...], op: str, path: str = "ab") -> None:
     """Through a read-recording profile view (suite.hardware.tracking), read the fields the
-    collective depends on: the placement, the levels its traffic crosses and, for a reduction, the
-    device's memory bandwidth. :func:`_prepare` derives every level from the real profile, so a
-    level the group does not cross is never recorded as read."""
+    collective depends on: the placement and the levels its traffic crosses, then by the *path*
+    its price takes (suite.perf.network.collective): ``"ab"`` the alpha-beta algorithms (for a
+    reduction, the device's memory bandwidth: the gamma term), ``"nccl"`` NCCL's model (each
+    level's link kind, efficiency and reduction, the launch overhead and efficiency curves),
+    ``"ps"`` the parameter server's pushes (no reduction term). :func:`_prepare` derives every
+    level from the real profile, so a level the group does not cross is never recorded as read."""
     net = view.network
     if len(net) == 1:  # with one level, whether it is intra-node depends on the node's size (_prepare)
         _ = view.devices_per_node
@@ -189,16 +192,27 @@ def _touch(view: Any, dims: tuple[Dim, ...], op: str, library: str = "mpi") -> N
             _ = (level.oversubscription, level.leaf_size)
         if d.inter and len(net) > 1 and view.node is not None:
             _ = view.node.nics_per_node
-    if op in ("allreduce", "reduce-scatter", "reduce") and view.device is not None and library != "nccl":
-        _ = view.device.memory_bandwidth
-    if library == "nccl" and op not in ("p2p", "alltoall"):  # what suite.perf.nccl reads besides the above
-        for d in dims:
-            level = net[d.level]
-            _ = (level.link, level.efficiency, level.reduction, level.reduction_bandwidth)
-            if not d.inter:
-                _ = level.name  # the link kind's default
-                if getattr(level, "path", None) in ("PHB", "SYS"):  # NCCL's Intel root-complex charge
-                    _ = getattr(view.cpu, "vendor", None)
+    if path == "ab":
+        if op in ("allreduce", "reduce-scatter", "reduce") and view.device is not None:
+            _ = view.device.memory_bandwidth
+    elif path == "nccl":  # what suite.perf.nccl reads besides the above
+        _touch_nccl(view, dims)
+
+
+def _touch_nccl(view: Any, dims: tuple[Dim, ...]) -> None:
+    """:func:`_touch`'s reads of NCCL's model (collective._nccl_topo, _nccl_priced)."""
+    net = view.network
+    for d in dims:
+        level = net[d.level]
+        _ = (level.link, level.efficiency, level.reduction, level.reduction_bandwidth)
+        if not d.inter:
+            _ = level.name  # the link kind's default
+            if getattr(level, "path", None) in ("PHB", "SYS"):  # NCCL's root-complex charge and transport
+                if str(getattr(view.cpu, "vendor", None)).lower() == "amd":
+                    _ = view.devices_per_node  # AMD's P2P level depends on the GPU count
+    comm = view.communication
+    if comm is not None:
+        _ = (comm.launch_overhead, comm.efficiency)
 
 
 def _real(profile: "Profile") -> "Profile":
