@@ -86,10 +86,13 @@ def allreduce_seconds(profile: "Profile", nbytes: float, workers: int, algorithm
 
     Workers fill nodes in order (``devices_per_node`` each, :func:`suite.perf.group_of`) and
     the all-reduce is priced by :func:`suite.perf.collective_time` over every level the group
-    crosses: ``ring``, one flat ring through all workers (NCCL's ring; each step as slow as its
-    slowest hop, the inter-node hops over the node's NICs) [Patarasuk09]; ``hierarchical``:
-    reduce-scatter in the node, all-reduce of each shard across nodes, all-gather in the node;
-    ``auto``: the fastest priced. Both include the reduction term.
+    crosses: ``ring``, one flat ring through all workers (the alpha-beta ring at each level's full
+    bandwidth, NCCL's ring algorithm without its efficiency; each step as slow as its slowest hop,
+    the inter-node hops over the node's NICs) [Patarasuk09]; ``hierarchical``: reduce-scatter in
+    the node, all-reduce of each shard across nodes, all-gather in the node. Both include the
+    reduction term. ``auto``: the library's choice (``[communication] library``); under NCCL (a
+    GPU profile's default) NCCL's tuner model, which prices every link at its ``efficiency``
+    (PCIe 0.76, NVLink 0.8 when undeclared) and can be slower than the named ``ring``.
 
     Parameters
     ----------
