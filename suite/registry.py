@@ -123,6 +123,13 @@ def _patched(patched: list[str]) -> str:
             f"while loading (put back); expected a plugin that changes no shared module")
 
 
+def _left(changed: list[str]) -> str:
+    """The quarantine reason of a plugin whose load left *changed* (:func:`suite.tamper_process.left_behind`)."""
+    return (f"left {', '.join(changed[:3])}{' ...' if len(changed) > 3 else ''} after loading (directory and "
+            f"variables put back); expected a plugin that starts no thread and changes no working directory "
+            f"or SUITE_* variable while loading")
+
+
 def _given(module: Any) -> Any:
     """*module* itself: the loader of a plugin module given in process (not by entry point)."""
     return module
@@ -225,11 +232,13 @@ class Registry:
         """Import one plugin, call every hook it implements once, check what each returns, and
         keep its contributions only if all of it is valid (else quarantine it whole)."""
         from suite.tamper import checked, snapshot
+        from suite.tamper_process import state
 
         self.plugins.append(info)
         t0 = time.perf_counter()
         # the shared modules' names: a plugin that rebinds one is quarantined
         before = snapshot() if self._snap is None else self._snap
+        process = state()  # and the threads, working directory and SUITE_* variables
         try:
             # what a plugin prints while it loads goes to stderr: stdout is the commands' output
             # (--format json must stay parseable)
@@ -239,9 +248,36 @@ class Registry:
             info.import_seconds = time.perf_counter() - t0
             # an installed plugin's package is guarded from the next plugins on, as the core is
             patched, self._snap = checked(before, info.module, share=info.distribution != "<in-process>")
-        if patched:
+        why = self._blame(info, patched)
+        why = self._leftovers(info, process) or why  # (always: it puts the directory and variables back)
+        if why:
             self._unregister(info)
-            self._quarantine(info, _patched(patched))
+            self._quarantine(info, why)
+
+    def _blame(self, info: PluginInfo, patched: list[str]) -> str:
+        """Why *info* is quarantined for the shared names *patched* (put back) while it loaded, or "":
+        none, or a quarantined plugin's thread still runs (:func:`suite.tamper_process.watching`),
+        which may have made them (a note then says so; a quarantine costs only the plugin that caused it)."""
+        from suite.tamper_process import watching
+
+        threads = watching()
+        if not patched or not threads:
+            return _patched(patched) if patched else ""
+        self.notes.append(f"{', '.join(patched[:3])} changed while plugin {info.name!r} loaded, while a thread of "
+                          f"quarantined plugin {', '.join(map(repr, threads))} runs: put back")
+        return ""
+
+    def _leftovers(self, info: PluginInfo, process: Any) -> str:
+        """Why *info* is quarantined when its load (or deferred hook) left a thread running, another
+        working directory or a changed ``SUITE_*`` variable (put back) since *process*
+        (:func:`suite.tamper_process.state`), or ""; a thread left running is watched from then on
+        (:func:`suite.tamper_process.watch`: Python cannot stop it) from the snapshot the last check left."""
+        from suite.tamper_process import left_behind, watch, watching
+
+        changed, thread = left_behind(process)
+        if thread:
+            watch(self._snap, process, watching() + [info.name])
+        return _left(changed) if changed else ""
 
     def _load_checked(self, info: PluginInfo, load: Callable[[], Any]) -> None:
         taken = next((p for p in self.plugins if p is not info and p.name == info.name), None)
@@ -363,9 +399,11 @@ class Registry:
         calls hooks (stdout to stderr, its time added to ``import_seconds``, names it rebinds in a
         shared module put back), or ([], the reason to quarantine it, traceback)."""
         from suite.tamper import checked, snapshot
+        from suite.tamper_process import state
 
         t0 = time.perf_counter()
         before = snapshot() if self._snap is None else self._snap
+        process = state()
         got: list[Any] = []
         why, detail = None, ""
         try:
@@ -376,7 +414,8 @@ class Registry:
         finally:
             info.import_seconds += time.perf_counter() - t0
             patched, self._snap = checked(before, info.module)
-        why = _patched(patched) if patched else why or _check_hook_results({"suite_techniques": got})
+        left = self._leftovers(info, process)
+        why = self._blame(info, patched) or left or why or _check_hook_results({"suite_techniques": got})
         return ([] if why else [t for lst in got for t in (lst or [])]), why, detail
 
     def _unregister(self, info: PluginInfo) -> None:

@@ -375,8 +375,9 @@ def _undo(snap: Snapshot, plugin: str) -> tuple[list[str], set[int], list[str], 
         if _same(d, before):
             continue
         dirty.add(i)
+        caches = before.get("__caches__", ())  # names the module itself rebinds (a run's recorder)
         for k, v in before.items():
-            if k not in d or d[k] is not v:
+            if (k not in d or d[k] is not v) and k not in caches:
                 changed.append(f"{name}.{k}")
                 try:
                     setattr(obj, k, v)

@@ -22,6 +22,7 @@ from suite.runner.options import ExecOptions, Executor
 from suite.runner.pool import LocalExecutor
 from suite.runner.progress import NullProgress, Progress
 from suite.runner.unread import OverrideReads, Reads, unread_overrides
+from suite.tamper_process import recheck
 
 if TYPE_CHECKING:  # pragma: no cover
     from suite.context import Context
@@ -219,6 +220,7 @@ class _Run:
         self.started = False
         self.refresh: set[str] = set()
         self.chunk_size = CHUNK  # cases per chunk (set by the run: _execute)
+        self.tamper_notes: list[str] = []  # what recheck put back during the run, one line each
 
     def todo(self, chunk: list[Case], cases: Iterable[Case]) -> list[Case]:
         """The cases of *chunk* to compute: new keys not already stored ok (those are linked to
@@ -265,8 +267,16 @@ class _Run:
         self.started = True
 
     def record(self, case: Case, out: dict[str, Any]) -> None:
-        """Check *out* (here, where no plugin code runs), hand it to the store, count it."""
+        """Check *out* (here, where no plugin code runs), hand it to the store, count it. A core this
+        process holds that a quarantined plugin's thread changed is put back first (:func:`recheck`),
+        and a case computed in this process while it was changed is stored failed, not ok."""
         out = check_outcome(out, case.technique)
+        note = recheck()
+        if note:
+            if note not in self.tamper_notes:
+                self.tamper_notes.append(note)
+            if self.in_process:
+                out = dict(out, status="failed", metrics=None, samples=None, artifacts=None, error=note)
         ident = case.identity()
         ident["key"] = case.key
         self.store.add_outcome(ident, out, self.run_id, replace=self.rerun or case.key in self.refresh)
@@ -312,6 +322,7 @@ class _Run:
             s.warnings += self.override_reads.warnings(warned)
         except Exception as exc:  # noqa: BLE001 - a diagnostic must never lose the run
             s.warnings.append(f"could not record the profile fields read: {exc}")
+        s.warnings += self.tamper_notes
 
 
 def _execute(run: _Run, ex: Any, name: str, cases: Iterable[Case], chunk_size: int,

@@ -30,6 +30,7 @@ from suite.runner.case import Case
 from suite.runner.evaluate import (CaseTimeout, CodeCheck, InputSnapshots, Outcome, ReadSampler, crashed_outcome,
                                    describe_exit, evaluate_outcome, package_of, resolved_tech)
 from suite.runner.options import ExecOptions, Executor
+from suite.tamper_process import recheck
 
 __all__ = ["LocalExecutor", "run_isolated", "CHUNK_MAX"]
 
@@ -66,6 +67,7 @@ def _in_process(cases: Sequence[Case], timeout: float | None, artifacts: str = "
     sampler, snaps, code = ReadSampler(), InputSnapshots(), CodeCheck()
     try:
         for case in cases:
+            recheck()  # a quarantined plugin's thread's change put back (the engine's record says so)
             tech = resolved_tech(case)
             rec = sampler.take((tech.name, case.variant, case.fidelity))
             if not use_alarm:
@@ -128,6 +130,9 @@ def _worker_setup(fault_fd: int, parent: int) -> None:  # pragma: no cover - run
     # a fatal error (abort, segfault) writes the Python stack to a file the coordinator reads
     # back and stores as the crashed case's traceback
     faulthandler.enable(file=fault_fd, all_threads=False)
+    # a forked child holds no other thread: what a quarantined plugin's thread changed in the
+    # coordinator before the fork is put back here, and nothing can change it after
+    recheck()
 
 
 def _run_chunk(conn: Any, cases: Sequence[Case], indices: list[int], immediate: bool, artifacts: str,

@@ -31,6 +31,7 @@ from suite.runner.verdicts import (BOOTSTRAP_REPLICATES, CLAIM_DEFECT, CONFIDENC
                                    REPRODUCED_NO_NULL, VERDICTS, ClaimOutcome, NullOutcome, Scoreboard,
                                    informative_nulls, new_outcome)
 from suite.runner.verdicts import claim_defect  # noqa: F401 - importable from here as before the split
+from suite.tamper_process import recheck
 from suite.technique import Result
 
 if TYPE_CHECKING:
@@ -163,6 +164,7 @@ def _judge_all(pending: Sequence[_Pending], store: Store, rerun: bool) -> None:
     cached = {} if rerun else store.judgements(k for k in keys if k)
     fresh: dict[str, str] = {}
     reader = _StoredOnce(store)
+    recheck()  # what a quarantined plugin's thread changed in the core, put back before judging
     for p, jkey in zip(pending, keys):
         if _restored(p.outcome, cached.get(jkey) if jkey else None):
             continue
@@ -172,7 +174,8 @@ def _judge_all(pending: Sequence[_Pending], store: Store, rerun: bool) -> None:
                 fresh[jkey] = encode_outcome(p.outcome)
             except Uncacheable:  # a value of a type the cache cannot round-trip: not cached
                 pass
-    if fresh and getattr(store, "conn", None) is not None:
+    # judgements made while such a thread changed the core again are not kept for the next command
+    if fresh and not recheck() and getattr(store, "conn", None) is not None:
         try:
             store.add_judgements(fresh)
         except Exception:  # noqa: BLE001 - a read-only store or a lock: the cache is an optimisation

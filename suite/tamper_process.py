@@ -1,0 +1,122 @@
+"""What a plugin's load leaves behind besides rebound names: a thread still running, another working
+directory, a changed ``SUITE_*`` environment variable.
+
+:mod:`suite.tamper` compares the shared modules just before and just after a plugin loads. A thread
+(or ``threading.Timer``) the plugin starts there can rebind a core function 20 ms later, after that
+check: every technique's numbers then change and are stored ``ok`` under clean keys. And a plugin
+that calls ``os.chdir`` or sets ``SUITE_STORE`` while it loads moves where every command writes its
+store and reports. The registry therefore takes a :func:`state` around each plugin load; a plugin
+that leaves a new thread running, or changes the working directory or a ``SUITE_*`` variable, is
+quarantined (:func:`left_behind` puts the directory and variables back).
+
+A quarantined plugin's thread keeps running (Python cannot stop a thread), so the registry then
+:func:`watch` es the shared modules from the snapshot its last check left: :func:`recheck` puts back
+any name rebound since (and the directory and variables) where numbers are made or stored: in each
+forked worker as it starts (a forked child holds no other thread, so nothing can patch it after that
+check), before each case run in this process, and before each outcome is stored. No plugin left a
+thread: :func:`recheck` costs one attribute test.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import Any
+
+__all__ = ["state", "left_behind", "watch", "recheck", "watching"]
+
+#: environment variables whose names start so steer where and how the suite runs
+PREFIX = "SUITE_"
+
+
+class State:
+    """The process's working directory, ``SUITE_*`` variables and running threads at one moment."""
+
+    __slots__ = ("cwd", "env", "threads")
+
+    def __init__(self) -> None:
+        try:
+            self.cwd: str | None = os.getcwd()
+        except OSError:  # the directory was removed
+            self.cwd = None
+        self.env = {k: v for k, v in os.environ.items() if k.startswith(PREFIX)}
+        # every Python thread, those started through _thread included (not only threading's)
+        self.threads = set(sys._current_frames())
+
+    def restore(self) -> list[str]:
+        """What changed since this state (``working directory '/a' -> '/b'``, ``SUITE_STORE``), each put back."""
+        out: list[str] = []
+        now = _cwd()
+        if self.cwd is not None and now != self.cwd:
+            out.append(f"the working directory changed ({self.cwd!r} -> {now!r})")
+            os.chdir(self.cwd)
+        env = {k: v for k, v in os.environ.items() if k.startswith(PREFIX)}
+        for k in sorted(set(env) | set(self.env)):
+            if env.get(k) != self.env.get(k):
+                out.append(f"{k} changed ({self.env.get(k, '<unset>')!r} -> {env.get(k, '<unset>')!r})")
+                if k in self.env:
+                    os.environ[k] = self.env[k]
+                else:
+                    del os.environ[k]
+        return out
+
+
+def _cwd() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
+
+
+def state() -> State:
+    """The process's working directory, ``SUITE_*`` variables and threads now (~10 us)."""
+    return State()
+
+
+def left_behind(before: State) -> tuple[list[str], bool]:
+    """(what a plugin that loaded since *before* left changed, one phrase each, the directory and
+    variables put back; whether a thread it started still runs). Empty and False: nothing."""
+    changed = before.restore()
+    new = set(sys._current_frames()) - before.threads
+    names = sorted(t.name for t in threading.enumerate() if t.ident in new)
+    names += ["<a thread not started through threading>"] * (len(new) - len(names))
+    if new:
+        changed.insert(0, f"a thread still running ({', '.join(map(repr, names[:3]))})")
+    return changed, bool(new)
+
+
+#: [(the shared modules' snapshot, the process state, the plugins whose threads still run)] once a
+#: plugin left a thread running; empty: none did (a list filled in place: rebinding a module name
+#: after the snapshot was taken would be a change the snapshot puts back)
+_WATCH: list[tuple[Any, State, list[str]]] = []
+__caches__ = ("_WATCH",)  # suite.tamper: its contents are the guard's, not an input
+
+
+def watch(snap: Any, baseline: State, plugins: list[str]) -> None:
+    """Watch the shared modules from *snap* (:func:`suite.tamper.snapshot`) and the directory and
+    variables of *baseline* from now on, for the threads of *plugins* (their names, for messages);
+    no *plugins*: stop watching."""
+    _WATCH[:] = [(snap, baseline, list(plugins))] if plugins else []
+
+
+def watching() -> list[str]:
+    """The plugins whose threads :func:`recheck` watches for (empty: none)."""
+    return list(_WATCH[0][2]) if _WATCH else []
+
+
+def recheck() -> str:
+    """Put back whatever a watched plugin's thread changed since :func:`watch`: a shared module's
+    name rebound or a core table edited (:func:`suite.tamper.undo_changes`), the directory and the
+    ``SUITE_*`` variables. Returns one line naming the plugins and what was put back; ``""`` when
+    nothing changed or nothing is watched."""
+    if not _WATCH:
+        return ""
+    from suite.tamper import undo_changes
+
+    snap, baseline, plugins = _WATCH[0]
+    changed = undo_changes(snap) + baseline.restore()
+    if not changed:
+        return ""
+    return (f"the core was changed after plugin {', '.join(map(repr, plugins))} loaded (a thread it started): "
+            f"{', '.join(changed[:3])}{' ...' if len(changed) > 3 else ''} put back")

@@ -1,0 +1,143 @@
+"""What a plugin's load leaves behind besides rebound names (suite.tamper_process).
+
+Tryout hostile10, finding 1: a plugin started a thread at import that rebound ``suite.perf.collective_time``
+and ``suite.api.collective_time`` (x3) 20 ms later, after the registry's load-time check: poseidon's
+vgg19-22k speed-up went 16x -> 12.24x, stored ``ok`` under the clean keys, and the plugin showed "ok".
+Finding 3: a plugin's import-time ``os.chdir`` or ``os.environ["SUITE_STORE"] = ...`` moved where
+``suite run --store mine.sqlite`` and the default store wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import types
+
+import pytest
+
+import suite.perf
+from suite import tamper_process
+from suite.api import hookimpl
+from suite.registry import Registry
+from suite.technique import Paper, Technique, Variant
+from test_trust_plugins import install, run_suite, stored  # noqa: F401  (run_suite: a fixture)
+
+_TAIL = (" after loading (directory and variables put back); expected a plugin that starts no thread and "
+         "changes no working directory or SUITE_* variable while loading")
+
+
+@pytest.fixture(autouse=True)
+def _unwatched():
+    yield
+    tamper_process.watch(None, None, [])  # type: ignore[arg-type]
+
+
+def _plugin(name: str, on_load) -> types.ModuleType:
+    mod = types.ModuleType(name)
+
+    @hookimpl
+    def suite_techniques():
+        on_load()
+        return [Technique(name=name, title="t", category="communication", paper=Paper("P"),
+                          variants=[Variant("base", "baseline", baseline=True)],
+                          fidelities={"model": lambda s: None}, needs_profile=False, needs_workload=False)]
+
+    mod.suite_techniques = suite_techniques
+    return mod
+
+
+def test_a_plugin_that_moves_the_working_directory_or_a_suite_variable_is_quarantined_and_both_put_back(
+        tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SUITE_STORE", raising=False)
+    monkeypatch.setenv("SUITE_PROFILE_DIRS", "/mine")
+    (tmp_path / "elsewhere").mkdir()
+
+    def move():
+        os.chdir(tmp_path / "elsewhere")
+        os.environ["SUITE_STORE"] = "/tmp/plugin.sqlite"
+        os.environ["SUITE_PROFILE_DIRS"] = "/theirs"
+
+    reg = Registry(entry_points_=[], strict=False, modules=[("mover", _plugin("mover", move)),
+                                                            ("after", _plugin("after", lambda: None))])
+    reasons = {p.name: p.reason for p in reg.quarantined()}
+    assert reasons == {"mover": (f"left the working directory changed ({str(tmp_path)!r} -> "
+                                 f"{str(tmp_path / 'elsewhere')!r}), SUITE_PROFILE_DIRS changed ('/mine' -> "
+                                 f"'/theirs'), SUITE_STORE changed ('<unset>' -> '/tmp/plugin.sqlite')" + _TAIL)}
+    assert os.getcwd() == str(tmp_path)
+    assert "SUITE_STORE" not in os.environ and os.environ["SUITE_PROFILE_DIRS"] == "/mine"
+    assert reg.technique("after").name == "after"  # the plugin after it loads
+
+
+def test_a_thread_left_running_quarantines_its_plugin_and_its_later_patch_is_put_back(tmp_path):
+    """The thread waits until the registry is built (what the tryout's 20 ms sleep did), then rebinds
+    a core function; the plugin is quarantined at load, the plugin after it is not, and recheck
+    (where workers start and outcomes are stored) puts the original back."""
+    real = suite.perf.roofline_time
+    go, done = threading.Event(), threading.Event()
+
+    def later():
+        go.wait(5)
+        suite.perf.roofline_time = lambda *a, **k: 3 * real(*a, **k)
+        done.set()
+
+    reg = Registry(entry_points_=[], strict=False, modules=[
+        ("threader", _plugin("threader", lambda: threading.Thread(target=later, name="patcher", daemon=True).start())),
+        ("after", _plugin("after", lambda: None))])
+    assert {p.name: p.reason for p in reg.quarantined()} == {"threader": "left a thread still running ('patcher')" + _TAIL}
+    assert tamper_process.recheck() == ""  # nothing changed yet
+    go.set()
+    assert done.wait(5)
+    assert suite.perf.roofline_time is not real
+    assert tamper_process.recheck() == ("the core was changed after plugin 'threader' loaded (a thread it started): "
+                                        "suite.perf.roofline_time put back")
+    assert suite.perf.roofline_time is real
+
+
+THREADER = '''
+import dataclasses, sys, threading, time
+import suite.api, suite.perf
+
+_real = suite.perf.collective_time
+
+
+def _tripled(*a, **k):
+    c = _real(*a, **k)
+    return dataclasses.replace(c, time=3 * c.time)
+
+
+def _main_in(name):
+    f = sys._current_frames().get(threading.main_thread().ident)
+    while f is not None:
+        if f.f_code.co_name == name:
+            return True
+        f = f.f_back
+    return False
+
+
+def _later():  # once the run starts (every plugin loaded and checked), before it forks: every collective x3
+    while not _main_in("run_cases"):
+        time.sleep(0.0002)
+    suite.perf.collective_time = suite.api.collective_time = _tripled
+
+
+threading.Thread(target=_later, daemon=True).start()
+
+
+@hookimpl
+def suite_techniques():
+    return []
+'''
+
+
+def test_a_thread_that_patches_the_core_once_the_run_starts_changes_no_stored_number(tmp_path, run_suite):
+    site = install(tmp_path / "site", "evil_thread", THREADER)
+    st = tmp_path / "s.sqlite"
+    r = run_suite(site, "run", "--technique", "poseidon", "--variant", "poseidon", "--param", "nodes=16", "-q", store=st)
+    assert r.returncode == 0, r.stderr
+    assert "plugin 'evil_thread' (evil-thread) is quarantined: left a thread still running" in r.stderr
+    (pos,) = stored(st, "poseidon")
+    assert pos["status"] == "ok"
+    # the clean speed-up (16 nodes, vgg19-22k, 10 GbE: 15.998x; the tryout's thread made it 12.24x)
+    assert pos["metrics"]["speedup"] == pytest.approx(15.998, abs=1e-3)
