@@ -131,10 +131,14 @@ def suite_techniques():
 '''
 
 
-def test_a_thread_that_patches_the_core_once_the_run_starts_changes_no_stored_number(tmp_path, run_suite):
+@pytest.mark.parametrize("where", [(), ("--in-process",)], ids=["workers", "in-process"])
+def test_a_thread_that_patches_the_core_once_the_run_starts_changes_no_stored_number(tmp_path, run_suite, where):
+    """In workers, the patch made before the fork is put back as each starts; in process, before each
+    case (and the core's own recorder, which rebinds a name of its module during a case, is no patch)."""
     site = install(tmp_path / "site", "evil_thread", THREADER)
     st = tmp_path / "s.sqlite"
-    r = run_suite(site, "run", "--technique", "poseidon", "--variant", "poseidon", "--param", "nodes=16", "-q", store=st)
+    r = run_suite(site, "run", "--technique", "poseidon", "--variant", "poseidon", "--param", "nodes=16", "-q",
+                  *where, store=st)
     assert r.returncode == 0, r.stderr
     assert "plugin 'evil_thread' (evil-thread) is quarantined: left a thread still running" in r.stderr
     (pos,) = stored(st, "poseidon")
