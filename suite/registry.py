@@ -93,6 +93,7 @@ def _dist_of(ep: EntryPoint) -> tuple[str, str]:
 
 
 _DISCOVERED: list[EntryPoint] | None = None
+__caches__ = ("_DISCOVERED",)  # suite.tamper: rebound by this module (scanned once), not an input
 
 
 def _discover() -> list[EntryPoint]:

@@ -145,3 +145,23 @@ def test_a_thread_that_patches_the_core_once_the_run_starts_changes_no_stored_nu
     assert pos["status"] == "ok"
     # the clean speed-up (16 nodes, vgg19-22k, 10 GbE: 15.998x; the tryout's thread made it 12.24x)
     assert pos["metrics"]["speedup"] == pytest.approx(15.998, abs=1e-3)
+
+
+def test_every_name_a_core_module_rebinds_itself_is_in_its_caches():
+    """A watched thread's patches are put back against the load checks' snapshot while a run runs,
+    so a module-level name the core itself rebinds then (``global _DUMPS``: built on first use) must be
+    in its module's ``__caches__``, or the guard would put the core's own value back (an --in-process
+    case was stored failed for ``suite.runner.evaluate._DUMPS``)."""
+    import ast
+    from pathlib import Path
+
+    import suite as pkg
+
+    missing = []
+    for path in sorted(Path(pkg.__file__).parent.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        caches = next((ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+                       and any(isinstance(t, ast.Name) and t.id == "__caches__" for t in n.targets)), ())
+        names = {name for node in ast.walk(tree) if isinstance(node, ast.Global) for name in node.names}
+        missing += [f"{path.name}: {name}" for name in sorted(names - set(caches))]
+    assert missing == []

@@ -288,6 +288,7 @@ def _dumps() -> Any:
 
 
 _DUMPS: Any = None
+__caches__ = ("_DUMPS",)  # suite.tamper: rebound by this module (built on first use), not an input
 
 
 def _evaluate(tech: Technique, scenario: Any, out: Outcome, artifacts: str, interrupt_fails: bool, t0: float) -> None:

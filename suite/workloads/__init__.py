@@ -122,6 +122,7 @@ def _zoo_get(name: str) -> Workload:
 # by anyone else is hashed every time); ``SUITE_NO_WORKLOAD_CACHE=1`` turns it off.
 _HASHES: dict[str, str] | None = None
 _ZOO_FP: str | None = None
+__caches__ = ("_HASHES", "_ZOO_FP", "_PLUGINS_LOADED")  # suite.tamper: rebound by this module, not inputs
 
 
 def _zoo_fingerprint() -> str:
