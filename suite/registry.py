@@ -131,6 +131,13 @@ def _left(changed: list[str]) -> str:
             f"or SUITE_* variable while loading")
 
 
+def _while_watched(changed: list[str], info: "PluginInfo", threads: list[str]) -> str:
+    """The note for *changed* (put back) found after *info* loaded while the threads of the quarantined
+    plugins *threads* run (which may have made them: *info* is not blamed)."""
+    return (f"{', '.join(changed[:3])}{' ...' if len(changed) > 3 else ''} while plugin {info.name!r} loaded, "
+            f"while a thread of quarantined plugin {', '.join(map(repr, threads))} runs: put back")
+
+
 def _given(module: Any) -> Any:
     """*module* itself: the loader of a plugin module given in process (not by entry point)."""
     return module
@@ -264,8 +271,7 @@ class Registry:
         threads = watching()
         if not patched or not threads:
             return _patched(patched) if patched else ""
-        self.notes.append(f"{', '.join(patched[:3])} changed while plugin {info.name!r} loaded, while a thread of "
-                          f"quarantined plugin {', '.join(map(repr, threads))} runs: put back")
+        self.notes.append(_while_watched([f"{p} changed" for p in patched], info, threads))
         return ""
 
     def _leftovers(self, info: PluginInfo, process: Any) -> str:
@@ -276,8 +282,12 @@ class Registry:
         from suite.tamper_process import left_behind, watch, watching
 
         changed, thread = left_behind(process)
+        threads = watching()
         if thread:
-            watch(self._snap, process, watching() + [info.name])
+            watch(self._snap, process, threads + [info.name])
+        elif changed and threads:  # perhaps that thread's doing (put back; as in _blame)
+            self.notes.append(_while_watched(changed, info, threads))
+            return ""
         return _left(changed) if changed else ""
 
     def _load_checked(self, info: PluginInfo, load: Callable[[], Any]) -> None:

@@ -165,3 +165,33 @@ def test_every_name_a_core_module_rebinds_itself_is_in_its_caches():
         names = {name for node in ast.walk(tree) if isinstance(node, ast.Global) for name in node.names}
         missing += [f"{path.name}: {name}" for name in sorted(names - set(caches))]
     assert missing == []
+
+
+def test_what_a_watched_thread_changes_while_a_later_plugin_loads_is_put_back_without_blaming_that_plugin(
+        tmp_path, monkeypatch):
+    """The tryout's thread patched while poseidon's deferred hook ran: poseidon was quarantined (every
+    built-in poseidon claim lost). The change is put back with a note; only the thread's plugin is quarantined."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "elsewhere").mkdir()
+    real = suite.perf.roofline_time
+    go, done = threading.Event(), threading.Event()
+
+    def later():
+        go.wait(5)
+        suite.perf.roofline_time = lambda *a, **k: 3 * real(*a, **k)
+        os.chdir(tmp_path / "elsewhere")
+        done.set()
+
+    def innocent():  # the thread acts while this plugin loads
+        go.set()
+        assert done.wait(5)
+
+    reg = Registry(entry_points_=[], strict=False, modules=[
+        ("threader", _plugin("threader", lambda: threading.Thread(target=later, name="patcher", daemon=True).start())),
+        ("innocent", _plugin("innocent", innocent))])
+    assert [p.name for p in reg.quarantined()] == ["threader"]
+    assert suite.perf.roofline_time is real and os.getcwd() == str(tmp_path)
+    assert reg.notes == ["suite.perf.roofline_time changed while plugin 'innocent' loaded, while a thread of "
+                         "quarantined plugin 'threader' runs: put back",
+                         f"the working directory changed ({str(tmp_path)!r} -> {str(tmp_path / 'elsewhere')!r}) "
+                         "while plugin 'innocent' loaded, while a thread of quarantined plugin 'threader' runs: put back"]
