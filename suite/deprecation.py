@@ -21,6 +21,8 @@ FAILS_FROM = {
     "network-sensitivity": "0.3.0",
     "oracle-agreement": "0.3.0",
     "units": "0.3.0",
+    # a plugin whose load leaves a thread running (suite.registry): watched and noted until then
+    "thread-at-load": "0.4.0",
 }
 
 

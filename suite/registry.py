@@ -132,10 +132,17 @@ def _left(changed: list[str]) -> str:
 
 
 def _while_watched(changed: list[str], info: "PluginInfo", threads: list[str]) -> str:
-    """The note for *changed* (put back) found after *info* loaded while the threads of the quarantined
-    plugins *threads* run (which may have made them: *info* is not blamed)."""
+    """The note for *changed* (put back) found after *info* loaded while the threads of the plugins
+    *threads* run (which may have made them: *info* is not blamed)."""
     return (f"{', '.join(changed[:3])}{' ...' if len(changed) > 3 else ''} while plugin {info.name!r} loaded, "
-            f"while a thread of quarantined plugin {', '.join(map(repr, threads))} runs: put back")
+            f"while a thread of plugin {', '.join(map(repr, threads))} runs: put back")
+
+
+def _thread_note(thread: str, info: "PluginInfo") -> str:
+    """The note of a plugin whose load left *thread* running (quarantined from dlsys-suite 0.4.0)."""
+    return (f"plugin {info.name!r} left {thread} after loading: what it changes in the core is put back before "
+            "cases run and results are stored; a plugin that starts no thread while loading is expected "
+            "(quarantined from dlsys-suite 0.4.0)")
 
 
 def _given(module: Any) -> Any:
@@ -264,7 +271,7 @@ class Registry:
 
     def _blame(self, info: PluginInfo, patched: list[str]) -> str:
         """Why *info* is quarantined for the shared names *patched* (put back) while it loaded, or "":
-        none, or a quarantined plugin's thread still runs (:func:`suite.tamper_process.watching`),
+        none, or a watched plugin's thread still runs (:func:`suite.tamper_process.watching`),
         which may have made them (a note then says so; a quarantine costs only the plugin that caused it)."""
         from suite.tamper_process import watching
 
@@ -275,16 +282,22 @@ class Registry:
         return ""
 
     def _leftovers(self, info: PluginInfo, process: Any) -> str:
-        """Why *info* is quarantined when its load (or deferred hook) left a thread running, another
-        working directory or a changed ``SUITE_*`` variable (put back) since *process*
-        (:func:`suite.tamper_process.state`), or ""; a thread left running is watched from then on
-        (:func:`suite.tamper_process.watch`: Python cannot stop it) from the snapshot the last check left."""
+        """Why *info* is quarantined when its load (or deferred hook) left another working directory or
+        a changed ``SUITE_*`` variable (put back) since *process* (:func:`suite.tamper_process.state`), or
+        a thread running (from dlsys-suite 0.4.0: until then a note), else ""; a thread left running is
+        watched from then on (:func:`suite.tamper_process.watch`: Python cannot stop it) from the
+        snapshot the last check left."""
         from suite.tamper_process import left_behind, watch, watching
+
+        from suite.deprecation import fails_now
 
         changed, thread = left_behind(process)
         threads = watching()
         if thread:
             watch(self._snap, process, threads + [info.name])
+            if len(changed) == 1 and not fails_now("thread-at-load"):  # a thread alone: watched, and noted
+                self.notes.append(_thread_note(changed[0], info))
+                return ""
         elif changed and threads:  # perhaps that thread's doing (put back; as in _blame)
             self.notes.append(_while_watched(changed, info, threads))
             return ""

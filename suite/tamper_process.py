@@ -6,10 +6,11 @@ directory, a changed ``SUITE_*`` environment variable.
 check: every technique's numbers then change and are stored ``ok`` under clean keys. And a plugin
 that calls ``os.chdir`` or sets ``SUITE_STORE`` while it loads moves where every command writes its
 store and reports. The registry therefore takes a :func:`state` around each plugin load; a plugin
-that leaves a new thread running, or changes the working directory or a ``SUITE_*`` variable, is
-quarantined (:func:`left_behind` puts the directory and variables back).
+that changes the working directory or a ``SUITE_*`` variable is quarantined (:func:`left_behind`
+puts them back), and one that leaves a new thread running is noted (quarantined from dlsys-suite
+0.4.0: a library imported by a plugin may start a helper thread).
 
-A quarantined plugin's thread keeps running (Python cannot stop a thread), so the registry then
+The thread keeps running either way (Python cannot stop a thread), so the registry then
 :func:`watch` es the shared modules from the snapshot its last check left: :func:`recheck` puts back
 any name rebound since (and the directory and variables) where numbers are made or stored: in each
 forked worker as it starts (a forked child holds no other thread, so nothing can patch it after that

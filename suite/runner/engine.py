@@ -268,7 +268,7 @@ class _Run:
 
     def record(self, case: Case, out: dict[str, Any]) -> None:
         """Check *out* (here, where no plugin code runs), hand it to the store, count it. A core this
-        process holds that a quarantined plugin's thread changed is put back first (:func:`recheck`),
+        process holds that a plugin's watched thread changed is put back first (:func:`recheck`),
         and a case computed in this process while it was changed is stored failed, not ok."""
         out = check_outcome(out, case.technique)
         note = recheck()

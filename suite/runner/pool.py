@@ -67,7 +67,7 @@ def _in_process(cases: Sequence[Case], timeout: float | None, artifacts: str = "
     sampler, snaps, code = ReadSampler(), InputSnapshots(), CodeCheck()
     try:
         for case in cases:
-            recheck()  # a quarantined plugin's thread's change put back (the engine's record says so)
+            recheck()  # a watched plugin thread's change put back (the engine's record says so)
             tech = resolved_tech(case)
             rec = sampler.take((tech.name, case.variant, case.fidelity))
             if not use_alarm:
@@ -130,7 +130,7 @@ def _worker_setup(fault_fd: int, parent: int) -> None:  # pragma: no cover - run
     # a fatal error (abort, segfault) writes the Python stack to a file the coordinator reads
     # back and stores as the crashed case's traceback
     faulthandler.enable(file=fault_fd, all_threads=False)
-    # a forked child holds no other thread: what a quarantined plugin's thread changed in the
+    # a forked child holds no other thread: what a watched plugin's thread changed in the
     # coordinator before the fork is put back here, and nothing can change it after
     recheck()
 
