@@ -118,33 +118,6 @@ def _declared_name(pm: pluggy.PluginManager) -> str | None:
     return declared_technique(impls[0].function) if len(impls) == 1 else None
 
 
-def _patched(patched: list[str]) -> str:
-    """The quarantine reason of a plugin that rebound shared names while it loaded."""
-    return (f"patched {', '.join(patched[:3])}{' ...' if len(patched) > 3 else ''} "
-            f"while loading (put back); expected a plugin that changes no shared module")
-
-
-def _left(changed: list[str]) -> str:
-    """The quarantine reason of a plugin whose load left *changed* (:func:`suite.tamper_process.left_behind`)."""
-    return (f"left {', '.join(changed[:3])}{' ...' if len(changed) > 3 else ''} after loading (directory and "
-            f"variables put back); expected a plugin that starts no thread and changes no working directory "
-            f"or SUITE_* variable while loading")
-
-
-def _while_watched(changed: list[str], info: "PluginInfo", threads: list[str]) -> str:
-    """The note for *changed* (put back) found after *info* loaded while the threads of the plugins
-    *threads* run (which may have made them: *info* is not blamed)."""
-    return (f"{', '.join(changed[:3])}{' ...' if len(changed) > 3 else ''} while plugin {info.name!r} loaded, "
-            f"while a thread of plugin {', '.join(map(repr, threads))} runs: put back")
-
-
-def _thread_note(thread: str, info: "PluginInfo") -> str:
-    """The note of a plugin whose load left *thread* running (quarantined from dlsys-suite 0.4.0)."""
-    return (f"plugin {info.name!r} left {thread} after loading: what it changes in the core is put back before "
-            "cases run and results are stored; a plugin that starts no thread while loading is expected "
-            "(quarantined from dlsys-suite 0.4.0)")
-
-
 def _given(module: Any) -> Any:
     """*module* itself: the loader of a plugin module given in process (not by entry point)."""
     return module
@@ -270,38 +243,17 @@ class Registry:
             self._quarantine(info, why)
 
     def _blame(self, info: PluginInfo, patched: list[str]) -> str:
-        """Why *info* is quarantined for the shared names *patched* (put back) while it loaded, or "":
-        none, or a watched plugin's thread still runs (:func:`suite.tamper_process.watching`),
-        which may have made them (a note then says so; a quarantine costs only the plugin that caused it)."""
-        from suite.tamper_process import watching
+        """Why *info* is quarantined for the shared names *patched* while it loaded, or ""
+        (:func:`suite.tamper_process.blame`; a note joins :attr:`notes` instead when a watched thread may have made them)."""
+        from suite.tamper_process import blame
 
-        threads = watching()
-        if not patched or not threads:
-            return _patched(patched) if patched else ""
-        self.notes.append(_while_watched([f"{p} changed" for p in patched], info, threads))
-        return ""
+        return blame(info.name, patched, self.notes)
 
     def _leftovers(self, info: PluginInfo, process: Any) -> str:
-        """Why *info* is quarantined when its load (or deferred hook) left another working directory or
-        a changed ``SUITE_*`` variable (put back) since *process* (:func:`suite.tamper_process.state`), or
-        a thread running (from dlsys-suite 0.4.0: until then a note), else ""; a thread left running is
-        watched from then on (:func:`suite.tamper_process.watch`: Python cannot stop it) from the
-        snapshot the last check left."""
-        from suite.tamper_process import left_behind, watch, watching
+        """Why *info* is quarantined for what its load left (:func:`suite.tamper_process.leftovers`), or ""."""
+        from suite.tamper_process import leftovers
 
-        from suite.deprecation import fails_now
-
-        changed, thread = left_behind(process)
-        threads = watching()
-        if thread:
-            watch(self._snap, process, threads + [info.name])
-            if len(changed) == 1 and not fails_now("thread-at-load"):  # a thread alone: watched, and noted
-                self.notes.append(_thread_note(changed[0], info))
-                return ""
-        elif changed and threads:  # perhaps that thread's doing (put back; as in _blame)
-            self.notes.append(_while_watched(changed, info, threads))
-            return ""
-        return _left(changed) if changed else ""
+        return leftovers(info.name, process, self._snap, self.notes)
 
     def _load_checked(self, info: PluginInfo, load: Callable[[], Any]) -> None:
         taken = next((p for p in self.plugins if p is not info and p.name == info.name), None)

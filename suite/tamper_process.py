@@ -25,7 +25,7 @@ import sys
 import threading
 from typing import Any
 
-__all__ = ["state", "left_behind", "watch", "recheck", "watching"]
+__all__ = ["state", "left_behind", "watch", "recheck", "watching", "blame", "leftovers"]
 
 #: environment variables whose names start so steer where and how the suite runs
 PREFIX = "SUITE_"
@@ -121,3 +121,54 @@ def recheck() -> str:
         return ""
     return (f"the core was changed after plugin {', '.join(map(repr, plugins))} loaded (a thread it started): "
             f"{', '.join(changed[:3])}{' ...' if len(changed) > 3 else ''} put back")
+
+
+# --------------------------------------------------------------------------- the registry's verdicts
+
+
+def _some(items: list[str]) -> str:
+    return f"{', '.join(items[:3])}{' ...' if len(items) > 3 else ''}"
+
+
+def blame(plugin: str, patched: list[str], notes: list[str]) -> str:
+    """Why *plugin* is quarantined for the shared names *patched* (put back) while it loaded, or
+    ``""``: none, or a watched plugin's thread still runs (:func:`watching`), which may have made
+    them: a line joins *notes* instead (a quarantine costs only the plugin that caused it)."""
+    threads = watching()
+    if patched and threads:
+        notes.append(_while_watched([f"{p} changed" for p in patched], plugin, threads))
+        return ""
+    return (f"patched {_some(patched)} while loading (put back); expected a plugin that changes no shared "
+            "module") if patched else ""
+
+
+def leftovers(plugin: str, before: State, snap: Any, notes: list[str]) -> str:
+    """Why *plugin* is quarantined for what its load (or deferred hook) left since *before*: another
+    working directory or a changed ``SUITE_*`` variable (put back), or a thread running (from
+    dlsys-suite 0.4.0; until then a line joins *notes*), else ``""``. A thread left running is
+    watched from then on (:func:`watch`, from the shared modules' snapshot *snap* the last check
+    left: Python cannot stop it); what changed while another plugin's thread is watched is that
+    thread's doing as likely as this plugin's: noted, not blamed."""
+    from suite.deprecation import fails_now
+
+    changed, thread = left_behind(before)
+    threads = watching()
+    if thread:
+        watch(snap, before, threads + [plugin])
+        if len(changed) == 1 and not fails_now("thread-at-load"):  # a thread alone: watched, and noted
+            notes.append(f"plugin {plugin!r} left {changed[0]} after loading: what it changes in the core is put back "
+                         "before cases run and results are stored; a plugin that starts no thread while loading is "
+                         "expected (quarantined from dlsys-suite 0.4.0)")
+            return ""
+    elif changed and threads:
+        notes.append(_while_watched(changed, plugin, threads))
+        return ""
+    return (f"left {_some(changed)} after loading (directory and variables put back); expected a plugin that "
+            "starts no thread and changes no working directory or SUITE_* variable while loading") if changed else ""
+
+
+def _while_watched(changed: list[str], plugin: str, threads: list[str]) -> str:
+    """The note for *changed* (put back) found after *plugin* loaded while the threads of the plugins
+    *threads* run (which may have made them)."""
+    return (f"{_some(changed)} while plugin {plugin!r} loaded, while a thread of plugin "
+            f"{', '.join(map(repr, threads))} runs: put back")

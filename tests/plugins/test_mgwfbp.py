@@ -67,31 +67,6 @@ latency = "50 us"
 fits = [{ collective = "allreduce", workers = 8, alpha = "5.230273e-4 s", beta = "8.570747e-10 s/B" }]
 """
 
-TWO_LEVEL_FIT_TOML = """
-nodes = 2
-[profile]
-name = "test-two-level-fits"
-kind = "cluster"
-source = "test"
-[node]
-device = "test-dev"
-devices_per_node = 4
-[[network]]
-name = "pcie"
-topology = "switch"
-size = 4
-bandwidth = "10 GB/s"
-latency = "1 us"
-[[network]]
-name = "eth"
-topology = "switch"
-size = 2
-bandwidth = "10 Gbit/s"
-latency = "50 us"
-fits = [{ collective = "allreduce", workers = 2, alpha = "2e-6 s", beta = "1e-10 s/B" },
-        { collective = "allreduce", workers = 8, alpha = "5e-4 s", beta = "1e-9 s/B" }]
-"""
-
 TWO_LEVEL_TOML = """
 nodes = 2
 [profile]
@@ -114,6 +89,13 @@ size = 2
 bandwidth = "10 Gbit/s"
 latency = "50 us"
 """
+
+#: the same two nodes of 4 with a 10 GB/s PCIe switch inside, and published fits for 2 workers (one
+#: node) and 8 (both) listed on the outer level
+TWO_LEVEL_FIT_TOML = (TWO_LEVEL_TOML.replace('"test-two-level"', '"test-two-level-fits"').replace('"nvlink"', '"pcie"')
+                      .replace('"100 GB/s"', '"10 GB/s"')
+                      + 'fits = [{ collective = "allreduce", workers = 2, alpha = "2e-6 s", beta = "1e-10 s/B" },\n'
+                        '        { collective = "allreduce", workers = 8, alpha = "5e-4 s", beta = "1e-9 s/B" }]\n')
 
 
 @pytest.fixture(scope="module")
