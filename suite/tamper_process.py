@@ -11,8 +11,8 @@ puts them back), and one that leaves a new thread running is noted (quarantined 
 0.4.0: a library imported by a plugin may start a helper thread).
 
 The thread keeps running either way (Python cannot stop a thread), so the registry then
-:func:`watch` es the shared modules from the snapshot its last check left: :func:`recheck` puts back
-any name rebound since (and the directory and variables) where numbers are made or stored: in each
+:func:`watch` es the shared modules from the snapshot its last check left, until the thread ends:
+:func:`recheck` puts back any name rebound since where numbers are made or stored: in each
 forked worker as it starts (a forked child holds no other thread, so nothing can patch it after that
 check), before each case run in this process, and before each outcome is stored. No plugin left a
 thread: :func:`recheck` costs one attribute test.
@@ -25,7 +25,7 @@ import sys
 import threading
 from typing import Any
 
-__all__ = ["state", "left_behind", "watch", "recheck", "watching", "blame", "leftovers"]
+__all__ = ["state", "left_behind", "watch", "recheck", "watching", "drain_notes", "blame", "leftovers"]
 
 #: environment variables whose names start so steer where and how the suite runs
 PREFIX = "SUITE_"
@@ -75,52 +75,68 @@ def state() -> State:
     return State()
 
 
-def left_behind(before: State) -> tuple[list[str], bool]:
+def left_behind(before: State) -> tuple[list[str], set[int]]:
     """(what a plugin that loaded since *before* left changed, one phrase each, the directory and
-    variables put back; whether a thread it started still runs). Empty and False: nothing."""
+    variables put back; the idents of the threads it started that still run). Empty: nothing."""
     changed = before.restore()
     new = set(sys._current_frames()) - before.threads
     names = sorted(t.name for t in threading.enumerate() if t.ident in new)
     names += ["<a thread not started through threading>"] * (len(new) - len(names))
     if new:
         changed.insert(0, f"a thread still running ({', '.join(map(repr, names[:3]))})")
-    return changed, bool(new)
+    return changed, new
 
 
-#: [(the shared modules' snapshot, the process state, the plugins whose threads still run)] once a
-#: plugin left a thread running; empty: none did (a list filled in place: rebinding a module name
-#: after the snapshot was taken would be a change the snapshot puts back)
-_WATCH: list[tuple[Any, State, list[str]]] = []
-__caches__ = ("_WATCH",)  # suite.tamper: its contents are the guard's, not an input
+#: [(the shared modules' snapshot, the plugins whose threads still run, those threads' idents)] once
+#: a plugin left a thread running; empty: none did, or every such thread has ended and what it left
+#: was put back (a list filled in place: rebinding a module name after the snapshot was taken would
+#: be a change the snapshot puts back)
+_WATCH: list[tuple[Any, list[str], set[int]]] = []
+#: what :func:`recheck` put back since the last :func:`drain_notes`, one line each
+_NOTES: list[str] = []
+__caches__ = ("_WATCH", "_NOTES")  # suite.tamper: their contents are the guard's, not an input
 
 
-def watch(snap: Any, baseline: State, plugins: list[str]) -> None:
-    """Watch the shared modules from *snap* (:func:`suite.tamper.snapshot`) and the directory and
-    variables of *baseline* from now on, for the threads of *plugins* (their names, for messages);
-    no *plugins*: stop watching."""
-    _WATCH[:] = [(snap, baseline, list(plugins))] if plugins else []
+def watch(snap: Any, plugins: list[str], threads: set[int]) -> None:
+    """Watch the shared modules from *snap* (:func:`suite.tamper.snapshot`) from now on, for the
+    threads *threads* (idents) of *plugins* (their names, for messages); none: stop watching."""
+    _WATCH[:] = [(snap, list(plugins), set(threads))] if plugins else []
 
 
 def watching() -> list[str]:
     """The plugins whose threads :func:`recheck` watches for (empty: none)."""
-    return list(_WATCH[0][2]) if _WATCH else []
+    return list(_WATCH[0][1]) if _WATCH else []
 
 
 def recheck() -> str:
-    """Put back whatever a watched plugin's thread changed since :func:`watch`: a shared module's
-    name rebound or a core table edited (:func:`suite.tamper.undo_changes`), the directory and the
-    ``SUITE_*`` variables. Returns one line naming the plugins and what was put back; ``""`` when
-    nothing changed or nothing is watched."""
+    """Put back whatever a watched plugin's thread changed in the shared modules since
+    :func:`watch` (a name rebound, a core table edited: :func:`suite.tamper.undo_changes`); once
+    none of the watched threads runs any more, stop watching. Returns one line naming the plugins
+    and what was put back (kept for :func:`drain_notes` too); ``""`` when nothing changed or
+    nothing is watched. The working directory and ``SUITE_*`` variables are compared at each
+    plugin load only: later, the program that loaded the plugins may change them itself."""
     if not _WATCH:
         return ""
     from suite.tamper import undo_changes
 
-    snap, baseline, plugins = _WATCH[0]
-    changed = undo_changes(snap) + baseline.restore()
+    snap, plugins, threads = _WATCH[0]
+    changed = undo_changes(snap)
+    if not threads & set(sys._current_frames()):
+        _WATCH.clear()  # every watched thread has ended: nothing can change the core again
     if not changed:
         return ""
-    return (f"the core was changed after plugin {', '.join(map(repr, plugins))} loaded (a thread it started): "
-            f"{', '.join(changed[:3])}{' ...' if len(changed) > 3 else ''} put back")
+    note = (f"the core was changed after plugin {', '.join(map(repr, plugins))} loaded (a thread it started): "
+            f"{_some(changed)} put back")
+    if note not in _NOTES:
+        _NOTES.append(note)
+    return note
+
+
+def drain_notes() -> list[str]:
+    """The lines :func:`recheck` returned since the last call (each once), and forget them."""
+    out = list(_NOTES)
+    _NOTES.clear()
+    return out
 
 
 # --------------------------------------------------------------------------- the registry's verdicts
@@ -154,7 +170,7 @@ def leftovers(plugin: str, before: State, snap: Any, notes: list[str]) -> str:
     changed, thread = left_behind(before)
     threads = watching()
     if thread:
-        watch(snap, before, threads + [plugin])
+        watch(snap, threads + [plugin], thread | (_WATCH[0][2] if _WATCH else set()))
         if len(changed) == 1 and not fails_now("thread-at-load"):  # a thread alone: watched, and noted
             notes.append(f"plugin {plugin!r} left {changed[0]} after loading: what it changes in the core is put back "
                          "before cases run and results are stored; a plugin that starts no thread while loading is "

@@ -64,7 +64,8 @@ def test_a_model_edited_after_its_cases_were_resolved_fails_them_and_stores_noth
     [out] = _outcomes(case, isolate)
     assert out["status"] == "failed" and out["metrics"] is None
     assert out["error"] == (f"CodeChanged: {name}: its code changed since the run resolved its cases "
-                            f"(key {case.key}): run again")
+                            f"(key {case.key}): run again (on a cluster: every worker needs the files the run "
+                            "was started from)")
     model.write_text(MODEL.format(mark=1.0))  # reverted: the code the key hashes again
     if not isolate:  # this process imported the edited model: a next run is a new process
         del sys.modules[f"{name}.model"]
@@ -97,4 +98,4 @@ def test_a_core_changed_since_the_cases_were_resolved_fails_them(package):
     [out] = _outcomes(case, False)
     assert out["status"] == "failed" and out["error"] == (
         f"CodeChanged: the suite's core (suite/, its libraries): its code changed since the run resolved its "
-        f"cases (key {case.key}): run again")
+        f"cases (key {case.key}): run again (on a cluster: every worker needs the files the run was started from)")

@@ -30,7 +30,8 @@ _TAIL = (" after loading (directory and variables put back); expected a plugin t
 @pytest.fixture(autouse=True)
 def _unwatched():
     yield
-    tamper_process.watch(None, None, [])  # type: ignore[arg-type]
+    tamper_process.watch(None, [], set())
+    tamper_process.drain_notes()
 
 
 def _plugin(name: str, on_load) -> types.ModuleType:
@@ -211,3 +212,30 @@ def test_what_a_watched_thread_changes_while_a_later_plugin_loads_is_put_back_wi
                              f"the working directory changed ({str(tmp_path)!r} -> {str(tmp_path / 'elsewhere')!r}) "
                              "while plugin 'innocent' loaded, while a thread of plugin 'threader' runs: put back"]
     assert reg.notes[0].startswith("plugin 'threader' left a thread still running ('patcher') after loading")
+
+
+def test_the_watch_ends_with_its_thread_and_leaves_the_programs_own_directory_alone(tmp_path, monkeypatch):
+    """Once a plugin left a thread, every recheck put the working directory and SUITE_* variables back
+    to their state at load, undoing the host program's own later os.chdir (an API or notebook user),
+    and the watch never ended (a second reader). The directory is compared at loads only; the watch
+    stops when the watched threads have ended, after putting back what they changed."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine").mkdir()
+    real = suite.perf.roofline_time
+    go = threading.Event()
+
+    def later():
+        go.wait(5)
+        suite.perf.roofline_time = lambda *a, **k: 2 * real(*a, **k)
+
+    t = threading.Thread(target=later, name="once", daemon=True)
+    Registry(entry_points_=[], strict=False, modules=[("threader", _plugin("threader", t.start))])
+    assert tamper_process.watching() == ["threader"]
+    os.chdir(tmp_path / "mine")  # the program's own move, after the plugins loaded
+    assert tamper_process.recheck() == "" and os.getcwd() == str(tmp_path / "mine")
+    go.set()
+    t.join(5)
+    note = tamper_process.recheck()  # the ended thread's patch is still put back, then the watch ends
+    assert note.endswith("suite.perf.roofline_time put back") and suite.perf.roofline_time is real
+    assert tamper_process.watching() == []
+    assert tamper_process.drain_notes() == [note] and tamper_process.drain_notes() == []

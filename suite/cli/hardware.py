@@ -343,11 +343,13 @@ def diff_cmd(a: str, b: str, show_all: bool, profile_dirs: tuple[str, ...], fmt:
 def _level_path(path: str, levels: int, outer: bool) -> str:
     """*path* (a field's, or ``derived.`` and a derived figure's) with its network level counted from
     the outermost (``network.1.x`` of two levels: ``network.-1.x``) when *outer*; else as it is."""
+    from suite.hardware.profile import network_level
+
     head, _, rest = path.partition(".") if path.startswith("derived.") else ("", "", path)
-    parts = rest.split(".", 2)
-    if not outer or len(parts) < 2 or parts[0] != "network" or not parts[1].isdigit():
+    named = network_level(rest, levels) if outer else None
+    if named is None or named[0] < 0:
         return path
-    moved = ".".join(["network", str(int(parts[1]) - levels), *parts[2:]])
+    moved = ".".join(["network", str(named[0] - levels), *named[1]])
     return f"{head}.{moved}" if head else moved
 
 

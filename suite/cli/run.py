@@ -430,7 +430,24 @@ def _sweep_of(command: str) -> Any:
         got = None
     if got is None:
         return words
-    return {k: tuple(sorted(map(str, v))) if isinstance(v, tuple) else v for k, v in got.items() if k in _SWEEP_OPTIONS}
+    return {k: _values(k, v) for k, v in got.items() if k in _SWEEP_OPTIONS}
+
+
+def _values(key: str, value: Any) -> Any:
+    """One sweep option's value in a form that does not depend on how it was written: a list flag's
+    names as a sorted tuple (``--variant x,y`` is ``--variant y --variant x``), a ``--param`` or
+    ``--set``'s values per name, sorted (``a=1,2`` is ``a=2 --param a=1``); a value that does not
+    parse, as written (sorted words)."""
+    if not isinstance(value, tuple):
+        return value
+    try:
+        if key in _LIST_FLAGS:
+            return tuple(sorted(_split(value, key)))
+        if key in ("params", "sets"):
+            return tuple(sorted((k, tuple(sorted(v))) for k, v in parse_assignments(value, key).items()))
+    except ExperimentError:
+        pass
+    return tuple(sorted(map(str, value)))
 
 
 def _expansion(context: Any, experiment: str | None, sw: dict[str, Any], max_cases: int, dry_run: bool,

@@ -93,7 +93,7 @@ def _number(name: str, value: Any, stacklevel: int = 3) -> float:
         text = repr(value)
         shown = text if len(text) <= 80 else f"{text[:60]}... ({len(text):,} characters)"
         raise MetricValueError(f"metric {name!r}: expected a number, got {type(value).__name__} {shown}") from None
-    if isinstance(value, (str, bytes, bytearray, bool)) or _numpy_bool(value):
+    if isinstance(value, (str, bytes, bytearray, bool)) or _numpy_text_or_bool(value):
         import warnings
 
         warnings.warn(f"metric {name!r}: expected a number, got {type(value).__name__} (stored as float() reads it); "
@@ -101,7 +101,7 @@ def _number(name: str, value: Any, stacklevel: int = 3) -> float:
     return f
 
 
-def _numpy_bool(value: Any) -> bool:
+def _numpy_text_or_bool(value: Any) -> bool:
     """Whether *value* is a numpy boolean, string or bytes that ``float`` reads: a scalar
     (``numpy.bool_``, no subclass of ``bool``) or a 0-d array of such a dtype (``numpy.array("2.5")``)."""
     return type(value).__module__ == "numpy" and getattr(getattr(value, "dtype", None), "kind", "") in ("b", "U", "S")

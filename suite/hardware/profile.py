@@ -40,6 +40,21 @@ class DeviceGroup(BaseModel):
     count: int = Field(ge=1)
 
 
+def network_level(path: Any, levels: int) -> tuple[int, list[str]] | None:
+    """``(index, rest)`` of a dotted path into a profile of *levels* network levels that names one
+    (``network.-1.bandwidth`` of 2 levels: ``(-1, ["bandwidth"])``, the index as written; in range or
+    not), or None for a path that names no network level."""
+    parts = str(path).split(".")
+    if len(parts) < 2 or parts[0] != "network" or not parts[1].lstrip("-").isdigit():
+        return None
+    return int(parts[1]), parts[2:]
+
+
+#: overrides outside the network that move where a collective's ranks sit (the placement a published
+#: fit was measured under): they set aside the fits of every level
+_PLACEMENT_FIELDS = ("node.devices_per_node", "node.nics_per_node")
+
+
 class Profile(BaseModel):
     """A resolved, validated hardware profile (SI units).
 
@@ -169,32 +184,31 @@ class Profile(BaseModel):
         out: dict[str, Any] = _round_floats(d)
         return out
 
-    def _no_level(self, path: Any, parts: list[str]) -> ProfileError | None:
+    def _no_level(self, path: Any) -> ProfileError | None:
         """The error of an override naming a network level the profile lacks (its levels listed), or None."""
-        if len(parts) < 2 or parts[0] != "network" or not parts[1].lstrip("-").isdigit():
-            return None
         n = len(self.network)
-        if -n <= int(parts[1]) < n:
+        named = network_level(path, n)
+        if named is None or -n <= named[0] < n:
             return None
         have = ", ".join(f"network.{i} ({level.name})" for i, level in enumerate(self.network)) or "none"
         return ProfileError(f"profile {self.name!r}: override {path!r}: expected a network level of this profile "
-                            f"({n} level(s): {have}; network.-1 is the outermost), got network.{parts[1]}")
+                            f"({n} level(s): {have}; network.-1 is the outermost), got network.{named[0]}")
 
     def overridden_levels(self) -> tuple[frozenset[int], frozenset[int]]:
         """``(levels, fits)``: the network levels (indices from 0) an override of this profile names
-        a field of, other than ``fits``, and those whose ``fits`` an override sets. A published fit
-        of a collective stands only while no level its group crosses is in the first set, unless
+        a field of, other than ``fits`` (every level for an override of the devices or NICs per node,
+        which move where a group's ranks sit), and those whose ``fits`` an override sets. A published
+        fit of a collective stands only while no level its group crosses is in the first set, unless
         its own level is in the second (:func:`suite.perf.allreduce_fit`)."""
         n = len(self.network)
         touched: set[int] = set()
         fits: set[int] = set()
         for path in self.overrides:
-            parts = str(path).split(".")
-            if len(parts) < 3 or parts[0] != "network" or not parts[1].lstrip("-").isdigit():
-                continue
-            i = int(parts[1])
-            if -n <= i < n:
-                (fits if parts[2] == "fits" else touched).add(i % n)
+            if str(path) in _PLACEMENT_FIELDS:
+                touched.update(range(n))
+            named = network_level(path, n)
+            if named is not None and named[1] and -n <= named[0] < n:
+                (fits if named[1][0] == "fits" else touched).add(named[0] % n)
         return frozenset(touched), frozenset(fits)
 
     def content_hash(self) -> str:
@@ -241,7 +255,7 @@ class Profile(BaseModel):
                 if not isinstance(cur, dict) or (last not in cur and not free):
                     raise KeyError(last)
             except (KeyError, IndexError, ValueError, TypeError):
-                raise self._no_level(path, parts) or bad from None
+                raise self._no_level(path) or bad from None
             if isinstance(cur.get(last), dict) and not isinstance(value, dict):
                 raise ProfileError(f"profile {self.name!r}: override {path!r}: expected the path of a single figure, "
                                    f"got the table {path!r}")
@@ -255,10 +269,10 @@ class Profile(BaseModel):
             # name the override as the user wrote it (network.-1.bandwidth, not network.1.bandwidth)
             loc = ".".join(str(x) for x in exc.errors()[0]["loc"])
             for key in overrides:
-                parts = str(key).split(".")
-                norm = [str(len(self.network) + int(p)) if (i == 1 and parts[0] == "network" and p.lstrip("-").isdigit()
-                                                         and int(p) < 0) else p for i, p in enumerate(parts)]
-                if ".".join(norm) == loc:
+                named = network_level(key, len(self.network))
+                n = len(self.network)
+                norm = ".".join(["network", str(named[0] % n), *named[1]]) if named is not None and n else str(key)
+                if norm == loc:
                     line = line.replace(f" (override): field {loc}:", f": override {key!r}:", 1)
                     break
             raise ProfileError(line) from None

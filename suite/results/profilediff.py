@@ -80,7 +80,8 @@ def profile_diff(name_a: str, overrides_a: Mapping[str, Any], name_b: str, overr
     ProfileDiff
         ``fields``: dotted path -> (value in A, value in B), for every figure of
         :meth:`Profile.normalized` that differs (the ``overrides`` record itself is left out:
-        its effect is in the figures).
+        its effect is in the figures; the levels whose published fits an override set aside are
+        in ``notes``).
     """
     lookup = context.with_profile_dirs(tuple(profile_dirs)).profile if context is not None else None
     notes: list[str] = []
@@ -102,6 +103,10 @@ def profile_diff(name_a: str, overrides_a: Mapping[str, Any], name_b: str, overr
                          f"file changed since; the differences below are against the current file")
         d = prof.normalized()
         d.pop("overrides", None)
+        aside = d.pop("fits_set_aside_on", None)  # no field of the file: said in a note
+        if aside:
+            notes.append(f"side {side}: the published fits of network level(s) {', '.join(map(str, aside))} are set "
+                         f"aside by its overrides (suite.perf.allreduce_fit): the model prices those collectives")
         flat.append(_flatten(d))
     fields: dict[str, tuple[Any, Any]] = {}
     fa, fb = flat

@@ -22,7 +22,7 @@ from suite.runner.options import ExecOptions, Executor
 from suite.runner.pool import LocalExecutor
 from suite.runner.progress import NullProgress, Progress
 from suite.runner.unread import OverrideReads, Reads, unread_overrides
-from suite.tamper_process import recheck
+from suite.tamper_process import drain_notes, recheck
 
 if TYPE_CHECKING:  # pragma: no cover
     from suite.context import Context
@@ -217,10 +217,10 @@ class _Run:
         # one case per (technique, code, overridden field, profile): what the unread-override check needs
         self.reps: dict[tuple[Any, ...], Case] = {}
         self.override_reads = OverrideReads()  # per overridden field: the computed cases that did not read it
+        drain_notes()  # what a recheck put back before this run (another run's, a judgement's) is not this run's
         self.started = False
         self.refresh: set[str] = set()
         self.chunk_size = CHUNK  # cases per chunk (set by the run: _execute)
-        self.tamper_notes: list[str] = []  # what recheck put back during the run, one line each
 
     def todo(self, chunk: list[Case], cases: Iterable[Case]) -> list[Case]:
         """The cases of *chunk* to compute: new keys not already stored ok (those are linked to
@@ -273,8 +273,6 @@ class _Run:
         out = check_outcome(out, case.technique)
         note = recheck()
         if note:
-            if note not in self.tamper_notes:
-                self.tamper_notes.append(note)
             if self.in_process:
                 out = dict(out, status="failed", metrics=None, samples=None, artifacts=None, error=note)
         ident = case.identity()
@@ -322,7 +320,7 @@ class _Run:
             s.warnings += self.override_reads.warnings(warned)
         except Exception as exc:  # noqa: BLE001 - a diagnostic must never lose the run
             s.warnings.append(f"could not record the profile fields read: {exc}")
-        s.warnings += self.tamper_notes
+        s.warnings += drain_notes()  # what recheck put back during the run (here, in pool loops)
 
 
 def _execute(run: _Run, ex: Any, name: str, cases: Iterable[Case], chunk_size: int,

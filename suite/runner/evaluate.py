@@ -116,7 +116,8 @@ class CodeCheck:
         else:
             return None
         self._first, self._modules = True, -1  # until the files are back as hashed, every case fails
-        return f"{who}: its code changed since the run resolved its cases (key {case.key}): run again"
+        return (f"{who}: its code changed since the run resolved its cases (key {case.key}): run again "
+                f"(on a cluster: every worker needs the files the run was started from)")
 
     def apply(self, case: Case, out: Outcome) -> Outcome:
         """*out* of *case*, failed (nothing stored ok under its key) when :meth:`stale`."""

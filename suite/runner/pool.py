@@ -67,7 +67,7 @@ def _in_process(cases: Sequence[Case], timeout: float | None, artifacts: str = "
     sampler, snaps, code = ReadSampler(), InputSnapshots(), CodeCheck()
     try:
         for case in cases:
-            recheck()  # a watched plugin thread's change put back (the engine's record says so)
+            recheck()  # a watched plugin thread's change put back (noted: the run's warnings drain it)
             tech = resolved_tech(case)
             rec = sampler.take((tech.name, case.variant, case.fidelity))
             if not use_alarm:

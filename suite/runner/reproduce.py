@@ -164,7 +164,7 @@ def _judge_all(pending: Sequence[_Pending], store: Store, rerun: bool) -> None:
     cached = {} if rerun else store.judgements(k for k in keys if k)
     fresh: dict[str, str] = {}
     reader = _StoredOnce(store)
-    recheck()  # what a quarantined plugin's thread changed in the core, put back before judging
+    recheck()  # what a watched plugin's thread changed in the core, put back before judging
     for p, jkey in zip(pending, keys):
         if _restored(p.outcome, cached.get(jkey) if jkey else None):
             continue

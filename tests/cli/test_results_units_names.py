@@ -293,3 +293,16 @@ def test_the_same_command_with_its_name_resumes_an_interrupted_run(tmp_path, cli
     assert r.exit_code == 2 and "got another command" in r.output, r.output
     r = cli("results", "show", "p2", "--format", "json", store=st)
     assert json.loads(r.output)["run"]["id"] == 3  # the resumed run took the name; the refused one began none
+
+
+def test_a_sweep_is_the_same_however_its_lists_are_written():
+    """`--variant x,y`, `--variant y --variant x`; `--param a=1,2`, `--param a=2 --param a=1`: the same
+    cases, so the same sweep for `--name` resume (words sorted whole called them different; a second
+    reader). Another value is another sweep."""
+    from suite.cli.run import _sweep_of
+
+    a = _sweep_of("suite run -t poseidon --variant x,y --param a=1,2 --set 'n.-1.bandwidth=1 Gbit/s,2 Gbit/s'")
+    assert a == _sweep_of("suite run -q -t poseidon --variant y --variant x --param a=2 --param a=1 "
+                          "--set 'n.-1.bandwidth=2 Gbit/s' --set 'n.-1.bandwidth=1 Gbit/s' -j 2")
+    assert a != _sweep_of("suite run -t poseidon --variant x,y --param a=1,3 --set 'n.-1.bandwidth=1 Gbit/s,2 Gbit/s'")
+    assert a != _sweep_of("suite run -t poseidon --variant x --param a=1,2 --set 'n.-1.bandwidth=1 Gbit/s,2 Gbit/s'")

@@ -234,3 +234,28 @@ def test_a_named_ring_under_nccl_reads_no_nccl_field_and_auto_does(ctx):
     t = collective_time("allreduce", 1e3, g, view, "auto").time
     assert t == pytest.approx(1e-3 + collective_time("allreduce", 1e3, g, prof, "auto").time, rel=1e-3)
     assert {"communication.launch_overhead", "communication.efficiency"} <= reads
+
+
+def test_a_collective_that_costs_nothing_reads_no_nccl_setting(ctx):
+    """One rank under auto costs 0 s whatever the launch overhead: `communication.*` was recorded as
+    read, so an override of it on one-GPU cases gave no "did not read" warning (a second reader)."""
+    from suite.perf import Group, collective_time
+
+    prof = ctx.profile("hetseq-readme")
+    slow = prof.with_overrides({"communication.launch_overhead": 1e-3})
+    view, reads = tracked(slow)
+    assert collective_time("allreduce", 1e6, Group(ranks_per_node=1, nodes=1), view, "auto").time == 0.0
+    assert not {"communication.launch_overhead", "communication.efficiency"} & reads
+
+
+def test_a_fit_records_the_placement_it_depends_on_and_no_more(ctx):
+    """Whether a published fit stands under an override depends on where the workers sit: the devices
+    per node and the inter-node levels below the outermost (none on a two-level profile). Every
+    level's size was recorded, so `--set network.-1.size=4` with 2 workers on one node (the fit stands,
+    nothing changes) gave no "did not read" warning (a second reader)."""
+    from suite.perf import allreduce_fit
+
+    prof = ctx.profile("k80-cluster-ib56").with_overrides({"network.-1.bandwidth": "1 Gbit/s"})
+    view, reads = tracked(prof)
+    assert allreduce_fit(view, 2) == (2.554691e-06, 9.837548e-11)  # two GPUs of one node: the fit stands
+    assert "node.devices_per_node" in reads and "network.1.size" not in reads and "network.0.size" not in reads

@@ -229,6 +229,10 @@ def test_a_fit_follows_the_levels_its_workers_cross(lib):
     assert c2.source.startswith("formula:ring")
     assert c2.a == pytest.approx(2e-6, rel=1e-9) and c2.b == pytest.approx(1e-9 + 1.5e-15, rel=1e-9)
     assert M.comm_cost_from_profile(inner, 8).source.startswith("formula")
+    # the devices or NICs per node move where the ranks sit (8 workers on one node of 8): every fit stands aside
+    for field, value in (("node.devices_per_node", 8), ("node.nics_per_node", 4)):
+        moved = prof.with_overrides({field: value})
+        assert [M.comm_cost_from_profile(moved, w).source[:7] for w in (2, 8)] == ["formula", "formula"], field
     # the fits overridden themselves are what the user asked for, whatever else is overridden
     own = prof.with_overrides({"network.0.bandwidth": "1 GB/s",
                                "network.1.fits": [{"collective": "allreduce", "workers": 2, "alpha": "3 us",

@@ -254,3 +254,17 @@ def test_per_metric_thresholds_override_the_default(tmp_path, suite_cli):
     r = suite_cli(["compare", "1", "2", "--store", str(path), "--threshold", "5%",
                    "--threshold", "wall_time=2%"])
     assert r.exit_code == 1 and "by more than 5.0%, wall_time 2.0%" in r.output
+
+
+def test_fits_set_aside_are_a_note_not_a_profile_field():
+    """An override equal to a fitted profile's own value changes no figure but sets its published fits
+    aside (the model prices those collectives): `suite compare` listed `fits_set_aside_on.0` among the
+    profile's differing fields, as if the file had one (a second reader); a note says it now."""
+    from suite.context import Context
+    from suite.results.profilediff import profile_diff
+
+    d = profile_diff("k80-cluster-ib56", {}, "k80-cluster-ib56", {"network.0.bandwidth": "15.75 GB/s"},
+                     context=Context.build())
+    assert d.fields == {}
+    assert d.notes == ["side B: the published fits of network level(s) 0 are set aside by its overrides "
+                       "(suite.perf.allreduce_fit): the model prices those collectives"]

@@ -68,5 +68,9 @@ def _stale(profile: "Profile", workers: int, level: int) -> bool:
     if not touched or level % len(profile.network) in fits:
         return False
     crossed = {d.level for d in dimensions(profile, group_of(profile, workers))}
-    _ = [lv.size for lv in profile.network]  # what the placement read (recorded: the answer depends on it)
+    # what the placement read (recorded: the answer depends on it): the devices per node (group_of),
+    # and the sizes of the inter-node levels below the outermost (the nodes fill them innermost first)
+    net = profile.network
+    first = 1 if len(net) >= 2 or profile.devices_per_node > 1 else 0
+    _ = [net[i].size for i in range(first, len(net) - 1)]
     return bool(touched & crossed)

@@ -195,7 +195,7 @@ def _touch(view: Any, dims: tuple[Dim, ...], op: str, path: str = "ab") -> None:
     if path == "ab":
         if op in ("allreduce", "reduce-scatter", "reduce") and view.device is not None:
             _ = view.device.memory_bandwidth
-    elif path == "nccl":  # what suite.perf.nccl reads besides the above
+    elif path == "nccl" and dims:  # what suite.perf.nccl reads besides the above (nothing to price: nothing)
         _touch_nccl(view, dims)
 
 
