@@ -55,6 +55,18 @@ def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
     return out
 
 
+def _fields_of(prof: Any, side: str, notes: list[str]) -> dict[str, Any]:
+    """*prof*'s figures flattened (:meth:`Profile.normalized`, less the ``overrides`` record); the levels
+    whose published fits its overrides set aside, which are no field of the file, go to *notes*."""
+    d = prof.normalized()
+    d.pop("overrides", None)
+    aside = d.pop("fits_set_aside_on", None)
+    if aside:
+        notes.append(f"side {side}: the published fits of network level(s) {', '.join(map(str, aside))} are set "
+                     f"aside by its overrides (suite.perf.allreduce_fit): the model prices those collectives")
+    return _flatten(d)
+
+
 def profile_diff(name_a: str, overrides_a: Mapping[str, Any], name_b: str, overrides_b: Mapping[str, Any],
                  *, hash_a: str | None = None, hash_b: str | None = None, profile_dirs: tuple[Any, ...] = (),
                  context: Any = None) -> ProfileDiff:
@@ -101,13 +113,7 @@ def profile_diff(name_a: str, overrides_a: Mapping[str, Any], name_b: str, overr
         if stored and now != stored:
             notes.append(f"side {side}: profile {name!r} now hashes to {now}, the run stored {stored}: the profile "
                          f"file changed since; the differences below are against the current file")
-        d = prof.normalized()
-        d.pop("overrides", None)
-        aside = d.pop("fits_set_aside_on", None)  # no field of the file: said in a note
-        if aside:
-            notes.append(f"side {side}: the published fits of network level(s) {', '.join(map(str, aside))} are set "
-                         f"aside by its overrides (suite.perf.allreduce_fit): the model prices those collectives")
-        flat.append(_flatten(d))
+        flat.append(_fields_of(prof, side, notes))
     fields: dict[str, tuple[Any, Any]] = {}
     fa, fb = flat
     if fa is not None and fb is not None:
