@@ -33,20 +33,28 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["CollectiveRow", "load_rows", "price_rows", "summarize", "derive_efficiency", "group_of_row",
-           "BOUNDS", "GROUPS", "SIZE_CLASSES"]
+           "BOUNDS", "TARGETS", "GROUPS", "SIZE_CLASSES"]
 
 MIB = 1 << 20
-GROUPS = ("1 node x 2", "1 node x 4", "1 node x 8", "2-16 nodes")
+#: one group per placement of the set: each node count its own (pooled, the 2-node rows hid the
+#: 8-node ones' miss: 4.9 % over 2-16 nodes where 8 nodes alone give 11.9 %)
+GROUPS = ("1 node x 2", "1 node x 4", "1 node x 8", "2 nodes", "4 nodes", "8 nodes")
 SIZE_CLASSES = ("< 1 MiB", ">= 1 MiB")
 #: documented bounds on the geomean |time error| per (group, size class), fractions (issue 40's
 #: targets: 10 % from 1 MiB, 25 % below); tests/perf/test_validate_collectives.py keeps them
-BOUNDS = {(g, s): (0.10 if s == ">= 1 MiB" else 0.25) for g in GROUPS for s in SIZE_CLASSES}
+TARGETS = {"< 1 MiB": 0.25, ">= 1 MiB": 0.10}
+BOUNDS = {(g, s): TARGETS[s] for g in GROUPS for s in SIZE_CLASSES}
 #: a documented miss (docs/validation.md, "Where the model misses"): the only 2-GPU table (Azure
 #: NC12s v3, 2 x V100 PCIe at nvidia-smi distance NODE, so NCCL's SHM transport through an Intel
 #: root complex) levels off at 6.89 GB/s bus bandwidth, 0.72 of the 9.6 GB/s NCCL's own path figure
 #: gives (12 GB/s / 1.2, times the ring curve); measured 12.0 % (31.6 % before the path was
 #: modelled), bound 15 %, not tuned
 BOUNDS[("1 node x 2", ">= 1 MiB")] = 0.15
+#: a documented miss (docs/validation.md, "Where the model misses"): 8 x 8 H100 over NDR400
+#: (nccl-tests issue #309, gj-aion's run) from 1 MiB, 2-8 MiB to -38 % (NCCL switches to NVLS-tree
+#: later, and the network ramps slower, than the 2-node calibration table says; this run also peaks
+#: 10-15 % below another user's on the same NIC count): measured 11.9 %, bound 15 %, not tuned
+BOUNDS[("8 nodes", ">= 1 MiB")] = 0.15
 
 
 @dataclass(frozen=True)
@@ -94,12 +102,7 @@ def _bus_factor(op: str, n: int) -> float:
 
 def group_of_row(row: CollectiveRow) -> tuple[str, str]:
     """(group, size class) of a row; a group outside :data:`GROUPS` is named as it is."""
-    if row.nodes == 1:
-        g = f"1 node x {row.gpus_per_node}"
-    elif 2 <= row.nodes <= 16:
-        g = "2-16 nodes"
-    else:
-        g = f"{row.nodes} nodes"
+    g = f"1 node x {row.gpus_per_node}" if row.nodes == 1 else f"{row.nodes} nodes"
     return g, ("< 1 MiB" if row.nbytes < MIB else ">= 1 MiB")
 
 

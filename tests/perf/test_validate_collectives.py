@@ -26,16 +26,28 @@ def test_every_group_within_its_bound(rows):
             continue
         seen += 1
         assert s["geomean |error|"] <= BOUNDS[(s["group"], s["size"])], s
-    assert seen >= 8  # 1 node x 2, x 4, x 8, 2-16 nodes, each below and from 1 MiB
+    assert seen == 10  # 1 node x 2, x 4, x 8 and 4 nodes below and from 1 MiB; 2 and 8 nodes from 1 MiB
 
 
-def test_bounds_are_the_issue_targets_but_the_documented_2gpu_miss():
+def test_bounds_are_the_issue_targets_but_the_documented_misses():
     # issue 40's targets, except 1 node x 2 from 1 MiB: the V100-PCIe table runs through host
     # memory (SHM) at 6.89 GB/s busbw where NCCL's own figure for the path, 10 GB/s, predicts ~28 %
-    # less time at large sizes (documented; geomean 12.0 %)
+    # less time at large sizes (documented; geomean 12.0 %); and 8 nodes from 1 MiB (documented;
+    # 11.9 %, 2-8 MiB to -38 %)
     big = {g: b for (g, s), b in BOUNDS.items() if s == ">= 1 MiB"}
-    assert big == {"1 node x 2": 0.15, "1 node x 4": 0.10, "1 node x 8": 0.10, "2-16 nodes": 0.10}
+    assert big == {"1 node x 2": 0.15, "1 node x 4": 0.10, "1 node x 8": 0.10, "2 nodes": 0.10, "4 nodes": 0.10,
+                   "8 nodes": 0.15}
     assert {b for (g, s), b in BOUNDS.items() if s == "< 1 MiB"} == {0.25}
+
+
+def test_each_node_count_is_its_own_group(rows):
+    """Pooled over 2-16 nodes, the multi-node rows from 1 MiB gave 4.9 % (the 2-node rows at 1.4 %)
+    and the command said every group was within the 10 % target, where the 8 x 8 rows alone give
+    11.9 % (an expert tryout): each placement is judged on its own now, and the miss is printed."""
+    by = {(s["group"], s["size"]): s for s in summarize(rows)}
+    assert [by[(g, ">= 1 MiB")]["rows"] for g in ("2 nodes", "4 nodes", "8 nodes")] == [14, 29, 14]
+    assert by[("8 nodes", ">= 1 MiB")]["geomean |error|"] == pytest.approx(0.119, abs=5e-4)
+    assert by[("2 nodes", ">= 1 MiB")]["geomean |error|"] == pytest.approx(0.014, abs=5e-4)
 
 
 def test_2gpu_group_has_rows_on_both_sides_of_1mib(rows):
@@ -90,4 +102,13 @@ def test_cli_prints_the_summary_as_json(suite_cli):
     res = suite_cli(["validate", "--collectives", "--format", "json"])
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
-    assert len(data["rows"]) == len(load_rows()) and {s["group"] for s in data["summary"]} >= {"2-16 nodes"}
+    assert len(data["rows"]) == len(load_rows()) and {s["group"] for s in data["summary"]} >= {"8 nodes"}
+
+
+def test_cli_names_the_groups_over_the_target(suite_cli):
+    res = suite_cli(["validate", "--collectives", "-q"])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "every group within its bound" in text
+    assert ("over the target (10 % from 1 MiB, 25 % below), within a documented bound: 1 node x 2 >= 1 MiB (12.0 %), "
+            "8 nodes >= 1 MiB (11.9 %)") in text
