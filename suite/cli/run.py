@@ -250,6 +250,10 @@ def report_summary(store: Any, summary: Any, fmt: str, quiet: bool, show_table: 
         _skip_reasons(store, summary)
         for w in summary.warnings:
             click.echo(f"warning: {w}", err=True)
+    lost = store.lost() if hasattr(store, "lost") else None
+    if lost:  # the summary above counted what was handed to a file no path names any more
+        click.echo(f"error: {lost} ({summary.computed} case(s) of run {summary.run_id}); run the command again", err=True)
+        sys.exit(1)
     if summary.interrupted:
         if fmt == "json":
             click.echo(summary.message(resume), err=True)

@@ -58,6 +58,15 @@ def default_store_path() -> Path:
     return Path(os.environ.get("SUITE_STORE") or Path("results") / "suite.sqlite")
 
 
+def _file_id(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the file at *path*, or None when there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 class Store:
     """A results store in one SQLite file.
 
@@ -96,6 +105,7 @@ class Store:
         self.batch_seconds = float(batch_seconds)
         self._wlock = threading.RLock()
         self._writer: Writer | None = None
+        self._file: tuple[int, int] | None = None
         self.conn = None
         if readonly:
             self.conn = _schema.open_readonly(self.path)
@@ -106,11 +116,24 @@ class Store:
             raise StoreError(f"store {str(self.path)!r}: expected an existing folder, got no folder "
                              f"{str(self.path.parent)!r} (create it first)")
         self.conn = _schema.open_writable(self.path, self._wlock)
+        self._file = _file_id(self.path)  # the file written: a path deleted or replaced meanwhile is named by `lost`
         check_on_open(self.conn, self.path)  # a store damaged since this machine last closed it
         self._writer = Writer(self.conn, self.path, self._wlock, batch_size=self.batch_size,
                               batch_seconds=self.batch_seconds)
 
     # ------------------------------------------------------------------ opening and closing
+    def lost(self) -> str | None:
+        """Why what this store wrote is no longer at its path (the file was deleted, moved or replaced
+        since it was opened: SQLite keeps writing to the open file, which no path names any more), or
+        None while the path names the file opened (and for a read-only store)."""
+        if getattr(self, "_file", None) is None:
+            return None
+        now = _file_id(self.path)
+        if now == self._file:
+            return None
+        what = "deleted or moved" if now is None else "replaced by another file"
+        return f"store {str(self.path)!r}: the file was {what} while this process wrote it: what it wrote is lost"
+
     @property
     def writer(self) -> Writer:
         """The store's :class:`~suite.results.writer.Writer`; StoreError on a read-only store."""

@@ -105,6 +105,11 @@ def test_bad_configs_are_one_line_naming_file_and_key(tmp_path):
         from_hf_config({**LLAMA2_7B, "num_hidden_layers": 0})
     with pytest.raises(WorkloadError, match=r"key 'num_key_value_heads': expected a divisor of the 32 attention heads, given 5"):
         from_hf_config({**LLAMA2_7B, "num_key_value_heads": 5})
+    # 4096 / 30 heads: a head of 136.53 channels was imported (a tryout), as no Hugging Face class would
+    with pytest.raises(WorkloadError, match=r"the 30 attention heads must divide the hidden size 4096 \(or give "
+                                            r"'head_dim'\), given 4096 / 30 = 136.5 channels a head"):
+        from_hf_config({**LLAMA2_7B, "num_attention_heads": 30, "num_key_value_heads": 30})
+    assert from_hf_config({**LLAMA2_7B, "num_attention_heads": 30, "num_key_value_heads": 30, "head_dim": 128})
     p.write_text("{not json")
     with pytest.raises(WorkloadError, match=r"config\.json: not valid JSON"):
         from_hf_config(p)

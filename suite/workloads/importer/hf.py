@@ -121,7 +121,8 @@ def spec_from_hf_config(cfg: dict[str, Any], name: str, seq: int | None = None, 
     ------
     WorkloadError
         A missing or non-positive hyperparameter, a mixture-of-experts config, a sequence
-        length beyond learned positions, or heads that the KV heads do not divide.
+        length beyond learned positions, heads that the KV heads do not divide, or a hidden size
+        the heads do not divide (no ``head_dim`` given).
     """
     for k in ("num_local_experts", "num_experts", "moe_num_experts"):
         if cfg.get(k):
@@ -162,6 +163,9 @@ def _head_dim(cfg: dict[str, Any], heads: int, hidden: int, where: str) -> int |
     d_head = cfg.get("head_dim")
     if d_head is not None and (not isinstance(d_head, int) or d_head <= 0):
         raise WorkloadError(f"{where}: key 'head_dim': expected a positive integer, given {d_head!r}")
+    if d_head is None and hidden % heads:  # Hugging Face's own config classes refuse it too
+        raise WorkloadError(f"{where}: the {heads} attention heads must divide the hidden size {hidden} (or give "
+                            f"'head_dim'), given {hidden} / {heads} = {hidden / heads:.4g} channels a head")
     return None if d_head is None or d_head * heads == hidden else d_head
 
 
