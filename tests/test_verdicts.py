@@ -361,3 +361,23 @@ def test_no_installed_claim_is_reproduced_with_a_null_inside(tmp_path, shared_co
         for n in o.nulls:
             assert not n.reason and n.inside is False, (o.claim, n.label)
             assert not c.expect.check(n.value), (o.claim, n.label, n.value)
+
+
+def test_a_variant_null_that_substitutes_nothing_is_a_claim_defect():
+    """`Null("ring itself", variants={"ring": "ring"})` is the claim's own value: `suite reproduce` said
+    "not discriminating" (the null inside the band with ours) where the kit's claims-nulls check failed
+    the claim (a plugin-author tryout); the verdict is the claim's defect now, with the kit's reason."""
+    c = _ratio_claim(Gain(2.0), (Null("fast itself", variants={"fast": "fast"}),))
+    o = _judge(c, {"base": _res(4.0), "fast": _res(2.0), "null:base": _res(4.0), "null:fast": _res(2.0)}, c.nulls)
+    assert o.verdict == CLAIM_DEFECT
+    assert o.reason.startswith("null 'fast itself' changes no scenario of the claim")
+
+
+def test_a_sentence_is_no_null():
+    """nulls=("a tree would be slower",) quarantined the plugin with "AttributeError: 'str' object has no
+    attribute 'variants'", naming neither the claim nor the field."""
+    from suite.errors import TechniqueError
+
+    with pytest.raises(TechniqueError, match=r"^claim 'c': nulls\[0\]: expected a computed null, Null\(label, "
+                                             r"variants=\.\.\.\).*got str 'a tree would be slower'"):
+        _ratio_claim(Gain(2.0), ("a tree would be slower",))

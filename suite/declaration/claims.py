@@ -428,6 +428,11 @@ class Claim:
             object.__setattr__(self, "nulls", (self.nulls,))
         elif not isinstance(self.nulls, tuple):
             object.__setattr__(self, "nulls", tuple(self.nulls))
+        for i, n in enumerate(self.nulls):
+            if not isinstance(n, Null):  # a sentence is no null (docs/verdicts.md, Nulls)
+                raise TechniqueError(f"claim {self.id!r}: nulls[{i}]: expected a computed null, Null(label, variants=...), "
+                                     f"Null(label, value=...) or Null(label, derive=...), got {type(n).__name__} {n!r:.60} "
+                                     "(a written reason for having none goes in `null_reason`)")
 
     def specs(self) -> dict[str, ScenarioSpec]:
         """Every scenario this claim needs, by label (``"main"`` for ``scenario``)."""

@@ -266,10 +266,15 @@ def informative_nulls(claim: Claim, nulls: Sequence[NullOutcome]) -> list[NullOu
 
 
 def claim_defect(claim: Claim, ours: Any, results: Mapping[str, Result]) -> str:
-    """Why *claim* could not both pass and fail before any run (a declared ``defect``, or a band
-    unreachable inside the claim's ``domain``), or ``""`` (docs/verdicts.md, Claim defects)."""
+    """Why *claim* could not both pass and fail before any run (a declared ``defect``, a variant null
+    that substitutes nothing the claim uses, or a band unreachable inside the claim's ``domain``), or
+    ``""`` (docs/verdicts.md, Claim defects)."""
     if claim.defect:
         return claim.defect
+    same = next((n.label for n in claim.nulls if n.variants is not None and n.substitute(claim.specs()) == claim.specs()),
+                None)
+    if same is not None:  # the claim's own value again: it lands wherever ours does (the kit's claims-nulls says so)
+        return f"null {same!r} changes no scenario of the claim: it is our own value, inside the band whenever ours is"
     try:
         domain = claim.value_domain(results)
     except Exception as exc:  # noqa: BLE001 - a domain that cannot be computed is reported, not raised
