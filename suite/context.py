@@ -260,7 +260,8 @@ class Context:
         Raises
         ------
         ProfileError
-            Unknown name (with close matches) or a malformed file.
+            Unknown name (with close matches), a malformed file, or a file whose profile name
+            another profile of the library already has (that one would be used instead).
         """
         if name.endswith(".toml"):
             from suite.errors import ProfileError
@@ -269,7 +270,15 @@ class Context:
             p = Path(name)
             if not p.exists():
                 raise ProfileError(f"{p}: expected an existing profile file, got a path that does not exist")
-            return self.with_profile_dirs([p]).profiles.get((read_toml(p).get("profile") or {}).get("name", ""))
+            declared = (read_toml(p).get("profile") or {}).get("name", "")
+            lib = self.with_profile_dirs([p]).profiles
+            prof = lib.get(declared)
+            other = lib.path(declared)
+            if other is not None and Path(other).resolve() != p.resolve():
+                # the library keeps the first file of a name: the one given would be skipped, silently
+                raise ProfileError(f"{p}: profile.name: {declared!r} is already a profile of the library ({other}); "
+                                   "expected a new name (rename the profile in the file)")
+            return prof
         return self.profiles.get(name)
 
     def clear_profiles(self) -> None:

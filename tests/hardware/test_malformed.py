@@ -132,6 +132,24 @@ def test_profile_of_missing_file():
         session_context().profile("nope.toml")
 
 
+def test_a_profile_file_whose_name_the_library_has_is_refused_not_replaced(tmp_path):
+    """`--profile ./k80-slow.toml` (the shipped k80-cluster-10gbe at 1 Gbit/s, its name kept) warned
+    "skipped" and then ran the shipped profile: Poseidon's 8 nodes at 446.1 ms where 1 Gbit/s gives
+    1.734 s, stored ok (a hostile tryout). The file given is refused, as a workload file of a taken name is."""
+    ctx = session_context()
+    shipped = ctx.profiles.path("k80-cluster-10gbe")
+    slow = tmp_path / "k80-slow.toml"
+    slow.write_text(Path(shipped).read_text().replace('"10 Gbit/s"', '"1 Gbit/s"'))
+    with pytest.raises(ProfileError) as exc:
+        ctx.profile(str(slow))
+    assert str(exc.value) == (f"{slow}: profile.name: 'k80-cluster-10gbe' is already a profile of the library "
+                              f"({shipped}); expected a new name (rename the profile in the file)")
+    renamed = tmp_path / "k80-slow2.toml"
+    renamed.write_text(slow.read_text().replace('name = "k80-cluster-10gbe"', 'name = "k80-slow"'))
+    assert ctx.profile(str(renamed)).network[-1].bandwidth == 1.25e8  # its own figures, 1 Gbit/s
+    assert ctx.profile(str(shipped)).network[-1].bandwidth == 1.25e9  # the shipped file given by path is itself
+
+
 # ---------------------------------------------------------------------------- extensions
 
 class HopperExt(BaseModel):
