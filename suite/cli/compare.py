@@ -13,7 +13,7 @@ from suite.cli import main
 from suite.cli.common import emit, get_context, strict_json
 
 if TYPE_CHECKING:
-    from suite.results.compare import Comparison
+    from suite.results.compare import Comparison, MetricDiff
     from suite.results.profilediff import ProfileDiff
 
 
@@ -43,7 +43,8 @@ if TYPE_CHECKING:
               help="Extra hardware-profile folder (to show profile differences).")
 @click.option("--strict", is_flag=True,
               help="Exit 1 when a scenario of either run has no partner in the other (each run is paired by the "
-                   "scenarios it asked for).")
+                   "scenarios it asked for), when a metric of RUN_A is missing from RUN_B, or when its unit "
+                   "changed to another dimension.")
 def compare_cmd(run_a: str, run_b: str, thresholds: tuple[str, ...], abs_tol: float | None, allow_profile_change: bool,
                 metrics: tuple[str, ...], show_all: bool, alpha: float, fmt: str, store_path: Path | None,
                 store_b: Path | None, profile_dirs: tuple[Path, ...], strict: bool) -> None:
@@ -58,8 +59,13 @@ def compare_cmd(run_a: str, run_b: str, thresholds: tuple[str, ...], abs_tol: fl
     Refuses (exit 2) to compare cases computed on different hardware profiles or plugin /
     technique versions unless --allow-profile-change, which then lists the differing fields.
     Scenarios of one run with no partner in the other are counted ("only in run N").
+    A metric stored in another unit of the same dimension in RUN_B (s instead of ms) is
+    converted into RUN_A's unit, with a note; in a unit of another dimension its verdict is
+    "unit changed".
     Exit status: 0; 1 when --threshold is given and some metric is worse beyond it, or with
-    --strict when some scenario has no partner; 2 on error.
+    --strict when some scenario has no partner, or a metric of RUN_A is missing from RUN_B or
+    changed its unit's dimension (also without --strict for a --metric with a threshold);
+    2 on error.
 
     \b
     Example (CI gate):
@@ -132,11 +138,21 @@ def _exit(cmp: Comparison) -> None:
         regs = cmp.regressions()
         limit = (f"{cmp.threshold:.1%}" if cmp.threshold is not None else "") + "".join(
             f"{', ' if cmp.threshold is not None or i else ''}{m} {v:.1%}" for i, (m, v) in enumerate(cmp.thresholds.items()))
-        click.echo(f"error: {len(regs)} metric value(s) worse than run {cmp.run_a['id']} by more than "
-                   f"{limit}: " + ", ".join(f"{r.technique}/{r.variant} {r.scenario} {r.metric} "
-                                                        f"{r.change:+.1%}" for r in regs[:3])
+        worse = (f"worse than run {cmp.run_a['id']} by more than {limit}" if all(r.change is not None for r in regs)
+                 else f"fail the gate against run {cmp.run_a['id']}" + (f" (threshold {limit})" if limit else ""))
+        click.echo(f"error: {len(regs)} metric value(s) {worse}: " + ", ".join(
+            f"{r.technique}/{r.variant} {r.scenario} {r.metric} " + _why(r, cmp.run_b['id']) for r in regs[:3])
                    + (" ..." if len(regs) > 3 else ""), err=True)
         sys.exit(cmp.exit_code)
+
+
+def _why(r: MetricDiff, run_b: Any) -> str:
+    """A regression's figure: ``+12.3%``, ``missing in run 4``, ``unit changed ms -> B``."""
+    if r.verdict == "missing":
+        return f"missing in run {run_b}"
+    if r.verdict == "unit changed":
+        return f"unit changed {r.unit} -> {r.unit_b}"
+    return f"{r.change:+.1%}"
 
 
 def _num(v: float | None) -> str:

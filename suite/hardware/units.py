@@ -22,6 +22,8 @@ if TYPE_CHECKING:  # pint is imported when a quantity is first parsed that the c
 __all__ = [
     "ureg",
     "parse_unit",
+    "convert",
+    "to_base",
     "COUNT_UNITS",
     "parse_quantity",
     "format_quantity",
@@ -140,6 +142,37 @@ def parse_unit(text: str) -> "pint.Unit":
         return reg.Unit(t)
     except Exception as exc:  # noqa: BLE001 - pint raises several kinds
         raise ValueError(f"unit {text!r}: not a unit of the suite's registry ({type(exc).__name__})") from None
+
+
+def convert(value: float, unit: str, to: str) -> float:
+    """*value* in *unit* (a metric's unit as the suite writes it, :func:`parse_unit`) expressed in
+    *to*: ``convert(0.1547, "s", "ms")`` -> 154.7.
+
+    Raises
+    ------
+    ValueError
+        Either unit is no unit of the registry, or the two differ in dimension (one line naming both).
+    """
+    ua, ub = parse_unit(unit), parse_unit(to)
+    if ua.dimensionality != ub.dimensionality:
+        raise ValueError(f"unit {unit!r} cannot be converted to {to!r} ({ua.dimensionality} is not "
+                         f"{ub.dimensionality})")
+    return float(_registry().Quantity(float(value), ua).to(ub).magnitude)
+
+
+@functools.lru_cache(maxsize=1024)
+def to_base(value: float, unit: str) -> tuple[float, str]:
+    """*value* in *unit* in the registry's base units (bits, seconds): ``(37.0, "us")`` ->
+    ``(3.7e-05, "second")``; ``(1.25, "GB/s")`` and ``(10.0, "Gbit/s")`` -> ``(1e10, "bit / second")``;
+    ``(8.0, "")`` -> ``(8.0, "")``.
+
+    Raises
+    ------
+    ValueError
+        *unit* is no unit of the registry (one line naming it).
+    """
+    q = _registry().Quantity(float(value), parse_unit(unit)).to_base_units()
+    return float(q.magnitude), "" if q.dimensionless else str(q.units)
 
 
 def __getattr__(name: str) -> Any:

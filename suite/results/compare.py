@@ -104,19 +104,27 @@ class MetricDiff:
     b: float | None
     ratio: float | None
     change: float | None
-    verdict: str  # better, worse, same, changed (direction none), missing (only one side)
+    verdict: str  # better, worse, same, changed (direction none), missing (only one side), unit changed
     p_value: float | None = None  # Mann-Whitney U, when both sides have samples
     significant: bool | None = None
     regression: bool = False  # worse beyond the threshold (and not "not significant")
     key_a: str | None = None
     key_b: str | None = None
+    #: B's stored unit when it differs from A's (``unit``): B's value was converted into ``unit``,
+    #: or, when the dimensions differ, the verdict is "unit changed" and ``b`` is in this unit
+    unit_b: str | None = None
 
     def label(self, threshold: float | None) -> str:
-        """The verdict as printed: ``worse +12.3%, beyond 5.0%``, ``better -4.1%, not significant (p=0.41)``."""
-        if self.verdict == "missing" or self.change is None:
-            return self.verdict
-        if self.verdict == "same":
-            return "same"
+        """The verdict as printed: ``worse +12.3%, beyond 5.0%``, ``better -4.1%, not significant (p=0.41)``,
+        ``worse +200.0%, beyond 5.0% (B converted from s)``, ``unit changed: ms -> B, a regression``."""
+        if self.verdict in ("missing", "unit changed") or self.change is None:
+            text = f"unit changed: {self.unit} -> {self.unit_b}" if self.verdict == "unit changed" else self.verdict
+            return text + (", a regression" if self.regression else "")
+        text = "same" if self.verdict == "same" else self._change_label(threshold)
+        return text + (f" (B converted from {self.unit_b})" if self.unit_b else "")
+
+    def _change_label(self, threshold: float | None) -> str:
+        assert self.change is not None
         text = f"{self.verdict} {_pct(self.change)}" if math.isfinite(self.change) else self.verdict
         if self.significant is False:
             text += f", not significant (p={self.p_value:.2g})"
@@ -242,7 +250,8 @@ class _Side:
 
 
 def _side(store: Any, run: Any, metrics: Any, suffix: str) -> _Side:
-    """Run *run* of *store* (only *metrics*, when given)."""
+    """Run *run* of *store* (only *metrics*, when given: its cases are every ok case all the same, so
+    a scenario whose metric vanished still pairs and shows the metric missing)."""
     from suite.results.load import load_run, reading, samples
 
     with reading(store) as st:
@@ -250,13 +259,41 @@ def _side(store: Any, run: Any, metrics: Any, suffix: str) -> _Side:
                                     none_error=CompareError("compare: give two run ids (or 'latest'), not None"))
         keys = list(long.loc[long["n_samples"] > 0, "key"].unique())
         samp = samples(st, keys) if keys else {}
+    side = _Side(f"run {info['id']}{suffix}", info, long, samp)
     if metrics is not None:
-        long = long[long["name"].isin([metrics] if isinstance(metrics, str) else list(metrics))]
-    return _Side(f"run {info['id']}{suffix}", info, long, samp)
+        keep = set(_named(metrics))
+        side.metrics = {k: v for k, v in side.metrics.items() if k[1] in keep}
+        side.names = {k: [n for n in ns if n in keep] for k, ns in side.names.items()}
+    return side
 
 
-def _pair(a: _Side, b: _Side) -> list[str]:
-    """Key each side's cases by scenario; the scenarios both have, in a stable order.
+def _named(metrics: Any) -> list[str]:
+    """``--metric`` values as a list (None: none named)."""
+    return [] if metrics is None else [metrics] if isinstance(metrics, str) else [str(m) for m in metrics]
+
+
+def _canon(v: Any) -> Any:
+    """An override value as the scenario key holds it: a quantity in base units with 12 significant
+    digits (``"37 us"``, ``"37e-6 s"`` -> ``"3.7e-05 second"``; ``"10 Gbit/s"``, ``"1.25 GB/s"`` ->
+    ``"1e+10 bit / second"``: the same profile, so the same case key), other text as given."""
+    from suite.hardware.units import to_base
+    from suite.results.load import override_value
+
+    if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+        return v
+    num, unit = override_value(v)
+    if num is None:
+        return v
+    try:
+        mag, base = to_base(num, unit)
+    except ValueError:
+        return v
+    return f"{mag:.12g} {base}".strip()
+
+
+def _pair(a: _Side, b: _Side, named: bool = False) -> list[str]:
+    """Key each side's cases by scenario; the scenarios both have, in a stable order. *named*
+    (``--metric`` given): only the scenarios where either side has one of those metrics.
 
     Raises
     ------
@@ -266,6 +303,10 @@ def _pair(a: _Side, b: _Side) -> list[str]:
     swept = _swept(a.frame, b.frame)
     for side in (a, b):
         side.cases = {_scenario_key(r, swept[r["technique"]]): r for r in side.cases_by_key.values()}
+    if named:
+        keep = {k for s in (a, b) for k, c in s.cases.items() if s.names.get(c["key"])}
+        for side in (a, b):
+            side.cases = {k: c for k, c in side.cases.items() if k in keep}
     common = sorted((k for k in a.cases if k in b.cases), key=lambda k: _order(json.loads(k)))
     if not common:
         raise CompareError(f"compare: {a.name} ({len(a.cases)} ok case(s)) and {b.name} ({len(b.cases)}) have no "
@@ -288,7 +329,8 @@ def _swept(cases_a: pd.DataFrame | None, cases_b: pd.DataFrame | None) -> dict[s
             prof_swept |= c["profile"].nunique(dropna=False) > 1
             all_paths = {p for ov in c["overrides"] for p in (ov or {})}
             for p in all_paths:
-                if len({(ov or {}).get(p) for ov in c["overrides"]}) > 1:
+                raw = {(ov or {}).get(p) for ov in c["overrides"]}
+                if len(raw) > 1 and len({_canon(v) for v in raw}) > 1:
                     paths.add(p)
         out[tech] = (prof_swept, sorted(paths))
     return out
@@ -302,11 +344,13 @@ def _scenario_key(row: Mapping[str, Any], swept: tuple[bool, list[str]]) -> str:
     ident["params"] = row["params"]
     if prof_swept:
         ident["profile"] = row["profile"]
-    ident["set"] = {p: ov.get(p) for p in paths}
+    ident["set"] = {p: _canon(ov.get(p)) for p in paths}
     return json.dumps(ident, sort_keys=True, default=str)
 
 
-def _describe(ident: Mapping[str, Any], varying: set[str]) -> str:
+def _describe(ident: Mapping[str, Any], varying: set[str], overrides: Mapping[str, Any] | None = None) -> str:
+    """The scenario label: what varies, each swept override as *overrides* (a case's own) write it."""
+    ident = {**ident, "set": {p: (overrides or {}).get(p, v) for p, v in ident["set"].items()}}
     bits = []
     for k, v in sorted(ident["params"].items()):
         if k in varying:
@@ -419,10 +463,11 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
     StoreError
         Unknown store or run.
     """
-    rules = _Rules.parse(threshold, thresholds, alpha, abs_tol, context)
+    rules = _Rules.parse(threshold, thresholds, alpha, abs_tol, context, strict, metrics)
     a = _side(store, run_a, metrics, "")
     b = _side(store if store_b is None else store_b, run_b, metrics, " (second store)" if store_b is not None else "")
-    common = _pair(a, b)
+    _known_metrics(metrics, a, b)
+    common = _pair(a, b, bool(_named(metrics)))
     checks = _checks(a, b, common, context.registry if context is not None else None)
     diffs = merge_diffs(_profile_diffs(checks.profile_pairs, profile_dirs, context))
     checks.refuse_unless(allow_profile_change, diffs)
@@ -430,7 +475,7 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
     rows = [row for k in common for row in _scenario_rows(a, b, k, varying, rules)]
     return Comparison(run_a=a.info, run_b=b.info, rows=rows, matched=len(common), only_a=_unpaired(a, b, varying),
                       only_b=_unpaired(b, a, varying), threshold=rules.threshold, alpha=alpha,
-                      mismatches=checks.mismatches, profile_diffs=diffs, notes=checks.notes,
+                      mismatches=checks.mismatches, profile_diffs=diffs, notes=checks.notes + _unit_notes(rows, a, b),
                       thresholds=rules.per_metric, abs_tol=abs_tol, strict=bool(strict))
 
 
@@ -518,9 +563,17 @@ class _Rules:
     per_metric: dict[str, float | None]
     alpha: float
     abs_tol: float
+    strict: bool = False  # a metric of A that B lacks, or whose unit B changed, is a regression
+    named: frozenset[str] = frozenset()  # the metrics --metric named
+
+    def gated(self, metric: str) -> bool:
+        """A metric of A missing from B (or of another dimension in B) fails the gate: under --strict,
+        or when --metric names it and a threshold applies to it."""
+        return self.strict or (metric in self.named and self.per_metric.get(metric, self.threshold) is not None)
 
     @staticmethod
-    def parse(threshold: Any, thresholds: Any, alpha: float, abs_tol: float, context: Any) -> _Rules:
+    def parse(threshold: Any, thresholds: Any, alpha: float, abs_tol: float, context: Any, strict: bool = False,
+              metrics: Any = None) -> _Rules:
         """The rules from :func:`compare_runs`'s arguments (CompareError on a bad threshold or
         tolerance; a DeprecationWarning without a context)."""
         if context is None:  # the results layer never builds a context: the caller passes its own
@@ -533,14 +586,14 @@ class _Rules:
         per_metric = {str(k): parse_threshold(v) for k, v in (thresholds or {}).items()}
         if not math.isfinite(abs_tol) or abs_tol < 0:
             raise CompareError(f"--abs-tol: expected a non-negative number (in each metric's unit), got {abs_tol!r}")
-        return _Rules(thr, per_metric, alpha, abs_tol)
+        return _Rules(thr, per_metric, alpha, abs_tol, bool(strict), frozenset(_named(metrics)))
 
 
 def _scenario_rows(a: _Side, b: _Side, k: str, varying: Mapping[str, set[str]], rules: _Rules) -> list[MetricDiff]:
     """One :class:`MetricDiff` per metric of either side of the scenario *k*."""
     ka, kb = a.cases[k]["key"], b.cases[k]["key"]
     names = sorted(set(a.names.get(ka, ())) | set(b.names.get(kb, ())))
-    label = _describe(json.loads(k), varying.get(a.cases[k]["technique"], set()))
+    label = _describe(json.loads(k), varying.get(a.cases[k]["technique"], set()), a.cases[k]["overrides"])
     return [_metric_diff(a, b, ka, kb, n, label, rules) for n in names]
 
 
@@ -550,21 +603,56 @@ def _metric_diff(a: _Side, b: _Side, ka: str, kb: str, n: str, label: str, rules
     vb, ub, db = b.metrics.get((kb, n), (None, None, None))
     direction = da or db or "none"
     unit = ua or ub or "1"
-    ratio, change, verdict = _verdict(_num(va), _num(vb), direction, rules.abs_tol)
-    limit = rules.per_metric.get(n, rules.threshold)
-    p = None
     xa, xb = a.samples.get((ka, n)), b.samples.get((kb, n))
-    if xa and xb and verdict != "missing":
-        p = _mwu(xa, xb)
+    vb, xb, unit_b, convertible = _in_unit_of_a(_num(vb), xb, ua, ub)
+    ratio, change, verdict = _verdict(_num(va), vb, direction, rules.abs_tol)
+    if not convertible and verdict != "missing":
+        ratio, change, verdict = None, None, "unit changed"
+    limit = rules.per_metric.get(n, rules.threshold)
+    p = _mwu(xa, xb) if xa and xb and change is not None else None
     sig = None if p is None else bool(p < rules.alpha)
     regression = (limit is not None and verdict == "worse" and sig is not False and change is not None
                   and (change if direction == "lower" else -change) > limit)
+    lost = verdict == "unit changed" or (verdict == "missing" and _num(va) is not None and vb is None)
     case = a.cases_by_key[ka]
-    return MetricDiff(case["technique"], case["variant"], label, n, unit, direction, _num(va), _num(vb), ratio,
-                      change, verdict, p, sig, bool(regression), ka, kb)
+    return MetricDiff(case["technique"], case["variant"], label, n, unit, direction, _num(va), vb, ratio,
+                      change, verdict, p, sig, bool(regression or (lost and rules.gated(n))), ka, kb, unit_b)
+
+
+def _in_unit_of_a(vb: float | None, xb: list[float] | None, ua: Any, ub: Any
+                  ) -> tuple[float | None, list[float] | None, str | None, bool]:
+    """B's value and samples in A's unit: ``(value, samples, B's unit when it differs, convertible)``.
+    Units of one dimension are converted (:func:`suite.hardware.units.convert`: 0.1547 s -> 154.7 ms);
+    units of different dimensions, or one the registry does not know, are not (convertible False)."""
+    if not ua or not ub or ua == ub:
+        return vb, xb, None, True
+    from suite.hardware.units import convert
+
+    try:
+        return (None if vb is None else convert(vb, ub, ua)), (
+            None if xb is None else [convert(x, ub, ua) for x in xb]), str(ub), True
+    except ValueError:
+        return vb, xb, str(ub), False
+
+
+def _known_metrics(metrics: Any, a: _Side, b: _Side) -> None:
+    """CompareError naming a ``--metric`` that no ok case of either run has (a typo never passes a gate)."""
+    held = {n for side in (a, b) for ns in side.names.values() for n in ns}
+    unknown = [m for m in _named(metrics) if m not in held]
+    if unknown:
+        raise CompareError(f"compare: --metric {unknown[0]}: no ok case of {a.name} or {b.name} has this metric")
+
+
+def _unit_notes(rows: list[MetricDiff], a: _Side, b: _Side) -> list[str]:
+    """One note per (technique, metric, unit A, unit B) whose unit differs between the runs."""
+    seen = {(r.technique, r.metric, r.unit, r.unit_b, r.verdict == "unit changed") for r in rows if r.unit_b}
+    return [f"{m} ({t}): unit {ua} in {a.name}, {ub} in {b.name}: "
+            + ("different dimensions, not compared (verdict 'unit changed')" if bad else f"B's values converted to {ua}")
+            for t, m, ua, ub, bad in sorted(seen)]
 
 
 def _unpaired(side: _Side, other: _Side, varying: Mapping[str, set[str]]) -> list[str]:
     """The scenarios of *side* with no partner in *other*, labelled, sorted."""
-    return sorted(_describe(json.loads(k), varying.get(c["technique"], set())) + f" [{c['technique']}/{c['variant']}]"
+    return sorted(_describe(json.loads(k), varying.get(c["technique"], set()), c["overrides"])
+                  + f" [{c['technique']}/{c['variant']}]"
                   for k, c in side.cases.items() if k not in other.cases)

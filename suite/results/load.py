@@ -19,7 +19,9 @@ computed the case); then one ``param.NAME`` column per technique parameter and o
 Long form adds ``name, value, unit, direction`` (``lower``/``higher``/``none``) and
 ``n_samples`` (raw repeated measurements stored for that metric; 0 for model fidelity).
 Wide form adds one float column per metric name (``metric.NAME`` when the name collides
-with a case column).
+with a case column), in one unit: a metric stored in several units of one dimension (runs of
+a plugin that changed ``ms`` to ``s``) is converted into the unit of its first row; units of
+different dimensions are a :class:`~suite.errors.StoreError` naming the metric and both.
 
 ``df.attrs`` holds ``store`` (path), ``run`` (the run's provenance dict, or None) and
 ``units`` / ``directions`` (metric name -> unit / direction).
@@ -168,8 +170,9 @@ def load(store: Any = None, run: int | str | None = None, wide: bool = False, *,
         Only the cases this run asked for (computed or found already stored); None: every case
         in the store.
     wide : bool
-        False (long form): one row per (case, metric). True: one row per case, one column per
-        metric (values only; units and directions are in the long form and in ``df.attrs``).
+        False (long form): one row per (case, metric), each in its stored unit. True: one row per
+        case, one column per metric, each column in one unit (values only; units and directions
+        are in the long form and in ``df.attrs``).
     params : mapping, optional
         Keep cases whose technique parameters equal these values, e.g. ``{"nodes": 4}``.
     metrics : str or list of str, optional
@@ -186,7 +189,8 @@ def load(store: Any = None, run: int | str | None = None, wide: bool = False, *,
     Raises
     ------
     StoreError
-        Unknown store, run or filter column (one line, naming it).
+        Unknown store, run or filter column (one line, naming it); *wide* and a metric stored in
+        units of different dimensions (naming the metric and both units).
 
     Examples
     --------
@@ -200,6 +204,8 @@ def load(store: Any = None, run: int | str | None = None, wide: bool = False, *,
     if metrics is not None:
         long = long[long["name"].isin([metrics] if isinstance(metrics, str) else list(metrics))]
     base = _case_frame(cases, got.rid)
+    if wide:
+        long = _one_unit_each(long)
     df = _long_form(base, long, got.nsamp) if not wide else _wide_form(base, long)
     df = df.reset_index(drop=True)
     df.attrs = {"store": got.path, "run": got.info, "units": dict(zip(long["name"], long["unit"])),
@@ -263,6 +269,37 @@ def _wide_form(base: pd.DataFrame, long: pd.DataFrame) -> pd.DataFrame:
     w.columns.name = None
     w = w.rename(columns={c: f"metric.{c}" for c in w.columns if c in base.columns}).reset_index()
     return base.merge(w, on="key", how="left")
+
+
+def _one_unit_each(long: pd.DataFrame) -> pd.DataFrame:
+    """*long* with each metric in one unit (the wide form's one column per metric): values stored in
+    another unit of the same dimension converted into the first row's (0.1547 s -> 154.7 ms).
+
+    Raises
+    ------
+    StoreError
+        A metric stored in units of different dimensions, or one the unit registry does not know
+        (one line naming the metric and both units).
+    """
+    mixed = [n for n, us in long.groupby("name")["unit"].unique().items() if len(us) > 1]
+    if not mixed:
+        return long
+    from suite.hardware.units import convert
+
+    long = long.copy()
+    for name in mixed:
+        rows = long["name"] == name
+        first = str(long.loc[rows, "unit"].iloc[0])
+        for unit in long.loc[rows, "unit"].unique():
+            at = rows & (long["unit"] == unit)
+            try:
+                long.loc[at, "value"] = [convert(v, str(unit), first) if v is not None and v == v else v
+                                         for v in long.loc[at, "value"]]
+            except ValueError:
+                raise StoreError(f"metric {name!r}: stored in {first!r} and in {unit!r}, units of different "
+                                 "dimensions: one wide column cannot hold both (load it with wide=False)") from None
+            long.loc[at, "unit"] = first
+    return long
 
 
 def _sample_counts(store: Store, keys: list[str]) -> dict[tuple[str, str], int]:

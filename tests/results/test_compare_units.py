@@ -1,0 +1,112 @@
+"""suite compare across runs whose plugin changed a metric's unit, dropped a metric, or whose
+overrides spell the same values differently (found by a hostile tryout: a 3x regression passed a
+5% gate as "better -99.7%", a vanished gated metric exited 0, and "37 us" against "37e-6 s" was
+"no scenario in common")."""
+
+from __future__ import annotations
+
+import pytest
+
+from suite.results import Store
+from suite.results.compare import CompareError, compare_runs
+from suite.results.load import load
+from session_context import session_context
+from suite.errors import StoreError
+
+
+def _run(st, name, cases):
+    """One run of *cases*: (key, overrides, metrics as [name, value, unit, direction])."""
+    r = st.begin_run(name, plugins={})
+    for key, overrides, metrics in cases:
+        ident = {"key": key, "technique": "toy", "technique_version": "1.0", "variant": "v", "fidelity": "model",
+                 "profile": "p", "profile_hash": "h-" + "-".join(f"{v}" for v in overrides.values()),
+                 "workload": None, "workload_hash": None, "params": {"nodes": 4}, "seed": 0, "overrides": overrides}
+        st.add_outcome(ident, {"status": "ok", "metrics": metrics, "duration": 0.1}, r)
+    st.finish_run(r, "done", {"total": len(cases), "ok": len(cases)})
+    return r
+
+
+def _two_runs(tmp_path, metrics_a, metrics_b, name="s.sqlite"):
+    path = tmp_path / name
+    with Store(path) as st:
+        ra = _run(st, "a", [("ka", {}, metrics_a)])
+        rb = _run(st, "b", [("kb", {}, metrics_b)])
+    return path, ra, rb
+
+
+def test_a_unit_change_of_one_dimension_is_converted_and_gated(tmp_path, suite_cli):
+    """comm_time 51.56 ms in A, 0.1547 s in B: B is 154.7 ms, 3.0x A (+200.0%), worse beyond 5%;
+    before, B's 0.1547 was read as ms: "better -99.7%", exit 0."""
+    path, ra, rb = _two_runs(tmp_path, [["comm_time", 51.56, "ms", "lower"]], [["comm_time", 0.1547, "s", "lower"]])
+    cmp = compare_runs(path, ra, rb, threshold="5%", context=session_context())
+    (r,) = cmp.rows
+    assert (r.unit, r.unit_b, r.b) == ("ms", "s", pytest.approx(154.7))
+    assert r.verdict == "worse" and r.change == pytest.approx(154.7 / 51.56 - 1) and r.regression
+    assert cmp.exit_code == 1
+    assert cmp.notes == [f"comm_time (toy): unit ms in run {ra}, s in run {rb}: B's values converted to ms"]
+    out = suite_cli(["compare", str(ra), str(rb), "--store", str(path), "--threshold", "5%"])
+    assert out.exit_code == 1 and "(B converted from s)" in out.output and "+200.0%" in out.output
+
+
+def test_a_unit_change_of_dimension_is_unit_changed_and_fails_strict(tmp_path, suite_cli):
+    """51.56 ms in A, 51.56 B in B: no conversion, verdict "unit changed"; a regression under
+    --strict, reported only without it."""
+    path, ra, rb = _two_runs(tmp_path, [["comm_time", 51.56, "ms", "lower"]], [["comm_time", 51.56, "B", "lower"]])
+    (r,) = compare_runs(path, ra, rb, context=session_context()).rows
+    assert (r.verdict, r.change, r.regression) == ("unit changed", None, False)
+    strict = compare_runs(path, ra, rb, strict=True, context=session_context())
+    assert strict.rows[0].regression and strict.exit_code == 1
+    out = suite_cli(["compare", str(ra), str(rb), "--store", str(path), "--strict"])
+    assert out.exit_code == 1 and "unit changed ms -> B" in out.output
+
+
+def test_a_gated_metric_missing_from_b_fails_the_gate(tmp_path, suite_cli):
+    """comm_time renamed comm_time_s in B: with --strict (or named by --metric under a threshold) the
+    missing comm_time is a regression; --metric comm_time alone pairs the scenario and shows it
+    missing, not "no scenario in common"."""
+    path, ra, rb = _two_runs(tmp_path, [["comm_time", 0.05, "s", "lower"], ["efficiency", 0.9, "1", "higher"]],
+                             [["comm_time_s", 0.5, "s", "lower"], ["efficiency", 0.9, "1", "higher"]])
+    ctx = session_context()
+    assert compare_runs(path, ra, rb, threshold="1%", context=ctx).exit_code == 0  # report only: as before
+    cmp = compare_runs(path, ra, rb, threshold="1%", strict=True, metrics=["comm_time", "efficiency"], context=ctx)
+    assert [(r.metric, r.verdict, r.regression) for r in cmp.rows] == [("comm_time", "missing", True),
+                                                                        ("efficiency", "same", False)]
+    assert cmp.exit_code == 1
+    assert compare_runs(path, ra, rb, threshold="1%", metrics=["comm_time"], context=ctx).exit_code == 1
+    only = compare_runs(path, ra, rb, metrics=["comm_time"], context=ctx)
+    assert only.matched == 1 and [r.verdict for r in only.rows] == ["missing"] and only.exit_code == 0
+    out = suite_cli(["compare", str(ra), str(rb), "--store", str(path), "--strict", "--metric", "comm_time"])
+    assert out.exit_code == 1 and f"comm_time missing in run {rb}" in out.output
+    with pytest.raises(CompareError, match="--metric comm_tme: no ok case"):
+        compare_runs(path, ra, rb, metrics=["comm_tme"], context=ctx)
+
+
+@pytest.mark.parametrize("spell_a, spell_b", [(["37 us", "100 us"], ["37e-6 s", "0.1 ms"]),
+                                              (["10 Gbit/s", "40 Gbit/s"], ["1.25 GB/s", "5 GB/s"])])
+def test_the_same_swept_values_spelled_differently_pair(tmp_path, spell_a, spell_b):
+    """The same two latencies (bandwidths) written in other units are the same scenarios: 2 matched,
+    labelled as A writes them."""
+    path = tmp_path / "s.sqlite"
+    path_key = "network.0.latency"
+    with Store(path) as st:
+        ra = _run(st, "a", [(f"a{i}", {path_key: v}, [["t", 1.0 + i, "s", "lower"]]) for i, v in enumerate(spell_a)])
+        rb = _run(st, "b", [(f"b{i}", {path_key: v}, [["t", 1.0 + i, "s", "lower"]]) for i, v in enumerate(spell_b)])
+        for i, (va, vb) in enumerate(zip(spell_a, spell_b)):  # the same profile: the same content hash
+            st.conn.execute("UPDATE cases SET profile_hash = ? WHERE key IN (?, ?)", (f"h{i}", f"a{i}", f"b{i}"))
+        st.conn.commit()
+    cmp = compare_runs(path, ra, rb, strict=True, context=session_context())
+    assert cmp.matched == 2 and cmp.unpaired == 0 and cmp.exit_code == 0
+    assert [r.scenario for r in cmp.rows] == [f"latency={v}" for v in spell_a]
+    assert [r.verdict for r in cmp.rows] == ["same", "same"]
+
+
+def test_wide_load_puts_one_metric_in_one_unit(tmp_path):
+    """Across both runs comm_time is 51.56 ms and 0.1547 s: one column in ms (51.56, 154.7), units
+    ms; a metric in ms and in B is refused naming both."""
+    path, _ra, _rb = _two_runs(tmp_path, [["comm_time", 51.56, "ms", "lower"]], [["comm_time", 0.1547, "s", "lower"]])
+    df = load(path, wide=True).set_index("key")
+    assert df.loc["ka", "comm_time"] == pytest.approx(51.56) and df.loc["kb", "comm_time"] == pytest.approx(154.7)
+    assert df.attrs["units"]["comm_time"] == "ms"
+    bad, _a, _b = _two_runs(tmp_path, [["comm_time", 1.0, "ms", "lower"]], [["comm_time", 1.0, "B", "lower"]], "x.sqlite")
+    with pytest.raises(StoreError, match="metric 'comm_time': stored in 'ms' and in 'B'"):
+        load(bad, wide=True)
