@@ -444,7 +444,8 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
     alpha : float
         Significance level of the Mann-Whitney U test on raw samples.
     metrics : str or list of str, optional
-        Only these metrics.
+        Only these metrics (scenarios still paired on every ok case: a named metric that vanished
+        from B is ``missing``; a name no case of either run has is a CompareError).
     profile_dirs : tuple of path
         Extra profile folders (to recompute profile differences).
     context : suite.context.Context
@@ -452,14 +453,21 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
         from 0.3.0; without one, a DeprecationWarning, and neither is looked at).
     strict : bool
         :attr:`Comparison.exit_code` is 1 when a scenario of either run has no partner (each run
-        paired by the scenarios *it* asked for, with its own overrides).
+        paired by the scenarios *it* asked for, with its own overrides), and a metric of A missing
+        from B or stored in B in a unit of another dimension is a regression (also without
+        *strict* for a metric named in *metrics* that a threshold applies to).
+
+    A metric stored in B in another unit of the same dimension than in A is converted into A's
+    unit (:func:`suite.hardware.units.convert`; the row's ``unit_b`` and a note say so); across
+    dimensions its verdict is ``"unit changed"``. Swept override values are joined by value in
+    base units (``"37 us"`` and ``"37e-6 s"`` are one scenario).
 
     Raises
     ------
     CompareRefused
         Profiles or versions differ and *allow_profile_change* is False (one line naming both).
     CompareError
-        No scenario in common, or a bad threshold.
+        No scenario in common, a bad threshold, or a *metrics* name no case of either run has.
     StoreError
         Unknown store or run.
     """
