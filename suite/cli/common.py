@@ -72,17 +72,33 @@ def format_option(*choices: str, default: str = "table") -> Callable[[F], F]:
                         show_default=True, help="Output format.")
 
 
-def console() -> "Console":
+def console(width: int | None = None) -> "Console":
     """A rich console; when output is not a terminal (a pipe, a file, CI logs) it is 160 columns
-    wide unless COLUMNS says otherwise, so tables are not squeezed to 80 and cut."""
+    wide unless COLUMNS says otherwise (or *width* when given), so tables are not squeezed to 80 and
+    cut. Every string it renders (a table cell, a header, a printed line) passes through
+    :func:`suite.textsafe.visible`: a plugin's control characters show as ``\\x1b``, never act."""
     import os
 
     from rich.console import Console
+    from rich.text import Text
 
-    width = None
-    if not sys.stdout.isatty() and "COLUMNS" not in os.environ:
+    from suite.textsafe import visible
+
+    class _VisibleConsole(Console):
+        def render_str(self, text: str, **kwargs: Any) -> Text:
+            return super().render_str(visible(text), **kwargs)
+
+    if width is None and not sys.stdout.isatty() and "COLUMNS" not in os.environ:
         width = 160
-    return Console(highlight=False, soft_wrap=False, width=width)
+    return _VisibleConsole(highlight=False, soft_wrap=False, width=width)
+
+
+def echo(text: str, err: bool = False) -> None:
+    """``click.echo`` of a line that holds a plugin's text (a scenario, an error, a note): its
+    control characters are shown by :func:`suite.textsafe.visible`, as :func:`console` shows them."""
+    from suite.textsafe import visible
+
+    click.echo(visible(text), err=err)
 
 
 def get_context(profile_dirs: tuple[str | Path, ...] = ()) -> Any:
@@ -146,10 +162,12 @@ def emit(rows: list[dict[str, Any]], fmt: str, columns: list[str] | None = None,
     if fmt == "csv":
         import csv
 
+        from suite.textsafe import csv_cell
+
         w = csv.DictWriter(sys.stdout, fieldnames=columns, extrasaction="ignore")
         w.writeheader()
         for r in rows:
-            w.writerow(r)
+            w.writerow({k: csv_cell(v) for k, v in r.items()})
         return
     from rich.table import Table
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from suite.cli import main
-from suite.cli.common import emit, get_context, strict_json
+from suite.cli.common import echo, emit, get_context, strict_json
 
 if TYPE_CHECKING:
     from suite.results.compare import Comparison, MetricDiff
@@ -172,15 +172,15 @@ def _pair(a: float | None, b: float | None, unit: str) -> dict[str, str]:
 
 def _print(cmp: Comparison, show_all: bool, profile_dirs: tuple[Path, ...] = ()) -> None:
     a, b = cmp.run_a, cmp.run_b
-    click.echo(f"A = run {a['id']} ({a['started']}): {a['command']}")
-    click.echo(f"B = run {b['id']} ({b['started']}): {b['command']}")
+    echo(f"A = run {a['id']} ({a['started']}): {a['command']}")
+    echo(f"B = run {b['id']} ({b['started']}): {b['command']}")
     for m in cmp.mismatches:
-        click.echo(f"warning (allowed by --allow-profile-change): {m}")
+        echo(f"warning (allowed by --allow-profile-change): {m}")
     for d in cmp.profile_diffs:
         for line in profile_diff_lines(d, profile_dirs):
-            click.echo(line)
+            echo(line)
     for n in cmp.notes:
-        click.echo(f"note: {n}")
+        echo(f"note: {n}")
     rows = [r for r in cmp.rows if show_all or r.verdict != "same"]
     table = [{"technique": r.technique, "variant": r.variant, "scenario": r.scenario, "metric": r.metric,
               **_pair(r.a, r.b, r.unit),
@@ -190,13 +190,13 @@ def _print(cmp: Comparison, show_all: bool, profile_dirs: tuple[Path, ...] = ())
     hidden = len(cmp.rows) - len(rows)
     c = cmp.counts()
     parts = [f"{c.get(k, 0)} {k}" for k in ("better", "worse", "same", "changed", "missing") if c.get(k)]
-    click.echo(f"{cmp.matched} scenario(s), {len(cmp.rows)} metric value(s): " + ", ".join(parts)
+    echo(f"{cmp.matched} scenario(s), {len(cmp.rows)} metric value(s): " + ", ".join(parts)
                + (f"; {c['not_significant']} not significant" if c["not_significant"] else "")
                + (f" ({hidden} unchanged hidden; --all shows them)" if hidden else ""))
     if cmp.only_a:
-        click.echo(f"only in run {a['id']}: {len(cmp.only_a)} scenario(s), e.g. {cmp.only_a[0]}")
+        echo(f"only in run {a['id']}: {len(cmp.only_a)} scenario(s), e.g. {cmp.only_a[0]}")
     if cmp.only_b:
-        click.echo(f"only in run {b['id']}: {len(cmp.only_b)} scenario(s), e.g. {cmp.only_b[0]}")
+        echo(f"only in run {b['id']}: {len(cmp.only_b)} scenario(s), e.g. {cmp.only_b[0]}")
 
 
 def _dimension_at(parts: list[str]) -> str | None:

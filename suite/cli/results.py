@@ -32,10 +32,9 @@ def wide_table(rows: list[dict[str, Any]], columns: list[str], title: str | None
     (a pipe or a file): there the table may be as wide as its content (up to 240 characters)."""
     import sys
 
-    from rich.console import Console
     from rich.table import Table
 
-    from suite.cli.common import _cell
+    from suite.cli.common import _cell, console
 
     tty = sys.stdout.isatty()
     t = Table(title=title)
@@ -43,7 +42,7 @@ def wide_table(rows: list[dict[str, Any]], columns: list[str], title: str | None
         t.add_column(c)
     for r in rows:
         t.add_row(*[_cell(r.get(c)) for c in columns])
-    Console(highlight=False, width=None if tty else 240).print(t)
+    console(width=None if tty else 240).print(t)
 
 
 def _store_option(f: _F) -> _F:
@@ -414,11 +413,13 @@ def _show(info: dict[str, Any], rows: list[dict[str, Any]], columns: list[str], 
         import csv
         import sys
 
+        from suite.textsafe import csv_cell
+
         def cell(v: Any) -> Any:
-            return json.dumps(v) if isinstance(v, dict) else v
+            return csv_cell(json.dumps(v) if isinstance(v, dict) else v)
 
         w = csv.writer(sys.stdout)
-        w.writerow(columns if long_form else [csv_header(c, units) for c in columns])
+        w.writerow([csv_cell(c if long_form else csv_header(c, units)) for c in columns])
         for r in rows:
             w.writerow([cell(r.get(c)) for c in columns])
         return

