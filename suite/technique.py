@@ -25,7 +25,7 @@ from suite.declaration.params import (
     PARAM_ROLES, Paper, Param, REF_KINDS, Variant, read_data,
 )
 from suite.declaration.results import (
-    Metric, RESERVED_METRIC_NAMES, Result, Scenario, ScenarioSpec, Skip,
+    Metric, PARAM_SHADOWED_COLUMNS, RESERVED_METRIC_NAMES, Result, Scenario, ScenarioSpec, Skip,
 )
 from suite.declaration.claims import (
     Acceptance, Approx, Assumption, AtLeast, AtMost, Between, Claim, Exact, Gain, Null, Ordered,
@@ -234,6 +234,31 @@ class Technique:
         if isinstance(self.headline_metrics, str):
             self.headline_metrics = (self.headline_metrics,)
         self.headline_metrics = tuple(self.headline_metrics)
+        self._check_shown_names()
+
+    def _check_shown_names(self) -> None:
+        """Warn (``DeprecationWarning``; refused when the plugin loads from dlsys-suite 0.4.0) of a
+        variant name, parameter name or parameter unit holding a control character or a bidirectional
+        override (terminals show them escaped: :func:`suite.textsafe.visible`), and of a parameter
+        named like a column of the case tables or a metric of the technique (the report then heads
+        it ``param.NAME``)."""
+        import warnings
+
+        from suite.textsafe import hidden_characters
+
+        shown = [("variant name", v.name) for v in self.variants]
+        shown += [(f"parameter {k!r} unit", p.unit or "") for k, p in self.parameters.items()]
+        shown += [("parameter name", k) for k in self.parameters]
+        for what, text in shown:
+            if hidden_characters(text):
+                warnings.warn(f"technique {self.name!r}: {what}: expected printable characters only, got "
+                              f"{', '.join(hidden_characters(text))} in {text!r}; this is refused when the "
+                              "plugin loads from dlsys-suite 0.4.0", DeprecationWarning, stacklevel=4)
+        for k in sorted(set(self.parameters) & (set(self.headline) | PARAM_SHADOWED_COLUMNS)):
+            warnings.warn(f"technique {self.name!r}: parameter {k!r}: expected a name that is not a case column or a "
+                          f"metric ({', '.join(sorted(PARAM_SHADOWED_COLUMNS))}, the technique's metrics), got {k!r}; "
+                          "the report heads it param.NAME; this is "
+                          "refused when the plugin loads from dlsys-suite 0.4.0", DeprecationWarning, stacklevel=4)
 
     def _check_kit_fields(self) -> None:
         tol = self.oracle_tolerance

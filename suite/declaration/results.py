@@ -5,7 +5,7 @@ and :class:`Skip`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -57,7 +57,22 @@ RESERVED_METRIC_NAMES = frozenset({"key", "technique", "variant", "fidelity", "p
 #: of these names is refused from dlsys-suite 0.4.0 and warned about before (until then the metric
 #: keeps its column and the suite's is left out of that row)
 SHOWN_COLUMN_NAMES = frozenset({"extrapolated", "other_code"})
+#: Columns the report's case tables and ``suite compare`` show beside a case's parameters: a
+#: parameter of one of these names (or a metric's) is headed ``param.NAME`` there, and warned about
+#: when the technique is declared (refused from dlsys-suite 0.4.0)
+PARAM_SHADOWED_COLUMNS = frozenset({"key", "run", "run_id", "technique", "variant", "fidelity", "profile", "workload",
+                                    "seed", "status", "metric", "scenario"})
 _COLUMN_NAMES = RESERVED_METRIC_NAMES | SHOWN_COLUMN_NAMES
+
+
+def param_column(name: str, metrics: Iterable[str] = ()) -> str:
+    """The heading of parameter *name* in the report and ``suite compare``: *name*, or
+    ``param.NAME`` when it is also a case column (:data:`PARAM_SHADOWED_COLUMNS`) or one of
+    *metrics* (the names of the metrics shown beside it), so ``variant=...`` always means the case's
+    variant."""
+    return f"param.{name}" if name in PARAM_SHADOWED_COLUMNS or name in set(metrics) else name
+
+
 _METRIC_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.\-:/@+]*")
 
 

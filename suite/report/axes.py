@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -88,8 +88,14 @@ def val(v: Any) -> str:
     return str(v)
 
 
-def short(col: str) -> str:
-    return col.split(".", 1)[1] if col.startswith(("param.", "set.")) else col
+def short(col: str, metrics: Iterable[str] = ()) -> str:
+    """A column's heading: a profile path without ``set.``, a parameter without ``param.`` unless
+    its name is a case column or one of *metrics* (:func:`suite.declaration.results.param_column`)."""
+    from suite.declaration.results import param_column
+
+    if col.startswith("param."):
+        return param_column(col[len("param."):], metrics)
+    return col.split(".", 1)[1] if col.startswith("set.") else col
 
 
 def varying_columns(df: pd.DataFrame) -> list[str]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from suite.report.axes import short as _short
 from suite.report.profile_values import fill_profile_values
 
 if TYPE_CHECKING:
@@ -121,10 +122,6 @@ def _table(columns: list[str], rows: list[list[Any]], cls: str = "", row_classes
     return "".join(out)
 
 
-def _short(c: str) -> str:
-    return c.split(".", 1)[1] if c.startswith(("param.", "set.")) else c
-
-
 def _slug(s: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in str(s))
 
@@ -201,23 +198,23 @@ def _cases_part(wide: pd.DataFrame, metric_names: list[str], units: dict[str, st
     idcols = ["variant"] + _varying(wide, ["profile", "workload", "fidelity", "seed"])
     pcols = _varying(wide, [c for c in wide.columns if c.startswith("param.")])
     scols = _varying(wide, [c for c in wide.columns if c.startswith("set.")])
-    const = {c.split(".", 1)[1]: wide[c].iloc[0] for c in wide.columns
-             if c.startswith(("param.", "set.")) and c not in pcols + scols}
     head = list(tech.headline) if tech is not None else []
     mcols = [m for m in head if m in metric_names] + sorted(
         (m for m in metric_names if m not in head),
         key=lambda m: (0 if directions.get(m) in ("higher", "lower") else 1, m))
+    const = {_short(c, mcols): wide[c].iloc[0] for c in wide.columns
+             if c.startswith(("param.", "set.")) and c not in pcols + scols}
     sort_cols = [c for c in idcols + pcols + scols if c in wide.columns]
     # sorted by the swept values, numbers numerically ("10 Gbit/s" after "5 Gbit/s")
     records = sorted(wide.to_dict("records"), key=lambda r: [sort_key(r[c]) for c in sort_cols])
-    header = idcols + [c.split(".", 1)[1] for c in pcols + scols] + mcols
+    header = idcols + [_short(c, mcols) for c in pcols + scols] + mcols
     col_units = [None] * (len(idcols) + len(pcols) + len(scols)) + [units.get(m) for m in mcols]
     rows = [[r[c] for c in idcols + pcols + scols + mcols] for r in records[:MAX_ROWS]]
     parts = ["<h3>Cases</h3>"]
     if const:
         parts.append('<p class="muted">the same in every case: '
                      + e(", ".join(f"{k}={'none' if v is None else _fmt(v)}" for k, v in const.items())) + "</p>")
-    parts.append('<p class="muted">sorted by ' + e(", ".join(_short(c) for c in sort_cols) or "variant")
+    parts.append('<p class="muted">sorted by ' + e(", ".join(_short(c, mcols) for c in sort_cols) or "variant")
                  + "; each column in one unit (in its header) and one number format; values scaled for "
                    "reading, stored in the technique's units (<code>suite results show RUN --format csv</code>)"
                    "</p>")

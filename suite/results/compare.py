@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -348,13 +348,17 @@ def _scenario_key(row: Mapping[str, Any], swept: tuple[bool, list[str]]) -> str:
     return json.dumps(ident, sort_keys=True, default=str)
 
 
-def _describe(ident: Mapping[str, Any], varying: set[str], overrides: Mapping[str, Any] | None = None) -> str:
-    """The scenario label: what varies, each swept override as *overrides* (a case's own) write it."""
+def _describe(ident: Mapping[str, Any], varying: set[str], overrides: Mapping[str, Any] | None = None,
+              metrics: Sequence[str] = ()) -> str:
+    """The scenario label: what varies (a parameter as ``param.NAME`` where its name is a case column
+    or one of *metrics*), each swept override as *overrides* (a case's own) write it."""
+    from suite.declaration.results import param_column
+
     ident = {**ident, "set": {p: (overrides or {}).get(p, v) for p, v in ident["set"].items()}}
     bits = []
     for k, v in sorted(ident["params"].items()):
         if k in varying:
-            bits.append(f"{k}={v}")
+            bits.append(f"{param_column(k, metrics)}={v}")
     if "profile" in ident:
         bits.append(f"profile={ident['profile']}")
     short = [p.rsplit(".", 1)[-1] for p in ident["set"]]
@@ -601,7 +605,7 @@ def _scenario_rows(a: _Side, b: _Side, k: str, varying: Mapping[str, set[str]], 
     """One :class:`MetricDiff` per metric of either side of the scenario *k*."""
     ka, kb = a.cases[k]["key"], b.cases[k]["key"]
     names = sorted(set(a.names.get(ka, ())) | set(b.names.get(kb, ())))
-    label = _describe(json.loads(k), varying.get(a.cases[k]["technique"], set()), a.cases[k]["overrides"])
+    label = _describe(json.loads(k), varying.get(a.cases[k]["technique"], set()), a.cases[k]["overrides"], names)
     return [_metric_diff(a, b, ka, kb, n, label, rules) for n in names]
 
 

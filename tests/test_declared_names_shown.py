@@ -1,0 +1,62 @@
+"""A parameter named like a column is headed ``param.NAME`` in the report and ``suite compare``;
+declaring it, or a variant, parameter or unit name holding a control character or a bidirectional
+override, warns (``DeprecationWarning``, refused from dlsys-suite 0.4.0). The names are those of the
+hostile review (hostile10c, findings 5 and 7)."""
+
+from __future__ import annotations
+
+import warnings
+
+import pandas as pd
+import pytest
+
+from suite.declaration.params import Paper, Param, Variant
+from suite.declaration.results import Result
+from suite.technique import Technique
+
+ANSI = "\x1b[2J\x1b[31mANSI\u202e"  # clears the screen, turns the text red, reverses the rest of the line
+
+
+def _tech(variants, parameters):
+    return Technique(name="evil", title="Evil", category="communication", paper=Paper("P", ("A",), "X", 2020),
+                     variants=variants, parameters=parameters, needs_profile=False, needs_workload=False,
+                     fidelities={"model": lambda s: Result().add("t", 1.0, "s", "lower")})
+
+
+def test_declaration_warns_of_hiding_characters_and_shadowing_parameters():
+    with pytest.warns(DeprecationWarning) as got:
+        _tech([Variant("tree", "t", baseline=True), Variant(ANSI, "a")],
+              {"variant": Param(str, "x"), "e\x1bvil": Param(int, 1), "size": Param(float, 1.0, unit="MB\u202e")})
+    messages = sorted(str(w.message) for w in got)
+    assert len(messages) == 4, messages
+    assert all(m.endswith("refused when the plugin loads from dlsys-suite 0.4.0") for m in messages)
+    assert "variant name: expected printable characters only, got U+001B, U+001B, U+202E" in " ".join(messages)
+    assert "parameter name: expected printable characters only, got U+001B in 'e\\x1bvil'" in " ".join(messages)
+    assert "parameter 'size' unit: expected printable characters only, got U+202E" in " ".join(messages)
+    assert "parameter 'variant': expected a name that is not a case column" in " ".join(messages)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _tech([Variant("tree", "t", baseline=True)], {"duration": Param(float, 1.0, unit="s")})  # not shown there
+
+
+def test_report_heads_parameters_named_like_columns_param_dot():
+    from suite.report.html import _cases_part
+
+    wide = pd.DataFrame({"variant": ["ring", "tree"], "profile": ["p", "p"], "workload": ["", ""],
+                         "fidelity": ["model", "model"], "seed": [0, 0], "param.variant": ["poseidon", "x"],
+                         "param.comm_time": [1, 2], "param.workers": [4, 8], "param.technique": ["poseidon"] * 2,
+                         "comm_time": [0.09, 0.3]})
+    html = "".join(_cases_part(wide, ["comm_time"], {"comm_time": "s"}, {"comm_time": "lower"}, None))
+    heads = html[html.index("<thead>"):html.index("</thead>")]
+    assert [h.split("</th>")[0] for h in heads.split("<th>")[1:]] == [
+        "variant", "param.variant", "param.comm_time", "workers", "comm_time (ms)"]
+    assert "the same in every case: param.technique=poseidon" in html
+
+
+def test_compare_scenario_heads_parameters_named_like_columns_param_dot():
+    from suite.results.compare import _describe
+
+    ident = {"params": {"profile": "big", "comm_time": 1, "nodes": 4}, "set": {}, "workload": "", "fidelity": "model",
+             "seed": 0}
+    assert _describe(ident, {"profile", "comm_time", "nodes"}, None, ["comm_time"]) == \
+        "param.comm_time=1 nodes=4 param.profile=big"
