@@ -331,11 +331,12 @@ class SlurmExecutor(Executor):
 
         jobs = folder / "jobs" / "%j"
         try:
-            (folder / "outcomes").mkdir(parents=True, exist_ok=True)
             if opts.cluster == "local":
                 ex = submitit.LocalExecutor(folder=jobs)
             else:
                 ex = submitit.SlurmExecutor(folder=jobs)
+            # only once SLURM is found: a refused run leaves no folder behind in the working directory
+            (folder / "outcomes").mkdir(parents=True, exist_ok=True)
         except RuntimeError as exc:  # submitit: 'Could not detect "srun"'
             raise SuiteError(f"--executor slurm: {exc} (no SLURM here: --slurm-cluster local runs the tasks "
                              "on this machine)") from None

@@ -606,3 +606,17 @@ def test_killed_coordinator_small_sweep_ends_with_the_local_store(tmp_path):
 def test_killed_coordinator_2000_case_sweep_ends_with_the_local_store(tmp_path):
     """The issue's acceptance run: 2,000 cases, one crashing, the coordinator killed mid-run."""
     _run_killed_coordinator_sweep(tmp_path, n=2000, size=100, delay=0.0)
+
+
+def test_no_slurm_leaves_no_folder_behind(tmp_path, monkeypatch):
+    """Without ``srun`` the run is refused before anything is made: the folder (results/slurm under
+    the working directory by default) is not created (it was, with its outcomes/, before)."""
+    from suite.errors import SuiteError
+    from suite_slurm.executor import SlurmExecutor, parse_options
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    opts = parse_options({})
+    with pytest.raises(SuiteError, match="no SLURM here"):
+        SlurmExecutor()._make_executor(opts, (tmp_path / opts.folder).resolve(), gpus=False)
+    assert list(tmp_path.iterdir()) == []
