@@ -93,12 +93,13 @@ def console(width: int | None = None) -> "Console":
     return _VisibleConsole(highlight=False, soft_wrap=False, width=width)
 
 
-def echo(text: str, err: bool = False) -> None:
-    """``click.echo`` of a line that holds a plugin's text (a scenario, an error, a note): its
-    control characters are shown by :func:`suite.textsafe.visible`, as :func:`console` shows them."""
+def echo(text: str, err: bool = False, nl: bool = True) -> None:
+    """``click.echo`` of text that holds a plugin's (a scenario, an error, a note, the scoreboard):
+    its control characters are shown by :func:`suite.textsafe.visible`, as :func:`console` shows
+    them (click strips ANSI sequences only when the output is not a terminal)."""
     from suite.textsafe import visible
 
-    click.echo(visible(text), err=err)
+    click.echo(visible(text), err=err, nl=nl)
 
 
 def get_context(profile_dirs: tuple[str | Path, ...] = ()) -> Any:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from suite.cli import main
-from suite.cli.common import strict_json, warn_quarantined
+from suite.cli.common import echo, strict_json, warn_quarantined
 from suite.cli.run import ExecutorOptionsCommand, check_executor, execution_options, executor_settings, open_store
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ def reproduce_cmd(techniques: tuple[str, ...], all_: bool, verified_only: bool, 
         output.write_text(text, encoding="utf-8")
         click.echo(f"wrote the scoreboard of {len(board.outcomes)} claim(s) to {output}", err=True)
     else:
-        click.echo(text, nl=not text.endswith("\n"))
+        echo(text, nl=not text.endswith("\n"))
     if not techs or not board.outcomes:
         click.echo("no claims to reproduce" + ("" if techs else " (no technique installed: see `suite plugins`)"),
                    err=True)

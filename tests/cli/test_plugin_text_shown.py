@@ -50,3 +50,21 @@ def test_results_show_csv_quotes_formulas_and_escapes_controls(capsys):
     assert lines[0] == ["variant", "param.variant", "comm_bytes [B\\x1bc\\x07\\u202e]", "delta"]
     assert lines[1] == ["'" + LINK, "'=1+1", "112000000.0", "-2.0"]
     assert csv_cell(-1.5) == -1.5 and csv_cell("+3") == "+3" and csv_cell("-inf") == "-inf"
+
+
+def test_reproduce_scoreboard_shows_a_claims_escape_sequence_as_text(monkeypatch, tmp_path):
+    """The scoreboard reaches a terminal as text: click strips ANSI only into a pipe, so on a
+    terminal (``color=True`` here) a claim's ``ESC c`` reset it before."""
+    from types import SimpleNamespace
+
+    from click.testing import CliRunner
+
+    import suite.cli.reproduce as rp
+    from suite.cli import main
+
+    monkeypatch.setattr(rp, "_run", lambda *a, **k: SimpleNamespace(outcomes=[]))
+    monkeypatch.setattr(rp, "_render", lambda *a, **k: f"evil: claim 'x\x1bc' {ANSI}: reproduced\n")
+    monkeypatch.setattr(rp, "_exit", lambda board, strict: None)
+    out = CliRunner().invoke(main, ["reproduce", "poseidon", "--store", str(tmp_path / "s.sqlite")], color=True).output
+    assert "evil: claim 'x\\x1bc' \\x1b[2J\\x1b[31mANSI\\u202e: reproduced\n" in out
+    assert "\x1b" not in out
