@@ -215,7 +215,7 @@ def _skip_reasons(store: Any, summary: Any, most: int = 3) -> None:
         return
     counts = skipped["error"].fillna("").value_counts()
     for reason, n in list(counts.items())[:most]:
-        click.echo(f"  skipped {n} case(s): {reason}", err=True)
+        echo(f"  skipped {n} case(s): {reason}", err=True)
     if len(counts) > most:
         click.echo(f"  ... {len(counts) - most} more reason(s): `suite results show {summary.run_id}`", err=True)
     if len(skipped) == len(cases):

@@ -7,6 +7,8 @@ from __future__ import annotations
 import csv
 import io
 
+import pytest
+
 from suite.cli.common import emit
 from suite.textsafe import csv_cell, visible
 
@@ -68,3 +70,24 @@ def test_reproduce_scoreboard_shows_a_claims_escape_sequence_as_text(monkeypatch
     out = CliRunner().invoke(main, ["reproduce", "poseidon", "--store", str(tmp_path / "s.sqlite")], color=True).output
     assert "evil: claim 'x\\x1bc' \\x1b[2J\\x1b[31mANSI\\u202e: reproduced\n" in out
     assert "\x1b" not in out
+
+
+def test_run_failure_and_skip_lines_show_escapes(capsys):
+
+    """The lines under `suite run`'s table: a failed case's name and error, a skip's reason."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from suite.cli.run import report_summary
+
+    summary = SimpleNamespace(failures=[{"status": "failed", "case": f"evil/{ANSI}", "key": "k1", "error": "boom\x1bc"}],
+                              run_id=1, interrupted=False, skipped=1, failed=1, warnings=[], computed=1,
+                              message=lambda resume: "run 1: 2 case(s)")
+    store = SimpleNamespace(cases=lambda run: pd.DataFrame({"status": ["skipped"], "error": ["no \u202eGPU\x07"]}),
+                            lost=lambda: None)
+    with pytest.raises(SystemExit):  # a failed case: exit 1
+        report_summary(store, summary, "table", quiet=True)
+    err = capsys.readouterr().err
+    assert "  failed: evil/\\x1b[2J\\x1b[31mANSI\\u202e [k1]: boom\\x1bc\n" in err
+    assert "  skipped 1 case(s): no \\u202eGPU\\x07\n" in err
