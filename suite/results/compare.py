@@ -19,10 +19,16 @@ Significance: when both cases carry raw samples of a metric (execute fidelity), 
 Mann-Whitney U test (:func:`scipy.stats.mannwhitneyu`) is run; a difference with p >= alpha
 (0.05) is reported as *not significant* and never counts as a regression.
 
+A metric stored in B in another unit of the same dimension than in A is converted into A's unit
+(:func:`suite.hardware.units.convert`; the row's ``unit_b`` and a note say so); across dimensions
+its verdict is ``"unit changed"``. Swept override values are joined by value in base units
+(``"37 us"`` and ``"37e-6 s"`` are one scenario: :mod:`suite.results.scenarios`).
+
 References
 ----------
 .. [1] H. B. Mann and D. R. Whitney, "On a test of whether one of two random variables is
    stochastically larger than the other", Ann. Math. Statist. 18(1), 1947.
+
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from suite.errors import SuiteError
 from suite.results.codec import finite as _num, is_missing
 from suite.results.profilediff import ProfileDiff, merge_diffs, profile_diff
+from suite.results.scenarios import _describe, _order, _scenario_key, _swept, _unpaired, _varying
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,7 +50,6 @@ if TYPE_CHECKING:
 __all__ = ["CompareError", "CompareRefused", "MetricDiff", "ProfileDiff", "Comparison", "compare_runs",
            "parse_threshold", "profile_diff"]
 
-_IDENTITY = ("technique", "variant", "fidelity", "workload", "seed")
 
 
 class CompareError(SuiteError):
@@ -205,22 +211,6 @@ def _pct(x: float) -> str:
     return f"{x:+.1%}" if abs(x) >= 1e-3 else f"{x * 100:+.2g}%"
 
 
-def _sortable(v: Any) -> tuple[Any, ...]:
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
-        return (0, float(v), "")
-    from suite.results.load import override_value
-
-    num, unit = override_value(v) if isinstance(v, str) else (None, "")
-    return (1, num, unit) if num is not None else (2, 0.0, str(v))
-
-
-def _order(ident: Mapping[str, Any]) -> tuple[Any, ...]:
-    return (ident["technique"], str(ident["variant"]), str(ident["workload"]), str(ident["fidelity"]),
-            [(k, _sortable(v)) for k, v in sorted(ident["params"].items())],
-            str(ident.get("profile", "")), [(k, _sortable(v)) for k, v in sorted(ident["set"].items())],
-            ident["seed"] if ident["seed"] is not None else -1)
-
-
 _CASE_COLS = ["key", "technique", "technique_version", "variant", "fidelity", "profile", "profile_hash", "workload",
               "workload_hash", "seed", "params", "overrides"]
 
@@ -272,25 +262,6 @@ def _named(metrics: Any) -> list[str]:
     return [] if metrics is None else [metrics] if isinstance(metrics, str) else [str(m) for m in metrics]
 
 
-def _canon(v: Any) -> Any:
-    """An override value as the scenario key holds it: a quantity in base units with 12 significant
-    digits (``"37 us"``, ``"37e-6 s"`` -> ``"3.7e-05 second"``; ``"10 Gbit/s"``, ``"1.25 GB/s"`` ->
-    ``"1e+10 bit / second"``: the same profile, so the same case key), other text as given."""
-    from suite.hardware.units import to_base
-    from suite.results.load import override_value
-
-    if isinstance(v, bool) or not isinstance(v, (str, int, float)):
-        return v
-    num, unit = override_value(v)
-    if num is None:
-        return v
-    try:
-        mag, base = to_base(num, unit)
-    except ValueError:
-        return v
-    return f"{mag:.12g} {base}".strip()
-
-
 def _pair(a: _Side, b: _Side, named: bool = False) -> list[str]:
     """Key each side's cases by scenario; the scenarios both have, in a stable order. *named*
     (``--metric`` given): only the scenarios where either side has one of those metrics.
@@ -313,61 +284,6 @@ def _pair(a: _Side, b: _Side, named: bool = False) -> list[str]:
                            "scenario in common (technique, variant, fidelity, workload, params, seed and swept "
                            "profile fields)")
     return common
-
-
-def _swept(cases_a: pd.DataFrame | None, cases_b: pd.DataFrame | None) -> dict[str, tuple[bool, list[str]]]:
-    """technique -> (profile name swept?, override paths swept), within either side."""
-    out: dict[str, tuple[bool, list[str]]] = {}
-    sides = [c for c in (cases_a, cases_b) if c is not None]
-    for tech in {str(t) for c in sides for t in c["technique"]}:
-        prof_swept = False
-        paths: set[str] = set()
-        for cases in sides:
-            c = cases[cases["technique"] == tech]
-            if c.empty:
-                continue
-            prof_swept |= c["profile"].nunique(dropna=False) > 1
-            all_paths = {p for ov in c["overrides"] for p in (ov or {})}
-            for p in all_paths:
-                raw = {(ov or {}).get(p) for ov in c["overrides"]}
-                if len(raw) > 1 and len({_canon(v) for v in raw}) > 1:
-                    paths.add(p)
-        out[tech] = (prof_swept, sorted(paths))
-    return out
-
-
-def _scenario_key(row: Mapping[str, Any], swept: tuple[bool, list[str]]) -> str:
-    prof_swept, paths = swept
-    ov = row["overrides"] or {}
-    ident = {k: row[k] for k in _IDENTITY}
-    ident["seed"] = int(ident["seed"]) if ident["seed"] is not None else None
-    ident["params"] = row["params"]
-    if prof_swept:
-        ident["profile"] = row["profile"]
-    ident["set"] = {p: _canon(ov.get(p)) for p in paths}
-    return json.dumps(ident, sort_keys=True, default=str)
-
-
-def _describe(ident: Mapping[str, Any], varying: set[str], overrides: Mapping[str, Any] | None = None,
-              metrics: Sequence[str] = ()) -> str:
-    """The scenario label: what varies (a parameter as ``param.NAME`` where its name is a case column
-    or one of *metrics*), each swept override as *overrides* (a case's own) write it."""
-    from suite.declaration.results import param_column
-
-    ident = {**ident, "set": {p: (overrides or {}).get(p, v) for p, v in ident["set"].items()}}
-    bits = []
-    for k, v in sorted(ident["params"].items()):
-        if k in varying:
-            bits.append(f"{param_column(k, metrics)}={v}")
-    if "profile" in ident:
-        bits.append(f"profile={ident['profile']}")
-    short = [p.rsplit(".", 1)[-1] for p in ident["set"]]
-    for (p, v), sp in zip(ident["set"].items(), short):
-        bits.append(f"{sp if short.count(sp) == 1 else p}={v}")
-    for k in ("workload", "fidelity", "seed"):
-        if k in varying:
-            bits.append(f"{k}={ident[k]}")
-    return " ".join(bits) or "-"
 
 
 def _mwu(xa: list[float], xb: list[float]) -> float | None:
@@ -441,8 +357,7 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
         Per-metric thresholds (``{"iteration_time": "2%"}``), overriding *threshold* for those
         metrics; a metric in neither is reported only.
     abs_tol : float
-        Values closer than this in the metric's stored unit (or within a relative :data:`REL_TOL`)
-        are ``same``: 0 against 5.55e-17 is no change.
+        Values closer than this (or within a relative :data:`REL_TOL`) are ``same``.
     allow_profile_change : bool
         Compare even when profiles or plugin/technique versions differ (the differences listed).
     alpha : float
@@ -456,15 +371,9 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
         The command's context: the plugins (to name their distributions) and profiles (required
         from 0.3.0; without one, a DeprecationWarning, and neither is looked at).
     strict : bool
-        :attr:`Comparison.exit_code` is 1 when a scenario of either run has no partner (each run
-        paired by the scenarios *it* asked for, with its own overrides), and a metric of A missing
-        from B or stored in B in a unit of another dimension is a regression (also without
-        *strict* for a metric named in *metrics* that a threshold applies to).
-
-    A metric stored in B in another unit of the same dimension than in A is converted into A's
-    unit (:func:`suite.hardware.units.convert`; the row's ``unit_b`` and a note say so); across
-    dimensions its verdict is ``"unit changed"``. Swept override values are joined by value in
-    base units (``"37 us"`` and ``"37e-6 s"`` are one scenario).
+        :attr:`Comparison.exit_code` is 1 when a scenario of either run has no partner, and a
+        metric of A missing from B or of another dimension in B is a regression (so is one
+        *metrics* names that a threshold applies to, without *strict*).
 
     Raises
     ------
@@ -553,18 +462,6 @@ def _profile_diffs(prof_pairs: Mapping[tuple[str, str, str, str, str, str], int]
         d.pairs = n
         diffs.append(d)
     return diffs
-
-
-def _varying(idents: list[dict[str, Any]]) -> dict[str, set[str]]:
-    """technique -> what varies among its matched scenarios (for short scenario labels)."""
-    varying: dict[str, set[str]] = {}
-    for t in {i["technique"] for i in idents}:
-        its = [i for i in idents if i["technique"] == t]
-        v = {p for p in {p for i in its for p in i["params"]}
-             if len({json.dumps(i["params"].get(p), default=str) for i in its}) > 1}
-        v |= {k for k in ("workload", "fidelity", "seed") if len({i[k] for i in its}) > 1}
-        varying[t] = v
-    return varying
 
 
 @dataclass
@@ -661,10 +558,3 @@ def _unit_notes(rows: list[MetricDiff], a: _Side, b: _Side) -> list[str]:
     return [f"{m} ({t}): unit {ua} in {a.name}, {ub} in {b.name}: "
             + ("different dimensions, not compared (verdict 'unit changed')" if bad else f"B's values converted to {ua}")
             for t, m, ua, ub, bad in sorted(seen)]
-
-
-def _unpaired(side: _Side, other: _Side, varying: Mapping[str, set[str]]) -> list[str]:
-    """The scenarios of *side* with no partner in *other*, labelled, sorted."""
-    return sorted(_describe(json.loads(k), varying.get(c["technique"], set()), c["overrides"])
-                  + f" [{c['technique']}/{c['variant']}]"
-                  for k, c in side.cases.items() if k not in other.cases)

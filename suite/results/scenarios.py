@@ -1,0 +1,127 @@
+"""How `suite compare` keys and labels a case's scenario: what identifies it across two runs
+(technique, variant, fidelity, workload, seed, parameters, and the profile and override values that
+vary, joined by value in base units), its sort order and its short label.
+
+The scenario of a case is what it was asked to compute, read from its stored row; two runs pair a
+case of each by this key (:func:`suite.results.compare.compare_runs`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+
+__all__: list[str] = []
+
+#: the identity columns a scenario key holds besides the parameters and the swept profile fields
+_IDENTITY = ("technique", "variant", "fidelity", "workload", "seed")
+
+
+def _sortable(v: Any) -> tuple[Any, ...]:
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return (0, float(v), "")
+    from suite.results.load import override_value
+
+    num, unit = override_value(v) if isinstance(v, str) else (None, "")
+    return (1, num, unit) if num is not None else (2, 0.0, str(v))
+
+
+def _order(ident: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (ident["technique"], str(ident["variant"]), str(ident["workload"]), str(ident["fidelity"]),
+            [(k, _sortable(v)) for k, v in sorted(ident["params"].items())],
+            str(ident.get("profile", "")), [(k, _sortable(v)) for k, v in sorted(ident["set"].items())],
+            ident["seed"] if ident["seed"] is not None else -1)
+
+def _canon(v: Any) -> Any:
+    """An override value as the scenario key holds it: a quantity in base units with 12 significant
+    digits (``"37 us"``, ``"37e-6 s"`` -> ``"3.7e-05 second"``; ``"10 Gbit/s"``, ``"1.25 GB/s"`` ->
+    ``"1e+10 bit / second"``: the same profile, so the same case key), other text as given."""
+    from suite.hardware.units import to_base
+    from suite.results.load import override_value
+
+    if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+        return v
+    num, unit = override_value(v)
+    if num is None:
+        return v
+    try:
+        mag, base = to_base(num, unit)
+    except ValueError:
+        return v
+    return f"{mag:.12g} {base}".strip()
+
+def _swept(cases_a: pd.DataFrame | None, cases_b: pd.DataFrame | None) -> dict[str, tuple[bool, list[str]]]:
+    """technique -> (profile name swept?, override paths swept), within either side."""
+    out: dict[str, tuple[bool, list[str]]] = {}
+    sides = [c for c in (cases_a, cases_b) if c is not None]
+    for tech in {str(t) for c in sides for t in c["technique"]}:
+        prof_swept = False
+        paths: set[str] = set()
+        for cases in sides:
+            c = cases[cases["technique"] == tech]
+            if c.empty:
+                continue
+            prof_swept |= c["profile"].nunique(dropna=False) > 1
+            all_paths = {p for ov in c["overrides"] for p in (ov or {})}
+            for p in all_paths:
+                raw = {(ov or {}).get(p) for ov in c["overrides"]}
+                if len(raw) > 1 and len({_canon(v) for v in raw}) > 1:
+                    paths.add(p)
+        out[tech] = (prof_swept, sorted(paths))
+    return out
+
+
+def _scenario_key(row: Mapping[str, Any], swept: tuple[bool, list[str]]) -> str:
+    prof_swept, paths = swept
+    ov = row["overrides"] or {}
+    ident = {k: row[k] for k in _IDENTITY}
+    ident["seed"] = int(ident["seed"]) if ident["seed"] is not None else None
+    ident["params"] = row["params"]
+    if prof_swept:
+        ident["profile"] = row["profile"]
+    ident["set"] = {p: _canon(ov.get(p)) for p in paths}
+    return json.dumps(ident, sort_keys=True, default=str)
+
+
+def _describe(ident: Mapping[str, Any], varying: set[str], overrides: Mapping[str, Any] | None = None,
+              metrics: Sequence[str] = ()) -> str:
+    """The scenario label: what varies (a parameter as ``param.NAME`` where its name is a case column
+    or one of *metrics*), each swept override as *overrides* (a case's own) write it."""
+    from suite.declaration.results import param_column
+
+    ident = {**ident, "set": {p: (overrides or {}).get(p, v) for p, v in ident["set"].items()}}
+    bits = []
+    for k, v in sorted(ident["params"].items()):
+        if k in varying:
+            bits.append(f"{param_column(k, metrics)}={v}")
+    if "profile" in ident:
+        bits.append(f"profile={ident['profile']}")
+    short = [p.rsplit(".", 1)[-1] for p in ident["set"]]
+    for (p, v), sp in zip(ident["set"].items(), short):
+        bits.append(f"{sp if short.count(sp) == 1 else p}={v}")
+    for k in ("workload", "fidelity", "seed"):
+        if k in varying:
+            bits.append(f"{k}={ident[k]}")
+    return " ".join(bits) or "-"
+
+def _varying(idents: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """technique -> what varies among its matched scenarios (for short scenario labels)."""
+    varying: dict[str, set[str]] = {}
+    for t in {i["technique"] for i in idents}:
+        its = [i for i in idents if i["technique"] == t]
+        v = {p for p in {p for i in its for p in i["params"]}
+             if len({json.dumps(i["params"].get(p), default=str) for i in its}) > 1}
+        v |= {k for k in ("workload", "fidelity", "seed") if len({i[k] for i in its}) > 1}
+        varying[t] = v
+    return varying
+
+def _unpaired(side: Any, other: Any, varying: Mapping[str, set[str]]) -> list[str]:
+    """The scenarios of *side* with no partner in *other*, labelled, sorted."""
+    return sorted(_describe(json.loads(k), varying.get(c["technique"], set()), c["overrides"])
+                  + f" [{c['technique']}/{c['variant']}]"
+                  for k, c in side.cases.items() if k not in other.cases)
