@@ -363,8 +363,7 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
     alpha : float
         Significance level of the Mann-Whitney U test on raw samples.
     metrics : str or list of str, optional
-        Only these metrics (scenarios still paired on every ok case: a named metric that vanished
-        from B is ``missing``; a name no case of either run has is a CompareError).
+        Only these metrics (a named one that vanished from B is ``missing``).
     profile_dirs : tuple of path
         Extra profile folders (to recompute profile differences).
     context : suite.context.Context
