@@ -256,7 +256,7 @@ class Technique:
                               "plugin loads from dlsys-suite 0.4.0", DeprecationWarning, stacklevel=4)
         for k in sorted(set(self.parameters) & (set(self.headline) | PARAM_SHADOWED_COLUMNS)):
             warnings.warn(f"technique {self.name!r}: parameter {k!r}: expected a name that is not a case column or a "
-                          f"metric ({', '.join(sorted(PARAM_SHADOWED_COLUMNS))}, the technique's metrics), got {k!r}; "
+                          f"headline metric ({', '.join(sorted(PARAM_SHADOWED_COLUMNS))}, the technique's headline metrics), got {k!r}; "
                           "the report heads it param.NAME; this is "
                           "refused when the plugin loads from dlsys-suite 0.4.0", DeprecationWarning, stacklevel=4)
 

@@ -127,10 +127,10 @@ def warn_quarantined() -> None:
     commands call this after asking for their techniques."""
     reg = get_context().registry
     for p in reg.quarantined():
-        click.echo(f"warning: plugin {p.name!r} ({p.distribution}) is quarantined: {p.reason} "
-                   f"(see `suite plugins`)", err=True)
+        echo(f"warning: plugin {p.name!r} ({p.distribution}) is quarantined: {p.reason} "
+             f"(see `suite plugins`)", err=True)
     for note in reg.notes:
-        click.echo(f"warning: {note}", err=True)
+        echo(f"warning: {note}", err=True)
 
 
 def _finite_json(obj: Any) -> Any:

@@ -140,9 +140,9 @@ def _exit(cmp: Comparison) -> None:
             f"{', ' if cmp.threshold is not None or i else ''}{m} {v:.1%}" for i, (m, v) in enumerate(cmp.thresholds.items()))
         worse = (f"worse than run {cmp.run_a['id']} by more than {limit}" if all(r.change is not None for r in regs)
                  else f"fail the gate against run {cmp.run_a['id']}" + (f" (threshold {limit})" if limit else ""))
-        click.echo(f"error: {len(regs)} metric value(s) {worse}: " + ", ".join(
+        echo(f"error: {len(regs)} metric value(s) {worse}: " + ", ".join(
             f"{r.technique}/{r.variant} {r.scenario} {r.metric} " + _why(r, cmp.run_b['id']) for r in regs[:3])
-                   + (" ..." if len(regs) > 3 else ""), err=True)
+             + (" ..." if len(regs) > 3 else ""), err=True)
         sys.exit(cmp.exit_code)
 
 
@@ -189,7 +189,7 @@ def _print(cmp: Comparison, show_all: bool, profile_dirs: tuple[Path, ...] = ())
         emit(table, "table", list(table[0]), title=f"run {b['id']} vs run {a['id']}: {cmp.matched} scenario(s) matched")
     hidden = len(cmp.rows) - len(rows)
     c = cmp.counts()
-    parts = [f"{c.get(k, 0)} {k}" for k in ("better", "worse", "same", "changed", "missing") if c.get(k)]
+    parts = [f"{c.get(k, 0)} {k}" for k in ("better", "worse", "same", "changed", "unit changed", "missing") if c.get(k)]
     echo(f"{cmp.matched} scenario(s), {len(cmp.rows)} metric value(s): " + ", ".join(parts)
                + (f"; {c['not_significant']} not significant" if c["not_significant"] else "")
                + (f" ({hidden} unchanged hidden; --all shows them)" if hidden else ""))

@@ -127,8 +127,8 @@ def _exit(board: Scoreboard, strict: bool) -> None:
     unresolved = [o for o in board.outcomes if str(getattr(o, "reason", "") or "").startswith("scenario does not resolve")]
     if unresolved:  # a broken installation (a workload or profile missing), not a verdict
         o = unresolved[0]
-        click.echo(f"error: {len(unresolved)} claim(s) do not resolve, e.g. {o.technique}/{o.claim}: {o.reason} "
-                   "(see `suite plugins`)", err=True)
+        echo(f"error: {len(unresolved)} claim(s) do not resolve, e.g. {o.technique}/{o.claim}: {o.reason} "
+             "(see `suite plugins`)", err=True)
         sys.exit(1)
     if strict and counts["error"]:
         click.echo(f"error: {counts['error']} claim(s) ended in error (--strict)", err=True)

@@ -249,7 +249,7 @@ def report_summary(store: Any, summary: Any, fmt: str, quiet: bool, show_table: 
         click.echo(summary.message(resume), err=summary.interrupted)
         _skip_reasons(store, summary)
         for w in summary.warnings:
-            click.echo(f"warning: {w}", err=True)
+            echo(f"warning: {w}", err=True)
     lost = store.lost() if hasattr(store, "lost") else None
     if lost:  # the summary above counted what was handed to a file no path names any more
         click.echo(f"error: {lost} ({summary.computed} case(s) of run {summary.run_id}); run the command again", err=True)

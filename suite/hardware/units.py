@@ -8,6 +8,7 @@ value given.
 from __future__ import annotations
 
 import functools
+import math
 import re
 import os
 from typing import TYPE_CHECKING, Annotated, Any
@@ -151,12 +152,16 @@ def convert(value: float, unit: str, to: str) -> float:
     Raises
     ------
     ValueError
-        Either unit is no unit of the registry, or the two differ in dimension (one line naming both).
+        Either unit is no unit of the registry, the two differ in dimension, or the registry fixes
+        no rate between them (a currency's; one line naming both).
     """
     ua, ub = parse_unit(unit), parse_unit(to)
     if ua.dimensionality != ub.dimensionality:
         raise ValueError(f"unit {unit!r} cannot be converted to {to!r} ({ua.dimensionality} is not "
                          f"{ub.dimensionality})")
+    factor = float(_registry().Quantity(1.0, ua).to(ub).magnitude)
+    if not math.isfinite(factor) or factor == 0.0:  # a rate the registry does not fix (EUR = nan * USD)
+        raise ValueError(f"unit {unit!r} cannot be converted to {to!r} (no fixed rate between them)")
     return float(_registry().Quantity(float(value), ua).to(ub).magnitude)
 
 

@@ -170,8 +170,9 @@ class Comparison:
 
     @property
     def exit_code(self) -> int:
-        """1 when some metric is worse beyond its threshold, or (*strict*) when a scenario of either
-        run has no partner; else 0."""
+        """1 when some metric is a regression (worse beyond its threshold; or, under *strict* or named
+        by ``--metric`` with a threshold, missing from B or of another dimension in B), or (*strict*)
+        when a scenario of either run has no partner; else 0."""
         if self.regressions():
             return 1
         return 1 if self.strict and self.unpaired else 0
@@ -532,7 +533,7 @@ def _in_unit_of_a(vb: float | None, xb: list[float] | None, ua: Any, ub: Any
     """B's value and samples in A's unit: ``(value, samples, B's unit when it differs, convertible)``.
     Units of one dimension are converted (:func:`suite.hardware.units.convert`: 0.1547 s -> 154.7 ms);
     units of different dimensions, or one the registry does not know, are not (convertible False)."""
-    if not ua or not ub or ua == ub:
+    if ua is None or ub is None or ua == ub:  # "" is a unit (a pure number), converted like any other
         return vb, xb, None, True
     from suite.hardware.units import convert
 

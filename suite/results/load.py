@@ -281,14 +281,18 @@ def _one_unit_each(long: pd.DataFrame) -> pd.DataFrame:
         A metric stored in units of different dimensions, or one the unit registry does not know
         (one line naming the metric and both units).
     """
-    mixed = [n for n, us in long.groupby("name")["unit"].unique().items() if len(us) > 1]
+    # per technique: techniques may share a metric name in units of other dimensions (throughput in
+    # samples/s and in tokens/s); a technique's own metric in two units is a plugin that changed it
+    mixed: list[tuple[str, str]] = [(str(k[0]), str(k[1]))  # type: ignore[index]
+                                    for k, us in long.groupby(["technique", "name"])["unit"].unique().items()
+                                    if len(us) > 1]
     if not mixed:
         return long
     from suite.hardware.units import convert
 
     long = long.copy()
-    for name in mixed:
-        rows = long["name"] == name
+    for tech, name in mixed:
+        rows = (long["technique"] == tech) & (long["name"] == name)
         first = str(long.loc[rows, "unit"].iloc[0])
         for unit in long.loc[rows, "unit"].unique():
             at = rows & (long["unit"] == unit)
@@ -296,7 +300,7 @@ def _one_unit_each(long: pd.DataFrame) -> pd.DataFrame:
                 long.loc[at, "value"] = [convert(v, str(unit), first) if v is not None and v == v else v
                                          for v in long.loc[at, "value"]]
             except ValueError:
-                raise StoreError(f"metric {name!r}: stored in {first!r} and in {unit!r}, units of different "
+                raise StoreError(f"metric {name!r} of {tech}: stored in {first!r} and in {unit!r}, units of different "
                                  "dimensions: one wide column cannot hold both (load it with wide=False)") from None
             long.loc[at, "unit"] = first
     return long

@@ -121,7 +121,9 @@ def _varying(idents: list[dict[str, Any]]) -> dict[str, set[str]]:
     return varying
 
 def _unpaired(side: Any, other: Any, varying: Mapping[str, set[str]]) -> list[str]:
-    """The scenarios of *side* with no partner in *other*, labelled, sorted."""
-    return sorted(_describe(json.loads(k), varying.get(c["technique"], set()), c["overrides"])
+    """The scenarios of *side* with no partner in *other*, labelled as the rows are (a parameter named
+    like one of the case's metrics as ``param.NAME``), sorted."""
+    return sorted(_describe(json.loads(k), varying.get(c["technique"], set()), c["overrides"],
+                            sorted(side.names.get(c["key"], ())))
                   + f" [{c['technique']}/{c['variant']}]"
                   for k, c in side.cases.items() if k not in other.cases)

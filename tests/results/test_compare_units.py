@@ -58,6 +58,38 @@ def test_a_unit_change_of_dimension_is_unit_changed_and_fails_strict(tmp_path, s
     assert strict.rows[0].regression and strict.exit_code == 1
     out = suite_cli(["compare", str(ra), str(rb), "--store", str(path), "--strict"])
     assert out.exit_code == 1 and "unit changed ms -> B" in out.output
+    assert "1 metric value(s): 1 unit changed" in " ".join(out.output.split())  # the summary counted it too
+
+
+def test_a_pure_number_and_a_currency_without_a_rate(tmp_path):
+    """"" is a unit (a pure number): 85 % in A and 0.85 in B are the same (was "worse -99.0%", a
+    regression at 5 %); USD against EUR has no rate in the registry (EUR = nan * USD): "unit
+    changed", not a NaN shown as "missing" that a --strict gate let pass (a second reader)."""
+    path, ra, rb = _two_runs(tmp_path, [["eff", 85.0, "%", "higher"]], [["eff", 0.85, "", "higher"]])
+    (r,) = compare_runs(path, ra, rb, threshold="5%", context=session_context()).rows
+    assert r.b == pytest.approx(85.0) and r.verdict == "same" and not r.regression
+    path, ra, rb = _two_runs(tmp_path, [["cost", 10.0, "USD", "lower"]], [["cost", 9.0, "EUR", "lower"]], "c.sqlite")
+    strict = compare_runs(path, ra, rb, strict=True, context=session_context())
+    assert strict.rows[0].verdict == "unit changed" and strict.exit_code == 1
+
+
+def test_two_techniques_may_share_a_metric_name_in_other_dimensions(tmp_path):
+    """throughput is samples/s in most plugins, tokens/s in dhelix: the wide form refused any run
+    holding both ("units of different dimensions"), and with it `suite report` of the smoke run (a
+    second reader). Units are one per (technique, metric) column group now."""
+    path = tmp_path / "s.sqlite"
+    with Store(path) as st:
+        r = st.begin_run("both", plugins={})
+        for key, tech, unit in (("k1", "toy", "samples/s"), ("k2", "other", "tokens/s")):
+            ident = {"key": key, "technique": tech, "technique_version": "1.0", "variant": "v", "fidelity": "model",
+                     "profile": "p", "profile_hash": "h", "workload": None, "workload_hash": None,
+                     "params": {"nodes": 4}, "seed": 0, "overrides": {}}
+            st.add_outcome(ident, {"status": "ok", "metrics": [["throughput", 100.0, unit, "higher"]],
+                                   "duration": 0.1}, r)
+        st.finish_run(r, "done", {"total": 2, "ok": 2})
+    with Store(path, readonly=True) as st:
+        wide = load(st, run=r, wide=True)
+    assert sorted(wide["throughput"]) == [100.0, 100.0]
 
 
 def test_a_gated_metric_missing_from_b_fails_the_gate(tmp_path, suite_cli):
@@ -108,5 +140,5 @@ def test_wide_load_puts_one_metric_in_one_unit(tmp_path):
     assert df.loc["ka", "comm_time"] == pytest.approx(51.56) and df.loc["kb", "comm_time"] == pytest.approx(154.7)
     assert df.attrs["units"]["comm_time"] == "ms"
     bad, _a, _b = _two_runs(tmp_path, [["comm_time", 1.0, "ms", "lower"]], [["comm_time", 1.0, "B", "lower"]], "x.sqlite")
-    with pytest.raises(StoreError, match="metric 'comm_time': stored in 'ms' and in 'B'"):
+    with pytest.raises(StoreError, match="metric 'comm_time' of toy: stored in 'ms' and in 'B'"):
         load(bad, wide=True)
