@@ -271,14 +271,13 @@ class Context:
             if not p.exists():
                 raise ProfileError(f"{p}: expected an existing profile file, got a path that does not exist")
             declared = (read_toml(p).get("profile") or {}).get("name", "")
-            lib = self.with_profile_dirs([p]).profiles
-            prof = lib.get(declared)
-            other = lib.path(declared)
+            # the library keeps the first file of a name: the one given would be skipped (refused here,
+            # before the library is built with it and says "skipped")
+            other = self.profiles.path(declared) if declared in self.profiles else None
             if other is not None and Path(other).resolve() != p.resolve():
-                # the library keeps the first file of a name: the one given would be skipped, silently
                 raise ProfileError(f"{p}: profile.name: {declared!r} is already a profile of the library ({other}); "
                                    "expected a new name (rename the profile in the file)")
-            return prof
+            return self.with_profile_dirs([p]).profiles.get(declared)
         return self.profiles.get(name)
 
     def clear_profiles(self) -> None:

@@ -239,9 +239,9 @@ class Technique:
     def _check_shown_names(self) -> None:
         """Warn (``DeprecationWarning``; refused when the plugin loads from dlsys-suite 0.4.0) of a
         variant name, parameter name or parameter unit holding a control character or a bidirectional
-        override (terminals show them escaped: :func:`suite.textsafe.visible`), and of a parameter
+        override (terminals show them escaped: :func:`suite.textsafe.visible`), of a parameter
         named like a column of the case tables or a metric of the technique (the report then heads
-        it ``param.NAME``)."""
+        it ``param.NAME``), and of a variant name holding a comma (``--variant`` cannot pick it)."""
         import warnings
 
         from suite.textsafe import hidden_characters
@@ -256,9 +256,13 @@ class Technique:
                               "plugin loads from dlsys-suite 0.4.0", DeprecationWarning, stacklevel=4)
         for k in sorted(set(self.parameters) & (set(self.headline) | PARAM_SHADOWED_COLUMNS)):
             warnings.warn(f"technique {self.name!r}: parameter {k!r}: expected a name that is not a case column or a "
-                          f"headline metric ({', '.join(sorted(PARAM_SHADOWED_COLUMNS))}, the technique's headline metrics), got {k!r}; "
-                          "the report heads it param.NAME; this is "
-                          "refused when the plugin loads from dlsys-suite 0.4.0", DeprecationWarning, stacklevel=4)
+                          f"headline metric ({', '.join(sorted(PARAM_SHADOWED_COLUMNS))}, the technique's headline "
+                          f"metrics), got {k!r}; the report heads it param.NAME; this is refused when the plugin "
+                          "loads from dlsys-suite 0.4.0", DeprecationWarning, stacklevel=4)
+        for v in (v.name for v in self.variants if "," in v.name):  # `--variant a,b` lists two
+            warnings.warn(f"technique {self.name!r}: variant {v!r}: expected a name without a comma (`--variant` "
+                          f"and experiment files split a list on commas, so it cannot be picked), got {v!r}; this "
+                          "is refused when the plugin loads from dlsys-suite 0.4.0", DeprecationWarning, stacklevel=4)
 
     def _check_kit_fields(self) -> None:
         tol = self.oracle_tolerance

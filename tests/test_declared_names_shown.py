@@ -39,6 +39,14 @@ def test_declaration_warns_of_hiding_characters_and_shadowing_parameters():
         _tech([Variant("tree", "t", baseline=True)], {"duration": Param(float, 1.0, unit="s")})  # not shown there
 
 
+def test_a_variant_name_with_a_comma_warns():
+    """`--variant a,b` and an experiment file's list split on commas: a variant named "ring,fast" could
+    never be picked (a hostile tryout); declaring it warns, refused from 0.4.0."""
+    with pytest.warns(DeprecationWarning, match=r"technique 'evil': variant 'ring,fast': expected a name without a "
+                                                r"comma .*refused when the plugin loads from dlsys-suite 0\.4\.0"):
+        _tech([Variant("tree", "t", baseline=True), Variant("ring,fast", "r")], {})
+
+
 def test_report_heads_parameters_named_like_columns_param_dot():
     from suite.report.html import _cases_part
 
