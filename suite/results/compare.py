@@ -230,6 +230,7 @@ class _Side:
     frame: pd.DataFrame | None = None  # one row per case, :data:`_CASE_COLS`
     cases_by_key: dict[str, dict[str, Any]] = field(default_factory=dict)
     cases: dict[str, dict[str, Any]] = field(default_factory=dict)  # scenario key -> case (set by _pair)
+    codes: dict[str, Any] = field(default_factory=dict)  # case key -> the code fingerprint it was computed with
 
     def __post_init__(self) -> None:
         lg = self.long
@@ -250,7 +251,8 @@ def _side(store: Any, run: Any, metrics: Any, suffix: str) -> _Side:
                                     none_error=CompareError("compare: give two run ids (or 'latest'), not None"))
         keys = list(long.loc[long["n_samples"] > 0, "key"].unique())
         samp = samples(st, keys) if keys else {}
-    side = _Side(f"run {info['id']}{suffix}", info, long, samp)
+        codes = {k: code for k, (_t, code) in st.codes(info["id"]).items()}
+    side = _Side(f"run {info['id']}{suffix}", info, long, samp, codes=codes)
     if metrics is not None:
         keep = set(_named(metrics))
         side.metrics = {k: v for k, v in side.metrics.items() if k[1] in keep}
@@ -419,10 +421,12 @@ class _Checks:
 
 
 def _checks(a: _Side, b: _Side, common: list[str], reg: Any) -> _Checks:
-    """The profiles, technique versions, plugin versions and workloads that differ between pairs."""
+    """The profiles, technique versions, plugin versions, workloads and (at one version) the code
+    fingerprints that differ between pairs."""
     prof_pairs: dict[tuple[str, str, str, str, str, str], int] = {}
     versions: set[tuple[str, str, str]] = set()
     workloads: set[tuple[str, str, str]] = set()
+    codes: set[tuple[str, str, str]] = set()  # the same version computed by other code (an unbumped edit)
     for k in common:
         ca, cb = a.cases[k], b.cases[k]
         if _differ(ca["profile_hash"], cb["profile_hash"]):
@@ -433,6 +437,9 @@ def _checks(a: _Side, b: _Side, common: list[str], reg: Any) -> _Checks:
             versions.add((ca["technique"], ca["technique_version"], cb["technique_version"]))
         if _differ(ca["workload_hash"], cb["workload_hash"]):
             workloads.add((ca["workload"], ca["workload_hash"], cb["workload_hash"]))
+        code_a, code_b = a.codes.get(ca["key"]), b.codes.get(cb["key"])
+        if code_a and code_b and code_a != code_b and not _differ(ca["technique_version"], cb["technique_version"]):
+            codes.add((ca["technique"], code_a, code_b))
     mismatches: list[str] = []
     if prof_pairs:
         names = sorted({f"{p[0]} [{p[2]}] vs {p[3]} [{p[5]}]" for p in prof_pairs})
@@ -443,6 +450,9 @@ def _checks(a: _Side, b: _Side, common: list[str], reg: Any) -> _Checks:
     mismatches += _plugin_versions({a.cases[k]["technique"] for k in common}, a.info, b.info, reg)
     notes = [f"workload {w}: content hash {ha} in {a.name}, {hb} in {b.name} (its definition changed)"
              for w, ha, hb in sorted(workloads, key=str)]
+    notes += [f"technique {t}: computed by other code in {b.name} than in {a.name} (code {ca_} vs {cb_}, the same "
+              "version): its plugin changed between the runs, and the differences may be its doing"
+              for t, ca_, cb_ in sorted(codes)]
     return _Checks(mismatches, notes, prof_pairs)
 
 

@@ -142,3 +142,25 @@ def test_wide_load_puts_one_metric_in_one_unit(tmp_path):
     bad, _a, _b = _two_runs(tmp_path, [["comm_time", 1.0, "ms", "lower"]], [["comm_time", 1.0, "B", "lower"]], "x.sqlite")
     with pytest.raises(StoreError, match="metric 'comm_time' of toy: stored in 'ms' and in 'B'"):
         load(bad, wide=True)
+
+
+def test_other_code_at_the_same_version_is_named(tmp_path):
+    """A plugin edited between two runs without a version bump computes new case keys for the same
+    scenarios: compare paired them and showed the differences with no word of their cause (a hostile
+    tryout). A note names the technique and both code fingerprints; equal code says nothing."""
+    path = tmp_path / "s.sqlite"
+    with Store(path) as st:
+        runs = []
+        for name, key, code, t in (("a", "ka", "c0de-a", 1.0), ("b", "kb", "c0de-b", 2.0), ("c", "kc", "c0de-b", 2.0)):
+            r = st.begin_run(name, plugins={})
+            ident = {"key": key, "technique": "toy", "technique_version": "1.0", "variant": "v", "fidelity": "model",
+                     "profile": "p", "profile_hash": "h", "workload": None, "workload_hash": None,
+                     "params": {"nodes": 4}, "seed": 0, "overrides": {}, "code": code}
+            st.add_outcome(ident, {"status": "ok", "metrics": [["t", t, "s", "lower"]], "duration": 0.1}, r)
+            st.finish_run(r, "done", {"total": 1, "ok": 1})
+            runs.append(r)
+    ra, rb, rc = runs
+    cmp = compare_runs(path, ra, rb, context=session_context())
+    assert (f"technique toy: computed by other code in run {rb} than in run {ra} (code c0de-a vs c0de-b, the same "
+            "version): its plugin changed between the runs, and the differences may be its doing") in cmp.notes
+    assert not any("other code" in n for n in compare_runs(path, rb, rc, context=session_context()).notes)
