@@ -131,7 +131,8 @@ def parse_unit(text: str) -> "pint.Unit":
     Raises
     ------
     ValueError
-        The text is no unit of the registry (one line naming it).
+        The text is no unit of the registry, or puts a sub-unit prefix on a bit or a byte (``mb``:
+        millibits; one line naming it).
     """
     t = str(text).strip()
     for k, v in _SPELLINGS.items():
@@ -139,6 +140,7 @@ def parse_unit(text: str) -> "pint.Unit":
     reg = _registry()
     if t in ("", "1"):
         return reg.dimensionless
+    _refuse_sub_unit_bits(t, f"unit {text!r}: not a unit of the suite's registry")  # "mb/s": millibits
     try:
         return reg.Unit(t)
     except Exception as exc:  # noqa: BLE001 - pint raises several kinds
@@ -155,6 +157,13 @@ def convert(value: float, unit: str, to: str) -> float:
         Either unit is no unit of the registry, the two differ in dimension, or the registry fixes
         no rate between them (a currency's; one line naming both).
     """
+    return float(value) * _factor(str(unit), str(to))
+
+
+@functools.lru_cache(maxsize=1024)
+def _factor(unit: str, to: str) -> float:
+    """How many *to* one *unit* is (the suite's units are multiplicative): parsed and checked once
+    per pair, so a column of converted values costs a multiplication each."""
     ua, ub = parse_unit(unit), parse_unit(to)
     if ua.dimensionality != ub.dimensionality:
         raise ValueError(f"unit {unit!r} cannot be converted to {to!r} ({ua.dimensionality} is not "
@@ -162,7 +171,7 @@ def convert(value: float, unit: str, to: str) -> float:
     factor = float(_registry().Quantity(1.0, ua).to(ub).magnitude)
     if not math.isfinite(factor) or factor == 0.0:  # a rate the registry does not fix (EUR = nan * USD)
         raise ValueError(f"unit {unit!r} cannot be converted to {to!r} (no fixed rate between them)")
-    return float(_registry().Quantity(float(value), ua).to(ub).magnitude)
+    return factor
 
 
 @functools.lru_cache(maxsize=1024)

@@ -164,3 +164,15 @@ def test_other_code_at_the_same_version_is_named(tmp_path):
     assert (f"technique toy: computed by other code in run {rb} than in run {ra} (code c0de-a vs c0de-b, the same "
             "version): its plugin changed between the runs, and the differences may be its doing") in cmp.notes
     assert not any("other code" in n for n in compare_runs(path, rb, rc, context=session_context()).notes)
+
+
+def test_a_metric_unit_in_millibits_is_refused_not_converted():
+    """`convert(1, "mb/s", "Mb/s")` gave 1e-09 (millibits): "every sub-unit prefix on bits/bytes refused"
+    held for quantities only; a metric whose unit changed from Mb/s to mb/s was scaled by 10^-9 in
+    compare and the wide load (a second reader). Refused like a quantity; a converted column costs one
+    parse per unit pair."""
+    from suite.hardware.units import convert
+
+    with pytest.raises(ValueError, match=r"'m' is milli: there is no millibit; did you mean Mb \(mega\)\?"):
+        convert(1.0, "mb/s", "Mb/s")
+    assert convert(1.0, "Mb/s", "MB/s") == pytest.approx(0.125) and convert(0.1547, "s", "ms") == pytest.approx(154.7)
