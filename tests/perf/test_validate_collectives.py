@@ -35,8 +35,8 @@ def test_bounds_are_the_issue_targets_but_the_documented_misses():
     # less time at large sizes (documented; geomean 12.0 %); and 8 nodes from 1 MiB (documented;
     # 11.9 %, 2-8 MiB to -38 %)
     big = {g: b for (g, s), b in BOUNDS.items() if s == ">= 1 MiB"}
-    assert big == {"1 node x 2": 0.15, "1 node x 4": 0.10, "1 node x 8": 0.10, "2 nodes": 0.10, "4 nodes": 0.10,
-                   "8 nodes": 0.15}
+    assert big == {"1 node x 2": 0.125, "1 node x 4": 0.10, "1 node x 8": 0.10, "2 nodes": 0.10, "4 nodes": 0.10,
+                   "8 nodes": 0.125}  # the misses just under their bound: a worse model fails here
     assert {b for (g, s), b in BOUNDS.items() if s == "< 1 MiB"} == {0.25}
 
 
@@ -110,5 +110,5 @@ def test_cli_names_the_groups_over_the_target(suite_cli):
     assert res.exit_code == 0, res.output
     text = " ".join(res.output.split())
     assert "every group within its bound" in text
-    assert ("over the target (10 % from 1 MiB, 25 % below), within a documented bound: 1 node x 2 >= 1 MiB (12.0 %), "
+    assert ("over the target (25.0 % < 1 MiB, 10.0 % >= 1 MiB), within a documented bound: 1 node x 2 >= 1 MiB (12.0 %), "
             "8 nodes >= 1 MiB (11.9 %)") in text
