@@ -62,8 +62,9 @@ def _fields_of(prof: Any, side: str, notes: list[str]) -> dict[str, Any]:
     d.pop("overrides", None)
     aside = d.pop("fits_set_aside_on", None)
     if aside:
-        notes.append(f"side {side}: the published fits of network level(s) {', '.join(map(str, aside))} are set "
-                     f"aside by its overrides (suite.perf.allreduce_fit): the model prices those collectives")
+        notes.append(f"side {side}: its overrides name network level(s) {', '.join(map(str, aside))}: a published "
+                     f"all-reduce fit whose workers cross one is set aside (suite.perf.allreduce_fit) and the model "
+                     f"prices that collective")
     return _flatten(d)
 
 

@@ -266,5 +266,5 @@ def test_fits_set_aside_are_a_note_not_a_profile_field():
     d = profile_diff("k80-cluster-ib56", {}, "k80-cluster-ib56", {"network.0.bandwidth": "15.75 GB/s"},
                      context=Context.build())
     assert d.fields == {}
-    assert d.notes == ["side B: the published fits of network level(s) 0 are set aside by its overrides "
-                       "(suite.perf.allreduce_fit): the model prices those collectives"]
+    assert d.notes == ["side B: its overrides name network level(s) 0: a published all-reduce fit whose workers "
+                       "cross one is set aside (suite.perf.allreduce_fit) and the model prices that collective"]
