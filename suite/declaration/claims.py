@@ -339,6 +339,11 @@ class Null:
         if sum(x is not None for x in (self.variants, self.value, self.derive)) != 1:
             raise TechniqueError(f"null {self.label!r}: give exactly one of `variants`, `value` or `derive`")
 
+    def changes_nothing(self, specs: Mapping[str, "ScenarioSpec"]) -> bool:
+        """A variant null whose substitutions leave every one of *specs* as it is: the claim's own
+        value again, inside the band whenever ours is (a claim defect; the kit's claims-nulls check)."""
+        return self.variants is not None and self.substitute(specs) == dict(specs)
+
     def substitute(self, specs: Mapping[str, "ScenarioSpec"]) -> dict[str, "ScenarioSpec"]:
         """The claim's specs with this null's variant substitutions applied."""
         import dataclasses

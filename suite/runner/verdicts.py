@@ -271,8 +271,7 @@ def claim_defect(claim: Claim, ours: Any, results: Mapping[str, Result]) -> str:
     ``""`` (docs/verdicts.md, Claim defects)."""
     if claim.defect:
         return claim.defect
-    same = next((n.label for n in claim.nulls if n.variants is not None and n.substitute(claim.specs()) == claim.specs()),
-                None)
+    same = next((n.label for n in claim.nulls if n.changes_nothing(claim.specs())), None)
     if same is not None:  # the claim's own value again: it lands wherever ours does (the kit's claims-nulls says so)
         return f"null {same!r} changes no scenario of the claim: it is our own value, inside the band whenever ours is"
     try:

@@ -264,9 +264,9 @@ def check_claims_nulls(tech: Technique) -> None:
                 if src not in used:
                     raise _fail(tech, "claims-nulls", f"claim {c.id!r}: null {n.label!r}: expected to replace a "
                                                       f"variant the claim uses ({', '.join(sorted(used))}), got {src!r}")
-            subst = n.substitute(c.specs())
-            if subst == c.specs():
+            if n.changes_nothing(c.specs()):
                 raise _fail(tech, "claims-nulls", f"claim {c.id!r}: null {n.label!r} changes no scenario of the claim")
+            subst = n.substitute(c.specs())
             for label, spec in subst.items():
                 try:
                     _r.resolve_case(tech, spec)
