@@ -481,6 +481,11 @@ def _n_nodes(profile) -> int:
     return int(profile.num_nodes) if profile.kind == "cluster" else 1
 
 
+def _grad_bytes(workload) -> float:
+    """Bytes of one fp32 gradient of *workload* (4 B a parameter): what a step all-reduces."""
+    return 4.0 * workload.params
+
+
 def _first_type_step(workload, profile, variant: str, batch: int, virtual_nodes: int, devices: int,
                      slots: Sequence[DeviceSlot], t: Sequence[float], effs: Sequence[float], mem: float,
                      caps: tuple[float, ...]) -> StepModel:
@@ -508,7 +513,7 @@ def _first_type_step(workload, profile, variant: str, batch: int, virtual_nodes:
     per = 1 if variant == "physical" else virtual_nodes // devices
     dev = tuple(devices if j == 0 else 0 for j in range(len(slots)))
     vns = tuple(per * devices if j == 0 else 0 for j in range(len(slots)))
-    comm = allreduce_time(profile, 4.0 * workload.params, _per_node(slots, dev, _n_nodes(profile)))
+    comm = allreduce_time(profile, _grad_bytes(workload), _per_node(slots, dev, _n_nodes(profile)))
     t0 = t[0] if math.isfinite(t[0]) else vn_time(workload, b, slots[0].device, effs[0])
     plan = Plan(dev, vns, per * t0, comm)
     gb = devices * b if variant == "physical" else batch
@@ -553,7 +558,7 @@ def step_model(workload, profile, variant: str, batch: int, virtual_nodes: int, 
     slots = device_slots(profile)
     n_nodes = _n_nodes(profile)
     b = batch // virtual_nodes
-    M = 4.0 * workload.params
+    M = _grad_bytes(workload)
     mem = memory_per_device(workload, b)
     effs = [efficiency if efficiency is not None else device_efficiency(s.device, reference) for s in slots]
     caps = tuple(float(s.device.memory) for s in slots)

@@ -92,7 +92,8 @@ def allreduce_seconds(profile: "Profile", nbytes: float, workers: int, algorithm
     the node, all-reduce of each shard across nodes, all-gather in the node. Both include the
     reduction term. ``auto``: the library's choice (``[communication] library``); under NCCL (a
     GPU profile's default) NCCL's tuner model, which prices every link at its ``efficiency``
-    (PCIe 0.76, NVLink 0.8 when undeclared) and can be slower than the named ``ring``.
+    (undeclared: :data:`suite.perf.network.collective._LINK_EFFICIENCY` by link kind) and can be
+    slower than the named ``ring``.
 
     Parameters
     ----------
