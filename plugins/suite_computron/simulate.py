@@ -342,13 +342,7 @@ class Engine:
 
 def _stage_times(table, batch: int, tp: int, pp: int, profile, st) -> tuple[list[float], float]:
     """One stage's time for a batch of k = 1..batch requests (index 0 unused) and the hand-off
-    time, from :func:`suite_computron.model.service_cost`. Priced by each case itself: a memo across
-    cases served a later case these figures without its reading the profile, so it recorded no read
-    of the fields they depend on (a false "did not read" warning for a bandwidth sweep)."""
-    return _compute_stage_times(table, batch, tp, pp, profile, st)
-
-
-def _compute_stage_times(table, batch: int, tp: int, pp: int, profile, st) -> tuple[list[float], float]:
+    time, from :func:`suite_computron.model.service_cost`, priced by each case itself."""
     times = [0.0]
     handoff = 0.0
     for k in range(1, batch + 1):

@@ -275,15 +275,13 @@ def _phase(op: str, m: float, st: "G.CommStats", k_in: float, profile) -> float:
 
 
 def times(plan: Plan, groups, profile, dtype: str, efficiency: float | None = None) -> Times:
-    """Time of *plan* on *profile* (module docstring for every term).
+    """Time of *plan* on *profile* (module docstring for every term), priced by each case itself.
 
     Parameters
     ----------
     plan : Plan
-    groups : Groups
-        M, N, K of the contraction.
-    profile : suite.hardware.Profile
-        Needs a device with a ``peak_flops[dtype]`` and at least one network level.
+    groups : Groups (M, N, K of the contraction)
+    profile : suite.hardware.Profile (a device with ``peak_flops[dtype]``, a network level)
     dtype : {"fp64", "fp32"}
     efficiency : float, optional
         GEMM efficiency in (0, 1]; default the device's curve, else :data:`DEFAULT_GEMM_EFFICIENCY`.
@@ -296,16 +294,7 @@ def times(plan: Plan, groups, profile, dtype: str, efficiency: float | None = No
     ------
     suite.errors.ProfileError
         The device has no peak for *dtype*, or the profile has no network level.
-
-    Not memoised across calls: a memo per profile object served a later case its numbers without
-    its reading the profile, so that case recorded no read of the fields they depend on (a false
-    "did not read" warning for a bandwidth sweep); pricing again costs nothing measurable
-    (``suite reproduce node-aware-grids``: 0.69 s CPU with the memo, 0.65 without).
     """
-    return _times(plan, groups, profile, dtype, efficiency)
-
-
-def _times(plan: Plan, groups, profile, dtype: str, efficiency: float | None) -> Times:
     dev = profile.require_device()
     dpn = profile.devices_per_node
     ppn, p = plan.ppn, plan.ranks

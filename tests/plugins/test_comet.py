@@ -378,16 +378,21 @@ def test_the_expansion_claims_note_states_what_the_grid_gives():
     pp_from, pp_to, lo, hi = re.search(r"80 GB parts fewer pipeline stages \(pp (\d+) -> (\d+), ([0-9.]+)-([0-9.]+)x\)",
                                        claim.note).groups()
     hbm = {r["cluster"]: r for r in run(variant="hbm-only", grid="comet-v2").artifacts["clusters"]}
+    seen = {"80gb": 0, "h200": 0}
     for r in res.artifacts["clusters"]:
         if r["cluster"].endswith("/none"):
             continue
         gain = r["time_hbm_only"] / r["time"]
         if "-80gb/" in r["cluster"]:
+            seen["80gb"] += 1
             assert float(lo) <= round(gain, 2) <= float(hi), r["cluster"]
             assert r["strategy"]["pp"] == int(pp_to), r["cluster"]
             assert hbm[r["cluster"]]["strategy"]["pp"] == int(pp_from), r["cluster"]
         elif "h200" in r["cluster"]:
+            seen["h200"] += 1
             assert gain == pytest.approx(1.0, abs=1e-12), r["cluster"]
+    # 2 devices x 3 NICs x 2 expansions of 80 GB parts, 3 x 2 of the H200: the note's every figure was checked
+    assert seen == {"80gb": 12, "h200": 6}
 
 
 def test_conformance_kit():
