@@ -16,7 +16,7 @@ Example::
 
     from suite.context import Context
     ctx = Context.build(profile_dirs=["my_profiles"])
-    tech = ctx.technique("poseidon")
+    tech = ctx.technique("my-technique")
     prof = ctx.profile("titanx-cluster-10gbe")
     wl = ctx.workload("vgg19-22k")
 """

@@ -2,8 +2,7 @@
 
 An executor receives resolved cases and yields one *outcome* dict per case; the coordinating
 process (:func:`suite.runner.run_cases`) alone writes them to the store. This module is the
-small, stable surface a third-party executor (``suite_slurm`` is one, packaged like a third
-party) builds on, so it never imports ``suite.runner`` internals:
+small, stable surface a third-party executor (a package of its own, as any plugin) builds on, so it never imports ``suite.runner`` internals:
 
 * :class:`Executor`, :class:`ExecOptions`: the interface and the options it is given
   (``options.executor_options`` holds the executor's own ``-X NAME=VALUE`` options).

@@ -95,7 +95,7 @@ def suite_executor(name: str) -> "CaseExecutor | None":
     ``--NAME-OPTION VALUE`` on the command line); a ``parse_options(mapping)`` method, if it
     has one, validates them before the run starts. Return a new object on each call: the run
     that asked for it by name calls its ``close()`` method, if it has one, when it ends.
-    Example: ``suite_slurm``.
+    Example: a package ``suite_myexecutor`` returning ``{"mycluster": MyExecutor()}``.
     """
     raise NotImplementedError  # a specification: pluggy never calls its body
 

@@ -100,7 +100,7 @@ class Technique:
     Parameters
     ----------
     name : str
-        Unique identifier (``"poseidon"``); lower-case, digits and ``-``.
+        Unique identifier (``"my-technique"``); lower-case, digits and ``-``.
     title : str
         One line for listings.
     category : str

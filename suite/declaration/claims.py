@@ -319,7 +319,7 @@ class Null:
 
     Give exactly one of:
 
-    * ``variants``: variant substitutions, e.g. ``{"poseidon": "wfbp"}``. The claim's scenarios
+    * ``variants``: variant substitutions, e.g. ``{"mytech": "baseline"}``. The claim's scenarios
       are evaluated again with every spec whose variant is a key replaced by its value, and the
       claim's value is derived from those results (the baseline at the same scenario);
     * ``value``: the trivial predictor's value itself (``1.0`` for no gain, ``16.0`` for ideal

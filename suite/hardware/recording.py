@@ -1,7 +1,7 @@
 """Which fields of a hardware profile one evaluation reads, recorded in the profile itself.
 
 The view of :mod:`suite.hardware.tracking` costs a Python call and a new view object per access
-(3.4x a Poseidon evaluation). The runner records every case instead by hiding, for the length of
+(3.4x a cheap model evaluation). The runner records every case instead by hiding, for the length of
 one case, the field values of the profile's own objects: each model's class is swapped for a
 recording subclass (same name, same module) whose fields are non-data descriptors, and its
 ``__dict__`` keeps only the fields that hold models or tables. The first read of a field finds no

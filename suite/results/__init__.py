@@ -10,7 +10,7 @@ Public API::
     store.result(key)                      # a suite.technique.Result
 
     from suite.results import load
-    df = load("results/suite.sqlite", run="latest", technique="poseidon")   # long form
+    df = load("results/suite.sqlite", run="latest", technique="my-technique")   # long form
     wide = load(run="latest", wide=True)                                  # one column per metric
 """
 

@@ -217,8 +217,8 @@ def _v4_results(conn: sqlite3.Connection) -> None:
 
 def _v5_to_v6(conn: sqlite3.Connection) -> None:
     """Each distinct set of profile fields read is stored once, in ``field_sets`` (issue 44: with
-    the reads recorded for every case, a JSON list of ~12 paths per result took a Poseidon sweep
-    from 1,465 to 1,767 B per case). ``results.fields`` (JSON text) becomes ``results.fields_id``."""
+    the reads recorded for every case, a JSON list of ~12 paths per result took a sweep of a
+    communication model from 1,465 to 1,767 B per case). ``results.fields`` (JSON text) becomes ``results.fields_id``."""
     conn.execute("CREATE TABLE IF NOT EXISTS field_sets (id INTEGER PRIMARY KEY, fields TEXT NOT NULL UNIQUE)")
     cols = {r[1] for r in conn.execute("PRAGMA table_info(results)")}
     if "fields_id" not in cols:

@@ -5,8 +5,8 @@ the family checks the technique opts into through ``Technique.capabilities``; ea
 passes, fails with an ``AssertionError`` naming the technique, the check and the case, or is
 skipped with a reason. Three ways to run them:
 
-* :func:`parametrize_with_checks` -- one pytest item per check (``poseidon:metadata``,
-  ``poseidon:family:bytes-conserved``, ...), each in its own forked process with a time-out, so
+* :func:`parametrize_with_checks` -- one pytest item per check (``my-technique:metadata``,
+  ``my-technique:family:bytes-conserved``, ...), each in its own forked process with a time-out, so
   one failure, crash or hang does not hide the others (the recommended way in a test suite);
 * :func:`run_checks` -- every check, each isolated with a time-out, outcomes collected in a
   :class:`CheckReport` (nothing raised);
