@@ -28,9 +28,10 @@ def normalize_run_name(name: object) -> str:
     """
     if not isinstance(name, str) or not name:
         raise ValueError(f"--name: expected a non-empty label, got {name!r}")
+    from suite.textsafe import hides
+
     for ch in name:
-        cat = unicodedata.category(ch)
-        if cat in ("Cc", "Cf", "Cs", "Co", "Cn"):
+        if hides(ch) or ch in "\n\t":
             what = unicodedata.name(ch, "unnamed character")
             raise ValueError(f"--name: expected printable characters only, got U+{ord(ch):04X} ({what}) in "
                              f"{name.encode('unicode_escape').decode()!r}")

@@ -91,3 +91,17 @@ def test_run_failure_and_skip_lines_show_escapes(capsys):
     err = capsys.readouterr().err
     assert "  failed: evil/\\x1b[2J\\x1b[31mANSI\\u202e [k1]: boom\\x1bc\n" in err
     assert "  skipped 1 case(s): no \\u202eGPU\\x07\n" in err
+
+
+def test_zero_width_and_directional_marks_are_shown_too():
+    """The escaped set missed format characters the run-name check already refused: "fast" and
+    "fa\\u200bst" printed alike, and a right-to-left mark passed unwarned (a second reader). One
+    character class now serves both (Unicode Cc, Cf, Cs, Co, Cn, Zl, Zp; line feed and tab kept)."""
+    from suite.results.names import normalize_run_name
+    from suite.textsafe import hidden_characters, visible
+
+    assert visible("fa\u200bst") == "fa\\u200bst" and visible("x\u200fy\u2028") == "x\\u200fy\\u2028"
+    assert hidden_characters("\ufeffz\u061c") == ["U+FEFF", "U+061C"]
+    assert visible("µs ± 5 %\ta\nb") == "µs ± 5 %\ta\nb"  # text, tab and line feed as they are
+    with pytest.raises(ValueError, match=r"U\+200B"):
+        normalize_run_name("fa\u200bst")
