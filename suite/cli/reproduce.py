@@ -93,9 +93,14 @@ def _run(techs: list[Any], context: Any, store_path: Path | None, executor: str,
 
     store = open_store(store_path)
     try:
-        return reproduce(techs, store, executor=executor, options=options, verified_only=verified_only, rerun=rerun,
-                         progress=make_progress(quiet), command=shlex.join(["suite", *sys.argv[1:]]),
-                         context=context, resolver=Resolver(context=context))
+        board = reproduce(techs, store, executor=executor, options=options, verified_only=verified_only, rerun=rerun,
+                          progress=make_progress(quiet), command=shlex.join(["suite", *sys.argv[1:]]),
+                          context=context, resolver=Resolver(context=context))
+        lost = store.lost()
+        if lost:  # the cases were written to a file no path names any more (as `suite run` says it)
+            echo(f"error: {lost}; run the command again", err=True)
+            sys.exit(1)
+        return board
     except KeyboardInterrupt:
         from suite.cli.run import resume_command
 

@@ -50,3 +50,23 @@ def test_a_store_left_in_place_ends_as_before(tmp_path, capsys):
     finally:
         st.close()
     assert os.path.exists(tmp_path / "s.sqlite")
+
+
+def test_reproduce_into_a_store_deleted_during_the_run_is_an_error(tmp_path, monkeypatch):
+    """`suite reproduce` wrote to a deleted store and exited 0, as `suite run` did (a second reader)."""
+    from click.testing import CliRunner
+
+    from suite.cli import main
+
+    path = tmp_path / "s.sqlite"
+    real = Store.lost
+
+    def gone(self):  # the file removed while the run wrote it: what lost() then says
+        for p in tmp_path.glob("s.sqlite*"):
+            p.unlink()
+        return real(self)
+
+    monkeypatch.setattr(Store, "lost", gone)
+    r = CliRunner().invoke(main, ["reproduce", "hetseq", "--store", str(path), "-q"])
+    assert r.exit_code == 1, r.output
+    assert f"error: store {str(path)!r}: the file was deleted or moved while this process wrote it" in r.output
