@@ -113,12 +113,20 @@ class Tables:
 
     def changes(self, moved: list[int], top: str) -> list[str]:
         """The tampered entries of the containers *moved* (``module.NAME['key']``), each put back; a
-        container of the package *top* (the plugin's own) is not a change."""
+        container of the package *top* (the plugin's own) is not a change. A module's cache (a dict
+        it names in ``__caches__``) may grow or empty itself; one with an entry changed is cleared,
+        silently (a memo is always safe to rebuild, and a key reused, an object id, is no proof of
+        tampering): a plugin that wrote a wrong parse into the unit cache leaves nothing behind."""
         out: list[str] = []
         for i in moved:
             label, now, then = self.held[i]
-            if not (top and label.split(".")[0] == top):
-                out += _put_back(label, now, then)
+            if top and label.split(".")[0] == top:
+                continue
+            if _is_cache(label):
+                if any(k in now and not _kept(dict.__getitem__(now, k), v) for k, v in then.items()):
+                    dict.clear(now)
+                continue
+            out += _put_back(label, now, then)
         return out
 
     def after(self, moved: list[int], dropped: set[str], added: list[Any]) -> Tables:
@@ -149,17 +157,17 @@ def _held(namespaces: Any) -> list[tuple[str, Any, Any]]:
     seen: set[int] = set()
     for name, _obj, d in namespaces:
         top = name.split(".")[0]
-        if name == __name__ or (top in SHARED and top != "suite"):  # the guard's own caches; numpy's...
+        if name in _GUARD or (top in SHARED and top != "suite"):  # the guard's own state; numpy's...
             continue
         caches = d.get("__caches__", ())  # tables the module itself empties when full: not inputs
         for k in compress(d, map(kinds.__contains__, map(type, d.values()))):  # (C loops)
             v = d[k]
-            if id(v) in seen or k in caches:  # (every module's __builtins__)
-                continue
+            if id(v) in seen or (k in caches and type(v) is not dict):  # (every module's __builtins__)
+                continue  # a cache dict is held too: an entry changed in it clears it (Tables.changes)
             seen.add(id(v))
             if k[:2] != "__" and (type(v) in _KINDS or v.nbytes <= ARRAY_LIMIT):  # not __all__, __path__
                 out.append((f"{name}.{k}", v, _copy(v)))
-                if isinstance(v, dict) and len(v) <= NESTED_LIMIT:
+                if isinstance(v, dict) and len(v) <= NESTED_LIMIT and k not in caches:  # a cache's entries are its own
                     out += _nested(f"{name}.{k}", v, seen)
     return out
 
@@ -199,6 +207,16 @@ def _same_contents(now: Any, then: Any) -> bool:
     if isinstance(now, list):
         return len(now) == len(then) and all(map(is_, now, then))
     return (len(now) == len(then) and all(map(is_, now, then))) if isinstance(now, set) else _array_state(now) == then
+
+
+#: modules whose containers are the guard's own state (watched threads, their notes), never compared
+_GUARD = frozenset({__name__, "suite.tamper_process"})
+
+
+def _is_cache(label: str) -> bool:
+    """Whether the held container *label* (``module.NAME``) is one its module names in ``__caches__``."""
+    mod, _, name = label.rpartition(".")
+    return name in getattr(sys.modules.get(mod), "__caches__", ())
 
 
 def _put_back(label: str, now: Any, then: Any) -> list[str]:

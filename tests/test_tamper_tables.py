@@ -216,3 +216,26 @@ def test_a_property_added_to_a_core_class_at_import_is_tampering_and_removed():
     reg = Registry(entry_points_=[], modules=[("clsp", _plugin("clsp", patch))])
     assert _reasons(reg) == {"clsp": "patched suite.hardware.schema.Device.memory" + _REASON_TAIL}
     assert "memory" not in Device.__dict__
+
+
+def test_a_core_cache_edited_at_import_is_cleared_not_trusted():
+    """The guard left a module's `__caches__` out entirely: a plugin that wrote a wrong parse into the
+    unit cache at import (`units._cache()["...3 mebibyte"] = 1.0`) made `parse_quantity("3 mebibyte")`
+    1.0 instead of 3,145,728 for every plugin after it, and the cache is saved to disk (a second reader).
+    A cache may grow or empty itself; one with an entry changed is cleared (no plugin blamed: a memo is
+    always safe to rebuild), so the next parse is right."""
+    from suite.hardware.units import _cache, parse_quantity
+    from suite.tamper import checked, snapshot
+
+    assert parse_quantity("3 mebibyte", "bytes") == 3 * 2**20
+    snap = snapshot()
+    cache = _cache()
+    key = next(k for k in cache if "3 mebibyte" in k)
+    cache[key] = 1.0
+    cache["a new entry"] = 2.0  # growing is what a cache does
+    assert checked(snap, "evil")[0] == []
+    assert parse_quantity("3 mebibyte", "bytes") == 3 * 2**20
+    snap = snapshot()
+    parse_quantity("5 mebibyte", "bytes")  # the cache filling by itself: kept
+    before = dict(_cache())
+    assert checked(snap, "fine")[0] == [] and dict(_cache()) == before
