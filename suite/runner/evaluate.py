@@ -25,7 +25,7 @@ from suite.runner.checks import BadMetric, bounded_error, bounded_traceback, met
 from suite.runner.oracle import oracle_problem
 from suite.technique import Skip, Technique
 
-__all__ = ["CaseTimeout", "ReadSampler", "InputSnapshots", "CodeCheck", "TRACK_CASES", "SUMMARY_MAX_ITEMS", "SUMMARY_MAX_CHARS",
+__all__ = ["CaseTimeout", "ReadSampler", "InputSnapshots", "LeftThreads", "CodeCheck", "TRACK_CASES", "SUMMARY_MAX_ITEMS", "SUMMARY_MAX_CHARS",
            "summarize_artifacts",
            "evaluate_outcome", "run_case", "crashed_outcome", "package_of", "describe_exit", "error_line",
            "resolved_tech"]
@@ -129,6 +129,48 @@ class CodeCheck:
         return out
 
 
+class LeftThreads:
+    """The threads the cases of one executor loop left running, each with the key of the case it was
+    first seen after: a thread that writes an input later (a timer, a sleeping thread) makes a later
+    case fail as having changed its input, and that case's error names the thread and the case that
+    left it. One ``threading.active_count()`` per case; the threads are listed only when it grew."""
+
+    __slots__ = ("_count", "_seen", "_left")
+
+    def __init__(self) -> None:
+        self._count = -1
+        self._seen: set[int | None] = set()
+        self._left: list[tuple[Any, str]] = []
+
+    def before(self) -> None:
+        """The loop's first case: the threads running before any case ran are nobody's."""
+        if self._count < 0:
+            import threading
+
+            self._seen.update(t.ident for t in threading.enumerate())
+            self._count = threading.active_count()
+
+    def after(self, key: str) -> None:
+        """After the case *key*: a thread it left running is noted as its."""
+        import threading
+
+        n = threading.active_count()
+        if n > self._count:
+            for t in threading.enumerate():
+                if t.ident not in self._seen:
+                    self._seen.add(t.ident)
+                    self._left.append((t, key))
+        if self._left:  # kept while running: each ran during the next case, at least in part
+            self._left = [x for x in self._left if x[0].is_alive()]
+        self._count = n
+
+    def suspects(self) -> str:
+        """``" (a thread ... may have written it)"`` for the noted threads that were running when the
+        case began (perhaps ended since: a timer writes once), else ``""``."""
+        named = "; ".join(f"{t.name!r}, left running by case {key}" for t, key in self._left)
+        return f" (a thread an earlier case left running may have written it: {named})" if named else ""
+
+
 class InputSnapshots:
     """The per-case input guard's snapshots of profiles, workloads and parameter tables
     (:func:`suite.frozen.guard`), kept for the next case of one executor loop that shares the
@@ -143,13 +185,14 @@ class InputSnapshots:
     former size, was below a 78-bandwidth sweep's 78 profiles).
     """
 
-    __slots__ = ("size", "_snaps", "_plans", "_covers")
+    __slots__ = ("size", "_snaps", "_plans", "_covers", "threads")
 
     def __init__(self, size: int = 4096) -> None:
         self.size = size
         self._snaps: dict[int, tuple[Any, list[Any]]] = {}
         self._plans: dict[int, Any] = {}
         self._covers: dict[int, tuple[Any, list[Any], bool]] = {}
+        self.threads = LeftThreads()
 
     def plan(self, profile: Any) -> Any:
         """The :class:`suite.hardware.recording.ReadPlan` of *profile* (built now, or kept)."""
@@ -416,6 +459,8 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = 
     snapshots = snapshots or InputSnapshots()
     snaps = _snapshots_of(scenario, profile, snapshots)
     rec, reads, clean = None, None, False
+    threads = snapshots.threads
+    threads.before()
     if record_reads and profile is not None:
         rec = Recording(snapshots.plan(profile)).start()
     try:
@@ -429,7 +474,8 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = 
     if changed is not None:
         out.update(status="failed", metrics=None, samples=None, artifacts=None, traceback=None,
                    error=f"InputMutated: {tech.name}: the case changed its input {changed} (inputs are "
-                         "read-only; copy them to change them); put back for the next case")
+                         f"read-only; copy them to change them); put back for the next case{threads.suspects()}")
+    threads.after(key)
     if out["duration"] is None or out["status"] != "ok":
         out["duration"] = time.perf_counter() - t0
     if reads is not None and out["status"] == "ok":
