@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from suite.runner.case import Case, Resolver
     from suite.technique import Claim, Null, Result, Technique
 
-__all__ = ["judge", "null_cases", "resolve_claim", "NullCases", "ResultReader", "Statuses"]
+__all__ = ["judge", "null_cases", "resolve_claim", "NullCases", "ResultReader", "Statuses", "CoreWatch"]
 
 #: One null of a claim with its resolved cases (label -> Case; None for a value null or a null
 #: whose scenario does not resolve) and the reason it does not resolve ("" when it does).
@@ -31,6 +31,49 @@ class ResultReader(Protocol):
     """What judging reads of a store: one stored case's result."""
 
     def result(self, key: str) -> Any: ...
+
+
+class CoreWatch:
+    """The shared modules (:mod:`suite.tamper`) around the judging of each technique's claims in
+    this process: a claim's ``derive``, a null's, a callable ``domain`` or a custom band is plugin
+    code run here, not in a worker, and one that rebinds a core name (``AcceptanceBand.check``) or
+    edits a core table changed the verdicts of every technique judged after it (and, cached, served
+    them to later commands that never loaded that plugin). :meth:`check` after a technique's
+    claims puts back what changed and names it; the caller turns those claims' outcomes into
+    errors (:meth:`spoil`), so no verdict judged under a changed core is printed or cached.
+    A snapshot is taken when the first claim is judged (about 1 ms), each check about 0.3 ms."""
+
+    __slots__ = ("_snap",)
+
+    def __init__(self) -> None:
+        self._snap: Any = None
+
+    def begin(self) -> None:
+        """Before judging a technique's claims: the snapshot, taken once."""
+        if self._snap is None:
+            from suite.tamper import snapshot
+
+            self._snap = snapshot()
+
+    def check(self, tech: Technique) -> list[str]:
+        """What the judging of *tech*'s claims changed in the shared modules, put back (empty: nothing)."""
+        if self._snap is None:
+            return []
+        from suite.runner.evaluate import package_of
+        from suite.tamper import checked
+
+        changed, self._snap = checked(self._snap, package_of(tech))
+        return changed
+
+    @staticmethod
+    def spoil(o: ClaimOutcome, tech: Technique, changed: list[str]) -> None:
+        """*o*, judged while *tech*'s plugin code had changed the core: an error row saying so."""
+        from suite.runner.verdicts import ERROR
+
+        shown = ", ".join(changed[:3]) + (" ..." if len(changed) > 3 else "")
+        o.verdict, o.ours, o.ratio, o.nulls, o.reason_class = ERROR, None, None, [], None
+        o.reason = (f"not judged: the claims of {tech.name!r} changed the core while they were judged ({shown}; "
+                    "put back): a claim's derive, domain or band must change no shared module")
 
 
 def null_cases(tech: Technique, claim: Claim, resolver: Resolver) -> list[NullCases]:

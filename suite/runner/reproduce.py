@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from suite.collector import collector_paused
 from suite.runner.bootstrap import bootstrap_interval
 from suite.runner.judgement_cache import Uncacheable, cacheable, encode_outcome, judgement_key, restore_outcome
-from suite.runner.judging import NullCases, ResultReader, judge, null_cases, resolve_claim
+from suite.runner.judging import CoreWatch, NullCases, ResultReader, judge, null_cases, resolve_claim
 from suite.runner.verdicts import (BOOTSTRAP_REPLICATES, CLAIM_DEFECT, CONFIDENCE, ERROR, INCONCLUSIVE,
                                    MEASURED_LABEL, NOT_DISCRIMINATING, NOT_REPRODUCED, REPRODUCED,
                                    REPRODUCED_NO_NULL, VERDICTS, ClaimOutcome, NullOutcome, Scoreboard,
@@ -165,21 +165,34 @@ def _judge_all(pending: Sequence[_Pending], store: Store, rerun: bool) -> None:
     fresh: dict[str, str] = {}
     reader = _StoredOnce(store)
     recheck()  # what a watched plugin's thread changed in the core, put back before judging
-    for p, jkey in zip(pending, keys):
-        if _restored(p.outcome, cached.get(jkey) if jkey else None):
-            continue
-        judge(p.claim, p.outcome, p.cases, status, reader, p.nulls)
-        if jkey and cacheable(p.outcome):
-            try:
-                fresh[jkey] = encode_outcome(p.outcome)
-            except Uncacheable:  # a value of a type the cache cannot round-trip: not cached
-                pass
+    watch, judged = CoreWatch(), []
+    for i, (p, jkey) in enumerate(zip(pending, keys)):
+        if not _restored(p.outcome, cached.get(jkey) if jkey else None):
+            watch.begin()
+            judge(p.claim, p.outcome, p.cases, status, reader, p.nulls)
+            judged.append((p, jkey))
+        if judged and (i + 1 == len(pending) or pending[i + 1].tech is not p.tech):  # the technique's last claim
+            _keep_judged(judged, watch.check(p.tech), fresh)
+            judged = []
     # judgements made while such a thread changed the core again are not kept for the next command
     if fresh and not recheck() and getattr(store, "conn", None) is not None:
         try:
             store.add_judgements(fresh)
         except Exception:  # noqa: BLE001 - a read-only store or a lock: the cache is an optimisation
             pass
+
+
+def _keep_judged(judged: Sequence[tuple[_Pending, str | None]], changed: list[str], fresh: dict[str, str]) -> None:
+    """The claims of one technique just judged: each an error when its judging changed the core
+    (*changed*, put back: :class:`suite.runner.judging.CoreWatch`), else added to *fresh* (cached)."""
+    for p, jkey in judged:
+        if changed:
+            CoreWatch.spoil(p.outcome, p.tech, changed)
+        elif jkey and cacheable(p.outcome):
+            try:
+                fresh[jkey] = encode_outcome(p.outcome)
+            except Uncacheable:  # a value of a type the cache cannot round-trip: not cached
+                pass
 
 
 def _restored(o: ClaimOutcome, hit: str | None) -> bool:
