@@ -8,9 +8,9 @@ import json
 import sqlite3
 from collections.abc import Iterable
 
-from suite.results.sql import Tx
+from suite.results.sql import KEY_IN, Tx, select_keys
 
-__all__ = ["add_fields_read", "fields_read", "run_fields_read"]
+__all__ = ["add_fields_read", "case_fields_read", "fields_read", "run_fields_read"]
 
 
 def add_fields_read(tx: Tx, technique: str, code: str, variant: str, fidelity: str, fields: Iterable[str]) -> None:
@@ -50,3 +50,16 @@ def run_fields_read(conn: sqlite3.Connection, rid: int | None) -> dict[tuple[str
             "JOIN cases c ON c.id = rc.case_id WHERE rc.run_id = ?", (rid,)):
         out.setdefault((t, code or ""), set()).update(json.loads(fields))
     return out or None
+
+
+def case_fields_read(conn: sqlite3.Connection, keys: Iterable[str]) -> dict[str, list[str]]:
+    """Case key -> the profile fields its stored result recorded as read, for those of *keys*
+    whose result recorded its reads (one query)."""
+    out: dict[str, list[str]] = {}
+    parsed: dict[str, list[str]] = {}  # a sweep's results share a few field sets: each parsed once
+    for k, f in select_keys(conn, "SELECT c.key, f.fields FROM cases c JOIN results r ON r.id = c.result_id "
+                                  f"JOIN field_sets f ON f.id = r.fields_id WHERE {KEY_IN}", keys):
+        if f not in parsed:
+            parsed[f] = json.loads(f)
+        out[k] = parsed[f]
+    return out

@@ -332,6 +332,11 @@ class Store:
         *run* produced or reused (its own record); None when none of them recorded its reads."""
         return _fields.run_fields_read(self.conn, self.resolve_run(run))
 
+    def case_fields_read(self, keys: Iterable[str]) -> dict[str, list[str]]:
+        """Case key -> the profile fields its stored result recorded as read, for those of *keys*
+        whose result recorded its reads (a result stored before reads were kept: absent)."""
+        return _fields.case_fields_read(self.conn, keys)
+
     def fields_read(self, technique: str, code: str | None = None) -> dict[tuple[str, str], set[str]]:
         """(variant, fidelity) -> the profile fields stored as read by *technique* (its *code*
         fingerprint only, when given)."""

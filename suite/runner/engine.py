@@ -216,7 +216,7 @@ class _Run:
         self._last_reads: tuple[Any, Any] = (None, None)  # the fields-read list last added, and its group
         # one case per (technique, code, overridden field, profile): what the unread-override check needs
         self.reps: dict[tuple[Any, ...], Case] = {}
-        self.override_reads = OverrideReads()  # per overridden field: the computed cases that did not read it
+        self.override_reads = OverrideReads()  # per overridden field: the run's cases that did not read it
         drain_notes()  # what a recheck put back before this run (another run's, a judgement's) is not this run's
         self.started = False
         self.refresh: set[str] = set()
@@ -248,12 +248,23 @@ class _Run:
         # each run keeps the overrides it asked for (a cached case never shows another run's)
         self.store.link_cached(self.run_id, [k for k in keys if k in cached],
                                {c.key: c.overrides for c in chunk if c.overrides and c.key in cached})
+        self._note_cached([c for c in chunk if c.overrides and c.key in cached])
         todo = [c for c in chunk if c.key not in cached]
         for c in todo:  # built here, once, before an executor forks or pickles (a lazily built scenario)
             c.scenario
         self.summary.cached += len(chunk) - len(todo)
         self._progress(cases, len(chunk) - len(todo), whole)
         return todo
+
+    def _note_cached(self, cases: list[Case]) -> None:
+        """Count *cases* (reused from the store, with overrides) in the override-reads tally by the
+        reads their stored results recorded: a rerun warns of the same cases as the run that
+        computed them (one that recorded none, stored before reads were kept, is not counted)."""
+        if cases:
+            reads = self.store.case_fields_read([c.key for c in cases])
+            for c in cases:
+                if c.key in reads:
+                    self.override_reads.note(c, reads[c.key])
 
     def _progress(self, cases: Iterable[Case], cached: int, whole: bool = False) -> None:
         if self.started:

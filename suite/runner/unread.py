@@ -3,8 +3,9 @@
 A ``--set`` of a profile field that no evaluation reads changes a case's key but not its result.
 Two checks, both from the reads each case recorded (``fields_read``): a technique that read the
 field in no case of the run (:func:`unread_overrides`, over the run's own record and the store's),
-and one that read it in some computed cases but not in others (:class:`OverrideReads`: a model
-that takes another path for some parameters, e.g. a published fit in place of the network model).
+and one that read it in some of the run's cases (computed, or reused with the reads their stored
+results recorded) but not in others (:class:`OverrideReads`: a model that takes another path for
+some parameters, e.g. a published fit in place of the network model).
 """
 
 from __future__ import annotations
@@ -66,8 +67,9 @@ def unread_overrides(cases: Sequence[Case], store: Store, seen: Reads, run_id: i
 
 
 class OverrideReads:
-    """Per (technique, overridden field): how many computed cases asked for the override, how many
-    of them did not read the field, and one of those (described) as an example."""
+    """Per (technique, overridden field): how many cases of a run (computed or reused from the
+    store) asked for the override, how many of them did not read the field, and one of those
+    (described) as an example."""
 
     __slots__ = ("tally", "_memo")
 
@@ -79,7 +81,8 @@ class OverrideReads:
         self._memo: dict[tuple[Any, ...], tuple[tuple[list[Any], int], ...]] = {}
 
     def note(self, case: Case, reads: Sequence[str]) -> None:
-        """Count one computed case with overrides and the profile fields *reads* it recorded."""
+        """Count one case with overrides and the profile fields *reads* it recorded (computing it
+        now, or when it was stored)."""
         key = (tuple(reads), case.profile, case.technique, tuple(case.overrides))
         rows = self._memo.get(key)
         if rows is None:
@@ -107,12 +110,12 @@ class OverrideReads:
         return tuple(rows)
 
     def warnings(self, warned: set[tuple[str, str]]) -> list[str]:
-        """One line per (technique, field) that computed cases of the run did not read, unless
+        """One line per (technique, field) that cases of the run did not read, unless
         :func:`unread_overrides` warned that the technique never read it (*warned*)."""
         out = []
         for (tech, k), (missed, total, path, example) in self.tally.items():
             if missed and (tech, k) not in warned:
-                out.append(f"--set {k}: {missed} of {total} {tech} cases computed in this run did not read profile "
+                out.append(f"--set {k}: {missed} of {total} {tech} cases of this run did not read profile "
                            f"field {path!r}, so their results do not depend on it (e.g. {example}); see "
                            f"`suite info {tech}` for the fields it reads")
         return out

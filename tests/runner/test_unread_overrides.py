@@ -46,7 +46,7 @@ def test_a_run_says_how_many_cases_did_not_read_an_override_that_others_read(tmp
     assert s.ok == 6, s.message()
     # by hand: the 2 one-node cases (one per bandwidth) of 6 never read network.0.bandwidth
     [w] = s.warnings
-    assert w.startswith("--set network.-1.bandwidth: 2 of 6 cond cases computed in this run did not read profile "
+    assert w.startswith("--set network.-1.bandwidth: 2 of 6 cond cases of this run did not read profile "
                         "field 'network.0.bandwidth'"), w
     assert "nodes=1" in w
 
@@ -55,7 +55,7 @@ def test_no_warning_when_every_case_reads_it_and_one_line_when_none_does(tmp_pat
     assert _run(tmp_path, [2, 4]).warnings == []
     # no case reads it (nor any other field: before 0.3.8 such a run said nothing)
     [w] = _run(tmp_path, [1], "one.sqlite").warnings
-    assert w.startswith("--set network.-1.bandwidth: 2 of 2 cond cases computed in this run did not read"), w
+    assert w.startswith("--set network.-1.bandwidth: 2 of 2 cond cases of this run did not read"), w
 
 
 def test_an_efficiency_override_under_a_named_ring_warns_that_it_was_not_read(tmp_path):
@@ -72,3 +72,30 @@ def test_an_efficiency_override_under_a_named_ring_warns_that_it_was_not_read(tm
         assert s.ok == 1, s.message()
         assert [w.startswith("--set network.0.efficiency: hetseq never read profile field 'network.0.efficiency'")
                 for w in s.warnings] == ([True] if warns else []), s.warnings
+
+
+def test_a_cached_rerun_warns_of_the_same_cases_as_the_run_that_computed_them(tmp_path):
+    """Before, `suite run` again (every case stored) printed no partial warning: it counted only the
+    cases it computed. The stored cases keep their reads, so the rerun counts them: the same N of M."""
+    from click.testing import CliRunner
+
+    from suite.cli import main
+
+    ctx = _context()
+
+    def run(nodes):
+        args = ["run", "-q", "-t", "cond", "--param", f"nodes={nodes}", "--set", "network.-1.bandwidth=1 Gbit/s,2 Gbit/s",
+                "--store", str(tmp_path / "s.sqlite")]
+        r = CliRunner().invoke(main, args, obj={"context": ctx})
+        assert r.exit_code == 0, r.output
+        return [line for line in r.stderr.splitlines() if "did not read" in line]
+
+    # by hand: nodes=1 (2 cases, one per bandwidth) never reads the bandwidth, nodes=2 (2 cases) does
+    first = run("1,2")
+    assert len(first) == 1 and first[0].startswith(
+        "warning: --set network.-1.bandwidth: 2 of 4 cond cases of this run did not read profile field "
+        "'network.0.bandwidth'"), first
+    assert run("1,2") == first  # all 4 cached: the same line
+    # 4 cached and 2 computed (nodes=4 reads it): 2 of 6
+    [w] = run("1,2,4")
+    assert w.startswith("warning: --set network.-1.bandwidth: 2 of 6 cond cases of this run did not read"), w
