@@ -440,15 +440,15 @@ def _sweep_of(command: str) -> Any:
 def _values(key: str, value: Any) -> Any:
     """One sweep option's value in a form that does not depend on how it was written: a list flag's
     names as a sorted tuple (``--variant x,y`` is ``--variant y --variant x``), a ``--param`` or
-    ``--set``'s values per name, sorted (``a=1,2`` is ``a=2 --param a=1``); a value that does not
-    parse, as written (sorted words)."""
+    ``--set``'s values per name, sorted (``a=1,2`` is ``a=2 --param a=1``), each once (``x,x`` is
+    ``x``: the same cases); a value that does not parse, as written (sorted words)."""
     if not isinstance(value, tuple):
         return value
     try:
         if key in _LIST_FLAGS:
-            return tuple(sorted(_split(value, key)))
+            return tuple(sorted(set(_split(value, key))))
         if key in ("params", "sets"):
-            return tuple(sorted((k, tuple(sorted(v))) for k, v in parse_assignments(value, key).items()))
+            return tuple(sorted((k, tuple(sorted(set(v)))) for k, v in parse_assignments(value, key).items()))
     except ExperimentError:
         pass
     return tuple(sorted(map(str, value)))

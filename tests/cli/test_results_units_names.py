@@ -306,3 +306,15 @@ def test_a_sweep_is_the_same_however_its_lists_are_written():
                           "--set 'n.-1.bandwidth=2 Gbit/s' --set 'n.-1.bandwidth=1 Gbit/s' -j 2")
     assert a != _sweep_of("suite run -t poseidon --variant x,y --param a=1,3 --set 'n.-1.bandwidth=1 Gbit/s,2 Gbit/s'")
     assert a != _sweep_of("suite run -t poseidon --variant x --param a=1,2 --set 'n.-1.bandwidth=1 Gbit/s,2 Gbit/s'")
+
+
+def test_a_value_given_twice_is_the_same_sweep():
+    """`--variant x,x` runs the cases of `--variant x` (a key is run once): it was another sweep, so
+    `--name` refused to resume the run it had begun ("got another command")."""
+    from suite.cli.run import _sweep_of
+
+    a = _sweep_of("suite run -t poseidon --variant x --param a=1 --set 'n.-1.bandwidth=1 Gbit/s'")
+    assert a == _sweep_of("suite run -t poseidon --variant x,x --param a=1,1 --param a=1 "
+                          "--set 'n.-1.bandwidth=1 Gbit/s,1 Gbit/s'")
+    assert a == _sweep_of("suite run -t poseidon --variant x --variant x --param a=1 --set 'n.-1.bandwidth=1 Gbit/s'")
+    assert a != _sweep_of("suite run -t poseidon --variant x,y --param a=1 --set 'n.-1.bandwidth=1 Gbit/s'")
