@@ -238,10 +238,11 @@ class Technique:
 
     def _check_shown_names(self) -> None:
         """Warn (``DeprecationWarning``; refused when the plugin loads from dlsys-suite 0.4.0) of a
-        variant name, parameter name or parameter unit holding a control character or a bidirectional
-        override (terminals show them escaped: :func:`suite.textsafe.visible`), of a parameter
-        named like a column of the case tables or a metric of the technique (the report then heads
-        it ``param.NAME``), and of a variant name holding a comma (``--variant`` cannot pick it)."""
+        variant name, parameter name, parameter unit or a string parameter default or choice holding
+        a control character or a bidirectional override (terminals show them escaped:
+        :func:`suite.textsafe.visible`), of a parameter named like a column of the case tables or a
+        metric of the technique (the report then heads it ``param.NAME``), and of a variant name
+        holding a comma (``--variant`` cannot pick it)."""
         import warnings
 
         from suite.textsafe import hidden_characters
@@ -249,6 +250,10 @@ class Technique:
         shown = [("variant name", v.name) for v in self.variants]
         shown += [(f"parameter {k!r} unit", p.unit or "") for k, p in self.parameters.items()]
         shown += [("parameter name", k) for k in self.parameters]
+        shown += [(f"parameter {k!r} default", p.default) for k, p in self.parameters.items()
+                  if isinstance(p.default, str)]
+        shown += [(f"parameter {k!r} choice", c) for k, p in self.parameters.items() for c in p.choices or ()
+                  if isinstance(c, str)]
         for what, text in shown:
             if hidden_characters(text):
                 warnings.warn(f"technique {self.name!r}: {what}: expected printable characters only, got "

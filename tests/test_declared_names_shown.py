@@ -68,3 +68,56 @@ def test_compare_scenario_heads_parameters_named_like_columns_param_dot():
              "seed": 0}
     assert _describe(ident, {"profile", "comm_time", "nodes"}, None, ["comm_time"]) == \
         "param.comm_time=1 nodes=4 param.profile=big"
+
+
+def test_a_string_parameter_default_or_choice_with_hiding_characters_warns():
+    """A default or a choice is shown by `suite info` and in every case's parameters (escaped): it
+    was never warned about. One warning each, what it is named; refused from 0.4.0."""
+    with pytest.warns(DeprecationWarning) as got:
+        _tech([Variant("tree", "t", baseline=True)],
+              {"mode": Param(str, "fast\u202e", choices=("fast\u202e", "slow", "e\x1bvil")),
+               "n": Param(int, 1, choices=(1, 2))})  # not strings: nothing to look at
+    messages = sorted(str(w.message) for w in got)
+    assert messages == [
+        "technique 'evil': parameter 'mode' choice: expected printable characters only, got U+001B in 'e\\x1bvil'; "
+        "this is refused when the plugin loads from dlsys-suite 0.4.0",
+        "technique 'evil': parameter 'mode' choice: expected printable characters only, got U+202E in 'fast\\u202e'; "
+        "this is refused when the plugin loads from dlsys-suite 0.4.0",
+        "technique 'evil': parameter 'mode' default: expected printable characters only, got U+202E in 'fast\\u202e'; "
+        "this is refused when the plugin loads from dlsys-suite 0.4.0"], messages
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _tech([Variant("tree", "t", baseline=True)], {"mode": Param(str, "fast", choices=("fast", "slow"))})
+
+
+def test_a_metric_unit_with_hiding_characters_warns_once_per_technique_and_unit(tmp_path, capfd):
+    """A result's unit is set when the case runs (`Result.add`): it was escaped on screen, never
+    warned about. Six cases in worker processes, two metrics in the same hiding unit: one line at
+    the run's end, and nothing from the workers."""
+    import types
+
+    from suite import hookimpl
+    from suite.context import Context
+    from suite.registry import Registry
+    from suite.results import Store
+    from suite.runner import ExecOptions, expand_entry, run_cases
+
+    tech = Technique(name="evil", title="Evil", category="communication", paper=Paper("P", ("A",), "X", 2020),
+                     variants=[Variant("tree", "t", baseline=True)], parameters={"n": Param(int, 1)},
+                     needs_profile=False, needs_workload=False,
+                     fidelities={"model": _evil_units})
+    mod = types.ModuleType("evil_units_plugin")
+    mod.suite_techniques = hookimpl(lambda: [tech])
+    ctx = Context.build(registry=Registry(entry_points_=[], modules=[("evil_units", mod)]))
+    entry = {"technique": "evil", "params": {"n": [1, 2, 3, 4, 5, 6]}}
+    with Store(tmp_path / "s.sqlite") as st:
+        s = run_cases(expand_entry(entry, context=ctx).cases, st, options=ExecOptions(jobs=2), context=ctx)
+    assert s.ok == 6, s.message()
+    assert s.warnings == ["technique 'evil': metric 't' unit: expected printable characters only, got U+001B, "
+                          "U+202E in 'ms\\x1bc\\u202e'; a result with it is refused from dlsys-suite 0.4.0"]
+    assert "U+001B" not in capfd.readouterr().err
+
+
+def _evil_units(scenario):
+    return (Result().add("t", 1.0, "ms\x1bc\u202e", "lower").add("u", 2.0, "ms\x1bc\u202e", "lower")
+            .add("v", 3.0, "s", "lower"))

@@ -21,7 +21,7 @@ import functools
 import re
 from typing import Any, overload
 
-__all__ = ["metric_problem", "nonnegative_unit", "check_outcome", "BadMetric", "bounded_error", "bounded_traceback",
+__all__ = ["metric_problem", "nonnegative_unit", "check_outcome", "unit_warning", "BadMetric", "bounded_error", "bounded_traceback",
            "MAX_ERROR_CHARS", "MAX_TRACEBACK_CHARS"]
 
 from suite.errors import SuiteError
@@ -145,6 +145,19 @@ def _rows_problem(metrics: list[Any], samples: Any) -> str | None:
         if bad:
             return bad
     return None
+
+
+def unit_warning(technique: str, metric: str, unit: str) -> str | None:
+    """The run's warning of a metric *unit* holding a control, format or bidirectional character
+    (:func:`suite.textsafe.hides`: shown escaped on screen, ``ms\\x1b[2J``), or None; the run
+    gives it once per technique and unit (not per case)."""
+    from suite.textsafe import hidden_characters
+
+    hidden = hidden_characters(unit)
+    if not hidden:
+        return None
+    return (f"technique {technique!r}: metric {metric!r} unit: expected printable characters only, got "
+            f"{', '.join(hidden)} in {unit!r}; a result with it is refused from dlsys-suite 0.4.0")
 
 
 #: the most characters of a case's one-line error and of its traceback the store keeps (a plugin's

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from suite.results.store import FAILED_STATUSES, Store
 from suite.runner.case import Case
-from suite.runner.checks import check_outcome
+from suite.runner.checks import check_outcome, unit_warning
 from suite.runner.dependencies import installed_libraries
 from suite.runner.evaluate import crashed_outcome
 from suite.runner.executors import get_executor
@@ -217,6 +217,8 @@ class _Run:
         # one case per (technique, code, overridden field, profile): what the unread-override check needs
         self.reps: dict[tuple[Any, ...], Case] = {}
         self.override_reads = OverrideReads()  # per overridden field: the run's cases that did not read it
+        self.units: dict[str, set[str]] = {}  # technique -> the metric units its results gave (each checked once)
+        self.unit_warnings: list[str] = []
         drain_notes()  # what a recheck put back before this run (another run's, a judgement's) is not this run's
         self.started = False
         self.refresh: set[str] = set()
@@ -291,6 +293,8 @@ class _Run:
         self.store.add_outcome(ident, out, self.run_id, replace=self.rerun or case.key in self.refresh)
         if self.in_process:  # the plugin runs in this process: an abort must not lose a finished case
             self.store.flush()
+        if out["status"] == "ok" and out.get("metrics"):
+            self._check_units(case.technique, out["metrics"])
         reads = out.get("fields_read")
         if reads is not None and case.overrides:
             self.override_reads.note(case, reads)
@@ -313,6 +317,19 @@ class _Run:
                 s.failures.append({"key": case.key, "case": case.describe(), "status": st, "error": out.get("error")})
         self.progress.update(st)
 
+    def _check_units(self, technique: str, metrics: list[Any]) -> None:
+        """Warn (at the run's end) of a metric unit holding a hiding character the first time a
+        result of *technique* gives it: once per technique and unit, however many cases."""
+        seen = self.units.get(technique)
+        if seen is None:
+            seen = self.units[technique] = set()
+        for row in metrics:  # [name, value, unit, direction], as check_outcome passed them
+            if row[2] not in seen:
+                seen.add(row[2])
+                w = unit_warning(technique, row[0], row[2])
+                if w:
+                    self.unit_warnings.append(w)
+
     def close(self) -> None:
         """Mark the run finished with its counts; store the reads recorded; warn of unread overrides."""
         s, store = self.summary, self.store
@@ -331,6 +348,7 @@ class _Run:
             s.warnings += self.override_reads.warnings(warned)
         except Exception as exc:  # noqa: BLE001 - a diagnostic must never lose the run
             s.warnings.append(f"could not record the profile fields read: {exc}")
+        s.warnings += self.unit_warnings
         s.warnings += drain_notes()  # what recheck put back during the run (here, in pool loops)
 
 
