@@ -71,7 +71,7 @@ class OverrideReads:
     store) asked for the override, how many of them did not read the field, and one of those
     (described) as an example."""
 
-    __slots__ = ("tally", "_memo")
+    __slots__ = ("tally", "_memo", "_paths")
 
     def __init__(self) -> None:
         self.tally: dict[tuple[str, str], list[Any]] = {}  # -> [missed, total, path, example]
@@ -79,6 +79,9 @@ class OverrideReads:
         # with 1 when the reads miss it: a sweep repeats a few. The profile's name stands for its
         # network's levels (what a path's negative index needs): overrides never add or remove one
         self._memo: dict[tuple[Any, ...], tuple[tuple[list[Any], int], ...]] = {}
+        # (profile name, overridden field) -> its path: the profile is read from a case's scenario,
+        # which a case reused from the store builds only here, once per pair
+        self._paths: dict[tuple[str | None, str], str] = {}
 
     def note(self, case: Case, reads: Sequence[str]) -> None:
         """Count one case with overrides and the profile fields *reads* it recorded (computing it
@@ -98,11 +101,13 @@ class OverrideReads:
 
     def _rows(self, case: Case, reads: Sequence[str]) -> tuple[tuple[list[Any], int], ...]:
         """The tally rows of *case*'s overridden fields, each with 1 when *reads* miss its field."""
-        prof = case.scenario.profile if case.scenario is not None else None
         got = set(reads)
         rows = []
         for k in case.overrides:
-            path = normalize_path(k, prof)
+            path = self._paths.get((case.profile, k))
+            if path is None:
+                prof = case.scenario.profile if case.scenario is not None else None
+                path = self._paths[(case.profile, k)] = normalize_path(k, prof)
             t = self.tally.get((case.technique, k))
             if t is None:
                 t = self.tally[(case.technique, k)] = [0, 0, path, None]

@@ -99,3 +99,19 @@ def test_a_cached_rerun_warns_of_the_same_cases_as_the_run_that_computed_them(tm
     # 4 cached and 2 computed (nodes=4 reads it): 2 of 6
     [w] = run("1,2,4")
     assert w.startswith("warning: --set network.-1.bandwidth: 2 of 6 cond cases of this run did not read"), w
+
+
+def test_a_cached_rerun_builds_one_scenario_for_the_warning(tmp_path, monkeypatch):
+    """A reused case is not evaluated, so its scenario (workload, inputs) is built only to read its
+    profile's levels (`network.-1` -> `network.0`): once per (profile, field), not once per set of
+    reads (here 2: nodes=1 reads nothing, nodes=2 and 4 read the bandwidth)."""
+    from suite.runner.case import Resolver
+
+    _run(tmp_path, [1, 2, 4])
+    built = []
+    build = Resolver._scenario
+    monkeypatch.setattr(Resolver, "_scenario", lambda self, *a: built.append(a) or build(self, *a))
+    s = _run(tmp_path, [1, 2, 4])
+    assert s.cached == 6 and s.computed == 0
+    assert s.warnings[0].startswith("--set network.-1.bandwidth: 2 of 6 cond cases of this run did not read"), s.warnings
+    assert len(built) == 1
