@@ -71,6 +71,8 @@ def reproduce_cmd(techniques: tuple[str, ...], all_: bool, verified_only: bool, 
                           executor_options=executor_settings(executor, executor_options, context))
     board = _run(techs, context, store_path, executor, options, verified_only=verified_only, rerun=rerun,
                  quiet=quiet or fmt != "table" or output is not None)
+    for note in board.notes:  # a claim judged while a plugin's thread had changed the core
+        echo(f"warning: {note}", err=True)
     text = _render(board, techs, store_path, fmt, wide=wide, tty=output is None and sys.stdout.isatty())
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)

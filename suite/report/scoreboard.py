@@ -496,7 +496,7 @@ def stored_scoreboard(techniques: Sequence[Any], store: Any, resolver: Any = Non
         The :class:`suite.runner.verdicts.Scoreboard` of every claim with at least one stored
         case, and how many claims had no stored case at all (left out).
     """
-    from suite.runner.judging import CoreWatch, judge, null_cases, resolve_claim
+    from suite.runner.judging import CoreWatch, judge_unchanged, null_cases, resolve_claim
     from suite.runner.verdicts import ERROR, new_outcome
 
     if resolver is None:
@@ -505,6 +505,7 @@ def stored_scoreboard(techniques: Sequence[Any], store: Any, resolver: Any = Non
 
         resolver = Resolver(context=Context.given(context, "stored_scoreboard()"))
     outcomes = []
+    notes: list[str] = []
     not_run = 0
     watch = CoreWatch()
     for tech in techniques:
@@ -526,9 +527,11 @@ def stored_scoreboard(techniques: Sequence[Any], store: Any, resolver: Any = Non
                 status.update(store.statuses(nkeys))
             outcomes.append(o)
             watch.begin()
-            judge(claim, o, cases, status, store, nc)
+            note = judge_unchanged(claim, o, cases, status, store, nc)
+            if note:
+                notes.append(note)
             judged.append(o)
         changed = watch.check(tech) if judged else []
         for o in judged if changed else ():
             CoreWatch.spoil(o, tech, changed)
-    return Scoreboard(outcomes, None), not_run
+    return Scoreboard(outcomes, None, notes), not_run

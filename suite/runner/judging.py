@@ -8,17 +8,20 @@ Both resolve a claim with :func:`resolve_claim`, so they judge the same case key
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from suite.runner.bootstrap import bootstrap_interval, classify, timed_metrics
-from suite.runner.verdicts import INSIDE, STRADDLES, ClaimOutcome, NullOutcome, decide, finite_value, one_line
+from suite.runner.verdicts import ERROR, INSIDE, STRADDLES, ClaimOutcome, NullOutcome, decide, finite_value, one_line
+from suite.tamper_process import recheck, watching
 
 if TYPE_CHECKING:
     from suite.runner.case import Case, Resolver
     from suite.technique import Claim, Null, Result, Technique
 
-__all__ = ["judge", "null_cases", "resolve_claim", "NullCases", "ResultReader", "Statuses", "CoreWatch"]
+__all__ = ["judge", "judge_unchanged", "JUDGE_TRIES", "null_cases", "resolve_claim", "NullCases", "ResultReader",
+           "Statuses", "CoreWatch"]
 
 #: One null of a claim with its resolved cases (label -> Case; None for a value null or a null
 #: whose scenario does not resolve) and the reason it does not resolve ("" when it does).
@@ -222,3 +225,40 @@ def judge(claim: Claim, o: ClaimOutcome, cases: Mapping[str, Case], status: Stat
         o.ratio = None
     o.nulls = [_judge_null(claim, n, ncases, why, results, status, store, statistics) for n, ncases, why in nulls]
     decide(claim, o, state, results)
+
+
+#: how many times a claim is judged while a watched plugin thread keeps changing the core
+JUDGE_TRIES = 2
+
+
+def judge_unchanged(claim: Claim, o: ClaimOutcome, cases: Mapping[str, Case], status: Statuses,
+                    store: ResultReader, nulls: Sequence[NullCases] | None = None) -> str:
+    """:func:`judge`, on a core no watched plugin thread changed meanwhile (:mod:`suite.tamper_process`).
+
+    While a thread a plugin left running is watched, what it changed is put back after the
+    judgement (:func:`~suite.tamper_process.recheck`); a claim judged while the core was changed
+    is judged again, up to :data:`JUDGE_TRIES` times in all, then left an ``error`` row whose
+    reason starts "not judged:" (never cached). No thread watched: :func:`judge` alone.
+
+    Returns
+    -------
+    str
+        One line when the core was changed while *claim* was judged (what was put back, and
+        whether it was judged again); ``""`` otherwise.
+    """
+    if not watching():
+        judge(claim, o, cases, status, store, nulls)
+        return ""
+    blank, changed = copy.deepcopy(o), ""
+    for _ in range(JUDGE_TRIES):
+        trial = copy.deepcopy(blank)
+        judge(claim, trial, cases, status, store, nulls)
+        note = recheck()
+        if not note:
+            vars(o).update(vars(trial))
+            return f"claim {o.technique}/{claim.id} judged again once {changed}" if changed else ""
+        changed = note
+    o.verdict, o.reason = ERROR, f"not judged: the core was changed while this claim was judged ({JUDGE_TRIES} tries): {changed}"
+    declared = nulls if nulls is not None else [(n, None, "") for n in claim.nulls]
+    o.nulls = _unjudged(declared, "not judged: the core was changed while the claim was judged")
+    return f"claim {o.technique}/{claim.id} not judged: {changed}"

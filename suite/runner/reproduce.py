@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 from suite.collector import collector_paused
 from suite.runner.bootstrap import bootstrap_interval
 from suite.runner.judgement_cache import Uncacheable, cacheable, encode_outcome, judgement_key, restore_outcome
-from suite.runner.judging import CoreWatch, NullCases, ResultReader, judge, null_cases, resolve_claim
+from suite.runner.judging import (CoreWatch, NullCases, ResultReader, judge, judge_unchanged, null_cases,
+                                  resolve_claim)
 from suite.runner.verdicts import (BOOTSTRAP_REPLICATES, CLAIM_DEFECT, CONFIDENCE, ERROR, INCONCLUSIVE,
                                    MEASURED_LABEL, NOT_DISCRIMINATING, NOT_REPRODUCED, REPRODUCED,
                                    REPRODUCED_NO_NULL, VERDICTS, ClaimOutcome, NullOutcome, Scoreboard,
@@ -148,15 +149,18 @@ class _Handed(Result):
         self.__dict__["_artifacts"] = value
 
 
-def _judge_all(pending: Sequence[_Pending], store: Store, rerun: bool) -> None:
-    """Judge every pending claim on the stored cases, or restore its cached judgement.
+def _judge_all(pending: Sequence[_Pending], store: Store, rerun: bool) -> list[str]:
+    """Judge every pending claim on the stored cases, or restore its cached judgement; returns a
+    line for each claim judged while a watched plugin thread had changed the core (judged again,
+    or left "not judged": :func:`~suite.runner.judging.judge_unchanged`).
 
     Judged outcomes are cached in the store, keyed by everything a judgement reads
     (:func:`~suite.runner.judgement_cache.judgement_key`); *rerun* judges afresh and replaces
     the cached judgements. A read-only or locked store leaves the cache as it was.
     """
+    notes: list[str] = []
     if not pending:
-        return
+        return notes
     keys_needed = {k for p in pending for k in p.keys()}
     status = store.statuses(keys_needed)
     digests = store.content_digests(keys_needed)
@@ -169,7 +173,9 @@ def _judge_all(pending: Sequence[_Pending], store: Store, rerun: bool) -> None:
     for i, (p, jkey) in enumerate(zip(pending, keys)):
         if not _restored(p.outcome, cached.get(jkey) if jkey else None):
             watch.begin()
-            judge(p.claim, p.outcome, p.cases, status, reader, p.nulls)
+            note = judge_unchanged(p.claim, p.outcome, p.cases, status, reader, p.nulls)
+            if note:
+                notes.append(note)
             judged.append((p, jkey))
         if judged and (i + 1 == len(pending) or pending[i + 1].tech is not p.tech):  # the technique's last claim
             _keep_judged(judged, watch.check(p.tech), fresh)
@@ -180,6 +186,7 @@ def _judge_all(pending: Sequence[_Pending], store: Store, rerun: bool) -> None:
             store.add_judgements(fresh)
         except Exception:  # noqa: BLE001 - a read-only store or a lock: the cache is an optimisation
             pass
+    return notes
 
 
 def _keep_judged(judged: Sequence[tuple[_Pending, str | None]], changed: list[str], fresh: dict[str, str]) -> None:
@@ -263,8 +270,8 @@ def reproduce(techniques: Sequence[Technique], store: Store, *, executor: str = 
         if summary.interrupted:
             raise KeyboardInterrupt
     with collector_paused():
-        _judge_all(pending, store, rerun)
-    return Scoreboard(outcomes, summary)
+        notes = _judge_all(pending, store, rerun)
+    return Scoreboard(outcomes, summary, notes)
 
 
 # --------------------------------------------------------------------------- rendering

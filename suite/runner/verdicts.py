@@ -154,6 +154,9 @@ class Scoreboard:
 
     outcomes: list[ClaimOutcome]
     run: RunSummary | None = None
+    #: one line per claim judged while a watched plugin thread had changed the core (judged again
+    #: or not judged: :func:`suite.runner.judging.judge_unchanged`); shown as warnings, not rendered
+    notes: list[str] = field(default_factory=list)
 
     def counts(self, verified: bool | None = None) -> dict[str, int]:
         """Claims per verdict class (every class of :data:`VERDICTS`, zeros included) and ``total``."""

@@ -40,8 +40,8 @@ def _measured(tech):
 
 @pytest.fixture
 def judged(spy):
-    """The claim ids :func:`judge` was called for (not served from the cache)."""
-    return spy(R, "judge", lambda claim, *a, **k: claim.id)
+    """The claim ids :func:`judge_unchanged` was called for (not served from the cache)."""
+    return spy(R, "judge_unchanged", lambda claim, *a, **k: claim.id)
 
 
 def test_cached_reproduce_judges_nothing_and_gives_the_same_outcomes(fake_registry, store, judged):

@@ -58,7 +58,7 @@ def test_resolving_and_judging_pause_the_collector_and_put_it_back(fake_registry
     from suite.context import Context
 
     before = (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled())
-    during = spy(R, "judge", lambda *a, **k: gc.isenabled())
+    during = spy(R, "judge_unchanged", lambda *a, **k: gc.isenabled())
     resolving = spy(R, "resolve_claim", lambda *a, **k: gc.isenabled())
     R.reproduce([fake_registry.technique("fake")], store, context=Context.build())
     assert during and not any(during)
