@@ -31,7 +31,7 @@ from importlib.metadata import Distribution, PackageNotFoundError, distribution
 from typing import Any
 
 __all__ = ["DEV_EXTRAS", "NOT_RUNTIME", "requirement_versions", "versions_text", "installed_libraries", "plugin_distribution",
-           "companion_packages", "MACHINE_INPUT", "machine_fingerprint", "host_library_versions"]
+           "companion_packages", "MACHINE_INPUT", "machine_fingerprint", "machine_description", "host_library_versions"]
 
 #: the key of an execute case's ``inputs`` that holds :func:`machine_fingerprint`
 MACHINE_INPUT = "machine:this"
@@ -173,14 +173,8 @@ def companion_packages(top: str) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=1)
-def machine_fingerprint() -> str:
-    """SHA-256 (16 hex chars) of the machine an execute case is measured on: its architecture, CPU
-    model (``/proc/cpuinfo``'s ``model name``, else :func:`platform.processor`), logical CPU count
-    and physical memory. An execute result is a timing of this machine, whatever profile the case
-    names, so a store shared between machines (a copied file, dask workers on several hosts)
-    never serves one machine's timing on another (the host name is left out: a container gets a
-    new one each start)."""
-    import hashlib
+def _machine() -> tuple[str, str, str, str]:
+    """(architecture, CPU model, logical CPU count, physical memory in bytes) of this machine."""
     import os
     import platform
 
@@ -194,5 +188,23 @@ def machine_fingerprint() -> str:
         memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         memory = 0
-    text = ";".join([platform.machine(), model or platform.processor(), str(os.cpu_count()), str(memory)])
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return platform.machine(), model or platform.processor(), str(os.cpu_count()), str(memory)
+
+
+@functools.lru_cache(maxsize=1)
+def machine_fingerprint() -> str:
+    """SHA-256 (16 hex chars) of the machine an execute case is measured on: its architecture, CPU
+    model (``/proc/cpuinfo``'s ``model name``, else :func:`platform.processor`), logical CPU count
+    and physical memory. An execute result is a timing of this machine, whatever profile the case
+    names, so a store shared between machines (a copied file, dask workers on several hosts)
+    never serves one machine's timing on another (the host name is left out: a container gets a
+    new one each start). Computed once per process."""
+    import hashlib
+
+    return hashlib.sha256(";".join(_machine()).encode()).hexdigest()[:16]
+
+
+def machine_description() -> str:
+    """What :func:`machine_fingerprint` hashes, for a message: ``x86_64, <CPU model>, 16 CPUs, 125.8 GiB``."""
+    arch, model, cpus, memory = _machine()
+    return f"{arch}, {model or 'unknown CPU'}, {cpus} CPUs, {int(memory) / 2**30:.1f} GiB"

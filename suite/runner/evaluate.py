@@ -25,7 +25,8 @@ from suite.runner.checks import BadMetric, bounded_error, bounded_traceback, met
 from suite.runner.oracle import oracle_problem
 from suite.technique import Skip, Technique
 
-__all__ = ["CaseTimeout", "ReadSampler", "InputSnapshots", "LeftThreads", "CodeCheck", "TRACK_CASES", "SUMMARY_MAX_ITEMS", "SUMMARY_MAX_CHARS",
+__all__ = ["CaseTimeout", "ReadSampler", "InputSnapshots", "LeftThreads", "CodeCheck", "machine_changed", "TRACK_CASES",
+           "SUMMARY_MAX_ITEMS", "SUMMARY_MAX_CHARS",
            "summarize_artifacts",
            "evaluate_outcome", "run_case", "crashed_outcome", "package_of", "describe_exit", "error_line",
            "resolved_tech"]
@@ -120,13 +121,34 @@ class CodeCheck:
                 f"(on a cluster: every worker needs the files the run was started from)")
 
     def apply(self, case: Case, out: Outcome) -> Outcome:
-        """*out* of *case*, failed (nothing stored ok under its key) when :meth:`stale`."""
+        """*out* of *case*, failed (nothing stored ok under its key) when :meth:`stale`
+        (``CodeChanged: ...``) or when it is an execute case evaluated on another machine than
+        the one that resolved it (:func:`machine_changed`, ``MachineChanged: ...``)."""
         error = self.stale(case)
+        error = f"CodeChanged: {error}" if error is not None else machine_changed(case)
         if error is not None:
-            out.update(status="failed", metrics=None, samples=None, artifacts=None, traceback=None,
-                       error=f"CodeChanged: {error}")
+            out.update(status="failed", metrics=None, samples=None, artifacts=None, traceback=None, error=error)
             out.pop("fields_read", None)
         return out
+
+
+def machine_changed(case: Case) -> str | None:
+    """The one-line error of an execute-fidelity *case* evaluated on another machine than the one
+    whose fingerprint its key holds (:data:`~suite.runner.dependencies.MACHINE_INPUT`: the machine
+    that resolved it), else None. An execute result is a timing of the machine that ran it: on a
+    remote executor (dask, slurm) on other hardware it would be stored under the resolving
+    machine's key. The fingerprint is computed once per process; a model case is never checked."""
+    if case.fidelity != "execute":
+        return None
+    from suite.runner.dependencies import MACHINE_INPUT, machine_description, machine_fingerprint
+
+    keyed, here = (case.inputs or {}).get(MACHINE_INPUT), machine_fingerprint()
+    if keyed is None or keyed == here:
+        return None
+    return (f"MachineChanged: resolved on machine {keyed}, executed on machine {here} ({machine_description()}) "
+            f"(key {case.key}): an execute case is a timing of the machine its key names: run with an executor on "
+            "the machine that resolves, or on workers of the same machine type (architecture, CPU model and count, "
+            "memory)")
 
 
 class LeftThreads:
