@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from suite.api import Group, collective_time, partition_layers, pipeline_1f1b_schedule, training
+from suite.api import Group, Skip, collective_time, partition_layers, pipeline_1f1b_schedule, training
 
 from suite_dflop import schedule as sched
 from suite_dflop.workloads import QWEN, SIGLIP, MixWorkload, ModuleSpec, Samples, generate
@@ -744,7 +744,14 @@ def choose(variant: str, mixw: MixWorkload, samples: Samples, hw: Hardware, m: i
     """Plan and bins of *variant* for one global batch; returns (plan, bins, schedule, info).
 
     With *node_limit* (the model fidelity's ``ilp_nodes``) the ILP's budget is that many
-    branch-and-bound nodes, not seconds: the model does not depend on this host's clock."""
+    branch-and-bound nodes, not seconds: the model does not depend on this host's clock.
+
+    Raises
+    ------
+    suite.Skip
+        No plan of *variant* fits *hw*'s memory per GPU (not applicable on this hardware).
+    ValueError
+        *batch* leaves bins empty (``schedule.check_bins``: a bad parameter)."""
     feats = features(samples)
     profile_feats = features(generate(mixw, PLANNER_SAMPLES, seed + 1, skew))
     mean = profile_feats.x.mean(axis=0)
@@ -774,8 +781,8 @@ def choose(variant: str, mixw: MixWorkload, samples: Samples, hw: Hardware, m: i
     if plan is None and variant != "megatron" and cands and min(p.bins for p in cands) > batch:
         small = min(cands, key=lambda p: p.bins)
         sched.check_bins(batch, small.bins, small.dp, small.m)
-    if plan is None:
-        raise ValueError(f"dflop: no {variant} plan of {hw.gpus} GPUs fits {hw.memory / 2**30:.0f} GiB per GPU")
+    if plan is None:  # a plan that fits no device: not applicable on this hardware, not a failure
+        raise Skip(f"dflop: no {variant} plan of {hw.gpus} GPUs fits {hw.memory / 2**30:.0f} GiB per GPU")
     sched.check_bins(batch, plan.bins, plan.dp, plan.m)
     d = cost_vectors(plan, feats, hw)
     if variant in ("megatron", "tuned-uniform", "data-aware-plan"):
@@ -817,7 +824,8 @@ def evaluate(scenario):
     Raises
     ------
     suite.Skip
-        No dataset-mix workload, or no profile.
+        No dataset-mix workload, or no profile, or no plan of the variant fits the device's memory
+        (megatron at skew 2 on llava-video: 64 GPUs of 75 GiB).
     ValueError
         Bins left empty, or a bad parameter (one line).
     """

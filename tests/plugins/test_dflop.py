@@ -366,3 +366,24 @@ def test_claim_resolves_with_nulls():
     null_specs = c.nulls[1].substitute(c.specs())
     nres = {lab: TECHNIQUE.evaluate(rc(TECHNIQUE, spec).scenario) for lab, spec in null_specs.items()}
     assert c.value(nres) < 3.08
+
+
+def test_a_plan_that_fits_no_device_is_a_skip_not_a_failure(suite_cli, tmp_path):
+    """megatron at skew 2 on llava-video: no Megatron plan of 8 x 8 A100s (80 GB = 75 GiB each) fits
+    (docs/techniques/dflop.md, skew curve); the case was stored ``failed`` (ValueError), now
+    ``skipped`` with the reason. At skew 1.5 a plan fits: 31.03 s (the same table)."""
+    import sqlite3
+
+    st = tmp_path / "s.sqlite"
+    r = suite_cli("run", "--technique", "dflop", "--variant", "megatron", "--workload", "dflop-llava-video",
+                  "--param", "skew=1.5,2", "-q", "--store", st)
+    assert r.exit_code == 0, r.output
+    conn = sqlite3.connect(st)
+    try:
+        rows = {json_skew: (status, error) for json_skew, status, error in conn.execute(
+            "SELECT json_extract(params, '$.skew'), status, error FROM cases")}
+        (t,) = conn.execute("SELECT value FROM metrics WHERE name = 'step_time'").fetchone()
+    finally:
+        conn.close()
+    assert rows == {1.5: ("ok", None), 2.0: ("skipped", "dflop: no megatron plan of 64 GPUs fits 75 GiB per GPU")}
+    assert t == pytest.approx(31.03, abs=0.005)
