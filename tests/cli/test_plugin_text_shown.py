@@ -64,7 +64,7 @@ def test_reproduce_scoreboard_shows_a_claims_escape_sequence_as_text(monkeypatch
     import suite.cli.reproduce as rp
     from suite.cli import main
 
-    monkeypatch.setattr(rp, "_run", lambda *a, **k: SimpleNamespace(outcomes=[]))
+    monkeypatch.setattr(rp, "_run", lambda *a, **k: SimpleNamespace(outcomes=[], notes=[]))
     monkeypatch.setattr(rp, "_render", lambda *a, **k: f"evil: claim 'x\x1bc' {ANSI}: reproduced\n")
     monkeypatch.setattr(rp, "_exit", lambda board, strict: None)
     out = CliRunner().invoke(main, ["reproduce", "poseidon", "--store", str(tmp_path / "s.sqlite")], color=True).output
