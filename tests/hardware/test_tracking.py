@@ -259,3 +259,34 @@ def test_a_fit_records_the_placement_it_depends_on_and_no_more(ctx):
     view, reads = tracked(prof)
     assert allreduce_fit(view, 2) == (2.554691e-06, 9.837548e-11)  # two GPUs of one node: the fit stands
     assert "node.devices_per_node" in reads and "network.1.size" not in reads and "network.0.size" not in reads
+
+
+def test_the_placement_records_every_level_it_fills_and_none_past_the_outermost_crossed(ctx):
+    """Four levels (node switch, rack, row, spine) and two 8-GPU nodes. A rack of 1 node is passed
+    over (the two nodes fill a row), yet its size decides that: at 2 the nodes share the 10 GB/s rack
+    instead of the 1 GB/s row. The collective's reads left it out (only crossed levels' sizes), so
+    `--set network.1.size=2` warned "did not read" while it cut the time ~7x. A fit's check read every
+    level below the outermost: with the nodes in one rack of 2, the row's size changes nothing, yet
+    `--set network.2.size=...` was recorded as read. The placement's reads are now one rule."""
+    from suite.perf import Group, allreduce_fit, collective_time
+
+    prof = ctx.profile("a40-64")
+    intra = prof.normalized()["network"][0]
+
+    def four(rack: int, rack_bw: str):
+        def sw(name, size, bw="1 GB/s"):
+            return {"name": name, "topology": "switch", "bandwidth": bw, "latency": "5 us", "size": size}
+        fits = [{"collective": "allreduce", "workers": 16, "alpha": 1e-5, "beta": 1e-9}]
+        return prof.with_overrides({"network": [intra, sw("rack", rack, rack_bw), sw("row", 4),
+                                                {**sw("spine", 8), "fits": fits}]})
+
+    g = Group(ranks_per_node=8, nodes=2)
+    view, reads = tracked(four(1, "10 GB/s"))
+    t = collective_time("allreduce", 1e7, g, view).time
+    assert {"network.1.size", "network.2.size"} <= reads and "network.3.size" not in reads
+    assert collective_time("allreduce", 1e7, g, four(2, "10 GB/s")).time < t / 5  # the rack's size counts
+    spine_changed = four(2, "1 GB/s").with_overrides({"network.3.bandwidth": "2 GB/s"})
+    view, reads = tracked(spine_changed)
+    assert allreduce_fit(view, 16) == (1e-5, 1e-9)  # 16 GPUs in one rack never cross the spine
+    assert "network.1.size" in reads and "network.2.size" not in reads
+    assert allreduce_fit(spine_changed.with_overrides({"network.2.size": 1}), 16) == (1e-5, 1e-9)

@@ -62,15 +62,11 @@ def allreduce_fit(profile: "Profile", workers: int, level: int = -1) -> tuple[fl
 def _stale(profile: "Profile", workers: int, level: int) -> bool:
     """Whether an override of *profile* names a field of a network level that *workers* packed
     ranks cross (the ``fits`` of level *level* overridden: never stale)."""
-    from suite.perf.network.placement import dimensions, group_of
+    from suite.perf.network.placement import _touch_placement, dimensions, group_of
 
     touched, fits = profile.overridden_levels()
     if not touched or level % len(profile.network) in fits:
         return False
-    crossed = {d.level for d in dimensions(profile, group_of(profile, workers))}
-    # what the placement read (recorded: the answer depends on it): the devices per node (group_of),
-    # and the sizes of the inter-node levels below the outermost (the nodes fill them innermost first)
-    net = profile.network
-    first = 1 if len(net) >= 2 or profile.devices_per_node > 1 else 0
-    _ = [net[i].size for i in range(first, len(net) - 1)]
-    return bool(touched & crossed)
+    dims = dimensions(profile, group_of(profile, workers))
+    _touch_placement(profile, dims)  # the answer depends on the placement: recorded as read
+    return bool(touched & {d.level for d in dims})

@@ -175,16 +175,14 @@ def _touch(view: Any, dims: tuple[Dim, ...], op: str, path: str = "ab") -> None:
     ``"ps"`` the parameter server's pushes (no reduction term). :func:`_prepare` derives every
     level from the real profile, so a level the group does not cross is never recorded as read."""
     net = view.network
-    if len(net) == 1:  # with one level, whether it is intra-node depends on the node's size (_prepare)
-        _ = view.devices_per_node
+    _touch_placement(view, dims)
     for d in dims:
         level = net[d.level]
         _ = (level.bandwidth, level.latency, level.topology)
         topo = level.topology
-        # the size counts where it places the nodes (an inter-node level below the outermost,
-        # see _dims) or shapes the topology (_prepare, _step); elsewhere it changes nothing
-        if ((d.inter and d.level < len(net) - 1) or topo in ("ring", "fully-connected")
-                or (topo in ("torus", "mesh") and not level.dims)):
+        # the size also counts where it shapes the topology (_prepare, _step); elsewhere
+        # (besides the placement's reads above) it changes nothing
+        if topo in ("ring", "fully-connected") or (topo in ("torus", "mesh") and not level.dims):
             _ = level.size
         if topo in ("torus", "mesh"):
             _ = level.dims
@@ -197,6 +195,21 @@ def _touch(view: Any, dims: tuple[Dim, ...], op: str, path: str = "ab") -> None:
             _ = view.device.memory_bandwidth
     elif path == "nccl" and dims:  # what suite.perf.nccl reads besides the above (nothing to price: nothing)
         _touch_nccl(view, dims)
+
+
+def _touch_placement(view: Any, dims: tuple[Dim, ...]) -> None:
+    """Through a read-recording profile view (suite.hardware.tracking), read the fields the
+    placement *dims* (from :func:`dimensions`) depends on: with one network level, the devices per
+    node (whether ``network[0]`` is intra-node, :func:`_prepare`); with more, the sizes of the
+    inter-node levels below the outermost that the nodes fill, innermost first, up to the outermost
+    one crossed (:func:`_dims`; a level past it is never reached, the outermost takes the rest).
+    A group packed by :func:`group_of` also read the devices per node, through the same view."""
+    net = view.network
+    if len(net) == 1:
+        _ = view.devices_per_node
+        return
+    last = max((d.level for d in dims if d.inter), default=0)
+    _ = [net[i].size for i in range(1, min(last + 1, len(net) - 1))]
 
 
 def _touch_nccl(view: Any, dims: tuple[Dim, ...]) -> None:
