@@ -12,7 +12,7 @@ names come in eight groups:
 * declaring a technique: :class:`Technique`, :class:`Variant`, :class:`Param`, :class:`Paper`,
   :class:`Claim` and its shapes, :class:`Null`, :class:`Property`, :class:`Assumption`;
 * evaluating one: :class:`Scenario`, :class:`ScenarioSpec`, :class:`Result`, :class:`Skip`,
-  :func:`read_data`;
+  :func:`require_devices`, :func:`read_data`;
 * the hooks: :data:`hookimpl` (the hooks themselves are in :mod:`suite.hookspecs`);
 * errors: :class:`SuiteError` and the subclasses a plugin raises;
 * hardware: :class:`Profile` and the unit types of profile fields and extension tables;
@@ -60,6 +60,7 @@ from suite.technique import (
     Technique,
     Variant,
     read_data,
+    require_devices,
     with_reasons,
 )
 
@@ -94,7 +95,7 @@ __all__ = [
     # declaring and evaluating a technique (imported with this module)
     "Technique", "Variant", "Param", "Paper", "Claim", "Approx", "AtLeast", "AtMost", "Between", "Exact", "Gain",
     "Ordered", "Null", "Property", "Assumption", "with_reasons", "Scenario", "ScenarioSpec", "Result",
-    "Skip", "read_data", "declare_technique",
+    "Skip", "require_devices", "read_data", "declare_technique",
     # the hook marker, and a hook in one line
     "hookimpl", "lazy_hook",
     # errors a plugin raises

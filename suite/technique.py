@@ -26,6 +26,7 @@ from suite.declaration.params import (
 )
 from suite.declaration.results import (
     Metric, PARAM_SHADOWED_COLUMNS, RESERVED_METRIC_NAMES, Result, Scenario, ScenarioSpec, Skip,
+    require_devices,
 )
 from suite.declaration.claims import (
     Acceptance, Approx, Assumption, AtLeast, AtMost, Between, Claim, Exact, Gain, Null, Ordered,
@@ -59,6 +60,7 @@ __all__ = [
     "Property",
     "Technique",
     "Skip",
+    "require_devices",
     "CAPABILITIES",
     "KIT_OPT_OUTS",
     "DEFAULT_ORACLE_TOLERANCE",

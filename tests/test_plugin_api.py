@@ -162,3 +162,19 @@ def test_each_example_is_python(name):
     examples = blocks[1:] if re.match(r"\s*```python\n", body) else blocks
     for code in examples:
         compile("def _example():\n" + textwrap.indent(code, "    "), f"docs/plugin-api.md `{name}`", "exec")
+
+
+def test_require_devices_declines_more_than_the_profile_has_in_one_line():
+    """The "more workers than devices" Skip was written in five places with four wordings ("has 8
+    devices; 9 GPUs requested", "exceeds the 8 devices of", "9 ranks but ..."): one function now."""
+    from types import SimpleNamespace
+
+    prof = SimpleNamespace(name="two-nodes", num_devices=8)
+    assert api.require_devices(prof, 8) is None and api.require_devices(prof, 1, "gpus") is None
+    with pytest.raises(api.Skip, match=r"^workers=9 but profile 'two-nodes' has 8 devices$"):
+        api.require_devices(prof, 9)
+    with pytest.raises(api.Skip, match=r"^ranks=12 but profile 'two-nodes' has 8 devices$"):
+        api.require_devices(prof, 12, "ranks")
+    assert api.require_devices(prof, 3, "gpus", have=3) is None  # the devices of one type of a mix
+    with pytest.raises(api.Skip, match=r"^gpus=4 but profile 'two-nodes' has 3 devices$"):
+        api.require_devices(prof, 4, "gpus", have=3)

@@ -38,7 +38,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from suite.api import FlatModel, ParameterError, Result, Scenario, Skip, Workers, clock_for, load_problem
+from suite.api import (FlatModel, ParameterError, Result, Scenario, Skip, Workers, clock_for, load_problem,
+                       require_devices)
 
 __all__ = ["union_gradient", "rank_times", "batches_for", "evaluate"]
 
@@ -150,8 +151,8 @@ def _ranks(p, prof) -> int:
         raise Skip(f"hetseq execute: {K} ranks > {_MAX_RANKS} (set exec_ranks)")
     if prof is not None and K > prof.devices_per_node and not prof.network:
         raise Skip(f"hetseq execute: profile {prof.name!r} has no network for {K} ranks")
-    if prof is not None and K > prof.num_devices:
-        raise Skip(f"hetseq execute: {K} ranks but profile {prof.name!r} has {prof.num_devices} devices")
+    if prof is not None:
+        require_devices(prof, K, "ranks")
     return K
 
 

@@ -75,7 +75,7 @@ import functools
 import math
 from dataclasses import dataclass
 
-from suite.api import ParameterError, Skip, roofline_time
+from suite.api import ParameterError, Skip, require_devices, roofline_time
 
 from suite_kernel_kmeans.constants import DTYPE_BYTES  # bytes per element (defined there for the declaration)
 
@@ -375,8 +375,7 @@ def predict(variant: str, profile, n: int, d: int, k: int, p: int = 1, iteration
     bw = dev.memory_bandwidth
     ck = KERNEL_FLOPS.get(kernel, 3)
     P = 1 if variant in ("dense", "popcorn", "sliding-window") else int(p)  # the single-GPU variants
-    if P > profile.num_devices:
-        raise Skip(f"profile {profile.name!r} has {profile.num_devices} devices; {P} GPUs requested")
+    require_devices(profile, P, "gpus")
     plan, bd, kernel_time, t_iter, comm_k, comm_iter = _times(variant, profile, n, d, k, P, w, ck, peak, bw, window)
     mem = memory_per_gpu(variant, n, d, k, P, w, window)
     return {

@@ -556,10 +556,10 @@ def resolve_workers(scenario) -> int:
     prof = scenario.profile
     if w is None:
         return prof.num_devices if prof is not None else 1
-    if prof is not None and w > prof.num_devices:
-        from suite.api import Skip
+    if prof is not None:
+        from suite.api import require_devices
 
-        raise Skip(f"workers={w} but profile {prof.name!r} has {prof.num_devices} devices")
+        require_devices(prof, w, "workers")
     return int(w)
 
 

@@ -456,7 +456,7 @@ def evaluate(scenario):
     suite.Skip
         A variant other than ``elastic`` / ``static``; a profile with fewer GPUs than asked.
     """
-    from suite.api import Result, Skip
+    from suite.api import Result, Skip, require_devices
 
     from suite_virtualflow import model
 
@@ -469,9 +469,7 @@ def evaluate(scenario):
     p = scenario.params
     trace = _trace_of(scenario)
     gpus = int(p.get("gpus") or trace.gpus)
-    have = model.device_slots(prof)[0].count
-    if gpus > have:
-        raise Skip(f"virtualflow: gpus={gpus} exceeds the {have} devices of profile {prof.name!r}")
+    require_devices(prof, gpus, "gpus", have=model.device_slots(prof)[0].count)
     eff = p.get("efficiency")
     wls = {u.partition(":")[2]: scenario.input(u) for u in TRACE_INPUTS}
     ref = scenario.input(model.EFFICIENCY_INPUT)

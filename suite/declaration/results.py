@@ -182,6 +182,35 @@ class Skip(Exception):
         return self.reason
 
 
+def require_devices(profile: "Profile", n: int, what: str = "workers", have: int | None = None) -> None:
+    """Decline (:class:`Skip`) a scenario that asks for more devices than its profile has.
+
+    Placing more ranks than the profile holds would price nodes it does not have (the placement
+    adds them), so a technique declines them with this one line:
+    ``"{what}={n} but profile {name!r} has {have} devices"``.
+
+    Parameters
+    ----------
+    profile : Profile
+        The scenario's hardware profile (its ``name``, and ``num_devices`` unless *have* is given).
+    n : int
+        Devices asked for (workers, GPUs, ranks: one per device).
+    what : str
+        The parameter that asked, as the line names it (``"workers"``, ``"gpus"``, ``"ranks"``).
+    have : int, optional
+        The devices that may serve (e.g. those of one type of a mixed profile); default the
+        profile's ``num_devices``.
+
+    Raises
+    ------
+    Skip
+        ``n > have``.
+    """
+    have = profile.num_devices if have is None else have
+    if n > have:
+        raise Skip(f"{what}={n} but profile {profile.name!r} has {have} devices")
+
+
 # --------------------------------------------------------------------------- scenarios
 
 

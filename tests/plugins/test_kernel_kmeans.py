@@ -565,6 +565,11 @@ def test_model_evaluate_metrics_and_dataset_workloads():
                                                     params={"gpus": 64, "n": 192_000}))
     r = T.TECHNIQUE.evaluate(case.scenario)
     assert r["gpus"] == 64 and r["points"] == 192_000 and r["fits"] == 1.0
+    # perlmutter has 256 nodes x 4 = 1024 GPUs; 33^2 = 1089 is a square 1.5D grid it cannot hold
+    big = resolve_case(T.TECHNIQUE, T.ScenarioSpec(variant="1.5d", profile="perlmutter", workload="higgs",
+                                                   params={"gpus": 1089, "n": 192_000}))
+    with pytest.raises(Skip, match=r"^gpus=1089 but profile 'perlmutter' has 1024 devices$"):
+        T.TECHNIQUE.evaluate(big.scenario)
     # 1.5D, n = 192,000, d = 28, k = 16, P = 64 (q = 8), fp32: K block n^2/P x 4 = 2.304e9, X blocks
     # 2 n d/q x 4 = 5.376e6, labels+V n/q x 8 = 192,000, partial E k n/q x 4 = 1.536e6, E and D
     # 2 k n/P x 4 = 384,000 bytes

@@ -51,7 +51,7 @@ def model_case(scenario: "Scenario", example: str) -> ModelCase:
         The workload is not a layer table, there is no profile, more workers than the profile
         has devices, or K > 1 workers and the profile has no network level.
     """
-    from suite.declaration.results import Skip
+    from suite.declaration.results import Skip, require_devices
     from suite.workloads import LayerTable
 
     wl = scenario.workload
@@ -64,8 +64,7 @@ def model_case(scenario: "Scenario", example: str) -> ModelCase:
     workers = int(scenario.params["workers"] or prof.num_devices)
     if workers > 1 and not prof.network:
         raise Skip(f"profile {prof.name!r} has no network for {workers} workers")
-    if workers > prof.num_devices:  # placement would invent the nodes the profile does not have
-        raise Skip(f"workers={workers} but profile {prof.name!r} has {prof.num_devices} devices")
+    require_devices(prof, workers, "workers")  # placement would invent the nodes the profile does not have
     return ModelCase(wl, prof, workers)
 
 
