@@ -74,6 +74,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from suite.api import ParameterError, Skip, require_devices, roofline_time
 
@@ -376,35 +377,50 @@ def predict(variant: str, profile, n: int, d: int, k: int, p: int = 1, iteration
     ck = KERNEL_FLOPS.get(kernel, 3)
     P = 1 if variant in ("dense", "popcorn", "sliding-window") else int(p)  # the single-GPU variants
     require_devices(profile, P, "gpus")
-    plan, bd, kernel_time, t_iter, comm_k, comm_iter = _times(variant, profile, n, d, k, P, w, ck, peak, bw, window)
+    t = _times(variant, profile, n, d, k, P, w, ck, peak, bw, window)
     mem = memory_per_gpu(variant, n, d, k, P, w, window)
     return {
-        "time_per_iteration": t_iter,
-        "kernel_time": kernel_time,
-        "total_time": kernel_time + iterations * t_iter,
-        "comm_time_per_iteration": comm_iter,
-        "kernel_comm_time": comm_k,
-        "words_per_iteration": words_per_rank(plan, "iter"),
-        "words_kernel": words_per_rank(plan, "kernel"),
+        "time_per_iteration": t.time_per_iteration,
+        "kernel_time": t.kernel_time,
+        "total_time": t.kernel_time + iterations * t.time_per_iteration,
+        "comm_time_per_iteration": t.comm_time_per_iteration,
+        "kernel_comm_time": t.kernel_comm_time,
+        "words_per_iteration": words_per_rank(t.plan, "iter"),
+        "words_kernel": words_per_rank(t.plan, "kernel"),
         "memory_per_gpu": mem,
         "fits_memory": mem <= dev.memory,
         "gpus": P,
-        "breakdown": bd,
+        "breakdown": t.breakdown,
     }
 
 
+class _Times(NamedTuple):
+    """What :func:`_times` returns: the collectives of one run (empty on one GPU), the phase times
+    (s, by phase name), the kernel-matrix time, the time per iteration, and the communication
+    time of the kernel phase and of one iteration (s; 0 on one GPU)."""
+
+    plan: list[Collective]
+    breakdown: dict[str, float]
+    kernel_time: float
+    time_per_iteration: float
+    kernel_comm_time: float
+    comm_time_per_iteration: float
+
+
 def _times(variant: str, profile, n: int, d: int, k: int, P: int, w: int, ck: float, peak: float, bw: float,
-           window: int) -> tuple[list[Collective], dict, float, float, float, float]:
-    """The times of *variant* on *P* GPUs: ``(plan, breakdown, kernel_time, time_per_iteration,
-    kernel_comm_time, comm_time_per_iteration)`` (s; the plan empty and the communication 0 on one
-    GPU). *w* is the bytes per word, *ck* the kernel's FLOPs per entry, *peak* (FLOP/s) and *bw*
-    (B/s) the device's, *window* the sliding-window block rows."""
+           window: int) -> _Times:
+    """The times of *variant* on *P* GPUs (:class:`_Times`). *w* is the bytes per word, *ck* the
+    kernel's FLOPs per entry, *peak* (FLOP/s) and *bw* (B/s) the device's, *window* the
+    sliding-window block rows."""
     if variant in ("dense", "popcorn", "sliding-window"):
         bd, kernel_time = _single_gpu_times(variant, n, d, k, w, ck, peak, bw, window)
-        return [], bd, kernel_time, sum(bd.values()), 0.0, 0.0
+        return _Times(plan=[], breakdown=bd, kernel_time=kernel_time, time_per_iteration=sum(bd.values()),
+                      kernel_comm_time=0.0, comm_time_per_iteration=0.0)
     plan = comm_plan(variant, n, d, k, P)
     bd, comm_k, comm_iter = _layout_times(variant, plan, profile, n, d, k, P, w, ck, peak, bw)
-    return plan, bd, bd["kernel_compute"] + comm_k, bd["spmm_E"] + bd["update"] + comm_iter, comm_k, comm_iter
+    return _Times(plan=plan, breakdown=bd, kernel_time=bd["kernel_compute"] + comm_k,
+                  time_per_iteration=bd["spmm_E"] + bd["update"] + comm_iter, kernel_comm_time=comm_k,
+                  comm_time_per_iteration=comm_iter)
 
 
 def _single_gpu_times(variant: str, n: int, d: int, k: int, w: int, ck: float, peak: float, bw: float,

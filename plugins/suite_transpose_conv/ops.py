@@ -52,6 +52,7 @@ References
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -540,19 +541,26 @@ def zero_insert(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, out
     return _nchw(outq), work
 
 
-def _plans(x: np.ndarray, w: np.ndarray, packed: np.ndarray | None, co: int, h: int, wd: int, k: int, s: int,
-           p: int, op: int, grid: str):
-    """The engine and the phase plans the class-schedule variants share, on *grid* (``"ceil"`` or
-    ``"exact"``, :func:`phase_plan`).
+class _Grid(NamedTuple):
+    """The phases of a class-schedule variant on one grid (:func:`phase_plan`): the row and column
+    phases with their low and high padding (input elements), and the padded input's height and width."""
 
-    Returns ``(dtype, taps, gemm, loops, rows, rlo, rhi, cols, clo, chi, hp, wp)``:
-    :func:`_engine`'s dtype, taps (k, k, Ci, Co), gemm and loop nest (None: the BLAS path); the
-    row and column phases with their low and high padding; the padded input's height and width.
-    """
-    dtype, taps, gemm, loops = _engine(x, w, packed, co)
+    rows: list[Phase]
+    rlo: int
+    rhi: int
+    cols: list[Phase]
+    clo: int
+    chi: int
+    hp: int
+    wp: int
+
+
+def _grid(h: int, wd: int, k: int, s: int, p: int, op: int, grid: str) -> _Grid:
+    """The row and column phase plans the class-schedule variants share, on *grid* (``"ceil"`` or
+    ``"exact"``, :func:`phase_plan`), for an (h, wd) input."""
     rows, rlo, rhi = phase_plan(h, k, s, p, op, grid=grid)
     cols, clo, chi = phase_plan(wd, k, s, p, op, grid=grid)
-    return dtype, taps, gemm, loops, rows, rlo, rhi, cols, clo, chi, h + rlo + rhi, wd + clo + chi
+    return _Grid(rows, rlo, rhi, cols, clo, chi, h + rlo + rhi, wd + clo + chi)
 
 
 def _loop_sub_outputs(loops, xpc: np.ndarray, taps: np.ndarray, rows, cols, s: int, rlo: int, clo: int, work: Work,
@@ -617,8 +625,10 @@ def kernel_segregated(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 
     s, p, op = stride, padding, output_padding
     n, ci, co, h, wd, ho, wo = _check(x, w, s, p, op)
     k = w.shape[2]
-    dtype, taps, gemm, loops, rows, rlo, rhi, cols, clo, chi, hp, wp = _plans(x, w, packed, co, h, wd, k, s, p, op,
-                                                                              "ceil")
+    dtype, taps, gemm, loops = _engine(x, w, packed, co)
+    g = _grid(h, wd, k, s, p, op, "ceil")
+    rows, cols, rlo, clo, hp, wp = g.rows, g.cols, g.rlo, g.clo, g.hp, g.wp
+    del g  # held through the call, its tuple would count in the measured peak temporary memory
     work = Work(outputs=sum(pr.count for pr in rows) * sum(pc.count for pc in cols))
     if loops is not None:
         xpc = _padded(x, hp, wp, rlo, clo, layout="nchw", dtype=dtype)
@@ -684,8 +694,10 @@ def unified(x: np.ndarray, w: np.ndarray, stride: int, padding: int = 0, output_
     s, p, op = stride, padding, output_padding
     n, ci, co, h, wd, ho, wo = _check(x, w, s, p, op)
     k = w.shape[2]
-    dtype, taps, gemm, loops, rows, rlo, rhi, cols, clo, chi, hp, wp = _plans(x, w, packed, co, h, wd, k, s, p, op,
-                                                                              "exact")
+    dtype, taps, gemm, loops = _engine(x, w, packed, co)
+    g = _grid(h, wd, k, s, p, op, "exact")
+    rows, cols, rlo, clo, hp, wp = g.rows, g.cols, g.rlo, g.clo, g.hp, g.wp
+    del g  # held through the call, its tuple would count in the measured peak temporary memory
     work = Work(outputs=ho * wo)
     if loops is not None:
         xpc = _padded(x, hp, wp, rlo, clo, layout="nchw", dtype=dtype)

@@ -486,15 +486,26 @@ def _grad_bytes(workload) -> float:
     return 4.0 * workload.params
 
 
-def _first_type_step(workload, profile, variant: str, batch: int, virtual_nodes: int, devices: int,
-                     slots: Sequence[DeviceSlot], t: Sequence[float], effs: Sequence[float], mem: float,
-                     caps: tuple[float, ...]) -> StepModel:
-    """The step of ``physical`` / ``virtual``: P devices of the profile's first type.
+@dataclass(frozen=True)
+class _Types:
+    """The profile's device types as :func:`step_model` prices one virtual node of b samples on
+    them: the types, the seconds per virtual node on each (``inf`` where one does not fit), their
+    efficiencies, the memory one virtual node needs per device (B) and each type's capacity (B)."""
+
+    slots: Sequence[DeviceSlot]
+    vn_times: tuple[float, ...]
+    effs: tuple[float, ...]
+    mem: float
+    caps: tuple[float, ...]
+
+
+def _first_type_step(workload, profile, variant: str, types: _Types, *, batch: int, virtual_nodes: int,
+                     devices: int) -> StepModel:
+    """The step of ``physical`` / ``virtual``: P = *devices* devices of the profile's first type.
 
     ``virtual`` runs V / P virtual nodes of b = B / V samples in sequence on each device and
-    keeps the batch B; ``physical`` runs one and its global batch is P b. *t* are the seconds per
-    virtual node of each type (``inf`` when one does not fit: the first type is priced anyway),
-    *effs* the efficiencies, *mem* the memory per device (B), *caps* the capacities (B).
+    keeps the batch B; ``physical`` runs one and its global batch is P b. The first type is
+    priced even where one virtual node does not fit it (its ``vn_times`` entry ``inf``).
 
     Raises
     ------
@@ -503,6 +514,7 @@ def _first_type_step(workload, profile, variant: str, batch: int, virtual_nodes:
     """
     from suite.api import ParameterError
 
+    slots, t = types.slots, types.vn_times
     if devices > slots[0].count:
         raise ParameterError(f"virtualflow: parameter 'devices': expected <= {slots[0].count} (the devices "
                              f"of type {slots[0].name!r} in profile {profile.name!r}), got {devices}")
@@ -514,10 +526,10 @@ def _first_type_step(workload, profile, variant: str, batch: int, virtual_nodes:
     dev = tuple(devices if j == 0 else 0 for j in range(len(slots)))
     vns = tuple(per * devices if j == 0 else 0 for j in range(len(slots)))
     comm = allreduce_time(profile, _grad_bytes(workload), _per_node(slots, dev, _n_nodes(profile)))
-    t0 = t[0] if math.isfinite(t[0]) else vn_time(workload, b, slots[0].device, effs[0])
+    t0 = t[0] if math.isfinite(t[0]) else vn_time(workload, b, slots[0].device, types.effs[0])
     plan = Plan(dev, vns, per * t0, comm)
     gb = devices * b if variant == "physical" else batch
-    return StepModel(variant, plan, b, gb, tuple(t), mem, caps)
+    return StepModel(variant, plan, b, gb, t, types.mem, types.caps)
 
 
 def step_model(workload, profile, variant: str, batch: int, virtual_nodes: int, devices: int,
@@ -564,7 +576,9 @@ def step_model(workload, profile, variant: str, batch: int, virtual_nodes: int, 
     caps = tuple(float(s.device.memory) for s in slots)
     t = [vn_time(workload, b, s.device, e) if mem <= cap else math.inf for s, e, cap in zip(slots, effs, caps)]
     if variant in ("physical", "virtual"):
-        return _first_type_step(workload, profile, variant, batch, virtual_nodes, devices, slots, t, effs, mem, caps)
+        types = _Types(slots=slots, vn_times=tuple(t), effs=tuple(effs), mem=mem, caps=caps)
+        return _first_type_step(workload, profile, variant, types, batch=batch, virtual_nodes=virtual_nodes,
+                                devices=devices)
     if not any(math.isfinite(x) for x in t):
         from suite.api import Skip
 
