@@ -4,13 +4,12 @@ whose execute and model values are closed forms, so errors and MAPE are checked 
 from __future__ import annotations
 
 import json
-import types
 
 import pytest
 from click.testing import CliRunner
+from plugin_context import technique_module
 from session_context import session_context
 
-from suite import hookimpl
 from suite.errors import ProfileError, SuiteError
 from suite.technique import Paper, Param, Result, ScenarioSpec, Skip, Technique, Variant
 from suite.model_validation import ValidationReport, ValidationRow, compare_results, validate, validation_specs
@@ -150,14 +149,7 @@ def test_report_without_rows():
 
 
 def _plugin_module(tech):
-    mod = types.ModuleType("fakeval_plugin")
-
-    @hookimpl
-    def suite_techniques():
-        return [tech]
-
-    mod.suite_techniques = suite_techniques
-    return mod
+    return technique_module(tech, name="fakeval_plugin")
 
 
 def test_cli_table_and_json(isolated_registry, profiles):

@@ -5,17 +5,15 @@ so a measured claim's timings and a plugin's memory are not changed by the runne
 from __future__ import annotations
 
 import gc
-import types
 
 import pytest
 
-from suite import hookimpl
-from suite.context import Context
-from suite.registry import Registry
 from suite.results import Store
 from suite.runner import ExecOptions, expand_entry, run_cases
 from suite.runner.engine import RUN_GC_THRESHOLD
 from suite.technique import Paper, Result, Technique, Variant
+
+from plugin_context import plugin_context
 
 
 def _threshold(scenario):
@@ -29,9 +27,7 @@ GCT = Technique(name="gc-threshold", title="reports the collector's threshold", 
 
 @pytest.mark.parametrize("isolate", [True, False])
 def test_plugin_code_runs_under_the_process_thresholds(tmp_path, isolate):
-    mod = types.ModuleType("gc_threshold_plugin")
-    mod.suite_techniques = hookimpl(lambda: [GCT])
-    ctx = Context.build(registry=Registry(entry_points_=[], modules=[("gc-threshold", mod)]))
+    ctx = plugin_context(GCT)
     before = gc.get_threshold()
     assert before[0] < RUN_GC_THRESHOLD  # the interpreter's default (700)
     cases = expand_entry({"technique": "gc-threshold"}, context=ctx).cases

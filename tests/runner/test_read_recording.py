@@ -13,12 +13,10 @@ from __future__ import annotations
 import copy
 import json
 import pickle
-import types
 from pathlib import Path
 
 import pytest
 
-from suite import hookimpl
 from suite.context import Context
 from suite.hardware.profile import Profile
 from suite.hardware.schema import Device, NetworkLevel
@@ -26,6 +24,8 @@ from suite.hardware.recording import recording
 from suite.hardware.tracking import tracked
 from suite.runner import ExecOptions, expand_entry, run_cases
 from suite.technique import Paper, Param, Result, Technique, Variant
+
+from plugin_context import plugin_context
 
 HERE = Path(__file__).resolve().parent
 HOWS = ("bw", "peak", "dump", "copy", "pickle", "eq", "vars_write", "setattr_write", "attr_write", "table_write",
@@ -69,12 +69,8 @@ READER = Technique(
 
 @pytest.fixture
 def ctx(monkeypatch):
-    from suite.registry import Registry
-
-    mod = types.ModuleType("reader_plugin")
-    mod.suite_techniques = hookimpl(lambda: [READER])
     monkeypatch.setenv("SUITE_PROFILES", str(HERE / "profiles"))
-    return Context.build(registry=Registry(entry_points_=[], modules=[("reader", mod)]))
+    return plugin_context(READER)
 
 
 def _cases(ctx, hows):

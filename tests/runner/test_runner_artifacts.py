@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import types
-
 import pytest
 
-from suite import hookimpl
-from suite.context import Context
 from suite.errors import SuiteError
-from suite.registry import Registry
 from suite.results import Store
 from suite.runner import ExecOptions, expand_entry, run_cases
 from suite.runner.executors import summarize_artifacts
 from suite.technique import Paper, Param, Result, Technique, Variant
+
+from plugin_context import plugin_context
 
 
 def _evaluate(scenario):
@@ -31,9 +28,7 @@ ART = Technique(name="art", title="artifacts fixture", category="communication",
 
 @pytest.fixture
 def context():
-    mod = types.ModuleType("art_plugin")
-    mod.suite_techniques = hookimpl(lambda: [ART])
-    return Context.build(registry=Registry(entry_points_=[], modules=[("art", mod)]))
+    return plugin_context(ART)
 
 
 def test_summary_leaves_out_sequences_longer_than_16():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from fakeplugin import y_of
+from plugin_context import plugin_context
 from session_context import session_context
 from suite.context import Context
 from suite.runner import ExecOptions, expand_entry, run_cases
@@ -160,7 +161,6 @@ def test_an_executor_made_from_a_name_is_closed_when_its_run_ends(fake_registry,
     import fakeplugin
 
     from suite import hookimpl
-    from suite.registry import Registry
     from suite.runner.executors import Executor, run_case
 
     made = []
@@ -185,7 +185,7 @@ def test_an_executor_made_from_a_name_is_closed_when_its_run_ends(fake_registry,
 
     mod = types.ModuleType("closing_exec")
     mod.suite_executor = hookimpl(executor)
-    ctx = Context.build(registry=Registry(entry_points_=[], modules=[("fake", fakeplugin), ("closing", mod)]))
+    ctx = plugin_context(("fake", fakeplugin), ("closing", mod))
     s = run_cases(_modes_sweep(["ok"]).cases, store, executor="closing", context=ctx)
     assert (s.ok, len(made), made[0].closed, s.warnings) == (3, 1, 1, [])
     given = Closing()

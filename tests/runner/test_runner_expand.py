@@ -202,26 +202,21 @@ def test_product_and_exclude_property(fake_registry):
 def test_star_entry_skips_a_technique_whose_scenario_does_not_resolve(fake_registry):
     from dataclasses import replace
 
-    from suite.registry import Registry
     from suite.technique import ScenarioSpec
 
     import fakeplugin
-    import types
+    from plugin_context import plugin_context, technique_module
 
     broken = replace(fakeplugin.TECHNIQUE2, name="fake-broken", smoke=(ScenarioSpec("only", profile="no-such-profile"),))
-    mod = types.ModuleType("broken")
-    from suite import hookimpl
-
-    mod.suite_techniques = hookimpl(lambda: [broken])
-    reg = Registry(entry_points_=[], modules=[("fake", fakeplugin), ("broken", mod)])
-    exp = expand_entry({"technique": "*", "smoke": True}, context=Context.build(registry=reg), where="smoke.toml: entry [smoke]")
+    ctx = plugin_context(("fake", fakeplugin), ("broken", technique_module(broken, name="broken")))
+    exp = expand_entry({"technique": "*", "smoke": True}, context=ctx, where="smoke.toml: entry [smoke]")
     assert {c.technique for c in exp.cases} == {"fake"}
     [note] = exp.warnings
     assert note.startswith("smoke.toml: entry [smoke]: fake-broken (variant=only, profile=no-such-profile): ")
     assert note.endswith("; fake-broken skipped")
     # naming the technique explicitly keeps it an error
     with pytest.raises(ExperimentError, match="no-such-profile"):
-        expand_entry({"technique": "fake-broken", "smoke": True}, context=Context.build(registry=reg))
+        expand_entry({"technique": "fake-broken", "smoke": True}, context=ctx)
 
 
 def test_the_smoke_experiment_is_one_case_per_technique(shared_context):

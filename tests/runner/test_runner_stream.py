@@ -12,6 +12,8 @@ from suite.runner import ExecOptions, run_cases
 from suite.runner.case import Resolver
 from suite.runner.experiment import CaseStream, expand_entry, stream_entry, streamable
 
+from plugin_context import plugin_context
+
 
 def _ctx():
     """The context of the test: the fake plugin (the fake_registry fixture makes it the default)."""
@@ -115,7 +117,6 @@ def test_an_experiment_entry_that_quarantines_an_earlier_entrys_plugin_drops_onl
     import types
 
     from suite import Paper, Result, Technique, Variant, hookimpl
-    from suite.registry import Registry
     from suite.runner.experiment import expand_experiment
     from suite.workloads.types import Workload
 
@@ -129,7 +130,7 @@ def test_an_experiment_entry_that_quarantines_an_earlier_entrys_plugin_drops_onl
     a.suite_workloads = hookimpl(lambda: [Workload(name="rvk-wl", kind="cnn")])
     b.suite_techniques = hookimpl(lambda: [tech("beta")])
     b.suite_workloads = hookimpl(lambda: [Workload(name="alexnet", kind="cnn")])
-    ctx = Context.build(registry=Registry(entry_points_=[], modules=[("a", a), ("b", b)]))
+    ctx = plugin_context(("a", a), ("b", b))
     f = tmp_path / "exp.toml"
     f.write_text('[one]\ntechnique = "beta"\nworkloads = ["alexnet"]\n\n'
                  '[two]\ntechnique = "alpha"\nworkloads = ["rvk-wl"]\n')

@@ -221,13 +221,10 @@ def test_executor_help_lists_the_plugin_executors_options(run):
 def test_executor_option_errors_are_one_line(fake_registry):
     from suite.cli.run import executor_settings
     from suite.errors import SuiteError
-    from suite.registry import Registry
-
     import suite_slurm
+    from plugin_context import plugin_context
 
-    from suite.context import Context
-
-    reg = Context.build(registry=Registry(entry_points_=[], modules=[("slurm", suite_slurm)]))
+    reg = plugin_context(("slurm", suite_slurm))
     assert executor_settings("slurm", ("partition=gpu", "time=30"), reg) == {"partition": "gpu", "time": "30"}
     with pytest.raises(SuiteError, match="executor 'local' takes no options; given partition"):
         executor_settings("local", ("partition=gpu",), reg)

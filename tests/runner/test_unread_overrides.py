@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import types
-
-from suite import hookimpl
 from suite.context import Context
-from suite.registry import Registry
 from suite.results import Store
 from suite.runner import ExecOptions, expand_entry, run_cases
 from suite.technique import Paper, Param, Result, Technique, Variant
+
+from plugin_context import plugin_context
 
 
 def _evaluate(scenario):
@@ -28,9 +26,7 @@ COND = Technique(
 
 
 def _context() -> Context:
-    mod = types.ModuleType("cond_plugin")
-    mod.suite_techniques = hookimpl(lambda: [COND])
-    return Context.build(registry=Registry(entry_points_=[], modules=[("cond", mod)]))
+    return plugin_context(COND)
 
 
 def _run(tmp_path, nodes, name="s.sqlite"):

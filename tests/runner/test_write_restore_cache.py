@@ -5,17 +5,14 @@ from a profile the case has written)."""
 
 from __future__ import annotations
 
-import types
-
 import pytest
 
-from suite import hookimpl
 from suite.api import collective_time, group_of
-from suite.context import Context
-from suite.registry import Registry
 from suite.results import Store
 from suite.runner import ExecOptions, expand_entry, run_cases
 from suite.technique import Paper, Param, Result, Technique, Variant
+
+from plugin_context import plugin_context
 
 
 def _allreduce(profile) -> float:
@@ -42,9 +39,7 @@ WRITER = Technique(
 
 @pytest.mark.parametrize("isolate", [False, True])
 def test_a_write_put_back_within_a_case_does_not_price_the_next_case(tmp_path, isolate):
-    mod = types.ModuleType("writer_plugin")
-    mod.suite_techniques = hookimpl(lambda: [WRITER])
-    ctx = Context.build(registry=Registry(entry_points_=[], modules=[("writer", mod)]))
+    ctx = plugin_context(WRITER)
     clean = _allreduce(ctx.profile("selene-dgx-a100"))  # the same call on the profile as loaded, before any case
     # a 1 GB all-reduce over 16 A100s (2 DGX nodes, NVLink then 8 x 200 Gb/s IB per node): each node
     # exchanges at least 1 GB with the other (2 (n-1)/n x 1 GB, n = 2 nodes) through 8 x 25 GB/s = 200

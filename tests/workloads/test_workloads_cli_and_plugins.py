@@ -13,12 +13,13 @@ import suite.workloads as W
 from suite.errors import WorkloadError
 from suite.hookspecs import hookimpl
 from suite.context import Context
-from suite.registry import Registry
 from suite.workloads.cnn import CNNBuilder
+
+from plugin_context import plugin_context
 
 
 def _context(*modules) -> Context:
-    return Context.build(registry=Registry(entry_points_=[], modules=list(modules)))
+    return plugin_context(*modules)
 
 
 def _plugin_module(name: str, workload_name: str):
