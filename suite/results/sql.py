@@ -6,7 +6,7 @@ import hashlib
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from itertools import chain
 from types import TracebackType
@@ -156,8 +156,18 @@ def key_args(key: str) -> tuple[int, str]:
     return key_hash(key), key
 
 
+def hashed(keys: Iterable[str]) -> dict[str, int]:
+    """key -> :func:`key_hash` of each of *keys*, computed once: :func:`key_lists` (every look-up
+    by keys) and :meth:`suite.results.store.Store.link_cached` take the mapping as the keys (it
+    iterates as them) and hash none of them again."""
+    return {k: key_hash(k) for k in keys}
+
+
 def key_lists(keys: Iterable[str]) -> tuple[str, str]:
-    """The two parameters of :data:`KEY_IN` for *keys*: the JSON lists of their hashes and of them."""
+    """The two parameters of :data:`KEY_IN` for *keys*: the JSON lists of their hashes and of them
+    (*keys* a :func:`hashed` mapping: its hashes)."""
+    if isinstance(keys, Mapping):
+        return "[" + ",".join([str(h) for h in keys.values()]) + "]", json.dumps(list(keys))
     keys = list(keys)
     return "[" + ",".join([str(key_hash(k)) for k in keys]) + "]", json.dumps(keys)
 

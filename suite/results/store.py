@@ -184,7 +184,9 @@ class Store:
                     overrides: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         """Record that *run_id* used these already-stored cases (committed with the next flush):
         each is linked to the result it reuses (the case's current one), with the profile
-        overrides *this* run asked for (*overrides*: key -> overrides; none when absent)."""
+        overrides *this* run asked for (*overrides*: key -> overrides; none when absent). *keys*
+        may be a :func:`suite.results.sql.hashed` mapping (as for every look-up by keys): its
+        hashes are used, not computed again."""
         self.writer.link_cached(run_id, keys, overrides)
 
     def add_outcome(self, identity: Mapping[str, Any], outcome: Mapping[str, Any], run_id: int,

@@ -287,9 +287,10 @@ class Writer:
         """Buffer links of *run_id* to already-stored cases (each to its current result), with the
         profile overrides *this* run asked for (key -> overrides; none when absent)."""
         overrides = overrides or {}
+        khash = keys if isinstance(keys, Mapping) else {}  # a hashed() mapping: its hashes
         with self._lock:
-            self._run_links.extend((run_id, k, key_hash(k), "cached", dumps(overrides[k]) if overrides.get(k) else "{}")
-                                   for k in keys)
+            self._run_links.extend((run_id, k, khash[k] if k in khash else key_hash(k), "cached",
+                                    dumps(overrides[k]) if overrides.get(k) else "{}") for k in keys)
         self._maybe_flush()
         self._ensure_flusher()
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from suite.results.sql import hashed
 from suite.results.store import FAILED_STATUSES, Store
 from suite.runner.case import Case
 from suite.runner.checks import check_outcome, unit_warning
@@ -242,13 +243,14 @@ class _Run:
         for c in chunk:
             for k in c.overrides or ():
                 self.reps.setdefault((c.technique, c.code, k, c.profile), c)
-        cached = set() if self.rerun else self.store.ok_keys(keys)
+        khash = {} if self.rerun else hashed(keys)  # each key's store hash, computed once for the look-ups below
+        cached = set() if self.rerun else self.store.ok_keys(khash)
         self.refresh = set()
         if cached and self.options.artifacts == "full":  # stored with a summary of its artifacts: computed again
-            self.refresh = self.store.summarized_keys(cached)
+            self.refresh = self.store.summarized_keys({k: khash[k] for k in cached})
             cached -= self.refresh
         # each run keeps the overrides it asked for (a cached case never shows another run's)
-        self.store.link_cached(self.run_id, [k for k in keys if k in cached],
+        self.store.link_cached(self.run_id, {k: h for k, h in khash.items() if k in cached},
                                {c.key: c.overrides for c in chunk if c.overrides and c.key in cached})
         self._note_cached([c for c in chunk if c.overrides and c.key in cached])
         todo = [c for c in chunk if c.key not in cached]

@@ -205,3 +205,31 @@ def test_reads_are_recorded_with_each_result_and_a_cached_run_reuses_them(fake_r
     warned, _ = _run(fake_registry, store, [ScenarioSpec("fast", params={"x": 2, "n": 3},
                                                          overrides={"network.-1.latency": "9 us"})])
     assert any("network.-1.latency" in w or "latency" in w for w in warned.warnings)
+
+
+def test_a_cached_cases_key_is_hashed_once_and_linked_to_its_row(fake_registry, store, monkeypatch):
+    """A cached case's store hash (``cases.khash``, :func:`suite.results.sql.key_hash`) was computed
+    twice per run: once to look it up among the ok keys, once more to link the run to its row. Now
+    once, and the link still finds the row (the hashes given are the ones the look-up used)."""
+    import collections
+
+    import suite.results.sql as sql
+    import suite.results.writer as writer
+
+    specs = [ScenarioSpec("base", params={"x": 1, "n": n}) for n in (1, 2, 3)]
+    first, cases = _run(fake_registry, store, specs)
+    calls: collections.Counter[str] = collections.Counter()
+    real = sql.key_hash
+
+    def counted(key: str) -> int:
+        calls[key] += 1
+        return real(key)
+
+    monkeypatch.setattr(sql, "key_hash", counted)
+    monkeypatch.setattr(writer, "key_hash", counted)
+    again, _ = _run(fake_registry, store, specs)
+    assert (again.cached, again.computed) == (3, 0)
+    assert calls == {c.key: 1 for c in cases}  # before: 2 each
+    store.flush()
+    assert store.cases(again.run_id)["outcome"].tolist() == ["cached"] * 3
+    assert sorted(store.cases(again.run_id)["run_id"].tolist()) == [first.run_id] * 3  # linked to first's rows
