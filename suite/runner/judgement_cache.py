@@ -36,16 +36,20 @@ def _package_fingerprint(module: str | None) -> str:
 
 
 def _claim_identity(claim: Claim) -> dict[str, Any]:
-    """The parts of the key that come from the claim's declaration and the code it names."""
+    """The parts of the key that come from the claim's declaration and the code it names: the
+    claim's ``derive`` and ``domain`` and each null's ``derive`` (``Null.derive`` is left out of
+    the null's ``repr``), by their packages' fingerprints and their own code and closure values."""
+    called = (unwrap_partial(claim.derive), type(claim.expect), unwrap_partial(claim.domain),
+              *(unwrap_partial(n.derive) for n in claim.nulls))
     return {
         "claim": [claim.id, claim.statement, claim.source, claim.verified, claim.note, claim.null_reason,
                   bool(claim.measured), claim.metric, safe_text(claim.expect.describe), repr(claim.expect),
                   repr(claim.specs()), [repr(n) for n in claim.nulls], claim.defect, claim.reason_class,
                   claim.reason, [repr(a) for a in claim.assumptions]],
-        "code": sorted({_package_fingerprint(getattr(f, "__module__", None))
-                        for f in (unwrap_partial(claim.derive), type(claim.expect), unwrap_partial(claim.domain))
+        "code": sorted({_package_fingerprint(getattr(f, "__module__", None)) for f in called
                         if f is not None and callable(f)}),
         "derive": _function_identity(claim.derive),
+        "null_derive": [_function_identity(n.derive) for n in claim.nulls],
         "domain": _function_identity(claim.domain) if callable(claim.domain) else repr(claim.domain),
     }
 

@@ -126,6 +126,35 @@ def test_the_judgement_key_changes_with_the_claims_declaration(fake_registry, st
     kd.differs(kd.key(c=replace(claim, nulls=(claim.nulls[0], Null("no gain", value=1.5)))))
 
 
+def _tree_null(r):
+    return 0.3
+
+
+def test_the_judgement_key_changes_with_a_null_derive(fake_registry, store, monkeypatch):
+    """tryout11 #2: a null's ``derive`` is left out of its repr; editing the function (its body, a
+    value it closes over, or another file of the package defining it) served the old verdict."""
+    kd = _Keyed(fake_registry)
+    claim = kd.claim
+    with_null = replace(claim, nulls=(*claim.nulls, Null("tree estimate", derive=_tree_null)))
+    kd.differs(kd.key(c=with_null))
+    kd.differs(kd.key(c=replace(claim, nulls=(*claim.nulls, Null("tree estimate", derive=lambda r: 1.0)))))
+    v = 0.3
+    closing = replace(claim, nulls=(*claim.nulls, Null("tree estimate", derive=lambda r: v)))
+    kd.differs(kd.key(c=closing))
+    v = 1.0
+    kd.differs(kd.key(c=closing))  # the same function, the value it closes over changed
+    # a helper package edited (the derive's own code unchanged): its fingerprint is in the key
+    helper = type(_tree_null)(_tree_null.__code__, {}, "_tree_null")
+    helper.__module__ = "halohelpers_v11"
+    from_pkg = replace(claim, nulls=(*claim.nulls, Null("tree estimate", derive=helper)))
+    fps = importlib.import_module("suite.runner.fingerprint")._FINGERPRINTS
+    monkeypatch.setitem(fps, "halohelpers_v11", ((), "a" * 16))
+    before = kd.key(c=from_pkg)
+    kd.differs(before)
+    monkeypatch.setitem(fps, "halohelpers_v11", ((), "b" * 16))
+    kd.differs(kd.key(c=from_pkg))
+
+
 def test_the_judgement_key_changes_with_the_code(fake_registry, store, monkeypatch):
     from suite.runner.case import code_fingerprint
 
