@@ -233,6 +233,7 @@ class Technique:
                                  f"got {self.vocabulary!r}")
         self._check_kit_fields()
         self._check_claim_names()
+        self._check_claim_bands()
         if isinstance(self.headline_metrics, str):
             self.headline_metrics = (self.headline_metrics,)
         self.headline_metrics = tuple(self.headline_metrics)
@@ -300,6 +301,23 @@ class Technique:
                     warnings.warn(f"technique {self.name!r}: claim {c.id!r}: expected a {kind} of the technique "
                                   f"({', '.join(have)}), got {name!r}; its cases cannot run: this is refused when the "
                                   "plugin loads from dlsys-suite 0.4.0", DeprecationWarning, stacklevel=4)
+
+    def _check_claim_bands(self) -> None:
+        """Warn (``DeprecationWarning``; refused when the plugin loads from dlsys-suite 0.4.0) of a
+        claim whose acceptance judges nothing as declared (:meth:`Acceptance.malformed`: an empty or
+        NaN band, a negative tolerance, an ordering of one label or with a negative margin); its
+        verdict is already ``claim defect``."""
+        import warnings
+
+        for c in self.claims:
+            try:
+                why, shown = c.expect.malformed(), repr(c.expect)
+            except Exception:  # noqa: BLE001 - a plugin's own acceptance whose band raises: judged when run
+                continue
+            if why:
+                warnings.warn(f"technique {self.name!r}: claim {c.id!r}: expect: expected a band that can be passed "
+                              f"and failed, got {shown:.120}: {why}; its verdict is 'claim defect': this is "
+                              "refused when the plugin loads from dlsys-suite 0.4.0", DeprecationWarning, stacklevel=4)
 
     @property
     def headline(self) -> tuple[str, ...]:

@@ -86,3 +86,40 @@ def test_a_band_over_the_whole_real_line_is_a_claim_defect_in_any_domain():
         "the band [-inf, inf] covers every value the claim can take [-inf, inf]: it cannot fail")
     assert AtMost(1.0).unreachable(None) == "" and AtLeast(0.0).unreachable(None) == ""
     assert Between(0.0, 1.0).unreachable(None) == ""
+
+
+def test_an_acceptance_that_judges_nothing_warns_when_declared():
+    """tryout11 #3, #5: an empty or NaN band, a negative tolerance, an ordering of one label or with a
+    negative margin loaded silently; their verdict is now 'claim defect', and declaring one warns
+    (refused from 0.4.0, the deprecation path of a tightened contract)."""
+    import warnings
+
+    from suite import Approx, AtLeast, Between, Claim, Paper, Result, Technique, Variant
+
+    def declare(expect):
+        return Technique(name="t", title="t", category="communication", paper=Paper(title="p"),
+                         variants=[Variant("a", "a", baseline=True), Variant("b", "b")],
+                         fidelities={"model": lambda s: Result()}, needs_profile=False, needs_workload=False,
+                         claims=[Claim("c1", "s", "Table 1", False, expect, scenario=ScenarioSpec("a", None, None),
+                                       metric="m", null_reason="none")])
+
+    bad = {Approx(1.0, rel=-0.05): "the tolerance rel=-0.05 is negative or NaN",
+           Between(1.05, 0.95): "the band [1.05, 0.95] is empty",
+           AtLeast(float("nan")): "the band [nan, inf] is not a range of numbers (NaN)",
+           Gain(3.0, rel=-0.2): "the tolerance rel=-0.2 is negative or NaN",
+           Ordered(("ring",)): "an ordering of 1 label(s) ('ring',) compares no pair: it cannot fail",
+           Ordered(("a", "b"), margin=-0.9): "the margin -0.9 is negative: a tie passes it"}
+    for expect, said in bad.items():
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            declare(expect)
+        assert len(got) == 1 and got[0].category is DeprecationWarning
+        msg = str(got[0].message)
+        assert msg.startswith(f"technique 't': claim 'c1': expect: expected a band that can be passed and failed, "
+                              f"got {expect!r}: {said}"), msg
+        assert msg.endswith("its verdict is 'claim defect': this is refused when the plugin loads from dlsys-suite 0.4.0")
+    with warnings.catch_warnings():  # well-formed bands (one open on both sides is judged by its domain): silent
+        warnings.simplefilter("error")
+        for ok in (Approx(1.0, rel=0.0), Gain(3.0, rel=1.5), Between(-float("inf"), float("inf")),
+                   Ordered(("a", "b"), margin=0.0)):
+            declare(ok)

@@ -6,7 +6,7 @@ store), so each verdict follows from numbers written here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 
@@ -381,3 +381,45 @@ def test_a_sentence_is_no_null():
     with pytest.raises(TechniqueError, match=r"^claim 'c': nulls\[0\]: expected a computed null, Null\(label, "
                                              r"variants=\.\.\.\).*got str 'a tree would be slower'"):
         _ratio_claim(Gain(2.0), ("a tree would be slower",))
+
+
+def _efficiency(expect, nulls=(Null("tree", value=0.3),)):
+    return Claim("e", "efficiency 1.0", "Table 2", True, expect, scenario=ScenarioSpec("fast"), metric="eff",
+                 nulls=nulls)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("expect, said", [
+    (Approx(1.0, rel=-0.05), "the tolerance rel=-0.05 is negative or NaN: no value lies within it, it cannot pass"),
+    (Between(1.05, 0.95), "the band [1.05, 0.95] is empty (its low end is above its high end): it cannot pass"),
+    (AtLeast(float("nan")), "the band [nan, inf] is not a range of numbers (NaN): it cannot pass"),
+    (Gain(3.0, rel=-0.2), "the tolerance rel=-0.2 is negative or NaN: no value lies within it, it cannot pass"),
+    (AtMost(float("-inf")), "the band [-inf, -inf] holds no finite value: it cannot pass"),
+])
+def test_an_empty_or_nan_band_is_a_claim_defect_not_a_failed_reproduction(expect, said):
+    """tryout11 #3: these bands were judged 'not reproduced' against ours 0.994 (efficiency, no domain):
+    a fail was certain before any run."""
+    o = _judge(_efficiency(expect), {"main": Result().add("eff", 0.994, "1", "higher")})
+    assert (o.verdict, o.reason, o.ours) == (CLAIM_DEFECT, said, 0.994)
+    # a band that can be passed and failed, 0.994 below it: judged as usual
+    assert _judge(_efficiency(Between(0.995, 1.05)), {"main": Result().add("eff", 0.994, "1", "higher")}
+                  ).verdict == NOT_REPRODUCED
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_an_ordering_of_one_label_or_with_a_negative_margin_is_a_claim_defect():
+    """tryout11 #5: `Ordered(("ring",))` cannot fail, and a margin of -90% passes a tie ('a tie fails')."""
+    one = Claim("o", "ring is best", "abstract", True, Ordered(("ring",)), cases={"ring": ScenarioSpec("ring")},
+                derive=lambda r: {k: v["t"] for k, v in r.items()}, nulls=(Null("tie", value={"ring": 1.0}),))
+    o = _judge(one, {"ring": _res(1.0)}, one.nulls)
+    assert o.verdict == CLAIM_DEFECT
+    assert o.reason == "an ordering of 1 label(s) ('ring',) compares no pair: it cannot fail"
+    neg = Claim("o", "a faster than b", "abstract", True, Ordered(("a", "b"), margin=-0.9),
+                cases={"a": ScenarioSpec("a"), "b": ScenarioSpec("b")},
+                derive=lambda r: {k: v["t"] for k, v in r.items()}, nulls=(Null("b for a", variants={"a": "b"}),))
+    tie = _judge(neg, {"a": _res(1.0), "b": _res(1.0), "null:a": _res(1.0), "null:b": _res(1.0)}, neg.nulls)
+    assert tie.verdict == CLAIM_DEFECT
+    assert tie.reason == "the margin -0.9 is negative: a tie passes it, and a tie fails an ordering"
+    twice = replace(neg, expect=Ordered(("a", "a")))
+    assert _judge(twice, {"a": _res(1.0), "b": _res(1.0), "null:a": _res(1.0), "null:b": _res(1.0)},
+                  neg.nulls).reason == "label(s) 'a' named twice: a value cannot beat itself, it cannot pass"

@@ -46,6 +46,23 @@ class Acceptance:
         (docs/verdicts.md, Nulls)."""
         return False
 
+    def malformed(self) -> str:
+        """Why this acceptance, as declared, judges nothing whatever the claim's value and domain, or
+        ``""``: a band that is empty (``Between(1.05, 0.95)``, ``Approx(1.0, rel=-0.05)``), NaN
+        (``AtLeast(float("nan"))``) or holds no finite value (``AtLeast(float("inf"))``) cannot pass
+        (docs/verdicts.md, Claim defects). Declaring one warns, and is refused from dlsys-suite 0.4.0."""
+        b = self.band()
+        if b is None:
+            return ""
+        lo, hi = b
+        if math.isnan(lo) or math.isnan(hi):
+            return f"the band [{lo:.4g}, {hi:.4g}] is not a range of numbers (NaN): it cannot pass"
+        if lo > hi:
+            return f"the band [{lo:.4g}, {hi:.4g}] is empty (its low end is above its high end): it cannot pass"
+        if lo == math.inf or hi == -math.inf:
+            return f"the band [{lo:.4g}, {hi:.4g}] holds no finite value: it cannot pass"
+        return ""
+
     def unreachable(self, domain: tuple[float, float] | None, ours: Any = None) -> str:
         """Why a pass or a fail was impossible before any run, or ``""`` when both were possible.
 
@@ -75,6 +92,15 @@ class Acceptance:
         return ""
 
 
+def _negative_rel(rel: Any) -> str:
+    """Why a relative tolerance *rel* judges nothing (negative or NaN), or ``""``."""
+    try:
+        ok = float(rel) >= 0
+    except (TypeError, ValueError):
+        return f"the tolerance rel={rel!r} is not a number: it cannot pass"
+    return "" if ok else f"the tolerance rel={float(rel):g} is negative or NaN: no value lies within it, it cannot pass"
+
+
 @dataclass(frozen=True)
 class Approx(Acceptance):
     """The paper's value within a relative tolerance: ``|ours/paper - 1| <= rel``."""
@@ -91,6 +117,10 @@ class Approx(Acceptance):
     def band(self) -> tuple[float, float]:
         d = self.rel * abs(self.paper)
         return (self.paper - d, self.paper + d)
+
+    def malformed(self) -> str:
+        """:meth:`Acceptance.malformed`, and a negative or NaN ``rel`` (an empty band, or one point at 0)."""
+        return _negative_rel(self.rel) or super().malformed()
 
 
 @dataclass(frozen=True)
@@ -193,6 +223,10 @@ class Gain(Acceptance):
         lo, hi = 1.0 + g - self.rel * abs(g), 1.0 + g + self.rel * abs(g)
         return (lo, hi)
 
+    def malformed(self) -> str:
+        """:meth:`Acceptance.malformed`, and a negative or NaN ``rel``."""
+        return _negative_rel(self.rel) or super().malformed()
+
     def excludes(self, value: Any) -> bool:
         """No gain (1.0) is outside every gain band with ``rel < 1``."""
         try:
@@ -236,6 +270,23 @@ class Ordered(Acceptance):
 
     def ratio(self, ours: Any) -> float | None:
         return None
+
+    def malformed(self) -> str:
+        """Why this ordering judges nothing, or ``""``: fewer than two labels (no pair to compare: it
+        cannot fail), a label named twice (it cannot beat itself: it cannot pass), or a margin that is
+        negative (a tie, or a wrong order within the margin, would pass; docs/verdicts.md: a tie
+        fails) or NaN (nothing passes). Declaring one warns, and is refused from dlsys-suite 0.4.0."""
+        labels = tuple(self.paper)
+        if len(labels) < 2:
+            return f"an ordering of {len(labels)} label(s) {labels!r} compares no pair: it cannot fail"
+        twice = sorted({k for k in labels if labels.count(k) > 1}, key=str)
+        if twice:
+            return f"label(s) {', '.join(map(repr, twice))} named twice: a value cannot beat itself, it cannot pass"
+        if math.isnan(self.margin):
+            return "the margin is NaN: no ordering passes it, it cannot pass"
+        if self.margin < 0:
+            return f"the margin {self.margin:g} is negative: a tie passes it, and a tie fails an ordering"
+        return ""
 
     def excludes(self, value: Any) -> bool:
         """A tie (every entry equal) fails every ordering with a margin >= 0."""

@@ -23,8 +23,9 @@ A verdict is information, never forced (the rules, with examples: docs/verdicts.
     a measured claim (execute timings) whose bootstrap confidence interval straddles the band's
     edge, or one of whose measured nulls does;
 ``claim defect``
-    a pass or a fail was impossible before any run: the band lies outside (or covers) every value
-    the claim can take (``Claim.domain``), or the claim declares a ``defect``;
+    a pass or a fail was impossible before any run: the band is empty or NaN, or an ordering of one
+    label or with a negative margin (``Acceptance.malformed``), or it lies outside (or covers) every
+    value the claim can take (``Claim.domain``), or the claim declares a ``defect``;
 ``error``
     a case (the claim's or a null's) failed, or a value could not be derived or is NaN or infinite
     (:func:`finite_value`: it could land in no band), with the reason.
@@ -270,13 +271,17 @@ def informative_nulls(claim: Claim, nulls: Sequence[NullOutcome]) -> list[NullOu
 
 def claim_defect(claim: Claim, ours: Any, results: Mapping[str, Result]) -> str:
     """Why *claim* could not both pass and fail before any run (a declared ``defect``, a variant null
-    that substitutes nothing the claim uses, or a band unreachable inside the claim's ``domain``), or
-    ``""`` (docs/verdicts.md, Claim defects)."""
+    that substitutes nothing the claim uses, an acceptance that judges nothing as declared: an empty
+    or NaN band, an ordering of one label or with a negative margin (:meth:`Acceptance.malformed`),
+    or a band unreachable inside the claim's ``domain``), or ``""`` (docs/verdicts.md, Claim defects)."""
     if claim.defect:
         return claim.defect
     same = next((n.label for n in claim.nulls if n.changes_nothing(claim.specs())), None)
     if same is not None:  # the claim's own value again: it lands wherever ours does (the kit's claims-nulls says so)
         return f"null {same!r} changes no scenario of the claim: it is our own value, inside the band whenever ours is"
+    malformed = claim.expect.malformed()
+    if malformed:
+        return malformed
     try:
         domain = claim.value_domain(results)
     except Exception as exc:  # noqa: BLE001 - a domain that cannot be computed is reported, not raised
