@@ -406,6 +406,33 @@ def test_an_empty_or_nan_band_is_a_claim_defect_not_a_failed_reproduction(expect
                   ).verdict == NOT_REPRODUCED
 
 
+def test_a_constant_null_outside_the_claims_domain_is_no_evidence():
+    """tryout11 #4: 'negative time' = -1 s could never land in a band of times ([0, inf) from the
+    unit); it made the claim 'reproduced'."""
+    c = Claim("n", "comm time 1.4 s", "Table 1", True, Approx(1.4, rel=0.3), scenario=ScenarioSpec("fast"),
+              metric="t", nulls=(Null("negative time", value=-1.0),))
+    o = _judge(c, {"main": _res(1.3)}, c.nulls)  # band [0.98, 1.82] s
+    assert o.nulls[0].inside is False and o.verdict == REPRODUCED_NO_NULL
+    assert o.reason == ("no null could have landed in the band: negative time (outside the values the claim can "
+                        "take [0, inf])")
+    # a null that could have landed (zero communication: 0 s is a time) is evidence
+    c0 = Claim("n", "comm time 1.4 s", "Table 1", True, Approx(1.4, rel=0.3), scenario=ScenarioSpec("fast"),
+               metric="t", nulls=(Null("negative time", value=-1.0), Null("no communication", value=0.0)))
+    assert _judge(c0, {"main": _res(1.3)}, c0.nulls).verdict == REPRODUCED
+    # a declared domain: chance level 1.5 is no accuracy; an ordering's entries likewise
+    acc = Claim("a", "accuracy 0.9", "Table 2", True, Approx(0.9, rel=0.05), scenario=ScenarioSpec("fast"),
+                metric="t", domain=(0.0, 1.0), nulls=(Null("above one", value=1.5), Null("no gain", value=1.0)))
+    o = _judge(acc, {"main": _res(0.9)}, acc.nulls)
+    assert o.verdict == REPRODUCED  # 1.0 is an accuracy, outside [0.855, 0.945]: evidence
+    o = _judge(replace(acc, nulls=acc.nulls[:1]), {"main": _res(0.9)}, acc.nulls[:1])
+    assert o.verdict == REPRODUCED_NO_NULL
+    ordc = Claim("o", "a more accurate than b", "abstract", True, Ordered(("a", "b"), lower=False),
+                 cases={"a": ScenarioSpec("a"), "b": ScenarioSpec("b")}, domain=(0.0, 1.0),
+                 derive=lambda r: {k: v["t"] for k, v in r.items()},
+                 nulls=(Null("impossible", value={"a": 0.5, "b": 2.0}),))
+    assert _judge(ordc, {"a": _res(0.9), "b": _res(0.5)}, ordc.nulls).verdict == REPRODUCED_NO_NULL
+
+
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_an_ordering_of_one_label_or_with_a_negative_margin_is_a_claim_defect():
     """tryout11 #5: `Ordered(("ring",))` cannot fail, and a margin of -90% passes a tie ('a tie fails')."""

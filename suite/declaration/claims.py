@@ -422,8 +422,8 @@ class Claim:
 
     ``nulls`` are the null predictions that must fall outside the band for the verdict
     ``reproduced`` (:class:`Null`); at least one must be computed and able to land in the band
-    (a variant null, or a value null the acceptance does not exclude by construction), else the
-    best verdict is ``reproduced (no null)``. A claim with none gives ``null_reason`` (a count,
+    (a variant null, or a value null the acceptance does not exclude by construction and that lies
+    in the claim's domain), else the best verdict is ``reproduced (no null)``. A claim with none gives ``null_reason`` (a count,
     an exact value, a memory size with no trivial alternative); the conformance kit fails a
     claim with neither. ``measured`` marks a claim judged on execute-fidelity timings on this
     machine. ``unit`` is the unit of a derived value (``"MB"``), shown beside ours and the

@@ -6,7 +6,7 @@ A verdict is information, never forced (the rules, with examples: docs/verdicts.
     our value is inside the claim's band, every null prediction is outside it, and at least one
     null is *computed and could have landed in the band* (a variant null: the baseline at the
     same scenario; or a value null, such as ideal scaling, that the acceptance does not exclude
-    by its construction);
+    by its construction and that lies in the claim's domain: no negative time);
 ``reproduced (no null)``
     our value is inside and every null outside, but no null could have landed inside (none
     declared, only a written ``null_reason``, or only nulls the band excludes by construction,
@@ -50,7 +50,8 @@ if TYPE_CHECKING:
     from suite.runner.engine import RunSummary
     from suite.technique import Claim, Result, Technique
 
-__all__ = ["ClaimOutcome", "NullOutcome", "Scoreboard", "new_outcome", "informative_nulls", "claim_defect", "finite_value", "not_finite",
+__all__ = ["ClaimOutcome", "NullOutcome", "Scoreboard", "new_outcome", "informative_nulls", "could_land", "claim_domain",
+           "claim_defect", "finite_value", "not_finite",
            "decide", "format_value", "one_line", "safe_text", "REPRODUCED", "REPRODUCED_NO_NULL", "NOT_DISCRIMINATING",
            "NOT_REPRODUCED", "INCONCLUSIVE", "CLAIM_DEFECT", "ERROR", "VERDICTS", "MEASURED_LABEL",
            "BOOTSTRAP_REPLICATES", "CONFIDENCE", "INSIDE", "OUTSIDE", "STRADDLES"]
@@ -259,14 +260,44 @@ def finite_value(v: Any) -> Any:
 
 
 
-def informative_nulls(claim: Claim, nulls: Sequence[NullOutcome]) -> list[NullOutcome]:
-    """The judged nulls that are evidence: those whose value the claim's acceptance does not
-    exclude by its construction (:meth:`Acceptance.excludes`), i.e. that could have landed in
-    the band. Excluded: ``no gain`` = 1.0 under a gain band, and likewise a variant null that
-    puts the baseline in the technique's place of a ratio of the two (exactly 1.0), or of an
-    ordering (a tie)."""
+def informative_nulls(claim: Claim, nulls: Sequence[NullOutcome],
+                      domain: tuple[float, float] | None = None) -> list[NullOutcome]:
+    """The judged nulls that are evidence: those whose value could have landed in the band
+    (:func:`could_land`). Excluded: ``no gain`` = 1.0 under a gain band, and likewise a variant null
+    that puts the baseline in the technique's place of a ratio of the two (exactly 1.0), or of an
+    ordering (a tie); a value outside *domain* (:func:`claim_domain`: -1 s for a time)."""
     return [n for n in nulls
-            if not n.reason and (n.inside is not None or n.straddles) and not claim.expect.excludes(n.value)]
+            if not n.reason and (n.inside is not None or n.straddles) and could_land(claim, n.value, domain)]
+
+
+def could_land(claim: Claim, value: Any, domain: tuple[float, float] | None) -> bool:
+    """Whether a null's *value* could have landed in *claim*'s band, so that it is evidence
+    (docs/verdicts.md, Nulls): a finite number (or ordering of them) that the acceptance does not
+    exclude by construction (:meth:`Acceptance.excludes`) and that lies inside *domain*, the
+    ``(low, high)`` values the claim's value can take (each entry's for an ordering; None: any).
+    The one rule of ``suite reproduce`` and of the kit's ``claims-nulls`` check."""
+    return not (claim.expect.excludes(value) or not_finite(value) or _outside(value, domain))
+
+
+def _outside(v: Any, domain: tuple[float, float] | None) -> bool:
+    """Whether the number *v* (or an entry of the mapping *v*) lies outside *domain*."""
+    if domain is None or isinstance(v, (str, bytes, bool)):
+        return False
+    if isinstance(v, Mapping):
+        return any(_outside(x, domain) for x in v.values())
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return False
+    return x < float(domain[0]) or x > float(domain[1])
+
+
+def claim_domain(claim: Claim, results: Mapping[str, Result]) -> tuple[float, float] | None:
+    """The values *claim*'s value can take: its ``domain`` (called on *results* when a function),
+    else the one its metric's unit implies (:func:`_unit_domain`), else None (any). Raises what a
+    ``domain`` function raises."""
+    domain = claim.value_domain(results)
+    return _unit_domain(claim, results) if domain is None else domain
 
 
 def claim_defect(claim: Claim, ours: Any, results: Mapping[str, Result]) -> str:
@@ -274,21 +305,24 @@ def claim_defect(claim: Claim, ours: Any, results: Mapping[str, Result]) -> str:
     that substitutes nothing the claim uses, an acceptance that judges nothing as declared: an empty
     or NaN band, an ordering of one label or with a negative margin (:meth:`Acceptance.malformed`),
     or a band unreachable inside the claim's ``domain``), or ``""`` (docs/verdicts.md, Claim defects)."""
+    return _defect(claim, ours, results)[0]
+
+
+def _defect(claim: Claim, ours: Any, results: Mapping[str, Result]) -> tuple[str, tuple[float, float] | None]:
+    """(:func:`claim_defect`, the claim's :func:`claim_domain` when there is no defect)."""
     if claim.defect:
-        return claim.defect
+        return claim.defect, None
     same = next((n.label for n in claim.nulls if n.changes_nothing(claim.specs())), None)
     if same is not None:  # the claim's own value again: it lands wherever ours does (the kit's claims-nulls says so)
-        return f"null {same!r} changes no scenario of the claim: it is our own value, inside the band whenever ours is"
+        return f"null {same!r} changes no scenario of the claim: it is our own value, inside the band whenever ours is", None
     malformed = claim.expect.malformed()
     if malformed:
-        return malformed
+        return malformed, None
     try:
-        domain = claim.value_domain(results)
+        domain = claim_domain(claim, results)
     except Exception as exc:  # noqa: BLE001 - a domain that cannot be computed is reported, not raised
-        return f"the claim's domain could not be computed: {one_line(exc)}"
-    if domain is None:
-        domain = _unit_domain(claim, results)
-    return claim.expect.unreachable(domain, ours)
+        return f"the claim's domain could not be computed: {one_line(exc)}", None
+    return claim.expect.unreachable(domain, ours), domain
 
 
 def _unit_domain(claim: Claim, results: Mapping[str, Result]) -> tuple[float, float] | None:
@@ -319,8 +353,9 @@ def _why_not(claim: Claim, o: ClaimOutcome) -> None:
         o.reason = claim.reason or "no reason class declared"
 
 
-def _inside_verdict(claim: Claim, o: ClaimOutcome) -> tuple[str, str]:
-    """(verdict, reason) when our value is inside the band: what the nulls make of it."""
+def _inside_verdict(claim: Claim, o: ClaimOutcome, domain: tuple[float, float] | None) -> tuple[str, str]:
+    """(verdict, reason) when our value is inside the band: what the nulls make of it (*domain*:
+    the claim's, a null outside it being no evidence)."""
     inside = [n.label for n in o.nulls if n.inside]
     if inside:
         return NOT_DISCRIMINATING, "null inside the band: " + ", ".join(inside)
@@ -330,12 +365,21 @@ def _inside_verdict(claim: Claim, o: ClaimOutcome) -> tuple[str, str]:
     unevaluated = [n for n in o.nulls if n.reason]
     if unevaluated:
         return ERROR, f"null {unevaluated[0].label!r}: {unevaluated[0].reason}"
-    if not informative_nulls(claim, o.nulls):
+    if not informative_nulls(claim, o.nulls, domain):
         if not o.nulls:
             return REPRODUCED_NO_NULL, "none declared: " + (claim.null_reason or "no null prediction")
-        return REPRODUCED_NO_NULL, ("every null is excluded by the band's construction: "
-                                    + ", ".join(n.label for n in o.nulls))
+        return REPRODUCED_NO_NULL, _no_evidence(o.nulls, domain)
     return REPRODUCED, o.reason
+
+
+def _no_evidence(nulls: Sequence[NullOutcome], domain: tuple[float, float] | None) -> str:
+    """Why none of *nulls* (each judged outside the band) could have landed in it."""
+    if domain is None or not any(_outside(n.value, domain) for n in nulls):
+        return "every null is excluded by the band's construction: " + ", ".join(n.label for n in nulls)
+    why = {True: f"outside the values the claim can take [{domain[0]:g}, {domain[1]:g}]",
+           False: "excluded by the band's construction"}
+    return "no null could have landed in the band: " + ", ".join(f"{n.label} ({why[_outside(n.value, domain)]})"
+                                                                  for n in nulls)
 
 
 def decide(claim: Claim, o: ClaimOutcome, state: str, results: Mapping[str, Result]) -> None:
@@ -349,7 +393,7 @@ def decide(claim: Claim, o: ClaimOutcome, state: str, results: Mapping[str, Resu
     missing), ``reproduced (no null)`` when no null could have landed in the band
     (:func:`informative_nulls`), else ``reproduced``.
     """
-    defect = claim_defect(claim, o.ours, results)
+    defect, domain = _defect(claim, o.ours, results)
     if defect:
         o.verdict, o.reason = CLAIM_DEFECT, defect
     elif state == OUTSIDE:
@@ -359,4 +403,4 @@ def decide(claim: Claim, o: ClaimOutcome, state: str, results: Mapping[str, Resu
         o.verdict = INCONCLUSIVE
         o.reason = f"the {CONFIDENCE:.0%} interval of our value straddles the band's edge"
     else:
-        o.verdict, o.reason = _inside_verdict(claim, o)
+        o.verdict, o.reason = _inside_verdict(claim, o, domain)

@@ -230,9 +230,10 @@ def check_claims_nulls(tech: Technique) -> None:
 
     The rule ``suite reproduce`` applies (issue 42): a claim is ``reproduced`` only with a
     computed null that could have landed in its band (a variant null, or a value null the
-    acceptance does not exclude by construction). A claim without one (only a ``null_reason``, or
-    only ``no gain`` under a gain band, a tie under an ordering) can at best be ``reproduced (no
-    null)``: in 0.2 the kit warns (``FutureWarning``, naming the claims); from 0.3 it fails.
+    acceptance does not exclude by construction, inside the claim's declared ``domain``). A claim
+    without one (only a ``null_reason``, or only ``no gain`` under a gain band, a tie under an
+    ordering) can at best be ``reproduced (no null)``: in 0.2 the kit warns (``FutureWarning``,
+    naming the claims); from 0.3 it fails.
 
     Raises
     ------
@@ -276,13 +277,15 @@ def check_claims_nulls(tech: Technique) -> None:
 
 
 def _computed_null(claim: Claim) -> bool:
-    """Whether *claim* declares a null that could land in its band: a variant null, or a value
-    null its acceptance does not exclude by construction and that is a finite number (the rule of
-    :func:`suite.runner.reproduce.informative_nulls`, before any run; a NaN lands in no band)."""
-    from suite.runner.verdicts import not_finite
+    """Whether *claim* declares a null that could land in its band: a variant or ``derive`` null,
+    or a value null that :func:`suite.runner.verdicts.could_land` (the rule ``suite reproduce``
+    applies) admits inside the claim's declared ``domain`` (before any run: a ``domain`` function
+    and the domain a metric's unit implies are only known from results)."""
+    from suite.runner.verdicts import could_land
 
-    return any(n.variants is not None or n.derive is not None
-               or not (claim.expect.excludes(n.value) or not_finite(n.value)) for n in claim.nulls)
+    domain = None if callable(claim.domain) else claim.domain
+    return any(n.variants is not None or n.derive is not None or could_land(claim, n.value, domain)
+               for n in claim.nulls)
 
 
 def check_properties(tech: Technique, max_examples: int = 10) -> str | None:

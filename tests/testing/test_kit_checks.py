@@ -284,6 +284,24 @@ def test_a_no_gain_null_under_a_gain_band_warns_and_a_variant_null_does_not():
         check_claims_nulls(_tech(claims=[good]))
 
 
+def test_a_constant_null_outside_the_declared_domain_warns_as_no_computed_null():
+    """tryout11 #4: the kit applies reproduce's rule (one function): a chance level of 1.5 is no
+    accuracy, so a claim whose only null it is has no null that could land in its band."""
+    import warnings
+
+    from suite import Approx
+    from suite.testing.check import check_claims_nulls
+
+    def acc(value):
+        return _claim(id="acc", expect=Approx(0.9, rel=0.05), domain=(0.0, 1.0), nulls=(Null("chance", value=value),))
+
+    with pytest.warns(FutureWarning, match="'acc' declare no computed null"):
+        check_claims_nulls(_tech(claims=[acc(1.5)]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_claims_nulls(_tech(claims=[acc(0.5)]))
+
+
 def test_imports_check_fails_a_plugin_package_importing_the_runner(tmp_path, monkeypatch):
     """docs/plugin-authors.md section 8 holds for third-party plugins too: the kit's `imports` check
     reads the plugin package's source (a trial plugin imported suite.runner and suite.registry and
