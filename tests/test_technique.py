@@ -30,6 +30,18 @@ def test_param_validation_messages():
     assert Param(int, default=None, optional=True).validate("servers", None) is None
 
 
+def test_a_bound_error_shows_a_quantity_as_given_and_converted():
+    """``--param extra_latency="5 Ms"`` said "got 5000000000000.0": not what the user typed, and in
+    no unit; 5 Ms = 5e6 s = 5e12 us."""
+    p = Param(float, default=1.0, minimum=0, maximum=1e6, unit="us")
+    with pytest.raises(ParameterError, match=r"^t: parameter 'lat': expected <= 1000000.0 us, got '5 Ms' \(= 5e\+12 us\)$"):
+        p.validate("lat", "5 Ms", technique="t")
+    with pytest.raises(ParameterError, match=r"expected >= 0 us, got '-3 ms' \(= -3000 us\)$"):
+        p.validate("lat", "-3 ms", technique="t")
+    with pytest.raises(ParameterError, match=r"expected <= 1000000.0 us, got 5000000000000.0$"):
+        p.validate("lat", 5e12, technique="t")  # a plain number is in the parameter's unit already
+
+
 def test_acceptances():
     assert Approx(15.5, rel=0.2).check(13.0) and not Approx(15.5, rel=0.2).check(12.0)
     assert Approx(15.5).ratio(31.0) == pytest.approx(2.0)

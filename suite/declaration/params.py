@@ -149,6 +149,7 @@ class Param:
             if self.optional:
                 return None
             raise ParameterError(f"{where}: expected {self.type.__name__}, got None")
+        given = value
         if isinstance(value, str) and self.unit and self.type in (int, float) and _has_unit(value):
             value = _to_unit(value, self.unit, where)
         try:
@@ -192,10 +193,12 @@ class Param:
         if self.choices is not None and v not in self.choices:
             raise ParameterError(f"{where}: expected one of {list(self.choices)}, got {v!r}")
         unit = f" {self.unit}" if self.unit else ""
+        # a quantity given in another unit is shown as given and as converted ('5 Ms' (= 5e+12 us))
+        got = f"{given!r} (= {v:g}{unit})" if given is not value else repr(v)
         if self.minimum is not None and v < self.minimum:
-            raise ParameterError(f"{where}: expected >= {self.minimum}{unit}, got {v!r}")
+            raise ParameterError(f"{where}: expected >= {self.minimum}{unit}, got {got}")
         if self.maximum is not None and v > self.maximum:
-            raise ParameterError(f"{where}: expected <= {self.maximum}{unit}, got {v!r}")
+            raise ParameterError(f"{where}: expected <= {self.maximum}{unit}, got {got}")
         return v
 
 
