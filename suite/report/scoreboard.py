@@ -285,7 +285,8 @@ def why(o: Any, full: bool = False) -> str:
                 + (f". {note if full else _first_sentence(note)}" if note and full else ""))
     if o.verdict.startswith("reproduced"):
         beaten = [n.label for n in o.nulls if n.inside is False]
-        s: str = ("every null outside the band (" + ", ".join(beaten) + ")") if beaten else (
+        # "reproduced (no null)": why no null counts (decide's reason), not the nulls it "beat"
+        s: str = ("every null outside the band (" + ", ".join(beaten) + ")") if beaten and o.verdict == "reproduced" else (
             o.reason or o.null_reason or "no null declared")
         return s + (f". {note}" if full and note else "")
     last: str = (o.reason or o.verdict) + (f". {note}" if full and note else "")

@@ -103,3 +103,14 @@ def test_renderers_stay_importable_from_the_runner(name):
     rp = importlib.import_module("suite.runner.reproduce")
 
     assert getattr(rp, name) is getattr(sb, name)
+
+
+def test_reproduced_with_no_null_says_why_no_null_counts():
+    """A "reproduced (no null)" row whose only null lies outside the values the claim can take said
+    "every null outside the band (negative time)", as if the null were evidence."""
+    reason = "no null could have landed in the band: negative time (outside the values the claim can take [0, inf])"
+    o = _outcome(ours=1.3, verdict="reproduced (no null)", reason=reason,
+                 nulls=[NullOutcome("negative time", "value", value=-1.0, inside=False)])
+    assert why(o) == reason
+    beat = _outcome(ours=1.3, verdict="reproduced", nulls=[NullOutcome("ring", "variant", value=3.0, inside=False)])
+    assert why(beat) == "every null outside the band (ring)"
