@@ -508,6 +508,15 @@ def test_bursty_skewed_on_two_configurations():
         assert c * 1.02 < s
 
 
+def test_bursty_skewed_is_a_declared_formula_defect():
+    """audit11 A2: its pass follows from the swap-time formula: computron and mp-serial are the same
+    variant but for the parallel-copy flag (model.VARIANTS: layout, parallel, swaps), so the
+    claim is a claim defect naming that, not 'reproduced'."""
+    claim = next(c for c in CLAIMS if c.id == "bursty-skewed")
+    assert "parallel flag" in claim.defect and "could not fail" in claim.defect
+    assert model.VARIANTS["computron"] == (True, True, True) and model.VARIANTS["mp-serial"] == (True, False, True)
+
+
 def test_every_claim_declares_nulls():
     """(Every claim's cases resolve: the conformance kit's claims-resolve check, below.)"""
     for c in CLAIMS:
