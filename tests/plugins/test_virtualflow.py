@@ -53,6 +53,18 @@ def test_virtual_nodes_give_the_full_batch_trajectory(devices):
     assert out["identical"]
 
 
+def test_same_trajectory_claim_is_a_declared_identity_across_devices():
+    """audit11 A4: 'the trajectory at fixed B and V does not depend on the devices' is an identity
+    of virtual-node averaging, so the claim is a claim defect (was reproduced); what it says is
+    checked here, device count against device count at the claim's B = 128, V = 16, 10 steps."""
+    claim = next(c for c in TECHNIQUE.claims if c.id == "same-trajectory-across-hardware")
+    assert claim.defect.startswith("an identity") and "could not fail" in claim.defect
+    thetas = {P: execute.run("virtual", 128, 16, P, steps=10)["theta"] for P in (1, 2, 4, 8)}
+    assert max(float(np.max(np.abs(t - thetas[1]))) for t in thetas.values()) < 1e-12
+    phys = {P: execute.run("physical", 128, 16, P, steps=10)["theta"] for P in (1, 2)}
+    assert float(np.max(np.abs(phys[2] - phys[1]))) > 1e-3  # the baseline's trajectory follows P
+
+
 def test_resize_4_2_8_changes_nothing_and_one_allreduce_per_step():
     base = execute.run("virtual", 64, 8, 4, steps=9, hidden=0)
     out = execute.run("virtual", 64, 8, 4, steps=9, hidden=0, resize="4,2,8")
