@@ -73,7 +73,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from suite.api import Group, ParameterError, Result, TransformerSpec, collective_time, training, transformer
+from suite.api import (Group, ParameterError, Result, TransformerSpec, collective_time, require_devices, training,
+                       transformer)
 
 #: SIGMA (co-execution slowdown, 0.109): defined, with its source, in :mod:`suite_dhelix.constants`,
 #: which the declaration reads. Compute efficiency is the device's (its profile's gemm_bf16 curve).
@@ -268,7 +269,11 @@ def plan_of(params, table, profile, folded: bool = True) -> Plan:
     """Validate the scenario's plan against the workload and profile (one-line errors).
 
     ``folded``: the plan runs on the folded (W-shaped) pipeline (dhelix variants): layers must divide
-    into ``2 pp`` chunks; the baselines' plain 1F1B only needs ``pp`` to divide the layers."""
+    into ``2 pp`` chunks; the baselines' plain 1F1B only needs ``pp`` to divide the layers.
+
+    Raises ParameterError for a plan the workload cannot take, and Skip (``require_devices``) for
+    one needing more GPUs (``tp x pp x dp``) than the profile has: the scenario is declined, as
+    other techniques decline it."""
     tp, pp, dp = int(params["tp"]), int(params["pp"]), int(params["dp"])
     mbs, seq, gbs = int(params["mbs"]), int(params["seq"]), int(params["gbs"])
     spec = table.spec
@@ -282,10 +287,7 @@ def plan_of(params, table, profile, folded: bool = True) -> Plan:
         raise ParameterError(f"dhelix: pp={pp} must divide the {layers} layers of {name}")
     if gbs % (mbs * dp):
         raise ParameterError(f"dhelix: gbs={gbs} must be a multiple of mbs x dp = {mbs * dp}")
-    world = tp * pp * dp
-    have = profile.num_devices
-    if world > have:
-        raise ParameterError(f"dhelix: tp x pp x dp = {world} GPUs, profile {profile.name!r} has {have}")
+    require_devices(profile, tp * pp * dp, "tp x pp x dp")
     return Plan(tp, pp, dp, mbs, seq, gbs)
 
 
