@@ -283,6 +283,43 @@ def test_memory_claim_value():
     assert not c.expect.check(c.value(res_null))
 
 
+def test_memory_claim_is_a_formula_defect():
+    """docs/verdicts.md, "A claim that follows from the model's own formula": dhelix's memory is
+    megatron's plus one layer a, so the ratio 1 + a / (states + pp Ls a) is below 1 + 1/32 on the
+    claim's plan (pp 2, 16 layers a stage) whatever the model states: it could not fail."""
+    c = next(c for c in CLAIMS if c.id == "memory-under-3pct")
+    assert "follows from our own pricing" in c.defect
+    meg, dh = model.iteration(scen(variant="megatron")), model.iteration(scen(variant="dhelix"))
+    a = dh["peak_memory"] - meg["peak_memory"]
+    assert meg["activations"] == pytest.approx(32 * a, rel=1e-12)  # min(m, pp) x Ls = 2 x 16 layers
+    assert meg["model_states"] / a == pytest.approx(126.7, abs=0.05)  # the page's and the defect's "127"
+    assert dh["peak_memory"] / meg["peak_memory"] == pytest.approx(1 + 1 / (126.7 + 32), rel=1e-3)
+
+
+def _hidden(**params):
+    p = {"tp": 8, "pp": 1, "dp": 4, "mbs": 1, "seq": 8192, "gbs": 400}
+    p.update(params)
+    return model.evaluate(scen(profile="h800-4x8", workload="dhelix-qwen3-32b-like", **p))["hidden_fraction"]
+
+
+def test_hidden_83pct_flips_where_its_assumptions_say():
+    """The two assumptions hidden-83pct's pass rests on (declared, † on the scoreboard), bracketed
+    against the band's lower edge 83 x 0.8 = 66.4%: sigma (read off the claim's own figure) flips it
+    between 0.129 and 0.13, and the figure's unstated configuration at seq 4K (TP8: 61.2% at MBS 1,
+    62.0% at MBS 2)."""
+    c = next(c for c in TECHNIQUE.claims if c.id == "hidden-83pct")
+    sigma, config = c.assumptions
+    assert (sigma.value, sigma.flip_at, sigma.sourced) == (0.109, 0.1295, False)
+    assert (config.flip_at, config.sourced) == ("seq 4K", False)
+    lo = c.expect.band()[0]
+    assert lo == pytest.approx(66.4, rel=1e-12)
+    assert _hidden(sigma=0.109) == pytest.approx(67.62, abs=0.005)
+    assert _hidden(sigma=0.13) < lo < _hidden(sigma=0.1295) < _hidden(sigma=0.129)
+    h4k, h4k2 = _hidden(seq=4096), _hidden(seq=4096, mbs=2)
+    assert h4k == pytest.approx(61.17, abs=0.005) and h4k2 == pytest.approx(62.00, abs=0.005)
+    assert max(h4k, h4k2) < lo
+
+
 def test_conformance_kit():
     from suite.testing import check_technique
 
