@@ -301,7 +301,8 @@ def _trace(policy: str, batch: int, table: LayerTable, pool: "_TensorPool", plan
 
 def simulate(table: LayerTable, batch: int, policy: str, *, capacity: float | None = None,
              tensor_cache: bool = True, device=None, efficiency: float = 0.5, inplace: bool = True,
-             offload_kinds: frozenset[str] = OFFLOAD_KINDS, recompute_rule: str = "cost-aware") -> MemoryTrace:
+             offload_kinds: frozenset[str] = OFFLOAD_KINDS, recompute_rule: str = "cost-aware",
+             keep_forward: bool = False) -> MemoryTrace:
     """Simulate one training iteration of *table* under *policy*.
 
     Parameters
@@ -328,6 +329,11 @@ def simulate(table: LayerTable, batch: int, policy: str, *, capacity: float | No
     recompute_rule : {"cost-aware", "speed-centric", "memory-centric"}
         How segments are recomputed under ``liveness+offload+recompute`` (§3.4); the other two
         rules exist to compare against.
+    keep_forward : bool
+        The paper's liveness rule (§3.2: a forward output lives until its own backward step, the
+        peak ``sum l^f + l^b_N``) instead of freeing each tensor at its last use: a forward output
+        no backward step reads (a CONV output read only by a ReLU that does not run in place) is
+        kept to its layer's backward step. Only for comparison (docs page); no claim uses it.
 
     Returns
     -------
@@ -350,7 +356,8 @@ def simulate(table: LayerTable, batch: int, policy: str, *, capacity: float | No
         g = _private_reads(g)
         _keep_checkpoints_alive(g, plan)
     offloadable = _offloadable(g, offload_kinds) if offload and policy != "recompute-only" else set()
-    sched = _schedule(g, plan.dropped, offloadable, offload_kinds, eager=offload and not tensor_cache)
+    sched = _schedule(g, plan.dropped, offloadable, offload_kinds, eager=offload and not tensor_cache,
+                      keep_forward=keep_forward)
     pool = _TensorPool(g, offloadable)
     evict = capacity if offload and tensor_cache else None
     pool.run(g, plan, sched, evict_above=evict, keep_all=policy == "baseline")
@@ -440,7 +447,7 @@ class _Schedule:
 
 
 def _schedule(g: _Graph, dropped: set[str], offloadable: set[str], offload_kinds: frozenset[str],
-              eager: bool) -> _Schedule:
+              eager: bool, keep_forward: bool = False) -> _Schedule:
     steps, n = 2 * g.n, g.n
     index = {nm: i for i, nm in enumerate(g.names)}
 
@@ -454,9 +461,13 @@ def _schedule(g: _Graph, dropped: set[str], offloadable: set[str], offload_kinds
             return max(max(fr), max(br))
         return max(fr or br) if fr or br else index.get(x, 0)
 
+    def free_step(x: str) -> int:  # keep_forward: a layer's output lives to its own backward step (§3.2)
+        t = min(last_use(x), steps - 1)
+        return max(t, steps - 1 - index[x]) if keep_forward and x in index else t
+
     free_at: dict[int, list[str]] = {}
     for x in g.size:
-        free_at.setdefault(min(last_use(x), steps - 1), []).append(x)
+        free_at.setdefault(free_step(x), []).append(x)
     leave_at: dict[int, list[str]] = {}
     for x in dropped:
         leave_at.setdefault(max(g.fwd_reads.get(x, [index[x]])), []).append(x)
