@@ -19,7 +19,7 @@ from typing import Any
 # (every 0.2 import path, ``from suite.technique import Result``, keeps working) and holds Technique
 from suite.declaration.vocabulary import (
     CAPABILITIES, CATEGORIES, DEFAULT_ORACLE_TOLERANCE, DIRECTIONS, FIDELITIES, KIT_OPT_OUTS,
-    VOCABULARIES, Vocabulary, is_reference, resolve_reference, unwrap_partial,
+    VOCABULARIES, MetricMeaning, Vocabulary, is_reference, resolve_reference, unwrap_partial,
 )
 from suite.declaration.params import (
     PARAM_ROLES, Paper, Param, REF_KINDS, Variant, read_data,
@@ -66,6 +66,7 @@ __all__ = [
     "DEFAULT_ORACLE_TOLERANCE",
     "VOCABULARIES",
     "Vocabulary",
+    "MetricMeaning",
     "DIRECTIONS",
     "PARAM_ROLES",
     "REF_KINDS",
@@ -140,6 +141,12 @@ class Technique:
     vocabulary : str or None
         The shared metric vocabulary (a key of :data:`VOCABULARIES`) the technique reports, so
         it is compared head to head with its category; None: none declared.
+    metric_meanings : mapping of str -> MetricMeaning
+        What each metric the technique reports besides its vocabulary's means: metric name ->
+        :class:`MetricMeaning` (or a mapping with its fields ``unit``, ``direction``, ``meaning``),
+        its baseline included where it is a ratio; ``suite info`` prints them (:meth:`meanings`).
+        A metric of the declared vocabulary is not declared again (the vocabulary's meaning is
+        its definition). Empty: none declared (``suite info`` says so).
     headline_metrics : tuple of str
         The metrics ``suite results show`` puts first (default: the vocabulary's metrics).
     oracle_tolerance : float or None
@@ -182,6 +189,7 @@ class Technique:
     validation: Sequence[ScenarioSpec] = ()
     docs: str = ""  # path of the docs page, relative to the repository root
     vocabulary: str | None = None
+    metric_meanings: Mapping[str, MetricMeaning] = field(default_factory=dict)
     headline_metrics: tuple[str, ...] = ()
     oracle_tolerance: float | None = None
     kit_opt_out: Mapping[str, str] = field(default_factory=dict)
@@ -232,6 +240,7 @@ class Technique:
             raise TechniqueError(f"technique {self.name!r}: vocabulary: expected one of {sorted(VOCABULARIES)}, "
                                  f"got {self.vocabulary!r}")
         self._check_kit_fields()
+        self._check_metric_meanings()
         self._check_claim_names()
         self._check_claim_bands()
         if isinstance(self.headline_metrics, str):
@@ -283,6 +292,40 @@ class Technique:
             if not isinstance(why, str) or not why.strip():
                 raise TechniqueError(f"technique {self.name!r}: kit_opt_out[{check!r}]: expected the written reason "
                                      f"the check does not apply, got {why!r}")
+
+    def _check_metric_meanings(self) -> None:
+        """Normalise :attr:`metric_meanings` to :class:`MetricMeaning` values; a value that is not
+        one (nor a mapping of its fields), or a metric the declared vocabulary already defines, is
+        a :class:`TechniqueError` naming the metric."""
+        shared = VOCABULARIES[self.vocabulary].metrics if self.vocabulary else {}
+        out: dict[str, MetricMeaning] = {}
+        for name, m in dict(self.metric_meanings).items():
+            where = f"technique {self.name!r}: metric_meanings[{name!r}]"
+            if name in shared:
+                raise TechniqueError(f"{where}: expected a metric outside the vocabulary {self.vocabulary!r} "
+                                     f"(its meaning is the vocabulary's), got {name!r}")
+            if isinstance(m, Mapping):
+                fields = {"unit", "direction", "meaning"}
+                if set(m) != fields:
+                    raise TechniqueError(f"{where}: expected the keys {sorted(fields)}, got {sorted(m)}")
+                try:
+                    m = MetricMeaning(**m)
+                except ValueError as e:
+                    raise TechniqueError(f"{where}.{e}") from None
+            if not isinstance(m, MetricMeaning):
+                raise TechniqueError(f"{where}: expected a MetricMeaning or a table of unit, direction and "
+                                     f"meaning, got {type(m).__name__}")
+            out[name] = m
+        self.metric_meanings = out
+
+    def meanings(self) -> dict[str, MetricMeaning]:
+        """Metric name -> what it means: the declared vocabulary's metrics first (their shared
+        definition), then :attr:`metric_meanings`; empty when the technique declares neither."""
+        out: dict[str, MetricMeaning] = {}
+        if self.vocabulary:
+            voc = VOCABULARIES[self.vocabulary]
+            out = {m: MetricMeaning(u, d, voc.meanings[m]) for m, (u, d) in voc.metrics.items()}
+        return {**out, **self.metric_meanings}
 
     def _check_claim_names(self) -> None:
         """Warn (``DeprecationWarning``; refused when the plugin loads from dlsys-suite 0.4.0) of a claim

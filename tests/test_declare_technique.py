@@ -205,6 +205,18 @@ def test_the_file_builds_the_technique_the_python_declaration_builds(tmp_path, m
     (('check = "check_always"', 'check = "check_never"'),
      "toml_demo_bad/technique.toml: properties[0].check: expected a function defined in toml_demo_bad.technique "
      "before declare_technique(...) is called, or a reference 'package.module:function', got 'check_never'"),
+    # [metric_meanings]: each metric a table of unit, direction and a one-line meaning
+    (("[fidelities]", '[metric_meanings]\nbytes = {{ unit = "B", direction = "fewer", meaning = "x" }}\n\n[fidelities]'),
+     "toml_demo_bad/technique.toml: metric_meanings.bytes.direction: expected one of ['lower', 'higher', 'none'], "
+     "got 'fewer'"),
+    (("[fidelities]", '[metric_meanings]\nbytes = {{ unit = "B", direction = "lower" }}\n\n[fidelities]'),
+     "toml_demo_bad/technique.toml: metric_meanings.bytes.meaning: expected a string, got nothing"),
+    (("[fidelities]", '[metric_meanings]\nbytes = {{ unit = "B", direction = "lower", meaning = "x", '
+                      'baseline = "y" }}\n\n[fidelities]'),
+     "toml_demo_bad/technique.toml: metric_meanings.bytes.baseline: expected a key among ['direction', 'meaning', "
+     "'unit'], got 'baseline'"),
+    (("[fidelities]", '[metric_meanings]\nbytes = "B"\n\n[fidelities]'),
+     "toml_demo_bad/technique.toml: metric_meanings.bytes: expected a table { unit, direction, meaning }, got 'B'"),
 ])
 def test_a_bad_entry_is_one_line_naming_file_field_expected_and_given(tmp_path, monkeypatch, edit, message):
     old, new = edit

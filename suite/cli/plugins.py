@@ -111,6 +111,7 @@ def _info_data(t: Technique, plug: PluginInfo, reads: dict[tuple[str, str], set[
                        for k, p in t.parameters.items()},
         "defaults": {"profile": t.default_profile, "workload": t.default_workload},
         "vocabulary": _vocabulary_data(t.vocabulary),
+        "metrics": _metrics_data(t),
         "oracle_tolerance": t.oracle_tolerance, "kit_opt_out": dict(t.kit_opt_out),
         "claims": [{"id": c.id, "statement": c.statement, "source": c.source, "verified": c.verified,
                     "expect": c.expect.describe(),
@@ -142,6 +143,7 @@ def _print_info(t: Technique, plug: PluginInfo) -> None:
     c.print(f"\n[bold]fidelities[/bold]: {', '.join(sorted(t.fidelities))}")
     c.print(f"defaults: profile={t.default_profile}  workload={t.default_workload}")
     _print_vocabulary(t.vocabulary)
+    _print_metrics(t)
     if t.parameters:
         c.print("\n[bold]parameters[/bold]")
         for k, p in t.parameters.items():
@@ -185,7 +187,42 @@ def _print_vocabulary(name: str | None) -> None:
     c.print(f"\n[bold]vocabulary[/bold] {escape(data['name'])} ({escape(data['description'])}): the metrics "
             "compared head to head with its category, each in this sense")
     for m, d in data["metrics"].items():
-        c.print(f"  {escape(m)} ({escape(d['unit'])}, {d['direction']} is better): {escape(d['meaning'])}")
+        c.print(f"  {escape(m)} ({escape(d['unit'])}, {_better(d['direction'])}): {escape(d['meaning'])}")
+
+
+def _metrics_data(t: Technique) -> dict[str, dict[str, str]]:
+    """Every metric whose meaning *t* declares (its vocabulary's, then its own:
+    :meth:`suite.technique.Technique.meanings`) as ``suite info --format json`` gives it:
+    ``{metric: {"unit", "direction", "meaning", "from"}}``, ``from`` being ``"vocabulary NAME"`` or
+    ``"technique"``; empty when it declares none."""
+    return {m: {"unit": d.unit, "direction": d.direction, "meaning": d.meaning,
+                "from": "technique" if m in t.metric_meanings else f"vocabulary {t.vocabulary}"}
+            for m, d in t.meanings().items()}
+
+
+def _print_metrics(t: Technique) -> None:
+    """``suite info``'s metrics section: each metric of the technique's own (those outside its
+    vocabulary, printed above) with its unit, direction and meaning; "no meanings declared" when
+    the technique declares neither a vocabulary nor its own meanings."""
+    from rich.markup import escape
+
+    from suite.cli.common import console
+
+    c = console()
+    if not t.meanings():
+        c.print("\n[bold]metrics[/bold]: no meanings declared (the technique's results give each metric's "
+                "unit and direction only)")
+        return
+    if not t.metric_meanings:
+        return
+    c.print(f"\n[bold]metrics[/bold]{' of its own' if t.vocabulary else ''} (unit, which way is better: what it means)")
+    for m, d in t.metric_meanings.items():
+        c.print(f"  {escape(m)} ({escape(d.unit)}, {_better(d.direction)}): {escape(d.meaning)}")
+
+
+def _better(direction: str) -> str:
+    """``"lower is better"``, ``"higher is better"``, or ``"neither way better"`` for ``"none"``."""
+    return "neither way better" if direction == "none" else f"{direction} is better"
 
 
 def _param_range(p: Param) -> str:

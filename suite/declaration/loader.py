@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from suite.declaration.params import Paper, Param, Variant, read_data
 from suite.declaration.results import ScenarioSpec
-from suite.declaration.vocabulary import CATEGORIES, FIDELITIES, resolve_reference
+from suite.declaration.vocabulary import CATEGORIES, FIDELITIES, MetricMeaning, resolve_reference
 from suite.errors import ParameterError, TechniqueError, did_you_mean
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -127,6 +127,24 @@ def _variant(value: Any, field: str, where: _Where) -> Variant:
         if key not in table:
             raise where.fail(f"{field}.{key}", "a string", _NOTHING)
     return Variant(**{k: _VARIANT_FIELDS[k](v, f"{field}.{k}", where) for k, v in table.items()})
+
+
+def _metric_meanings(value: Any, field: str, where: _Where) -> dict[str, MetricMeaning]:
+    """``[metric_meanings]``: metric name -> ``{ unit = "s", direction = "lower", meaning = "..." }``."""
+    value = _typed(value, dict, "a table of metric name -> { unit, direction, meaning }", field, where)
+    out = {}
+    for name, entry in value.items():
+        table = _typed(entry, dict, "a table { unit, direction, meaning }", f"{field}.{name}", where)
+        _keys(table, _MEANING_FIELDS, f"{field}.{name}", where)
+        for key in _MEANING_FIELDS:
+            if key not in table:
+                raise where.fail(f"{field}.{name}.{key}", "a string", _NOTHING)
+        try:
+            out[name] = MetricMeaning(**{k: _typed(v, str, "a string", f"{field}.{name}.{k}", where)
+                                         for k, v in table.items()})
+        except ValueError as e:
+            raise TechniqueError(f"{where.path}: {field}.{name}.{e}") from None
+    return out
 
 
 def _param_type(value: Any, field: str, where: _Where) -> type:
@@ -264,6 +282,7 @@ _NUM = _scalar(_NUMBER, "a number")
 _PAPER_FIELDS: dict[str, Callable[[Any, str, _Where], Any]] = {
     "title": _STR, "authors": _strings, "venue": _STR, "year": _INT, "arxiv": _STR, "doi": _STR, "code": _STR,
 }
+_MEANING_FIELDS = dict.fromkeys(("unit", "direction", "meaning"))
 _VARIANT_FIELDS: dict[str, Callable[[Any, str, _Where], Any]] = {"name": _STR, "description": _STR, "baseline": _BOOL}
 _PARAM_FIELDS: dict[str, Callable[[Any, str, _Where], Any]] = {
     "type": _param_type, "default": _any, "unit": _STR, "minimum": _NUM, "maximum": _NUM,
@@ -281,6 +300,7 @@ _FIELDS: dict[str, Callable[[Any, str, _Where], Any]] = {
     "name": _STR, "title": _STR, "category": lambda v, f, w: _one_of(v, CATEGORIES, f, w), "version": _STR, "docs": _STR, "vocabulary": _STR,
     "default_profile": _STR, "default_workload": _STR, "default_workloads": _string_table,
     "needs_profile": _BOOL, "needs_workload": _BOOL, "profile_kinds": _strings, "headline_metrics": _strings,
+    "metric_meanings": _metric_meanings,
     "uses": _strings, "capabilities": lambda v, f, w: frozenset(_strings(v, f, w)),
     "oracle_tolerance": _NUM, "kit_opt_out": _string_table, "fidelities": lambda v, f, w: _keyed_strings(v, FIDELITIES, f, w),
     "paper": _paper, "variants": _array_of(_variant), "parameters": _parameters,

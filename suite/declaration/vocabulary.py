@@ -110,6 +110,35 @@ class Vocabulary:
                              f"{sorted(self.metrics)}, got {sorted(self.meanings)}")
 
 
+@dataclass(frozen=True)
+class MetricMeaning:
+    """What one metric a technique reports means, as ``suite info`` prints it.
+
+    ``unit`` and ``direction`` are the ones the technique's results give the metric (a pint unit
+    string, ``"1"`` for a ratio; one of :data:`DIRECTIONS`); ``meaning`` is one line saying what it
+    measures, and for a ratio its baseline: over what, at which scale (``"S-SGD's time to target
+    over this variant's, same workers"``).
+
+    Raises
+    ------
+    ValueError
+        An empty unit or meaning, a meaning of more than one line, or a direction not in
+        :data:`DIRECTIONS` (the message names the field, what was expected and given).
+    """
+
+    unit: str
+    direction: str
+    meaning: str
+
+    def __post_init__(self) -> None:
+        for name in ("unit", "meaning"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip() or "\n" in value:
+                raise ValueError(f"{name}: expected one non-empty line of text, got {value!r}")
+        if self.direction not in DIRECTIONS:
+            raise ValueError(f"direction: expected one of {list(DIRECTIONS)}, got {self.direction!r}")
+
+
 _ITERATION_TIME = ("seconds of one synchronous training step at the scenario's scale: forward, backward and "
                    "whatever of the gradient exchange is not hidden")
 
