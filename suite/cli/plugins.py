@@ -215,7 +215,8 @@ def _print_metrics(t: Technique) -> None:
         return
     if not t.metric_meanings:
         return
-    c.print(f"\n[bold]metrics[/bold]{' of its own' if t.vocabulary else ''} (unit, which way is better: what it means)")
+    c.print(f"\n[bold]metrics[/bold]{' of its own' if t.vocabulary else ''} (unit, which way is better: what it "
+            "means; a metric not listed, e.g. an execute fidelity's, has no meaning declared)")
     for m, d in t.metric_meanings.items():
         c.print(f"  {escape(m)} ({escape(d.unit)}, {_better(d.direction)}): {escape(d.meaning)}")
 
