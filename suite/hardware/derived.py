@@ -6,6 +6,7 @@ formula so a reader can check it.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +16,8 @@ from suite.hardware.field_errors import _field_at
 from suite.hardware.profile import Profile
 from suite.hardware.units import format_quantity
 
-__all__ = ["Field", "Derived", "flatten", "derived", "endpoint_bandwidth", "bisection_bandwidth"]
+__all__ = ["Field", "Derived", "flatten", "derived", "endpoint_bandwidth", "bisection_bandwidth",
+           "torus_shape"]
 
 
 @dataclass(frozen=True)
@@ -131,29 +133,79 @@ def endpoint_bandwidth(profile: Profile, level: int = -1) -> float:
     return lvl.bandwidth
 
 
-def bisection_bandwidth(profile: Profile, level: int = -1) -> float | None:
-    """Bisection bandwidth (B/s per direction) of network *level*, where the topology fixes it.
+def torus_shape(level: Any) -> tuple[int, ...]:
+    """Extents of a ``torus`` / ``mesh`` network *level* (a :class:`NetworkLevel`): its ``dims``,
+    else the most square 2-D factorisation of ``size`` (a prime size stays 1-D); extents of 1 are
+    dropped, ``(1,)`` for a single endpoint. ``size`` is read only when ``dims`` is absent."""
+    dims = getattr(level, "dims", None)
+    if not dims:
+        n = level.size
+        a = math.isqrt(n)
+        while a > 1 and n % a:
+            a -= 1
+        dims = (a, n // a) if a > 1 else (n,)
+    return tuple(d for d in dims if d > 1) or (1,)
 
-    ``switch`` and ``fat-tree`` are taken as non-blocking: half the endpoints times the endpoint
-    bandwidth. ``fully-connected`` splits each endpoint's bandwidth evenly over its n - 1 direct
-    links, so (n/2)^2 links of bw/(n-1) cross the cut. A ``ring`` of size > 2 is cut in two places: 2 x link bandwidth.
-    A ``bus`` is one shared link. ``torus``, ``mesh`` and ``dragonfly`` depend on dimensions or
-    global-link taper the schema does not record: None.
-    """
+
+def _bisection(profile: Profile, level: int) -> tuple[float, str] | None:
+    """(bisection bandwidth in B/s per direction, its formula) of network *level*; None where the
+    topology does not fix it (one endpoint, or ``dims`` that do not multiply to ``size``)."""
     lvl = profile.network[level]
-    ep = endpoint_bandwidth(profile, level)
-    if lvl.size < 2:
+    ep, n, topo = endpoint_bandwidth(profile, level), lvl.size, lvl.topology
+    if n < 2:
         return None
-    if lvl.topology in ("switch", "fat-tree"):
-        return (lvl.size // 2) * ep
-    if lvl.topology == "fully-connected":
-        half = lvl.size // 2
-        return half * (lvl.size - half) * ep / (lvl.size - 1)
-    if lvl.topology == "ring":
-        return 2 * lvl.bandwidth if lvl.size > 2 else lvl.bandwidth
-    if lvl.topology == "bus":
-        return lvl.bandwidth
+    head = f"{topo} of {n}: "
+    if topo == "switch":
+        return (n // 2) * ep, head + "n/2 x endpoint bandwidth, non-blocking"
+    if topo in ("fat-tree", "dragonfly"):
+        if lvl.leaf_size is not None and n <= lvl.leaf_size:
+            return (n // 2) * ep, head + f"n/2 x endpoint bandwidth (one {_UNIT[topo]} of {lvl.leaf_size}: taper not crossed)"
+        o = lvl.oversubscription
+        return (n // 2) * ep / o, head + f"n/2 x endpoint bandwidth / oversubscription {o:g}" + (
+            " (non-blocking)" if o == 1 else "")
+    if topo == "fully-connected":
+        half = n // 2
+        return half * (n - half) * ep / (n - 1), head + "(n/2)^2 links of endpoint bandwidth/(n-1)"
+    if topo in ("ring", "torus", "mesh"):
+        shape = (n,) if topo == "ring" else torus_shape(lvl)
+        if math.prod(shape) != n:
+            return None
+        cuts, rows, k = (1 if topo == "mesh" else 2), n // max(shape), len(shape)
+        where = "" if topo == "ring" else "x".join(map(str, shape)) + ", "
+        return cuts * rows * ep / (2 * k), head + f"{where}{cuts * rows} links of endpoint bandwidth/{2 * k} cut"
+    if topo == "bus":
+        return lvl.bandwidth, head + "one shared medium"
     return None
+
+
+#: what a fat-tree's / a dragonfly's ``leaf_size`` counts
+_UNIT = {"fat-tree": "leaf", "dragonfly": "group"}
+
+
+def bisection_bandwidth(profile: Profile, level: int = -1) -> float | None:
+    """Bisection bandwidth (B/s per direction) of network *level*, from the fields the schema records.
+
+    ``switch``: non-blocking, half the endpoints times the endpoint bandwidth
+    (:func:`endpoint_bandwidth`). ``fat-tree`` / ``dragonfly``: the same divided by
+    ``oversubscription`` (a fat-tree leaf's down:up taper [Leiserson85]; a dragonfly's global-link
+    taper, the share of an endpoint's bandwidth that reaches another group [Kim08]), untapered
+    when one leaf / group of ``leaf_size`` holds all ``size`` endpoints. ``fully-connected`` splits
+    each endpoint's bandwidth evenly over its n - 1 direct links, so (n/2)^2 links of bw/(n-1) cross
+    the cut. ``ring`` / ``torus`` / ``mesh`` of extents k_1 x ... x k_d (:func:`torus_shape`; a ring
+    is 1-D): the cut across the largest extent k crosses N/k rows, each at 2 links on a torus or ring
+    (its wrap-around) and 1 on a mesh, a link carrying bw/(2d) (an endpoint's bandwidth split over
+    its 2d neighbour links, as suite.perf.network prices it); for a k-ary d-cube that is Dally &
+    Towles' channel bisection 4N/k (torus) and 2N/k (mesh) counted over both directions
+    (W. J. Dally, B. Towles, *Principles and Practices of Interconnection Networks*, Morgan
+    Kaufmann 2004, sec. 3.3 and ch. 5). An odd largest extent leaves the halves one row apart.
+    A ``bus`` is one shared medium of ``bandwidth``.
+
+    Returns None for a level of one endpoint, or a torus / mesh whose ``dims`` do not multiply to
+    its ``size``. [Leiserson85] C. Leiserson, "Fat-trees", IEEE Trans. Computers 1985; [Kim08] J.
+    Kim, W. Dally, S. Scott, D. Abts, "Technology-driven, highly-scalable dragonfly topology", ISCA 2008.
+    """
+    got = _bisection(profile, level)
+    return None if got is None else got[0]
 
 
 def derived(profile: Profile) -> list[Derived]:
@@ -191,11 +243,10 @@ def derived(profile: Profile) -> list[Derived]:
                                f"devices_total x peak_flops.{fastest}"))
             out.append(Derived("memory_total", n * dev.memory, "bytes", "devices_total x device.memory"))
     if profile.network:
-        for i, lvl in enumerate(profile.network):
-            b = bisection_bandwidth(profile, i)
+        for i in range(len(profile.network)):
+            b = _bisection(profile, i)
             if b is not None:
-                out.append(Derived(f"network.{i}.bisection_bandwidth", b, "bandwidth",
-                                   f"{lvl.topology} of {lvl.size}: " + ("(n/2)^2 links of bw/(n-1)" if lvl.topology == "fully-connected" else "n/2 x endpoint bandwidth, non-blocking assumed" if lvl.topology in ("switch", "fat-tree") else "cut links x bandwidth")))
+                out.append(Derived(f"network.{i}.bisection_bandwidth", b[0], "bandwidth", b[1]))
         if profile.kind == "cluster" and profile.node is not None:
             nics = profile.node.nics_per_node or 1
             out.append(Derived("network.-1.aggregate_injection", profile.num_nodes * nics * profile.network[-1].bandwidth,

@@ -187,7 +187,8 @@ def test_derived_figures_by_hand():
     sel = BY_NAME["selene-dgx-a100"]
     # fat-tree of 560 nodes, 8 NICs x 25 GB/s per node, non-blocking: 280 x 200 GB/s
     assert bisection_bandwidth(sel, -1) == pytest.approx(280 * 8 * 25e9)
-    assert bisection_bandwidth(BY_NAME["frontier"], -1) is None  # dragonfly: taper not recorded
+    # dragonfly of 9408 nodes, 4 NICs x 25 GB/s, global taper 1 (the default): 4704 x 100 GB/s
+    assert bisection_bandwidth(BY_NAME["frontier"], -1) == pytest.approx(4704 * 4 * 25e9)
 
 
 # ----------------------------------------------------------------------------- content hash

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from suite.errors import ProfileError
 from suite.frozen import on_inputs_restored
+from suite.hardware.derived import torus_shape
 from suite.hardware.tracking import _ModelView as _TrackedView
 from suite.hardware.recording import RECORDED, unrecorded, written_in_case
 
@@ -130,13 +130,6 @@ class _Lvl:
     over: float
     leaf: int
     inter: bool
-
-
-def _square_dims(n: int) -> tuple[int, ...]:
-    a = int(math.isqrt(n))
-    while a > 1 and n % a:
-        a -= 1
-    return (a, n // a) if a > 1 else (n,)
 
 
 class _Prepared(NamedTuple):
@@ -277,7 +270,7 @@ def _derive(profile: "Profile") -> _Prepared:
         topo = level.topology
         shape: tuple[int, ...] = ()
         if topo in ("torus", "mesh"):
-            shape = tuple(d for d in (getattr(level, "dims", None) or _square_dims(level.size)) if d > 1) or (1,)
+            shape = torus_shape(level)
         elif topo == "ring":
             shape = (level.size,)
         over = float(getattr(level, "oversubscription", None) or 1.0)
