@@ -303,6 +303,6 @@ def profile_diff_lines(d: ProfileDiff, profile_dirs: tuple[Path, ...] = ()) -> l
         out.append(f"  {path}: {spelling(d.profile_a, path, a, profile_dirs=profile_dirs)} -> "
                    f"{spelling(d.profile_b, path, b, profile_dirs=profile_dirs)}")
     if not d.fields:
-        out.append("  (no field differs in the current profile files)")
+        out.append(d.no_fields_line())
     out += [f"  note: {n}" for n in d.notes]
     return out

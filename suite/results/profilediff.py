@@ -24,6 +24,7 @@ class ProfileDiff:
     fields: dict[str, tuple[Any, Any]]  # dotted path -> (a, b), SI units
     notes: list[str] = field(default_factory=list)
     pairs: int = 0  # how many case pairs differ this way
+    unresolved: tuple[str, ...] = ()  # the sides ("A", "B") whose profile cannot be resolved now
 
     def lines(self) -> list[str]:
         out = [f"profile {self.profile_a} [{self.hash_a}] vs {self.profile_b} [{self.hash_b}] "
@@ -31,9 +32,18 @@ class ProfileDiff:
         for path, (a, b) in self.fields.items():
             out.append(f"  {path}: {fmt(a)} -> {fmt(b)}")
         if not self.fields:
-            out.append("  (no field differs in the current profile files)")
+            out.append(self.no_fields_line())
         out += [f"  note: {n}" for n in self.notes]
         return out
+
+    def no_fields_line(self) -> str:
+        """The line shown when ``fields`` is empty: which sides' fields are unknown (a profile that
+        cannot be resolved now), else that no field differs."""
+        if not self.unresolved:
+            return "  (no field differs in the current profile files)"
+        names = " and ".join(f"{self.profile_a if s == 'A' else self.profile_b!r} (side {s})" for s in self.unresolved)
+        files = "their files" if len(self.unresolved) > 1 else "its file"
+        return f"  (fields unknown: profile {names} cannot be resolved now; pass --profiles DIR holding {files})"
 
 
 def fmt(v: Any) -> str:
@@ -99,6 +109,7 @@ def profile_diff(name_a: str, overrides_a: Mapping[str, Any], name_b: str, overr
     lookup = context.with_profile_dirs(tuple(profile_dirs)).profile if context is not None else None
     notes: list[str] = []
     flat: list[dict[str, Any] | None] = []
+    unresolved: list[str] = []
     for side, name, ov, stored in (("A", name_a, overrides_a, hash_a), ("B", name_b, overrides_b, hash_b)):
         try:
             if lookup is None:
@@ -109,6 +120,7 @@ def profile_diff(name_a: str, overrides_a: Mapping[str, Any], name_b: str, overr
         except SuiteError as exc:
             notes.append(f"side {side}: profile {name!r} cannot be resolved now: {exc}")
             flat.append(None)
+            unresolved.append(side)
             continue
         now = prof.content_hash()
         if stored and now != stored:
@@ -122,7 +134,7 @@ def profile_diff(name_a: str, overrides_a: Mapping[str, Any], name_b: str, overr
             va, vb = fa.get(k), fb.get(k)
             if va != vb:
                 fields[k] = (va, vb)
-    return ProfileDiff(name_a, name_b, hash_a, hash_b, fields, notes)
+    return ProfileDiff(name_a, name_b, hash_a, hash_b, fields, notes, unresolved=tuple(unresolved))
 
 
 def merge_diffs(diffs: Iterable[ProfileDiff]) -> list[ProfileDiff]:
@@ -130,8 +142,8 @@ def merge_diffs(diffs: Iterable[ProfileDiff]) -> list[ProfileDiff]:
     one :class:`ProfileDiff`: pairs summed, notes united, a hash that varies shown as ``several``."""
     merged: dict[str, ProfileDiff] = {}
     for d in diffs:
-        sig = json.dumps([d.profile_a, d.profile_b, {k: [fmt(x) for x in v] for k, v in d.fields.items()}],
-                         sort_keys=True)
+        sig = json.dumps([d.profile_a, d.profile_b, {k: [fmt(x) for x in v] for k, v in d.fields.items()},
+                          d.unresolved], sort_keys=True)
         m = merged.get(sig)
         if m is None:
             merged[sig] = d

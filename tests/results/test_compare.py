@@ -268,3 +268,18 @@ def test_fits_set_aside_are_a_note_not_a_profile_field():
     assert d.fields == {}
     assert d.notes == ["side B: its overrides name network level(s) 0: a published all-reduce fit whose workers "
                        "cross one is set aside (suite.perf.allreduce_fit) and the model prices that collective"]
+
+
+def test_a_side_not_resolved_now_is_fields_unknown_not_no_difference():
+    """profile_diff of a resolvable profile against one that cannot be resolved now listed no field and
+    said "(no field differs in the current profile files)"; the line names the unknown side now."""
+    from suite.context import Context
+    from suite.results.profilediff import profile_diff
+
+    d = profile_diff("k80-cluster-ib56", {}, "no-such-profile-here", {}, hash_a="a1", hash_b="b2",
+                     context=Context.build())
+    assert d.fields == {} and d.unresolved == ("B",)
+    assert d.lines()[1] == ("  (fields unknown: profile 'no-such-profile-here' (side B) cannot be resolved now; "
+                            "pass --profiles DIR holding its file)")
+    same = profile_diff("k80-cluster-ib56", {}, "k80-cluster-ib56", {}, context=Context.build())
+    assert same.lines()[1] == "  (no field differs in the current profile files)"
