@@ -87,6 +87,8 @@ def test_info_lists_the_fields_a_technique_reads(suite_cli):
     # Poseidon prices compute on the fp32 peak and communication on the (single) network level
     assert {"device.peak_flops.fp32", "network.0.bandwidth", "network.0.latency"} <= set(fields)
     assert "device.tdp" not in fields and "cost.node_hour" not in fields
+    # one worker per node: the node's size changes no result (`--set node.devices_per_node` warns unread)
+    assert "node.devices_per_node" not in fields
 
 
 def test_hardware_show_marks_fields_nobody_reads(suite_cli):
@@ -290,3 +292,32 @@ def test_the_placement_records_every_level_it_fills_and_none_past_the_outermost_
     assert allreduce_fit(view, 16) == (1e-5, 1e-9)  # 16 GPUs in one rack never cross the spine
     assert "network.1.size" in reads and "network.2.size" not in reads
     assert allreduce_fit(spine_changed.with_overrides({"network.2.size": 1}), 16) == (1e-5, 1e-9)
+
+
+def test_one_level_reads_the_node_size_only_where_it_moves_the_price(ctx):
+    """titanx-cluster-10gbe: one 10 Gbit/s switch (1.25 GB/s, 37 us), one GPU per node. Whether its
+    one level is intra-node (devices_per_node > 1) changed no price of one rank per node, yet was
+    recorded read: `suite info poseidon` listed node.devices_per_node while `--set
+    node.devices_per_node=1,8` warned it was never read (a new user's tryout). By hand: a direct
+    all-to-all of 100 MB over 16 nodes sends 15/16 of it at 1.25 GB/s plus one latency, 75.037 ms;
+    two ranks sharing one node's NIC take twice the bandwidth term, which 8 devices per node (the
+    level then intra-node, no NIC to share) does not."""
+    from suite.perf import Group, collective_time
+
+    prof = ctx.profile("titanx-cluster-10gbe")
+    eight = prof.with_overrides({"node.devices_per_node": 8})
+    for op, alg, g, by_hand in (("alltoall", "direct", Group(1, 16), 15 / 16 * 0.08 + 37e-6),
+                                ("allgather", "ring", Group(1, 16), 15 / 16 * 0.08 + 15 * 37e-6)):
+        view, reads = tracked(prof)
+        t = collective_time(op, 1e8, g, view, alg).time
+        assert t == pytest.approx(by_hand) and collective_time(op, 1e8, g, eight, alg).time == t
+        assert "node.devices_per_node" not in reads and "network.0.bandwidth" in reads
+    two = Group(2, 8)  # two ranks per node share its NIC when the level is inter-node
+    view, reads = tracked(prof)
+    assert collective_time("allgather", 1e8, two, view, "ring").time == pytest.approx(15 / 16 * 0.16 + 15 * 37e-6)
+    assert collective_time("allgather", 1e8, two, eight, "ring").time == pytest.approx(15 / 16 * 0.08 + 15 * 37e-6)
+    assert "node.devices_per_node" in reads
+    for g, alg, op in ((Group(1, 16, concurrent=2), "direct", "alltoall"), (Group(1, 16), "auto", "allreduce")):
+        view, reads = tracked(prof)  # copies sharing the NIC; NCCL's model (intra- or inter-node links)
+        assert collective_time(op, 1e8, g, view, alg).time != collective_time(op, 1e8, g, eight, alg).time
+        assert "node.devices_per_node" in reads

@@ -279,9 +279,9 @@ def _record(profile: "Profile", crossed: Dims, op: str, nbytes: float, group: Gr
     # the path the price takes (NCCL's model, the parameter server, alpha-beta)
     seen: object = profile
     if (RECORDED and id(profile) in RECORDED) or type(seen) is _TrackedView:
-        key = (id(profile), op, path, group.ranks_per_node, group.nodes, group.ranks)
+        key = (id(profile), op, path, group.ranks_per_node, group.nodes, group.ranks, group.concurrent)
         if key not in CASE_SEEN and first_in_case(key):  # a repeat is skipped without the call
-            _touch(profile, crossed, op, path)
+            _touch(profile, crossed, op, path, group)
     if _RECORDERS and nbytes > 0:
         for rec in _RECORDERS:
             rec.levels.update(d.level for d in crossed)

@@ -187,6 +187,8 @@ class _Place:
         lv, intra, gamma, _t = _prepare(profile)
         self.lv, self.gamma = lv, gamma
         self.dims: tuple[Dim, ...] = _dims(lv, intra, group)
+        if len(lv) == 1 and self.dims:  # whether the one level is intra-node sets its links (_links): read
+            _ = profile.devices_per_node
         self.p = group.size
         self.nlev = len(lv)
         for d in self.dims:

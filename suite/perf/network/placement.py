@@ -159,16 +159,20 @@ def _forget() -> None:
     _LINES.clear()
 
 
-def _touch(view: Any, dims: tuple[Dim, ...], op: str, path: str = "ab") -> None:
+def _touch(view: Any, dims: tuple[Dim, ...], op: str, path: str = "ab", group: Group | None = None) -> None:
     """Through a read-recording profile view (suite.hardware.tracking), read the fields the
     collective depends on: the placement and the levels its traffic crosses, then by the *path*
     its price takes (suite.perf.network.collective): ``"ab"`` the alpha-beta algorithms (for a
     reduction, the device's memory bandwidth: the gamma term), ``"nccl"`` NCCL's model (each
     level's link kind, efficiency and reduction, the launch overhead and efficiency curves),
     ``"ps"`` the parameter server's pushes (no reduction term). :func:`_prepare` derives every
-    level from the real profile, so a level the group does not cross is never recorded as read."""
+    level from the real profile, so a level the group does not cross is never recorded as read.
+    On one level, whether it is intra-node (the devices per node) changes the price only under
+    NCCL's model or for a *group* of several ranks per node or concurrent copies (the NICs shared);
+    without a *group* it is taken to."""
     net = view.network
-    _touch_placement(view, dims)
+    _touch_placement(view, dims, intra_matters=path == "nccl" or group is None or group.ranks_per_node > 1
+                     or group.concurrent > 1)
     for d in dims:
         level = net[d.level]
         _ = (level.bandwidth, level.latency, level.topology)
@@ -190,16 +194,18 @@ def _touch(view: Any, dims: tuple[Dim, ...], op: str, path: str = "ab") -> None:
         _touch_nccl(view, dims)
 
 
-def _touch_placement(view: Any, dims: tuple[Dim, ...]) -> None:
+def _touch_placement(view: Any, dims: tuple[Dim, ...], intra_matters: bool = True) -> None:
     """Through a read-recording profile view (suite.hardware.tracking), read the fields the
     placement *dims* (from :func:`dimensions`) depends on: with one network level, the devices per
-    node (whether ``network[0]`` is intra-node, :func:`_prepare`); with more, the sizes of the
+    node (whether ``network[0]`` is intra-node, :func:`_prepare`), unless *intra_matters* is False
+    (the caller's price is the same either way); with more, the sizes of the
     inter-node levels below the outermost that the nodes fill, innermost first, up to the outermost
     one crossed (:func:`_dims`; a level past it is never reached, the outermost takes the rest).
     A group packed by :func:`group_of` also read the devices per node, through the same view."""
     net = view.network
     if len(net) == 1:
-        _ = view.devices_per_node
+        if intra_matters:
+            _ = view.devices_per_node
         return
     last = max((d.level for d in dims if d.inter), default=0)
     _ = [net[i].size for i in range(1, min(last + 1, len(net) - 1))]
