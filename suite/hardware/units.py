@@ -429,8 +429,10 @@ def _parse_with_pint(text: str, value: object, dimension: str, si: str, what: st
         q: Any = _registry().Quantity(text)
     except Exception:
         raise ValueError(f"expected {what} like {example}, got {value!r} (not a quantity)") from None
-    if not isinstance(q, pint.Quantity) or q.dimensionless:
+    if not isinstance(q, pint.Quantity) or not q._units:
         raise ValueError(f"expected {what} like {example}, got {value!r} (no unit)")
+    if q.dimensionless:  # "2 ms/s", "3 percent": a unit, of no dimension
+        raise ValueError(f"expected {what} like {example}, got {value!r} (wrong dimension: dimensionless)")
     if dimension == "bytes" and _has_bits(q):
         raise ValueError(f"expected {what} like {example}, got {value!r} (bits: a size must be given in bytes, "
                          f"B/kB/MB/GB or KiB/MiB/GiB)")

@@ -366,3 +366,13 @@ def test_an_override_of_a_mix_count_reaches_the_resolved_groups():
     with pytest.raises(ProfileError, match="override 'node.device': expected 'nvidia-rtx-a5000'"):
         p.with_overrides({"node.device": "nvidia-k40c"})
     assert p.with_overrides({"node.device": p.node.device, "nodes": 1}).device == p.device
+
+
+@pytest.mark.parametrize("text", ["2 ms/s", "3 percent"])
+def test_a_dimensionless_unit_is_the_wrong_dimension_not_no_unit(text):
+    # `latency = "2 ms/s"` said "(no unit)" (a new user's tryout): it has a unit, one of no dimension
+    with pytest.raises(ValueError) as err:
+        parse_quantity(text, "time")
+    assert str(err.value) == f"expected a time like \"2 us\", got '{text}' (wrong dimension: dimensionless)"
+    with pytest.raises(ValueError, match=r"got '2' \(no unit\)"):  # a bare number still has none
+        parse_quantity("2", "time")
