@@ -11,6 +11,7 @@ from suite.cli.results import _store_option, results_group
 
 
 @results_group.command("export")
+@click.argument("run_arg", metavar="[RUN]", required=False, default=None)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=Path("suite-results.parquet"),
               show_default=True, help="Parquet file to write.")
 @click.option("--run", "run", default=None,
@@ -19,8 +20,9 @@ from suite.cli.results import _store_option, results_group
 @_store_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="What to print about the export.")
-def export_cmd(output: Path, run: str | None, store_path: Path | None, fmt: str) -> None:
-    """Export every ok case's metrics (long form) to a Parquet file readable by pandas.
+def export_cmd(run_arg: str | None, output: Path, run: str | None, store_path: Path | None, fmt: str) -> None:
+    """Export every ok case's metrics (long form) to a Parquet file readable by pandas: of RUN
+    (as `show` and `report` take it; `--run RUN` the same), else of the whole store.
 
     \b
     Columns: those of suite.results.load (long form), plus `runs` (run ids that asked for the
@@ -35,6 +37,9 @@ def export_cmd(output: Path, run: str | None, store_path: Path | None, fmt: str)
     from suite.results.export import export_parquet
     from suite.results.store import default_store_path
 
+    if run_arg is not None and run is not None and run_arg != run:
+        raise click.UsageError(f"RUN {run_arg!r} and --run {run!r}: expected one run, got two (give RUN or --run)")
+    run = run if run is not None else run_arg
     if output.suffix.lower() not in (".parquet", ".pq"):
         raise StoreError(f"-o {str(output)!r}: expected a .parquet file (for CSV: suite results show RUN --format csv "
                          f"-o FILE.csv)")

@@ -55,6 +55,17 @@ def test_export_one_run_via_cli(sweep_store, tmp_path, suite_cli):
     assert read_provenance(out)["run"] == a
 
 
+def test_export_takes_the_run_positionally_as_show_and_report_do(sweep_store, tmp_path, suite_cli):
+    # `suite results export pos-sweep` said "Got unexpected extra argument" (a new user's tryout)
+    path, a, b = sweep_store
+    out = tmp_path / "b.parquet"
+    res = suite_cli(["results", "export", str(b), "--store", str(path), "-o", str(out), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["runs"] == [b] and set(pd.read_parquet(out)["run"]) == {b}
+    both = suite_cli(["results", "export", str(b), "--run", str(a), "--store", str(path), "-o", str(out)])
+    assert both.exit_code == 2 and f"RUN '{b}' and --run '{a}': expected one run, got two" in both.output
+
+
 def test_read_provenance_rejects_foreign_parquet(tmp_path):
     p = tmp_path / "plain.parquet"
     pd.DataFrame({"x": [1]}).to_parquet(p)
