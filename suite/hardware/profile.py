@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from suite._lazy import lazy_attributes
-from suite.errors import ProfileError
+from suite.errors import ProfileError, did_you_mean
 from suite.hardware.field_errors import (  # noqa: F401  (_field_at, _unwrap: read by the profile exporters)
     FILE_CONTEXT,
     _field_at,
@@ -239,23 +239,26 @@ class Profile(BaseModel):
         for path, value in writes.items():
             parts = str(path).split(".")
             cur: Any = data
-            bad = ProfileError(f"profile {self.name!r}: override {path!r}: expected the dotted path of a field of this "
-                               f"profile (e.g. network.-1.bandwidth, device.peak_flops.fp32, nodes), got {path!r}")
             created: type[BaseModel] | None = None
+            at = 0  # the part looked up in cur
             try:
-                for p in parts[:-1]:
+                for at, p in enumerate(parts[:-1]):
                     nxt = cur[int(p)] if isinstance(cur, list) else cur[p]
                     if nxt is None and isinstance(cur, dict) and p in _OPTIONAL_TABLES:
                         nxt = cur[p] = {}  # e.g. reliability.device_mtbf on a profile without [reliability]
                         created = _OPTIONAL_TABLES[p]
                     cur = nxt
-                last = parts[-1]
+                at, last = len(parts) - 1, parts[-1]
                 free = len(parts) >= 2 and (parts[-2] in _FREE_TABLES or parts[0] == "ext")
                 free = free or (created is not None and last in created.model_fields)
                 if not isinstance(cur, dict) or (last not in cur and not free):
                     raise KeyError(last)
             except (KeyError, IndexError, ValueError, TypeError):
-                raise self._no_level(path) or bad from None
+                hint = did_you_mean(str(path), [".".join([*parts[:at], str(k), *parts[at + 1:]]) for k in cur]
+                                    if isinstance(cur, dict) else [])
+                raise self._no_level(path) or ProfileError(
+                    f"profile {self.name!r}: override {path!r}: expected the dotted path of a field of this profile "
+                    f"(e.g. network.-1.bandwidth, device.peak_flops.fp32, nodes), got {path!r}{hint}") from None
             if isinstance(cur.get(last), dict) and not isinstance(value, dict):
                 raise ProfileError(f"profile {self.name!r}: override {path!r}: expected the path of a single figure, "
                                    f"got the table {path!r}")

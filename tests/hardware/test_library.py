@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from suite.cli.hardware import _source_for
+from suite.errors import SuiteError
 from suite.hardware import ProfileLibrary, profile_dirs
 from suite.hardware.derived import bisection_bandwidth, derived, flatten
 from suite.hardware.units import format_quantity, parse_quantity
@@ -376,3 +377,19 @@ def test_a_dimensionless_unit_is_the_wrong_dimension_not_no_unit(text):
     assert str(err.value) == f"expected a time like \"2 us\", got '{text}' (wrong dimension: dimensionless)"
     with pytest.raises(ValueError, match=r"got '2' \(no unit\)"):  # a bare number still has none
         parse_quantity("2", "time")
+
+
+@pytest.mark.parametrize("path, near", [("network.-1.bandwith", "network.-1.bandwidth"),
+                                        ("node.devices_pr_node", "node.devices_per_node"),
+                                        ("netwrk.-1.latency", "network.-1.latency")])
+def test_an_override_typo_gets_a_did_you_mean_as_a_file_key_does(path, near):
+    # `--set network.-1.bandwith=...` named no field while the same typo in a file did (a new user's tryout)
+    with pytest.raises(SuiteError) as err:
+        BY_NAME["ft-32dev"].with_overrides({path: "1 GB/s"})
+    assert str(err.value).endswith(f"got {path!r}; did you mean {near!r}?")
+
+
+def test_an_override_far_from_every_field_gets_no_guess():
+    with pytest.raises(SuiteError) as err:
+        BY_NAME["ft-32dev"].with_overrides({"zzz": 1})
+    assert str(err.value).endswith("got 'zzz'")
