@@ -162,6 +162,8 @@ class ProfileLibrary:
     ------
     ProfileError
         Invalid TOML, a missing ``profile.name``, or two files declaring the same name (both named).
+        With ``collect_errors`` these skip the file instead; a name two files declare is then refused
+        by :meth:`get` (both named), so a broken file never serves a name a good one declares.
     """
 
     def __init__(self, paths: Iterable[str | Path], *, extensions: Mapping[str, type[BaseModel]] | None = None,
@@ -172,6 +174,7 @@ class ProfileLibrary:
         self._extensions = dict(extensions) if extensions is not None else None
         self.warnings: list[str] = []
         self._file_errors: dict[str, str] = {}
+        self._twins: dict[str, list[Path]] = {}  # a name two files declare (collect_errors): refused, both named
         self._collect, self._warn_file = collect_errors, warn
         seen: set[Path] = set()
         # the files as parsed by an earlier command (suite.cache); a library that collects errors
@@ -248,6 +251,10 @@ class ProfileLibrary:
     def _own(self, name: str) -> tuple[Path, dict[str, Any]]:
         """(file, table) of *name*, its file parsed now if it was not; a file that does not parse
         raises its own error (and is skipped from then on)."""
+        if name in self._twins:
+            files = " and ".join(map(str, self._twins[name]))
+            raise ProfileError(f"hardware profile {name!r}: expected one file declaring it, got {files} "
+                               f"(rename or remove one)")
         f, raw = self._raw[name]
         if raw is None:
             self._settle(name, read_toml)
@@ -262,8 +269,12 @@ class ProfileLibrary:
     def _add_file(self, f: Path, raw: dict[str, Any]) -> None:
         name = _name_of(f, raw)
         if name in self._raw:
+            first = self._raw[name][0]
+            if self._collect:  # neither file serves the name: a broken first one never hides a good second
+                self._twins.setdefault(name, [first]).append(f)
             raise ProfileError(f"{f}: field profile.name: expected a name no other profile uses, got {name!r} "
-                               f"(already defined in {self._raw[name][0]})")
+                               f"(already defined in {first}" + ("; the name is refused until one is renamed or "
+                                                                 "removed)" if self._collect else ")"))
         self._raw[name] = (f, raw)
 
     @property

@@ -246,3 +246,37 @@ def test_cli_validate_without_files_checks_the_whole_library(tmp_path, monkeypat
     assert res.exit_code == 2, res.output
     assert "ok: nvidia-k40c (device)" in res.output
     assert res.output.count("error: ") == 1 and "bad.toml" in res.output
+
+
+_TWIN = """[profile]
+name = "twin"
+kind = "device"
+source = "test"
+[device]
+type = "gpu"
+name = "twin"
+memory = "16 GB"
+memory_bandwidth = {bw}
+peak_flops = {{ fp32 = "10 TFLOP/s" }}
+"""
+
+
+@pytest.mark.parametrize("bad_first", [True, False])
+def test_a_name_two_files_declare_is_refused_naming_both_when_errors_are_collected(tmp_path, bad_first):
+    """--profiles with an invalid bad1.toml and a valid mycluster.toml of one name: the CLI's library
+    warned, skipped the valid file and served the invalid one, so `hardware show NAME` failed on
+    bad1's error (a new user's tryout). docs/profiles.md: two files of one name are an error naming
+    both; neither serves the name now, whichever is broken."""
+    bad, good = ("a.toml", "b.toml") if bad_first else ("b.toml", "a.toml")
+    (tmp_path / bad).write_text(_TWIN.format(bw="900"))  # a bare number: invalid
+    (tmp_path / good).write_text(_TWIN.format(bw='"900 GB/s"'))
+    said: list[str] = []
+    lib = ProfileLibrary([tmp_path], collect_errors=True, warn=said.append)
+    with pytest.raises(ProfileError) as exc:
+        lib.get("twin")
+    assert str(exc.value) == (f"hardware profile 'twin': expected one file declaring it, got {tmp_path / 'a.toml'} "
+                              f"and {tmp_path / 'b.toml'} (rename or remove one)")
+    assert said == [f"{tmp_path / 'b.toml'}: field profile.name: expected a name no other profile uses, got 'twin' "
+                    f"(already defined in {tmp_path / 'a.toml'}; the name is refused until one is renamed or removed)"]
+    (tmp_path / bad).unlink()
+    assert ProfileLibrary([tmp_path], collect_errors=True).get("twin").device.memory_bandwidth == 900e9
