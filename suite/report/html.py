@@ -289,7 +289,8 @@ def _category_sections(wide: pd.DataFrame, units: dict[str, str], directions: di
         names = sorted(set(sub["technique"]))
         if len(names) < 2:
             continue
-        metrics = shared_metrics(sub, names, {m: directions.get(m) for m in units}, vocab)
+        meanings = {t: {m: mm.meaning for m, mm in techs[t].meanings().items()} for t in names}
+        metrics = shared_metrics(sub, names, {m: directions.get(m) for m in units}, vocab, meanings)
         if not metrics:
             continue
         baselines = {t: {v.name for v in techs[t].baselines} for t in names}

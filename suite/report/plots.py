@@ -327,16 +327,24 @@ def _bar_figures(df: pd.DataFrame, y: str, direction: str | None, baseline: str,
 
 
 def shared_metrics(df: pd.DataFrame, techniques: list[str], metrics: Mapping[str, str | None],
-                   vocab_order: Sequence[str] = ()) -> list[str]:
+                   vocab_order: Sequence[str] = (),
+                   meanings: Mapping[str, Mapping[str, str]] | None = None) -> list[str]:
     """Metrics with a direction (*metrics*: name -> direction) that at least two of *techniques*
-    report in *df* (wide form): the vocabulary's metrics first, in *vocab_order*, then by name."""
+    report in *df* (wide form): the vocabulary's metrics first, in *vocab_order*, then by name.
+
+    With *meanings* (technique -> metric -> what it means, :meth:`suite.technique.Technique.meanings`),
+    only a metric every technique reporting it declares with the same meaning: one name can mean two
+    things (a speed-up over one device, or over another technique's time to target), and a bar chart
+    of both on one axis would compare nothing."""
     have: dict[str, set[str]] = {}
     for t in techniques:
         sub = df[df["technique"] == t]
         for c, d in metrics.items():
             if d in ("lower", "higher") and c in sub.columns and sub[c].notna().any():
                 have.setdefault(c, set()).add(t)
-    names = [m for m, ts in have.items() if len(ts) >= 2]
+    names = [m for m, ts in have.items() if len(ts) >= 2
+             and (meanings is None or len({meanings.get(t, {}).get(m) for t in ts} - {None}) == 1
+                  and all(m in meanings.get(t, {}) for t in ts))]
     first = [m for m in vocab_order if m in names]
     return first + sorted(m for m in names if m not in first)
 

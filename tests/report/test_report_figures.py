@@ -488,3 +488,19 @@ def test_the_pages_script_never_writes_markup():
 
     assert "innerHTML" not in SCRIPT and "outerHTML" not in SCRIPT and "insertAdjacentHTML" not in SCRIPT
     assert "document.write" not in SCRIPT
+
+
+def test_a_metric_two_techniques_mean_differently_is_not_put_on_one_axis():
+    """cocod-sgd's `speedup` is S-SGD's time to target over the variant's, poseidon's is over one
+    device: the head-to-head section drew both as bars on one axis."""
+    import pandas as pd
+
+    df = pd.DataFrame({"technique": ["a", "b", "c"], "speedup": [1.0, 12.0, 3.0], "round_time": [0.2, 0.3, 0.1]})
+    directions = {"speedup": "higher", "round_time": "lower"}
+    meanings = {"a": {"speedup": "over one device", "round_time": "seconds of one round"},
+                "b": {"speedup": "over S-SGD's time to target", "round_time": "seconds of one round"},
+                "c": {"speedup": "over one device"}}  # c declares no meaning for round_time
+    assert plots.shared_metrics(df, ["a", "b", "c"], directions) == ["round_time", "speedup"]
+    assert plots.shared_metrics(df, ["a", "b"], directions, meanings=meanings) == ["round_time"]
+    assert plots.shared_metrics(df, ["a", "c"], directions, meanings=meanings) == ["speedup"]
+    assert plots.shared_metrics(df, ["a", "b", "c"], directions, meanings=meanings) == []
