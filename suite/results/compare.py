@@ -285,8 +285,32 @@ def _pair(a: _Side, b: _Side, named: bool = False) -> list[str]:
     if not common:
         raise CompareError(f"compare: {a.name} ({len(a.cases)} ok case(s)) and {b.name} ({len(b.cases)}) have no "
                            "scenario in common (technique, variant, fidelity, workload, params, seed and swept "
-                           "profile fields)")
+                           f"profile fields){_apart(a, b)}")
     return common
+
+
+def _apart(a: _Side, b: _Side, most: int = 3) -> str:
+    """``": params.efficiency: A 0.5, B 0.8; ..."``: the identity fields whose values the two runs'
+    ok cases share none of (what keeps every scenario apart), else ``""``."""
+    def values(side: _Side) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for k in side.cases:
+            ident = json.loads(k)
+            flat = {f: v for f, v in ident.items() if f not in ("params", "set")}
+            flat.update({f"params.{n}": v for n, v in (ident.get("params") or {}).items()})
+            flat.update({f"--set {n}": v for n, v in (ident.get("set") or {}).items()})
+            for f, v in flat.items():
+                out.setdefault(f, set()).add(v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str))
+        return out
+
+    va, vb = values(a), values(b)
+    apart = [f for f in sorted(set(va) | set(vb)) if not va.get(f, set()) & vb.get(f, set())]
+
+    def shown(vs: set[str]) -> str:
+        return ", ".join(sorted(vs)[:most]) + (" ..." if len(vs) > most else "") if vs else "(none)"
+
+    return ("; apart on " + "; ".join(f"{f}: {a.name} {shown(va.get(f, set()))}, {b.name} {shown(vb.get(f, set()))}"
+                                      for f in apart[:most])) if apart else ""
 
 
 def _mwu(xa: list[float], xb: list[float]) -> float | None:

@@ -174,6 +174,9 @@ def test_nothing_in_common_is_an_error(tmp_path):
         st.finish_run(rc, "done", {"total": 1, "ok": 1})
     with pytest.raises(CompareError, match="no scenario in common"):
         compare_runs(path, ra, rc)
+    # what keeps them apart is named (run 1's cases are of variant 'v', run 3's of 'other')
+    with pytest.raises(CompareError, match=r"; apart on variant: run 1 v, run 3 other$"):
+        compare_runs(path, ra, rc)
 
 
 def test_run_b_from_a_second_store(tmp_path, suite_cli):
