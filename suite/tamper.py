@@ -114,9 +114,11 @@ class Tables:
     def changes(self, moved: list[int], top: str) -> list[str]:
         """The tampered entries of the containers *moved* (``module.NAME['key']``), each put back; a
         container of the package *top* (the plugin's own) is not a change. A module's cache (a dict
-        it names in ``__caches__``) may grow or empty itself; one with an entry changed is cleared,
-        silently (a memo is always safe to rebuild, and a key reused, an object id, is no proof of
-        tampering): a plugin that wrote a wrong parse into the unit cache leaves nothing behind."""
+        it names in ``__caches__``) may empty itself; one with an entry changed is cleared, and the
+        entries added since the snapshot are dropped, silently (a memo is always safe to rebuild,
+        and a key reused, an object id, is no proof of tampering): a plugin that wrote a wrong parse
+        into the unit cache, changed or new, leaves nothing behind (the unit cache is written to
+        disk at exit: a new wrong entry outlived the plugin)."""
         out: list[str] = []
         for i in moved:
             label, now, then = self.held[i]
@@ -125,6 +127,9 @@ class Tables:
             if _is_cache(label):
                 if any(k in now and not _kept(dict.__getitem__(now, k), v) for k, v in then.items()):
                     dict.clear(now)
+                if isinstance(now, dict):
+                    for k in [k for k in dict.keys(now) if k not in then]:
+                        dict.pop(now, k, None)
                 continue
             out += _put_back(label, now, then)
         return out
@@ -401,9 +406,14 @@ def _undo(snap: Snapshot, plugin: str) -> tuple[list[str], set[int], list[str], 
                     setattr(obj, k, v)
                 except (AttributeError, TypeError):
                     pass
+            elif v is None and k in caches and type(d.get(k)) is dict:
+                # a cache table first built while plugin code ran (the unit cache, loaded then
+                # written to): every entry of it is that code's; it is built again on next use
+                d[k] = None
     top = plugin.split(".")[0].split(":")[0]
     moved = snap.tables.moved()
     changed += snap.tables.changes(moved, top)
+    _forget_memos(snap)
     for i in sorted(dirty):
         changed += _added(snap[i], top)
     fresh = _fresh_shared(known)
@@ -415,6 +425,19 @@ def _undo(snap: Snapshot, plugin: str) -> tuple[list[str], set[int], list[str], 
         changed += _fresh_bindings([name for name in fresh if name.split(".")[0] != top], top)
         fresh = _forget_other_plugins(fresh, top)
     return sorted(set(changed)), dirty, fresh, moved
+
+
+def _forget_memos(snap: Snapshot) -> None:
+    """Empty every memoised function a shared module names in ``__caches__`` (a
+    ``functools.lru_cache``, e.g. the unit registry ``suite.hardware.units._registry``): plugin code
+    may have changed what it returned in place (``_registry().define("giga- = 1e8 = G-")``), which
+    no comparison of names or tables sees; it is rebuilt on its next use."""
+    for _name, obj, before in snap:
+        for k in before.get("__caches__", ()) if isinstance(obj, types.ModuleType) else ():
+            memo = obj.__dict__.get(k)
+            info = getattr(memo, "cache_info", None)
+            if info is not None and info().currsize:
+                memo.cache_clear()
 
 
 def _forget_other_plugins(fresh: list[str], top: str) -> list[str]:

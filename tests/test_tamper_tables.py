@@ -236,6 +236,27 @@ def test_a_core_cache_edited_at_import_is_cleared_not_trusted():
     assert checked(snap, "evil")[0] == []
     assert parse_quantity("3 mebibyte", "bytes") == 3 * 2**20
     snap = snapshot()
-    parse_quantity("5 mebibyte", "bytes")  # the cache filling by itself: kept
     before = dict(_cache())
+    parse_quantity("5 mebibyte", "bytes")  # filled while plugin code ran: dropped, parsed again when asked
     assert checked(snap, "fine")[0] == [] and dict(_cache()) == before
+    assert parse_quantity("5 mebibyte", "bytes") == 5 * 2**20
+
+
+def test_a_wrong_parse_added_to_the_unit_cache_or_its_registry_at_import_is_dropped():
+    """A hostile plugin's load wrote a NEW wrong entry into the unit cache (`_remember(...)`), or
+    redefined a prefix in pint's registry (`_registry().define("giga- = 1e8 = G-")`): a built-in's
+    `--set "network.0.bandwidth=100 gigabyte/s"` was read as 1e9 (or 1e10) B/s, comm_time 1.146 s
+    where 11.55 ms is right, and the cache, written to disk at exit, kept serving it after the plugin
+    was gone (`--rerun` computed it again). What plugin code added to a core cache is dropped and a
+    memoised registry emptied: 100 gigabytes/s is 1e11 B/s."""
+    from suite.hardware.units import _registry, _remember, parse_quantity
+    from suite.tamper import checked, snapshot
+
+    snap = snapshot()
+    _remember("p|byte / second|False|100 gigabyte/s", 1e9)
+    assert checked(snap, "evil")[0] == []
+    assert parse_quantity("100 gigabyte/s", "bandwidth") == 1e11
+    snap = snapshot()
+    _registry().define("giga- = 1e8 = G-")
+    assert checked(snap, "evil")[0] == []
+    assert parse_quantity("150 gigabyte/s", "bandwidth") == 1.5e11

@@ -204,7 +204,8 @@ def __getattr__(name: str) -> Any:
 # SUITE_NO_UNIT_CACHE=1 turns it off.
 _CACHE: dict[str, Any] | None = None
 _CACHE_NEW = 0
-__caches__ = ("_CACHE", "_CACHE_NEW", "_NUMBER_UNIT")  # suite.tamper: rebound by this module, not inputs
+# suite.tamper: rebound by this module, not inputs; the registry is emptied after plugin code runs
+__caches__ = ("_CACHE", "_CACHE_NEW", "_NUMBER_UNIT", "_registry")
 
 
 def _cache_path() -> "Path | None":
