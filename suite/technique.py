@@ -141,12 +141,16 @@ class Technique:
     vocabulary : str or None
         The shared metric vocabulary (a key of :data:`VOCABULARIES`) the technique reports, so
         it is compared head to head with its category; None: none declared.
-    metric_meanings : mapping of str -> MetricMeaning
+    metric_meanings : mapping of str -> MetricMeaning, a fidelity's mapping, or references
         What each metric the technique reports besides its vocabulary's means: metric name ->
         :class:`MetricMeaning` (or a mapping with its fields ``unit``, ``direction``, ``meaning``),
         its baseline included where it is a ratio; ``suite info`` prints them (:meth:`meanings`).
-        A metric of the declared vocabulary is not declared again (the vocabulary's meaning is
-        its definition). Empty: none declared (``suite info`` says so).
+        A name may be a pattern, ``<i>`` standing for one or more digits (``layer_time.<i>``);
+        ``include`` lists ``"package.module:NAME"`` references to mappings a core helper exports
+        for the metrics it reports (``suite.api:Workers.RESULT_MEANINGS``); a fidelity's name
+        (``execute``) holds that fidelity's own entries and includes, over the shared ones
+        (:mod:`suite.declaration.meanings`). A metric of the declared vocabulary is not declared
+        again (the vocabulary's meaning is its definition). Empty: none declared.
     headline_metrics : tuple of str
         The metrics ``suite results show`` puts first (default: the vocabulary's metrics).
     oracle_tolerance : float or None
@@ -189,7 +193,7 @@ class Technique:
     validation: Sequence[ScenarioSpec] = ()
     docs: str = ""  # path of the docs page, relative to the repository root
     vocabulary: str | None = None
-    metric_meanings: Mapping[str, MetricMeaning] = field(default_factory=dict)
+    metric_meanings: Mapping[str, Any] = field(default_factory=dict)
     headline_metrics: tuple[str, ...] = ()
     oracle_tolerance: float | None = None
     kit_opt_out: Mapping[str, str] = field(default_factory=dict)
@@ -294,38 +298,51 @@ class Technique:
                                      f"the check does not apply, got {why!r}")
 
     def _check_metric_meanings(self) -> None:
-        """Normalise :attr:`metric_meanings` to :class:`MetricMeaning` values; a value that is not
-        one (nor a mapping of its fields), or a metric the declared vocabulary already defines, is
-        a :class:`TechniqueError` naming the metric."""
-        shared = VOCABULARIES[self.vocabulary].metrics if self.vocabulary else {}
-        out: dict[str, MetricMeaning] = {}
-        for name, m in dict(self.metric_meanings).items():
-            where = f"technique {self.name!r}: metric_meanings[{name!r}]"
-            if name in shared:
-                raise TechniqueError(f"{where}: expected a metric outside the vocabulary {self.vocabulary!r} "
-                                     f"(its meaning is the vocabulary's), got {name!r}")
-            if isinstance(m, Mapping):
-                fields = {"unit", "direction", "meaning"}
-                if set(m) != fields:
-                    raise TechniqueError(f"{where}: expected the keys {sorted(fields)}, got {sorted(m)}")
-                try:
-                    m = MetricMeaning(**m)
-                except ValueError as e:
-                    raise TechniqueError(f"{where}.{e}") from None
-            if not isinstance(m, MetricMeaning):
-                raise TechniqueError(f"{where}: expected a MetricMeaning or a table of unit, direction and "
-                                     f"meaning, got {type(m).__name__}")
-            out[name] = m
-        self.metric_meanings = out
+        """Check :attr:`metric_meanings` (:func:`suite.declaration.meanings.check_declared`): each
+        entry becomes a :class:`MetricMeaning`; a malformed one is a one-line :class:`TechniqueError`."""
+        from suite.declaration.meanings import check_declared
 
-    def meanings(self) -> dict[str, MetricMeaning]:
-        """Metric name -> what it means: the declared vocabulary's metrics first (their shared
-        definition), then :attr:`metric_meanings`; empty when the technique declares neither."""
-        out: dict[str, MetricMeaning] = {}
+        self.metric_meanings = check_declared(self.metric_meanings, f"technique {self.name!r}: metric_meanings",
+                                              tuple(self.fidelities), self._vocabulary())
+
+    def _vocabulary(self) -> Vocabulary | None:
+        return VOCABULARIES[self.vocabulary] if self.vocabulary else None
+
+    def meaning_sources(self, fidelity: str | None = None) -> dict[str, tuple[str, MetricMeaning]]:
+        """Metric name (or ``<i>`` pattern) -> (where its meaning is declared, the meaning) at
+        *fidelity*: ``"vocabulary NAME"``, an include's reference, ``"technique"`` (shared by every
+        fidelity) or ``"technique, FIDELITY"``; the vocabulary's first, each later one over an
+        earlier. None: the vocabulary's and the shared ones only.
+
+        Raises
+        ------
+        TechniqueError
+            An include that does not import or is not a mapping of MetricMeaning (one line).
+        """
+        from suite.declaration.meanings import layers
+
+        out: dict[str, tuple[str, MetricMeaning]] = {}
         if self.vocabulary:
             voc = VOCABULARIES[self.vocabulary]
-            out = {m: MetricMeaning(u, d, voc.meanings[m]) for m, (u, d) in voc.metrics.items()}
-        return {**out, **self.metric_meanings}
+            out = {m: (f"vocabulary {voc.name}", MetricMeaning(u, d, voc.meanings[m])) for m, (u, d) in voc.metrics.items()}
+        for source, table in layers(self.metric_meanings, fidelity, f"technique {self.name!r}: metric_meanings",
+                                    self._vocabulary()):
+            out.update({m: (source, d) for m, d in table.items()})
+        return out
+
+    def meanings(self, fidelity: str | None = None) -> dict[str, MetricMeaning]:
+        """Metric name (or ``<i>`` pattern) -> what it means at *fidelity* (None: at every
+        fidelity): :meth:`meaning_sources` without the sources; empty when none is declared."""
+        return {m: d for m, (_, d) in self.meaning_sources(fidelity).items()}
+
+    def meaning(self, metric: str, fidelity: str | None = None) -> MetricMeaning | None:
+        """What *metric* (a result's name, ``layer_time.0``) means at *fidelity*: its own entry,
+        else a pattern's (``layer_time.<i>``); None: no meaning is declared."""
+        from suite.declaration.meanings import find
+
+        declared = self.meanings(fidelity)
+        key = find(declared, metric)
+        return None if key is None else declared[key]
 
     def _check_claim_names(self) -> None:
         """Warn (``DeprecationWarning``; refused when the plugin loads from dlsys-suite 0.4.0) of a claim

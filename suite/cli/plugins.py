@@ -13,7 +13,7 @@ from suite.technique import CATEGORIES
 
 if TYPE_CHECKING:  # pragma: no cover
     from suite.registry import PluginInfo
-    from suite.technique import Param, Technique
+    from suite.technique import MetricMeaning, Param, Technique
 
 
 @main.command("plugins")
@@ -190,35 +190,63 @@ def _print_vocabulary(name: str | None) -> None:
         c.print(f"  {escape(m)} ({escape(d['unit'])}, {_better(d['direction'])}): {escape(d['meaning'])}")
 
 
-def _metrics_data(t: Technique) -> dict[str, dict[str, str]]:
-    """Every metric whose meaning *t* declares (its vocabulary's, then its own:
-    :meth:`suite.technique.Technique.meanings`) as ``suite info --format json`` gives it:
-    ``{metric: {"unit", "direction", "meaning", "from"}}``, ``from`` being ``"vocabulary NAME"`` or
-    ``"technique"``; empty when it declares none."""
-    return {m: {"unit": d.unit, "direction": d.direction, "meaning": d.meaning,
-                "from": "technique" if m in t.metric_meanings else f"vocabulary {t.vocabulary}"}
-            for m, d in t.meanings().items()}
+def _meaning_groups(t: Technique) -> dict[str, list[tuple[tuple[str, ...], str, MetricMeaning]]]:
+    """Metric (or ``<i>`` pattern) -> one (fidelities, source, meaning) per distinct meaning *t*
+    declares for it (:meth:`suite.technique.Technique.meaning_sources` at each of its fidelities),
+    in the order of its first fidelity's; a metric one meaning covers everywhere has one entry."""
+    per = {f: t.meaning_sources(f) for f in t.fidelities}
+    out: dict[str, list[tuple[tuple[str, ...], str, MetricMeaning]]] = {}
+    for m in dict.fromkeys(m for table in per.values() for m in table):
+        groups: dict[MetricMeaning, tuple[list[str], str]] = {}
+        for f, table in per.items():
+            if m in table:
+                groups.setdefault(table[m][1], ([], table[m][0]))[0].append(f)
+        out[m] = [(tuple(fs), src, d) for d, (fs, src) in groups.items()]
+    return out
+
+
+def _metrics_data(t: Technique) -> dict[str, dict[str, Any]]:
+    """Every metric whose meaning *t* declares as ``suite info --format json`` gives it:
+    ``{metric: {"unit", "direction", "meaning", "from", "fidelities"}}``, ``from`` being
+    ``"vocabulary NAME"``, ``"technique"`` (every fidelity), ``"technique, FIDELITY"`` or an include's
+    reference, ``fidelities`` those it applies at; a metric meaning something else at another fidelity
+    adds ``"by_fidelity": {fidelity: {"unit", "direction", "meaning", "from"}}``. Empty: none declared."""
+    def entry(src: str, d: MetricMeaning) -> dict[str, Any]:
+        return {"unit": d.unit, "direction": d.direction, "meaning": d.meaning, "from": src}
+
+    out: dict[str, dict[str, Any]] = {}
+    for m, groups in _meaning_groups(t).items():
+        (fids, src, d), rest = groups[0], groups[1:]
+        out[m] = {**entry(src, d), "fidelities": list(fids)}
+        if rest:
+            out[m]["by_fidelity"] = {f: entry(s, o) for fs, s, o in rest for f in fs}
+    return out
 
 
 def _print_metrics(t: Technique) -> None:
     """``suite info``'s metrics section: each metric of the technique's own (those outside its
-    vocabulary, printed above) with its unit, direction and meaning; "no meanings declared" when
-    the technique declares neither a vocabulary nor its own meanings."""
+    vocabulary, printed above) with its unit, direction and meaning, one line per meaning, tagged
+    ``[FIDELITY, ...]`` where it holds at some fidelities only; "no meanings declared" when the
+    technique declares none."""
     from rich.markup import escape
 
     from suite.cli.common import console
 
     c = console()
-    if not t.meanings():
+    groups = _meaning_groups(t)
+    if not groups:
         c.print("\n[bold]metrics[/bold]: no meanings declared (the technique's results give each metric's "
                 "unit and direction only)")
         return
-    if not t.metric_meanings:
+    own = {m: g for m, g in groups.items() if any(not src.startswith("vocabulary ") for _, src, _ in g)}
+    if not own:
         return
     c.print(f"\n[bold]metrics[/bold]{' of its own' if t.vocabulary else ''} (unit, which way is better: what it "
-            "means; a metric not listed, e.g. an execute fidelity's, has no meaning declared)")
-    for m, d in t.metric_meanings.items():
-        c.print(f"  {escape(m)} ({escape(d.unit)}, {_better(d.direction)}): {escape(d.meaning)}")
+            "means; [fidelity]: at that fidelity only; <i>: any index; a metric not listed has no meaning declared)")
+    for m, g in own.items():
+        for fids, _, d in g:
+            tag = "" if len(fids) == len(t.fidelities) else f" [{', '.join(fids)}]"
+            c.print(f"  {escape(m)}{escape(tag)} ({escape(d.unit)}, {_better(d.direction)}): {escape(d.meaning)}")
 
 
 def _better(direction: str) -> str:

@@ -129,22 +129,33 @@ def _variant(value: Any, field: str, where: _Where) -> Variant:
     return Variant(**{k: _VARIANT_FIELDS[k](v, f"{field}.{k}", where) for k, v in table.items()})
 
 
-def _metric_meanings(value: Any, field: str, where: _Where) -> dict[str, MetricMeaning]:
-    """``[metric_meanings]``: metric name -> ``{ unit = "s", direction = "lower", meaning = "..." }``."""
+def _metric_meanings(value: Any, field: str, where: _Where) -> dict[str, Any]:
+    """``[metric_meanings]``: metric name (or ``<i>`` pattern) -> ``{ unit = "s", direction = "lower",
+    meaning = "..." }``, ``include = ["package.module:NAME", ...]``, and a fidelity's sub-table
+    ``[metric_meanings.execute]`` of the same (:mod:`suite.declaration.meanings`)."""
     value = _typed(value, dict, "a table of metric name -> { unit, direction, meaning }", field, where)
-    out = {}
+    out: dict[str, Any] = {}
     for name, entry in value.items():
-        table = _typed(entry, dict, "a table { unit, direction, meaning }", f"{field}.{name}", where)
-        _keys(table, _MEANING_FIELDS, f"{field}.{name}", where)
-        for key in _MEANING_FIELDS:
-            if key not in table:
-                raise where.fail(f"{field}.{name}.{key}", "a string", _NOTHING)
-        try:
-            out[name] = MetricMeaning(**{k: _typed(v, str, "a string", f"{field}.{name}.{k}", where)
-                                         for k, v in table.items()})
-        except ValueError as e:
-            raise TechniqueError(f"{where.path}: {field}.{name}.{e}") from None
+        if name in FIDELITIES and "." not in field:
+            out[name] = _metric_meanings(entry, f"{field}.{name}", where)
+        elif name == "include":
+            out[name] = _strings(entry, f"{field}.{name}", where)
+        else:
+            out[name] = _meaning(entry, f"{field}.{name}", where)
     return out
+
+
+def _meaning(entry: Any, field: str, where: _Where) -> MetricMeaning:
+    """One ``{ unit, direction, meaning }`` entry of ``[metric_meanings]``."""
+    table = _typed(entry, dict, "a table { unit, direction, meaning }", field, where)
+    _keys(table, _MEANING_FIELDS, field, where)
+    for key in _MEANING_FIELDS:
+        if key not in table:
+            raise where.fail(f"{field}.{key}", "a string", _NOTHING)
+    try:
+        return MetricMeaning(**{k: _typed(v, str, "a string", f"{field}.{k}", where) for k, v in table.items()})
+    except ValueError as e:
+        raise TechniqueError(f"{where.path}: {field}.{e}") from None
 
 
 def _param_type(value: Any, field: str, where: _Where) -> type:

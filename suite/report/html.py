@@ -12,6 +12,7 @@ import math
 from datetime import datetime, timezone
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from suite.report.axes import short as _short
@@ -263,6 +264,17 @@ def _plots(wide: pd.DataFrame, name: str, tech: Any, baseline: str | None, direc
     return out if len(out) > 1 else []
 
 
+def _meanings_at(tech: Any, fidelities: set[str], metrics: Iterable[str]) -> dict[str, str]:
+    """Metric -> what *tech* means by it at *fidelities* (the rows' own; their meanings joined by
+    `` | `` where they differ, so that only the same mix matches); a metric none declares is left out."""
+    out = {}
+    for m in metrics:
+        found = {d.meaning for f in sorted(fidelities) if (d := tech.meaning(m, f)) is not None}
+        if found:
+            out[m] = " | ".join(sorted(found))
+    return out
+
+
 def _category_sections(wide: pd.DataFrame, units: dict[str, str], directions: dict[str, str], techs: dict[str, Any],
                        profile: Any = None) -> tuple[list[str], list[tuple[str, str]]]:
     """One "head to head" section per category with at least two techniques in the run: a figure
@@ -289,7 +301,7 @@ def _category_sections(wide: pd.DataFrame, units: dict[str, str], directions: di
         names = sorted(set(sub["technique"]))
         if len(names) < 2:
             continue
-        meanings = {t: {m: mm.meaning for m, mm in techs[t].meanings().items()} for t in names}
+        meanings = {t: _meanings_at(techs[t], set(sub.loc[sub["technique"] == t, "fidelity"]), units) for t in names}
         metrics = shared_metrics(sub, names, {m: directions.get(m) for m in units}, vocab, meanings)
         if not metrics:
             continue

@@ -6,9 +6,10 @@ unequal and dummy batches, the union gradient, virtual nodes and resizing are in
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from types import MappingProxyType
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -16,6 +17,7 @@ from suite.collectives import Ledger, ring_allreduce
 from suite.collectives.dataparallel.cost import Clock
 from suite.collectives.dataparallel.flat_model import FlatModel
 from suite.collectives.dataparallel.problem import Problem, reshard
+from suite.declaration.vocabulary import MetricMeaning
 from suite.errors import ParameterError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -69,6 +71,25 @@ class Workers:
         ``step``, ``time``, ``loss`` (training loss of the weighted-average model over the
         whole training set), ``accuracy`` (its test accuracy), appended by :meth:`record`.
     """
+
+    #: what each metric of :meth:`result` means (unit, direction, meaning); a technique whose
+    #: execute fidelity reports them declares ``include = ["suite.api:Workers.RESULT_MEANINGS"]``
+    #: under ``[metric_meanings.execute]``
+    RESULT_MEANINGS: ClassVar[Mapping[str, MetricMeaning]] = MappingProxyType({
+        "final_loss": MetricMeaning("1", "lower", "training loss (whole training set) of the workers' batch-weighted "
+                                    "average model after the run"),
+        "final_accuracy": MetricMeaning("1", "higher", "test-set accuracy (fraction correct) of the workers' "
+                                        "batch-weighted average model after the run"),
+        "allreduces": MetricMeaning("1", "lower", "all-reduce calls within the run (not to a target)"),
+        "grad_evals": MetricMeaning("1", "none", "gradient evaluations within the run, all workers: one per worker "
+                                    "per local step (one per non-empty micro-batch; none for a dummy batch)"),
+        "sim_time": MetricMeaning("s", "lower", "simulated seconds the run took on the clock of the scenario's "
+                                  "profile (compute and all-reduce times the variant advances it by)"),
+        "bytes_sent": MetricMeaning("B", "lower", "bytes all workers sent in the run's all-reduces (the ledger's "
+                                    "messages, each counted once)"),
+        "bytes_received": MetricMeaning("B", "lower", "bytes all workers received in the run's all-reduces (the "
+                                        "ledger; equals bytes_sent)"),
+    })
 
     problem: Problem
     model: FlatModel
@@ -336,18 +357,18 @@ class Workers:
         """The metrics every data-parallel technique reports after training (a
         :class:`suite.technique.Result` to which a plugin adds its own): final_loss,
         final_accuracy, allreduces, grad_evals, sim_time (s), bytes_sent / bytes_received (B,
-        from the ledger), and the loss/accuracy curve and step times as artifacts."""
+        from the ledger), each with the unit, direction and meaning of :attr:`RESULT_MEANINGS`,
+        and the loss/accuracy curve and step times as artifacts."""
         from suite.technique import Result
 
         loss, acc = self.evaluate()
         res = Result()
-        res.add("final_loss", loss, "1", "lower")
-        res.add("final_accuracy", acc, "1", "higher")
-        res.add("allreduces", self.allreduces, "1", "lower")
-        res.add("grad_evals", self.grad_evals, "1", "none")
-        res.add("sim_time", self.time, "s", "lower")
-        res.add("bytes_sent", float(sum(self.ledger.sent_by().values())), "B", "lower")
-        res.add("bytes_received", float(sum(self.ledger.received_by().values())), "B", "lower")
+        values = {"final_loss": loss, "final_accuracy": acc, "allreduces": self.allreduces,
+                  "grad_evals": self.grad_evals, "sim_time": self.time,
+                  "bytes_sent": float(sum(self.ledger.sent_by().values())),
+                  "bytes_received": float(sum(self.ledger.received_by().values()))}
+        for name, m in self.RESULT_MEANINGS.items():
+            res.add(name, values[name], m.unit, m.direction)
         res.artifacts["curve"] = self.curve
         res.artifacts["step_times"] = [float(x) for x in self.clock.step]
         return res
