@@ -242,7 +242,8 @@ def _print_metrics(t: Technique) -> None:
     if not own:
         return
     c.print(f"\n[bold]metrics[/bold]{' of its own' if t.vocabulary else ''} (unit, which way is better: what it "
-            "means; [fidelity]: at that fidelity only; <i>: any index; a metric not listed has no meaning declared)")
+            "means; " + escape("[fidelity]") + ": at that fidelity only; <i>: any index; a metric not listed has no "
+            "meaning declared)")
     for m, g in own.items():
         for fids, _, d in g:
             tag = "" if len(fids) == len(t.fidelities) else f" [{', '.join(fids)}]"
