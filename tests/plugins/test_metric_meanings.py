@@ -30,11 +30,11 @@ NO_DEFAULT = {("cerebras-stencil", "cpu-2s"), ("cerebras-stencil", "gpu-4x")}
 CASES = [(name, v) for name in BUILT_IN for v in session_context().technique(name).variant_names]
 
 
-def _default_metrics(tech: Technique, variant: str) -> dict[str, set[tuple[str, str]]]:
-    """Metric -> the (unit, direction) pairs the default scenarios of *variant* return, at the
-    model and simulate fidelities (a fidelity that declines the variant is left out)."""
+def _default_metrics(tech: Technique, variant: str) -> dict[tuple[str, str], set[tuple[str, str]]]:
+    """(fidelity, metric) -> the (unit, direction) pairs the default scenarios of *variant* return,
+    at the model and simulate fidelities (a fidelity that declines the variant is left out)."""
     resolver = Resolver(context=session_context())
-    seen: dict[str, set[tuple[str, str]]] = {}
+    seen: dict[tuple[str, str], set[tuple[str, str]]] = {}
     for fid in ("model", "simulate"):
         if fid not in tech.fidelities:
             continue
@@ -43,8 +43,20 @@ def _default_metrics(tech: Technique, variant: str) -> dict[str, set[tuple[str, 
         except (Skip, SuiteError):  # a variant that needs another fidelity or profile
             continue
         for m in result.metrics.values():
-            seen.setdefault(m.name, set()).add((m.unit, m.direction))
+            seen.setdefault((fid, m.name), set()).add((m.unit, m.direction))
     return seen
+
+
+def _undeclared(tech: Technique, seen: dict[tuple[str, str], set[tuple[str, str]]]) -> list[str]:
+    """What of *seen* has no meaning at its fidelity, or one of another unit or direction."""
+    out = []
+    for (fid, metric), pairs in seen.items():
+        d = tech.meaning(metric, fid)
+        if d is None:
+            out.append(f"{metric} ({fid}): no meaning declared")
+        elif pairs != {(d.unit, d.direction)}:
+            out.append(f"{metric} ({fid}): results give {sorted(pairs)}, declared {d}")
+    return out
 
 
 def test_the_built_in_techniques_are_the_21():
@@ -56,12 +68,30 @@ def test_every_metric_of_a_default_scenario_has_a_meaning(name, variant):
     tech = session_context().technique(name)
     seen = _default_metrics(tech, variant)
     assert (len(seen) >= 5) == ((name, variant) not in NO_DEFAULT), seen  # >= 5 metrics where it evaluates
-    declared = tech.meanings()
-    missing = sorted(set(seen) - set(declared))
-    assert not missing, f"{name} ({variant}): metrics without a declared meaning: {missing}"
-    for metric, pairs in seen.items():
-        d = declared[metric]
-        assert pairs == {(d.unit, d.direction)}, f"{name}.{metric}: results give {pairs}, declared {d}"
+    assert not _undeclared(tech, seen), f"{name} ({variant}): {_undeclared(tech, seen)}"
+
+
+#: the techniques with an execute fidelity (all 21) and their execute smoke scenarios (one each,
+#: two for hetseq: a hand count of the technique.toml files)
+EXECUTE_SMOKE = [(name, i) for name in BUILT_IN for i, s in enumerate(session_context().technique(name).smoke)
+                 if s.fidelity == "execute"]
+
+
+def test_every_technique_has_an_execute_smoke_scenario():
+    assert len(EXECUTE_SMOKE) == 22 and {n for n, _ in EXECUTE_SMOKE} == set(BUILT_IN)
+
+
+@pytest.mark.parametrize("name, i", EXECUTE_SMOKE)
+def test_every_metric_of_an_execute_smoke_scenario_has_a_meaning(name, i):
+    """A real run's metrics (oracle errors, ledger bytes, per-layer times): each needs a meaning at
+    the execute fidelity, shared, of that fidelity, included from a core helper or a pattern's."""
+    tech = session_context().technique(name)
+    result = evaluate_case(tech, Resolver(context=session_context()).resolve(tech, tech.smoke[i]))
+    seen: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for m in result.metrics.values():
+        seen.setdefault(("execute", m.name), set()).add((m.unit, m.direction))
+    assert len(seen) >= 7, seen
+    assert not _undeclared(tech, seen), f"{name} (execute smoke {i}): {_undeclared(tech, seen)}"
 
 
 @pytest.fixture
@@ -105,3 +135,88 @@ def test_a_malformed_meaning_is_refused_naming_the_metric(meanings, message):
     with pytest.raises(TechniqueError, match="metric_meanings") as e:
         dataclasses.replace(poseidon, metric_meanings=meanings)
     assert message in str(e.value) and "\n" not in str(e.value)
+
+
+def _replace(name, meanings):
+    import dataclasses
+
+    return dataclasses.replace(session_context().technique(name), metric_meanings=meanings)
+
+
+_M = {"unit": "s", "direction": "lower", "meaning": "seconds of layer i"}
+
+
+def test_a_pattern_declares_every_index_and_nothing_else():
+    tech = _replace("poseidon", {"layer_time.<i>": _M})
+    assert tech.meaning("layer_time.0").meaning == "seconds of layer i"
+    assert tech.meaning("layer_time.17", "execute").meaning == "seconds of layer i"
+    assert tech.meaning("layer_time.") is None and tech.meaning("layer_time.x") is None
+    assert tech.meaning("layer_time.1.2") is None and tech.meaning("xlayer_time.1") is None
+
+
+def test_a_fidelitys_meaning_overrides_the_shared_one_and_info_prints_both(cli, monkeypatch):
+    """palsgd's model `allreduces` counts to the target, its execute one within the run."""
+    tech = session_context().technique("palsgd")
+    assert "to the target" in tech.meaning("allreduces", "model").meaning
+    assert "within the run" in tech.meaning("allreduces", "execute").meaning
+    assert tech.meaning("allreduces") == tech.meaning("allreduces", "model")  # None: the shared one
+    assert tech.meaning("pseudo_syncs", "model") is None and tech.meaning("pseudo_syncs", "execute") is not None
+    data = json.loads(cli("info", "palsgd", "--format", "json").output)["metrics"]["allreduces"]
+    assert data["fidelities"] == ["model"] and data["from"] == "technique"
+    assert data["by_fidelity"]["execute"]["from"] == "suite.api:Workers.RESULT_MEANINGS"
+    text = cli("info", "palsgd").output
+    assert "[fidelity]: at that fidelity only" in text
+    lines = [ln for ln in text.splitlines() if ln.strip().startswith("allreduces ")]
+    assert [ln.split("(")[0].strip() for ln in lines] == ["allreduces [model]", "allreduces [execute]"], lines
+
+
+def test_the_core_helpers_meanings_are_declared_once_and_follow_its_results():
+    """`Workers.result()`'s 7 metrics: one meaning in the core, the same for every technique including it."""
+    from suite.api import Workers
+
+    assert list(Workers.RESULT_MEANINGS) == ["final_loss", "final_accuracy", "allreduces", "grad_evals", "sim_time",
+                                             "bytes_sent", "bytes_received"]
+    users = [t for t in BUILT_IN if "suite.api:Workers.RESULT_MEANINGS"
+             in session_context().technique(t).metric_meanings.get("execute", {}).get("include", ())]
+    assert users == ["cocod-sgd", "hetseq", "palsgd"]  # the three execute.py calling w.result()
+    for t in users:
+        assert session_context().technique(t).meaning("sim_time", "execute") == Workers.RESULT_MEANINGS["sim_time"]
+
+
+@pytest.mark.parametrize("meanings, message", [
+    ({"layer_time.<n>": _M}, "expected a metric name, or a pattern writing <i> for an index, got 'layer_time.<n>'"),
+    ({"simulate": {"bytes": _M}}, "expected a table of a fidelity the technique has (model, execute)"),
+    ({"execute": {"execute": {}}}, "expected a table of a fidelity the technique has"),
+    ({"execute": {"speedup": _M}}, "outside the vocabulary 'data-parallel'"),
+    ({"include": "workers"}, "expected references 'package.module:NAME' to mappings of metric meanings, got 'workers'"),
+])
+def test_a_malformed_pattern_fidelity_or_include_is_refused_in_one_line(meanings, message):
+    with pytest.raises(TechniqueError, match="metric_meanings") as e:
+        _replace("poseidon", meanings)
+    assert message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_an_include_that_names_no_mapping_is_refused_when_read():
+    tech = _replace("poseidon", {"execute": {"include": ["suite.api:Workers.NO_SUCH"]}})
+    with pytest.raises(TechniqueError, match=r"metric_meanings\['include'\]: expected an importable reference, "
+                                             r"got 'suite.api:Workers.NO_SUCH'") as e:
+        tech.meanings("execute")
+    assert "\n" not in str(e.value)
+    assert tech.meanings("model")  # the other fidelities read nothing of it
+
+
+def test_the_report_compares_meanings_at_the_rows_fidelities():
+    """The head-to-head section reads each technique's meaning at the fidelities its rows hold:
+    palsgd's and cocod-sgd's execute `final_loss` is the core helper's one meaning (one axis), and a
+    pattern declares transpose-conv's `layer_time.0`."""
+    from suite.report.html import _meanings_at
+
+    pal, cocod = session_context().technique("palsgd"), session_context().technique("cocod-sgd")
+    metrics = ["final_loss", "allreduces", "layer_time.0"]
+    assert _meanings_at(pal, {"model"}, metrics) == {"allreduces": pal.meaning("allreduces", "model").meaning}
+    at_execute = _meanings_at(pal, {"execute"}, metrics)
+    assert at_execute == _meanings_at(cocod, {"execute"}, metrics) and set(at_execute) == {"final_loss", "allreduces"}
+    both = _meanings_at(pal, {"model", "execute"}, ["allreduces"])["allreduces"]
+    assert both.count(" | ") == 1 and "to the target" in both and "within the run" in both
+    tc = session_context().technique("transpose-conv")
+    assert set(_meanings_at(tc, {"execute"}, metrics)) == {"layer_time.0"}
