@@ -217,6 +217,17 @@ def test_the_file_builds_the_technique_the_python_declaration_builds(tmp_path, m
      "'unit'], got 'baseline'"),
     (("[fidelities]", '[metric_meanings]\nbytes = "B"\n\n[fidelities]'),
      "toml_demo_bad/technique.toml: metric_meanings.bytes: expected a table { unit, direction, meaning }, got 'B'"),
+    # a fidelity's sub-table and the include list are read the same way, one line naming the field
+    (("[fidelities]", '[metric_meanings.model]\nbytes = "B"\n\n[fidelities]'),
+     "toml_demo_bad/technique.toml: metric_meanings.model.bytes: expected a table { unit, direction, meaning }, "
+     "got 'B'"),
+    (("[fidelities]", '[metric_meanings]\ninclude = "suite.api:Workers.RESULT_MEANINGS"\n\n[fidelities]'),
+     "toml_demo_bad/technique.toml: metric_meanings.include: expected an array of strings, got "
+     "'suite.api:Workers.RESULT_MEANINGS'"),
+    (("[fidelities]", '[metric_meanings.execute]\nbytes = {{ unit = "B", direction = "lower", meaning = "x" }}'
+                      '\n\n[fidelities]'),
+     "toml_demo_bad/technique.toml: technique 'toml-demo': metric_meanings['execute']: expected a table of a "
+     "fidelity the technique has (model)"),
 ])
 def test_a_bad_entry_is_one_line_naming_file_field_expected_and_given(tmp_path, monkeypatch, edit, message):
     old, new = edit
