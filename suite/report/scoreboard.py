@@ -508,7 +508,7 @@ def stored_scoreboard(techniques: Sequence[Any], store: Any, resolver: Any = Non
     outcomes = []
     notes: list[str] = []
     not_run = 0
-    watch = CoreWatch()
+    watch = CoreWatch(techniques)
     for tech in techniques:
         judged = []
         for claim in tech.claims:

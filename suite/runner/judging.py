@@ -44,28 +44,49 @@ class CoreWatch:
     them to later commands that never loaded that plugin). :meth:`check` after a technique's
     claims puts back what changed and names it; the caller turns those claims' outcomes into
     errors (:meth:`spoil`), so no verdict judged under a changed core is printed or cached.
-    A snapshot is taken when the first claim is judged (about 1 ms), each check about 0.3 ms."""
+    A snapshot is taken when the first claim is judged (about 1 ms), each check about 0.3 ms.
 
-    __slots__ = ("_snap",)
+    The claims being judged are watched the same way (*techniques*: every technique of the
+    command): a derive that rewrote another technique's claim past its freeze
+    (``object.__setattr__(claim, "expect", ...)``) made that claim pass, cached under its clean
+    key. Each claim's, its band's and its nulls' fields are compared after each technique (the
+    same objects, in order) and put back."""
 
-    def __init__(self) -> None:
+    __slots__ = ("_snap", "_techniques", "_fields")
+
+    def __init__(self, techniques: Sequence[Technique] = ()) -> None:
         self._snap: Any = None
+        self._techniques = list(techniques)
+        self._fields: list[tuple[str, Any, dict[str, Any]]] = []
 
     def begin(self) -> None:
-        """Before judging a technique's claims: the snapshot, taken once."""
+        """Before judging a technique's claims: the snapshots, taken once."""
         if self._snap is None:
             from suite.tamper import snapshot
 
             self._snap = snapshot()
+            self._fields = [(f"{t.name}/{c.id}{part}", o, dict(vars(o)))
+                            for t in {id(t): t for t in self._techniques}.values() for c in t.claims
+                            for part, o in (("", c), (".expect", c.expect), *((f".nulls[{i}]", n)
+                                                                             for i, n in enumerate(c.nulls)))
+                            if hasattr(o, "__dict__")]
 
     def check(self, tech: Technique) -> list[str]:
-        """What the judging of *tech*'s claims changed in the shared modules, put back (empty: nothing)."""
+        """What the judging of *tech*'s claims changed in the shared modules and in the claims
+        judged, put back (empty: nothing)."""
         if self._snap is None:
             return []
+        from suite.frozen import same_items
         from suite.runner.evaluate import package_of
         from suite.tamper import checked
 
         changed, self._snap = checked(self._snap, package_of(tech))
+        for label, obj, saved in self._fields:
+            now = vars(obj)
+            if not same_items(now, saved):
+                changed.append(f"claim {label}")
+                now.clear()
+                now.update(saved)
         return changed
 
     @staticmethod

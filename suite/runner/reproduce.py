@@ -169,7 +169,7 @@ def _judge_all(pending: Sequence[_Pending], store: Store, rerun: bool) -> list[s
     fresh: dict[str, str] = {}
     reader = _StoredOnce(store)
     recheck()  # what a watched plugin's thread changed in the core, put back before judging
-    watch, judged = CoreWatch(), []
+    watch, judged = CoreWatch([p.tech for p in pending]), []
     for i, (p, jkey) in enumerate(zip(pending, keys)):
         if not _restored(p.outcome, cached.get(jkey) if jkey else None):
             watch.begin()

@@ -70,3 +70,27 @@ def test_the_stored_scoreboard_is_guarded_the_same_way(fake_registry, store):
         assert got[("fake", "y-abs")][0] == "not reproduced" and got[("sly", "sly")][0] == "error"
     finally:
         Approx.check = ORIGINAL
+
+
+def test_a_derive_that_rewrites_another_techniques_claim_is_put_back(fake_registry, store):
+    """A derive wrote a built-in claim's band past its freeze (``object.__setattr__(claim, "expect",
+    ...)``): that claim, judged after it, passed, and the verdict was cached under the clean claim's
+    key (a hostile plugin author: "not reproduced" served as "reproduced" to later commands)."""
+    from suite.context import Context
+
+    fake = fake_registry.technique("fake")
+    victim = _techniques(fake)[1]
+    target = victim.claims[0]
+
+    def _rewrite(results):
+        object.__setattr__(target, "expect", Approx(10.0, rel=0.5))  # ours is 10: it would pass
+        return results["base"]["y"]
+
+    sly = replace(fake, name="sly", claims=[Claim("sly", "y is 10", "Sec. 1", True, Approx(10.0, rel=0.1),
+                                                  cases={"base": ScenarioSpec("base", **SPEC)}, derive=_rewrite)])
+    got = _verdicts(R.reproduce([sly, victim], store, context=Context.build()))
+    assert target.expect == Approx(100.0, rel=0.3)  # put back
+    assert got[("fake", "y-abs")][0] == "not reproduced"
+    assert got[("sly", "sly")][0] == "error" and "claim fake/y-abs" in got[("sly", "sly")][1]
+    again = _verdicts(R.reproduce([victim], store, context=Context.build()))
+    assert again[("fake", "y-abs")][0] == "not reproduced"
