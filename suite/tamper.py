@@ -506,8 +506,21 @@ def _resolved(d: dict[str, Any], k: str, lazy: Any) -> Any:
 
 
 def _of_package(v: Any, top: str) -> bool:
-    """Whether *v* is a function defined in the package *top*."""
-    mod = getattr(v, "__module__", None) if isinstance(v, types.FunctionType) else None
+    """Whether *v* is a function defined in the package *top*, or wraps one: a
+    ``functools.partial`` of it, a bound method of it, or a callable object of a class of *top*
+    (``render_text = functools.partial(_forge, render_text)`` passed as the core's own)."""
+    import functools
+
+    for _ in range(8):  # a partial of a partial of ... the plugin's function
+        if isinstance(v, functools.partial):
+            v = v.func
+        elif isinstance(v, types.MethodType):
+            v = v.__func__
+        else:
+            break
+    if not isinstance(v, (types.FunctionType, type)) and callable(v):
+        v = type(v)  # a callable object: the package of its class
+    mod = getattr(v, "__module__", None) if isinstance(v, (types.FunctionType, type)) else None
     return bool(top) and isinstance(mod, str) and mod.split(".")[0] == top
 
 

@@ -260,3 +260,39 @@ def test_a_wrong_parse_added_to_the_unit_cache_or_its_registry_at_import_is_drop
     _registry().define("giga- = 1e8 = G-")
     assert checked(snap, "evil")[0] == []
     assert parse_quantity("150 gigabyte/s", "bandwidth") == 1.5e11
+
+
+def test_a_core_module_first_imported_by_plugin_code_and_bound_to_a_partial_is_forgotten():
+    """A claim's derive imported a core module the command had not imported yet and rebound a name
+    to ``functools.partial(its_function, the_original)``: only names bound to the plugin's plain
+    functions were caught, so the scoreboard's renderer printed a forged row. A partial, a bound
+    method or a callable object of the plugin's package counts as its code."""
+    import functools
+    import types
+
+    from suite.tamper import checked, snapshot
+
+    def forge(original, *a, **k):
+        return "forged"
+
+    forge.__module__ = "evilpkg.claims"
+
+    class Forger:
+        __module__ = "evilpkg.claims"
+
+        def __call__(self, *a):
+            return "forged"
+
+    snap = snapshot()
+    fresh = types.ModuleType("suite.fresh_for_test")
+    fresh.render_text = functools.partial(forge, print)
+    fresh.render_json = Forger()
+    fresh.plain = len  # not the plugin's: left alone
+    sys.modules["suite.fresh_for_test"] = fresh
+    try:
+        changed = checked(snap, "evilpkg")[0]
+        assert "suite.fresh_for_test.render_text" in changed and "suite.fresh_for_test.render_json" in changed
+        assert "suite.fresh_for_test.plain" not in changed
+        assert "suite.fresh_for_test" not in sys.modules  # forgotten: imported anew, clean
+    finally:
+        sys.modules.pop("suite.fresh_for_test", None)

@@ -89,6 +89,7 @@ def reproduce_cmd(techniques: tuple[str, ...], all_: bool, verified_only: bool, 
 def _run(techs: list[Any], context: Any, store_path: Path | None, executor: str, options: Any, *,
          verified_only: bool, rerun: bool, quiet: bool) -> Scoreboard:
     """Reproduce *techs* into the store; exit 130 on Ctrl-C (the finished cases are stored)."""
+    import suite.report.scoreboard  # noqa: F401  (before judging: plugin code judged finds it in the guard's snapshot)
     from suite.runner.case import Resolver
     from suite.runner.progress import make_progress
     from suite.runner.reproduce import reproduce
