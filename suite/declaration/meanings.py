@@ -56,7 +56,9 @@ def check_declared(declared: Mapping[str, Any], where: str, fidelities: Iterable
             out[name] = refs
         else:
             out[name] = _entry(name, value, at, vocabulary)
-    return out
+    from suite.frozen import FrozenDict
+
+    return FrozenDict(out)  # read-only: another plugin cannot rewrite what a technique's metrics mean
 
 
 def _entry(name: str, value: Any, at: str, vocabulary: Vocabulary | None) -> MetricMeaning:

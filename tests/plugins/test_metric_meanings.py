@@ -220,3 +220,22 @@ def test_the_report_compares_meanings_at_the_rows_fidelities():
     assert both.count(" | ") == 1 and "to the target" in both and "within the run" in both
     tc = session_context().technique("transpose-conv")
     assert set(_meanings_at(tc, {"execute"}, metrics)) == {"layer_time.0"}
+
+
+def test_what_a_metric_means_cannot_be_rewritten_by_another_plugin():
+    """A hostile plugin wrote, at import, `VOCABULARIES["data-parallel"].meanings["speedup"] = ...`
+    and `.metrics["speedup"] = ("1", "lower")`: `suite info mg-wfbp` then said a built-in's speed-up
+    was lower-is-better over the global batch. The vocabularies' tables and every technique's
+    declared meanings are read-only."""
+    from suite.frozen import ImmutableError
+    from suite.technique import VOCABULARIES
+
+    voc = VOCABULARIES["data-parallel"]
+    with pytest.raises(ImmutableError):
+        voc.meanings["speedup"] = "one device's time over N devices' (ideal 1)"
+    with pytest.raises(ImmutableError):
+        voc.metrics["speedup"] = ("1", "lower")
+    assert voc.metrics["speedup"] == ("1", "higher")
+    tech = session_context().technique("cocod-sgd")
+    with pytest.raises(ImmutableError):
+        tech.metric_meanings["speedup"] = "anything"
