@@ -173,8 +173,10 @@ def companion_packages(top: str) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=1)
-def _machine() -> tuple[str, str, str, str]:
-    """(architecture, CPU model, logical CPU count, physical memory in bytes) of this machine."""
+def _machine() -> tuple[str, str, str, str, str]:
+    """(architecture, CPU model, logical CPU count, physical memory in bytes, CPUs this process may
+    run on) of this machine: a timing taken under ``taskset -c 0``, a slurm allocation or a cgroup
+    limit of one core is not one taken on all of them (a 2-thread copy was served to a 1-core run)."""
     import os
     import platform
 
@@ -188,14 +190,18 @@ def _machine() -> tuple[str, str, str, str]:
         memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         memory = 0
-    return platform.machine(), model or platform.processor(), str(os.cpu_count()), str(memory)
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux: the logical count
+        usable = os.cpu_count() or 0
+    return platform.machine(), model or platform.processor(), str(os.cpu_count()), str(memory), str(usable)
 
 
 @functools.lru_cache(maxsize=1)
 def machine_fingerprint() -> str:
     """SHA-256 (16 hex chars) of the machine an execute case is measured on: its architecture, CPU
-    model (``/proc/cpuinfo``'s ``model name``, else :func:`platform.processor`), logical CPU count
-    and physical memory. An execute result is a timing of this machine, whatever profile the case
+    model (``/proc/cpuinfo``'s ``model name``, else :func:`platform.processor`), logical CPU count,
+    physical memory and the CPUs this process may run on (its affinity). An execute result is a timing of this machine, whatever profile the case
     names, so a store shared between machines (a copied file, dask workers on several hosts)
     never serves one machine's timing on another (the host name is left out: a container gets a
     new one each start). Computed once per process."""
@@ -206,5 +212,6 @@ def machine_fingerprint() -> str:
 
 def machine_description() -> str:
     """What :func:`machine_fingerprint` hashes, for a message: ``x86_64, <CPU model>, 16 CPUs, 125.8 GiB``."""
-    arch, model, cpus, memory = _machine()
-    return f"{arch}, {model or 'unknown CPU'}, {cpus} CPUs, {int(memory) / 2**30:.1f} GiB"
+    arch, model, cpus, memory, usable = _machine()
+    mine = f" ({usable} usable)" if usable != cpus else ""
+    return f"{arch}, {model or 'unknown CPU'}, {cpus} CPUs{mine}, {int(memory) / 2**30:.1f} GiB"

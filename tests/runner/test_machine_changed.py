@@ -64,5 +64,31 @@ def test_on_the_resolving_machine_the_execute_case_is_stored_ok(fake_registry):
 
 def test_the_machine_is_described_by_what_its_fingerprint_hashes(monkeypatch):
     dependencies._machine.cache_clear()
-    monkeypatch.setattr(dependencies, "_machine", lambda: ("aarch64", "Neoverse-V2", "72", str(480 * 2**30)))
+    monkeypatch.setattr(dependencies, "_machine", lambda: ("aarch64", "Neoverse-V2", "72", str(480 * 2**30), "72"))
     assert dependencies.machine_description() == OTHER_TEXT
+
+
+def test_a_process_limited_to_fewer_cpus_is_another_machine(monkeypatch):
+    """An execute timing taken with 2 copy threads on 2 cores was served to `taskset -c 0 suite run`
+    (one usable core, where the case skips: "2 copy threads > 1 usable cores"): the fingerprint held
+    the logical CPU count only. The CPUs the process may run on are in it now."""
+    import os
+
+    if not hasattr(os, "sched_getaffinity"):
+        pytest.skip("no CPU affinity on this platform")
+
+    def fresh():
+        dependencies._machine.cache_clear()
+        dependencies.machine_fingerprint.cache_clear()
+        return dependencies.machine_fingerprint(), dependencies.machine_description()
+
+    try:
+        full, _ = fresh()
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+        one, text = fresh()
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(os.cpu_count() or 1)))
+        assert fresh()[0] == full  # every CPU usable: this machine's fingerprint as before the limit
+        assert (one != full and "(1 usable)" in text) or (os.cpu_count() == 1 and one == full)
+    finally:
+        monkeypatch.undo()
+        fresh()
