@@ -38,7 +38,7 @@ def test_the_guide_teaches_the_network_model_and_names_every_verdict():
     for verdict in ("reproduced", "reproduced (no null)", "not discriminating", "not reproduced", "inconclusive",
                     "claim defect", "error"):
         assert f"| `{verdict}` |" in text, verdict
-    for check in ("metadata", "imports", "vocabulary", "network-sensitivity", "oracle-agreement", "units"):
+    for check in ("metadata", "imports", "vocabulary", "network-sensitivity", "oracle-agreement", "units", "meanings"):
         assert f"| `{check}` |" in text, check
     assert "python -m build" in text and "outer_network.bandwidth" in text  # and why not to use the latter
 

@@ -66,7 +66,7 @@ CATEGORIES = (
 FIDELITIES = ("model", "simulate", "execute")
 DIRECTIONS = ("lower", "higher", "none")
 #: Default checks of the conformance kit a technique may opt out of (``kit_opt_out``, with a reason)
-KIT_OPT_OUTS = ("network-sensitivity", "oracle-agreement", "units")
+KIT_OPT_OUTS = ("network-sensitivity", "oracle-agreement", "units", "meanings")
 
 #: ``oracle_error`` accepted when a technique declares no ``oracle_tolerance``
 DEFAULT_ORACLE_TOLERANCE = 1e-8

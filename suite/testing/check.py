@@ -234,8 +234,13 @@ def _warn_only(check_id: str, exc: AssertionError) -> bool:
 def _warning_text(check_id: str, exc: AssertionError) -> str:
     from suite import __version__
 
-    return (f"{exc} [a default check since 0.2.0: it warns in {__version__} and fails from "
+    since = _SINCE.get(check_id, "0.2.0")
+    return (f"{exc} [a default check since {since}: it warns in {__version__} and fails from "
             f"{FAILS_FROM[check_id]}; fix it, or opt out with kit_opt_out={{{check_id!r}: 'why it does not apply'}}]")
+
+
+#: the version each default check was added in (0.2.0 unless listed)
+_SINCE = {"meanings": "0.3.10"}
 
 
 def _outcome_of(tech: Technique, check_id: str, max_examples: int, state: _State | None = None) -> Outcome:

@@ -309,10 +309,29 @@ def _default_units(tech: Technique, results: dict[str, Result], cases: Sequence[
     return None
 
 
+def _default_meanings(tech: Technique, results: dict[str, Result], cases: Sequence[Case]) -> str | None:
+    """Each metric a smoke case reports that the technique declares a meaning for (at the case's
+    fidelity: :meth:`suite.technique.Technique.meaning`) is reported in the declared unit and
+    direction: `suite info` prints the declaration as what the results are (a plugin declared
+    ``efficiency`` in s, lower is better, while its model reported it in 1, higher)."""
+    if not tech.metric_meanings:
+        return "the technique declares no metric meanings (suite info prints none)"
+    fidelity = {c.key: c.fidelity for c in cases}
+    for key, r in results.items():
+        for name, m in r.metrics.items():
+            declared = tech.meaning(name, fidelity.get(key))
+            if declared is not None and (declared.unit, declared.direction) != (m.unit, m.direction):
+                raise _fail(tech, "meanings", f"metric {name!r} ({fidelity.get(key)} fidelity): declared unit "
+                                              f"{declared.unit!r}, direction {declared.direction!r}; the results "
+                                              f"give {m.unit!r}, {m.direction!r}")
+    return None
+
+
 _DEFAULT_FNS: dict[str, CheckFn] = {
     "network-sensitivity": _default_network,
     "oracle-agreement": _default_oracle,
     "units": _default_units,
+    "meanings": _default_meanings,
 }
 
 
@@ -325,4 +344,6 @@ def _applies(tech: Technique, check: str) -> bool:
                 and bool({"model", "simulate"} & set(tech.fidelities)))
     if check == "oracle-agreement":
         return "execute" in tech.fidelities
+    if check == "meanings":
+        return bool(tech.metric_meanings)
     return any(p.unit for p in tech.parameters.values())

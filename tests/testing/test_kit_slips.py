@@ -23,7 +23,7 @@ from suite.perf.sensitivity import check_network_sensitivity
 from suite.runner.case import resolve_case
 from suite.runner.executors import evaluate_outcome
 from suite.testing import check_technique, run_check
-from suite.testing.check import comm_bandwidth_bound
+from suite.testing.check import check_ids, comm_bandwidth_bound
 
 PROFILE = "selene-dgx-a100"
 
@@ -327,3 +327,33 @@ def test_a_model_that_changes_its_inputs_fails_the_kit_as_it_fails_in_suite_run(
     case = resolve_case(tech, tech.smoke[0], context=session_context())
     assert case.scenario.params["workers"] == 8  # a fresh resolve is untouched
     assert run_check(_tech("slip-ok", _good_model), "runs-and-metrics", isolate=False).status == "passed"
+
+
+# --------------------------------------------------------------------------- metric meanings
+
+
+def test_a_meaning_that_the_results_contradict_warns_now_and_fails_from_0_4():
+    """A hostile plugin declared `comm_time = {unit = "B", direction = "higher", ...}` while its model
+    reports seconds, lower is better: `suite info` printed the declaration as what the results are."""
+    from suite.declaration.vocabulary import MetricMeaning
+
+    lying = {"comm_time": MetricMeaning("B", "higher", "bytes moved per step"),
+             "comm_bytes": MetricMeaning("B", "none", "bytes over every level")}
+    tech = _tech("slip-meaning", _good_model, metric_meanings=lying)
+    out = run_check(tech, "meanings", isolate=False)
+    assert out.status == "warned"
+    assert out.message.startswith("slip-meaning: check 'meanings' failed: metric 'comm_time' (model fidelity): "
+                                  "declared unit 'B', direction 'higher'; the results give 's', 'lower'")
+    assert "a default check since 0.3.10" in out.message and "fails from 0.4.0" in out.message
+    truthful = {"comm_time": MetricMeaning("s", "lower", "seconds of one all-reduce"), "comm_bytes": lying["comm_bytes"]}
+    assert run_check(_tech("slip-meaning", _good_model, metric_meanings=truthful), "meanings",
+                     isolate=False).status == "passed"
+    assert "meanings" not in check_ids(_tech("slip-none", _good_model))  # declares none: nothing to check
+
+
+def test_a_contradicted_meaning_fails_from_0_4(monkeypatch):
+    from suite.declaration.vocabulary import MetricMeaning
+
+    _as_of(monkeypatch, "0.4.0")
+    tech = _tech("slip-meaning", _good_model, metric_meanings={"comm_time": MetricMeaning("B", "higher", "bytes")})
+    assert run_check(tech, "meanings", isolate=False).status == "failed"
