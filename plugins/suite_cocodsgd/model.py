@@ -150,6 +150,7 @@ def evaluate(scenario: Scenario) -> Result:
     res.add("speedup", ttt_base / ttt, "1", "higher")
     res.add("allreduces_per_iteration", 1.0 if v in ("s-sgd", "pipe-sgd") else 1.0 / k, "1", "lower")
     res.add("throughput", K * int(p["batch"]) * k / rt, "samples/s", "higher")
+    res.add("workers_used", K, "1", "none")  # the resolved K: workers=None is every device
     res.artifacts["inputs"] = {"workers": K, "k": k, "t_c_sync": tm.t_c, "t_c_proportional": tm.t_c_prop,
                                "t_ar": tm.t_ar, "allreduce_bytes": tm.nbytes,
                                "flops_per_sample": tm.flops_per_sample, "steps_to_target": steps * ratio}

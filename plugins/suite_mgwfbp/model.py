@@ -612,6 +612,7 @@ def evaluate(scenario):
     res.add("speedup", workers * T1 / T, "1", "higher")
     res.add("throughput", workers * batch / T, "samples/s", "higher")
     res.add("groups", len(groups), "1", "none")
+    res.add("workers_used", workers, "1", "none")  # the resolved P: workers=None is every device
     res.add("optimal_iteration_time", T_opt, "s", "lower")
     res.add("optimality_gap", T / T_opt - 1.0, "1", "lower")
     res.artifacts.update({
