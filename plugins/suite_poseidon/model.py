@@ -69,6 +69,9 @@ __all__ = [
     "IterationModel",
     "iteration_model",
     "speedup",
+    "PAPER_NODES",
+    "default_nodes",
+    "nodes_of",
     "resolve_nodes",
     "evaluate",
 ]
@@ -448,6 +451,30 @@ def speedup(layers: Sequence, variant: str, nodes: int, batch: int, servers: int
 # --------------------------------------------------------------------------- evaluate
 
 
+#: the paper's largest testbed of its headline figures: 16 single-GPU machines (a default run's
+#: nodes, when the profile holds as many)
+PAPER_NODES = 16
+
+
+def default_nodes(profile) -> int:
+    """The ``nodes`` a case that leaves it unset runs on: the profile's single-GPU workers (a
+    cluster's nodes; a node or device profile with a network level, its devices; one without, 1),
+    at most :data:`PAPER_NODES`; :data:`PAPER_NODES` without a profile."""
+    if profile is None:
+        return PAPER_NODES
+    if profile.kind == "cluster":
+        have = profile.num_nodes
+    else:
+        have = profile.num_devices if profile.network else 1
+    return min(PAPER_NODES, have)
+
+
+def nodes_of(params, profile) -> int:
+    """``params['nodes']``, or :func:`default_nodes` of *profile* when it is None (unset)."""
+    n = params.get("nodes")
+    return default_nodes(profile) if n is None else int(n)
+
+
 def resolve_nodes(profile, nodes: int) -> None:
     """Check that *nodes* fits the profile; raise :class:`suite.Skip` with the reason if not."""
     from suite.api import Skip
@@ -495,7 +522,7 @@ def evaluate(scenario):
     if wl is None or not getattr(wl, "layers", None):
         raise Skip(f"poseidon model fidelity needs a layer-table workload, got {getattr(wl, 'name', None)!r}")
     p = scenario.params
-    nodes, batch = int(p["nodes"]), int(p["batch_per_node"])
+    nodes, batch = nodes_of(p, prof), int(p["batch_per_node"])
     servers = nodes if p.get("servers") is None else int(p["servers"])
     if servers > nodes:
         raise Skip(f"poseidon: servers={servers} > nodes={nodes} (servers are colocated with workers)")
@@ -516,6 +543,7 @@ def evaluate(scenario):
     res.add("bytes_per_node", at_p.bytes_per_node, "B", "lower")
     res.add("comm_bytes", at_p.bytes_per_node / 2.0, "B", "lower")
     res.add("sfb_layers", sum(1 for c in at_p.comms if c is not None and c.scheme == "sfb"), "1", "none")
+    res.add("nodes_used", nodes, "1", "none")  # the resolved count: nodes=None is the profile's, at most 16
     res.artifacts["layers"] = at_p.per_layer()
     res.artifacts["setup"] = {
         "nodes": nodes, "servers": servers, "batch_per_node": batch, "efficiency": float(p["efficiency"]),
@@ -526,4 +554,7 @@ def evaluate(scenario):
         "single_node_iteration_time": at_1.iteration_time,
         "workers_per_node": 1,
     }
+    if prof.kind == "cluster":  # the devices per node are not read: no result depends on them
+        res.artifacts["setup"]["note"] = (f"one GPU per node, as the paper's single-GPU machines: {nodes} GPUs "
+                                          "run, a node's other GPUs stay idle")
     return res

@@ -126,8 +126,10 @@ def _fit(scenario):
     """The scenario with ``nodes`` (and ``servers``) clamped to what its profile holds, so that a
     property is checked on any generated profile instead of being skipped."""
     prof = scenario.profile
+    from suite_poseidon import model
+
     have = prof.num_nodes if prof is not None and prof.kind == "cluster" and prof.network else 1
-    nodes = min(int(scenario.params["nodes"]), have)
+    nodes = min(model.nodes_of(scenario.params, prof), have)
     servers = scenario.params.get("servers")
     servers = None if servers is None else min(int(servers), nodes)
     return dataclasses.replace(scenario, params={**scenario.params, "nodes": nodes, "servers": servers})
@@ -200,7 +202,9 @@ def check_speedup_one_node(tech, scenario):
 
 def check_sfb_equals_dense(tech, scenario):
     """Execute: SFB and PS aggregates equal the dense sum (the evaluate raises otherwise)."""
-    p = {**scenario.params, "nodes": min(int(scenario.params["nodes"]), 4),
+    from suite_poseidon import model
+
+    p = {**scenario.params, "nodes": min(model.nodes_of(scenario.params, None), 4),
          "batch_per_node": min(int(scenario.params["batch_per_node"]), 8), "servers": None}
     res = tech.evaluate(dataclasses.replace(scenario, fidelity="execute", params=p))
     if not (res["max_rel_error"] < 1e-4):

@@ -91,7 +91,7 @@ def test_json_and_csv_carry_units(store, cli):
     out = cli("results", "show", "first", "--format", "csv", "--long", store=store).output
     long = list(csv.DictReader(io.StringIO(out)))
     assert {r["unit"] for r in long if r["name"] == "iteration_time"} == {"s"}
-    assert len(long) == 24 * 9  # 24 cases x poseidon's 9 metrics
+    assert len(long) == 24 * 10  # 24 cases x poseidon's 10 metrics (nodes_used the 10th)
     d = json.loads(cli("results", "show", "first", "--format", "json", "--long", store=store).output)
     assert {m["unit"] for m in d["metrics"] if m["name"] == "comm_bytes"} == {"B"}
 
@@ -115,7 +115,7 @@ def test_table_shows_headline_metrics_scaled(store, cli, in_command):
     # poseidon speaks the data-parallel vocabulary: those five first, in order, times scaled
     names = [w.split("=")[0] for w in row["metrics"].split("  ") if "=" in w]
     assert names == ["iteration_time", "throughput", "speedup", "comm_time", "exposed_comm"]
-    assert row["metrics"].endswith("(+4 more)")
+    assert row["metrics"].endswith("(+5 more)")
     assert row["params"] == "nodes=2;network.-1.bandwidth=5 Gbit/s"  # the first row in numeric order
     assert " ms" in row["metrics"] or " s " in row["metrics"]
     frow = next(r for r in full if r["variant"] == "ps")

@@ -356,7 +356,7 @@ def test_parameter_validation():
     with pytest.raises(ParameterError, match="nodes"):
         TECHNIQUE.validate_params({"nodes": 0})
     d = TECHNIQUE.validate_params({})
-    assert d["nodes"] == 16 and d["batch_per_node"] == 32 and d["servers"] is None
+    assert d["nodes"] is None and d["batch_per_node"] == 32 and d["servers"] is None  # nodes: the profile's, <= 16
     assert d["efficiency"] == model.DEFAULT_EFFICIENCY
 
 

@@ -1,0 +1,55 @@
+"""A technique's default scale fits the profile it runs on, and `suite results show` says what it
+resolved to. A new user's 4-node x 8-GPU profile (h800-4x8 here: 4 nodes of 8 H800, 32 GPUs):
+poseidon at its defaults skipped every case ("nodes=16 exceeds the 4 nodes"), and mg-wfbp /
+cocod-sgd ran on every device but stored ``param.workers`` empty, so nothing said 32 GPUs ran.
+Model fidelity, milliseconds a case."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def show(suite_cli, tmp_path_factory):
+    """``show(technique, profile, *more)``: the json cases of one default run (plus *more* options)."""
+    store = tmp_path_factory.mktemp("defaults") / "s.sqlite"
+
+    def run(technique, profile, *more):
+        r = suite_cli("run", "-t", technique, "--profile", profile, *more, "-q", "--store", store)
+        assert r.exit_code == 0, r.output
+        r = suite_cli("results", "show", "latest", "--format", "json", "--store", store)
+        assert r.exit_code == 0, r.output
+        return {c["variant"]: c for c in json.loads(r.output)["cases"]}
+
+    return run
+
+
+@pytest.mark.parametrize("profile, nodes", [
+    ("h800-4x8", 4),  # a cluster of 4 nodes: all 4 (was nodes=16: every case skipped)
+    ("titanx-cluster-10gbe", 16),  # 32 single-GPU nodes: the paper's 16 at most
+    ("dgx-h100", 8),  # one node of 8 GPUs behind NVSwitch: its 8 devices as workers
+])
+def test_poseidon_default_nodes_fit_the_profile_and_are_shown(show, profile, nodes):
+    got = show("poseidon", profile)
+    assert len(got) == 4 and {c["status"] for c in got.values()} == {"ok"}
+    assert {c["nodes_used"] for c in got.values()} == {nodes}
+    same = show("poseidon", profile, "--param", f"nodes={nodes}")  # the default is that explicit value
+    assert {v: c["speedup"] for v, c in got.items()} == {v: c["speedup"] for v, c in same.items()}
+
+
+def test_poseidon_says_it_uses_one_gpu_per_node(suite_cli, tmp_path):
+    """On 4 nodes of 8 GPUs: 4 GPUs run, 28 idle; the setup artifact says so and the numbers are the
+    one-GPU-per-node ones (speed-up < 4 over one node, not ~32)."""
+    from suite.results.store import Store
+
+    store = tmp_path / "s.sqlite"
+    r = suite_cli("run", "-t", "poseidon", "--variant", "ps", "--profile", "h800-4x8", "-q", "--store", store)
+    assert r.exit_code == 0, r.output
+    with Store(store) as st:
+        (res,) = [st.result(k) for k in st.cases(None)["key"]]
+    assert "one GPU per node" in res.artifacts["setup"]["note"] and "4 GPUs run" in res.artifacts["setup"]["note"]
+    assert 3.5 < res["speedup"] <= 4.0
+    info = suite_cli("info", "poseidon")
+    assert "one GPU per node" in " ".join(info.output.split())
