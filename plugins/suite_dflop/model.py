@@ -59,7 +59,7 @@ __all__ = ["DEFAULT_EFFICIENCY", "RECOMPUTE", "MEM_HEADROOM", "STATE_BYTES", "BF
            "vision_flops", "projector_flops", "llm_flops", "Features", "features", "Stage", "Plan",
            "Hardware", "hardware", "megatron_plan", "uniform_plans", "split_plans", "best_plan", "best_split_plan",
            "encoder_share", "step_time",
-           "StepTime", "plan_memory", "evaluate", "cost_vectors"]
+           "StepTime", "plan_memory", "nodes_of", "evaluate", "cost_vectors"]
 
 #: Achieved fraction of the bf16 tensor-core peak: Megatron-LM reaches 138-163 TFLOP/s per A100
 #: (44-52% of 312) on GPT models of 175B-1T (Narayanan et al., SC 2021, Table 1); we take 0.5,
@@ -824,8 +824,9 @@ def evaluate(scenario):
     Raises
     ------
     suite.Skip
-        No dataset-mix workload, or no profile, or no plan of the variant fits the device's memory
-        (megatron at skew 2 on llava-video: 64 GPUs of 75 GiB).
+        No dataset-mix workload, or no profile, ``nodes`` beyond the profile's, or no plan of the
+        variant fits the device's memory (megatron at skew 2 on llava-video: 64 GPUs of 75 GiB).
+        ``nodes`` left unset is the profile's, at most 8 (:func:`nodes_of`; metric ``nodes_used``).
     ValueError
         Bins left empty, or a bad parameter (one line).
     """
@@ -840,14 +841,28 @@ def evaluate(scenario):
     tl = float(p["ilp_time_limit"])
     if not tl >= 0:
         raise ValueError(f"dflop: parameter 'ilp_time_limit': expected >= 0 s, got {tl:g}")
-    gpus = int(p["nodes"]) * int(prof.devices_per_node)
+    used = nodes_of(p, prof)
+    if used > prof.num_nodes:
+        raise Skip(f"dflop: nodes={used} but profile {prof.name!r} has {prof.num_nodes} nodes")
+    gpus = used * int(prof.devices_per_node)
     batch, m = int(p["global_batch"]), int(p["microbatches"])
     hw = hardware(prof, gpus, p.get("efficiency"))
     samples = generate(wl, batch, int(scenario.seed), float(p["skew"]))
     nodes = int(p.get("ilp_nodes", 200))
     plan, feats, s, info = choose(scenario.variant, wl, samples, hw, m, batch, int(scenario.seed), tl,
                                   float(p["skew"]), node_limit=nodes if tl > 0 else 0)
-    return _result(step_time(plan, feats, s.bins, hw), plan, s, info, hw, batch, gpus, wl.name)
+    res = _result(step_time(plan, feats, s.bins, hw), plan, s, info, hw, batch, gpus, wl.name)
+    res.add("nodes_used", used, "1", "none")  # the resolved count: nodes=None is the profile's, at most 8
+    return res
+
+
+def nodes_of(params, profile) -> int:
+    """``params['nodes']``, or when it is None (unset) the profile's nodes at most the claim's 8
+    (:data:`suite_dflop.technique.CLAIM_NODES`)."""
+    from suite_dflop.technique import CLAIM_NODES
+
+    n = params.get("nodes")
+    return min(CLAIM_NODES, profile.num_nodes) if n is None else int(n)
 
 
 def _result(st: StepTime, plan: Plan, s, info: dict, hw: Hardware, batch: int, gpus: int, mix: str):

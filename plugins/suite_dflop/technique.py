@@ -78,7 +78,9 @@ def _fit(scenario):
     prof = scenario.profile
     have = prof.num_nodes if prof is not None and prof.kind == "cluster" else 1
     p = dict(scenario.params)
-    p["nodes"] = max(1, min(int(p["nodes"]), have, 8))
+    from suite_dflop import model
+
+    p["nodes"] = max(1, min(model.nodes_of(p, prof), have, 8))
     p["global_batch"] = max(int(p["global_batch"]), 64 * int(p["microbatches"]))
     p["global_batch"] = min(p["global_batch"], 512)
     p["microbatches"] = min(int(p["microbatches"]), p["global_batch"] // 64)

@@ -53,3 +53,18 @@ def test_poseidon_says_it_uses_one_gpu_per_node(suite_cli, tmp_path):
     assert 3.5 < res["speedup"] <= 4.0
     info = suite_cli("info", "poseidon")
     assert "one GPU per node" in " ".join(info.output.split())
+
+
+def test_dflop_default_nodes_fit_the_profile_and_are_shown(show):
+    """dflop's nodes defaulted to the claim's 8: on fewer nodes every case failed (ValueError). Unset,
+    it is the profile's nodes at most 8: Selene cut to 6 DGX A100 nodes runs on 6 (48 GPUs)."""
+    got = show("dflop", "selene-dgx-a100", "--variant", "dflop", "--set", "nodes=6")["dflop"]
+    assert got["status"] == "ok" and got["param.nodes"] is None and got["nodes_used"] == 6
+    same = show("dflop", "selene-dgx-a100", "--variant", "dflop", "--set", "nodes=6", "--param", "nodes=6")["dflop"]
+    assert got["step_time"] == same["step_time"]
+    assert show("dflop", "selene-dgx-a100", "--variant", "dflop")["dflop"]["nodes_used"] == 8  # 560 nodes: 8
+
+
+def test_dflop_more_nodes_than_the_profile_is_a_skip(show):
+    got = show("dflop", "h800-4x8", "--variant", "megatron", "--param", "nodes=8")["megatron"]  # 4 nodes
+    assert got["status"] == "skipped" and got["error"] == "dflop: nodes=8 but profile 'h800-4x8' has 4 nodes"
