@@ -81,7 +81,7 @@ from suite.api import (Group, ParameterError, Result, TransformerSpec, collectiv
 from suite_dhelix.constants import SIGMA
 
 __all__ = ["SIGMA", "hardware", "STATE_BYTES_FIXED", "STATE_BYTES_SHARDED", "GRAD_BYTES", "Op", "layer_ops", "pair_time",
-           "pair_dp", "serial_time", "intra_time", "fold", "tp_group", "Plan", "plan_of", "evaluate",
+           "pair_dp", "serial_time", "intra_time", "fold", "tp_group", "Plan", "plan_of", "default_dp", "evaluate",
            "iteration", "rebuilt_table"]
 
 #: Model-state bytes per parameter, Megatron-LM's distributed optimizer with bf16 parameters and
@@ -265,6 +265,18 @@ class Plan:
         return self.gbs // (self.mbs * self.dp)
 
 
+#: the paper's data-parallel degree (8 x 2 x 4 = 64 A800s): ``dp`` when the profile holds it
+PAPER_DP = 4
+
+
+def default_dp(tp: int, pp: int, mbs: int, gbs: int, profile) -> int:
+    """``dp`` left unset: the most replicas of the ``tp x pp`` plan that *profile*'s devices hold, at
+    most :data:`PAPER_DP`, whose ``mbs x dp`` divides *gbs*; 1 when none fits (the plan is then
+    declined by :func:`plan_of` for want of GPUs)."""
+    cap = min(PAPER_DP, profile.num_devices // (tp * pp))
+    return next((dp for dp in range(cap, 1, -1) if gbs % (mbs * dp) == 0), 1)
+
+
 def plan_of(params, table, profile, folded: bool = True) -> Plan:
     """Validate the scenario's plan against the workload and profile (one-line errors).
 
@@ -273,9 +285,10 @@ def plan_of(params, table, profile, folded: bool = True) -> Plan:
 
     Raises ParameterError for a plan the workload cannot take, and Skip (``require_devices``) for
     one needing more GPUs (``tp x pp x dp``) than the profile has: the scenario is declined, as
-    other techniques decline it."""
-    tp, pp, dp = int(params["tp"]), int(params["pp"]), int(params["dp"])
+    other techniques decline it. ``dp`` None (unset) is :func:`default_dp`."""
+    tp, pp = int(params["tp"]), int(params["pp"])
     mbs, seq, gbs = int(params["mbs"]), int(params["seq"]), int(params["gbs"])
+    dp = default_dp(tp, pp, mbs, gbs, profile) if params.get("dp") is None else int(params["dp"])
     spec = table.spec
     heads, layers = int(spec["heads"]), int(spec["layers"])
     name = table.name.split("@")[0]
@@ -457,6 +470,7 @@ def to_result(it: dict, scenario) -> Result:
     r.add("peak_memory", it["peak_memory"], "B", "lower")
     r.add("dp_allreduce_time", it["dp_time"], "s", "lower")
     r.add("microbatches", plan.microbatches, "1", "none")
+    r.add("dp_used", plan.dp, "1", "none")  # the resolved degree: dp=None is the profile's, at most 4
     r.artifacts["plan"] = {"tp": plan.tp, "pp": plan.pp, "dp": plan.dp, "mbs": plan.mbs, "seq": plan.seq,
                            "gbs": plan.gbs, "fold": fold(int(it["table"].spec["layers"]), plan.pp)}
     if scenario.variant.startswith("dhelix"):

@@ -68,3 +68,13 @@ def test_dflop_default_nodes_fit_the_profile_and_are_shown(show):
 def test_dflop_more_nodes_than_the_profile_is_a_skip(show):
     got = show("dflop", "h800-4x8", "--variant", "megatron", "--param", "nodes=8")["megatron"]  # 4 nodes
     assert got["status"] == "skipped" and got["error"] == "dflop: nodes=8 but profile 'h800-4x8' has 4 nodes"
+
+
+def test_dhelix_default_plan_fits_the_profile_and_is_shown(show):
+    """dhelix's plan defaulted to tp 8 x pp 2 x dp 4 = 64 GPUs: on 32 GPUs every case skipped. dp left
+    unset is the most replicas the profile holds, at most 4: 32 // 16 = 2 on h800-4x8, 4 on a800-64."""
+    got = show("dhelix", "h800-4x8", "--variant", "dhelix,megatron")
+    assert {c["status"] for c in got.values()} == {"ok"} and {c["dp_used"] for c in got.values()} == {2}
+    same = show("dhelix", "h800-4x8", "--variant", "dhelix,megatron", "--param", "dp=2")
+    assert {v: c["mfu"] for v, c in got.items()} == {v: c["mfu"] for v, c in same.items()}
+    assert show("dhelix", "a800-64", "--variant", "dhelix")["dhelix"]["dp_used"] == 4  # the paper's 64 GPUs
