@@ -73,10 +73,26 @@ __all__ = [
     "remap_fractions",
     "Times",
     "times",
+    "ranks_of",
     "evaluate",
 ]
 
 DTYPE_BYTES = {"fp64": 8, "fp32": 4}
+
+#: the paper's processor grid of the default scenario (64 ranks: 8 nodes x 8 ranks per node)
+PAPER_RANKS = 64
+
+
+def ranks_of(params, profile) -> int:
+    """``params['ranks']``, or when it is None (unset) ``ranks_per_node`` on every node of *profile*
+    (a cluster's nodes; a node profile: 1), at most :data:`PAPER_RANKS`; :data:`PAPER_RANKS`
+    without a profile."""
+    if params.get("ranks") is not None:
+        return int(params["ranks"])
+    if profile is None:
+        return PAPER_RANKS
+    have = profile.num_nodes if profile.kind == "cluster" else 1
+    return min(PAPER_RANKS, have * int(params["ranks_per_node"]))
 
 #: Fraction of a node's memory the tensors may use, shared by its ranks: CTF sets its memory cap
 #: to 0.75 / ppn with ``CTF_PPN`` ranks per node (CTF documentation and source, secondary source).
@@ -365,7 +381,7 @@ def resolve(scenario):
     from suite_node_aware_grids.workloads import Contraction, with_extents
 
     p = scenario.params
-    ranks, ppn = int(p["ranks"]), int(p["ranks_per_node"])
+    ranks, ppn = ranks_of(p, scenario.profile), int(p["ranks_per_node"])
     if ranks % ppn:
         raise ParameterError(f"node-aware-grids: parameter 'ranks_per_node': expected a divisor of ranks ({ranks}), "
                              f"got {ppn}")
@@ -442,6 +458,7 @@ def evaluate(scenario):
     res.add("remap_messages", t.remap_messages, "1", "lower")
     res.add("mem_per_rank", memory_per_rank(plan.sizes, plan.lens), "B", "lower")
     res.add("nodes", plan.nodes, "1", "none")
+    res.add("ranks_used", ranks, "1", "none")  # the resolved P: ranks=None is the profile's nodes' worth, <= 64
     h = None if plan.g is None else [a // b for a, b in zip(plan.lens, plan.g)]
     res.artifacts["grid"] = {
         "lens": list(plan.lens), "g": None if plan.g is None else list(plan.g), "h": h,

@@ -89,7 +89,9 @@ def _fit(scenario, ppn: int | None = None):
     p = dict(scenario.params)
     ppn = int(ppn if ppn is not None else p["ranks_per_node"])
     have = prof.num_nodes if prof is not None and prof.kind == "cluster" else 1
-    want = max(1, int(p["ranks"]) // max(1, int(p["ranks_per_node"])))
+    from suite_node_aware_grids import model
+
+    want = max(1, model.ranks_of(p, prof) // max(1, int(p["ranks_per_node"])))
     nodes = min(want, 1 << int(math.log2(max(1, have))))
     p.update(ranks=nodes * ppn, ranks_per_node=ppn, grid="auto")
     dev = prof.device if prof is not None else None

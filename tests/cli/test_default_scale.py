@@ -78,3 +78,14 @@ def test_dhelix_default_plan_fits_the_profile_and_is_shown(show):
     same = show("dhelix", "h800-4x8", "--variant", "dhelix,megatron", "--param", "dp=2")
     assert {v: c["mfu"] for v, c in got.items()} == {v: c["mfu"] for v, c in same.items()}
     assert show("dhelix", "a800-64", "--variant", "dhelix")["dhelix"]["dp_used"] == 4  # the paper's 64 GPUs
+
+
+def test_node_aware_grids_default_ranks_fit_the_profile_and_are_shown(show):
+    """ranks defaulted to 64 (8 nodes x 8 ranks per node): on 4 nodes every case skipped. Unset, it
+    is 8 ranks per node on every node, at most 64: 4 x 8 = 32 on h800-4x8, 64 on perlmutter-cpu."""
+    got = show("node-aware-grids", "h800-4x8")
+    assert {c["status"] for c in got.values()} == {"ok"}
+    assert {(c["ranks_used"], c["nodes"]) for c in got.values()} == {(32, 4)}
+    same = show("node-aware-grids", "h800-4x8", "--param", "ranks=32")
+    assert {v: c["time"] for v, c in got.items()} == {v: c["time"] for v, c in same.items()}
+    assert {c["ranks_used"] for c in show("node-aware-grids", "perlmutter-cpu").values()} == {64}
