@@ -299,9 +299,10 @@ def evaluate(scenario):
         raise Skip(f"virtualflow: {scenario.variant!r} at execute fidelity plans its virtual nodes with the cost "
                    f"model: it needs a layer-table workload (or 'vn_counts'), got {getattr(wl, 'name', None)!r}")
     ds = wl if getattr(wl, "kind", "") == "dataset" else None
-    from suite_virtualflow.model import EFFICIENCY_INPUT
+    from suite_virtualflow.model import EFFICIENCY_INPUT, devices_of
 
-    out = run(scenario.variant, int(p["batch"]), int(p["virtual_nodes"]), int(p["devices"]), int(p["steps"]),
+    out = run(scenario.variant, int(p["batch"]), int(p["virtual_nodes"]), devices_of(p, scenario.profile),
+              int(p["steps"]),
               float(p["lr"]), int(p["hidden"]), str(p.get("resize") or ""), int(scenario.seed),
               scenario.profile, wl, ds, str(p.get("vn_counts") or ""),
               reference=scenario.inputs.get(EFFICIENCY_INPUT))

@@ -62,6 +62,8 @@ import numpy as np
 from suite.api import Group, collective_time, layer_times
 
 __all__ = [
+    "PAPER_DEVICES",
+    "devices_of",
     "LAMBDA_RESNET50_FP32",
     "RESNET50_TRAIN_FLOPS",
     "DEFAULT_EFFICIENCY_DEVICE",
@@ -657,7 +659,7 @@ def evaluate(scenario, plan: tuple | None = None):
     p = scenario.params
     eff = p.get("efficiency")
     ref = scenario.input(EFFICIENCY_INPUT)
-    sm = step_model(wl, prof, scenario.variant, int(p["batch"]), int(p["virtual_nodes"]), int(p["devices"]),
+    sm = step_model(wl, prof, scenario.variant, int(p["batch"]), int(p["virtual_nodes"]), devices_of(p, prof),
                     None if eff is None else float(eff), plan, reference=ref)
     slots = device_slots(prof)
     used = [k for k, n in enumerate(sm.plan.devices) if n > 0]
@@ -681,6 +683,22 @@ def evaluate(scenario, plan: tuple | None = None):
     res.add("ideal_gain", ideal, "1", "none")
     res.artifacts["plan"] = _plan_artifact(sm, slots, eff, ref)
     return res
+
+
+#: the default scenario's devices (the authors' scripts run 1, 2, 4, 8 GPUs): when the profile holds them
+PAPER_DEVICES = 4
+
+
+def devices_of(params, profile) -> int:
+    """``params['devices']``, or when it is None (unset) the most devices of *profile*'s first type,
+    at most :data:`PAPER_DEVICES`, that divide ``virtual_nodes`` (1 divides any);
+    :data:`PAPER_DEVICES` without a profile."""
+    if params.get("devices") is not None:
+        return int(params["devices"])
+    if profile is None:
+        return PAPER_DEVICES
+    cap, v = min(PAPER_DEVICES, device_slots(profile)[0].count), int(params["virtual_nodes"])
+    return next(d for d in range(max(1, cap), 0, -1) if v % d == 0)
 
 
 def _plan_artifact(sm: StepModel, slots: Sequence[DeviceSlot], eff, ref) -> dict:

@@ -110,7 +110,7 @@ def _fit(scenario):
     prof = scenario.profile
     slots = model.device_slots(prof)
     p = dict(scenario.params)
-    P = max(1, min(int(p["devices"]), slots[0].count))
+    P = max(1, min(model.devices_of(p, prof), slots[0].count))
     V = int(p["virtual_nodes"])
     V = V if V % P == 0 else P * max(1, V // P)
     B = V * max(1, int(p["batch"]) // V)

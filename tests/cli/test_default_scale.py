@@ -89,3 +89,15 @@ def test_node_aware_grids_default_ranks_fit_the_profile_and_are_shown(show):
     same = show("node-aware-grids", "h800-4x8", "--param", "ranks=32")
     assert {v: c["time"] for v, c in got.items()} == {v: c["time"] for v, c in same.items()}
     assert {c["ranks_used"] for c in show("node-aware-grids", "perlmutter-cpu").values()} == {64}
+
+
+def test_virtualflow_default_devices_fit_the_profile_and_are_shown(show):
+    """devices defaulted to 4: on one H100 'physical' and 'virtual' failed (ParameterError 'expected
+    <= 1'). Unset, it is the profile's devices, at most 4, dividing V = 16: 1 on one H100, 2 on the
+    2-V100 azure-nc12s-v3, 4 on the 8-V100 dgx-1-v100."""
+    for profile, want in (("nvidia-h100-sxm5-80gb", 1), ("azure-nc12s-v3", 2), ("dgx-1-v100", 4)):
+        got = show("virtualflow", profile, "--variant", "physical,virtual")
+        assert {(c["status"], c["devices_used"]) for c in got.values()} == {("ok", want)}, profile
+    same = show("virtualflow", "azure-nc12s-v3", "--variant", "physical,virtual", "--param", "devices=2")
+    got = show("virtualflow", "azure-nc12s-v3", "--variant", "physical,virtual")
+    assert {v: c["step_time"] for v, c in got.items()} == {v: c["step_time"] for v, c in same.items()}
