@@ -81,6 +81,8 @@ from suite.api import ParameterError, Skip, require_devices, roofline_time
 from suite_kernel_kmeans.constants import DTYPE_BYTES  # bytes per element (defined there for the declaration)
 
 __all__ = [
+    "PAPER_GPUS",
+    "gpus_of",
     "KERNEL_FLOPS",
     "Collective",
     "comm_plan",
@@ -491,6 +493,20 @@ def problem_size(scenario) -> tuple[int, int]:
     return int(n), int(d)
 
 
+#: the default scenario's GPUs (a 2 x 2 grid for 1.5d / 2d), when the profile holds them
+PAPER_GPUS = 4
+
+
+def gpus_of(params, profile) -> int:
+    """``params['gpus']``, or when it is None (unset) the largest square (1.5d / 2d need one) of at
+    most :data:`PAPER_GPUS` and the profile's devices; :data:`PAPER_GPUS` without a profile."""
+    if params.get("gpus") is not None:
+        return int(params["gpus"])
+    if profile is None:
+        return PAPER_GPUS
+    return math.isqrt(max(1, min(PAPER_GPUS, profile.num_devices))) ** 2
+
+
 def evaluate(scenario) -> "Result":
     """Model fidelity: :func:`predict` for the scenario's variant, profile, workload and parameters.
 
@@ -508,7 +524,7 @@ def evaluate(scenario) -> "Result":
     p = scenario.params
     if int(p["k"]) > n:
         raise ParameterError(f"kernel-kmeans: parameter 'k': expected <= number of points {n}, got {p['k']}")
-    pr = predict(scenario.variant, scenario.profile, n, d, int(p["k"]), int(p["gpus"]), int(p["iterations"]),
+    pr = predict(scenario.variant, scenario.profile, n, d, int(p["k"]), gpus_of(p, scenario.profile), int(p["iterations"]),
                  p["dtype"], p["kernel"], int(p["window"]))
     out = Result()
     for name in ("time_per_iteration", "kernel_time", "total_time", "comm_time_per_iteration", "kernel_comm_time"):

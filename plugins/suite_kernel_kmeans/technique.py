@@ -26,9 +26,10 @@ __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "geomean_ratio", "max_r
 PARAMETERS = {
     "k": Param(int, default=16, unit="clusters", minimum=1, maximum=100000,
                help="clusters (paper: 16, 32, 64)"),
-    "gpus": Param(int, default=4, unit="GPUs", minimum=1, maximum=65536, role="scale",
+    "gpus": Param(int, default=None, unit="GPUs", minimum=1, maximum=65536, role="scale", optional=True,
                   help="GPUs (model) or simulated ranks (execute) of the 1d/1.5d/2d layouts (a square for 1.5d/2d); "
-                       "the single-GPU variants ignore it"),
+                       "the single-GPU variants ignore it; default: model, the largest square <= 4 and the "
+                       "profile's devices (metric gpus); execute, 4"),
     "n": Param(int, default=None, unit="points", minimum=1, optional=True,
                help="points: model -- default the workload's n (paper runs: sqrt(G) x 96,000 weak, 192,000 strong); "
                     "execute -- a seeded subsample of the dataset (default all of it)"),
@@ -283,7 +284,7 @@ def prop_faster_memory_not_slower(tech, scenario) -> None:
         return
     params = dict(scenario.params)
     nd = scenario.profile.num_devices
-    params["gpus"] = max(1, math.isqrt(min(params["gpus"], nd)) ** 2)
+    params["gpus"] = max(1, math.isqrt(min(model.gpus_of(params, scenario.profile), nd)) ** 2)
     base = dataclasses.replace(scenario, params=params)
     bw = scenario.profile.device.memory_bandwidth
     fast = dataclasses.replace(base, profile=scenario.profile.with_overrides(

@@ -101,3 +101,15 @@ def test_virtualflow_default_devices_fit_the_profile_and_are_shown(show):
     same = show("virtualflow", "azure-nc12s-v3", "--variant", "physical,virtual", "--param", "devices=2")
     got = show("virtualflow", "azure-nc12s-v3", "--variant", "physical,virtual")
     assert {v: c["step_time"] for v, c in got.items()} == {v: c["step_time"] for v, c in same.items()}
+
+
+def test_kernel_kmeans_default_gpus_fit_the_profile_and_are_shown(show):
+    """gpus defaulted to 4: on one H100 the 1d / 1.5d / 2d layouts skipped ('gpus=4 but profile has 1
+    devices'). Unset, it is the largest square <= 4 and the profile's devices: 1 on one H100 (and on
+    the 2-GPU azure-nc12s-v3: 2 is no square), 4 on perlmutter."""
+    for profile, want in (("nvidia-h100-sxm5-80gb", 1), ("azure-nc12s-v3", 1), ("perlmutter", 4)):
+        got = show("kernel-kmeans", profile, "--variant", "1d,2d")
+        assert {(c["status"], c["param.gpus"], c["gpus"]) for c in got.values()} == {("ok", None, want)}, profile
+    same = show("kernel-kmeans", "perlmutter", "--variant", "1d,2d", "--param", "gpus=4")
+    got = show("kernel-kmeans", "perlmutter", "--variant", "1d,2d")
+    assert {v: c["total_time"] for v, c in got.items()} == {v: c["total_time"] for v, c in same.items()}
