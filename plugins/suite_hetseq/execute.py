@@ -144,7 +144,9 @@ def _ranks(p, prof) -> int:
     if p.get("exec_ranks"):
         K = int(p["exec_ranks"])
     elif prof is not None:
-        K = int(p["nodes"]) * prof.devices_per_node
+        from suite_hetseq.model import nodes_of
+
+        K = nodes_of(p, prof) * prof.devices_per_node
     else:
         K = 4
     if K > _MAX_RANKS:

@@ -75,7 +75,7 @@ from suite_hetseq.constants import DEFAULT_EFFICIENCY, README_SAMPLES
 
 __all__ = ["VARIANTS", "README_ROWS", "README_SAMPLES", "DEFAULT_EFFICIENCY", "rank_devices", "sample_times",
            "memory_bytes", "batch_caps", "split_batch", "Step", "step", "fixed_epoch_steps", "Plan", "plan",
-           "calibrate_readme", "evaluate"]
+           "calibrate_readme", "PAPER_NODES", "nodes_of", "evaluate"]
 
 VARIANTS = ("ddp-equal-batch", "hetseq")
 
@@ -383,6 +383,20 @@ def calibrate_readme(workload, profile, rows=README_ROWS, algorithm: str = "ring
 # --------------------------------------------------------------------------- evaluate
 
 
+#: the default scenario's nodes (the README's 4-node row), when the profile holds them
+PAPER_NODES = 4
+
+
+def nodes_of(params, profile) -> int:
+    """``params['nodes']``, or when it is None (unset) the profile's nodes (a device or node
+    profile: 1), at most :data:`PAPER_NODES`; :data:`PAPER_NODES` without a profile."""
+    if params.get("nodes") is not None:
+        return int(params["nodes"])
+    if profile is None:
+        return PAPER_NODES
+    return min(PAPER_NODES, profile.num_nodes if profile.kind == "cluster" else 1)
+
+
 def evaluate(scenario):
     """Model fidelity: step time, throughput, fixed-epoch time and speed-up of one variant.
 
@@ -415,7 +429,8 @@ def evaluate(scenario):
     if not isinstance(wl, LayerTable):
         raise Skip(f"hetseq model fidelity needs a layer-table workload, got {getattr(wl, 'name', None)!r}")
     p = scenario.params
-    pl = plan(wl, prof, scenario.variant, int(p["nodes"]), int(p["batch_per_gpu"]), p.get("global_batch"),
+    nodes = nodes_of(p, prof)
+    pl = plan(wl, prof, scenario.variant, nodes, int(p["batch_per_gpu"]), p.get("global_batch"),
               int(p["samples"]), float(p["efficiency"]), p["dtype"], p["algorithm"], float(p["grad_bytes"]))
     s = pl.at_n
     busy = s.compute[s.batches > 0]
@@ -431,11 +446,12 @@ def evaluate(scenario):
     res.add("train_time", pl.train_time, "s", "lower")
     res.add("train_days", pl.train_time / _DAY, "d", "lower")
     res.add("steps", pl.steps, "1", "none")
-    res.add("comm_bytes", float(p["grad_bytes"]) * wl.params if int(p["nodes"]) > 1 else 0.0, "B", "none")
+    res.add("comm_bytes", float(p["grad_bytes"]) * wl.params if nodes > 1 else 0.0, "B", "none")
     res.add("peak_memory", s.peak_memory, "B", "lower")
     res.add("fits", 1.0, "1", "none")
     res.add("imbalance", float(busy.max() / busy.min()) if busy.size else 1.0, "1", "lower")
     res.add("dummy_ranks", int(np.sum(s.batches == 0)), "1", "none")
+    res.add("nodes_used", nodes, "1", "none")  # the resolved count: nodes=None is the profile's, at most 4
     res.artifacts["batches"] = [int(x) for x in s.batches]
     res.artifacts["setup"] = _setup(pl, prof, float(p["efficiency"]))
     return res

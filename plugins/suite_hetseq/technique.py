@@ -92,7 +92,9 @@ def _fit(scenario):
     batch small enough for any generated device's memory."""
     prof = scenario.profile
     have = prof.num_nodes if prof is not None and prof.kind == "cluster" and prof.network else 1
-    nodes = max(1, min(int(scenario.params["nodes"]), have, 8))
+    from suite_hetseq import model
+
+    nodes = max(1, min(model.nodes_of(scenario.params, prof), have, 8))
     params = {**scenario.params, "nodes": nodes, "batch_per_gpu": min(int(scenario.params["batch_per_gpu"]), 8),
               "global_batch": None}
     return dataclasses.replace(scenario, fidelity="model", params=params)

@@ -113,3 +113,15 @@ def test_kernel_kmeans_default_gpus_fit_the_profile_and_are_shown(show):
     same = show("kernel-kmeans", "perlmutter", "--variant", "1d,2d", "--param", "gpus=4")
     got = show("kernel-kmeans", "perlmutter", "--variant", "1d,2d")
     assert {v: c["total_time"] for v, c in got.items()} == {v: c["total_time"] for v, c in same.items()}
+
+
+def test_hetseq_default_nodes_fit_the_profile_and_are_shown(show):
+    """nodes defaulted to the README's 4: on one H100 both variants skipped ('nodes=4 but profile has
+    1'). Unset, it is the profile's nodes, at most 4: 1 on one H100 (node_speedup 1), 4 on h800-4x8."""
+    for profile, want in (("nvidia-h100-sxm5-80gb", 1), ("h800-4x8", 4)):
+        got = show("hetseq", profile)
+        assert {(c["status"], c["param.nodes"], c["nodes_used"]) for c in got.values()} == {("ok", None, want)}
+    assert {c["node_speedup"] for c in show("hetseq", "nvidia-h100-sxm5-80gb").values()} == {1.0}
+    same = show("hetseq", "h800-4x8", "--param", "nodes=4")
+    got = show("hetseq", "h800-4x8")
+    assert {v: c["node_speedup"] for v, c in got.items()} == {v: c["node_speedup"] for v, c in same.items()}
