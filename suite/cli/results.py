@@ -127,6 +127,18 @@ def ordered_metrics(names: Iterable[str], headline: Iterable[str], directions: M
     return first + rest
 
 
+def resolved_params(params: Mapping[str, Any], metrics: Mapping[str, tuple[float, str, str]]) -> list[str]:
+    """``NAME=VALUE (default)`` for each parameter of a case left unset (None) whose value the model
+    resolved and reported as the metric ``NAME_used`` (every device of the profile: ``workers=32
+    (default)``), so a default run's table says the scale it ran at; by name."""
+    out = []
+    for k, v in sorted(params.items()):
+        m = metrics.get(f"{k}_used")
+        if v is None and m is not None:
+            out.append(f"{k}={m[0]:g} (default)")
+    return out
+
+
 def compact_rows(store: Store, run: int | str | None, limit_metrics: int = 4, *, all_metrics: bool = False,
                  registry: Any = None) -> list[dict[str, Any]]:
     """One short row per case of *run* for a terminal table: identity, the swept parameters and
@@ -161,10 +173,11 @@ def compact_rows(store: Store, run: int | str | None, limit_metrics: int = 4, *,
                                 [(k, sort_key(v)) for k, v in sorted((r["overrides"] or {}).items())]))
     rows = []
     for r in records:
-        params = ",".join(f"{k}={v}" for k, v in sorted(r["params"].items()) if (r["technique"], k) in shown_params)
+        got = per.get(r["key"], {})
+        params = ",".join([f"{k}={v}" for k, v in sorted(r["params"].items()) if (r["technique"], k) in shown_params]
+                          + resolved_params(r["params"], got))
         if r["overrides"]:
             params = ";".join(filter(None, [params, ",".join(f"{k}={v}" for k, v in r["overrides"].items())]))
-        got = per.get(r["key"], {})
         head = heads.get(tech_of[r["key"]], ())
         order = ordered_metrics(got, head, {n: d for n, (_v, _u, d) in got.items()})
         shown = order if all_metrics else ([x for x in order if x in head] if any(x in got for x in head)
