@@ -43,12 +43,14 @@ class Snapshot(list[tuple[str, Any, dict[str, Any]]]):
     (built on the first check, kept with the snapshot) the form in which a check compares all of
     them at once and the namespace objects by name, and the containers they hold (:class:`Tables`)."""
 
-    __slots__ = ("_fast", "tables")
+    __slots__ = ("_fast", "tables", "memos")
 
     def __init__(self, entries: Any = (), tables: Tables | None = None) -> None:
         super().__init__(entries)
         self._fast: tuple[Flat, dict[str, Any]] | None = None
         self.tables = Tables(self) if tables is None else tables
+        #: the memoised functions the modules name in ``__caches__``, each with whether it held anything
+        self.memos: list[tuple[Any, bool]] = [(m, bool(m.cache_info().currsize)) for m in _memos(self)]
 
     def unchanged(self) -> bool:
         """True when every namespace holds the same names bound to the same objects as snapshot,
@@ -427,17 +429,26 @@ def _undo(snap: Snapshot, plugin: str) -> tuple[list[str], set[int], list[str], 
     return sorted(set(changed)), dirty, fresh, moved
 
 
-def _forget_memos(snap: Snapshot) -> None:
-    """Empty every memoised function a shared module names in ``__caches__`` (a
-    ``functools.lru_cache``, e.g. the unit registry ``suite.hardware.units._registry``): plugin code
-    may have changed what it returned in place (``_registry().define("giga- = 1e8 = G-")``), which
-    no comparison of names or tables sees; it is rebuilt on its next use."""
-    for _name, obj, before in snap:
+def _memos(entries: Any) -> list[Any]:
+    """The memoised functions (``functools.lru_cache``) the modules of *entries* name in ``__caches__``."""
+    out = []
+    for _name, obj, before in entries:
         for k in before.get("__caches__", ()) if isinstance(obj, types.ModuleType) else ():
             memo = obj.__dict__.get(k)
-            info = getattr(memo, "cache_info", None)
-            if info is not None and info().currsize:
-                memo.cache_clear()
+            if callable(getattr(memo, "cache_info", None)):
+                out.append(memo)
+    return out
+
+
+def _forget_memos(snap: Snapshot) -> None:
+    """Empty each memoised function a shared module names in ``__caches__`` (the unit registry,
+    ``suite.hardware.units._registry``) that was empty at *snap* and holds a value now: plugin code
+    built it and may have changed it in place (``_registry().define("giga- = 1e8 = G-")``), which no
+    comparison of names or tables sees; it is built again on its next use. One built before (that
+    others already hold) is left as it is: two registries' units do not mix."""
+    for memo, held in snap.memos:
+        if not held and memo.cache_info().currsize:
+            memo.cache_clear()
 
 
 def _forget_other_plugins(fresh: list[str], top: str) -> list[str]:

@@ -249,17 +249,26 @@ def test_a_wrong_parse_added_to_the_unit_cache_or_its_registry_at_import_is_drop
     where 11.55 ms is right, and the cache, written to disk at exit, kept serving it after the plugin
     was gone (`--rerun` computed it again). What plugin code added to a core cache is dropped and a
     memoised registry emptied: 100 gigabytes/s is 1e11 B/s."""
-    from suite.hardware.units import _registry, _remember, parse_quantity
+    import os
+    import subprocess
+
+    from suite.hardware.units import _remember, parse_quantity
     from suite.tamper import checked, snapshot
 
     snap = snapshot()
     _remember("p|byte / second|False|100 gigabyte/s", 1e9)
     assert checked(snap, "evil")[0] == []
     assert parse_quantity("100 gigabyte/s", "bandwidth") == 1e11
-    snap = snapshot()
-    _registry().define("giga- = 1e8 = G-")
-    assert checked(snap, "evil")[0] == []
-    assert parse_quantity("150 gigabyte/s", "bandwidth") == 1.5e11
+    # the registry built and redefined by the plugin's own code: a fresh process, as a command is
+    code = ("from suite.tamper import checked, snapshot\n"
+            "from suite.hardware.units import _registry, parse_quantity\n"
+            "snap = snapshot()\n"
+            "_registry().define('giga- = 1e8 = G-')\n"
+            "assert checked(snap, 'evil')[0] == []\n"
+            "print(parse_quantity('150 gigabyte/s', 'bandwidth'))\n")
+    env = {**os.environ, "SUITE_NO_UNIT_CACHE": "1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert float(out) == 1.5e11
 
 
 def test_a_core_module_first_imported_by_plugin_code_and_bound_to_a_partial_is_forgotten():
