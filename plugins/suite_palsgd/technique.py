@@ -51,6 +51,18 @@ def _spec(variant: str, workload: str, **params) -> ScenarioSpec:
     return ScenarioSpec(variant=variant, profile="dgx-a100", workload=workload, params=base, fidelity="model")
 
 
+#: a claim whose pass follows from the model's own formula (docs/verdicts.md): the saving is p within
+#: 0.4 points for every p swept (0.05-0.3, docs/techniques/palsgd.md), so ResNet-50's 18.4% lands at
+#: p >= 0.1475 (p = 0.147 gives 14.71%, p = 0.15 gives 15.0%) and misses below it, whatever PALSGD does
+_FOLLOWS_FROM_P = {
+    "resnet-50-imagenet-faster-than-ddp": (
+        "the model's saving is p within 0.4 points (p = 0.1 gives 10.1%, 0.15 gives 15.0%): the verdict flips at "
+        "p = 0.1475, a setting the paper does not state for this run, and at any p that passes, the null "
+        "'saving = p' lands beside ours; restate it as a saving the formula does not fix (PALSGD against DiLoCo "
+        "at equal p) or drop it (docs/techniques/palsgd.md)"),
+}
+
+
 def _claims() -> list[Claim]:
     rows = [
         ("resnet-50-imagenet", "ImageNet-1K with ResNet-50", 0.184, "resnet-50",
@@ -70,6 +82,7 @@ def _claims() -> list[Claim]:
             source="abstract", verified=True,
             expect=Approx(val, rel=0.2),
             scenario=_spec("palsgd", wl, **params), metric="time_saving",
+            defect=_FOLLOWS_FROM_P.get(f"{cid}-faster-than-ddp", ""),
             nulls=(Null("no gain", value=0.0),
                    Null(f"saving = p ({params['p']:g})",
                         value=float(params["p"])),
@@ -144,15 +157,15 @@ def check_local_not_slower(tech: Technique, scenario) -> None:
 # ---------------------------------------------------------- why not reproduced, and what decides (issue 42)
 #: claim id -> (reason class, reason) of each claim not reproduced; claim id -> the assumptions its
 #: verdict depends on, with the value at which it flips (docs/verdicts.md; the docs page's table)
-_WHY_NOT = {
-    "resnet-50-imagenet-faster-than-ddp": ("setup unknown", "p = 0.1 (the authors' code setting, not read in the "
-                                           "paper) makes the saving ~p by construction; hardware and steps to target "
-                                           "are assumed"),
-}
-_DECIDING = {c: (Assumption("p (fraction of steps that skip forward and backward)", p, flip_at=None, sourced=False,
+_WHY_NOT: dict[str, tuple[str, str]] = {}
+#: claim id -> p at which the verdict flips (swept: the model's saving is p within 0.4 points, so the
+#: band's edges are the flips; docs/techniques/palsgd.md, p swept)
+_FLIPS = {"resnet-50-imagenet-faster-than-ddp": (0.1, 0.1475),
+          "gpt-neo-125m-tinystories-faster-than-ddp": (0.2, "0.196 (below) and 0.293 (above)"),
+          "gpt-neo-8m-tinystories-faster-than-ddp": (0.2, "0.1665 (below) and 0.2515 (above)")}
+_DECIDING = {c: (Assumption("p (fraction of steps that skip forward and backward)", p, flip_at=flip, sourced=False,
                             note="the saving is ~p by construction; the docs page sweeps p"),)
-             for c, p in (("resnet-50-imagenet-faster-than-ddp", 0.1), ("gpt-neo-125m-tinystories-faster-than-ddp", 0.2),
-                          ("gpt-neo-8m-tinystories-faster-than-ddp", 0.2))}
+             for c, (p, flip) in _FLIPS.items()}
 
 
 TECHNIQUE = declare_technique(__name__, claims=with_reasons(_claims(), _WHY_NOT, _DECIDING))

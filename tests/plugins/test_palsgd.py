@@ -252,6 +252,23 @@ def test_every_claim_has_the_saving_equals_p_null():
     assert gpt.expect.check(0.2)  # 0.2 is inside 0.244 +- 20% = [0.1952, 0.2928]: not discriminating
 
 
+def test_resnet50_is_a_defect_flipping_where_its_p_assumption_says():
+    """Audit 11b A7: the saving is p within 0.4 points, so the ResNet-50 claim's verdict is p's: p = 0.147
+    gives 0.14708, below the band's 0.1472, and p = 0.148 lands inside; declared as a flip at 0.1475 and,
+    since the pass would follow from the formula, a claim defect (was not reproduced, "no flip found")."""
+    c = {c.id: c for c in TECHNIQUE.claims}["resnet-50-imagenet-faster-than-ddp"]
+    (a,) = c.assumptions
+    assert (a.value, a.flip_at, a.sourced) == (0.1, 0.1475, False)
+    assert "follow" not in c.reason and "0.1475" in c.defect and c.reason_class is None
+
+    def saving(p):
+        specs = {lab: dataclasses.replace(s, params={**s.params, "p": p}) for lab, s in c.specs().items()}
+        return c.value({lab: TECHNIQUE.evaluate(resolve_case(TECHNIQUE, s).scenario) for lab, s in specs.items()})
+
+    assert saving(0.147) == pytest.approx(0.14708, abs=5e-5) and not c.expect.check(saving(0.147))
+    assert c.expect.check(saving(0.148))
+
+
 def test_conformance_kit():
     rep = check_technique(TECHNIQUE, max_examples=3)
     assert rep.outcomes["family:sgd-envelope"] == "passed"
