@@ -384,3 +384,24 @@ def test_conformance_kit():
     from suite.testing import check_technique
 
     check_technique(TECHNIQUE, max_examples=4)
+
+
+def _primitive_ratio(claim_id, size):
+    c = {c.id: c for c in TECHNIQUE.claims}[claim_id]
+    specs = {k: dataclasses.replace(s, params={**s.params, "primitive_bytes": size}) for k, s in c.specs().items()}
+    return c, c.value({k: TECHNIQUE.evaluate(resolve_case(TECHNIQUE, s).scenario) for k, s in specs.items()})
+
+
+def test_table1_reduce_flips_with_the_size_reading_and_gather_at_no_size():
+    """Audit 11b A1: Reduce enters 2.45x +- 20% of the gain ([2.158, 2.737]) at 2 KiB per block (2.163) and
+    leaves it by 2.25 KiB (2.151): the declared flip; Gather stays above [1.474, 1.711] from 256 B (2.29)
+    to 8 MiB (1.96), so its class is a missing mechanism, not the size's imprecision."""
+    c, at2k = _primitive_ratio("cluster-reduce-onchip", 2048)
+    assert at2k == pytest.approx(2.163, abs=5e-4) and c.expect.check(at2k)
+    assert not c.expect.check(_primitive_ratio("cluster-reduce-onchip", 2304)[1])
+    assert c.reason_class == "source imprecise" and c.assumptions[-1].flip_at == "about 2.2 KiB"
+    g, small = _primitive_ratio("cluster-gather-onchip", 256)
+    big = _primitive_ratio("cluster-gather-onchip", 8 << 20)[1]
+    assert small == pytest.approx(2.29, abs=0.005) and big == pytest.approx(1.96, abs=0.005)
+    assert g.expect.band()[1] == pytest.approx(1.711, abs=5e-4) < big
+    assert g.reason_class == "missing mechanism"
