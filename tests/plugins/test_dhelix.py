@@ -343,3 +343,33 @@ def test_exposed_comm_is_the_time_the_network_adds(variant):
         assert a["exposed_comm"] == pytest.approx(a["iteration_time"] - b["iteration_time"], rel=1e-6)
         seen.append(a["exposed_comm"])
     assert seen[0] == pytest.approx(seen[1], rel=1e-12)
+
+
+def _claim_at(cid, params=None, overrides=None):
+    c = next(c for c in TECHNIQUE.claims if c.id == cid)
+    specs = {k: dataclasses.replace(s, params={**s.params, **(params or {})},
+                                    overrides={**dict(s.overrides or {}), **(overrides or {})})
+             for k, s in c.specs().items()}
+    return c, c.value({k: TECHNIQUE.evaluate(resolve_case(TECHNIQUE, s).scenario) for k, s in specs.items()})
+
+
+def test_h200_claims_miss_beyond_fig2_rounding_and_flip_only_at_a_large_sigma():
+    """Audit 11b A2: ours is above the widest ratio integer rounding allows (49.5/45.5, 47.5/40.5), so the
+    class is a missing mechanism (was source imprecise); sigma flips TP4 PP2 between 0.24 and 0.25."""
+    c, ours = _claim_at("h200-tp4-pp2")
+    assert ours == pytest.approx(1.0975, abs=5e-4) and ours > 49.5 / 45.5
+    assert c.reason_class == "missing mechanism" and c.assumptions[0].flip_at == 0.245
+    assert not c.expect.check(_claim_at("h200-tp4-pp2", {"sigma": 0.24})[1])
+    assert c.expect.check(_claim_at("h200-tp4-pp2", {"sigma": 0.25})[1])
+    c8, ours8 = _claim_at("h200-tp8-pp1")
+    assert ours8 == pytest.approx(1.2255, abs=5e-4) and ours8 > 47.5 / 40.5 and c8.reason_class == "missing mechanism"
+
+
+def test_max_mfu_a800_is_not_flipped_by_the_nic_count():
+    """Audit 11b A6: a 100 Tbit/s inter-node network gives 46.5% MFU, under the band's floor 56.8%; the
+    declared flip is the GEMM efficiency (0.9 with 8 NICs: 59.7%)."""
+    c, fast = _claim_at("max-mfu-a800-64", overrides={"network.1.bandwidth": "100000 Gbit/s"})
+    assert fast == pytest.approx(46.48, abs=0.01) and c.expect.band()[0] == pytest.approx(56.8) and fast < 56.8
+    assert "NIC count alone" in c.reason and c.assumptions[0].flip_at == "about 0.82 flat"
+    eff = _claim_at("max-mfu-a800-64", {"efficiency": 0.9}, {"network.1.bandwidth": "1600 Gbit/s"})[1]
+    assert eff == pytest.approx(59.67, abs=0.01) and c.expect.check(eff)
