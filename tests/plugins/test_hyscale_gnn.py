@@ -518,3 +518,20 @@ def test_workloads_and_fanout_import_no_numpy_and_keep_their_hashes():
                              "hyscale-gnn-ogbn-papers100m": "643211558eeac049",
                              "hyscale-gnn-mag240m": "db302c074c487b1e"}
     assert model.parse_fanout("3,2") == (3, 2)  # still importable from the model (its home before)
+
+
+def test_distdgl_claim_flips_with_its_assumed_cluster_network():
+    """Audit 11b A9: DistDGL is modelled (1.07x on the assumed 100 Gbit/s cluster); the claim enters
+    5.27x +- 20% of the gain ([4.416, 6.124]) between 20 Gbit/s (4.14x) and 18 Gbit/s (4.55x): setup unknown."""
+
+    c = {c.id: c for c in TECHNIQUE.claims}["cpu-fpga-vs-distdgl"]
+
+    def at(bw):
+        specs = {k: (dataclasses.replace(s, overrides={"network.1.bandwidth": f"{bw} Gbit/s"}) if k == "baseline" else s)
+                 for k, s in c.specs().items()}
+        return c.value({k: TECHNIQUE.evaluate(resolve_case(TECHNIQUE, s).scenario) for k, s in specs.items()})
+
+    assert at(100) == pytest.approx(1.073, abs=1e-3)
+    assert at(20) == pytest.approx(4.135, abs=1e-3) and not c.expect.check(at(20))
+    assert at(18) == pytest.approx(4.552, abs=1e-3) and c.expect.check(at(18))
+    assert c.reason_class == "setup unknown" and c.assumptions[-1].flip_at == "about 19 Gbit/s"
