@@ -602,3 +602,23 @@ def test_an_override_that_sets_a_fit_aside_is_in_the_profile_hash(lib):
     assert M.comm_cost_from_profile(fitted, 2).source.startswith("fit")
     plain = lib.get("test-two-level")
     assert plain.with_overrides({"network.0.bandwidth": "100 GB/s"}).content_hash() == plain.content_hash()
+
+
+def test_fast_device_optimality_gap_opens_between_3_5x_and_3_75x_a_k80():
+    """Audit 11b A10: the what-if device's speed is what decides the claim, declared with its flip: at 3.5x a
+    K80 GK210 (15.28 TFLOP/s, 840 GB/s) the merge rule is optimal (gap 0), at 3.75x 1.34% off the best grouping."""
+    import dataclasses
+
+    from suite.testing import resolve_case
+    from suite_mgwfbp.technique import TECHNIQUE
+
+    c = {c.id: c for c in TECHNIQUE.claims}["resnet-50-16n-10gbe-fast-device-mgwfbp-optimal"]
+
+    def gap(x):
+        ov = {"device.peak_flops.fp32": f"{x * 4.365} TFLOP/s", "device.memory_bandwidth": f"{x * 240} GB/s"}
+        spec = dataclasses.replace(c.scenario, overrides=ov)
+        return TECHNIQUE.evaluate(resolve_case(TECHNIQUE, spec).scenario)["optimality_gap"]
+
+    assert gap(3.5) == 0.0 and c.expect.check(gap(3.5))
+    assert gap(3.75) == pytest.approx(0.0134, abs=1e-4) and not c.expect.check(gap(3.75))
+    assert c.assumptions[0].flip_at == "between 3.5x and 3.75x" and "disagrees with the proof" in c.reason
