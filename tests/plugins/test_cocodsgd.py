@@ -309,3 +309,22 @@ def test_declared_properties_on_the_shipped_profile():
     scen = resolve_case(TECHNIQUE, TECHNIQUE.smoke[0]).scenario
     for prop in TECHNIQUE.properties:
         prop.check(TECHNIQUE, dataclasses.replace(scen, variant="cocod-sgd"))
+
+
+def test_speedup_claims_flip_at_the_declared_batch():
+    """Audit 11b B13: the batch per GPU was 'not swept to a flip'; --param batch puts ResNet-18 into [1.8, 3.4] at
+    26 (1.800, 27 gives 1.770) and VGG-16 at 60 (1.810, 61 gives 1.797)."""
+    from suite_cocodsgd.technique import TECHNIQUE
+
+    claims = {c.id: c for c in TECHNIQUE.claims}
+    for cid, at, inside, outside in (("resnet-18-cifar-16x1080ti-speedup", 26, 1.8000, 1.7704),
+                                     ("vgg16-cifar-16x1080ti-speedup", 60, 1.8103, 1.7970)):
+        c = claims[cid]
+
+        def speedup(b):
+            spec = dataclasses.replace(c.scenario, params={**c.scenario.params, "batch": b})
+            return TECHNIQUE.evaluate(resolve_case(TECHNIQUE, spec).scenario)["speedup"]
+
+        assert c.assumptions[0].flip_at == at
+        assert speedup(at) == pytest.approx(inside, abs=1e-4) and c.expect.check(speedup(at))
+        assert speedup(at + 1) == pytest.approx(outside, abs=1e-4) and not c.expect.check(speedup(at + 1))
