@@ -410,3 +410,22 @@ def test_null_figures_match_the_claims_profiles():
         assert t._BW[gen] == pytest.approx(wse.device.memory_bandwidth, rel=1e-12)
         ext = CerebrasExt.model_validate(dict(wse.ext["cerebras"]))
         assert t._WSE_IO == pytest.approx(ext.io_bandwidth, rel=1e-12)
+
+
+def test_io_mode_flips_only_the_gpu_claims():
+    """Audit 11b B14: resident takes gpu/wse from 2.42 to 87.3 (out of [2.2, 2.8]: a flip), but cpu/wse from 1.70 to
+    1290 and cpu/gpu from 0.70 to 14.7 stay outside [91.4, 136.6] and [36.7, 54.5]: those declare no flip."""
+    import dataclasses
+
+    from suite.testing import resolve_case
+    from suite_cerebras_stencil.technique import TECHNIQUE
+
+    for c in TECHNIQUE.claims:
+        vals = []
+        for io in ("streamed", "resident"):
+            specs = {k: dataclasses.replace(s, params={**s.params, "io": io}) for k, s in c.specs().items()}
+            vals.append(c.expect.check(c.value({k: TECHNIQUE.evaluate(resolve_case(TECHNIQUE, s).scenario)
+                                                for k, s in specs.items()})))
+        flips = vals[0] != vals[1]
+        assert flips == c.id.startswith("vs-4xv100"), c.id
+        assert c.assumptions[0].flip_at == ("resident" if flips else None), c.id
