@@ -374,3 +374,26 @@ def test_simulated_jct_never_beats_running_at_full_demand():
             assert row["jct"] >= row["steps"] * row["step_time_at_demand"] * (1 - 1e-9)
         assert r["avg_jct"] == pytest.approx(np.mean([row["jct"] for row in r.artifacts["jobs"]]))
     assert r["resizes"] == 0  # static never resizes
+
+
+def test_elastic_claim_declares_its_unsourced_arrival_rate_and_flip(monkeypatch):
+    """Audit 11b B17: the paper's trace was not found, so the 8 jobs/hour of the authors' code's trace is our
+    assumption (unsourced, a dagger on the scoreboard); arrival times x 0.55 (14.5 jobs/hour) give 1.771, inside
+    [1.738, 2.108], x 0.6 (13.3) 1.716, outside: the flip at about 14 jobs/hour."""
+    import dataclasses
+
+    from suite.testing import resolve_case
+    from suite_virtualflow.technique import TECHNIQUE
+
+    c = {c.id: c for c in TECHNIQUE.claims}["elastic-48pct-jct"]
+    (a,) = c.assumptions
+    assert not a.sourced and a.flip_at == "about 14 jobs/hour"
+    replay = elastic.replay
+
+    def ratio(scale):
+        monkeypatch.setattr(elastic, "replay", lambda jobs, *args, **kw: replay(
+            [dataclasses.replace(j, arrival=j.arrival * scale) for j in jobs], *args, **kw))
+        return c.value({k: TECHNIQUE.evaluate(resolve_case(TECHNIQUE, s).scenario) for k, s in c.specs().items()})
+
+    assert ratio(0.55) == pytest.approx(1.771, abs=1e-3) and c.expect.check(ratio(0.55))
+    assert ratio(0.6) == pytest.approx(1.716, abs=1e-3) and not c.expect.check(ratio(0.6))
