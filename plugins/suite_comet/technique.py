@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from suite.api import Claim, Gain, Null, Param, ScenarioSpec, declare_technique, with_reasons
+from suite.api import Assumption, Claim, Gain, Null, Param, ScenarioSpec, declare_technique, with_reasons
 
 from suite_comet import constants
 
@@ -202,15 +202,28 @@ def check_execute_equals_dense(tech, scenario):
 _WHY_NOT = {
     "cluster-spread-7.7x": ("setup unknown", "COMET's grid (node hardware, network, node counts, which two designs "
                             "give 7.7x) is not found; on our assumed grid the spread is the Hopper/Ampere compute "
-                            "ratio at each device's GEMM efficiency, with the network moving it by a few percent"),
+                            "ratio at each device's GEMM efficiency, with the network moving it by a few percent: the "
+                            "slowest design's network flips it only at about 1.6 Gbit/s per GPU (1.5: 6.50x)"),
     "expansion-gain-1.4x": ("setup unknown", "the paper's node (HBM size, expansion bandwidth) and what it lets spill "
-                            "are not known; only the 12 B/param optimizer states spill in ours"),
+                            "are not known; only the 12 B/param optimizer states spill in ours; the grid's node count "
+                            "(ours 128) flips it: 40 nodes give 1.457x (20: 1.405x, 48: 1.437x)"),
+}
+#: measured by setting the claim's grid (constants.GRIDS["comet-v2"]) field by field, everything else as declared
+_DECIDING = {
+    "cluster-spread-7.7x": (Assumption(
+        "network of the grid's slowest design (per GPU)", "100 Gbit/s", flip_at="about 1.6 Gbit/s", sourced=False,
+        note="the grid's first network choice: 10 Gbit/s gives 3.91x, 2: 5.74x, 1.7: 6.14x, 1.5: 6.50x (band from "
+             "6.36x); a node count of 16-512 moves it within 3.45-3.78x"),),
+    "expansion-gain-1.4x": (Assumption(
+        "the grid's node count", 128, flip_at="40 nodes", sourced=False,
+        note="not monotone (the search's plan changes): 20 nodes give 1.405x, 32 1.319x, 40 1.457x, 48 1.437x, "
+             "64 1.288x (band [1.32, 1.48]); the expansion bandwidth (16-256 GB/s: 1.23-1.29x) does not flip it"),),
 }
 
 TECHNIQUE = declare_technique(
     __name__,
     # the grid's device and node profiles (model.grid_clusters)
-    uses=constants.grid_inputs(), parameters=PARAMETERS, claims=with_reasons(CLAIMS, _WHY_NOT),
+    uses=constants.grid_inputs(), parameters=PARAMETERS, claims=with_reasons(CLAIMS, _WHY_NOT, _DECIDING),
 )
 # the declaration's parts (technique.toml), by their 0.3.0 names
 PAPER, PROPERTIES = TECHNIQUE.paper, TECHNIQUE.properties

@@ -413,3 +413,23 @@ def test_ignore_memory_prices_a_plan_that_does_not_fit():
     r = run(variant="hbm-only", profile="dgx-a100", global_batch=8, ignore_memory=True)
     assert r["fits"] == 0.0 and math.isfinite(r["iteration_time"])
     assert r["memory_per_gpu"] > session_context().profile("dgx-a100").device.memory
+
+
+def test_setup_unknown_claims_flip_where_their_assumptions_say(monkeypatch):
+    """Audit 11b B15: the spread reaches [6.36, 9.04] only when the slowest design's network falls to about
+    1.6 Gbit/s (1.5: 6.50x, 1.7: 6.14x); the expansion gain enters [1.32, 1.48] at 40 nodes (1.457x) where
+    the grid's 128 give 1.28x."""
+    from suite_comet import constants
+
+    base = dict(constants.GRIDS["comet-v2"])
+    spread, gain = CLAIMS
+
+    def grid(**kw):
+        monkeypatch.setitem(constants.GRIDS, "comet-v2", {**base, **kw})
+        return run(grid="comet-v2")
+
+    slow = ("200 Gbit/s", "400 Gbit/s")
+    assert grid(network=("1.5 Gbit/s", *slow))["spread"] == pytest.approx(6.501, abs=1e-3)
+    assert not spread.expect.check(grid(network=("1.7 Gbit/s", *slow))["spread"])
+    assert gain.expect.check(grid(nodes=40)["expansion_gain"]) and not gain.expect.check(grid(nodes=32)["expansion_gain"])
+    assert [a.flip_at for c in TECHNIQUE.claims for a in c.assumptions] == ["about 1.6 Gbit/s", "40 nodes"]
