@@ -552,3 +552,23 @@ def test_conformance_kit():
     rep = check_technique(TECHNIQUE, max_examples=3)
     assert rep.outcomes["family:oracle-exact"] == "passed"
     assert rep.outcomes["properties"] == "passed"
+
+
+@pytest.mark.slow  # two tracemalloc runs of the EB-GAN layers at batch 32 and 33: ~5 s
+def test_ebgan_memory_claim_flips_at_the_declared_batch():
+    """Audit 11b B15: the saving is 0.853 MB per sample (tracemalloc, float32), so [28, 42] MB is reached at batch
+    33 (28.16 MB; 32 gives 27.30): the batch the abstract does not state, declared with that flip."""
+    import dataclasses
+
+    from suite.testing import resolve_case
+    from suite_transpose_conv.technique import TECHNIQUE
+
+    c = {c.id: c for c in TECHNIQUE.claims}["ebgan-memory-saving"]
+
+    def saving(b):
+        specs = {k: dataclasses.replace(s, params={**s.params, "batch": b}) for k, s in c.specs().items()}
+        return c.value({k: TECHNIQUE.evaluate(resolve_case(TECHNIQUE, s).scenario) for k, s in specs.items()})
+
+    assert saving(32) == pytest.approx(27.304, abs=1e-3) and not c.expect.check(saving(32))
+    assert saving(33) == pytest.approx(28.157, abs=1e-3) and c.expect.check(saving(33))
+    assert c.assumptions[0].flip_at == 33
