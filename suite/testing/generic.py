@@ -207,7 +207,9 @@ def check_determinism(tech: Technique, first: dict[str, Result], cases: Sequence
 def check_claims_resolve(tech: Technique) -> None:
     """Every claim's scenarios resolve; a claim judged on one metric of a model case (no
     ``derive``) names a metric that case reports (a misspelt metric was only found when
-    ``suite reproduce`` could not derive the value)."""
+    ``suite reproduce`` could not derive the value). A claim whose ``reason_class`` is
+    ``setup unknown`` declares the assumption it names (:func:`warn_setup_unknown_without_assumption`)."""
+    warn_setup_unknown_without_assumption(tech)
     for c in tech.claims:
         resolved = {}
         for label, spec in c.specs().items():
@@ -221,6 +223,25 @@ def check_claims_resolve(tech: Technique) -> None:
             if res is not None and c.metric not in res:
                 raise _fail(tech, "claims", f"claim {c.id!r}: metric {c.metric!r} is not among the metrics its "
                                             f"case reports ({', '.join(sorted(res.metrics)) or 'none'})")
+
+
+def warn_setup_unknown_without_assumption(tech: Technique) -> None:
+    """Warn for each claim of *tech* whose ``reason_class`` is ``setup unknown`` and that declares no
+    :class:`~suite.api.Assumption`: the class names an unstated setting the verdict depends on, so
+    the claim lists it with the value at which the verdict flips (docs/verdicts.md, Reason classes).
+
+    Warns ``DeprecationWarning`` naming the technique and the claims; the kit fails such a claim
+    from dlsys-suite 0.4.0. Raises nothing.
+    """
+    import warnings
+
+    bare = [c.id for c in tech.claims if c.reason_class == "setup unknown" and not c.assumptions]
+    if bare:
+        warnings.warn(f"{tech.name}: claims: claim(s) {', '.join(map(repr, bare))} give reason class 'setup unknown' "
+                      "but declare no Assumption: expected the unstated setting the reason names, with the value at "
+                      "which the verdict flips (Claim(assumptions=(Assumption(name, value, flip_at=...),)); "
+                      "docs/verdicts.md, Reason classes); refused from dlsys-suite 0.4.0", DeprecationWarning,
+                      stacklevel=2)
 
 
 def check_claims_nulls(tech: Technique) -> None:

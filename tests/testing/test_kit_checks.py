@@ -397,3 +397,26 @@ def test_an_isolated_imports_check_reports_the_deprecation_to_the_test_process(t
     assert "suite.api" in out.message and "0.4.0" in out.message
     with pytest.warns(DeprecationWarning, match=r"imports suite: plugin code imports from the suite only suite.api"):
         _Check("imports", 5, 60, True)(tech)
+
+
+# --------------------------------------------------------------------------- setup unknown names its assumption
+
+
+def test_a_setup_unknown_claim_without_an_assumption_warns_until_0_4_0():
+    """Audit 11b B15: 13 'setup unknown' claims declared no Assumption, so the scoreboard showed no flip for the
+    setting their reason names. The kit's claims check warns (DeprecationWarning, refused from 0.4.0), naming
+    the claim; a declared assumption, or another class, passes silently."""
+    from suite import Assumption
+
+    nulls = (Null("base for fast", variants={"fast": "base"}),)
+    bare = _claim(nulls=nulls, reason_class="setup unknown", reason="the cluster's network is not stated")
+    with pytest.warns(DeprecationWarning, match=r"kit-checks: claims: claim\(s\) '2x' give reason class 'setup "
+                                                r"unknown' but declare no Assumption.*refused from dlsys-suite 0\.4\.0"):
+        assert run_check(_tech(claims=[bare]), "claims-resolve", isolate=False).status == "passed"
+    declared = _claim(nulls=nulls, reason_class="setup unknown", reason="the cluster's network is not stated",
+                      assumptions=(Assumption("link bandwidth (GB/s)", 1.25, flip_at=12.5),))
+    other = _claim(nulls=nulls, reason_class="missing mechanism", reason="no overlap is modelled")
+    for claim in (declared, other):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DeprecationWarning)
+            assert run_check(_tech(claims=[claim]), "claims-resolve", isolate=False).status == "passed"
