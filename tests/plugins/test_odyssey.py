@@ -535,3 +535,24 @@ def test_a_trace_files_content_is_in_the_case_key_and_reaches_the_simulation(tmp
 
     with pytest.raises(SuiteError, match=r"odyssey: parameter 'failures': expected a readable file, got 'no-such-trace.csv'"):
         expand_entry({**entry, "params": {"failures": ["no-such-trace.csv"]}}, context=shared_context).cases
+
+
+def test_oobleck_claim_flips_at_its_declared_batch_and_replan_time():
+    """Audit 11b B16: the vs-Oobleck claim rested only on 'no flip found' (MTBF); the batch and Oobleck's
+    re-plan time its reason names flip it: global batch 32 gives 1.229x, inside [1.183, 1.275] (48: 1.139x),
+    and a re-plan of 1300 s 1.193x (1200 s: 1.176x)."""
+    import dataclasses
+
+    from suite.testing import resolve_case
+    from suite_odyssey.technique import TECHNIQUE
+
+    c = {c.id: c for c in TECHNIQUE.claims}["avg-throughput-vs-oobleck"]
+
+    def ratio(**params):
+        specs = {k: dataclasses.replace(s, params={**s.params, **params}) for k, s in c.specs().items()}
+        return c.value({k: TECHNIQUE.evaluate(resolve_case(TECHNIQUE, s).scenario) for k, s in specs.items()})
+
+    assert ratio(global_batch=32) == pytest.approx(1.229, abs=1e-3) and c.expect.check(ratio(global_batch=32))
+    assert not c.expect.check(ratio(global_batch=48))
+    assert c.expect.check(ratio(reconfigure_time=1300.0)) and not c.expect.check(ratio(reconfigure_time=1200.0))
+    assert [a.flip_at for a in c.assumptions[1:]] == [32, "about 1,250 s"]
