@@ -535,3 +535,20 @@ def test_distdgl_claim_flips_with_its_assumed_cluster_network():
     assert at(20) == pytest.approx(4.135, abs=1e-3) and not c.expect.check(at(20))
     assert at(18) == pytest.approx(4.552, abs=1e-3) and c.expect.check(at(18))
     assert c.reason_class == "setup unknown" and c.assumptions[-1].flip_at == "about 19 Gbit/s"
+
+
+def test_multi_gpu_pyg_claim_has_no_flip_over_its_swept_settings():
+    """Audit 11b B16: the 12.6x claim's unknowns, swept, stay far below [10.28, 14.92]: hidden 64 gives 1.66x
+    (the largest of the point's settings), and a PyG node whose GPUs talk at 0.3 GB/s (a hundredth of PCIe 4.0)
+    2.47x; declared with no flip and the ranges."""
+    c = {c.id: c for c in TECHNIQUE.claims}["cpu-fpga-vs-multi-gpu-pyg"]
+
+    def at(params=None, link=None):
+        specs = {k: dataclasses.replace(s, params={**s.params, **(params or {})},
+                                        overrides={"network.0.bandwidth": link} if link and k == "baseline" else {})
+                 for k, s in c.specs().items()}
+        return c.value({k: TECHNIQUE.evaluate(resolve_case(TECHNIQUE, s).scenario) for k, s in specs.items()})
+
+    assert at({"hidden": 64}) == pytest.approx(1.662, abs=1e-3)
+    assert at(link="0.3 GB/s") == pytest.approx(2.466, abs=1e-3) and c.expect.band()[0] == pytest.approx(10.28)
+    assert c.assumptions[-1].flip_at is None and "0.3 GB/s: 2.47x" in c.assumptions[-1].note
