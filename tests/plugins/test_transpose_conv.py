@@ -572,3 +572,27 @@ def test_ebgan_memory_claim_flips_at_the_declared_batch():
     assert saving(32) == pytest.approx(27.304, abs=1e-3) and not c.expect.check(saving(32))
     assert saving(33) == pytest.approx(28.157, abs=1e-3) and c.expect.check(saving(33))
     assert c.assumptions[0].flip_at == 33
+
+
+def test_cpu_speedup_claims_flip_with_the_xeon_memory_bandwidth():
+    """Audit 11b B16: the SKU the abstract does not name decides both roofline claims: at 55 GB/s the average
+    speed-up is 4.36 (inside [3.312, 4.468]; 60 GB/s: 4.54), on the GAN layers 75 GB/s gives 3.99 (inside [3, 4];
+    80 GB/s: 4.01); the 8280's 140.8 GB/s gives 4.59 and 4.34, above both bands."""
+    import dataclasses
+
+    from suite.testing import resolve_case
+    from suite_transpose_conv.technique import TECHNIQUE
+
+    claims = {c.id: c for c in TECHNIQUE.claims}
+
+    def at(cid, gbs):
+        c = claims[cid]
+        specs = {k: dataclasses.replace(s, overrides={"device.memory_bandwidth": f"{gbs} GB/s"})
+                 for k, s in c.specs().items()}
+        return c, c.value({k: TECHNIQUE.evaluate(resolve_case(TECHNIQUE, s).scenario) for k, s in specs.items()})
+
+    for cid, inside, outside, want in (("cpu-average-speedup-model", 55, 60, 4.358),
+                                       ("gan-layers-speedup-model", 75, 80, 3.987)):
+        c, v = at(cid, inside)
+        assert v == pytest.approx(want, abs=1e-3) and c.expect.check(v)
+        assert not c.expect.check(at(cid, outside)[1])
