@@ -227,6 +227,7 @@ class Registry:
         # the shared modules' names: a plugin that rebinds one is quarantined
         before = snapshot() if self._snap is None else self._snap
         process = state()  # and the threads, working directory and SUITE_* variables
+        others = self._others_fields(info)  # and the other plugins' techniques already built
         try:
             # what a plugin prints while it loads goes to stderr: stdout is the commands' output
             # (--format json must stay parseable)
@@ -236,6 +237,7 @@ class Registry:
             info.import_seconds = time.perf_counter() - t0
             # an installed plugin's package is guarded from the next plugins on, as the core is
             patched, self._snap = checked(before, info.module, share=info.distribution != "<in-process>")
+            patched += others.put_back()
         why = self._blame(info, patched)
         why = self._leftovers(info, process) or why  # (always: it puts the directory and variables back)
         if why:
@@ -380,6 +382,7 @@ class Registry:
         t0 = time.perf_counter()
         before = snapshot() if self._snap is None else self._snap
         process = state()
+        others = self._others_fields(info)
         got: list[Any] = []
         why, detail = None, ""
         try:
@@ -390,9 +393,17 @@ class Registry:
         finally:
             info.import_seconds += time.perf_counter() - t0
             patched, self._snap = checked(before, info.module)
+            patched += others.put_back()
         left = self._leftovers(info, process)
         why = self._blame(info, patched) or left or why or _check_hook_results({"suite_techniques": got})
         return ([] if why else [t for lst in got for t in (lst or [])]), why, detail
+
+    def _others_fields(self, info: PluginInfo) -> Any:
+        """The fields of the techniques other plugins than *info* have built so far
+        (:class:`suite.tamper.Fields`): *info*'s code may not rewrite them."""
+        from suite.tamper import Fields
+
+        return Fields((f"technique {name!r}", t) for name, (t, owner) in self._techniques.items() if owner is not info)
 
     def _unregister(self, info: PluginInfo) -> None:
         """Take back what *info* registered while loading (before it was quarantined)."""

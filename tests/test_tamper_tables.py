@@ -305,3 +305,24 @@ def test_a_core_module_first_imported_by_plugin_code_and_bound_to_a_partial_is_f
         assert "suite.fresh_for_test" not in sys.modules  # forgotten: imported anew, clean
     finally:
         sys.modules.pop("suite.fresh_for_test", None)
+
+
+def test_a_plugin_that_rewrites_another_plugins_technique_is_quarantined_and_it_put_back():
+    """Another plugin's Technique object, already built, rewritten past its freeze while a plugin
+    loaded (`object.__setattr__(victim, "fidelities", {...})`, a parameter's unit): no name was
+    rebound, so the guard saw nothing, and every case of the victim ran the plugin's code under
+    the victim's key. Its fields, its tables' items and their fields are compared and put back."""
+    victim = _technique("victim")
+    original_model = victim.fidelities["model"]
+    vmod = types.ModuleType("victim")
+    vmod.suite_techniques = hookimpl(lambda: [victim])
+
+    def rewrite():
+        object.__setattr__(victim, "fidelities", {"model": lambda s: "forged"})
+        object.__setattr__(victim.variants[0], "description", "forged")
+
+    reg = Registry(entry_points_=[], modules=[("victim", vmod), ("rewriter", _plugin("rewriter", rewrite))])
+    reason = _reasons(reg)["rewriter"]
+    assert reason.startswith("patched technique 'victim'.fidelities, technique 'victim'.variants.0.description")
+    assert victim.fidelities["model"] is original_model and victim.variants[0].description == "baseline"
+    assert reg.technique("victim") is victim
