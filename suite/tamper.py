@@ -412,6 +412,10 @@ def _undo(snap: Snapshot, plugin: str) -> tuple[list[str], set[int], list[str], 
                 # a cache table first built while plugin code ran (the unit cache, loaded then
                 # written to): every entry of it is that code's; it is built again on next use
                 d[k] = None
+            elif k in caches and type(v) is dict and d.get(k) is not v:
+                # a cache table replaced by another (`units._CACHE = {...forged...}`): the one held
+                # before is put back (its entries are compared as a table's are)
+                d[k] = v
     top = plugin.split(".")[0].split(":")[0]
     moved = snap.tables.moved()
     changed += snap.tables.changes(moved, top)
@@ -522,15 +526,20 @@ def _of_package(v: Any, top: str) -> bool:
     (``render_text = functools.partial(_forge, render_text)`` passed as the core's own)."""
     import functools
 
-    for _ in range(8):  # a partial of a partial of ... the plugin's function
+    for _ in range(8):  # a partial of a partial of ... the plugin's function, an lru_cache, a staticmethod
         if isinstance(v, functools.partial):
             v = v.func
-        elif isinstance(v, types.MethodType):
+        elif isinstance(v, (types.MethodType, staticmethod, classmethod)):
             v = v.__func__
+        elif getattr(v, "__wrapped__", None) is not None:
+            v = v.__wrapped__
         else:
             break
     if not isinstance(v, (types.FunctionType, type)) and callable(v):
-        v = type(v)  # a callable object: the package of its class
+        mod = getattr(v, "__module__", None)  # a callable object: its own module, else its class's
+        if isinstance(mod, str):
+            return bool(top) and mod.split(".")[0] == top
+        v = type(v)
     mod = getattr(v, "__module__", None) if isinstance(v, (types.FunctionType, type)) else None
     return bool(top) and isinstance(mod, str) and mod.split(".")[0] == top
 

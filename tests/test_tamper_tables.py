@@ -326,3 +326,31 @@ def test_a_plugin_that_rewrites_another_plugins_technique_is_quarantined_and_it_
     assert reason.startswith("patched technique 'victim'.fidelities, technique 'victim'.variants.0.description")
     assert victim.fidelities["model"] is original_model and victim.variants[0].description == "baseline"
     assert reg.technique("victim") is victim
+
+
+def test_a_core_cache_table_replaced_at_import_is_put_back():
+    """`units._CACHE = {...forged...}` (the whole table rebound, not an entry written): only a table
+    first built during the load was reset, so the forged one stayed, and was written to disk."""
+    from suite.hardware import units
+    from suite.tamper import checked, snapshot
+
+    units._cache()
+    held = units._CACHE
+    snap = snapshot()
+    units._CACHE = {"p|second|False|3 weeks": 1.0}
+    assert checked(snap, "evil")[0] == []
+    assert units._CACHE is held and units.parse_quantity("3 weeks", "time") == 3 * 7 * 86400
+
+
+def test_an_lru_cache_or_staticmethod_of_the_plugins_function_counts_as_its_code():
+    import functools
+
+    from suite.tamper import _of_package
+
+    def forge(*a):
+        return "forged"
+
+    forge.__module__ = "evilpkg.claims"
+    assert _of_package(functools.lru_cache(forge), "evilpkg") and _of_package(staticmethod(forge), "evilpkg")
+    assert _of_package(functools.partial(functools.lru_cache(forge), 1), "evilpkg")
+    assert not _of_package(functools.lru_cache(len), "evilpkg")

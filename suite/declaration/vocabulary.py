@@ -108,12 +108,13 @@ class Vocabulary:
         if set(self.meanings) != set(self.metrics):
             raise ValueError(f"vocabulary {self.name!r}: meanings must name exactly its metrics "
                              f"{sorted(self.metrics)}, got {sorted(self.meanings)}")
-        from suite.frozen import FrozenDict
+        from types import MappingProxyType
 
-        # read-only: a plugin that wrote `VOCABULARIES["data-parallel"].meanings["speedup"] = ...` at
-        # import changed what `suite info` says every built-in's speed-up means (and its direction)
-        object.__setattr__(self, "metrics", FrozenDict(self.metrics))
-        object.__setattr__(self, "meanings", FrozenDict(self.meanings))
+        # read-only, even to dict.__setitem__: a plugin that wrote `VOCABULARIES["data-parallel"]
+        # .meanings["speedup"] = ...` at import changed what `suite info` says every built-in's
+        # speed-up means (and its direction); a vocabulary is named by a technique, never pickled
+        object.__setattr__(self, "metrics", MappingProxyType(dict(self.metrics)))
+        object.__setattr__(self, "meanings", MappingProxyType(dict(self.meanings)))
 
 
 @dataclass(frozen=True)
