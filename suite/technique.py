@@ -338,11 +338,18 @@ class Technique:
     def meaning(self, metric: str, fidelity: str | None = None) -> MetricMeaning | None:
         """What *metric* (a result's name, ``layer_time.0``) means at *fidelity*: its own entry,
         else a pattern's (``layer_time.<i>``); None: no meaning is declared."""
-        from suite.declaration.meanings import find
+        from suite.declaration.meanings import find, layers
 
-        declared = self.meanings(fidelity)
-        key = find(declared, metric)
-        return None if key is None else declared[key]
+        if self.vocabulary and metric in VOCABULARIES[self.vocabulary].metrics:
+            return self.meanings(fidelity)[metric]
+        # the strongest layer first (the fidelity's own, then the shared), a name before a pattern in each:
+        # a shared `layer_time.0` does not beat the fidelity's own `layer_time.<i>`
+        for _source, table in reversed(layers(self.metric_meanings, fidelity,
+                                              f"technique {self.name!r}: metric_meanings", self._vocabulary())):
+            key = find(table, metric)
+            if key is not None:
+                return table[key]
+        return None
 
     def _check_claim_names(self) -> None:
         """Warn (``DeprecationWarning``; refused when the plugin loads from dlsys-suite 0.4.0) of a claim

@@ -96,10 +96,13 @@ def layers(declared: Mapping[str, Any], fidelity: str | None, where: str,
         a metric of *vocabulary* (one line naming ``where`` and the reference).
     """
     out = []
-    for table, own in ((declared, "technique"), (declared.get(fidelity or "", {}), f"technique, {fidelity}")):
+    tables = [(declared, "technique")]
+    if fidelity is not None:  # (a slice of the shared layers dropped the technique's own with two includes)
+        tables.append((declared.get(fidelity, {}), f"technique, {fidelity}"))
+    for table, own in tables:
         out += [(ref, _included(ref, where, vocabulary)) for ref in table.get(INCLUDE, ())]
         out.append((own, {k: v for k, v in table.items() if isinstance(v, MetricMeaning)}))
-    return out[:2] if fidelity is None else out
+    return out
 
 
 def _included(ref: str, where: str, vocabulary: Vocabulary | None) -> dict[str, MetricMeaning]:

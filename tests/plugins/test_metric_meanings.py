@@ -241,3 +241,17 @@ def test_what_a_metric_means_cannot_be_rewritten_by_another_plugin():
     tech = session_context().technique("cocod-sgd")
     with pytest.raises(ImmutableError):
         tech.metric_meanings["speedup"] = "anything"
+
+
+def test_two_includes_keep_the_techniques_own_meanings_and_a_fidelitys_pattern_beats_a_shared_name():
+    """A second reader: with two includes, the fidelity-less meanings were the includes only (the
+    technique's own entries were sliced away); and a shared exact `layer_time.0` beat the execute
+    table's own `layer_time.<i>`, though a fidelity's entries are the stronger."""
+    inc = "suite.api:Workers.RESULT_MEANINGS"
+    tech = _replace("cocod-sgd", {"include": [inc, inc], "own_metric": _M})
+    assert tech.meaning("own_metric") is not None and tech.meaning("final_loss") is not None
+    shared = {**_M, "meaning": "the shared one"}
+    own = {**_M, "meaning": "the execute one"}
+    tech = _replace("cocod-sgd", {"layer_time.0": shared, "execute": {"layer_time.<i>": own}})
+    assert tech.meaning("layer_time.0", "execute").meaning == "the execute one"
+    assert tech.meaning("layer_time.0", "model").meaning == "the shared one"
