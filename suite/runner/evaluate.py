@@ -155,13 +155,19 @@ class LeftThreads:
     """The threads the cases of one executor loop left running, each with the key of the case it was
     first seen after: a thread that writes an input later (a timer, a sleeping thread) makes a later
     case fail as having changed its input, and that case's error names the thread and the case that
-    left it. One ``threading.active_count()`` per case; the threads are listed only when it grew."""
+    left it. One ``threading.active_count()`` per case; the threads are listed only when the count
+    moved or more threads run than before the first case (a thread that ended and another that
+    started in one case leave the count as it was). Threads are known by identity, not by ident
+    (the system reuses idents)."""
 
-    __slots__ = ("_count", "_seen", "_left")
+    __slots__ = ("_count", "_base", "_seen", "_left")
 
     def __init__(self) -> None:
+        import weakref
+
         self._count = -1
-        self._seen: set[int | None] = set()
+        self._base = 0
+        self._seen: weakref.WeakSet[Any] = weakref.WeakSet()
         self._left: list[tuple[Any, str]] = []
 
     def before(self) -> None:
@@ -169,18 +175,18 @@ class LeftThreads:
         if self._count < 0:
             import threading
 
-            self._seen.update(t.ident for t in threading.enumerate())
-            self._count = threading.active_count()
+            self._seen.update(threading.enumerate())
+            self._count = self._base = threading.active_count()
 
     def after(self, key: str) -> None:
         """After the case *key*: a thread it left running is noted as its."""
         import threading
 
         n = threading.active_count()
-        if n > self._count:
+        if n != self._count or n > self._base:
             for t in threading.enumerate():
-                if t.ident not in self._seen:
-                    self._seen.add(t.ident)
+                if t not in self._seen:
+                    self._seen.add(t)
                     self._left.append((t, key))
         if self._left:  # kept while running: each ran during the next case, at least in part
             self._left = [x for x in self._left if x[0].is_alive()]

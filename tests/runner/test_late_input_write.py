@@ -81,3 +81,27 @@ def test_a_late_write_names_the_thread_and_the_case_that_left_it(ctx, tmp_path, 
                                f"running by case {cases[0].key})")
     # put back: the next case reads 10 Gbit/s again, and names no thread (it has ended)
     assert got["plain"][:2] == ("ok", None) and json.loads(got["plain"][2])[0][1] == pytest.approx(30.0)
+
+
+def test_a_thread_started_as_another_ends_is_still_noted():
+    """A second reader: case A's thread ended and case B left a timer in the same case, so the
+    thread count did not move and B's thread was never noted."""
+    from suite.runner.evaluate import LeftThreads
+
+    left = LeftThreads()
+    left.before()
+    stop_a, stop_b = threading.Event(), threading.Event()
+    a = threading.Thread(target=stop_a.wait, name="a-thread", daemon=True)
+    a.start()
+    left.after("case-a")
+    stop_a.set()
+    a.join()
+    b = threading.Thread(target=stop_b.wait, name="b-thread", daemon=True)
+    b.start()  # one ended, one started: the same count as after case A
+    left.after("case-b")
+    try:
+        assert left.suspects() == (" (a thread an earlier case left running may have written it: 'b-thread', "
+                                   "left running by case case-b)")
+    finally:
+        stop_b.set()
+        b.join()
