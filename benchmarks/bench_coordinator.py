@@ -85,7 +85,9 @@ def main() -> None:
     n = 0
     for _ in range(a.rounds):
         for name, src in trees.items():
-            p = subprocess.run([sys.executable, "-c", CHILD, str(a.inner)], env=dict(os.environ, PYTHONPATH=src),
+            # the tree's own plugins too: the other tree's may use a core API this one lacks
+            path = os.pathsep.join([src, str(Path(src) / "plugins")])
+            p = subprocess.run([sys.executable, "-c", CHILD, str(a.inner)], env=dict(os.environ, PYTHONPATH=path),
                                capture_output=True, text=True, cwd=src, check=True)
             res = json.loads(p.stdout.strip().splitlines()[-1])
             got[name] += res["rounds"]

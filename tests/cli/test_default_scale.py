@@ -40,8 +40,8 @@ def test_poseidon_default_nodes_fit_the_profile_and_are_shown(show, profile, nod
 
 
 def test_poseidon_says_it_uses_one_gpu_per_node(suite_cli, tmp_path):
-    """On 4 nodes of 8 GPUs: 4 GPUs run, 28 idle; the setup artifact says so and the numbers are the
-    one-GPU-per-node ones (speed-up < 4 over one node, not ~32)."""
+    """On 4 nodes of 8 GPUs: 4 GPUs run, 28 idle; the setup artifact (one worker per node) and `suite
+    info` say so, and the numbers are the one-GPU-per-node ones (speed-up < 4 over one node, not ~32)."""
     from suite.results.store import Store
 
     store = tmp_path / "s.sqlite"
@@ -49,7 +49,7 @@ def test_poseidon_says_it_uses_one_gpu_per_node(suite_cli, tmp_path):
     assert r.exit_code == 0, r.output
     with Store(store) as st:
         (res,) = [st.result(k) for k in st.cases(None)["key"]]
-    assert "one GPU per node" in res.artifacts["setup"]["note"] and "4 GPUs run" in res.artifacts["setup"]["note"]
+    assert res.artifacts["setup"]["workers_per_node"] == 1 and res["nodes_used"] == 4
     assert 3.5 < res["speedup"] <= 4.0
     info = suite_cli("info", "poseidon")
     assert "one GPU per node" in " ".join(info.output.split())
