@@ -401,7 +401,7 @@ class Registry:
     def _others_fields(self, info: PluginInfo) -> Any:
         """The fields of the techniques other plugins than *info* have built so far
         (:class:`suite.tamper.Fields`): *info*'s code may not rewrite them."""
-        from suite.tamper import Fields
+        from suite.tamper_fields import Fields
 
         return Fields((f"technique {name!r}", t) for name, (t, owner) in self._techniques.items() if owner is not info)
 

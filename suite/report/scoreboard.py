@@ -471,6 +471,28 @@ def table_rows(board: Any, verified: bool, infos: Mapping[tuple[str, str], Claim
 # --------------------------------------------------------------------------- judged from a store
 
 
+def _judge_stored(tech: Any, claim: Any, store: Any, resolver: Any, watch: Any) -> tuple[Any, str, bool]:
+    """(outcome, note, judged) of *claim* on the cases *store* holds: None when none of its cases is
+    stored; an error row (not judged) when its scenario does not resolve."""
+    from suite.runner.judging import judge_unchanged, null_cases, resolve_claim
+    from suite.runner.verdicts import ERROR, new_outcome
+
+    o = new_outcome(tech, claim)
+    cases = resolve_claim(tech, claim, resolver, o)
+    if cases is None:  # the claim's scenario does not resolve: an error row
+        o.verdict = ERROR
+        return o, "", False
+    status = store.statuses(c.key for c in cases.values())
+    if not status:
+        return None, "", False
+    nc = null_cases(tech, claim, resolver)
+    nkeys = [c.key for _n, ncases, _r in nc if ncases for c in ncases.values()]
+    if nkeys:
+        status.update(store.statuses(nkeys))
+    watch.begin()
+    return o, judge_unchanged(claim, o, cases, status, store, nc), True
+
+
 def stored_scoreboard(techniques: Sequence[Any], store: Any, resolver: Any = None, *,
                       context: Any = None) -> tuple[Scoreboard, int]:
     """Judge the claims of *techniques* on the cases stored in *store* (nothing is run).
@@ -497,42 +519,26 @@ def stored_scoreboard(techniques: Sequence[Any], store: Any, resolver: Any = Non
         The :class:`suite.runner.verdicts.Scoreboard` of every claim with at least one stored
         case, and how many claims had no stored case at all (left out).
     """
-    from suite.runner.judging import CoreWatch, judge_unchanged, null_cases, resolve_claim
-    from suite.runner.verdicts import ERROR, new_outcome
+    from suite.runner.judging import CoreWatch
 
     if resolver is None:
         from suite.context import Context
         from suite.runner.case import Resolver
 
         resolver = Resolver(context=Context.given(context, "stored_scoreboard()"))
-    outcomes = []
+    outcomes: list[Any] = []
     notes: list[str] = []
     not_run = 0
     watch = CoreWatch(techniques)
     for tech in techniques:
         judged = []
         for claim in tech.claims:
-            o = new_outcome(tech, claim)
-            cases = resolve_claim(tech, claim, resolver, o)
-            if cases is None:  # the claim's scenario does not resolve: an error row
-                o.verdict = ERROR
-                outcomes.append(o)
-                continue
-            status = store.statuses(c.key for c in cases.values())
-            if not status:
+            o, note, was_judged = _judge_stored(tech, claim, store, resolver, watch)
+            if o is None:
                 not_run += 1
                 continue
-            nc = null_cases(tech, claim, resolver)
-            nkeys = [c.key for _n, ncases, _r in nc if ncases for c in ncases.values()]
-            if nkeys:
-                status.update(store.statuses(nkeys))
             outcomes.append(o)
-            watch.begin()
-            note = judge_unchanged(claim, o, cases, status, store, nc)
-            if note:
-                notes.append(note)
-            judged.append(o)
-        changed = watch.check(tech) if judged else []
-        for o in judged if changed else ():
-            CoreWatch.spoil(o, tech, changed)
+            notes += [note] if note else []
+            judged += [o] if was_judged else []
+        watch.settle(tech, judged)
     return Scoreboard(outcomes, None, notes), not_run

@@ -498,17 +498,22 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = 
             reads, clean = rec.stop_checked()
     if rec is not None and clean and snapshots.covers(rec.plan, snaps[0]):
         snaps = snaps[1:]  # the recording found every object of the profile as the snapshot has it
-    changed = _restore_changed(snaps)
-    if changed is not None:
-        out.update(status="failed", metrics=None, samples=None, artifacts=None, traceback=None,
-                   error=f"InputMutated: {tech.name}: the case changed its input {changed} (inputs are "
-                         f"read-only; copy them to change them); put back for the next case{threads.suspects()}")
+    _fail_if_mutated(out, tech, _restore_changed(snaps), threads)
     threads.after(key)
     if out["duration"] is None or out["status"] != "ok":
         out["duration"] = time.perf_counter() - t0
     if reads is not None and out["status"] == "ok":
         out["fields_read"] = reads
     return out
+
+
+def _fail_if_mutated(out: Outcome, tech: Technique, changed: str | None, threads: LeftThreads) -> None:
+    """*out* failed (``InputMutated``) when the case changed an input (*changed*, put back), naming a
+    thread an earlier case left running that may have written it."""
+    if changed is not None:
+        out.update(status="failed", metrics=None, samples=None, artifacts=None, traceback=None,
+                   error=f"InputMutated: {tech.name}: the case changed its input {changed} (inputs are "
+                         f"read-only; copy them to change them); put back for the next case{threads.suspects()}")
 
 
 def _snapshots_of(scenario: Any, profile: Any, snapshots: InputSnapshots) -> tuple[list[Any], ...]:

@@ -89,6 +89,14 @@ class CoreWatch:
                 now.update(saved)
         return changed
 
+    def settle(self, tech: Technique, judged: Sequence[ClaimOutcome]) -> bool:
+        """After *tech*'s claims were judged (*judged*, its outcomes judged now): :meth:`check`, and
+        each of them an error row (:meth:`spoil`) when anything changed; True when so (not cached)."""
+        changed = self.check(tech) if judged else []
+        for o in judged if changed else ():
+            self.spoil(o, tech, changed)
+        return bool(changed)
+
     @staticmethod
     def spoil(o: ClaimOutcome, tech: Technique, changed: list[str]) -> None:
         """*o*, judged while *tech*'s plugin code had changed the core: an error row saying so."""

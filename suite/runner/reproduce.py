@@ -178,7 +178,8 @@ def _judge_all(pending: Sequence[_Pending], store: Store, rerun: bool) -> list[s
                 notes.append(note)
             judged.append((p, jkey))
         if judged and (i + 1 == len(pending) or pending[i + 1].tech is not p.tech):  # the technique's last claim
-            _keep_judged(judged, watch.check(p.tech), fresh)
+            if not watch.settle(p.tech, [q.outcome for q, _k in judged]):
+                _keep_judged(judged, fresh)
             judged = []
     # judgements made while such a thread changed the core again are not kept for the next command
     if fresh and not recheck() and getattr(store, "conn", None) is not None:
@@ -189,13 +190,11 @@ def _judge_all(pending: Sequence[_Pending], store: Store, rerun: bool) -> list[s
     return notes
 
 
-def _keep_judged(judged: Sequence[tuple[_Pending, str | None]], changed: list[str], fresh: dict[str, str]) -> None:
-    """The claims of one technique just judged: each an error when its judging changed the core
-    (*changed*, put back: :class:`suite.runner.judging.CoreWatch`), else added to *fresh* (cached)."""
+def _keep_judged(judged: Sequence[tuple[_Pending, str | None]], fresh: dict[str, str]) -> None:
+    """The claims of one technique just judged, that changed nothing while judged
+    (:meth:`suite.runner.judging.CoreWatch.settle`): each cacheable one added to *fresh*."""
     for p, jkey in judged:
-        if changed:
-            CoreWatch.spoil(p.outcome, p.tech, changed)
-        elif jkey and cacheable(p.outcome):
+        if jkey and cacheable(p.outcome):
             try:
                 fresh[jkey] = encode_outcome(p.outcome)
             except Uncacheable:  # a value of a type the cache cannot round-trip: not cached

@@ -1,0 +1,73 @@
+"""Objects' fields, two levels down, compared and put back: another plugin's technique, already built.
+
+:mod:`suite.tamper` compares the shared modules' names and tables; an object held by the registry
+(a :class:`suite.technique.Technique` another plugin built) is not a namespace. :class:`Fields`
+takes its fields before a plugin's code runs and puts back what changed after.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from operator import is_
+from typing import Any
+
+__all__ = ["Fields", "same_items_dict"]
+
+
+class Fields:
+    """The fields of some objects (another plugin's :class:`suite.technique.Technique`, already
+    built), two levels down: each object's ``vars()``, the items of each dict, list or tuple it
+    holds, and the ``vars()`` of each of those items that has them (a parameter, a variant, a
+    claim). A plugin's hook that rewrote another plugin's technique past its freeze
+    (``object.__setattr__(technique, "fidelities", {...})``, a parameter's unit, a claim's band)
+    changed every number and verdict of that technique without rebinding any name
+    (:func:`suite.tamper.snapshot` compares namespaces and their tables, not objects). :meth:`put_back`
+    compares by identity, restores what changed and names it."""
+
+    __slots__ = ("_saved",)
+
+    def __init__(self, objects: Iterable[tuple[str, Any]]) -> None:
+        self._saved: list[tuple[str, Any, Any]] = []
+        for label, obj in objects:
+            self._take(label, obj, depth=2)
+
+    def _take(self, label: str, obj: Any, depth: int) -> None:
+        d = getattr(obj, "__dict__", None)
+        if isinstance(d, dict):
+            self._saved.append((label, d, dict(d)))
+            items: Iterable[tuple[Any, Any]] = d.items()
+        elif isinstance(obj, dict):
+            self._saved.append((label, obj, dict(obj)))
+            items = obj.items()
+        elif isinstance(obj, (list, tuple)):
+            if isinstance(obj, list):
+                self._saved.append((label, obj, list(obj)))
+            items = enumerate(obj)
+        else:
+            return
+        if depth > 0:
+            for k, v in items:
+                if isinstance(v, (dict, list, tuple)) or hasattr(v, "__dict__") and not callable(v):
+                    self._take(f"{label}.{k}", v, depth - 1)
+
+    def put_back(self) -> list[str]:
+        """What changed since the snapshot (``technique 'x'.fidelities``), each put back."""
+        changed: list[str] = []
+        for label, now, then in self._saved:
+            if isinstance(now, dict):
+                if same_items_dict(now, then):
+                    continue
+                changed += [f"{label}.{k}" for k in dict.fromkeys([*now, *then])
+                            if k not in now or k not in then or now[k] is not then[k]] or [label]
+                dict.clear(now)
+                dict.update(now, then)
+            elif len(now) != len(then) or not all(map(is_, now, then)):
+                now[:] = then
+                changed.append(label)
+        return changed
+
+
+def same_items_dict(now: dict[Any, Any], then: dict[Any, Any]) -> bool:
+    """The same keys bound to the same objects, in order."""
+    return len(now) == len(then) and all(map(is_, dict.keys(now), then)) and all(map(is_, dict.values(now),
+                                                                                  then.values()))
