@@ -493,6 +493,21 @@ def resolve_nodes(profile, nodes: int) -> None:
                    f"(got nodes={nodes})")
 
 
+def _metrics(res, at_p, sp, nodes):
+    """*res* with the model's metrics (see :func:`evaluate`) of one iteration *at_p* on *nodes* nodes."""
+    res.add("iteration_time", at_p.iteration_time, "s", "lower")
+    res.add("throughput", at_p.throughput, "samples/s", "higher")
+    res.add("speedup", sp, "1", "higher")
+    res.add("comm_time", at_p.comm_time, "s", "lower")
+    res.add("exposed_comm", at_p.exposed_comm, "s", "lower")
+    res.add("compute_time", at_p.compute_time, "s", "lower")
+    res.add("bytes_per_node", at_p.bytes_per_node, "B", "lower")
+    res.add("comm_bytes", at_p.bytes_per_node / 2.0, "B", "lower")
+    res.add("sfb_layers", sum(1 for c in at_p.comms if c is not None and c.scheme == "sfb"), "1", "none")
+    res.add("nodes_used", nodes, "1", "none")  # the resolved count: nodes=None is the profile's, at most 16
+    return res
+
+
 def evaluate(scenario):
     """Model fidelity: iteration time, throughput and speed-up of one variant.
 
@@ -533,17 +548,7 @@ def evaluate(scenario):
     net = prof.network[-1] if prof.network else None
     sp, at_p, at_1 = speedup(wl.layers, scenario.variant, nodes, batch, servers, 0.0, 0.0, device,
                              float(p["efficiency"]), p["dtype"], prof if prof.network else None)
-    res = Result()
-    res.add("iteration_time", at_p.iteration_time, "s", "lower")
-    res.add("throughput", at_p.throughput, "samples/s", "higher")
-    res.add("speedup", sp, "1", "higher")
-    res.add("comm_time", at_p.comm_time, "s", "lower")
-    res.add("exposed_comm", at_p.exposed_comm, "s", "lower")
-    res.add("compute_time", at_p.compute_time, "s", "lower")
-    res.add("bytes_per_node", at_p.bytes_per_node, "B", "lower")
-    res.add("comm_bytes", at_p.bytes_per_node / 2.0, "B", "lower")
-    res.add("sfb_layers", sum(1 for c in at_p.comms if c is not None and c.scheme == "sfb"), "1", "none")
-    res.add("nodes_used", nodes, "1", "none")  # the resolved count: nodes=None is the profile's, at most 16
+    res = _metrics(Result(), at_p, sp, nodes)
     res.artifacts["layers"] = at_p.per_layer()
     res.artifacts["setup"] = {
         "nodes": nodes, "servers": servers, "batch_per_node": batch, "efficiency": float(p["efficiency"]),
