@@ -197,6 +197,20 @@ capabilities = ["bytes-conserved", "alpha-beta-bound"]
 # execute: largest |all-reduced - dense sum| accepted (float64 sums of 8 vectors)
 oracle_tolerance = 1e-9
 
+# what each metric means (`suite info` prints them; the kit's `meanings` check compares the unit and
+# direction with the results): one line each, with the baseline of a ratio; a fidelity's own table
+# ([metric_meanings.execute]) holds the metrics only it reports, or means otherwise
+[metric_meanings]
+comm_time = {{ unit = "s", direction = "lower", meaning = "seconds of one all-reduce of message_size MB over the profile's network" }}
+comm_bytes = {{ unit = "B", direction = "none", meaning = "bytes one worker sends over every network level together" }}
+efficiency = {{ unit = "1", direction = "higher", meaning = "the busiest level's time at its bandwidth over comm_time (1: bandwidth-optimal)" }}
+
+[metric_meanings.execute]
+oracle_error = {{ unit = "1", direction = "lower", meaning = "largest |all-reduced - dense sum| over every worker's result" }}
+messages = {{ unit = "1", direction = "lower", meaning = "point-to-point messages the simulated workers sent" }}
+bytes_sent = {{ unit = "B", direction = "lower", meaning = "bytes all simulated workers sent" }}
+bytes_received = {{ unit = "B", direction = "lower", meaning = "bytes all simulated workers received" }}
+
 # references, imported the first time one runs: `suite techniques` lists the plugin without them
 [fidelities]
 model = "{pkg}.model:evaluate"

@@ -85,7 +85,19 @@ def test_the_example_passes_the_kit_from_its_source(example_technique):
     rep = run_checks(example_technique, max_examples=3, timeout=120)
     assert not rep.failed and not rep.warned, rep.outcomes
     assert {"network-sensitivity", "oracle-agreement", "units", "family:alpha-beta-bound",
-            "family:bytes-conserved", "claims-nulls"} <= set(rep.passed), rep.outcomes
+            "family:bytes-conserved", "claims-nulls", "meanings"} <= set(rep.passed), rep.outcomes
+
+
+def test_the_example_says_what_each_of_its_metrics_means(example_technique):
+    """A fresh `suite plugin new` plugin printed "metrics: no meanings declared" in `suite info`: the
+    quickstart showed no `[metric_meanings]`. Every metric its smoke cases report has one, at its fidelity."""
+    from suite.testing.resolve import smoke_cases
+
+    for case in smoke_cases(example_technique):
+        res = example_technique.evaluate(case.scenario)
+        for name, m in res.metrics.items():
+            declared = example_technique.meaning(name, case.fidelity)
+            assert declared is not None and (declared.unit, declared.direction) == (m.unit, m.direction), name
 
 
 def test_the_example_takes_a_category_runs_scale(example_technique):
