@@ -31,7 +31,8 @@ from importlib.metadata import Distribution, PackageNotFoundError, distribution
 from typing import Any
 
 __all__ = ["DEV_EXTRAS", "NOT_RUNTIME", "requirement_versions", "versions_text", "installed_libraries", "plugin_distribution",
-           "companion_packages", "MACHINE_INPUT", "machine_fingerprint", "machine_description", "host_library_versions"]
+           "companion_packages", "MACHINE_INPUT", "machine_fingerprint", "machine_description", "host_library_versions",
+           "cgroup_cpus"]
 
 #: the key of an execute case's ``inputs`` that holds :func:`machine_fingerprint`
 MACHINE_INPUT = "machine:this"
@@ -194,14 +195,35 @@ def _machine() -> tuple[str, str, str, str, str]:
         usable = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not Linux: the logical count
         usable = os.cpu_count() or 0
+    quota = cgroup_cpus()
+    if quota is not None:
+        usable = min(usable, quota)
     return platform.machine(), model or platform.processor(), str(os.cpu_count()), str(memory), str(usable)
+
+
+def cgroup_cpus(path: str = "/sys/fs/cgroup/cpu.max") -> int | None:
+    """The CPUs a cgroup v2 CPU quota allows this process (``docker --cpus=1``: ``100000 100000``
+    -> 1, rounded up), or None when there is no quota (``max ...``) or no such file (cgroup v1,
+    not Linux): a quota slows a timing as surely as an affinity does, and leaves the affinity as it was."""
+    try:
+        with open(path, encoding="ascii") as fh:
+            fields = fh.read().split()
+    except OSError:
+        return None
+    if len(fields) != 2 or fields[0] == "max":
+        return None
+    try:
+        quota, period = int(fields[0]), int(fields[1])
+    except ValueError:
+        return None
+    return max(1, -(-quota // period)) if quota > 0 and period > 0 else None
 
 
 @functools.lru_cache(maxsize=1)
 def machine_fingerprint() -> str:
     """SHA-256 (16 hex chars) of the machine an execute case is measured on: its architecture, CPU
     model (``/proc/cpuinfo``'s ``model name``, else :func:`platform.processor`), logical CPU count,
-    physical memory and the CPUs this process may run on (its affinity). An execute result is a timing of this machine, whatever profile the case
+    physical memory and the CPUs this process may run on (its affinity, and a cgroup's CPU quota). An execute result is a timing of this machine, whatever profile the case
     names, so a store shared between machines (a copied file, dask workers on several hosts)
     never serves one machine's timing on another (the host name is left out: a container gets a
     new one each start). Computed once per process."""

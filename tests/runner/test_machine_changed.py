@@ -92,3 +92,23 @@ def test_a_process_limited_to_fewer_cpus_is_another_machine(monkeypatch):
     finally:
         monkeypatch.undo()
         fresh()
+
+
+def test_a_cgroup_cpu_quota_counts_as_fewer_usable_cpus(tmp_path, monkeypatch):
+    """`docker --cpus=1` leaves the affinity at every CPU: the fingerprint did not see the quota (a
+    second reader). cgroup v2's cpu.max: quota and period in microseconds, or "max" for none."""
+    files = {"one": "100000 100000\n", "half": "50000 100000\n", "one-and-a-half": "150000 100000\n",
+             "none": "max 100000\n", "bad": "oops\n"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    got = {name: dependencies.cgroup_cpus(str(tmp_path / name)) for name in files}
+    assert got == {"one": 1, "half": 1, "one-and-a-half": 2, "none": None, "bad": None}
+    assert dependencies.cgroup_cpus(str(tmp_path / "absent")) is None
+    try:
+        dependencies._machine.cache_clear()
+        monkeypatch.setattr(dependencies, "cgroup_cpus", lambda: 1)
+        assert dependencies._machine()[4] == "1"
+    finally:
+        monkeypatch.undo()
+        dependencies._machine.cache_clear()
+        dependencies.machine_fingerprint.cache_clear()
