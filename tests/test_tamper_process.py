@@ -21,7 +21,7 @@ from suite import tamper_process
 from suite.api import hookimpl
 from suite.registry import Registry
 from suite.technique import Paper, Technique, Variant
-from test_trust_plugins import install, run_suite, stored  # noqa: F401  (run_suite: a fixture)
+from test_trust_plugins import MAIN_IN, install, run_suite, stored  # noqa: F401  (run_suite: a fixture)
 
 _TAIL = (" after loading (directory and variables put back); expected a plugin that starts no thread and "
          "changes no working directory or SUITE_* variable while loading")
@@ -123,14 +123,7 @@ def _tripled(*a, **k):
     return dataclasses.replace(c, time=3 * c.time)
 
 
-def _main_in(name):
-    f = sys._current_frames().get(threading.main_thread().ident)
-    while f is not None:
-        if f.f_code.co_name == name:
-            return True
-        f = f.f_back
-    return False
-
+''' + MAIN_IN + '''
 
 def _later():  # once the run starts (every plugin loaded and checked), before it forks: every collective x3
     while not _main_in("run_cases"):

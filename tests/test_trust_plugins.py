@@ -40,6 +40,19 @@ def technique(name, evaluate, **kw):
 '''
 
 
+#: a plugin body's helper (needs ``sys`` and ``threading``): whether the main thread is inside the
+#: function named *name* now (a thread that patches the core at a chosen moment of a run)
+MAIN_IN = '''
+def _main_in(name):
+    f = sys._current_frames().get(threading.main_thread().ident)
+    while f is not None:
+        if f.f_code.co_name == name:
+            return True
+        f = f.f_back
+    return False
+'''
+
+
 def install(site: Path, pkg: str, body: str, *, dist: str | None = None, header: bool = True) -> Path:
     """Make *pkg* an installed distribution under *site* with a ``suite.plugins`` entry point."""
     dist = dist or pkg.replace("_", "-")

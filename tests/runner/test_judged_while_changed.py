@@ -15,7 +15,7 @@ import sqlite3
 
 import pytest
 
-from test_trust_plugins import install, run_suite  # noqa: F401  (run_suite: a fixture)
+from test_trust_plugins import MAIN_IN, install, run_suite  # noqa: F401  (run_suite: a fixture)
 
 BODY = '''
 import sys, threading, time
@@ -32,14 +32,7 @@ def _tripled(claim, value, replicates):  # where the value lies, as if it were 3
     return sys.modules["suite.runner.bootstrap"].classify(claim, 3 * value, replicates)
 
 
-def _main_in(name):
-    f = sys._current_frames().get(threading.main_thread().ident)
-    while f is not None:
-        if f.f_code.co_name == name:
-            return True
-        f = f.f_back
-    return False
-
+''' + MAIN_IN + '''
 
 def _later():  # while the claim's value is derived (judging has begun): every derived value x3
     while True:
