@@ -113,7 +113,7 @@ class Tables:
             return []
         return [i for i, (_label, now, then) in enumerate(self.held) if not _same_contents(now, then)]
 
-    def changes(self, moved: list[int], top: str) -> list[str]:
+    def changes(self, moved: list[int], top: str, drop_added: bool = True) -> list[str]:
         """The tampered entries of the containers *moved* (``module.NAME['key']``), each put back; a
         container of the package *top* (the plugin's own) is not a change. A module's cache (a dict
         it names in ``__caches__``) may empty itself; one with an entry changed is cleared, and the
@@ -129,7 +129,7 @@ class Tables:
             if _is_cache(label):
                 if any(k in now and not _kept(dict.__getitem__(now, k), v) for k, v in then.items()):
                     dict.clear(now)
-                if isinstance(now, dict):
+                if drop_added and isinstance(now, dict):  # (not in a recheck: the core itself filled it too)
                     for k in [k for k in dict.keys(now) if k not in then]:
                         dict.pop(now, k, None)
                 continue
@@ -368,7 +368,7 @@ def checked(snap: Snapshot, plugin: str = "", share: bool = False) -> tuple[list
     top = plugin.split(".")[0].split(":")[0]
     if share and top:
         _share(top)
-    changed, dirty, fresh, moved = _undo(snap, plugin)
+    changed, dirty, fresh, moved = _undo(snap, plugin, built_by_plugin=True)
     if not (dirty or fresh or moved) and isinstance(snap, Snapshot):
         return changed, snap  # what it leaves is what it was given (kept with its fast form)
     entries = [(name, obj, dict(obj.__dict__) if i in dirty else before) for i, (name, obj, before) in enumerate(snap)]
@@ -385,7 +385,7 @@ def checked(snap: Snapshot, plugin: str = "", share: bool = False) -> tuple[list
     return changed, Snapshot(entries + added[len(dirty):], tables)
 
 
-def _undo(snap: Snapshot, plugin: str) -> tuple[list[str], set[int], list[str], list[int]]:
+def _undo(snap: Snapshot, plugin: str, built_by_plugin: bool = False) -> tuple[list[str], set[int], list[str], list[int]]:
     """(:func:`undo_changes`'s names, the indices of *snap* whose namespace differs from it, the
     shared modules in ``sys.modules`` that *snap* does not hold, the indices of ``snap.tables.held``
     whose container differs from its copy). A module *snap* holds that was replaced in
@@ -408,7 +408,7 @@ def _undo(snap: Snapshot, plugin: str) -> tuple[list[str], set[int], list[str], 
                     setattr(obj, k, v)
                 except (AttributeError, TypeError):
                     pass
-            elif v is None and k in caches and type(d.get(k)) is dict:
+            elif built_by_plugin and v is None and k in caches and type(d.get(k)) is dict:
                 # a cache table first built while plugin code ran (the unit cache, loaded then
                 # written to): every entry of it is that code's; it is built again on next use
                 d[k] = None
@@ -418,8 +418,9 @@ def _undo(snap: Snapshot, plugin: str) -> tuple[list[str], set[int], list[str], 
                 d[k] = v
     top = plugin.split(".")[0].split(":")[0]
     moved = snap.tables.moved()
-    changed += snap.tables.changes(moved, top)
-    _forget_memos(snap)
+    changed += snap.tables.changes(moved, top, drop_added=built_by_plugin)
+    if built_by_plugin:  # (checked(): only plugin code ran since the snapshot; a recheck's window ran the core too)
+        _forget_memos(snap)
     for i in sorted(dirty):
         changed += _added(snap[i], top)
     fresh = _fresh_shared(known)

@@ -354,3 +354,22 @@ def test_an_lru_cache_or_staticmethod_of_the_plugins_function_counts_as_its_code
     assert _of_package(functools.lru_cache(forge), "evilpkg") and _of_package(staticmethod(forge), "evilpkg")
     assert _of_package(functools.partial(functools.lru_cache(forge), 1), "evilpkg")
     assert not _of_package(functools.lru_cache(len), "evilpkg")
+
+
+def test_a_recheck_keeps_the_registry_and_cache_the_core_built_meanwhile():
+    """A watched thread's recheck (`undo_changes`) ran the plugin-load rules: the unit registry the
+    core built during the run was emptied before each case, and a quantity made before then could no
+    longer be added to one made after ("Cannot operate with Quantity and Quantity of different
+    registries"). Only a plugin load's check (`checked`) empties what was built since its snapshot."""
+    code = ("from suite.tamper import snapshot, undo_changes\n"
+            "from suite.hardware.units import _registry\n"
+            "snap = snapshot()\n"
+            "a = _registry().Quantity(1, 's')\n"
+            "undo_changes(snap)\n"
+            "print((a + _registry().Quantity(2, 's')).magnitude)\n")
+    import os
+    import subprocess
+
+    env = {**os.environ, "SUITE_NO_UNIT_CACHE": "1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0 and float(out.stdout) == 3.0, out.stderr[-300:]
