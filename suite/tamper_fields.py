@@ -16,9 +16,9 @@ __all__ = ["Fields", "same_items_dict"]
 
 class Fields:
     """The fields of some objects (another plugin's :class:`suite.technique.Technique`, already
-    built), two levels down: each object's ``vars()``, the items of each dict, list or tuple it
-    holds, and the ``vars()`` of each of those items that has them (a parameter, a variant, a
-    claim). A plugin's hook that rewrote another plugin's technique past its freeze
+    built), three objects down (containers cost no level): each object's ``vars()``, the items of
+    each dict, list or tuple it holds, and so on (a parameter, a variant, a claim, its band, its
+    scenarios and their parameters). A plugin's hook that rewrote another plugin's technique past its freeze
     (``object.__setattr__(technique, "fidelities", {...})``, a parameter's unit, a claim's band)
     changed every number and verdict of that technique without rebinding any name
     (:func:`suite.tamper.snapshot` compares namespaces and their tables, not objects). :meth:`put_back`
@@ -29,13 +29,19 @@ class Fields:
     def __init__(self, objects: Iterable[tuple[str, Any]]) -> None:
         self._saved: list[tuple[str, Any, Any]] = []
         for label, obj in objects:
-            self._take(label, obj, depth=2)
+            self._take(label, obj, depth=3)
 
     def _take(self, label: str, obj: Any, depth: int) -> None:
+        """Save *obj* (an object's fields, a dict's or a list's items) and what it holds: an object
+        costs a level of *depth*, a container none (technique -> its claims -> a claim -> its band
+        and scenarios -> a scenario's parameters)."""
+        if depth < 0:
+            return
         d = getattr(obj, "__dict__", None)
         if isinstance(d, dict):
             self._saved.append((label, d, dict(d)))
             items: Iterable[tuple[Any, Any]] = d.items()
+            depth -= 1
         elif isinstance(obj, dict):
             self._saved.append((label, obj, dict(obj)))
             items = obj.items()
@@ -45,10 +51,9 @@ class Fields:
             items = enumerate(obj)
         else:
             return
-        if depth > 0:
-            for k, v in items:
-                if isinstance(v, (dict, list, tuple)) or hasattr(v, "__dict__") and not callable(v):
-                    self._take(f"{label}.{k}", v, depth - 1)
+        for k, v in items:
+            if isinstance(v, (dict, list, tuple)) or hasattr(v, "__dict__") and not callable(v):
+                self._take(f"{label}.{k}", v, depth)
 
     def put_back(self) -> list[str]:
         """What changed since the snapshot (``technique 'x'.fidelities``), each put back."""

@@ -373,3 +373,24 @@ def test_a_recheck_keeps_the_registry_and_cache_the_core_built_meanwhile():
     env = {**os.environ, "SUITE_NO_UNIT_CACHE": "1"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.returncode == 0 and float(out.stdout) == 3.0, out.stderr[-300:]
+
+
+def test_a_plugin_that_widens_another_techniques_claim_band_is_caught():
+    """A second reader: `object.__setattr__(tech.claims[0].expect, "rel", 100.0)` (a failing claim made
+    to pass) was one level below what the comparison of another plugin's technique reached."""
+    from suite.technique import Approx, Claim, ScenarioSpec
+
+    victim = _technique("victim2")
+    object.__setattr__(victim, "claims", (Claim("c", "y is 1", "Table 1", True, Approx(1.0, rel=0.1),
+                                                scenario=ScenarioSpec("base", params={"x": 1}), metric="y"),))
+    vmod = types.ModuleType("victim2")
+    vmod.suite_techniques = hookimpl(lambda: [victim])
+
+    def widen():
+        object.__setattr__(victim.claims[0].expect, "rel", 100.0)
+        victim.claims[0].scenario.params["x"] = 2
+
+    reg = Registry(entry_points_=[], modules=[("victim2", vmod), ("widener", _plugin("widener", widen))])
+    reason = _reasons(reg)["widener"]
+    assert "technique 'victim2'.claims.0.expect.rel" in reason and "claims.0.scenario.params.x" in reason
+    assert victim.claims[0].expect.rel == 0.1 and victim.claims[0].scenario.params == {"x": 1}
