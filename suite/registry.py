@@ -148,6 +148,8 @@ class Registry:
         self.strict = strict_from_env() if strict is None else strict
         self.plugins: list[PluginInfo] = []
         self._techniques: dict[str, tuple[Technique, PluginInfo]] = {}
+        #: each built technique's fields as built, with its plugin (suite.tamper_fields.Fields)
+        self._built: list[tuple[PluginInfo, Any]] = []
         #: technique name -> the plugin whose deferred suite_techniques hook will return it
         self._deferred: dict[str, PluginInfo] = {}
         #: one line per plugin problem that does not quarantine it (yet): the CLI prints them
@@ -227,7 +229,6 @@ class Registry:
         # the shared modules' names: a plugin that rebinds one is quarantined
         before = snapshot() if self._snap is None else self._snap
         process = state()  # and the threads, working directory and SUITE_* variables
-        others = self._others_fields(info)  # and the other plugins' techniques already built
         try:
             # what a plugin prints while it loads goes to stderr: stdout is the commands' output
             # (--format json must stay parseable)
@@ -237,7 +238,7 @@ class Registry:
             info.import_seconds = time.perf_counter() - t0
             # an installed plugin's package is guarded from the next plugins on, as the core is
             patched, self._snap = checked(before, info.module, share=info.distribution != "<in-process>")
-            patched += others.put_back()
+            patched += self._others_put_back(info)
         why = self._blame(info, patched)
         why = self._leftovers(info, process) or why  # (always: it puts the directory and variables back)
         if why:
@@ -306,6 +307,7 @@ class Registry:
             return
         for t in techs:
             self._techniques[t.name] = (t, info)
+            self._keep_fields(info, t)
             info.techniques.append(t.name)
         if deferred is not None:
             self._deferred[deferred] = info
@@ -371,6 +373,7 @@ class Registry:
         info.techniques = got
         for t in techs:
             self._techniques[t.name] = (t, info)
+            self._keep_fields(info, t)
 
     def _call_deferred(self, info: PluginInfo, pm: pluggy.PluginManager) -> tuple[list[Technique], str | None, str]:
         """(techniques, None, "") that *info*'s ``suite_techniques`` hook returns, called as :meth:`_load`
@@ -382,7 +385,6 @@ class Registry:
         t0 = time.perf_counter()
         before = snapshot() if self._snap is None else self._snap
         process = state()
-        others = self._others_fields(info)
         got: list[Any] = []
         why, detail = None, ""
         try:
@@ -393,17 +395,20 @@ class Registry:
         finally:
             info.import_seconds += time.perf_counter() - t0
             patched, self._snap = checked(before, info.module)
-            patched += others.put_back()
+            patched += self._others_put_back(info)
         left = self._leftovers(info, process)
         why = self._blame(info, patched) or left or why or _check_hook_results({"suite_techniques": got})
         return ([] if why else [t for lst in got for t in (lst or [])]), why, detail
 
-    def _others_fields(self, info: PluginInfo) -> Any:
-        """The fields of the techniques other plugins than *info* have built so far
-        (:class:`suite.tamper.Fields`): *info*'s code may not rewrite them."""
+    def _keep_fields(self, info: PluginInfo, tech: Technique) -> None:
+        """Take *tech*'s fields as *info* built it (once: each later load compares against them)."""
         from suite.tamper_fields import Fields
 
-        return Fields((f"technique {name!r}", t) for name, (t, owner) in self._techniques.items() if owner is not info)
+        self._built.append((info, Fields([(f"technique {tech.name!r}", tech)])))
+
+    def _others_put_back(self, info: PluginInfo) -> list[str]:
+        """What *info*'s code changed in the techniques other plugins built, each put back."""
+        return [c for owner, fields in self._built if owner is not info for c in fields.put_back()]
 
     def _unregister(self, info: PluginInfo) -> None:
         """Take back what *info* registered while loading (before it was quarantined)."""

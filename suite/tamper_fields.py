@@ -8,6 +8,7 @@ takes its fields before a plugin's code runs and puts back what changed after.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import chain
 from operator import is_
 from typing import Any
 
@@ -24,12 +25,27 @@ class Fields:
     (:func:`suite.tamper.snapshot` compares namespaces and their tables, not objects). :meth:`put_back`
     compares by identity, restores what changed and names it."""
 
-    __slots__ = ("_saved",)
+    __slots__ = ("_saved", "_fast")
 
     def __init__(self, objects: Iterable[tuple[str, Any]]) -> None:
         self._saved: list[tuple[str, Any, Any]] = []
         for label, obj in objects:
             self._take(label, obj, depth=3)
+        dicts = [(now, then) for _label, now, then in self._saved if isinstance(now, dict)]
+        lists = [(now, then) for _label, now, then in self._saved if not isinstance(now, dict)]
+        # the same, laid out for one C loop per test (a load compares every technique built before it)
+        self._fast = ([n for n, _t in dicts], [len(t) for _n, t in dicts],
+                      tuple(chain.from_iterable(t.keys() for _n, t in dicts)),
+                      tuple(chain.from_iterable(t.values() for _n, t in dicts)),
+                      [n for n, _t in lists], [len(t) for _n, t in lists], tuple(chain.from_iterable(t for _n, t in lists)))
+
+    def unchanged(self) -> bool:
+        """Whether every object, dict and list holds what it held when taken (the same objects, in order)."""
+        dicts, dlens, keys, values, lists, llens, items = self._fast
+        return (list(map(len, dicts)) == dlens and list(map(len, lists)) == llens
+                and all(map(is_, chain.from_iterable(map(dict.keys, dicts)), keys))
+                and all(map(is_, chain.from_iterable(map(dict.values, dicts)), values))
+                and all(map(is_, chain.from_iterable(lists), items)))
 
     def _take(self, label: str, obj: Any, depth: int) -> None:
         """Save *obj* (an object's fields, a dict's or a list's items) and what it holds: an object
@@ -58,6 +74,8 @@ class Fields:
     def put_back(self) -> list[str]:
         """What changed since the snapshot (``technique 'x'.fidelities``), each put back."""
         changed: list[str] = []
+        if self.unchanged():
+            return changed
         for label, now, then in self._saved:
             if isinstance(now, dict):
                 if same_items_dict(now, then):
