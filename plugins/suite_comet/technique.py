@@ -215,7 +215,7 @@ _DECIDING = {
         note="the grid's first network choice: 10 Gbit/s gives 3.91x, 2: 5.74x, 1.7: 6.14x, 1.5: 6.50x (band from "
              "6.36x); a node count of 16-512 moves it within 3.45-3.78x"),),
     "expansion-gain-1.4x": (Assumption(
-        "the grid's node count", 128, flip_at="40 nodes", sourced=False,
+        "the grid's node count", 128, flip_at="between 48 and 64 nodes", sourced=False,
         note="not monotone (the search's plan changes): 20 nodes give 1.405x, 32 1.319x, 40 1.457x, 48 1.437x, "
              "64 1.288x (band [1.32, 1.48]); the expansion bandwidth (16-256 GB/s: 1.23-1.29x) does not flip it"),),
 }

@@ -160,7 +160,8 @@ _WHY_NOT = {
                                   "at one point; no flip found over the batch (256-8192: 1.25-1.31x), the hidden size "
                                   "(64-1024: 0.78-1.66x), GCN for GraphSAGE (1.52x) or the baseline's GPU-to-GPU link "
                                   "(0.3-31.5 GB/s: up to 2.47x), against a band from 10.28x"),
-    "cpu-fpga-vs-distdgl": ("setup unknown", "DistDGL is modelled (P3 is not) but its cluster is not stated: on our "
+    "cpu-fpga-vs-distdgl": ("baseline not modelled", "P3 is not modelled ('up to' is over P3 and DistDGL); DistDGL is, "
+                            "but its cluster is not stated: on our "
                             "assumed 4 nodes with 100 Gbit/s Ethernet ours is 1.07x; its inter-node network flips it at "
                             "about 19 Gbit/s (18: 4.55x, inside; 20: 4.14x), out again below 13 Gbit/s (6.14x)"),
 }

@@ -181,13 +181,10 @@ CLAIMS = [
     Claim("1.5d-fastest", "1.5D consistently achieves the highest performance (vs 1D and 2D) on 256 GPUs",
           source="abstract", verified=True, expect=Exact(True),
           cases=_variants_cases(("1d", "1.5d", "2d"), 256), derive=fastest_everywhere,
-          nulls=(Null("popcorn (one GPU, K stored once) in 1.5D's place", variants={"1.5d": "popcorn"}),),
+          nulls=(), null_reason="no computed null could land: a layout against itself is a tie (always False), "
+          "swapping two layouts is False whenever ours is True (the 2% margin), and one GPU against 256 is a straw man",
           note=_MODEL_NOTE + "Checked at n = 192,000 on 256 GPUs for every dataset and k, with the 2% ordering "
-               "margin of docs/verdicts.md (a tie fails); H-1D is not modelled. The null (audit11: '1D for 1.5D' "
-               "and '2D for 1.5D' timed a layout against itself, a tie that is always False) asks whether "
-               "Popcorn's single-GPU clustering beats both 1D and 2D on 256 GPUs: computed independently of "
-               "1.5D, so it could be True while ours is. Swapping two layouts ('is 1D fastest?') was not used: "
-               "with a 2% margin it is False whenever ours is True, so it could never land beside a pass."),
+               "margin of docs/verdicts.md (a tie fails); H-1D is not modelled."),
     Claim("vs-sliding-window-kdd-k16", "2749.8x faster than the single-GPU sliding window (KDD, k = 16, 256 GPUs)",
           source="§VI-D, Fig. 6", verified=True, expect=Gain(2749.8, rel=0.2),
           cases=_sliding_cases(("kdd-sampled",), (16,)),

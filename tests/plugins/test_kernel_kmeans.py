@@ -607,24 +607,16 @@ def test_claims_cover_the_paper_grid():
     assert all(c.verified for c in T.CLAIMS)
 
 
-def test_fastest_claim_null_is_no_tie_and_lies_outside():
-    """audit11 A1: the nulls '1D for 1.5D' and '2D for 1.5D' put a layout the claim already times in
-    1.5D's slot, so that layout was timed against itself: a tie, always False, never able to land in
-    Exact(True). The null must give every slot its own case, and it lies outside: popcorn's single
-    GPU (7.3-26 s) is not faster than 1D and 2D on 256 GPUs (0.05-0.31 s)."""
+def test_fastest_claim_declares_no_null_it_cannot_have():
+    """The nulls '1D for 1.5D' / '2D for 1.5D' timed a layout against itself (a tie, always False), and
+    their replacement, popcorn's one GPU against 256, could never be True either (a straw man): the
+    claim has no computed null that could land, so it is 'reproduced (no null)', with its reason."""
     from suite.testing import resolve_case
 
     claim = next(c for c in T.CLAIMS if c.id == "1.5d-fastest")
-
-    def value(specs):
-        return claim.value({lab: T.TECHNIQUE.evaluate(resolve_case(T.TECHNIQUE, s).scenario) for lab, s in specs.items()})
-
-    assert value(claim.specs()) is True
-    assert claim.nulls
-    for null in claim.nulls:
-        sub = null.substitute(claim.specs())
-        assert len({repr(s) for s in sub.values()}) == len(sub), f"{null.label}: two slots hold the same case"
-        assert value(sub) is False, null.label
+    assert claim.value({lab: T.TECHNIQUE.evaluate(resolve_case(T.TECHNIQUE, s).scenario)
+                        for lab, s in claim.specs().items()}) is True
+    assert claim.nulls == () and "straw man" in claim.null_reason
 
 
 def test_conformance_kit():
