@@ -25,9 +25,12 @@ code in the package its entry point names, or is installed normally (docs/plugin
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Iterable
+from fractions import Fraction
 from importlib.metadata import Distribution, PackageNotFoundError, distribution
+from pathlib import Path
 from typing import Any
 
 __all__ = ["DEV_EXTRAS", "NOT_RUNTIME", "requirement_versions", "versions_text", "installed_libraries", "plugin_distribution",
@@ -201,14 +204,12 @@ def _machine() -> tuple[str, str, str, str, str]:
     return platform.machine(), model or platform.processor(), str(os.cpu_count()), str(memory), str(usable)
 
 
-def cgroup_cpus(path: str = "/sys/fs/cgroup/cpu.max") -> int | None:
-    """The CPUs a cgroup v2 CPU quota allows this process (``docker --cpus=1``: ``100000 100000``
-    -> 1, rounded up), or None when there is no quota (``max ...``) or no such file (cgroup v1,
-    not Linux): a quota slows a timing as surely as an affinity does, and leaves the affinity as it was."""
+def _cpu_max(path: Path) -> Fraction | None:
+    """The CPUs one cgroup's ``cpu.max`` (*path*: quota and period in microseconds) allows, as a
+    fraction (``50000 100000`` -> 1/2); None for ``max``, a missing or unreadable file or other text."""
     try:
-        with open(path, encoding="ascii") as fh:
-            fields = fh.read().split()
-    except OSError:
+        fields = path.read_text(encoding="ascii").split()
+    except (OSError, UnicodeDecodeError):
         return None
     if len(fields) != 2 or fields[0] == "max":
         return None
@@ -216,7 +217,35 @@ def cgroup_cpus(path: str = "/sys/fs/cgroup/cpu.max") -> int | None:
         quota, period = int(fields[0]), int(fields[1])
     except ValueError:
         return None
-    return max(1, -(-quota // period)) if quota > 0 and period > 0 else None
+    return Fraction(quota, period) if quota > 0 and period > 0 else None
+
+
+def cgroup_cpus(root: str = "/sys/fs/cgroup", self_cgroup: str | None = None) -> int | None:
+    """The CPUs the cgroup v2 CPU quotas allow this process (``docker --cpus=1``: ``100000 100000``
+    -> 1, rounded up): the tightest ``cpu.max`` of its own cgroup and of each parent up to *root*,
+    as the kernel applies them all (a systemd slice or a container nested in a limited parent).
+
+    *root* is the cgroup v2 mount; *self_cgroup* the text of ``/proc/self/cgroup`` (read when None),
+    whose ``0::/PATH`` line names the process's cgroup under *root*. None when no cgroup on the path
+    sets a quota (``max ...``), when there is no v2 line (cgroup v1, not Linux) or nothing is
+    readable: a quota slows a timing as surely as an affinity does, and leaves the affinity as it was.
+    A path that leaves *root* (``0::/../x``: a cgroup outside this namespace's view) counts *root* only.
+    """
+    if self_cgroup is None:
+        try:
+            self_cgroup = Path("/proc/self/cgroup").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+    own = next((line[3:].strip() for line in self_cgroup.splitlines() if line.startswith("0::/")), None)
+    if own is None:
+        return None
+    parts = [p for p in own.split("/") if p]
+    if ".." in parts or "." in parts:
+        parts = []
+    base = Path(root)
+    limits = [_cpu_max(base.joinpath(*parts[:depth], "cpu.max")) for depth in range(len(parts) + 1)]
+    tightest = min((f for f in limits if f is not None), default=None)
+    return None if tightest is None else max(1, math.ceil(tightest))
 
 
 @functools.lru_cache(maxsize=1)

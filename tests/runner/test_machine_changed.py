@@ -100,10 +100,11 @@ def test_a_cgroup_cpu_quota_counts_as_fewer_usable_cpus(tmp_path, monkeypatch):
     files = {"one": "100000 100000\n", "half": "50000 100000\n", "one-and-a-half": "150000 100000\n",
              "none": "max 100000\n", "bad": "oops\n"}
     for name, text in files.items():
-        (tmp_path / name).write_text(text)
-    got = {name: dependencies.cgroup_cpus(str(tmp_path / name)) for name in files}
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "cpu.max").write_text(text)
+    got = {name: dependencies.cgroup_cpus(str(tmp_path / name), "0::/\n") for name in files}
     assert got == {"one": 1, "half": 1, "one-and-a-half": 2, "none": None, "bad": None}
-    assert dependencies.cgroup_cpus(str(tmp_path / "absent")) is None
+    assert dependencies.cgroup_cpus(str(tmp_path / "absent"), "0::/\n") is None
     try:
         dependencies._machine.cache_clear()
         monkeypatch.setattr(dependencies, "cgroup_cpus", lambda: 1)
@@ -112,3 +113,57 @@ def test_a_cgroup_cpu_quota_counts_as_fewer_usable_cpus(tmp_path, monkeypatch):
         monkeypatch.undo()
         dependencies._machine.cache_clear()
         dependencies.machine_fingerprint.cache_clear()
+
+
+def _cgroups(root, quotas):
+    """A fake cgroup v2 mount under *root*: ``{"a/b": "cpu.max text"}`` (``""``: the root's own)."""
+    for where, text in quotas.items():
+        (root / where).mkdir(parents=True, exist_ok=True)
+        (root / where / "cpu.max").write_text(text)
+    return str(root)
+
+
+# /proc/self/cgroup of a hybrid host (v1 controllers, then the v2 line) and of a pure v2 one
+_HYBRID = "4:memory:/x\n1:cpu:/\n0::/system.slice/job.scope\n"
+_V2 = "0::/system.slice/job.scope\n"
+
+
+@pytest.mark.parametrize("quotas, cpus", [
+    # only the top of the hierarchy limits (a container with its own cgroup namespace, as before)
+    ({"": "200000 100000\n"}, 2),
+    # the process's own cgroup is tighter than its slice and the top: 1.5 CPUs -> 2
+    ({"": "400000 100000\n", "system.slice": "300000 100000\n",
+      "system.slice/job.scope": "150000 100000\n"}, 2),
+    # the slice (1 CPU) binds though the process's own cgroup allows 4; the root has no cpu.max
+    ({"system.slice": "100000 100000\n", "system.slice/job.scope": "400000 100000\n"}, 1),
+    # periods differ: 25000/50000 = 0.5 CPU beats 300000/100000 = 3 -> 1 (rounded up)
+    ({"system.slice": "25000 50000\n", "system.slice/job.scope": "300000 100000\n"}, 1),
+    # no quota anywhere on the path
+    ({"": "max 100000\n", "system.slice": "max 100000\n", "system.slice/job.scope": "max 100000\n"}, None),
+    # a quota on a sibling cgroup is not this process's
+    ({"system.slice/other.scope": "100000 100000\n", "system.slice/job.scope": "max 100000\n"}, None),
+])
+def test_the_tightest_cpu_quota_on_the_process_cgroup_path_binds(tmp_path, quotas, cpus):
+    """cgroup_cpus read /sys/fs/cgroup/cpu.max only: a systemd slice or nested container limited to
+    1 CPU (its cgroup is named in /proc/self/cgroup) counted as unlimited, and its timings shared the
+    key of the unlimited machine. The kernel applies every quota from the root to the process's cgroup."""
+    root = _cgroups(tmp_path, quotas)
+    assert dependencies.cgroup_cpus(root, _V2) == cpus
+    assert dependencies.cgroup_cpus(root, _HYBRID) == cpus
+
+
+@pytest.mark.parametrize("text", ["", "garbage\n", "1:cpu:/system.slice/job.scope\n", "0:/system.slice\n",
+                                  "\x00\xff::/\n"])
+def test_no_cgroup_v2_line_means_no_quota(tmp_path, text):
+    """Without a ``0::/PATH`` line (cgroup v1 only, or unreadable text) no quota is known: None, even
+    with a 1-CPU cpu.max on every level of the fake mount."""
+    root = _cgroups(tmp_path, {"": "100000 100000\n", "system.slice": "100000 100000\n"})
+    assert dependencies.cgroup_cpus(root, text) is None
+
+
+def test_a_cgroup_path_outside_the_mount_counts_the_top_only(tmp_path):
+    """``0::/../x`` (a cgroup outside this namespace's view) never reads a file above the mount."""
+    (tmp_path / "cpu.max").write_text("100000 100000\n")  # above the mount: must not be read
+    root = _cgroups(tmp_path / "mnt", {"": "300000 100000\n"})
+    assert dependencies.cgroup_cpus(root, "0::/../\n") == 3
+    assert dependencies.cgroup_cpus(root, "0::/../x\n") == 3
