@@ -140,7 +140,8 @@ def validate_paths(paths: Iterable[str | Path], extra: Iterable[str | Path] = ()
     dirs = [Path(d) for d in profile_dirs(tuple(extra), tuple(plugin_paths))]
     lib = ProfileLibrary([*dirs, *files], extensions=extensions, collect_errors=True)
     # a library file (shipped, plugin, user folder) that failed is reported only when asked about
-    by_path = {lib.path(n).resolve(): n for n in lib.names()}
+    # (each file of a refused duplicate name too: lib.get reports the refusal, naming both)
+    by_path = {f.resolve(): n for n in lib.names() for f in lib.files(n)}
     ok: list[dict[str, Any]] = []
     for f in files:
         key = f.resolve()

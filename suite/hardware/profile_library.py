@@ -163,7 +163,8 @@ class ProfileLibrary:
     ProfileError
         Invalid TOML, a missing ``profile.name``, or two files declaring the same name (both named).
         With ``collect_errors`` these skip the file instead; a name two files declare is then refused
-        by :meth:`get` (both named), so a broken file never serves a name a good one declares.
+        by :meth:`get`, :meth:`raw` and :meth:`path` (both named; :meth:`names` lists it once), so a
+        broken file never serves a name a good one declares.
     """
 
     def __init__(self, paths: Iterable[str | Path], *, extensions: Mapping[str, type[BaseModel]] | None = None,
@@ -248,13 +249,17 @@ class ProfileLibrary:
             self._raw.pop(name, None)
             self._file_error(f, exc)
 
-    def _own(self, name: str) -> tuple[Path, dict[str, Any]]:
-        """(file, table) of *name*, its file parsed now if it was not; a file that does not parse
-        raises its own error (and is skipped from then on)."""
+    def _refuse_twins(self, name: str) -> None:
+        """Raise the one-line error of a name two files declare (both named); nothing for another."""
         if name in self._twins:
             files = " and ".join(map(str, self._twins[name]))
             raise ProfileError(f"hardware profile {name!r}: expected one file declaring it, got {files} "
                                f"(rename or remove one)")
+
+    def _own(self, name: str) -> tuple[Path, dict[str, Any]]:
+        """(file, table) of *name*, its file parsed now if it was not; a file that does not parse
+        raises its own error (and is skipped from then on)."""
+        self._refuse_twins(name)
         f, raw = self._raw[name]
         if raw is None:
             self._settle(name, read_toml)
@@ -284,6 +289,9 @@ class ProfileLibrary:
         return self._extensions
 
     def names(self) -> list[str]:
+        """Every profile name, sorted, each once (every file parsed first). A name two files declare
+        is listed, as ``suite hardware list`` shows it (an ERROR row): :meth:`get` and :meth:`path`
+        refuse it, naming both files."""
         self._settle_all()
         return sorted(self._raw)
 
@@ -295,7 +303,22 @@ class ProfileLibrary:
         return len(self._raw)
 
     def path(self, name: str) -> Path:
+        """The file that declares profile *name*.
+
+        Raises
+        ------
+        ProfileError
+            *name* is declared by two files (both named, as :meth:`get` says): neither serves it.
+        KeyError
+            *name* is not in the library (``name in library`` tells).
+        """
+        self._refuse_twins(name)
         return self._raw[name][0]
+
+    def files(self, name: str) -> tuple[Path, ...]:
+        """Every file that declares profile *name*: one, or each of the files of a refused duplicate
+        name (the first found first). Raises KeyError when *name* is not in the library."""
+        return tuple(self._twins.get(name) or (self._raw[name][0],))
 
     def raw(self, name: str) -> dict[str, Any]:
         """The file's own table (before ``extends`` is applied)."""

@@ -280,3 +280,54 @@ def test_a_name_two_files_declare_is_refused_naming_both_when_errors_are_collect
                     f"(already defined in {tmp_path / 'a.toml'}; the name is refused until one is renamed or removed)"]
     (tmp_path / bad).unlink()
     assert ProfileLibrary([tmp_path], collect_errors=True).get("twin").device.memory_bandwidth == 900e9
+
+
+def _twins(tmp_path):
+    """Two valid files declaring profile ``twin`` and the refusal both `suite hardware list` (its ERROR
+    row) and `suite run --profile twin` print for the name."""
+    a, b = tmp_path / "a.toml", tmp_path / "b.toml"
+    a.write_text(_TWIN.format(bw='"900 GB/s"'))
+    b.write_text(_TWIN.format(bw='"2 TB/s"'))
+    return a, b, f"hardware profile 'twin': expected one file declaring it, got {a} and {b} (rename or remove one)"
+
+
+def test_a_refused_duplicate_name_is_listed_once_and_every_lookup_refuses_it(tmp_path):
+    """get() refused a name two files declare, but path() returned the first file as if it served the
+    name (calibrate --name twin -o a.toml went on to measure and wrote a file still refused). Now the
+    library agrees with `suite hardware list`: the name listed once; get, raw and path refuse it alike."""
+    a, b, refused = _twins(tmp_path)
+    lib = ProfileLibrary([tmp_path], collect_errors=True)
+    assert lib.names() == ["twin"] and len(lib) == 1 and "twin" in lib
+    for lookup in (lib.get, lib.raw, lib.path):
+        with pytest.raises(ProfileError) as exc:
+            lookup("twin")
+        assert str(exc.value) == refused, lookup
+    assert lib.files("twin") == (a, b)
+    assert list(lib.file_errors) == [str(b)]
+    b.unlink()
+    lib = ProfileLibrary([tmp_path], collect_errors=True)
+    assert lib.path("twin") == a and lib.files("twin") == (a,)
+
+
+def test_calibrate_refuses_a_duplicate_name_before_measuring(tmp_path, monkeypatch):
+    """`suite hardware calibrate --name twin -o a.toml` passed its shadow check (path() said a.toml
+    serves twin) and measured; it now stops with the refusal, before measuring."""
+    from suite.hardware import calibrate as cal
+
+    a, _b, refused = _twins(tmp_path)
+    monkeypatch.setenv("SUITE_PROFILES", str(tmp_path))
+    measured: list[bool] = []
+    monkeypatch.setattr(cal, "calibrate", lambda **kw: measured.append(True) or 1 / 0)
+    res = CliRunner().invoke(main, ["hardware", "calibrate", "--name", "twin", "-o", str(a)])
+    assert res.exit_code != 0 and measured == [], res.output
+    assert refused in res.output
+    assert a.read_text() == _TWIN.format(bw='"900 GB/s"') and not (tmp_path / "a.toml.bak").exists()
+
+
+def test_validate_of_both_files_of_a_duplicate_name_reports_each(tmp_path):
+    """`suite hardware validate a.toml b.toml` (one name): one error per file, the refusal for the first."""
+    a, b, refused = _twins(tmp_path)
+    res = validate_paths([str(a), str(b)])
+    assert res["ok"] == []
+    assert res["errors"] == [refused, f"{b}: field profile.name: expected a name no other profile uses, got 'twin' "
+                                      f"(already defined in {a}; the name is refused until one is renamed or removed)"]
