@@ -404,7 +404,7 @@ class Registry:
         """Take *tech*'s fields as *info* built it (once: each later load compares against them)."""
         from suite.tamper_fields import Fields
 
-        self._built.append((info, Fields([(f"technique {tech.name!r}", tech)])))
+        self._built.append((info, Fields([(f"technique {tech.name!r}", tech)], own=tech.changed_by_itself)))
 
     def _others_put_back(self, info: PluginInfo) -> list[str]:
         """What *info*'s code changed in the techniques other plugins built, each put back."""

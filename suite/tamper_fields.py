@@ -7,7 +7,7 @@ takes its fields before a plugin's code runs and puts back what changed after.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import chain
 from operator import is_
 from typing import Any
@@ -25,11 +25,19 @@ class Fields:
     (:func:`suite.tamper.snapshot` compares namespaces and their tables, not objects). :meth:`put_back`
     compares by identity, restores what changed and names it."""
 
-    __slots__ = ("_saved", "_fast")
+    __slots__ = ("_saved", "_fast", "_objects", "_own")
 
-    def __init__(self, objects: Iterable[tuple[str, Any]]) -> None:
+    def __init__(self, objects: Iterable[tuple[str, Any]],
+                 own: Callable[[dict[Any, Any], dict[Any, Any]], bool] | None = None) -> None:
+        """*own(now, then)*: whether a dict whose items changed from *then* to *now* was changed by
+        its owner's own code (a technique's fidelity reference resolved on first use,
+        :meth:`suite.technique.Technique.changed_by_itself`): taken again, not reported."""
+        self._objects, self._own = list(objects), own
+        self._take_all()
+
+    def _take_all(self) -> None:
         self._saved: list[tuple[str, Any, Any]] = []
-        for label, obj in objects:
+        for label, obj in self._objects:
             self._take(label, obj, depth=3)
         dicts = [(now, then) for _label, now, then in self._saved if isinstance(now, dict)]
         lists = [(now, then) for _label, now, then in self._saved if not isinstance(now, dict)]
@@ -71,10 +79,24 @@ class Fields:
             if isinstance(v, (dict, list, tuple)) or hasattr(v, "__dict__") and not callable(v):
                 self._take(f"{label}.{k}", v, depth)
 
+    def _settled(self) -> bool:
+        """Whether every change is its owner's own (then each is taken again as the state to keep)."""
+        own = self._own
+        if own is None:
+            return False
+        for _label, now, then in self._saved:
+            if isinstance(now, dict):
+                if not same_items_dict(now, then) and not own(now, then):
+                    return False
+            elif len(now) != len(then) or not all(map(is_, now, then)):
+                return False
+        self._take_all()
+        return True
+
     def put_back(self) -> list[str]:
         """What changed since the snapshot (``technique 'x'.fidelities``), each put back."""
         changed: list[str] = []
-        if self.unchanged():
+        if self.unchanged() or self._settled():
             return changed
         for label, now, then in self._saved:
             if isinstance(now, dict):

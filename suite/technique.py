@@ -431,6 +431,27 @@ class Technique:
             self.fidelities[name] = ref = obj
         return ref
 
+    def changed_by_itself(self, now: dict[Any, Any], then: dict[Any, Any]) -> bool:
+        """Whether dict *now*, once *then*, changed only as :meth:`fidelity` changes this technique
+        when it resolves a reference on first use: *now* is its ``fidelities`` with references
+        replaced by the functions they name (modules already imported: nothing is imported here),
+        its ``__dict__`` with ``_reference_modules`` added, or that table with entries added. The
+        guard on techniques other plugins built (:class:`suite.tamper_fields.Fields`) keeps these;
+        any other change is a rewrite."""
+        import sys
+
+        if not then.keys() <= now.keys():
+            return False
+        kept = all(now[k] is then[k] for k in then if not (now is self.fidelities and isinstance(then[k], str)))
+        added = now.keys() - then.keys()
+        if now is self.fidelities:
+            return kept and not added and all(now[k] is then[k] or callable(now[k]) and _imported(then[k], sys.modules)
+                                              is now[k] for k in now)
+        refs = self.__dict__.get("_reference_modules")
+        if now is self.__dict__:
+            return kept and added <= {"_reference_modules"} and (not added or _module_names(refs, self.fidelities))
+        return now is refs and kept and _module_names({k: now[k] for k in added}, self.fidelities)
+
     @property
     def implementation_modules(self) -> list[str]:
         """The modules that define the fidelities' evaluate functions, sorted, read from the
@@ -504,3 +525,19 @@ class Technique:
         if not isinstance(result, Result):
             raise TechniqueError(f"{self.name}: {scenario.fidelity} evaluate returned {type(result).__name__}, expected Result")
         return result
+
+
+def _imported(ref: Any, modules: Mapping[str, Any]) -> Any:
+    """The object reference *ref* names when its module is already imported, else None (nothing imported)."""
+    if not isinstance(ref, str) or not is_reference(ref):
+        return None
+    module, _, attr = ref.partition(":")
+    obj = modules.get(module)
+    for part in attr.split(".") if obj is not None else ():
+        obj = getattr(obj, part, None)
+    return obj
+
+
+def _module_names(table: Any, fidelities: Mapping[str, Any]) -> bool:
+    """Whether *table* maps fidelities of *fidelities* to module names (``_reference_modules``)."""
+    return isinstance(table, dict) and all(k in fidelities and isinstance(v, str) for k, v in table.items())

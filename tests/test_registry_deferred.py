@@ -225,3 +225,32 @@ def test_a_hook_returning_another_name_than_its_technique_file_is_said_once_it_i
     assert reg.notes == ["plugin 'lazyg' (<in-process>): its technique.toml names 'ghost-tech' but suite_techniques() "
                          "returned 'other-tech'; expected the same name (the registry reserves the technique.toml's "
                          "name, checked against other plugins' names, until it imports the technique)"]
+
+
+def test_a_fidelity_resolved_on_first_use_does_not_quarantine_the_next_plugin_loaded(tmp_path, monkeypatch):
+    """`Technique.fidelity` imports a fidelity declared as a reference on first use and keeps the
+    function in place of the reference. The guard on other plugins' built techniques (0.3.10) took
+    that for the next plugin's tampering: evaluating poseidon, then asking for mg-wfbp, quarantined
+    mg-wfbp ("patched technique 'poseidon'.fidelities.model") and put the reference back."""
+    reg = Registry(entry_points_=[], modules=[("ra", _plugin(tmp_path, monkeypatch, "lazy_res_a", "lazy-ra")),
+                                              ("rb", _plugin(tmp_path, monkeypatch, "lazy_res_b", "lazy-rb"))])
+    first = reg.technique("lazy-ra")
+    model = first.fidelity("model")
+    assert model is sys.modules["lazy_res_a.model"].evaluate
+    second = reg.technique("lazy-rb")  # raised PluginError: plugin 'rb' is quarantined
+    assert reg.quarantined() == [] and second.name == "lazy-rb"
+    assert first.fidelities["model"] is model and first.implementation_modules == ["lazy_res_a.model"]
+
+    # what is not the core's own resolution is still put back and blamed: a rewrite of the resolved
+    # function, and a callable in place of a reference not yet resolved
+    forge = "import sys\nfrom suite.api import Result\n" + "".join(
+        f"dict.__setitem__(sys.modules['{m}.technique'].TECHNIQUE.fidelities, 'model', lambda s: Result())\n"
+        for m in ("lazy_res_a", "lazy_res_d"))
+    reg2 = Registry(entry_points_=[], modules=[("ra", sys.modules["lazy_res_a"]),
+                                               ("rd", _plugin(tmp_path, monkeypatch, "lazy_res_d", "lazy-rd")),
+                                               ("rc", _plugin(tmp_path, monkeypatch, "lazy_res_c", "lazy-rc", before=forge))])
+    reg2.technique("lazy-ra"), reg2.technique("lazy-rd")
+    with pytest.raises(PluginError, match=r"patched technique 'lazy-ra'.fidelities.model, technique 'lazy-rd'.fidelities.model"):
+        reg2.technique("lazy-rc")
+    assert first.fidelities["model"] is model
+    assert reg2.technique("lazy-rd").fidelities["model"] == "lazy_res_d.model:evaluate"
