@@ -20,11 +20,17 @@ Long form adds ``name, value, unit, direction`` (``lower``/``higher``/``none``) 
 ``n_samples`` (raw repeated measurements stored for that metric; 0 for model fidelity).
 Wide form adds one float column per metric name (``metric.NAME`` when the name collides
 with a case column), in one unit: a metric stored in several units of one dimension (runs of
-a plugin that changed ``ms`` to ``s``) is converted into the unit of its first row; units of
-different dimensions are a :class:`~suite.errors.StoreError` naming the metric and both.
+a plugin that changed ``ms`` to ``s``, or two techniques, one in ``s`` and one in ``ms``) is
+converted into the unit of its first row (rows in technique order). One technique's metric in
+units of different dimensions is a :class:`~suite.errors.StoreError` naming the metric and
+both; a name that different techniques store in units of different dimensions (``throughput``
+in ``samples/s`` and in ``tokens/s``) is one column per dimension, ``NAME [UNIT]`` (``throughput
+[samples/s]``, ``throughput [tokens/s]``; :func:`metric_of` gives the name back), so no column
+holds two units.
 
 ``df.attrs`` holds ``store`` (path), ``run`` (the run's provenance dict, or None) and
-``units`` / ``directions`` (metric name -> unit / direction).
+``units`` / ``directions`` (long form: metric name -> unit / direction; wide form: metric
+column -> the one unit of its values / direction).
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ if TYPE_CHECKING:
 
     from suite.results.store import Store
 
-__all__ = ["load", "load_run", "open_store", "reading", "override_value", "CASE_COLUMNS"]
+__all__ = ["load", "load_run", "open_store", "reading", "override_value", "metric_of", "CASE_COLUMNS"]
 
 #: Case columns present in both forms, in this order (then ``param.NAME`` and ``set.PATH``).
 CASE_COLUMNS = ("run", "key", "technique", "technique_version", "variant", "fidelity", "profile", "profile_hash",
@@ -172,7 +178,8 @@ def load(store: Any = None, run: int | str | None = None, wide: bool = False, *,
     wide : bool
         False (long form): one row per (case, metric), each in its stored unit. True: one row per
         case, one column per metric, each column in one unit (values only; units and directions
-        are in the long form and in ``df.attrs``).
+        are in the long form and in ``df.attrs``, keyed by column); a metric that techniques store
+        in units of different dimensions is one ``NAME [UNIT]`` column per dimension.
     params : mapping, optional
         Keep cases whose technique parameters equal these values, e.g. ``{"nodes": 4}``.
     metrics : str or list of str, optional
@@ -189,8 +196,8 @@ def load(store: Any = None, run: int | str | None = None, wide: bool = False, *,
     Raises
     ------
     StoreError
-        Unknown store, run or filter column (one line, naming it); *wide* and a metric stored in
-        units of different dimensions (naming the metric and both units).
+        Unknown store, run or filter column (one line, naming it); *wide* and one technique's
+        metric stored in units of different dimensions (naming the metric and both units).
 
     Examples
     --------
@@ -208,8 +215,9 @@ def load(store: Any = None, run: int | str | None = None, wide: bool = False, *,
         long = _one_unit_each(long)
     df = _long_form(base, long, got.nsamp) if not wide else _wide_form(base, long)
     df = df.reset_index(drop=True)
-    df.attrs = {"store": got.path, "run": got.info, "units": dict(zip(long["name"], long["unit"])),
-                "directions": dict(zip(long["name"], long["direction"]))}
+    cols = [_column(n, base) if wide else n for n in long["name"]]  # wide: keyed by the column
+    df.attrs = {"store": got.path, "run": got.info, "units": dict(zip(cols, long["unit"])),
+                "directions": dict(zip(cols, long["direction"]))}
     return df
 
 
@@ -267,43 +275,103 @@ def _wide_form(base: pd.DataFrame, long: pd.DataFrame) -> pd.DataFrame:
         return base
     w = long.pivot(index="key", columns="name", values="value")
     w.columns.name = None
-    w = w.rename(columns={c: f"metric.{c}" for c in w.columns if c in base.columns}).reset_index()
+    w = w.rename(columns={c: _column(c, base) for c in w.columns}).reset_index()
     return base.merge(w, on="key", how="left")
 
 
+def _column(name: str, base: pd.DataFrame) -> str:
+    """The wide column of metric *name*: ``metric.NAME`` when it collides with a case column of *base*."""
+    return f"metric.{name}" if name in base.columns else name
+
+
 def _one_unit_each(long: pd.DataFrame) -> pd.DataFrame:
-    """*long* with each metric in one unit (the wide form's one column per metric): values stored in
-    another unit of the same dimension converted into the first row's (0.1547 s -> 154.7 ms).
+    """*long* with each wide column in one unit: a technique's metric stored in another unit of the
+    same dimension converted into its first row's (0.1547 s -> 154.7 ms); then, across techniques,
+    a metric name in units of one dimension converted into the first row's, and one in units of
+    several dimensions (throughput in samples/s and in tokens/s) split into one column per
+    dimension, named ``NAME [UNIT]`` (:func:`metric_of` gives NAME back).
 
     Raises
     ------
     StoreError
-        A metric stored in units of different dimensions, or one the unit registry does not know
-        (one line naming the metric and both units).
+        A technique's metric stored in units of different dimensions, or in one the unit registry
+        does not know (one line naming the metric, the technique and both units).
     """
-    # per technique: techniques may share a metric name in units of other dimensions (throughput in
-    # samples/s and in tokens/s); a technique's own metric in two units is a plugin that changed it
-    mixed: list[tuple[str, str]] = [(str(k[0]), str(k[1]))  # type: ignore[index]
-                                    for k, us in long.groupby(["technique", "name"])["unit"].unique().items()
-                                    if len(us) > 1]
-    if not mixed:
-        return long
+    # one technique's metric in two units: a plugin that changed it between runs
+    mixed: list[tuple[str, str, list[str]]] = [(str(k[0]), str(k[1]), [str(u) for u in us])  # type: ignore[index]
+                                               for k, us in long.groupby(["technique", "name"])["unit"].unique().items()
+                                               if len(us) > 1]
+    for tech, name, units in mixed:
+        try:
+            long = _convert_into(long, (long["technique"] == tech) & (long["name"] == name), units[0])
+        except ValueError:
+            bad = next(u for u in units[1:] if not _commensurable(u, units[0]))
+            raise StoreError(f"metric {name!r} of {tech}: stored in {units[0]!r} and in {bad!r}, units of different "
+                             "dimensions: one wide column cannot hold both (load it with wide=False)") from None
+    for metric, us in long.groupby("name")["unit"].unique().items():
+        if len(us) > 1:  # techniques sharing a name in other units (s and ms; samples/s and tokens/s)
+            long = _across_techniques(long, str(metric), [str(u) for u in us])
+    return long
+
+
+def _across_techniques(long: pd.DataFrame, name: str, units: list[str]) -> pd.DataFrame:
+    """*long* with metric *name*, stored by several techniques in *units* (first row's first), in
+    one unit per dimension: each group of commensurable units converted into its first; when the
+    groups are more than one, each group's rows renamed ``NAME [UNIT]``."""
+    groups: list[list[str]] = []
+    for u in units:
+        group = next((g for g in groups if _commensurable(u, g[0])), None)
+        if group is None:
+            groups.append([u])
+        else:
+            group.append(u)
+    rows = long["name"] == name
+    for group in groups:
+        long = _convert_into(long, rows & long["unit"].isin(group), group[0])
+        if len(groups) > 1:
+            long.loc[rows & (long["unit"] == group[0]), "name"] = f"{name} [{group[0]}]"
+    return long
+
+
+def _commensurable(unit: str, to: str) -> bool:
+    """Whether a value in *unit* can be expressed in *to* (:func:`suite.hardware.units.convert`)."""
+    from suite.hardware.units import convert
+
+    try:
+        convert(1.0, unit, to)
+    except ValueError:
+        return False
+    return True
+
+
+def _convert_into(long: pd.DataFrame, rows: Any, to: str) -> pd.DataFrame:
+    """A copy of *long* with the values of *rows* converted into *to* (missing values stay missing).
+
+    Raises
+    ------
+    ValueError
+        A unit of *rows* cannot be converted into *to* (:func:`suite.hardware.units.convert`).
+    """
     from suite.hardware.units import convert
 
     long = long.copy()
-    for tech, name in mixed:
-        rows = (long["technique"] == tech) & (long["name"] == name)
-        first = str(long.loc[rows, "unit"].iloc[0])
-        for unit in long.loc[rows, "unit"].unique():
-            at = rows & (long["unit"] == unit)
-            try:
-                long.loc[at, "value"] = [convert(v, str(unit), first) if v is not None and v == v else v
-                                         for v in long.loc[at, "value"]]
-            except ValueError:
-                raise StoreError(f"metric {name!r} of {tech}: stored in {first!r} and in {unit!r}, units of different "
-                                 "dimensions: one wide column cannot hold both (load it with wide=False)") from None
-            long.loc[at, "unit"] = first
+    for unit in long.loc[rows, "unit"].unique():
+        at = rows & (long["unit"] == unit)
+        long.loc[at, "value"] = [convert(v, str(unit), to) if v is not None and v == v else v
+                                 for v in long.loc[at, "value"]]
+        long.loc[at, "unit"] = to
     return long
+
+
+_SPLIT = re.compile(r"^(.*) \[[^\[\]]*\]$")
+
+
+def metric_of(column: str) -> str:
+    """The metric name a column of the wide form holds: ``"throughput [tokens/s]"`` (a name that
+    techniques store in units of several dimensions, split by unit) -> ``"throughput"``; any other
+    column as it is (a metric name has no spaces or brackets, so the split is never ambiguous)."""
+    m = _SPLIT.match(column)
+    return m.group(1) if m else column
 
 
 def _sample_counts(store: Store, keys: list[str]) -> dict[tuple[str, str], int]:

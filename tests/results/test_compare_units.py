@@ -11,6 +11,7 @@ from suite.results import Store
 from suite.results.compare import CompareError, compare_runs
 from suite.results.load import load
 from session_context import session_context
+from techniques_store import techniques_store
 from suite.errors import StoreError
 
 
@@ -73,23 +74,49 @@ def test_a_pure_number_and_a_currency_without_a_rate(tmp_path):
     assert strict.rows[0].verdict == "unit changed" and strict.exit_code == 1
 
 
+def _techniques(tmp_path, cases):
+    path = tmp_path / "t.sqlite"
+    techniques_store(path, cases)
+    return path
+
+
 def test_two_techniques_may_share_a_metric_name_in_other_dimensions(tmp_path):
     """throughput is samples/s in most plugins, tokens/s in dhelix: the wide form refused any run
-    holding both ("units of different dimensions"), and with it `suite report` of the smoke run (a
-    second reader). Units are one per (technique, metric) column group now."""
-    path = tmp_path / "s.sqlite"
-    with Store(path) as st:
-        r = st.begin_run("both", plugins={})
-        for key, tech, unit in (("k1", "toy", "samples/s"), ("k2", "other", "tokens/s")):
-            ident = {"key": key, "technique": tech, "technique_version": "1.0", "variant": "v", "fidelity": "model",
-                     "profile": "p", "profile_hash": "h", "workload": None, "workload_hash": None,
-                     "params": {"nodes": 4}, "seed": 0, "overrides": {}}
-            st.add_outcome(ident, {"status": "ok", "metrics": [["throughput", 100.0, unit, "higher"]],
-                                   "duration": 0.1}, r)
-        st.finish_run(r, "done", {"total": 2, "ok": 2})
-    with Store(path, readonly=True) as st:
-        wide = load(st, run=r, wide=True)
-    assert sorted(wide["throughput"]) == [100.0, 100.0]
+    holding both ("units of different dimensions"), then held 100 samples/s and 200 tokens/s in one
+    `throughput` column whose unit (attrs) named one of them. One column per dimension now."""
+    from suite.results.load import metric_of
+
+    path = _techniques(tmp_path, [("k1", "toy", [["throughput", 100.0, "samples/s", "higher"]]),
+                                  ("k2", "other", [["throughput", 200.0, "tokens/s", "higher"]])])
+    wide = load(path, wide=True).set_index("key")
+    assert "throughput" not in wide.columns
+    assert wide.loc["k1", "throughput [samples/s]"] == 100.0 and wide.loc["k2", "throughput [tokens/s]"] == 200.0
+    assert wide[["throughput [samples/s]", "throughput [tokens/s]"]].notna().sum().tolist() == [1, 1]
+    assert wide.attrs["units"] == {"throughput [samples/s]": "samples/s", "throughput [tokens/s]": "tokens/s"}
+    assert wide.attrs["directions"] == {"throughput [samples/s]": "higher", "throughput [tokens/s]": "higher"}
+    assert [metric_of(c) for c in wide.attrs["units"]] == ["throughput", "throughput"]
+    long = load(path)  # the long form keeps the stored names and units
+    assert sorted(zip(long["name"], long["unit"])) == [("throughput", "samples/s"), ("throughput", "tokens/s")]
+
+
+def test_two_techniques_timing_one_metric_in_s_and_in_ms_share_one_column(tmp_path):
+    """Technique a stores time 0.1547 s, b 51.56 ms (and a ratio 0.85 and 90 %): the wide column
+    held 0.1547 and 51.56 with the unit "ms" (the last technique's), so a read 0.1547 ms, 1000x
+    too fast. Now one column in the first row's unit: 0.1547 s and 0.05156 s; 0.85 and 0.9."""
+    path = _techniques(tmp_path, [("ka", "a", [["time", 0.1547, "s", "lower"], ["eff", 0.85, "1", "higher"]]),
+                                  ("kb", "b", [["time", 51.56, "ms", "lower"], ["eff", 90.0, "%", "higher"]])])
+    wide = load(path, wide=True).set_index("key")
+    assert wide.loc["ka", "time"] == pytest.approx(0.1547) and wide.loc["kb", "time"] == pytest.approx(0.05156)
+    assert wide.loc["ka", "eff"] == pytest.approx(0.85) and wide.loc["kb", "eff"] == pytest.approx(0.9)
+    assert wide.attrs["units"] == {"eff": "1", "time": "s"}
+
+
+def test_a_metric_named_like_a_case_column_has_its_unit_under_its_column(tmp_path):
+    """A metric `params` is the column `metric.params`; attrs named it `params`, a column of the
+    cases (so the report, looking its columns up in attrs, never showed it)."""
+    path = _techniques(tmp_path, [("k1", "toy", [["params", 3.0, "MB", "none"]])])
+    wide = load(path, wide=True)
+    assert wide["metric.params"].tolist() == [3.0] and wide.attrs["units"] == {"metric.params": "MB"}
 
 
 def test_a_gated_metric_missing_from_b_fails_the_gate(tmp_path, suite_cli):
