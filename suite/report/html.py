@@ -153,8 +153,8 @@ def _varying(df: pd.DataFrame, cols: list[str]) -> list[str]:
     return out
 
 
-def _technique_section(name: str, wide: pd.DataFrame, failed: pd.DataFrame, units: dict[str, str],
-                       directions: dict[str, str], tech: Any) -> str:
+def _technique_section(name: str, wide: pd.DataFrame, units: dict[str, str], directions: dict[str, str],
+                       failed: pd.DataFrame, tech: Any) -> str:
     """One technique's section: what it is, its plots, its cases table, the cases not ok."""
     parts = [f'<section id="technique-{e(_slug(name))}" class="technique"><h2>Technique: {e(name)}</h2>',
              _technique_meta(wide, failed, tech)]
@@ -266,10 +266,13 @@ def _plots(wide: pd.DataFrame, name: str, tech: Any, baseline: str | None, direc
 
 def _meanings_at(tech: Any, fidelities: set[str], metrics: Iterable[str]) -> dict[str, str]:
     """Metric -> what *tech* means by it at *fidelities* (the rows' own; their meanings joined by
-    `` | `` where they differ, so that only the same mix matches); a metric none declares is left out."""
+    `` | `` where they differ, so that only the same mix matches); a metric none declares is left out.
+    A column split by unit (``throughput [tokens/s]``) means what its metric means."""
+    from suite.results.load import metric_of
+
     out = {}
     for m in metrics:
-        found = {d.meaning for f in sorted(fidelities) if (d := tech.meaning(m, f)) is not None}
+        found = {d.meaning for f in sorted(fidelities) if (d := tech.meaning(metric_of(m), f)) is not None}
         if found:
             out[m] = " | ".join(sorted(found))
     return out
@@ -502,8 +505,8 @@ def _page(r: _Run, title: str | None) -> str:
     units, directions = r.wide.attrs["units"], r.wide.attrs["directions"]
     wide = r.wide.copy(deep=False)
     wide.attrs = {}  # pandas deep-copies attrs (the run's provenance) into every frame and row derived below
-    sections = [_technique_section(t, _own_columns(wide[wide["technique"] == t], units),
-                                   r.failed[r.failed["technique"] == t], units, directions, r.techs.get(t))
+    sections = [_technique_section(t, *_own_columns(wide[wide["technique"] == t], units, directions),
+                                   r.failed[r.failed["technique"] == t], r.techs.get(t))
                 for t in r.techniques] or ["<p>This run has no cases.</p>"]
     cat_sections, cat_nav = (_category_sections(wide, units, directions, r.techs, profile=r.profile)
                              if len(wide) else ([], []))
@@ -526,10 +529,19 @@ def _page(r: _Run, title: str | None) -> str:
             + f"<script>{SCRIPT}</script></body></html>\n")
 
 
-def _own_columns(tw: pd.DataFrame, units: dict[str, str]) -> pd.DataFrame:
-    """A technique's cases without the (empty) columns of other techniques' parameters and metrics."""
-    return tw.drop(columns=[c for c in tw.columns if (c.startswith(("param.", "set.")) or c in units)
-                            and tw[c].isna().all()])
+def _own_columns(tw: pd.DataFrame, units: dict[str, str], directions: dict[str, str]
+                 ) -> tuple[pd.DataFrame, dict[str, str], dict[str, str]]:
+    """A technique's cases without the (empty) columns of other techniques' parameters and metrics,
+    and *units* and *directions* for them: a metric that techniques store in units of several
+    dimensions, split by unit (``throughput [tokens/s]``), is named by the metric again (one
+    technique stores a metric in one unit)."""
+    from suite.results.load import metric_of
+
+    tw = tw.drop(columns=[c for c in tw.columns if (c.startswith(("param.", "set.")) or c in units)
+                          and tw[c].isna().all()])
+    bare = {c: metric_of(c) for c in units if c in tw.columns}
+    return (tw.rename(columns=bare), {bare.get(c, c): u for c, u in units.items()},
+            {bare.get(c, c): d for c, d in directions.items()})
 
 
 def write_report(store: Any, run: Any, path: str | Path, **kwargs: Any) -> Path:

@@ -504,3 +504,52 @@ def test_a_metric_two_techniques_mean_differently_is_not_put_on_one_axis():
     assert plots.shared_metrics(df, ["a", "b"], directions, meanings=meanings) == ["round_time"]
     assert plots.shared_metrics(df, ["a", "c"], directions, meanings=meanings) == ["speedup"]
     assert plots.shared_metrics(df, ["a", "b", "c"], directions, meanings=meanings) == []
+
+
+def _three_on_one_setup(path, ctx):
+    """poseidon and hetseq (throughput in samples/s) and dhelix (tokens/s), one variant each, their
+    cases relabelled onto one (profile, workload) so the report pits them head to head."""
+    from suite.results import Store
+    from suite.runner.engine import run_cases
+    from suite.runner.experiment import expand_entry
+
+    cases = [c for t, v in (("poseidon", "poseidon"), ("hetseq", "hetseq"), ("dhelix", "dhelix"))
+             for c in expand_entry({"technique": t, "variants": [v], "params": {"nodes": ["2"]} if t == "poseidon"
+                                    else {}}, context=ctx).cases]
+    with Store(path) as st:
+        assert run_cases(cases, st, context=ctx).ok == 3
+        st.conn.execute("UPDATE cases SET profile = 'shared', workload = 'shared'")
+        st.conn.commit()
+
+
+def test_a_metric_in_two_units_is_labelled_by_each_techniques_own(tmp_path, monkeypatch, report_context):
+    """A run of dhelix (throughput 1.439e5 tokens/s) with poseidon and hetseq (samples/s): dhelix's
+    cases table headed its throughput "(samples/s)", the wide form's one unit for the name. Each
+    technique's table names its own unit now, and the head to head compares the samples/s
+    throughput of poseidon and hetseq (dhelix's, another quantity, hid it before)."""
+    from suite.report import build_report
+
+    monkeypatch.setattr(plots, "render", _no_png)
+    _three_on_one_setup(tmp_path / "s.sqlite", report_context)
+    html = build_report(tmp_path / "s.sqlite", "latest", scoreboard=False, context=report_context)
+    heads = {t: re.findall(r"<th>(throughput[^<]*)</th>", html.split(f'id="technique-{t}"')[1].split("</table>")[0])
+             for t in ("dhelix", "hetseq", "poseidon")}
+    assert heads == {"dhelix": ["throughput (tokens/s)"], "hetseq": ["throughput (samples/s)"],
+                     "poseidon": ["throughput (samples/s)"]}
+    assert re.findall(r'alt="(communication: throughput[^"]*)"', html) == ["communication: throughput [samples/s]"]
+
+
+def test_head_to_head_shares_a_metric_only_in_one_unit(tmp_path):
+    """Technique a times in s (0.1547) and reports samples/s, b in ms (51.56) and tokens/s: both
+    metrics were "shared", drawn on one axis with one unit. Now time is shared in s (0.1547 and
+    0.05156), and throughput is two columns, neither shared."""
+    from suite.results.load import load
+    from techniques_store import techniques_store
+
+    path = tmp_path / "s.sqlite"
+    r = techniques_store(path, [
+        ("ka", "a", [["time", 0.1547, "s", "lower"], ["throughput", 100.0, "samples/s", "higher"]]),
+        ("kb", "b", [["time", 51.56, "ms", "lower"], ["throughput", 200.0, "tokens/s", "higher"]])])
+    wide = load(path, run=r, wide=True)
+    assert plots.shared_metrics(wide, ["a", "b"], wide.attrs["directions"]) == ["time"]
+    assert wide.attrs["units"]["time"] == "s" and wide["time"].tolist() == pytest.approx([0.1547, 0.05156])
