@@ -314,7 +314,8 @@ def _category_sections(wide: pd.DataFrame, units: dict[str, str], directions: di
         parts = [f'<section id="{e(anchor)}" class="category"><h2>Head to head: {e(cat)}</h2>',
                  "<p>" + e(f"{len(names)} techniques of category {cat} on the same workload(s) and profile(s), "
                            f"each with its baselines: ") + ", ".join(
-                     f"<b>{e(t)}</b> ({e(techs[t].paper.cite())})" for t in names) + ".</p>"]
+                     f"<b>{e(t)}</b> ({e(techs[t].paper.cite())})" for t in names) + ".</p>",
+                 _split_note(sub, units)]
         for m in metrics:
             t = f"{cat}: {m}"
             png = category_figure(sub, m, units.get(m, ""), directions.get(m, ""), techs, baselines, t,
@@ -328,6 +329,21 @@ def _category_sections(wide: pd.DataFrame, units: dict[str, str], directions: di
         parts.append("</section>")
         out.append("".join(parts))
     return out, nav
+
+
+def _split_note(sub: pd.DataFrame, units: dict[str, str]) -> str:
+    """A line naming each metric that techniques of *sub* store in units of different dimensions
+    (one wide column per unit: ``throughput [tokens/s]``), so never drawn on one axis; "" if none."""
+    from suite.results.load import metric_of
+
+    split: dict[str, list[str]] = {}
+    for c, unit in units.items():
+        if metric_of(c) != c and c in sub.columns and sub[c].notna().any():
+            ts = ", ".join(sorted(set(sub.loc[sub[c].notna(), "technique"])))
+            split.setdefault(metric_of(c), []).append(f"{unit} ({ts})")
+    said = [f"{m} in {' and in '.join(us)}" for m, us in split.items() if len(us) > 1]
+    return (f'<p class="muted">{e("; ".join(said))}: units of different dimensions, not one quantity; each '
+            "unit is compared only among the techniques that store it</p>") if said else ""
 
 
 def _devices_per_node(wide: pd.DataFrame, profile: Any) -> dict[str, int]:

@@ -525,8 +525,8 @@ def _three_on_one_setup(path, ctx):
 def test_a_metric_in_two_units_is_labelled_by_each_techniques_own(tmp_path, monkeypatch, report_context):
     """A run of dhelix (throughput 1.439e5 tokens/s) with poseidon and hetseq (samples/s): dhelix's
     cases table headed its throughput "(samples/s)", the wide form's one unit for the name. Each
-    technique's table names its own unit now, and the head to head compares the samples/s
-    throughput of poseidon and hetseq (dhelix's, another quantity, hid it before)."""
+    technique's table names its own unit now; the head to head compares the samples/s throughput
+    of poseidon and hetseq (dhelix's, another quantity, hid it before) and says why dhelix's is apart."""
     from suite.report import build_report
 
     monkeypatch.setattr(plots, "render", _no_png)
@@ -537,6 +537,8 @@ def test_a_metric_in_two_units_is_labelled_by_each_techniques_own(tmp_path, monk
     assert heads == {"dhelix": ["throughput (tokens/s)"], "hetseq": ["throughput (samples/s)"],
                      "poseidon": ["throughput (samples/s)"]}
     assert re.findall(r'alt="(communication: throughput[^"]*)"', html) == ["communication: throughput [samples/s]"]
+    assert ("throughput in tokens/s (dhelix) and in samples/s (hetseq, poseidon): units of different dimensions, "
+            "not one quantity") in html
 
 
 def test_head_to_head_shares_a_metric_only_in_one_unit(tmp_path):
