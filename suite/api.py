@@ -35,6 +35,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from suite.declaration.loader import declare_technique
+from suite.declaration.vocabulary import WORKERS_RESULT_MEANINGS
 from suite.errors import OracleMismatch, ParameterError, ProfileError, SuiteError, TechniqueError, WorkloadError
 from suite.declaration.hooks import lazy_hook
 from suite.hookspecs import hookimpl
@@ -115,8 +116,8 @@ __all__ = [
     "check_network_sensitivity",
     # simulated collectives and data-parallel workers
     "Ledger", "Message", "send", "recv", "ring_allreduce", "allreduce", "allgather", "reduce_scatter", "broadcast",
-    "ps_push_pull", "Workers", "FlatModel", "Clock", "clock_for", "load_problem", "compute_seconds",
-    "allreduce_seconds", "relative_speeds", "proportional_batches", "reshard", "virtual_node_split", "model_case",
+    "ps_push_pull", "Workers", "WORKERS_RESULT_MEANINGS", "FlatModel", "Clock", "clock_for", "load_problem",
+    "compute_seconds", "allreduce_seconds", "relative_speeds", "proportional_batches", "reshard", "virtual_node_split", "model_case",
     "ModelCase",
     # executors (the suite_executor hook)
     "Executor", "ExecOptions", "Case", "run_isolated", "crashed_outcome", "shippable", "DONE_STATUSES",

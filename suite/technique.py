@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # the contract's types live in suite.declaration, one module per topic; this module re-exports them
 # (every 0.2 import path, ``from suite.technique import Result``, keeps working) and holds Technique
@@ -33,6 +33,9 @@ from suite.declaration.claims import (
     REASON_CLASSES, with_reasons,
 )
 from suite.errors import ParameterError, TechniqueError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from suite.declaration.meanings import Lookup
 
 __all__ = [
     "CATEGORIES",
@@ -147,8 +150,10 @@ class Technique:
         its baseline included where it is a ratio; ``suite info`` prints them (:meth:`meanings`).
         A name may be a pattern, ``<i>`` standing for one or more digits (``layer_time.<i>``);
         ``include`` lists ``"package.module:NAME"`` references to mappings a core helper exports
-        for the metrics it reports (``suite.api:Workers.RESULT_MEANINGS``); a fidelity's name
-        (``execute``) holds that fidelity's own entries and includes, over the shared ones
+        for the metrics it reports (``suite.api:WORKERS_RESULT_MEANINGS``), resolved once, when the
+        technique is built (one that does not import or names no mapping of MetricMeaning is a
+        :class:`~suite.errors.TechniqueError` then); a fidelity's name (``execute``) holds that
+        fidelity's own entries and includes, over the shared ones
         (:mod:`suite.declaration.meanings`). A metric of the declared vocabulary is not declared
         again (the vocabulary's meaning is its definition). Empty: none declared.
     headline_metrics : tuple of str
@@ -299,11 +304,31 @@ class Technique:
 
     def _check_metric_meanings(self) -> None:
         """Check :attr:`metric_meanings` (:func:`suite.declaration.meanings.check_declared`): each
-        entry becomes a :class:`MetricMeaning`; a malformed one is a one-line :class:`TechniqueError`."""
-        from suite.declaration.meanings import check_declared
+        entry becomes a :class:`MetricMeaning`, each include is resolved, once, here
+        (:func:`suite.declaration.meanings.lookups`); a malformed entry or an include that does not
+        resolve is a one-line :class:`TechniqueError` when the technique is built."""
+        # the lookups, kept with what they were built from (a field rebound since is read afresh); a field
+        # of this object, so another plugin rebinding them is put back like any other (suite.tamper_fields)
+        self.metric_meanings, lookups = self._resolve_meanings()
+        self.__dict__["_meaning_lookups"] = (self.metric_meanings, self.vocabulary, lookups)
 
-        self.metric_meanings = check_declared(self.metric_meanings, f"technique {self.name!r}: metric_meanings",
-                                              tuple(self.fidelities), self._vocabulary())
+    def _resolve_meanings(self) -> tuple[Mapping[str, Any], Mapping[str | None, Lookup]]:
+        """(:attr:`metric_meanings` checked, fidelity -> its :class:`suite.declaration.meanings.Lookup`)."""
+        from suite.declaration.meanings import check_declared, lookups
+
+        where = f"technique {self.name!r}: metric_meanings"
+        declared = check_declared(self.metric_meanings, where, tuple(self.fidelities), self._vocabulary())
+        return declared, lookups(declared, tuple(self.fidelities), where, self._vocabulary())
+
+    def _lookup(self, fidelity: str | None) -> Lookup:
+        """The :class:`suite.declaration.meanings.Lookup` at *fidelity* (the shared one where that
+        fidelity declares none of its own): the one built with the technique, unless
+        :attr:`metric_meanings` or :attr:`vocabulary` was rebound since (then resolved afresh)."""
+        built, vocabulary, found = self.__dict__.get("_meaning_lookups", (None, None, None))
+        if built is not self.metric_meanings or vocabulary != self.vocabulary:
+            found = self._resolve_meanings()[1]
+        lookups: Mapping[str | None, Lookup] = found
+        return lookups.get(fidelity) or lookups[None]
 
     def _vocabulary(self) -> Vocabulary | None:
         return VOCABULARIES[self.vocabulary] if self.vocabulary else None
@@ -312,44 +337,25 @@ class Technique:
         """Metric name (or ``<i>`` pattern) -> (where its meaning is declared, the meaning) at
         *fidelity*: ``"vocabulary NAME"``, an include's reference, ``"technique"`` (shared by every
         fidelity) or ``"technique, FIDELITY"``; the vocabulary's first, each later one over an
-        earlier. None: the vocabulary's and the shared ones only.
-
-        Raises
-        ------
-        TechniqueError
-            An include that does not import or is not a mapping of MetricMeaning (one line).
-        """
-        from suite.declaration.meanings import layers
-
-        out: dict[str, tuple[str, MetricMeaning]] = {}
-        if self.vocabulary:
-            voc = VOCABULARIES[self.vocabulary]
-            out = {m: (f"vocabulary {voc.name}", MetricMeaning(u, d, voc.meanings[m])) for m, (u, d) in voc.metrics.items()}
-        for source, table in layers(self.metric_meanings, fidelity, f"technique {self.name!r}: metric_meanings",
-                                    self._vocabulary()):
-            out.update({m: (source, d) for m, d in table.items()})
-        return out
+        earlier. None: the vocabulary's and the shared ones only. (Includes were resolved when the
+        technique was built: a bad one is refused then.)"""
+        return dict(self._lookup(fidelity).sources)
 
     def meanings(self, fidelity: str | None = None) -> dict[str, MetricMeaning]:
         """Metric name (or ``<i>`` pattern) -> what it means at *fidelity* (None: at every
         fidelity): :meth:`meaning_sources` without the sources; empty when none is declared."""
-        return {m: d for m, (_, d) in self.meaning_sources(fidelity).items()}
+        return {m: d for m, (_, d) in self._lookup(fidelity).sources.items()}
 
     def meaning(self, metric: str, fidelity: str | None = None) -> MetricMeaning | None:
-        """What *metric* (a result's name, ``layer_time.0``) means at *fidelity*: its own entry,
-        else a pattern's (``layer_time.<i>``); None: no meaning is declared."""
-        from suite.declaration.meanings import find, layers
-
-        if self.vocabulary and metric in VOCABULARIES[self.vocabulary].metrics:
-            return self.meanings(fidelity)[metric]
-        # the strongest layer first (the fidelity's own, then the shared), a name before a pattern in each:
-        # a shared `layer_time.0` does not beat the fidelity's own `layer_time.<i>`
-        for _source, table in reversed(layers(self.metric_meanings, fidelity,
-                                              f"technique {self.name!r}: metric_meanings", self._vocabulary())):
-            key = find(table, metric)
-            if key is not None:
-                return table[key]
-        return None
+        """What *metric* (a result's name, ``layer_time.0``) means at *fidelity*: the vocabulary's,
+        else the strongest layer's that declares it, its own entry before a pattern's
+        (``layer_time.<i>``); None: no meaning is declared. A dict lookup (the patterns are tried
+        for a name no layer declares)."""
+        found = self._lookup(fidelity)
+        hit = found.names.get(metric)
+        if hit is None:
+            hit = next((d for rx, d in found.patterns if rx.fullmatch(metric)), None)
+        return hit
 
     def _check_claim_names(self) -> None:
         """Warn (``DeprecationWarning``; refused when the plugin loads from dlsys-suite 0.4.0) of a claim

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from session_context import session_context
 
 from suite.api import Paper, Param, Property, ScenarioSpec, Technique, TechniqueError, Variant, declare_technique
 
@@ -224,6 +226,14 @@ def test_the_file_builds_the_technique_the_python_declaration_builds(tmp_path, m
     (("[fidelities]", '[metric_meanings]\ninclude = "suite.api:Workers.RESULT_MEANINGS"\n\n[fidelities]'),
      "toml_demo_bad/technique.toml: metric_meanings.include: expected an array of strings, got "
      "'suite.api:Workers.RESULT_MEANINGS'"),
+    # an include is resolved when the file is read: a misspelt one is refused then, not at `suite report`
+    (("[fidelities]", '[metric_meanings.model]\ninclude = ["suite.api:Workers.RESULT_MEANING"]\n\n[fidelities]'),
+     "toml_demo_bad/technique.toml: metric_meanings.model.include: expected a reference 'package.module:NAME' that "
+     "imports (AttributeError: type object 'Workers' has no attribute 'RESULT_MEANING'), got "
+     "'suite.api:Workers.RESULT_MEANING'"),
+    (("[fidelities]", '[metric_meanings]\ninclude = ["suite.api:Workers"]\n\n[fidelities]'),
+     "toml_demo_bad/technique.toml: metric_meanings.include: expected a reference to a mapping of metric name -> "
+     "MetricMeaning (it names a type), got 'suite.api:Workers'"),
     (("[fidelities]", '[metric_meanings.execute]\nbytes = {{ unit = "B", direction = "lower", meaning = "x" }}'
                       '\n\n[fidelities]'),
      "toml_demo_bad/technique.toml: technique 'toml-demo': metric_meanings['execute']: expected a table of a "
@@ -237,6 +247,31 @@ def test_a_bad_entry_is_one_line_naming_file_field_expected_and_given(tmp_path, 
         importlib.import_module(pkg + ".technique")
     assert str(err.value).startswith(message)
     assert "\n" not in str(err.value)
+
+
+def test_a_misspelt_include_quarantines_only_its_plugin_when_it_loads(tmp_path, monkeypatch):
+    """`include = ["suite.api:Workers.RESULT_MEANING"]` loaded `ok`; `suite report` and `suite info`
+    then failed on it. It is one line naming the file and field when the plugin loads, and costs
+    that plugin only."""
+    import types
+
+    from suite.api import hookimpl
+    from suite.registry import Registry
+
+    bad = _package(tmp_path, monkeypatch, "toml_demo_inc", _TOML.replace(
+        "[fidelities]", '[metric_meanings]\ninclude = ["suite.api:Workers.RESULT_MEANING"]\n\n[fidelities]'))
+    plugin = types.ModuleType("bad_include")
+    plugin.suite_techniques = hookimpl(lambda: [importlib.import_module(bad + ".technique").TECHNIQUE])
+    good = types.ModuleType("good_one")
+    good.suite_techniques = hookimpl(lambda: [dataclasses.replace(
+        session_context().technique("poseidon"), name="poseidon-copy")])
+    reg = Registry(entry_points_=[], modules=[("bad_include", plugin), ("good_one", good)])
+    (info,) = reg.quarantined()
+    assert info.name == "bad_include" and info.reason == (
+        "suite_techniques() failed: toml_demo_inc/technique.toml: metric_meanings.include: expected "
+        "a reference 'package.module:NAME' that imports (AttributeError: type object 'Workers' has no attribute "
+        "'RESULT_MEANING'), got 'suite.api:Workers.RESULT_MEANING'")
+    assert reg.technique("poseidon-copy").meaning("speedup").unit == "1"
 
 
 def test_a_fidelity_naming_a_missing_function_names_the_file_when_it_first_runs(tmp_path, monkeypatch):

@@ -394,3 +394,33 @@ def test_a_plugin_that_widens_another_techniques_claim_band_is_caught():
     reason = _reasons(reg)["widener"]
     assert "technique 'victim2'.claims.0.expect.rel" in reason and "claims.0.scenario.params.x" in reason
     assert victim.claims[0].expect.rel == 0.1 and victim.claims[0].scenario.params == {"x": 1}
+
+
+def test_a_plugin_that_rewrites_another_techniques_resolved_meanings_is_caught():
+    """A technique's includes are resolved once, when it is built, into lookups held as one of its
+    fields: another plugin's `dict.__setitem__` on them (past their read-only mapping), or a rebinding
+    of them, would make `suite info` and the report say what the metric does not mean."""
+    from suite.technique import MetricMeaning
+
+    victim = Technique(name="victim3", title="t", category="communication", paper=Paper("P"),
+                       variants=[Variant("base", "baseline", baseline=True)], fidelities={"model": lambda s: None},
+                       needs_profile=False, needs_workload=False,
+                       metric_meanings={"include": ["suite.api:Workers.RESULT_MEANINGS"]})
+    loss = victim.meaning("final_loss")
+    vmod = types.ModuleType("victim3")
+    vmod.suite_techniques = hookimpl(lambda: [victim])
+    forged = MetricMeaning("1", "higher", "forged")
+
+    def rewrite():
+        dict.__setitem__(victim.__dict__["_meaning_lookups"][2][None].names, "final_loss", forged)
+
+    def rebind():
+        built, vocabulary, lookups = victim.__dict__["_meaning_lookups"]
+        victim.__dict__["_meaning_lookups"] = (built, vocabulary, {None: lookups[None]._replace(names={})})
+
+    reg = Registry(entry_points_=[], modules=[("victim3", vmod), ("rewriter3", _plugin("rewriter3", rewrite)),
+                                              ("rebinder3", _plugin("rebinder3", rebind))])
+    reasons = _reasons(reg)
+    assert reasons["rewriter3"].startswith("patched technique 'victim3'._meaning_lookups.2.None.1.final_loss")
+    assert reasons["rebinder3"].startswith("patched technique 'victim3'._meaning_lookups")
+    assert victim.meaning("final_loss") is loss and loss.direction == "lower"

@@ -139,10 +139,22 @@ def _metric_meanings(value: Any, field: str, where: _Where) -> dict[str, Any]:
         if name in FIDELITIES and "." not in field:
             out[name] = _metric_meanings(entry, f"{field}.{name}", where)
         elif name == "include":
-            out[name] = _strings(entry, f"{field}.{name}", where)
+            out[name] = _includes(entry, f"{field}.{name}", where)
         else:
             out[name] = _meaning(entry, f"{field}.{name}", where)
     return out
+
+
+def _includes(value: Any, field: str, where: _Where) -> tuple[str, ...]:
+    """``include = ["package.module:NAME", ...]``: each resolved now, to a mapping of metric name ->
+    MetricMeaning (:func:`suite.declaration.meanings.included`), so a misspelt one quarantines its
+    plugin when it loads instead of failing ``suite info`` and ``suite report`` later."""
+    from suite.declaration.meanings import included
+
+    refs = _strings(value, field, where)
+    for ref in refs:
+        included(ref, lambda expected, given: where.fail(field, expected, given))
+    return refs
 
 
 def _meaning(entry: Any, field: str, where: _Where) -> MetricMeaning:

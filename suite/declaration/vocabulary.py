@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 _REF = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*")
@@ -108,8 +109,6 @@ class Vocabulary:
         if set(self.meanings) != set(self.metrics):
             raise ValueError(f"vocabulary {self.name!r}: meanings must name exactly its metrics "
                              f"{sorted(self.metrics)}, got {sorted(self.meanings)}")
-        from types import MappingProxyType
-
         # read-only, even to dict.__setitem__: a plugin that wrote `VOCABULARIES["data-parallel"]
         # .meanings["speedup"] = ...` at import changed what `suite info` says every built-in's
         # speed-up means (and its direction); a vocabulary is named by a technique, never pickled
@@ -170,3 +169,24 @@ VOCABULARIES: dict[str, Vocabulary] = {
         {"peak_memory": "the most bytes one device holds at any moment of a training step",
          "iteration_time": _ITERATION_TIME}),
 }
+
+
+#: What each metric ``suite.api.Workers.result()`` reports means (unit, direction, meaning), here
+#: and not beside the helper so that a technique including it (``include =
+#: ["suite.api:WORKERS_RESULT_MEANINGS"]``, resolved when the technique is built) imports no
+#: numpy nor the helper; ``Workers.RESULT_MEANINGS`` is the same mapping.
+WORKERS_RESULT_MEANINGS: Mapping[str, MetricMeaning] = MappingProxyType({
+    "final_loss": MetricMeaning("1", "lower", "training loss (whole training set) of the workers' batch-weighted "
+                                "average model after the run"),
+    "final_accuracy": MetricMeaning("1", "higher", "test-set accuracy (fraction correct) of the workers' "
+                                    "batch-weighted average model after the run"),
+    "allreduces": MetricMeaning("1", "lower", "all-reduce calls within the run (not to a target)"),
+    "grad_evals": MetricMeaning("1", "none", "gradient evaluations within the run, all workers: one per worker "
+                                "per local step (one per non-empty micro-batch; none for a dummy batch)"),
+    "sim_time": MetricMeaning("s", "lower", "simulated seconds the run took on the clock of the scenario's "
+                              "profile (compute and all-reduce times the variant advances it by)"),
+    "bytes_sent": MetricMeaning("B", "lower", "bytes all workers sent in the run's all-reduces (the ledger's "
+                                "messages, each counted once)"),
+    "bytes_received": MetricMeaning("B", "lower", "bytes all workers received in the run's all-reduces (the "
+                                    "ledger; equals bytes_sent)"),
+})

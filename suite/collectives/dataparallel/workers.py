@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -17,7 +16,7 @@ from suite.collectives import Ledger, ring_allreduce
 from suite.collectives.dataparallel.cost import Clock
 from suite.collectives.dataparallel.flat_model import FlatModel
 from suite.collectives.dataparallel.problem import Problem, reshard
-from suite.declaration.vocabulary import MetricMeaning
+from suite.declaration.vocabulary import WORKERS_RESULT_MEANINGS, MetricMeaning
 from suite.errors import ParameterError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -72,24 +71,11 @@ class Workers:
         whole training set), ``accuracy`` (its test accuracy), appended by :meth:`record`.
     """
 
-    #: what each metric of :meth:`result` means (unit, direction, meaning); a technique whose
-    #: execute fidelity reports them declares ``include = ["suite.api:Workers.RESULT_MEANINGS"]``
-    #: under ``[metric_meanings.execute]``
-    RESULT_MEANINGS: ClassVar[Mapping[str, MetricMeaning]] = MappingProxyType({
-        "final_loss": MetricMeaning("1", "lower", "training loss (whole training set) of the workers' batch-weighted "
-                                    "average model after the run"),
-        "final_accuracy": MetricMeaning("1", "higher", "test-set accuracy (fraction correct) of the workers' "
-                                        "batch-weighted average model after the run"),
-        "allreduces": MetricMeaning("1", "lower", "all-reduce calls within the run (not to a target)"),
-        "grad_evals": MetricMeaning("1", "none", "gradient evaluations within the run, all workers: one per worker "
-                                    "per local step (one per non-empty micro-batch; none for a dummy batch)"),
-        "sim_time": MetricMeaning("s", "lower", "simulated seconds the run took on the clock of the scenario's "
-                                  "profile (compute and all-reduce times the variant advances it by)"),
-        "bytes_sent": MetricMeaning("B", "lower", "bytes all workers sent in the run's all-reduces (the ledger's "
-                                    "messages, each counted once)"),
-        "bytes_received": MetricMeaning("B", "lower", "bytes all workers received in the run's all-reduces (the "
-                                        "ledger; equals bytes_sent)"),
-    })
+    #: what each metric of :meth:`result` means (unit, direction, meaning):
+    #: :data:`suite.declaration.vocabulary.WORKERS_RESULT_MEANINGS`, the same mapping (a technique
+    #: whose execute fidelity reports them declares ``include = ["suite.api:WORKERS_RESULT_MEANINGS"]``
+    #: under ``[metric_meanings.execute]``: resolved when it is built, without importing this module)
+    RESULT_MEANINGS: ClassVar[Mapping[str, MetricMeaning]] = WORKERS_RESULT_MEANINGS
 
     problem: Problem
     model: FlatModel
