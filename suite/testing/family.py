@@ -320,11 +320,31 @@ def _default_meanings(tech: Technique, results: dict[str, Result], cases: Sequen
     for key, r in results.items():
         for name, m in r.metrics.items():
             declared = tech.meaning(name, fidelity.get(key))
-            if declared is not None and (declared.unit, declared.direction) != (m.unit, m.direction):
+            if declared is None:
+                continue
+            clash = _unit_clash(declared.unit, m.unit)
+            if clash is not None or declared.direction != m.direction:
                 raise _fail(tech, "meanings", f"metric {name!r} ({fidelity.get(key)} fidelity): declared unit "
                                               f"{declared.unit!r}, direction {declared.direction!r}; the results "
-                                              f"give {m.unit!r}, {m.direction!r}")
+                                              f"give {m.unit!r}, {m.direction!r}{clash or ''}")
     return None
+
+
+def _unit_clash(declared: str, given: str) -> str | None:
+    """None when a result in unit *given* is what a meaning in unit *declared* says: the same unit
+    or one of its dimension (``ms`` for ``s``, ``GB/s`` for ``gigabyte / second``: the results carry
+    their unit and are converted where shown), compared through :func:`suite.hardware.units.dimension`
+    (cached; equal strings need no registry); else why not, both units named (`` ('s' is [time],
+    'GB/s' is [information] / [time])``)."""
+    if declared == given:
+        return None
+    from suite.hardware.units import dimension
+
+    try:
+        a, b = dimension(declared), dimension(given)
+    except ValueError as e:
+        return f" (units that cannot be compared: {e})"
+    return None if a == b else f" ({declared!r} is {a}, {given!r} is {b}: different dimensions)"
 
 
 _DEFAULT_FNS: dict[str, CheckFn] = {

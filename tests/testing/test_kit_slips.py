@@ -357,3 +357,35 @@ def test_a_contradicted_meaning_fails_from_0_4(monkeypatch):
     _as_of(monkeypatch, "0.4.0")
     tech = _tech("slip-meaning", _good_model, metric_meanings={"comm_time": MetricMeaning("B", "higher", "bytes")})
     assert run_check(tech, "meanings", isolate=False).status == "failed"
+
+
+def test_a_meaning_in_another_unit_of_the_same_dimension_is_no_contradiction():
+    """The check compared unit strings: a model reporting `comm_time` in s against a meaning in ms,
+    or bytes in B against a meaning in byte, was a contradiction (the results carry their unit and
+    are converted where shown). Units are compared by dimension; a different one names both."""
+    from suite.declaration.vocabulary import MetricMeaning
+
+    same = {"comm_time": MetricMeaning("ms", "lower", "milliseconds of one all-reduce"),
+            "comm_bytes": MetricMeaning("byte", "none", "bytes over every level")}
+    assert run_check(_tech("slip-units", _good_model, metric_meanings=same), "meanings", isolate=False).status == "passed"
+    rate = {"comm_time": MetricMeaning("gigabyte / second", "lower", "a rate, where the model gives a time")}
+    out = run_check(_tech("slip-units", _good_model, metric_meanings=rate), "meanings", isolate=False)
+    assert out.status == "warned"
+    assert ("metric 'comm_time' (model fidelity): declared unit 'gigabyte / second', direction 'lower'; the results "
+            "give 's', 'lower' ('gigabyte / second' is [information] / [time], 's' is [time]: different dimensions)"
+            ) in out.message
+    typo = {"comm_time": MetricMeaning("img/s", "lower", "images a second")}
+    out = run_check(_tech("slip-units", _good_model, metric_meanings=typo), "meanings", isolate=False)
+    assert "the results give 's', 'lower' (units that cannot be compared: unit 'img/s': not a unit of" in out.message
+
+
+def test_a_units_dimension_is_cached_with_the_parsed_quantities(monkeypatch):
+    """`GB/s` against `gigabyte / second` (one unit, two spellings): [information] / [time] both, read
+    from the cache of parsed quantities once known (the kit builds no pint registry for a unit an
+    earlier process has seen)."""
+    from suite.hardware import units
+
+    assert units.dimension("GB/s") == units.dimension("gigabyte / second") == "[information] / [time]"
+    assert units._cache()["d|GB/s"] == "[information] / [time]"
+    monkeypatch.setattr(units, "parse_unit", lambda text: pytest.fail(f"{text} parsed again"))
+    assert units.dimension("GB/s") == "[information] / [time]"
