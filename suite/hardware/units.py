@@ -184,7 +184,24 @@ def convert(value: float, unit: str, to: str) -> float:
 @functools.lru_cache(maxsize=1024)
 def _factor(unit: str, to: str) -> float:
     """How many *to* one *unit* is (the suite's units are multiplicative): parsed and checked once
-    per pair, so a column of converted values costs a multiplication each."""
+    per pair, so a column of converted values costs a multiplication each; kept (with a refusal's
+    message) in the cache of parsed quantities, so a pair an earlier process converted builds no
+    registry (~0.5 s: a wide load of techniques sharing a metric name in other units)."""
+    key = f"x|{unit}|{to}"
+    hit = _cache().get(key)
+    if hit is None:
+        try:
+            hit = _pint_factor(unit, to)
+        except ValueError as e:
+            hit = str(e)
+        _remember(key, hit)
+    if isinstance(hit, str):
+        raise ValueError(hit)
+    return float(hit)
+
+
+def _pint_factor(unit: str, to: str) -> float:
+    """:func:`_factor` through the unit registry."""
     ua, ub = parse_unit(unit), parse_unit(to)
     if ua.dimensionality != ub.dimensionality:
         raise ValueError(f"unit {unit!r} cannot be converted to {to!r} ({ua.dimensionality} is not "

@@ -14,8 +14,12 @@ from suite.hardware.units import format_quantity, parse_quantity
 
 PROBE = """
 import sys
-from suite.hardware.units import parse_quantity, format_quantity
+from suite.hardware.units import parse_quantity, format_quantity, convert
 print(parse_quantity("80 GiB", "bytes"), parse_quantity("400 Gbit/s", "bandwidth"), format_quantity(2.5e10, "bandwidth"))
+try:
+    convert(1.0, "samples/s", "tokens/s")
+except ValueError as e:
+    print(round(convert(0.1547, "s", "ms"), 9), e)
 print("pint" in sys.modules)
 """
 
@@ -32,12 +36,15 @@ def test_second_process_parses_from_the_cache_without_pint(tmp_path):
     first = _probe(tmp_path)
     # 80 GiB = 80 * 2**30 B; 400 Gbit/s = 400e9 / 8 B/s = 5e10 B/s
     assert first[0] == f"{80 * 2**30:.1f} {5e10:.1f} 25 GB/s"
-    assert first[1] == "True"  # nothing cached yet: pint parsed them
+    # a wide load's conversion (0.1547 s = 154.7 ms) and refusal are cached too
+    converted = "154.7 unit 'samples/s' cannot be converted to 'tokens/s' ([sample] / [time] is not [token] / [time])"
+    assert first[1] == converted
+    assert first[2] == "True"  # nothing cached yet: pint parsed them
     (cache,) = tmp_path.glob("units-*.json")
     assert json.loads(cache.read_text())
     second = _probe(tmp_path)
-    assert second[0] == first[0]
-    assert second[1] == "False"  # every answer came from the cache
+    assert second[:2] == first[:2]
+    assert second[2] == "False"  # every answer came from the cache
 
 
 def test_bad_values_are_never_cached_and_fail_as_before():
