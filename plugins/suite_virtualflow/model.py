@@ -511,15 +511,16 @@ def _first_type_step(workload, profile, variant: str, types: _Types, *, batch: i
 
     Raises
     ------
+    suite.api.Skip
+        P larger than the first type's count (a sweep past the profile's devices declines those
+        cases, as every technique's does: :func:`suite.api.require_devices`).
     suite.errors.ParameterError
-        P larger than the first type's count; P not dividing V (``virtual``).
+        P not dividing V (``virtual``).
     """
-    from suite.api import ParameterError
+    from suite.api import ParameterError, require_devices
 
     slots, t = types.slots, types.vn_times
-    if devices > slots[0].count:
-        raise ParameterError(f"virtualflow: parameter 'devices': expected <= {slots[0].count} (the devices "
-                             f"of type {slots[0].name!r} in profile {profile.name!r}), got {devices}")
+    require_devices(profile, devices, "devices", have=slots[0].count)
     if variant == "virtual" and virtual_nodes % devices:
         raise ParameterError(f"virtualflow: parameter 'devices': expected a divisor of virtual_nodes "
                              f"({virtual_nodes}), got {devices}")

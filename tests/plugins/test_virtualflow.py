@@ -116,6 +116,15 @@ def test_devices_not_dividing_virtual_nodes_is_one_clear_line():
         execute.run("virtual", 64, 8, 4, steps=2, resize="4,3")
 
 
+def test_more_devices_than_the_profile_holds_is_a_skip_as_for_every_technique():
+    """`--param devices=4,8,16` on an 8-GPU node: the 16-device cases failed with a ParameterError
+    (the run's exit 1), where every other technique declines a scale past its profile (Skip)."""
+    from suite.api import Skip
+
+    with pytest.raises(Skip, match=r"^devices=16 but profile 'dgx-1-v100' has 8 devices$"):
+        model.step_model(session_context().workload("resnet-50"), DGX, "physical", 128, 16, 16)
+
+
 def test_vn_counts_must_sum_to_v():
     with pytest.raises(ParameterError, match="'vn_counts': expected non-negative counts summing to virtual_nodes"):
         execute.run("heterogeneous", 32, 8, 1, steps=1, vn_counts="3,3")
