@@ -545,5 +545,13 @@ def _imported(ref: Any, modules: Mapping[str, Any]) -> Any:
 
 
 def _module_names(table: Any, fidelities: Mapping[str, Any]) -> bool:
-    """Whether *table* maps fidelities of *fidelities* to module names (``_reference_modules``)."""
-    return isinstance(table, dict) and all(k in fidelities and isinstance(v, str) for k, v in table.items())
+    """Whether *table* maps fidelities of *fidelities*, each resolved, to the imported module their
+    function came from (``_reference_modules``: the module part of the reference :meth:`Technique.fidelity` resolved)."""
+    import sys
+
+    def came_from(fn: Any, module: Any) -> bool:
+        mod = sys.modules.get(module) if isinstance(module, str) else None
+        return (mod is not None and callable(fn) and not isinstance(fn, str)
+                and (getattr(fn, "__module__", None) == module or any(v is fn for v in vars(mod).values())))
+
+    return isinstance(table, dict) and all(k in fidelities and came_from(fidelities[k], v) for k, v in table.items())

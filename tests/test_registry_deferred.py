@@ -243,6 +243,14 @@ def test_a_fidelity_resolved_on_first_use_does_not_quarantine_the_next_plugin_lo
 
     # what is not the core's own resolution is still put back and blamed: a rewrite of the resolved
     # function, and a callable in place of a reference not yet resolved
+    # ... or a module recorded for a fidelity not resolved (it would leave the technique's module out of its case keys)
+    reg1 = Registry(entry_points_=[], modules=[("rf", _plugin(tmp_path, monkeypatch, "lazy_res_f", "lazy-rf")), ("re", _plugin(
+        tmp_path, monkeypatch, "lazy_res_e", "lazy-re", before="import sys\nsys.modules['lazy_res_f.technique']"
+        ".TECHNIQUE.__dict__.setdefault('_reference_modules', {})['model'] = 'os'\n"))])
+    victim = reg1.technique("lazy-rf")
+    with pytest.raises(PluginError, match=r"patched technique 'lazy-rf'._reference_modules"):
+        reg1.technique("lazy-re")
+    assert victim.implementation_modules == ["lazy_res_f.model"]
     forge = "import sys\nfrom suite.api import Result\n" + "".join(
         f"dict.__setitem__(sys.modules['{m}.technique'].TECHNIQUE.fidelities, 'model', lambda s: Result())\n"
         for m in ("lazy_res_a", "lazy_res_d"))
