@@ -142,7 +142,8 @@ def resolved_params(params: Mapping[str, Any], metrics: Mapping[str, tuple[float
 def compact_rows(store: Store, run: int | str | None, limit_metrics: int = 4, *, all_metrics: bool = False,
                  registry: Any = None) -> list[dict[str, Any]]:
     """One short row per case of *run* for a terminal table: identity, the swept parameters and
-    overrides in one column, status (with the error), and the metrics: each technique's headline
+    overrides in one column (``nodes=4;set.nodes=8``: an override named ``set.PATH`` as in the csv
+    and json, never mistaken for a parameter), status (with the error), and the metrics: each technique's headline
     metrics first (:attr:`Technique.headline`; without one, the first *limit_metrics* metrics with
     a direction), every metric with *all_metrics*; values scaled for people (ms, MiB:
     :mod:`suite.report.units`). Rows are sorted by technique, variant, profile, workload and the
@@ -177,7 +178,7 @@ def compact_rows(store: Store, run: int | str | None, limit_metrics: int = 4, *,
         params = ",".join([f"{k}={v}" for k, v in sorted(r["params"].items()) if (r["technique"], k) in shown_params]
                           + resolved_params(r["params"], got))
         if r["overrides"]:
-            params = ";".join(filter(None, [params, ",".join(f"{k}={v}" for k, v in r["overrides"].items())]))
+            params = ";".join(filter(None, [params, ",".join(f"set.{k}={v}" for k, v in r["overrides"].items())]))
         head = heads.get(tech_of[r["key"]], ())
         order = ordered_metrics(got, head, {n: d for n, (_v, _u, d) in got.items()})
         shown = order if all_metrics else ([x for x in order if x in head] if any(x in got for x in head)
