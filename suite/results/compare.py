@@ -22,7 +22,9 @@ Mann-Whitney U test (:func:`scipy.stats.mannwhitneyu`) is run; a difference with
 A metric stored in B in another unit of the same dimension than in A is converted into A's unit
 (:func:`suite.hardware.units.convert`; the row's ``unit_b`` and a note say so); across dimensions
 its verdict is ``"unit changed"``. Swept override values are joined by value in base units
-(``"37 us"`` and ``"37e-6 s"`` are one scenario: :mod:`suite.results.scenarios`).
+(``"37 us"`` and ``"37e-6 s"`` are one scenario: :mod:`suite.results.scenarios`); a case that
+does not set a swept field takes the value of a case of the same profile content hash that does
+(a run without ``--set`` pairs with a sweep's case at the profile's own value).
 
 References
 ----------
@@ -42,7 +44,8 @@ from typing import TYPE_CHECKING, Any
 from suite.errors import SuiteError
 from suite.results.codec import finite as _num, is_missing
 from suite.results.profilediff import ProfileDiff, merge_diffs, profile_diff
-from suite.results.scenarios import _describe, _order, _scenario_key, _swept, _unpaired, _varying
+from suite.results.scenarios import (_describe, _order, _own_values, _scenario_key, _set_values, _swept, _unpaired,
+                                     _varying, _written)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -275,8 +278,10 @@ def _pair(a: _Side, b: _Side, named: bool = False) -> list[str]:
         No scenario in common.
     """
     swept = _swept(a.frame, b.frame)
+    own = _own_values(a.frame, b.frame)
     for side in (a, b):
-        side.cases = {_scenario_key(r, swept[r["technique"]]): r for r in side.cases_by_key.values()}
+        rows = [{**r, "set": _set_values(r, own)} for r in side.cases_by_key.values()]
+        side.cases = {_scenario_key(r, swept[r["technique"]]): r for r in rows}
     if named:
         keep = {k for s in (a, b) for k, c in s.cases.items() if s.names.get(c["key"])}
         for side in (a, b):
@@ -294,11 +299,11 @@ def _apart(a: _Side, b: _Side, most: int = 3) -> str:
     ok cases share none of (what keeps every scenario apart), else ``""``."""
     def values(side: _Side) -> dict[str, set[str]]:
         out: dict[str, set[str]] = {}
-        for k in side.cases:
+        for k, case in side.cases.items():
             ident = json.loads(k)
             flat = {f: v for f, v in ident.items() if f not in ("params", "set")}
             flat.update({f"params.{n}": v for n, v in (ident.get("params") or {}).items()})
-            flat.update({f"--set {n}": v for n, v in (ident.get("set") or {}).items()})
+            flat.update({f"--set {n}": _written(case["set"], n, v) for n, v in (ident.get("set") or {}).items()})
             for f, v in flat.items():
                 out.setdefault(f, set()).add(v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str))
         return out
@@ -536,7 +541,7 @@ def _scenario_rows(a: _Side, b: _Side, k: str, varying: Mapping[str, set[str]], 
     """One :class:`MetricDiff` per metric of either side of the scenario *k*."""
     ka, kb = a.cases[k]["key"], b.cases[k]["key"]
     names = sorted(set(a.names.get(ka, ())) | set(b.names.get(kb, ())))
-    label = _describe(json.loads(k), varying.get(a.cases[k]["technique"], set()), a.cases[k]["overrides"], names)
+    label = _describe(json.loads(k), varying.get(a.cases[k]["technique"], set()), a.cases[k]["set"], names)
     return [_metric_diff(a, b, ka, kb, n, label, rules) for n in names]
 
 

@@ -76,9 +76,46 @@ def _swept(cases_a: pd.DataFrame | None, cases_b: pd.DataFrame | None) -> dict[s
     return out
 
 
+def _own_values(*frames: pd.DataFrame | None) -> dict[tuple[str, str], dict[str, Any]]:
+    """(profile, content hash) -> {override path: a value some case of that profile and hash set
+    there}. A case of the same profile and hash that does not set the path computed on the same
+    figure (its profile's own, e.g. ``37 us``): the same scenario, as ``suite run`` stored it under
+    the same case key. A profile whose fits an override sets aside hashes otherwise (no pair)."""
+    from suite.results.codec import is_missing
+
+    own: dict[tuple[str, str], dict[str, Any]] = {}
+    for cases in frames:
+        if cases is None:
+            continue
+        for prof, h, ov in zip(cases["profile"], cases["profile_hash"], cases["overrides"]):
+            if not is_missing(h):
+                values = own.setdefault((str(prof), str(h)), {})
+                for p, v in (ov or {}).items():
+                    values.setdefault(p, v)
+    return own
+
+
+def _set_values(row: Mapping[str, Any], own: Mapping[tuple[str, str], Mapping[str, Any]]) -> dict[str, Any]:
+    """The case's overrides as written, each path that another case of its profile and content hash
+    overrides (:func:`_own_values`) and it does not filled in with that case's value."""
+    return {**own.get((str(row["profile"]), str(row["profile_hash"])), {}), **(row["overrides"] or {})}
+
+
+def _written(overrides: Mapping[str, Any] | None, path: str, canon: Any) -> str:
+    """Override *path* as a case's *overrides* (filled by :func:`_set_values`) write it (``"37 us"``),
+    else its key value *canon*; ``"not set (the profile's own value)"`` when the case neither sets it
+    nor shares its profile's content with a case that does (never ``None`` or ``null``)."""
+    if overrides and path in overrides:
+        return str(overrides[path])
+    return "not set (the profile's own value)" if canon is None else str(canon)
+
+
 def _scenario_key(row: Mapping[str, Any], swept: tuple[bool, list[str]]) -> str:
+    """The scenario of a case as JSON: its identity, parameters, profile (when swept) and each swept
+    override path's value in base units (:func:`_canon`), read from ``row["set"]`` (the values
+    :func:`_set_values` filled in) when given, else from its overrides."""
     prof_swept, paths = swept
-    ov = row["overrides"] or {}
+    ov = row.get("set", row["overrides"]) or {}
     ident = {k: row[k] for k in _IDENTITY}
     ident["seed"] = int(ident["seed"]) if ident["seed"] is not None else None
     ident["params"] = row["params"]
@@ -94,7 +131,7 @@ def _describe(ident: Mapping[str, Any], varying: set[str], overrides: Mapping[st
     or one of *metrics*), each swept override as *overrides* (a case's own) write it."""
     from suite.declaration.results import param_column
 
-    ident = {**ident, "set": {p: (overrides or {}).get(p, v) for p, v in ident["set"].items()}}
+    ident = {**ident, "set": {p: _written(overrides, p, v) for p, v in ident["set"].items()}}
     bits = []
     for k, v in sorted(ident["params"].items()):
         if k in varying:
@@ -123,7 +160,7 @@ def _varying(idents: list[dict[str, Any]]) -> dict[str, set[str]]:
 def _unpaired(side: Any, other: Any, varying: Mapping[str, set[str]]) -> list[str]:
     """The scenarios of *side* with no partner in *other*, labelled as the rows are (a parameter named
     like one of the case's metrics as ``param.NAME``), sorted."""
-    return sorted(_describe(json.loads(k), varying.get(c["technique"], set()), c["overrides"],
+    return sorted(_describe(json.loads(k), varying.get(c["technique"], set()), c.get("set", c["overrides"]),
                             sorted(side.names.get(c["key"], ())))
                   + f" [{c['technique']}/{c['variant']}]"
                   for k, c in side.cases.items() if k not in other.cases)

@@ -203,3 +203,74 @@ def test_a_metric_unit_in_millibits_is_refused_not_converted():
     with pytest.raises(ValueError, match=r"'m' is milli: there is no millibit; did you mean Mb \(mega\)\?"):
         convert(1.0, "mb/s", "Mb/s")
     assert convert(1.0, "Mb/s", "MB/s") == pytest.approx(0.125) and convert(0.1547, "s", "ms") == pytest.approx(154.7)
+
+
+def _hashed_run(st, name, cases):
+    """One run of *cases*: (key, overrides, profile content hash, value of metric t in s)."""
+    r = st.begin_run(name, plugins={})
+    for key, overrides, h, t in cases:
+        ident = {"key": key, "technique": "toy", "technique_version": "1.0", "variant": "v", "fidelity": "model",
+                 "profile": "p", "profile_hash": h, "workload": None, "workload_hash": None, "params": {"nodes": 4},
+                 "seed": 0, "overrides": overrides}
+        st.add_outcome(ident, {"status": "ok", "metrics": [["t", t, "s", "lower"]], "duration": 0.1}, r)
+    st.finish_run(r, "done", {"total": len(cases), "ok": len(cases)})
+    return r
+
+
+def test_a_default_run_pairs_with_the_sweep_value_equal_to_its_profile(tmp_path):
+    """Run A without --set (profile hash h37: the profile's own 37 us), run B sweeping 37 us (hash
+    h37: one computation) and 100 us: the 37 us scenario pairs, labelled as B wrote it; before, "no
+    scenario in common ... run 1 null, run 2 0.0001 second, 3.7e-05 second" (exit 2). A sweep
+    without the profile's value names A's side "not set", B's values as written, never pint's."""
+    path = tmp_path / "s.sqlite"
+    lat = "network.-1.latency"
+    with Store(path) as st:
+        ra = _hashed_run(st, "base", [("k37", {}, "h37", 2.0)])
+        rb = _hashed_run(st, "lat", [("k37", {lat: "37 us"}, "h37", 2.0), ("k100", {lat: "100 us"}, "h100", 2.5)])
+        rc = _hashed_run(st, "far", [("k50", {lat: "50 us"}, "h50", 2.1), ("k100", {lat: "0.1 ms"}, "h100", 2.5)])
+    cmp = compare_runs(path, ra, rb, context=session_context())
+    assert cmp.matched == 1 and [(r.scenario, r.a, r.b, r.verdict) for r in cmp.rows] == [("latency=37 us", 2.0,
+                                                                                          2.0, "same")]
+    assert cmp.only_a == [] and cmp.only_b == ["latency=100 us [toy/v]"]
+    assert compare_runs(path, rb, ra, context=session_context()).matched == 1  # either way round
+    with pytest.raises(CompareError) as err:
+        compare_runs(path, ra, rc, context=session_context())
+    assert str(err.value).endswith(f"; apart on --set {lat}: run {ra} not set (the profile's own value), "
+                                   f"run {rc} 0.1 ms, 50 us")
+
+
+def test_an_equal_override_on_another_profile_content_does_not_pair(tmp_path):
+    """The same 37 us on a profile whose content hash differs (another figure changed, or published
+    fits set aside by the override) is not the default run's scenario: nothing is guessed."""
+    path = tmp_path / "s.sqlite"
+    lat = "network.-1.latency"
+    with Store(path) as st:
+        ra = _hashed_run(st, "base", [("k0", {}, "h-file", 2.0)])
+        rb = _hashed_run(st, "lat", [("k37", {lat: "37 us"}, "h-aside", 2.0), ("k100", {lat: "100 us"}, "h100", 2.5)])
+    with pytest.raises(CompareError, match="no scenario in common"):
+        compare_runs(path, ra, rb, context=session_context())
+
+
+def test_real_default_run_pairs_with_a_latency_sweep_through_its_value(tmp_path, shared_context, suite_cli):
+    """The tryout's runs: poseidon on its cluster (network latency 37 us in
+    hardware_profiles/clusters/titanx-cluster-10gbe.toml) without --set, then with
+    --set network.-1.latency=37 us,100 us: the 37 us case is the stored one (one case key), and
+    `suite compare` pairs it (exit 0; was exit 2, "no scenario in common")."""
+    from suite.runner.engine import run_cases
+    from suite.runner.experiment import expand_entry
+
+    path = tmp_path / "s.sqlite"
+    entry = {"technique": "poseidon", "variants": ["sfb"], "params": {"nodes": ["2"]}}
+    with Store(path) as st:
+        ra = run_cases(expand_entry(entry, context=shared_context).cases, st, command="base",
+                       context=shared_context).run_id
+        lat = expand_entry({**entry, "set": {"network.-1.latency": ["37 us", "100 us"]}}, context=shared_context)
+        got = run_cases(lat.cases, st, command="lat", context=shared_context)
+    assert (got.cached, got.ok) == (1, 1)  # "1 already stored": the 37 us case is base's
+    rb = got.run_id
+    cmp = compare_runs(path, ra, rb, context=session_context())
+    assert cmp.matched == 1 and {r.scenario for r in cmp.rows} == {"latency=37 us"}
+    assert {r.verdict for r in cmp.rows} == {"same"} and cmp.rows[0].key_a == cmp.rows[0].key_b
+    assert len(cmp.only_b) == 1 and cmp.only_b[0].startswith("latency=100 us")
+    out = suite_cli(["compare", str(ra), str(rb), "--store", str(path), "--threshold", "1%"])
+    assert out.exit_code == 0, out.output
