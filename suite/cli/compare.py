@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 @click.argument("run_b")
 @click.option("--threshold", "thresholds", multiple=True, metavar="[METRIC=]PCT",
               help="Exit 1 when a metric is worse than RUN_A by more than PCT (e.g. 5%); METRIC=PCT sets one "
-                   "metric's own threshold (repeatable: --threshold 5% --threshold iteration_time=2%).")
+                   "metric's own threshold, METRIC a metric of the runs' ok cases (else exit 2) (repeatable: "
+                   "--threshold 5% --threshold iteration_time=2%).")
 @click.option("--abs-tol", type=float, default=None, metavar="X",
               help="Values closer than X in the metric's stored unit are 'same' (default 1e-12: floating-point "
                    "noise such as 0 against 5.55e-17 is no change).")

@@ -41,7 +41,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from suite.errors import SuiteError
+from suite.errors import SuiteError, did_you_mean
 from suite.results.codec import finite as _num, is_missing
 from suite.results.profilediff import ProfileDiff, merge_diffs, profile_diff
 from suite.results.scenarios import (_describe, _order, _own_values, _scenario_key, _set_values, _swept, _unpaired,
@@ -387,7 +387,8 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
         regression (:attr:`Comparison.exit_code` becomes 1). None: report only.
     thresholds : mapping of str -> str or float, optional
         Per-metric thresholds (``{"iteration_time": "2%"}``), overriding *threshold* for those
-        metrics; a metric in neither is reported only.
+        metrics; a metric in neither is reported only. Each must be a metric of an ok case of
+        either run (CompareError otherwise).
     abs_tol : float
         Values closer than this (or within a relative :data:`REL_TOL`) are ``same``.
     allow_profile_change : bool
@@ -411,14 +412,15 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
     CompareRefused
         Profiles or versions differ and *allow_profile_change* is False (one line naming both).
     CompareError
-        No scenario in common, a bad threshold, or a *metrics* name no case of either run has.
+        No scenario in common, a bad threshold, or a *metrics* or *thresholds* name no ok case of
+        either run has.
     StoreError
         Unknown store or run.
     """
     rules = _Rules.parse(threshold, thresholds, alpha, abs_tol, context, strict, metrics)
     a = _side(store, run_a, metrics, "")
     b = _side(store if store_b is None else store_b, run_b, metrics, " (second store)" if store_b is not None else "")
-    _known_metrics(metrics, a, b)
+    _known_metrics(metrics, a, b, thresholds)
     common = _pair(a, b, bool(_named(metrics)))
     checks = _checks(a, b, common, context.registry if context is not None else None)
     diffs = merge_diffs(_profile_diffs(checks.profile_pairs, profile_dirs, context))
@@ -583,12 +585,19 @@ def _in_unit_of_a(vb: float | None, xb: list[float] | None, ua: Any, ub: Any
         return vb, xb, str(ub), False
 
 
-def _known_metrics(metrics: Any, a: _Side, b: _Side) -> None:
-    """CompareError naming a ``--metric`` that no ok case of either run has (a typo never passes a gate)."""
+def _known_metrics(metrics: Any, a: _Side, b: _Side, thresholds: Mapping[str, Any] | None = None) -> None:
+    """CompareError naming a ``--metric``, or the metric of a ``--threshold METRIC=PCT``, that no ok
+    case of either run has (a typo never passes a gate: ``iteratoin_time=1%`` gated nothing, exit 0)."""
     held = {n for side in (a, b) for ns in side.names.values() for n in ns}
     unknown = [m for m in _named(metrics) if m not in held]
     if unknown:
         raise CompareError(f"compare: --metric {unknown[0]}: no ok case of {a.name} or {b.name} has this metric")
+    every = {str(n) for side in (a, b) for n in side.long["name"]}  # --metric narrows what is shown, not this
+    for m, pct in (thresholds or {}).items():
+        if str(m) not in every:
+            raise CompareError(f"compare: --threshold {m}={pct}: expected a metric of an ok case of {a.name} or "
+                               f"{b.name} ({', '.join(sorted(every)) or 'none'}), got {str(m)!r}"
+                               + did_you_mean(str(m), every))
 
 
 def _unit_notes(rows: list[MetricDiff], a: _Side, b: _Side) -> list[str]:

@@ -253,10 +253,24 @@ def test_per_metric_thresholds_override_the_default(tmp_path, suite_cli):
     cmp = compare_runs(path, 1, 2, threshold="5%", thresholds={"wall_time": "2%"})
     assert cmp.exit_code == 1 and cmp.rows[0].change == pytest.approx(0.03)
     assert compare_runs(path, 1, 2, thresholds={"wall_time": "2%"}).exit_code == 1
-    assert compare_runs(path, 1, 2, thresholds={"other": "2%"}).exit_code == 0
     r = suite_cli(["compare", "1", "2", "--store", str(path), "--threshold", "5%",
                    "--threshold", "wall_time=2%"])
     assert r.exit_code == 1 and "by more than 5.0%, wall_time 2.0%" in r.output
+
+
+def test_a_threshold_for_a_metric_no_case_has_is_an_error_not_a_pass(tmp_path, suite_cli):
+    """wall_time 1.00 s -> 1.03 s with --threshold wal_time=2% (a typo): exit 2 naming the option,
+    the name given, the metrics there are and the near one; before, the typo gated nothing and the
+    3% regression exited 0 (the tryout: iteratoin_time=1% passed a 65% worse run)."""
+    path = _two_values(tmp_path, 1.0, 1.03)
+    with pytest.raises(CompareError, match=r"^compare: --threshold wal_time=2%: expected a metric of an ok case "
+                                           r"of run 1 or run 2 \(wall_time\), got 'wal_time'; "
+                                           r"did you mean 'wall_time'\?$"):
+        compare_runs(path, 1, 2, thresholds={"wal_time": "2%"})
+    with pytest.raises(CompareError, match="got 'other'$"):  # nothing near: no hint
+        compare_runs(path, 1, 2, threshold="5%", thresholds={"wall_time": "2%", "other": "2%"})
+    r = suite_cli(["compare", "1", "2", "--store", str(path), "--threshold", "wal_time=2%"])
+    assert r.exit_code == 2 and "did you mean 'wall_time'?" in r.output
 
 
 def test_fits_set_aside_are_a_note_not_a_profile_field():
