@@ -79,7 +79,8 @@ class Device(_Frozen):
     on_chip_memory: BytesQ | None = None  # B (L2 / SRAM)
     peak_flops: dict[str, FlopRateQ]  # dtype -> FLOP/s (dense, no sparsity)
     host_link: Link | None = None
-    cores: int | None = None  # SMs / CUs / CPU cores
+    # SMs / CUs / CPU cores, >= 1 (0 was read as one core, and a negative count reached the models)
+    cores: int | None = Field(default=None, ge=1)
     clock: FrequencyQ | None = None  # Hz
     tdp: PowerQ | None = None  # W
     # achieved fraction of peak vs operation size: {"gemm_fp32": [[flops, fraction], ...]}
@@ -172,7 +173,9 @@ class Node(_Frozen):
     devices_per_node: int = Field(ge=1)
     host_memory: BytesQ | None = None
     cpu: str | None = None  # reference to a cpu device profile (optional)
-    nics_per_node: int | None = None
+    # NICs of the outermost level (absent: one); 0 was read as 1 and a negative count multiplied the
+    # level's bandwidth by a negative number, so a count >= 1
+    nics_per_node: int | None = Field(default=None, ge=1)
 
 
 class CollectiveFit(_Frozen):
@@ -209,6 +212,22 @@ class NetworkLevel(_Frozen):
     # PCIe path between two devices of the level as `nvidia-smi topo -m` names it (NODE = PHB): NCCL's
     # P2P-or-SHM choice; read by suite.perf.network.nccl (None: today's behaviour)
     path: Literal["PIX", "PXB", "PHB", "SYS"] | None = None
+
+    @field_validator("oversubscription")
+    @classmethod
+    def _finite_taper(cls, v: float) -> float:
+        # inf gave a 0 B/s bisection and a division by zero in every collective crossing the level
+        if v == float("inf"):
+            raise ValueError(f"expected a finite number >= 1, got {v}")
+        return v
+
+    @field_validator("dims")
+    @classmethod
+    def _positive_extents(cls, v: tuple[int, ...] | None) -> tuple[int, ...] | None:
+        # a 0 or negative extent was dropped like an extent of 1: [0, 8] was priced as a 1-D 8
+        if v is not None and any(d < 1 for d in v):
+            raise ValueError(f"expected extents >= 1 (a torus / mesh shape like [4, 4]), got {list(v)}")
+        return v
 
     @field_validator("reduction_bandwidth")
     @classmethod

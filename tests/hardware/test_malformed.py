@@ -53,6 +53,13 @@ CASES: dict[str, tuple[str | None, str, str]] = {
                              "got 'dgx-a1000'; did you mean dgx-a100"),
     "self-extends.toml": ("profile.extends", "expected a chain without cycles", "got self-extends -> self-extends"),
     "missing-name.toml": ("profile.name", "expected a string", "got nothing (required field missing)"),
+    # counts and shapes a model read as something else: 0 NICs or cores as 1, -8 NICs as -8 x the
+    # bandwidth, a 0 extent dropped, an infinite taper as a 0 B/s bisection
+    "zero-nics.toml": ("node.nics_per_node", "expected an integer >= 1", "got 0"),
+    "negative-nics.toml": ("node.nics_per_node", "expected an integer >= 1", "got -8"),
+    "zero-cores.toml": ("device.cores", "expected an integer >= 1", "got 0"),
+    "zero-extent-dims.toml": ("network.0.dims", "expected extents >= 1", "got [0, 8]"),
+    "infinite-oversubscription.toml": ("network.0.oversubscription", "expected a finite number >= 1", "got inf"),
 }
 
 

@@ -1,0 +1,31 @@
+"""Counts and shapes a model read as something else are refused, by ``--set`` as by a file
+(tests/hardware/malformed/ holds the files): ``node.nics_per_node = 0`` was priced as 1 NIC and -8
+as -8 x the NIC bandwidth (mg-wfbp sync, resnet-50, 64 workers on h100-ndr-fat-tree: comm_time
+0.663 ms at -8 against 0.719 ms at 8 real NICs, stored ok). And ``hardware show`` says which figure
+an override wrote and what its bisection formula multiplies."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from suite.errors import ProfileError
+from suite.hardware.derived import derived
+from session_context import session_context
+
+H100 = "h100-ndr-fat-tree"  # 32 nodes of 8 H100, 8 NICs of 400 Gbit/s (50 GB/s) each, one fat-tree
+
+
+@pytest.mark.parametrize("field, value, expected", [
+    ("node.nics_per_node", "0", "expected an integer >= 1, got '0'"),
+    ("node.nics_per_node", "-1", "expected an integer >= 1, got '-1'"),
+    ("node.nics_per_node", "-8", "expected an integer >= 1, got '-8'"),
+    ("device.cores", "0", "expected an integer >= 1, got '0'"),
+    ("network.-1.oversubscription", "inf", "expected a finite number >= 1, got inf"),
+])
+def test_a_count_below_one_or_an_infinite_taper_is_refused_by_set(field, value, expected):
+    prof = session_context().profile(H100)
+    with pytest.raises(ProfileError) as exc:
+        prof.with_overrides({field: value})
+    assert str(exc.value) == f"profile {H100!r}: override {field!r}: {expected}"
