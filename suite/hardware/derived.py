@@ -126,11 +126,18 @@ def endpoint_bandwidth(profile: Profile, level: int = -1) -> float:
     ``nics_per_node`` NICs of ``bandwidth`` each (one NIC when not given); for an inner level it
     is one device.
     """
+    return _endpoint(profile, level)[0]
+
+
+def _endpoint(profile: Profile, level: int) -> tuple[float, str]:
+    """(:func:`endpoint_bandwidth`, how the formulas of ``hardware show`` name it): ``"endpoint
+    bandwidth"``, or ``"8 NICs x bandwidth"`` where a cluster's outer level multiplies in its NICs."""
     lvl = profile.network[level]
     outer = (level % len(profile.network)) == len(profile.network) - 1
     if outer and profile.kind == "cluster" and profile.node is not None:
-        return lvl.bandwidth * (profile.node.nics_per_node or 1)
-    return lvl.bandwidth
+        nics = profile.node.nics_per_node or 1
+        return lvl.bandwidth * nics, f"{nics} NIC{'s' if nics != 1 else ''} x bandwidth"
+    return lvl.bandwidth, "endpoint bandwidth"
 
 
 def torus_shape(level: Any) -> tuple[int, ...]:
@@ -151,28 +158,28 @@ def _bisection(profile: Profile, level: int) -> tuple[float, str] | None:
     """(bisection bandwidth in B/s per direction, its formula) of network *level*; None where the
     topology does not fix it (one endpoint, or ``dims`` that do not multiply to ``size``)."""
     lvl = profile.network[level]
-    ep, n, topo = endpoint_bandwidth(profile, level), lvl.size, lvl.topology
+    (ep, bw), n, topo = _endpoint(profile, level), lvl.size, lvl.topology
     if n < 2:
         return None
     head = f"{topo} of {n}: "
     if topo == "switch":
-        return (n // 2) * ep, head + "n/2 x endpoint bandwidth, non-blocking"
+        return (n // 2) * ep, head + f"n/2 x {bw}, non-blocking"
     if topo in ("fat-tree", "dragonfly"):
         if lvl.leaf_size is not None and n <= lvl.leaf_size:
-            return (n // 2) * ep, head + f"n/2 x endpoint bandwidth (one {_UNIT[topo]} of {lvl.leaf_size}: taper not crossed)"
+            return (n // 2) * ep, head + f"n/2 x {bw} (one {_UNIT[topo]} of {lvl.leaf_size}: taper not crossed)"
         o = lvl.oversubscription
-        return (n // 2) * ep / o, head + f"n/2 x endpoint bandwidth / oversubscription {o:g}" + (
+        return (n // 2) * ep / o, head + f"n/2 x {bw} / oversubscription {o:g}" + (
             " (non-blocking)" if o == 1 else "")
     if topo == "fully-connected":
         half = n // 2
-        return half * (n - half) * ep / (n - 1), head + "(n/2)^2 links of endpoint bandwidth/(n-1)"
+        return half * (n - half) * ep / (n - 1), head + f"(n/2)^2 links of {bw}/(n-1)"
     if topo in ("ring", "torus", "mesh"):
         shape = (n,) if topo == "ring" else torus_shape(lvl)
         if math.prod(shape) != n:
             return None
         cuts, rows, k = (1 if topo == "mesh" else 2), n // max(shape), len(shape)
         where = "" if topo == "ring" else "x".join(map(str, shape)) + ", "
-        return cuts * rows * ep / (2 * k), head + f"{where}{cuts * rows} links of endpoint bandwidth/{2 * k} cut"
+        return cuts * rows * ep / (2 * k), head + f"{where}{cuts * rows} links of {bw}/{2 * k} cut"
     if topo == "bus":
         return lvl.bandwidth, head + "one shared medium"
     return None

@@ -29,3 +29,17 @@ def test_a_count_below_one_or_an_infinite_taper_is_refused_by_set(field, value, 
     with pytest.raises(ProfileError) as exc:
         prof.with_overrides({field: value})
     assert str(exc.value) == f"profile {H100!r}: override {field!r}: {expected}"
+
+
+def _bisection(prof):
+    return next((d.value, d.formula) for d in derived(prof) if d.name == "network.1.bisection_bandwidth")
+
+
+def test_the_bisection_formula_names_the_nics_it_multiplies():
+    """32 nodes: 16 x 8 NICs x 50 GB/s = 6.4 TB/s; with one NIC 16 x 50 GB/s = 800 GB/s."""
+    prof = session_context().profile(H100)
+    assert _bisection(prof) == (pytest.approx(6.4e12), "fat-tree of 32: n/2 x 8 NICs x bandwidth / oversubscription 1 "
+                                                       "(non-blocking)")
+    one = prof.with_overrides({"node.nics_per_node": "1"})
+    assert _bisection(one) == (pytest.approx(8e11), "fat-tree of 32: n/2 x 1 NIC x bandwidth / oversubscription 1 "
+                                                    "(non-blocking)")
