@@ -108,6 +108,7 @@ def _listing(context: Any) -> dict[str, Any]:
 
 
 def _source_for(prof: Any, path: str) -> str:
+    """The source of field *path* of *prof* as its file gives it ("" when none)."""
     if path in prof.sources:
         return str(prof.sources[path])
     # device fields of a node/cluster, sources of a dict entry's parent, list index aliases
@@ -123,16 +124,46 @@ def _source_for(prof: Any, path: str) -> str:
     return ""
 
 
-def show_data(prof: Any) -> dict[str, Any]:
-    """The JSON document of ``suite hardware show --format json``."""
+def _overridden(prof: Any) -> set[str]:
+    """The field paths of *prof* its ``--set`` overrides wrote, as :func:`flatten` spells them
+    (``network.-1.bandwidth`` of two levels: ``network.1.bandwidth``)."""
+    from suite.hardware.profile import field_path
+
+    return {field_path(key, len(prof.network)) for key in prof.overrides}
+
+
+def _sources(prof: Any, base: Any) -> dict[str, str]:
+    """Field path -> the source ``hardware show`` prints: the file's for a figure of the file; for a
+    figure a ``--set`` override wrote, ``--set override (file: <the file's value>, <its source>)``,
+    *base* being the profile before the overrides."""
+    from suite.hardware.derived import flatten
+
+    written = _overridden(prof)
+    before = {f.path: f.text for f in flatten(base)} if written else {}
+    out = {}
+    for f in flatten(prof):
+        if f.path not in written:
+            out[f.path] = _source_for(prof, f.path)
+            continue
+        was = before.get(f.path)
+        src = _source_for(base, f.path)
+        out[f.path] = ("--set override (not in the file)" if was is None
+                       else f"--set override (file: {was}{', ' + src if src else ''})")
+    return out
+
+
+def show_data(prof: Any, base: Any = None) -> dict[str, Any]:
+    """The JSON document of ``suite hardware show --format json``; *base* is *prof* before its
+    ``--set`` overrides (default: *prof*), whose values and sources an overridden field names."""
     from suite.hardware.derived import derived, flatten
 
+    sources = _sources(prof, prof if base is None else base)
     return {
         "name": prof.name, "kind": prof.kind, "vendor": prof.vendor, "source": prof.source,
         "verified": prof.verified, "description": prof.description, "tags": list(prof.tags), "path": prof.path,
         "content_hash": prof.content_hash(), "overrides": prof.overrides,
         "fields": [{"path": f.path, "value": f.value, "display": f.text, "dimension": f.dimension,
-                    "source": _source_for(prof, f.path)} for f in flatten(prof)],
+                    "source": sources[f.path]} for f in flatten(prof)],
         "derived": [{"name": d.name, "value": d.value, "display": d.text, "formula": d.formula}
                     for d in derived(prof)],
         "measured": prof.measured,
@@ -155,13 +186,14 @@ def show_cmd(name: str, sets: tuple[str, ...], unread: bool, profile_dirs: tuple
     --format toml writes the resolved profile as a standalone file (exact SI values)."""
     from suite.cli.common import get_context
 
-    prof = _with_sets(get_context(tuple(profile_dirs)).profile(name), sets)
+    base = get_context(tuple(profile_dirs)).profile(name)
+    prof = _with_sets(base, sets)
     if fmt == "toml":
         from suite.hardware.export import to_toml
 
         click.echo(to_toml(prof), nl=False)
         return
-    data = show_data(prof)
+    data = show_data(prof, base)
     if unread:
         _mark_readers(data, name, tuple(profile_dirs))
     if fmt == "json":

@@ -50,6 +50,16 @@ def network_level(path: Any, levels: int) -> tuple[int, list[str]] | None:
     return int(parts[1]), parts[2:]
 
 
+def field_path(path: Any, levels: int) -> str:
+    """A dotted path into a profile of *levels* network levels with its level index counted from
+    the start, as the schema's errors and ``flatten`` spell it (``network.-1.bandwidth`` of 2
+    levels: ``network.1.bandwidth``); any other path as given."""
+    named = network_level(path, levels)
+    if named is None or not levels:
+        return str(path)
+    return ".".join(["network", str(named[0] % levels), *named[1]])
+
+
 #: overrides outside the network that move where a collective's ranks sit (the placement a published
 #: fit was measured under): they set aside the fits of every level
 _PLACEMENT_FIELDS = ("node.devices_per_node", "node.nics_per_node")
@@ -272,10 +282,7 @@ class Profile(BaseModel):
             # name the override as the user wrote it (network.-1.bandwidth, not network.1.bandwidth)
             loc = ".".join(str(x) for x in exc.errors()[0]["loc"])
             for key in overrides:
-                named = network_level(key, len(self.network))
-                n = len(self.network)
-                norm = ".".join(["network", str(named[0] % n), *named[1]]) if named is not None and n else str(key)
-                if norm == loc:
+                if field_path(key, len(self.network)) == loc:
                     line = line.replace(f" (override): field {loc}:", f": override {key!r}:", 1)
                     break
             raise ProfileError(line) from None

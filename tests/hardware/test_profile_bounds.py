@@ -43,3 +43,16 @@ def test_the_bisection_formula_names_the_nics_it_multiplies():
     one = prof.with_overrides({"node.nics_per_node": "1"})
     assert _bisection(one) == (pytest.approx(8e11), "fat-tree of 32: n/2 x 1 NIC x bandwidth / oversubscription 1 "
                                                     "(non-blocking)")
+
+
+def test_show_labels_an_overridden_figure_with_the_files_value_and_source(suite_cli):
+    res = suite_cli("hardware", "show", "dgx-h100", "--set", "network.-1.bandwidth=100 GB/s",
+                    "--set", "reliability.device_mtbf=1000 h", "--format", "json")
+    assert res.exit_code == 0, res.output
+    src = {f["path"]: (f["display"], f["source"]) for f in json.loads(res.output)["fields"]}
+    assert src["network.0.bandwidth"] == ("100 GB/s", "--set override (file: 450 GB/s, NVIDIA H100 datasheet: NVLink "
+                                                      "900 GB/s total per GPU = 450 GB/s per direction)")
+    assert src["reliability.device_mtbf"] == ("1000 h", "--set override (not in the file)")
+    assert src["network.0.latency"][1].startswith("assumption: ~1 us")  # not overridden: the file's own source
+    text = suite_cli("hardware", "show", "dgx-h100", "--set", "network.0.bandwidth=100 GB/s")
+    assert "--set override (file: 450 GB/s," in text.output
