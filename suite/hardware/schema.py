@@ -21,6 +21,8 @@ The attribute names below are the public contract that plugins read (``profile.d
 
 from __future__ import annotations
 
+import math
+
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -41,6 +43,27 @@ __all__ = [
 ]
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
+
+
+def _check_curves(curves: dict[str, Any] | None, x: str) -> None:
+    """Check *curves* (name -> ``[[x, fraction], ...]``, an efficiency table; *x* names the
+    abscissa, ``"size"`` or ``"seconds"``): every curve has at least one point, finite abscissas > 0
+    in increasing order and fractions in (0, 1].
+
+    Raises
+    ------
+    ValueError
+        "expected ..., got ..." naming the curve. A NaN or infinite abscissa passed the order check
+        (every comparison with NaN is false) and bent the interpolation: [[1e9, 0.3], [inf, 0.8]]
+        stayed at 0.3 for every size, [[1e9, 0.3], [nan, 0.8]] jumped to 0.8 past 1e9.
+    """
+    for name, curve in (curves or {}).items():
+        xs = [s for s, _f in curve]
+        if not curve or not all(math.isfinite(a) and a > 0 for a in xs) or xs != sorted(xs) or len(set(xs)) != len(xs):
+            raise ValueError(f"expected [[{x}, fraction], ...] with at least one point, each {x} finite and > 0, in "
+                             f"increasing order for {name!r}, got {[list(p) for p in curve]}")
+        if any(not 0 < f <= 1 for _s, f in curve):
+            raise ValueError(f"expected fractions in (0, 1] for {name!r}, got {[f for _s, f in curve]}")
 
 
 class _Frozen(BaseModel):
@@ -98,14 +121,7 @@ class Device(_Frozen):
     @classmethod
     def _check_efficiency(cls, v: dict[str, list[tuple[float, float]]] | None
                           ) -> dict[str, list[tuple[float, float]]] | None:
-        for name, curve in (v or {}).items():
-            if not curve:
-                raise ValueError(f"expected [[size, fraction], ...] with at least one point for {name!r}, got []")
-            sizes = [s for s, _f in curve]
-            if any(s <= 0 for s in sizes) or sizes != sorted(sizes) or len(set(sizes)) != len(sizes):
-                raise ValueError(f"expected sizes > 0 in increasing order for {name!r}, got {sizes}")
-            if any(not 0 < f <= 1 for _s, f in curve):
-                raise ValueError(f"expected fractions in (0, 1] for {name!r}, got {[f for _s, f in curve]}")
+        _check_curves(v, "size")
         return v
 
     def efficiency_at(self, curve: str, size: float) -> float | None:
@@ -250,13 +266,7 @@ class Communication(_Frozen):
     @field_validator("efficiency")
     @classmethod
     def _check_curves(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
-        for name, curve in (v or {}).items():
-            sizes = [s for s, _f in curve]
-            if not curve or any(s <= 0 for s in sizes) or sizes != sorted(sizes) or len(set(sizes)) != len(sizes):
-                raise ValueError(f"expected [[seconds, fraction], ...] with durations > 0 in increasing order for {name!r}, "
-                                 f"got {list(curve)}")
-            if any(not 0 < f <= 1 for _s, f in curve):
-                raise ValueError(f"expected fractions in (0, 1] for {name!r}, got {[f for _s, f in curve]}")
+        _check_curves(v, "seconds")
         return v
 
 
