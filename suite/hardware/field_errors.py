@@ -154,8 +154,9 @@ def _format_one(err: ErrorDetails, where: str, model: type[BaseModel]) -> str:
         msg = msg[len("Input should be "):]
         for words, sym in (("greater than or equal to ", ">= "), ("less than or equal to ", "<= "),
                            ("greater than ", "> "), ("less than ", "< ")):
-            if msg.startswith(words):
-                msg = f"{expected} {sym}{msg[len(words):]}"
+            if msg.startswith(words):  # the bound before a quantity's example, as the quantity's own errors put it
+                head, like, example = expected.partition(" like ")
+                msg = f"{head} {sym}{msg[len(words):]}{like}{example}"
                 break
         return f"{where}: field {path}: expected {msg}, got {given!r}"
     return f"{where}: field {path}: expected {expected}, got {given!r} ({msg})"

@@ -272,7 +272,8 @@ class Communication(_Frozen):
 
 class Reliability(_Frozen):
     model_config = _STRICT
-    device_mtbf: TimeQ | None = None  # s
+    # s, > 0: a failure simulation read 0 as "never fails" (the rate of an infinite MTBF)
+    device_mtbf: TimeQ | None = Field(default=None, gt=0)
     node_mtbf: TimeQ | None = None  # s
     restart_time: TimeQ | None = None  # s, to restart a job after a failure
     repair_time: TimeQ | None = None  # s, to replace/repair a failed device or node

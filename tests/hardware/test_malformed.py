@@ -60,6 +60,7 @@ CASES: dict[str, tuple[str | None, str, str]] = {
     "zero-cores.toml": ("device.cores", "expected an integer >= 1", "got 0"),
     "zero-extent-dims.toml": ("network.0.dims", "expected extents >= 1", "got [0, 8]"),
     "infinite-oversubscription.toml": ("network.0.oversubscription", "expected a finite number >= 1", "got inf"),
+    "zero-mtbf.toml": ("reliability.device_mtbf", 'expected a time > 0 like "2 us"', "got '0 h'"),
     # a NaN or infinite abscissa passed "in increasing order" (every comparison with NaN is false)
     "infinite-efficiency-size.toml": ("device.efficiency", "each size finite and > 0", "got [[1000000000.0, 0.3], [inf, 0.8]]"),
     "nan-communication-curve.toml": ("communication.efficiency", "each seconds finite and > 0",
