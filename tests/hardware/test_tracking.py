@@ -321,3 +321,83 @@ def test_one_level_reads_the_node_size_only_where_it_moves_the_price(ctx):
         view, reads = tracked(prof)  # copies sharing the NIC; NCCL's model (intra- or inter-node links)
         assert collective_time(op, 1e8, g, view, alg).time != collective_time(op, 1e8, g, eight, alg).time
         assert "node.devices_per_node" in reads
+
+
+def _switch4(library=None):
+    """4 one-GPU nodes on a 10 GB/s switch of 1 us latency, 1 TB/s device memory (gamma 3 ps/B)."""
+    from suite.hardware.profile import Profile
+
+    doc = {"name": "sw4", "kind": "cluster", "nodes": 4,
+           "device": {"type": "gpu", "name": "g", "memory": 16e9, "memory_bandwidth": 1e12, "peak_flops": {"fp32": 1e13}},
+           "node": {"device": "g", "devices_per_node": 1},
+           "network": [{"name": "eth", "topology": "switch", "size": 4, "bandwidth": 1e10, "latency": 1e-6}]}
+    if library is not None:
+        doc["communication"] = {"library": library}
+    return Profile.model_validate(doc)
+
+
+# by hand, 100 MB over 4 ranks (a = 1 us, m/B = 10 ms): ring all-reduce 2*3 a + 2*(3/4) m/B + (3/4) m gamma;
+# binomial tree (reduce + broadcast) 2*2 (a + m/B) + 2 m gamma; MPICH's switch: Rabenseifner, 2*2 a +
+# 2*(3/4) m/B + (3/4) m gamma; the parameter server's push + pull 2 (a + (3/4) m/B); p2p a + m/B
+_NAMED = {("allreduce", "ring"): 6e-6 + 15e-3 + 225e-6, ("allreduce", "tree"): 4 * (1e-6 + 10e-3) + 600e-6,
+          ("allreduce", "mpich"): 4e-6 + 15e-3 + 225e-6, ("allreduce", "ps"): 2 * (1e-6 + 7.5e-3),
+          ("p2p", "auto"): 1e-6 + 10e-3}
+
+
+@pytest.mark.parametrize("library", [None, "nccl", "mpi", "gloo", "ps"])
+def test_a_named_algorithm_prices_alike_under_every_library_and_reads_none(library):
+    """A named algorithm (and a p2p under auto) is priced as named whatever `[communication] library`
+    says, so the library (or, unset, the device type that picks its default) must not be recorded as
+    read, through the view or in place: `suite run --set communication.library=nccl,mpi,gloo` on
+    mg-wfbp, poseidon or hetseq at their defaults gave identical numbers and no "never read" warning
+    (tryout 13, finding 3)."""
+    from suite.hardware.recording import recording
+    from suite.perf import Group, collective_time
+
+    for (op, algorithm), hand in _NAMED.items():
+        view, reads = tracked(_switch4(library))
+        assert collective_time(op, 1e8, Group(1, 4), view, algorithm).time == pytest.approx(hand, rel=1e-9)
+        assert "communication.library" not in reads and "communication" not in reads and "device.type" not in reads
+        prof = _switch4(library)
+        with recording(prof) as rec:
+            collective_time(op, 1e8, Group(1, 4), prof, algorithm)
+        read = rec.stop()
+        assert "communication.library" not in read and "device.type" not in read, (op, algorithm, read)
+
+
+def test_auto_and_an_nccl_algorithm_read_the_library_they_depend_on():
+    """Under auto the library picks the candidates (MPI: Rabenseifner, 15.229 ms by hand; a
+    parameter server: push + pull, 15.002 ms) and an NCCL-named algorithm is refused under
+    another library: both must record `communication.library` as read."""
+    from suite.hardware.recording import recording
+    from suite.perf import Group, collective_time
+
+    for library, hand in (("mpi", 4e-6 + 15e-3 + 225e-6), ("ps", 2 * (1e-6 + 7.5e-3))):
+        view, reads = tracked(_switch4(library))
+        assert collective_time("allreduce", 1e8, Group(1, 4), view).time == pytest.approx(hand, rel=1e-9)
+        assert "communication.library" in reads
+        prof = _switch4(library)
+        with recording(prof) as rec:
+            collective_time("allreduce", 1e8, Group(1, 4), prof)
+        assert "communication.library" in rec.stop()
+    view, reads = tracked(_switch4())  # unset: the device type picks NCCL
+    collective_time("allreduce", 1e8, Group(1, 4), view)
+    assert "device.type" in reads
+    view, reads = tracked(_switch4("mpi"))
+    with pytest.raises(ValueError, match=r"got library 'mpi' \(\[communication\] library\)"):
+        collective_time("allreduce", 1e8, Group(1, 4), view, "nvls")
+    assert "communication.library" in reads
+
+
+def test_run_warns_that_a_library_sweep_over_named_algorithms_was_never_read(tmp_path, suite_cli):
+    """poseidon prices its pushes and pulls by named algorithms: a `communication.library` sweep
+    changes nothing and is reported unread; hetseq's algorithm=auto reads it (no warning)."""
+    st = str(tmp_path / "s.sqlite")
+    r = suite_cli(["run", "--technique", "poseidon", "--param", "nodes=4", "--store", st, "-q",
+                   "--set", "communication.library=nccl,mpi"])
+    assert r.exit_code == 0, r.output
+    assert r.output.count("warning: --set communication.library: poseidon never read profile field "
+                          "'communication.library'") == 1, r.output
+    r = suite_cli(["run", "--technique", "hetseq", "--param", "algorithm=auto", "--param", "nodes=2", "--store", st,
+                   "-q", "--set", "communication.library=nccl,mpi"])
+    assert r.exit_code == 0 and "warning" not in r.output, r.output

@@ -88,7 +88,10 @@ run on (``[communication] library``; default ``nccl`` for a GPU profile, ``mpi``
   other operations as ``mpi``.
 
 A named algorithm is priced as named whatever the library (``nvls``, ``nvls-tree`` and
-``collnet`` only under NCCL).
+``collnet`` only under NCCL). The library is read only where it matters, ``auto`` (but for a
+p2p) and the NCCL-named algorithms, so a profile recording its reads
+(:mod:`suite.hardware.recording`) lists ``communication.library`` only there, and ``suite run``
+warns that an override of it was never read elsewhere.
 
 Reduction term
 --------------
@@ -212,11 +215,14 @@ def collective_time(op: str, nbytes: float, group: Group, profile: "Profile",
     _check_call(op, nbytes, algorithm)
     lv, intra, g, token = _prepare(profile)
     dims = _dims(lv, intra, group)
-    library = _library(profile, op, algorithm)
+    # the library (read, and so recorded as read, only here) chooses among auto's candidates and
+    # admits an NCCL-named algorithm; a p2p and every other named algorithm are priced alike under
+    # each library: "" there, so that an override of it is reported unread
+    library = (_library(profile, op, algorithm) if (algorithm == "auto" and op != "p2p")
+               or algorithm in NCCL_ALGORITHMS else "")
     # the path the price takes (what it reads): NCCL's model, the parameter server or alpha-beta
-    path = ("nccl" if library == "nccl" and (algorithm == "auto" or algorithm in NCCL_ALGORITHMS)
-            and op != "alltoall" and op != "p2p" else
-            "ps" if algorithm == "ps" or (algorithm == "auto" and library == "ps" and op == "allreduce") else "ab")
+    path = ("nccl" if library == "nccl" and op != "alltoall" and op != "p2p" else
+            "ps" if algorithm == "ps" or (library == "ps" and op == "allreduce") else "ab")
     _record(profile, dims[-1:] if op == "p2p" else dims, op, nbytes, group, algorithm, path)
     if not dims or nbytes == 0:
         return CollectiveCost(0.0, "none", (0.0,) * len(lv))
@@ -231,9 +237,9 @@ def collective_time(op: str, nbytes: float, group: Group, profile: "Profile",
     pi = group.ranks_per_node if len(dims) > 1 or dims[0].inter else 1
     if path == "nccl":
         return _nccl_cost(op, m, group, profile, dims, lv, pi, g, token, algorithm)
-    if algorithm == "auto" and op == "alltoall" and library == "nccl":
+    if library == "nccl" and op == "alltoall":  # (auto: an NCCL-named algorithm is an all-reduce)
         algorithm = "direct"  # NCCL's all-to-all: every send and receive posted at once
-    names: str | tuple[str, ...] = _GLOO[op] if (algorithm == "auto" and library == "gloo") else algorithm
+    names: str | tuple[str, ...] = _GLOO[op] if library == "gloo" else algorithm  # (auto: gloo admits no NCCL name)
     return _fastest(_cached_lines(op, names, group, dims, lv, pi, g, token), m, dims, len(lv))
 
 
