@@ -81,15 +81,16 @@ def info_cmd(technique: str, fmt: str) -> None:
     t = reg.technique(technique)
     warn_quarantined()
     plug = reg.plugin_of(technique)
-    reads, probe_problems = _fields_read(t, context)
+    reads, probe_problems, choices = _fields_read(t, context)
     recorded = _recorded_reads(t, context)
     for vf, r in recorded.items():  # what stored cases of this code read (their real scenarios)
         reads[vf] = reads.get(vf, set()) | r
+    by_choice = _choice_reads(reads, choices)
     if fmt == "json":
-        click.echo(strict_json(_info_data(t, plug, reads, recorded, probe_problems), indent=2, default=str))
+        click.echo(strict_json(_info_data(t, plug, reads, recorded, probe_problems, by_choice), indent=2, default=str))
         return
     _print_info(t, plug)
-    _print_reads(reads, probe_problems)
+    _print_reads(reads, probe_problems, by_choice)
     if t.docs:
         from suite.cli.common import console
 
@@ -97,7 +98,8 @@ def info_cmd(technique: str, fmt: str) -> None:
 
 
 def _info_data(t: Technique, plug: PluginInfo, reads: dict[tuple[str, str], set[str]],
-               recorded: dict[tuple[str, str], set[str]], probe_problems: list[str]) -> dict[str, Any]:
+               recorded: dict[tuple[str, str], set[str]], probe_problems: list[str],
+               by_choice: dict[str, set[str]]) -> dict[str, Any]:
     """``suite info --format json``: the technique's declaration and the profile fields it reads."""
     fields_union = sorted(set().union(*reads.values())) if reads else []
     return {
@@ -120,6 +122,7 @@ def _info_data(t: Technique, plug: PluginInfo, reads: dict[tuple[str, str], set[
         "profile_fields_read": {"all": fields_union,
                                 "by_variant": {f"{v}/{f}": sorted(r) for (v, f), r in sorted(reads.items())},
                                 "recorded": sorted(set().union(*recorded.values())) if recorded else [],
+                                "also_by_parameter": {k: sorted(r) for k, r in by_choice.items()},
                                 "not_probed": probe_problems},
         "docs": t.docs,
     }
@@ -267,8 +270,22 @@ def _param_range(p: Param) -> str:
     return "; " + ", ".join(rng) if rng else ""
 
 
-def _print_reads(reads: dict[tuple[str, str], set[str]], probe_problems: list[str]) -> None:
-    """The profile fields each (variant, fidelity) reads: those every variant reads, then the rest."""
+def _choice_reads(reads: dict[tuple[str, str], set[str]], choices: dict[tuple[str, str, str], set[str]]
+                  ) -> dict[str, set[str]]:
+    """``"name=value (variant, fidelity)"`` -> the fields that parameter value reads and the
+    variant's default scenario (and its stored cases) did not; values that add none left out."""
+    out = {}
+    for (pv, v, f), r in sorted(choices.items()):
+        extra = r - reads.get((v, f), set())
+        if extra:
+            out[f"{pv} ({v}, {f})"] = extra
+    return out
+
+
+def _print_reads(reads: dict[tuple[str, str], set[str]], probe_problems: list[str],
+                 by_choice: dict[str, set[str]]) -> None:
+    """The profile fields each (variant, fidelity) reads: those every variant reads, then the rest,
+    then those a parameter's other value reads besides."""
     from rich.markup import escape
 
     from suite.cli.common import console
@@ -283,6 +300,8 @@ def _print_reads(reads: dict[tuple[str, str], set[str]], probe_problems: list[st
         for (v, f), r in sorted(reads.items()):
             if r - common:
                 c.print(f"  {escape(v)} ({f}) also: {escape(', '.join(sorted(r - common)))}")
+        for what, r in by_choice.items():
+            c.print(f"  with {escape(what)} also: {escape(', '.join(sorted(r)))}")
     for msg in probe_problems:
         c.print(f"  not probed: {escape(msg)}")
 
@@ -308,7 +327,8 @@ def _recorded_reads(t: Any, context: Any) -> dict[tuple[str, str], set[str]]:
 
 
 def _fields_read(t: Any, context: Any) -> Any:
-    """:func:`suite.runner.fields.probe_fields_read` of *t*, cached like `suite hardware list`'s
+    """:func:`suite.runner.fields.probe_fields_read` and :func:`~suite.runner.fields.probe_choice_reads` of
+    *t*, cached like `suite hardware list`'s
     index (:mod:`suite.cache`): keyed by every profile file, the core's and every
     plugin's source files, and the extension modules, so a probe is re-run after any change that
     could change what it reads."""
@@ -319,12 +339,15 @@ def _fields_read(t: Any, context: Any) -> Any:
     code = package_files([p.module for p in reg.plugins] + t.implementation_modules)
     what = f"fields-read-{t.name}"
     key = listing_key(context.search_dirs(), reg.declared_extensions(), code=code, what=what)
-    doc = load_listing(key, what=what, fields=("reads", "problems"))
+    doc = load_listing(key, what=what, fields=("reads", "problems", "choices"))
     if doc is not None:
-        return {(v, f): set(r) for v, f, r in doc["reads"]}, list(doc["problems"])
-    from suite.runner.fields import probe_fields_read
+        return ({(v, f): set(r) for v, f, r in doc["reads"]}, list(doc["problems"]),
+                {(pv, v, f): set(r) for pv, v, f, r in doc["choices"]})
+    from suite.runner.fields import probe_choice_reads, probe_fields_read
 
     reads, problems = probe_fields_read(t, context)
+    choices, _ = probe_choice_reads(t, context)  # a value the default profile refuses: nothing to add
     save_listing(key, {"what": what, "reads": [[v, f, sorted(r)] for (v, f), r in sorted(reads.items())],
-                       "problems": problems}, what=what)
-    return reads, problems
+                       "problems": problems, "choices": [[*k, sorted(r)] for k, r in sorted(choices.items())]},
+                 what=what)
+    return reads, problems, choices

@@ -91,6 +91,24 @@ def test_info_lists_the_fields_a_technique_reads(suite_cli):
     assert "node.devices_per_node" not in fields
 
 
+def test_info_names_the_parameter_value_that_makes_a_field_read(suite_cli, tmp_path, monkeypatch):
+    """hetseq's default all-reduce is a named ring, priced alike under every library: only
+    algorithm=auto consults `[communication]` (NCCL's model on hetseq-readme's GPUs: the levels'
+    efficiencies too), so `suite info` lists those fields under that value, not as always read; a
+    value adding no field (algorithm=tree) gets no line."""
+    monkeypatch.setenv("SUITE_CACHE_DIR", str(tmp_path))
+    r = suite_cli(["info", "hetseq", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)["profile_fields_read"]
+    assert "communication" not in doc["all"] and "network.0.efficiency" not in doc["all"]
+    auto = doc["also_by_parameter"]["algorithm=auto (ddp-equal-batch, model)"]
+    assert {"communication", "device.type", "network.0.efficiency", "network.1.efficiency"} <= set(auto)
+    assert not set(auto) & set(doc["all"])
+    assert not any(k.startswith("algorithm=tree") for k in doc["also_by_parameter"])
+    r = suite_cli(["info", "hetseq"])
+    assert "  with algorithm=auto (ddp-equal-batch, model) also: communication" in r.output, r.output
+
+
 def test_hardware_show_marks_fields_nobody_reads(suite_cli):
     r = suite_cli(["hardware", "show", "titanx-cluster-10gbe", "--unread", "--format", "json"])
     assert r.exit_code == 0, r.output

@@ -99,7 +99,7 @@ def cli(suite_cli, monkeypatch):
     """``suite info`` without its profile-fields probe (a worker process per variant; not what is tested)."""
     import suite.cli.plugins as plugins
 
-    monkeypatch.setattr(plugins, "_fields_read", lambda t, context: ({}, []))
+    monkeypatch.setattr(plugins, "_fields_read", lambda t, context: ({}, [], {}))
     monkeypatch.setattr(plugins, "_recorded_reads", lambda t, context: {})
     return suite_cli
 
