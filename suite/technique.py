@@ -249,6 +249,7 @@ class Technique:
             raise TechniqueError(f"technique {self.name!r}: vocabulary: expected one of {sorted(VOCABULARIES)}, "
                                  f"got {self.vocabulary!r}")
         self._check_kit_fields()
+        self._check_scale_factors()
         self._check_metric_meanings()
         self._check_claim_names()
         self._check_claim_bands()
@@ -256,6 +257,18 @@ class Technique:
             self.headline_metrics = (self.headline_metrics,)
         self.headline_metrics = tuple(self.headline_metrics)
         self._check_shown_names()
+
+    def _check_scale_factors(self) -> None:
+        """Each parameter a ``devices_each = "tp*pp"`` names is an int parameter of this technique."""
+        for name, p in self.parameters.items():
+            if not isinstance(p.devices_each, str):
+                continue
+            for factor in p.devices_each.split("*"):
+                q = self.parameters.get(factor)
+                if q is None or q.type is not int:
+                    raise TechniqueError(f"technique {self.name!r}: parameter {name!r}: devices_each: expected a product of "
+                                         f"its int parameters, got {p.devices_each!r} ({factor!r} is "
+                                         f"{'not a parameter' if q is None else 'not an int parameter'})")
 
     def _check_shown_names(self) -> None:
         """Warn (``DeprecationWarning``; refused when the plugin loads from dlsys-suite 0.4.0) of a

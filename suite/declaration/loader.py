@@ -310,7 +310,7 @@ _VARIANT_FIELDS: dict[str, Callable[[Any, str, _Where], Any]] = {"name": _STR, "
 _PARAM_FIELDS: dict[str, Callable[[Any, str, _Where], Any]] = {
     "type": _param_type, "default": _any, "unit": _STR, "minimum": _NUM, "maximum": _NUM,
     "choices": _optional_tuple, "help": _STR, "optional": _BOOL, "measured": _optional_tuple, "role": _STR,
-    "devices_each": _INT, "ref": _STR, "keywords": _optional_tuple,
+    "devices_each": _scalar((int, str), "an integer or a product of parameter names like 'tp*pp'"), "ref": _STR, "keywords": _optional_tuple,
 }
 _SPEC_FIELDS: dict[str, Callable[[Any, str, _Where], Any]] = {
     "variant": _STR, "profile": _STR, "workload": _STR, "params": _table, "fidelity": _STR, "seed": _INT,

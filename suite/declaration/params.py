@@ -5,6 +5,7 @@ files it ships (:func:`read_data`).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,6 +68,10 @@ def _to_unit(text: str, unit: str, where: str) -> float:
 
 #: What a parameter can declare itself to be (:attr:`Param.role`).
 PARAM_ROLES = (None, "scale", "efficiency")
+#: the units of a scale parameter that counts one device each (``"nodes"`` counts a node's devices)
+ONE_DEVICE_UNITS = frozenset({"workers", "ranks", "GPUs", "devices"})
+#: ``Param.devices_each`` as a product of parameter names (``"tp*pp"``)
+_PRODUCT = re.compile(r"[A-Za-z_]\w*(\*[A-Za-z_]\w*)*")
 
 #: What a parameter may name (:attr:`Param.ref`).
 REF_KINDS = ("profile", "workload", "file")
@@ -86,7 +91,10 @@ class Param:
 
     ``role="scale"`` marks the parameter that sets the technique's size, counted in its ``unit``
     (``"GPUs"``, ``"devices"``, ``"workers"``, ``"ranks"``: one device each; ``"nodes"``: the
-    profile's devices per node each, or ``devices_each``); a category sweep sets it so every
+    profile's devices per node each), or in units of ``devices_each`` devices (an int, or a
+    product of the technique's int parameters such as ``"tp*pp"``: data-parallel replicas of a
+    tensor x pipeline-parallel group, each as many devices as the case's ``tp`` x ``pp``); a
+    category sweep sets it so every
     technique runs on the same number of GPUs. ``role="efficiency"`` marks an achieved fraction
     of peak that a head-to-head sets to one shared value.
 
@@ -110,7 +118,7 @@ class Param:
     optional: bool = False  # None is an accepted value (e.g. "use the profile's figure")
     measured: tuple[float, float] | None = None  # the paper's measured range (low, high)
     role: str | None = None  # "scale" (the technique's size) or "efficiency" (achieved fraction of peak)
-    devices_each: int | None = None  # a scale in nodes: devices one node counts (None: the profile's)
+    devices_each: int | str | None = None  # a scale's devices each: an int, or "tp*pp" (a product of int parameters)
     ref: str | None = None  # the value names an input: one of REF_KINDS
     keywords: tuple[str, ...] = ()  # with ref: values that name no input (a model's own choices)
 
@@ -124,6 +132,11 @@ class Param:
             if self.ref is None or not all(isinstance(k, str) for k in self.keywords):
                 raise TechniqueError(f"Param: keywords: expected strings, with ref set (values that name no input), "
                                      f"got {self.keywords!r} with ref={self.ref!r}")
+        if self.devices_each is not None and not (
+                (type(self.devices_each) is int and self.devices_each >= 1)
+                or (isinstance(self.devices_each, str) and _PRODUCT.fullmatch(self.devices_each))):
+            raise TechniqueError(f"Param: devices_each: expected an integer >= 1 or a product of parameter names "
+                                 f"like 'tp*pp', got {self.devices_each!r}")
         if self.ref is not None and self.type is not str:
             raise TechniqueError(f"Param: ref={self.ref!r}: expected type=str (the value is a name), "
                                  f"got type={getattr(self.type, '__name__', self.type)}")
@@ -241,3 +254,34 @@ def read_data(package: str, name: str, encoding: str | None = "utf-8") -> "str |
             return data if encoding is None else data.decode(encoding)
     raise TechniqueError(f"{top}: data file {name!r}: expected a file inside the package ({', '.join(map(str, roots))}), "
                          f"got none")
+
+
+def devices_each(params: "dict[str, Param] | Any", name: str, values: "Any", per_node: int | None) -> int | None:
+    """The devices one unit of scale parameter *name* counts: its ``devices_each`` (an int, or the
+    product of the named parameters' values in *values*, else their defaults), the profile's
+    *per_node* for a scale in nodes (or another unit), 1 for one in :data:`ONE_DEVICE_UNITS`; None when a
+    named parameter has no single int value (several swept, or none).
+
+    Raises
+    ------
+    TechniqueError
+        ``devices_each`` names a parameter the technique does not declare.
+    """
+    p = params[name]
+    each = p.devices_each
+    if isinstance(each, str):
+        n = 1
+        for factor in each.split("*"):
+            if factor not in params:
+                raise TechniqueError(f"parameter {name!r}: devices_each: {factor!r} is not a parameter of the technique")
+            v = values.get(factor, params[factor].default) if values is not None else params[factor].default
+            if isinstance(v, (list, tuple)):
+                v = v[0] if len(v) == 1 else None
+            try:
+                n *= int(v)
+            except (TypeError, ValueError):
+                return None
+        return n
+    if each is not None:
+        return each
+    return 1 if p.unit in ONE_DEVICE_UNITS else per_node

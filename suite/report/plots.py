@@ -377,8 +377,14 @@ def scale_text(tech: Any, record: Mapping[Any, Any], devices_per_node: int | Non
     except (TypeError, ValueError):
         return f"{k}={v}"
     if p.unit == "nodes":
-        each = p.devices_each or devices_per_node
+        each = p.devices_each if isinstance(p.devices_each, int) else devices_per_node
         return f"{n} {'node' if n == 1 else 'nodes'}" + (f" = {n * each} GPUs" if each else "")
+    if isinstance(p.devices_each, str):  # replicas of a group of "tp*pp" devices: the case's own
+        from suite.declaration.params import devices_each
+
+        got = {f: record.get(f"param.{f}") for f in p.devices_each.split("*")}
+        each = devices_each(tech.parameters, k, {f: v for f, v in got.items() if v is not None and v == v}, None)
+        return f"{k}={n}" + (f" = {n * each} GPUs" if each else "")
     unit = p.unit or k
     return f"{n} {unit[:-1] if n == 1 and unit.endswith('s') else unit}" + ("" if unit == "GPUs" else
                                                                           f" = {n} GPU{'s' if n != 1 else ''}")

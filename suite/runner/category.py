@@ -21,8 +21,6 @@ __all__ = ["expand_category", "SCALE_UNITS", "HEAD_TO_HEAD_EFFICIENCY", "scale_v
 
 #: the units of the parameters that set a technique's scale (what a head-to-head must share)
 SCALE_UNITS = frozenset({"nodes", "workers", "ranks", "GPUs", "devices"})
-#: scale units that count one device each (``nodes`` count the profile's devices per node)
-_ONE_DEVICE = frozenset({"workers", "ranks", "GPUs", "devices"})
 #: The achieved fraction of peak every technique of a head-to-head is given when ``--param
 #: efficiency=...`` is not: one stated assumption for all (their own defaults range 0.07 to 0.85,
 #: which alone would decide a comparison of speed-ups).
@@ -33,20 +31,24 @@ class CannotScale(Exception):
     """A technique cannot be put at the comparison's scale (the message says why)."""
 
 
-def scale_value(tech: Any, gpus: int, devices_per_node: int) -> tuple[str, int] | None:
+def scale_value(tech: Any, gpus: int, devices_per_node: int,
+                values: Mapping[str, Any] | None = None) -> tuple[str, int] | None:
     """(parameter, value) that puts *tech* on *gpus* GPUs, or None when it declares no scale and has
     no size parameter (a single-device technique).
 
     The parameter is the one declared ``Param(role="scale")``: one in GPUs, devices, workers or
     ranks takes *gpus*; one in nodes takes ``gpus / devices each node`` (``Param.devices_each``, else
-    *devices_per_node*).
+    *devices_per_node*); one with ``devices_each = "tp*pp"`` takes ``gpus / (tp x pp)``, each factor
+    its value in *values* (the sweep's ``--param`` values of *tech*: one value each) or its default.
 
     Raises
     ------
     CannotScale
-        No scale declared although the technique has size parameters, a whole number of nodes
-        does not give *gpus*, or the value is outside the parameter's range.
+        No scale declared although the technique has size parameters, a whole number of units
+        does not give *gpus*, a factor of ``devices_each`` swept over several values, or the value
+        is outside the parameter's range.
     """
+    from suite.declaration.params import devices_each
     from suite.errors import ParameterError
 
     declared = [(k, p) for k, p in tech.parameters.items() if getattr(p, "role", None) == "scale"]
@@ -56,13 +58,14 @@ def scale_value(tech: Any, gpus: int, devices_per_node: int) -> tuple[str, int] 
             raise CannotScale(f"declares no scale parameter (Param(role='scale')) among {', '.join(sized)}")
         return None
     name, p = declared[0]
-    if p.unit in _ONE_DEVICE:
-        value = gpus
-    else:
-        each = p.devices_each or devices_per_node
-        if gpus % each:
-            raise CannotScale(f"{gpus} GPUs is not a whole number of its {name} ({each} GPU(s) each)")
-        value = gpus // each
+    each = devices_each(tech.parameters, name, values, devices_per_node)
+    what = f": {p.devices_each}" if isinstance(p.devices_each, str) else ""
+    if each is None:
+        raise CannotScale(f"its {name} counts {p.devices_each} GPUs each: expected one value of each, "
+                          f"got {', '.join(f'{f}={values.get(f)}' for f in str(p.devices_each).split('*') if values and f in values)}")
+    if gpus % each:
+        raise CannotScale(f"{gpus} GPUs is not a whole number of its {name} ({each} GPU(s) each{what})")
+    value = gpus // each
     try:
         p.validate(name, value, technique=tech.name)
     except ParameterError as exc:
@@ -175,7 +178,7 @@ def _technique_params(t: Any, sweep: _Sweep, resolver: Any) -> dict[str, list[st
         return mine
     size = sweep.size
     try:
-        sv = scale_value(t, sweep.scale, size[1] if size else _own_devices_per_node(t, resolver))
+        sv = scale_value(t, sweep.scale, size[1] if size else _own_devices_per_node(t, resolver), mine)
     except CannotScale as exc:
         sweep.warnings.append(f"--category {sweep.category}: {t.name} left out: it cannot run on {sweep.scale} GPUs "
                               f"({exc})")

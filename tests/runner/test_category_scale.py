@@ -36,6 +36,48 @@ def test_scale_value_refuses_with_the_reason():
     assert scale_value(_tech(x=Param(float)), 8, 8) is None  # no size at all: a single-device technique
 
 
+def test_a_scale_of_replicas_counts_the_product_of_its_group_parameters():
+    """dhelix's dp: replicas of a tp x pp group. `--category communication --gpus 64` left dhelix out
+    ("declares no scale parameter among dp, pp, tp"); dp = 64 / (8 x 2) = 4 at its defaults, and
+    8 GPUs is one replica of tp 4 x pp 2."""
+    from suite.report.plots import scale_text
+
+    t = _tech(tp=Param(int, 8, unit="GPUs"), pp=Param(int, 2, unit="GPUs"),
+              dp=Param(int, unit="1", role="scale", optional=True, minimum=1, devices_each="tp*pp"))
+    assert scale_value(t, 64, 8) == ("dp", 4)
+    assert scale_value(t, 8, 8, {"tp": ["4"], "pp": ["2"]}) == ("dp", 1)
+    with pytest.raises(CannotScale, match=r"^8 GPUs is not a whole number of its dp \(16 GPU\(s\) each: tp\*pp\)$"):
+        scale_value(t, 8, 8)
+    with pytest.raises(CannotScale, match=r"its dp counts tp\*pp GPUs each: expected one value of each, got tp=\['4', '8'\]"):
+        scale_value(t, 64, 8, {"tp": ["4", "8"]})
+    assert scale_text(t, {"param.dp": 4, "param.tp": 8.0, "param.pp": None}, 8) == "dp=4 = 64 GPUs"  # pp: its default
+
+
+def test_devices_each_names_int_parameters_of_the_technique():
+    from suite.technique import Paper, Technique, Variant
+
+    with pytest.raises(TechniqueError, match=r"Param: devices_each: expected an integer >= 1 or a product"):
+        Param(int, role="scale", devices_each="tp+pp")
+    with pytest.raises(TechniqueError, match=r"Param: devices_each: expected an integer >= 1"):
+        Param(int, role="scale", devices_each=0)
+    with pytest.raises(TechniqueError, match=r"parameter 'dp': devices_each: expected a product of its int "
+                                             r"parameters, got 'tp\*pp' \('pp' is not a parameter\)"):
+        Technique(name="t", title="t", category="communication", paper=Paper("P"),
+                  variants=[Variant("base", "baseline", baseline=True)], fidelities={"model": lambda s: None},
+                  parameters={"tp": Param(int, 1), "dp": Param(int, 1, role="scale", devices_each="tp*pp")})
+
+
+def test_sixty_four_gpus_put_dhelix_at_four_replicas_beside_the_others(shared_context):
+    from suite.runner.case import Resolver
+
+    ctx = shared_context
+    cases, _notes, warnings = expand_category("communication", context=ctx, resolver=Resolver(context=ctx),
+                                              base={"profiles": ["selene-dgx-a100"]}, gpus=64)
+    by = {c.technique: c.scenario.params for c in cases}
+    assert (by["dhelix"]["dp"], by["dhelix"]["tp"], by["dhelix"]["pp"], by["mg-wfbp"]["workers"]) == (4, 8, 2, 64)
+    assert not any("dhelix" in w for w in warnings)
+
+
 def test_param_role_is_checked():
     with pytest.raises(TechniqueError, match="Param role: expected one of"):
         Param(int, role="size")
