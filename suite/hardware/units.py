@@ -26,6 +26,7 @@ __all__ = [
     "dimension",
     "convert",
     "to_base",
+    "base_factor",
     "COUNT_UNITS",
     "parse_quantity",
     "format_quantity",
@@ -187,17 +188,39 @@ def _factor(unit: str, to: str) -> float:
     per pair, so a column of converted values costs a multiplication each; kept (with a refusal's
     message) in the cache of parsed quantities, so a pair an earlier process converted builds no
     registry (~0.5 s: a wide load of techniques sharing a metric name in other units)."""
-    key = f"x|{unit}|{to}"
+    return float(_kept(f"x|{unit}|{to}", lambda: _pint_factor(unit, to)))
+
+
+@functools.lru_cache(maxsize=1024)
+def base_factor(unit: str) -> tuple[float, str]:
+    """How many of the registry's base units (bits, seconds) one *unit* is, and their name:
+    ``"GB/s"`` -> ``(8e9, "bit / second")``, ``"Gbit/s"`` -> ``(1e9, "bit / second")``, ``"us"`` ->
+    ``(1e-06, "second")``, ``""`` -> ``(1.0, "")``; so values of one dimension written in other
+    units order and compare by ``value * factor``. Kept (with a refusal's message) in the cache of
+    parsed quantities, as :func:`convert`'s factors are: an earlier process's unit builds no registry.
+
+    Raises
+    ------
+    ValueError
+        *unit* is no unit of the registry (:func:`parse_unit`'s one line).
+    """
+    factor, base = _kept(f"b|{unit}", lambda: list(to_base(1.0, unit)))
+    return float(factor), str(base)
+
+
+def _kept(key: str, compute: Any) -> Any:
+    """``compute()`` (a JSON value), or its ValueError's message, kept in the cache of parsed
+    quantities under *key*; a kept refusal is raised again as a ValueError."""
     hit = _cache().get(key)
     if hit is None:
         try:
-            hit = _pint_factor(unit, to)
+            hit = compute()
         except ValueError as e:
             hit = str(e)
         _remember(key, hit)
     if isinstance(hit, str):
         raise ValueError(hit)
-    return float(hit)
+    return hit
 
 
 def _pint_factor(unit: str, to: str) -> float:

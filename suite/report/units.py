@@ -90,7 +90,10 @@ def format_value(value: float | None, unit: str, digits: int = 4) -> str:
 
 def sort_key(v: Any) -> tuple[Any, ...]:
     """A sort key that orders numbers and quantities with a unit (``"10 Gbit/s"``) numerically
-    (2 < 10 < 20, never as text), booleans and None apart, and other text alphabetically."""
+    (2 < 10 < 20, never as text) and by value across the units of one dimension (``"4 Gbit/s"`` <
+    ``"1 GB/s"`` (8 Gbit/s) < ``"20 Gbit/s"``), booleans and None apart, and other text
+    alphabetically; a unit the registry does not know orders by its spelling, then the number."""
+    from suite.hardware.units import base_factor
     from suite.results.load import override_value
 
     if is_missing(v):
@@ -98,9 +101,15 @@ def sort_key(v: Any) -> tuple[Any, ...]:
     if isinstance(v, bool):
         return (2, "", float(v), "")
     num, unit = override_value(v) if isinstance(v, (int, float, str)) else (None, str(v))
-    if num is not None:
-        return (0, unit, num, str(v))
-    return (1, "", 0.0, str(v))
+    if num is None:
+        return (1, "", 0.0, str(v))
+    if unit:
+        try:
+            factor, unit = base_factor(unit)
+            num *= factor
+        except ValueError:
+            pass
+    return (0, unit, num, str(v))
 
 
 def geometric(values: Iterable[float]) -> bool:

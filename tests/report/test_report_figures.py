@@ -42,6 +42,9 @@ def test_numeric_sort_key():
     vals = ["10 Gbit/s", "2 Gbit/s", "40 Gbit/s", "5 Gbit/s"]
     assert sorted(vals, key=sort_key) == ["2 Gbit/s", "5 Gbit/s", "10 Gbit/s", "40 Gbit/s"]
     assert sorted([16, 2, None, 4], key=sort_key) == [2, 4, 16, None]
+    # by value across the units of one dimension: 1 GB/s is 8 Gbit/s (it came first, by its spelling)
+    assert sorted(["20 Gbit/s", "1 GB/s", "4 Gbit/s"], key=sort_key) == ["4 Gbit/s", "1 GB/s", "20 Gbit/s"]
+    assert sorted(["0.1 ms", "37 us", "1 ms"], key=sort_key) == ["37 us", "0.1 ms", "1 ms"]
 
 
 def test_geometric_spacing():
