@@ -221,22 +221,24 @@ def run_rows(store: Store, run: int | str | None) -> list[dict[str, Any]]:
 
 
 def _numeric_overrides(rows: list[dict[str, Any]]) -> None:
-    """Add to each row one ``set.PATH`` number per profile field the run overrides, in the unit
-    all the run's values of that field share (``set.network.-1.bandwidth`` = 10.0, in Gbit/s:
-    :func:`swept_units` names it); a field whose values are not numbers of one unit is left out
-    (``overrides`` keeps every value as given)."""
+    """Add to each row one ``set.PATH`` cell per profile field the run overrides: a number in the
+    unit of the field's first value, values in other units of its dimension converted
+    (``set.network.-1.bandwidth`` = 0.5 for ``"4 Gbit/s"`` beside ``"1 GB/s"``: :func:`swept_units`
+    names the unit), or, for a field whose values are no numbers of one dimension
+    (``communication.library``), the value as given (text; ``overrides`` keeps every value as given)."""
     from suite.results.load import numeric_overrides
 
     paths = sorted({p for r in rows for p in (r.get("overrides") or {})})
     for p in paths:
-        got = numeric_overrides([(r.get("overrides") or {}).get(p) for r in rows])
-        if got is not None:
-            for r, v in zip(rows, got[0]):
-                r.setdefault(f"set.{p}", v)  # a metric of that name keeps its column (deprecated name)
+        given = [(r.get("overrides") or {}).get(p) for r in rows]
+        got = numeric_overrides(given)
+        for r, v in zip(rows, got[0] if got is not None else given):
+            r.setdefault(f"set.{p}", v)  # a metric of that name keeps its column (deprecated name)
 
 
 def swept_units(store: Store, run: int | str | None) -> dict[str, str]:
-    """``set.PATH`` -> unit of every profile field *run* overrides with numbers of one unit, and
+    """``set.PATH`` -> unit of every profile field *run* overrides with numbers of one dimension
+    (the unit of its first value, :func:`_numeric_overrides`'s), and
     ``param.NAME`` -> unit of every parameter the installed technique declares with a unit."""
     from suite.results.load import numeric_overrides
 
@@ -316,9 +318,11 @@ def show_cmd(run: str, store_path: Path | None, fmt: str, output: Path | None, a
     \b
     Units: the table scales values for reading (ms, MiB); csv and json keep each metric in the
     unit its technique reported (bytes in B, times in s) and say which; every profile field set
-    with --set is a number too (set.PATH), and parameters declared with a unit say it:
+    with --set is a column set.PATH: a number in the unit of its first value (1 GB/s,4 Gbit/s
+    -> 1, 0.5 GB/s), or the text as given (nccl, mpi); parameters declared with a unit say it:
       json: a top-level "units" object (metric or column -> unit) beside "cases"
-      csv:  columns headed NAME [UNIT], e.g. "iteration_time [s]", "set.network.-1.bandwidth [Gbit/s]"
+      csv:  columns headed NAME [UNIT], e.g. "iteration_time [s]", "set.network.-1.bandwidth [Gbit/s]",
+            "duration [s]"
       --long: one row per metric with its "unit" column
     """
     with _open(store_path) as store:
@@ -326,7 +330,7 @@ def show_cmd(run: str, store_path: Path | None, fmt: str, output: Path | None, a
         info["name"] = store.run_names().get(info["id"])
         units, directions = run_units(store, info["id"])
         if fmt != "table":  # swept fields beside the metrics: "set.network.-1.bandwidth [Gbit/s]"
-            units = {**swept_units(store, info["id"]), **units}
+            units = {"duration": "s", **swept_units(store, info["id"]), **units}
         if fmt != "table" and long_form:
             rows = long_rows(store, info["id"])
         else:

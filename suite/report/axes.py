@@ -6,7 +6,6 @@ move, the slice of cases with every other swept dimension held fixed, and the ca
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -15,38 +14,27 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["numeric_axis", "axis_candidates", "metric_candidates", "label", "val", "short", "varying_columns",
-           "follows", "has_line", "slice_rows", "axis_slice", "axis_caption"]
+           "follows", "has_line", "slice_rows", "axis_slice", "categorical_columns", "axis_caption"]
 
 _SCALE = re.compile(r"(nodes|workers|gpus|devices|machines|ranks|procs|servers|depth|layers|stages|batch|size|seq)",
                     re.I)
 
-def numeric_axis(values: Sequence[Any]) -> tuple[list[float] | None, str]:
-    """Numbers for an axis column, or (None, "") when the column is not numeric.
+def numeric_axis(values: Sequence[Any], unit: str | None = None) -> tuple[list[float] | None, str]:
+    """Numbers for an axis column, or (None, "") when the column is not numeric (a value missing,
+    a bool, text, units of different dimensions).
 
     Numbers stay as they are; override strings like ``"10 Gbit/s"`` become 10.0 with the unit
-    ``"Gbit/s"`` when every value carries the same unit.
+    ``"Gbit/s"``, values in other units of one dimension converted into *unit* (default: the
+    first value's: ``"1 GB/s"``, ``"4 Gbit/s"`` -> 1.0, 0.5 in ``"GB/s"``), so every panel of a
+    figure passes the unit of its axis
+    (:func:`suite.results.load.numeric_overrides`).
     """
-    from suite.results.load import override_value
+    from suite.results.load import numeric_overrides
 
-    out: list[float] = []
-    units = set()
-    for v in values:
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            return None, ""
-        if isinstance(v, bool):
-            return None, ""
-        if isinstance(v, (int, float)):
-            out.append(float(v))
-            units.add("")
-            continue
-        num, unit = override_value(v)
-        if num is None:
-            return None, ""
-        out.append(num)
-        units.add(unit)
-    if len(units) != 1:
+    got = numeric_overrides(list(values), unit)
+    if got is None or any(v is None for v in got[0]):
         return None, ""
-    return out, units.pop()
+    return [float(v) for v in got[0] if v is not None], got[1]
 
 
 def axis_candidates(df: pd.DataFrame) -> list[tuple[str, str]]:
@@ -149,7 +137,9 @@ def slice_rows(df: pd.DataFrame, context: list[str], x: str, facet: str | None =
 
 def axis_slice(df: pd.DataFrame, x: str, axes: list[tuple[str, str]], varying: list[str]
                ) -> tuple[pd.DataFrame | None, list[tuple[str, Any]], tuple[str, str] | None]:
-    """The rows to draw against axis *x*: one panel per value of the next swept number (*facet*);
+    """The rows to draw against axis *x*: one panel per value of the next swept number (*facet*),
+    or, when no other number is swept, of a swept text parameter or profile field
+    (:func:`categorical_columns`: ``communication.library`` = nccl, mpi), so every value is shown;
     if that gives no line (the two move together), no panels. Every other varying dimension that
     does not move with *x* is held fixed (never averaged), at :func:`slice_rows`'s combination.
 
@@ -162,13 +152,23 @@ def axis_slice(df: pd.DataFrame, x: str, axes: list[tuple[str, str]], varying: l
     sub: pd.DataFrame | None = None
     fixed: list[tuple[str, Any]] = []
     facet: tuple[str, str] | None = None
-    for facet in ([others[0]] if others else []) + [None]:
+    facets = [others[0]] if others else [(c, "") for c in categorical_columns(df, varying, axes, x)]
+    for facet in facets + [None]:
         fcol = facet[0] if facet else None
         context = [c for c in varying if c not in (x, fcol) and not follows(df, c, x)]
         sub, fixed = slice_rows(df, context, x, fcol)
         if sub is not None:
             break
     return sub, fixed, facet
+
+
+def categorical_columns(df: pd.DataFrame, varying: list[str], axes: list[tuple[str, str]], x: str) -> list[str]:
+    """The swept parameters and profile fields of *varying* that are no axis (not in *axes*) and
+    hold text or booleans in every row (``set.communication.library``, ``param.algorithm``), that do
+    not move with *x*: the dimensions a figure can give one panel per value."""
+    on_axis = {c for c, _u in axes}
+    return [c for c in varying if c.startswith(("param.", "set.")) and c not in on_axis
+            and all(isinstance(v, (str, bool)) for v in df[c]) and not follows(df, c, x)]
 
 
 def axis_caption(y: str, shown: str, direction: str | None, x: str, xunit: str, facet: tuple[str, str] | None,

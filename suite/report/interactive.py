@@ -3,9 +3,12 @@ once per page, so a report still works offline from one file and stays small at 
 
 Each technique's headline metrics (:attr:`suite.technique.Technique.headline`) are drawn against
 every swept numeric axis (a ``--param`` or a profile field set with ``--set``, in its unit; a log
-axis for geometrically spaced values), one line per variant; when a second axis is swept, one
-panel per value of it (small multiples); any further swept dimension is held fixed at its most
-populated combination, named in the caption (values are never averaged). In the page: hover a
+axis for geometrically spaced values; values of one dimension written in other units drawn in the
+first's), one line per variant; when a second numeric axis is swept, one panel per value of it
+(small multiples), and when none is, one panel per value of a swept text parameter or profile
+field (``communication.library`` = mpi, nccl: each library is shown, not only the most populated
+one); any further swept dimension is held fixed at its most populated combination, named in the
+caption (values are never averaged). In the page: hover a
 point for the case's values, drag a rectangle to zoom (double-click to reset), tick a variant in
 the legend to show or hide it in every panel.
 
@@ -117,7 +120,7 @@ def _axis_figures(df: pd.DataFrame, x: str, xunit: str, axes: list[tuple[str, st
     sub, fixed, facet = axis_slice(df, x, axes, varying)
     if sub is None:
         return []
-    xlog = geometric(numeric_axis(list(sub[x]))[0] or [])
+    xlog = geometric(numeric_axis(list(sub[x]), xunit)[0] or [])
     panels = [("", sub)]
     if facet is not None:
         vals = sorted(dict.fromkeys(sub[facet[0]]), key=sort_key)
@@ -128,7 +131,7 @@ def _axis_figures(df: pd.DataFrame, x: str, xunit: str, axes: list[tuple[str, st
         if y not in sub.columns:
             continue
         factor, shown = column_scale(list(sub[y]), units.get(y, ""))
-        out_panels = [{"t": ptitle, "s": _series(p, x, y, factor, rows)} for ptitle, p in panels]
+        out_panels = [{"t": ptitle, "s": _series(p, x, xunit, y, factor, rows)} for ptitle, p in panels]
         cap = axis_caption(y, shown, directions.get(y), x, xunit, facet, fixed,
                            " (log axis: geometric values)" if xlog else "")
         figs.append({"t": f"{technique}: {y} vs {label(x, '')}", "xl": label(x, xunit), "yl": label(y, shown),
@@ -136,12 +139,13 @@ def _axis_figures(df: pd.DataFrame, x: str, xunit: str, axes: list[tuple[str, st
     return figs
 
 
-def _series(p: pd.DataFrame, x: str, y: str, factor: float, rows: dict[Any, int]) -> dict[str, list[list[Any]]]:
-    """variant -> its points ``[x, y / factor, data-table row]`` in one panel, sorted by x."""
+def _series(p: pd.DataFrame, x: str, xunit: str, y: str, factor: float, rows: dict[Any, int]
+            ) -> dict[str, list[list[Any]]]:
+    """variant -> its points ``[x (in *xunit*), y / factor, data-table row]`` in one panel, sorted by x."""
     from suite.report.axes import numeric_axis
 
     series: dict[str, list[list[Any]]] = {}
-    nums = numeric_axis(list(p[x]))[0] or []
+    nums = numeric_axis(list(p[x]), xunit)[0] or []
     for idx, variant, yv, xv in zip(p.index, p["variant"].tolist(), p[y].tolist(), nums):
         if yv is None or (isinstance(yv, float) and not math.isfinite(yv)):
             continue

@@ -135,11 +135,11 @@ def line_figure(df: pd.DataFrame, x: str, xunit: str, y: str, yunit: str, facet:
     factor, yshow = column_scale(list(df[y]), yunit)  # one display unit for every panel (ms, MiB)
     # one colour, marker and dash per variant across every panel
     index = {v: i for i, v in enumerate(sorted(set(map(str, df["variant"]))))}
-    xs_every = sorted(set(numeric_axis(list(df[x]))[0] or []))
+    xs_every = sorted(set(numeric_axis(list(df[x]), xunit)[0] or []))
     for k, (ax, (ptitle, sub)) in enumerate(zip(flat, panels)):
         for variant, g in sub.groupby("variant", sort=True):
             vi = index[str(variant)]
-            xs, _ = numeric_axis(list(g[x]))
+            xs, _ = numeric_axis(list(g[x]), xunit)
             pts = sorted(zip(xs or [], g[y]), key=lambda t: t[0])
             # the caller holds every other dimension fixed, so one case per x; a mean otherwise
             agg: dict[float, list[float]] = {}

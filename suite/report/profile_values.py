@@ -14,9 +14,10 @@ __all__ = ["fill_profile_values"]
 
 def fill_profile_values(wide: pd.DataFrame, profile: Callable[[str], Any] | None = None) -> pd.DataFrame:
     """*wide* with each empty ``set.FIELD`` cell filled with the figure the case's profile has at
-    FIELD, in the unit the other cells of the column use. *profile* resolves a profile name
-    (a report passes its context's :meth:`suite.context.Context.profile`, so a plugin's profiles
-    are found too; given none, a new context's, with a DeprecationWarning: required from 0.3.0).
+    FIELD, in the unit of the column's first value (other cells may write other units of its
+    dimension). *profile* resolves a profile name (a report passes its context's
+    :meth:`suite.context.Context.profile`, so a plugin's profiles are found too; given none, a new
+    context's, with a DeprecationWarning: required from 0.3.0).
 
     A ``--set`` value equal to the profile's own figure (``10 Gbit/s`` on a 10 GbE profile) gives
     the case of the unmodified profile, which may have been stored before without an override
@@ -25,7 +26,7 @@ def fill_profile_values(wide: pd.DataFrame, profile: Callable[[str], Any] | None
     """
     import math as _m
 
-    from suite.results.load import override_value
+    from suite.results.load import numeric_overrides
 
     cols = [c for c in wide.columns if c.startswith("set.") and wide[c].isna().any() and wide[c].notna().any()]
     if not cols:
@@ -38,10 +39,10 @@ def fill_profile_values(wide: pd.DataFrame, profile: Callable[[str], Any] | None
         profile = Context.given(None, "fill_profile_values()").profile
     wide = wide.copy()
     for c in cols:
-        units = {override_value(v)[1] for v in wide[c].dropna()}
-        if len(units) != 1:
+        got = numeric_overrides(list(wide[c]))
+        if got is None:
             continue
-        unit = units.pop()
+        unit = got[1]
         path = c[len("set."):].split(".")
         filled = {}
         for prof in {str(p) for p in wide.loc[wide[c].isna(), "profile"]}:

@@ -4,8 +4,9 @@ The Parquet file holds the long form of :func:`suite.results.load` (one row per 
 every ok case of the store) plus two columns: ``runs`` (every run that asked for the case) and
 ``samples`` (the raw repeated measurements, empty for model fidelity). ``params`` and
 ``overrides`` are JSON text (techniques declare different parameters); each profile field set
-with ``--set`` is also a number column named with its unit (``set.network.-1.bandwidth [Gbit/s]``)
-beside its text column (``set.network.-1.bandwidth``, the value as given). ``param.*`` columns
+with ``--set`` is also a number column named with its unit (``set.network.-1.bandwidth [Gbit/s]``;
+values written in another unit of its dimension converted into the first value's) beside its text
+column (``set.network.-1.bandwidth``, the value as given). ``param.*`` columns
 carry no unit in their names (the CSV of ``suite results show`` names them with theirs).
 ``run`` is the run asked for with ``--run``; over the whole store, the run that computed the
 case's stored result (``run_id``; a case several runs asked for lists them all in ``runs``).

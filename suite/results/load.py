@@ -118,24 +118,30 @@ def load_run(st: Store, run: int | str | None, *, wide: bool, none_error: Except
 _NUM_UNIT = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(.*?)\s*$")
 
 
-def numeric_overrides(values: list[Any]) -> tuple[list[float | None], str] | None:
+def numeric_overrides(values: list[Any], unit: str | None = None) -> tuple[list[float | None], str] | None:
     """The numbers and the one unit of a column of profile-override values (``["2 Gbit/s",
-    "10 Gbit/s", None]`` -> ``([2.0, 10.0, None], "Gbit/s")``), or None when some value is no
-    number or the units differ (such a column stays text). Missing values stay None."""
+    "10 Gbit/s", None]`` -> ``([2.0, 10.0, None], "Gbit/s")``), values in other units of one
+    dimension converted into *unit* (default: the first value's; ``["1 GB/s", "4 Gbit/s"]`` ->
+    ``([1.0, 0.5], "GB/s")``), or None when some value is no number or the units cannot be
+    converted into one (such a column stays text). Missing values stay None."""
+    from suite.hardware.units import convert
+
     nums: list[float | None] = []
-    units: set[str] = set()
+    units: list[str] = []
     for v in values:
-        if is_missing(v):
-            nums.append(None)
-            continue
-        num, unit = override_value(v)
-        if num is None:
+        num, u = (None, "") if is_missing(v) else override_value(v)
+        if num is None and not is_missing(v):
             return None
         nums.append(num)
-        units.add(unit)
-    if len(units) != 1:
+        units.append(u)
+    given = [u for n, u in zip(nums, units) if n is not None]
+    if not given:
         return None
-    return nums, units.pop()
+    to = given[0] if unit is None else unit
+    try:
+        return [n if n is None or u == to else convert(n, u, to) for n, u in zip(nums, units)], to
+    except ValueError:  # other dimensions, or a unit the registry does not know
+        return None
 
 
 def override_value(text: Any) -> tuple[float | None, str]:

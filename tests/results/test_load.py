@@ -9,7 +9,7 @@ import pytest
 
 from suite.errors import StoreError
 from suite.results import Store
-from suite.results.load import CASE_COLUMNS, load, override_value
+from suite.results.load import CASE_COLUMNS, load, numeric_overrides, override_value
 
 # poseidon: 4 variants x nodes {1, 2, 4} x bandwidth {10, 40} Gbit/s
 N_CASES = 4 * 3 * 2
@@ -95,3 +95,16 @@ def test_errors_are_one_line(sweep_store, tmp_path):
                                            ("7", (7.0, "")), (3, (3.0, "")), ("fast", (None, "fast"))])
 def test_override_value(text, expected):
     assert override_value(text) == expected
+
+
+def test_numeric_overrides_of_one_dimension_in_the_first_values_unit():
+    """A sweep written "1 GB/s,4 Gbit/s,20 Gbit/s" was no number column at all (units differ)."""
+    # 4 Gbit/s = 0.5 GB/s, 20 Gbit/s = 2.5 GB/s (1 byte = 8 bits)
+    assert numeric_overrides(["1 GB/s", "4 Gbit/s", None, "20 Gbit/s"]) == ([1.0, 0.5, None, 2.5], "GB/s")
+    assert numeric_overrides(["1 GB/s", "4 Gbit/s"], "Gbit/s") == ([8.0, 4.0], "Gbit/s")
+    assert numeric_overrides(["37 us", "0.1 ms"]) == ([37.0, 100.0], "us")
+    # other dimensions, a bare number beside a quantity, text: no number column
+    assert numeric_overrides(["1 GB/s", "5 us"]) is None
+    assert numeric_overrides(["1 GB/s", "8"]) is None
+    assert numeric_overrides(["nccl", "mpi"]) is None
+    assert numeric_overrides([None, None]) is None

@@ -205,10 +205,17 @@ def test_figures_chosen_for_the_poseidon_sweep(sweep_store):
 
 @pytest.mark.parametrize("values,expected", [([1, 2, 4], ([1.0, 2.0, 4.0], "")),
                                              (["10 Gbit/s", "40 Gbit/s"], ([10.0, 40.0], "Gbit/s")),
-                                             (["10 Gbit/s", "5 GB/s"], (None, "")),
+                                             # 5 GB/s = 40 Gbit/s: one dimension, in the first value's unit
+                                             (["10 Gbit/s", "5 GB/s"], ([10.0, 40.0], "Gbit/s")),
+                                             (["10 Gbit/s", "5 us"], (None, "")), (["1 GB/s", None], (None, "")),
                                              (["fp32", "fp16"], (None, "")), ([True, False], (None, ""))])
 def test_numeric_axis(values, expected):
     assert numeric_axis(values) == expected
+
+
+def test_numeric_axis_in_the_unit_of_its_figure():
+    # a panel whose first case is 4 Gbit/s still draws 1 GB/s at 1 on a GB/s axis (4 Gbit/s = 0.5 GB/s)
+    assert numeric_axis(["4 Gbit/s", "1 GB/s", "20 Gbit/s"], "GB/s") == ([0.5, 1.0, 2.5], "GB/s")
 
 
 def test_cli_writes_the_file(report_store, tmp_path, suite_cli):
