@@ -230,6 +230,8 @@ class Technique:
                 raise TechniqueError(f"technique {self.name!r}: fidelity {fid!r}: expected a callable or a reference "
                                      f"'package.module:function', got {type(ref).__name__}")
         self.uses = tuple(self.uses)
+        # the references as declared: what resolving one may put in their place (changed_by_itself)
+        self.__dict__["_declared_refs"] = tuple((k, v) for k, v in self.fidelities.items() if isinstance(v, str))
         for u in self.uses:
             kind, _, nm = str(u).partition(":")
             if kind not in ("profile", "workload") or not nm:
@@ -454,22 +456,35 @@ class Technique:
         """Whether dict *now*, once *then*, changed only as :meth:`fidelity` changes this technique
         when it resolves a reference on first use: *now* is its ``fidelities`` with references
         replaced by the functions they name (modules already imported: nothing is imported here),
-        its ``__dict__`` with ``_reference_modules`` added, or that table with entries added. The
-        guard on techniques other plugins built (:class:`suite.tamper_fields.Fields`) keeps these;
-        any other change is a rewrite."""
-        import sys
-
+        its ``__dict__`` with ``_reference_modules`` added, or that table with entries added, each
+        the module of the reference the technique was declared with (``_declared_refs``, taken when
+        it was built). The guard on techniques other plugins built
+        (:class:`suite.tamper_fields.Fields`) keeps these; any other change is a rewrite."""
         if not then.keys() <= now.keys():
             return False
+        declared = dict(self.__dict__.get("_declared_refs", ()))
         kept = all(now[k] is then[k] for k in then if not (now is self.fidelities and isinstance(then[k], str)))
         added = now.keys() - then.keys()
         if now is self.fidelities:
-            return kept and not added and all(now[k] is then[k] or callable(now[k]) and _imported(then[k], sys.modules)
-                                              is now[k] for k in now)
+            return kept and not added and all(now[k] is then[k] or then[k] == declared.get(k) and self._resolved(k, declared)
+                                              for k in now)
         refs = self.__dict__.get("_reference_modules")
         if now is self.__dict__:
-            return kept and added <= {"_reference_modules"} and (not added or _module_names(refs, self.fidelities))
-        return now is refs and kept and _module_names({k: now[k] for k in added}, self.fidelities)
+            return kept and added <= {"_reference_modules"} and (not added or self._resolved_modules(refs, declared))
+        return now is refs and kept and self._resolved_modules({k: now[k] for k in added}, declared)
+
+    def _resolved(self, fid: str, declared: Mapping[str, str]) -> bool:
+        """Whether fidelity *fid* holds the function its declared reference names (module imported)."""
+        import sys
+
+        fn = self.fidelities.get(fid)
+        return fid in declared and not isinstance(fn, str) and fn is _imported(declared[fid], sys.modules)
+
+    def _resolved_modules(self, table: Any, declared: Mapping[str, str]) -> bool:
+        """Whether *table* (``_reference_modules`` entries) maps resolved fidelities to the module
+        part of the reference each was declared with."""
+        return isinstance(table, dict) and all(
+            self._resolved(k, declared) and v == declared[k].partition(":")[0] for k, v in table.items())
 
     @property
     def implementation_modules(self) -> list[str]:
@@ -555,16 +570,3 @@ def _imported(ref: Any, modules: Mapping[str, Any]) -> Any:
     for part in attr.split(".") if obj is not None else ():
         obj = getattr(obj, part, None)
     return obj
-
-
-def _module_names(table: Any, fidelities: Mapping[str, Any]) -> bool:
-    """Whether *table* maps fidelities of *fidelities*, each resolved, to the imported module their
-    function came from (``_reference_modules``: the module part of the reference :meth:`Technique.fidelity` resolved)."""
-    import sys
-
-    def came_from(fn: Any, module: Any) -> bool:
-        mod = sys.modules.get(module) if isinstance(module, str) else None
-        return (mod is not None and callable(fn) and not isinstance(fn, str)
-                and (getattr(fn, "__module__", None) == module or any(v is fn for v in vars(mod).values())))
-
-    return isinstance(table, dict) and all(k in fidelities and came_from(fidelities[k], v) for k, v in table.items())

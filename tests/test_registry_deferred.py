@@ -251,6 +251,17 @@ def test_a_fidelity_resolved_on_first_use_does_not_quarantine_the_next_plugin_lo
     with pytest.raises(PluginError, match=r"patched technique 'lazy-rf'._reference_modules"):
         reg1.technique("lazy-re")
     assert victim.implementation_modules == ["lazy_res_f.model"]
+    # ... or a module of the attacker's that re-exports the function the reference names (hostile tryout):
+    # the victim's package, code fingerprint and worker would have become the attacker's
+    swap = ("import importlib, sys\nevaluate = importlib.import_module('lazy_res_h.model').evaluate\n"
+            "v = sys.modules['lazy_res_h.technique'].TECHNIQUE\ndict.__setitem__(v.fidelities, 'model', evaluate)\n"
+            "v.__dict__.setdefault('_reference_modules', {})['model'] = __name__\n")
+    reg3 = Registry(entry_points_=[], modules=[("rh", _plugin(tmp_path, monkeypatch, "lazy_res_h", "lazy-rh")),
+                                               ("ri", _plugin(tmp_path, monkeypatch, "lazy_res_i", "lazy-ri", before=swap))])
+    victim = reg3.technique("lazy-rh")
+    with pytest.raises(PluginError, match=r"patched technique 'lazy-rh'._reference_modules"):
+        reg3.technique("lazy-ri")
+    assert victim.implementation_modules == ["lazy_res_h.model"] and victim.package == "lazy_res_h"
     forge = "import sys\nfrom suite.api import Result\n" + "".join(
         f"dict.__setitem__(sys.modules['{m}.technique'].TECHNIQUE.fidelities, 'model', lambda s: Result())\n"
         for m in ("lazy_res_a", "lazy_res_d"))
