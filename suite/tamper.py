@@ -49,8 +49,8 @@ class Snapshot(list[tuple[str, Any, dict[str, Any]]]):
         super().__init__(entries)
         self._fast: tuple[Flat, dict[str, Any]] | None = None
         self.tables = Tables(self) if tables is None else tables
-        #: the memoised functions the modules name in ``__caches__``, each with whether it held anything
-        self.memos: list[tuple[Any, bool]] = [(m, bool(m.cache_info().currsize)) for m in _memos(self)]
+        #: the memoised functions the modules name in ``__caches__``, each with how many entries it held
+        self.memos: list[tuple[Any, int]] = [(m, m.cache_info().currsize) for m in _memos(self)]
 
     def unchanged(self) -> bool:
         """True when every namespace holds the same names bound to the same objects as snapshot,
@@ -446,13 +446,14 @@ def _memos(entries: Any) -> list[Any]:
 
 
 def _forget_memos(snap: Snapshot) -> None:
-    """Empty each memoised function a shared module names in ``__caches__`` (the unit registry,
-    ``suite.hardware.units._registry``) that was empty at *snap* and holds a value now: plugin code
-    built it and may have changed it in place (``_registry().define("giga- = 1e8 = G-")``), which no
-    comparison of names or tables sees; it is built again on its next use. One built before (that
-    others already hold) is left as it is: two registries' units do not mix."""
+    """Empty each memoised function a shared module names in ``__caches__`` that holds more entries
+    than at *snap*: plugin code built them, perhaps after changing what they are computed from in
+    place (``_registry().define("ms = 2 * second")`` then a conversion: the unit registry
+    ``suite.hardware.units._registry`` and the conversion factors ``_factor``), which no comparison
+    of names or tables sees; they are computed again on their next use. A registry built before
+    (that others already hold) is left as it is: two registries' units do not mix."""
     for memo, held in snap.memos:
-        if not held and memo.cache_info().currsize:
+        if memo.cache_info().currsize > held:
             memo.cache_clear()
 
 

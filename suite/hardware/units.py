@@ -112,7 +112,29 @@ def _registry() -> "pint.UnitRegistry[Any]":
             reg.define(f"{name} = [{name}] = _ = {name}{'es' if name.endswith('ch') else 's'}")
     finally:
         quiet.setLevel(level)
+    for name in ("define", "redefine", "load_definitions"):  # a definition after this one's: see _redefined
+        if hasattr(reg, name):
+            setattr(reg, name, _marking(reg, getattr(reg, name)))
+    reg._suite_redefined = False  # type: ignore[attr-defined]
     return reg
+
+
+def _marking(reg: Any, method: Any) -> Any:
+    """*method* of registry *reg* (``define`` and the like), marking *reg* redefined when called."""
+    @functools.wraps(method)
+    def changes(*args: Any, **kwargs: Any) -> Any:
+        reg._suite_redefined = True
+        return method(*args, **kwargs)
+
+    return changes
+
+
+def _redefined() -> bool:
+    """Whether the registry built in this process had a unit defined after the suite's own (a plugin's
+    ``_registry().define("ms = 2 * second")`` in an in-process case): what it parses and converts is
+    then no longer the suite's, and nothing more is kept in the on-disk cache (a later process, the
+    plugin gone, would convert a built-in's seconds to milliseconds with the plugin's factor)."""
+    return bool(_registry.cache_info().currsize) and bool(getattr(_registry(), "_suite_redefined", True))
 
 
 #: Things a metric or a parameter counts, each a unit of its own dimension in the suite's registry
@@ -266,7 +288,7 @@ def __getattr__(name: str) -> Any:
 _CACHE: dict[str, Any] | None = None
 _CACHE_NEW = 0
 # suite.tamper: rebound by this module, not inputs; the registry is emptied after plugin code runs
-__caches__ = ("_CACHE", "_CACHE_NEW", "_NUMBER_UNIT", "_registry")
+__caches__ = ("_CACHE", "_CACHE_NEW", "_NUMBER_UNIT", "_registry", "_factor", "base_factor", "to_base", "nonnegative_unit")
 
 
 def _cache_path() -> "Path | None":
@@ -309,7 +331,7 @@ def _cache() -> dict[str, Any]:
 def _remember(key: str, value: Any) -> None:
     global _CACHE_NEW
     c = _cache()
-    if key not in c and len(c) < 100_000:
+    if key not in c and len(c) < 100_000 and not _redefined():
         c[key] = value
         _CACHE_NEW += 1
 
@@ -317,7 +339,7 @@ def _remember(key: str, value: Any) -> None:
 def _save_cache() -> None:
     """Write the cache if this process added to it (merged with what another process wrote
     meanwhile, atomically; errors are ignored)."""
-    if not _CACHE_NEW or _CACHE is None:
+    if not _CACHE_NEW or _CACHE is None or _redefined():
         return
     path = _cache_path()
     if path is None:

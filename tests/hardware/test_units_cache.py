@@ -108,3 +108,42 @@ def test_plain_quantities_parse_without_pint_even_with_an_empty_cache(tmp_path):
     out = subprocess.run([sys.executable, "-c", FAST_PROBE], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == [repr(7e9 / 8), repr(1.41e9), "False"]
+
+
+CARELESS = """
+from suite.hardware.units import _registry, convert
+print(convert(1.0, "h", "s"))  # the suite's factor, kept on disk
+_registry().define("ms = 2 * second")  # a plugin's careless definitions, in this process
+_registry().define("Gb = 1e9 * byte")
+print(convert(1.0, "s", "ms"), convert(1.0, "Gb/s", "GB/s"))
+"""
+
+
+def test_a_definition_after_the_suites_keeps_nothing_more_on_disk(tmp_path):
+    """A careless plugin's `_registry().define("ms = 2 * second")` in an `--in-process` case: the
+    conversions that process made after it reached the on-disk unit cache, and a later process
+    (the plugin uninstalled) converted a built-in's 2094 ms to 1.047."""
+    env = {**os.environ, "SUITE_CACHE_DIR": str(tmp_path)}
+    env.pop("SUITE_NO_UNIT_CACHE", None)
+    out = subprocess.run([sys.executable, "-c", CARELESS], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["3600.0", "0.5 1.0"]  # the plugin's own process: its units
+    probe = "from suite.hardware.units import convert\nprint(convert(1.0, 'h', 's'), convert(1.0, 's', 'ms'), " \
+            "convert(1.0, 'Gb/s', 'GB/s'))"
+    later = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
+    assert later.stdout.split() == ["3600.0", "1000.0", "0.125"]  # a gigabit is an eighth of a gigabyte
+
+
+def test_conversions_a_plugin_made_while_loading_are_forgotten():
+    """The factors memo held 0.5 ms per s after a plugin defined `ms = 2 * second` at import and
+    converted: `load(wide=True)` then printed poseidon's 2094 ms as 1.047 for the rest of the process."""
+    from suite.hardware import units
+    from suite.tamper import checked, snapshot
+
+    assert units.convert(1.0, "h", "s") == 3600.0  # the memo holds something before the load
+    units._registry.cache_clear()  # the plugin builds the registry (one built before is left as it is)
+    snap = snapshot()
+    units._registry().define("ms = 2 * second")
+    assert units.convert(1.0, "s", "ms") == 0.5
+    checked(snap, "careless")
+    assert units.convert(1.0, "s", "ms") == 1000.0
