@@ -134,16 +134,18 @@ def test_a_definition_after_the_suites_keeps_nothing_more_on_disk(tmp_path):
     assert later.stdout.split() == ["3600.0", "1000.0", "0.125"]  # a gigabit is an eighth of a gigabyte
 
 
-def test_conversions_a_plugin_made_while_loading_are_forgotten():
+def test_conversions_a_plugin_made_while_loading_are_forgotten(tmp_path):
     """The factors memo held 0.5 ms per s after a plugin defined `ms = 2 * second` at import and
-    converted: `load(wide=True)` then printed poseidon's 2094 ms as 1.047 for the rest of the process."""
-    from suite.hardware import units
-    from suite.tamper import checked, snapshot
-
-    assert units.convert(1.0, "h", "s") == 3600.0  # the memo holds something before the load
-    units._registry.cache_clear()  # the plugin builds the registry (one built before is left as it is)
-    snap = snapshot()
-    units._registry().define("ms = 2 * second")
-    assert units.convert(1.0, "s", "ms") == 0.5
-    checked(snap, "careless")
-    assert units.convert(1.0, "s", "ms") == 1000.0
+    converted: `load(wide=True)` then printed poseidon's 2094 ms as 1.047 for the rest of the process.
+    (A new interpreter: the registry this test rebuilds must not meet another test's quantities.)"""
+    code = ("from suite.hardware import units\nfrom suite.tamper import checked, snapshot\n"
+            "print(units.convert(1.0, 'h', 's'))\n"  # the memo holds something before the load ...
+            "units._registry.cache_clear()\n"  # ... the registry not (a cached factor needs none)
+            "snap = snapshot()\n"
+            "units._registry().define('ms = 2 * second')\n"  # the plugin builds the registry and defines
+            "print(units.convert(1.0, 's', 'ms'))\n"
+            "checked(snap, 'careless')\n"
+            "print(units.convert(1.0, 's', 'ms'))\n")
+    env = {**os.environ, "SUITE_CACHE_DIR": str(tmp_path), "SUITE_NO_UNIT_CACHE": "1"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.stdout.split() == ["3600.0", "0.5", "1000.0"], out.stderr[-500:]
