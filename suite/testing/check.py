@@ -224,6 +224,9 @@ class Outcome:
     #: default check's problem), ``DeprecationWarning`` (a contract deprecation: a plugin's import
     #: of a 0.2 module)
     category: str = "KitWarning"
+    #: the DeprecationWarnings the check raised (a claim the next minor version refuses), each given
+    #: again in the calling process by :func:`run_check` (a forked child's warnings died with it)
+    deprecations: tuple[str, ...] = ()
 
 
 def _warn_only(check_id: str, exc: AssertionError) -> bool:
@@ -263,9 +266,9 @@ def _outcome_of(tech: Technique, check_id: str, max_examples: int, state: _State
                        traceback.format_exc())
     if deprecated and check_id == "imports":  # the kit's contract deprecation: reported, re-raised by the caller
         return Outcome(check_id, "warned", deprecated[0], category="DeprecationWarning")
-    for msg in deprecated:
-        warnings.warn(msg, DeprecationWarning, stacklevel=2)
-    return Outcome(check_id, "skipped", why) if why else Outcome(check_id, "passed")
+    found = tuple(dict.fromkeys(deprecated))  # given again by run_check, in the caller's process
+    return Outcome(check_id, "skipped", why, deprecations=found) if why else Outcome(check_id, "passed",
+                                                                                     deprecations=found)
 
 
 class _CheckTimeout(BaseException):
@@ -304,7 +307,7 @@ def _child(conn: Connection, tech: Technique, check_id: str, max_examples: int) 
 
         faulthandler.disable()  # a check that aborts is reported by the parent, without a stack dump
         out = _outcome_of(tech, check_id, max_examples)
-        conn.send((out.status, out.message, out.traceback, out.category))
+        conn.send((out.status, out.message, out.traceback, out.category, out.deprecations))
     except BaseException:  # noqa: BLE001
         code = 1
     finally:
@@ -333,10 +336,19 @@ def run_check(tech: Technique, check_id: str, *, max_examples: int = 10,
     Outcome
         Never raises for a failing check (``status == "failed"``).
     """
+    import warnings
+
     _check_fn(check_id)  # an unknown id is the caller's error, raised here
     _r._resolver()  # load the plugins' profiles and workloads once, here, not in every child
-    if not isolate or not hasattr(os, "fork"):
-        return _in_process(tech, check_id, max_examples, timeout)
+    out = (_in_process(tech, check_id, max_examples, timeout) if not isolate or not hasattr(os, "fork")
+           else _forked(tech, check_id, max_examples, timeout))
+    for msg in out.deprecations:  # what the next minor version refuses, where the author sees it
+        warnings.warn(msg, DeprecationWarning, stacklevel=2)
+    return out
+
+
+def _forked(tech: Technique, check_id: str, max_examples: int, timeout: float | None) -> Outcome:
+    """:func:`run_check` in a forked child, killed at *timeout*."""
     import multiprocessing as mp
 
     ctx = mp.get_context("fork")
@@ -347,8 +359,8 @@ def run_check(tech: Technique, check_id: str, *, max_examples: int = 10,
     try:
         if recv.poll(timeout):
             try:
-                status, message, tb, category = recv.recv()
-                return Outcome(check_id, status, message, tb, category)
+                status, message, tb, category, deprecations = recv.recv()
+                return Outcome(check_id, status, message, tb, category, deprecations)
             except (EOFError, OSError):
                 pass
         else:
@@ -375,7 +387,10 @@ def run_checks(tech: Technique, *, max_examples: int = 10, properties: bool = Tr
     rep = CheckReport(tech.name)
     for cid in check_ids(tech, properties=properties, require_nulls=require_nulls):
         out = run_check(tech, cid, max_examples=max_examples, timeout=timeout, isolate=isolate)
-        rep.outcomes[cid] = out.status if out.status == "passed" else f"{out.status}: {out.message}"
+        if out.status == "passed" and out.deprecations:  # passed today, refused by a later version
+            rep.outcomes[cid] = "warned: " + "; ".join(out.deprecations)
+        else:
+            rep.outcomes[cid] = out.status if out.status == "passed" else f"{out.status}: {out.message}"
     return rep
 
 
