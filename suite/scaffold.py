@@ -2,7 +2,7 @@
 
 The generated package is small but real, and ships: it compares ring and binomial-tree
 all-reduce, priced through the suite's one network model over every level of the profile
-(:func:`suite.perf.collective_time` on the group :func:`suite.perf.group_of` places), with an
+(:func:`suite.api.collective_time` on the group :func:`suite.api.group_of` places), with an
 execute path that really all-reduces numpy arrays across simulated workers and checks them
 against the dense sum (its oracle), a claim with a computed null, a property, its plain data in
 ``technique.toml`` read by :func:`suite.api.declare_technique` and its own hardware profile, both
@@ -107,8 +107,8 @@ latency = "37 us"
 _MODEL = '''\
 """Cost model: all-reduce time of ring vs binomial tree, over every network level of the profile.
 
-Communication is priced through the suite's one network model, :func:`suite.perf.collective_time`,
-on the group :func:`suite.perf.group_of` places on the profile's nodes: the same model every
+Communication is priced through the suite's one network model, :func:`suite.api.collective_time`,
+on the group :func:`suite.api.group_of` places on the profile's nodes: the same model every
 technique uses, over all levels (intra-node links, NICs, inter-node fabric), so a profile field
 changes this technique exactly as it changes the others.
 
@@ -456,7 +456,7 @@ A [dlsys-suite](https://pypi.org/project/dlsys-suite/) technique plugin, generat
 `suite plugin new {name}`. It compares ring and binomial-tree all-reduce: replace it with your
 technique, keeping the shape: `technique.toml` declares the plain data (paper, variants,
 parameters, smoke scenarios), `technique.py` the claims and property checks (Python), `model.py`
-predicts (communication through `suite.perf.collective_time` over every network level),
+predicts (communication through `suite.api.collective_time` over every network level),
 `execute.py` computes for real and reports its `oracle_error`, `profiles/` holds the hardware
 profiles it ships.
 

@@ -267,10 +267,11 @@ class Technique:
                 continue
             for factor in p.devices_each.split("*"):
                 q = self.parameters.get(factor)
-                if q is None or q.type is not int:
+                why = ("the scale parameter itself" if factor == name else "not a parameter" if q is None
+                       else "not an int parameter" if q.type is not int else None)
+                if why:
                     raise TechniqueError(f"technique {self.name!r}: parameter {name!r}: devices_each: expected a product of "
-                                         f"its int parameters, got {p.devices_each!r} ({factor!r} is "
-                                         f"{'not a parameter' if q is None else 'not an int parameter'})")
+                                         f"its other int parameters, got {p.devices_each!r} ({factor!r} is {why})")
 
     def _check_shown_names(self) -> None:
         """Warn (``DeprecationWarning``; refused when the plugin loads from dlsys-suite 0.4.0) of a

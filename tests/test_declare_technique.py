@@ -395,3 +395,16 @@ def test_lazy_hook_refuses_a_malformed_reference():
     with pytest.raises(PluginError, match=r"^lazy_hook: reference: expected 'package.module:attribute', "
                                           r"got 'suite_demo.technique.TECHNIQUE'$"):
         lazy_hook("suite_demo.technique.TECHNIQUE")
+
+
+def test_a_paper_of_two_authors_names_both():
+    """`suite info` and the report cited Aji and Heafield's paper as "A. F. Aji et al.": "et al." is
+    for three or more authors."""
+    from suite.technique import Paper
+
+    two = Paper("Sparse Communication for Distributed Gradient Descent", authors=("A. F. Aji", "K. Heafield"),
+                venue="EMNLP", year=2017)
+    assert two.cite() == "Sparse Communication for Distributed Gradient Descent (A. F. Aji and K. Heafield, EMNLP, 2017)"
+    assert two.who(surnames=True) == "Aji and Heafield"
+    three = Paper("P", authors=("S. Shi", "X. Chu", "B. Li"))
+    assert (three.who(), three.who(surnames=True), Paper("P").who()) == ("S. Shi et al.", "Shi et al.", "")

@@ -26,8 +26,16 @@ class Paper:
     doi: str | None = None
     code: str | None = None
 
+    def who(self, surnames: bool = False) -> str:
+        """The authors as a citation names them: one, ``A and B``, or ``A et al.`` for three or more
+        (*surnames*: each name's last word, ``Shi et al.``); ``""`` when none is declared."""
+        names = [a.split()[-1] if surnames and a.split() else a for a in self.authors]
+        if len(names) > 2:
+            return f"{names[0]} et al."
+        return " and ".join(names)
+
     def cite(self) -> str:
-        who = self.authors[0] + (" et al." if len(self.authors) > 1 else "") if self.authors else ""
+        who = self.who()
         parts = [p for p in (who, self.venue, str(self.year) if self.year else "") if p]
         ref = f"arXiv {self.arxiv}" if self.arxiv else (f"doi:{self.doi}" if self.doi else "")
         return f"{self.title} ({', '.join(parts)}{'; ' + ref if ref else ''})"
@@ -132,14 +140,38 @@ class Param:
             if self.ref is None or not all(isinstance(k, str) for k in self.keywords):
                 raise TechniqueError(f"Param: keywords: expected strings, with ref set (values that name no input), "
                                      f"got {self.keywords!r} with ref={self.ref!r}")
-        if self.devices_each is not None and not (
-                (type(self.devices_each) is int and self.devices_each >= 1)
-                or (isinstance(self.devices_each, str) and _PRODUCT.fullmatch(self.devices_each))):
-            raise TechniqueError(f"Param: devices_each: expected an integer >= 1 or a product of parameter names "
-                                 f"like 'tp*pp', got {self.devices_each!r}")
+        if self.devices_each is not None:
+            self._check_devices_each()
         if self.ref is not None and self.type is not str:
             raise TechniqueError(f"Param: ref={self.ref!r}: expected type=str (the value is a name), "
                                  f"got type={getattr(self.type, '__name__', self.type)}")
+
+    def _check_devices_each(self) -> None:
+        """``devices_each`` is an int >= 1 or a product ``"tp*pp"``, on a ``role="scale"`` parameter in
+        ``nodes`` (an int) or ``"1"`` (a count of replicas). The product form is new in 0.3.11 and
+        refused otherwise; an int where it does nothing (another role, a unit that counts one device
+        each) warns, and is refused from dlsys-suite 0.4.0."""
+        if isinstance(self.devices_each, str):  # "tp * pp" is "tp*pp"
+            object.__setattr__(self, "devices_each", "".join(self.devices_each.split()))
+        each = self.devices_each
+        if not ((type(each) is int and each >= 1) or (isinstance(each, str) and _PRODUCT.fullmatch(each))):
+            raise TechniqueError(f"Param: devices_each: expected an integer >= 1 or a product of parameter names "
+                                 f"like 'tp*pp', got {each!r}")
+        problem = None
+        if self.role != "scale":
+            problem = f"expected with role='scale' (the devices one unit of the technique's scale counts), got it with role={self.role!r}"
+        elif self.unit in ONE_DEVICE_UNITS or (self.unit == "nodes" and isinstance(each, str)):
+            problem = (f"expected unit 'nodes' (an int: the devices of a node) or '1' (a count of replicas of "
+                       f"'tp*pp' devices), got unit {self.unit!r}, which counts "
+                       f"{'one device' if self.unit != 'nodes' else 'nodes'} each")
+        if problem is None:
+            return
+        if isinstance(each, str):
+            raise TechniqueError(f"Param: devices_each={each!r}: {problem}")
+        import warnings
+
+        warnings.warn(f"Param: devices_each={each!r}: {problem}; it is ignored, and refused from dlsys-suite 0.4.0",
+                      DeprecationWarning, stacklevel=4)
 
     def extrapolated(self, value: Any) -> str | None:
         """Why *value* lies outside the paper's measured range, or None (inside, or no range)."""

@@ -498,7 +498,7 @@ def _category_legend(names: list[str], techs: dict[str, Any], scales: dict[str, 
         paper = ""
         if tech is not None:
             p = tech.paper
-            who = (p.authors[0].split()[-1] + (" et al." if len(p.authors) > 1 else "")) if p.authors else ""
+            who = p.who(surnames=True)
             paper = ": " + ", ".join(x for x in (who, p.venue, str(p.year or "")) if x)
         sc = sorted(x for x in scales.get(t, ()) if x)
         handles.append(Patch(color=colour[t], label=f"{t}{paper}" + (f" (at {' / '.join(sc)})" if sc else "")))

@@ -57,14 +57,29 @@ def test_devices_each_names_int_parameters_of_the_technique():
     from suite.technique import Paper, Technique, Variant
 
     with pytest.raises(TechniqueError, match=r"Param: devices_each: expected an integer >= 1 or a product"):
-        Param(int, role="scale", devices_each="tp+pp")
+        Param(int, unit="1", role="scale", devices_each="tp+pp")
     with pytest.raises(TechniqueError, match=r"Param: devices_each: expected an integer >= 1"):
-        Param(int, role="scale", devices_each=0)
-    with pytest.raises(TechniqueError, match=r"parameter 'dp': devices_each: expected a product of its int "
+        Param(int, unit="nodes", role="scale", devices_each=0)
+    with pytest.raises(TechniqueError, match=r"Param: devices_each='tp\*pp': expected with role='scale'.*got it with role=None"):
+        Param(int, unit="1", devices_each="tp*pp")  # a category run put it at dp=2 and said "no scale parameter"
+    with pytest.warns(DeprecationWarning, match=r"devices_each=4: expected unit 'nodes'.*got unit 'GPUs'.*ignored, "
+                                                r"and refused from dlsys-suite 0\.4\.0"):
+        Param(int, unit="GPUs", role="scale", devices_each=4)  # an int was accepted, and did nothing: warned first
+    assert Param(int, unit="1", role="scale", devices_each=" tp * pp ").devices_each == "tp*pp"
+    for unit in ("GPUs", "nodes"):  # a replica of tp x pp devices is neither one GPU nor one node
+        with pytest.raises(TechniqueError, match=rf"expected unit 'nodes' .* or '1' .*, got unit '{unit}'"):
+            Param(int, unit=unit, role="scale", devices_each="tp*pp")
+
+    def tech(each):
+        return Technique(name="t", title="t", category="communication", paper=Paper("P"),
+                         variants=[Variant("base", "baseline", baseline=True)], fidelities={"model": lambda s: None},
+                         parameters={"tp": Param(int, 1), "dp": Param(int, 1, unit="1", role="scale", devices_each=each)})
+
+    with pytest.raises(TechniqueError, match=r"parameter 'dp': devices_each: expected a product of its other int "
                                              r"parameters, got 'tp\*pp' \('pp' is not a parameter\)"):
-        Technique(name="t", title="t", category="communication", paper=Paper("P"),
-                  variants=[Variant("base", "baseline", baseline=True)], fidelities={"model": lambda s: None},
-                  parameters={"tp": Param(int, 1), "dp": Param(int, 1, role="scale", devices_each="tp*pp")})
+        tech("tp*pp")
+    with pytest.raises(TechniqueError, match=r"got 'dp\*tp' \('dp' is the scale parameter itself\)"):
+        tech("dp*tp")  # dp = GPUs / (dp x tp): counted from its own default
 
 
 def test_sixty_four_gpus_put_dhelix_at_four_replicas_beside_the_others(shared_context):

@@ -1,7 +1,7 @@
 """Cost model: all-reduce time of ring vs binomial tree, over every network level of the profile.
 
-Communication is priced through the suite's one network model, :func:`suite.perf.collective_time`,
-on the group :func:`suite.perf.group_of` places on the profile's nodes: the same model every
+Communication is priced through the suite's one network model, :func:`suite.api.collective_time`,
+on the group :func:`suite.api.group_of` places on the profile's nodes: the same model every
 technique uses, over all levels (intra-node links, NICs, inter-node fabric), so a profile field
 changes this technique exactly as it changes the others.
 
