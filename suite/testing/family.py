@@ -6,12 +6,12 @@ the version :data:`suite.deprecation.FAILS_FROM` names).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from suite.errors import ParameterError
-from suite.technique import CAPABILITIES, KIT_OPT_OUTS, Result, Skip, Technique
+from suite.technique import CAPABILITIES, FIDELITIES, KIT_OPT_OUTS, Result, Skip, Technique
 from suite.testing.generic import _fail, _scen
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -321,13 +321,27 @@ def _default_meanings(tech: Technique, results: dict[str, Result], cases: Sequen
         for name, m in r.metrics.items():
             declared = tech.meaning(name, fidelity.get(key))
             if declared is None:
-                continue
+                raise _fail(tech, "meanings", f"metric {name!r} ({fidelity.get(key)} fidelity): expected a meaning "
+                                              f"(its vocabulary's or [metric_meanings]'), got none{_misspelt(tech, name)}")
             clash = _unit_clash(declared.unit, m.unit)
             if clash is not None or declared.direction != m.direction:
                 raise _fail(tech, "meanings", f"metric {name!r} ({fidelity.get(key)} fidelity): declared unit "
                                               f"{declared.unit!r}, direction {declared.direction!r}; the results "
                                               f"give {m.unit!r}, {m.direction!r}{clash or ''}")
     return None
+
+
+def _misspelt(tech: Technique, name: str) -> str:
+    """``"; [metric_meanings] declares 'comm_tme': a typo?"`` when the technique declares a meaning
+    under a name close to *name* (a misspelt entry meant for it), else ``""``."""
+    import difflib
+
+    declared: set[str] = set()
+    for key, entry in tech.metric_meanings.items():
+        declared |= set(entry) if isinstance(entry, Mapping) and key in FIDELITIES else {key}
+    # a typo is one or two characters off (comm_tme, comm_tiem), not another metric (comm_bytes)
+    close = difflib.get_close_matches(name, sorted(declared - {"include", name}), n=1, cutoff=0.85)
+    return f"; [metric_meanings] declares {close[0]!r}: a typo?" if close else ""
 
 
 def _unit_clash(declared: str, given: str) -> str | None:

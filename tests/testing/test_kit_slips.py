@@ -351,6 +351,24 @@ def test_a_meaning_that_the_results_contradict_warns_now_and_fails_from_0_4():
     assert "meanings" not in check_ids(_tech("slip-none", _good_model))  # declares none: nothing to check
 
 
+def test_a_metric_without_a_meaning_warns_and_names_a_misspelt_entry():
+    """A plugin author wrote `comm_tme = {...}` for `comm_time`: the check passed, and `suite info` listed
+    `comm_tme` while the reported `comm_time` had no meaning (computron's 26 simulate metrics had none)."""
+    from suite.declaration.vocabulary import MetricMeaning
+
+    misspelt = {"comm_tme": MetricMeaning("s", "lower", "seconds of one all-reduce"),
+                "comm_bytes": MetricMeaning("B", "none", "bytes over every level")}
+    out = run_check(_tech("slip-meaning", _good_model, metric_meanings=misspelt), "meanings", isolate=False)
+    assert out.status == "warned"
+    assert out.message.startswith("slip-meaning: check 'meanings' failed: metric 'comm_time' (model fidelity): expected "
+                                  "a meaning (its vocabulary's or [metric_meanings]'), got none; [metric_meanings] "
+                                  "declares 'comm_tme': a typo?")
+    only_bytes = {"comm_bytes": misspelt["comm_bytes"]}
+    out = run_check(_tech("slip-meaning", _good_model, metric_meanings=only_bytes), "meanings", isolate=False)
+    assert out.status == "warned" and out.message.split("(model fidelity): ")[1].startswith(
+        "expected a meaning (its vocabulary's or [metric_meanings]'), got none [a default check")
+
+
 def test_a_contradicted_meaning_fails_from_0_4(monkeypatch):
     from suite.declaration.vocabulary import MetricMeaning
 
