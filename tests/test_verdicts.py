@@ -272,6 +272,24 @@ def test_not_reproduced_carries_its_reason_class_and_assumptions():
     assert o2.reason_class == "setup unknown" and "flips at 12.5" in o2.reason
 
 
+def test_flips_to_is_in_the_derived_reason_and_refused_without_a_flip():
+    """Researcher 13 F5: the verdict on the other side of a flip is named (cocod-sgd's batch flip at 26
+    leads to *not discriminating*, not *reproduced*); a flips_to without flip_at, or not a string, is
+    refused in one line naming the field."""
+    from suite.errors import TechniqueError
+
+    a = Assumption("batch per GPU", 128, flip_at=26, sourced=False, flips_to="not discriminating")
+    assert a.as_dict()["flips_to"] == "not discriminating"
+    c = _ratio_claim(Gain(2.0), NULLS)
+    c = Claim(**{**vars(c), "assumptions": (a,)})
+    o = _judge(c, {"base": _res(3.0), "fast": _res(2.0), "null:base": _res(3.0), "null:fast": _res(3.0)}, c.nulls)
+    assert o.reason == "batch per GPU = 128 is assumed; the verdict flips at 26 (to not discriminating)"
+    with pytest.raises(TechniqueError, match="`flips_to` .* needs `flip_at`"):
+        Assumption("k", 4, flips_to="reproduced")
+    with pytest.raises(TechniqueError, match="`flips_to` must be a verdict name"):
+        Assumption("k", 4, flip_at=2, flips_to=1)
+
+
 def test_a_reason_class_outside_the_four_is_refused():
     from suite.errors import TechniqueError
 

@@ -340,8 +340,18 @@ class Assumption:
         when no value in the range swept flips it (``note`` says which range).
     sourced : bool
         True when *value* comes from a stated source (``source``), False when it is our
-        assumption; the scoreboard marks verdicts resting on an unsourced one.
+        assumption; the scoreboard marks (†) verdicts resting on an unsourced one that flips.
     source, note : str
+    flips_to : str
+        The verdict on the other side of *flip_at* (``"not discriminating"`` where a null lands
+        beside ours there, ``"reproduced"``), shown beside the flip in every view; ``""`` when not
+        stated. Only meaningful with a *flip_at*.
+
+    Raises
+    ------
+    TechniqueError
+        ``sourced=True`` without a ``source``; a ``flips_to`` that is not a string, or one given
+        without a ``flip_at``.
     """
 
     name: str
@@ -350,14 +360,21 @@ class Assumption:
     sourced: bool = False
     source: str = ""
     note: str = ""
+    flips_to: str = ""
 
     def __post_init__(self) -> None:
         if self.sourced and not self.source.strip():
             raise TechniqueError(f"assumption {self.name!r}: sourced=True needs `source` (where the value comes from)")
+        if not isinstance(self.flips_to, str):
+            raise TechniqueError(f"assumption {self.name!r}: `flips_to` must be a verdict name (a string), "
+                                 f"got {type(self.flips_to).__name__} {self.flips_to!r}")
+        if self.flips_to and self.flip_at is None:
+            raise TechniqueError(f"assumption {self.name!r}: `flips_to` ({self.flips_to!r}) needs `flip_at` "
+                                 "(the value at which the verdict flips to it); got flip_at=None")
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "value": self.value, "flip_at": self.flip_at, "sourced": self.sourced,
-                "source": self.source, "note": self.note}
+                "source": self.source, "note": self.note, "flips_to": self.flips_to}
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from suite.runner.verdicts import CONFIDENCE, MEASURED_LABEL, VERDICTS, Scoreboard, format_value
+from suite.runner.verdicts import CONFIDENCE, MEASURED_LABEL, VERDICTS, Scoreboard, flip_text, format_value
 
 __all__ = ["stored_scoreboard", "ClaimInfo", "claim_info", "render_text", "legend", "explain", "why",
            "format_value", "format_nulls", "format_ours", "format_verdict", "counts_line", "render_markdown",
@@ -135,16 +135,16 @@ def format_ours(o: Any, unit: str = "", fmt: _Fmt | None = None) -> str:
 
 
 def format_verdict(o: Any) -> str:
-    """``verdict[ [reason class]][: reason][ (label)]``, then a dagger naming each unsourced
-    assumption the verdict rests on, with the value at which it flips."""
+    """``verdict[ [reason class]][: reason][ (label)]``, then each unsourced assumption the
+    verdict depends on: ``† unsourced: NAME = VALUE, flips at X[ (to VERDICT)]`` for one that
+    flips it (the dagger only there: the verdict rests on it), ``; unsourced: NAME = VALUE, no
+    flip found`` for one no value swept flips."""
     rc = getattr(o, "reason_class", None)
     v: str = o.verdict + (f" [{rc}]" if rc else "") + (f": {o.reason}" if o.reason else "")
     v += f" ({o.label})" if o.label else ""
     for a in _assumptions(o):
         if not a.get("sourced"):
-            flip = (f", flips at {format_value(a.get('flip_at'))}" if a.get("flip_at") is not None
-                    else ", no flip found")
-            v += f" † unsourced: {a.get('name')} = {format_value(a.get('value'))}{flip}"
+            v += (" †" if _flips(a) else ";") + f" unsourced: {a.get('name')} = {format_value(a.get('value'))}, {flip_text(a)}"
     return v
 
 
@@ -298,12 +298,21 @@ def _assumptions(o: Any) -> list[Mapping[str, Any]]:
     return [x if isinstance(x, Mapping) else vars(x) for x in a]
 
 
+def _flips(a: Mapping[str, Any]) -> bool:
+    """Whether an assumption flips its claim's verdict at some value swept (``flip_at`` given)."""
+    return a.get("flip_at") is not None
+
+
+def _rests_on_unsourced(o: Any) -> bool:
+    """Whether the verdict rests on an unsourced assumption: one no source gives that flips it (the †)."""
+    return any(not a.get("sourced") and _flips(a) for a in _assumptions(o))
+
+
 def _assumption_text(a: Mapping[str, Any]) -> str:
+    """``NAME = VALUE (sourced|NOT sourced: our assumption; the verdict flips at X (to V)|no flip found)``."""
     s = f"{a.get('name')} = {format_value(a.get('value'))}"
     s += " (sourced" if a.get("sourced") else " (NOT sourced: our assumption"
-    if a.get("flip_at") is not None:
-        s += f"; the verdict flips at {format_value(a.get('flip_at'))}"
-    return s + ")"
+    return s + f"; the verdict {flip_text(a)})" if _flips(a) else s + "; no flip found)"
 
 
 # --------------------------------------------------------------------------- the terminal view
@@ -329,8 +338,8 @@ def legend(width: int = 100) -> str:
         ("why", "for a claim not reproduced, its reason class: missing mechanism (the model lacks what makes the "
                 "effect), setup unknown (the paper does not state the setting), baseline not modelled, source "
                 "imprecise (a number read off a figure or rounded); then the note's first sentence."),
-        ("†", "the verdict rests on an assumption no source gives (--wide lists the assumptions and where each "
-              "would flip the verdict)."),
+        ("†", "the verdict rests on an assumption no source gives: a value of it flips the verdict (--wide lists "
+              "the assumptions, where each flips the verdict and to what, or 'no flip found')."),
     ]
     out = [f"How to read this (the rules, with examples: {RULES_PAGE}; --wide for every note in full)"]
     for k, text in items:
@@ -361,9 +370,8 @@ def render_claim(o: Any, info: ClaimInfo | None = None, *, wide: bool = False, w
     ``claim``, ``compared``, ``nulls`` and ``why`` lines (each one line unless *wide*)."""
     info = info or ClaimInfo()
     rc = getattr(o, "reason_class", None)
-    unsourced = any(not a.get("sourced") for a in _assumptions(o))
     head = (f"  {_MARK.get(o.verdict, '!')} {o.claim}  {o.verdict}" + (f" · {rc}" if rc else "")
-            + (" †" if unsourced else "") + (f" ({o.label})" if o.label else ""))
+            + (" †" if _rests_on_unsourced(o) else "") + (f" ({o.label})" if o.label else ""))
     out = [head]
     out += _lines("claim", f"{' '.join(o.statement.split())} ({o.source})", width, wide)
     out += _lines("compared", explain(o, info), width, wide)
@@ -423,7 +431,8 @@ def render_markdown(board: Any, title: str = "Reproductions", infos: Mapping[tup
              "its [reason class] in brackets), *inconclusive* (a measured claim whose "
              f"{CONFIDENCE:.0%} bootstrap interval straddles the band's edge), *claim defect* (a pass or a fail was "
              "impossible before any run), *error*. † marks a verdict resting on an unsourced assumption, with the "
-             "value at which it flips. A claim our model does not "
+             "value at which it flips (and to what, where stated); an unsourced assumption no value swept flips is "
+             "listed after a semicolon, *no flip found*. A claim our model does not "
              "reproduce stays *not reproduced* and the technique's page explains why. Claims "
              f"{MEASURED_LABEL} (execute fidelity) are timings of this machine, not of the paper's hardware; "
              f"model claims are deterministic. The rules, with examples: [verdicts](verdicts.md).", ""]

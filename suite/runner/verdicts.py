@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ClaimOutcome", "NullOutcome", "Scoreboard", "new_outcome", "informative_nulls", "could_land", "claim_domain",
            "claim_defect", "finite_value", "not_finite",
-           "decide", "format_value", "one_line", "safe_text", "REPRODUCED", "REPRODUCED_NO_NULL", "NOT_DISCRIMINATING",
+           "decide", "format_value", "flip_text", "one_line", "safe_text", "REPRODUCED", "REPRODUCED_NO_NULL", "NOT_DISCRIMINATING",
            "NOT_REPRODUCED", "INCONCLUSIVE", "CLAIM_DEFECT", "ERROR", "VERDICTS", "MEASURED_LABEL",
            "BOOTSTRAP_REPLICATES", "CONFIDENCE", "INSIDE", "OUTSIDE", "STRADDLES"]
 
@@ -119,7 +119,7 @@ class ClaimOutcome:
     samples: int = 0  # fewest samples behind any timed metric of the claim (measured)
     #: on "not reproduced": one of suite.technique.REASON_CLASSES (None on other verdicts)
     reason_class: str | None = None
-    #: the claim's deciding assumptions: dicts of name, value, flip_at, sourced (and source, note)
+    #: the claim's deciding assumptions: dicts of name, value, flip_at, sourced (and source, note, flips_to)
     assumptions: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -197,6 +197,16 @@ def new_outcome(tech: Technique, claim: Claim) -> ClaimOutcome:
                         null_reason=claim.null_reason, measured=bool(claim.measured),
                         label=MEASURED_LABEL if claim.measured else "",
                         assumptions=[a.as_dict() for a in claim.assumptions])
+
+
+def flip_text(a: Mapping[str, Any]) -> str:
+    """Where an assumption (:meth:`suite.technique.Assumption.as_dict`) flips its claim's verdict:
+    ``flips at 26 (to not discriminating)``, ``flips at 0.1475`` (no ``flips_to`` stated), or
+    ``no flip found`` (``flip_at`` None: no value in the range swept flips it)."""
+    if a.get("flip_at") is None:
+        return "no flip found"
+    to = a.get("flips_to") or ""
+    return f"flips at {format_value(a.get('flip_at'))}" + (f" (to {to})" if to else "")
 
 
 def format_value(v: Any) -> str:
@@ -348,7 +358,7 @@ def _why_not(claim: Claim, o: ClaimOutcome) -> None:
     if flips:
         a = flips[0]
         o.reason_class = "setup unknown"
-        o.reason = claim.reason or f"{a.name} = {format_value(a.value)} is assumed; the verdict flips at {format_value(a.flip_at)}"
+        o.reason = claim.reason or f"{a.name} = {format_value(a.value)} is assumed; the verdict {flip_text(a.as_dict())}"
     else:
         o.reason = claim.reason or "no reason class declared"
 

@@ -58,6 +58,28 @@ def test_gain_band_and_reason_class_and_assumptions():
     assert "bandwidth = 40 Gbit/s (NOT sourced: our assumption; the verdict flips at 10 Gbit/s)" in wide
 
 
+def test_an_assumption_without_a_flip_reads_the_same_in_every_view_and_carries_no_dagger():
+    """Researcher 13 F6: an unsourced assumption with flip_at=None printed nothing in the terminal
+    and --wide views where Markdown printed "no flip found", and the dagger ("the verdict rests on an
+    unsourced assumption") showed though no value of it flips the verdict. Now every view says "no
+    flip found" and the dagger marks only an unsourced assumption that flips; its flips_to shows."""
+    from suite.report.scoreboard import format_verdict
+
+    o = _outcome(claim="tc", ours=4.59, verdict="reproduced", nulls=[NullOutcome("base", "variant", value=1.0, inside=False)])
+    o.assumptions = [{"name": "baseline", "value": "cuDNN", "flip_at": None, "sourced": False}]
+    info = ClaimInfo(expect=Gain(4.0, rel=0.2), unit="x")
+    assert render_claim(o, info, width=120)[0] == "  ✓ tc  reproduced"
+    wide = "\n".join(render_claim(o, info, wide=True, width=120))
+    assert "baseline = cuDNN (NOT sourced: our assumption; no flip found)" in wide
+    assert format_verdict(o) == "reproduced; unsourced: baseline = cuDNN, no flip found"
+    o.assumptions.append({"name": "batch", "value": 128, "flip_at": 26, "sourced": False,
+                          "flips_to": "not discriminating"})
+    assert render_claim(o, info, width=120)[0] == "  ✓ tc  reproduced †"
+    wide = "\n".join(render_claim(o, info, wide=True, width=120))
+    assert "batch = 128 (NOT sourced: our assumption; the verdict flips at 26 (to not discriminating))" in wide
+    assert format_verdict(o).endswith("† unsourced: batch = 128, flips at 26 (to not discriminating)")
+
+
 def test_outcome_without_the_new_fields_renders():
     o = _outcome(ours=0.5, verdict="reproduced", nulls=[NullOutcome("no gain", "value", value=1.0, inside=False)])
     assert not hasattr(o, "reason_class") or o.reason_class is None
