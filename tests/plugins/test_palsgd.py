@@ -252,21 +252,49 @@ def test_every_claim_has_the_saving_equals_p_null():
     assert gpt.expect.check(0.2)  # 0.2 is inside 0.244 +- 20% = [0.1952, 0.2928]: not discriminating
 
 
-def test_resnet50_is_a_defect_flipping_where_its_p_assumption_says():
-    """Audit 11b A7: the saving is p within 0.4 points, so the ResNet-50 claim's verdict is p's: p = 0.147
-    gives 0.14708, below the band's 0.1472, and p = 0.148 lands inside; declared as a flip at 0.1475 and,
-    since the pass would follow from the formula, a claim defect (was not reproduced, "no flip found")."""
+def _saving(c, **params):
+    specs = {lab: dataclasses.replace(s, params={**s.params, **params}) for lab, s in c.specs().items()}
+    return c.value({lab: TECHNIQUE.evaluate(resolve_case(TECHNIQUE, s).scenario) for lab, s in specs.items()})
+
+
+def test_resnet50_is_setup_unknown_flipping_where_its_p_assumption_says():
+    """Audit 11b A7: the saving is p within 0.4 points, so at steps_ratio 1 the verdict is p's: p = 0.147
+    gives 0.14708, below the band's 0.1472, and p = 0.148 lands inside, where the null 'saving = p' lands
+    too (not discriminating). Researcher 13 F3: that holds only at steps_ratio = 1, so the claim is not a
+    defect (a pass is possible) but not reproduced [setup unknown], declaring both assumptions."""
     c = {c.id: c for c in TECHNIQUE.claims}["resnet-50-imagenet-faster-than-ddp"]
-    (a,) = c.assumptions
-    assert (a.value, a.flip_at, a.sourced) == (0.1, 0.1475, False)
-    assert "follow" not in c.reason and "0.1475" in c.defect and c.reason_class is None
+    p, _sr = c.assumptions
+    assert (p.value, p.flip_at, p.sourced, p.flips_to) == (0.1, 0.1475, False, "not discriminating")
+    assert c.defect == "" and c.reason_class == "setup unknown" and "steps_ratio 0.948" in c.reason
+    assert _saving(c, p=0.147) == pytest.approx(0.14708, abs=5e-5) and not c.expect.check(_saving(c, p=0.147))
+    assert c.expect.check(_saving(c, p=0.148))
 
-    def saving(p):
-        specs = {lab: dataclasses.replace(s, params={**s.params, "p": p}) for lab, s in c.specs().items()}
-        return c.value({lab: TECHNIQUE.evaluate(resolve_case(TECHNIQUE, s).scenario) for lab, s in specs.items()})
 
-    assert saving(0.147) == pytest.approx(0.14708, abs=5e-5) and not c.expect.check(saving(0.147))
-    assert c.expect.check(saving(0.148))
+def test_resnet50_passes_where_its_steps_ratio_assumption_says():
+    """Researcher 13 F3: hand-computed times as in the test above, with PALSGD's 10,000 x r steps
+    (warm-up 100 at DDP's step): r = 0.949 gives 0.1465, below 0.1472; r = 0.948 gives 0.1474, inside,
+    with every null outside (0, p = 0.1, DiLoCo 0.0538): the declared flip to *reproduced*."""
+    from session_context import session_context
+
+    c = {c.id: c for c in TECHNIQUE.claims}["resnet-50-imagenet-faster-than-ddp"]
+    (sr,) = [a for a in c.assumptions if a.name.startswith("steps_ratio")]
+    assert (sr.value, sr.flip_at, sr.sourced, sr.flips_to) == (1.0, "0.948", False, "reproduced")
+    wl = session_context().workload("resnet-50")
+    t_c = 128 * 16 * 3 * wl.fwd_flops / (0.5 * 312e12)
+    t_ar = 2 * 3 * 1e-6 + 2 * 3 / 4 * 4 * wl.params / 300e9 + 3 / 4 * 4 * wl.params * 3 / 2039e9
+    t_ps = 3 * 4 * wl.params / 2039e9
+
+    def by_hand(r):
+        return 1 - (100 * (t_c + t_ar) + (10_000 * r - 100) * (0.9 * t_c + 0.1 * t_ps + t_ar / 100)) / (10_000 * (t_c + t_ar))
+
+    for r, want in ((0.949, 0.1465), (0.948, 0.1474)):
+        assert _saving(c, steps_ratio=r) == pytest.approx(by_hand(r), rel=1e-4)
+        assert by_hand(r) == pytest.approx(want, abs=1e-4)
+    assert not c.expect.check(by_hand(0.949)) and c.expect.check(by_hand(0.948))
+    diloco = {lab: dataclasses.replace(s, variant="diloco", params={**s.params, "steps_ratio": 0.948})
+              for lab, s in c.specs().items()}
+    dl = c.value({lab: TECHNIQUE.evaluate(resolve_case(TECHNIQUE, s).scenario) for lab, s in diloco.items()})
+    assert dl == pytest.approx(0.0538, abs=1e-4) and not c.expect.check(dl)
 
 
 def test_conformance_kit():
