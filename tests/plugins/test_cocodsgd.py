@@ -328,3 +328,27 @@ def test_speedup_claims_flip_at_the_declared_batch():
         assert c.assumptions[0].flip_at == at
         assert speedup(at) == pytest.approx(inside, abs=1e-4) and c.expect.check(speedup(at))
         assert speedup(at + 1) == pytest.approx(outside, abs=1e-4) and not c.expect.check(speedup(at + 1))
+
+
+def test_speedup_claims_declare_steps_ratio_where_it_flips_them_to_not_discriminating():
+    """Researcher 13 F4/F5: steps_ratio = 1 decides both speed-up claims (ResNet-18 enters [1.8, 3.4] at
+    0.645: 1.802, 0.646 gives 1.7995; VGG-16 at 0.766: 1.801, 0.767 gives 1.799, values of `suite run`),
+    and there the Pipe-SGD null lands exactly on ours: the flip leads to *not discriminating*. Local
+    steps k decides nothing at batch 128 (k = 1 and 64 give the same) and is not declared."""
+    claims = {c.id: c for c in TECHNIQUE.claims}
+    for cid, at, inside, outside in (("resnet-18-cifar-16x1080ti-speedup", 0.645, 1.802, 0.646),
+                                     ("vgg16-cifar-16x1080ti-speedup", 0.766, 1.801, 0.767)):
+        c = claims[cid]
+        assert [a.name for a in c.assumptions] == ["batch per GPU", "iterations to target / S-SGD's (steps_ratio)"]
+        sr = c.assumptions[1]
+        assert (sr.value, sr.flip_at, sr.flips_to) == (1.0, at, "not discriminating")
+        assert all(a.flips_to == "not discriminating" for a in c.assumptions)
+
+        def speedup(variant="cocod-sgd", **params):
+            s = dataclasses.replace(c.scenario, variant=variant, params={**c.scenario.params, **params})
+            return TECHNIQUE.evaluate(resolve_case(TECHNIQUE, s).scenario)["speedup"]
+
+        assert speedup(steps_ratio=at) == pytest.approx(inside, abs=1e-3) and c.expect.check(speedup(steps_ratio=at))
+        assert not c.expect.check(speedup(steps_ratio=outside))
+        assert speedup("pipe-sgd", steps_ratio=at) == pytest.approx(speedup(steps_ratio=at), rel=1e-12)
+        assert speedup(k=1) == pytest.approx(speedup(k=64), rel=1e-12)
