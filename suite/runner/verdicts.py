@@ -124,7 +124,8 @@ class ClaimOutcome:
 
     @property
     def unsourced(self) -> list[dict[str, Any]]:
-        """The deciding assumptions that come from no stated source (the scoreboard marks them)."""
+        """The deciding assumptions that come from no stated source (the scoreboard lists them all, and
+        marks the verdict with † when one of them has a flip point)."""
         return [a for a in self.assumptions if not a.get("sourced")]
 
     def as_dict(self) -> dict[str, Any]:
