@@ -9,7 +9,9 @@ plugin loads and checks it after (:func:`undo_changes`): a plugin that rebound a
 quarantined, and what it rebound is put back before the next plugin loads. The contents of the
 namespaces' containers (dicts, lists, sets, numpy arrays) are compared too (:class:`Tables`): a
 plugin that edits a core table in place (``collective._LINK_EFFICIENCY[k] = 0.25``) changes every
-plugin's numbers without rebinding anything. An installed plugin's package joins the shared
+plugin's numbers without rebinding anything; so are the functions' code and defaults and the core's
+frozen values' fields (:class:`suite.tamper_attrs.Attrs`: ``Result.add.__code__ = mine.__code__``
+keeps the function's identity). An installed plugin's package joins the shared
 modules once it has loaded (:func:`checked`'s *share*), so the plugins after it cannot patch it.
 
 This catches rebinding, the way monkeypatching is done; it does not stop a plugin that writes
@@ -28,6 +30,7 @@ from typing import Any
 
 from suite.frozen import Flat, flat_items, same_flat
 from suite.frozen import same_items as _same  # the same names bound to the same objects, in order
+from suite.tamper_attrs import Attrs
 
 __all__ = ["snapshot", "undo_changes", "checked", "expect_plugins"]
 
@@ -41,14 +44,18 @@ _VALUES = methodcaller("values")  # a module's dict and a class's mappingproxy a
 class Snapshot(list[tuple[str, Any, dict[str, Any]]]):
     """The shared namespaces' ``(name, object, copy of its items)``, in ``sys.modules`` order, and
     (built on the first check, kept with the snapshot) the form in which a check compares all of
-    them at once and the namespace objects by name, and the containers they hold (:class:`Tables`)."""
+    them at once and the namespace objects by name, the containers they hold (:class:`Tables`), and
+    their functions' code and frozen values' fields (:class:`suite.tamper_attrs.Attrs`, which
+    :func:`checked` extends with the namespaces it adds and hands to the snapshot it returns)."""
 
-    __slots__ = ("_fast", "tables", "memos")
+    __slots__ = ("_fast", "tables", "attrs", "memos")
 
-    def __init__(self, entries: Any = (), tables: Tables | None = None) -> None:
+    def __init__(self, entries: Any = (), tables: Tables | None = None, attrs: Attrs | None = None) -> None:
         super().__init__(entries)
         self._fast: tuple[Flat, dict[str, Any]] | None = None
         self.tables = Tables(self) if tables is None else tables
+        #: the functions' code and defaults, and the frozen values' fields, of the same namespaces
+        self.attrs = Attrs(_scope(self)) if attrs is None else attrs
         #: the memoised functions the modules name in ``__caches__``, each with how many entries it held
         self.memos: list[tuple[Any, int]] = [(m, m.cache_info().currsize) for m in _memos(self)]
 
@@ -156,15 +163,20 @@ class Tables:
 _KINDS: set[type] = {dict, list, set, OrderedDict, defaultdict, Counter}
 
 
+def _scope(namespaces: Any) -> list[tuple[str, Any, Any]]:
+    """The namespaces (``(name, obj, dict)``) of the core and the plugins among *namespaces*: not
+    numpy's, scipy's or the standard library's (their ~5,000 names cost more to scan than the rest)."""
+    return [e for e in namespaces if e[0].split(".")[0] not in SHARED or e[0].split(".")[0] == "suite"]
+
+
 def _held(namespaces: Any) -> list[tuple[str, Any, Any]]:
     """The containers of *namespaces* (``(name, obj, dict)``), each once (the first name it has)."""
     np = sys.modules.get("numpy")
     kinds = _KINDS if np is None else _KINDS | {np.ndarray}
     out: list[tuple[str, Any, Any]] = []
     seen: set[int] = set()
-    for name, _obj, d in namespaces:
-        top = name.split(".")[0]
-        if name in _GUARD or (top in SHARED and top != "suite"):  # the guard's own state; numpy's...
+    for name, _obj, d in _scope(namespaces):
+        if name in _GUARD:  # the guard's own state
             continue
         caches = d.get("__caches__", ())  # tables the module itself empties when full: not inputs
         for k in compress(d, map(kinds.__contains__, map(type, d.values()))):  # (C loops)
@@ -217,7 +229,7 @@ def _same_contents(now: Any, then: Any) -> bool:
 
 
 #: modules whose containers are the guard's own state (watched threads, their notes), never compared
-_GUARD = frozenset({__name__, "suite.tamper_process"})
+_GUARD = frozenset({__name__, "suite.tamper_attrs", "suite.tamper_process"})
 
 
 def _is_cache(label: str) -> bool:
@@ -382,7 +394,7 @@ def checked(snap: Snapshot, plugin: str = "", share: bool = False) -> tuple[list
         if _shared(name):
             added += [(n, o, dict(d)) for n, o, d in _entries(name, sys.modules.get(name)) if n not in seen]
     tables = snap.tables.after(moved, {snap[i][0] for i in dirty}, added)
-    return changed, Snapshot(entries + added[len(dirty):], tables)
+    return changed, Snapshot(entries + added[len(dirty):], tables, snap.attrs.add(_scope(added)))
 
 
 def _undo(snap: Snapshot, plugin: str, built_by_plugin: bool = False) -> tuple[list[str], set[int], list[str], list[int]]:
@@ -419,6 +431,7 @@ def _undo(snap: Snapshot, plugin: str, built_by_plugin: bool = False) -> tuple[l
     top = plugin.split(".")[0].split(":")[0]
     moved = snap.tables.moved()
     changed += snap.tables.changes(moved, top, drop_added=built_by_plugin)
+    changed += snap.attrs.changes(top)
     if built_by_plugin:  # (checked(): only plugin code ran since the snapshot; a recheck's window ran the core too)
         _forget_memos(snap)
     for i in sorted(dirty):

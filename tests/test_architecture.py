@@ -326,7 +326,7 @@ def test_known_bare_asserts_are_still_real():
 #: prefix decides a module's layer.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("leaf", ("suite._version", "suite._lazy", "suite.errors", "suite.outcome", "suite.frozen", "suite.deprecation",
-              "suite.limits", "suite.cache", "suite.resources", "suite.tamper", "suite.tamper_fields", "suite.tamper_process", "suite.collector",
+              "suite.limits", "suite.cache", "suite.resources", "suite.tamper", "suite.tamper_attrs", "suite.tamper_fields", "suite.tamper_process", "suite.collector",
               "suite.distributions", "suite.textsafe")),
     ("data", ("suite.hardware", "suite.workloads")),
     ("contract", ("suite.declaration", "suite.technique", "suite.hookspecs")),
