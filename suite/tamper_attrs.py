@@ -25,7 +25,7 @@ import functools
 import types
 from collections.abc import Iterable, Mapping
 from itertools import chain, compress, repeat
-from operator import attrgetter, is_, itemgetter
+from operator import attrgetter, contains, is_, itemgetter
 from typing import Any
 
 from suite.frozen import Flat, flat_items, same_flat, same_items
@@ -55,7 +55,7 @@ class Attrs:
     ``__setattr__`` refuses) and names it ``label.attribute``; an object of the package *top* (the
     plugin's own function, by its ``__module__`` when taken) is no change, and is taken again."""
 
-    __slots__ = ("entries", "saved", "kw", "_ids", "_fast", "_kw_flat")
+    __slots__ = ("entries", "saved", "kw", "_ids", "_spaces", "_fast", "_kw_flat")
 
     def __init__(self, namespaces: Iterable[tuple[str, Any, Mapping[str, Any]]] = ()) -> None:
         self.entries: list[Entry] = []
@@ -63,6 +63,7 @@ class Attrs:
         #: entry index -> a copy of its function's ``__kwdefaults__`` (those that have any)
         self.kw: dict[int, dict[str, Any]] = {}
         self._ids: set[int] = set()
+        self._spaces: set[int] = set()  # (the namespaces taken, by id: held alive by _WALKS)
         #: the attributes as taken, laid out for one C loop each (:meth:`unchanged`), extended as
         #: entries are added: the functions' code; the defaults of those that have any, and the
         #: keyword defaults of those with keyword-only parameters (defaults given to a function
@@ -74,7 +75,7 @@ class Attrs:
 
     def add(self, namespaces: Iterable[tuple[str, Any, Mapping[str, Any]]]) -> Attrs:
         """Take the functions and frozen values of *namespaces* (``(name, obj, dict)``) not held yet."""
-        new = _watched(namespaces, self._ids)
+        new = _watched(namespaces, self._ids, self._spaces)
         start = len(self.entries)
         self.entries += new
         self.saved += [_ALL(obj) if names is CODE else tuple(getattr(obj, n, _UNSEEN) for n in names)
@@ -141,7 +142,7 @@ class Attrs:
             kw_moved = kw is not None and not same_items(then[2], kw)
             if not (moved or kw_moved):
                 continue
-            if top and owner.split(".")[0] == top:
+            if top and str(owner).split(".")[0] == top:
                 self._take(i)
                 continue
             out += [f"{where}.{k}.{a}" for a in moved] + [f"{where}.{k}.__kwdefaults__"] * (kw_moved and not moved)
@@ -166,22 +167,25 @@ def _put_back(obj: Any, names: tuple[str, ...], then: tuple[Any, ...], kw: dict[
 Entry = tuple[str, str, str, Any, tuple[str, ...]]  # (namespace, name in it, owner module, object, attributes)
 
 
-def _watched(namespaces: Iterable[tuple[str, Any, Mapping[str, Any]]], ids: set[int]) -> list[Entry]:
+def _watched(namespaces: Iterable[tuple[str, Any, Mapping[str, Any]]], ids: set[int], spaces: set[int]) -> list[Entry]:
     """:data:`Entry` of each object *namespaces* (``(name, obj, copy of its dict)``) hold that *ids*
     does not (each added to it): :func:`_walk` of each, kept while the namespace holds the same names
     bound to the same objects (a second snapshot of the ~150 shared namespaces walks none of them
-    again), and only the names bound since walked when it changed (``suite.api``'s lazy exports)."""
+    again), and only the names bound since walked when it changed (``suite.api``'s lazy exports); of
+    a namespace in *spaces* (the ids of those taken before), only those."""
     out: list[Entry] = []
     for name, obj, d in namespaces:
         held = _WALKS.get(id(obj))
         if held is None or held[0] is not obj or held[1] != name:
             held = (obj, name, {}, [])
+        walked = []
         if not same_items(d, held[2]):
             was = held[2]
             walked = _walk(name, obj, {k: v for k, v in d.items() if was.get(k, _UNSEEN) is not v} if was else d,
                            d.get("__caches__", ()))
             held = _WALKS[id(obj)] = (obj, name, dict(d), held[3] + walked)
-        out += held[3]
+        out += walked if id(obj) in spaces else held[3]
+        spaces.add(id(obj))
     fresh = dict(zip(map(id, map(_OBJ, reversed(out))), reversed(out)))  # (C loops: an object's first entry)
     for i in ids.intersection(fresh):
         del fresh[i]
@@ -202,15 +206,19 @@ def _walk(name: str, obj: Any, d: Mapping[str, Any], caches: Any) -> list[Entry]
     keys, values = list(d), list(d.values())
     kinds = list(map(_KIND.__getitem__, map(type, values)))  # (C loops: most names are none of these)
     plain = list(map(is_, kinds, repeat(_PLAIN)))
-    funcs = list(compress(zip(keys, values), plain))
-    out: list[Entry] = [_function(f, name) for k, f in funcs if k not in caches]
-    wrapped = [(k, f.__wrapped__, _FUNCTION) for k, f in funcs if "__wrapped__" in f.__dict__]
+    fkeys, funcs = list(compress(keys, plain)), list(compress(values, plain))
+    if caches:
+        funcs = [f for k, f in zip(fkeys, funcs) if k not in caches]
+    mods = list(map(_MODULE, funcs))  # (C loops: ~900 functions a command)
+    out: list[Entry] = list(zip(mods, map(_QUALNAME, funcs), mods, funcs, repeat(CODE)))
+    wrapped = [("", f.__wrapped__, _FUNCTION) for f in compress(funcs, map(contains, map(_DICT, funcs),
+                                                                          repeat("__wrapped__")))]
     core = name == "suite" or name.startswith("suite.")
     for k, v, kind in chain(wrapped, compress(zip(keys, values, kinds), map(_OTHER.__contains__, kinds))):
         if k in caches:
             continue
         if kind is _FUNCTION:
-            out += [_function(f, name) for f in _functions(v)]
+            out += [(f.__module__, f.__qualname__, f.__module__, f, CODE) for f in _functions(v)]
         elif kind is _CLASS:
             if not core and isinstance(obj, types.ModuleType) and v.__module__ == name:
                 out += _walk(f"{name}.{k}", v, v.__dict__, ())
@@ -219,13 +227,9 @@ def _walk(name: str, obj: Any, d: Mapping[str, Any], caches: Any) -> list[Entry]
     return out
 
 
-def _function(f: Any, where: str) -> Entry:
-    """The :data:`Entry` of the function *f* (found in the namespace *where*), named by its module
-    and qualified name as it is now (``suite.declaration.results.Result.add``): its module's
-    package is the plugin's own to change."""
-    owner, qualname = getattr(f, "__module__", None), getattr(f, "__qualname__", None)
-    owner = owner if isinstance(owner, str) else where
-    return (owner, qualname if isinstance(qualname, str) else "?", owner, f, CODE)
+#: a function's module (its package is the plugin's own to change) and qualified name, as they are
+#: when taken (``suite.declaration.results.Result.add``), and its attributes
+_MODULE, _QUALNAME, _DICT = attrgetter("__module__"), attrgetter("__qualname__"), attrgetter("__dict__")
 
 
 class _Kinds(dict[type, Any]):
