@@ -83,6 +83,38 @@ def pytest_collection(session):
         if _COLLECTOR_WAS_ON:
             gc.freeze()
             gc.enable()
+        _one_blas_thread()
+
+
+#: the session's limit of every BLAS / OpenMP pool loaded (held for the whole session)
+_SESSION_POOLS: list[object] = []
+
+
+def _one_blas_thread() -> None:
+    """Every BLAS and OpenMP pool of this process at one thread for the whole session, as on the
+    one-core machine the suite's time bound is set for (:func:`suite.perf.blas_threads`: numpy's
+    and scipy's OpenBLAS, each loaded pool; the environment is left alone, so the commands and
+    probes the tests start keep the machine's default). On two cores OpenBLAS's second thread
+    spun after each call (sched_yield) waiting for the next one: tests/plugins' three heaviest
+    files took 16.8 s CPU with the default 2 threads and 13.4 s with 1 (two runs each, load 2-3), and
+    a CPU quota of one core (docker --cpus=1), which OpenBLAS does not see, pays that spin too.
+    A forked worker inherits the limit. Tests about pinning start from unpinned pools
+    (:func:`blas_unpinned`)."""
+    from suite.perf import blas_threads
+
+    if not _SESSION_POOLS:
+        _SESSION_POOLS.append(blas_threads(1))
+
+
+@pytest.fixture
+def blas_unpinned():
+    """Every BLAS and OpenMP pool at 2 threads for the test (what a two-core machine gives
+    unpinned; the session holds them at one, :func:`_one_blas_thread`), so a test that checks code
+    pins them to one can fail; back at one afterwards."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=2):
+        yield
 
 from hypothesis import HealthCheck, settings  # noqa: E402  (after the rewrite marks are narrowed)
 

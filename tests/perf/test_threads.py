@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 
 
-def test_every_blas_pool_is_limited_including_scipys():
+def test_every_blas_pool_is_limited_including_scipys(blas_unpinned):
     threadpoolctl = pytest.importorskip("threadpoolctl")
     from suite.perf import blas_threads
 
+    blas = [p for p in threadpoolctl.threadpool_info() if p.get("user_api") == "blas"]
+    assert blas and all(p["num_threads"] == 2 for p in blas)  # unpinned: the limit below is what sets 1
     with blas_threads(1):
         import scipy.linalg.blas  # noqa: F401  (loaded by blas_threads already)
 

@@ -399,7 +399,7 @@ def test_paired_bootstrap_interval_by_hand():
     assert hi == pytest.approx(x.mean() + half, abs=0.1 * half)
 
 
-def test_run_times_on_one_blas_thread(monkeypatch, small):
+def test_run_times_on_one_blas_thread(monkeypatch, small, blas_unpinned):
     # scoring and training are timed on this thread's CPU clock, which does not see a BLAS worker
     # thread's share: every BLAS pool must be at one thread while the rounds run (unpinned, the
     # scoring / training ratio of one case read 0.60 and 1.22 in two runs on 2-thread OpenBLAS)

@@ -484,7 +484,7 @@ def test_execute_on_a_workload_sums_layers():
         assert r[f"layer_time.{i}"] == pytest.approx(float(np.median(row["samples"])))
 
 
-def test_execute_pins_every_thread_pool_to_the_declared_count():
+def test_execute_pins_every_thread_pool_to_the_declared_count(blas_unpinned):
     r = TECHNIQUE.evaluate(_scenario("unified", "execute", in_channels=4, out_channels=2, height=5, width=5,
                                      kernel=3, stride=2, padding=1, repeats=2, threads=1))
     pools = r.artifacts["machine"]["thread_pools"]
