@@ -344,13 +344,20 @@ def test_bad_input_lines():
 # ----------------------------------------------------------------------------- claims and the kit
 
 
-def test_claims_resolve_and_nulls_fall_outside():
+@pytest.fixture(scope="module")
+def comet_v2():
+    """The comet-v2 grid at the defaults, variant -> result, for the two tests below, which only read
+    them (each grid is ~0.1 s CPU; the flip test patches the grid and evaluates its own)."""
+    return {v: run(variant=v, grid="comet-v2") for v in ("comet", "hbm-only")}
+
+
+def test_claims_resolve_and_nulls_fall_outside(comet_v2):
     """Both claims evaluate on the grid; every null lies outside its band (so a verdict can only be
     'reproduced' or 'not reproduced', never 'not discriminating'). Our values are whatever the fixed
     grid gives (reported in docs/techniques/comet.md), finite and > 1."""
-    res = run(grid="comet-v2")
+    res = comet_v2["comet"]
     assert res["clusters"] == 36 and res["infeasible_clusters"] == 0
-    hbm = run(variant="hbm-only", grid="comet-v2")
+    hbm = comet_v2["hbm-only"]
     assert hbm["expansion_gain"] == 1.0
     for c in CLAIMS:
         ours = float(c.value({"main": res}))
@@ -364,20 +371,20 @@ def test_claims_resolve_and_nulls_fall_outside():
     assert not lo <= rule["spread"] <= hi
 
 
-def test_the_expansion_claims_note_states_what_the_grid_gives():
+def test_the_expansion_claims_note_states_what_the_grid_gives(comet_v2):
     """The note of the expansion claim (printed by `suite reproduce comet --format json`) states the
     grid's best gain; it went stale once (it said "at most 1.08x" after issue 41 made it 1.28x), so
     the figure it prints is checked against the grid here."""
     import re
 
-    res = run(grid="comet-v2")
+    res = comet_v2["comet"]
     claim = next(c for c in CLAIMS if c.metric == "expansion_gain")
     stated = float(re.search(r"the grid's largest gain, ([0-9.]+)x", claim.note).group(1))
     assert round(res["expansion_gain"], 2) == stated
     # "on the 80 GB parts fewer pipeline stages (pp 64 -> 32, 1.01-1.03x), on the H200 nothing"
     pp_from, pp_to, lo, hi = re.search(r"80 GB parts fewer pipeline stages \(pp (\d+) -> (\d+), ([0-9.]+)-([0-9.]+)x\)",
                                        claim.note).groups()
-    hbm = {r["cluster"]: r for r in run(variant="hbm-only", grid="comet-v2").artifacts["clusters"]}
+    hbm = {r["cluster"]: r for r in comet_v2["hbm-only"].artifacts["clusters"]}
     seen = {"80gb": 0, "h200": 0}
     for r in res.artifacts["clusters"]:
         if r["cluster"].endswith("/none"):
