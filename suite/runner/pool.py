@@ -220,7 +220,13 @@ class _Worker:
         self.tail = len(chunk)
         if now is not None:
             self.since = now
-        self.conn.send((chunk, self.immediate))
+        try:
+            self.conn.send((chunk, self.immediate))
+        except (BrokenPipeError, ConnectionResetError):
+            # it died (a case aborted) since the last look: its sentinel says so on the next wait,
+            # and the chunk, recorded above as its own, is re-run like the rest of its cases (a
+            # loaded machine hit this window: the run raised BrokenPipeError instead)
+            pass
 
     def stop(self) -> None:
         """Ask an idle worker to exit (a dead one is ignored)."""

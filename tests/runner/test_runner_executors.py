@@ -78,6 +78,24 @@ def test_pool_batched_outcomes_find_the_crashing_case(fake_registry, store):
     assert all(m["y"] == m["param.x"] * GBIT_A)
 
 
+def test_a_chunk_sent_to_a_worker_that_just_died_is_kept_for_its_death_to_rerun():
+    """The loaded-machine flake of the test above: the pool queued a worker's next chunk (prefetch)
+    after the worker had aborted but before its death was seen, and the run raised BrokenPipeError.
+    The chunk stays the worker's, so the death (its sentinel) re-runs it with the rest."""
+    import multiprocessing as mp
+    from collections import deque
+
+    from suite.runner.pool import _Worker
+
+    parent, child = mp.get_context("fork").Pipe(duplex=True)
+    child.close()  # the worker's end: gone with the worker
+    w = object.__new__(_Worker)
+    w.conn, w.chunk, w.immediate, w.tail, w.since = parent, deque([4]), False, 1, 0.0
+    w.send([5, 6])  # raised BrokenPipeError
+    assert list(w.chunk) == [4, 5, 6] and w.tail == 2
+    parent.close()
+
+
 @pytest.mark.parametrize("hanging", HANGING)
 def test_in_process_raise_hang_skip(fake_registry, store, hanging):
     cases = _hanging_only(_modes_sweep(["ok", "raise", "hang", "skip"]).cases, hanging)
