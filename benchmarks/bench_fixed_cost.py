@@ -122,7 +122,7 @@ def expansion(env: dict[str, str]) -> float:
 
 
 def run_round(sides: dict[str, dict[str, str]], got: dict[tuple[str, str], list[float]],
-              whats: tuple[str, ...]) -> None:
+              whats: tuple[str, ...], scratch: Path) -> None:
     for what in whats:
         for tag, env in sides.items():
             extra = ""
@@ -132,11 +132,11 @@ def run_round(sides: dict[str, dict[str, str]], got: dict[tuple[str, str], list[
                 print(f"{what:26s} {tag:6s} {us:.1f} us/case CPU  load {load()}", flush=True)
                 continue
             if what.startswith("run"):
-                fresh = Path(tempfile.mkdtemp(prefix=f"bench-fixed-{tag}-"))
+                fresh = Path(tempfile.mkdtemp(prefix=f"{tag}-", dir=scratch))
                 env = {**env, "SUITE_CACHE_DIR": str(fresh / "cache"), "SUITE_STORE": str(fresh / "s.sqlite")}
                 cpu, wall, _ = call(RUN, env)
             elif what.startswith("sweep"):  # the side's own cache (warm), a new store each call
-                fresh = Path(tempfile.mkdtemp(prefix=f"bench-fixed-{tag}-"))
+                fresh = Path(tempfile.mkdtemp(prefix=f"{tag}-", dir=scratch))
                 cpu, wall, _ = call(SWEEP, {**env, "SUITE_STORE": str(fresh / "s.sqlite")})
             else:
                 cpu, wall, sha = call(["reproduce", "--all"], env)
@@ -159,7 +159,18 @@ def main() -> None:
     whats = {"all": ("reproduce --all (cached)", "run --set (empty cache)", "expansion (us/case)"),
              "run": ("run --set (empty cache)",), "expansion": ("expansion (us/case)",),
              "sweep": ("sweep: suite run, 9,984 cases",)}[a.only]
-    work = a.work or Path(tempfile.mkdtemp(prefix="bench-fixed-"))
+    import shutil
+
+    scratch = Path(tempfile.mkdtemp(prefix="bench-fixed-"))  # every fresh store and cache: removed at the end
+    try:
+        _measure(a, whats, a.work or scratch / "work", scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _measure(a: argparse.Namespace, whats: tuple[str, ...], work: Path, scratch: Path) -> None:
+    """The rounds of :func:`main`: *work* holds each side's byte code and filled store, *scratch* the
+    fresh stores and caches of each call."""
     here = Path(__file__).resolve().parents[1]
     sides = {tag: side_env(src.resolve(), work, tag, not a.no_bytecode)
              for tag, src in (("before", a.baseline_src), ("after", here))}
@@ -171,13 +182,13 @@ def main() -> None:
     for tag, env in sides.items():  # warm: byte code of both commands, the judgement cache
         if a.only == "all":
             call(["reproduce", "--all"], env)
-        fresh = Path(tempfile.mkdtemp(prefix=f"bench-fixed-{tag}-"))
+        fresh = Path(tempfile.mkdtemp(prefix=f"{tag}-", dir=scratch))
         call(RUN, {**env, "SUITE_CACHE_DIR": str(fresh / "cache"), "SUITE_STORE": str(fresh / "s.sqlite")})
         if a.only == "sweep":  # the side's cache (workload hashes, profiles) as a user's second run has it
             call(SWEEP, {**env, "SUITE_STORE": str(fresh / "sweep.sqlite")})
     got: dict[tuple[str, str], list[float]] = {}
     for _ in range(a.rounds):
-        run_round(sides, got, whats)
+        run_round(sides, got, whats, scratch)
     for (what, tag), v in got.items():
         unit = "us/case" if what.startswith("expansion") else "s"
         print(f"# {what:26s} {tag:6s} CPU min {min(v):.2f} max {max(v):.2f} {unit} over {len(v)} calls; load {load()}")
