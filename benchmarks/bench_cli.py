@@ -53,8 +53,8 @@ CPU: dict[tuple, float] = {}  # (command, env given) -> best CPU seconds (user +
 def timed(cmd: list[str], env: dict | None = None, fresh: bool = False) -> float:
     import resource
 
-    if fresh:  # a new, empty cache folder for this one call
-        env = {**os.environ, "SUITE_CACHE_DIR": tempfile.mkdtemp(prefix="bench-cli-cache-")}
+    if fresh:  # a new, empty cache folder for this one call (under the run's SUITE_CACHE_DIR: removed with it)
+        env = {**os.environ, "SUITE_CACHE_DIR": tempfile.mkdtemp(prefix="fresh-", dir=os.environ["SUITE_CACHE_DIR"])}
 
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
@@ -77,7 +77,17 @@ def main() -> None:
                          "machine sets it); by default byte code is cached in a temporary PYTHONPYCACHEPREFIX, as "
                          "an installed package has it")
     a = ap.parse_args()
+    import shutil
+
     pyc = tempfile.mkdtemp(prefix="bench-cli-pyc-")
+    try:
+        _measure(a, pyc)
+    finally:
+        shutil.rmtree(pyc, ignore_errors=True)
+
+
+def _measure(a: argparse.Namespace, pyc: str) -> None:
+    """The rounds of :func:`main`, byte code cached in *pyc* (unless ``--no-bytecode``)."""
     env = dict(os.environ)
     if not a.no_bytecode:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -93,6 +103,7 @@ def main() -> None:
         # the first call of each command, with an empty cache folder (the unit conversions, the
         # `hardware list` index, the `info` probe) and cold byte code: what a fresh install pays once
         os.environ["SUITE_CACHE_DIR"] = os.path.join(d, "cache")
+        os.makedirs(os.environ["SUITE_CACHE_DIR"], exist_ok=True)
         for label, cmd, _t in cmds:  # also fills the store, so every timed run finds its cases stored
             cold[label] = timed(cmd, fresh=label.endswith(FRESH))
         best: dict[str, float] = {}
