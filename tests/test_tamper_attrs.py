@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import sys
 import warnings
-from importlib.metadata import EntryPoint
 
 from suite.collectives.dataparallel.batches import proportional_batches
 from suite.declaration.results import Metric, Result
 from suite.declaration.vocabulary import WORKERS_RESULT_MEANINGS
 from suite.registry import Registry
-from tests.test_tamper_tables import _REASON_TAIL, _plugin, _reasons
+from tests.test_tamper_tables import _REASON_TAIL, _plugin, _reasons, installed
 
 ADD = "suite.declaration.results.Result.add"
 
@@ -101,21 +100,12 @@ def test_another_installed_plugins_function_and_method_code_swapped_at_load_is_p
     """A plugin that swaps the code of an installed plugin's model (a function, and a method of a
     class its module defines) changes that plugin's numbers as surely as the core's: blamed, and
     the owner's model returns its own 4 samples/s and 2 s again."""
-    (tmp_path / "codeowner_mod.py").write_text(
-        "from suite.api import hookimpl\ndef rate():\n    return 4\n"
-        "class Model:\n    def step(self):\n        return 2.0\n@hookimpl\ndef suite_techniques():\n    return []\n")
-    (tmp_path / "codethief_mod.py").write_text(
-        "import codeowner_mod\ndef _fast():\n    return 40\ndef _step(self):\n    return 0.5\n"
-        "codeowner_mod.rate.__code__ = _fast.__code__\ncodeowner_mod.Model.step.__code__ = _step.__code__\n"
-        "from suite.api import hookimpl\n@hookimpl\ndef suite_techniques():\n    return []\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    eps = [EntryPoint(name=n, value=f"{n}_mod", group="suite.plugins") for n in ("codeowner", "codethief")]
-    try:
-        reg = Registry(entry_points_=eps)
+    with installed(tmp_path, monkeypatch, {
+            "codeowner": "def rate():\n    return 4\nclass Model:\n    def step(self):\n        return 2.0\n",
+            "codethief": "import codeowner_mod\ndef _fast():\n    return 40\ndef _step(self):\n    return 0.5\n"
+                         "codeowner_mod.rate.__code__ = _fast.__code__\n"
+                         "codeowner_mod.Model.step.__code__ = _step.__code__\n"}) as reg:
         swapped = "codeowner_mod.Model.step.__code__, codeowner_mod.rate.__code__"
         assert _reasons(reg) == {"codethief": f"patched {swapped}" + _REASON_TAIL}
         owner = sys.modules["codeowner_mod"]
         assert (owner.rate(), owner.Model().step()) == (4, 2.0)
-    finally:
-        for n in ("codeowner_mod", "codethief_mod"):
-            sys.modules.pop(n, None)

@@ -11,9 +11,11 @@ back; a container that only grows (a cache filling) is not a change.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 import types
+from collections.abc import Iterator
 from importlib.metadata import EntryPoint
 
 import numpy as np
@@ -151,25 +153,30 @@ def test_a_changed_or_removed_entry_of_a_table_is_tampering_and_put_back(probe, 
     assert (now.tolist() if isinstance(now, np.ndarray) else now) == expected
 
 
+@contextlib.contextmanager
+def installed(tmp_path, monkeypatch, sources: dict[str, str]) -> Iterator[Registry]:
+    """A registry of installed plugins ``NAME_mod`` (entry point NAME), each module *sources*' text
+    followed by an empty technique hook; their modules forgotten afterwards."""
+    hook = "from suite.api import hookimpl\n@hookimpl\ndef suite_techniques():\n    return []\n"
+    for name, text in sources.items():
+        (tmp_path / f"{name}_mod.py").write_text(text + hook)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        yield Registry(entry_points_=[EntryPoint(name=n, value=f"{n}_mod", group="suite.plugins") for n in sources])
+    finally:
+        for name in sources:
+            sys.modules.pop(f"{name}_mod", None)
+
+
 def test_an_installed_plugins_package_is_guarded_from_the_plugins_after_it(tmp_path, monkeypatch):
     """Another plugin's table (the tryout: ``suite_poseidon.model.DTYPE_BYTES["fp32"] = 2`` halved
     poseidon's comm bytes): an installed plugin whose package is not named ``suite_*`` was outside the
     guard, so a later plugin could edit its tables (or rebind its functions) unseen."""
-    (tmp_path / "tblowner_mod.py").write_text(
-        "from suite.api import hookimpl\nDTYPE_BYTES = {'fp32': 4, 'fp16': 2}\n"
-        "@hookimpl\ndef suite_techniques():\n    return []\n")
-    (tmp_path / "tblthief_mod.py").write_text(
-        "import tblowner_mod\ntblowner_mod.DTYPE_BYTES['fp32'] = 2\nfrom suite.api import hookimpl\n"
-        "@hookimpl\ndef suite_techniques():\n    return []\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    eps = [EntryPoint(name=n, value=f"{n}_mod", group="suite.plugins") for n in ("tblowner", "tblthief")]
-    try:
-        reg = Registry(entry_points_=eps)
+    with installed(tmp_path, monkeypatch, {
+            "tblowner": "DTYPE_BYTES = {'fp32': 4, 'fp16': 2}\n",
+            "tblthief": "import tblowner_mod\ntblowner_mod.DTYPE_BYTES['fp32'] = 2\n"}) as reg:
         assert _reasons(reg) == {"tblthief": "patched tblowner_mod.DTYPE_BYTES['fp32']" + _REASON_TAIL}
         assert sys.modules["tblowner_mod"].DTYPE_BYTES == {"fp32": 4, "fp16": 2}
-    finally:
-        for n in ("tblowner_mod", "tblthief_mod"):
-            sys.modules.pop(n, None)
 
 
 @pytest.mark.parametrize("owner, thief", [("tblowner2", "tblthief2"),  # the owner loads first
