@@ -476,10 +476,9 @@ class Technique:
 
     def _resolved(self, fid: str, declared: Mapping[str, str]) -> bool:
         """Whether fidelity *fid* holds the function its declared reference names (module imported)."""
-        import sys
-
         fn = self.fidelities.get(fid)
-        return fid in declared and not isinstance(fn, str) and fn is _imported(declared[fid], sys.modules)
+        return (fid in declared and not isinstance(fn, str)
+                and fn is resolve_reference(declared[fid], imported_only=True))
 
     def _resolved_modules(self, table: Any, declared: Mapping[str, str]) -> bool:
         """Whether *table* (``_reference_modules`` entries) maps resolved fidelities to the module
@@ -560,14 +559,3 @@ class Technique:
         if not isinstance(result, Result):
             raise TechniqueError(f"{self.name}: {scenario.fidelity} evaluate returned {type(result).__name__}, expected Result")
         return result
-
-
-def _imported(ref: Any, modules: Mapping[str, Any]) -> Any:
-    """The object reference *ref* names when its module is already imported, else None (nothing imported)."""
-    if not isinstance(ref, str) or not is_reference(ref):
-        return None
-    module, _, attr = ref.partition(":")
-    obj = modules.get(module)
-    for part in attr.split(".") if obj is not None else ():
-        obj = getattr(obj, part, None)
-    return obj

@@ -18,28 +18,30 @@ def is_reference(value: Any) -> bool:
     return isinstance(value, str) and _REF.fullmatch(value) is not None
 
 
-def resolve_reference(ref: str) -> Any:
+def resolve_reference(ref: str, *, imported_only: bool = False) -> Any:
     """The object a ``"package.module:attribute"`` reference names, importing its module.
 
     Plugins declare what is expensive to import (a fidelity's evaluate function, a profile
     extension's pydantic schema) as references, so that listing what a plugin provides imports
-    none of it.
+    none of it. *imported_only*: import nothing; None when the module is not imported yet or
+    has no such attribute (what the load guard compares a resolved fidelity with).
 
     Raises
     ------
     ValueError
         *ref* is not of that form.
     ImportError, AttributeError
-        The module does not import or has no such attribute.
+        The module does not import or has no such attribute (not with *imported_only*).
     """
     import importlib
+    import sys
 
     if not is_reference(ref):
         raise ValueError(f"expected a reference 'package.module:attribute', got {ref!r}")
     module, _, attr = ref.partition(":")
-    obj: Any = importlib.import_module(module)
+    obj: Any = sys.modules.get(module) if imported_only else importlib.import_module(module)
     for part in attr.split("."):
-        obj = getattr(obj, part)
+        obj = getattr(obj, part, None) if imported_only else getattr(obj, part)
     return obj
 
 
