@@ -53,11 +53,11 @@ def network_level(path: Any, levels: int) -> tuple[int, list[str]] | None:
 def field_path(path: Any, levels: int) -> str:
     """A dotted path into a profile of *levels* network levels with its level index counted from
     the start, as the schema's errors and ``flatten`` spell it (``network.-1.bandwidth`` of 2
-    levels: ``network.1.bandwidth``); any other path as given."""
+    levels: ``network.1.bandwidth``); any other path, and an index out of range, as given."""
     named = network_level(path, levels)
-    if named is None or not levels:
+    if named is None or not -levels <= named[0] < 0:
         return str(path)
-    return ".".join(["network", str(named[0] % levels), *named[1]])
+    return ".".join(["network", str(named[0] + levels), *named[1]])
 
 
 #: overrides outside the network that move where a collective's ranks sit (the placement a published

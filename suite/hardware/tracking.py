@@ -184,13 +184,10 @@ def field_paths(profile: Any) -> list[str]:
 
 def normalize_path(path: str, profile: Any = None) -> str:
     """An override path with negative network indices made positive (``network.-1.x`` ->
-    ``network.1.x`` on a two-level profile)."""
-    parts = path.split(".")
-    if profile is not None and len(parts) > 1 and parts[0] == "network" and parts[1].lstrip("-").isdigit():
-        i = int(parts[1])
-        if i < 0:
-            parts[1] = str(i + len(profile.network))
-    return ".".join(parts)
+    ``network.1.x`` on a two-level profile: :func:`suite.hardware.profile.field_path`)."""
+    from suite.hardware.profile import field_path
+
+    return path if profile is None else field_path(path, len(profile.network))
 
 
 def covers(reads: set[str], path: str) -> bool:

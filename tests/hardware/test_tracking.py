@@ -40,6 +40,10 @@ def test_paths_and_cover_rules(ctx):
     paths = field_paths(prof)
     assert "device.memory" in paths and "network.0.bandwidth" in paths and "name" not in paths
     assert normalize_path("network.-1.bandwidth", prof) == f"network.{len(prof.network) - 1}.bandwidth"
+    # an index out of range stays as written (field_path took it modulo the levels: network.5 of 2 was network.1)
+    from suite.hardware.profile import field_path
+
+    assert field_path("network.5.bandwidth", 2) == "network.5.bandwidth" and field_path("network.-2.x", 2) == "network.0.x"
     assert covers({"device.peak_flops"}, "device.peak_flops.bf16")  # a whole table was read
     assert covers({"device.peak_flops.fp32"}, "device.peak_flops")
     assert not covers({"device.peak_flops.fp32"}, "device.tdp")
