@@ -68,12 +68,12 @@ class StoreError(SuiteError):
     """The results store cannot be opened, or a query names an unknown run."""
 
 
-def close_names(given: str, allowed: Iterable[str], n: int = 3) -> list[str]:
+def close_names(given: str, allowed: Iterable[str], n: int = 3, cutoff: float = 0.6) -> list[str]:
     """The names of *allowed* closest to *given*, best first (at most *n*; none may be close).
 
     Names are compared with case and punctuation removed, so ``vgg-19`` finds ``vgg19`` and
     ``RESNET_50`` finds ``resnet-50``: a name equal to *given* in that form wins, else difflib's
-    ratio >= 0.6 on those forms decides.
+    ratio >= *cutoff* on those forms decides (0.85: one or two characters off in a short name).
     """
     def bare(s: str) -> str:
         return "".join(c for c in s.lower() if c.isalnum())
@@ -82,7 +82,7 @@ def close_names(given: str, allowed: Iterable[str], n: int = 3) -> list[str]:
     for name in allowed:
         by_bare.setdefault(bare(name), []).append(name)
     key = bare(given)
-    near = [key] if key in by_bare else difflib.get_close_matches(key, list(by_bare), n=n)
+    near = [key] if key in by_bare else difflib.get_close_matches(key, list(by_bare), n=n, cutoff=cutoff)
     return [name for k in near for name in by_bare[k]][:n]
 
 

@@ -334,13 +334,13 @@ def _default_meanings(tech: Technique, results: dict[str, Result], cases: Sequen
 def _misspelt(tech: Technique, name: str) -> str:
     """``"; [metric_meanings] declares 'comm_tme': a typo?"`` when the technique declares a meaning
     under a name close to *name* (a misspelt entry meant for it), else ``""``."""
-    import difflib
+    from suite.errors import close_names
 
     declared: set[str] = set()
     for key, entry in tech.metric_meanings.items():
         declared |= set(entry) if isinstance(entry, Mapping) and key in FIDELITIES else {key}
     # a typo is one or two characters off (comm_tme, comm_tiem), not another metric (comm_bytes)
-    close = difflib.get_close_matches(name, sorted(declared - {"include", name}), n=1, cutoff=0.85)
+    close = close_names(name, sorted(declared - {"include", name}), n=1, cutoff=0.85)
     return f"; [metric_meanings] declares {close[0]!r}: a typo?" if close else ""
 
 
