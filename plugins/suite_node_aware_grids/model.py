@@ -85,14 +85,13 @@ PAPER_RANKS = 64
 
 def ranks_of(params, profile) -> int:
     """``params['ranks']``, or when it is None (unset) ``ranks_per_node`` on every node of *profile*
-    (a cluster's nodes; a node profile: 1), at most :data:`PAPER_RANKS`; :data:`PAPER_RANKS`
-    without a profile."""
+    (a cluster's nodes; a node profile: 1), at most the whole nodes of :data:`PAPER_RANKS` ranks (64
+    at 16 per node, 63 at 3: a count ``ranks_per_node`` divides); that many without a profile."""
     if params.get("ranks") is not None:
         return int(params["ranks"])
-    if profile is None:
-        return PAPER_RANKS
-    have = profile.num_nodes if profile.kind == "cluster" else 1
-    return min(PAPER_RANKS, have * int(params["ranks_per_node"]))
+    ppn = int(params["ranks_per_node"])
+    paper = PAPER_RANKS // ppn * ppn or ppn
+    return paper if profile is None else min(paper, profile.num_nodes * ppn)
 
 #: Fraction of a node's memory the tensors may use, shared by its ranks: CTF sets its memory cap
 #: to 0.75 / ppn with ``CTF_PPN`` ranks per node (CTF documentation and source, secondary source).
@@ -401,7 +400,7 @@ def resolve(scenario):
     if not prof.network:
         raise Skip(f"node-aware-grids: profile {prof.name!r} has no [[network]] level")
     nodes = ranks // ppn
-    have = prof.num_nodes if prof.kind == "cluster" else 1
+    have = prof.num_nodes
     if nodes > have:
         raise Skip(f"node-aware-grids: {nodes} nodes (ranks {ranks} / ranks_per_node {ppn}) exceed the {have} "
                    f"nodes of profile {prof.name!r}")

@@ -386,3 +386,14 @@ def test_slower_levels_raise_comm_time(variant, level):
         assert t >= base * (1 - 1e-12), (over, base, t)
         if level == 1:
             assert t > base, (over, base, t)
+
+
+def test_unset_ranks_are_whole_nodes_of_any_ranks_per_node():
+    """`--param ranks_per_node=3` with ranks unset failed "expected a divisor of ranks (64)": the default
+    took min(64, nodes x 3). It is the whole nodes of 64 ranks: 21 x 3 = 63; 64 at 16 per node."""
+    from session_context import session_context
+    from suite_node_aware_grids.model import ranks_of
+
+    assert [ranks_of({"ranks": None, "ranks_per_node": k}, None) for k in (3, 6, 12, 16, 128)] == [63, 60, 60, 64, 128]
+    two = session_context().profile("h800-4x8")  # 4 nodes: 4 x 3 = 12 ranks, under the paper's 63
+    assert ranks_of({"ranks": None, "ranks_per_node": 3}, two) == 12
