@@ -76,7 +76,7 @@ def _model(tech, scenario, variant, **params):
 def _fit(scenario):
     """Clamp nodes to the profile and keep the batch able to fill the bins."""
     prof = scenario.profile
-    have = prof.num_nodes if prof is not None and prof.kind == "cluster" else 1
+    have = prof.num_nodes if prof is not None else 1
     p = dict(scenario.params)
     from suite_dflop import model
 
@@ -141,7 +141,7 @@ def check_more_gpus(tech, scenario):
         wl, 512, sc.seed + 1)).x.mean(axis=0)
     prev = np.inf
     for nodes in sorted({1, 2, int(sc.params["nodes"])}):
-        if nodes > (prof.num_nodes if prof.kind == "cluster" else 1):
+        if nodes > (prof.num_nodes):
             continue
         hw = model.hardware(prof, nodes * per)
         _p, t, _f = model.best_split_plan(hw, 2, mean, 256)

@@ -294,7 +294,7 @@ def _nodes_of(profile, nodes: int) -> tuple[int, int]:
     from suite.api import Skip
 
     dpn = profile.devices_per_node
-    have = profile.num_nodes if profile.kind == "cluster" else 1
+    have = profile.num_nodes
     if nodes > have:
         raise Skip(f"hetseq: nodes={nodes} but profile {profile.name!r} has {have}")
     if nodes > 1 and not profile.network:
@@ -394,7 +394,7 @@ def nodes_of(params, profile) -> int:
         return int(params["nodes"])
     if profile is None:
         return PAPER_NODES
-    return min(PAPER_NODES, profile.num_nodes if profile.kind == "cluster" else 1)
+    return min(PAPER_NODES, profile.num_nodes)
 
 
 def evaluate(scenario):

@@ -88,7 +88,7 @@ def _fit(scenario, ppn: int | None = None):
     prof = scenario.profile
     p = dict(scenario.params)
     ppn = int(ppn if ppn is not None else p["ranks_per_node"])
-    have = prof.num_nodes if prof is not None and prof.kind == "cluster" else 1
+    have = prof.num_nodes if prof is not None else 1
     from suite_node_aware_grids import model
 
     want = max(1, model.ranks_of(p, prof) // max(1, int(p["ranks_per_node"])))

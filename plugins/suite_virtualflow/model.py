@@ -174,7 +174,7 @@ def device_slots(profile) -> list[DeviceSlot]:
     from suite.api import ProfileError
 
     dpn = max(1, int(profile.devices_per_node or 1))
-    nodes = int(profile.num_nodes) if profile.kind == "cluster" else 1
+    nodes = profile.num_nodes
     from suite.api import mix_devices
 
     mix = mix_devices(profile)
@@ -480,7 +480,7 @@ class StepModel:
 
 
 def _n_nodes(profile) -> int:
-    return int(profile.num_nodes) if profile.kind == "cluster" else 1
+    return profile.num_nodes
 
 
 def _grad_bytes(workload) -> float:
