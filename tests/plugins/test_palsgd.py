@@ -184,14 +184,22 @@ def test_step_times_by_hand():
         model.step_time("nope", tm, 1, 0.0)
 
 
-def test_model_inputs_by_hand_resnet50_dgx():
+def _resnet50_dgx_by_hand() -> tuple[float, float, float]:
+    """(compute, all-reduce, pseudo-sync) seconds of one ResNet-50 step on 4 A100s of a DGX, by hand:
+    batch 128 x 16, 3 x the forward FLOPs at half of 312 TFLOP/s; a ring all-reduce of the fp32
+    gradients (3 steps of 1 us, 2 x 3/4 of the bytes over 300 GB/s NVLink, the reduction's 3 passes
+    over 3/4 of them at 2039 GB/s HBM); the pseudo-gradient's 3 passes over the parameters at HBM speed."""
     from session_context import session_context
 
     wl = session_context().workload("resnet-50")
-    r = _eval("palsgd", workers=4)
     t_c = 128 * 16 * 3 * wl.fwd_flops / (0.5 * 312e12)
-    t_ar = 2 * 3 * 1e-6 + 2 * 3 / 4 * 4 * wl.params / 300e9 + 3 / 4 * 4 * wl.params * 3 / 2039e9  # + reduction
-    t_ps = 3 * 4 * wl.params / 2039e9
+    t_ar = 2 * 3 * 1e-6 + 2 * 3 / 4 * 4 * wl.params / 300e9 + 3 / 4 * 4 * wl.params * 3 / 2039e9
+    return t_c, t_ar, 3 * 4 * wl.params / 2039e9
+
+
+def test_model_inputs_by_hand_resnet50_dgx():
+    r = _eval("palsgd", workers=4)
+    t_c, t_ar, t_ps = _resnet50_dgx_by_hand()
     assert r["compute_time"] == pytest.approx(t_c, rel=1e-9)
     assert r["allreduce_time"] == pytest.approx(t_ar, rel=1e-9)
     assert r["pseudo_sync_time"] == pytest.approx(t_ps, rel=1e-9)
@@ -225,13 +233,8 @@ def test_resnet50_claim_by_hand_and_its_verdict_inputs():
     """The ImageNet claim's value from hand-computed times (A100 bf16 312 TFLOP/s at 0.5, NVSwitch
     300 GB/s ring over 4 GPUs, 2039 GB/s HBM; p = 0.1, H = 100, warm-up 100 of 10,000 steps):
     1 - T_PALSGD / T_DDP = 0.1004, outside 0.184 +- 20% = [0.1472, 0.2208]: not reproduced."""
-    from session_context import session_context
-
     c = {c.id: c for c in TECHNIQUE.claims}["resnet-50-imagenet-faster-than-ddp"]
-    wl = session_context().workload("resnet-50")
-    t_c = 128 * 16 * 3 * wl.fwd_flops / (0.5 * 312e12)
-    t_ar = 2 * 3 * 1e-6 + 2 * 3 / 4 * 4 * wl.params / 300e9 + 3 / 4 * 4 * wl.params * 3 / 2039e9  # + reduction
-    t_ps = 3 * 4 * wl.params / 2039e9
+    t_c, t_ar, t_ps = _resnet50_dgx_by_hand()
     ddp = 10_000 * (t_c + t_ar)
     pal = 100 * (t_c + t_ar) + 9_900 * (0.9 * t_c + 0.1 * t_ps + t_ar / 100)
     want = 1 - pal / ddp
@@ -274,15 +277,10 @@ def test_resnet50_passes_where_its_steps_ratio_assumption_says():
     """Researcher 13 F3: hand-computed times as in the test above, with PALSGD's 10,000 x r steps
     (warm-up 100 at DDP's step): r = 0.949 gives 0.1465, below 0.1472; r = 0.948 gives 0.1474, inside,
     with every null outside (0, p = 0.1, DiLoCo 0.0538): the declared flip to *reproduced*."""
-    from session_context import session_context
-
     c = {c.id: c for c in TECHNIQUE.claims}["resnet-50-imagenet-faster-than-ddp"]
     (sr,) = [a for a in c.assumptions if a.name.startswith("steps_ratio")]
     assert (sr.value, sr.flip_at, sr.sourced, sr.flips_to) == (1.0, "0.948", False, "reproduced")
-    wl = session_context().workload("resnet-50")
-    t_c = 128 * 16 * 3 * wl.fwd_flops / (0.5 * 312e12)
-    t_ar = 2 * 3 * 1e-6 + 2 * 3 / 4 * 4 * wl.params / 300e9 + 3 / 4 * 4 * wl.params * 3 / 2039e9
-    t_ps = 3 * 4 * wl.params / 2039e9
+    t_c, t_ar, t_ps = _resnet50_dgx_by_hand()
 
     def by_hand(r):
         return 1 - (100 * (t_c + t_ar) + (10_000 * r - 100) * (0.9 * t_c + 0.1 * t_ps + t_ar / 100)) / (10_000 * (t_c + t_ar))
