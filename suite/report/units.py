@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from suite.results.codec import is_missing
+from suite.results.scenarios import sort_key  # one order for every view (re-exported)
 
 __all__ = ["scale_for", "column_scale", "format_value", "format_number", "sort_key", "geometric"]
 
@@ -86,30 +87,6 @@ def format_value(value: float | None, unit: str, digits: int = 4) -> str:
     f, u = scale_for(float(value), unit)
     text = format_number(float(value) / f, digits)
     return text if u in ("", "1", None) else f"{text} {u}"
-
-
-def sort_key(v: Any) -> tuple[Any, ...]:
-    """A sort key that orders numbers and quantities with a unit (``"10 Gbit/s"``) numerically
-    (2 < 10 < 20, never as text) and by value across the units of one dimension (``"4 Gbit/s"`` <
-    ``"1 GB/s"`` (8 Gbit/s) < ``"20 Gbit/s"``), booleans and None apart, and other text
-    alphabetically; a unit the registry does not know orders by its spelling, then the number."""
-    from suite.hardware.units import base_factor
-    from suite.results.load import override_value
-
-    if is_missing(v):
-        return (3, "", 0.0, "")
-    if isinstance(v, bool):
-        return (2, "", float(v), "")
-    num, unit = override_value(v) if isinstance(v, (int, float, str)) else (None, str(v))
-    if num is None:
-        return (1, "", 0.0, str(v))
-    if unit:
-        try:
-            factor, unit = base_factor(unit)
-            num *= factor
-        except ValueError:
-            pass
-    return (0, unit, num, str(v))
 
 
 def geometric(values: Iterable[float]) -> bool:

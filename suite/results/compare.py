@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 from suite.errors import SuiteError, did_you_mean
 from suite.results.codec import finite as _num, is_missing
 from suite.results.profilediff import ProfileDiff, merge_diffs, profile_diff
-from suite.results.scenarios import (_describe, _order, _own_values, _scenario_key, _set_values, _swept, _unpaired,
+from suite.results.scenarios import (sort_key, _describe, _order, _own_values, _scenario_key, _set_values, _swept, _unpaired,
                                      _varying, _written)
 
 if TYPE_CHECKING:
@@ -312,7 +312,7 @@ def _apart(a: _Side, b: _Side, most: int = 3) -> str:
     apart = [f for f in sorted(set(va) | set(vb)) if not va.get(f, set()) & vb.get(f, set())]
 
     def shown(vs: set[str]) -> str:
-        return ", ".join(sorted(vs)[:most]) + (" ..." if len(vs) > most else "") if vs else "(none)"
+        return ", ".join(sorted(vs, key=sort_key)[:most]) + (" ..." if len(vs) > most else "") if vs else "(none)"
 
     return ("; apart on " + "; ".join(f"{f}: {a.name} {shown(va.get(f, set()))}, {b.name} {shown(vb.get(f, set()))}"
                                       for f in apart[:most])) if apart else ""

@@ -16,25 +16,42 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 
-__all__: list[str] = []
+__all__ = ["sort_key"]
 
 #: the identity columns a scenario key holds besides the parameters and the swept profile fields
 _IDENTITY = ("technique", "variant", "fidelity", "workload", "seed")
 
 
-def _sortable(v: Any) -> tuple[Any, ...]:
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
-        return (0, float(v), "")
+def sort_key(v: Any) -> tuple[Any, ...]:
+    """A sort key that orders numbers and quantities with a unit (``"10 Gbit/s"``) numerically
+    (2 < 10 < 20, never as text) and by value across the units of one dimension (``"4 Gbit/s"`` <
+    ``"1 GB/s"`` (8 Gbit/s) < ``"20 Gbit/s"``), booleans and None apart, and other text
+    alphabetically; a unit the registry does not know orders by its spelling, then the number.
+    Used by every table, plot and message that lists swept values (one order everywhere)."""
+    from suite.hardware.units import base_factor
+    from suite.results.codec import is_missing
     from suite.results.load import override_value
 
-    num, unit = override_value(v) if isinstance(v, str) else (None, "")
-    return (1, num, unit) if num is not None else (2, 0.0, str(v))
+    if is_missing(v):
+        return (3, "", 0.0, "")
+    if isinstance(v, bool):
+        return (2, "", float(v), "")
+    num, unit = override_value(v) if isinstance(v, (int, float, str)) else (None, str(v))
+    if num is None:
+        return (1, "", 0.0, str(v))
+    if unit:
+        try:
+            factor, unit = base_factor(unit)
+            num *= factor
+        except ValueError:
+            pass
+    return (0, unit, num, str(v))
 
 
 def _order(ident: Mapping[str, Any]) -> tuple[Any, ...]:
     return (ident["technique"], str(ident["variant"]), str(ident["workload"]), str(ident["fidelity"]),
-            [(k, _sortable(v)) for k, v in sorted(ident["params"].items())],
-            str(ident.get("profile", "")), [(k, _sortable(v)) for k, v in sorted(ident["set"].items())],
+            [(k, sort_key(v)) for k, v in sorted(ident["params"].items())],
+            str(ident.get("profile", "")), [(k, sort_key(v)) for k, v in sorted(ident["set"].items())],
             ident["seed"] if ident["seed"] is not None else -1)
 
 def _canon(v: Any) -> Any:

@@ -111,10 +111,10 @@ def test_parse_threshold_errors(text):
 
 # ----------------------------------------------------------------- hand-built stores (samples, versions)
 
-def _case(store, run, key, version, samples, variant="v", value=None):
+def _case(store, run, key, version, samples, variant="v", value=None, n=1):
     ident = {"key": key, "technique": "toy", "technique_version": version, "variant": variant, "fidelity": "execute",
              "profile": None, "profile_hash": None, "workload": None, "workload_hash": None,
-             "params": {"n": 1}, "seed": 0, "overrides": {}}
+             "params": {"n": n}, "seed": 0, "overrides": {}}
     med = value if value is not None else sorted(samples)[len(samples) // 2]
     store.add_outcome(ident, {"status": "ok", "metrics": [["wall_time", med, "s", "lower"]],
                               "samples": {"wall_time": samples}, "duration": 0.1}, run)
@@ -177,6 +177,21 @@ def test_nothing_in_common_is_an_error(tmp_path):
     # what keeps them apart is named (run 1's cases are of variant 'v', run 3's of 'other')
     with pytest.raises(CompareError, match=r"; apart on variant: run 1 v, run 3 other$"):
         compare_runs(path, ra, rc)
+
+
+def test_apart_values_are_listed_in_numeric_order(tmp_path):
+    # run 1 holds n = 9 and n = 10, run 2 n = 20: as text "10" sorted before "9"
+    path = tmp_path / "apart.sqlite"
+    with Store(path) as st:
+        ra = st.begin_run("a", plugins={})
+        for n in (10, 9):
+            _case(st, ra, f"ka{n}", "1.0", [1.0, 1.1], n=n)
+        st.finish_run(ra, "done", {"total": 2, "ok": 2})
+        rb = st.begin_run("b", plugins={})
+        _case(st, rb, "kb20", "1.0", [1.0, 1.1], n=20)
+        st.finish_run(rb, "done", {"total": 1, "ok": 1})
+    with pytest.raises(CompareError, match=r"; apart on params\.n: run 1 9, 10, run 2 20$"):
+        compare_runs(path, ra, rb)
 
 
 def test_run_b_from_a_second_store(tmp_path, suite_cli):

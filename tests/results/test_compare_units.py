@@ -236,7 +236,7 @@ def test_a_default_run_pairs_with_the_sweep_value_equal_to_its_profile(tmp_path)
     with pytest.raises(CompareError) as err:
         compare_runs(path, ra, rc, context=session_context())
     assert str(err.value).endswith(f"; apart on --set {lat}: run {ra} not set (the profile's own value), "
-                                   f"run {rc} 0.1 ms, 50 us")
+                                   f"run {rc} 50 us, 0.1 ms")  # by value, not as text
 
 
 def test_an_equal_override_on_another_profile_content_does_not_pair(tmp_path):
