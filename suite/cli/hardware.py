@@ -221,19 +221,30 @@ def _with_sets(prof: Profile, sets: tuple[str, ...]) -> Profile:
 
 def _mark_readers(data: dict[str, Any], name: str, profile_dirs: tuple[str, ...]) -> None:
     """``--unread``: each field of *data* gets ``read_by``, the installed techniques whose variants
-    read it when evaluated on profile *name* (model/simulate probes)."""
+    read it when evaluated on profile *name* (model/simulate probes at the defaults, and at each
+    other value of a parameter with choices: a field only ``algorithm=auto`` reads is read), and
+    ``read_with``: technique -> the parameter values that alone make it read the field."""
     from suite.cli.common import get_context
     from suite.hardware.tracking import covers
-    from suite.runner.fields import probe_fields_read
+    from suite.runner.fields import probe_choice_reads, probe_fields_read
 
     context = get_context(profile_dirs)
     readers: dict[str, set[str]] = {}
+    with_value: dict[str, dict[str, set[str]]] = {}  # technique -> "name=value" -> paths read
     for tech in context.techniques():
         reads, _problems = probe_fields_read(tech, context, profile=name)
         if reads:
             readers[tech.name] = set().union(*reads.values())
+            choices, _ = probe_choice_reads(tech, context, profile=name)
+            for (value, _v, _f), paths in choices.items():
+                with_value.setdefault(tech.name, {}).setdefault(value, set()).update(paths)
     for f in data["fields"]:
-        f["read_by"] = sorted(t for t, r in readers.items() if covers(r, f["path"]))
+        path = f["path"]
+        f["read_by"] = sorted(t for t, r in readers.items() if covers(r, path))
+        f["read_with"] = {t: sorted(v for v, r in values.items() if covers(r, path))
+                          for t, values in sorted(with_value.items())
+                          if t not in f["read_by"] and any(covers(r, path) for r in values.values())}
+        f["read_by"] = sorted([*f["read_by"], *f["read_with"]])
     data["probed_techniques"] = sorted(readers)
 
 
@@ -259,7 +270,9 @@ def _print_profile(prof: Profile, data: dict[str, Any], unread: bool) -> None:
     for f in data["fields"]:
         row = [escape(f["path"]), escape(f["display"]), escape(f["source"] or "-")]
         if unread:
-            row.append(escape(", ".join(f["read_by"])) if f["read_by"] else "[bold]nobody[/bold]")
+            with_ = f.get("read_with") or {}
+            named = [f"{t} (with {' or '.join(with_[t])})" if t in with_ else t for t in f["read_by"]]
+            row.append(escape(", ".join(named)) if named else "[bold]nobody[/bold]")
         t.add_row(*row)
     c.print(t)
     if data["derived"]:

@@ -11,6 +11,8 @@ every sweep (:mod:`suite.hardware.tracking`).
 
 from __future__ import annotations
 
+import warnings
+
 from typing import Any
 
 from suite.technique import ScenarioSpec, Technique
@@ -38,12 +40,12 @@ def probe_fields_read(tech: Technique, context: Any = None, profile: str | None 
     return _probe(tech, context, specs, timeout)
 
 
-def probe_choice_reads(tech: Technique, context: Any = None, timeout: float = 60.0
+def probe_choice_reads(tech: Technique, context: Any = None, timeout: float = 60.0, profile: str | None = None
                        ) -> tuple[dict[tuple[str, str, str], set[str]], list[str]]:
     """As :func:`probe_fields_read`, for the first variant at the first of :data:`FIDELITIES` it
     has, once per other value of each parameter with choices (a bool: its other value), the others
-    at their defaults: a field that only such a value reads (a library that only ``auto`` consults)
-    is absent from the default scenarios' reads.
+    at their defaults (on *profile* when given): a field that only such a value reads (a library
+    that only ``auto`` consults) is absent from the default scenarios' reads.
 
     Returns
     -------
@@ -57,7 +59,7 @@ def probe_choice_reads(tech: Technique, context: Any = None, timeout: float = 60
         return {}, []
     v = tech.variant_names[0]
     specs = [((f"{name}={value}", v, fid), f"{v} ({fid}, {name}={value})",
-              ScenarioSpec(v, fidelity=fid, params={name: value}))
+              ScenarioSpec(v, profile=profile, fidelity=fid, params={name: value}))
              for name, p in tech.parameters.items()
              for value in (p.choices or ((not p.default,) if p.type is bool and p.default is not None else ()))
              if value != p.default]
@@ -89,7 +91,10 @@ def _probe(tech: Technique, context: Any, specs: list[tuple[Any, str, ScenarioSp
     reads: dict[Any, set[str]] = {}
     if not cases:
         return reads, problems
-    for out in LocalExecutor().map_cases(cases, ExecOptions(jobs=1, timeout=timeout)):
+    with warnings.catch_warnings():  # a probe of a deprecated value the user never asked for warns nobody
+        warnings.simplefilter("ignore")
+        outs = list(LocalExecutor().map_cases(cases, ExecOptions(jobs=1, timeout=timeout)))
+    for out in outs:
         label, what = by_key[out["key"]]
         if out["status"] == "ok" and out.get("fields_read") is not None:
             reads[label] = {r for r in out["fields_read"] if r not in ("name", "kind") and not r.endswith(".name")}

@@ -116,9 +116,17 @@ def test_info_names_the_parameter_value_that_makes_a_field_read(suite_cli, tmp_p
 def test_hardware_show_marks_fields_nobody_reads(suite_cli):
     r = suite_cli(["hardware", "show", "titanx-cluster-10gbe", "--unread", "--format", "json"])
     assert r.exit_code == 0, r.output
-    rows = {f["path"]: f["read_by"] for f in json.loads(r.output[r.output.index("{"):])["fields"]}
+    fields = json.loads(r.output[r.output.index("{"):])["fields"]
+    rows = {f["path"]: f["read_by"] for f in fields}
     assert rows["device.tdp"] == []
     assert "poseidon" in rows["device.peak_flops.fp32"]
+    # a field only a parameter value reads counts as read, and says by which value: hetseq's default
+    # named ring never asks the device type, algorithm=auto does (as `suite info hetseq` lists it)
+    with_ = {f["path"]: f["read_with"] for f in fields}
+    assert "hetseq" in rows["device.type"] and with_["device.type"]["hetseq"] == ["algorithm=auto"]
+    assert with_["device.tdp"] == {}
+    r = suite_cli(["hardware", "show", "titanx-cluster-10gbe", "--unread"])
+    assert "hetseq (with algorithm=auto)" in " ".join(r.output.split()), r.output
 
 
 def test_unresolved_case_has_no_tracking_side_effects():
