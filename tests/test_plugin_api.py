@@ -178,3 +178,41 @@ def test_require_devices_declines_more_than_the_profile_has_in_one_line():
     assert api.require_devices(prof, 3, "gpus", have=3) is None  # the devices of one type of a mix
     with pytest.raises(api.Skip, match=r"^gpus=4 but profile 'two-nodes' has 3 devices$"):
         api.require_devices(prof, 4, "gpus", have=3)
+
+
+def test_resolve_scale_is_the_profile_s_count_capped_at_the_paper_s():
+    """Seven techniques filled an unset nodes / gpus / ranks / devices / dp the same way, each in
+    its own lines: one function now. Hand counts: a 4-node x 8-GPU profile and a paper of 32."""
+    from types import SimpleNamespace
+
+    four = SimpleNamespace(name="four-nodes", num_nodes=4, num_devices=32)
+    big = SimpleNamespace(name="big", num_nodes=64, num_devices=512)
+    assert api.resolve_scale({"nodes": None}, "nodes", four, 32, count="nodes") == 4
+    assert api.resolve_scale({}, "nodes", big, 32, count="nodes") == 32  # capped at the paper's
+    assert api.resolve_scale({}, "gpus", four, 16) == 16  # count="devices": 32 devices, cap 16
+    assert api.resolve_scale({}, "nodes", None, 32, count="nodes") == 32  # no profile: the paper's
+    assert api.resolve_scale({"nodes": 40}, "nodes", four, 32) == 40  # set: as it is, even past both
+    # square: 32 devices, cap 8 -> 8 -> 2 x 2 = 4; cap 16 -> 16 (4 x 4); a 3-device profile -> 1
+    assert api.resolve_scale({}, "gpus", four, 8, square=True) == 4
+    assert api.resolve_scale({}, "gpus", four, 16, square=True) == 16
+    assert api.resolve_scale({}, "gpus", SimpleNamespace(num_nodes=1, num_devices=3), 4, square=True) == 1
+    assert api.resolve_scale({}, "gpus", None, 4, square=True) == 4  # no profile: the paper's, not rounded
+    # divides: at most 4 of 32 devices, dividing 6 virtual nodes -> 3; dividing 16 -> 4; 0: any (4); 7 -> 1
+    assert [api.resolve_scale({}, "devices", four, 4, divides=v) for v in (6, 16, 0, 7)] == [3, 4, 4, 1]
+    # a count of another unit: 3 ranks on each of 4 nodes = 12 (cap 63); on 64 nodes, the cap 63
+    assert api.resolve_scale({}, "ranks", four, 63, count=lambda p: p.num_nodes * 3) == 12
+    assert api.resolve_scale({}, "ranks", big, 63, count=lambda p: p.num_nodes * 3) == 63
+    # replicas of a tp 8 x pp 2 plan: 32 GPUs hold 2 (cap 4); 8 GPUs hold none: at least 1
+    assert api.resolve_scale({}, "dp", four, 4, count=lambda p: p.num_devices // 16) == 2
+    assert api.resolve_scale({}, "dp", SimpleNamespace(num_devices=8), 4, count=lambda p: p.num_devices // 16) == 1
+
+    def unread(p):
+        raise AssertionError("count read for a set parameter")
+
+    assert api.resolve_scale({"dp": 3}, "dp", four, 4, count=unread) == 3
+    with pytest.raises(ValueError, match=r"^resolve_scale\('nodes'\): cap: expected an int >= 1, got 0$"):
+        api.resolve_scale({}, "nodes", four, 0)
+    with pytest.raises(ValueError, match=r"count: expected one of \('nodes', 'devices'\) or a callable, got 'gpus'$"):
+        api.resolve_scale({}, "gpus", four, 4, count="gpus")
+    with pytest.raises(ValueError, match=r"expected square or divides, got both$"):
+        api.resolve_scale({}, "gpus", four, 4, square=True, divides=4)

@@ -4,8 +4,9 @@ and :class:`Skip`.
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -209,6 +210,76 @@ def require_devices(profile: "Profile", n: int, what: str = "workers", have: int
     have = profile.num_devices if have is None else have
     if n > have:
         raise Skip(f"{what}={n} but profile {profile.name!r} has {have} devices")
+
+
+#: what :func:`resolve_scale` counts in a profile by name (a callable counts anything else)
+SCALE_COUNTS = ("nodes", "devices")
+
+
+def resolve_scale(params: Mapping[str, Any], name: str, profile: "Profile | None", cap: int, *,
+                  count: "str | Callable[[Profile], int]" = "devices", square: bool = False,
+                  divides: int | None = None) -> int:
+    """The scale a case runs at: its ``params[name]`` when set, else as much of the profile as the
+    paper ran, at most.
+
+    A technique whose scale parameter (nodes, GPUs, ranks, devices, data-parallel replicas) is
+    left unset (None) runs on the profile's own count, capped at the paper's default, so a small
+    profile runs at its size and a large one at the paper's.
+
+    Parameters
+    ----------
+    params : Mapping[str, Any]
+        The scenario's parameters; ``params[name]`` None or absent is unset.
+    name : str
+        The scale parameter (``"nodes"``, ``"gpus"``, ``"dp"``, ...).
+    profile : Profile or None
+        The scenario's hardware profile; None (no profile read) gives *cap*.
+    cap : int
+        The paper's default, in the parameter's unit (>= 1); returned as it is without a profile.
+    count : "nodes", "devices" or callable
+        What of the profile the parameter counts: ``profile.num_nodes`` (a cluster's nodes, any
+        other profile 1), ``profile.num_devices`` (nodes x devices per node), or
+        ``count(profile) -> int`` for any other unit (ranks on every node, replicas of a
+        ``tp x pp`` plan, devices of one type); called only when the parameter is unset.
+    square : bool
+        Round down to a perfect square (a ``sqrt(P) x sqrt(P)`` process grid).
+    divides : int, optional
+        Round down to a divisor of *divides* (1 divides any; every count divides 0).
+
+    Returns
+    -------
+    int
+        ``int(params[name])`` when set (not checked: the declared ``Param`` range checks it);
+        else *cap* without a profile; else ``min(cap, count)``, at least 1, rounded down as asked
+        (4 nodes and a cap of 32: 4; 64 nodes: 32; 8 devices, a cap of 8 and ``square``: 4).
+
+    Raises
+    ------
+    ValueError
+        *cap* < 1, *count* not one of :data:`SCALE_COUNTS` or a callable, or both *square* and
+        *divides* given (one line naming the argument).
+    """
+    if params.get(name) is not None:
+        return int(params[name])
+    if cap < 1:
+        raise ValueError(f"resolve_scale({name!r}): cap: expected an int >= 1, got {cap!r}")
+    if square and divides is not None:
+        raise ValueError(f"resolve_scale({name!r}): expected square or divides, got both")
+    if profile is None:
+        return cap
+    if callable(count):
+        have = count(profile)
+    elif count in SCALE_COUNTS:
+        have = profile.num_nodes if count == "nodes" else profile.num_devices
+    else:
+        raise ValueError(f"resolve_scale({name!r}): count: expected one of {SCALE_COUNTS} or a callable, "
+                         f"got {count!r}")
+    n = max(1, min(cap, int(have)))
+    if square:
+        return math.isqrt(n) ** 2
+    if divides is not None:
+        return next(d for d in range(n, 0, -1) if divides % d == 0)
+    return n
 
 
 # --------------------------------------------------------------------------- scenarios
