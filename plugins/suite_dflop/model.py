@@ -858,11 +858,11 @@ def evaluate(scenario):
 
 def nodes_of(params, profile) -> int:
     """``params['nodes']``, or when it is None (unset) the profile's nodes at most the claim's 8
-    (:data:`suite_dflop.technique.CLAIM_NODES`)."""
+    (:data:`suite_dflop.technique.CLAIM_NODES`; 8 without a profile: :func:`suite.api.resolve_scale`)."""
+    from suite.api import resolve_scale
     from suite_dflop.technique import CLAIM_NODES
 
-    n = params.get("nodes")
-    return min(CLAIM_NODES, profile.num_nodes) if n is None else int(n)
+    return resolve_scale(params, "nodes", profile, CLAIM_NODES, count="nodes")
 
 
 def _result(st: StepTime, plan: Plan, s, info: dict, hw: Hardware, batch: int, gpus: int, mix: str):

@@ -81,7 +81,7 @@ from suite.api import (Group, ParameterError, Result, TransformerSpec, collectiv
 from suite_dhelix.constants import SIGMA
 
 __all__ = ["SIGMA", "hardware", "STATE_BYTES_FIXED", "STATE_BYTES_SHARDED", "GRAD_BYTES", "Op", "layer_ops", "pair_time",
-           "pair_dp", "serial_time", "intra_time", "fold", "tp_group", "Plan", "plan_of", "default_dp", "evaluate",
+           "pair_dp", "serial_time", "intra_time", "fold", "tp_group", "Plan", "plan_of", "dp_of", "evaluate",
            "iteration", "rebuilt_table"]
 
 #: Model-state bytes per parameter, Megatron-LM's distributed optimizer with bf16 parameters and
@@ -269,12 +269,17 @@ class Plan:
 PAPER_DP = 4
 
 
-def default_dp(tp: int, pp: int, mbs: int, gbs: int, profile) -> int:
-    """``dp`` left unset: the most replicas of the ``tp x pp`` plan that *profile*'s devices hold, at
-    most :data:`PAPER_DP`, whose ``mbs x dp`` divides *gbs*; 1 when none fits (the plan is then
-    declined by :func:`plan_of` for want of GPUs)."""
-    cap = min(PAPER_DP, profile.num_devices // (tp * pp))
-    return next((dp for dp in range(cap, 1, -1) if gbs % (mbs * dp) == 0), 1)
+def dp_of(params, profile) -> int:
+    """``params['dp']``, or when it is None (unset) the most replicas of the ``tp x pp`` plan that
+    *profile*'s devices hold, at most :data:`PAPER_DP`, whose ``mbs x dp`` divides ``gbs``; 1 when
+    none fits (the plan is then declined by :func:`plan_of` for want of GPUs);
+    :data:`PAPER_DP` without a profile (:func:`suite.api.resolve_scale`). ``mbs x dp`` divides
+    ``gbs`` when ``dp`` divides ``gbs / mbs``; none does when ``mbs`` does not divide ``gbs``."""
+    from suite.api import resolve_scale
+
+    tp, pp, mbs, gbs = (int(params[k]) for k in ("tp", "pp", "mbs", "gbs"))
+    return resolve_scale(params, "dp", profile, PAPER_DP, count=lambda prof: prof.num_devices // (tp * pp),
+                         divides=gbs // mbs if gbs % mbs == 0 else 1)
 
 
 def plan_of(params, table, profile, folded: bool = True) -> Plan:
@@ -285,10 +290,10 @@ def plan_of(params, table, profile, folded: bool = True) -> Plan:
 
     Raises ParameterError for a plan the workload cannot take, and Skip (``require_devices``) for
     one needing more GPUs (``tp x pp x dp``) than the profile has: the scenario is declined, as
-    other techniques decline it. ``dp`` None (unset) is :func:`default_dp`."""
+    other techniques decline it. ``dp`` None (unset) is :func:`dp_of`'s."""
     tp, pp = int(params["tp"]), int(params["pp"])
     mbs, seq, gbs = int(params["mbs"]), int(params["seq"]), int(params["gbs"])
-    dp = default_dp(tp, pp, mbs, gbs, profile) if params.get("dp") is None else int(params["dp"])
+    dp = dp_of(params, profile)
     spec = table.spec
     heads, layers = int(spec["heads"]), int(spec["layers"])
     name = table.name.split("@")[0]

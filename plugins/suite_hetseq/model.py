@@ -389,12 +389,11 @@ PAPER_NODES = 4
 
 def nodes_of(params, profile) -> int:
     """``params['nodes']``, or when it is None (unset) the profile's nodes (a device or node
-    profile: 1), at most :data:`PAPER_NODES`; :data:`PAPER_NODES` without a profile."""
-    if params.get("nodes") is not None:
-        return int(params["nodes"])
-    if profile is None:
-        return PAPER_NODES
-    return min(PAPER_NODES, profile.num_nodes)
+    profile: 1), at most :data:`PAPER_NODES`; :data:`PAPER_NODES` without a profile
+    (:func:`suite.api.resolve_scale`)."""
+    from suite.api import resolve_scale
+
+    return resolve_scale(params, "nodes", profile, PAPER_NODES, count="nodes")
 
 
 def evaluate(scenario):

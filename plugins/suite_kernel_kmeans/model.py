@@ -499,12 +499,11 @@ PAPER_GPUS = 4
 
 def gpus_of(params, profile) -> int:
     """``params['gpus']``, or when it is None (unset) the largest square (1.5d / 2d need one) of at
-    most :data:`PAPER_GPUS` and the profile's devices; :data:`PAPER_GPUS` without a profile."""
-    if params.get("gpus") is not None:
-        return int(params["gpus"])
-    if profile is None:
-        return PAPER_GPUS
-    return math.isqrt(max(1, min(PAPER_GPUS, profile.num_devices))) ** 2
+    most :data:`PAPER_GPUS` and the profile's devices; :data:`PAPER_GPUS` without a profile
+    (:func:`suite.api.resolve_scale`)."""
+    from suite.api import resolve_scale
+
+    return resolve_scale(params, "gpus", profile, PAPER_GPUS, count="devices", square=True)
 
 
 def evaluate(scenario) -> "Result":

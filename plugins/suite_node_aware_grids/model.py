@@ -86,12 +86,13 @@ PAPER_RANKS = 64
 def ranks_of(params, profile) -> int:
     """``params['ranks']``, or when it is None (unset) ``ranks_per_node`` on every node of *profile*
     (a cluster's nodes; a node profile: 1), at most the whole nodes of :data:`PAPER_RANKS` ranks (64
-    at 16 per node, 63 at 3: a count ``ranks_per_node`` divides); that many without a profile."""
-    if params.get("ranks") is not None:
-        return int(params["ranks"])
+    at 16 per node, 63 at 3: a count ``ranks_per_node`` divides); that many without a profile
+    (:func:`suite.api.resolve_scale`)."""
+    from suite.api import resolve_scale
+
     ppn = int(params["ranks_per_node"])
-    paper = PAPER_RANKS // ppn * ppn or ppn
-    return paper if profile is None else min(paper, profile.num_nodes * ppn)
+    return resolve_scale(params, "ranks", profile, PAPER_RANKS // ppn * ppn or ppn,
+                         count=lambda prof: prof.num_nodes * ppn)
 
 #: Fraction of a node's memory the tensors may use, shared by its ranks: CTF sets its memory cap
 #: to 0.75 / ppn with ``CTF_PPN`` ranks per node (CTF documentation and source, secondary source).

@@ -176,9 +176,9 @@ def _sizes(prm) -> tuple[int, int, int]:
     """
     from suite.api import Skip
 
-    from suite_poseidon.model import PAPER_NODES
+    from suite_poseidon.model import nodes_of
 
-    p = PAPER_NODES if prm.get("nodes") is None else int(prm["nodes"])  # no profile is read: the paper's
+    p = nodes_of(prm, None)  # no profile is read: unset is the paper's 16
     k = int(prm["batch_per_node"])
     s = p if prm.get("servers") is None else int(prm["servers"])
     if p > MAX_WORKERS:

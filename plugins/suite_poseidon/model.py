@@ -70,7 +70,7 @@ __all__ = [
     "iteration_model",
     "speedup",
     "PAPER_NODES",
-    "default_nodes",
+    "workers_of",
     "nodes_of",
     "resolve_nodes",
     "evaluate",
@@ -456,23 +456,21 @@ def speedup(layers: Sequence, variant: str, nodes: int, batch: int, servers: int
 PAPER_NODES = 16
 
 
-def default_nodes(profile) -> int:
-    """The ``nodes`` a case that leaves it unset runs on: the profile's single-GPU workers (a
-    cluster's nodes; a node or device profile with a network level, its devices; one without, 1),
-    at most :data:`PAPER_NODES`; :data:`PAPER_NODES` without a profile."""
-    if profile is None:
-        return PAPER_NODES
+def workers_of(profile) -> int:
+    """The single-GPU workers of *profile*, as the paper's machines are: a cluster's nodes; a node
+    or device profile with a network level, its devices; one without, 1."""
     if profile.kind == "cluster":
-        have = profile.num_nodes
-    else:
-        have = profile.num_devices if profile.network else 1
-    return min(PAPER_NODES, have)
+        return profile.num_nodes
+    return profile.num_devices if profile.network else 1
 
 
 def nodes_of(params, profile) -> int:
-    """``params['nodes']``, or :func:`default_nodes` of *profile* when it is None (unset)."""
-    n = params.get("nodes")
-    return default_nodes(profile) if n is None else int(n)
+    """``params['nodes']``, or when it is None (unset) the ``nodes`` a case runs on: the profile's
+    :func:`workers_of`, at most :data:`PAPER_NODES`; :data:`PAPER_NODES` without a profile
+    (:func:`suite.api.resolve_scale`)."""
+    from suite.api import resolve_scale
+
+    return resolve_scale(params, "nodes", profile, PAPER_NODES, count=workers_of)
 
 
 def resolve_nodes(profile, nodes: int) -> None:

@@ -693,13 +693,11 @@ PAPER_DEVICES = 4
 def devices_of(params, profile) -> int:
     """``params['devices']``, or when it is None (unset) the most devices of *profile*'s first type,
     at most :data:`PAPER_DEVICES`, that divide ``virtual_nodes`` (1 divides any);
-    :data:`PAPER_DEVICES` without a profile."""
-    if params.get("devices") is not None:
-        return int(params["devices"])
-    if profile is None:
-        return PAPER_DEVICES
-    cap, v = min(PAPER_DEVICES, device_slots(profile)[0].count), int(params["virtual_nodes"])
-    return next(d for d in range(max(1, cap), 0, -1) if v % d == 0)
+    :data:`PAPER_DEVICES` without a profile (:func:`suite.api.resolve_scale`)."""
+    from suite.api import resolve_scale
+
+    return resolve_scale(params, "devices", profile, PAPER_DEVICES, count=lambda prof: device_slots(prof)[0].count,
+                         divides=int(params["virtual_nodes"]))
 
 
 def _plan_artifact(sm: StepModel, slots: Sequence[DeviceSlot], eff, ref) -> dict:
