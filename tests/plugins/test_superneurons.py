@@ -3,7 +3,10 @@ the baseline's gradients, the paper's invariants under hypothesis, and the confo
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import math
+import re
 
 import numpy as np
 import pytest
@@ -179,6 +182,7 @@ def test_2500_residual_units_read_literally_cannot_fit_12_gb():
     assert block == "bottleneck" and units == (6, 32, 2456, 6) and sum(units) == 2500
     params = session_context().workload("resnet-7502").params
     assert 2 * 4 * params > 12 * 2**30
+    assert f"need {2 * 4 * params / 2**30:.1f} GiB" in claim.assumptions[0].note  # the declared reading's side
     assert [n.variants for n in claim.nulls] == [{"liveness+offload+recompute": "liveness"}]
 
 
@@ -422,6 +426,13 @@ def test_alexnet_walkthrough_liveness_rule_and_layout():
     base = claims["alexnet-b200-baseline"]
     assert base.expect.check(peak("baseline").peak) and peak("baseline").peak / MB == pytest.approx(2040.18, abs=0.01)
     assert not base.expect.check(peak("baseline", inplace=False).peak)
+    # the declared flips (the in-place assumption of each walkthrough claim) are these figures, on these sides
+    (live_flip,), (base_flip,) = c.assumptions, base.assumptions
+    assert not c.expect.check(peak("liveness").peak)  # in place: 1184 MiB, under the band's 1191.5
+    assert live_flip.flip_at.endswith(f": {inside / MB:.0f} MiB, inside")
+    assert live_flip.note.endswith(f"last-use rule: {peak('liveness', inplace=False).peak / MB:.0f} MiB, unchanged")
+    outside = peak("baseline", inplace=False).peak
+    assert base_flip.flip_at == f"not in place ({outside / MB:.0f} MiB > {base.expect.band()[1] / MB:.0f})"
 
 
 def _depth(policy, capacity):
@@ -431,17 +442,12 @@ def _depth(policy, capacity):
     return model._depth(n3)
 
 
-def test_table4_baseline_depth_flips_with_the_capacity_where_declared():
+def test_table4_baseline_depth_at_12e9_and_12_gib():
     """Caffe (148 +- 20%: up to 177.6) and Torch (152 +- 20%: up to 182.4) run our `baseline`; at
-    12e9 B it reaches 176; one 3-layer step more (179) from 12.11e9 B fails Caffe, 185 from
-    12.33e9 B fails Torch, and 12 GiB gives 197 (both fail). The declared flips are these."""
-    from suite_superneurons.technique import _CAP_FLIPS
-
+    12e9 B it reaches 176 and 12 GiB gives 197 (both fail; the capacity flips between:
+    test_capacity_flips_the_verdict_where_declared)."""
     assert _depth("baseline", 12e9) == 176
-    assert _depth("baseline", 12.10e9) == 176 and _depth("baseline", 12.12e9) == 179
-    assert _depth("baseline", 12.33e9) == 182 and _depth("baseline", 12.34e9) == 185
     assert _depth("baseline", 12 * 2**30) == 197
-    assert _CAP_FLIPS["table4-caffe-depth"][0] == 12.11e9 and _CAP_FLIPS["table4-torch-depth"][0] == 12.33e9
     claims = {c.id: c for c in TECHNIQUE.claims}
     assert claims["table4-caffe-depth"].expect.band()[1] == pytest.approx(177.6)
     mapping, capacity = claims["table4-caffe-depth"].assumptions
@@ -456,7 +462,6 @@ def test_table5_reason_is_true_of_every_row_it_is_attached_to():
     inside (VGG16 +7%, InceptionV4 +9%) do not carry it."""
     from suite.testing import resolve_case
     from suite_superneurons import model
-    from suite_superneurons.technique import _CAP_FLIPS
 
     paper = {"alexnet": 1792, "vgg16": 224, "inceptionv4": 240, "resnet50": 384, "resnet101": 256, "resnet152": 176}
     with_reason = set()
@@ -470,8 +475,6 @@ def test_table5_reason_is_true_of_every_row_it_is_attached_to():
             with_reason.add(c.id)
             assert c.reason_class == "setup unknown" and "22-40%" in c.reason and "every" not in c.reason
             assert 1.215 <= over < 1.405 and f"+{round(100 * (over - 1))}%" in c.reason
-            flip = _CAP_FLIPS[c.id][0]
-            assert c.expect.check(model.max_batch(table, flip * 0.999, c.scenario.variant, 1, 8192, tensor_cache=False))
         else:
             assert over < 1.1
     assert with_reason == {f"table5-{n}-max-batch" for n in ("alexnet", "resnet50", "resnet101", "resnet152")}
@@ -479,10 +482,7 @@ def test_table5_reason_is_true_of_every_row_it_is_attached_to():
 
 def test_deeper_than_tensorflow_misses_on_our_superneurons_depth_not_the_baseline():
     """Audit 11b A4/A12: our TensorFlow depth (629) is inside 592 +- 20%, and 1589 / 592 = 2.68 is still under
-    the gain band's 2.795: the miss is our SuperNeurons depth (missing mechanism, was baseline not modelled).
-    resnet2500's verdict flips with the reading of '2500 residual units' (depth 2500 fits), not the input size."""
-    import dataclasses
-
+    the gain band's 2.795: the miss is our SuperNeurons depth (missing mechanism, was baseline not modelled)."""
     from suite.testing import resolve_case
     from suite_superneurons.technique import TECHNIQUE
 
@@ -492,7 +492,79 @@ def test_deeper_than_tensorflow_misses_on_our_superneurons_depth_not_the_baselin
     sn, tf = res["superneurons"]["max_depth"], res["tensorflow"]["max_depth"]
     assert (sn, tf) == (1589.0, 629.0) and claims["table4-tensorflow-depth"].expect.check(tf)
     assert not c.expect.check(sn / 592) and c.reason_class == "missing mechanism"
-    r = claims["resnet2500-batch1-fits"]
-    assert r.reason_class == "source imprecise" and r.assumptions[0].flip_at == "depth 2500 (833 units)"
-    alt = dataclasses.replace(r.scenario, workload="resnet-2500")
-    assert TECHNIQUE.evaluate(resolve_case(TECHNIQUE, alt).scenario)["fits"] == 1.0
+
+
+# ------------------------------------------------ every declared flip, just on each side of its value
+
+
+def _claim(cid):
+    return {c.id: c for c in TECHNIQUE.claims}[cid]
+
+
+def _judged(claim, variant=None, memory=None):
+    """(inside the band?, our value) of *claim*'s scenario evaluated with another variant or device memory (B):
+    the claim's own search at that setting."""
+    from suite.testing import resolve_case
+
+    spec = dataclasses.replace(claim.scenario, variant=variant) if variant else claim.scenario
+    s = resolve_case(TECHNIQUE, spec).scenario
+    if memory is not None:
+        s = dataclasses.replace(s, profile=s.profile.with_overrides({"device.memory": memory}))
+    v = TECHNIQUE.evaluate(s)[claim.metric]
+    return claim.expect.check(v), v
+
+
+_CAPACITY = "memory the model may fill (the K40's '12 GB' read as 12e9 B, none reserved)"
+
+
+@pytest.mark.parametrize("cid", [c.id for c in TECHNIQUE.claims if any(a.name == _CAPACITY for a in c.assumptions)])
+def test_capacity_flips_the_verdict_where_declared(cid):
+    """Each declared capacity flip (flip_at, 4 significant figures) read through the device memory of the
+    claim's own scenario: half a unit of its last digit below and above, the verdicts differ, the side its
+    note names ('below it' / 'above it', inside or not) is as it says, with the value it quotes ('ours is
+    1535'). Bisected (2026-12-05): 11.626e9 (SuperNeurons), 13.293e9 (TensorFlow; and 9.5428e9), 11.157e9
+    (MXNet), 12.1105e9 (Caffe), 12.334e9 (Torch), 11.812e9, 13.179e9, 10.290e9, 10.587e9, 11.098e9 (Table 5
+    AlexNet, InceptionV4, ResNet-50/101/152): each the declared value rounded."""
+    claim = _claim(cid)
+    (a,) = [a for a in claim.assumptions if a.name == _CAPACITY]
+    at = float(a.flip_at.removesuffix(" B"))
+    half = 0.5 * 10.0 ** (math.floor(math.log10(at)) - 3)
+    below, above = _judged(claim, memory=at - half), _judged(claim, memory=at + half)
+    assert below[0] != above[0], (below, above)
+    side, clause = re.search(r"(below|above) it (ours [^;(]*)", a.note).groups()
+    named = below if side == "below" else above
+    assert named[0] == ("inside" in clause or "enters" in clause), (clause, named)
+    quoted = re.match(r"ours is (\d+)", clause)
+    assert quoted is None or named[1] == int(quoted.group(1))
+    low = re.search(r"below ([\d.]+)e9 B, (\d+) <", a.note)  # TensorFlow's second flip, 3 figures
+    if low:
+        lo_at = float(low.group(1)) * 1e9
+        assert _judged(claim, memory=lo_at - 0.005e9) == (False, int(low.group(2)))
+        assert _judged(claim, memory=lo_at + 0.005e9)[0]
+
+
+@pytest.mark.parametrize("cid", ["table4-tensorflow-depth", "table4-caffe-depth", "table4-torch-depth"])
+def test_framework_policy_flips_the_verdict_where_declared(cid):
+    """The framework's policy, our reading: the claim is inside its band with the declared policy and
+    outside with each one its flip_at names, at the depth it quotes ('baseline 176')."""
+    claim = _claim(cid)
+    (a,) = [a for a in claim.assumptions if a.name == "the policy the framework runs"]
+    assert a.value.endswith(f"= {claim.scenario.variant}") and _judged(claim)[0]
+    named = re.findall(r"([a-z+-]+) \(?(\d+)\)?", a.flip_at)
+    assert named and all(_judged(claim, variant=p) == (False, int(d)) for p, d in named)
+
+
+def test_resnet_2500_reading_flips_the_verdict_where_declared():
+    """'ResNet with 2500 residual units': read literally (the claim's scenario, depth 7502) it cannot fit
+    (test_2500_residual_units_read_literally_cannot_fit_12_gb: 20.7 GiB of weights and gradients); the
+    declared other reading, depth 2500 (833 bottleneck units), fits at batch 1 with a peak of 8.52 GiB."""
+    from suite.testing import resolve_case
+    from suite.workloads.architectures import resnet_stages
+
+    claim = _claim("resnet2500-batch1-fits")
+    (a,) = claim.assumptions
+    depth, units = (int(x) for x in re.fullmatch(r"depth (\d+) \((\d+) units\)", a.flip_at).groups())
+    assert sum(resnet_stages(depth)[1]) == units and claim.reason_class == "source imprecise"
+    other = resolve_case(TECHNIQUE, dataclasses.replace(claim.scenario, workload=f"resnet-{depth}")).scenario
+    r = TECHNIQUE.evaluate(other)
+    assert claim.expect.check(r["fits"]) and f"fits at {r['peak_memory'] / 2**30:.2f} GiB" in a.note
