@@ -16,10 +16,9 @@ def plot_systems(rows: Iterable[Any], out_dir: str | Path) -> list[Path]:
     :class:`suite.validate_collectives.CollectiveRow`): bus bandwidth against message size,
     measured as markers (hollow: calibration rows), predicted as a line, one colour per placement
     (nodes x GPUs and source figure). Returns the paths written."""
-    import matplotlib
+    from suite.report.plots import _plt
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _plt()
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

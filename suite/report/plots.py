@@ -30,6 +30,7 @@ import base64
 import io
 import math
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -106,6 +107,14 @@ def render(fig: MplFigure) -> str:
 
 
 def _plt() -> Any:
+    """matplotlib's pyplot on the Agg backend. In a sandbox (``$SUITE_CACHE_DIR`` set) and with no
+    ``$MPLCONFIGDIR`` of the user's, matplotlib keeps its font cache and config under
+    ``$SUITE_CACHE_DIR/matplotlib``, not under ``~`` (docs/profiles.md: such a sandbox writes
+    nothing under ``~``)."""
+    import os
+
+    if "matplotlib" not in sys.modules and os.environ.get("SUITE_CACHE_DIR") and not os.environ.get("MPLCONFIGDIR"):
+        os.environ["MPLCONFIGDIR"] = os.path.join(os.environ["SUITE_CACHE_DIR"], "matplotlib")
     import matplotlib
 
     matplotlib.use("Agg", force=True)

@@ -558,3 +558,19 @@ def test_head_to_head_shares_a_metric_only_in_one_unit(tmp_path):
     wide = load(path, run=r, wide=True)
     assert plots.shared_metrics(wide, ["a", "b"], wide.attrs["directions"]) == ["time"]
     assert wide.attrs["units"]["time"] == "s" and wide["time"].tolist() == pytest.approx([0.1547, 0.05156])
+
+
+def test_a_sandboxed_report_keeps_matplotlib_s_cache_out_of_home(tmp_path):
+    """docs/profiles.md: a sandbox that sets SUITE_CACHE_DIR (and the store and config) writes nothing
+    under ~; `suite report` wrote ~/.cache/matplotlib/fontlist-*.json and ~/.config/matplotlib."""
+    import os
+    import subprocess
+    import sys
+
+    home, cache = tmp_path / "home", tmp_path / "cache"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("MPLCONFIGDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME")}
+    env.update(HOME=str(home), SUITE_CACHE_DIR=str(cache))
+    code = "from suite.report.plots import _plt; _plt().figure()"
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True)
+    assert list(home.rglob("*")) == [] and (cache / "matplotlib").is_dir()
