@@ -55,7 +55,9 @@ def _ratio_claim(expect, nulls=(), measured=False):
                  derive=lambda r: r["base"]["t"] / r["fast"]["t"], nulls=tuple(nulls), measured=measured)
 
 
-NULLS = (Null("no gain", value=1.0), Null("base for fast", variants={"fast": "base"}))
+NULLS = (Null("no gain", value=1.0), Null("other for fast", variants={"fast": "other"}))
+#: the baseline in the technique's place: null:fast runs base's scenario, so the ratio is 1 by construction
+SELF = (Null("no gain", value=1.0), Null("base for fast", variants={"fast": "base"}))
 
 
 def test_reproduced_needs_every_null_outside():
@@ -68,10 +70,39 @@ def test_reproduced_needs_every_null_outside():
 
 def test_the_baseline_against_itself_is_not_a_null():
     # the variant null puts base in fast's place: 4 / 4 = 1.0 exactly, outside every gain band by construction
-    c = _ratio_claim(Gain(2.0), NULLS)
+    c = _ratio_claim(Gain(2.0), SELF)
     o = _judge(c, {"base": _res(4.0), "fast": _res(2.0), "null:base": _res(4.0), "null:fast": _res(4.0)},
                c.nulls)
     assert [n.value for n in o.nulls] == [1.0, 1.0] and o.verdict == REPRODUCED_NO_NULL
+
+
+def test_the_baseline_against_itself_is_no_evidence_under_any_band():
+    """The rule is about the null, not the band: under Between / Approx the baseline in the
+    technique's place gives exactly 1.0 too, outside [1.12, 1.4] whatever the model computes, so it
+    could never have landed (dhelix's 'megatron (no co-execution)' on its 12-40% claims)."""
+    c = _ratio_claim(Between(1.12, 1.4), SELF[1:])
+    o = _judge(c, {"base": _res(1.225), "fast": _res(1.0), "null:base": _res(1.225), "null:fast": _res(1.225)},
+               c.nulls)
+    assert o.nulls[0].value == 1.0 and o.nulls[0].inside is False and o.verdict == REPRODUCED_NO_NULL
+    # another variant in fast's place could have landed anywhere: evidence
+    c = _ratio_claim(Between(1.12, 1.4), NULLS[1:])
+    o = _judge(c, {"base": _res(1.225), "fast": _res(1.0), "null:base": _res(1.225), "null:fast": _res(1.2)},
+               c.nulls)
+    assert o.nulls[0].inside is False and o.verdict == REPRODUCED
+
+
+def test_compares_with_itself_needs_every_changed_case_on_a_scenario_the_claim_runs():
+    specs = {"base": ScenarioSpec("base"), "fast": ScenarioSpec("fast")}
+    assert Null("b", variants={"fast": "base"}).compares_with_itself(specs)
+    assert not Null("o", variants={"fast": "other"}).compares_with_itself(specs)
+    # kernel-kmeans' weak scaling: 1.5D at 4 and at 256 GPUs; 1D in 1.5D's place runs new scenarios
+    scaling = {"small": ScenarioSpec("1.5d", params={"gpus": 4}), "big": ScenarioSpec("1.5d", params={"gpus": 256}),
+               "one": ScenarioSpec("1d", params={"gpus": 4})}
+    assert not Null("1d", variants={"1.5d": "1d"}).compares_with_itself(scaling)
+    assert not Null("n", value=1.0).compares_with_itself(specs)
+    # pfeddst against the best of three baselines: fedavg in its place still meets local-only and random
+    best = {v: ScenarioSpec(v) for v in ("pfeddst", "local-only", "fedavg", "random-peers")}
+    assert not Null("f", variants={"pfeddst": "fedavg"}).compares_with_itself(best)
 
 
 def test_a_null_inside_makes_it_not_discriminating():
@@ -80,7 +111,7 @@ def test_a_null_inside_makes_it_not_discriminating():
     o = _judge(c, {"base": _res(4.0), "fast": _res(2.0), "null:base": _res(4.0), "null:fast": _res(2.1)},
                c.nulls)
     assert o.nulls[1].value == pytest.approx(4.0 / 2.1)
-    assert o.verdict == NOT_DISCRIMINATING and o.reason == "null inside the band: base for fast"
+    assert o.verdict == NOT_DISCRIMINATING and o.reason == "null inside the band: other for fast"
 
 
 def test_outside_is_not_reproduced_whatever_the_nulls():
@@ -94,7 +125,7 @@ def test_a_failed_null_case_is_an_error_not_a_reproduction():
     res = {"base": _res(4.0), "fast": _res(2.0), "null:base": _res(4.0)}
     status = {**{k: ("ok", None) for k in res}, "null:fast": ("failed", "boom")}
     o = _judge(c, res, c.nulls, status=status)
-    assert o.verdict == ERROR and o.reason == "null 'base for fast': null case 'fast' failed: boom"
+    assert o.verdict == ERROR and o.reason == "null 'other for fast': null case 'fast' failed: boom"
 
 
 def _np_ratio(r):
@@ -162,7 +193,7 @@ def test_ordering_ties_fail_and_the_margin_counts():
     c = Claim("o", "a faster than b", "abstract", True, Ordered(("a", "b"), margin=0.02),
               cases={"a": ScenarioSpec("a"), "b": ScenarioSpec("b")},
               derive=lambda r: {k: v["t"] for k, v in r.items()},
-              nulls=(Null("b for a", variants={"a": "b"}),))
+              nulls=(Null("c for a", variants={"a": "c"}),))
     tie = _judge(c, {"a": _res(1.0), "b": _res(1.0), "null:a": _res(1.0), "null:b": _res(1.0)}, c.nulls)
     assert tie.verdict == NOT_REPRODUCED
     ok = _judge(c, {"a": _res(1.0), "b": _res(1.03), "null:a": _res(1.02), "null:b": _res(1.03)}, c.nulls)
@@ -238,7 +269,7 @@ def test_a_margin_over_a_baseline_near_the_ceiling_is_a_claim_defect():
     c = Claim("o", "ours more accurate than local", "abstract", True, Ordered(("ours", "local"), 0.02, lower=False),
               cases={"ours": ScenarioSpec("a"), "local": ScenarioSpec("b")},
               derive=lambda r: {k: v["t"] for k, v in r.items()}, domain=(0.0, 1.0),
-              nulls=(Null("local for ours", variants={"a": "b"}),))
+              nulls=(Null("other for ours", variants={"a": "c"}),))
     o = _judge(c, {"ours": _res(0.97), "local": _res(0.9845), "null:ours": _res(0.9845), "null:local": _res(0.9845)},
                c.nulls)
     assert o.verdict == CLAIM_DEFECT and "above 1.004" in o.reason

@@ -412,6 +412,23 @@ class Null:
         value again, inside the band whenever ours is (a claim defect; the kit's claims-nulls check)."""
         return self.variants is not None and self.substitute(specs) == dict(specs)
 
+    def compares_with_itself(self, specs: Mapping[str, "ScenarioSpec"]) -> bool:
+        """A variant null that leaves the claim's cases on one variant where they ran several, each
+        case it changes moved onto a scenario the claim already runs under another label (the
+        baseline in the technique's place, where the claim compares the two): its derived value
+        compares a result with itself (a ratio of exactly 1, a tie), fixed by construction whatever
+        the model, so it is not evidence under any band (docs/verdicts.md, Nulls). ``megatron`` for
+        ``dhelix`` in a claim on megatron / dhelix is; ``1d`` for ``1.5d`` in a claim on 1.5D alone
+        (4 against 256 GPUs: new scenarios) is not, nor is ``fedavg`` for ``pfeddst`` in a claim
+        on pfeddst against the best of three baselines (fedavg still meets the other two)."""
+        if self.variants is None:
+            return False
+        new = self.substitute(specs)
+        changed = [label for label, spec in specs.items() if new[label] != spec]
+        others = [spec for label, spec in specs.items() if label not in changed]
+        one_variant = len({s.variant for s in new.values()}) == 1 < len({s.variant for s in specs.values()})
+        return bool(changed) and one_variant and all(new[label] in others for label in changed)
+
     def substitute(self, specs: Mapping[str, "ScenarioSpec"]) -> dict[str, "ScenarioSpec"]:
         """The claim's specs with this null's variant substitutions applied."""
         import dataclasses

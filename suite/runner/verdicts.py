@@ -276,9 +276,13 @@ def informative_nulls(claim: Claim, nulls: Sequence[NullOutcome],
     """The judged nulls that are evidence: those whose value could have landed in the band
     (:func:`could_land`). Excluded: ``no gain`` = 1.0 under a gain band, and likewise a variant null
     that puts the baseline in the technique's place of a ratio of the two (exactly 1.0), or of an
-    ordering (a tie); a value outside *domain* (:func:`claim_domain`: -1 s for a time)."""
+    ordering (a tie), under any band (:meth:`~suite.declaration.claims.Null.compares_with_itself`);
+    a value outside *domain* (:func:`claim_domain`: -1 s for a time)."""
+    specs = claim.specs()
+    itself = {n.label for n in claim.nulls if n.compares_with_itself(specs)}
     return [n for n in nulls
-            if not n.reason and (n.inside is not None or n.straddles) and could_land(claim, n.value, domain)]
+            if not n.reason and n.label not in itself and (n.inside is not None or n.straddles)
+            and could_land(claim, n.value, domain)]
 
 
 def could_land(claim: Claim, value: Any, domain: tuple[float, float] | None) -> bool:

@@ -299,15 +299,17 @@ def check_claims_nulls(tech: Technique) -> None:
 
 
 def _computed_null(claim: Claim) -> bool:
-    """Whether *claim* declares a null that could land in its band: a variant or ``derive`` null,
-    or a value null that :func:`suite.runner.verdicts.could_land` (the rule ``suite reproduce``
+    """Whether *claim* declares a null that could land in its band: a variant null that does not
+    compare a result with itself (:meth:`~suite.declaration.claims.Null.compares_with_itself`), a
+    ``derive`` null, or a value null that :func:`suite.runner.verdicts.could_land` (the rule ``suite reproduce``
     applies) admits inside the claim's declared ``domain`` (before any run: a ``domain`` function
     and the domain a metric's unit implies are only known from results)."""
     from suite.runner.verdicts import could_land
 
     domain = None if callable(claim.domain) else claim.domain
-    return any(n.variants is not None or n.derive is not None or could_land(claim, n.value, domain)
-               for n in claim.nulls)
+    specs = claim.specs()
+    return any((n.variants is not None and not n.compares_with_itself(specs)) or n.derive is not None
+               or (n.variants is None and could_land(claim, n.value, domain)) for n in claim.nulls)
 
 
 def check_properties(tech: Technique, max_examples: int = 10) -> str | None:

@@ -280,10 +280,15 @@ def test_a_no_gain_null_under_a_gain_band_warns_and_a_variant_null_does_not():
     # a constant nan lands in no band either (suite reproduce: an error, hostile tryout F2)
     with pytest.warns(FutureWarning, match="'2x' declare no computed null"):
         check_claims_nulls(_tech(claims=[_claim(nulls=(Null("nan", value=float("nan")),))]))
-    good = _claim(nulls=(Null("base for fast", variants={"fast": "base"}),))
+    good = _claim(nulls=(Null("other for fast", variants={"fast": "other"}),))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         check_claims_nulls(_tech(claims=[good]))
+    # the baseline in the method's place of a claim on base / fast runs base's own scenario: a ratio of
+    # exactly 1 whatever the model (research14 #2), no more a computed null than "no gain" is
+    itself = _claim(nulls=(Null("base for fast", variants={"fast": "base"}),))
+    with pytest.warns(FutureWarning, match="'2x' declare no computed null"):
+        check_claims_nulls(_tech(claims=[itself]))
 
 
 def test_a_constant_null_outside_the_declared_domain_warns_as_no_computed_null():
