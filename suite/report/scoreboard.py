@@ -223,6 +223,15 @@ def _band(expect: Any, fmt: _Fmt) -> tuple[str, str, float | None, float | None]
         return "", "", None, None
 
 
+def _passes(expect: Any, ours: Any) -> bool:
+    """Whether *ours* is inside *expect*'s band (an ordering: holds by the margin); False when it
+    cannot be judged."""
+    try:
+        return bool(expect.check(ours))
+    except (TypeError, ValueError, KeyError):
+        return False
+
+
 def explain(o: Any, info: ClaimInfo | None = None) -> str:
     """One sentence: what was compared with what, in the claim's unit. ``ours 26.14x, above the
     band 16.2x to 23.8x (paper 20x, gain 19 ± 20%); ratio 1.31``."""
@@ -238,7 +247,7 @@ def explain(o: Any, info: ClaimInfo | None = None) -> str:
     if e is None:
         return f"ours {ours}; paper {o.paper}{ratio}"
     paper, band, lo, hi = _band(e, fmt)
-    bad = o.verdict == "not reproduced"
+    bad = not _passes(e, o.ours)  # from the values: a claim defect or an error may hold a failing value
     if isinstance(e, Ordered) and isinstance(o.ours, Mapping):
         try:
             got = sorted(e.paper, key=lambda k: float(o.ours[k]), reverse=not e.lower)

@@ -105,6 +105,21 @@ def test_ordering_claim_says_which_order_we_got():
     assert s.startswith("ours a=3 s, b=1 s, c=2 s: our order is b < c < a; paper a < b < c")
 
 
+def test_a_claim_defect_with_our_order_reversed_says_so():
+    """research14 #4: pfeddst's claim defect printed "the paper's order, by the margin" beside ours
+    0.9661 against the best baseline's 0.9845: the sentence follows the values, not the verdict."""
+    o = _outcome(ours={"pfeddst": 0.9661, "best baseline": 0.9845}, verdict="claim defect")
+    s = explain(o, ClaimInfo(expect=Ordered(("pfeddst", "best baseline"), margin=0.02, lower=False)))
+    assert s.startswith("ours pfeddst=0.9661, best baseline=0.9845: our order is best baseline > pfeddst; "
+                        "paper pfeddst > best baseline")
+    o = _outcome(ours={"pfeddst": 0.99, "best baseline": 0.9845}, verdict="claim defect")  # in order, inside 2%
+    s = explain(o, ClaimInfo(expect=Ordered(("pfeddst", "best baseline"), margin=0.02, lower=False)))
+    assert ": the order holds but not by the margin;" in s
+    o = _outcome(ours={"pfeddst": 0.9, "best baseline": 0.8}, verdict="error")
+    s = explain(o, ClaimInfo(expect=Ordered(("pfeddst", "best baseline"), margin=0.02, lower=False)))
+    assert ": the paper's order, by the margin;" in s
+
+
 def test_not_discriminating_names_the_null():
     o = _outcome(ours=16.0, verdict="not discriminating", reason="null inside the band: ideal scaling",
                  nulls=[NullOutcome("ideal scaling", "value", value=16.0, inside=True)])
