@@ -16,7 +16,7 @@ from suite.frozen import loaded_numpy
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["SuiteGroup", "format_option", "emit", "console", "fail"]
+__all__ = ["SuiteGroup", "format_option", "emit", "console", "fail", "markdown_table"]
 
 
 #: click >= 8.2 raises this UsageError for a group given no subcommand, to show the group's help
@@ -179,6 +179,13 @@ def emit(rows: list[dict[str, Any]], fmt: str, columns: list[str] | None = None,
     for r in rows:
         t.add_row(*[_cell(r.get(c)) for c in columns])
     console().print(t)
+
+
+def markdown_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
+    """A GitHub-flavoured Markdown table of *rows* (one line each) under *columns*, cells as ``str``."""
+    out = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
+    out += ["| " + " | ".join(str(r[c]) for c in columns) + " |" for r in rows]
+    return "\n".join(out)
 
 
 def _cell(v: Any) -> str:

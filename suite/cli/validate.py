@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from suite.cli import main
-from suite.cli.common import console, emit, strict_json
+from suite.cli.common import console, emit, markdown_table, strict_json
 
 
 def _calibration_warnings(profile: str, profile_dirs: tuple[str, ...]) -> list[str]:
@@ -36,7 +36,7 @@ def _calibration_warnings(profile: str, profile_dirs: tuple[str, ...]) -> list[s
               help="Extra folder of hardware profiles (repeatable).")
 @click.option("--metric", "metrics", multiple=True, help="Compare only this metric (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True,
-              help="Output format (markdown: --collectives only).")
+              help="Output format (markdown: --collectives and --training).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
 def validate_cmd(technique: str | None, training: bool, collectives: bool, plot_dir: str | None, profile: str,
                  profile_dirs: tuple[str, ...], metrics: tuple[str, ...], fmt: str, quiet: bool) -> None:
@@ -51,14 +51,15 @@ def validate_cmd(technique: str | None, training: bool, collectives: bool, plot_
     \b
     With --collectives (and no TECHNIQUE): every published nccl-tests row of
     validation/collectives/ priced by suite.perf.collective_time on its profile; per row the
-    error, and the geometric mean of |time error| per group (1 node of 2 / 4 / 8 GPUs, 2-16
-    nodes) below and from 1 MiB. Rows that informed a constant (calibration) are shown, not counted.
+    error, and the geometric mean, median, mean and largest |time error| per group (1 node of
+    2 / 4 / 8 GPUs, 2-16 nodes) and per source table, below and from 1 MiB. Rows that informed a
+    constant (calibration) are shown, not counted.
     """
     if training and collectives:
         raise click.UsageError("give one of --training and --collectives")
     if training:
-        if fmt == "markdown" or plot_dir:
-            raise click.UsageError("--format markdown and --plots go with --collectives")
+        if plot_dir:
+            raise click.UsageError("--plots goes with --collectives")
         return _validate_training(fmt)
     if collectives:
         if technique:
@@ -70,7 +71,7 @@ def validate_cmd(technique: str | None, training: bool, collectives: bool, plot_
     if not technique:
         raise click.UsageError("give a TECHNIQUE, or --training, or --collectives")
     if fmt == "markdown" or plot_dir:
-        raise click.UsageError("--format markdown and --plots go with --collectives")
+        raise click.UsageError("--format markdown and --plots go with --collectives or --training")
     _validate_technique(technique, profile, tuple(profile_dirs), tuple(metrics), fmt, quiet)
 
 
@@ -132,6 +133,8 @@ def _validate_training(fmt: str) -> None:
     summ = rep.summary()
     if fmt == "json":
         click.echo(strict_json({"rows": rep.json_rows(), "summary": summ}, indent=2, default=str))
+    elif fmt == "markdown":
+        click.echo(markdown_table(rep.table_rows(), list(TABLE_COLUMNS)) + "\n\n" + rep.summary_text())
     else:
         emit(rep.table_rows(), "table", list(TABLE_COLUMNS),
              title="training model (suite.perf.training) vs published runs")
