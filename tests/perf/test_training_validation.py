@@ -28,6 +28,20 @@ def test_calibration_rows_are_marked_and_kept_out():
     assert sorted(cal) == ["1.7b", "1t"]  # the A100 gemm_bf16 curve's two points
 
 
+def test_calibration_rows_stay_calibrated(report):
+    """The A100 gemm_bf16 curve (0.258 at 1e9 FLOP, 0.703 at 1e11) was solved for zero error on the
+    1.7B and 1T rows of Narayanan et al.'s Table 1 (137 and 163 TFLOP/s: 3.528 s and 102.63 s) under
+    the collective model of then; the NCCL collective model that came after moved the 1T row (its TP
+    8 / PP 64 / DP 6 communication) to +0.83 % (103.48 s). Re-solving the curve would move the
+    scoreboard (DFLOP's 3.6x claim, 1.362x -> 1.364x), so the drift is documented and bounded: 1.7B
+    within 0.5 %, 1T within 1 %."""
+    cal = {r.row: r for r in report.rows if r.calibration}
+    assert cal["1.7b"].measured_time == pytest.approx(3.528, abs=1e-3)
+    assert cal["1t"].measured_time == pytest.approx(102.63, abs=0.01)
+    assert abs(cal["1.7b"].time_error) < 0.005
+    assert abs(cal["1t"].time_error) < 0.01
+
+
 def test_time_error_within_documented_bounds(report):
     s = report.summary()
     assert s["rows"] == 13
