@@ -41,8 +41,8 @@ __all__ = ["CollectiveRow", "load_rows", "price_rows", "summarize", "summarize_s
            "group_of_row", "error_stats", "BOUNDS", "TARGETS", "GROUPS", "SIZE_CLASSES"]
 
 MIB = 1 << 20
-#: one group per placement of the set: each node count its own (pooled, the 2-node rows hid the
-#: 8-node ones' miss: 4.9 % over 2-16 nodes where 8 nodes alone give 11.9 %)
+#: one group per placement of the set: each node count its own (pooled, the 2-node rows would hide
+#: the 8-node ones' miss, 11.9 % alone)
 GROUPS = ("1 node x 2", "1 node x 4", "1 node x 8", "2 nodes", "4 nodes", "8 nodes")
 SIZE_CLASSES = ("< 1 MiB", ">= 1 MiB")
 #: documented bounds on the geomean |time error| per (group, size class), fractions (issue 40's
@@ -52,8 +52,8 @@ BOUNDS = {(g, s): TARGETS[s] for g in GROUPS for s in SIZE_CLASSES}
 #: a documented miss (docs/validation.md, "Where the model misses"): the only 2-GPU table (Azure
 #: NC12s v3, 2 x V100 PCIe at nvidia-smi distance NODE, so NCCL's SHM transport through an Intel
 #: root complex) levels off at 6.89 GB/s bus bandwidth, 0.72 of the 9.6 GB/s NCCL's own path figure
-#: gives (12 GB/s / 1.2, times the ring curve); measured 12.0 % (31.6 % before the path was
-#: modelled), bound 12.5 % (just above the documented miss, so a regression shows), not tuned
+#: gives (12 GB/s / 1.2, times the ring curve); measured 12.0 %, bound 12.5 % (just above the
+#: documented miss, so a regression shows), not tuned
 BOUNDS[("1 node x 2", ">= 1 MiB")] = 0.125
 #: a documented miss (docs/validation.md, "Where the model misses"): 8 x 8 H100 over NDR400
 #: (nccl-tests issue #309, gj-aion's run) from 1 MiB, 2-8 MiB to -38 % (NCCL switches to NVLS-tree
