@@ -80,17 +80,17 @@ def _own_devices_per_node(tech: Any, resolver: Any) -> int:
         return 1
 
 
-def _profile_size(base: Mapping[str, Any], resolver: Any) -> tuple[int, int, str] | None:
-    """(devices, devices per node, name) of the smallest profile the sweep names, or None when it
-    names none (each technique's own default) or a pattern."""
+def _profile_sizes(base: Mapping[str, Any], resolver: Any) -> list[tuple[str, int, int]] | None:
+    """(name, devices, devices per node) of each profile the sweep names, in its order, or None when
+    it names none (each technique's own default) or a pattern."""
     sizes = []
     for name in base.get("profiles") or ():
         try:
             prof = resolver.profile(str(name))[0]
         except Exception:  # noqa: BLE001 - a glob or kind:/tag: pattern: no single size
             return None
-        sizes.append((prof.num_devices, prof.devices_per_node, prof.name))
-    return min(sizes) if sizes else None
+        sizes.append((prof.name, prof.num_devices, prof.devices_per_node))
+    return sizes or None
 
 
 @dataclass
@@ -99,15 +99,31 @@ class _Sweep:
 
     category: str
     params: dict[str, list[str]]
-    size: tuple[int, int, str] | None  # (devices, devices per node, name) of the sweep's profile
+    sizes: list[tuple[str, int, int]] | None  # (name, devices, devices per node) of each profile named
     scale: int | None  # the GPUs every technique runs on (None: each its own default scale)
+    origin: str  # where the scale comes from (--gpus, or the smallest profile's size)
     efficiency: list[str]
     cases: list[Any] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     used: set[str] = field(default_factory=set)  # the --param names some technique declares
     applied: list[str] = field(default_factory=list)  # the techniques that run
-    scales: dict[str, str] = field(default_factory=dict)  # technique -> how it was put at the scale
+    scales: dict[str, dict[str, str]] = field(default_factory=dict)  # technique -> profile -> its scale
+    by_param: set[str] = field(default_factory=set)  # the techniques whose scale a --param set
+    fitting: list[str] = field(default_factory=list)  # the profiles the techniques run on
+    left: dict[tuple[bool, str, str], list[str]] = field(default_factory=dict)  # (warning?, technique,
+    # what follows "left out") -> the profiles it is left out on
+
+    def leave_out(self, tech: str, prof: tuple[str, int, int] | None, why: str, warning: bool = False) -> None:
+        """Leave *tech* out on *prof* (every profile when None) with *why* (" (does not apply): ...")."""
+        self.left.setdefault((warning, tech, why), []).append(prof[0] if prof else "")
+
+    def left_out(self) -> None:
+        """The notes and warnings saying who is left out where: "on P" only when not on every profile."""
+        for (warning, tech, why), where in self.left.items():
+            on = "" if len(self.fitting) < 2 or set(where) >= set(self.fitting) else f" on {', '.join(where)}"
+            (self.warnings if warning else self.notes).append(
+                f"--category {self.category}: {tech} left out{on}{why}" if warning else f"{tech} left out{on}{why}")
 
 
 def expand_category(category: str, *, context: Any, resolver: Any, base: Mapping[str, Any],
@@ -152,83 +168,131 @@ def expand_category(category: str, *, context: Any, resolver: Any, base: Mapping
     if not techs:
         raise ExperimentError(f"--category {category}: no installed technique has this category")
     params = dict(params or {})
-    size = _profile_size(base, resolver)
-    sweep = _Sweep(category, params, size, gpus if gpus is not None else (size[0] if size else None),
+    sizes = _profile_sizes(base, resolver)
+    smallest = min(sizes, key=lambda x: (x[1], x[0])) if sizes else None
+    sweep = _Sweep(category, params, sizes, gpus if gpus is not None else (smallest[1] if smallest else None),
+                   "--gpus" if gpus is not None else f"the size of profile {smallest[0] if smallest else ''}"
+                   + (", the smallest named" if sizes and len(sizes) > 1 else "") + "; --gpus to change",
                    params.get("efficiency") or [str(HEAD_TO_HEAD_EFFICIENCY)])
+    profiles: list[Any] = _fitting_profiles(sweep) if sizes else [None]
+    sweep.fitting = [p[0] for p in profiles if p]
     for t in techs:
-        mine = _technique_params(t, sweep, resolver)
-        if mine is not None:
-            _add_technique(t, mine, sweep, base, resolver, max_cases)
+        for prof in profiles:
+            got = _technique_params(t, sweep, resolver, prof)
+            if got is not None:
+                _add_technique(t, *got, sweep, base, resolver, max_cases, prof)
+    sweep.left_out()
     for k in sorted(set(params) - sweep.used):
         sweep.warnings.append(f"--param {k}: no technique of category {category} declares it")
     if not sweep.cases:
         raise ExperimentError(f"--category {category}: no technique of this category applies ("
-                              + "; ".join(sweep.notes) + ")")
-    _summarise(sweep, gpus)
+                              + "; ".join(sweep.notes + sweep.warnings) + ")")
+    _summarise(sweep)
     _scale_warnings(sweep, techs)
     return sweep.cases, sweep.notes, sweep.warnings
 
 
-def _technique_params(t: Any, sweep: _Sweep, resolver: Any) -> dict[str, list[str]] | None:
-    """The ``--param`` values *t* declares, with its scale and efficiency parameters set to the
-    sweep's; None (and a warning) when *t* cannot run at the sweep's scale."""
+def _fitting_profiles(sweep: _Sweep) -> list[tuple[str, int, int]]:
+    """The profiles named that hold the sweep's GPUs; a warning names each that does not."""
+    fit = []
+    for prof in sweep.sizes or ():
+        if sweep.scale is not None and prof[1] < sweep.scale:
+            sweep.warnings.append(f"--category {sweep.category}: profile {prof[0]} left out: it has {prof[1]} GPUs, "
+                                  f"fewer than the {sweep.scale} every technique runs on ({sweep.origin})")
+        else:
+            fit.append(prof)
+    return fit
+
+
+def _technique_params(t: Any, sweep: _Sweep, resolver: Any,
+                      prof: tuple[str, int, int] | None) -> tuple[dict[str, list[str]], str | None] | None:
+    """(the ``--param`` values *t* declares, with its scale (on profile *prof*: that profile's devices
+    per node) and efficiency parameters set to the sweep's, how its scale was set or None when the sweep
+    sets none); None (and a warning) when *t* cannot run at the sweep's scale there. A scale the
+    user's ``--param`` gives wins, and is labelled with its GPUs."""
+    from suite.declaration.params import devices_each
+
     mine = {k: v for k, v in sweep.params.items() if k in t.parameters}
     sweep.used |= set(mine)
     if sweep.scale is None:
-        return mine
-    size = sweep.size
-    try:
-        sv = scale_value(t, sweep.scale, size[1] if size else _own_devices_per_node(t, resolver), mine)
-    except CannotScale as exc:
-        sweep.warnings.append(f"--category {sweep.category}: {t.name} left out: it cannot run on {sweep.scale} GPUs "
-                              f"({exc})")
-        return None
-    if sv and sv[0] not in mine:
-        mine[sv[0]] = [str(sv[1])]
-    sweep.scales[t.name] = (f"{sv[0]}={','.join(mine[sv[0]])}" if sv else "no scale parameter (one device)")
+        return mine, None
+    per_node = prof[2] if prof else _own_devices_per_node(t, resolver)
+    name = next((k for k, p in t.parameters.items() if getattr(p, "role", None) == "scale"), None)
+    if name is not None and name in mine:  # the user's --param sets this technique's scale
+        each = devices_each(t.parameters, name, mine, per_node)
+        gpus = ",".join(str(int(v) * each) if each and str(v).isdigit() else "?" for v in mine[name])
+        label = f"{name}={','.join(mine[name])} = {gpus} GPU{'' if gpus == '1' else 's'}"
+        sweep.by_param.add(t.name)
+    else:
+        try:
+            sv = scale_value(t, sweep.scale, per_node, mine)
+        except CannotScale as exc:
+            sweep.leave_out(t.name, prof, f": it cannot run on {sweep.scale} GPUs ({exc})", warning=True)
+            return None
+        if sv:
+            mine[sv[0]] = [str(sv[1])]
+        label = f"{sv[0]}={sv[1]}" if sv else "no scale parameter (one device)"
     for k, p in t.parameters.items():
         if getattr(p, "role", None) == "efficiency" and k not in mine:
             mine[k] = list(sweep.efficiency)
-    return mine
+    return mine, label
 
 
-def _add_technique(t: Any, mine: dict[str, list[str]], sweep: _Sweep, base: Mapping[str, Any], resolver: Any,
-                   max_cases: int) -> None:
-    """Expand *t*'s entry into the sweep, or note why it is left out (no case, or it does not apply)."""
+def _add_technique(t: Any, mine: dict[str, list[str]], label: str | None, sweep: _Sweep, base: Mapping[str, Any],
+                   resolver: Any, max_cases: int, prof: tuple[str, int, int] | None) -> None:
+    """Expand *t*'s entry (on profile *prof*, or every profile of *base* when None) into the sweep,
+    with the *label* of its scale there, or note why it is left out there (no case, or it does not apply)."""
     from suite.runner.experiment import Expansion, expand_entry
     from suite.technique import Skip
 
     entry: dict[str, Any] = {"technique": t.name, **{k: v for k, v in base.items() if v}}
+    if prof:
+        entry["profiles"] = [prof[0]]
     if mine:
         entry["params"] = mine
     try:
         exp = expand_entry(entry, where=f"--category {sweep.category} ({t.name})", resolver=resolver,
                            expansion=Expansion(max_cases=max_cases))
     except SuiteError as exc:
-        sweep.notes.append(f"{t.name} left out: {exc}")
+        sweep.leave_out(t.name, prof, f": {exc}")
         return
     if not exp.cases:
-        sweep.notes.append(f"{t.name} left out: no case")
+        sweep.leave_out(t.name, prof, ": no case")
         return
     why = _does_not_apply(t, exp.cases, Skip)
     if why:
-        sweep.notes.append(f"{t.name} left out (does not apply): {why}")
+        sweep.leave_out(t.name, prof, f" (does not apply): {why}")
         return
+    if label is not None:
+        sweep.scales.setdefault(t.name, {})[prof[0] if prof else ""] = label
     sweep.cases += exp.cases
-    sweep.notes += exp.notes
+    sweep.notes += [n for n in exp.notes if n not in sweep.notes]
     sweep.warnings += exp.warnings
-    sweep.applied.append(t.name)
+    if t.name not in sweep.applied:
+        sweep.applied.append(t.name)
 
 
-def _summarise(sweep: _Sweep, gpus: int | None) -> None:
-    """The notes at the top: which techniques run, and at which scale and efficiency."""
+def _summarise(sweep: _Sweep) -> None:
+    """The notes at the top: which techniques run, and at which scale (per profile where the
+    techniques' scale parameters differ between profiles) and efficiency."""
     category, applied = sweep.category, sweep.applied
     sweep.notes.insert(0, f"category {category}: running {', '.join(applied)} ({len(sweep.cases)} case(s))")
-    if sweep.scale is not None:
-        origin = "--gpus" if gpus is not None else f"the size of profile {sweep.size[2] if sweep.size else ''}; --gpus to change"
-        sweep.notes.insert(1, f"category {category}: every technique on {sweep.scale} GPUs ({origin}) with efficiency "
-                           f"{','.join(sweep.efficiency)} (--param efficiency=...): "
-                           + "; ".join(f"{n} {sweep.scales[n]}" for n in applied if n in sweep.scales))
+    if sweep.scale is None:
+        return
+    profiles = list(dict.fromkeys(p for n in applied for p in sweep.scales.get(n, {})))
+    each = {p: "; ".join(f"{n} {sweep.scales[n][p]}" for n in applied if p in sweep.scales.get(n, {}))
+            for p in profiles}
+    body = (next(iter(each.values())) if len(set(each.values())) == 1
+            else " | ".join(f"on {p}: {text}" for p, text in each.items()))
+    user = [n for n in applied if n in sweep.by_param]
+    if user:
+        others = [n for n in applied if n not in sweep.by_param]
+        head = (f"the scale of {', '.join(user)} set by your --param (its GPUs below)"
+                + (f", every other technique on {sweep.scale} GPUs ({sweep.origin})" if others else ""))
+    else:
+        head = f"every technique on {sweep.scale} GPUs ({sweep.origin})"
+    sweep.notes.insert(1, f"category {category}: {head} with efficiency {','.join(sweep.efficiency)} "
+                       f"(--param efficiency=...): {body}")
 
 
 def _scale_warnings(sweep: _Sweep, techs: Sequence[Any]) -> None:

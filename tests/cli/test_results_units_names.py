@@ -180,8 +180,11 @@ def test_category_run_on_a_node_and_with_a_shared_parameter(tmp_path, cli):
     assert r.exit_code == 0, r.output
     assert {"mg-wfbp", "poseidon"} <= set(running(r.output))
     assert "--param no_such: no technique of category communication declares it" in r.output
-    # a scale given with --param wins over the profile's size (poseidon and hetseq at 1 node)
-    assert "hetseq nodes=1; mg-wfbp workers=8; poseidon nodes=1" in r.output
+    # a scale given with --param wins over the profile's size (poseidon and hetseq at 1 node), and the
+    # note says so with their GPUs (it said "every technique on 8 GPUs" with Poseidon on 1)
+    assert ("the scale of hetseq, poseidon set by your --param (its GPUs below), every other technique on 8 GPUs "
+            "(the size of profile dgx-a100; --gpus to change) with efficiency 0.5 (--param efficiency=...): "
+            "hetseq nodes=1 = 8 GPUs; mg-wfbp workers=8; poseidon nodes=1 = 1 GPU") in r.output
     assert "run at their own default scale" not in r.output
     d = json.loads(cli("results", "show", "both", "--format", "json", store=st).output)
     got = {(c["technique"], c["variant"]) for c in d["cases"] if c["technique"] in ("mg-wfbp", "poseidon")}

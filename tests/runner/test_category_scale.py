@@ -150,3 +150,61 @@ def test_head_to_head_speedups_at_equal_gpus_are_over_one_gpu(shared_context):
         assert 7.5 < r["speedup"] < 7.99, (t, r["speedup"])
         assert r["comm_time"] > 0, t
     assert res["hetseq"]["node_speedup"] == 1.0  # one node over one node
+
+
+TWO = ["k80-cluster-10gbe", "h100-ndr-fat-tree"]  # 8 nodes x 2 K80s (16 GPUs); 32 nodes x 8 H100s
+
+
+def _two_profiles(order, **kw):
+    from suite.runner.case import Resolver
+    from session_context import session_context
+
+    ctx = session_context()
+    cases, notes, warnings = expand_category("communication", context=ctx, resolver=Resolver(context=ctx),
+                                             base={"profiles": order, "workloads": ["resnet-50"]}, **kw)
+    scales = {(c.technique, c.scenario.profile.name, k, v) for c in cases for k, v in c.scenario.params.items()
+              if k in ("nodes", "workers")}
+    return scales, notes, warnings
+
+
+def test_two_profiles_each_put_every_technique_on_the_same_gpus():
+    """`--profile k80-cluster-10gbe,h100-ndr-fat-tree` said "every technique on 16 GPUs" but gave the
+    H100 cluster hetseq nodes=8 (64 GPUs: the K80's 2 per node used for both) beside mg-wfbp's 16
+    workers, and left Poseidon out or in by the profiles' order. By hand, 16 GPUs: hetseq 16/2 = 8
+    K80 nodes, 16/8 = 2 H100 nodes; mg-wfbp 16 workers on both; Poseidon 16 single-GPU nodes, which
+    the K80 cluster's 8 nodes cannot hold (left out there, on that profile only, in either order)."""
+    expect = {("hetseq", "k80-cluster-10gbe", "nodes", 8), ("hetseq", "h100-ndr-fat-tree", "nodes", 2),
+              ("mg-wfbp", "k80-cluster-10gbe", "workers", 16), ("mg-wfbp", "h100-ndr-fat-tree", "workers", 16),
+              ("poseidon", "h100-ndr-fat-tree", "nodes", 16)}
+    for order in (TWO, TWO[::-1]):
+        scales, notes, _warnings = _two_profiles(order)
+        assert scales == expect, order
+        assert ("poseidon left out on k80-cluster-10gbe (does not apply): poseidon: nodes=16 exceeds the 8 nodes "
+                "of profile 'k80-cluster-10gbe'") in notes
+    assert notes[1] == ("category communication: every technique on 16 GPUs (the size of profile k80-cluster-10gbe, "
+                        "the smallest named; --gpus to change) with efficiency 0.5 (--param efficiency=...): "
+                        "on h100-ndr-fat-tree: hetseq nodes=2; mg-wfbp workers=16; poseidon nodes=16 | "
+                        "on k80-cluster-10gbe: hetseq nodes=8; mg-wfbp workers=16")
+
+
+def test_a_profile_with_fewer_gpus_than_asked_is_left_out_and_named():
+    """--gpus 32 on the K80 cluster's 16 GPUs: that profile is left out (not run at 32 workers on 16
+    GPUs), the H100 cluster runs hetseq on 32/8 = 4 nodes, mg-wfbp on 32 workers, Poseidon on 32 nodes."""
+    scales, notes, warnings = _two_profiles(TWO, gpus=32)
+    assert scales == {("hetseq", "h100-ndr-fat-tree", "nodes", 4), ("mg-wfbp", "h100-ndr-fat-tree", "workers", 32),
+                      ("poseidon", "h100-ndr-fat-tree", "nodes", 32)}
+    assert ("--category communication: profile k80-cluster-10gbe left out: it has 16 GPUs, fewer than the 32 every "
+            "technique runs on (--gpus)") in warnings
+
+
+def test_a_scale_set_by_param_is_printed_in_gpus_per_technique_and_profile():
+    """docs/comparisons.md's command (`--param nodes=8 --param workers=8`) printed "every technique on
+    16 GPUs"; the cases run hetseq on 8 nodes (x 2 K80s = 16 GPUs, x 8 H100s = 64), mg-wfbp on 8
+    workers (8 GPUs), Poseidon on 8 single-GPU nodes (8 GPUs)."""
+    scales, notes, _warnings = _two_profiles(TWO, params={"nodes": ["8"], "workers": ["8"], "efficiency": ["0.5"]})
+    assert {s[3] for s in scales} == {8} and len(scales) == 6
+    assert notes[1] == ("category communication: the scale of hetseq, mg-wfbp, poseidon set by your --param (its "
+                        "GPUs below) with efficiency 0.5 (--param efficiency=...): on k80-cluster-10gbe: hetseq "
+                        "nodes=8 = 16 GPUs; mg-wfbp workers=8 = 8 GPUs; poseidon nodes=8 = 8 GPUs | on "
+                        "h100-ndr-fat-tree: hetseq nodes=8 = 64 GPUs; mg-wfbp workers=8 = 8 GPUs; poseidon "
+                        "nodes=8 = 8 GPUs")
