@@ -275,7 +275,8 @@ def report_summary(store: Any, summary: Any, fmt: str, quiet: bool, show_table: 
 @click.option("--category", help="Every installed technique of this category that applies to the workload and "
                                  "profile, each with all its variants (a head-to-head comparison; `suite report`).")
 @click.option("--gpus", type=click.IntRange(min=1), default=None,
-              help="With --category: every technique on this many GPUs (default: the --profile's size).")
+              help="With --category: every technique on this many GPUs, on each --profile (default: the "
+                   "--profile's size, the smallest one's when several; a profile with fewer GPUs is left out).")
 @click.option("--name", "run_name", metavar="LABEL",
               help="Name the run, so `suite compare LABEL_A LABEL_B` and `suite results show LABEL` find it "
                    "(a new name, or the name of a run the same sweep began and that was interrupted: this run "

@@ -145,10 +145,12 @@ def expand_category(category: str, *, context: Any, resolver: Any, base: Mapping
     max_cases : int
     gpus : int, optional
         The number of GPUs every technique runs on (its ``role="scale"`` parameter set to match,
-        :func:`scale_value`); default the size of the (smallest) profile named in *base*. Every
-        ``role="efficiency"`` parameter is set to one value (``--param efficiency=...``, default
-        :data:`HEAD_TO_HEAD_EFFICIENCY`). A technique that cannot run at that scale is left out
-        and named in the warnings.
+        :func:`scale_value`, nodes counted with each profile's own devices per node); default the
+        size of the smallest profile named in *base*. A profile with fewer GPUs is left out (a
+        warning). Every ``role="efficiency"`` parameter is set to one value (``--param
+        efficiency=...``, default :data:`HEAD_TO_HEAD_EFFICIENCY`). A technique that cannot run at
+        that scale, or does not apply, on a profile is left out there and named (with "on PROFILE"
+        when not on every profile). A scale parameter given in *params* wins; the note gives its GPUs.
 
     Returns
     -------
@@ -168,13 +170,8 @@ def expand_category(category: str, *, context: Any, resolver: Any, base: Mapping
     if not techs:
         raise ExperimentError(f"--category {category}: no installed technique has this category")
     params = dict(params or {})
-    sizes = _profile_sizes(base, resolver)
-    smallest = min(sizes, key=lambda x: (x[1], x[0])) if sizes else None
-    sweep = _Sweep(category, params, sizes, gpus if gpus is not None else (smallest[1] if smallest else None),
-                   "--gpus" if gpus is not None else f"the size of profile {smallest[0] if smallest else ''}"
-                   + (", the smallest named" if sizes and len(sizes) > 1 else "") + "; --gpus to change",
-                   params.get("efficiency") or [str(HEAD_TO_HEAD_EFFICIENCY)])
-    profiles: list[Any] = _fitting_profiles(sweep) if sizes else [None]
+    sweep = _new_sweep(category, params, _profile_sizes(base, resolver), gpus)
+    profiles: list[Any] = _fitting_profiles(sweep) if sweep.sizes else [None]
     sweep.fitting = [p[0] for p in profiles if p]
     for t in techs:
         for prof in profiles:
@@ -190,6 +187,16 @@ def expand_category(category: str, *, context: Any, resolver: Any, base: Mapping
     _summarise(sweep)
     _scale_warnings(sweep, techs)
     return sweep.cases, sweep.notes, sweep.warnings
+
+
+def _new_sweep(category: str, params: dict[str, list[str]], sizes: list[tuple[str, int, int]] | None,
+               gpus: int | None) -> _Sweep:
+    """The sweep's shared settings: its scale is *gpus*, else the smallest profile's size."""
+    smallest = min(sizes, key=lambda x: (x[1], x[0])) if sizes else None
+    origin = ("--gpus" if gpus is not None else f"the size of profile {smallest[0] if smallest else ''}"
+              + (", the smallest named" if sizes and len(sizes) > 1 else "") + "; --gpus to change")
+    return _Sweep(category, params, sizes, gpus if gpus is not None else (smallest[1] if smallest else None), origin,
+                  params.get("efficiency") or [str(HEAD_TO_HEAD_EFFICIENCY)])
 
 
 def _fitting_profiles(sweep: _Sweep) -> list[tuple[str, int, int]]:
