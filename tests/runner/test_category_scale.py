@@ -155,13 +155,13 @@ def test_head_to_head_speedups_at_equal_gpus_are_over_one_gpu(shared_context):
 TWO = ["k80-cluster-10gbe", "h100-ndr-fat-tree"]  # 8 nodes x 2 K80s (16 GPUs); 32 nodes x 8 H100s
 
 
-def _two_profiles(order, **kw):
+def _two_profiles(order, workload="resnet-50", **kw):
     from suite.runner.case import Resolver
     from session_context import session_context
 
     ctx = session_context()
     cases, notes, warnings = expand_category("communication", context=ctx, resolver=Resolver(context=ctx),
-                                             base={"profiles": order, "workloads": ["resnet-50"]}, **kw)
+                                             base={"profiles": order, "workloads": [workload]}, **kw)
     scales = {(c.technique, c.scenario.profile.name, k, v) for c in cases for k, v in c.scenario.params.items()
               if k in ("nodes", "workers")}
     return scales, notes, warnings
@@ -208,3 +208,28 @@ def test_a_scale_set_by_param_is_printed_in_gpus_per_technique_and_profile():
                         "nodes=8 = 16 GPUs; mg-wfbp workers=8 = 8 GPUs; poseidon nodes=8 = 8 GPUs | on "
                         "h100-ndr-fat-tree: hetseq nodes=8 = 64 GPUs; mg-wfbp workers=8 = 8 GPUs; poseidon "
                         "nodes=8 = 8 GPUs")
+
+
+def test_the_make_your_own_example_of_comparisons_md_gives_a_head_to_head():
+    """docs/comparisons.md's "How to make your own" command was `--category memory --workload
+    resnet-50 --profile dgx-a100`: only superneurons ran ("no head-to-head"). The command the page
+    now shows runs three techniques on both clusters, at 8 GPUs each (by hand: HetSeq 8/2 = 4 K80
+    nodes and 8/8 = 1 H100 node, MG-WFBP 8 workers, Poseidon 8 single-GPU nodes), and the note
+    the page quotes is the one printed."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "comparisons.md").read_text(encoding="utf-8")
+    section = page[page.index("## How to make your own"):]
+    command = re.search(r"```bash\n(suite run --category .*?)\n", section.replace("\\\n", "")).group(1)
+    argv = shlex.split(command)
+    opt = {argv[i]: argv[i + 1] for i in range(2, len(argv) - 1, 2)}
+    assert (opt["--category"], opt["--workload"]) == ("communication", "vgg19-22k"), command
+    scales, notes, _warnings = _two_profiles(opt["--profile"].split(","), opt["--workload"], gpus=int(opt["--gpus"]))
+    assert scales == {("hetseq", "k80-cluster-10gbe", "nodes", 4), ("hetseq", "h100-ndr-fat-tree", "nodes", 1),
+                      ("mg-wfbp", "k80-cluster-10gbe", "workers", 8), ("mg-wfbp", "h100-ndr-fat-tree", "workers", 8),
+                      ("poseidon", "k80-cluster-10gbe", "nodes", 8), ("poseidon", "h100-ndr-fat-tree", "nodes", 8)}
+    quoted = " ".join(section.split()).split("Its note gives each cluster's scale: \"")[1].split("\" (")[0]
+    head, tail = quoted.split(" ...: ")
+    assert notes[1].startswith("category communication: " + head) and notes[1].endswith(": " + tail)
