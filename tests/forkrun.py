@@ -20,6 +20,23 @@ import threading
 from typing import Any, Callable
 
 
+def _single_threaded(wait: float = 5.0) -> None:
+    """Return once this process runs its main thread alone: a thread an earlier test ended may still
+    be finishing (a store's flusher after ``close``, on a loaded machine), so each other thread is
+    joined for up to *wait* s in all; RuntimeError naming those still alive then (forking with another
+    thread alive could leave a lock held in the child)."""
+    import time
+
+    deadline = time.monotonic() + wait
+    for t in threading.enumerate():
+        if t is not threading.main_thread():
+            t.join(max(0.0, deadline - time.monotonic()))
+    others = [t.name for t in threading.enumerate() if t is not threading.main_thread()]
+    if others:
+        raise RuntimeError(f"Forked: threads alive besides the main one ({', '.join(others)}); "
+                           "fork only a single-threaded process")
+
+
 class Forked:
     """``target(*args)`` in a forked child, set up like a new process where that can be undone: environment
     *env* (the parent's when None), stdin empty, stdout and stderr its own (read back by
@@ -39,8 +56,7 @@ class Forked:
         self.args = argv or [getattr(target, "__name__", "target")]
         self._out, self._err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
         self.returncode: int | None = None
-        if threading.active_count() != 1:
-            raise RuntimeError(f"Forked: {threading.active_count()} threads alive; fork only a single-threaded process")
+        _single_threaded()
         pid = os.fork()
         if pid == 0:  # pragma: no cover (the child ends with os._exit)
             code = 1
