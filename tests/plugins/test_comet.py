@@ -442,3 +442,18 @@ def test_setup_unknown_claims_flip_where_their_assumptions_say(monkeypatch):
     # from the grid's 128 nodes downwards, the verdict first flips between 64 (out) and 48 (in) nodes
     assert not gain.expect.check(grid(nodes=64)["expansion_gain"]) and gain.expect.check(grid(nodes=48)["expansion_gain"])
     assert [a.flip_at for c in TECHNIQUE.claims for a in c.assumptions] == ["about 1.6 Gbit/s", "between 48 and 64 nodes"]
+
+
+def test_the_expansion_claims_node_count_flip_leads_to_no_evidence():
+    """Audit 14 #5: at 48 nodes (inside the declared flip, between 48 and 64) the grid's best expansion
+    gain is 1.437x, inside [1.32, 1.48], but both nulls are 1.0 (hbm-only for comet: the baseline
+    against itself; no gain), which the gain band excludes: "reproduced (no null)", as flips_to says."""
+    import dataclasses
+
+    from claim_verdict import verdict_at
+
+    c = next(c for c in TECHNIQUE.claims if c.id == "expansion-gain-1.4x")
+    at48 = lambda s: dataclasses.replace(s, params={**s.params, "nodes": 48})  # noqa: E731
+    verdict, ours = verdict_at(TECHNIQUE, c, spec_edit=at48)
+    assert ours == pytest.approx(1.437, abs=5e-4) and verdict == "reproduced (no null)"
+    assert c.assumptions[0].flips_to == verdict
