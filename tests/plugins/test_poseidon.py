@@ -595,3 +595,22 @@ def test_the_published_flip_bandwidths_hold_on_the_model():
     # tf-vgg19-22k-32n-slower-than-1: ps below 1x only under 0.64 Gbit/s
     hi = band["tf-vgg19-22k-32n-slower-than-1"][1]
     assert sp("ps", "vgg19-22k", 0.62) < hi < sp("ps", "vgg19-22k", 0.66)
+
+
+@pytest.mark.parametrize("claim_id, gbit, verdict", [
+    ("inception-v3-32n", 7.5, "not reproduced"),  # below 7.62: Poseidon's 25.13x under the band's 25.4x
+    ("inception-v3-32n-tf", 15.0, "reproduced"),  # ps 21.29x inside [16.2, 23.8], ideal 32x outside
+    ("inception-v3-32n-vs-tf", 15.0, "not discriminating"),  # plain WFBP for Poseidon = ours, 1.502x
+    ("tf-vgg19-22k-32n-slower-than-1", 0.6, "reproduced"),  # ps below 1x, ideal 32 outside
+])
+def test_each_bandwidth_flip_leads_where_its_assumption_says(claim_id, gbit, verdict):
+    """Audit 14 #5: the verdict just past each declared inter-node bandwidth flip (every case's
+    last network level set to *gbit* Gbit/s) is the assumption's flips_to; at 15 Gbit/s the vs-TF
+    ratio lands in [1.4, 1.6] with plain WFBP beside it, so that flip leads to "not discriminating"."""
+    from claim_verdict import verdict_at
+
+    c = next(c for c in TECHNIQUE.claims if c.id == claim_id)
+    slow = lambda sc: dataclasses.replace(  # noqa: E731
+        sc, profile=sc.profile.with_overrides({"network.-1.bandwidth": gbit * 1e9 / 8}))
+    assert verdict_at(TECHNIQUE, c, scenario_edit=slow)[0] == verdict
+    assert c.assumptions[0].flips_to == verdict
