@@ -406,3 +406,20 @@ def test_elastic_claim_declares_its_unsourced_arrival_rate_and_flip(monkeypatch)
 
     assert ratio(0.55) == pytest.approx(1.771, abs=1e-3) and c.expect.check(ratio(0.55))
     assert ratio(0.6) == pytest.approx(1.716, abs=1e-3) and not c.expect.check(ratio(0.6))
+
+
+def test_the_arrival_rate_flip_leads_to_no_evidence():
+    """Audit 14 #5: with the trace's arrival times x 0.55 (14.5 jobs/hour, past the declared flip at about
+    14) ours is 1.771, inside [1.738, 2.108]; the claim's one null, 0% (no elasticity) = 1, is excluded by
+    the gain band, so the flip leads to "reproduced (no null)", as flips_to says."""
+    from claim_verdict import verdict_at
+
+    c = next(c for c in TECHNIQUE.claims if c.id == "elastic-48pct-jct")
+
+    def busier(sc):
+        jobs = tuple(dataclasses.replace(j, arrival=j.arrival * 0.55) for j in sc.workload.jobs)
+        return dataclasses.replace(sc, workload=dataclasses.replace(sc.workload, jobs=jobs))
+
+    verdict, ours = verdict_at(TECHNIQUE, c, scenario_edit=busier)
+    assert ours == pytest.approx(1.771, abs=5e-4) and verdict == "reproduced (no null)"
+    assert c.assumptions[0].flips_to == verdict
