@@ -303,14 +303,14 @@ def _hidden(**params):
 
 
 def test_hidden_83pct_flips_where_its_assumptions_say():
-    """The two assumptions hidden-83pct's pass rests on (declared, † on the scoreboard), bracketed
-    against the band's lower edge 83 x 0.8 = 66.4%: sigma (read off the claim's own figure) flips it
-    between 0.129 and 0.13, and the figure's unstated configuration at seq 4K (TP8: 61.2% at MBS 1,
-    62.0% at MBS 2)."""
+    """The two assumptions hidden-83pct's number rests on, bracketed against the band's lower edge
+    83 x 0.8 = 66.4%: sigma (read off the claim's own figure) takes it out between 0.129 and 0.13, and
+    the figure's unstated configuration at seq 4K (TP8: 61.2% at MBS 1, 62.0% at MBS 2). The claim is a
+    declared defect, so neither flips its verdict (audit 14 #5): their notes give the crossings."""
     c = next(c for c in TECHNIQUE.claims if c.id == "hidden-83pct")
     sigma, config = c.assumptions
-    assert (sigma.value, sigma.flip_at, sigma.sourced) == (0.109, 0.1295, False)
-    assert (config.flip_at, config.sourced) == ("seq 4K", False)
+    assert (sigma.value, sigma.flip_at, sigma.sourced) == (0.109, None, False) and "0.1295" in sigma.note
+    assert (config.flip_at, config.sourced) == (None, False) and "seq 4K" in config.note
     lo = c.expect.band()[0]
     assert lo == pytest.approx(66.4, rel=1e-12)
     assert _hidden(sigma=0.109) == pytest.approx(67.62, abs=0.005)
@@ -373,3 +373,18 @@ def test_max_mfu_a800_is_not_flipped_by_the_nic_count():
     assert "NIC count alone" in c.reason and c.assumptions[0].flip_at == "about 0.82 flat"
     eff = _claim_at("max-mfu-a800-64", {"efficiency": 0.9}, {"network.1.bandwidth": "1600 Gbit/s"})[1]
     assert eff == pytest.approx(59.67, abs=0.01) and c.expect.check(eff)
+
+
+def test_hidden_83pct_stays_a_claim_defect_past_the_sigma_where_its_number_leaves_the_band():
+    """Audit 14 #5: at sigma 0.13 our hidden share is 66.37%, below the band's 66.4%, and the verdict is still
+    claim defect (declared: sigma was read off the claim's own figure); at 0.129 it is 66.43%, inside, and
+    still a defect. So the assumption declares no flip; its note gives the 0.1295 crossing."""
+    import dataclasses
+
+    from claim_verdict import verdict_at
+
+    c = next(c for c in TECHNIQUE.claims if c.id == "hidden-83pct")
+    for sigma, ours, inside in ((0.129, 66.43, True), (0.13, 66.37, False)):
+        at = lambda s: dataclasses.replace(s, params={**s.params, "sigma": sigma})  # noqa: E731
+        verdict, got = verdict_at(TECHNIQUE, c, spec_edit=at)
+        assert (verdict, round(got, 2), c.expect.check(got)) == ("claim defect", ours, inside)
