@@ -395,3 +395,24 @@ def test_conformance_kit():
     for name in ("properties", "family:bytes-conserved", "family:oracle-exact", "family:memory-capacity",
                  "family:alpha-beta-bound", "family:sgd-envelope"):
         assert name in rep.passed, rep.outcomes
+
+
+@pytest.mark.parametrize("claim_id, flip_lo, flip_hi, at_readme", [
+    ("readme-speedup-4n", 7.64, 7.66, 3.445), ("readme-speedup-8n", 7.23, 7.25, 6.877)])
+def test_the_one_node_time_decides_both_readme_claims(claim_id, flip_lo, flip_hi, at_readme):
+    """Audit 14 #7: the README's 1-node time is 7.19 d in its time column but 267,139 steps x 2.60 s/step =
+    8.04 d; ours divides by the latter. Divided by 7.19 d, both speed-ups land in their bands (4n 3.445,
+    8n 6.877) with the ideal-scaling null outside: the declared 1-node time flips both to reproduced, at
+    about 7.65 d (4n) and 7.24 d (8n)."""
+    c = next(c for c in TECHNIQUE.claims if c.id == claim_id)
+    r = TECHNIQUE.evaluate(resolve_case(TECHNIQUE, c.scenario).scenario)
+    one_node_days = r["node_speedup"] * r["train_days"]
+    assert one_node_days == pytest.approx(267_139 * 2.60 / 86_400, rel=2e-3)  # 8.04 d
+    hi = c.expect.band()[1]
+    assert not c.expect.check(r["node_speedup"])
+    assert 7.19 / r["train_days"] == pytest.approx(at_readme, abs=5e-4) and c.expect.check(7.19 / r["train_days"])
+    assert not c.expect.check(c.nulls[0].value)
+    assert flip_lo < hi * r["train_days"] < flip_hi  # where ours x T / 8.04 d crosses the band's top
+    a = next(a for a in c.assumptions if a.name.startswith("1-node reference time"))
+    assert (a.value, a.flip_at, a.flips_to, a.sourced) == ("8.04 d", f"about {(flip_lo + flip_hi) / 2:.2f} d",
+                                                           "reproduced", False)
