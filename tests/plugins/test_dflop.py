@@ -387,3 +387,19 @@ def test_a_plan_that_fits_no_device_is_a_skip_not_a_failure(suite_cli, tmp_path)
         conn.close()
     assert rows == {1.5: ("ok", None), 2.0: ("skipped", "dflop: no megatron plan of 64 GPUs fits 75 GiB per GPU")}
     assert t == pytest.approx(31.03, abs=0.005)
+
+
+def test_the_claims_note_quotes_no_ratio_the_scoreboard_does_not_print():
+    """Audit 14 #8: the note said "the model gives 1.22x ... the tuned data-blind uniform null 1.07x" while
+    `suite reproduce dflop` printed 1.362x and 1.125x. Every "N.NNx" the note quotes must be on the
+    claim's row of the generated scoreboard (docs/reproductions.md), so a stale figure fails here."""
+    import re
+    from pathlib import Path
+
+    from suite_dflop.technique import TECHNIQUE as T
+
+    board = (Path(__file__).resolve().parents[2] / "docs" / "reproductions.md").read_text(encoding="utf-8")
+    for c in T.claims:
+        row = next(line for line in board.splitlines() if line.startswith(f"| {c.id} |"))
+        quoted = re.findall(r"\d+(?:\.\d+)?x\b", c.note)
+        assert [q for q in quoted if q not in row] == [], (c.id, quoted)
