@@ -297,7 +297,8 @@ def report_summary(store: Any, summary: Any, fmt: str, quiet: bool, show_table: 
 @click.option("--artifacts", "artifacts", type=click.Choice(["none", "summary", "full"]), default="summary",
               show_default=True,
               help="What of each result's artifacts to store: summary leaves out tables (e.g. per-layer, "
-                   "listed under _omitted), full keeps everything (and recomputes cases stored with a summary).")
+                   "listed under _omitted), none only lists them, full keeps everything (and recomputes cases "
+                   "stored with summary or none).")
 @execution_options
 @format_option("table", "json")
 @click.pass_context

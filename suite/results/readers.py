@@ -318,8 +318,18 @@ def ok_keys(conn: sqlite3.Connection, keys: Iterable[str] | None = None) -> set[
     return {r[0] for r in select_keys(conn, _OK_OF_KEYS, keys)}
 
 
+#: the keys (among :data:`KEY_IN`'s) stored without some of their artifacts: those listed under
+#: ``"_omitted"`` (``--artifacts summary`` or ``none``), or none at all by a run whose command asked
+#: for ``--artifacts none`` (0.3.11 stored no marker for it; a run of this version stores ``{}`` when
+#: there were no artifacts). A case stored so by a command-less run (the Python API) is not found.
+_OMITTED_OF_KEYS = ("SELECT c.key FROM cases c LEFT JOIN artifacts a ON a.case_id = c.id "
+                    f"LEFT JOIN runs r ON r.id = c.run_id WHERE {KEY_IN} AND "
+                    "(json_type(a.data, '$._omitted') IS NOT NULL OR (a.case_id IS NULL AND "
+                    "' ' || r.command || ' ' GLOB '* --artifacts[ =]none *'))")
+
+
 def summarized_keys(conn: sqlite3.Connection, keys: Iterable[str]) -> set[str]:
-    """Among *keys*, the ok cases stored with a summary of their artifacts (``--artifacts
-    summary``: some entries left out, listed under ``"_omitted"``)."""
-    return {r[0] for r in select_keys(conn, f"SELECT c.key FROM cases c JOIN artifacts a ON a.case_id = c.id WHERE {KEY_IN} "
-                                            "AND json_type(a.data, '$._omitted') IS NOT NULL", keys)}
+    """Among *keys*, the cases stored without some of their artifacts (:data:`_OMITTED_OF_KEYS`):
+    with a summary (``--artifacts summary``, the entries left out listed under ``"_omitted"``)
+    or none (``--artifacts none``)."""
+    return {r[0] for r in select_keys(conn, _OMITTED_OF_KEYS, keys)}

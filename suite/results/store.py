@@ -390,6 +390,8 @@ class Store:
         return _readers.ok_keys(self.conn, keys)
 
     def summarized_keys(self, keys: Iterable[str]) -> set[str]:
-        """Among *keys*, the ok cases stored with a summary of their artifacts (``--artifacts
-        summary``: some entries left out, listed under ``"_omitted"``)."""
+        """Among *keys*, the cases stored without some of their artifacts: with a summary
+        (``--artifacts summary``, the entries left out listed under ``"_omitted"``) or none
+        (``--artifacts none``; one stored by 0.3.11's, which kept no marker, is found by its run's
+        command). A ``full`` run or ``suite reproduce`` computes them again."""
         return _readers.summarized_keys(self.conn, keys)

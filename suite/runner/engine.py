@@ -246,7 +246,7 @@ class _Run:
         khash = {} if self.rerun else hashed(keys)  # each key's store hash, computed once for the look-ups below
         cached = set() if self.rerun else self.store.ok_keys(khash)
         self.refresh = set()
-        if cached and self.options.artifacts == "full":  # stored with a summary of its artifacts: computed again
+        if cached and self.options.artifacts == "full":  # stored without some of its artifacts: computed again
             self.refresh = self.store.summarized_keys({k: khash[k] for k in cached})
             cached -= self.refresh
         # each run keeps the overrides it asked for (a cached case never shows another run's)

@@ -337,11 +337,13 @@ def _result_fields(tech: Technique, res: Any, artifacts: str) -> tuple[list[list
     bad = oracle_problem(tech, res)
     if bad:
         raise BadMetric(f"{tech.name}: {bad}")
-    art = res.artifacts if artifacts != "none" else None
+    art = res.artifacts
     if art and artifacts == "summary":
         art = summarize_artifacts(art)
+    elif artifacts == "none":  # only the names left out: a later full run or reproduce computes it again
+        art = {"_omitted": sorted(map(str, art))} if art else {}
     text = None
-    if art:
+    if art or artifacts == "none":  # {} under none: a case with no artifacts, not one stored by 0.3.11's none
         try:
             text = _dumps()(art)
         except (TypeError, ValueError) as exc:

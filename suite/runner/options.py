@@ -59,8 +59,9 @@ class ExecOptions:
         (default) keeps every top-level entry except tables (sequences of more than
         :data:`suite.runner.evaluate.SUMMARY_MAX_ITEMS` items, e.g. a per-layer table) and texts
         longer than :data:`suite.runner.evaluate.SUMMARY_MAX_CHARS` characters, and lists the ones
-        left out under ``"_omitted"``; ``"full"`` keeps everything (a later ``full`` run
-        recomputes cases stored with a summary); ``"none"`` stores no artifacts.
+        left out under ``"_omitted"``; ``"none"`` stores only those names (all of them);
+        ``"full"`` keeps everything (and recomputes cases stored with a summary or none, as
+        ``suite reproduce`` does).
 
     Raises
     ------

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from suite.errors import SuiteError
 from suite.results import Store
-from suite.runner import ExecOptions, expand_entry, run_cases
+from suite.runner import ExecOptions, expand_entry, reproduce, run_cases
 from suite.runner.executors import summarize_artifacts
-from suite.technique import Paper, Param, Result, Technique, Variant
+from suite.technique import Approx, Claim, Paper, Param, Result, ScenarioSpec, Technique, Variant
 
 from plugin_context import plugin_context
 
@@ -69,5 +71,68 @@ def test_modes_end_to_end(tmp_path, context, isolate):
         assert s.computed == 0
     with Store(tmp_path / "none.sqlite") as st:
         run_cases(cases, st, options=ExecOptions(isolate=isolate, artifacts="none"), context=context)
-        assert st.result(big.key).artifacts == {}
+        # only the names of what was left out (33 bytes), as summary lists its own
+        assert st.result(big.key).artifacts == {"_omitted": ["layers", "setup"]}
         assert st.result(big.key).metrics["y"].value == 20.0
+        # full after none: both cases computed again (issue ops14-1: "22 already stored: nothing new to compute")
+        s = run_cases(cases, st, options=ExecOptions(isolate=isolate, artifacts="full"), context=context)
+        assert (s.computed, s.cached) == (2, 0)
+        assert st.result(big.key).artifacts == {"layers": [{"i": i} for i in range(20)], "setup": {"n": 20}}
+
+
+def _bare(scenario):
+    return Result().add("y", 1.0, "1", "higher")  # no artifacts at all
+
+
+def test_none_with_no_artifacts_is_not_computed_again(tmp_path):
+    bare = replace(ART, name="bare", fidelities={"model": _bare})
+    ctx = plugin_context(bare)
+    cases = expand_entry({"technique": "bare"}, context=ctx).cases
+    with Store(tmp_path / "s.sqlite") as st:
+        run_cases(cases, st, options=ExecOptions(artifacts="none"), context=ctx, command="suite run -t bare --artifacts none")
+        s = run_cases(cases, st, options=ExecOptions(artifacts="full"), context=ctx)
+        assert (s.computed, s.cached) == (0, 1)  # nothing was left out: nothing to recompute
+        assert st.result(cases[0].key).artifacts == {}
+
+
+def _layer_rows(results):
+    return float(len(results["main"].artifacts["layers"]))  # a claim that reads an artifact
+
+
+CLAIMED = replace(ART, claims=[Claim("rows", "20 layer rows", "Table 1", True, Approx(20.0, rel=0.01),
+                                     cases={"main": ScenarioSpec("base", params={"n": 20})}, derive=_layer_rows,
+                                     null_reason="a count")])
+
+
+def _none_then_reproduce(tmp_path, command, legacy=False):
+    """The claim's verdict and value, and the cases reproduce computed, after a ``none`` run
+    (with *legacy*: its marker rows deleted, as 0.3.11 stored it) under *command*."""
+    ctx = plugin_context(CLAIMED)
+    cases = expand_entry({"technique": "art", "params": {"n": [20]}}, context=ctx).cases
+    with Store(tmp_path / "s.sqlite") as st:
+        run_cases(cases, st, options=ExecOptions(artifacts="none"), context=ctx, command=command)
+        if legacy:
+            st.conn.execute("DELETE FROM artifacts")
+            st.conn.commit()
+        board = reproduce([CLAIMED], st, context=ctx)
+        (out,) = board.outcomes
+        return out.verdict, out.ours, board.run.computed
+
+
+def test_reproduce_after_none_computes_the_case_again(tmp_path):
+    # was: 1 reused, "error: value could not be derived: KeyError: 'layers'"
+    assert _none_then_reproduce(tmp_path, "suite run -t art --param n=20 --artifacts none") == ("reproduced (no null)",
+                                                                                                 20.0, 1)
+
+
+@pytest.mark.parametrize("flag", ["--artifacts none", "--artifacts=none"])
+def test_reproduce_after_a_0311_none_run_computes_it_again(tmp_path, flag):
+    # 0.3.11 stored no artifacts and no marker: the run's command tells
+    verdict, ours, computed = _none_then_reproduce(tmp_path, f"suite run -t art --param n=20 {flag} -q", legacy=True)
+    assert (verdict, ours, computed) == ("reproduced (no null)", 20.0, 1)
+
+
+def test_a_0311_none_run_without_a_command_needs_rerun(tmp_path):
+    # the Python API records no command: such a case is reused, as the user guide says (--rerun)
+    verdict, _ours, computed = _none_then_reproduce(tmp_path, None, legacy=True)
+    assert (verdict, computed) == ("error", 0)
