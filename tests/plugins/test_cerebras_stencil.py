@@ -429,3 +429,20 @@ def test_io_mode_flips_only_the_gpu_claims():
         flips = vals[0] != vals[1]
         assert flips == c.id.startswith("vs-4xv100"), c.id
         assert c.assumptions[0].flip_at == ("resident" if flips else None), c.id
+
+
+def test_the_trivial_predictors_read_the_profiles_the_claims_run_on(shared_context):
+    """research14 #10: the bandwidth-ratio nulls are constants written in technique.py; each must be
+    the figure of the profile its claim runs on, or a profile edit would leave a null describing
+    other hardware (9 PB/s and 20 PB/s on-wafer, 4 x 900 GB/s HBM2 of a DGX-1, 2 x 140.8 GB/s of two
+    Xeon 8280, 12 x 100 GbE of a CS system, 4 x PCIe 3.0 x16 at 15.75 GB/s)."""
+    from suite_cerebras_stencil.technique import _BW, _CPU_BW, _GPU_BW, _GPU_IO, _WSE_IO, PROFILES
+
+    prof = {k: shared_context.profile(v) for k, v in PROFILES.items()}
+    assert {g: prof[g].device.memory_bandwidth for g in ("wse-1", "wse-2")} == _BW
+    gpu, cpu = prof["gpu-4x"], prof["cpu-2s"]
+    assert 4 * gpu.device.memory_bandwidth == _GPU_BW and 4 * gpu.device.host_link.bandwidth == _GPU_IO
+    assert cpu.num_devices * cpu.device.memory_bandwidth == _CPU_BW
+    for g in ("wse-1", "wse-2"):
+        io = prof[g].ext["cerebras"]["io_bandwidth"]  # "1.2 Tbit/s" in the file, read in B/s
+        assert io == pytest.approx(_WSE_IO, rel=1e-12), (g, io)
