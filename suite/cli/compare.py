@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 @click.argument("run_a")
 @click.argument("run_b")
 @click.option("--threshold", "thresholds", multiple=True, metavar="[METRIC=]PCT",
-              help="Exit 1 when a metric is worse than RUN_A by more than PCT (e.g. 5%); METRIC=PCT sets one "
+              help="Exit 1 when a metric is worse than RUN_A by more than PCT (e.g. 5%), or a scenario ok in RUN_A "
+                   "failed, timed out, crashed or was skipped in RUN_B; METRIC=PCT sets one "
                    "metric's own threshold, METRIC a metric of the runs' ok cases (else exit 2) (repeatable: "
                    "--threshold 5% --threshold iteration_time=2%).")
 @click.option("--abs-tol", type=float, default=None, metavar="X",
@@ -44,8 +45,8 @@ if TYPE_CHECKING:
               help="Extra hardware-profile folder (to show profile differences).")
 @click.option("--strict", is_flag=True,
               help="Exit 1 when a scenario of either run has no partner in the other (each run is paired by the "
-                   "scenarios it asked for), when a metric of RUN_A is missing from RUN_B, or when its unit "
-                   "changed to another dimension.")
+                   "scenarios it asked for), when a scenario ok in RUN_A is not ok in RUN_B, when a metric of "
+                   "RUN_A is missing from RUN_B, or when its unit changed to another dimension.")
 def compare_cmd(run_a: str, run_b: str, thresholds: tuple[str, ...], abs_tol: float | None, allow_profile_change: bool,
                 metrics: tuple[str, ...], show_all: bool, alpha: float, fmt: str, store_path: Path | None,
                 store_b: Path | None, profile_dirs: tuple[Path, ...], strict: bool) -> None:
@@ -59,14 +60,18 @@ def compare_cmd(run_a: str, run_b: str, thresholds: tuple[str, ...], abs_tol: fl
     "not significant"; those never fail the gate.
     Refuses (exit 2) to compare cases computed on different hardware profiles or plugin /
     technique versions unless --allow-profile-change, which then lists the differing fields.
+    Each run's status (done, failed, interrupted, ...) heads the output. A scenario both runs
+    asked for is paired whatever its cases' statuses: one not ok (failed, timeout, crashed,
+    skipped) in either run is a row with both statuses and its error ("timeout in run 4: ...").
     Scenarios of one run with no partner in the other are counted ("only in run N").
     A metric stored in another unit of the same dimension in RUN_B (s instead of ms) is
     converted into RUN_A's unit, with a note; in a unit of another dimension its verdict is
     "unit changed".
-    Exit status: 0; 1 when --threshold is given and some metric is worse beyond it, or with
-    --strict when some scenario has no partner, or a metric of RUN_A is missing from RUN_B or
-    changed its unit's dimension (also without --strict for a --metric with a threshold);
-    2 on error.
+    Exit status: 0; 1 when --threshold is given and some metric is worse beyond it; with
+    --threshold or --strict when a scenario ok in RUN_A is not ok in RUN_B (not ok in RUN_A,
+    or in both, fails nothing); with --strict when some scenario has no partner, or a metric of
+    RUN_A is missing from RUN_B or changed its unit's dimension (also without --strict for a
+    --metric with a threshold); 2 on error.
 
     \b
     Example (CI gate):
@@ -130,21 +135,31 @@ def _diff_doc(d: ProfileDiff, profile_dirs: tuple[Path, ...]) -> dict[str, Any]:
 
 
 def _exit(cmp: Comparison) -> None:
-    """Exit with :attr:`Comparison.exit_code` when it is not 0, saying why on stderr."""
-    if cmp.exit_code and not cmp.regressions():  # --strict: a scenario without a partner
-        click.echo(f"error: --strict: {cmp.unpaired} scenario(s) have no partner ({len(cmp.only_a)} only in run "
-                   f"{cmp.run_a['id']}, {len(cmp.only_b)} only in run {cmp.run_b['id']})", err=True)
-        sys.exit(cmp.exit_code)
-    if cmp.exit_code:
-        regs = cmp.regressions()
+    """Exit with :attr:`Comparison.exit_code` when it is not 0, saying each reason on stderr in one line."""
+    from suite.results.compare import tally
+
+    if not cmp.exit_code:
+        return
+    a_id, b_id = cmp.run_a["id"], cmp.run_b["id"]
+    lost = cmp.failures()
+    if lost:
+        echo(f"error: {len(lost)} scenario(s) ok in run {a_id} are not ok in run {b_id} ("
+             + tally(r.status_b for r in lost) + "): " + ", ".join(
+                 f"{r.technique}/{r.variant} {r.scenario} {r.status_b}" + (f" ({r.error_b})" if r.error_b else "")
+                 for r in lost[:3]) + (" ..." if len(lost) > 3 else ""), err=True)
+    regs = cmp.regressions()
+    if regs:
         limit = (f"{cmp.threshold:.1%}" if cmp.threshold is not None else "") + "".join(
             f"{', ' if cmp.threshold is not None or i else ''}{m} {v:.1%}" for i, (m, v) in enumerate(cmp.thresholds.items()))
-        worse = (f"worse than run {cmp.run_a['id']} by more than {limit}" if all(r.change is not None for r in regs)
-                 else f"fail the gate against run {cmp.run_a['id']}" + (f" (threshold {limit})" if limit else ""))
+        worse = (f"worse than run {a_id} by more than {limit}" if all(r.change is not None for r in regs)
+                 else f"fail the gate against run {a_id}" + (f" (threshold {limit})" if limit else ""))
         echo(f"error: {len(regs)} metric value(s) {worse}: " + ", ".join(
-            f"{r.technique}/{r.variant} {r.scenario} {r.metric} " + _why(r, cmp.run_b['id']) for r in regs[:3])
+            f"{r.technique}/{r.variant} {r.scenario} {r.metric} " + _why(r, b_id) for r in regs[:3])
              + (" ..." if len(regs) > 3 else ""), err=True)
-        sys.exit(cmp.exit_code)
+    if cmp.strict and cmp.unpaired:
+        echo(f"error: --strict: {cmp.unpaired} scenario(s) have no partner ({len(cmp.only_a)} only in run "
+             f"{a_id}, {len(cmp.only_b)} only in run {b_id})", err=True)
+    sys.exit(cmp.exit_code)
 
 
 def _why(r: MetricDiff, run_b: Any) -> str:
@@ -173,8 +188,12 @@ def _pair(a: float | None, b: float | None, unit: str) -> dict[str, str]:
 
 def _print(cmp: Comparison, show_all: bool, profile_dirs: tuple[Path, ...] = ()) -> None:
     a, b = cmp.run_a, cmp.run_b
-    echo(f"A = run {a['id']} ({a['started']}): {a['command']}")
-    echo(f"B = run {b['id']} ({b['started']}): {b['command']}")
+    for side, info in (("A", a), ("B", b)):
+        echo(f"{side} = run {info['id']} ({info.get('status')}, started {info['started']}): {info['command']}")
+    for info, other in ((a, b), (b, a)):
+        if info.get("status") in ("interrupted", "running", "error"):
+            echo(f"warning: run {info['id']} is {info['status']}: the scenarios it did not reach are counted 'only in "
+                 f"run {other['id']}' (--strict fails the gate on them)")
     for m in cmp.mismatches:
         echo(f"warning (allowed by --allow-profile-change): {m}")
     for d in cmp.profile_diffs:
@@ -183,17 +202,37 @@ def _print(cmp: Comparison, show_all: bool, profile_dirs: tuple[Path, ...] = ())
     for n in cmp.notes:
         echo(f"note: {n}")
     rows = [r for r in cmp.rows if show_all or r.verdict != "same"]
+    statuses = [s for s in cmp.status_rows if show_all or (s.status_a, s.status_b) != ("skipped", "skipped")]
     table = [{"technique": r.technique, "variant": r.variant, "scenario": r.scenario, "metric": r.metric,
               **_pair(r.a, r.b, r.unit),
               "B/A": "" if r.ratio is None else f"{r.ratio:.4g}", "verdict": r.label(cmp.threshold)} for r in rows]
+    table += [{"technique": s.technique, "variant": s.variant, "scenario": s.scenario, "metric": "-", "unit": "",
+               "A": s.status_a, "B": s.status_b, "B/A": "", "verdict": s.label(a["id"], b["id"])} for s in statuses]
     if table:
         emit(table, "table", list(table[0]), title=f"run {b['id']} vs run {a['id']}: {cmp.matched} scenario(s) matched")
-    hidden = len(cmp.rows) - len(rows)
+    _summary(cmp, len(cmp.rows) - len(rows) + len(cmp.status_rows) - len(statuses))
+
+
+def _summary(cmp: Comparison, hidden: int) -> None:
+    """The lines under the table: the counts of each verdict, the scenarios not ok, those unpaired."""
+    from suite.results.compare import tally
+
+    a, b = cmp.run_a, cmp.run_b
     c = cmp.counts()
     parts = [f"{c.get(k, 0)} {k}" for k in ("better", "worse", "same", "changed", "unit changed", "missing") if c.get(k)]
-    echo(f"{cmp.matched} scenario(s), {len(cmp.rows)} metric value(s): " + ", ".join(parts)
-               + (f"; {c['not_significant']} not significant" if c["not_significant"] else "")
-               + (f" ({hidden} unchanged hidden; --all shows them)" if hidden else ""))
+    for verdict, where in (("not ok in B", f"in run {b['id']}"), ("not ok in A", f"in run {a['id']}"),
+                           ("not ok in both", "in both runs")):
+        these = [s for s in cmp.status_rows if s.verdict == verdict]
+        if these:  # each case's status where it is not ok ("failed", or "failed/timeout" in both runs)
+            parts.append(f"{len(these)} not ok {where} (" + tally(
+                "/".join(dict.fromkeys(x for x in (s.status_a, s.status_b) if x != "ok")) for s in these) + ")")
+    echo(f"{cmp.matched} scenario(s), {len(cmp.rows)} metric value(s)" + (": " + ", ".join(parts) if parts else "")
+         + (f"; {c['not_significant']} not significant" if c["not_significant"] else "")
+         + (f" ({hidden} unchanged hidden; --all shows them)" if hidden else ""))
+    for info, attr in ((b, "status_b"), (a, "status_a")):
+        if cmp.status_rows and not cmp.rows and all(getattr(s, attr) != "ok" for s in cmp.status_rows):
+            echo(f"run {info['id']}: none of the {cmp.matched} scenario(s) paired is ok ("
+                 + tally(getattr(s, attr) for s in cmp.status_rows) + "): no metric to compare")
     if cmp.only_a:
         echo(f"only in run {a['id']}: {len(cmp.only_a)} scenario(s), e.g. {cmp.only_a[0]}")
     if cmp.only_b:

@@ -26,6 +26,12 @@ its verdict is ``"unit changed"``. Swept override values are joined by value in 
 does not set a swept field takes the value of a case of the same profile content hash that does
 (a run without ``--set`` pairs with a sweep's case at the profile's own value).
 
+Cases that are not ok: a scenario both runs asked for is paired whatever its cases' statuses. A pair
+whose case is failed, timeout, crashed or skipped in either run has no metric to compare: it is a
+:class:`StatusDiff` (both statuses, each side's one-line error), never "only in run N". Ok in A and not
+ok in B fails the gate under any threshold or *strict* (the metrics A measured are lost); not ok in
+A and ok in B, or not ok in both, is shown and fails nothing.
+
 References
 ----------
 .. [1] H. B. Mann and D. R. Whitney, "On a test of whether one of two random variables is
@@ -37,21 +43,22 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from suite.errors import SuiteError, did_you_mean
 from suite.results.codec import finite as _num, is_missing
 from suite.results.profilediff import ProfileDiff, merge_diffs, profile_diff
+from suite.results.schema import FAILED_STATUSES, OK
 from suite.results.scenarios import (sort_key, _describe, _order, _own_values, _scenario_key, _set_values, _swept, _unpaired,
                                      _varying, _written)
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CompareError", "CompareRefused", "MetricDiff", "ProfileDiff", "Comparison", "compare_runs",
-           "parse_threshold", "profile_diff"]
+__all__ = ["CompareError", "CompareRefused", "MetricDiff", "StatusDiff", "ProfileDiff", "Comparison", "compare_runs",
+           "parse_threshold", "profile_diff", "tally"]
 
 
 
@@ -144,6 +151,45 @@ class MetricDiff:
         return text
 
 
+#: the statuses of a case that holds no metric (:data:`suite.results.schema.STATUSES` but ok)
+NOT_OK = ("skipped",) + FAILED_STATUSES
+
+
+@dataclass
+class StatusDiff:
+    """A scenario both runs asked for whose case is not ok (failed, timeout, crashed, skipped) in one
+    or both: no metric to compare, both statuses and each side's error (its first line, or None).
+
+    ``verdict``: ``"not ok in B"`` (ok in A: what A measured is lost), ``"not ok in A"`` (ok in B),
+    ``"not ok in both"``. ``regression``: not ok in B after ok in A, under a threshold or *strict*."""
+
+    technique: str
+    variant: str
+    scenario: str  # as MetricDiff.scenario
+    status_a: str
+    status_b: str
+    error_a: str | None
+    error_b: str | None
+    verdict: str
+    regression: bool = False
+    key_a: str | None = None
+    key_b: str | None = None
+
+    def label(self, run_a: Any, run_b: Any) -> str:
+        """The verdict as printed, the runs named by id: ``timeout in run 4: case exceeded --timeout 1 s,
+        a regression``; ``failed in run 3: ValueError: x; ok in run 4``; ``failed in both runs: ValueError: x``."""
+        def said(status: str, error: str | None, run: Any) -> str:
+            return f"{status} in run {run}" + (f": {error}" if error else "")
+
+        if self.verdict == "not ok in B":
+            return said(self.status_b, self.error_b, run_b) + (", a regression" if self.regression else "")
+        if self.verdict == "not ok in A":
+            return f"{said(self.status_a, self.error_a, run_a)}; ok in run {run_b}"
+        if (self.status_a, self.error_a) == (self.status_b, self.error_b):
+            return f"{self.status_a} in both runs" + (f": {self.error_a}" if self.error_a else "")
+        return f"{said(self.status_a, self.error_a, run_a)}; {said(self.status_b, self.error_b, run_b)}"
+
+
 @dataclass
 class Comparison:
     """The result of :func:`compare_runs`."""
@@ -162,9 +208,15 @@ class Comparison:
     thresholds: dict[str, float | None] = field(default_factory=dict)  # per metric, over `threshold`
     abs_tol: float = ABS_TOL
     strict: bool = False  # every scenario of either run must have a partner
+    #: the paired scenarios whose case is not ok in either run (in ``matched``, no metric in ``rows``)
+    status_rows: list[StatusDiff] = field(default_factory=list)
 
     def regressions(self) -> list[MetricDiff]:
         return [r for r in self.rows if r.regression]
+
+    def failures(self) -> list[StatusDiff]:
+        """The scenarios ok in A and not ok in B that fail the gate (a threshold or *strict* given)."""
+        return [r for r in self.status_rows if r.regression]
 
     @property
     def unpaired(self) -> int:
@@ -174,9 +226,10 @@ class Comparison:
     @property
     def exit_code(self) -> int:
         """1 when some metric is a regression (worse beyond its threshold; or, under *strict* or named
-        by ``--metric`` with a threshold, missing from B or of another dimension in B), or (*strict*)
+        by ``--metric`` with a threshold, missing from B or of another dimension in B), when (under a
+        threshold or *strict*) a scenario ok in A is not ok in B (:meth:`failures`), or (*strict*)
         when a scenario of either run has no partner; else 0."""
-        if self.regressions():
+        if self.regressions() or self.failures():
             return 1
         return 1 if self.strict and self.unpaired else 0
 
@@ -184,7 +237,10 @@ class Comparison:
         c: dict[str, int] = {}
         for r in self.rows:
             c[r.verdict] = c.get(r.verdict, 0) + 1
+        for s in self.status_rows:
+            c[s.verdict] = c.get(s.verdict, 0) + 1
         c["regressions"] = len(self.regressions())
+        c["failures"] = len(self.failures())
         c["not_significant"] = sum(1 for r in self.rows if r.significant is False)
         return c
 
@@ -195,7 +251,8 @@ class Comparison:
                 "counts": self.counts(), "unpaired": self.unpaired, "strict": self.strict, "exit_code": self.exit_code, "mismatches": self.mismatches,
                 "profile_diffs": [{**asdict(d), "fields": {k: list(v) for k, v in d.fields.items()}}
                                   for d in self.profile_diffs],
-                "notes": self.notes, "rows": [_jsonable(asdict(r)) for r in self.rows]}
+                "notes": self.notes, "rows": [_jsonable(asdict(r)) for r in self.rows],
+                "status_rows": [asdict(r) for r in self.status_rows]}
 
 
 def _jsonable(v: Any) -> Any:
@@ -221,7 +278,8 @@ _CASE_COLS = ["key", "technique", "technique_version", "variant", "fidelity", "p
 
 @dataclass
 class _Side:
-    """One run's side of a comparison: its provenance and ok cases, metrics and raw samples."""
+    """One run's side of a comparison: its provenance, its ok cases' metrics and raw samples, and its
+    cases that are not ok (*others*: :data:`_CASE_COLS`, ``status`` and ``error``)."""
 
     name: str  # "run 3", "run 4 (second store)"
     info: dict[str, Any]
@@ -234,19 +292,55 @@ class _Side:
     cases_by_key: dict[str, dict[str, Any]] = field(default_factory=dict)
     cases: dict[str, dict[str, Any]] = field(default_factory=dict)  # scenario key -> case (set by _pair)
     codes: dict[str, Any] = field(default_factory=dict)  # case key -> the code fingerprint it was computed with
+    others: pd.DataFrame | None = None
+    not_ok: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # case key -> (status, error line)
 
     def __post_init__(self) -> None:
         lg = self.long
         for k, n, v, u, d in zip(lg["key"], lg["name"], lg["value"], lg["unit"], lg["direction"]):
             self.metrics[(k, n)] = (v, u, d)
             self.names.setdefault(k, []).append(n)
-        self.frame = lg.drop_duplicates("key")[_CASE_COLS] if len(lg) else lg.reindex(columns=_CASE_COLS)
+        ok = lg.drop_duplicates("key")[_CASE_COLS] if len(lg) else lg.reindex(columns=_CASE_COLS)
+        self.frame = ok
+        if self.others is not None and len(self.others):
+            import pandas as pd
+
+            self.not_ok = {str(k): (str(st), _error_line(e)) for k, st, e in
+                           zip(self.others["key"], self.others["status"], self.others["error"])}
+            self.frame = pd.concat([ok, self.others[_CASE_COLS]], ignore_index=True) if len(ok) else \
+                self.others[_CASE_COLS].reset_index(drop=True)
         self.cases_by_key = {str(r["key"]): {str(c): v for c, v in r.items()} for r in self.frame.to_dict("records")}
+
+    def status(self, key: str) -> tuple[str, str | None]:
+        """Case *key*'s (status, first line of its error): ``("ok", None)`` for an ok case."""
+        return self.not_ok.get(key, (OK, None))
+
+    def held(self) -> str:
+        """What the run holds: ``"4 ok case(s)"``, ``"0 ok case(s), 4 not ok (2 failed, 2 timeout)"``."""
+        n_ok = len(self.cases_by_key) - len(self.not_ok)
+        return f"{n_ok} ok case(s)" + (f", {len(self.not_ok)} not ok ({tally(st for st, _e in self.not_ok.values())})" if self.not_ok else "")
+
+
+def _error_line(error: Any) -> str | None:
+    """A stored error's first non-empty line (None when there is none)."""
+    if is_missing(error):
+        return None
+    lines = [ln.strip() for ln in str(error).splitlines() if ln.strip()]
+    return lines[0] if lines else None
+
+
+def tally(statuses: Iterable[str]) -> str:
+    """``["failed", "timeout", "failed"]`` -> ``"2 failed, 1 timeout"``: how many of each, in the order
+    each first appears (``""`` for none)."""
+    counts: dict[str, int] = {}
+    for st in statuses:
+        counts[st] = counts.get(st, 0) + 1
+    return ", ".join(f"{n} {st}" for st, n in counts.items())
 
 
 def _side(store: Any, run: Any, metrics: Any, suffix: str) -> _Side:
-    """Run *run* of *store* (only *metrics*, when given: its cases are every ok case all the same, so
-    a scenario whose metric vanished still pairs and shows the metric missing)."""
+    """Run *run* of *store*: its ok cases and those not ok (only *metrics*, when given: its cases are
+    every case all the same, so a scenario whose metric vanished still pairs and shows the metric missing)."""
     from suite.results.load import load_run, reading, samples
 
     with reading(store) as st:
@@ -255,7 +349,8 @@ def _side(store: Any, run: Any, metrics: Any, suffix: str) -> _Side:
         keys = list(long.loc[long["n_samples"] > 0, "key"].unique())
         samp = samples(st, keys) if keys else {}
         codes = {k: code for k, (_t, code) in st.codes(info["id"]).items()}
-    side = _Side(f"run {info['id']}{suffix}", info, long, samp, codes=codes)
+        others = st.cases(info["id"], expand_params=False, status=list(NOT_OK))
+    side = _Side(f"run {info['id']}{suffix}", info, long, samp, codes=codes, others=others)
     if metrics is not None:
         keep = set(_named(metrics))
         side.metrics = {k: v for k, v in side.metrics.items() if k[1] in keep}
@@ -269,8 +364,8 @@ def _named(metrics: Any) -> list[str]:
 
 
 def _pair(a: _Side, b: _Side, named: bool = False) -> list[str]:
-    """Key each side's cases by scenario; the scenarios both have, in a stable order. *named*
-    (``--metric`` given): only the scenarios where either side has one of those metrics.
+    """Key each side's cases (ok or not) by scenario; the scenarios both have, in a stable order.
+    *named* (``--metric`` given): only the scenarios where either side has one of those metrics.
 
     Raises
     ------
@@ -288,7 +383,7 @@ def _pair(a: _Side, b: _Side, named: bool = False) -> list[str]:
             side.cases = {k: c for k, c in side.cases.items() if k in keep}
     common = sorted((k for k in a.cases if k in b.cases), key=lambda k: _order(json.loads(k)))
     if not common:
-        raise CompareError(f"compare: {a.name} ({len(a.cases)} ok case(s)) and {b.name} ({len(b.cases)}) have no "
+        raise CompareError(f"compare: {a.name} ({a.held()}) and {b.name} ({b.held()}) have no "
                            "scenario in common (technique, variant, fidelity, workload, params, seed and swept "
                            f"profile fields){_apart(a, b)}")
     return common
@@ -296,7 +391,7 @@ def _pair(a: _Side, b: _Side, named: bool = False) -> list[str]:
 
 def _apart(a: _Side, b: _Side, most: int = 3) -> str:
     """``": params.efficiency: A 0.5, B 0.8; ..."``: the identity fields whose values the two runs'
-    ok cases share none of (what keeps every scenario apart), else ``""``."""
+    cases share none of (what keeps every scenario apart), else ``""``."""
     def values(side: _Side) -> dict[str, set[str]]:
         out: dict[str, set[str]] = {}
         for k, case in side.cases.items():
@@ -384,7 +479,8 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
         Run ids, names or ``"latest"``.
     threshold : str or float, optional
         ``"5%"`` or ``0.05``: a metric worse than A by more than this fraction of ``|A|`` is a
-        regression (:attr:`Comparison.exit_code` becomes 1). None: report only.
+        regression (:attr:`Comparison.exit_code` becomes 1); so is, under any threshold, a scenario
+        ok in A whose case is not ok in B (:meth:`Comparison.failures`). None: report only.
     thresholds : mapping of str -> str or float, optional
         Per-metric thresholds (``{"iteration_time": "2%"}``), overriding *threshold* for those
         metrics; a metric in neither is reported only. Each must be a metric of an ok case of
@@ -403,17 +499,24 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
         The command's context: the plugins (to name their distributions) and profiles (required
         from 0.3.0; without one, a DeprecationWarning, and neither is looked at).
     strict : bool
-        :attr:`Comparison.exit_code` is 1 when a scenario of either run has no partner, and a
-        metric of A missing from B or of another dimension in B is a regression (so is one
-        *metrics* names that a threshold applies to, without *strict*).
+        :attr:`Comparison.exit_code` is 1 when a scenario of either run has no partner or is ok in
+        A and not ok in B, and a metric of A missing from B or of another dimension in B is a
+        regression (so is one *metrics* names that a threshold applies to, without *strict*).
+
+    Returns
+    -------
+    Comparison
+        ``rows``: one :class:`MetricDiff` per metric of each scenario ok in both runs;
+        ``status_rows``: one :class:`StatusDiff` per scenario both runs hold whose case is not ok
+        in either (failed, timeout, crashed, skipped); ``matched`` counts both kinds.
 
     Raises
     ------
     CompareRefused
         Profiles or versions differ and *allow_profile_change* is False (one line naming both).
     CompareError
-        No scenario in common, a bad threshold, or a *metrics* or *thresholds* name no ok case of
-        either run has.
+        No scenario in common (its cases, ok or not, counted by status), a bad threshold, or a
+        *metrics* or *thresholds* name no ok case of either run has.
     StoreError
         Unknown store or run.
     """
@@ -426,11 +529,14 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
     diffs = merge_diffs(_profile_diffs(checks.profile_pairs, profile_dirs, context))
     checks.refuse_unless(allow_profile_change, diffs)
     varying = _varying([json.loads(k) for k in common])
-    rows = [row for k in common for row in _scenario_rows(a, b, k, varying, rules)]
-    return Comparison(run_a=a.info, run_b=b.info, rows=rows, matched=len(common), only_a=_unpaired(a, b, varying),
-                      only_b=_unpaired(b, a, varying), threshold=rules.threshold, alpha=alpha,
+    both_ok = {k for k in common if a.cases[k]["key"] not in a.not_ok and b.cases[k]["key"] not in b.not_ok}
+    rows = [row for k in common if k in both_ok for row in _scenario_rows(a, b, k, varying, rules)]
+    statuses = [_status_diff(a, b, k, varying, rules) for k in common if k not in both_ok]
+    every = _varying([json.loads(k) for side in (a, b) for k in side.cases])  # an unpaired label shows all it needs
+    return Comparison(run_a=a.info, run_b=b.info, rows=rows, matched=len(common), only_a=_unpaired(a, b, every),
+                      only_b=_unpaired(b, a, every), threshold=rules.threshold, alpha=alpha,
                       mismatches=checks.mismatches, profile_diffs=diffs, notes=checks.notes + _unit_notes(rows, a, b),
-                      thresholds=rules.per_metric, abs_tol=abs_tol, strict=bool(strict))
+                      thresholds=rules.per_metric, abs_tol=abs_tol, strict=bool(strict), status_rows=statuses)
 
 
 @dataclass
@@ -516,6 +622,10 @@ class _Rules:
     strict: bool = False  # a metric of A that B lacks, or whose unit B changed, is a regression
     named: frozenset[str] = frozenset()  # the metrics --metric named
 
+    def gates_cases(self) -> bool:
+        """A scenario ok in A and not ok in B fails the gate: under any threshold or --strict."""
+        return self.strict or self.threshold is not None or any(v is not None for v in self.per_metric.values())
+
     def gated(self, metric: str) -> bool:
         """A metric of A missing from B (or of another dimension in B) fails the gate: under --strict,
         or when --metric names it and a threshold applies to it."""
@@ -542,9 +652,24 @@ class _Rules:
 def _scenario_rows(a: _Side, b: _Side, k: str, varying: Mapping[str, set[str]], rules: _Rules) -> list[MetricDiff]:
     """One :class:`MetricDiff` per metric of either side of the scenario *k*."""
     ka, kb = a.cases[k]["key"], b.cases[k]["key"]
-    names = sorted(set(a.names.get(ka, ())) | set(b.names.get(kb, ())))
-    label = _describe(json.loads(k), varying.get(a.cases[k]["technique"], set()), a.cases[k]["set"], names)
+    names, label = _label(a, b, k, varying)
     return [_metric_diff(a, b, ka, kb, n, label, rules) for n in names]
+
+
+def _label(a: _Side, b: _Side, k: str, varying: Mapping[str, set[str]]) -> tuple[list[str], str]:
+    """The metric names either side's case of scenario *k* holds, and the scenario's label."""
+    names = sorted(set(a.names.get(a.cases[k]["key"], ())) | set(b.names.get(b.cases[k]["key"], ())))
+    return names, _describe(json.loads(k), varying.get(a.cases[k]["technique"], set()), a.cases[k]["set"], names)
+
+
+def _status_diff(a: _Side, b: _Side, k: str, varying: Mapping[str, set[str]], rules: _Rules) -> StatusDiff:
+    """Scenario *k*, whose case is not ok in A or in B: both statuses and errors; a regression when
+    it was ok in A and a threshold or --strict is given (what A measured, B lost)."""
+    ca, cb = a.cases[k], b.cases[k]
+    (sa, ea), (sb, eb) = a.status(ca["key"]), b.status(cb["key"])
+    verdict = "not ok in B" if sa == OK else "not ok in A" if sb == OK else "not ok in both"
+    return StatusDiff(ca["technique"], ca["variant"], _label(a, b, k, varying)[1], sa, sb, ea, eb, verdict,
+                      verdict == "not ok in B" and rules.gates_cases(), ca["key"], cb["key"])
 
 
 def _metric_diff(a: _Side, b: _Side, ka: str, kb: str, n: str, label: str, rules: _Rules) -> MetricDiff:

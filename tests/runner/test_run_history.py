@@ -233,3 +233,36 @@ def test_a_cached_cases_key_is_hashed_once_and_linked_to_its_row(fake_registry, 
     store.flush()
     assert store.cases(again.run_id)["outcome"].tolist() == ["cached"] * 3
     assert sorted(store.cases(again.run_id)["run_id"].tolist()) == [first.run_id] * 3  # linked to first's rows
+
+
+def test_compare_gates_on_cases_that_a_plugin_edit_made_raise(fake_registry, store, monkeypatch, tmp_path):
+    """The tryout's second run: the plugin edited so that a case raises, re-run with --rerun. Through the
+    real runner, the case stored failed pairs with its ok partner of run A (was "only in run A") and
+    fails --threshold (was exit 0)."""
+    from click.testing import CliRunner
+
+    from suite.cli import main
+
+    specs = [ScenarioSpec("fast", params={"x": 2, "n": n}) for n in (3, 4, 5)]
+    a, _ = _run(fake_registry, store, specs)
+    real = fakeplugin.y_of
+
+    def third_raises(x, n, variant, gbit):
+        if n == 5:
+            raise RuntimeError("every third case raises")
+        return real(x, n, variant, gbit)
+
+    monkeypatch.setattr(fakeplugin, "y_of", third_raises)
+    b, _ = _run(fake_registry, store, specs, rerun=True)
+    assert (b.ok, b.failed) == (2, 1)
+    cmp = compare_runs(store, a.run_id, b.run_id, context=Context.build(registry=fake_registry), threshold="5%")
+    assert cmp.matched == 3 and cmp.unpaired == 0 and cmp.exit_code == 1
+    (lost,) = cmp.failures()
+    assert (lost.scenario, lost.status_a, lost.status_b) == ("n=5", "ok", "failed")
+    assert lost.error_b == "RuntimeError: every third case raises"
+    store.flush()
+    res = CliRunner().invoke(main, ["compare", str(a.run_id), str(b.run_id), "--store", str(store.path),
+                                    "--threshold", "5%"])
+    assert res.exit_code == 1 and "only in run" not in res.output
+    assert f"error: 1 scenario(s) ok in run {a.run_id} are not ok in run {b.run_id} (1 failed): fake/fast n=5 failed" \
+        in res.output
