@@ -318,7 +318,8 @@ class _Side:
     def held(self) -> str:
         """What the run holds: ``"4 ok case(s)"``, ``"0 ok case(s), 4 not ok (2 failed, 2 timeout)"``."""
         n_ok = len(self.cases_by_key) - len(self.not_ok)
-        return f"{n_ok} ok case(s)" + (f", {len(self.not_ok)} not ok ({tally(st for st, _e in self.not_ok.values())})" if self.not_ok else "")
+        by_status = tally(st for st, _e in self.not_ok.values())
+        return f"{n_ok} ok case(s)" + (f", {len(self.not_ok)} not ok ({by_status})" if self.not_ok else "")
 
 
 def _error_line(error: Any) -> str | None:
