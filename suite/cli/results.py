@@ -13,6 +13,7 @@ import click
 from suite.cli import main
 from suite.cli.common import SuiteGroup, format_option, strict_json
 from suite.results.codec import is_missing
+from suite.results.runs import case_count
 
 if TYPE_CHECKING:
     from suite.results.store import Store
@@ -80,7 +81,7 @@ def list_cmd(store_path: Path | None, fmt: str) -> None:
     rows: list[dict[str, Any]] = []
     for run in df.to_dict("records"):
         rows.append({"run": run["id"], "name": names.get(int(run["id"])), "started": run["started"],
-                     "status": run["status"], "cases": run["total"], "computed": run["computed"],
+                     "status": run["status"], "cases": run["total"], "planned": run["planned"], "computed": run["computed"],
                      "cached": run["cached"], "ok": run["ok"], "failed": run["failed"], "skipped": run["skipped"],
                      "git": (run["git_commit"] or "")[:12], "command": run["command"]})
     if fmt == "json":
@@ -90,6 +91,7 @@ def list_cmd(store_path: Path | None, fmt: str) -> None:
         r["started"] = (r["started"] or "")[:16].replace("T", " ")
         cmd = r["command"] or ""
         r["command"] = cmd if len(cmd) <= 60 else cmd[:57] + "..."
+        r["cases"] = case_count({"total": r["cases"], "planned": r.pop("planned")})
     wide_table(rows, ["run", "name", "started", "status", "cases", "computed", "cached", "failed", "command"],
                title=f"runs in {store_path or 'the store'}")
 
@@ -448,7 +450,7 @@ def _show(info: dict[str, Any], rows: list[dict[str, Any]], columns: list[str], 
     click.echo(f"  host {info['host']}, {info['platform']}, python {info['python']}, git {info['git_commit'] or '-'}")
     plugins = ", ".join(f"{k} {v}" for k, v in sorted(info["plugins"].items())) or "-"
     click.echo(f"  plugins: {plugins}")
-    click.echo(f"  cases {info['total']}: computed {info['computed']}, cached {info['cached']}, ok {info['ok']}, "
+    click.echo(f"  cases {case_count(info)}: computed {info['computed']}, cached {info['cached']}, ok {info['ok']}, "
                f"failed {info['failed']}, skipped {info['skipped']}")
     wide_table(rows, columns, title=f"run {info['id']}: {len(rows)} case(s) (* = profile with overrides; headline "
                                     f"metrics, values scaled for reading; every metric: --all-metrics, in stored "

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from suite.report.axes import short as _short
 from suite.report.profile_values import fill_profile_values
+from suite.results.runs import case_count
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -130,7 +131,7 @@ def _slug(s: str) -> str:
 def _provenance(info: dict[str, Any], store_path: str) -> str:
     rows = [("run", info["id"]), ("status", info["status"]), ("started", info["started"]),
             ("finished", info.get("finished") or "-"), ("command", info.get("command")),
-            ("cases", f"{info['total']}: computed {info['computed']}, cached {info['cached']}, ok {info['ok']}, "
+            ("cases", f"{case_count(info)}: computed {info['computed']}, cached {info['cached']}, ok {info['ok']}, "
                       f"failed {info['failed']}, skipped {info['skipped']}"),
             ("host", info.get("host")), ("platform", info.get("platform")), ("python", info.get("python")),
             ("git commit", info.get("git_commit") or "-"),

@@ -8,6 +8,7 @@ import re
 import sqlite3
 import unicodedata
 from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from suite.errors import StoreError, did_you_mean
@@ -17,7 +18,7 @@ from suite.results.schema import FAILED_STATUSES, OK
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["check_run_name", "resolve_run", "run_named", "run_names", "name_run", "run_info", "runs"]
+__all__ = ["check_run_name", "resolve_run", "run_named", "run_names", "name_run", "run_info", "runs", "case_count"]
 
 _BACK = re.compile(r"(?:latest|last)(?:~(\d+))?")
 
@@ -122,17 +123,36 @@ def name_run(conn: sqlite3.Connection, path: Path, run_id: int, name: str, resum
 
 
 def run_info(conn: sqlite3.Connection, rid: int | None) -> dict[str, Any]:
-    """Run *rid*'s row as a dict, ``packages`` and ``plugins`` decoded (dicts); a run still marked
-    ``running`` whose process is gone reads as ``interrupted``."""
+    """Run *rid*'s row as a dict, ``packages`` and ``plugins`` decoded (dicts). A run still marked
+    ``running`` gets its counts from the cases it stored so far and ``planned``, the number of
+    cases it set out to run (0: not known; absent for a finished run); one whose process is gone
+    reads as ``interrupted``."""
     cur = conn.execute("SELECT * FROM runs WHERE id = ?", (rid,))
     names = [c[0] for c in cur.description]
     d = dict(zip(names, cur.fetchone()))
     for k in ("packages", "plugins"):
         d[k] = json.loads(d[k]) if d.get(k) else {}
-    if d.get("status") == "running" and process_gone(d.get("host"), d.get("pid")):
-        d["status"] = "interrupted"
-        d.update(stored_counts(conn, int(d["id"])))
+    if d.get("status") == "running":
+        d.update(_unfinished(conn, d))
     return d
+
+
+def _unfinished(conn: sqlite3.Connection, row: Mapping[str, Any]) -> dict[str, Any]:
+    """What a run row still marked ``running`` reads as: its status (``interrupted`` once its
+    process is gone), its counts from the cases it stored, and ``planned`` (its row's ``total``,
+    written as it began: :meth:`suite.results.writer.Writer.plan_run`; 0: not known)."""
+    status = "interrupted" if process_gone(row.get("host"), row.get("pid")) else "running"
+    return {"status": status, **stored_counts(conn, int(row["id"])), "planned": int(row["total"] or 0)}
+
+
+def case_count(info: Mapping[str, Any]) -> str:
+    """A run's cases in words: ``"40"`` for a finished run; for one still running or killed (its
+    ``planned`` set by :func:`run_info`) ``"19 stored of 40 planned"``, or ``"19 stored"`` when
+    the plan is not known (``planned`` 0)."""
+    planned = info.get("planned")
+    if planned is None or planned != planned:  # a finished run (None; NaN in a frame)
+        return str(info["total"])
+    return f"{info['total']} stored" + (f" of {int(planned)} planned" if planned else "")
 
 
 #: a run's counts (RUN_COUNTS, in order) from what it stored: its links (computed or cached) and their
@@ -145,8 +165,8 @@ _STORED_COUNTS = ("SELECT count(*), sum(rc.outcome = 'computed'), sum(rc.outcome
 
 def stored_counts(conn: sqlite3.Connection, rid: int) -> dict[str, int]:
     """The counts of run *rid* (:data:`suite.results.writer.RUN_COUNTS`) from the cases it stored: for a
-    run whose process ended before it could write its counts (killed, or a plugin that exited the
-    process of an ``--in-process`` run), whose row still holds zeros."""
+    run still running, or whose process ended before it could write its counts (killed, or a plugin
+    that exited the process of an ``--in-process`` run), whose row holds zeros."""
     from suite.results.writer import RUN_COUNTS
 
     row = conn.execute(_STORED_COUNTS, (rid,)).fetchone()
@@ -155,16 +175,15 @@ def stored_counts(conn: sqlite3.Connection, rid: int) -> dict[str, int]:
 
 def runs(conn: sqlite3.Connection) -> pd.DataFrame:
     """Every run, newest last: columns ``id, started, finished, status, total, computed, cached,
-    ok, failed, skipped, host, platform, python, packages, plugins, git_commit, command``."""
+    ok, failed, skipped, host, platform, python, packages, plugins, git_commit, command, planned``
+    (``planned``: None for a finished run; see :func:`run_info`)."""
     import pandas as pd
 
     df = pd.read_sql_query("SELECT id, started, finished, status, total, computed, cached, ok, failed, skipped, "
                            "host, platform, python, packages, plugins, git_commit, command, pid FROM runs ORDER BY id",
                            conn)
-    if len(df):
-        gone = [st == "running" and process_gone(h, p) for st, h, p in zip(df["status"], df["host"], df["pid"])]
-        df.loc[gone, "status"] = "interrupted"
-        for i, rid in zip(df.index[gone], df.loc[gone, "id"].tolist()):
-            for col, n in stored_counts(conn, int(rid)).items():
-                df.at[i, col] = n
+    df["planned"] = None
+    for i, row in df[df["status"] == "running"].iterrows():
+        for col, v in _unfinished(conn, row).items():
+            df.at[i, col] = v
     return df.drop(columns=["pid"])

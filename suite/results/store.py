@@ -176,6 +176,11 @@ class Store:
         library -> version, beside the core's own); returns its id."""
         return self.writer.begin_run(command, plugins, packages)
 
+    def plan_run(self, run_id: int, total: int) -> None:
+        """Record how many cases running run *run_id* plans (read back as ``planned`` while it runs
+        or after its process died; :func:`suite.results.runs.run_info`)."""
+        self.writer.plan_run(run_id, total)
+
     def finish_run(self, run_id: int, status: str, counts: Mapping[str, int]) -> None:
         """Close a run: its final status and counts (total, computed, cached, ok, failed, skipped)."""
         self.writer.finish_run(run_id, status, counts)

@@ -273,6 +273,12 @@ class Writer:
                  prov["git_commit"], prov["command"], os.getpid()))
             return int(cur.lastrowid or 0)
 
+    def plan_run(self, run_id: int, total: int) -> None:
+        """Record the number of cases running run *run_id* plans (its ``total`` until it finishes),
+        so that a live or killed run reads as "N stored of *total* planned"."""
+        with self.tx():
+            self.conn.execute("UPDATE runs SET total = ? WHERE id = ? AND status = 'running'", (int(total), run_id))
+
     def finish_run(self, run_id: int, status: str, counts: Mapping[str, int]) -> None:
         """Commit what is buffered, then close the run: its final status and :data:`RUN_COUNTS`."""
         self.flush()

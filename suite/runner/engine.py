@@ -276,8 +276,11 @@ class _Run:
             return
         # the progress total: distinct keys of a sequence, or of a stream held whole by its first chunk;
         # else the combinations of a stream (a key repeated across its entries is run once)
+        known = whole or isinstance(cases, Sized)
         total = (self.summary.total if whole else len({c.key for c in cases}) if isinstance(cases, Sequence) else
                  len(cases) if isinstance(cases, Sized) else self.summary.total)
+        if known:  # the plan, stored: a live or killed run reads "N stored of M planned"
+            self.store.plan_run(self.run_id, max(total, self.summary.total))
         self.progress.start(max(total, self.summary.total), self.summary.cached)
         self.started = True
 

@@ -26,6 +26,9 @@ def test_a_run_its_plugin_exited_keeps_its_name_and_counts_what_it_stored(tmp_pa
     assert info["status"] == "interrupted"
     assert (info["total"], info["computed"], info["cached"], info["ok"], info["failed"]) == (3, 3, 0, 3, 0)
     assert (listed["status"], listed["total"], listed["ok"]) == ("interrupted", 3, 3)
+    # and what it planned, written as it began: 3 + 1 cases (ops14: a killed run read its stored
+    # count as its cases, 9 where 40 were planned)
+    assert (info["planned"], listed["planned"]) == (4, 4)
 
 
 def test_a_refused_name_ends_the_run_it_began_before_any_case(tmp_path):

@@ -1,0 +1,65 @@
+"""A run still running reads with the counts of the cases it stored so far and the number it
+planned (ops14 finding 4: while a run held 19 of its 40 cases, ``suite results list`` showed
+``running, cases 0, computed 0, ok 0`` and ``results show`` "cases 0" above a table of 19 rows)."""
+
+from __future__ import annotations
+
+import re
+
+from click.testing import CliRunner
+
+from suite.context import Context
+from suite.results import Store
+from suite.results.runs import case_count
+from suite.runner import ExecOptions, expand_entry, run_cases
+from suite.runner.options import Executor
+from suite.runner.pool import LocalExecutor
+
+SEEN_AT = 4  # the store is read when the run has stored this many of its 10 cases
+
+
+class _Peek(Executor):
+    """The in-process executor, which reads the store (as another terminal would) after *n* outcomes."""
+
+    name = "peek"
+
+    def __init__(self, path, n):
+        self.path, self.n, self.seen = path, n, {}
+
+    def map_cases(self, cases, options):
+        for i, out in enumerate(LocalExecutor().map_cases(cases, ExecOptions(jobs=1))):
+            if i == self.n:
+                self._read()
+            yield out
+
+    def _read(self):
+        from suite.cli import main
+
+        with Store(self.path, readonly=True) as st:
+            rid = int(st.runs()["id"].iloc[-1])
+            self.seen["info"] = st.run_info(rid)
+            self.seen["row"] = st.runs().set_index("id").loc[rid].to_dict()
+        self.seen["list"] = CliRunner().invoke(main, ["results", "list", "--store", str(self.path)]).output
+        self.seen["show"] = CliRunner().invoke(main, ["results", "show", "latest", "--store", str(self.path)]).output
+
+
+def test_a_running_run_shows_what_it_stored_of_what_it_planned(fake_registry, tmp_path):
+    ctx = Context.build()
+    cases = expand_entry({"technique": "fake", "variants": ["base"], "params": {"x": list(range(1, 11))}},
+                         context=ctx).cases
+    peek = _Peek(tmp_path / "s.sqlite", SEEN_AT)
+    with Store(tmp_path / "s.sqlite", batch_size=1) as st:  # each case committed as it finishes
+        s = run_cases(cases, st, executor=peek, context=ctx)
+    info, row = peek.seen["info"], peek.seen["row"]
+    assert info["status"] == "running"
+    assert (info["total"], info["computed"], info["ok"], info["planned"]) == (4, 4, 4, 10)
+    assert (row["status"], row["total"], row["computed"], row["planned"]) == ("running", 4, 4, 10)
+    assert case_count(info) == "4 stored of 10 planned"
+    # the list's row: status, cases, computed, cached, failed
+    assert re.search(r"running\s*│\s*4 stored of 10 planned\s*│\s*4\s*│\s*0\s*│\s*0\s*│", peek.seen["list"]), \
+        peek.seen["list"]
+    assert "cases 4 stored of 10 planned: computed 4, cached 0, ok 4" in peek.seen["show"]
+    with Store(tmp_path / "s.sqlite", readonly=True) as st:  # finished: its own counts, no plan
+        done = st.run_info(s.run_id)
+    assert (done["status"], done["total"], done["computed"], "planned" in done) == ("done", 10, 10, False)
+    assert case_count(done) == "10"
