@@ -47,15 +47,13 @@ from typing import Any
 from suite.declaration.results import built_as_dataclass
 from suite.errors import ExperimentError, SuiteError
 from suite.runner.case import Case, Resolver
-from suite.runner.experiment_file import (AXIS_SPELLINGS, NOT_WITH_GIVEN_SCENARIOS, find_experiment,
+from suite.runner.experiment_file import (_OTHER, AXIS_SPELLINGS, ENTRY_KEYS, NOT_WITH_GIVEN_SCENARIOS, find_experiment,
                                           load_experiment)
 from suite.technique import ScenarioSpec, Technique
 
 __all__ = ["expand_entry", "stream_entry", "streamable", "CaseStream", "load_experiment", "expand_experiment", "find_experiment", "Expansion", "ENTRY_KEYS"]
 
 _AXES = {axis[0]: axis for axis in AXIS_SPELLINGS}  # canonical key -> accepted spellings
-_OTHER = ("technique", "exclude", "include", "smoke", "claims", "optional", "description")
-ENTRY_KEYS = tuple(sorted({s for v in _AXES.values() for s in v} | set(_OTHER)))
 _RULE_KEYS = ("variant", "profile", "workload", "fidelity", "seed", "params", "set")
 _ALIAS = {s: k for k, v in _AXES.items() for s in v}
 
@@ -380,49 +378,100 @@ def stream_entry(entry: Mapping[str, Any], *, where: str = "command line", resol
     return CaseStream(tech, axes, resolver, where, count)
 
 
+def _given_specs(tech: Technique, e: Mapping[str, Any], where: str) -> list[ScenarioSpec]:
+    """The scenarios a ``smoke`` or ``claims`` entry runs (given by the technique, no axes)."""
+    axes = [k for k in e if k in NOT_WITH_GIVEN_SCENARIOS]
+    if axes:
+        kind = "smoke" if e.get("smoke") else "claims"
+        raise ExperimentError(f"{where}: key {axes[0]!r} cannot be combined with {kind!r}")
+    specs: list[ScenarioSpec] = []
+    if e.get("smoke"):
+        smoke = e.get("smoke")
+        if smoke not in (True, "first"):
+            raise ExperimentError(f"{where}: key 'smoke': expected true (every smoke scenario) or \"first\" "
+                                  f"(one case per technique), got {smoke!r}")
+        specs.extend(tech.smoke[:1] if smoke == "first" else tech.smoke)
+    claims = e.get("claims")
+    if claims:
+        ids = [c.id for c in tech.claims]
+        want = ids if claims is True else _as_list(claims)
+        for cid in want:
+            if cid not in ids:
+                raise ExperimentError(f"{where}: key 'claims': {tech.name} has no claim {cid!r}; expected one of {ids}")
+        for c in tech.claims:
+            if c.id in want:
+                specs.extend(c.specs().values())
+    return specs
+
+
+def _rule_entry(e: Mapping[str, Any], r: Mapping[str, Any]) -> dict[str, Any]:
+    """Entry *e* with the axes of rule *r* (normalized) in place of its own: the sweep an
+    ``include`` rule adds, and what an ``exclude`` rule's values are checked against."""
+    sub = {k: v for k, v in e.items() if k not in ("include", "exclude")}
+    for k, v in r.items():
+        if k == "params":
+            sub["params"] = {**(sub.get("params") or {}), **v}
+        elif k == "set":
+            sub["set"] = {**(sub.get("set") or {}), **v}
+        else:
+            sub[_ALIAS.get(k + "s", k) if k != "fidelity" else "fidelities"] = _as_list(v)
+    return sub
+
+
+def _check_exclude(tech: Technique, e: Mapping[str, Any], r: Mapping[str, Any], resolver: Resolver,
+                   where: str) -> None:
+    """Refuse an ``exclude`` rule whose values name nothing (a misspelt variant, profile,
+    workload, fidelity or parameter), as the same values in ``include`` are refused.
+
+    Raises
+    ------
+    ExperimentError
+        One line: *where* (file, entry, ``exclude[i]``), the key, what was expected and given.
+    """
+    sub = _rule_entry(e, r)
+    _axes(tech, sub, resolver, where)  # variants, fidelities, seeds, parameter names, profile/workload globs
+    for key, check in (("profile", resolver.context.profile), ("workload", resolver.workload_hash)):
+        for name in _as_list(r.get(key)):
+            if isinstance(name, str) and not (name.startswith(("kind:", "tag:")) or any(ch in name for ch in "*?[")):
+                try:
+                    check(name)
+                except SuiteError as exc:
+                    raise ExperimentError(f"{where}: key {key!r}: {exc}") from None
+
+
 def _specs_for(tech: Technique, e: Mapping[str, Any], resolver: Resolver, where: str,
-               limit: int | None = None) -> list[ScenarioSpec]:
+               limit: int | None = None, warnings: list[str] | None = None) -> list[ScenarioSpec]:
+    """The scenarios of normalized entry *e* for *tech*: its product less its ``exclude`` rules,
+    plus its ``include`` rules' products. With *warnings* (an entry of one technique; None for
+    ``technique = "*"``, whose rules may name another technique's values) each exclude rule's
+    values are checked (:func:`_check_exclude`) and one that matches no case of the product adds
+    a line to *warnings*."""
     if e.get("smoke") or e.get("claims"):
-        axes = [k for k in e if k in NOT_WITH_GIVEN_SCENARIOS]
-        if axes:
-            kind = "smoke" if e.get("smoke") else "claims"
-            raise ExperimentError(f"{where}: key {axes[0]!r} cannot be combined with {kind!r}")
-        specs: list[ScenarioSpec] = []
-        if e.get("smoke"):
-            smoke = e.get("smoke")
-            if smoke not in (True, "first"):
-                raise ExperimentError(f"{where}: key 'smoke': expected true (every smoke scenario) or \"first\" "
-                                      f"(one case per technique), got {smoke!r}")
-            specs.extend(tech.smoke[:1] if smoke == "first" else tech.smoke)
-        claims = e.get("claims")
-        if claims:
-            ids = [c.id for c in tech.claims]
-            want = ids if claims is True else _as_list(claims)
-            for cid in want:
-                if cid not in ids:
-                    raise ExperimentError(f"{where}: key 'claims': {tech.name} has no claim {cid!r}; expected one of {ids}")
-            for c in tech.claims:
-                if c.id in want:
-                    specs.extend(c.specs().values())
-        return specs
+        return _given_specs(tech, e, where)
     params_known = list(tech.parameters)
-    combos = _product(tech, e, resolver, where, limit)
+    product = combos = _product(tech, e, resolver, where, limit)
     for i, rule in enumerate(_as_list(e.get("exclude") or [])):
         r = _normalize_rule(rule, f"{where}: exclude[{i}]", params_known)
         combos = [c for c in combos if not _matches(r, c)]
+        if warnings is not None:  # an entry of one technique (one of technique = "*" may name another's)
+            _check_exclude(tech, e, r, resolver, f"{where}: exclude[{i}]")
+            if not any(_matches(r, c) for c in product):
+                warnings.append(f"{where}: exclude[{i}] matched no case of {tech.name} ({_rule_text(r)}); "
+                                "it removes nothing")
     for i, rule in enumerate(_as_list(e.get("include") or [])):
         r = _normalize_rule(rule, f"{where}: include[{i}]", params_known)
-        sub = {k: v for k, v in e.items() if k not in ("include", "exclude")}
-        for k, v in r.items():
-            if k == "params":
-                sub["params"] = {**(sub.get("params") or {}), **v}
-            elif k == "set":
-                sub["set"] = {**(sub.get("set") or {}), **v}
-            else:
-                sub[_ALIAS.get(k + "s", k) if k != "fidelity" else "fidelities"] = _as_list(v)
-        combos.extend(_product(tech, sub, resolver, f"{where}: include[{i}]",
+        combos.extend(_product(tech, _rule_entry(e, r), resolver, f"{where}: include[{i}]",
                                None if limit is None else max(0, limit - len(combos))))
     return [_spec(c) for c in combos]
+
+
+def _rule_text(r: Mapping[str, Any]) -> str:
+    """Rule *r* (normalized) as written in a file: ``variant = "ps", params.world = 8``."""
+    parts = []
+    for k, v in r.items():
+        items = v.items() if k in ("params", "set") else [(None, v)]
+        parts += [f"{k}.{pk} = {pv!r}" if pk is not None else f"{k} = {pv!r}" for pk, pv in items]
+    return ", ".join(parts)
 
 
 def expand_entry(entry: Mapping[str, Any], *, where: str = "command line", resolver: Resolver | None = None,
@@ -465,7 +514,8 @@ def expand_entry(entry: Mapping[str, Any], *, where: str = "command line", resol
     before = len(eager)
     for tech in techs:
         try:
-            specs = _specs_for(tech, e, resolver, where, max(0, exp.max_cases - len(eager)))
+            specs = _specs_for(tech, e, resolver, where, max(0, exp.max_cases - len(eager)),
+                               exp.warnings if tname != "*" else None)
             if not specs and e.get("smoke"):
                 exp.notes.append(f"{where}: {tech.name} declares no smoke scenario; skipped")
             cases = [_resolve(resolver, tech, spec, where) for spec in specs]

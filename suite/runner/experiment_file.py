@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from suite.errors import ExperimentError
+from suite.errors import ExperimentError, did_you_mean
 
 __all__ = ["find_experiment", "load_experiment"]
 
@@ -48,6 +48,10 @@ AXIS_SPELLINGS = (("variants", "variant"), ("profiles", "profile"), ("workloads"
 #: the keys (any spelling) an entry of given scenarios (``smoke`` or ``claims``) cannot take: one
 #: written in such an entry is an error, one of ``[defaults]`` passes it by
 NOT_WITH_GIVEN_SCENARIOS = frozenset({s for axis in AXIS_SPELLINGS for s in axis} | {"include", "exclude"})
+#: the keys of an entry that are not axes
+_OTHER = ("technique", "exclude", "include", "smoke", "claims", "optional", "description")
+#: every key an entry (or ``[defaults]``) may hold, each spelling
+ENTRY_KEYS = tuple(sorted({s for axis in AXIS_SPELLINGS for s in axis} | set(_OTHER)))
 
 
 def _with_defaults(entry: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
@@ -78,6 +82,10 @@ def load_experiment(path: str | Path) -> tuple[Path, dict[str, Any], dict[str, d
     defaults = raw.pop("defaults", {}) or {}
     if not isinstance(defaults, Mapping):
         raise ExperimentError(f"{path}: key 'defaults': expected a table")
+    for k in defaults:  # here, not in each entry it is merged into (which did not write it)
+        if k not in ENTRY_KEYS:
+            raise ExperimentError(f"{path}: [defaults]: unknown key {k!r}{did_you_mean(k, ENTRY_KEYS)}; "
+                                  f"expected one of {list(ENTRY_KEYS)}")
     entries: dict[str, dict[str, Any]] = {}
     for k, v in raw.items():
         if k == "description":
