@@ -248,13 +248,13 @@ def spy(monkeypatch):
 
 @pytest.fixture(autouse=True)
 def _signal_dispositions_restored():
-    """Every test leaves SIGINT and SIGTERM as it found them. A test that ran an executor's worker
+    """Every test leaves SIGINT, SIGTERM and SIGHUP as it found them. A test that ran an executor's worker
     set-up in this process (SIGINT ignored: Ctrl-C is the coordinator's business) left SIGINT
     ignored, and every later subprocess inherited it: the Ctrl-C tests' runs then ignored the
     signal and finished with exit 0 in a full run, while passing alone."""
     import signal
 
-    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     yield
     for s, handler in before.items():
         if signal.getsignal(s) is not handler and handler is not None:

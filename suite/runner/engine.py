@@ -89,35 +89,48 @@ class RunSummary:
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM (a CI time-out, a batch scheduler) during a run: handled like Ctrl-C, so the run is
-    marked ``interrupted`` and every finished case is committed."""
+    """SIGTERM (a CI time-out, a batch scheduler) or SIGHUP (the ssh session or terminal of the run
+    closed) during a run: handled like Ctrl-C, so the run is marked ``interrupted`` and every
+    finished case is committed."""
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:  # pragma: no cover - exercised through a subprocess test
     raise Terminated()
 
 
-def _trap_sigterm() -> Any:
-    """Turn SIGTERM into :class:`Terminated` (main thread only); returns the handler it replaced."""
+def _stop_signals() -> list[Any]:
+    """The signals that stop a run as Ctrl-C does: SIGTERM, and SIGHUP where the platform has it."""
+    import signal
+
+    return [signal.SIGTERM] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
+
+
+def _trap_sigterm() -> dict[Any, Any]:
+    """Turn SIGTERM and SIGHUP into :class:`Terminated` (main thread only); returns the handlers
+    it replaced (signal -> handler; empty off the main thread)."""
     import signal
     import threading
 
+    old: dict[Any, Any] = {}
     if threading.current_thread() is not threading.main_thread():
-        return None
-    try:
-        return signal.signal(signal.SIGTERM, _on_sigterm)
-    except (ValueError, OSError):  # pragma: no cover
-        return None
-
-
-def _restore_sigterm(old: Any) -> None:
-    import signal
-
-    if old is not None:
+        return old
+    for sig in _stop_signals():
         try:
-            signal.signal(signal.SIGTERM, old)
+            old[sig] = signal.signal(sig, _on_sigterm)
         except (ValueError, OSError):  # pragma: no cover
             pass
+    return old
+
+
+def _restore_sigterm(old: dict[Any, Any]) -> None:
+    import signal
+
+    for sig, handler in old.items():
+        if handler is not None:
+            try:
+                signal.signal(sig, handler)
+            except (ValueError, OSError):  # pragma: no cover
+                pass
 
 
 def _every_case(gen: Iterable[dict[str, Any]], cases: Sequence[Case], name: str) -> Iterator[dict[str, Any]]:
@@ -360,7 +373,7 @@ class _Run:
 def _execute(run: _Run, ex: Any, name: str, cases: Iterable[Case], chunk_size: int,
              allow_parallel_execute: bool) -> None:
     """Every chunk of *cases*: what is not stored, through executor *ex*, into the store. A
-    Ctrl-C (or SIGTERM) marks the run interrupted after closing the executor's generator."""
+    Ctrl-C (or SIGTERM, SIGHUP) marks the run interrupted after closing the executor's generator."""
     gen = None
     run.chunk_size = max(1, int(chunk_size))
     try:

@@ -127,6 +127,8 @@ def _worker_setup(fault_fd: int, parent: int) -> None:  # pragma: no cover - run
     # the coordinator's SIGTERM handler (a run stopped by a batch scheduler) is not the worker's:
     # a SIGTERM kills the worker, and its case is stored crashed, as on every executor
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "SIGHUP"):  # the same for SIGHUP (a closed ssh session), which it also traps
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
     # a fatal error (abort, segfault) writes the Python stack to a file the coordinator reads
     # back and stores as the crashed case's traceback
     faulthandler.enable(file=fault_fd, all_threads=False)
