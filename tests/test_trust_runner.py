@@ -382,3 +382,32 @@ def test_a_pool_worker_dies_of_sighup_as_of_sigterm_not_of_the_coordinators_hand
     finally:
         _restore_sigterm(old)
     assert os.waitstatus_to_exitcode(status) == 11  # SIGTERM and SIGHUP both at their default
+
+
+def _run_without_write_rights(path: Path) -> None:
+    """A :mod:`forkrun` target: ``suite run`` into a new store at *path*, without the rights to write its folder."""
+    import forkrun
+
+    _drop_write_rights_here()
+    forkrun.suite_main(["run", "--technique", "poseidon", "--variant", "poseidon", "--param", "nodes=2", "-q",
+                        "--store", str(path)])
+
+
+def test_a_new_store_in_a_read_only_folder_says_the_folder_is_not_writable(tmp_path):
+    """ops14: `--store rod/s.sqlite` in a read-only folder gave SQLite's "cannot open: unable to
+    open database file", which does not say why."""
+    import forkrun
+
+    if os.geteuid() == 0 and not sys.platform.startswith("linux"):
+        pytest.skip("running as root off Linux: no capset(2) to give up the rights that override file modes")
+    folder = tmp_path / "rod"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        env = {k: v for k, v in os.environ.items() if k != "SUITE_STORE"}
+        res = forkrun.run(_run_without_write_rights, folder / "s.sqlite", env=env, timeout=60)
+    finally:
+        folder.chmod(0o755)
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.strip().splitlines() == [
+        f"error: store {str(folder / 's.sqlite')!r}: cannot create it: the folder {str(folder)!r} is not writable"]

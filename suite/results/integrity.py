@@ -89,7 +89,8 @@ class StoreSQLiteError(StoreError, sqlite3.OperationalError):
 
 def store_error(path: Any, exc: BaseException) -> Exception:
     """The :class:`StoreError` for *exc* raised by SQLite on the store at *path*: one line naming
-    the file and saying what happened (also an ``sqlite3.OperationalError``)."""
+    the file and saying what happened (also an ``sqlite3.OperationalError``): a store it cannot
+    create, or whose journals it cannot create, in a folder this user may not write names the folder."""
     where = f"store {str(path)!r}"
     msg = str(exc) or type(exc).__name__
     low = msg.lower()
@@ -104,4 +105,9 @@ def store_error(path: Any, exc: BaseException) -> Exception:
                           "or give another --store")
     if "readonly" in low or "read-only" in low or "permission" in low:
         return StoreSQLiteError(f"{where}: not writable ({msg})")
+    folder = Path(path).parent
+    if "unable to open" in low and folder.is_dir() and not os.access(folder, os.W_OK):
+        # SQLite cannot create the file (a new store) or its -wal / -shm journals beside it
+        what = "cannot write it" if Path(path).exists() else "cannot create it"
+        return StoreSQLiteError(f"{where}: {what}: the folder {str(folder)!r} is not writable")
     return StoreSQLiteError(f"{where}: {msg}")
