@@ -137,7 +137,7 @@ def run_info(conn: sqlite3.Connection, rid: int | None) -> dict[str, Any]:
     return d
 
 
-def _unfinished(conn: sqlite3.Connection, row: Mapping[str, Any]) -> dict[str, Any]:
+def _unfinished(conn: sqlite3.Connection, row: Mapping[Any, Any]) -> dict[str, Any]:
     """What a run row still marked ``running`` reads as: its status (``interrupted`` once its
     process is gone), its counts from the cases it stored, and ``planned`` (its row's ``total``,
     written as it began: :meth:`suite.results.writer.Writer.plan_run`; 0: not known)."""
@@ -184,6 +184,6 @@ def runs(conn: sqlite3.Connection) -> pd.DataFrame:
                            conn)
     df["planned"] = None
     for i, row in df[df["status"] == "running"].iterrows():
-        for col, v in _unfinished(conn, row).items():
+        for col, v in _unfinished(conn, row.to_dict()).items():
             df.at[i, col] = v
     return df.drop(columns=["pid"])
