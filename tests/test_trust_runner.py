@@ -411,3 +411,21 @@ def test_a_new_store_in_a_read_only_folder_says_the_folder_is_not_writable(tmp_p
     assert res.returncode == 2, res.stderr
     assert res.stderr.strip().splitlines() == [
         f"error: store {str(folder / 's.sqlite')!r}: cannot create it: the folder {str(folder)!r} is not writable"]
+
+
+def test_a_sighup_ignored_by_nohup_stays_ignored_through_a_run():
+    """``nohup suite run ...`` (SIGHUP ignored: the run is to outlive the ssh session) is not turned
+    into an interrupt by the run's SIGHUP handler; SIGTERM still is."""
+    from suite.runner.engine import _on_sigterm, _restore_sigterm, _trap_sigterm
+
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        old = _trap_sigterm()
+        try:
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) is _on_sigterm
+        finally:
+            _restore_sigterm(old)
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, before)

@@ -107,7 +107,8 @@ def _stop_signals() -> list[Any]:
 
 def _trap_sigterm() -> dict[Any, Any]:
     """Turn SIGTERM and SIGHUP into :class:`Terminated` (main thread only); returns the handlers
-    it replaced (signal -> handler; empty off the main thread)."""
+    it replaced (signal -> handler; empty off the main thread). A SIGHUP ignored (``nohup suite
+    run ...``: the run is to outlive the session) stays ignored."""
     import signal
     import threading
 
@@ -115,6 +116,8 @@ def _trap_sigterm() -> dict[Any, Any]:
     if threading.current_thread() is not threading.main_thread():
         return old
     for sig in _stop_signals():
+        if sig != signal.SIGTERM and signal.getsignal(sig) is signal.SIG_IGN:
+            continue
         try:
             old[sig] = signal.signal(sig, _on_sigterm)
         except (ValueError, OSError):  # pragma: no cover
