@@ -21,7 +21,7 @@ How a run goes
    out of memory) costs only its unfinished cases: they are yielded ``crashed`` with the job's
    state and log path, and the next ``suite run`` reruns exactly them (only ``ok`` cases are
    skipped by a run).
-5. Ctrl-C or SIGTERM of the coordinator cancels its jobs still in the queue or running.
+5. Ctrl-C, SIGTERM or SIGHUP of the coordinator cancels its jobs still in the queue or running.
 
 ``cluster = local`` runs the same tasks as subprocesses of this machine through submitit's
 ``LocalExecutor`` (no SLURM needed; what the tests use); the array is then throttled by the
@@ -85,6 +85,8 @@ class SlurmOptions:
 _MINIMUM = {"time": 1, "array-parallelism": 1, "tasks-size": 1, "cpus-per-task": 1, "gpus-per-task": 0,
             "mem-gb": 1}
 _CLUSTERS = ("slurm", "local")
+#: each job's folder under the jobs folder, as submitit names it: "%j", its job id
+JOB_FOLDER = "%j"
 
 
 def parse_options(raw: Mapping[str, Any]) -> SlurmOptions:
@@ -329,7 +331,7 @@ class SlurmExecutor(Executor):
     def _make_executor(self, opts: SlurmOptions, folder: Path, gpus: bool):
         import submitit
 
-        jobs = folder / "jobs" / "%j"
+        jobs = folder / "jobs" / JOB_FOLDER
         try:
             if opts.cluster == "local":
                 ex = submitit.LocalExecutor(folder=jobs)
@@ -402,7 +404,7 @@ class SlurmExecutor(Executor):
                     yield from self._collect(t, active, reported, finished_jobs)
             complete = True
         finally:
-            for t in active:  # Ctrl-C / SIGTERM of the coordinator: stop what it submitted
+            for t in active:  # Ctrl-C / SIGTERM / SIGHUP of the coordinator: stop what it submitted
                 try:
                     t.job.cancel(check=False)
                 except Exception:  # noqa: BLE001 - a job already gone
@@ -518,4 +520,8 @@ class SlurmExecutor(Executor):
                 shutil.rmtree(job.paths.folder, ignore_errors=True)
             except Exception:  # noqa: BLE001
                 pass
+        try:  # submitit's local controller makes the folder template itself ("%j", literally), empty
+            (folder / "jobs" / JOB_FOLDER).rmdir()
+        except OSError:  # not there (SLURM), or holding another run's files
+            pass
 
