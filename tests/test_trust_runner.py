@@ -429,3 +429,36 @@ def test_a_sighup_ignored_by_nohup_stays_ignored_through_a_run():
         assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGHUP, before)
+
+
+@pytest.mark.parametrize("detaches", [False, True], ids=["pool-like", "jobs-outlive"])
+def test_an_executor_whose_jobs_outlive_the_session_leaves_sighup_be(tmp_path, shared_context, detaches):
+    """SIGHUP (a closed ssh session) stops a run like Ctrl-C, which cancels a batch executor's jobs
+    (the slurm plugin's): an executor that declares ``detaches_on_hangup`` keeps SIGHUP's default
+    for the run, so the coordinator ends and the jobs go on for the next run to collect; SIGTERM is
+    trapped either way."""
+    from suite.results import Store
+    from suite.runner import expand_entry, run_cases
+    from suite.runner.engine import _on_sigterm
+    from suite.runner.evaluate import evaluate_outcome
+    from suite.runner.options import Executor
+
+    seen = []
+
+    class Jobs(Executor):
+        name = "jobs"
+        detaches_on_hangup = detaches
+
+        def map_cases(self, cases, options):
+            seen.append((signal.getsignal(signal.SIGHUP), signal.getsignal(signal.SIGTERM)))
+            for c in cases:
+                yield evaluate_outcome(c.tech, c.scenario, c.key, "summary")
+
+    cases = expand_entry({"technique": "poseidon", "variants": ["poseidon"], "params": {"nodes": [2]}},
+                         context=shared_context).cases
+    before = signal.getsignal(signal.SIGHUP)
+    with Store(tmp_path / "s.sqlite") as st:
+        s = run_cases(cases, st, executor=Jobs(), context=shared_context)
+    assert s.ok == 1 and seen[0][1] is _on_sigterm
+    assert (seen[0][0] is before) if detaches else (seen[0][0] is _on_sigterm)
+    assert signal.getsignal(signal.SIGHUP) is before

@@ -21,7 +21,9 @@ How a run goes
    out of memory) costs only its unfinished cases: they are yielded ``crashed`` with the job's
    state and log path, and the next ``suite run`` reruns exactly them (only ``ok`` cases are
    skipped by a run).
-5. Ctrl-C, SIGTERM or SIGHUP of the coordinator cancels its jobs still in the queue or running.
+5. Ctrl-C or SIGTERM of the coordinator cancels its jobs still in the queue or running; SIGHUP (the
+   ssh session closed) ends the coordinator and leaves them running, as a lost coordinator does: the
+   next run of the same command reuses what they write (item 1).
 
 ``cluster = local`` runs the same tasks as subprocesses of this machine through submitit's
 ``LocalExecutor`` (no SLURM needed; what the tests use); the array is then throttled by the
@@ -299,6 +301,7 @@ class SlurmExecutor(Executor):
     """
 
     name = "slurm"
+    detaches_on_hangup = True  # a closed ssh session leaves the jobs running; the next run collects them
 
     #: seconds between two looks at the outcome files and job states
     poll_seconds = {"slurm": 2.0, "local": 0.1}
@@ -404,7 +407,7 @@ class SlurmExecutor(Executor):
                     yield from self._collect(t, active, reported, finished_jobs)
             complete = True
         finally:
-            for t in active:  # Ctrl-C / SIGTERM / SIGHUP of the coordinator: stop what it submitted
+            for t in active:  # Ctrl-C / SIGTERM of the coordinator: stop what it submitted
                 try:
                     t.job.cancel(check=False)
                 except Exception:  # noqa: BLE001 - a job already gone

@@ -105,10 +105,11 @@ def _stop_signals() -> list[Any]:
     return [signal.SIGTERM] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
 
 
-def _trap_sigterm() -> dict[Any, Any]:
-    """Turn SIGTERM and SIGHUP into :class:`Terminated` (main thread only); returns the handlers
-    it replaced (signal -> handler; empty off the main thread). A SIGHUP ignored (``nohup suite
-    run ...``: the run is to outlive the session) stays ignored."""
+def _trap_sigterm(hangup: bool = True) -> dict[Any, Any]:
+    """Turn SIGTERM and (with *hangup*) SIGHUP into :class:`Terminated` (main thread only); returns
+    the handlers it replaced (signal -> handler; empty off the main thread). A SIGHUP ignored
+    (``nohup suite run ...``: the run is to outlive the session) stays ignored; without *hangup*
+    (an executor that :attr:`~suite.runner.options.Executor.detaches_on_hangup`) SIGHUP is left be."""
     import signal
     import threading
 
@@ -116,7 +117,7 @@ def _trap_sigterm() -> dict[Any, Any]:
     if threading.current_thread() is not threading.main_thread():
         return old
     for sig in _stop_signals():
-        if sig != signal.SIGTERM and signal.getsignal(sig) is signal.SIG_IGN:
+        if sig != signal.SIGTERM and (not hangup or signal.getsignal(sig) is signal.SIG_IGN):
             continue
         try:
             old[sig] = signal.signal(sig, _on_sigterm)
@@ -454,7 +455,7 @@ def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor =
     t0 = time.monotonic()
     run, ex = _start(cases, store, executor, options or ExecOptions(), rerun, progress, command, context, name,
                      resumes)
-    old_term = _trap_sigterm()
+    old_term = _trap_sigterm(hangup=not getattr(ex, "detaches_on_hangup", False))
     old_gc = _collector_for_run(raise_threshold=not run.in_process)  # plugin code runs here when in-process
     try:
         _execute(run, ex, getattr(ex, "name", "") or type(ex).__name__, cases, chunk_size, allow_parallel_execute)

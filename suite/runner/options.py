@@ -93,6 +93,11 @@ class Executor(abc.ABC):
     """
 
     name: str = ""
+    #: True for an executor whose work outlives the coordinator (jobs in a batch queue): a SIGHUP
+    #: (the ssh session closed) then ends the coordinator at once and leaves the work running, for
+    #: the next run of the same command to collect; False (the default): SIGHUP stops the run as
+    #: Ctrl-C does, committing what finished (its workers would die with the session anyway)
+    detaches_on_hangup: bool = False
 
     @abc.abstractmethod
     def map_cases(self, cases: Sequence[Case], options: ExecOptions) -> Iterator[dict[str, Any]]:
