@@ -3,14 +3,18 @@ started for the run.
 
 Each batch (one plugin package's cases) is shipped as bytes and evaluated on its worker by the
 local pool inside a supervised sandbox (:mod:`suite.runner.sandbox`), so the same time-outs, hang
-guard and crash attribution hold there; a batch whose worker dies is re-run case by case, and a
-case that kills a worker twice is stored ``crashed``.
+guard and crash attribution hold there. A batch's finished cases do not wait for the batch: the
+coordinator collects them from the workers every :data:`POLL_SECONDS` and once more on Ctrl-C or
+SIGTERM, so an interrupted run stores them. The unfinished cases of a batch whose worker dies are
+re-run case by case, and a case that kills a worker twice is stored ``crashed``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import signal
+import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -23,13 +27,20 @@ from suite.runner.evaluate import Outcome, crashed_outcome, error_line, package_
 from suite.runner.options import ExecOptions, Executor
 from suite.technique import Technique
 
-__all__ = ["DaskExecutor", "BATCH_MAX", "BATCHES_PER_WORKER", "QUIET"]
+__all__ = ["DaskExecutor", "BATCH_MAX", "BATCHES_PER_WORKER", "POLL_SECONDS", "QUIET"]
 
 #: batches per dask worker thread a run is cut into (when it has the cases): a worker with n threads
 #: runs n batches at once, each in its own sandbox; see DaskExecutor._batches
 BATCHES_PER_WORKER = 2
-#: most cases in one batch (one task: its cases' outcomes come back when it ends)
+#: most cases in one batch (one task; its finished cases are collected while it runs: POLL_SECONDS)
 BATCH_MAX = 4096
+#: seconds between two collections of the cases the running batches have finished (one
+#: ``client.run`` on every worker, which hands back only what the coordinator lacks): a worker that
+#: dies costs the cases it finished since, besides the one it was running. Ctrl-C and SIGTERM
+#: collect once more before the run stops, so they cost only the cases that were running.
+POLL_SECONDS = 1.0
+#: seconds the coordinator waits for the workers' finished cases after Ctrl-C or SIGTERM
+SALVAGE_SECONDS = 10.0
 #: dask settings of the processes this executor starts (a LocalCluster's scheduler, nannies and
 #: workers): no statistical profiler in the workers (it samples the running thread's stack every
 #: 10 ms for the dashboard's profile page), the event loops' health tick every second instead of
@@ -50,13 +61,31 @@ QUIET = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.in
          "distributed.worker.memory.monitor-interval": "1s", "distributed.admin.system-monitor.interval": "2s"}
 
 
-def _dask_batch(blob: bytes, keys: list[str], options: ExecOptions) -> list[Outcome]:  # runs on a dask worker
+#: on a dask worker: batch token -> the outcomes its running batch has finished so far (in order,
+#: only appended to), read by :func:`_finished_so_far` while the batch runs
+_FINISHED: dict[str, list[Outcome]] = {}
+
+
+def _dask_batch(blob: bytes, keys: list[str], options: ExecOptions, token: str) -> list[Outcome]:  # on a worker
     """One batch on a dask worker: evaluated in a supervised sandbox (:mod:`suite.runner.sandbox`),
-    so the worker never imports the plugin nor dies with a case."""
+    so the worker never imports the plugin nor dies with a case. Each outcome is kept under
+    *token* as it comes, for :func:`_finished_so_far`; all of them are returned at the end."""
     from suite.runner.sandbox import run_sandboxed
 
     _import_core()
-    return list(run_sandboxed(blob, keys, options))
+    outs = _FINISHED.setdefault(token, [])
+    try:
+        for out in run_sandboxed(blob, keys, options):
+            outs.append(out)
+        return list(outs)
+    finally:
+        _FINISHED.pop(token, None)
+
+
+def _finished_so_far(have: dict[str, int]) -> dict[str, list[Outcome]]:  # runs on a dask worker (client.run)
+    """For each batch token of *have* running on this worker: the outcomes it finished beyond the
+    first ``have[token]`` (those the coordinator already holds)."""
+    return {t: got[n:] for t, n in have.items() if (got := _FINISHED.get(t)) is not None}
 
 
 #: core modules every sandbox would otherwise import again: the local pool, what unpickling a case
@@ -249,26 +278,44 @@ class DaskExecutor(Executor):
             closer()  # runs _close once, whoever calls it first
 
     def _collect(self, client: Any, batch: "_Batches") -> Iterator[Outcome]:
-        """The outcomes of every batch as it finishes; a dead worker's batch re-run case by case;
-        the waiting cases given up after :attr:`no_worker_seconds` without any worker."""
+        """The outcomes of every batch: finished cases as the polls bring them, each batch's rest as
+        it returns. On Ctrl-C or SIGTERM (held while the consumer stores an outcome: it surfaces
+        here), the cases the workers finished are collected once more and yielded before the
+        interrupt goes on."""
+        with _Interrupts() as irq:
+            try:
+                yield from self._stream(client, batch, irq)
+            except KeyboardInterrupt:  # a second one stops the salvage at once
+                yield from self._poll(client, batch, SALVAGE_SECONDS, irq)
+                raise
+
+    def _stream(self, client: Any, batch: "_Batches", irq: "_Interrupts") -> Iterator[Outcome]:
+        """:meth:`_collect`'s loop: a dead worker's unfinished cases re-run case by case; the
+        waiting cases given up after :attr:`no_worker_seconds` without any worker."""
         from dask.distributed import wait
         from distributed.client import FIRST_COMPLETED
 
         deaths: dict[str, int] = {}
-        alone = time.monotonic()  # since when no worker is known (checked while cases wait)
+        alone = polled = time.monotonic()  # since when no worker is known (checked while cases wait); last poll
         while batch.running:
+            irq.check()
             try:
-                done, _ = wait(list(batch.running), timeout=1.0, return_when=FIRST_COMPLETED)  # type: ignore[no-untyped-call]
+                with irq.raising():
+                    done, _ = wait(list(batch.running), timeout=POLL_SECONDS,  # type: ignore[no-untyped-call]
+                                   return_when=FIRST_COMPLETED)
             except Exception:  # noqa: BLE001 - dask raises its own TimeoutError class
                 done = set()
             for fut in done:
-                keys = batch.running.pop(fut)
+                keys = batch.pop(fut)
                 try:
                     outs = fut.result()
                 except Exception as exc:  # noqa: BLE001 - KilledWorker, a lost worker, ...
-                    yield from self._worker_died(keys, exc, deaths, batch.submit)
+                    yield from self._worker_died(batch.unseen(keys), exc, deaths, batch.submit)
                     continue
-                yield from outs
+                yield from batch.fresh(outs)
+            if time.monotonic() - polled >= POLL_SECONDS:
+                yield from self._poll(client, batch, 5 * POLL_SECONDS, irq)
+                polled = time.monotonic()
             if done or not batch.running:
                 continue
             if client.scheduler_info().get("workers"):
@@ -276,18 +323,39 @@ class DaskExecutor(Executor):
             elif time.monotonic() - alone > self.no_worker_seconds:
                 yield from self._give_up(batch)
 
+    @staticmethod
+    def _poll(client: Any, batch: "_Batches", timeout: float, irq: "_Interrupts") -> list[Outcome]:
+        """The cases the running batches have finished that the coordinator lacks, from every
+        worker (a dead worker is skipped; none after *timeout* seconds: each batch's result still
+        brings its cases)."""
+        if not batch.running:
+            return []
+        try:
+            with irq.raising():
+                got = client.run(_finished_so_far, batch.have(), on_error="return", callback_timeout=timeout)
+        except Exception:  # noqa: BLE001 - a poll is a bonus: each batch's result still comes
+            return []
+        outs: list[Outcome] = []
+        for res in got.values():
+            for token, part in (res.items() if isinstance(res, dict) else ()):
+                batch.got[token] = batch.got.get(token, 0) + len(part)
+                outs.extend(batch.fresh(part))
+        return outs
+
     def _give_up(self, batch: "_Batches") -> Iterator[Outcome]:
-        for fut, keys in list(batch.running.items()):
+        for fut in list(batch.running):
             fut.cancel()
-            for k in keys:
+            for k in batch.unseen(batch.pop(fut)):
                 yield crashed_outcome(k, f"no dask worker for {self.no_worker_seconds:g} s: "
                                          "this case was never run (`suite run` again reruns it)")
-        batch.running.clear()
 
     def _worker_died(self, keys: list[str], exc: BaseException, deaths: dict[str, int],
                      submit: Callable[[list[str]], None]) -> Iterator[Outcome]:
-        """A batch whose dask worker died: its cases re-run one by one (on a fresh worker); a case
-        that was running on a dying worker :attr:`max_worker_deaths` times is stored ``crashed``."""
+        """A batch whose dask worker died: its cases not yet collected (*keys*) re-run one by one (on
+        a fresh worker); a case that was running on a dying worker :attr:`max_worker_deaths` times
+        is stored ``crashed``."""
+        if not keys:
+            return
         if len(keys) > 1:
             for k in keys:  # which case killed it is unknown: each alone
                 submit([k])
@@ -301,15 +369,68 @@ class DaskExecutor(Executor):
                                  f"again): {error_line(exc)}")
 
 
+class _Interrupts:
+    """SIGINT and SIGTERM during a dask run (main thread only): raised at once while the coordinator
+    waits on dask (inside :meth:`raising`), else held until :meth:`check`, so an interrupt that
+    arrives while the consumer stores an outcome still surfaces in the executor, which then
+    collects the finished cases. Each raises through the handler it replaced (Ctrl-C's
+    KeyboardInterrupt, the run's SIGTERM handler)."""
+
+    def __init__(self) -> None:
+        self.old: dict[int, Callable[[int, Any], Any]] = {}
+        self.pending: tuple[int, Any] | None = None
+        self.waiting = False
+
+    def __enter__(self) -> "_Interrupts":
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                handler = signal.getsignal(sig)
+                if callable(handler):
+                    self.old[sig] = handler
+                    signal.signal(sig, self._on_signal)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self.old.items():
+            signal.signal(sig, handler)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        if self.waiting:
+            self.old[signum](signum, frame)
+        else:
+            self.pending = (signum, frame)
+
+    def check(self) -> None:
+        """Raise the interrupt held, if any."""
+        if self.pending is not None:
+            (signum, frame), self.pending = self.pending, None
+            self.old[signum](signum, frame)
+
+    @contextlib.contextmanager
+    def raising(self) -> Iterator[None]:
+        """An interrupt raised at once inside (a wait on dask), held outside."""
+        self.waiting = True
+        try:
+            yield
+        finally:
+            self.waiting = False
+
+
 class _Batches:
     """The cases of one dask run, ready to ship (one stripped technique per technique, not one per
-    case), and the futures of the batches submitted (future -> its case keys)."""
+    case), the batches submitted (future -> its case keys; future -> its token), the outcomes
+    collected from each running batch (token -> count) and the keys already yielded."""
 
     def __init__(self, client: Any, cases: Sequence[Case], options: ExecOptions) -> None:
         self.client = client
         # each batch runs a local pool of one worker in its sandbox: one case at a time per dask thread
         self.inner = replace(options, jobs=1, isolate=True, scheduler=None, executor_options={})
         self.running: dict[Any, list[str]] = {}
+        self.tokens: dict[Any, str] = {}
+        self.got: dict[str, int] = {}
+        self.seen: set[str] = set()
+        self._ids = itertools.count()
+        self._run_id = f"{time.time_ns():x}"
         techs: dict[int, Technique] = {}
         self.by_key: dict[str, Case] = {}
         for c in cases:
@@ -321,6 +442,29 @@ class _Batches:
     def submit(self, keys: list[str]) -> None:
         from suite.runner.sandbox import pack
 
+        token = f"{self._run_id}-{next(self._ids)}"
         blob = pack([self.by_key[k] for k in keys])
-        fut = self.client.submit(_dask_batch, blob, keys, self.inner, pure=False)
+        fut = self.client.submit(_dask_batch, blob, keys, self.inner, token, pure=False)
         self.running[fut] = keys
+        self.tokens[fut] = token
+
+    def pop(self, fut: Any) -> list[str]:
+        """The keys of *fut*'s batch, which is no longer running."""
+        self.got.pop(self.tokens.pop(fut), None)
+        return self.running.pop(fut)
+
+    def have(self) -> dict[str, int]:
+        """Token -> outcomes collected, for every running batch."""
+        return {t: self.got.get(t, 0) for t in self.tokens.values()}
+
+    def unseen(self, keys: list[str]) -> list[str]:
+        """*keys* whose outcome was not yielded yet."""
+        return [k for k in keys if k not in self.seen]
+
+    def fresh(self, outs: Sequence[Outcome]) -> Iterator[Outcome]:
+        """The outcomes of *outs* not yielded yet (each case once, from a poll or its batch)."""
+        for out in outs:
+            key = out.get("key")
+            if key in self.by_key and key not in self.seen:
+                self.seen.add(key)
+                yield out

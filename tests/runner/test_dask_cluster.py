@@ -82,9 +82,12 @@ def _kill_group(p: subprocess.Popen) -> None:
 
 
 @pytest.fixture
-def dask_cluster(tmp_path):
-    """``dask scheduler`` + two ``dask worker`` processes on 127.0.0.1; yields (address, workers, env)."""
+def dask_cluster(tmp_path, request):
+    """``dask scheduler`` + two ``dask worker`` processes on 127.0.0.1; yields (address, workers, env).
+    Parametrized indirectly with N: the workers run with ``FAKE_GATE=tmp_path/gate:N`` (fakeplugin)."""
     env = plugin_env(tmp_path)
+    if getattr(request, "param", None) is not None:
+        env["FAKE_GATE"] = f"{tmp_path / 'gate'}:{request.param}"
     sched_file = tmp_path / "scheduler.json"
     procs: list[subprocess.Popen] = []
     logs = []
@@ -221,6 +224,54 @@ def test_a_sweep_on_a_real_dask_cluster_survives_a_killed_worker(tmp_path, dask_
     assert len(rows) == n
     for variant, params, y in rows:
         assert y == pytest.approx(1.0 * json.loads(params)["n"] * (2 if variant == "fast" else 1) * 10, rel=1e-12)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dask_cluster", [8], indirect=True)
+def test_ctrl_c_on_a_real_dask_cluster_stores_the_cases_its_batches_finished(tmp_path, dask_cluster, fake_registry):
+    """16 cases in 4 striped batches of 4 (n = i+1, i+5, i+9, i+13), one running on each of the 2
+    workers at a time; n <= 8 finish at once, n > 8 wait for the gate (the workers' FAKE_GATE), so
+    no batch can end: Ctrl-C once the workers hold the 4 cases their 2 batches finished stores
+    those 4 (0.3.11: none), and the resume computes only the other 12
+    (test_dask_interrupt.py is the fast twin)."""
+    from distributed import Client
+
+    addr, _workers, env = dask_cluster
+    store = tmp_path / "dask.sqlite"
+    cmd = [str(BIN / "suite"), "run", "-t", "fake", "--variant", "base", "--param",
+           f"n={','.join(map(str, range(1, 17)))}", "-q", "--executor", "dask", "--scheduler", addr, "--store", str(store)]
+    run = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def finished_on_workers():  # runs on each worker (client.run)
+        from suite.runner.dask_executor import _FINISHED
+
+        return sum(len(v) for v in list(_FINISHED.values()))
+
+    try:
+        with Client(addr, timeout="60s") as client:
+            def all_open_cases_done():
+                assert run.poll() is None, run.communicate()
+                return sum(client.run(finished_on_workers).values()) == 4
+
+            wait_for(all_open_cases_done, 120, "the workers to finish 4 open cases", every=0.1)
+        run.send_signal(signal.SIGINT)
+        out, err = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+        (tmp_path / "gate").touch()
+    assert run.returncode == 130, err
+    conn = sqlite3.connect(store)
+    rows = conn.execute("SELECT c.params, c.status, m.value FROM cases c JOIN metrics m ON m.case_key = c.key "
+                        "WHERE m.name = 'y'").fetchall()
+    conn.close()
+    # y = x * n * 10 (x = 1, base, fake-cluster-a's 10 Gbit/s: fakeplugin.y_of)
+    got = sorted((json.loads(p)["n"], st, y) for p, st, y in rows)
+    assert len(got) == 4 and got == [(n, "ok", 10.0 * n) for n, _st, _y in got] and got[-1][0] <= 8
+    again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert "16 case(s), 4 already stored, 12 computed; 12 ok" in again.stdout + again.stderr
 
 
 def test_one_connection_serves_every_chunk_of_a_run_and_closes_with_it(tmp_path, monkeypatch, fake_registry):
