@@ -155,9 +155,11 @@ class DaskExecutor(Executor):
     shipped as bytes and evaluated by :func:`suite.runner.sandbox.run_sandboxed` in a forked child
     of the dask worker, through the local pool. So a per-case ``--timeout`` counts from the case's
     start, the default hang guard applies, a case that aborts or segfaults is stored ``crashed``
-    without costing its dask worker, and a dask worker never imports a plugin. A worker that dies
-    anyway (kill -9, the OOM killer) costs only what it ran: its batch is re-run case by case on
-    the remaining workers, and a case that kills a worker twice is stored ``crashed``. A run whose
+    without costing its dask worker, and a dask worker never imports a plugin. A batch's finished
+    cases are collected every :data:`POLL_SECONDS` and on Ctrl-C / SIGTERM, so an interrupted run
+    stores them. A worker that dies anyway (kill -9, the OOM killer) costs only what it ran since
+    the last collection: its batch's other cases are re-run case by case on the remaining
+    workers, and a case that kills a worker twice is stored ``crashed``. A run whose
     scheduler has had no worker for :attr:`no_worker_seconds` stores what is left ``crashed``, so
     a run always ends.
     """
