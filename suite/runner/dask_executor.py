@@ -372,11 +372,11 @@ class DaskExecutor(Executor):
 
 
 class _Interrupts:
-    """SIGINT and SIGTERM during a dask run (main thread only): raised at once while the coordinator
-    waits on dask (inside :meth:`raising`), else held until :meth:`check`, so an interrupt that
-    arrives while the consumer stores an outcome still surfaces in the executor, which then
-    collects the finished cases. Each raises through the handler it replaced (Ctrl-C's
-    KeyboardInterrupt, the run's SIGTERM handler)."""
+    """Ctrl-C, SIGTERM and SIGHUP during a dask run (main thread only; those whose handler raises):
+    raised at once while the coordinator waits on dask (inside :meth:`raising`), else held until
+    :meth:`check`, so an interrupt that arrives while the consumer stores an outcome still
+    surfaces in the executor, which then collects the finished cases. Each raises through the
+    handler it replaced (Ctrl-C's KeyboardInterrupt, the run's ``Terminated``)."""
 
     def __init__(self) -> None:
         self.old: dict[int, Callable[[int, Any], Any]] = {}
@@ -385,7 +385,7 @@ class _Interrupts:
 
     def __enter__(self) -> "_Interrupts":
         if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
+            for sig in (signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])):
                 handler = signal.getsignal(sig)
                 if callable(handler):
                     self.old[sig] = handler

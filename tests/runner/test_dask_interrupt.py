@@ -126,20 +126,22 @@ def test_an_interrupt_while_an_outcome_is_stored_waits_for_the_executor():
     assert signal.getsignal(signal.SIGINT) is before
 
 
-def test_a_sigterm_while_an_outcome_is_stored_surfaces_as_the_runs_terminated():
-    """SIGTERM goes through the run's own handler (engine: Terminated, a KeyboardInterrupt), held
-    the same way: so a dask run stopped by a batch scheduler collects its finished cases too."""
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_sigterm_while_an_outcome_is_stored_surfaces_as_the_runs_terminated(sig):
+    """SIGTERM and SIGHUP go through the run's own handler (engine: Terminated, a KeyboardInterrupt),
+    held the same way: so a dask run stopped by a batch scheduler or a closed ssh session collects
+    its finished cases too."""
     from suite.runner.dask_executor import _Interrupts
     from suite.runner.engine import Terminated, _on_sigterm, _restore_sigterm, _trap_sigterm
 
     old = _trap_sigterm()
     try:
         with _Interrupts() as irq:
-            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), sig)
             time.sleep(0.01)
-            assert irq.pending is not None and irq.pending[0] == signal.SIGTERM
+            assert irq.pending is not None and irq.pending[0] == sig
             with pytest.raises(Terminated):
                 irq.check()
-        assert signal.getsignal(signal.SIGTERM) is _on_sigterm  # the run's handler is back
+        assert signal.getsignal(sig) is _on_sigterm  # the run's handler is back
     finally:
         _restore_sigterm(old)
