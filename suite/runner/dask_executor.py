@@ -392,9 +392,11 @@ class _Interrupts:
                     signal.signal(sig, self._on_signal)
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
         for sig, handler in self.old.items():
             signal.signal(sig, handler)
+        if exc_type is None:  # the run's last outcome was being stored: the interrupt still stops the run
+            self.check()
 
     def _on_signal(self, signum: int, frame: Any) -> None:
         if self.waiting:

@@ -124,6 +124,11 @@ def test_an_interrupt_while_an_outcome_is_stored_waits_for_the_executor():
             time.sleep(1)
         assert irq.pending is None
     assert signal.getsignal(signal.SIGINT) is before
+    # held while the last outcome is stored, the executor then done: raised as it ends, not lost
+    with pytest.raises(KeyboardInterrupt), _Interrupts():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.01)
+    assert signal.getsignal(signal.SIGINT) is before
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
