@@ -95,7 +95,30 @@ class Terminated(KeyboardInterrupt):
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:  # pragma: no cover - exercised through a subprocess test
+    import signal
+
+    if signum == getattr(signal, "SIGHUP", None):
+        _away_from_the_terminal()
     raise Terminated()
+
+
+def _away_from_the_terminal() -> None:
+    """After SIGHUP (the terminal closed) stdout and stderr go to /dev/null: the progress display's
+    teardown and the closing message would fail on the gone terminal (EIO), leaving the run row
+    ``running`` and the exit status 1 instead of 130. A file or pipe is kept."""
+    import os
+
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+    except OSError:  # pragma: no cover
+        return
+    for fd in (1, 2):
+        try:
+            if os.isatty(fd):
+                os.dup2(null, fd)
+        except OSError:
+            pass
+    os.close(null)
 
 
 def _stop_signals() -> list[Any]:

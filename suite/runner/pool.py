@@ -127,7 +127,9 @@ def _worker_setup(fault_fd: int, parent: int) -> None:  # pragma: no cover - run
     # the coordinator's SIGTERM handler (a run stopped by a batch scheduler) is not the worker's:
     # a SIGTERM kills the worker, and its case is stored crashed, as on every executor
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    if hasattr(signal, "SIGHUP"):  # the same for SIGHUP (a closed ssh session), which it also traps
+    # the same for SIGHUP (a closed ssh session), which it also traps; under nohup (ignored) the
+    # worker ignores it too, or a closed session would crash the running cases of a run that goes on
+    if hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
         signal.signal(signal.SIGHUP, signal.SIG_DFL)
     # a fatal error (abort, segfault) writes the Python stack to a file the coordinator reads
     # back and stores as the crashed case's traceback
