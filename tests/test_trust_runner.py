@@ -462,3 +462,54 @@ def test_an_executor_whose_jobs_outlive_the_session_leaves_sighup_be(tmp_path, s
     assert s.ok == 1 and seen[0][1] is _on_sigterm
     assert (seen[0][0] is before) if detaches else (seen[0][0] is _on_sigterm)
     assert signal.getsignal(signal.SIGHUP) is before
+
+
+def test_a_pool_worker_under_nohup_keeps_sighup_ignored():
+    """review14: under ``nohup`` (SIGHUP ignored) the run goes on after the session closes, but its
+    workers put SIGHUP back to its default and died of it: 2 of 40 cases of a --timeout run crashed."""
+    from suite.runner.pool import _worker_setup
+
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            code = 1
+            try:
+                _worker_setup(os.open(os.devnull, os.O_WRONLY), os.getppid())
+                code = 10 * (signal.getsignal(signal.SIGTERM) is signal.SIG_DFL) + \
+                    (signal.getsignal(signal.SIGHUP) is signal.SIG_IGN)
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        signal.signal(signal.SIGHUP, before)
+    assert os.waitstatus_to_exitcode(status) == 11  # SIGTERM at its default, SIGHUP still ignored
+
+
+def test_sighup_moves_a_terminal_s_output_to_devnull_so_the_teardown_cannot_fail():
+    """review14: with the terminal gone, the progress display's teardown wrote to it (EIO): exit 1 and
+    the run row left 'running'. The handler points a tty's stdout/stderr at /dev/null; a pipe stays."""
+    import pty
+
+    from suite.runner.engine import Terminated, _on_sigterm
+
+    main_fd, tty_fd = pty.openpty()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 1
+        try:
+            os.dup2(tty_fd, 2)
+            os.dup2(w, 1)
+            try:
+                _on_sigterm(signal.SIGHUP, None)
+            except Terminated:
+                code = 10 * (not os.isatty(2)) + (os.fstat(1).st_ino == os.fstat(w).st_ino)
+        finally:
+            os._exit(code)
+    os.close(tty_fd)
+    os.close(w)
+    _, status = os.waitpid(pid, 0)
+    os.close(main_fd)
+    os.close(r)
+    assert os.waitstatus_to_exitcode(status) == 11  # stderr (a tty) now /dev/null, stdout (a pipe) kept
