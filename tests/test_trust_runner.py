@@ -431,12 +431,13 @@ def test_a_sighup_ignored_by_nohup_stays_ignored_through_a_run():
         signal.signal(signal.SIGHUP, before)
 
 
-@pytest.mark.parametrize("detaches", [False, True], ids=["pool-like", "jobs-outlive"])
+@pytest.mark.parametrize("detaches", [False, True, None], ids=["pool-like", "jobs-outlive", "undeclared"])
 def test_an_executor_whose_jobs_outlive_the_session_leaves_sighup_be(tmp_path, shared_context, detaches):
     """SIGHUP (a closed ssh session) stops a run like Ctrl-C, which cancels a batch executor's jobs
     (the slurm plugin's): an executor that declares ``detaches_on_hangup`` keeps SIGHUP's default
     for the run, so the coordinator ends and the jobs go on for the next run to collect; SIGTERM is
-    trapped either way."""
+    trapped either way. An executor that declares nothing (every one before 0.3.12) keeps 0.3.11's
+    behaviour (SIGHUP at its default) rather than have its jobs cancelled by an upgrade (review14)."""
     from suite.results import Store
     from suite.runner import expand_entry, run_cases
     from suite.runner.engine import _on_sigterm
@@ -460,7 +461,7 @@ def test_an_executor_whose_jobs_outlive_the_session_leaves_sighup_be(tmp_path, s
     with Store(tmp_path / "s.sqlite") as st:
         s = run_cases(cases, st, executor=Jobs(), context=shared_context)
     assert s.ok == 1 and seen[0][1] is _on_sigterm
-    assert (seen[0][0] is before) if detaches else (seen[0][0] is _on_sigterm)
+    assert (seen[0][0] is _on_sigterm) if detaches is False else (seen[0][0] is before)
     assert signal.getsignal(signal.SIGHUP) is before
 
 

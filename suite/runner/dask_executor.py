@@ -165,6 +165,7 @@ class DaskExecutor(Executor):
     """
 
     name = "dask"
+    detaches_on_hangup = False  # SIGHUP stops a run as Ctrl-C does: its workers end with the session
 
     #: seconds without any worker before the cases still waiting are given up
     no_worker_seconds = 60.0

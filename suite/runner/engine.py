@@ -478,7 +478,7 @@ def run_cases(cases: Iterable[Case], store: Store, *, executor: str | Executor =
     t0 = time.monotonic()
     run, ex = _start(cases, store, executor, options or ExecOptions(), rerun, progress, command, context, name,
                      resumes)
-    old_term = _trap_sigterm(hangup=not getattr(ex, "detaches_on_hangup", False))
+    old_term = _trap_sigterm(hangup=getattr(ex, "detaches_on_hangup", None) is False)
     old_gc = _collector_for_run(raise_threshold=not run.in_process)  # plugin code runs here when in-process
     try:
         _execute(run, ex, getattr(ex, "name", "") or type(ex).__name__, cases, chunk_size, allow_parallel_execute)

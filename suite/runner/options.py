@@ -93,11 +93,13 @@ class Executor(abc.ABC):
     """
 
     name: str = ""
-    #: True for an executor whose work outlives the coordinator (jobs in a batch queue): a SIGHUP
-    #: (the ssh session closed) then ends the coordinator at once and leaves the work running, for
-    #: the next run of the same command to collect; False (the default): SIGHUP stops the run as
-    #: Ctrl-C does, committing what finished (its workers would die with the session anyway)
-    detaches_on_hangup: bool = False
+    #: What a SIGHUP (the ssh session closed) does to a run on this executor. False: it stops the
+    #: run as Ctrl-C does, committing what finished (the built-in local and dask executors: their
+    #: workers would die with the session anyway). True: an executor whose work outlives the
+    #: coordinator (jobs in a batch queue) keeps SIGHUP's default, so the coordinator ends at once
+    #: and the work goes on for the next run of the same command to collect. None (not declared,
+    #: every executor written before 0.3.12): the same as True, as 0.3.11 did for every executor
+    detaches_on_hangup: bool | None = None
 
     @abc.abstractmethod
     def map_cases(self, cases: Sequence[Case], options: ExecOptions) -> Iterator[dict[str, Any]]:

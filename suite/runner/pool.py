@@ -492,6 +492,7 @@ class LocalExecutor(Executor):
     """This machine: a pool of forked workers; in this process only when asked (see module doc)."""
 
     name = "local"
+    detaches_on_hangup = False  # SIGHUP stops a run as Ctrl-C does: its workers end with the session
 
     def map_cases(self, cases: Sequence[Case], options: ExecOptions) -> Iterator[Outcome]:
         if not cases:
