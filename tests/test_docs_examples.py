@@ -110,4 +110,4 @@ def test_the_profiles_page_names_every_shipped_profile():
     named = set(re.findall(r"[a-z0-9][a-z0-9.\-]+", table))
     docs = [tomllib.loads(f.read_text(encoding="utf-8")) for f in (ROOT / "hardware_profiles").rglob("*.toml")]
     shipped = {d.get("name") or d["profile"]["name"] for d in docs}  # top level, or a [profile] table
-    assert len(shipped) == 79 and not shipped - named, sorted(shipped - named)
+    assert len(shipped) >= 79 and not shipped - named, sorted(shipped - named)  # 79 at 0.3.12

@@ -81,7 +81,7 @@ from suite.api import (Group, ParameterError, Result, TransformerSpec, collectiv
 from suite_dhelix.constants import SIGMA
 
 __all__ = ["SIGMA", "hardware", "STATE_BYTES_FIXED", "STATE_BYTES_SHARDED", "GRAD_BYTES", "Op", "layer_ops", "pair_time",
-           "pair_dp", "serial_time", "intra_time", "fold", "tp_group", "Plan", "plan_of", "dp_of", "evaluate",
+           "pair_dp", "serial_time", "intra_time", "fold", "tp_group", "Plan", "plan_of", "dp_of", "default_dp", "evaluate",
            "iteration", "rebuilt_table"]
 
 #: Model-state bytes per parameter, Megatron-LM's distributed optimizer with bf16 parameters and
@@ -280,6 +280,15 @@ def dp_of(params, profile) -> int:
     tp, pp, mbs, gbs = (int(params[k]) for k in ("tp", "pp", "mbs", "gbs"))
     return resolve_scale(params, "dp", profile, PAPER_DP, count=lambda prof: prof.num_devices // (tp * pp),
                          divides=gbs // mbs if gbs % mbs == 0 else 1)
+
+
+def default_dp(tp: int, pp: int, mbs: int, gbs: int, profile) -> int:
+    """Deprecated in 0.3.12, removed in 0.4.0: ``dp_of({"tp": tp, "pp": pp, "mbs": mbs, "gbs": gbs}, profile)``."""
+    import warnings
+
+    warnings.warn("suite_dhelix.model.default_dp(tp, pp, mbs, gbs, profile) is deprecated and removed in 0.4.0: "
+                  "use dp_of(params, profile)", DeprecationWarning, stacklevel=2)
+    return dp_of({"tp": tp, "pp": pp, "mbs": mbs, "gbs": gbs}, profile)
 
 
 def plan_of(params, table, profile, folded: bool = True) -> Plan:

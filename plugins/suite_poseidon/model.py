@@ -57,6 +57,7 @@ from suite.api import (Group, broadcast_time, collective_time, layer_times, ps_p
 from suite_poseidon.constants import DEFAULT_EFFICIENCY
 
 __all__ = [
+    "default_nodes",
     "DEFAULT_EFFICIENCY",
     "DTYPE_BYTES",
     "VARIANTS",
@@ -462,6 +463,15 @@ def workers_of(profile) -> int:
     if profile.kind == "cluster":
         return profile.num_nodes
     return profile.num_devices if profile.network else 1
+
+
+def default_nodes(profile) -> int:
+    """Deprecated in 0.3.12, removed in 0.4.0: ``nodes_of({}, profile)`` (the capped default)."""
+    import warnings
+
+    warnings.warn("suite_poseidon.model.default_nodes(profile) is deprecated and removed in 0.4.0: use "
+                  "nodes_of({}, profile)", DeprecationWarning, stacklevel=2)
+    return nodes_of({}, profile)
 
 
 def nodes_of(params, profile) -> int:

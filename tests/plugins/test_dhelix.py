@@ -388,3 +388,12 @@ def test_hidden_83pct_stays_a_claim_defect_past_the_sigma_where_its_number_leave
         at = lambda s: dataclasses.replace(s, params={**s.params, "sigma": sigma})  # noqa: E731
         verdict, got = verdict_at(TECHNIQUE, c, spec_edit=at)
         assert (verdict, round(got, 2), c.expect.check(got)) == ("claim defect", ours, inside)
+
+
+def test_default_dp_still_answers_with_a_deprecation_warning(shared_context):
+    """0.3.11's public default_dp(tp, pp, mbs, gbs, profile) became dp_of(params, profile): kept one minor
+    version (review14). On the 64-GPU A40 cluster TP8 PP2 holds 64 / 16 = 4 replicas, the paper's 4."""
+    from suite_dhelix.model import default_dp
+
+    with pytest.warns(DeprecationWarning, match="removed in 0.4.0"):
+        assert default_dp(8, 2, 1, 64, shared_context.profile("a40-64")) == 4

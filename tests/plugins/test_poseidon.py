@@ -614,3 +614,14 @@ def test_each_bandwidth_flip_leads_where_its_assumption_says(claim_id, gbit, ver
         sc, profile=sc.profile.with_overrides({"network.-1.bandwidth": gbit * 1e9 / 8}))
     assert verdict_at(TECHNIQUE, c, scenario_edit=slow)[0] == verdict
     assert c.assumptions[0].flips_to == verdict
+
+
+def test_default_nodes_still_answers_with_a_deprecation_warning(shared_context):
+    """0.3.11's public default_nodes(profile) is nodes_of({}, profile) now: kept one minor version
+    (review14). k80-cluster-10gbe has 8 nodes, under the paper's 16; titanx-cluster-10gbe's 32 give 16."""
+    from suite_poseidon.model import default_nodes
+
+    with pytest.warns(DeprecationWarning, match="removed in 0.4.0"):
+        assert default_nodes(shared_context.profile("k80-cluster-10gbe")) == 8
+    with pytest.warns(DeprecationWarning, match="removed in 0.4.0"):
+        assert default_nodes(shared_context.profile("titanx-cluster-10gbe")) == 16
