@@ -1,8 +1,11 @@
 """Execute fidelity: HetSeq's synchronous step on simulated heterogeneous ranks with real arrays.
 
-P ranks (:class:`suite.collectives.dataparallel.Workers`: own parameter copies, digits shards,
-seeded mini-batch streams, a real ring all-reduce with a traffic ledger) train a softmax
-classifier (:class:`suite.collectives.dataparallel.FlatModel`) with plain SGD:
+P ranks (:class:`suite.collectives.dataparallel.Workers`: own parameter copies, shards of the
+scenario's dataset workload (``digits`` by default), seeded mini-batch streams, a real ring
+all-reduce with a traffic ledger) train a softmax classifier
+(:class:`suite.collectives.dataparallel.FlatModel`) with plain SGD. Only a dataset workload is
+run: a layer table (``bert-base@seq128``, ``resnet-50``) is Skipped, since its numbers would be the
+classifier's under the network's name.
 
 * ``hetseq`` [Ding20]: rank r's batch is proportional to its throughput (the profile's device of
   rank r, :func:`suite_hetseq.model.split_batch`); the last ``dummy_ranks`` ranks get a dummy
@@ -25,7 +28,9 @@ division by the world size does).
 
 The simulated clock advances by ``max_r(b_r s_r t_0) + t_AR`` per step
 (:func:`suite.collectives.dataparallel.clock_for`: rank r's relative time per sample
-``s_r = peak_0 / peak_r``, the all-reduce of the ``size + 1`` float64 vector over the profile).
+``s_r = peak_0 / peak_r``, the all-reduce of the ``size + 1`` float64 vector over the profile):
+``iteration_time`` and ``throughput`` are the classifier's simulated step on the profile, not a
+step of the model fidelity's network.
 
 References
 ----------
@@ -38,8 +43,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from suite.api import (FlatModel, ParameterError, Result, Scenario, Skip, Workers, clock_for, load_problem,
-                       require_devices)
+from suite.api import (Dataset, FlatModel, ParameterError, Result, Scenario, Skip, Workers, clock_for,
+                       load_problem, require_devices)
 
 __all__ = ["union_gradient", "rank_times", "batches_for", "evaluate"]
 
@@ -94,8 +99,9 @@ def evaluate(scenario: Scenario) -> Result:
     """Execute fidelity: train, checking every step against the single-process oracle.
 
     Reads ``scenario.params`` (``nodes``, ``batch_per_gpu``, ``exec_ranks``, ``dummy_ranks``,
-    ``update_freq``, ``steps``, ``lr``, ``hidden``, ``efficiency``) and the profile (devices of
-    the ranks, network for the clock).
+    ``update_freq``, ``steps``, ``lr``, ``hidden``, ``efficiency``), the profile (devices of
+    the ranks, network for the clock) and the workload: a :class:`suite.workloads.Dataset` the
+    classifier trains on (None: the digits).
 
     Returns
     -------
@@ -104,18 +110,22 @@ def evaluate(scenario: Scenario) -> Result:
         ``final_accuracy``, ``allreduces``, ``grad_evals``, ``sim_time``, ``bytes_sent``,
         ``bytes_received``) plus ``oracle_error`` (1, largest parameter difference to
         single-process SGD on the union), ``allreduce_error`` (1), ``allreduces_per_step`` (1),
-        ``mean_of_means_bias`` (1), ``dummy_ranks`` (1), ``iteration_time`` (s, simulated) and
-        ``throughput`` (samples/s, simulated); artifacts ``batches`` and ``curve``.
+        ``mean_of_means_bias`` (1), ``dummy_ranks`` (1), ``iteration_time`` (s, the classifier's
+        simulated step) and ``throughput`` (samples/s, of that step); artifacts ``batches`` and
+        ``curve``.
 
     Raises
     ------
     suite.Skip
-        More ranks than :data:`_MAX_RANKS` or a profile without a network for several ranks.
+        A workload that is not a classification dataset with a local loader (a layer table: the
+        model fidelity prices it), more ranks than :data:`_MAX_RANKS` or a profile without a
+        network for several ranks.
     """
+    wl = _dataset(scenario.workload)
     p = scenario.params
     prof = scenario.profile
     K = _ranks(p, prof)
-    prob = load_problem(K, "iid", seed=scenario.seed)
+    prob = load_problem(K, "iid", seed=scenario.seed, dataset=wl)
     model = FlatModel(prob.d, prob.classes, int(p["hidden"]))
     s = rank_times(prof if prof is not None and prof.device is not None else None, K)
     b = batches_for(scenario.variant, int(p["batch_per_gpu"]) * K, s, int(p["dummy_ranks"]))
@@ -136,6 +146,17 @@ def evaluate(scenario: Scenario) -> Result:
     res.add("throughput", float(b.sum()) / step if step > 0 else 0.0, "samples/s", "higher")
     res.artifacts["batches"] = [int(x) for x in b]
     return res
+
+
+def _dataset(wl) -> Dataset | None:
+    """*wl* when it is a classification dataset with a local loader (None: the digits); Skip
+    otherwise, naming what execute runs (a layer table's numbers would be the classifier's)."""
+    if wl is None or (isinstance(wl, Dataset) and wl.loader is not None and wl.classes):
+        return wl
+    what = ("is a dataset without a local loader or classes" if isinstance(wl, Dataset)
+            else f"is a {wl.kind} (the model fidelity prices it)")
+    raise Skip(f"hetseq execute trains a softmax classifier on a classification dataset workload (e.g. digits); "
+               f"{wl.name!r} {what}")
 
 
 def _ranks(p, prof) -> int:
