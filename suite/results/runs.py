@@ -124,29 +124,35 @@ def name_run(conn: sqlite3.Connection, path: Path, run_id: int, name: str, resum
 
 def run_info(conn: sqlite3.Connection, rid: int | None) -> dict[str, Any]:
     """Run *rid*'s row as a dict, ``packages`` and ``plugins`` decoded (dicts). A run still marked
-    ``running`` gets its counts from the cases it stored so far and ``planned``, the number of
-    cases it set out to run (0: not known; absent for a finished run); one whose process is gone
-    reads as ``interrupted``."""
+    ``running``, or ``interrupted`` (Ctrl-C, SIGTERM, SIGHUP), gets its counts from the cases it
+    stored and ``planned``, the number of cases it set out to run (0: not known; absent for a run
+    that finished); one still ``running`` whose process is gone reads as ``interrupted``."""
     cur = conn.execute("SELECT * FROM runs WHERE id = ?", (rid,))
     names = [c[0] for c in cur.description]
     d = dict(zip(names, cur.fetchone()))
     for k in ("packages", "plugins"):
         d[k] = json.loads(d[k]) if d.get(k) else {}
-    if d.get("status") == "running":
+    if d.get("status") in _UNFINISHED:
         d.update(_unfinished(conn, d))
     return d
 
 
+#: the statuses of a run that did not finish its plan: read as "N stored of M planned"
+_UNFINISHED = ("running", "interrupted")
+
+
 def _unfinished(conn: sqlite3.Connection, row: Mapping[Any, Any]) -> dict[str, Any]:
-    """What a run row still marked ``running`` reads as: its status (``interrupted`` once its
-    process is gone), its counts from the cases it stored, and ``planned`` (its row's ``total``,
-    written as it began: :meth:`suite.results.writer.Writer.plan_run`; 0: not known)."""
-    status = "interrupted" if process_gone(row.get("host"), row.get("pid")) else "running"
+    """What a run row marked ``running`` or ``interrupted`` reads as: its status (``interrupted``
+    once a running run's process is gone), its counts from the cases it stored, and ``planned``
+    (its row's ``total``: the plan, written as it began, :meth:`suite.results.writer.Writer.plan_run`,
+    and kept when an interrupted run closes; 0: not known)."""
+    gone = row.get("status") == "interrupted" or process_gone(row.get("host"), row.get("pid"))
+    status = "interrupted" if gone else "running"
     return {"status": status, **stored_counts(conn, int(row["id"])), "planned": int(row["total"] or 0)}
 
 
 def case_count(info: Mapping[str, Any]) -> str:
-    """A run's cases in words: ``"40"`` for a finished run; for one still running or killed (its
+    """A run's cases in words: ``"40"`` for a finished run; for one still running, interrupted or killed (its
     ``planned`` set by :func:`run_info`) ``"19 stored of 40 planned"``, or ``"19 stored"`` when
     the plan is not known (``planned`` 0)."""
     planned = info.get("planned")
@@ -183,7 +189,7 @@ def runs(conn: sqlite3.Connection) -> pd.DataFrame:
                            "host, platform, python, packages, plugins, git_commit, command, pid FROM runs ORDER BY id",
                            conn)
     df["planned"] = None
-    for i, row in df[df["status"] == "running"].iterrows():
+    for i, row in df[df["status"].isin(_UNFINISHED)].iterrows():
         for col, v in _unfinished(conn, row.to_dict()).items():
             df.at[i, col] = v
     return df.drop(columns=["pid"])

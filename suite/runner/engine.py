@@ -262,6 +262,7 @@ class _Run:
         self.unit_warnings: list[str] = []
         drain_notes()  # what a recheck put back before this run (another run's, a judgement's) is not this run's
         self.started = False
+        self.planned = 0  # the cases the run set out to run, when known up front (0: not known)
         self.refresh: set[str] = set()
         self.chunk_size = CHUNK  # cases per chunk (set by the run: _execute)
 
@@ -319,8 +320,9 @@ class _Run:
         known = whole or isinstance(cases, Sized)
         total = (self.summary.total if whole else len({c.key for c in cases}) if isinstance(cases, Sequence) else
                  len(cases) if isinstance(cases, Sized) else self.summary.total)
-        if known:  # the plan, stored: a live or killed run reads "N stored of M planned"
-            self.store.plan_run(self.run_id, max(total, self.summary.total))
+        if known:  # the plan, stored: a live, killed or interrupted run reads "N stored of M planned"
+            self.planned = max(total, self.summary.total)
+            self.store.plan_run(self.run_id, self.planned)
         self.progress.start(max(total, self.summary.total), self.summary.cached)
         self.started = True
 
@@ -376,9 +378,11 @@ class _Run:
                     self.unit_warnings.append(w)
 
     def close(self) -> None:
-        """Mark the run finished with its counts; store the reads recorded; warn of unread overrides."""
+        """Mark the run finished with its counts; store the reads recorded; warn of unread overrides.
+        An interrupted run's row keeps its plan as ``total`` (0: not known), read back as ``planned``
+        beside the counts of the cases it stored (:func:`suite.results.runs.run_info`)."""
         s, store = self.summary, self.store
-        counts = {"total": s.total, "computed": s.computed, "cached": s.cached, "ok": s.ok + s.cached,
+        counts = {"total": self.planned if s.interrupted else s.total, "computed": s.computed, "cached": s.cached, "ok": s.ok + s.cached,
                   "failed": s.failed, "skipped": s.skipped}
         store.finish_run(self.run_id, s.status, counts)
         try:

@@ -63,3 +63,53 @@ def test_a_running_run_shows_what_it_stored_of_what_it_planned(fake_registry, tm
         done = st.run_info(s.run_id)
     assert (done["status"], done["total"], done["computed"], "planned" in done) == ("done", 10, 10, False)
     assert case_count(done) == "10"
+
+
+class _CtrlC(Executor):
+    """The in-process executor, Ctrl-C'd (as the runner sees it) after *n* outcomes in all."""
+
+    name = "ctrl-c"
+
+    def __init__(self, n):
+        self.left = n
+
+    def map_cases(self, cases, options):
+        for out in LocalExecutor().map_cases(cases, ExecOptions(jobs=1)):
+            if not self.left:
+                raise KeyboardInterrupt
+            self.left -= 1
+            yield out
+
+
+def test_an_interrupted_run_shows_what_it_stored_of_what_it_planned(fake_registry, tmp_path):
+    """newuser14 finding 2: a Ctrl-C'd (or SIGTERM'd) run read ``interrupted | 96 | 15`` (its plan
+    as its cases) and JSON ``"cases": 96, "planned": null``, where a kill -9 of the same sweep read
+    "18 stored of 96 planned". Here 2 of the 10 cases are stored by an earlier run and 3 more are
+    computed before the Ctrl-C: 5 stored of 10 planned. The run reads its cases in chunks of 2, then
+    4 (stored 1-2, then 3-6): the Ctrl-C comes in its second chunk, when it has seen 6 of its 10 cases."""
+    import json
+
+    from suite.cli import main
+
+    ctx = Context.build()
+
+    def sweep(xs):
+        return expand_entry({"technique": "fake", "variants": ["base"], "params": {"x": xs}}, context=ctx).cases
+
+    path = tmp_path / "s.sqlite"
+    with Store(path) as st:
+        run_cases(sweep([1, 2]), st, context=ctx)
+        s = run_cases(sweep(list(range(1, 11))), st, executor=_CtrlC(3), context=ctx, chunk_size=2)
+    assert s.interrupted and (s.total, s.computed, s.cached) == (6, 3, 2)
+    with Store(path, readonly=True) as st:
+        info = st.run_info(s.run_id)
+        row = st.runs().set_index("id").loc[s.run_id].to_dict()
+    assert (info["status"], info["total"], info["computed"], info["cached"], info["ok"], info["planned"]) == \
+        ("interrupted", 5, 3, 2, 5, 10)
+    assert (row["status"], row["total"], row["planned"]) == ("interrupted", 5, 10)
+    listed = CliRunner().invoke(main, ["results", "list", "--store", str(path)]).output
+    assert re.search(r"interrupted\s*│\s*5 stored of 10 planned\s*│\s*3\s*│\s*2\s*│\s*0\s*│", listed), listed
+    doc = json.loads(CliRunner().invoke(main, ["results", "list", "--store", str(path), "--format", "json"]).output)
+    assert [(r["status"], r["cases"], r["planned"]) for r in doc] == [("done", 2, None), ("interrupted", 5, 10)]
+    shown = CliRunner().invoke(main, ["results", "show", "latest", "--store", str(path)]).output
+    assert "cases 5 stored of 10 planned: computed 3, cached 2, ok 5" in shown
