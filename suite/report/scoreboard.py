@@ -508,7 +508,27 @@ def _judge_stored(tech: Any, claim: Any, store: Any, resolver: Any, watch: Any) 
     if nkeys:
         status.update(store.statuses(nkeys))
     watch.begin()
-    return o, judge_unchanged(claim, o, cases, status, store, nc), True
+    note = judge_unchanged(claim, o, cases, status, store, nc)
+    _say_artifacts_missing(o, cases, nc, store)
+    return o, note, True
+
+
+#: what an error row of the report says in place of the exception of a value derived from artifacts
+#: that were not stored: ``suite reproduce`` computes such cases again
+ARTIFACTS_MISSING = ("its cases are stored without the artifacts its value reads (--artifacts summary or none): "
+                     "`suite reproduce` computes them")
+
+
+def _say_artifacts_missing(o: Any, cases: Mapping[str, Any], nulls: Sequence[Any], store: Any) -> None:
+    """Replace the reason of *o*'s value (or of a variant null's) that could not be derived, when
+    some of its cases are stored without some artifacts (:meth:`suite.results.store.Store.summarized_keys`),
+    by :data:`ARTIFACTS_MISSING`: the exception (``KeyError: 'layers'``) says nothing of the cause."""
+    if o.reason.startswith("value could not be derived") and store.summarized_keys(c.key for c in cases.values()):
+        o.reason = f"value not derived: {ARTIFACTS_MISSING}"
+    for no, (_n, ncases, _why) in zip(o.nulls, nulls):
+        keys = [c.key for c in (ncases or {}).values()] + [c.key for c in cases.values()]
+        if no.reason.startswith("null value could not be derived") and store.summarized_keys(keys):
+            no.reason = f"null value not derived: {ARTIFACTS_MISSING}"
 
 
 def stored_scoreboard(techniques: Sequence[Any], store: Any, resolver: Any = None, *,

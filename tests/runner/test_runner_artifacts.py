@@ -136,3 +136,57 @@ def test_a_0311_none_run_without_a_command_needs_rerun(tmp_path):
     # the Python API records no command: such a case is reused, as the user guide says (--rerun)
     verdict, _ours, computed = _none_then_reproduce(tmp_path, None, legacy=True)
     assert (verdict, computed) == ("error", 0)
+
+
+@pytest.mark.parametrize("mode", ["none", "summary"])
+def test_the_report_says_a_claims_cases_lack_the_artifacts_it_reads(tmp_path, mode):
+    """newuser14 finding 3: the report (judged from the store, nothing run) showed "error: value
+    could not be derived: KeyError: 'layers'" for a claim whose case was stored with --artifacts
+    none or summary (the 20-row table left out), where `suite reproduce` computes it again."""
+    from suite.report.scoreboard import format_verdict, stored_scoreboard
+
+    ctx = plugin_context(CLAIMED)
+    cases = expand_entry({"technique": "art", "params": {"n": [20]}}, context=ctx).cases
+    with Store(tmp_path / "s.sqlite") as st:
+        run_cases(cases, st, options=ExecOptions(artifacts=mode), context=ctx)
+        board, not_run = stored_scoreboard([CLAIMED], st, context=ctx)
+        (out,) = board.outcomes
+        assert (not_run, format_verdict(out)) == (0, "error: value not derived: its cases are stored without the "
+                                                     "artifacts its value reads (--artifacts summary or none): "
+                                                     "`suite reproduce` computes them")
+        run_cases(cases, st, options=ExecOptions(artifacts="full"), context=ctx)  # the case, computed again
+        (out,) = stored_scoreboard([CLAIMED], st, context=ctx)[0].outcomes
+        assert (out.verdict, out.ours) == ("reproduced (no null)", 20.0)  # 20 layer rows
+
+
+def test_the_report_says_a_nulls_cases_lack_the_artifacts_it_reads(tmp_path):
+    """A null whose value reads a left-out artifact says so too; the claim's own value (from the
+    metric y = 20) is derived."""
+    from suite.report.scoreboard import stored_scoreboard
+    from suite.technique import Null
+
+    null = Null("a row short", derive=lambda r: len(r["main"].artifacts["layers"]) - 1.0)
+    claimed = replace(CLAIMED, claims=[replace(CLAIMED.claims[0], derive=lambda r: r["main"]["y"],
+                                               nulls=(null,), null_reason="")])
+    ctx = plugin_context(claimed)
+    cases = expand_entry({"technique": "art", "params": {"n": [20]}}, context=ctx).cases
+    with Store(tmp_path / "s.sqlite") as st:
+        run_cases(cases, st, options=ExecOptions(artifacts="none"), context=ctx)
+        (out,) = stored_scoreboard([claimed], st, context=ctx)[0].outcomes
+    assert (out.ours, out.verdict) == (20.0, "error")
+    assert [(n.label, n.value, n.reason) for n in out.nulls] == [
+        ("a row short", None, "null value not derived: its cases are stored without the artifacts its value reads "
+                              "(--artifacts summary or none): `suite reproduce` computes them")]
+
+
+def test_the_report_keeps_the_error_of_a_derive_that_fails_on_whole_artifacts(tmp_path):
+    """A value that fails on a case stored with all its artifacts keeps its own error."""
+    broken = replace(CLAIMED, claims=[replace(CLAIMED.claims[0], derive=lambda r: r["main"].artifacts["nope"])])
+    from suite.report.scoreboard import stored_scoreboard
+
+    ctx = plugin_context(broken)
+    cases = expand_entry({"technique": "art", "params": {"n": [20]}}, context=ctx).cases
+    with Store(tmp_path / "s.sqlite") as st:
+        run_cases(cases, st, options=ExecOptions(artifacts="full"), context=ctx)
+        (out,) = stored_scoreboard([broken], st, context=ctx)[0].outcomes
+        assert (out.verdict, out.reason) == ("error", "value could not be derived: KeyError: 'nope'")
