@@ -150,7 +150,9 @@ def expand_category(category: str, *, context: Any, resolver: Any, base: Mapping
         warning). Every ``role="efficiency"`` parameter is set to one value (``--param
         efficiency=...``, default :data:`HEAD_TO_HEAD_EFFICIENCY`). A technique that cannot run at
         that scale, or does not apply, on a profile is left out there and named (with "on PROFILE"
-        when not on every profile). A scale parameter given in *params* wins; the note gives its GPUs.
+        when not on every profile); one that cannot run at that scale and declines the workload at
+        its own default scale is named with the reason it declines it (a note), else the scale's (a
+        warning). A scale parameter given in *params* wins; the note gives its GPUs.
 
     Returns
     -------
@@ -175,9 +177,12 @@ def expand_category(category: str, *, context: Any, resolver: Any, base: Mapping
     sweep.fitting = [p[0] for p in profiles if p]
     for t in techs:
         for prof in profiles:
-            got = _technique_params(t, sweep, resolver, prof)
-            if got is not None:
-                _add_technique(t, *got, sweep, base, resolver, max_cases, prof)
+            try:
+                got = _technique_params(t, sweep, resolver, prof)
+            except CannotScale as exc:
+                _cannot_scale(t, exc, sweep, base, resolver, max_cases, prof)
+                continue
+            _add_technique(t, *got, sweep, base, resolver, max_cases, prof)
     sweep.left_out()
     for k in sorted(set(params) - sweep.used):
         sweep.warnings.append(f"--param {k}: no technique of category {category} declares it")
@@ -212,11 +217,15 @@ def _fitting_profiles(sweep: _Sweep) -> list[tuple[str, int, int]]:
 
 
 def _technique_params(t: Any, sweep: _Sweep, resolver: Any,
-                      prof: tuple[str, int, int] | None) -> tuple[dict[str, list[str]], str | None] | None:
+                      prof: tuple[str, int, int] | None) -> tuple[dict[str, list[str]], str | None]:
     """(the ``--param`` values *t* declares, with its scale (on profile *prof*: that profile's devices
     per node) and efficiency parameters set to the sweep's, how its scale was set or None when the sweep
-    sets none); None (and a warning) when *t* cannot run at the sweep's scale there. A scale the
-    user's ``--param`` gives wins, and is labelled with its GPUs."""
+    sets none). A scale the user's ``--param`` gives wins, and is labelled with its GPUs.
+
+    Raises
+    ------
+    CannotScale
+        *t* cannot run at the sweep's scale there."""
     from suite.declaration.params import devices_each
 
     mine = {k: v for k, v in sweep.params.items() if k in t.parameters}
@@ -231,11 +240,7 @@ def _technique_params(t: Any, sweep: _Sweep, resolver: Any,
         label = f"{name}={','.join(mine[name])} = {gpus} GPU{'' if gpus == '1' else 's'}"
         sweep.by_param.add(t.name)
     else:
-        try:
-            sv = scale_value(t, sweep.scale, per_node, mine)
-        except CannotScale as exc:
-            sweep.leave_out(t.name, prof, f": it cannot run on {sweep.scale} GPUs ({exc})", warning=True)
-            return None
+        sv = scale_value(t, sweep.scale, per_node, mine)
         if sv:
             mine[sv[0]] = [str(sv[1])]
         label = f"{sv[0]}={sv[1]}" if sv else "no scale parameter (one device)"
@@ -245,21 +250,53 @@ def _technique_params(t: Any, sweep: _Sweep, resolver: Any,
     return mine, label
 
 
-def _add_technique(t: Any, mine: dict[str, list[str]], label: str | None, sweep: _Sweep, base: Mapping[str, Any],
-                   resolver: Any, max_cases: int, prof: tuple[str, int, int] | None) -> None:
-    """Expand *t*'s entry (on profile *prof*, or every profile of *base* when None) into the sweep,
-    with the *label* of its scale there, or note why it is left out there (no case, or it does not apply)."""
-    from suite.runner.experiment import Expansion, expand_entry
+def _cannot_scale(t: Any, exc: CannotScale, sweep: _Sweep, base: Mapping[str, Any], resolver: Any, max_cases: int,
+                  prof: tuple[str, int, int] | None) -> None:
+    """Leave *t*, which cannot run at the sweep's scale on *prof*, out there: with the reason it does
+    not apply to the workload when it declines its case at its own default scale (newuser14: "it cannot
+    run on 8 GPUs" where the workload was not one it reads at any scale), else with *exc* (a warning)."""
     from suite.technique import Skip
+
+    try:
+        exp = _expand(t, {k: v for k, v in sweep.params.items() if k in t.parameters}, sweep, base, resolver,
+                      max_cases, prof)
+        why = _does_not_apply(t, exp.cases, Skip)
+    except SuiteError:
+        why = None
+    if why:
+        sweep.leave_out(t.name, prof, f" (does not apply): {why}")
+    else:
+        sweep.leave_out(t.name, prof, f": it cannot run on {sweep.scale} GPUs ({exc})", warning=True)
+
+
+def _expand(t: Any, mine: dict[str, list[str]], sweep: _Sweep, base: Mapping[str, Any], resolver: Any,
+            max_cases: int, prof: tuple[str, int, int] | None) -> Any:
+    """*t*'s entry with the ``--param`` values *mine* (on profile *prof*, or every profile of *base*
+    when None), expanded (an :class:`suite.runner.experiment.Expansion`).
+
+    Raises
+    ------
+    SuiteError
+        The entry does not expand (as :func:`suite.runner.experiment.expand_entry`)."""
+    from suite.runner.experiment import Expansion, expand_entry
 
     entry: dict[str, Any] = {"technique": t.name, **{k: v for k, v in base.items() if v}}
     if prof:
         entry["profiles"] = [prof[0]]
     if mine:
         entry["params"] = mine
+    return expand_entry(entry, where=f"--category {sweep.category} ({t.name})", resolver=resolver,
+                        expansion=Expansion(max_cases=max_cases))
+
+
+def _add_technique(t: Any, mine: dict[str, list[str]], label: str | None, sweep: _Sweep, base: Mapping[str, Any],
+                   resolver: Any, max_cases: int, prof: tuple[str, int, int] | None) -> None:
+    """Expand *t*'s entry (on profile *prof*, or every profile of *base* when None) into the sweep,
+    with the *label* of its scale there, or note why it is left out there (no case, or it does not apply)."""
+    from suite.technique import Skip
+
     try:
-        exp = expand_entry(entry, where=f"--category {sweep.category} ({t.name})", resolver=resolver,
-                           expansion=Expansion(max_cases=max_cases))
+        exp = _expand(t, mine, sweep, base, resolver, max_cases, prof)
     except SuiteError as exc:
         sweep.leave_out(t.name, prof, f": {exc}")
         return

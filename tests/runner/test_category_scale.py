@@ -112,7 +112,11 @@ def test_dgx_a100_runs_three_communication_techniques_on_its_8_gpus(shared_conte
     assert (by["hetseq"]["nodes"], by["mg-wfbp"]["workers"], by["poseidon"]["nodes"]) == (1, 8, 8)
     # one efficiency for all (their own defaults differ: 0.069, 0.5, 0.85)
     assert {by[t]["efficiency"] for t in ("hetseq", "mg-wfbp", "poseidon")} == {0.5}
-    assert any("dhelix left out: it cannot run on 8 GPUs" in w for w in warnings)
+    # resnet-50 is no transformer: dhelix does not apply at any scale, which is what the note says
+    # (it warned "it cannot run on 8 GPUs (... 16 GPU(s) each: tp*pp)")
+    assert not any("dhelix" in w for w in warnings)
+    assert ("dhelix left out (does not apply): ParameterError: dhelix: workload 'resnet-50' is not a transformer "
+            "layer table") in notes
 
 
 def test_colours_are_fixed_per_technique_and_bars_are_labelled_with_the_scale():
@@ -233,3 +237,22 @@ def test_the_make_your_own_example_of_comparisons_md_gives_a_head_to_head():
     quoted = " ".join(section.split()).split("Its note gives each cluster's scale: \"")[1].split("\" (")[0]
     head, tail = quoted.split(" ...: ")
     assert notes[1].startswith("category communication: " + head) and notes[1].endswith(": " + tail)
+
+
+@pytest.mark.parametrize("gpus", [8, 16])
+def test_a_workload_a_technique_does_not_read_is_its_reason_at_any_scale(gpus):
+    """newuser14 finding 5: comparisons.md's VGG command (--gpus 8) warned "dhelix left out: it cannot
+    run on 8 GPUs (... 16 GPU(s) each: tp*pp)", and --gpus 16 gave the reason all along: VGG-19 is
+    not a transformer layer table."""
+    _scales, notes, warnings = _two_profiles(TWO, "vgg19-22k", gpus=gpus)
+    assert ("dhelix left out (does not apply): ParameterError: dhelix: workload 'vgg19-22k' is not a transformer "
+            "layer table") in notes
+    assert not any("dhelix" in w for w in warnings)
+
+
+def test_a_technique_that_applies_but_cannot_scale_keeps_the_scale_warning():
+    """A transformer dhelix reads, on 8 GPUs: one replica takes 16 (tp 8 x pp 2 by default)."""
+    _scales, notes, warnings = _two_profiles(["h100-ndr-fat-tree"], "dhelix-qwen3-14b-like", gpus=8)
+    assert ("--category communication: dhelix left out: it cannot run on 8 GPUs (8 GPUs is not a whole number "
+            "of its dp (16 GPU(s) each: tp*pp))") in warnings
+    assert not any(n.startswith("dhelix") for n in notes)
