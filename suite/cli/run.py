@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -346,7 +347,7 @@ def run_cmd(ctx: Any, experiment: str | None, entries: tuple[str, ...], techniqu
     options = ExecOptions(jobs=jobs, timeout=timeout, scheduler=scheduler, isolate=isolate, artifacts=artifacts,
                           executor_options=executor_settings(executor, executor_options, context))
     _run_into_store(context, exp.cases, store_path, run_name, executor, options, rerun=rerun,
-                    allow_parallel_execute=allow_parallel_execute, quiet=quiet, fmt=fmt)
+                    allow_parallel_execute=allow_parallel_execute, quiet=quiet, fmt=fmt, warnings=exp.warnings)
 
 
 def _show_dry_run(cases: Any, fmt: str) -> None:
@@ -361,8 +362,10 @@ def _show_dry_run(cases: Any, fmt: str) -> None:
 
 
 def _run_into_store(context: Any, cases: Any, store_path: Any, run_name: str | None, executor: str, options: Any, *,
-                    rerun: bool, allow_parallel_execute: bool, quiet: bool, fmt: str) -> None:
-    """Run *cases* into the store (named *run_name*, if given) and report the summary.
+                    rerun: bool, allow_parallel_execute: bool, quiet: bool, fmt: str,
+                    warnings: Sequence[str] = ()) -> None:
+    """Run *cases* into the store (named *run_name*, if given) and report the summary; *warnings*:
+    the sweep's, printed as it was expanded, head the summary's ``warnings`` in ``--format json``.
 
     Raises
     ------
@@ -380,6 +383,8 @@ def _run_into_store(context: Any, cases: Any, store_path: Any, run_name: str | N
                             allow_parallel_execute=allow_parallel_execute,
                             progress=make_progress(quiet or fmt == "json"), command=command,
                             context=context, name=run_name, resumes=resumes)
+        if fmt == "json":  # the text output printed them before the run
+            summary.warnings[:0] = warnings
         report_summary(store, summary, fmt, quiet, resume=resume_command(sys.argv[1:]), rerun=rerun)
     finally:
         store.close()

@@ -106,3 +106,16 @@ def test_reproduce_cli(fake_registry, tmp_path):
     assert "fake: verified claims" in r.output
     assert ("all: 4 claim(s): 0 reproduced, 1 reproduced (no null), 0 not discriminating, 1 not reproduced, "
             "0 inconclusive, 0 claim defect, 2 error" in r.output)
+
+
+def test_the_sweeps_warnings_are_in_the_runs_json(fake_registry, tmp_path):
+    """newuser14 finding 5: a warning printed as the sweep expanded (there, a technique left out of a
+    --category run) was missing from `--format json`'s "warnings": []."""
+    exp = tmp_path / "exp.toml"
+    exp.write_text('[a]\ntechnique = "fake"\nvariants = ["base"]\nparams = { x = [1, 2] }\nexclude = [{ x = 3 }]\n')
+    r = CliRunner().invoke(main, ["run", str(exp), "-q", "--format", "json", "--store", str(tmp_path / "s.sqlite")],
+                           catch_exceptions=False)
+    d = json.loads(r.stdout)
+    warning = "exclude[0] matched no case of fake (params.x = 3); it removes nothing"
+    assert d["total"] == 2 and [w.endswith(warning) for w in d["warnings"]] == [True], d["warnings"]
+    assert r.stderr.count(warning) == 1  # printed once, as the sweep expanded
