@@ -149,10 +149,9 @@ def _exit(cmp: Comparison) -> None:
                  for r in lost[:3]) + (" ..." if len(lost) > 3 else ""), err=True)
     regs = cmp.regressions()
     if regs:
-        limit = (f"{cmp.threshold:.1%}" if cmp.threshold is not None else "") + "".join(
-            f"{', ' if cmp.threshold is not None or i else ''}{m} {v:.1%}" for i, (m, v) in enumerate(cmp.thresholds.items()))
-        worse = (f"worse than run {a_id} by more than {limit}" if all(r.change is not None for r in regs)
-                 else f"fail the gate against run {a_id}" + (f" (threshold {limit})" if limit else ""))
+        limit, worse = _limits(cmp, a_id)
+        if not worse or any(r.change is None for r in regs):
+            worse = f"fail the gate against run {a_id}" + (f" (threshold {limit})" if limit else "")
         echo(f"error: {len(regs)} metric value(s) {worse}: " + ", ".join(
             f"{r.technique}/{r.variant} {r.scenario} {r.metric} " + _why(r, b_id) for r in regs[:3])
              + (" ..." if len(regs) > 3 else ""), err=True)
@@ -160,6 +159,20 @@ def _exit(cmp: Comparison) -> None:
         echo(f"error: --strict: {cmp.unpaired} scenario(s) have no partner ({len(cmp.only_a)} only in run "
              f"{a_id}, {len(cmp.only_b)} only in run {b_id})", err=True)
     sys.exit(cmp.exit_code)
+
+
+def _limits(cmp: Comparison, a_id: Any) -> tuple[str, str]:
+    """(the gate's thresholds in brief: ``5.0%, iteration_time 50.0%``; the regressions' phrase:
+    ``worse than run 1 by more than 5.0%``, ``iteration_time worse than run 1 by more than 50.0%``,
+    each further metric's threshold then every other metric's after it; "" with no threshold)."""
+    per = [(m, v) for m, v in cmp.thresholds.items() if v is not None]
+    every = cmp.threshold
+    limit = ", ".join(([f"{every:.1%}"] if every is not None else []) + [f"{m} {v:.1%}" for m, v in per])
+    if not per:
+        return limit, f"worse than run {a_id} by more than {every:.1%}" if every is not None else ""
+    terms = [f"{m} by more than {v:.1%}" for m, v in per[1:]]
+    terms += [f"any other metric by more than {every:.1%}"] if every is not None else []
+    return limit, f"{per[0][0]} worse than run {a_id} by more than {per[0][1]:.1%}" + "".join(f", {t}" for t in terms)
 
 
 def _why(r: MetricDiff, run_b: Any) -> str:
