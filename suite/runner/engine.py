@@ -263,7 +263,8 @@ class _Run:
         drain_notes()  # what a recheck put back before this run (another run's, a judgement's) is not this run's
         self.started = False
         self.planned = 0  # the cases the run set out to run, when known up front (0: not known)
-        self.refresh: set[str] = set()
+        self.refresh: set[str] = set()  # the chunk's keys stored ok without some artifacts: computed again
+        self.refreshed = 0  # how many such keys the run has met
         self.chunk_size = CHUNK  # cases per chunk (set by the run: _execute)
 
     def todo(self, chunk: list[Case], cases: Iterable[Case]) -> list[Case]:
@@ -290,6 +291,7 @@ class _Run:
         if cached and self.options.artifacts == "full":  # stored without some of its artifacts: computed again
             self.refresh = self.store.summarized_keys({k: khash[k] for k in cached})
             cached -= self.refresh
+            self.refreshed += len(self.refresh)
         # each run keeps the overrides it asked for (a cached case never shows another run's)
         self.store.link_cached(self.run_id, {k: h for k, h in khash.items() if k in cached},
                                {c.key: c.overrides for c in chunk if c.overrides and c.key in cached})
@@ -323,7 +325,7 @@ class _Run:
         if known:  # the plan, stored: a live, killed or interrupted run reads "N stored of M planned"
             self.planned = max(total, self.summary.total)
             self.store.plan_run(self.run_id, self.planned)
-        self.progress.start(max(total, self.summary.total), self.summary.cached)
+        self.progress.start(max(total, self.summary.total), self.summary.cached, self.refreshed)
         self.started = True
 
     def record(self, case: Case, out: dict[str, Any]) -> None:

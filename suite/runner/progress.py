@@ -13,11 +13,13 @@ class Progress:
     """Counts what a run has done; subclasses show it."""
 
     def __init__(self) -> None:
-        self.total = self.done = self.failed = self.cached = self.skipped = 0
+        self.total = self.done = self.failed = self.cached = self.skipped = self.refresh = 0
         self.t0 = time.monotonic()
 
-    def start(self, total: int, cached: int) -> None:
-        self.total, self.cached = total, cached
+    def start(self, total: int, cached: int, refresh: int = 0) -> None:
+        """The run begins: *total* cases, *cached* of them stored ok, *refresh* of those to compute
+        stored ok without some of their artifacts (computed again to keep them all)."""
+        self.total, self.cached, self.refresh = total, cached, refresh
         self.t0 = time.monotonic()
 
     def add_cached(self, cached: int, total: int) -> None:
@@ -77,10 +79,12 @@ class PlainProgress(Progress):
         self.every = every
         self._last = 0.0
 
-    def start(self, total: int, cached: int) -> None:
-        super().start(total, cached)
+    def start(self, total: int, cached: int, refresh: int = 0) -> None:
+        super().start(total, cached, refresh)
         self._last = time.monotonic()
-        print(f"run: {total} case(s): {cached} already stored, {total - cached} to compute", file=self.stream, flush=True)
+        why = f" ({refresh} stored without all their artifacts)" if refresh else ""
+        print(f"run: {total} case(s): {cached} already stored, {total - cached} to compute{why}", file=self.stream,
+              flush=True)
 
     def update(self, status: str) -> None:
         super().update(status)
@@ -99,8 +103,8 @@ class RichProgress(Progress):
         self._task: Any = None
         self._last = 0.0
 
-    def start(self, total: int, cached: int) -> None:
-        super().start(total, cached)
+    def start(self, total: int, cached: int, refresh: int = 0) -> None:
+        super().start(total, cached, refresh)
         from rich.console import Console
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress as RP, TextColumn,
                                    TimeElapsedColumn, TimeRemainingColumn)

@@ -125,6 +125,32 @@ def test_reproduce_after_none_computes_the_case_again(tmp_path):
                                                                                                  20.0, 1)
 
 
+@pytest.mark.parametrize("mode", ["none", "summary"])
+def test_reproduce_says_the_stored_cases_it_computes_for_their_artifacts(tmp_path, mode):
+    """newuser14 finding 6: reproduce printed "0 already stored, 8 to compute" over cases stored with
+    summary or none, which it computes again for the artifacts they left out. n=20: a 20-row table
+    (left out by both); n=3: a 3-row table (kept whole by summary, left out by none)."""
+    import io
+
+    from suite.runner.progress import PlainProgress
+
+    ctx = plugin_context(CLAIMED)
+    cases = expand_entry({"technique": "art", "params": {"n": [3, 20]}}, context=ctx).cases
+    out = io.StringIO()
+    with Store(tmp_path / "s.sqlite") as st:
+        run_cases(cases, st, options=ExecOptions(artifacts=mode), context=ctx)
+        board = reproduce([CLAIMED], st, context=ctx, progress=PlainProgress(stream=out))
+    assert board.run.computed == 1  # the claim's one case, n=20
+    assert out.getvalue().splitlines()[0] == ("run: 1 case(s): 0 already stored, 1 to compute (1 stored without all "
+                                              "their artifacts)")
+    out = io.StringIO()
+    with Store(tmp_path / "s.sqlite") as st:
+        run_cases(cases, st, options=ExecOptions(artifacts="full"), progress=PlainProgress(stream=out), context=ctx)
+    left = {"none": 1, "summary": 0}[mode]  # n=3, stored by the first run (n=20 by reproduce, whole)
+    assert out.getvalue().splitlines()[0] == (f"run: 2 case(s): {2 - left} already stored, {left} to compute"
+                                              + (f" ({left} stored without all their artifacts)" if left else ""))
+
+
 @pytest.mark.parametrize("flag", ["--artifacts none", "--artifacts=none"])
 def test_reproduce_after_a_0311_none_run_computes_it_again(tmp_path, flag):
     # 0.3.11 stored no artifacts and no marker: the run's command tells
