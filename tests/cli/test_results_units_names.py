@@ -171,8 +171,10 @@ def test_category_run_on_a_node_and_with_a_shared_parameter(tmp_path, cli):
     assert ("every technique on 8 GPUs (the size of profile dgx-a100; --gpus to change) with efficiency 0.5"
             in r.output)
     assert "hetseq nodes=1; mg-wfbp workers=8; poseidon nodes=8" in r.output
-    # a technique that cannot be put at 8 GPUs is named, with why
-    assert "dhelix left out: it cannot run on 8 GPUs (8 GPUs is not a whole number of its dp (16 GPU(s) each: tp*pp))" in r.output
+    # a technique that cannot be put at 8 GPUs and reads no CNN at any scale is named, with that reason
+    # (newuser14: it said "it cannot run on 8 GPUs (... 16 GPU(s) each: tp*pp)")
+    assert ("dhelix left out (does not apply): ParameterError: dhelix: workload 'resnet-50' is not a transformer layer "
+            "table") in r.output
     assert "run at their own default scale" not in r.output
     # nodes is Poseidon's parameter only: it applies there and the note says who runs
     r = cli("run", "--category", "communication", "--workload", "resnet-50", "--profile", "dgx-a100",
