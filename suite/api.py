@@ -12,7 +12,7 @@ names come in eight groups:
 * declaring a technique: :class:`Technique`, :class:`Variant`, :class:`Param`, :class:`Paper`,
   :class:`Claim` and its shapes, :class:`Null`, :class:`Property`, :class:`Assumption`;
 * evaluating one: :class:`Scenario`, :class:`ScenarioSpec`, :class:`Result`, :class:`Skip`,
-  :func:`require_devices`, :func:`resolve_scale`, :func:`read_data`;
+  :func:`require_devices`, :func:`require_dataset`, :func:`resolve_scale`, :func:`read_data`;
 * the hooks: :data:`hookimpl` (the hooks themselves are in :mod:`suite.hookspecs`);
 * errors: :class:`SuiteError` and the subclasses a plugin raises;
 * hardware: :class:`Profile` and the unit types of profile fields and extension tables;
@@ -61,6 +61,7 @@ from suite.technique import (
     Technique,
     Variant,
     read_data,
+    require_dataset,
     require_devices,
     resolve_scale,
     with_reasons,
@@ -97,7 +98,7 @@ __all__ = [
     # declaring and evaluating a technique (imported with this module)
     "Technique", "Variant", "Param", "Paper", "Claim", "Approx", "AtLeast", "AtMost", "Between", "Exact", "Gain",
     "Ordered", "Null", "Property", "Assumption", "with_reasons", "Scenario", "ScenarioSpec", "Result",
-    "Skip", "require_devices", "resolve_scale", "read_data", "declare_technique",
+    "Skip", "require_devices", "require_dataset", "resolve_scale", "read_data", "declare_technique",
     # the hook marker, and a hook in one line
     "hookimpl", "lazy_hook",
     # errors a plugin raises

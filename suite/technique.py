@@ -26,7 +26,7 @@ from suite.declaration.params import (
 )
 from suite.declaration.results import (
     Metric, PARAM_SHADOWED_COLUMNS, RESERVED_METRIC_NAMES, Result, Scenario, ScenarioSpec, Skip,
-    require_devices, resolve_scale,
+    require_dataset, require_devices, resolve_scale,
 )
 from suite.declaration.claims import (
     Acceptance, Approx, Assumption, AtLeast, AtMost, Between, Claim, Exact, Gain, Null, Ordered,
@@ -64,6 +64,7 @@ __all__ = [
     "Technique",
     "Skip",
     "require_devices",
+    "require_dataset",
     "resolve_scale",
     "CAPABILITIES",
     "KIT_OPT_OUTS",

@@ -43,8 +43,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from suite.api import (Dataset, FlatModel, ParameterError, Result, Scenario, Skip, Workers, clock_for,
-                       load_problem, require_devices)
+from suite.api import (FlatModel, ParameterError, Result, Scenario, Skip, Workers, clock_for, load_problem,
+                       require_dataset, require_devices)
 
 __all__ = ["union_gradient", "rank_times", "batches_for", "evaluate"]
 
@@ -121,7 +121,8 @@ def evaluate(scenario: Scenario) -> Result:
         model fidelity prices it), more ranks than :data:`_MAX_RANKS` or a profile without a
         network for several ranks.
     """
-    wl = _dataset(scenario.workload)
+    wl = require_dataset(scenario.workload, "hetseq execute trains a softmax classifier on a classification "
+                                            "dataset workload (e.g. digits)")
     p = scenario.params
     prof = scenario.profile
     K = _ranks(p, prof)
@@ -146,17 +147,6 @@ def evaluate(scenario: Scenario) -> Result:
     res.add("throughput", float(b.sum()) / step if step > 0 else 0.0, "samples/s", "higher")
     res.artifacts["batches"] = [int(x) for x in b]
     return res
-
-
-def _dataset(wl) -> Dataset | None:
-    """*wl* when it is a classification dataset with a local loader (None: the digits); Skip
-    otherwise, naming what execute runs (a layer table's numbers would be the classifier's)."""
-    if wl is None or (isinstance(wl, Dataset) and wl.loader is not None and wl.classes):
-        return wl
-    what = ("is a dataset without a local loader or classes" if isinstance(wl, Dataset)
-            else f"is a {wl.kind} (the model fidelity prices it)")
-    raise Skip(f"hetseq execute trains a softmax classifier on a classification dataset workload (e.g. digits); "
-               f"{wl.name!r} {what}")
 
 
 def _ranks(p, prof) -> int:

@@ -212,6 +212,39 @@ def require_devices(profile: "Profile", n: int, what: str = "workers", have: int
         raise Skip(f"{what}={n} but profile {profile.name!r} has {have} devices")
 
 
+def require_dataset(workload: "Workload | None", runs: str) -> "Workload | None":
+    """The scenario's workload when an execute fidelity can train on it; decline (:class:`Skip`)
+    any other, naming what the fidelity runs, so that its figures are never stored under the name
+    of a network it did not run.
+
+    Parameters
+    ----------
+    workload : Workload or None
+        The scenario's resolved workload (None: the fidelity's own data, e.g. the digits).
+    runs : str
+        What the fidelity runs, as the line names it (``"hetseq execute trains a softmax
+        classifier on a classification dataset workload (e.g. digits)"``).
+
+    Returns
+    -------
+    Workload or None
+        *workload*: None, or a ``dataset`` workload with a local loader and classes.
+
+    Raises
+    ------
+    Skip
+        Any other workload: ``"{runs}; 'resnet-50' is a cnn (the model fidelity prices it)"``, or
+        ``"...; 'higgs' is a dataset without a local loader or classes"``.
+    """
+    if workload is None:
+        return None
+    if workload.kind == "dataset":
+        if getattr(workload, "loader", None) is not None and getattr(workload, "classes", None):
+            return workload
+        raise Skip(f"{runs}; {workload.name!r} is a dataset without a local loader or classes")
+    raise Skip(f"{runs}; {workload.name!r} is a {workload.kind} (the model fidelity prices it)")
+
+
 #: what :func:`resolve_scale` counts in a profile by name (a callable counts anything else)
 SCALE_COUNTS = ("nodes", "devices")
 
