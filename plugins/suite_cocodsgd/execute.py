@@ -2,8 +2,8 @@
 
 Each variant is a loop over :class:`suite.collectives.dataparallel.Workers` (own parameter
 copies, data shards, mini-batch streams; averages by a real ring all-reduce with a ledger),
-trained on scikit-learn's digits (IID or Dirichlet non-IID split) with plain SGD. The simulated
-clock advances by the times of :mod:`suite_cocodsgd.model`'s table, with ``t_c`` per worker
+trained on the scenario's dataset workload (``digits`` by default; a layer table is Skipped), IID
+or Dirichlet non-IID split, with plain SGD. The simulated clock advances by the times of :mod:`suite_cocodsgd.model`'s table, with ``t_c`` per worker
 from the profile (``b_i s_i F / (eff peak)``) and ``t_AR`` the ring all-reduce of the vector:
 
 * ``s-sgd``: every iteration each worker's gradient at the common model on its batch; the
@@ -40,7 +40,7 @@ import numpy as np
 
 from suite.api import (Clock, FlatModel, Workers, clock_for, load_problem, proportional_batches,
                        relative_speeds)
-from suite.api import Result, Scenario, Skip
+from suite.api import Result, Scenario, Skip, require_dataset
 
 __all__ = ["Setup", "setup", "run", "run_dense_sgd", "evaluate"]
 
@@ -199,9 +199,25 @@ def run_dense_sgd(s: Setup) -> np.ndarray:
     return theta
 
 
+#: what execute runs, as its Skip line names it (the workload is the data, never the network)
+RUNS = ("cocod-sgd execute trains a softmax classifier on a classification dataset workload (e.g. digits); "
+        "--param clock_workload=<layer table> times its steps as that network's")
+
+
 def evaluate(scenario: Scenario) -> Result:
-    """Execute fidelity: train with the scenario's variant; metrics and curves."""
+    """Execute fidelity: train with the scenario's variant on the scenario's dataset workload;
+    metrics and curves.
+
+    Raises
+    ------
+    suite.Skip
+        A workload that is not a classification dataset with a local loader (a layer table such
+        as ``resnet-18-cifar``: its numbers would be the classifier's under the network's name;
+        ``clock_workload`` times the steps as that network's), or a profile without a network
+        for several workers.
+    """
     p = scenario.params
+    require_dataset(scenario.workload, RUNS)
     s = setup(scenario.variant, p, scenario.profile, scenario.seed, scenario.workload, scenario.input("clock_workload"))
     extra = run(s)
     w = s.workers
