@@ -1,8 +1,9 @@
 """Execute fidelity: PALSGD, DiLoCo, Local SGD and DDP on K simulated workers with real arrays.
 
-Built on :class:`suite.collectives.dataparallel.Workers` (own parameter copies, digits shards,
-seeded mini-batch streams, relative speeds, ring all-reduce with a ledger). Every worker has
-its own inner optimizer (AdamW or plain SGD). ``T`` steps, of which the local variants run the
+Built on :class:`suite.collectives.dataparallel.Workers` (own parameter copies, shards of the
+scenario's dataset workload, ``digits`` by default, a layer table being Skipped; seeded
+mini-batch streams, relative speeds, ring all-reduce with a ledger). Every worker has its own
+inner optimizer (AdamW or plain SGD). ``T`` steps, of which the local variants run the
 first ``warmup`` as DDP steps [authors' code, ``local_sgd_start_iter``]:
 
 * ``s-sgd`` (DDP): the gradients' weighted mean by all-reduce, then an inner-optimizer step on
@@ -33,7 +34,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from suite.api import FlatModel, Result, Scenario, Skip, Workers, clock_for, load_problem, relative_speeds
+from suite.api import (FlatModel, Result, Scenario, Skip, Workers, clock_for, load_problem, relative_speeds,
+                       require_dataset)
 
 __all__ = ["AdamW", "SGD", "Nesterov", "pseudo_sync", "Setup", "setup", "run", "evaluate"]
 
@@ -211,8 +213,24 @@ def run(s: Setup) -> dict:
     return extra
 
 
+#: what execute runs, as its Skip line names it (the workload is the data, never the network)
+RUNS = ("palsgd execute trains a softmax classifier on a classification dataset workload (e.g. digits); "
+        "--param clock_workload=<layer table> times its steps as that network's")
+
+
 def evaluate(scenario: Scenario) -> Result:
-    """Execute fidelity: train with the scenario's variant; metrics and curves."""
+    """Execute fidelity: train with the scenario's variant on the scenario's dataset workload;
+    metrics and curves.
+
+    Raises
+    ------
+    suite.Skip
+        A workload that is not a classification dataset with a local loader (a layer table such
+        as ``resnet-50``: its numbers would be the classifier's under the network's name;
+        ``clock_workload`` times the steps as that network's), or a profile without a network
+        for several workers.
+    """
+    require_dataset(scenario.workload, RUNS)
     s = setup(scenario.variant, scenario.params, scenario.profile, scenario.seed, scenario.workload,
               scenario.input("clock_workload"))
     extra = run(s)

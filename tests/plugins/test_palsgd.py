@@ -184,6 +184,27 @@ def test_step_times_by_hand():
         model.step_time("nope", tm, 1, 0.0)
 
 
+def test_execute_reports_only_the_dataset_it_trains_on():
+    """Review: execute trained the digits whatever the workload and stored the run as 'resnet-50'
+    (its default: final_accuracy 0.908, 374,400 B sent with smoke's parameters, all the
+    classifier's); 'higgs' crashed ('NoneType' object is not callable). Now its default is the
+    digits, a layer table or a dataset without a loader is Skipped naming what execute runs, and
+    another dataset is really trained on: the ledger's bytes are its model's ring all-reduce,
+    2 (K-1) x size x 8 B, K = 4 workers, 8 warm-up DDP steps + (40 - 8) / H = 4 syncs: 12."""
+    spec = ScenarioSpec(variant="palsgd", profile="dgx-a100", fidelity="execute")
+    assert resolve_case(TECHNIQUE, spec).scenario.workload.name == "digits"
+    kw = dict(fidelity="execute", workers=4, steps=40, batch=16, H=8, warmup=8, p=0.2, split="iid")
+    for wl, what in (("resnet-50", "is a cnn"), ("higgs", "is a dataset without a local loader")):
+        with pytest.raises(Skip, match=rf"^palsgd execute trains a softmax classifier on a classification dataset "
+                                       rf"workload \(e\.g\. digits\); --param clock_workload=<layer table> times its "
+                                       rf"steps as that network's; '{wl}' {what}"):
+            _eval("palsgd", workload=wl, **kw)
+    # digits: 64 x 10 + 10 = 650 parameters; iris: 4 x 3 + 3 = 15
+    assert _eval("palsgd", workload="digits", **kw)["bytes_sent"] == 12 * 2 * 3 * 650 * 8 == 374_400
+    iris = _eval("palsgd", workload="iris", **kw)
+    assert iris["bytes_sent"] == 12 * 2 * 3 * 15 * 8 == 8_640 and iris["oracle_error"] <= 1e-10
+
+
 def _resnet50_dgx_by_hand() -> tuple[float, float, float]:
     """(compute, all-reduce, pseudo-sync) seconds of one ResNet-50 step on 4 A100s of a DGX, by hand:
     batch 128 x 16, 3 x the forward FLOPs at half of 312 TFLOP/s; a ring all-reduce of the fp32
