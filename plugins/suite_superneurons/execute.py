@@ -1,5 +1,5 @@
-"""SuperNeurons' policies executed for real: a network trained in numpy (float64) on scikit-learn's
-digits, forward and backward, under each memory policy, with the peak of array memory measured by
+"""SuperNeurons' policies executed for real: a network trained in numpy (float64) on the scenario's
+dataset workload (scikit-learn's digits by default; a layer table is Skipped), forward and backward, under each memory policy, with the peak of array memory measured by
 tracemalloc.
 
 The network has the structure the paper's policies are written for, with FC layers in the role of
@@ -25,21 +25,34 @@ import tracemalloc
 
 import numpy as np
 
-from suite.api import CNNBuilder, LayerTable, Result, Scenario
+from suite.api import CNNBuilder, LayerTable, Result, Scenario, require_dataset
 
 __all__ = ["mlp_table", "init_params", "train_step", "load_batch", "evaluate"]
 
 EPS = 1e-5
 
 
-def load_batch(n: int, seed: int):
-    """*n* images of scikit-learn's digits (8x8, scaled to [0, 1]) and their labels."""
-    from suite.api import load_sklearn
+def load_batch(n: int, seed: int, dataset=None):
+    """*n* samples of *dataset* (a :class:`suite.workloads.Dataset` with a local loader; None:
+    scikit-learn's digits, 8x8 images) scaled by the largest absolute value (the digits: / 16,
+    into [0, 1]) and their labels as 0..k-1.
 
-    X, y = load_sklearn("digits")
+    Returns ``(X float64 (n, d), y int64 (n,))``. Raises :class:`suite.ParameterError` when *n*
+    is above the dataset's samples.
+    """
+    from suite.api import ParameterError, load_sklearn
+
+    X, y = dataset.load() if dataset is not None else load_sklearn("digits")
+    X = np.asarray(X, dtype=np.float64)
+    _, y = np.unique(np.asarray(y), return_inverse=True)
+    name = dataset.name if dataset is not None else "digits"
+    if n > len(X):
+        raise ParameterError(f"superneurons: parameter 'batch': expected at most the {len(X)} samples of {name!r}, "
+                             f"got {n}")
+    X = X / (np.abs(X).max() or 1.0)
     rng = np.random.default_rng(seed)
     idx = rng.choice(len(X), size=n, replace=False)
-    return X[idx] / 16.0, y[idx]
+    return X[idx], y[idx]
 
 
 def mlp_table(widths: list[int]) -> LayerTable:
@@ -201,14 +214,32 @@ def _bn_backward(gh: np.ndarray, zc: np.ndarray, gamma: np.ndarray, n: int):
     return g, (dgamma, dbeta), xhat, dxhat
 
 
+#: what execute runs, as its Skip line names it (the workload is the data, never the network)
+RUNS = ("superneurons execute measures one training step of an fc+bn+relu MLP on a classification dataset "
+        "workload (e.g. digits)")
+
+
 def evaluate(scenario: Scenario) -> Result:
     """One training step under the variant's policy: measured peak (tracemalloc), gradients against
-    the baseline's (bit-identical expected), and the model's predicted peak for the same network."""
+    the baseline's (bit-identical expected), and the model's predicted peak for the same network.
+
+    The MLP's widths are ``[d] + [mlp_hidden] * mlp_layers + [classes]`` of the scenario's dataset
+    workload (the digits: 64 and 10), artifact ``widths``.
+
+    Raises
+    ------
+    suite.Skip
+        A workload that is not a classification dataset with a local loader (a layer table: its
+        peak is the model fidelity's; the MLP's would be stored under the network's name).
+    suite.ParameterError
+        ``batch`` above the dataset's samples.
+    """
     from suite_superneurons.model import simulate
 
     batch = scenario.params["batch"]
-    widths = [64] + [scenario.params["mlp_hidden"]] * scenario.params["mlp_layers"] + [10]
-    X, y = load_batch(batch, scenario.seed)
+    X, y = load_batch(batch, scenario.seed, require_dataset(scenario.workload, RUNS))
+    classes = int(scenario.workload.classes) if scenario.workload is not None else 10
+    widths = [X.shape[1]] + [scenario.params["mlp_hidden"]] * scenario.params["mlp_layers"] + [classes]
     params = init_params(widths, scenario.seed)
     ref, _loss, _peak, _ = train_step(params, X, y, "baseline", measure=False)
     grads, loss, peak, (off_b, pre_b) = train_step(params, X, y, scenario.variant)
