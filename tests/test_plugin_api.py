@@ -180,6 +180,21 @@ def test_require_devices_declines_more_than_the_profile_has_in_one_line():
         api.require_devices(prof, 4, "gpus", have=3)
 
 
+def test_require_dataset_passes_a_loadable_dataset_and_declines_the_rest_in_one_line():
+    """Execute fidelities stored a digits classifier's figures under 'resnet-50' (four plugins):
+    one function now declines a workload they do not train on, naming what they run."""
+    from suite.api import Dataset, load_sklearn
+
+    iris = Dataset(name="iris", kind="dataset", source="t", loader=load_sklearn, params={"name": "iris"}, classes=3)
+    higgs = Dataset(name="higgs", kind="dataset", source="t", n=11_000_000, d=28)
+    assert api.require_dataset(None, "x") is None and api.require_dataset(iris, "x") is iris
+    with pytest.raises(api.Skip, match=r"^x runs a classifier; 'higgs' is a dataset without a local loader or classes$"):
+        api.require_dataset(higgs, "x runs a classifier")
+    cnn = types.SimpleNamespace(name="resnet-50", kind="cnn")
+    with pytest.raises(api.Skip, match=r"^x runs a classifier; 'resnet-50' is a cnn \(the model fidelity prices it\)$"):
+        api.require_dataset(cnn, "x runs a classifier")
+
+
 def test_resolve_scale_is_the_profile_s_count_capped_at_the_paper_s():
     """Seven techniques filled an unset nodes / gpus / ranks / devices / dp the same way, each in
     its own lines: one function now. Hand counts: a 4-node x 8-GPU profile and a paper of 32."""
