@@ -40,7 +40,7 @@ import numpy as np
 
 from suite.api import (Clock, FlatModel, Workers, clock_for, load_problem, proportional_batches,
                        relative_speeds)
-from suite.api import Result, Scenario, Skip, require_dataset
+from suite.api import ParameterError, Result, Scenario, Skip, require_dataset
 
 __all__ = ["Setup", "setup", "run", "run_dense_sgd", "evaluate"]
 

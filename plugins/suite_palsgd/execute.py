@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from suite.api import (FlatModel, Result, Scenario, Skip, Workers, clock_for, load_problem, relative_speeds,
-                       require_dataset)
+from suite.api import (FlatModel, ParameterError, Result, Scenario, Skip, Workers, clock_for, load_problem,
+                       relative_speeds, require_dataset)
 
 __all__ = ["AdamW", "SGD", "Nesterov", "pseudo_sync", "Setup", "setup", "run", "evaluate"]
 

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from suite.collectives.dataparallel import Clock, FlatModel, Problem, Workers, load_problem
+from suite.errors import ParameterError
 from suite.testing import resolve_case
 from suite.technique import ScenarioSpec, Skip
 from suite.testing import check_technique
@@ -258,6 +259,14 @@ def test_execute_reports_only_the_dataset_it_trains_on():
     assert _eval("cocod-sgd", workload="digits", **kw)["bytes_sent"] == 10 * 2 * 3 * 650 * 8 == 312_000
     iris = _eval("cocod-sgd", workload="iris", **kw)
     assert iris["bytes_sent"] == 10 * 2 * 3 * 15 * 8 == 7_200 and iris["oracle_error"] <= 1e-10
+
+
+def test_clock_workload_named_but_not_resolved_is_one_line():
+    """setup() called with a clock_workload name and no resolved workload raised NameError
+    (ParameterError was never imported); now the one line it was written to give."""
+    with pytest.raises(ParameterError, match=r"^cocodsgd: parameter 'clock_workload': expected the workload "
+                                             r"'resnet-18-cifar' resolved by the runner"):
+        _setup("s-sgd", clock_workload="resnet-18-cifar")
 
 
 def test_clock_workload_uses_layer_table_times():

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from suite.errors import ParameterError
 from suite.testing import resolve_case
 from suite.technique import ScenarioSpec, Skip
 from suite.testing import check_technique
@@ -182,6 +183,14 @@ def test_step_times_by_hand():
     assert model.allreduce_count("s-sgd", 100, 10, 20) == 100
     with pytest.raises(ValueError):
         model.step_time("nope", tm, 1, 0.0)
+
+
+def test_clock_workload_named_but_not_resolved_is_one_line():
+    """setup() called with a clock_workload name and no resolved workload raised NameError
+    (ParameterError was never imported); now the one line it was written to give."""
+    with pytest.raises(ParameterError, match=r"^palsgd: parameter 'clock_workload': expected the workload "
+                                             r"'resnet-50' resolved by the runner"):
+        _run("palsgd", clock_workload="resnet-50")
 
 
 def test_execute_reports_only_the_dataset_it_trains_on():
