@@ -323,7 +323,9 @@ def _suite_main_quick_commits(args: list[str], site: Path) -> None:
     forkrun.suite_main(args, site)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+# SIGHUP's path is SIGTERM's (one handler); its fast twins: the handler tests below
+@pytest.mark.parametrize("sig", [signal.SIGTERM, pytest.param(signal.SIGHUP, marks=pytest.mark.slow)],
+                         ids=["SIGTERM", "SIGHUP"])
 @pytest.mark.parametrize("start", [pytest.param(_suite_process, marks=pytest.mark.slow), _suite_forked],
                          ids=["process", "fork"])
 def test_sigterm_marks_the_run_interrupted_and_keeps_finished_cases(tmp_path, start, sig):

@@ -106,6 +106,15 @@ def render(fig: MplFigure) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+def _sandboxed_mpl_dir(environ: Mapping[str, str]) -> str | None:
+    """``$SUITE_CACHE_DIR/matplotlib`` when *environ* sandboxes the suite's caches and sets no
+    ``MPLCONFIGDIR`` of its own, else None (matplotlib's own default)."""
+    import os
+
+    cache = environ.get("SUITE_CACHE_DIR")
+    return os.path.join(cache, "matplotlib") if cache and not environ.get("MPLCONFIGDIR") else None
+
+
 def _plt() -> Any:
     """matplotlib's pyplot on the Agg backend. In a sandbox (``$SUITE_CACHE_DIR`` set) and with no
     ``$MPLCONFIGDIR`` of the user's, matplotlib keeps its font cache and config under
@@ -113,8 +122,9 @@ def _plt() -> Any:
     nothing under ``~``)."""
     import os
 
-    if "matplotlib" not in sys.modules and os.environ.get("SUITE_CACHE_DIR") and not os.environ.get("MPLCONFIGDIR"):
-        os.environ["MPLCONFIGDIR"] = os.path.join(os.environ["SUITE_CACHE_DIR"], "matplotlib")
+    folder = _sandboxed_mpl_dir(os.environ)
+    if folder is not None and "matplotlib" not in sys.modules:
+        os.environ["MPLCONFIGDIR"] = folder
     import matplotlib
 
     matplotlib.use("Agg", force=True)

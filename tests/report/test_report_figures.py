@@ -560,6 +560,15 @@ def test_head_to_head_shares_a_metric_only_in_one_unit(tmp_path):
     assert wide.attrs["units"]["time"] == "s" and wide["time"].tolist() == pytest.approx([0.1547, 0.05156])
 
 
+def test_matplotlib_s_folder_follows_the_sandbox_and_never_overrides_the_user_s():
+    from suite.report.plots import _sandboxed_mpl_dir
+
+    assert _sandboxed_mpl_dir({"SUITE_CACHE_DIR": "/s/c"}) == "/s/c/matplotlib"
+    assert _sandboxed_mpl_dir({"SUITE_CACHE_DIR": "/s/c", "MPLCONFIGDIR": "/mine"}) is None
+    assert _sandboxed_mpl_dir({"HOME": "/h"}) is None  # not sandboxed: matplotlib's own ~/.cache
+
+
+@pytest.mark.slow  # a new interpreter imports matplotlib (1.2 s); the rule itself: the test above
 def test_a_sandboxed_report_keeps_matplotlib_s_cache_out_of_home(tmp_path):
     """docs/profiles.md: a sandbox that sets SUITE_CACHE_DIR (and the store and config) writes nothing
     under ~; `suite report` wrote ~/.cache/matplotlib/fontlist-*.json and ~/.config/matplotlib."""
