@@ -366,24 +366,33 @@ def test_a_pool_worker_dies_of_sighup_as_of_sigterm_not_of_the_coordinators_hand
     forks puts both back to their default (dying: its case is stored crashed), so a SIGHUP sent to
     the whole process group (a closed ssh session) does not raise the interrupt in plugin code."""
     from suite.runner.engine import _restore_sigterm, _trap_sigterm
-    from suite.runner.pool import _worker_setup
 
     old = _trap_sigterm()
     try:
         assert signal.getsignal(signal.SIGHUP) is not signal.SIG_DFL  # trapped here, in the coordinator
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child
-            code = 1
-            try:
-                _worker_setup(os.open(os.devnull, os.O_WRONLY), os.getppid())
-                code = 10 * (signal.getsignal(signal.SIGTERM) is signal.SIG_DFL) + \
-                    (signal.getsignal(signal.SIGHUP) is signal.SIG_DFL)
-            finally:
-                os._exit(code)
-        _, status = os.waitpid(pid, 0)
+        assert _worker_signals() == (signal.SIG_DFL, signal.SIG_DFL)  # SIGTERM and SIGHUP both at their default
     finally:
         _restore_sigterm(old)
-    assert os.waitstatus_to_exitcode(status) == 11  # SIGTERM and SIGHUP both at their default
+
+
+def _worker_signals() -> tuple:
+    """(SIGTERM, SIGHUP) handlers of a pool worker forked now, as its set-up leaves them (each
+    SIG_DFL, SIG_IGN or another: 'handler')."""
+    from suite.runner.pool import _worker_setup
+
+    names = {0: signal.SIG_DFL, 1: signal.SIG_IGN, 2: "handler"}
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 99
+        try:
+            _worker_setup(os.open(os.devnull, os.O_WRONLY), os.getppid())
+            kind = {signal.SIG_DFL: 0, signal.SIG_IGN: 1}
+            code = 10 * kind.get(signal.getsignal(signal.SIGTERM), 2) + kind.get(signal.getsignal(signal.SIGHUP), 2)
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    return names[code // 10], names[code % 10]
 
 
 def _run_without_write_rights(path: Path) -> None:
@@ -470,23 +479,11 @@ def test_an_executor_whose_jobs_outlive_the_session_leaves_sighup_be(tmp_path, s
 def test_a_pool_worker_under_nohup_keeps_sighup_ignored():
     """review14: under ``nohup`` (SIGHUP ignored) the run goes on after the session closes, but its
     workers put SIGHUP back to its default and died of it: 2 of 40 cases of a --timeout run crashed."""
-    from suite.runner.pool import _worker_setup
-
     before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child
-            code = 1
-            try:
-                _worker_setup(os.open(os.devnull, os.O_WRONLY), os.getppid())
-                code = 10 * (signal.getsignal(signal.SIGTERM) is signal.SIG_DFL) + \
-                    (signal.getsignal(signal.SIGHUP) is signal.SIG_IGN)
-            finally:
-                os._exit(code)
-        _, status = os.waitpid(pid, 0)
+        assert _worker_signals() == (signal.SIG_DFL, signal.SIG_IGN)  # SIGTERM at its default, SIGHUP still ignored
     finally:
         signal.signal(signal.SIGHUP, before)
-    assert os.waitstatus_to_exitcode(status) == 11  # SIGTERM at its default, SIGHUP still ignored
 
 
 def test_sighup_moves_a_terminal_s_output_to_devnull_so_the_teardown_cannot_fail():
