@@ -23,8 +23,8 @@ class _Peek(Executor):
 
     name = "peek"
 
-    def __init__(self, path, n):
-        self.path, self.n, self.seen = path, n, {}
+    def __init__(self, path, n, store=None):
+        self.path, self.n, self.seen, self.store = path, n, {}, store
 
     def map_cases(self, cases, options):
         for i, out in enumerate(LocalExecutor().map_cases(cases, ExecOptions(jobs=1))):
@@ -35,6 +35,8 @@ class _Peek(Executor):
     def _read(self):
         from suite.cli import main
 
+        if self.store is not None:  # the run's flusher thread commits on its own time: wait for it
+            self.store.flush()
         with Store(self.path, readonly=True) as st:
             rid = int(st.runs()["id"].iloc[-1])
             self.seen["info"] = st.run_info(rid)
@@ -47,8 +49,8 @@ def test_a_running_run_shows_what_it_stored_of_what_it_planned(fake_registry, tm
     ctx = Context.build()
     cases = expand_entry({"technique": "fake", "variants": ["base"], "params": {"x": list(range(1, 11))}},
                          context=ctx).cases
-    peek = _Peek(tmp_path / "s.sqlite", SEEN_AT)
     with Store(tmp_path / "s.sqlite", batch_size=1) as st:  # each case committed as it finishes
+        peek = _Peek(tmp_path / "s.sqlite", SEEN_AT, st)
         s = run_cases(cases, st, executor=peek, context=ctx)
     info, row = peek.seen["info"], peek.seen["row"]
     assert info["status"] == "running"
