@@ -73,8 +73,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from suite.api import (Group, ParameterError, Result, TransformerSpec, collective_time, require_devices, training,
-                       transformer)
+from suite.api import (Group, ParameterError, Result, TransformerSpec, collective_time, require_devices,
+                       resolve_scale, training, transformer)
 
 #: SIGMA (co-execution slowdown, 0.109): defined, with its source, in :mod:`suite_dhelix.constants`,
 #: which the declaration reads. Compute efficiency is the device's (its profile's gemm_bf16 curve).
@@ -275,8 +275,6 @@ def dp_of(params, profile) -> int:
     none fits (the plan is then declined by :func:`plan_of` for want of GPUs);
     :data:`PAPER_DP` without a profile (:func:`suite.api.resolve_scale`). ``mbs x dp`` divides
     ``gbs`` when ``dp`` divides ``gbs / mbs``; none does when ``mbs`` does not divide ``gbs``."""
-    from suite.api import resolve_scale
-
     tp, pp, mbs, gbs = (int(params[k]) for k in ("tp", "pp", "mbs", "gbs"))
     return resolve_scale(params, "dp", profile, PAPER_DP, count=lambda prof: prof.num_devices // (tp * pp),
                          divides=gbs // mbs if gbs % mbs == 0 else 1)

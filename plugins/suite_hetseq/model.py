@@ -69,7 +69,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from suite.api import ParameterError, collective_time, group_of, proportional_batches, roofline_time
+from suite.api import ParameterError, collective_time, group_of, proportional_batches, resolve_scale, roofline_time
 
 from suite_hetseq.constants import DEFAULT_EFFICIENCY, README_SAMPLES
 
@@ -391,8 +391,6 @@ def nodes_of(params, profile) -> int:
     """``params['nodes']``, or when it is None (unset) the profile's nodes (a device or node
     profile: 1), at most :data:`PAPER_NODES`; :data:`PAPER_NODES` without a profile
     (:func:`suite.api.resolve_scale`)."""
-    from suite.api import resolve_scale
-
     return resolve_scale(params, "nodes", profile, PAPER_NODES, count="nodes")
 
 

@@ -76,7 +76,7 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from suite.api import ParameterError, Skip, require_devices, roofline_time
+from suite.api import ParameterError, Skip, require_devices, resolve_scale, roofline_time
 
 from suite_kernel_kmeans.constants import DTYPE_BYTES  # bytes per element (defined there for the declaration)
 
@@ -501,8 +501,6 @@ def gpus_of(params, profile) -> int:
     """``params['gpus']``, or when it is None (unset) the largest square (1.5d / 2d need one) of at
     most :data:`PAPER_GPUS` and the profile's devices; :data:`PAPER_GPUS` without a profile
     (:func:`suite.api.resolve_scale`)."""
-    from suite.api import resolve_scale
-
     return resolve_scale(params, "gpus", profile, PAPER_GPUS, count="devices", square=True)
 
 

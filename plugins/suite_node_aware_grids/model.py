@@ -55,7 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from suite.api import Group, collective_time, roofline_time
+from suite.api import Group, collective_time, resolve_scale, roofline_time
 
 from suite_node_aware_grids import grids as G
 
@@ -88,8 +88,6 @@ def ranks_of(params, profile) -> int:
     (a cluster's nodes; a node profile: 1), at most the whole nodes of :data:`PAPER_RANKS` ranks (64
     at 16 per node, 63 at 3: a count ``ranks_per_node`` divides); that many without a profile
     (:func:`suite.api.resolve_scale`)."""
-    from suite.api import resolve_scale
-
     ppn = int(params["ranks_per_node"])
     return resolve_scale(params, "ranks", profile, PAPER_RANKS // ppn * ppn or ppn,
                          count=lambda prof: prof.num_nodes * ppn)

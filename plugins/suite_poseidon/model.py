@@ -49,8 +49,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from suite.api import (Group, broadcast_time, collective_time, layer_times, ps_push_pull_time, roofline_time,
-                       sequential_iteration_time, wfbp_timeline)
+from suite.api import (Group, broadcast_time, collective_time, layer_times, ps_push_pull_time, resolve_scale,
+                       roofline_time, sequential_iteration_time, wfbp_timeline)
 
 # DEFAULT_EFFICIENCY (achieved fraction of the device's fp32 peak, for every claim and scenario) is
 # defined with its source in suite_poseidon.constants, so the declaration reads it without this module.
@@ -478,8 +478,6 @@ def nodes_of(params, profile) -> int:
     """``params['nodes']``, or when it is None (unset) the ``nodes`` a case runs on: the profile's
     :func:`workers_of`, at most :data:`PAPER_NODES`; :data:`PAPER_NODES` without a profile
     (:func:`suite.api.resolve_scale`)."""
-    from suite.api import resolve_scale
-
     return resolve_scale(params, "nodes", profile, PAPER_NODES, count=workers_of)
 
 

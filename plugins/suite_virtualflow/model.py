@@ -59,7 +59,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from suite.api import Group, collective_time, layer_times
+from suite.api import Group, collective_time, layer_times, resolve_scale
 
 __all__ = [
     "PAPER_DEVICES",
@@ -694,8 +694,6 @@ def devices_of(params, profile) -> int:
     """``params['devices']``, or when it is None (unset) the most devices of *profile*'s first type,
     at most :data:`PAPER_DEVICES`, that divide ``virtual_nodes`` (1 divides any);
     :data:`PAPER_DEVICES` without a profile (:func:`suite.api.resolve_scale`)."""
-    from suite.api import resolve_scale
-
     return resolve_scale(params, "devices", profile, PAPER_DEVICES, count=lambda prof: device_slots(prof)[0].count,
                          divides=int(params["virtual_nodes"]))
 
