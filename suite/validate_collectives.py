@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import csv
 import math
+import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -181,11 +182,9 @@ def error_stats(errors: Sequence[float]) -> dict[str, float | None]:
     """Geometric mean, median, mean and largest of |error| (fractions; all None without errors)."""
     if not errors:
         return dict.fromkeys(("geomean |error|", "median |error|", "mean |error|", "max |error|"))
-    xs = sorted(abs(e) for e in errors)
-    mid = len(xs) // 2
-    return {"geomean |error|": _geomean(xs),
-            "median |error|": xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2,
-            "mean |error|": sum(xs) / len(xs), "max |error|": xs[-1]}
+    xs = [abs(e) for e in errors]
+    return {"geomean |error|": _geomean(xs), "median |error|": statistics.median(xs),
+            "mean |error|": statistics.fmean(xs), "max |error|": max(xs)}
 
 
 def _setup(r: CollectiveRow) -> tuple[str, int, int, str]:

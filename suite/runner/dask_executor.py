@@ -386,7 +386,9 @@ class _Interrupts:
 
     def __enter__(self) -> "_Interrupts":
         if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])):
+            from suite.runner.engine import _stop_signals  # the run's own list (SIGTERM, SIGHUP where there is one)
+
+            for sig in (signal.SIGINT, *_stop_signals()):
                 handler = signal.getsignal(sig)
                 if callable(handler):
                     self.old[sig] = handler
