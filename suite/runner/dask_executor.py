@@ -24,7 +24,7 @@ from typing import Any
 from suite.errors import SuiteError
 from suite.runner.case import Case
 from suite.runner.evaluate import Outcome, crashed_outcome, error_line, package_of, resolved_tech
-from suite.runner.options import ExecOptions, Executor
+from suite.runner.options import ExecOptions, Executor, stop_signals
 from suite.technique import Technique
 
 __all__ = ["DaskExecutor", "BATCH_MAX", "BATCHES_PER_WORKER", "POLL_SECONDS", "QUIET"]
@@ -386,9 +386,7 @@ class _Interrupts:
 
     def __enter__(self) -> "_Interrupts":
         if threading.current_thread() is threading.main_thread():
-            from suite.runner.engine import _stop_signals  # the run's own list (SIGTERM, SIGHUP where there is one)
-
-            for sig in (signal.SIGINT, *_stop_signals()):
+            for sig in (signal.SIGINT, *stop_signals()):
                 handler = signal.getsignal(sig)
                 if callable(handler):
                     self.old[sig] = handler

@@ -19,7 +19,7 @@ from suite.runner.checks import check_outcome, unit_warning
 from suite.runner.dependencies import installed_libraries
 from suite.runner.evaluate import crashed_outcome
 from suite.runner.executors import get_executor
-from suite.runner.options import ExecOptions, Executor
+from suite.runner.options import ExecOptions, Executor, stop_signals
 from suite.runner.pool import LocalExecutor
 from suite.runner.progress import NullProgress, Progress
 from suite.runner.unread import OverrideReads, Reads, unread_overrides
@@ -121,13 +121,6 @@ def _away_from_the_terminal() -> None:
     os.close(null)
 
 
-def _stop_signals() -> list[Any]:
-    """The signals that stop a run as Ctrl-C does: SIGTERM, and SIGHUP where the platform has it."""
-    import signal
-
-    return [signal.SIGTERM] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
-
-
 def _trap_sigterm(hangup: bool = True) -> dict[Any, Any]:
     """Turn SIGTERM and (with *hangup*) SIGHUP into :class:`Terminated` (main thread only); returns
     the handlers it replaced (signal -> handler; empty off the main thread). A SIGHUP ignored
@@ -139,7 +132,7 @@ def _trap_sigterm(hangup: bool = True) -> dict[Any, Any]:
     old: dict[Any, Any] = {}
     if threading.current_thread() is not threading.main_thread():
         return old
-    for sig in _stop_signals():
+    for sig in stop_signals():
         if sig != signal.SIGTERM and (not hangup or signal.getsignal(sig) is signal.SIG_IGN):
             continue
         try:

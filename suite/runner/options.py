@@ -16,7 +16,7 @@ from typing import Any
 from suite.errors import SuiteError
 from suite.runner.case import Case
 
-__all__ = ["ExecOptions", "Executor", "ARTIFACT_MODES", "DEFAULT_EXECUTE_TIMEOUT", "DEFAULT_STALL_TIMEOUT"]
+__all__ = ["ExecOptions", "Executor", "ARTIFACT_MODES", "DEFAULT_EXECUTE_TIMEOUT", "DEFAULT_STALL_TIMEOUT", "stop_signals"]
 
 #: default time-out (s) of an execute-fidelity case, enforced from outside its worker process
 DEFAULT_EXECUTE_TIMEOUT = 600.0
@@ -104,3 +104,11 @@ class Executor(abc.ABC):
     @abc.abstractmethod
     def map_cases(self, cases: Sequence[Case], options: ExecOptions) -> Iterator[dict[str, Any]]:
         raise NotImplementedError
+
+
+def stop_signals() -> list[Any]:
+    """The signals that stop a run as Ctrl-C does: SIGTERM, and SIGHUP where the platform has it
+    (the engine's handlers and the dask executor's interrupt holder read this one list)."""
+    import signal
+
+    return [signal.SIGTERM] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
