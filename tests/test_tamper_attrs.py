@@ -17,6 +17,8 @@ from __future__ import annotations
 import sys
 import warnings
 
+import pytest
+
 from suite.collectives.dataparallel.batches import proportional_batches
 from suite.declaration.results import Metric, Result
 from suite.declaration.vocabulary import WORKERS_RESULT_MEANINGS
@@ -24,6 +26,23 @@ from suite.registry import Registry
 from tests.test_tamper_tables import _REASON_TAIL, _plugin, _reasons, installed
 
 ADD = "suite.declaration.results.Result.add"
+
+
+@pytest.fixture(autouse=True)
+def _core_put_back():
+    """What these tests change in the core, put back whatever the guard under test does: a broken
+    guard must fail its own test, not leave iteration_time doubled for every later test."""
+    add, meanings = Result.add, {k: (m.unit, m.direction) for k, m in WORKERS_RESULT_MEANINGS.items()}
+    code, defaults, kw = add.__code__, add.__defaults__, proportional_batches.__kwdefaults__
+    kw_items = dict(kw)
+    yield
+    add.__code__, add.__defaults__ = code, defaults  # the same objects: the guard compares identity
+    proportional_batches.__kwdefaults__ = kw
+    kw.clear()
+    kw.update(kw_items)
+    for k, (unit, direction) in meanings.items():
+        object.__setattr__(WORKERS_RESULT_MEANINGS[k], "unit", unit)
+        object.__setattr__(WORKERS_RESULT_MEANINGS[k], "direction", direction)
 
 
 def _doubling_add(self, name, value, unit="1", direction="none", samples=None):

@@ -114,36 +114,34 @@ def test_an_interrupt_while_an_outcome_is_stored_waits_for_the_executor():
 
     before = signal.getsignal(signal.SIGINT)
     with _Interrupts() as irq:
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(0.01)  # the handler has run: nothing raised
+        signal.raise_signal(signal.SIGINT)  # its handler runs before the call returns: nothing raised
         assert irq.pending is not None
         with pytest.raises(KeyboardInterrupt):
             irq.check()
         with pytest.raises(KeyboardInterrupt), irq.raising():
-            os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(1)
+            signal.raise_signal(signal.SIGINT)
         assert irq.pending is None
     assert signal.getsignal(signal.SIGINT) is before
     # held while the last outcome is stored, the executor then done: raised as it ends, not lost
     with pytest.raises(KeyboardInterrupt), _Interrupts():
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(0.01)
+        signal.raise_signal(signal.SIGINT)
     assert signal.getsignal(signal.SIGINT) is before
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
-def test_a_sigterm_while_an_outcome_is_stored_surfaces_as_the_runs_terminated(sig):
+def test_a_sigterm_while_an_outcome_is_stored_surfaces_as_the_runs_terminated(sig, monkeypatch):
     """SIGTERM and SIGHUP go through the run's own handler (engine: Terminated, a KeyboardInterrupt),
     held the same way: so a dask run stopped by a batch scheduler or a closed ssh session collects
     its finished cases too."""
     from suite.runner.dask_executor import _Interrupts
     from suite.runner.engine import Terminated, _on_sigterm, _restore_sigterm, _trap_sigterm
 
+    # the run's SIGHUP handler moves a terminal's output to /dev/null: not this test process's
+    monkeypatch.setattr("suite.runner.engine._away_from_the_terminal", lambda: None)
     old = _trap_sigterm()
     try:
         with _Interrupts() as irq:
-            os.kill(os.getpid(), sig)
-            time.sleep(0.01)
+            signal.raise_signal(sig)
             assert irq.pending is not None and irq.pending[0] == sig
             with pytest.raises(Terminated):
                 irq.check()
