@@ -64,12 +64,16 @@ QUIET = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.in
 #: on a dask worker: batch token -> the outcomes its running batch has finished so far (in order,
 #: only appended to), read by :func:`_finished_so_far` while the batch runs
 _FINISHED: dict[str, list[Outcome]] = {}
+#: on a dask worker: batch token -> how many of its outcomes the coordinator said it holds (a
+#: poll's ``have``): the batch's result leaves them out, so no outcome is pickled and sent twice
+_HELD: dict[str, int] = {}
 
 
 def _dask_batch(blob: bytes, keys: list[str], options: ExecOptions, token: str) -> list[Outcome]:  # on a worker
     """One batch on a dask worker: evaluated in a supervised sandbox (:mod:`suite.runner.sandbox`),
     so the worker never imports the plugin nor dies with a case. Each outcome is kept under
-    *token* as it comes, for :func:`_finished_so_far`; all of them are returned at the end."""
+    *token* as it comes, for :func:`_finished_so_far`; at the end, those the coordinator has not
+    said it holds are returned."""
     from suite.runner.sandbox import run_sandboxed
 
     _import_core()
@@ -77,15 +81,22 @@ def _dask_batch(blob: bytes, keys: list[str], options: ExecOptions, token: str) 
     try:
         for out in run_sandboxed(blob, keys, options):
             outs.append(out)
-        return list(outs)
+        return outs[_HELD.get(token, 0):]
     finally:
         _FINISHED.pop(token, None)
+        _HELD.pop(token, None)
 
 
 def _finished_so_far(have: dict[str, int]) -> dict[str, list[Outcome]]:  # runs on a dask worker (client.run)
     """For each batch token of *have* running on this worker: the outcomes it finished beyond the
-    first ``have[token]`` (those the coordinator already holds)."""
-    return {t: got[n:] for t, n in have.items() if (got := _FINISHED.get(t)) is not None}
+    first ``have[token]`` (those the coordinator already holds, noted in :data:`_HELD`)."""
+    out = {}
+    for t, n in have.items():
+        got = _FINISHED.get(t)
+        if got is not None:
+            _HELD[t] = max(_HELD.get(t, 0), n)
+            out[t] = got[n:]
+    return out
 
 
 #: core modules every sandbox would otherwise import again: the local pool, what unpickling a case

@@ -148,3 +148,24 @@ def test_a_sigterm_while_an_outcome_is_stored_surfaces_as_the_runs_terminated(si
         assert signal.getsignal(sig) is _on_sigterm  # the run's handler is back
     finally:
         _restore_sigterm(old)
+
+
+def test_a_batch_returns_only_the_outcomes_the_coordinator_does_not_hold(monkeypatch):
+    """Review: each case a poll had collected was pickled and sent again in its batch's result (the
+    coordinator dropped the copy). A poll's ``have`` is the coordinator's receipt: of a batch of 3
+    whose first 2 a poll delivered and the next poll acknowledged, the result carries the third."""
+    from suite.runner import dask_executor as dx
+
+    outs = [{"key": k, "status": "ok"} for k in ("a", "b", "c")]
+
+    def sandboxed(blob, keys, options):
+        yield outs[0]
+        yield outs[1]
+        assert dx._finished_so_far({"tok": 0}) == {"tok": outs[:2]}  # a poll delivers the first two
+        assert dx._finished_so_far({"tok": 2}) == {"tok": []}  # the next one says they are held
+        yield outs[2]
+
+    monkeypatch.setattr("suite.runner.sandbox.run_sandboxed", sandboxed)
+    monkeypatch.setattr(dx, "_import_core", lambda: None)
+    assert dx._dask_batch(b"", ["a", "b", "c"], None, "tok") == [outs[2]]
+    assert "tok" not in dx._FINISHED and "tok" not in dx._HELD  # nothing kept after the batch
