@@ -15,12 +15,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from suite.declaration.params import ONE_DEVICE_UNITS
 from suite.errors import ExperimentError, SuiteError
 
 __all__ = ["expand_category", "SCALE_UNITS", "HEAD_TO_HEAD_EFFICIENCY", "scale_value", "CannotScale"]
 
 #: the units of the parameters that set a technique's scale (what a head-to-head must share)
-SCALE_UNITS = frozenset({"nodes", "workers", "ranks", "GPUs", "devices"})
+SCALE_UNITS = ONE_DEVICE_UNITS | {"nodes"}  # a parameter counted in these is a scale
 #: The achieved fraction of peak every technique of a head-to-head is given when ``--param
 #: efficiency=...`` is not: one stated assumption for all (their own defaults range 0.07 to 0.85,
 #: which alone would decide a comparison of speed-ups).
