@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 from test_trust_plugins import _env, install
 
@@ -31,12 +30,10 @@ def suite_techniques():
 
 def test_a_leaked_thread_does_not_hold_the_command_and_is_named(tmp_path):
     site = install(tmp_path / "site", "evil_leak", LEAKER)
-    t0 = time.monotonic()
+    # the plugin's thread sleeps 30 s: the 25 s timeout fails the test if the command waits for it
     r = subprocess.run([sys.executable, "-m", "suite", "run", "--technique", "evil-leak", "--param", "i=1",
                         "--in-process", "-q"], env=_env(site, tmp_path / "s.sqlite"), capture_output=True,
                        text=True, timeout=25)
-    took = time.monotonic() - t0
     assert r.returncode == 0, r.stderr
-    assert took < 15, f"{took:.1f} s: the command waited for the thread's 30 s sleep"
     assert ("note: exiting without waiting for 1 thread that plugin code left running in this process: "
             "'leaked-sleeper'") in r.stderr.splitlines()
