@@ -4,41 +4,55 @@ the value at which a declared assumption flips the verdict, and what it flips to
 
 ``verdict_at(tech, claim, spec_edit=..., scenario_edit=...)`` evaluates the claim's cases (and its
 variant nulls' cases) in this process, each spec passed through *spec_edit* and each resolved
-scenario through *scenario_edit*, and judges them with the scoreboard's own rule
-(:func:`suite.runner.verdicts.decide`)."""
+scenario through *scenario_edit*, and judges them with the scoreboard's own function
+(:func:`suite.runner.judging.judge`: its value checks, nulls and verdict), the results served from
+memory instead of a store."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from suite.runner.verdicts import INSIDE, OUTSIDE, ClaimOutcome, NullOutcome, decide
+from suite.runner.judging import judge
+from suite.runner.reproduce import new_outcome
 from suite.testing import resolve_case
 
 
-def _run(tech, specs: Mapping[str, Any], spec_edit: Callable | None, scenario_edit: Callable | None) -> dict:
-    out = {}
+@dataclass
+class _Case:
+    key: str
+    fidelity: str
+
+
+class _Results:
+    """What the judge reads a case's result from (a store in ``suite reproduce``)."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, Any] = {}
+
+    def result(self, key: str) -> Any:
+        return self.by_key[key]
+
+
+def _run(tech, specs: Mapping[str, Any], spec_edit: Callable | None, scenario_edit: Callable | None,
+         results: _Results, prefix: str) -> dict[str, _Case]:
+    cases = {}
     for label, spec in specs.items():
-        sc = resolve_case(tech, spec_edit(spec) if spec_edit else spec).scenario
-        out[label] = tech.evaluate(scenario_edit(sc) if scenario_edit else sc)
-    return out
+        case = resolve_case(tech, spec_edit(spec) if spec_edit else spec)
+        sc = scenario_edit(case.scenario) if scenario_edit else case.scenario
+        cases[label] = _Case(prefix + label, case.fidelity)
+        results.by_key[prefix + label] = tech.evaluate(sc)
+    return cases
 
 
 def verdict_at(tech, claim, spec_edit: Callable | None = None,
                scenario_edit: Callable | None = None) -> tuple[str, Any]:
     """(verdict, our value) of *claim* of *tech* with every case edited; raises what a case raises."""
-    specs = claim.specs()
-    res = _run(tech, specs, spec_edit, scenario_edit)
-    ours = claim.value(res)
-    nulls = []
-    for n in claim.nulls:
-        if n.variants is not None:
-            v = claim.value(_run(tech, n.substitute(specs), spec_edit, scenario_edit))
-        else:
-            v = n.derive(res) if n.derive is not None else n.value
-        nulls.append(NullOutcome(n.label, "variants" if n.variants is not None else "value", value=v,
-                                 inside=bool(claim.expect.check(v))))
-    o = ClaimOutcome(tech.name, claim.id, claim.statement, claim.source, claim.verified, claim.expect.describe(),
-                     ours=ours, nulls=nulls)
-    decide(claim, o, INSIDE if claim.expect.check(ours) else OUTSIDE, res)
-    return o.verdict, ours
+    specs, results = claim.specs(), _Results()
+    cases = _run(tech, specs, spec_edit, scenario_edit, results, "")
+    ncases = [(n, _run(tech, n.substitute(specs), spec_edit, scenario_edit, results, f"null{i}:")
+               if n.variants is not None else None, "") for i, n in enumerate(claim.nulls)]
+    o = new_outcome(tech, claim)
+    judge(claim, o, cases, {k: ("ok", None) for k in results.by_key}, results, ncases)
+    return o.verdict, o.ours
