@@ -227,3 +227,68 @@ def test_a_kept_parameter_snapshot_puts_a_shared_table_back_for_the_next_case(ct
         "InputMutated: reader: the case changed its input scenario.params['x']")
     assert calls == [7, 2] and second["status"] == "ok"
     assert second["metrics"] == [["y", 2 * 10e9 / 8 * 8 / 1e9, "s", "lower"]]
+
+
+def _ref_evaluate(scenario) -> Result:
+    """``reader``'s evaluation, and a read of the profile its parameter ``other`` names (the same
+    profile object as the case's own when both name one profile)."""
+    other = scenario.input("other")
+    return _evaluate(scenario).add("other_bw", other.network[-1].bandwidth, "B/s", "higher")
+
+
+REF_READER = Technique(
+    name="ref-reader", title="reads its profile and one a parameter names", category="communication",
+    paper=Paper(title="R", year=2026), variants=[Variant("base", "the only variant", baseline=True)],
+    fidelities={"model": _ref_evaluate},
+    parameters={"x": Param(int, 1, minimum=0), "how": Param(str, "bw", choices=HOWS),
+                "other": Param(str, default="fake-cluster-a", ref="profile")},
+    needs_workload=False, default_profile="fake-cluster-a", profile_kinds=("cluster",),
+)
+
+
+def test_a_worker_loop_keeping_its_profiles_hidden_records_what_a_fresh_recording_records(monkeypatch):
+    """A pool worker's recordings stay resident (its profiles' fields hidden between cases, only
+    each case's reads hidden again): every case of a sweep that alternates three profiles (overrides
+    of one, sharing its device and node objects), attacks them, reads them between cases and
+    builds its scenario while they are hidden (freezing its inputs, which hold the case's own
+    profile) records the fields, status and values a fresh recording per case records."""
+    from suite.hardware.recording import release
+    from suite.runner.evaluate import InputSnapshots, evaluate_outcome
+
+    monkeypatch.setenv("SUITE_PROFILES", str(HERE / "profiles"))
+    ctx = plugin_context(REF_READER)
+
+    hows = ["bw"] * 6 + ["peak", "dump", "bw", "table_write", "peak", "setattr_write", "bw", "field_added", "eq", "bw"]
+    bws = [None, "20 Gbit/s", "40 Gbit/s"]  # the profile itself (the one "other" names), then two overrides
+
+    def sweep():  # resolved afresh: each scenario is built on its first read, inside the loop below
+        entry = {"technique": "ref-reader", "params": {"x": [7], "how": sorted(set(hows))}}
+        plain = {c.params["how"]: c for c in expand_entry(entry, context=ctx).cases}
+        over = {(c.params["how"], c.overrides["network.-1.bandwidth"]): c for c in
+                expand_entry({**entry, "set": {"network.-1.bandwidth": bws[1:]}}, context=ctx).cases}
+        return [over[how, bws[i % 3]] if i % 3 else plain[how] for i, how in enumerate(hows)]
+
+    def outcomes(snaps, idle_read):
+        got = []
+        for c in sweep():
+            o = evaluate_outcome(c.tech, c.scenario, c.key, "summary", record_reads=True, snapshots=snaps)
+            got.append((o["status"], o["error"], o.get("fields_read"), o["metrics"]))
+            if idle_read:  # between cases: read, then hidden again by the next case
+                assert c.scenario.profile.device.peak_flops["fp32"] > 0 and c.scenario.profile.network[0].bandwidth > 0
+        return got
+
+    fresh = outcomes(InputSnapshots(), idle_read=False)
+    try:
+        resident = outcomes(InputSnapshots(resident=True), idle_read=True)
+    finally:
+        release()
+    assert resident == fresh
+    assert [r[2] for r in fresh[:6]] == [["network.0.bandwidth"]] * 6
+    assert [r[3][0][1] for r in fresh[:3]] == [7 * 10, 7 * 20, 7 * 40]  # y = x * bandwidth in Gbit/s
+    by_how = dict(zip(hows[6:], fresh[6:]))
+    assert by_how["peak"][2] == ["device.peak_flops.fp32", "network.0.bandwidth"]
+    assert by_how["table_write"][1].startswith("InputMutated: ref-reader: the case changed its input "
+                                               "profile.device.peak_flops['fp32']")
+    assert by_how["setattr_write"][1].startswith("InputMutated: ref-reader: the case changed its input "
+                                                 "profile.node.devices_per_node")
+    assert [r[0] for r in fresh].count("ok") == len(fresh) - 3
