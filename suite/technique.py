@@ -22,7 +22,7 @@ from suite.declaration.vocabulary import (
     VOCABULARIES, MetricMeaning, Vocabulary, is_reference, resolve_reference, unwrap_partial,
 )
 from suite.declaration.params import (
-    PARAM_ROLES, Paper, Param, REF_KINDS, Variant, read_data,
+    PARAM_ROLES, Paper, Param, REF_KINDS, Variant, read_data, scale_factors,
 )
 from suite.declaration.results import (
     Metric, PARAM_SHADOWED_COLUMNS, RESERVED_METRIC_NAMES, Result, Scenario, ScenarioSpec, Skip,
@@ -264,16 +264,11 @@ class Technique:
 
     def _check_scale_factors(self) -> None:
         """Each parameter a ``devices_each = "tp*pp"`` names is an int parameter of this technique."""
-        for name, p in self.parameters.items():
-            if not isinstance(p.devices_each, str):
-                continue
-            for factor in p.devices_each.split("*"):
-                q = self.parameters.get(factor)
-                why = ("the scale parameter itself" if factor == name else "not a parameter" if q is None
-                       else "not an int parameter" if q.type is not int else None)
-                if why:
-                    raise TechniqueError(f"technique {self.name!r}: parameter {name!r}: devices_each: expected a product of "
-                                         f"its other int parameters, got {p.devices_each!r} ({factor!r} is {why})")
+        for name in self.parameters:
+            try:
+                scale_factors(self.parameters, name)
+            except TechniqueError as exc:
+                raise TechniqueError(f"technique {self.name!r}: {exc}") from None
 
     def _check_shown_names(self) -> None:
         """Warn (``DeprecationWarning``; refused when the plugin loads from dlsys-suite 0.4.0) of a

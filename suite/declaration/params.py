@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 from suite.errors import ParameterError, TechniqueError
@@ -288,6 +289,36 @@ def read_data(package: str, name: str, encoding: str | None = "utf-8") -> "str |
                          f"got none")
 
 
+def scale_parameter(params: "Mapping[str, Param] | Any") -> "tuple[str, Param] | None":
+    """(name, Param) of the first parameter in *params* declared ``role="scale"`` (the one that sets
+    a technique's size, which a category sweep sets), or None when none is."""
+    return next(((k, p) for k, p in params.items() if getattr(p, "role", None) == "scale"), None)
+
+
+def scale_factors(params: "Mapping[str, Param] | Any", name: str) -> list[str]:
+    """The parameter names whose values' product a scale parameter *name* with ``devices_each =
+    "tp*pp"`` counts in devices (``["tp", "pp"]``); ``[]`` when its ``devices_each`` is an int or None.
+
+    Raises
+    ------
+    TechniqueError
+        A factor is *name* itself, not in *params*, or not an int parameter (one line: "parameter
+        'dp': devices_each: expected a product of its other int parameters, got ...").
+    """
+    each = params[name].devices_each
+    if not isinstance(each, str):
+        return []
+    factors = each.split("*")
+    for factor in factors:
+        q = params.get(factor)
+        why = ("the scale parameter itself" if factor == name else "not a parameter" if q is None
+               else "not an int parameter" if q.type is not int else None)
+        if why:
+            raise TechniqueError(f"parameter {name!r}: devices_each: expected a product of its other int parameters, "
+                                 f"got {each!r} ({factor!r} is {why})")
+    return factors
+
+
 def devices_each(params: "dict[str, Param] | Any", name: str, values: "Any", per_node: int | None) -> int | None:
     """The devices one unit of scale parameter *name* counts: its ``devices_each`` (an int, or the
     product of the named parameters' values in *values*, else their defaults), the profile's
@@ -297,15 +328,13 @@ def devices_each(params: "dict[str, Param] | Any", name: str, values: "Any", per
     Raises
     ------
     TechniqueError
-        ``devices_each`` names a parameter the technique does not declare.
+        ``devices_each`` is not a product of the technique's other int parameters (:func:`scale_factors`).
     """
     p = params[name]
     each = p.devices_each
     if isinstance(each, str):
         n = 1
-        for factor in each.split("*"):
-            if factor not in params:
-                raise TechniqueError(f"parameter {name!r}: devices_each: {factor!r} is not a parameter of the technique")
+        for factor in scale_factors(params, name):
             v = values.get(factor, params[factor].default) if values is not None else params[factor].default
             if isinstance(v, (list, tuple)):
                 v = v[0] if len(v) == 1 else None

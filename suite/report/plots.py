@@ -382,12 +382,12 @@ def technique_colours(names: Iterable[Any]) -> dict[str, str]:
 def scale_text(tech: Any, record: Mapping[Any, Any], devices_per_node: int | None) -> str:
     """The scale a case ran at, from the technique's ``Param(role="scale")``: ``8 workers``,
     ``1 node = 8 GPUs``; ``""`` when the technique declares none."""
-    if tech is None:
+    from suite.declaration.params import devices_each, scale_factors, scale_parameter
+
+    decl = scale_parameter(tech.parameters) if tech is not None else None
+    if decl is None:
         return ""
-    decl = [(k, p) for k, p in tech.parameters.items() if getattr(p, "role", None) == "scale"]
-    if not decl:
-        return ""
-    k, p = decl[0]
+    k, p = decl
     v = record.get(f"param.{k}")
     if v is None or v != v:
         return ""
@@ -395,15 +395,12 @@ def scale_text(tech: Any, record: Mapping[Any, Any], devices_per_node: int | Non
         n = int(v)
     except (TypeError, ValueError):
         return f"{k}={v}"
-    if p.unit == "nodes":
-        each = p.devices_each if isinstance(p.devices_each, int) else devices_per_node
-        return f"{n} {'node' if n == 1 else 'nodes'}" + (f" = {n * each} GPUs" if each else "")
-    if isinstance(p.devices_each, str):  # replicas of a group of "tp*pp" devices: the case's own
-        from suite.declaration.params import devices_each
-
-        got = {f: record.get(f"param.{f}") for f in p.devices_each.split("*")}
-        each = devices_each(tech.parameters, k, {f: v for f, v in got.items() if v is not None and v == v}, None)
-        return f"{k}={n}" + (f" = {n * each} GPUs" if each else "")
+    if p.unit == "nodes" or isinstance(p.devices_each, str):  # nodes, or replicas of a group of "tp*pp"
+        got = {f: record.get(f"param.{f}") for f in scale_factors(tech.parameters, k)}  # devices: the case's own
+        each = devices_each(tech.parameters, k, {f: v for f, v in got.items() if v is not None and v == v},
+                            devices_per_node)
+        return (f"{n} {'node' if n == 1 else 'nodes'}" if p.unit == "nodes" else f"{k}={n}") + (
+            f" = {n * each} GPUs" if each else "")
     unit = p.unit or k
     return f"{n} {unit[:-1] if n == 1 and unit.endswith('s') else unit}" + ("" if unit == "GPUs" else
                                                                           f" = {n} GPU{'s' if n != 1 else ''}")

@@ -49,21 +49,21 @@ def scale_value(tech: Any, gpus: int, devices_per_node: int,
         does not give *gpus*, a factor of ``devices_each`` swept over several values, or the value
         is outside the parameter's range.
     """
-    from suite.declaration.params import devices_each
+    from suite.declaration.params import devices_each, scale_factors, scale_parameter
     from suite.errors import ParameterError
 
-    declared = [(k, p) for k, p in tech.parameters.items() if getattr(p, "role", None) == "scale"]
-    if not declared:
+    declared = scale_parameter(tech.parameters)
+    if declared is None:
         sized = sorted(k for k, p in tech.parameters.items() if p.unit in SCALE_UNITS)
         if sized:
             raise CannotScale(f"declares no scale parameter (Param(role='scale')) among {', '.join(sized)}")
         return None
-    name, p = declared[0]
+    name, p = declared
     each = devices_each(tech.parameters, name, values, devices_per_node)
     what = f": {p.devices_each}" if isinstance(p.devices_each, str) else ""
     if each is None:
         raise CannotScale(f"its {name} counts {p.devices_each} GPUs each: expected one value of each, "
-                          f"got {', '.join(f'{f}={values.get(f)}' for f in str(p.devices_each).split('*') if values and f in values)}")
+                          f"got {', '.join(f'{f}={values.get(f)}' for f in scale_factors(tech.parameters, name) if values and f in values)}")
     if gpus % each:
         raise CannotScale(f"{gpus} GPUs is not a whole number of its {name} ({each} GPU(s) each{what})")
     value = gpus // each
@@ -227,14 +227,14 @@ def _technique_params(t: Any, sweep: _Sweep, resolver: Any,
     ------
     CannotScale
         *t* cannot run at the sweep's scale there."""
-    from suite.declaration.params import devices_each
+    from suite.declaration.params import devices_each, scale_parameter
 
     mine = {k: v for k, v in sweep.params.items() if k in t.parameters}
     sweep.used |= set(mine)
     if sweep.scale is None:
         return mine, None
     per_node = prof[2] if prof else _own_devices_per_node(t, resolver)
-    name = next((k for k, p in t.parameters.items() if getattr(p, "role", None) == "scale"), None)
+    name = (scale_parameter(t.parameters) or (None,))[0]
     if name is not None and name in mine:  # the user's --param sets this technique's scale
         each = devices_each(t.parameters, name, mine, per_node)
         gpus = ",".join(str(int(v) * each) if each and str(v).isdigit() else "?" for v in mine[name])

@@ -82,6 +82,23 @@ def test_devices_each_names_int_parameters_of_the_technique():
         tech("dp*tp")  # dp = GPUs / (dp x tp): counted from its own default
 
 
+def test_devices_are_counted_with_the_declarations_own_check_of_the_product():
+    """One check of a "tp*pp" product (suite.declaration.params.scale_factors) serves the declaration
+    and the count of devices: over a float tp = 2.5 the count gave int(2.5) x 2 = 4 GPUs a replica
+    where the declaration refuses the product; a good one counts 4 x 3 = 12 (pp's --param)."""
+    from suite.declaration.params import devices_each, scale_factors, scale_parameter
+
+    params = {"tp": Param(float, 2.5), "pp": Param(int, 2, unit="GPUs"),
+              "dp": Param(int, unit="1", role="scale", devices_each="tp*pp")}
+    with pytest.raises(TechniqueError, match=r"^parameter 'dp': devices_each: expected a product of its other int "
+                                             r"parameters, got 'tp\*pp' \('tp' is not an int parameter\)$"):
+        devices_each(params, "dp", None, 8)
+    ok = {**params, "tp": Param(int, 4, unit="GPUs")}
+    assert scale_factors(ok, "dp") == ["tp", "pp"] and devices_each(ok, "dp", {"pp": ["3"]}, 8) == 12
+    assert scale_parameter(ok) == ("dp", ok["dp"]) and scale_parameter({"tp": ok["tp"]}) is None
+    assert scale_factors({"n": Param(int, unit="nodes", role="scale", devices_each=4)}, "n") == []
+
+
 def test_sixty_four_gpus_put_dhelix_at_four_replicas_beside_the_others(shared_context):
     from suite.runner.case import Resolver
 
