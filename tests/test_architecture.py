@@ -144,6 +144,15 @@ def test_what_counts_as_a_plugins_test_file(path, is_test):
     assert _is_test_file(Path(path)) is is_test
 
 
+def test_no_plugin_model_imports_its_technique_declaration():
+    """A cost model does not depend on the claims it is judged by: a constant both need lives in a
+    module both import (``constants.py``), not in ``technique.py`` (dflop's model read the claim's
+    8 nodes from its technique module)."""
+    bad = [f"{f.relative_to(ROOT)}:{line}: imports {mod}" for pkg in _plugin_packages()
+           for f in sorted(pkg.glob("model*.py")) for line, mod in _imports(f) if mod == f"{pkg.name}.technique"]
+    assert not bad, "a plugin's model imports its technique module:\n" + "\n".join(bad)
+
+
 def test_every_plugin_uses_only_the_plugin_api():
     """The built-in plugins and the example plugin import from the suite only suite.api (and
     suite.testing in tests): none uses a deprecated 0.2 module, so none warns in the kit."""

@@ -53,7 +53,7 @@ import numpy as np
 from suite.api import Group, Skip, collective_time, partition_layers, pipeline_1f1b_schedule, resolve_scale, training
 
 from suite_dflop import schedule as sched
-from suite_dflop.technique import CLAIM_NODES
+from suite_dflop.constants import CLAIM_NODES
 from suite_dflop.workloads import QWEN, SIGLIP, MixWorkload, ModuleSpec, Samples, generate
 
 __all__ = ["DEFAULT_EFFICIENCY", "RECOMPUTE", "MEM_HEADROOM", "STATE_BYTES", "BF16", "TP_DEGREES",
@@ -859,7 +859,7 @@ def evaluate(scenario):
 
 def nodes_of(params, profile) -> int:
     """``params['nodes']``, or when it is None (unset) the profile's nodes at most the claim's 8
-    (:data:`suite_dflop.technique.CLAIM_NODES`; 8 without a profile: :func:`suite.api.resolve_scale`)."""
+    (:data:`suite_dflop.constants.CLAIM_NODES`; 8 without a profile: :func:`suite.api.resolve_scale`)."""
     return resolve_scale(params, "nodes", profile, CLAIM_NODES, count="nodes")
 
 

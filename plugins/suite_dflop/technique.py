@@ -13,15 +13,10 @@ import dataclasses
 
 from suite.api import Claim, Gain, Null, ScenarioSpec, declare_technique, with_reasons
 
+from suite_dflop.constants import CLAIM_NODES, CLAIM_PROFILE
 from suite_dflop.workloads import MIXES
 
 __all__ = ["TECHNIQUE", "PAPER", "CLAIMS", "PROPERTIES", "CLAIM_PROFILE", "CLAIM_NODES", "max_speedup"]
-
-
-#: The cluster of the claim. The paper's cluster was not found (verified_4 §6): we declare a
-#: Selene-like DGX A100 SuperPOD with 8 nodes (64 A100-80GB), once for the technique.
-CLAIM_PROFILE = "selene-dgx-a100"
-CLAIM_NODES = 8
 
 
 def _cases(variant: str) -> dict:
