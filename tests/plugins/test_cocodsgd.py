@@ -12,9 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from suite.collectives.dataparallel import Clock, FlatModel, Problem, Workers, load_problem
-from suite.errors import ParameterError
 from suite.testing import resolve_case
-from suite.technique import ScenarioSpec, Skip
+from suite.technique import ScenarioSpec
 from suite.testing import check_technique
 from suite_cocodsgd import execute, model
 from suite_cocodsgd.technique import TECHNIQUE
@@ -238,35 +237,6 @@ def test_cocod_iid_loss_close_to_ssgd():
     a, b = _eval("cocod-sgd", **kw), _eval("s-sgd", **kw)
     assert a["final_loss"] <= 1.10 * b["final_loss"]
     assert a["final_accuracy"] >= b["final_accuracy"] - 0.03
-
-
-def test_execute_reports_only_the_dataset_it_trains_on():
-    """Review: execute trained the digits whatever the workload and stored the run as
-    'resnet-18-cifar' (its default: final_accuracy 0.897, 312,000 B sent, smoke's parameters);
-    'higgs' crashed ('NoneType' object is not callable). Now its default is the digits, a layer
-    table or a dataset without a loader is Skipped naming what execute runs, and another dataset
-    is really trained on: the ledger's bytes are its model's ring all-reduce, 2 (K-1) x size x 8 B
-    per round, K = 4 workers, 40 steps / k = 4: 10 rounds."""
-    spec = ScenarioSpec(variant="cocod-sgd", profile="gtx1080ti-6x3-ib56", fidelity="execute")
-    assert resolve_case(TECHNIQUE, spec).scenario.workload.name == "digits"
-    kw = dict(fidelity="execute", workers=4, steps=40, batch=16, k=4, split="iid")
-    for wl, what in (("resnet-18-cifar", "is a cnn"), ("higgs", "is a dataset without a local loader")):
-        with pytest.raises(Skip, match=rf"^cocod-sgd execute trains a softmax classifier on a classification dataset "
-                                       rf"workload \(e\.g\. digits\); --param clock_workload=<layer table> times its "
-                                       rf"steps as that network's; '{wl}' {what}"):
-            _eval("cocod-sgd", workload=wl, **kw)
-    # digits: 64 x 10 + 10 = 650 parameters; iris: 4 x 3 + 3 = 15
-    assert _eval("cocod-sgd", workload="digits", **kw)["bytes_sent"] == 10 * 2 * 3 * 650 * 8 == 312_000
-    iris = _eval("cocod-sgd", workload="iris", **kw)
-    assert iris["bytes_sent"] == 10 * 2 * 3 * 15 * 8 == 7_200 and iris["oracle_error"] <= 1e-10
-
-
-def test_clock_workload_named_but_not_resolved_is_one_line():
-    """setup() called with a clock_workload name and no resolved workload raised NameError
-    (ParameterError was never imported); now the one line it was written to give."""
-    with pytest.raises(ParameterError, match=r"^cocodsgd: parameter 'clock_workload': expected the workload "
-                                             r"'resnet-18-cifar' resolved by the runner"):
-        _setup("s-sgd", clock_workload="resnet-18-cifar")
 
 
 def test_clock_workload_uses_layer_table_times():

@@ -293,26 +293,6 @@ def test_execute_hetseq_with_dummy_ranks_matches_the_oracle_and_ddp_is_biased():
     assert r["final_loss"] < 1.0 and e["final_loss"] < 1.0
 
 
-def test_execute_reports_only_the_dataset_it_trains_on():
-    """Review: execute trained the digits classifier whatever the workload and stored its 0.44 ms /
-    869,158 samples/s step under 'bert-base@seq128' (14.05 us, 18.2 M samples/s under 'resnet-50').
-    Now its default workload is the digits, a layer table is Skipped naming what execute runs, and
-    another dataset is really trained on: the ledger's bytes are its classifier's ring all-reduce,
-    2 (K-1) x (size + 1) x 8 B per step over K = 4 ranks, 5 steps."""
-    digits = scen(fidelity="execute", profile=None, exec_ranks=4, steps=5)
-    assert digits.workload.name == "digits"
-    for wl in (BERT, "resnet-50"):
-        with pytest.raises(Skip, match=rf"trains a softmax classifier on a classification dataset workload "
-                                       rf"\(e\.g\. digits\); '{wl}' is a (transformer|cnn)"):
-            run(fidelity="execute", workload=wl, nodes=3)
-    with pytest.raises(Skip, match="'higgs' is a dataset without a local loader or classes"):
-        run(fidelity="execute", workload="higgs", profile=None, exec_ranks=4)
-    # digits: 64 x 10 + 10 = 650 parameters; iris: 4 x 3 + 3 = 15 (the gradient plus the count)
-    assert TECHNIQUE.evaluate(digits)["bytes_sent"] == 5 * 2 * 3 * 651 * 8 == 156_240
-    iris = run(fidelity="execute", workload="iris", profile=None, exec_ranks=4, steps=5)
-    assert iris["bytes_sent"] == 5 * 2 * 3 * 16 * 8 == 3_840 and iris["oracle_error"] <= 1e-10
-
-
 def test_execute_bad_input_is_one_line():
     with pytest.raises(ParameterError, match=r"parameter 'dummy_ranks': expected fewer than the 4 ranks, got 4"):
         run(fidelity="execute", profile=None, exec_ranks=4, dummy_ranks=4)

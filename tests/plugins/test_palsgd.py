@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from suite.errors import ParameterError
 from suite.testing import resolve_case
 from suite.technique import ScenarioSpec, Skip
 from suite.testing import check_technique
@@ -183,35 +182,6 @@ def test_step_times_by_hand():
     assert model.allreduce_count("s-sgd", 100, 10, 20) == 100
     with pytest.raises(ValueError):
         model.step_time("nope", tm, 1, 0.0)
-
-
-def test_clock_workload_named_but_not_resolved_is_one_line():
-    """setup() called with a clock_workload name and no resolved workload raised NameError
-    (ParameterError was never imported); now the one line it was written to give."""
-    with pytest.raises(ParameterError, match=r"^palsgd: parameter 'clock_workload': expected the workload "
-                                             r"'resnet-50' resolved by the runner"):
-        _run("palsgd", clock_workload="resnet-50")
-
-
-def test_execute_reports_only_the_dataset_it_trains_on():
-    """Review: execute trained the digits whatever the workload and stored the run as 'resnet-50'
-    (its default: final_accuracy 0.908, 374,400 B sent with smoke's parameters, all the
-    classifier's); 'higgs' crashed ('NoneType' object is not callable). Now its default is the
-    digits, a layer table or a dataset without a loader is Skipped naming what execute runs, and
-    another dataset is really trained on: the ledger's bytes are its model's ring all-reduce,
-    2 (K-1) x size x 8 B, K = 4 workers, 8 warm-up DDP steps + (40 - 8) / H = 4 syncs: 12."""
-    spec = ScenarioSpec(variant="palsgd", profile="dgx-a100", fidelity="execute")
-    assert resolve_case(TECHNIQUE, spec).scenario.workload.name == "digits"
-    kw = dict(fidelity="execute", workers=4, steps=40, batch=16, H=8, warmup=8, p=0.2, split="iid")
-    for wl, what in (("resnet-50", "is a cnn"), ("higgs", "is a dataset without a local loader")):
-        with pytest.raises(Skip, match=rf"^palsgd execute trains a softmax classifier on a classification dataset "
-                                       rf"workload \(e\.g\. digits\); --param clock_workload=<layer table> times its "
-                                       rf"steps as that network's; '{wl}' {what}"):
-            _eval("palsgd", workload=wl, **kw)
-    # digits: 64 x 10 + 10 = 650 parameters; iris: 4 x 3 + 3 = 15
-    assert _eval("palsgd", workload="digits", **kw)["bytes_sent"] == 12 * 2 * 3 * 650 * 8 == 374_400
-    iris = _eval("palsgd", workload="iris", **kw)
-    assert iris["bytes_sent"] == 12 * 2 * 3 * 15 * 8 == 8_640 and iris["oracle_error"] <= 1e-10
 
 
 def _resnet50_dgx_by_hand() -> tuple[float, float, float]:

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from suite.errors import ParameterError
-from suite.technique import ScenarioSpec, Skip
+from suite.technique import ScenarioSpec
 from suite.testing import check_technique, resolve_case
 from suite.workloads.cnn import CNNBuilder
 from suite_superneurons.execute import init_params, load_batch, train_step
@@ -120,22 +120,13 @@ def _execute(workload=None, variant="liveness", **params):
     return resolve_case(TECHNIQUE, spec).scenario
 
 
-def test_execute_reports_only_the_dataset_it_trains_on():
-    """Review: execute measured its digits MLP whatever the workload and stored the peak under the
-    workload's name: 667,544 B measured, 403,456 B predicted, identical for 'resnet-50', 'higgs',
-    'iris' and its default 'alexnet-caffe' (smoke's parameters). Now its default is the digits, a
-    layer table or a dataset without a loader is Skipped naming what execute runs, and another
-    dataset is really trained on: iris's MLP is 4 features -> 64 -> 64 -> 3 classes, and its 150
-    samples bound the batch."""
-    assert _execute().workload.name == "digits"
-    for wl, what in (("resnet-50", "is a cnn"), ("higgs", "is a dataset without a local loader")):
-        with pytest.raises(Skip, match=rf"^superneurons execute measures one training step of an fc\+bn\+relu MLP "
-                                       rf"on a classification dataset workload \(e\.g\. digits\); '{wl}' {what}"):
-            TECHNIQUE.evaluate(_execute(wl))
-    assert TECHNIQUE.evaluate(_execute()).artifacts["widths"] == [64, 64, 64, 10]  # 8x8 pixels, 10 digits
+def test_execute_on_iris_offloads_its_mlp_and_bounds_the_batch_by_its_samples():
+    """iris's MLP (4 features -> 64 -> 64 -> 3 classes; the stored widths: test_execute_workloads.py)
+    offloads its two fc outputs of 128 x 64 float64 with gradients equal to the baseline's, and its
+    150 samples bound the batch."""
     iris = TECHNIQUE.evaluate(_execute("iris", variant="liveness+offload"))
-    assert iris.artifacts["widths"] == [4, 64, 64, 3] and iris["grad_max_abs_diff"] == 0.0
-    assert iris["bytes_offloaded"] == 2 * 128 * 64 * 8  # two fc outputs of 128 x 64 float64
+    assert iris["grad_max_abs_diff"] == 0.0
+    assert iris["bytes_offloaded"] == 2 * 128 * 64 * 8
     with pytest.raises(ParameterError, match=r"parameter 'batch': expected at most the 150 samples of 'iris', got 151"):
         TECHNIQUE.evaluate(_execute("iris", batch=151))
 
