@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from suite.api import FlatModel, Ledger, ParameterError, Result, collector_paused
+from suite.api import FlatModel, Ledger, ParameterError, Result, collector_paused, require_dataset
 
 __all__ = ["Clients", "load_clients", "peer_graph", "score_matrix", "score_loop", "select_top_k",
            "average_extractors", "average_extractors_many", "batched_losses", "run", "RunResult", "evaluate", "SCALAR_BYTES", "rounds_to_target"]
@@ -815,9 +815,21 @@ def rounds_to_target(curve, target: float) -> int:
 # --------------------------------------------------------------------------- evaluate
 
 
+#: what execute runs, as its Skip line names it (the workload is the clients' data, never a network)
+RUNS = "pfeddst execute trains per-client MLPs on a classification dataset workload (e.g. digits)"
+
+
 def _dataset(scenario):
-    wl = scenario.workload
-    if wl is not None and hasattr(wl, "load"):
+    """``(X (n, d), y (n,), name)`` of the scenario's dataset workload (None: the digits).
+
+    Raises
+    ------
+    suite.Skip
+        Any other workload (:func:`suite.api.require_dataset`): a layer table, or a dataset
+        without a local loader or classes.
+    """
+    wl = require_dataset(scenario.workload, RUNS)
+    if wl is not None:
         X, y = wl.load()
         return np.asarray(X, float), np.asarray(y), wl.name
     from suite.api import load_sklearn
@@ -828,7 +840,14 @@ def _dataset(scenario):
 
 def evaluate(scenario) -> Result:
     """Execute fidelity: run the variant on real arrays and report accuracy, rounds to target,
-    bytes and the oracle errors (aggregate vs a dense mean of the snapshot, vectorised vs loop score)."""
+    bytes and the oracle errors (aggregate vs a dense mean of the snapshot, vectorised vs loop score).
+
+    Raises
+    ------
+    suite.Skip
+        A workload that is not a classification dataset with a local loader (a layer table such
+        as ``resnet-50``: its numbers would be the digits clients' under the network's name).
+    """
     p = scenario.params
     X, y, name = _dataset(scenario)
     cl = load_clients(X, y, int(p["clients"]), split=p["split"], shards=int(p["shards"]),
