@@ -268,10 +268,19 @@ def _reshape(prob, k: int):
     return reshard(prob, k, 0)
 
 
+#: what execute runs, as its Skip line names it (the workload is the data, never the trained network)
+RUNS = ("virtualflow execute trains an MLP classifier on a classification dataset workload (e.g. digits); "
+        "'heterogeneous' and 'fast-only' take a layer table to plan their virtual nodes")
+
+
 def evaluate(scenario):
     """Execute fidelity: one training run of the scenario's variant against the oracle.
 
-    Reads ``batch``, ``virtual_nodes``, ``devices``, ``steps``, ``lr``, ``hidden``, ``resize``.
+    Reads ``batch``, ``virtual_nodes``, ``devices``, ``steps``, ``lr``, ``hidden``, ``resize``,
+    ``vn_counts`` and the workload: ``virtual`` / ``physical`` (and a planning variant given
+    ``vn_counts``) train on it, a dataset (None: the digits); ``heterogeneous`` / ``fast-only``
+    plan their virtual nodes with its layer table and train on the digits (the classifier, not
+    the network, runs: its bytes and times are the classifier's).
 
     Returns
     -------
@@ -279,14 +288,18 @@ def evaluate(scenario):
         ``trajectory_error`` (max |theta - theta_oracle| over steps and devices),
         ``first_grad_error``, ``final_loss``, ``allreduces``, ``allreduces_per_step``,
         ``allreduce_error``, ``bytes_sent`` (B), ``samples``, ``resizes``, ``global_batch``,
-        ``replicas_identical`` (1/0), ``step_wall_time`` (s, measured, with samples).
+        ``replicas_identical`` (1/0), ``step_wall_time`` (s, measured, with samples); artifacts
+        ``counts``, ``phases``, ``dataset`` (what was trained on) and, for a plan, ``plan_workload``.
 
     Raises
     ------
     suite.Skip
-        ``elastic`` / ``static`` (simulate fidelity only).
+        ``elastic`` / ``static`` (simulate fidelity only); a planning variant without a layer
+        table or ``vn_counts``; any other run on a workload that is not a classification dataset
+        with a local loader (``resnet-50``: its numbers would be the classifier's under the
+        network's name).
     """
-    from suite.api import Result, Skip
+    from suite.api import Result, Skip, require_dataset
 
     if scenario.variant in ("elastic", "static"):
         raise Skip(f"virtualflow: variant {scenario.variant!r} is a scheduler: use --fidelity simulate")
@@ -294,11 +307,13 @@ def evaluate(scenario):
     wl = scenario.workload
     if p.get("resize") and scenario.variant != "virtual":
         raise Skip(f"virtualflow: 'resize' applies to the 'virtual' variant only, not {scenario.variant!r}")
-    if scenario.variant in ("heterogeneous", "fast-only") and not p.get("vn_counts") \
-            and not getattr(wl, "layers", None):
+    plans = scenario.variant in ("heterogeneous", "fast-only") and not p.get("vn_counts")
+    if plans and not getattr(wl, "layers", None):
         raise Skip(f"virtualflow: {scenario.variant!r} at execute fidelity plans its virtual nodes with the cost "
                    f"model: it needs a layer-table workload (or 'vn_counts'), got {getattr(wl, 'name', None)!r}")
-    ds = wl if getattr(wl, "kind", "") == "dataset" else None
+    # a planning variant reads the layer table for its plan only and trains on the digits; any other
+    # run trains on the workload itself, so it must be a dataset
+    ds = None if plans else require_dataset(wl, RUNS)
     from suite_virtualflow.model import EFFICIENCY_INPUT, devices_of
 
     out = run(scenario.variant, int(p["batch"]), int(p["virtual_nodes"]), devices_of(p, scenario.profile),
@@ -325,4 +340,7 @@ def evaluate(scenario):
     res.add("step_wall_time", float(np.median(wall)), "s", "lower", samples=wall)
     res.artifacts["counts"] = out["counts"]
     res.artifacts["phases"] = out["phases"]
+    res.artifacts["dataset"] = ds.name if ds is not None else "digits"
+    if plans:
+        res.artifacts["plan_workload"] = wl.name
     return res

@@ -4,11 +4,11 @@ Review: each trained the digits whatever the workload and stored the run under t
 workload name: hetseq's 0.44 ms / 869,158 samples/s step as 'bert-base@seq128', cocod-sgd's 312,000
 B as 'resnet-18-cifar', palsgd's 374,400 B as 'resnet-50', superneurons' 667,544 B peak as
 'alexnet-caffe', pfeddst's FedAvg run (3 rounds, 20 clients: best accuracy 0.1682, 2.206 MiB
-received) as 'resnet-50' as well as 'digits'; 'higgs' (a dataset without a loader) crashed
-('NoneType' object is not callable). Now each default execute workload is the digits, a layer table
-or a dataset without a loader is Skipped with one line naming what execute runs, and another dataset
-(iris) is really trained on. Every case here runs through the runner into a store and is read back
-from it.
+received) and virtualflow's 1,162,560 B (virtual, 20 steps) as 'resnet-50' as well as 'digits';
+'higgs' (a dataset without a loader) crashed ('NoneType' object is not callable). Now each default
+execute workload is the digits, a layer table or a dataset without a loader is Skipped with one line
+naming what execute runs, and another dataset (iris) is really trained on. Every case here runs
+through the runner into a store and is read back from it.
 
 The figures are counted by hand from the classifier's parameters (digits: 64 features, 10 classes;
 iris: 4 features, 3 classes) and the ring all-reduce's ``2 (K - 1) x floats x 8 B`` per
@@ -18,7 +18,7 @@ all-reduce over K ranks.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pytest
 from session_context import session_context
@@ -46,7 +46,6 @@ class Fidelity:
     digits: object
     iris: object
     figure: str = "bytes_sent"  # a metric, or "artifact:<name>"
-    extra: dict = field(default_factory=dict)
 
 
 _TRAINS = "trains a softmax classifier on a classification dataset workload (e.g. digits)"
@@ -73,6 +72,12 @@ FIDELITIES = [
     Fidelity("pfeddst", "fedavg", {"clients": 4, "rounds": 2, "hidden": 8},
              "pfeddst execute trains per-client MLPs on a classification dataset workload (e.g. digits)",
              2 * 4 * 2 * 610 * 8, 2 * 4 * 2 * 67 * 8),
+    # 5 steps on P = 4 devices, one all-reduce of the gradient sums and the count a step, MLP with
+    # 16 hidden units: digits 64 x 16 + 16 + 16 x 10 + 10 + 1 = 1211 floats, iris 4 x 16 + 16 + 16 x 3 + 3 + 1 = 132
+    Fidelity("virtualflow", "virtual", {"batch": 64, "virtual_nodes": 8, "devices": 4, "steps": 5},
+             "virtualflow execute trains an MLP classifier on a classification dataset workload (e.g. digits); "
+             "'heterogeneous' and 'fast-only' take a layer table to plan their virtual nodes",
+             5 * 2 * 3 * 1211 * 8, 5 * 2 * 3 * 132 * 8),
 ]
 
 

@@ -102,6 +102,22 @@ def test_ledger_bytes_of_one_ring_allreduce_per_step():
     assert out["bytes_sent"] == out["bytes_received"]
 
 
+def test_a_planning_variant_on_a_layer_table_says_it_trained_the_digits():
+    """Review: heterogeneous on 'transformer-base' stored the digits MLP's 2,712,640 B (20 steps) under
+    the network's name with nothing saying what ran. It does plan with the layer table (a plan per
+    device of the profile), and now says so: artifacts ``plan_workload`` and ``dataset``, and the
+    bytes are the digits MLP's, counted by hand: 8 devices of the DGX-1 in the ring (those the plan
+    leaves idle on a dummy batch), 2 steps, 2 x 7 x (64 x 16 + 16 + 16 x 10 + 10 + 1 = 1211) floats."""
+    from suite import ScenarioSpec
+
+    spec = ScenarioSpec(variant="heterogeneous", profile="dgx-1-v100", workload="transformer-base",
+                        fidelity="execute", params={"steps": 2})
+    r = TECHNIQUE.evaluate(resolve_case(TECHNIQUE, spec).scenario)
+    assert r.artifacts["plan_workload"] == "transformer-base" and r.artifacts["dataset"] == "digits"
+    assert len(r.artifacts["counts"][0]) == 8 and sum(r.artifacts["counts"][0]) == 16  # V over the 8 V100s
+    assert r["bytes_sent"] == 2 * 2 * 7 * 1211 * 8 == 271_264
+
+
 # --------------------------------------------------------------------------- bad input
 
 
