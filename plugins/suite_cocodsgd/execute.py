@@ -69,13 +69,11 @@ def setup(variant: str, params, profile=None, seed: int = 0, dataset=None, clock
         Gives the clock; None counts in the units of :func:`clock_for`.
     seed : int
     dataset : suite.workloads.Dataset, optional
-        Data other than the digits.
+        Data other than the digits, as :func:`suite.api.require_dataset` passes it (the one check
+        that it is a dataset with a loader is there, in :func:`evaluate`).
     """
-    from suite.api import Dataset
-
     K = int(params["workers"] or 4)
-    prob = load_problem(K, params["split"], float(params["alpha"]), seed,
-                        dataset=dataset if isinstance(dataset, Dataset) else None)
+    prob = load_problem(K, params["split"], float(params["alpha"]), seed, dataset=dataset)
     model = FlatModel(prob.d, prob.classes, int(params["hidden"]))
     speeds = relative_speeds(K, float(params["hetero"]))
     b = int(params["batch"])
@@ -217,15 +215,14 @@ def evaluate(scenario: Scenario) -> Result:
         for several workers.
     """
     p = scenario.params
-    require_dataset(scenario.workload, RUNS)
-    s = setup(scenario.variant, p, scenario.profile, scenario.seed, scenario.workload, scenario.input("clock_workload"))
+    ds = require_dataset(scenario.workload, RUNS)
+    s = setup(scenario.variant, p, scenario.profile, scenario.seed, ds, scenario.input("clock_workload"))
     extra = run(s)
     w = s.workers
     res = w.result()
     oracle = w.allreduce_error
     if scenario.variant == "s-sgd":
-        ref = run_dense_sgd(setup("s-sgd", p, scenario.profile, scenario.seed, scenario.workload,
-                                  scenario.input("clock_workload")))
+        ref = run_dense_sgd(setup("s-sgd", p, scenario.profile, scenario.seed, ds, scenario.input("clock_workload")))
         oracle = max(oracle, float(np.max(np.abs(w.params[0] - ref))))
     if scenario.variant == "cocod-sgd":
         oracle = max(oracle, extra["merge_error"])

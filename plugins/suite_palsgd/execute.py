@@ -131,12 +131,16 @@ def _inner(params) -> object:
 
 
 def setup(variant: str, params, profile=None, seed: int = 0, dataset=None, clock_workload=None) -> Setup:
-    """Build the workers and optimizers of one run from the technique's parameters."""
-    from suite.api import Dataset, LayerTable
+    """Build the workers and optimizers of one run from the technique's parameters.
+
+    *dataset* is data other than the digits, as :func:`suite.api.require_dataset` passes it (the
+    one check that it is a dataset with a loader is there, in :func:`evaluate`); *clock_workload*
+    the resolved ``clock_workload`` layer table.
+    """
+    from suite.api import LayerTable
 
     K = int(params["workers"] or 4)
-    prob = load_problem(K, params["split"], float(params["alpha"]), seed,
-                        dataset=dataset if isinstance(dataset, Dataset) else None)
+    prob = load_problem(K, params["split"], float(params["alpha"]), seed, dataset=dataset)
     model = FlatModel(prob.d, prob.classes, int(params["hidden"]))
     speeds = relative_speeds(K, float(params["hetero"]))
     b = int(params["batch"])
@@ -230,9 +234,8 @@ def evaluate(scenario: Scenario) -> Result:
         ``clock_workload`` times the steps as that network's), or a profile without a network
         for several workers.
     """
-    require_dataset(scenario.workload, RUNS)
-    s = setup(scenario.variant, scenario.params, scenario.profile, scenario.seed, scenario.workload,
-              scenario.input("clock_workload"))
+    s = setup(scenario.variant, scenario.params, scenario.profile, scenario.seed,
+              require_dataset(scenario.workload, RUNS), scenario.input("clock_workload"))
     extra = run(s)
     w = s.workers
     res = w.result()
