@@ -193,6 +193,8 @@ def test_require_dataset_passes_a_loadable_dataset_and_declines_the_rest_in_one_
     cnn = types.SimpleNamespace(name="resnet-50", kind="cnn")
     with pytest.raises(api.Skip, match=r"^x runs a classifier; 'resnet-50' is a cnn \(the model fidelity prices it\)$"):
         api.require_dataset(cnn, "x runs a classifier")
+    with pytest.raises(api.Skip, match=r"^x runs a classifier; 'resnet-50' is a cnn$"):  # no fidelity prices it
+        api.require_dataset(cnn, "x runs a classifier", priced=False)
 
 
 def test_resolve_scale_is_the_profile_s_count_capped_at_the_paper_s():

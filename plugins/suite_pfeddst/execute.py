@@ -828,7 +828,7 @@ def _dataset(scenario):
         Any other workload (:func:`suite.api.require_dataset`): a layer table, or a dataset
         without a local loader or classes.
     """
-    wl = require_dataset(scenario.workload, RUNS)
+    wl = require_dataset(scenario.workload, RUNS, priced=False)  # the model fidelity prices a dataset's shape only
     if wl is not None:
         X, y = wl.load()
         return np.asarray(X, float), np.asarray(y), wl.name

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from suite.api import Group, ParameterError, ProfileError, Result, collective_time
+from suite.api import Group, ParameterError, ProfileError, Result, Skip, collective_time
 
 # DEFAULT_EFFICIENCY (achieved fraction of fp32 peak when a device has no gemm_fp32 curve, an
 # assumption) is defined in suite_pfeddst.constants, so the declaration reads it without this module.
@@ -230,7 +230,19 @@ def _comm_times(profile, msgs, deg: int, site: np.ndarray, own: np.ndarray, far_
 
 
 def _shape(scenario) -> tuple[int, int, float]:
+    """``(features, classes, samples per client)`` of the scenario's dataset workload (None: the
+    digits' 1797 x 64, 10 classes).
+
+    Raises
+    ------
+    suite.Skip
+        A workload that is not a dataset (a layer table has no features or classes: its round
+        would be the digits MLP's under the network's name).
+    """
     wl = scenario.workload
+    if wl is not None and wl.kind != "dataset":
+        raise Skip(f"pfeddst model prices per-client MLPs on a dataset workload's features and classes (e.g. digits); "
+                   f"{wl.name!r} is a {wl.kind}")
     p = scenario.params
     n = getattr(wl, "n", None) or 1797
     d = getattr(wl, "d", None) or 64
@@ -240,7 +252,15 @@ def _shape(scenario) -> tuple[int, int, float]:
 
 
 def evaluate(scenario) -> Result:
-    """Model fidelity: round time, the straggler's class and bytes per client per round."""
+    """Model fidelity: round time, the straggler's class and bytes per client per round.
+
+    Raises
+    ------
+    suite.ProfileError
+        No profile.
+    suite.Skip
+        A workload that is not a dataset (``resnet-50``), whose shape the MLP cannot take.
+    """
     prof = scenario.profile
     if prof is None:
         raise ProfileError("pfeddst model: needs a hardware profile")

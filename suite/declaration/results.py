@@ -212,7 +212,7 @@ def require_devices(profile: "Profile", n: int, what: str = "workers", have: int
         raise Skip(f"{what}={n} but profile {profile.name!r} has {have} devices")
 
 
-def require_dataset(workload: "Workload | None", runs: str) -> "Workload | None":
+def require_dataset(workload: "Workload | None", runs: str, *, priced: bool = True) -> "Workload | None":
     """The scenario's workload when an execute fidelity can train on it; decline (:class:`Skip`)
     any other, naming what the fidelity runs, so that its figures are never stored under the name
     of a network it did not run.
@@ -224,6 +224,9 @@ def require_dataset(workload: "Workload | None", runs: str) -> "Workload | None"
     runs : str
         What the fidelity runs, as the line names it (``"hetseq execute trains a softmax
         classifier on a classification dataset workload (e.g. digits)"``).
+    priced : bool
+        Whether another fidelity of the technique prices a layer table (the line says so);
+        False where none does.
 
     Returns
     -------
@@ -233,8 +236,9 @@ def require_dataset(workload: "Workload | None", runs: str) -> "Workload | None"
     Raises
     ------
     Skip
-        Any other workload: ``"{runs}; 'resnet-50' is a cnn (the model fidelity prices it)"``, or
-        ``"...; 'higgs' is a dataset without a local loader or classes"``.
+        Any other workload: ``"{runs}; 'resnet-50' is a cnn (the model fidelity prices it)"``
+        (without the parenthesis when not *priced*), or ``"...; 'higgs' is a dataset without a
+        local loader or classes"``.
     """
     if workload is None:
         return None
@@ -242,7 +246,7 @@ def require_dataset(workload: "Workload | None", runs: str) -> "Workload | None"
         if getattr(workload, "loader", None) is not None and getattr(workload, "classes", None):
             return workload
         raise Skip(f"{runs}; {workload.name!r} is a dataset without a local loader or classes")
-    raise Skip(f"{runs}; {workload.name!r} is a {workload.kind} (the model fidelity prices it)")
+    raise Skip(f"{runs}; {workload.name!r} is a {workload.kind}" + (" (the model fidelity prices it)" if priced else ""))
 
 
 #: what :func:`resolve_scale` counts in a profile by name (a callable counts anything else)

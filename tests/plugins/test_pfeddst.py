@@ -294,6 +294,21 @@ def test_model_bytes_hand_values():
         assert TECHNIQUE.evaluate(_scenario(variant=v))["bytes_per_client_round"] == pytest.approx(b, rel=1e-12)
 
 
+def test_model_prices_a_dataset_and_skips_a_layer_table():
+    """Review: the model took the shape of a workload without features or classes as the digits'
+    and stored the digits MLP's round under its name ('resnet-50', FedAvg: 19,280 B per client and
+    round, the figure of 'digits'). Now a layer table is Skipped; a dataset's own shape is priced:
+    iris, 4 features and 3 classes, FedAvg's model down and up in fp32, (4*32+32 + 32*3+3)*4 = 1036 B."""
+    from suite.api import Skip
+
+    spec = ScenarioSpec(variant="fedavg", profile="edge-hetero", workload="resnet-50")
+    with pytest.raises(Skip, match=r"^pfeddst model prices per-client MLPs on a dataset workload's features and "
+                                   r"classes \(e\.g\. digits\); 'resnet-50' is a cnn$"):
+        TECHNIQUE.evaluate(resolve_case(TECHNIQUE, spec).scenario)
+    iris = TECHNIQUE.evaluate(resolve_case(TECHNIQUE, dataclasses.replace(spec, workload="iris")).scenario)
+    assert iris["bytes_per_client_round"] == 2 * 1036
+
+
 def test_model_local_only_hand_round_time():
     # 1797 * 0.75 / 20 = 67.3875 samples; 4 joint steps of 2(2*64*32 + 3*32*10) = 10112 FLOP per sample;
     # the straggler is a Raspberry Pi 4 (48 GFLOP/s fp32) at efficiency 0.2.
