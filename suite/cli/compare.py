@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 @click.argument("run_b")
 @click.option("--threshold", "thresholds", multiple=True, metavar="[METRIC=]PCT",
               help="Exit 1 when a metric is worse than RUN_A by more than PCT (e.g. 5%), or a scenario ok in RUN_A "
-                   "failed, timed out, crashed or was skipped in RUN_B; METRIC=PCT sets one "
+                   "failed, timed out, crashed or was skipped in RUN_B, or either run is unfinished (interrupted, "
+                   "running, error) and the other's scenarios it did not reach are unpaired; METRIC=PCT sets one "
                    "metric's own threshold, METRIC a metric of the runs' ok cases (else exit 2) (repeatable: "
                    "--threshold 5% --threshold iteration_time=2%).")
 @click.option("--abs-tol", type=float, default=None, metavar="X",
@@ -69,7 +70,9 @@ def compare_cmd(run_a: str, run_b: str, thresholds: tuple[str, ...], abs_tol: fl
     "unit changed".
     Exit status: 0; 1 when --threshold is given and some metric is worse beyond it; with
     --threshold or --strict when a scenario ok in RUN_A is not ok in RUN_B (not ok in RUN_A,
-    or in both, fails nothing); with --strict when some scenario has no partner, or a metric of
+    or in both, fails nothing), or when a run is interrupted, running or stopped on an error
+    ("2 stored of 4 planned") and scenarios of the other run have no partner in it; with
+    --strict when some scenario has no partner, or a metric of
     RUN_A is missing from RUN_B or changed its unit's dimension (also without --strict for a
     --metric with a threshold); 2 on error.
 
@@ -155,10 +158,22 @@ def _exit(cmp: Comparison) -> None:
         echo(f"error: {len(regs)} metric value(s) {worse}: " + ", ".join(
             f"{r.technique}/{r.variant} {r.scenario} {r.metric} " + _why(r, b_id) for r in regs[:3])
              + (" ..." if len(regs) > 3 else ""), err=True)
+    for info, n in cmp.unfinished() if cmp.gate else ():
+        other = a_id if info is cmp.run_b else b_id
+        echo(f"error: run {info['id']} is {info['status']} ({_stored(info)}): {n} scenario(s) of run {other} have "
+             "no partner in it; a gate does not pass an unfinished run (finish or resume it)", err=True)
     if cmp.strict and cmp.unpaired:
         echo(f"error: --strict: {cmp.unpaired} scenario(s) have no partner ({len(cmp.only_a)} only in run "
              f"{a_id}, {len(cmp.only_b)} only in run {b_id})", err=True)
     sys.exit(cmp.exit_code)
+
+
+def _stored(info: Mapping[str, Any]) -> str:
+    """An unfinished run's cases in words: ``"2 stored of 4 planned"`` (:func:`suite.results.runs.case_count`),
+    ``"3 stored"`` for one stopped on an error (its plan is not kept)."""
+    from suite.results.runs import case_count
+
+    return case_count(info) if "planned" in info else f"{info['total']} stored"
 
 
 def _limits(cmp: Comparison, a_id: Any) -> tuple[str, str]:
@@ -200,13 +215,15 @@ def _pair(a: float | None, b: float | None, unit: str) -> dict[str, str]:
 
 
 def _print(cmp: Comparison, show_all: bool, profile_dirs: tuple[Path, ...] = ()) -> None:
+    from suite.results.compare import UNFINISHED
+
     a, b = cmp.run_a, cmp.run_b
     for side, info in (("A", a), ("B", b)):
         echo(f"{side} = run {info['id']} ({info.get('status')}, started {info['started']}): {info['command']}")
     for info, other in ((a, b), (b, a)):
-        if info.get("status") in ("interrupted", "running", "error"):
-            echo(f"warning: run {info['id']} is {info['status']}: the scenarios it did not reach are counted 'only in "
-                 f"run {other['id']}' (--strict fails the gate on them)")
+        if info.get("status") in UNFINISHED:
+            echo(f"warning: run {info['id']} is {info['status']} ({_stored(info)}): the scenarios it did not reach "
+                 f"are counted 'only in run {other['id']}' (--threshold or --strict fails the gate on them)")
     for m in cmp.mismatches:
         echo(f"warning (allowed by --allow-profile-change): {m}")
     for d in cmp.profile_diffs:

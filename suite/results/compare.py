@@ -32,6 +32,11 @@ whose case is failed, timeout, crashed or skipped in either run has no metric to
 ok in B fails the gate under any threshold or *strict* (the metrics A measured are lost); not ok in
 A and ok in B, or not ok in both, is shown and fails nothing.
 
+Unfinished runs: a run still running, interrupted, or stopped on an error (:data:`UNFINISHED`)
+did not reach every scenario it planned; the other run's scenarios it lacks are "only in run N".
+Under any threshold or *strict* they fail the gate (:meth:`Comparison.unfinished`): a gate never
+passes on half a run.
+
 References
 ----------
 .. [1] H. B. Mann and D. R. Whitney, "On a test of whether one of two random variables is
@@ -58,7 +63,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["CompareError", "CompareRefused", "MetricDiff", "StatusDiff", "ProfileDiff", "Comparison", "compare_runs",
-           "parse_threshold", "profile_diff", "tally"]
+           "parse_threshold", "profile_diff", "tally", "UNFINISHED", "short_of_plan"]
 
 
 
@@ -151,6 +156,18 @@ class MetricDiff:
         return text
 
 
+#: the statuses of a run that did not finish its plan (``error``: it stopped on an error of the suite)
+UNFINISHED = ("running", "interrupted", "error")
+
+
+def short_of_plan(info: Mapping[str, Any]) -> bool:
+    """Run *info* (:func:`suite.results.runs.run_info`) is :data:`UNFINISHED` and did not store all it
+    planned: fewer cases stored (``total``) than ``planned``, or its plan is not known (0, or a run
+    stopped on an error, which keeps none)."""
+    planned = info.get("planned") or 0
+    return info.get("status") in UNFINISHED and not (planned and int(info.get("total") or 0) >= planned)
+
+
 #: the statuses of a case that holds no metric (:data:`suite.results.schema.STATUSES` but ok)
 NOT_OK = ("skipped",) + FAILED_STATUSES
 
@@ -210,6 +227,14 @@ class Comparison:
     strict: bool = False  # every scenario of either run must have a partner
     #: the paired scenarios whose case is not ok in either run (in ``matched``, no metric in ``rows``)
     status_rows: list[StatusDiff] = field(default_factory=list)
+    gate: bool = False  # a threshold or *strict* given: the exit status judges B
+
+    def unfinished(self) -> list[tuple[dict[str, Any], int]]:
+        """Each run :func:`short_of_plan` whose lack leaves scenarios of the other run without a partner
+        (``only_b`` for run A, ``only_a`` for run B), with how many: ``[(run_b, 2)]``. Under a gate
+        (:attr:`gate`) any one makes :attr:`exit_code` 1."""
+        return [(info, len(lost)) for info, lost in ((self.run_a, self.only_b), (self.run_b, self.only_a))
+                if lost and short_of_plan(info)]
 
     def regressions(self) -> list[MetricDiff]:
         return [r for r in self.rows if r.regression]
@@ -227,9 +252,10 @@ class Comparison:
     def exit_code(self) -> int:
         """1 when some metric is a regression (worse beyond its threshold; or, under *strict* or named
         by ``--metric`` with a threshold, missing from B or of another dimension in B), when (under a
-        threshold or *strict*) a scenario ok in A is not ok in B (:meth:`failures`), or (*strict*)
-        when a scenario of either run has no partner; else 0."""
-        if self.regressions() or self.failures():
+        threshold or *strict*) a scenario ok in A is not ok in B (:meth:`failures`) or a run did not
+        finish and left scenarios of the other unpaired (:meth:`unfinished`), or (*strict*) when a
+        scenario of either run has no partner; else 0."""
+        if self.regressions() or self.failures() or (self.gate and self.unfinished()):
             return 1
         return 1 if self.strict and self.unpaired else 0
 
@@ -248,7 +274,10 @@ class Comparison:
         return {"run_a": _jsonable(self.run_a), "run_b": _jsonable(self.run_b), "threshold": self.threshold,
                 "thresholds": dict(self.thresholds), "abs_tol": self.abs_tol,
                 "alpha": self.alpha, "matched_cases": self.matched, "only_a": self.only_a, "only_b": self.only_b,
-                "counts": self.counts(), "unpaired": self.unpaired, "strict": self.strict, "exit_code": self.exit_code, "mismatches": self.mismatches,
+                "counts": self.counts(), "unpaired": self.unpaired, "strict": self.strict, "exit_code": self.exit_code,
+                "unfinished": [{"run": info["id"], "status": info["status"], "stored": info.get("total"),
+                                "planned": info.get("planned"), "unpaired": n} for info, n in self.unfinished()],
+                "mismatches": self.mismatches,
                 "profile_diffs": [{**asdict(d), "fields": {k: list(v) for k, v in d.fields.items()}}
                                   for d in self.profile_diffs],
                 "notes": self.notes, "rows": [_jsonable(asdict(r)) for r in self.rows],
@@ -481,7 +510,9 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
     threshold : str or float, optional
         ``"5%"`` or ``0.05``: a metric worse than A by more than this fraction of ``|A|`` is a
         regression (:attr:`Comparison.exit_code` becomes 1); so is, under any threshold, a scenario
-        ok in A whose case is not ok in B (:meth:`Comparison.failures`). None: report only.
+        ok in A whose case is not ok in B (:meth:`Comparison.failures`), and a run running,
+        interrupted or stopped on an error that left scenarios of the other unpaired
+        (:meth:`Comparison.unfinished`). None: report only.
     thresholds : mapping of str -> str or float, optional
         Per-metric thresholds (``{"iteration_time": "2%"}``), overriding *threshold* for those
         metrics; a metric in neither is reported only. Each must be a metric of an ok case of
@@ -537,7 +568,8 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
     return Comparison(run_a=a.info, run_b=b.info, rows=rows, matched=len(common), only_a=_unpaired(a, b, every),
                       only_b=_unpaired(b, a, every), threshold=rules.threshold, alpha=alpha,
                       mismatches=checks.mismatches, profile_diffs=diffs, notes=checks.notes + _unit_notes(rows, a, b),
-                      thresholds=rules.per_metric, abs_tol=abs_tol, strict=bool(strict), status_rows=statuses)
+                      thresholds=rules.per_metric, abs_tol=abs_tol, strict=bool(strict), status_rows=statuses,
+                      gate=rules.gates_cases())
 
 
 @dataclass
@@ -624,7 +656,8 @@ class _Rules:
     named: frozenset[str] = frozenset()  # the metrics --metric named
 
     def gates_cases(self) -> bool:
-        """A scenario ok in A and not ok in B fails the gate: under any threshold or --strict."""
+        """A scenario ok in A and not ok in B, or one a run short of its plan did not reach, fails the
+        gate: under any threshold or --strict."""
         return self.strict or self.threshold is not None or any(v is not None for v in self.per_metric.values())
 
     def gated(self, metric: str) -> bool:

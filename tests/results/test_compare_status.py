@@ -33,15 +33,22 @@ def _not_ok(status, error):
 
 
 def _runs(path, *runs, variant_b="ring"):
-    """One run per (label, {(workers, sleep): outcome}, status); their ids."""
+    """One run per (label, {(workers, sleep): outcome}, status[, planned]); their ids. An interrupted
+    run's row keeps its plan as its total (as the runner closes one); ``running``: left open, its
+    plan stored (this process is alive: it reads as still running)."""
     ids = []
     with Store(path) as st:
-        for i, (label, outcomes, status) in enumerate(runs):
+        for i, (label, outcomes, status, *planned) in enumerate(runs):
             r = st.begin_run(label, plugins={})
             st.name_run(r, label)
             for (w, s), out in outcomes.items():
                 st.add_outcome(_ident(f"{label}-{w}-{s}", w, s, variant_b if i else "ring"), out, r)
-            st.finish_run(r, status, {"total": len(outcomes)})
+            total = planned[0] if planned else len(outcomes)
+            if status == "running":
+                st.plan_run(r, total)
+                st.flush()
+            else:
+                st.finish_run(r, status, {"total": total})
             ids.append(r)
     return ids
 
@@ -133,18 +140,72 @@ def test_failed_in_a_or_in_both_is_shown_and_never_a_regression(tmp_path, suite_
 
 
 def test_unpaired_label_names_every_value_apart_and_the_header_each_run_status(tmp_path, suite_cli):
-    """An interrupted B that holds the sleep=0 cases only: A's sleep=1.2 scenarios are unpaired, labelled
-    with sleep (was "workers=1" alone: the common scenarios all have sleep 0), and the header says
-    which run was interrupted (was not shown; exit 0 all the same: --strict fails on them)."""
+    """An interrupted B that holds the sleep=0 cases only (2 stored of 4 planned): A's sleep=1.2 scenarios
+    are unpaired, labelled with sleep (was "workers=1" alone: the common scenarios all have sleep 0), and
+    the header says which run was interrupted and how far it got. Without a gate: exit 0."""
     path = tmp_path / "int.sqlite"
     a, b = _runs(path, ("a", {g: _ok(1.0) for g in GRID}, "done"),
-                 ("b", {g: _ok(1.0) for g in GRID if g[1] == 0}, "interrupted"))
-    cmp = _cmp(path, a, b, threshold="5%")
+                 ("b", {g: _ok(1.0) for g in GRID if g[1] == 0}, "interrupted", 4))
+    cmp = _cmp(path, a, b)
     assert cmp.only_a == ["sleep=1.2 workers=1 [slowtech/ring]", "sleep=1.2 workers=2 [slowtech/ring]"]
-    assert cmp.exit_code == 0 and _cmp(path, a, b, strict=True).exit_code == 1
-    res = suite_cli(["compare", "1", "2", "--store", str(path), "--threshold", "5%"])
+    assert cmp.exit_code == 0 and cmp.as_dict()["unfinished"] == [
+        {"run": b, "status": "interrupted", "stored": 2, "planned": 4, "unpaired": 2}]
+    res = suite_cli(["compare", "1", "2", "--store", str(path)])
+    assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
     assert lines[0].startswith("A = run 1 (done, started ") and lines[1].startswith("B = run 2 (interrupted, started ")
-    assert lines[2] == ("warning: run 2 is interrupted: the scenarios it did not reach are counted 'only in run 1' "
-                        "(--strict fails the gate on them)")
+    assert lines[2] == ("warning: run 2 is interrupted (2 stored of 4 planned): the scenarios it did not reach are "
+                        "counted 'only in run 1' (--threshold or --strict fails the gate on them)")
     assert "only in run 1: 2 scenario(s), e.g. sleep=1.2 workers=1 [slowtech/ring]" in res.output
+    assert "error:" not in res.output
+
+
+UNREACHED = ("no partner in it; a gate does not pass an unfinished run (finish or resume it)")
+
+
+@pytest.mark.parametrize("gate", [["--threshold", "5%"], ["--threshold", "t=5%"], ["--strict"]])
+def test_a_gate_fails_on_an_interrupted_run_that_did_not_reach_scenarios(tmp_path, suite_cli, gate):
+    """B interrupted after 2 of its 4 planned cases, every value the same: before, `--threshold 5%` exited
+    0 (the 2 scenarios B never reached were only "in run 1"; only --strict failed them). Now any gate
+    exits 1 with one line naming the run, its state and how far it got."""
+    path = tmp_path / "int.sqlite"
+    a, b = _runs(path, ("a", {g: _ok(1.0) for g in GRID}, "done"),
+                 ("b", {g: _ok(1.0) for g in GRID if g[1] == 0}, "interrupted", 4))
+    res = suite_cli(["compare", "a", "b", "--store", str(path), *gate])
+    assert res.exit_code == 1, res.output
+    assert f"error: run 2 is interrupted (2 stored of 4 planned): 2 scenario(s) of run 1 have {UNREACHED}" \
+        in res.output.splitlines()
+    assert "2 scenario(s), 4 metric value(s): 4 same (4 unchanged hidden; --all shows them)" in res.output
+    doc = json.loads(suite_cli(["compare", "a", "b", "--store", str(path), "--format", "json", *gate]).stdout)
+    assert doc["exit_code"] == 1 and doc["unfinished"][0]["planned"] == 4
+
+
+def test_a_gate_fails_on_an_unfinished_baseline_and_on_a_run_stopped_on_an_error(tmp_path, suite_cli):
+    """A still running (2 of 4 planned stored: this process is its live owner) against a finished B, and
+    a finished A against a B stopped on an error of the suite after 1 case (its plan not kept): the
+    scenarios the unfinished run lacks fail the gate, either side."""
+    path = tmp_path / "live.sqlite"
+    a, b, c = _runs(path, ("a", {g: _ok(1.0) for g in GRID if g[1] == 0}, "running", 4),
+                    ("b", {g: _ok(1.0) for g in GRID}, "done"),
+                    ("c", {(1, 0): _ok(1.0)}, "error"))
+    assert _cmp(path, a, b).exit_code == 0 and _cmp(path, a, b, threshold="5%").exit_code == 1
+    res = suite_cli(["compare", "a", "b", "--store", str(path), "--threshold", "5%"])
+    assert res.exit_code == 1, res.output
+    assert f"error: run 1 is running (2 stored of 4 planned): 2 scenario(s) of run 2 have {UNREACHED}" in res.output
+    res = suite_cli(["compare", "b", "c", "--store", str(path), "--threshold", "5%"])
+    assert res.exit_code == 1, res.output
+    assert f"error: run 3 is error (1 stored): 3 scenario(s) of run 2 have {UNREACHED}" in res.output
+
+
+def test_an_interrupted_run_that_stored_its_plan_or_left_nothing_unpaired_passes(tmp_path):
+    """Interrupted after storing all 4 it planned (the Ctrl-C came as it closed), against a done run of
+    4: nothing unreached. Interrupted after 2 of 4, against a run of just those 2: nothing unpaired.
+    Both pass the gate (exit 0): only scenarios an unfinished run left unpaired fail it."""
+    path = tmp_path / "late.sqlite"
+    half = {g: _ok(1.0) for g in GRID if g[1] == 0}
+    full, late, short, small = _runs(path, ("full", {g: _ok(1.0) for g in GRID}, "done"),
+                                     ("late", {g: _ok(1.0) for g in GRID}, "interrupted", 4),
+                                     ("short", half, "interrupted", 4), ("small", half, "done"))
+    assert _cmp(path, full, late, threshold="5%").exit_code == 0
+    assert _cmp(path, small, short, threshold="5%").exit_code == 0
+    assert _cmp(path, short, full, threshold="5%").exit_code == 1  # A short: B's 2 sleep=1.2 unpaired
