@@ -133,7 +133,7 @@ def run_info(conn: sqlite3.Connection, rid: int | None) -> dict[str, Any]:
     for k in ("packages", "plugins"):
         d[k] = json.loads(d[k]) if d.get(k) else {}
     if d.get("status") in _UNFINISHED:
-        d.update(_unfinished(conn, d))
+        d.update(_unfinished(d, stored_counts(conn, int(d["id"]))))
     return d
 
 
@@ -141,14 +141,14 @@ def run_info(conn: sqlite3.Connection, rid: int | None) -> dict[str, Any]:
 _UNFINISHED = ("running", "interrupted")
 
 
-def _unfinished(conn: sqlite3.Connection, row: Mapping[Any, Any]) -> dict[str, Any]:
+def _unfinished(row: Mapping[Any, Any], counts: Mapping[str, int]) -> dict[str, Any]:
     """What a run row marked ``running`` or ``interrupted`` reads as: its status (``interrupted``
-    once a running run's process is gone), its counts from the cases it stored, and ``planned``
-    (its row's ``total``: the plan, written as it began, :meth:`suite.results.writer.Writer.plan_run`,
-    and kept when an interrupted run closes; 0: not known)."""
+    once a running run's process is gone), *counts* (:func:`stored_counts`: from the cases it
+    stored), and ``planned`` (its row's ``total``: the plan, written as it began,
+    :meth:`suite.results.writer.Writer.plan_run`, and kept when an interrupted run closes; 0: not known)."""
     gone = row.get("status") == "interrupted" or process_gone(row.get("host"), row.get("pid"))
     status = "interrupted" if gone else "running"
-    return {"status": status, **stored_counts(conn, int(row["id"])), "planned": int(row["total"] or 0)}
+    return {"status": status, **counts, "planned": int(row["total"] or 0)}
 
 
 def case_count(info: Mapping[str, Any]) -> str:
@@ -161,22 +161,29 @@ def case_count(info: Mapping[str, Any]) -> str:
     return f"{info['total']} stored" + (f" of {int(planned)} planned" if planned else "")
 
 
-#: a run's counts (RUN_COUNTS, in order) from what it stored: its links (computed or cached) and their
-#: results' statuses
-_STORED_COUNTS = ("SELECT count(*), sum(rc.outcome = 'computed'), sum(rc.outcome = 'cached'), "
+#: the counts (RUN_COUNTS, in order) of the runs whose ids the JSON list parameter holds, each after its
+#: id, from what it stored: its links (computed or cached) and their results' statuses (a run that
+#: stored nothing has no row)
+_STORED_COUNTS = ("SELECT rc.run_id, count(*), sum(rc.outcome = 'computed'), sum(rc.outcome = 'cached'), "
                   f"sum(r.status = '{OK}'), sum(r.status IN ({', '.join(repr(s) for s in FAILED_STATUSES)})), "
                   "sum(r.status = 'skipped') FROM run_cases rc LEFT JOIN results r ON r.id = rc.result_id "
-                  "WHERE rc.run_id = ?")
+                  "WHERE rc.run_id IN (SELECT value FROM json_each(?)) GROUP BY rc.run_id")
 
 
 def stored_counts(conn: sqlite3.Connection, rid: int) -> dict[str, int]:
     """The counts of run *rid* (:data:`suite.results.writer.RUN_COUNTS`) from the cases it stored: for a
     run still running, or whose process ended before it could write its counts (killed, or a plugin
     that exited the process of an ``--in-process`` run), whose row holds zeros."""
+    return _counts_of(conn, [rid])[rid]
+
+
+def _counts_of(conn: sqlite3.Connection, ids: list[int]) -> dict[int, dict[str, int]]:
+    """Each of the runs *ids* -> its :func:`stored_counts` (zeros for a run that stored nothing), in one
+    query (``suite results list`` made one a run)."""
     from suite.results.writer import RUN_COUNTS
 
-    row = conn.execute(_STORED_COUNTS, (rid,)).fetchone()
-    return dict(zip(RUN_COUNTS, (int(v or 0) for v in row)))
+    got = {int(row[0]): row[1:] for row in conn.execute(_STORED_COUNTS, (json.dumps(ids),))}
+    return {i: {c: int(v or 0) for c, v in zip(RUN_COUNTS, got.get(i, (0,) * len(RUN_COUNTS)))} for i in ids}
 
 
 def runs(conn: sqlite3.Connection) -> pd.DataFrame:
@@ -189,7 +196,10 @@ def runs(conn: sqlite3.Connection) -> pd.DataFrame:
                            "host, platform, python, packages, plugins, git_commit, command, pid FROM runs ORDER BY id",
                            conn)
     df["planned"] = None
-    for i, row in df[df["status"].isin(_UNFINISHED)].iterrows():
-        for col, v in _unfinished(conn, row.to_dict()).items():
-            df.at[i, col] = v
+    unfinished = df[df["status"].isin(_UNFINISHED)]
+    if len(unfinished):
+        counts = _counts_of(conn, [int(i) for i in unfinished["id"]])
+        for i, row in unfinished.iterrows():
+            for col, v in _unfinished(row.to_dict(), counts[int(row["id"])]).items():
+                df.at[i, col] = v
     return df.drop(columns=["pid"])
