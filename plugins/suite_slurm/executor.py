@@ -27,11 +27,15 @@ How a run goes
 
 ``cluster = local`` runs the same tasks as subprocesses of this machine through submitit's
 ``LocalExecutor`` (no SLURM needed; what the tests use); the array is then throttled by the
-coordinator to ``array-parallelism`` tasks at a time.
+coordinator to ``array-parallelism`` tasks at a time. Each task's controller process (submitit's)
+writes its stderr to ``FOLDER/jobs/local-<run>.log``, not the terminal: on Ctrl-C each printed a
+KeyboardInterrupt traceback there (the terminal's and the cancel's SIGINT both reach it); the run
+ends with its one ``interrupted`` line. The log is removed when the run completes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -292,6 +296,27 @@ def _hold_lock(folder: Path, token: str) -> int:
     return fd
 
 
+@contextlib.contextmanager
+def _stderr_into(path: Path | None) -> Iterator[None]:
+    """This process's fd 2 appended to *path* while processes are started (they inherit it), then put
+    back; None: left as it is. What the started processes print to stderr goes to *path*."""
+    if path is None:
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stderr.flush()
+    saved = os.dup(2)
+    log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.dup2(log, 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(log)
+
+
 class SlurmExecutor(Executor):
     """Cases as SLURM job-array tasks through submitit (see the module doc for the whole run).
 
@@ -398,10 +423,13 @@ class SlurmExecutor(Executor):
         poll = self.poll_seconds.get(opts.cluster, 1.0)
         complete = False
         lock = _hold_lock(folder, run)  # while held, no other run removes this run's files
+        # submitit's local controllers print to the stderr they inherit (a traceback each on Ctrl-C)
+        log = folder / "jobs" / f"local-{run}.log" if opts.cluster == "local" else None
         try:
             while waiting or active:
                 if waiting:
-                    self._submit(waiting, active, payload, executors, options, opts, folder, by_key)
+                    with _stderr_into(log):
+                        self._submit(waiting, active, payload, executors, options, opts, folder, by_key)
                 time.sleep(poll if active else 0)
                 for t in list(active):
                     yield from self._collect(t, active, reported, finished_jobs)
@@ -413,7 +441,8 @@ class SlurmExecutor(Executor):
                 except Exception:  # noqa: BLE001 - a job already gone
                     pass
             if complete:
-                self._clean(folder, tasks, old_files + [folder / "outcomes" / f"{run}.lock"], finished_jobs)
+                self._clean(folder, tasks, old_files + [folder / "outcomes" / f"{run}.lock"] + ([log] if log else []),
+                            finished_jobs)
             os.close(lock)
 
     def _reuse(self, folder: Path, by_key: dict[str, Case], reported: set[str]) -> Generator[dict, None, list[Path]]:

@@ -558,6 +558,75 @@ def test_ctrl_c_of_the_coordinator_cancels_its_jobs(tmp_path):
         kill_jobs(folder)
 
 
+#: what each of submitit's local controllers printed to the terminal on Ctrl-C (its KeyboardInterrupt,
+#: raised in Controller.wait, then again in kill_tasks), in the middle of the run's own lines
+CONTROLLER_TRACEBACK = ("Traceback (most recent call last):\n  File \"submitit/local/local.py\", line 366, in wait\n"
+                        "KeyboardInterrupt\n")
+
+
+def test_local_controllers_print_into_the_runs_log_not_the_terminal(tmp_path, monkeypatch, fake_cases, capfd):
+    """Each array task's controller is a process started by submission (submitit's start_controller: it
+    inherits this process's stderr). One started here as submission starts it prints what a controller
+    prints on Ctrl-C: before, that reached the terminal (two tracebacks a task around the one
+    `interrupted` line); now the run's log under FOLDER/jobs, removed once the run completes."""
+    from suite.results import Store
+    from suite.runner import ExecOptions, run_cases
+    from suite_slurm.executor import SlurmExecutor
+
+    folder = tmp_path / "f"
+    logs: list[str] = []
+
+    class NoisyArray(InProcessArray):
+        def map_array(self, fn, paths, payloads, options):
+            subprocess.run([sys.executable, "-c", f"import sys; sys.stderr.write({CONTROLLER_TRACEBACK!r})"], check=True)
+            logs.extend(p.read_text() for p in (folder / "jobs").glob("local-*.log"))
+            return super().map_array(fn, paths, payloads, options)
+
+    monkeypatch.setattr(SlurmExecutor, "_make_executor", lambda self, opts, f, gpus: NoisyArray(f))
+    capfd.readouterr()
+    with Store(tmp_path / "s.sqlite") as st:
+        s = run_cases(fake_cases(4), st, executor=SlurmExecutor(), context=Context.build(),
+                      options=ExecOptions(executor_options=_local_opts(folder, **{"tasks-size": 1})))
+    assert s.ok == 4
+    err = capfd.readouterr().err
+    assert "KeyboardInterrupt" not in err and "Traceback" not in err, err
+    # 4 tasks of 1 case, array-parallelism 2: two submissions, the log appended to
+    assert logs == [CONTROLLER_TRACEBACK, CONTROLLER_TRACEBACK * 2]
+    assert list((folder / "jobs").iterdir()) == []  # a complete run removes its log
+
+
+@pytest.mark.slow  # real submitit local jobs: ~6 s
+def test_ctrl_c_at_the_terminal_ends_a_local_cluster_run_with_one_line(tmp_path):
+    """Ctrl-C at a terminal signals the whole foreground process group: the coordinator and every
+    submitit controller. Before, each controller printed two KeyboardInterrupt tracebacks to the
+    terminal; now stderr is the one `interrupted` line, exit 130, the jobs cancelled, and the
+    tracebacks in the run's log."""
+    env = plugin_env(tmp_path)
+    folder = tmp_path / "slurm"
+    run = subprocess.Popen(suite_cmd("run", "-t", "fake", "--variant", "base", "--param",
+                                     f"n={','.join(map(str, range(1, 17)))}", "--param", "delay=1.0",
+                                     "--store", str(tmp_path / "s.sqlite"), "--executor", "slurm",
+                                     "--slurm-cluster", "local", "--slurm-folder", str(folder),
+                                     "--slurm-tasks-size", "8", "-q"),
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        wait_for(lambda: run.poll() is not None or outcome_lines(folder), 300, "the first outcome")
+        assert run.poll() is None, run.communicate()
+        os.killpg(run.pid, signal.SIGINT)  # as the terminal sends it: to the whole process group
+        out, err = run.communicate(timeout=120)
+        assert run.returncode == 130, err
+        assert len(err.splitlines()) == 1 and err.startswith("interrupted: run 1 stored "), err
+        wait_for(lambda: not jobs_of(folder), 60, "the cancelled array tasks to exit")
+        assert 1 <= len(outcome_lines(folder)) < 16
+        (log,) = (folder / "jobs").glob("local-*.log")
+        assert log.read_text().count("KeyboardInterrupt") >= 2  # 2 controllers, at least one each
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+        kill_jobs(folder)
+
+
 def test_a_lost_coordinators_outcomes_are_reused_and_the_run_ends_with_the_local_store(tmp_path, monkeypatch,
                                                                                       fake_cases, capfd):
     """The fast twin of the killed-coordinator sweeps below, in this process: the outcome files of a
