@@ -154,6 +154,7 @@ def evaluate(scenario: Scenario) -> Result:
     res.add("allreduces", allreduce_count(v, int(round(n)), H, warm), "1", "lower")
     w = min(warm, n) if v != "s-sgd" else n
     res.add("grad_evals", K * (w + (1.0 - p_eff) * (n - w)), "1", "none")
+    res.add("ddp_grad_evals", K * steps, "1", "none")  # S-SGD's at the same target: the saving nulls' base
     res.add("workers_used", K, "1", "none")  # the resolved K: workers=None is every device
     res.artifacts["inputs"] = {"dtype": dtype, "workers": K, "H": H, "p": p_eff, "warmup": warm, "steps": n,
                                "t_c": tm.t_c, "t_ar": tm.t_ar, "t_ps": tm.t_ps, "allreduce_bytes": tm.nbytes}
