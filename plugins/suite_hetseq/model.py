@@ -398,7 +398,8 @@ def evaluate(scenario):
     """Model fidelity: step time, throughput, fixed-epoch time and speed-up of one variant.
 
     Reads ``scenario.params`` (``nodes``, ``batch_per_gpu``, ``global_batch``, ``samples``,
-    ``efficiency``, ``dtype``, ``algorithm``, ``grad_bytes``), ``scenario.profile`` (each rank's
+    ``efficiency``, ``dtype``, ``algorithm``, ``grad_bytes``, ``one_node_days``: node_speedup's
+    1-node reference in days, default the model's own ``one_node_time``), ``scenario.profile`` (each rank's
     device peak and memory, every network level the all-reduce crosses) and
     ``scenario.workload`` (a layer table: FLOPs, parameters, activations).
 
@@ -407,7 +408,8 @@ def evaluate(scenario):
     suite.Result
         ``iteration_time`` (s), ``throughput`` (samples/s), ``speedup`` (1, aggregate throughput
         over one device's: the data-parallel vocabulary's), ``node_speedup`` (1, fixed-epoch time of
-        one node over n nodes': the README's speed-up, the claims'), ``expansion`` (1), ``comm_time`` = ``exposed_comm`` (s, the
+        one node over n nodes': the README's speed-up, the claims'), ``expansion`` (1), ``one_node_time``
+        (s, the model's 1-node fixed-epoch time), ``comm_time`` = ``exposed_comm`` (s, the
         all-reduce; not overlapped), ``compute_time`` (s, slowest rank), ``train_time`` (s),
         ``train_days`` (d), ``steps`` (1), ``comm_bytes`` (B, one rank's all-reduce payload when it crosses nodes, else 0),
         ``peak_memory`` (B), ``fits`` (1), ``imbalance`` (1, slowest / fastest busy rank),
@@ -435,8 +437,11 @@ def evaluate(scenario):
     res.add("iteration_time", s.time, "s", "lower")
     res.add("throughput", s.throughput, "samples/s", "higher")
     res.add("speedup", pl.speedup, "1", "higher")
-    res.add("node_speedup", pl.node_speedup, "1", "higher")
-    res.add("expansion", pl.expansion, "1", "higher")
+    one_node = pl.steps_1 * pl.at_1.time
+    ref = one_node if p.get("one_node_days") is None else float(p["one_node_days"]) * _DAY
+    res.add("node_speedup", ref / pl.train_time, "1", "higher")
+    res.add("expansion", ref / pl.train_time / (pl.ranks / pl.ranks_per_node), "1", "higher")
+    res.add("one_node_time", one_node, "s", "none")
     res.add("comm_time", s.t_allreduce, "s", "lower")
     res.add("exposed_comm", s.t_allreduce, "s", "lower")
     res.add("compute_time", s.t_compute, "s", "lower")
