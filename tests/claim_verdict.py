@@ -10,6 +10,7 @@ memory instead of a store."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +45,11 @@ def _run(tech, specs: Mapping[str, Any], spec_edit: Callable | None, scenario_ed
         cases[label] = _Case(prefix + label, case.fidelity)
         results.by_key[prefix + label] = tech.evaluate(sc)
     return cases
+
+
+def with_params(**params: Any) -> Callable:
+    """A ``spec_edit`` for :func:`verdict_at`: every case with *params* set, its other params kept."""
+    return lambda spec: dataclasses.replace(spec, params={**spec.params, **params})
 
 
 def verdict_at(tech, claim, spec_edit: Callable | None = None,

@@ -444,16 +444,19 @@ def test_setup_unknown_claims_flip_where_their_assumptions_say(monkeypatch):
     assert [a.flip_at for c in TECHNIQUE.claims for a in c.assumptions] == ["about 1.6 Gbit/s", "between 48 and 64 nodes"]
 
 
-def test_the_expansion_claims_node_count_flip_leads_to_no_evidence():
-    """Audit 14 #5: at 48 nodes (inside the declared flip, between 48 and 64) the grid's best expansion
-    gain is 1.437x, inside [1.32, 1.48], but both nulls are 1.0 (hbm-only for comet: the baseline
-    against itself; no gain), which the gain band excludes: "reproduced (no null)", as flips_to says."""
-    import dataclasses
-
-    from claim_verdict import verdict_at
+@pytest.mark.parametrize("nodes, verdict", [(128, "not reproduced"), (64, "not reproduced"),
+                                            (48, "reproduced (no null)")])
+def test_the_expansion_claims_node_count_flip_leads_to_no_evidence(nodes, verdict):
+    """Audit 14 #5: the declared flip "between 48 and 64 nodes", bracketed through the scoreboard's judge: at
+    the grid's 128 nodes and at 64 the best expansion gain is outside 1.4x +- 20% of the gain, by hand
+    [1 + 0.4 x 0.8, 1 + 0.4 x 1.2] = [1.32, 1.48]; at 48 it is inside, but both nulls are 1.0 (hbm-only for
+    comet: the baseline against itself; no gain), which the gain band excludes: "reproduced (no null)", as
+    flips_to says."""
+    from claim_verdict import verdict_at, with_params
 
     c = next(c for c in TECHNIQUE.claims if c.id == "expansion-gain-1.4x")
-    at48 = lambda s: dataclasses.replace(s, params={**s.params, "nodes": 48})  # noqa: E731
-    verdict, ours = verdict_at(TECHNIQUE, c, spec_edit=at48)
-    assert ours == pytest.approx(1.437, abs=5e-4) and verdict == "reproduced (no null)"
-    assert c.assumptions[0].flips_to == verdict
+    assert c.expect.band() == pytest.approx((1.32, 1.48), rel=1e-12)
+    a = c.assumptions[0]
+    assert (a.value, a.flip_at, a.flips_to) == (128, "between 48 and 64 nodes", "reproduced (no null)")
+    got, ours = verdict_at(TECHNIQUE, c, spec_edit=with_params(nodes=nodes))
+    assert got == verdict and c.expect.check(ours) == (nodes == 48)

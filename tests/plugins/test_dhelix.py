@@ -376,18 +376,20 @@ def test_max_mfu_a800_is_not_flipped_by_the_nic_count():
 
 
 def test_hidden_83pct_stays_a_claim_defect_past_the_sigma_where_its_number_leaves_the_band():
-    """Audit 14 #5: at sigma 0.13 our hidden share is 66.37%, below the band's 66.4%, and the verdict is still
-    claim defect (declared: sigma was read off the claim's own figure); at 0.129 it is 66.43%, inside, and
-    still a defect. So the assumption declares no flip; its note gives the 0.1295 crossing."""
-    import dataclasses
-
-    from claim_verdict import verdict_at
+    """Audit 14 #5, brief 15 #3 checked: our hidden share crosses the band's lower edge, by hand 83 x 0.8 =
+    66.4%, between sigma 0.129 (inside) and 0.13 (below), yet the scoreboard's judge gives claim defect on
+    both sides (declared: sigma was read off the claim's own figure), so no value of sigma flips the
+    *verdict*: the assumption declares no flip and its note, like the defect's reason, gives the 0.1295
+    crossing of our number."""
+    from claim_verdict import verdict_at, with_params
 
     c = next(c for c in TECHNIQUE.claims if c.id == "hidden-83pct")
-    for sigma, ours, inside in ((0.129, 66.43, True), (0.13, 66.37, False)):
-        at = lambda s: dataclasses.replace(s, params={**s.params, "sigma": sigma})  # noqa: E731
-        verdict, got = verdict_at(TECHNIQUE, c, spec_edit=at)
-        assert (verdict, round(got, 2), c.expect.check(got)) == ("claim defect", ours, inside)
+    assert c.expect.band()[0] == pytest.approx(83 * 0.8, rel=1e-12)
+    sigma = c.assumptions[0]
+    assert sigma.flip_at is None and "0.1295" in sigma.note and "0.1295" in c.defect
+    for s, inside in ((0.109, True), (0.129, True), (0.13, False)):
+        verdict, got = verdict_at(TECHNIQUE, c, spec_edit=with_params(sigma=s))
+        assert verdict == "claim defect" and c.expect.check(got) == inside
 
 
 def test_default_dp_still_answers_with_a_deprecation_warning(shared_context):
