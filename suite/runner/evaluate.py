@@ -102,12 +102,12 @@ class CodeCheck:
 
     def stale(self, case: Case) -> str | None:
         """The one-line error of *case* whose code changed since it was resolved, else None."""
-        from suite.runner.fingerprint import code_fingerprint, environment_fingerprint
-
         n = len(sys.modules)
         imported = n != self._modules
         if not (self._first or imported):
-            return None
+            return None  # (before the import below: an import statement per case cost more than this test)
+        from suite.runner.fingerprint import code_fingerprint, environment_fingerprint
+
         self._first, self._modules = False, n
         tech = resolved_tech(case)
         if case.code is not None and code_fingerprint(tech, refresh=True) != case.code:
