@@ -67,21 +67,10 @@ def _rebuild(d: dict[Any, Any], what: str) -> FrozenDict:
 _IMMUTABLE = frozenset({int, float, str, bool, type(None), bytes, complex, range})
 
 
-#: classes whose objects are read-only already, returned by :func:`freeze` as they are: FrozenDict,
-#: and the read-recording classes of :mod:`suite.hardware.recording` (a frozen profile's own objects,
-#: their class swapped while a case records: freezing one again would replace its tables)
-_FROZEN_TYPES: set[type] = {FrozenDict}
-
-
-def mark_frozen(cls: type) -> None:
-    """Declare *cls*'s objects read-only already (see :data:`_FROZEN_TYPES`)."""
-    _FROZEN_TYPES.add(cls)
-
-
 def freeze(value: Any, what: str = "value") -> Any:
     """A deeply read-only version of *value* (mappings, lists, sets, arrays, nested models)."""
     t = type(value)
-    if t in _IMMUTABLE or t in _FROZEN_TYPES:
+    if t in _IMMUTABLE or t is FrozenDict:
         return value
     if t is tuple or t is list:
         if t is tuple and all(type(v) in _IMMUTABLE for v in value):
@@ -202,7 +191,7 @@ def freeze_fields(obj: Any, what: str) -> None:
         cur = getattr(obj, name, None)
         tc = type(cur)
         # what freeze() returns as it is, tested here (a layer's shapes): no call, no label
-        if tc in _IMMUTABLE or tc in _FROZEN_TYPES or (tc is tuple and all(type(v) in _IMMUTABLE for v in cur or ())):
+        if tc in _IMMUTABLE or tc is FrozenDict or (tc is tuple and all(type(v) in _IMMUTABLE for v in cur or ())):
             continue
         new = freeze(cur, f"{what}.{name}")
         if new is not cur:

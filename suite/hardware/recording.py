@@ -24,10 +24,10 @@ from itertools import chain
 from operator import is_
 from typing import Any
 
-from suite.frozen import FrozenDict, mark_frozen
+from suite.frozen import FrozenDict
 from suite.hardware.tracking import _join
 
-__all__ = ["recording", "Recording", "ReadPlan", "is_recording", "unrecorded", "first_in_case", "written_in_case", "release",
+__all__ = ["recording", "Recording", "ReadPlan", "is_recording", "unrecorded", "first_in_case", "written_in_case",
            "RECORDED", "CASE_SEEN"]
 
 
@@ -46,7 +46,7 @@ _map_each: Any = map
 _set_class = object.__dict__["__class__"].__set__
 
 #: the recording's own state (emptied by every case): the load-time tamper check leaves it be
-__caches__ = ('_HIDDEN', '_ACTIVE', '_READS', 'CASE_SEEN', '_RESIDENT', '_BYID', '_IDLE')
+__caches__ = ('_HIDDEN', '_ACTIVE', '_READS', 'CASE_SEEN')
 #: id(object) -> its fields before the case (None for a table) while a case records: only the
 #: recording under way's objects (a recording starts after the previous one is restored)
 _HIDDEN: dict[int, dict[str, Any] | None] = {}
@@ -58,16 +58,6 @@ _READS: set[tuple[int, Any]] = set()
 #: what :func:`first_in_case` has seen in the recording under way (empty when none
 #: is: a caller may test ``key not in CASE_SEEN`` before the call)
 CASE_SEEN: set[Any] = set()
-#: the plans whose objects stay hidden between the cases of a resident loop (id(plan) -> plan):
-#: :meth:`Recording.start` with ``resident=True``; :func:`release` gives every object back
-_RESIDENT: dict[int, ReadPlan] = {}
-#: id(model) -> (model, its fields as loaded, its fields kept visible) of every hidden model
-_BYID: dict[int, tuple[Any, dict[str, Any], dict[str, Any]]] = {}
-#: the reads made while resident objects are hidden and no case records (hidden again by the next case)
-_IDLE: set[tuple[int, Any]] = set()
-#: at most this many resident plans (each holds its profile's objects hidden): past it, all are released
-RESIDENT_MAX = 4096
-_NO = object()
 
 
 class _Fault:
@@ -162,7 +152,6 @@ def _recording_class(cls: type) -> type:
         ns.update({name: _Fault(name) for name in getattr(cls, "model_fields", {})})
         rc = type.__new__(type(cls), cls.__name__, (cls,), ns)
         _RECORDING_CLASSES[cls] = rc
-        mark_frozen(rc)
     return rc
 
 
@@ -228,7 +217,6 @@ def _recording_dict() -> type:
 
     RecordingDict.__name__ = RecordingDict.__qualname__ = "FrozenDict"
     RecordingDict.__module__ = FrozenDict.__module__
-    mark_frozen(RecordingDict)
     return RecordingDict
 
 
@@ -256,7 +244,7 @@ class ReadPlan:
 
     __slots__ = ("profile", "models", "tables", "prefix", "hidden", "objs", "classes", "rcs", "fields", "holders", "kept",
                  "table_items", "_getitems", "_table_lens", "_table_keys", "_table_values", "_paths", "_sorted",
-                 "_swapped", "_recording_classes", "_real_classes", "byid", "_kept_lens", "_kept_keys", "_kept_values")
+                 "_swapped", "_recording_classes", "_real_classes")
 
     def __init__(self, profile: Any) -> None:
         self.profile = profile  # held: the ids below stay this profile's
@@ -284,11 +272,6 @@ class ReadPlan:
         self.rcs: list[type] = [m[2] for m in self.models]
         self.fields: list[dict[str, Any]] = [m[3] for m in self.models]
         self.holders, self.kept = [m[0] for m in self.models if m[4]], [m[4] for m in self.models if m[4]]
-        self.byid = {id(m[0]): (m[0], m[3], m[4]) for m in self.models}
-        # each model's dict while hidden (its kept fields only), laid out for hidden_as_started()'s C loops
-        self._kept_lens = [len(m[4]) for m in self.models]
-        self._kept_keys = tuple(chain.from_iterable(self.kept))
-        self._kept_values = tuple(chain.from_iterable(k.values() for k in self.kept))
         self.table_items: list[dict[Any, Any]] = [dict(t) for t in self.tables]  # as loaded (Recording.stop_checked)
         # the same, laid out for unchanged()'s C loops
         self._getitems = [f.__getitem__ for f in self.fields]
@@ -339,21 +322,18 @@ class ReadPlan:
                 and all(map(is_, chain.from_iterable(map(dict.keys, tables)), self._table_keys))
                 and all(map(is_, chain.from_iterable(map(dict.values, tables)), self._table_values)))
 
-    def hidden_as_started(self) -> bool:
-        """Whether every model of the plan holds, hidden, only the fields :meth:`Recording.start`
-        left visible (its models and tables: the same keys bound to the same objects, in order),
-        and each table its keys and values as loaded: what a case that wrote nothing leaves once
-        its reads are hidden again (:func:`_rehide`). Each test one C loop over all objects."""
-        dicts = list(map(_dict_of, self.objs))
-        if list(map(len, dicts)) != self._kept_lens:
-            return False
-        held = list(map(_dict_of, self.holders))
-        tables = self.tables
-        return (all(map(is_, chain.from_iterable(held), self._kept_keys))
-                and all(map(is_, chain.from_iterable(map(dict.values, held)), self._kept_values))
-                and list(map(len, tables)) == self._table_lens
-                and all(map(is_, chain.from_iterable(map(dict.keys, tables)), self._table_keys))
-                and all(map(is_, chain.from_iterable(map(dict.values, tables)), self._table_values)))
+    def rehide(self, reads: set[tuple[int, Any]]) -> None:
+        """Hide again the model fields of *reads* (read while not recording: :class:`unrecorded`)."""
+        byid = {id(m[0]): m for m in self.models}
+        for oid, name in reads:
+            m = byid.get(oid)
+            if m is not None:
+                d = _dict_of(m[0])
+                if name == _WHOLE_READ:
+                    d.clear()
+                    d.update(m[4])
+                elif name not in m[4]:
+                    d.pop(name, None)
 
     def sorted_paths(self, reads: set[tuple[int, Any]]) -> list[str]:
         """:meth:`paths` sorted; the same list object for the same *reads* (most cases of a sweep
@@ -389,115 +369,29 @@ class ReadPlan:
         return tuple(_join(p, str(name)) for p in prefixes)
 
 
-def _rehide(reads: set[tuple[int, Any]], check: bool = False) -> bool:
-    """Hide again the model fields of *reads* ((object id, field) pairs; ``"*"``: every field) on
-    any hidden model (of the recording under way or a resident plan); a table's key needs nothing.
-    *check*: a field that no longer holds the object it was hidden with (the case wrote it) stays,
-    and False is returned (the caller gives every object back for the input guard to see it)."""
-    ok = True
-    for oid, name in reads:
-        entry = _BYID.get(oid)
-        if entry is None:
-            continue
-        obj, fields, kept = entry
-        d: dict[str, Any] = _dict_of(obj)
-        if name == _WHOLE_READ:  # (its fields perhaps hidden again already, by an earlier pair)
-            if check and not all(fields.get(k, _NO) is v for k, v in d.items()):
-                ok = False
-                continue
-            d.clear()
-            d.update(kept)
-        elif name not in kept:
-            v = d.get(name, _NO)
-            if check and v is not _NO and v is not fields.get(name, _NO):
-                ok = False
-                continue
-            d.pop(name, None)
-    return ok
-
-
-def _hide(plan: ReadPlan) -> None:
-    """Hide *plan*'s objects: its models' fields (but those holding models and tables) and the
-    classes of its models and tables swapped for recording ones (C loops over the plan's objects: a
-    Python loop here cost more than the reads it records)."""
-    _HIDDEN.update(plan.hidden)
-    _BYID.update(plan.byid)
-    _drain(map(dict.clear, map(_dict_of, plan.objs)))
-    _drain(map(dict.update, map(_dict_of, plan.holders), plan.kept))
-    _drain(map(_set_class, plan._swapped, plan._recording_classes))
-
-
-def release() -> None:
-    """Give back every object of every resident plan (:meth:`Recording.start` with
-    ``resident=True``): its fields in their order (what a case wrote stays, for the input guard
-    to see) and its class. A no-op when no plan is resident."""
-    global _READS
-    if not _RESIDENT:
-        return
-    _ACTIVE.clear()  # a resident case's (residents and another recording never overlap)
-    for plan in _RESIDENT.values():
-        _drain(map(_refill, list(map(_dict_of, plan.objs)), plan.fields))
-        _drain(map(_set_class, plan._swapped, plan._real_classes))
-    _RESIDENT.clear()
-    _HIDDEN.clear()
-    _BYID.clear()
-    CASE_SEEN.clear()
-    _IDLE.clear()
-    _READS = _IDLE
-
-
 class Recording:
     """One case's recording through a :class:`ReadPlan`: :meth:`start` hides the profile's fields,
     :meth:`stop` puts them back and returns the dotted paths read (a ``set`` of ``str``)."""
 
-    __slots__ = ("plan", "reads", "resident")
+    __slots__ = ("plan", "reads")
 
-    def __init__(self, plan: ReadPlan, resident: bool = False) -> None:
+    def __init__(self, plan: ReadPlan) -> None:
         self.plan = plan
         self.reads: set[tuple[int, Any]] = set()
-        #: the plan's objects stay hidden after the case (only what it read is hidden again): see
-        #: :meth:`start`
-        self.resident = resident
 
     def start(self) -> Recording:
-        """Hide the plan's fields and record the reads from here on.
-
-        Resident (an executor loop's, whose process does nothing but run cases): a plan stays
-        hidden between cases, so a case that finds its plan hidden costs only its own reads, hidden
-        again when it ends (a Poseidon case reads 8 of its profile's 55 fields: restoring and hiding
-        all of them cost more than the evaluation's reads). Any other start gives every resident
-        object back first (:func:`release`)."""
         global _READS
-        if self.resident:
-            return self._start_resident()
-        release()
         if _ACTIVE:  # one left behind (its stop interrupted) or an enclosing one: it ends here
             _ACTIVE[0]._restore()
         _ACTIVE.append(self)  # before the first object is hidden: stop() restores a partial start
         _READS = self.reads
         CASE_SEEN.clear()  # what first_in_case has seen in this case
-        _hide(self.plan)
-        return self
-
-    def _start_resident(self) -> Recording:
-        global _READS
-        if _ACTIVE:  # one left behind: a resident one's reads hidden again, another restored
-            if _ACTIVE[0].resident:
-                _rehide(_ACTIVE.pop().reads)
-            else:
-                _ACTIVE[0]._restore()
-        if _IDLE:  # read while no case recorded (a guard's walk, a thread): hidden again
-            _rehide(_IDLE)
-            _IDLE.clear()
         plan = self.plan
-        if id(plan) not in _RESIDENT:
-            if len(_RESIDENT) >= RESIDENT_MAX:
-                release()
-            _RESIDENT[id(plan)] = plan  # held: its id stays this plan's
-            _hide(plan)
-        _ACTIVE.append(self)
-        _READS = self.reads
-        CASE_SEEN.clear()
+        _HIDDEN.update(plan.hidden)
+        # C loops over the plan's objects (a Python loop here cost more than the reads it records)
+        _drain(map(dict.clear, map(_dict_of, plan.objs)))
+        _drain(map(dict.update, map(_dict_of, plan.holders), plan.kept))
+        _drain(map(_set_class, plan._swapped, plan._recording_classes))
         return self
 
     def stop(self) -> set[str]:
@@ -524,8 +418,6 @@ class Recording:
     def _restore(self, check: bool = False) -> bool:
         if not _ACTIVE or _ACTIVE[0] is not self:
             return False
-        if self.resident:
-            return self._end_resident()
         plan = self.plan
         dicts = list(map(_dict_of, plan.objs))
         clean = check and plan.unchanged(dicts)
@@ -536,23 +428,8 @@ class Recording:
             _drain(map(_refill, dicts, plan.fields))
         _drain(map(_set_class, plan._swapped, plan._real_classes))
         _HIDDEN.clear()  # only this recording's objects (start() restores the one before)
-        _BYID.clear()
         CASE_SEEN.clear()  # empty while nothing records
         _ACTIVE.clear()
-        return clean
-
-    def _end_resident(self) -> bool:
-        """End a resident case: what it read hidden again; clean when every field it read still
-        holds the object it was hidden with and every object of the plan is as the case found it;
-        else every resident object is given back (:func:`release`) for the input guard to name and
-        undo what the case wrote."""
-        global _READS
-        _ACTIVE.clear()
-        CASE_SEEN.clear()
-        _READS = _IDLE
-        clean = _rehide(self.reads, check=True) and self.plan.hidden_as_started()
-        if not clean:
-            release()
         return clean
 
     def __enter__(self) -> Recording:
@@ -620,4 +497,4 @@ class unrecorded:  # noqa: N801 - used like a function: ``with unrecorded(): ...
         new = rec.reads - before
         rec.reads.intersection_update(before)
         if new:
-            _rehide(new)
+            rec.plan.rehide(new)

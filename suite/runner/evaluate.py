@@ -19,7 +19,7 @@ from typing import Any
 
 from suite.errors import SuiteError
 from suite.frozen import changed_fields, guard, restore_changed_fields, same_items
-from suite.hardware.recording import ReadPlan, Recording, release
+from suite.hardware.recording import ReadPlan, Recording
 from suite.runner.case import Case
 from suite.runner.checks import BadMetric, bounded_error, bounded_traceback, metric_problem
 from suite.runner.oracle import oracle_problem
@@ -213,13 +213,10 @@ class InputSnapshots:
     former size, was below a 78-bandwidth sweep's 78 profiles).
     """
 
-    __slots__ = ("size", "resident", "_snaps", "_plans", "_covers", "threads")
+    __slots__ = ("size", "_snaps", "_plans", "_covers", "threads")
 
-    def __init__(self, size: int = 4096, resident: bool = False) -> None:
+    def __init__(self, size: int = 4096) -> None:
         self.size = size
-        #: recordings leave their profiles hidden between cases (:meth:`Recording.start`): only for a
-        #: loop whose process does nothing else (a pool worker), never the coordinator's
-        self.resident = resident
         self._snaps: dict[int, tuple[Any, list[Any]]] = {}
         self._plans: dict[int, Any] = {}
         self._covers: dict[int, tuple[Any, list[Any], bool]] = {}
@@ -232,8 +229,6 @@ class InputSnapshots:
             return hit
         if len(self._plans) >= self.size:
             self._plans.pop(next(iter(self._plans)))
-        if self.resident:  # a plan is built from objects as loaded: a resident one may share some, hidden
-            release()
         plan = self._plans[id(profile)] = ReadPlan(profile)
         return plan
 
@@ -497,7 +492,7 @@ def evaluate_outcome(tech: Technique, scenario: Any, key: str, artifacts: str = 
     threads = snapshots.threads
     threads.before()
     if record_reads and profile is not None:
-        rec = Recording(snapshots.plan(profile), snapshots.resident).start()
+        rec = Recording(snapshots.plan(profile)).start()
     try:
         _evaluate(tech, scenario, out, artifacts, interrupt_fails, t0)
     finally:

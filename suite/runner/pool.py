@@ -167,7 +167,7 @@ def _worker_main(conn: Any, fault_fd: int, parent: int, cases: Sequence[Case],
                  artifacts: str) -> None:  # pragma: no cover - runs in a child process
     """A pool worker: chunks of indices into *cases* in, outcomes out, until told to stop."""
     _worker_setup(fault_fd, parent)
-    sampler, snaps, check = ReadSampler(), InputSnapshots(resident=True), CodeCheck()
+    sampler, snaps, check = ReadSampler(), InputSnapshots(), CodeCheck()
     code = 0
     try:
         while True:
