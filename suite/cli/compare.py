@@ -160,20 +160,22 @@ def _exit(cmp: Comparison) -> None:
              + (" ..." if len(regs) > 3 else ""), err=True)
     for info, n in cmp.unfinished() if cmp.gate else ():
         other = a_id if info is cmp.run_b else b_id
-        echo(f"error: run {info['id']} is {info['status']} ({_stored(info)}): {n} scenario(s) of run {other} have "
-             "no partner in it; a gate does not pass an unfinished run (finish or resume it)", err=True)
+        echo(f"error: {_how_far(info)}: {n} scenario(s) of run {other} have no partner in it; a gate does not "
+             "pass an unfinished run (finish or resume it)", err=True)
     if cmp.strict and cmp.unpaired:
         echo(f"error: --strict: {cmp.unpaired} scenario(s) have no partner ({len(cmp.only_a)} only in run "
              f"{a_id}, {len(cmp.only_b)} only in run {b_id})", err=True)
     sys.exit(cmp.exit_code)
 
 
-def _stored(info: Mapping[str, Any]) -> str:
-    """An unfinished run's cases in words: ``"2 stored of 4 planned"`` (:func:`suite.results.runs.case_count`),
-    ``"3 stored"`` for one stopped on an error (its plan is not kept)."""
+def _how_far(info: Mapping[str, Any]) -> str:
+    """An unfinished run, its state and its cases in words (:func:`suite.results.runs.case_count`):
+    ``"run 2 is interrupted (2 stored of 4 planned)"``, ``"run 3 stopped on an error (2 stored)"``
+    (a run stopped on an error keeps no plan)."""
     from suite.results.runs import case_count
 
-    return case_count(info) if "planned" in info else f"{info['total']} stored"
+    state = "stopped on an error" if info["status"] == "error" else f"is {info['status']}"
+    return f"run {info['id']} {state} ({case_count(info)})"
 
 
 def _limits(cmp: Comparison, a_id: Any) -> tuple[str, str]:
@@ -222,7 +224,7 @@ def _print(cmp: Comparison, show_all: bool, profile_dirs: tuple[Path, ...] = ())
         echo(f"{side} = run {info['id']} ({info.get('status')}, started {info['started']}): {info['command']}")
     for info, other in ((a, b), (b, a)):
         if info.get("status") in UNFINISHED:
-            echo(f"warning: run {info['id']} is {info['status']} ({_stored(info)}): the scenarios it did not reach "
+            echo(f"warning: {_how_far(info)}: the scenarios it did not reach "
                  f"are counted 'only in run {other['id']}' (--threshold or --strict fails the gate on them)")
     for m in cmp.mismatches:
         echo(f"warning (allowed by --allow-profile-change): {m}")

@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 from suite.errors import SuiteError, did_you_mean
 from suite.results.codec import finite as _num, is_missing
 from suite.results.profilediff import ProfileDiff, merge_diffs, profile_diff
+from suite.results.runs import UNFINISHED
 from suite.results.schema import FAILED_STATUSES, OK
 from suite.results.scenarios import (sort_key, _describe, _order, _own_values, _scenario_key, _set_values, _swept, _unpaired,
                                      _varying, _written)
@@ -156,14 +157,10 @@ class MetricDiff:
         return text
 
 
-#: the statuses of a run that did not finish its plan (``error``: it stopped on an error of the suite)
-UNFINISHED = ("running", "interrupted", "error")
-
-
 def short_of_plan(info: Mapping[str, Any]) -> bool:
-    """Run *info* (:func:`suite.results.runs.run_info`) is :data:`UNFINISHED` and did not store all it
-    planned: fewer cases stored (``total``) than ``planned``, or its plan is not known (0, or a run
-    stopped on an error, which keeps none)."""
+    """Run *info* (:func:`suite.results.runs.run_info`) is :data:`UNFINISHED` (running, interrupted,
+    error) and did not store all it planned: fewer cases stored (``total``) than ``planned``, or its
+    plan is not known (``planned`` 0: always for a run stopped on an error, which keeps none)."""
     planned = info.get("planned") or 0
     return info.get("status") in UNFINISHED and not (planned and int(info.get("total") or 0) >= planned)
 

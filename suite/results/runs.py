@@ -124,37 +124,43 @@ def name_run(conn: sqlite3.Connection, path: Path, run_id: int, name: str, resum
 
 def run_info(conn: sqlite3.Connection, rid: int | None) -> dict[str, Any]:
     """Run *rid*'s row as a dict, ``packages`` and ``plugins`` decoded (dicts). A run still marked
-    ``running``, or ``interrupted`` (Ctrl-C, SIGTERM, SIGHUP), gets its counts from the cases it
-    stored and ``planned``, the number of cases it set out to run (0: not known; absent for a run
-    that finished); one still ``running`` whose process is gone reads as ``interrupted``."""
+    ``running``, ``interrupted`` (Ctrl-C, SIGTERM, SIGHUP) or stopped on an ``error`` of the suite
+    (:data:`UNFINISHED`) gets its counts from the cases it stored and ``planned``, the number of
+    cases it set out to run (0: not known, always for an ``error`` run; absent for a run that
+    finished); one still ``running`` whose process is gone reads as ``interrupted``."""
     cur = conn.execute("SELECT * FROM runs WHERE id = ?", (rid,))
     names = [c[0] for c in cur.description]
     d = dict(zip(names, cur.fetchone()))
     for k in ("packages", "plugins"):
         d[k] = json.loads(d[k]) if d.get(k) else {}
-    if d.get("status") in _UNFINISHED:
+    if d.get("status") in UNFINISHED:
         d.update(_unfinished(d, stored_counts(conn, int(d["id"]))))
     return d
 
 
-#: the statuses of a run that did not finish its plan: read as "N stored of M planned"
-_UNFINISHED = ("running", "interrupted")
+#: the statuses of a run that did not finish its plan (``error``: it stopped on an error of the suite),
+#: read as "N stored of M planned" (:func:`run_info`, :func:`case_count`)
+UNFINISHED = ("running", "interrupted", "error")
 
 
 def _unfinished(row: Mapping[Any, Any], counts: Mapping[str, int]) -> dict[str, Any]:
-    """What a run row marked ``running`` or ``interrupted`` reads as: its status (``interrupted``
-    once a running run's process is gone), *counts* (:func:`stored_counts`: from the cases it
-    stored), and ``planned`` (its row's ``total``: the plan, written as it began,
-    :meth:`suite.results.writer.Writer.plan_run`, and kept when an interrupted run closes; 0: not known)."""
+    """What a run row of an :data:`UNFINISHED` status reads as: *counts* (:func:`stored_counts`: from
+    the cases it stored), ``planned`` (its row's ``total``: the plan, written as it began,
+    :meth:`suite.results.writer.Writer.plan_run`, and kept when an interrupted run closes; 0: not
+    known) and its status (``interrupted`` once a running run's process is gone). A run stopped on
+    an ``error`` keeps its status and no plan (``planned`` 0): its row's ``total`` counts the cases
+    handed out, not those stored."""
+    if row.get("status") == "error":
+        return {**counts, "planned": 0}
     gone = row.get("status") == "interrupted" or process_gone(row.get("host"), row.get("pid"))
     status = "interrupted" if gone else "running"
     return {"status": status, **counts, "planned": int(row["total"] or 0)}
 
 
 def case_count(info: Mapping[str, Any]) -> str:
-    """A run's cases in words: ``"40"`` for a finished run; for one still running, interrupted or killed (its
-    ``planned`` set by :func:`run_info`) ``"19 stored of 40 planned"``, or ``"19 stored"`` when
-    the plan is not known (``planned`` 0)."""
+    """A run's cases in words: ``"40"`` for a finished run; for one still running, interrupted, killed or
+    stopped on an error (its ``planned`` set by :func:`run_info`) ``"19 stored of 40 planned"``, or
+    ``"19 stored"`` when the plan is not known (``planned`` 0: a run stopped on an error)."""
     planned = info.get("planned")
     if planned is None or planned != planned:  # a finished run (None; NaN in a frame)
         return str(info["total"])
@@ -196,7 +202,7 @@ def runs(conn: sqlite3.Connection) -> pd.DataFrame:
                            "host, platform, python, packages, plugins, git_commit, command, pid FROM runs ORDER BY id",
                            conn)
     df["planned"] = None
-    unfinished = df[df["status"].isin(_UNFINISHED)]
+    unfinished = df[df["status"].isin(UNFINISHED)]
     if len(unfinished):
         counts = _counts_of(conn, [int(i) for i in unfinished["id"]])
         for i, row in unfinished.iterrows():

@@ -194,7 +194,7 @@ def test_a_gate_fails_on_an_unfinished_baseline_and_on_a_run_stopped_on_an_error
     assert f"error: run 1 is running (2 stored of 4 planned): 2 scenario(s) of run 2 have {UNREACHED}" in res.output
     res = suite_cli(["compare", "b", "c", "--store", str(path), "--threshold", "5%"])
     assert res.exit_code == 1, res.output
-    assert f"error: run 3 is error (1 stored): 3 scenario(s) of run 2 have {UNREACHED}" in res.output
+    assert f"error: run 3 stopped on an error (1 stored): 3 scenario(s) of run 2 have {UNREACHED}" in res.output
 
 
 def test_an_interrupted_run_that_stored_its_plan_or_left_nothing_unpaired_passes(tmp_path):
@@ -209,3 +209,48 @@ def test_an_interrupted_run_that_stored_its_plan_or_left_nothing_unpaired_passes
     assert _cmp(path, full, late, threshold="5%").exit_code == 0
     assert _cmp(path, small, short, threshold="5%").exit_code == 0
     assert _cmp(path, short, full, threshold="5%").exit_code == 1  # A short: B's 2 sleep=1.2 unpaired
+
+
+class _StopsAfter:
+    """The in-process executor, stopped by an error of the suite after *n* outcomes (as a lost
+    cluster or a broken executor plugin stops a run: the run is closed with status ``error``)."""
+
+    name = "stops"
+
+    def __init__(self, n):
+        self.n = n
+
+    def map_cases(self, cases, options):
+        from suite.errors import SuiteError
+        from suite.runner import ExecOptions
+        from suite.runner.pool import LocalExecutor
+
+        for i, out in enumerate(LocalExecutor().map_cases(cases, ExecOptions(jobs=1))):
+            if i == self.n:
+                raise SuiteError("executor 'stops': lost its workers")
+            yield out
+
+
+def test_a_run_stopped_on_an_error_reads_what_it_stored_and_fails_the_gate(tmp_path, suite_cli):
+    """4 palsgd model cases done, then the same sweep recomputed by an executor that raises after 2
+    outcomes. Before: the error run's row counted the cases handed out, and the gate line read
+    `error: run 2 is error (4 stored): ...` where 2 were stored. Now 2 stored, in words."""
+    from suite.errors import SuiteError
+    from suite.runner import expand_entry, run_cases
+
+    ctx = session_context()
+    cases = expand_entry({"technique": "palsgd", "variants": ["s-sgd"], "fidelity": "model",
+                          "params": {"workers": [2, 4, 8, 16]}}, context=ctx).cases
+    path = tmp_path / "err.sqlite"
+    with Store(path) as st:
+        assert run_cases(cases, st, context=ctx).status == "done"
+        with pytest.raises(SuiteError, match="lost its workers"):
+            run_cases(cases, st, executor=_StopsAfter(2), context=ctx, rerun=True)
+        info = st.run_info(2)
+    assert (info["status"], info["total"], info["ok"], info["planned"]) == ("error", 2, 2, 0)
+    res = suite_cli(["compare", "1", "2", "--store", str(path), "--threshold", "5%"])
+    assert res.exit_code == 1, res.output
+    assert (f"error: run 2 stopped on an error (2 stored): 2 scenario(s) of run 1 have {UNREACHED}"
+            in res.output.splitlines())
+    listed = json.loads(suite_cli(["results", "list", "--store", str(path), "--format", "json"]).stdout)
+    assert [(r["status"], r["cases"], r["planned"]) for r in listed] == [("done", 4, None), ("error", 2, 0)]
