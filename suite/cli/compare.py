@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 @click.option("--threshold", "thresholds", multiple=True, metavar="[METRIC=]PCT",
               help="Exit 1 when a metric is worse than RUN_A by more than PCT (e.g. 5%), or a scenario ok in RUN_A "
                    "failed, timed out, crashed or was skipped in RUN_B, or either run is unfinished (interrupted, "
-                   "running, error) and the other's scenarios it did not reach are unpaired; METRIC=PCT sets one "
+                   "running, error) short of its plan; METRIC=PCT sets one "
                    "metric's own threshold, METRIC a metric of the runs' ok cases (else exit 2) (repeatable: "
                    "--threshold 5% --threshold iteration_time=2%).")
 @click.option("--abs-tol", type=float, default=None, metavar="X",
@@ -46,8 +46,9 @@ if TYPE_CHECKING:
               help="Extra hardware-profile folder (to show profile differences).")
 @click.option("--strict", is_flag=True,
               help="Exit 1 when a scenario of either run has no partner in the other (each run is paired by the "
-                   "scenarios it asked for), when a scenario ok in RUN_A is not ok in RUN_B, when a metric of "
-                   "RUN_A is missing from RUN_B, or when its unit changed to another dimension.")
+                   "scenarios it asked for), when a scenario ok in RUN_A is not ok in RUN_B, when either run is "
+                   "unfinished short of its plan, when a metric of RUN_A is missing from RUN_B, or when its "
+                   "unit changed to another dimension.")
 def compare_cmd(run_a: str, run_b: str, thresholds: tuple[str, ...], abs_tol: float | None, allow_profile_change: bool,
                 metrics: tuple[str, ...], show_all: bool, alpha: float, fmt: str, store_path: Path | None,
                 store_b: Path | None, profile_dirs: tuple[Path, ...], strict: bool) -> None:
@@ -71,7 +72,7 @@ def compare_cmd(run_a: str, run_b: str, thresholds: tuple[str, ...], abs_tol: fl
     Exit status: 0; 1 when --threshold is given and some metric is worse beyond it; with
     --threshold or --strict when a scenario ok in RUN_A is not ok in RUN_B (not ok in RUN_A,
     or in both, fails nothing), or when a run is interrupted, running or stopped on an error
-    ("2 stored of 4 planned") and scenarios of the other run have no partner in it; with
+    short of its plan ("2 stored of 4 planned", "2 stored"), its scenarios paired or not; with
     --strict when some scenario has no partner, or a metric of
     RUN_A is missing from RUN_B or changed its unit's dimension (also without --strict for a
     --metric with a threshold); 2 on error.
@@ -160,8 +161,9 @@ def _exit(cmp: Comparison) -> None:
              + (" ..." if len(regs) > 3 else ""), err=True)
     for info, n in cmp.unfinished() if cmp.gate else ():
         other = a_id if info is cmp.run_b else b_id
-        echo(f"error: {_how_far(info)}: {n} scenario(s) of run {other} have no partner in it; a gate does not "
-             "pass an unfinished run (finish or resume it)", err=True)
+        lacks = f": {n} scenario(s) of run {other} have no partner in it" if n else ""
+        echo(f"error: {_how_far(info)}{lacks}; a gate does not pass an unfinished run (finish or resume it)",
+             err=True)
     if cmp.strict and cmp.unpaired:
         echo(f"error: --strict: {cmp.unpaired} scenario(s) have no partner ({len(cmp.only_a)} only in run "
              f"{a_id}, {len(cmp.only_b)} only in run {b_id})", err=True)
@@ -217,15 +219,17 @@ def _pair(a: float | None, b: float | None, unit: str) -> dict[str, str]:
 
 
 def _print(cmp: Comparison, show_all: bool, profile_dirs: tuple[Path, ...] = ()) -> None:
-    from suite.results.compare import UNFINISHED
+    from suite.results.compare import UNFINISHED, short_of_plan
 
     a, b = cmp.run_a, cmp.run_b
     for side, info in (("A", a), ("B", b)):
         echo(f"{side} = run {info['id']} ({info.get('status')}, started {info['started']}): {info['command']}")
     for info, other in ((a, b), (b, a)):
-        if info.get("status") in UNFINISHED:
-            echo(f"warning: {_how_far(info)}: the scenarios it did not reach "
-                 f"are counted 'only in run {other['id']}' (--threshold or --strict fails the gate on them)")
+        if short_of_plan(info):
+            echo(f"warning: {_how_far(info)}: the scenarios it did not reach are counted 'only in run "
+                 f"{other['id']}', and --threshold or --strict fails the gate on it")
+        elif info.get("status") in UNFINISHED:
+            echo(f"warning: {_how_far(info)}: it stored every case it planned (a gate judges it as finished)")
     for m in cmp.mismatches:
         echo(f"warning (allowed by --allow-profile-change): {m}")
     for d in cmp.profile_diffs:

@@ -33,9 +33,10 @@ ok in B fails the gate under any threshold or *strict* (the metrics A measured a
 A and ok in B, or not ok in both, is shown and fails nothing.
 
 Unfinished runs: a run still running, interrupted, or stopped on an error (:data:`UNFINISHED`)
-did not reach every scenario it planned; the other run's scenarios it lacks are "only in run N".
-Under any threshold or *strict* they fail the gate (:meth:`Comparison.unfinished`): a gate never
-passes on half a run.
+may not have reached every scenario it planned; the other run's scenarios it lacks are "only in
+run N". Under any threshold or *strict* a run that is unfinished and short of its plan
+(:func:`short_of_plan`) fails the gate, whether or not it left scenarios of the other run unpaired
+(:meth:`Comparison.unfinished`): a gate never passes on half a run.
 
 References
 ----------
@@ -224,14 +225,15 @@ class Comparison:
     strict: bool = False  # every scenario of either run must have a partner
     #: the paired scenarios whose case is not ok in either run (in ``matched``, no metric in ``rows``)
     status_rows: list[StatusDiff] = field(default_factory=list)
-    gate: bool = False  # a threshold or *strict* given: the exit status judges B
+    gate: bool = False  # a threshold or *strict* given: the exit status judges B (and any run short of its plan)
 
     def unfinished(self) -> list[tuple[dict[str, Any], int]]:
-        """Each run :func:`short_of_plan` whose lack leaves scenarios of the other run without a partner
-        (``only_b`` for run A, ``only_a`` for run B), with how many: ``[(run_b, 2)]``. Under a gate
-        (:attr:`gate`) any one makes :attr:`exit_code` 1."""
+        """Each run (A, then B) that is unfinished and :func:`short_of_plan`, with how many scenarios of
+        the other run have no partner in it (``only_b`` for run A, ``only_a`` for run B; 0 when the
+        other run lacks them too): ``[(run_b, 2)]``. Under a gate (:attr:`gate`) any one makes
+        :attr:`exit_code` 1, unpaired scenarios or not."""
         return [(info, len(lost)) for info, lost in ((self.run_a, self.only_b), (self.run_b, self.only_a))
-                if lost and short_of_plan(info)]
+                if short_of_plan(info)]
 
     def regressions(self) -> list[MetricDiff]:
         return [r for r in self.rows if r.regression]
@@ -249,9 +251,9 @@ class Comparison:
     def exit_code(self) -> int:
         """1 when some metric is a regression (worse beyond its threshold; or, under *strict* or named
         by ``--metric`` with a threshold, missing from B or of another dimension in B), when (under a
-        threshold or *strict*) a scenario ok in A is not ok in B (:meth:`failures`) or a run did not
-        finish and left scenarios of the other unpaired (:meth:`unfinished`), or (*strict*) when a
-        scenario of either run has no partner; else 0."""
+        threshold or *strict*) a scenario ok in A is not ok in B (:meth:`failures`) or a run is
+        unfinished and short of its plan (:meth:`unfinished`), or (*strict*) when a scenario of
+        either run has no partner; else 0."""
         if self.regressions() or self.failures() or (self.gate and self.unfinished()):
             return 1
         return 1 if self.strict and self.unpaired else 0
@@ -508,8 +510,8 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
         ``"5%"`` or ``0.05``: a metric worse than A by more than this fraction of ``|A|`` is a
         regression (:attr:`Comparison.exit_code` becomes 1); so is, under any threshold, a scenario
         ok in A whose case is not ok in B (:meth:`Comparison.failures`), and a run running,
-        interrupted or stopped on an error that left scenarios of the other unpaired
-        (:meth:`Comparison.unfinished`). None: report only.
+        interrupted or stopped on an error short of its plan (:meth:`Comparison.unfinished`),
+        scenarios of the other left unpaired or not. None: report only.
     thresholds : mapping of str -> str or float, optional
         Per-metric thresholds (``{"iteration_time": "2%"}``), overriding *threshold* for those
         metrics; a metric in neither is reported only. Each must be a metric of an ok case of
@@ -529,7 +531,7 @@ def compare_runs(store: Any, run_a: Any, run_b: Any, *, store_b: Any = None, thr
         from 0.3.0; without one, a DeprecationWarning, and neither is looked at).
     strict : bool
         :attr:`Comparison.exit_code` is 1 when a scenario of either run has no partner or is ok in
-        A and not ok in B, and a metric of A missing from B or of another dimension in B is a
+        A and not ok in B, or a run is unfinished short of its plan, and a metric of A missing from B or of another dimension in B is a
         regression (so is one *metrics* names that a threshold applies to, without *strict*).
 
     Returns
@@ -653,7 +655,7 @@ class _Rules:
     named: frozenset[str] = frozenset()  # the metrics --metric named
 
     def gates_cases(self) -> bool:
-        """A scenario ok in A and not ok in B, or one a run short of its plan did not reach, fails the
+        """A scenario ok in A and not ok in B, or a run unfinished and short of its plan, fails the
         gate: under any threshold or --strict."""
         return self.strict or self.threshold is not None or any(v is not None for v in self.per_metric.values())
 

@@ -155,7 +155,7 @@ def test_unpaired_label_names_every_value_apart_and_the_header_each_run_status(t
     lines = res.output.splitlines()
     assert lines[0].startswith("A = run 1 (done, started ") and lines[1].startswith("B = run 2 (interrupted, started ")
     assert lines[2] == ("warning: run 2 is interrupted (2 stored of 4 planned): the scenarios it did not reach are "
-                        "counted 'only in run 1' (--threshold or --strict fails the gate on them)")
+                        "counted 'only in run 1', and --threshold or --strict fails the gate on it")
     assert "only in run 1: 2 scenario(s), e.g. sleep=1.2 workers=1 [slowtech/ring]" in res.output
     assert "error:" not in res.output
 
@@ -197,18 +197,50 @@ def test_a_gate_fails_on_an_unfinished_baseline_and_on_a_run_stopped_on_an_error
     assert f"error: run 3 stopped on an error (1 stored): 3 scenario(s) of run 2 have {UNREACHED}" in res.output
 
 
-def test_an_interrupted_run_that_stored_its_plan_or_left_nothing_unpaired_passes(tmp_path):
+def test_an_interrupted_run_passes_when_it_stored_its_plan_and_fails_short_of_it_paired_or_not(tmp_path, suite_cli):
     """Interrupted after storing all 4 it planned (the Ctrl-C came as it closed), against a done run of
-    4: nothing unreached. Interrupted after 2 of 4, against a run of just those 2: nothing unpaired.
-    Both pass the gate (exit 0): only scenarios an unfinished run left unpaired fail it."""
+    4: it passes the gate (exit 0). Interrupted after 2 of 4, against a done run of just those 2:
+    nothing unpaired, yet short of its plan: it fails the gate (was exit 0: only scenarios an
+    unfinished run left unpaired failed it)."""
     path = tmp_path / "late.sqlite"
     half = {g: _ok(1.0) for g in GRID if g[1] == 0}
     full, late, short, small = _runs(path, ("full", {g: _ok(1.0) for g in GRID}, "done"),
                                      ("late", {g: _ok(1.0) for g in GRID}, "interrupted", 4),
                                      ("short", half, "interrupted", 4), ("small", half, "done"))
     assert _cmp(path, full, late, threshold="5%").exit_code == 0
-    assert _cmp(path, small, short, threshold="5%").exit_code == 0
+    assert _cmp(path, full, late, threshold="5%").unfinished() == []
+    res = suite_cli(["compare", "full", "late", "--store", str(path), "--strict"])
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[2] == ("warning: run 2 is interrupted (4 stored of 4 planned): it stored every "
+                                          "case it planned (a gate judges it as finished)")
+    cmp = _cmp(path, small, short, threshold="5%")
+    assert (cmp.exit_code, cmp.unpaired, [(i["id"], n) for i, n in cmp.unfinished()]) == (1, 0, [(short, 0)])
+    assert _cmp(path, small, short).exit_code == 0  # no gate: report only
     assert _cmp(path, short, full, threshold="5%").exit_code == 1  # A short: B's 2 sleep=1.2 unpaired
+    res = suite_cli(["compare", "small", "short", "--store", str(path), "--threshold", "5%"])
+    assert res.exit_code == 1, res.output
+    assert ("error: run 3 is interrupted (2 stored of 4 planned); a gate does not pass an unfinished run "
+            "(finish or resume it)") in res.output.splitlines()
+
+
+@pytest.mark.parametrize("gate", [["--threshold", "5%"], ["--strict"]])
+def test_two_half_finished_runs_in_two_stores_fail_every_gate(tmp_path, suite_cli, gate):
+    """Two stores, each with a run interrupted after 1 of its 4 planned cases (the same scenario): every
+    scenario is paired, the values the same. Before: `--strict` and `--threshold 5%` exited 0 (a gate
+    passed on a quarter of each run). Now exit 1, one line per run; without a gate exit 0."""
+    one = {(1, 0): _ok(1.0)}
+    _runs(tmp_path / "a.sqlite", ("a", one, "interrupted", 4))
+    _runs(tmp_path / "b.sqlite", ("b", one, "interrupted", 4))
+    args = ["compare", "1", "1", "--store", str(tmp_path / "a.sqlite"), "--store-b", str(tmp_path / "b.sqlite")]
+    res = suite_cli([*args, *gate])
+    assert res.exit_code == 1, res.output
+    assert [line for line in res.output.splitlines() if line.startswith("error:")] == [
+        "error: run 1 is interrupted (1 stored of 4 planned); a gate does not pass an unfinished run (finish or "
+        "resume it)"] * 2
+    doc = json.loads(suite_cli([*args, "--format", "json", *gate]).stdout)
+    assert (doc["exit_code"], doc["unpaired"]) == (1, 0)
+    assert doc["unfinished"] == [{"run": 1, "status": "interrupted", "stored": 1, "planned": 4, "unpaired": 0}] * 2
+    assert suite_cli(args).exit_code == 0
 
 
 class _StopsAfter:
