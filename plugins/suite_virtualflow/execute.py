@@ -40,6 +40,9 @@ from suite.api import Clock, FlatModel, ParameterError, Workers, load_problem, v
 
 __all__ = ["parse_resize", "device_counts", "oracle_trajectory", "run", "evaluate"]
 
+#: the variants that place their virtual nodes by the cost model's plan
+PLANNERS = ("heterogeneous", "fast-only")
+
 
 def parse_resize(text: str, virtual_nodes: int, devices: int) -> list[int]:
     """Device counts of the phases: ``""`` -> ``[devices]``; ``"4,2,8"`` -> ``[4, 2, 8]``.
@@ -248,7 +251,7 @@ def _explicit_counts(vn_counts: str, variant: str, virtual_nodes: int) -> list[i
     ParameterError
         Another variant than heterogeneous / fast-only, not integers, negative, or a wrong sum.
     """
-    if variant not in ("heterogeneous", "fast-only"):
+    if variant not in PLANNERS:
         raise ParameterError(f"virtualflow: parameter 'vn_counts': only 'heterogeneous' and 'fast-only' take "
                              f"explicit counts, got variant {variant!r}")
     try:
@@ -299,38 +302,57 @@ def evaluate(scenario):
         with a local loader (``resnet-50``: its numbers would be the classifier's under the
         network's name).
     """
-    from suite.api import Result, Skip, require_dataset
+    from suite_virtualflow.model import EFFICIENCY_INPUT, devices_of
 
-    if scenario.variant in ("elastic", "static"):
-        raise Skip(f"virtualflow: variant {scenario.variant!r} is a scheduler: use --fidelity simulate")
     p = scenario.params
-    wl = scenario.workload
-    if p.get("resize") and scenario.variant != "virtual":
-        raise Skip(f"virtualflow: 'resize' applies to the 'virtual' variant only, not {scenario.variant!r}")
-    plans = scenario.variant in ("heterogeneous", "fast-only") and not p.get("vn_counts")
+    plans = scenario.variant in PLANNERS and not p.get("vn_counts")
+    ds = _trained_dataset(scenario)
+    out = run(scenario.variant, int(p["batch"]), int(p["virtual_nodes"]), devices_of(p, scenario.profile),
+              int(p["steps"]), float(p["lr"]), int(p["hidden"]), str(p.get("resize") or ""), int(scenario.seed),
+              scenario.profile, scenario.workload, ds, str(p.get("vn_counts") or ""),
+              reference=scenario.inputs.get(EFFICIENCY_INPUT))
+    res = _result(out, scenario.variant, int(p["steps"]))
+    res.artifacts["counts"] = out["counts"]
+    res.artifacts["phases"] = out["phases"]
+    res.artifacts["dataset"] = ds.name if ds is not None else "digits"
+    if plans:
+        res.artifacts["plan_workload"] = scenario.workload.name
+    return res
+
+
+def _trained_dataset(scenario):
+    """The dataset *scenario*'s run trains on (None: the digits), or the :class:`suite.api.Skip` of a
+    case execute does not run (see :func:`evaluate`)."""
+    from suite.api import Skip, require_dataset
+
+    variant, p, wl = scenario.variant, scenario.params, scenario.workload
+    if variant in ("elastic", "static"):
+        raise Skip(f"virtualflow: variant {variant!r} is a scheduler: use --fidelity simulate")
+    if p.get("resize") and variant != "virtual":
+        raise Skip(f"virtualflow: 'resize' applies to the 'virtual' variant only, not {variant!r}")
+    plans = variant in PLANNERS and not p.get("vn_counts")
     if plans and not getattr(wl, "layers", None):
-        raise Skip(f"virtualflow: {scenario.variant!r} at execute fidelity plans its virtual nodes with the cost "
+        raise Skip(f"virtualflow: {variant!r} at execute fidelity plans its virtual nodes with the cost "
                    f"model: it needs a layer-table workload (or 'vn_counts'), got {getattr(wl, 'name', None)!r}")
     # a planning variant reads the layer table for its plan only and trains on the digits; any other
     # run trains on the workload itself, so it must be a dataset
-    ds = None if plans else require_dataset(wl, RUNS)
-    from suite_virtualflow.model import EFFICIENCY_INPUT, devices_of
+    return None if plans else require_dataset(wl, RUNS)
 
-    out = run(scenario.variant, int(p["batch"]), int(p["virtual_nodes"]), devices_of(p, scenario.profile),
-              int(p["steps"]),
-              float(p["lr"]), int(p["hidden"]), str(p.get("resize") or ""), int(scenario.seed),
-              scenario.profile, wl, ds, str(p.get("vn_counts") or ""),
-              reference=scenario.inputs.get(EFFICIENCY_INPUT))
+
+def _result(out: dict, variant: str, steps: int):
+    """The metrics of :func:`run`'s *out* for *variant* over *steps* steps (see :func:`evaluate`)."""
+    from suite.api import Result
+
     res = Result()
     res.add("trajectory_error", out["trajectory_error"], "1", "lower")
     res.add("first_grad_error", out["first_grad_error"], "1", "lower")
     res.add("final_loss", out["final_loss"], "1", "lower")
     res.add("allreduces", out["allreduces"], "1", "none")
-    res.add("allreduces_per_step", out["allreduces"] / int(p["steps"]), "1", "none")
+    res.add("allreduces_per_step", out["allreduces"] / steps, "1", "none")
     res.add("allreduce_error", out["allreduce_error"], "1", "lower")
     res.add("bytes_sent", out["bytes_sent"], "B", "lower")
     res.add("bytes_received", out["bytes_received"], "B", "lower")
-    if scenario.variant != "physical":  # physical's batch follows P: it is not the oracle's run
+    if variant != "physical":  # physical's batch follows P: it is not the oracle's run
         res.add("oracle_error", out["trajectory_error"], "1", "lower")
     res.add("samples", out["samples"], "samples", "none")
     res.add("resizes", out["resizes"], "1", "none")
@@ -338,9 +360,4 @@ def evaluate(scenario):
     res.add("replicas_identical", 1.0 if out["identical"] else 0.0, "1", "higher")
     wall = out["wall"]
     res.add("step_wall_time", float(np.median(wall)), "s", "lower", samples=wall)
-    res.artifacts["counts"] = out["counts"]
-    res.artifacts["phases"] = out["phases"]
-    res.artifacts["dataset"] = ds.name if ds is not None else "digits"
-    if plans:
-        res.artifacts["plan_workload"] = wl.name
     return res
