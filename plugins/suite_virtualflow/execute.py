@@ -13,9 +13,10 @@ Variants at this fidelity
 * ``virtual``: ``V / P`` virtual nodes on each of P devices (P dividing V); ``resize`` changes P
   between steps (elasticity: ``"4,2,8"`` runs a third of the steps on each), V and B fixed.
 * ``heterogeneous`` / ``fast-only``: the virtual nodes per device of the cost model's plan on the
-  scenario's profile and workload (:func:`suite_virtualflow.model.search_plan` /
+  scenario's profile (:func:`suite_virtualflow.model.search_plan` /
   :func:`~suite_virtualflow.model.fast_only_plan`), every other device of the profile holding a
-  dummy batch.
+  dummy batch. The plan prices the layer table of the classifier that is trained
+  (:func:`classifier_table`), or the scenario's layer table when it names a network.
 * ``physical`` (baseline): no virtual nodes: P devices each run one batch of B/V, so the global
   batch is P B / V and the trajectory follows the hardware.
 
@@ -36,9 +37,10 @@ import time
 
 import numpy as np
 
-from suite.api import Clock, FlatModel, ParameterError, Workers, load_problem, virtual_node_split
+from suite.api import CNNBuilder, Clock, FlatModel, LayerTable, ParameterError, Workers, load_problem, \
+    virtual_node_split
 
-__all__ = ["parse_resize", "device_counts", "oracle_trajectory", "run", "evaluate"]
+__all__ = ["parse_resize", "classifier_table", "device_counts", "oracle_trajectory", "run", "evaluate"]
 
 #: the variants that place their virtual nodes by the cost model's plan
 PLANNERS = ("heterogeneous", "fast-only")
@@ -69,6 +71,23 @@ def parse_resize(text: str, virtual_nodes: int, devices: int) -> list[int]:
     return phases
 
 
+def classifier_table(fm: FlatModel, dataset: str) -> LayerTable:
+    """The layer table of the classifier *fm* trains, for the cost model to plan its virtual nodes.
+
+    ``fc (d -> hidden)``, ``relu``, ``fc (hidden -> k)``, ``softmax`` (``hidden = 0``: ``fc (d -> k)``,
+    ``softmax``), per-sample fp32 figures by :class:`suite.api.CNNBuilder`'s conventions; its
+    ``params`` equal ``fm.size`` (digits, 16 hidden: 64 x 16 + 16 + 16 x 10 + 10 = 1,210). Named
+    ``"<dataset>-mlp-<d>-<hidden>-<k>"`` (``"digits-mlp-64-16-10"``), kind ``"mlp"``.
+    """
+    widths = [fm.d, fm.hidden, fm.k] if fm.hidden else [fm.d, fm.k]
+    b = CNNBuilder(f"{dataset}-mlp-" + "-".join(map(str, widths)), (fm.d,))
+    x = b.input
+    if fm.hidden:
+        x = b.relu(b.fc(x, fm.hidden))
+    b.softmax(b.fc(x, fm.k))
+    return b.build(kind="mlp", description=f"the MLP classifier virtualflow's execute fidelity trains on {dataset}")
+
+
 def device_counts(variant: str, virtual_nodes: int, devices: int, profile=None, workload=None,
                   batch: int | None = None, reference=None) -> list[int]:
     """Virtual nodes per simulated device for one phase of *variant*.
@@ -84,7 +103,8 @@ def device_counts(variant: str, virtual_nodes: int, devices: int, profile=None, 
 
     if profile is None or workload is None or not getattr(workload, "layers", None):
         raise ParameterError(f"virtualflow: variant {variant!r} at execute fidelity needs a profile and a "
-                             f"layer-table workload to plan the virtual nodes")
+                             f"layer table to plan the virtual nodes, got profile "
+                             f"{getattr(profile, 'name', None)!r} and workload {getattr(workload, 'name', None)!r}")
     sm = model.step_model(workload, profile, variant, int(batch), virtual_nodes, devices, reference=reference)
     slots = model.device_slots(profile)
     out: list[int] = []
@@ -115,20 +135,18 @@ def run(variant: str, batch: int, virtual_nodes: int, devices: int, steps: int, 
     variant : {"virtual", "physical", "heterogeneous", "fast-only"}
     batch, virtual_nodes, devices, steps : int
         B (a multiple of V), V, P (a divisor of V for ``virtual``), steps (>= 1).
-    lr : float
-        SGD step size.
-    hidden : int
-        Hidden width of :class:`FlatModel` (0: logistic regression).
+    lr, hidden : float, int
+        SGD step size; hidden width of :class:`FlatModel` (0: logistic regression).
     resize : str
         ``""`` or device counts of equal-length phases (``"4,2,8"``), ``virtual`` only.
+    seed : int
     vn_counts : str
         ``""`` or explicit virtual nodes per device (``"5,3,0,8"``, summing to V) for
         ``heterogeneous`` / ``fast-only`` instead of the model's plan.
-    seed : int
     profile, workload : optional
-        The plan's inputs for ``heterogeneous`` / ``fast-only``.
+        The plan's inputs: the profile, and a layer table (else the trained classifier's, :func:`classifier_table`).
     dataset : suite.workloads.Dataset, optional
-        Default: scikit-learn's digits.
+        What is trained on. Default: scikit-learn's digits.
 
     Returns
     -------
@@ -136,7 +154,8 @@ def run(variant: str, batch: int, virtual_nodes: int, devices: int, steps: int, 
         ``trajectory_error``, ``first_grad_error``, ``final_loss``, ``allreduces``,
         ``allreduce_error``, ``bytes_sent``, ``samples``, ``resizes``, ``phases``,
         ``counts`` (virtual nodes per device, per phase), ``wall`` (s per step), ``global_batch``,
-        ``theta`` (device 0's final parameters), ``draws`` (the samples of each step).
+        ``theta`` (device 0's final parameters), ``draws`` (the samples of each step),
+        ``plan_workload`` (the name of the layer table the plan priced; None without a plan).
 
     Raises
     ------
@@ -152,7 +171,8 @@ def run(variant: str, batch: int, virtual_nodes: int, devices: int, steps: int, 
     fm = FlatModel(prob.d, prob.classes, hidden=hidden)
     draws = _draw_batches(len(y), batch, steps, seed)
     b = batch // virtual_nodes
-    counts = _phase_counts(variant, virtual_nodes, phases, vn_counts, profile, workload, batch, reference)
+    plan = _plan_table(variant, vn_counts, workload, fm, dataset)
+    counts = _phase_counts(variant, virtual_nodes, phases, vn_counts, profile, plan, batch, reference)
     V_eff = [sum(c) for c in counts]  # virtual nodes per step (P for physical)
     used = [d[: V_eff[_phase_of(s, len(phases), steps)] * b] for s, d in enumerate(draws)]
     w, err, first, wall = _train(prob, fm, counts, len(phases), b, draws, used, lr, seed)
@@ -163,8 +183,20 @@ def run(variant: str, batch: int, virtual_nodes: int, devices: int, steps: int, 
         "bytes_received": float(sum(w.ledger.received_by().values())),
         "samples": int(w.samples), "resizes": int(w.resizes), "phases": phases, "counts": counts,
         "wall": wall, "global_batch": V_eff[-1] * b, "identical": w.identical(), "theta": w.params[0].copy(),
-        "draws": used,
+        "draws": used, "plan_workload": plan.name if plan is not None else None,
     }
+
+
+def _plan_table(variant: str, vn_counts: str, workload, fm: FlatModel, dataset) -> LayerTable | None:
+    """The layer table the cost model plans the virtual nodes on: None for no plan (``virtual``,
+    ``physical``, or explicit ``vn_counts``); *workload* when it is a layer table (a network's
+    plan, run with the classifier); else the classifier's own, :func:`classifier_table` of *fm* on
+    *dataset* (None: the digits), so that the plan and the training are the same model."""
+    if variant not in PLANNERS or (vn_counts and str(vn_counts).strip()):
+        return None
+    if getattr(workload, "layers", None):
+        return workload
+    return classifier_table(fm, dataset.name if dataset is not None else "digits")
 
 
 def _check_batch_and_resize(variant: str, batch: int, virtual_nodes: int, resize: str) -> None:
@@ -280,10 +312,11 @@ def evaluate(scenario):
     """Execute fidelity: one training run of the scenario's variant against the oracle.
 
     Reads ``batch``, ``virtual_nodes``, ``devices``, ``steps``, ``lr``, ``hidden``, ``resize``,
-    ``vn_counts`` and the workload: ``virtual`` / ``physical`` (and a planning variant given
-    ``vn_counts``) train on it, a dataset (None: the digits); ``heterogeneous`` / ``fast-only``
-    plan their virtual nodes with its layer table and train on the digits (the classifier, not
-    the network, runs: its bytes and times are the classifier's).
+    ``vn_counts`` and the workload. A dataset (None: the digits) is trained on; ``heterogeneous`` /
+    ``fast-only`` plan their virtual nodes on that classifier's own layer table
+    (:func:`classifier_table`, artifact ``plan_workload`` ``"digits-mlp-64-16-10"``), so the plan
+    and the training are one model. On a layer table they plan on the network's layers and train
+    the digits (the classifier, not the network, runs: its bytes and times are the classifier's).
 
     Returns
     -------
@@ -297,15 +330,13 @@ def evaluate(scenario):
     Raises
     ------
     suite.Skip
-        ``elastic`` / ``static`` (simulate fidelity only); a planning variant without a layer
-        table or ``vn_counts``; any other run on a workload that is not a classification dataset
-        with a local loader (``resnet-50``: its numbers would be the classifier's under the
-        network's name).
+        ``elastic`` / ``static`` (simulate fidelity only); ``resize`` on another variant than
+        ``virtual``; any run but a plan on a layer table, on a workload that is not a
+        classification dataset with a local loader (``resnet-50`` for ``virtual``).
     """
     from suite_virtualflow.model import EFFICIENCY_INPUT, devices_of
 
     p = scenario.params
-    plans = scenario.variant in PLANNERS and not p.get("vn_counts")
     ds = _trained_dataset(scenario)
     out = run(scenario.variant, int(p["batch"]), int(p["virtual_nodes"]), devices_of(p, scenario.profile),
               int(p["steps"]), float(p["lr"]), int(p["hidden"]), str(p.get("resize") or ""), int(scenario.seed),
@@ -315,8 +346,8 @@ def evaluate(scenario):
     res.artifacts["counts"] = out["counts"]
     res.artifacts["phases"] = out["phases"]
     res.artifacts["dataset"] = ds.name if ds is not None else "digits"
-    if plans:
-        res.artifacts["plan_workload"] = scenario.workload.name
+    if out["plan_workload"] is not None:
+        res.artifacts["plan_workload"] = out["plan_workload"]
     return res
 
 
@@ -330,13 +361,9 @@ def _trained_dataset(scenario):
         raise Skip(f"virtualflow: variant {variant!r} is a scheduler: use --fidelity simulate")
     if p.get("resize") and variant != "virtual":
         raise Skip(f"virtualflow: 'resize' applies to the 'virtual' variant only, not {variant!r}")
-    plans = variant in PLANNERS and not p.get("vn_counts")
-    if plans and not getattr(wl, "layers", None):
-        raise Skip(f"virtualflow: {variant!r} at execute fidelity plans its virtual nodes with the cost "
-                   f"model: it needs a layer-table workload (or 'vn_counts'), got {getattr(wl, 'name', None)!r}")
-    # a planning variant reads the layer table for its plan only and trains on the digits; any other
-    # run trains on the workload itself, so it must be a dataset
-    return None if plans else require_dataset(wl, RUNS)
+    if variant in PLANNERS and not p.get("vn_counts") and getattr(wl, "layers", None):
+        return None  # the network's layer table plans; the digits classifier runs the plan
+    return require_dataset(wl, RUNS)
 
 
 def _result(out: dict, variant: str, steps: int):
