@@ -331,8 +331,9 @@ def evaluate(scenario):
     ------
     suite.Skip
         ``elastic`` / ``static`` (simulate fidelity only); ``resize`` on another variant than
-        ``virtual``; any run but a plan on a layer table, on a workload that is not a
-        classification dataset with a local loader (``resnet-50`` for ``virtual``).
+        ``virtual``; a planning variant given ``vn_counts`` and a layer table (no plan reads the
+        table, so the digits would run under the network's name); any other run on a workload
+        that is not a classification dataset with a local loader (``resnet-50`` for ``virtual``).
     """
     from suite_virtualflow.model import EFFICIENCY_INPUT, devices_of
 
@@ -361,8 +362,11 @@ def _trained_dataset(scenario):
         raise Skip(f"virtualflow: variant {variant!r} is a scheduler: use --fidelity simulate")
     if p.get("resize") and variant != "virtual":
         raise Skip(f"virtualflow: 'resize' applies to the 'virtual' variant only, not {variant!r}")
-    if variant in PLANNERS and not p.get("vn_counts") and getattr(wl, "layers", None):
-        return None  # the network's layer table plans; the digits classifier runs the plan
+    if variant in PLANNERS and getattr(wl, "layers", None):
+        if not p.get("vn_counts"):
+            return None  # the network's layer table plans; the digits classifier runs the plan
+        raise Skip(f"virtualflow: 'vn_counts' replaces the plan of {variant!r}, so the workload is what is trained: "
+                   f"give a dataset workload (e.g. digits) or drop vn_counts to plan on the layer table of {wl.name!r}")
     return require_dataset(wl, RUNS)
 
 

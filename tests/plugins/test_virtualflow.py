@@ -159,6 +159,22 @@ def test_a_planning_variant_runs_at_the_default_digits_on_the_mlps_own_plan(vari
 # --------------------------------------------------------------------------- bad input
 
 
+def test_vn_counts_on_a_layer_table_says_the_workload_is_what_is_trained():
+    """Review: fast-only with vn_counts on resnet-50 skipped with "'heterogeneous' and 'fast-only' take
+    a layer table to plan their virtual nodes; 'resnet-50' is a cnn", though it was given one: with
+    vn_counts no plan reads the table, so the digits would run under the network's name. Its own line."""
+    from suite import ScenarioSpec
+    from suite.api import Skip
+
+    spec = ScenarioSpec(variant="fast-only", profile="dgx-1-v100", workload="resnet-50", fidelity="execute",
+                        params={"steps": 2, "vn_counts": "2,2,2,2,2,2,2,2"})
+    with pytest.raises(Skip) as e:
+        TECHNIQUE.evaluate(resolve_case(TECHNIQUE, spec).scenario)
+    assert str(e.value) == ("virtualflow: 'vn_counts' replaces the plan of 'fast-only', so the workload is what "
+                            "is trained: give a dataset workload (e.g. digits) or drop vn_counts to plan on the "
+                            "layer table of 'resnet-50'")
+
+
 def test_devices_not_dividing_virtual_nodes_is_one_clear_line():
     want = "virtualflow: parameter 'devices': expected a divisor of virtual_nodes (16), got 6"
     with pytest.raises(ParameterError, match=r"^" + want.replace("(", r"\(").replace(")", r"\)") + "$"):
