@@ -69,7 +69,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from suite.api import ParameterError, collective_time, group_of, proportional_batches, resolve_scale, roofline_time
+from suite.api import (ParameterError, Result, collective_time, group_of, proportional_batches, resolve_scale,
+                       roofline_time)
 
 from suite_hetseq.constants import DEFAULT_EFFICIENCY, README_SAMPLES
 
@@ -420,7 +421,7 @@ def evaluate(scenario):
     suite.Skip
         No profile or no layer table; nodes beyond the profile; a batch that does not fit.
     """
-    from suite.api import LayerTable, Result, Skip
+    from suite.api import LayerTable, Skip
 
     prof, wl = scenario.profile, scenario.workload
     if prof is None:
@@ -431,6 +432,14 @@ def evaluate(scenario):
     nodes = nodes_of(p, prof)
     pl = plan(wl, prof, scenario.variant, nodes, int(p["batch_per_gpu"]), p.get("global_batch"),
               int(p["samples"]), float(p["efficiency"]), p["dtype"], p["algorithm"], float(p["grad_bytes"]))
+    return _result(pl, wl, prof, p, nodes)
+
+
+def _result(pl: Plan, wl, prof, p, nodes: int):
+    """The metrics and artifacts of :func:`evaluate` (names and units there) from the plan *pl* of the
+    layer table *wl* on *prof*, the scenario's params *p* and the resolved node count *nodes*;
+    ``node_speedup`` divides ``p['one_node_days']`` (days) when set, else the plan's own 1-node
+    fixed-epoch time (``one_node_time``)."""
     s = pl.at_n
     busy = s.compute[s.batches > 0]
     res = Result()
