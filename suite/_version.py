@@ -2,4 +2,4 @@
 deprecation schedule read it without importing :mod:`suite`'s plugin contract (``suite`` re-exports
 it as ``suite.__version__``)."""
 
-__version__ = "0.3.12"
+__version__ = "0.3.13"
