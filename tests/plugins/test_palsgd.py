@@ -303,6 +303,17 @@ def _resnet50_saving_by_hand(p=0.1, r=1.0, variant="palsgd"):
     return 1 - (100 * (t_c + t_ar) + (10_000 * r - 100) * step) / (10_000 * (t_c + t_ar))
 
 
+def _check_bracket(c, skipped, verdict, null, ours, **params):
+    """At *params*: the judge's *verdict* with our value *ours* (by hand), the band holding ours unless
+    not reproduced, and the computed null equal to *null* (by hand), inside the band only where the
+    verdict is not discriminating."""
+    got, value = _verdict(c, **params)
+    assert got == verdict and value == pytest.approx(ours, rel=1e-9)
+    assert c.expect.check(ours) == (verdict != "not reproduced")
+    assert skipped.derive(_results(c.specs(), **params)) == pytest.approx(null, abs=1e-12)
+    assert c.expect.check(null) == (verdict == "not discriminating")
+
+
 def test_resnet50_p_flip_brackets_its_declared_value():
     """At steps_ratio 1 ours enters [0.1472, 0.2208] between p = 0.1471 and 0.1472 (by hand, 0.14718 and
     0.14728), the null outside: the declared flip to reproduced at 0.1472. Review of brief 15: it was declared
@@ -320,12 +331,7 @@ def test_resnet50_p_flip_brackets_its_declared_value():
                               (0.1472, "reproduced", 1 - (100 + 0.8528 * 9_900) / 10_000),  # 0.145728
                               (0.1486, "reproduced", 1 - (100 + 0.8514 * 9_900) / 10_000),  # 0.147114
                               (0.1487, "not discriminating", 1 - (100 + 0.8513 * 9_900) / 10_000)):  # 0.147213
-        got, value = _verdict(c, p=pv)
-        ours = _resnet50_saving_by_hand(p=pv)
-        assert got == verdict and value == pytest.approx(ours, rel=1e-9)
-        assert c.expect.check(ours) == (verdict != "not reproduced")
-        assert skipped.derive(_results(c.specs(), p=pv)) == pytest.approx(null, abs=1e-12)
-        assert c.expect.check(null) == (verdict == "not discriminating")
+        _check_bracket(c, skipped, verdict, null, _resnet50_saving_by_hand(p=pv), p=pv)
 
 
 def test_resnet50_steps_ratio_flip_brackets_its_declared_value_and_the_null_follows():
@@ -344,12 +350,7 @@ def test_resnet50_steps_ratio_flip_brackets_its_declared_value_and_the_null_foll
                              (0.9481, "reproduced", 1 - (100 + 0.9 * 9_381) / 10_000),  # 0.14571
                              (0.9465, "reproduced", 1 - (100 + 0.9 * 9_365) / 10_000),  # 0.14715
                              (0.9464, "not discriminating", 1 - (100 + 0.9 * 9_364) / 10_000)):  # 0.14724
-        got, value = _verdict(c, steps_ratio=r)
-        ours = _resnet50_saving_by_hand(r=r)
-        assert got == verdict and value == pytest.approx(ours, rel=1e-9)
-        assert c.expect.check(ours) == (verdict != "not reproduced")
-        assert skipped.derive(_results(c.specs(), steps_ratio=r)) == pytest.approx(null, abs=1e-12)
-        assert c.expect.check(null) == (verdict == "not discriminating")
+        _check_bracket(c, skipped, verdict, null, _resnet50_saving_by_hand(r=r), steps_ratio=r)
         dl = c.value(_results(diloco.substitute(c.specs()), steps_ratio=r))
         assert dl == pytest.approx(_resnet50_saving_by_hand(r=r, variant="diloco"), rel=1e-9)
         assert not c.expect.check(dl)  # 0.0537 at 0.9481, 0.0553 at 0.9465: below 0.1472

@@ -530,17 +530,23 @@ params = {{ n = [{n}], mode = ["abort"] }}
     assert list((folder / "outcomes").iterdir()) == []  # the reused outcome files were removed
 
 
+def _sixteen_slow_cases(tmp_path, env, folder, **popen):
+    """``suite run`` of 16 one-second fake cases on submitit's local cluster, in two tasks of 8,
+    started in the background (its output piped)."""
+    return subprocess.Popen(suite_cmd("run", "-t", "fake", "--variant", "base", "--param",
+                                      f"n={','.join(map(str, range(1, 17)))}", "--param", "delay=1.0",
+                                      "--store", str(tmp_path / "s.sqlite"), "--executor", "slurm",
+                                      "--slurm-cluster", "local", "--slurm-folder", str(folder),
+                                      "--slurm-tasks-size", "8", "-q"),
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+
+
 @pytest.mark.slow  # passes alone and with tests/runner + tests/results, exits 0 instead of 130 after
 # the whole suite (order-dependent, cause not found in 0.2.0: see CHANGELOG); run with -m slow
 def test_ctrl_c_of_the_coordinator_cancels_its_jobs(tmp_path):
     env = plugin_env(tmp_path)
     folder = tmp_path / "slurm"
-    run = subprocess.Popen(suite_cmd("run", "-t", "fake", "--variant", "base", "--param",
-                                     f"n={','.join(map(str, range(1, 17)))}", "--param", "delay=1.0",
-                                     "--store", str(tmp_path / "s.sqlite"), "--executor", "slurm",
-                                     "--slurm-cluster", "local", "--slurm-folder", str(folder),
-                                     "--slurm-tasks-size", "8", "-q"),
-                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = _sixteen_slow_cases(tmp_path, env, folder)
     try:
         wait_for(lambda: run.poll() is not None or outcome_lines(folder), 300, "the first outcome")
         assert run.poll() is None, run.communicate()
@@ -603,12 +609,7 @@ def test_ctrl_c_at_the_terminal_ends_a_local_cluster_run_with_one_line(tmp_path)
     tracebacks in the run's log."""
     env = plugin_env(tmp_path)
     folder = tmp_path / "slurm"
-    run = subprocess.Popen(suite_cmd("run", "-t", "fake", "--variant", "base", "--param",
-                                     f"n={','.join(map(str, range(1, 17)))}", "--param", "delay=1.0",
-                                     "--store", str(tmp_path / "s.sqlite"), "--executor", "slurm",
-                                     "--slurm-cluster", "local", "--slurm-folder", str(folder),
-                                     "--slurm-tasks-size", "8", "-q"),
-                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    run = _sixteen_slow_cases(tmp_path, env, folder, start_new_session=True)
     try:
         wait_for(lambda: run.poll() is not None or outcome_lines(folder), 300, "the first outcome")
         assert run.poll() is None, run.communicate()
