@@ -519,9 +519,15 @@ def _fail_if_mutated(out: Outcome, tech: Technique, changed: str | None, threads
 
 
 def _snapshots_of(scenario: Any, profile: Any, snapshots: InputSnapshots) -> tuple[list[Any], ...]:
-    """The input guard's snapshots of a case: its profile (first), workload and parameter table."""
-    return (snapshots.of(profile), snapshots.of(getattr(scenario, "workload", None), "workload", limit=1),
-            snapshots.of(getattr(scenario, "params", None), "scenario.params"))
+    """The input guard's snapshots of a case: its profile (first), workload and parameter table, and
+    each input a parameter names (``Param(..., ref=...)``: a profile or workload shared by the cases
+    that name it, kept by its own identity)."""
+    snaps = (snapshots.of(profile), snapshots.of(getattr(scenario, "workload", None), "workload", limit=1),
+             snapshots.of(getattr(scenario, "params", None), "scenario.params"))
+    inputs = getattr(scenario, "inputs", None)
+    if not inputs:
+        return snaps
+    return snaps + tuple(snapshots.of(v, f"scenario.input({k!r})") for k, v in inputs.items())
 
 
 def _restore_changed(snaps: tuple[list[Any], ...]) -> str | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -85,6 +86,50 @@ def test_referenced_input_is_frozen_and_unknown_names_fail_naming_the_parameter(
         case.scenario.inputs["other"] = None
     with pytest.raises(ParameterError, match="refs: parameter 'other'"):
         res.resolve(REF_TECH, ScenarioSpec("base", params={"other": "no-such-profile"}))
+
+
+def _writer_model(scenario) -> Result:
+    """Reads the profile parameter 'other' names; with ``write`` set, first writes its bandwidth down
+    1000-fold past the freeze (``object.__setattr__``)."""
+    level = scenario.input("other").network[-1]
+    if scenario.params["write"]:
+        object.__setattr__(level, "bandwidth", level.bandwidth / 1000)
+    return Result().add("bw", level.bandwidth, "B/s", "higher")
+
+
+WRITER = Technique(
+    name="ref-writer", title="writes a referenced profile", category="communication", paper=Paper(title="none"),
+    variants=[Variant("base", "baseline", baseline=True)], fidelities={"model": _writer_model},
+    parameters={"other": Param(str, default="ref-cluster", ref="profile"), "write": Param(int, 0, minimum=0),
+                "x": Param(int, 0, minimum=0)},
+    needs_profile=False, needs_workload=False,
+)
+
+
+@pytest.mark.parametrize("isolate", [True, False], ids=["worker", "in-process"])
+def test_a_case_that_writes_a_referenced_profile_fails_and_the_next_reads_it_as_loaded(tmp_path, isolate,
+                                                                                       monkeypatch):
+    """Hostile tryout 15: a write to a profile a parameter names went unseen (the guard held the
+    case's own profile, workload and parameters only): stored ok, and the next case read 1.25 MB/s."""
+    from plugin_context import plugin_context
+
+    from suite.results import Store
+    from suite.runner import ExecOptions, expand_entry, run_cases
+
+    monkeypatch.setenv("SUITE_PROFILES", str(Path(__file__).resolve().parent / "profiles"))  # fake-gpu
+    d = tmp_path / "profiles"
+    d.mkdir()
+    (d / "ref-cluster.toml").write_text(CLUSTER.format(name="ref-cluster", gbit=10))
+    ctx = plugin_context(WRITER, profile_dirs=[d])
+    cases = [c for w, x in ((0, 1), (1, 2), (0, 3)) for c in expand_entry(
+        {"technique": "ref-writer", "params": {"write": [w], "x": [x]}}, context=ctx).cases]
+    with Store(tmp_path / "s.sqlite") as st:
+        run_cases(cases, st, options=ExecOptions(isolate=isolate), context=ctx)
+        rows = {c.params["x"]: st.case(c.key) for c in cases}
+        bw = {x: st.result(c.key)["bw"] for c in cases if (x := c.params["x"]) != 2}
+    assert bw == {1: 1.25e9, 3: 1.25e9}  # 10 Gbit/s = 1.25e9 B/s, as loaded, before and after the write
+    assert rows[2]["status"] == "failed" and rows[2]["error"].startswith(
+        "InputMutated: ref-writer: the case changed its input scenario.input('other')")
 
 
 def test_a_bare_name_is_never_looked_up():
