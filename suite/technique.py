@@ -133,7 +133,15 @@ class Technique:
         A fidelity's own default workload, where ``default_workload`` is one that fidelity cannot
         run (``{"execute": "sbm-graph"}``: real arrays of a small generated graph).
     needs_profile, needs_workload : bool
-        Whether a scenario must name a profile / workload.
+        Whether a scenario must name a profile / workload (``needs_workload=False``: a workload is
+        optional, and a case that names one is run on it and stored under its name).
+    takes_workload : bool
+        False: the technique reads no workload at all, so a scenario naming one (``--workload``,
+        an experiment's ``workloads``, a spec's ``workload``) is refused with a
+        :class:`~suite.errors.ParameterError` naming the technique, the workload and
+        ``--workload``, as a profile of a kind outside ``profile_kinds`` is, instead of its figures
+        being stored under a workload it never read. False requires ``needs_workload=False`` and
+        no default workload (a :class:`~suite.errors.TechniqueError` otherwise).
     profile_kinds : tuple of str
         Which profile kinds the model accepts (``device``, ``node``, ``cluster``, ``measured``).
     capabilities : frozenset of str
@@ -194,6 +202,7 @@ class Technique:
     default_workloads: Mapping[str, str] = field(default_factory=dict)  # fidelity -> workload, over default_workload
     needs_profile: bool = True
     needs_workload: bool = True
+    takes_workload: bool = True
     profile_kinds: tuple[str, ...] = ("device", "node", "cluster", "measured")
     capabilities: frozenset[str] = frozenset()
     smoke: Sequence[ScenarioSpec] = ()
@@ -253,6 +262,7 @@ class Technique:
             raise TechniqueError(f"technique {self.name!r}: vocabulary: expected one of {sorted(VOCABULARIES)}, "
                                  f"got {self.vocabulary!r}")
         self._check_kit_fields()
+        self._check_takes_workload()
         self._check_scale_factors()
         self._check_metric_meanings()
         self._check_claim_names()
@@ -261,6 +271,17 @@ class Technique:
             self.headline_metrics = (self.headline_metrics,)
         self.headline_metrics = tuple(self.headline_metrics)
         self._check_shown_names()
+
+    def _check_takes_workload(self) -> None:
+        """``takes_workload=False`` contradicts ``needs_workload=True`` and a default workload."""
+        if self.takes_workload:
+            return
+        given = [f"{k} = {v!r}" for k, v in (("needs_workload", self.needs_workload),
+                                              ("default_workload", self.default_workload),
+                                              ("default_workloads", dict(self.default_workloads))) if v]
+        if given:
+            raise TechniqueError(f"technique {self.name!r}: takes_workload = false: expected needs_workload = false "
+                                 f"and no default workload, got {', '.join(given)}")
 
     def _check_scale_factors(self) -> None:
         """Each parameter a ``devices_each = "tp*pp"`` names is an int parameter of this technique."""

@@ -322,7 +322,8 @@ _SPEC_FIELDS: dict[str, Callable[[Any, str, _Where], Any]] = {
 _FIELDS: dict[str, Callable[[Any, str, _Where], Any]] = {
     "name": _STR, "title": _STR, "category": lambda v, f, w: _one_of(v, CATEGORIES, f, w), "version": _STR, "docs": _STR, "vocabulary": _STR,
     "default_profile": _STR, "default_workload": _STR, "default_workloads": _string_table,
-    "needs_profile": _BOOL, "needs_workload": _BOOL, "profile_kinds": _strings, "headline_metrics": _strings,
+    "needs_profile": _BOOL, "needs_workload": _BOOL, "takes_workload": _BOOL,
+    "profile_kinds": _strings, "headline_metrics": _strings,
     "metric_meanings": _metric_meanings,
     "uses": _strings, "capabilities": lambda v, f, w: frozenset(_strings(v, f, w)),
     "oracle_tolerance": _NUM, "kit_opt_out": _string_table, "fidelities": lambda v, f, w: _keyed_strings(v, FIDELITIES, f, w),

@@ -402,6 +402,9 @@ class Resolver:
         elif tech.needs_profile and spec.fidelity != "execute":
             raise ParameterError(f"{tech.name}: a hardware profile is required (--profile NAME)")
         w_hash = None
+        if workload_name and not tech.takes_workload:
+            raise ParameterError(f"{tech.name}: reads no workload (it declares takes_workload = false); expected no "
+                                 f"--workload, got {workload_name!r}")
         if workload_name:
             w_hash = self.workload_hash(workload_name)  # the workload itself is built with the scenario
         elif tech.needs_workload:
