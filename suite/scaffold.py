@@ -191,6 +191,9 @@ title = "Ring vs tree all-reduce (scaffold: replace with your technique)"
 category = "communication"
 default_profile = "{profile}"
 needs_workload = false
+# the model reads no workload: a --workload given is refused, not stored under a name never read
+# (delete this line when a scenario's workload changes the figures)
+takes_workload = false
 profile_kinds = ["cluster"]
 # the kit's family checks that apply (network sensitivity, oracle agreement and units run by default)
 capabilities = ["bytes-conserved", "alpha-beta-bound"]

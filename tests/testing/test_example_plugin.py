@@ -160,3 +160,20 @@ def test_the_example_wheel_installs_and_works_in_a_fresh_venv(tmp_path):
               str(src / "tests")], cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert " failed" not in r.stdout and re.search(r"\d+ passed", r.stdout), r.stdout
+
+
+def test_the_example_refuses_a_workload_it_never_reads(example_technique):
+    """hostile15 finding 2: a scaffolded plugin (its model reads no workload) stored `--workload
+    resnet-50,gpt2` as two `ok` rows with the same figures; its technique.toml now says
+    `takes_workload = false`, and the workload is refused before any case runs."""
+    from plugin_context import plugin_context
+
+    from suite.errors import ParameterError
+    from suite.runner.case import Resolver
+    from suite.technique import ScenarioSpec
+
+    assert example_technique.takes_workload is False  # read from technique.toml
+    spec = example_technique.smoke[0]
+    with pytest.raises(ParameterError, match=r"^allreduce-demo: reads no workload .*got 'resnet-50'$"):
+        Resolver(context=plugin_context(example_technique)).resolve(
+            example_technique, ScenarioSpec(spec.variant, profile=spec.profile, workload="resnet-50"))
