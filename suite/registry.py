@@ -6,9 +6,10 @@ is *quarantined*: recorded with its reason (``suite plugins`` shows it) while ev
 keeps working. Strict mode (``--strict-plugins`` or ``SUITE_STRICT_PLUGINS=1``) turns any
 quarantine into a :class:`~suite.errors.PluginError`. Every hook is called once and what it
 returns is type-checked: a hook that raises or returns the wrong type, or a technique / workload /
-extension name that another plugin already provides, quarantines that plugin (one line naming
+extension / profile name that another plugin already provides, quarantines that plugin (one line naming
 plugin, hook, expected and given); this distribution's own plugins load first, so a third-party
-plugin cannot take a built-in technique's name.
+plugin cannot take a built-in technique's name, and a profile folder that declares a shipped
+profile's name quarantines its plugin (the shipped profile keeps the name).
 
 A ``suite_techniques`` hook that is one :func:`~suite.declaration.hooks.lazy_hook` whose package's
 ``technique.toml`` names the technique is called when that technique (or every one) is first asked
@@ -156,6 +157,9 @@ class Registry:
         self.notes: list[str] = []
         self._pm_by_plugin: dict[str, pluggy.PluginManager] = {}
         self._profile_paths: list[Path] = []
+        #: profile name -> the plugin whose folders declare it; the shipped library's names (read once)
+        self._profile_owner: dict[str, PluginInfo] = {}
+        self._shipped_profiles: dict[str, Path] | None = None
         self._workloads: list[tuple[str, Any]] = []
         self._workloads_loaded = False
         #: technique name -> its plugin, for techniques removed when a deferred hook or reference
@@ -295,15 +299,13 @@ class Registry:
             self._quarantine(info, problem)
             return
         techs = [t for lst in got.get("suite_techniques", ()) for t in (lst or [])]
-        twice = self._technique_clash(info, [t.name for t in techs] if deferred is None else [deferred])
-        if twice:
-            self._quarantine(info, twice)
-            return
         exts = {k: v for d in got["suite_profile_extensions"] for k, v in (d or {}).items()}
-        clash = sorted((set(exts) & set(self._extensions)) | (set(exts) & CORE_EXTENSION_NAMES))
-        if clash:
-            self._quarantine(info, f"suite_profile_extensions(): extension {clash[0]!r} is already registered "
-                                   f"(by the core or another plugin); expected a new name")
+        paths = [Path(p) for lst in got["suite_hardware_profiles"] for p in (lst or [])]
+        # a name the core, the shipped library or an earlier plugin has: the newcomer is quarantined
+        why = (self._technique_clash(info, [t.name for t in techs] if deferred is None else [deferred])
+               or self._extension_clash(exts) or self._profile_clash(info, paths))
+        if why:
+            self._quarantine(info, why)
             return
         for t in techs:
             self._techniques[t.name] = (t, info)
@@ -312,7 +314,7 @@ class Registry:
         if deferred is not None:
             self._deferred[deferred] = info
             info.techniques.append(deferred)
-        self._profile_paths += [Path(p) for lst in got["suite_hardware_profiles"] for p in (lst or [])]
+        self._profile_paths += paths
         self._extensions.update(exts)
         self._ext_owner.update({k: info for k in exts})
         self._pm_by_plugin[info.name] = pm
@@ -327,6 +329,40 @@ class Registry:
                         f"(plugin {other.name!r}); expected a unique name, got a duplicate from {info.distribution}")
         if len(set(names)) != len(names):
             return "suite_techniques(): expected unique technique names, got a name twice"
+        return None
+
+    def _extension_clash(self, exts: dict[str, Any]) -> str | None:
+        """Why a plugin may not register the ``[ext.NAME]`` schemas *exts* (one line), or None."""
+        clash = sorted((set(exts) & set(self._extensions)) | (set(exts) & CORE_EXTENSION_NAMES))
+        if clash:
+            return (f"suite_profile_extensions(): extension {clash[0]!r} is already registered "
+                    f"(by the core or another plugin); expected a new name")
+        return None
+
+    def _profile_clash(self, info: PluginInfo, paths: list[Path]) -> str | None:
+        """Why *info* may not provide the profile files and folders *paths* (one line), or None:
+        a profile name the shipped library or an earlier plugin's folders declare. The shipped
+        profile (or the earlier plugin's) keeps its name; *info*'s names are recorded when it may."""
+        if not paths:
+            return None
+        from suite.hardware.profile_library import declared_names
+        from suite.resources import builtin_dir
+
+        if self._shipped_profiles is None:
+            self._shipped_profiles = declared_names([builtin_dir("hardware_profiles")])
+        shipped = self._shipped_profiles
+        # a shipped file itself (a folder of the shipped library returned) is read once, so no clash
+        mine = {n: f for n, f in declared_names(paths).items()
+                if n not in shipped or f.resolve() != shipped[n].resolve()}
+        for name, f in sorted(mine.items()):
+            if name in shipped:
+                return (f"suite_hardware_profiles(): profile {name!r} ({f}) is a shipped profile "
+                        f"(`suite hardware show {name}`); expected a unique name")
+            if name in self._profile_owner:
+                other = self._profile_owner[name]
+                return (f"suite_hardware_profiles(): profile {name!r} ({f}) is already provided by "
+                        f"{other.distribution} (plugin {other.name!r}); expected a unique name")
+        self._profile_owner.update({name: info for name in mine})
         return None
 
     def _undefer(self, name: str | None = None) -> None:

@@ -27,7 +27,7 @@ from suite.hardware.name_scan import scan_profile_name
 from suite.hardware.profile import DeviceGroup, Profile, _registry_extensions
 from suite.hardware.schema import Device, ProfileDoc
 
-__all__ = ["ProfileLibrary", "load_file", "read_toml"]
+__all__ = ["ProfileLibrary", "declared_names", "load_file", "read_toml"]
 
 
 def _toml_error(path: Path, exc: tomllib.TOMLDecodeError) -> ProfileError:
@@ -79,6 +79,33 @@ def _scanned_name(f: Path) -> str | None:
         return scan_profile_name(f.read_bytes().decode("utf-8"))
     except (OSError, UnicodeDecodeError):
         return None
+
+
+def _toml_files(p: Path) -> list[Path] | None:
+    """The profile files of *p*: every ``*.toml`` under a folder (sorted), the file itself, or
+    None when *p* does not exist."""
+    if p.is_dir():
+        return sorted(p.rglob("*.toml"))
+    return [p] if p.exists() else None
+
+
+def declared_names(paths: Iterable[str | Path]) -> dict[str, Path]:
+    """Profile name -> the first file declaring it, of every profile file under *paths* (folders
+    searched recursively, as :class:`ProfileLibrary` searches them). Each name is read by the line
+    scan (:func:`suite.hardware.name_scan.scan_profile_name`), else by parsing the file. Raises
+    nothing: a path that does not exist, or a file that does not parse or names no profile, is
+    left out (the library reports it when it reads it)."""
+    out: dict[str, Path] = {}
+    for p in paths:
+        for f in _toml_files(Path(p)) or []:
+            name = _scanned_name(f)
+            if name is None:
+                try:
+                    name = _name_of(f, read_toml(f))
+                except ProfileError:
+                    continue
+            out.setdefault(name, f)
+    return out
 
 
 def load_file(path: str | Path) -> tuple[ProfileDoc, dict[str, Any]]:
@@ -183,11 +210,8 @@ class ProfileLibrary:
         parsed = None if collect_errors else ParsedFiles(read_toml)
         for p in paths:
             p = Path(p)
-            if p.is_dir():
-                files = sorted(p.rglob("*.toml"))
-            elif p.exists():
-                files = [p]
-            else:
+            files = _toml_files(p)
+            if files is None:
                 self._file_error(p, ProfileError(f"{p}: expected an existing profile folder or file, got a path "
                                                  f"that does not exist"))
                 continue
