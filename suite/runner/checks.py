@@ -13,15 +13,21 @@ count, a length, a mass, a conductance, ...), or a word pint does not know, read
 a magnitude and cannot be negative (a count unit the suite registers, `samples`, `tokens`, has its own
 dimension, and counts as one). A dimensionless factor (``1``, ``%``, ``x``, an angle), a
 currency (a saving can be negative) or a temperature (``degC``) leaves the sign free.
+
+A metric whose technique declares its meaning (its vocabulary's or ``[metric_meanings]``' unit,
+:meth:`suite.technique.Technique.meaning`) is held to the declared unit as well: ``comm_time``
+declared in ``s`` cannot be negative even when a result labels it ``1`` or ``""``
+(:func:`declared_units`). The lookup is made only for a negative value (never on the common path).
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from typing import Any, overload
 
-__all__ = ["metric_problem", "nonnegative_unit", "check_outcome", "unit_warning", "BadMetric", "bounded_error", "bounded_traceback",
+__all__ = ["metric_problem", "nonnegative_unit", "check_outcome", "declared_units", "DeclaredUnit", "unit_warning", "BadMetric", "bounded_error", "bounded_traceback",
            "MAX_ERROR_CHARS", "MAX_TRACEBACK_CHARS"]
 
 from suite.errors import SuiteError
@@ -101,35 +107,63 @@ def _nonfinite(x: float) -> bool:
     return x - x != 0.0  # NaN or +-inf (inf - inf and nan - nan are NaN)
 
 
-def metric_problem(m: Any) -> str | None:
+#: metric name -> the unit its technique declares for it at the case's fidelity, or None (none declared)
+DeclaredUnit = Callable[[str], str | None]
+
+
+def declared_units(tech: Any, fidelity: str | None) -> DeclaredUnit:
+    """The :data:`DeclaredUnit` lookup of *tech* (a :class:`suite.technique.Technique`) at
+    *fidelity*: the unit of :meth:`~suite.technique.Technique.meaning` (the core's method, not an
+    override); a lookup that raises reads as none declared. Built once per technique and fidelity."""
+    from suite.technique import Technique
+
+    def unit(name: str) -> str | None:
+        try:
+            meaning = Technique.meaning(tech, name, fidelity)
+        except Exception:  # noqa: BLE001 - a broken declaration leaves the result's own unit to decide
+            return None
+        return meaning.unit if meaning is not None else None
+
+    return unit
+
+
+def metric_problem(m: Any, declared: DeclaredUnit | None = None) -> str | None:
     """Why metric *m* (``name``, ``value``, ``unit``, ``samples``) cannot be stored, or None.
 
-    NaN and infinity are never results; a negative value is impossible where the unit's dimension
-    cannot be negative (:func:`nonnegative_unit`). Raw samples are checked the same way.
+    NaN and infinity are never results; a negative value is impossible where the dimension of the
+    unit the result gives, or of the unit *declared* gives for its name, cannot be negative
+    (:func:`nonnegative_unit`). Raw samples are checked the same way.
     """
-    return _problem(m.name, m.value, m.unit, m.samples)
+    return _problem(m.name, m.value, m.unit, m.samples, declared)
 
 
-def _problem(name: str, v: Any, unit: str, samples: Any = None) -> str | None:
+def _negative_problem(name: str, v: float, unit: str, declared: DeclaredUnit | None) -> str | None:
+    """Why *v* < 0 cannot be a metric in *unit* (or in the unit *declared* gives *name*), or None."""
+    if nonnegative_unit(unit):
+        return f"metric {name!r} is {v:g} {unit}: expected >= 0 for a quantity in {unit}"
+    meant = declared(name) if declared is not None else None
+    if meant and nonnegative_unit(meant):
+        return (f"metric {name!r} is {v:g} {unit}: expected >= 0 for a quantity in {meant} (its declared "
+                f"unit; the result gives {unit!r})")
+    return None
+
+
+def _problem(name: str, v: Any, unit: str, samples: Any = None, declared: DeclaredUnit | None = None) -> str | None:
     if not isinstance(v, (int, float)) or isinstance(v, bool):
         return f"metric {name!r} is {type(v).__name__} {v!r}: expected a number"
     if samples is None:  # the common case, on the hot path of every sweep
         if _nonfinite(v):
             return f"metric {name!r} is {v} ({unit}): expected a finite number"
-        if v < 0 and nonnegative_unit(unit):
-            return f"metric {name!r} is {v:g} {unit}: expected >= 0 for a quantity in {unit}"
-        return None
+        return _negative_problem(name, v, unit, declared) if v < 0 else None
     vals = [v, *samples]
     for x in vals:
         if not isinstance(x, (int, float)) or _nonfinite(x):
             return f"metric {name!r} is {x} ({unit}): expected a finite number"
     lo = min(vals)
-    if lo < 0 and nonnegative_unit(unit):
-        return f"metric {name!r} is {lo:g} {unit}: expected >= 0 for a quantity in {unit}"
-    return None
+    return _negative_problem(name, lo, unit, declared) if lo < 0 else None
 
 
-def _rows_problem(metrics: list[Any], samples: Any) -> str | None:
+def _rows_problem(metrics: list[Any], samples: Any, declared: DeclaredUnit | None = None) -> str | None:
     """Why the metric rows of an ok outcome cannot be stored, or None (:func:`check_outcome`)."""
     by_name = samples if isinstance(samples, dict) else {}
     for row in metrics:
@@ -137,11 +171,10 @@ def _rows_problem(metrics: list[Any], samples: Any) -> str | None:
                 and isinstance(row[2], str)):
             return f"expected metric rows [name, value, unit, direction], got {row!r:.80}"
         v = row[1]
-        # the common row, decided here: a finite float without samples, >= 0 or of a free sign
-        if (type(v) is float and v - v == 0.0 and (v >= 0.0 or not nonnegative_unit(row[2]))
-                and (not by_name or row[0] not in by_name)):
+        # the common row, decided here: a finite float >= 0 without samples
+        if type(v) is float and v - v == 0.0 and v >= 0.0 and (not by_name or row[0] not in by_name):
             continue
-        bad = _problem(row[0], v, row[2], by_name.get(row[0]))
+        bad = _problem(row[0], v, row[2], by_name.get(row[0]), declared)
         if bad:
             return bad
     return None
@@ -201,13 +234,13 @@ def bounded_traceback(text: Any) -> Any:
     return text
 
 
-def check_outcome(out: dict[str, Any], technique: str) -> dict[str, Any]:
+def check_outcome(out: dict[str, Any], technique: str, declared: DeclaredUnit | None = None) -> dict[str, Any]:
     """The coordinator's check of an outcome a worker returned (before the store sees it).
 
     An ``ok`` outcome whose metrics are not ``[name, value, unit, direction]`` rows of finite
-    numbers, or hold an impossible value, becomes ``failed`` with a one-line error naming the
-    technique and the metric (the worker ran the same check; this one cannot be patched away by
-    the plugin). An error or traceback longer than :data:`MAX_ERROR_CHARS` /
+    numbers, or hold an impossible value (also by the unit *declared* gives a metric:
+    :func:`declared_units`), becomes ``failed`` with a one-line error naming the technique and the
+    metric (the worker ran the same check; this one cannot be patched away by the plugin). An error or traceback longer than :data:`MAX_ERROR_CHARS` /
     :data:`MAX_TRACEBACK_CHARS` is cut (:func:`bounded_error`, :func:`bounded_traceback`). Other
     outcomes are returned as they are.
     """
@@ -219,7 +252,7 @@ def check_outcome(out: dict[str, Any], technique: str) -> dict[str, Any]:
         return out
     metrics = out.get("metrics")
     samples = out.get("samples") or {}
-    bad = _rows_problem(metrics, samples) if isinstance(metrics, list) else \
+    bad = _rows_problem(metrics, samples, declared) if isinstance(metrics, list) else \
         f"expected a list of metrics, got {type(metrics).__name__}"
     if bad is None:
         return out

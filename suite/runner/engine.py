@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from suite.results.sql import hashed
 from suite.results.store import FAILED_STATUSES, Store
 from suite.runner.case import Case
-from suite.runner.checks import check_outcome, unit_warning
+from suite.runner.checks import DeclaredUnit, check_outcome, declared_units, unit_warning
 from suite.runner.dependencies import installed_libraries
 from suite.runner.evaluate import crashed_outcome
 from suite.runner.executors import get_executor
@@ -253,6 +253,7 @@ class _Run:
         self.override_reads = OverrideReads()  # per overridden field: the run's cases that did not read it
         self.units: dict[str, set[str]] = {}  # technique -> the metric units its results gave (each checked once)
         self.unit_warnings: list[str] = []
+        self.declared: dict[tuple[str, str], DeclaredUnit] = {}  # (technique, fidelity) -> its declared units
         drain_notes()  # what a recheck put back before this run (another run's, a judgement's) is not this run's
         self.started = False
         self.planned = 0  # the cases the run set out to run, when known up front (0: not known)
@@ -325,7 +326,7 @@ class _Run:
         """Check *out* (here, where no plugin code runs), hand it to the store, count it. A core this
         process holds that a plugin's watched thread changed is put back first (:func:`recheck`),
         and a case computed in this process while it was changed is stored failed, not ok."""
-        out = check_outcome(out, case.technique)
+        out = check_outcome(out, case.technique, self._declared(case))
         note = recheck()
         if note:
             if self.in_process:
@@ -358,6 +359,15 @@ class _Run:
             if len(s.failures) < 50:
                 s.failures.append({"key": case.key, "case": case.describe(), "status": st, "error": out.get("error")})
         self.progress.update(st)
+
+    def _declared(self, case: Case) -> DeclaredUnit | None:
+        """The units *case*'s technique declares for its metrics at its fidelity (one lookup built
+        per technique and fidelity; :func:`suite.runner.checks.declared_units`), None: no technique."""
+        group = (case.technique, case.fidelity)
+        found = self.declared.get(group)
+        if found is None and case.tech is not None:
+            found = self.declared[group] = declared_units(case.tech, case.fidelity)
+        return found
 
     def _check_units(self, technique: str, metrics: list[Any]) -> None:
         """Warn (at the run's end) of a metric unit holding a hiding character the first time a

@@ -164,7 +164,9 @@ def _run(tech: Technique, case: Case) -> Result | None:
 
 def check_runs_and_metrics(tech: Technique, cases: Sequence[Case] | None = None) -> dict[str, Result]:
     """Every variant x smoke scenario runs; every metric is finite, has a unit, and is not
-    negative where its unit cannot be (the runner's rule, :func:`suite.runner.executors.metric_problem`)."""
+    negative where its unit, or the unit the technique declares for it, cannot be (the runner's
+    rule, :func:`suite.runner.executors.metric_problem`)."""
+    from suite.runner.checks import declared_units
     from suite.runner.executors import metric_problem
 
     results: dict[str, Result] = {}
@@ -183,7 +185,7 @@ def check_runs_and_metrics(tech: Technique, cases: Sequence[Case] | None = None)
                 raise _fail(tech, "metrics", f"case {case.describe()}: metric {name!r} is not finite: {m.value!r}")
             if not m.unit:
                 raise _fail(tech, "metrics", f"case {case.describe()}: metric {name!r} has no unit")
-            bad = metric_problem(m)
+            bad = metric_problem(m, declared_units(tech, case.fidelity))
             if bad:
                 raise _fail(tech, "metrics", f"case {case.describe()}: {bad}")
         results[case.key] = r

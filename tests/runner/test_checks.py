@@ -102,3 +102,43 @@ def test_the_coordinator_cuts_an_error_and_a_traceback_a_worker_sent_whole():
     assert check_outcome(dict(out), "t") == out  # a second check (the coordinator's) cuts nothing more
     ok = {"status": "failed", "error": "ValueError: short", "traceback": "tb"}
     assert check_outcome(ok, "t") is ok  # nothing to cut: the same object, no copy
+
+
+def test_a_negative_value_labelled_dimensionless_is_held_to_its_declared_unit():
+    """hostile15 finding 4: `comm_time = -1` with unit "1" or "" was stored ok although the
+    technique declares comm_time in s (the same -1 in "s" or "ms/iter" was refused): the sign check
+    read only the unit the result gave. The declared unit decides as well; a metric declared
+    dimensionless (a change in %) or not declared keeps its free sign."""
+    declared = {"comm_time": "s", "change": "%"}.get
+    for unit in ("1", ""):
+        out = checks.check_outcome(_ok([["t", 0.5, "s", "lower"], ["comm_time", -1.0, unit, "lower"]]), "evil", declared)
+        assert out["status"] == "failed" and out["metrics"] is None
+        assert out["error"] == (f"BadMetric: evil: metric 'comm_time' is -1 {unit}: expected >= 0 for a quantity in s "
+                                f"(its declared unit; the result gives {unit!r}) (checked by the coordinator)")
+    # a negative sample of a metric declared in s, labelled "1", is refused the same way
+    s = checks.check_outcome(_ok([["comm_time", 1.0, "1", "lower"]], {"comm_time": [1.0, -2.0]}), "evil", declared)
+    assert s["status"] == "failed" and "is -2 1: expected >= 0 for a quantity in s" in s["error"]
+    free = _ok([["change", -3.0, "%", "none"], ["other", -2.0, "1", "none"]])
+    assert checks.check_outcome(free, "evil", declared) is free
+    assert checks.check_outcome(_ok([["comm_time", -1.0, "1", "lower"]]), "evil")["status"] == "ok"  # no declaration
+
+
+def test_declared_units_reads_the_vocabulary_and_the_meanings_at_the_fidelity():
+    """The lookup the coordinator builds once per technique and fidelity: the shared meaning's unit,
+    a fidelity's own meaning over the shared one, none for an undeclared metric."""
+    from suite.declaration.vocabulary import MetricMeaning
+    from suite.technique import Paper, Param, Result, ScenarioSpec, Technique, Variant
+
+    def model(s):
+        return Result().add("comm_time", 1.0, "s", "lower")
+
+    tech = Technique(name="units-fixture", title="t", category="communication", paper=Paper("P", ("A",), "V", 2020),
+                     variants=[Variant("base", "the baseline", baseline=True)],
+                     fidelities={"model": model, "simulate": model}, needs_workload=False, needs_profile=False,
+                     parameters={"n": Param(int, 1)},
+                     smoke=[ScenarioSpec("base", fidelity=f) for f in ("model", "simulate")],
+                     metric_meanings={"wait": MetricMeaning("s", "lower", "seconds waited"),
+                                      "simulate": {"wait": MetricMeaning("%", "lower", "share of the step waited")}})
+    model_units = checks.declared_units(tech, "model")
+    assert (model_units("wait"), model_units("nothing")) == ("s", None)
+    assert checks.declared_units(tech, "simulate")("wait") == "%"

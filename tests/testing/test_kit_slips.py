@@ -351,6 +351,35 @@ def test_a_meaning_that_the_results_contradict_warns_now_and_fails_from_0_4():
     assert "meanings" not in check_ids(_tech("slip-none", _good_model))  # declares none: nothing to check
 
 
+def _unitless_negative(s):
+    """hostile15 finding 4: a negative communication time labelled dimensionless."""
+    return Result().add("comm_time", -1.0, "1", "lower")
+
+
+def test_a_negative_time_labelled_unitless_fails_the_kit_and_the_run(tmp_path):
+    """comm_time = -1 with unit "1" was stored ok and passed runs-and-metrics although the technique
+    declares comm_time in s (the same -1 in "s" was refused): both now read the declared unit too."""
+    from suite.declaration.vocabulary import MetricMeaning
+    from suite.results import Store
+    from suite.runner import ExecOptions, run_cases
+
+    tech = _tech("slip-unitless", _unitless_negative,
+                 metric_meanings={"comm_time": MetricMeaning("s", "lower", "seconds of one all-reduce")})
+    with pytest.raises(AssertionError) as kit:
+        check_technique(tech, properties=False)
+    _one_line_naming_the_case(str(kit.value), tech, "metrics")
+    assert str(kit.value).endswith("metric 'comm_time' is -1 1: expected >= 0 for a quantity in s (its declared "
+                                   "unit; the result gives '1')")
+    store = Store(tmp_path / "s.sqlite")
+    try:
+        case = resolve_case(tech, tech.smoke[0], context=session_context())
+        run = run_cases([case], store, options=ExecOptions(jobs=1, isolate=False), context=session_context())
+    finally:
+        store.close()
+    assert (run.ok, run.failed) == (0, 1)
+    assert run.failures[0]["error"].startswith("BadMetric: slip-unitless: metric 'comm_time' is -1 1: expected >= 0")
+
+
 def test_a_metric_without_a_meaning_warns_and_names_a_misspelt_entry():
     """A plugin author wrote `comm_tme = {...}` for `comm_time`: the check passed, and `suite info` listed
     `comm_tme` while the reported `comm_time` had no meaning (computron's 26 simulate metrics had none)."""
