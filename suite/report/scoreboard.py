@@ -20,7 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from suite.runner.verdicts import CONFIDENCE, MEASURED_LABEL, VERDICTS, Scoreboard, flip_text, format_value
+from suite.runner.verdicts import (CONFIDENCE, MEASURED_LABEL, VERDICTS, Scoreboard, assumption_value, flip_text,
+                                   format_value)
 
 __all__ = ["stored_scoreboard", "ClaimInfo", "claim_info", "render_text", "legend", "explain", "why",
            "format_value", "format_nulls", "format_ours", "format_verdict", "counts_line", "render_markdown",
@@ -144,7 +145,8 @@ def format_verdict(o: Any) -> str:
     v += f" ({o.label})" if o.label else ""
     for a in _assumptions(o):
         if not a.get("sourced"):
-            v += (" †" if _flips(a) else ";") + f" unsourced: {a.get('name')} = {format_value(a.get('value'))}, {flip_text(a)}"
+            v += (" †" if _flips(a) else ";") + (f" unsourced: {a.get('name')} = {assumption_value(a)}, "
+                                                 f"{flip_text(a, o.verdict)}")
     return v
 
 
@@ -317,11 +319,12 @@ def _rests_on_unsourced(o: Any) -> bool:
     return any(not a.get("sourced") and _flips(a) for a in _assumptions(o))
 
 
-def _assumption_text(a: Mapping[str, Any]) -> str:
-    """``NAME = VALUE (sourced|NOT sourced: our assumption; the verdict flips at X (to V)|no flip found)``."""
-    s = f"{a.get('name')} = {format_value(a.get('value'))}"
+def _assumption_text(a: Mapping[str, Any], verdict: str | None = None) -> str:
+    """``NAME = VALUE (sourced|NOT sourced: our assumption; the verdict flips at X (to V)|no flip found)``
+    (:func:`~suite.runner.verdicts.flip_text`: a flip to *verdict*, the one the claim has, is said so)."""
+    s = f"{a.get('name')} = {assumption_value(a)}"
     s += " (sourced" if a.get("sourced") else " (NOT sourced: our assumption"
-    return s + f"; the verdict {flip_text(a)})" if _flips(a) else s + "; no flip found)"
+    return s + f"; the verdict {flip_text(a, verdict)})" if _flips(a) else s + "; no flip found)"
 
 
 # --------------------------------------------------------------------------- the terminal view
@@ -388,7 +391,7 @@ def render_claim(o: Any, info: ClaimInfo | None = None, *, wide: bool = False, w
     out += _lines("why", why(o, full=wide), width, wide, lines=2)
     if wide:
         for a in _assumptions(o):
-            out += _lines("assumes", _assumption_text(a), width, wide)
+            out += _lines("assumes", _assumption_text(a, o.verdict), width, wide)
     return out
 
 

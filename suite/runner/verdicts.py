@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ClaimOutcome", "NullOutcome", "Scoreboard", "new_outcome", "informative_nulls", "could_land", "claim_domain",
            "claim_defect", "finite_value", "not_finite",
-           "decide", "format_value", "flip_text", "one_line", "safe_text", "REPRODUCED", "REPRODUCED_NO_NULL", "NOT_DISCRIMINATING",
+           "decide", "format_value", "flip_text", "assumption_value", "one_line", "safe_text", "REPRODUCED", "REPRODUCED_NO_NULL", "NOT_DISCRIMINATING",
            "NOT_REPRODUCED", "INCONCLUSIVE", "CLAIM_DEFECT", "ERROR", "VERDICTS", "MEASURED_LABEL",
            "BOOTSTRAP_REPLICATES", "CONFIDENCE", "INSIDE", "OUTSIDE", "STRADDLES"]
 
@@ -200,14 +200,23 @@ def new_outcome(tech: Technique, claim: Claim) -> ClaimOutcome:
                         assumptions=[a.as_dict() for a in claim.assumptions])
 
 
-def flip_text(a: Mapping[str, Any]) -> str:
+def flip_text(a: Mapping[str, Any], verdict: str | None = None) -> str:
     """Where an assumption (:meth:`suite.technique.Assumption.as_dict`) flips its claim's verdict:
     ``flips at 26 (to not discriminating)``, ``flips at 0.1475`` (no ``flips_to`` stated), or
-    ``no flip found`` (``flip_at`` None: no value in the range swept flips it)."""
+    ``no flip found`` (``flip_at`` None: no value in the range swept flips it). A ``flips_to``
+    equal to the claim's *verdict* contradicts it and is said so: ``flips at 0 (to reproduced,
+    the verdict it already has: flip_at or flips_to is wrong)``."""
     if a.get("flip_at") is None:
         return "no flip found"
     to = a.get("flips_to") or ""
-    return f"flips at {format_value(a.get('flip_at'))}" + (f" (to {to})" if to else "")
+    same = ", the verdict it already has: flip_at or flips_to is wrong" if to and to == verdict else ""
+    return f"flips at {format_value(a.get('flip_at'))}" + (f" (to {to}{same})" if to else "")
+
+
+def assumption_value(a: Mapping[str, Any]) -> str:
+    """An assumption's value as every view shows it: :func:`format_value`, ``unset`` for None."""
+    v = a.get("value")
+    return "unset" if v is None else format_value(v)
 
 
 def format_value(v: Any) -> str:
@@ -363,7 +372,8 @@ def _why_not(claim: Claim, o: ClaimOutcome) -> None:
     if flips:
         a = flips[0]
         o.reason_class = "setup unknown"
-        o.reason = claim.reason or f"{a.name} = {format_value(a.value)} is assumed; the verdict {flip_text(a.as_dict())}"
+        o.reason = claim.reason or (f"{a.name} = {assumption_value(a.as_dict())} is assumed; the verdict "
+                                    f"{flip_text(a.as_dict(), o.verdict)}")
     else:
         o.reason = claim.reason or "no reason class declared"
 

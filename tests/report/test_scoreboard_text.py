@@ -80,6 +80,26 @@ def test_an_assumption_without_a_flip_reads_the_same_in_every_view_and_carries_n
     assert format_verdict(o).endswith("† unsourced: batch = 128, flips at 26 (to not discriminating)")
 
 
+def test_an_unset_value_and_a_flip_to_the_verdict_the_claim_has_are_said_so():
+    """hostile15 finding 5: "✓ flip-none reproduced †" with "nic-bandwidth =  (... the verdict flips at 0
+    (to reproduced))": an empty value, and a flip to the verdict the claim already has, printed as if
+    both were fine. A None value reads "unset" and such a flip says it contradicts the verdict, in the
+    --wide lines and in the verdict column (Markdown); a flip to another verdict reads as before."""
+    from suite.report.scoreboard import format_verdict
+
+    o = _outcome(claim="flip-none", ours=4.59, verdict="reproduced",
+                 nulls=[NullOutcome("base", "variant", value=1.0, inside=False)])
+    o.assumptions = [{"name": "nic-bandwidth", "value": None, "flip_at": 0.0, "sourced": False, "flips_to": "reproduced"}]
+    info = ClaimInfo(expect=Gain(4.0, rel=0.2), unit="x")
+    wide = "\n".join(render_claim(o, info, wide=True, width=200))
+    assert ("nic-bandwidth = unset (NOT sourced: our assumption; the verdict flips at 0 (to reproduced, the verdict "
+            "it already has: flip_at or flips_to is wrong))") in wide
+    assert format_verdict(o) == ("reproduced † unsourced: nic-bandwidth = unset, flips at 0 (to reproduced, the "
+                                 "verdict it already has: flip_at or flips_to is wrong)")
+    o.verdict = "not reproduced"
+    assert format_verdict(o) == "not reproduced † unsourced: nic-bandwidth = unset, flips at 0 (to reproduced)"
+
+
 def test_outcome_without_the_new_fields_renders():
     o = _outcome(ours=0.5, verdict="reproduced", nulls=[NullOutcome("no gain", "value", value=1.0, inside=False)])
     assert not hasattr(o, "reason_class") or o.reason_class is None
