@@ -14,7 +14,7 @@ skipped with a reason. Three ways to run them:
   (the original interface, kept for existing callers).
 
 Generic checks (ids): ``metadata``, ``parameters``, ``runs-and-metrics``, ``determinism``,
-``claims-resolve``, ``claims-nulls``, ``property:NAME`` (one per declared property), then
+``claims-resolve``, ``claims-assumptions``, ``claims-nulls``, ``property:NAME`` (one per declared property), then
 ``family:CAPABILITY`` for each declared capability.
 
 Family checks and the metric conventions they read (a technique that declares the capability
@@ -54,7 +54,7 @@ from suite.technique import Result, Technique
 import suite.testing.resolve as _r
 from suite.testing.family import (DEFAULT_CHECKS, FAMILY_CHECKS, _applies, _DEFAULT_FNS,  # noqa: F401 - the kit's
                                   comm_bandwidth_bound)  # names before 0.3.0 stay importable from here
-from suite.testing.generic import (_fail, check_claims_nulls, check_claims_resolve, check_determinism,  # noqa: F401
+from suite.testing.generic import (_fail, check_claims_assumptions, check_claims_nulls, check_claims_resolve, check_determinism,  # noqa: F401
                                    check_imports, check_metadata, check_parameters, check_properties,
                                    check_runs_and_metrics, _check_one_property, _property_fidelity)
 from suite.testing.resolve import _resolve, resolve_case  # noqa: F401
@@ -68,6 +68,7 @@ _KIT_NAMES = (_resolve, resolve_case, _DEFAULT_FNS)  # re-exported: the 0.2 impo
 
 __all__ = ["CheckReport", "Outcome", "check_technique", "run_checks", "run_check", "check_ids",
            "parametrize_with_checks", "FAMILY_CHECKS", "DEFAULT_CHECKS", "DEFAULT_CHECK_TIMEOUT", "check_claims_nulls",
+           "check_claims_assumptions",
            "comm_bandwidth_bound", "KitWarning"]
 
 #: time-out (s) of one check when run isolated (:func:`run_check`, :func:`parametrize_with_checks`)
@@ -128,7 +129,8 @@ class _State:
 
 def check_ids(tech: Technique, *, properties: bool = True, require_nulls: bool = True) -> list[str]:
     """The ids of every check that applies to *tech*, in the order :func:`check_technique` runs them."""
-    ids = ["metadata", "imports", "parameters", "runs-and-metrics", "determinism", "claims-resolve"]
+    ids = ["metadata", "imports", "parameters", "runs-and-metrics", "determinism", "claims-resolve",
+           "claims-assumptions"]
     if require_nulls:
         ids.append("claims-nulls")
     if properties:
@@ -176,6 +178,7 @@ def _check_fn(check_id: str) -> Callable[[_State], str | None]:
         "determinism": lambda s: check_determinism(s.tech, s.results, s.cases),
         "claims-resolve": lambda s: check_claims_resolve(s.tech),
         "claims-nulls": lambda s: check_claims_nulls(s.tech),
+        "claims-assumptions": lambda s: check_claims_assumptions(s.tech),
         "vocabulary": lambda s: check_vocabulary(s.tech, s.results, s.cases),
     }
     if check_id in simple:
@@ -238,12 +241,13 @@ def _warning_text(check_id: str, exc: AssertionError) -> str:
     from suite import __version__
 
     since = _SINCE.get(check_id, "0.2.0")
-    return (f"{exc} [a default check since {since}: it warns in {__version__} and fails from "
-            f"{FAILS_FROM[check_id]}; fix it, or opt out with kit_opt_out={{{check_id!r}: 'why it does not apply'}}]")
+    fix = (f"fix it, or opt out with kit_opt_out={{{check_id!r}: 'why it does not apply'}}" if check_id in DEFAULT_CHECKS
+           else "fix it")
+    return f"{exc} [a default check since {since}: it warns in {__version__} and fails from {FAILS_FROM[check_id]}; {fix}]"
 
 
 #: the version each default check was added in (0.2.0 unless listed)
-_SINCE = {"meanings": "0.3.10"}
+_SINCE = {"meanings": "0.3.10", "claims-assumptions": "0.3.14"}
 
 
 def _outcome_of(tech: Technique, check_id: str, max_examples: int, state: _State | None = None) -> Outcome:
@@ -505,6 +509,9 @@ def check_technique(tech: Technique, *, max_examples: int = 10, properties: bool
     for cid in check_ids(tech, properties=False, require_nulls=require_nulls):
         if cid.startswith("family:") or cid in DEFAULT_CHECKS:
             continue  # after the properties, below
+        if cid in FAILS_FROM:  # a new check: warns until the version it fails from
+            _record_in_order(tech, cid, max_examples, state, rep)
+            continue
         why = _check_fn(cid)(state)
         rep.outcomes[cid] = f"skipped: {why}" if why else "passed"
     if not require_nulls:
@@ -521,14 +528,19 @@ def check_technique(tech: Technique, *, max_examples: int = 10, properties: bool
         why = _check_fn(f"family:{cap}")(state)
         rep.outcomes[f"family:{cap}"] = f"skipped: {why}" if why else "passed"
     for cid in DEFAULT_CHECKS:
-        if not _applies(tech, cid):
-            continue
-        out = _outcome_of(tech, cid, max_examples, state)
-        if out.status == "failed":
-            raise AssertionError(out.message)
-        if out.status == "warned":
-            import warnings
-
-            warnings.warn(KitWarning(out.message), stacklevel=2)
-        rep.outcomes[cid] = out.status if out.status == "passed" else f"{out.status}: {out.message}"
+        if _applies(tech, cid):
+            _record_in_order(tech, cid, max_examples, state, rep)
     return rep
+
+
+def _record_in_order(tech: Technique, cid: str, max_examples: int, state: _State, rep: CheckReport) -> None:
+    """:func:`check_technique`'s run of a check that warns before it fails: its outcome into *rep*,
+    a warning given as a :class:`KitWarning`, a failure raised."""
+    out = _outcome_of(tech, cid, max_examples, state)
+    if out.status == "failed":
+        raise AssertionError(out.message)
+    if out.status == "warned":
+        import warnings
+
+        warnings.warn(KitWarning(out.message), stacklevel=3)
+    rep.outcomes[cid] = out.status if out.status == "passed" else f"{out.status}: {out.message}"

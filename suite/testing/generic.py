@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from suite.errors import ParameterError, SuiteError
 from suite.technique import Claim, Property, Result, Scenario, Skip, Technique
@@ -298,6 +298,50 @@ def check_claims_nulls(tech: Technique) -> None:
                 except SuiteError as exc:
                     raise _fail(tech, "claims-nulls", f"claim {c.id!r}: null {n.label!r} case {label!r} does not "
                                                       f"resolve: {exc}") from None
+
+
+def check_claims_assumptions(tech: Technique) -> None:
+    """Each claim's assumptions are stated so that the scoreboard's "assumes" lines and its ``†``
+    can be read (hostile15: ``nic-bandwidth =  (... flips at 0)``, ``nic-eff = nan (... flips at
+    nan)`` and one name twice passed every check): a name given once within its claim, a value
+    that is set (not None, not empty text) and not NaN, a ``flip_at`` that is not NaN (None: no
+    flip found). A default check since 0.3.14: it warns (:class:`~suite.deprecation.KitWarning`)
+    and fails from 0.4.0 (:data:`suite.deprecation.FAILS_FROM`).
+
+    Raises
+    ------
+    AssertionError
+        Naming the technique, the claim, the assumption, what was expected and what was given.
+    """
+    for c in tech.claims:
+        seen: set[str] = set()
+        for a in c.assumptions:
+            bad = _assumption_problem(a, seen)
+            if bad:
+                raise _fail(tech, "claims-assumptions", f"claim {c.id!r}: assumption {a.name!r}: {bad}")
+            seen.add(a.name)
+
+
+def _assumption_problem(a: Any, seen: set[str]) -> str | None:
+    """What is wrong with assumption *a* of a claim whose earlier assumptions are named *seen*, or None."""
+    if not isinstance(a.name, str) or not a.name.strip():
+        return "expected a name (what is assumed), got an empty one"
+    if a.name in seen:
+        return "expected each assumption named once within its claim, got this name twice"
+    if a.value is None or (isinstance(a.value, str) and not a.value.strip()):
+        return f"expected the value the model uses, got {a.value!r} (the scoreboard printed it empty)"
+    if _is_nan(a.value):
+        return "expected the value the model uses, got nan"
+    if _is_nan(a.flip_at):
+        return "flip_at: expected the value at which the verdict flips, or None (no flip found), got nan"
+    return None
+
+
+def _is_nan(x: Any) -> bool:
+    """Whether *x* is a real number that is NaN (a float, a numpy scalar); anything else is not."""
+    import numbers
+
+    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isnan(x)
 
 
 def _computed_null(claim: Claim) -> bool:

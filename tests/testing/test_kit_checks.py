@@ -85,9 +85,10 @@ def test_one_item_per_check_with_readable_ids():
     ids = [p.id for p in mark.args[1]]
     assert ids == ["kit-checks:metadata", "kit-checks:imports", "kit-checks:parameters",
                    "kit-checks:runs-and-metrics", "kit-checks:determinism", "kit-checks:claims-resolve",
-                   "kit-checks:claims-nulls", "kit-checks:family:bytes-conserved",
+                   "kit-checks:claims-assumptions", "kit-checks:claims-nulls", "kit-checks:family:bytes-conserved",
                    "kit-two:metadata", "kit-two:imports", "kit-two:parameters", "kit-two:runs-and-metrics",
-                   "kit-two:determinism", "kit-two:claims-resolve", "kit-two:claims-nulls"]
+                   "kit-two:determinism", "kit-two:claims-resolve", "kit-two:claims-assumptions",
+                   "kit-two:claims-nulls"]
     props = _tech(properties=[Property("p1", "x", _never), Property("p2", "y", _never)])
     assert check_ids(props)[-3:] == ["property:p1", "property:p2", "family:bytes-conserved"]
     assert "claims-nulls" not in check_ids(props, require_nulls=False)
@@ -105,7 +106,7 @@ def test_crashing_and_failing_checks_each_fail_alone():
                           "params {'n': 4})",
     }
     assert set(rep.passed) == {"metadata", "parameters", "runs-and-metrics", "determinism", "claims-resolve",
-                               "claims-nulls", "family:bytes-conserved"}
+                               "claims-assumptions", "claims-nulls", "family:bytes-conserved"}
 
 
 def test_check_hanging_in_c_is_killed_at_its_time_out():
@@ -180,7 +181,7 @@ def test_checks(technique, check):
 
 @pytest.mark.slow
 def test_pytest_items_a_hang_does_not_hide_the_rest(tmp_path):
-    """Run as pytest runs a plugin author's suite: 9 items, 2 fail (one by time-out), 7 pass."""
+    """Run as pytest runs a plugin author's suite: 2 items fail (one by time-out), 8 pass, 1 skips."""
     f = tmp_path / "test_author.py"
     f.write_text(textwrap.dedent(PYTEST_FILE))
     env = dict(os.environ)
@@ -188,7 +189,7 @@ def test_pytest_items_a_hang_does_not_hide_the_rest(tmp_path):
     env["PYTHONPATH"] = os.pathsep.join([here] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                         str(f), "-rf"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
-    assert "2 failed, 7 passed" in r.stdout, r.stdout[-3000:]
+    assert "2 failed, 8 passed" in r.stdout, r.stdout[-3000:]
     assert "FAILED test_author.py::test_checks[kit-checks:property:hangs]" in r.stdout
     assert "timed out after 5 s" in r.stdout
     assert "FAILED test_author.py::test_checks[kit-checks:property:fails]" in r.stdout
@@ -434,3 +435,48 @@ def test_a_setup_unknown_claim_without_an_assumption_warns_until_0_4_0():
         with warnings.catch_warnings():
             warnings.simplefilter("error", DeprecationWarning)
             assert run_check(_tech(claims=[claim]), "claims-resolve", isolate=False).status == "passed"
+
+
+# --------------------------------------------------------------------------- assumptions stated
+
+
+def _assuming(*assumptions):
+    nulls = (Null("baseline for the method", variants={"fast": "other"}), Null("no gain", value=1.0))
+    return _tech(claims=[_claim(nulls=nulls, assumptions=assumptions)])
+
+
+def test_an_assumption_without_a_value_or_with_nan_or_named_twice_warns_until_0_4_0(monkeypatch):
+    """hostile15 finding 5: `Assumption("nic-bandwidth", None, flip_at=0.0)`, `nan` values and one name
+    twice passed every check, and the scoreboard printed "nic-bandwidth =  (...)" and "flips at nan".
+    The kit's claims-assumptions check warns (KitWarning, a FutureWarning, failing from 0.4.0), naming
+    the claim and the assumption; a stated one passes silently."""
+    import suite._version
+    from suite import Assumption
+    from suite.deprecation import KitWarning
+
+    bad = {
+        "assumption 'nic-bandwidth': expected the value the model uses, got None (the scoreboard printed it empty)":
+            (Assumption("nic-bandwidth", None, flip_at=0.0),),
+        "assumption 'nic': expected the value the model uses, got '' (the scoreboard printed it empty)":
+            (Assumption("nic", "", flip_at=1.0),),
+        "assumption 'nic-eff': expected the value the model uses, got nan": (Assumption("nic-eff", float("nan")),),
+        "assumption 'nic-eff': flip_at: expected the value at which the verdict flips, or None (no flip found), got nan":
+            (Assumption("nic-eff", 0.8, flip_at=float("nan")),),
+        "assumption 'bw': expected each assumption named once within its claim, got this name twice":
+            (Assumption("bw", 1.0, flip_at=2.0), Assumption("bw", 3.0)),
+    }
+    for problem, assumptions in bad.items():
+        out = run_check(_assuming(*assumptions), "claims-assumptions", isolate=False)
+        assert (out.status, out.message) == ("warned", f"kit-checks: check 'claims-assumptions' failed: claim '2x': "
+                                             f"{problem} [a default check since 0.3.14: it warns in "
+                                             f"{suite.__version__} and fails from 0.4.0; fix it]")
+    twice = _assuming(*bad["assumption 'bw': expected each assumption named once within its claim, got this name twice"])
+    with pytest.warns(KitWarning, match="got this name twice"):  # check_technique warns and carries on
+        assert check_technique(twice, properties=False).warned["claims-assumptions"].startswith("kit-checks: check")
+    assert issubclass(KitWarning, FutureWarning)
+    stated = _assuming(Assumption("bw", 1.25, flip_at=12.5, flips_to="reproduced"), Assumption("eff", 0.8))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert run_check(stated, "claims-assumptions").status == "passed"  # forked, as a plugin's kit runs it
+    monkeypatch.setattr(suite._version, "__version__", "0.4.0")
+    assert run_check(twice, "claims-assumptions", isolate=False).status == "failed"
