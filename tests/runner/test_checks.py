@@ -123,7 +123,7 @@ def test_a_negative_value_labelled_dimensionless_is_held_to_its_declared_unit():
     assert checks.check_outcome(_ok([["comm_time", -1.0, "1", "lower"]]), "evil")["status"] == "ok"  # no declaration
 
 
-def test_declared_units_reads_the_vocabulary_and_the_meanings_at_the_fidelity():
+def test_declared_units_reads_the_shared_and_the_fidelitys_own_meanings():
     """The lookup the coordinator builds once per technique and fidelity: the shared meaning's unit,
     a fidelity's own meaning over the shared one, none for an undeclared metric."""
     from suite.declaration.vocabulary import MetricMeaning
