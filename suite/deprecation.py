@@ -25,7 +25,7 @@ FAILS_FROM = {
     "thread-at-load": "0.4.0",
     # a declared metric meaning whose unit or direction the results contradict (a default check of 0.3.10)
     "meanings": "0.4.0",
-    # a claim's assumption with no value, a NaN value or flip_at, or a name given twice (a check of 0.3.14)
+    # a claim's assumption with no value, a NaN value or flip_at, or a name given twice (a check of 0.3.13)
     "claims-assumptions": "0.4.0",
 }
 

@@ -247,7 +247,7 @@ def _warning_text(check_id: str, exc: AssertionError) -> str:
 
 
 #: the version each default check was added in (0.2.0 unless listed)
-_SINCE = {"meanings": "0.3.10", "claims-assumptions": "0.3.14"}
+_SINCE = {"meanings": "0.3.10", "claims-assumptions": "0.3.13"}
 
 
 def _outcome_of(tech: Technique, check_id: str, max_examples: int, state: _State | None = None) -> Outcome:

@@ -305,7 +305,7 @@ def check_claims_assumptions(tech: Technique) -> None:
     can be read (hostile15: ``nic-bandwidth =  (... flips at 0)``, ``nic-eff = nan (... flips at
     nan)`` and one name twice passed every check): a name given once within its claim, a value
     that is set (not None, not empty text) and not NaN, a ``flip_at`` that is not NaN (None: no
-    flip found). A default check since 0.3.14: it warns (:class:`~suite.deprecation.KitWarning`)
+    flip found). A default check since 0.3.13: it warns (:class:`~suite.deprecation.KitWarning`)
     and fails from 0.4.0 (:data:`suite.deprecation.FAILS_FROM`).
 
     Raises

@@ -468,7 +468,7 @@ def test_an_assumption_without_a_value_or_with_nan_or_named_twice_warns_until_0_
     for problem, assumptions in bad.items():
         out = run_check(_assuming(*assumptions), "claims-assumptions", isolate=False)
         assert (out.status, out.message) == ("warned", f"kit-checks: check 'claims-assumptions' failed: claim '2x': "
-                                             f"{problem} [a default check since 0.3.14: it warns in "
+                                             f"{problem} [a default check since 0.3.13: it warns in "
                                              f"{suite.__version__} and fails from 0.4.0; fix it]")
     twice = _assuming(*bad["assumption 'bw': expected each assumption named once within its claim, got this name twice"])
     with pytest.warns(KitWarning, match="got this name twice"):  # check_technique warns and carries on
