@@ -479,3 +479,23 @@ def test_the_arrival_rate_flip_leads_to_no_evidence(scale, verdict):
 
     got, ours = verdict_at(TECHNIQUE, c, scenario_edit=busier)
     assert got == verdict and c.expect.check(ours) == (scale == 0.55)
+
+
+@pytest.mark.parametrize("bandwidth, verdict, ours", [
+    # each side of the declared flip (reader 15 #5: "87 Gbit/s" gave 1.3357, below the band), then the
+    # page's sweep: 100 and 400 Gbit/s give the same (reader 15 #4: the page said 1.347 and 1.386)
+    ("87 Gbit/s", "not reproduced", 1.3357), ("87.1 Gbit/s", "not reproduced", 1.3360),
+    ("87.2 Gbit/s", "reproduced", 1.3362), ("25 Gbit/s", "not reproduced", 1.1269),
+    ("100 Gbit/s", "reproduced", 1.3555), ("400 Gbit/s", "reproduced", 1.3555)])
+def test_the_network_flip_is_where_declared_and_what_it_flips_to(bandwidth, verdict, ours):
+    """Band by hand 1 + 0.42 x [0.8, 1.2] = [1.336, 1.504]; the nulls (no gain 1, the ideal additive
+    gain 1.7253) lie outside, so ours entering the band is 'reproduced', at 87.2 Gbit/s (87.1: 1.33598)."""
+    from claim_verdict import verdict_at
+
+    c = next(c for c in TECHNIQUE.claims if c.id == "heterogeneous-42pct-throughput")
+    assert c.expect.band() == pytest.approx((1.336, 1.504), abs=1e-12)
+    (a,) = c.assumptions
+    assert (a.value, a.sourced, a.flip_at, a.flips_to) == ("10 Gbit/s", False, "87.2 Gbit/s", "reproduced")
+    got, value = verdict_at(TECHNIQUE, c, spec_edit=lambda s: dataclasses.replace(
+        s, overrides={**s.overrides, "network.1.bandwidth": bandwidth}))
+    assert (got, round(value, 4)) == (verdict, ours)
