@@ -412,3 +412,28 @@ def test_gpt_neo_8m_steps_ratio_flip_is_a_float_tie_at_the_band_edge():
     assert (32 + 0.8 * (10_382 - 32)) / 10_000 == pytest.approx(0.8312, abs=1e-15)  # 8,312 / 10,000
     assert _null_by_hand(0.2, 1.0382, 32) == pytest.approx(0.1688, abs=1e-15) == c.expect.band()[0]
     assert [_verdict(c, steps_ratio=x)[0] for x in (1.0381, 1.0382)] == ["not discriminating", "reproduced"]
+
+
+def test_the_page_s_sensitivity_table_is_the_model_s():
+    """Reader 15 #4: docs/techniques/palsgd.md's sensitivity table had kept older figures (equal samples
+    0.05 / -0.13 / 0.23%, grad_accum = 1 12.0 / 20.7 / 23.5%, a40-64 GPT-Neo-8M 23.3%, a800-64 ResNet-50
+    11.9%). Each cell, as printed, is the model's time_saving at the claim's params with the column's one
+    change, rounded to the digits the page shows."""
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs/techniques/palsgd.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip(): [x.strip() for x in line.split("|")[2:-1]] for line in
+            page.split("Sensitivity (time saving of `palsgd`):", 1)[1].split("\n\n")[1].splitlines()[2:]}
+    claims = {"ResNet-50": "resnet-50-imagenet", "GPT-Neo-125M": "gpt-neo-125m-tinystories",
+              "GPT-Neo-8M": "gpt-neo-8m-tinystories"}
+    assert set(rows) == set(claims)
+    for name, cells in rows.items():
+        spec = next(c for c in TECHNIQUE.claims if c.id.startswith(claims[name])).scenario
+        p = spec.params["p"]
+        for cell, (profile, params) in zip(cells, [(None, {}), (None, {"steps_ratio": 1 / (1 - p)}),
+                                                   ("a40-64", {"workers": 16}), ("a800-64", {"workers": 16}),
+                                                   (None, {"grad_accum": 1})]):
+            edited = dataclasses.replace(spec, params={**spec.params, **params}, profile=profile or spec.profile)
+            got = 100 * TECHNIQUE.evaluate(resolve_case(TECHNIQUE, edited).scenario)["time_saving"]
+            shown = cell.rstrip("%").replace("−", "-")
+            assert f"{got:.{len(shown.split('.')[1])}f}" == shown, (name, profile, params, cell, got)
