@@ -499,3 +499,28 @@ def test_the_network_flip_is_where_declared_and_what_it_flips_to(bandwidth, verd
     got, value = verdict_at(TECHNIQUE, c, spec_edit=lambda s: dataclasses.replace(
         s, overrides={**s.overrides, "network.1.bandwidth": bandwidth}))
     assert (got, round(value, 4)) == (verdict, ours)
+
+
+def test_the_page_s_network_table_is_the_model_s():
+    """Reader 15 #4: docs/techniques/virtualflow.md's network table showed 1.073 / 1.347 / 1.386 for the
+    Transformer at 25 / 100 / 400 Gbit/s where the model gives 1.127 / 1.355 / 1.355. Each cell, as
+    printed, is heterogeneous over fast-only throughput on vf-mix at the column's workload, batch and V
+    (from its header), with the plan (virtual nodes per GPU type) in brackets."""
+    from pathlib import Path
+
+    from suite import ScenarioSpec
+
+    page = (Path(__file__).resolve().parents[2] / "docs/techniques/virtualflow.md").read_text(encoding="utf-8")
+    lines = page.split("| inter-node bandwidth |", 1)[1].split("\n\n")[0].splitlines()
+    cols = [h.split() for h in lines[0].split("|")[:-1]]  # e.g. ['transformer-base', 'B=128', 'V=16']
+    assert len(lines) == 6 and [c[0] for c in cols] == ["transformer-base", "resnet-50", "bert-base@seq128"]
+    for line in lines[2:]:
+        bw, *cells = [x.strip() for x in line.split("|")[1:-1]]
+        for (wl, b, v), cell in zip(cols, cells):
+            params = {"batch": int(b[2:]), "virtual_nodes": int(v[2:])}
+            res = {var: TECHNIQUE.evaluate(resolve_case(TECHNIQUE, ScenarioSpec(
+                variant=var, profile="vf-mix", workload=wl, params=params,
+                overrides={"network.1.bandwidth": bw.split(" (")[0]})).scenario) for var in ("heterogeneous", "fast-only")}
+            fast, slow = res["heterogeneous"].artifacts["plan"]["vns"]
+            got = res["heterogeneous"]["throughput"] / res["fast-only"]["throughput"]
+            assert cell == f"{got:.3f} ({fast}, {slow})", (bw, wl, got)
