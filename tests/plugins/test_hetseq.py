@@ -389,12 +389,9 @@ def test_speedup_8n_is_setup_unknown_and_flips_where_declared():
     assert at("1.92 GB/s") == pytest.approx(6.9287, abs=5e-5) and at("5.843 GB/s") == pytest.approx(7.6886, abs=5e-5)
 
 
-def _with(bandwidth=None, **params):
-    """A ``spec_edit`` for the judge: the inter-node link at *bandwidth* (None: the profile's), *params* set."""
-    def edit(spec):
-        over = {**spec.overrides, **({"network.1.bandwidth": bandwidth} if bandwidth else {})}
-        return dataclasses.replace(spec, params={**spec.params, **params}, overrides=over)
-    return edit
+def _at_bandwidth(bandwidth):
+    """A ``spec_edit`` for the judge: every case with the inter-node link at *bandwidth*."""
+    return lambda spec: dataclasses.replace(spec, overrides={**spec.overrides, "network.1.bandwidth": bandwidth})
 
 
 @pytest.mark.parametrize("bandwidth, verdict, ours", [
@@ -414,7 +411,7 @@ def test_speedup_4n_fabric_flips_where_declared(bandwidth, verdict, ours):
     assert (a.value, a.flip_at, a.sourced) == ("5.843 GB/s", "about 2.94 GB/s", False)
     assert a.flips_to == "reproduced (to 0.70 GB/s; not reproduced below)"
     assert "decide it" not in c.reason and "0.70 and 2.94 GB/s" in c.reason
-    got, value = verdict_at(TECHNIQUE, c, spec_edit=_with(bandwidth))
+    got, value = verdict_at(TECHNIQUE, c, spec_edit=_at_bandwidth(bandwidth))
     assert (got, round(value, 4)) == (verdict, ours)
     assert c.expect.band() == pytest.approx((2.776, 3.664), abs=1e-12)
 
@@ -428,12 +425,12 @@ def test_speedup_4n_fabric_flips_where_declared(bandwidth, verdict, ours):
 def test_readme_claims_flip_on_the_all_reduce_algorithm_as_declared(claim_id, algorithm, verdict, ours):
     """The default ring is a modelling choice (the README names no algorithm), declared on both claims as
     flipping at tree to reproduced (the ideal-scaling nulls 4 and 8 stay outside)."""
-    from claim_verdict import verdict_at
+    from claim_verdict import verdict_at, with_params
 
     c = next(c for c in TECHNIQUE.claims if c.id == claim_id)
     a = next(a for a in c.assumptions if a.name.startswith("all-reduce algorithm"))
     assert (a.value, a.flip_at, a.flips_to, a.sourced) == ("ring", "tree", "reproduced", False)
-    got, value = verdict_at(TECHNIQUE, c, spec_edit=_with(algorithm=algorithm))
+    got, value = verdict_at(TECHNIQUE, c, spec_edit=with_params(algorithm=algorithm))
     assert (got, round(value, 4)) == (verdict, ours)
 
 
