@@ -52,6 +52,12 @@ def with_params(**params: Any) -> Callable:
     return lambda spec: dataclasses.replace(spec, params={**spec.params, **params})
 
 
+def with_overrides(overrides: Mapping[str, str]) -> Callable:
+    """A ``spec_edit`` for :func:`verdict_at`: every case with the profile fields *overrides* set
+    (``{"network.1.bandwidth": "2.94 GB/s"}``, as ``--set``), its other overrides kept."""
+    return lambda spec: dataclasses.replace(spec, overrides={**spec.overrides, **overrides})
+
+
 def verdict_at(tech, claim, spec_edit: Callable | None = None,
                scenario_edit: Callable | None = None) -> tuple[str, Any]:
     """(verdict, our value) of *claim* of *tech* with every case edited; raises what a case raises."""

@@ -389,11 +389,6 @@ def test_speedup_8n_is_setup_unknown_and_flips_where_declared():
     assert at("1.92 GB/s") == pytest.approx(6.9287, abs=5e-5) and at("5.843 GB/s") == pytest.approx(7.6886, abs=5e-5)
 
 
-def _at_bandwidth(bandwidth):
-    """A ``spec_edit`` for the judge: every case with the inter-node link at *bandwidth*."""
-    return lambda spec: dataclasses.replace(spec, overrides={**spec.overrides, "network.1.bandwidth": bandwidth})
-
-
 @pytest.mark.parametrize("bandwidth, verdict, ours", [
     # --set network.1.bandwidth at 4 nodes: each side of the declared flip (about 2.94 GB/s) and of the
     # window's low end (0.70 GB/s); reader 15 #2: 2.9 GB/s 3.6588 and 10 GbE 3.2336 were reproduced, undeclared
@@ -404,14 +399,14 @@ def test_speedup_4n_fabric_flips_where_declared(bandwidth, verdict, ours):
     """Reader 15 #2: the 4-node claim rests on the unnamed fabric too, not only on the README's two 1-node
     times. Band by hand 3.22 x [0.8, 1.2] = [2.776, 3.664]; the null (ideal scaling at our reference) is 4,
     outside, so ours inside is 'reproduced' from 2.94 GB/s down to 0.70 GB/s, as declared."""
-    from claim_verdict import verdict_at
+    from claim_verdict import verdict_at, with_overrides
 
     c = next(c for c in TECHNIQUE.claims if c.id == "readme-speedup-4n")
     a = next(a for a in c.assumptions if a.name.startswith("inter-node fabric"))
     assert (a.value, a.flip_at, a.sourced) == ("5.843 GB/s", "about 2.94 GB/s", False)
     assert a.flips_to == "reproduced (to 0.70 GB/s; not reproduced below)"
     assert "decide it" not in c.reason and "0.70 and 2.94 GB/s" in c.reason
-    got, value = verdict_at(TECHNIQUE, c, spec_edit=_at_bandwidth(bandwidth))
+    got, value = verdict_at(TECHNIQUE, c, spec_edit=with_overrides({"network.1.bandwidth": bandwidth}))
     assert (got, round(value, 4)) == (verdict, ours)
     assert c.expect.band() == pytest.approx((2.776, 3.664), abs=1e-12)
 

@@ -490,14 +490,13 @@ def test_the_arrival_rate_flip_leads_to_no_evidence(scale, verdict):
 def test_the_network_flip_is_where_declared_and_what_it_flips_to(bandwidth, verdict, ours):
     """Band by hand 1 + 0.42 x [0.8, 1.2] = [1.336, 1.504]; the nulls (no gain 1, the ideal additive
     gain 1.7253) lie outside, so ours entering the band is 'reproduced', at 87.2 Gbit/s (87.1: 1.33598)."""
-    from claim_verdict import verdict_at
+    from claim_verdict import verdict_at, with_overrides
 
     c = next(c for c in TECHNIQUE.claims if c.id == "heterogeneous-42pct-throughput")
     assert c.expect.band() == pytest.approx((1.336, 1.504), abs=1e-12)
     (a,) = c.assumptions
     assert (a.value, a.sourced, a.flip_at, a.flips_to) == ("10 Gbit/s", False, "87.2 Gbit/s", "reproduced")
-    got, value = verdict_at(TECHNIQUE, c, spec_edit=lambda s: dataclasses.replace(
-        s, overrides={**s.overrides, "network.1.bandwidth": bandwidth}))
+    got, value = verdict_at(TECHNIQUE, c, spec_edit=with_overrides({"network.1.bandwidth": bandwidth}))
     assert (got, round(value, 4)) == (verdict, ours)
 
 
