@@ -131,7 +131,8 @@ class Technique:
         What ``suite run --technique T`` uses when none is given.
     default_workloads : mapping of fidelity -> str
         A fidelity's own default workload, where ``default_workload`` is one that fidelity cannot
-        run (``{"execute": "sbm-graph"}``: real arrays of a small generated graph).
+        run (``{"execute": "sbm-graph"}``: real arrays of a small generated graph); ``""`` for
+        none (a fidelity that runs its own data and no workload).
     needs_profile, needs_workload : bool
         Whether a scenario must name a profile / workload (``needs_workload=False``: a workload is
         optional, and a case that names one is run on it and stored under its name).

@@ -389,8 +389,8 @@ class Resolver:
         facts = self._technique(tech)
         params, params_text, shared = self._validated(tech, spec.params)
         profile_name = spec.profile or tech.default_profile
-        workload_name = (spec.workload or (getattr(tech, "default_workloads", None) or {}).get(spec.fidelity)
-                         or tech.default_workload)
+        own = getattr(tech, "default_workloads", None) or {}  # a fidelity's "" default: no workload
+        workload_name = spec.workload or (own[spec.fidelity] if spec.fidelity in own else tech.default_workload) or None
         profile = p_hash = None
         if profile_name:
             profile, p_hash = self.profile(profile_name, spec.overrides)

@@ -133,3 +133,23 @@ def test_clock_workload_named_but_not_resolved_is_one_line(tech, execute):
     with pytest.raises(ParameterError, match=rf"^{tech.name.replace('-', '')}: parameter 'clock_workload': "
                                              r"expected the workload 'resnet-50' resolved by the runner"):
         execute.setup(spec.variant, params, None, 0)
+
+
+def test_odyssey_execute_runs_no_workload_and_stores_none(tmp_path):
+    """Audit reader15 #3: odyssey's execute trains its own 5-layer MLP (8 -> 24 x 4 -> 3) on its own
+    regression data and never read the workload, yet stored every variant under the name asked for
+    (llama2-7b by default, digits, iris, resnet-50), every metric but wall_time identical (final_loss
+    0.22152374). Now its default case names no workload and runs (its recovery matches dense numpy
+    gradient descent: oracle_error is float64 rounding), and any workload named is Skipped, one line."""
+    ctx = session_context()
+    entry = {"technique": "odyssey", "variants": ["odyssey"], "fidelities": ["execute"]}
+    cases = [*expand_entry(entry, context=ctx).cases,
+             *expand_entry({**entry, "workloads": ["llama2-7b", "iris", "resnet-50"]}, context=ctx).cases]
+    runs = "odyssey execute trains its own 5-layer MLP on its own regression data and runs no workload"
+    with Store(tmp_path / "s.sqlite") as st:
+        run_cases(cases, st, options=ExecOptions(jobs=1, isolate=False), context=ctx)
+        got = {st.case(c.key)["workload"]: st.statuses([c.key])[c.key] for c in cases}
+        assert got == {None: ("ok", None),
+                       **{w: ("skipped", f"{runs}; {w!r} is not run (leave --workload out)")
+                          for w in ("llama2-7b", "iris", "resnet-50")}}
+        assert st.result(cases[0].key).metrics["oracle_error"].value < 1e-12
