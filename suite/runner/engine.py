@@ -409,7 +409,8 @@ class _Run:
 def _execute(run: _Run, ex: Any, name: str, cases: Iterable[Case], chunk_size: int,
              allow_parallel_execute: bool) -> None:
     """Every chunk of *cases*: what is not stored, through executor *ex*, into the store. A
-    Ctrl-C (or SIGTERM, SIGHUP) marks the run interrupted after closing the executor's generator."""
+    Ctrl-C (or SIGTERM, SIGHUP) marks the run interrupted; the executor's generator is closed
+    however the run ends (an error left it open, with the handlers it installed)."""
     gen = None
     run.chunk_size = max(1, int(chunk_size))
     try:
@@ -432,10 +433,11 @@ def _execute(run: _Run, ex: Any, name: str, cases: Iterable[Case], chunk_size: i
             run.progress.start(0, 0)
     except KeyboardInterrupt:
         run.summary.interrupted = True
+    finally:  # on any exit: an executor's handlers (dask's Ctrl-C holder) end with its generator
         if gen is not None and hasattr(gen, "close"):
             try:
                 gen.close()
-            except BaseException:  # noqa: BLE001 - stopping workers must not hide the interrupt
+            except BaseException:  # noqa: BLE001 - stopping workers must not hide what ended the run
                 pass
 
 

@@ -425,3 +425,27 @@ def test_an_outcome_for_a_case_not_given_is_an_error(fake_registry, store):
 
     with pytest.raises(SuiteError, match="executor 'wrong': returned an outcome for case 'not-a-key'"):
         run_cases(_modes_sweep(["ok"]).cases, store, executor=Wrong(), context=Context.build())
+
+
+def test_an_executors_generator_is_closed_when_the_run_ends_on_an_error(fake_registry, store):
+    """Review of 0.3.13: only a Ctrl-C closed the executor's generator, so a run ended by an error
+    (here an outcome for a key it was not given) left it open, with whatever it had installed
+    (the dask executor's Ctrl-C holder and stop-signal handlers), for as long as the traceback lived."""
+    from suite.errors import SuiteError
+    from suite.runner.executors import Executor
+
+    state = {"closed": False}
+
+    class Stray(Executor):
+        name = "stray"
+
+        def map_cases(self, cases, options):
+            try:
+                yield {"key": "not-a-case-key", "status": "ok", "metrics": []}
+            finally:
+                state["closed"] = True
+
+    with pytest.raises(SuiteError, match="not one of the cases it was given") as err:
+        run_cases(_modes_sweep(["ok"]).cases, store, executor=Stray(), context=Context.build())
+    assert err.value.__traceback__ is not None  # the traceback, which holds the generator, still lives
+    assert state["closed"]
