@@ -279,7 +279,7 @@ class Technique:
             return
         given = [f"{k} = {v!r}" for k, v in (("needs_workload", self.needs_workload),
                                               ("default_workload", self.default_workload),
-                                              ("default_workloads", dict(self.default_workloads))) if v]
+                                              ("default_workloads", {k: w for k, w in self.default_workloads.items() if w})) if v]
         if given:
             raise TechniqueError(f"technique {self.name!r}: takes_workload = false: expected needs_workload = false "
                                  f"and no default workload, got {', '.join(given)}")

@@ -222,7 +222,7 @@ def require_dataset(workload: "Workload | None", runs: str, *, priced: bool = Tr
     workload : Workload or None
         The scenario's resolved workload (None: the fidelity's own data, e.g. the digits).
     runs : str
-        What the fidelity runs, as the line names it (``"hetseq execute trains a softmax
+        What the fidelity runs, as the line names it (``"NAME execute trains a softmax
         classifier on a classification dataset workload (e.g. digits)"``).
     priced : bool
         Whether another fidelity of the technique prices a layer table (the line says so);

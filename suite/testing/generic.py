@@ -334,6 +334,8 @@ def _assumption_problem(a: Any, seen: set[str]) -> str | None:
         return "expected the value the model uses, got nan"
     if _is_nan(a.flip_at):
         return "flip_at: expected the value at which the verdict flips, or None (no flip found), got nan"
+    if isinstance(a.flip_at, str) and not a.flip_at.strip():
+        return f"flip_at: expected the value at which the verdict flips, or None (no flip found), got {a.flip_at!r}"
     return None
 
 

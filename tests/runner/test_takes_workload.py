@@ -51,6 +51,8 @@ def test_takes_workload_false_contradicts_a_required_or_default_workload():
         _tech(takes_workload=False, needs_workload=True)
     with pytest.raises(TechniqueError, match=r"got default_workload = 'resnet-50'$"):
         _tech(takes_workload=False, default_workload="resnet-50")
+    # "" is no workload ([default_workloads] of a fidelity that runs its own data): no contradiction
+    assert _tech(takes_workload=False, default_workloads={"model": ""}).takes_workload is False
 
 
 def test_cerebras_stencil_refuses_a_workload_and_a_category_run_says_so(shared_context):

@@ -464,6 +464,9 @@ def test_an_assumption_without_a_value_or_with_nan_or_named_twice_warns_until_0_
             (Assumption("nic-eff", 0.8, flip_at=float("nan")),),
         "assumption 'bw': expected each assumption named once within its claim, got this name twice":
             (Assumption("bw", 1.0, flip_at=2.0), Assumption("bw", 3.0)),
+        # review of 0.3.13: an empty flip_at printed "flips at  (to reproduced)" and took the dagger
+        "assumption 'bw': flip_at: expected the value at which the verdict flips, or None (no flip found), got ''":
+            (Assumption("bw", 10, flip_at="", flips_to="reproduced"),),
     }
     for problem, assumptions in bad.items():
         out = run_check(_assuming(*assumptions), "claims-assumptions", isolate=False)
