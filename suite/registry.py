@@ -158,7 +158,7 @@ class Registry:
         self._pm_by_plugin: dict[str, pluggy.PluginManager] = {}
         self._profile_paths: list[Path] = []
         #: profile name -> the plugin whose folders declare it; the shipped library's names (read once)
-        self._profile_owner: dict[str, PluginInfo] = {}
+        self._profile_owner: dict[str, tuple[PluginInfo, Path]] = {}  # name -> (plugin, its file, resolved)
         self._shipped_profiles: dict[str, Path] | None = None
         self._workloads: list[tuple[str, Any]] = []
         self._workloads_loaded = False
@@ -358,11 +358,13 @@ class Registry:
             if name in shipped:
                 return (f"suite_hardware_profiles(): profile {name!r} ({f}) is a shipped profile "
                         f"(`suite hardware show {name}`); expected a unique name")
-            if name in self._profile_owner:
-                other = self._profile_owner[name]
+            owner = self._profile_owner.get(name)
+            if owner is not None and owner[1] != f.resolve():  # the same file returned again is read once
+                other = owner[0]
                 return (f"suite_hardware_profiles(): profile {name!r} ({f}) is already provided by "
                         f"{other.distribution} (plugin {other.name!r}); expected a unique name")
-        self._profile_owner.update({name: info for name in mine})
+        for name, f in mine.items():
+            self._profile_owner.setdefault(name, (info, f.resolve()))
         return None
 
     def _undefer(self, name: str | None = None) -> None:

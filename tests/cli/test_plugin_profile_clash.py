@@ -95,3 +95,22 @@ def test_a_plugin_returning_a_shipped_folder_itself_is_no_clash():
     (info,) = [p for p in reg.plugins if p.name == "reuses_shipped"]
     assert (info.status, info.reason) == ("ok", "")
     assert reg.hardware_profile_paths() == [SHIPPED.parent]
+
+
+def test_two_plugins_returning_one_profile_file_are_no_clash(tmp_path):
+    # review of 0.3.13: the second plugin was quarantined ("already provided by ..."), losing its
+    # techniques, though the library reads a file reached twice once
+    from test_trust_plugins import _module
+
+    from suite.registry import Registry
+
+    (tmp_path / "t.toml").write_text(SHIPPED.read_text().replace('name = "titan-x-maxwell-16n-10gbe"',
+                                                                 'name = "plugin-titan"'))
+    mods = [(n, _module(n, f"""
+        @hookimpl
+        def suite_hardware_profiles():
+            return [{str(tmp_path)!r}]
+    """)) for n in ("first_p", "second_p")]
+    reg = Registry(entry_points_=[], modules=mods)
+    assert {p.name: (p.status, p.reason) for p in reg.plugins if p.name in ("first_p", "second_p")} == {
+        "first_p": ("ok", ""), "second_p": ("ok", "")}
