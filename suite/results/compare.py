@@ -57,7 +57,7 @@ from suite.errors import SuiteError, did_you_mean
 from suite.results.codec import finite as _num, is_missing
 from suite.results.profilediff import ProfileDiff, merge_diffs, profile_diff
 from suite.results.runs import UNFINISHED
-from suite.results.schema import FAILED_STATUSES, OK
+from suite.results.schema import OK, STATUSES
 from suite.results.scenarios import (sort_key, _describe, _order, _own_values, _scenario_key, _set_values, _swept, _unpaired,
                                      _varying, _written)
 
@@ -167,7 +167,7 @@ def short_of_plan(info: Mapping[str, Any]) -> bool:
 
 
 #: the statuses of a case that holds no metric (:data:`suite.results.schema.STATUSES` but ok)
-NOT_OK = ("skipped",) + FAILED_STATUSES
+NOT_OK = tuple(s for s in STATUSES if s != OK)
 
 
 @dataclass

@@ -527,7 +527,10 @@ def _snapshots_of(scenario: Any, profile: Any, snapshots: InputSnapshots) -> tup
     inputs = getattr(scenario, "inputs", None)
     if not inputs:
         return snaps
-    return snaps + tuple(snapshots.of(v, f"scenario.input({k!r})") for k, v in inputs.items())
+    # the case's own profile or workload named again is held once (its recording may cover it)
+    own = (profile, getattr(scenario, "workload", None))
+    return snaps + tuple(snapshots.of(v, f"scenario.input({k!r})") for k, v in inputs.items()
+                         if not any(v is o for o in own))
 
 
 def _restore_changed(snaps: tuple[list[Any], ...]) -> str | None:
