@@ -117,12 +117,17 @@ def declared_units(tech: Any, fidelity: str | None) -> DeclaredUnit:
     override); a lookup that raises reads as none declared. Built once per technique and fidelity."""
     from suite.technique import Technique
 
+    known: dict[str, str | None] = {}
+
     def unit(name: str) -> str | None:
+        if name in known:
+            return known[name]
         try:
             meaning = Technique.meaning(tech, name, fidelity)
         except Exception:  # noqa: BLE001 - a broken declaration leaves the result's own unit to decide
-            return None
-        return meaning.unit if meaning is not None else None
+            meaning = None
+        known[name] = got = meaning.unit if meaning is not None else None
+        return got
 
     return unit
 

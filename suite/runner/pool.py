@@ -29,7 +29,7 @@ from typing import Any
 from suite.runner.case import Case
 from suite.runner.evaluate import (CaseTimeout, CodeCheck, InputSnapshots, Outcome, ReadSampler, crashed_outcome,
                                    describe_exit, evaluate_outcome, package_of, resolved_tech)
-from suite.runner.options import ExecOptions, Executor
+from suite.runner.options import ExecOptions, Executor, stop_signals
 from suite.tamper_process import recheck
 
 __all__ = ["LocalExecutor", "run_isolated", "CHUNK_MAX"]
@@ -124,13 +124,13 @@ def _worker_setup(fault_fd: int, parent: int) -> None:  # pragma: no cover - run
     except OSError:
         pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's business
-    # the coordinator's SIGTERM handler (a run stopped by a batch scheduler) is not the worker's:
-    # a SIGTERM kills the worker, and its case is stored crashed, as on every executor
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    # the same for SIGHUP (a closed ssh session), which it also traps; under nohup (ignored) the
-    # worker ignores it too, or a closed session would crash the running cases of a run that goes on
-    if hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
-        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    # the coordinator's stop-signal handlers (SIGTERM: a run stopped by a batch scheduler; SIGHUP: a
+    # closed ssh session) are not the worker's: the signal kills the worker, and its case is stored
+    # crashed, as on every executor; one ignored (nohup) stays ignored, or a closed session would
+    # crash the running cases of a run that goes on
+    for sig in stop_signals():
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            signal.signal(sig, signal.SIG_DFL)
     # a fatal error (abort, segfault) writes the Python stack to a file the coordinator reads
     # back and stores as the crashed case's traceback
     faulthandler.enable(file=fault_fd, all_threads=False)
