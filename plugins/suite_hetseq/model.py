@@ -277,18 +277,15 @@ class Plan:
         return self.steps * self.at_n.time
 
     @property
-    def node_speedup(self) -> float:
-        """Fixed-epoch time of one node over n nodes' (the README's "speedup")."""
-        return self.steps_1 * self.at_1.time / self.train_time
+    def one_node_time(self) -> float:
+        """The 1-node fixed-epoch time (s): the 1-node run's steps x its step (the README's speed-up
+        divides a 1-node time by :attr:`train_time`: this one, or the claim's ``one_node_days``)."""
+        return self.steps_1 * self.at_1.time
 
     @property
     def speedup(self) -> float:
         """Aggregate throughput over one device's (the data-parallel vocabulary's ``speedup``)."""
         return self.at_n.throughput * self.device_time
-
-    @property
-    def expansion(self) -> float:
-        return self.node_speedup / (self.ranks / self.ranks_per_node)
 
 
 def _nodes_of(profile, nodes: int) -> tuple[int, int]:
@@ -446,7 +443,7 @@ def _result(pl: Plan, wl, prof, p, nodes: int):
     res.add("iteration_time", s.time, "s", "lower")
     res.add("throughput", s.throughput, "samples/s", "higher")
     res.add("speedup", pl.speedup, "1", "higher")
-    one_node = pl.steps_1 * pl.at_1.time
+    one_node = pl.one_node_time
     ref = one_node if p.get("one_node_days") is None else float(p["one_node_days"]) * _DAY
     res.add("node_speedup", ref / pl.train_time, "1", "higher")
     res.add("expansion", ref / pl.train_time / (pl.ranks / pl.ranks_per_node), "1", "higher")
