@@ -236,7 +236,7 @@ _FLIPS = {
     "tf-vgg19-22k-32n-slower-than-1": ("0.64 Gbit/s", "ps's speed-up on VGG19-22K falls below 1x only under 0.64 Gbit/s: "
                                                       "reproduced there (the ideal-scaling null stays outside)"),
 }
-#: the verdict past each flip, where it is not "reproduced" (docs/verdicts.md: flips_to)
+#: the verdict past each flip (docs/verdicts.md: flips_to)
 _FLIPS_TO = {"inception-v3-32n": "not reproduced", "inception-v3-32n-vs-tf": "not discriminating",
              "inception-v3-32n-tf": "reproduced", "tf-vgg19-22k-32n-slower-than-1": "reproduced"}
 _DECIDING = {c: (Assumption("inter-node bandwidth", "40 GbE", flip_at=at, sourced=False, flips_to=_FLIPS_TO[c],
