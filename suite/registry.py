@@ -131,6 +131,18 @@ def _why(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, TechniqueError) else f"{type(exc).__name__}: {exc}"
 
 
+
+def _name_taken(hook: str, what: str, builtin: str | None, owner: str | None) -> str | None:
+    """The one-line reason a plugin's hook *hook* may not provide *what* (``profile 'x' (FILE)``,
+    ``workload 'x'``): the name is *builtin*'s (what ships with the suite, said as ``a shipped
+    profile (...)``) or *owner*'s (an earlier plugin); None when it is free. The built-in or the
+    earlier plugin keeps the name: the newcomer is quarantined (profiles and workloads alike)."""
+    if builtin is not None:
+        return f"{hook}(): {what} is {builtin}; expected a unique name"
+    if owner is not None:
+        return f"{hook}(): {what} is already provided by {owner}; expected a unique name"
+    return None
+
 class Registry:
     """The loaded plugins and what they provide.
 
@@ -355,14 +367,14 @@ class Registry:
         mine = {n: f for n, f in declared_names(paths).items()
                 if n not in shipped or f.resolve() != shipped[n].resolve()}
         for name, f in sorted(mine.items()):
-            if name in shipped:
-                return (f"suite_hardware_profiles(): profile {name!r} ({f}) is a shipped profile "
-                        f"(`suite hardware show {name}`); expected a unique name")
             owner = self._profile_owner.get(name)
-            if owner is not None and owner[1] != f.resolve():  # the same file returned again is read once
-                other = owner[0]
-                return (f"suite_hardware_profiles(): profile {name!r} ({f}) is already provided by "
-                        f"{other.distribution} (plugin {other.name!r}); expected a unique name")
+            if owner is not None and owner[1] == f.resolve():  # the same file returned again is read once
+                owner = None
+            taken = _name_taken("suite_hardware_profiles", f"profile {name!r} ({f})",
+                                f"a shipped profile (`suite hardware show {name}`)" if name in shipped else None,
+                                f"{owner[0].distribution} (plugin {owner[0].name!r})" if owner else None)
+            if taken:
+                return taken
         for name, f in mine.items():
             self._profile_owner.setdefault(name, (info, f.resolve()))
         return None
@@ -574,13 +586,12 @@ class Registry:
             if w.name in own:
                 drop(f"suite_workloads(): workload {w.name!r} is in the returned list twice; expected unique names")
                 return
-            if w.name in names:
-                drop(f"suite_workloads(): workload {w.name!r} is already provided by {names[w.name]}; "
-                     "expected a unique name")
-                return
-            if zoo_has(w.name):  # the zoo's workload keeps its name; the newcomer is the one quarantined
-                drop(f"suite_workloads(): workload {w.name!r} is a workload of the zoo "
-                     f"(`suite workloads show {w.name}`); expected a unique name")
+            # the zoo's (or the earlier plugin's) workload keeps its name; the newcomer is the one quarantined
+            taken = _name_taken("suite_workloads", f"workload {w.name!r}",
+                                f"a workload of the zoo (`suite workloads show {w.name}`)" if zoo_has(w.name) else None,
+                                names.get(w.name))
+            if taken:
+                drop(taken)
                 return
             own.add(w.name)
         self._workloads += [(_provider(info), w) for w in mine]
