@@ -196,12 +196,12 @@ _FLIPS = {"resnet-50-imagenet-faster-than-ddp": (
                                                        "not reproduced above",
                "0.2022 at 0.2 (the null 0.1994, inside); 0.1718 at 0.1693 with the null 0.16876 outside: reproduced to "
                "0.1663, 0.1687 at 0.1662 (below 0.1688); 0.25321 at 0.2514 (above 0.2532)"),
-              ("1.0382 (above) and 0.936 (below)", "reproduced above (not reproduced from 1.042), not reproduced below",
+              ("1.0383 (above) and 0.936 (below)", "reproduced above (not reproduced from 1.042), not reproduced below",
                "0.2022 at 1 (the null 0.1994, inside); the null 0.16888 at 1.0381 (inside); at 1.0382 the null is "
-               "0.1688 in exact arithmetic, the band's lower edge: a tie that float rounding decides "
-               "(0.16879999999999995, judged outside; ours 0.1718): reproduced; 0.1717 at 1.0383 with the null "
-               "0.16872 outside: reproduced to 1.0419, 0.16875 at 1.042 (below 0.1688); 0.25316 at 0.9361, "
-               "0.25324 at 0.936 (above 0.2532)"))}
+               "0.1688 in exact arithmetic, the band's lower edge: a tie that float rounding decides (judged "
+               "reproduced today), so the flip is declared at 1.0383, the first value clearly past; 0.1717 at "
+               "1.0383 with the null 0.16872 outside: reproduced to 1.0419, 0.16875 at 1.042 (below 0.1688); "
+               "0.25316 at 0.9361, 0.25324 at 0.936 (above 0.2532)"))}
 _DECIDING = {c: (Assumption(_P, p, flip_at=pflip, sourced=False, note=_P_NOTE + pswept, flips_to=pto),
                  Assumption(_SR, 1.0, flip_at=srflip, sourced=False, note=_SR_NOTE + swept, flips_to=srto))
              for c, ((p, pflip, pto, pswept), (srflip, srto, swept)) in _FLIPS.items()}
