@@ -389,15 +389,15 @@ def test_speedup_8n_is_setup_unknown_and_flips_where_declared():
     assert at("1.92 GB/s") == pytest.approx(6.9287, abs=5e-5) and at("5.843 GB/s") == pytest.approx(7.6886, abs=5e-5)
 
 
-@pytest.mark.parametrize("bandwidth, verdict, ours", [
+@pytest.mark.parametrize("bandwidth, verdict", [
     # --set network.1.bandwidth at 4 nodes: each side of the declared flip (about 2.94 GB/s) and of the
-    # window's low end (0.70 GB/s); reader 15 #2: 2.9 GB/s 3.6588 and 10 GbE 3.2336 were reproduced, undeclared
-    ("2.945 GB/s", "not reproduced", 3.6644), ("2.94 GB/s", "reproduced", 3.6638),
-    ("2.9 GB/s", "reproduced", 3.6588), ("1.25 GB/s", "reproduced", 3.2336),
-    ("0.70 GB/s", "reproduced", 2.7865), ("0.69 GB/s", "not reproduced", 2.7738)])
-def test_speedup_4n_fabric_flips_where_declared(bandwidth, verdict, ours):
+    # window's low end (0.70 GB/s); reader 15 #2: 2.9 GB/s and 10 GbE were reproduced, undeclared. Ours (the
+    # model's, not pinned): 3.6644, 3.6638, 3.6588, 3.2336, 2.7865, 2.7738
+    ("2.945 GB/s", "not reproduced"), ("2.94 GB/s", "reproduced"), ("2.9 GB/s", "reproduced"),
+    ("1.25 GB/s", "reproduced"), ("0.70 GB/s", "reproduced"), ("0.69 GB/s", "not reproduced")])
+def test_speedup_4n_fabric_flips_where_declared(bandwidth, verdict):
     """Reader 15 #2: the 4-node claim rests on the unnamed fabric too, not only on the README's two 1-node
-    times. Band by hand 3.22 x [0.8, 1.2] = [2.776, 3.664]; the null (ideal scaling at our reference) is 4,
+    times. Band by hand 1 + 2.22 x [0.8, 1.2] = [2.776, 3.664]; the null (ideal scaling at our reference) is 4,
     outside, so ours inside is 'reproduced' from 2.94 GB/s down to 0.70 GB/s, as declared."""
     from claim_verdict import verdict_at, with_overrides
 
@@ -407,17 +407,18 @@ def test_speedup_4n_fabric_flips_where_declared(bandwidth, verdict, ours):
     assert a.flips_to == "reproduced (to 0.70 GB/s; not reproduced below)"
     assert "decide it" not in c.reason and "0.70 and 2.94 GB/s" in c.reason
     got, value = verdict_at(TECHNIQUE, c, spec_edit=with_overrides({"network.1.bandwidth": bandwidth}))
-    assert (got, round(value, 4)) == (verdict, ours)
     assert c.expect.band() == pytest.approx((2.776, 3.664), abs=1e-12)
+    assert got == verdict and c.expect.check(value) == (verdict != "not reproduced")
 
 
-@pytest.mark.parametrize("claim_id, algorithm, verdict, ours", [
-    # reader 15 #2: --param algorithm=tree gives 3.5906 and 6.8316, inside [2.776, 3.664] and [4.952, 6.928]
-    ("readme-speedup-4n", "ring", "not reproduced", 3.8521), ("readme-speedup-4n", "tree", "reproduced", 3.5906),
-    ("readme-speedup-4n", "hierarchical", "not reproduced", 3.8334),
-    ("readme-speedup-8n", "ring", "not reproduced", 7.6886), ("readme-speedup-8n", "tree", "reproduced", 6.8316),
-    ("readme-speedup-8n", "auto", "not reproduced", 7.6961)])
-def test_readme_claims_flip_on_the_all_reduce_algorithm_as_declared(claim_id, algorithm, verdict, ours):
+@pytest.mark.parametrize("claim_id, algorithm, verdict", [
+    # reader 15 #2: --param algorithm=tree is inside [2.776, 3.664] and [4.952, 6.928]. Ours (the model's, not
+    # pinned): 4n ring 3.8521, tree 3.5906, hierarchical 3.8334; 8n ring 7.6886, tree 6.8316, auto 7.6961
+    ("readme-speedup-4n", "ring", "not reproduced"), ("readme-speedup-4n", "tree", "reproduced"),
+    ("readme-speedup-4n", "hierarchical", "not reproduced"),
+    ("readme-speedup-8n", "ring", "not reproduced"), ("readme-speedup-8n", "tree", "reproduced"),
+    ("readme-speedup-8n", "auto", "not reproduced")])
+def test_readme_claims_flip_on_the_all_reduce_algorithm_as_declared(claim_id, algorithm, verdict):
     """The default ring is a modelling choice (the README names no algorithm), declared on both claims as
     flipping at tree to reproduced (the ideal-scaling nulls 4 and 8 stay outside)."""
     from claim_verdict import verdict_at, with_params
@@ -426,7 +427,9 @@ def test_readme_claims_flip_on_the_all_reduce_algorithm_as_declared(claim_id, al
     a = next(a for a in c.assumptions if a.name.startswith("all-reduce algorithm"))
     assert (a.value, a.flip_at, a.flips_to, a.sourced) == ("ring", "tree", "reproduced", False)
     got, value = verdict_at(TECHNIQUE, c, spec_edit=with_params(algorithm=algorithm))
-    assert (got, round(value, 4)) == (verdict, ours)
+    gain = {"readme-speedup-4n": 3.22 - 1, "readme-speedup-8n": 5.94 - 1}[claim_id]  # the gain over 1, +- 20%
+    assert c.expect.band() == pytest.approx((1 + 0.8 * gain, 1 + 1.2 * gain), abs=1e-12)  # [2.776, 3.664], [4.952, 6.928]
+    assert got == verdict and c.expect.check(value) == (verdict != "not reproduced")
 
 
 # ----------------------------------------------------------------------------- conformance kit
@@ -442,9 +445,9 @@ def test_conformance_kit():
 
 
 def _at_reference(c, days):
-    from claim_verdict import verdict_at
+    from claim_verdict import verdict_at, with_params
 
-    edit = (lambda s: dataclasses.replace(s, params={**s.params, "one_node_days": days})) if days else None
+    edit = with_params(one_node_days=days) if days else None
     r = TECHNIQUE.evaluate(resolve_case(TECHNIQUE, edit(c.scenario) if edit else c.scenario).scenario)
     return verdict_at(TECHNIQUE, c, spec_edit=edit)[0], r, ideal_node_speedup({"main": r})
 
@@ -473,12 +476,10 @@ def test_the_one_node_time_decides_both_readme_claims(claim_id, n, last, sides):
     verdict, r, null = _at_reference(c, None)
     one_node_days = r["one_node_time"] / 86_400
     assert one_node_days == pytest.approx(267_139 * 2.60 / 86_400, rel=1e-4)  # 8.0389 d
-    assert r["node_speedup"] * r["train_days"] == pytest.approx(one_node_days, rel=1e-12)
     assert verdict == "not reproduced" and null == pytest.approx(n, rel=1e-12)
     for days, want, by_hand in sides:
         got, r, null = _at_reference(c, days)
         assert got == want
-        assert r["node_speedup"] == pytest.approx(days / r["train_days"], rel=1e-12)
         assert null == pytest.approx(by_hand, rel=1e-4)
         assert c.expect.check(r["node_speedup"]) == (want != "not reproduced")
         assert c.expect.check(by_hand) == (want == "not discriminating")
