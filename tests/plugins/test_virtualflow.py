@@ -471,7 +471,7 @@ def test_the_arrival_rate_flip_leads_to_no_evidence(scale, verdict):
     assert c.expect.band() == pytest.approx((1 + 0.8 * gain, 1 + 1.2 * gain), rel=1e-12)
     (a,) = c.assumptions
     assert (a.sourced, a.flip_at, a.flips_to) == (False, "about 14 jobs/hour", "reproduced (no null)")
-    assert 8 / 0.6 < 14 < 8 / 0.55
+    # 14 jobs/hour lies between the two scales: 8 / 0.6 = 13.3 and 8 / 0.55 = 14.5
 
     def busier(sc):
         jobs = tuple(dataclasses.replace(j, arrival=j.arrival * scale) for j in sc.workload.jobs)
@@ -481,13 +481,13 @@ def test_the_arrival_rate_flip_leads_to_no_evidence(scale, verdict):
     assert got == verdict and c.expect.check(ours) == (scale == 0.55)
 
 
-@pytest.mark.parametrize("bandwidth, verdict, ours", [
-    # each side of the declared flip (reader 15 #5: "87 Gbit/s" gave 1.3357, below the band), then the
-    # page's sweep: 100 and 400 Gbit/s give the same (reader 15 #4: the page said 1.347 and 1.386)
-    ("87 Gbit/s", "not reproduced", 1.3357), ("87.1 Gbit/s", "not reproduced", 1.3360),
-    ("87.2 Gbit/s", "reproduced", 1.3362), ("25 Gbit/s", "not reproduced", 1.1269),
-    ("100 Gbit/s", "reproduced", 1.3555), ("400 Gbit/s", "reproduced", 1.3555)])
-def test_the_network_flip_is_where_declared_and_what_it_flips_to(bandwidth, verdict, ours):
+@pytest.mark.parametrize("bandwidth, verdict", [
+    # each side of the declared flip (reader 15 #5: "87 Gbit/s" was below the band), then the page's sweep
+    # (reader 15 #4: the page said 1.347 and 1.386 at 100 and 400 Gbit/s). Ours (the model's, not pinned):
+    # 1.3357, 1.3360, 1.3362, 1.1269, 1.3555, 1.3555
+    ("87 Gbit/s", "not reproduced"), ("87.1 Gbit/s", "not reproduced"), ("87.2 Gbit/s", "reproduced"),
+    ("25 Gbit/s", "not reproduced"), ("100 Gbit/s", "reproduced"), ("400 Gbit/s", "reproduced")])
+def test_the_network_flip_is_where_declared_and_what_it_flips_to(bandwidth, verdict):
     """Band by hand 1 + 0.42 x [0.8, 1.2] = [1.336, 1.504]; the nulls (no gain 1, the ideal additive
     gain 1.7253) lie outside, so ours entering the band is 'reproduced', at 87.2 Gbit/s (87.1: 1.33598)."""
     from claim_verdict import verdict_at, with_overrides
@@ -497,7 +497,7 @@ def test_the_network_flip_is_where_declared_and_what_it_flips_to(bandwidth, verd
     (a,) = c.assumptions
     assert (a.value, a.sourced, a.flip_at, a.flips_to) == ("10 Gbit/s", False, "87.2 Gbit/s", "reproduced")
     got, value = verdict_at(TECHNIQUE, c, spec_edit=with_overrides({"network.1.bandwidth": bandwidth}))
-    assert (got, round(value, 4)) == (verdict, ours)
+    assert got == verdict and c.expect.check(value) == (verdict != "not reproduced")
 
 
 def test_the_page_s_network_table_is_the_model_s():
@@ -513,8 +513,10 @@ def test_the_page_s_network_table_is_the_model_s():
     lines = page.split("| inter-node bandwidth |", 1)[1].split("\n\n")[0].splitlines()
     cols = [h.split() for h in lines[0].split("|")[:-1]]  # e.g. ['transformer-base', 'B=128', 'V=16']
     assert len(lines) == 6 and [c[0] for c in cols] == ["transformer-base", "resnet-50", "bert-base@seq128"]
+    assert all(len(c) == 3 and c[1].startswith("B=") and c[2].startswith("V=") for c in cols), cols
     for line in lines[2:]:
         bw, *cells = [x.strip() for x in line.split("|")[1:-1]]
+        assert len(cells) == len(cols), (bw, cells)  # zip below would drop a missing or extra cell
         for (wl, b, v), cell in zip(cols, cells):
             params = {"batch": int(b[2:]), "virtual_nodes": int(v[2:])}
             res = {var: TECHNIQUE.evaluate(resolve_case(TECHNIQUE, ScenarioSpec(
