@@ -4,7 +4,6 @@ here, properties (hypothesis), claims and the conformance kit."""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 
