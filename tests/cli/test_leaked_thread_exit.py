@@ -15,7 +15,8 @@ import threading
 
 
 def leak(s):
-    threading.Thread(target=time.sleep, args=(30,), name="leaked-sleeper").start()  # not a daemon
+    # not a daemon, and it never ends: the Event is never set
+    threading.Thread(target=threading.Event().wait, name="leaked-waiter").start()
     return Result().add("y", float(s.params["i"]), "s", "lower")
 
 
@@ -30,10 +31,11 @@ def suite_techniques():
 
 def test_a_leaked_thread_does_not_hold_the_command_and_is_named(tmp_path):
     site = install(tmp_path / "site", "evil_leak", LEAKER)
-    # the plugin's thread sleeps 30 s: the 25 s timeout fails the test if the command waits for it
+    # the plugin's thread waits forever: were the command to wait for it, it would never end and the
+    # generous timeout (the command takes ~2 s) fails the test
     r = subprocess.run([sys.executable, "-m", "suite", "run", "--technique", "evil-leak", "--param", "i=1",
                         "--in-process", "-q"], env=_env(site, tmp_path / "s.sqlite"), capture_output=True,
-                       text=True, timeout=25)
+                       text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert ("note: exiting without waiting for 1 thread that plugin code left running in this process: "
-            "'leaked-sleeper'") in r.stderr.splitlines()
+            "'leaked-waiter'") in r.stderr.splitlines()
