@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from test_trust_plugins import install, run_suite, stored  # noqa: F401  (run_suite: a fixture)
+from test_trust_plugins import install, run_suite, stored, suite_forked  # noqa: F401  (run_suite: a fixture)
 
 SHIPPED = Path(__file__).resolve().parents[2] / "hardware_profiles" / "clusters" / "titan-x-maxwell-16n-10gbe.toml"
 
@@ -28,9 +28,6 @@ def suite_techniques():
     return [technique("{tech}", lambda s: Result().add("y", 1.0, "s", "lower"))]
 '''
 
-#: hostile tryout 15, finding 1 (a clean store): poseidon's variant poseidon, 8 of the 16 nodes,
-#: vgg19-22k, on the shipped titan-x-maxwell-16n-10gbe (10 Gbit/s Ethernet)
-POSEIDON_8N_ITERATION_S = 0.7184
 
 
 def _plugin(site: Path, pkg: str, profiles: dict[str, str]) -> None:
@@ -38,6 +35,16 @@ def _plugin(site: Path, pkg: str, profiles: dict[str, str]) -> None:
     (site / pkg / "profiles").mkdir()
     for name, text in profiles.items():
         (site / pkg / "profiles" / name).write_text(text)
+
+
+def _poseidon_8n(site: Path, store: Path, run_suite, profile: str = "titan-x-maxwell-16n-10gbe") -> tuple[str, float]:
+    """poseidon's variant poseidon, 8 of the 16 nodes, vgg19-22k, on *profile*: (stderr, iteration s)."""
+    r = run_suite(site, "run", "-t", "poseidon", "--variant", "poseidon", "--profile", profile,
+                  "--workload", "vgg19-22k", "--param", "nodes=8", "-j", "1", store=store)
+    assert r.returncode == 0, r.stderr
+    (case,) = stored(store, "poseidon")
+    assert case["status"] == "ok", case["error"]
+    return r.stderr, case["metrics"]["iteration_time"]
 
 
 def _plugins(site: Path, store: Path, run_suite) -> dict[str, dict]:
@@ -49,7 +56,7 @@ def _plugins(site: Path, store: Path, run_suite) -> dict[str, dict]:
 def test_a_plugin_profile_with_a_shipped_name_quarantines_the_plugin_and_the_shipped_one_serves(tmp_path, run_suite):
     # the copy's Ethernet is 1000x slower: were it served, poseidon's iteration time would change
     copy = SHIPPED.read_text().replace('bandwidth = "10 Gbit/s"', 'bandwidth = "10 Mbit/s"')
-    assert copy != SHIPPED.read_text()
+    assert copy != SHIPPED.read_text() and 'name = "titan-x-maxwell-16n-10gbe"' in copy
     site = tmp_path / "site"
     _plugin(site, "takes_titan", {"titan.toml": copy})
     store = tmp_path / "s.sqlite"
@@ -58,14 +65,16 @@ def test_a_plugin_profile_with_a_shipped_name_quarantines_the_plugin_and_the_shi
     assert shown["reason"] == (f"suite_hardware_profiles(): profile 'titan-x-maxwell-16n-10gbe' "
                                f"({site / 'takes_titan' / 'profiles' / 'titan.toml'}) is a shipped profile "
                                f"(`suite hardware show titan-x-maxwell-16n-10gbe`); expected a unique name")
-    r = run_suite(site, "run", "-t", "poseidon", "--variant", "poseidon", "--profile", "titan-x-maxwell-16n-10gbe",
-                  "--workload", "vgg19-22k", "--param", "nodes=8", "-j", "1", store=store)
-    assert r.returncode == 0, r.stderr
-    assert "expected one file declaring it" not in r.stderr
-    assert "warning: plugin 'takes_titan' (takes-titan) is quarantined: suite_hardware_profiles()" in r.stderr
-    (case,) = stored(store, "poseidon")
-    assert case["status"] == "ok"
-    assert abs(case["metrics"]["iteration_time"] - POSEIDON_8N_ITERATION_S) < 0.0001
+    err, served = _poseidon_8n(site, store, run_suite)
+    assert "expected one file declaring it" not in err
+    assert "warning: plugin 'takes_titan' (takes-titan) is quarantined: suite_hardware_profiles()" in err
+    # the same case without the plugin (a second site and store; forked, fast): the shipped profile's value
+    (tmp_path / "clean").mkdir()
+    assert served == _poseidon_8n(tmp_path / "clean", tmp_path / "clean.sqlite", suite_forked)[1]
+    # and the copy, served under a name of its own, changes it
+    _plugin(tmp_path / "own", "own_titan",
+            {"t.toml": copy.replace('name = "titan-x-maxwell-16n-10gbe"', 'name = "plugin-titan"')})
+    assert _poseidon_8n(tmp_path / "own", tmp_path / "own.sqlite", suite_forked, "plugin-titan")[1] > served * 1.5
 
 
 def test_a_profile_name_an_earlier_plugin_ships_quarantines_the_later_plugin(tmp_path, run_suite):
